@@ -1,0 +1,661 @@
+//! Architecture tables, in one place: clock ids, the time functions the vDSO
+//! serves, their symbol names and versions per architecture (from each
+//! architecture's `vdso.lds.S` in the kernel), the syscall numbers of the
+//! clock syscalls per ABI (including the i386 compat numbers a 64-bit kernel
+//! sees from 32-bit processes), and the auxv/hwcap names.
+//!
+//! Nothing else in the crate spells an architecture-specific number.
+
+use serde::Serialize;
+
+/// ELF `e_machine` values we know by name (from `elf.h`).
+pub mod machine {
+    pub const I386: u16 = 3;
+    pub const MIPS: u16 = 8;
+    pub const PPC: u16 = 20;
+    pub const PPC64: u16 = 21;
+    pub const S390: u16 = 22;
+    pub const ARM: u16 = 40;
+    pub const X86_64: u16 = 62;
+    pub const AARCH64: u16 = 183;
+    pub const RISCV: u16 = 243;
+    pub const LOONGARCH: u16 = 258;
+}
+
+/// A readable name for an ELF machine, as readelf prints it, or hex.
+pub fn machine_name(m: u16) -> String {
+    let known = match m {
+        machine::I386 => "i386",
+        machine::MIPS => "mips",
+        machine::PPC => "ppc",
+        machine::PPC64 => "ppc64",
+        machine::S390 => "s390",
+        machine::ARM => "arm",
+        machine::X86_64 => "x86_64",
+        machine::AARCH64 => "aarch64",
+        machine::RISCV => "riscv",
+        machine::LOONGARCH => "loongarch",
+        _ => return format!("0x{m:x}"),
+    };
+    known.to_string()
+}
+
+/// The `e_machine` of the architecture this binary was built for.
+pub const HOST_MACHINE: u16 = if cfg!(target_arch = "x86_64") {
+    machine::X86_64
+} else if cfg!(target_arch = "aarch64") {
+    machine::AARCH64
+} else if cfg!(target_arch = "x86") {
+    machine::I386
+} else if cfg!(target_arch = "arm") {
+    machine::ARM
+} else if cfg!(target_arch = "riscv64") {
+    machine::RISCV
+} else if cfg!(target_arch = "powerpc64") {
+    machine::PPC64
+} else if cfg!(target_arch = "s390x") {
+    machine::S390
+} else {
+    0
+};
+
+/// A POSIX/Linux clock id (`include/uapi/linux/time.h`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct ClockId(pub i32);
+
+/// How the kernel's vDSO treats a clock id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockClass {
+    /// Served in user space by the vDSO on a clocksource with a vDSO mode.
+    HighRes,
+    /// Served in user space even without a vDSO clocksource (tick-based).
+    Coarse,
+    /// Always a syscall: CPU-time, alarm and dynamic clocks.
+    AlwaysSyscall,
+}
+
+/// One row of the clock table.
+#[derive(Debug, Clone, Copy)]
+pub struct ClockInfo {
+    pub id: i32,
+    pub name: &'static str,
+    pub class: ClockClass,
+    /// (major, minor) of the first x86_64 kernel whose vDSO serves it.
+    pub x86_64_since: Option<(u32, u32)>,
+    /// (major, minor) of the first arm64 kernel whose vDSO serves it.
+    pub aarch64_since: Option<(u32, u32)>,
+}
+
+/// Every clock id the kernel defines (id 10, CLOCK_SGI_CYCLE, is retired).
+pub const CLOCKS: &[ClockInfo] = &[
+    ClockInfo {
+        id: 0,
+        name: "CLOCK_REALTIME",
+        class: ClockClass::HighRes,
+        x86_64_since: Some((2, 6)),
+        aarch64_since: Some((3, 7)),
+    },
+    ClockInfo {
+        id: 1,
+        name: "CLOCK_MONOTONIC",
+        class: ClockClass::HighRes,
+        x86_64_since: Some((2, 6)),
+        aarch64_since: Some((3, 7)),
+    },
+    ClockInfo {
+        id: 2,
+        name: "CLOCK_PROCESS_CPUTIME_ID",
+        class: ClockClass::AlwaysSyscall,
+        x86_64_since: None,
+        aarch64_since: None,
+    },
+    ClockInfo {
+        id: 3,
+        name: "CLOCK_THREAD_CPUTIME_ID",
+        class: ClockClass::AlwaysSyscall,
+        x86_64_since: None,
+        aarch64_since: None,
+    },
+    ClockInfo {
+        id: 4,
+        name: "CLOCK_MONOTONIC_RAW",
+        class: ClockClass::HighRes,
+        x86_64_since: Some((5, 3)),
+        aarch64_since: Some((3, 7)),
+    },
+    ClockInfo {
+        id: 5,
+        name: "CLOCK_REALTIME_COARSE",
+        class: ClockClass::Coarse,
+        x86_64_since: Some((2, 6)),
+        aarch64_since: Some((3, 7)),
+    },
+    ClockInfo {
+        id: 6,
+        name: "CLOCK_MONOTONIC_COARSE",
+        class: ClockClass::Coarse,
+        x86_64_since: Some((2, 6)),
+        aarch64_since: Some((3, 7)),
+    },
+    ClockInfo {
+        id: 7,
+        name: "CLOCK_BOOTTIME",
+        class: ClockClass::HighRes,
+        x86_64_since: Some((5, 3)),
+        aarch64_since: Some((5, 3)),
+    },
+    ClockInfo {
+        id: 8,
+        name: "CLOCK_REALTIME_ALARM",
+        class: ClockClass::AlwaysSyscall,
+        x86_64_since: None,
+        aarch64_since: None,
+    },
+    ClockInfo {
+        id: 9,
+        name: "CLOCK_BOOTTIME_ALARM",
+        class: ClockClass::AlwaysSyscall,
+        x86_64_since: None,
+        aarch64_since: None,
+    },
+    ClockInfo {
+        id: 11,
+        name: "CLOCK_TAI",
+        class: ClockClass::HighRes,
+        x86_64_since: Some((4, 20)),
+        aarch64_since: Some((5, 3)),
+    },
+];
+
+/// Look a clock id up in [`CLOCKS`].
+pub fn clock_info(id: i32) -> Option<&'static ClockInfo> {
+    CLOCKS.iter().find(|c| c.id == id)
+}
+
+/// A clock id's name (`CLOCK_TAI`), dynamic fd clocks as `FD_CLOCK(fd)`,
+/// CPU clocks of other threads as `CPU_CLOCK(...)`, anything else as a number.
+pub fn clock_name(id: i64) -> String {
+    if let Some(c) = i32::try_from(id).ok().and_then(clock_info) {
+        return c.name.to_string();
+    }
+    if id < 0 {
+        // include/linux/posix-timers.h: CLOCKFD = 3, fd = ~(id >> 3)
+        if id & 7 == 3 {
+            return format!("FD_CLOCK(fd {})", !(id >> 3));
+        }
+        return format!("CPU_CLOCK({id})");
+    }
+    format!("{id}")
+}
+
+/// Parse a clock name as a user types it: `MONOTONIC_RAW`, `clock_tai`, `4`.
+pub fn parse_clock(text: &str) -> Option<i32> {
+    let upper = text.trim().to_ascii_uppercase();
+    if let Ok(n) = upper.parse::<i32>() {
+        return Some(n);
+    }
+    let full = if upper.starts_with("CLOCK_") { upper } else { format!("CLOCK_{upper}") };
+    CLOCKS.iter().find(|c| c.name == full).map(|c| c.id)
+}
+
+/// A time function the vDSO may serve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeFn {
+    ClockGettime,
+    ClockGettime64,
+    Gettimeofday,
+    Time,
+    ClockGetres,
+    ClockGetresTime64,
+    Getcpu,
+}
+
+impl TimeFn {
+    /// The C name of the function / syscall.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeFn::ClockGettime => "clock_gettime",
+            TimeFn::ClockGettime64 => "clock_gettime64",
+            TimeFn::Gettimeofday => "gettimeofday",
+            TimeFn::Time => "time",
+            TimeFn::ClockGetres => "clock_getres",
+            TimeFn::ClockGetresTime64 => "clock_getres_time64",
+            TimeFn::Getcpu => "getcpu",
+        }
+    }
+
+    /// Whether the function's first argument is a clock id.
+    pub fn takes_clock(self) -> bool {
+        matches!(self, TimeFn::ClockGettime | TimeFn::ClockGettime64 | TimeFn::ClockGetres | TimeFn::ClockGetresTime64)
+    }
+}
+
+/// A syscall ABI a process can use on this kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Abi {
+    X86_64,
+    /// 32-bit x86, native or compat on an x86_64 kernel (`int 0x80`/sysenter numbers).
+    I386,
+    Aarch64,
+    /// 32-bit ARM (native, or compat on arm64).
+    Arm,
+    Riscv64,
+}
+
+impl Abi {
+    /// The ABI of an ELF file with this class (32/64) and machine.
+    pub fn from_elf(is_64: bool, machine: u16) -> Option<Abi> {
+        match (is_64, machine) {
+            (true, machine::X86_64) => Some(Abi::X86_64),
+            (false, machine::I386) => Some(Abi::I386),
+            (true, machine::AARCH64) => Some(Abi::Aarch64),
+            (false, machine::ARM) => Some(Abi::Arm),
+            (true, machine::RISCV) => Some(Abi::Riscv64),
+            _ => None,
+        }
+    }
+
+    /// The clock syscalls of this ABI and their numbers
+    /// (`arch/*/entry/syscalls/*.tbl`, `include/uapi/asm-generic/unistd.h`).
+    pub fn clock_syscalls(self) -> &'static [(TimeFn, i64)] {
+        match self {
+            Abi::X86_64 => &[
+                (TimeFn::ClockGettime, 228),
+                (TimeFn::Gettimeofday, 96),
+                (TimeFn::Time, 201),
+                (TimeFn::ClockGetres, 229),
+                (TimeFn::Getcpu, 309),
+            ],
+            Abi::I386 => &[
+                (TimeFn::ClockGettime, 265),
+                (TimeFn::ClockGettime64, 403),
+                (TimeFn::Gettimeofday, 78),
+                (TimeFn::Time, 13),
+                (TimeFn::ClockGetres, 266),
+                (TimeFn::ClockGetresTime64, 406),
+                (TimeFn::Getcpu, 318),
+            ],
+            Abi::Aarch64 | Abi::Riscv64 => &[
+                (TimeFn::ClockGettime, 113),
+                (TimeFn::Gettimeofday, 169),
+                (TimeFn::ClockGetres, 114),
+                (TimeFn::Getcpu, 168),
+            ],
+            Abi::Arm => &[
+                (TimeFn::ClockGettime, 263),
+                (TimeFn::ClockGettime64, 403),
+                (TimeFn::Gettimeofday, 78),
+                (TimeFn::ClockGetres, 264),
+                (TimeFn::ClockGetresTime64, 406),
+                (TimeFn::Getcpu, 345),
+            ],
+        }
+    }
+
+    /// The function behind a syscall number of this ABI, if it is a clock syscall.
+    pub fn clock_syscall(self, nr: i64) -> Option<TimeFn> {
+        self.clock_syscalls().iter().find(|(_, n)| *n == nr).map(|(f, _)| *f)
+    }
+
+    /// The number of a clock syscall in this ABI.
+    pub fn syscall_nr(self, f: TimeFn) -> Option<i64> {
+        self.clock_syscalls().iter().find(|(g, _)| *g == f).map(|(_, n)| *n)
+    }
+}
+
+/// The ABI vdsoctl itself runs with.
+pub const HOST_ABI: Option<Abi> = if cfg!(target_arch = "x86_64") {
+    Some(Abi::X86_64)
+} else if cfg!(target_arch = "x86") {
+    Some(Abi::I386)
+} else if cfg!(target_arch = "aarch64") {
+    Some(Abi::Aarch64)
+} else if cfg!(target_arch = "arm") {
+    Some(Abi::Arm)
+} else if cfg!(target_arch = "riscv64") {
+    Some(Abi::Riscv64)
+} else {
+    None
+};
+
+/// A vDSO symbol a C library binds, with the version it binds.
+#[derive(Debug, Clone, Copy)]
+pub struct VdsoSymbol {
+    pub function: TimeFn,
+    pub name: &'static str,
+}
+
+/// What an architecture's vDSO exports for the C library's clock functions.
+#[derive(Debug, Clone, Copy)]
+pub struct VdsoAbi {
+    /// ELF e_machine this applies to.
+    pub machine: u16,
+    /// ELF class: true for 64-bit.
+    pub is_64: bool,
+    /// The version node the symbols carry (`LINUX_2.6`, `LINUX_2.6.39`, ...).
+    pub version: &'static str,
+    /// The symbols glibc/musl look up (the kernel's `vdso.lds.S`).
+    pub symbols: &'static [VdsoSymbol],
+}
+
+const fn sym(function: TimeFn, name: &'static str) -> VdsoSymbol {
+    VdsoSymbol { function, name }
+}
+
+/// vDSO export tables per architecture and class.
+pub const VDSO_ABIS: &[VdsoAbi] = &[
+    VdsoAbi {
+        machine: machine::X86_64,
+        is_64: true,
+        version: "LINUX_2.6",
+        symbols: &[
+            sym(TimeFn::ClockGettime, "__vdso_clock_gettime"),
+            sym(TimeFn::Gettimeofday, "__vdso_gettimeofday"),
+            sym(TimeFn::Time, "__vdso_time"),
+            sym(TimeFn::Getcpu, "__vdso_getcpu"),
+            sym(TimeFn::ClockGetres, "__vdso_clock_getres"),
+        ],
+    },
+    VdsoAbi {
+        machine: machine::I386,
+        is_64: false,
+        version: "LINUX_2.6",
+        symbols: &[
+            sym(TimeFn::ClockGettime, "__vdso_clock_gettime"),
+            sym(TimeFn::ClockGettime64, "__vdso_clock_gettime64"),
+            sym(TimeFn::Gettimeofday, "__vdso_gettimeofday"),
+            sym(TimeFn::Time, "__vdso_time"),
+            sym(TimeFn::ClockGetres, "__vdso_clock_getres"),
+        ],
+    },
+    VdsoAbi {
+        machine: machine::AARCH64,
+        is_64: true,
+        version: "LINUX_2.6.39",
+        symbols: &[
+            sym(TimeFn::ClockGettime, "__kernel_clock_gettime"),
+            sym(TimeFn::Gettimeofday, "__kernel_gettimeofday"),
+            sym(TimeFn::ClockGetres, "__kernel_clock_getres"),
+        ],
+    },
+    VdsoAbi {
+        machine: machine::ARM,
+        is_64: false,
+        version: "LINUX_2.6",
+        symbols: &[
+            sym(TimeFn::ClockGettime, "__vdso_clock_gettime"),
+            sym(TimeFn::ClockGettime64, "__vdso_clock_gettime64"),
+            sym(TimeFn::Gettimeofday, "__vdso_gettimeofday"),
+            sym(TimeFn::ClockGetres, "__vdso_clock_getres"),
+        ],
+    },
+    VdsoAbi {
+        machine: machine::RISCV,
+        is_64: true,
+        version: "LINUX_4.15",
+        symbols: &[
+            sym(TimeFn::ClockGettime, "__vdso_clock_gettime"),
+            sym(TimeFn::Gettimeofday, "__vdso_gettimeofday"),
+            sym(TimeFn::ClockGetres, "__vdso_clock_getres"),
+            sym(TimeFn::Getcpu, "__vdso_getcpu"),
+        ],
+    },
+    VdsoAbi {
+        machine: machine::PPC64,
+        is_64: true,
+        version: "LINUX_2.6.15",
+        symbols: &[
+            sym(TimeFn::ClockGettime, "__kernel_clock_gettime"),
+            sym(TimeFn::Gettimeofday, "__kernel_gettimeofday"),
+            sym(TimeFn::ClockGetres, "__kernel_clock_getres"),
+            sym(TimeFn::Time, "__kernel_time"),
+            sym(TimeFn::Getcpu, "__kernel_getcpu"),
+        ],
+    },
+    VdsoAbi {
+        machine: machine::PPC,
+        is_64: false,
+        version: "LINUX_2.6.15",
+        symbols: &[
+            sym(TimeFn::ClockGettime, "__kernel_clock_gettime"),
+            sym(TimeFn::Gettimeofday, "__kernel_gettimeofday"),
+            sym(TimeFn::ClockGetres, "__kernel_clock_getres"),
+            sym(TimeFn::Time, "__kernel_time"),
+        ],
+    },
+    VdsoAbi {
+        machine: machine::S390,
+        is_64: true,
+        version: "LINUX_2.6.29",
+        symbols: &[
+            sym(TimeFn::ClockGettime, "__kernel_clock_gettime"),
+            sym(TimeFn::Gettimeofday, "__kernel_gettimeofday"),
+            sym(TimeFn::ClockGetres, "__kernel_clock_getres"),
+            sym(TimeFn::Getcpu, "__kernel_getcpu"),
+        ],
+    },
+    VdsoAbi {
+        machine: machine::MIPS,
+        is_64: false,
+        version: "LINUX_2.6",
+        symbols: &[
+            sym(TimeFn::ClockGettime, "__vdso_clock_gettime"),
+            sym(TimeFn::Gettimeofday, "__vdso_gettimeofday"),
+            sym(TimeFn::ClockGetres, "__vdso_clock_getres"),
+        ],
+    },
+    VdsoAbi {
+        machine: machine::MIPS,
+        is_64: true,
+        version: "LINUX_2.6",
+        symbols: &[
+            sym(TimeFn::ClockGettime, "__vdso_clock_gettime"),
+            sym(TimeFn::Gettimeofday, "__vdso_gettimeofday"),
+            sym(TimeFn::ClockGetres, "__vdso_clock_getres"),
+        ],
+    },
+    VdsoAbi {
+        machine: machine::LOONGARCH,
+        is_64: true,
+        version: "LINUX_5.10",
+        symbols: &[
+            sym(TimeFn::ClockGettime, "__vdso_clock_gettime"),
+            sym(TimeFn::Gettimeofday, "__vdso_gettimeofday"),
+            sym(TimeFn::ClockGetres, "__vdso_clock_getres"),
+            sym(TimeFn::Getcpu, "__vdso_getcpu"),
+        ],
+    },
+];
+
+/// The vDSO export table for an ELF machine and class.
+pub fn vdso_abi(machine: u16, is_64: bool) -> Option<&'static VdsoAbi> {
+    VDSO_ABIS.iter().find(|a| a.machine == machine && a.is_64 == is_64)
+}
+
+/// The vDSO symbol for `function` on `machine`/`is_64`, if the kernel exports one.
+pub fn vdso_symbol(machine: u16, is_64: bool, function: TimeFn) -> Option<&'static str> {
+    vdso_abi(machine, is_64)?.symbols.iter().find(|s| s.function == function).map(|s| s.name)
+}
+
+/// The x86_64 legacy vsyscall page (`arch/x86/entry/vsyscall/vsyscall_64.c`):
+/// fixed address, one 1024-byte slot per function.
+pub mod vsyscall {
+    /// Start of the page.
+    pub const BASE: u64 = 0xffff_ffff_ff60_0000;
+    /// `gettimeofday` slot.
+    pub const GETTIMEOFDAY: u64 = BASE;
+    /// `time` slot.
+    pub const TIME: u64 = BASE + 0x400;
+    /// `getcpu` slot.
+    pub const GETCPU: u64 = BASE + 0x800;
+}
+
+/// Names of auxv keys: `include/uapi/linux/auxvec.h` plus the arch headers
+/// (x86 `AT_SYSINFO`, the cache-geometry keys of arm64/ppc/riscv, ...).
+pub fn auxv_name(key: u64) -> Option<&'static str> {
+    Some(match key {
+        0 => "AT_NULL",
+        1 => "AT_IGNORE",
+        2 => "AT_EXECFD",
+        3 => "AT_PHDR",
+        4 => "AT_PHENT",
+        5 => "AT_PHNUM",
+        6 => "AT_PAGESZ",
+        7 => "AT_BASE",
+        8 => "AT_FLAGS",
+        9 => "AT_ENTRY",
+        10 => "AT_NOTELF",
+        11 => "AT_UID",
+        12 => "AT_EUID",
+        13 => "AT_GID",
+        14 => "AT_EGID",
+        15 => "AT_PLATFORM",
+        16 => "AT_HWCAP",
+        17 => "AT_CLKTCK",
+        18 => "AT_FPUCW",
+        19 => "AT_DCACHEBSIZE",
+        20 => "AT_ICACHEBSIZE",
+        21 => "AT_UCACHEBSIZE",
+        22 => "AT_IGNOREPPC",
+        23 => "AT_SECURE",
+        24 => "AT_BASE_PLATFORM",
+        25 => "AT_RANDOM",
+        26 => "AT_HWCAP2",
+        27 => "AT_RSEQ_FEATURE_SIZE",
+        28 => "AT_RSEQ_ALIGN",
+        29 => "AT_HWCAP3",
+        30 => "AT_HWCAP4",
+        31 => "AT_EXECFN",
+        32 => "AT_SYSINFO",
+        33 => "AT_SYSINFO_EHDR",
+        34 => "AT_L1I_CACHESHAPE",
+        35 => "AT_L1D_CACHESHAPE",
+        36 => "AT_L2_CACHESHAPE",
+        37 => "AT_L3_CACHESHAPE",
+        40 => "AT_L1I_CACHESIZE",
+        41 => "AT_L1I_CACHEGEOMETRY",
+        42 => "AT_L1D_CACHESIZE",
+        43 => "AT_L1D_CACHEGEOMETRY",
+        44 => "AT_L2_CACHESIZE",
+        45 => "AT_L2_CACHEGEOMETRY",
+        46 => "AT_L3_CACHESIZE",
+        47 => "AT_L3_CACHEGEOMETRY",
+        51 => "AT_MINSIGSTKSZ",
+        _ => return None,
+    })
+}
+
+/// Bit names of AT_HWCAP / AT_HWCAP2 for a machine, index = bit number.
+/// x86 AT_HWCAP is CPUID(1).EDX; AT_HWCAP2 is `arch/x86/include/uapi/asm/hwcap2.h`;
+/// arm64 from `arch/arm64/include/uapi/asm/hwcap.h`.
+pub fn hwcap_bits(machine: u16, which: u8) -> &'static [&'static str] {
+    match (machine, which) {
+        (machine::X86_64 | machine::I386, 1) => &[
+            "fpu", "vme", "de", "pse", "tsc", "msr", "pae", "mce", "cx8", "apic", "", "sep", "mtrr", "pge", "mca",
+            "cmov", "pat", "pse36", "pn", "clflush", "", "dts", "acpi", "mmx", "fxsr", "sse", "sse2", "ss", "ht", "tm",
+            "ia64", "pbe",
+        ],
+        (machine::X86_64 | machine::I386, 2) => &["ring3mwait", "fsgsbase"],
+        (machine::AARCH64, 1) => &[
+            "fp", "asimd", "evtstrm", "aes", "pmull", "sha1", "sha2", "crc32", "atomics", "fphp", "asimdhp", "cpuid",
+            "asimdrdm", "jscvt", "fcma", "lrcpc", "dcpop", "sha3", "sm3", "sm4", "asimddp", "sha512", "sve",
+            "asimdfhm", "dit", "uscat", "ilrcpc", "flagm", "ssbs", "sb", "paca", "pacg",
+        ],
+        (machine::AARCH64, 2) => &[
+            "dcpodp",
+            "sve2",
+            "sveaes",
+            "svepmull",
+            "svebitperm",
+            "svesha3",
+            "svesm4",
+            "flagm2",
+            "frint",
+            "svei8mm",
+            "svef32mm",
+            "svef64mm",
+            "svebf16",
+            "i8mm",
+            "bf16",
+            "dgh",
+            "rng",
+            "bti",
+            "mte",
+            "ecv",
+            "afp",
+            "rpres",
+            "mte3",
+            "sme",
+            "sme_i16i64",
+            "sme_f64f64",
+            "sme_i8i32",
+            "sme_f16f32",
+            "sme_b16f32",
+            "sme_f32f32",
+            "sme_fa64",
+            "wfxt",
+        ],
+        _ => &[],
+    }
+}
+
+/// Decode a hwcap word into bit names; unknown set bits as `bitN`.
+pub fn decode_hwcap(machine: u16, which: u8, value: u64) -> Vec<String> {
+    let names = hwcap_bits(machine, which);
+    (0..64)
+        .filter(|bit| value & (1u64 << bit) != 0)
+        .map(|bit| match names.get(bit as usize) {
+            Some(n) if !n.is_empty() => n.to_string(),
+            _ => format!("bit{bit}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_names_round_trip() {
+        for c in CLOCKS {
+            assert_eq!(parse_clock(c.name), Some(c.id));
+            assert_eq!(clock_name(c.id as i64), c.name);
+        }
+        assert_eq!(parse_clock("monotonic_raw"), Some(4));
+        assert_eq!(parse_clock("tai"), Some(11));
+        assert_eq!(parse_clock("nonsense"), None);
+        assert_eq!(clock_name(10), "10");
+        // fd 3 -> ((~3) << 3) | 3
+        assert_eq!(clock_name(((!3i64) << 3) | 3), "FD_CLOCK(fd 3)");
+    }
+
+    #[test]
+    fn i386_compat_numbers_match_design() {
+        let abi = Abi::I386;
+        assert_eq!(abi.syscall_nr(TimeFn::ClockGettime), Some(265));
+        assert_eq!(abi.syscall_nr(TimeFn::ClockGettime64), Some(403));
+        assert_eq!(abi.syscall_nr(TimeFn::Gettimeofday), Some(78));
+        assert_eq!(abi.syscall_nr(TimeFn::Time), Some(13));
+        assert_eq!(abi.syscall_nr(TimeFn::ClockGetres), Some(266));
+        assert_eq!(abi.syscall_nr(TimeFn::ClockGetresTime64), Some(406));
+        assert_eq!(abi.syscall_nr(TimeFn::Getcpu), Some(318));
+        assert_eq!(Abi::X86_64.clock_syscall(228), Some(TimeFn::ClockGettime));
+    }
+
+    #[test]
+    fn hwcap_decodes_known_and_unknown_bits() {
+        assert_eq!(decode_hwcap(machine::X86_64, 2, 0x2), vec!["fsgsbase"]);
+        assert_eq!(decode_hwcap(machine::X86_64, 2, 0x4), vec!["bit2"]);
+        assert_eq!(decode_hwcap(machine::X86_64, 1, 0x11), vec!["fpu", "tsc"]);
+    }
+
+    #[test]
+    fn vdso_symbols_per_arch() {
+        assert_eq!(vdso_symbol(machine::X86_64, true, TimeFn::Time), Some("__vdso_time"));
+        assert_eq!(vdso_symbol(machine::AARCH64, true, TimeFn::ClockGettime), Some("__kernel_clock_gettime"));
+        assert_eq!(vdso_symbol(machine::AARCH64, true, TimeFn::Time), None);
+    }
+}

@@ -1,0 +1,163 @@
+//! `auxv`: the auxiliary vector of any process, decoded with the target's
+//! word size, and AT_SYSINFO_EHDR checked against the `[vdso]` mapping.
+
+use super::Outcome;
+use crate::arch;
+use crate::cli::TargetArgs;
+use crate::error::Result;
+use crate::inspect::auxv::{AuxEntry, WordSize, AT_SYSINFO_EHDR};
+use crate::inspect::Process;
+use crate::model::{hex, hex_opt, Finding, Severity};
+use crate::output::{emit, Output, Render};
+use serde::Serialize;
+
+/// The `auxv` report (DESIGN keys: pid, entries, sysinfo_ehdr_matches_vdso).
+#[derive(Debug, Serialize)]
+pub struct AuxvReport {
+    pub pid: i32,
+    pub comm: String,
+    /// 32 or 64: the word size the vector was decoded with.
+    pub word_bits: u32,
+    pub entries: Vec<AuxvRow>,
+    /// `null` when either side is missing.
+    pub sysinfo_ehdr_matches_vdso: Option<bool>,
+    #[serde(serialize_with = "hex_opt")]
+    pub vdso_start: Option<u64>,
+    pub findings: Vec<Finding>,
+}
+
+/// One decoded entry.
+#[derive(Debug, Serialize)]
+pub struct AuxvRow {
+    pub key: u64,
+    /// `AT_*` name, `null` for a key this build does not know.
+    pub name: Option<String>,
+    #[serde(serialize_with = "hex")]
+    pub value: u64,
+    /// The value in the form that fits the key: address, count, string, flag names.
+    pub decoded: String,
+}
+
+/// How a key's value is best shown.
+enum Kind {
+    Address,
+    Count,
+    Flags,
+    String,
+    Hwcap(u8),
+}
+
+fn kind(key: u64) -> Kind {
+    match key {
+        3 | 7 | 9 | 25 | 32 | 33 => Kind::Address,
+        8 => Kind::Flags,
+        15 | 24 | 31 => Kind::String,
+        16 => Kind::Hwcap(1),
+        26 => Kind::Hwcap(2),
+        29 | 30 => Kind::Flags,
+        34..=37 => Kind::Flags,
+        _ => Kind::Count,
+    }
+}
+
+/// Decode entries; strings are read from the target's memory.
+pub fn decode(process: &Process, entries: &[AuxEntry], machine: u16) -> Vec<AuxvRow> {
+    entries
+        .iter()
+        .map(|e| {
+            let decoded = match kind(e.key) {
+                Kind::Address => format!("{:#x}", e.value),
+                Kind::Count => e.value.to_string(),
+                Kind::Flags => format!("{:#x}", e.value),
+                Kind::Hwcap(which) => {
+                    let names = arch::decode_hwcap(machine, which, e.value);
+                    if arch::hwcap_bits(machine, which).is_empty() || names.is_empty() {
+                        format!("{:#x}", e.value)
+                    } else {
+                        format!("{:#x} ({})", e.value, names.join(" "))
+                    }
+                }
+                Kind::String => match process.read_cstring(e.value, 4096) {
+                    Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                    Err(_) => format!("{:#x} (unreadable)", e.value),
+                },
+            };
+            AuxvRow { key: e.key, name: arch::auxv_name(e.key).map(str::to_string), value: e.value, decoded }
+        })
+        .collect()
+}
+
+/// Build the report for an open process.
+pub fn gather(process: &Process) -> Result<AuxvReport> {
+    let (entries, word) = process.auxv()?;
+    let machine = process.exe_header().map_or(arch::HOST_MACHINE, |h| h.machine);
+    let rows = decode(process, &entries, machine);
+    let vdso_start = process.maps()?.iter().find(|m| m.name() == "[vdso]").map(|m| m.start);
+    let ehdr = crate::inspect::auxv::get(&entries, AT_SYSINFO_EHDR);
+    let matches = match (ehdr, vdso_start) {
+        (Some(a), Some(b)) => Some(a == b),
+        _ => None,
+    };
+    let mut findings = Vec::new();
+    match (ehdr, vdso_start) {
+        (Some(a), Some(b)) if a != b => findings.push(Finding::new(
+            Severity::Fail,
+            format!("AT_SYSINFO_EHDR is {a:#x} but [vdso] starts at {b:#x}: the C library will look for the vDSO in the wrong place"),
+            Some("something remapped the vDSO after exec (CRIU restore, a sandbox); clock reads may fall back to syscalls".into()),
+        )),
+        (Some(a), Some(_)) => findings.push(Finding::new(Severity::Info, format!("AT_SYSINFO_EHDR {a:#x} is the start of [vdso]"), None)),
+        (None, Some(_)) => findings.push(Finding::new(
+            Severity::Fail,
+            "no AT_SYSINFO_EHDR in the auxiliary vector: the C library cannot find the vDSO, so every clock read is a syscall",
+            Some("check the loader or sandbox that rewrites the auxiliary vector".into()),
+        )),
+        (Some(_), None) => findings.push(Finding::new(
+            Severity::Fail,
+            "AT_SYSINFO_EHDR is set but no [vdso] is mapped: the vDSO was unmapped after exec",
+            Some("a sandbox or runtime unmapped it; every clock read is a syscall".into()),
+        )),
+        (None, None) => findings.push(Finding::new(
+            Severity::Fail,
+            "no vDSO at all: no AT_SYSINFO_EHDR and no [vdso] mapping; every clock read is a syscall",
+            Some("check `vdso=0` on the kernel command line".into()),
+        )),
+    }
+    Ok(AuxvReport {
+        pid: process.pid(),
+        comm: process.comm().to_string(),
+        word_bits: if word == WordSize::W64 { 64 } else { 32 },
+        entries: rows,
+        sysinfo_ehdr_matches_vdso: matches,
+        vdso_start,
+        findings,
+    })
+}
+
+/// `vdsoctl auxv [-p PID]`.
+pub fn run(args: &TargetArgs, out: &Output) -> Result<Outcome> {
+    let process = Process::open(args.pid)?;
+    let report = gather(&process)?;
+    emit(out, &report)?;
+    Ok(Outcome::Clean)
+}
+
+impl Render for AuxvReport {
+    fn render_table(&self, out: &Output) -> String {
+        let mut t = out.table(&["KEY", "NAME", "VALUE", "DECODED"]);
+        for e in &self.entries {
+            t.add_row(vec![
+                e.key.to_string(),
+                e.name.clone().unwrap_or_else(|| "-".into()),
+                format!("{:#x}", e.value),
+                out.text(&e.decoded).into_owned(),
+            ]);
+        }
+        format!(
+            "pid {} ({}), {}-bit auxv\n{t}\n{}",
+            self.pid,
+            out.text(&self.comm),
+            self.word_bits,
+            out.findings(&self.findings)
+        )
+    }
+}

@@ -1,0 +1,49 @@
+//! One file per subcommand. Each `run` gathers through `inspect`/`measure`,
+//! builds its report struct and hands it to `output::emit`. No /proc parsing
+//! or ELF bytes here.
+
+use crate::cli::{Cli, Command};
+use crate::error::Result;
+use crate::output::Output;
+
+pub mod auxv;
+pub mod bench;
+pub mod check;
+pub mod dump;
+pub mod maps;
+pub mod meta;
+pub mod trace;
+
+/// How a command that ran to the end came out (errors are `Err`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Nothing crossed a threshold the user set: exit 0.
+    Clean,
+    /// A finding crossed a threshold: exit 1.
+    ThresholdCrossed,
+}
+
+impl Outcome {
+    /// `ThresholdCrossed` when `crossed`, else `Clean`.
+    pub fn from_crossed(crossed: bool) -> Outcome {
+        if crossed {
+            Outcome::ThresholdCrossed
+        } else {
+            Outcome::Clean
+        }
+    }
+}
+
+/// Dispatch a parsed command line.
+pub fn run(cli: &Cli, out: &Output) -> Result<Outcome> {
+    match &cli.command {
+        Command::Maps(args) => maps::run(args, out),
+        Command::Auxv(args) => auxv::run(args, out),
+        Command::Dump(args) => dump::run(args, out),
+        Command::Trace(args) => trace::run(args, out),
+        Command::Bench(args) => bench::run(args, out),
+        Command::Check(args) => check::run(args, out),
+        Command::Completions(args) => meta::completions(args),
+        Command::Man => meta::man(),
+    }
+}

@@ -1,0 +1,143 @@
+//! The one error type of the library. Every variant maps to exactly one exit
+//! code from DESIGN.md, and its message is a single line that says what
+//! failed, on what, and what to do about it.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Exit codes from DESIGN.md, named so `main` never spells a bare number.
+pub mod exit {
+    /// Ran; nothing crossed a threshold the user set.
+    pub const OK: u8 = 0;
+    /// Ran; a finding crossed a threshold (`--max-ns`, failed `check`, ...).
+    pub const THRESHOLD: u8 = 1;
+    /// Usage error (clap's own code).
+    pub const USAGE: u8 = 2;
+    /// Could not inspect: no such process, permission, no vDSO, bad file.
+    pub const INSPECT: u8 = 3;
+    /// The facility is missing here: perf_event_open refused, no tracefs.
+    pub const FACILITY: u8 = 4;
+}
+
+/// Everything that can stop a command before it has a report to print.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A usage problem clap cannot express (e.g. `--format prometheus` on `maps`).
+    #[error("{0}")]
+    Usage(String),
+
+    /// `/proc/PID` does not exist.
+    #[error("no process with pid {pid} — it may have exited; list processes with `ps -e`")]
+    NoSuchProcess { pid: i32 },
+
+    /// The process has exited but was not reaped: it has no address space left.
+    #[error("pid {pid} ({comm}) is a zombie: it has exited and has no memory map left — inspect a live process")]
+    Zombie { pid: i32, comm: String },
+
+    /// Kernel threads have no user address space, hence no vDSO.
+    #[error("pid {pid} ({comm}) is a kernel thread: it has no user address space and no vDSO — pick a user process")]
+    KernelThread { pid: i32, comm: String },
+
+    /// The kernel refused access (ptrace access mode checks on /proc/PID/*).
+    #[error("cannot read {}: permission denied — {hint}", path.display())]
+    PermissionDenied { path: PathBuf, hint: String },
+
+    /// An I/O error on a file we needed, with no better classification.
+    #[error("cannot read {}: {source} — {hint}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+        hint: String,
+    },
+
+    /// The process has no `[vdso]` mapping (vdso=0, a sandbox unmapped it, ...).
+    #[error("pid {pid} has no [vdso] mapping: every clock read there is a syscall — check `vdso=` on the kernel command line or the sandbox that unmaps it")]
+    NoVdso { pid: i32 },
+
+    /// Input bytes that do not parse (an ELF image, an auxv vector, a maps line).
+    #[error("{what} is malformed: {detail}")]
+    Malformed { what: String, detail: String },
+
+    /// A file or mapping above the read cap; never read whole.
+    #[error("{} is {size} bytes, more than the {limit}-byte limit — a vDSO image is a few pages; pass the image itself", path.display())]
+    TooLarge { path: PathBuf, size: u64, limit: u64 },
+
+    /// A kernel facility we need is absent or refused (perf_event_open, tracefs).
+    #[error("{what} — {hint}")]
+    Facility { what: String, hint: String },
+
+    /// A child command given to `trace -- CMD` could not be started.
+    #[error("cannot start {cmd}: {source} — check the command name and PATH")]
+    Spawn {
+        cmd: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl Error {
+    /// The process exit code DESIGN.md assigns to this error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Usage(_) => exit::USAGE,
+            Error::Facility { .. } => exit::FACILITY,
+            Error::NoSuchProcess { .. }
+            | Error::Zombie { .. }
+            | Error::KernelThread { .. }
+            | Error::PermissionDenied { .. }
+            | Error::Io { .. }
+            | Error::NoVdso { .. }
+            | Error::Malformed { .. }
+            | Error::TooLarge { .. }
+            | Error::Spawn { .. } => exit::INSPECT,
+        }
+    }
+
+    /// Classify an I/O error on `path`: permission problems get the ptrace
+    /// hint, everything else keeps its errno text.
+    pub fn from_io(path: impl Into<PathBuf>, source: io::Error, hint: &str) -> Error {
+        let path = path.into();
+        match source.raw_os_error() {
+            Some(libc::EACCES) | Some(libc::EPERM) => Error::PermissionDenied { path, hint: hint.to_string() },
+            _ => Error::Io { path, source, hint: hint.to_string() },
+        }
+    }
+
+    /// Shorthand for [`Error::Malformed`].
+    pub fn malformed(what: impl Into<String>, detail: impl Into<String>) -> Error {
+        Error::Malformed { what: what.into(), detail: detail.into() }
+    }
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The hint for any /proc/PID file guarded by ptrace access checks.
+pub const PTRACE_HINT: &str = "run as the process owner or root (ptrace read access; see kernel.yama.ptrace_scope)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_message_is_one_line() {
+        let errors = [
+            Error::NoSuchProcess { pid: 1 },
+            Error::Zombie { pid: 1, comm: "x".into() },
+            Error::KernelThread { pid: 2, comm: "kthreadd".into() },
+            Error::from_io("/proc/1/mem", io::Error::from_raw_os_error(libc::EACCES), PTRACE_HINT),
+            Error::from_io("/x", io::Error::from_raw_os_error(libc::EIO), "retry"),
+            Error::NoVdso { pid: 1 },
+            Error::malformed("f", "d"),
+        ];
+        for e in errors {
+            let text = e.to_string();
+            assert!(!text.contains('\n'), "{text}");
+            assert_eq!(e.exit_code(), exit::INSPECT);
+        }
+        let denied = Error::from_io("/proc/1/mem", io::Error::from_raw_os_error(libc::EACCES), PTRACE_HINT);
+        assert!(matches!(denied, Error::PermissionDenied { .. }));
+        assert!(denied.to_string().contains("permission denied — run as the process owner"));
+    }
+}

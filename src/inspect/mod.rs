@@ -1,0 +1,9 @@
+//! Reading what already exists: /proc/PID files, the vDSO image, kernel facts.
+//! Nothing here prints or changes the system.
+
+pub mod auxv;
+pub mod kernel;
+pub mod maps;
+pub mod process;
+
+pub use process::Process;

@@ -1,0 +1,297 @@
+//! A handle on one target process: `/proc/PID` opened once as a directory, so
+//! that every later read (maps, auxv, mem, exe, task) is of the same process
+//! even if the PID is recycled meanwhile — a dead process's directory fd
+//! answers ESRCH instead of silently reading its successor.
+
+use crate::error::{Error, Result, PTRACE_HINT};
+use crate::inspect::auxv::{self, AuxEntry, WordSize};
+use crate::inspect::maps::{self, Mapping};
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+
+/// The largest /proc file or memory range we read in one go (DESIGN: reads bounded).
+pub const READ_LIMIT: u64 = 64 << 20;
+
+/// `PF_KTHREAD` from `include/linux/sched.h`: the task is a kernel thread.
+const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// A live, inspectable user process.
+#[derive(Debug)]
+pub struct Process {
+    pid: i32,
+    dir: File,
+    comm: String,
+}
+
+/// What the first bytes of the target's executable say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExeHeader {
+    pub is_64: bool,
+    pub little_endian: bool,
+    pub machine: u16,
+}
+
+impl Process {
+    /// Open `pid`, or vdsoctl's own process when `None`. Fails for a PID that
+    /// does not exist, a zombie and a kernel thread, each with its own error.
+    pub fn open(pid: Option<i32>) -> Result<Process> {
+        let pid = pid.unwrap_or_else(|| std::process::id() as i32);
+        if pid <= 0 {
+            return Err(Error::NoSuchProcess { pid });
+        }
+        let path = PathBuf::from(format!("/proc/{pid}"));
+        let dir = File::open(&path).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => Error::NoSuchProcess { pid },
+            _ => Error::from_io(&path, e, PTRACE_HINT),
+        })?;
+        let mut process = Process { pid, dir, comm: String::new() };
+        let stat = process.read_text("stat")?;
+        let fields =
+            parse_stat(&stat).ok_or_else(|| Error::malformed(format!("/proc/{pid}/stat"), "unexpected layout"))?;
+        process.comm = fields.comm.clone();
+        if fields.state == 'Z' || fields.state == 'X' {
+            return Err(Error::Zombie { pid, comm: fields.comm });
+        }
+        if fields.flags & PF_KTHREAD != 0 {
+            return Err(Error::KernelThread { pid, comm: fields.comm });
+        }
+        Ok(process)
+    }
+
+    /// The process id, as the host's /proc sees it.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// The command name (`comm`), as the kernel keeps it (≤ 15 bytes).
+    pub fn comm(&self) -> &str {
+        &self.comm
+    }
+
+    /// Whether this is vdsoctl itself.
+    pub fn is_self(&self) -> bool {
+        self.pid == std::process::id() as i32
+    }
+
+    /// `/proc/PID/<name>`, for messages.
+    pub fn proc_path(&self, name: &str) -> PathBuf {
+        PathBuf::from(format!("/proc/{}/{}", self.pid, name))
+    }
+
+    /// Open a file inside the held /proc/PID directory. Going through
+    /// /proc/self/fd/N resolves against the directory fd, not the PID.
+    fn open_file(&self, name: &str) -> Result<File> {
+        let via_fd = format!("/proc/self/fd/{}/{}", self.dir.as_raw_fd(), name);
+        File::open(via_fd).map_err(|e| self.io_error(name, e))
+    }
+
+    fn io_error(&self, name: &str, e: io::Error) -> Error {
+        match e.raw_os_error() {
+            Some(libc::ESRCH) | Some(libc::ENOENT) => Error::NoSuchProcess { pid: self.pid },
+            _ => Error::from_io(self.proc_path(name), e, PTRACE_HINT),
+        }
+    }
+
+    /// Read a whole /proc/PID file, at most [`READ_LIMIT`] bytes.
+    pub fn read_file(&self, name: &str) -> Result<Vec<u8>> {
+        let mut buf = Vec::new();
+        self.open_file(name)?.take(READ_LIMIT).read_to_end(&mut buf).map_err(|e| self.io_error(name, e))?;
+        Ok(buf)
+    }
+
+    fn read_text(&self, name: &str) -> Result<String> {
+        Ok(String::from_utf8_lossy(&self.read_file(name)?).into_owned())
+    }
+
+    /// All mappings from /proc/PID/maps.
+    pub fn maps(&self) -> Result<Vec<Mapping>> {
+        let text = self.read_text("maps")?;
+        maps::parse(&text).map_err(|e| match e {
+            Error::Malformed { detail, .. } => Error::malformed(self.proc_path("maps").display().to_string(), detail),
+            other => other,
+        })
+    }
+
+    /// The `[vdso]` mapping, or [`Error::NoVdso`].
+    pub fn vdso_mapping(&self) -> Result<Mapping> {
+        self.maps()?.into_iter().find(|m| m.name() == "[vdso]").ok_or(Error::NoVdso { pid: self.pid })
+    }
+
+    /// The ELF header of /proc/PID/exe (None when unreadable or not ELF).
+    pub fn exe_header(&self) -> Option<ExeHeader> {
+        let mut head = [0u8; 20];
+        self.open_file("exe").ok()?.read_exact(&mut head).ok()?;
+        parse_elf_ident(&head)
+    }
+
+    /// The executable's path as the kernel reports it.
+    pub fn exe_path(&self) -> Option<PathBuf> {
+        std::fs::read_link(self.proc_path("exe")).ok()
+    }
+
+    /// The target's word size: from its executable, else guessed from auxv.
+    pub fn word_size(&self, auxv_bytes: &[u8]) -> WordSize {
+        match self.exe_header() {
+            Some(h) if h.is_64 => WordSize::W64,
+            Some(_) => WordSize::W32,
+            None => auxv::guess_word_size(auxv_bytes),
+        }
+    }
+
+    /// The decoded auxiliary vector and the word size it was decoded with.
+    pub fn auxv(&self) -> Result<(Vec<AuxEntry>, WordSize)> {
+        let bytes = self.read_file("auxv")?;
+        let word = self.word_size(&bytes);
+        let entries = auxv::parse(&bytes, word).map_err(|e| match e {
+            Error::Malformed { detail, .. } => Error::malformed(self.proc_path("auxv").display().to_string(), detail),
+            other => other,
+        })?;
+        Ok((entries, word))
+    }
+
+    /// Read `len` bytes of the target's memory at `addr` through /proc/PID/mem.
+    pub fn read_mem(&self, addr: u64, len: u64) -> Result<Vec<u8>> {
+        if len > READ_LIMIT {
+            return Err(Error::TooLarge { path: self.proc_path("mem"), size: len, limit: READ_LIMIT });
+        }
+        let mem = self.open_file("mem")?;
+        let mut buf = vec![0u8; len as usize];
+        let mut done = 0usize;
+        while done < buf.len() {
+            match mem.read_at(&mut buf[done..], addr + done as u64) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.io_error("mem", e)),
+            }
+        }
+        if done != buf.len() {
+            return Err(Error::Io {
+                path: self.proc_path("mem"),
+                source: io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("read {done} of {len} bytes at {addr:#x}"),
+                ),
+                hint: "the mapping may have changed; retry".into(),
+            });
+        }
+        Ok(buf)
+    }
+
+    /// Read a NUL-terminated string of at most `max` bytes at `addr`,
+    /// a page at a time so that a string near the end of a mapping is fine.
+    pub fn read_cstring(&self, addr: u64, max: usize) -> Result<Vec<u8>> {
+        let mem = self.open_file("mem")?;
+        let mut out = Vec::new();
+        let mut at = addr;
+        while out.len() < max {
+            let to_page_end = 4096 - (at % 4096) as usize;
+            let mut chunk = vec![0u8; to_page_end.min(max - out.len())];
+            let n = mem.read_at(&mut chunk, at).map_err(|e| self.io_error("mem", e))?;
+            if n == 0 {
+                break;
+            }
+            if let Some(nul) = chunk[..n].iter().position(|&b| b == 0) {
+                out.extend_from_slice(&chunk[..nul]);
+                return Ok(out);
+            }
+            out.extend_from_slice(&chunk[..n]);
+            at += n as u64;
+        }
+        Ok(out)
+    }
+
+    /// Thread ids from /proc/PID/task.
+    pub fn tasks(&self) -> Result<Vec<i32>> {
+        let dir = format!("/proc/self/fd/{}/task", self.dir.as_raw_fd());
+        let mut tids: Vec<i32> = std::fs::read_dir(dir)
+            .map_err(|e| self.io_error("task", e))?
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .collect();
+        tids.sort_unstable();
+        Ok(tids)
+    }
+}
+
+/// The fields of /proc/PID/stat we use.
+#[derive(Debug, PartialEq, Eq)]
+pub struct StatFields {
+    pub comm: String,
+    pub state: char,
+    pub flags: u64,
+}
+
+/// Parse /proc/PID/stat; comm may hold spaces and ')' so split at the last ')'.
+pub fn parse_stat(text: &str) -> Option<StatFields> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let comm = text.get(open + 1..close)?.to_string();
+    let mut rest = text.get(close + 1..)?.split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    // after state: ppid pgrp session tty_nr tpgid flags
+    let flags = rest.nth(5)?.parse().ok()?;
+    Some(StatFields { comm, state, flags })
+}
+
+/// Class, endianness and machine from the first 20 bytes of an ELF file.
+pub fn parse_elf_ident(head: &[u8]) -> Option<ExeHeader> {
+    if head.get(..4)? != b"\x7fELF" {
+        return None;
+    }
+    let is_64 = match head.get(4)? {
+        1 => false,
+        2 => true,
+        _ => return None,
+    };
+    let little_endian = match head.get(5)? {
+        1 => true,
+        2 => false,
+        _ => return None,
+    };
+    let m = [*head.get(18)?, *head.get(19)?];
+    let machine = if little_endian { u16::from_le_bytes(m) } else { u16::from_be_bytes(m) };
+    Some(ExeHeader { is_64, little_endian, machine })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_with_hostile_comm() {
+        let s = "42 (a) b) c) S 1 42 42 0 -1 4194560 0 0";
+        let f = parse_stat(s).unwrap();
+        assert_eq!(f.comm, "a) b) c");
+        assert_eq!(f.state, 'S');
+        assert_eq!(f.flags, 4194560);
+        assert!(parse_stat("garbage").is_none());
+        assert!(parse_stat("1 (x) S").is_none());
+    }
+
+    #[test]
+    fn elf_ident() {
+        let mut h = [0u8; 20];
+        h[..4].copy_from_slice(b"\x7fELF");
+        h[4] = 1;
+        h[5] = 1;
+        h[18] = 3;
+        assert_eq!(parse_elf_ident(&h), Some(ExeHeader { is_64: false, little_endian: true, machine: 3 }));
+        assert_eq!(parse_elf_ident(b"#!/bin/sh"), None);
+    }
+
+    #[test]
+    fn own_process_has_a_vdso() {
+        let me = Process::open(None).unwrap();
+        assert!(me.is_self());
+        let vdso = me.vdso_mapping().unwrap();
+        let (aux, word) = me.auxv().unwrap();
+        assert_eq!(word, WordSize::W64);
+        assert_eq!(auxv::get(&aux, auxv::AT_SYSINFO_EHDR), Some(vdso.start));
+        let head = me.read_mem(vdso.start, 4).unwrap();
+        assert_eq!(head, b"\x7fELF");
+        assert!(!me.tasks().unwrap().is_empty());
+    }
+}

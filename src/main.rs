@@ -1,0 +1,31 @@
+//! vdsoctl's entry point: parse, resolve the output once, run, map the result
+//! to an exit code. Everything else is in the library.
+
+use clap::Parser;
+use std::process::ExitCode;
+use vdsoctl::cli::Cli;
+use vdsoctl::cmd::{self, Outcome};
+use vdsoctl::error::exit;
+use vdsoctl::output::{Format, Output};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let format = cli.resolved_format();
+    if format == Format::Prometheus && !cli.command.supports_prometheus() {
+        let mut cmd = <Cli as clap::CommandFactory>::command();
+        cmd.error(
+            clap::error::ErrorKind::ArgumentConflict,
+            "--format prometheus is only for `bench` and `check`; use --format table or --json here",
+        )
+        .exit();
+    }
+    let out = Output::resolve(format, cli.no_color);
+    match cmd::run(&cli, &out) {
+        Ok(Outcome::Clean) => ExitCode::from(exit::OK),
+        Ok(Outcome::ThresholdCrossed) => ExitCode::from(exit::THRESHOLD),
+        Err(e) => {
+            eprintln!("vdsoctl: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

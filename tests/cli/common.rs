@@ -1,0 +1,159 @@
+//! Shared test plumbing: the vdsoctl binary with a pinned environment,
+//! fixture programs compiled from fixtures/*.c, workloads that wait until
+//! told, and the CI rule for missing facilities.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::Mutex;
+
+/// `vdsoctl` with NO_COLOR and no inherited format surprises.
+pub fn vdsoctl() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("vdsoctl").expect("vdsoctl binary");
+    cmd.env("NO_COLOR", "1");
+    cmd
+}
+
+/// Path of the built vdsoctl binary (for std::process::Command uses).
+pub fn vdsoctl_path() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("vdsoctl")
+}
+
+/// Run vdsoctl with args, return (exit code, stdout, stderr).
+pub fn run(args: &[&str]) -> (i32, String, String) {
+    let out = vdsoctl().args(args).output().expect("run vdsoctl");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Run vdsoctl with `--json` and parse stdout; panics with stderr on failure.
+pub fn run_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = run(&all);
+    assert_eq!(code, 0, "vdsoctl {all:?} failed: {stderr}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}"))
+}
+
+static BUILD_LOCK: Mutex<()> = Mutex::new(());
+
+/// Compile `fixtures/<name>.c` (gcc -O2, `-m32` when asked) once per test run
+/// into the cargo target tmpdir and return the binary's path. `extra` adds flags.
+pub fn build_c(name: &str, m32: bool, extra: &[&str]) -> PathBuf {
+    let _guard = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(format!("{name}.c"));
+    let mut tag = String::from(name);
+    if m32 {
+        tag.push_str("-m32");
+    }
+    for e in extra {
+        tag.push('-');
+        tag.extend(e.chars().filter(|c| c.is_ascii_alphanumeric()));
+    }
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(tag);
+    let fresh = out.metadata().and_then(|o| o.modified()).ok()
+        >= src.metadata().and_then(|s| s.modified()).ok().map(Some).unwrap_or(None);
+    if out.exists() && fresh {
+        return out;
+    }
+    let mut gcc = Command::new("gcc");
+    gcc.args(["-O2", "-Wall", "-pthread", "-o"]).arg(&out).arg(&src);
+    if m32 {
+        gcc.arg("-m32");
+    }
+    gcc.args(extra);
+    let status = gcc.status().expect("gcc runs");
+    assert!(status.success(), "gcc failed on {} (m32={m32}); is gcc-multilib installed?", src.display());
+    out
+}
+
+/// A running fixture that prints lines and then "ready" before waiting.
+pub struct Workload {
+    pub child: Child,
+    /// Every stdout line before "ready".
+    pub preamble: Vec<String>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Workload {
+    /// Start `cmd` with piped stdout and wait for its "ready" line.
+    pub fn start(mut cmd: Command) -> Workload {
+        cmd.stdout(Stdio::piped()).stdin(Stdio::null());
+        let mut child = cmd.spawn().expect("spawn workload");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut preamble = Vec::new();
+        loop {
+            let mut line = String::new();
+            let n = stdout.read_line(&mut line).expect("read workload stdout");
+            assert!(n > 0, "workload exited before printing ready; got {preamble:?}");
+            let line = line.trim_end().to_string();
+            if line == "ready" {
+                break;
+            }
+            preamble.push(line);
+        }
+        Workload { child, preamble, stdout }
+    }
+
+    /// The workload's pid.
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Send SIGUSR1 (the fixtures' "go" signal).
+    pub fn go(&self) {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid()), nix::sys::signal::Signal::SIGUSR1)
+            .expect("signal workload");
+    }
+
+    /// Read the next stdout line (e.g. "done").
+    pub fn next_line(&mut self) -> String {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("read");
+        line.trim_end().to_string()
+    }
+}
+
+impl Drop for Workload {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A facility a test needs is missing. In CI that is a failure; elsewhere the
+/// test says so on stderr and returns early. Use as:
+/// `if let Some(why) = missing() { return skip(why); }`
+pub fn skip(why: &str) {
+    if std::env::var_os("CI").is_some() {
+        panic!("required facility missing in CI: {why}");
+    }
+    eprintln!("SKIP: {why}");
+}
+
+/// Whether we run as root (several tests need it: tracefs, raw samples, setuid).
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// Whether `gcc -m32` can build (gcc-multilib installed).
+pub fn have_m32() -> bool {
+    static PROBE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PROBE.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let src = dir.join("probe_m32.c");
+        std::fs::write(&src, "int main(void){return 0;}\n").ok();
+        Command::new("gcc")
+            .args(["-m32", "-o"])
+            .arg(dir.join("probe_m32"))
+            .arg(&src)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}

@@ -1,0 +1,1 @@
+//! `dump` integration tests.

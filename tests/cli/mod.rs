@@ -1,0 +1,11 @@
+//! Integration tests against real processes, one module per subcommand.
+
+pub mod common;
+
+mod auxv;
+mod bench;
+mod check;
+mod dump;
+mod errors;
+mod maps;
+mod trace;

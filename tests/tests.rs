@@ -1,0 +1,3 @@
+//! One integration test binary; its modules mirror `src/cmd/`.
+
+mod cli;
