@@ -1,0 +1,1 @@
+//! `auxv` integration tests.

@@ -1,0 +1,1 @@
+//! Error paths shared by every command.

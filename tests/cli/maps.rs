@@ -1,0 +1,1 @@
+//! `maps` integration tests.
