@@ -1,3 +1,7 @@
 //! Making things happen: perf_event_open counters and ring buffers, tracefs,
 //! timing loops, direct vDSO calls, raw syscalls, the vsyscall page.
 //! All `unsafe` of the crate lives under `measure::sys`.
+
+pub mod perf;
+pub mod sys;
+pub mod tracefs;
