@@ -112,7 +112,7 @@ impl Tracefs {
 }
 
 /// Parse a tracefs `format` file: lines like
-/// `field:long id;	offset:8;	size:8;	signed:1;`.
+/// `field:long id; offset:8; size:8; signed:1;`.
 pub fn parse_format(text: &str) -> Result<EventFormat> {
     let mut fields = Vec::new();
     for line in text.lines().map(str::trim).filter(|l| l.starts_with("field:")) {
