@@ -1,1 +1,128 @@
-//! Error paths shared by every command.
+//! Error paths: each is one line on stderr with a hint and the exit code
+//! from DESIGN.md, never a panic.
+
+use super::common::{is_root, run, skip, vdsoctl_path};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A PID that is not in use right now.
+fn unused_pid() -> i32 {
+    let max: i32 = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse().unwrap();
+    (300..max).rev().find(|p| !std::path::Path::new(&format!("/proc/{p}")).exists()).unwrap()
+}
+
+fn assert_one_line_error(args: &[&str], code: i32, needle: &str) {
+    let (got, stdout, stderr) = run(args);
+    assert_eq!(got, code, "vdsoctl {args:?}: stderr {stderr}");
+    assert!(stdout.is_empty(), "nothing on stdout for an error: {stdout}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr:?}");
+    assert!(stderr.starts_with("vdsoctl: "), "{stderr}");
+    assert!(stderr.contains(needle), "{stderr:?} should contain {needle:?}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn pid_that_does_not_exist() {
+    let pid = unused_pid().to_string();
+    for cmd in ["maps", "auxv"] {
+        assert_one_line_error(&[cmd, "-p", &pid], 3, &format!("no process with pid {pid}"));
+        assert_one_line_error(&["--json", cmd, "-p", &pid], 3, "ps -e");
+    }
+}
+
+#[test]
+fn kernel_thread_has_no_address_space() {
+    // PID 2 is kthreadd on Linux.
+    let comm = std::fs::read_to_string("/proc/2/comm").unwrap_or_default();
+    if comm.trim() != "kthreadd" {
+        return skip("pid 2 is not kthreadd in this PID namespace");
+    }
+    for cmd in ["maps", "auxv"] {
+        assert_one_line_error(&[cmd, "-p", "2"], 3, "pid 2 (kthreadd) is a kernel thread");
+    }
+}
+
+#[test]
+fn zombie_has_no_memory_map() {
+    // A child we never wait for stays a zombie until we do.
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        if stat.rsplit(')').next().unwrap().trim_start().starts_with('Z') {
+            break;
+        }
+        assert!(Instant::now() < deadline, "child never became a zombie");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for cmd in ["maps", "auxv"] {
+        assert_one_line_error(&[cmd, "-p", &pid.to_string()], 3, "is a zombie");
+    }
+    child.wait().unwrap();
+}
+
+#[test]
+fn other_users_process_as_nobody() {
+    if !is_root() {
+        return skip("dropping privileges to nobody needs root");
+    }
+    let mut target = Command::new("sleep").arg("30").stdout(Stdio::null()).spawn().unwrap();
+    let pid = target.id().to_string();
+    for cmd in ["maps", "auxv"] {
+        let out = Command::new(vdsoctl_path())
+            .args([cmd, "-p", &pid])
+            .env("NO_COLOR", "1")
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("permission denied"), "{stderr}");
+        assert!(stderr.contains("run as the process owner or root"), "{stderr}");
+    }
+    // As nobody, its own process is fine.
+    let out = Command::new(vdsoctl_path()).args(["maps"]).uid(65534).gid(65534).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    target.kill().unwrap();
+    target.wait().unwrap();
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let (code, _, stderr) = run(&["--format", "prometheus", "maps"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("only for `bench` and `check`"), "{stderr}");
+    for args in [&["maps", "-p", "0"][..], &["maps", "-p", "abc"], &["auxv", "--bogus"], &["nosuchcommand"]] {
+        let (code, _, stderr) = run(args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn broken_pipe_is_not_an_error() {
+    let mut child =
+        Command::new(vdsoctl_path()).args(["auxv"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    drop(child.stdout.take()); // reader goes away before vdsoctl writes
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn help_and_generated_docs() {
+    let (code, stdout, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    for cmd in ["dump", "maps", "auxv", "trace", "bench", "check"] {
+        assert!(stdout.contains(cmd), "--help lists {cmd}");
+    }
+    let (code, stdout, _) = run(&["completions", "bash"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("_vdsoctl()"), "bash completion function");
+    let (code, stdout, _) = run(&["man"]);
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with(".ie") || stdout.contains(".TH vdsoctl"), "{}", &stdout[..stdout.len().min(200)]);
+}

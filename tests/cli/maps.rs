@@ -1,1 +1,95 @@
-//! `maps` integration tests.
+//! `maps` against /proc/PID/maps of real 64-bit and 32-bit processes.
+
+use super::common::{build_c, have_m32, run, run_json, skip, Workload};
+use std::process::Command;
+
+/// The bracketed kernel mappings of /proc/PID/maps as (name, start, end, perms).
+fn proc_special_rows(pid: i32) -> Vec<(String, String, String, String)> {
+    std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            let name = *cols.get(5)?;
+            if !(name.starts_with('[') && name.ends_with(']')) || name.starts_with("[anon:") {
+                return None;
+            }
+            let (s, e) = cols[0].split_once('-')?;
+            let hex = |h: &str| format!("{:#x}", u64::from_str_radix(h, 16).unwrap());
+            Some((name.to_string(), hex(s), hex(e), cols[1].to_string()))
+        })
+        .collect()
+}
+
+fn our_rows(pid: i32) -> (Vec<(String, String, String, String)>, serde_json::Value) {
+    let doc = run_json(&["maps", "-p", &pid.to_string()]);
+    let rows = doc["mappings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let start = u64::from_str_radix(m["start"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+            let end = u64::from_str_radix(m["end"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+            assert_eq!(m["size"].as_u64().unwrap(), end - start);
+            (
+                m["name"].as_str().unwrap().to_string(),
+                m["start"].as_str().unwrap().to_string(),
+                m["end"].as_str().unwrap().to_string(),
+                m["perms"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (rows, doc)
+}
+
+fn check_process(m32: bool) {
+    let w = Workload::start(Command::new(build_c("wait_ready", m32, &[])));
+    let (ours, doc) = our_rows(w.pid());
+    let theirs = proc_special_rows(w.pid());
+    assert_eq!(ours, theirs, "maps rows must equal /proc/{}/maps lines", w.pid());
+    assert!(ours.iter().any(|r| r.0 == "[vdso]" && r.3 == "r-xp"), "{ours:?}");
+    assert!(ours.iter().any(|r| r.0 == "[vvar]"), "{ours:?}");
+    assert_eq!(doc["pid"], w.pid());
+    let vsys = &doc["vsyscall"];
+    if m32 {
+        // The kernel gives compat tasks no gate VMA: no [vsyscall] row, mode none.
+        assert!(!ours.iter().any(|r| r.0 == "[vsyscall]"));
+        assert_eq!(vsys["mode"], "none");
+    } else if let Some(row) = ours.iter().find(|r| r.0 == "[vsyscall]") {
+        let expect = if row.3.starts_with("--x") { "xonly" } else { "emulate" };
+        assert_eq!(vsys["mode"], expect);
+        assert!(vsys["source"].as_str().unwrap().starts_with("mapping"));
+    }
+}
+
+#[test]
+fn rows_equal_proc_maps_64bit() {
+    check_process(false);
+}
+
+#[test]
+fn rows_equal_proc_maps_32bit() {
+    if !have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    check_process(true);
+}
+
+#[test]
+fn default_target_is_own_process_with_vdso() {
+    let (code, stdout, stderr) = run(&["maps"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("[vdso]") && stdout.contains("r-xp"), "{stdout}");
+    assert!(stdout.starts_with("pid "), "{stdout}");
+    assert!(stdout.contains("vsyscall: "), "{stdout}");
+    let doc = run_json(&["maps"]);
+    for key in ["pid", "mappings", "vsyscall"] {
+        assert!(doc.get(key).is_some(), "missing key {key}");
+    }
+    for key in ["name", "start", "end", "size", "perms"] {
+        assert!(doc["mappings"][0].get(key).is_some(), "missing mappings key {key}");
+    }
+    for key in ["mode", "source"] {
+        assert!(doc["vsyscall"].get(key).is_some(), "missing vsyscall key {key}");
+    }
+}
