@@ -96,3 +96,117 @@ mod tests {
         assert_eq!(VsyscallMode::from_perms("rw"), None);
     }
 }
+
+/// The clocksource in use and the ones available
+/// (`/sys/devices/system/clocksource/clocksource0/`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Clocksource {
+    pub current: String,
+    pub available: Vec<String>,
+}
+
+const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";
+
+/// Read the clocksource, or None when sysfs does not say (containers may hide it).
+pub fn clocksource() -> Option<Clocksource> {
+    let read = |f: &str| std::fs::read_to_string(format!("{CLOCKSOURCE_DIR}/{f}")).ok();
+    Some(Clocksource {
+        current: read("current_clocksource")?.trim().to_string(),
+        available: read("available_clocksource").unwrap_or_default().split_whitespace().map(str::to_string).collect(),
+    })
+}
+
+/// Whether a clocksource has a vDSO clock mode, i.e. whether the high-resolution
+/// clocks can be read in user space on it. `None`: it depends (kvm-clock has
+/// one only when the host sets PVCLOCK_TSC_STABLE_BIT; unknown names).
+pub fn clocksource_has_vdso_mode(name: &str) -> Option<bool> {
+    match name {
+        // x86 TSC, Hyper-V TSC page, arm64 generic timer, riscv/loongarch/s390/ppc timebase
+        "tsc" | "hyperv_clocksource_tsc_page" | "arch_sys_counter" | "riscv_clocksource" | "constant" | "tod"
+        | "timebase" | "mips" | "MIPS" | "GIC" => Some(true),
+        // no vDSO mode: every high-resolution clock read is a syscall
+        "xen" | "hpet" | "acpi_pm" | "jiffies" | "refined-jiffies" | "pit" | "tsc-early"
+        | "hyperv_clocksource_msr" => Some(false),
+        "kvm-clock" => None,
+        _ => None,
+    }
+}
+
+/// CPU flags from the first `flags` line of /proc/cpuinfo (x86).
+pub fn cpu_flags() -> Option<Vec<String>> {
+    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    parse_cpu_flags(&text)
+}
+
+/// The first `flags : ...` line of a cpuinfo text.
+pub fn parse_cpu_flags(cpuinfo: &str) -> Option<Vec<String>> {
+    let line = cpuinfo.lines().find(|l| l.starts_with("flags"))?;
+    Some(line.split_once(':')?.1.split_whitespace().map(str::to_string).collect())
+}
+
+/// Kernel log lines that say the TSC or a clocksource went bad.
+/// `Err` when /dev/kmsg cannot be read (non-root, `kernel.dmesg_restrict`).
+pub fn kmsg_clock_problems() -> std::io::Result<Vec<String>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut kmsg = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open("/dev/kmsg")?;
+    let mut lines = Vec::new();
+    let mut buf = vec![0u8; 8192];
+    // Each read returns one record; EAGAIN at the end; EPIPE when a record was overwritten.
+    for _ in 0..100_000 {
+        match kmsg.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                let rec = String::from_utf8_lossy(&buf[..n]);
+                let msg = rec.split_once(';').map_or(rec.as_ref(), |(_, m)| m).lines().next().unwrap_or("");
+                if is_clock_problem(msg) {
+                    lines.push(msg.trim().to_string());
+                }
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(lines)
+}
+
+/// Whether a kernel log message reports an unstable TSC or clocksource.
+pub fn is_clock_problem(msg: &str) -> bool {
+    let m = msg.to_ascii_lowercase();
+    m.contains("marking tsc unstable")
+        || m.contains("tsc found unstable")
+        || m.contains("clocksource watchdog")
+        || (m.contains("clocksource") && m.contains("unstable"))
+        || m.contains("tsc: marking")
+}
+
+#[cfg(test)]
+mod clock_tests {
+    use super::*;
+
+    #[test]
+    fn vdso_modes() {
+        assert_eq!(clocksource_has_vdso_mode("tsc"), Some(true));
+        assert_eq!(clocksource_has_vdso_mode("hpet"), Some(false));
+        assert_eq!(clocksource_has_vdso_mode("xen"), Some(false));
+        assert_eq!(clocksource_has_vdso_mode("kvm-clock"), None);
+    }
+
+    #[test]
+    fn cpu_flags_and_kmsg_lines() {
+        let flags = parse_cpu_flags("processor : 0\nflags\t\t: fpu tsc constant_tsc\n").unwrap();
+        assert_eq!(flags, vec!["fpu", "tsc", "constant_tsc"]);
+        assert!(parse_cpu_flags("nothing").is_none());
+        assert!(is_clock_problem("clocksource: timekeeping watchdog on CPU1: Marking clocksource 'tsc' as unstable because the skew is too large:"));
+        assert!(is_clock_problem("tsc: Marking TSC unstable due to clocksource watchdog"));
+        assert!(!is_clock_problem("clocksource: Switched to clocksource tsc"));
+    }
+
+    #[test]
+    fn this_host_has_a_clocksource() {
+        let cs = clocksource().expect("sysfs clocksource");
+        assert!(!cs.current.is_empty());
+        assert!(cs.available.contains(&cs.current));
+    }
+}

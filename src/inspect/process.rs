@@ -127,6 +127,11 @@ impl Process {
         parse_elf_ident(&head)
     }
 
+    /// The executable, opened through /proc/PID/exe (works even if it was deleted).
+    pub fn exe_file(&self) -> Result<File> {
+        self.open_file("exe")
+    }
+
     /// The executable's path as the kernel reports it.
     pub fn exe_path(&self) -> Option<PathBuf> {
         std::fs::read_link(self.proc_path("exe")).ok()

@@ -5,4 +5,5 @@
 
 #![allow(unsafe_code)]
 
+pub mod libc;
 pub mod perf;
