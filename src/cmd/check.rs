@@ -1,10 +1,389 @@
-//! `check`: being built on its own branch; this placeholder only says so.
+//! `check`: the whole host audit in one go — every known way the vDSO fast
+//! path is lost, each with a status, a detail and a hint — and an exit code
+//! for CI.
 
 use super::Outcome;
-use crate::error::{Error, Result};
-use crate::output::Output;
+use crate::arch::{self, ClockClass};
+use crate::cli::CheckArgs;
+use crate::error::Result;
+use crate::inspect::auxv::{self, AT_SYSINFO_EHDR};
+use crate::inspect::exe::{self, LibcKind};
+use crate::inspect::kernel::{self, VsyscallMode};
+use crate::inspect::Process;
+use crate::output::{emit, Output, Prometheus, Render};
+use serde::Serialize;
 
-/// Not built yet: exits 4 and says so.
-pub fn run(_args: &crate::cli::CheckArgs, _out: &Output) -> Result<Outcome> {
-    Err(Error::Facility { what: "`check` is not built yet".into(), hint: "use a later build of vdsoctl".into() })
+/// How one check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Status {
+    /// Could not run here (e.g. needs root); never fails the audit.
+    Skip,
+    Ok,
+    Warn,
+    Fail,
+}
+
+impl Status {
+    fn label(self) -> &'static str {
+        match self {
+            Status::Skip => "SKIP",
+            Status::Ok => "OK",
+            Status::Warn => "WARN",
+            Status::Fail => "FAIL",
+        }
+    }
+
+    /// The Prometheus gauge value: 0 ok, 1 warn, 2 fail, -1 skipped.
+    fn gauge(self) -> f64 {
+        match self {
+            Status::Skip => -1.0,
+            Status::Ok => 0.0,
+            Status::Warn => 1.0,
+            Status::Fail => 2.0,
+        }
+    }
+}
+
+/// One check's result (DESIGN keys: name, status, detail, hint).
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub name: String,
+    pub status: Status,
+    pub detail: String,
+    /// The remediation; `null` when there is nothing to do.
+    pub hint: Option<String>,
+}
+
+impl Check {
+    fn new(name: impl Into<String>, status: Status, detail: impl Into<String>, hint: Option<&str>) -> Check {
+        Check { name: name.into(), status, detail: detail.into(), hint: hint.map(str::to_string) }
+    }
+}
+
+/// The audit (DESIGN keys: checks, status).
+#[derive(Debug, Serialize)]
+pub struct CheckReport {
+    pub checks: Vec<Check>,
+    /// The worst status among the checks (SKIP counts as OK).
+    pub status: Status,
+    /// Whether `--strict` made WARN fail the audit.
+    pub strict: bool,
+}
+
+/// The vDSO mapping and AT_SYSINFO_EHDR of a process, as checks.
+pub fn mapping_checks(process: &Process, who: &str) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let maps = match process.maps() {
+        Ok(m) => m,
+        Err(e) => return vec![Check::new(format!("{who}vdso_mapped"), Status::Fail, e.to_string(), None)],
+    };
+    let vdso = maps.iter().find(|m| m.name() == "[vdso]");
+    let vvar = maps.iter().find(|m| m.name() == "[vvar]");
+    checks.push(match (vdso, vvar) {
+        (Some(d), Some(v)) => Check::new(
+            format!("{who}vdso_mapped"),
+            Status::Ok,
+            format!("[vdso] at {:#x} ({} bytes), [vvar] at {:#x}", d.start, d.size(), v.start),
+            None,
+        ),
+        (Some(_), None) => Check::new(
+            format!("{who}vdso_mapped"),
+            Status::Fail,
+            "[vdso] is mapped but [vvar] is not: the vDSO has no time data to read",
+            Some("a sandbox unmapped [vvar]; allow it in the runtime's memory policy"),
+        ),
+        (None, _) => Check::new(
+            format!("{who}vdso_mapped"),
+            Status::Fail,
+            format!("pid {} has no [vdso]: every clock read is a syscall", process.pid()),
+            Some("check `vdso=0` on the kernel command line, or the sandbox/loader that unmaps the vDSO"),
+        ),
+    });
+    let ehdr = process.auxv().ok().and_then(|(entries, _)| auxv::get(&entries, AT_SYSINFO_EHDR));
+    checks.push(match (ehdr, vdso) {
+        (Some(a), Some(d)) if a == d.start => {
+            Check::new(format!("{who}auxv_sysinfo_ehdr"), Status::Ok, format!("AT_SYSINFO_EHDR {a:#x} = [vdso]"), None)
+        }
+        (Some(a), Some(d)) => Check::new(
+            format!("{who}auxv_sysinfo_ehdr"),
+            Status::Fail,
+            format!("AT_SYSINFO_EHDR {a:#x} but [vdso] at {:#x}: libc looks in the wrong place", d.start),
+            Some("something moved the vDSO after exec (CRIU, a sandbox); restart the process"),
+        ),
+        (None, _) => Check::new(
+            format!("{who}auxv_sysinfo_ehdr"),
+            Status::Fail,
+            "no AT_SYSINFO_EHDR in the auxiliary vector: libc cannot find the vDSO",
+            Some("check the loader or sandbox that rewrites the auxiliary vector"),
+        ),
+        (Some(a), None) => Check::new(
+            format!("{who}auxv_sysinfo_ehdr"),
+            Status::Fail,
+            format!("AT_SYSINFO_EHDR {a:#x} points at no [vdso] mapping"),
+            Some("the vDSO was unmapped after exec"),
+        ),
+    });
+    checks
+}
+
+/// The clocksource and whether it has a vDSO mode.
+pub fn clocksource_check() -> Check {
+    let Some(cs) = kernel::clocksource() else {
+        return Check::new(
+            "clocksource",
+            Status::Skip,
+            "/sys/devices/system/clocksource is not readable here",
+            Some("run on the host, or mount sysfs in the container"),
+        );
+    };
+    let detail = format!("current {} (available: {})", cs.current, cs.available.join(" "));
+    let switch_hint = cs.available.iter().any(|c| c == "tsc").then_some(
+        "switch with `echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource` (boot: clocksource=tsc)",
+    );
+    match kernel::clocksource_has_vdso_mode(&cs.current) {
+        Some(true) => Check::new("clocksource", Status::Ok, format!("{detail}; it has a vDSO mode"), None),
+        Some(false) => Check::new(
+            "clocksource",
+            Status::Fail,
+            format!("{detail}; {} has no vDSO mode: REALTIME, MONOTONIC, BOOTTIME, TAI and MONOTONIC_RAW reads are all syscalls (COARSE clocks and time() still are not)", cs.current),
+            switch_hint.or(Some("boot with a clocksource that has a vDSO mode (tsc; on VMs a stable kvm-clock or the Hyper-V TSC page)")),
+        ),
+        None => Check::new(
+            "clocksource",
+            Status::Warn,
+            format!("{detail}; {} has a vDSO mode only when the hypervisor marks it stable — the clock checks below prove which", cs.current),
+            switch_hint,
+        ),
+    }
+}
+
+/// x86 TSC flags and kernel log lines that mark it unstable.
+pub fn tsc_checks() -> Vec<Check> {
+    if arch::HOST_MACHINE != arch::machine::X86_64 {
+        return Vec::new();
+    }
+    let mut checks = Vec::new();
+    if let Some(flags) = kernel::cpu_flags() {
+        let want = ["constant_tsc", "nonstop_tsc", "tsc_known_freq"];
+        let missing: Vec<&str> = want.iter().copied().filter(|f| !flags.iter().any(|g| g == f)).collect();
+        checks.push(if missing.is_empty() {
+            Check::new("tsc_flags", Status::Ok, want.join(" "), None)
+        } else {
+            Check::new(
+                "tsc_flags",
+                if missing.contains(&"constant_tsc") || missing.contains(&"nonstop_tsc") {
+                    Status::Warn
+                } else {
+                    Status::Ok
+                },
+                format!(
+                    "missing {}: the kernel may distrust the TSC and fall back to a clocksource without a vDSO mode",
+                    missing.join(" ")
+                ),
+                Some("on a VM, expose an invariant TSC to the guest (e.g. KVM `-cpu host,+invtsc`)"),
+            )
+        });
+    }
+    checks.push(match kernel::kmsg_clock_problems() {
+        Ok(lines) if lines.is_empty() => Check::new("kernel_log", Status::Ok, "no TSC/clocksource instability in the kernel log", None),
+        Ok(lines) => Check::new(
+            "kernel_log",
+            Status::Warn,
+            format!("{} line(s), last: {}", lines.len(), lines.last().map_or("", String::as_str)),
+            Some("the clocksource watchdog distrusted the TSC; see `dmesg | grep -i clocksource` and check the host's TSC"),
+        ),
+        Err(e) => Check::new(
+            "kernel_log",
+            Status::Skip,
+            format!("/dev/kmsg not readable ({e}) — needs root or kernel.dmesg_restrict=0"),
+            Some("run as root to include this check"),
+        ),
+    });
+    checks
+}
+
+/// Which clock ids this kernel's vDSO serves, stated from its version.
+pub fn kernel_version_check() -> Check {
+    let release = kernel::release().unwrap_or_default();
+    let Some(version) = kernel::parse_version(&release) else {
+        return Check::new("kernel_version", Status::Skip, "cannot read /proc/sys/kernel/osrelease", None);
+    };
+    let since = |c: &arch::ClockInfo| match arch::HOST_MACHINE {
+        arch::machine::X86_64 => c.x86_64_since,
+        arch::machine::AARCH64 => c.aarch64_since,
+        _ => None,
+    };
+    let (mut served, mut not_yet) = (Vec::new(), Vec::new());
+    for c in arch::CLOCKS.iter().filter(|c| c.class != ClockClass::AlwaysSyscall) {
+        match since(c) {
+            Some(v) if version >= v => served.push(c.name.trim_start_matches("CLOCK_")),
+            Some(v) => not_yet.push(format!("{} (from {}.{})", c.name.trim_start_matches("CLOCK_"), v.0, v.1)),
+            None => {}
+        }
+    }
+    let source = "source: arch/x86/entry/vdso and lib/vdso (generic vDSO since 5.3)";
+    if not_yet.is_empty() {
+        Check::new(
+            "kernel_version",
+            Status::Ok,
+            format!(
+                "{release}: the vDSO serves {}; CPU-time, ALARM and fd clocks always take the syscall ({source})",
+                served.join(" ")
+            ),
+            None,
+        )
+    } else {
+        Check::new(
+            "kernel_version",
+            Status::Warn,
+            format!("{release}: the vDSO serves {} but not {} ({source})", served.join(" "), not_yet.join(", ")),
+            Some("upgrade the kernel, or read those clocks less often"),
+        )
+    }
+}
+
+/// The vsyscall mode of the host.
+pub fn vsyscall_check(process: &Process) -> Check {
+    if arch::HOST_MACHINE != arch::machine::X86_64 {
+        return Check::new("vsyscall", Status::Ok, "no vsyscall page on this architecture", None);
+    }
+    let maps = process.maps().unwrap_or_default();
+    let (v, _) = super::maps::vsyscall_mode(&maps, kernel::cmdline().as_deref(), true);
+    match v.mode {
+        VsyscallMode::Xonly => Check::new(
+            "vsyscall",
+            Status::Ok,
+            format!("xonly (from {}): legacy calls are emulated, reads fault", v.source),
+            None,
+        ),
+        VsyscallMode::None => Check::new(
+            "vsyscall",
+            Status::Ok,
+            format!("none (from {}): a legacy binary that calls the vsyscall page crashes", v.source),
+            None,
+        ),
+        VsyscallMode::Emulate => Check::new(
+            "vsyscall",
+            Status::Warn,
+            format!(
+                "emulate (from {}): the page is readable; each legacy call costs ~1–2 µs and strace cannot see it",
+                v.source
+            ),
+            Some("boot with vsyscall=xonly unless a very old binary reads the page; `vdsoctl trace -a` finds callers"),
+        ),
+    }
+}
+
+/// The C library vdsoctl itself runs on.
+pub fn libc_check() -> Check {
+    let (name, version) = crate::measure::sys::libc::own_libc();
+    let linked = if cfg!(target_feature = "crt-static") { "statically linked" } else { "dynamically linked" };
+    Check::new(
+        "libc",
+        Status::Ok,
+        format!("vdsoctl runs on {name} {} ({linked})", version.as_deref().unwrap_or("(version unknown)")),
+        None,
+    )
+}
+
+/// What a target's executable means for its clock reads.
+pub fn process_exe_check(process: &Process) -> Check {
+    let name = "process_binary";
+    let info = match process.exe_file().and_then(|f| exe::read(&f)) {
+        Ok(i) => i,
+        Err(e) => return Check::new(name, Status::Skip, format!("cannot read the executable: {e}"), None),
+    };
+    let path = process.exe_path().map_or_else(|| "?".to_string(), |p| p.display().to_string());
+    let class = if info.is_64 { "64-bit" } else { "32-bit" };
+    let arch_name = arch::machine_name(info.machine);
+    let libc = match info.libc {
+        LibcKind::Glibc => "glibc",
+        LibcKind::Musl => "musl",
+        LibcKind::Bionic => "bionic",
+        LibcKind::Go => "the Go runtime (no libc; it calls the vDSO itself)",
+        LibcKind::Unknown => "an unknown libc",
+    };
+    let linkage = if info.is_static() {
+        "statically linked".to_string()
+    } else {
+        format!("dynamic ({})", info.interp.as_deref().unwrap_or(""))
+    };
+    let mut detail = format!("pid {} {path}: {class} {arch_name}, {linkage}, {libc}", process.pid());
+    let mut status = Status::Ok;
+    let mut hint = None;
+    if !info.is_64 && arch::HOST_MACHINE == arch::machine::X86_64 {
+        status = Status::Warn;
+        detail += "; a 32-bit process uses the compat vDSO and its clock syscalls are invisible to syscalls:sys_enter_* tracepoints";
+        hint = Some("`vdsoctl trace -p PID` counts them through raw_syscalls; rebuild as 64-bit if you can");
+    }
+    if info.is_static() {
+        status = Status::Warn;
+        detail += "; statically linked: its libc (and whether that libc uses the vDSO for each clock) was fixed at build time";
+        hint = Some("confirm with `vdsoctl trace -p PID`; rebuild against a current libc if clock syscalls show up");
+    }
+    Check::new(name, status, detail, hint)
+}
+
+/// Gather every check.
+pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
+    let me = Process::open(None)?;
+    let mut checks = mapping_checks(&me, "");
+    checks.push(clocksource_check());
+    checks.extend(tsc_checks());
+    checks.push(kernel_version_check());
+    checks.push(vsyscall_check(&me));
+    checks.push(libc_check());
+    if let Some(pid) = args.pid {
+        let target = Process::open(Some(pid))?;
+        checks.extend(mapping_checks(&target, "process_"));
+        checks.push(process_exe_check(&target));
+    }
+    let worst = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok).max(Status::Ok);
+    Ok(CheckReport { checks, status: worst, strict: args.strict })
+}
+
+/// `vdsoctl check`.
+pub fn run(args: &CheckArgs, out: &Output) -> Result<Outcome> {
+    let report = gather(args)?;
+    emit(out, &report)?;
+    Ok(Outcome::from_crossed(report.status == Status::Fail || (args.strict && report.status == Status::Warn)))
+}
+
+impl Render for CheckReport {
+    fn render_table(&self, out: &Output) -> String {
+        let mut t = out.table(&["CHECK", "STATUS", "DETAIL"]);
+        for c in &self.checks {
+            let mut cell = comfy_table::Cell::new(c.status.label());
+            if out.color {
+                cell = cell.fg(match c.status {
+                    Status::Ok => comfy_table::Color::Green,
+                    Status::Warn => comfy_table::Color::Yellow,
+                    Status::Fail => comfy_table::Color::Red,
+                    Status::Skip => comfy_table::Color::DarkGrey,
+                });
+            }
+            t.add_row(vec![comfy_table::Cell::new(&c.name), cell, comfy_table::Cell::new(out.text(&c.detail))]);
+        }
+        let mut s = format!("{t}\n");
+        for c in self.checks.iter().filter(|c| c.status >= Status::Warn) {
+            if let Some(h) = &c.hint {
+                s += &format!("{} {}: {}\n", c.status.label(), c.name, h);
+            }
+        }
+        s += &format!("verdict: {}\n", self.status.label());
+        s
+    }
+
+    fn render_prometheus(&self) -> Option<String> {
+        let mut p = Prometheus::default();
+        p.family("check_status", "gauge", "Status of each vdsoctl check: 0 ok, 1 warn, 2 fail, -1 skipped.");
+        for c in &self.checks {
+            p.sample("check_status", &[("check", &c.name)], c.status.gauge());
+        }
+        p.family("check_failed", "gauge", "1 when the audit failed (any FAIL, or WARN with --strict).");
+        let failed = self.status == Status::Fail || (self.strict && self.status == Status::Warn);
+        p.sample("check_failed", &[], if failed { 1.0 } else { 0.0 });
+        Some(p.finish())
+    }
 }

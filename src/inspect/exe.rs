@@ -76,10 +76,8 @@ pub fn read(file: &File) -> Result<ExeInfo> {
     let header = goblin::elf::Elf::parse_header(&head).map_err(|e| bad(e.to_string()))?;
     let is_64 = header.e_ident[4] == 2;
     let le = header.e_ident[5] == 1;
-    let ctx = Ctx::new(
-        if is_64 { Container::Big } else { Container::Little },
-        if le { Endian::Little } else { Endian::Big },
-    );
+    let ctx =
+        Ctx::new(if is_64 { Container::Big } else { Container::Little }, if le { Endian::Little } else { Endian::Big });
     let count = header.e_phnum as usize;
     if count > MAX_PHDRS {
         return Err(bad(format!("{count} program headers")));
@@ -105,7 +103,13 @@ pub fn read(file: &File) -> Result<ExeInfo> {
     Ok(ExeInfo { is_64, machine: header.e_machine, interp, needed, libc })
 }
 
-fn read_needed(file: &File, dynamic: &ProgramHeader, phdrs: &[ProgramHeader], is_64: bool, le: bool) -> Result<Vec<String>> {
+fn read_needed(
+    file: &File,
+    dynamic: &ProgramHeader,
+    phdrs: &[ProgramHeader],
+    is_64: bool,
+    le: bool,
+) -> Result<Vec<String>> {
     let bytes = pread(file, dynamic.p_offset, dynamic.p_filesz.min(MAX_DYNAMIC) as usize)?;
     let w = if is_64 { 8 } else { 4 };
     let word = |b: &[u8]| -> u64 {

@@ -122,11 +122,20 @@ pub fn clocksource() -> Option<Clocksource> {
 pub fn clocksource_has_vdso_mode(name: &str) -> Option<bool> {
     match name {
         // x86 TSC, Hyper-V TSC page, arm64 generic timer, riscv/loongarch/s390/ppc timebase
-        "tsc" | "hyperv_clocksource_tsc_page" | "arch_sys_counter" | "riscv_clocksource" | "constant" | "tod"
-        | "timebase" | "mips" | "MIPS" | "GIC" => Some(true),
+        "tsc"
+        | "hyperv_clocksource_tsc_page"
+        | "arch_sys_counter"
+        | "riscv_clocksource"
+        | "constant"
+        | "tod"
+        | "timebase"
+        | "mips"
+        | "MIPS"
+        | "GIC" => Some(true),
         // no vDSO mode: every high-resolution clock read is a syscall
-        "xen" | "hpet" | "acpi_pm" | "jiffies" | "refined-jiffies" | "pit" | "tsc-early"
-        | "hyperv_clocksource_msr" => Some(false),
+        "xen" | "hpet" | "acpi_pm" | "jiffies" | "refined-jiffies" | "pit" | "tsc-early" | "hyperv_clocksource_msr" => {
+            Some(false)
+        }
         "kvm-clock" => None,
         _ => None,
     }
