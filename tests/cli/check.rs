@@ -1,1 +1,106 @@
-//! `check` integration tests.
+//! `check`: the host audit on this machine, on 32-bit and static targets,
+//! and its Prometheus form through promtool.
+
+use super::common::{build_c, have_m32, is_root, run, run_json, skip, vdsoctl_path, Workload};
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+
+fn check_named<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("no check {name}: {doc}"))
+}
+
+#[test]
+fn passes_on_this_host_with_keys() {
+    let (code, stdout, stderr) = run(&["check"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("verdict: OK") || stdout.contains("verdict: WARN"), "{stdout}");
+    let doc = run_json(&["check"]);
+    assert!(doc["status"] == "OK" || doc["status"] == "WARN", "{doc}");
+    for c in doc["checks"].as_array().unwrap() {
+        for key in ["name", "status", "detail", "hint"] {
+            assert!(c.get(key).is_some(), "check lacks {key}: {c}");
+        }
+    }
+    assert_eq!(check_named(&doc, "vdso_mapped")["status"], "OK");
+    assert_eq!(check_named(&doc, "auxv_sysinfo_ehdr")["status"], "OK");
+    let libc = check_named(&doc, "libc")["detail"].as_str().unwrap().to_string();
+    assert!(libc.contains("glibc 2."), "{libc}");
+    let cs = std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource").unwrap();
+    assert!(check_named(&doc, "clocksource")["detail"].as_str().unwrap().contains(cs.trim()));
+}
+
+#[test]
+fn thirty_two_bit_process_is_named() {
+    if !have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    let w = Workload::start(Command::new(build_c("wait_ready", true, &[])));
+    let doc = run_json(&["check", "-p", &w.pid().to_string()]);
+    let bin = check_named(&doc, "process_binary");
+    let detail = bin["detail"].as_str().unwrap();
+    assert!(detail.contains("32-bit i386"), "{detail}");
+    assert!(detail.contains("glibc"), "{detail}");
+    assert_eq!(bin["status"], "WARN");
+    assert_eq!(check_named(&doc, "process_vdso_mapped")["status"], "OK");
+    assert_eq!(check_named(&doc, "process_auxv_sysinfo_ehdr")["status"], "OK");
+}
+
+#[test]
+fn static_binary_is_named() {
+    let w = Workload::start(Command::new(build_c("wait_ready", false, &["-static"])));
+    let doc = run_json(&["check", "-p", &w.pid().to_string()]);
+    let detail = check_named(&doc, "process_binary")["detail"].as_str().unwrap().to_string();
+    assert!(detail.contains("statically linked"), "{detail}");
+    assert!(detail.contains("glibc"), "static glibc is recognised: {detail}");
+    // --strict turns that WARN into exit 1.
+    let (code, _, _) = run(&["check", "--strict", "-p", &w.pid().to_string()]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn prometheus_passes_promtool() {
+    let Ok(promtool) = which("promtool") else {
+        return skip("promtool not installed (apt-get install prometheus)");
+    };
+    let (code, stdout, stderr) = run(&["--format", "prometheus", "check"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("# TYPE vdsoctl_check_status gauge"), "{stdout}");
+    assert!(stdout.contains("vdsoctl_check_status{check=\"clocksource\"} 0"), "{stdout}");
+    assert!(stdout.contains("vdsoctl_check_failed 0"), "{stdout}");
+    let mut child = Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdout.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn non_root_runs_what_it_can() {
+    if !is_root() {
+        return skip("dropping privileges to nobody needs root");
+    }
+    let out = Command::new(vdsoctl_path()).args(["--json", "check"]).uid(65534).gid(65534).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let log = check_named(&doc, "kernel_log");
+    assert_eq!(log["status"], "SKIP", "{log}");
+    assert!(log["detail"].as_str().unwrap().contains("needs root"), "{log}");
+}
+
+fn which(name: &str) -> Result<std::path::PathBuf, ()> {
+    std::env::var_os("PATH")
+        .and_then(|p| std::env::split_paths(&p).map(|d| d.join(name)).find(|p| p.is_file()))
+        .ok_or(())
+}
