@@ -1,0 +1,831 @@
+//! The vDSO image as an ELF shared object: header, dynamic symbols with their
+//! versions (what `objdump -T` lists), version definitions (`readelf -V`),
+//! notes (`readelf -n`) and which hash tables the dynamic section names.
+//!
+//! The bytes are untrusted: a file anyone handed us, or a mapping another
+//! process may have shaped. goblin parses the fixed-size records (header,
+//! program and section headers, dynamic entries, symbols), but only after
+//! this module has checked every table's offset and count against the
+//! buffer; goblin's own `Elf::parse` walks hash chains and relocations with
+//! unchecked arithmetic, so it is not used. The variable-length walks
+//! (strings, version chains, notes) are done here with checked reads.
+//! Structural damage (a table outside the file, a loop) is an `Err`; a single
+//! bad string index reads as `<corrupt>`, as readelf prints it.
+//!
+//! References: the System V gABI, `elf(5)`, and the GNU symbol versioning
+//! spec (`.gnu.version`, `.gnu.version_d`).
+
+use crate::error::{Error, Result};
+use goblin::container::{Container, Ctx};
+use goblin::elf::dynamic::Dynamic;
+use goblin::elf::{Header, ProgramHeader, SectionHeader, Sym};
+use std::collections::HashSet;
+use std::ops::Range;
+
+/// What the parse errors are about; callers replace it with the file or pid.
+pub const WHAT: &str = "ELF image";
+
+const PT_LOAD: u32 = 1;
+const PT_DYNAMIC: u32 = 2;
+const PT_NOTE: u32 = 4;
+const SHT_STRTAB: u32 = 3;
+const SHT_NOTE: u32 = 7;
+const SHT_NOBITS: u32 = 8;
+const SHT_DYNSYM: u32 = 11;
+const SHT_GNU_VERDEF: u32 = 0x6fff_fffd;
+const SHT_GNU_VERSYM: u32 = 0x6fff_ffff;
+const SHN_UNDEF: usize = 0;
+const SHN_LORESERVE: usize = 0xff00;
+const SHN_ABS: usize = 0xfff1;
+const SHN_COMMON: usize = 0xfff2;
+const SHN_XINDEX: usize = 0xffff;
+const DT_NULL: u64 = 0;
+const DT_HASH: u64 = 4;
+const DT_STRTAB: u64 = 5;
+const DT_SYMTAB: u64 = 6;
+const DT_STRSZ: u64 = 10;
+const DT_SONAME: u64 = 14;
+const DT_GNU_HASH: u64 = 0x6fff_fef5;
+const DT_VERSYM: u64 = 0x6fff_fff0;
+const DT_VERDEF: u64 = 0x6fff_fffc;
+const DT_VERDEFNUM: u64 = 0x6fff_fffd;
+const VERSYM_HIDDEN: u16 = 0x8000;
+const VER_FLG_BASE: u16 = 0x1;
+const VER_FLG_WEAK: u16 = 0x2;
+/// Size of `Elf32_Verdef`/`Elf64_Verdef` (the same in both classes).
+const VERDEF_SIZE: u64 = 20;
+/// Size of `Elf*_Verdaux`.
+const VERDAUX_SIZE: u64 = 8;
+
+/// A parsed vDSO image. Everything is owned, so the report can outlive the bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    pub is_64: bool,
+    pub little_endian: bool,
+    /// `e_machine`.
+    pub machine: u16,
+    /// `e_type` (3 = ET_DYN for every real vDSO).
+    pub elf_type: u16,
+    /// DT_SONAME (`linux-vdso.so.1`, `linux-gate.so.1`, ...).
+    pub soname: Option<String>,
+    /// Bytes in the image.
+    pub size: u64,
+    /// Dynamic symbols in table order, without the null symbol at index 0.
+    pub symbols: Vec<Symbol>,
+    /// Version definitions in chain order.
+    pub versions: Vec<VersionDef>,
+    pub notes: Vec<Note>,
+    /// The dynamic section has DT_HASH (what musl's vDSO lookup needs).
+    pub has_hash: bool,
+    /// The dynamic section has DT_GNU_HASH.
+    pub has_gnu_hash: bool,
+}
+
+/// One dynamic symbol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Symbol {
+    pub name: String,
+    /// st_value as in the file (an offset from the image base in a vDSO).
+    pub value: u64,
+    pub size: u64,
+    /// STT_* (low 4 bits of st_info).
+    pub kind: u8,
+    /// STB_* (high 4 bits of st_info).
+    pub bind: u8,
+    /// STV_* (low 2 bits of st_other).
+    pub visibility: u8,
+    pub shndx: usize,
+    /// `.text`, `*ABS*`, `*UND*`, ...; None when the index names no section.
+    pub section: Option<String>,
+    /// The version from `.gnu.version`; None when there is no table or index 0 (local).
+    pub version: Option<SymVersion>,
+}
+
+/// A symbol's version binding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymVersion {
+    /// Index into the version definitions (bit 15 cleared).
+    pub index: u16,
+    /// The version name; `Base` for index 1; None when no definition has this index.
+    pub name: Option<String>,
+    /// Bit 15 set: a hidden (non-default) version, shown `(LINUX_2.6)` by objdump.
+    pub hidden: bool,
+}
+
+impl SymVersion {
+    /// The version as `objdump -T` prints it: `LINUX_2.6`, or `(LINUX_2.6)` when hidden.
+    pub fn display(&self) -> String {
+        let name = self.name.clone().unwrap_or_else(|| format!("<index {}>", self.index));
+        if self.hidden {
+            format!("({name})")
+        } else {
+            name
+        }
+    }
+}
+
+/// One entry of `.gnu.version_d`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionDef {
+    pub index: u16,
+    /// VER_FLG_* bits.
+    pub flags: u16,
+    pub name: String,
+    /// Names of the versions this one inherits from (further `Verdaux` entries).
+    pub parents: Vec<String>,
+}
+
+impl VersionDef {
+    /// Flags as readelf prints them: `BASE`, `WEAK`, `none`, unknown bits in hex.
+    pub fn flags_text(&self) -> String {
+        let mut parts = Vec::new();
+        if self.flags & VER_FLG_BASE != 0 {
+            parts.push("BASE".to_string());
+        }
+        if self.flags & VER_FLG_WEAK != 0 {
+            parts.push("WEAK".to_string());
+        }
+        let other = self.flags & !(VER_FLG_BASE | VER_FLG_WEAK);
+        if other != 0 {
+            parts.push(format!("{other:#x}"));
+        }
+        if parts.is_empty() {
+            "none".to_string()
+        } else {
+            parts.join(" | ")
+        }
+    }
+}
+
+/// One ELF note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// The name field without its NUL (`Linux`, `GNU`).
+    pub owner: String,
+    pub n_type: u32,
+    /// The descriptor bytes.
+    pub desc: Vec<u8>,
+    /// The type's name when owner and type are known.
+    pub type_name: Option<&'static str>,
+    /// The decoded descriptor when we know the format; None for unknown notes.
+    pub description: Option<String>,
+}
+
+/// Parse an image. Total: any bytes give `Ok` or `Err(Error::Malformed)`.
+pub fn parse(bytes: &[u8]) -> Result<Image> {
+    Parser::new(bytes)?.run()
+}
+
+fn bad(detail: impl Into<String>) -> Error {
+    Error::malformed(WHAT, detail)
+}
+
+/// `off..off+len` if it lies inside a buffer of `total` bytes.
+fn span(total: usize, off: u64, len: u64) -> Option<Range<usize>> {
+    let end = off.checked_add(len)?;
+    if end > total as u64 {
+        return None;
+    }
+    Some(off as usize..end as usize)
+}
+
+/// Whether `off..off+len` ends at or before `end`.
+fn fits(off: u64, len: u64, end: u64) -> bool {
+    off.checked_add(len).is_some_and(|e| e <= end)
+}
+
+/// The NUL-terminated string at `idx` of a string table, lossily decoded.
+fn cstr(table: &[u8], idx: u64) -> Option<String> {
+    let rest = table.get(usize::try_from(idx).ok()?..)?;
+    let nul = rest.iter().position(|&b| b == 0)?;
+    Some(String::from_utf8_lossy(&rest[..nul]).into_owned())
+}
+
+struct Parser<'a> {
+    bytes: &'a [u8],
+    le: bool,
+    is_64: bool,
+    ctx: Ctx,
+    header: Header,
+    phdrs: Vec<ProgramHeader>,
+    shdrs: Vec<SectionHeader>,
+    shstrtab: Option<Range<usize>>,
+}
+
+impl<'a> Parser<'a> {
+    /// Check the identification and the header tables, then let goblin read them.
+    fn new(bytes: &'a [u8]) -> Result<Parser<'a>> {
+        if bytes.is_empty() {
+            return Err(bad("the image is empty (0 bytes)"));
+        }
+        if bytes.len() < 16 || &bytes[..4] != b"\x7fELF" {
+            return Err(bad(format!(
+                "not an ELF file: the first bytes are {:02x?}, not 7f 45 4c 46 (\\x7fELF)",
+                &bytes[..bytes.len().min(4)]
+            )));
+        }
+        let is_64 = match bytes[4] {
+            1 => false,
+            2 => true,
+            c => return Err(bad(format!("unknown ELF class {c} (EI_CLASS must be 1 or 2)"))),
+        };
+        let le = match bytes[5] {
+            1 => true,
+            2 => false,
+            d => return Err(bad(format!("unknown ELF data encoding {d} (EI_DATA must be 1 or 2)"))),
+        };
+        let ehsize = if is_64 { 64 } else { 52 };
+        if bytes.len() < ehsize {
+            return Err(bad(format!("truncated: {} bytes, an ELF header needs {ehsize}", bytes.len())));
+        }
+        let header = goblin::elf::Elf::parse_header(bytes).map_err(|e| bad(format!("ELF header: {e}")))?;
+        let container = if is_64 { Container::Big } else { Container::Little };
+        let endian = if le { goblin::container::Endian::Little } else { goblin::container::Endian::Big };
+        let ctx = Ctx::new(container, endian);
+        let total = bytes.len();
+
+        let phent: u64 = if is_64 { 56 } else { 32 };
+        let phnum = u64::from(header.e_phnum);
+        if phnum > 0 {
+            if u64::from(header.e_phentsize) != phent {
+                return Err(bad(format!("e_phentsize is {}, not {phent}", header.e_phentsize)));
+            }
+            if span(total, header.e_phoff, phnum * phent).is_none() {
+                return Err(bad(format!(
+                    "the program header table ({phnum} entries at offset {:#x}) runs past the end of the {total}-byte image",
+                    header.e_phoff
+                )));
+            }
+        }
+        let phdrs = ProgramHeader::parse(bytes, header.e_phoff as usize, phnum as usize, ctx)
+            .map_err(|e| bad(format!("program headers: {e}")))?;
+        for (i, ph) in phdrs.iter().enumerate() {
+            if ph.p_filesz > 0 && span(total, ph.p_offset, ph.p_filesz).is_none() {
+                return Err(bad(format!(
+                    "program header {i} (offset {:#x}, {} bytes) runs past the end of the {total}-byte image",
+                    ph.p_offset, ph.p_filesz
+                )));
+            }
+        }
+
+        let mut shdrs = Vec::new();
+        if header.e_shoff != 0 {
+            let shent: u64 = if is_64 { 64 } else { 40 };
+            if u64::from(header.e_shentsize) != shent {
+                return Err(bad(format!("e_shentsize is {}, not {shent}", header.e_shentsize)));
+            }
+            let first = span(total, header.e_shoff, shent).ok_or_else(|| {
+                bad(format!(
+                    "the section header table at offset {:#x} lies outside the {total}-byte image",
+                    header.e_shoff
+                ))
+            })?;
+            let mut shnum = u64::from(header.e_shnum);
+            if shnum == 0 {
+                // Extended numbering: the count is in section 0's sh_size.
+                let zero = SectionHeader::parse(bytes, first.start, 1, ctx)
+                    .map_err(|e| bad(format!("section header 0: {e}")))?;
+                shnum = zero.first().map_or(0, |s| s.sh_size);
+            }
+            let table = shnum.checked_mul(shent).and_then(|len| span(total, header.e_shoff, len));
+            if table.is_none() {
+                return Err(bad(format!(
+                    "the section header table ({shnum} entries at offset {:#x}) runs past the end of the {total}-byte image",
+                    header.e_shoff
+                )));
+            }
+            shdrs = SectionHeader::parse(bytes, header.e_shoff as usize, shnum as usize, ctx)
+                .map_err(|e| bad(format!("section headers: {e}")))?;
+            for (i, sh) in shdrs.iter().enumerate() {
+                if sh.sh_type != SHT_NOBITS && sh.sh_size > 0 && span(total, sh.sh_offset, sh.sh_size).is_none() {
+                    return Err(bad(format!(
+                        "section {i} (offset {:#x}, {} bytes) runs past the end of the {total}-byte image",
+                        sh.sh_offset, sh.sh_size
+                    )));
+                }
+            }
+        }
+
+        let mut shstrtab = None;
+        if !shdrs.is_empty() {
+            let mut idx = usize::from(header.e_shstrndx);
+            if idx == SHN_XINDEX {
+                idx = shdrs.first().map_or(0, |s| s.sh_link as usize);
+            }
+            if idx != SHN_UNDEF {
+                let sh = shdrs.get(idx).ok_or_else(|| {
+                    bad(format!("e_shstrndx {idx} names no section (there are {})", shdrs.len()))
+                })?;
+                if sh.sh_type != SHT_STRTAB {
+                    return Err(bad(format!("e_shstrndx {idx} is not a string table (sh_type {})", sh.sh_type)));
+                }
+                shstrtab = span(total, sh.sh_offset, sh.sh_size);
+            }
+        }
+
+        Ok(Parser { bytes, le, is_64, ctx, header, phdrs, shdrs, shstrtab })
+    }
+
+    fn u16_at(&self, off: u64) -> Option<u16> {
+        let r = span(self.bytes.len(), off, 2)?;
+        let b: [u8; 2] = self.bytes.get(r)?.try_into().ok()?;
+        Some(if self.le { u16::from_le_bytes(b) } else { u16::from_be_bytes(b) })
+    }
+
+    fn u32_at(&self, off: u64) -> Option<u32> {
+        let r = span(self.bytes.len(), off, 4)?;
+        let b: [u8; 4] = self.bytes.get(r)?.try_into().ok()?;
+        Some(if self.le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
+    }
+
+    /// A section header's name from .shstrtab.
+    fn section_name(&self, idx: usize) -> Option<String> {
+        let sh = self.shdrs.get(idx)?;
+        let table = self.bytes.get(self.shstrtab.clone()?)?;
+        cstr(table, sh.sh_name as u64)
+    }
+
+    /// The bytes of section `idx`, bounds already checked in `new`.
+    fn section_bytes(&self, sh: &SectionHeader) -> Option<&'a [u8]> {
+        self.bytes.get(span(self.bytes.len(), sh.sh_offset, sh.sh_size)?)
+    }
+
+    /// A virtual address of the image to a file offset, through PT_LOAD.
+    fn vaddr_to_offset(&self, addr: u64) -> Option<u64> {
+        self.phdrs.iter().filter(|p| p.p_type == PT_LOAD).find_map(|p| {
+            let delta = addr.checked_sub(p.p_vaddr)?;
+            (delta < p.p_filesz).then(|| p.p_offset.checked_add(delta)).flatten()
+        })
+    }
+
+    fn run(self) -> Result<Image> {
+        let total = self.bytes.len();
+        // The dynamic entries: PT_DYNAMIC was bounds-checked in `new`.
+        if !self.phdrs.iter().any(|p| p.p_type == PT_DYNAMIC) {
+            return Err(bad("no PT_DYNAMIC segment: this is not a shared object, so it cannot be a vDSO"));
+        }
+        let dynamic = Dynamic::parse(self.bytes, &self.phdrs, self.ctx)
+            .map_err(|e| bad(format!("dynamic section: {e}")))?
+            .ok_or_else(|| bad("no PT_DYNAMIC segment"))?;
+        let mut tags: Vec<(u64, u64)> = Vec::new();
+        for d in &dynamic.dyns {
+            if d.d_tag == DT_NULL {
+                break;
+            }
+            tags.push((d.d_tag, d.d_val));
+        }
+        let tag = |t: u64| tags.iter().find(|(k, _)| *k == t).map(|(_, v)| *v);
+
+        // The dynamic string table: DT_STRTAB/DT_STRSZ, as the dynamic linker sees it.
+        let dynstr: &[u8] = match (tag(DT_STRTAB), tag(DT_STRSZ)) {
+            (Some(addr), Some(size)) => {
+                let off = self
+                    .vaddr_to_offset(addr)
+                    .ok_or_else(|| bad(format!("DT_STRTAB {addr:#x} is not inside any PT_LOAD segment")))?;
+                let r = span(total, off, size).ok_or_else(|| {
+                    bad(format!("DT_STRTAB at offset {off:#x} with DT_STRSZ {size} runs past the end of the {total}-byte image"))
+                })?;
+                &self.bytes[r]
+            }
+            _ => return Err(bad("the dynamic section has no DT_STRTAB/DT_STRSZ: there is no string table for symbol names")),
+        };
+        let soname = tag(DT_SONAME).map(|i| cstr(dynstr, i).unwrap_or_else(|| "<corrupt>".into()));
+
+        let symbols_raw = self.dynsyms(&tag, dynstr)?;
+        let (versions, verdef_names) = self.verdefs(&tag, dynstr)?;
+        let versym = self.versym_offset(&tag)?;
+
+        let mut symbols = Vec::with_capacity(symbols_raw.len().saturating_sub(1));
+        for (i, (sym, strtab)) in symbols_raw.iter().enumerate().skip(1) {
+            let name = cstr(strtab, sym.st_name as u64).unwrap_or_else(|| "<corrupt>".into());
+            let section = match sym.st_shndx {
+                SHN_UNDEF => Some("*UND*".to_string()),
+                SHN_ABS => Some("*ABS*".to_string()),
+                SHN_COMMON => Some("*COM*".to_string()),
+                n if n >= SHN_LORESERVE => None,
+                n => self.section_name(n),
+            };
+            let version = versym
+                .and_then(|base| self.u16_at(base.checked_add(2 * i as u64)?))
+                .and_then(|raw| {
+                    let index = raw & !VERSYM_HIDDEN;
+                    let name = match index {
+                        0 => return None,
+                        1 => Some("Base".to_string()),
+                        n => verdef_names.iter().find(|(k, _)| *k == n).map(|(_, s)| s.clone()),
+                    };
+                    Some(SymVersion { index, name, hidden: raw & VERSYM_HIDDEN != 0 })
+                });
+            symbols.push(Symbol {
+                name,
+                value: sym.st_value,
+                size: sym.st_size,
+                kind: sym.st_info & 0xf,
+                bind: sym.st_info >> 4,
+                visibility: sym.st_other & 0x3,
+                shndx: sym.st_shndx,
+                section,
+                version,
+            });
+        }
+
+        let notes = self.notes()?;
+        Ok(Image {
+            is_64: self.is_64,
+            little_endian: self.le,
+            machine: self.header.e_machine,
+            elf_type: self.header.e_type,
+            soname,
+            size: total as u64,
+            symbols,
+            versions,
+            notes,
+            has_hash: tag(DT_HASH).is_some(),
+            has_gnu_hash: tag(DT_GNU_HASH).is_some(),
+        })
+    }
+
+    /// The dynamic symbols with the string table each names. `.dynsym` (what
+    /// objdump reads) when there are section headers, else DT_SYMTAB with the
+    /// count from DT_HASH's nchain or the DT_GNU_HASH chains.
+    fn dynsyms(&self, tag: &dyn Fn(u64) -> Option<u64>, dynstr: &'a [u8]) -> Result<Vec<(Sym, &'a [u8])>> {
+        let total = self.bytes.len();
+        let entsize: u64 = if self.is_64 { 24 } else { 16 };
+        let (off, count, strtab) = if let Some(sh) = self.shdrs.iter().find(|s| s.sh_type == SHT_DYNSYM) {
+            if sh.sh_entsize != entsize {
+                return Err(bad(format!("the .dynsym entry size is {}, not {entsize}", sh.sh_entsize)));
+            }
+            let link = self.shdrs.get(sh.sh_link as usize).filter(|l| l.sh_type == SHT_STRTAB).ok_or_else(|| {
+                bad(format!(".dynsym's sh_link {} is not a string table: symbol names cannot be read", sh.sh_link))
+            })?;
+            let strtab = self.section_bytes(link).unwrap_or(&[]);
+            (sh.sh_offset, sh.sh_size / entsize, strtab)
+        } else {
+            let addr = tag(DT_SYMTAB).ok_or_else(|| bad("no .dynsym section and no DT_SYMTAB: there are no symbols"))?;
+            let off = self
+                .vaddr_to_offset(addr)
+                .ok_or_else(|| bad(format!("DT_SYMTAB {addr:#x} is not inside any PT_LOAD segment")))?;
+            let count = if let Some(h) = tag(DT_HASH) {
+                let h = self.vaddr_to_offset(h).ok_or_else(|| bad("DT_HASH is not inside any PT_LOAD segment"))?;
+                u64::from(self.u32_at(h + 4).ok_or_else(|| bad("DT_HASH runs past the end of the image"))?)
+            } else if let Some(g) = tag(DT_GNU_HASH) {
+                let g = self.vaddr_to_offset(g).ok_or_else(|| bad("DT_GNU_HASH is not inside any PT_LOAD segment"))?;
+                self.gnu_hash_count(g).ok_or_else(|| bad("DT_GNU_HASH runs past the end of the image"))?
+            } else {
+                return Err(bad("no .dynsym section and no hash table: the number of symbols is unknown"));
+            };
+            (off, count, dynstr)
+        };
+        let len = count.checked_mul(entsize).unwrap_or(u64::MAX);
+        if span(total, off, len).is_none() {
+            return Err(bad(format!(
+                "the dynamic symbol table ({count} entries at offset {off:#x}) runs past the end of the {total}-byte image"
+            )));
+        }
+        let syms = Sym::parse(self.bytes, off as usize, count as usize, self.ctx)
+            .map_err(|e| bad(format!("dynamic symbols: {e}")))?;
+        Ok(syms.into_iter().map(|s| (s, strtab)).collect())
+    }
+
+    /// Number of symbols a GNU hash table covers: symoffset plus the longest
+    /// chain walk, every read bounds-checked.
+    fn gnu_hash_count(&self, off: u64) -> Option<u64> {
+        let nbuckets = u64::from(self.u32_at(off)?);
+        let symoffset = u64::from(self.u32_at(off + 4)?);
+        let bloom = u64::from(self.u32_at(off + 8)?);
+        let word = if self.is_64 { 8 } else { 4 };
+        let buckets = off.checked_add(16)?.checked_add(bloom.checked_mul(word)?)?;
+        span(self.bytes.len(), buckets, nbuckets.checked_mul(4)?)?;
+        let mut max = 0u64;
+        for b in 0..nbuckets {
+            max = max.max(u64::from(self.u32_at(buckets + 4 * b)?));
+        }
+        if max < symoffset {
+            return Some(symoffset);
+        }
+        let chains = buckets + 4 * nbuckets;
+        let mut idx = max;
+        loop {
+            let hash = self.u32_at(chains.checked_add(idx.checked_sub(symoffset)?.checked_mul(4)?)?)?;
+            if hash & 1 != 0 {
+                return Some(idx + 1);
+            }
+            idx += 1;
+        }
+    }
+
+    /// File offset of the `.gnu.version` table, if there is one.
+    fn versym_offset(&self, tag: &dyn Fn(u64) -> Option<u64>) -> Result<Option<u64>> {
+        if let Some(sh) = self.shdrs.iter().find(|s| s.sh_type == SHT_GNU_VERSYM) {
+            return Ok(Some(sh.sh_offset));
+        }
+        match tag(DT_VERSYM) {
+            None => Ok(None),
+            Some(addr) => self
+                .vaddr_to_offset(addr)
+                .map(Some)
+                .ok_or_else(|| bad(format!("DT_VERSYM {addr:#x} is not inside any PT_LOAD segment"))),
+        }
+    }
+
+    /// Walk `.gnu.version_d`. Returns the definitions and (index, name) pairs.
+    /// The chain is followed as a 32-bit consumer would (offsets wrap at
+    /// 2^32), so a `vd_next` that points back is a loop, reported as one.
+    #[allow(clippy::type_complexity)]
+    fn verdefs(
+        &self,
+        tag: &dyn Fn(u64) -> Option<u64>,
+        dynstr: &'a [u8],
+    ) -> Result<(Vec<VersionDef>, Vec<(u16, String)>)> {
+        let total = self.bytes.len() as u64;
+        let (start, end, count, strtab) = if let Some(sh) = self.shdrs.iter().find(|s| s.sh_type == SHT_GNU_VERDEF) {
+            let strtab = self
+                .shdrs
+                .get(sh.sh_link as usize)
+                .filter(|l| l.sh_type == SHT_STRTAB)
+                .and_then(|l| self.section_bytes(l))
+                .unwrap_or(dynstr);
+            (sh.sh_offset, sh.sh_offset.saturating_add(sh.sh_size), u64::from(sh.sh_info), strtab)
+        } else if let Some(addr) = tag(DT_VERDEF) {
+            let off = self
+                .vaddr_to_offset(addr)
+                .ok_or_else(|| bad(format!("DT_VERDEF {addr:#x} is not inside any PT_LOAD segment")))?;
+            (off, total, tag(DT_VERDEFNUM).unwrap_or(0), dynstr)
+        } else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        let mut defs = Vec::new();
+        let mut names = Vec::new();
+        let mut seen = HashSet::new();
+        let mut off = start;
+        for n in 0..count {
+            if !seen.insert(off) {
+                return Err(bad(format!(
+                    "the version definition chain loops: entry {n} points back to offset {off:#x} — a 32-bit dynamic linker would never finish walking it"
+                )));
+            }
+            if off < start || !fits(off, VERDEF_SIZE, end) {
+                return Err(bad(format!(
+                    "version definition {n} at offset {off:#x} runs past the end of its section (DT_VERDEFNUM/sh_info says {count})"
+                )));
+            }
+            let (flags, index, cnt, aux, next) = (
+                self.u16_at(off + 2),
+                self.u16_at(off + 4),
+                self.u16_at(off + 6),
+                self.u32_at(off + 12),
+                self.u32_at(off + 16),
+            );
+            let (Some(flags), Some(index), Some(cnt), Some(aux), Some(next)) = (flags, index, cnt, aux, next) else {
+                return Err(bad(format!("version definition {n} at offset {off:#x} is truncated")));
+            };
+            let mut aux_names = Vec::new();
+            let mut aux_off = off.wrapping_add(u64::from(aux)) & 0xffff_ffff;
+            let mut aux_seen = HashSet::new();
+            for _ in 0..cnt {
+                if !aux_seen.insert(aux_off) {
+                    return Err(bad(format!("the auxiliary chain of version definition {n} loops at {aux_off:#x}")));
+                }
+                if aux_off < start || !fits(aux_off, VERDAUX_SIZE, end) {
+                    return Err(bad(format!(
+                        "version definition {n}'s auxiliary entry at {aux_off:#x} lies outside its section"
+                    )));
+                }
+                let (Some(name), Some(aux_next)) = (self.u32_at(aux_off), self.u32_at(aux_off + 4)) else {
+                    return Err(bad(format!("version auxiliary entry at {aux_off:#x} is truncated")));
+                };
+                aux_names.push(cstr(strtab, u64::from(name)).unwrap_or_else(|| "<corrupt>".into()));
+                if aux_next == 0 {
+                    break;
+                }
+                aux_off = (aux_off + u64::from(aux_next)) & 0xffff_ffff;
+            }
+            let mut aux_names = aux_names.into_iter();
+            let name = aux_names.next().unwrap_or_else(|| "<corrupt>".into());
+            names.push((index, name.clone()));
+            defs.push(VersionDef { index, flags, name, parents: aux_names.collect() });
+            if next == 0 {
+                break;
+            }
+            off = (off + u64::from(next)) & 0xffff_ffff;
+        }
+        Ok((defs, names))
+    }
+
+    /// Notes from SHT_NOTE sections (what readelf -n shows), else PT_NOTE segments.
+    fn notes(&self) -> Result<Vec<Note>> {
+        let mut regions: Vec<(u64, u64, u64)> = self
+            .shdrs
+            .iter()
+            .filter(|s| s.sh_type == SHT_NOTE)
+            .map(|s| (s.sh_offset, s.sh_size, s.sh_addralign))
+            .collect();
+        if regions.is_empty() {
+            regions =
+                self.phdrs.iter().filter(|p| p.p_type == PT_NOTE).map(|p| (p.p_offset, p.p_filesz, p.p_align)).collect();
+        }
+        let mut notes = Vec::new();
+        for (off, size, align) in regions {
+            let region = span(self.bytes.len(), off, size)
+                .and_then(|r| self.bytes.get(r))
+                .ok_or_else(|| bad(format!("the note area at {off:#x} ({size} bytes) runs past the end of the image")))?;
+            notes.extend(self.parse_notes(region, off, if align == 8 { 8 } else { 4 })?);
+        }
+        Ok(notes)
+    }
+
+    fn parse_notes(&self, region: &[u8], base: u64, align: u64) -> Result<Vec<Note>> {
+        let mut notes = Vec::new();
+        let len = region.len() as u64;
+        let read = |at: u64| -> Option<u32> {
+            let b: [u8; 4] = region.get(usize::try_from(at).ok()?..usize::try_from(at.checked_add(4)?).ok()?)?.try_into().ok()?;
+            Some(if self.le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
+        };
+        let up = |v: u64| v.checked_add(align - 1).map(|x| x & !(align - 1));
+        let mut at = 0u64;
+        while at < len {
+            let trunc = || bad(format!("the note at offset {:#x} is truncated or its sizes run past its area", base + at));
+            let (Some(namesz), Some(descsz), Some(n_type)) = (read(at), read(at + 4), read(at + 8)) else {
+                return Err(trunc());
+            };
+            let name_at = at + 12;
+            let desc_at = up(name_at + u64::from(namesz)).ok_or_else(trunc)?;
+            let next = desc_at.checked_add(u64::from(descsz)).and_then(up).ok_or_else(trunc)?;
+            let name = region.get(name_at as usize..(name_at + u64::from(namesz)) as usize).ok_or_else(trunc)?;
+            let desc_end = desc_at + u64::from(descsz);
+            if desc_end > len {
+                return Err(trunc());
+            }
+            let desc = region.get(desc_at as usize..desc_end as usize).ok_or_else(trunc)?.to_vec();
+            let owner = String::from_utf8_lossy(name.split(|&b| b == 0).next().unwrap_or(&[])).into_owned();
+            let (type_name, description) = decode_note(&owner, n_type, &desc, self.le);
+            notes.push(Note { owner, n_type, desc, type_name, description });
+            at = next;
+        }
+        Ok(notes)
+    }
+}
+
+/// Names and decodes the notes a vDSO carries (`include/linux/elfnote.h`,
+/// the kernel's `vdso/note.S`, glibc's `elf.h`); others stay undecoded.
+fn decode_note(owner: &str, n_type: u32, desc: &[u8], le: bool) -> (Option<&'static str>, Option<String>) {
+    let word = |i: usize| -> Option<u32> {
+        let b: [u8; 4] = desc.get(i * 4..i * 4 + 4)?.try_into().ok()?;
+        Some(if le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
+    };
+    match (owner, n_type) {
+        ("Linux", 0) => {
+            let text = (desc.len() == 4).then(|| word(0)).flatten().map(version_code);
+            (Some("LINUX_VERSION_CODE"), text)
+        }
+        ("Linux", 0x100) => (Some("LINUX_ELFNOTE_BUILD_SALT"), Some(c_text(desc))),
+        ("Linux", 0x101) => (Some("LINUX_ELFNOTE_LTO_INFO"), word(0).map(|w| format!("LTO {}", w != 0))),
+        ("GNU", 1) => {
+            let text = match (word(0), word(1), word(2), word(3)) {
+                (Some(os), Some(a), Some(b), Some(c)) => {
+                    let os = match os {
+                        0 => "Linux".to_string(),
+                        1 => "Hurd".to_string(),
+                        2 => "Solaris".to_string(),
+                        3 => "FreeBSD".to_string(),
+                        4 => "NetBSD".to_string(),
+                        5 => "Syllable".to_string(),
+                        n => format!("OS {n}"),
+                    };
+                    Some(format!("OS: {os}, ABI: {a}.{b}.{c}"))
+                }
+                _ => None,
+            };
+            (Some("NT_GNU_ABI_TAG"), text)
+        }
+        ("GNU", 3) => (Some("NT_GNU_BUILD_ID"), Some(desc.iter().map(|b| format!("{b:02x}")).collect())),
+        ("GNU", 4) => (Some("NT_GNU_GOLD_VERSION"), Some(c_text(desc))),
+        ("GNU", 5) => (Some("NT_GNU_PROPERTY_TYPE_0"), None),
+        _ => (None, None),
+    }
+}
+
+/// Text up to the first NUL, lossily decoded.
+fn c_text(desc: &[u8]) -> String {
+    String::from_utf8_lossy(desc.split(|&b| b == 0).next().unwrap_or(&[])).into_owned()
+}
+
+/// `KERNEL_VERSION(a, b, c)` = `(a << 16) + (b << 8) + c` back to "a.b.c"
+/// (c saturates at 255 in kernels since 4.9.256).
+pub fn version_code(code: u32) -> String {
+    format!("{}.{}.{}", code >> 16, (code >> 8) & 0xff, code & 0xff)
+}
+
+/// STT_* as readelf names it; unknown values in hex.
+pub fn type_name(kind: u8) -> String {
+    match kind {
+        0 => "NOTYPE".into(),
+        1 => "OBJECT".into(),
+        2 => "FUNC".into(),
+        3 => "SECTION".into(),
+        4 => "FILE".into(),
+        5 => "COMMON".into(),
+        6 => "TLS".into(),
+        10 => "GNU_IFUNC".into(),
+        k => format!("{k:#x}"),
+    }
+}
+
+/// STB_* as readelf names it; unknown values in hex.
+pub fn bind_name(bind: u8) -> String {
+    match bind {
+        0 => "LOCAL".into(),
+        1 => "GLOBAL".into(),
+        2 => "WEAK".into(),
+        10 => "GNU_UNIQUE".into(),
+        b => format!("{b:#x}"),
+    }
+}
+
+/// The 7 flag characters objdump prints between value and section
+/// (`g    DF`, ` w   DF`, `g    DO`).
+pub fn objdump_flags(sym: &Symbol) -> String {
+    let scope = match sym.bind {
+        0 => 'l',
+        1 => 'g',
+        10 => 'u',
+        _ => ' ',
+    };
+    let weak = if sym.bind == 2 { 'w' } else { ' ' };
+    let ifunc = if sym.kind == 10 { 'i' } else { ' ' };
+    let kind = match sym.kind {
+        2 | 10 => 'F',
+        4 => 'f',
+        1 | 5 | 6 => 'O',
+        _ => ' ',
+    };
+    format!("{scope}{weak}  {ifunc}D{kind}")
+}
+
+/// `e_type` as readelf names it.
+pub fn elf_type_name(t: u16) -> String {
+    match t {
+        0 => "NONE".into(),
+        1 => "REL".into(),
+        2 => "EXEC".into(),
+        3 => "DYN".into(),
+        4 => "CORE".into(),
+        t => format!("{t:#x}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vdso").join(name);
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    #[test]
+    fn version_codes() {
+        assert_eq!(version_code(0x06122c), "6.18.44");
+        assert_eq!(version_code(0x050a00), "5.10.0");
+    }
+
+    #[test]
+    fn garbage_is_an_error() {
+        for bytes in [&b""[..], b"\x7fEL", b"#!/bin/sh\necho hi\n", &[0u8; 64], b"\x7fELF\x03\x01\x01\0\0\0\0\0\0\0\0\0"] {
+            assert!(matches!(parse(bytes), Err(Error::Malformed { .. })), "{bytes:?}");
+        }
+    }
+
+    #[test]
+    fn host_x86_64_fixture() {
+        let img = parse(&fixture("x86_64.so")).unwrap();
+        assert!(img.is_64 && img.little_endian);
+        assert_eq!(img.machine, crate::arch::machine::X86_64);
+        assert_eq!(img.soname.as_deref(), Some("linux-vdso.so.1"));
+        let cg = img.symbols.iter().find(|s| s.name == "__vdso_clock_gettime").unwrap();
+        assert_eq!(cg.version.as_ref().unwrap().display(), "LINUX_2.6");
+        assert_eq!(cg.section.as_deref(), Some(".text"));
+        assert_eq!(type_name(cg.kind), "FUNC");
+        assert_eq!(bind_name(cg.bind), "GLOBAL");
+        assert!(img.has_hash && img.has_gnu_hash);
+        let names: Vec<_> = img.versions.iter().map(|v| (v.index, v.name.as_str(), v.flags_text())).collect();
+        assert_eq!(names, [(1, "linux-vdso.so.1", "BASE".to_string()), (2, "LINUX_2.6", "none".to_string())]);
+        let code = img.notes.iter().find(|n| n.owner == "Linux" && n.n_type == 0).unwrap();
+        assert_eq!(code.description.as_deref(), Some("6.18.44"));
+        let id = img.notes.iter().find(|n| n.owner == "GNU" && n.n_type == 3).unwrap();
+        assert_eq!(id.description.as_ref().unwrap().len(), 40);
+    }
+
+    #[test]
+    fn every_prefix_is_handled() {
+        for name in ["x86_64.so", "i386.so"] {
+            let bytes = fixture(name);
+            for len in 0..bytes.len() {
+                let _ = parse(&bytes[..len]);
+            }
+            // The ELF content ends before the page padding: any prefix short of
+            // the section headers' end must fail.
+            assert!(parse(&bytes[..64]).is_err());
+        }
+    }
+}
