@@ -63,6 +63,18 @@ pub enum Error {
     #[error("{} is {size} bytes, more than the {limit}-byte limit — a vDSO image is a few pages; pass the image itself", path.display())]
     TooLarge { path: PathBuf, size: u64, limit: u64 },
 
+    /// A file we were asked to write (`dump -o`) could not be written.
+    #[error("cannot write {}: {source} — check that the directory exists and is writable", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    /// A path that is not a regular file (a directory, a device): never read.
+    #[error("{} is {kind}, not a vDSO image file — pass a regular file, e.g. one written by `vdsoctl dump -o vdso.so`", path.display())]
+    NotAFile { path: PathBuf, kind: String },
+
     /// A kernel facility we need is absent or refused (perf_event_open, tracefs).
     #[error("{what} — {hint}")]
     Facility { what: String, hint: String },
@@ -90,6 +102,8 @@ impl Error {
             | Error::NoVdso { .. }
             | Error::Malformed { .. }
             | Error::TooLarge { .. }
+            | Error::NotAFile { .. }
+            | Error::Write { .. }
             | Error::Spawn { .. } => exit::INSPECT,
         }
     }
@@ -130,6 +144,8 @@ mod tests {
             Error::from_io("/x", io::Error::from_raw_os_error(libc::EIO), "retry"),
             Error::NoVdso { pid: 1 },
             Error::malformed("f", "d"),
+            Error::NotAFile { path: "/dev/zero".into(), kind: "a character device".into() },
+            Error::TooLarge { path: "/x".into(), size: 1 << 30, limit: 64 << 20 },
         ];
         for e in errors {
             let text = e.to_string();

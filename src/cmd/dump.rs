@@ -1,10 +1,395 @@
-//! `dump`: being built on its own branch; this placeholder only says so.
+//! `dump`: the vDSO image of a process (or a file) — ELF header, dynamic
+//! symbols with versions as `objdump -T` lists them, version definitions,
+//! notes, hash tables — and whether the C library can bind what it needs.
 
 use super::Outcome;
+use crate::arch;
+use crate::cli::DumpArgs;
 use crate::error::{Error, Result};
-use crate::output::Output;
+use crate::inspect::elf::{self, Image};
+use crate::inspect::process::READ_LIMIT;
+use crate::inspect::{file, Process};
+use crate::model::{hex, hex_opt, Finding, Severity};
+use crate::output::{emit, human_size, or_dash, Output, Render};
+use serde::Serialize;
+use std::path::Path;
 
-/// Not built yet: exits 4 and says so.
-pub fn run(_args: &crate::cli::DumpArgs, _out: &Output) -> Result<Outcome> {
-    Err(Error::Facility { what: "`dump` is not built yet".into(), hint: "use a later build of vdsoctl".into() })
+/// The `dump` report (DESIGN keys: source, elf, symbols, versions, notes).
+#[derive(Debug, Serialize)]
+pub struct DumpReport {
+    pub source: Source,
+    pub elf: ElfInfo,
+    pub symbols: Vec<SymbolRow>,
+    pub versions: Vec<VersionRow>,
+    pub notes: Vec<NoteRow>,
+    pub hash_tables: HashTables,
+    pub findings: Vec<Finding>,
+}
+
+/// Where the image came from: `{"pid":N,...}` or `{"file":"..."}`.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Source {
+    Pid { pid: i32, comm: String },
+    File { file: String },
+}
+
+/// The ELF header facts.
+#[derive(Debug, Serialize)]
+pub struct ElfInfo {
+    /// `ELF64` or `ELF32`.
+    pub class: String,
+    /// `little` or `big`.
+    pub endian: String,
+    /// readelf-style name (`x86_64`, `aarch64`) or hex.
+    pub machine: String,
+    pub e_machine: u16,
+    /// `DYN` for every real vDSO.
+    #[serde(rename = "type")]
+    pub elf_type: String,
+    pub soname: Option<String>,
+    /// Image size in bytes.
+    pub size: u64,
+    /// Runtime address of the mapping; null for a file.
+    #[serde(serialize_with = "hex_opt")]
+    pub base: Option<u64>,
+}
+
+/// One dynamic symbol, as objdump -T shows it.
+#[derive(Debug, Serialize)]
+pub struct SymbolRow {
+    pub name: String,
+    /// The version name (`LINUX_2.6`); null when the symbol has none.
+    pub version: Option<String>,
+    /// A hidden (non-default) version: objdump prints it `(LINUX_2.6)`.
+    pub version_hidden: bool,
+    /// st_value as in the file.
+    #[serde(serialize_with = "hex")]
+    pub value: u64,
+    pub size: u64,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub bind: String,
+    /// `.text`, `*ABS*`, ...; null when the index names no section.
+    pub section: Option<String>,
+}
+
+/// One version definition (readelf -V).
+#[derive(Debug, Serialize)]
+pub struct VersionRow {
+    pub name: String,
+    pub index: u16,
+    /// `BASE`, `WEAK`, `none`.
+    pub flags: String,
+    /// Versions this one inherits from.
+    pub parents: Vec<String>,
+}
+
+/// One note (readelf -n).
+#[derive(Debug, Serialize)]
+pub struct NoteRow {
+    pub owner: String,
+    /// n_type as a number; see `type_name`.
+    #[serde(rename = "type")]
+    pub n_type: u32,
+    pub type_name: Option<String>,
+    /// Descriptor size in bytes.
+    pub size: usize,
+    /// Decoded descriptor (`6.18.44`, build-id hex, `OS: Linux, ABI: 2.6.39`); null when unknown.
+    pub description: Option<String>,
+    /// The descriptor bytes in hex.
+    pub data: String,
+}
+
+/// Which symbol hash tables the dynamic section names.
+#[derive(Debug, Serialize)]
+pub struct HashTables {
+    pub dt_hash: bool,
+    pub dt_gnu_hash: bool,
+}
+
+/// Findings about what the C library can bind in this image.
+pub fn findings(img: &Image) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let class = if img.is_64 { "64-bit" } else { "32-bit" };
+    match arch::vdso_abi(img.machine, img.is_64) {
+        None => out.push(Finding::new(
+            Severity::Info,
+            format!(
+                "no table of the C library's vDSO symbols for {} {class}: exports not checked",
+                arch::machine_name(img.machine)
+            ),
+            None,
+        )),
+        Some(abi) => {
+            for want in abi.symbols {
+                let found: Vec<_> = img.symbols.iter().filter(|s| s.name == want.name).collect();
+                if found.is_empty() {
+                    out.push(Finding::new(
+                        Severity::Warn,
+                        format!(
+                            "the vDSO exports no {}: {}() through the C library takes the syscall on every call",
+                            want.name,
+                            want.function.name()
+                        ),
+                        Some(
+                            "an old kernel or an emulator's synthetic vDSO; `vdsoctl bench` measures what it costs"
+                                .into(),
+                        ),
+                    ));
+                } else if !found.iter().any(|s| s.version.as_ref().and_then(|v| v.name.as_deref()) == Some(abi.version))
+                {
+                    let have: Vec<String> =
+                        found.iter().map(|s| s.version.as_ref().map_or("no version".into(), |v| v.display())).collect();
+                    out.push(Finding::new(
+                        Severity::Warn,
+                        format!(
+                            "{} is versioned {} but the C library binds {}: the lookup fails and {}() takes the syscall",
+                            want.name,
+                            have.join(", "),
+                            abi.version,
+                            want.function.name()
+                        ),
+                        None,
+                    ));
+                }
+            }
+        }
+    }
+    match (img.has_hash, img.has_gnu_hash) {
+        (true, _) => {}
+        (false, true) => out.push(Finding::new(
+            Severity::Warn,
+            "the vDSO has no DT_HASH, only DT_GNU_HASH: musl looks vDSO symbols up through DT_HASH only, so musl programs take the syscall for every clock read",
+            Some("glibc programs are unaffected; a kernel vDSO linked with --hash-style=both restores DT_HASH".into()),
+        )),
+        (false, false) => out.push(Finding::new(
+            Severity::Fail,
+            "the vDSO has no symbol hash table (neither DT_HASH nor DT_GNU_HASH): no C library can look up its symbols",
+            None,
+        )),
+    }
+    out
+}
+
+/// Build the report from a parsed image.
+pub fn report(source: Source, base: Option<u64>, img: &Image) -> DumpReport {
+    let symbols = img
+        .symbols
+        .iter()
+        .map(|s| SymbolRow {
+            name: s.name.clone(),
+            version: s.version.as_ref().map(|v| v.name.clone().unwrap_or_else(|| format!("<index {}>", v.index))),
+            version_hidden: s.version.as_ref().is_some_and(|v| v.hidden),
+            value: s.value,
+            size: s.size,
+            kind: elf::type_name(s.kind),
+            bind: elf::bind_name(s.bind),
+            section: s.section.clone(),
+        })
+        .collect();
+    let versions = img
+        .versions
+        .iter()
+        .map(|v| VersionRow { name: v.name.clone(), index: v.index, flags: v.flags_text(), parents: v.parents.clone() })
+        .collect();
+    let notes = img
+        .notes
+        .iter()
+        .map(|n| NoteRow {
+            owner: n.owner.clone(),
+            n_type: n.n_type,
+            type_name: n.type_name.map(str::to_string),
+            size: n.desc.len(),
+            description: n.description.clone(),
+            data: n.desc.iter().map(|b| format!("{b:02x}")).collect(),
+        })
+        .collect();
+    DumpReport {
+        source,
+        elf: ElfInfo {
+            class: if img.is_64 { "ELF64" } else { "ELF32" }.into(),
+            endian: if img.little_endian { "little" } else { "big" }.into(),
+            machine: arch::machine_name(img.machine),
+            e_machine: img.machine,
+            elf_type: elf::elf_type_name(img.elf_type),
+            soname: img.soname.clone(),
+            size: img.size,
+            base,
+        },
+        symbols,
+        versions,
+        notes,
+        hash_tables: HashTables { dt_hash: img.has_hash, dt_gnu_hash: img.has_gnu_hash },
+        findings: findings(img),
+    }
+}
+
+/// Read the image: the `[vdso]` mapping of a process, or a file.
+fn gather(args: &DumpArgs) -> Result<(Source, Option<u64>, String, Vec<u8>)> {
+    match &args.file {
+        Some(path) => {
+            let bytes = file::read_bounded(path, READ_LIMIT)?;
+            Ok((Source::File { file: path.display().to_string() }, None, path.display().to_string(), bytes))
+        }
+        None => {
+            let process = Process::open(args.pid)?;
+            let vdso = process.vdso_mapping()?;
+            let bytes = process.read_mem(vdso.start, vdso.size())?;
+            let what = format!("the [vdso] of pid {}", process.pid());
+            Ok((Source::Pid { pid: process.pid(), comm: process.comm().to_string() }, Some(vdso.start), what, bytes))
+        }
+    }
+}
+
+/// Write the raw image, byte for byte.
+fn write_image(path: &Path, bytes: &[u8]) -> Result<()> {
+    std::fs::write(path, bytes).map_err(|source| Error::Write { path: path.to_path_buf(), source })
+}
+
+/// `vdsoctl dump [-p PID | --file PATH] [-o OUT.so]`.
+pub fn run(args: &DumpArgs, out: &Output) -> Result<Outcome> {
+    let (source, base, what, bytes) = gather(args)?;
+    // Written before parsing, so an image we cannot parse can still be kept.
+    if let Some(path) = &args.output {
+        write_image(path, &bytes)?;
+    }
+    let img = elf::parse(&bytes).map_err(|e| match e {
+        Error::Malformed { detail, .. } => Error::malformed(what, detail),
+        other => other,
+    })?;
+    emit(out, &report(source, base, &img))?;
+    Ok(Outcome::Clean)
+}
+
+impl Render for DumpReport {
+    fn render_table(&self, out: &Output) -> String {
+        let wide = self.elf.class == "ELF64";
+        let addr = |v: u64| if wide { format!("{v:016x}") } else { format!("{v:08x}") };
+        let mut s = match &self.source {
+            Source::Pid { pid, comm } => format!(
+                "[vdso] of pid {pid} ({}) at {}\n",
+                out.text(comm),
+                self.elf.base.map_or("-".into(), |b| format!("{b:#x}"))
+            ),
+            Source::File { file } => format!("file {}\n", out.text(file)),
+        };
+        s += &format!(
+            "{} {}-endian {} {}, soname {}, {}\n\n",
+            self.elf.class,
+            self.elf.endian,
+            self.elf.machine,
+            self.elf.elf_type,
+            out.text(&or_dash(self.elf.soname.as_deref())),
+            human_size(self.elf.size)
+        );
+
+        let mut t = out.table(&["VALUE", "BIND", "TYPE", "SECTION", "SIZE", "VERSION", "NAME"]);
+        for sym in &self.symbols {
+            let version = match (&sym.version, sym.version_hidden) {
+                (Some(v), true) => format!("({v})"),
+                (Some(v), false) => v.clone(),
+                (None, _) => String::new(),
+            };
+            t.add_row(vec![
+                addr(sym.value),
+                sym.bind.clone(),
+                sym.kind.clone(),
+                out.text(&or_dash(sym.section.as_deref())).into_owned(),
+                addr(sym.size),
+                out.text(&version).into_owned(),
+                out.text(&sym.name).into_owned(),
+            ]);
+        }
+        s += &format!("Dynamic symbols ({}):\n{t}\n\n", self.symbols.len());
+
+        let mut t = out.table(&["INDEX", "FLAGS", "NAME", "PARENTS"]);
+        for v in &self.versions {
+            t.add_row(vec![v.index.to_string(), v.flags.clone(), out.text(&v.name).into_owned(), {
+                let p = v.parents.join(", ");
+                out.text(&p).into_owned()
+            }]);
+        }
+        s += &format!("Version definitions ({}):\n{t}\n\n", self.versions.len());
+
+        let mut t = out.table(&["OWNER", "TYPE", "SIZE", "DESCRIPTION"]);
+        for n in &self.notes {
+            let kind = match &n.type_name {
+                Some(name) => format!("{name} ({:#x})", n.n_type),
+                None => format!("{:#x}", n.n_type),
+            };
+            t.add_row(vec![
+                out.text(&n.owner).into_owned(),
+                kind,
+                n.size.to_string(),
+                out.text(&or_dash(n.description.as_deref())).into_owned(),
+            ]);
+        }
+        s += &format!("Notes ({}):\n{t}\n\n", self.notes.len());
+
+        let yes = |b: bool| if b { "yes" } else { "no" };
+        s += &format!(
+            "Hash tables: DT_HASH {}, DT_GNU_HASH {}\n",
+            yes(self.hash_tables.dt_hash),
+            yes(self.hash_tables.dt_gnu_hash)
+        );
+        s += &out.findings(&self.findings);
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Image {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vdso").join(name);
+        elf::parse(&std::fs::read(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn host_images_have_no_findings() {
+        assert_eq!(findings(&fixture("x86_64.so")), vec![]);
+        assert_eq!(findings(&fixture("i386.so")), vec![]);
+    }
+
+    #[test]
+    fn missing_symbol_version_and_hash_are_findings() {
+        let mut img = fixture("x86_64.so");
+        img.symbols.retain(|s| s.name != "__vdso_time");
+        for s in img.symbols.iter_mut().filter(|s| s.name == "__vdso_getcpu") {
+            s.version.as_mut().unwrap().name = Some("LINUX_9".into());
+        }
+        img.has_hash = false;
+        let f = findings(&img);
+        let text: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(f.len(), 3, "{text:?}");
+        assert!(text[0].starts_with("the vDSO exports no __vdso_time: time()"), "{}", text[0]);
+        assert!(
+            text[1].starts_with("__vdso_getcpu is versioned LINUX_9 but the C library binds LINUX_2.6"),
+            "{}",
+            text[1]
+        );
+        assert!(text[2].contains("musl"), "{}", text[2]);
+    }
+
+    #[test]
+    fn json_keys_follow_design() {
+        let img = fixture("x86_64.so");
+        let r = report(Source::File { file: "x.so".into() }, None, &img);
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["source"], serde_json::json!({"file": "x.so"}));
+        for k in ["class", "machine", "soname", "size", "base"] {
+            assert!(v["elf"].get(k).is_some(), "elf.{k}");
+        }
+        assert_eq!(v["elf"]["base"], serde_json::Value::Null);
+        let cg = v["symbols"].as_array().unwrap().iter().find(|s| s["name"] == "__vdso_clock_gettime").unwrap();
+        assert_eq!(cg["version"], "LINUX_2.6");
+        assert!(cg["value"].as_str().unwrap().starts_with("0x"));
+        for k in ["name", "version", "value", "size", "type", "bind", "section"] {
+            assert!(cg.get(k).is_some(), "symbols[].{k}");
+        }
+        assert_eq!(v["versions"][1]["name"], "LINUX_2.6");
+        assert_eq!(v["notes"][0]["description"], "6.18.44");
+    }
 }

@@ -313,9 +313,9 @@ impl<'a> Parser<'a> {
                 idx = shdrs.first().map_or(0, |s| s.sh_link as usize);
             }
             if idx != SHN_UNDEF {
-                let sh = shdrs.get(idx).ok_or_else(|| {
-                    bad(format!("e_shstrndx {idx} names no section (there are {})", shdrs.len()))
-                })?;
+                let sh = shdrs
+                    .get(idx)
+                    .ok_or_else(|| bad(format!("e_shstrndx {idx} names no section (there are {})", shdrs.len())))?;
                 if sh.sh_type != SHT_STRTAB {
                     return Err(bad(format!("e_shstrndx {idx} is not a string table (sh_type {})", sh.sh_type)));
                 }
@@ -383,11 +383,17 @@ impl<'a> Parser<'a> {
                     .vaddr_to_offset(addr)
                     .ok_or_else(|| bad(format!("DT_STRTAB {addr:#x} is not inside any PT_LOAD segment")))?;
                 let r = span(total, off, size).ok_or_else(|| {
-                    bad(format!("DT_STRTAB at offset {off:#x} with DT_STRSZ {size} runs past the end of the {total}-byte image"))
+                    bad(format!(
+                        "DT_STRTAB at offset {off:#x} with DT_STRSZ {size} runs past the end of the {total}-byte image"
+                    ))
                 })?;
                 &self.bytes[r]
             }
-            _ => return Err(bad("the dynamic section has no DT_STRTAB/DT_STRSZ: there is no string table for symbol names")),
+            _ => {
+                return Err(bad(
+                    "the dynamic section has no DT_STRTAB/DT_STRSZ: there is no string table for symbol names",
+                ))
+            }
         };
         let soname = tag(DT_SONAME).map(|i| cstr(dynstr, i).unwrap_or_else(|| "<corrupt>".into()));
 
@@ -405,17 +411,15 @@ impl<'a> Parser<'a> {
                 n if n >= SHN_LORESERVE => None,
                 n => self.section_name(n),
             };
-            let version = versym
-                .and_then(|base| self.u16_at(base.checked_add(2 * i as u64)?))
-                .and_then(|raw| {
-                    let index = raw & !VERSYM_HIDDEN;
-                    let name = match index {
-                        0 => return None,
-                        1 => Some("Base".to_string()),
-                        n => verdef_names.iter().find(|(k, _)| *k == n).map(|(_, s)| s.clone()),
-                    };
-                    Some(SymVersion { index, name, hidden: raw & VERSYM_HIDDEN != 0 })
-                });
+            let version = versym.and_then(|base| self.u16_at(base.checked_add(2 * i as u64)?)).and_then(|raw| {
+                let index = raw & !VERSYM_HIDDEN;
+                let name = match index {
+                    0 => return None,
+                    1 => Some("Base".to_string()),
+                    n => verdef_names.iter().find(|(k, _)| *k == n).map(|(_, s)| s.clone()),
+                };
+                Some(SymVersion { index, name, hidden: raw & VERSYM_HIDDEN != 0 })
+            });
             symbols.push(Symbol {
                 name,
                 value: sym.st_value,
@@ -461,7 +465,8 @@ impl<'a> Parser<'a> {
             let strtab = self.section_bytes(link).unwrap_or(&[]);
             (sh.sh_offset, sh.sh_size / entsize, strtab)
         } else {
-            let addr = tag(DT_SYMTAB).ok_or_else(|| bad("no .dynsym section and no DT_SYMTAB: there are no symbols"))?;
+            let addr =
+                tag(DT_SYMTAB).ok_or_else(|| bad("no .dynsym section and no DT_SYMTAB: there are no symbols"))?;
             let off = self
                 .vaddr_to_offset(addr)
                 .ok_or_else(|| bad(format!("DT_SYMTAB {addr:#x} is not inside any PT_LOAD segment")))?;
@@ -476,7 +481,7 @@ impl<'a> Parser<'a> {
             };
             (off, count, dynstr)
         };
-        let len = count.checked_mul(entsize).unwrap_or(u64::MAX);
+        let len = count.saturating_mul(entsize);
         if span(total, off, len).is_none() {
             return Err(bad(format!(
                 "the dynamic symbol table ({count} entries at offset {off:#x}) runs past the end of the {total}-byte image"
@@ -621,14 +626,18 @@ impl<'a> Parser<'a> {
             .map(|s| (s.sh_offset, s.sh_size, s.sh_addralign))
             .collect();
         if regions.is_empty() {
-            regions =
-                self.phdrs.iter().filter(|p| p.p_type == PT_NOTE).map(|p| (p.p_offset, p.p_filesz, p.p_align)).collect();
+            regions = self
+                .phdrs
+                .iter()
+                .filter(|p| p.p_type == PT_NOTE)
+                .map(|p| (p.p_offset, p.p_filesz, p.p_align))
+                .collect();
         }
         let mut notes = Vec::new();
         for (off, size, align) in regions {
-            let region = span(self.bytes.len(), off, size)
-                .and_then(|r| self.bytes.get(r))
-                .ok_or_else(|| bad(format!("the note area at {off:#x} ({size} bytes) runs past the end of the image")))?;
+            let region = span(self.bytes.len(), off, size).and_then(|r| self.bytes.get(r)).ok_or_else(|| {
+                bad(format!("the note area at {off:#x} ({size} bytes) runs past the end of the image"))
+            })?;
             notes.extend(self.parse_notes(region, off, if align == 8 { 8 } else { 4 })?);
         }
         Ok(notes)
@@ -638,13 +647,15 @@ impl<'a> Parser<'a> {
         let mut notes = Vec::new();
         let len = region.len() as u64;
         let read = |at: u64| -> Option<u32> {
-            let b: [u8; 4] = region.get(usize::try_from(at).ok()?..usize::try_from(at.checked_add(4)?).ok()?)?.try_into().ok()?;
+            let b: [u8; 4] =
+                region.get(usize::try_from(at).ok()?..usize::try_from(at.checked_add(4)?).ok()?)?.try_into().ok()?;
             Some(if self.le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
         };
         let up = |v: u64| v.checked_add(align - 1).map(|x| x & !(align - 1));
         let mut at = 0u64;
         while at < len {
-            let trunc = || bad(format!("the note at offset {:#x} is truncated or its sizes run past its area", base + at));
+            let trunc =
+                || bad(format!("the note at offset {:#x} is truncated or its sizes run past its area", base + at));
             let (Some(namesz), Some(descsz), Some(n_type)) = (read(at), read(at + 4), read(at + 8)) else {
                 return Err(trunc());
             };
@@ -791,7 +802,9 @@ mod tests {
 
     #[test]
     fn garbage_is_an_error() {
-        for bytes in [&b""[..], b"\x7fEL", b"#!/bin/sh\necho hi\n", &[0u8; 64], b"\x7fELF\x03\x01\x01\0\0\0\0\0\0\0\0\0"] {
+        for bytes in
+            [&b""[..], b"\x7fEL", b"#!/bin/sh\necho hi\n", &[0u8; 64], b"\x7fELF\x03\x01\x01\0\0\0\0\0\0\0\0\0"]
+        {
             assert!(matches!(parse(bytes), Err(Error::Malformed { .. })), "{bytes:?}");
         }
     }
