@@ -3,7 +3,7 @@
 //! synthetic images of foreign shapes, malformed input through the binary,
 //! and live 64-bit and 32-bit processes.
 
-use super::common::{self, run, run_json, skip, vdsoctl, Workload};
+use super::common::{self, run, run_json, skip, Workload};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -322,12 +322,11 @@ pub mod synth {
 
     /// Build the image.
     pub fn build(spec: &Spec) -> Vec<u8> {
-        let w = if spec.is_64 { 8 } else { 4 };
         let (ehsize, phent, shent, syment, dynent) =
             if spec.is_64 { (64, 56, 64, 24, 16) } else { (52, 32, 40, 16, 8) };
         // .dynstr: "\0soname\0version\0names..."
         let mut dynstr = vec![0u8];
-        let mut stroff = |s: &str, t: &mut Vec<u8>| {
+        let stroff = |s: &str, t: &mut Vec<u8>| {
             let at = t.len();
             t.extend_from_slice(s.as_bytes());
             t.push(0);
@@ -526,7 +525,6 @@ pub mod synth {
             o = b.word(o, *al);
             b.word(o, *ent);
         }
-        let _ = w;
         b.bytes
     }
 
@@ -810,5 +808,4 @@ fn own_process_by_default_and_bad_pid() {
     let (code, _, err) = run(&["dump", "-p", "999999999"]);
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("no process with pid 999999999"), "{err}");
-    let _ = vdsoctl;
 }
