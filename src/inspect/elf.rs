@@ -829,12 +829,59 @@ mod tests {
         assert_eq!(id.description.as_ref().unwrap().len(), 40);
     }
 
+    /// Everything a caller can do with a parsed image, so a lazy panic in an
+    /// accessor or the renderer shows up too.
+    fn walk(img: &Image) {
+        for s in &img.symbols {
+            let _ = (type_name(s.kind), bind_name(s.bind), objdump_flags(s));
+            if let Some(v) = &s.version {
+                let _ = v.display();
+            }
+        }
+        for v in &img.versions {
+            let _ = v.flags_text();
+        }
+        let _ = elf_type_name(img.elf_type);
+        let report = crate::cmd::dump::report(crate::cmd::dump::Source::File { file: "x".into() }, Some(1), img);
+        let _ = serde_json::to_string(&report).unwrap();
+        let out = crate::output::Output::plain(crate::output::Format::Table);
+        let _ = crate::output::Render::render_table(&report, &out);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, failure_persistence: None, ..Default::default() })]
+
+        /// Random byte mutations of the real images, biased to the first
+        /// 0x600 bytes where the headers, dynamic section and version
+        /// tables live, never panic: parse is Ok or Err, and an Ok walks.
+        #[test]
+        fn mutated_fixtures_never_panic(
+            which in 0usize..2,
+            edits in proptest::collection::vec((0usize..0x2000, proptest::prelude::any::<u8>(), proptest::prelude::any::<bool>()), 1..24),
+            cut in proptest::option::of(0usize..0x2000),
+        ) {
+            let mut bytes = fixture(["x86_64.so", "i386.so"][which]);
+            for (at, value, low) in edits {
+                let at = if low { at % 0x600 } else { at % bytes.len() };
+                bytes[at] = value;
+            }
+            if let Some(cut) = cut {
+                bytes.truncate(cut);
+            }
+            if let Ok(img) = parse(&bytes) {
+                walk(&img);
+            }
+        }
+    }
+
     #[test]
     fn every_prefix_is_handled() {
         for name in ["x86_64.so", "i386.so"] {
             let bytes = fixture(name);
             for len in 0..bytes.len() {
-                let _ = parse(&bytes[..len]);
+                if let Ok(img) = parse(&bytes[..len]) {
+                    walk(&img);
+                }
             }
             // The ELF content ends before the page padding: any prefix short of
             // the section headers' end must fail.
