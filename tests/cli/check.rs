@@ -7,7 +7,12 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
 fn check_named<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("no check {name}: {doc}"))
+    doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check {name}: {doc}"))
 }
 
 #[test]
