@@ -9,7 +9,8 @@ use crate::error::Result;
 use crate::inspect::auxv::{self, AT_SYSINFO_EHDR};
 use crate::inspect::exe::{self, LibcKind};
 use crate::inspect::kernel::{self, VsyscallMode};
-use crate::inspect::Process;
+use crate::inspect::{elf, Process};
+use crate::model::Severity;
 use crate::output::{emit, Output, Prometheus, Render};
 use serde::Serialize;
 
@@ -125,6 +126,44 @@ pub fn mapping_checks(process: &Process, who: &str) -> Vec<Check> {
         ),
     });
     checks
+}
+
+/// The vDSO image of a process exports what its C library binds.
+/// `musl`: the process uses musl, for which a missing DT_HASH is fatal.
+pub fn vdso_symbols_check(process: &Process, who: &str, musl: bool) -> Check {
+    let name = format!("{who}vdso_symbols");
+    let image =
+        process.vdso_mapping().and_then(|m| process.read_mem(m.start, m.size())).and_then(|bytes| elf::parse(&bytes));
+    let img = match image {
+        Ok(img) => img,
+        Err(e) => return Check::new(name, Status::Fail, format!("cannot read the vDSO image: {e}"), None),
+    };
+    let findings = super::dump::findings(&img);
+    let hash = match (img.has_hash, img.has_gnu_hash) {
+        (true, true) => "DT_HASH and DT_GNU_HASH",
+        (true, false) => "DT_HASH",
+        (false, true) => "DT_GNU_HASH only",
+        (false, false) => "no hash table",
+    };
+    let exported: Vec<&str> = arch::vdso_abi(img.machine, img.is_64)
+        .map(|abi| abi.symbols.iter().map(|s| s.name).filter(|n| img.symbols.iter().any(|s| &s.name == n)).collect())
+        .unwrap_or_default();
+    let version = arch::vdso_abi(img.machine, img.is_64).map_or("?", |a| a.version);
+    let problems: Vec<&crate::model::Finding> = findings
+        .iter()
+        .filter(|f| f.severity >= Severity::Warn)
+        .filter(|f| musl || !f.message.contains("no DT_HASH"))
+        .collect();
+    if problems.is_empty() {
+        return Check::new(name, Status::Ok, format!("exports {} ({version}); {hash}", exported.join(" ")), None);
+    }
+    let hash_only = problems.iter().all(|f| f.message.contains("no DT_HASH"));
+    Check::new(
+        name,
+        if hash_only && !musl { Status::Warn } else { Status::Fail },
+        problems.iter().map(|f| f.message.as_str()).collect::<Vec<_>>().join("; "),
+        problems.iter().find_map(|f| f.hint.as_deref()).or(Some("`vdsoctl dump` shows the whole image")),
+    )
 }
 
 /// The clocksource and whether it has a vDSO mode.
@@ -329,6 +368,7 @@ pub fn process_exe_check(process: &Process) -> Check {
 pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
     let me = Process::open(None)?;
     let mut checks = mapping_checks(&me, "");
+    checks.push(vdso_symbols_check(&me, "", cfg!(target_env = "musl")));
     checks.push(clocksource_check());
     checks.extend(tsc_checks());
     checks.push(kernel_version_check());
@@ -337,6 +377,8 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
     if let Some(pid) = args.pid {
         let target = Process::open(Some(pid))?;
         checks.extend(mapping_checks(&target, "process_"));
+        let musl = target.exe_file().and_then(|f| exe::read(&f)).is_ok_and(|i| i.libc == LibcKind::Musl);
+        checks.push(vdso_symbols_check(&target, "process_", musl));
         checks.push(process_exe_check(&target));
     }
     let worst = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok).max(Status::Ok);

@@ -29,6 +29,9 @@ fn passes_on_this_host_with_keys() {
     }
     assert_eq!(check_named(&doc, "vdso_mapped")["status"], "OK");
     assert_eq!(check_named(&doc, "auxv_sysinfo_ehdr")["status"], "OK");
+    let symbols = check_named(&doc, "vdso_symbols");
+    assert_eq!(symbols["status"], "OK", "{symbols}");
+    assert!(symbols["detail"].as_str().unwrap().contains("__vdso_clock_gettime"), "{symbols}");
     let libc = check_named(&doc, "libc")["detail"].as_str().unwrap().to_string();
     assert!(libc.contains("glibc 2."), "{libc}");
     let cs = std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource").unwrap();
@@ -49,6 +52,9 @@ fn thirty_two_bit_process_is_named() {
     assert_eq!(bin["status"], "WARN");
     assert_eq!(check_named(&doc, "process_vdso_mapped")["status"], "OK");
     assert_eq!(check_named(&doc, "process_auxv_sysinfo_ehdr")["status"], "OK");
+    let symbols = check_named(&doc, "process_vdso_symbols");
+    assert_eq!(symbols["status"], "OK", "{symbols}");
+    assert!(symbols["detail"].as_str().unwrap().contains("__vdso_clock_gettime64"), "{symbols}");
 }
 
 #[test]
