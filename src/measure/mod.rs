@@ -5,3 +5,4 @@
 pub mod perf;
 pub mod sys;
 pub mod tracefs;
+pub mod vdso;

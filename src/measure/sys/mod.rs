@@ -7,3 +7,4 @@
 
 pub mod libc;
 pub mod perf;
+pub mod call;
