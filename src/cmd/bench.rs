@@ -1,10 +1,492 @@
-//! `bench`: being built on its own branch; this placeholder only says so.
+//! `bench`: ns/call of each clock function through libc, a direct vDSO call,
+//! the raw syscall and (x86_64) the vsyscall page, with the syscalls each path
+//! makes counted by perf, so that "fast" is proven, not guessed.
 
 use super::Outcome;
+use crate::arch::{self, TimeFn};
+use crate::cli::BenchArgs;
 use crate::error::{Error, Result};
-use crate::output::Output;
+use crate::inspect::{kernel, Process};
+use crate::measure::bench::{self as m, Callers, Check, Path, Plan, Stats, SyscallCounter, Target, Verdict};
+use crate::measure::sys::call::VsyscallPage;
+use crate::measure::vdso::OwnVdso;
+use crate::model::{Finding, Severity};
+use crate::output::{emit, Output, Prometheus, Render};
+use serde::Serialize;
+use std::collections::BTreeMap;
 
-/// Not built yet: exits 4 and says so.
-pub fn run(_args: &crate::cli::BenchArgs, _out: &Output) -> Result<Outcome> {
-    Err(Error::Facility { what: "`bench` is not built yet".into(), hint: "use a later build of vdsoctl".into() })
+/// The `bench` report (DESIGN keys: results, findings).
+#[derive(Debug, Serialize)]
+pub struct BenchReport {
+    /// One entry per function, clock and path measured.
+    pub results: Vec<BenchResult>,
+    pub findings: Vec<Finding>,
+    /// `counted` (perf raw_syscalls:sys_enter) or `timing` (perf unavailable).
+    pub basis: Basis,
+    /// The cross-path checks of `--verify`; `null` without it.
+    pub verify: Option<Vec<Check>>,
+    pub plan: Plan,
+    /// The paths shown, in order.
+    pub paths: Vec<Path>,
+}
+
+/// How the syscall verdicts were reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Basis {
+    /// Syscalls counted by a perf tracepoint counter.
+    Counted,
+    /// Inferred from cost next to the raw syscall's cost.
+    Timing,
+}
+
+/// One function, clock and path.
+#[derive(Debug, Serialize)]
+pub struct BenchResult {
+    pub function: &'static str,
+    /// The clock's name; `null` for functions without a clock id.
+    pub clock: Option<String>,
+    pub path: Path,
+    /// Median ns per call; `null` when not measured (path missing, error).
+    pub ns_per_call: Option<f64>,
+    /// Syscalls per call counted by perf; `null` when perf is unavailable.
+    pub syscalls_per_call: Option<f64>,
+    /// The verdict for the function and clock (the same on each of its paths).
+    pub verdict: Option<Verdict>,
+    /// Statistics behind `ns_per_call` (min, max, mean, stddev, rounds, batch).
+    pub stats: Option<Stats>,
+    /// The error the path gave (`EINVAL`), if any.
+    pub error: Option<String>,
+}
+
+/// What the user selected, resolved once.
+struct Selection {
+    clocks: Vec<i32>,
+    functions: Vec<TimeFn>,
+    paths: Vec<Path>,
+}
+
+fn select(args: &BenchArgs) -> Result<Selection> {
+    let clocks = if args.clocks.is_empty() {
+        arch::CLOCKS.iter().map(|c| c.id).collect()
+    } else {
+        let mut v = Vec::new();
+        for c in &args.clocks {
+            let id = arch::parse_clock(c).ok_or_else(|| {
+                let names: Vec<_> = arch::CLOCKS.iter().map(|c| c.name.trim_start_matches("CLOCK_")).collect();
+                Error::Usage(format!("unknown clock {c:?} — use a number or one of {}", names.join(", ")))
+            })?;
+            if !v.contains(&id) {
+                v.push(id);
+            }
+        }
+        v
+    };
+    let functions = if args.functions.is_empty() {
+        m::FUNCTIONS.to_vec()
+    } else {
+        let mut v = Vec::new();
+        for f in &args.functions {
+            let f = m::FUNCTIONS.into_iter().find(|g| g.name().eq_ignore_ascii_case(f.trim())).ok_or_else(|| {
+                let names: Vec<_> = m::FUNCTIONS.iter().map(|g| g.name()).collect();
+                Error::Usage(format!("unknown function {f:?} — use one of {}", names.join(", ")))
+            })?;
+            if !v.contains(&f) {
+                v.push(f);
+            }
+        }
+        v.sort();
+        v
+    };
+    let paths = if args.paths.is_empty() {
+        Path::ALL.to_vec()
+    } else {
+        let mut v = Vec::new();
+        for p in &args.paths {
+            let p = Path::parse(p)
+                .ok_or_else(|| Error::Usage(format!("unknown path {p:?} — use libc, vdso, syscall or vsyscall")))?;
+            if !v.contains(&p) {
+                v.push(p);
+            }
+        }
+        v.sort();
+        v
+    };
+    if let Some(n) = args.max_ns {
+        if !(n.is_finite() && n > 0.0) {
+            return Err(Error::Usage(format!("--max-ns {n} is not a positive number of nanoseconds")));
+        }
+    }
+    Ok(Selection { clocks, functions, paths })
+}
+
+/// `vdsoctl bench`.
+pub fn run(args: &BenchArgs, out: &Output) -> Result<Outcome> {
+    let sel = select(args)?;
+    let (report, crossed) = gather(args, &sel)?;
+    emit(out, &report)?;
+    Ok(Outcome::from_crossed(crossed))
+}
+
+/// Measure, judge, verify. Returns the report and whether a threshold was crossed.
+fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
+    let mut findings = Vec::new();
+    let maps = Process::open(None)?.maps()?;
+    let vdso = match OwnVdso::open(&maps) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            findings.push(Finding::new(
+                Severity::Fail,
+                format!("vdsoctl's own vDSO could not be used: {e}"),
+                Some("every clock read of this process is a syscall; check `vdso=` on the kernel command line".into()),
+            ));
+            None
+        }
+    };
+    if let Some(v) = &vdso {
+        for name in &v.wrong_version {
+            findings.push(Finding::new(
+                Severity::Warn,
+                format!("the vDSO exports {name} with another version than the C library expects: it is not bound"),
+                None,
+            ));
+        }
+    }
+    let vsyscall = VsyscallPage::own(&maps);
+    if sel.paths.contains(&Path::Vsyscall) && vsyscall.is_none() && arch::HOST_MACHINE == arch::machine::X86_64 {
+        findings.push(Finding::new(
+            Severity::Info,
+            "no executable [vsyscall] page in this process (vsyscall=none): the vsyscall path is not measured",
+            None,
+        ));
+    }
+    let callers = Callers::new(vdso, vsyscall);
+    let mut counter = match SyscallCounter::open() {
+        Ok(c) => Some(c),
+        Err(e) => {
+            findings.push(Finding::new(
+                Severity::Warn,
+                format!("syscalls per call cannot be counted: {e}"),
+                Some("verdicts below are timing-based (a path costing half a raw syscall or more counts as entering the kernel)".into()),
+            ));
+            None
+        }
+    };
+    let basis = if counter.is_some() { Basis::Counted } else { Basis::Timing };
+    let plan = if args.quick { Plan::QUICK } else { Plan::DEFAULT };
+    let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
+
+    let mut targets = Vec::new();
+    for &function in &sel.functions {
+        if function.takes_clock() {
+            targets.extend(sel.clocks.iter().map(|&c| Target { function, clock: Some(c) }));
+        } else {
+            targets.push(Target { function, clock: None });
+        }
+    }
+
+    let mut results = Vec::new();
+    let mut crossed = false;
+    let mut fallback_expected = Vec::new();
+    let mut unsupported = Vec::new();
+    let mut vsyscall_costs = Vec::new();
+    for t in targets {
+        let label = label(t);
+        let mut rows: BTreeMap<Path, BenchResult> = BTreeMap::new();
+        let mut errno = None;
+        let mut answered = Vec::new();
+        let mut shown_paths = Vec::new();
+        let vdso_present = callers.available(t, Path::Vdso);
+        for path in Path::ALL {
+            let applicable =
+                path != Path::Vsyscall || matches!(t.function, TimeFn::Gettimeofday | TimeFn::Time | TimeFn::Getcpu);
+            let shown =
+                sel.paths.contains(&path) && applicable && (path != Path::Vsyscall || callers.vsyscall.is_some());
+            let probe = callers.call(t, path);
+            let error = match probe {
+                Some(Err(e)) => {
+                    errno = errno.or(Some(e));
+                    Some(m::errno_name(e))
+                }
+                _ => None,
+            };
+            let usable = matches!(probe, Some(Ok(_)));
+            if let Some(p) = probe {
+                answered.push((path, p.is_ok()));
+            }
+            let needed_for_timing = basis == Basis::Timing && path != Path::Vsyscall;
+            let stats = if usable && (shown || needed_for_timing) { m::measure(&callers, t, path, plan) } else { None };
+            let syscalls = match (&mut counter, usable) {
+                (Some(c), true) => {
+                    let n = stats.map_or(200, |s| s.batch).clamp(100, 2000);
+                    m::syscalls_per_call(c, &callers, t, path, n)
+                }
+                _ => None,
+            };
+            rows.insert(
+                path,
+                BenchResult {
+                    function: t.function.name(),
+                    clock: t.clock.map(|c| arch::clock_name(i64::from(c))),
+                    path,
+                    ns_per_call: stats.map(|s| round(s.median, 2)),
+                    syscalls_per_call: syscalls.map(|s| round(s, 4)),
+                    verdict: None,
+                    stats,
+                    error,
+                },
+            );
+            if shown {
+                shown_paths.push(path);
+            }
+        }
+        if answered.iter().any(|a| a.1) && answered.iter().any(|a| !a.1) {
+            let side =
+                |ok: bool| answered.iter().filter(|a| a.1 == ok).map(|a| a.0.name()).collect::<Vec<_>>().join(", ");
+            findings.push(Finding::new(
+                Severity::Warn,
+                format!(
+                    "{label}: the paths disagree — {} answer, {} fail with {}",
+                    side(true),
+                    side(false),
+                    errno.map_or_else(|| "an error".into(), m::errno_name)
+                ),
+                Some("a program sees a different answer depending on how it calls; compare with `vdsoctl bench --verify`".into()),
+            ));
+        }
+        if let Some(ns) = rows.get(&Path::Vsyscall).filter(|r| r.error.is_none()).and_then(|r| r.ns_per_call) {
+            vsyscall_costs.push(format!("{label} {ns:.0} ns"));
+        }
+        let enters = |p: Path| -> m::Enters {
+            let r = rows.get(&p)?;
+            match basis {
+                Basis::Counted => m::enters_by_count(r.syscalls_per_call),
+                Basis::Timing => m::enters_by_timing(r.ns_per_call, rows.get(&Path::Syscall)?.ns_per_call),
+            }
+        };
+        let verdict = m::verdict(errno, vdso_present, enters(Path::Libc), enters(Path::Vdso));
+        let fast_expected = m::should_be_fast(t, vdso_present, kernel_version);
+        match verdict {
+            Some(Verdict::KernelFallback) if fast_expected => findings.push(Finding::new(
+                Severity::Fail,
+                format!("{label}: the vDSO itself enters the kernel, though this kernel's vDSO serves it"),
+                Some(format!(
+                    "the clocksource ({}) has no vDSO mode; `cat /sys/devices/system/clocksource/clocksource0/available_clocksource` and switch to tsc or arch_sys_counter if offered",
+                    m::current_clocksource().unwrap_or_else(|| "unknown".into())
+                )),
+            )),
+            Some(Verdict::KernelFallback) => fallback_expected.push(label.clone()),
+            Some(Verdict::LibcBypass) => findings.push(Finding::new(
+                Severity::Fail,
+                format!("{label}: the C library's call makes syscalls where the direct vDSO call makes none — the vDSO is bypassed"),
+                Some("check LD_PRELOAD and interposed libraries, then the C library's version (a static binary keeps the libc it was built with)".into()),
+            )),
+            Some(Verdict::Missing) if arch::vdso_symbol(arch::HOST_MACHINE, cfg!(target_pointer_width = "64"), t.function).is_some() => {
+                findings.push(Finding::new(
+                    Severity::Fail,
+                    format!("{label}: the vDSO has no symbol for {} — every call is a syscall", t.function.name()),
+                    Some("check `vdso=` on the kernel command line and `vdsoctl dump`".into()),
+                ))
+            }
+            Some(Verdict::Unsupported) => unsupported.push(label.clone()),
+            _ => {}
+        }
+        if let (Some(max), true) = (args.max_ns, fast_expected) {
+            if let Some(ns) = rows.get(&Path::Libc).and_then(|r| r.ns_per_call) {
+                if ns > max {
+                    crossed = true;
+                    findings.push(Finding::new(
+                        Severity::Fail,
+                        format!("{label}: {ns:.1} ns/call through libc, over --max-ns {max}"),
+                        Some("it should be served by the vDSO in ~5–50 ns; see the verdict column".into()),
+                    ));
+                }
+            }
+        }
+        for (path, mut r) in rows {
+            if shown_paths.contains(&path) {
+                r.verdict = verdict;
+                results.push(r);
+            }
+        }
+    }
+    if !fallback_expected.is_empty() {
+        findings.push(Finding::new(
+            Severity::Info,
+            format!(
+                "{} enter the kernel even through the vDSO, as on every kernel (CPU-time and alarm clocks)",
+                fallback_expected.join(", ")
+            ),
+            None,
+        ));
+    }
+    if !unsupported.is_empty() {
+        findings.push(Finding::new(
+            Severity::Info,
+            format!(
+                "the kernel rejects {} here (EINVAL): alarm clocks need an RTC with wakeup",
+                unsupported.join(", ")
+            ),
+            None,
+        ));
+    }
+    if !vsyscall_costs.is_empty() {
+        findings.push(Finding::new(
+            Severity::Info,
+            format!("[vsyscall] calls cost {} with no syscall counted: the kernel emulates them, invisible to strace", vsyscall_costs.join(", ")),
+            Some("`vdsoctl trace` counts vsyscall:emulate_vsyscall; rebuild legacy binaries that still call the fixed page".into()),
+        ));
+    }
+    if args.max_ns.is_some() && !sel.paths.contains(&Path::Libc) {
+        findings.push(Finding::new(Severity::Warn, "--max-ns compares the libc path, which --paths left out", None));
+    }
+
+    let verify = args.verify.then(|| {
+        let checks = m::verify(&callers, &sel.clocks, &sel.functions);
+        for c in checks.iter().filter(|c| !c.ok) {
+            crossed = true;
+            findings.push(Finding::new(Severity::Fail, format!("verify: {} failed: {}", c.name, c.detail), None));
+        }
+        checks
+    });
+    let paths = sel.paths.iter().copied().filter(|p| results.iter().any(|r| r.path == *p)).collect();
+    Ok((BenchReport { results, findings, basis, verify, plan, paths }, crossed))
+}
+
+fn label(t: Target) -> String {
+    match t.clock {
+        Some(c) => format!("{}({})", t.function.name(), arch::clock_name(i64::from(c))),
+        None => t.function.name().to_string(),
+    }
+}
+
+fn round(v: f64, digits: i32) -> f64 {
+    let f = 10f64.powi(digits);
+    (v * f).round() / f
+}
+
+/// `12.3 ±4%`, or `-` when unknown.
+fn ns_cell(r: Option<&BenchResult>) -> String {
+    match r {
+        Some(BenchResult { ns_per_call: Some(ns), stats, .. }) => {
+            let spread = stats.map_or(0.0, |s| s.spread() * 100.0);
+            if *ns >= 100.0 {
+                format!("{ns:.0} ±{spread:.0}%")
+            } else {
+                format!("{ns:.1} ±{spread:.0}%")
+            }
+        }
+        Some(BenchResult { error: Some(e), .. }) => e.clone(),
+        _ => "-".into(),
+    }
+}
+
+impl Render for BenchReport {
+    fn render_table(&self, out: &Output) -> String {
+        let mut header: Vec<String> = vec!["FUNCTION".into(), "CLOCK".into()];
+        header.extend(self.paths.iter().map(|p| format!("{} ns", p.name())));
+        let names: Vec<_> = self.paths.iter().map(|p| p.name()).collect();
+        header.push(format!("SYSCALLS/CALL {}", names.join("/")));
+        header.push("VERDICT".into());
+        let refs: Vec<&str> = header.iter().map(String::as_str).collect();
+        let mut t = out.table(&refs);
+        // Rows in measurement order, one per function and clock.
+        let mut keys: Vec<(&str, Option<&str>)> = Vec::new();
+        for r in &self.results {
+            let k = (r.function, r.clock.as_deref());
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        for (function, clock) in keys {
+            let of = |p: Path| {
+                self.results.iter().find(|r| r.function == function && r.clock.as_deref() == clock && r.path == p)
+            };
+            let mut row = vec![function.to_string(), clock.unwrap_or("-").to_string()];
+            row.extend(self.paths.iter().map(|&p| ns_cell(of(p))));
+            let counts: Vec<String> = self
+                .paths
+                .iter()
+                .map(|&p| of(p).and_then(|r| r.syscalls_per_call).map_or_else(|| "-".into(), |s| format!("{s:.2}")))
+                .collect();
+            row.push(counts.join(" / "));
+            let verdict = self
+                .results
+                .iter()
+                .find(|r| r.function == function && r.clock.as_deref() == clock)
+                .and_then(|r| r.verdict);
+            row.push(verdict.map_or("-", Verdict::name).to_string());
+            t.add_row(row);
+        }
+        let mut s = format!("{t}\n");
+        let first = self.results.iter().find_map(|r| r.stats);
+        s += &format!(
+            "ns/call: median of {} timed batches (±: (max−min)/median); {}\n",
+            first.map_or(self.plan.rounds as usize, |st| st.rounds),
+            match self.basis {
+                Basis::Counted => "syscalls/call counted by perf (raw_syscalls:sys_enter) on vdsoctl's own thread",
+                Basis::Timing => "verdicts are timing-based: perf could not count syscalls here",
+            }
+        );
+        if let Some(checks) = &self.verify {
+            let failed = checks.iter().filter(|c| !c.ok).count();
+            s += &format!("verify: {} checks, {} failed\n", checks.len(), failed);
+        }
+        s += &out.findings(&self.findings);
+        s
+    }
+
+    fn render_prometheus(&self) -> Option<String> {
+        let mut p = Prometheus::default();
+        let label = |r: &BenchResult| (r.function, r.clock.clone().unwrap_or_default(), r.path.name());
+        // Base unit seconds: promtool rejects `ns` in a name ("abbreviated units").
+        p.family("bench_seconds_per_call", "gauge", "Median seconds per call of a clock function through one path.");
+        for r in &self.results {
+            if let Some(ns) = r.ns_per_call {
+                let (f, c, path) = label(r);
+                p.sample("bench_seconds_per_call", &[("function", f), ("clock", &c), ("path", path)], ns * 1e-9);
+            }
+        }
+        p.family(
+            "bench_syscalls_per_call",
+            "gauge",
+            "Syscalls per call of a clock function through one path, counted by perf.",
+        );
+        for r in &self.results {
+            if let Some(sc) = r.syscalls_per_call {
+                let (f, c, path) = label(r);
+                p.sample("bench_syscalls_per_call", &[("function", f), ("clock", &c), ("path", path)], sc);
+            }
+        }
+        Some(p.finish())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(clocks: &[&str], functions: &[&str], paths: &[&str]) -> BenchArgs {
+        BenchArgs {
+            clocks: clocks.iter().map(|s| s.to_string()).collect(),
+            functions: functions.iter().map(|s| s.to_string()).collect(),
+            paths: paths.iter().map(|s| s.to_string()).collect(),
+            verify: false,
+            max_ns: None,
+            quick: true,
+        }
+    }
+
+    #[test]
+    fn selection_parses_and_rejects() {
+        let s = select(&args(&["monotonic_raw", "0"], &["time", "clock_gettime"], &["vdso", "libc"])).unwrap();
+        assert_eq!(s.clocks, vec![4, 0]);
+        assert_eq!(s.functions, vec![TimeFn::ClockGettime, TimeFn::Time]);
+        assert_eq!(s.paths, vec![Path::Libc, Path::Vdso]);
+        assert!(matches!(select(&args(&["bogus"], &[], &[])), Err(Error::Usage(_))));
+        assert!(matches!(select(&args(&[], &["clock_gettime64"], &[])), Err(Error::Usage(_))));
+        assert!(matches!(select(&args(&[], &[], &["ptrace"])), Err(Error::Usage(_))));
+        let all = select(&args(&[], &[], &[])).unwrap();
+        assert_eq!(all.clocks.len(), arch::CLOCKS.len());
+    }
 }

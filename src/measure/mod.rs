@@ -2,6 +2,7 @@
 //! timing loops, direct vDSO calls, raw syscalls, the vsyscall page.
 //! All `unsafe` of the crate lives under `measure::sys`.
 
+pub mod bench;
 pub mod perf;
 pub mod sys;
 pub mod tracefs;

@@ -1,0 +1,742 @@
+//! Timing loops, syscall counting, verdicts and cross-path verification for
+//! `bench`. Each clock function is called through up to four paths — the C
+//! library, a direct call into the vDSO, the raw syscall and the x86_64
+//! vsyscall page — and each path gets a cost (median ns/call over timed
+//! batches, hyperfine-style statistics) and, when perf is available, a count
+//! of `raw_syscalls:sys_enter` events per call on vdsoctl's own thread, which
+//! is what proves "fast" rather than guessing it from the timing.
+
+use crate::arch::{self, ClockClass, TimeFn};
+use crate::error::{Error, Result};
+use crate::measure::perf::{Counter, CounterSpec, Scope};
+use crate::measure::sys::call::{self, VsyscallPage};
+use crate::measure::tracefs::Tracefs;
+use crate::measure::vdso::OwnVdso;
+use libc::{c_uint, time_t};
+use serde::Serialize;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// How a clock function is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Path {
+    /// The C library vdsoctl runs on, through its dynamic symbol.
+    Libc,
+    /// A direct call of the symbol resolved from vdsoctl's own vDSO.
+    Vdso,
+    /// `syscall(2)` with the ABI's number.
+    Syscall,
+    /// The x86_64 legacy vsyscall page (emulated by the kernel).
+    Vsyscall,
+}
+
+impl Path {
+    /// Every path, in table order.
+    pub const ALL: [Path; 4] = [Path::Libc, Path::Vdso, Path::Syscall, Path::Vsyscall];
+
+    /// The lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Path::Libc => "libc",
+            Path::Vdso => "vdso",
+            Path::Syscall => "syscall",
+            Path::Vsyscall => "vsyscall",
+        }
+    }
+
+    /// Parse a name as typed on the command line.
+    pub fn parse(s: &str) -> Option<Path> {
+        Path::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(s.trim()))
+    }
+}
+
+/// One thing to measure: a function, and its clock id if it takes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Target {
+    pub function: TimeFn,
+    pub clock: Option<i32>,
+}
+
+/// The functions `bench` knows, in table order.
+pub const FUNCTIONS: [TimeFn; 5] =
+    [TimeFn::ClockGettime, TimeFn::Gettimeofday, TimeFn::Time, TimeFn::ClockGetres, TimeFn::Getcpu];
+
+/// The result of one call: a value to compare across paths, or an errno.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// A `timespec` as ns since the clock's epoch (clock_gettime, clock_getres).
+    Ns(i128),
+    /// gettimeofday, in µs.
+    Us(i128),
+    /// time(), in seconds.
+    Secs(i64),
+    /// getcpu: (cpu, node).
+    Cpu(u32, u32),
+}
+
+fn ts_ns(ts: &libc::timespec) -> i128 {
+    i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
+}
+
+/// Turn a return code into Ok/Err(errno): the vDSO returns `-errno`, libc and
+/// syscall(2) return -1 and set errno.
+fn rc(r: i64, path: Path) -> std::result::Result<(), i32> {
+    match (r, path) {
+        (0.., _) => Ok(()),
+        (_, Path::Vdso | Path::Vsyscall) => Err(i32::try_from(-r).unwrap_or(i32::MAX)),
+        _ => Err(call::last_errno()),
+    }
+}
+
+/// The callable paths of this process: the vDSO's bound symbols, the
+/// vsyscall page when mapped executable, and the ABI's syscall numbers.
+#[derive(Debug, Clone)]
+pub struct Callers {
+    pub vdso: Option<OwnVdso>,
+    pub vsyscall: Option<VsyscallPage>,
+    abi: Option<arch::Abi>,
+}
+
+impl Callers {
+    /// Bind what this process has.
+    pub fn new(vdso: Option<OwnVdso>, vsyscall: Option<VsyscallPage>) -> Callers {
+        Callers { vdso, vsyscall, abi: arch::HOST_ABI }
+    }
+
+    fn nr(&self, f: TimeFn) -> Option<i64> {
+        self.abi?.syscall_nr(f)
+    }
+
+    /// Whether `path` can call `t.function` here.
+    pub fn available(&self, t: Target, path: Path) -> bool {
+        match path {
+            Path::Libc => true,
+            Path::Vdso => self.vdso.as_ref().is_some_and(|v| match t.function {
+                TimeFn::ClockGettime => v.clock_gettime.is_some(),
+                TimeFn::ClockGetres => v.clock_getres.is_some(),
+                TimeFn::Gettimeofday => v.gettimeofday.is_some(),
+                TimeFn::Time => v.time.is_some(),
+                TimeFn::Getcpu => v.getcpu.is_some(),
+                _ => false,
+            }),
+            Path::Syscall => self.nr(t.function).is_some(),
+            Path::Vsyscall => {
+                self.vsyscall.is_some() && matches!(t.function, TimeFn::Gettimeofday | TimeFn::Time | TimeFn::Getcpu)
+            }
+        }
+    }
+
+    /// One call; `None` when the path is not available for the function.
+    pub fn call(&self, t: Target, path: Path) -> Option<std::result::Result<Reading, i32>> {
+        if !self.available(t, path) {
+            return None;
+        }
+        let clock = t.clock.unwrap_or(0);
+        let vdso = self.vdso.as_ref();
+        Some(match t.function {
+            TimeFn::ClockGettime | TimeFn::ClockGetres => {
+                let mut ts = call::zero_timespec();
+                let gettime = t.function == TimeFn::ClockGettime;
+                let r = match path {
+                    Path::Libc if gettime => i64::from(call::libc_clock_gettime(clock, &mut ts)),
+                    Path::Libc => i64::from(call::libc_clock_getres(clock, &mut ts)),
+                    Path::Vdso => {
+                        let f = if gettime { vdso?.clock_gettime? } else { vdso?.clock_getres? };
+                        i64::from(f.call(clock, &mut ts))
+                    }
+                    Path::Syscall => call::syscall_clock(self.nr(t.function)?, clock, &mut ts),
+                    Path::Vsyscall => return None,
+                };
+                rc(r, path).map(|()| Reading::Ns(ts_ns(&ts)))
+            }
+            TimeFn::Gettimeofday => {
+                let mut tv = call::zero_timeval();
+                let r = match path {
+                    Path::Libc => i64::from(call::libc_gettimeofday(&mut tv)),
+                    Path::Vdso => i64::from(vdso?.gettimeofday?.call(&mut tv)),
+                    Path::Syscall => call::syscall_gettimeofday(self.nr(t.function)?, &mut tv),
+                    Path::Vsyscall => i64::from(self.vsyscall?.gettimeofday(&mut tv)),
+                };
+                rc(r, path).map(|()| Reading::Us(i128::from(tv.tv_sec) * 1_000_000 + i128::from(tv.tv_usec)))
+            }
+            TimeFn::Time => {
+                let mut t0: time_t = 0;
+                let r = match path {
+                    Path::Libc => call::libc_time(&mut t0),
+                    Path::Vdso => vdso?.time?.call(&mut t0),
+                    Path::Syscall => call::syscall_time(self.nr(t.function)?, &mut t0),
+                    Path::Vsyscall => self.vsyscall?.time(&mut t0),
+                };
+                // time() returns the seconds; (time_t)-1 with errno on error.
+                if r == -1 {
+                    Err(call::last_errno())
+                } else {
+                    Ok(Reading::Secs(r))
+                }
+            }
+            TimeFn::Getcpu => {
+                let (mut cpu, mut node): (c_uint, c_uint) = (0, 0);
+                let r = match path {
+                    Path::Libc => i64::from(call::libc_getcpu(&mut cpu, &mut node)),
+                    Path::Vdso => i64::from(vdso?.getcpu?.call(&mut cpu, &mut node)),
+                    Path::Syscall => call::syscall_getcpu(self.nr(t.function)?, &mut cpu, &mut node),
+                    Path::Vsyscall => i64::from(self.vsyscall?.getcpu(&mut cpu, &mut node)),
+                };
+                rc(r, path).map(|()| Reading::Cpu(cpu, node))
+            }
+            _ => return None,
+        })
+    }
+
+    /// `n` calls in a tight loop, the way a C loop would make them: the
+    /// function is chosen once, outside the loop; `black_box` keeps each call
+    /// and its result alive without adding work. `None` if not available.
+    #[inline(never)]
+    pub fn repeat(&self, t: Target, path: Path, n: u64) -> Option<()> {
+        if !self.available(t, path) {
+            return None;
+        }
+        let clock = t.clock.unwrap_or(0);
+        let vdso = self.vdso.as_ref();
+        let mut ts = call::zero_timespec();
+        let mut tv = call::zero_timeval();
+        let mut secs: time_t = 0;
+        let (mut cpu, mut node): (c_uint, c_uint) = (0, 0);
+        macro_rules! run {
+            ($call:expr) => {{
+                for _ in 0..n {
+                    black_box($call);
+                }
+            }};
+        }
+        match (t.function, path) {
+            (TimeFn::ClockGettime, Path::Libc) => run!(call::libc_clock_gettime(black_box(clock), &mut ts)),
+            (TimeFn::ClockGetres, Path::Libc) => run!(call::libc_clock_getres(black_box(clock), &mut ts)),
+            (TimeFn::ClockGettime, Path::Vdso) => {
+                let f = vdso?.clock_gettime?;
+                run!(f.call(black_box(clock), &mut ts))
+            }
+            (TimeFn::ClockGetres, Path::Vdso) => {
+                let f = vdso?.clock_getres?;
+                run!(f.call(black_box(clock), &mut ts))
+            }
+            (TimeFn::ClockGettime | TimeFn::ClockGetres, Path::Syscall) => {
+                let nr = self.nr(t.function)?;
+                run!(call::syscall_clock(nr, black_box(clock), &mut ts))
+            }
+            (TimeFn::Gettimeofday, Path::Libc) => run!(call::libc_gettimeofday(&mut tv)),
+            (TimeFn::Gettimeofday, Path::Vdso) => {
+                let f = vdso?.gettimeofday?;
+                run!(f.call(&mut tv))
+            }
+            (TimeFn::Gettimeofday, Path::Syscall) => {
+                let nr = self.nr(t.function)?;
+                run!(call::syscall_gettimeofday(nr, &mut tv))
+            }
+            (TimeFn::Gettimeofday, Path::Vsyscall) => {
+                let p = self.vsyscall?;
+                run!(p.gettimeofday(&mut tv))
+            }
+            (TimeFn::Time, Path::Libc) => run!(call::libc_time(&mut secs)),
+            (TimeFn::Time, Path::Vdso) => {
+                let f = vdso?.time?;
+                run!(f.call(&mut secs))
+            }
+            (TimeFn::Time, Path::Syscall) => {
+                let nr = self.nr(t.function)?;
+                run!(call::syscall_time(nr, &mut secs))
+            }
+            (TimeFn::Time, Path::Vsyscall) => {
+                let p = self.vsyscall?;
+                run!(p.time(&mut secs))
+            }
+            (TimeFn::Getcpu, Path::Libc) => run!(call::libc_getcpu(&mut cpu, &mut node)),
+            (TimeFn::Getcpu, Path::Vdso) => {
+                let f = vdso?.getcpu?;
+                run!(f.call(&mut cpu, &mut node))
+            }
+            (TimeFn::Getcpu, Path::Syscall) => {
+                let nr = self.nr(t.function)?;
+                run!(call::syscall_getcpu(nr, &mut cpu, &mut node))
+            }
+            (TimeFn::Getcpu, Path::Vsyscall) => {
+                let p = self.vsyscall?;
+                run!(p.getcpu(&mut cpu, &mut node))
+            }
+            _ => return None,
+        }
+        black_box((&ts, &tv, &secs, &cpu, &node));
+        Some(())
+    }
+}
+
+/// How long to measure.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Plan {
+    /// Wall time one timed batch aims at; the batch size is calibrated to it.
+    pub batch_ns: u64,
+    /// Timed batches per measurement (the sample count of the statistics).
+    pub rounds: u32,
+}
+
+impl Plan {
+    /// The default: ~6 ms per path, ~0.5 s for the whole table here.
+    pub const DEFAULT: Plan = Plan { batch_ns: 200_000, rounds: 31 };
+    /// `--quick`: ~0.5 ms per path.
+    pub const QUICK: Plan = Plan { batch_ns: 50_000, rounds: 9 };
+}
+
+/// Statistics over the rounds of one measurement, in ns per call.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Stats {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    /// Sample standard deviation; `None` with one round.
+    pub stddev: Option<f64>,
+    /// Number of timed rounds.
+    pub rounds: usize,
+    /// Calls per round.
+    pub batch: u64,
+}
+
+impl Stats {
+    /// Statistics of per-call costs; `None` for no samples.
+    pub fn of(samples: &[f64], batch: u64) -> Option<Stats> {
+        let mut v: Vec<f64> = samples.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+        let mean = v.iter().sum::<f64>() / n as f64;
+        let stddev = (n > 1).then(|| (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt());
+        Some(Stats { median, min: v[0], max: v[n - 1], mean, stddev, rounds: n, batch })
+    }
+
+    /// (max − min) / median: the spread shown in the table.
+    pub fn spread(&self) -> f64 {
+        if self.median > 0.0 {
+            (self.max - self.min) / self.median
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Time `n` calls.
+fn time_batch(callers: &Callers, t: Target, path: Path, n: u64) -> Option<Duration> {
+    let start = Instant::now();
+    callers.repeat(t, path, n)?;
+    Some(start.elapsed())
+}
+
+/// The largest batch we ever run (a 1 ns call at 200 µs is 200k calls).
+const MAX_BATCH: u64 = 1 << 22;
+
+/// Calibrate a batch size to `plan.batch_ns` (this doubles as the warm-up),
+/// then time `plan.rounds` batches. `None` if the path is not available.
+pub fn measure(callers: &Callers, t: Target, path: Path, plan: Plan) -> Option<Stats> {
+    let target = Duration::from_nanos(plan.batch_ns);
+    let mut n = 1u64;
+    let batch = loop {
+        let d = time_batch(callers, t, path, n)?;
+        if d >= target / 4 || n >= MAX_BATCH {
+            let per_call = d.as_nanos().max(1) as f64 / n as f64;
+            break ((plan.batch_ns as f64 / per_call) as u64).clamp(1, MAX_BATCH);
+        }
+        n = n.saturating_mul(4);
+    };
+    time_batch(callers, t, path, batch)?; // one more warm batch at the final size
+    let samples: Vec<f64> = (0..plan.rounds)
+        .filter_map(|_| time_batch(callers, t, path, batch))
+        .map(|d| d.as_nanos() as f64 / batch as f64)
+        .collect();
+    Stats::of(&samples, batch)
+}
+
+/// A `raw_syscalls:sys_enter` counter on vdsoctl's own thread.
+#[derive(Debug)]
+pub struct SyscallCounter {
+    counter: Counter,
+    /// Events an empty enable/disable pair counts (the disable ioctl itself).
+    baseline: u64,
+}
+
+impl SyscallCounter {
+    /// Find tracefs (mounting it as root), open the counter disabled on the
+    /// calling thread. Kernel events are counted: a tracepoint fires in the
+    /// kernel, and with exclude_kernel=1 it counts nothing on 6.18.
+    pub fn open() -> Result<SyscallCounter> {
+        let tracefs = Tracefs::find_or_mount()?;
+        let id = tracefs.event_id("raw_syscalls", "sys_enter")?;
+        let spec = CounterSpec { tracepoint_id: id, start_disabled: true, ..Default::default() };
+        let counter = Counter::open(&spec, Scope::Thread(0))?;
+        let mut me = SyscallCounter { counter, baseline: 0 };
+        let empty: Vec<u64> = (0..3).filter_map(|_| me.raw_count(|| ()).ok().flatten()).collect();
+        me.baseline = empty.into_iter().min().ok_or_else(|| Error::Facility {
+            what: "the raw_syscalls:sys_enter counter never ran".into(),
+            hint: "check perf_event_open limits (kernel.perf_event_paranoid, seccomp)".into(),
+        })?;
+        Ok(me)
+    }
+
+    fn raw_count(&mut self, f: impl FnOnce()) -> Result<Option<u64>> {
+        self.counter.reset()?;
+        self.counter.enable()?;
+        f();
+        self.counter.disable()?;
+        let r = self.counter.read()?;
+        Ok((r.time_running > 0).then_some(r.value))
+    }
+
+    /// Syscalls `f` made on this thread; `None` if the counter did not run.
+    pub fn count(&mut self, f: impl FnOnce()) -> Result<Option<u64>> {
+        let base = self.baseline;
+        Ok(self.raw_count(f)?.map(|v| v.saturating_sub(base)))
+    }
+}
+
+/// Syscalls per call of `path`, over `n` calls.
+pub fn syscalls_per_call(
+    counter: &mut SyscallCounter,
+    callers: &Callers,
+    t: Target,
+    path: Path,
+    n: u64,
+) -> Option<f64> {
+    let n = n.max(1);
+    let mut ran = false;
+    let v = counter
+        .count(|| {
+            ran = callers.repeat(t, path, n).is_some();
+        })
+        .ok()
+        .flatten()?;
+    ran.then(|| v as f64 / n as f64)
+}
+
+/// What a function/clock gets, from the syscalls its libc and vDSO paths make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Served by the vDSO in user space, through libc too: no syscalls.
+    Fast,
+    /// The vDSO symbol itself enters the kernel for this clock.
+    KernelFallback,
+    /// The vDSO serves it, but the C library's path makes syscalls.
+    LibcBypass,
+    /// The vDSO has no symbol for the function.
+    Missing,
+    /// The kernel rejects the clock id (EINVAL).
+    Unsupported,
+}
+
+impl Verdict {
+    /// The name used in tables and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Fast => "fast",
+            Verdict::KernelFallback => "kernel-fallback",
+            Verdict::LibcBypass => "libc-bypass",
+            Verdict::Missing => "missing",
+            Verdict::Unsupported => "unsupported",
+        }
+    }
+}
+
+/// Whether a path enters the kernel: `Some(true)` when it does, `None` unknown.
+pub type Enters = Option<bool>;
+
+/// The verdict from what each path did. `errno` is the first error any path
+/// gave; `vdso_present` whether the vDSO exports the function.
+pub fn verdict(errno: Option<i32>, vdso_present: bool, libc: Enters, vdso: Enters) -> Option<Verdict> {
+    if errno == Some(libc::EINVAL) {
+        return Some(Verdict::Unsupported);
+    }
+    if !vdso_present {
+        return Some(Verdict::Missing);
+    }
+    match (vdso?, libc) {
+        (true, _) => Some(Verdict::KernelFallback),
+        (false, Some(true)) => Some(Verdict::LibcBypass),
+        (false, Some(false)) => Some(Verdict::Fast),
+        (false, None) => None,
+    }
+}
+
+/// Enters the kernel, by count: at least half a syscall per call.
+pub fn enters_by_count(syscalls_per_call: Option<f64>) -> Enters {
+    syscalls_per_call.map(|s| s >= 0.5)
+}
+
+/// Enters the kernel, by timing alone: costs at least half the raw syscall.
+pub fn enters_by_timing(ns: Option<f64>, syscall_ns: Option<f64>) -> Enters {
+    Some(ns? >= 0.5 * syscall_ns?)
+}
+
+/// Whether the running kernel's vDSO should serve `t` in user space on this
+/// architecture (a vDSO symbol exists and the clock is served since a version
+/// at or below the running one). Clock-less functions: when exported.
+pub fn should_be_fast(t: Target, vdso_present: bool, kernel: Option<(u32, u32)>) -> bool {
+    if !vdso_present {
+        return false;
+    }
+    let Some(id) = t.clock else { return true };
+    let Some(info) = arch::clock_info(id) else { return false };
+    if info.class == ClockClass::AlwaysSyscall {
+        return false;
+    }
+    let since = match arch::HOST_MACHINE {
+        arch::machine::X86_64 => info.x86_64_since,
+        arch::machine::AARCH64 => info.aarch64_since,
+        _ => None,
+    };
+    match (since, kernel) {
+        (Some(s), Some(k)) => k >= s,
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
+}
+
+/// The clocksource the kernel reads time from (`tsc`, `kvm-clock`, `hpet`):
+/// without a vDSO mode the high-resolution clocks fall back to the syscall.
+pub fn current_clocksource() -> Option<String> {
+    std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+// ------------------------------------------------------------------ verify
+
+/// One cross-path agreement check.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    /// What was compared, e.g. `clock_gettime(CLOCK_MONOTONIC) order`.
+    pub name: String,
+    pub ok: bool,
+    /// The readings or errors behind the result.
+    pub detail: String,
+}
+
+fn show(r: &Option<std::result::Result<Reading, i32>>) -> String {
+    match r {
+        None => "-".into(),
+        Some(Ok(Reading::Ns(v) | Reading::Us(v))) => v.to_string(),
+        Some(Ok(Reading::Secs(v))) => v.to_string(),
+        Some(Ok(Reading::Cpu(c, n))) => format!("cpu {c} node {n}"),
+        Some(Err(e)) => errno_name(*e),
+    }
+}
+
+/// `EINVAL` and friends by name, else the number.
+pub fn errno_name(e: i32) -> String {
+    match e {
+        libc::EINVAL => "EINVAL".into(),
+        libc::EPERM => "EPERM".into(),
+        libc::EFAULT => "EFAULT".into(),
+        libc::ENOSYS => "ENOSYS".into(),
+        libc::ENOTSUP => "ENOTSUP".into(),
+        _ => format!("errno {e}"),
+    }
+}
+
+fn as_value(r: &Option<std::result::Result<Reading, i32>>) -> Option<i128> {
+    match r {
+        Some(Ok(Reading::Ns(v) | Reading::Us(v))) => Some(*v),
+        Some(Ok(Reading::Secs(v))) => Some(i128::from(*v)),
+        _ => None,
+    }
+}
+
+/// Clock ids no kernel accepts: 10 is the retired CLOCK_SGI_CYCLE, 64 is past
+/// every MAX_CLOCKS (16 is CLOCK_AUX0 since 6.17, so it is not used here).
+pub const INVALID_CLOCKS: [i32; 2] = [10, 64];
+
+/// Clocks that never go backwards (the REALTIME family may be stepped).
+fn is_monotonic(clock: i32) -> bool {
+    matches!(clock, 1 | 2 | 3 | 4 | 6 | 7 | 9)
+}
+
+/// Read a target on every path in the order syscall, vdso, libc, vsyscall,
+/// syscall; labelled readings, bracketing syscall readings first and last.
+fn sandwich(callers: &Callers, t: Target) -> Vec<(&'static str, Option<std::result::Result<Reading, i32>>)> {
+    vec![
+        ("syscall", callers.call(t, Path::Syscall)),
+        ("vdso", callers.call(t, Path::Vdso)),
+        ("libc", callers.call(t, Path::Libc)),
+        ("vsyscall", callers.call(t, Path::Vsyscall)),
+        ("syscall", callers.call(t, Path::Syscall)),
+    ]
+}
+
+fn detail(reads: &[(&str, Option<std::result::Result<Reading, i32>>)]) -> String {
+    reads.iter().filter(|(_, r)| r.is_some()).map(|(p, r)| format!("{p} {}", show(r))).collect::<Vec<_>>().join(", ")
+}
+
+/// Check that every path agrees, for the clocks and functions selected:
+/// readings in order and within the clock's resolution, equal resolutions,
+/// equal getcpu answers (pinned to one CPU), EINVAL for an invalid clock id.
+pub fn verify(callers: &Callers, clocks: &[i32], functions: &[TimeFn]) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let has = |f: TimeFn| functions.contains(&f);
+    if has(TimeFn::ClockGettime) {
+        for &clock in clocks {
+            let t = Target { function: TimeFn::ClockGettime, clock: Some(clock) };
+            let res = match callers.call(Target { function: TimeFn::ClockGetres, clock: Some(clock) }, Path::Syscall) {
+                Some(Ok(Reading::Ns(r))) => r.max(1),
+                _ => 1,
+            };
+            let reads = sandwich(callers, t);
+            let name = format!("clock_gettime({})", arch::clock_name(i64::from(clock)));
+            checks.push(agreement(&name, &reads, res, is_monotonic(clock)));
+        }
+    }
+    if has(TimeFn::Gettimeofday) {
+        let reads = sandwich(callers, Target { function: TimeFn::Gettimeofday, clock: None });
+        checks.push(agreement("gettimeofday", &reads, 1, false));
+    }
+    if has(TimeFn::Time) {
+        let reads = sandwich(callers, Target { function: TimeFn::Time, clock: None });
+        checks.push(agreement("time", &reads, 1, false));
+    }
+    if has(TimeFn::ClockGetres) {
+        for &clock in clocks {
+            let reads = sandwich(callers, Target { function: TimeFn::ClockGetres, clock: Some(clock) });
+            let answers: Vec<_> = reads.iter().filter_map(|(_, r)| *r).collect();
+            let ok = answers.windows(2).all(|w| w[0] == w[1]);
+            let name = format!("clock_getres({}) equal", arch::clock_name(i64::from(clock)));
+            checks.push(Check { name, ok, detail: detail(&reads) });
+        }
+    }
+    if has(TimeFn::Getcpu) {
+        checks.push(verify_getcpu(callers));
+    }
+    if has(TimeFn::ClockGettime) || has(TimeFn::ClockGetres) {
+        for f in [TimeFn::ClockGettime, TimeFn::ClockGetres].into_iter().filter(|f| has(*f)) {
+            for bad in INVALID_CLOCKS {
+                let reads = sandwich(callers, Target { function: f, clock: Some(bad) });
+                let ok = reads.iter().all(|(_, r)| r.is_none() || *r == Some(Err(libc::EINVAL)));
+                checks.push(Check {
+                    name: format!("{}(invalid id {bad}) gives EINVAL", f.name()),
+                    ok,
+                    detail: detail(&reads),
+                });
+            }
+        }
+    }
+    checks
+}
+
+/// Readings agree: same errors everywhere, or values within the bracketing
+/// syscall readings ± `tolerance`, and non-decreasing for monotonic clocks.
+fn agreement(
+    name: &str,
+    reads: &[(&str, Option<std::result::Result<Reading, i32>>)],
+    tolerance: i128,
+    monotonic: bool,
+) -> Check {
+    let present: Vec<_> = reads.iter().filter_map(|(_, r)| *r).collect();
+    let errors: Vec<_> = present.iter().filter_map(|r| r.err()).collect();
+    let ok = if !errors.is_empty() {
+        errors.len() == present.len() && errors.windows(2).all(|w| w[0] == w[1])
+    } else {
+        let values: Vec<i128> = reads.iter().filter_map(|(_, r)| as_value(r)).collect();
+        match (values.first(), values.last()) {
+            (Some(&lo), Some(&hi)) => {
+                let bracketed = values.iter().all(|&v| v >= lo - tolerance && v <= hi + tolerance);
+                let ordered = !monotonic || values.windows(2).all(|w| w[0] <= w[1]);
+                bracketed && ordered
+            }
+            _ => false,
+        }
+    };
+    Check { name: format!("{name} agrees across paths"), ok, detail: detail(reads) }
+}
+
+/// getcpu on every path while pinned to the CPU we are on, then unpinned.
+fn verify_getcpu(callers: &Callers) -> Check {
+    use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+    use nix::unistd::Pid;
+    let t = Target { function: TimeFn::Getcpu, clock: None };
+    let me = Pid::from_raw(0);
+    let old = sched_getaffinity(me).ok();
+    let pinned = match callers.call(t, Path::Syscall) {
+        Some(Ok(Reading::Cpu(cpu, _))) => {
+            let mut set = CpuSet::new();
+            set.set(cpu as usize).is_ok() && sched_setaffinity(me, &set).is_ok()
+        }
+        _ => false,
+    };
+    let reads = sandwich(callers, t);
+    if let Some(old) = old {
+        let _ = sched_setaffinity(me, &old);
+    }
+    let answers: Vec<_> = reads.iter().filter_map(|(_, r)| *r).collect();
+    let ok = !answers.is_empty() && answers.windows(2).all(|w| w[0] == w[1]);
+    let mut d = detail(&reads);
+    if !pinned {
+        d.push_str(" (could not pin to one CPU)");
+    }
+    Check { name: "getcpu agrees across paths".into(), ok, detail: d }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_median_and_spread() {
+        let s = Stats::of(&[3.0, 1.0, 2.0, f64::NAN], 10).unwrap();
+        assert_eq!((s.median, s.min, s.max, s.rounds), (2.0, 1.0, 3.0, 3));
+        assert!((s.spread() - 1.0).abs() < 1e-9);
+        assert_eq!(Stats::of(&[4.0], 1).unwrap().stddev, None);
+        assert!(Stats::of(&[], 1).is_none());
+        assert_eq!(Stats::of(&[1.0, 2.0, 3.0, 4.0], 1).unwrap().median, 2.5);
+    }
+
+    #[test]
+    fn verdicts() {
+        assert_eq!(verdict(Some(libc::EINVAL), true, None, None), Some(Verdict::Unsupported));
+        assert_eq!(verdict(None, false, Some(true), None), Some(Verdict::Missing));
+        assert_eq!(verdict(None, true, Some(true), Some(true)), Some(Verdict::KernelFallback));
+        assert_eq!(verdict(None, true, Some(true), Some(false)), Some(Verdict::LibcBypass));
+        assert_eq!(verdict(None, true, Some(false), Some(false)), Some(Verdict::Fast));
+        assert_eq!(verdict(None, true, None, None), None);
+        assert_eq!(enters_by_timing(Some(300.0), Some(400.0)), Some(true));
+        assert_eq!(enters_by_timing(Some(20.0), Some(400.0)), Some(false));
+        assert_eq!(enters_by_timing(None, Some(400.0)), None);
+    }
+
+    #[test]
+    fn fast_expectations_follow_the_clock_table() {
+        let mono = Target { function: TimeFn::ClockGettime, clock: Some(1) };
+        let cpu = Target { function: TimeFn::ClockGettime, clock: Some(3) };
+        assert!(should_be_fast(mono, true, Some((6, 18))));
+        assert!(!should_be_fast(mono, false, Some((6, 18))));
+        assert!(!should_be_fast(cpu, true, Some((6, 18))));
+        if arch::HOST_MACHINE == arch::machine::X86_64 {
+            let raw = Target { function: TimeFn::ClockGettime, clock: Some(4) };
+            assert!(!should_be_fast(raw, true, Some((5, 2))));
+            assert!(should_be_fast(raw, true, Some((5, 3))));
+        }
+    }
+
+    #[test]
+    fn agreement_rules() {
+        let ns = |v| Some(Ok(Reading::Ns(v)));
+        let ok = agreement("x", &[("syscall", ns(10)), ("vdso", ns(11)), ("syscall", ns(12))], 1, true);
+        assert!(ok.ok);
+        let back = agreement("x", &[("syscall", ns(10)), ("vdso", ns(9)), ("syscall", ns(12))], 0, true);
+        assert!(!back.ok);
+        let far = agreement("x", &[("syscall", ns(10)), ("vdso", ns(100)), ("syscall", ns(12))], 4, false);
+        assert!(!far.ok);
+        let einval = agreement("x", &[("syscall", Some(Err(22))), ("vdso", Some(Err(22)))], 1, true);
+        assert!(einval.ok);
+        let mixed = agreement("x", &[("syscall", Some(Err(22))), ("vdso", ns(1))], 1, true);
+        assert!(!mixed.ok);
+    }
+}
