@@ -161,18 +161,21 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
         ));
     }
     let callers = Callers::new(vdso, vsyscall);
-    let mut counter = match SyscallCounter::open() {
-        Ok(c) => Some(c),
+    // An open syscall tracepoint counter puts every syscall of the system on
+    // the tracing slow path (~+100 ns here), so it is opened now only to learn
+    // whether counting works, closed for the timing, and opened again after.
+    let counting = match SyscallCounter::open() {
+        Ok(_) => true,
         Err(e) => {
             findings.push(Finding::new(
                 Severity::Warn,
                 format!("syscalls per call cannot be counted: {e}"),
                 Some("verdicts below are timing-based (a path costing half a raw syscall or more counts as entering the kernel)".into()),
             ));
-            None
+            false
         }
     };
-    let basis = if counter.is_some() { Basis::Counted } else { Basis::Timing };
+    let basis = if counting { Basis::Counted } else { Basis::Timing };
     let plan = if args.quick { Plan::QUICK } else { Plan::DEFAULT };
     let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
 
@@ -185,13 +188,8 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
         }
     }
 
-    let mut results = Vec::new();
-    let mut crossed = false;
-    let mut fallback_expected = Vec::new();
-    let mut unsupported = Vec::new();
-    let mut vsyscall_costs = Vec::new();
+    let mut measured = Vec::new();
     for t in targets {
-        let label = label(t);
         let mut rows: BTreeMap<Path, BenchResult> = BTreeMap::new();
         let mut errno = None;
         let mut answered = Vec::new();
@@ -216,13 +214,6 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
             }
             let needed_for_timing = basis == Basis::Timing && path != Path::Vsyscall;
             let stats = if usable && (shown || needed_for_timing) { m::measure(&callers, t, path, plan) } else { None };
-            let syscalls = match (&mut counter, usable) {
-                (Some(c), true) => {
-                    let n = stats.map_or(200, |s| s.batch).clamp(100, 2000);
-                    m::syscalls_per_call(c, &callers, t, path, n)
-                }
-                _ => None,
-            };
             rows.insert(
                 path,
                 BenchResult {
@@ -230,7 +221,7 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
                     clock: t.clock.map(|c| arch::clock_name(i64::from(c))),
                     path,
                     ns_per_call: stats.map(|s| round(s.median, 2)),
-                    syscalls_per_call: syscalls.map(|s| round(s, 4)),
+                    syscalls_per_call: None,
                     verdict: None,
                     stats,
                     error,
@@ -240,6 +231,34 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
                 shown_paths.push(path);
             }
         }
+        measured.push(Measured { t, rows, errno, answered, shown_paths, vdso_present });
+    }
+
+    // Count syscalls per call of every path that answered, timing done.
+    if counting {
+        match SyscallCounter::open() {
+            Ok(mut c) => {
+                for mt in &mut measured {
+                    let t = mt.t;
+                    for (path, r) in mt.rows.iter_mut().filter(|(_, r)| r.error.is_none()) {
+                        let n = r.stats.map_or(200, |s| s.batch).clamp(100, 2000);
+                        r.syscalls_per_call = m::syscalls_per_call(&mut c, &callers, t, *path, n).map(|s| round(s, 4));
+                    }
+                }
+            }
+            Err(e) => {
+                findings.push(Finding::new(Severity::Warn, format!("syscalls per call cannot be counted: {e}"), None))
+            }
+        }
+    }
+
+    let mut results = Vec::new();
+    let mut crossed = false;
+    let mut fallback_expected = Vec::new();
+    let mut unsupported = Vec::new();
+    let mut vsyscall_costs = Vec::new();
+    for Measured { t, rows, errno, answered, shown_paths, vdso_present } in measured {
+        let label = label(t);
         if answered.iter().any(|a| a.1) && answered.iter().any(|a| !a.1) {
             let side =
                 |ok: bool| answered.iter().filter(|a| a.1 == ok).map(|a| a.0.name()).collect::<Vec<_>>().join(", ");
@@ -353,6 +372,18 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
     Ok((BenchReport { results, findings, basis, verify, plan, paths }, crossed))
 }
 
+/// One function and clock after timing: its rows per path and what each answered.
+struct Measured {
+    t: Target,
+    rows: BTreeMap<Path, BenchResult>,
+    /// The first errno any path gave.
+    errno: Option<i32>,
+    /// (path, answered without error) for every available path.
+    answered: Vec<(Path, bool)>,
+    shown_paths: Vec<Path>,
+    vdso_present: bool,
+}
+
 fn label(t: Target) -> String {
     match t.clock {
         Some(c) => format!("{}({})", t.function.name(), arch::clock_name(i64::from(c))),
@@ -421,7 +452,7 @@ impl Render for BenchReport {
         let mut s = format!("{t}\n");
         let first = self.results.iter().find_map(|r| r.stats);
         s += &format!(
-            "ns/call: median of {} timed batches (±: (max−min)/median); {}\n",
+            "ns/call: median of {} timed batches (±: median absolute deviation); {}\n",
             first.map_or(self.plan.rounds as usize, |st| st.rounds),
             match self.basis {
                 Basis::Counted => "syscalls/call counted by perf (raw_syscalls:sys_enter) on vdsoctl's own thread",

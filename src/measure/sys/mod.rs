@@ -5,6 +5,6 @@
 
 #![allow(unsafe_code)]
 
+pub mod call;
 pub mod libc;
 pub mod perf;
-pub mod call;
