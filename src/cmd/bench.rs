@@ -114,7 +114,9 @@ fn select(args: &BenchArgs) -> Result<Selection> {
     };
     if let Some(n) = args.max_ns {
         if !(n.is_finite() && n > 0.0) {
-            return Err(Error::Usage(format!("--max-ns {n} is not a positive number of nanoseconds")));
+            return Err(Error::Usage(format!(
+                "--max-ns {n} is not a positive number of nanoseconds — give the budget per call, e.g. --max-ns 100"
+            )));
         }
     }
     Ok(Selection { clocks, functions, paths })

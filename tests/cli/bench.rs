@@ -1,1 +1,168 @@
-//! `bench` integration tests.
+//! `bench` integration tests: verdicts proven by perf counts on this host,
+//! a libc that bypasses the vDSO (LD_PRELOAD shim), --verify, --max-ns and
+//! the Prometheus exposition.
+
+use super::common::{build_c, run, skip, vdsoctl};
+use serde_json::Value;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// The result row for function/clock/path.
+fn row<'a>(doc: &'a Value, function: &str, clock: Option<&str>, path: &str) -> &'a Value {
+    doc["results"]
+        .as_array()
+        .expect("results array")
+        .iter()
+        .find(|r| r["function"] == function && r["clock"].as_str() == clock && r["path"] == path)
+        .unwrap_or_else(|| panic!("no row {function} {clock:?} {path} in {doc}"))
+}
+
+/// Whether the syscall counts are perf-counted (else say why and skip).
+fn counted(doc: &Value) -> bool {
+    if doc["basis"] == "counted" {
+        return true;
+    }
+    let why = doc["findings"].as_array().and_then(|f| f.first()).map(|f| f["message"].to_string());
+    skip(&format!("perf cannot count syscalls here: {why:?}"));
+    false
+}
+
+fn bench_json(extra_env: Option<(&str, &str)>, args: &[&str]) -> (i32, Value) {
+    let mut cmd = vdsoctl();
+    if let Some((k, v)) = extra_env {
+        cmd.env(k, v);
+    }
+    let out = cmd.arg("--json").arg("bench").arg("--quick").args(args).output().expect("run vdsoctl");
+    let code = out.status.code().unwrap_or(-1);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let doc = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}) exit {code}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    (code, doc)
+}
+
+#[test]
+fn monotonic_is_fast_and_thread_cputime_enters_the_kernel() {
+    let (code, doc) = bench_json(
+        None,
+        &["--functions", "clock_gettime", "--clocks", "monotonic,thread_cputime_id", "--paths", "libc,vdso,syscall"],
+    );
+    assert_eq!(code, 0, "{doc}");
+    if !counted(&doc) {
+        return;
+    }
+    for path in ["libc", "vdso"] {
+        let mono = row(&doc, "clock_gettime", Some("CLOCK_MONOTONIC"), path);
+        assert_eq!(mono["verdict"], "fast", "{mono}");
+        assert!(mono["syscalls_per_call"].as_f64().unwrap() < 0.005, "{mono}");
+        assert!(mono["ns_per_call"].as_f64().unwrap() > 0.0, "{mono}");
+        let cpu = row(&doc, "clock_gettime", Some("CLOCK_THREAD_CPUTIME_ID"), path);
+        assert_eq!(cpu["verdict"], "kernel-fallback", "{cpu}");
+        let sc = cpu["syscalls_per_call"].as_f64().unwrap();
+        assert!((0.995..1.005).contains(&sc), "{cpu}");
+    }
+    let sys = row(&doc, "clock_gettime", Some("CLOCK_MONOTONIC"), "syscall");
+    assert!((0.995..1.005).contains(&sys["syscalls_per_call"].as_f64().unwrap()), "{sys}");
+    // Unknown is null: no vsyscall row for clock_gettime, no error on success.
+    assert!(doc["results"].as_array().unwrap().iter().all(|r| r["path"] != "vsyscall"));
+    assert!(sys["error"].is_null());
+}
+
+#[test]
+fn preloaded_libc_bypass_is_named_and_fails_max_ns() {
+    let shim = build_c("shim_monotonic_raw", false, &["-shared", "-fPIC", "-ldl"]);
+    let env = Some(("LD_PRELOAD", shim.to_str().unwrap()));
+    let args = ["--functions", "clock_gettime", "--clocks", "monotonic_raw,monotonic", "--paths", "libc,vdso,syscall"];
+    let (code, doc) = bench_json(env, &args);
+    assert_eq!(code, 0, "{doc}");
+    let raw = row(&doc, "clock_gettime", Some("CLOCK_MONOTONIC_RAW"), "libc");
+    assert_eq!(raw["verdict"], "libc-bypass", "{raw}");
+    assert_eq!(row(&doc, "clock_gettime", Some("CLOCK_MONOTONIC"), "libc")["verdict"], "fast");
+    if doc["basis"] == "counted" {
+        assert!(raw["syscalls_per_call"].as_f64().unwrap() > 0.995, "{raw}");
+        let vdso = row(&doc, "clock_gettime", Some("CLOCK_MONOTONIC_RAW"), "vdso");
+        assert!(vdso["syscalls_per_call"].as_f64().unwrap() < 0.005, "{vdso}");
+    }
+    let messages = doc["findings"].to_string();
+    assert!(messages.contains("CLOCK_MONOTONIC_RAW") && messages.contains("bypassed"), "{messages}");
+
+    let mut with_max = args.to_vec();
+    with_max.extend(["--max-ns", "100"]);
+    let (code, doc) = bench_json(env, &with_max);
+    assert_eq!(code, 1, "--max-ns 100 must fail under the shim: {doc}");
+    assert!(doc["findings"].to_string().contains("over --max-ns 100"));
+}
+
+#[test]
+fn max_ns_passes_on_a_healthy_host() {
+    let (code, doc) =
+        bench_json(None, &["--functions", "clock_gettime,gettimeofday", "--clocks", "monotonic", "--max-ns", "100000"]);
+    assert_eq!(code, 0, "{doc}");
+}
+
+#[test]
+fn verify_passes_on_this_host() {
+    let (code, doc) = bench_json(None, &["--verify"]);
+    assert_eq!(code, 0, "{doc}");
+    let checks = doc["verify"].as_array().expect("verify checks");
+    assert!(checks.len() > 10, "{doc}");
+    assert!(checks.iter().all(|c| c["ok"] == true), "{checks:?}");
+    assert!(checks.iter().any(|c| c["name"].as_str().unwrap().starts_with("getcpu")));
+    assert!(checks.iter().any(|c| c["name"].as_str().unwrap().contains("invalid id")));
+}
+
+#[test]
+fn prometheus_passes_promtool() {
+    if Command::new("promtool").arg("--version").output().is_err() {
+        return skip("promtool is not installed (Debian: apt-get install prometheus)");
+    }
+    let (code, text, stderr) =
+        run(&["--format", "prometheus", "bench", "--quick", "--clocks", "monotonic,thread_cputime_id"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(text.contains("# TYPE vdsoctl_bench_seconds_per_call gauge"), "{text}");
+    assert!(
+        text.contains(
+            "vdsoctl_bench_syscalls_per_call{function=\"clock_gettime\",clock=\"CLOCK_MONOTONIC\",path=\"vdso\"}"
+        ) || !text.contains("syscalls_per_call{"),
+        "{text}"
+    );
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool");
+    promtool.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = promtool.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool: {}{}\n{text}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn table_names_every_path_and_verdict() {
+    let (code, text, stderr) = run(&["bench", "--quick", "--functions", "clock_gettime,time", "--clocks", "monotonic"]);
+    assert_eq!(code, 0, "{stderr}");
+    for word in ["FUNCTION", "libc ns", "vdso ns", "syscall ns", "VERDICT", "CLOCK_MONOTONIC", "fast"] {
+        assert!(text.contains(word), "{word} missing:\n{text}");
+    }
+}
+
+#[test]
+fn bad_selections_are_usage_errors() {
+    for args in [
+        &["bench", "--clocks", "bogus"][..],
+        &["bench", "--functions", "nanosleep"][..],
+        &["bench", "--paths", "ptrace"][..],
+        &["bench", "--max-ns=0"][..],
+    ] {
+        let (code, stdout, stderr) = run(args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stdout.is_empty());
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("—"), "a hint: {stderr}");
+    }
+}
