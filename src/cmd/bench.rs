@@ -335,8 +335,9 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
         findings.push(Finding::new(
             Severity::Info,
             format!(
-                "{} enter the kernel even through the vDSO, as on every kernel (CPU-time and alarm clocks)",
-                fallback_expected.join(", ")
+                "{} {} the kernel even through the vDSO, as on every kernel (CPU-time and alarm clocks)",
+                fallback_expected.join(", "),
+                if fallback_expected.len() == 1 { "enters" } else { "enter" }
             ),
             None,
         ));
