@@ -124,10 +124,16 @@ fn select(args: &BenchArgs) -> Result<Selection> {
 
 /// `vdsoctl bench`.
 pub fn run(args: &BenchArgs, out: &Output) -> Result<Outcome> {
-    let sel = select(args)?;
-    let (report, crossed) = gather(args, &sel)?;
+    let (report, crossed) = measure_report(args)?;
     emit(out, &report)?;
     Ok(Outcome::from_crossed(crossed))
+}
+
+/// Resolve the selection, measure, judge and verify; `check` uses this too.
+/// Returns the report and whether a threshold (`--max-ns`, `--verify`) was crossed.
+pub fn measure_report(args: &BenchArgs) -> Result<(BenchReport, bool)> {
+    let sel = select(args)?;
+    gather(args, &sel)
 }
 
 /// Measure, judge, verify. Returns the report and whether a threshold was crossed.
@@ -293,7 +299,7 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
                 format!("{label}: the vDSO itself enters the kernel, though this kernel's vDSO serves it"),
                 Some(format!(
                     "the clocksource ({}) has no vDSO mode; `cat /sys/devices/system/clocksource/clocksource0/available_clocksource` and switch to tsc or arch_sys_counter if offered",
-                    m::current_clocksource().unwrap_or_else(|| "unknown".into())
+                    kernel::clocksource().map_or_else(|| "unknown".into(), |c| c.current)
                 )),
             )),
             Some(Verdict::KernelFallback) => fallback_expected.push(label.clone()),

@@ -4,12 +4,14 @@
 
 use super::Outcome;
 use crate::arch::{self, ClockClass};
-use crate::cli::CheckArgs;
+use crate::cli::{BenchArgs, CheckArgs};
+use crate::cmd::bench::{Basis, BenchReport, BenchResult};
 use crate::error::Result;
 use crate::inspect::auxv::{self, AT_SYSINFO_EHDR};
 use crate::inspect::exe::{self, LibcKind};
 use crate::inspect::kernel::{self, VsyscallMode};
 use crate::inspect::{elf, Process};
+use crate::measure::bench::{Path, Verdict};
 use crate::model::Severity;
 use crate::output::{emit, Output, Prometheus, Render};
 use serde::Serialize;
@@ -70,6 +72,9 @@ pub struct CheckReport {
     pub status: Status,
     /// Whether `--strict` made WARN fail the audit.
     pub strict: bool,
+    /// The quick bench behind the clock checks (its costs go to Prometheus).
+    #[serde(skip)]
+    pub bench: Option<BenchReport>,
 }
 
 /// The vDSO mapping and AT_SYSINFO_EHDR of a process, as checks.
@@ -364,6 +369,115 @@ pub fn process_exe_check(process: &Process) -> Check {
     Check::new(name, status, detail, hint)
 }
 
+/// Per clock id (and gettimeofday/time), a quick bench through libc, the
+/// vDSO and the syscall, with syscalls/call counted: a clock that should be
+/// fast and is not fails, and so does one over `--max-ns` through libc.
+/// Returns the checks and the bench report (for the Prometheus costs).
+pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
+    let args = BenchArgs {
+        clocks: Vec::new(),
+        functions: vec!["clock_gettime".into(), "gettimeofday".into(), "time".into()],
+        paths: vec!["libc".into(), "vdso".into(), "syscall".into()],
+        verify: false,
+        max_ns,
+        quick: true,
+    };
+    let report = match super::bench::measure_report(&args) {
+        Ok((r, _)) => r,
+        Err(e) => return (vec![Check::new("clocks", Status::Skip, format!("cannot bench: {e}"), None)], None),
+    };
+    let basis = match report.basis {
+        Basis::Counted => "counted",
+        Basis::Timing => "timing-based: perf not permitted",
+    };
+    let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
+    let mut checks = Vec::new();
+    let mut seen: Vec<(&str, Option<String>)> = Vec::new();
+    for r in &report.results {
+        let key = (r.function, r.clock.clone());
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let row =
+            |p: Path| report.results.iter().find(|x| x.function == r.function && x.clock == r.clock && x.path == p);
+        let (libc, vdso) = (row(Path::Libc), row(Path::Vdso));
+        let label = r.clock.as_deref().map_or_else(|| r.function.to_string(), |c| c.to_string());
+        let name = match &r.clock {
+            Some(c) if r.function == "clock_gettime" => format!("clock:{}", c.trim_start_matches("CLOCK_")),
+            Some(c) => format!("{}:{}", r.function, c.trim_start_matches("CLOCK_")),
+            None => r.function.to_string(),
+        };
+        let cost = |x: Option<&BenchResult>| {
+            x.and_then(|x| x.ns_per_call).map_or_else(|| "-".to_string(), |ns| format!("{ns:.1} ns"))
+        };
+        let sc = |x: Option<&BenchResult>| {
+            x.and_then(|x| x.syscalls_per_call).map_or_else(|| "-".to_string(), |v| format!("{v:.2}"))
+        };
+        let detail =
+            format!("libc {} ({} syscalls/call), vdso {} ({}) [{basis}]", cost(libc), sc(libc), cost(vdso), sc(vdso));
+        let clock_id = r.clock.as_deref().and_then(arch::parse_clock);
+        let always_syscall = clock_id.and_then(arch::clock_info).is_some_and(|c| c.class == ClockClass::AlwaysSyscall);
+        let should_be_fast = !always_syscall && served_by_kernel(clock_id, kernel_version);
+        let over = max_ns.zip(libc.and_then(|l| l.ns_per_call)).filter(|(max, ns)| should_be_fast && ns > max);
+        let check = match r.verdict {
+            Some(Verdict::LibcBypass) => Check::new(
+                name,
+                Status::Fail,
+                format!("{label}: the C library's call makes syscalls where the direct vDSO call makes none — the vDSO is bypassed; {detail}"),
+                Some("check LD_PRELOAD and interposed libraries, then the C library's version (static binaries keep the libc they were built with)"),
+            ),
+            Some(Verdict::KernelFallback) if should_be_fast => Check::new(
+                name,
+                Status::Fail,
+                format!("{label}: the vDSO itself enters the kernel though this kernel's vDSO serves it; {detail}"),
+                Some("the clocksource has no vDSO mode here; see the clocksource check"),
+            ),
+            Some(Verdict::KernelFallback) => {
+                Check::new(name, Status::Ok, format!("{label}: always a syscall, as on every kernel; {detail}"), None)
+            }
+            Some(Verdict::Missing) if should_be_fast => Check::new(
+                name,
+                Status::Fail,
+                format!("{label}: the vDSO has no symbol for it, every call is a syscall; {detail}"),
+                Some("`vdsoctl dump` shows what the vDSO exports"),
+            ),
+            Some(Verdict::Unsupported) => {
+                Check::new(name, Status::Ok, format!("{label}: the kernel rejects it here (EINVAL)"), None)
+            }
+            _ => match over {
+                Some((max, ns)) => Check::new(
+                    name,
+                    Status::Fail,
+                    format!("{label}: {ns:.1} ns/call through libc, over --max-ns {max}; {detail}"),
+                    Some("a vDSO call costs ~5–50 ns; a higher cost means a slow clocksource or a loaded host"),
+                ),
+                None if r.verdict == Some(Verdict::Fast) => {
+                    Check::new(name, Status::Ok, format!("{label}: fast; {detail}"), None)
+                }
+                None => Check::new(name, Status::Warn, format!("{label}: no verdict; {detail}"), None),
+            },
+        };
+        checks.push(check);
+    }
+    (checks, Some(report))
+}
+
+/// Whether this kernel's vDSO serves the clock (functions without a clock: yes).
+fn served_by_kernel(clock: Option<i32>, kernel: Option<(u32, u32)>) -> bool {
+    let Some(info) = clock.and_then(arch::clock_info) else { return clock.is_none() };
+    let since = match arch::HOST_MACHINE {
+        arch::machine::X86_64 => info.x86_64_since,
+        arch::machine::AARCH64 => info.aarch64_since,
+        _ => None,
+    };
+    match (since, kernel) {
+        (Some(s), Some(k)) => k >= s,
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
+}
+
 /// Gather every check.
 pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
     let me = Process::open(None)?;
@@ -374,6 +488,8 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
     checks.push(kernel_version_check());
     checks.push(vsyscall_check(&me));
     checks.push(libc_check());
+    let (clocks, bench) = clock_checks(args.max_ns);
+    checks.extend(clocks);
     if let Some(pid) = args.pid {
         let target = Process::open(Some(pid))?;
         checks.extend(mapping_checks(&target, "process_"));
@@ -382,7 +498,7 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         checks.push(process_exe_check(&target));
     }
     let worst = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok).max(Status::Ok);
-    Ok(CheckReport { checks, status: worst, strict: args.strict })
+    Ok(CheckReport { checks, status: worst, strict: args.strict, bench })
 }
 
 /// `vdsoctl check`.
@@ -426,6 +542,10 @@ impl Render for CheckReport {
         p.family("check_failed", "gauge", "1 when the audit failed (any FAIL, or WARN with --strict).");
         let failed = self.status == Status::Fail || (self.strict && self.status == Status::Warn);
         p.sample("check_failed", &[], if failed { 1.0 } else { 0.0 });
-        Some(p.finish())
+        let mut text = p.finish();
+        if let Some(costs) = self.bench.as_ref().and_then(|b| b.render_prometheus()) {
+            text += &costs;
+        }
+        Some(text)
     }
 }

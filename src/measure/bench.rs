@@ -508,14 +508,6 @@ pub fn should_be_fast(t: Target, vdso_present: bool, kernel: Option<(u32, u32)>)
     }
 }
 
-/// The clocksource the kernel reads time from (`tsc`, `kvm-clock`, `hpet`):
-/// without a vDSO mode the high-resolution clocks fall back to the syscall.
-pub fn current_clocksource() -> Option<String> {
-    std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
-        .ok()
-        .map(|s| s.trim().to_string())
-}
-
 // ------------------------------------------------------------------ verify
 
 /// One cross-path agreement check.

@@ -79,6 +79,12 @@ fn prometheus_passes_promtool() {
     assert!(stdout.contains("# TYPE vdsoctl_check_status gauge"), "{stdout}");
     assert!(stdout.contains("vdsoctl_check_status{check=\"clocksource\"} 0"), "{stdout}");
     assert!(stdout.contains("vdsoctl_check_failed 0"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "vdsoctl_bench_syscalls_per_call{function=\"clock_gettime\",clock=\"CLOCK_MONOTONIC\",path=\"libc\"} 0"
+        ),
+        "{stdout}"
+    );
     let mut child = Command::new(promtool)
         .args(["check", "metrics"])
         .stdin(Stdio::piped())
@@ -114,4 +120,42 @@ fn which(name: &str) -> Result<std::path::PathBuf, ()> {
     std::env::var_os("PATH")
         .and_then(|p| std::env::split_paths(&p).map(|d| d.join(name)).find(|p| p.is_file()))
         .ok_or(())
+}
+
+#[test]
+fn libc_bypass_under_preload_shim_fails_naming_the_clock() {
+    let shim = build_c("shim_monotonic_raw", false, &["-shared", "-fPIC", "-ldl"]);
+    let out = super::common::vdsoctl().args(["--json", "check"]).env("LD_PRELOAD", &shim).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "check must fail under the shim: {stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["status"], "FAIL");
+    let raw = check_named(&doc, "clock:MONOTONIC_RAW");
+    assert_eq!(raw["status"], "FAIL", "{raw}");
+    let detail = raw["detail"].as_str().unwrap();
+    assert!(detail.contains("CLOCK_MONOTONIC_RAW") && detail.contains("the vDSO is bypassed"), "{detail}");
+    assert!(raw["hint"].as_str().unwrap().contains("LD_PRELOAD"), "{raw}");
+    // The other clocks are untouched by the shim.
+    assert_eq!(check_named(&doc, "clock:MONOTONIC")["status"], "OK");
+    let failed: Vec<&str> = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "FAIL")
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(failed, vec!["clock:MONOTONIC_RAW"]);
+}
+
+#[test]
+fn max_ns_fails_a_fast_clock_over_budget() {
+    // 1 ns is below any real call: every should-be-fast clock crosses it.
+    let (code, stdout, _) = run(&["--json", "check", "--max-ns", "1"]);
+    assert_eq!(code, 1);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let mono = check_named(&doc, "clock:MONOTONIC");
+    assert_eq!(mono["status"], "FAIL");
+    assert!(mono["detail"].as_str().unwrap().contains("over --max-ns 1"), "{mono}");
+    // CPU-time clocks are expected syscalls; --max-ns does not apply to them.
+    assert_eq!(check_named(&doc, "clock:THREAD_CPUTIME_ID")["status"], "OK");
 }
