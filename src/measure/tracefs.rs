@@ -51,6 +51,21 @@ impl Tracefs {
         if let Some(t) = Self::find() {
             return Ok(t);
         }
+        // Mounted but closed to us (mode 0700 for a non-root user): say so,
+        // rather than "not mounted".
+        for root in CANDIDATES.iter().map(Path::new) {
+            if let Err(e) = std::fs::metadata(root.join("events")) {
+                if matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) {
+                    return Err(Error::Facility {
+                        what: format!("tracefs at {} is readable only by root here ({e})", root.display()),
+                        hint: "run vdsoctl as root (tracepoint ids and filters live in tracefs)".into(),
+                    });
+                }
+            }
+        }
+        if !nix::unistd::geteuid().is_root() {
+            return Err(Self::missing("mounting it needs root"));
+        }
         let target = Path::new(CANDIDATES[0]);
         let mounted =
             nix::mount::mount(Some("tracefs"), target, Some("tracefs"), nix::mount::MsFlags::empty(), None::<&str>);
