@@ -168,6 +168,29 @@ pub const CLOCKS: &[ClockInfo] = &[
     },
 ];
 
+impl ClockInfo {
+    /// The first kernel whose vDSO serves this clock on `machine`, if any.
+    pub fn vdso_since(&self, machine: u16) -> Option<(u32, u32)> {
+        match machine {
+            machine::X86_64 => self.x86_64_since,
+            machine::AARCH64 => self.aarch64_since,
+            _ => None,
+        }
+    }
+}
+
+/// Whether the vDSO of a kernel of version `kernel` on `machine` serves clock
+/// `id` in user space (CPU-time, alarm and unknown clocks: never). An unknown
+/// kernel version is taken as new enough.
+pub fn vdso_serves(id: i32, machine: u16, kernel: Option<(u32, u32)>) -> bool {
+    let Some(info) = clock_info(id).filter(|c| c.class != ClockClass::AlwaysSyscall) else { return false };
+    match (info.vdso_since(machine), kernel) {
+        (Some(since), Some(k)) => k >= since,
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
+}
+
 /// Look a clock id up in [`CLOCKS`].
 pub fn clock_info(id: i32) -> Option<&'static ClockInfo> {
     CLOCKS.iter().find(|c| c.id == id)

@@ -253,14 +253,9 @@ pub fn kernel_version_check() -> Check {
     let Some(version) = kernel::parse_version(&release) else {
         return Check::new("kernel_version", Status::Skip, "cannot read /proc/sys/kernel/osrelease", None);
     };
-    let since = |c: &arch::ClockInfo| match arch::HOST_MACHINE {
-        arch::machine::X86_64 => c.x86_64_since,
-        arch::machine::AARCH64 => c.aarch64_since,
-        _ => None,
-    };
     let (mut served, mut not_yet) = (Vec::new(), Vec::new());
     for c in arch::CLOCKS.iter().filter(|c| c.class != ClockClass::AlwaysSyscall) {
-        match since(c) {
+        match c.vdso_since(arch::HOST_MACHINE) {
             Some(v) if version >= v => served.push(c.name.trim_start_matches("CLOCK_")),
             Some(v) => not_yet.push(format!("{} (from {}.{})", c.name.trim_start_matches("CLOCK_"), v.0, v.1)),
             None => {}
@@ -417,8 +412,7 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
         let detail =
             format!("libc {} ({} syscalls/call), vdso {} ({}) [{basis}]", cost(libc), sc(libc), cost(vdso), sc(vdso));
         let clock_id = r.clock.as_deref().and_then(arch::parse_clock);
-        let always_syscall = clock_id.and_then(arch::clock_info).is_some_and(|c| c.class == ClockClass::AlwaysSyscall);
-        let should_be_fast = !always_syscall && served_by_kernel(clock_id, kernel_version);
+        let should_be_fast = clock_id.map_or(true, |id| arch::vdso_serves(id, arch::HOST_MACHINE, kernel_version));
         let over = max_ns.zip(libc.and_then(|l| l.ns_per_call)).filter(|(max, ns)| should_be_fast && ns > max);
         let check = match r.verdict {
             Some(Verdict::LibcBypass) => Check::new(
@@ -461,21 +455,6 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
         checks.push(check);
     }
     (checks, Some(report))
-}
-
-/// Whether this kernel's vDSO serves the clock (functions without a clock: yes).
-fn served_by_kernel(clock: Option<i32>, kernel: Option<(u32, u32)>) -> bool {
-    let Some(info) = clock.and_then(arch::clock_info) else { return clock.is_none() };
-    let since = match arch::HOST_MACHINE {
-        arch::machine::X86_64 => info.x86_64_since,
-        arch::machine::AARCH64 => info.aarch64_since,
-        _ => None,
-    };
-    match (since, kernel) {
-        (Some(s), Some(k)) => k >= s,
-        (Some(_), None) => true,
-        (None, _) => false,
-    }
 }
 
 /// Gather every check.

@@ -6,7 +6,7 @@
 //! of `raw_syscalls:sys_enter` events per call on vdsoctl's own thread, which
 //! is what proves "fast" rather than guessing it from the timing.
 
-use crate::arch::{self, ClockClass, TimeFn};
+use crate::arch::{self, TimeFn};
 use crate::error::{Error, Result};
 use crate::measure::perf::{Counter, CounterSpec, Scope};
 use crate::measure::sys::call::{self, VsyscallPage};
@@ -491,20 +491,9 @@ pub fn should_be_fast(t: Target, vdso_present: bool, kernel: Option<(u32, u32)>)
     if !vdso_present {
         return false;
     }
-    let Some(id) = t.clock else { return true };
-    let Some(info) = arch::clock_info(id) else { return false };
-    if info.class == ClockClass::AlwaysSyscall {
-        return false;
-    }
-    let since = match arch::HOST_MACHINE {
-        arch::machine::X86_64 => info.x86_64_since,
-        arch::machine::AARCH64 => info.aarch64_since,
-        _ => None,
-    };
-    match (since, kernel) {
-        (Some(s), Some(k)) => k >= s,
-        (Some(_), None) => true,
-        (None, _) => false,
+    match t.clock {
+        Some(id) => arch::vdso_serves(id, arch::HOST_MACHINE, kernel),
+        None => true,
     }
 }
 
