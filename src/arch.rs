@@ -281,6 +281,17 @@ impl Abi {
         }
     }
 
+    /// The 32-bit ABI a 64-bit kernel of this ABI runs compat processes with.
+    /// Their syscalls fire `raw_syscalls:*` with these numbers, never the
+    /// per-syscall `syscalls:*` tracepoints.
+    pub fn compat(self) -> Option<Abi> {
+        match self {
+            Abi::X86_64 => Some(Abi::I386),
+            Abi::Aarch64 => Some(Abi::Arm),
+            _ => None,
+        }
+    }
+
     /// The clock syscalls of this ABI and their numbers
     /// (`arch/*/entry/syscalls/*.tbl`, `include/uapi/asm-generic/unistd.h`).
     pub fn clock_syscalls(self) -> &'static [(TimeFn, i64)] {

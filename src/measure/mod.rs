@@ -4,6 +4,8 @@
 
 pub mod bench;
 pub mod perf;
+pub mod ring;
 pub mod sys;
+pub mod trace;
 pub mod tracefs;
 pub mod vdso;

@@ -108,23 +108,68 @@ impl Counter {
 /// Open a tracepoint event with `sample_type` (0 for counting) and
 /// `sample_period` (0 for counting). The one place attrs are built.
 pub fn open_event(spec: &CounterSpec, scope: Scope, sample_type: u64, sample_period: u64) -> Result<OwnedFd> {
+    let mut attr = attr_for(spec, sample_type, sample_period);
+    if sample_period > 0 {
+        attr.__bindgen_anon_2.wakeup_events = 1;
+    }
+    open_attr(&attr, scope)
+}
+
+/// `PERF_SAMPLE_TID`: pid and tid of the task that hit the tracepoint.
+pub const SAMPLE_TID: u64 = 1 << 1;
+/// `PERF_SAMPLE_RAW`: the tracepoint's record, laid out as its format file says.
+pub const SAMPLE_RAW: u64 = 1 << 10;
+
+/// Open a sampling event that writes a record for every hit (period 1) and
+/// wakes a reader only once `watermark` bytes wait in its ring buffer — a
+/// wakeup per record (`open_event`'s choice) would cost an IPI per syscall.
+pub fn open_sampler(spec: &CounterSpec, scope: Scope, sample_type: u64, watermark: u32) -> Result<OwnedFd> {
+    let mut attr = attr_for(spec, sample_type, 1);
+    attr.set_watermark(1);
+    attr.__bindgen_anon_2.wakeup_watermark = watermark;
+    let fd = open_attr(&attr, scope)?;
+    if let Some(filter) = &spec.filter {
+        apply_filter(fd.as_fd(), filter)?;
+    }
+    Ok(fd)
+}
+
+fn attr_for(spec: &CounterSpec, sample_type: u64, sample_period: u64) -> sys::Attr {
     let mut attr = sys::Attr { type_: TYPE_TRACEPOINT, config: spec.tracepoint_id, ..Default::default() };
     attr.read_format = READ_FORMAT_TIMES;
     attr.sample_type = sample_type;
     attr.__bindgen_anon_1.sample_period = sample_period;
-    if sample_period > 0 {
-        attr.__bindgen_anon_2.wakeup_events = 1;
-    }
     attr.set_disabled(u64::from(spec.start_disabled || spec.enable_on_exec));
     attr.set_inherit(u64::from(spec.inherit));
     attr.set_exclude_kernel(u64::from(spec.exclude_kernel));
     attr.set_exclude_hv(1); // hypervisor events are never ours to count
     attr.set_enable_on_exec(u64::from(spec.enable_on_exec));
+    attr
+}
+
+fn open_attr(attr: &sys::Attr, scope: Scope) -> Result<OwnedFd> {
     let (pid, cpu) = match scope {
         Scope::Thread(tid) => (tid, -1),
         Scope::Cpu(cpu) => (-1, cpu as i32),
     };
-    sys::open(&attr, pid, cpu, None).map_err(|e| open_error(e, scope))
+    sys::open(attr, pid, cpu, None).map_err(|e| open_error(e, scope))
+}
+
+/// Read value and times from any counting or sampling event fd.
+pub fn read_fd(fd: BorrowedFd<'_>) -> Result<Reading> {
+    use std::os::fd::AsRawFd;
+    let mut buf = [0u8; 24];
+    let n = nix::unistd::read(fd.as_raw_fd(), &mut buf).map_err(|e| ioctl_error("read", e.into()))?;
+    if n != buf.len() {
+        return Err(ioctl_error("read", io::Error::from(io::ErrorKind::UnexpectedEof)));
+    }
+    let word = |i: usize| u64::from_ne_bytes(buf[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
+    Ok(Reading { value: word(0), time_enabled: word(1), time_running: word(2) })
+}
+
+/// Send `fd`'s records to `target`'s ring buffer (same task or same CPU).
+pub fn set_output(fd: BorrowedFd<'_>, target: BorrowedFd<'_>) -> Result<()> {
+    sys::set_output(fd, target).map_err(|e| ioctl_error("SET_OUTPUT", e))
 }
 
 /// Apply an ftrace filter; the kernel rejects fields it does not know.

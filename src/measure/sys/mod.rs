@@ -8,3 +8,5 @@
 pub mod call;
 pub mod libc;
 pub mod perf;
+pub mod ring;
+pub mod spawn;

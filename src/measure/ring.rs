@@ -1,0 +1,177 @@
+//! Sampled tracepoint records out of a perf ring buffer (perf_event_open(2),
+//! "MMAP layout"). The mmap and its head/tail protocol are in `sys::ring`;
+//! this module splits the copied bytes into records, totally: a short or
+//! malformed record ends the batch, it never panics.
+
+use crate::error::{Error, Result};
+use crate::measure::sys::ring::{self as sys, Mmap};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+/// `PERF_RECORD_LOST`: the kernel dropped records because the buffer was full.
+const RECORD_LOST: u32 = 2;
+/// `PERF_RECORD_SAMPLE`.
+const RECORD_SAMPLE: u32 = 9;
+
+/// Data pages per buffer at most: 256 KiB with 4 KiB pages.
+pub const MAX_PAGES: usize = 64;
+/// Data pages over all buffers at most (4 MiB), so `-a` on a big host or
+/// `-p` on a process with many threads stays bounded.
+pub const TOTAL_PAGES: usize = 1024;
+
+/// One record, for samples taken with `PERF_SAMPLE_TID | PERF_SAMPLE_RAW`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record<'a> {
+    /// A tracepoint hit: the task and the tracepoint's raw record.
+    Sample { pid: u32, tid: u32, raw: &'a [u8] },
+    /// The kernel lost `count` records.
+    Lost { count: u64 },
+}
+
+/// Data pages for each of `buffers` ring buffers within the caps.
+pub fn pages_per_buffer(buffers: usize) -> usize {
+    let share = (TOTAL_PAGES / buffers.max(1)).clamp(1, MAX_PAGES);
+    1 << share.ilog2()
+}
+
+/// A mapped ring buffer and the event fd that owns it.
+#[derive(Debug)]
+pub struct Ring {
+    fd: OwnedFd,
+    map: Mmap,
+    buf: Vec<u8>,
+}
+
+impl Ring {
+    /// Map a ring buffer of `pages` data pages for the sampling event `fd`.
+    pub fn new(fd: OwnedFd, pages: usize) -> Result<Ring> {
+        let map = Mmap::new(fd.as_fd(), pages).map_err(|e| Error::Facility {
+            what: format!("cannot map a {pages}-page perf ring buffer: {e}"),
+            hint: "raise kernel.perf_event_mlock_kb or `ulimit -l`, or run as root".into(),
+        })?;
+        Ok(Ring { fd, map, buf: Vec::new() })
+    }
+
+    /// The owning event's fd (for poll and SET_OUTPUT).
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// The watermark to open samplers with: wake the reader at half full.
+    pub fn watermark(pages: usize) -> u32 {
+        (pages * sys::page_size() / 2) as u32
+    }
+
+    /// Hand every waiting record to `f`.
+    pub fn drain(&mut self, mut f: impl FnMut(Record<'_>)) {
+        self.buf.clear();
+        self.map.read_available(&mut self.buf);
+        parse_records(&self.buf, &mut f);
+    }
+}
+
+/// Wait until a ring passes its watermark or `timeout_ms` passes.
+pub fn wait_readable(rings: &[Ring], timeout_ms: i32) -> Result<()> {
+    let fds: Vec<BorrowedFd<'_>> = rings.iter().map(Ring::fd).collect();
+    sys::poll_in(&fds, timeout_ms).map_err(|e| Error::Facility {
+        what: format!("poll on perf ring buffers failed: {e}"),
+        hint: "retry".into(),
+    })
+}
+
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_ne_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// A u64 at `at` (native endian), if the bytes are there.
+pub fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_ne_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// An unsigned field of `size` bytes (1, 2, 4, 8) at `at`.
+pub fn uint_at(b: &[u8], at: usize, size: usize) -> Option<u64> {
+    match size {
+        1 => b.get(at).map(|v| u64::from(*v)),
+        2 => u16_at(b, at).map(u64::from),
+        4 => u32_at(b, at).map(u64::from),
+        8 => u64_at(b, at),
+        _ => None,
+    }
+}
+
+/// Split bytes copied out of a ring into records; other record types are
+/// skipped, a malformed header ends the walk.
+pub fn parse_records(bytes: &[u8], f: &mut impl FnMut(Record<'_>)) {
+    let mut at = 0usize;
+    while let (Some(kind), Some(size)) = (u32_at(bytes, at), u16_at(bytes, at + 6)) {
+        let size = usize::from(size);
+        let Some(body) = bytes.get(at + 8..at + size.max(8)) else { break };
+        if size < 8 {
+            break;
+        }
+        match kind {
+            RECORD_SAMPLE => {
+                if let (Some(pid), Some(tid), Some(len)) = (u32_at(body, 0), u32_at(body, 4), u32_at(body, 8)) {
+                    if let Some(raw) = body.get(12..12 + len as usize) {
+                        f(Record::Sample { pid, tid, raw });
+                    }
+                }
+            }
+            RECORD_LOST => {
+                if let Some(count) = u64_at(body, 8) {
+                    f(Record::Lost { count });
+                }
+            }
+            _ => {}
+        }
+        at += size;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(kind: u32, body: &[u8]) -> Vec<u8> {
+        let mut v = kind.to_ne_bytes().to_vec();
+        v.extend_from_slice(&0u16.to_ne_bytes());
+        v.extend_from_slice(&((8 + body.len()) as u16).to_ne_bytes());
+        v.extend_from_slice(body);
+        v
+    }
+
+    #[test]
+    fn parses_samples_and_lost_and_survives_garbage() {
+        let mut sample = 7u32.to_ne_bytes().to_vec();
+        sample.extend_from_slice(&8u32.to_ne_bytes());
+        sample.extend_from_slice(&4u32.to_ne_bytes());
+        sample.extend_from_slice(&[1, 2, 3, 4]);
+        let mut lost = 1u64.to_ne_bytes().to_vec();
+        lost.extend_from_slice(&99u64.to_ne_bytes());
+        let mut bytes = record(RECORD_SAMPLE, &sample);
+        bytes.extend(record(RECORD_LOST, &lost));
+        bytes.extend(record(3, &[0; 8]));
+        let mut seen = Vec::new();
+        parse_records(&bytes, &mut |r| seen.push(format!("{r:?}")));
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert!(seen[0].contains("pid: 7, tid: 8, raw: [1, 2, 3, 4]"));
+        assert!(seen[1].contains("99"));
+        for cut in 0..bytes.len() {
+            parse_records(&bytes[..cut], &mut |_| {});
+        }
+        parse_records(&[0xff; 40], &mut |_| {});
+        parse_records(&[0; 40], &mut |_| {});
+    }
+
+    #[test]
+    fn buffers_are_bounded() {
+        assert_eq!(pages_per_buffer(1), 64);
+        assert_eq!(pages_per_buffer(2), 64);
+        assert_eq!(pages_per_buffer(48), 16);
+        assert_eq!(pages_per_buffer(100_000), 1);
+        assert!(pages_per_buffer(3000) * 3000 <= TOTAL_PAGES * 3);
+    }
+}

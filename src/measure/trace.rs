@@ -1,0 +1,566 @@
+//! Counting clock syscalls and [vsyscall] emulations in the kernel, per
+//! process and clock id, without stopping the target (perf_event_open(2) on
+//! tracepoints; no ptrace).
+//!
+//! How each target is counted, and why (figures from scripts/bench-trace.sh
+//! and the measurements quoted in the trace commit):
+//! - A task of the host ABI: one counter per clock id on
+//!   `syscalls:sys_enter_clock_gettime` (`which_clock == N`) plus an
+//!   unfiltered total whose remainder is "other" clock ids; one counter each
+//!   for the clock-less calls. Exact, and cheaper per call than a sampled
+//!   record (~30 ns per counter vs ~800 ns per record on the test VM).
+//! - A compat (32-bit) task: the per-syscall tracepoints never fire for it,
+//!   so `raw_syscalls:sys_enter` filtered on one compat number per event.
+//!   That tracepoint refuses filters on `args[]`, so the per-clock split comes
+//!   from sampled records (args[0]) in a bounded ring buffer; the sampler's
+//!   own count keeps the totals exact when records are lost. Compat numbers
+//!   collide with host syscalls (i386 265 is x86_64 `linkat`), so these
+//!   events are only ever opened on tasks whose executable is 32-bit.
+//! - `-a`: per-CPU samplers on `raw_syscalls:sys_enter` for the union of both
+//!   ABIs' numbers, each record decoded with its process's ABI.
+//! - `vsyscall:emulate_vsyscall` (x86_64): calls into the legacy page fire no
+//!   syscall tracepoint at all.
+
+use crate::arch::{self, Abi, TimeFn};
+use crate::error::{Error, Result};
+use crate::inspect::Process;
+use crate::measure::perf::{self, CounterSpec, Reading, Scope, SAMPLE_RAW, SAMPLE_TID};
+use crate::measure::ring::{self, Record, Ring};
+use crate::measure::tracefs::Tracefs;
+use std::collections::{BTreeMap, HashMap};
+use std::os::fd::{AsFd, OwnedFd};
+
+/// The clock a count is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Clock {
+    /// The syscall takes no clock id (gettimeofday, time, getcpu).
+    None,
+    /// A clock id.
+    Id(i64),
+    /// Clock ids without a counter of their own (CPU clocks of other
+    /// threads, fd clocks, invalid ids): the total minus the named ones.
+    Other,
+    /// Calls whose clock id is unknown because sampled records were lost.
+    Unknown,
+}
+
+/// One row of the count table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Key {
+    pub pid: i32,
+    pub func: TimeFn,
+    pub clock: Clock,
+}
+
+/// Counts at one moment. Subtract two for an interval.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub counts: BTreeMap<Key, u64>,
+    /// [vsyscall] emulations per (pid, function).
+    pub vsyscall: BTreeMap<(i32, TimeFn), u64>,
+    /// Sampled records the kernel dropped (ring buffer full).
+    pub lost_records: u64,
+    /// A counter ran for less time than it was enabled (multiplexed).
+    pub scaled: bool,
+}
+
+impl Tally {
+    /// `self - earlier`, entry by entry (saturating).
+    pub fn since(&self, earlier: &Tally) -> Tally {
+        let sub = |now: u64, then: Option<&u64>| now.saturating_sub(then.copied().unwrap_or(0));
+        Tally {
+            counts: self.counts.iter().map(|(k, v)| (*k, sub(*v, earlier.counts.get(k)))).collect(),
+            vsyscall: self.vsyscall.iter().map(|(k, v)| (*k, sub(*v, earlier.vsyscall.get(k)))).collect(),
+            lost_records: self.lost_records.saturating_sub(earlier.lost_records),
+            scaled: self.scaled,
+        }
+    }
+}
+
+/// Tracepoint ids and record layouts, read once from tracefs.
+#[derive(Debug, Clone)]
+pub struct Events {
+    /// `syscalls:sys_enter_<fn>` for the host ABI's clock syscalls.
+    per_syscall: Vec<(TimeFn, u64)>,
+    raw_enter: u64,
+    raw_id: (usize, usize),
+    raw_arg0: usize,
+    /// `vsyscall:emulate_vsyscall` and its `nr` field (offset, size).
+    vsyscall: Option<(u64, (usize, usize))>,
+    host: Abi,
+}
+
+impl Events {
+    /// Look every tracepoint up; a missing syscall tracepoint is exit 4.
+    pub fn load(tracefs: &Tracefs) -> Result<Events> {
+        let host = arch::HOST_ABI.ok_or_else(|| Error::Facility {
+            what: "`trace` does not know this architecture's syscall numbers".into(),
+            hint: "run on x86_64, aarch64 or riscv64".into(),
+        })?;
+        let mut per_syscall = Vec::new();
+        for (f, _) in host.clock_syscalls() {
+            per_syscall.push((*f, tracefs.event_id("syscalls", &format!("sys_enter_{}", f.name()))?));
+        }
+        let raw_enter = tracefs.event_id("raw_syscalls", "sys_enter")?;
+        let format = tracefs.event_format("raw_syscalls", "sys_enter")?;
+        let bad = |f: &str| Error::malformed("raw_syscalls:sys_enter format", format!("no `{f}` field"));
+        let id = format.field("id").ok_or_else(|| bad("id"))?;
+        let args = format.field("args").ok_or_else(|| bad("args"))?;
+        let vsyscall = if arch::HOST_MACHINE == arch::machine::X86_64 {
+            match (tracefs.event_id("vsyscall", "emulate_vsyscall"), tracefs.event_format("vsyscall", "emulate_vsyscall"))
+            {
+                (Ok(id), Ok(fmt)) => fmt.field("nr").map(|nr| (id, (nr.offset, nr.size))),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        Ok(Events { per_syscall, raw_enter, raw_id: (id.offset, id.size), raw_arg0: args.offset, vsyscall, host })
+    }
+
+    /// The ABI vdsoctl runs with.
+    pub fn host(&self) -> Abi {
+        self.host
+    }
+
+    /// Decode a `raw_syscalls:sys_enter` record: syscall number and args[0].
+    /// A compat task's args are still u64 slots here.
+    fn decode_raw(&self, raw: &[u8]) -> Option<(i64, u64)> {
+        let nr = ring::uint_at(raw, self.raw_id.0, self.raw_id.1)? as i64;
+        Some((nr, ring::u64_at(raw, self.raw_arg0)?))
+    }
+
+    /// The vsyscall function of an `emulate_vsyscall` record.
+    fn decode_vsyscall(&self, raw: &[u8]) -> Option<TimeFn> {
+        let (_, (off, size)) = self.vsyscall?;
+        vsyscall_fn(ring::uint_at(raw, off, size)?)
+    }
+
+    fn is_vsyscall_record(&self, raw: &[u8]) -> bool {
+        let common_type = ring::uint_at(raw, 0, 2);
+        matches!(self.vsyscall, Some((id, _)) if common_type == Some(id))
+    }
+}
+
+/// `nr` of `vsyscall:emulate_vsyscall` (the slot: 0, 1, 2).
+fn vsyscall_fn(nr: u64) -> Option<TimeFn> {
+    match nr {
+        0 => Some(TimeFn::Gettimeofday),
+        1 => Some(TimeFn::Time),
+        2 => Some(TimeFn::Getcpu),
+        _ => None,
+    }
+}
+
+/// The clock ids that get a counter of their own.
+fn named_clocks() -> impl Iterator<Item = i64> {
+    arch::CLOCKS.iter().map(|c| i64::from(c.id))
+}
+
+/// What one event contributes to the tally.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    /// Calls of `func` with this clock (or without a clock).
+    Count(TimeFn, Clock),
+    /// All calls of `func`; the named clocks are subtracted for `Other`.
+    Total(TimeFn),
+    /// Compat sampler: exact total of `func`; the split comes from records.
+    Sampled(TimeFn),
+    /// [vsyscall] emulations of a function.
+    Vsyscall(TimeFn),
+}
+
+#[derive(Debug)]
+struct Event {
+    pid: i32,
+    slot: Slot,
+    fd: OwnedFd,
+}
+
+/// Where a ring's records are attributed.
+#[derive(Debug)]
+struct Source {
+    ring: Ring,
+    /// `Some(pid)`: everything in it belongs to this traced process (its
+    /// compat ABI known); `None` (`-a`): by each record's pid and its ABI.
+    owner: Option<(i32, Abi)>,
+}
+
+/// An armed set of counters and samplers.
+#[derive(Debug)]
+pub struct Tracer {
+    events: Events,
+    counters: Vec<Event>,
+    sources: Vec<Source>,
+    sampled: BTreeMap<Key, u64>,
+    sampled_vsyscall: BTreeMap<(i32, TimeFn), u64>,
+    lost: u64,
+    abis: HashMap<i32, Abi>,
+    comms: HashMap<i32, Option<String>>,
+    own_pid: i32,
+}
+
+/// How a process gets its counters.
+#[derive(Debug, Clone, Copy)]
+pub struct Attach {
+    /// Follow new threads and children (always on for `trace`).
+    pub inherit: bool,
+    /// Arm now, count from the next exec (`trace -- CMD`).
+    pub enable_on_exec: bool,
+}
+
+impl Tracer {
+    /// An empty tracer.
+    pub fn new(events: Events) -> Tracer {
+        Tracer {
+            events,
+            counters: Vec::new(),
+            sources: Vec::new(),
+            sampled: BTreeMap::new(),
+            sampled_vsyscall: BTreeMap::new(),
+            lost: 0,
+            abis: HashMap::new(),
+            comms: HashMap::new(),
+            own_pid: std::process::id() as i32,
+        }
+    }
+
+    /// Arm counters on every thread of `pid` (which has `abi`), re-reading
+    /// /proc/PID/task until no thread appeared meanwhile (threads created
+    /// after a counter exists on their creator inherit it). Threads that exit
+    /// meanwhile are skipped; the process itself vanishing is an error.
+    pub fn attach_process(&mut self, process: &Process, abi: Abi, how: Attach) -> Result<()> {
+        let pid = process.pid();
+        self.abis.insert(pid, abi);
+        let mut done: Vec<i32> = Vec::new();
+        for _ in 0..8 {
+            let tids = match process.tasks() {
+                Ok(t) => t,
+                Err(e) if done.is_empty() => return Err(e),
+                Err(_) => break,
+            };
+            let new: Vec<i32> = tids.into_iter().filter(|t| !done.contains(t)).collect();
+            if new.is_empty() {
+                break;
+            }
+            for tid in new {
+                match self.attach_task(pid, tid, abi, how) {
+                    Ok(()) => {}
+                    Err(Error::NoSuchProcess { .. }) if tid != pid => {}
+                    Err(Error::NoSuchProcess { .. }) => return Err(Error::NoSuchProcess { pid }),
+                    Err(e) => return Err(e),
+                }
+                done.push(tid);
+            }
+        }
+        Ok(())
+    }
+
+    /// Arm counters on one task (`tid`) of process `pid`.
+    pub fn attach_task(&mut self, pid: i32, tid: i32, abi: Abi, how: Attach) -> Result<()> {
+        self.abis.insert(pid, abi);
+        let scope = Scope::Thread(tid);
+        let spec = |id: u64, filter: Option<String>| CounterSpec {
+            tracepoint_id: id,
+            filter,
+            inherit: how.inherit,
+            enable_on_exec: how.enable_on_exec,
+            ..Default::default()
+        };
+        let mut opened: Vec<Event> = Vec::new();
+        if abi == self.events.host {
+            for (f, id) in self.events.per_syscall.clone() {
+                if f.takes_clock() {
+                    opened.push(self.counter(pid, Slot::Total(f), &spec(id, None), scope)?);
+                    for c in named_clocks() {
+                        let filter = Some(format!("which_clock == {c}"));
+                        opened.push(self.counter(pid, Slot::Count(f, Clock::Id(c)), &spec(id, filter), scope)?);
+                    }
+                } else {
+                    opened.push(self.counter(pid, Slot::Count(f, Clock::None), &spec(id, None), scope)?);
+                }
+            }
+            if let Some((id, _)) = self.events.vsyscall {
+                for (nr, f) in (0..3).filter_map(|nr| Some((nr, vsyscall_fn(nr)?))) {
+                    let filter = Some(format!("nr == {nr}"));
+                    opened.push(self.counter(pid, Slot::Vsyscall(f), &spec(id, filter), scope)?);
+                }
+            }
+        } else {
+            let mut leader: Option<Ring> = None;
+            let pages = ring::pages_per_buffer(1);
+            for (f, nr) in abi.clock_syscalls() {
+                let s = spec(self.events.raw_enter, Some(format!("id == {nr}")));
+                if f.takes_clock() {
+                    let fd = perf::open_sampler(&s, scope, SAMPLE_TID | SAMPLE_RAW, Ring::watermark(pages))?;
+                    match &leader {
+                        Some(r) => perf::set_output(fd.as_fd(), r.fd())?,
+                        None => {
+                            let dup = fd.try_clone().map_err(|e| Error::Facility {
+                                what: format!("cannot duplicate a perf fd: {e}"),
+                                hint: "raise `ulimit -n`".into(),
+                            })?;
+                            leader = Some(Ring::new(dup, pages)?);
+                        }
+                    }
+                    opened.push(Event { pid, slot: Slot::Sampled(*f), fd });
+                } else {
+                    opened.push(self.counter(pid, Slot::Count(*f, Clock::None), &s, scope)?);
+                }
+            }
+            if let Some(ring) = leader {
+                self.sources.push(Source { ring, owner: Some((pid, abi)) });
+            }
+        }
+        self.counters.extend(opened);
+        Ok(())
+    }
+
+    fn counter(&self, pid: i32, slot: Slot, spec: &CounterSpec, scope: Scope) -> Result<Event> {
+        let fd = perf::open_event(spec, scope, 0, 0)?;
+        if let Some(filter) = &spec.filter {
+            perf::apply_filter(fd.as_fd(), filter)?;
+        }
+        Ok(Event { pid, slot, fd })
+    }
+
+    /// Arm per-CPU samplers for every process on the host (`-a`).
+    pub fn attach_system(&mut self, cpus: &[u32]) -> Result<()> {
+        let host = self.events.host;
+        let mut nrs: Vec<i64> = host.clock_syscalls().iter().map(|(_, n)| *n).collect();
+        if let Some(compat) = host.compat() {
+            nrs.extend(compat.clock_syscalls().iter().map(|(_, n)| *n));
+        }
+        nrs.sort_unstable();
+        nrs.dedup();
+        let filter = nrs.iter().map(|n| format!("id == {n}")).collect::<Vec<_>>().join(" || ");
+        let pages = ring::pages_per_buffer(cpus.len());
+        for &cpu in cpus {
+            let spec =
+                CounterSpec { tracepoint_id: self.events.raw_enter, filter: Some(filter.clone()), ..Default::default() };
+            let fd = perf::open_sampler(&spec, Scope::Cpu(cpu), SAMPLE_TID | SAMPLE_RAW, Ring::watermark(pages))?;
+            let ring = Ring::new(fd, pages)?;
+            if let Some((id, _)) = self.events.vsyscall {
+                let spec = CounterSpec { tracepoint_id: id, ..Default::default() };
+                let vfd = perf::open_sampler(&spec, Scope::Cpu(cpu), SAMPLE_TID | SAMPLE_RAW, Ring::watermark(pages))?;
+                perf::set_output(vfd.as_fd(), ring.fd())?;
+                // Kept open (and counted nowhere else) by parking it as a counter.
+                self.counters.push(Event { pid: -1, slot: Slot::Vsyscall(TimeFn::Time), fd: vfd });
+            }
+            self.sources.push(Source { ring, owner: None });
+        }
+        Ok(())
+    }
+
+    /// Whether any ring buffers need draining.
+    pub fn has_rings(&self) -> bool {
+        !self.sources.is_empty()
+    }
+
+    /// Sleep until a ring needs draining or `timeout_ms` passes, then drain.
+    pub fn wait_and_drain(&mut self, timeout_ms: i32) -> Result<()> {
+        if self.sources.is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(timeout_ms.max(0) as u64));
+            return Ok(());
+        }
+        let rings: Vec<&Ring> = self.sources.iter().map(|s| &s.ring).collect();
+        let fds: Vec<_> = rings.iter().map(|r| r.fd()).collect();
+        crate::measure::sys::ring::poll_in(&fds, timeout_ms)
+            .map_err(|e| Error::Facility { what: format!("poll on perf ring buffers failed: {e}"), hint: "retry".into() })?;
+        self.drain();
+        Ok(())
+    }
+
+    /// Move every waiting record into the sampled tallies.
+    pub fn drain(&mut self) {
+        let mut sources = std::mem::take(&mut self.sources);
+        for source in &mut sources {
+            let owner = source.owner;
+            source.ring.drain(|r| self.take(owner, r));
+        }
+        self.sources = sources;
+    }
+
+    fn take(&mut self, owner: Option<(i32, Abi)>, record: Record<'_>) {
+        let (pid, raw) = match record {
+            Record::Lost { count } => {
+                self.lost += count;
+                return;
+            }
+            Record::Sample { pid, raw, .. } => (pid as i32, raw),
+        };
+        if pid == self.own_pid {
+            return;
+        }
+        if self.events.is_vsyscall_record(raw) {
+            if let Some(f) = self.events.decode_vsyscall(raw) {
+                *self.sampled_vsyscall.entry((pid, f)).or_default() += 1;
+            }
+            return;
+        }
+        let Some((nr, arg0)) = self.events.decode_raw(raw) else { return };
+        let (row_pid, abi) = match owner {
+            Some(o) => o,
+            None => (pid, self.abi_of(pid)),
+        };
+        let Some(func) = abi.clock_syscall(nr) else { return };
+        let clock = if func.takes_clock() {
+            // A 32-bit task's clockid_t is an int in the low half of the slot.
+            let id = if abi == self.events.host { arg0 as i64 } else { i64::from(arg0 as u32 as i32) };
+            Clock::Id(id)
+        } else {
+            Clock::None
+        };
+        *self.sampled.entry(Key { pid: row_pid, func, clock }).or_default() += 1;
+    }
+
+    /// A process's ABI from its executable (the host's when unknown), and
+    /// its comm, looked up the first time one of its records is seen.
+    fn abi_of(&mut self, pid: i32) -> Abi {
+        if let Some(abi) = self.abis.get(&pid) {
+            return *abi;
+        }
+        let process = Process::open(Some(pid)).ok();
+        let abi = process
+            .as_ref()
+            .and_then(|p| p.exe_header())
+            .and_then(|h| Abi::from_elf(h.is_64, h.machine))
+            .unwrap_or(self.events.host);
+        self.abis.insert(pid, abi);
+        self.comms.entry(pid).or_insert_with(|| process.map(|p| p.comm().to_string()));
+        abi
+    }
+
+    /// Remember (or update) a process's comm for the report.
+    pub fn set_comm(&mut self, pid: i32, comm: Option<String>) {
+        self.comms.insert(pid, comm);
+    }
+
+    /// The comm seen for `pid`, if any.
+    pub fn comm(&self, pid: i32) -> Option<&str> {
+        self.comms.get(&pid).and_then(|c| c.as_deref())
+    }
+
+    /// The ABI `pid` was decoded or counted with, if known.
+    pub fn abi(&self, pid: i32) -> Option<Abi> {
+        self.abis.get(&pid).copied()
+    }
+
+    /// Stop every counter (the final snapshot then sees no more events).
+    pub fn disable(&self) {
+        for e in &self.counters {
+            let _ = crate::measure::sys::perf::disable(e.fd.as_fd());
+        }
+        for s in &self.sources {
+            let _ = crate::measure::sys::perf::disable(s.ring.fd());
+        }
+    }
+
+    /// Read every counter and combine it with the sampled records.
+    pub fn snapshot(&mut self) -> Result<Tally> {
+        let mut t = Tally::default();
+        let mut totals: BTreeMap<(i32, TimeFn), u64> = BTreeMap::new();
+        let mut named: BTreeMap<(i32, TimeFn), u64> = BTreeMap::new();
+        let mut sampled_totals: BTreeMap<(i32, TimeFn), u64> = BTreeMap::new();
+        for e in &self.counters {
+            if e.pid < 0 {
+                continue;
+            }
+            let r: Reading = perf::read_fd(e.fd.as_fd())?;
+            t.scaled |= r.scaled();
+            match e.slot {
+                Slot::Count(f, clock) => {
+                    *t.counts.entry(Key { pid: e.pid, func: f, clock }).or_default() += r.value;
+                    if clock != Clock::None {
+                        *named.entry((e.pid, f)).or_default() += r.value;
+                    }
+                }
+                Slot::Total(f) => *totals.entry((e.pid, f)).or_default() += r.value,
+                Slot::Sampled(f) => *sampled_totals.entry((e.pid, f)).or_default() += r.value,
+                Slot::Vsyscall(f) => *t.vsyscall.entry((e.pid, f)).or_default() += r.value,
+            }
+        }
+        self.drain();
+        for ((pid, f), total) in totals {
+            let other = total.saturating_sub(named.get(&(pid, f)).copied().unwrap_or(0));
+            t.counts.insert(Key { pid, func: f, clock: Clock::Other }, other);
+        }
+        // Compat processes: exact totals from the samplers' counts, the split
+        // from records; what records do not cover is `Unknown`.
+        for ((pid, f), total) in sampled_totals {
+            let mut seen = 0;
+            for (k, v) in self.sampled.range(Key { pid, func: f, clock: Clock::None }..) {
+                if k.pid != pid || k.func != f {
+                    break;
+                }
+                seen += v;
+                t.counts.insert(*k, *v);
+            }
+            t.counts.insert(Key { pid, func: f, clock: Clock::Unknown }, total.saturating_sub(seen));
+        }
+        // System-wide: everything comes from records.
+        if self.sources.iter().any(|s| s.owner.is_none()) {
+            for (k, v) in &self.sampled {
+                t.counts.insert(*k, *v);
+            }
+            for (k, v) in &self.sampled_vsyscall {
+                t.vsyscall.insert(*k, *v);
+            }
+        }
+        t.lost_records = self.lost;
+        Ok(t)
+    }
+}
+
+/// Online CPUs from /sys/devices/system/cpu/online ("0-3,6").
+pub fn online_cpus() -> Result<Vec<u32>> {
+    let path = "/sys/devices/system/cpu/online";
+    let text = std::fs::read_to_string(path).map_err(|e| Error::from_io(path, e, "is sysfs mounted?"))?;
+    parse_cpu_list(&text).ok_or_else(|| Error::malformed(path, text.trim()))
+}
+
+/// Parse a kernel CPU list.
+pub fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
+                if b < a || b - a > 65_536 {
+                    return None;
+                }
+                cpus.extend(a..=b);
+            }
+            None => cpus.push(part.parse().ok()?),
+        }
+    }
+    (!cpus.is_empty()).then_some(cpus)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0-1\n"), Some(vec![0, 1]));
+        assert_eq!(parse_cpu_list("0,2-3"), Some(vec![0, 2, 3]));
+        assert_eq!(parse_cpu_list("3-1"), None);
+        assert_eq!(parse_cpu_list(""), None);
+        assert_eq!(parse_cpu_list("x"), None);
+    }
+
+    #[test]
+    fn interval_subtraction() {
+        let k = Key { pid: 1, func: TimeFn::ClockGettime, clock: Clock::Id(4) };
+        let mut a = Tally::default();
+        a.counts.insert(k, 10);
+        let mut b = a.clone();
+        b.counts.insert(k, 25);
+        b.lost_records = 3;
+        let d = b.since(&a);
+        assert_eq!(d.counts[&k], 15);
+        assert_eq!(d.lost_records, 3);
+        assert_eq!(a.since(&b).counts[&k], 0);
+    }
+}
