@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 /// Default `-d` for `-p` and `-a`.
 const DEFAULT_SECS: f64 = 5.0;
 /// How long the loop sleeps at most between checks (Ctrl-C, child exit).
-const TICK_MS: u64 = 50;
+const TICK_MS: u64 = 20;
 
 /// What was traced.
 #[derive(Debug, Clone, Serialize)]
@@ -131,10 +131,9 @@ pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
     let mut signals = SigSet::empty();
     signals.add(Signal::SIGINT);
     signals.add(Signal::SIGTERM);
-    signals.thread_block().map_err(|e| Error::Facility {
-        what: format!("cannot block SIGINT: {e}"),
-        hint: "retry".into(),
-    })?;
+    signals
+        .thread_block()
+        .map_err(|e| Error::Facility { what: format!("cannot block SIGINT: {e}"), hint: "retry".into() })?;
     std::thread::spawn(move || {
         if signals.wait().is_ok() {
             let _ = tx.send(());
@@ -143,13 +142,11 @@ pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
 
     let how = Attach { inherit: true, enable_on_exec: false };
     let (target, child) = if let Some(cmd) = command {
-        let mut gated = spawn::fork_gated(&cmd.path, &cmd.argv, &cmd.envp)
+        let mut gated = spawn::fork_gated(&cmd.path, &cmd.argv, &cmd.envp, out.format != Format::Table)
             .map_err(|source| Error::Spawn { cmd: cmd.display.clone(), source })?;
         let child = gated.pid;
-        let armed = tracer.attach_task(child, child, cmd.abi.unwrap_or(host), Attach {
-            inherit: true,
-            enable_on_exec: true,
-        });
+        let armed =
+            tracer.attach_task(child, child, cmd.abi.unwrap_or(host), Attach { inherit: true, enable_on_exec: true });
         if let Err(e) = armed {
             drop(gated); // closes the gate: the child exits without exec
             let _ = waitpid(Pid::from_raw(child), None);
@@ -173,11 +170,7 @@ pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
             tracer.set_comm(p.pid(), Some(p.comm().to_string()));
         }
         let list: Vec<String> = args.pid.iter().map(|p| p.to_string()).collect();
-        eprintln!(
-            "vdsoctl: tracing pid {} for {:.1}s",
-            list.join(","),
-            duration.map_or(0.0, |d| d.as_secs_f64())
-        );
+        eprintln!("vdsoctl: tracing pid {} for {:.1}s", list.join(","), duration.map_or(0.0, |d| d.as_secs_f64()));
         (Target::Pids(args.pid.clone()), None)
     };
 
@@ -325,10 +318,9 @@ fn unexpected(abi: Abi, func: TimeFn, clock: Clock) -> bool {
     }
     match clock {
         Clock::None => true,
-        Clock::Id(id) => i32::try_from(id)
-            .ok()
-            .and_then(arch::clock_info)
-            .is_some_and(|c| c.class != ClockClass::AlwaysSyscall),
+        Clock::Id(id) => {
+            i32::try_from(id).ok().and_then(arch::clock_info).is_some_and(|c| c.class != ClockClass::AlwaysSyscall)
+        }
         Clock::Other | Clock::Unknown => false,
     }
 }
@@ -438,7 +430,10 @@ fn findings(counts: &[CountRow], vsyscall: &[VsyscallRow], tally: &Tally, secs: 
     if tally.lost_records > 0 {
         out.push(Finding::new(
             Severity::Warn,
-            format!("the ring buffers lost {} sampled records: per-clock counts from samples are partial by that much", thousands(tally.lost_records)),
+            format!(
+                "the ring buffers lost {} sampled records: per-clock counts from samples are partial by that much",
+                thousands(tally.lost_records)
+            ),
             Some("trace fewer processes (-p) instead of -a, or for less time".into()),
         ));
     }

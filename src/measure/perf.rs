@@ -42,6 +42,11 @@ pub enum Scope {
     Thread(i32),
     /// Every task on one CPU (system-wide mode; needs privilege).
     Cpu(u32),
+    /// One thread, only while it runs on one CPU. The kernel maps ring
+    /// buffers of inherited per-task events only in this form (perf_mmap
+    /// refuses `inherit` with cpu == -1), and such buffers can be shared by
+    /// every task's events on that CPU.
+    ThreadOnCpu(i32, u32),
 }
 
 /// A counter reading with the times that say whether it was scaled.
@@ -151,6 +156,7 @@ fn open_attr(attr: &sys::Attr, scope: Scope) -> Result<OwnedFd> {
     let (pid, cpu) = match scope {
         Scope::Thread(tid) => (tid, -1),
         Scope::Cpu(cpu) => (-1, cpu as i32),
+        Scope::ThreadOnCpu(tid, cpu) => (tid, cpu as i32),
     };
     sys::open(attr, pid, cpu, None).map_err(|e| open_error(e, scope))
 }
@@ -190,7 +196,7 @@ fn open_error(e: io::Error, scope: Scope) -> Error {
     let paranoid = paranoid_level().map_or_else(|| "unknown".to_string(), |p| p.to_string());
     match e.raw_os_error() {
         Some(libc::ESRCH) => match scope {
-            Scope::Thread(pid) => Error::NoSuchProcess { pid },
+            Scope::Thread(pid) | Scope::ThreadOnCpu(pid, _) => Error::NoSuchProcess { pid },
             Scope::Cpu(_) => Error::Facility { what: format!("perf_event_open: {e}"), hint: "retry".into() },
         },
         Some(libc::EACCES) | Some(libc::EPERM) => Error::Facility {

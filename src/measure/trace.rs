@@ -107,8 +107,10 @@ impl Events {
         let id = format.field("id").ok_or_else(|| bad("id"))?;
         let args = format.field("args").ok_or_else(|| bad("args"))?;
         let vsyscall = if arch::HOST_MACHINE == arch::machine::X86_64 {
-            match (tracefs.event_id("vsyscall", "emulate_vsyscall"), tracefs.event_format("vsyscall", "emulate_vsyscall"))
-            {
+            match (
+                tracefs.event_id("vsyscall", "emulate_vsyscall"),
+                tracefs.event_format("vsyscall", "emulate_vsyscall"),
+            ) {
                 (Ok(id), Ok(fmt)) => fmt.field("nr").map(|nr| (id, (nr.offset, nr.size))),
                 _ => None,
             }
@@ -181,9 +183,10 @@ struct Event {
 #[derive(Debug)]
 struct Source {
     ring: Ring,
-    /// `Some(pid)`: everything in it belongs to this traced process (its
-    /// compat ABI known); `None` (`-a`): by each record's pid and its ABI.
-    owner: Option<(i32, Abi)>,
+    /// `Some(abi)`: records of traced compat processes (rows go to the traced
+    /// process they descend from); `None` (`-a`): by each record's pid, decoded
+    /// with that process's ABI.
+    owner: Option<Abi>,
 }
 
 /// An armed set of counters and samplers.
@@ -198,6 +201,9 @@ pub struct Tracer {
     abis: HashMap<i32, Abi>,
     comms: HashMap<i32, Option<String>>,
     own_pid: i32,
+    /// Traced compat processes: their records share one ring per CPU.
+    compat_roots: Vec<i32>,
+    cpus: Vec<u32>,
 }
 
 /// How a process gets its counters.
@@ -222,6 +228,8 @@ impl Tracer {
             abis: HashMap::new(),
             comms: HashMap::new(),
             own_pid: std::process::id() as i32,
+            compat_roots: Vec::new(),
+            cpus: Vec::new(),
         }
     }
 
@@ -287,29 +295,36 @@ impl Tracer {
                 }
             }
         } else {
-            let mut leader: Option<Ring> = None;
-            let pages = ring::pages_per_buffer(1);
+            if self.cpus.is_empty() {
+                self.cpus = online_cpus()?;
+            }
+            if !self.compat_roots.contains(&pid) {
+                self.compat_roots.push(pid);
+            }
+            let pages = ring::pages_per_buffer(self.cpus.len());
+            let fresh = self.sources.is_empty();
             for (f, nr) in abi.clock_syscalls() {
                 let s = spec(self.events.raw_enter, Some(format!("id == {nr}")));
-                if f.takes_clock() {
-                    let fd = perf::open_sampler(&s, scope, SAMPLE_TID | SAMPLE_RAW, Ring::watermark(pages))?;
-                    match &leader {
-                        Some(r) => perf::set_output(fd.as_fd(), r.fd())?,
-                        None => {
+                if !f.takes_clock() {
+                    opened.push(self.counter(pid, Slot::Count(*f, Clock::None), &s, scope)?);
+                    continue;
+                }
+                for (i, cpu) in self.cpus.clone().into_iter().enumerate() {
+                    let on_cpu = Scope::ThreadOnCpu(tid, cpu);
+                    let fd = perf::open_sampler(&s, on_cpu, SAMPLE_TID | SAMPLE_RAW, Ring::watermark(pages))?;
+                    match self.sources.get(i) {
+                        Some(src) => perf::set_output(fd.as_fd(), src.ring.fd())?,
+                        None if fresh => {
                             let dup = fd.try_clone().map_err(|e| Error::Facility {
                                 what: format!("cannot duplicate a perf fd: {e}"),
                                 hint: "raise `ulimit -n`".into(),
                             })?;
-                            leader = Some(Ring::new(dup, pages)?);
+                            self.sources.push(Source { ring: Ring::new(dup, pages)?, owner: Some(abi) });
                         }
+                        None => {}
                     }
                     opened.push(Event { pid, slot: Slot::Sampled(*f), fd });
-                } else {
-                    opened.push(self.counter(pid, Slot::Count(*f, Clock::None), &s, scope)?);
                 }
-            }
-            if let Some(ring) = leader {
-                self.sources.push(Source { ring, owner: Some((pid, abi)) });
             }
         }
         self.counters.extend(opened);
@@ -336,8 +351,11 @@ impl Tracer {
         let filter = nrs.iter().map(|n| format!("id == {n}")).collect::<Vec<_>>().join(" || ");
         let pages = ring::pages_per_buffer(cpus.len());
         for &cpu in cpus {
-            let spec =
-                CounterSpec { tracepoint_id: self.events.raw_enter, filter: Some(filter.clone()), ..Default::default() };
+            let spec = CounterSpec {
+                tracepoint_id: self.events.raw_enter,
+                filter: Some(filter.clone()),
+                ..Default::default()
+            };
             let fd = perf::open_sampler(&spec, Scope::Cpu(cpu), SAMPLE_TID | SAMPLE_RAW, Ring::watermark(pages))?;
             let ring = Ring::new(fd, pages)?;
             if let Some((id, _)) = self.events.vsyscall {
@@ -365,8 +383,10 @@ impl Tracer {
         }
         let rings: Vec<&Ring> = self.sources.iter().map(|s| &s.ring).collect();
         let fds: Vec<_> = rings.iter().map(|r| r.fd()).collect();
-        crate::measure::sys::ring::poll_in(&fds, timeout_ms)
-            .map_err(|e| Error::Facility { what: format!("poll on perf ring buffers failed: {e}"), hint: "retry".into() })?;
+        crate::measure::sys::ring::poll_in(&fds, timeout_ms).map_err(|e| Error::Facility {
+            what: format!("poll on perf ring buffers failed: {e}"),
+            hint: "retry".into(),
+        })?;
         self.drain();
         Ok(())
     }
@@ -381,7 +401,17 @@ impl Tracer {
         self.sources = sources;
     }
 
-    fn take(&mut self, owner: Option<(i32, Abi)>, record: Record<'_>) {
+    /// The traced compat process a record's pid belongs to: itself, or
+    /// (a child that inherited the samplers) the only traced one.
+    fn compat_root(&self, pid: i32) -> i32 {
+        match self.compat_roots.as_slice() {
+            roots if roots.contains(&pid) => pid,
+            [only] => *only,
+            _ => pid,
+        }
+    }
+
+    fn take(&mut self, owner: Option<Abi>, record: Record<'_>) {
         let (pid, raw) = match record {
             Record::Lost { count } => {
                 self.lost += count;
@@ -400,7 +430,7 @@ impl Tracer {
         }
         let Some((nr, arg0)) = self.events.decode_raw(raw) else { return };
         let (row_pid, abi) = match owner {
-            Some(o) => o,
+            Some(abi) => (self.compat_root(pid), abi),
             None => (pid, self.abi_of(pid)),
         };
         let Some(func) = abi.clock_syscall(nr) else { return };

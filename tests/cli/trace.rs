@@ -1,1 +1,184 @@
-//! `trace` integration tests.
+//! `trace` integration tests: exact counts from fixtures/clock_loop.c
+//! workloads, through `-- CMD` and `-p`, 64-bit and 32-bit, the vsyscall
+//! page, threads, `--fail-over`, and the exit-3 error paths.
+
+use super::common::{build_c, have_m32, is_root, run, skip, vdsoctl_path, Workload};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+/// Root (for tracefs and raw samples) and a mounted-or-mountable tracefs.
+fn missing_facility() -> Option<&'static str> {
+    if !is_root() {
+        return Some("trace tests need root (tracefs is root-only here, raw samples need CAP_PERFMON)");
+    }
+    if vdsoctl::measure::tracefs::Tracefs::find_or_mount().is_err() {
+        return Some("tracefs is not available");
+    }
+    None
+}
+
+/// `vdsoctl --json trace -- clock_loop ARGS`, its JSON.
+fn trace_cmd(m32: bool, args: &[&str]) -> Value {
+    let bin = build_c("clock_loop", m32, &[]);
+    let mut all = vec!["--json", "trace", "--", bin.to_str().expect("utf-8 path")];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = run(&all);
+    assert_eq!(code, 0, "trace failed: {stderr}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}"))
+}
+
+/// The count for (syscall, clock) summed over rows; 0 when absent.
+fn count(report: &Value, syscall: &str, clock: Option<&str>) -> u64 {
+    report["counts"]
+        .as_array()
+        .expect("counts")
+        .iter()
+        .filter(|r| r["syscall"] == syscall && r["clock"].as_str() == clock)
+        .map(|r| r["count"].as_u64().expect("count"))
+        .sum()
+}
+
+fn vsyscall_count(report: &Value, function: &str) -> u64 {
+    report["vsyscall_emulations"]
+        .as_array()
+        .expect("vsyscall_emulations")
+        .iter()
+        .filter(|r| r["function"] == function)
+        .map(|r| r["count"].as_u64().expect("count"))
+        .sum()
+}
+
+#[test]
+fn raw_clock_gettime_64bit_is_counted_exactly_per_clock() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    let r = trace_cmd(false, &["raw", "11", "10000"]);
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 10_000, "{r:#}");
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 0);
+    assert_eq!(r["exit_status"]["code"], 0);
+    assert!(r["findings"].to_string().contains("CLOCK_TAI"), "{r:#}");
+    assert!(r["target"]["command"]["pid"].as_i64().is_some());
+    assert!(r["duration_ns"].as_u64().is_some());
+}
+
+#[test]
+fn four_threads_are_followed() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    let r = trace_cmd(false, &["raw", "4", "5000", "4"]);
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC_RAW")), 20_000, "{r:#}");
+}
+
+#[test]
+fn libc_calls_of_a_vdso_clock_are_not_syscalls() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    let r = trace_cmd(false, &["libc", "1", "100000"]);
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 0, "{r:#}");
+}
+
+#[test]
+fn raw_clock_gettime_32bit_is_counted_exactly_per_clock() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    if !have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    let r = trace_cmd(true, &["raw", "11", "10000"]);
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 10_000, "{r:#}");
+    assert_eq!(count(&r, "clock_gettime", Some("unknown")), 0, "records lost: {r:#}");
+    let r = trace_cmd(true, &["raw64", "11", "10000"]);
+    assert_eq!(count(&r, "clock_gettime64", Some("CLOCK_TAI")), 10_000, "{r:#}");
+}
+
+#[test]
+fn vsyscall_page_calls_are_emulations() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    if !cfg!(target_arch = "x86_64") || !std::fs::read_to_string("/proc/self/maps").unwrap().contains("[vsyscall]") {
+        return skip("no [vsyscall] page here");
+    }
+    let r = trace_cmd(false, &["vsyscall", "0", "1000"]);
+    assert_eq!(vsyscall_count(&r, "time"), 1000, "{r:#}");
+    assert_eq!(count(&r, "time", None), 0, "an emulation is not a syscall: {r:#}");
+}
+
+#[test]
+fn pid_mode_counts_calls_made_after_arming() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    let bin = build_c("clock_loop", false, &[]);
+    let mut cmd = Command::new(bin);
+    cmd.args(["raw", "11", "10000", "4", "wait"]);
+    let mut w = Workload::start(cmd);
+    let mut trace = Command::new(vdsoctl_path())
+        .args(["--json", "trace", "-d", "30", "-p", &w.pid().to_string()])
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn vdsoctl");
+    // Wait until trace says it has armed its counters, then let the workload go.
+    let mut stderr = BufReader::new(trace.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    while !line.contains("tracing") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).expect("read stderr") > 0, "trace ended before arming");
+    }
+    w.go();
+    assert_eq!(w.next_line(), "done");
+    // End early with Ctrl-C: the summary still comes.
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT)
+        .expect("signal trace");
+    let out = trace.wait_with_output().expect("trace output");
+    assert_eq!(out.status.code(), Some(0));
+    let r: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 40_000, "{r:#}");
+    assert_eq!(r["interrupted"], true);
+    assert!(r["duration_ns"].as_u64().unwrap() < 30_000_000_000);
+}
+
+#[test]
+fn fail_over_zero_trips_on_a_bypassed_clock_only() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    let bin = build_c("clock_loop", false, &[]);
+    let bin = bin.to_str().expect("utf-8 path");
+    let (code, _, stderr) = run(&["trace", "--fail-over", "0", "--", bin, "raw", "4", "1000"]);
+    assert_eq!(code, 1, "{stderr}");
+    let (code, stdout, stderr) = run(&["trace", "--fail-over", "0", "--", bin, "libc", "1", "100000"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // CPU-time clocks always enter the kernel: expected, not a failure.
+    let (code, _, stderr) = run(&["trace", "--fail-over", "0", "--", bin, "raw", "3", "1000"]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn command_exit_status_is_reported_not_propagated() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    let (code, stdout, stderr) = run(&["--json", "trace", "--", "sh", "-c", "exit 7"]);
+    assert_eq!(code, 0, "{stderr}");
+    let r: Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(r["exit_status"]["code"], 7);
+}
+
+#[test]
+fn missing_targets_exit_3() {
+    let (code, _, stderr) = run(&["trace", "-p", "2147483646"]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("no process with pid 2147483646"), "{stderr}");
+    let (code, _, stderr) = run(&["trace", "--", "/nonexistent/command"]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.starts_with("vdsoctl: cannot start /nonexistent/command"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1);
+}

@@ -2,8 +2,8 @@
 //! (perf_event_open(2), "MMAP layout"), plus poll(2) on event fds. Callers
 //! get bytes copied out of the buffer; nothing here interprets records.
 
-use pes::bindings::perf_event_mmap_page as MetaPage;
 use perf_event_open_sys as pes;
+use pes::bindings::perf_event_mmap_page as MetaPage;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::ptr::{self, addr_of, addr_of_mut};

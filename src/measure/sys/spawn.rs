@@ -2,7 +2,7 @@
 //! armed its perf counters (enable_on_exec), then execs. std's `Command`
 //! cannot do this — its `spawn` waits for the exec, which the gate holds back.
 //! Everything the child does between fork and exec is async-signal-safe:
-//! read, close, sigprocmask, signal, execve, write, _exit.
+//! read, close, sigprocmask, signal, dup2, execve, write, _exit.
 
 use std::ffi::CString;
 use std::io;
@@ -29,7 +29,9 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 
 /// Fork a child that will `execve(path, argv, envp)` once [`Gated::release`]
 /// is called. All strings are built before the fork (no allocation after it).
-pub fn fork_gated(path: &CString, argv: &[CString], envp: &[CString]) -> io::Result<Gated> {
+/// `stdout_to_stderr` points the child's stdout at our stderr (so a JSON
+/// report stays alone on stdout).
+pub fn fork_gated(path: &CString, argv: &[CString], envp: &[CString], stdout_to_stderr: bool) -> io::Result<Gated> {
     let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_ptrs.push(std::ptr::null());
     let mut envp_ptrs: Vec<*const libc::c_char> = envp.iter().map(|a| a.as_ptr()).collect();
@@ -62,6 +64,9 @@ pub fn fork_gated(path: &CString, argv: &[CString], envp: &[CString]) -> io::Res
             // SIGPIPE; the command gets the defaults, as from a shell.
             libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+            if stdout_to_stderr {
+                libc::dup2(2, 1);
+            }
             libc::execve(path.as_ptr(), argv_ptrs.as_ptr(), envp_ptrs.as_ptr());
             let errno = *libc::__errno_location();
             let bytes = errno.to_ne_bytes();
