@@ -372,7 +372,7 @@ fn build(
             per_sec: *v as f64 / secs,
         })
         .collect();
-    vsyscall_emulations.sort_by(|a, b| b.count.cmp(&a.count));
+    vsyscall_emulations.sort_by_key(|v| std::cmp::Reverse(v.count));
     let findings = findings(&counts, &vsyscall_emulations, tally, secs);
     TraceReport {
         target,
