@@ -5,7 +5,7 @@
 //! (duration, intervals, Ctrl-C, the command's exit), the report.
 
 use super::Outcome;
-use crate::arch::{self, Abi, ClockClass, TimeFn};
+use crate::arch::{self, Abi, TimeFn};
 use crate::cli::TraceArgs;
 use crate::error::{Error, Result};
 use crate::inspect::process::parse_elf_ident;
@@ -318,9 +318,19 @@ fn unexpected(abi: Abi, func: TimeFn, clock: Clock) -> bool {
     }
     match clock {
         Clock::None => true,
-        Clock::Id(id) => {
-            i32::try_from(id).ok().and_then(arch::clock_info).is_some_and(|c| c.class != ClockClass::AlwaysSyscall)
-        }
+        // A clock this kernel's vDSO does not serve yet (MONOTONIC_RAW before
+        // 5.3, ...) is an expected syscall, as are CPU-time clocks.
+        Clock::Id(id) => i32::try_from(id).ok().is_some_and(|id| {
+            let kernel = crate::inspect::kernel::release().and_then(|r| crate::inspect::kernel::parse_version(&r));
+            // The compat vDSO is built from the same generic code as the
+            // 64-bit one, so the 64-bit sibling's table answers for it.
+            let table = match abi {
+                Abi::I386 => arch::machine::X86_64,
+                Abi::Arm => arch::machine::AARCH64,
+                _ => machine,
+            };
+            arch::vdso_serves(id, table, kernel)
+        }),
         Clock::Other | Clock::Unknown => false,
     }
 }
