@@ -4,9 +4,9 @@
 
 use super::Outcome;
 use crate::arch::{self, ClockClass};
-use crate::cli::{BenchArgs, CheckArgs};
+use crate::cli::{BenchArgs, CheckArgs, TraceArgs};
 use crate::cmd::bench::{Basis, BenchReport, BenchResult};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::inspect::auxv::{self, AT_SYSINFO_EHDR};
 use crate::inspect::exe::{self, LibcKind};
 use crate::inspect::kernel::{self, VsyscallMode};
@@ -457,6 +457,56 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
     (checks, Some(report))
 }
 
+/// A short trace of the target's clock syscalls and vsyscall emulations:
+/// any the vDSO should have served fails.
+pub fn process_trace_check(pid: i32, secs: f64) -> Check {
+    let name = "process_trace";
+    let args = TraceArgs {
+        pid: vec![pid],
+        all: false,
+        duration: Some(secs),
+        interval: None,
+        fail_over: None,
+        command: Vec::new(),
+    };
+    let report = match super::trace::collect(&args, &Output::plain(crate::output::Format::Json)) {
+        Ok(r) => r,
+        Err(e @ Error::Facility { .. }) => {
+            return Check::new(
+                name,
+                Status::Skip,
+                format!("cannot trace here: {e}"),
+                Some("run as root to include this check"),
+            )
+        }
+        Err(e) => return Check::new(name, Status::Fail, format!("cannot trace pid {pid}: {e}"), None),
+    };
+    let secs_text = format!("{:.1}s", report.duration_ns as f64 / 1e9);
+    let bad: Vec<String> = report
+        .counts
+        .iter()
+        .filter(|r| !r.expected)
+        .map(|r| format!("{} {} ×{} ({:.0}/s)", r.syscall, r.clock.as_deref().unwrap_or(""), r.count, r.per_sec))
+        .chain(report.vsyscall_emulations.iter().map(|v| format!("[vsyscall] {} ×{}", v.function, v.count)))
+        .collect();
+    let expected: u64 = report.counts.iter().filter(|r| r.expected).map(|r| r.count).sum();
+    if bad.is_empty() {
+        Check::new(
+            name,
+            Status::Ok,
+            format!("in {secs_text}: no clock syscalls the vDSO should serve ({expected} expected ones, e.g. CPU-time clocks)"),
+            None,
+        )
+    } else {
+        Check::new(
+            name,
+            Status::Fail,
+            format!("in {secs_text}: {} — the vDSO is bypassed", bad.join(", ")),
+            Some("`vdsoctl trace -p PID` shows rates per clock id; look for raw syscall(), the libc it links, or LD_PRELOAD"),
+        )
+    }
+}
+
 /// Gather every check.
 pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
     let me = Process::open(None)?;
@@ -475,6 +525,11 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         let musl = target.exe_file().and_then(|f| exe::read(&f)).is_ok_and(|i| i.libc == LibcKind::Musl);
         checks.push(vdso_symbols_check(&target, "process_", musl));
         checks.push(process_exe_check(&target));
+        if let Some(secs) = args.trace {
+            checks.push(process_trace_check(pid, secs));
+        }
+    } else if args.trace.is_some() {
+        return Err(Error::Usage("--trace traces the process given with -p PID; add -p".into()));
     }
     let worst = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok).max(Status::Ok);
     Ok(CheckReport { checks, status: worst, strict: args.strict, bench })

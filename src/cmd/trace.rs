@@ -95,6 +95,16 @@ pub enum ExitStatus {
 
 /// `vdsoctl trace`.
 pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
+    let report = collect(args, out)?;
+    let crossed = args.fail_over.is_some_and(|rate| crossed(&report, rate));
+    emit(out, &report)?;
+    Ok(Outcome::from_crossed(crossed))
+}
+
+/// Trace as `args` says and return the summary; with `--interval`, tables
+/// for each interval are emitted on the way (table format only). `check
+/// --trace` uses this too.
+pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
     let positive = |v: Option<f64>, name: &str| match v {
         Some(s) if !(s.is_finite() && s > 0.0 && s < 1e9) => {
             Err(Error::Usage(format!("{name} wants a positive number of seconds, got {s}")))
@@ -217,10 +227,7 @@ pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
     let elapsed = start.elapsed();
     tracer.disable();
     let tally = tracer.snapshot()?;
-    let report = build(&tracer, target, &tally, elapsed, exit_status, interrupted);
-    let crossed = args.fail_over.is_some_and(|rate| crossed(&report, rate));
-    emit(out, &report)?;
-    Ok(Outcome::from_crossed(crossed))
+    Ok(build(&tracer, target, &tally, elapsed, exit_status, interrupted))
 }
 
 /// A command resolved and turned into C strings before the fork.

@@ -73,11 +73,7 @@ pub struct Counter {
 impl Counter {
     /// Open a counter for `spec` in `scope`, with its filter applied.
     pub fn open(spec: &CounterSpec, scope: Scope) -> Result<Counter> {
-        let fd = open_event(spec, scope, 0, 0)?;
-        if let Some(filter) = &spec.filter {
-            apply_filter(fd.as_fd(), filter)?;
-        }
-        Ok(Counter { fd: File::from(fd) })
+        Ok(Counter { fd: File::from(open_event(spec, scope, 0, 0)?) })
     }
 
     /// Start counting.
@@ -117,7 +113,7 @@ pub fn open_event(spec: &CounterSpec, scope: Scope, sample_type: u64, sample_per
     if sample_period > 0 {
         attr.__bindgen_anon_2.wakeup_events = 1;
     }
-    open_attr(&attr, scope)
+    open_filtered(attr, spec, scope)
 }
 
 /// `PERF_SAMPLE_TID`: pid and tid of the task that hit the tracepoint.
@@ -132,9 +128,20 @@ pub fn open_sampler(spec: &CounterSpec, scope: Scope, sample_type: u64, watermar
     let mut attr = attr_for(spec, sample_type, 1);
     attr.set_watermark(1);
     attr.__bindgen_anon_2.wakeup_watermark = watermark;
+    open_filtered(attr, spec, scope)
+}
+
+/// Open with the filter in place before the event counts anything: a
+/// filtered event is opened disabled, filtered, then enabled — opened
+/// enabled, it would count every hit until the filter lands (seen as stray
+/// counts on every clock id of a busy target).
+fn open_filtered(mut attr: sys::Attr, spec: &CounterSpec, scope: Scope) -> Result<OwnedFd> {
+    let Some(filter) = &spec.filter else { return open_attr(&attr, scope) };
+    attr.set_disabled(1);
     let fd = open_attr(&attr, scope)?;
-    if let Some(filter) = &spec.filter {
-        apply_filter(fd.as_fd(), filter)?;
+    apply_filter(fd.as_fd(), filter)?;
+    if !(spec.start_disabled || spec.enable_on_exec) {
+        sys::enable(fd.as_fd()).map_err(|e| ioctl_error("enable", e))?;
     }
     Ok(fd)
 }

@@ -38,7 +38,7 @@ pub enum Clock {
     /// A clock id.
     Id(i64),
     /// Clock ids without a counter of their own (CPU clocks of other
-    /// threads, fd clocks, invalid ids): the total minus the named ones.
+    /// threads, fd clocks, invalid ids): a counter filtered on none of the named ones.
     Other,
     /// Calls whose clock id is unknown because sampled records were lost.
     Unknown,
@@ -164,8 +164,6 @@ fn named_clocks() -> impl Iterator<Item = i64> {
 enum Slot {
     /// Calls of `func` with this clock (or without a clock).
     Count(TimeFn, Clock),
-    /// All calls of `func`; the named clocks are subtracted for `Other`.
-    Total(TimeFn),
     /// Compat sampler: exact total of `func`; the split comes from records.
     Sampled(TimeFn),
     /// [vsyscall] emulations of a function.
@@ -279,7 +277,17 @@ impl Tracer {
         if abi == self.events.host {
             for (f, id) in self.events.per_syscall.clone() {
                 if f.takes_clock() {
-                    opened.push(self.counter(pid, Slot::Total(f), &spec(id, None), scope)?);
+                    // Every clock id without a counter of its own, as a filtered
+                    // counter too: each counter is exact over its own window,
+                    // so no remainder of "total − named" leaks into `other`
+                    // while the counters are being attached to a running task.
+                    let other: Vec<String> = named_clocks().map(|c| format!("which_clock != {c}")).collect();
+                    opened.push(self.counter(
+                        pid,
+                        Slot::Count(f, Clock::Other),
+                        &spec(id, Some(other.join(" && "))),
+                        scope,
+                    )?);
                     for c in named_clocks() {
                         let filter = Some(format!("which_clock == {c}"));
                         opened.push(self.counter(pid, Slot::Count(f, Clock::Id(c)), &spec(id, filter), scope)?);
@@ -332,11 +340,7 @@ impl Tracer {
     }
 
     fn counter(&self, pid: i32, slot: Slot, spec: &CounterSpec, scope: Scope) -> Result<Event> {
-        let fd = perf::open_event(spec, scope, 0, 0)?;
-        if let Some(filter) = &spec.filter {
-            perf::apply_filter(fd.as_fd(), filter)?;
-        }
-        Ok(Event { pid, slot, fd })
+        Ok(Event { pid, slot, fd: perf::open_event(spec, scope, 0, 0)? })
     }
 
     /// Arm per-CPU samplers for every process on the host (`-a`).
@@ -489,8 +493,6 @@ impl Tracer {
     /// Read every counter and combine it with the sampled records.
     pub fn snapshot(&mut self) -> Result<Tally> {
         let mut t = Tally::default();
-        let mut totals: BTreeMap<(i32, TimeFn), u64> = BTreeMap::new();
-        let mut named: BTreeMap<(i32, TimeFn), u64> = BTreeMap::new();
         let mut sampled_totals: BTreeMap<(i32, TimeFn), u64> = BTreeMap::new();
         for e in &self.counters {
             if e.pid < 0 {
@@ -499,22 +501,12 @@ impl Tracer {
             let r: Reading = perf::read_fd(e.fd.as_fd())?;
             t.scaled |= r.scaled();
             match e.slot {
-                Slot::Count(f, clock) => {
-                    *t.counts.entry(Key { pid: e.pid, func: f, clock }).or_default() += r.value;
-                    if clock != Clock::None {
-                        *named.entry((e.pid, f)).or_default() += r.value;
-                    }
-                }
-                Slot::Total(f) => *totals.entry((e.pid, f)).or_default() += r.value,
+                Slot::Count(f, clock) => *t.counts.entry(Key { pid: e.pid, func: f, clock }).or_default() += r.value,
                 Slot::Sampled(f) => *sampled_totals.entry((e.pid, f)).or_default() += r.value,
                 Slot::Vsyscall(f) => *t.vsyscall.entry((e.pid, f)).or_default() += r.value,
             }
         }
         self.drain();
-        for ((pid, f), total) in totals {
-            let other = total.saturating_sub(named.get(&(pid, f)).copied().unwrap_or(0));
-            t.counts.insert(Key { pid, func: f, clock: Clock::Other }, other);
-        }
         // Compat processes: exact totals from the samplers' counts, the split
         // from records; what records do not cover is `Unknown`.
         for ((pid, f), total) in sampled_totals {

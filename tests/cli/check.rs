@@ -159,3 +159,31 @@ fn max_ns_fails_a_fast_clock_over_budget() {
     // CPU-time clocks are expected syscalls; --max-ns does not apply to them.
     assert_eq!(check_named(&doc, "clock:THREAD_CPUTIME_ID")["status"], "OK");
 }
+
+#[test]
+fn trace_option_fails_a_process_that_bypasses_the_vdso() {
+    if !is_root() {
+        return skip("check --trace needs root (tracefs)");
+    }
+    let mut cmd = Command::new(build_c("clock_loop", false, &[]));
+    cmd.args(["raw", "4", "2000000000"]).stderr(Stdio::null());
+    let w = Workload::start(cmd);
+    let (code, stdout, stderr) = run(&["--json", "check", "-p", &w.pid().to_string(), "--trace", "0.3"]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let t = check_named(&doc, "process_trace");
+    assert_eq!(t["status"], "FAIL", "{t}");
+    let detail = t["detail"].as_str().unwrap();
+    assert!(detail.contains("clock_gettime CLOCK_MONOTONIC_RAW"), "{detail}");
+    assert!(!detail.contains("CLOCK_REALTIME"), "no stray clocks: {detail}");
+
+    // A libc loop of a vDSO clock makes no clock syscalls: OK.
+    let mut cmd = Command::new(build_c("clock_loop", false, &[]));
+    cmd.args(["libc", "1", "2000000000"]).stderr(Stdio::null());
+    let w = Workload::start(cmd);
+    let doc = run_json(&["check", "-p", &w.pid().to_string(), "--trace", "0.3"]);
+    assert_eq!(check_named(&doc, "process_trace")["status"], "OK", "{doc}");
+
+    let (code, _, stderr) = run(&["check", "--trace", "1"]);
+    assert_eq!(code, 2, "--trace without -p is a usage error: {stderr}");
+}

@@ -182,3 +182,23 @@ fn missing_targets_exit_3() {
     assert!(stderr.starts_with("vdsoctl: cannot start /nonexistent/command"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1);
 }
+
+/// Attaching to a task that is already in a tight syscall loop: filters must
+/// be in place before a counter counts, or every clock id gets stray counts
+/// (a regression seen while attaching ~15 counters to a busy thread).
+#[test]
+fn attaching_to_a_busy_process_counts_only_its_clock() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    let bin = build_c("clock_loop", false, &[]);
+    let mut cmd = Command::new(bin);
+    cmd.args(["raw", "4", "2000000000"]).stderr(Stdio::null());
+    let w = Workload::start(cmd); // prints ready, then loops at once
+    let (code, stdout, stderr) = run(&["--json", "trace", "-p", &w.pid().to_string(), "-d", "0.3"]);
+    assert_eq!(code, 0, "{stderr}");
+    let r: Value = serde_json::from_str(&stdout).unwrap();
+    let rows = r["counts"].as_array().unwrap();
+    assert!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC_RAW")) > 1000, "{r:#}");
+    assert_eq!(rows.len(), 1, "only CLOCK_MONOTONIC_RAW rows: {r:#}");
+}
