@@ -59,6 +59,9 @@ pub const HOST_MACHINE: u16 = if cfg!(target_arch = "x86_64") {
     0
 };
 
+/// Whether this binary is a 64-bit process (its vDSO is the 64-bit one).
+pub const HOST_IS_64: bool = cfg!(target_pointer_width = "64");
+
 /// A POSIX/Linux clock id (`include/uapi/linux/time.h`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct ClockId(pub i32);
@@ -278,6 +281,27 @@ impl Abi {
             (false, machine::ARM) => Some(Abi::Arm),
             (true, machine::RISCV) => Some(Abi::Riscv64),
             _ => None,
+        }
+    }
+
+    /// The ELF machine and class (64-bit or not) of this ABI's executables.
+    pub fn elf(self) -> (u16, bool) {
+        match self {
+            Abi::X86_64 => (machine::X86_64, true),
+            Abi::I386 => (machine::I386, false),
+            Abi::Aarch64 => (machine::AARCH64, true),
+            Abi::Arm => (machine::ARM, false),
+            Abi::Riscv64 => (machine::RISCV, true),
+        }
+    }
+
+    /// The 64-bit ABI whose vDSO table answers for this one: the compat vDSO
+    /// is built from the same generic code as its 64-bit sibling.
+    pub fn native(self) -> Abi {
+        match self {
+            Abi::I386 => Abi::X86_64,
+            Abi::Arm => Abi::Aarch64,
+            other => other,
         }
     }
 

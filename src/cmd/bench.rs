@@ -308,7 +308,7 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
                 format!("{label}: the C library's call makes syscalls where the direct vDSO call makes none — the vDSO is bypassed"),
                 Some("check LD_PRELOAD and interposed libraries, then the C library's version (a static binary keeps the libc it was built with)".into()),
             )),
-            Some(Verdict::Missing) if arch::vdso_symbol(arch::HOST_MACHINE, cfg!(target_pointer_width = "64"), t.function).is_some() => {
+            Some(Verdict::Missing) if arch::vdso_symbol(arch::HOST_MACHINE, arch::HOST_IS_64, t.function).is_some() => {
                 findings.push(Finding::new(
                     Severity::Fail,
                     format!("{label}: the vDSO has no symbol for {} — every call is a syscall", t.function.name()),

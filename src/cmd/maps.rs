@@ -94,7 +94,7 @@ pub fn vsyscall_mode(maps: &[Mapping], cmdline: Option<&str>, target_is_64: bool
 /// Build the report for an open process.
 pub fn gather(process: &Process) -> Result<MapsReport> {
     let maps = process.maps()?;
-    let target_is_64 = process.exe_header().map_or(cfg!(target_pointer_width = "64"), |h| h.is_64);
+    let target_is_64 = process.exe_header().map_or(arch::HOST_IS_64, |h| h.is_64);
     let (vsyscall, mut findings) = vsyscall_mode(&maps, kernel::cmdline().as_deref(), target_is_64);
     let mappings: Vec<SpecialMapping> = maps
         .iter()

@@ -312,14 +312,7 @@ fn reap(pid: i32, grace_ms: u64) -> Option<ExitStatus> {
 /// Whether the vDSO would serve `func`/`clock` for a process of `abi`, so a
 /// syscall for it means the fast path was lost.
 fn unexpected(abi: Abi, func: TimeFn, clock: Clock) -> bool {
-    let is_64 = !matches!(abi, Abi::I386 | Abi::Arm);
-    let machine = match abi {
-        Abi::X86_64 => arch::machine::X86_64,
-        Abi::I386 => arch::machine::I386,
-        Abi::Aarch64 => arch::machine::AARCH64,
-        Abi::Arm => arch::machine::ARM,
-        Abi::Riscv64 => arch::machine::RISCV,
-    };
+    let (machine, is_64) = abi.elf();
     if arch::vdso_symbol(machine, is_64, func).is_none() {
         return false;
     }
@@ -329,14 +322,7 @@ fn unexpected(abi: Abi, func: TimeFn, clock: Clock) -> bool {
         // 5.3, ...) is an expected syscall, as are CPU-time clocks.
         Clock::Id(id) => i32::try_from(id).ok().is_some_and(|id| {
             let kernel = crate::inspect::kernel::release().and_then(|r| crate::inspect::kernel::parse_version(&r));
-            // The compat vDSO is built from the same generic code as the
-            // 64-bit one, so the 64-bit sibling's table answers for it.
-            let table = match abi {
-                Abi::I386 => arch::machine::X86_64,
-                Abi::Arm => arch::machine::AARCH64,
-                _ => machine,
-            };
-            arch::vdso_serves(id, table, kernel)
+            arch::vdso_serves(id, abi.native().elf().0, kernel)
         }),
         Clock::Other | Clock::Unknown => false,
     }

@@ -320,7 +320,7 @@ impl OwnVdso {
         let mapping = maps.iter().find(|m| m.name() == "[vdso]").ok_or(Error::NoVdso { pid })?;
         let image =
             VdsoImage::own(mapping).ok_or_else(|| bad("AT_SYSINFO_EHDR is not the start of the [vdso] mapping"))?;
-        let abi = arch::vdso_abi(arch::HOST_MACHINE, cfg!(target_pointer_width = "64"))
+        let abi = arch::vdso_abi(arch::HOST_MACHINE, arch::HOST_IS_64)
             .ok_or_else(|| bad("no vDSO symbol table is known for this architecture"))?;
         let syms = resolve(image.bytes(), abi)?;
         let off = |f: TimeFn| syms.resolved.iter().find(|s| s.function == f).map(|s| s.offset);
@@ -355,7 +355,7 @@ mod tests {
     }
 
     fn host_abi() -> &'static VdsoAbi {
-        arch::vdso_abi(arch::HOST_MACHINE, cfg!(target_pointer_width = "64")).unwrap()
+        arch::vdso_abi(arch::HOST_MACHINE, arch::HOST_IS_64).unwrap()
     }
 
     #[test]
