@@ -482,7 +482,7 @@ impl Render for TraceReport {
                 r.syscall.to_string(),
                 r.clock.clone().unwrap_or_else(|| "-".into()),
                 thousands(r.count),
-                format!("{:.1}", r.per_sec),
+                per_sec_text(r.per_sec),
             ]);
         }
         for v in &self.vsyscall_emulations {
@@ -492,7 +492,7 @@ impl Render for TraceReport {
                 format!("[vsyscall] {}", v.function),
                 "-".into(),
                 thousands(v.count),
-                format!("{:.1}", v.per_sec),
+                per_sec_text(v.per_sec),
             ]);
         }
         let target = match &self.target {
@@ -529,5 +529,14 @@ mod tests {
         assert!(unexpected(Abi::X86_64, TimeFn::Gettimeofday, Clock::None));
         assert!(unexpected(Abi::I386, TimeFn::ClockGettime64, Clock::Id(11)));
         assert!(!unexpected(Abi::I386, TimeFn::Getcpu, Clock::None));
+    }
+}
+
+/// A rate for tables: `81,204`, or one decimal below 10/s.
+fn per_sec_text(rate: f64) -> String {
+    if rate < 10.0 {
+        format!("{rate:.1}")
+    } else {
+        thousands(rate.round() as u64)
     }
 }
