@@ -514,6 +514,15 @@ impl Render for TraceReport {
     }
 }
 
+/// A rate for tables: `81,204`, or one decimal below 10/s.
+fn per_sec_text(rate: f64) -> String {
+    if rate < 10.0 {
+        format!("{rate:.1}")
+    } else {
+        thousands(rate.round() as u64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -529,14 +538,5 @@ mod tests {
         assert!(unexpected(Abi::X86_64, TimeFn::Gettimeofday, Clock::None));
         assert!(unexpected(Abi::I386, TimeFn::ClockGettime64, Clock::Id(11)));
         assert!(!unexpected(Abi::I386, TimeFn::Getcpu, Clock::None));
-    }
-}
-
-/// A rate for tables: `81,204`, or one decimal below 10/s.
-fn per_sec_text(rate: f64) -> String {
-    if rate < 10.0 {
-        format!("{rate:.1}")
-    } else {
-        thousands(rate.round() as u64)
     }
 }
