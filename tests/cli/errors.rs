@@ -126,3 +126,29 @@ fn help_and_generated_docs() {
     assert_eq!(code, 0);
     assert!(stdout.starts_with(".ie") || stdout.contains(".TH vdsoctl"), "{}", &stdout[..stdout.len().min(200)]);
 }
+
+/// Every change to the command surface shows up in review as a diff of
+/// doc/help.txt. Regenerate with `VDSOCTL_REGEN_HELP=1 cargo test help_snapshot`.
+#[test]
+fn help_snapshot() {
+    let mut text = String::new();
+    for args in [
+        &["--help"][..],
+        &["dump", "--help"],
+        &["maps", "--help"],
+        &["auxv", "--help"],
+        &["trace", "--help"],
+        &["bench", "--help"],
+        &["check", "--help"],
+    ] {
+        let out = super::common::vdsoctl().args(args).env("COLUMNS", "100").output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        text += &format!("$ vdsoctl {}\n{}\n", args.join(" "), String::from_utf8_lossy(&out.stdout));
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("doc/help.txt");
+    if std::env::var_os("VDSOCTL_REGEN_HELP").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(want == text, "--help changed; review and run `VDSOCTL_REGEN_HELP=1 cargo test help_snapshot`:\n{text}");
+}
