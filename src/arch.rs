@@ -259,7 +259,7 @@ impl TimeFn {
 }
 
 /// A syscall ABI a process can use on this kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Abi {
     X86_64,

@@ -209,6 +209,17 @@ impl Process {
         Ok(out)
     }
 
+    /// The thread-group id: the process a thread id belongs to (itself for a
+    /// process). /proc/TID exists for every thread, so `-p TID` opens fine.
+    pub fn tgid(&self) -> Result<i32> {
+        let status = self.read_text("status")?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Tgid:"))
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| Error::malformed(self.proc_path("status").display().to_string(), "no Tgid line"))
+    }
+
     /// Thread ids from /proc/PID/task.
     pub fn tasks(&self) -> Result<Vec<i32>> {
         let dir = format!("/proc/self/fd/{}/task", self.dir.as_raw_fd());
@@ -298,5 +309,6 @@ mod tests {
         let head = me.read_mem(vdso.start, 4).unwrap();
         assert_eq!(head, b"\x7fELF");
         assert!(!me.tasks().unwrap().is_empty());
+        assert_eq!(me.tgid().unwrap(), me.pid());
     }
 }

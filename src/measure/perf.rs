@@ -33,6 +33,9 @@ pub struct CounterSpec {
     pub enable_on_exec: bool,
     /// Open disabled and wait for [`Counter::enable`] (off for plain counting).
     pub start_disabled: bool,
+    /// Also write PERF_RECORD_COMM records (at exec and prctl rename) to the
+    /// sampler's ring, so short-lived processes still get a name.
+    pub track_comm: bool,
 }
 
 /// Where a counter counts.
@@ -120,12 +123,22 @@ pub fn open_event(spec: &CounterSpec, scope: Scope, sample_type: u64, sample_per
 pub const SAMPLE_TID: u64 = 1 << 1;
 /// `PERF_SAMPLE_RAW`: the tracepoint's record, laid out as its format file says.
 pub const SAMPLE_RAW: u64 = 1 << 10;
+/// `PERF_SAMPLE_REGS_USER`: the sampled task's user registers, preceded by
+/// the ABI it runs with (32 or 64-bit) — per record, so a compat child of a
+/// 64-bit parent (or a 64-bit child of a 32-bit one) is decoded right.
+pub const SAMPLE_REGS_USER: u64 = 1 << 12;
+/// The register set asked for with [`SAMPLE_REGS_USER`]: bit 0 alone (AX on
+/// x86, X0 on arm64) — valid for both ABIs; we only need the ABI word.
+const REGS_USER_MASK: u64 = 1;
 
 /// Open a sampling event that writes a record for every hit (period 1) and
 /// wakes a reader only once `watermark` bytes wait in its ring buffer — a
 /// wakeup per record (`open_event`'s choice) would cost an IPI per syscall.
 pub fn open_sampler(spec: &CounterSpec, scope: Scope, sample_type: u64, watermark: u32) -> Result<OwnedFd> {
     let mut attr = attr_for(spec, sample_type, 1);
+    if sample_type & SAMPLE_REGS_USER != 0 {
+        attr.sample_regs_user = REGS_USER_MASK;
+    }
     attr.set_watermark(1);
     attr.__bindgen_anon_2.wakeup_watermark = watermark;
     open_filtered(attr, spec, scope)
@@ -156,6 +169,8 @@ fn attr_for(spec: &CounterSpec, sample_type: u64, sample_period: u64) -> sys::At
     attr.set_exclude_kernel(u64::from(spec.exclude_kernel));
     attr.set_exclude_hv(1); // hypervisor events are never ours to count
     attr.set_enable_on_exec(u64::from(spec.enable_on_exec));
+    attr.set_comm(u64::from(spec.track_comm));
+    attr.set_comm_exec(u64::from(spec.track_comm));
     attr
 }
 

@@ -11,6 +11,8 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 const RECORD_LOST: u32 = 2;
 /// `PERF_RECORD_SAMPLE`.
 const RECORD_SAMPLE: u32 = 9;
+/// `PERF_RECORD_COMM`: a task's comm changed (exec, prctl).
+const RECORD_COMM: u32 = 3;
 
 /// Data pages per buffer at most: 1 MiB with 4 KiB pages, ~12,000 raw
 /// syscall records — a burst of 10,000 compat calls fits even when the reader
@@ -20,13 +22,23 @@ pub const MAX_PAGES: usize = 256;
 /// `-p` on a process with many threads stays bounded.
 pub const TOTAL_PAGES: usize = 1024;
 
-/// One record, for samples taken with `PERF_SAMPLE_TID | PERF_SAMPLE_RAW`.
+/// `PERF_SAMPLE_REGS_ABI_32` / `_64`: the ABI word before the user registers.
+pub const REGS_ABI_32: u64 = 1;
+/// See [`REGS_ABI_32`].
+pub const REGS_ABI_64: u64 = 2;
+
+/// One record, for samples taken with
+/// `PERF_SAMPLE_TID | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Record<'a> {
-    /// A tracepoint hit: the task and the tracepoint's raw record.
-    Sample { pid: u32, tid: u32, raw: &'a [u8] },
+    /// A tracepoint hit: the task, the tracepoint's raw record, and the ABI
+    /// word of the task's user registers ([`REGS_ABI_32`], [`REGS_ABI_64`];
+    /// `None` when absent or 0: a kernel thread).
+    Sample { pid: u32, tid: u32, raw: &'a [u8], abi: Option<u64> },
     /// The kernel lost `count` records.
     Lost { count: u64 },
+    /// Task `pid` is now called `comm` (after an exec or a rename).
+    Comm { pid: u32, comm: &'a [u8] },
 }
 
 /// Data pages for each of `buffers` ring buffers within the caps.
@@ -116,9 +128,19 @@ pub fn parse_records(bytes: &[u8], f: &mut impl FnMut(Record<'_>)) {
         match kind {
             RECORD_SAMPLE => {
                 if let (Some(pid), Some(tid), Some(len)) = (u32_at(body, 0), u32_at(body, 4), u32_at(body, 8)) {
-                    if let Some(raw) = body.get(12..12 + len as usize) {
-                        f(Record::Sample { pid, tid, raw });
+                    // RAW is `u32 size; u8 data[size]`, padded so what follows
+                    // (the REGS_USER ABI word) is u64-aligned.
+                    let end = 12 + len as usize;
+                    if let Some(raw) = body.get(12..end) {
+                        let abi = u64_at(body, end).filter(|a| *a != 0);
+                        f(Record::Sample { pid, tid, raw, abi });
                     }
+                }
+            }
+            RECORD_COMM => {
+                if let (Some(pid), Some(name)) = (u32_at(body, 0), body.get(8..)) {
+                    let comm = name.split(|&b| b == 0).next().unwrap_or(&[]);
+                    f(Record::Comm { pid, comm });
                 }
             }
             RECORD_LOST => {
@@ -150,15 +172,19 @@ mod tests {
         sample.extend_from_slice(&8u32.to_ne_bytes());
         sample.extend_from_slice(&4u32.to_ne_bytes());
         sample.extend_from_slice(&[1, 2, 3, 4]);
+        sample.extend_from_slice(&REGS_ABI_32.to_ne_bytes());
+        sample.extend_from_slice(&0xdeadu64.to_ne_bytes());
         let mut lost = 1u64.to_ne_bytes().to_vec();
         lost.extend_from_slice(&99u64.to_ne_bytes());
         let mut bytes = record(RECORD_SAMPLE, &sample);
         bytes.extend(record(RECORD_LOST, &lost));
-        bytes.extend(record(3, &[0; 8]));
+        bytes.extend(record(4, &[0; 8]));
+        bytes.extend(record(RECORD_COMM, b"\x05\0\0\0\x05\0\0\0sh\0\0\0\0\0\0"));
         let mut seen = Vec::new();
         parse_records(&bytes, &mut |r| seen.push(format!("{r:?}")));
-        assert_eq!(seen.len(), 2, "{seen:?}");
-        assert!(seen[0].contains("pid: 7, tid: 8, raw: [1, 2, 3, 4]"));
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert!(seen[2].contains("pid: 5, comm: [115, 104]"), "{seen:?}");
+        assert!(seen[0].contains("pid: 7, tid: 8, raw: [1, 2, 3, 4], abi: Some(1)"), "{seen:?}");
         assert!(seen[1].contains("99"));
         for cut in 0..bytes.len() {
             parse_records(&bytes[..cut], &mut |_| {});

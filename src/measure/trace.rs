@@ -5,17 +5,19 @@
 //! How each target is counted, and why (figures from scripts/bench-trace.sh
 //! and the measurements quoted in the trace commit):
 //! - A task of the host ABI: one counter per clock id on
-//!   `syscalls:sys_enter_clock_gettime` (`which_clock == N`) plus an
-//!   unfiltered total whose remainder is "other" clock ids; one counter each
+//!   `syscalls:sys_enter_clock_gettime` (`which_clock == N`) plus one
+//!   filtered on none of them ("other" clock ids); one counter each
 //!   for the clock-less calls. Exact, and cheaper per call than a sampled
 //!   record (~30 ns per counter vs ~800 ns per record on the test VM).
 //! - A compat (32-bit) task: the per-syscall tracepoints never fire for it,
-//!   so `raw_syscalls:sys_enter` filtered on one compat number per event.
-//!   That tracepoint refuses filters on `args[]`, so the per-clock split comes
-//!   from sampled records (args[0]) in a bounded ring buffer; the sampler's
-//!   own count keeps the totals exact when records are lost. Compat numbers
-//!   collide with host syscalls (i386 265 is x86_64 `linkat`), so these
-//!   events are only ever opened on tasks whose executable is 32-bit.
+//!   so `raw_syscalls:sys_enter` filtered on the compat numbers. That
+//!   tracepoint refuses filters on `args[]`, so the split comes from sampled
+//!   records (args[0]) in a bounded ring buffer. Compat numbers collide with
+//!   host syscalls (i386 `time` is x86_64 `rt_sigaction`), so every record
+//!   carries its task's ABI (PERF_SAMPLE_REGS_USER) and host-ABI records are
+//!   dropped; the samplers' own count says how many records were lost.
+//!   These samplers go on every traced task (a 64-bit shell may exec a
+//!   32-bit program), unless `--native-only`.
 //! - `-a`: per-CPU samplers on `raw_syscalls:sys_enter` for the union of both
 //!   ABIs' numbers, each record decoded with its process's ABI.
 //! - `vsyscall:emulate_vsyscall` (x86_64): calls into the legacy page fire no
@@ -24,7 +26,11 @@
 use crate::arch::{self, Abi, TimeFn};
 use crate::error::{Error, Result};
 use crate::inspect::Process;
-use crate::measure::perf::{self, CounterSpec, Reading, Scope, SAMPLE_RAW, SAMPLE_TID};
+use crate::measure::perf::{self, CounterSpec, Reading, Scope, SAMPLE_RAW, SAMPLE_REGS_USER, SAMPLE_TID};
+
+/// What every sampler records: the task, the tracepoint's record, and the
+/// ABI of the task's user registers (which syscall table the number is from).
+const SAMPLES: u64 = SAMPLE_TID | SAMPLE_RAW | SAMPLE_REGS_USER;
 use crate::measure::ring::{self, Record, Ring};
 use crate::measure::tracefs::Tracefs;
 use std::collections::{BTreeMap, HashMap};
@@ -48,6 +54,8 @@ pub enum Clock {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Key {
     pub pid: i32,
+    /// The ABI the calls were made with (a traced tree may hold both).
+    pub abi: Abi,
     pub func: TimeFn,
     pub clock: Clock,
 }
@@ -62,6 +70,9 @@ pub struct Tally {
     pub lost_records: u64,
     /// A counter ran for less time than it was enabled (multiplexed).
     pub scaled: bool,
+    /// Per traced process: sampled syscalls whose record was lost (the
+    /// per-syscall split of a compat process is short by this much).
+    pub unrecorded: BTreeMap<i32, u64>,
 }
 
 impl Tally {
@@ -73,6 +84,7 @@ impl Tally {
             vsyscall: self.vsyscall.iter().map(|(k, v)| (*k, sub(*v, earlier.vsyscall.get(k)))).collect(),
             lost_records: self.lost_records.saturating_sub(earlier.lost_records),
             scaled: self.scaled,
+            unrecorded: self.unrecorded.iter().map(|(k, v)| (*k, sub(*v, earlier.unrecorded.get(k)))).collect(),
         }
     }
 }
@@ -164,8 +176,9 @@ fn named_clocks() -> impl Iterator<Item = i64> {
 enum Slot {
     /// Calls of `func` with this clock (or without a clock).
     Count(TimeFn, Clock),
-    /// Compat sampler: exact total of `func`; the split comes from records.
-    Sampled(TimeFn),
+    /// Compat sampler of a traced tree: its count is every record it took
+    /// (any ABI); records decoded as compat give the split.
+    Compat,
     /// [vsyscall] emulations of a function.
     Vsyscall(TimeFn),
 }
@@ -181,10 +194,10 @@ struct Event {
 #[derive(Debug)]
 struct Source {
     ring: Ring,
-    /// `Some(abi)`: records of traced compat processes (rows go to the traced
-    /// process they descend from); `None` (`-a`): by each record's pid, decoded
-    /// with that process's ABI.
-    owner: Option<Abi>,
+    /// `true`: compat samplers of traced trees (rows go to the traced process
+    /// a record descends from; host-ABI records are left to the counters);
+    /// `false` (`-a`): every record, by its own pid.
+    tree: bool,
 }
 
 /// An armed set of counters and samplers.
@@ -199,9 +212,14 @@ pub struct Tracer {
     abis: HashMap<i32, Abi>,
     comms: HashMap<i32, Option<String>>,
     own_pid: i32,
-    /// Traced compat processes: their records share one ring per CPU.
+    /// Traced processes with compat samplers: their records share one ring per CPU.
     compat_roots: Vec<i32>,
+    /// Host-ABI records the compat samplers of a tree took (colliding
+    /// numbers: x86_64 `rt_sigaction` is i386 `time`), per root.
+    host_records: BTreeMap<i32, u64>,
     cpus: Vec<u32>,
+    /// Arm compat samplers on traced trees (off: `--native-only`).
+    compat: bool,
 }
 
 /// How a process gets its counters.
@@ -227,8 +245,17 @@ impl Tracer {
             comms: HashMap::new(),
             own_pid: std::process::id() as i32,
             compat_roots: Vec::new(),
+            host_records: BTreeMap::new(),
             cpus: Vec::new(),
+            compat: true,
         }
+    }
+
+    /// Skip the compat samplers on traced trees: cheaper (the
+    /// `raw_syscalls:sys_enter` tracepoint costs ~190 ns per syscall of the
+    /// tree here) when no 32-bit program will run in it.
+    pub fn native_only(&mut self) {
+        self.compat = false;
     }
 
     /// Arm counters on every thread of `pid` (which has `abi`), re-reading
@@ -262,7 +289,11 @@ impl Tracer {
         Ok(())
     }
 
-    /// Arm counters on one task (`tid`) of process `pid`.
+    /// Arm counters on one task (`tid`) of process `pid`: the host ABI's
+    /// per-syscall counters (they never fire for a compat task, so they cost
+    /// it nothing) and, unless native-only, compat samplers — a 64-bit
+    /// process may exec a 32-bit child and the other way round, and each
+    /// record says which ABI made it.
     pub fn attach_task(&mut self, pid: i32, tid: i32, abi: Abi, how: Attach) -> Result<()> {
         self.abis.insert(pid, abi);
         let scope = Scope::Thread(tid);
@@ -274,35 +305,35 @@ impl Tracer {
             ..Default::default()
         };
         let mut opened: Vec<Event> = Vec::new();
-        if abi == self.events.host {
-            for (f, id) in self.events.per_syscall.clone() {
-                if f.takes_clock() {
-                    // Every clock id without a counter of its own, as a filtered
-                    // counter too: each counter is exact over its own window,
-                    // so no remainder of "total − named" leaks into `other`
-                    // while the counters are being attached to a running task.
-                    let other: Vec<String> = named_clocks().map(|c| format!("which_clock != {c}")).collect();
-                    opened.push(self.counter(
-                        pid,
-                        Slot::Count(f, Clock::Other),
-                        &spec(id, Some(other.join(" && "))),
-                        scope,
-                    )?);
-                    for c in named_clocks() {
-                        let filter = Some(format!("which_clock == {c}"));
-                        opened.push(self.counter(pid, Slot::Count(f, Clock::Id(c)), &spec(id, filter), scope)?);
-                    }
-                } else {
-                    opened.push(self.counter(pid, Slot::Count(f, Clock::None), &spec(id, None), scope)?);
+        for (f, id) in self.events.per_syscall.clone() {
+            if f.takes_clock() {
+                // Every clock id without a counter of its own, as a filtered
+                // counter too: each counter is exact over its own window, so
+                // no remainder of "total − named" leaks into `other` while
+                // the counters are being attached to a running task.
+                let other: Vec<String> = named_clocks().map(|c| format!("which_clock != {c}")).collect();
+                opened.push(self.counter(
+                    pid,
+                    Slot::Count(f, Clock::Other),
+                    &spec(id, Some(other.join(" && "))),
+                    scope,
+                )?);
+                for c in named_clocks() {
+                    let filter = Some(format!("which_clock == {c}"));
+                    opened.push(self.counter(pid, Slot::Count(f, Clock::Id(c)), &spec(id, filter), scope)?);
                 }
+            } else {
+                opened.push(self.counter(pid, Slot::Count(f, Clock::None), &spec(id, None), scope)?);
             }
-            if let Some((id, _)) = self.events.vsyscall {
-                for (nr, f) in (0..3).filter_map(|nr| Some((nr, vsyscall_fn(nr)?))) {
-                    let filter = Some(format!("nr == {nr}"));
-                    opened.push(self.counter(pid, Slot::Vsyscall(f), &spec(id, filter), scope)?);
-                }
+        }
+        if let Some((id, _)) = self.events.vsyscall {
+            for (nr, f) in (0..3).filter_map(|nr| Some((nr, vsyscall_fn(nr)?))) {
+                let filter = Some(format!("nr == {nr}"));
+                opened.push(self.counter(pid, Slot::Vsyscall(f), &spec(id, filter), scope)?);
             }
-        } else {
+        }
+        let compat = self.events.host.compat().filter(|_| self.compat || abi != self.events.host);
+        if let Some(compat) = compat {
             if self.cpus.is_empty() {
                 self.cpus = online_cpus()?;
             }
@@ -311,28 +342,24 @@ impl Tracer {
             }
             let pages = ring::pages_per_buffer(self.cpus.len());
             let fresh = self.sources.is_empty();
-            for (f, nr) in abi.clock_syscalls() {
-                let s = spec(self.events.raw_enter, Some(format!("id == {nr}")));
-                if !f.takes_clock() {
-                    opened.push(self.counter(pid, Slot::Count(*f, Clock::None), &s, scope)?);
-                    continue;
-                }
-                for (i, cpu) in self.cpus.clone().into_iter().enumerate() {
-                    let on_cpu = Scope::ThreadOnCpu(tid, cpu);
-                    let fd = perf::open_sampler(&s, on_cpu, SAMPLE_TID | SAMPLE_RAW, Ring::watermark(pages))?;
-                    match self.sources.get(i) {
-                        Some(src) => perf::set_output(fd.as_fd(), src.ring.fd())?,
-                        None if fresh => {
-                            let dup = fd.try_clone().map_err(|e| Error::Facility {
-                                what: format!("cannot duplicate a perf fd: {e}"),
-                                hint: "raise `ulimit -n`".into(),
-                            })?;
-                            self.sources.push(Source { ring: Ring::new(dup, pages)?, owner: Some(abi) });
-                        }
-                        None => {}
+            let nrs: Vec<String> = compat.clock_syscalls().iter().map(|(_, nr)| format!("id == {nr}")).collect();
+            let s = spec(self.events.raw_enter, Some(nrs.join(" || ")));
+            // The kernel refuses to mmap an inherited event that is not bound
+            // to a CPU, so one sampler per task and CPU, one ring per CPU.
+            for (i, cpu) in self.cpus.clone().into_iter().enumerate() {
+                let fd = perf::open_sampler(&s, Scope::ThreadOnCpu(tid, cpu), SAMPLES, Ring::watermark(pages))?;
+                match self.sources.get(i) {
+                    Some(src) => perf::set_output(fd.as_fd(), src.ring.fd())?,
+                    None if fresh => {
+                        let dup = fd.try_clone().map_err(|e| Error::Facility {
+                            what: format!("cannot duplicate a perf fd: {e}"),
+                            hint: "raise `ulimit -n`".into(),
+                        })?;
+                        self.sources.push(Source { ring: Ring::new(dup, pages)?, tree: true });
                     }
-                    opened.push(Event { pid, slot: Slot::Sampled(*f), fd });
+                    None => {}
                 }
+                opened.push(Event { pid, slot: Slot::Compat, fd });
             }
         }
         self.counters.extend(opened);
@@ -358,18 +385,19 @@ impl Tracer {
             let spec = CounterSpec {
                 tracepoint_id: self.events.raw_enter,
                 filter: Some(filter.clone()),
+                track_comm: true,
                 ..Default::default()
             };
-            let fd = perf::open_sampler(&spec, Scope::Cpu(cpu), SAMPLE_TID | SAMPLE_RAW, Ring::watermark(pages))?;
+            let fd = perf::open_sampler(&spec, Scope::Cpu(cpu), SAMPLES, Ring::watermark(pages))?;
             let ring = Ring::new(fd, pages)?;
             if let Some((id, _)) = self.events.vsyscall {
                 let spec = CounterSpec { tracepoint_id: id, ..Default::default() };
-                let vfd = perf::open_sampler(&spec, Scope::Cpu(cpu), SAMPLE_TID | SAMPLE_RAW, Ring::watermark(pages))?;
+                let vfd = perf::open_sampler(&spec, Scope::Cpu(cpu), SAMPLES, Ring::watermark(pages))?;
                 perf::set_output(vfd.as_fd(), ring.fd())?;
                 // Kept open (and counted nowhere else) by parking it as a counter.
                 self.counters.push(Event { pid: -1, slot: Slot::Vsyscall(TimeFn::Time), fd: vfd });
             }
-            self.sources.push(Source { ring, owner: None });
+            self.sources.push(Source { ring, tree: false });
         }
         Ok(())
     }
@@ -399,8 +427,8 @@ impl Tracer {
     pub fn drain(&mut self) {
         let mut sources = std::mem::take(&mut self.sources);
         for source in &mut sources {
-            let owner = source.owner;
-            source.ring.drain(|r| self.take(owner, r));
+            let tree = source.tree;
+            source.ring.drain(|r| self.take(tree, r));
         }
         self.sources = sources;
     }
@@ -415,13 +443,17 @@ impl Tracer {
         }
     }
 
-    fn take(&mut self, owner: Option<Abi>, record: Record<'_>) {
-        let (pid, raw) = match record {
+    fn take(&mut self, tree: bool, record: Record<'_>) {
+        let (pid, raw, regs_abi) = match record {
             Record::Lost { count } => {
                 self.lost += count;
                 return;
             }
-            Record::Sample { pid, raw, .. } => (pid as i32, raw),
+            Record::Comm { pid, comm } => {
+                self.comms.insert(pid as i32, Some(String::from_utf8_lossy(comm).into_owned()));
+                return;
+            }
+            Record::Sample { pid, raw, abi, .. } => (pid as i32, raw, abi),
         };
         if pid == self.own_pid {
             return;
@@ -433,19 +465,43 @@ impl Tracer {
             return;
         }
         let Some((nr, arg0)) = self.events.decode_raw(raw) else { return };
-        let (row_pid, abi) = match owner {
-            Some(abi) => (self.compat_root(pid), abi),
-            None => (pid, self.abi_of(pid)),
+        let host = self.events.host;
+        // The ABI of this very record: a process's ABI changes at exec, and
+        // a tree may hold both kinds.
+        let abi = match regs_abi {
+            Some(ring::REGS_ABI_32) => host.compat().unwrap_or(host),
+            Some(ring::REGS_ABI_64) => host,
+            _ if tree => host.compat().unwrap_or(host),
+            _ => self.abi_of(pid),
+        };
+        let row_pid = if tree {
+            let root = self.compat_root(pid);
+            if abi == host {
+                // A colliding host syscall (or a host clock syscall, which
+                // the counters already have): not ours to count here.
+                *self.host_records.entry(root).or_default() += 1;
+                return;
+            }
+            root
+        } else {
+            self.note_process(pid);
+            self.abis.insert(pid, abi);
+            pid
         };
         let Some(func) = abi.clock_syscall(nr) else { return };
         let clock = if func.takes_clock() {
             // A 32-bit task's clockid_t is an int in the low half of the slot.
-            let id = if abi == self.events.host { arg0 as i64 } else { i64::from(arg0 as u32 as i32) };
+            let id = if abi == host { arg0 as i64 } else { i64::from(arg0 as u32 as i32) };
             Clock::Id(id)
         } else {
             Clock::None
         };
-        *self.sampled.entry(Key { pid: row_pid, func, clock }).or_default() += 1;
+        *self.sampled.entry(Key { pid: row_pid, abi, func, clock }).or_default() += 1;
+    }
+
+    /// Look a process's comm up the first time one of its records is seen.
+    fn note_process(&mut self, pid: i32) {
+        self.comms.entry(pid).or_insert_with(|| Process::open(Some(pid)).ok().map(|p| p.comm().to_string()));
     }
 
     /// A process's ABI from its executable (the host's when unknown), and
@@ -493,38 +549,42 @@ impl Tracer {
     /// Read every counter and combine it with the sampled records.
     pub fn snapshot(&mut self) -> Result<Tally> {
         let mut t = Tally::default();
-        let mut sampled_totals: BTreeMap<(i32, TimeFn), u64> = BTreeMap::new();
+        let mut sampler_counts: BTreeMap<i32, u64> = BTreeMap::new();
         for e in &self.counters {
             if e.pid < 0 {
                 continue;
             }
             let r: Reading = perf::read_fd(e.fd.as_fd())?;
-            t.scaled |= r.scaled();
             match e.slot {
-                Slot::Count(f, clock) => *t.counts.entry(Key { pid: e.pid, func: f, clock }).or_default() += r.value,
-                Slot::Sampled(f) => *sampled_totals.entry((e.pid, f)).or_default() += r.value,
+                Slot::Count(f, clock) => {
+                    *t.counts.entry(Key { pid: e.pid, abi: self.events.host, func: f, clock }).or_default() += r.value
+                }
+                // Bound to one CPU each, these run only while the task is on
+                // that CPU: running < enabled there is not multiplexing.
+                Slot::Compat => {
+                    *sampler_counts.entry(e.pid).or_default() += r.value;
+                    continue;
+                }
                 Slot::Vsyscall(f) => *t.vsyscall.entry((e.pid, f)).or_default() += r.value,
             }
+            t.scaled |= r.scaled();
         }
         self.drain();
-        // Compat processes: exact totals from the samplers' counts, the split
-        // from records; what records do not cover is `Unknown`.
-        for ((pid, f), total) in sampled_totals {
-            let mut seen = 0;
-            for (k, v) in self.sampled.range(Key { pid, func: f, clock: Clock::None }..) {
-                if k.pid != pid || k.func != f {
-                    break;
-                }
-                seen += v;
-                t.counts.insert(*k, *v);
-            }
-            t.counts.insert(Key { pid, func: f, clock: Clock::Unknown }, total.saturating_sub(seen));
+        for (k, v) in &self.sampled {
+            *t.counts.entry(*k).or_default() += *v;
         }
-        // System-wide: everything comes from records.
-        if self.sources.iter().any(|s| s.owner.is_none()) {
-            for (k, v) in &self.sampled {
-                t.counts.insert(*k, *v);
+        // Compat calls whose record was lost: what the samplers counted minus
+        // every record they delivered (compat or host).
+        for (root, counted) in sampler_counts {
+            let decoded: u64 = self.sampled.iter().filter(|(k, _)| k.pid == root).map(|(_, v)| *v).sum();
+            let host = self.host_records.get(&root).copied().unwrap_or(0);
+            let missing = counted.saturating_sub(decoded + host);
+            if missing > 0 {
+                t.unrecorded.insert(root, missing);
             }
+        }
+        // System-wide: vsyscall emulations come from records too.
+        if self.sources.iter().any(|s| !s.tree) {
             for (k, v) in &self.sampled_vsyscall {
                 t.vsyscall.insert(*k, *v);
             }
@@ -574,7 +634,7 @@ mod tests {
 
     #[test]
     fn interval_subtraction() {
-        let k = Key { pid: 1, func: TimeFn::ClockGettime, clock: Clock::Id(4) };
+        let k = Key { pid: 1, abi: Abi::X86_64, func: TimeFn::ClockGettime, clock: Clock::Id(4) };
         let mut a = Tally::default();
         a.counts.insert(k, 10);
         let mut b = a.clone();

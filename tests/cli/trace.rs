@@ -202,3 +202,121 @@ fn attaching_to_a_busy_process_counts_only_its_clock() {
     assert!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC_RAW")) > 1000, "{r:#}");
     assert_eq!(rows.len(), 1, "only CLOCK_MONOTONIC_RAW rows: {r:#}");
 }
+
+/// `vdsoctl --json trace ARGS..`, its JSON (exit 0 asserted).
+fn trace_json(args: &[&str]) -> Value {
+    let mut all = vec!["--json", "trace"];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = run(&all);
+    assert_eq!(code, 0, "trace failed: {stderr}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}"))
+}
+
+/// A 64-bit shell that runs a 32-bit program: the compat calls of the child
+/// are counted (the per-syscall tracepoints never see them), credited to the
+/// traced command, with the i386 ABI.
+#[test]
+fn thirty_two_bit_child_of_a_64bit_shell_is_counted() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    if !have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    let bin32 = build_c("clock_loop", true, &[]);
+    let bin64 = build_c("clock_loop", false, &[]);
+    let script = format!("{} raw 4 1000 >/dev/null; {} raw 11 300 >/dev/null; true", bin32.display(), bin64.display());
+    let r = trace_json(&["--", "sh", "-c", &script]);
+    let rows = r["counts"].as_array().unwrap();
+    let raw = rows.iter().find(|x| x["clock"] == "CLOCK_MONOTONIC_RAW").unwrap_or_else(|| panic!("{r:#}"));
+    assert_eq!((raw["count"].as_u64(), raw["abi"].as_str()), (Some(1000), Some("i386")), "{r:#}");
+    let tai = rows.iter().find(|x| x["clock"] == "CLOCK_TAI").unwrap_or_else(|| panic!("{r:#}"));
+    assert_eq!((tai["count"].as_u64(), tai["abi"].as_str()), (Some(300), Some("x86_64")), "{r:#}");
+    assert_eq!(rows.len(), 2, "{r:#}");
+}
+
+/// x86_64 rt_sigaction (13) and getrandom (318) are i386 time and getcpu:
+/// every sampled record is decoded by its own task's ABI, so none of them
+/// is reported as a clock call — in a traced tree or system-wide.
+#[test]
+fn colliding_64bit_syscalls_are_not_clock_calls() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    if crate_is_not_x86_64() {
+        return skip("the collision is x86_64's");
+    }
+    let bin = build_c("clock_loop", false, &[]);
+    let r = trace_cmd(false, &["collide", "0", "5000"]);
+    assert_eq!(r["counts"].as_array().unwrap().len(), 0, "{r:#}");
+    let script = format!("{} collide 0 5000 >/dev/null", bin.display());
+    let r = trace_json(&["--", "sh", "-c", &script]);
+    assert_eq!(r["counts"].as_array().unwrap().len(), 0, "{r:#}");
+}
+
+fn crate_is_not_x86_64() -> bool {
+    !cfg!(target_arch = "x86_64")
+}
+
+/// `-a`: short-lived 32-bit processes are each found, counted exactly,
+/// decoded as i386 and named (PERF_RECORD_COMM), even after they exited.
+#[test]
+fn system_wide_finds_short_lived_32bit_processes() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    if !have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    // A name of its own: other tests run 32-bit clock_loops at the same time.
+    let bin32 = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("sysw32probe");
+    std::fs::copy(build_c("clock_loop", true, &[]), &bin32).unwrap();
+    let script = format!("sleep 0.4; for i in 1 2 3; do {} raw 4 50 >/dev/null; done", bin32.display());
+    let mut runner = Command::new("sh").args(["-c", &script]).spawn().unwrap();
+    let r = trace_json(&["-a", "-d", "1.5"]);
+    runner.wait().unwrap();
+    let name = bin32.file_name().unwrap().to_str().unwrap();
+    let comm: String = name.chars().take(15).collect();
+    let ours: Vec<&Value> = r["counts"].as_array().unwrap().iter().filter(|x| x["comm"] == comm.as_str()).collect();
+    assert_eq!(ours.len(), 3, "three processes: {r:#}");
+    for row in ours {
+        assert_eq!(row["clock"], "CLOCK_MONOTONIC_RAW");
+        assert_eq!(row["abi"], "i386");
+        assert_eq!(row["count"], 50, "{row}");
+    }
+}
+
+/// A PID given twice, or a thread id, is traced once, as its process.
+#[test]
+fn duplicate_pids_and_thread_ids_count_once() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    let bin = build_c("clock_loop", false, &[]);
+    let mut cmd = Command::new(bin);
+    cmd.args(["raw", "11", "1000", "2", "wait"]).stderr(Stdio::null());
+    let mut w = Workload::start(cmd);
+    let pid = w.pid();
+    let tid: i32 = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .find(|t| *t != pid)
+        .expect("a second thread");
+    let list = format!("{pid},{pid},{tid}");
+    let mut trace = Command::new(vdsoctl_path())
+        .args(["--json", "trace", "-p", &list, "-d", "2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(trace.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    assert!(line.contains("tracing pid"), "{line}");
+    w.go();
+    assert_eq!(w.next_line(), "done");
+    let out = trace.wait_with_output().unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["target"]["pids"], serde_json::json!([pid]), "{r:#}");
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 2000, "{r:#}");
+}
