@@ -94,9 +94,11 @@ pub fn gather(process: &Process) -> Result<AuxvReport> {
     let rows = decode(process, &entries, machine);
     let vdso_start = process.maps()?.iter().find(|m| m.name() == "[vdso]").map(|m| m.start);
     let ehdr = crate::inspect::auxv::get(&entries, AT_SYSINFO_EHDR);
+    // Known whenever either side exists; `null` only when neither does.
     let matches = match (ehdr, vdso_start) {
         (Some(a), Some(b)) => Some(a == b),
-        _ => None,
+        (None, None) => None,
+        _ => Some(false),
     };
     let mut findings = Vec::new();
     match (ehdr, vdso_start) {

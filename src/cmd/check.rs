@@ -510,6 +510,20 @@ pub fn process_trace_check(pid: i32, secs: f64) -> Check {
 
 /// Gather every check.
 pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
+    // Bad thresholds are usage errors up front: a CI job with a typo must not
+    // go green on an audit that silently skipped its clock checks.
+    if let Some(n) = args.max_ns {
+        if !(n.is_finite() && n > 0.0) {
+            return Err(Error::Usage(format!(
+                "--max-ns {n} is not a positive number of nanoseconds — give the budget per call, e.g. --max-ns 100"
+            )));
+        }
+    }
+    if let Some(s) = args.trace {
+        if !(s.is_finite() && s > 0.0 && s < 1e9) {
+            return Err(Error::Usage(format!("--trace wants a number of seconds above 0, got {s} — e.g. --trace 2")));
+        }
+    }
     let me = Process::open(None)?;
     let mut checks = mapping_checks(&me, "");
     checks.push(vdso_symbols_check(&me, "", cfg!(target_env = "musl")));

@@ -109,7 +109,7 @@ pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
 pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
     let positive = |v: Option<f64>, name: &str| match v {
         Some(s) if !(s.is_finite() && s > 0.0 && s < 1e9) => {
-            Err(Error::Usage(format!("{name} wants a positive number of seconds, got {s}")))
+            Err(Error::Usage(format!("{name} wants a number of seconds above 0 and below 1e9, got {s}")))
         }
         _ => Ok(v.map(Duration::from_secs_f64)),
     };

@@ -4,9 +4,10 @@
 //! make us read forever or allocate without bound.
 
 use crate::error::{Error, Result};
-use std::fs::File;
 use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 const HINT: &str = "check the path and its permissions";
@@ -14,7 +15,15 @@ const HINT: &str = "check the path and its permissions";
 /// Read all of `path`, refusing anything larger than `limit` bytes without
 /// reading it whole.
 pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>> {
-    let file = File::open(path).map_err(|e| Error::from_io(path, e, HINT))?;
+    // O_NONBLOCK so that opening a FIFO nobody writes to does not hang; it
+    // is cleared again below, so a pipe with a writer is read to its end.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::from_io(path, e, HINT))?;
+    nix::fcntl::fcntl(file.as_raw_fd(), nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()))
+        .map_err(|e| Error::from_io(path, e.into(), HINT))?;
     let meta = file.metadata().map_err(|e| Error::from_io(path, e, HINT))?;
     let ft = meta.file_type();
     let kind = if ft.is_dir() {

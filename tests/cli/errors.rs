@@ -152,3 +152,32 @@ fn help_snapshot() {
     let want = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(want == text, "--help changed; review and run `VDSOCTL_REGEN_HELP=1 cargo test help_snapshot`:\n{text}");
 }
+
+#[test]
+fn check_rejects_bad_thresholds_as_usage_errors() {
+    for args in [
+        &["check", "--max-ns", "0"][..],
+        &["check", "--max-ns", "nan"],
+        &["check", "--max-ns=-5"],
+        &["check", "--max-ns", "inf"],
+        &["check", "-p", "1", "--trace", "0"],
+        &["check", "--trace", "1"],
+    ] {
+        let (code, stdout, stderr) = run(args);
+        assert_eq!(code, 2, "{args:?}: {stdout}{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stdout.is_empty());
+    }
+}
+
+#[test]
+fn dump_of_a_fifo_without_writer_does_not_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let started = Instant::now();
+    let (code, _, stderr) = run(&["dump", "--file", fifo.to_str().unwrap()]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("empty"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}

@@ -93,3 +93,27 @@ fn default_target_is_own_process_with_vdso() {
         assert!(doc["vsyscall"].get(key).is_some(), "missing vsyscall key {key}");
     }
 }
+
+/// A process that unmapped its vDSO: maps says every clock read is a
+/// syscall, auxv says AT_SYSINFO_EHDR points at nothing, check -p fails.
+#[test]
+fn unmapped_vdso_is_named_by_maps_auxv_and_check() {
+    let w = Workload::start(Command::new(build_c("no_vdso", false, &[])));
+    let pid = w.pid().to_string();
+    let maps = run_json(&["maps", "-p", &pid]);
+    assert!(!maps["mappings"].as_array().unwrap().iter().any(|m| m["name"] == "[vdso]"), "{maps}");
+    let finding = &maps["findings"][0];
+    assert_eq!(finding["severity"], "fail");
+    assert!(finding["message"].as_str().unwrap().contains("every clock read there is a syscall"), "{finding}");
+    let auxv = run_json(&["auxv", "-p", &pid]);
+    assert_eq!(auxv["sysinfo_ehdr_matches_vdso"], false, "known, not null: {auxv}");
+    assert!(auxv["vdso_start"].is_null());
+    let (code, stdout, _) = run(&["--json", "check", "-p", &pid]);
+    assert_eq!(code, 1);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let mapped = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "process_vdso_mapped").unwrap();
+    assert_eq!(mapped["status"], "FAIL", "{mapped}");
+    let (code, _, stderr) = run(&["dump", "-p", &pid]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("no [vdso] mapping"), "{stderr}");
+}
