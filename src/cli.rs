@@ -116,6 +116,11 @@ pub struct TraceArgs {
     #[arg(long)]
     pub native_only: bool,
 
+    /// One counter per clock syscall instead of one per clock id: cheapest exact totals (about
+    /// perf stat's cost), but which clock ids is not known.
+    #[arg(long, conflicts_with = "fail_over")]
+    pub no_split: bool,
+
     /// Command to start and trace from its exec, with its threads and children.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,

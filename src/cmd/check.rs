@@ -468,6 +468,7 @@ pub fn process_trace_check(pid: i32, secs: f64) -> Check {
         interval: None,
         fail_over: None,
         native_only: false,
+        no_split: false,
         command: Vec::new(),
     };
     let report = match super::trace::collect(&args, &Output::plain(crate::output::Format::Json)) {

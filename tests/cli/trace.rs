@@ -320,3 +320,20 @@ fn duplicate_pids_and_thread_ids_count_once() {
     assert_eq!(r["target"]["pids"], serde_json::json!([pid]), "{r:#}");
     assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 2000, "{r:#}");
 }
+
+/// `--no-split`: one exact total per clock syscall, clock ids not known; it
+/// cannot judge clock ids, so `--fail-over` with it is a usage error.
+#[test]
+fn no_split_counts_exact_totals() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    let bin = build_c("clock_loop", false, &[]);
+    let script = format!("{b} raw 4 700 >/dev/null; {b} raw 2 300 >/dev/null", b = bin.display());
+    let r = trace_json(&["--no-split", "--", "sh", "-c", &script]);
+    assert_eq!(count(&r, "clock_gettime", Some("any")), 1000, "{r:#}");
+    assert_eq!(r["counts"].as_array().unwrap().len(), 1, "{r:#}");
+    assert!(r["findings"][0]["message"].as_str().unwrap().contains("clock ids not split"), "{r:#}");
+    let (code, _, stderr) = run(&["trace", "--no-split", "--fail-over", "0", "--", "true"]);
+    assert_eq!(code, 2, "{stderr}");
+}
