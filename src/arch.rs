@@ -284,6 +284,17 @@ impl Abi {
         }
     }
 
+    /// The name used in output (`x86_64`, `i386`, ...), as serialized.
+    pub fn name(self) -> &'static str {
+        match self {
+            Abi::X86_64 => "x86_64",
+            Abi::I386 => "i386",
+            Abi::Aarch64 => "aarch64",
+            Abi::Arm => "arm",
+            Abi::Riscv64 => "riscv64",
+        }
+    }
+
     /// The ELF machine and class (64-bit or not) of this ABI's executables.
     pub fn elf(self) -> (u16, bool) {
         match self {
@@ -427,6 +438,8 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
             sym(TimeFn::Gettimeofday, "__vdso_gettimeofday"),
             sym(TimeFn::Time, "__vdso_time"),
             sym(TimeFn::ClockGetres, "__vdso_clock_getres"),
+            // arch/x86/entry/vdso/vdso32/vdso32.lds.S exports it (seen in this host's image)
+            sym(TimeFn::Getcpu, "__vdso_getcpu"),
         ],
     },
     VdsoAbi {

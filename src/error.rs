@@ -128,7 +128,8 @@ impl Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The hint for any /proc/PID file guarded by ptrace access checks.
-pub const PTRACE_HINT: &str = "run as the process owner or root (ptrace read access; see kernel.yama.ptrace_scope)";
+pub const PTRACE_HINT: &str =
+    "run as the process owner or root (reading another process needs ptrace read access, e.g. CAP_SYS_PTRACE)";
 
 #[cfg(test)]
 mod tests {

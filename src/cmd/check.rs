@@ -537,6 +537,8 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
     checks.extend(clocks);
     if let Some(pid) = args.pid {
         let target = Process::open(Some(pid))?;
+        // Unreadable is "could not inspect" (exit 3), not a failed audit.
+        target.maps()?;
         checks.extend(mapping_checks(&target, "process_"));
         let musl = target.exe_file().and_then(|f| exe::read(&f)).is_ok_and(|i| i.libc == LibcKind::Musl);
         checks.push(vdso_symbols_check(&target, "process_", musl));

@@ -16,7 +16,7 @@ use crate::measure::tracefs::Tracefs;
 use crate::model::{Finding, Severity};
 use crate::output::{emit, Format, Output, Render};
 use nix::sys::signal::{SigSet, Signal};
-use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::Pid;
 use serde::Serialize;
 use std::ffi::{CString, OsString};
@@ -155,7 +155,8 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
     // Ctrl-C ends the trace and still prints the summary: block SIGINT and
     // SIGTERM here (threads spawned later inherit the mask) and wait for
     // them on a thread of their own — no signal handler, no unsafe.
-    let (tx, rx) = mpsc::channel::<()>();
+    let (tx, rx) = mpsc::channel::<Stop>();
+    let signal_tx = tx.clone();
     let mut signals = SigSet::empty();
     signals.add(Signal::SIGINT);
     signals.add(Signal::SIGTERM);
@@ -164,11 +165,12 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
         .map_err(|e| Error::Facility { what: format!("cannot block SIGINT: {e}"), hint: "retry".into() })?;
     std::thread::spawn(move || {
         if signals.wait().is_ok() {
-            let _ = tx.send(());
+            let _ = signal_tx.send(Stop::Signal(Instant::now()));
         }
     });
 
     let how = Attach { inherit: true, enable_on_exec: false };
+    let mut start = Instant::now();
     let (target, child) = if let Some(cmd) = command {
         let mut gated = spawn::fork_gated(&cmd.path, &cmd.argv, &cmd.envp, out.format != Format::Table)
             .map_err(|source| Error::Spawn { cmd: cmd.display.clone(), source })?;
@@ -181,10 +183,14 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
             return Err(e);
         }
         tracer.set_comm(child, Some(cmd.comm.clone()));
+        // The window is exec to exit: start the clock before the child may
+        // run, and take the end from the moment waitpid returned.
+        start = Instant::now();
         if let Err(source) = gated.release() {
             let _ = waitpid(Pid::from_raw(child), None);
             return Err(Error::Spawn { cmd: cmd.display.clone(), source });
         }
+        watch_child(child, tx);
         eprintln!("vdsoctl: tracing {} (pid {child}) until it exits", cmd.display);
         (Target::Command { argv: cmd.argv_text, pid: child }, Some(child))
     } else if args.all {
@@ -202,27 +208,32 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
         (Target::Pids(pids.clone()), None)
     };
 
-    let start = Instant::now();
+    if child.is_none() {
+        start = Instant::now();
+    }
     let deadline = duration.map(|d| start + d);
     let mut next_interval = interval.map(|i| start + i);
     let mut last = (Tally::default(), start);
     let mut exit_status = None;
     let mut interrupted = false;
-    loop {
-        if rx.try_recv().is_ok() {
-            interrupted = true;
+    let end = loop {
+        match rx.try_recv() {
+            Ok(Stop::Signal(at)) => {
+                interrupted = true;
+                break at;
+            }
+            Ok(Stop::Exited(status, at)) => {
+                exit_status = Some(status);
+                break at;
+            }
+            Err(_) => {}
         }
         if let Some(pid) = child {
             refresh_comm(&mut tracer, pid);
-            let grace = if interrupted { 2_000 } else { 0 };
-            if let Some(status) = reap(pid, grace) {
-                exit_status = Some(status);
-                break;
-            }
         }
         let now = Instant::now();
-        if interrupted || deadline.is_some_and(|d| now >= d) {
-            break;
+        if let Some(d) = deadline.filter(|d| now >= *d) {
+            break d;
         }
         if let (Some(due), Some(every)) = (next_interval, interval) {
             if now >= due {
@@ -241,10 +252,19 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
             wait = wait.min(t.saturating_duration_since(now));
         }
         tracer.wait_and_drain(wait.as_millis() as i32)?;
-    }
-    let elapsed = start.elapsed();
+    };
+    // Stop counting first: after Ctrl-C the command may run on, and the
+    // summary covers exactly the time until the signal.
     tracer.disable();
+    let elapsed = end.saturating_duration_since(start);
     let tally = tracer.snapshot()?;
+    if interrupted && child.is_some() {
+        // A Ctrl-C on the terminal reached the command too: give it a moment
+        // to report how it ended; otherwise it keeps running on its own.
+        if let Ok(Stop::Exited(status, _)) = rx.recv_timeout(Duration::from_millis(500)) {
+            exit_status = Some(status);
+        }
+    }
     Ok(build(&tracer, target, &tally, elapsed, exit_status, interrupted))
 }
 
@@ -314,17 +334,27 @@ fn refresh_comm(tracer: &mut Tracer, pid: i32) {
     }
 }
 
-/// Reap the command if it has ended, waiting up to `grace_ms`.
-fn reap(pid: i32, grace_ms: u64) -> Option<ExitStatus> {
-    let until = Instant::now() + Duration::from_millis(grace_ms);
-    loop {
-        match waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)) {
-            Ok(WaitStatus::Exited(_, code)) => return Some(ExitStatus::Code(code)),
-            Ok(WaitStatus::Signaled(_, sig, _)) => return Some(ExitStatus::Signal(sig as i32)),
-            Ok(_) if Instant::now() < until => std::thread::sleep(Duration::from_millis(20)),
-            _ => return None,
-        }
-    }
+/// What ends a trace early.
+enum Stop {
+    /// SIGINT or SIGTERM reached vdsoctl, at this moment.
+    Signal(Instant),
+    /// The traced command ended, at this moment.
+    Exited(ExitStatus, Instant),
+}
+
+/// Wait for the command on a thread of its own, so its end is timed when it
+/// happens rather than at the next poll.
+fn watch_child(pid: i32, tx: mpsc::Sender<Stop>) {
+    std::thread::spawn(move || loop {
+        let status = match waitpid(Pid::from_raw(pid), None) {
+            Ok(WaitStatus::Exited(_, code)) => ExitStatus::Code(code),
+            Ok(WaitStatus::Signaled(_, sig, _)) => ExitStatus::Signal(sig as i32),
+            Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return,
+        };
+        let _ = tx.send(Stop::Exited(status, Instant::now()));
+        return;
+    });
 }
 
 /// Whether the vDSO would serve `func`/`clock` for a process of `abi`, so a
@@ -395,7 +425,10 @@ fn build(
         })
         .collect();
     vsyscall_emulations.sort_by_key(|v| std::cmp::Reverse(v.count));
-    let findings = findings(&counts, &vsyscall_emulations, tally, secs);
+    // Only --native-only leaves 32-bit calls out (-a always decodes both).
+    let skipped_compat =
+        !tracer.traces_compat() && arch::HOST_ABI.and_then(Abi::compat).is_some() && !matches!(target, Target::All);
+    let findings = findings(&counts, &vsyscall_emulations, tally, secs, !skipped_compat);
     TraceReport {
         target,
         duration_ns: elapsed.as_nanos() as u64,
@@ -415,7 +448,7 @@ fn who(pid: i32, comm: &Option<String>) -> String {
     }
 }
 
-fn findings(counts: &[CountRow], vsyscall: &[VsyscallRow], tally: &Tally, secs: f64) -> Vec<Finding> {
+fn findings(counts: &[CountRow], vsyscall: &[VsyscallRow], tally: &Tally, secs: f64, compat: bool) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in counts {
         // clock_gettime reads as its clock id (as in DESIGN's example); the
@@ -427,6 +460,8 @@ fn findings(counts: &[CountRow], vsyscall: &[VsyscallRow], tally: &Tally, secs: 
         };
         let rate = thousands(r.per_sec.round() as u64);
         let from = who(r.pid, &r.comm);
+        // In a tree that holds both, say which ABI made the calls.
+        let from = if Some(r.abi) == arch::HOST_ABI { from } else { format!("{from}, {} ABI", r.abi.name()) };
         match r.clock.as_deref() {
             Some("any") => out.push(Finding::new(
                 Severity::Warn,
@@ -482,7 +517,11 @@ fn findings(counts: &[CountRow], vsyscall: &[VsyscallRow], tally: &Tally, secs: 
     if counts.is_empty() && vsyscall.is_empty() {
         out.push(Finding::new(
             Severity::Info,
-            format!("no clock syscalls and no [vsyscall] emulations in {secs:.1}s — clock reads stayed in the vDSO"),
+            if compat {
+                format!("no clock syscalls and no [vsyscall] emulations in {secs:.1}s — clock reads stayed in the vDSO")
+            } else {
+                format!("no clock syscalls from 64-bit tasks and no [vsyscall] emulations in {secs:.1}s — 32-bit programs were not traced (--native-only)")
+            },
             None,
         ));
     }
@@ -573,6 +612,7 @@ mod tests {
         assert!(!unexpected(Abi::X86_64, TimeFn::ClockGettime, Clock::Other));
         assert!(unexpected(Abi::X86_64, TimeFn::Gettimeofday, Clock::None));
         assert!(unexpected(Abi::I386, TimeFn::ClockGettime64, Clock::Id(11)));
-        assert!(!unexpected(Abi::I386, TimeFn::Getcpu, Clock::None));
+        // The compat vDSO exports __vdso_getcpu (this host's image): a 32-bit getcpu syscall is a lost fast path.
+        assert!(unexpected(Abi::I386, TimeFn::Getcpu, Clock::None));
     }
 }

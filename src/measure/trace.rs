@@ -268,6 +268,11 @@ impl Tracer {
         self.compat = false;
     }
 
+    /// Whether 32-bit (compat) calls of traced trees are counted.
+    pub fn traces_compat(&self) -> bool {
+        self.compat && self.events.host.compat().is_some()
+    }
+
     /// Arm counters on every thread of `pid` (which has `abi`), re-reading
     /// /proc/PID/task until no thread appeared meanwhile (threads created
     /// after a counter exists on their creator inherit it). Threads that exit

@@ -214,3 +214,24 @@ fn facilities_missing_for_nobody() {
     assert_eq!(doc["basis"], "timing", "{doc}");
     assert!(doc["results"][0]["syscalls_per_call"].is_null(), "unknown is null: {doc}");
 }
+
+/// `check -p` of a process nobody may read is "could not inspect" (exit 3),
+/// not a failed audit.
+#[test]
+fn check_of_an_unreadable_process_exits_3() {
+    if !is_root() {
+        return skip("dropping privileges to nobody needs root");
+    }
+    let mut target = Command::new("sleep").arg("30").spawn().unwrap();
+    let out = Command::new(vdsoctl_path())
+        .args(["check", "-p", &target.id().to_string()])
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    target.kill().unwrap();
+    target.wait().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("permission denied") && stderr.contains("CAP_SYS_PTRACE"), "{stderr}");
+}

@@ -337,3 +337,70 @@ fn no_split_counts_exact_totals() {
     let (code, _, stderr) = run(&["trace", "--no-split", "--fail-over", "0", "--", "true"]);
     assert_eq!(code, 2, "{stderr}");
 }
+
+/// The window of `-- CMD` is exec to exit: never shorter than the loop the
+/// command timed itself, even for a command that is over in a millisecond.
+#[test]
+fn command_window_covers_the_whole_run() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    let bin = build_c("clock_loop", false, &[]);
+    for _ in 0..5 {
+        let out = super::common::vdsoctl()
+            .args(["--json", "trace", "--", bin.to_str().unwrap(), "raw", "4", "300"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let loop_ns: u64 = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("loop_ns "))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no loop_ns in {stderr}"));
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let duration = r["duration_ns"].as_u64().unwrap();
+        assert!(duration >= loop_ns, "window {duration} ns shorter than the loop's own {loop_ns} ns");
+        assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC_RAW")), 300);
+    }
+}
+
+/// SIGINT to vdsoctl alone (the command does not get it): counting stops at
+/// once, the summary covers the time until the signal, exit 0.
+#[test]
+fn sigint_stops_counting_at_once() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    let bin = build_c("clock_loop", false, &[]);
+    let mut trace = Command::new(vdsoctl_path())
+        .args(["--json", "trace", "--", bin.to_str().unwrap(), "raw", "4", "1000000000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(trace.stderr.take().unwrap());
+    // With --json the command's own stdout shares stderr ("ready"): skip to ours.
+    let mut line = String::new();
+    while !line.contains("tracing") {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "vdsoctl ended before tracing");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let child_pid: i32 = line.split("(pid ").nth(1).and_then(|s| s.split(')').next()).unwrap().parse().unwrap();
+    let sent = std::time::Instant::now();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = trace.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(child_pid), nix::sys::signal::Signal::SIGKILL);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(took < std::time::Duration::from_millis(1500), "summary took {took:?}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["interrupted"], true);
+    let secs = r["duration_ns"].as_u64().unwrap() as f64 / 1e9;
+    assert!((0.3..1.0).contains(&secs), "window {secs} s");
+    let n = count(&r, "clock_gettime", Some("CLOCK_MONOTONIC_RAW"));
+    let rate = n as f64 / secs;
+    let per_sec = r["counts"][0]["per_sec"].as_f64().unwrap();
+    assert!((per_sec - rate).abs() / rate < 0.01, "{per_sec} vs {rate}");
+}
