@@ -168,29 +168,34 @@ pub fn classify(interp: Option<&str>, needed: &[String]) -> Option<LibcKind> {
     })
 }
 
-/// A static binary: look for markers each runtime leaves in its text.
+/// A static binary: look for what each runtime leaves in it. Go and glibc
+/// name themselves (`Go build ID:`, `GLIBC_TUNABLES`); musl does not, but
+/// its clock_gettime looks the vDSO up by name, so `__vdso_clock_gettime`
+/// without a glibc marker is taken as musl.
 fn scan_static(file: &File) -> Result<LibcKind> {
-    const MARKERS: &[(&[u8], LibcKind)] = &[
-        (b"Go build ID:", LibcKind::Go),
-        (b"FATAL: kernel too old", LibcKind::Glibc),
-        (b"GLIBC_PRIVATE", LibcKind::Glibc),
-        (b"__libc_start_main called", LibcKind::Musl),
-        (b"musl libc", LibcKind::Musl),
-    ];
+    const GO: &[u8] = b"Go build ID:";
+    const GLIBC: &[&[u8]] = &[b"GLIBC_TUNABLES", b"GLIBC_PRIVATE"];
+    const VDSO_LOOKUP: &[u8] = b"__vdso_clock_gettime";
     let chunk = 1 << 20;
     let overlap = 64;
     let mut offset = 0u64;
+    let mut looks_up_vdso = false;
+    let has = |buf: &[u8], m: &[u8]| buf.windows(m.len()).any(|w| w == m);
     while offset < SCAN_LIMIT {
         let buf = pread(file, offset, chunk)?;
-        if let Some((_, kind)) = MARKERS.iter().find(|(m, _)| buf.windows(m.len()).any(|w| w == *m)) {
-            return Ok(*kind);
+        if has(&buf, GO) {
+            return Ok(LibcKind::Go);
         }
+        if GLIBC.iter().any(|m| has(&buf, m)) {
+            return Ok(LibcKind::Glibc);
+        }
+        looks_up_vdso |= has(&buf, VDSO_LOOKUP);
         if buf.len() < chunk {
             break;
         }
         offset += (chunk - overlap) as u64;
     }
-    Ok(LibcKind::Unknown)
+    Ok(if looks_up_vdso { LibcKind::Musl } else { LibcKind::Unknown })
 }
 
 #[cfg(test)]

@@ -187,3 +187,20 @@ fn trace_option_fails_a_process_that_bypasses_the_vdso() {
     let (code, _, stderr) = run(&["check", "--trace", "1"]);
     assert_eq!(code, 2, "--trace without -p is a usage error: {stderr}");
 }
+
+#[test]
+fn static_musl_binary_is_named() {
+    if which("musl-gcc").is_err() {
+        return skip("musl-gcc not installed (apt-get install musl-tools)");
+    }
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("clock_loop-musl-static");
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/clock_loop.c");
+    let built = Command::new("musl-gcc").args(["-static", "-O2", "-o"]).arg(&out).arg(&src).status().unwrap();
+    assert!(built.success());
+    let mut cmd = Command::new(&out);
+    cmd.args(["libc", "1", "10", "1", "wait"]);
+    let w = Workload::start(cmd);
+    let doc = run_json(&["check", "-p", &w.pid().to_string()]);
+    let detail = check_named(&doc, "process_binary")["detail"].as_str().unwrap().to_string();
+    assert!(detail.contains("statically linked, musl"), "{detail}");
+}
