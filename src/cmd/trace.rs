@@ -329,8 +329,8 @@ fn resolve(name: &OsString) -> Option<PathBuf> {
 }
 
 fn refresh_comm(tracer: &mut Tracer, pid: i32) {
-    if let Ok(c) = std::fs::read_to_string(format!("/proc/{pid}/comm")) {
-        tracer.set_comm(pid, Some(c.trim_end_matches('\n').to_string()));
+    if let Some(c) = crate::inspect::process::comm_of(pid) {
+        tracer.set_comm(pid, Some(c));
     }
 }
 

@@ -232,6 +232,12 @@ impl Process {
     }
 }
 
+/// The current comm of any task, without opening a handle (it changes at
+/// exec; a traced command is renamed from its shell's name to its own).
+pub fn comm_of(pid: i32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|c| c.trim_end_matches('\n').to_string())
+}
+
 /// The fields of /proc/PID/stat we use.
 #[derive(Debug, PartialEq, Eq)]
 pub struct StatFields {
