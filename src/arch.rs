@@ -90,85 +90,30 @@ pub struct ClockInfo {
     pub aarch64_since: Option<(u32, u32)>,
 }
 
-/// Every clock id the kernel defines (id 10, CLOCK_SGI_CYCLE, is retired).
+const fn clock(
+    id: i32,
+    name: &'static str,
+    class: ClockClass,
+    x86_64_since: Option<(u32, u32)>,
+    aarch64_since: Option<(u32, u32)>,
+) -> ClockInfo {
+    ClockInfo { id, name, class, x86_64_since, aarch64_since }
+}
+
+/// Every clock id the kernel defines (id 10, CLOCK_SGI_CYCLE, is retired):
+/// id, name, class, first x86_64 and arm64 kernel whose vDSO serves it.
 pub const CLOCKS: &[ClockInfo] = &[
-    ClockInfo {
-        id: 0,
-        name: "CLOCK_REALTIME",
-        class: ClockClass::HighRes,
-        x86_64_since: Some((2, 6)),
-        aarch64_since: Some((3, 7)),
-    },
-    ClockInfo {
-        id: 1,
-        name: "CLOCK_MONOTONIC",
-        class: ClockClass::HighRes,
-        x86_64_since: Some((2, 6)),
-        aarch64_since: Some((3, 7)),
-    },
-    ClockInfo {
-        id: 2,
-        name: "CLOCK_PROCESS_CPUTIME_ID",
-        class: ClockClass::AlwaysSyscall,
-        x86_64_since: None,
-        aarch64_since: None,
-    },
-    ClockInfo {
-        id: 3,
-        name: "CLOCK_THREAD_CPUTIME_ID",
-        class: ClockClass::AlwaysSyscall,
-        x86_64_since: None,
-        aarch64_since: None,
-    },
-    ClockInfo {
-        id: 4,
-        name: "CLOCK_MONOTONIC_RAW",
-        class: ClockClass::HighRes,
-        x86_64_since: Some((5, 3)),
-        aarch64_since: Some((3, 7)),
-    },
-    ClockInfo {
-        id: 5,
-        name: "CLOCK_REALTIME_COARSE",
-        class: ClockClass::Coarse,
-        x86_64_since: Some((2, 6)),
-        aarch64_since: Some((3, 7)),
-    },
-    ClockInfo {
-        id: 6,
-        name: "CLOCK_MONOTONIC_COARSE",
-        class: ClockClass::Coarse,
-        x86_64_since: Some((2, 6)),
-        aarch64_since: Some((3, 7)),
-    },
-    ClockInfo {
-        id: 7,
-        name: "CLOCK_BOOTTIME",
-        class: ClockClass::HighRes,
-        x86_64_since: Some((5, 3)),
-        aarch64_since: Some((5, 3)),
-    },
-    ClockInfo {
-        id: 8,
-        name: "CLOCK_REALTIME_ALARM",
-        class: ClockClass::AlwaysSyscall,
-        x86_64_since: None,
-        aarch64_since: None,
-    },
-    ClockInfo {
-        id: 9,
-        name: "CLOCK_BOOTTIME_ALARM",
-        class: ClockClass::AlwaysSyscall,
-        x86_64_since: None,
-        aarch64_since: None,
-    },
-    ClockInfo {
-        id: 11,
-        name: "CLOCK_TAI",
-        class: ClockClass::HighRes,
-        x86_64_since: Some((4, 20)),
-        aarch64_since: Some((5, 3)),
-    },
+    clock(0, "CLOCK_REALTIME", ClockClass::HighRes, Some((2, 6)), Some((3, 7))),
+    clock(1, "CLOCK_MONOTONIC", ClockClass::HighRes, Some((2, 6)), Some((3, 7))),
+    clock(2, "CLOCK_PROCESS_CPUTIME_ID", ClockClass::AlwaysSyscall, None, None),
+    clock(3, "CLOCK_THREAD_CPUTIME_ID", ClockClass::AlwaysSyscall, None, None),
+    clock(4, "CLOCK_MONOTONIC_RAW", ClockClass::HighRes, Some((5, 3)), Some((3, 7))),
+    clock(5, "CLOCK_REALTIME_COARSE", ClockClass::Coarse, Some((2, 6)), Some((3, 7))),
+    clock(6, "CLOCK_MONOTONIC_COARSE", ClockClass::Coarse, Some((2, 6)), Some((3, 7))),
+    clock(7, "CLOCK_BOOTTIME", ClockClass::HighRes, Some((5, 3)), Some((5, 3))),
+    clock(8, "CLOCK_REALTIME_ALARM", ClockClass::AlwaysSyscall, None, None),
+    clock(9, "CLOCK_BOOTTIME_ALARM", ClockClass::AlwaysSyscall, None, None),
+    clock(11, "CLOCK_TAI", ClockClass::HighRes, Some((4, 20)), Some((5, 3))),
 ];
 
 impl ClockInfo {

@@ -1,9 +1,8 @@
 //! `check`: the host audit on this machine, on 32-bit and static targets,
 //! and its Prometheus form through promtool.
 
-use super::common::{build_c, have_m32, is_root, run, run_json, skip, vdsoctl_path, Workload};
+use super::common::{build_c, have_m32, is_root, run, run_json, skip, Workload};
 use std::io::Write;
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
 fn check_named<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
@@ -107,7 +106,7 @@ fn non_root_runs_what_it_can() {
     if !is_root() {
         return skip("dropping privileges to nobody needs root");
     }
-    let out = Command::new(vdsoctl_path()).args(["--json", "check"]).uid(65534).gid(65534).output().unwrap();
+    let out = super::common::run_as_nobody(&["--json", "check"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

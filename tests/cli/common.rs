@@ -157,3 +157,9 @@ pub fn have_m32() -> bool {
             .is_ok_and(|s| s.success())
     })
 }
+
+/// Run vdsoctl as `nobody` (uid/gid 65534): needs root to drop to it.
+pub fn run_as_nobody(args: &[&str]) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    Command::new(vdsoctl_path()).args(args).env("NO_COLOR", "1").uid(65534).gid(65534).output().expect("run vdsoctl")
+}

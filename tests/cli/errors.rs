@@ -1,8 +1,7 @@
 //! Error paths: each is one line on stderr with a hint and the exit code
 //! from DESIGN.md, never a panic.
 
-use super::common::{is_root, run, skip, vdsoctl_path};
-use std::os::unix::process::CommandExt;
+use super::common::{is_root, run, run_as_nobody, skip, vdsoctl_path};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -71,13 +70,7 @@ fn other_users_process_as_nobody() {
     let mut target = Command::new("sleep").arg("30").stdout(Stdio::null()).spawn().unwrap();
     let pid = target.id().to_string();
     for cmd in ["maps", "auxv"] {
-        let out = Command::new(vdsoctl_path())
-            .args([cmd, "-p", &pid])
-            .env("NO_COLOR", "1")
-            .uid(65534)
-            .gid(65534)
-            .output()
-            .unwrap();
+        let out = run_as_nobody(&[cmd, "-p", &pid]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -85,7 +78,7 @@ fn other_users_process_as_nobody() {
         assert!(stderr.contains("run as the process owner or root"), "{stderr}");
     }
     // As nobody, its own process is fine.
-    let out = Command::new(vdsoctl_path()).args(["maps"]).uid(65534).gid(65534).output().unwrap();
+    let out = run_as_nobody(&["maps"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     target.kill().unwrap();
     target.wait().unwrap();
@@ -192,23 +185,12 @@ fn facilities_missing_for_nobody() {
     if vdsoctl::measure::tracefs::Tracefs::find_or_mount().is_err() {
         return skip("tracefs is not available");
     }
-    let out = Command::new(vdsoctl_path())
-        .args(["trace", "-d", "0.1", "--", "true"])
-        .env("NO_COLOR", "1")
-        .uid(65534)
-        .gid(65534)
-        .output()
-        .unwrap();
+    let out = run_as_nobody(&["trace", "-d", "0.1", "--", "true"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("root"), "{stderr}");
-    let out = Command::new(vdsoctl_path())
-        .args(["--json", "bench", "--quick", "--functions", "clock_gettime", "--clocks", "MONOTONIC"])
-        .uid(65534)
-        .gid(65534)
-        .output()
-        .unwrap();
+    let out = run_as_nobody(&["--json", "bench", "--quick", "--functions", "clock_gettime", "--clocks", "MONOTONIC"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["basis"], "timing", "{doc}");
@@ -223,12 +205,7 @@ fn check_of_an_unreadable_process_exits_3() {
         return skip("dropping privileges to nobody needs root");
     }
     let mut target = Command::new("sleep").arg("30").spawn().unwrap();
-    let out = Command::new(vdsoctl_path())
-        .args(["check", "-p", &target.id().to_string()])
-        .uid(65534)
-        .gid(65534)
-        .output()
-        .unwrap();
+    let out = run_as_nobody(&["check", "-p", &target.id().to_string()]);
     target.kill().unwrap();
     target.wait().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
