@@ -525,6 +525,19 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
             return Err(Error::Usage(format!("--trace wants a number of seconds above 0, got {s} — e.g. --trace 2")));
         }
     }
+    if args.trace.is_some() && args.pid.is_none() {
+        return Err(Error::Usage("--trace traces the process given with -p PID; add -p".into()));
+    }
+    // The target first: an unreadable one is "could not inspect" (exit 3),
+    // not a failed audit, and is said before any measuring.
+    let target = match args.pid {
+        Some(pid) => {
+            let target = Process::open(Some(pid))?;
+            target.maps()?;
+            Some(target)
+        }
+        None => None,
+    };
     let me = Process::open(None)?;
     let mut checks = mapping_checks(&me, "");
     checks.push(vdso_symbols_check(&me, "", cfg!(target_env = "musl")));
@@ -535,19 +548,14 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
     checks.push(libc_check());
     let (clocks, bench) = clock_checks(args.max_ns);
     checks.extend(clocks);
-    if let Some(pid) = args.pid {
-        let target = Process::open(Some(pid))?;
-        // Unreadable is "could not inspect" (exit 3), not a failed audit.
-        target.maps()?;
-        checks.extend(mapping_checks(&target, "process_"));
+    if let Some(target) = &target {
+        checks.extend(mapping_checks(target, "process_"));
         let musl = target.exe_file().and_then(|f| exe::read(&f)).is_ok_and(|i| i.libc == LibcKind::Musl);
-        checks.push(vdso_symbols_check(&target, "process_", musl));
-        checks.push(process_exe_check(&target));
+        checks.push(vdso_symbols_check(target, "process_", musl));
+        checks.push(process_exe_check(target));
         if let Some(secs) = args.trace {
-            checks.push(process_trace_check(pid, secs));
+            checks.push(process_trace_check(target.pid(), secs));
         }
-    } else if args.trace.is_some() {
-        return Err(Error::Usage("--trace traces the process given with -p PID; add -p".into()));
     }
     let worst = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok).max(Status::Ok);
     Ok(CheckReport { checks, status: worst, strict: args.strict, bench })
