@@ -379,6 +379,15 @@ fn sigint_stops_counting_at_once() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Whatever happens below, nothing outlives the test: the loop would run
+    // for minutes with tracepoints on, slowing every other test's syscalls.
+    struct KillOnDrop(i32);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.0), nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+    let _trace_guard = KillOnDrop(trace.id() as i32);
     let mut err = BufReader::new(trace.stderr.take().unwrap());
     // With --json the command's own stdout shares stderr ("ready"): skip to ours.
     let mut line = String::new();
@@ -388,11 +397,11 @@ fn sigint_stops_counting_at_once() {
     }
     std::thread::sleep(std::time::Duration::from_millis(400));
     let child_pid: i32 = line.split("(pid ").nth(1).and_then(|s| s.split(')').next()).unwrap().parse().unwrap();
+    let _child_guard = KillOnDrop(child_pid);
     let sent = std::time::Instant::now();
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
     let out = trace.wait_with_output().unwrap();
     let took = sent.elapsed();
-    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(child_pid), nix::sys::signal::Signal::SIGKILL);
     assert_eq!(out.status.code(), Some(0));
     assert!(took < std::time::Duration::from_millis(1500), "summary took {took:?}");
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
