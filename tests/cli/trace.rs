@@ -413,3 +413,20 @@ fn sigint_stops_counting_at_once() {
     let per_sec = r["counts"][0]["per_sec"].as_f64().unwrap();
     assert!((per_sec - rate).abs() / rate < 0.01, "{per_sec} vs {rate}");
 }
+
+/// `--interval`: a table per interval, then the summary over the whole run.
+#[test]
+fn interval_prints_a_table_each_interval() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    let bin = build_c("clock_loop", false, &[]);
+    let mut cmd = Command::new(bin);
+    cmd.args(["raw", "4", "2000000000"]).stderr(Stdio::null());
+    let w = Workload::start(cmd);
+    let (code, stdout, stderr) = run(&["trace", "-p", &w.pid().to_string(), "-d", "0.7", "--interval", "0.3"]);
+    assert_eq!(code, 0, "{stderr}");
+    let tables = stdout.matches("CLOCK_MONOTONIC_RAW ").count();
+    assert_eq!(tables, 3, "two interval tables and the summary: {stdout}");
+    assert!(stdout.contains(", 0.70s"), "the summary covers the whole run: {stdout}");
+}
