@@ -261,13 +261,13 @@ pub fn kernel_version_check() -> Check {
             None => {}
         }
     }
-    let source = "source: arch/x86/entry/vdso and lib/vdso (generic vDSO since 5.3)";
+    let source = "source: the kernel's lib/vdso and arch vdso history";
     if not_yet.is_empty() {
         Check::new(
             "kernel_version",
             Status::Ok,
             format!(
-                "{release}: the vDSO serves {}; CPU-time, ALARM and fd clocks always take the syscall ({source})",
+                "{release}: the vDSO serves {} ({source})",
                 served.join(" ")
             ),
             None,
