@@ -266,10 +266,7 @@ pub fn kernel_version_check() -> Check {
         Check::new(
             "kernel_version",
             Status::Ok,
-            format!(
-                "{release}: the vDSO serves {} ({source})",
-                served.join(" ")
-            ),
+            format!("{release}: the vDSO serves {} ({source})", served.join(" ")),
             None,
         )
     } else {

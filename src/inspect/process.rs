@@ -238,11 +238,17 @@ pub fn comm_of(pid: i32) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|c| c.trim_end_matches('\n').to_string())
 }
 
+/// The parent of any task, if it still exists.
+pub fn parent_of(pid: i32) -> Option<i32> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?).map(|f| f.ppid)
+}
+
 /// The fields of /proc/PID/stat we use.
 #[derive(Debug, PartialEq, Eq)]
 pub struct StatFields {
     pub comm: String,
     pub state: char,
+    pub ppid: i32,
     pub flags: u64,
 }
 
@@ -254,8 +260,9 @@ pub fn parse_stat(text: &str) -> Option<StatFields> {
     let mut rest = text.get(close + 1..)?.split_whitespace();
     let state = rest.next()?.chars().next()?;
     // after state: ppid pgrp session tty_nr tpgid flags
-    let flags = rest.nth(5)?.parse().ok()?;
-    Some(StatFields { comm, state, flags })
+    let ppid = rest.next()?.parse().ok()?;
+    let flags = rest.nth(4)?.parse().ok()?;
+    Some(StatFields { comm, state, ppid, flags })
 }
 
 /// Class, endianness and machine from the first 20 bytes of an ELF file.
@@ -289,6 +296,7 @@ mod tests {
         assert_eq!(f.comm, "a) b) c");
         assert_eq!(f.state, 'S');
         assert_eq!(f.flags, 4194560);
+        assert_eq!(f.ppid, 1);
         assert!(parse_stat("garbage").is_none());
         assert!(parse_stat("1 (x) S").is_none());
     }

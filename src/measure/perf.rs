@@ -36,6 +36,9 @@ pub struct CounterSpec {
     /// Also write PERF_RECORD_COMM records (at exec and prctl rename) to the
     /// sampler's ring, so short-lived processes still get a name.
     pub track_comm: bool,
+    /// Also write PERF_RECORD_FORK/EXIT records: who is whose child, for
+    /// crediting an inherited sampler's records to the traced ancestor.
+    pub track_tasks: bool,
 }
 
 /// Where a counter counts.
@@ -171,6 +174,7 @@ fn attr_for(spec: &CounterSpec, sample_type: u64, sample_period: u64) -> sys::At
     attr.set_enable_on_exec(u64::from(spec.enable_on_exec));
     attr.set_comm(u64::from(spec.track_comm));
     attr.set_comm_exec(u64::from(spec.track_comm));
+    attr.set_task(u64::from(spec.track_tasks));
     attr
 }
 

@@ -13,6 +13,8 @@ const RECORD_LOST: u32 = 2;
 const RECORD_SAMPLE: u32 = 9;
 /// `PERF_RECORD_COMM`: a task's comm changed (exec, prctl).
 const RECORD_COMM: u32 = 3;
+/// `PERF_RECORD_FORK`: a task was created.
+const RECORD_FORK: u32 = 7;
 
 /// Data pages per buffer at most: 1 MiB with 4 KiB pages, ~12,000 raw
 /// syscall records — a burst of 10,000 compat calls fits even when the reader
@@ -39,6 +41,8 @@ pub enum Record<'a> {
     Lost { count: u64 },
     /// Task `pid` is now called `comm` (after an exec or a rename).
     Comm { pid: u32, comm: &'a [u8] },
+    /// Process `pid` was forked by process `ppid` (equal for a new thread).
+    Fork { pid: u32, ppid: u32 },
 }
 
 /// Data pages for each of `buffers` ring buffers within the caps.
@@ -137,6 +141,11 @@ pub fn parse_records(bytes: &[u8], f: &mut impl FnMut(Record<'_>)) {
                     }
                 }
             }
+            RECORD_FORK => {
+                if let (Some(pid), Some(ppid)) = (u32_at(body, 0), u32_at(body, 4)) {
+                    f(Record::Fork { pid, ppid });
+                }
+            }
             RECORD_COMM => {
                 if let (Some(pid), Some(name)) = (u32_at(body, 0), body.get(8..)) {
                     let comm = name.split(|&b| b == 0).next().unwrap_or(&[]);
@@ -180,9 +189,12 @@ mod tests {
         bytes.extend(record(RECORD_LOST, &lost));
         bytes.extend(record(4, &[0; 8]));
         bytes.extend(record(RECORD_COMM, b"\x05\0\0\0\x05\0\0\0sh\0\0\0\0\0\0"));
+        let fork: Vec<u8> = [9u32, 5, 9, 5].iter().flat_map(|v| v.to_ne_bytes()).chain(0u64.to_ne_bytes()).collect();
+        bytes.extend(record(RECORD_FORK, &fork));
         let mut seen = Vec::new();
         parse_records(&bytes, &mut |r| seen.push(format!("{r:?}")));
-        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert_eq!(seen.len(), 4, "{seen:?}");
+        assert_eq!(seen[3], "Fork { pid: 9, ppid: 5 }");
         assert!(seen[2].contains("pid: 5, comm: [115, 104]"), "{seen:?}");
         assert!(seen[0].contains("pid: 7, tid: 8, raw: [1, 2, 3, 4], abi: Some(1)"), "{seen:?}");
         assert!(seen[1].contains("99"));

@@ -214,9 +214,14 @@ pub struct Tracer {
     own_pid: i32,
     /// Traced processes with compat samplers: their records share one ring per CPU.
     compat_roots: Vec<i32>,
+    /// Compat records of traced trees, by the pid that made them; credited
+    /// to the traced ancestor at snapshot time, once every FORK is in.
+    tree_sampled: BTreeMap<Key, u64>,
     /// Host-ABI records the compat samplers of a tree took (colliding
-    /// numbers: x86_64 `rt_sigaction` is i386 `time`), per root.
+    /// numbers: x86_64 `rt_sigaction` is i386 `time`), by pid.
     host_records: BTreeMap<i32, u64>,
+    /// Parent of each process forked in a traced tree (PERF_RECORD_FORK).
+    parents: HashMap<i32, i32>,
     cpus: Vec<u32>,
     /// Arm compat samplers on traced trees (off: `--native-only`).
     compat: bool,
@@ -247,7 +252,9 @@ impl Tracer {
             comms: HashMap::new(),
             own_pid: std::process::id() as i32,
             compat_roots: Vec::new(),
+            tree_sampled: BTreeMap::new(),
             host_records: BTreeMap::new(),
+            parents: HashMap::new(),
             cpus: Vec::new(),
             compat: true,
             split: true,
@@ -360,7 +367,7 @@ impl Tracer {
             let pages = ring::pages_per_buffer(self.cpus.len());
             let fresh = self.sources.is_empty();
             let nrs: Vec<String> = compat.clock_syscalls().iter().map(|(_, nr)| format!("id == {nr}")).collect();
-            let s = spec(self.events.raw_enter, Some(nrs.join(" || ")));
+            let s = CounterSpec { track_tasks: true, ..spec(self.events.raw_enter, Some(nrs.join(" || "))) };
             // The kernel refuses to mmap an inherited event that is not bound
             // to a CPU, so one sampler per task and CPU, one ring per CPU.
             for (i, cpu) in self.cpus.clone().into_iter().enumerate() {
@@ -450,20 +457,36 @@ impl Tracer {
         self.sources = sources;
     }
 
-    /// The traced compat process a record's pid belongs to: itself, or
-    /// (a child that inherited the samplers) the only traced one.
-    fn compat_root(&self, pid: i32) -> i32 {
+    /// The traced process a pid belongs to: itself, the only traced one,
+    /// or the traced one its parent chain reaches (FORK records, else /proc
+    /// while it still exists); itself when none is found.
+    fn root_of(&self, pid: i32) -> i32 {
         match self.compat_roots.as_slice() {
-            roots if roots.contains(&pid) => pid,
-            [only] => *only,
-            _ => pid,
+            roots if roots.contains(&pid) => return pid,
+            [only] => return *only,
+            _ => {}
         }
+        let mut at = pid;
+        for _ in 0..64 {
+            match self.parents.get(&at).copied().or_else(|| crate::inspect::process::parent_of(at)) {
+                Some(parent) if self.compat_roots.contains(&parent) => return parent,
+                Some(parent) if parent > 1 && parent != at => at = parent,
+                _ => break,
+            }
+        }
+        pid
     }
 
     fn take(&mut self, tree: bool, record: Record<'_>) {
         let (pid, raw, regs_abi) = match record {
             Record::Lost { count } => {
                 self.lost += count;
+                return;
+            }
+            Record::Fork { pid, ppid } => {
+                if pid != ppid {
+                    self.parents.insert(pid as i32, ppid as i32);
+                }
                 return;
             }
             Record::Comm { pid, comm } => {
@@ -491,20 +514,16 @@ impl Tracer {
             _ if tree => host.compat().unwrap_or(host),
             _ => self.abi_of(pid),
         };
-        let row_pid = if tree {
-            let root = self.compat_root(pid);
-            if abi == host {
-                // A colliding host syscall (or a host clock syscall, which
-                // the counters already have): not ours to count here.
-                *self.host_records.entry(root).or_default() += 1;
-                return;
-            }
-            root
-        } else {
+        if tree && abi == host {
+            // A colliding host syscall (or a host clock syscall, which the
+            // counters already have): not ours to count here.
+            *self.host_records.entry(pid).or_default() += 1;
+            return;
+        }
+        if !tree {
             self.note_process(pid);
             self.abis.insert(pid, abi);
-            pid
-        };
+        }
         let Some(func) = abi.clock_syscall(nr) else { return };
         let clock = if func.takes_clock() {
             // A 32-bit task's clockid_t is an int in the low half of the slot.
@@ -513,7 +532,8 @@ impl Tracer {
         } else {
             Clock::None
         };
-        *self.sampled.entry(Key { pid: row_pid, abi, func, clock }).or_default() += 1;
+        let key = Key { pid, abi, func, clock };
+        *if tree { &mut self.tree_sampled } else { &mut self.sampled }.entry(key).or_default() += 1;
     }
 
     /// Look a process's comm up the first time one of its records is seen.
@@ -590,12 +610,20 @@ impl Tracer {
         for (k, v) in &self.sampled {
             *t.counts.entry(*k).or_default() += *v;
         }
+        // Traced trees: every record to the traced process it descends from.
+        let mut delivered: BTreeMap<i32, u64> = BTreeMap::new();
+        for (k, v) in &self.tree_sampled {
+            let root = self.root_of(k.pid);
+            *t.counts.entry(Key { pid: root, ..*k }).or_default() += *v;
+            *delivered.entry(root).or_default() += *v;
+        }
+        for (pid, v) in &self.host_records {
+            *delivered.entry(self.root_of(*pid)).or_default() += *v;
+        }
         // Compat calls whose record was lost: what the samplers counted minus
         // every record they delivered (compat or host).
         for (root, counted) in sampler_counts {
-            let decoded: u64 = self.sampled.iter().filter(|(k, _)| k.pid == root).map(|(_, v)| *v).sum();
-            let host = self.host_records.get(&root).copied().unwrap_or(0);
-            let missing = counted.saturating_sub(decoded + host);
+            let missing = counted.saturating_sub(delivered.get(&root).copied().unwrap_or(0));
             if missing > 0 {
                 t.unrecorded.insert(root, missing);
             }

@@ -430,3 +430,55 @@ fn interval_prints_a_table_each_interval() {
     assert_eq!(tables, 3, "two interval tables and the summary: {stdout}");
     assert!(stdout.contains(", 0.70s"), "the summary covers the whole run: {stdout}");
 }
+
+/// `-p A,B`, each a 64-bit shell that later runs a 32-bit child: each
+/// child's calls are credited to its own traced ancestor (PERF_RECORD_FORK),
+/// with nothing reported lost.
+#[test]
+fn children_of_several_traced_processes_go_to_their_own_ancestor() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    if !have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    let bin32 = build_c("clock_loop", true, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("go");
+    let shell = |clock: &str, n: &str| {
+        let script = format!(
+            "echo ready; while [ ! -e {g} ]; do sleep 0.01; done; {b} raw {clock} {n} >/dev/null 2>&1; sleep 30",
+            g = gate.display(),
+            b = bin32.display()
+        );
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", &script]);
+        Workload::start(cmd)
+    };
+    let (a, b) = (shell("4", "700"), shell("11", "300"));
+    let list = format!("{},{}", a.pid(), b.pid());
+    let mut trace = Command::new(vdsoctl_path())
+        .args(["--json", "trace", "-p", &list, "-d", "1.5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(trace.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    assert!(line.contains("tracing pid"), "{line}");
+    std::fs::write(&gate, b"").unwrap();
+    let out = trace.wait_with_output().unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: Vec<(i64, String, u64)> = r["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["pid"].as_i64().unwrap(), x["clock"].as_str().unwrap().to_string(), x["count"].as_u64().unwrap()))
+        .collect();
+    assert!(rows.contains(&(a.pid() as i64, "CLOCK_MONOTONIC_RAW".into(), 700)), "{r:#}");
+    assert!(rows.contains(&(b.pid() as i64, "CLOCK_TAI".into(), 300)), "{r:#}");
+    assert_eq!(rows.len(), 2, "{r:#}");
+    let lost = r["findings"].as_array().unwrap().iter().any(|f| f["message"].as_str().unwrap().contains("lost"));
+    assert!(!lost, "{r:#}");
+}
