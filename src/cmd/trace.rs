@@ -8,7 +8,7 @@ use super::Outcome;
 use crate::arch::{self, Abi, TimeFn};
 use crate::cli::TraceArgs;
 use crate::error::{Error, Result};
-use crate::inspect::process::parse_elf_ident;
+use crate::inspect::process::exe_header_of;
 use crate::inspect::Process;
 use crate::measure::sys::spawn;
 use crate::measure::trace::{self, Attach, Clock, Events, Tally, Tracer};
@@ -20,7 +20,6 @@ use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::Pid;
 use serde::Serialize;
 use std::ffi::{CString, OsString};
-use std::io::Read;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -297,12 +296,7 @@ fn prepare_command(words: &[OsString]) -> Result<PreparedCommand> {
             cstr(&kv)
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut head = [0u8; 20];
-    let abi = std::fs::File::open(&path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .ok()
-        .and_then(|_| parse_elf_ident(&head))
-        .and_then(|h| Abi::from_elf(h.is_64, h.machine));
+    let abi = exe_header_of(&path).and_then(|h| Abi::from_elf(h.is_64, h.machine));
     let comm: String = path.file_name().map(|n| n.to_string_lossy().chars().take(15).collect()).unwrap_or_default();
     Ok(PreparedCommand {
         path: cstr(path.as_os_str().as_bytes())?,

@@ -265,6 +265,13 @@ pub fn parse_stat(text: &str) -> Option<StatFields> {
     Some(StatFields { comm, state, ppid, flags })
 }
 
+/// The ELF header of an executable file on disk (None when unreadable or not ELF).
+pub fn exe_header_of(path: &std::path::Path) -> Option<ExeHeader> {
+    let mut head = [0u8; 20];
+    File::open(path).and_then(|mut f| f.read_exact(&mut head)).ok()?;
+    parse_elf_ident(&head)
+}
+
 /// Class, endianness and machine from the first 20 bytes of an ELF file.
 pub fn parse_elf_ident(head: &[u8]) -> Option<ExeHeader> {
     if head.get(..4)? != b"\x7fELF" {
