@@ -24,7 +24,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Clean) => ExitCode::from(exit::OK),
         Ok(Outcome::ThresholdCrossed) => ExitCode::from(exit::THRESHOLD),
         Err(e) => {
-            eprintln!("vdsoctl: {e}");
+            vdsoctl::output::note(format_args!("{e}"));
             ExitCode::from(e.exit_code())
         }
     }

@@ -108,6 +108,12 @@ impl Output {
     }
 }
 
+/// A progress or status line on stderr (`vdsoctl: ...`). Never panics:
+/// `eprintln!` would, on a closed stderr (`2>&-`, a reader that went away).
+pub fn note(line: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr().lock(), "vdsoctl: {line}");
+}
+
 /// Replace control and bidi characters with escapes (like fd's sanitize).
 pub fn sanitize(s: &str) -> Cow<'_, str> {
     let bad = |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');

@@ -14,7 +14,7 @@ use crate::measure::sys::spawn;
 use crate::measure::trace::{self, Attach, Clock, Events, Tally, Tracer};
 use crate::measure::tracefs::Tracefs;
 use crate::model::{Finding, Severity};
-use crate::output::{emit, Format, Output, Render};
+use crate::output::{emit, note, Format, Output, Render};
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::Pid;
@@ -190,11 +190,11 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
             return Err(Error::Spawn { cmd: cmd.display.clone(), source });
         }
         watch_child(child, tx);
-        eprintln!("vdsoctl: tracing {} (pid {child}) until it exits", cmd.display);
+        note(format_args!("tracing {} (pid {child}) until it exits", cmd.display));
         (Target::Command { argv: cmd.argv_text, pid: child }, Some(child))
     } else if args.all {
         tracer.attach_system(&trace::online_cpus()?)?;
-        eprintln!("vdsoctl: tracing all processes for {:.1}s", duration.map_or(0.0, |d| d.as_secs_f64()));
+        note(format_args!("tracing all processes for {:.1}s", duration.map_or(0.0, |d| d.as_secs_f64())));
         (Target::All, None)
     } else {
         for p in &processes {
@@ -203,7 +203,7 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
             tracer.set_comm(p.pid(), Some(p.comm().to_string()));
         }
         let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
-        eprintln!("vdsoctl: tracing pid {} for {:.1}s", list.join(","), duration.map_or(0.0, |d| d.as_secs_f64()));
+        note(format_args!("tracing pid {} for {:.1}s", list.join(","), duration.map_or(0.0, |d| d.as_secs_f64())));
         (Target::Pids(pids.clone()), None)
     };
 

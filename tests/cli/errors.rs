@@ -212,3 +212,18 @@ fn check_of_an_unreadable_process_exits_3() {
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("permission denied") && stderr.contains("CAP_SYS_PTRACE"), "{stderr}");
 }
+
+/// A closed stderr (the reader went away) is no reason to panic: the exit
+/// code still says what happened.
+#[test]
+fn closed_stderr_keeps_the_exit_code() {
+    let pid = unused_pid().to_string();
+    let mut child = Command::new(vdsoctl_path())
+        .args(["maps", "-p", &pid])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(3), "no panic (101), the error's own code");
+}

@@ -49,6 +49,28 @@ fn vsyscall_count(report: &Value, function: &str) -> u64 {
         .sum()
 }
 
+/// Start `vdsoctl ARGS` (a trace) and return once it says on stderr that its
+/// counters are armed — lines the traced command itself writes there come
+/// first with `--json -- CMD` and are skipped. Returns the child, that line
+/// and the stderr reader — keep it alive: closing the pipe would make the
+/// next write to it fail in vdsoctl or the traced command.
+fn start_armed(args: &[&str]) -> (std::process::Child, String, BufReader<std::process::ChildStderr>) {
+    let mut trace = Command::new(vdsoctl_path())
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn vdsoctl");
+    let mut stderr = BufReader::new(trace.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    while !line.contains("tracing") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).expect("read stderr") > 0, "trace ended before arming");
+    }
+    (trace, line, stderr)
+}
+
 #[test]
 fn raw_clock_gettime_64bit_is_counted_exactly_per_clock() {
     if let Some(why) = missing_facility() {
@@ -118,20 +140,8 @@ fn pid_mode_counts_calls_made_after_arming() {
     let mut cmd = Command::new(bin);
     cmd.args(["raw", "11", "10000", "4", "wait"]);
     let mut w = Workload::start(cmd);
-    let mut trace = Command::new(vdsoctl_path())
-        .args(["--json", "trace", "-d", "30", "-p", &w.pid().to_string()])
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn vdsoctl");
-    // Wait until trace says it has armed its counters, then let the workload go.
-    let mut stderr = BufReader::new(trace.stderr.take().expect("stderr"));
-    let mut line = String::new();
-    while !line.contains("tracing") {
-        line.clear();
-        assert!(stderr.read_line(&mut line).expect("read stderr") > 0, "trace ended before arming");
-    }
+    // Let the workload go only once trace has armed its counters.
+    let (trace, _, _stderr) = start_armed(&["--json", "trace", "-d", "30", "-p", &w.pid().to_string()]);
     w.go();
     assert_eq!(w.next_line(), "done");
     // End early with Ctrl-C: the summary still comes.
@@ -303,16 +313,7 @@ fn duplicate_pids_and_thread_ids_count_once() {
         .find(|t| *t != pid)
         .expect("a second thread");
     let list = format!("{pid},{pid},{tid}");
-    let mut trace = Command::new(vdsoctl_path())
-        .args(["--json", "trace", "-p", &list, "-d", "2"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(trace.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    assert!(line.contains("tracing pid"), "{line}");
+    let (trace, _, _stderr) = start_armed(&["--json", "trace", "-p", &list, "-d", "2"]);
     w.go();
     assert_eq!(w.next_line(), "done");
     let out = trace.wait_with_output().unwrap();
@@ -373,12 +374,8 @@ fn sigint_stops_counting_at_once() {
         return skip(why);
     }
     let bin = build_c("clock_loop", false, &[]);
-    let mut trace = Command::new(vdsoctl_path())
-        .args(["--json", "trace", "--", bin.to_str().unwrap(), "raw", "4", "1000000000"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (trace, line, _stderr) =
+        start_armed(&["--json", "trace", "--", bin.to_str().unwrap(), "raw", "4", "1000000000"]);
     // Whatever happens below, nothing outlives the test: the loop would run
     // for minutes with tracepoints on, slowing every other test's syscalls.
     struct KillOnDrop(i32);
@@ -388,13 +385,6 @@ fn sigint_stops_counting_at_once() {
         }
     }
     let _trace_guard = KillOnDrop(trace.id() as i32);
-    let mut err = BufReader::new(trace.stderr.take().unwrap());
-    // With --json the command's own stdout shares stderr ("ready"): skip to ours.
-    let mut line = String::new();
-    while !line.contains("tracing") {
-        line.clear();
-        assert!(err.read_line(&mut line).unwrap() > 0, "vdsoctl ended before tracing");
-    }
     std::thread::sleep(std::time::Duration::from_millis(400));
     let child_pid: i32 = line.split("(pid ").nth(1).and_then(|s| s.split(')').next()).unwrap().parse().unwrap();
     let _child_guard = KillOnDrop(child_pid);
@@ -457,16 +447,7 @@ fn children_of_several_traced_processes_go_to_their_own_ancestor() {
     };
     let (a, b) = (shell("4", "700"), shell("11", "300"));
     let list = format!("{},{}", a.pid(), b.pid());
-    let mut trace = Command::new(vdsoctl_path())
-        .args(["--json", "trace", "-p", &list, "-d", "1.5"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(trace.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    assert!(line.contains("tracing pid"), "{line}");
+    let (trace, _, _stderr) = start_armed(&["--json", "trace", "-p", &list, "-d", "1.5"]);
     std::fs::write(&gate, b"").unwrap();
     let out = trace.wait_with_output().unwrap();
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
