@@ -294,26 +294,17 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
         let verdict = m::verdict(errno, vdso_present, enters(Path::Libc), enters(Path::Vdso));
         let fast_expected = m::should_be_fast(t, vdso_present, kernel_version);
         match verdict {
-            Some(Verdict::KernelFallback) if fast_expected => findings.push(Finding::new(
-                Severity::Fail,
-                format!("{label}: the vDSO itself enters the kernel, though this kernel's vDSO serves it"),
-                Some(format!(
-                    "the clocksource ({}) has no vDSO mode; `cat /sys/devices/system/clocksource/clocksource0/available_clocksource` and switch to tsc or arch_sys_counter if offered",
-                    kernel::clocksource().map_or_else(|| "unknown".into(), |c| c.current)
-                )),
-            )),
-            Some(Verdict::KernelFallback) => fallback_expected.push(label.clone()),
-            Some(Verdict::LibcBypass) => findings.push(Finding::new(
-                Severity::Fail,
-                format!("{label}: the C library's call makes syscalls where the direct vDSO call makes none — the vDSO is bypassed"),
-                Some("check LD_PRELOAD and interposed libraries, then the C library's version (a static binary keeps the libc it was built with)".into()),
-            )),
-            Some(Verdict::Missing) if arch::vdso_symbol(arch::HOST_MACHINE, arch::HOST_IS_64, t.function).is_some() => {
-                findings.push(Finding::new(
-                    Severity::Fail,
-                    format!("{label}: the vDSO has no symbol for {} — every call is a syscall", t.function.name()),
-                    Some("check `vdso=` on the kernel command line and `vdsoctl dump`".into()),
-                ))
+            Some(v @ (Verdict::LibcBypass | Verdict::KernelFallback | Verdict::Missing)) => {
+                // Missing is judged against the arch table: the vDSO lacks a symbol it should export.
+                let expected = match v {
+                    Verdict::Missing => arch::vdso_symbol(arch::HOST_MACHINE, arch::HOST_IS_64, t.function).is_some(),
+                    _ => fast_expected,
+                };
+                match v.lost_fast_path(&label, t.function.name(), expected) {
+                    Some((message, hint)) => findings.push(Finding::new(Severity::Fail, message, Some(hint))),
+                    None if v == Verdict::KernelFallback => fallback_expected.push(label.clone()),
+                    None => {}
+                }
             }
             Some(Verdict::Unsupported) => unsupported.push(label.clone()),
             _ => {}

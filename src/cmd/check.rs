@@ -411,29 +411,15 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
         let clock_id = r.clock.as_deref().and_then(arch::parse_clock);
         let should_be_fast = clock_id.map_or(true, |id| arch::vdso_serves(id, arch::HOST_MACHINE, kernel_version));
         let over = max_ns.zip(libc.and_then(|l| l.ns_per_call)).filter(|(max, ns)| should_be_fast && ns > max);
-        let check = match r.verdict {
-            Some(Verdict::LibcBypass) => Check::new(
-                name,
-                Status::Fail,
-                format!("{label}: the C library's call makes syscalls where the direct vDSO call makes none — the vDSO is bypassed; {detail}"),
-                Some("check LD_PRELOAD and interposed libraries, then the C library's version (static binaries keep the libc they were built with)"),
-            ),
-            Some(Verdict::KernelFallback) if should_be_fast => Check::new(
-                name,
-                Status::Fail,
-                format!("{label}: the vDSO itself enters the kernel though this kernel's vDSO serves it; {detail}"),
-                Some("the clocksource has no vDSO mode here; see the clocksource check"),
-            ),
-            Some(Verdict::KernelFallback) => {
+        let lost = r.verdict.and_then(|v| v.lost_fast_path(&label, r.function, should_be_fast));
+        let check = match (r.verdict, lost) {
+            (_, Some((message, hint))) => {
+                Check { name, status: Status::Fail, detail: format!("{message}; {detail}"), hint: Some(hint) }
+            }
+            (Some(Verdict::KernelFallback), None) => {
                 Check::new(name, Status::Ok, format!("{label}: always a syscall, as on every kernel; {detail}"), None)
             }
-            Some(Verdict::Missing) if should_be_fast => Check::new(
-                name,
-                Status::Fail,
-                format!("{label}: the vDSO has no symbol for it, every call is a syscall; {detail}"),
-                Some("`vdsoctl dump` shows what the vDSO exports"),
-            ),
-            Some(Verdict::Unsupported) => {
+            (Some(Verdict::Unsupported), None) => {
                 Check::new(name, Status::Ok, format!("{label}: the kernel rejects it here (EINVAL)"), None)
             }
             _ => match over {

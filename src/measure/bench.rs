@@ -454,6 +454,33 @@ impl Verdict {
     }
 }
 
+impl Verdict {
+    /// For a verdict that loses the fast path where the vDSO should serve
+    /// the call (`expected_fast`), the sentence (after `label`) and the
+    /// remediation; `None` when nothing is lost. `bench` and `check` both
+    /// say it this way.
+    pub fn lost_fast_path(self, label: &str, function: &str, expected_fast: bool) -> Option<(String, String)> {
+        match self {
+            Verdict::LibcBypass => Some((
+                format!("{label}: the C library's call makes syscalls where the direct vDSO call makes none — the vDSO is bypassed"),
+                "check LD_PRELOAD and interposed libraries, then the C library's version (a static binary keeps the libc it was built with)".into(),
+            )),
+            Verdict::KernelFallback if expected_fast => Some((
+                format!("{label}: the vDSO itself enters the kernel, though this kernel's vDSO serves it"),
+                format!(
+                    "the clocksource ({}) has no vDSO mode; `cat /sys/devices/system/clocksource/clocksource0/available_clocksource` and switch to tsc or arch_sys_counter if offered",
+                    crate::inspect::kernel::clocksource().map_or_else(|| "unknown".into(), |c| c.current)
+                ),
+            )),
+            Verdict::Missing if expected_fast => Some((
+                format!("{label}: the vDSO has no symbol for {function} — every call is a syscall"),
+                "check `vdso=` on the kernel command line and `vdsoctl dump`".into(),
+            )),
+            _ => None,
+        }
+    }
+}
+
 /// Whether a path enters the kernel: `Some(true)` when it does, `None` unknown.
 pub type Enters = Option<bool>;
 

@@ -2,7 +2,6 @@
 //! and its Prometheus form through promtool.
 
 use super::common::{build_c, have_m32, is_root, run, run_json, skip, Workload};
-use std::io::Write;
 use std::process::{Command, Stdio};
 
 fn check_named<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
@@ -70,9 +69,9 @@ fn static_binary_is_named() {
 
 #[test]
 fn prometheus_passes_promtool() {
-    let Ok(promtool) = which("promtool") else {
+    if !super::common::have_promtool() {
         return skip("promtool not installed (apt-get install prometheus)");
-    };
+    }
     let (code, stdout, stderr) = run(&["--format", "prometheus", "check"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("# TYPE vdsoctl_check_status gauge"), "{stdout}");
@@ -84,21 +83,7 @@ fn prometheus_passes_promtool() {
         ),
         "{stdout}"
     );
-    let mut child = Command::new(promtool)
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdout.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "promtool: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    super::common::assert_promtool_accepts(&stdout);
 }
 
 #[test]

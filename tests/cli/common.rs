@@ -163,3 +163,28 @@ pub fn run_as_nobody(args: &[&str]) -> std::process::Output {
     use std::os::unix::process::CommandExt;
     Command::new(vdsoctl_path()).args(args).env("NO_COLOR", "1").uid(65534).gid(65534).output().expect("run vdsoctl")
 }
+
+/// Whether `promtool` (Debian's prometheus package) is on PATH.
+pub fn have_promtool() -> bool {
+    Command::new("promtool").arg("--version").output().is_ok()
+}
+
+/// `promtool check metrics` must accept `text`; panics with its complaint.
+pub fn assert_promtool_accepts(text: &str) {
+    use std::io::Write;
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool");
+    promtool.stdin.take().expect("stdin").write_all(text.as_bytes()).expect("write to promtool");
+    let out = promtool.wait_with_output().expect("promtool output");
+    assert!(
+        out.status.success(),
+        "promtool: {}{}\n{text}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
