@@ -335,6 +335,28 @@ pub const HOST_ABI: Option<Abi> = if cfg!(target_arch = "x86_64") {
     None
 };
 
+/// What the in-kernel (BPF) trace engine reads at a syscall's entry: the
+/// `pt_regs` member holding the first argument for each ABI, and how a
+/// compat (32-bit) syscall is told apart.
+#[derive(Debug, Clone, Copy)]
+pub struct SyscallEntry {
+    /// `pt_regs` member with a native syscall's first argument.
+    pub arg0_native: &'static str,
+    /// `pt_regs` member with a compat syscall's first argument.
+    pub arg0_compat: &'static str,
+    /// `task_struct.thread_info.status` bit set while a compat syscall runs
+    /// (x86 `TS_COMPAT`, what `in_ia32_syscall()` tests: it also covers
+    /// `int 0x80` from 64-bit code, which a code-segment test misses).
+    pub compat_status_bit: u32,
+}
+
+/// The syscall entry facts of the host, where the BPF engine knows them.
+pub const SYSCALL_ENTRY: Option<SyscallEntry> = if cfg!(target_arch = "x86_64") {
+    Some(SyscallEntry { arg0_native: "di", arg0_compat: "bx", compat_status_bit: 0x0002 })
+} else {
+    None
+};
+
 /// A vDSO symbol a C library binds, with the version it binds.
 #[derive(Debug, Clone, Copy)]
 pub struct VdsoSymbol {
@@ -507,6 +529,8 @@ pub mod vsyscall {
     pub const TIME: u64 = BASE + 0x400;
     /// `getcpu` slot.
     pub const GETCPU: u64 = BASE + 0x800;
+    /// The function of each slot, by the number `vsyscall:emulate_vsyscall` reports.
+    pub const SLOTS: [super::TimeFn; 3] = [super::TimeFn::Gettimeofday, super::TimeFn::Time, super::TimeFn::Getcpu];
 }
 
 /// Names of auxv keys: `include/uapi/linux/auxvec.h` plus the arch headers

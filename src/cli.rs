@@ -4,6 +4,7 @@ use crate::output::Format;
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Shows whether a process really gets the vDSO fast path for its clock reads, and if not, why.
 #[derive(Debug, Parser)]
@@ -89,41 +90,75 @@ pub struct DumpArgs {
 }
 
 /// `trace` arguments.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct TraceArgs {
-    /// Processes to trace, all their threads (comma-separated).
+    /// Processes to trace, all their threads and what they fork from now on (comma-separated; a
+    /// thread id stands for its process).
     #[arg(short, long, value_name = "PID[,PID..]", value_delimiter = ',', value_parser = clap::value_parser!(i32).range(1..), conflicts_with_all = ["all", "command"])]
     pub pid: Vec<i32>,
 
-    /// Trace the whole system, per CPU, attributing calls by process.
+    /// Trace every process on the host.
     #[arg(short, long, conflicts_with = "command")]
     pub all: bool,
 
-    /// How long to trace, in seconds (default 5 for -p and -a; until CMD exits for `-- CMD`).
-    #[arg(short, long, value_name = "SECS")]
-    pub duration: Option<f64>,
+    /// How long to trace (500ms, 2s, 1m; a bare number is seconds). Default 5s for -p and -a;
+    /// with `-- CMD`, until it exits (at the deadline the command is left running).
+    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration)]
+    pub duration: Option<Duration>,
 
-    /// Print a table every SECS seconds as well as the summary.
-    #[arg(long, value_name = "SECS")]
-    pub interval: Option<f64>,
+    /// Print a table every DURATION as well as the summary (JSON Lines with --json).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub interval: Option<Duration>,
 
     /// Exit 1 when a clock that should be served by the vDSO makes more than RATE syscalls/s (0 for CI).
     #[arg(long, value_name = "RATE")]
     pub fail_over: Option<f64>,
 
-    /// Skip the 32-bit (compat) samplers: ~190 ns less per syscall of the target here, but a
-    /// 32-bit program the target runs would go uncounted.
+    /// How to count: bpf (in-kernel aggregation, exact for every ABI), perf (tracepoint counters
+    /// and sampled records, where BPF is refused), or auto (bpf, else perf).
+    #[arg(long, value_enum, default_value_t = crate::measure::engine::Choice::Auto)]
+    pub engine: crate::measure::engine::Choice,
+
+    /// One row per thread instead of per process (BPF engine).
+    #[arg(long)]
+    pub per_thread: bool,
+
+    /// Perf engine: skip the 32-bit (compat) samplers (~190 ns less per syscall of the target
+    /// here, but a 32-bit program the target runs goes uncounted).
     #[arg(long)]
     pub native_only: bool,
 
-    /// One counter per clock syscall instead of one per clock id: cheapest exact totals (about
-    /// perf stat's cost), but which clock ids is not known.
+    /// Perf engine: one counter per clock syscall instead of one per clock id (which clock ids
+    /// is not known).
     #[arg(long, conflicts_with = "fail_over")]
     pub no_split: bool,
 
     /// Command to start and trace from its exec, with its threads and children.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,
+}
+
+/// A duration as people type it: `500ms`, `2s`, `1.5m`, `250us`; a bare
+/// number is seconds. Above zero and at most a year.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| format!("`{text}` is not a duration (try 500ms, 2s or 1m)"))?;
+    let scale = match unit.trim() {
+        "" | "s" | "sec" | "secs" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "ns" => 1e-9,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        u => return Err(format!("unknown unit `{u}` in `{text}` (use ns, us, ms, s, m or h)")),
+    };
+    let secs = value * scale;
+    if !(secs.is_finite() && secs > 0.0 && secs <= 366.0 * 86_400.0) {
+        return Err(format!("`{text}` must be above zero and at most a year"));
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// `bench` arguments.

@@ -131,6 +131,21 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub const PTRACE_HINT: &str =
     "run as the process owner or root (reading another process needs ptrace read access, e.g. CAP_SYS_PTRACE)";
 
+/// An OS error as a person reads it: `permission denied (EPERM)`, without
+/// Rust's `(os error 1)` suffix.
+pub fn errno_text(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(n) => {
+            let errno = nix::errno::Errno::from_raw(n);
+            let desc = errno.desc();
+            let mut first = desc.chars();
+            let desc = first.next().map_or(String::new(), |c| c.to_lowercase().collect::<String>() + first.as_str());
+            format!("{desc} ({errno:?})")
+        }
+        None => e.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -114,6 +114,17 @@ pub fn note(line: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr().lock(), "vdsoctl: {line}");
 }
 
+/// A duration scaled for people: `850 ns`, `12.5 µs`, `3.20 ms`, `2.00 s`.
+pub fn duration_text(d: std::time::Duration) -> String {
+    let ns = d.as_nanos() as f64;
+    match ns {
+        n if n < 1e3 => format!("{n:.0} ns"),
+        n if n < 1e6 => format!("{:.1} µs", n / 1e3),
+        n if n < 1e9 => format!("{:.2} ms", n / 1e6),
+        n => format!("{:.2} s", n / 1e9),
+    }
+}
+
 /// Replace control and bidi characters with escapes (like fd's sanitize).
 pub fn sanitize(s: &str) -> Cow<'_, str> {
     let bad = |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');

@@ -447,12 +447,8 @@ pub fn process_trace_check(pid: i32, secs: f64) -> Check {
     let args = TraceArgs {
         pid: vec![pid],
         all: false,
-        duration: Some(secs),
-        interval: None,
-        fail_over: None,
-        native_only: false,
-        no_split: false,
-        command: Vec::new(),
+        duration: Some(std::time::Duration::from_secs_f64(secs)),
+        ..Default::default()
     };
     let report = match super::trace::collect(&args, &Output::plain(crate::output::Format::Json)) {
         Ok(r) => r,

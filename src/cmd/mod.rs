@@ -21,6 +21,9 @@ pub enum Outcome {
     Clean,
     /// A finding crossed a threshold: exit 1.
     ThresholdCrossed,
+    /// The command run under `trace --`/`check --` failed: its status
+    /// (128+N for signal N), as strace and perf stat hand it back.
+    CommandFailed(u8),
 }
 
 impl Outcome {

@@ -1,8 +1,9 @@
 //! `trace`: count clock syscalls and [vsyscall] emulations per process and
-//! clock id, in the kernel (perf_event_open on tracepoints — no ptrace
-//! stops), for `-p PID,..`, the whole host (`-a`) or a command (`-- CMD`).
-//! Counting lives in `measure::trace`; here: targets, the wait loop
-//! (duration, intervals, Ctrl-C, the command's exit), the report.
+//! clock id, in the kernel (a BPF program aggregating in a map, or perf
+//! tracepoint counters as the fallback — no ptrace stops), for `-p PID,..`,
+//! the whole host (`-a`) or a command (`-- CMD`). Counting lives in
+//! `measure::engine`; here: targets, the wait loop (duration, intervals,
+//! signals, exits), the report.
 
 use super::Outcome;
 use crate::arch::{self, Abi, TimeFn};
@@ -10,15 +11,16 @@ use crate::cli::TraceArgs;
 use crate::error::{Error, Result};
 use crate::inspect::process::exe_header_of;
 use crate::inspect::Process;
+use crate::measure::engine::{Counting, Kind, Plan};
 use crate::measure::sys::spawn;
-use crate::measure::trace::{self, Attach, Clock, Events, Tally, Tracer};
-use crate::measure::tracefs::Tracefs;
+use crate::measure::trace::{Clock, Tally};
 use crate::model::{Finding, Severity};
 use crate::output::{emit, note, Format, Output, Render};
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::Pid;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
@@ -26,15 +28,18 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Default `-d` for `-p` and `-a`.
-const DEFAULT_SECS: f64 = 5.0;
-/// How long the loop sleeps at most between checks (Ctrl-C, child exit).
-const TICK_MS: u64 = 20;
+const DEFAULT: Duration = Duration::from_secs(5);
+/// How often the perf engine drains its rings.
+const PUMP: Duration = Duration::from_millis(20);
+/// How long a command gets to exit after a forwarded signal before the
+/// summary says it still runs.
+const GRACE: Duration = Duration::from_secs(2);
 
 /// What was traced.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Target {
-    /// `-p`: these processes, all their threads.
+    /// `-p`: these processes, all their threads, what they fork.
     Pids(Vec<i32>),
     /// `-a`: every process.
     All,
@@ -42,35 +47,52 @@ pub enum Target {
     Command { argv: Vec<String>, pid: i32 },
 }
 
-/// The `trace` report (DESIGN keys: target, duration_ns, counts,
-/// vsyscall_emulations, findings).
+/// The `trace` report (DESIGN keys: target, engine, duration_ns, counts,
+/// vsyscall_emulations, lost, findings, command).
 #[derive(Debug, Serialize)]
 pub struct TraceReport {
     pub target: Target,
+    /// The engine that counted.
+    pub engine: Kind,
+    /// Why it is not the BPF engine, when it is not.
+    pub engine_note: Option<String>,
     pub duration_ns: u64,
     pub counts: Vec<CountRow>,
     pub vsyscall_emulations: Vec<VsyscallRow>,
-    /// Sampled records the kernel dropped (per-clock split partial).
-    pub lost_records: u64,
-    /// How `-- CMD` ended; `null` for -p/-a or when it outlived the trace.
-    pub exit_status: Option<ExitStatus>,
-    /// Ended early by Ctrl-C.
+    /// Calls counted but not split by function and clock (perf engine:
+    /// sampled records the ring dropped), per process.
+    pub unattributed: Vec<UnattributedRow>,
+    /// Events the engine could not keep: BPF map inserts refused (the map
+    /// was full) or perf records dropped. 0 in normal use.
+    pub lost: u64,
+    /// Processes of a traced tree the engine could not follow.
+    pub unfollowed: u64,
+    /// Traced processes (`-p`) that exited during the trace.
+    pub exited: Vec<ExitedRow>,
+    /// `-- CMD`: the command and how it ended.
+    pub command: Option<CommandInfo>,
+    /// Ended early by SIGINT or SIGTERM.
     pub interrupted: bool,
     pub findings: Vec<Finding>,
 }
 
-/// Syscalls of one function (and clock) by one process.
+/// Syscalls of one function (and clock) by one process (or thread).
 #[derive(Debug, Clone, Serialize)]
 pub struct CountRow {
     pub pid: i32,
+    /// The thread, with `--per-thread`.
+    pub tid: Option<i32>,
+    pub ppid: Option<i32>,
+    /// The process's name when it made the calls.
     pub comm: Option<String>,
     pub syscall: &'static str,
     /// The ABI the calls were made with (`x86_64`, `i386`, ...).
     pub abi: Abi,
-    /// Clock id by name; `null` for syscalls without one; `other` for ids
-    /// without a counter of their own; `unknown` where records were lost.
+    /// Clock id by name (`CLOCK_TAI`, or its number); `null` for syscalls
+    /// without one; `other`/`any` from the perf engine's coarser modes.
     pub clock: Option<String>,
     pub count: u64,
+    /// Over the time the process was traced (until it exited, if it did).
     pub per_sec: f64,
     /// Whether this syscall is expected (the vDSO never serves it here).
     pub expected: bool,
@@ -86,6 +108,31 @@ pub struct VsyscallRow {
     pub per_sec: f64,
 }
 
+/// Clock syscalls counted for a process whose split was lost.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnattributedRow {
+    pub pid: i32,
+    pub comm: Option<String>,
+    pub count: u64,
+}
+
+/// A `-p` target that exited while traced.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExitedRow {
+    pub pid: i32,
+    /// Time from the start of counting to its exit.
+    pub after_ns: u64,
+}
+
+/// The traced command.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommandInfo {
+    pub argv: Vec<String>,
+    pub pid: i32,
+    /// How it ended; `null` while it still runs (`-d` passed first).
+    pub exit_status: Option<ExitStatus>,
+}
+
 /// How the traced command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -94,68 +141,75 @@ pub enum ExitStatus {
     Signal(i32),
 }
 
+impl ExitStatus {
+    /// The shell's convention: the code, or 128+N for signal N.
+    pub fn shell_code(self) -> i32 {
+        match self {
+            ExitStatus::Code(c) => c,
+            ExitStatus::Signal(n) => 128 + n,
+        }
+    }
+}
+
+/// What wakes the wait loop.
+enum Event {
+    /// SIGINT or SIGTERM reached vdsoctl, at this moment.
+    Signal(Signal, Instant),
+    /// The traced command ended, at this moment.
+    CommandExited(ExitStatus, Instant),
+    /// A `-p` target exited, at this moment.
+    TargetExited(i32, Instant),
+}
+
 /// `vdsoctl trace`.
 pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
     let report = collect(args, out)?;
     let crossed = args.fail_over.is_some_and(|rate| crossed(&report, rate));
     emit(out, &report)?;
-    Ok(Outcome::from_crossed(crossed))
+    let failed = report.command.as_ref().and_then(|c| c.exit_status).filter(|s| *s != ExitStatus::Code(0));
+    Ok(match failed {
+        Some(status) => Outcome::CommandFailed(status.shell_code().clamp(1, 255) as u8),
+        None => Outcome::from_crossed(crossed),
+    })
 }
 
-/// Trace as `args` says and return the summary; with `--interval`, tables
-/// for each interval are emitted on the way (table format only). `check
-/// --trace` uses this too.
-pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
-    let positive = |v: Option<f64>, name: &str| match v {
-        Some(s) if !(s.is_finite() && s > 0.0 && s < 1e9) => {
-            Err(Error::Usage(format!("{name} wants a number of seconds above 0 and below 1e9, got {s}")))
-        }
-        _ => Ok(v.map(Duration::from_secs_f64)),
-    };
-    let mut duration = positive(args.duration, "--duration")?;
-    let interval = positive(args.interval, "--interval")?;
+/// Check what can fail with exit 2 or 3 before any tracing starts.
+fn validate(args: &TraceArgs) -> Result<()> {
     if let Some(r) = args.fail_over {
         if !(r.is_finite() && r >= 0.0) {
             return Err(Error::Usage(format!("--fail-over wants a rate ≥ 0 (calls/s), got {r}")));
         }
     }
-    let mode_count = usize::from(!args.pid.is_empty()) + usize::from(args.all) + usize::from(!args.command.is_empty());
-    if mode_count != 1 {
+    let modes = usize::from(!args.pid.is_empty()) + usize::from(args.all) + usize::from(!args.command.is_empty());
+    if modes != 1 {
         return Err(Error::Usage("trace needs one of -p PID[,PID..], -a, or -- CMD ARGS..".into()));
     }
-    // Resolve what can fail with exit 3 before touching tracefs/perf (exit 4).
-    // A thread id stands for its process; a process named twice is traced once.
+    Ok(())
+}
+
+/// The processes `-p` names: a thread id stands for its process (said on
+/// stderr), a process named twice is traced once.
+fn resolve_pids(pids: &[i32]) -> Result<Vec<Process>> {
     let mut processes: Vec<Process> = Vec::new();
-    for pid in &args.pid {
+    for pid in pids {
         let p = Process::open(Some(*pid))?;
         let tgid = p.tgid()?;
-        let p = if tgid == p.pid() { p } else { Process::open(Some(tgid))? };
+        let p = if tgid == p.pid() {
+            p
+        } else {
+            note(format_args!("{pid} is a thread of process {tgid}: tracing the whole process"));
+            Process::open(Some(tgid))?
+        };
         if !processes.iter().any(|q| q.pid() == p.pid()) {
             processes.push(p);
         }
     }
-    let pids: Vec<i32> = processes.iter().map(Process::pid).collect();
-    let command = if args.command.is_empty() { None } else { Some(prepare_command(&args.command)?) };
-    if command.is_none() && duration.is_none() {
-        duration = Some(Duration::from_secs_f64(DEFAULT_SECS));
-    }
+    Ok(processes)
+}
 
-    let tracefs = Tracefs::find_or_mount()?;
-    let events = Events::load(&tracefs)?;
-    let host = events.host();
-    let mut tracer = Tracer::new(events);
-    if args.native_only {
-        tracer.native_only();
-    }
-    if args.no_split {
-        tracer.no_split();
-    }
-
-    // Ctrl-C ends the trace and still prints the summary: block SIGINT and
-    // SIGTERM here (threads spawned later inherit the mask) and wait for
-    // them on a thread of their own — no signal handler, no unsafe.
-    let (tx, rx) = mpsc::channel::<Stop>();
-    let signal_tx = tx.clone();
+/// Block SIGINT and SIGTERM here (threads spawned later inherit the mask)
+/// and turn them into events on a thread of their own: no handler, no unsafe.
+fn catch_signals(tx: mpsc::Sender<Event>) -> Result<()> {
     let mut signals = SigSet::empty();
     signals.add(Signal::SIGINT);
     signals.add(Signal::SIGTERM);
@@ -163,25 +217,48 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
         .thread_block()
         .map_err(|e| Error::Facility { what: format!("cannot block SIGINT: {e}"), hint: "retry".into() })?;
     std::thread::spawn(move || {
-        if signals.wait().is_ok() {
-            let _ = signal_tx.send(Stop::Signal(Instant::now()));
+        while let Ok(sig) = signals.wait() {
+            if tx.send(Event::Signal(sig, Instant::now())).is_err() {
+                return;
+            }
         }
     });
+    Ok(())
+}
 
-    let how = Attach { inherit: true, enable_on_exec: false };
-    let mut start = Instant::now();
-    let (target, child) = if let Some(cmd) = command {
+/// Trace as `args` says and return the summary; with `--interval`, a
+/// report for each interval is emitted on the way. `check` uses this too.
+pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
+    validate(args)?;
+    let processes = resolve_pids(&args.pid)?;
+    let command = if args.command.is_empty() { None } else { Some(prepare_command(&args.command)?) };
+    let duration = match (&command, args.duration) {
+        (None, None) => Some(DEFAULT),
+        (_, d) => d,
+    };
+    let plan =
+        Plan { all: args.all, per_thread: args.per_thread, native_only: args.native_only, no_split: args.no_split };
+    let opened = Counting::open(args.engine, plan)?;
+    let mut counting = opened.counting;
+    if let Some(why) = &opened.fallback_reason {
+        note(format_args!("counting with the perf engine: {why}"));
+    }
+    let host = arch::HOST_ABI.unwrap_or(Abi::X86_64);
+
+    let (tx, rx) = mpsc::channel::<Event>();
+    catch_signals(tx.clone())?;
+
+    let start;
+    let (target, child) = if let Some(cmd) = &command {
         let mut gated = spawn::fork_gated(&cmd.path, &cmd.argv, &cmd.envp, out.format != Format::Table)
             .map_err(|source| Error::Spawn { cmd: cmd.display.clone(), source })?;
         let child = gated.pid;
-        let armed =
-            tracer.attach_task(child, child, cmd.abi.unwrap_or(host), Attach { inherit: true, enable_on_exec: true });
+        let armed = counting.add_command(child, cmd.abi.unwrap_or(host), &cmd.comm).and_then(|()| counting.start());
         if let Err(e) = armed {
             drop(gated); // closes the gate: the child exits without exec
             let _ = waitpid(Pid::from_raw(child), None);
             return Err(e);
         }
-        tracer.set_comm(child, Some(cmd.comm.clone()));
         // The window is exec to exit: start the clock before the child may
         // run, and take the end from the moment waitpid returned.
         start = Instant::now();
@@ -189,82 +266,122 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
             let _ = waitpid(Pid::from_raw(child), None);
             return Err(Error::Spawn { cmd: cmd.display.clone(), source });
         }
-        watch_child(child, tx);
-        note(format_args!("tracing {} (pid {child}) until it exits", cmd.display));
-        (Target::Command { argv: cmd.argv_text, pid: child }, Some(child))
+        watch_child(child, tx.clone());
+        note(format_args!("tracing {} (pid {child}) until it exits", out.text(&cmd.display)));
+        (Target::Command { argv: cmd.argv_text.clone(), pid: child }, Some(child))
     } else if args.all {
-        tracer.attach_system(&trace::online_cpus()?)?;
-        note(format_args!("tracing all processes for {:.1}s", duration.map_or(0.0, |d| d.as_secs_f64())));
+        counting.start()?;
+        start = Instant::now();
+        note(format_args!("tracing all processes for {}", secs_text(duration.unwrap_or(DEFAULT))));
         (Target::All, None)
     } else {
         for p in &processes {
             let abi = p.exe_header().and_then(|h| Abi::from_elf(h.is_64, h.machine)).unwrap_or(host);
-            tracer.attach_process(p, abi, how)?;
-            tracer.set_comm(p.pid(), Some(p.comm().to_string()));
+            counting.add_process(p, abi, crate::inspect::process::parent_of(p.pid()))?;
         }
-        let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
-        note(format_args!("tracing pid {} for {:.1}s", list.join(","), duration.map_or(0.0, |d| d.as_secs_f64())));
-        (Target::Pids(pids.clone()), None)
-    };
-
-    if child.is_none() {
+        for p in &processes {
+            watch_target(p.pid(), tx.clone());
+        }
+        counting.start()?;
         start = Instant::now();
-    }
+        let pids: Vec<i32> = processes.iter().map(Process::pid).collect();
+        let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
+        note(format_args!("tracing pid {} for {}", list.join(","), secs_text(duration.unwrap_or(DEFAULT))));
+        (Target::Pids(pids), None)
+    };
+    drop(tx);
+
     let deadline = duration.map(|d| start + d);
-    let mut next_interval = interval.map(|i| start + i);
+    let mut next_interval = args.interval.map(|i| start + i);
     let mut last = (Tally::default(), start);
     let mut exit_status = None;
     let mut interrupted = false;
+    let mut exited: BTreeMap<i32, Instant> = BTreeMap::new();
+    let targets = match &target {
+        Target::Pids(p) => p.len(),
+        _ => 0,
+    };
     let end = loop {
-        match rx.try_recv() {
-            Ok(Stop::Signal(at)) => {
-                interrupted = true;
-                break at;
-            }
-            Ok(Stop::Exited(status, at)) => {
-                exit_status = Some(status);
-                break at;
-            }
-            Err(_) => {}
-        }
-        if let Some(pid) = child {
-            refresh_comm(&mut tracer, pid);
-        }
         let now = Instant::now();
         if let Some(d) = deadline.filter(|d| now >= *d) {
             break d;
         }
-        if let (Some(due), Some(every)) = (next_interval, interval) {
+        if let (Some(due), Some(every)) = (next_interval, args.interval) {
             if now >= due {
-                let tally = tracer.snapshot()?;
-                if out.format == Format::Table {
-                    let delta = tally.since(&last.0);
-                    let report = build(&tracer, target.clone(), &delta, now - last.1, None, false);
-                    emit(out, &report)?;
-                }
+                let tally = counting.snapshot()?;
+                let delta = tally.since(&last.0);
+                let report = build(
+                    &counting,
+                    opened.fallback_reason.clone(),
+                    target.clone(),
+                    &delta,
+                    now - last.1,
+                    &BTreeMap::new(),
+                    false,
+                    start,
+                );
+                emit(out, &report)?;
                 last = (tally, now);
                 next_interval = Some(due + every);
             }
         }
-        let mut wait = Duration::from_millis(TICK_MS);
+        let mut wait = if counting.needs_pump() { PUMP } else { Duration::from_secs(3600) };
         for t in [deadline, next_interval].into_iter().flatten() {
             wait = wait.min(t.saturating_duration_since(now));
         }
-        tracer.wait_and_drain(wait.as_millis() as i32)?;
+        let event = rx.recv_timeout(wait);
+        counting.pump();
+        match event {
+            Ok(Event::Signal(sig, at)) => {
+                interrupted = true;
+                if let Some(pid) = child {
+                    // As strace and perf stat do: the command gets the signal too.
+                    let _ = nix::sys::signal::kill(Pid::from_raw(pid), sig);
+                }
+                break at;
+            }
+            Ok(Event::CommandExited(status, at)) => {
+                exit_status = Some(status);
+                break at;
+            }
+            Ok(Event::TargetExited(pid, at)) => {
+                exited.insert(pid, at);
+                if exited.len() == targets {
+                    break at;
+                }
+            }
+            Err(_) => {}
+        }
     };
-    // Stop counting first: after Ctrl-C the command may run on, and the
-    // summary covers exactly the time until the signal.
-    tracer.disable();
-    let elapsed = end.saturating_duration_since(start);
-    let tally = tracer.snapshot()?;
-    if interrupted && child.is_some() {
-        // A Ctrl-C on the terminal reached the command too: give it a moment
-        // to report how it ended; otherwise it keeps running on its own.
-        if let Ok(Stop::Exited(status, _)) = rx.recv_timeout(Duration::from_millis(500)) {
-            exit_status = Some(status);
+    // Stop counting first: the summary covers exactly the time until `end`.
+    counting.stop();
+    let tally = counting.snapshot()?;
+    if child.is_some() && exit_status.is_none() && interrupted {
+        while let Ok(ev) = rx.recv_timeout(GRACE) {
+            if let Event::CommandExited(status, _) = ev {
+                exit_status = Some(status);
+                break;
+            }
         }
     }
-    Ok(build(&tracer, target, &tally, elapsed, exit_status, interrupted))
+    let mut report = build(
+        &counting,
+        opened.fallback_reason.clone(),
+        target,
+        &tally,
+        end.saturating_duration_since(start),
+        &exited,
+        interrupted,
+        start,
+    );
+    if let (Some(c), Some(cmd)) = (child, &command) {
+        report.command = Some(CommandInfo { argv: cmd.argv_text.clone(), pid: c, exit_status });
+    }
+    Ok(report)
+}
+
+fn secs_text(d: Duration) -> String {
+    crate::output::duration_text(d)
 }
 
 /// A command resolved and turned into C strings before the fork.
@@ -322,23 +439,9 @@ fn resolve(name: &OsString) -> Option<PathBuf> {
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| runnable(p))
 }
 
-fn refresh_comm(tracer: &mut Tracer, pid: i32) {
-    if let Some(c) = crate::inspect::process::comm_of(pid) {
-        tracer.set_comm(pid, Some(c));
-    }
-}
-
-/// What ends a trace early.
-enum Stop {
-    /// SIGINT or SIGTERM reached vdsoctl, at this moment.
-    Signal(Instant),
-    /// The traced command ended, at this moment.
-    Exited(ExitStatus, Instant),
-}
-
 /// Wait for the command on a thread of its own, so its end is timed when it
-/// happens rather than at the next poll.
-fn watch_child(pid: i32, tx: mpsc::Sender<Stop>) {
+/// happens rather than at the next wake-up.
+fn watch_child(pid: i32, tx: mpsc::Sender<Event>) {
     std::thread::spawn(move || loop {
         let status = match waitpid(Pid::from_raw(pid), None) {
             Ok(WaitStatus::Exited(_, code)) => ExitStatus::Code(code),
@@ -346,14 +449,30 @@ fn watch_child(pid: i32, tx: mpsc::Sender<Stop>) {
             Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
             Err(_) => return,
         };
-        let _ = tx.send(Stop::Exited(status, Instant::now()));
+        let _ = tx.send(Event::CommandExited(status, Instant::now()));
         return;
+    });
+}
+
+/// Wait for a `-p` target's exit on a pidfd (no polling of /proc).
+fn watch_target(pid: i32, tx: mpsc::Sender<Event>) {
+    let Ok(fd) = spawn::pidfd_open(pid) else { return };
+    std::thread::spawn(move || {
+        use std::os::fd::AsFd;
+        loop {
+            match crate::measure::sys::ring::poll_in(&[fd.as_fd()], -1) {
+                Ok(true) => break,
+                Ok(false) => continue,
+                Err(_) => return,
+            }
+        }
+        let _ = tx.send(Event::TargetExited(pid, Instant::now()));
     });
 }
 
 /// Whether the vDSO would serve `func`/`clock` for a process of `abi`, so a
 /// syscall for it means the fast path was lost.
-fn unexpected(abi: Abi, func: TimeFn, clock: Clock) -> bool {
+fn unexpected(abi: Abi, func: TimeFn, clock: Clock, kernel: Option<(u32, u32)>) -> bool {
     let (machine, is_64) = abi.elf();
     if arch::vdso_symbol(machine, is_64, func).is_none() {
         return false;
@@ -362,10 +481,7 @@ fn unexpected(abi: Abi, func: TimeFn, clock: Clock) -> bool {
         Clock::None => true,
         // A clock this kernel's vDSO does not serve yet (MONOTONIC_RAW before
         // 5.3, ...) is an expected syscall, as are CPU-time clocks.
-        Clock::Id(id) => i32::try_from(id).ok().is_some_and(|id| {
-            let kernel = crate::inspect::kernel::release().and_then(|r| crate::inspect::kernel::parse_version(&r));
-            arch::vdso_serves(id, abi.native().elf().0, kernel)
-        }),
+        Clock::Id(id) => i32::try_from(id).ok().is_some_and(|id| arch::vdso_serves(id, abi.native().elf().0, kernel)),
         Clock::Other | Clock::Any => false,
     }
 }
@@ -379,57 +495,84 @@ fn clock_label(clock: Clock) -> Option<String> {
     }
 }
 
-/// Build the report for a tally over `elapsed`.
+/// Build the report for a tally over `elapsed`; a `-p` target that exited
+/// has its rate over the time it lived.
+#[allow(clippy::too_many_arguments)]
 fn build(
-    tracer: &Tracer,
+    counting: &Counting,
+    engine_note: Option<String>,
     target: Target,
     tally: &Tally,
     elapsed: Duration,
-    exit_status: Option<ExitStatus>,
+    exited: &BTreeMap<i32, Instant>,
     interrupted: bool,
+    start: Instant,
 ) -> TraceReport {
-    let secs = elapsed.as_secs_f64().max(1e-9);
-    let comm = |pid: i32| tracer.comm(pid).map(str::to_string);
+    let kernel = crate::inspect::kernel::release().and_then(|r| crate::inspect::kernel::parse_version(&r));
+    let secs_of = |pid: i32| {
+        let lived = exited.get(&pid).map_or(elapsed, |at| at.saturating_duration_since(start));
+        lived.min(elapsed).as_secs_f64().max(1e-9)
+    };
+    let comm_of = |pid: i32| tally.comms.get(&pid).cloned();
     let mut counts: Vec<CountRow> = tally
         .counts
         .iter()
         .filter(|(_, v)| **v > 0)
         .map(|(k, v)| CountRow {
             pid: k.pid,
-            comm: comm(k.pid),
+            tid: k.tid,
+            ppid: tally.parents.get(&k.pid).copied(),
+            comm: k.comm.map(|c| c.to_string()).or_else(|| comm_of(k.pid)),
             syscall: k.func.name(),
             abi: k.abi,
             clock: clock_label(k.clock),
             count: *v,
-            per_sec: *v as f64 / secs,
-            expected: !unexpected(k.abi, k.func, k.clock),
+            per_sec: *v as f64 / secs_of(k.pid),
+            expected: !unexpected(k.abi, k.func, k.clock, kernel),
         })
         .collect();
-    counts.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)));
+    counts.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)).then(a.tid.cmp(&b.tid)));
     let mut vsyscall_emulations: Vec<VsyscallRow> = tally
         .vsyscall
         .iter()
         .filter(|(_, v)| **v > 0)
         .map(|((pid, f), v)| VsyscallRow {
             pid: *pid,
-            comm: comm(*pid),
+            comm: comm_of(*pid),
             function: f.name(),
             count: *v,
-            per_sec: *v as f64 / secs,
+            per_sec: *v as f64 / secs_of(*pid),
         })
         .collect();
     vsyscall_emulations.sort_by_key(|v| std::cmp::Reverse(v.count));
-    // Only --native-only leaves 32-bit calls out (-a always decodes both).
+    let unattributed: Vec<UnattributedRow> = tally
+        .unrecorded
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(pid, n)| UnattributedRow { pid: *pid, comm: comm_of(*pid), count: *n })
+        .collect();
+    // Only the perf engine's --native-only leaves 32-bit calls out.
     let skipped_compat =
-        !tracer.traces_compat() && arch::HOST_ABI.and_then(Abi::compat).is_some() && !matches!(target, Target::All);
-    let findings = findings(&counts, &vsyscall_emulations, tally, secs, !skipped_compat);
+        !counting.traces_compat() && arch::HOST_ABI.and_then(Abi::compat).is_some() && !matches!(target, Target::All);
+    let exited_rows: Vec<ExitedRow> = exited
+        .iter()
+        .map(|(pid, at)| ExitedRow { pid: *pid, after_ns: at.saturating_duration_since(start).as_nanos() as u64 })
+        .collect();
+    let lost = tally.lost_records;
+    let findings =
+        findings(&counts, &vsyscall_emulations, &unattributed, tally, elapsed.as_secs_f64(), !skipped_compat);
     TraceReport {
         target,
+        engine: counting.kind(),
+        engine_note,
         duration_ns: elapsed.as_nanos() as u64,
         counts,
         vsyscall_emulations,
-        lost_records: tally.lost_records,
-        exit_status,
+        unattributed,
+        lost,
+        unfollowed: tally.unfollowed,
+        exited: exited_rows,
+        command: None,
         interrupted,
         findings,
     }
@@ -442,7 +585,14 @@ fn who(pid: i32, comm: &Option<String>) -> String {
     }
 }
 
-fn findings(counts: &[CountRow], vsyscall: &[VsyscallRow], tally: &Tally, secs: f64, compat: bool) -> Vec<Finding> {
+fn findings(
+    counts: &[CountRow],
+    vsyscall: &[VsyscallRow],
+    unattributed: &[UnattributedRow],
+    tally: &Tally,
+    secs: f64,
+    compat: bool,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in counts {
         // clock_gettime reads as its clock id (as in DESIGN's example); the
@@ -484,25 +634,32 @@ fn findings(counts: &[CountRow], vsyscall: &[VsyscallRow], tally: &Tally, secs: 
             Some("rebuild it against a current libc or runtime: only very old static binaries call the fixed vsyscall addresses".into()),
         ));
     }
-    for (pid, n) in &tally.unrecorded {
+    for u in unattributed {
         out.push(Finding::new(
             Severity::Warn,
             format!(
-                "{}: {} 32-bit clock syscalls lost their sampled record, so the rows above are short by that many",
-                who(*pid, &counts.iter().find(|r| r.pid == *pid).and_then(|r| r.comm.clone())),
-                thousands(*n)
+                "{}: {} 32-bit clock syscalls were counted but their sampled records were lost, so they are not split by clock (the `unattributed` row)",
+                who(u.pid, &u.comm),
+                thousands(u.count)
             ),
-            Some("trace for less time, or fewer processes, to keep the ring buffers from filling".into()),
+            Some("use the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which splits every call in the kernel".into()),
         ));
     }
     if tally.lost_records > 0 {
         out.push(Finding::new(
             Severity::Warn,
+            format!("{} events were lost (BPF: the count map was full; perf: ring buffers overflowed): counts are short by that many", thousands(tally.lost_records)),
+            Some(format!("trace fewer processes (-p) or for less time; the BPF map holds {} rows", crate::measure::bpf::MAX_ROWS)),
+        ));
+    }
+    if tally.unfollowed > 0 {
+        out.push(Finding::new(
+            Severity::Warn,
             format!(
-                "the ring buffers lost {} sampled records: per-clock counts from samples are partial by that much",
-                thousands(tally.lost_records)
+                "{} new processes of the traced tree could not be followed (the traced set was full)",
+                thousands(tally.unfollowed)
             ),
-            Some("trace fewer processes (-p) instead of -a, or for less time".into()),
+            Some(format!("the traced set holds {} processes; trace a smaller tree", crate::measure::bpf::MAX_PROCS)),
         ));
     }
     if tally.scaled {
@@ -570,10 +727,24 @@ impl Render for TraceReport {
             Target::Command { argv, pid } => format!("`{}` (pid {pid})", out.text(&argv.join(" "))),
         };
         let mut s = format!("{target}, {:.2}s\n{t}\n", self.duration_ns as f64 / 1e9);
-        match self.exit_status {
-            Some(ExitStatus::Code(c)) => s += &format!("command exited with status {c}\n"),
-            Some(ExitStatus::Signal(n)) => s += &format!("command was killed by signal {n}\n"),
-            None => {}
+        if let Some(c) = &self.command {
+            match c.exit_status {
+                Some(ExitStatus::Code(code)) => s += &format!("command exited with status {code}\n"),
+                Some(ExitStatus::Signal(n)) => {
+                    s += &format!("command was killed by {} (exit status {})\n", signal_name(n), 128 + n)
+                }
+                None => s += &format!("the command (pid {}) still runs: counting stopped at the deadline\n", c.pid),
+            }
+        }
+        for e in &self.exited {
+            s += &format!(
+                "pid {} exited after {}; its rates are over that time\n",
+                e.pid,
+                crate::output::duration_text(Duration::from_nanos(e.after_ns))
+            );
+        }
+        if let Some(why) = &self.engine_note {
+            s += &format!("engine: perf ({})\n", out.text(why));
         }
         if self.interrupted {
             s += "interrupted: counts cover the time until Ctrl-C\n";
@@ -581,6 +752,11 @@ impl Render for TraceReport {
         s += &out.findings(&self.findings);
         s
     }
+}
+
+/// `SIGSEGV` for 11, else `signal N`.
+fn signal_name(n: i32) -> String {
+    Signal::try_from(n).map_or_else(|_| format!("signal {n}"), |s| s.as_str().to_string())
 }
 
 /// A rate for tables: `81,204`, or one decimal below 10/s.

@@ -2,6 +2,7 @@
 //! Nothing here prints or changes the system.
 
 pub mod auxv;
+pub mod btf;
 pub mod elf;
 pub mod exe;
 pub mod file;

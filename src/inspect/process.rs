@@ -238,6 +238,14 @@ pub fn comm_of(pid: i32) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|c| c.trim_end_matches('\n').to_string())
 }
 
+/// vdsoctl's own effective capabilities (`CapEff` in /proc/self/status),
+/// to name the one a refused operation lacks.
+pub fn own_capabilities() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let hex = status.lines().find_map(|l| l.strip_prefix("CapEff:"))?.trim();
+    u64::from_str_radix(hex, 16).ok()
+}
+
 /// The parent of any task, if it still exists.
 pub fn parent_of(pid: i32) -> Option<i32> {
     parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?).map(|f| f.ppid)

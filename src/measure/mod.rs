@@ -3,6 +3,8 @@
 //! All `unsafe` of the crate lives under `measure::sys`.
 
 pub mod bench;
+pub mod bpf;
+pub mod engine;
 pub mod perf;
 pub mod ring;
 pub mod sys;

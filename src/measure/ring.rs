@@ -88,13 +88,6 @@ impl Ring {
     }
 }
 
-/// Wait until a ring passes its watermark or `timeout_ms` passes.
-pub fn wait_readable(rings: &[Ring], timeout_ms: i32) -> Result<()> {
-    let fds: Vec<BorrowedFd<'_>> = rings.iter().map(Ring::fd).collect();
-    sys::poll_in(&fds, timeout_ms)
-        .map_err(|e| Error::Facility { what: format!("poll on perf ring buffers failed: {e}"), hint: "retry".into() })
-}
-
 fn u16_at(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_ne_bytes(b.get(at..at + 2)?.try_into().ok()?))
 }

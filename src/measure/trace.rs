@@ -50,14 +50,46 @@ pub enum Clock {
     Any,
 }
 
+/// A process name as the kernel keeps it (`comm`, at most 15 bytes).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Comm([u8; 16]);
+
+impl Comm {
+    /// From the kernel's bytes (NUL-padded; at most 16 are kept).
+    pub fn from_bytes(bytes: &[u8]) -> Comm {
+        let mut c = [0u8; 16];
+        let n = bytes.iter().take(15).position(|&b| b == 0).unwrap_or(bytes.len().min(15));
+        c[..n].copy_from_slice(&bytes[..n]);
+        Comm(c)
+    }
+}
+
+impl std::fmt::Display for Comm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let end = self.0.iter().position(|&b| b == 0).unwrap_or(16);
+        f.write_str(&String::from_utf8_lossy(&self.0[..end]))
+    }
+}
+
+impl std::fmt::Debug for Comm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.to_string())
+    }
+}
+
 /// One row of the count table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Key {
     pub pid: i32,
+    /// The thread, when rows are per thread (`--per-thread`).
+    pub tid: Option<i32>,
     /// The ABI the calls were made with (a traced tree may hold both).
     pub abi: Abi,
     pub func: TimeFn,
     pub clock: Clock,
+    /// The process's name when it made the calls (an exec changes it);
+    /// `None` when the engine does not record it per call.
+    pub comm: Option<Comm>,
 }
 
 /// Counts at one moment. Subtract two for an interval.
@@ -73,6 +105,13 @@ pub struct Tally {
     /// Per traced process: sampled syscalls whose record was lost (the
     /// per-syscall split of a compat process is short by this much).
     pub unrecorded: BTreeMap<i32, u64>,
+    /// New processes of a traced tree the engine could not follow (its
+    /// traced set was full).
+    pub unfollowed: u64,
+    /// Parent of each process the engine saw fork.
+    pub parents: BTreeMap<i32, i32>,
+    /// A name for pids whose rows carry none.
+    pub comms: BTreeMap<i32, String>,
 }
 
 impl Tally {
@@ -85,6 +124,9 @@ impl Tally {
             lost_records: self.lost_records.saturating_sub(earlier.lost_records),
             scaled: self.scaled,
             unrecorded: self.unrecorded.iter().map(|(k, v)| (*k, sub(*v, earlier.unrecorded.get(k)))).collect(),
+            unfollowed: self.unfollowed.saturating_sub(earlier.unfollowed),
+            parents: self.parents.clone(),
+            comms: self.comms.clone(),
         }
     }
 }
@@ -158,12 +200,7 @@ impl Events {
 
 /// `nr` of `vsyscall:emulate_vsyscall` (the slot: 0, 1, 2).
 fn vsyscall_fn(nr: u64) -> Option<TimeFn> {
-    match nr {
-        0 => Some(TimeFn::Gettimeofday),
-        1 => Some(TimeFn::Time),
-        2 => Some(TimeFn::Getcpu),
-        _ => None,
-    }
+    arch::vsyscall::SLOTS.get(usize::try_from(nr).ok()?).copied()
 }
 
 /// The clock ids that get a counter of their own.
@@ -236,6 +273,9 @@ pub struct Attach {
     pub inherit: bool,
     /// Arm now, count from the next exec (`trace -- CMD`).
     pub enable_on_exec: bool,
+    /// Open disabled; `Tracer::enable` starts every counter at once, so a
+    /// many-threaded target is not counted thread by thread as they open.
+    pub start_disabled: bool,
 }
 
 impl Tracer {
@@ -324,6 +364,7 @@ impl Tracer {
             filter,
             inherit: how.inherit,
             enable_on_exec: how.enable_on_exec,
+            start_disabled: how.start_disabled,
             ..Default::default()
         };
         let mut opened: Vec<Event> = Vec::new();
@@ -532,7 +573,7 @@ impl Tracer {
         } else {
             Clock::None
         };
-        let key = Key { pid, abi, func, clock };
+        let key = Key { pid, tid: None, abi, func, clock, comm: None };
         *if tree { &mut self.tree_sampled } else { &mut self.sampled }.entry(key).or_default() += 1;
     }
 
@@ -573,6 +614,21 @@ impl Tracer {
         self.abis.get(&pid).copied()
     }
 
+    /// Start every counter opened disabled, back to back.
+    pub fn enable(&self) -> Result<()> {
+        let fail = |e: std::io::Error| Error::Facility {
+            what: format!("cannot enable a perf counter: {e}"),
+            hint: "retry".into(),
+        };
+        for e in &self.counters {
+            crate::measure::sys::perf::enable(e.fd.as_fd()).map_err(fail)?;
+        }
+        for s in &self.sources {
+            crate::measure::sys::perf::enable(s.ring.fd()).map_err(fail)?;
+        }
+        Ok(())
+    }
+
     /// Stop every counter (the final snapshot then sees no more events).
     pub fn disable(&self) {
         for e in &self.counters {
@@ -594,7 +650,9 @@ impl Tracer {
             let r: Reading = perf::read_fd(e.fd.as_fd())?;
             match e.slot {
                 Slot::Count(f, clock) => {
-                    *t.counts.entry(Key { pid: e.pid, abi: self.events.host, func: f, clock }).or_default() += r.value
+                    *t.counts
+                        .entry(Key { pid: e.pid, tid: None, abi: self.events.host, func: f, clock, comm: None })
+                        .or_default() += r.value
                 }
                 // Bound to one CPU each, these run only while the task is on
                 // that CPU: running < enabled there is not multiplexing.
@@ -679,7 +737,8 @@ mod tests {
 
     #[test]
     fn interval_subtraction() {
-        let k = Key { pid: 1, abi: Abi::X86_64, func: TimeFn::ClockGettime, clock: Clock::Id(4) };
+        let k =
+            Key { pid: 1, tid: None, abi: Abi::X86_64, func: TimeFn::ClockGettime, clock: Clock::Id(4), comm: None };
         let mut a = Tally::default();
         a.counts.insert(k, 10);
         let mut b = a.clone();

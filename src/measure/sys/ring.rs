@@ -93,7 +93,7 @@ pub fn page_size() -> usize {
 
 /// Wait until one of `fds` is readable (a ring passed its watermark) or
 /// `timeout_ms` passes. EINTR counts as a timeout.
-pub fn poll_in(fds: &[BorrowedFd<'_>], timeout_ms: i32) -> io::Result<()> {
+pub fn poll_in(fds: &[BorrowedFd<'_>], timeout_ms: i32) -> io::Result<bool> {
     let mut pfds: Vec<libc::pollfd> =
         fds.iter().map(|fd| libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
     // SAFETY: `pfds` is a valid array of `pfds.len()` pollfd structs.
@@ -103,6 +103,7 @@ pub fn poll_in(fds: &[BorrowedFd<'_>], timeout_ms: i32) -> io::Result<()> {
         if e.kind() != io::ErrorKind::Interrupted {
             return Err(e);
         }
+        return Ok(false);
     }
-    Ok(())
+    Ok(rc > 0)
 }

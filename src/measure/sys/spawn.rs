@@ -107,3 +107,15 @@ impl Gated {
         Ok(())
     }
 }
+
+/// pidfd_open(2): a descriptor that polls readable once the process has
+/// exited, so a watcher can block on it instead of polling /proc.
+pub fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+    let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just returned `rc` as a new descriptor nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(rc as i32) })
+}

@@ -1,0 +1,215 @@
+//! A typed eBPF instruction builder with labels, the way the kernel's own
+//! samples and selftests write small programs (`tools/include/linux/filter.h`):
+//! no compiler, no object file, no new build-time tool.
+//! Encoding: <https://docs.kernel.org/bpf/standardization/instruction-set.html>.
+
+use std::collections::HashMap;
+
+/// A register: R0 return value, R1–R5 arguments (clobbered by calls),
+/// R6–R9 callee-saved, R10 the read-only frame pointer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reg(pub u8);
+
+pub const R0: Reg = Reg(0);
+pub const R1: Reg = Reg(1);
+pub const R2: Reg = Reg(2);
+pub const R3: Reg = Reg(3);
+pub const R4: Reg = Reg(4);
+pub const R5: Reg = Reg(5);
+pub const R6: Reg = Reg(6);
+pub const R7: Reg = Reg(7);
+pub const R8: Reg = Reg(8);
+pub const R9: Reg = Reg(9);
+pub const FP: Reg = Reg(10);
+
+/// Access sizes.
+#[derive(Debug, Clone, Copy)]
+pub enum Size {
+    W = 0x00,
+    Dw = 0x18,
+}
+
+const LD: u8 = 0x00;
+const LDX: u8 = 0x01;
+const ST: u8 = 0x02;
+const STX: u8 = 0x03;
+const JMP: u8 = 0x05;
+const ALU64: u8 = 0x07;
+const MEM: u8 = 0x60;
+const IMM: u8 = 0x00;
+const K: u8 = 0x00;
+const X: u8 = 0x08;
+
+/// ALU operations used here.
+#[derive(Debug, Clone, Copy)]
+pub enum Alu {
+    Add = 0x00,
+    And = 0x50,
+    Lsh = 0x60,
+    Rsh = 0x70,
+    Mov = 0xb0,
+    Arsh = 0xc0,
+}
+
+/// Conditional jumps used here.
+#[derive(Debug, Clone, Copy)]
+pub enum Cond {
+    Eq = 0x10,
+    Ne = 0x50,
+}
+
+/// Kernel helper functions by their stable ids (`enum bpf_func_id`).
+#[derive(Debug, Clone, Copy)]
+pub enum Helper {
+    MapLookupElem = 1,
+    MapUpdateElem = 2,
+    GetCurrentPidTgid = 14,
+    GetCurrentTaskBtf = 158,
+}
+
+/// `src_reg` value marking a 64-bit immediate as a map fd.
+const PSEUDO_MAP_FD: u8 = 1;
+
+fn encode(code: u8, dst: Reg, src: Reg, off: i16, imm: i32) -> u64 {
+    u64::from(code)
+        | u64::from(dst.0 & 0xf) << 8
+        | u64::from(src.0 & 0xf) << 12
+        | u64::from(off as u16) << 16
+        | u64::from(imm as u32) << 32
+}
+
+/// A program being assembled; jumps name labels resolved by `finish`.
+#[derive(Debug, Default)]
+pub struct Asm {
+    insns: Vec<u64>,
+    labels: HashMap<String, usize>,
+    /// (instruction index, label) of jumps to patch.
+    fixups: Vec<(usize, String)>,
+}
+
+impl Asm {
+    pub fn new() -> Asm {
+        Asm::default()
+    }
+
+    fn push(&mut self, insn: u64) -> &mut Asm {
+        self.insns.push(insn);
+        self
+    }
+
+    /// `dst op= imm` (64-bit).
+    pub fn alu_imm(&mut self, op: Alu, dst: Reg, imm: i32) -> &mut Asm {
+        self.push(encode(ALU64 | op as u8 | K, dst, R0, 0, imm))
+    }
+
+    /// `dst op= src` (64-bit).
+    pub fn alu_reg(&mut self, op: Alu, dst: Reg, src: Reg) -> &mut Asm {
+        self.push(encode(ALU64 | op as u8 | X, dst, src, 0, 0))
+    }
+
+    /// `dst = imm`.
+    pub fn mov_imm(&mut self, dst: Reg, imm: i32) -> &mut Asm {
+        self.alu_imm(Alu::Mov, dst, imm)
+    }
+
+    /// `dst = src`.
+    pub fn mov(&mut self, dst: Reg, src: Reg) -> &mut Asm {
+        self.alu_reg(Alu::Mov, dst, src)
+    }
+
+    /// `dst = *(size *)(src + off)`.
+    pub fn load(&mut self, size: Size, dst: Reg, src: Reg, off: i16) -> &mut Asm {
+        self.push(encode(LDX | MEM | size as u8, dst, src, off, 0))
+    }
+
+    /// `*(size *)(dst + off) = src`.
+    pub fn store(&mut self, size: Size, dst: Reg, off: i16, src: Reg) -> &mut Asm {
+        self.push(encode(STX | MEM | size as u8, dst, src, off, 0))
+    }
+
+    /// `*(size *)(dst + off) = imm`.
+    pub fn store_imm(&mut self, size: Size, dst: Reg, off: i16, imm: i32) -> &mut Asm {
+        self.push(encode(ST | MEM | size as u8, dst, R0, off, imm))
+    }
+
+    /// `dst = map` (a 64-bit immediate the kernel turns into the map's address).
+    pub fn load_map(&mut self, dst: Reg, map_fd: i32) -> &mut Asm {
+        self.push(encode(LD | IMM | Size::Dw as u8, dst, Reg(PSEUDO_MAP_FD), 0, map_fd));
+        self.push(0)
+    }
+
+    /// `if dst <cond> imm goto label`.
+    pub fn jump_imm(&mut self, cond: Cond, dst: Reg, imm: i32, label: &str) -> &mut Asm {
+        self.fixups.push((self.insns.len(), label.to_string()));
+        self.push(encode(JMP | cond as u8 | K, dst, R0, 0, imm))
+    }
+
+    /// `if dst <cond> src goto label`.
+    pub fn jump_reg(&mut self, cond: Cond, dst: Reg, src: Reg, label: &str) -> &mut Asm {
+        self.fixups.push((self.insns.len(), label.to_string()));
+        self.push(encode(JMP | cond as u8 | X, dst, src, 0, 0))
+    }
+
+    /// `goto label`.
+    pub fn goto(&mut self, label: &str) -> &mut Asm {
+        self.fixups.push((self.insns.len(), label.to_string()));
+        self.push(encode(JMP, R0, R0, 0, 0))
+    }
+
+    /// Call a kernel helper (arguments in R1–R5, result in R0).
+    pub fn call(&mut self, helper: Helper) -> &mut Asm {
+        self.push(encode(JMP | 0x80, R0, R0, 0, helper as i32))
+    }
+
+    /// `return R0`.
+    pub fn exit(&mut self) -> &mut Asm {
+        self.push(encode(JMP | 0x90, R0, R0, 0, 0))
+    }
+
+    /// Mark the next instruction as `label`.
+    pub fn label(&mut self, label: &str) -> &mut Asm {
+        self.labels.insert(label.to_string(), self.insns.len());
+        self
+    }
+
+    /// Resolve the jumps; `None` names a label that was never placed or a
+    /// jump out of `i16` range (a bug in the program generator).
+    pub fn finish(mut self) -> Result<Vec<u64>, String> {
+        for (at, label) in &self.fixups {
+            let target = *self.labels.get(label).ok_or_else(|| format!("no label {label}"))?;
+            let off = i16::try_from(target as i64 - *at as i64 - 1).map_err(|_| format!("jump to {label} too far"))?;
+            let insn = &mut self.insns[*at];
+            *insn = (*insn & !(0xffff << 16)) | u64::from(off as u16) << 16;
+        }
+        Ok(self.insns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_like_the_kernel_macros() {
+        let mut a = Asm::new();
+        // BPF_MOV64_IMM(BPF_REG_0, 0) = b7 00 0000 00000000; BPF_EXIT_INSN() = 95.
+        a.mov_imm(R0, 0).exit();
+        assert_eq!(a.finish().unwrap(), vec![0xb7, 0x95]);
+        // BPF_LDX_MEM(BPF_DW, R7, R6, 8) = 79 67 0800 00000000.
+        let mut a = Asm::new();
+        a.load(Size::Dw, R7, R6, 8);
+        assert_eq!(a.finish().unwrap(), vec![0x0008_6779]);
+    }
+
+    #[test]
+    fn jumps_resolve_to_labels_forward_and_back() {
+        let mut a = Asm::new();
+        a.label("top").jump_imm(Cond::Eq, R1, 5, "out").goto("top").label("out").exit();
+        let p = a.finish().unwrap();
+        assert_eq!((p[0] >> 16) as u16 as i16, 1);
+        assert_eq!((p[1] >> 16) as u16 as i16, -2);
+        let mut a = Asm::new();
+        a.goto("nowhere");
+        assert!(a.finish().is_err());
+    }
+}

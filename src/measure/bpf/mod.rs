@@ -1,0 +1,568 @@
+//! The in-kernel trace engine: BPF programs on the `sys_enter` raw
+//! tracepoint (`tp_btf`) count clock syscalls in a per-CPU hash keyed by
+//! (process, ABI, function, clock id, comm), so nothing is sampled, nothing
+//! is lost to a ring buffer, and 32-bit tasks are split as exactly as 64-bit
+//! ones. Measured (`../shared/TRACE-ENGINE.md`, scripts/bench-trace.sh): the
+//! cost of perf stat's single filtered counter with the full split, ~ms of
+//! fixed cost, no RCU grace period at exit.
+//!
+//! Programs:
+//! - `sys_enter`: the clock syscalls of both ABIs. The ABI is the task's
+//!   `thread_info.status & TS_COMPAT` (exact, also for `int 0x80` from
+//!   64-bit code); the clock id comes from the ABI's first-argument register.
+//!   Rows carry the process name (its group leader's comm) at the time of
+//!   the call, so a shell that execs a program gives two rows.
+//! - `sched_process_fork`: a traced tree's new processes join the traced
+//!   set with their root and parent (`-a`: every new process's parent, in an
+//!   LRU map, for the ppid column of short-lived processes).
+//! - `vsyscall:emulate_vsyscall` (x86_64): calls into the legacy page,
+//!   which fire no syscall tracepoint.
+//!
+//! Bounds: `MAX_ROWS` count rows and `MAX_PROCS` traced processes. An
+//! insert the kernel refused is counted (`stats[REFUSED]`) and reported as
+//! `lost`, never silently dropped. Offsets and attach points come from
+//! `/sys/kernel/btf/vmlinux`; a kernel without BTF (or `tp_btf`, < 5.5)
+//! gets the perf engine instead.
+
+pub mod insn;
+
+use crate::arch::{self, Abi, TimeFn};
+use crate::error::{Error, Result};
+use crate::inspect::btf::Btf;
+use crate::measure::sys::bpf as sys;
+use crate::measure::trace::{Clock, Key, Tally};
+use insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+
+/// Count rows the kernel map holds at most (processes × functions × clock ids).
+pub const MAX_ROWS: u32 = 16_384;
+/// Processes a traced tree may hold at once (and parents `-a` remembers).
+pub const MAX_PROCS: u32 = 32_768;
+
+const MAP_HASH: u32 = 1;
+const MAP_PERCPU_HASH: u32 = 5;
+const MAP_PERCPU_ARRAY: u32 = 6;
+const MAP_LRU_HASH: u32 = 9;
+const PROG_TRACING: u32 = 26;
+const ATTACH_TRACE_RAW_TP: u32 = 23;
+const NOEXIST: i32 = 1;
+
+/// `stats` slots: count-row inserts the kernel refused (map full), and new
+/// processes of a traced tree that could not join the traced set.
+const REFUSED: u32 = 0;
+const UNFOLLOWED: u32 = 1;
+
+/// ABI codes in a key.
+const ABI_NATIVE: u8 = 0;
+const ABI_COMPAT: u8 = 1;
+const ABI_VSYSCALL: u8 = 2;
+
+/// Key layout (32 bytes): tgid u32 | tid u32 (0 unless per thread) |
+/// abi u8, function u8, has_clock u8, pad u8 | clock id i32 | comm [u8; 16].
+const KEY_SIZE: usize = 32;
+/// Stack slots (offsets from the frame pointer).
+const KEY: i16 = -32;
+const VALUE: i16 = -40;
+const SMALL: i16 = -48;
+
+/// Function codes in a key: the index in this table.
+const FUNCTIONS: [TimeFn; 7] = [
+    TimeFn::ClockGettime,
+    TimeFn::ClockGettime64,
+    TimeFn::Gettimeofday,
+    TimeFn::Time,
+    TimeFn::ClockGetres,
+    TimeFn::ClockGetresTime64,
+    TimeFn::Getcpu,
+];
+
+fn fn_code(f: TimeFn) -> u8 {
+    FUNCTIONS.iter().position(|g| *g == f).unwrap_or(0) as u8
+}
+
+/// The word at key offset 8: ABI, function, whether a clock id follows.
+fn key_word(abi: u8, f: TimeFn) -> i32 {
+    i32::from(abi) | i32::from(fn_code(f)) << 8 | i32::from(u8::from(f.takes_clock())) << 16
+}
+
+/// Which processes are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every process on the host but vdsoctl.
+    All,
+    /// The processes added with `add_root` and every process they fork.
+    Trees,
+}
+
+/// Offsets and attach points read from the kernel's BTF.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    sys_enter: u32,
+    fork: u32,
+    vsyscall: Option<u32>,
+    arg0_native: i16,
+    arg0_compat: i16,
+    status: i16,
+    compat_bit: i32,
+    group_leader: i16,
+    comm: i16,
+    pid: i16,
+    tgid: i16,
+}
+
+impl Layout {
+    fn read() -> Result<Layout> {
+        let entry = arch::SYSCALL_ENTRY.ok_or_else(|| Error::Facility {
+            what: "the BPF engine does not know this architecture's syscall entry".into(),
+            hint: "use `--engine perf`".into(),
+        })?;
+        let btf = Btf::vmlinux()?;
+        let missing = |what: &str| Error::Facility {
+            what: format!("the kernel's BTF has no {what}"),
+            hint: "use `--engine perf` (BPF tp_btf needs Linux 5.5+ with CONFIG_DEBUG_INFO_BTF)".into(),
+        };
+        let off = |s: &str, path: &[&str]| -> Result<i16> {
+            btf.offset_of(s, path)
+                .and_then(|o| i16::try_from(o).ok())
+                .ok_or_else(|| missing(&format!("{s}.{}", path.join("."))))
+        };
+        Ok(Layout {
+            sys_enter: btf.typedef_id("btf_trace_sys_enter").ok_or_else(|| missing("btf_trace_sys_enter"))?,
+            fork: btf
+                .typedef_id("btf_trace_sched_process_fork")
+                .ok_or_else(|| missing("btf_trace_sched_process_fork"))?,
+            vsyscall: btf.typedef_id("btf_trace_emulate_vsyscall"),
+            arg0_native: off("pt_regs", &[entry.arg0_native])?,
+            arg0_compat: off("pt_regs", &[entry.arg0_compat])?,
+            status: off("task_struct", &["thread_info", "status"])?,
+            compat_bit: entry.compat_status_bit as i32,
+            group_leader: off("task_struct", &["group_leader"])?,
+            comm: off("task_struct", &["comm"])?,
+            pid: off("task_struct", &["pid"])?,
+            tgid: off("task_struct", &["tgid"])?,
+        })
+    }
+}
+
+/// The maps the programs share.
+#[derive(Debug)]
+struct Maps {
+    counts: OwnedFd,
+    procs: OwnedFd,
+    stats: OwnedFd,
+}
+
+/// Loaded programs, attached or not, and the maps they count into.
+#[derive(Debug)]
+pub struct BpfTracer {
+    maps: Maps,
+    progs: Vec<OwnedFd>,
+    links: Vec<OwnedFd>,
+    scope: Scope,
+    cpus: usize,
+    host: Abi,
+    own_tgid: u32,
+}
+
+impl BpfTracer {
+    /// Create the maps and load the programs for `scope` (nothing counts
+    /// until `attach`). Rows are per thread with `per_thread`.
+    pub fn load(scope: Scope, per_thread: bool) -> Result<BpfTracer> {
+        let host = arch::HOST_ABI.ok_or_else(|| Error::Facility {
+            what: "`trace` does not know this architecture's syscall numbers".into(),
+            hint: "run on x86_64".into(),
+        })?;
+        let layout = Layout::read()?;
+        let cpus = possible_cpus()?;
+        let map = |spec: sys::MapSpec<'_>| sys::map_create(&spec).map_err(|e| refused("create a BPF map", e));
+        let maps = Maps {
+            counts: map(sys::MapSpec {
+                map_type: MAP_PERCPU_HASH,
+                key_size: KEY_SIZE as u32,
+                value_size: 8,
+                max_entries: MAX_ROWS,
+                flags: 0,
+                name: "vdsoctl_counts",
+            })?,
+            procs: map(sys::MapSpec {
+                map_type: if scope == Scope::All { MAP_LRU_HASH } else { MAP_HASH },
+                key_size: 4,
+                value_size: 8,
+                max_entries: MAX_PROCS,
+                flags: 0,
+                name: "vdsoctl_procs",
+            })?,
+            stats: map(sys::MapSpec {
+                map_type: MAP_PERCPU_ARRAY,
+                key_size: 4,
+                value_size: 8,
+                max_entries: 2,
+                flags: 0,
+                name: "vdsoctl_stats",
+            })?,
+        };
+        let own_tgid = std::process::id();
+        let gen = Generator { layout, maps: &maps, scope, per_thread, host, own_tgid };
+        let mut progs = vec![
+            load_prog("vdsoctl_enter", layout.sys_enter, gen.sys_enter())?,
+            load_prog("vdsoctl_fork", layout.fork, gen.fork())?,
+        ];
+        if let Some(id) = layout.vsyscall {
+            progs.push(load_prog("vdsoctl_vsys", id, gen.vsyscall())?);
+        }
+        Ok(BpfTracer { maps, progs, links: Vec::new(), scope, cpus, host, own_tgid })
+    }
+
+    /// Count `tgid` and everything it forks from now on (`Scope::Trees`).
+    pub fn add_root(&self, tgid: i32, ppid: Option<i32>) -> Result<()> {
+        let value = [(tgid as u32).to_ne_bytes(), (ppid.unwrap_or(0) as u32).to_ne_bytes()].concat();
+        sys::map_update(self.maps.procs.as_fd(), &(tgid as u32).to_ne_bytes(), &value, 0)
+            .map_err(|e| refused("add a process to the traced set", e))
+    }
+
+    /// Start counting: attach every program (a link each).
+    pub fn attach(&mut self) -> Result<()> {
+        for p in &self.progs {
+            self.links.push(sys::raw_tracepoint_open(p.as_fd()).map_err(|e| refused("attach a BPF program", e))?);
+        }
+        Ok(())
+    }
+
+    /// Stop counting: closing a link detaches its program in well under a
+    /// millisecond (a perf tracepoint event waits for RCU grace periods).
+    pub fn detach(&mut self) {
+        self.links.clear();
+    }
+
+    /// Whether `attach` ran and `detach` did not.
+    pub fn attached(&self) -> bool {
+        !self.links.is_empty()
+    }
+
+    /// Read every row summed over CPUs.
+    pub fn snapshot(&self) -> Result<Tally> {
+        let mut tally = Tally::default();
+        let mut value = vec![0u8; 8 * self.cpus];
+        let read_err = |e: io::Error| Error::Facility {
+            what: format!("cannot read a BPF map: {e}"),
+            hint: "retry; report it if it persists".into(),
+        };
+        let mut key = [0u8; KEY_SIZE];
+        let mut prev: Option<[u8; KEY_SIZE]> = None;
+        // A map under concurrent inserts may restart its walk; bound it.
+        for _ in 0..=MAX_ROWS {
+            if !sys::map_next_key(self.maps.counts.as_fd(), prev.as_ref().map(|k| &k[..]), &mut key)
+                .map_err(read_err)?
+            {
+                break;
+            }
+            if sys::map_lookup(self.maps.counts.as_fd(), &key, &mut value).map_err(read_err)? {
+                let n = sum_per_cpu(&value);
+                self.add_row(&mut tally, &key, n);
+            }
+            prev = Some(key);
+        }
+        let mut stats = vec![0u8; 8 * self.cpus];
+        for (slot, field) in [(REFUSED, 0), (UNFOLLOWED, 1)] {
+            if sys::map_lookup(self.maps.stats.as_fd(), &slot.to_ne_bytes(), &mut stats).map_err(read_err)? {
+                let n = sum_per_cpu(&stats);
+                if field == 0 {
+                    tally.lost_records += n;
+                } else {
+                    tally.unfollowed += n;
+                }
+            }
+        }
+        // Parents of the processes seen (the traced set or, for -a, forks).
+        let pids: Vec<i32> = tally.counts.keys().map(|k| k.pid).chain(tally.vsyscall.keys().map(|k| k.0)).collect();
+        let mut info = [0u8; 8];
+        for pid in pids {
+            if tally.parents.contains_key(&pid) {
+                continue;
+            }
+            if let Ok(true) = sys::map_lookup(self.maps.procs.as_fd(), &(pid as u32).to_ne_bytes(), &mut info) {
+                let ppid = u32::from_ne_bytes([info[4], info[5], info[6], info[7]]) as i32;
+                if ppid > 0 {
+                    tally.parents.insert(pid, ppid);
+                }
+            }
+        }
+        Ok(tally)
+    }
+
+    fn add_row(&self, tally: &mut Tally, key: &[u8; KEY_SIZE], n: u64) {
+        let word = |o: usize| u32::from_ne_bytes([key[o], key[o + 1], key[o + 2], key[o + 3]]);
+        let (tgid, tid) = (word(0) as i32, word(4) as i32);
+        let (abi, func, has_clock) = (key[8], key[9], key[10]);
+        let Some(func) = FUNCTIONS.get(func as usize).copied() else { return };
+        let comm = crate::measure::trace::Comm::from_bytes(&key[16..32]);
+        if abi == ABI_VSYSCALL {
+            *tally.vsyscall.entry((tgid, func)).or_default() += n;
+            tally.comms.entry(tgid).or_insert_with(|| comm.to_string());
+            return;
+        }
+        let abi = if abi == ABI_COMPAT { self.host.compat().unwrap_or(self.host) } else { self.host };
+        let clock = if has_clock == 1 { Clock::Id(i64::from(word(12) as i32)) } else { Clock::None };
+        let key = Key { pid: tgid, tid: (tid != 0).then_some(tid), abi, func, clock, comm: Some(comm) };
+        *tally.counts.entry(key).or_default() += n;
+    }
+
+    /// Which processes this tracer counts.
+    pub fn scope(&self) -> Scope {
+        self.scope
+    }
+
+    /// vdsoctl's own process, never counted.
+    pub fn own_tgid(&self) -> u32 {
+        self.own_tgid
+    }
+}
+
+fn sum_per_cpu(value: &[u8]) -> u64 {
+    value.chunks_exact(8).map(|c| u64::from_ne_bytes(c.try_into().unwrap_or([0; 8]))).fold(0u64, u64::wrapping_add)
+}
+
+/// Number of possible CPUs: a per-CPU map value holds one slot for each.
+fn possible_cpus() -> Result<usize> {
+    let path = "/sys/devices/system/cpu/possible";
+    let text = std::fs::read_to_string(path).map_err(|e| Error::from_io(path, e, "is sysfs mounted?"))?;
+    crate::measure::trace::parse_cpu_list(&text)
+        .and_then(|c| c.iter().max().map(|m| *m as usize + 1))
+        .ok_or_else(|| Error::malformed(path, text.trim()))
+}
+
+/// A refused bpf(2) step, worded with the capability that is missing.
+fn refused(step: &str, e: io::Error) -> Error {
+    let caps = crate::inspect::process::own_capabilities();
+    let lacking: Vec<&str> = [(39, "CAP_BPF"), (38, "CAP_PERFMON")]
+        .into_iter()
+        .filter(|(bit, _)| caps.is_some_and(|c| c & (1u64 << bit) == 0) && caps.is_some_and(|c| c & (1 << 21) == 0))
+        .map(|(_, name)| name)
+        .collect();
+    match e.raw_os_error() {
+        Some(libc::EPERM) | Some(libc::EACCES) if !lacking.is_empty() => Error::Facility {
+            what: format!("BPF refused to {step}: {} missing", lacking.join(" and ")),
+            hint: "run as root, or grant CAP_BPF and CAP_PERFMON (`setpriv --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon vdsoctl ...`, systemd AmbientCapabilities=)".into(),
+        },
+        Some(libc::ENOSYS) => Error::Facility {
+            what: "bpf(2) is not available: the kernel lacks CONFIG_BPF_SYSCALL or seccomp blocks it".into(),
+            hint: "use `--engine perf`, or allow bpf(2) in the container's seccomp profile".into(),
+        },
+        _ => Error::Facility {
+            what: format!("BPF refused to {step}: {}", crate::error::errno_text(&e)),
+            hint: "use `--engine perf`; a kernel older than 5.11 or a locked-down one may refuse tp_btf programs".into(),
+        },
+    }
+}
+
+fn load_prog(name: &str, attach_btf_id: u32, insns: std::result::Result<Vec<u64>, String>) -> Result<OwnedFd> {
+    let insns = insns.map_err(|why| Error::Facility {
+        what: format!("BPF program {name} could not be assembled: {why}"),
+        hint: "report it: this is a bug in vdsoctl".into(),
+    })?;
+    let spec = sys::ProgSpec {
+        prog_type: PROG_TRACING,
+        insns: &insns,
+        expected_attach_type: ATTACH_TRACE_RAW_TP,
+        attach_btf_id,
+        name,
+    };
+    let mut log = vec![0u8; 1 << 16];
+    sys::prog_load(&spec, &mut log).map_err(|e| {
+        let text = String::from_utf8_lossy(&log);
+        let last = text.trim_end_matches('\0').lines().rfind(|l| !l.trim().is_empty()).unwrap_or("").to_string();
+        if last.is_empty() {
+            refused(&format!("load {name}"), e)
+        } else {
+            Error::Facility {
+                what: format!("the BPF verifier rejected {name}: {last}"),
+                hint: "use `--engine perf`, and report the kernel version".into(),
+            }
+        }
+    })
+}
+
+/// Writes the programs for one layout, scope and map set.
+struct Generator<'a> {
+    layout: Layout,
+    maps: &'a Maps,
+    scope: Scope,
+    per_thread: bool,
+    host: Abi,
+    own_tgid: u32,
+}
+
+impl Generator<'_> {
+    fn fd(map: &OwnedFd) -> i32 {
+        map.as_raw_fd()
+    }
+
+    /// `*(u64 *)R0 += 1`.
+    fn bump(a: &mut Asm) {
+        a.load(Size::Dw, R1, R0, 0).alu_imm(Alu::Add, R1, 1).store(Size::Dw, R0, 0, R1);
+    }
+
+    /// `stats[slot] += 1`.
+    fn count_stat(&self, a: &mut Asm, slot: u32) {
+        a.store_imm(Size::W, FP, SMALL, slot as i32)
+            .load_map(R1, Self::fd(&self.maps.stats))
+            .mov(R2, FP)
+            .alu_imm(Alu::Add, R2, i32::from(SMALL))
+            .call(Helper::MapLookupElem)
+            .jump_imm(Cond::Eq, R0, 0, "out");
+        Self::bump(a);
+    }
+
+    /// Zero the key on the stack.
+    fn zero_key(a: &mut Asm) {
+        for i in 0..4 {
+            a.store_imm(Size::Dw, FP, KEY + 8 * i, 0);
+        }
+    }
+
+    /// The shared tail: with R4 holding the key word (and the clock id
+    /// stored), R9 the current task: fill pid, check the traced set, copy the
+    /// comm, count.
+    fn count_tail(&self, a: &mut Asm) {
+        a.store(Size::W, FP, KEY + 8, R4);
+        a.call(Helper::GetCurrentPidTgid).mov(R1, R0).alu_imm(Alu::Rsh, R1, 32);
+        a.jump_imm(Cond::Eq, R1, self.own_tgid as i32, "out");
+        a.store(Size::W, FP, KEY, R1);
+        if self.per_thread {
+            a.store(Size::W, FP, KEY + 4, R0);
+        }
+        if self.scope == Scope::Trees {
+            a.store(Size::W, FP, SMALL, R1)
+                .load_map(R1, Self::fd(&self.maps.procs))
+                .mov(R2, FP)
+                .alu_imm(Alu::Add, R2, i32::from(SMALL))
+                .call(Helper::MapLookupElem)
+                .jump_imm(Cond::Eq, R0, 0, "out");
+        }
+        // The process's name: its group leader's comm, at this moment.
+        a.load(Size::Dw, R1, R9, self.layout.group_leader)
+            .load(Size::Dw, R2, R1, self.layout.comm)
+            .store(Size::Dw, FP, KEY + 16, R2)
+            .load(Size::Dw, R2, R1, self.layout.comm + 8)
+            .store(Size::Dw, FP, KEY + 24, R2);
+        let lookup = |a: &mut Asm, label: &str| {
+            a.load_map(R1, Self::fd(&self.maps.counts))
+                .mov(R2, FP)
+                .alu_imm(Alu::Add, R2, i32::from(KEY))
+                .call(Helper::MapLookupElem)
+                .jump_imm(Cond::Eq, R0, 0, label);
+            Self::bump(a);
+            a.goto("out");
+        };
+        lookup(a, "insert");
+        a.label("insert")
+            .store_imm(Size::Dw, FP, VALUE, 1)
+            .load_map(R1, Self::fd(&self.maps.counts))
+            .mov(R2, FP)
+            .alu_imm(Alu::Add, R2, i32::from(KEY))
+            .mov(R3, FP)
+            .alu_imm(Alu::Add, R3, i32::from(VALUE))
+            .mov_imm(R4, NOEXIST)
+            .call(Helper::MapUpdateElem)
+            .jump_imm(Cond::Eq, R0, 0, "out");
+        // Another CPU inserted the same row meanwhile (EEXIST), or the map is full.
+        lookup(a, "refused");
+        a.label("refused");
+        self.count_stat(a, REFUSED);
+        a.label("out").mov_imm(R0, 0).exit();
+    }
+
+    /// `tp_btf/sys_enter(struct pt_regs *regs, long id)`.
+    fn sys_enter(&self) -> std::result::Result<Vec<u64>, String> {
+        let l = self.layout;
+        let native = self.host.clock_syscalls();
+        let compat = self.host.compat().map_or(&[][..], Abi::clock_syscalls);
+        let mut a = Asm::new();
+        a.mov(R6, R1).load(Size::Dw, R7, R6, 8);
+        // Every other syscall leaves after these compares: the tax on them.
+        let mut all: Vec<i64> = native.iter().chain(compat).map(|(_, n)| *n).collect();
+        all.sort_unstable();
+        all.dedup();
+        for n in &all {
+            a.jump_imm(Cond::Eq, R7, *n as i32, "clock");
+        }
+        a.mov_imm(R0, 0).exit();
+        a.label("clock").call(Helper::GetCurrentTaskBtf).mov(R9, R0);
+        a.load(Size::Dw, R8, R6, 0);
+        Self::zero_key(&mut a);
+        a.load(Size::W, R2, R9, l.status).alu_imm(Alu::And, R2, l.compat_bit);
+        a.jump_imm(Cond::Ne, R2, 0, "compat");
+        a.load(Size::Dw, R3, R8, l.arg0_native);
+        for (f, n) in native {
+            a.jump_imm(Cond::Ne, R7, *n as i32, &format!("n{n}")).mov_imm(R4, key_word(ABI_NATIVE, *f)).goto("have");
+            a.label(&format!("n{n}"));
+        }
+        a.goto("out");
+        a.label("compat").load(Size::Dw, R3, R8, l.arg0_compat);
+        for (f, n) in compat {
+            a.jump_imm(Cond::Ne, R7, *n as i32, &format!("c{n}")).mov_imm(R4, key_word(ABI_COMPAT, *f)).goto("have");
+            a.label(&format!("c{n}"));
+        }
+        a.goto("out");
+        // clockid_t is an int in both ABIs: the low 32 bits, sign-extended.
+        a.label("have").mov(R5, R4).alu_imm(Alu::And, R5, 1 << 16).jump_imm(Cond::Eq, R5, 0, "tail");
+        a.alu_imm(Alu::Lsh, R3, 32).alu_imm(Alu::Arsh, R3, 32).store(Size::W, FP, KEY + 12, R3);
+        a.label("tail");
+        self.count_tail(&mut a);
+        a.finish()
+    }
+
+    /// `tp_btf/emulate_vsyscall(int nr)`: 0 gettimeofday, 1 time, 2 getcpu.
+    fn vsyscall(&self) -> std::result::Result<Vec<u64>, String> {
+        let mut a = Asm::new();
+        a.load(Size::Dw, R7, R1, 0);
+        a.call(Helper::GetCurrentTaskBtf).mov(R9, R0);
+        Self::zero_key(&mut a);
+        for (nr, f) in arch::vsyscall::SLOTS.iter().enumerate() {
+            a.jump_imm(Cond::Ne, R7, nr as i32, &format!("v{nr}")).mov_imm(R4, key_word(ABI_VSYSCALL, *f)).goto("tail");
+            a.label(&format!("v{nr}"));
+        }
+        a.goto("out");
+        a.label("tail");
+        self.count_tail(&mut a);
+        a.finish()
+    }
+
+    /// `tp_btf/sched_process_fork(struct task_struct *parent, struct task_struct *child)`.
+    fn fork(&self) -> std::result::Result<Vec<u64>, String> {
+        let l = self.layout;
+        let mut a = Asm::new();
+        a.mov(R6, R1).load(Size::Dw, R7, R6, 8).load(Size::Dw, R8, R6, 0);
+        // A new thread shares its creator's tgid: nothing to do.
+        a.load(Size::W, R1, R7, l.pid).load(Size::W, R2, R7, l.tgid).jump_reg(Cond::Ne, R1, R2, "out");
+        // Key: the child's tgid; value: (root, parent's tgid).
+        a.store(Size::W, FP, -16, R2);
+        a.load(Size::W, R3, R8, l.tgid).store(Size::W, FP, -4, R3);
+        if self.scope == Scope::Trees {
+            a.store(Size::W, FP, -12, R3)
+                .load_map(R1, Self::fd(&self.maps.procs))
+                .mov(R2, FP)
+                .alu_imm(Alu::Add, R2, -12)
+                .call(Helper::MapLookupElem)
+                .jump_imm(Cond::Eq, R0, 0, "out")
+                .load(Size::W, R1, R0, 0)
+                .store(Size::W, FP, -8, R1);
+        } else {
+            a.store(Size::W, FP, -8, R2);
+        }
+        a.load_map(R1, Self::fd(&self.maps.procs))
+            .mov(R2, FP)
+            .alu_imm(Alu::Add, R2, -16)
+            .mov(R3, FP)
+            .alu_imm(Alu::Add, R3, -8)
+            .mov_imm(R4, 0)
+            .call(Helper::MapUpdateElem)
+            .jump_imm(Cond::Eq, R0, 0, "out");
+        if self.scope == Scope::Trees {
+            self.count_stat(&mut a, UNFOLLOWED);
+        }
+        a.label("out").mov_imm(R0, 0).exit();
+        a.finish()
+    }
+}

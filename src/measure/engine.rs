@@ -1,0 +1,207 @@
+//! One face over the two ways `trace` counts: the BPF engine (in-kernel
+//! aggregation, the default) and the perf engine (tracepoint counters and
+//! sampled rings, the fallback where BPF is refused). `cmd::trace` and the
+//! exporter drive this, never an engine directly.
+
+use crate::arch::Abi;
+use crate::error::{Error, Result};
+use crate::inspect::Process;
+use crate::measure::bpf::{self, BpfTracer};
+use crate::measure::trace::{self, Attach, Events, Tally, Tracer};
+use crate::measure::tracefs::Tracefs;
+use serde::Serialize;
+
+/// Which engine the user asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Choice {
+    /// BPF where the kernel allows it, else perf.
+    #[default]
+    Auto,
+    Bpf,
+    Perf,
+}
+
+/// The engine that ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Bpf,
+    Perf,
+}
+
+/// What to count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// Every process (`-a`) rather than the trees added one by one.
+    pub all: bool,
+    /// Rows per thread.
+    pub per_thread: bool,
+    /// Perf engine: skip the compat samplers (`--native-only`).
+    pub native_only: bool,
+    /// Perf engine: one counter per syscall (`--no-split`).
+    pub no_split: bool,
+}
+
+/// An engine with its targets, counting or about to.
+#[derive(Debug)]
+pub enum Counting {
+    Bpf(BpfTracer),
+    Perf(Box<Tracer>),
+}
+
+/// The engine chosen, and why it is not the preferred one when it is not.
+#[derive(Debug)]
+pub struct Opened {
+    pub counting: Counting,
+    pub fallback_reason: Option<String>,
+}
+
+impl Counting {
+    /// Open the engine `choice` names for `plan`. `auto` tries BPF and falls
+    /// back to perf, keeping BPF's refusal as the reason; when both refuse,
+    /// the error names both.
+    pub fn open(choice: Choice, plan: Plan) -> Result<Opened> {
+        let perf_only = plan.native_only || plan.no_split;
+        if choice == Choice::Perf || (choice == Choice::Auto && perf_only) {
+            let reason =
+                (choice == Choice::Auto).then(|| "--native-only and --no-split are perf-engine modes".to_string());
+            return Ok(Opened { counting: Counting::open_perf(plan)?, fallback_reason: reason });
+        }
+        let scope = if plan.all { bpf::Scope::All } else { bpf::Scope::Trees };
+        match BpfTracer::load(scope, plan.per_thread) {
+            Ok(t) => Ok(Opened { counting: Counting::Bpf(t), fallback_reason: None }),
+            Err(e) if choice == Choice::Bpf => Err(e),
+            Err(bpf_err) => match Counting::open_perf(plan) {
+                Ok(c) => Ok(Opened { counting: c, fallback_reason: Some(bpf_err.to_string()) }),
+                Err(perf_err) => Err(Error::Facility {
+                    what: format!("no trace engine here: {}; and {}", short(&bpf_err), short(&perf_err)),
+                    hint: "run as root, or grant CAP_BPF and CAP_PERFMON (`setpriv --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon vdsoctl trace ...`)".into(),
+                }),
+            },
+        }
+    }
+
+    fn open_perf(plan: Plan) -> Result<Counting> {
+        if plan.per_thread {
+            return Err(Error::Usage("--per-thread needs the BPF engine (--engine bpf)".into()));
+        }
+        raise_fd_limit();
+        let tracefs = Tracefs::find_or_mount()?;
+        let mut tracer = Tracer::new(Events::load(&tracefs)?);
+        if plan.native_only {
+            tracer.native_only();
+        }
+        if plan.no_split {
+            tracer.no_split();
+        }
+        if plan.all {
+            tracer.attach_system(&trace::online_cpus()?)?;
+        }
+        Ok(Counting::Perf(Box::new(tracer)))
+    }
+
+    /// Which engine this is.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Counting::Bpf(_) => Kind::Bpf,
+            Counting::Perf(_) => Kind::Perf,
+        }
+    }
+
+    /// Count a running process (`-p`), its threads, and what it forks from
+    /// now on. `ppid` is reported as its parent.
+    pub fn add_process(&mut self, process: &Process, abi: Abi, ppid: Option<i32>) -> Result<()> {
+        match self {
+            Counting::Bpf(t) => t.add_root(process.pid(), ppid),
+            Counting::Perf(t) => {
+                t.attach_process(process, abi, Attach { inherit: true, enable_on_exec: false, start_disabled: true })?;
+                t.set_comm(process.pid(), Some(process.comm().to_string()));
+                Ok(())
+            }
+        }
+    }
+
+    /// Count a forked child held before its exec (`-- CMD`), from its exec.
+    pub fn add_command(&mut self, pid: i32, abi: Abi, comm: &str) -> Result<()> {
+        match self {
+            Counting::Bpf(t) => t.add_root(pid, Some(std::process::id() as i32)),
+            Counting::Perf(t) => {
+                t.attach_task(pid, pid, abi, Attach { inherit: true, enable_on_exec: true, start_disabled: false })?;
+                t.set_comm(pid, Some(comm.to_string()));
+                Ok(())
+            }
+        }
+    }
+
+    /// Start counting every target at once.
+    pub fn start(&mut self) -> Result<()> {
+        match self {
+            Counting::Bpf(t) => t.attach(),
+            Counting::Perf(t) => t.enable(),
+        }
+    }
+
+    /// Between snapshots: the perf engine drains its rings (the BPF engine
+    /// has none). Never blocks.
+    pub fn pump(&mut self) {
+        if let Counting::Perf(t) = self {
+            t.drain();
+        }
+    }
+
+    /// Whether `pump` must run every few milliseconds (rings to drain).
+    pub fn needs_pump(&self) -> bool {
+        matches!(self, Counting::Perf(t) if t.has_rings())
+    }
+
+    /// Stop counting; the next snapshot is final.
+    pub fn stop(&mut self) {
+        match self {
+            Counting::Bpf(t) => t.detach(),
+            Counting::Perf(t) => t.disable(),
+        }
+    }
+
+    /// Counts so far.
+    pub fn snapshot(&mut self) -> Result<Tally> {
+        match self {
+            Counting::Bpf(t) => t.snapshot(),
+            Counting::Perf(t) => {
+                let mut tally = t.snapshot()?;
+                let pids: Vec<i32> =
+                    tally.counts.keys().map(|k| k.pid).chain(tally.vsyscall.keys().map(|k| k.0)).collect();
+                for pid in pids {
+                    if let Some(c) = t.comm(pid) {
+                        tally.comms.entry(pid).or_insert_with(|| c.to_string());
+                    }
+                }
+                Ok(tally)
+            }
+        }
+    }
+
+    /// Whether 32-bit calls are counted (all but the perf engine's `--native-only`).
+    pub fn traces_compat(&self) -> bool {
+        match self {
+            Counting::Bpf(_) => true,
+            Counting::Perf(t) => t.traces_compat(),
+        }
+    }
+}
+
+/// The first clause of an error, for a message that joins two.
+fn short(e: &Error) -> String {
+    let s = e.to_string();
+    s.split(" — ").next().unwrap_or(&s).to_string()
+}
+
+/// The perf engine holds a few dozen fds per thread: lift the soft limit to
+/// the hard one first (what a shell's `ulimit -n` would do).
+fn raise_fd_limit() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        if soft < hard {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+        }
+    }
+}

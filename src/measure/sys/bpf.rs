@@ -1,0 +1,170 @@
+//! bpf(2), wrapped so callers hold an `OwnedFd` and get `io::Error`s with
+//! the raw errno kept for classification (bpf(2), `include/uapi/linux/bpf.h`).
+//!
+//! `union bpf_attr` is laid out by hand as a zeroed 128-byte buffer with
+//! each command's fields written at their uapi offsets: the union only grows
+//! at its end, the kernel requires bytes it does not know to be zero, and
+//! libc has no binding for it.
+
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+
+const BPF_MAP_CREATE: libc::c_long = 0;
+const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
+const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
+const BPF_MAP_DELETE_ELEM: libc::c_long = 3;
+const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
+const BPF_PROG_LOAD: libc::c_long = 5;
+const BPF_RAW_TRACEPOINT_OPEN: libc::c_long = 17;
+
+/// The attribute buffer: large enough for every command used here.
+#[repr(C, align(8))]
+struct Attr([u8; 128]);
+
+impl Attr {
+    fn new() -> Attr {
+        Attr([0; 128])
+    }
+    fn u32(&mut self, off: usize, v: u32) -> &mut Attr {
+        self.0[off..off + 4].copy_from_slice(&v.to_ne_bytes());
+        self
+    }
+    fn u64(&mut self, off: usize, v: u64) -> &mut Attr {
+        self.0[off..off + 8].copy_from_slice(&v.to_ne_bytes());
+        self
+    }
+    fn name(&mut self, off: usize, name: &str) -> &mut Attr {
+        // BPF_OBJ_NAME_LEN is 16 with the NUL; the kernel accepts [A-Za-z0-9_.].
+        let n = name.len().min(15);
+        self.0[off..off + n].copy_from_slice(&name.as_bytes()[..n]);
+        self
+    }
+}
+
+fn bpf(cmd: libc::c_long, attr: &mut Attr) -> io::Result<libc::c_long> {
+    // SAFETY: `attr` is a zero-initialised bpf_attr of the size passed; every
+    // pointer written into it (keys, values, instructions, log, names) points
+    // into memory the caller keeps alive and correctly sized for this call.
+    let rc = unsafe { libc::syscall(libc::SYS_bpf, cmd, attr.0.as_mut_ptr(), attr.0.len() as libc::c_uint) };
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+fn owned(rc: libc::c_long) -> OwnedFd {
+    // SAFETY: the kernel just returned `rc` as a new descriptor nobody else owns.
+    unsafe { OwnedFd::from_raw_fd(rc as i32) }
+}
+
+/// What a map is created with.
+#[derive(Debug, Clone, Copy)]
+pub struct MapSpec<'a> {
+    pub map_type: u32,
+    pub key_size: u32,
+    pub value_size: u32,
+    pub max_entries: u32,
+    pub flags: u32,
+    pub name: &'a str,
+}
+
+/// BPF_MAP_CREATE.
+pub fn map_create(spec: &MapSpec<'_>) -> io::Result<OwnedFd> {
+    let mut a = Attr::new();
+    a.u32(0, spec.map_type)
+        .u32(4, spec.key_size)
+        .u32(8, spec.value_size)
+        .u32(12, spec.max_entries)
+        .u32(16, spec.flags)
+        .name(28, spec.name);
+    bpf(BPF_MAP_CREATE, &mut a).map(owned)
+}
+
+fn elem(map: BorrowedFd<'_>, key: *const u8, value: *const u8, flags: u64) -> Attr {
+    let mut a = Attr::new();
+    a.u32(0, map.as_raw_fd() as u32).u64(8, key as u64).u64(16, value as u64).u64(24, flags);
+    a
+}
+
+/// BPF_MAP_LOOKUP_ELEM: `Ok(false)` when the key is absent. `value` must be
+/// the map's whole value (for per-CPU maps: 8-byte-rounded size × possible CPUs).
+pub fn map_lookup(map: BorrowedFd<'_>, key: &[u8], value: &mut [u8]) -> io::Result<bool> {
+    match bpf(BPF_MAP_LOOKUP_ELEM, &mut elem(map, key.as_ptr(), value.as_mut_ptr(), 0)) {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// BPF_MAP_UPDATE_ELEM with `flags` (BPF_ANY 0, BPF_NOEXIST 1, BPF_EXIST 2).
+pub fn map_update(map: BorrowedFd<'_>, key: &[u8], value: &[u8], flags: u64) -> io::Result<()> {
+    bpf(BPF_MAP_UPDATE_ELEM, &mut elem(map, key.as_ptr(), value.as_ptr(), flags)).map(drop)
+}
+
+/// BPF_MAP_DELETE_ELEM: `Ok(false)` when the key was absent.
+pub fn map_delete(map: BorrowedFd<'_>, key: &[u8]) -> io::Result<bool> {
+    match bpf(BPF_MAP_DELETE_ELEM, &mut elem(map, key.as_ptr(), std::ptr::null(), 0)) {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// BPF_MAP_GET_NEXT_KEY: the key after `key` (the first with `None`);
+/// `Ok(false)` past the last one.
+pub fn map_next_key(map: BorrowedFd<'_>, key: Option<&[u8]>, next: &mut [u8]) -> io::Result<bool> {
+    let k = key.map_or(std::ptr::null(), |k| k.as_ptr());
+    match bpf(BPF_MAP_GET_NEXT_KEY, &mut elem(map, k, next.as_mut_ptr(), 0)) {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// What a program is loaded with.
+#[derive(Debug, Clone, Copy)]
+pub struct ProgSpec<'a> {
+    pub prog_type: u32,
+    /// Encoded `struct bpf_insn`s (8 bytes each).
+    pub insns: &'a [u64],
+    pub expected_attach_type: u32,
+    /// BTF type id of the attach point in vmlinux (`btf_trace_*`), or 0.
+    pub attach_btf_id: u32,
+    pub name: &'a str,
+}
+
+/// BPF_PROG_LOAD; on failure the verifier's log is left in `log`.
+pub fn prog_load(spec: &ProgSpec<'_>, log: &mut [u8]) -> io::Result<OwnedFd> {
+    let license = c"GPL";
+    let mut a = Attr::new();
+    a.u32(0, spec.prog_type)
+        .u32(4, spec.insns.len() as u32)
+        .u64(8, spec.insns.as_ptr() as u64)
+        .u64(16, license.as_ptr() as u64)
+        .name(48, spec.name)
+        .u32(68, spec.expected_attach_type)
+        .u32(108, spec.attach_btf_id);
+    let first = bpf(BPF_PROG_LOAD, &mut a);
+    match first {
+        Ok(fd) => Ok(owned(fd)),
+        Err(e) if !log.is_empty() => {
+            // Load again with the verifier log on, only to explain the failure.
+            a.u32(24, 1).u32(28, log.len() as u32).u64(32, log.as_mut_ptr() as u64);
+            match bpf(BPF_PROG_LOAD, &mut a) {
+                Ok(fd) => Ok(owned(fd)),
+                Err(_) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// BPF_RAW_TRACEPOINT_OPEN: attach a `tp_btf` program (no name: the kernel
+/// takes the attach point from the program) and return the link; closing
+/// it detaches (no RCU wait in the caller, unlike a perf tracepoint event).
+pub fn raw_tracepoint_open(prog: BorrowedFd<'_>) -> io::Result<OwnedFd> {
+    let mut a = Attr::new();
+    a.u64(0, 0).u32(8, prog.as_raw_fd() as u32);
+    bpf(BPF_RAW_TRACEPOINT_OPEN, &mut a).map(owned)
+}
