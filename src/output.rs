@@ -148,10 +148,21 @@ pub trait Render: Serialize {
 /// Write a report to stdout in the resolved format. A closed pipe
 /// (`vdsoctl ... | head`) is not an error.
 pub fn emit<R: Render>(out: &Output, report: &R) -> Result<()> {
+    emit_as(out, report, false)
+}
+
+/// `emit`, with JSON as one line (JSON Lines: a stream of reports, such as
+/// `trace --interval`, one document a line).
+pub fn emit_line<R: Render>(out: &Output, report: &R) -> Result<()> {
+    emit_as(out, report, true)
+}
+
+fn emit_as<R: Render>(out: &Output, report: &R, one_line: bool) -> Result<()> {
     let text = match out.format {
         Format::Table => report.render_table(out),
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(report).map_err(|e| Error::malformed("report", e.to_string()))?;
+            let json = if one_line { serde_json::to_string(report) } else { serde_json::to_string_pretty(report) };
+            let mut s = json.map_err(|e| Error::malformed("report", e.to_string()))?;
             s.push('\n');
             s
         }

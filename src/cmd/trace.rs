@@ -15,7 +15,7 @@ use crate::measure::engine::{Counting, Kind, Plan};
 use crate::measure::sys::spawn;
 use crate::measure::trace::{Clock, Tally};
 use crate::model::{Finding, Severity};
-use crate::output::{emit, note, Format, Output, Render};
+use crate::output::{emit, emit_line, note, Format, Output, Render};
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::Pid;
@@ -73,7 +73,17 @@ pub struct TraceReport {
     pub command: Option<CommandInfo>,
     /// Ended early by SIGINT or SIGTERM.
     pub interrupted: bool,
+    /// With `--interval`, the reports before the summary: the interval's
+    /// bounds from the start of counting.
+    pub interval: Option<Interval>,
     pub findings: Vec<Finding>,
+}
+
+/// An interval of `--interval`, from the start of counting.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Interval {
+    pub start_ns: u64,
+    pub end_ns: u64,
 }
 
 /// Syscalls of one function (and clock) by one process (or thread).
@@ -153,8 +163,8 @@ impl ExitStatus {
 
 /// What wakes the wait loop.
 enum Event {
-    /// SIGINT or SIGTERM reached vdsoctl, at this moment.
-    Signal(Signal, Instant),
+    /// SIGINT or SIGTERM reached vdsoctl.
+    Signal(Signal),
     /// The traced command ended, at this moment.
     CommandExited(ExitStatus, Instant),
     /// A `-p` target exited, at this moment.
@@ -165,7 +175,11 @@ enum Event {
 pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
     let report = collect(args, out)?;
     let crossed = args.fail_over.is_some_and(|rate| crossed(&report, rate));
-    emit(out, &report)?;
+    if args.interval.is_some() {
+        emit_line(out, &report)?;
+    } else {
+        emit(out, &report)?;
+    }
     let failed = report.command.as_ref().and_then(|c| c.exit_status).filter(|s| *s != ExitStatus::Code(0));
     Ok(match failed {
         Some(status) => Outcome::CommandFailed(status.shell_code().clamp(1, 255) as u8),
@@ -197,7 +211,7 @@ fn resolve_pids(pids: &[i32]) -> Result<Vec<Process>> {
         let p = if tgid == p.pid() {
             p
         } else {
-            note(format_args!("{pid} is a thread of process {tgid}: tracing the whole process"));
+            note(format_args!("{pid} is a thread of process {tgid}: the whole process is traced"));
             Process::open(Some(tgid))?
         };
         if !processes.iter().any(|q| q.pid() == p.pid()) {
@@ -218,7 +232,7 @@ fn catch_signals(tx: mpsc::Sender<Event>) -> Result<()> {
         .map_err(|e| Error::Facility { what: format!("cannot block SIGINT: {e}"), hint: "retry".into() })?;
     std::thread::spawn(move || {
         while let Ok(sig) = signals.wait() {
-            if tx.send(Event::Signal(sig, Instant::now())).is_err() {
+            if tx.send(Event::Signal(sig)).is_err() {
                 return;
             }
         }
@@ -270,8 +284,7 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
         note(format_args!("tracing {} (pid {child}) until it exits", out.text(&cmd.display)));
         (Target::Command { argv: cmd.argv_text.clone(), pid: child }, Some(child))
     } else if args.all {
-        counting.start()?;
-        start = Instant::now();
+        start = started(&mut counting)?;
         note(format_args!("tracing all processes for {}", secs_text(duration.unwrap_or(DEFAULT))));
         (Target::All, None)
     } else {
@@ -282,8 +295,7 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
         for p in &processes {
             watch_target(p.pid(), tx.clone());
         }
-        counting.start()?;
-        start = Instant::now();
+        start = started(&mut counting)?;
         let pids: Vec<i32> = processes.iter().map(Process::pid).collect();
         let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
         note(format_args!("tracing pid {} for {}", list.join(","), secs_text(duration.unwrap_or(DEFAULT))));
@@ -303,27 +315,34 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
     };
     let end = loop {
         let now = Instant::now();
-        if let Some(d) = deadline.filter(|d| now >= *d) {
-            break d;
-        }
-        if let (Some(due), Some(every)) = (next_interval, args.interval) {
-            if now >= due {
-                let tally = counting.snapshot()?;
-                let delta = tally.since(&last.0);
-                let report = build(
-                    &counting,
-                    opened.fallback_reason.clone(),
-                    target.clone(),
-                    &delta,
-                    now - last.1,
-                    &BTreeMap::new(),
-                    false,
-                    start,
-                );
-                emit(out, &report)?;
-                last = (tally, now);
-                next_interval = Some(due + every);
+        // Every whole interval that ended before the deadline gets its
+        // report, however late this wake-up is.
+        while let (Some(due), Some(every)) = (next_interval, args.interval) {
+            if due > now || deadline.is_some_and(|d| due >= d) {
+                break;
             }
+            let tally = counting.snapshot()?;
+            let delta = tally.since(&last.0);
+            let mut report = build(
+                &counting,
+                opened.fallback_reason.clone(),
+                target.clone(),
+                &delta,
+                due - last.1,
+                &BTreeMap::new(),
+                false,
+                start,
+            );
+            report.interval = Some(Interval {
+                start_ns: (last.1 - start).as_nanos() as u64,
+                end_ns: (due - start).as_nanos() as u64,
+            });
+            emit_line(out, &report)?;
+            last = (tally, due);
+            next_interval = Some(due + every);
+        }
+        if deadline.is_some_and(|d| now >= d) {
+            break None;
         }
         let mut wait = if counting.needs_pump() { PUMP } else { Duration::from_secs(3600) };
         for t in [deadline, next_interval].into_iter().flatten() {
@@ -332,29 +351,33 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
         let event = rx.recv_timeout(wait);
         counting.pump();
         match event {
-            Ok(Event::Signal(sig, at)) => {
+            Ok(Event::Signal(sig)) => {
                 interrupted = true;
                 if let Some(pid) = child {
                     // As strace and perf stat do: the command gets the signal too.
                     let _ = nix::sys::signal::kill(Pid::from_raw(pid), sig);
                 }
-                break at;
+                break None;
             }
             Ok(Event::CommandExited(status, at)) => {
                 exit_status = Some(status);
-                break at;
+                break Some(at);
             }
             Ok(Event::TargetExited(pid, at)) => {
                 exited.insert(pid, at);
                 if exited.len() == targets {
-                    break at;
+                    break Some(at);
                 }
             }
             Err(_) => {}
         }
     };
-    // Stop counting first: the summary covers exactly the time until `end`.
+    // Stop counting first. The window ends when the last target exited,
+    // else when counting stopped (the middle of the perf engine's
+    // one-by-one disabling), so the rates are over the time counted.
+    let stopping = Instant::now();
     counting.stop();
+    let end = end.unwrap_or_else(|| stopping + stopping.elapsed() / 2);
     let tally = counting.snapshot()?;
     if child.is_some() && exit_status.is_none() && interrupted {
         while let Ok(ev) = rx.recv_timeout(GRACE) {
@@ -378,6 +401,14 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
         report.command = Some(CommandInfo { argv: cmd.argv_text.clone(), pid: c, exit_status });
     }
     Ok(report)
+}
+
+/// Start counting; the window starts in the middle of the arming (the
+/// perf engine enables its counters one by one).
+fn started(counting: &mut Counting) -> Result<Instant> {
+    let before = Instant::now();
+    counting.start()?;
+    Ok(before + before.elapsed() / 2)
 }
 
 fn secs_text(d: Duration) -> String {
@@ -574,6 +605,7 @@ fn build(
         exited: exited_rows,
         command: None,
         interrupted,
+        interval: None,
         findings,
     }
 }
@@ -700,33 +732,72 @@ fn thousands(n: u64) -> String {
 
 impl Render for TraceReport {
     fn render_table(&self, out: &Output) -> String {
-        let mut t = out.table(&["PID", "COMM", "SYSCALL", "CLOCK", "COUNT", "PER SEC"]);
+        let per_thread = self.counts.iter().any(|r| r.tid.is_some());
+        let mut header = vec!["PID", "PPID", "COMM", "SYSCALL", "CLOCK", "COUNT", "PER SEC"];
+        if per_thread {
+            header.insert(1, "TID");
+        }
+        let mut t = out.table(&header);
+        let dash = |v: Option<i32>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
         for r in &self.counts {
-            t.add_row(vec![
+            let mut row = vec![
                 r.pid.to_string(),
+                dash(r.ppid),
                 out.text(r.comm.as_deref().unwrap_or("-")).into_owned(),
                 r.syscall.to_string(),
                 r.clock.clone().unwrap_or_else(|| "-".into()),
                 thousands(r.count),
                 per_sec_text(r.per_sec),
-            ]);
+            ];
+            if per_thread {
+                row.insert(1, dash(r.tid));
+            }
+            t.add_row(row);
         }
         for v in &self.vsyscall_emulations {
-            t.add_row(vec![
+            let mut row = vec![
                 v.pid.to_string(),
+                "-".to_string(),
                 out.text(v.comm.as_deref().unwrap_or("-")).into_owned(),
                 format!("[vsyscall] {}", v.function),
                 "-".into(),
                 thousands(v.count),
                 per_sec_text(v.per_sec),
-            ]);
+            ];
+            if per_thread {
+                row.insert(1, "-".into());
+            }
+            t.add_row(row);
+        }
+        for u in &self.unattributed {
+            let mut row = vec![
+                u.pid.to_string(),
+                "-".to_string(),
+                out.text(u.comm.as_deref().unwrap_or("-")).into_owned(),
+                "(unattributed)".into(),
+                "-".into(),
+                thousands(u.count),
+                "-".into(),
+            ];
+            if per_thread {
+                row.insert(1, "-".into());
+            }
+            t.add_row(row);
         }
         let target = match &self.target {
             Target::Pids(p) => format!("pid {}", p.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")),
             Target::All => "all processes".into(),
             Target::Command { argv, pid } => format!("`{}` (pid {pid})", out.text(&argv.join(" "))),
         };
-        let mut s = format!("{target}, {:.2}s\n{t}\n", self.duration_ns as f64 / 1e9);
+        let span = match self.interval {
+            Some(i) => format!(
+                "interval +{} … +{}",
+                crate::output::duration_text(Duration::from_nanos(i.start_ns)),
+                crate::output::duration_text(Duration::from_nanos(i.end_ns))
+            ),
+            None => crate::output::duration_text(Duration::from_nanos(self.duration_ns)),
+        };
+        let mut s = format!("{target}, {span}\n{t}\n");
         if let Some(c) = &self.command {
             match c.exit_status {
                 Some(ExitStatus::Code(code)) => s += &format!("command exited with status {code}\n"),

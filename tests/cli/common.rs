@@ -188,3 +188,21 @@ pub fn assert_promtool_accepts(text: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+static SYSTEM_WIDE: Mutex<()> = Mutex::new(());
+
+/// Held by every test that traces system-wide, and by every test a
+/// system-wide trace would disturb or that would disturb one (busy clock
+/// loops, timing measurements): they run one at a time.
+pub fn system_wide_lock() -> std::sync::MutexGuard<'static, ()> {
+    SYSTEM_WIDE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Kills a process (SIGKILL) when dropped, whatever the test did.
+pub struct KillOnDrop(pub i32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.0), nix::sys::signal::Signal::SIGKILL);
+    }
+}

@@ -1,16 +1,21 @@
 //! `trace` integration tests: exact counts from fixtures/clock_loop.c
-//! workloads, through `-- CMD` and `-p`, 64-bit and 32-bit, the vsyscall
-//! page, threads, `--fail-over`, and the exit-3 error paths.
+//! workloads, through `-- CMD`, `-p` and `-a`, 64-bit and 32-bit, every
+//! clock function, the vsyscall page, threads, trees, both engines, least
+//! privilege, `--fail-over`, signals, and the exit-3/4 error paths.
 
-use super::common::{build_c, have_m32, is_root, run, skip, vdsoctl_path, Workload};
+use super::common::{build_c, have_m32, is_root, run, skip, system_wide_lock, vdsoctl_path, KillOnDrop, Workload};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-/// Root (for tracefs and raw samples) and a mounted-or-mountable tracefs.
+/// Both engines: every exactness test runs with each.
+const ENGINES: [&str; 2] = ["bpf", "perf"];
+
+/// Root (BPF and perf counting need CAP_BPF/CAP_PERFMON; tracefs is
+/// root-only here) and a mounted-or-mountable tracefs for the perf engine.
 fn missing_facility() -> Option<&'static str> {
     if !is_root() {
-        return Some("trace tests need root (tracefs is root-only here, raw samples need CAP_PERFMON)");
+        return Some("trace tests need root (or CAP_BPF + CAP_PERFMON; tracefs is root-only here)");
     }
     if vdsoctl::measure::tracefs::Tracefs::find_or_mount().is_err() {
         return Some("tracefs is not available");
@@ -18,14 +23,21 @@ fn missing_facility() -> Option<&'static str> {
     None
 }
 
-/// `vdsoctl --json trace -- clock_loop ARGS`, its JSON.
-fn trace_cmd(m32: bool, args: &[&str]) -> Value {
+/// `vdsoctl --json trace --engine ENGINE -- clock_loop ARGS`, its JSON.
+fn trace_cmd_with(engine: &str, m32: bool, args: &[&str]) -> Value {
     let bin = build_c("clock_loop", m32, &[]);
-    let mut all = vec!["--json", "trace", "--", bin.to_str().expect("utf-8 path")];
+    let mut all = vec!["--json", "trace", "--engine", engine, "--", bin.to_str().expect("utf-8 path")];
     all.extend_from_slice(args);
     let (code, stdout, stderr) = run(&all);
     assert_eq!(code, 0, "trace failed: {stderr}");
-    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}"))
+    let r: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}"));
+    assert_eq!(r["engine"], engine, "{r:#}");
+    r
+}
+
+/// `trace_cmd_with` the default engine.
+fn trace_cmd(m32: bool, args: &[&str]) -> Value {
+    trace_cmd_with("bpf", m32, args)
 }
 
 /// The count for (syscall, clock) summed over rows; 0 when absent.
@@ -71,18 +83,61 @@ fn start_armed(args: &[&str]) -> (std::process::Child, String, BufReader<std::pr
     (trace, line, stderr)
 }
 
+/// Rows of `report` whose field `key` equals `value`.
+fn rows_where<'a>(report: &'a Value, key: &str, value: i64) -> Vec<&'a Value> {
+    report["counts"].as_array().expect("counts").iter().filter(|r| r[key].as_i64() == Some(value)).collect()
+}
+
 #[test]
 fn raw_clock_gettime_64bit_is_counted_exactly_per_clock() {
     if let Some(why) = missing_facility() {
         return skip(why);
     }
-    let r = trace_cmd(false, &["raw", "11", "10000"]);
-    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 10_000, "{r:#}");
-    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 0);
-    assert_eq!(r["exit_status"]["code"], 0);
-    assert!(r["findings"].to_string().contains("CLOCK_TAI"), "{r:#}");
-    assert!(r["target"]["command"]["pid"].as_i64().is_some());
-    assert!(r["duration_ns"].as_u64().is_some());
+    for engine in ENGINES {
+        let r = trace_cmd_with(engine, false, &["raw", "11", "10000"]);
+        assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 10_000, "{engine}: {r:#}");
+        assert_eq!(r["counts"].as_array().unwrap().len(), 1, "{engine}: {r:#}");
+        assert_eq!(r["command"]["exit_status"]["code"], 0);
+        assert_eq!(r["lost"], 0);
+        assert!(r["findings"].to_string().contains("CLOCK_TAI"), "{r:#}");
+        let pid = r["target"]["command"]["pid"].as_i64().unwrap();
+        assert_eq!(r["counts"][0]["pid"].as_i64(), Some(pid), "the command's own pid: {r:#}");
+        assert_eq!(r["counts"][0]["comm"], "clock_loop");
+    }
+}
+
+/// Every clock syscall of both ABIs, one at a time, exactly, for each engine.
+#[test]
+fn every_clock_function_of_both_abis_is_counted_exactly() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    if !have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    let cases: &[(bool, &str, &str, &str, Option<&str>)] = &[
+        (false, "raw", "7", "clock_gettime", Some("CLOCK_BOOTTIME")),
+        (false, "gtod", "0", "gettimeofday", None),
+        (false, "time", "0", "time", None),
+        (false, "getres", "1", "clock_getres", Some("CLOCK_MONOTONIC")),
+        (false, "getcpu", "0", "getcpu", None),
+        (true, "raw", "11", "clock_gettime", Some("CLOCK_TAI")),
+        (true, "raw64", "4", "clock_gettime64", Some("CLOCK_MONOTONIC_RAW")),
+        (true, "gtod", "0", "gettimeofday", None),
+        (true, "time", "0", "time", None),
+        (true, "getres", "0", "clock_getres", Some("CLOCK_REALTIME")),
+        (true, "getres64", "5", "clock_getres_time64", Some("CLOCK_REALTIME_COARSE")),
+        (true, "getcpu", "0", "getcpu", None),
+    ];
+    for engine in ENGINES {
+        for (m32, mode, clock, syscall, name) in cases {
+            let r = trace_cmd_with(engine, *m32, &[mode, clock, "1234"]);
+            let what = format!("{engine} m32={m32} {mode}");
+            assert_eq!(count(&r, syscall, *name), 1234, "{what}: {r:#}");
+            assert_eq!(r["counts"].as_array().unwrap().len(), 1, "{what}: {r:#}");
+            assert_eq!(r["counts"][0]["abi"], if *m32 { "i386" } else { "x86_64" }, "{what}: {r:#}");
+        }
+    }
 }
 
 #[test]
@@ -90,8 +145,26 @@ fn four_threads_are_followed() {
     if let Some(why) = missing_facility() {
         return skip(why);
     }
-    let r = trace_cmd(false, &["raw", "4", "5000", "4"]);
-    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC_RAW")), 20_000, "{r:#}");
+    for engine in ENGINES {
+        let r = trace_cmd_with(engine, false, &["raw", "4", "5000", "4"]);
+        assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC_RAW")), 20_000, "{engine}: {r:#}");
+    }
+}
+
+/// `--per-thread`: one row per thread, each exact.
+#[test]
+fn per_thread_rows_split_a_process() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    let bin = build_c("clock_loop", false, &[]);
+    let r = trace_json(&["--per-thread", "--", bin.to_str().unwrap(), "raw", "4", "3000", "3"]);
+    let rows = r["counts"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{r:#}");
+    let mut tids: Vec<i64> = rows.iter().map(|x| x["tid"].as_i64().expect("tid")).collect();
+    tids.dedup();
+    assert_eq!(tids.len(), 3, "{r:#}");
+    assert!(rows.iter().all(|x| x["count"] == 3000), "{r:#}");
 }
 
 #[test]
@@ -99,8 +172,10 @@ fn libc_calls_of_a_vdso_clock_are_not_syscalls() {
     if let Some(why) = missing_facility() {
         return skip(why);
     }
-    let r = trace_cmd(false, &["libc", "1", "100000"]);
-    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 0, "{r:#}");
+    for engine in ENGINES {
+        let r = trace_cmd_with(engine, false, &["libc", "1", "100000"]);
+        assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 0, "{engine}: {r:#}");
+    }
 }
 
 #[test]
@@ -111,11 +186,13 @@ fn raw_clock_gettime_32bit_is_counted_exactly_per_clock() {
     if !have_m32() {
         return skip("gcc -m32 cannot build (install gcc-multilib)");
     }
-    let r = trace_cmd(true, &["raw", "11", "10000"]);
-    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 10_000, "{r:#}");
-    assert_eq!(count(&r, "clock_gettime", Some("unknown")), 0, "records lost: {r:#}");
-    let r = trace_cmd(true, &["raw64", "11", "10000"]);
-    assert_eq!(count(&r, "clock_gettime64", Some("CLOCK_TAI")), 10_000, "{r:#}");
+    for engine in ENGINES {
+        let r = trace_cmd_with(engine, true, &["raw", "11", "10000"]);
+        assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 10_000, "{engine}: {r:#}");
+        assert_eq!(r["unattributed"].as_array().unwrap().len(), 0, "records lost: {r:#}");
+        let r = trace_cmd_with(engine, true, &["raw64", "11", "10000"]);
+        assert_eq!(count(&r, "clock_gettime64", Some("CLOCK_TAI")), 10_000, "{engine}: {r:#}");
+    }
 }
 
 #[test]
@@ -126,9 +203,11 @@ fn vsyscall_page_calls_are_emulations() {
     if !cfg!(target_arch = "x86_64") || !std::fs::read_to_string("/proc/self/maps").unwrap().contains("[vsyscall]") {
         return skip("no [vsyscall] page here");
     }
-    let r = trace_cmd(false, &["vsyscall", "0", "1000"]);
-    assert_eq!(vsyscall_count(&r, "time"), 1000, "{r:#}");
-    assert_eq!(count(&r, "time", None), 0, "an emulation is not a syscall: {r:#}");
+    for engine in ENGINES {
+        let r = trace_cmd_with(engine, false, &["vsyscall", "0", "1000"]);
+        assert_eq!(vsyscall_count(&r, "time"), 1000, "{engine}: {r:#}");
+        assert_eq!(count(&r, "time", None), 0, "an emulation is not a syscall: {r:#}");
+    }
 }
 
 #[test]
@@ -136,23 +215,58 @@ fn pid_mode_counts_calls_made_after_arming() {
     if let Some(why) = missing_facility() {
         return skip(why);
     }
-    let bin = build_c("clock_loop", false, &[]);
-    let mut cmd = Command::new(bin);
-    cmd.args(["raw", "11", "10000", "4", "wait"]);
-    let mut w = Workload::start(cmd);
-    // Let the workload go only once trace has armed its counters.
-    let (trace, _, _stderr) = start_armed(&["--json", "trace", "-d", "30", "-p", &w.pid().to_string()]);
-    w.go();
-    assert_eq!(w.next_line(), "done");
-    // End early with Ctrl-C: the summary still comes.
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT)
-        .expect("signal trace");
-    let out = trace.wait_with_output().expect("trace output");
-    assert_eq!(out.status.code(), Some(0));
-    let r: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 40_000, "{r:#}");
-    assert_eq!(r["interrupted"], true);
-    assert!(r["duration_ns"].as_u64().unwrap() < 30_000_000_000);
+    for engine in ENGINES {
+        let bin = build_c("clock_loop", false, &[]);
+        let mut cmd = Command::new(bin);
+        cmd.args(["raw", "11", "10000", "4", "wait"]);
+        let mut w = Workload::start(cmd);
+        // Let the workload go only once trace has armed its counters.
+        let (trace, _, _stderr) =
+            start_armed(&["--json", "trace", "--engine", engine, "-d", "1m", "-p", &w.pid().to_string()]);
+        let _guard = KillOnDrop(trace.id() as i32);
+        w.go();
+        assert_eq!(w.next_line(), "done");
+        // End early with Ctrl-C: the summary still comes.
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT)
+            .expect("signal trace");
+        let out = trace.wait_with_output().expect("trace output");
+        assert_eq!(out.status.code(), Some(0));
+        let r: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 40_000, "{engine}: {r:#}");
+        assert_eq!(r["interrupted"], true);
+    }
+}
+
+/// A `-p` target that exits ends the trace (no spinning until the
+/// deadline): trace says when, and its rate is over the time it lived.
+#[test]
+fn pid_mode_ends_when_the_target_exits() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    for engine in ENGINES {
+        let bin = build_c("clock_loop", false, &[]);
+        let mut cmd = Command::new(&bin);
+        cmd.args(["raw", "11", "5000", "1", "wait"]);
+        let mut w = Workload::start(cmd);
+        let pid = w.pid();
+        let (trace, _, _stderr) =
+            start_armed(&["--json", "trace", "--engine", engine, "-d", "1h", "-p", &pid.to_string()]);
+        let _guard = KillOnDrop(trace.id() as i32);
+        w.go();
+        assert_eq!(w.next_line(), "done");
+        w.child.kill().unwrap();
+        w.child.wait().unwrap();
+        // Returns although the deadline is an hour away.
+        let out = trace.wait_with_output().expect("trace output");
+        assert_eq!(out.status.code(), Some(0));
+        let r: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 5000, "{engine}: {r:#}");
+        assert_eq!(r["exited"][0]["pid"].as_i64(), Some(i64::from(pid)), "{r:#}");
+        let lived = r["exited"][0]["after_ns"].as_u64().unwrap() as f64 / 1e9;
+        let per_sec = r["counts"][0]["per_sec"].as_f64().unwrap();
+        assert!((per_sec * lived - 5000.0).abs() < 1.0, "rate over its lifetime: {per_sec} × {lived}");
+    }
 }
 
 #[test]
@@ -171,15 +285,38 @@ fn fail_over_zero_trips_on_a_bypassed_clock_only() {
     assert_eq!(code, 0, "{stderr}");
 }
 
+/// As strace and perf stat: the command's failure is vdsoctl's exit status
+/// (128+N for signal N, named in the summary).
 #[test]
-fn command_exit_status_is_reported_not_propagated() {
+fn command_exit_status_is_handed_back() {
     if let Some(why) = missing_facility() {
         return skip(why);
     }
     let (code, stdout, stderr) = run(&["--json", "trace", "--", "sh", "-c", "exit 7"]);
+    assert_eq!(code, 7, "{stderr}");
+    let r: Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(r["command"]["exit_status"]["code"], 7);
+    let (code, stdout, stderr) = run(&["trace", "--", "sh", "-c", "kill -SEGV $$"]);
+    assert_eq!(code, 139, "{stderr}");
+    assert!(stdout.contains("killed by SIGSEGV (exit status 139)"), "{stdout}");
+}
+
+/// `-d` with `-- CMD`: counting stops at the deadline and the command is
+/// left running, which the summary says.
+#[test]
+fn command_outliving_the_deadline_keeps_running() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    let (code, stdout, stderr) = run(&["--json", "trace", "-d", "200ms", "--", "sleep", "30"]);
     assert_eq!(code, 0, "{stderr}");
     let r: Value = serde_json::from_str(&stdout).expect("JSON");
-    assert_eq!(r["exit_status"]["code"], 7);
+    let pid = r["command"]["pid"].as_i64().unwrap() as i32;
+    let _guard = KillOnDrop(pid);
+    assert_eq!(r["command"]["exit_status"], Value::Null, "{r:#}");
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists(), "the command still runs");
+    let (_, text, _) = run(&["trace", "-d", "100ms", "--", "sleep", "30"]);
+    assert!(text.contains("still runs"), "{text}");
 }
 
 #[test]
@@ -191,26 +328,32 @@ fn missing_targets_exit_3() {
     assert_eq!(code, 3, "{stderr}");
     assert!(stderr.starts_with("vdsoctl: cannot start /nonexistent/command"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1);
+    let (code, _, stderr) = run(&["trace", "-d", "5parsecs", "-a"]);
+    assert_eq!(code, 2, "{stderr}");
 }
 
-/// Attaching to a task that is already in a tight syscall loop: filters must
-/// be in place before a counter counts, or every clock id gets stray counts
-/// (a regression seen while attaching ~15 counters to a busy thread).
+/// Attaching to a task that is already in a tight syscall loop: only its
+/// clock is counted (the perf engine's filters are in place before its
+/// counters count).
 #[test]
 fn attaching_to_a_busy_process_counts_only_its_clock() {
     if let Some(why) = missing_facility() {
         return skip(why);
     }
-    let bin = build_c("clock_loop", false, &[]);
-    let mut cmd = Command::new(bin);
-    cmd.args(["raw", "4", "2000000000"]).stderr(Stdio::null());
-    let w = Workload::start(cmd); // prints ready, then loops at once
-    let (code, stdout, stderr) = run(&["--json", "trace", "-p", &w.pid().to_string(), "-d", "0.3"]);
-    assert_eq!(code, 0, "{stderr}");
-    let r: Value = serde_json::from_str(&stdout).unwrap();
-    let rows = r["counts"].as_array().unwrap();
-    assert!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC_RAW")) > 1000, "{r:#}");
-    assert_eq!(rows.len(), 1, "only CLOCK_MONOTONIC_RAW rows: {r:#}");
+    let _lock = system_wide_lock();
+    for engine in ENGINES {
+        let bin = build_c("clock_loop", false, &[]);
+        let mut cmd = Command::new(bin);
+        cmd.args(["raw", "4", "2000000000"]).stderr(Stdio::null());
+        let w = Workload::start(cmd); // prints ready, then loops at once
+        let (code, stdout, stderr) =
+            run(&["--json", "trace", "--engine", engine, "-p", &w.pid().to_string(), "-d", "300ms"]);
+        assert_eq!(code, 0, "{stderr}");
+        let r: Value = serde_json::from_str(&stdout).unwrap();
+        let rows = r["counts"].as_array().unwrap();
+        assert!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC_RAW")) > 0, "{r:#}");
+        assert_eq!(rows.len(), 1, "only CLOCK_MONOTONIC_RAW rows: {r:#}");
+    }
 }
 
 /// `vdsoctl --json trace ARGS..`, its JSON (exit 0 asserted).
@@ -222,9 +365,50 @@ fn trace_json(args: &[&str]) -> Value {
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}"))
 }
 
+/// A traced tree: `sh` runs a 64-bit child, a 32-bit child and a `sh` whose
+/// child is a grandchild. Each process is its own exact row with its parent,
+/// and the tree's exit status is handed back.
+#[test]
+fn a_tree_gives_each_process_its_own_exact_row() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    if !have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    let bin32 = build_c("clock_loop", true, &[]);
+    let bin64 = build_c("clock_loop", false, &[]);
+    let script = format!(
+        "{b64} raw 11 300 >/dev/null; {b32} raw 4 1000 >/dev/null; sh -c '{b64} raw 7 200 >/dev/null; true'; exit 7",
+        b32 = bin32.display(),
+        b64 = bin64.display()
+    );
+    let (code, stdout, stderr) = run(&["--json", "trace", "--", "sh", "-c", &script]);
+    assert_eq!(code, 7, "{stderr}");
+    let r: Value = serde_json::from_str(&stdout).unwrap();
+    let root = r["command"]["pid"].as_i64().unwrap();
+    let rows = r["counts"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{r:#}");
+    let find = |clock: &str| rows.iter().find(|x| x["clock"] == clock).unwrap_or_else(|| panic!("{clock}: {r:#}"));
+    let (tai, raw, boot) = (find("CLOCK_TAI"), find("CLOCK_MONOTONIC_RAW"), find("CLOCK_BOOTTIME"));
+    assert_eq!(
+        (tai["count"].as_u64(), tai["abi"].as_str(), tai["ppid"].as_i64()),
+        (Some(300), Some("x86_64"), Some(root))
+    );
+    assert_eq!(
+        (raw["count"].as_u64(), raw["abi"].as_str(), raw["ppid"].as_i64()),
+        (Some(1000), Some("i386"), Some(root))
+    );
+    assert_eq!(boot["count"].as_u64(), Some(200));
+    // The grandchild's parent is the inner sh, itself a child of the root.
+    let inner = boot["ppid"].as_i64().unwrap();
+    assert_ne!(inner, root, "{r:#}");
+    assert!(rows.iter().all(|x| x["comm"].as_str().unwrap().starts_with("clock_loop") && x["pid"] != root), "{r:#}");
+    assert_eq!(r["command"]["exit_status"]["code"], 7);
+}
+
 /// A 64-bit shell that runs a 32-bit program: the compat calls of the child
-/// are counted (the per-syscall tracepoints never see them), credited to the
-/// traced command, with the i386 ABI.
+/// are counted (the per-syscall tracepoints never see them) with the i386 ABI.
 #[test]
 fn thirty_two_bit_child_of_a_64bit_shell_is_counted() {
     if let Some(why) = missing_facility() {
@@ -236,64 +420,164 @@ fn thirty_two_bit_child_of_a_64bit_shell_is_counted() {
     let bin32 = build_c("clock_loop", true, &[]);
     let bin64 = build_c("clock_loop", false, &[]);
     let script = format!("{} raw 4 1000 >/dev/null; {} raw 11 300 >/dev/null; true", bin32.display(), bin64.display());
-    let r = trace_json(&["--", "sh", "-c", &script]);
-    let rows = r["counts"].as_array().unwrap();
-    let raw = rows.iter().find(|x| x["clock"] == "CLOCK_MONOTONIC_RAW").unwrap_or_else(|| panic!("{r:#}"));
-    assert_eq!((raw["count"].as_u64(), raw["abi"].as_str()), (Some(1000), Some("i386")), "{r:#}");
-    let tai = rows.iter().find(|x| x["clock"] == "CLOCK_TAI").unwrap_or_else(|| panic!("{r:#}"));
-    assert_eq!((tai["count"].as_u64(), tai["abi"].as_str()), (Some(300), Some("x86_64")), "{r:#}");
-    assert_eq!(rows.len(), 2, "{r:#}");
+    for engine in ENGINES {
+        let r = trace_json(&["--engine", engine, "--", "sh", "-c", &script]);
+        let rows = r["counts"].as_array().unwrap();
+        let raw = rows.iter().find(|x| x["clock"] == "CLOCK_MONOTONIC_RAW").unwrap_or_else(|| panic!("{r:#}"));
+        assert_eq!((raw["count"].as_u64(), raw["abi"].as_str()), (Some(1000), Some("i386")), "{engine}: {r:#}");
+        let tai = rows.iter().find(|x| x["clock"] == "CLOCK_TAI").unwrap_or_else(|| panic!("{r:#}"));
+        assert_eq!((tai["count"].as_u64(), tai["abi"].as_str()), (Some(300), Some("x86_64")), "{engine}: {r:#}");
+        assert_eq!(rows.len(), 2, "{engine}: {r:#}");
+    }
 }
 
 /// x86_64 rt_sigaction (13) and getrandom (318) are i386 time and getcpu:
-/// every sampled record is decoded by its own task's ABI, so none of them
-/// is reported as a clock call — in a traced tree or system-wide.
+/// none of them is reported as a clock call, whatever the engine.
 #[test]
 fn colliding_64bit_syscalls_are_not_clock_calls() {
     if let Some(why) = missing_facility() {
         return skip(why);
     }
-    if crate_is_not_x86_64() {
+    if !cfg!(target_arch = "x86_64") {
         return skip("the collision is x86_64's");
     }
     let bin = build_c("clock_loop", false, &[]);
-    let r = trace_cmd(false, &["collide", "0", "5000"]);
-    assert_eq!(r["counts"].as_array().unwrap().len(), 0, "{r:#}");
-    let script = format!("{} collide 0 5000 >/dev/null", bin.display());
-    let r = trace_json(&["--", "sh", "-c", &script]);
-    assert_eq!(r["counts"].as_array().unwrap().len(), 0, "{r:#}");
+    for engine in ENGINES {
+        let r = trace_cmd_with(engine, false, &["collide", "0", "5000"]);
+        assert_eq!(r["counts"].as_array().unwrap().len(), 0, "{engine}: {r:#}");
+        let script = format!("{} collide 0 5000 >/dev/null", bin.display());
+        let r = trace_json(&["--engine", engine, "--", "sh", "-c", &script]);
+        assert_eq!(r["counts"].as_array().unwrap().len(), 0, "{engine}: {r:#}");
+    }
 }
 
-fn crate_is_not_x86_64() -> bool {
-    !cfg!(target_arch = "x86_64")
-}
-
-/// `-a`: short-lived 32-bit processes are each found, counted exactly,
-/// decoded as i386 and named (PERF_RECORD_COMM), even after they exited.
+/// `-a` while every CPU runs a busy raw clock loop: a 64-bit and a 32-bit
+/// workload started after arming are each exact, found by pid, named, with
+/// nothing lost (BPF). Short-lived processes are still named after exit.
 #[test]
-fn system_wide_finds_short_lived_32bit_processes() {
+fn system_wide_is_exact_beside_busy_loops() {
     if let Some(why) = missing_facility() {
         return skip(why);
     }
     if !have_m32() {
         return skip("gcc -m32 cannot build (install gcc-multilib)");
     }
-    // A name of its own: other tests run 32-bit clock_loops at the same time.
-    let bin32 = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("sysw32probe");
-    std::fs::copy(build_c("clock_loop", true, &[]), &bin32).unwrap();
-    let script = format!("sleep 0.4; for i in 1 2 3; do {} raw 4 50 >/dev/null; done", bin32.display());
-    let mut runner = Command::new("sh").args(["-c", &script]).spawn().unwrap();
-    let r = trace_json(&["-a", "-d", "1.5"]);
-    runner.wait().unwrap();
-    let name = bin32.file_name().unwrap().to_str().unwrap();
-    let comm: String = name.chars().take(15).collect();
-    let ours: Vec<&Value> = r["counts"].as_array().unwrap().iter().filter(|x| x["comm"] == comm.as_str()).collect();
-    assert_eq!(ours.len(), 3, "three processes: {r:#}");
-    for row in ours {
-        assert_eq!(row["clock"], "CLOCK_MONOTONIC_RAW");
-        assert_eq!(row["abi"], "i386");
-        assert_eq!(row["count"], 50, "{row}");
+    let _lock = system_wide_lock();
+    let bin64 = build_c("clock_loop", false, &[]);
+    let bin32 = build_c("clock_loop", true, &[]);
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let busy: Vec<Workload> = (0..cpus)
+        .map(|_| {
+            let mut c = Command::new(&bin64);
+            c.args(["raw", "1", "4000000000"]).stderr(Stdio::null());
+            Workload::start(c)
+        })
+        .collect();
+    let (trace, _, _stderr) = start_armed(&["--json", "trace", "-a", "-d", "1h"]);
+    let _guard = KillOnDrop(trace.id() as i32);
+    let script = format!(
+        "{b64} raw 11 100000 >/dev/null 2>&1; for i in 1 2 3; do {b32} raw 4 20000 >/dev/null 2>&1; done",
+        b64 = bin64.display(),
+        b32 = bin32.display()
+    );
+    let runner_status = Command::new("sh").args(["-c", &script]).spawn().unwrap();
+    let runner = runner_status.id() as i64;
+    let mut runner_status = runner_status;
+    assert!(runner_status.wait().unwrap().success());
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = trace.wait_with_output().unwrap();
+    drop(busy);
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["engine"], "bpf");
+    assert_eq!(r["lost"], 0, "{r:#}");
+    let ours = rows_where(&r, "ppid", runner);
+    assert_eq!(ours.len(), 4, "one 64-bit and three 32-bit processes: {ours:#?}");
+    let tai: Vec<&&Value> = ours.iter().filter(|x| x["clock"] == "CLOCK_TAI").collect();
+    assert_eq!((tai.len(), tai[0]["count"].as_u64(), tai[0]["abi"].as_str()), (1, Some(100_000), Some("x86_64")));
+    for row in ours.iter().filter(|x| x["clock"] == "CLOCK_MONOTONIC_RAW") {
+        assert_eq!(
+            (row["count"].as_u64(), row["abi"].as_str(), row["comm"].as_str()),
+            (Some(20_000), Some("i386"), Some("clock_loop-m32")),
+            "{row}"
+        );
     }
+}
+
+/// The perf engine's `-a` samples records into rings: under the same load
+/// it may lose records, and then it says so (`lost` > 0 or exact counts).
+#[test]
+fn system_wide_perf_engine_reports_what_it_lost() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let bin64 = build_c("clock_loop", false, &[]);
+    let (trace, _, _stderr) = start_armed(&["--json", "trace", "--engine", "perf", "-a", "-d", "1h"]);
+    let _guard = KillOnDrop(trace.id() as i32);
+    let mut child =
+        Command::new(&bin64).args(["raw", "11", "20000"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let pid = child.id() as i64;
+    assert!(child.wait().unwrap().success());
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = trace.wait_with_output().unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["engine"], "perf");
+    let n: u64 = rows_where(&r, "pid", pid).iter().map(|x| x["count"].as_u64().unwrap()).sum();
+    let lost = r["lost"].as_u64().unwrap();
+    assert!(n == 20_000 || (lost > 0 && n < 20_000), "counted {n}, lost {lost}: {r:#}");
+}
+
+/// A 200-thread process paced at 100,000 calls/s in all: `-p` reports its
+/// rate within 2% (every thread counted from the same moment).
+#[test]
+fn two_hundred_threads_report_the_paced_rate() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let bin = build_c("clock_loop", false, &[]);
+    let mut cmd = Command::new(bin);
+    cmd.args(["paced", "4", "500", "200"]).stderr(Stdio::null());
+    let w = Workload::start(cmd);
+    for engine in ENGINES {
+        let r = trace_json(&["--engine", engine, "-p", &w.pid().to_string(), "-d", "2s"]);
+        let rate: f64 = r["counts"].as_array().unwrap().iter().map(|x| x["per_sec"].as_f64().unwrap()).sum();
+        assert!((rate / 100_000.0 - 1.0).abs() < 0.02, "{engine}: {rate}/s: {r:#}");
+    }
+}
+
+/// Least privilege: as `nobody` with only CAP_BPF and CAP_PERFMON (what a
+/// systemd unit or a Kubernetes securityContext grants), counts are exact;
+/// without them, exit 4 naming both capabilities.
+#[test]
+fn nobody_with_bpf_and_perfmon_counts_exactly() {
+    if let Some(why) = missing_facility() {
+        return skip(why);
+    }
+    if Command::new("setpriv").arg("--version").output().is_err() {
+        return skip("setpriv (util-linux) is missing");
+    }
+    let bin = build_c("clock_loop", false, &[]);
+    let setpriv = |caps: &[&str]| {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+        if !caps.is_empty() {
+            let list = caps.iter().map(|c| format!("+{c}")).collect::<Vec<_>>().join(",");
+            c.arg(format!("--inh-caps={list}")).arg(format!("--ambient-caps={list}"));
+        }
+        c.arg(vdsoctl_path()).args(["--json", "trace", "--"]).arg(&bin).args(["raw", "11", "4321"]);
+        c.output().expect("setpriv")
+    };
+    let out = setpriv(&["bpf", "perfmon"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["engine"], "bpf");
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 4321, "{r:#}");
+    let out = setpriv(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("CAP_BPF") && stderr.contains("CAP_PERFMON"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
 
 /// A PID given twice, or a thread id, is traced once, as its process.
@@ -313,17 +597,19 @@ fn duplicate_pids_and_thread_ids_count_once() {
         .find(|t| *t != pid)
         .expect("a second thread");
     let list = format!("{pid},{pid},{tid}");
-    let (trace, _, _stderr) = start_armed(&["--json", "trace", "-p", &list, "-d", "2"]);
+    let (trace, _, _stderr) = start_armed(&["--json", "trace", "-p", &list, "-d", "1h"]);
+    let _guard = KillOnDrop(trace.id() as i32);
     w.go();
     assert_eq!(w.next_line(), "done");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
     let out = trace.wait_with_output().unwrap();
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["target"]["pids"], serde_json::json!([pid]), "{r:#}");
     assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 2000, "{r:#}");
 }
 
-/// `--no-split`: one exact total per clock syscall, clock ids not known; it
-/// cannot judge clock ids, so `--fail-over` with it is a usage error.
+/// `--no-split` (perf engine): one exact total per clock syscall, clock ids
+/// not known; it cannot judge clock ids, so `--fail-over` with it is a usage error.
 #[test]
 fn no_split_counts_exact_totals() {
     if let Some(why) = missing_facility() {
@@ -332,6 +618,7 @@ fn no_split_counts_exact_totals() {
     let bin = build_c("clock_loop", false, &[]);
     let script = format!("{b} raw 4 700 >/dev/null; {b} raw 2 300 >/dev/null", b = bin.display());
     let r = trace_json(&["--no-split", "--", "sh", "-c", &script]);
+    assert_eq!(r["engine"], "perf");
     assert_eq!(count(&r, "clock_gettime", Some("any")), 1000, "{r:#}");
     assert_eq!(r["counts"].as_array().unwrap().len(), 1, "{r:#}");
     assert!(r["findings"][0]["message"].as_str().unwrap().contains("clock ids not split"), "{r:#}");
@@ -340,7 +627,7 @@ fn no_split_counts_exact_totals() {
 }
 
 /// The window of `-- CMD` is exec to exit: never shorter than the loop the
-/// command timed itself, even for a command that is over in a millisecond.
+/// command timed itself.
 #[test]
 fn command_window_covers_the_whole_run() {
     if let Some(why) = missing_facility() {
@@ -366,66 +653,66 @@ fn command_window_covers_the_whole_run() {
     }
 }
 
-/// SIGINT to vdsoctl alone (the command does not get it): counting stops at
-/// once, the summary covers the time until the signal, exit 0.
+/// SIGINT to vdsoctl: it is forwarded to the command (as strace and perf
+/// stat do), counting stops, the summary covers the time until the signal,
+/// and the command's death by SIGINT is the exit status (130).
 #[test]
-fn sigint_stops_counting_at_once() {
+fn sigint_is_forwarded_and_the_summary_still_comes() {
     if let Some(why) = missing_facility() {
         return skip(why);
     }
+    let _lock = system_wide_lock();
     let bin = build_c("clock_loop", false, &[]);
     let (trace, line, _stderr) =
-        start_armed(&["--json", "trace", "--", bin.to_str().unwrap(), "raw", "4", "1000000000"]);
-    // Whatever happens below, nothing outlives the test: the loop would run
-    // for minutes with tracepoints on, slowing every other test's syscalls.
-    struct KillOnDrop(i32);
-    impl Drop for KillOnDrop {
-        fn drop(&mut self) {
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.0), nix::sys::signal::Signal::SIGKILL);
-        }
-    }
+        start_armed(&["--json", "trace", "--", bin.to_str().unwrap(), "raw", "4", "4000000000"]);
     let _trace_guard = KillOnDrop(trace.id() as i32);
-    std::thread::sleep(std::time::Duration::from_millis(400));
     let child_pid: i32 = line.split("(pid ").nth(1).and_then(|s| s.split(')').next()).unwrap().parse().unwrap();
     let _child_guard = KillOnDrop(child_pid);
-    let sent = std::time::Instant::now();
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
     let out = trace.wait_with_output().unwrap();
-    let took = sent.elapsed();
-    assert_eq!(out.status.code(), Some(0));
-    assert!(took < std::time::Duration::from_millis(1500), "summary took {took:?}");
+    assert_eq!(out.status.code(), Some(130));
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["interrupted"], true);
+    assert_eq!(r["command"]["exit_status"]["signal"], 2, "{r:#}");
     let secs = r["duration_ns"].as_u64().unwrap() as f64 / 1e9;
-    assert!((0.3..1.0).contains(&secs), "window {secs} s");
     let n = count(&r, "clock_gettime", Some("CLOCK_MONOTONIC_RAW"));
-    let rate = n as f64 / secs;
-    let per_sec = r["counts"][0]["per_sec"].as_f64().unwrap();
-    assert!((per_sec - rate).abs() / rate < 0.01, "{per_sec} vs {rate}");
+    if n > 0 {
+        let per_sec = r["counts"][0]["per_sec"].as_f64().unwrap();
+        assert!((per_sec * secs - n as f64).abs() < 1.0, "{per_sec} × {secs} vs {n}");
+    }
 }
 
-/// `--interval`: a table per interval, then the summary over the whole run.
+/// `--interval`: a table per whole interval before the deadline, each with
+/// its rows and a timestamp, then the summary; JSON Lines with `--json`.
 #[test]
-fn interval_prints_a_table_each_interval() {
+fn interval_prints_a_report_each_interval() {
     if let Some(why) = missing_facility() {
         return skip(why);
     }
+    let _lock = system_wide_lock();
     let bin = build_c("clock_loop", false, &[]);
     let mut cmd = Command::new(bin);
-    cmd.args(["raw", "4", "2000000000"]).stderr(Stdio::null());
+    cmd.args(["raw", "4", "4000000000"]).stderr(Stdio::null());
     let w = Workload::start(cmd);
-    let (code, stdout, stderr) = run(&["trace", "-p", &w.pid().to_string(), "-d", "0.7", "--interval", "0.3"]);
+    let pid = w.pid().to_string();
+    let (code, stdout, stderr) = run(&["trace", "-p", &pid, "-d", "700ms", "--interval", "300ms"]);
     assert_eq!(code, 0, "{stderr}");
-    let tables = stdout.matches("CLOCK_MONOTONIC_RAW ").count();
-    assert_eq!(tables, 3, "two interval tables and the summary: {stdout}");
-    assert!(stdout.contains(", 0.70s"), "the summary covers the whole run: {stdout}");
+    assert_eq!(stdout.matches("CLOCK_MONOTONIC_RAW ").count(), 3, "two interval tables and the summary: {stdout}");
+    assert_eq!(stdout.matches("interval ").count(), 2, "{stdout}");
+    let (code, stdout, stderr) = run(&["--json", "trace", "-p", &pid, "-d", "700ms", "--interval", "300ms"]);
+    assert_eq!(code, 0, "{stderr}");
+    let docs: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).expect("one JSON document a line")).collect();
+    assert_eq!(docs.len(), 3, "{stdout}");
+    assert!(docs[..2].iter().all(|d| d["interval"]["end_ns"].as_u64().is_some()), "{stdout}");
+    assert_eq!(docs[2]["interval"], Value::Null, "the summary: {stdout}");
+    assert!(docs[2]["duration_ns"].as_u64().unwrap() >= 700_000_000, "the summary covers the whole run: {stdout}");
+    assert!(docs.iter().all(|d| count(d, "clock_gettime", Some("CLOCK_MONOTONIC_RAW")) > 0), "{stdout}");
 }
 
-/// `-p A,B`, each a 64-bit shell that later runs a 32-bit child: each
-/// child's calls are credited to its own traced ancestor (PERF_RECORD_FORK),
-/// with nothing reported lost.
+/// `-p A,B`, each a 64-bit shell that later runs a 32-bit child: each child
+/// is its own exact row, its shell as parent.
 #[test]
-fn children_of_several_traced_processes_go_to_their_own_ancestor() {
+fn children_of_several_traced_processes_are_their_own_rows() {
     if let Some(why) = missing_facility() {
         return skip(why);
     }
@@ -437,7 +724,7 @@ fn children_of_several_traced_processes_go_to_their_own_ancestor() {
     let gate = dir.path().join("go");
     let shell = |clock: &str, n: &str| {
         let script = format!(
-            "echo ready; while [ ! -e {g} ]; do sleep 0.01; done; {b} raw {clock} {n} >/dev/null 2>&1; sleep 30",
+            "echo ready; while [ ! -e {g} ]; do sleep 0.01; done; {b} raw {clock} {n} >/dev/null 2>&1; echo done; sleep 30",
             g = gate.display(),
             b = bin32.display()
         );
@@ -445,21 +732,23 @@ fn children_of_several_traced_processes_go_to_their_own_ancestor() {
         cmd.args(["-c", &script]);
         Workload::start(cmd)
     };
-    let (a, b) = (shell("4", "700"), shell("11", "300"));
+    let (mut a, mut b) = (shell("4", "700"), shell("11", "300"));
     let list = format!("{},{}", a.pid(), b.pid());
-    let (trace, _, _stderr) = start_armed(&["--json", "trace", "-p", &list, "-d", "1.5"]);
+    let (trace, _, _stderr) = start_armed(&["--json", "trace", "-p", &list, "-d", "1h"]);
+    let _guard = KillOnDrop(trace.id() as i32);
     std::fs::write(&gate, b"").unwrap();
+    assert_eq!((a.next_line(), b.next_line()), ("done".to_string(), "done".to_string()));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
     let out = trace.wait_with_output().unwrap();
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows: Vec<(i64, String, u64)> = r["counts"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|x| (x["pid"].as_i64().unwrap(), x["clock"].as_str().unwrap().to_string(), x["count"].as_u64().unwrap()))
+        .map(|x| (x["ppid"].as_i64().unwrap(), x["clock"].as_str().unwrap().to_string(), x["count"].as_u64().unwrap()))
         .collect();
     assert!(rows.contains(&(a.pid() as i64, "CLOCK_MONOTONIC_RAW".into(), 700)), "{r:#}");
     assert!(rows.contains(&(b.pid() as i64, "CLOCK_TAI".into(), 300)), "{r:#}");
     assert_eq!(rows.len(), 2, "{r:#}");
-    let lost = r["findings"].as_array().unwrap().iter().any(|f| f["message"].as_str().unwrap().contains("lost"));
-    assert!(!lost, "{r:#}");
+    assert_eq!(r["lost"], 0, "{r:#}");
 }
