@@ -308,15 +308,20 @@ fn command_outliving_the_deadline_keeps_running() {
     if let Some(why) = missing_facility() {
         return skip(why);
     }
-    let (code, stdout, stderr) = run(&["--json", "trace", "-d", "200ms", "--", "sleep", "30"]);
+    // The command's output goes elsewhere: it must not hold our pipes open.
+    let detached = ["sh", "-c", "exec sleep 30 >/dev/null 2>&1"];
+    let (code, stdout, stderr) = run(&[&["--json", "trace", "-d", "200ms", "--"][..], &detached[..]].concat());
     assert_eq!(code, 0, "{stderr}");
     let r: Value = serde_json::from_str(&stdout).expect("JSON");
     let pid = r["command"]["pid"].as_i64().unwrap() as i32;
     let _guard = KillOnDrop(pid);
     assert_eq!(r["command"]["exit_status"], Value::Null, "{r:#}");
     assert!(std::path::Path::new(&format!("/proc/{pid}")).exists(), "the command still runs");
-    let (_, text, _) = run(&["trace", "-d", "100ms", "--", "sleep", "30"]);
+    let (_, text, _) = run(&[&["trace", "-d", "100ms", "--"][..], &detached[..]].concat());
     assert!(text.contains("still runs"), "{text}");
+    if let Some(pid) = text.split("(pid ").nth(1).and_then(|s| s.split(')').next()).and_then(|p| p.parse().ok()) {
+        drop(KillOnDrop(pid));
+    }
 }
 
 #[test]
