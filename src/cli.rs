@@ -9,7 +9,7 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "vdsoctl", version, about, max_term_width = 100)]
 pub struct Cli {
-    /// Output format: human tables, one JSON document, or Prometheus text (bench, check).
+    /// Output format: human tables, one JSON document, or Prometheus text (bench, check, trace).
     #[arg(long, value_enum, global = true, default_value_t = Format::Table)]
     pub format: Format,
 
@@ -51,6 +51,8 @@ pub enum Command {
     Bench(BenchArgs),
     /// The whole host audit, with a verdict and an exit code for CI.
     Check(CheckArgs),
+    /// A Prometheus exporter: /metrics with the host audit, per-clock costs and per-process clock syscalls.
+    Serve(ServeArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
     /// Print the man page (roff) to stdout.
@@ -58,9 +60,9 @@ pub enum Command {
 }
 
 impl Command {
-    /// Whether the command has a Prometheus form (DESIGN: bench and check).
+    /// Whether the command has a Prometheus form (DESIGN: bench, check, trace; serve is one).
     pub fn supports_prometheus(&self) -> bool {
-        matches!(self, Command::Bench(_) | Command::Check(_))
+        matches!(self, Command::Bench(_) | Command::Check(_) | Command::Trace(_) | Command::Serve(_))
     }
 }
 
@@ -174,6 +176,45 @@ pub struct CheckArgs {
     pub trace: Option<f64>,
 }
 
+/// `serve` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on: HOST:PORT, [IPv6]:PORT, or :PORT for every IPv4 interface
+    /// (10411: outside the 9100-9999 range Prometheus allocates to exporters, which is full).
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:10411")]
+    pub listen: String,
+
+    /// How often the audit, the clock costs and the per-process counts are refreshed
+    /// (500ms, 2s, 1m; a bare number is seconds). A scrape always gets the last refresh.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_duration)]
+    pub interval: std::time::Duration,
+
+    /// At most N per-process series (clock syscalls and [vsyscall] emulations), the
+    /// busiest by rate over the last interval: bounds the exporter's cardinality.
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max_series: u32,
+}
+
+/// A duration with a unit (`500ms`, `2s`, `1m`, `1h`); a bare number is
+/// seconds. Between 100 ms and one day.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number.parse().map_err(|_| format!("{text:?} is not a duration — e.g. 500ms, 2s, 1m"))?;
+    let secs = match unit.trim() {
+        "" | "s" => value,
+        "ms" => value / 1e3,
+        "m" => value * 60.0,
+        "h" => value * 3600.0,
+        other => return Err(format!("unknown unit {other:?} in {text:?} — use ms, s, m or h")),
+    };
+    if !(0.1..=86_400.0).contains(&secs) {
+        return Err(format!("{text:?} is out of range — give 100ms to 24h"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
 /// `completions` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct CompletionsArgs {
@@ -203,5 +244,28 @@ mod tests {
         }
         assert!(Cli::try_parse_from(["vdsoctl", "maps", "-p", "0"]).is_err());
         assert!(Cli::try_parse_from(["vdsoctl", "dump", "-p", "1", "--file", "x"]).is_err());
+    }
+
+    #[test]
+    fn durations() {
+        use std::time::Duration;
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        for bad in ["", "s", "2x", "-1", "10ms", "2d", "1e3", "25h"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        let cli = Cli::try_parse_from(["vdsoctl", "serve", "--interval", "250ms"]).unwrap();
+        match cli.command {
+            Command::Serve(s) => {
+                assert_eq!(s.interval, Duration::from_millis(250));
+                assert_eq!(s.listen, "0.0.0.0:10411");
+                assert_eq!(s.max_series, 100);
+            }
+            _ => unreachable!(),
+        }
+        assert!(Cli::try_parse_from(["vdsoctl", "serve", "--max-series", "0"]).is_err());
     }
 }

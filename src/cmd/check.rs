@@ -492,6 +492,23 @@ pub fn process_trace_check(pid: i32, secs: f64) -> Check {
     }
 }
 
+/// The host audit: vdsoctl's own vDSO, the clocksource, TSC, kernel,
+/// vsyscall mode, libc, and the quick clock bench (its report is returned
+/// for the cost figures). `check` and `serve` both run exactly this list.
+pub fn host_checks(max_ns: Option<f64>) -> Result<(Vec<Check>, Option<BenchReport>)> {
+    let me = Process::open(None)?;
+    let mut checks = mapping_checks(&me, "");
+    checks.push(vdso_symbols_check(&me, "", cfg!(target_env = "musl")));
+    checks.push(clocksource_check());
+    checks.extend(tsc_checks());
+    checks.push(kernel_version_check());
+    checks.push(vsyscall_check(&me));
+    checks.push(libc_check());
+    let (clocks, bench) = clock_checks(max_ns);
+    checks.extend(clocks);
+    Ok((checks, bench))
+}
+
 /// Gather every check.
 pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
     // Bad thresholds are usage errors up front: a CI job with a typo must not
@@ -521,16 +538,7 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         }
         None => None,
     };
-    let me = Process::open(None)?;
-    let mut checks = mapping_checks(&me, "");
-    checks.push(vdso_symbols_check(&me, "", cfg!(target_env = "musl")));
-    checks.push(clocksource_check());
-    checks.extend(tsc_checks());
-    checks.push(kernel_version_check());
-    checks.push(vsyscall_check(&me));
-    checks.push(libc_check());
-    let (clocks, bench) = clock_checks(args.max_ns);
-    checks.extend(clocks);
+    let (mut checks, bench) = host_checks(args.max_ns)?;
     if let Some(target) = &target {
         checks.extend(mapping_checks(target, "process_"));
         let musl = target.exe_file().and_then(|f| exe::read(&f)).is_ok_and(|i| i.libc == LibcKind::Musl);

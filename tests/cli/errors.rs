@@ -88,7 +88,7 @@ fn other_users_process_as_nobody() {
 fn usage_errors_exit_2() {
     let (code, _, stderr) = run(&["--format", "prometheus", "maps"]);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("only for `bench` and `check`"), "{stderr}");
+    assert!(stderr.contains("only for `bench`, `check` and `trace`"), "{stderr}");
     for args in [&["maps", "-p", "0"][..], &["maps", "-p", "abc"], &["auxv", "--bogus"], &["nosuchcommand"]] {
         let (code, _, stderr) = run(args);
         assert_eq!(code, 2, "{args:?}: {stderr}");
