@@ -188,3 +188,11 @@ pub fn assert_promtool_accepts(text: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+static SYSTEM_WIDE: Mutex<()> = Mutex::new(());
+
+/// Tests that trace the whole system (`trace -a`, `serve`) hold this, so
+/// two system-wide tracers never load the host at once.
+pub fn system_wide_lock() -> std::sync::MutexGuard<'static, ()> {
+    SYSTEM_WIDE.lock().unwrap_or_else(|e| e.into_inner())
+}
