@@ -109,7 +109,7 @@ fn broken_pipe_is_not_an_error() {
 fn help_and_generated_docs() {
     let (code, stdout, _) = run(&["--help"]);
     assert_eq!(code, 0);
-    for cmd in ["dump", "maps", "auxv", "trace", "bench", "check"] {
+    for cmd in ["dump", "maps", "auxv", "trace", "bench", "check", "serve"] {
         assert!(stdout.contains(cmd), "--help lists {cmd}");
     }
     let (code, stdout, _) = run(&["completions", "bash"]);
@@ -133,6 +133,7 @@ fn help_snapshot() {
         &["trace", "--help"],
         &["bench", "--help"],
         &["check", "--help"],
+        &["serve", "--help"],
     ] {
         let out = super::common::vdsoctl().args(args).env("COLUMNS", "100").output().unwrap();
         assert_eq!(out.status.code(), Some(0));
