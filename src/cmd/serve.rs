@@ -61,39 +61,39 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
     let stop = Arc::new(Stop::default());
     {
         let (stop, server) = (stop.clone(), server.clone());
-        std::thread::spawn(move || {
+        spawn("signals", move || {
             if signals.wait().is_ok() {
                 stop.set();
                 for _ in 0..WORKERS {
                     server.unblock();
                 }
             }
-        });
+        })?;
     }
     let interval = args.interval;
     let max_series = args.max_series as usize;
     let audit = {
         let (shared, stop) = (shared.clone(), stop.clone());
-        std::thread::spawn(move || loop {
+        spawn("audit", move || loop {
             let text: Arc<str> = audit_section().into();
             *shared.audit.lock().unwrap_or_else(|e| e.into_inner()) = text;
             if stop.wait(interval) {
                 return;
             }
-        })
+        })?
     };
     let rates = {
         let (shared, stop) = (shared.clone(), stop.clone());
-        std::thread::spawn(move || rates_loop(&shared, &stop, interval, max_series))
+        spawn("rates", move || rates_loop(&shared, &stop, interval, max_series))?
     };
     note(format_args!(
         "serving http://{bound}/metrics (refreshed every {}, at most {max_series} per-process series)",
         humantime(interval)
     ));
-    let workers: Vec<_> = (0..WORKERS)
+    let workers = (0..WORKERS)
         .map(|_| {
             let (shared, stop, server) = (shared.clone(), stop.clone(), server.clone());
-            std::thread::spawn(move || {
+            spawn("http", move || {
                 while !stop.is_set() {
                     if let Ok(Some(request)) = server.recv_timeout(TICK) {
                         respond(request, &shared);
@@ -101,7 +101,7 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
                 }
             })
         })
-        .collect();
+        .collect::<Result<Vec<_>>>()?;
     for w in workers {
         let _ = w.join();
     }
@@ -111,6 +111,15 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
     let _ = audit.join();
     note(format_args!("stopped"));
     Ok(Outcome::Clean)
+}
+
+/// A named thread (its name is its comm in /proc/PID/task/TID: the bench
+/// script splits the exporter's CPU time by it).
+fn spawn<T: Send + 'static>(name: &str, f: impl FnOnce() -> T + Send + 'static) -> Result<std::thread::JoinHandle<T>> {
+    std::thread::Builder::new().name(name.into()).spawn(f).map_err(|e| Error::Facility {
+        what: format!("cannot start the {name} thread: {e}"),
+        hint: "raise the task limit (ulimit -u, systemd TasksMax)".into(),
+    })
 }
 
 /// `--listen`: `HOST:PORT`, `[V6]:PORT`, or `:PORT` for every IPv4 interface.
