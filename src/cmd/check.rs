@@ -75,6 +75,10 @@ pub struct CheckReport {
     /// The quick bench behind the clock checks (its costs go to Prometheus).
     #[serde(skip)]
     pub bench: Option<BenchReport>,
+    /// The process audited with `-p`: its `process_*` checks carry a `pid`
+    /// label in Prometheus.
+    #[serde(skip)]
+    pub pid: Option<i32>,
 }
 
 /// The vDSO mapping and AT_SYSINFO_EHDR of a process, as checks.
@@ -549,7 +553,7 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         }
     }
     let worst = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok).max(Status::Ok);
-    Ok(CheckReport { checks, status: worst, strict: args.strict, bench })
+    Ok(CheckReport { checks, status: worst, strict: args.strict, bench, pid: target.as_ref().map(Process::pid) })
 }
 
 /// `vdsoctl check`.
@@ -588,7 +592,12 @@ impl Render for CheckReport {
         let mut p = Prometheus::default();
         p.family("check_status", "gauge", "Status of each vdsoctl check: 0 ok, 1 warn, 2 fail, -1 skipped.");
         for c in &self.checks {
-            p.sample("check_status", &[("check", &c.name)], c.status.gauge());
+            // An empty pid (host checks) is left out by the writer.
+            let pid = match self.pid {
+                Some(pid) if c.name.starts_with("process_") => pid.to_string(),
+                _ => String::new(),
+            };
+            p.sample("check_status", &[("check", &c.name), ("pid", &pid)], c.status.gauge());
         }
         p.family("check_failed", "gauge", "1 when the audit failed (any FAIL, or WARN with --strict).");
         let failed = self.status == Status::Fail || (self.strict && self.status == Status::Warn);

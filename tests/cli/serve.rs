@@ -432,8 +432,16 @@ fn trace_prometheus_one_shot() {
 
 #[test]
 fn check_prometheus_is_tidy() {
-    let (code, text, stderr) = run(&["--format", "prometheus", "check"]);
+    let w = Workload::start(Command::new(build_c("wait_ready", false, &[])));
+    let pid = w.pid().to_string();
+    let (code, text, stderr) = run(&["--format", "prometheus", "check", "-p", &pid]);
     assert!(code == 0 || code == 1, "{stderr}");
+    // The audited process's checks carry its pid; the host's carry none.
+    assert!(
+        text.contains(&format!("vdsoctl_check_status{{check=\"process_vdso_mapped\",pid=\"{pid}\"}} 0\n")),
+        "{text}"
+    );
+    assert!(text.contains("vdsoctl_check_status{check=\"vdso_mapped\"} 0\n"), "{text}");
     // time() has no clock id: no clock label (it used to be clock="").
     assert!(text.contains("vdsoctl_bench_seconds_per_call{function=\"time\",path=\"libc\"} "), "{text}");
     assert_tidy(&text);
