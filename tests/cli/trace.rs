@@ -278,6 +278,7 @@ fn system_wide_finds_short_lived_32bit_processes() {
     if !have_m32() {
         return skip("gcc -m32 cannot build (install gcc-multilib)");
     }
+    let _lock = super::common::system_wide_lock();
     // A name of its own: other tests run 32-bit clock_loops at the same time.
     let bin32 = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("sysw32probe");
     std::fs::copy(build_c("clock_loop", true, &[]), &bin32).unwrap();
