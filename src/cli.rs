@@ -10,7 +10,7 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(name = "vdsoctl", version, about, max_term_width = 100)]
 pub struct Cli {
-    /// Output format: human tables, one JSON document, or Prometheus text (bench, check).
+    /// Output format: human tables, one JSON document, or Prometheus text (bench, check, trace).
     #[arg(long, value_enum, global = true, default_value_t = Format::Table)]
     pub format: Format,
 
@@ -52,6 +52,8 @@ pub enum Command {
     Bench(BenchArgs),
     /// The whole host audit, with a verdict and an exit code for CI.
     Check(CheckArgs),
+    /// A Prometheus exporter: /metrics with the host audit, per-clock costs and per-process clock syscalls.
+    Serve(ServeArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
     /// Print the man page (roff) to stdout.
@@ -59,9 +61,9 @@ pub enum Command {
 }
 
 impl Command {
-    /// Whether the command has a Prometheus form (DESIGN: bench and check).
+    /// Whether the command has a Prometheus form (DESIGN: bench, check, trace; serve is one).
     pub fn supports_prometheus(&self) -> bool {
-        matches!(self, Command::Bench(_) | Command::Check(_))
+        matches!(self, Command::Bench(_) | Command::Check(_) | Command::Trace(_) | Command::Serve(_))
     }
 }
 
@@ -209,6 +211,25 @@ pub struct CheckArgs {
     pub trace: Option<f64>,
 }
 
+/// `serve` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on: HOST:PORT, [IPv6]:PORT, or :PORT for every IPv4 interface
+    /// (10411: outside the 9100-9999 range Prometheus allocates to exporters, which is full).
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:10411")]
+    pub listen: String,
+
+    /// How often the audit, the clock costs and the per-process counts are refreshed
+    /// (500ms, 2s, 1m; a bare number is seconds). A scrape always gets the last refresh.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_duration)]
+    pub interval: std::time::Duration,
+
+    /// At most N per-process series (clock syscalls and [vsyscall] emulations), the
+    /// busiest by rate over the last interval: bounds the exporter's cardinality.
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max_series: u32,
+}
+
 /// `completions` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct CompletionsArgs {
@@ -238,5 +259,28 @@ mod tests {
         }
         assert!(Cli::try_parse_from(["vdsoctl", "maps", "-p", "0"]).is_err());
         assert!(Cli::try_parse_from(["vdsoctl", "dump", "-p", "1", "--file", "x"]).is_err());
+    }
+
+    #[test]
+    fn durations() {
+        use std::time::Duration;
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        for bad in ["", "s", "2x", "-1", "0", "0ms", "2d", "1e3", "9000h"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        let cli = Cli::try_parse_from(["vdsoctl", "serve", "--interval", "250ms"]).unwrap();
+        match cli.command {
+            Command::Serve(s) => {
+                assert_eq!(s.interval, Duration::from_millis(250));
+                assert_eq!(s.listen, "0.0.0.0:10411");
+                assert_eq!(s.max_series, 100);
+            }
+            _ => unreachable!(),
+        }
+        assert!(Cli::try_parse_from(["vdsoctl", "serve", "--max-series", "0"]).is_err());
     }
 }

@@ -15,7 +15,7 @@ fn main() -> ExitCode {
         let mut cmd = <Cli as clap::CommandFactory>::command();
         cmd.error(
             clap::error::ErrorKind::ArgumentConflict,
-            "--format prometheus is only for `bench` and `check`; use --format table or --json here",
+            "--format prometheus is only for `bench`, `check` and `trace`; use --format table or --json here",
         )
         .exit();
     }

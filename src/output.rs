@@ -7,9 +7,11 @@ use crate::model::{Finding, Severity};
 use comfy_table::{presets, Cell, Color, ContentArrangement, Table, TableComponent};
 use serde::Serialize;
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
+
+pub mod prom;
+pub use prom::Prometheus;
 
 /// The output format the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -18,7 +20,7 @@ pub enum Format {
     Table,
     /// One JSON document with stable keys.
     Json,
-    /// Prometheus text exposition format (bench, check).
+    /// Prometheus text exposition format (bench, check, trace).
     Prometheus,
 }
 
@@ -168,7 +170,7 @@ fn emit_as<R: Render>(out: &Output, report: &R, one_line: bool) -> Result<()> {
         }
         Format::Prometheus => report
             .render_prometheus()
-            .ok_or_else(|| Error::Usage("--format prometheus is only for `bench` and `check`".into()))?,
+            .ok_or_else(|| Error::Usage("--format prometheus is only for `bench`, `check` and `trace`".into()))?,
     };
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
@@ -176,56 +178,6 @@ fn emit_as<R: Render>(out: &Output, report: &R, one_line: bool) -> Result<()> {
             Err(Error::from_io("stdout", e, "check where stdout goes"))
         }
         _ => Ok(()),
-    }
-}
-
-/// Builds Prometheus text exposition: every family once, with HELP and TYPE,
-/// its samples together, label values escaped.
-#[derive(Debug, Default)]
-pub struct Prometheus {
-    text: String,
-    families: HashSet<String>,
-}
-
-impl Prometheus {
-    /// Start a metric family (`vdsoctl_` is prefixed). Call once per family,
-    /// then [`Prometheus::sample`] for each of its samples.
-    pub fn family(&mut self, name: &str, kind: &str, help: &str) {
-        let full = format!("vdsoctl_{name}");
-        if self.families.insert(full.clone()) {
-            let help = help.replace('\\', "\\\\").replace('\n', "\\n");
-            let _ = writeln!(self.text, "# HELP {full} {help}");
-            let _ = writeln!(self.text, "# TYPE {full} {kind}");
-        }
-    }
-
-    /// One sample of the family `name`.
-    pub fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
-        let _ = write!(self.text, "vdsoctl_{name}");
-        if !labels.is_empty() {
-            self.text.push('{');
-            for (i, (k, v)) in labels.iter().enumerate() {
-                if i > 0 {
-                    self.text.push(',');
-                }
-                let v = v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
-                let _ = write!(self.text, "{k}=\"{v}\"");
-            }
-            self.text.push('}');
-        }
-        let value = if value.is_nan() {
-            "NaN".to_string()
-        } else if value.is_infinite() {
-            if value > 0.0 { "+Inf" } else { "-Inf" }.to_string()
-        } else {
-            format!("{value}")
-        };
-        let _ = writeln!(self.text, " {value}");
-    }
-
-    /// The finished exposition text.
-    pub fn finish(self) -> String {
-        self.text
     }
 }
 
@@ -254,18 +206,6 @@ mod tests {
         assert_eq!(sanitize("__vdso_time"), "__vdso_time");
         assert_eq!(sanitize("a\x1b[31mb"), "a\\u{1b}[31mb");
         assert_eq!(sanitize("x\u{202e}y"), "x\\u{202e}y");
-    }
-
-    #[test]
-    fn prometheus_escapes_and_groups() {
-        let mut p = Prometheus::default();
-        p.family("check_status", "gauge", "Check status.");
-        p.sample("check_status", &[("check", "a\"b\\c")], 1.0);
-        p.sample("check_status", &[], f64::NAN);
-        let t = p.finish();
-        assert!(t.starts_with("# HELP vdsoctl_check_status Check status.\n# TYPE vdsoctl_check_status gauge\n"));
-        assert!(t.contains("vdsoctl_check_status{check=\"a\\\"b\\\\c\"} 1\n"));
-        assert!(t.contains("vdsoctl_check_status NaN\n"));
     }
 
     #[test]

@@ -75,6 +75,10 @@ pub struct CheckReport {
     /// The quick bench behind the clock checks (its costs go to Prometheus).
     #[serde(skip)]
     pub bench: Option<BenchReport>,
+    /// The process audited with `-p`: its `process_*` checks carry a `pid`
+    /// label in Prometheus.
+    #[serde(skip)]
+    pub pid: Option<i32>,
 }
 
 /// The vDSO mapping and AT_SYSINFO_EHDR of a process, as checks.
@@ -488,6 +492,23 @@ pub fn process_trace_check(pid: i32, secs: f64) -> Check {
     }
 }
 
+/// The host audit: vdsoctl's own vDSO, the clocksource, TSC, kernel,
+/// vsyscall mode, libc, and the quick clock bench (its report is returned
+/// for the cost figures). `check` and `serve` both run exactly this list.
+pub fn host_checks(max_ns: Option<f64>) -> Result<(Vec<Check>, Option<BenchReport>)> {
+    let me = Process::open(None)?;
+    let mut checks = mapping_checks(&me, "");
+    checks.push(vdso_symbols_check(&me, "", cfg!(target_env = "musl")));
+    checks.push(clocksource_check());
+    checks.extend(tsc_checks());
+    checks.push(kernel_version_check());
+    checks.push(vsyscall_check(&me));
+    checks.push(libc_check());
+    let (clocks, bench) = clock_checks(max_ns);
+    checks.extend(clocks);
+    Ok((checks, bench))
+}
+
 /// Gather every check.
 pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
     // Bad thresholds are usage errors up front: a CI job with a typo must not
@@ -517,16 +538,7 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         }
         None => None,
     };
-    let me = Process::open(None)?;
-    let mut checks = mapping_checks(&me, "");
-    checks.push(vdso_symbols_check(&me, "", cfg!(target_env = "musl")));
-    checks.push(clocksource_check());
-    checks.extend(tsc_checks());
-    checks.push(kernel_version_check());
-    checks.push(vsyscall_check(&me));
-    checks.push(libc_check());
-    let (clocks, bench) = clock_checks(args.max_ns);
-    checks.extend(clocks);
+    let (mut checks, bench) = host_checks(args.max_ns)?;
     if let Some(target) = &target {
         checks.extend(mapping_checks(target, "process_"));
         let musl = target.exe_file().and_then(|f| exe::read(&f)).is_ok_and(|i| i.libc == LibcKind::Musl);
@@ -537,7 +549,7 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         }
     }
     let worst = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok).max(Status::Ok);
-    Ok(CheckReport { checks, status: worst, strict: args.strict, bench })
+    Ok(CheckReport { checks, status: worst, strict: args.strict, bench, pid: target.as_ref().map(Process::pid) })
 }
 
 /// `vdsoctl check`.
@@ -576,7 +588,12 @@ impl Render for CheckReport {
         let mut p = Prometheus::default();
         p.family("check_status", "gauge", "Status of each vdsoctl check: 0 ok, 1 warn, 2 fail, -1 skipped.");
         for c in &self.checks {
-            p.sample("check_status", &[("check", &c.name)], c.status.gauge());
+            // An empty pid (host checks) is left out by the writer.
+            let pid = match self.pid {
+                Some(pid) if c.name.starts_with("process_") => pid.to_string(),
+                _ => String::new(),
+            };
+            p.sample("check_status", &[("check", &c.name), ("pid", &pid)], c.status.gauge());
         }
         p.family("check_failed", "gauge", "1 when the audit failed (any FAIL, or WARN with --strict).");
         let failed = self.status == Status::Fail || (self.strict && self.status == Status::Warn);

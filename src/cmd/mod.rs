@@ -12,6 +12,7 @@ pub mod check;
 pub mod dump;
 pub mod maps;
 pub mod meta;
+pub mod serve;
 pub mod trace;
 
 /// How a command that ran to the end came out (errors are `Err`).
@@ -46,6 +47,7 @@ pub fn run(cli: &Cli, out: &Output) -> Result<Outcome> {
         Command::Trace(args) => trace::run(args, out),
         Command::Bench(args) => bench::run(args, out),
         Command::Check(args) => check::run(args, out),
+        Command::Serve(args) => serve::run(args),
         Command::Completions(args) => meta::completions(args),
         Command::Man => meta::man(),
     }

@@ -823,6 +823,42 @@ impl Render for TraceReport {
         s += &out.findings(&self.findings);
         s
     }
+
+    /// One-shot counts over the trace window, in the series names `serve`
+    /// exports continuously (for node_exporter's textfile collector).
+    fn render_prometheus(&self) -> Option<String> {
+        use crate::output::prom::{self, Kind, SyscallSeries, VsyscallSeries};
+        let mut p = crate::output::Prometheus::default();
+        p.family("trace_duration_seconds", Kind::Gauge, "How long the trace counted, in seconds.");
+        p.sample("trace_duration_seconds", &[], self.duration_ns as f64 / 1e9);
+        let rows: Vec<SyscallSeries<'_>> = self
+            .counts
+            .iter()
+            .map(|r| SyscallSeries {
+                pid: r.pid,
+                comm: r.comm.as_deref(),
+                syscall: r.syscall,
+                clock: r.clock.as_deref(),
+                abi: r.abi.name(),
+                vdso_serves: !r.expected,
+                count: r.count,
+            })
+            .collect();
+        prom::clock_syscalls(&mut p, "during the trace", &rows);
+        let vrows: Vec<VsyscallSeries<'_>> = self
+            .vsyscall_emulations
+            .iter()
+            .map(|v| VsyscallSeries { pid: v.pid, comm: v.comm.as_deref(), function: v.function, count: v.count })
+            .collect();
+        prom::vsyscall_emulations(&mut p, "during the trace", &vrows);
+        p.family(
+            "trace_lost_total",
+            Kind::Counter,
+            "Events the engine could not keep (BPF map full, perf records dropped).",
+        );
+        p.sample("trace_lost_total", &[], self.lost);
+        Some(p.finish())
+    }
 }
 
 /// `SIGSEGV` for 11, else `signal N`.

@@ -234,8 +234,11 @@ impl Process {
 
 /// The current comm of any task, without opening a handle (it changes at
 /// exec; a traced command is renamed from its shell's name to its own).
+/// `None` only when the task is gone: a comm that is not UTF-8 (any process
+/// may prctl(PR_SET_NAME) one) is decoded lossily.
 pub fn comm_of(pid: i32) -> Option<String> {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|c| c.trim_end_matches('\n').to_string())
+    let bytes = std::fs::read(format!("/proc/{pid}/comm")).ok()?;
+    Some(String::from_utf8_lossy(&bytes).trim_end_matches('\n').to_string())
 }
 
 /// vdsoctl's own effective capabilities (`CapEff` in /proc/self/status),

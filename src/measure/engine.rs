@@ -180,6 +180,14 @@ impl Counting {
         }
     }
 
+    /// Drop the rows of processes `gone` says have exited (BPF engine: its
+    /// map is bounded; the perf engine keeps no per-process state to drop).
+    pub fn forget(&mut self, gone: impl Fn(i32) -> bool) {
+        if let Counting::Bpf(t) = self {
+            t.forget(gone);
+        }
+    }
+
     /// Whether 32-bit calls are counted (all but the perf engine's `--native-only`).
     pub fn traces_compat(&self) -> bool {
         match self {

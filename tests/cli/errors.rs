@@ -88,7 +88,7 @@ fn other_users_process_as_nobody() {
 fn usage_errors_exit_2() {
     let (code, _, stderr) = run(&["--format", "prometheus", "maps"]);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("only for `bench` and `check`"), "{stderr}");
+    assert!(stderr.contains("only for `bench`, `check` and `trace`"), "{stderr}");
     for args in [&["maps", "-p", "0"][..], &["maps", "-p", "abc"], &["auxv", "--bogus"], &["nosuchcommand"]] {
         let (code, _, stderr) = run(args);
         assert_eq!(code, 2, "{args:?}: {stderr}");
@@ -109,7 +109,7 @@ fn broken_pipe_is_not_an_error() {
 fn help_and_generated_docs() {
     let (code, stdout, _) = run(&["--help"]);
     assert_eq!(code, 0);
-    for cmd in ["dump", "maps", "auxv", "trace", "bench", "check"] {
+    for cmd in ["dump", "maps", "auxv", "trace", "bench", "check", "serve"] {
         assert!(stdout.contains(cmd), "--help lists {cmd}");
     }
     let (code, stdout, _) = run(&["completions", "bash"]);
@@ -133,6 +133,7 @@ fn help_snapshot() {
         &["trace", "--help"],
         &["bench", "--help"],
         &["check", "--help"],
+        &["serve", "--help"],
     ] {
         let out = super::common::vdsoctl().args(args).env("COLUMNS", "100").output().unwrap();
         assert_eq!(out.status.code(), Some(0));

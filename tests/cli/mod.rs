@@ -8,4 +8,5 @@ mod check;
 mod dump;
 mod errors;
 mod maps;
+mod serve;
 mod trace;

@@ -291,6 +291,28 @@ impl BpfTracer {
         Ok(tally)
     }
 
+    /// Delete the rows (and traced-set entries) of processes `gone` names.
+    pub fn forget(&self, gone: impl Fn(i32) -> bool) {
+        let mut key = [0u8; KEY_SIZE];
+        let mut prev: Option<[u8; KEY_SIZE]> = None;
+        let mut doomed: Vec<[u8; KEY_SIZE]> = Vec::new();
+        for _ in 0..=MAX_ROWS {
+            match sys::map_next_key(self.maps.counts.as_fd(), prev.as_ref().map(|k| &k[..]), &mut key) {
+                Ok(true) => {}
+                _ => break,
+            }
+            let tgid = i32::from_ne_bytes([key[0], key[1], key[2], key[3]]);
+            if gone(tgid) {
+                doomed.push(key);
+            }
+            prev = Some(key);
+        }
+        for k in &doomed {
+            let _ = sys::map_delete(self.maps.counts.as_fd(), k);
+            let _ = sys::map_delete(self.maps.procs.as_fd(), &k[..4]);
+        }
+    }
+
     fn add_row(&self, tally: &mut Tally, key: &[u8; KEY_SIZE], n: u64) {
         let word = |o: usize| u32::from_ne_bytes([key[o], key[o + 1], key[o + 2], key[o + 3]]);
         let (tgid, tid) = (word(0) as i32, word(4) as i32);

@@ -1,0 +1,616 @@
+//! `serve`: a Prometheus exporter. `/metrics` carries the host audit (the
+//! checks `check` runs, as status gauges), facts as `_info` metrics
+//! (clocksource, vsyscall mode, kernel release, vDSO symbols), per-clock
+//! costs from a quick bench, and per-process clock syscall counters from the
+//! trace engine, which runs system-wide for as long as the exporter does.
+//!
+//! Everything is measured in the background, every `--interval`, by two
+//! threads — the audit and the rates — each of which replaces its section of
+//! the exposition whole. A scrape copies the last sections and never waits
+//! on a measurement. SIGINT/SIGTERM stop the server and close every perf
+//! event (which detaches the tracing) before exiting 0.
+//!
+//! HTTP is tiny_http: a small synchronous server (threads, no async
+//! runtime) — one GET a second needs nothing more.
+//!
+//! Measurement note: while the trace engine runs, every syscall of the host
+//! passes its tracepoint, so the bench's `path="syscall"` cost includes that
+//! overhead; the libc and vDSO paths make no syscall and are unaffected.
+
+use super::check::{self, CheckReport, Status};
+use super::Outcome;
+use crate::arch::{self, TimeFn};
+use crate::cli::ServeArgs;
+use crate::cmd::bench::BenchReport;
+use crate::error::{Error, Result};
+use crate::inspect::{elf, kernel, Process};
+use crate::measure::trace::{Clock, Key, Tally};
+use crate::model::vdso_serves_call;
+use crate::output::prom::{self, Kind, Prometheus, SyscallSeries, VsyscallSeries, CONTENT_TYPE};
+use crate::output::{note, Render};
+use nix::sys::signal::{SigSet, Signal};
+use std::collections::HashMap;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+/// HTTP worker threads: a scrape is a copy of a few kB, two are plenty.
+const WORKERS: usize = 2;
+/// How often idle threads look at the stop flag.
+const TICK: Duration = Duration::from_millis(200);
+
+const PAGE: &str = "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>vdsoctl exporter</title></head>\n\
+<body><h1>vdsoctl exporter</h1>\n<p>Whether this host's processes get the vDSO fast path for their clock reads.</p>\n\
+<p><a href=\"/metrics\">Metrics</a></p>\n</body></html>\n";
+
+/// `vdsoctl serve`.
+pub fn run(args: &ServeArgs) -> Result<Outcome> {
+    let addrs = listen_addrs(&args.listen)?;
+    // Block SIGINT/SIGTERM before any thread exists (threads inherit the
+    // mask); one thread waits for them — no handler, no unsafe.
+    let mut signals = SigSet::empty();
+    signals.add(Signal::SIGINT);
+    signals.add(Signal::SIGTERM);
+    signals
+        .thread_block()
+        .map_err(|e| Error::Facility { what: format!("cannot block SIGTERM: {e}"), hint: "retry".into() })?;
+    let server = Arc::new(bind(&addrs, &args.listen)?);
+    let bound = server.server_addr().to_ip().map_or_else(|| args.listen.clone(), |a| a.to_string());
+
+    let shared = Arc::new(Shared::default());
+    let stop = Arc::new(Stop::default());
+    {
+        let (stop, server) = (stop.clone(), server.clone());
+        spawn("signals", move || {
+            if signals.wait().is_ok() {
+                stop.set();
+                for _ in 0..WORKERS {
+                    server.unblock();
+                }
+            }
+        })?;
+    }
+    let interval = args.interval;
+    let max_series = args.max_series as usize;
+    let audit = {
+        let (shared, stop) = (shared.clone(), stop.clone());
+        spawn("audit", move || loop {
+            let text: Arc<str> = audit_section().into();
+            *shared.audit.lock().unwrap_or_else(|e| e.into_inner()) = text;
+            if stop.wait(interval) {
+                return;
+            }
+        })?
+    };
+    let rates = {
+        let (shared, stop) = (shared.clone(), stop.clone());
+        spawn("rates", move || rates_loop(&shared, &stop, interval, max_series))?
+    };
+    note(format_args!(
+        "serving http://{bound}/metrics (refreshed every {}, at most {max_series} per-process series)",
+        humantime(interval)
+    ));
+    let workers = (0..WORKERS)
+        .map(|_| {
+            let (shared, stop, server) = (shared.clone(), stop.clone(), server.clone());
+            spawn("http", move || {
+                while !stop.is_set() {
+                    if let Ok(Some(request)) = server.recv_timeout(TICK) {
+                        respond(request, &shared);
+                    }
+                }
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    for w in workers {
+        let _ = w.join();
+    }
+    // The rates thread drops the trace engine on its way out: every perf
+    // event is closed, nothing stays attached.
+    let _ = rates.join();
+    let _ = audit.join();
+    note(format_args!("stopped"));
+    Ok(Outcome::Clean)
+}
+
+/// A named thread (its name is its comm in /proc/PID/task/TID: the bench
+/// script splits the exporter's CPU time by it).
+fn spawn<T: Send + 'static>(name: &str, f: impl FnOnce() -> T + Send + 'static) -> Result<std::thread::JoinHandle<T>> {
+    std::thread::Builder::new().name(name.into()).spawn(f).map_err(|e| Error::Facility {
+        what: format!("cannot start the {name} thread: {e}"),
+        hint: "raise the task limit (ulimit -u, systemd TasksMax)".into(),
+    })
+}
+
+/// `--listen`: `HOST:PORT`, `[V6]:PORT`, or `:PORT` for every IPv4 interface.
+fn listen_addrs(listen: &str) -> Result<Vec<SocketAddr>> {
+    let text = if listen.starts_with(':') { format!("0.0.0.0{listen}") } else { listen.to_string() };
+    let bad = |why: String| {
+        Error::Usage(format!("--listen {listen:?}: {why} — give HOST:PORT, e.g. 127.0.0.1:10411 or :10411"))
+    };
+    let addrs: Vec<SocketAddr> = text.to_socket_addrs().map_err(|e| bad(e.to_string()))?.collect();
+    if addrs.is_empty() {
+        return Err(bad("no address".into()));
+    }
+    Ok(addrs)
+}
+
+fn bind(addrs: &[SocketAddr], listen: &str) -> Result<tiny_http::Server> {
+    let mut last = String::new();
+    for a in addrs {
+        match tiny_http::Server::http(a) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(Error::Facility {
+        what: format!("cannot listen on {listen}: {last}"),
+        hint: "another process may hold the port (`ss -ltnp`); pick another with --listen".into(),
+    })
+}
+
+/// The exposition's sections, each replaced whole by its refresher.
+#[derive(Debug)]
+struct Shared {
+    audit: Mutex<Arc<str>>,
+    rates: Mutex<Arc<str>>,
+}
+
+impl Default for Shared {
+    fn default() -> Shared {
+        Shared { audit: Mutex::new(Arc::from("")), rates: Mutex::new(Arc::from("")) }
+    }
+}
+
+impl Shared {
+    /// The whole exposition: build info, then the last audit and rates.
+    fn metrics(&self) -> String {
+        let audit = self.audit.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let rates = self.rates.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut p = Prometheus::default();
+        p.info("build_info", "The vdsoctl build serving these metrics.", &[("version", env!("CARGO_PKG_VERSION"))]);
+        let mut text = p.finish();
+        text.reserve(audit.len() + rates.len());
+        text += &audit;
+        text += &rates;
+        text
+    }
+}
+
+/// A stop flag threads can sleep on.
+#[derive(Debug, Default)]
+struct Stop {
+    flag: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Stop {
+    fn set(&self) {
+        *self.flag.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.cv.notify_all();
+    }
+
+    fn is_set(&self) -> bool {
+        *self.flag.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sleep up to `d`; true when stopping.
+    fn wait(&self, d: Duration) -> bool {
+        let guard = self.flag.lock().unwrap_or_else(|e| e.into_inner());
+        let (guard, _) = self.cv.wait_timeout_while(guard, d, |stop| !*stop).unwrap_or_else(|e| e.into_inner());
+        *guard
+    }
+}
+
+// ------------------------------------------------------------------ HTTP
+
+fn header(name: &str, value: &str) -> Option<tiny_http::Header> {
+    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
+}
+
+/// What a request gets back: (status, content type, body, Allow header).
+fn route(method: &tiny_http::Method, url: &str, shared: &Shared) -> (u16, &'static str, String, bool) {
+    use tiny_http::Method;
+    let path = url.split(['?', '#']).next().unwrap_or("");
+    let readable = matches!(method, Method::Get | Method::Head);
+    match path {
+        "/metrics" | "/" if !readable => {
+            (405, "text/plain; charset=utf-8", "405 method not allowed: use GET or HEAD\n".into(), true)
+        }
+        "/metrics" => (200, CONTENT_TYPE, shared.metrics(), false),
+        "/" => (200, "text/html; charset=utf-8", PAGE.into(), false),
+        _ => (404, "text/plain; charset=utf-8", "404 not found: metrics are at /metrics\n".into(), false),
+    }
+}
+
+/// Answer one request; a client that went away is not an error.
+fn respond(request: tiny_http::Request, shared: &Shared) {
+    let (status, content_type, body, allow) = route(request.method(), request.url(), shared);
+    let mut response = tiny_http::Response::from_string(body).with_status_code(status);
+    // from_string sets text/plain; replace it with the real type.
+    if let Some(h) = header("Content-Type", content_type) {
+        response.add_header(h);
+    }
+    if allow {
+        if let Some(h) = header("Allow", "GET, HEAD") {
+            response.add_header(h);
+        }
+    }
+    let _ = request.respond(response);
+}
+
+// ------------------------------------------------------------------ audit
+
+/// The host audit and the facts beside it, as one section.
+fn audit_section() -> String {
+    let started = Instant::now();
+    let release = kernel::release();
+    let kernel_version = release.as_deref().and_then(kernel::parse_version);
+    let mut text = String::new();
+    let mut bench_rows = Vec::new();
+    match check::host_checks(None) {
+        Ok((checks, bench)) => {
+            let status = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok).max(Status::Ok);
+            bench_rows = served_rows(bench.as_ref(), kernel_version);
+            let report = CheckReport { checks, status, strict: false, bench, pid: None };
+            text += &report.render_prometheus().unwrap_or_default();
+        }
+        Err(e) => note(format_args!("audit failed: {e}")),
+    }
+    let mut p = Prometheus::default();
+    p.family(
+        "vdso_serves",
+        Kind::Gauge,
+        "1 when this kernel's vDSO serves the call for vdsoctl's ABI (a syscall for it is a lost fast path), else 0.",
+    );
+    for (function, clock, serves) in &bench_rows {
+        p.sample("vdso_serves", &[("function", function), ("clock", clock.as_deref().unwrap_or(""))], *serves);
+    }
+    if let Some(cs) = kernel::clocksource() {
+        let mode = match kernel::clocksource_has_vdso_mode(&cs.current) {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "if_stable",
+        };
+        p.info(
+            "clocksource_info",
+            "The current clocksource and whether it has a vDSO mode (yes, no, or if_stable: only when the hypervisor marks it stable).",
+            &[("clocksource", &cs.current), ("vdso_mode", mode)],
+        );
+    }
+    if let Some(release) = &release {
+        p.info("kernel_info", "The running kernel's release.", &[("release", release)]);
+    }
+    if let Ok(me) = Process::open(None) {
+        if arch::HOST_MACHINE == arch::machine::X86_64 {
+            let maps = me.maps().unwrap_or_default();
+            let (v, _) = super::maps::vsyscall_mode(&maps, kernel::cmdline().as_deref(), true);
+            p.info(
+                "vsyscall_info",
+                "The [vsyscall] page mode: xonly (calls emulated), emulate (readable, emulated), none.",
+                &[("mode", v.mode.as_str())],
+            );
+        }
+        let image = me.vdso_mapping().and_then(|m| me.read_mem(m.start, m.size())).and_then(|b| elf::parse(&b));
+        if let Ok(img) = image {
+            p.family("vdso_symbol_info", Kind::Gauge, "A function the vDSO of this host's native ABI exports.");
+            for s in img.symbols.iter().filter(|s| s.kind == goblin::elf::sym::STT_FUNC && !s.name.is_empty()) {
+                let version = s.version.as_ref().and_then(|v| v.name.clone()).unwrap_or_default();
+                p.sample("vdso_symbol_info", &[("symbol", &s.name), ("version", &version)], 1u64);
+            }
+        }
+    }
+    p.family("audit_duration_seconds", Kind::Gauge, "How long the last audit and clock bench took.");
+    p.sample("audit_duration_seconds", &[], started.elapsed().as_secs_f64());
+    p.family("audit_timestamp_seconds", Kind::Gauge, "When the last audit finished, in seconds since the epoch.");
+    p.sample("audit_timestamp_seconds", &[], unix_now());
+    text += &p.finish();
+    text
+}
+
+/// (function, clock, whether the vDSO serves it) for each call the bench measured.
+fn served_rows(bench: Option<&BenchReport>, kernel_version: Option<(u32, u32)>) -> Vec<(String, Option<String>, bool)> {
+    let mut rows: Vec<(String, Option<String>, bool)> = Vec::new();
+    let Some(abi) = arch::HOST_ABI else { return rows };
+    for r in bench.map(|b| b.results.as_slice()).unwrap_or_default() {
+        if rows.iter().any(|(f, c, _)| f == r.function && *c == r.clock) {
+            continue;
+        }
+        let Some(func) = crate::measure::bench::FUNCTIONS.into_iter().find(|f| f.name() == r.function) else {
+            continue;
+        };
+        let clock = match &r.clock {
+            Some(name) => match arch::parse_clock(name) {
+                Some(id) => Clock::Id(i64::from(id)),
+                None => continue,
+            },
+            None => Clock::None,
+        };
+        rows.push((r.function.to_string(), r.clock.clone(), vdso_serves_call(abi, func, clock, kernel_version)));
+    }
+    rows
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0.0, |d| (d.as_millis() as f64) / 1e3)
+}
+
+fn humantime(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+// ------------------------------------------------------------------ rates
+
+/// The trace engine as `serve` uses it: system-wide, continuously. Every use
+/// of `measure::trace` is in here, so another engine (BPF) goes in by
+/// changing these three functions.
+struct RateSource {
+    counting: crate::measure::engine::Counting,
+}
+
+impl RateSource {
+    /// Count every process (the BPF engine where allowed, else perf).
+    fn open() -> Result<RateSource> {
+        use crate::measure::engine::{Choice, Counting, Plan};
+        let plan = Plan { all: true, per_thread: false, native_only: false, no_split: false };
+        let opened = Counting::open(Choice::Auto, plan)?;
+        if let Some(why) = &opened.fallback_reason {
+            note(format_args!("counting with the perf engine: {why}"));
+        }
+        let mut counting = opened.counting;
+        counting.start()?;
+        Ok(RateSource { counting })
+    }
+
+    /// Keep the kernel's buffers moving for up to `d`: the perf engine
+    /// drains its rings; the BPF engine has none and just waits.
+    fn pump(&mut self, d: Duration) -> Result<()> {
+        std::thread::sleep(if self.counting.needs_pump() { d.min(Duration::from_millis(20)) } else { d });
+        self.counting.pump();
+        Ok(())
+    }
+
+    /// Counts since `open`; processes that are gone are forgotten by the
+    /// engine afterwards, so its map stays bounded on a long-running host.
+    fn snapshot(&mut self) -> Result<Tally> {
+        let tally = self.counting.snapshot()?;
+        self.counting.forget(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
+        Ok(tally)
+    }
+}
+
+/// The rates thread: keep the engine drained, and every `interval` turn a
+/// snapshot into the per-process section.
+fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usize) {
+    let set = |text: String| *shared.rates.lock().unwrap_or_else(|e| e.into_inner()) = text.into();
+    let mut source = match RateSource::open() {
+        Ok(s) => s,
+        Err(e) => {
+            note(format_args!("per-process clock syscalls are not exported: {e}"));
+            set(down_section());
+            return;
+        }
+    };
+    let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
+    let mut book = Book::new(max_series, kernel_version);
+    let mut next = Instant::now() + interval;
+    set(book.render(&Tally::default(), Instant::now()));
+    while !stop.is_set() {
+        let now = Instant::now();
+        if now >= next {
+            match source.snapshot() {
+                Ok(tally) => set(book.render(&tally, now)),
+                Err(e) => {
+                    note(format_args!("tracing stopped: {e}"));
+                    set(down_section());
+                    return;
+                }
+            }
+            next += interval;
+            if next <= now {
+                next = now + interval;
+            }
+        }
+        if let Err(e) = source.pump(TICK.min(next.saturating_duration_since(now))) {
+            note(format_args!("tracing stopped: {e}"));
+            set(down_section());
+            return;
+        }
+    }
+}
+
+const TRACE_UP_HELP: &str =
+    "1 when the trace engine counts clock syscalls system-wide, 0 when it could not start (see vdsoctl's stderr).";
+
+fn down_section() -> String {
+    let mut p = Prometheus::default();
+    p.family("trace_up", Kind::Gauge, TRACE_UP_HELP);
+    p.sample("trace_up", &[], 0u64);
+    p.finish()
+}
+
+/// One exportable per-process series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Series {
+    Syscall(Key),
+    Vsyscall(i32, TimeFn),
+}
+
+impl Series {
+    fn pid(self) -> i32 {
+        match self {
+            Series::Syscall(k) => k.pid,
+            Series::Vsyscall(pid, _) => pid,
+        }
+    }
+}
+
+/// Turns successive tallies into the top-N series by rate.
+struct Book {
+    max: usize,
+    kernel: Option<(u32, u32)>,
+    /// Counts at the previous refresh, and when it was.
+    last: HashMap<Series, u64>,
+    last_at: Instant,
+}
+
+impl Book {
+    fn new(max: usize, kernel: Option<(u32, u32)>) -> Book {
+        Book { max, kernel, last: HashMap::new(), last_at: Instant::now() }
+    }
+
+    /// The per-process section for `tally` (counts since the engine started).
+    fn render(&mut self, tally: &Tally, now: Instant) -> String {
+        let secs = now.saturating_duration_since(self.last_at).as_secs_f64().max(1e-3);
+        let counts = tally
+            .counts
+            .iter()
+            .map(|(k, v)| (Series::Syscall(*k), *v))
+            .chain(tally.vsyscall.iter().map(|((pid, f), v)| (Series::Vsyscall(*pid, *f), *v)))
+            .filter(|(_, v)| *v > 0);
+        let mut ranked: Vec<(Series, u64, f64)> = counts
+            .map(|(s, v)| (s, v, v.saturating_sub(self.last.get(&s).copied().unwrap_or(0)) as f64 / secs))
+            .collect();
+        ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then(b.1.cmp(&a.1)).then(a.0.cmp(&b.0)));
+        // The busiest live processes, up to the cap: a process that is gone
+        // (no /proc/PID) drops out.
+        let mut comms: HashMap<i32, Option<String>> = HashMap::new();
+        let mut kept: Vec<(Series, u64, String)> = Vec::new();
+        let mut capped = 0u64;
+        for (s, count, rate) in &ranked {
+            let comm = comms.entry(s.pid()).or_insert_with(|| crate::inspect::process::comm_of(s.pid()));
+            let Some(comm) = comm else { continue };
+            if kept.len() < self.max {
+                kept.push((*s, *count, comm.clone()));
+            } else if *rate > 0.0 {
+                capped += 1;
+            }
+        }
+        kept.sort_by_key(|k| k.0);
+        self.last = ranked.iter().map(|(s, v, _)| (*s, *v)).collect();
+        self.last_at = now;
+
+        let labels: Vec<(Key, u64, &str, Option<String>)> = kept
+            .iter()
+            .filter_map(|(s, v, c)| match s {
+                Series::Syscall(k) => Some((*k, *v, c.as_str(), clock_label(k.clock))),
+                Series::Vsyscall(..) => None,
+            })
+            .collect();
+        let rows: Vec<SyscallSeries<'_>> = labels
+            .iter()
+            .map(|(k, v, comm, clock)| SyscallSeries {
+                pid: k.pid,
+                comm: Some(comm),
+                syscall: k.func.name(),
+                clock: clock.as_deref(),
+                abi: k.abi.name(),
+                vdso_serves: vdso_serves_call(k.abi, k.func, k.clock, self.kernel),
+                count: *v,
+            })
+            .collect();
+        let vrows: Vec<VsyscallSeries<'_>> = kept
+            .iter()
+            .filter_map(|(s, v, c)| match s {
+                Series::Vsyscall(pid, f) => {
+                    Some(VsyscallSeries { pid: *pid, comm: Some(c), function: f.name(), count: *v })
+                }
+                Series::Syscall(_) => None,
+            })
+            .collect();
+        let mut p = Prometheus::default();
+        p.family("trace_up", Kind::Gauge, TRACE_UP_HELP);
+        p.sample("trace_up", &[], 1u64);
+        prom::clock_syscalls(&mut p, "since the exporter started", &rows);
+        prom::vsyscall_emulations(&mut p, "since the exporter started", &vrows);
+        p.family(
+            "trace_series_capped",
+            Kind::Gauge,
+            "Per-process series with calls in the last interval left out by --max-series.",
+        );
+        p.sample("trace_series_capped", &[], capped);
+        p.family("trace_lost_records_total", Kind::Counter, "Sampled records the kernel dropped (ring buffers full).");
+        p.sample("trace_lost_records_total", &[], tally.lost_records);
+        p.family(
+            "trace_timestamp_seconds",
+            Kind::Gauge,
+            "When the per-process counts were last read, in seconds since the epoch.",
+        );
+        p.sample("trace_timestamp_seconds", &[], unix_now());
+        p.finish()
+    }
+}
+
+fn clock_label(clock: Clock) -> Option<String> {
+    match clock {
+        Clock::None => None,
+        Clock::Id(id) => Some(arch::clock_name(id)),
+        Clock::Other => Some("other".into()),
+        Clock::Any => Some("any".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::Abi;
+
+    fn key(pid: i32, clock: i64) -> Key {
+        Key { pid, abi: Abi::X86_64, func: TimeFn::ClockGettime, clock: Clock::Id(clock) }
+    }
+
+    #[test]
+    fn listen_forms() {
+        assert_eq!(listen_addrs(":10411").unwrap(), vec!["0.0.0.0:10411".parse().unwrap()]);
+        assert_eq!(listen_addrs("127.0.0.1:0").unwrap(), vec!["127.0.0.1:0".parse().unwrap()]);
+        assert_eq!(listen_addrs("[::1]:9").unwrap(), vec!["[::1]:9".parse().unwrap()]);
+        for bad in ["10411", "127.0.0.1", "1.2.3.4:99999", ""] {
+            assert!(matches!(listen_addrs(bad), Err(Error::Usage(_))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn routes() {
+        use tiny_http::Method;
+        let shared = Shared::default();
+        *shared.audit.lock().unwrap() = Arc::from("# audit\n");
+        let (status, ty, body, allow) = route(&Method::Get, "/metrics?x=1", &shared);
+        assert_eq!((status, ty, allow), (200, CONTENT_TYPE, false));
+        assert!(body.starts_with("# HELP vdsoctl_build_info "), "{body}");
+        assert!(body.ends_with("# audit\n"), "{body}");
+        assert_eq!(route(&Method::Head, "/", &shared).0, 200);
+        assert_eq!(route(&Method::Get, "/nope", &shared).0, 404);
+        assert_eq!(route(&Method::Post, "/metrics", &shared).0, 405);
+        assert!(route(&Method::Delete, "/", &shared).3);
+    }
+
+    #[test]
+    fn book_keeps_the_busiest_live_processes() {
+        let me = std::process::id() as i32;
+        // A pid that cannot exist (above pid_max's hard limit of 2^22).
+        let gone = 5_000_000;
+        let mut book = Book::new(1, Some((6, 18)));
+        let start = book.last_at;
+        let mut t = Tally::default();
+        t.counts.insert(key(me, 4), 100);
+        t.counts.insert(key(me, 1), 10);
+        t.counts.insert(key(gone, 4), 1_000_000);
+        let text = book.render(&t, start + Duration::from_secs(1));
+        assert!(
+            text.contains(&format!("vdsoctl_clock_syscalls_total{{pid=\"{me}\",comm=\"")),
+            "live pid exported: {text}"
+        );
+        assert!(text.contains("clock=\"CLOCK_MONOTONIC_RAW\",abi=\"x86_64\",vdso_serves=\"true\"} 100\n"), "{text}");
+        assert!(!text.contains(&format!("pid=\"{gone}\"")), "vanished pid dropped: {text}");
+        assert!(text.contains("vdsoctl_trace_series_capped 1\n"), "one live series over the cap: {text}");
+        // Next interval: MONOTONIC grows faster and takes the only slot.
+        t.counts.insert(key(me, 1), 1_000);
+        let text = book.render(&t, start + Duration::from_secs(2));
+        assert!(text.contains("clock=\"CLOCK_MONOTONIC\",abi=\"x86_64\",vdso_serves=\"true\"} 1000\n"), "{text}");
+        assert!(!text.contains("CLOCK_MONOTONIC_RAW"), "{text}");
+    }
+}
