@@ -560,7 +560,7 @@ mod tests {
     use crate::arch::Abi;
 
     fn key(pid: i32, clock: i64) -> Key {
-        Key { pid, abi: Abi::X86_64, func: TimeFn::ClockGettime, clock: Clock::Id(clock) }
+        Key { pid, tid: None, abi: Abi::X86_64, func: TimeFn::ClockGettime, clock: Clock::Id(clock), comm: None }
     }
 
     #[test]

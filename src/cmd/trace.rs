@@ -6,7 +6,7 @@
 //! signals, exits), the report.
 
 use super::Outcome;
-use crate::arch::{self, Abi, TimeFn};
+use crate::arch::{self, Abi};
 use crate::cli::TraceArgs;
 use crate::error::{Error, Result};
 use crate::inspect::process::exe_header_of;
@@ -501,22 +501,6 @@ fn watch_target(pid: i32, tx: mpsc::Sender<Event>) {
     });
 }
 
-/// Whether the vDSO would serve `func`/`clock` for a process of `abi`, so a
-/// syscall for it means the fast path was lost.
-fn unexpected(abi: Abi, func: TimeFn, clock: Clock, kernel: Option<(u32, u32)>) -> bool {
-    let (machine, is_64) = abi.elf();
-    if arch::vdso_symbol(machine, is_64, func).is_none() {
-        return false;
-    }
-    match clock {
-        Clock::None => true,
-        // A clock this kernel's vDSO does not serve yet (MONOTONIC_RAW before
-        // 5.3, ...) is an expected syscall, as are CPU-time clocks.
-        Clock::Id(id) => i32::try_from(id).ok().is_some_and(|id| arch::vdso_serves(id, abi.native().elf().0, kernel)),
-        Clock::Other | Clock::Any => false,
-    }
-}
-
 fn clock_label(clock: Clock) -> Option<String> {
     match clock {
         Clock::None => None,
@@ -559,7 +543,7 @@ fn build(
             clock: clock_label(k.clock),
             count: *v,
             per_sec: *v as f64 / secs_of(k.pid),
-            expected: !unexpected(k.abi, k.func, k.clock, kernel),
+            expected: !crate::model::vdso_serves_call(k.abi, k.func, k.clock, kernel),
         })
         .collect();
     counts.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)).then(a.tid.cmp(&b.tid)));
@@ -884,12 +868,5 @@ mod tests {
         assert_eq!(thousands(81204), "81,204");
         assert_eq!(thousands(7), "7");
         assert_eq!(thousands(1_000_000), "1,000,000");
-        assert!(unexpected(Abi::X86_64, TimeFn::ClockGettime, Clock::Id(4)));
-        assert!(!unexpected(Abi::X86_64, TimeFn::ClockGettime, Clock::Id(3)));
-        assert!(!unexpected(Abi::X86_64, TimeFn::ClockGettime, Clock::Other));
-        assert!(unexpected(Abi::X86_64, TimeFn::Gettimeofday, Clock::None));
-        assert!(unexpected(Abi::I386, TimeFn::ClockGettime64, Clock::Id(11)));
-        // The compat vDSO exports __vdso_getcpu (this host's image): a 32-bit getcpu syscall is a lost fast path.
-        assert!(unexpected(Abi::I386, TimeFn::Getcpu, Clock::None));
     }
 }

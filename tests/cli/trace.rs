@@ -35,11 +35,6 @@ fn trace_cmd_with(engine: &str, m32: bool, args: &[&str]) -> Value {
     r
 }
 
-/// `trace_cmd_with` the default engine.
-fn trace_cmd(m32: bool, args: &[&str]) -> Value {
-    trace_cmd_with("bpf", m32, args)
-}
-
 /// The count for (syscall, clock) summed over rows; 0 when absent.
 fn count(report: &Value, syscall: &str, clock: Option<&str>) -> u64 {
     report["counts"]

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Run the whole suite N times in a fresh clone of this repository's HEAD,
+# as CI does (CI=true), optionally beside a background process making raw
+# clock_gettime syscalls non-stop (--busy). One line per run; exits 1 if any
+# run failed. Needs what .ci/run installs.
+#   scripts/stress-tests.sh N [--busy]
+set -euo pipefail
+N=${1:?usage: scripts/stress-tests.sh N [--busy]}
+BUSY=${2:-}
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+WORK=$(mktemp -d)
+BUSY_PID=
+cleanup() { [ -n "$BUSY_PID" ] && kill "$BUSY_PID" 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+git clone -q "$REPO" "$WORK/vdsoctl"
+# shared/ beside the clone, as CI has it (DESIGN.md and friends)
+[ -d "$REPO/../shared" ] && ln -s "$REPO/../shared" "$WORK/shared"
+cd "$WORK/vdsoctl"
+export CARGO_TARGET_DIR="$WORK/target"
+if [ "$BUSY" = --busy ]; then
+    gcc -O2 -pthread -o "$WORK/busy" fixtures/clock_loop.c
+    "$WORK/busy" raw 1 100000000000 >/dev/null 2>&1 &
+    BUSY_PID=$!
+fi
+start=$(date +%s)
+cargo test --no-run -q >/dev/null 2>&1
+echo "build from clean: $(( $(date +%s) - start ))s${BUSY:+ (beside a raw clock loop)}"
+failed=0
+for i in $(seq "$N"); do
+    t0=$(date +%s)
+    if CI=true cargo test -q >"$WORK/run.log" 2>&1; then status=green; else status=RED; failed=$((failed + 1)); fi
+    summary=$(grep -E '^test result:' "$WORK/run.log" | awk '{p += $4; f += $6} END {printf "%d passed, %d failed", p, f}')
+    echo "run $i/$N: $status in $(( $(date +%s) - t0 ))s — $summary${BUSY:+ (busy)}"
+    if [ "$status" = RED ]; then grep -E '^    [a-z_:]+$|panicked' "$WORK/run.log" | head -20 | sed 's/^/    /'; fi
+done
+[ "$failed" -eq 0 ]
