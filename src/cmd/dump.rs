@@ -14,7 +14,6 @@ use crate::arch;
 use crate::cli::DumpArgs;
 use crate::error::{Error, Result};
 use crate::inspect::elf::{self, Image, Issue};
-use crate::inspect::process::READ_LIMIT;
 use crate::inspect::{file, Process};
 use crate::model::{hex, hex_opt, Finding, Severity};
 use crate::output::{emit, human_size, or_dash, Output, Render};
@@ -312,7 +311,7 @@ pub fn report(source: Source, base: Option<u64>, img: &Image) -> DumpReport {
 fn gather(args: &DumpArgs) -> Result<(Source, Option<u64>, String, Vec<u8>)> {
     match &args.file {
         Some(path) => {
-            let bytes = file::read_bounded(path, READ_LIMIT)?;
+            let bytes = file::read_bounded(path, file::IMAGE_LIMIT)?;
             Ok((Source::File { file: path.display().to_string() }, None, path.display().to_string(), bytes))
         }
         None => {
