@@ -337,7 +337,11 @@ pub fn run(args: &DumpArgs, out: &Output) -> Result<Outcome> {
         Error::Malformed { detail, .. } => Error::malformed(what, detail),
         other => other,
     })?;
+    // The image owns what it needs: the bytes (up to the 4 MiB file limit)
+    // go before the report and its rendering are built (the 10 MiB budget).
+    drop(bytes);
     let report = report(source, base, &img);
+    drop(img);
     emit(out, &report)?;
     Ok(Outcome::from_crossed(report.findings.iter().any(|f| f.severity == Severity::Fail)))
 }

@@ -808,11 +808,20 @@ impl<'a> Parser<'a> {
         let mut at = 0u64;
         while at < len {
             if notes.len() >= caps::NOTES {
-                self.issues.push(Issue::Capped {
-                    table: "notes",
-                    claimed: notes.len() as u64 + 1,
-                    kept: caps::NOTES as u64,
-                });
+                // Count the rest (headers only, nothing kept) to say how many there are.
+                let mut more = 0u64;
+                while at < len {
+                    let (Some(namesz), Some(descsz)) = (read(at), read(at + 4)) else { break };
+                    let next = up(at + 12 + u64::from(namesz))
+                        .and_then(|d| d.checked_add(u64::from(descsz)))
+                        .and_then(up)
+                        .filter(|&n| n <= len);
+                    let Some(next) = next else { break };
+                    more += 1;
+                    at = next;
+                }
+                let kept = caps::NOTES as u64;
+                self.issues.push(Issue::Capped { table: "notes", claimed: kept + more, kept });
                 return;
             }
             let (Some(namesz), Some(descsz), Some(n_type)) = (read(at), read(at + 4), read(at + 8)) else {

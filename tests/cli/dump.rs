@@ -1110,7 +1110,7 @@ fn tables_claiming_more_than_a_vdso_holds_are_capped_with_findings() {
     for want in [
         format!("the image claims {count} dynamic symbols, more than a vDSO can hold: only the first 1024 were read"),
         "the image claims 300 version definitions, more than a vDSO can hold: only the first 256 were read".into(),
-        "the image claims 65 notes, more than a vDSO can hold: only the first 64 were read".into(),
+        "the image claims 101 notes, more than a vDSO can hold: only the first 64 were read".into(),
         "1 names are longer than 256 bytes and were cut there".into(),
     ] {
         assert!(f.contains(&want.as_str()), "missing {want:?} in {f:#?}");
