@@ -98,15 +98,17 @@ pub fn write_replacing(path: &Path, bytes: &[u8]) -> Result<()> {
     let Some(name) = path.file_name() else {
         return Err(refuse("a directory name (it ends in / or ..), not a file name"));
     };
-    match std::fs::symlink_metadata(path) {
+    // The file being replaced keeps its permission bits.
+    let keep = match std::fs::symlink_metadata(path) {
         Ok(meta) => {
             if let Some(kind) = kind_of(meta.file_type()) {
                 return Err(refuse(kind));
             }
+            Some(meta.permissions())
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(werr(e)),
-    }
+    };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -134,7 +136,10 @@ pub fn write_replacing(path: &Path, bytes: &[u8]) -> Result<()> {
             }
             Err(e) => return Err(werr(e)),
         };
-        let written = file.write_all(bytes).and_then(|_| file.sync_all());
+        let written = file
+            .write_all(bytes)
+            .and_then(|_| keep.clone().map_or(Ok(()), |p| file.set_permissions(p)))
+            .and_then(|_| file.sync_all());
         drop(file);
         if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, path)) {
             let _ = std::fs::remove_file(&tmp);
@@ -172,8 +177,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("out.so");
         std::fs::write(&target, b"old contents, longer than the new").unwrap();
+        std::fs::set_permissions(&target, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
         write_replacing(&target, b"new").unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&target).unwrap().permissions());
+        assert_eq!(mode & 0o777, 0o600);
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, ["out.so"]);
     }
