@@ -611,7 +611,7 @@ fn emulator_spec(is_64: bool, le: bool, machine: u16) -> synth::Spec {
 
 #[test]
 fn synthetic_emulator_vdso_parses_right() {
-    let path = tmp("synthetic-aarch64.so");
+    let path = tmp("synthetic-emulator-aarch64.so");
     std::fs::write(&path, synth::build(&emulator_spec(true, true, 183))).unwrap();
     let json = run_json(&["dump", "--file", path.to_str().unwrap()]);
     assert_eq!(json["elf"]["class"], "ELF64");
