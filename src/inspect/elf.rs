@@ -73,6 +73,7 @@ const SHT_NOTE: u32 = 7;
 const SHT_NOBITS: u32 = 8;
 const SHT_DYNSYM: u32 = 11;
 const SHT_GNU_VERDEF: u32 = 0x6fff_fffd;
+const SHT_GNU_VERNEED: u32 = 0x6fff_fffe;
 const SHT_GNU_VERSYM: u32 = 0x6fff_ffff;
 const SHN_UNDEF: usize = 0;
 const SHN_LORESERVE: usize = 0xff00;
@@ -89,6 +90,8 @@ const DT_GNU_HASH: u64 = 0x6fff_fef5;
 const DT_VERSYM: u64 = 0x6fff_fff0;
 const DT_VERDEF: u64 = 0x6fff_fffc;
 const DT_VERDEFNUM: u64 = 0x6fff_fffd;
+const DT_VERNEED: u64 = 0x6fff_fffe;
+const DT_VERNEEDNUM: u64 = 0x6fff_ffff;
 const VERSYM_HIDDEN: u16 = 0x8000;
 const VER_FLG_BASE: u16 = 0x1;
 const VER_FLG_WEAK: u16 = 0x2;
@@ -516,6 +519,10 @@ impl<'a> Parser<'a> {
 
         let symbols_raw = self.dynsyms(&tag, dynstr)?;
         let (versions, verdef_names) = self.verdefs(&tag, dynstr)?;
+        // Versions a non-vDSO needs (`GLIBC_2.3` of /bin/ls), so its undefined
+        // symbols read as objdump prints them, in brackets; best effort, a
+        // vDSO needs none.
+        let needed_names = self.verneed_names(&tag, dynstr);
         let versym = self.versym_offset(&tag)?;
 
         let mut symbols = Vec::with_capacity(symbols_raw.len().saturating_sub(1));
@@ -531,12 +538,17 @@ impl<'a> Parser<'a> {
             };
             let version = versym.and_then(|base| self.u16_at(base.checked_add(2 * i as u64)?)).and_then(|raw| {
                 let index = raw & !VERSYM_HIDDEN;
+                let mut hidden = raw & VERSYM_HIDDEN != 0;
                 let name = match index {
                     0 => return None,
                     1 => Some("Base".to_string()),
-                    n => verdef_names.iter().find(|(k, _)| *k == n).map(|(_, s)| s.clone()),
+                    n => verdef_names.iter().find(|(k, _)| *k == n).map(|(_, s)| s.clone()).or_else(|| {
+                        let needed = needed_names.iter().find(|(k, _)| *k == n).map(|(_, s)| s.clone());
+                        hidden |= needed.is_some();
+                        needed
+                    }),
                 };
-                Some(SymVersion { index, name, hidden: raw & VERSYM_HIDDEN != 0 })
+                Some(SymVersion { index, name, hidden })
             });
             // objdump names a section symbol by its section.
             if kind == STT_SECTION && name.is_empty() && sym.st_shndx != SHN_UNDEF && sym.st_shndx < SHN_LORESERVE {
@@ -669,6 +681,62 @@ impl<'a> Parser<'a> {
                 .map(Some)
                 .ok_or_else(|| bad(format!("DT_VERSYM {addr:#x} is not inside any PT_LOAD segment"))),
         }
+    }
+
+    /// (index, name) of every `.gnu.version_r` auxiliary entry, read as far
+    /// as it goes (at most [`caps::VERSIONS`] of them, no loop followed twice).
+    fn verneed_names(&self, tag: &dyn Fn(u64) -> Option<u64>, dynstr: &'a [u8]) -> Vec<(u16, String)> {
+        let total = self.bytes.len() as u64;
+        let (start, end, count, strtab) = if let Some(sh) = self.shdrs.iter().find(|s| s.sh_type == SHT_GNU_VERNEED) {
+            let strtab = self
+                .shdrs
+                .get(sh.sh_link as usize)
+                .filter(|l| l.sh_type == SHT_STRTAB)
+                .and_then(|l| self.section_bytes(l))
+                .unwrap_or(dynstr);
+            (sh.sh_offset, sh.sh_offset.saturating_add(sh.sh_size), u64::from(sh.sh_info), strtab)
+        } else if let Some(off) = tag(DT_VERNEED).and_then(|a| self.vaddr_to_offset(a)) {
+            (off, total, tag(DT_VERNEEDNUM).unwrap_or(0), dynstr)
+        } else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        let mut seen = HashSet::new();
+        let mut off = start;
+        for _ in 0..count.min(caps::VERSIONS) {
+            if !seen.insert(off) || off < start || !fits(off, 16, end) {
+                break;
+            }
+            let (Some(cnt), Some(aux), Some(next)) =
+                (self.u16_at(off + 2), self.u32_at(off + 8), self.u32_at(off + 12))
+            else {
+                break;
+            };
+            let mut a = off.wrapping_add(u64::from(aux)) & 0xffff_ffff;
+            for _ in 0..cnt {
+                if names.len() as u64 >= caps::VERSIONS || !seen.insert(a) || a < start || !fits(a, 16, end) {
+                    break;
+                }
+                let (Some(other), Some(name), Some(anext)) =
+                    (self.u16_at(a + 6), self.u32_at(a + 8), self.u32_at(a + 12))
+                else {
+                    break;
+                };
+                names.push((
+                    other & !VERSYM_HIDDEN,
+                    self.name(strtab, u64::from(name)).unwrap_or_else(|| "<corrupt>".into()),
+                ));
+                if anext == 0 {
+                    break;
+                }
+                a = (a + u64::from(anext)) & 0xffff_ffff;
+            }
+            if next == 0 {
+                break;
+            }
+            off = (off + u64::from(next)) & 0xffff_ffff;
+        }
+        names
     }
 
     /// Walk `.gnu.version_d`. Returns the definitions and (index, name) pairs.

@@ -1055,6 +1055,18 @@ fn an_elf_that_is_not_a_vdso_is_listed_under_a_fail_verdict() {
     assert!(out.contains("FAIL: not a vDSO: it has no soname"), "{out}");
     assert!(!out.contains("exports no"), "{out}");
     assert!(out.lines().any(|l| l.contains(" FUNC ") && l.contains("*UND*")), "{out}");
+    // What it has is what binutils says it has: every symbol with its
+    // needed version in brackets, its notes (a GNU property note among them).
+    let (code, out, err) = run(&["--json", "dump", "--file", "/bin/ls"]);
+    assert_eq!(code, 1, "{err}");
+    let json: Value = serde_json::from_str(&out).unwrap();
+    let ls = Path::new("/bin/ls");
+    let (Some(t), Some(v), Some(n)) =
+        (tool("objdump", &["-T"], ls), tool("readelf", &["-V", "--wide"], ls), tool("readelf", &["-n"], ls))
+    else {
+        return skip("binutils (objdump, readelf) not installed");
+    };
+    assert_json_matches_binutils(ls, &json, &t, &v, &n);
 }
 
 /// The x86_64 image grown to `len` bytes (zeros after the image).
