@@ -71,6 +71,11 @@ pub enum Error {
         source: io::Error,
     },
 
+    /// `dump -o` names something other than a regular file (a link, a FIFO,
+    /// a directory, a device): never opened, never replaced.
+    #[error("refusing to write {}: it is {kind} — -o creates a file or replaces a regular one, never writes through a link or into a device; pick another path", path.display())]
+    WriteRefused { path: PathBuf, kind: String },
+
     /// A path that is not a regular file (a directory, a device): never read.
     #[error("{} is {kind}, not a vDSO image file — pass a regular file, e.g. one written by `vdsoctl dump -o vdso.so`", path.display())]
     NotAFile { path: PathBuf, kind: String },
@@ -104,6 +109,7 @@ impl Error {
             | Error::TooLarge { .. }
             | Error::NotAFile { .. }
             | Error::Write { .. }
+            | Error::WriteRefused { .. }
             | Error::Spawn { .. } => exit::INSPECT,
         }
     }
@@ -162,6 +168,7 @@ mod tests {
             Error::malformed("f", "d"),
             Error::NotAFile { path: "/dev/zero".into(), kind: "a character device".into() },
             Error::TooLarge { path: "/x".into(), size: 1 << 30, limit: 64 << 20 },
+            Error::WriteRefused { path: "/x".into(), kind: "a symbolic link".into() },
         ];
         for e in errors {
             let text = e.to_string();

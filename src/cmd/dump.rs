@@ -1,22 +1,29 @@
 //! `dump`: the vDSO image of a process (or a file) — ELF header, dynamic
 //! symbols with versions as `objdump -T` lists them, version definitions,
 //! notes, hash tables — and whether the C library can bind what it needs.
+//!
+//! An ELF file that is not a vDSO (no `linux-vdso*`/`linux-gate` soname and
+//! no `LINUX_*` version) is still listed, under a `fail` finding that says so:
+//! the file could be inspected (so not exit 3), but the question `dump`
+//! answers — what does this vDSO export — has a failing answer, and DESIGN
+//! makes every printed FAIL exit 1, which lets a script tell "not a vDSO"
+//! from a good image without parsing the output.
 
 use super::Outcome;
 use crate::arch;
 use crate::cli::DumpArgs;
 use crate::error::{Error, Result};
-use crate::inspect::elf::{self, Image};
-use crate::inspect::process::READ_LIMIT;
+use crate::inspect::elf::{self, Image, Issue};
 use crate::inspect::{file, Process};
 use crate::model::{hex, hex_opt, Finding, Severity};
 use crate::output::{emit, human_size, or_dash, Output, Render};
 use serde::Serialize;
-use std::path::Path;
 
-/// The `dump` report (DESIGN keys: source, elf, symbols, versions, notes).
+/// The `dump` report (DESIGN keys: `process` or `file`, elf, symbols,
+/// versions, notes, findings).
 #[derive(Debug, Serialize)]
 pub struct DumpReport {
+    #[serde(flatten)]
     pub source: Source,
     pub elf: ElfInfo,
     pub symbols: Vec<SymbolRow>,
@@ -26,12 +33,20 @@ pub struct DumpReport {
     pub findings: Vec<Finding>,
 }
 
-/// Where the image came from: `{"pid":N,...}` or `{"file":"..."}`.
+/// Where the image came from: `"process": {"pid":N,"comm":"..."}` or
+/// `"file": "..."`, at the top level of the document.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
 pub enum Source {
-    Pid { pid: i32, comm: String },
+    Process { process: ProcessRef },
     File { file: String },
+}
+
+/// The process a `[vdso]` was read from.
+#[derive(Debug, Serialize)]
+pub struct ProcessRef {
+    pub pid: i32,
+    pub comm: String,
 }
 
 /// The ELF header facts.
@@ -63,9 +78,11 @@ pub struct SymbolRow {
     pub version: Option<String>,
     /// A hidden (non-default) version: objdump prints it `(LINUX_2.6)`.
     pub version_hidden: bool,
-    /// st_value as in the file.
+    /// st_value as `objdump -T` prints it (a 32-bit ARM function's Thumb bit cleared).
     #[serde(serialize_with = "hex")]
     pub value: u64,
+    /// A 32-bit ARM Thumb function (st_value had bit 0 set).
+    pub thumb: bool,
     pub size: u64,
     #[serde(rename = "type")]
     pub kind: String,
@@ -93,11 +110,11 @@ pub struct NoteRow {
     #[serde(rename = "type")]
     pub n_type: u32,
     pub type_name: Option<String>,
-    /// Descriptor size in bytes.
-    pub size: usize,
+    /// Descriptor size in bytes (n_descsz).
+    pub size: u64,
     /// Decoded descriptor (`6.18.44`, build-id hex, `OS: Linux, ABI: 2.6.39`); null when unknown.
     pub description: Option<String>,
-    /// The descriptor bytes in hex.
+    /// The descriptor bytes in hex (the first 4096 of a longer one).
     pub data: String,
 }
 
@@ -108,9 +125,33 @@ pub struct HashTables {
     pub dt_gnu_hash: bool,
 }
 
-/// Findings about what the C library can bind in this image.
+/// Whether the image is a vDSO: a `linux-vdso*` or `linux-gate.so.1`
+/// soname, or a `LINUX_*` version definition (every kernel's vDSO has both).
+pub fn is_vdso(img: &Image) -> bool {
+    let soname = img.soname.as_deref().unwrap_or("");
+    soname.starts_with("linux-vdso")
+        || soname == "linux-gate.so.1"
+        || img.versions.iter().any(|v| v.name.starts_with("LINUX_"))
+}
+
+/// Findings about the image: whether it is a vDSO at all, what the parser
+/// read past, and what the C library can bind in it.
 pub fn findings(img: &Image) -> Vec<Finding> {
-    let mut out = Vec::new();
+    let mut out: Vec<Finding> = img.issues.iter().map(issue_finding).collect();
+    if !is_vdso(img) {
+        let soname = match &img.soname {
+            Some(s) => format!("its soname is {s}"),
+            None => "it has no soname".to_string(),
+        };
+        out.push(Finding::new(
+            Severity::Fail,
+            format!(
+                "not a vDSO: {soname} (a vDSO's is linux-vdso.so.1, linux-vdso32/64.so.1 or linux-gate.so.1) and it defines no LINUX_* version; what it has is listed above"
+            ),
+            Some("pass a vDSO image: `vdsoctl dump -o vdso.so` writes this host's, `-p PID` reads a process's".into()),
+        ));
+        return out;
+    }
     let class = if img.is_64 { "64-bit" } else { "32-bit" };
     match arch::vdso_abi(img.machine, img.is_64) {
         None => out.push(Finding::new(
@@ -172,6 +213,46 @@ pub fn findings(img: &Image) -> Vec<Finding> {
     out
 }
 
+/// What the parser read past, as a finding.
+fn issue_finding(issue: &Issue) -> Finding {
+    match issue {
+        Issue::Capped { table, claimed, kept } => Finding::new(
+            Severity::Warn,
+            format!(
+                "the image claims {claimed} {table}, more than a vDSO can hold: only the first {kept} were read"
+            ),
+            Some("a damaged or crafted image; a kernel's vDSO has a few dozen of each at most".into()),
+        ),
+        Issue::NoteAlignment { offset, align } => Finding::new(
+            Severity::Warn,
+            format!(
+                "the note area at offset {offset:#x} has alignment {align}: readelf rejects it whole (\"Corrupt note: alignment {align}, expecting 4 or 8\"); its notes are decoded here as 4-byte aligned"
+            ),
+            None,
+        ),
+        Issue::NoteTruncated { offset, namesz, descsz } => Finding::new(
+            Severity::Warn,
+            format!(
+                "the note at offset {offset:#x} (namesz {namesz:#x}, descsz {descsz:#x}) runs past its area: readelf stops there too (\"note with invalid namesz and/or descsz\"); the notes before it are listed"
+            ),
+            None,
+        ),
+        Issue::NoteCut { offset, size } => Finding::new(
+            Severity::Warn,
+            format!(
+                "the note at offset {offset:#x} claims a {size}-byte descriptor: only the first {} bytes are kept, undecoded",
+                elf::caps::NOTE_DESC
+            ),
+            None,
+        ),
+        Issue::LongNames { count } => Finding::new(
+            Severity::Warn,
+            format!("{count} names are longer than {} bytes and were cut there", elf::caps::NAME),
+            None,
+        ),
+    }
+}
+
 /// Build the report from a parsed image.
 pub fn report(source: Source, base: Option<u64>, img: &Image) -> DumpReport {
     let symbols = img
@@ -182,6 +263,7 @@ pub fn report(source: Source, base: Option<u64>, img: &Image) -> DumpReport {
             version: s.version.as_ref().map(|v| v.name.clone().unwrap_or_else(|| format!("<index {}>", v.index))),
             version_hidden: s.version.as_ref().is_some_and(|v| v.hidden),
             value: s.value,
+            thumb: s.thumb,
             size: s.size,
             kind: elf::type_name(s.kind),
             bind: elf::bind_name(s.bind),
@@ -200,7 +282,7 @@ pub fn report(source: Source, base: Option<u64>, img: &Image) -> DumpReport {
             owner: n.owner.clone(),
             n_type: n.n_type,
             type_name: n.type_name.map(str::to_string),
-            size: n.desc.len(),
+            size: n.size,
             description: n.description.clone(),
             data: n.desc.iter().map(|b| format!("{b:02x}")).collect(),
         })
@@ -229,7 +311,7 @@ pub fn report(source: Source, base: Option<u64>, img: &Image) -> DumpReport {
 fn gather(args: &DumpArgs) -> Result<(Source, Option<u64>, String, Vec<u8>)> {
     match &args.file {
         Some(path) => {
-            let bytes = file::read_bounded(path, READ_LIMIT)?;
+            let bytes = file::read_bounded(path, file::IMAGE_LIMIT)?;
             Ok((Source::File { file: path.display().to_string() }, None, path.display().to_string(), bytes))
         }
         None => {
@@ -237,14 +319,11 @@ fn gather(args: &DumpArgs) -> Result<(Source, Option<u64>, String, Vec<u8>)> {
             let vdso = process.vdso_mapping()?;
             let bytes = process.read_mem(vdso.start, vdso.size())?;
             let what = format!("the [vdso] of pid {}", process.pid());
-            Ok((Source::Pid { pid: process.pid(), comm: process.comm().to_string() }, Some(vdso.start), what, bytes))
+            let source =
+                Source::Process { process: ProcessRef { pid: process.pid(), comm: process.comm().to_string() } };
+            Ok((source, Some(vdso.start), what, bytes))
         }
     }
-}
-
-/// Write the raw image, byte for byte.
-fn write_image(path: &Path, bytes: &[u8]) -> Result<()> {
-    std::fs::write(path, bytes).map_err(|source| Error::Write { path: path.to_path_buf(), source })
 }
 
 /// `vdsoctl dump [-p PID | --file PATH] [-o OUT.so]`.
@@ -252,14 +331,19 @@ pub fn run(args: &DumpArgs, out: &Output) -> Result<Outcome> {
     let (source, base, what, bytes) = gather(args)?;
     // Written before parsing, so an image we cannot parse can still be kept.
     if let Some(path) = &args.output {
-        write_image(path, &bytes)?;
+        file::write_replacing(path, &bytes)?;
     }
     let img = elf::parse(&bytes).map_err(|e| match e {
         Error::Malformed { detail, .. } => Error::malformed(what, detail),
         other => other,
     })?;
-    emit(out, &report(source, base, &img))?;
-    Ok(Outcome::Clean)
+    // The image owns what it needs: the bytes (up to the 4 MiB file limit)
+    // go before the report and its rendering are built (the 10 MiB budget).
+    drop(bytes);
+    let report = report(source, base, &img);
+    drop(img);
+    emit(out, &report)?;
+    Ok(Outcome::from_crossed(report.findings.iter().any(|f| f.severity == Severity::Fail)))
 }
 
 impl Render for DumpReport {
@@ -267,7 +351,7 @@ impl Render for DumpReport {
         let wide = self.elf.class == "ELF64";
         let addr = |v: u64| if wide { format!("{v:016x}") } else { format!("{v:08x}") };
         let mut s = match &self.source {
-            Source::Pid { pid, comm } => format!(
+            Source::Process { process: ProcessRef { pid, comm } } => format!(
                 "[vdso] of pid {pid} ({}) at {}\n",
                 out.text(comm),
                 self.elf.base.map_or("-".into(), |b| format!("{b:#x}"))
@@ -294,7 +378,7 @@ impl Render for DumpReport {
             t.add_row(vec![
                 addr(sym.value),
                 sym.bind.clone(),
-                sym.kind.clone(),
+                if sym.thumb { format!("{} (Thumb)", sym.kind) } else { sym.kind.clone() },
                 out.text(&or_dash(sym.section.as_deref())).into_owned(),
                 addr(sym.size),
                 out.text(&version).into_owned(),
@@ -341,6 +425,7 @@ impl Render for DumpReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn fixture(name: &str) -> Image {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vdso").join(name);
@@ -378,7 +463,8 @@ mod tests {
         let img = fixture("x86_64.so");
         let r = report(Source::File { file: "x.so".into() }, None, &img);
         let v = serde_json::to_value(&r).unwrap();
-        assert_eq!(v["source"], serde_json::json!({"file": "x.so"}));
+        assert_eq!(v["file"], "x.so");
+        assert!(v.get("source").is_none() && v.get("process").is_none());
         for k in ["class", "machine", "soname", "size", "base"] {
             assert!(v["elf"].get(k).is_some(), "elf.{k}");
         }

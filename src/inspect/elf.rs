@@ -12,19 +12,59 @@
 //! Structural damage (a table outside the file, a loop) is an `Err`; a single
 //! bad string index reads as `<corrupt>`, as readelf prints it.
 //!
+//! Every count the file claims is capped at many times what a vDSO holds
+//! (a vDSO has a dozen symbols, two or three versions, three notes), and
+//! every string and note descriptor is cut at a fixed length, so the parsed
+//! image stays a few hundred KiB whatever the tables claim; each cap that
+//! bites, and each note area readelf would reject, is an [`Issue`] the
+//! report turns into a finding, and the rest is still parsed.
+//!
+//! Values follow `objdump -T`: on 32-bit ARM a function's Thumb bit (bit 0
+//! of st_value) is cleared and kept as [`Symbol::thumb`]; a section symbol
+//! with no name is named by its section.
+//!
 //! References: the System V gABI, `elf(5)`, and the GNU symbol versioning
 //! spec (`.gnu.version`, `.gnu.version_d`).
 
 use crate::error::{Error, Result};
 use goblin::container::{Container, Ctx};
-use goblin::elf::dynamic::Dynamic;
 use goblin::elf::{Header, ProgramHeader, SectionHeader, Sym};
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::ops::Range;
 
 /// What the parse errors are about; callers replace it with the file or pid.
 pub const WHAT: &str = "ELF image";
 
+/// Caps on what the file claims (a real vDSO is far below each).
+pub mod caps {
+    /// Dynamic symbols read (a vDSO exports 5 to 30).
+    pub const SYMBOLS: u64 = 1024;
+    /// Version definitions read (a vDSO defines 2 or 3).
+    pub const VERSIONS: u64 = 256;
+    /// Parent names kept per version definition.
+    pub const PARENTS: u64 = 8;
+    /// Notes read (a vDSO has 1 to 4).
+    pub const NOTES: usize = 64;
+    /// Descriptor bytes kept per note (a build-id is 20).
+    pub const NOTE_DESC: usize = 4096;
+    /// Bytes kept of one name (symbol, version, section, note owner).
+    pub const NAME: usize = 256;
+    /// Section headers read (a vDSO has about 20).
+    pub const SECTIONS: u64 = 1024;
+    /// Program headers read (a vDSO has 4 or 5).
+    pub const SEGMENTS: u64 = 256;
+    /// Dynamic entries read (a vDSO has about 15).
+    pub const DYNAMIC: u64 = 1024;
+}
+
+const EM_ARM: u16 = 40;
+const EM_386: u16 = 3;
+const EM_X86_64: u16 = 62;
+const EM_AARCH64: u16 = 183;
+const STT_FUNC: u8 = 2;
+const STT_SECTION: u8 = 3;
+const STT_GNU_IFUNC: u8 = 10;
 const PT_LOAD: u32 = 1;
 const PT_DYNAMIC: u32 = 2;
 const PT_NOTE: u32 = 4;
@@ -33,6 +73,7 @@ const SHT_NOTE: u32 = 7;
 const SHT_NOBITS: u32 = 8;
 const SHT_DYNSYM: u32 = 11;
 const SHT_GNU_VERDEF: u32 = 0x6fff_fffd;
+const SHT_GNU_VERNEED: u32 = 0x6fff_fffe;
 const SHT_GNU_VERSYM: u32 = 0x6fff_ffff;
 const SHN_UNDEF: usize = 0;
 const SHN_LORESERVE: usize = 0xff00;
@@ -49,6 +90,8 @@ const DT_GNU_HASH: u64 = 0x6fff_fef5;
 const DT_VERSYM: u64 = 0x6fff_fff0;
 const DT_VERDEF: u64 = 0x6fff_fffc;
 const DT_VERDEFNUM: u64 = 0x6fff_fffd;
+const DT_VERNEED: u64 = 0x6fff_fffe;
+const DT_VERNEEDNUM: u64 = 0x6fff_ffff;
 const VERSYM_HIDDEN: u16 = 0x8000;
 const VER_FLG_BASE: u16 = 0x1;
 const VER_FLG_WEAK: u16 = 0x2;
@@ -79,14 +122,37 @@ pub struct Image {
     pub has_hash: bool,
     /// The dynamic section has DT_GNU_HASH.
     pub has_gnu_hash: bool,
+    /// What was wrong but read past: caps that bit, notes readelf rejects.
+    pub issues: Vec<Issue>,
+}
+
+/// Something the parser found wrong and read past; the report words it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Issue {
+    /// A table claims more entries than a vDSO can hold: only `kept` were read.
+    Capped { table: &'static str, claimed: u64, kept: u64 },
+    /// A note area whose alignment is neither 4 nor 8 (readelf treats 0..3
+    /// as 4): readelf rejects the whole area ("Corrupt note: alignment N,
+    /// expecting 4 or 8"); its notes are decoded here with 4-byte alignment.
+    NoteAlignment { offset: u64, align: u64 },
+    /// A note whose sizes run past its area: readelf stops there ("note
+    /// with invalid namesz and/or descsz"), and so does this parser.
+    NoteTruncated { offset: u64, namesz: u32, descsz: u32 },
+    /// A note descriptor longer than [`caps::NOTE_DESC`]: only its start is kept.
+    NoteCut { offset: u64, size: u64 },
+    /// Names longer than [`caps::NAME`] bytes were cut.
+    LongNames { count: usize },
 }
 
 /// One dynamic symbol.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Symbol {
     pub name: String,
-    /// st_value as in the file (an offset from the image base in a vDSO).
+    /// st_value as `objdump -T` prints it (an offset from the image base in
+    /// a vDSO): as in the file, except a 32-bit ARM function's Thumb bit is cleared.
     pub value: u64,
+    /// A 32-bit ARM Thumb function: st_value had bit 0 set (cleared in `value`).
+    pub thumb: bool,
     pub size: u64,
     /// STT_* (low 4 bits of st_info).
     pub kind: u8,
@@ -163,8 +229,10 @@ pub struct Note {
     /// The name field without its NUL (`Linux`, `GNU`).
     pub owner: String,
     pub n_type: u32,
-    /// The descriptor bytes.
+    /// The descriptor bytes (at most [`caps::NOTE_DESC`]).
     pub desc: Vec<u8>,
+    /// The descriptor size the note claims (n_descsz).
+    pub size: u64,
     /// The type's name when owner and type are known.
     pub type_name: Option<&'static str>,
     /// The decoded descriptor when we know the format; None for unknown notes.
@@ -194,11 +262,20 @@ fn fits(off: u64, len: u64, end: u64) -> bool {
     off.checked_add(len).is_some_and(|e| e <= end)
 }
 
-/// The NUL-terminated string at `idx` of a string table, lossily decoded.
-fn cstr(table: &[u8], idx: u64) -> Option<String> {
+/// The NUL-terminated string at `idx` of a string table, lossily decoded,
+/// cut at [`caps::NAME`] bytes (`long` counts the cuts). None when the index
+/// is outside the table or the string has no NUL before the table ends.
+fn cstr(table: &[u8], idx: u64, long: &Cell<usize>) -> Option<String> {
     let rest = table.get(usize::try_from(idx).ok()?..)?;
-    let nul = rest.iter().position(|&b| b == 0)?;
-    Some(String::from_utf8_lossy(&rest[..nul]).into_owned())
+    let window = &rest[..rest.len().min(caps::NAME + 1)];
+    match window.iter().position(|&b| b == 0) {
+        Some(nul) => Some(String::from_utf8_lossy(&window[..nul]).into_owned()),
+        None if rest.len() > caps::NAME && rest[caps::NAME..].contains(&0) => {
+            long.set(long.get() + 1);
+            Some(String::from_utf8_lossy(&window[..caps::NAME]).into_owned())
+        }
+        None => None,
+    }
 }
 
 struct Parser<'a> {
@@ -210,6 +287,9 @@ struct Parser<'a> {
     phdrs: Vec<ProgramHeader>,
     shdrs: Vec<SectionHeader>,
     shstrtab: Option<Range<usize>>,
+    issues: Vec<Issue>,
+    /// Names cut at [`caps::NAME`].
+    long_names: Cell<usize>,
 }
 
 impl<'a> Parser<'a> {
@@ -257,7 +337,11 @@ impl<'a> Parser<'a> {
                 )));
             }
         }
-        let phdrs = ProgramHeader::parse(bytes, header.e_phoff as usize, phnum as usize, ctx)
+        let mut issues = Vec::new();
+        if phnum > caps::SEGMENTS {
+            issues.push(Issue::Capped { table: "program headers", claimed: phnum, kept: caps::SEGMENTS });
+        }
+        let phdrs = ProgramHeader::parse(bytes, header.e_phoff as usize, phnum.min(caps::SEGMENTS) as usize, ctx)
             .map_err(|e| bad(format!("program headers: {e}")))?;
         for (i, ph) in phdrs.iter().enumerate() {
             if ph.p_filesz > 0 && span(total, ph.p_offset, ph.p_filesz).is_none() {
@@ -294,7 +378,10 @@ impl<'a> Parser<'a> {
                     header.e_shoff
                 )));
             }
-            shdrs = SectionHeader::parse(bytes, header.e_shoff as usize, shnum as usize, ctx)
+            if shnum > caps::SECTIONS {
+                issues.push(Issue::Capped { table: "section headers", claimed: shnum, kept: caps::SECTIONS });
+            }
+            shdrs = SectionHeader::parse(bytes, header.e_shoff as usize, shnum.min(caps::SECTIONS) as usize, ctx)
                 .map_err(|e| bad(format!("section headers: {e}")))?;
             for (i, sh) in shdrs.iter().enumerate() {
                 if sh.sh_type != SHT_NOBITS && sh.sh_size > 0 && span(total, sh.sh_offset, sh.sh_size).is_none() {
@@ -323,7 +410,7 @@ impl<'a> Parser<'a> {
             }
         }
 
-        Ok(Parser { bytes, le, is_64, ctx, header, phdrs, shdrs, shstrtab })
+        Ok(Parser { bytes, le, is_64, ctx, header, phdrs, shdrs, shstrtab, issues, long_names: Cell::new(0) })
     }
 
     fn u16_at(&self, off: u64) -> Option<u16> {
@@ -338,11 +425,57 @@ impl<'a> Parser<'a> {
         Some(if self.le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
     }
 
+    fn u64_at(&self, off: u64) -> Option<u64> {
+        let r = span(self.bytes.len(), off, 8)?;
+        let b: [u8; 8] = self.bytes.get(r)?.try_into().ok()?;
+        Some(if self.le { u64::from_le_bytes(b) } else { u64::from_be_bytes(b) })
+    }
+
+    /// A word of the class: 8 bytes in ELF64, 4 in ELF32.
+    fn word_at(&self, off: u64) -> Option<u64> {
+        if self.is_64 {
+            self.u64_at(off)
+        } else {
+            self.u32_at(off).map(u64::from)
+        }
+    }
+
+    /// [`cstr`] counting cut names.
+    fn name(&self, table: &[u8], idx: u64) -> Option<String> {
+        cstr(table, idx, &self.long_names)
+    }
+
+    /// The dynamic entries up to DT_NULL, at most [`caps::DYNAMIC`] of them.
+    fn dynamic(&mut self) -> Result<Vec<(u64, u64)>> {
+        let ph = self
+            .phdrs
+            .iter()
+            .find(|p| p.p_type == PT_DYNAMIC)
+            .ok_or_else(|| bad("no PT_DYNAMIC segment: this is not a shared object, so it cannot be a vDSO"))?;
+        let ent: u64 = if self.is_64 { 16 } else { 8 };
+        let count = ph.p_filesz / ent;
+        let mut tags = Vec::new();
+        for i in 0..count.min(caps::DYNAMIC) {
+            let at = ph.p_offset.saturating_add(i * ent);
+            let (Some(tag), Some(val)) = (self.word_at(at), self.word_at(at.saturating_add(ent / 2))) else {
+                return Err(bad(format!("dynamic entry {i} at offset {at:#x} runs past the end of the image")));
+            };
+            if tag == DT_NULL {
+                return Ok(tags);
+            }
+            tags.push((tag, val));
+        }
+        if count > caps::DYNAMIC {
+            self.issues.push(Issue::Capped { table: "dynamic entries", claimed: count, kept: caps::DYNAMIC });
+        }
+        Ok(tags)
+    }
+
     /// A section header's name from .shstrtab.
     fn section_name(&self, idx: usize) -> Option<String> {
         let sh = self.shdrs.get(idx)?;
         let table = self.bytes.get(self.shstrtab.clone()?)?;
-        cstr(table, sh.sh_name as u64)
+        self.name(table, sh.sh_name as u64)
     }
 
     /// The bytes of section `idx`, bounds already checked in `new`.
@@ -358,22 +491,9 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn run(self) -> Result<Image> {
+    fn run(mut self) -> Result<Image> {
         let total = self.bytes.len();
-        // The dynamic entries: PT_DYNAMIC was bounds-checked in `new`.
-        if !self.phdrs.iter().any(|p| p.p_type == PT_DYNAMIC) {
-            return Err(bad("no PT_DYNAMIC segment: this is not a shared object, so it cannot be a vDSO"));
-        }
-        let dynamic = Dynamic::parse(self.bytes, &self.phdrs, self.ctx)
-            .map_err(|e| bad(format!("dynamic section: {e}")))?
-            .ok_or_else(|| bad("no PT_DYNAMIC segment"))?;
-        let mut tags: Vec<(u64, u64)> = Vec::new();
-        for d in &dynamic.dyns {
-            if d.d_tag == DT_NULL {
-                break;
-            }
-            tags.push((d.d_tag, d.d_val));
-        }
+        let tags = self.dynamic()?;
         let tag = |t: u64| tags.iter().find(|(k, _)| *k == t).map(|(_, v)| *v);
 
         // The dynamic string table: DT_STRTAB/DT_STRSZ, as the dynamic linker sees it.
@@ -395,15 +515,20 @@ impl<'a> Parser<'a> {
                 ))
             }
         };
-        let soname = tag(DT_SONAME).map(|i| cstr(dynstr, i).unwrap_or_else(|| "<corrupt>".into()));
+        let soname = tag(DT_SONAME).map(|i| self.name(dynstr, i).unwrap_or_else(|| "<corrupt>".into()));
 
         let symbols_raw = self.dynsyms(&tag, dynstr)?;
         let (versions, verdef_names) = self.verdefs(&tag, dynstr)?;
+        // Versions a non-vDSO needs (`GLIBC_2.3` of /bin/ls), so its undefined
+        // symbols read as objdump prints them, in brackets; best effort, a
+        // vDSO needs none.
+        let needed_names = self.verneed_names(&tag, dynstr);
         let versym = self.versym_offset(&tag)?;
 
         let mut symbols = Vec::with_capacity(symbols_raw.len().saturating_sub(1));
         for (i, (sym, strtab)) in symbols_raw.iter().enumerate().skip(1) {
-            let name = cstr(strtab, sym.st_name as u64).unwrap_or_else(|| "<corrupt>".into());
+            let kind = sym.st_info & 0xf;
+            let mut name = self.name(strtab, sym.st_name as u64).unwrap_or_else(|| "<corrupt>".into());
             let section = match sym.st_shndx {
                 SHN_UNDEF => Some("*UND*".to_string()),
                 SHN_ABS => Some("*ABS*".to_string()),
@@ -413,18 +538,35 @@ impl<'a> Parser<'a> {
             };
             let version = versym.and_then(|base| self.u16_at(base.checked_add(2 * i as u64)?)).and_then(|raw| {
                 let index = raw & !VERSYM_HIDDEN;
+                let mut hidden = raw & VERSYM_HIDDEN != 0;
                 let name = match index {
                     0 => return None,
                     1 => Some("Base".to_string()),
-                    n => verdef_names.iter().find(|(k, _)| *k == n).map(|(_, s)| s.clone()),
+                    n => verdef_names.iter().find(|(k, _)| *k == n).map(|(_, s)| s.clone()).or_else(|| {
+                        let needed = needed_names.iter().find(|(k, _)| *k == n).map(|(_, s)| s.clone());
+                        hidden |= needed.is_some();
+                        needed
+                    }),
                 };
-                Some(SymVersion { index, name, hidden: raw & VERSYM_HIDDEN != 0 })
+                Some(SymVersion { index, name, hidden })
             });
+            // objdump names a section symbol by its section.
+            if kind == STT_SECTION && name.is_empty() && sym.st_shndx != SHN_UNDEF && sym.st_shndx < SHN_LORESERVE {
+                if let Some(sec) = &section {
+                    name = sec.clone();
+                }
+            }
+            // objdump (bfd's elf32-arm) clears the Thumb bit of a function.
+            let thumb = self.header.e_machine == EM_ARM
+                && !self.is_64
+                && matches!(kind, STT_FUNC | STT_GNU_IFUNC)
+                && sym.st_value & 1 == 1;
             symbols.push(Symbol {
                 name,
-                value: sym.st_value,
+                value: if thumb { sym.st_value & !1 } else { sym.st_value },
+                thumb,
                 size: sym.st_size,
-                kind: sym.st_info & 0xf,
+                kind,
                 bind: sym.st_info >> 4,
                 visibility: sym.st_other & 0x3,
                 shndx: sym.st_shndx,
@@ -433,7 +575,10 @@ impl<'a> Parser<'a> {
             });
         }
 
-        let notes = self.notes()?;
+        let notes = self.notes();
+        if self.long_names.get() > 0 {
+            self.issues.push(Issue::LongNames { count: self.long_names.get() });
+        }
         Ok(Image {
             is_64: self.is_64,
             little_endian: self.le,
@@ -446,13 +591,14 @@ impl<'a> Parser<'a> {
             notes,
             has_hash: tag(DT_HASH).is_some(),
             has_gnu_hash: tag(DT_GNU_HASH).is_some(),
+            issues: self.issues,
         })
     }
 
     /// The dynamic symbols with the string table each names. `.dynsym` (what
     /// objdump reads) when there are section headers, else DT_SYMTAB with the
     /// count from DT_HASH's nchain or the DT_GNU_HASH chains.
-    fn dynsyms(&self, tag: &dyn Fn(u64) -> Option<u64>, dynstr: &'a [u8]) -> Result<Vec<(Sym, &'a [u8])>> {
+    fn dynsyms(&mut self, tag: &dyn Fn(u64) -> Option<u64>, dynstr: &'a [u8]) -> Result<Vec<(Sym, &'a [u8])>> {
         let total = self.bytes.len();
         let entsize: u64 = if self.is_64 { 24 } else { 16 };
         let (off, count, strtab) = if let Some(sh) = self.shdrs.iter().find(|s| s.sh_type == SHT_DYNSYM) {
@@ -482,6 +628,10 @@ impl<'a> Parser<'a> {
             (off, count, dynstr)
         };
         let len = count.saturating_mul(entsize);
+        if count > caps::SYMBOLS {
+            self.issues.push(Issue::Capped { table: "dynamic symbols", claimed: count, kept: caps::SYMBOLS });
+        }
+        let count = count.min(caps::SYMBOLS);
         if span(total, off, len).is_none() {
             return Err(bad(format!(
                 "the dynamic symbol table ({count} entries at offset {off:#x}) runs past the end of the {total}-byte image"
@@ -533,12 +683,68 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// (index, name) of every `.gnu.version_r` auxiliary entry, read as far
+    /// as it goes (at most [`caps::VERSIONS`] of them, no loop followed twice).
+    fn verneed_names(&self, tag: &dyn Fn(u64) -> Option<u64>, dynstr: &'a [u8]) -> Vec<(u16, String)> {
+        let total = self.bytes.len() as u64;
+        let (start, end, count, strtab) = if let Some(sh) = self.shdrs.iter().find(|s| s.sh_type == SHT_GNU_VERNEED) {
+            let strtab = self
+                .shdrs
+                .get(sh.sh_link as usize)
+                .filter(|l| l.sh_type == SHT_STRTAB)
+                .and_then(|l| self.section_bytes(l))
+                .unwrap_or(dynstr);
+            (sh.sh_offset, sh.sh_offset.saturating_add(sh.sh_size), u64::from(sh.sh_info), strtab)
+        } else if let Some(off) = tag(DT_VERNEED).and_then(|a| self.vaddr_to_offset(a)) {
+            (off, total, tag(DT_VERNEEDNUM).unwrap_or(0), dynstr)
+        } else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        let mut seen = HashSet::new();
+        let mut off = start;
+        for _ in 0..count.min(caps::VERSIONS) {
+            if !seen.insert(off) || off < start || !fits(off, 16, end) {
+                break;
+            }
+            let (Some(cnt), Some(aux), Some(next)) =
+                (self.u16_at(off + 2), self.u32_at(off + 8), self.u32_at(off + 12))
+            else {
+                break;
+            };
+            let mut a = off.wrapping_add(u64::from(aux)) & 0xffff_ffff;
+            for _ in 0..cnt {
+                if names.len() as u64 >= caps::VERSIONS || !seen.insert(a) || a < start || !fits(a, 16, end) {
+                    break;
+                }
+                let (Some(other), Some(name), Some(anext)) =
+                    (self.u16_at(a + 6), self.u32_at(a + 8), self.u32_at(a + 12))
+                else {
+                    break;
+                };
+                names.push((
+                    other & !VERSYM_HIDDEN,
+                    self.name(strtab, u64::from(name)).unwrap_or_else(|| "<corrupt>".into()),
+                ));
+                if anext == 0 {
+                    break;
+                }
+                a = (a + u64::from(anext)) & 0xffff_ffff;
+            }
+            if next == 0 {
+                break;
+            }
+            off = (off + u64::from(next)) & 0xffff_ffff;
+        }
+        names
+    }
+
     /// Walk `.gnu.version_d`. Returns the definitions and (index, name) pairs.
     /// The chain is followed as a 32-bit consumer would (offsets wrap at
     /// 2^32), so a `vd_next` that points back is a loop, reported as one.
     #[allow(clippy::type_complexity)]
     fn verdefs(
-        &self,
+        &mut self,
         tag: &dyn Fn(u64) -> Option<u64>,
         dynstr: &'a [u8],
     ) -> Result<(Vec<VersionDef>, Vec<(u16, String)>)> {
@@ -563,7 +769,10 @@ impl<'a> Parser<'a> {
         let mut names = Vec::new();
         let mut seen = HashSet::new();
         let mut off = start;
-        for n in 0..count {
+        if count > caps::VERSIONS {
+            self.issues.push(Issue::Capped { table: "version definitions", claimed: count, kept: caps::VERSIONS });
+        }
+        for n in 0..count.min(caps::VERSIONS) {
             if !seen.insert(off) {
                 return Err(bad(format!(
                     "the version definition chain loops: entry {n} points back to offset {off:#x} — a 32-bit dynamic linker would never finish walking it"
@@ -587,7 +796,7 @@ impl<'a> Parser<'a> {
             let mut aux_names = Vec::new();
             let mut aux_off = off.wrapping_add(u64::from(aux)) & 0xffff_ffff;
             let mut aux_seen = HashSet::new();
-            for _ in 0..cnt {
+            for _ in 0..u64::from(cnt).min(caps::PARENTS + 1) {
                 if !aux_seen.insert(aux_off) {
                     return Err(bad(format!("the auxiliary chain of version definition {n} loops at {aux_off:#x}")));
                 }
@@ -599,7 +808,7 @@ impl<'a> Parser<'a> {
                 let (Some(name), Some(aux_next)) = (self.u32_at(aux_off), self.u32_at(aux_off + 4)) else {
                     return Err(bad(format!("version auxiliary entry at {aux_off:#x} is truncated")));
                 };
-                aux_names.push(cstr(strtab, u64::from(name)).unwrap_or_else(|| "<corrupt>".into()));
+                aux_names.push(cstr(strtab, u64::from(name), &self.long_names).unwrap_or_else(|| "<corrupt>".into()));
                 if aux_next == 0 {
                     break;
                 }
@@ -617,8 +826,10 @@ impl<'a> Parser<'a> {
         Ok((defs, names))
     }
 
-    /// Notes from SHT_NOTE sections (what readelf -n shows), else PT_NOTE segments.
-    fn notes(&self) -> Result<Vec<Note>> {
+    /// Notes from SHT_NOTE sections (what readelf -n shows), else PT_NOTE
+    /// segments. Decoded as far as they go: a bad note ends its area with
+    /// an [`Issue`], the notes before it are kept.
+    fn notes(&mut self) -> Vec<Note> {
         let mut regions: Vec<(u64, u64, u64)> = self
             .shdrs
             .iter()
@@ -635,51 +846,97 @@ impl<'a> Parser<'a> {
         }
         let mut notes = Vec::new();
         for (off, size, align) in regions {
-            let region = span(self.bytes.len(), off, size).and_then(|r| self.bytes.get(r)).ok_or_else(|| {
-                bad(format!("the note area at {off:#x} ({size} bytes) runs past the end of the image"))
-            })?;
-            notes.extend(self.parse_notes(region, off, if align == 8 { 8 } else { 4 })?);
+            // Both tables were bounds-checked in `new`.
+            let Some(region) = span(self.bytes.len(), off, size).and_then(|r| self.bytes.get(r)) else {
+                continue;
+            };
+            // readelf: below 4 reads as 4; 4 and 8 are the only others it takes.
+            let align = match align {
+                0..=4 => 4,
+                8 => 8,
+                other => {
+                    self.issues.push(Issue::NoteAlignment { offset: off, align: other });
+                    4
+                }
+            };
+            self.parse_notes(region, off, align, &mut notes);
         }
-        Ok(notes)
+        notes
     }
 
-    fn parse_notes(&self, region: &[u8], base: u64, align: u64) -> Result<Vec<Note>> {
-        let mut notes = Vec::new();
+    fn parse_notes(&mut self, region: &[u8], base: u64, align: u64, notes: &mut Vec<Note>) {
         let len = region.len() as u64;
+        let le = self.le;
         let read = |at: u64| -> Option<u32> {
             let b: [u8; 4] =
                 region.get(usize::try_from(at).ok()?..usize::try_from(at.checked_add(4)?).ok()?)?.try_into().ok()?;
-            Some(if self.le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
+            Some(if le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
         };
         let up = |v: u64| v.checked_add(align - 1).map(|x| x & !(align - 1));
         let mut at = 0u64;
         while at < len {
-            let trunc =
-                || bad(format!("the note at offset {:#x} is truncated or its sizes run past its area", base + at));
+            if notes.len() >= caps::NOTES {
+                // Count the rest (headers only, nothing kept) to say how many there are.
+                let mut more = 0u64;
+                while at < len {
+                    let (Some(namesz), Some(descsz)) = (read(at), read(at + 4)) else { break };
+                    let next = up(at + 12 + u64::from(namesz))
+                        .and_then(|d| d.checked_add(u64::from(descsz)))
+                        .and_then(up)
+                        .filter(|&n| n <= len);
+                    let Some(next) = next else { break };
+                    more += 1;
+                    at = next;
+                }
+                let kept = caps::NOTES as u64;
+                self.issues.push(Issue::Capped { table: "notes", claimed: kept + more, kept });
+                return;
+            }
             let (Some(namesz), Some(descsz), Some(n_type)) = (read(at), read(at + 4), read(at + 8)) else {
-                return Err(trunc());
+                self.issues.push(Issue::NoteTruncated { offset: base + at, namesz: 0, descsz: 0 });
+                return;
             };
             let name_at = at + 12;
-            let desc_at = up(name_at + u64::from(namesz)).ok_or_else(trunc)?;
-            let next = desc_at.checked_add(u64::from(descsz)).and_then(up).ok_or_else(trunc)?;
-            let name = region.get(name_at as usize..(name_at + u64::from(namesz)) as usize).ok_or_else(trunc)?;
-            let desc_end = desc_at + u64::from(descsz);
-            if desc_end > len {
-                return Err(trunc());
+            let desc_at = up(name_at + u64::from(namesz));
+            let next = desc_at.and_then(|d| d.checked_add(u64::from(descsz))).and_then(up);
+            // readelf's test: the padded note must fit in what is left of the area.
+            let (Some(desc_at), Some(next)) = (desc_at, next) else {
+                self.issues.push(Issue::NoteTruncated { offset: base + at, namesz, descsz });
+                return;
+            };
+            if next > len {
+                self.issues.push(Issue::NoteTruncated { offset: base + at, namesz, descsz });
+                return;
             }
-            let desc = region.get(desc_at as usize..desc_end as usize).ok_or_else(trunc)?.to_vec();
-            let owner = String::from_utf8_lossy(name.split(|&b| b == 0).next().unwrap_or(&[])).into_owned();
-            let (type_name, description) = decode_note(&owner, n_type, &desc, self.le);
-            notes.push(Note { owner, n_type, desc, type_name, description });
+            let name = region.get(name_at as usize..(name_at + u64::from(namesz)) as usize).unwrap_or(&[]);
+            let desc_len = u64::from(descsz).min(caps::NOTE_DESC as u64);
+            if desc_len < u64::from(descsz) {
+                self.issues.push(Issue::NoteCut { offset: base + at, size: u64::from(descsz) });
+            }
+            let desc = region.get(desc_at as usize..(desc_at + desc_len) as usize).unwrap_or(&[]).to_vec();
+            let owner = name.split(|&b| b == 0).next().unwrap_or(&[]);
+            let owner = String::from_utf8_lossy(&owner[..owner.len().min(caps::NAME)]).into_owned();
+            let (type_name, description) = if desc_len == u64::from(descsz) {
+                decode_note(&owner, n_type, &desc, le, self.header.e_machine, self.is_64)
+            } else {
+                (None, None)
+            };
+            notes.push(Note { owner, n_type, desc, size: u64::from(descsz), type_name, description });
             at = next;
         }
-        Ok(notes)
     }
 }
 
 /// Names and decodes the notes a vDSO carries (`include/linux/elfnote.h`,
 /// the kernel's `vdso/note.S`, glibc's `elf.h`); others stay undecoded.
-fn decode_note(owner: &str, n_type: u32, desc: &[u8], le: bool) -> (Option<&'static str>, Option<String>) {
+fn decode_note(
+    owner: &str,
+    n_type: u32,
+    desc: &[u8],
+    le: bool,
+    machine: u16,
+    is_64: bool,
+) -> (Option<&'static str>, Option<String>) {
     let word = |i: usize| -> Option<u32> {
         let b: [u8; 4] = desc.get(i * 4..i * 4 + 4)?.try_into().ok()?;
         Some(if le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
@@ -711,9 +968,118 @@ fn decode_note(owner: &str, n_type: u32, desc: &[u8], le: bool) -> (Option<&'sta
         }
         ("GNU", 3) => (Some("NT_GNU_BUILD_ID"), Some(desc.iter().map(|b| format!("{b:02x}")).collect())),
         ("GNU", 4) => (Some("NT_GNU_GOLD_VERSION"), Some(c_text(desc))),
-        ("GNU", 5) => (Some("NT_GNU_PROPERTY_TYPE_0"), None),
+        ("GNU", 5) => (Some("NT_GNU_PROPERTY_TYPE_0"), Some(gnu_properties(desc, le, machine, is_64))),
         _ => (None, None),
     }
+}
+
+/// An `NT_GNU_PROPERTY_TYPE_0` descriptor in readelf's words (binutils
+/// 2.40 `print_gnu_property_note`, properties joined by ", " as `readelf
+/// -n --wide` joins them): "AArch64 feature: BTI, PAC", "x86 feature: IBT,
+/// SHSTK", "x86 ISA needed: x86-64-baseline", or the raw bytes of a
+/// property it has no name for.
+pub fn gnu_properties(desc: &[u8], le: bool, machine: u16, is_64: bool) -> String {
+    let size = if is_64 { 8 } else { 4 };
+    if desc.len() < 8 || desc.len() % size != 0 {
+        return format!("<corrupt GNU_PROPERTY_TYPE, size = {:#x}>", desc.len());
+    }
+    let word = |at: usize| -> Option<u32> {
+        let b: [u8; 4] = desc.get(at..at.checked_add(4)?)?.try_into().ok()?;
+        Some(if le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
+    };
+    let mut parts: Vec<String> = Vec::new();
+    let mut at = 0usize;
+    while at < desc.len() {
+        let (Some(kind), Some(datasz)) = (word(at), word(at + 4)) else {
+            parts.push(format!("<corrupt descsz: {:#x}>", desc.len()));
+            break;
+        };
+        at += 8;
+        let datasz = datasz as usize;
+        if datasz > desc.len() - at {
+            parts.push(format!("<corrupt type ({kind:#x}) datasz: {datasz:#x}>"));
+            break;
+        }
+        let data = &desc[at..at + datasz];
+        let bits = if datasz == 4 { word(at).unwrap_or(0) } else { 0 };
+        let x86 = matches!(machine, EM_X86_64 | EM_386);
+        let named = match kind {
+            0xc000_0002 if x86 => Some(("x86 feature: ", X86_FEATURE_1, true)),
+            0xc001_0001 if x86 => Some(("x86 feature used: ", X86_FEATURE_2, true)),
+            0xc000_8001 if x86 => Some(("x86 feature needed: ", X86_FEATURE_2, true)),
+            0xc001_0002 if x86 => Some(("x86 ISA used: ", X86_ISA_1, true)),
+            0xc000_8002 if x86 => Some(("x86 ISA needed: ", X86_ISA_1, true)),
+            0xc000_0000 if machine == EM_AARCH64 => Some(("AArch64 feature: ", AARCH64_FEATURE_1, false)),
+            _ => None,
+        };
+        let text = match named {
+            Some((label, _, _)) if datasz != 4 => format!("{label}<corrupt length: {datasz:#x}> "),
+            Some((label, names, none_word)) => format!("{label}{}", bit_names(bits, names, none_word)),
+            None if kind == 1 && datasz == size => {
+                let v = if is_64 {
+                    let b: [u8; 8] = data.try_into().unwrap_or([0; 8]);
+                    if le {
+                        u64::from_le_bytes(b)
+                    } else {
+                        u64::from_be_bytes(b)
+                    }
+                } else {
+                    u64::from(bits)
+                };
+                format!("stack size: {v:#x}")
+            }
+            None if kind == 2 && datasz == 0 => "no copy on protected ".to_string(),
+            None => {
+                let class = if kind < 0xc000_0000 {
+                    "unknown"
+                } else if kind < 0xe000_0000 {
+                    "processor-specific"
+                } else {
+                    "application-specific"
+                };
+                let bytes: String = data.iter().map(|b| format!("{b:02x} ")).collect();
+                format!("<{class} type {kind:#x} data: {bytes}>")
+            }
+        };
+        parts.push(text);
+        at += (datasz + size - 1) & !(size - 1);
+    }
+    parts.join(", ")
+}
+
+const AARCH64_FEATURE_1: &[(u32, &str)] = &[(1, "BTI"), (2, "PAC")];
+const X86_FEATURE_1: &[(u32, &str)] = &[(1, "IBT"), (2, "SHSTK"), (4, "LAM_U48"), (8, "LAM_U57")];
+const X86_ISA_1: &[(u32, &str)] = &[(1, "x86-64-baseline"), (2, "x86-64-v2"), (4, "x86-64-v3"), (8, "x86-64-v4")];
+const X86_FEATURE_2: &[(u32, &str)] = &[
+    (0x1, "x86"),
+    (0x2, "x87"),
+    (0x4, "MMX"),
+    (0x8, "XMM"),
+    (0x10, "YMM"),
+    (0x20, "ZMM"),
+    (0x40, "FXSR"),
+    (0x80, "XSAVE"),
+    (0x100, "XSAVEOPT"),
+    (0x200, "XSAVEC"),
+    (0x400, "TMM"),
+    (0x800, "MASK"),
+];
+
+/// Set bits lowest first, by name, unknown ones as `<unknown: N>`; a zero
+/// word is `<None>` where readelf says so (x86), nothing otherwise (AArch64).
+fn bit_names(mut bits: u32, names: &[(u32, &str)], none_word: bool) -> String {
+    if bits == 0 {
+        return if none_word { "<None>".into() } else { String::new() };
+    }
+    let mut out = Vec::new();
+    while bits != 0 {
+        let bit = bits & bits.wrapping_neg();
+        bits &= !bit;
+        out.push(
+            names.iter().find(|(b, _)| *b == bit).map_or_else(|| format!("<unknown: {bit:x}>"), |(_, n)| n.to_string()),
+        );
+    }
+    out.join(", ")
 }
 
 /// Text up to the first NUL, lossily decoded.
@@ -801,6 +1167,41 @@ mod tests {
     }
 
     #[test]
+    fn gnu_properties_in_readelfs_words() {
+        let le = |words: &[u32]| words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+        let cases: [(u16, bool, Vec<u8>, &str); 7] = [
+            (EM_AARCH64, true, le(&[0xc000_0000, 4, 3, 0]), "AArch64 feature: BTI, PAC"),
+            (EM_AARCH64, true, le(&[0xc000_0000, 4, 0x11, 0]), "AArch64 feature: BTI, <unknown: 10>"),
+            (EM_X86_64, true, le(&[0xc000_0002, 4, 2, 0]), "x86 feature: SHSTK"),
+            (EM_386, false, le(&[0xc000_8002, 4, 0]), "x86 ISA needed: <None>"),
+            (EM_X86_64, true, le(&[0xc000_0002, 8, 3, 0]), "x86 feature: <corrupt length: 0x8> "),
+            (EM_X86_64, true, le(&[0xc000_0002, 64, 3, 0]), "<corrupt type (0xc0000002) datasz: 0x40>"),
+            (EM_X86_64, true, le(&[1, 2, 3]), "<corrupt GNU_PROPERTY_TYPE, size = 0xc>"),
+        ];
+        for (machine, is_64, desc, want) in cases {
+            assert_eq!(gnu_properties(&desc, true, machine, is_64), want);
+        }
+    }
+
+    #[test]
+    fn arm_thumb_bit_cleared_only_for_arm_functions() {
+        let img = parse(&fixture("aarch64-compat.so")).unwrap();
+        let thumb: Vec<(&str, u64, bool)> = img.symbols.iter().map(|s| (s.name.as_str(), s.value, s.thumb)).collect();
+        assert_eq!(
+            thumb,
+            [
+                ("LINUX_2.6", 0, false),
+                ("__vdso_gettimeofday", 0x914, true),
+                ("__vdso_clock_getres", 0xb34, true),
+                ("__vdso_clock_gettime64", 0x5c0, true),
+                ("__vdso_clock_gettime", 0x2c8, true)
+            ]
+        );
+        // aarch64 code has no Thumb bit to clear, whatever the value.
+        assert!(parse(&fixture("aarch64.so")).unwrap().symbols.iter().all(|s| !s.thumb));
+    }
+
+    #[test]
     fn garbage_is_an_error() {
         for bytes in
             [&b""[..], b"\x7fEL", b"#!/bin/sh\necho hi\n", &[0u8; 64], b"\x7fELF\x03\x01\x01\0\0\0\0\0\0\0\0\0"]
@@ -841,29 +1242,71 @@ mod tests {
         for v in &img.versions {
             let _ = v.flags_text();
         }
+        for n in &img.notes {
+            let _ = gnu_properties(&n.desc, img.little_endian, img.machine, img.is_64);
+        }
         let _ = elf_type_name(img.elf_type);
         let report = crate::cmd::dump::report(crate::cmd::dump::Source::File { file: "x".into() }, Some(1), img);
         let _ = serde_json::to_string(&report).unwrap();
-        let out = crate::output::Output::plain(crate::output::Format::Table);
-        let _ = crate::output::Render::render_table(&report, &out);
+        for tty in [false, true] {
+            let mut out = crate::output::Output::plain(crate::output::Format::Table);
+            out.stdout_tty = tty;
+            let _ = crate::output::Render::render_table(&report, &out);
+        }
+    }
+
+    /// Every committed image (fixtures/vdso/README.md).
+    const FIXTURES: [&str; 14] = [
+        "x86_64.so",
+        "i386.so",
+        "aarch64.so",
+        "aarch64-compat.so",
+        "aarch64-6.12.so",
+        "aarch64-6.12-compat.so",
+        "armhf.so",
+        "riscv64.so",
+        "ppc64el.so",
+        "s390x.so",
+        "s390x-compat.so",
+        "mips64el.so",
+        "mips64el-o32.so",
+        "mips64el-n32.so",
+    ];
+
+    /// Cases for the mutation test: 256 in the normal suite,
+    /// `VDSOCTL_FUZZ_CASES` for scripts/fuzz-dump.sh.
+    fn fuzz_cases() -> u32 {
+        std::env::var("VDSOCTL_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, failure_persistence: None, ..Default::default() })]
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: fuzz_cases(), failure_persistence: None, ..Default::default() })]
 
         /// Random byte mutations of the real images, biased to the first
         /// 0x600 bytes where the headers, dynamic section and version
-        /// tables live, never panic: parse is Ok or Err, and an Ok walks.
+        /// tables live, with "interesting" words (0, all-ones, the size)
+        /// and growth to 64 KiB, never panic: parse is Ok or Err, and an Ok walks.
         #[test]
         fn mutated_fixtures_never_panic(
-            which in 0usize..2,
-            edits in proptest::collection::vec((0usize..0x2000, proptest::prelude::any::<u8>(), proptest::prelude::any::<bool>()), 1..24),
-            cut in proptest::option::of(0usize..0x2000),
+            which in 0usize..FIXTURES.len(),
+            edits in proptest::collection::vec((0usize..0x10000, proptest::prelude::any::<u8>(), proptest::prelude::any::<bool>()), 1..24),
+            words in proptest::collection::vec((0usize..0x600, 0usize..6), 0..6),
+            grow in proptest::option::of(0usize..0x10000),
+            cut in proptest::option::of(0usize..0x10000),
         ) {
-            let mut bytes = fixture(["x86_64.so", "i386.so"][which]);
+            let mut bytes = fixture(FIXTURES[which]);
+            if let Some(grow) = grow {
+                bytes.resize(bytes.len() + grow, 0);
+            }
+            let len = bytes.len();
             for (at, value, low) in edits {
-                let at = if low { at % 0x600 } else { at % bytes.len() };
+                let at = if low { at % 0x600.min(len) } else { at % len };
                 bytes[at] = value;
+            }
+            for (at, pick) in words {
+                let value: u32 = [0, 1, u32::MAX, 0x7fff_ffff, len as u32, 0x1_0000][pick];
+                let at = (at % (len - 4)) & !3;
+                bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
             }
             if let Some(cut) = cut {
                 bytes.truncate(cut);
@@ -876,7 +1319,7 @@ mod tests {
 
     #[test]
     fn every_prefix_is_handled() {
-        for name in ["x86_64.so", "i386.so"] {
+        for name in FIXTURES {
             let bytes = fixture(name);
             for len in 0..bytes.len() {
                 if let Ok(img) = parse(&bytes[..len]) {
