@@ -533,8 +533,12 @@ impl Book {
             "Per-process series with calls in the last interval left out by --max-series.",
         );
         p.sample("trace_series_capped", &[], capped);
-        p.family("trace_lost_records_total", Kind::Counter, "Sampled records the kernel dropped (ring buffers full).");
-        p.sample("trace_lost_records_total", &[], tally.lost_records);
+        p.family(
+            "trace_lost_total",
+            Kind::Counter,
+            "Events the trace engine could not keep (BPF map full, perf records dropped).",
+        );
+        p.sample("trace_lost_total", &[], tally.lost_records);
         p.family(
             "trace_timestamp_seconds",
             Kind::Gauge,

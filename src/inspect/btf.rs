@@ -66,7 +66,16 @@ fn u32_at(b: &[u8], off: usize) -> Option<u32> {
 impl Btf {
     /// Read and parse the running kernel's BTF.
     pub fn vmlinux() -> Result<Btf> {
-        let bytes = crate::inspect::file::read_bounded(std::path::Path::new(VMLINUX), MAX_BYTES)?;
+        // A sysfs file: its size is not known before reading, so read at most
+        // MAX_BYTES + 1 and refuse a blob that fills it.
+        use std::io::Read;
+        let hint = "BTF needs CONFIG_DEBUG_INFO_BTF; use `--engine perf` without it";
+        let file = std::fs::File::open(VMLINUX).map_err(|e| Error::from_io(VMLINUX, e, hint))?;
+        let mut bytes = Vec::new();
+        file.take(MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|e| Error::from_io(VMLINUX, e, hint))?;
+        if bytes.len() as u64 > MAX_BYTES {
+            return Err(Error::TooLarge { path: VMLINUX.into(), size: bytes.len() as u64, limit: MAX_BYTES });
+        }
         Btf::parse(&bytes)
     }
 

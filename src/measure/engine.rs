@@ -17,7 +17,9 @@ pub enum Choice {
     /// BPF where the kernel allows it, else perf.
     #[default]
     Auto,
+    /// In-kernel aggregation (needs CAP_BPF and CAP_PERFMON, BTF).
     Bpf,
+    /// Tracepoint counters and sampled records (needs CAP_PERFMON, tracefs).
     Perf,
 }
 

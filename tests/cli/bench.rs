@@ -40,6 +40,7 @@ fn bench_json(extra_env: Option<(&str, &str)>, args: &[&str]) -> (i32, Value) {
 
 #[test]
 fn monotonic_is_fast_and_thread_cputime_enters_the_kernel() {
+    let _lock = super::common::system_wide_lock(); // timing: no system-wide trace beside it
     let (code, doc) = bench_json(
         None,
         &["--functions", "clock_gettime", "--clocks", "monotonic,thread_cputime_id", "--paths", "libc,vdso,syscall"],
@@ -67,6 +68,7 @@ fn monotonic_is_fast_and_thread_cputime_enters_the_kernel() {
 
 #[test]
 fn preloaded_libc_bypass_is_named_and_fails_max_ns() {
+    let _lock = super::common::system_wide_lock(); // timing: no system-wide trace beside it
     let shim = build_c("shim_monotonic_raw", false, &["-shared", "-fPIC", "-ldl"]);
     let env = Some(("LD_PRELOAD", shim.to_str().unwrap()));
     let args = ["--functions", "clock_gettime", "--clocks", "monotonic_raw,monotonic", "--paths", "libc,vdso,syscall"];
@@ -92,6 +94,7 @@ fn preloaded_libc_bypass_is_named_and_fails_max_ns() {
 
 #[test]
 fn max_ns_passes_on_a_healthy_host() {
+    let _lock = super::common::system_wide_lock(); // timing: no system-wide trace beside it
     let (code, doc) =
         bench_json(None, &["--functions", "clock_gettime,gettimeofday", "--clocks", "monotonic", "--max-ns", "100000"]);
     assert_eq!(code, 0, "{doc}");
@@ -99,6 +102,7 @@ fn max_ns_passes_on_a_healthy_host() {
 
 #[test]
 fn verify_passes_on_this_host() {
+    let _lock = super::common::system_wide_lock(); // timing: no system-wide trace beside it
     let (code, doc) = bench_json(None, &["--verify"]);
     assert_eq!(code, 0, "{doc}");
     let checks = doc["verify"].as_array().expect("verify checks");
@@ -110,6 +114,7 @@ fn verify_passes_on_this_host() {
 
 #[test]
 fn prometheus_passes_promtool() {
+    let _lock = super::common::system_wide_lock(); // timing: no system-wide trace beside it
     if !super::common::have_promtool() {
         return skip("promtool is not installed (Debian: apt-get install prometheus)");
     }
@@ -128,6 +133,7 @@ fn prometheus_passes_promtool() {
 
 #[test]
 fn table_names_every_path_and_verdict() {
+    let _lock = super::common::system_wide_lock(); // timing: no system-wide trace beside it
     let (code, text, stderr) = run(&["bench", "--quick", "--functions", "clock_gettime,time", "--clocks", "monotonic"]);
     assert_eq!(code, 0, "{stderr}");
     for word in ["FUNCTION", "libc ns", "vdso ns", "syscall ns", "VERDICT", "CLOCK_MONOTONIC", "fast"] {
@@ -137,6 +143,7 @@ fn table_names_every_path_and_verdict() {
 
 #[test]
 fn bad_selections_are_usage_errors() {
+    let _lock = super::common::system_wide_lock(); // timing: no system-wide trace beside it
     for args in [
         &["bench", "--clocks", "bogus"][..],
         &["bench", "--functions", "nanosleep"][..],

@@ -13,13 +13,21 @@ fn check_named<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Va
         .unwrap_or_else(|| panic!("no check {name}: {doc}"))
 }
 
+/// The host audit's shape and its exit code's agreement with its verdict —
+/// not this host's health: a CI machine with a TSC warning in its kernel
+/// log must not turn the suite red.
 #[test]
-fn passes_on_this_host_with_keys() {
+fn exit_code_matches_the_verdict_with_keys() {
+    let _lock = super::common::system_wide_lock();
     let (code, stdout, stderr) = run(&["check"]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(stdout.contains("verdict: OK") || stdout.contains("verdict: WARN"), "{stdout}");
-    let doc = run_json(&["check"]);
-    assert!(doc["status"] == "OK" || doc["status"] == "WARN", "{doc}");
+    let verdict =
+        stdout.lines().find_map(|l| l.strip_prefix("verdict: ")).unwrap_or_else(|| panic!("{stdout}{stderr}"));
+    assert_eq!(code, if verdict.starts_with("FAIL") { 1 } else { 0 }, "{stdout}{stderr}");
+    let out = super::common::vdsoctl().args(["--json", "check"]).output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let status = doc["status"].as_str().unwrap().to_ascii_lowercase();
+    assert!(["ok", "warn", "fail"].contains(&status.as_str()), "{doc}");
+    assert_eq!(out.status.code(), Some(if status == "fail" { 1 } else { 0 }), "{doc}");
     for c in doc["checks"].as_array().unwrap() {
         for key in ["name", "status", "detail", "hint"] {
             assert!(c.get(key).is_some(), "check lacks {key}: {c}");

@@ -423,7 +423,7 @@ fn trace_prometheus_one_shot() {
     assert!(row[0].contains(&format!(",abi=\"{abi}\",")), "{}", row[0]);
     assert!(row[0].ends_with("} 1000"), "{}", row[0]);
     assert!(text.contains("# TYPE vdsoctl_trace_duration_seconds gauge\n"), "{text}");
-    assert!(text.contains("vdsoctl_trace_lost_records_total 0\n"), "{text}");
+    assert!(text.contains("vdsoctl_trace_lost_total 0\n"), "{text}");
     assert_tidy(&text);
     if have_promtool() {
         assert_promtool_accepts(&text);
