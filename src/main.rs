@@ -23,6 +23,7 @@ fn main() -> ExitCode {
     match cmd::run(&cli, &out) {
         Ok(Outcome::Clean) => ExitCode::from(exit::OK),
         Ok(Outcome::ThresholdCrossed) => ExitCode::from(exit::THRESHOLD),
+        Ok(Outcome::CommandFailed(status)) => ExitCode::from(status),
         Err(e) => {
             vdsoctl::output::note(format_args!("{e}"));
             ExitCode::from(e.exit_code())

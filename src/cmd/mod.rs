@@ -21,6 +21,9 @@ pub enum Outcome {
     Clean,
     /// A finding crossed a threshold: exit 1.
     ThresholdCrossed,
+    /// A command run by `check -- CMD` failed: exit with its status (128+N
+    /// when killed by signal N), as strace and perf stat do.
+    CommandFailed(u8),
 }
 
 impl Outcome {

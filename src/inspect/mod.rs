@@ -5,6 +5,7 @@ pub mod auxv;
 pub mod elf;
 pub mod exe;
 pub mod file;
+pub mod image;
 pub mod kernel;
 pub mod maps;
 pub mod process;
