@@ -801,6 +801,8 @@ pub struct ImageSummary {
     pub unreadable: Vec<(String, String)>,
     /// The walk stopped at its entry cap.
     pub truncated: bool,
+    /// vdsoctl's own executable, left out (its `bench` calls [vsyscall] on purpose).
+    pub excluded: Vec<String>,
 }
 
 /// Progress on stderr, only on a terminal and only once the walk has taken
@@ -837,7 +839,9 @@ fn gather_image(root: &std::path::Path, strict: bool) -> Result<CheckReport> {
     use std::io::IsTerminal;
     let mut progress = Progress { shown: false, tty: std::io::stderr().is_terminal(), last: Default::default() };
     let mut tick = |e: u64, n: usize, t: std::time::Duration| progress.tick(e, n, t);
-    let walked = image::walk(root, Some(&mut tick));
+    use std::os::unix::fs::MetadataExt;
+    let own = std::fs::metadata("/proc/self/exe").ok().map(|m| (m.dev(), m.ino()));
+    let walked = image::walk(root, own, Some(&mut tick));
     progress.done();
     let walked = walked?;
     let me = Process::open(None)?;
@@ -895,6 +899,7 @@ fn gather_image(root: &std::path::Path, strict: bool) -> Result<CheckReport> {
         skipped: walked.skipped_dirs.iter().map(|p| p.display().to_string()).collect(),
         unreadable: walked.unreadable.iter().map(|(p, e)| (p.display().to_string(), e.clone())).collect(),
         truncated: walked.truncated,
+        excluded: walked.excluded.iter().map(|p| p.display().to_string()).collect(),
     };
     Ok(CheckReport {
         checks,
@@ -1113,17 +1118,19 @@ impl CheckReport {
                 comfy_table::Cell::new(out.text(&b.detail)),
             ]);
         }
-        let mut groups: Vec<(Status, String, &str, String, usize, &str)> = Vec::new();
+        type Group<'a> = (Status, String, &'a str, String, usize, &'a BinaryRow);
+        let mut groups: Vec<Group> = Vec::new();
         for b in binaries.iter().filter(|b| b.status < Status::Warn) {
             let class = format!("{} {}", b.class, b.machine);
             let rt = runtime(b);
             match groups.iter_mut().find(|g| g.0 == b.status && g.1 == class && g.2 == b.linkage && g.3 == rt) {
                 Some(g) => g.4 += 1,
-                None => groups.push((b.status, class, b.linkage, rt, 1, &b.path)),
+                None => groups.push((b.status, class, b.linkage, rt, 1, b)),
             }
         }
         groups.sort_by(|a, b| b.0.cmp(&a.0).then(b.4.cmp(&a.4)));
         for (st, class, linkage, rt, n, example) in groups {
+            let (example, detail) = (&example.path, &example.detail);
             let what =
                 if n == 1 { out.text(example).into_owned() } else { format!("{n} files (e.g. {})", out.text(example)) };
             t.add_row(vec![
@@ -1132,7 +1139,7 @@ impl CheckReport {
                 comfy_table::Cell::new(class),
                 comfy_table::Cell::new(linkage),
                 comfy_table::Cell::new(out.text(&rt)),
-                comfy_table::Cell::new(""),
+                comfy_table::Cell::new(out.text(detail)),
             ]);
         }
         let mut s = format!("{t}\n");
@@ -1157,6 +1164,12 @@ impl CheckReport {
                     format!(", {} unreadable", img.unreadable.len())
                 }
             );
+            for p in &img.excluded {
+                s += &format!(
+                    "{}: vdsoctl itself, left out (its `bench` calls the [vsyscall] page on purpose)\n",
+                    out.text(p)
+                );
+            }
             if img.truncated {
                 s += "the walk stopped at its entry cap: the tree was not audited whole\n";
             }

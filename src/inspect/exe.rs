@@ -120,6 +120,9 @@ impl ExeInfo {
     }
 
     pub fn linkage(&self) -> Linkage {
+        if self.is_library() {
+            return Linkage::Dynamic;
+        }
         match (&self.interp, self.has_dynamic) {
             (Some(_), _) => Linkage::Dynamic,
             (None, true) if self.elf_type == ET_DYN => Linkage::StaticPie,
@@ -588,12 +591,14 @@ fn scan_vsyscall(file: &File, h: &Headers) -> Result<(u32, Option<u64>, bool)> {
             let start = done.saturating_sub(9);
             let want = (size - start).min(CHUNK as u64) as usize;
             let buf = pread(file, off + start, want)?;
-            if buf.is_empty() {
+            let skip = (done - start) as usize;
+            // A file shorter than its headers say: nothing new to read.
+            if buf.len() <= skip {
                 break;
             }
-            let skip = (done - start) as usize;
-            for (i, a) in vsyscall_sites(&buf, addr + start) {
-                if i + 9 > skip {
+            for (i, len, a) in vsyscall_sites(&buf, addr + start) {
+                // Seen in the previous chunk when it ended inside it.
+                if i + len > skip {
                     sites = sites.saturating_add(1);
                     first = first.or(Some(a));
                 }
@@ -607,9 +612,9 @@ fn scan_vsyscall(file: &File, h: &Headers) -> Result<(u32, Option<u64>, bool)> {
     Ok((sites, first, scanned))
 }
 
-/// Offsets (of the instruction's last imm/rel byte run start) and addresses
-/// of vsyscall call sites in `code` loaded at `base`.
-fn vsyscall_sites(code: &[u8], base: u64) -> Vec<(usize, u64)> {
+/// Offsets, lengths and addresses of the vsyscall call sites in `code`
+/// loaded at `base`.
+fn vsyscall_sites(code: &[u8], base: u64) -> Vec<(usize, usize, u64)> {
     let mut out = Vec::new();
     let n = code.len();
     let mut i = 0;
@@ -620,7 +625,7 @@ fn vsyscall_sites(code: &[u8], base: u64) -> Vec<(usize, u64)> {
             let rel = i32::from_le_bytes([code[i + 1], code[i + 2], code[i + 3], code[i + 4]]);
             let target = base.wrapping_add(i as u64 + 5).wrapping_add(rel as i64 as u64);
             if VSYSCALL_ENTRIES.contains(&target) {
-                out.push((i, base + i as u64));
+                out.push((i, 5, base + i as u64));
             }
         }
         // imm32 `00 0N 60 ff` after REX.W C7 C0+r, or imm64 after REX.W B8+r
@@ -628,14 +633,14 @@ fn vsyscall_sites(code: &[u8], base: u64) -> Vec<(usize, u64)> {
             if i + 7 <= n && code[i + 1] == 0xc7 && code[i + 2] & 0xf8 == 0xc0 {
                 let imm = u32::from_le_bytes([code[i + 3], code[i + 4], code[i + 5], code[i + 6]]);
                 if VSYSCALL_ENTRIES.contains(&(imm as i32 as i64 as u64)) {
-                    out.push((i, base + i as u64));
+                    out.push((i, 7, base + i as u64));
                 }
             }
             if i + 10 <= n && code[i + 1] & 0xf8 == 0xb8 {
                 let mut v = [0u8; 8];
                 v.copy_from_slice(&code[i + 2..i + 10]);
                 if VSYSCALL_ENTRIES.contains(&u64::from_le_bytes(v)) {
-                    out.push((i, base + i as u64));
+                    out.push((i, 10, base + i as u64));
                 }
             }
         }
@@ -842,7 +847,7 @@ mod tests {
     fn vsyscall_patterns() {
         // mov $0xffffffffff600400,%rax; call *%rax
         let code = [0x90, 0x48, 0xc7, 0xc0, 0x00, 0x04, 0x60, 0xff, 0xff, 0xd0];
-        assert_eq!(vsyscall_sites(&code, 0x1000), vec![(1, 0x1001)]);
+        assert_eq!(vsyscall_sites(&code, 0x1000), vec![(1, 7, 0x1001)]);
         // movabs $0xffffffffff600000,%rax
         let code = [0x48, 0xb8, 0x00, 0x00, 0x60, 0xff, 0xff, 0xff, 0xff, 0xff];
         assert_eq!(vsyscall_sites(&code, 0x400000).len(), 1);
@@ -851,11 +856,38 @@ mod tests {
         let rel = 0xffff_ffff_ff60_0800u64.wrapping_sub(from + 5) as i64 as i32;
         let mut code = vec![0xe8];
         code.extend_from_slice(&rel.to_le_bytes());
-        assert_eq!(vsyscall_sites(&code, from), vec![(0, from)]);
+        assert_eq!(vsyscall_sites(&code, from), vec![(0, 5, from)]);
         // near misses: another address, another register class
         let code = [0x48, 0xc7, 0xc0, 0x00, 0x05, 0x60, 0xff];
         assert!(vsyscall_sites(&code, 0).is_empty());
         assert!(vsyscall_sites(&[0xe8, 0, 0], 0).is_empty());
+    }
+
+    #[test]
+    fn vsyscall_scan_counts_each_site_once_across_chunks() {
+        // One PF_X segment of 2 MiB + a bit, sites straddling the first chunk
+        // boundary (the scan reads 1 MiB chunks overlapping by 9 bytes).
+        let mut f = go_elf(&[], &[]);
+        let code_off = 0x1000usize;
+        let size = 2 * CHUNK + 300;
+        f.resize(code_off + size, 0x90);
+        let ph = 64;
+        f[ph + 4..ph + 8].copy_from_slice(&(PF_X | 4).to_le_bytes());
+        f[ph + 32..ph + 40].copy_from_slice(&(size as u64).to_le_bytes());
+        let mov = [0x48, 0xc7, 0xc0, 0x00, 0x04, 0x60, 0xff];
+        let movabs = [0x48, 0xb8, 0x00, 0x00, 0x60, 0xff, 0xff, 0xff, 0xff, 0xff];
+        for (at, bytes) in
+            [(CHUNK - 12, &mov[..]), (CHUNK - 5, &movabs[..]), (CHUNK + 50, &mov[..]), (2 * CHUNK - 12, &mov[..])]
+        {
+            f[code_off + at..code_off + at + bytes.len()].copy_from_slice(bytes);
+        }
+        let info = read_bytes(&f);
+        assert!(info.code_scanned);
+        assert_eq!(info.vsyscall_sites, 4);
+        assert_eq!(info.vsyscall_first, Some(0x501000 + (CHUNK - 12) as u64));
+        // Truncated: the segment claims more than the file has; no endless loop.
+        f.truncate(code_off + CHUNK + 20);
+        assert_eq!(read_bytes(&f).vsyscall_sites, 2, "the two sites before the cut");
     }
 
     #[test]

@@ -43,14 +43,18 @@ pub struct Walk {
     pub skipped_dirs: Vec<PathBuf>,
     /// The walk stopped at MAX_FILES.
     pub truncated: bool,
+    /// Files left out because they are the `exclude` file (vdsoctl itself).
+    pub excluded: Vec<PathBuf>,
 }
 
 /// Progress callback: (entries so far, ELF files so far, elapsed).
 pub type Progress<'a> = &'a mut dyn FnMut(u64, usize, std::time::Duration);
 
 /// Walk `root`. The root itself must be a readable directory (exit 3
-/// otherwise); anything unreadable below it is skipped.
-pub fn walk(root: &Path, mut progress: Option<Progress<'_>>) -> Result<Walk> {
+/// otherwise); anything unreadable below it is skipped. `exclude` is a file
+/// (st_dev, st_ino) left out: vdsoctl itself, whose `bench` calls the
+/// [vsyscall] page on purpose.
+pub fn walk(root: &Path, exclude: Option<(u64, u64)>, mut progress: Option<Progress<'_>>) -> Result<Walk> {
     let hint = "pass the directory an image is unpacked in (or / inside the container)";
     let meta = std::fs::metadata(root).map_err(|e| Error::from_io(root, e, hint))?;
     if !meta.is_dir() {
@@ -93,6 +97,10 @@ pub fn walk(root: &Path, mut progress: Option<Progress<'_>>) -> Result<Walk> {
                 continue;
             }
             if !ft.is_file() || m.len() < 52 || !seen.insert((m.dev(), m.ino())) {
+                continue;
+            }
+            if exclude == Some((m.dev(), m.ino())) {
+                out.excluded.push(image_path(root, &path));
                 continue;
             }
             let Ok(mut file) = File::open(&path) else { continue };
@@ -138,12 +146,14 @@ mod tests {
         std::os::unix::fs::symlink("/usr/bin", root.join("hostbin")).unwrap();
         std::fs::write(root.join("usr/bin/script"), "#!/bin/sh\necho hi there this is not an ELF file at all\n")
             .unwrap();
-        let w = walk(root, None).unwrap();
+        let me = std::fs::metadata(root.join("usr/bin/script")).unwrap();
+        let w = walk(root, Some((me.dev(), me.ino())), None).unwrap();
         let paths: Vec<_> = w.binaries.iter().map(|b| b.path.to_string_lossy().into_owned()).collect();
         assert_eq!(paths.len(), 1, "{paths:?}");
         assert!(paths[0] == "/usr/bin/me" || paths[0] == "/usr/bin/me2", "{paths:?}");
         assert_eq!(w.skipped_dirs, vec![PathBuf::from("/proc")]);
-        assert!(matches!(walk(&root.join("usr/bin/me"), None), Err(Error::NotAFile { .. })));
-        assert!(walk(&root.join("nonexistent"), None).is_err());
+        assert_eq!(w.excluded, vec![PathBuf::from("/usr/bin/script")]);
+        assert!(matches!(walk(&root.join("usr/bin/me"), None, None), Err(Error::NotAFile { .. })));
+        assert!(walk(&root.join("nonexistent"), None, None).is_err());
     }
 }
