@@ -385,16 +385,18 @@ pub enum WarnKind {
 
 /// The verdict on one ELF file: can its clock reads reach the vDSO on this
 /// kernel? The policy, once, for `--image` and `-p`:
-/// - FAIL: code that calls the fixed [vsyscall] addresses; static glibc
+/// - FAIL: a program whose code calls the fixed [vsyscall] addresses (in a
+///   library: WARN, as such calls are kept as fallbacks, e.g. HotSpot's
+///   vsyscall getcpu in libjvm.so); static glibc
 ///   without a vDSO lookup (before 2.31 glibc never used the vDSO in static
 ///   binaries — sourceware bug 19767, "vdso is not used with static
 ///   linking", fixed in 2.31); musl against a vDSO without DT_HASH (musl
 ///   looks vDSO symbols up through DT_HASH only).
-/// - WARN: 32-bit on a 64-bit kernel (the compat vDSO serves it, but every
+/// - WARN: a 32-bit program on a 64-bit kernel (the compat vDSO serves it, but every
 ///   fallback syscall takes the compat entry, unseen by sys_enter_*
 ///   tracepoints); static with a runtime not recognised; a dynamic program
 ///   with an unknown C library.
-/// - SKIP: another architecture's binary (not judged on this host).
+/// - SKIP: another architecture's (or the x32 ABI's) binary, not judged here.
 /// - OK otherwise: dynamic glibc/musl/bionic, static glibc ≥ 2.31, static
 ///   musl (vDSO lookup since musl 1.1.0), Go (its runtime calls the vDSO
 ///   itself, with or without cgo), libraries of those.
@@ -406,35 +408,43 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
     let compat = arch::Abi::from_elf(info.is_64, info.machine)
         .is_some_and(|abi| arch::HOST_ABI.and_then(arch::Abi::compat) == Some(abi));
     if !native && !compat {
+        let what = if info.machine == arch::HOST_MACHINE && !info.is_64 {
+            format!("{} x32-ABI binary (ELF32)", arch::machine_name(info.machine))
+        } else {
+            format!("{} binary", arch::machine_name(info.machine))
+        };
         return (
             Status::Skip,
-            format!(
-                "{} binary: not for this host ({}), not judged",
-                arch::machine_name(info.machine),
-                arch::machine_name(arch::HOST_MACHINE)
-            ),
+            format!("{what}: not for this host's ABIs ({}), not judged", arch::machine_name(arch::HOST_MACHINE)),
             None,
             WarnKind::None,
         );
     }
+    let library = info.is_library();
     if info.vsyscall_sites > 0 {
         let what = match host.vsyscall {
             VsyscallMode::None => "this kernel has no [vsyscall] page (vsyscall=none): the call crashes with SIGSEGV",
             _ => "each call traps and is emulated by the kernel (~1–2 µs), invisible to strace",
         };
-        problems.push((
-            Status::Fail,
-            format!(
-                "its code calls the fixed [vsyscall] page ({} site(s), first at {:#x}): {what}",
-                info.vsyscall_sites,
-                info.vsyscall_first.unwrap_or(0)
-            ),
-        ));
-        hint = Some("rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses");
+        let sites = format!(
+            "its code calls the fixed [vsyscall] page ({} site(s), first at {:#x})",
+            info.vsyscall_sites,
+            info.vsyscall_first.unwrap_or(0)
+        );
+        if library {
+            // Libraries keep such calls as fallbacks (HotSpot's libjvm.so
+            // has a vsyscall getcpu for kernels without sched_getcpu): a
+            // warning; whether it runs is what `check -- CMD` shows.
+            problems.push((Status::Warn, format!("{sites}, likely a fallback path: if taken, {what}")));
+            hint = Some("`vdsoctl check -- <smoke test>` shows whether the fallback runs ([vsyscall] rows)");
+            kind = WarnKind::Unproven;
+        } else {
+            problems.push((Status::Fail, format!("{sites}: {what}")));
+            hint = Some("rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses");
+        }
     }
     let runtime = runtime_text(info);
     let linkage = info.linkage();
-    let library = info.is_library();
     match info.libc {
         LibcKind::Go => {
             let cgo = match info.go.as_ref().and_then(|g| g.cgo) {
@@ -489,15 +499,19 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
             kind = WarnKind::Unproven;
         }
     }
-    if compat {
+    if compat && library {
+        problems.push((Status::Ok, "32-bit library: its programs get the 32-bit verdict".into()));
+    } else if compat {
         problems.push((
             Status::Warn,
-            "32-bit: clock reads go through the compat vDSO (vdso32) when its libc uses it; every fallback syscall takes the costlier compat entry and is invisible to syscalls:sys_enter_* tracepoints".into(),
+            "32-bit: the compat vDSO (vdso32) serves its clock reads; a syscall fallback takes the compat entry, invisible to syscalls:sys_enter_* tracepoints".into(),
         ));
         hint = hint
             .or(Some("`vdsoctl check -- PROG` or `check -p PID --trace 2` counts them; rebuild as 64-bit if you can"));
         kind = WarnKind::Unproven;
     }
+    // The reason for the verdict first.
+    problems.sort_by_key(|p| std::cmp::Reverse(p.0));
     let status = problems.iter().map(|(s, _)| *s).max().unwrap_or(Status::Ok);
     let detail = problems.into_iter().map(|(_, d)| d).collect::<Vec<_>>().join("; ");
     (status, detail, hint, if status == Status::Warn { kind } else { WarnKind::None })

@@ -326,7 +326,11 @@ fn read_sections(file: &File, header: &goblin::elf::Header, ctx: Ctx) -> Option<
     if table.len() < count * shsize {
         return None;
     }
-    let shdrs = SectionHeader::parse(&table, 0, count, ctx).ok()?;
+    // goblin reads offset 0 as "no section headers": parse behind one pad byte.
+    let mut padded = Vec::with_capacity(table.len() + 1);
+    padded.push(0);
+    padded.extend_from_slice(&table);
+    let shdrs = SectionHeader::parse(&padded, 1, count, ctx).ok()?;
     let strtab = shdrs.get(header.e_shstrndx as usize)?;
     let names = pread(file, strtab.sh_offset, strtab.sh_size.min(MAX_SHSTRTAB) as usize).ok()?;
     Some(shdrs.into_iter().map(|s| (names.get(s.sh_name..).map(cstr_at).unwrap_or_default(), s)).collect())

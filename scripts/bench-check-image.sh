@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Wall time and peak memory of `vdsoctl check --image ROOT` (default /usr):
+# the bounded tree walk, every ELF file's headers, Go buildinfo, static-libc
+# markers and a scan of all executable sections for [vsyscall] calls.
+# hyperfine medians (warm page cache; the first run is reported apart, cold with COLD=1),
+# with `find ROOT -xdev -type f | xargs file` -style peers for scale: a walk
+# that only stats (find) and one that reads every file's first bytes (file).
+# Usage: scripts/bench-check-image.sh [RUNS] [ROOT]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-10}
+root=${2:-/usr}
+command -v hyperfine >/dev/null || { echo "needs hyperfine (apt-get install hyperfine)" >&2; exit 1; }
+cargo build --release --quiet
+bin=$PWD/target/release/vdsoctl
+out=$(mktemp)
+# COLD=1 drops the page cache first (root; slows everything else on the host).
+cold=no
+if [ "${COLD:-0}" = 1 ]; then sync; echo 3 > /proc/sys/vm/drop_caches && cold=yes; fi
+start=$(date +%s%N)
+"$bin" --json check --image "$root" >/dev/null || true
+echo "first run (cold cache: $cold): $(( ($(date +%s%N) - start) / 1000000 )) ms"
+hyperfine --warmup 1 --runs "$runs" --export-json "$out" -i \
+  "$bin --json check --image $root" \
+  "find $root -xdev -type f -size +51c" \
+  "find $root -xdev -type f -size +51c -exec head -c4 {} + " >/dev/null 2>&1
+python3 - "$out" <<'PY'
+import json, sys
+print(f"{'command':60} {'median':>10} {'min':>10} {'max':>10}")
+for r in json.load(open(sys.argv[1]))["results"]:
+    c = r['command'].replace(sys.argv[0], '')
+    print(f"{c[-60:]:60} {r['median']*1e3:8.1f}ms {r['min']*1e3:8.1f}ms {r['max']*1e3:8.1f}ms")
+PY
+"$bin" --json check --image "$root" 2>/dev/null | python3 -c '
+import json, sys, collections
+d = json.load(sys.stdin)
+b = d["binaries"]
+print(f"{len(b)} ELF files in {d[\"image\"][\"entries\"]} entries:", dict(collections.Counter(x["status"] for x in b)))
+' || true
+rss=$( { /usr/bin/time -f '%M' "$bin" --json check --image "$root" >/dev/null; } 2>&1 | tail -1)
+echo "peak RSS vdsoctl check --image $root: ${rss} KiB"
+rm -f "$out"
