@@ -28,14 +28,14 @@ python3 - "$out" <<'PY'
 import json, sys
 print(f"{'command':60} {'median':>10} {'min':>10} {'max':>10}")
 for r in json.load(open(sys.argv[1]))["results"]:
-    c = r['command'].replace(sys.argv[0], '')
-    print(f"{c[-60:]:60} {r['median']*1e3:8.1f}ms {r['min']*1e3:8.1f}ms {r['max']*1e3:8.1f}ms")
+    c = r['command'].split('/release/')[-1]
+    print(f"{c[:60]:60} {r['median']*1e3:8.1f}ms {r['min']*1e3:8.1f}ms {r['max']*1e3:8.1f}ms")
 PY
 "$bin" --json check --image "$root" 2>/dev/null | python3 -c '
 import json, sys, collections
 d = json.load(sys.stdin)
 b = d["binaries"]
-print(f"{len(b)} ELF files in {d[\"image\"][\"entries\"]} entries:", dict(collections.Counter(x["status"] for x in b)))
+print(len(b), "ELF files in", d["image"]["entries"], "entries:", dict(collections.Counter(x["status"] for x in b)))
 ' || true
 rss=$( { /usr/bin/time -f '%M' "$bin" --json check --image "$root" >/dev/null; } 2>&1 | tail -1)
 echo "peak RSS vdsoctl check --image $root: ${rss} KiB"

@@ -306,7 +306,7 @@ pub fn read(file: &File) -> Result<ExeInfo> {
         info.libc_version = markers.version;
     }
     if info.machine == crate::arch::machine::X86_64 && is_64 {
-        let (sites, first, scanned) = scan_vsyscall(file, &h)?;
+        let (sites, first, scanned) = scan_vsyscall(file, &h, info.elf_type != ET_DYN)?;
         info.vsyscall_sites = sites;
         info.vsyscall_first = first;
         info.code_scanned = scanned;
@@ -511,7 +511,7 @@ fn scan_markers(file: &File, info: &ExeInfo) -> Result<Markers> {
     let mut glibc = false;
     let overlap = 64;
     let mut offset = 0u64;
-    let has = |buf: &[u8], needle: &[u8]| buf.windows(needle.len()).position(|w| w == needle);
+    let has = |buf: &[u8], needle: &[u8]| memchr::memmem::find(buf, needle);
     while offset < SCAN_LIMIT {
         let buf = pread(file, offset, CHUNK)?;
         glibc |= GLIBC.iter().any(|g| has(&buf, g).is_some());
@@ -563,13 +563,15 @@ pub const VSYSCALL_ENTRIES: [u64; 3] = [0xffff_ffff_ff60_0000, 0xffff_ffff_ff60_
 ///   imm32 `00 0N 60 ff`) or `movabs` (REX.W B8+r with the full imm64),
 ///   which is how old glibc and early Go runtimes called the page
 ///   (`mov $addr, %rax; call *%rax`);
-/// - `call`/`jmp rel32` (E8/E9) whose target, from the instruction's own
-///   address, is one of the three entries.
+/// - in a fixed-address (ET_EXEC) program, `call`/`jmp rel32` (E8/E9) whose
+///   target, from the instruction's own address, is one of the three
+///   entries (position-independent code is moved at load time, so a
+///   relative call from it cannot land on a fixed address).
 ///
 /// Only the exact entry addresses count (0x…600000, 0x…600400, 0x…600800),
 /// so random bytes match with odds of ~3 in 2³² per candidate opcode.
 /// Returns (sites, first site's address, whether any code was scanned).
-fn scan_vsyscall(file: &File, h: &Headers) -> Result<(u32, Option<u64>, bool)> {
+fn scan_vsyscall(file: &File, h: &Headers, rel32: bool) -> Result<(u32, Option<u64>, bool)> {
     let mut ranges: Vec<(u64, u64, u64)> = h
         .shdrs
         .iter()
@@ -600,7 +602,7 @@ fn scan_vsyscall(file: &File, h: &Headers) -> Result<(u32, Option<u64>, bool)> {
             if buf.len() <= skip {
                 break;
             }
-            for (i, len, a) in vsyscall_sites(&buf, addr + start) {
+            for (i, len, a) in vsyscall_sites(&buf, addr + start, rel32) {
                 // Seen in the previous chunk when it ended inside it.
                 if i + len > skip {
                     sites = sites.saturating_add(1);
@@ -618,38 +620,44 @@ fn scan_vsyscall(file: &File, h: &Headers) -> Result<(u32, Option<u64>, bool)> {
 
 /// Offsets, lengths and addresses of the vsyscall call sites in `code`
 /// loaded at `base`.
-fn vsyscall_sites(code: &[u8], base: u64) -> Vec<(usize, usize, u64)> {
+fn vsyscall_sites(code: &[u8], base: u64, rel32: bool) -> Vec<(usize, usize, u64)> {
     let mut out = Vec::new();
     let n = code.len();
-    let mut i = 0;
-    while i + 5 <= n {
-        let b = code[i];
-        // call/jmp rel32
-        if b == 0xe8 || b == 0xe9 {
-            let rel = i32::from_le_bytes([code[i + 1], code[i + 2], code[i + 3], code[i + 4]]);
-            let target = base.wrapping_add(i as u64 + 5).wrapping_add(rel as i64 as u64);
-            if VSYSCALL_ENTRIES.contains(&target) {
-                out.push((i, 5, base + i as u64));
-            }
-        }
-        // imm32 `00 0N 60 ff` after REX.W C7 C0+r, or imm64 after REX.W B8+r
-        if b == 0x48 || b == 0x49 {
-            if i + 7 <= n && code[i + 1] == 0xc7 && code[i + 2] & 0xf8 == 0xc0 {
-                let imm = u32::from_le_bytes([code[i + 3], code[i + 4], code[i + 5], code[i + 6]]);
-                if VSYSCALL_ENTRIES.contains(&(imm as i32 as i64 as u64)) {
+    let entry = |v: u64| VSYSCALL_ENTRIES.contains(&v);
+    // Both immediate forms end their address in `.. 60 ff`: find those two
+    // bytes (memchr's SIMD search) and look back for the opcode.
+    for j in memchr::memmem::find_iter(code, b"\x60\xff") {
+        // REX.W C7 C0+r imm32 (the `60 ff` at +5)
+        if let Some(i) = j.checked_sub(5).filter(|i| i + 7 <= n) {
+            let c = &code[i..i + 7];
+            if (c[0] == 0x48 || c[0] == 0x49) && c[1] == 0xc7 && c[2] & 0xf8 == 0xc0 {
+                let imm = u32::from_le_bytes([c[3], c[4], c[5], c[6]]);
+                if entry(imm as i32 as i64 as u64) {
                     out.push((i, 7, base + i as u64));
                 }
             }
-            if i + 10 <= n && code[i + 1] & 0xf8 == 0xb8 {
+        }
+        // REX.W B8+r imm64 (the `60 ff` at +4)
+        if let Some(i) = j.checked_sub(4).filter(|i| i + 10 <= n) {
+            let c = &code[i..i + 10];
+            if (c[0] == 0x48 || c[0] == 0x49) && c[1] & 0xf8 == 0xb8 {
                 let mut v = [0u8; 8];
-                v.copy_from_slice(&code[i + 2..i + 10]);
-                if VSYSCALL_ENTRIES.contains(&u64::from_le_bytes(v)) {
+                v.copy_from_slice(&c[2..10]);
+                if entry(u64::from_le_bytes(v)) {
                     out.push((i, 10, base + i as u64));
                 }
             }
         }
-        i += 1;
     }
+    if rel32 {
+        for i in memchr::memchr2_iter(0xe8, 0xe9, code).filter(|i| i + 5 <= n) {
+            let rel = i32::from_le_bytes([code[i + 1], code[i + 2], code[i + 3], code[i + 4]]);
+            if entry(base.wrapping_add(i as u64 + 5).wrapping_add(rel as i64 as u64)) {
+                out.push((i, 5, base + i as u64));
+            }
+        }
+    }
+    out.sort_unstable();
     out
 }
 
@@ -851,20 +859,21 @@ mod tests {
     fn vsyscall_patterns() {
         // mov $0xffffffffff600400,%rax; call *%rax
         let code = [0x90, 0x48, 0xc7, 0xc0, 0x00, 0x04, 0x60, 0xff, 0xff, 0xd0];
-        assert_eq!(vsyscall_sites(&code, 0x1000), vec![(1, 7, 0x1001)]);
+        assert_eq!(vsyscall_sites(&code, 0x1000, false), vec![(1, 7, 0x1001)]);
         // movabs $0xffffffffff600000,%rax
         let code = [0x48, 0xb8, 0x00, 0x00, 0x60, 0xff, 0xff, 0xff, 0xff, 0xff];
-        assert_eq!(vsyscall_sites(&code, 0x400000).len(), 1);
+        assert_eq!(vsyscall_sites(&code, 0x400000, false).len(), 1);
         // call rel32 from 0x401000 to 0xffffffffff600800
         let from: u64 = 0x401000;
         let rel = 0xffff_ffff_ff60_0800u64.wrapping_sub(from + 5) as i64 as i32;
         let mut code = vec![0xe8];
         code.extend_from_slice(&rel.to_le_bytes());
-        assert_eq!(vsyscall_sites(&code, from), vec![(0, 5, from)]);
+        assert_eq!(vsyscall_sites(&code, from, true), vec![(0, 5, from)]);
+        assert!(vsyscall_sites(&code, from, false).is_empty(), "not in position-independent code");
         // near misses: another address, another register class
         let code = [0x48, 0xc7, 0xc0, 0x00, 0x05, 0x60, 0xff];
-        assert!(vsyscall_sites(&code, 0).is_empty());
-        assert!(vsyscall_sites(&[0xe8, 0, 0], 0).is_empty());
+        assert!(vsyscall_sites(&code, 0, true).is_empty());
+        assert!(vsyscall_sites(&[0xe8, 0, 0], 0, true).is_empty());
     }
 
     #[test]

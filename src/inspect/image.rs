@@ -96,7 +96,8 @@ pub fn walk(root: &Path, exclude: Option<(u64, u64)>, mut progress: Option<Progr
                 }
                 continue;
             }
-            if !ft.is_file() || m.len() < 52 || !seen.insert((m.dev(), m.ino())) {
+            // Hard links are remembered (only they can be met twice).
+            if !ft.is_file() || m.len() < 52 || m.nlink() > 1 && !seen.insert((m.dev(), m.ino())) {
                 continue;
             }
             if exclude == Some((m.dev(), m.ino())) {
