@@ -39,4 +39,28 @@ print(len(b), "ELF files in", d["image"]["entries"], "entries:", dict(collection
 ' || true
 rss=$( { /usr/bin/time -f '%M' "$bin" --json check --image "$root" >/dev/null; } 2>&1 | tail -1)
 echo "peak RSS vdsoctl check --image $root: ${rss} KiB"
+
+# What the 32-bit path costs (check --image's WARN): ns/call of
+# clock_gettime(CLOCK_MONOTONIC) through libc (the vDSO) and as a raw
+# syscall, 64-bit vs -m32 builds of fixtures/clock_loop.c, medians of
+# interleaved runs (the loop's own wall time, "loop_ns" on stderr).
+if gcc -m32 -O2 -pthread -o "$out.m32" fixtures/clock_loop.c 2>/dev/null; then
+  gcc -O2 -pthread -o "$out.m64" fixtures/clock_loop.c
+  n=2000000
+  python3 - "$out" "$n" <<'PY'
+import subprocess, sys, statistics
+out, n = sys.argv[1], int(sys.argv[2])
+res = {}
+for _ in range(7):
+    for mode in ("libc", "raw"):
+        for abi in ("m64", "m32"):
+            e = subprocess.run([f"{out}.{abi}", mode, "1", str(n)], capture_output=True, text=True).stderr
+            ns = int(next(l.split()[1] for l in e.splitlines() if l.startswith("loop_ns"))) / n
+            res.setdefault((mode, abi), []).append(ns)
+for mode in ("libc", "raw"):
+    a, b = statistics.median(res[(mode, "m64")]), statistics.median(res[(mode, "m32")])
+    print(f"clock_gettime(MONOTONIC) {mode:4}: 64-bit {a:6.1f} ns/call, 32-bit {b:6.1f} ns/call (x{b/a:.2f})")
+PY
+  rm -f "$out.m32" "$out.m64"
+fi
 rm -f "$out"

