@@ -214,7 +214,7 @@ impl Headers {
                 vaddr >= p.p_vaddr
                     && vaddr.checked_add(len).is_some_and(|end| Some(end) <= p.p_vaddr.checked_add(p.p_filesz))
             })
-            .map(|p| vaddr - p.p_vaddr + p.p_offset)
+            .and_then(|p| (vaddr - p.p_vaddr).checked_add(p.p_offset))
     }
 
     fn word(&self, b: &[u8]) -> u64 {
@@ -596,13 +596,14 @@ fn scan_vsyscall(file: &File, h: &Headers, rel32: bool) -> Result<(u32, Option<u
             // Overlap 9 bytes so an instruction across chunks is seen once.
             let start = done.saturating_sub(9);
             let want = (size - start).min(CHUNK as u64) as usize;
-            let buf = pread(file, off + start, want)?;
+            let Some(at) = off.checked_add(start) else { break };
+            let buf = pread(file, at, want)?;
             let skip = (done - start) as usize;
             // A file shorter than its headers say: nothing new to read.
             if buf.len() <= skip {
                 break;
             }
-            for (i, len, a) in vsyscall_sites(&buf, addr + start, rel32) {
+            for (i, len, a) in vsyscall_sites(&buf, addr.wrapping_add(start), rel32) {
                 // Seen in the previous chunk when it ended inside it.
                 if i + len > skip {
                     sites = sites.saturating_add(1);
@@ -633,7 +634,7 @@ fn vsyscall_sites(code: &[u8], base: u64, rel32: bool) -> Vec<(usize, usize, u64
             if (c[0] == 0x48 || c[0] == 0x49) && c[1] == 0xc7 && c[2] & 0xf8 == 0xc0 {
                 let imm = u32::from_le_bytes([c[3], c[4], c[5], c[6]]);
                 if entry(imm as i32 as i64 as u64) {
-                    out.push((i, 7, base + i as u64));
+                    out.push((i, 7, base.wrapping_add(i as u64)));
                 }
             }
         }
@@ -644,7 +645,7 @@ fn vsyscall_sites(code: &[u8], base: u64, rel32: bool) -> Vec<(usize, usize, u64
                 let mut v = [0u8; 8];
                 v.copy_from_slice(&c[2..10]);
                 if entry(u64::from_le_bytes(v)) {
-                    out.push((i, 10, base + i as u64));
+                    out.push((i, 10, base.wrapping_add(i as u64)));
                 }
             }
         }
@@ -653,7 +654,7 @@ fn vsyscall_sites(code: &[u8], base: u64, rel32: bool) -> Vec<(usize, usize, u64
         for i in memchr::memchr2_iter(0xe8, 0xe9, code).filter(|i| i + 5 <= n) {
             let rel = i32::from_le_bytes([code[i + 1], code[i + 2], code[i + 3], code[i + 4]]);
             if entry(base.wrapping_add(i as u64 + 5).wrapping_add(rel as i64 as u64)) {
-                out.push((i, 5, base + i as u64));
+                out.push((i, 5, base.wrapping_add(i as u64)));
             }
         }
     }
@@ -901,6 +902,38 @@ mod tests {
         // Truncated: the segment claims more than the file has; no endless loop.
         f.truncate(code_off + CHUNK + 20);
         assert_eq!(read_bytes(&f).vsyscall_sites, 2, "the two sites before the cut");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Any damage to a real executable's first 8 KiB (headers, tables,
+        /// the start of the code) is an Ok or an Err, never a panic.
+        #[test]
+        fn damaged_executables_never_panic(
+            edits in proptest::collection::vec((0usize..8192, proptest::prelude::any::<u8>()), 1..64),
+            cut in 64usize..200_000,
+        ) {
+            static OWN: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+            let own = OWN.get_or_init(|| pread(&File::open("/proc/self/exe").unwrap(), 0, 200_000).unwrap());
+            let mut bytes = own[..cut.min(own.len())].to_vec();
+            for (at, b) in edits {
+                if let Some(x) = bytes.get_mut(at) {
+                    *x = b;
+                }
+            }
+            let f = tempfile::NamedTempFile::new().unwrap();
+            std::fs::write(f.path(), &bytes).unwrap();
+            let _ = read(&File::open(f.path()).unwrap());
+        }
+
+        /// Any Go buildinfo blob after the magic (flags, pointer sizes,
+        /// lengths, pointers) is read or refused, never a panic.
+        #[test]
+        fn any_go_buildinfo_never_panics(tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
+            let mut blob = GO_MAGIC.to_vec();
+            blob.extend_from_slice(&tail);
+            let _ = read_bytes(&go_elf(&blob, &[]));
+        }
     }
 
     #[test]
