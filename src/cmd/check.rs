@@ -883,11 +883,9 @@ fn gather_image(root: &std::path::Path, strict: bool) -> Result<CheckReport> {
         .iter()
         .map(|b| {
             let mut info = b.info.clone();
-            if info.libc_version.is_none() && info.linkage() == Linkage::Dynamic || info.is_library() {
+            if info.libc_version.is_none() && (info.linkage() == Linkage::Dynamic || info.is_library()) {
                 let key = (info.machine, info.is_64, info.libc);
-                if info.libc_version.is_none() {
-                    info.libc_version = libc_versions.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
-                }
+                info.libc_version = libc_versions.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
             }
             let (status, detail, hint, _) = binary_verdict(&info, &host);
             BinaryRow {

@@ -361,6 +361,31 @@ fn image_tree_verdicts_and_exit_code() {
     assert!(table.contains("FAIL /opt/legacy/clock_loop: rebuild it"), "{table}");
     assert!(table.contains("verdict: FAIL"), "{table}");
 
+    // Prometheus: binaries by status, accepted by promtool.
+    if super::common::have_promtool() {
+        let (_, text, _) = run(&["--format", "prometheus", "check", "--image", root]);
+        assert!(text.contains("vdsoctl_check_binaries{status=\"fail\"} 1\n"), "{text}");
+        assert!(text.contains("vdsoctl_check_binaries{status=\"warn\"} 1\n"), "{text}");
+        super::common::assert_promtool_accepts(&text);
+    }
+
+    // One filesystem: a program on another mount under ROOT is not audited.
+    if is_root() {
+        std::fs::create_dir_all(dir.path().join("mnt/other")).unwrap();
+        let script = format!(
+            "mount -t tmpfs none {root}/mnt/other && cp {root}/usr/bin/wait_ready {root}/mnt/other/ && exec {} --json check --image {root}",
+            vdsoctl_path().display()
+        );
+        let out = Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+            .output()
+            .unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        assert_eq!(doc["image"]["skipped"], serde_json::json!(["/mnt/other"]), "{}", doc["image"]);
+        assert!(doc["binaries"].as_array().unwrap().iter().all(|b| b["path"] != "/mnt/other/wait_ready"));
+    }
+
     // Without the vsyscall caller only the 32-bit WARN is left: exit 0, and 1 with --strict.
     std::fs::remove_file(dir.path().join("opt/legacy/clock_loop")).unwrap();
     let (code, _, stderr) = run(&["check", "--image", root]);
