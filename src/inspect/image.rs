@@ -58,7 +58,7 @@ pub fn walk(root: &Path, exclude: Option<(u64, u64)>, mut progress: Option<Progr
     let hint = "pass the directory an image is unpacked in (or / inside the container)";
     let meta = std::fs::metadata(root).map_err(|e| Error::from_io(root, e, hint))?;
     if !meta.is_dir() {
-        return Err(Error::NotAFile { path: root.to_path_buf(), kind: "not a directory".into() });
+        return Err(Error::from_io(root, std::io::Error::from_raw_os_error(libc::ENOTDIR), hint));
     }
     std::fs::read_dir(root).map_err(|e| Error::from_io(root, e, hint))?;
     let dev = meta.dev();
@@ -154,7 +154,8 @@ mod tests {
         assert!(paths[0] == "/usr/bin/me" || paths[0] == "/usr/bin/me2", "{paths:?}");
         assert_eq!(w.skipped_dirs, vec![PathBuf::from("/proc")]);
         assert_eq!(w.excluded, vec![PathBuf::from("/usr/bin/script")]);
-        assert!(matches!(walk(&root.join("usr/bin/me"), None, None), Err(Error::NotAFile { .. })));
+        let e = walk(&root.join("usr/bin/me"), None, None).unwrap_err();
+        assert!(e.to_string().contains("Not a directory") && e.to_string().contains("— pass the directory"), "{e}");
         assert!(walk(&root.join("nonexistent"), None, None).is_err());
     }
 }
