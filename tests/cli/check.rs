@@ -352,9 +352,11 @@ fn image_tree_verdicts_and_exit_code() {
     assert_eq!(libc["kind"], "library");
     assert_eq!(libc["runtime_version"].as_str(), Some(glibc_version().as_str()));
 
-    // The table: failures first, with the reason and the hint.
-    let (code, table, _) = run(&["check", "--image", root]);
+    // The table: failures first, with the reason and the hint; no progress
+    // on stderr when it is not a terminal.
+    let (code, table, stderr) = run(&["check", "--image", root]);
     assert_eq!(code, 1);
+    assert_eq!(stderr, "");
     let fail_row = table.lines().position(|l| l.contains("FAIL") && l.contains("/opt/legacy/clock_loop")).unwrap();
     let warn_row = table.lines().position(|l| l.contains("WARN") && l.contains("/usr/bin/wait_ready32")).unwrap();
     assert!(fail_row < warn_row, "{table}");
@@ -573,4 +575,33 @@ fn trace_evidence_clears_a_32bit_warning() {
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(check_named(&doc, "process_binary")["status"], "WARN");
     assert_eq!(check_named(&doc, "process_trace")["status"], "FAIL");
+}
+
+/// A static glibc binary with no vDSO lookup in it is what glibc < 2.31
+/// produced. This one is made from a current static build by renaming the
+/// symbols its vDSO setup looks up (`__vdso_*` → `__xxxx_*`): the binary the
+/// audit then reads has glibc's markers and no vDSO lookup, as an old one.
+#[test]
+fn static_glibc_without_a_vdso_lookup_fails() {
+    let mut bytes = std::fs::read(build_c("clock_once", false, &["-static"])).unwrap();
+    let mut renamed = 0;
+    let mut i = 0;
+    while let Some(at) = bytes[i..].windows(7).position(|w| w == b"__vdso_") {
+        bytes[i + at + 2..i + at + 6].copy_from_slice(b"xxxx");
+        renamed += 1;
+        i += at + 7;
+    }
+    assert!(renamed > 0, "a static glibc ≥ 2.31 names the vDSO symbols it looks up");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("bin")).unwrap();
+    std::fs::write(dir.path().join("bin/old_static"), &bytes).unwrap();
+    let (code, stdout, stderr) = run(&["--json", "check", "--image", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let b = binary(&doc, "/bin/old_static");
+    assert_eq!(
+        (b["linkage"].as_str(), b["runtime"].as_str(), b["status"].as_str()),
+        (Some("static"), Some("glibc"), Some("FAIL"))
+    );
+    assert!(b["detail"].as_str().unwrap().contains("glibc < 2.31 never used the vDSO in static binaries"), "{b}");
 }
