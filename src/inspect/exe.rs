@@ -754,8 +754,22 @@ pub fn process_runtime(process: &Process) -> Result<ProcessRuntime> {
         let info = read_path(&in_root(Path::new(name))).ok()?;
         Some((info.libc, info.libc_version, PathBuf::from(name)))
     });
-    if let Some(tool) = exe_path.as_deref().and_then(emulator_of) {
-        let program = program_arg(&argv, &["--tool", "--log-file", "-L", "-cpu", "-E", "-U"]);
+    // Any other tool that maps no [vdso] but runs another program it has
+    // mapped (an emulator vdsoctl does not know by name) is named by its exe.
+    let no_vdso = !maps.iter().any(|m| m.name() == "[vdso]");
+    let guest = || {
+        maps.iter().filter_map(|m| m.path.as_deref()).filter(|p| p.starts_with('/')).find(|p| {
+            Some(Path::new(p)) != exe_path.as_deref()
+                && read_path(&in_root(Path::new(p))).is_ok_and(|i| !i.is_library() && !i.debug_only)
+        })
+    };
+    let tool = exe_path.as_deref().and_then(emulator_of).or_else(|| {
+        let name = exe_path.as_deref()?.file_name()?.to_string_lossy().into_owned();
+        (no_vdso && guest().is_some()).then_some(name)
+    });
+    if let Some(tool) = tool {
+        let program = program_arg(&argv, &["--tool", "--log-file", "-L", "-cpu", "-E", "-U"])
+            .or_else(|| guest().map(str::to_string));
         return Ok(ProcessRuntime {
             launch: Launch::Emulator { tool, program },
             path: exe_path,

@@ -553,6 +553,22 @@ fn process_runtime_through_ld_so_and_valgrind() {
 }
 
 #[test]
+fn process_runtime_of_an_unknown_emulator_names_it() {
+    // No [vdso], another program mapped: the tool is named by its executable.
+    let guest = build_c("wait_ready", false, &[]);
+    let mut cmd = Command::new(build_c("fake_emulator", false, &[]));
+    cmd.arg(&guest);
+    let w = Workload::start(cmd);
+    let (code, stdout, stderr) = run(&["--json", "check", "-p", &w.pid().to_string()]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let bin = check_named(&doc, "process_binary");
+    let detail = bin["detail"].as_str().unwrap();
+    assert!(detail.contains(&format!("runs {} under fake_emulator", guest.display())), "{detail}");
+    assert_eq!(bin["status"], "FAIL");
+}
+
+#[test]
 fn trace_evidence_clears_a_32bit_warning() {
     if !is_root() {
         return skip("check --trace needs root (tracefs)");
