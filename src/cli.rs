@@ -50,7 +50,8 @@ pub enum Command {
     Trace(TraceArgs),
     /// ns/call of each clock through libc, the vDSO, the raw syscall and the vsyscall page, with syscalls/call counted.
     Bench(BenchArgs),
-    /// The whole host audit, with a verdict and an exit code for CI.
+    /// The whole host audit, one process, a container image's binaries, or a smoke command under
+    /// trace, with a verdict and an exit code for CI.
     Check(CheckArgs),
     /// A Prometheus exporter: /metrics with the host audit, per-clock costs and per-process clock syscalls.
     Serve(ServeArgs),
@@ -206,9 +207,20 @@ pub struct CheckArgs {
     #[arg(long)]
     pub strict: bool,
 
-    /// With -p, also trace the process's clock syscalls for SECS seconds.
+    /// With -p, also trace the process's clock syscalls for SECS seconds (a clean trace clears a
+    /// static or 32-bit warning).
     #[arg(long, value_name = "SECS")]
     pub trace: Option<f64>,
+
+    /// Audit the ELF programs and libraries of a container image tree (an unpacked image, a mounted
+    /// rootfs, or / inside the container) instead of this host's own process.
+    #[arg(long, value_name = "ROOT", conflicts_with_all = ["pid", "trace", "max_ns", "command"])]
+    pub image: Option<PathBuf>,
+
+    /// Smoke command to run under trace: fails when a clock the vDSO serves here goes through a
+    /// syscall or the [vsyscall] page; a failing command fails the check with its own status.
+    #[arg(last = true, value_name = "CMD", conflicts_with_all = ["pid", "trace", "max_ns"])]
+    pub command: Vec<OsString>,
 }
 
 /// `serve` arguments.
@@ -259,6 +271,13 @@ mod tests {
         }
         assert!(Cli::try_parse_from(["vdsoctl", "maps", "-p", "0"]).is_err());
         assert!(Cli::try_parse_from(["vdsoctl", "dump", "-p", "1", "--file", "x"]).is_err());
+        match Cli::try_parse_from(["vdsoctl", "check", "--", "true", "-x"]).unwrap().command {
+            Command::Check(c) => assert_eq!(c.command, vec![OsString::from("true"), OsString::from("-x")]),
+            _ => unreachable!(),
+        }
+        assert!(Cli::try_parse_from(["vdsoctl", "check", "--image", "/", "-p", "1"]).is_err());
+        assert!(Cli::try_parse_from(["vdsoctl", "check", "--image", "/", "--", "true"]).is_err());
+        assert!(Cli::try_parse_from(["vdsoctl", "check", "-p", "1", "--", "true"]).is_err());
     }
 
     #[test]

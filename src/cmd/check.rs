@@ -6,22 +6,25 @@ use super::Outcome;
 use crate::arch::{self, ClockClass};
 use crate::cli::{BenchArgs, CheckArgs, TraceArgs};
 use crate::cmd::bench::{Basis, BenchReport, BenchResult};
+use crate::cmd::trace::{ExitStatus, Target, TraceReport};
 use crate::error::{Error, Result};
 use crate::inspect::auxv::{self, AT_SYSINFO_EHDR};
-use crate::inspect::exe::{self, LibcKind};
+use crate::inspect::exe::{self, ExeInfo, Launch, LibcKind, Linkage};
 use crate::inspect::kernel::{self, VsyscallMode};
-use crate::inspect::{elf, Process};
+use crate::inspect::{elf, image, Process};
 use crate::measure::bench::{Path, Verdict};
 use crate::model::Severity;
 use crate::output::{emit, Output, Prometheus, Render};
 use serde::Serialize;
+use std::ffi::OsString;
 
 /// How one check came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Status {
     /// Could not run here (e.g. needs root); never fails the audit.
     Skip,
+    #[default]
     Ok,
     Warn,
     Fail,
@@ -64,10 +67,19 @@ impl Check {
     }
 }
 
-/// The audit (DESIGN keys: checks, status).
-#[derive(Debug, Serialize)]
+/// The audit (DESIGN keys: checks, binaries with --image, status).
+#[derive(Debug, Default, Serialize)]
 pub struct CheckReport {
     pub checks: Vec<Check>,
+    /// `--image`: every ELF program and library, failures first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binaries: Option<Vec<BinaryRow>>,
+    /// `--image`: what the walk covered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageSummary>,
+    /// `-- CMD`: the command and how it ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandRun>,
     /// The worst status among the checks (SKIP counts as OK).
     pub status: Status,
     /// Whether `--strict` made WARN fail the audit.
@@ -79,6 +91,23 @@ pub struct CheckReport {
     /// label in Prometheus.
     #[serde(skip)]
     pub pid: Option<i32>,
+}
+
+/// The host audit: vdsoctl's own vDSO, the clocksource, TSC, kernel,
+/// vsyscall mode, libc, and the quick clock bench (its report is returned
+/// for the cost figures). `check` and `serve` both run exactly this list.
+pub fn host_checks(max_ns: Option<f64>) -> Result<(Vec<Check>, Option<BenchReport>)> {
+    let me = Process::open(None)?;
+    let mut checks = mapping_checks(&me, "");
+    checks.push(vdso_symbols_check(&me, "", cfg!(target_env = "musl")));
+    checks.push(clocksource_check());
+    checks.extend(tsc_checks());
+    checks.push(kernel_version_check());
+    checks.push(vsyscall_check(&me));
+    checks.push(libc_check());
+    let (clocks, bench) = clock_checks(max_ns);
+    checks.extend(clocks);
+    Ok((checks, bench))
 }
 
 /// The vDSO mapping and AT_SYSINFO_EHDR of a process, as checks.
@@ -327,42 +356,235 @@ pub fn libc_check() -> Check {
     )
 }
 
-/// What a target's executable means for its clock reads.
-pub fn process_exe_check(process: &Process) -> Check {
-    let name = "process_binary";
-    let info = match process.exe_file().and_then(|f| exe::read(&f)) {
-        Ok(i) => i,
-        Err(e) => return Check::new(name, Status::Skip, format!("cannot read the executable: {e}"), None),
-    };
-    let path = process.exe_path().map_or_else(|| "?".to_string(), |p| p.display().to_string());
-    let class = if info.is_64 { "64-bit" } else { "32-bit" };
-    let arch_name = arch::machine_name(info.machine);
-    let libc = match info.libc {
+/// The host facts a binary's verdict depends on: this kernel's vDSO hash
+/// tables (musl needs DT_HASH) and its vsyscall mode.
+#[derive(Debug, Clone, Copy)]
+pub struct HostFacts {
+    /// The vDSO has DT_HASH; `None` when its image could not be read.
+    pub vdso_has_hash: Option<bool>,
+    pub vsyscall: VsyscallMode,
+}
+
+impl HostFacts {
+    /// Read from vdsoctl's own process.
+    pub fn gather(me: &Process) -> HostFacts {
+        let vdso_has_hash = me
+            .vdso_mapping()
+            .and_then(|m| me.read_mem(m.start, m.size()))
+            .and_then(|b| elf::parse(&b))
+            .ok()
+            .map(|img| img.has_hash);
+        let maps = me.maps().unwrap_or_default();
+        let (v, _) = super::maps::vsyscall_mode(&maps, kernel::cmdline().as_deref(), true);
+        HostFacts { vdso_has_hash, vsyscall: v.mode }
+    }
+}
+
+/// What a runtime is called in sentences: `glibc 2.36`, `Go go1.19.8`.
+fn runtime_text(info: &ExeInfo) -> String {
+    let name = match info.libc {
         LibcKind::Glibc => "glibc",
         LibcKind::Musl => "musl",
         LibcKind::Bionic => "bionic",
-        LibcKind::Go => "the Go runtime (no libc; it calls the vDSO itself)",
-        LibcKind::Unknown => "an unknown libc",
+        LibcKind::Go => "Go",
+        LibcKind::Unknown => "an unrecognised runtime",
     };
-    let linkage = if info.is_static() {
-        "statically linked".to_string()
-    } else {
-        format!("dynamic ({})", info.interp.as_deref().unwrap_or(""))
-    };
-    let mut detail = format!("pid {} {path}: {class} {arch_name}, {linkage}, {libc}", process.pid());
-    let mut status = Status::Ok;
+    match &info.libc_version {
+        Some(v) => format!("{name} {v}"),
+        None => name.to_string(),
+    }
+}
+
+/// Whether a warning is one that `--trace` evidence clears: it says the
+/// path is unknown or costlier, not that it is lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarnKind {
+    None,
+    /// Static with an unrecognised runtime, or 32-bit: a clean trace clears it.
+    Unproven,
+}
+
+/// The verdict on one ELF file: can its clock reads reach the vDSO on this
+/// kernel? The policy, once, for `--image` and `-p`:
+/// - FAIL: a program whose code calls the fixed [vsyscall] addresses (in a
+///   library: WARN, as such calls are kept as fallbacks, e.g. HotSpot's
+///   vsyscall getcpu in libjvm.so); static glibc
+///   without a vDSO lookup (before 2.31 glibc never used the vDSO in static
+///   binaries — sourceware bug 19767, "vdso is not used with static
+///   linking", fixed in 2.31); musl against a vDSO without DT_HASH (musl
+///   looks vDSO symbols up through DT_HASH only).
+/// - WARN: a 32-bit program on a 64-bit kernel (the compat vDSO serves it,
+///   ~1.4× the 64-bit vDSO's cost here, and its syscalls are unseen by
+///   sys_enter_* tracepoints); static with a runtime not recognised; a dynamic program
+///   with an unknown C library.
+/// - SKIP: another architecture's (or the x32 ABI's) binary, not judged here.
+/// - OK otherwise: dynamic glibc/musl/bionic, static glibc ≥ 2.31, static
+///   musl (vDSO lookup since musl 1.1.0), Go (its runtime calls the vDSO
+///   itself, with or without cgo), libraries of those.
+pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Option<&'static str>, WarnKind) {
+    let mut problems: Vec<(Status, String)> = Vec::new();
     let mut hint = None;
-    if !info.is_64 && arch::HOST_MACHINE == arch::machine::X86_64 {
-        status = Status::Warn;
-        detail += "; a 32-bit process uses the compat vDSO and its clock syscalls are invisible to syscalls:sys_enter_* tracepoints";
-        hint = Some("`vdsoctl trace -p PID` counts them through raw_syscalls; rebuild as 64-bit if you can");
+    let mut kind = WarnKind::None;
+    let native = info.machine == arch::HOST_MACHINE && info.is_64 == cfg!(target_pointer_width = "64");
+    let compat = arch::Abi::from_elf(info.is_64, info.machine)
+        .is_some_and(|abi| arch::HOST_ABI.and_then(arch::Abi::compat) == Some(abi));
+    if !native && !compat {
+        let what = if info.machine == arch::HOST_MACHINE && !info.is_64 {
+            format!("{} x32-ABI binary (ELF32)", arch::machine_name(info.machine))
+        } else {
+            format!("{} binary", arch::machine_name(info.machine))
+        };
+        return (
+            Status::Skip,
+            format!("{what}: not for this host's ABIs ({}), not judged", arch::machine_name(arch::HOST_MACHINE)),
+            None,
+            WarnKind::None,
+        );
     }
-    if info.is_static() {
-        status = Status::Warn;
-        detail += "; statically linked: its libc (and whether that libc uses the vDSO for each clock) was fixed at build time";
-        hint = Some("confirm with `vdsoctl trace -p PID`; rebuild against a current libc if clock syscalls show up");
+    let library = info.is_library();
+    if info.vsyscall_sites > 0 {
+        let what = match host.vsyscall {
+            VsyscallMode::None => "this kernel has no [vsyscall] page (vsyscall=none): the call crashes with SIGSEGV",
+            _ => "each call traps and is emulated by the kernel (~1–2 µs), invisible to strace",
+        };
+        let sites = format!(
+            "its code calls the fixed [vsyscall] page ({} site(s), first at {:#x})",
+            info.vsyscall_sites,
+            info.vsyscall_first.unwrap_or(0)
+        );
+        if library {
+            // Libraries keep such calls as fallbacks (HotSpot's libjvm.so
+            // has a vsyscall getcpu for kernels without sched_getcpu): a
+            // warning; whether it runs is what `check -- CMD` shows.
+            problems.push((Status::Warn, format!("{sites}, likely a fallback path: if taken, {what}")));
+            hint = Some("`vdsoctl check -- <smoke test>` shows whether the fallback runs ([vsyscall] rows)");
+            kind = WarnKind::Unproven;
+        } else {
+            problems.push((Status::Fail, format!("{sites}: {what}")));
+            hint = Some("rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses");
+        }
     }
-    Check::new(name, status, detail, hint)
+    let runtime = runtime_text(info);
+    let linkage = info.linkage();
+    match info.libc {
+        LibcKind::Go => {
+            let cgo = match info.go.as_ref().and_then(|g| g.cgo) {
+                Some(true) => ", with cgo",
+                _ => "",
+            };
+            problems.push((Status::Ok, format!("{runtime}{cgo}: the Go runtime calls the vDSO itself")));
+        }
+        LibcKind::Glibc if linkage != Linkage::Dynamic && !library => {
+            if info.vdso_lookup {
+                problems.push((
+                    Status::Ok,
+                    format!("static {runtime} that looks the vDSO up (glibc ≥ 2.31 does in static binaries)"),
+                ));
+            } else {
+                problems.push((
+                    Status::Fail,
+                    "static glibc without a vDSO lookup (glibc < 2.31 never used the vDSO in static binaries, sourceware bug 19767): every clock_gettime and gettimeofday is a syscall".into(),
+                ));
+                hint = hint.or(Some("rebuild against glibc ≥ 2.31, or link dynamically"));
+            }
+        }
+        LibcKind::Musl => match host.vdso_has_hash {
+            Some(false) => {
+                problems.push((
+                    Status::Fail,
+                    format!("{runtime}: musl looks vDSO symbols up through DT_HASH only and this kernel's vDSO has only DT_GNU_HASH: every clock read is a syscall"),
+                ));
+                hint = hint.or(Some("use a kernel whose vDSO keeps DT_HASH, or a glibc-based image"));
+            }
+            _ => problems.push((Status::Ok, format!("{runtime}: looks the vDSO up (DT_HASH present here)"))),
+        },
+        LibcKind::Glibc | LibcKind::Bionic => {
+            problems.push((Status::Ok, format!("{runtime}: clock reads go through the vDSO")))
+        }
+        LibcKind::Unknown if library => problems
+            .push((Status::Ok, "library without a C library of its own: it reads clocks through its program's".into())),
+        LibcKind::Unknown if linkage == Linkage::Dynamic => {
+            problems.push((
+                Status::Warn,
+                format!("C library not recognised (interpreter {})", info.interp.as_deref().unwrap_or("?")),
+            ));
+            kind = WarnKind::Unproven;
+        }
+        LibcKind::Unknown => {
+            problems.push((
+                Status::Warn,
+                "static, runtime not recognised and no vDSO lookup found in it: its clock reads may all be syscalls"
+                    .into(),
+            ));
+            hint = hint.or(Some("run it under `vdsoctl check -- PROG` (or `check -p PID --trace 2`) to see"));
+            kind = WarnKind::Unproven;
+        }
+    }
+    if compat && library {
+        problems.push((Status::Ok, "32-bit library: its programs get the 32-bit verdict".into()));
+    } else if compat {
+        problems.push((
+            Status::Warn,
+            "32-bit: the compat vDSO (vdso32) serves its clock reads, a little slower than the 64-bit one; its clock syscalls are invisible to syscalls:sys_enter_* tracepoints".into(),
+        ));
+        hint = hint
+            .or(Some("`vdsoctl check -- PROG` or `check -p PID --trace 2` counts them; rebuild as 64-bit if you can"));
+        kind = WarnKind::Unproven;
+    }
+    // The reason for the verdict first.
+    problems.sort_by_key(|p| std::cmp::Reverse(p.0));
+    let status = problems.iter().map(|(s, _)| *s).max().unwrap_or(Status::Ok);
+    let detail = problems.into_iter().map(|(_, d)| d).collect::<Vec<_>>().join("; ");
+    (status, detail, hint, if status == Status::Warn { kind } else { WarnKind::None })
+}
+
+/// What a target process's runtime means for its clock reads: the program
+/// ld.so runs rather than ld.so, the tool for a program under valgrind or
+/// qemu-user, Go by its buildinfo with or without cgo.
+pub fn process_exe_check(process: &Process, host: &HostFacts) -> (Check, WarnKind, Option<String>) {
+    let name = "process_binary";
+    let rt = match exe::process_runtime(process) {
+        Ok(r) => r,
+        Err(e) => {
+            return (
+                Check::new(name, Status::Skip, format!("cannot read the executable: {e}"), None),
+                WarnKind::None,
+                None,
+            )
+        }
+    };
+    let info = &rt.info;
+    let path = rt.path.as_ref().map_or_else(|| "?".to_string(), |p| p.display().to_string());
+    let class = if info.is_64 { "64-bit" } else { "32-bit" };
+    let arch_name = arch::machine_name(info.machine);
+    let linkage = match info.linkage() {
+        Linkage::Dynamic => format!("dynamic ({})", info.interp.as_deref().unwrap_or("")),
+        Linkage::Static => "statically linked".to_string(),
+        Linkage::StaticPie => "statically linked (static-pie)".to_string(),
+    };
+    if let Launch::Emulator { tool, program } = &rt.launch {
+        let prog = program.as_deref().map_or_else(String::new, |p| format!(" {p}"));
+        return (
+            Check::new(
+                name,
+                Status::Fail,
+                format!(
+                    "pid {} runs{prog} under {tool} ({path}): the tool maps no [vdso] for the program and serves each clock read itself, as a syscall",
+                    process.pid()
+                ),
+                Some("expected under an emulator or instrumenter; audit the program run natively"),
+            ),
+            WarnKind::None,
+            Some(tool.clone()),
+        );
+    }
+    let (status, verdict, hint, kind) = binary_verdict(info, host);
+    let launched = match &rt.launch {
+        Launch::Loader { loader, .. } => format!(" (started as `{} PROG`)", loader.display()),
+        _ => String::new(),
+    };
+    let detail = format!("pid {} {path}{launched}: {class} {arch_name}, {linkage}; {verdict}", process.pid());
+    (Check::new(name, status, detail, hint), kind, None)
 }
 
 /// Per clock id (and gettimeofday/time), a quick bench through libc, the
@@ -448,12 +670,8 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
 /// any the vDSO should have served fails.
 pub fn process_trace_check(pid: i32, secs: f64) -> Check {
     let name = "process_trace";
-    let args = TraceArgs {
-        pid: vec![pid],
-        all: false,
-        duration: Some(std::time::Duration::from_secs_f64(secs)),
-        ..Default::default()
-    };
+    let args =
+        TraceArgs { pid: vec![pid], duration: Some(std::time::Duration::from_secs_f64(secs)), ..Default::default() };
     let report = match super::trace::collect(&args, &Output::plain(crate::output::Format::Json)) {
         Ok(r) => r,
         Err(e @ Error::Facility { .. }) => {
@@ -492,25 +710,8 @@ pub fn process_trace_check(pid: i32, secs: f64) -> Check {
     }
 }
 
-/// The host audit: vdsoctl's own vDSO, the clocksource, TSC, kernel,
-/// vsyscall mode, libc, and the quick clock bench (its report is returned
-/// for the cost figures). `check` and `serve` both run exactly this list.
-pub fn host_checks(max_ns: Option<f64>) -> Result<(Vec<Check>, Option<BenchReport>)> {
-    let me = Process::open(None)?;
-    let mut checks = mapping_checks(&me, "");
-    checks.push(vdso_symbols_check(&me, "", cfg!(target_env = "musl")));
-    checks.push(clocksource_check());
-    checks.extend(tsc_checks());
-    checks.push(kernel_version_check());
-    checks.push(vsyscall_check(&me));
-    checks.push(libc_check());
-    let (clocks, bench) = clock_checks(max_ns);
-    checks.extend(clocks);
-    Ok((checks, bench))
-}
-
-/// Gather every check.
-pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
+/// Validate the arguments before anything is measured.
+fn validate(args: &CheckArgs) -> Result<()> {
     // Bad thresholds are usage errors up front: a CI job with a typo must not
     // go green on an audit that silently skipped its clock checks.
     if let Some(n) = args.max_ns {
@@ -528,6 +729,18 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
     if args.trace.is_some() && args.pid.is_none() {
         return Err(Error::Usage("--trace traces the process given with -p PID; add -p".into()));
     }
+    Ok(())
+}
+
+/// Gather every check.
+pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
+    validate(args)?;
+    if let Some(root) = &args.image {
+        return gather_image(root, args.strict);
+    }
+    if !args.command.is_empty() {
+        return gather_command(&args.command, args.strict);
+    }
     // The target first: an unreadable one is "could not inspect" (exit 3),
     // not a failed audit, and is said before any measuring.
     let target = match args.pid {
@@ -538,29 +751,310 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         }
         None => None,
     };
+    let me = Process::open(None)?;
     let (mut checks, bench) = host_checks(args.max_ns)?;
     if let Some(target) = &target {
-        checks.extend(mapping_checks(target, "process_"));
-        let musl = target.exe_file().and_then(|f| exe::read(&f)).is_ok_and(|i| i.libc == LibcKind::Musl);
-        checks.push(vdso_symbols_check(target, "process_", musl));
-        checks.push(process_exe_check(target));
-        if let Some(secs) = args.trace {
-            checks.push(process_trace_check(target.pid(), secs));
+        let host = HostFacts::gather(&me);
+        let (binary, warn_kind, emulator) = process_exe_check(target, &host);
+        let mut mapped = mapping_checks(target, "process_");
+        if let Some(tool) = &emulator {
+            // The missing [vdso] is the tool's doing: say so instead of `vdso=0`.
+            for c in mapped.iter_mut().filter(|c| c.status == Status::Fail) {
+                c.detail += &format!(" — {tool} runs it");
+                c.hint = Some(format!("expected under {tool}; audit the program run natively"));
+            }
         }
+        checks.extend(mapped);
+        if emulator.is_none() {
+            let musl = exe::process_runtime(target).is_ok_and(|r| r.info.libc == LibcKind::Musl);
+            checks.push(vdso_symbols_check(target, "process_", musl));
+        }
+        let trace = args.trace.map(|secs| process_trace_check(target.pid(), secs));
+        checks.push(match (&trace, warn_kind) {
+            // Evidence beats inference: a clean trace clears a warning that
+            // only said the path was unproven.
+            (Some(t), WarnKind::Unproven) if t.status == Status::Ok => Check {
+                status: Status::Ok,
+                detail: format!("{}; cleared by --trace: {}", binary.detail, t.detail),
+                hint: None,
+                ..binary
+            },
+            _ => binary,
+        });
+        checks.extend(trace);
     }
     let worst = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok).max(Status::Ok);
-    Ok(CheckReport { checks, status: worst, strict: args.strict, bench, pid: target.as_ref().map(Process::pid) })
+    Ok(CheckReport {
+        checks,
+        status: worst,
+        strict: args.strict,
+        bench,
+        pid: target.as_ref().map(Process::pid),
+        ..CheckReport::default()
+    })
+}
+
+/// One audited file of an image (DESIGN keys).
+#[derive(Debug, Clone, Serialize)]
+pub struct BinaryRow {
+    pub path: String,
+    /// `ELF64` or `ELF32`.
+    pub class: &'static str,
+    pub machine: String,
+    /// `dynamic`, `static` or `static-pie`.
+    pub linkage: &'static str,
+    /// The interpreter of a dynamic program.
+    pub interpreter: Option<String>,
+    /// `executable` or `library`.
+    pub kind: &'static str,
+    /// `glibc`, `musl`, `go`, `bionic`, `other`.
+    pub runtime: &'static str,
+    pub runtime_version: Option<String>,
+    pub status: Status,
+    pub detail: String,
+    pub hint: Option<&'static str>,
+}
+
+/// What the image walk covered.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImageSummary {
+    pub root: String,
+    /// Directory entries looked at.
+    pub entries: u64,
+    /// Directories not entered (other filesystems, /proc /sys /dev, too deep).
+    pub skipped: Vec<String>,
+    /// ELF files that did not parse, with why.
+    pub unreadable: Vec<(String, String)>,
+    /// The walk stopped at its entry cap.
+    pub truncated: bool,
+    /// vdsoctl's own executable, left out (its `bench` calls [vsyscall] on purpose).
+    pub excluded: Vec<String>,
+}
+
+/// Progress on stderr, only on a terminal and only once the walk has taken
+/// more than a second; cleared at the end.
+struct Progress {
+    shown: bool,
+    tty: bool,
+    last: std::time::Duration,
+}
+
+impl Progress {
+    fn tick(&mut self, entries: u64, elf: usize, elapsed: std::time::Duration) {
+        use std::io::Write;
+        if !self.tty || elapsed.as_millis() < 1000 || elapsed.saturating_sub(self.last).as_millis() < 100 {
+            return;
+        }
+        self.last = elapsed;
+        self.shown = true;
+        let _ =
+            write!(std::io::stderr(), "\rscanning: {entries} entries, {elf} ELF files, {:.1}s", elapsed.as_secs_f64());
+    }
+
+    fn done(&self) {
+        use std::io::Write;
+        if self.shown {
+            let _ = write!(std::io::stderr(), "\r\x1b[K");
+        }
+    }
+}
+
+/// `check --image ROOT`: every ELF program and library under ROOT, judged
+/// against this kernel.
+fn gather_image(root: &std::path::Path, strict: bool) -> Result<CheckReport> {
+    use std::io::IsTerminal;
+    let mut progress = Progress { shown: false, tty: std::io::stderr().is_terminal(), last: Default::default() };
+    let mut tick = |e: u64, n: usize, t: std::time::Duration| progress.tick(e, n, t);
+    use std::os::unix::fs::MetadataExt;
+    let own = std::fs::metadata("/proc/self/exe").ok().map(|m| (m.dev(), m.ino()));
+    let walked = image::walk(root, own, Some(&mut tick));
+    progress.done();
+    let walked = walked?;
+    let me = Process::open(None)?;
+    let host = HostFacts::gather(&me);
+    let mut checks = vec![vdso_symbols_check(&me, "", false), vsyscall_check(&me)];
+    // The context checks say what the verdicts below assumed; only the
+    // binaries decide the audit.
+    for c in &mut checks {
+        if c.status > Status::Ok {
+            c.detail += " (host context for the binary verdicts)";
+            c.status = Status::Ok;
+        }
+    }
+    // A dynamic program's runtime version is that of the C library the
+    // image ships for its class and machine (its libc.so.6 or ld-musl).
+    let libc_versions: Vec<((u16, bool, LibcKind), String)> = walked
+        .binaries
+        .iter()
+        .filter(|b| b.info.is_library() && b.info.libc_version.is_some())
+        .filter(|b| matches!(b.info.libc, LibcKind::Glibc | LibcKind::Musl))
+        .map(|b| ((b.info.machine, b.info.is_64, b.info.libc), b.info.libc_version.clone().unwrap_or_default()))
+        .collect();
+    let mut binaries: Vec<BinaryRow> = walked
+        .binaries
+        .iter()
+        .map(|b| {
+            let mut info = b.info.clone();
+            if info.libc_version.is_none() && (info.linkage() == Linkage::Dynamic || info.is_library()) {
+                let key = (info.machine, info.is_64, info.libc);
+                info.libc_version = libc_versions.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
+            }
+            let (status, detail, hint, _) = binary_verdict(&info, &host);
+            BinaryRow {
+                path: b.path.display().to_string(),
+                class: if info.is_64 { "ELF64" } else { "ELF32" },
+                machine: arch::machine_name(info.machine),
+                linkage: info.linkage().name(),
+                interpreter: info.interp.clone(),
+                kind: if info.is_library() { "library" } else { "executable" },
+                runtime: info.libc.name(),
+                runtime_version: info.libc_version.clone(),
+                status,
+                detail,
+                hint,
+            }
+        })
+        .collect();
+    binaries.sort_by(|a, b| b.status.cmp(&a.status).then_with(|| a.path.cmp(&b.path)));
+    let worst = binaries.iter().map(|b| b.status).max().unwrap_or(Status::Ok).max(Status::Ok);
+    let summary = ImageSummary {
+        root: root.display().to_string(),
+        entries: walked.entries,
+        skipped: walked.skipped_dirs.iter().map(|p| p.display().to_string()).collect(),
+        unreadable: walked.unreadable.iter().map(|(p, e)| (p.display().to_string(), e.clone())).collect(),
+        truncated: walked.truncated,
+        excluded: walked.excluded.iter().map(|p| p.display().to_string()).collect(),
+    };
+    Ok(CheckReport {
+        checks,
+        status: worst,
+        strict,
+        binaries: Some(binaries),
+        image: Some(summary),
+        ..CheckReport::default()
+    })
+}
+
+/// How `check -- CMD` ran the command.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommandRun {
+    pub argv: Vec<String>,
+    pub pid: i32,
+    pub exit_status: Option<ExitStatus>,
+}
+
+/// The one place `check -- CMD` reaches the trace engine: run the command
+/// under trace until it exits and hand back the summary.
+fn trace_command(command: &[OsString]) -> Result<TraceReport> {
+    let args = TraceArgs { command: command.to_vec(), ..Default::default() };
+    // JSON output mode: the command's stdout goes to stderr, so vdsoctl's
+    // stdout stays the report.
+    super::trace::collect(&args, &Output::plain(crate::output::Format::Json))
+}
+
+/// `check -- CMD ARGS`: the smoke command's clock syscalls and [vsyscall]
+/// calls, per process and clock; its own failure fails the check.
+fn gather_command(command: &[OsString], strict: bool) -> Result<CheckReport> {
+    let report = trace_command(command)?;
+    let (argv, pid) = match &report.target {
+        Target::Command { argv, pid } => (argv.clone(), *pid),
+        _ => (Vec::new(), 0),
+    };
+    let mut checks = Vec::new();
+    let exit_status = report.command.as_ref().and_then(|c| c.exit_status);
+    checks.push(match exit_status {
+        Some(ExitStatus::Code(0)) => {
+            Check::new("command", Status::Ok, format!("`{}` exited with status 0", argv.join(" ")), None)
+        }
+        Some(ExitStatus::Code(c)) => Check::new(
+            "command",
+            Status::Fail,
+            format!("`{}` exited with status {c}", argv.join(" ")),
+            Some("the smoke command itself failed; vdsoctl exits with its status"),
+        ),
+        Some(ExitStatus::Signal(n)) => Check::new(
+            "command",
+            Status::Fail,
+            format!("`{}` was killed by signal {n}", argv.join(" ")),
+            Some("the smoke command itself failed; vdsoctl exits with 128+N"),
+        ),
+        None => {
+            Check::new("command", Status::Fail, format!("`{}`: interrupted before it exited", argv.join(" ")), None)
+        }
+    });
+    let name = |pid: i32, comm: &Option<String>| match comm {
+        Some(c) => format!("pid {pid} ({c})"),
+        None => format!("pid {pid}"),
+    };
+    let bad: Vec<String> = report
+        .counts
+        .iter()
+        .filter(|r| !r.expected)
+        .map(|r| format!("{} {} {} ×{}", name(r.pid, &r.comm), r.syscall, r.clock.as_deref().unwrap_or("-"), r.count))
+        .chain(
+            report
+                .vsyscall_emulations
+                .iter()
+                .map(|v| format!("{} [vsyscall] {} ×{}", name(v.pid, &v.comm), v.function, v.count)),
+        )
+        .collect();
+    let expected: u64 = report.counts.iter().filter(|r| r.expected).map(|r| r.count).sum();
+    let secs = format!("{:.2}s", report.duration_ns as f64 / 1e9);
+    checks.push(if bad.is_empty() {
+        Check::new(
+            "command_trace",
+            Status::Ok,
+            format!("in {secs}: no clock syscalls the vDSO serves here and no [vsyscall] calls ({expected} expected syscalls, e.g. CPU-time clocks)"),
+            None,
+        )
+    } else {
+        Check::new(
+            "command_trace",
+            Status::Fail,
+            format!("in {secs}: {} — the vDSO is bypassed", bad.join(", ")),
+            Some("`vdsoctl trace -- CMD` shows rates per clock id; look for a raw syscall(), a static or old libc (`vdsoctl check --image /`), or LD_PRELOAD"),
+        )
+    });
+    if report.lost > 0 {
+        checks.push(Check::new(
+            "command_trace_lost",
+            Status::Warn,
+            format!("{} events were lost by the trace engine: counts are partial", report.lost),
+            None,
+        ));
+    }
+    let worst = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok);
+    Ok(CheckReport {
+        checks,
+        status: worst,
+        strict,
+        command: Some(CommandRun { argv, pid, exit_status }),
+        ..CheckReport::default()
+    })
 }
 
 /// `vdsoctl check`.
 pub fn run(args: &CheckArgs, out: &Output) -> Result<Outcome> {
     let report = gather(args)?;
     emit(out, &report)?;
+    // `check -- CMD`: the command's own failure is the exit status.
+    match report.command.as_ref().and_then(|c| c.exit_status) {
+        Some(ExitStatus::Code(c)) if c != 0 => return Ok(Outcome::CommandFailed(u8::try_from(c).unwrap_or(1))),
+        Some(ExitStatus::Signal(n)) => return Ok(Outcome::CommandFailed(u8::try_from(128 + n).unwrap_or(255))),
+        _ => {}
+    }
     Ok(Outcome::from_crossed(report.status == Status::Fail || (args.strict && report.status == Status::Warn)))
 }
 
 impl Render for CheckReport {
     fn render_table(&self, out: &Output) -> String {
+        let mut s = String::new();
+        if let Some(binaries) = &self.binaries {
+            s += &self.render_binaries(binaries, out);
+        }
+        if let Some(c) = &self.command {
+            s += &format!("`{}` (pid {})\n", out.text(&c.argv.join(" ")), c.pid);
+        }
         let mut t = out.table(&["CHECK", "STATUS", "DETAIL"]);
         for c in &self.checks {
             let mut cell = comfy_table::Cell::new(c.status.label());
@@ -574,7 +1068,7 @@ impl Render for CheckReport {
             }
             t.add_row(vec![comfy_table::Cell::new(&c.name), cell, comfy_table::Cell::new(out.text(&c.detail))]);
         }
-        let mut s = format!("{t}\n");
+        s += &format!("{t}\n");
         for c in self.checks.iter().filter(|c| c.status >= Status::Warn) {
             if let Some(h) = &c.hint {
                 s += &format!("{} {}: {}\n", c.status.label(), c.name, h);
@@ -586,6 +1080,13 @@ impl Render for CheckReport {
 
     fn render_prometheus(&self) -> Option<String> {
         let mut p = Prometheus::default();
+        if let Some(binaries) = &self.binaries {
+            p.family("check_binaries", "gauge", "Binaries of the audited image by status.");
+            for st in [Status::Ok, Status::Warn, Status::Fail, Status::Skip] {
+                let n = binaries.iter().filter(|b| b.status == st).count();
+                p.sample("check_binaries", &[("status", &st.label().to_lowercase())], n as f64);
+            }
+        }
         p.family("check_status", "gauge", "Status of each vdsoctl check: 0 ok, 1 warn, 2 fail, -1 skipped.");
         for c in &self.checks {
             // An empty pid (host checks) is left out by the writer.
@@ -603,5 +1104,197 @@ impl Render for CheckReport {
             text += &costs;
         }
         Some(text)
+    }
+}
+
+impl CheckReport {
+    /// The image table: FAIL then WARN rows one per binary, each with its
+    /// reason; OK (and SKIP) binaries one row per runtime, linkage and class
+    /// with a count — JSON lists every one.
+    fn render_binaries(&self, binaries: &[BinaryRow], out: &Output) -> String {
+        let mut t = out.table(&["STATUS", "PATH", "CLASS", "LINKAGE", "RUNTIME", "DETAIL"]);
+        let runtime = |b: &BinaryRow| match &b.runtime_version {
+            Some(v) => format!("{} {v}", b.runtime),
+            None => b.runtime.to_string(),
+        };
+        let status_cell = |st: Status| {
+            let mut cell = comfy_table::Cell::new(st.label());
+            if out.color {
+                cell = cell.fg(match st {
+                    Status::Ok => comfy_table::Color::Green,
+                    Status::Warn => comfy_table::Color::Yellow,
+                    Status::Fail => comfy_table::Color::Red,
+                    Status::Skip => comfy_table::Color::DarkGrey,
+                });
+            }
+            cell
+        };
+        for b in binaries.iter().filter(|b| b.status >= Status::Warn) {
+            t.add_row(vec![
+                status_cell(b.status),
+                comfy_table::Cell::new(out.text(&b.path)),
+                comfy_table::Cell::new(format!("{} {}", b.class, b.machine)),
+                comfy_table::Cell::new(b.linkage),
+                comfy_table::Cell::new(out.text(&runtime(b))),
+                comfy_table::Cell::new(out.text(&b.detail)),
+            ]);
+        }
+        type Group<'a> = (Status, String, &'a str, String, usize, &'a BinaryRow);
+        let mut groups: Vec<Group> = Vec::new();
+        for b in binaries.iter().filter(|b| b.status < Status::Warn) {
+            let class = format!("{} {}", b.class, b.machine);
+            let rt = runtime(b);
+            match groups.iter_mut().find(|g| g.0 == b.status && g.1 == class && g.2 == b.linkage && g.3 == rt) {
+                Some(g) => g.4 += 1,
+                None => groups.push((b.status, class, b.linkage, rt, 1, b)),
+            }
+        }
+        groups.sort_by(|a, b| b.0.cmp(&a.0).then(b.4.cmp(&a.4)));
+        for (st, class, linkage, rt, n, example) in groups {
+            let (example, detail) = (&example.path, &example.detail);
+            let what =
+                if n == 1 { out.text(example).into_owned() } else { format!("{n} files (e.g. {})", out.text(example)) };
+            t.add_row(vec![
+                status_cell(st),
+                comfy_table::Cell::new(what),
+                comfy_table::Cell::new(class),
+                comfy_table::Cell::new(linkage),
+                comfy_table::Cell::new(out.text(&rt)),
+                comfy_table::Cell::new(out.text(detail)),
+            ]);
+        }
+        let mut s = format!("{t}\n");
+        for b in binaries.iter().filter(|b| b.status >= Status::Warn) {
+            if let Some(h) = b.hint {
+                s += &format!("{} {}: {h}\n", b.status.label(), out.text(&b.path));
+            }
+        }
+        if let Some(img) = &self.image {
+            let count = |st: Status| binaries.iter().filter(|b| b.status == st).count();
+            s += &format!(
+                "{}: {} ELF files in {} entries — {} FAIL, {} WARN, {} OK{}\n",
+                out.text(&img.root),
+                binaries.len(),
+                img.entries,
+                count(Status::Fail),
+                count(Status::Warn),
+                count(Status::Ok),
+                if img.unreadable.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} unreadable", img.unreadable.len())
+                }
+            );
+            for p in &img.excluded {
+                s += &format!(
+                    "{}: vdsoctl itself, left out (its `bench` calls the [vsyscall] page on purpose)\n",
+                    out.text(p)
+                );
+            }
+            if img.truncated {
+                s += "the walk stopped at its entry cap: the tree was not audited whole\n";
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inspect::exe::GoInfo;
+
+    fn exe(libc: LibcKind, interp: Option<&str>) -> ExeInfo {
+        ExeInfo {
+            is_64: true,
+            machine: arch::machine::X86_64,
+            elf_type: 3,
+            interp: interp.map(str::to_string),
+            needed: Vec::new(),
+            soname: None,
+            pie: true,
+            has_dynamic: interp.is_some(),
+            libc,
+            libc_version: None,
+            go: None,
+            vdso_lookup: false,
+            vsyscall_sites: 0,
+            vsyscall_first: None,
+            code_scanned: true,
+            debug_only: false,
+        }
+    }
+
+    const GOOD: HostFacts = HostFacts { vdso_has_hash: Some(true), vsyscall: VsyscallMode::Xonly };
+
+    #[test]
+    fn verdicts() {
+        if arch::HOST_MACHINE != arch::machine::X86_64 {
+            return;
+        }
+        // Static glibc: the vDSO lookup decides.
+        let mut old = exe(LibcKind::Glibc, None);
+        old.elf_type = 2;
+        let (st, detail, hint, _) = binary_verdict(&old, &GOOD);
+        assert_eq!(st, Status::Fail);
+        assert!(detail.contains("glibc < 2.31") && detail.contains("bug 19767"), "{detail}");
+        assert!(hint.unwrap().contains("2.31"));
+        old.vdso_lookup = true;
+        assert_eq!(binary_verdict(&old, &GOOD).0, Status::Ok);
+
+        // musl against a vDSO with only DT_GNU_HASH.
+        let musl = exe(LibcKind::Musl, Some("/lib/ld-musl-x86_64.so.1"));
+        assert_eq!(binary_verdict(&musl, &GOOD).0, Status::Ok);
+        let gnu_only = HostFacts { vdso_has_hash: Some(false), ..GOOD };
+        let (st, detail, _, _) = binary_verdict(&musl, &gnu_only);
+        assert_eq!(st, Status::Fail);
+        assert!(detail.contains("DT_HASH only"), "{detail}");
+
+        // vsyscall callers: a program fails (and crashes with vsyscall=none), a library warns.
+        let mut legacy = exe(LibcKind::Glibc, Some("/lib64/ld-linux-x86-64.so.2"));
+        legacy.vsyscall_sites = 2;
+        legacy.vsyscall_first = Some(0x401000);
+        let none = HostFacts { vsyscall: VsyscallMode::None, ..GOOD };
+        let (st, detail, _, _) = binary_verdict(&legacy, &none);
+        assert_eq!(st, Status::Fail);
+        assert!(detail.starts_with("its code calls the fixed [vsyscall] page (2 site(s), first at 0x401000)"));
+        assert!(detail.contains("crashes with SIGSEGV"), "{detail}");
+        legacy.pie = false;
+        legacy.interp = None;
+        legacy.soname = Some("libjvm.so".into());
+        let (st, detail, _, kind) = binary_verdict(&legacy, &GOOD);
+        assert_eq!((st, kind), (Status::Warn, WarnKind::Unproven));
+        assert!(detail.contains("likely a fallback path"), "{detail}");
+
+        // Go, with cgo too: OK.
+        let mut go = exe(LibcKind::Go, Some("/lib64/ld-linux-x86-64.so.2"));
+        go.go = Some(GoInfo { version: "go1.22.1".into(), cgo: Some(true) });
+        go.libc_version = Some("go1.22.1".into());
+        let (st, detail, _, _) = binary_verdict(&go, &GOOD);
+        assert_eq!(st, Status::Ok);
+        assert_eq!(detail, "Go go1.22.1, with cgo: the Go runtime calls the vDSO itself");
+
+        // 32-bit: a program warns (clearable), a library does not; x32 and
+        // other machines are not judged.
+        let mut m32 = exe(LibcKind::Glibc, Some("/lib/ld-linux.so.2"));
+        m32.is_64 = false;
+        m32.machine = arch::machine::I386;
+        let (st, _, _, kind) = binary_verdict(&m32, &GOOD);
+        assert_eq!((st, kind), (Status::Warn, WarnKind::Unproven));
+        m32.pie = false;
+        m32.interp = None;
+        assert_eq!(binary_verdict(&m32, &GOOD).0, Status::Ok);
+        let mut x32 = exe(LibcKind::Glibc, Some("/libx32/ld-linux-x32.so.2"));
+        x32.is_64 = false;
+        let (st, detail, _, _) = binary_verdict(&x32, &GOOD);
+        assert_eq!(st, Status::Skip);
+        assert!(detail.contains("x32"), "{detail}");
+        let mut arm = exe(LibcKind::Glibc, Some("/lib/ld-linux-aarch64.so.1"));
+        arm.machine = arch::machine::AARCH64;
+        assert_eq!(binary_verdict(&arm, &GOOD).0, Status::Skip);
+
+        // A static program with no recognised runtime: a clearable warning.
+        let (st, _, _, kind) = binary_verdict(&exe(LibcKind::Unknown, None), &GOOD);
+        assert_eq!((st, kind), (Status::Warn, WarnKind::Unproven));
     }
 }

@@ -252,7 +252,7 @@ fn audit_section() -> String {
         Ok((checks, bench)) => {
             let status = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok).max(Status::Ok);
             bench_rows = served_rows(bench.as_ref(), kernel_version);
-            let report = CheckReport { checks, status, strict: false, bench, pid: None };
+            let report = CheckReport { checks, status, strict: false, bench, ..CheckReport::default() };
             text += &report.render_prometheus().unwrap_or_default();
         }
         Err(e) => note(format_args!("audit failed: {e}")),

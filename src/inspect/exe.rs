@@ -1,15 +1,24 @@
-//! What a process's executable says about its clock reads: ELF class, static
-//! or dynamic (PT_INTERP), the libraries it needs, and so which C library (if
-//! any) does its clock_gettime. Only the headers are read, never the whole
-//! file: an executable can be hundreds of MiB.
+//! What an executable or shared library says about its clock reads: ELF
+//! class and machine, static, static-pie or dynamic (PT_INTERP), the
+//! libraries it needs, which runtime does its clock_gettime (glibc, musl, Go,
+//! other) and its version, whether a static C library in it looks the vDSO
+//! up, and whether its code calls the fixed [vsyscall] addresses.
+//!
+//! The fixed-size records (header, program and section headers) are parsed
+//! by goblin, like the rest of the crate; every table is read with a bounded
+//! `pread` first, so a hostile header cannot make us allocate or read without
+//! bound, and an executable of hundreds of MiB is never read whole: markers
+//! and code are scanned in 1 MiB chunks up to [`SCAN_LIMIT`].
 
 use crate::error::{Error, Result};
+use crate::inspect::Process;
 use goblin::container::{Container, Ctx, Endian};
-use goblin::elf::program_header::{PT_DYNAMIC, PT_INTERP, PT_LOAD};
-use goblin::elf::ProgramHeader;
+use goblin::elf::program_header::{PF_W, PF_X, PT_DYNAMIC, PT_INTERP, PT_LOAD};
+use goblin::elf::{ProgramHeader, SectionHeader};
 use serde::Serialize;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 
 /// The C library (or runtime) that serves a program's clock reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -18,21 +27,90 @@ pub enum LibcKind {
     Glibc,
     Musl,
     Bionic,
-    /// Go programs call the vDSO from their own runtime.
+    /// Go programs call the vDSO from their own runtime, with or without cgo.
     Go,
+    /// Nothing recognised.
+    #[serde(rename = "other")]
     Unknown,
 }
 
-/// Facts about an executable relevant to the vDSO fast path.
+impl LibcKind {
+    /// The JSON word: `glibc`, `musl`, `bionic`, `go`, `other`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LibcKind::Glibc => "glibc",
+            LibcKind::Musl => "musl",
+            LibcKind::Bionic => "bionic",
+            LibcKind::Go => "go",
+            LibcKind::Unknown => "other",
+        }
+    }
+}
+
+/// How the program gets its C library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Linkage {
+    /// PT_INTERP: loaded by a dynamic linker.
+    Dynamic,
+    /// No PT_INTERP, no dynamic section: everything linked in.
+    Static,
+    /// No PT_INTERP but a dynamic section: relocates itself (`-static-pie`).
+    StaticPie,
+}
+
+impl Linkage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Linkage::Dynamic => "dynamic",
+            Linkage::Static => "static",
+            Linkage::StaticPie => "static-pie",
+        }
+    }
+}
+
+/// Go build information, as `go version` reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GoInfo {
+    /// `go1.19.8`.
+    pub version: String,
+    /// `build CGO_ENABLED=` from the module info (Go ≥ 1.18), else from the linkage.
+    pub cgo: Option<bool>,
+}
+
+/// Facts about an ELF file relevant to the vDSO fast path.
 #[derive(Debug, Clone, Serialize)]
 pub struct ExeInfo {
     pub is_64: bool,
     pub machine: u16,
+    /// `e_type` (2 ET_EXEC, 3 ET_DYN).
+    pub elf_type: u16,
     /// The program interpreter; `None` means statically linked.
     pub interp: Option<String>,
     /// DT_NEEDED entries.
     pub needed: Vec<String>,
+    /// DT_SONAME.
+    pub soname: Option<String>,
+    /// DT_FLAGS_1 has DF_1_PIE: an executable, not a library.
+    pub pie: bool,
+    pub has_dynamic: bool,
     pub libc: LibcKind,
+    /// The runtime's version when the file says it (Go buildinfo, the glibc
+    /// or musl library itself); the caller fills in a dynamic program's from
+    /// the library it loads.
+    pub libc_version: Option<String>,
+    pub go: Option<GoInfo>,
+    /// A static C library in the file names `__vdso_clock_gettime`: it looks
+    /// the vDSO up (glibc ≥ 2.31 in static binaries, every musl ≥ 1.1.0).
+    pub vdso_lookup: bool,
+    /// Code sites that call or load the fixed [vsyscall] addresses (x86_64 only).
+    pub vsyscall_sites: u32,
+    /// The first such site's virtual address.
+    pub vsyscall_first: Option<u64>,
+    /// Code was scanned (false when no executable section could be read).
+    pub code_scanned: bool,
+    /// A separate debug-info file (its code sections are NOBITS): not a program.
+    pub debug_only: bool,
 }
 
 impl ExeInfo {
@@ -40,22 +118,69 @@ impl ExeInfo {
     pub fn is_static(&self) -> bool {
         self.interp.is_none()
     }
+
+    pub fn linkage(&self) -> Linkage {
+        if self.is_library() {
+            return Linkage::Dynamic;
+        }
+        match (&self.interp, self.has_dynamic) {
+            (Some(_), _) => Linkage::Dynamic,
+            (None, true) if self.elf_type == ET_DYN => Linkage::StaticPie,
+            (None, _) => Linkage::Static,
+        }
+    }
+
+    /// A shared library rather than a program: ET_DYN without DF_1_PIE and
+    /// without an interpreter (glibc's libc.so.6 has one and is a library
+    /// too: its soname says so).
+    pub fn is_library(&self) -> bool {
+        if self.elf_type != ET_DYN || self.pie {
+            return false;
+        }
+        self.interp.is_none() || self.soname.as_deref().is_some_and(|s| s.starts_with("libc.so"))
+    }
+
+    /// The dynamic linker itself (`ld-linux-x86-64.so.2`, `ld-musl-*.so.1`).
+    pub fn is_dynamic_linker(&self) -> bool {
+        self.soname.as_deref().is_some_and(is_loader_name)
+    }
 }
+
+fn is_loader_name(name: &str) -> bool {
+    name.starts_with("ld-linux") || name.starts_with("ld-musl") || name == "ld.so.1" || name.starts_with("ld64.so")
+}
+
+const ET_DYN: u16 = 3;
+const SHT_NOBITS: u32 = 8;
+const SHF_EXECINSTR: u64 = 4;
+const DT_NEEDED: u64 = 1;
+const DT_STRTAB: u64 = 5;
+const DT_SONAME: u64 = 14;
+const DT_FLAGS_1: u64 = 0x6fff_fffb;
+const DF_1_PIE: u64 = 0x0800_0000;
 
 /// Header-sized reads are capped so hostile headers cannot make us allocate.
 const MAX_PHDRS: usize = 256;
+const MAX_SHDRS: usize = 4096;
 const MAX_DYNAMIC: u64 = 64 * 1024;
 const MAX_STRING: usize = 4096;
-/// How much of a static binary we scan for libc markers, in 1 MiB chunks.
-const SCAN_LIMIT: u64 = 64 << 20;
+const MAX_SHSTRTAB: u64 = 64 * 1024;
+/// How much of a file we scan for markers and code, in 1 MiB chunks.
+pub const SCAN_LIMIT: u64 = 64 << 20;
+const CHUNK: usize = 1 << 20;
+/// `go version` looks for the buildinfo blob in the first 64 KiB of the data.
+const GO_SEARCH: usize = 64 * 1024;
+const GO_MAGIC: &[u8] = b"\xff Go buildinf:";
 
 fn pread(file: &File, offset: u64, len: usize) -> Result<Vec<u8>> {
     let mut buf = vec![0u8; len];
     let mut done = 0;
     while done < len {
-        match file.read_at(&mut buf[done..], offset + done as u64) {
+        let Some(at) = offset.checked_add(done as u64) else { break };
+        match file.read_at(&mut buf[done..], at) {
             Ok(0) => break,
             Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(Error::from_io("executable", e, "check that it is readable")),
         }
     }
@@ -67,7 +192,50 @@ fn bad(detail: impl Into<String>) -> Error {
     Error::malformed("executable", detail)
 }
 
-/// Read an executable's headers.
+fn cstr_at(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes.split(|&b| b == 0).next().unwrap_or(&[])).into_owned()
+}
+
+/// The parsed headers, for the readers below.
+struct Headers {
+    is_64: bool,
+    le: bool,
+    phdrs: Vec<ProgramHeader>,
+    shdrs: Vec<(String, SectionHeader)>,
+}
+
+impl Headers {
+    /// File offset of a virtual address, through the PT_LOAD that holds it.
+    fn offset_of(&self, vaddr: u64, len: u64) -> Option<u64> {
+        self.phdrs
+            .iter()
+            .filter(|p| p.p_type == PT_LOAD)
+            .find(|p| {
+                vaddr >= p.p_vaddr
+                    && vaddr.checked_add(len).is_some_and(|end| Some(end) <= p.p_vaddr.checked_add(p.p_filesz))
+            })
+            .and_then(|p| (vaddr - p.p_vaddr).checked_add(p.p_offset))
+    }
+
+    fn word(&self, b: &[u8]) -> u64 {
+        let w = if self.is_64 { 8 } else { 4 };
+        let mut v = [0u8; 8];
+        if self.le {
+            v[..w].copy_from_slice(&b[..w]);
+            u64::from_le_bytes(v)
+        } else {
+            v[8 - w..].copy_from_slice(&b[..w]);
+            u64::from_be_bytes(v)
+        }
+    }
+
+    fn section(&self, name: &str) -> Option<&SectionHeader> {
+        self.shdrs.iter().find(|(n, _)| n == name).map(|(_, s)| s)
+    }
+}
+
+/// Read an ELF file's headers and classify it. Total: any bytes give `Ok`
+/// or `Err(Malformed)`; reads are bounded.
 pub fn read(file: &File) -> Result<ExeInfo> {
     let head = pread(file, 0, 64)?;
     if head.len() < 52 || head.get(..4) != Some(b"\x7fELF".as_slice()) {
@@ -88,114 +256,573 @@ pub fn read(file: &File) -> Result<ExeInfo> {
         return Err(bad("program headers past the end of the file"));
     }
     let phdrs = ProgramHeader::parse(&table, 0, count, ctx).map_err(|e| bad(e.to_string()))?;
-    let interp = match phdrs.iter().find(|p| p.p_type == PT_INTERP) {
-        Some(p) => {
-            let bytes = pread(file, p.p_offset, (p.p_filesz as usize).min(MAX_STRING))?;
-            Some(String::from_utf8_lossy(bytes.split(|&b| b == 0).next().unwrap_or(&[])).into_owned())
-        }
+    let shdrs = read_sections(file, &header, ctx).unwrap_or_default();
+    let h = Headers { is_64, le, phdrs, shdrs };
+
+    let interp = match h.phdrs.iter().find(|p| p.p_type == PT_INTERP) {
+        Some(p) => Some(cstr_at(&pread(file, p.p_offset, (p.p_filesz as usize).min(MAX_STRING))?)),
         None => None,
     };
-    let needed = match phdrs.iter().find(|p| p.p_type == PT_DYNAMIC) {
-        Some(dynamic) => read_needed(file, dynamic, &phdrs, is_64, le)?,
-        None => Vec::new(),
+    let dynamic = match h.phdrs.iter().find(|p| p.p_type == PT_DYNAMIC) {
+        Some(d) => Some(read_dynamic(file, d, &h)?),
+        None => None,
     };
-    let libc = classify(interp.as_deref(), &needed).map_or_else(|| scan_static(file), Ok)?;
-    Ok(ExeInfo { is_64, machine: header.e_machine, interp, needed, libc })
+    let (needed, soname, flags_1) = dynamic.clone().unwrap_or_default();
+    let debug_only = h.section(".text").is_some_and(|s| s.sh_type == SHT_NOBITS);
+    let mut info = ExeInfo {
+        is_64,
+        machine: header.e_machine,
+        elf_type: header.e_type,
+        interp,
+        needed,
+        soname,
+        pie: flags_1 & DF_1_PIE != 0,
+        has_dynamic: dynamic.is_some(),
+        libc: LibcKind::Unknown,
+        libc_version: None,
+        go: None,
+        vdso_lookup: false,
+        vsyscall_sites: 0,
+        vsyscall_first: None,
+        code_scanned: false,
+        debug_only,
+    };
+    if debug_only {
+        return Ok(info);
+    }
+    info.go = read_go_buildinfo(file, &h).ok().flatten();
+    if let Some(go) = &mut info.go {
+        // Before Go 1.18 the blob has no build settings: a Go binary with an
+        // interpreter was linked by the system linker for cgo.
+        if go.cgo.is_none() {
+            go.cgo = Some(info.interp.is_some());
+        }
+        info.libc = LibcKind::Go;
+        info.libc_version = Some(go.version.clone());
+    } else {
+        let markers = scan_markers(file, &info)?;
+        info.vdso_lookup = markers.vdso_lookup;
+        info.libc = classify(info.interp.as_deref(), &info.needed, info.soname.as_deref()).unwrap_or(markers.libc);
+        info.libc_version = markers.version;
+    }
+    if info.machine == crate::arch::machine::X86_64 && is_64 {
+        let (sites, first, scanned) = scan_vsyscall(file, &h, info.elf_type != ET_DYN)?;
+        info.vsyscall_sites = sites;
+        info.vsyscall_first = first;
+        info.code_scanned = scanned;
+    }
+    Ok(info)
 }
 
-fn read_needed(
-    file: &File,
-    dynamic: &ProgramHeader,
-    phdrs: &[ProgramHeader],
-    is_64: bool,
-    le: bool,
-) -> Result<Vec<String>> {
+/// Section headers with their names; empty when absent or out of bounds
+/// (stripped binaries may have none: the readers fall back to segments).
+fn read_sections(file: &File, header: &goblin::elf::Header, ctx: Ctx) -> Option<Vec<(String, SectionHeader)>> {
+    let shsize = SectionHeader::size(ctx);
+    let count = header.e_shnum as usize;
+    if header.e_shoff == 0 || count == 0 || count > MAX_SHDRS || header.e_shentsize as usize != shsize {
+        return None;
+    }
+    let table = pread(file, header.e_shoff, count * shsize).ok()?;
+    if table.len() < count * shsize {
+        return None;
+    }
+    // goblin reads offset 0 as "no section headers": parse behind one pad byte.
+    let mut padded = Vec::with_capacity(table.len() + 1);
+    padded.push(0);
+    padded.extend_from_slice(&table);
+    let shdrs = SectionHeader::parse(&padded, 1, count, ctx).ok()?;
+    let strtab = shdrs.get(header.e_shstrndx as usize)?;
+    let names = pread(file, strtab.sh_offset, strtab.sh_size.min(MAX_SHSTRTAB) as usize).ok()?;
+    Some(shdrs.into_iter().map(|s| (names.get(s.sh_name..).map(cstr_at).unwrap_or_default(), s)).collect())
+}
+
+/// DT_NEEDED names, DT_SONAME and DT_FLAGS_1.
+fn read_dynamic(file: &File, dynamic: &ProgramHeader, h: &Headers) -> Result<(Vec<String>, Option<String>, u64)> {
     let bytes = pread(file, dynamic.p_offset, dynamic.p_filesz.min(MAX_DYNAMIC) as usize)?;
-    let w = if is_64 { 8 } else { 4 };
-    let word = |b: &[u8]| -> u64 {
-        let mut v = [0u8; 8];
-        if le {
-            v[..w].copy_from_slice(b);
-            u64::from_le_bytes(v)
-        } else {
-            v[8 - w..].copy_from_slice(b);
-            u64::from_be_bytes(v)
-        }
-    };
-    const DT_NEEDED: u64 = 1;
-    const DT_STRTAB: u64 = 5;
+    let w = if h.is_64 { 8 } else { 4 };
     let mut needed_offsets = Vec::new();
-    let mut strtab = None;
+    let (mut strtab, mut soname, mut flags_1) = (None, None, 0);
     for pair in bytes.chunks_exact(2 * w) {
-        let (tag, val) = (word(&pair[..w]), word(&pair[w..]));
+        let (tag, val) = (h.word(&pair[..w]), h.word(&pair[w..]));
         match tag {
             0 => break,
             DT_NEEDED => needed_offsets.push(val),
             DT_STRTAB => strtab = Some(val),
+            DT_SONAME => soname = Some(val),
+            DT_FLAGS_1 => flags_1 = val,
             _ => {}
         }
     }
-    let Some(strtab_vaddr) = strtab else { return Ok(Vec::new()) };
     // DT_STRTAB is a virtual address: find the PT_LOAD that holds it.
-    let Some(strtab_off) = phdrs
-        .iter()
-        .filter(|p| p.p_type == PT_LOAD)
-        .find(|p| strtab_vaddr >= p.p_vaddr && strtab_vaddr < p.p_vaddr.saturating_add(p.p_filesz))
-        .map(|p| strtab_vaddr - p.p_vaddr + p.p_offset)
-    else {
-        return Ok(Vec::new());
-    };
+    let Some(strtab_off) = strtab.and_then(|v| h.offset_of(v, 1)) else { return Ok((Vec::new(), None, flags_1)) };
+    let string = |off: u64| -> Result<String> { Ok(cstr_at(&pread(file, strtab_off.saturating_add(off), 256)?)) };
     let mut names = Vec::new();
     for off in needed_offsets.into_iter().take(256) {
-        let bytes = pread(file, strtab_off.saturating_add(off), MAX_STRING)?;
-        names.push(String::from_utf8_lossy(bytes.split(|&b| b == 0).next().unwrap_or(&[])).into_owned());
+        names.push(string(off)?);
     }
-    Ok(names)
+    let soname = soname.map(string).transpose()?;
+    Ok((names, soname, flags_1))
 }
 
-/// The C library from the interpreter and DT_NEEDED; None for a static binary.
-pub fn classify(interp: Option<&str>, needed: &[String]) -> Option<LibcKind> {
-    let interp = interp?;
+/// The C library from the interpreter, DT_NEEDED and DT_SONAME; None when
+/// they say nothing (a static binary).
+pub fn classify(interp: Option<&str>, needed: &[String], soname: Option<&str>) -> Option<LibcKind> {
     let has = |pat: &str| needed.iter().any(|n| n.contains(pat));
-    Some(if interp.contains("ld-musl") || has("libc.musl") {
-        LibcKind::Musl
+    let so = |pat: &str| soname.is_some_and(|s| s.starts_with(pat));
+    if so("libc.musl")
+        || so("ld-musl")
+        || so("libc.so") && !so("libc.so.6") && interp.is_some_and(|i| i.contains("musl"))
+    {
+        return Some(LibcKind::Musl);
+    }
+    if so("libc.so.6") || so("ld-linux") {
+        return Some(LibcKind::Glibc);
+    }
+    let interp = interp.unwrap_or("");
+    if interp.contains("ld-musl") || has("libc.musl") {
+        Some(LibcKind::Musl)
     } else if has("libc.so.6") || interp.contains("ld-linux") {
-        LibcKind::Glibc
-    } else if interp.contains("/system/bin/linker") {
-        LibcKind::Bionic
+        Some(LibcKind::Glibc)
+    } else if interp.contains("/system/bin/linker") || has("libc.so") && interp.is_empty() && has("liblog.so") {
+        Some(LibcKind::Bionic)
+    } else if !interp.is_empty() {
+        Some(LibcKind::Unknown)
     } else {
-        LibcKind::Unknown
-    })
+        None
+    }
 }
 
-/// A static binary: look for what each runtime leaves in it. Go and glibc
-/// name themselves (`Go build ID:`, `GLIBC_TUNABLES`); musl does not, but
-/// its clock_gettime looks the vDSO up by name, so `__vdso_clock_gettime`
-/// without a glibc marker is taken as musl.
-fn scan_static(file: &File) -> Result<LibcKind> {
-    const GO: &[u8] = b"Go build ID:";
-    const GLIBC: &[&[u8]] = &[b"GLIBC_TUNABLES", b"GLIBC_PRIVATE"];
-    const VDSO_LOOKUP: &[u8] = b"__vdso_clock_gettime";
-    let chunk = 1 << 20;
-    let overlap = 64;
-    let mut offset = 0u64;
-    let mut looks_up_vdso = false;
-    let has = |buf: &[u8], m: &[u8]| buf.windows(m.len()).any(|w| w == m);
-    while offset < SCAN_LIMIT {
-        let buf = pread(file, offset, chunk)?;
-        if has(&buf, GO) {
-            return Ok(LibcKind::Go);
+/// Go's build information blob (`\xff Go buildinf:`), read as `go version`
+/// does: in `.go.buildinfo`, else the first 64 KiB of the first writable
+/// segment, at a 16-byte boundary. Two layouts:
+/// - Go ≥ 1.18 (flag bit 2): the version and module info follow the 32-byte
+///   header inline, each a uvarint length and the bytes;
+/// - before: two pointers (pointer size at byte 14, big-endian flag in byte
+///   15) to Go string headers {data, len} for the version and module info.
+fn read_go_buildinfo(file: &File, h: &Headers) -> Result<Option<GoInfo>> {
+    let data_off = match h.section(".go.buildinfo") {
+        Some(s) if s.sh_type != SHT_NOBITS => s.sh_offset,
+        _ => match h.phdrs.iter().find(|p| p.p_type == PT_LOAD && p.p_flags & PF_W != 0) {
+            Some(p) => p.p_offset,
+            None => return Ok(None),
+        },
+    };
+    let data = pread(file, data_off, GO_SEARCH)?;
+    let Some(at) = (0..data.len()).step_by(16).find(|&i| data[i..].starts_with(GO_MAGIC)) else { return Ok(None) };
+    let blob = &data[at..];
+    if blob.len() < 32 {
+        return Ok(None);
+    }
+    let (ptr_size, flags) = (blob[14] as usize, blob[15]);
+    let (version, modinfo) = if flags & 2 != 0 {
+        let (version, rest) = uvarint_string(&blob[32..]).ok_or_else(|| bad("Go buildinfo: bad version"))?;
+        let modinfo = uvarint_string(rest).map(|(m, _)| m).unwrap_or_default();
+        (version.to_vec(), modinfo.to_vec())
+    } else {
+        if ptr_size != 4 && ptr_size != 8 || blob.len() < 16 + 2 * ptr_size {
+            return Ok(None);
         }
-        if GLIBC.iter().any(|m| has(&buf, m)) {
-            return Ok(LibcKind::Glibc);
-        }
-        looks_up_vdso |= has(&buf, VDSO_LOOKUP);
-        if buf.len() < chunk {
+        let big = flags & 1 != 0;
+        let word = |b: &[u8]| -> u64 {
+            let mut v = [0u8; 8];
+            if big {
+                v[8 - ptr_size..].copy_from_slice(&b[..ptr_size]);
+                u64::from_be_bytes(v)
+            } else {
+                v[..ptr_size].copy_from_slice(&b[..ptr_size]);
+                u64::from_le_bytes(v)
+            }
+        };
+        // *string → {data, len} → bytes, each through the PT_LOADs.
+        let read_string = |ptr: u64, max: u64| -> Result<Vec<u8>> {
+            let Some(off) = h.offset_of(ptr, 2 * ptr_size as u64) else { return Ok(Vec::new()) };
+            let hdr = pread(file, off, 2 * ptr_size)?;
+            if hdr.len() < 2 * ptr_size {
+                return Ok(Vec::new());
+            }
+            let (data, len) = (word(&hdr), word(&hdr[ptr_size..]));
+            match h.offset_of(data, len) {
+                Some(off) if len <= max => pread(file, off, len as usize),
+                _ => Ok(Vec::new()),
+            }
+        };
+        (read_string(word(&blob[16..]), 256)?, read_string(word(&blob[16 + ptr_size..]), GO_SEARCH as u64)?)
+    };
+    let version = String::from_utf8_lossy(&version).into_owned();
+    if version.is_empty() {
+        return Ok(None);
+    }
+    let has = |m: &[u8]| modinfo.windows(m.len()).any(|w| w == m);
+    let cgo = if has(b"CGO_ENABLED=1") {
+        Some(true)
+    } else if has(b"CGO_ENABLED=0") {
+        Some(false)
+    } else {
+        None
+    };
+    Ok(Some(GoInfo { version, cgo }))
+}
+
+/// A uvarint-length-prefixed string and what follows it.
+fn uvarint_string(b: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (mut len, mut shift, mut i) = (0u64, 0u32, 0usize);
+    loop {
+        let byte = *b.get(i)?;
+        i += 1;
+        len |= u64::from(byte & 0x7f).checked_shl(shift)?;
+        if byte & 0x80 == 0 {
             break;
         }
-        offset += (chunk - overlap) as u64;
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
     }
-    Ok(if looks_up_vdso { LibcKind::Musl } else { LibcKind::Unknown })
+    let end = i.checked_add(usize::try_from(len).ok()?)?;
+    Some((b.get(i..end)?, b.get(end..)?))
+}
+
+/// What a marker scan found.
+struct Markers {
+    libc: LibcKind,
+    vdso_lookup: bool,
+    version: Option<String>,
+}
+
+/// Look for what each runtime leaves in a file, where the headers do not
+/// tell: a static binary (glibc names itself with `GLIBC_TUNABLES`; musl does
+/// not, but its clock_gettime looks the vDSO up by name, so
+/// `__vdso_clock_gettime` without a glibc marker is taken as musl), and the C
+/// library itself (glibc's banner "release version 2.36", musl's dynamic
+/// linker "musl libc" with its version).
+fn scan_markers(file: &File, info: &ExeInfo) -> Result<Markers> {
+    const GLIBC: &[&[u8]] = &[b"GLIBC_TUNABLES", b"GLIBC_PRIVATE"];
+    const VDSO_LOOKUP: &[u8] = b"__vdso_clock_gettime";
+    const GLIBC_BANNER: &[u8] = b"release version ";
+    const MUSL_BANNER: &[u8] = b"musl libc (";
+    let static_like = info.interp.is_none() && !info.is_library();
+    let libc_itself = info.soname.as_deref().is_some_and(|s| {
+        s.starts_with("libc.so") || s.starts_with("libc.musl") || s.starts_with("ld-musl") || s.starts_with("ld-linux")
+    });
+    let mut m = Markers { libc: LibcKind::Unknown, vdso_lookup: false, version: None };
+    if !static_like && !libc_itself {
+        return Ok(m);
+    }
+    let mut glibc = false;
+    let overlap = 64;
+    let mut offset = 0u64;
+    let has = |buf: &[u8], needle: &[u8]| memchr::memmem::find(buf, needle);
+    while offset < SCAN_LIMIT {
+        let buf = pread(file, offset, CHUNK)?;
+        glibc |= GLIBC.iter().any(|g| has(&buf, g).is_some());
+        m.vdso_lookup |= has(&buf, VDSO_LOOKUP).is_some();
+        if m.version.is_none() {
+            if let Some(i) = has(&buf, GLIBC_BANNER) {
+                m.version = version_at(&buf[i + GLIBC_BANNER.len()..]);
+            } else if let Some(i) = has(&buf, MUSL_BANNER) {
+                // ld-musl's usage text: "musl libc (x86_64)\nVersion %s\n..."; the
+                // version string itself sits near it in .rodata.
+                let near = &buf[i.saturating_sub(256)..(i + 256).min(buf.len())];
+                m.version = near.split(|&b| b == 0).find_map(|s| {
+                    let s = std::str::from_utf8(s).ok()?;
+                    (s.split('.').count() == 3
+                        && s.split('.').all(|p| !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit())))
+                    .then(|| s.to_string())
+                });
+            }
+        }
+        if buf.len() < CHUNK {
+            break;
+        }
+        offset += (CHUNK - overlap) as u64;
+    }
+    m.libc = if glibc {
+        LibcKind::Glibc
+    } else if m.vdso_lookup {
+        LibcKind::Musl
+    } else {
+        LibcKind::Unknown
+    };
+    Ok(m)
+}
+
+/// `2.36.` → `2.36`.
+fn version_at(b: &[u8]) -> Option<String> {
+    let end = b.iter().position(|c| !(c.is_ascii_digit() || *c == b'.')).unwrap_or(b.len().min(16));
+    let v = String::from_utf8_lossy(&b[..end]).trim_end_matches('.').to_string();
+    v.contains('.').then_some(v)
+}
+
+/// The legacy [vsyscall] entry points (x86_64): gettimeofday, time, getcpu.
+pub const VSYSCALL_ENTRIES: [u64; 3] = [0xffff_ffff_ff60_0000, 0xffff_ffff_ff60_0400, 0xffff_ffff_ff60_0800];
+
+/// Scan the executable sections (or PF_X segments of a file without
+/// sections) for code that reaches a fixed [vsyscall] entry. The heuristic,
+/// for x86_64 machine code:
+/// - `mov $0xffffffffff600N00, %r64` (REX.W C7 /0 with a sign-extended
+///   imm32 `00 0N 60 ff`) or `movabs` (REX.W B8+r with the full imm64),
+///   which is how old glibc and early Go runtimes called the page
+///   (`mov $addr, %rax; call *%rax`);
+/// - in a fixed-address (ET_EXEC) program, `call`/`jmp rel32` (E8/E9) whose
+///   target, from the instruction's own address, is one of the three
+///   entries (position-independent code is moved at load time, so a
+///   relative call from it cannot land on a fixed address).
+///
+/// Only the exact entry addresses count (0x…600000, 0x…600400, 0x…600800),
+/// so random bytes match with odds of ~3 in 2³² per candidate opcode.
+/// Returns (sites, first site's address, whether any code was scanned).
+fn scan_vsyscall(file: &File, h: &Headers, rel32: bool) -> Result<(u32, Option<u64>, bool)> {
+    let mut ranges: Vec<(u64, u64, u64)> = h
+        .shdrs
+        .iter()
+        .filter(|(_, s)| s.sh_flags & SHF_EXECINSTR != 0 && s.sh_type != SHT_NOBITS && s.sh_size > 0)
+        .map(|(_, s)| (s.sh_offset, s.sh_size, s.sh_addr))
+        .collect();
+    if ranges.is_empty() {
+        ranges = h
+            .phdrs
+            .iter()
+            .filter(|p| p.p_type == PT_LOAD && p.p_flags & PF_X != 0 && p.p_filesz > 0)
+            .map(|p| (p.p_offset, p.p_filesz, p.p_vaddr))
+            .collect();
+    }
+    let (mut sites, mut first, mut budget) = (0u32, None, SCAN_LIMIT);
+    let scanned = !ranges.is_empty();
+    for (off, size, addr) in ranges {
+        let size = size.min(budget);
+        budget -= size;
+        let mut done = 0u64;
+        while done < size {
+            // Overlap 9 bytes so an instruction across chunks is seen once.
+            let start = done.saturating_sub(9);
+            let want = (size - start).min(CHUNK as u64) as usize;
+            let Some(at) = off.checked_add(start) else { break };
+            let buf = pread(file, at, want)?;
+            let skip = (done - start) as usize;
+            // A file shorter than its headers say: nothing new to read.
+            if buf.len() <= skip {
+                break;
+            }
+            for (i, len, a) in vsyscall_sites(&buf, addr.wrapping_add(start), rel32) {
+                // Seen in the previous chunk when it ended inside it.
+                if i + len > skip {
+                    sites = sites.saturating_add(1);
+                    first = first.or(Some(a));
+                }
+            }
+            done = start + buf.len() as u64;
+        }
+        if budget == 0 {
+            break;
+        }
+    }
+    Ok((sites, first, scanned))
+}
+
+/// Offsets, lengths and addresses of the vsyscall call sites in `code`
+/// loaded at `base`.
+fn vsyscall_sites(code: &[u8], base: u64, rel32: bool) -> Vec<(usize, usize, u64)> {
+    let mut out = Vec::new();
+    let n = code.len();
+    let entry = |v: u64| VSYSCALL_ENTRIES.contains(&v);
+    // Both immediate forms end their address in `.. 60 ff`: find those two
+    // bytes (memchr's SIMD search) and look back for the opcode.
+    for j in memchr::memmem::find_iter(code, b"\x60\xff") {
+        // REX.W C7 C0+r imm32 (the `60 ff` at +5)
+        if let Some(i) = j.checked_sub(5).filter(|i| i + 7 <= n) {
+            let c = &code[i..i + 7];
+            if (c[0] == 0x48 || c[0] == 0x49) && c[1] == 0xc7 && c[2] & 0xf8 == 0xc0 {
+                let imm = u32::from_le_bytes([c[3], c[4], c[5], c[6]]);
+                if entry(imm as i32 as i64 as u64) {
+                    out.push((i, 7, base.wrapping_add(i as u64)));
+                }
+            }
+        }
+        // REX.W B8+r imm64 (the `60 ff` at +4)
+        if let Some(i) = j.checked_sub(4).filter(|i| i + 10 <= n) {
+            let c = &code[i..i + 10];
+            if (c[0] == 0x48 || c[0] == 0x49) && c[1] & 0xf8 == 0xb8 {
+                let mut v = [0u8; 8];
+                v.copy_from_slice(&c[2..10]);
+                if entry(u64::from_le_bytes(v)) {
+                    out.push((i, 10, base.wrapping_add(i as u64)));
+                }
+            }
+        }
+    }
+    if rel32 {
+        for i in memchr::memchr2_iter(0xe8, 0xe9, code).filter(|i| i + 5 <= n) {
+            let rel = i32::from_le_bytes([code[i + 1], code[i + 2], code[i + 3], code[i + 4]]);
+            if entry(base.wrapping_add(i as u64 + 5).wrapping_add(rel as i64 as u64)) {
+                out.push((i, 5, base.wrapping_add(i as u64)));
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Read a file by path (not following a final symlink is the caller's job).
+pub fn read_path(path: &Path) -> Result<ExeInfo> {
+    let file = File::open(path).map_err(|e| Error::from_io(path, e, "check that it is readable"))?;
+    read(&file)
+}
+
+/// What really runs in a process, when its /proc/PID/exe is not the program.
+#[derive(Debug, Clone)]
+pub enum Launch {
+    /// The executable is the program.
+    Direct,
+    /// `ld.so PROG`: the dynamic linker is the exe; the program is mapped.
+    Loader { loader: PathBuf, program: PathBuf },
+    /// An emulator or instrumenter runs the program (valgrind, qemu-user, ...).
+    Emulator { tool: String, program: Option<String> },
+}
+
+/// The runtime of a live process: its executable, or the program ld.so or
+/// an emulator runs, with the info of what actually serves its clock reads.
+#[derive(Debug, Clone)]
+pub struct ProcessRuntime {
+    pub launch: Launch,
+    /// The path whose ELF `info` describes.
+    pub path: Option<PathBuf>,
+    pub info: ExeInfo,
+    /// The version of the C library the process has mapped (dynamic programs).
+    pub mapped_libc: Option<(LibcKind, Option<String>, PathBuf)>,
+}
+
+/// Emulator names recognised from the executable's file name.
+fn emulator_of(exe: &Path) -> Option<String> {
+    let name = exe.file_name()?.to_string_lossy().into_owned();
+    let in_valgrind = exe.components().any(|c| c.as_os_str().to_string_lossy().contains("valgrind"));
+    const TOOLS: &[&str] =
+        &["memcheck", "helgrind", "drd", "cachegrind", "callgrind", "massif", "dhat", "lackey", "none", "exp-bbv"];
+    if let Some(tool) = TOOLS.iter().find(|t| name.starts_with(&format!("{t}-")) && name.ends_with("-linux")) {
+        if in_valgrind || name.matches('-').count() >= 2 {
+            return Some(format!("valgrind ({tool})"));
+        }
+    }
+    if name.starts_with("qemu-") {
+        return Some(format!("qemu-user ({name})"));
+    }
+    for t in ["box64", "box86", "FEXInterpreter", "FEXLoader", "blink"] {
+        if name == t {
+            return Some(t.to_string());
+        }
+    }
+    None
+}
+
+/// The program argument after a launcher's own options in `cmdline`.
+fn program_arg(argv: &[String], options_with_value: &[&str]) -> Option<String> {
+    let mut it = argv.iter().skip(1);
+    while let Some(a) = it.next() {
+        if a == "--" {
+            return it.next().cloned();
+        }
+        if a.starts_with('-') {
+            if options_with_value.contains(&a.as_str()) {
+                it.next();
+            }
+            continue;
+        }
+        return Some(a.clone());
+    }
+    None
+}
+
+/// Read what really runs in `process`.
+pub fn process_runtime(process: &Process) -> Result<ProcessRuntime> {
+    let exe = process.exe_file()?;
+    let exe_info = read(&exe)?;
+    let exe_path = process.exe_path();
+    let argv: Vec<String> = process
+        .read_file("cmdline")
+        .map(|b| {
+            b.split(|&c| c == 0).filter(|s| !s.is_empty()).map(|s| String::from_utf8_lossy(s).into_owned()).collect()
+        })
+        .unwrap_or_default();
+    let maps = process.maps().unwrap_or_default();
+    let root = process.proc_path("root");
+    let in_root = |p: &Path| root.join(p.strip_prefix("/").unwrap_or(p));
+    let mapped_libc = maps.iter().find_map(|m| {
+        let name = m.path.as_deref()?;
+        let file = Path::new(name).file_name()?.to_string_lossy().into_owned();
+        if !(file.starts_with("libc.so") || file.starts_with("libc.musl") || file.starts_with("ld-musl")) {
+            return None;
+        }
+        let info = read_path(&in_root(Path::new(name))).ok()?;
+        Some((info.libc, info.libc_version, PathBuf::from(name)))
+    });
+    // Any other tool that maps no [vdso] but runs another program it has
+    // mapped (an emulator vdsoctl does not know by name) is named by its exe.
+    let no_vdso = !maps.iter().any(|m| m.name() == "[vdso]");
+    let guest = || {
+        maps.iter().filter_map(|m| m.path.as_deref()).filter(|p| p.starts_with('/')).find(|p| {
+            Some(Path::new(p)) != exe_path.as_deref()
+                && read_path(&in_root(Path::new(p))).is_ok_and(|i| !i.is_library() && !i.debug_only)
+        })
+    };
+    let tool = exe_path.as_deref().and_then(emulator_of).or_else(|| {
+        let name = exe_path.as_deref()?.file_name()?.to_string_lossy().into_owned();
+        (no_vdso && guest().is_some()).then_some(name)
+    });
+    if let Some(tool) = tool {
+        let program = program_arg(&argv, &["--tool", "--log-file", "-L", "-cpu", "-E", "-U"])
+            .or_else(|| guest().map(str::to_string));
+        return Ok(ProcessRuntime {
+            launch: Launch::Emulator { tool, program },
+            path: exe_path,
+            info: exe_info,
+            mapped_libc,
+        });
+    }
+    if exe_info.is_dynamic_linker() {
+        let loader = exe_path.clone().unwrap_or_default();
+        let candidate = program_arg(
+            &argv,
+            &["--library-path", "--preload", "--audit", "--argv0", "--glibc-hwcaps-mask", "--glibc-hwcaps-prepend"],
+        );
+        // The program is a file mapping that is not the loader and not a
+        // library: prefer the one the command line names.
+        let mapped: Vec<&str> = maps.iter().filter_map(|m| m.path.as_deref()).filter(|p| p.starts_with('/')).collect();
+        let mut seen = Vec::new();
+        let mut best = None;
+        for p in mapped {
+            if seen.contains(&p) || Some(Path::new(p)) == exe_path.as_deref() {
+                continue;
+            }
+            seen.push(p);
+            let Ok(info) = read_path(&in_root(Path::new(p))) else { continue };
+            if info.is_library() || info.debug_only {
+                continue;
+            }
+            let named = candidate.as_deref().is_some_and(|c| Path::new(p).file_name() == Path::new(c).file_name());
+            if best.is_none() || named {
+                best = Some((PathBuf::from(p), info));
+            }
+            if named {
+                break;
+            }
+        }
+        if let Some((program, mut info)) = best {
+            if info.libc_version.is_none() {
+                info.libc_version =
+                    mapped_libc.as_ref().filter(|(k, _, _)| *k == info.libc).and_then(|(_, v, _)| v.clone());
+            }
+            return Ok(ProcessRuntime {
+                launch: Launch::Loader { loader, program: program.clone() },
+                path: Some(program),
+                info,
+                mapped_libc,
+            });
+        }
+    }
+    let mut info = exe_info;
+    if info.libc_version.is_none() {
+        info.libc_version = mapped_libc.as_ref().filter(|(k, _, _)| *k == info.libc).and_then(|(_, v, _)| v.clone());
+    }
+    Ok(ProcessRuntime { launch: Launch::Direct, path: exe_path, info, mapped_libc })
 }
 
 #[cfg(test)]
@@ -210,15 +837,20 @@ mod tests {
             assert!(info.interp.as_deref().unwrap().contains("ld-linux"));
             assert!(info.needed.iter().any(|n| n == "libc.so.6"), "{:?}", info.needed);
             assert_eq!(info.libc, LibcKind::Glibc);
+            assert_eq!(info.linkage(), Linkage::Dynamic);
+            assert!(!info.is_library());
         }
+        assert!(info.code_scanned);
+        assert_eq!(info.vsyscall_sites, 0);
     }
 
     #[test]
     fn classification() {
         let n = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(classify(Some("/lib/ld-musl-x86_64.so.1"), &n(&["libc.so"])), Some(LibcKind::Musl));
-        assert_eq!(classify(Some("/lib64/ld-linux-x86-64.so.2"), &n(&["libc.so.6"])), Some(LibcKind::Glibc));
-        assert_eq!(classify(None, &[]), None);
+        assert_eq!(classify(Some("/lib/ld-musl-x86_64.so.1"), &n(&["libc.so"]), None), Some(LibcKind::Musl));
+        assert_eq!(classify(Some("/lib64/ld-linux-x86-64.so.2"), &n(&["libc.so.6"]), None), Some(LibcKind::Glibc));
+        assert_eq!(classify(None, &[], Some("libc.so.6")), Some(LibcKind::Glibc));
+        assert_eq!(classify(None, &[], None), None);
     }
 
     #[test]
@@ -236,5 +868,191 @@ mod tests {
         let p = dir.path().join("phnum");
         std::fs::write(&p, own).unwrap();
         assert!(read(&File::open(&p).unwrap()).is_err());
+    }
+
+    #[test]
+    fn vsyscall_patterns() {
+        // mov $0xffffffffff600400,%rax; call *%rax
+        let code = [0x90, 0x48, 0xc7, 0xc0, 0x00, 0x04, 0x60, 0xff, 0xff, 0xd0];
+        assert_eq!(vsyscall_sites(&code, 0x1000, false), vec![(1, 7, 0x1001)]);
+        // movabs $0xffffffffff600000,%rax
+        let code = [0x48, 0xb8, 0x00, 0x00, 0x60, 0xff, 0xff, 0xff, 0xff, 0xff];
+        assert_eq!(vsyscall_sites(&code, 0x400000, false).len(), 1);
+        // call rel32 from 0x401000 to 0xffffffffff600800
+        let from: u64 = 0x401000;
+        let rel = 0xffff_ffff_ff60_0800u64.wrapping_sub(from + 5) as i64 as i32;
+        let mut code = vec![0xe8];
+        code.extend_from_slice(&rel.to_le_bytes());
+        assert_eq!(vsyscall_sites(&code, from, true), vec![(0, 5, from)]);
+        assert!(vsyscall_sites(&code, from, false).is_empty(), "not in position-independent code");
+        // near misses: another address, another register class
+        let code = [0x48, 0xc7, 0xc0, 0x00, 0x05, 0x60, 0xff];
+        assert!(vsyscall_sites(&code, 0, true).is_empty());
+        assert!(vsyscall_sites(&[0xe8, 0, 0], 0, true).is_empty());
+    }
+
+    #[test]
+    fn vsyscall_scan_counts_each_site_once_across_chunks() {
+        // One PF_X segment of 2 MiB + a bit, sites straddling the first chunk
+        // boundary (the scan reads 1 MiB chunks overlapping by 9 bytes).
+        let mut f = go_elf(&[], &[]);
+        let code_off = 0x1000usize;
+        let size = 2 * CHUNK + 300;
+        f.resize(code_off + size, 0x90);
+        let ph = 64;
+        f[ph + 4..ph + 8].copy_from_slice(&(PF_X | 4).to_le_bytes());
+        f[ph + 32..ph + 40].copy_from_slice(&(size as u64).to_le_bytes());
+        let mov = [0x48, 0xc7, 0xc0, 0x00, 0x04, 0x60, 0xff];
+        let movabs = [0x48, 0xb8, 0x00, 0x00, 0x60, 0xff, 0xff, 0xff, 0xff, 0xff];
+        for (at, bytes) in
+            [(CHUNK - 12, &mov[..]), (CHUNK - 5, &movabs[..]), (CHUNK + 50, &mov[..]), (2 * CHUNK - 12, &mov[..])]
+        {
+            f[code_off + at..code_off + at + bytes.len()].copy_from_slice(bytes);
+        }
+        let info = read_bytes(&f);
+        assert!(info.code_scanned);
+        assert_eq!(info.vsyscall_sites, 4);
+        assert_eq!(info.vsyscall_first, Some(0x501000 + (CHUNK - 12) as u64));
+        // Truncated: the segment claims more than the file has; no endless loop.
+        f.truncate(code_off + CHUNK + 20);
+        assert_eq!(read_bytes(&f).vsyscall_sites, 2, "the two sites before the cut");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Any damage to a real executable's first 8 KiB (headers, tables,
+        /// the start of the code) is an Ok or an Err, never a panic.
+        #[test]
+        fn damaged_executables_never_panic(
+            edits in proptest::collection::vec((0usize..8192, proptest::prelude::any::<u8>()), 1..64),
+            cut in 64usize..200_000,
+        ) {
+            static OWN: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+            let own = OWN.get_or_init(|| pread(&File::open("/proc/self/exe").unwrap(), 0, 200_000).unwrap());
+            let mut bytes = own[..cut.min(own.len())].to_vec();
+            for (at, b) in edits {
+                if let Some(x) = bytes.get_mut(at) {
+                    *x = b;
+                }
+            }
+            let f = tempfile::NamedTempFile::new().unwrap();
+            std::fs::write(f.path(), &bytes).unwrap();
+            let _ = read(&File::open(f.path()).unwrap());
+        }
+
+        /// Any Go buildinfo blob after the magic (flags, pointer sizes,
+        /// lengths, pointers) is read or refused, never a panic.
+        #[test]
+        fn any_go_buildinfo_never_panics(tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
+            let mut blob = GO_MAGIC.to_vec();
+            blob.extend_from_slice(&tail);
+            let _ = read_bytes(&go_elf(&blob, &[]));
+        }
+    }
+
+    #[test]
+    fn uvarint_strings() {
+        let b = [8, b'g', b'o', b'1', b'.', b'1', b'9', b'.', b'8', 2, b'a', b'b'];
+        let (v, rest) = uvarint_string(&b).unwrap();
+        assert_eq!(v, b"go1.19.8");
+        assert_eq!(uvarint_string(rest).unwrap().0, b"ab");
+        assert!(uvarint_string(&[0x80]).is_none());
+        assert!(uvarint_string(&[5, b'a']).is_none());
+        assert!(uvarint_string(&[0xff; 12]).is_none());
+    }
+
+    /// A minimal ELF64 file with one PT_LOAD (RW) holding a buildinfo blob.
+    fn go_elf(blob: &[u8], strings: &[(u64, &[u8])]) -> Vec<u8> {
+        let mut f = vec![0u8; 0x2000];
+        f[..4].copy_from_slice(b"\x7fELF");
+        f[4] = 2; // 64-bit
+        f[5] = 1; // little-endian
+        f[6] = 1;
+        f[16..18].copy_from_slice(&2u16.to_le_bytes()); // ET_EXEC
+        f[18..20].copy_from_slice(&62u16.to_le_bytes()); // x86_64
+        f[20..24].copy_from_slice(&1u32.to_le_bytes());
+        f[32..40].copy_from_slice(&64u64.to_le_bytes()); // e_phoff
+        f[52..54].copy_from_slice(&64u16.to_le_bytes());
+        f[54..56].copy_from_slice(&56u16.to_le_bytes());
+        f[56..58].copy_from_slice(&1u16.to_le_bytes()); // one phdr
+        let ph = 64;
+        f[ph..ph + 4].copy_from_slice(&PT_LOAD.to_le_bytes());
+        f[ph + 4..ph + 8].copy_from_slice(&(PF_W | 4).to_le_bytes());
+        f[ph + 8..ph + 16].copy_from_slice(&0x1000u64.to_le_bytes()); // p_offset
+        f[ph + 16..ph + 24].copy_from_slice(&0x501000u64.to_le_bytes()); // p_vaddr
+        f[ph + 32..ph + 40].copy_from_slice(&0x1000u64.to_le_bytes()); // p_filesz
+        f[ph + 40..ph + 48].copy_from_slice(&0x1000u64.to_le_bytes());
+        f[0x1000..0x1000 + blob.len()].copy_from_slice(blob);
+        for (vaddr, bytes) in strings {
+            let off = (vaddr - 0x501000 + 0x1000) as usize;
+            f[off..off + bytes.len()].copy_from_slice(bytes);
+        }
+        f
+    }
+
+    fn read_bytes(bytes: &[u8]) -> ExeInfo {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(f.path(), bytes).unwrap();
+        read(&File::open(f.path()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn go_buildinfo_inline_format() {
+        let mut blob = GO_MAGIC.to_vec();
+        blob.extend_from_slice(&[8, 2]);
+        blob.resize(32, 0);
+        blob.push(8);
+        blob.extend_from_slice(b"go1.21.0");
+        let modinfo = b"path\thello\nbuild\tCGO_ENABLED=0\n";
+        blob.push(modinfo.len() as u8);
+        blob.extend_from_slice(modinfo);
+        let info = read_bytes(&go_elf(&blob, &[]));
+        assert_eq!(info.libc, LibcKind::Go);
+        assert_eq!(info.go, Some(GoInfo { version: "go1.21.0".into(), cgo: Some(false) }));
+        assert_eq!(info.linkage(), Linkage::Static);
+    }
+
+    #[test]
+    fn go_buildinfo_pointer_format() {
+        // Go 1.17 and older: pointers to {data, len} string headers.
+        let mut blob = GO_MAGIC.to_vec();
+        blob.extend_from_slice(&[8, 0]);
+        blob.extend_from_slice(&0x501100u64.to_le_bytes()); // *version
+        blob.extend_from_slice(&0x501200u64.to_le_bytes()); // *modinfo
+        let version_hdr = [0x501300u64.to_le_bytes(), 9u64.to_le_bytes()].concat();
+        let modinfo_hdr = [0x501400u64.to_le_bytes(), 4u64.to_le_bytes()].concat();
+        let strings: [(u64, &[u8]); 4] =
+            [(0x501100, &version_hdr), (0x501200, &modinfo_hdr), (0x501300, b"go1.16.15"), (0x501400, b"path")];
+        let info = read_bytes(&go_elf(&blob, &strings));
+        assert_eq!(info.go, Some(GoInfo { version: "go1.16.15".into(), cgo: Some(false) }));
+        // A pointer outside every segment is no version, not a panic.
+        let mut blob2 = GO_MAGIC.to_vec();
+        blob2.extend_from_slice(&[8, 0]);
+        blob2.extend_from_slice(&u64::MAX.to_le_bytes());
+        blob2.extend_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(read_bytes(&go_elf(&blob2, &[])).go, None);
+    }
+
+    #[test]
+    fn emulators_by_name() {
+        assert_eq!(
+            emulator_of(Path::new("/usr/libexec/valgrind/memcheck-amd64-linux")).as_deref(),
+            Some("valgrind (memcheck)")
+        );
+        assert_eq!(
+            emulator_of(Path::new("/usr/bin/qemu-x86_64-static")).as_deref(),
+            Some("qemu-user (qemu-x86_64-static)")
+        );
+        assert_eq!(emulator_of(Path::new("/usr/bin/bash")), None);
+        let argv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            program_arg(&argv(&["valgrind.bin", "-q", "--tool", "drd", "./w", "x"]), &["--tool"]).as_deref(),
+            Some("./w")
+        );
+        assert_eq!(
+            program_arg(&argv(&["ld.so", "--library-path", "/x", "./p"]), &["--library-path"]).as_deref(),
+            Some("./p")
+        );
+        assert_eq!(program_arg(&argv(&["ld.so"]), &[]), None);
     }
 }

@@ -6,6 +6,7 @@ pub mod btf;
 pub mod elf;
 pub mod exe;
 pub mod file;
+pub mod image;
 pub mod kernel;
 pub mod maps;
 pub mod process;

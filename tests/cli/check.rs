@@ -1,7 +1,8 @@
 //! `check`: the host audit on this machine, on 32-bit and static targets,
 //! and its Prometheus form through promtool.
 
-use super::common::{build_c, have_m32, is_root, run, run_json, skip, Workload};
+use super::common::{build_c, have_m32, is_root, run, run_json, skip, vdsoctl, vdsoctl_path, Workload};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 fn check_named<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
@@ -67,12 +68,12 @@ fn thirty_two_bit_process_is_named() {
 fn static_binary_is_named() {
     let w = Workload::start(Command::new(build_c("wait_ready", false, &["-static"])));
     let doc = run_json(&["check", "-p", &w.pid().to_string()]);
-    let detail = check_named(&doc, "process_binary")["detail"].as_str().unwrap().to_string();
+    let bin = check_named(&doc, "process_binary");
+    let detail = bin["detail"].as_str().unwrap().to_string();
     assert!(detail.contains("statically linked"), "{detail}");
-    assert!(detail.contains("glibc"), "static glibc is recognised: {detail}");
-    // --strict turns that WARN into exit 1.
-    let (code, _, _) = run(&["check", "--strict", "-p", &w.pid().to_string()]);
-    assert_eq!(code, 1);
+    // This glibc (≥ 2.31) looks the vDSO up in static binaries: no warning.
+    assert!(detail.contains("static glibc that looks the vDSO up"), "{detail}");
+    assert_eq!(bin["status"], "OK", "{bin}");
 }
 
 #[test]
@@ -169,12 +170,17 @@ fn trace_option_fails_a_process_that_bypasses_the_vdso() {
     assert!(detail.contains("clock_gettime CLOCK_MONOTONIC_RAW"), "{detail}");
     assert!(!detail.contains("CLOCK_REALTIME"), "no stray clocks: {detail}");
 
-    // A libc loop of a vDSO clock makes no clock syscalls: OK.
+    // A libc loop of a vDSO clock makes no clock syscalls: OK. (clock_loop's
+    // binary still fails: its `vsyscall` mode calls the fixed page.)
     let mut cmd = Command::new(build_c("clock_loop", false, &[]));
     cmd.args(["libc", "1", "2000000000"]).stderr(Stdio::null());
     let w = Workload::start(cmd);
-    let doc = run_json(&["check", "-p", &w.pid().to_string(), "--trace", "0.3"]);
+    let (_, stdout, _) = run(&["--json", "check", "-p", &w.pid().to_string(), "--trace", "0.3"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(check_named(&doc, "process_trace")["status"], "OK", "{doc}");
+    let bin = check_named(&doc, "process_binary");
+    assert_eq!(bin["status"], "FAIL", "{bin}");
+    assert!(bin["detail"].as_str().unwrap().contains("calls the fixed [vsyscall] page"), "{bin}");
 
     let (code, _, stderr) = run(&["check", "--trace", "1"]);
     assert_eq!(code, 2, "--trace without -p is a usage error: {stderr}");
@@ -185,14 +191,441 @@ fn static_musl_binary_is_named() {
     if which("musl-gcc").is_err() {
         return skip("musl-gcc not installed (apt-get install musl-tools)");
     }
-    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("clock_loop-musl-static");
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/clock_loop.c");
-    let built = Command::new("musl-gcc").args(["-static", "-O2", "-o"]).arg(&out).arg(&src).status().unwrap();
-    assert!(built.success());
-    let mut cmd = Command::new(&out);
-    cmd.args(["libc", "1", "10", "1", "wait"]);
-    let w = Workload::start(cmd);
+    let w = Workload::start(Command::new(build_musl_static("clock_once").unwrap()));
     let doc = run_json(&["check", "-p", &w.pid().to_string()]);
     let detail = check_named(&doc, "process_binary")["detail"].as_str().unwrap().to_string();
-    assert!(detail.contains("statically linked, musl"), "{detail}");
+    assert!(detail.contains("statically linked; musl: looks the vDSO up"), "{detail}");
+}
+
+// ---- check --image, check -- CMD, and the runtime of check -p ----
+
+static GO_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Build `fixtures/go/<name>` with golang-go into the cargo tmpdir, with a
+/// private GOCACHE/GOPATH and no toolchain download. None when `go` is absent.
+fn build_go(name: &str, cgo: bool) -> Option<PathBuf> {
+    which("go").ok()?;
+    let _guard = GO_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let out = tmp.join(format!("go-{name}"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/go").join(name);
+    let status = Command::new("go")
+        .args(["build", "-o"])
+        .arg(&out)
+        .arg(".")
+        .current_dir(&src)
+        .env("GOCACHE", tmp.join("go/cache"))
+        .env("GOPATH", tmp.join("go/path"))
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "")
+        .env("CGO_ENABLED", if cgo { "1" } else { "0" })
+        .status()
+        .expect("go runs");
+    assert!(status.success(), "go build of fixtures/go/{name} failed");
+    Some(out)
+}
+
+/// `musl-gcc -static` of a fixture, None when musl-tools is absent.
+fn build_musl_static(name: &str) -> Option<PathBuf> {
+    which("musl-gcc").ok()?;
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-musl-static"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("fixtures/{name}.c"));
+    let built = Command::new("musl-gcc").args(["-static", "-O2", "-o"]).arg(&out).arg(&src).status().unwrap();
+    assert!(built.success());
+    Some(out)
+}
+
+/// The host glibc's version as getconf says it (`2.36`).
+fn glibc_version() -> String {
+    let out = Command::new("getconf").arg("GNU_LIBC_VERSION").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().trim_start_matches("glibc ").to_string()
+}
+
+/// `go env GOVERSION` (`go1.19.8`).
+fn go_version() -> String {
+    let out = Command::new("go").args(["env", "GOVERSION"]).env("GOTOOLCHAIN", "local").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Copy `from` into `root` at `at` (an image path like /usr/bin/x).
+fn install(root: &Path, from: &Path, at: &str) {
+    let dest = root.join(at.trim_start_matches('/'));
+    std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+    std::fs::copy(from, &dest).unwrap_or_else(|e| panic!("copy {} → {}: {e}", from.display(), dest.display()));
+}
+
+/// The shared libraries `ldd` lists for `exe`, with their paths.
+fn ldd(exe: &Path) -> Vec<PathBuf> {
+    let out = Command::new("ldd").arg(exe).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).split_whitespace().filter(|w| w.starts_with('/')).map(PathBuf::from).collect()
+}
+
+/// A small image tree: a dynamic glibc program, its 32-bit build, a static
+/// musl program, a Go program, a program that calls the vsyscall page
+/// (clock_loop's `vsyscall` mode), a static glibc program, and the glibc
+/// libraries the dynamic ones load. None when a tool is missing (a SKIP).
+fn image_tree() -> Option<(tempfile::TempDir, String)> {
+    if !have_m32() {
+        skip("gcc -m32 cannot build (install gcc-multilib)");
+        return None;
+    }
+    let Some(musl) = build_musl_static("clock_once") else {
+        skip("musl-gcc not installed (apt-get install musl-tools)");
+        return None;
+    };
+    let Some(go) = build_go("hello", false) else {
+        skip("go not installed (apt-get install golang-go)");
+        return None;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    install(root, &build_c("wait_ready", false, &[]), "/usr/bin/wait_ready");
+    install(root, &build_c("wait_ready", true, &[]), "/usr/bin/wait_ready32");
+    install(root, &build_c("wait_ready", false, &["-static"]), "/usr/bin/wait_ready_static");
+    install(root, &musl, "/usr/bin/clock_once_musl");
+    install(root, &go, "/usr/bin/hello_go");
+    install(root, &build_c("clock_loop", false, &[]), "/opt/legacy/clock_loop");
+    for lib in ldd(&build_c("wait_ready", false, &[])) {
+        install(root, &lib, &lib.display().to_string());
+    }
+    Some((dir, go_version()))
+}
+
+fn binary<'a>(doc: &'a serde_json::Value, path: &str) -> &'a serde_json::Value {
+    doc["binaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["path"] == path)
+        .unwrap_or_else(|| panic!("no binary {path}: {doc}"))
+}
+
+/// The verdicts every audit of the tree must give, host-side or inside it.
+fn assert_tree_verdicts(doc: &serde_json::Value, go: &str) {
+    let glibc = glibc_version();
+    let expect = [
+        // path, class, machine, linkage, runtime, runtime_version, status
+        ("/opt/legacy/clock_loop", "ELF64", "x86_64", "dynamic", "glibc", Some(glibc.as_str()), "FAIL"),
+        ("/usr/bin/wait_ready32", "ELF32", "i386", "dynamic", "glibc", None, "WARN"),
+        ("/usr/bin/wait_ready", "ELF64", "x86_64", "dynamic", "glibc", Some(glibc.as_str()), "OK"),
+        ("/usr/bin/wait_ready_static", "ELF64", "x86_64", "static", "glibc", None, "OK"),
+        ("/usr/bin/clock_once_musl", "ELF64", "x86_64", "static", "musl", None, "OK"),
+        ("/usr/bin/hello_go", "ELF64", "x86_64", "static", "go", Some(go), "OK"),
+    ];
+    for (path, class, machine, linkage, runtime, version, status) in expect {
+        let b = binary(doc, path);
+        assert_eq!(b["class"], class, "{b}");
+        assert_eq!(b["machine"], machine, "{b}");
+        assert_eq!(b["linkage"], linkage, "{b}");
+        assert_eq!(b["runtime"], runtime, "{b}");
+        assert_eq!(b["runtime_version"].as_str(), version, "{b}");
+        assert_eq!(b["status"], status, "{b}");
+    }
+    let legacy = binary(doc, "/opt/legacy/clock_loop")["detail"].as_str().unwrap().to_string();
+    assert!(legacy.contains("calls the fixed [vsyscall] page (1 site(s)"), "{legacy}");
+    let m32 = binary(doc, "/usr/bin/wait_ready32")["detail"].as_str().unwrap().to_string();
+    assert!(m32.starts_with("32-bit: the compat vDSO (vdso32) serves its clock reads, a little slower"), "{m32}");
+    assert!(binary(doc, "/usr/bin/hello_go")["detail"]
+        .as_str()
+        .unwrap()
+        .contains("the Go runtime calls the vDSO itself"));
+    assert!(binary(doc, "/usr/bin/wait_ready")["interpreter"].as_str().unwrap().contains("ld-linux"));
+    // Failures first, then warnings.
+    let statuses: Vec<&str> =
+        doc["binaries"].as_array().unwrap().iter().map(|b| b["status"].as_str().unwrap()).collect();
+    let rank = |s: &str| match s {
+        "FAIL" => 0,
+        "WARN" => 1,
+        _ => 2,
+    };
+    assert!(statuses.windows(2).all(|w| rank(w[0]) <= rank(w[1])), "{statuses:?}");
+    assert_eq!(doc["status"], "FAIL");
+}
+
+#[test]
+fn image_tree_verdicts_and_exit_code() {
+    let Some((dir, go)) = image_tree() else { return };
+    let root = dir.path().to_str().unwrap();
+    let out = vdsoctl().args(["--json", "check", "--image", root]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_tree_verdicts(&doc, &go);
+    // The C library itself is listed as a library with its version.
+    let libc = doc["binaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["path"].as_str().unwrap().ends_with("/libc.so.6"))
+        .unwrap();
+    assert_eq!(libc["kind"], "library");
+    assert_eq!(libc["runtime_version"].as_str(), Some(glibc_version().as_str()));
+
+    // The table: failures first, with the reason and the hint; no progress
+    // on stderr when it is not a terminal.
+    let (code, table, stderr) = run(&["check", "--image", root]);
+    assert_eq!(code, 1);
+    assert_eq!(stderr, "");
+    let fail_row = table.lines().position(|l| l.contains("FAIL") && l.contains("/opt/legacy/clock_loop")).unwrap();
+    let warn_row = table.lines().position(|l| l.contains("WARN") && l.contains("/usr/bin/wait_ready32")).unwrap();
+    assert!(fail_row < warn_row, "{table}");
+    assert!(table.contains("FAIL /opt/legacy/clock_loop: rebuild it"), "{table}");
+    assert!(table.contains("verdict: FAIL"), "{table}");
+
+    // Prometheus: binaries by status, accepted by promtool.
+    if super::common::have_promtool() {
+        let (_, text, _) = run(&["--format", "prometheus", "check", "--image", root]);
+        assert!(text.contains("vdsoctl_check_binaries{status=\"fail\"} 1\n"), "{text}");
+        assert!(text.contains("vdsoctl_check_binaries{status=\"warn\"} 1\n"), "{text}");
+        super::common::assert_promtool_accepts(&text);
+    }
+
+    // One filesystem: a program on another mount under ROOT is not audited.
+    if is_root() {
+        std::fs::create_dir_all(dir.path().join("mnt/other")).unwrap();
+        let script = format!(
+            "mount -t tmpfs none {root}/mnt/other && cp {root}/usr/bin/wait_ready {root}/mnt/other/ && exec {} --json check --image {root}",
+            vdsoctl_path().display()
+        );
+        let out = Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+            .output()
+            .unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        assert_eq!(doc["image"]["skipped"], serde_json::json!(["/mnt/other"]), "{}", doc["image"]);
+        assert!(doc["binaries"].as_array().unwrap().iter().all(|b| b["path"] != "/mnt/other/wait_ready"));
+    }
+
+    // Without the vsyscall caller only the 32-bit WARN is left: exit 0, and 1 with --strict.
+    std::fs::remove_file(dir.path().join("opt/legacy/clock_loop")).unwrap();
+    let (code, _, stderr) = run(&["check", "--image", root]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, _) = run(&["check", "--strict", "--image", root]);
+    assert_eq!(code, 1);
+
+    // Not a directory: exit 3, one line.
+    let (code, _, stderr) = run(&["check", "--image", "/etc/hostname"]);
+    assert_eq!(code, 3, "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+/// `bwrap` as a container runtime would run vdsoctl in the image: the tree
+/// as `/`, fresh /proc and /dev, the host's /sys read-only, its own pid
+/// namespace. (unshare --root has no /sys, which tracing needs.)
+fn in_container(root: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("bwrap")
+        .args(["--bind"])
+        .arg(root)
+        .args(["/", "--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys", "--unshare-pid", "--"])
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("bwrap runs")
+}
+
+/// The README's container recipe, as written: vdsoctl copied into the image
+/// (with the libraries `ldd` lists, so no second, static build is needed),
+/// then `vdsoctl check --image /` and `vdsoctl check -- <smoke test>` run
+/// inside it.
+#[test]
+fn container_recipe_runs_inside_the_image() {
+    if !is_root() {
+        return skip("bwrap into the image tree needs root");
+    }
+    if which("bwrap").is_err() {
+        return skip("bwrap not installed (apt-get install bubblewrap)");
+    }
+    let Some((dir, go)) = image_tree() else { return };
+    let root = dir.path();
+    install(root, &vdsoctl_path(), "/usr/local/bin/vdsoctl");
+    for lib in ldd(&vdsoctl_path()) {
+        install(root, &lib, &lib.display().to_string());
+    }
+    install(root, &build_c("clock_loop", false, &[]), "/usr/bin/clock_loop");
+    // RUN vdsoctl check --image /
+    let out = in_container(root, &["/usr/local/bin/vdsoctl", "--json", "check", "--image", "/"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_tree_verdicts(&doc, &go);
+    assert_eq!(doc["image"]["excluded"], serde_json::json!(["/usr/local/bin/vdsoctl"]), "vdsoctl leaves itself out");
+    assert!(doc["binaries"].as_array().unwrap().iter().all(|b| b["path"] != "/usr/local/bin/vdsoctl"));
+    // RUN vdsoctl check -- <smoke test>: a libc loop passes, a raw syscall loop fails.
+    let out =
+        in_container(root, &["/usr/local/bin/vdsoctl", "check", "--", "/usr/bin/clock_loop", "libc", "1", "1000"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out =
+        in_container(root, &["/usr/local/bin/vdsoctl", "check", "--", "/usr/bin/clock_loop", "raw", "11", "1000"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("(clock_loop) clock_gettime CLOCK_TAI ×1000"), "{stdout}");
+}
+
+#[test]
+fn command_passes_fails_and_hands_back_its_status() {
+    if !is_root() {
+        return skip("check -- CMD needs root (tracefs)");
+    }
+    let lp = build_c("clock_loop", false, &[]);
+    let lp = lp.to_str().unwrap();
+    // A libc loop of a vDSO clock: OK, exit 0.
+    let doc = run_json(&["check", "--", lp, "libc", "1", "5000"]);
+    assert_eq!(doc["status"], "OK", "{doc}");
+    assert_eq!(doc["command"]["exit_status"]["code"], 0, "{doc}");
+    assert_eq!(check_named(&doc, "command_trace")["status"], "OK");
+    // 5,000 raw clock_gettime(CLOCK_TAI): FAIL naming process, clock and count.
+    let (code, stdout, stderr) = run(&["--json", "check", "--", lp, "raw", "11", "5000"]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let pid = doc["command"]["pid"].as_i64().unwrap();
+    let t = check_named(&doc, "command_trace");
+    assert_eq!(t["status"], "FAIL", "{t}");
+    assert!(
+        t["detail"].as_str().unwrap().contains(&format!("pid {pid} (clock_loop) clock_gettime CLOCK_TAI ×5000")),
+        "{t}"
+    );
+    // Calls into the vsyscall page fail too.
+    let (code, stdout, _) = run(&["--json", "check", "--", lp, "vsyscall", "0", "100"]);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("(clock_loop) [vsyscall] time ×100"), "{stdout}");
+    // CPU-time clocks are expected syscalls: still OK.
+    let (code, _, stderr) = run(&["check", "--", lp, "raw", "3", "1000"]);
+    assert_eq!(code, 0, "{stderr}");
+    // The command's own failure is the exit status, and is named.
+    let (code, stdout, _) = run(&["--json", "check", "--", "sh", "-c", "exit 7"]);
+    assert_eq!(code, 7);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(check_named(&doc, "command")["status"], "FAIL");
+    assert!(check_named(&doc, "command")["detail"].as_str().unwrap().contains("exited with status 7"));
+    let (code, stdout, _) = run(&["check", "--", "sh", "-c", "kill -9 $$"]);
+    assert_eq!(code, 128 + 9, "{stdout}");
+    assert!(stdout.contains("was killed by signal 9"), "{stdout}");
+    // A command that does not exist: could not start it, exit 3.
+    let (code, _, stderr) = run(&["check", "--", "/nonexistent/smoke"]);
+    assert_eq!(code, 3, "{stderr}");
+}
+
+#[test]
+fn process_runtime_go_static_and_cgo() {
+    let (Some(plain), Some(cgo)) = (build_go("hello", false), build_go("cgo", true)) else {
+        return skip("go not installed (apt-get install golang-go)");
+    };
+    let go = go_version();
+    let w = Workload::start(Command::new(&plain));
+    let doc = run_json(&["check", "-p", &w.pid().to_string()]);
+    let bin = check_named(&doc, "process_binary");
+    let detail = bin["detail"].as_str().unwrap();
+    assert!(detail.contains(&format!("statically linked; Go {go}: the Go runtime calls the vDSO itself")), "{detail}");
+    assert_eq!(bin["status"], "OK");
+    let w = Workload::start(Command::new(&cgo));
+    let doc = run_json(&["check", "-p", &w.pid().to_string()]);
+    let bin = check_named(&doc, "process_binary");
+    let detail = bin["detail"].as_str().unwrap();
+    assert!(detail.contains("dynamic (/lib64/ld-linux-x86-64.so.2)"), "{detail}");
+    assert!(detail.contains(&format!("Go {go}, with cgo: the Go runtime calls the vDSO itself")), "{detail}");
+    assert_eq!(bin["status"], "OK");
+}
+
+#[test]
+fn process_runtime_through_ld_so_and_valgrind() {
+    let prog = build_c("wait_ready", false, &[]);
+    let loader = ldd(&prog).into_iter().find(|p| p.to_string_lossy().contains("ld-linux")).expect("ld.so");
+    let mut cmd = Command::new(&loader);
+    cmd.arg(&prog);
+    let w = Workload::start(cmd);
+    let doc = run_json(&["check", "-p", &w.pid().to_string()]);
+    let bin = check_named(&doc, "process_binary");
+    let detail = bin["detail"].as_str().unwrap();
+    let real = std::fs::canonicalize(&loader).unwrap();
+    assert!(
+        detail.contains(&format!("{} (started as `{} PROG`)", prog.display(), real.display())),
+        "the program, not ld.so: {detail}"
+    );
+    assert!(detail.contains(&format!("glibc {}: clock reads go through the vDSO", glibc_version())), "{detail}");
+    assert_eq!(bin["status"], "OK", "not a static binary: {bin}");
+
+    if which("valgrind").is_err() {
+        return skip("valgrind not installed (apt-get install valgrind)");
+    }
+    let mut cmd = Command::new("valgrind");
+    cmd.arg("-q").arg(&prog);
+    let w = Workload::start(cmd);
+    let (code, stdout, stderr) = run(&["--json", "check", "-p", &w.pid().to_string()]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let bin = check_named(&doc, "process_binary");
+    let detail = bin["detail"].as_str().unwrap();
+    assert!(detail.contains(&format!("runs {} under valgrind (memcheck)", prog.display())), "{detail}");
+    assert_eq!(bin["status"], "FAIL");
+    let mapped = check_named(&doc, "process_vdso_mapped");
+    assert!(mapped["hint"].as_str().unwrap().contains("expected under valgrind (memcheck)"), "{mapped}");
+}
+
+#[test]
+fn process_runtime_of_an_unknown_emulator_names_it() {
+    // No [vdso], another program mapped: the tool is named by its executable.
+    let guest = build_c("wait_ready", false, &[]);
+    let mut cmd = Command::new(build_c("fake_emulator", false, &[]));
+    cmd.arg(&guest);
+    let w = Workload::start(cmd);
+    let (code, stdout, stderr) = run(&["--json", "check", "-p", &w.pid().to_string()]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let bin = check_named(&doc, "process_binary");
+    let detail = bin["detail"].as_str().unwrap();
+    assert!(detail.contains(&format!("runs {} under fake_emulator", guest.display())), "{detail}");
+    assert_eq!(bin["status"], "FAIL");
+}
+
+#[test]
+fn trace_evidence_clears_a_32bit_warning() {
+    if !is_root() {
+        return skip("check --trace needs root (tracefs)");
+    }
+    if !have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    let w = Workload::start(Command::new(build_c("wait_ready", true, &[])));
+    let doc = run_json(&["check", "--strict", "-p", &w.pid().to_string(), "--trace", "0.3"]);
+    let bin = check_named(&doc, "process_binary");
+    assert_eq!(bin["status"], "OK", "{bin}");
+    assert!(bin["detail"].as_str().unwrap().contains("32-bit"), "{bin}");
+    assert!(bin["detail"].as_str().unwrap().contains("cleared by --trace: in"), "{bin}");
+    // A process that does make clock syscalls keeps its verdict and fails the trace.
+    let mut cmd = Command::new(build_c("clock_loop", true, &[]));
+    cmd.args(["raw", "1", "2000000000"]).stderr(Stdio::null());
+    let w = Workload::start(cmd);
+    let (code, stdout, _) = run(&["--json", "check", "-p", &w.pid().to_string(), "--trace", "0.3"]);
+    assert_eq!(code, 1);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(check_named(&doc, "process_binary")["status"], "WARN");
+    assert_eq!(check_named(&doc, "process_trace")["status"], "FAIL");
+}
+
+/// A static glibc binary with no vDSO lookup in it is what glibc < 2.31
+/// produced. This one is made from a current static build by renaming the
+/// symbols its vDSO setup looks up (`__vdso_*` → `__xxxx_*`): the binary the
+/// audit then reads has glibc's markers and no vDSO lookup, as an old one.
+#[test]
+fn static_glibc_without_a_vdso_lookup_fails() {
+    let mut bytes = std::fs::read(build_c("clock_once", false, &["-static"])).unwrap();
+    let mut renamed = 0;
+    let mut i = 0;
+    while let Some(at) = bytes[i..].windows(7).position(|w| w == b"__vdso_") {
+        bytes[i + at + 2..i + at + 6].copy_from_slice(b"xxxx");
+        renamed += 1;
+        i += at + 7;
+    }
+    assert!(renamed > 0, "a static glibc ≥ 2.31 names the vDSO symbols it looks up");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("bin")).unwrap();
+    std::fs::write(dir.path().join("bin/old_static"), &bytes).unwrap();
+    let (code, stdout, stderr) = run(&["--json", "check", "--image", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let b = binary(&doc, "/bin/old_static");
+    assert_eq!(
+        (b["linkage"].as_str(), b["runtime"].as_str(), b["status"].as_str()),
+        (Some("static"), Some("glibc"), Some("FAIL"))
+    );
+    assert!(b["detail"].as_str().unwrap().contains("glibc < 2.31 never used the vDSO in static binaries"), "{b}");
 }
