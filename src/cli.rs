@@ -1,6 +1,6 @@
 //! The command line, in clap derive form. A field's doc comment is its help.
 
-use crate::output::Format;
+use crate::output::{ColorChoice, Format};
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -10,16 +10,21 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(name = "vdsoctl", version, about, max_term_width = 100)]
 pub struct Cli {
-    /// Output format: human tables, one JSON document, or Prometheus text (bench, check, trace).
-    #[arg(long, value_enum, global = true, default_value_t = Format::Table)]
+    /// Output format: table (default), json (one document with stable keys), or prometheus (bench,
+    /// check, trace).
+    #[arg(long, value_enum, global = true, default_value_t = Format::Table, hide_possible_values = true, hide_default_value = true)]
     pub format: Format,
 
     /// Shorthand for `--format json`.
     #[arg(long, global = true)]
     pub json: bool,
 
-    /// Never colour output (also when NO_COLOR is set; colour is only ever used on a terminal).
-    #[arg(long, global = true)]
+    /// Colour tables: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_name = "WHEN", value_enum, global = true, default_value_t = ColorChoice::Auto, hide_possible_values = true, hide_default_value = true)]
+    pub color: ColorChoice,
+
+    /// Same as `--color never`.
+    #[arg(long, global = true, hide = true)]
     pub no_color: bool,
 
     #[command(subcommand)]
@@ -27,6 +32,15 @@ pub struct Cli {
 }
 
 impl Cli {
+    /// The colour choice after `--no-color` is applied.
+    pub fn resolved_color(&self) -> ColorChoice {
+        if self.no_color {
+            ColorChoice::Never
+        } else {
+            self.color
+        }
+    }
+
     /// The format after `--json` is applied.
     pub fn resolved_format(&self) -> Format {
         if self.json {

@@ -19,7 +19,7 @@ fn main() -> ExitCode {
         )
         .exit();
     }
-    let out = Output::resolve(format, cli.no_color);
+    let out = Output::resolve(format, cli.resolved_color());
     match cmd::run(&cli, &out) {
         Ok(Outcome::Clean) => ExitCode::from(exit::OK),
         Ok(Outcome::ThresholdCrossed) => ExitCode::from(exit::THRESHOLD),

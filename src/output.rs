@@ -4,14 +4,15 @@
 
 use crate::error::{Error, Result};
 use crate::model::{Finding, Severity};
-use comfy_table::{presets, Cell, Color, ContentArrangement, Table, TableComponent};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 
 pub mod prom;
+pub mod table;
 pub use prom::Prometheus;
+pub use table::{Cell, Color, Table};
 
 /// The output format the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -24,76 +25,79 @@ pub enum Format {
     Prometheus,
 }
 
+/// When to colour tables (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set (default).
+    #[default]
+    Auto,
+    /// Always, even into a pipe or a file.
+    Always,
+    /// Never.
+    Never,
+}
+
 /// Format and terminal facts, resolved once.
 #[derive(Debug, Clone, Copy)]
 pub struct Output {
     pub format: Format,
     /// Colour escapes allowed in tables.
     pub color: bool,
-    /// stdout is a terminal: escape control characters in names.
+    /// stdout is a terminal.
     pub stdout_tty: bool,
     /// stderr is a terminal: progress may be shown there.
     pub stderr_tty: bool,
+    /// Columns tables may use: COLUMNS, else the terminal's width; `None`
+    /// (unlimited) when neither is known or the terminal says 0.
+    pub width: Option<usize>,
 }
 
 impl Output {
-    /// Colour only on a TTY, never with `--no-color` or a non-empty `NO_COLOR`.
-    pub fn resolve(format: Format, no_color: bool) -> Output {
+    /// Colour per `--color` (auto: only on a TTY and without a non-empty
+    /// `NO_COLOR`); the table width from COLUMNS or the terminal.
+    pub fn resolve(format: Format, color: ColorChoice) -> Output {
         let stdout_tty = std::io::stdout().is_terminal();
         let no_color_env = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Output {
-            format,
-            color: stdout_tty && !no_color && !no_color_env,
-            stdout_tty,
-            stderr_tty: std::io::stderr().is_terminal(),
-        }
+        let color = match color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => stdout_tty && !no_color_env,
+        };
+        let columns = std::env::var("COLUMNS").ok();
+        let width = table_width(columns.as_deref(), || {
+            if stdout_tty {
+                terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0))
+            } else {
+                None
+            }
+        });
+        Output { format, color, stdout_tty, stderr_tty: std::io::stderr().is_terminal(), width }
     }
 
     /// A plain, uncoloured, non-terminal output (tests, library use).
     pub fn plain(format: Format) -> Output {
-        Output { format, color: false, stdout_tty: false, stderr_tty: false }
+        Output { format, color: false, stdout_tty: false, stderr_tty: false, width: None }
     }
 
-    /// A table in the house style, sized to the terminal when there is one.
+    /// A table in the house style, as wide as [`Output::width`] allows.
+    /// Mark prose columns with [`Table::wrap`]; no other column is ever split.
     pub fn table(&self, header: &[&str]) -> Table {
-        let mut t = Table::new();
-        t.load_preset(presets::UTF8_HORIZONTAL_ONLY);
-        t.remove_style(TableComponent::HorizontalLines);
-        t.remove_style(TableComponent::MiddleIntersections);
-        t.remove_style(TableComponent::LeftBorderIntersections);
-        t.remove_style(TableComponent::RightBorderIntersections);
-        if self.stdout_tty {
-            t.set_content_arrangement(ContentArrangement::Dynamic);
-        } else {
-            t.force_no_tty();
-        }
-        if self.color {
-            t.enforce_styling();
-        }
-        t.set_header(header.iter().map(Cell::new));
-        t
+        Table::new(header, self.width, self.color)
     }
 
-    /// A string others chose (symbol names, comm), escaped on a terminal only.
+    /// A string others chose (symbol names, comm, paths): control and bidi
+    /// characters escaped, whatever the stream (JSON keeps the bytes).
     pub fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
-        if self.stdout_tty {
-            sanitize(s)
-        } else {
-            Cow::Borrowed(s)
-        }
+        sanitize(s)
     }
 
     /// A status/severity cell, coloured when colour is on.
     pub fn severity_cell(&self, severity: Severity) -> Cell {
-        let cell = Cell::new(severity.label());
-        if !self.color {
-            return cell;
-        }
-        match severity {
-            Severity::Info => cell.fg(Color::Green),
-            Severity::Warn => cell.fg(Color::Yellow),
-            Severity::Fail => cell.fg(Color::Red),
-        }
+        Cell::new(severity.label()).fg(match severity {
+            Severity::Info => Color::Green,
+            Severity::Warn => Color::Yellow,
+            Severity::Fail => Color::Red,
+        })
     }
 
     /// Findings as indented sentences under a table.
@@ -110,30 +114,135 @@ impl Output {
     }
 }
 
-/// A progress or status line on stderr (`vdsoctl: ...`). Never panics:
-/// `eprintln!` would, on a closed stderr (`2>&-`, a reader that went away).
+/// The table width: a positive COLUMNS wins, then the terminal's width;
+/// 0 or unknown is unlimited (a pty that reports 0×0, a pipe).
+pub fn table_width(columns: Option<&str>, terminal: impl FnOnce() -> Option<usize>) -> Option<usize> {
+    match columns.and_then(|c| c.trim().parse::<usize>().ok()) {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None => terminal().filter(|&w| w > 0),
+    }
+}
+
+/// Whether any finding is a FAIL: every command exits 1 then (DESIGN's rule:
+/// a FAIL line means exit 1; what should not fail a run is not called FAIL).
+pub fn any_fail(findings: &[Finding]) -> bool {
+    findings.iter().any(|f| f.severity == Severity::Fail)
+}
+
+/// A progress or status line on stderr (`vdsoctl: ...`), escaped so that a
+/// name with a newline or an escape cannot forge or hide a line. Never
+/// panics: `eprintln!` would, on a closed stderr (`2>&-`, a reader that went away).
 pub fn note(line: std::fmt::Arguments<'_>) {
-    let _ = writeln!(std::io::stderr().lock(), "vdsoctl: {line}");
+    let text = line.to_string();
+    let _ = writeln!(std::io::stderr().lock(), "vdsoctl: {}", sanitize(&text));
 }
 
 /// A duration scaled for people: `850 ns`, `12.5 µs`, `3.20 ms`, `2.00 s`.
 pub fn duration_text(d: std::time::Duration) -> String {
-    let ns = d.as_nanos() as f64;
-    match ns {
-        n if n < 1e3 => format!("{n:.0} ns"),
-        n if n < 1e6 => format!("{:.1} µs", n / 1e3),
-        n if n < 1e9 => format!("{:.2} ms", n / 1e6),
-        n => format!("{:.2} s", n / 1e9),
+    ns_text(d.as_nanos() as f64)
+}
+
+/// Nanoseconds scaled for people, three significant digits: `9.8 ns`,
+/// `444 ns`, `1.25 µs`, `12.5 µs`, `3.20 ms`, `2.00 s`.
+pub fn ns_text(ns: f64) -> String {
+    let (v, unit) = match ns {
+        n if n < 1e3 => (n, "ns"),
+        n if n < 1e6 => (n / 1e3, "µs"),
+        n if n < 1e9 => (n / 1e6, "ms"),
+        n => (n / 1e9, "s"),
+    };
+    if v >= 99.95 {
+        format!("{v:.0} {unit}")
+    } else if v >= 9.995 {
+        format!("{v:.1} {unit}")
+    } else {
+        format!("{v:.2} {unit}")
     }
 }
 
-/// Replace control and bidi characters with escapes (like fd's sanitize).
+/// `81204` → `81,204`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A rate for people: `81,204/s`, one decimal below 10/s.
+pub fn rate_text(per_sec: f64) -> String {
+    if per_sec < 10.0 {
+        format!("{per_sec:.1}/s")
+    } else {
+        format!("{}/s", thousands(per_sec.round() as u64))
+    }
+}
+
+/// Characters that must never reach a terminal raw: C0/C1 controls and DEL,
+/// and the invisible or direction-changing marks (LRM, RLM, ALM, the bidi
+/// embeddings, overrides and isolates, zero-width and line separators, BOM).
+fn hostile(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{2069}'
+                | '\u{feff}'
+        )
+}
+
+/// Replace control and bidi characters with escapes (like fd's sanitize):
+/// `\u{1b}`, `\n`, `\u{202e}`.
 pub fn sanitize(s: &str) -> Cow<'_, str> {
-    let bad = |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-    if !s.chars().any(bad) {
+    if !s.chars().any(hostile) {
         return Cow::Borrowed(s);
     }
-    Cow::Owned(s.chars().map(|c| if bad(c) { c.escape_default().to_string() } else { c.to_string() }).collect())
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if hostile(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// [`sanitize`] for a whole rendered page: keeps newlines and the colour
+/// escapes (`ESC [ digits ; m`) tables write, escapes everything else.
+pub fn sanitize_page(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c != '\n' && hostile(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        if c == '\x1b' {
+            let sgr = rest[1..].strip_prefix('[').and_then(|r| {
+                let n = r.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
+                r[n..].starts_with('m').then_some(n + 3)
+            });
+            if let Some(len) = sgr {
+                out.push_str(&rest[..len]);
+                rest = &rest[len..];
+                continue;
+            }
+        }
+        if c != '\n' && hostile(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Cow::Owned(out)
 }
 
 /// A report that can be shown in every format its command supports.
@@ -161,7 +270,7 @@ pub fn emit_line<R: Render>(out: &Output, report: &R) -> Result<()> {
 
 fn emit_as<R: Render>(out: &Output, report: &R, one_line: bool) -> Result<()> {
     let text = match out.format {
-        Format::Table => report.render_table(out),
+        Format::Table => sanitize_page(&report.render_table(out)).into_owned(),
         Format::Json => {
             let json = if one_line { serde_json::to_string(report) } else { serde_json::to_string_pretty(report) };
             let mut s = json.map_err(|e| Error::malformed("report", e.to_string()))?;
@@ -186,15 +295,22 @@ pub fn or_dash<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_string(), |v| v.to_string())
 }
 
-/// Bytes as a short human size: `8 KiB`, `4096 B`.
+/// Bytes in the one size style: binary units with up to one decimal,
+/// `512 B`, `8 KiB`, `1.5 KiB`, `147.8 KiB`, `1.6 MiB` (exact sizes are in JSON).
 pub fn human_size(bytes: u64) -> String {
-    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
-        format!("{} MiB", bytes >> 20)
-    } else if bytes >= 1024 && bytes % 1024 == 0 {
-        format!("{} KiB", bytes >> 10)
-    } else {
-        format!("{bytes} B")
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
     }
+    let mut v = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    let text = format!("{v:.1}");
+    let text = text.strip_suffix(".0").unwrap_or(&text);
+    format!("{text} {}", UNITS[unit])
 }
 
 #[cfg(test)]
@@ -206,12 +322,49 @@ mod tests {
         assert_eq!(sanitize("__vdso_time"), "__vdso_time");
         assert_eq!(sanitize("a\x1b[31mb"), "a\\u{1b}[31mb");
         assert_eq!(sanitize("x\u{202e}y"), "x\\u{202e}y");
+        assert_eq!(sanitize("a\nb\tc"), "a\\nb\\tc");
+        for mark in ['\u{200e}', '\u{200f}', '\u{061c}', '\u{202a}', '\u{2066}', '\u{2069}', '\u{9b}', '\u{7f}'] {
+            let s = format!("x{mark}y");
+            assert!(!sanitize(&s).contains(mark), "{mark:?} not escaped");
+        }
+        assert_eq!(sanitize("héllo µs ±"), "héllo µs ±");
+        // A page keeps its lines and our colour escapes, nothing else.
+        assert_eq!(sanitize_page("\x1b[31mFAIL\x1b[0m\nx\x1b]0;t\x07"), "\x1b[31mFAIL\x1b[0m\nx\\u{1b}]0;t\\u{7}");
+        assert_eq!(sanitize_page("a\x1b"), "a\\u{1b}");
     }
 
     #[test]
     fn sizes() {
         assert_eq!(human_size(8192), "8 KiB");
-        assert_eq!(human_size(4097), "4097 B");
+        assert_eq!(human_size(512), "512 B");
+        assert_eq!(human_size(4097), "4 KiB");
+        assert_eq!(human_size(151_344), "147.8 KiB");
+        assert_eq!(human_size(1596 * 1024), "1.6 MiB");
         assert_eq!(or_dash(None::<u32>), "-");
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(thousands(81204), "81,204");
+        assert_eq!(thousands(7), "7");
+        assert_eq!(thousands(1_000_000), "1,000,000");
+        assert_eq!(ns_text(9.84), "9.84 ns");
+        assert_eq!(ns_text(23.4), "23.4 ns");
+        assert_eq!(ns_text(444.0), "444 ns");
+        assert_eq!(ns_text(1_250.0), "1.25 µs");
+        assert_eq!(ns_text(12_500.0), "12.5 µs");
+        assert_eq!(ns_text(3_200_000.0), "3.20 ms");
+        assert_eq!(ns_text(2e9), "2.00 s");
+        assert_eq!(rate_text(50_000.0), "50,000/s");
+        assert_eq!(rate_text(2.5), "2.5/s");
+    }
+
+    #[test]
+    fn widths() {
+        assert_eq!(table_width(Some("60"), || Some(200)), Some(60));
+        assert_eq!(table_width(Some("0"), || Some(200)), None);
+        assert_eq!(table_width(None, || Some(0)), None);
+        assert_eq!(table_width(Some("x"), || Some(80)), Some(80));
+        assert_eq!(table_width(None, || None), None);
     }
 }

@@ -6,6 +6,7 @@ use crate::arch;
 use crate::cli::TargetArgs;
 use crate::error::Result;
 use crate::inspect::auxv::{AuxEntry, WordSize, AT_SYSINFO_EHDR};
+use crate::inspect::maps::Mapping;
 use crate::inspect::Process;
 use crate::model::{hex, hex_opt, Finding, Severity};
 use crate::output::{emit, Output, Render};
@@ -60,13 +61,27 @@ fn kind(key: u64) -> Kind {
     }
 }
 
-/// Decode entries; strings are read from the target's memory.
-pub fn decode(process: &Process, entries: &[AuxEntry], machine: u16) -> Vec<AuxvRow> {
+/// Where an address lies: `in [vdso]`, `in /usr/bin/sleep`, or `unmapped`
+/// (VALUE already shows the number).
+fn address_text(maps: &[Mapping], addr: u64) -> String {
+    if addr == 0 {
+        return "null".into();
+    }
+    match maps.iter().find(|m| m.start <= addr && addr < m.end) {
+        Some(m) if !m.name().is_empty() => format!("in {}", m.name()),
+        Some(_) => "in an anonymous mapping".into(),
+        None => "unmapped".into(),
+    }
+}
+
+/// Decode entries; strings are read from the target's memory, addresses
+/// named by the mapping that holds them.
+pub fn decode(process: &Process, entries: &[AuxEntry], machine: u16, maps: &[Mapping]) -> Vec<AuxvRow> {
     entries
         .iter()
         .map(|e| {
             let decoded = match kind(e.key) {
-                Kind::Address => format!("{:#x}", e.value),
+                Kind::Address => address_text(maps, e.value),
                 Kind::Count => e.value.to_string(),
                 Kind::Flags => format!("{:#x}", e.value),
                 Kind::Hwcap(which) => {
@@ -74,7 +89,7 @@ pub fn decode(process: &Process, entries: &[AuxEntry], machine: u16) -> Vec<Auxv
                     if arch::hwcap_bits(machine, which).is_empty() || names.is_empty() {
                         format!("{:#x}", e.value)
                     } else {
-                        format!("{:#x} ({})", e.value, names.join(" "))
+                        names.join(" ")
                     }
                 }
                 Kind::String => match process.read_cstring(e.value, 4096) {
@@ -91,8 +106,9 @@ pub fn decode(process: &Process, entries: &[AuxEntry], machine: u16) -> Vec<Auxv
 pub fn gather(process: &Process) -> Result<AuxvReport> {
     let (entries, word) = process.auxv()?;
     let machine = process.exe_header().map_or(arch::HOST_MACHINE, |h| h.machine);
-    let rows = decode(process, &entries, machine);
-    let vdso_start = process.maps()?.iter().find(|m| m.name() == "[vdso]").map(|m| m.start);
+    let maps = process.maps()?;
+    let rows = decode(process, &entries, machine, &maps);
+    let vdso_start = maps.iter().find(|m| m.name() == "[vdso]").map(|m| m.start);
     let ehdr = crate::inspect::auxv::get(&entries, AT_SYSINFO_EHDR);
     // Known whenever either side exists; `null` only when neither does.
     let matches = match (ehdr, vdso_start) {
@@ -140,12 +156,14 @@ pub fn run(args: &TargetArgs, out: &Output) -> Result<Outcome> {
     let process = Process::open(args.pid)?;
     let report = gather(&process)?;
     emit(out, &report)?;
-    Ok(Outcome::Clean)
+    // A FAIL line (no [vdso], a misplaced AT_SYSINFO_EHDR) means exit 1.
+    Ok(Outcome::from_crossed(crate::output::any_fail(&report.findings)))
 }
 
 impl Render for AuxvReport {
     fn render_table(&self, out: &Output) -> String {
         let mut t = out.table(&["KEY", "NAME", "VALUE", "DECODED"]);
+        t.wrap("DECODED");
         for e in &self.entries {
             t.add_row(vec![
                 e.key.to_string(),

@@ -126,7 +126,8 @@ fn select(args: &BenchArgs) -> Result<Selection> {
 pub fn run(args: &BenchArgs, out: &Output) -> Result<Outcome> {
     let (report, crossed) = measure_report(args)?;
     emit(out, &report)?;
-    Ok(Outcome::from_crossed(crossed))
+    // A FAIL line (a lost fast path, --max-ns, --verify) means exit 1.
+    Ok(Outcome::from_crossed(crossed || crate::output::any_fail(&report.findings)))
 }
 
 /// Resolve the selection, measure, judge and verify; `check` uses this too.

@@ -14,7 +14,7 @@ use crate::inspect::kernel::{self, VsyscallMode};
 use crate::inspect::{elf, image, Process};
 use crate::measure::bench::{Path, Verdict};
 use crate::model::Severity;
-use crate::output::{emit, Output, Prometheus, Render};
+use crate::output::{emit, Cell, Color, Output, Prometheus, Render};
 use serde::Serialize;
 use std::ffi::OsString;
 
@@ -1046,6 +1046,16 @@ pub fn run(args: &CheckArgs, out: &Output) -> Result<Outcome> {
     Ok(Outcome::from_crossed(report.status == Status::Fail || (args.strict && report.status == Status::Warn)))
 }
 
+/// A STATUS cell, coloured when colour is on.
+fn status_cell(st: Status) -> Cell {
+    Cell::new(st.label()).fg(match st {
+        Status::Ok => Color::Green,
+        Status::Warn => Color::Yellow,
+        Status::Fail => Color::Red,
+        Status::Skip => Color::Grey,
+    })
+}
+
 impl Render for CheckReport {
     fn render_table(&self, out: &Output) -> String {
         let mut s = String::new();
@@ -1056,17 +1066,9 @@ impl Render for CheckReport {
             s += &format!("`{}` (pid {})\n", out.text(&c.argv.join(" ")), c.pid);
         }
         let mut t = out.table(&["CHECK", "STATUS", "DETAIL"]);
+        t.wrap("DETAIL");
         for c in &self.checks {
-            let mut cell = comfy_table::Cell::new(c.status.label());
-            if out.color {
-                cell = cell.fg(match c.status {
-                    Status::Ok => comfy_table::Color::Green,
-                    Status::Warn => comfy_table::Color::Yellow,
-                    Status::Fail => comfy_table::Color::Red,
-                    Status::Skip => comfy_table::Color::DarkGrey,
-                });
-            }
-            t.add_row(vec![comfy_table::Cell::new(&c.name), cell, comfy_table::Cell::new(out.text(&c.detail))]);
+            t.add_row(vec![Cell::new(&c.name), status_cell(c.status), Cell::new(&c.detail)]);
         }
         s += &format!("{t}\n");
         for c in self.checks.iter().filter(|c| c.status >= Status::Warn) {
@@ -1113,30 +1115,19 @@ impl CheckReport {
     /// with a count — JSON lists every one.
     fn render_binaries(&self, binaries: &[BinaryRow], out: &Output) -> String {
         let mut t = out.table(&["STATUS", "PATH", "CLASS", "LINKAGE", "RUNTIME", "DETAIL"]);
+        t.wrap("DETAIL");
         let runtime = |b: &BinaryRow| match &b.runtime_version {
             Some(v) => format!("{} {v}", b.runtime),
             None => b.runtime.to_string(),
         };
-        let status_cell = |st: Status| {
-            let mut cell = comfy_table::Cell::new(st.label());
-            if out.color {
-                cell = cell.fg(match st {
-                    Status::Ok => comfy_table::Color::Green,
-                    Status::Warn => comfy_table::Color::Yellow,
-                    Status::Fail => comfy_table::Color::Red,
-                    Status::Skip => comfy_table::Color::DarkGrey,
-                });
-            }
-            cell
-        };
         for b in binaries.iter().filter(|b| b.status >= Status::Warn) {
             t.add_row(vec![
                 status_cell(b.status),
-                comfy_table::Cell::new(out.text(&b.path)),
-                comfy_table::Cell::new(format!("{} {}", b.class, b.machine)),
-                comfy_table::Cell::new(b.linkage),
-                comfy_table::Cell::new(out.text(&runtime(b))),
-                comfy_table::Cell::new(out.text(&b.detail)),
+                Cell::new(out.text(&b.path)),
+                Cell::new(format!("{} {}", b.class, b.machine)),
+                Cell::new(b.linkage),
+                Cell::new(out.text(&runtime(b))),
+                Cell::new(out.text(&b.detail)),
             ]);
         }
         type Group<'a> = (Status, String, &'a str, String, usize, &'a BinaryRow);
@@ -1156,11 +1147,11 @@ impl CheckReport {
                 if n == 1 { out.text(example).into_owned() } else { format!("{n} files (e.g. {})", out.text(example)) };
             t.add_row(vec![
                 status_cell(st),
-                comfy_table::Cell::new(what),
-                comfy_table::Cell::new(class),
-                comfy_table::Cell::new(linkage),
-                comfy_table::Cell::new(out.text(&rt)),
-                comfy_table::Cell::new(out.text(detail)),
+                Cell::new(what),
+                Cell::new(class),
+                Cell::new(linkage),
+                Cell::new(out.text(&rt)),
+                Cell::new(out.text(detail)),
             ]);
         }
         let mut s = format!("{t}\n");

@@ -397,6 +397,7 @@ impl Render for DumpReport {
         s += &format!("Version definitions ({}):\n{t}\n\n", self.versions.len());
 
         let mut t = out.table(&["OWNER", "TYPE", "SIZE", "DESCRIPTION"]);
+        t.wrap("DESCRIPTION");
         for n in &self.notes {
             let kind = match &n.type_name {
                 Some(name) => format!("{name} ({:#x})", n.n_type),

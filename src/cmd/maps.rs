@@ -132,7 +132,8 @@ pub fn run(args: &TargetArgs, out: &Output) -> Result<Outcome> {
     let process = Process::open(args.pid)?;
     let report = gather(&process)?;
     emit(out, &report)?;
-    Ok(Outcome::Clean)
+    // A FAIL line (no [vdso], a misplaced AT_SYSINFO_EHDR) means exit 1.
+    Ok(Outcome::from_crossed(crate::output::any_fail(&report.findings)))
 }
 
 impl Render for MapsReport {

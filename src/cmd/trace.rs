@@ -15,7 +15,7 @@ use crate::measure::engine::{Counting, Kind, Plan};
 use crate::measure::sys::spawn;
 use crate::measure::trace::{Clock, Tally};
 use crate::model::{Finding, Severity};
-use crate::output::{emit, emit_line, note, Format, Output, Render};
+use crate::output::{emit, emit_line, note, rate_text, thousands, Format, Output, Render};
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::Pid;
@@ -77,6 +77,9 @@ pub struct TraceReport {
     /// bounds from the start of counting.
     pub interval: Option<Interval>,
     pub findings: Vec<Finding>,
+    /// An `--interval` table printed a FAIL (the exit status says so too).
+    #[serde(skip)]
+    pub interval_failed: bool,
 }
 
 /// An interval of `--interval`, from the start of counting.
@@ -174,7 +177,9 @@ enum Event {
 /// `vdsoctl trace`.
 pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
     let report = collect(args, out)?;
-    let crossed = args.fail_over.is_some_and(|rate| crossed(&report, rate));
+    // A FAIL line means exit 1, in an interval's table or the summary's;
+    // FAIL is only said above --fail-over.
+    let crossed = report.interval_failed || crate::output::any_fail(&report.findings);
     if args.interval.is_some() {
         emit_line(out, &report)?;
     } else {
@@ -308,6 +313,7 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
     let mut last = (Tally::default(), start);
     let mut exit_status = None;
     let mut interrupted = false;
+    let mut interval_failed = false;
     let mut exited: BTreeMap<i32, Instant> = BTreeMap::new();
     let targets = match &target {
         Target::Pids(p) => p.len(),
@@ -332,7 +338,9 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
                 &BTreeMap::new(),
                 false,
                 start,
+                args.fail_over,
             );
+            interval_failed |= crate::output::any_fail(&report.findings);
             report.interval = Some(Interval {
                 start_ns: (last.1 - start).as_nanos() as u64,
                 end_ns: (due - start).as_nanos() as u64,
@@ -396,7 +404,9 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
         &exited,
         interrupted,
         start,
+        args.fail_over,
     );
+    report.interval_failed = interval_failed;
     if let (Some(c), Some(cmd)) = (child, &command) {
         report.command = Some(CommandInfo { argv: cmd.argv_text.clone(), pid: c, exit_status });
     }
@@ -522,6 +532,7 @@ fn build(
     exited: &BTreeMap<i32, Instant>,
     interrupted: bool,
     start: Instant,
+    fail_over: Option<f64>,
 ) -> TraceReport {
     let kernel = crate::inspect::kernel::release().and_then(|r| crate::inspect::kernel::parse_version(&r));
     let secs_of = |pid: i32| {
@@ -574,8 +585,15 @@ fn build(
         .map(|(pid, at)| ExitedRow { pid: *pid, after_ns: at.saturating_duration_since(start).as_nanos() as u64 })
         .collect();
     let lost = tally.lost_records;
-    let findings =
-        findings(&counts, &vsyscall_emulations, &unattributed, tally, elapsed.as_secs_f64(), !skipped_compat);
+    let findings = findings(
+        &counts,
+        &vsyscall_emulations,
+        &unattributed,
+        tally,
+        elapsed.as_secs_f64(),
+        !skipped_compat,
+        fail_over,
+    );
     TraceReport {
         target,
         engine: counting.kind(),
@@ -591,6 +609,7 @@ fn build(
         interrupted,
         interval: None,
         findings,
+        interval_failed: false,
     }
 }
 
@@ -608,8 +627,19 @@ fn findings(
     tally: &Tally,
     secs: f64,
     compat: bool,
+    fail_over: Option<f64>,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
+    // A bypass is FAIL (exit 1) only above --fail-over; without it, WARN.
+    let severity = |per_sec: f64| match fail_over {
+        Some(rate) if per_sec > rate => Severity::Fail,
+        _ => Severity::Warn,
+    };
+    let gate = |per_sec: f64| match fail_over {
+        None => " (--fail-over 0 makes this exit 1)".to_string(),
+        Some(rate) if per_sec > rate => format!(", over --fail-over {rate}"),
+        Some(rate) => format!(", within --fail-over {rate}"),
+    };
     for r in counts {
         // clock_gettime reads as its clock id (as in DESIGN's example); the
         // others name the syscall so clock_getres is not mistaken for it.
@@ -629,8 +659,8 @@ fn findings(
                 Some("run without --no-split to see which clock ids enter the kernel (each clock id's counter costs ~28 ns per call more)".into()),
             )),
             _ if !r.expected => out.push(Finding::new(
-                Severity::Fail,
-                format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}", if r.clock.is_some() { "clock id" } else { "call" }),
+                severity(r.per_sec),
+                format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if r.clock.is_some() { "clock id" } else { "call" }, gate(r.per_sec)),
                 Some("look for a raw syscall(), a libc or runtime that routes it to the kernel, or a clocksource without a vDSO mode (`vdsoctl check`)".into()),
             )),
             _ => out.push(Finding::new(
@@ -642,10 +672,10 @@ fn findings(
     }
     for v in vsyscall {
         out.push(Finding::new(
-            Severity::Fail,
+            severity(v.per_sec),
             format!(
-                "{} made {} calls ({}/s) to {} in the [vsyscall] page — each is emulated by the kernel (~1–2 µs) and invisible to strace",
-                who(v.pid, &v.comm), thousands(v.count), thousands(v.per_sec.round() as u64), v.function
+                "{} made {} calls ({}) to {} in the [vsyscall] page — each is emulated by the kernel and invisible to strace{}",
+                who(v.pid, &v.comm), thousands(v.count), rate_text(v.per_sec), v.function, gate(v.per_sec)
             ),
             Some("rebuild it against a current libc or runtime: only very old static binaries call the fixed vsyscall addresses".into()),
         ));
@@ -691,25 +721,6 @@ fn findings(
             },
             None,
         ));
-    }
-    out
-}
-
-/// `--fail-over RATE`: an unexpected syscall or a vsyscall emulation above RATE/s.
-fn crossed(report: &TraceReport, rate: f64) -> bool {
-    report.counts.iter().any(|r| !r.expected && r.count > 0 && r.per_sec > rate)
-        || report.vsyscall_emulations.iter().any(|v| v.count > 0 && v.per_sec > rate)
-}
-
-/// `81204` → `81,204`.
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
     }
     out
 }
@@ -852,11 +863,8 @@ fn signal_name(n: i32) -> String {
 
 /// A rate for tables: `81,204`, or one decimal below 10/s.
 fn per_sec_text(rate: f64) -> String {
-    if rate < 10.0 {
-        format!("{rate:.1}")
-    } else {
-        thousands(rate.round() as u64)
-    }
+    let text = rate_text(rate);
+    text.strip_suffix("/s").unwrap_or(&text).to_string()
 }
 
 #[cfg(test)]
@@ -864,9 +872,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rates_and_expectations() {
-        assert_eq!(thousands(81204), "81,204");
-        assert_eq!(thousands(7), "7");
-        assert_eq!(thousands(1_000_000), "1,000,000");
+    fn bypass_is_fail_only_over_the_rate() {
+        let row = |per_sec: f64| CountRow {
+            pid: 7,
+            tid: None,
+            ppid: None,
+            comm: Some("evil\nvdsoctl: x".into()),
+            syscall: "clock_gettime",
+            abi: arch::HOST_ABI.unwrap_or(Abi::X86_64),
+            clock: Some("MONOTONIC".into()),
+            count: 100,
+            per_sec,
+            expected: false,
+        };
+        let t = Tally::default();
+        let sev = |rows: &[CountRow], over| findings(rows, &[], &[], &t, 1.0, true, over)[0].severity;
+        assert_eq!(sev(&[row(50.0)], None), Severity::Warn);
+        assert_eq!(sev(&[row(50.0)], Some(0.0)), Severity::Fail);
+        assert_eq!(sev(&[row(50.0)], Some(50.0)), Severity::Warn);
+        assert_eq!(sev(&[row(50.0)], Some(10.0)), Severity::Fail);
     }
 }

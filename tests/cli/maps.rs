@@ -100,12 +100,18 @@ fn default_target_is_own_process_with_vdso() {
 fn unmapped_vdso_is_named_by_maps_auxv_and_check() {
     let w = Workload::start(Command::new(build_c("no_vdso", false, &[])));
     let pid = w.pid().to_string();
-    let maps = run_json(&["maps", "-p", &pid]);
+    // A FAIL line means exit 1, in maps and auxv as in check.
+    let (code, stdout, stderr) = run(&["--json", "maps", "-p", &pid]);
+    assert_eq!(code, 1, "{stderr}");
+    let maps: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert!(!maps["mappings"].as_array().unwrap().iter().any(|m| m["name"] == "[vdso]"), "{maps}");
     let finding = &maps["findings"][0];
     assert_eq!(finding["severity"], "fail");
     assert!(finding["message"].as_str().unwrap().contains("every clock read there is a syscall"), "{finding}");
-    let auxv = run_json(&["auxv", "-p", &pid]);
+    let (code, stdout, stderr) = run(&["--json", "auxv", "-p", &pid]);
+    assert_eq!(code, 1, "{stderr}");
+    let auxv: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(auxv["findings"][0]["severity"], "fail", "{auxv}");
     assert_eq!(auxv["sysinfo_ehdr_matches_vdso"], false, "known, not null: {auxv}");
     assert!(auxv["vdso_start"].is_null());
     let (code, stdout, _) = run(&["--json", "check", "-p", &pid]);
@@ -116,4 +122,10 @@ fn unmapped_vdso_is_named_by_maps_auxv_and_check() {
     let (code, _, stderr) = run(&["dump", "-p", &pid]);
     assert_eq!(code, 3, "{stderr}");
     assert!(stderr.contains("no [vdso] mapping"), "{stderr}");
+    // The tables say FAIL, and the exit status agrees.
+    for cmd in ["maps", "auxv"] {
+        let (code, stdout, stderr) = run(&[cmd, "-p", &pid]);
+        assert_eq!(code, 1, "{cmd}: {stderr}");
+        assert!(stdout.lines().any(|l| l.starts_with("FAIL: ")), "{cmd}: {stdout}");
+    }
 }

@@ -271,8 +271,17 @@ fn fail_over_zero_trips_on_a_bypassed_clock_only() {
     }
     let bin = build_c("clock_loop", false, &[]);
     let bin = bin.to_str().expect("utf-8 path");
-    let (code, _, stderr) = run(&["trace", "--fail-over", "0", "--", bin, "raw", "4", "1000"]);
+    // A FAIL line means exit 1; a bypass is FAIL only over --fail-over.
+    let (code, stdout, stderr) = run(&["trace", "--fail-over", "0", "--", bin, "raw", "4", "1000"]);
     assert_eq!(code, 1, "{stderr}");
+    assert!(stdout.lines().any(|l| l.starts_with("FAIL: CLOCK_MONOTONIC_RAW: ")), "{stdout}");
+    let (code, stdout, stderr) = run(&["trace", "--", bin, "raw", "4", "1000"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.contains("FAIL"), "no FAIL line with exit 0: {stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("WARN: CLOCK_MONOTONIC_RAW: ")), "{stdout}");
+    let (code, stdout, stderr) = run(&["trace", "--fail-over", "1000000000000", "--", bin, "raw", "4", "1000"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.contains("FAIL") && stdout.contains("within --fail-over 1000000000000"), "{stdout}");
     let (code, stdout, stderr) = run(&["trace", "--fail-over", "0", "--", bin, "libc", "1", "100000"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     // CPU-time clocks always enter the kernel: expected, not a failure.

@@ -1,0 +1,271 @@
+//! The house table: a header, a rule, rows; columns two spaces apart.
+//!
+//! Only prose columns (marked with [`Table::wrap`]) are ever wrapped, and
+//! only between words: an address, an identifier or a number is never split.
+//! When the table cannot fit even so, it runs wider than the terminal rather
+//! than break a token. No width (a pipe, a pty that says 0 columns) means
+//! unlimited. No line ends in spaces. Every cell is escaped (control and
+//! bidi characters), whatever the stream.
+
+use super::sanitize;
+use std::fmt;
+
+/// A cell's colour (only written when colour is on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Color {
+    Green,
+    Yellow,
+    Red,
+    Grey,
+}
+
+impl Color {
+    fn sgr(self) -> &'static str {
+        match self {
+            Color::Green => "\x1b[32m",
+            Color::Yellow => "\x1b[33m",
+            Color::Red => "\x1b[31m",
+            Color::Grey => "\x1b[90m",
+        }
+    }
+}
+
+/// One cell: its text and an optional colour.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cell {
+    text: String,
+    color: Option<Color>,
+}
+
+impl Cell {
+    /// A plain cell; its text is escaped.
+    pub fn new(text: impl AsRef<str>) -> Cell {
+        Cell { text: sanitize(text.as_ref()).into_owned(), color: None }
+    }
+
+    /// The same cell in a colour.
+    pub fn fg(mut self, color: Color) -> Cell {
+        self.color = Some(color);
+        self
+    }
+}
+
+impl From<String> for Cell {
+    fn from(s: String) -> Cell {
+        Cell::new(s)
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(s: &str) -> Cell {
+        Cell::new(s)
+    }
+}
+
+impl From<&String> for Cell {
+    fn from(s: &String) -> Cell {
+        Cell::new(s)
+    }
+}
+
+impl From<std::borrow::Cow<'_, str>> for Cell {
+    fn from(s: std::borrow::Cow<'_, str>) -> Cell {
+        Cell::new(s)
+    }
+}
+
+/// A table; render it with `Display` (`format!("{t}")`).
+#[derive(Debug, Clone)]
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<Cell>>,
+    prose: Vec<bool>,
+    width: Option<usize>,
+    color: bool,
+}
+
+const GAP: usize = 2;
+
+/// Width in terminal columns (one per char: what we print is ASCII, Latin
+/// and a few symbols such as µ, … and —).
+fn cols(s: &str) -> usize {
+    s.chars().count()
+}
+
+impl Table {
+    /// A table with this header, at most `width` columns wide (`None`:
+    /// unlimited), coloured cells when `color`.
+    pub fn new(header: &[&str], width: Option<usize>, color: bool) -> Table {
+        Table {
+            header: header.iter().map(|h| h.to_string()).collect(),
+            rows: Vec::new(),
+            prose: vec![false; header.len()],
+            width,
+            color,
+        }
+    }
+
+    /// Let the column with this header wrap between words when the table is
+    /// too wide. Only prose (details, messages, descriptions) should.
+    pub fn wrap(&mut self, header: &str) -> &mut Table {
+        if let Some(i) = self.header.iter().position(|h| h == header) {
+            self.prose[i] = true;
+        }
+        self
+    }
+
+    /// Append a row; missing cells are empty, extra cells are dropped.
+    pub fn add_row<C: Into<Cell>>(&mut self, row: impl IntoIterator<Item = C>) -> &mut Table {
+        let mut cells: Vec<Cell> = row.into_iter().map(Into::into).take(self.header.len()).collect();
+        cells.resize(self.header.len(), Cell::new(""));
+        self.rows.push(cells);
+        self
+    }
+
+    /// Whether the table has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Column widths: natural widths, prose columns narrowed (never below
+    /// their longest word or their header) until the table fits.
+    fn widths(&self) -> Vec<usize> {
+        let n = self.header.len();
+        let mut natural: Vec<usize> = self.header.iter().map(|h| cols(h)).collect();
+        let mut floor = natural.clone();
+        for row in &self.rows {
+            for (i, c) in row.iter().enumerate() {
+                natural[i] = natural[i].max(cols(&c.text));
+                let longest_word = c.text.split(' ').map(cols).max().unwrap_or(0);
+                floor[i] = floor[i].max(if self.prose[i] { longest_word } else { cols(&c.text) });
+            }
+        }
+        let Some(limit) = self.width else { return natural };
+        let mut widths = natural;
+        let total = |w: &[usize]| w.iter().sum::<usize>() + GAP * n.saturating_sub(1);
+        // Take a column at a time from the widest prose column that can give.
+        while total(&widths) > limit {
+            let candidate = (0..n).filter(|&i| self.prose[i] && widths[i] > floor[i]).max_by_key(|&i| widths[i]);
+            match candidate {
+                Some(i) => widths[i] -= 1,
+                None => break,
+            }
+        }
+        widths
+    }
+}
+
+/// Greedy word wrap at spaces; a word longer than `width` stays whole.
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    if cols(text) <= width {
+        return vec![text.to_string()];
+    }
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        if !line.is_empty() && cols(&line) + 1 + cols(word) > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+impl fmt::Display for Table {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let widths = self.widths();
+        let mut lines: Vec<String> = Vec::new();
+        let line_of = |cells: &[(String, Option<Color>)]| {
+            let mut line = String::new();
+            for (i, (text, color)) in cells.iter().enumerate() {
+                if i > 0 {
+                    line.push_str(&" ".repeat(GAP));
+                }
+                match color {
+                    Some(c) if self.color && !text.is_empty() => {
+                        line.push_str(c.sgr());
+                        line.push_str(text);
+                        line.push_str("\x1b[0m");
+                    }
+                    _ => line.push_str(text),
+                }
+                line.push_str(&" ".repeat(widths[i].saturating_sub(cols(text))));
+            }
+            line.trim_end().to_string()
+        };
+        lines.push(line_of(&self.header.iter().map(|h| (h.clone(), None)).collect::<Vec<_>>()));
+        lines.push(widths.iter().map(|w| "─".repeat(*w)).collect::<Vec<_>>().join(&"─".repeat(GAP)));
+        for row in &self.rows {
+            let wrapped: Vec<Vec<String>> = row
+                .iter()
+                .enumerate()
+                .map(|(i, c)| if self.prose[i] { wrap_words(&c.text, widths[i]) } else { vec![c.text.clone()] })
+                .collect();
+            let height = wrapped.iter().map(Vec::len).max().unwrap_or(1);
+            for k in 0..height {
+                let cells: Vec<(String, Option<Color>)> =
+                    wrapped.iter().zip(row).map(|(w, c)| (w.get(k).cloned().unwrap_or_default(), c.color)).collect();
+                lines.push(line_of(&cells));
+            }
+        }
+        write!(f, "{}", lines.join("\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(width: Option<usize>) -> Table {
+        let mut t = Table::new(&["CHECK", "STATUS", "DETAIL"], width, false);
+        t.wrap("DETAIL");
+        t.add_row(["clocksource", "OK", "tsc: the vDSO reads the clock in user space without a syscall"]);
+        t.add_row(vec![Cell::new("vdso_mapped"), Cell::new("FAIL").fg(Color::Red), Cell::new("0x7ffd12345000")]);
+        t
+    }
+
+    #[test]
+    fn unlimited_when_width_unknown() {
+        let text = table(None).to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[0], "CHECK        STATUS  DETAIL");
+        assert!(lines[2].ends_with("without a syscall"));
+        assert!(text.lines().all(|l| !l.ends_with(' ')));
+    }
+
+    #[test]
+    fn wraps_only_prose_between_words() {
+        let text = table(Some(40)).to_string();
+        for line in text.lines() {
+            assert!(cols(line) <= 40, "{line:?}");
+            assert!(!line.ends_with(' '), "{line:?}");
+        }
+        let words: Vec<&str> = text.split_whitespace().collect();
+        for token in ["clocksource", "vdso_mapped", "0x7ffd12345000", "user", "syscall"] {
+            assert!(words.contains(&token), "{token} split in\n{text}");
+        }
+        // Too narrow for anything: tokens stay whole, the table runs wider.
+        let text = table(Some(10)).to_string();
+        assert!(text.split_whitespace().any(|w| w == "0x7ffd12345000"), "{text}");
+        assert!(text.split_whitespace().any(|w| w == "vdso_mapped"), "{text}");
+    }
+
+    #[test]
+    fn cells_are_escaped_and_coloured_only_when_asked() {
+        let mut t = Table::new(&["NAME"], None, true);
+        t.add_row(vec![Cell::new("a\x1b]0;x\x07\nb").fg(Color::Red)]);
+        let text = t.to_string();
+        assert!(text.contains("\x1b[31ma\\u{1b}]0;x\\u{7}\\nb\x1b[0m"), "{text:?}");
+        assert_eq!(text.lines().count(), 3);
+        let mut plain = Table::new(&["NAME"], None, false);
+        plain.add_row([Cell::new("x").fg(Color::Red)]);
+        assert!(!plain.to_string().contains('\x1b'));
+    }
+}
