@@ -10,3 +10,4 @@ mod errors;
 mod maps;
 mod serve;
 mod trace;
+mod ux;

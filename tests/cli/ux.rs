@@ -1,0 +1,324 @@
+//! What a person sees (issue 15): a FAIL line means exit 1 in every command;
+//! names others chose are escaped on every stream (JSON keeps the bytes);
+//! tables never split a token in a 60-column or a 0-column pty.
+
+use super::common::{build_c, is_root, run, skip, vdsoctl_path, Workload};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A name with an OSC title escape, clear-screen, a newline that would forge
+/// a second line, a right-to-left override and mark; 15 bytes, so the whole
+/// of it is the comm (15 bytes at most).
+const EVIL: &str = "\x1b]0;X\x07\n\u{202e}z\u{200f}";
+
+/// Bytes a terminal would act on: ESC, BEL, CR, the bidi marks.
+fn assert_inert(what: &str, text: &str) {
+    for c in ['\x1b', '\x07', '\r', '\u{202e}', '\u{200f}', '\u{200e}', '\u{061c}'] {
+        assert!(!text.contains(c), "{what}: {c:?} reached the stream raw:\n{text:?}");
+    }
+}
+
+/// The escaped form vdsoctl prints for [`EVIL`].
+fn evil_escaped() -> String {
+    EVIL.chars()
+        .map(|c| if c.is_control() || c > '\u{2000}' { c.escape_default().to_string() } else { c.to_string() })
+        .collect()
+}
+
+/// A copy of a fixture under the hostile name, in a fresh directory.
+fn evil_copy(fixture: &str) -> (tempfile::TempDir, PathBuf) {
+    evil_copy_of(&build_c(fixture, false, &[]))
+}
+
+fn evil_copy_of(program: &Path) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(EVIL);
+    std::fs::copy(program, &path).unwrap();
+    (dir, path)
+}
+
+#[test]
+fn hostile_names_are_escaped_in_maps_auxv_dump_and_json_keeps_them() {
+    let (_dir, path) = evil_copy("wait_ready");
+    let w = Workload::start(Command::new(&path));
+    let pid = w.pid().to_string();
+    assert_eq!(std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap(), format!("{EVIL}\n"));
+    for cmd in ["maps", "auxv", "dump"] {
+        let (code, stdout, stderr) = run(&[cmd, "-p", &pid]);
+        assert_eq!(code, 0, "{cmd}: {stderr}");
+        assert_inert(cmd, &stdout);
+        assert_inert(cmd, &stderr);
+        // The header names the process once, escaped, on one line.
+        let header = stdout.lines().find(|l| l.contains(&format!("pid {pid} ("))).unwrap_or_else(|| panic!("{stdout}"));
+        assert!(header.contains(&format!("({})", evil_escaped())), "{cmd}: {header:?}");
+        // JSON keeps the bytes.
+        let (code, stdout, stderr) = run(&["--json", cmd, "-p", &pid]);
+        assert_eq!(code, 0, "{cmd}: {stderr}");
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        let comm = doc.get("comm").or_else(|| doc.pointer("/process/comm")).or_else(|| doc.pointer("/source/comm"));
+        assert_eq!(comm.and_then(Value::as_str), Some(EVIL), "{cmd}: {doc}");
+    }
+    // auxv's AT_EXECFN is the hostile path itself.
+    let (_, stdout, _) = run(&["auxv", "-p", &pid]);
+    let execfn = stdout.lines().find(|l| l.contains("AT_EXECFN")).unwrap();
+    assert!(execfn.ends_with(&evil_escaped()), "{execfn:?}");
+}
+
+#[test]
+fn hostile_names_are_escaped_in_trace_tables_findings_and_notes() {
+    if !is_root() {
+        return skip("trace needs root (or CAP_BPF + CAP_PERFMON)");
+    }
+    let (_dir, path) = evil_copy("clock_loop");
+    let bin = path.to_str().unwrap();
+    // Raw CLOCK_MONOTONIC syscalls: a row and a finding name the process.
+    let (code, stdout, stderr) = run(&["trace", "--fail-over", "0", "--", bin, "raw", "1", "100"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_inert("trace stdout", &stdout);
+    assert_inert("trace stderr", &stderr);
+    let escaped = evil_escaped();
+    assert!(stdout.lines().any(|l| l.contains(&escaped) && l.contains("clock_gettime")), "table row: {stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("FAIL: ") && l.contains(&escaped)), "finding: {stdout}");
+    // The note on stderr is one line, with the path escaped.
+    let notes: Vec<&str> = stderr.lines().filter(|l| l.starts_with("vdsoctl: ")).collect();
+    assert!(notes.iter().any(|l| l.contains("tracing") && l.contains(&escaped)), "{stderr:?}");
+    assert!(stderr.lines().all(|l| l.starts_with("vdsoctl: ") || !l.contains('\u{1b}')), "{stderr:?}");
+    let (code, stdout, stderr) = run(&["--json", "trace", "--", bin, "raw", "1", "100"]);
+    assert_eq!(code, 0, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["counts"][0]["comm"], EVIL, "{doc}");
+}
+
+#[test]
+fn an_error_carrying_a_hostile_name_is_one_escaped_line() {
+    // A zombie: its comm is in the error message.
+    let (_dir, path) = evil_copy_of(Path::new("/bin/true"));
+    let mut child = Command::new(&path).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .unwrap()
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .trim_start()
+        .starts_with('Z')
+    {
+        assert!(Instant::now() < deadline, "child never became a zombie");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for cmd in ["maps", "auxv", "dump"] {
+        let (code, stdout, stderr) = run(&[cmd, "-p", &pid.to_string()]);
+        assert_eq!(code, 3, "{cmd}: {stderr}");
+        assert!(stdout.is_empty());
+        assert_eq!(stderr.lines().count(), 1, "a newline in a comm forges no second line: {stderr:?}");
+        assert_inert(cmd, &stderr);
+        assert!(stderr.contains(&format!("({}) is a zombie", evil_escaped())), "{stderr:?}");
+    }
+    child.wait().unwrap();
+    // A command that cannot be started: its path is in the message.
+    let missing = format!("/nonexistent/{EVIL}");
+    let (code, _, stderr) = run(&["trace", "--", &missing]);
+    assert_eq!(code, 3, "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+    assert_inert("trace error", &stderr);
+    assert!(stderr.contains(&evil_escaped()), "{stderr:?}");
+}
+
+/// Every token of a FAIL line means exit 1, and exit 1 has a FAIL line.
+fn assert_fail_rule(args: &[&str]) {
+    let (code, stdout, stderr) = run(args);
+    let says_fail = stdout.split_whitespace().any(|w| w.trim_end_matches(':') == "FAIL");
+    match code {
+        0 => assert!(!says_fail, "vdsoctl {args:?}: FAIL printed with exit 0:\n{stdout}"),
+        1 => assert!(says_fail, "vdsoctl {args:?}: exit 1 without a FAIL line:\n{stdout}{stderr}"),
+        _ => panic!("vdsoctl {args:?}: exit {code}: {stderr}"),
+    }
+}
+
+#[test]
+fn a_fail_line_means_exit_1_in_every_command() {
+    let w = Workload::start(Command::new(build_c("no_vdso", false, &[])));
+    let pid = w.pid().to_string();
+    for cmd in ["maps", "auxv"] {
+        let (code, stdout, _) = run(&[cmd, "-p", &pid]);
+        assert_eq!(code, 1, "{cmd}: {stdout}");
+        assert_fail_rule(&[cmd, "-p", &pid]);
+        assert_fail_rule(&[cmd]);
+    }
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vdso/x86_64.so");
+    assert_fail_rule(&["dump", "--file", fixture.to_str().unwrap()]);
+    assert_fail_rule(&["dump"]);
+    // bench: a budget nothing meets is a FAIL line and exit 1.
+    let quick = ["bench", "--quick", "--clocks", "MONOTONIC", "--functions", "clock_gettime"];
+    let (code, stdout, stderr) = run(&[&quick[..], &["--max-ns", "0.001"]].concat());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stdout.lines().any(|l| l.starts_with("FAIL: ")), "{stdout}");
+    assert_fail_rule(&quick);
+    assert_fail_rule(&["check"]);
+    if is_root() {
+        assert_fail_rule(&["trace", "--", "true"]);
+        assert_fail_rule(&["check", "--", "true"]);
+    }
+}
+
+/// Run vdsoctl in a pty of `cols` columns (0: the 0×0 pty script(1) makes
+/// with no terminal around it), without COLUMNS; its output with `\r` dropped.
+fn in_pty(cols: u16, args: &[&str]) -> String {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let words: Vec<String> = std::iter::once(vdsoctl_path().to_str().unwrap().to_string())
+        .chain(args.iter().map(|a| a.to_string()))
+        .map(|w| quote(&w))
+        .collect();
+    let line = format!("stty cols {cols} rows 50; exec {}", words.join(" "));
+    let out = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_remove("COLUMNS")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("script(1) from util-linux");
+    String::from_utf8_lossy(&out.stdout).replace('\r', "")
+}
+
+/// No line ends in a space; the tokens of `must` appear whole.
+fn assert_whole(what: &str, text: &str, must: &[String]) {
+    for line in text.lines() {
+        assert!(!line.ends_with(' '), "{what}: trailing space in {line:?}");
+    }
+    let words: Vec<&str> = text.split_whitespace().collect();
+    for token in must {
+        assert!(words.contains(&token.as_str()), "{what}: {token:?} split or missing in\n{text}");
+    }
+}
+
+#[test]
+fn tables_never_split_a_token_in_a_60_or_0_column_pty() {
+    let w = Workload::start(Command::new(build_c("wait_ready", false, &[])));
+    let pid = w.pid().to_string();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vdso/x86_64.so");
+    let fixture = fixture.to_str().unwrap();
+    // What each table must show whole, from the JSON.
+    let json = |args: &[&str]| -> Value {
+        let (_, stdout, stderr) = run(&[&["--json"][..], args].concat());
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {stderr}"))
+    };
+    let strs = |v: &Value, ptr: &str, key: &str| -> Vec<String> {
+        v.pointer(ptr)
+            .and_then(Value::as_array)
+            .unwrap()
+            .iter()
+            .filter_map(|e| e[key].as_str().map(str::to_string))
+            .collect()
+    };
+    let maps = json(&["maps", "-p", &pid]);
+    let mut maps_tokens = strs(&maps, "/mappings", "name");
+    maps_tokens.extend(strs(&maps, "/mappings", "start"));
+    maps_tokens.extend(strs(&maps, "/mappings", "end"));
+    let auxv = json(&["auxv", "-p", &pid]);
+    let mut auxv_tokens = strs(&auxv, "/entries", "name");
+    auxv_tokens.extend(strs(&auxv, "/entries", "value"));
+    let dump = json(&["dump", "--file", fixture]);
+    let dump_tokens = strs(&dump, "/symbols", "name");
+    let cases: Vec<(Vec<&str>, Vec<String>)> = vec![
+        (vec!["maps", "-p", &pid], maps_tokens),
+        (vec!["auxv", "-p", &pid], auxv_tokens),
+        (vec!["dump", "--file", fixture], dump_tokens),
+    ];
+    for (args, tokens) in &cases {
+        let piped = run(args).1;
+        for cols in [60, 0] {
+            let text = in_pty(cols, args);
+            assert_whole(&format!("{args:?} at {cols} columns"), &text, tokens);
+            if cols == 0 {
+                assert_eq!(text, piped, "{args:?}: a 0-column pty is unlimited, as a pipe");
+            }
+        }
+    }
+    // Commands whose figures change from run to run: their identifiers.
+    let check = json(&["check"]);
+    let names = strs(&check, "/checks", "name");
+    let bench_args = ["bench", "--quick", "--clocks", "MONOTONIC,REALTIME", "--functions", "clock_gettime"];
+    for cols in [60, 0] {
+        let text = in_pty(cols, &["check"]);
+        assert_whole(&format!("check at {cols}"), &text, &names);
+        if cols == 60 {
+            // check has a prose column: it wraps, as far as its longest word lets it.
+            assert!(rule_width(&text) < rule_width(&run(&["check"]).1), "{text}");
+        }
+        let text = in_pty(cols, &bench_args);
+        let must: Vec<String> = ["clock_gettime", "CLOCK_MONOTONIC", "CLOCK_REALTIME"].map(String::from).to_vec();
+        assert_whole(&format!("bench at {cols}"), &text, &must);
+        if is_root() {
+            let bin = build_c("clock_loop", false, &[]);
+            let text = in_pty(cols, &["trace", "--", bin.to_str().unwrap(), "raw", "4", "100"]);
+            let must: Vec<String> =
+                ["clock_loop", "clock_gettime", "CLOCK_MONOTONIC_RAW", "100"].map(String::from).to_vec();
+            assert_whole(&format!("trace at {cols}"), &text, &must);
+        }
+    }
+}
+
+/// The width of a table's rule line (the first line of `─`).
+fn rule_width(text: &str) -> usize {
+    text.lines().find(|l| l.starts_with('─')).map_or(0, |l| l.chars().count())
+}
+
+#[test]
+fn columns_is_honoured_when_piped() {
+    let (code, narrow, stderr) = vdsoctl_with_columns("50", &["check"]);
+    assert!(code <= 1, "{stderr}");
+    let (_, wide, _) = run(&["check"]);
+    // The DETAIL column wraps: narrower, more lines, the same words.
+    assert!(rule_width(&narrow) < rule_width(&wide), "{narrow}");
+    assert!(narrow.lines().count() > wide.lines().count(), "{narrow}");
+    let rule = rule_width(&narrow);
+    let table: Vec<&str> =
+        narrow.lines().skip_while(|l| !l.starts_with('─')).take_while(|l| !l.starts_with("verdict")).collect();
+    for line in table.iter().filter(|l| l.contains("  ")) {
+        assert!(line.chars().count() <= rule, "{line:?} wider than its table");
+    }
+    let (_, unlimited, _) = vdsoctl_with_columns("0", &["maps"]);
+    let (_, piped, _) = run(&["maps"]);
+    assert_eq!(unlimited.lines().nth(1), piped.lines().nth(1), "COLUMNS=0 is unlimited");
+}
+
+fn vdsoctl_with_columns(columns: &str, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(vdsoctl_path()).args(args).env("COLUMNS", columns).env("NO_COLOR", "1").output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn color_always_never_and_no_color() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vdso/x86_64.so");
+    let fixture = fixture.to_str().unwrap();
+    // check colours its STATUS column; piped, auto means none.
+    let (_, auto, _) = run(&["check"]);
+    assert!(!auto.contains('\x1b'), "{auto:?}");
+    let out =
+        Command::new(vdsoctl_path()).args(["--color", "always", "check"]).env_remove("NO_COLOR").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\x1b[32mOK\x1b[0m"), "{text:?}");
+    for never in [&["--color", "never"][..], &["--no-color"][..]] {
+        let out = Command::new(vdsoctl_path()).args(never).args(["dump", "--file", fixture]).output().unwrap();
+        assert!(!out.stdout.contains(&0x1b), "{never:?}");
+    }
+    // In a pty, auto colours unless NO_COLOR.
+    let text = {
+        let out = Command::new("script")
+            .args(["-qec", &format!("{} check", vdsoctl_path().display()), "/dev/null"])
+            .env_remove("NO_COLOR")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(text.contains("\x1b[32mOK"), "{text:?}");
+    assert!(!in_pty(80, &["check"]).contains('\x1b'), "NO_COLOR wins in auto");
+}
