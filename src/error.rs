@@ -43,7 +43,7 @@ pub enum Error {
     PermissionDenied { path: PathBuf, hint: String },
 
     /// An I/O error on a file we needed, with no better classification.
-    #[error("cannot read {}: {source} — {hint}", path.display())]
+    #[error("cannot read {}: {} — {hint}", path.display(), errno_text(source))]
     Io {
         path: PathBuf,
         #[source]
@@ -64,7 +64,7 @@ pub enum Error {
     TooLarge { path: PathBuf, size: u64, limit: u64 },
 
     /// A file we were asked to write (`dump -o`) could not be written.
-    #[error("cannot write {}: {source} — check that the directory exists and is writable", path.display())]
+    #[error("cannot write {}: {} — check that the directory exists and is writable", path.display(), errno_text(source))]
     Write {
         path: PathBuf,
         #[source]
@@ -80,12 +80,22 @@ pub enum Error {
     #[error("{} is {kind}, not a vDSO image file — pass a regular file, e.g. one written by `vdsoctl dump -o vdso.so`", path.display())]
     NotAFile { path: PathBuf, kind: String },
 
+    /// Our own stdout could not be written (a full disk, `>/dev/full`).
+    #[error(
+        "cannot write the report to stdout: {} — check where stdout goes (a full disk, a device that refuses writes)",
+        errno_text(source)
+    )]
+    Stdout {
+        #[source]
+        source: io::Error,
+    },
+
     /// A kernel facility we need is absent or refused (perf_event_open, tracefs).
     #[error("{what} — {hint}")]
     Facility { what: String, hint: String },
 
     /// A child command given to `trace -- CMD` could not be started.
-    #[error("cannot start {cmd}: {source} — check the command name and PATH")]
+    #[error("cannot start {cmd}: {} — {}", errno_text(source), spawn_hint(source))]
     Spawn {
         cmd: String,
         #[source]
@@ -110,7 +120,8 @@ impl Error {
             | Error::NotAFile { .. }
             | Error::Write { .. }
             | Error::WriteRefused { .. }
-            | Error::Spawn { .. } => exit::INSPECT,
+            | Error::Spawn { .. }
+            | Error::Stdout { .. } => exit::INSPECT,
         }
     }
 
@@ -130,12 +141,52 @@ impl Error {
     }
 }
 
+/// What to do when a command cannot be started, by why.
+fn spawn_hint(e: &io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc::EMFILE) | Some(libc::ENFILE) => "too many open files: raise the limit (`ulimit -n`) or close some",
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            "check that the file is executable and its filesystem not mounted noexec"
+        }
+        Some(libc::ENOEXEC) => "it is not a program this machine runs; check its architecture with `file`",
+        Some(libc::E2BIG) => "the arguments and environment are too long; shorten them",
+        Some(libc::ENOMEM) | Some(libc::EAGAIN) => "the system is out of memory or processes; retry later",
+        _ => "check the command name and PATH",
+    }
+}
+
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// The hint for any /proc/PID file guarded by ptrace access checks.
-pub const PTRACE_HINT: &str =
-    "run as the process owner or root (reading another process needs ptrace read access, e.g. CAP_SYS_PTRACE)";
+/// The hint for a /proc/PID file guarded by ptrace access checks, for who
+/// asks: a user gets "run as the owner or root"; the owner or root, who
+/// were refused anyway, get what else refuses them.
+pub fn ptrace_hint(pid: i32) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let euid = nix::unistd::geteuid().as_raw();
+    let owner = std::fs::metadata(format!("/proc/{pid}")).ok().map(|m| m.uid());
+    ptrace_hint_for(euid, owner)
+}
+
+fn ptrace_hint_for(euid: u32, owner: Option<u32>) -> String {
+    if euid == 0 {
+        "root is refused too: vdsoctl lacks CAP_SYS_PTRACE here (a container or a user namespace), or an LSM or \
+         kernel.yama.ptrace_scope=3 forbids it — run it in the target's namespace or with CAP_SYS_PTRACE"
+            .into()
+    } else if owner == Some(euid) {
+        "its owner is refused: it is not dumpable (setuid, setcap or PR_SET_DUMPABLE) or kernel.yama.ptrace_scope \
+         forbids it — run vdsoctl as root"
+            .into()
+    } else {
+        match owner {
+            Some(uid) => format!(
+                "it belongs to uid {uid}: run vdsoctl as that user or as root (reading another user's process needs CAP_SYS_PTRACE)"
+            ),
+            None => "run vdsoctl as the process's owner or as root (reading another user's process needs CAP_SYS_PTRACE)"
+                .into(),
+        }
+    }
+}
 
 /// An OS error as a person reads it: `permission denied (EPERM)`, without
 /// Rust's `(os error 1)` suffix.
@@ -162,7 +213,7 @@ mod tests {
             Error::NoSuchProcess { pid: 1 },
             Error::Zombie { pid: 1, comm: "x".into() },
             Error::KernelThread { pid: 2, comm: "kthreadd".into() },
-            Error::from_io("/proc/1/mem", io::Error::from_raw_os_error(libc::EACCES), PTRACE_HINT),
+            Error::from_io("/proc/1/mem", io::Error::from_raw_os_error(libc::EACCES), &ptrace_hint(1)),
             Error::from_io("/x", io::Error::from_raw_os_error(libc::EIO), "retry"),
             Error::NoVdso { pid: 1 },
             Error::malformed("f", "d"),
@@ -175,8 +226,18 @@ mod tests {
             assert!(!text.contains('\n'), "{text}");
             assert_eq!(e.exit_code(), exit::INSPECT);
         }
-        let denied = Error::from_io("/proc/1/mem", io::Error::from_raw_os_error(libc::EACCES), PTRACE_HINT);
+        let denied =
+            Error::from_io("/proc/1/mem", io::Error::from_raw_os_error(libc::EACCES), &ptrace_hint_for(1000, Some(0)));
         assert!(matches!(denied, Error::PermissionDenied { .. }));
-        assert!(denied.to_string().contains("permission denied — run as the process owner"));
+        assert!(denied
+            .to_string()
+            .contains("permission denied — it belongs to uid 0: run vdsoctl as that user or as root"));
+        assert!(ptrace_hint_for(0, Some(0)).starts_with("root is refused too"));
+        assert!(ptrace_hint_for(1000, Some(1000)).starts_with("its owner is refused"));
+        let eio = Error::from_io("/x", io::Error::from_raw_os_error(libc::ENOENT), "retry").to_string();
+        assert_eq!(eio, "cannot read /x: no such file or directory (ENOENT) — retry");
+        let spawn = Error::Spawn { cmd: "x".into(), source: io::Error::from_raw_os_error(libc::EMFILE) }.to_string();
+        assert!(spawn.contains("(EMFILE) — too many open files"), "{spawn}");
+        assert!(!spawn.contains("PATH"), "{spawn}");
     }
 }

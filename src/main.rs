@@ -1,7 +1,7 @@
 //! vdsoctl's entry point: parse, resolve the output once, run, map the result
 //! to an exit code. Everything else is in the library.
 
-use clap::Parser;
+use clap::FromArgMatches;
 use std::process::ExitCode;
 use vdsoctl::cli::Cli;
 use vdsoctl::cmd::{self, Outcome};
@@ -9,10 +9,10 @@ use vdsoctl::error::exit;
 use vdsoctl::output::{Format, Output};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::from_arg_matches(&vdsoctl::cli::command().get_matches()).unwrap_or_else(|e| e.exit());
     let format = cli.resolved_format();
     if format == Format::Prometheus && !cli.command.supports_prometheus() {
-        let mut cmd = <Cli as clap::CommandFactory>::command();
+        let mut cmd = vdsoctl::cli::command();
         cmd.error(
             clap::error::ErrorKind::ArgumentConflict,
             "--format prometheus is only for `bench`, `check` and `trace`; use --format table or --json here",

@@ -283,9 +283,7 @@ fn emit_as<R: Render>(out: &Output, report: &R, one_line: bool) -> Result<()> {
     };
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(Error::from_io("stdout", e, "check where stdout goes"))
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Stdout { source: e }),
         _ => Ok(()),
     }
 }

@@ -283,7 +283,7 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
             ));
         }
         if let Some(ns) = rows.get(&Path::Vsyscall).filter(|r| r.error.is_none()).and_then(|r| r.ns_per_call) {
-            vsyscall_costs.push(format!("{label} {ns:.0} ns"));
+            vsyscall_costs.push(format!("{label} {}", crate::output::ns_text(ns)));
         }
         let enters = |p: Path| -> m::Enters {
             let r = rows.get(&p)?;
@@ -307,7 +307,7 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
                     None => {}
                 }
             }
-            Some(Verdict::Unsupported) => unsupported.push(label.clone()),
+            Some(Verdict::Unsupported) => unsupported.push((label.clone(), t.clock)),
             _ => {}
         }
         if let (Some(max), true) = (args.max_ns, fast_expected) {
@@ -316,7 +316,7 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
                     crossed = true;
                     findings.push(Finding::new(
                         Severity::Fail,
-                        format!("{label}: {ns:.1} ns/call through libc, over --max-ns {max}"),
+                        format!("{label}: {}/call through libc, over --max-ns {max}", crate::output::ns_text(ns)),
                         Some("it should be served by the vDSO in ~5–50 ns; see the verdict column".into()),
                     ));
                 }
@@ -340,14 +340,26 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
             None,
         ));
     }
-    if !unsupported.is_empty() {
+    // Why EINVAL, from what was asked: alarm clocks need an RTC that can
+    // wake the system; any other id is one this kernel does not have.
+    let (alarms, others): (Vec<_>, Vec<_>) =
+        unsupported.into_iter().partition(|(_, clock)| matches!(clock, Some(8) | Some(9)));
+    let names = |v: &[(String, Option<_>)]| v.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>().join(", ");
+    if !alarms.is_empty() {
         findings.push(Finding::new(
             Severity::Info,
             format!(
-                "the kernel rejects {} here (EINVAL): alarm clocks need an RTC with wakeup",
-                unsupported.join(", ")
+                "the kernel rejects {} here (EINVAL): alarm clocks need an RTC that can wake the system",
+                names(&alarms)
             ),
             None,
+        ));
+    }
+    if !others.is_empty() {
+        findings.push(Finding::new(
+            Severity::Info,
+            format!("the kernel rejects {} here (EINVAL): this kernel has no such clock id", names(&others)),
+            Some("clock ids 0–11 are the kernel's; `vdsoctl bench` with no --clocks measures every one".into()),
         ));
     }
     if !vsyscall_costs.is_empty() {
@@ -397,15 +409,17 @@ fn round(v: f64, digits: i32) -> f64 {
     (v * f).round() / f
 }
 
-/// `12.3 ±4%`, or `-` when unknown.
+/// `12.3 ns`, `1.25 µs ±4%` (the spread only when it rounds to 1% or
+/// more), or `-` when unknown.
 fn ns_cell(r: Option<&BenchResult>) -> String {
     match r {
         Some(BenchResult { ns_per_call: Some(ns), stats, .. }) => {
             let spread = stats.map_or(0.0, |s| s.spread() * 100.0);
-            if *ns >= 100.0 {
-                format!("{ns:.0} ±{spread:.0}%")
+            let cost = crate::output::ns_text(*ns);
+            if spread >= 0.5 {
+                format!("{cost} ±{spread:.0}%")
             } else {
-                format!("{ns:.1} ±{spread:.0}%")
+                cost
             }
         }
         Some(BenchResult { error: Some(e), .. }) => e.clone(),
@@ -416,7 +430,7 @@ fn ns_cell(r: Option<&BenchResult>) -> String {
 impl Render for BenchReport {
     fn render_table(&self, out: &Output) -> String {
         let mut header: Vec<String> = vec!["FUNCTION".into(), "CLOCK".into()];
-        header.extend(self.paths.iter().map(|p| format!("{} ns", p.name())));
+        header.extend(self.paths.iter().map(|p| p.name().to_uppercase()));
         let names: Vec<_> = self.paths.iter().map(|p| p.name()).collect();
         header.push(format!("SYSCALLS/CALL {}", names.join("/")));
         header.push("VERDICT".into());
@@ -453,7 +467,7 @@ impl Render for BenchReport {
         let mut s = format!("{t}\n");
         let first = self.results.iter().find_map(|r| r.stats);
         s += &format!(
-            "ns/call: median of {} timed batches (±: median absolute deviation); {}\n",
+            "time per call: median of {} timed batches (±: median absolute deviation, shown from 1%); {}\n",
             first.map_or(self.plan.rounds as usize, |st| st.rounds),
             match self.basis {
                 Basis::Counted => "syscalls/call counted by perf (raw_syscalls:sys_enter) on vdsoctl's own thread",

@@ -14,7 +14,9 @@ use crate::inspect::kernel::{self, VsyscallMode};
 use crate::inspect::{elf, image, Process};
 use crate::measure::bench::{Path, Verdict};
 use crate::model::Severity;
-use crate::output::{emit, Cell, Color, Output, Prometheus, Render};
+use crate::output::{
+    duration_text, emit, human_size, ns_text, rate_text, thousands, Cell, Color, Output, Prometheus, Render,
+};
 use serde::Serialize;
 use std::ffi::OsString;
 
@@ -123,7 +125,7 @@ pub fn mapping_checks(process: &Process, who: &str) -> Vec<Check> {
         (Some(d), Some(v)) => Check::new(
             format!("{who}vdso_mapped"),
             Status::Ok,
-            format!("[vdso] at {:#x} ({} bytes), [vvar] at {:#x}", d.start, d.size(), v.start),
+            format!("[vdso] at {:#x} ({}), [vvar] at {:#x}", d.start, human_size(d.size()), v.start),
             None,
         ),
         (Some(_), None) => Check::new(
@@ -273,7 +275,7 @@ pub fn tsc_checks() -> Vec<Check> {
         Err(e) => Check::new(
             "kernel_log",
             Status::Skip,
-            format!("/dev/kmsg not readable ({e}) — needs root or kernel.dmesg_restrict=0"),
+            format!("/dev/kmsg not readable ({}) — needs root or kernel.dmesg_restrict=0", crate::error::errno_text(&e)),
             Some("run as root to include this check"),
         ),
     });
@@ -336,7 +338,7 @@ pub fn vsyscall_check(process: &Process) -> Check {
             "vsyscall",
             Status::Warn,
             format!(
-                "emulate (from {}): the page is readable; each legacy call costs ~1–2 µs and strace cannot see it",
+                "emulate (from {}): the page is readable; each legacy call traps into the kernel (`vdsoctl bench --paths vsyscall` measures it here) and strace cannot see it",
                 v.source
             ),
             Some("boot with vsyscall=xonly unless a very old binary reads the page; `vdsoctl trace -a` finds callers"),
@@ -445,7 +447,7 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
     if info.vsyscall_sites > 0 {
         let what = match host.vsyscall {
             VsyscallMode::None => "this kernel has no [vsyscall] page (vsyscall=none): the call crashes with SIGSEGV",
-            _ => "each call traps and is emulated by the kernel (~1–2 µs), invisible to strace",
+            _ => "each call traps and is emulated by the kernel, invisible to strace",
         };
         let sites = format!(
             "its code calls the fixed [vsyscall] page ({} site(s), first at {:#x})",
@@ -626,9 +628,7 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
             Some(c) => format!("{}:{}", r.function, c.trim_start_matches("CLOCK_")),
             None => r.function.to_string(),
         };
-        let cost = |x: Option<&BenchResult>| {
-            x.and_then(|x| x.ns_per_call).map_or_else(|| "-".to_string(), |ns| format!("{ns:.1} ns"))
-        };
+        let cost = |x: Option<&BenchResult>| x.and_then(|x| x.ns_per_call).map_or_else(|| "-".to_string(), ns_text);
         let sc = |x: Option<&BenchResult>| {
             x.and_then(|x| x.syscalls_per_call).map_or_else(|| "-".to_string(), |v| format!("{v:.2}"))
         };
@@ -652,7 +652,7 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
                 Some((max, ns)) => Check::new(
                     name,
                     Status::Fail,
-                    format!("{label}: {ns:.1} ns/call through libc, over --max-ns {max}; {detail}"),
+                    format!("{label}: {}/call through libc, over --max-ns {max}; {detail}", ns_text(ns)),
                     Some("a vDSO call costs ~5–50 ns; a higher cost means a slow clocksource or a loaded host"),
                 ),
                 None if r.verdict == Some(Verdict::Fast) => {
@@ -684,13 +684,26 @@ pub fn process_trace_check(pid: i32, secs: f64) -> Check {
         }
         Err(e) => return Check::new(name, Status::Fail, format!("cannot trace pid {pid}: {e}"), None),
     };
-    let secs_text = format!("{:.1}s", report.duration_ns as f64 / 1e9);
+    let secs_text = duration_text(std::time::Duration::from_nanos(report.duration_ns));
     let bad: Vec<String> = report
         .counts
         .iter()
         .filter(|r| !r.expected)
-        .map(|r| format!("{} {} ×{} ({:.0}/s)", r.syscall, r.clock.as_deref().unwrap_or(""), r.count, r.per_sec))
-        .chain(report.vsyscall_emulations.iter().map(|v| format!("[vsyscall] {} ×{}", v.function, v.count)))
+        .map(|r| {
+            format!(
+                "{} {} ×{} ({})",
+                r.syscall,
+                r.clock.as_deref().unwrap_or(""),
+                thousands(r.count),
+                rate_text(r.per_sec)
+            )
+        })
+        .chain(
+            report
+                .vsyscall_emulations
+                .iter()
+                .map(|v| format!("[vsyscall] {} ×{} ({})", v.function, thousands(v.count), rate_text(v.per_sec))),
+        )
         .collect();
     let expected: u64 = report.counts.iter().filter(|r| r.expected).map(|r| r.count).sum();
     if bad.is_empty() {
@@ -705,7 +718,7 @@ pub fn process_trace_check(pid: i32, secs: f64) -> Check {
             name,
             Status::Fail,
             format!("in {secs_text}: {} — the vDSO is bypassed", bad.join(", ")),
-            Some("`vdsoctl trace -p PID` shows rates per clock id; look for raw syscall(), the libc it links, or LD_PRELOAD"),
+            Some(&format!("`vdsoctl trace -p {pid}` shows rates per clock id; look for raw syscall(), the libc it links, or LD_PRELOAD")),
         )
     }
 }
@@ -990,16 +1003,24 @@ fn gather_command(command: &[OsString], strict: bool) -> Result<CheckReport> {
         .counts
         .iter()
         .filter(|r| !r.expected)
-        .map(|r| format!("{} {} {} ×{}", name(r.pid, &r.comm), r.syscall, r.clock.as_deref().unwrap_or("-"), r.count))
+        .map(|r| {
+            format!(
+                "{} {} {} ×{}",
+                name(r.pid, &r.comm),
+                r.syscall,
+                r.clock.as_deref().unwrap_or("-"),
+                thousands(r.count)
+            )
+        })
         .chain(
             report
                 .vsyscall_emulations
                 .iter()
-                .map(|v| format!("{} [vsyscall] {} ×{}", name(v.pid, &v.comm), v.function, v.count)),
+                .map(|v| format!("{} [vsyscall] {} ×{}", name(v.pid, &v.comm), v.function, thousands(v.count))),
         )
         .collect();
     let expected: u64 = report.counts.iter().filter(|r| r.expected).map(|r| r.count).sum();
-    let secs = format!("{:.2}s", report.duration_ns as f64 / 1e9);
+    let secs = duration_text(std::time::Duration::from_nanos(report.duration_ns));
     checks.push(if bad.is_empty() {
         Check::new(
             "command_trace",

@@ -84,7 +84,7 @@ pub fn vsyscall_mode(maps: &[Mapping], cmdline: Option<&str>, target_is_64: bool
     if mode == VsyscallMode::Emulate {
         findings.push(Finding::new(
             Severity::Info,
-            "vsyscall=emulate: the [vsyscall] page is readable; legacy calls into it cost ~1–2 µs each and are invisible to strace",
+            "vsyscall=emulate: the [vsyscall] page is readable; legacy calls into it trap into the kernel and are invisible to strace",
             Some("`vdsoctl trace -a` counts vsyscall emulations; vsyscall=xonly is the safer default since 5.3".into()),
         ));
     }
@@ -95,7 +95,24 @@ pub fn vsyscall_mode(maps: &[Mapping], cmdline: Option<&str>, target_is_64: bool
 pub fn gather(process: &Process) -> Result<MapsReport> {
     let maps = process.maps()?;
     let target_is_64 = process.exe_header().map_or(arch::HOST_IS_64, |h| h.is_64);
-    let (vsyscall, mut findings) = vsyscall_mode(&maps, kernel::cmdline().as_deref(), target_is_64);
+    let cmdline = kernel::cmdline();
+    let (vsyscall, mut findings) = if arch::HOST_MACHINE == arch::machine::X86_64 && !target_is_64 {
+        // A 32-bit process has no [vsyscall] page, whatever the host's
+        // mode: that mode is what vdsoctl's own (64-bit) mapping says.
+        let own = Process::open(None)?.maps()?;
+        let (v, mut f) = vsyscall_mode(&own, cmdline.as_deref(), true);
+        f.push(Finding::new(
+            Severity::Info,
+            format!(
+                "this is a 32-bit process: the kernel gives it no [vsyscall] page (the host's mode, {}, is read from vdsoctl's own mapping)",
+                v.mode.as_str()
+            ),
+            None,
+        ));
+        (v, f)
+    } else {
+        vsyscall_mode(&maps, cmdline.as_deref(), target_is_64)
+    };
     let mappings: Vec<SpecialMapping> = maps
         .iter()
         .filter(|m| m.is_special())

@@ -49,6 +49,6 @@ pub fn run(cli: &Cli, out: &Output) -> Result<Outcome> {
         Command::Check(args) => check::run(args, out),
         Command::Serve(args) => serve::run(args),
         Command::Completions(args) => meta::completions(args),
-        Command::Man => meta::man(),
+        Command::Man(args) => meta::man(args),
     }
 }

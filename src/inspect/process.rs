@@ -3,7 +3,7 @@
 //! even if the PID is recycled meanwhile — a dead process's directory fd
 //! answers ESRCH instead of silently reading its successor.
 
-use crate::error::{Error, Result, PTRACE_HINT};
+use crate::error::{ptrace_hint, Error, Result};
 use crate::inspect::auxv::{self, AuxEntry, WordSize};
 use crate::inspect::maps::{self, Mapping};
 use std::fs::File;
@@ -45,7 +45,7 @@ impl Process {
         let path = PathBuf::from(format!("/proc/{pid}"));
         let dir = File::open(&path).map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => Error::NoSuchProcess { pid },
-            _ => Error::from_io(&path, e, PTRACE_HINT),
+            _ => Error::from_io(&path, e, &ptrace_hint(pid)),
         })?;
         let mut process = Process { pid, dir, comm: String::new() };
         let stat = process.read_text("stat")?;
@@ -91,7 +91,7 @@ impl Process {
     fn io_error(&self, name: &str, e: io::Error) -> Error {
         match e.raw_os_error() {
             Some(libc::ESRCH) | Some(libc::ENOENT) => Error::NoSuchProcess { pid: self.pid },
-            _ => Error::from_io(self.proc_path(name), e, PTRACE_HINT),
+            _ => Error::from_io(self.proc_path(name), e, &ptrace_hint(self.pid)),
         }
     }
 

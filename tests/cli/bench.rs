@@ -72,8 +72,10 @@ fn preloaded_libc_bypass_is_named_and_fails_max_ns() {
     let shim = build_c("shim_monotonic_raw", false, &["-shared", "-fPIC", "-ldl"]);
     let env = Some(("LD_PRELOAD", shim.to_str().unwrap()));
     let args = ["--functions", "clock_gettime", "--clocks", "monotonic_raw,monotonic", "--paths", "libc,vdso,syscall"];
+    // The lost fast path is a FAIL line, so exit 1 (even without --max-ns).
     let (code, doc) = bench_json(env, &args);
-    assert_eq!(code, 0, "{doc}");
+    assert_eq!(code, 1, "{doc}");
+    assert_eq!(doc["findings"][0]["severity"], "fail", "{doc}");
     let raw = row(&doc, "clock_gettime", Some("CLOCK_MONOTONIC_RAW"), "libc");
     assert_eq!(raw["verdict"], "libc-bypass", "{raw}");
     assert_eq!(row(&doc, "clock_gettime", Some("CLOCK_MONOTONIC"), "libc")["verdict"], "fast");
@@ -136,7 +138,7 @@ fn table_names_every_path_and_verdict() {
     let _lock = super::common::system_wide_lock(); // timing: no system-wide trace beside it
     let (code, text, stderr) = run(&["bench", "--quick", "--functions", "clock_gettime,time", "--clocks", "monotonic"]);
     assert_eq!(code, 0, "{stderr}");
-    for word in ["FUNCTION", "libc ns", "vdso ns", "syscall ns", "VERDICT", "CLOCK_MONOTONIC", "fast"] {
+    for word in ["FUNCTION", "LIBC", "VDSO", "SYSCALL", "VERDICT", "CLOCK_MONOTONIC", "fast"] {
         assert!(text.contains(word), "{word} missing:\n{text}");
     }
 }

@@ -75,7 +75,8 @@ fn other_users_process_as_nobody() {
         assert_eq!(out.status.code(), Some(3), "{stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(stderr.contains("permission denied"), "{stderr}");
-        assert!(stderr.contains("run as the process owner or root"), "{stderr}");
+        // The hint names the owner, not a generic "owner or root".
+        assert!(stderr.contains("it belongs to uid 0: run vdsoctl as that user or as root"), "{stderr}");
     }
     // As nobody, its own process is fine.
     let out = run_as_nobody(&["maps"]);

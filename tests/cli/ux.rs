@@ -322,3 +322,40 @@ fn color_always_never_and_no_color() {
     assert!(text.contains("\x1b[32mOK"), "{text:?}");
     assert!(!in_pty(80, &["check"]).contains('\x1b'), "NO_COLOR wins in auto");
 }
+
+/// The man pages, one per command, are committed under doc/man and must
+/// match what `vdsoctl man` prints (regenerate: VDSOCTL_REGEN_HELP=1).
+#[test]
+fn man_page_snapshots() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("doc/man");
+    let regen = std::env::var_os("VDSOCTL_REGEN_HELP").is_some();
+    if regen {
+        std::fs::create_dir_all(&dir).unwrap();
+    }
+    let pages = ["vdsoctl", "dump", "maps", "auxv", "trace", "bench", "check", "serve"];
+    for name in pages {
+        let (args, file) = match name {
+            "vdsoctl" => (vec!["man"], "vdsoctl.1".to_string()),
+            n => (vec!["man", n], format!("vdsoctl-{n}.1")),
+        };
+        let (code, text, stderr) = run(&args);
+        assert_eq!(code, 0, "{stderr}");
+        for section in [".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH EXAMPLES"] {
+            assert!(text.contains(section), "{file}: {section}");
+        }
+        // Every page it refers to exists.
+        for other in pages.iter().filter(|p| **p != "vdsoctl") {
+            if text.contains(&format!("vdsoctl\\-{other}(1)")) || text.contains(&format!("vdsoctl\\-{other}\\fR(1)")) {
+                assert!(pages.contains(other));
+            }
+        }
+        let path = dir.join(&file);
+        if regen {
+            std::fs::write(&path, &text).unwrap();
+        }
+        let want = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(want == text, "{file} changed; review and run `VDSOCTL_REGEN_HELP=1 cargo test man_page_snapshots`");
+    }
+    let (code, _, stderr) = run(&["man", "nope"]);
+    assert_eq!(code, 2, "{stderr}");
+}
