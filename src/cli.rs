@@ -220,6 +220,10 @@ pub struct CheckArgs {
     #[arg(long)]
     pub strict: bool,
 
+    /// Show only the rows that are not OK, and the verdict (tables; JSON keeps every row).
+    #[arg(short, long)]
+    pub quiet: bool,
+
     /// With -p, also trace the process's clock syscalls for SECS seconds (a clean trace clears a
     /// static or 32-bit warning).
     #[arg(long, value_name = "SECS")]

@@ -93,6 +93,9 @@ pub struct CheckReport {
     /// label in Prometheus.
     #[serde(skip)]
     pub pid: Option<i32>,
+    /// `--quiet`: the table shows only rows that are not OK (JSON keeps all).
+    #[serde(skip)]
+    pub quiet: bool,
 }
 
 /// The host audit: vdsoctl's own vDSO, the clocksource, TSC, kernel,
@@ -586,7 +589,9 @@ pub fn process_exe_check(process: &Process, host: &HostFacts) -> (Check, WarnKin
         _ => String::new(),
     };
     let detail = format!("pid {} {path}{launched}: {class} {arch_name}, {linkage}; {verdict}", process.pid());
-    (Check::new(name, status, detail, hint), kind, None)
+    // The hint names this process, not a placeholder.
+    let hint = hint.map(|h| h.replace("check -p PID", &format!("check -p {}", process.pid())));
+    (Check::new(name, status, detail, hint.as_deref()), kind, None)
 }
 
 /// Per clock id (and gettimeofday/time), a quick bench through libc, the
@@ -1056,7 +1061,8 @@ fn gather_command(command: &[OsString], strict: bool) -> Result<CheckReport> {
 
 /// `vdsoctl check`.
 pub fn run(args: &CheckArgs, out: &Output) -> Result<Outcome> {
-    let report = gather(args)?;
+    let mut report = gather(args)?;
+    report.quiet = args.quiet;
     emit(out, &report)?;
     // `check -- CMD`: the command's own failure is the exit status.
     match report.command.as_ref().and_then(|c| c.exit_status) {
@@ -1088,10 +1094,24 @@ impl Render for CheckReport {
         }
         let mut t = out.table(&["CHECK", "STATUS", "DETAIL"]);
         t.wrap("DETAIL");
+        let mut hidden = 0;
         for c in &self.checks {
+            if self.quiet && c.status == Status::Ok {
+                hidden += 1;
+                continue;
+            }
             t.add_row(vec![Cell::new(&c.name), status_cell(c.status), Cell::new(&c.detail)]);
         }
-        s += &format!("{t}\n");
+        if !t.is_empty() {
+            s += &format!("{t}\n");
+        }
+        if hidden > 0 {
+            s += &format!(
+                "{} OK {} not shown (--quiet)\n",
+                thousands(hidden),
+                if hidden == 1 { "check" } else { "checks" }
+            );
+        }
         for c in self.checks.iter().filter(|c| c.status >= Status::Warn) {
             if let Some(h) = &c.hint {
                 s += &format!("{} {}: {}\n", c.status.label(), c.name, h);
@@ -1162,7 +1182,7 @@ impl CheckReport {
             }
         }
         groups.sort_by(|a, b| b.0.cmp(&a.0).then(b.4.cmp(&a.4)));
-        for (st, class, linkage, rt, n, example) in groups {
+        for (st, class, linkage, rt, n, example) in groups.into_iter().filter(|g| !(self.quiet && g.0 == Status::Ok)) {
             let (example, detail) = (&example.path, &example.detail);
             let what =
                 if n == 1 { out.text(example).into_owned() } else { format!("{n} files (e.g. {})", out.text(example)) };
@@ -1175,7 +1195,7 @@ impl CheckReport {
                 Cell::new(out.text(detail)),
             ]);
         }
-        let mut s = format!("{t}\n");
+        let mut s = if t.is_empty() { String::new() } else { format!("{t}\n") };
         for b in binaries.iter().filter(|b| b.status >= Status::Warn) {
             if let Some(h) = b.hint {
                 s += &format!("{} {}: {h}\n", b.status.label(), out.text(&b.path));

@@ -457,7 +457,7 @@ fn container_recipe_runs_inside_the_image() {
         in_container(root, &["/usr/local/bin/vdsoctl", "check", "--", "/usr/bin/clock_loop", "raw", "11", "1000"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("(clock_loop) clock_gettime CLOCK_TAI ×1000"), "{stdout}");
+    assert!(stdout.contains("(clock_loop) clock_gettime CLOCK_TAI ×1,000"), "{stdout}");
 }
 
 #[test]
@@ -480,7 +480,7 @@ fn command_passes_fails_and_hands_back_its_status() {
     let t = check_named(&doc, "command_trace");
     assert_eq!(t["status"], "FAIL", "{t}");
     assert!(
-        t["detail"].as_str().unwrap().contains(&format!("pid {pid} (clock_loop) clock_gettime CLOCK_TAI ×5000")),
+        t["detail"].as_str().unwrap().contains(&format!("pid {pid} (clock_loop) clock_gettime CLOCK_TAI ×5,000")),
         "{t}"
     );
     // Calls into the vsyscall page fail too.

@@ -359,3 +359,46 @@ fn man_page_snapshots() {
     let (code, _, stderr) = run(&["man", "nope"]);
     assert_eq!(code, 2, "{stderr}");
 }
+
+#[test]
+fn check_quiet_shows_only_rows_that_are_not_ok() {
+    let (_, stdout, stderr) = run(&["--json", "check"]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let names: Vec<String> =
+        doc["checks"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect();
+    let (code, quiet, stderr) = run(&["check", "--quiet"]);
+    assert!(code <= 1, "{stderr}");
+    let rows: Vec<Vec<&str>> = quiet
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.len() >= 2 && names.iter().any(|n| n == w[0]))
+        .collect();
+    for row in &rows {
+        assert_ne!(row[1], "OK", "an OK row under --quiet: {row:?}");
+    }
+    let hidden_line = quiet.lines().find(|l| l.contains("not shown (--quiet)"));
+    let hidden: usize = hidden_line.map_or(0, |l| l.split_whitespace().next().unwrap().parse().unwrap());
+    assert_eq!(hidden + rows.len(), names.len(), "{quiet}");
+    assert!(quiet.lines().last().unwrap().starts_with("verdict: "), "{quiet}");
+    // The exit status follows the verdict, as without --quiet.
+    let verdict = quiet.lines().last().unwrap().trim_start_matches("verdict: ");
+    assert_eq!(code, i32::from(verdict == "FAIL"), "{quiet}");
+}
+
+#[test]
+fn a_full_stdout_is_named_as_such_without_os_error_numbers() {
+    for args in [&["maps"][..], &["man"][..], &["--json", "auxv"][..]] {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = Command::new(vdsoctl_path()).args(args).stdout(full).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr,
+            "vdsoctl: cannot write the report to stdout: no space left on device (ENOSPC) — check where stdout goes (a full disk, a device that refuses writes)\n"
+        );
+    }
+    // An errno in any message reads as words and a name, not "(os error N)".
+    let (code, _, stderr) = run(&["dump", "--file", "/nonexistent/vdso.so"]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("no such file or directory (ENOENT)") && !stderr.contains("os error"), "{stderr}");
+}
