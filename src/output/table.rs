@@ -136,7 +136,7 @@ impl Table {
         for row in &self.rows {
             for (i, c) in row.iter().enumerate() {
                 natural[i] = natural[i].max(cols(&c.text));
-                let longest_word = c.text.split(' ').map(cols).max().unwrap_or(0);
+                let longest_word = words(&c.text).iter().map(|w| cols(w)).max().unwrap_or(0);
                 floor[i] = floor[i].max(if self.prose[i] { longest_word } else { cols(&c.text) });
             }
         }
@@ -155,6 +155,26 @@ impl Table {
     }
 }
 
+/// Units that stay on the line of the number before them (`27.1 ns`).
+const UNITS: [&str; 13] =
+    ["ns", "µs", "ms", "s", "B", "KiB", "MiB", "GiB", "TiB", "ns/call", "µs/call", "calls", "syscalls/s"];
+
+/// The unbreakable pieces of prose: words, with a number and its unit as one.
+fn words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let unit = UNITS.iter().any(|u| word.trim_end_matches([',', ';', ')', '.', ':']) == *u);
+        match out.last_mut() {
+            Some(prev) if unit && prev.ends_with(|c: char| c.is_ascii_digit()) => {
+                prev.push(' ');
+                prev.push_str(word);
+            }
+            _ => out.push(word.to_string()),
+        }
+    }
+    out
+}
+
 /// Greedy word wrap at spaces; a word longer than `width` stays whole.
 fn wrap_words(text: &str, width: usize) -> Vec<String> {
     if cols(text) <= width {
@@ -162,7 +182,8 @@ fn wrap_words(text: &str, width: usize) -> Vec<String> {
     }
     let mut lines = Vec::new();
     let mut line = String::new();
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
+    for word in words(text) {
+        let word = word.as_str();
         if !line.is_empty() && cols(&line) + 1 + cols(word) > width {
             lines.push(std::mem::take(&mut line));
         }
@@ -255,6 +276,12 @@ mod tests {
         let text = table(Some(10)).to_string();
         assert!(text.split_whitespace().any(|w| w == "0x7ffd12345000"), "{text}");
         assert!(text.split_whitespace().any(|w| w == "vdso_mapped"), "{text}");
+    }
+
+    #[test]
+    fn a_number_keeps_its_unit() {
+        assert_eq!(words("libc 27.1 ns (0.00), 8 KiB; 3 s."), ["libc", "27.1 ns", "(0.00),", "8 KiB;", "3 s."]);
+        assert_eq!(wrap_words("vdso 27.1 ns (0.00)", 10), ["vdso", "27.1 ns", "(0.00)"]);
     }
 
     #[test]
