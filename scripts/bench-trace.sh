@@ -80,7 +80,7 @@ tax() { # label, tracer command...
     local pid=$!
     sleep 1
     for _ in $(seq "$RUNS"); do loop_ms "$WORK/clock_loop" getppid 0 1000000 >>"$WORK/tax"; done
-    kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+    kill -INT "$pid" 2>/dev/null; pkill -P "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
     median <"$WORK/tax"
 }
 : >"$WORK/tax.bare"; for _ in $(seq "$RUNS"); do loop_ms "$WORK/clock_loop" getppid 0 1000000 >>"$WORK/tax.bare"; done
@@ -88,5 +88,6 @@ tb=$(median <"$WORK/tax.bare")
 tv=$(tax bpf "$V" trace --engine bpf -a -d 1h)
 tpv=$(tax perf "$V" trace --engine perf -a -d 1h)
 tps=$(tax perf-stat perf stat -a -e "$PERF_EVENT" --filter "$PERF_FILTER" -- sleep 3600)
-echo "tax on 1M getppid (ns/call added): bare ${tb}ms; vdsoctl -a bpf +$(awk -v a="$tv" -v b="$tb" 'BEGIN{printf "%.1f", (a-b)*1e6/1e6}')ns, vdsoctl -a perf +$(awk -v a="$tpv" -v b="$tb" 'BEGIN{printf "%.1f", (a-b)}')ns, perf stat -a +$(awk -v a="$tps" -v b="$tb" 'BEGIN{printf "%.1f", (a-b)}')ns"
+# 1M calls: a difference of 1 ms is 1 ns a call.
+echo "tax on 1M getppid (ns/call added): bare ${tb}ms; vdsoctl -a bpf +$(awk -v a="$tv" -v b="$tb" 'BEGIN{printf "%.1f", a-b}')ns, vdsoctl -a perf +$(awk -v a="$tpv" -v b="$tb" 'BEGIN{printf "%.1f", a-b}')ns, perf stat -a +$(awk -v a="$tps" -v b="$tb" 'BEGIN{printf "%.1f", a-b}')ns"
 echo "budgets: syscall-heavy vdsoctl(bpf) ×$R_syscall_heavy_bpf ≤ 1.10 × perf stat ×$R_syscall_heavy_perf ($(ratio "$R_syscall_heavy_bpf" "$R_syscall_heavy_perf")); vdso-only ×$R_vdso_only_bpf ≤ 1.05; fixed cost ×$(ratio "$fv" "$fp") ≤ 1.5"

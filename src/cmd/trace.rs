@@ -16,7 +16,7 @@ use crate::measure::sys::spawn;
 use crate::measure::trace::{Clock, Tally};
 use crate::model::{Finding, Severity};
 use crate::output::{emit, emit_line, note, rate_text, thousands, Format, Output, Render};
-use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signal::Signal;
 use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::Pid;
 use serde::Serialize;
@@ -229,12 +229,7 @@ fn resolve_pids(pids: &[i32]) -> Result<Vec<Process>> {
 /// Block SIGINT and SIGTERM here (threads spawned later inherit the mask)
 /// and turn them into events on a thread of their own: no handler, no unsafe.
 fn catch_signals(tx: mpsc::Sender<Event>) -> Result<()> {
-    let mut signals = SigSet::empty();
-    signals.add(Signal::SIGINT);
-    signals.add(Signal::SIGTERM);
-    signals
-        .thread_block()
-        .map_err(|e| Error::Facility { what: format!("cannot block SIGINT: {e}"), hint: "retry".into() })?;
+    let signals = crate::measure::signals::block_stop_signals()?;
     std::thread::spawn(move || {
         while let Ok(sig) = signals.wait() {
             if tx.send(Event::Signal(sig)).is_err() {

@@ -241,6 +241,16 @@ pub fn comm_of(pid: i32) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).trim_end_matches('\n').to_string())
 }
 
+/// Whether vdsoctl runs in the initial PID namespace (`false` in most
+/// containers). The kernel's PROC_PID_INIT_INO names the initial one.
+pub fn in_initial_pid_namespace() -> Option<bool> {
+    const PROC_PID_INIT_INO: u64 = 0xEFFF_FFFC;
+    let link = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    let text = link.to_str()?;
+    let ino: u64 = text.strip_prefix("pid:[")?.strip_suffix(']')?.parse().ok()?;
+    Some(ino == PROC_PID_INIT_INO)
+}
+
 /// vdsoctl's own effective capabilities (`CapEff` in /proc/self/status),
 /// to name the one a refused operation lacks.
 pub fn own_capabilities() -> Option<u64> {

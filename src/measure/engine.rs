@@ -70,7 +70,19 @@ impl Counting {
             return Ok(Opened { counting: Counting::open_perf(plan)?, fallback_reason: reason });
         }
         let scope = if plan.all { bpf::Scope::All } else { bpf::Scope::Trees };
-        match BpfTracer::load(scope, plan.per_thread) {
+        // The BPF programs key on the kernel's global pids; inside a PID
+        // namespace (a container) vdsoctl only knows its namespace's pids,
+        // while perf counters are opened on those and report them.
+        let loaded = if crate::inspect::process::in_initial_pid_namespace() == Some(false) {
+            Err(Error::Facility {
+                what: "the BPF engine counts by the host's pids and vdsoctl runs in a PID namespace".into(),
+                hint: "use `--engine perf` here, or run vdsoctl in the host's PID namespace (`docker run --pid=host`)"
+                    .into(),
+            })
+        } else {
+            BpfTracer::load(scope, plan.per_thread)
+        };
+        match loaded {
             Ok(t) => Ok(Opened { counting: Counting::Bpf(t), fallback_reason: None }),
             Err(e) if choice == Choice::Bpf => Err(e),
             Err(bpf_err) => match Counting::open_perf(plan) {
