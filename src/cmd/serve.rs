@@ -111,7 +111,7 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
 /// script splits the exporter's CPU time by it).
 fn spawn<T: Send + 'static>(name: &str, f: impl FnOnce() -> T + Send + 'static) -> Result<std::thread::JoinHandle<T>> {
     std::thread::Builder::new().name(name.into()).spawn(f).map_err(|e| Error::Facility {
-        what: format!("cannot start the {name} thread: {e}"),
+        what: format!("cannot start the {name} thread: {}", crate::error::errno_text(&e)),
         hint: "raise the task limit (ulimit -u, systemd TasksMax)".into(),
     })
 }

@@ -3,7 +3,7 @@
 //! stops, no records. The raw errno of a refusal is kept and turned into an
 //! exit-4 error that names the cause (paranoid level, capability, seccomp).
 
-use crate::error::{Error, Result};
+use crate::error::{errno_text, Error, Result};
 use crate::measure::sys::perf as sys;
 use std::ffi::CString;
 use std::fs::File;
@@ -208,7 +208,7 @@ pub fn set_output(fd: BorrowedFd<'_>, target: BorrowedFd<'_>) -> Result<()> {
 pub fn apply_filter(fd: BorrowedFd<'_>, filter: &str) -> Result<()> {
     let c = CString::new(filter).map_err(|_| Error::Usage(format!("filter {filter:?} contains a NUL byte")))?;
     sys::set_filter(fd, &c).map_err(|e| Error::Facility {
-        what: format!("the kernel rejected the tracepoint filter `{filter}`: {e}"),
+        what: format!("the kernel rejected the tracepoint filter `{filter}`: {}", errno_text(&e)),
         hint: "this kernel's tracepoint has other fields; check its format file in tracefs".into(),
     })
 }
@@ -223,10 +223,10 @@ fn open_error(e: io::Error, scope: Scope) -> Error {
     match e.raw_os_error() {
         Some(libc::ESRCH) => match scope {
             Scope::Thread(pid) | Scope::ThreadOnCpu(pid, _) => Error::NoSuchProcess { pid },
-            Scope::Cpu(_) => Error::Facility { what: format!("perf_event_open: {e}"), hint: "retry".into() },
+            Scope::Cpu(_) => Error::Facility { what: format!("perf_event_open: {}", errno_text(&e)), hint: "retry".into() },
         },
         Some(libc::EACCES) | Some(libc::EPERM) => Error::Facility {
-            what: format!("perf_event_open refused: {e} (kernel.perf_event_paranoid = {paranoid})"),
+            what: format!("perf_event_open refused: {} (kernel.perf_event_paranoid = {paranoid})", errno_text(&e)),
             hint: "run as root or with CAP_PERFMON (CAP_SYS_ADMIN before 5.8), or `sysctl kernel.perf_event_paranoid=-1`; in a container, the seccomp profile may block perf_event_open".into(),
         },
         Some(libc::ENOSYS) => Error::Facility {
@@ -234,18 +234,21 @@ fn open_error(e: io::Error, scope: Scope) -> Error {
             hint: "run on the host, or allow perf_event_open in the container's seccomp profile".into(),
         },
         Some(libc::EMFILE) | Some(libc::ENFILE) => Error::Facility {
-            what: format!("perf_event_open: {e} (one counter per thread and clock id)"),
+            what: format!("perf_event_open: {} (one counter per thread and clock id)", errno_text(&e)),
             hint: "raise the limit with `ulimit -n 65536`, or trace fewer processes".into(),
         },
         _ => Error::Facility {
-            what: format!("perf_event_open failed: {e}"),
+            what: format!("perf_event_open failed: {}", errno_text(&e)),
             hint: "check that the tracepoint exists and perf is enabled (kernel.perf_event_paranoid)".into(),
         },
     }
 }
 
 fn ioctl_error(what: &str, e: io::Error) -> Error {
-    Error::Facility { what: format!("perf counter {what} failed: {e}"), hint: "retry; report it if it persists".into() }
+    Error::Facility {
+        what: format!("perf counter {what} failed: {}", errno_text(&e)),
+        hint: "retry; report it if it persists".into(),
+    }
 }
 
 #[cfg(test)]

@@ -417,7 +417,7 @@ impl Tracer {
                     Some(src) => perf::set_output(fd.as_fd(), src.ring.fd())?,
                     None if fresh => {
                         let dup = fd.try_clone().map_err(|e| Error::Facility {
-                            what: format!("cannot duplicate a perf fd: {e}"),
+                            what: format!("cannot duplicate a perf fd: {}", crate::error::errno_text(&e)),
                             hint: "raise `ulimit -n`".into(),
                         })?;
                         self.sources.push(Source { ring: Ring::new(dup, pages)?, tree: true });
@@ -481,7 +481,7 @@ impl Tracer {
         let rings: Vec<&Ring> = self.sources.iter().map(|s| &s.ring).collect();
         let fds: Vec<_> = rings.iter().map(|r| r.fd()).collect();
         crate::measure::sys::ring::poll_in(&fds, timeout_ms).map_err(|e| Error::Facility {
-            what: format!("poll on perf ring buffers failed: {e}"),
+            what: format!("poll on perf ring buffers failed: {}", crate::error::errno_text(&e)),
             hint: "retry".into(),
         })?;
         self.drain();
@@ -617,7 +617,7 @@ impl Tracer {
     /// Start every counter opened disabled, back to back.
     pub fn enable(&self) -> Result<()> {
         let fail = |e: std::io::Error| Error::Facility {
-            what: format!("cannot enable a perf counter: {e}"),
+            what: format!("cannot enable a perf counter: {}", crate::error::errno_text(&e)),
             hint: "retry".into(),
         };
         for e in &self.counters {

@@ -57,7 +57,11 @@ impl Tracefs {
             if let Err(e) = std::fs::metadata(root.join("events")) {
                 if matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) {
                     return Err(Error::Facility {
-                        what: format!("tracefs at {} is readable only by root here ({e})", root.display()),
+                        what: format!(
+                            "tracefs at {} is readable only by root here ({})",
+                            root.display(),
+                            crate::error::errno_text(&e)
+                        ),
                         hint: "run vdsoctl as root (tracepoint ids and filters live in tracefs)".into(),
                     });
                 }
@@ -108,7 +112,7 @@ impl Tracefs {
                 hint: "the kernel lacks it (CONFIG_FTRACE_SYSCALLS for syscalls:*, x86_64 for vsyscall:*)".into(),
             },
             _ => Error::Facility {
-                what: format!("cannot read {}: {e}", path.display()),
+                what: format!("cannot read {}: {}", path.display(), crate::error::errno_text(&e)),
                 hint: "check that tracefs is mounted and readable".into(),
             },
         })

@@ -245,7 +245,7 @@ impl BpfTracer {
         let mut tally = Tally::default();
         let mut value = vec![0u8; 8 * self.cpus];
         let read_err = |e: io::Error| Error::Facility {
-            what: format!("cannot read a BPF map: {e}"),
+            what: format!("cannot read a BPF map: {}", crate::error::errno_text(&e)),
             hint: "retry; report it if it persists".into(),
         };
         let mut key = [0u8; KEY_SIZE];
