@@ -317,7 +317,14 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
                     findings.push(Finding::new(
                         Severity::Fail,
                         format!("{label}: {}/call through libc, over --max-ns {max}", crate::output::ns_text(ns)),
-                        Some("it should be served by the vDSO in ~5–50 ns; see the verdict column".into()),
+                        Some(match (rows.get(&Path::Vdso).and_then(|r| r.ns_per_call), rows.get(&Path::Syscall).and_then(|r| r.ns_per_call)) {
+                            (Some(vdso), Some(sys)) => format!(
+                                "the direct vDSO call measured {} here and the syscall {}: see the verdict column; a slow clocksource or a loaded host raises both",
+                                crate::output::ns_text(vdso),
+                                crate::output::ns_text(sys)
+                            ),
+                            _ => "see the verdict column: a bypass, a slow clocksource or a loaded host".into(),
+                        }),
                     ));
                 }
             }

@@ -658,7 +658,10 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
                     name,
                     Status::Fail,
                     format!("{label}: {}/call through libc, over --max-ns {max}; {detail}", ns_text(ns)),
-                    Some("a vDSO call costs ~5–50 ns; a higher cost means a slow clocksource or a loaded host"),
+                    Some(&format!(
+                        "the direct vDSO call measured {} here; when it is as slow, the clocksource or a loaded host is why",
+                        vdso.and_then(|v| v.ns_per_call).map_or_else(|| "-".into(), ns_text)
+                    )),
                 ),
                 None if r.verdict == Some(Verdict::Fast) => {
                     Check::new(name, Status::Ok, format!("{label}: fast; {detail}"), None)
@@ -1198,7 +1201,9 @@ impl CheckReport {
         let mut s = if t.is_empty() { String::new() } else { format!("{t}\n") };
         for b in binaries.iter().filter(|b| b.status >= Status::Warn) {
             if let Some(h) = b.hint {
-                s += &format!("{} {}: {h}\n", b.status.label(), out.text(&b.path));
+                // The hint names the file, not a placeholder.
+                let h = h.replace("-- PROG", &format!("-- {}", b.path));
+                s += &format!("{} {}: {}\n", b.status.label(), out.text(&b.path), out.text(&h));
             }
         }
         if let Some(img) = &self.image {

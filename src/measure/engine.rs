@@ -89,7 +89,11 @@ impl Counting {
                 Ok(c) => Ok(Opened { counting: c, fallback_reason: Some(bpf_err.to_string()) }),
                 Err(perf_err) => Err(Error::Facility {
                     what: format!("no trace engine here: {}; and {}", short(&bpf_err), short(&perf_err)),
-                    hint: "run as root, or grant CAP_BPF and CAP_PERFMON (`setpriv --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon vdsoctl trace ...`)".into(),
+                    hint: if nix::unistd::geteuid().is_root() {
+                        "root is refused too: a container's seccomp profile or capability bounding set blocks bpf(2) and perf_event_open; run on the host, or allow them (`docker run --cap-add BPF --cap-add PERFMON`)".into()
+                    } else {
+                        "run as root, or grant CAP_BPF and CAP_PERFMON (`setpriv --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon vdsoctl trace ...`)".into()
+                    },
                 }),
             },
         }

@@ -227,7 +227,11 @@ fn open_error(e: io::Error, scope: Scope) -> Error {
         },
         Some(libc::EACCES) | Some(libc::EPERM) => Error::Facility {
             what: format!("perf_event_open refused: {} (kernel.perf_event_paranoid = {paranoid})", errno_text(&e)),
-            hint: "run as root or with CAP_PERFMON (CAP_SYS_ADMIN before 5.8), or `sysctl kernel.perf_event_paranoid=-1`; in a container, the seccomp profile may block perf_event_open".into(),
+            hint: if nix::unistd::geteuid().is_root() {
+                "root is refused too: a container's seccomp profile or capability bounding set blocks perf_event_open; run on the host, or allow it (`docker run --cap-add PERFMON`)".into()
+            } else {
+                "run as root or with CAP_PERFMON (CAP_SYS_ADMIN before 5.8), or `sysctl kernel.perf_event_paranoid=-1`".into()
+            },
         },
         Some(libc::ENOSYS) => Error::Facility {
             what: "perf_event_open is not available: the kernel lacks CONFIG_PERF_EVENTS or a seccomp policy returns ENOSYS".into(),
