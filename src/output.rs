@@ -146,6 +146,9 @@ pub fn duration_text(d: std::time::Duration) -> String {
 /// Nanoseconds scaled for people, three significant digits: `9.8 ns`,
 /// `444 ns`, `1.25 µs`, `12.5 µs`, `3.20 ms`, `2.00 s`.
 pub fn ns_text(ns: f64) -> String {
+    if ns == 0.0 {
+        return "0 s".into();
+    }
     let (v, unit) = match ns {
         n if n < 1e3 => (n, "ns"),
         n if n < 1e6 => (n / 1e3, "µs"),
@@ -353,6 +356,7 @@ mod tests {
         assert_eq!(ns_text(12_500.0), "12.5 µs");
         assert_eq!(ns_text(3_200_000.0), "3.20 ms");
         assert_eq!(ns_text(2e9), "2.00 s");
+        assert_eq!(duration_text(std::time::Duration::ZERO), "0 s");
         assert_eq!(rate_text(50_000.0), "50,000/s");
         assert_eq!(rate_text(2.5), "2.5/s");
     }

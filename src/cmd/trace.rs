@@ -710,9 +710,9 @@ fn findings(
         out.push(Finding::new(
             Severity::Info,
             if compat {
-                format!("no clock syscalls and no [vsyscall] emulations in {secs:.1}s — clock reads stayed in the vDSO")
+                format!("no clock syscalls and no [vsyscall] emulations in {} — clock reads stayed in the vDSO", secs_text(Duration::from_secs_f64(secs)))
             } else {
-                format!("no clock syscalls from 64-bit tasks and no [vsyscall] emulations in {secs:.1}s — 32-bit programs were not traced (--native-only)")
+                format!("no clock syscalls from 64-bit tasks and no [vsyscall] emulations in {} — 32-bit programs were not traced (--native-only)", secs_text(Duration::from_secs_f64(secs)))
             },
             None,
         ));
@@ -811,6 +811,10 @@ impl Render for TraceReport {
             s += "interrupted: counts cover the time until Ctrl-C\n";
         }
         s += &out.findings(&self.findings);
+        if self.interval.is_some() {
+            // A blank line between one interval's report and the next.
+            s.push('\n');
+        }
         s
     }
 
