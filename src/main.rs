@@ -8,8 +8,32 @@ use vdsoctl::cmd::{self, Outcome};
 use vdsoctl::error::exit;
 use vdsoctl::output::{Format, Output};
 
+/// Exit through clap's own error path, with the words it quotes from the
+/// command line escaped: a value holding a newline or an escape must not
+/// forge a line or drive the terminal (help and version go out as they are).
+fn usage_exit(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        e.exit()
+    }
+    let mut text = e.render().to_string();
+    for arg in std::env::args_os().skip(1) {
+        let arg = arg.to_string_lossy().into_owned();
+        let clean = vdsoctl::output::sanitize(&arg).into_owned();
+        if clean != arg {
+            // clap's rendering drops escape sequences from what it quotes.
+            let quoted = clap::builder::StyledStr::from(arg.clone()).to_string();
+            text = text.replace(&arg, &clean).replace(&quoted, &clean);
+        }
+    }
+    use std::io::Write;
+    let _ = write!(std::io::stderr().lock(), "{}", vdsoctl::output::sanitize_page(&text));
+    std::process::exit(e.exit_code())
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::from_arg_matches(&vdsoctl::cli::command().get_matches()).unwrap_or_else(|e| e.exit());
+    let matches = vdsoctl::cli::command().try_get_matches().unwrap_or_else(|e| usage_exit(e));
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage_exit(e));
     let format = cli.resolved_format();
     if format == Format::Prometheus && !cli.command.supports_prometheus() {
         let mut cmd = vdsoctl::cli::command();

@@ -125,6 +125,17 @@ fn an_error_carrying_a_hostile_name_is_one_escaped_line() {
     assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
     assert_inert("trace error", &stderr);
     assert!(stderr.contains(&evil_escaped()), "{stderr:?}");
+    // A usage error quoting a hostile value: escaped, no forged line.
+    let (code, _, stderr) = run(&["maps", "-p", EVIL]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_inert("usage error", &stderr);
+    let first = stderr.lines().next().unwrap();
+    assert!(
+        first.starts_with("error: invalid value '")
+            && first.contains(r"\n")
+            && first.ends_with("for '--pid <PID>': invalid digit found in string"),
+        "{stderr:?}"
+    );
 }
 
 /// Every token of a FAIL line means exit 1, and exit 1 has a FAIL line.
