@@ -83,6 +83,7 @@ pub fn decode(process: &Process, entries: &[AuxEntry], machine: u16, maps: &[Map
             let decoded = match kind(e.key) {
                 Kind::Address => address_text(maps, e.value),
                 Kind::Count => e.value.to_string(),
+                Kind::Flags if e.value == 0 => "none".into(),
                 Kind::Flags => format!("{:#x}", e.value),
                 Kind::Hwcap(which) => {
                     let names = arch::decode_hwcap(machine, which, e.value);
