@@ -100,14 +100,36 @@ impl Output {
         })
     }
 
-    /// Findings as indented sentences under a table.
+    /// Findings as sentences under a table, `FAIL: message — hint`.
     pub fn findings(&self, findings: &[Finding]) -> String {
         let mut s = String::new();
         for f in findings {
-            let _ = write!(s, "{}: {}", f.severity.label(), self.text(&f.message));
+            let mut text = self.text(&f.message).into_owned();
             if let Some(h) = &f.hint {
-                let _ = write!(s, " — {}", self.text(h));
+                let _ = write!(text, " — {}", self.text(h));
             }
+            s += &self.prose(&format!("{}: ", f.severity.label()), &text);
+        }
+        s
+    }
+
+    /// A line of prose after `prefix`, wrapped between words at the table
+    /// width with a hanging indent (a word, a number with its unit, stays
+    /// whole); one line when the width is unknown. Ends in a newline.
+    pub fn prose(&self, prefix: &str, text: &str) -> String {
+        let indent = prefix.chars().count();
+        let lines = match self.width {
+            Some(w) if w >= indent + 20 => table::wrap_words(text, w - indent),
+            _ => vec![text.to_string()],
+        };
+        let mut s = String::new();
+        for (i, line) in lines.iter().enumerate() {
+            if i == 0 {
+                s += prefix;
+            } else {
+                s += &" ".repeat(indent);
+            }
+            s += line;
             s.push('\n');
         }
         s
@@ -359,6 +381,19 @@ mod tests {
         assert_eq!(duration_text(std::time::Duration::ZERO), "0 s");
         assert_eq!(rate_text(50_000.0), "50,000/s");
         assert_eq!(rate_text(2.5), "2.5/s");
+    }
+
+    #[test]
+    fn prose_wraps_with_a_hanging_indent() {
+        let mut out = Output::plain(Format::Table);
+        let text = "CLOCK_TAI: 987,849 syscalls/s from pid 15396 (clock_loop) — the vDSO is bypassed";
+        assert_eq!(out.prose("WARN: ", text), format!("WARN: {text}\n"));
+        out.width = Some(40);
+        let wrapped = out.prose("WARN: ", text);
+        assert_eq!(
+            wrapped,
+            "WARN: CLOCK_TAI: 987,849 syscalls/s from\n      pid 15396 (clock_loop) — the vDSO\n      is bypassed\n"
+        );
     }
 
     #[test]

@@ -1117,7 +1117,7 @@ impl Render for CheckReport {
         }
         for c in self.checks.iter().filter(|c| c.status >= Status::Warn) {
             if let Some(h) = &c.hint {
-                s += &format!("{} {}: {}\n", c.status.label(), c.name, h);
+                s += &out.prose(&format!("{} {}: ", c.status.label(), out.text(&c.name)), &out.text(h));
             }
         }
         s += &format!("verdict: {}\n", self.status.label());
@@ -1203,7 +1203,7 @@ impl CheckReport {
             if let Some(h) = b.hint {
                 // The hint names the file, not a placeholder.
                 let h = h.replace("-- PROG", &format!("-- {}", b.path));
-                s += &format!("{} {}: {}\n", b.status.label(), out.text(&b.path), out.text(&h));
+                s += &out.prose(&format!("{} {}: ", b.status.label(), out.text(&b.path)), &out.text(&h));
             }
         }
         if let Some(img) = &self.image {

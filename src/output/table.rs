@@ -176,7 +176,7 @@ fn words(text: &str) -> Vec<String> {
 }
 
 /// Greedy word wrap at spaces; a word longer than `width` stays whole.
-fn wrap_words(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap_words(text: &str, width: usize) -> Vec<String> {
     if cols(text) <= width {
         return vec![text.to_string()];
     }

@@ -190,7 +190,7 @@ fn in_pty(cols: u16, args: &[&str]) -> String {
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .output()
-        .expect("script(1) from util-linux");
+        .expect("script(1), from bsdutils");
     String::from_utf8_lossy(&out.stdout).replace('\r', "")
 }
 
