@@ -371,6 +371,41 @@ fn man_page_snapshots() {
     assert_eq!(code, 2, "{stderr}");
 }
 
+/// groff reads every page without a warning (bad escapes, unknown macros).
+#[test]
+fn man_pages_are_valid_roff() {
+    if Command::new("groff").arg("--version").output().is_err() {
+        return skip("groff is not installed (apt-get install groff-base)");
+    }
+    for page in ["vdsoctl", "dump", "maps", "auxv", "trace", "bench", "check", "serve"] {
+        let args: Vec<&str> = if page == "vdsoctl" { vec!["man"] } else { vec!["man", page] };
+        let (_, text, _) = run(&args);
+        let mut groff = Command::new("groff")
+            .args(["-man", "-ww", "-Tutf8"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        groff.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        let out = groff.wait_with_output().unwrap();
+        assert!(out.status.success() && out.stderr.is_empty(), "{page}: {}", String::from_utf8_lossy(&out.stderr));
+        // Bold is overstrike (`E\bE`): keep the last of each pair.
+        let mut rendered = String::new();
+        for c in String::from_utf8_lossy(&out.stdout).chars() {
+            if c == '\u{8}' {
+                rendered.pop();
+            } else {
+                rendered.push(c);
+            }
+        }
+        for section in ["EXIT STATUS", "ENVIRONMENT", "EXAMPLES"] {
+            assert!(rendered.contains(section), "{page}: {section}");
+        }
+    }
+}
+
 #[test]
 fn check_quiet_shows_only_rows_that_are_not_ok() {
     let (_, stdout, stderr) = run(&["--json", "check"]);
