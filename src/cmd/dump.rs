@@ -240,8 +240,9 @@ fn issue_finding(issue: &Issue) -> Finding {
         Issue::NoteCut { offset, size } => Finding::new(
             Severity::Warn,
             format!(
-                "the note at offset {offset:#x} claims a {size}-byte descriptor: only the first {} bytes are kept, undecoded",
-                elf::caps::NOTE_DESC
+                "the note at offset {offset:#x} claims a {} descriptor: only the first {} are kept, undecoded",
+                human_size(*size),
+                human_size(elf::caps::NOTE_DESC as u64)
             ),
             None,
         ),
