@@ -80,6 +80,9 @@ pub struct TraceReport {
     /// An `--interval` table printed a FAIL (the exit status says so too).
     #[serde(skip)]
     pub interval_failed: bool,
+    /// The wall clock when counting started (interval headers show it).
+    #[serde(skip)]
+    pub wall_start: Option<std::time::SystemTime>,
 }
 
 /// An interval of `--interval`, from the start of counting.
@@ -302,6 +305,8 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
         (Target::Pids(pids), None)
     };
     drop(tx);
+    // The wall clock at the start of counting, for the interval headers.
+    let wall_start = std::time::SystemTime::now().checked_sub(start.elapsed()).unwrap_or(std::time::UNIX_EPOCH);
 
     let deadline = duration.map(|d| start + d);
     let mut next_interval = args.interval.map(|i| start + i);
@@ -340,6 +345,7 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
                 start_ns: (last.1 - start).as_nanos() as u64,
                 end_ns: (due - start).as_nanos() as u64,
             });
+            report.wall_start = Some(wall_start);
             emit_line(out, &report)?;
             last = (tally, due);
             next_interval = Some(due + every);
@@ -605,6 +611,7 @@ fn build(
         interval: None,
         findings,
         interval_failed: false,
+        wall_start: None,
     }
 }
 
@@ -780,11 +787,18 @@ impl Render for TraceReport {
             Target::Command { argv, pid } => format!("`{}` (pid {pid})", out.text(&argv.join(" "))),
         };
         let span = match self.interval {
-            Some(i) => format!(
-                "interval +{} … +{}",
-                crate::output::duration_text(Duration::from_nanos(i.start_ns)),
-                crate::output::duration_text(Duration::from_nanos(i.end_ns))
-            ),
+            Some(i) => {
+                let at = |ns: u64| self.wall_start.map_or_else(String::new, |w| utc_time(w + Duration::from_nanos(ns)));
+                let wall = match (at(i.start_ns), at(i.end_ns)) {
+                    (a, b) if !a.is_empty() => format!(" ({a} – {b} UTC)"),
+                    _ => String::new(),
+                };
+                format!(
+                    "interval +{} … +{}{wall}",
+                    crate::output::duration_text(Duration::from_nanos(i.start_ns)),
+                    crate::output::duration_text(Duration::from_nanos(i.end_ns))
+                )
+            }
             None => crate::output::duration_text(Duration::from_nanos(self.duration_ns)),
         };
         let mut s = format!("{target}, {span}\n{t}\n");
@@ -855,6 +869,12 @@ impl Render for TraceReport {
     }
 }
 
+/// `16:55:10.300`: a wall-clock time of day in UTC, to the millisecond.
+fn utc_time(t: std::time::SystemTime) -> String {
+    let ms = t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis()) % 86_400_000;
+    format!("{:02}:{:02}:{:02}.{:03}", ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000)
+}
+
 /// `SIGSEGV` for 11, else `signal N`.
 fn signal_name(n: i32) -> String {
     Signal::try_from(n).map_or_else(|_| format!("signal {n}"), |s| s.as_str().to_string())
@@ -869,6 +889,12 @@ fn per_sec_text(rate: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_times() {
+        let t = std::time::UNIX_EPOCH + Duration::from_millis(86_400_000 * 3 + 3_600_000 * 16 + 60_000 * 5 + 10_300);
+        assert_eq!(utc_time(t), "16:05:10.300");
+    }
 
     #[test]
     fn bypass_is_fail_only_over_the_rate() {

@@ -1141,7 +1141,10 @@ fn tables_claiming_more_than_a_vdso_holds_are_capped_with_findings() {
     );
     let f: Vec<&str> = json["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap()).collect();
     assert!(
-        f.contains(&format!("the note at offset {big:#x} claims a 8 KiB descriptor: only the first 4 KiB are kept, undecoded").as_str()),
+        f.contains(
+            &format!("the note at offset {big:#x} claims a 8 KiB descriptor: only the first 4 KiB are kept, undecoded")
+                .as_str()
+        ),
         "{f:#?}"
     );
 }

@@ -708,6 +708,10 @@ fn interval_prints_a_report_each_interval() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.matches("CLOCK_MONOTONIC_RAW ").count(), 3, "two interval tables and the summary: {stdout}");
     assert_eq!(stdout.matches("interval ").count(), 2, "{stdout}");
+    // Each interval's header has its bounds from the start and in UTC.
+    let headers: Vec<&str> = stdout.lines().filter(|l| l.contains(", interval +")).collect();
+    assert!(headers[0].ends_with(" UTC)") && headers[0].contains("interval +0 s … +300 ms ("), "{stdout}");
+    assert!(headers[1].ends_with(" UTC)") && headers[1].contains("interval +300 ms … +600 ms ("), "{stdout}");
     let (code, stdout, stderr) = run(&["--json", "trace", "-p", &pid, "-d", "700ms", "--interval", "300ms"]);
     assert_eq!(code, 0, "{stderr}");
     let docs: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).expect("one JSON document a line")).collect();
