@@ -991,13 +991,13 @@ fn gather_command(command: &[OsString], strict: bool) -> Result<CheckReport> {
             "command",
             Status::Fail,
             format!("`{}` exited with status {c}", argv.join(" ")),
-            Some("the smoke command itself failed; vdsoctl exits with its status"),
+            Some(&format!("the smoke command itself failed; vdsoctl exits with its status, {c}")),
         ),
         Some(ExitStatus::Signal(n)) => Check::new(
             "command",
             Status::Fail,
             format!("`{}` was killed by signal {n}", argv.join(" ")),
-            Some("the smoke command itself failed; vdsoctl exits with 128+N"),
+            Some(&format!("the smoke command itself failed; vdsoctl exits with {}", 128 + n)),
         ),
         None => {
             Check::new("command", Status::Fail, format!("`{}`: interrupted before it exited", argv.join(" ")), None)
@@ -1041,7 +1041,7 @@ fn gather_command(command: &[OsString], strict: bool) -> Result<CheckReport> {
             "command_trace",
             Status::Fail,
             format!("in {secs}: {} — the vDSO is bypassed", bad.join(", ")),
-            Some("`vdsoctl trace -- CMD` shows rates per clock id; look for a raw syscall(), a static or old libc (`vdsoctl check --image /`), or LD_PRELOAD"),
+            Some(&format!("`vdsoctl trace -- {}` shows rates per clock id; look for a raw syscall(), a static or old libc (`vdsoctl check --image /`), or LD_PRELOAD", argv.join(" "))),
         )
     });
     if report.lost > 0 {
