@@ -185,9 +185,9 @@ impl Counting {
                 // record: their parent from /proc while they live.
                 let pids: Vec<i32> = tally.counts.keys().map(|k| k.pid).collect();
                 for pid in pids {
-                    if !tally.parents.contains_key(&pid) {
+                    if let std::collections::btree_map::Entry::Vacant(e) = tally.parents.entry(pid) {
                         if let Some(ppid) = crate::inspect::process::parent_of(pid) {
-                            tally.parents.insert(pid, ppid);
+                            e.insert(ppid);
                         }
                     }
                 }
