@@ -7,7 +7,7 @@
 set -euo pipefail
 N=${1:?usage: scripts/stress-tests.sh N [--busy]}
 BUSY=${2:-}
-REPO=$(cd "$(dirname "$0")/.." && pwd)
+REPO=${STRESS_REPO:-$(cd "$(dirname "$0")/.." && pwd)}
 WORK=$(mktemp -d)
 # Tests run vdsoctl and fixtures as `nobody`: the tree must be traversable.
 chmod 755 "$WORK"
