@@ -7,8 +7,12 @@
 set -euo pipefail
 N=${1:?usage: scripts/stress-tests.sh N [--busy]}
 BUSY=${2:-}
-REPO=$(cd "$(dirname "$0")/.." && pwd)
+REPO=${STRESS_REPO:-$(cd "$(dirname "$0")/.." && pwd)}
 WORK=$(mktemp -d)
+# Tests run vdsoctl and fixtures as `nobody`: the tree must be traversable.
+chmod 755 "$WORK"
+LOGS=${STRESS_LOGS:-/tmp/stress-logs}
+mkdir -p "$LOGS"
 BUSY_PID=
 cleanup() { [ -n "$BUSY_PID" ] && kill "$BUSY_PID" 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -31,6 +35,10 @@ for i in $(seq "$N"); do
     if CI=true cargo test -q >"$WORK/run.log" 2>&1; then status=green; else status=RED; failed=$((failed + 1)); fi
     summary=$(grep -E '^test result:' "$WORK/run.log" | awk '{p += $4; f += $6} END {printf "%d passed, %d failed", p, f}')
     echo "run $i/$N: $status in $(( $(date +%s) - t0 ))s — $summary${BUSY:+ (busy)}"
-    if [ "$status" = RED ]; then grep -E '^    [a-z_:]+$|panicked' "$WORK/run.log" | head -20 | sed 's/^/    /'; fi
+    if [ "$status" = RED ]; then
+        cp "$WORK/run.log" "$LOGS/run-$i.log"
+        grep -E '^    [a-z_:]+$|panicked' "$WORK/run.log" | head -20 | sed 's/^/    /'
+        echo "    (whole log: $LOGS/run-$i.log)"
+    fi
 done
 [ "$failed" -eq 0 ]

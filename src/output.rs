@@ -156,8 +156,10 @@ pub fn any_fail(findings: &[Finding]) -> bool {
 /// name with a newline or an escape cannot forge or hide a line. Never
 /// panics: `eprintln!` would, on a closed stderr (`2>&-`, a reader that went away).
 pub fn note(line: std::fmt::Arguments<'_>) {
-    let text = line.to_string();
-    let _ = writeln!(std::io::stderr().lock(), "vdsoctl: {}", sanitize(&text));
+    // One write(2) for the whole line: stderr is unbuffered, and a traced
+    // command writing to the same pipe must not land inside our line.
+    let text = format!("vdsoctl: {}\n", sanitize(&line.to_string()));
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// A duration scaled for people: `850 ns`, `12.5 µs`, `3.20 ms`, `2.00 s`.

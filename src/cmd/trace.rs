@@ -278,13 +278,14 @@ pub fn collect(args: &TraceArgs, out: &Output) -> Result<TraceReport> {
         }
         // The window is exec to exit: start the clock before the child may
         // run, and take the end from the moment waitpid returned.
+        // Said before the command runs, so its own output comes after.
+        note(format_args!("tracing {} (pid {child}) until it exits", out.text(&cmd.display)));
         start = Instant::now();
         if let Err(source) = gated.release() {
             let _ = waitpid(Pid::from_raw(child), None);
             return Err(Error::Spawn { cmd: cmd.display.clone(), source });
         }
         watch_child(child, tx.clone());
-        note(format_args!("tracing {} (pid {child}) until it exits", out.text(&cmd.display)));
         (Target::Command { argv: cmd.argv_text.clone(), pid: child }, Some(child))
     } else if args.all {
         start = started(&mut counting)?;

@@ -202,3 +202,76 @@ impl Btf {
         self.types.get(id as usize).map_or(0, |t| t.target)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A BTF blob: `int`, `struct inner { int status; }`, a typedef
+    /// `btf_trace_x` of it, and `struct outer { int a; union { struct inner
+    /// ti; }; }` with the anonymous union at byte 8.
+    fn blob() -> Vec<u8> {
+        let strings = b"\0int\0inner\0status\0btf_trace_x\0outer\0a\0ti\0";
+        let name = |s: &str| {
+            strings.windows(s.len() + 1).position(|w| &w[..s.len()] == s.as_bytes() && w[s.len()] == 0).unwrap() as u32
+        };
+        let mut t: Vec<u32> = Vec::new();
+        // 1: int (kind 1), size 4, encoding word
+        t.extend([name("int"), 1 << 24, 4, 32]);
+        // 2: struct inner, 1 member
+        t.extend([name("inner"), (4 << 24) | 1, 4, name("status"), 1, 0]);
+        // 3: typedef btf_trace_x -> 2
+        t.extend([name("btf_trace_x"), 8 << 24, 2]);
+        // 4: anonymous union { struct inner ti; }
+        t.extend([0, (5 << 24) | 1, 4, name("ti"), 2, 0]);
+        // 5: struct outer { int a; union (at bit 64) }
+        t.extend([name("outer"), (4 << 24) | 2, 12, name("a"), 1, 0, 0, 4, 64]);
+        let types: Vec<u8> = t.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mut b = Vec::new();
+        b.extend(0xeb9fu16.to_le_bytes());
+        b.extend([1u8, 0]);
+        for w in [24u32, 0, types.len() as u32, types.len() as u32, strings.len() as u32] {
+            b.extend(w.to_le_bytes());
+        }
+        b.extend(&types);
+        b.extend(strings);
+        b
+    }
+
+    #[test]
+    fn finds_typedefs_and_offsets_through_anonymous_members() {
+        let btf = Btf::parse(&blob()).unwrap();
+        assert_eq!(btf.typedef_id("btf_trace_x"), Some(3));
+        assert_eq!(btf.typedef_id("nope"), None);
+        assert_eq!(btf.offset_of("outer", &["a"]), Some(0));
+        assert_eq!(btf.offset_of("outer", &["ti", "status"]), Some(8));
+        assert_eq!(btf.offset_of("outer", &["missing"]), None);
+    }
+
+    #[test]
+    fn truncated_or_foreign_blobs_are_errors() {
+        let b = blob();
+        for n in 0..b.len() {
+            let _ = Btf::parse(&b[..n]);
+        }
+        assert!(Btf::parse(&b[..30]).is_err());
+        assert!(Btf::parse(b"\x9f\xeb\x01\x00").is_err());
+        let mut bad = b.clone();
+        bad[24 + 7] = 0x1f; // kind 31 in the first type's info
+        assert!(Btf::parse(&bad).is_err());
+    }
+
+    /// The running kernel's BTF, where there is one: what the BPF engine reads.
+    #[test]
+    fn vmlinux_has_what_the_trace_engine_needs() {
+        let Ok(btf) = Btf::vmlinux() else { return };
+        assert!(btf.typedef_id("btf_trace_sys_enter").is_some());
+        assert!(btf.typedef_id("btf_trace_sched_process_fork").is_some());
+        assert!(btf.offset_of("task_struct", &["thread_info", "status"]).is_some());
+        if cfg!(target_arch = "x86_64") {
+            // struct pt_regs is uapi-stable on x86_64: di at 112, bx at 40.
+            assert_eq!(btf.offset_of("pt_regs", &["di"]), Some(112));
+            assert_eq!(btf.offset_of("pt_regs", &["bx"]), Some(40));
+        }
+    }
+}

@@ -183,7 +183,20 @@ impl Counting {
     /// Counts so far.
     pub fn snapshot(&mut self) -> Result<Tally> {
         match self {
-            Counting::Bpf(t) => t.snapshot(),
+            Counting::Bpf(t) => {
+                let mut tally = t.snapshot()?;
+                // Processes that existed before counting began have no fork
+                // record: their parent from /proc while they live.
+                let pids: Vec<i32> = tally.counts.keys().map(|k| k.pid).collect();
+                for pid in pids {
+                    if let std::collections::btree_map::Entry::Vacant(e) = tally.parents.entry(pid) {
+                        if let Some(ppid) = crate::inspect::process::parent_of(pid) {
+                            e.insert(ppid);
+                        }
+                    }
+                }
+                Ok(tally)
+            }
             Counting::Perf(t) => {
                 let mut tally = t.snapshot()?;
                 let pids: Vec<i32> =

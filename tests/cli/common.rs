@@ -198,11 +198,23 @@ pub fn system_wide_lock() -> std::sync::MutexGuard<'static, ()> {
     SYSTEM_WIDE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Kills a process (SIGKILL) when dropped, whatever the test did.
-pub struct KillOnDrop(pub i32);
+/// Kills a process (SIGKILL) when dropped, whatever the test did — that
+/// very process, through a pidfd taken now: never another one that reused
+/// its pid after it was reaped.
+pub struct KillOnDrop {
+    pidfd: Option<std::os::fd::OwnedFd>,
+}
+
+#[allow(non_snake_case)]
+pub fn KillOnDrop(pid: i32) -> KillOnDrop {
+    KillOnDrop { pidfd: vdsoctl::measure::sys::spawn::pidfd_open(pid).ok() }
+}
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.0), nix::sys::signal::Signal::SIGKILL);
+        if let Some(fd) = &self.pidfd {
+            use std::os::fd::AsFd;
+            let _ = vdsoctl::measure::sys::spawn::pidfd_kill(fd.as_fd(), libc::SIGKILL);
+        }
     }
 }

@@ -6,7 +6,7 @@
 
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
 /// A forked child held before its exec.
 #[derive(Debug)]
@@ -118,4 +118,17 @@ pub fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
     }
     // SAFETY: the kernel just returned `rc` as a new descriptor nobody else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(rc as i32) })
+}
+
+/// pidfd_send_signal(2): signal the very process a pidfd refers to (never
+/// another that reused its pid).
+pub fn pidfd_kill(pidfd: BorrowedFd<'_>, signal: i32) -> io::Result<()> {
+    // SAFETY: a live pidfd, a signal number, no siginfo, no flags.
+    let rc = unsafe {
+        libc::syscall(libc::SYS_pidfd_send_signal, pidfd.as_raw_fd(), signal, std::ptr::null::<libc::siginfo_t>(), 0)
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
