@@ -2,7 +2,7 @@
 //! names others chose are escaped on every stream (JSON keeps the bytes);
 //! tables never split a token in a 60-column or a 0-column pty.
 
-use super::common::{build_c, is_root, run, skip, vdsoctl_path, Workload};
+use super::common::{build_c, is_root, run, skip, system_wide_lock, vdsoctl_path, Workload};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -68,6 +68,7 @@ fn hostile_names_are_escaped_in_maps_auxv_dump_and_json_keeps_them() {
 
 #[test]
 fn hostile_names_are_escaped_in_trace_tables_findings_and_notes() {
+    let _lock = system_wide_lock(); // bench timings and clock loops: not beside a system-wide trace
     if !is_root() {
         return skip("trace needs root (or CAP_BPF + CAP_PERFMON)");
     }
@@ -151,6 +152,7 @@ fn assert_fail_rule(args: &[&str]) {
 
 #[test]
 fn a_fail_line_means_exit_1_in_every_command() {
+    let _lock = system_wide_lock(); // bench timings and clock loops: not beside a system-wide trace
     let w = Workload::start(Command::new(build_c("no_vdso", false, &[])));
     let pid = w.pid().to_string();
     for cmd in ["maps", "auxv"] {
@@ -207,6 +209,7 @@ fn assert_whole(what: &str, text: &str, must: &[String]) {
 
 #[test]
 fn tables_never_split_a_token_in_a_60_or_0_column_pty() {
+    let _lock = system_wide_lock(); // bench timings and clock loops: not beside a system-wide trace
     let w = Workload::start(Command::new(build_c("wait_ready", false, &[])));
     let pid = w.pid().to_string();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vdso/x86_64.so");
@@ -279,6 +282,7 @@ fn rule_width(text: &str) -> usize {
 
 #[test]
 fn columns_is_honoured_when_piped() {
+    let _lock = system_wide_lock(); // bench timings and clock loops: not beside a system-wide trace
     let (code, narrow, stderr) = vdsoctl_with_columns("50", &["check"]);
     assert!(code <= 1, "{stderr}");
     let (_, wide, _) = run(&["check"]);
@@ -307,6 +311,7 @@ fn vdsoctl_with_columns(columns: &str, args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn color_always_never_and_no_color() {
+    let _lock = system_wide_lock(); // bench timings and clock loops: not beside a system-wide trace
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vdso/x86_64.so");
     let fixture = fixture.to_str().unwrap();
     // check colours its STATUS column; piped, auto means none.
@@ -408,6 +413,7 @@ fn man_pages_are_valid_roff() {
 
 #[test]
 fn check_quiet_shows_only_rows_that_are_not_ok() {
+    let _lock = system_wide_lock(); // bench timings and clock loops: not beside a system-wide trace
     let (_, stdout, stderr) = run(&["--json", "check"]);
     let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     let names: Vec<String> =
