@@ -246,6 +246,9 @@ pub struct Tracer {
     sampled: BTreeMap<Key, u64>,
     sampled_vsyscall: BTreeMap<(i32, TimeFn), u64>,
     lost: u64,
+    /// `-a`: sys_enter records delivered (every one, ours or not), to tell
+    /// how many the rings dropped without a PERF_RECORD_LOST yet.
+    system_delivered: u64,
     abis: HashMap<i32, Abi>,
     comms: HashMap<i32, Option<String>>,
     own_pid: i32,
@@ -288,6 +291,7 @@ impl Tracer {
             sampled: BTreeMap::new(),
             sampled_vsyscall: BTreeMap::new(),
             lost: 0,
+            system_delivered: 0,
             abis: HashMap::new(),
             comms: HashMap::new(),
             own_pid: std::process::id() as i32,
@@ -536,10 +540,14 @@ impl Tracer {
             }
             Record::Sample { pid, raw, abi, .. } => (pid as i32, raw, abi),
         };
+        let vsyscall = self.events.is_vsyscall_record(raw);
+        if !tree && !vsyscall {
+            self.system_delivered += 1;
+        }
         if pid == self.own_pid {
             return;
         }
-        if self.events.is_vsyscall_record(raw) {
+        if vsyscall {
             if let Some(f) = self.events.decode_vsyscall(raw) {
                 *self.sampled_vsyscall.entry((pid, f)).or_default() += 1;
             }
@@ -664,6 +672,13 @@ impl Tracer {
             }
             t.scaled |= r.scaled();
         }
+        // A full ring reports its losses only when it has room again, so
+        // the samplers' own counts, read before the drain, bound what was
+        // delivered.
+        let mut system_hits = 0u64;
+        for src in self.sources.iter().filter(|s| !s.tree) {
+            system_hits += perf::read_fd(src.ring.fd())?.value;
+        }
         self.drain();
         for (k, v) in &self.sampled {
             *t.counts.entry(*k).or_default() += *v;
@@ -692,7 +707,8 @@ impl Tracer {
                 t.vsyscall.insert(*k, *v);
             }
         }
-        t.lost_records = self.lost;
+        let undelivered = system_hits.saturating_sub(self.system_delivered);
+        t.lost_records = self.lost.max(undelivered);
         Ok(t)
     }
 }
