@@ -250,6 +250,14 @@ fn issue_finding(issue: &Issue) -> Finding {
             format!("{count} names are longer than {} bytes and were cut there", elf::caps::NAME),
             None,
         ),
+        Issue::VersionHash { name, hash, expected, others } => Finding::new(
+            Severity::Warn,
+            format!(
+                "version {name}'s vd_hash is {hash:#x}, not the ELF hash of its name ({expected:#x}){}: glibc's and Go's vDSO lookups (and bench) bind none of its symbols, so their clock reads take the syscall",
+                if *others > 0 { format!(", and {others} more versions are wrong the same way") } else { String::new() }
+            ),
+            Some("a damaged or crafted image: the kernel's vDSO build writes the right hash".into()),
+        ),
     }
 }
 

@@ -80,20 +80,12 @@ const SHN_LORESERVE: usize = 0xff00;
 const SHN_ABS: usize = 0xfff1;
 const SHN_COMMON: usize = 0xfff2;
 const SHN_XINDEX: usize = 0xffff;
-const DT_NULL: u64 = 0;
-const DT_HASH: u64 = 4;
-const DT_STRTAB: u64 = 5;
-const DT_SYMTAB: u64 = 6;
-const DT_STRSZ: u64 = 10;
-const DT_SONAME: u64 = 14;
-const DT_GNU_HASH: u64 = 0x6fff_fef5;
-const DT_VERSYM: u64 = 0x6fff_fff0;
-const DT_VERDEF: u64 = 0x6fff_fffc;
-const DT_VERDEFNUM: u64 = 0x6fff_fffd;
-const DT_VERNEED: u64 = 0x6fff_fffe;
-const DT_VERNEEDNUM: u64 = 0x6fff_ffff;
+use goblin::elf::dynamic::{
+    DT_GNU_HASH, DT_HASH, DT_NULL, DT_SONAME, DT_STRSZ, DT_STRTAB, DT_SYMTAB, DT_VERDEF, DT_VERDEFNUM, DT_VERNEED,
+    DT_VERNEEDNUM, DT_VERSYM,
+};
 const VERSYM_HIDDEN: u16 = 0x8000;
-const VER_FLG_BASE: u16 = 0x1;
+pub const VER_FLG_BASE: u16 = 0x1;
 const VER_FLG_WEAK: u16 = 0x2;
 /// Size of `Elf32_Verdef`/`Elf64_Verdef` (the same in both classes).
 const VERDEF_SIZE: u64 = 20;
@@ -122,8 +114,104 @@ pub struct Image {
     pub has_hash: bool,
     /// The dynamic section has DT_GNU_HASH.
     pub has_gnu_hash: bool,
+    /// There is a symbol version table (`.gnu.version` / DT_VERSYM).
+    pub versioned: bool,
+    /// The PT_LOAD segments, which map the symbols' addresses to offsets.
+    pub loads: Vec<Load>,
     /// What was wrong but read past: caps that bit, notes readelf rejects.
     pub issues: Vec<Issue>,
+}
+
+/// One PT_LOAD segment: `filesz` bytes at file `offset` are mapped at `vaddr`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Load {
+    pub vaddr: u64,
+    pub offset: u64,
+    pub filesz: u64,
+}
+
+impl Image {
+    /// The image offset of `len` bytes at virtual address `vaddr`, through
+    /// the PT_LOAD that holds them (what a dynamic linker does).
+    pub fn offset_of(&self, vaddr: u64, len: u64) -> Option<u64> {
+        offset_in(&self.loads, vaddr, len)
+    }
+
+    /// The non-base version definition with `index`.
+    pub fn version_def(&self, index: u16) -> Option<&VersionDef> {
+        self.versions.iter().find(|d| d.index == index && d.flags & VER_FLG_BASE == 0)
+    }
+}
+
+/// The file offset of `len` bytes at `vaddr`, through the load segment that holds them all.
+pub fn offset_in(loads: &[Load], vaddr: u64, len: u64) -> Option<u64> {
+    loads.iter().find_map(|p| {
+        let delta = vaddr.checked_sub(p.vaddr)?;
+        (delta.checked_add(len)? <= p.filesz).then(|| p.offset.checked_add(delta)).flatten()
+    })
+}
+
+/// The PT_LOAD segments of a program header table.
+pub fn loads(phdrs: &[ProgramHeader]) -> Vec<Load> {
+    phdrs
+        .iter()
+        .filter(|p| p.p_type == PT_LOAD)
+        .map(|p| Load { vaddr: p.p_vaddr, offset: p.p_offset, filesz: p.p_filesz })
+        .collect()
+}
+
+/// Class, byte order and machine: what the first 20 bytes of an ELF file say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ident {
+    pub is_64: bool,
+    pub little_endian: bool,
+    /// `e_machine`.
+    pub machine: u16,
+}
+
+impl Ident {
+    /// goblin's parsing context for this class and byte order.
+    pub fn ctx(&self) -> Ctx {
+        let container = if self.is_64 { Container::Big } else { Container::Little };
+        let endian =
+            if self.little_endian { goblin::container::Endian::Little } else { goblin::container::Endian::Big };
+        Ctx::new(container, endian)
+    }
+}
+
+/// The identification of an ELF file from its first bytes; None when they
+/// are not ELF (no magic, an unknown class or byte order, too short).
+pub fn ident(head: &[u8]) -> Option<Ident> {
+    if head.get(..4)? != b"\x7fELF" {
+        return None;
+    }
+    let is_64 = match head.get(4)? {
+        1 => false,
+        2 => true,
+        _ => return None,
+    };
+    let little_endian = match head.get(5)? {
+        1 => true,
+        2 => false,
+        _ => return None,
+    };
+    let m = [*head.get(18)?, *head.get(19)?];
+    let machine = if little_endian { u16::from_le_bytes(m) } else { u16::from_be_bytes(m) };
+    Some(Ident { is_64, little_endian, machine })
+}
+
+/// The SysV ELF hash, as `vd_hash` of a version definition holds it.
+pub fn elf_hash(name: &[u8]) -> u32 {
+    let mut h: u32 = 0;
+    for &c in name {
+        h = (h << 4).wrapping_add(u32::from(c));
+        let g = h & 0xf000_0000;
+        if g != 0 {
+            h ^= g >> 24;
+        }
+        h &= !g;
+    }
+    h
 }
 
 /// Something the parser found wrong and read past; the report words it.
@@ -142,6 +230,10 @@ pub enum Issue {
     NoteCut { offset: u64, size: u64 },
     /// Names longer than [`caps::NAME`] bytes were cut.
     LongNames { count: usize },
+    /// A version definition whose `vd_hash` is not the ELF hash of its
+    /// name: glibc's and Go's vDSO lookups (and bench) bind no symbol of it.
+    /// `others` more definitions are wrong the same way.
+    VersionHash { name: String, hash: u32, expected: u32, others: usize },
 }
 
 /// One dynamic symbol.
@@ -197,11 +289,18 @@ pub struct VersionDef {
     /// VER_FLG_* bits.
     pub flags: u16,
     pub name: String,
+    /// `vd_hash` as the file has it.
+    pub hash: u32,
     /// Names of the versions this one inherits from (further `Verdaux` entries).
     pub parents: Vec<String>,
 }
 
 impl VersionDef {
+    /// Whether `vd_hash` is the ELF hash of the name (what glibc and Go check).
+    pub fn hash_ok(&self) -> bool {
+        self.hash == elf_hash(self.name.as_bytes())
+    }
+
     /// Flags as readelf prints them: `BASE`, `WEAK`, `none`, unknown bits in hex.
     pub fn flags_text(&self) -> String {
         let mut parts = Vec::new();
@@ -319,9 +418,7 @@ impl<'a> Parser<'a> {
             return Err(bad(format!("truncated: {} bytes, an ELF header needs {ehsize}", bytes.len())));
         }
         let header = goblin::elf::Elf::parse_header(bytes).map_err(|e| bad(format!("ELF header: {e}")))?;
-        let container = if is_64 { Container::Big } else { Container::Little };
-        let endian = if le { goblin::container::Endian::Little } else { goblin::container::Endian::Big };
-        let ctx = Ctx::new(container, endian);
+        let ctx = Ident { is_64, little_endian: le, machine: header.e_machine }.ctx();
         let total = bytes.len();
 
         let phent: u64 = if is_64 { 56 } else { 32 };
@@ -485,10 +582,7 @@ impl<'a> Parser<'a> {
 
     /// A virtual address of the image to a file offset, through PT_LOAD.
     fn vaddr_to_offset(&self, addr: u64) -> Option<u64> {
-        self.phdrs.iter().filter(|p| p.p_type == PT_LOAD).find_map(|p| {
-            let delta = addr.checked_sub(p.p_vaddr)?;
-            (delta < p.p_filesz).then(|| p.p_offset.checked_add(delta)).flatten()
-        })
+        offset_in(&loads(&self.phdrs), addr, 1)
     }
 
     fn run(mut self) -> Result<Image> {
@@ -576,6 +670,12 @@ impl<'a> Parser<'a> {
         }
 
         let notes = self.notes();
+        let mut wrong = versions.iter().filter(|v| !v.hash_ok());
+        if let Some(v) = wrong.next() {
+            let expected = elf_hash(v.name.as_bytes());
+            let others = wrong.count();
+            self.issues.push(Issue::VersionHash { name: v.name.clone(), hash: v.hash, expected, others });
+        }
         if self.long_names.get() > 0 {
             self.issues.push(Issue::LongNames { count: self.long_names.get() });
         }
@@ -591,6 +691,8 @@ impl<'a> Parser<'a> {
             notes,
             has_hash: tag(DT_HASH).is_some(),
             has_gnu_hash: tag(DT_GNU_HASH).is_some(),
+            versioned: versym.is_some(),
+            loads: loads(&self.phdrs),
             issues: self.issues,
         })
     }
@@ -783,14 +885,17 @@ impl<'a> Parser<'a> {
                     "version definition {n} at offset {off:#x} runs past the end of its section (DT_VERDEFNUM/sh_info says {count})"
                 )));
             }
-            let (flags, index, cnt, aux, next) = (
+            let (flags, index, cnt, hash, aux, next) = (
                 self.u16_at(off + 2),
                 self.u16_at(off + 4),
                 self.u16_at(off + 6),
+                self.u32_at(off + 8),
                 self.u32_at(off + 12),
                 self.u32_at(off + 16),
             );
-            let (Some(flags), Some(index), Some(cnt), Some(aux), Some(next)) = (flags, index, cnt, aux, next) else {
+            let (Some(flags), Some(index), Some(cnt), Some(hash), Some(aux), Some(next)) =
+                (flags, index, cnt, hash, aux, next)
+            else {
                 return Err(bad(format!("version definition {n} at offset {off:#x} is truncated")));
             };
             let mut aux_names = Vec::new();
@@ -817,7 +922,7 @@ impl<'a> Parser<'a> {
             let mut aux_names = aux_names.into_iter();
             let name = aux_names.next().unwrap_or_else(|| "<corrupt>".into());
             names.push((index, name.clone()));
-            defs.push(VersionDef { index, flags, name, parents: aux_names.collect() });
+            defs.push(VersionDef { index, flags, name, hash, parents: aux_names.collect() });
             if next == 0 {
                 break;
             }
