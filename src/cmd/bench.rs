@@ -10,7 +10,7 @@ use crate::inspect::{kernel, Process};
 use crate::measure::bench::{self as m, Callers, Check, Path, Plan, Stats, SyscallCounter, Target, Verdict};
 use crate::measure::sys::call::VsyscallPage;
 use crate::measure::vdso::OwnVdso;
-use crate::model::{Finding, Severity};
+use crate::model::{ClockRef, Finding, Severity};
 use crate::output::{emit, Output, Prometheus, Render};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -44,8 +44,8 @@ pub enum Basis {
 #[derive(Debug, Serialize)]
 pub struct BenchResult {
     pub function: &'static str,
-    /// The clock's name; `null` for functions without a clock id.
-    pub clock: Option<String>,
+    /// The clock (`CLOCK_*`, or its number); `null` for functions without a clock id.
+    pub clock: Option<ClockRef>,
     pub path: Path,
     /// Median ns per call; `null` when not measured (path missing, error).
     pub ns_per_call: Option<f64>,
@@ -226,7 +226,7 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
                 path,
                 BenchResult {
                     function: t.function.name(),
-                    clock: t.clock.map(|c| arch::clock_name(i64::from(c))),
+                    clock: t.clock.map(|c| ClockRef::Id(i64::from(c))),
                     path,
                     ns_per_call: stats.map(|s| round(s.median, 2)),
                     syscalls_per_call: None,
@@ -422,18 +422,16 @@ impl Render for BenchReport {
         let refs: Vec<&str> = header.iter().map(String::as_str).collect();
         let mut t = out.table(&refs);
         // Rows in measurement order, one per function and clock.
-        let mut keys: Vec<(&str, Option<&str>)> = Vec::new();
+        let mut keys: Vec<(&str, Option<ClockRef>)> = Vec::new();
         for r in &self.results {
-            let k = (r.function, r.clock.as_deref());
+            let k = (r.function, r.clock);
             if !keys.contains(&k) {
                 keys.push(k);
             }
         }
         for (function, clock) in keys {
-            let of = |p: Path| {
-                self.results.iter().find(|r| r.function == function && r.clock.as_deref() == clock && r.path == p)
-            };
-            let mut row = vec![function.to_string(), clock.unwrap_or("-").to_string()];
+            let of = |p: Path| self.results.iter().find(|r| r.function == function && r.clock == clock && r.path == p);
+            let mut row = vec![function.to_string(), clock.map_or_else(|| "-".into(), ClockRef::text)];
             row.extend(self.paths.iter().map(|&p| ns_cell(of(p))));
             let counts: Vec<String> = self
                 .paths
@@ -441,11 +439,8 @@ impl Render for BenchReport {
                 .map(|&p| of(p).and_then(|r| r.syscalls_per_call).map_or_else(|| "-".into(), |s| format!("{s:.2}")))
                 .collect();
             row.push(counts.join(" / "));
-            let verdict = self
-                .results
-                .iter()
-                .find(|r| r.function == function && r.clock.as_deref() == clock)
-                .and_then(|r| r.verdict);
+            let verdict =
+                self.results.iter().find(|r| r.function == function && r.clock == clock).and_then(|r| r.verdict);
             row.push(verdict.map_or("-", Verdict::name).to_string());
             t.add_row(row);
         }
@@ -469,7 +464,7 @@ impl Render for BenchReport {
 
     fn render_prometheus(&self) -> Option<String> {
         let mut p = Prometheus::default();
-        let label = |r: &BenchResult| (r.function, r.clock.clone().unwrap_or_default(), r.path.name());
+        let label = |r: &BenchResult| (r.function, r.clock.map(ClockRef::text).unwrap_or_default(), r.path.name());
         // Base unit seconds: promtool rejects `ns` in a name ("abbreviated units").
         p.family("bench_seconds_per_call", "gauge", "Median seconds per call of a clock function through one path.");
         for r in &self.results {

@@ -13,14 +13,14 @@ use crate::inspect::exe::{self, ExeInfo, Launch, LibcKind, Linkage};
 use crate::inspect::kernel::{self, VsyscallMode};
 use crate::inspect::{elf, image, Process};
 use crate::measure::bench::{Path, Verdict};
-use crate::model::Severity;
+use crate::model::{ClockRef, ProcessRef, Severity};
 use crate::output::{emit, Output, Prometheus, Render};
 use serde::Serialize;
 use std::ffi::OsString;
 
 /// How one check came out.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "UPPERCASE")]
+#[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Could not run here (e.g. needs root); never fails the audit.
     Skip,
@@ -70,6 +70,10 @@ impl Check {
 /// The audit (DESIGN keys: checks, binaries with --image, status).
 #[derive(Debug, Default, Serialize)]
 pub struct CheckReport {
+    /// `-p`: the process audited (its `process_*` checks carry a `pid`
+    /// label in Prometheus).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessRef>,
     pub checks: Vec<Check>,
     /// `--image`: every ELF program and library, failures first.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -87,10 +91,6 @@ pub struct CheckReport {
     /// The quick bench behind the clock checks (its costs go to Prometheus).
     #[serde(skip)]
     pub bench: Option<BenchReport>,
-    /// The process audited with `-p`: its `process_*` checks carry a `pid`
-    /// label in Prometheus.
-    #[serde(skip)]
-    pub pid: Option<i32>,
 }
 
 /// The host audit: vdsoctl's own vDSO, the clocksource, TSC, kernel,
@@ -610,9 +610,9 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
     };
     let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
     let mut checks = Vec::new();
-    let mut seen: Vec<(&str, Option<String>)> = Vec::new();
+    let mut seen: Vec<(&str, Option<ClockRef>)> = Vec::new();
     for r in &report.results {
-        let key = (r.function, r.clock.clone());
+        let key = (r.function, r.clock);
         if seen.contains(&key) {
             continue;
         }
@@ -620,8 +620,8 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
         let row =
             |p: Path| report.results.iter().find(|x| x.function == r.function && x.clock == r.clock && x.path == p);
         let (libc, vdso) = (row(Path::Libc), row(Path::Vdso));
-        let label = r.clock.as_deref().map_or_else(|| r.function.to_string(), |c| c.to_string());
-        let name = match &r.clock {
+        let label = r.clock.map_or_else(|| r.function.to_string(), ClockRef::text);
+        let name = match r.clock.map(ClockRef::text) {
             Some(c) if r.function == "clock_gettime" => format!("clock:{}", c.trim_start_matches("CLOCK_")),
             Some(c) => format!("{}:{}", r.function, c.trim_start_matches("CLOCK_")),
             None => r.function.to_string(),
@@ -634,7 +634,7 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
         };
         let detail =
             format!("libc {} ({} syscalls/call), vdso {} ({}) [{basis}]", cost(libc), sc(libc), cost(vdso), sc(vdso));
-        let clock_id = r.clock.as_deref().and_then(arch::parse_clock);
+        let clock_id = r.clock.and_then(ClockRef::id).and_then(|id| i32::try_from(id).ok());
         let should_be_fast = clock_id.map_or(true, |id| arch::vdso_serves(id, arch::HOST_MACHINE, kernel_version));
         let over = max_ns.zip(libc.and_then(|l| l.ns_per_call)).filter(|(max, ns)| should_be_fast && ns > max);
         let lost = r.verdict.and_then(|v| v.lost_fast_path(&label, r.function, should_be_fast));
@@ -689,7 +689,15 @@ pub fn process_trace_check(pid: i32, secs: f64) -> Check {
         .counts
         .iter()
         .filter(|r| !r.expected)
-        .map(|r| format!("{} {} ×{} ({:.0}/s)", r.syscall, r.clock.as_deref().unwrap_or(""), r.count, r.per_sec))
+        .map(|r| {
+            format!(
+                "{} {} ×{} ({:.0}/s)",
+                r.syscall,
+                r.clock.map(ClockRef::text).unwrap_or_default(),
+                r.count,
+                r.per_sec
+            )
+        })
         .chain(report.vsyscall_emulations.iter().map(|v| format!("[vsyscall] {} ×{}", v.function, v.count)))
         .collect();
     let expected: u64 = report.counts.iter().filter(|r| r.expected).map(|r| r.count).sum();
@@ -789,7 +797,7 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         status: worst,
         strict: args.strict,
         bench,
-        pid: target.as_ref().map(Process::pid),
+        process: target.as_ref().map(ProcessRef::of),
         ..CheckReport::default()
     })
 }
@@ -990,7 +998,15 @@ fn gather_command(command: &[OsString], strict: bool) -> Result<CheckReport> {
         .counts
         .iter()
         .filter(|r| !r.expected)
-        .map(|r| format!("{} {} {} ×{}", name(r.pid, &r.comm), r.syscall, r.clock.as_deref().unwrap_or("-"), r.count))
+        .map(|r| {
+            format!(
+                "{} {} {} ×{}",
+                name(r.pid, &r.comm),
+                r.syscall,
+                r.clock.map_or_else(|| "-".into(), ClockRef::text),
+                r.count
+            )
+        })
         .chain(
             report
                 .vsyscall_emulations
@@ -1090,7 +1106,7 @@ impl Render for CheckReport {
         p.family("check_status", "gauge", "Status of each vdsoctl check: 0 ok, 1 warn, 2 fail, -1 skipped.");
         for c in &self.checks {
             // An empty pid (host checks) is left out by the writer.
-            let pid = match self.pid {
+            let pid = match self.process.as_ref().map(|p| p.pid) {
                 Some(pid) if c.name.starts_with("process_") => pid.to_string(),
                 _ => String::new(),
             };

@@ -15,7 +15,7 @@ use crate::cli::DumpArgs;
 use crate::error::{Error, Result};
 use crate::inspect::elf::{self, Image, Issue};
 use crate::inspect::{file, Process};
-use crate::model::{hex, hex_opt, Finding, Severity};
+use crate::model::{hex, hex_opt, Finding, ProcessRef, Severity};
 use crate::output::{emit, human_size, or_dash, Output, Render};
 use serde::Serialize;
 
@@ -40,13 +40,6 @@ pub struct DumpReport {
 pub enum Source {
     Process { process: ProcessRef },
     File { file: String },
-}
-
-/// The process a `[vdso]` was read from.
-#[derive(Debug, Serialize)]
-pub struct ProcessRef {
-    pub pid: i32,
-    pub comm: String,
 }
 
 /// The ELF header facts.
@@ -327,8 +320,7 @@ fn gather(args: &DumpArgs) -> Result<(Source, Option<u64>, String, Vec<u8>)> {
             let vdso = process.vdso_mapping()?;
             let bytes = process.read_mem(vdso.start, vdso.size())?;
             let what = format!("the [vdso] of pid {}", process.pid());
-            let source =
-                Source::Process { process: ProcessRef { pid: process.pid(), comm: process.comm().to_string() } };
+            let source = Source::Process { process: ProcessRef::of(&process) };
             Ok((source, Some(vdso.start), what, bytes))
         }
     }

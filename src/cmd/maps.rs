@@ -7,15 +7,14 @@ use crate::error::Result;
 use crate::inspect::kernel::{self, VsyscallMode};
 use crate::inspect::maps::Mapping;
 use crate::inspect::Process;
-use crate::model::{hex, Finding, Severity};
+use crate::model::{hex, Finding, ProcessRef, Severity};
 use crate::output::{emit, human_size, Output, Render};
 use serde::Serialize;
 
 /// The `maps` report (DESIGN keys: pid, mappings, vsyscall).
 #[derive(Debug, Serialize)]
 pub struct MapsReport {
-    pub pid: i32,
-    pub comm: String,
+    pub process: ProcessRef,
     pub mappings: Vec<SpecialMapping>,
     pub vsyscall: Vsyscall,
     pub findings: Vec<Finding>,
@@ -124,7 +123,7 @@ pub fn gather(process: &Process) -> Result<MapsReport> {
             None,
         ));
     }
-    Ok(MapsReport { pid: process.pid(), comm: process.comm().to_string(), mappings, vsyscall, findings })
+    Ok(MapsReport { process: ProcessRef::of(process), mappings, vsyscall, findings })
 }
 
 /// `vdsoctl maps [-p PID]`.
@@ -147,7 +146,7 @@ impl Render for MapsReport {
                 m.perms.clone(),
             ]);
         }
-        let mut s = format!("pid {} ({})\n{t}\n", self.pid, out.text(&self.comm));
+        let mut s = format!("pid {} ({})\n{t}\n", self.process.pid, out.text(&self.process.comm));
         s += &format!("vsyscall: {} (from {})\n", self.vsyscall.mode.as_str(), self.vsyscall.source);
         s += &out.findings(&self.findings);
         s

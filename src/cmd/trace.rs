@@ -13,8 +13,8 @@ use crate::inspect::process::exe_header_of;
 use crate::inspect::Process;
 use crate::measure::engine::{Counting, Kind, Plan};
 use crate::measure::sys::spawn;
-use crate::measure::trace::{Clock, Tally};
-use crate::model::{Finding, Severity};
+use crate::measure::trace::Tally;
+use crate::model::{ClockRef, Finding, Severity};
 use crate::output::{emit, emit_line, note, Format, Output, Render};
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitStatus};
@@ -100,9 +100,10 @@ pub struct CountRow {
     pub abi: Abi,
     /// Clock id by name (`CLOCK_TAI`, or its number); `null` for syscalls
     /// without one; `other`/`any` from the perf engine's coarser modes.
-    pub clock: Option<String>,
+    pub clock: Option<ClockRef>,
     pub count: u64,
     /// Over the time the process was traced (until it exited, if it did).
+    #[serde(serialize_with = "crate::model::rate")]
     pub per_sec: f64,
     /// Whether this syscall is expected (the vDSO never serves it here).
     pub expected: bool,
@@ -115,6 +116,7 @@ pub struct VsyscallRow {
     pub comm: Option<String>,
     pub function: &'static str,
     pub count: u64,
+    #[serde(serialize_with = "crate::model::rate")]
     pub per_sec: f64,
 }
 
@@ -501,15 +503,6 @@ fn watch_target(pid: i32, tx: mpsc::Sender<Event>) {
     });
 }
 
-fn clock_label(clock: Clock) -> Option<String> {
-    match clock {
-        Clock::None => None,
-        Clock::Id(id) => Some(arch::clock_name(id)),
-        Clock::Other => Some("other".into()),
-        Clock::Any => Some("any".into()),
-    }
-}
-
 /// Build the report for a tally over `elapsed`; a `-p` target that exited
 /// has its rate over the time it lived.
 #[allow(clippy::too_many_arguments)]
@@ -540,7 +533,7 @@ fn build(
             comm: k.comm.map(|c| c.to_string()).or_else(|| comm_of(k.pid)),
             syscall: k.func.name(),
             abi: k.abi,
-            clock: clock_label(k.clock),
+            clock: ClockRef::of(k.clock),
             count: *v,
             per_sec: *v as f64 / secs_of(k.pid),
             expected: !crate::model::vdso_serves_call(k.abi, k.func, k.clock, kernel),
@@ -613,8 +606,8 @@ fn findings(
     for r in counts {
         // clock_gettime reads as its clock id (as in DESIGN's example); the
         // others name the syscall so clock_getres is not mistaken for it.
-        let what = match (&r.clock, r.syscall) {
-            (Some(c), "clock_gettime") => c.clone(),
+        let what = match (r.clock.map(ClockRef::text), r.syscall) {
+            (Some(c), "clock_gettime") => c,
             (Some(c), s) => format!("{s}({c})"),
             (None, s) => s.to_string(),
         };
@@ -622,8 +615,8 @@ fn findings(
         let from = who(r.pid, &r.comm);
         // In a tree that holds both, say which ABI made the calls.
         let from = if Some(r.abi) == arch::HOST_ABI { from } else { format!("{from}, {} ABI", r.abi.name()) };
-        match r.clock.as_deref() {
-            Some("any") => out.push(Finding::new(
+        match r.clock {
+            Some(ClockRef::Any) => out.push(Finding::new(
                 Severity::Warn,
                 format!("{}: {rate} syscalls/s from {from}, clock ids not split (--no-split)", r.syscall),
                 Some("run without --no-split to see which clock ids enter the kernel (each clock id's counter costs ~28 ns per call more)".into()),
@@ -729,7 +722,7 @@ impl Render for TraceReport {
                 dash(r.ppid),
                 out.text(r.comm.as_deref().unwrap_or("-")).into_owned(),
                 r.syscall.to_string(),
-                r.clock.clone().unwrap_or_else(|| "-".into()),
+                r.clock.map_or_else(|| "-".into(), ClockRef::text),
                 thousands(r.count),
                 per_sec_text(r.per_sec),
             ];
@@ -815,14 +808,16 @@ impl Render for TraceReport {
         let mut p = crate::output::Prometheus::default();
         p.family("trace_duration_seconds", Kind::Gauge, "How long the trace counted, in seconds.");
         p.sample("trace_duration_seconds", &[], self.duration_ns as f64 / 1e9);
+        let clocks: Vec<Option<String>> = self.counts.iter().map(|r| r.clock.map(ClockRef::text)).collect();
         let rows: Vec<SyscallSeries<'_>> = self
             .counts
             .iter()
-            .map(|r| SyscallSeries {
+            .zip(&clocks)
+            .map(|(r, clock)| SyscallSeries {
                 pid: r.pid,
                 comm: r.comm.as_deref(),
                 syscall: r.syscall,
-                clock: r.clock.as_deref(),
+                clock: clock.as_deref(),
                 abi: r.abi.name(),
                 vdso_serves: !r.expected,
                 count: r.count,
