@@ -7,7 +7,8 @@ use crate::cli::TargetArgs;
 use crate::error::Result;
 use crate::inspect::auxv::{AuxEntry, WordSize, AT_SYSINFO_EHDR};
 use crate::inspect::Process;
-use crate::model::{hex, hex_opt, Finding, ProcessRef, Severity};
+use crate::model::policy::SysinfoEhdr;
+use crate::model::{hex, hex_opt, Finding, ProcessRef};
 use crate::output::{emit, Output, Render};
 use serde::Serialize;
 
@@ -136,36 +137,9 @@ pub fn gather(process: &Process) -> Result<AuxvReport> {
     let rows = decode(process, &entries, machine);
     let vdso_start = process.maps()?.iter().find(|m| m.name() == "[vdso]").map(|m| m.start);
     let ehdr = crate::inspect::auxv::get(&entries, AT_SYSINFO_EHDR);
-    // Known whenever either side exists; `null` only when neither does.
-    let matches = match (ehdr, vdso_start) {
-        (Some(a), Some(b)) => Some(a == b),
-        (None, None) => None,
-        _ => Some(false),
-    };
-    let mut findings = Vec::new();
-    match (ehdr, vdso_start) {
-        (Some(a), Some(b)) if a != b => findings.push(Finding::new(
-            Severity::Fail,
-            format!("AT_SYSINFO_EHDR is {a:#x} but [vdso] starts at {b:#x}: the C library will look for the vDSO in the wrong place"),
-            Some("something remapped the vDSO after exec (CRIU restore, a sandbox); clock reads may fall back to syscalls".into()),
-        )),
-        (Some(a), Some(_)) => findings.push(Finding::new(Severity::Info, format!("AT_SYSINFO_EHDR {a:#x} is the start of [vdso]"), None)),
-        (None, Some(_)) => findings.push(Finding::new(
-            Severity::Fail,
-            "no AT_SYSINFO_EHDR in the auxiliary vector: the C library cannot find the vDSO, so every clock read is a syscall",
-            Some("check the loader or sandbox that rewrites the auxiliary vector".into()),
-        )),
-        (Some(_), None) => findings.push(Finding::new(
-            Severity::Fail,
-            "AT_SYSINFO_EHDR is set but no [vdso] is mapped: the vDSO was unmapped after exec",
-            Some("a sandbox or runtime unmapped it; every clock read is a syscall".into()),
-        )),
-        (None, None) => findings.push(Finding::new(
-            Severity::Fail,
-            "no vDSO at all: no AT_SYSINFO_EHDR and no [vdso] mapping; every clock read is a syscall",
-            Some("check `vdso=0` on the kernel command line".into()),
-        )),
-    }
+    let verdict = SysinfoEhdr::judge(ehdr, vdso_start);
+    let matches = verdict.matches();
+    let findings = vec![verdict.finding()];
     Ok(AuxvReport {
         process: ProcessRef::of(process),
         word_bits: if word == WordSize::W64 { 64 } else { 32 },

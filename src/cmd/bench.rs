@@ -10,7 +10,7 @@ use crate::inspect::{kernel, Process};
 use crate::measure::bench::{self as m, Callers, Check, Path, Plan, Stats, SyscallCounter, Target, Verdict};
 use crate::measure::sys::call::VsyscallPage;
 use crate::measure::vdso::OwnVdso;
-use crate::model::{ClockRef, Finding, Severity};
+use crate::model::{policy, ClockRef, Finding, Severity};
 use crate::output::{emit, Output, Prometheus, Render};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -43,7 +43,7 @@ pub enum Basis {
 /// One function, clock and path.
 #[derive(Debug, Serialize)]
 pub struct BenchResult {
-    pub function: &'static str,
+    pub function: TimeFn,
     /// The clock (`CLOCK_*`, or its number); `null` for functions without a clock id.
     pub clock: Option<ClockRef>,
     pub path: Path,
@@ -112,13 +112,7 @@ fn select(args: &BenchArgs) -> Result<Selection> {
         v.sort();
         v
     };
-    if let Some(n) = args.max_ns {
-        if !(n.is_finite() && n > 0.0) {
-            return Err(Error::Usage(format!(
-                "--max-ns {n} is not a positive number of nanoseconds — give the budget per call, e.g. --max-ns 100"
-            )));
-        }
-    }
+    crate::model::policy::max_ns(args.max_ns)?;
     Ok(Selection { clocks, functions, paths })
 }
 
@@ -186,6 +180,7 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
     let basis = if counting { Basis::Counted } else { Basis::Timing };
     let plan = if args.quick { Plan::QUICK } else { Plan::DEFAULT };
     let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
+    let clocksource = kernel::clocksource().map(|c| c.current);
 
     let mut targets = Vec::new();
     for &function in &sel.functions {
@@ -225,7 +220,7 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
             rows.insert(
                 path,
                 BenchResult {
-                    function: t.function.name(),
+                    function: t.function,
                     clock: t.clock.map(|c| ClockRef::Id(i64::from(c))),
                     path,
                     ns_per_call: stats.map(|s| round(s.median, 2)),
@@ -292,15 +287,10 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
             }
         };
         let verdict = m::verdict(errno, vdso_present, enters(Path::Libc), enters(Path::Vdso));
-        let fast_expected = m::should_be_fast(t, vdso_present, kernel_version);
+        let fast_expected = policy::should_be_fast(t.function, t.clock, vdso_present, kernel_version);
         match verdict {
             Some(v @ (Verdict::LibcBypass | Verdict::KernelFallback | Verdict::Missing)) => {
-                // Missing is judged against the arch table: the vDSO lacks a symbol it should export.
-                let expected = match v {
-                    Verdict::Missing => arch::vdso_symbol(arch::HOST_MACHINE, arch::HOST_IS_64, t.function).is_some(),
-                    _ => fast_expected,
-                };
-                match v.lost_fast_path(&label, t.function.name(), expected) {
+                match policy::lost_fast_path(v, &label, t.function, t.clock, kernel_version, clocksource.as_deref()) {
                     Some((message, hint)) => findings.push(Finding::new(Severity::Fail, message, Some(hint))),
                     None if v == Verdict::KernelFallback => fallback_expected.push(label.clone()),
                     None => {}
@@ -422,7 +412,7 @@ impl Render for BenchReport {
         let refs: Vec<&str> = header.iter().map(String::as_str).collect();
         let mut t = out.table(&refs);
         // Rows in measurement order, one per function and clock.
-        let mut keys: Vec<(&str, Option<ClockRef>)> = Vec::new();
+        let mut keys: Vec<(TimeFn, Option<ClockRef>)> = Vec::new();
         for r in &self.results {
             let k = (r.function, r.clock);
             if !keys.contains(&k) {
@@ -431,7 +421,7 @@ impl Render for BenchReport {
         }
         for (function, clock) in keys {
             let of = |p: Path| self.results.iter().find(|r| r.function == function && r.clock == clock && r.path == p);
-            let mut row = vec![function.to_string(), clock.map_or_else(|| "-".into(), ClockRef::text)];
+            let mut row = vec![function.name().to_string(), clock.map_or_else(|| "-".into(), ClockRef::text)];
             row.extend(self.paths.iter().map(|&p| ns_cell(of(p))));
             let counts: Vec<String> = self
                 .paths
@@ -464,7 +454,8 @@ impl Render for BenchReport {
 
     fn render_prometheus(&self) -> Option<String> {
         let mut p = Prometheus::default();
-        let label = |r: &BenchResult| (r.function, r.clock.map(ClockRef::text).unwrap_or_default(), r.path.name());
+        let label =
+            |r: &BenchResult| (r.function.name(), r.clock.map(ClockRef::text).unwrap_or_default(), r.path.name());
         // Base unit seconds: promtool rejects `ns` in a name ("abbreviated units").
         p.family("bench_seconds_per_call", "gauge", "Median seconds per call of a clock function through one path.");
         for r in &self.results {

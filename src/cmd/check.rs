@@ -3,6 +3,7 @@
 //! for CI.
 
 use super::Outcome;
+use crate::arch::TimeFn;
 use crate::arch::{self, ClockClass};
 use crate::cli::{BenchArgs, CheckArgs, TraceArgs};
 use crate::cmd::bench::{Basis, BenchReport, BenchResult};
@@ -13,6 +14,8 @@ use crate::inspect::exe::{self, ExeInfo, Launch, LibcKind, Linkage};
 use crate::inspect::kernel::{self, VsyscallMode};
 use crate::inspect::{elf, image, Process};
 use crate::measure::bench::{Path, Verdict};
+use crate::model::image::{problems as image_problems, ImageProblem};
+use crate::model::policy::{self, SysinfoEhdr, VdsoMapping};
 use crate::model::{ClockRef, ProcessRef, Severity};
 use crate::output::{emit, Output, Prometheus, Render};
 use serde::Serialize;
@@ -62,6 +65,16 @@ pub struct Check {
 }
 
 impl Check {
+    /// A check from a finding of the policy: info passes, warn and fail stay.
+    fn of(name: String, f: crate::model::Finding) -> Check {
+        let status = match f.severity {
+            Severity::Info => Status::Ok,
+            Severity::Warn => Status::Warn,
+            Severity::Fail => Status::Fail,
+        };
+        Check { name, status, detail: f.message, hint: f.hint }
+    }
+
     fn new(name: impl Into<String>, status: Status, detail: impl Into<String>, hint: Option<&str>) -> Check {
         Check { name: name.into(), status, detail: detail.into(), hint: hint.map(str::to_string) }
     }
@@ -119,50 +132,11 @@ pub fn mapping_checks(process: &Process, who: &str) -> Vec<Check> {
     };
     let vdso = maps.iter().find(|m| m.name() == "[vdso]");
     let vvar = maps.iter().find(|m| m.name() == "[vvar]");
-    checks.push(match (vdso, vvar) {
-        (Some(d), Some(v)) => Check::new(
-            format!("{who}vdso_mapped"),
-            Status::Ok,
-            format!("[vdso] at {:#x} ({} bytes), [vvar] at {:#x}", d.start, d.size(), v.start),
-            None,
-        ),
-        (Some(_), None) => Check::new(
-            format!("{who}vdso_mapped"),
-            Status::Fail,
-            "[vdso] is mapped but [vvar] is not: the vDSO has no time data to read",
-            Some("a sandbox unmapped [vvar]; allow it in the runtime's memory policy"),
-        ),
-        (None, _) => Check::new(
-            format!("{who}vdso_mapped"),
-            Status::Fail,
-            format!("pid {} has no [vdso]: every clock read is a syscall", process.pid()),
-            Some("check `vdso=0` on the kernel command line, or the sandbox/loader that unmaps the vDSO"),
-        ),
-    });
+    let mapping = VdsoMapping::judge(process.pid(), vdso.map(|d| (d.start, d.size())), vvar.map(|v| v.start));
+    checks.push(Check::of(format!("{who}vdso_mapped"), mapping.finding()));
     let ehdr = process.auxv().ok().and_then(|(entries, _)| auxv::get(&entries, AT_SYSINFO_EHDR));
-    checks.push(match (ehdr, vdso) {
-        (Some(a), Some(d)) if a == d.start => {
-            Check::new(format!("{who}auxv_sysinfo_ehdr"), Status::Ok, format!("AT_SYSINFO_EHDR {a:#x} = [vdso]"), None)
-        }
-        (Some(a), Some(d)) => Check::new(
-            format!("{who}auxv_sysinfo_ehdr"),
-            Status::Fail,
-            format!("AT_SYSINFO_EHDR {a:#x} but [vdso] at {:#x}: libc looks in the wrong place", d.start),
-            Some("something moved the vDSO after exec (CRIU, a sandbox); restart the process"),
-        ),
-        (None, _) => Check::new(
-            format!("{who}auxv_sysinfo_ehdr"),
-            Status::Fail,
-            "no AT_SYSINFO_EHDR in the auxiliary vector: libc cannot find the vDSO",
-            Some("check the loader or sandbox that rewrites the auxiliary vector"),
-        ),
-        (Some(a), None) => Check::new(
-            format!("{who}auxv_sysinfo_ehdr"),
-            Status::Fail,
-            format!("AT_SYSINFO_EHDR {a:#x} points at no [vdso] mapping"),
-            Some("the vDSO was unmapped after exec"),
-        ),
-    });
+    let verdict = SysinfoEhdr::judge(ehdr, vdso.map(|d| d.start));
+    checks.push(Check::of(format!("{who}auxv_sysinfo_ehdr"), verdict.finding()));
     checks
 }
 
@@ -176,7 +150,7 @@ pub fn vdso_symbols_check(process: &Process, who: &str, musl: bool) -> Check {
         Ok(img) => img,
         Err(e) => return Check::new(name, Status::Fail, format!("cannot read the vDSO image: {e}"), None),
     };
-    let findings = super::dump::findings(&img);
+    let judged = image_problems(&img);
     let hash = match (img.has_hash, img.has_gnu_hash) {
         (true, true) => "DT_HASH and DT_GNU_HASH",
         (true, false) => "DT_HASH",
@@ -187,20 +161,22 @@ pub fn vdso_symbols_check(process: &Process, who: &str, musl: bool) -> Check {
         .map(|abi| abi.symbols.iter().map(|s| s.name).filter(|n| img.symbols.iter().any(|s| &s.name == n)).collect())
         .unwrap_or_default();
     let version = arch::vdso_abi(img.machine, img.is_64).map_or("?", |a| a.version);
-    let problems: Vec<&crate::model::Finding> = findings
+    // A missing DT_HASH only matters to musl.
+    let problems: Vec<(&ImageProblem, crate::model::Finding)> = judged
         .iter()
-        .filter(|f| f.severity >= Severity::Warn)
-        .filter(|f| musl || !f.message.contains("no DT_HASH"))
+        .filter(|p| musl || **p != ImageProblem::GnuHashOnly)
+        .map(|p| (p, p.finding()))
+        .filter(|(_, f)| f.severity >= Severity::Warn)
         .collect();
     if problems.is_empty() {
         return Check::new(name, Status::Ok, format!("exports {} ({version}); {hash}", exported.join(" ")), None);
     }
-    let hash_only = problems.iter().all(|f| f.message.contains("no DT_HASH"));
+    let hash_only = problems.iter().all(|(p, _)| **p == ImageProblem::GnuHashOnly);
     Check::new(
         name,
         if hash_only && !musl { Status::Warn } else { Status::Fail },
-        problems.iter().map(|f| f.message.as_str()).collect::<Vec<_>>().join("; "),
-        problems.iter().find_map(|f| f.hint.as_deref()).or(Some("`vdsoctl dump` shows the whole image")),
+        problems.iter().map(|(_, f)| f.message.as_str()).collect::<Vec<_>>().join("; "),
+        problems.iter().find_map(|(_, f)| f.hint.as_deref()).or(Some("`vdsoctl dump` shows the whole image")),
     )
 }
 
@@ -609,8 +585,9 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
         Basis::Timing => "timing-based: perf not permitted",
     };
     let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
+    let clocksource = kernel::clocksource().map(|c| c.current);
     let mut checks = Vec::new();
-    let mut seen: Vec<(&str, Option<ClockRef>)> = Vec::new();
+    let mut seen: Vec<(TimeFn, Option<ClockRef>)> = Vec::new();
     for r in &report.results {
         let key = (r.function, r.clock);
         if seen.contains(&key) {
@@ -622,7 +599,7 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
         let (libc, vdso) = (row(Path::Libc), row(Path::Vdso));
         let label = r.clock.map_or_else(|| r.function.to_string(), ClockRef::text);
         let name = match r.clock.map(ClockRef::text) {
-            Some(c) if r.function == "clock_gettime" => format!("clock:{}", c.trim_start_matches("CLOCK_")),
+            Some(c) if r.function == TimeFn::ClockGettime => format!("clock:{}", c.trim_start_matches("CLOCK_")),
             Some(c) => format!("{}:{}", r.function, c.trim_start_matches("CLOCK_")),
             None => r.function.to_string(),
         };
@@ -635,9 +612,12 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
         let detail =
             format!("libc {} ({} syscalls/call), vdso {} ({}) [{basis}]", cost(libc), sc(libc), cost(vdso), sc(vdso));
         let clock_id = r.clock.and_then(ClockRef::id).and_then(|id| i32::try_from(id).ok());
-        let should_be_fast = clock_id.map_or(true, |id| arch::vdso_serves(id, arch::HOST_MACHINE, kernel_version));
+        let exported = r.verdict != Some(Verdict::Missing);
+        let should_be_fast = policy::should_be_fast(r.function, clock_id, exported, kernel_version);
         let over = max_ns.zip(libc.and_then(|l| l.ns_per_call)).filter(|(max, ns)| should_be_fast && ns > max);
-        let lost = r.verdict.and_then(|v| v.lost_fast_path(&label, r.function, should_be_fast));
+        let lost = r.verdict.and_then(|v| {
+            policy::lost_fast_path(v, &label, r.function, clock_id, kernel_version, clocksource.as_deref())
+        });
         let check = match (r.verdict, lost) {
             (_, Some((message, hint))) => {
                 Check { name, status: Status::Fail, detail: format!("{message}; {detail}"), hint: Some(hint) }
@@ -722,13 +702,7 @@ pub fn process_trace_check(pid: i32, secs: f64) -> Check {
 fn validate(args: &CheckArgs) -> Result<()> {
     // Bad thresholds are usage errors up front: a CI job with a typo must not
     // go green on an audit that silently skipped its clock checks.
-    if let Some(n) = args.max_ns {
-        if !(n.is_finite() && n > 0.0) {
-            return Err(Error::Usage(format!(
-                "--max-ns {n} is not a positive number of nanoseconds — give the budget per call, e.g. --max-ns 100"
-            )));
-        }
-    }
+    crate::model::policy::max_ns(args.max_ns)?;
     if let Some(s) = args.trace {
         if !(s.is_finite() && s > 0.0 && s < 1e9) {
             return Err(Error::Usage(format!("--trace wants a number of seconds above 0, got {s} — e.g. --trace 2")));

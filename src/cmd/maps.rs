@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::inspect::kernel::{self, VsyscallMode};
 use crate::inspect::maps::Mapping;
 use crate::inspect::Process;
+use crate::model::policy::VdsoMapping;
 use crate::model::{hex, Finding, ProcessRef, Severity};
 use crate::output::{emit, human_size, Output, Render};
 use serde::Serialize;
@@ -106,22 +107,10 @@ pub fn gather(process: &Process) -> Result<MapsReport> {
             perms: m.perms.clone(),
         })
         .collect();
-    let has = |name: &str| mappings.iter().any(|m| m.name == name);
-    if !has("[vdso]") {
-        findings.insert(
-            0,
-            Finding::new(
-                Severity::Fail,
-                format!("pid {} has no [vdso] mapping: every clock read there is a syscall", process.pid()),
-                Some("check `vdso=0` on the kernel command line, or the sandbox/loader that unmaps the vDSO".into()),
-            ),
-        );
-    } else if !has("[vvar]") {
-        findings.push(Finding::new(
-            Severity::Warn,
-            "[vdso] is mapped but [vvar] is not: the vDSO has no time data page to read",
-            None,
-        ));
+    let start_of = |name: &str| mappings.iter().find(|m| m.name == name).map(|m| (m.start, m.size));
+    match VdsoMapping::judge(process.pid(), start_of("[vdso]"), start_of("[vvar]").map(|v| v.0)) {
+        VdsoMapping::Mapped { .. } => {}
+        bad => findings.insert(0, bad.finding()),
     }
     Ok(MapsReport { process: ProcessRef::of(process), mappings, vsyscall, findings })
 }

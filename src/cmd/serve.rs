@@ -311,23 +311,20 @@ fn audit_section() -> String {
 /// (function, clock, whether the vDSO serves it) for each call the bench measured.
 fn served_rows(bench: Option<&BenchReport>, kernel_version: Option<(u32, u32)>) -> Vec<(String, Option<String>, bool)> {
     let mut rows: Vec<(String, Option<String>, bool)> = Vec::new();
-    let mut seen: Vec<(&str, Option<ClockRef>)> = Vec::new();
+    let mut seen: Vec<(TimeFn, Option<ClockRef>)> = Vec::new();
     let Some(abi) = arch::HOST_ABI else { return rows };
     for r in bench.map(|b| b.results.as_slice()).unwrap_or_default() {
         if seen.contains(&(r.function, r.clock)) {
             continue;
         }
         seen.push((r.function, r.clock));
-        let Some(func) = crate::measure::bench::FUNCTIONS.into_iter().find(|f| f.name() == r.function) else {
-            continue;
-        };
         let clock = match r.clock {
             Some(ClockRef::Id(id)) => Clock::Id(id),
             Some(_) => continue,
             None => Clock::None,
         };
         let label = r.clock.map(ClockRef::text);
-        rows.push((r.function.to_string(), label, vdso_serves_call(abi, func, clock, kernel_version)));
+        rows.push((r.function.to_string(), label, vdso_serves_call(abi, r.function, clock, kernel_version)));
     }
     rows
 }

@@ -1,7 +1,12 @@
-//! Model types shared by several reports. A report struct itself lives beside
-//! its command in `cmd/`; what more than one command says lives here.
+//! Model types shared by several reports, and the policy that judges them
+//! ([`policy`]), once. A report struct itself lives beside its command in
+//! `cmd/`; what more than one command says lives here.
 
 use serde::Serialize;
+
+pub mod image;
+pub mod policy;
+pub use policy::vdso_serves_call;
 
 /// How serious a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -131,34 +136,9 @@ pub fn hex_opt<S: serde::Serializer>(value: &Option<u64>, s: S) -> Result<S::Ok,
     }
 }
 
-/// Whether the vDSO serves `func` (with `clock`) for a process of `abi` on a
-/// kernel of version `kernel`, so that a syscall for it means the fast path
-/// was lost. Clocks this kernel's vDSO does not serve yet (MONOTONIC_RAW
-/// before 5.3, ...), CPU-time, alarm and fd clocks are expected syscalls.
-/// (`trace` judges its rows the same way; `serve` labels its series with it.)
-pub fn vdso_serves_call(
-    abi: crate::arch::Abi,
-    func: crate::arch::TimeFn,
-    clock: crate::measure::trace::Clock,
-    kernel: Option<(u32, u32)>,
-) -> bool {
-    use crate::measure::trace::Clock;
-    let (machine, is_64) = abi.elf();
-    if crate::arch::vdso_symbol(machine, is_64, func).is_none() {
-        return false;
-    }
-    match clock {
-        Clock::None => true,
-        Clock::Id(id) => i32::try_from(id).is_ok_and(|id| crate::arch::vdso_serves(id, abi.native().elf().0, kernel)),
-        Clock::Other | Clock::Any => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arch::{Abi, TimeFn};
-    use crate::measure::trace::Clock;
 
     #[test]
     fn clocks_are_named_or_numbered() {
@@ -168,16 +148,5 @@ mod tests {
         assert_eq!(j(ClockRef::Id(-6)), "-6");
         assert_eq!(ClockRef::Id(-6).text(), "CPU_CLOCK(-6)");
         assert_eq!(j(ClockRef::Other), "\"other\"");
-    }
-
-    #[test]
-    fn vdso_served_calls() {
-        let k = Some((6, 18));
-        assert!(vdso_serves_call(Abi::X86_64, TimeFn::ClockGettime, Clock::Id(4), k));
-        assert!(!vdso_serves_call(Abi::X86_64, TimeFn::ClockGettime, Clock::Id(4), Some((5, 2))));
-        assert!(!vdso_serves_call(Abi::X86_64, TimeFn::ClockGettime, Clock::Id(3), k));
-        assert!(!vdso_serves_call(Abi::X86_64, TimeFn::ClockGettime, Clock::Other, k));
-        assert!(vdso_serves_call(Abi::X86_64, TimeFn::Gettimeofday, Clock::None, k));
-        assert!(vdso_serves_call(Abi::I386, TimeFn::ClockGettime64, Clock::Id(11), k));
     }
 }
