@@ -5,17 +5,18 @@
 use super::Outcome;
 use crate::arch::TimeFn;
 use crate::arch::{self, ClockClass};
-use crate::cli::{BenchArgs, CheckArgs, TraceArgs};
+use crate::cli::{BenchArgs, CheckArgs};
 use crate::cmd::bench::{Basis, BenchReport, BenchResult};
-use crate::cmd::trace::{ExitStatus, Target, TraceReport};
 use crate::error::{Error, Result};
 use crate::inspect::auxv::{self, AT_SYSINFO_EHDR};
 use crate::inspect::exe::{self, ExeInfo, Launch, LibcKind, Linkage};
 use crate::inspect::kernel::{self, VsyscallMode};
 use crate::inspect::{elf, image, Process};
 use crate::measure::bench::{Path, Verdict};
+use crate::measure::session::{self, TraceRequest};
 use crate::model::image::{problems as image_problems, ImageProblem};
 use crate::model::policy::{self, SysinfoEhdr, VdsoMapping};
+use crate::model::trace::{ExitStatus, Target, TraceReport};
 use crate::model::{ClockRef, ProcessRef, Severity};
 use crate::output::{emit, Output, Prometheus, Render};
 use serde::Serialize;
@@ -650,9 +651,13 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
 /// any the vDSO should have served fails.
 pub fn process_trace_check(pid: i32, secs: f64) -> Check {
     let name = "process_trace";
-    let args =
-        TraceArgs { pid: vec![pid], duration: Some(std::time::Duration::from_secs_f64(secs)), ..Default::default() };
-    let report = match super::trace::collect(&args, &Output::plain(crate::output::Format::Json)) {
+    let req = TraceRequest {
+        pids: vec![pid],
+        duration: Some(std::time::Duration::from_secs_f64(secs)),
+        command_stdout_to_stderr: true,
+        ..Default::default()
+    };
+    let report = match trace(&req) {
         Ok(r) => r,
         Err(e @ Error::Facility { .. }) => {
             return Check::new(
@@ -928,10 +933,14 @@ pub struct CommandRun {
 /// The one place `check -- CMD` reaches the trace engine: run the command
 /// under trace until it exits and hand back the summary.
 fn trace_command(command: &[OsString]) -> Result<TraceReport> {
-    let args = TraceArgs { command: command.to_vec(), ..Default::default() };
-    // JSON output mode: the command's stdout goes to stderr, so vdsoctl's
-    // stdout stays the report.
-    super::trace::collect(&args, &Output::plain(crate::output::Format::Json))
+    // The command's stdout goes to stderr, so vdsoctl's stdout stays the report.
+    trace(&TraceRequest { command: command.to_vec(), command_stdout_to_stderr: true, ..Default::default() })
+}
+
+/// Trace as `req` says (no intervals) and judge the whole window.
+fn trace(req: &TraceRequest) -> Result<TraceReport> {
+    let traced = session::collect(req, &mut |_, _| Ok(()))?;
+    Ok(crate::model::trace::build(&traced.session, &traced.window()))
 }
 
 /// `check -- CMD ARGS`: the smoke command's clock syscalls and [vsyscall]

@@ -32,7 +32,7 @@ pub enum Kind {
 }
 
 /// What to count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Plan {
     /// Every process (`-a`) rather than the trees added one by one.
     pub all: bool,

@@ -64,6 +64,17 @@ pub struct Reading {
 }
 
 impl Reading {
+    /// The `read(2)` layout of [`READ_FORMAT_TIMES`]: value, time enabled,
+    /// time running, native-endian u64s. The one place it is decoded.
+    pub fn parse(buf: &[u8; 24]) -> Reading {
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&buf[i * 8..i * 8 + 8]);
+            u64::from_ne_bytes(w)
+        };
+        Reading { value: word(0), time_enabled: word(1), time_running: word(2) }
+    }
+
     /// The counter was multiplexed (ran for less time than it was enabled).
     pub fn scaled(&self) -> bool {
         self.time_running < self.time_enabled
@@ -102,8 +113,7 @@ impl Counter {
     pub fn read(&self) -> Result<Reading> {
         let mut buf = [0u8; 24];
         (&self.fd).read_exact(&mut buf).map_err(|e| ioctl_error("read", e))?;
-        let word = |i: usize| u64::from_ne_bytes(buf[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
-        Ok(Reading { value: word(0), time_enabled: word(1), time_running: word(2) })
+        Ok(Reading::parse(&buf))
     }
 
     /// The descriptor, e.g. for PERF_EVENT_IOC_SET_OUTPUT.
@@ -195,8 +205,7 @@ pub fn read_fd(fd: BorrowedFd<'_>) -> Result<Reading> {
     if n != buf.len() {
         return Err(ioctl_error("read", io::Error::from(io::ErrorKind::UnexpectedEof)));
     }
-    let word = |i: usize| u64::from_ne_bytes(buf[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
-    Ok(Reading { value: word(0), time_enabled: word(1), time_running: word(2) })
+    Ok(Reading::parse(&buf))
 }
 
 /// Send `fd`'s records to `target`'s ring buffer (same task or same CPU).
