@@ -7,7 +7,9 @@ use crate::arch::{self, TimeFn};
 use crate::cli::BenchArgs;
 use crate::error::{Error, Result};
 use crate::inspect::{kernel, Process};
-use crate::measure::bench::{self as m, Callers, Check, Path, Plan, Stats, SyscallCounter, Target, Verdict};
+use crate::measure::bench::{
+    self as m, BenchRequest, Callers, Check, Path, Plan, Stats, SyscallCounter, Target, Verdict,
+};
 use crate::measure::sys::call::VsyscallPage;
 use crate::measure::vdso::OwnVdso;
 use crate::model::{policy, ClockRef, Finding, Severity};
@@ -59,14 +61,8 @@ pub struct BenchResult {
     pub error: Option<String>,
 }
 
-/// What the user selected, resolved once.
-struct Selection {
-    clocks: Vec<i32>,
-    functions: Vec<TimeFn>,
-    paths: Vec<Path>,
-}
-
-fn select(args: &BenchArgs) -> Result<Selection> {
+/// The command line as a typed request.
+fn select(args: &BenchArgs) -> Result<BenchRequest> {
     let clocks = if args.clocks.is_empty() {
         arch::CLOCKS.iter().map(|c| c.id).collect()
     } else {
@@ -112,27 +108,47 @@ fn select(args: &BenchArgs) -> Result<Selection> {
         v.sort();
         v
     };
-    crate::model::policy::max_ns(args.max_ns)?;
-    Ok(Selection { clocks, functions, paths })
+    let max_ns = crate::model::policy::max_ns(args.max_ns)?;
+    Ok(BenchRequest { clocks, functions, paths, verify: args.verify, max_ns, quick: args.quick })
 }
 
 /// `vdsoctl bench`.
 pub fn run(args: &BenchArgs, out: &Output) -> Result<Outcome> {
-    let (report, crossed) = measure_report(args)?;
+    let (report, crossed) = measure_report(&select(args)?)?;
     emit(out, &report)?;
     Ok(Outcome::from_crossed(crossed))
 }
 
-/// Resolve the selection, measure, judge and verify; `check` uses this too.
+/// Measure, judge and verify what `req` asks; `check` uses this too.
 /// Returns the report and whether a threshold (`--max-ns`, `--verify`) was crossed.
-pub fn measure_report(args: &BenchArgs) -> Result<(BenchReport, bool)> {
-    let sel = select(args)?;
-    gather(args, &sel)
+pub fn measure_report(req: &BenchRequest) -> Result<(BenchReport, bool)> {
+    let mut findings = Vec::new();
+    let callers = own_callers(req, &mut findings)?;
+    let counting = counting_works(&mut findings);
+    let basis = if counting { Basis::Counted } else { Basis::Timing };
+    let plan = if req.quick { Plan::QUICK } else { Plan::DEFAULT };
+    let mut measured = time_targets(&callers, req, basis, plan);
+    if counting {
+        count_syscalls(&callers, &mut measured, &mut findings);
+    }
+    let (results, mut crossed) = judge(measured, basis, req, &mut findings);
+    if req.max_ns.is_some() && !req.paths.contains(&Path::Libc) {
+        findings.push(Finding::new(Severity::Warn, "--max-ns compares the libc path, which --paths left out", None));
+    }
+    let verify = req.verify.then(|| {
+        let checks = m::verify(&callers, &req.clocks, &req.functions);
+        for c in checks.iter().filter(|c| !c.ok) {
+            crossed = true;
+            findings.push(Finding::new(Severity::Fail, format!("verify: {} failed: {}", c.name, c.detail), None));
+        }
+        checks
+    });
+    let paths = req.paths.iter().copied().filter(|p| results.iter().any(|r| r.path == *p)).collect();
+    Ok((BenchReport { results, findings, basis, verify, plan, paths }, crossed))
 }
 
-/// Measure, judge, verify. Returns the report and whether a threshold was crossed.
-fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
-    let mut findings = Vec::new();
+/// vdsoctl's own callable paths: its vDSO's bound symbols and the vsyscall page.
+fn own_callers(req: &BenchRequest, findings: &mut Vec<Finding>) -> Result<Callers> {
     let maps = Process::open(None)?.maps()?;
     let vdso = match OwnVdso::open(&maps) {
         Ok(v) => Some(v),
@@ -155,18 +171,22 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
         }
     }
     let vsyscall = VsyscallPage::own(&maps);
-    if sel.paths.contains(&Path::Vsyscall) && vsyscall.is_none() && arch::HOST_MACHINE == arch::machine::X86_64 {
+    if req.paths.contains(&Path::Vsyscall) && vsyscall.is_none() && arch::HOST_MACHINE == arch::machine::X86_64 {
         findings.push(Finding::new(
             Severity::Info,
             "no executable [vsyscall] page in this process (vsyscall=none): the vsyscall path is not measured",
             None,
         ));
     }
-    let callers = Callers::new(vdso, vsyscall);
-    // An open syscall tracepoint counter puts every syscall of the system on
-    // the tracing slow path (~+100 ns here), so it is opened now only to learn
-    // whether counting works, closed for the timing, and opened again after.
-    let counting = match SyscallCounter::open() {
+    Ok(Callers::new(vdso, vsyscall))
+}
+
+/// Whether syscalls can be counted here. An open syscall tracepoint counter
+/// puts every syscall of the system on the tracing slow path (~+100 ns
+/// here), so it is opened now only to learn whether counting works, closed
+/// for the timing, and opened again after.
+fn counting_works(findings: &mut Vec<Finding>) -> bool {
+    match SyscallCounter::open() {
         Ok(_) => true,
         Err(e) => {
             findings.push(Finding::new(
@@ -176,16 +196,15 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
             ));
             false
         }
-    };
-    let basis = if counting { Basis::Counted } else { Basis::Timing };
-    let plan = if args.quick { Plan::QUICK } else { Plan::DEFAULT };
-    let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
-    let clocksource = kernel::clocksource().map(|c| c.current);
+    }
+}
 
+/// Time every selected function and clock on every path it has.
+fn time_targets(callers: &Callers, req: &BenchRequest, basis: Basis, plan: Plan) -> Vec<Measured> {
     let mut targets = Vec::new();
-    for &function in &sel.functions {
+    for &function in &req.functions {
         if function.takes_clock() {
-            targets.extend(sel.clocks.iter().map(|&c| Target { function, clock: Some(c) }));
+            targets.extend(req.clocks.iter().map(|&c| Target { function, clock: Some(c) }));
         } else {
             targets.push(Target { function, clock: None });
         }
@@ -202,7 +221,7 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
             let applicable =
                 path != Path::Vsyscall || matches!(t.function, TimeFn::Gettimeofday | TimeFn::Time | TimeFn::Getcpu);
             let shown =
-                sel.paths.contains(&path) && applicable && (path != Path::Vsyscall || callers.vsyscall.is_some());
+                req.paths.contains(&path) && applicable && (path != Path::Vsyscall || callers.vsyscall.is_some());
             let probe = callers.call(t, path);
             let error = match probe {
                 Some(Err(e)) => {
@@ -216,7 +235,7 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
                 answered.push((path, p.is_ok()));
             }
             let needed_for_timing = basis == Basis::Timing && path != Path::Vsyscall;
-            let stats = if usable && (shown || needed_for_timing) { m::measure(&callers, t, path, plan) } else { None };
+            let stats = if usable && (shown || needed_for_timing) { m::measure(callers, t, path, plan) } else { None };
             rows.insert(
                 path,
                 BenchResult {
@@ -236,25 +255,37 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
         }
         measured.push(Measured { t, rows, errno, answered, shown_paths, vdso_present });
     }
+    measured
+}
 
-    // Count syscalls per call of every path that answered, timing done.
-    if counting {
-        match SyscallCounter::open() {
-            Ok(mut c) => {
-                for mt in &mut measured {
-                    let t = mt.t;
-                    for (path, r) in mt.rows.iter_mut().filter(|(_, r)| r.error.is_none()) {
-                        let n = r.stats.map_or(200, |s| s.batch).clamp(100, 2000);
-                        r.syscalls_per_call = m::syscalls_per_call(&mut c, &callers, t, *path, n).map(|s| round(s, 4));
-                    }
+/// Count syscalls per call of every path that answered, timing done.
+fn count_syscalls(callers: &Callers, measured: &mut [Measured], findings: &mut Vec<Finding>) {
+    match SyscallCounter::open() {
+        Ok(mut c) => {
+            for mt in measured {
+                let t = mt.t;
+                for (path, r) in mt.rows.iter_mut().filter(|(_, r)| r.error.is_none()) {
+                    let n = r.stats.map_or(200, |s| s.batch).clamp(100, 2000);
+                    r.syscalls_per_call = m::syscalls_per_call(&mut c, callers, t, *path, n).map(|s| round(s, 4));
                 }
             }
-            Err(e) => {
-                findings.push(Finding::new(Severity::Warn, format!("syscalls per call cannot be counted: {e}"), None))
-            }
+        }
+        Err(e) => {
+            findings.push(Finding::new(Severity::Warn, format!("syscalls per call cannot be counted: {e}"), None))
         }
     }
+}
 
+/// Verdicts and findings for what was measured: the rows shown, and
+/// whether `--max-ns` was crossed.
+fn judge(
+    measured: Vec<Measured>,
+    basis: Basis,
+    req: &BenchRequest,
+    findings: &mut Vec<Finding>,
+) -> (Vec<BenchResult>, bool) {
+    let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
+    let clocksource = kernel::clocksource().map(|c| c.current);
     let mut results = Vec::new();
     let mut crossed = false;
     let mut fallback_expected = Vec::new();
@@ -299,7 +330,7 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
             Some(Verdict::Unsupported) => unsupported.push(label.clone()),
             _ => {}
         }
-        if let (Some(max), true) = (args.max_ns, fast_expected) {
+        if let (Some(max), true) = (req.max_ns, fast_expected) {
             if let Some(ns) = rows.get(&Path::Libc).and_then(|r| r.ns_per_call) {
                 if ns > max {
                     crossed = true;
@@ -346,20 +377,7 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
             Some("`vdsoctl trace` counts vsyscall:emulate_vsyscall; rebuild legacy binaries that still call the fixed page".into()),
         ));
     }
-    if args.max_ns.is_some() && !sel.paths.contains(&Path::Libc) {
-        findings.push(Finding::new(Severity::Warn, "--max-ns compares the libc path, which --paths left out", None));
-    }
-
-    let verify = args.verify.then(|| {
-        let checks = m::verify(&callers, &sel.clocks, &sel.functions);
-        for c in checks.iter().filter(|c| !c.ok) {
-            crossed = true;
-            findings.push(Finding::new(Severity::Fail, format!("verify: {} failed: {}", c.name, c.detail), None));
-        }
-        checks
-    });
-    let paths = sel.paths.iter().copied().filter(|p| results.iter().any(|r| r.path == *p)).collect();
-    Ok((BenchReport { results, findings, basis, verify, plan, paths }, crossed))
+    (results, crossed)
 }
 
 /// One function and clock after timing: its rows per path and what each answered.

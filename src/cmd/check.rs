@@ -5,13 +5,14 @@
 use super::Outcome;
 use crate::arch::TimeFn;
 use crate::arch::{self, ClockClass};
-use crate::cli::{BenchArgs, CheckArgs};
+use crate::cli::CheckArgs;
 use crate::cmd::bench::{Basis, BenchReport, BenchResult};
 use crate::error::{Error, Result};
 use crate::inspect::auxv::{self, AT_SYSINFO_EHDR};
 use crate::inspect::exe::{self, ExeInfo, Launch, LibcKind, Linkage};
 use crate::inspect::kernel::{self, VsyscallMode};
 use crate::inspect::{elf, image, Process};
+use crate::measure::bench::{BenchRequest, Path as BenchPath};
 use crate::measure::bench::{Path, Verdict};
 use crate::measure::session::{self, TraceRequest};
 use crate::model::image::{problems as image_problems, ImageProblem};
@@ -569,15 +570,15 @@ pub fn process_exe_check(process: &Process, host: &HostFacts) -> (Check, WarnKin
 /// fast and is not fails, and so does one over `--max-ns` through libc.
 /// Returns the checks and the bench report (for the Prometheus costs).
 pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
-    let args = BenchArgs {
-        clocks: Vec::new(),
-        functions: vec!["clock_gettime".into(), "gettimeofday".into(), "time".into()],
-        paths: vec!["libc".into(), "vdso".into(), "syscall".into()],
+    let req = BenchRequest {
+        clocks: arch::CLOCKS.iter().map(|c| c.id).collect(),
+        functions: vec![TimeFn::ClockGettime, TimeFn::Gettimeofday, TimeFn::Time],
+        paths: vec![BenchPath::Libc, BenchPath::Vdso, BenchPath::Syscall],
         verify: false,
         max_ns,
         quick: true,
     };
-    let report = match super::bench::measure_report(&args) {
+    let report = match super::bench::measure_report(&req) {
         Ok((r, _)) => r,
         Err(e) => return (vec![Check::new("clocks", Status::Skip, format!("cannot bench: {e}"), None)], None),
     };

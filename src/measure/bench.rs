@@ -58,6 +58,22 @@ pub struct Target {
     pub clock: Option<i32>,
 }
 
+/// What to measure, as typed data (never the command line's structs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchRequest {
+    /// Clock ids for the functions that take one.
+    pub clocks: Vec<i32>,
+    pub functions: Vec<TimeFn>,
+    /// The paths shown (others may still be timed for the verdict).
+    pub paths: Vec<Path>,
+    /// Compare the paths' answers (`--verify`).
+    pub verify: bool,
+    /// The libc cost a clock the vDSO serves may have, in ns.
+    pub max_ns: Option<f64>,
+    /// The short plan (`--quick`).
+    pub quick: bool,
+}
+
 /// The functions `bench` knows, in table order.
 pub const FUNCTIONS: [TimeFn; 5] =
     [TimeFn::ClockGettime, TimeFn::Gettimeofday, TimeFn::Time, TimeFn::ClockGetres, TimeFn::Getcpu];
