@@ -58,10 +58,7 @@ pub mod caps {
     pub const DYNAMIC: u64 = 1024;
 }
 
-const EM_ARM: u16 = 40;
-const EM_386: u16 = 3;
-const EM_X86_64: u16 = 62;
-const EM_AARCH64: u16 = 183;
+use crate::arch::machine::{AARCH64 as EM_AARCH64, ARM as EM_ARM, I386 as EM_386, X86_64 as EM_X86_64};
 const STT_FUNC: u8 = 2;
 const STT_SECTION: u8 = 3;
 const STT_GNU_IFUNC: u8 = 10;
@@ -785,18 +782,25 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// A version section of type `sh_type`: its start, end, entry count
+    /// (sh_info) and the string table it links (else `dynstr`).
+    fn version_section(&self, sh_type: u32, dynstr: &'a [u8]) -> Option<(u64, u64, u64, &'a [u8])> {
+        let sh = self.shdrs.iter().find(|s| s.sh_type == sh_type)?;
+        let strtab = self
+            .shdrs
+            .get(sh.sh_link as usize)
+            .filter(|l| l.sh_type == SHT_STRTAB)
+            .and_then(|l| self.section_bytes(l))
+            .unwrap_or(dynstr);
+        Some((sh.sh_offset, sh.sh_offset.saturating_add(sh.sh_size), u64::from(sh.sh_info), strtab))
+    }
+
     /// (index, name) of every `.gnu.version_r` auxiliary entry, read as far
     /// as it goes (at most [`caps::VERSIONS`] of them, no loop followed twice).
     fn verneed_names(&self, tag: &dyn Fn(u64) -> Option<u64>, dynstr: &'a [u8]) -> Vec<(u16, String)> {
         let total = self.bytes.len() as u64;
-        let (start, end, count, strtab) = if let Some(sh) = self.shdrs.iter().find(|s| s.sh_type == SHT_GNU_VERNEED) {
-            let strtab = self
-                .shdrs
-                .get(sh.sh_link as usize)
-                .filter(|l| l.sh_type == SHT_STRTAB)
-                .and_then(|l| self.section_bytes(l))
-                .unwrap_or(dynstr);
-            (sh.sh_offset, sh.sh_offset.saturating_add(sh.sh_size), u64::from(sh.sh_info), strtab)
+        let (start, end, count, strtab) = if let Some(found) = self.version_section(SHT_GNU_VERNEED, dynstr) {
+            found
         } else if let Some(off) = tag(DT_VERNEED).and_then(|a| self.vaddr_to_offset(a)) {
             (off, total, tag(DT_VERNEEDNUM).unwrap_or(0), dynstr)
         } else {
@@ -851,14 +855,8 @@ impl<'a> Parser<'a> {
         dynstr: &'a [u8],
     ) -> Result<(Vec<VersionDef>, Vec<(u16, String)>)> {
         let total = self.bytes.len() as u64;
-        let (start, end, count, strtab) = if let Some(sh) = self.shdrs.iter().find(|s| s.sh_type == SHT_GNU_VERDEF) {
-            let strtab = self
-                .shdrs
-                .get(sh.sh_link as usize)
-                .filter(|l| l.sh_type == SHT_STRTAB)
-                .and_then(|l| self.section_bytes(l))
-                .unwrap_or(dynstr);
-            (sh.sh_offset, sh.sh_offset.saturating_add(sh.sh_size), u64::from(sh.sh_info), strtab)
+        let (start, end, count, strtab) = if let Some(found) = self.version_section(SHT_GNU_VERDEF, dynstr) {
+            found
         } else if let Some(addr) = tag(DT_VERDEF) {
             let off = self
                 .vaddr_to_offset(addr)

@@ -609,11 +609,6 @@ impl Tracer {
         self.comms.get(&pid).and_then(|c| c.as_deref())
     }
 
-    /// The ABI `pid` was decoded or counted with, if known.
-    pub fn abi(&self, pid: i32) -> Option<Abi> {
-        self.abis.get(&pid).copied()
-    }
-
     /// Start every counter opened disabled, back to back.
     pub fn enable(&self) -> Result<()> {
         let fail = |e: std::io::Error| Error::Facility {

@@ -87,11 +87,6 @@ impl Tracefs {
         }
     }
 
-    /// The tracefs root in use.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     fn event_file(&self, group: &str, name: &str, file: &str) -> Result<String> {
         let path = self.root.join("events").join(group).join(name).join(file);
         std::fs::read_to_string(&path).map_err(|e| match e.raw_os_error() {
