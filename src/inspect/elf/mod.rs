@@ -27,8 +27,11 @@
 //! spec (`.gnu.version`, `.gnu.version_d`).
 
 use crate::error::{Error, Result};
+
+mod names;
 use goblin::container::{Container, Ctx};
 use goblin::elf::{Header, ProgramHeader, SectionHeader, Sym};
+pub use names::*;
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::ops::Range;
@@ -58,7 +61,7 @@ pub mod caps {
     pub const DYNAMIC: u64 = 1024;
 }
 
-use crate::arch::machine::{AARCH64 as EM_AARCH64, ARM as EM_ARM, I386 as EM_386, X86_64 as EM_X86_64};
+use crate::arch::machine::ARM as EM_ARM;
 const STT_FUNC: u8 = 2;
 const STT_SECTION: u8 = 3;
 const STT_GNU_IFUNC: u8 = 10;
@@ -374,6 +377,76 @@ fn cstr(table: &[u8], idx: u64, long: &Cell<usize>) -> Option<String> {
     }
 }
 
+/// The section headers, each checked against the image; empty when there are none.
+fn section_headers(
+    bytes: &[u8],
+    header: &Header,
+    ctx: Ctx,
+    is_64: bool,
+    issues: &mut Vec<Issue>,
+) -> Result<Vec<SectionHeader>> {
+    let total = bytes.len();
+    let mut shdrs = Vec::new();
+    if header.e_shoff != 0 {
+        let shent: u64 = if is_64 { 64 } else { 40 };
+        if u64::from(header.e_shentsize) != shent {
+            return Err(bad(format!("e_shentsize is {}, not {shent}", header.e_shentsize)));
+        }
+        let first = span(total, header.e_shoff, shent).ok_or_else(|| {
+            bad(format!("the section header table at offset {:#x} lies outside the {total}-byte image", header.e_shoff))
+        })?;
+        let mut shnum = u64::from(header.e_shnum);
+        if shnum == 0 {
+            // Extended numbering: the count is in section 0's sh_size.
+            let zero =
+                SectionHeader::parse(bytes, first.start, 1, ctx).map_err(|e| bad(format!("section header 0: {e}")))?;
+            shnum = zero.first().map_or(0, |s| s.sh_size);
+        }
+        let table = shnum.checked_mul(shent).and_then(|len| span(total, header.e_shoff, len));
+        if table.is_none() {
+            return Err(bad(format!(
+                "the section header table ({shnum} entries at offset {:#x}) runs past the end of the {total}-byte image",
+                header.e_shoff
+            )));
+        }
+        if shnum > caps::SECTIONS {
+            issues.push(Issue::Capped { table: "section headers", claimed: shnum, kept: caps::SECTIONS });
+        }
+        shdrs = SectionHeader::parse(bytes, header.e_shoff as usize, shnum.min(caps::SECTIONS) as usize, ctx)
+            .map_err(|e| bad(format!("section headers: {e}")))?;
+        for (i, sh) in shdrs.iter().enumerate() {
+            if sh.sh_type != SHT_NOBITS && sh.sh_size > 0 && span(total, sh.sh_offset, sh.sh_size).is_none() {
+                return Err(bad(format!(
+                    "section {i} (offset {:#x}, {} bytes) runs past the end of the {total}-byte image",
+                    sh.sh_offset, sh.sh_size
+                )));
+            }
+        }
+    }
+    Ok(shdrs)
+}
+
+/// The span of the section name table (`e_shstrndx`), if there is one.
+fn section_names(total: usize, header: &Header, shdrs: &[SectionHeader]) -> Result<Option<Range<usize>>> {
+    let mut shstrtab = None;
+    if !shdrs.is_empty() {
+        let mut idx = usize::from(header.e_shstrndx);
+        if idx == SHN_XINDEX {
+            idx = shdrs.first().map_or(0, |s| s.sh_link as usize);
+        }
+        if idx != SHN_UNDEF {
+            let sh = shdrs
+                .get(idx)
+                .ok_or_else(|| bad(format!("e_shstrndx {idx} names no section (there are {})", shdrs.len())))?;
+            if sh.sh_type != SHT_STRTAB {
+                return Err(bad(format!("e_shstrndx {idx} is not a string table (sh_type {})", sh.sh_type)));
+            }
+            shstrtab = span(total, sh.sh_offset, sh.sh_size);
+        }
+    }
+    Ok(shstrtab)
+}
+
 struct Parser<'a> {
     bytes: &'a [u8],
     le: bool,
@@ -446,64 +519,8 @@ impl<'a> Parser<'a> {
             }
         }
 
-        let mut shdrs = Vec::new();
-        if header.e_shoff != 0 {
-            let shent: u64 = if is_64 { 64 } else { 40 };
-            if u64::from(header.e_shentsize) != shent {
-                return Err(bad(format!("e_shentsize is {}, not {shent}", header.e_shentsize)));
-            }
-            let first = span(total, header.e_shoff, shent).ok_or_else(|| {
-                bad(format!(
-                    "the section header table at offset {:#x} lies outside the {total}-byte image",
-                    header.e_shoff
-                ))
-            })?;
-            let mut shnum = u64::from(header.e_shnum);
-            if shnum == 0 {
-                // Extended numbering: the count is in section 0's sh_size.
-                let zero = SectionHeader::parse(bytes, first.start, 1, ctx)
-                    .map_err(|e| bad(format!("section header 0: {e}")))?;
-                shnum = zero.first().map_or(0, |s| s.sh_size);
-            }
-            let table = shnum.checked_mul(shent).and_then(|len| span(total, header.e_shoff, len));
-            if table.is_none() {
-                return Err(bad(format!(
-                    "the section header table ({shnum} entries at offset {:#x}) runs past the end of the {total}-byte image",
-                    header.e_shoff
-                )));
-            }
-            if shnum > caps::SECTIONS {
-                issues.push(Issue::Capped { table: "section headers", claimed: shnum, kept: caps::SECTIONS });
-            }
-            shdrs = SectionHeader::parse(bytes, header.e_shoff as usize, shnum.min(caps::SECTIONS) as usize, ctx)
-                .map_err(|e| bad(format!("section headers: {e}")))?;
-            for (i, sh) in shdrs.iter().enumerate() {
-                if sh.sh_type != SHT_NOBITS && sh.sh_size > 0 && span(total, sh.sh_offset, sh.sh_size).is_none() {
-                    return Err(bad(format!(
-                        "section {i} (offset {:#x}, {} bytes) runs past the end of the {total}-byte image",
-                        sh.sh_offset, sh.sh_size
-                    )));
-                }
-            }
-        }
-
-        let mut shstrtab = None;
-        if !shdrs.is_empty() {
-            let mut idx = usize::from(header.e_shstrndx);
-            if idx == SHN_XINDEX {
-                idx = shdrs.first().map_or(0, |s| s.sh_link as usize);
-            }
-            if idx != SHN_UNDEF {
-                let sh = shdrs
-                    .get(idx)
-                    .ok_or_else(|| bad(format!("e_shstrndx {idx} names no section (there are {})", shdrs.len())))?;
-                if sh.sh_type != SHT_STRTAB {
-                    return Err(bad(format!("e_shstrndx {idx} is not a string table (sh_type {})", sh.sh_type)));
-                }
-                shstrtab = span(total, sh.sh_offset, sh.sh_size);
-            }
-        }
-
+        let shdrs = section_headers(bytes, &header, ctx, is_64, &mut issues)?;
+        let shstrtab = section_names(total, &header, &shdrs)?;
         Ok(Parser { bytes, le, is_64, ctx, header, phdrs, shdrs, shstrtab, issues, long_names: Cell::new(0) })
     }
 
@@ -1020,7 +1037,7 @@ impl<'a> Parser<'a> {
             let owner = name.split(|&b| b == 0).next().unwrap_or(&[]);
             let owner = String::from_utf8_lossy(&owner[..owner.len().min(caps::NAME)]).into_owned();
             let (type_name, description) = if desc_len == u64::from(descsz) {
-                decode_note(&owner, n_type, &desc, le, self.header.e_machine, self.is_64)
+                names::decode_note(&owner, n_type, &desc, le, self.header.e_machine, self.is_64)
             } else {
                 (None, None)
             };
@@ -1030,233 +1047,10 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Names and decodes the notes a vDSO carries (`include/linux/elfnote.h`,
-/// the kernel's `vdso/note.S`, glibc's `elf.h`); others stay undecoded.
-fn decode_note(
-    owner: &str,
-    n_type: u32,
-    desc: &[u8],
-    le: bool,
-    machine: u16,
-    is_64: bool,
-) -> (Option<&'static str>, Option<String>) {
-    let word = |i: usize| -> Option<u32> {
-        let b: [u8; 4] = desc.get(i * 4..i * 4 + 4)?.try_into().ok()?;
-        Some(if le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
-    };
-    match (owner, n_type) {
-        ("Linux", 0) => {
-            let text = (desc.len() == 4).then(|| word(0)).flatten().map(version_code);
-            (Some("LINUX_VERSION_CODE"), text)
-        }
-        ("Linux", 0x100) => (Some("LINUX_ELFNOTE_BUILD_SALT"), Some(c_text(desc))),
-        ("Linux", 0x101) => (Some("LINUX_ELFNOTE_LTO_INFO"), word(0).map(|w| format!("LTO {}", w != 0))),
-        ("GNU", 1) => {
-            let text = match (word(0), word(1), word(2), word(3)) {
-                (Some(os), Some(a), Some(b), Some(c)) => {
-                    let os = match os {
-                        0 => "Linux".to_string(),
-                        1 => "Hurd".to_string(),
-                        2 => "Solaris".to_string(),
-                        3 => "FreeBSD".to_string(),
-                        4 => "NetBSD".to_string(),
-                        5 => "Syllable".to_string(),
-                        n => format!("OS {n}"),
-                    };
-                    Some(format!("OS: {os}, ABI: {a}.{b}.{c}"))
-                }
-                _ => None,
-            };
-            (Some("NT_GNU_ABI_TAG"), text)
-        }
-        ("GNU", 3) => (Some("NT_GNU_BUILD_ID"), Some(desc.iter().map(|b| format!("{b:02x}")).collect())),
-        ("GNU", 4) => (Some("NT_GNU_GOLD_VERSION"), Some(c_text(desc))),
-        ("GNU", 5) => (Some("NT_GNU_PROPERTY_TYPE_0"), Some(gnu_properties(desc, le, machine, is_64))),
-        _ => (None, None),
-    }
-}
-
-/// An `NT_GNU_PROPERTY_TYPE_0` descriptor in readelf's words (binutils
-/// 2.40 `print_gnu_property_note`, properties joined by ", " as `readelf
-/// -n --wide` joins them): "AArch64 feature: BTI, PAC", "x86 feature: IBT,
-/// SHSTK", "x86 ISA needed: x86-64-baseline", or the raw bytes of a
-/// property it has no name for.
-pub fn gnu_properties(desc: &[u8], le: bool, machine: u16, is_64: bool) -> String {
-    let size = if is_64 { 8 } else { 4 };
-    if desc.len() < 8 || desc.len() % size != 0 {
-        return format!("<corrupt GNU_PROPERTY_TYPE, size = {:#x}>", desc.len());
-    }
-    let word = |at: usize| -> Option<u32> {
-        let b: [u8; 4] = desc.get(at..at.checked_add(4)?)?.try_into().ok()?;
-        Some(if le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
-    };
-    let mut parts: Vec<String> = Vec::new();
-    let mut at = 0usize;
-    while at < desc.len() {
-        let (Some(kind), Some(datasz)) = (word(at), word(at + 4)) else {
-            parts.push(format!("<corrupt descsz: {:#x}>", desc.len()));
-            break;
-        };
-        at += 8;
-        let datasz = datasz as usize;
-        if datasz > desc.len() - at {
-            parts.push(format!("<corrupt type ({kind:#x}) datasz: {datasz:#x}>"));
-            break;
-        }
-        let data = &desc[at..at + datasz];
-        let bits = if datasz == 4 { word(at).unwrap_or(0) } else { 0 };
-        let x86 = matches!(machine, EM_X86_64 | EM_386);
-        let named = match kind {
-            0xc000_0002 if x86 => Some(("x86 feature: ", X86_FEATURE_1, true)),
-            0xc001_0001 if x86 => Some(("x86 feature used: ", X86_FEATURE_2, true)),
-            0xc000_8001 if x86 => Some(("x86 feature needed: ", X86_FEATURE_2, true)),
-            0xc001_0002 if x86 => Some(("x86 ISA used: ", X86_ISA_1, true)),
-            0xc000_8002 if x86 => Some(("x86 ISA needed: ", X86_ISA_1, true)),
-            0xc000_0000 if machine == EM_AARCH64 => Some(("AArch64 feature: ", AARCH64_FEATURE_1, false)),
-            _ => None,
-        };
-        let text = match named {
-            Some((label, _, _)) if datasz != 4 => format!("{label}<corrupt length: {datasz:#x}> "),
-            Some((label, names, none_word)) => format!("{label}{}", bit_names(bits, names, none_word)),
-            None if kind == 1 && datasz == size => {
-                let v = if is_64 {
-                    let b: [u8; 8] = data.try_into().unwrap_or([0; 8]);
-                    if le {
-                        u64::from_le_bytes(b)
-                    } else {
-                        u64::from_be_bytes(b)
-                    }
-                } else {
-                    u64::from(bits)
-                };
-                format!("stack size: {v:#x}")
-            }
-            None if kind == 2 && datasz == 0 => "no copy on protected ".to_string(),
-            None => {
-                let class = if kind < 0xc000_0000 {
-                    "unknown"
-                } else if kind < 0xe000_0000 {
-                    "processor-specific"
-                } else {
-                    "application-specific"
-                };
-                let bytes: String = data.iter().map(|b| format!("{b:02x} ")).collect();
-                format!("<{class} type {kind:#x} data: {bytes}>")
-            }
-        };
-        parts.push(text);
-        at += (datasz + size - 1) & !(size - 1);
-    }
-    parts.join(", ")
-}
-
-const AARCH64_FEATURE_1: &[(u32, &str)] = &[(1, "BTI"), (2, "PAC")];
-const X86_FEATURE_1: &[(u32, &str)] = &[(1, "IBT"), (2, "SHSTK"), (4, "LAM_U48"), (8, "LAM_U57")];
-const X86_ISA_1: &[(u32, &str)] = &[(1, "x86-64-baseline"), (2, "x86-64-v2"), (4, "x86-64-v3"), (8, "x86-64-v4")];
-const X86_FEATURE_2: &[(u32, &str)] = &[
-    (0x1, "x86"),
-    (0x2, "x87"),
-    (0x4, "MMX"),
-    (0x8, "XMM"),
-    (0x10, "YMM"),
-    (0x20, "ZMM"),
-    (0x40, "FXSR"),
-    (0x80, "XSAVE"),
-    (0x100, "XSAVEOPT"),
-    (0x200, "XSAVEC"),
-    (0x400, "TMM"),
-    (0x800, "MASK"),
-];
-
-/// Set bits lowest first, by name, unknown ones as `<unknown: N>`; a zero
-/// word is `<None>` where readelf says so (x86), nothing otherwise (AArch64).
-fn bit_names(mut bits: u32, names: &[(u32, &str)], none_word: bool) -> String {
-    if bits == 0 {
-        return if none_word { "<None>".into() } else { String::new() };
-    }
-    let mut out = Vec::new();
-    while bits != 0 {
-        let bit = bits & bits.wrapping_neg();
-        bits &= !bit;
-        out.push(
-            names.iter().find(|(b, _)| *b == bit).map_or_else(|| format!("<unknown: {bit:x}>"), |(_, n)| n.to_string()),
-        );
-    }
-    out.join(", ")
-}
-
-/// Text up to the first NUL, lossily decoded.
-fn c_text(desc: &[u8]) -> String {
-    String::from_utf8_lossy(desc.split(|&b| b == 0).next().unwrap_or(&[])).into_owned()
-}
-
-/// `KERNEL_VERSION(a, b, c)` = `(a << 16) + (b << 8) + c` back to "a.b.c"
-/// (c saturates at 255 in kernels since 4.9.256).
-pub fn version_code(code: u32) -> String {
-    format!("{}.{}.{}", code >> 16, (code >> 8) & 0xff, code & 0xff)
-}
-
-/// STT_* as readelf names it; unknown values in hex.
-pub fn type_name(kind: u8) -> String {
-    match kind {
-        0 => "NOTYPE".into(),
-        1 => "OBJECT".into(),
-        2 => "FUNC".into(),
-        3 => "SECTION".into(),
-        4 => "FILE".into(),
-        5 => "COMMON".into(),
-        6 => "TLS".into(),
-        10 => "GNU_IFUNC".into(),
-        k => format!("{k:#x}"),
-    }
-}
-
-/// STB_* as readelf names it; unknown values in hex.
-pub fn bind_name(bind: u8) -> String {
-    match bind {
-        0 => "LOCAL".into(),
-        1 => "GLOBAL".into(),
-        2 => "WEAK".into(),
-        10 => "GNU_UNIQUE".into(),
-        b => format!("{b:#x}"),
-    }
-}
-
-/// The 7 flag characters objdump prints between value and section
-/// (`g    DF`, ` w   DF`, `g    DO`).
-pub fn objdump_flags(sym: &Symbol) -> String {
-    let scope = match sym.bind {
-        0 => 'l',
-        1 => 'g',
-        10 => 'u',
-        _ => ' ',
-    };
-    let weak = if sym.bind == 2 { 'w' } else { ' ' };
-    let ifunc = if sym.kind == 10 { 'i' } else { ' ' };
-    let kind = match sym.kind {
-        2 | 10 => 'F',
-        4 => 'f',
-        1 | 5 | 6 => 'O',
-        _ => ' ',
-    };
-    format!("{scope}{weak}  {ifunc}D{kind}")
-}
-
-/// `e_type` as readelf names it.
-pub fn elf_type_name(t: u16) -> String {
-    match t {
-        0 => "NONE".into(),
-        1 => "REL".into(),
-        2 => "EXEC".into(),
-        3 => "DYN".into(),
-        4 => "CORE".into(),
-        t => format!("{t:#x}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arch::machine::{AARCH64 as EM_AARCH64, I386 as EM_386, X86_64 as EM_X86_64};
 
     fn fixture(name: &str) -> Vec<u8> {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vdso").join(name);
