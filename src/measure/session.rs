@@ -211,50 +211,11 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     if let Some(why) = &opened.fallback_reason {
         note(format_args!("counting with the perf engine: {why}"));
     }
-    let host = arch::HOST_ABI.unwrap_or(Abi::X86_64);
 
     let (tx, rx) = mpsc::channel::<Event>();
     catch_signals(tx.clone())?;
 
-    let start;
-    let (target, child) = if let Some(cmd) = &command {
-        let mut gated = spawn::fork_gated(&cmd.path, &cmd.argv, &cmd.envp, req.command_stdout_to_stderr)
-            .map_err(|source| Error::Spawn { cmd: cmd.display.clone(), source })?;
-        let child = gated.pid;
-        let armed = counting.add_command(child, cmd.abi.unwrap_or(host), &cmd.comm).and_then(|()| counting.start());
-        if let Err(e) = armed {
-            drop(gated); // closes the gate: the child exits without exec
-            let _ = waitpid(Pid::from_raw(child), None);
-            return Err(e);
-        }
-        // The window is exec to exit: start the clock before the child may
-        // run, and take the end from the moment waitpid returned.
-        start = Instant::now();
-        if let Err(source) = gated.release() {
-            let _ = waitpid(Pid::from_raw(child), None);
-            return Err(Error::Spawn { cmd: cmd.display.clone(), source });
-        }
-        watch_child(child, tx.clone());
-        note(format_args!("tracing {} (pid {child}) until it exits", sanitize(&cmd.display)));
-        (Target::Command { argv: cmd.argv_text.clone(), pid: child }, Some(child))
-    } else if req.all {
-        start = started(&mut counting)?;
-        note(format_args!("tracing all processes for {}", secs_text(duration.unwrap_or(DEFAULT))));
-        (Target::All, None)
-    } else {
-        for p in &processes {
-            let abi = p.exe_header().and_then(|h| Abi::from_elf(h.is_64, h.machine)).unwrap_or(host);
-            counting.add_process(p, abi, crate::inspect::process::parent_of(p.pid()))?;
-        }
-        for p in &processes {
-            watch_target(p.pid(), tx.clone());
-        }
-        start = started(&mut counting)?;
-        let pids: Vec<i32> = processes.iter().map(Process::pid).collect();
-        let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
-        note(format_args!("tracing pid {} for {}", list.join(","), secs_text(duration.unwrap_or(DEFAULT))));
-        (Target::Pids(pids), None)
-    };
+    let (target, child, start) = arm(&mut counting, req, command.as_ref(), &processes, duration, &tx)?;
     drop(tx);
     let mut session = Session {
         target,
@@ -346,6 +307,59 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         session.command = Some(CommandInfo { argv: cmd.argv_text.clone(), pid: c, exit_status });
     }
     Ok(Traced { session, tally, elapsed: end.saturating_duration_since(start), start, exited, interrupted })
+}
+
+/// Add the targets, start counting, and take the moment the window opens:
+/// a command is forked behind a gate, counted, then released to exec.
+fn arm(
+    counting: &mut Counting,
+    req: &TraceRequest,
+    command: Option<&PreparedCommand>,
+    processes: &[Process],
+    duration: Option<Duration>,
+    tx: &mpsc::Sender<Event>,
+) -> Result<(Target, Option<i32>, Instant)> {
+    let host = arch::HOST_ABI.unwrap_or(Abi::X86_64);
+    let start;
+    let (target, child) = if let Some(cmd) = command {
+        let mut gated = spawn::fork_gated(&cmd.path, &cmd.argv, &cmd.envp, req.command_stdout_to_stderr)
+            .map_err(|source| Error::Spawn { cmd: cmd.display.clone(), source })?;
+        let child = gated.pid;
+        let armed = counting.add_command(child, cmd.abi.unwrap_or(host), &cmd.comm).and_then(|()| counting.start());
+        if let Err(e) = armed {
+            drop(gated); // closes the gate: the child exits without exec
+            let _ = waitpid(Pid::from_raw(child), None);
+            return Err(e);
+        }
+        // The window is exec to exit: start the clock before the child may
+        // run, and take the end from the moment waitpid returned.
+        start = Instant::now();
+        if let Err(source) = gated.release() {
+            let _ = waitpid(Pid::from_raw(child), None);
+            return Err(Error::Spawn { cmd: cmd.display.clone(), source });
+        }
+        watch_child(child, tx.clone());
+        note(format_args!("tracing {} (pid {child}) until it exits", sanitize(&cmd.display)));
+        (Target::Command { argv: cmd.argv_text.clone(), pid: child }, Some(child))
+    } else if req.all {
+        start = started(counting)?;
+        note(format_args!("tracing all processes for {}", secs_text(duration.unwrap_or(DEFAULT))));
+        (Target::All, None)
+    } else {
+        for p in processes {
+            let abi = p.exe_header().and_then(|h| Abi::from_elf(h.is_64, h.machine)).unwrap_or(host);
+            counting.add_process(p, abi, crate::inspect::process::parent_of(p.pid()))?;
+        }
+        for p in processes {
+            watch_target(p.pid(), tx.clone());
+        }
+        start = started(counting)?;
+        let pids: Vec<i32> = processes.iter().map(Process::pid).collect();
+        let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
+        note(format_args!("tracing pid {} for {}", list.join(","), secs_text(duration.unwrap_or(DEFAULT))));
+        (Target::Pids(pids), None)
+    };
+    Ok((target, child, start))
 }
 
 /// Start counting; the window starts in the middle of the arming (the
