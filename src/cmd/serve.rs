@@ -51,9 +51,11 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
     let mut signals = SigSet::empty();
     signals.add(Signal::SIGINT);
     signals.add(Signal::SIGTERM);
-    signals
-        .thread_block()
-        .map_err(|e| Error::Facility { what: format!("cannot block SIGTERM: {e}"), hint: "retry".into() })?;
+    signals.thread_block().map_err(|e| Error::Facility {
+        errno: None,
+        what: format!("cannot block SIGTERM: {e}"),
+        hint: "retry".into(),
+    })?;
     let server = Arc::new(bind(&addrs, &args.listen)?);
     let bound = server.server_addr().to_ip().map_or_else(|| args.listen.clone(), |a| a.to_string());
 
@@ -117,6 +119,7 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
 /// script splits the exporter's CPU time by it).
 fn spawn<T: Send + 'static>(name: &str, f: impl FnOnce() -> T + Send + 'static) -> Result<std::thread::JoinHandle<T>> {
     std::thread::Builder::new().name(name.into()).spawn(f).map_err(|e| Error::Facility {
+        errno: None,
         what: format!("cannot start the {name} thread: {e}"),
         hint: "raise the task limit (ulimit -u, systemd TasksMax)".into(),
     })
@@ -144,6 +147,7 @@ fn bind(addrs: &[SocketAddr], listen: &str) -> Result<tiny_http::Server> {
         }
     }
     Err(Error::Facility {
+        errno: None,
         what: format!("cannot listen on {listen}: {last}"),
         hint: "another process may hold the port (`ss -ltnp`); pick another with --listen".into(),
     })

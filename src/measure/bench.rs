@@ -400,6 +400,7 @@ impl SyscallCounter {
         let mut me = SyscallCounter { counter, baseline: 0 };
         let empty: Vec<u64> = (0..3).filter_map(|_| me.raw_count(|| ()).ok().flatten()).collect();
         me.baseline = empty.into_iter().min().ok_or_else(|| Error::Facility {
+            errno: None,
             what: "the raw_syscalls:sys_enter counter never ran".into(),
             hint: "check perf_event_open limits (kernel.perf_event_paranoid, seccomp)".into(),
         })?;

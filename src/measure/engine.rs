@@ -75,7 +75,7 @@ impl Counting {
             Err(e) if choice == Choice::Bpf => Err(e),
             Err(bpf_err) => match Counting::open_perf(plan) {
                 Ok(c) => Ok(Opened { counting: c, fallback_reason: Some(bpf_err.to_string()) }),
-                Err(perf_err) => Err(Error::Facility {
+                Err(perf_err) => Err(Error::Facility { errno: None,
                     what: format!("no trace engine here: {}; and {}", short(&bpf_err), short(&perf_err)),
                     hint: "run as root, or grant CAP_BPF and CAP_PERFMON (`setpriv --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon vdsoctl trace ...`)".into(),
                 }),

@@ -179,9 +179,11 @@ fn catch_signals(tx: mpsc::Sender<Event>) -> Result<()> {
     let mut signals = SigSet::empty();
     signals.add(Signal::SIGINT);
     signals.add(Signal::SIGTERM);
-    signals
-        .thread_block()
-        .map_err(|e| Error::Facility { what: format!("cannot block SIGINT: {e}"), hint: "retry".into() })?;
+    signals.thread_block().map_err(|e| Error::Facility {
+        errno: None,
+        what: format!("cannot block SIGINT: {e}"),
+        hint: "retry".into(),
+    })?;
     std::thread::spawn(move || {
         while let Ok(sig) = signals.wait() {
             if tx.send(Event::Signal(sig)).is_err() {
