@@ -584,6 +584,13 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert!(t.unattributed.iter().all(|u| u.pid > 0 && u.count > 0 && u.comm.is_some()));
     assert!(t.exited.iter().all(|e| e.pid > 0 && e.after_ns > 0));
     assert!(t.interval.as_ref().map_or(true, |i| i.start_ns <= i.end_ns));
+    // check -- CMD: the same command record, and the run as a check.
+    let c: CheckDoc = doc(&["check", "--", bin, "libc", "1", "100"], &[0]);
+    let run = c.command.as_ref().expect("check -- CMD reports the command");
+    assert_eq!((run.argv.len(), run.exit_status.as_ref()), (4, Some(&ExitStatus::Code(0))));
+    assert!(run.pid > 0 && c.process.is_none() && c.binaries.is_none());
+    assert!(c.checks.iter().any(|k| k.name == "command_trace" && k.status == Status::Ok), "{c:?}");
+    assert_worst(&c);
     let t: Trace = doc(&["trace", "--", bin, "raw", "10", "100"], &[0]);
     let ten = t.counts.iter().find(|r| r.syscall == "clock_gettime").expect("clock id 10 row");
     assert_eq!(
