@@ -28,7 +28,6 @@ use crate::measure::trace::{Clock, Key, Tally};
 use crate::model::{vdso_serves_call, ClockRef};
 use crate::output::prom::{self, Kind, Prometheus, SyscallSeries, VsyscallSeries, CONTENT_TYPE};
 use crate::output::{note, Render};
-use nix::sys::signal::{SigSet, Signal};
 use std::collections::HashMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Condvar, Mutex};
@@ -48,14 +47,7 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
     let addrs = listen_addrs(&args.listen)?;
     // Block SIGINT/SIGTERM before any thread exists (threads inherit the
     // mask); one thread waits for them — no handler, no unsafe.
-    let mut signals = SigSet::empty();
-    signals.add(Signal::SIGINT);
-    signals.add(Signal::SIGTERM);
-    signals.thread_block().map_err(|e| Error::Facility {
-        errno: None,
-        what: format!("cannot block SIGTERM: {e}"),
-        hint: "retry".into(),
-    })?;
+    let signals = crate::measure::session::block_stop_signals()?;
     let server = Arc::new(bind(&addrs, &args.listen)?);
     let bound = server.server_addr().to_ip().map_or_else(|| args.listen.clone(), |a| a.to_string());
 

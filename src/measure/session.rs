@@ -173,17 +173,24 @@ fn resolve_pids(pids: &[i32]) -> Result<Vec<Process>> {
     Ok(processes)
 }
 
-/// Block SIGINT and SIGTERM here (threads spawned later inherit the mask)
-/// and turn them into events on a thread of their own: no handler, no unsafe.
-fn catch_signals(tx: mpsc::Sender<Event>) -> Result<()> {
+/// Block SIGINT and SIGTERM in the calling thread (threads spawned later
+/// inherit the mask), so one thread can `wait()` for them: no handler, no
+/// unsafe. `serve` stops on them the same way.
+pub fn block_stop_signals() -> Result<SigSet> {
     let mut signals = SigSet::empty();
     signals.add(Signal::SIGINT);
     signals.add(Signal::SIGTERM);
     signals.thread_block().map_err(|e| Error::Facility {
-        errno: None,
-        what: format!("cannot block SIGINT: {e}"),
+        errno: Some(e as i32),
+        what: format!("cannot block SIGINT and SIGTERM: {e}"),
         hint: "retry".into(),
     })?;
+    Ok(signals)
+}
+
+/// SIGINT and SIGTERM as events on a thread of their own.
+fn catch_signals(tx: mpsc::Sender<Event>) -> Result<()> {
+    let signals = block_stop_signals()?;
     std::thread::spawn(move || {
         while let Ok(sig) = signals.wait() {
             if tx.send(Event::Signal(sig)).is_err() {
