@@ -119,6 +119,19 @@ pub fn note(line: std::fmt::Arguments<'_>) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
+/// `81204` → `81,204`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A duration scaled for people: `850 ns`, `12.5 µs`, `3.20 ms`, `2.00 s`.
 pub fn duration_text(d: std::time::Duration) -> String {
     let ns = d.as_nanos() as f64;

@@ -148,6 +148,7 @@ impl Events {
     /// Look every tracepoint up; a missing syscall tracepoint is exit 4.
     pub fn load(tracefs: &Tracefs) -> Result<Events> {
         let host = arch::HOST_ABI.ok_or_else(|| Error::Facility {
+            errno: None,
             what: "`trace` does not know this architecture's syscall numbers".into(),
             hint: "run on x86_64, aarch64 or riscv64".into(),
         })?;
@@ -421,6 +422,7 @@ impl Tracer {
                     Some(src) => perf::set_output(fd.as_fd(), src.ring.fd())?,
                     None if fresh => {
                         let dup = fd.try_clone().map_err(|e| Error::Facility {
+                            errno: None,
                             what: format!("cannot duplicate a perf fd: {e}"),
                             hint: "raise `ulimit -n`".into(),
                         })?;
@@ -485,6 +487,7 @@ impl Tracer {
         let rings: Vec<&Ring> = self.sources.iter().map(|s| &s.ring).collect();
         let fds: Vec<_> = rings.iter().map(|r| r.fd()).collect();
         crate::measure::sys::ring::poll_in(&fds, timeout_ms).map_err(|e| Error::Facility {
+            errno: None,
             what: format!("poll on perf ring buffers failed: {e}"),
             hint: "retry".into(),
         })?;
@@ -617,14 +620,10 @@ impl Tracer {
         self.comms.get(&pid).and_then(|c| c.as_deref())
     }
 
-    /// The ABI `pid` was decoded or counted with, if known.
-    pub fn abi(&self, pid: i32) -> Option<Abi> {
-        self.abis.get(&pid).copied()
-    }
-
     /// Start every counter opened disabled, back to back.
     pub fn enable(&self) -> Result<()> {
         let fail = |e: std::io::Error| Error::Facility {
+            errno: None,
             what: format!("cannot enable a perf counter: {e}"),
             hint: "retry".into(),
         };
