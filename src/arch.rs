@@ -62,10 +62,6 @@ pub const HOST_MACHINE: u16 = if cfg!(target_arch = "x86_64") {
 /// Whether this binary is a 64-bit process (its vDSO is the 64-bit one).
 pub const HOST_IS_64: bool = cfg!(target_pointer_width = "64");
 
-/// A POSIX/Linux clock id (`include/uapi/linux/time.h`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub struct ClockId(pub i32);
-
 /// How the kernel's vDSO treats a clock id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -200,6 +196,12 @@ impl TimeFn {
     /// Whether the function's first argument is a clock id.
     pub fn takes_clock(self) -> bool {
         matches!(self, TimeFn::ClockGettime | TimeFn::ClockGettime64 | TimeFn::ClockGetres | TimeFn::ClockGetresTime64)
+    }
+}
+
+impl std::fmt::Display for TimeFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

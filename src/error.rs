@@ -91,8 +91,9 @@ pub enum Error {
     },
 
     /// A kernel facility we need is absent or refused (perf_event_open, tracefs).
+    /// `errno` is the kernel's answer when one was refused (EPERM, ENOSYS, ...).
     #[error("{what} — {hint}")]
-    Facility { what: String, hint: String },
+    Facility { what: String, hint: String, errno: Option<i32> },
 
     /// A child command given to `trace -- CMD` could not be started.
     #[error("cannot start {cmd}: {} — {}", errno_text(source), spawn_hint(source))]

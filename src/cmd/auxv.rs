@@ -8,15 +8,15 @@ use crate::error::Result;
 use crate::inspect::auxv::{AuxEntry, WordSize, AT_SYSINFO_EHDR};
 use crate::inspect::maps::Mapping;
 use crate::inspect::Process;
-use crate::model::{hex, hex_opt, Finding, Severity};
+use crate::model::policy::SysinfoEhdr;
+use crate::model::{hex, hex_opt, Finding, ProcessRef};
 use crate::output::{emit, Output, Render};
 use serde::Serialize;
 
 /// The `auxv` report (DESIGN keys: pid, entries, sysinfo_ehdr_matches_vdso).
 #[derive(Debug, Serialize)]
 pub struct AuxvReport {
-    pub pid: i32,
-    pub comm: String,
+    pub process: ProcessRef,
     /// 32 or 64: the word size the vector was decoded with.
     pub word_bits: u32,
     pub entries: Vec<AuxvRow>,
@@ -35,8 +35,58 @@ pub struct AuxvRow {
     pub name: Option<String>,
     #[serde(serialize_with = "hex")]
     pub value: u64,
-    /// The value in the form that fits the key: address, count, string, flag names.
-    pub decoded: String,
+    /// The value in the form that fits the key: a number for a count, the
+    /// string for a string key, the flag names for hardware capabilities;
+    /// `null` when `value` says it all (addresses, flags, unreadable strings).
+    pub decoded: Decoded,
+    /// For an address: the mapping it lies in (`in [vdso]`), for the table.
+    #[serde(skip)]
+    pub place: Option<String>,
+}
+
+/// An entry's value, typed by its key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decoded {
+    Address(u64),
+    Count(u64),
+    Flags(u64),
+    /// Hardware capability bits with the names this build knows.
+    Hwcap {
+        value: u64,
+        names: Vec<String>,
+    },
+    Text(String),
+    /// A string pointer whose bytes could not be read.
+    Unreadable(u64),
+}
+
+impl Decoded {
+    /// The value as the table's DECODED column shows it, beside VALUE:
+    /// never the same hex again.
+    pub fn text(&self) -> String {
+        match self {
+            Decoded::Address(0) => "null".into(),
+            Decoded::Address(_) => "-".into(),
+            Decoded::Flags(0) => "none".into(),
+            Decoded::Flags(_) => "-".into(),
+            Decoded::Count(v) => v.to_string(),
+            Decoded::Hwcap { names, .. } if names.is_empty() => "-".into(),
+            Decoded::Hwcap { names, .. } => names.join(" "),
+            Decoded::Text(s) => s.clone(),
+            Decoded::Unreadable(_) => "unreadable".into(),
+        }
+    }
+}
+
+impl Serialize for Decoded {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Decoded::Count(v) => s.serialize_u64(*v),
+            Decoded::Hwcap { names, .. } => names.serialize(s),
+            Decoded::Text(t) => s.serialize_str(t),
+            Decoded::Address(_) | Decoded::Flags(_) | Decoded::Unreadable(_) => s.serialize_none(),
+        }
+    }
 }
 
 /// How a key's value is best shown.
@@ -64,9 +114,6 @@ fn kind(key: u64) -> Kind {
 /// Where an address lies: `in [vdso]`, `in /usr/bin/sleep`, or `unmapped`
 /// (VALUE already shows the number).
 fn address_text(maps: &[Mapping], addr: u64) -> String {
-    if addr == 0 {
-        return "null".into();
-    }
     match maps.iter().find(|m| m.start <= addr && addr < m.end) {
         Some(m) if !m.name().is_empty() => format!("in {}", m.name()),
         Some(_) => "in an anonymous mapping".into(),
@@ -81,24 +128,24 @@ pub fn decode(process: &Process, entries: &[AuxEntry], machine: u16, maps: &[Map
         .iter()
         .map(|e| {
             let decoded = match kind(e.key) {
-                Kind::Address => address_text(maps, e.value),
-                Kind::Count => e.value.to_string(),
-                Kind::Flags if e.value == 0 => "none".into(),
-                Kind::Flags => format!("{:#x}", e.value),
+                Kind::Address => Decoded::Address(e.value),
+                Kind::Count => Decoded::Count(e.value),
+                Kind::Flags => Decoded::Flags(e.value),
                 Kind::Hwcap(which) => {
-                    let names = arch::decode_hwcap(machine, which, e.value);
-                    if arch::hwcap_bits(machine, which).is_empty() || names.is_empty() {
-                        format!("{:#x}", e.value)
+                    let names = if arch::hwcap_bits(machine, which).is_empty() {
+                        Vec::new()
                     } else {
-                        names.join(" ")
-                    }
+                        arch::decode_hwcap(machine, which, e.value)
+                    };
+                    Decoded::Hwcap { value: e.value, names }
                 }
                 Kind::String => match process.read_cstring(e.value, 4096) {
-                    Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-                    Err(_) => format!("{:#x} (unreadable)", e.value),
+                    Ok(bytes) => Decoded::Text(String::from_utf8_lossy(&bytes).into_owned()),
+                    Err(_) => Decoded::Unreadable(e.value),
                 },
             };
-            AuxvRow { key: e.key, name: arch::auxv_name(e.key).map(str::to_string), value: e.value, decoded }
+            let place = matches!(decoded, Decoded::Address(a) if a != 0).then(|| address_text(maps, e.value));
+            AuxvRow { key: e.key, name: arch::auxv_name(e.key).map(str::to_string), value: e.value, decoded, place }
         })
         .collect()
 }
@@ -111,39 +158,11 @@ pub fn gather(process: &Process) -> Result<AuxvReport> {
     let rows = decode(process, &entries, machine, &maps);
     let vdso_start = maps.iter().find(|m| m.name() == "[vdso]").map(|m| m.start);
     let ehdr = crate::inspect::auxv::get(&entries, AT_SYSINFO_EHDR);
-    // Known whenever either side exists; `null` only when neither does.
-    let matches = match (ehdr, vdso_start) {
-        (Some(a), Some(b)) => Some(a == b),
-        (None, None) => None,
-        _ => Some(false),
-    };
-    let mut findings = Vec::new();
-    match (ehdr, vdso_start) {
-        (Some(a), Some(b)) if a != b => findings.push(Finding::new(
-            Severity::Fail,
-            format!("AT_SYSINFO_EHDR is {a:#x} but [vdso] starts at {b:#x}: the C library will look for the vDSO in the wrong place"),
-            Some("something remapped the vDSO after exec (CRIU restore, a sandbox); clock reads may fall back to syscalls".into()),
-        )),
-        (Some(a), Some(_)) => findings.push(Finding::new(Severity::Info, format!("AT_SYSINFO_EHDR {a:#x} is the start of [vdso]"), None)),
-        (None, Some(_)) => findings.push(Finding::new(
-            Severity::Fail,
-            "no AT_SYSINFO_EHDR in the auxiliary vector: the C library cannot find the vDSO, so every clock read is a syscall",
-            Some("check the loader or sandbox that rewrites the auxiliary vector".into()),
-        )),
-        (Some(_), None) => findings.push(Finding::new(
-            Severity::Fail,
-            "AT_SYSINFO_EHDR is set but no [vdso] is mapped: the vDSO was unmapped after exec",
-            Some("a sandbox or runtime unmapped it; every clock read is a syscall".into()),
-        )),
-        (None, None) => findings.push(Finding::new(
-            Severity::Fail,
-            "no vDSO at all: no AT_SYSINFO_EHDR and no [vdso] mapping; every clock read is a syscall",
-            Some("check `vdso=0` on the kernel command line".into()),
-        )),
-    }
+    let verdict = SysinfoEhdr::judge(ehdr, vdso_start);
+    let matches = verdict.matches();
+    let findings = vec![verdict.finding()];
     Ok(AuxvReport {
-        pid: process.pid(),
-        comm: process.comm().to_string(),
+        process: ProcessRef::of(process),
         word_bits: if word == WordSize::W64 { 64 } else { 32 },
         entries: rows,
         sysinfo_ehdr_matches_vdso: matches,
@@ -170,13 +189,13 @@ impl Render for AuxvReport {
                 e.key.to_string(),
                 e.name.clone().unwrap_or_else(|| "-".into()),
                 format!("{:#x}", e.value),
-                out.text(&e.decoded).into_owned(),
+                out.text(&e.place.clone().unwrap_or_else(|| e.decoded.text())).into_owned(),
             ]);
         }
         format!(
             "pid {} ({}), {}-bit auxv\n{t}\n{}",
-            self.pid,
-            out.text(&self.comm),
+            self.process.pid,
+            out.text(&self.process.comm),
             self.word_bits,
             out.findings(&self.findings)
         )

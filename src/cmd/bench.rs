@@ -7,10 +7,12 @@ use crate::arch::{self, TimeFn};
 use crate::cli::BenchArgs;
 use crate::error::{Error, Result};
 use crate::inspect::{kernel, Process};
-use crate::measure::bench::{self as m, Callers, Check, Path, Plan, Stats, SyscallCounter, Target, Verdict};
+use crate::measure::bench::{
+    self as m, BenchRequest, Callers, Check, Path, Plan, Stats, SyscallCounter, Target, Verdict,
+};
 use crate::measure::sys::call::VsyscallPage;
 use crate::measure::vdso::OwnVdso;
-use crate::model::{Finding, Severity};
+use crate::model::{policy, ClockRef, Finding, Severity};
 use crate::output::{emit, Output, Prometheus, Render};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -43,9 +45,9 @@ pub enum Basis {
 /// One function, clock and path.
 #[derive(Debug, Serialize)]
 pub struct BenchResult {
-    pub function: &'static str,
-    /// The clock's name; `null` for functions without a clock id.
-    pub clock: Option<String>,
+    pub function: TimeFn,
+    /// The clock (`CLOCK_*`, or its number); `null` for functions without a clock id.
+    pub clock: Option<ClockRef>,
     pub path: Path,
     /// Median ns per call; `null` when not measured (path missing, error).
     pub ns_per_call: Option<f64>,
@@ -59,14 +61,8 @@ pub struct BenchResult {
     pub error: Option<String>,
 }
 
-/// What the user selected, resolved once.
-struct Selection {
-    clocks: Vec<i32>,
-    functions: Vec<TimeFn>,
-    paths: Vec<Path>,
-}
-
-fn select(args: &BenchArgs) -> Result<Selection> {
+/// The command line as a typed request.
+fn select(args: &BenchArgs) -> Result<BenchRequest> {
     let clocks = if args.clocks.is_empty() {
         arch::CLOCKS.iter().map(|c| c.id).collect()
     } else {
@@ -112,34 +108,48 @@ fn select(args: &BenchArgs) -> Result<Selection> {
         v.sort();
         v
     };
-    if let Some(n) = args.max_ns {
-        if !(n.is_finite() && n > 0.0) {
-            return Err(Error::Usage(format!(
-                "--max-ns {n} is not a positive number of nanoseconds — give the budget per call, e.g. --max-ns 100"
-            )));
-        }
-    }
-    Ok(Selection { clocks, functions, paths })
+    let max_ns = crate::model::policy::max_ns(args.max_ns)?;
+    Ok(BenchRequest { clocks, functions, paths, verify: args.verify, max_ns, quick: args.quick })
 }
 
 /// `vdsoctl bench`.
 pub fn run(args: &BenchArgs, out: &Output) -> Result<Outcome> {
-    let (report, crossed) = measure_report(args)?;
+    let (report, crossed) = measure_report(&select(args)?)?;
     emit(out, &report)?;
     // A FAIL line (a lost fast path, --max-ns, --verify) means exit 1.
     Ok(Outcome::from_crossed(crossed || crate::output::any_fail(&report.findings)))
 }
 
-/// Resolve the selection, measure, judge and verify; `check` uses this too.
+/// Measure, judge and verify what `req` asks; `check` uses this too.
 /// Returns the report and whether a threshold (`--max-ns`, `--verify`) was crossed.
-pub fn measure_report(args: &BenchArgs) -> Result<(BenchReport, bool)> {
-    let sel = select(args)?;
-    gather(args, &sel)
+pub fn measure_report(req: &BenchRequest) -> Result<(BenchReport, bool)> {
+    let mut findings = Vec::new();
+    let callers = own_callers(req, &mut findings)?;
+    let counting = counting_works(&mut findings);
+    let basis = if counting { Basis::Counted } else { Basis::Timing };
+    let plan = if req.quick { Plan::QUICK } else { Plan::DEFAULT };
+    let mut measured = time_targets(&callers, req, basis, plan);
+    if counting {
+        count_syscalls(&callers, &mut measured, &mut findings);
+    }
+    let (results, mut crossed) = judge(measured, basis, req, &mut findings);
+    if req.max_ns.is_some() && !req.paths.contains(&Path::Libc) {
+        findings.push(Finding::new(Severity::Warn, "--max-ns compares the libc path, which --paths left out", None));
+    }
+    let verify = req.verify.then(|| {
+        let checks = m::verify(&callers, &req.clocks, &req.functions);
+        for c in checks.iter().filter(|c| !c.ok) {
+            crossed = true;
+            findings.push(Finding::new(Severity::Fail, format!("verify: {} failed: {}", c.name, c.detail), None));
+        }
+        checks
+    });
+    let paths = req.paths.iter().copied().filter(|p| results.iter().any(|r| r.path == *p)).collect();
+    Ok((BenchReport { results, findings, basis, verify, plan, paths }, crossed))
 }
 
-/// Measure, judge, verify. Returns the report and whether a threshold was crossed.
-fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
-    let mut findings = Vec::new();
+/// vdsoctl's own callable paths: its vDSO's bound symbols and the vsyscall page.
+fn own_callers(req: &BenchRequest, findings: &mut Vec<Finding>) -> Result<Callers> {
     let maps = Process::open(None)?.maps()?;
     let vdso = match OwnVdso::open(&maps) {
         Ok(v) => Some(v),
@@ -162,18 +172,22 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
         }
     }
     let vsyscall = VsyscallPage::own(&maps);
-    if sel.paths.contains(&Path::Vsyscall) && vsyscall.is_none() && arch::HOST_MACHINE == arch::machine::X86_64 {
+    if req.paths.contains(&Path::Vsyscall) && vsyscall.is_none() && arch::HOST_MACHINE == arch::machine::X86_64 {
         findings.push(Finding::new(
             Severity::Info,
             "no executable [vsyscall] page in this process (vsyscall=none): the vsyscall path is not measured",
             None,
         ));
     }
-    let callers = Callers::new(vdso, vsyscall);
-    // An open syscall tracepoint counter puts every syscall of the system on
-    // the tracing slow path (~+100 ns here), so it is opened now only to learn
-    // whether counting works, closed for the timing, and opened again after.
-    let counting = match SyscallCounter::open() {
+    Ok(Callers::new(vdso, vsyscall))
+}
+
+/// Whether syscalls can be counted here. An open syscall tracepoint counter
+/// puts every syscall of the system on the tracing slow path (~+100 ns
+/// here), so it is opened now only to learn whether counting works, closed
+/// for the timing, and opened again after.
+fn counting_works(findings: &mut Vec<Finding>) -> bool {
+    match SyscallCounter::open() {
         Ok(_) => true,
         Err(e) => {
             findings.push(Finding::new(
@@ -183,15 +197,15 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
             ));
             false
         }
-    };
-    let basis = if counting { Basis::Counted } else { Basis::Timing };
-    let plan = if args.quick { Plan::QUICK } else { Plan::DEFAULT };
-    let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
+    }
+}
 
+/// Time every selected function and clock on every path it has.
+fn time_targets(callers: &Callers, req: &BenchRequest, basis: Basis, plan: Plan) -> Vec<Measured> {
     let mut targets = Vec::new();
-    for &function in &sel.functions {
+    for &function in &req.functions {
         if function.takes_clock() {
-            targets.extend(sel.clocks.iter().map(|&c| Target { function, clock: Some(c) }));
+            targets.extend(req.clocks.iter().map(|&c| Target { function, clock: Some(c) }));
         } else {
             targets.push(Target { function, clock: None });
         }
@@ -208,7 +222,7 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
             let applicable =
                 path != Path::Vsyscall || matches!(t.function, TimeFn::Gettimeofday | TimeFn::Time | TimeFn::Getcpu);
             let shown =
-                sel.paths.contains(&path) && applicable && (path != Path::Vsyscall || callers.vsyscall.is_some());
+                req.paths.contains(&path) && applicable && (path != Path::Vsyscall || callers.vsyscall.is_some());
             let probe = callers.call(t, path);
             let error = match probe {
                 Some(Err(e)) => {
@@ -222,12 +236,12 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
                 answered.push((path, p.is_ok()));
             }
             let needed_for_timing = basis == Basis::Timing && path != Path::Vsyscall;
-            let stats = if usable && (shown || needed_for_timing) { m::measure(&callers, t, path, plan) } else { None };
+            let stats = if usable && (shown || needed_for_timing) { m::measure(callers, t, path, plan) } else { None };
             rows.insert(
                 path,
                 BenchResult {
-                    function: t.function.name(),
-                    clock: t.clock.map(|c| arch::clock_name(i64::from(c))),
+                    function: t.function,
+                    clock: t.clock.map(|c| ClockRef::Id(i64::from(c))),
                     path,
                     ns_per_call: stats.map(|s| round(s.median, 2)),
                     syscalls_per_call: None,
@@ -242,25 +256,37 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
         }
         measured.push(Measured { t, rows, errno, answered, shown_paths, vdso_present });
     }
+    measured
+}
 
-    // Count syscalls per call of every path that answered, timing done.
-    if counting {
-        match SyscallCounter::open() {
-            Ok(mut c) => {
-                for mt in &mut measured {
-                    let t = mt.t;
-                    for (path, r) in mt.rows.iter_mut().filter(|(_, r)| r.error.is_none()) {
-                        let n = r.stats.map_or(200, |s| s.batch).clamp(100, 2000);
-                        r.syscalls_per_call = m::syscalls_per_call(&mut c, &callers, t, *path, n).map(|s| round(s, 4));
-                    }
+/// Count syscalls per call of every path that answered, timing done.
+fn count_syscalls(callers: &Callers, measured: &mut [Measured], findings: &mut Vec<Finding>) {
+    match SyscallCounter::open() {
+        Ok(mut c) => {
+            for mt in measured {
+                let t = mt.t;
+                for (path, r) in mt.rows.iter_mut().filter(|(_, r)| r.error.is_none()) {
+                    let n = r.stats.map_or(200, |s| s.batch).clamp(100, 2000);
+                    r.syscalls_per_call = m::syscalls_per_call(&mut c, callers, t, *path, n).map(|s| round(s, 4));
                 }
             }
-            Err(e) => {
-                findings.push(Finding::new(Severity::Warn, format!("syscalls per call cannot be counted: {e}"), None))
-            }
+        }
+        Err(e) => {
+            findings.push(Finding::new(Severity::Warn, format!("syscalls per call cannot be counted: {e}"), None))
         }
     }
+}
 
+/// Verdicts and findings for what was measured: the rows shown, and
+/// whether `--max-ns` was crossed.
+fn judge(
+    measured: Vec<Measured>,
+    basis: Basis,
+    req: &BenchRequest,
+    findings: &mut Vec<Finding>,
+) -> (Vec<BenchResult>, bool) {
+    let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
+    let clocksource = kernel::clocksource().map(|c| c.current);
     let mut results = Vec::new();
     let mut crossed = false;
     let mut fallback_expected = Vec::new();
@@ -293,15 +319,10 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
             }
         };
         let verdict = m::verdict(errno, vdso_present, enters(Path::Libc), enters(Path::Vdso));
-        let fast_expected = m::should_be_fast(t, vdso_present, kernel_version);
+        let fast_expected = policy::should_be_fast(t.function, t.clock, vdso_present, kernel_version);
         match verdict {
             Some(v @ (Verdict::LibcBypass | Verdict::KernelFallback | Verdict::Missing)) => {
-                // Missing is judged against the arch table: the vDSO lacks a symbol it should export.
-                let expected = match v {
-                    Verdict::Missing => arch::vdso_symbol(arch::HOST_MACHINE, arch::HOST_IS_64, t.function).is_some(),
-                    _ => fast_expected,
-                };
-                match v.lost_fast_path(&label, t.function.name(), expected) {
+                match policy::lost_fast_path(v, &label, t.function, t.clock, kernel_version, clocksource.as_deref()) {
                     Some((message, hint)) => findings.push(Finding::new(Severity::Fail, message, Some(hint))),
                     None if v == Verdict::KernelFallback => fallback_expected.push(label.clone()),
                     None => {}
@@ -310,7 +331,7 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
             Some(Verdict::Unsupported) => unsupported.push((label.clone(), t.clock)),
             _ => {}
         }
-        if let (Some(max), true) = (args.max_ns, fast_expected) {
+        if let (Some(max), true) = (req.max_ns, fast_expected) {
             if let Some(ns) = rows.get(&Path::Libc).and_then(|r| r.ns_per_call) {
                 if ns > max {
                     crossed = true;
@@ -376,20 +397,7 @@ fn gather(args: &BenchArgs, sel: &Selection) -> Result<(BenchReport, bool)> {
             Some("`vdsoctl trace` counts vsyscall:emulate_vsyscall; rebuild legacy binaries that still call the fixed page".into()),
         ));
     }
-    if args.max_ns.is_some() && !sel.paths.contains(&Path::Libc) {
-        findings.push(Finding::new(Severity::Warn, "--max-ns compares the libc path, which --paths left out", None));
-    }
-
-    let verify = args.verify.then(|| {
-        let checks = m::verify(&callers, &sel.clocks, &sel.functions);
-        for c in checks.iter().filter(|c| !c.ok) {
-            crossed = true;
-            findings.push(Finding::new(Severity::Fail, format!("verify: {} failed: {}", c.name, c.detail), None));
-        }
-        checks
-    });
-    let paths = sel.paths.iter().copied().filter(|p| results.iter().any(|r| r.path == *p)).collect();
-    Ok((BenchReport { results, findings, basis, verify, plan, paths }, crossed))
+    (results, crossed)
 }
 
 /// One function and clock after timing: its rows per path and what each answered.
@@ -444,18 +452,16 @@ impl Render for BenchReport {
         let refs: Vec<&str> = header.iter().map(String::as_str).collect();
         let mut t = out.table(&refs);
         // Rows in measurement order, one per function and clock.
-        let mut keys: Vec<(&str, Option<&str>)> = Vec::new();
+        let mut keys: Vec<(TimeFn, Option<ClockRef>)> = Vec::new();
         for r in &self.results {
-            let k = (r.function, r.clock.as_deref());
+            let k = (r.function, r.clock);
             if !keys.contains(&k) {
                 keys.push(k);
             }
         }
         for (function, clock) in keys {
-            let of = |p: Path| {
-                self.results.iter().find(|r| r.function == function && r.clock.as_deref() == clock && r.path == p)
-            };
-            let mut row = vec![function.to_string(), clock.unwrap_or("-").to_string()];
+            let of = |p: Path| self.results.iter().find(|r| r.function == function && r.clock == clock && r.path == p);
+            let mut row = vec![function.name().to_string(), clock.map_or_else(|| "-".into(), ClockRef::text)];
             row.extend(self.paths.iter().map(|&p| ns_cell(of(p))));
             let counts: Vec<String> = self
                 .paths
@@ -463,11 +469,8 @@ impl Render for BenchReport {
                 .map(|&p| of(p).and_then(|r| r.syscalls_per_call).map_or_else(|| "-".into(), |s| format!("{s:.2}")))
                 .collect();
             row.push(counts.join(" / "));
-            let verdict = self
-                .results
-                .iter()
-                .find(|r| r.function == function && r.clock.as_deref() == clock)
-                .and_then(|r| r.verdict);
+            let verdict =
+                self.results.iter().find(|r| r.function == function && r.clock == clock).and_then(|r| r.verdict);
             row.push(verdict.map_or("-", Verdict::name).to_string());
             t.add_row(row);
         }
@@ -491,7 +494,8 @@ impl Render for BenchReport {
 
     fn render_prometheus(&self) -> Option<String> {
         let mut p = Prometheus::default();
-        let label = |r: &BenchResult| (r.function, r.clock.clone().unwrap_or_default(), r.path.name());
+        let label =
+            |r: &BenchResult| (r.function.name(), r.clock.map(ClockRef::text).unwrap_or_default(), r.path.name());
         // Base unit seconds: promtool rejects `ns` in a name ("abbreviated units").
         p.family("bench_seconds_per_call", "gauge", "Median seconds per call of a clock function through one path.");
         for r in &self.results {

@@ -13,9 +13,10 @@ use super::Outcome;
 use crate::arch;
 use crate::cli::DumpArgs;
 use crate::error::{Error, Result};
-use crate::inspect::elf::{self, Image, Issue};
+use crate::inspect::elf::{self, Image};
 use crate::inspect::{file, Process};
-use crate::model::{hex, hex_opt, Finding, Severity};
+use crate::model::image::{self, ImageProblem};
+use crate::model::{hex, hex_opt, Finding, ProcessRef, Severity};
 use crate::output::{emit, human_size, or_dash, Output, Render};
 use serde::Serialize;
 
@@ -40,13 +41,6 @@ pub struct DumpReport {
 pub enum Source {
     Process { process: ProcessRef },
     File { file: String },
-}
-
-/// The process a `[vdso]` was read from.
-#[derive(Debug, Serialize)]
-pub struct ProcessRef {
-    pub pid: i32,
-    pub comm: String,
 }
 
 /// The ELF header facts.
@@ -125,133 +119,10 @@ pub struct HashTables {
     pub dt_gnu_hash: bool,
 }
 
-/// Whether the image is a vDSO: a `linux-vdso*` or `linux-gate.so.1`
-/// soname, or a `LINUX_*` version definition (every kernel's vDSO has both).
-pub fn is_vdso(img: &Image) -> bool {
-    let soname = img.soname.as_deref().unwrap_or("");
-    soname.starts_with("linux-vdso")
-        || soname == "linux-gate.so.1"
-        || img.versions.iter().any(|v| v.name.starts_with("LINUX_"))
-}
-
 /// Findings about the image: whether it is a vDSO at all, what the parser
-/// read past, and what the C library can bind in it.
+/// read past, and what the C library can bind in it (judged in [`model::image`]).
 pub fn findings(img: &Image) -> Vec<Finding> {
-    let mut out: Vec<Finding> = img.issues.iter().map(issue_finding).collect();
-    if !is_vdso(img) {
-        let soname = match &img.soname {
-            Some(s) => format!("its soname is {s}"),
-            None => "it has no soname".to_string(),
-        };
-        out.push(Finding::new(
-            Severity::Fail,
-            format!(
-                "not a vDSO: {soname} (a vDSO's is linux-vdso.so.1, linux-vdso32/64.so.1 or linux-gate.so.1) and it defines no LINUX_* version; what it has is listed above"
-            ),
-            Some("pass a vDSO image: `vdsoctl dump -o vdso.so` writes this host's, `-p PID` reads a process's".into()),
-        ));
-        return out;
-    }
-    let class = if img.is_64 { "64-bit" } else { "32-bit" };
-    match arch::vdso_abi(img.machine, img.is_64) {
-        None => out.push(Finding::new(
-            Severity::Info,
-            format!(
-                "no table of the C library's vDSO symbols for {} {class}: exports not checked",
-                arch::machine_name(img.machine)
-            ),
-            None,
-        )),
-        Some(abi) => {
-            for want in abi.symbols {
-                let found: Vec<_> = img.symbols.iter().filter(|s| s.name == want.name).collect();
-                if found.is_empty() {
-                    out.push(Finding::new(
-                        Severity::Warn,
-                        format!(
-                            "the vDSO exports no {}: {}() through the C library takes the syscall on every call",
-                            want.name,
-                            want.function.name()
-                        ),
-                        Some(
-                            "an old kernel or an emulator's synthetic vDSO; `vdsoctl bench` measures what it costs"
-                                .into(),
-                        ),
-                    ));
-                } else if !found.iter().any(|s| s.version.as_ref().and_then(|v| v.name.as_deref()) == Some(abi.version))
-                {
-                    let have: Vec<String> =
-                        found.iter().map(|s| s.version.as_ref().map_or("no version".into(), |v| v.display())).collect();
-                    out.push(Finding::new(
-                        Severity::Warn,
-                        format!(
-                            "{} is versioned {} but the C library binds {}: the lookup fails and {}() takes the syscall",
-                            want.name,
-                            have.join(", "),
-                            abi.version,
-                            want.function.name()
-                        ),
-                        None,
-                    ));
-                }
-            }
-        }
-    }
-    match (img.has_hash, img.has_gnu_hash) {
-        (true, _) => {}
-        (false, true) => out.push(Finding::new(
-            Severity::Warn,
-            "the vDSO has no DT_HASH, only DT_GNU_HASH: musl looks vDSO symbols up through DT_HASH only, so musl programs take the syscall for every clock read",
-            Some("glibc programs are unaffected; a kernel vDSO linked with --hash-style=both restores DT_HASH".into()),
-        )),
-        (false, false) => out.push(Finding::new(
-            Severity::Fail,
-            "the vDSO has no symbol hash table (neither DT_HASH nor DT_GNU_HASH): no C library can look up its symbols",
-            None,
-        )),
-    }
-    out
-}
-
-/// What the parser read past, as a finding.
-fn issue_finding(issue: &Issue) -> Finding {
-    match issue {
-        Issue::Capped { table, claimed, kept } => Finding::new(
-            Severity::Warn,
-            format!(
-                "the image claims {claimed} {table}, more than a vDSO can hold: only the first {kept} were read"
-            ),
-            Some("a damaged or crafted image; a kernel's vDSO has a few dozen of each at most".into()),
-        ),
-        Issue::NoteAlignment { offset, align } => Finding::new(
-            Severity::Warn,
-            format!(
-                "the note area at offset {offset:#x} has alignment {align}: readelf rejects it whole (\"Corrupt note: alignment {align}, expecting 4 or 8\"); its notes are decoded here as 4-byte aligned"
-            ),
-            None,
-        ),
-        Issue::NoteTruncated { offset, namesz, descsz } => Finding::new(
-            Severity::Warn,
-            format!(
-                "the note at offset {offset:#x} (namesz {namesz:#x}, descsz {descsz:#x}) runs past its area: readelf stops there too (\"note with invalid namesz and/or descsz\"); the notes before it are listed"
-            ),
-            None,
-        ),
-        Issue::NoteCut { offset, size } => Finding::new(
-            Severity::Warn,
-            format!(
-                "the note at offset {offset:#x} claims a {} descriptor: only the first {} are kept, undecoded",
-                human_size(*size),
-                human_size(elf::caps::NOTE_DESC as u64)
-            ),
-            None,
-        ),
-        Issue::LongNames { count } => Finding::new(
-            Severity::Warn,
-            format!("{count} names are longer than {} bytes and were cut there", elf::caps::NAME),
-            None,
-        ),
-    }
+    image::problems(img).iter().map(ImageProblem::finding).collect()
 }
 
 /// Build the report from a parsed image.
@@ -320,8 +191,7 @@ fn gather(args: &DumpArgs) -> Result<(Source, Option<u64>, String, Vec<u8>)> {
             let vdso = process.vdso_mapping()?;
             let bytes = process.read_mem(vdso.start, vdso.size())?;
             let what = format!("the [vdso] of pid {}", process.pid());
-            let source =
-                Source::Process { process: ProcessRef { pid: process.pid(), comm: process.comm().to_string() } };
+            let source = Source::Process { process: ProcessRef::of(&process) };
             Ok((source, Some(vdso.start), what, bytes))
         }
     }

@@ -7,15 +7,15 @@ use crate::error::Result;
 use crate::inspect::kernel::{self, VsyscallMode};
 use crate::inspect::maps::Mapping;
 use crate::inspect::Process;
-use crate::model::{hex, Finding, Severity};
+use crate::model::policy::VdsoMapping;
+use crate::model::{hex, Finding, ProcessRef, Severity};
 use crate::output::{emit, human_size, Output, Render};
 use serde::Serialize;
 
 /// The `maps` report (DESIGN keys: pid, mappings, vsyscall).
 #[derive(Debug, Serialize)]
 pub struct MapsReport {
-    pub pid: i32,
-    pub comm: String,
+    pub process: ProcessRef,
     pub mappings: Vec<SpecialMapping>,
     pub vsyscall: Vsyscall,
     pub findings: Vec<Finding>,
@@ -124,24 +124,12 @@ pub fn gather(process: &Process) -> Result<MapsReport> {
             perms: m.perms.clone(),
         })
         .collect();
-    let has = |name: &str| mappings.iter().any(|m| m.name == name);
-    if !has("[vdso]") {
-        findings.insert(
-            0,
-            Finding::new(
-                Severity::Fail,
-                format!("pid {} has no [vdso] mapping: every clock read there is a syscall", process.pid()),
-                Some("check `vdso=0` on the kernel command line, or the sandbox/loader that unmaps the vDSO".into()),
-            ),
-        );
-    } else if !has("[vvar]") {
-        findings.push(Finding::new(
-            Severity::Warn,
-            "[vdso] is mapped but [vvar] is not: the vDSO has no time data page to read",
-            None,
-        ));
+    let start_of = |name: &str| mappings.iter().find(|m| m.name == name).map(|m| (m.start, m.size));
+    match VdsoMapping::judge(process.pid(), start_of("[vdso]"), start_of("[vvar]").map(|v| v.0)) {
+        VdsoMapping::Mapped { .. } => {}
+        bad => findings.insert(0, bad.finding()),
     }
-    Ok(MapsReport { pid: process.pid(), comm: process.comm().to_string(), mappings, vsyscall, findings })
+    Ok(MapsReport { process: ProcessRef::of(process), mappings, vsyscall, findings })
 }
 
 /// `vdsoctl maps [-p PID]`.
@@ -165,7 +153,7 @@ impl Render for MapsReport {
                 m.perms.clone(),
             ]);
         }
-        let mut s = format!("pid {} ({})\n{t}\n", self.pid, out.text(&self.comm));
+        let mut s = format!("pid {} ({})\n{t}\n", self.process.pid, out.text(&self.process.comm));
         s += &format!("vsyscall: {} (from {})\n", self.vsyscall.mode.as_str(), self.vsyscall.source);
         s += &out.findings(&self.findings);
         s

@@ -25,7 +25,7 @@ use crate::cmd::bench::BenchReport;
 use crate::error::{Error, Result};
 use crate::inspect::{elf, kernel, Process};
 use crate::measure::trace::{Clock, Key, Tally};
-use crate::model::vdso_serves_call;
+use crate::model::{vdso_serves_call, ClockRef};
 use crate::output::prom::{self, Kind, Prometheus, SyscallSeries, VsyscallSeries, CONTENT_TYPE};
 use crate::output::{note, Render};
 use std::collections::HashMap;
@@ -47,7 +47,7 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
     let addrs = listen_addrs(&args.listen)?;
     // Block SIGINT/SIGTERM before any thread exists (threads inherit the
     // mask); one thread waits for them — no handler, no unsafe.
-    let signals = crate::measure::signals::block_stop_signals()?;
+    let signals = crate::measure::session::block_stop_signals()?;
     let server = Arc::new(bind(&addrs, &args.listen)?);
     let bound = server.server_addr().to_ip().map_or_else(|| args.listen.clone(), |a| a.to_string());
 
@@ -111,6 +111,7 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
 /// script splits the exporter's CPU time by it).
 fn spawn<T: Send + 'static>(name: &str, f: impl FnOnce() -> T + Send + 'static) -> Result<std::thread::JoinHandle<T>> {
     std::thread::Builder::new().name(name.into()).spawn(f).map_err(|e| Error::Facility {
+        errno: None,
         what: format!("cannot start the {name} thread: {}", crate::error::errno_text(&e)),
         hint: "raise the task limit (ulimit -u, systemd TasksMax)".into(),
     })
@@ -138,6 +139,7 @@ fn bind(addrs: &[SocketAddr], listen: &str) -> Result<tiny_http::Server> {
         }
     }
     Err(Error::Facility {
+        errno: None,
         what: format!("cannot listen on {listen}: {last}"),
         hint: "another process may hold the port (`ss -ltnp`); pick another with --listen".into(),
     })
@@ -305,22 +307,20 @@ fn audit_section() -> String {
 /// (function, clock, whether the vDSO serves it) for each call the bench measured.
 fn served_rows(bench: Option<&BenchReport>, kernel_version: Option<(u32, u32)>) -> Vec<(String, Option<String>, bool)> {
     let mut rows: Vec<(String, Option<String>, bool)> = Vec::new();
+    let mut seen: Vec<(TimeFn, Option<ClockRef>)> = Vec::new();
     let Some(abi) = arch::HOST_ABI else { return rows };
     for r in bench.map(|b| b.results.as_slice()).unwrap_or_default() {
-        if rows.iter().any(|(f, c, _)| f == r.function && *c == r.clock) {
+        if seen.contains(&(r.function, r.clock)) {
             continue;
         }
-        let Some(func) = crate::measure::bench::FUNCTIONS.into_iter().find(|f| f.name() == r.function) else {
-            continue;
-        };
-        let clock = match &r.clock {
-            Some(name) => match arch::parse_clock(name) {
-                Some(id) => Clock::Id(i64::from(id)),
-                None => continue,
-            },
+        seen.push((r.function, r.clock));
+        let clock = match r.clock {
+            Some(ClockRef::Id(id)) => Clock::Id(id),
+            Some(_) => continue,
             None => Clock::None,
         };
-        rows.push((r.function.to_string(), r.clock.clone(), vdso_serves_call(abi, func, clock, kernel_version)));
+        let label = r.clock.map(ClockRef::text);
+        rows.push((r.function.to_string(), label, vdso_serves_call(abi, r.function, clock, kernel_version)));
     }
     rows
 }
@@ -491,7 +491,7 @@ impl Book {
         let labels: Vec<(Key, u64, &str, Option<String>)> = kept
             .iter()
             .filter_map(|(s, v, c)| match s {
-                Series::Syscall(k) => Some((*k, *v, c.as_str(), clock_label(k.clock))),
+                Series::Syscall(k) => Some((*k, *v, c.as_str(), ClockRef::of(k.clock).map(ClockRef::text))),
                 Series::Vsyscall(..) => None,
             })
             .collect();
@@ -540,15 +540,6 @@ impl Book {
         );
         p.sample("trace_timestamp_seconds", &[], unix_now());
         p.finish()
-    }
-}
-
-fn clock_label(clock: Clock) -> Option<String> {
-    match clock {
-        Clock::None => None,
-        Clock::Id(id) => Some(arch::clock_name(id)),
-        Clock::Other => Some("other".into()),
-        Clock::Any => Some("any".into()),
     }
 }
 

@@ -11,8 +11,10 @@
 //! and code are scanned in 1 MiB chunks up to [`SCAN_LIMIT`].
 
 use crate::error::{Error, Result};
+use crate::inspect::elf;
 use crate::inspect::Process;
-use goblin::container::{Container, Ctx, Endian};
+use goblin::container::Ctx;
+use goblin::elf::dynamic::{DF_1_PIE, DT_FLAGS_1, DT_NEEDED, DT_SONAME, DT_STRTAB};
 use goblin::elf::program_header::{PF_W, PF_X, PT_DYNAMIC, PT_INTERP, PT_LOAD};
 use goblin::elf::{ProgramHeader, SectionHeader};
 use serde::Serialize;
@@ -153,11 +155,6 @@ fn is_loader_name(name: &str) -> bool {
 const ET_DYN: u16 = 3;
 const SHT_NOBITS: u32 = 8;
 const SHF_EXECINSTR: u64 = 4;
-const DT_NEEDED: u64 = 1;
-const DT_STRTAB: u64 = 5;
-const DT_SONAME: u64 = 14;
-const DT_FLAGS_1: u64 = 0x6fff_fffb;
-const DF_1_PIE: u64 = 0x0800_0000;
 
 /// Header-sized reads are capped so hostile headers cannot make us allocate.
 const MAX_PHDRS: usize = 256;
@@ -201,20 +198,14 @@ struct Headers {
     is_64: bool,
     le: bool,
     phdrs: Vec<ProgramHeader>,
+    loads: Vec<elf::Load>,
     shdrs: Vec<(String, SectionHeader)>,
 }
 
 impl Headers {
     /// File offset of a virtual address, through the PT_LOAD that holds it.
     fn offset_of(&self, vaddr: u64, len: u64) -> Option<u64> {
-        self.phdrs
-            .iter()
-            .filter(|p| p.p_type == PT_LOAD)
-            .find(|p| {
-                vaddr >= p.p_vaddr
-                    && vaddr.checked_add(len).is_some_and(|end| Some(end) <= p.p_vaddr.checked_add(p.p_filesz))
-            })
-            .and_then(|p| (vaddr - p.p_vaddr).checked_add(p.p_offset))
+        elf::offset_in(&self.loads, vaddr, len)
     }
 
     fn word(&self, b: &[u8]) -> u64 {
@@ -241,11 +232,9 @@ pub fn read(file: &File) -> Result<ExeInfo> {
     if head.len() < 52 || head.get(..4) != Some(b"\x7fELF".as_slice()) {
         return Err(bad("not an ELF file"));
     }
+    let ident = elf::ident(&head).ok_or_else(|| bad("unknown ELF class or data encoding"))?;
     let header = goblin::elf::Elf::parse_header(&head).map_err(|e| bad(e.to_string()))?;
-    let is_64 = header.e_ident[4] == 2;
-    let le = header.e_ident[5] == 1;
-    let ctx =
-        Ctx::new(if is_64 { Container::Big } else { Container::Little }, if le { Endian::Little } else { Endian::Big });
+    let (is_64, le, ctx) = (ident.is_64, ident.little_endian, ident.ctx());
     let count = header.e_phnum as usize;
     if count > MAX_PHDRS {
         return Err(bad(format!("{count} program headers")));
@@ -257,7 +246,7 @@ pub fn read(file: &File) -> Result<ExeInfo> {
     }
     let phdrs = ProgramHeader::parse(&table, 0, count, ctx).map_err(|e| bad(e.to_string()))?;
     let shdrs = read_sections(file, &header, ctx).unwrap_or_default();
-    let h = Headers { is_64, le, phdrs, shdrs };
+    let h = Headers { is_64, le, loads: elf::loads(&phdrs), phdrs, shdrs };
 
     let interp = match h.phdrs.iter().find(|p| p.p_type == PT_INTERP) {
         Some(p) => Some(cstr_at(&pread(file, p.p_offset, (p.p_filesz as usize).min(MAX_STRING))?)),

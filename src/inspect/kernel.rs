@@ -74,29 +74,6 @@ impl VsyscallMode {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cmdline_params() {
-        let c = "console=ttyS0 vsyscall=emulate quiet vsyscall=none -- vsyscall=xonly";
-        assert_eq!(cmdline_param(c, "vsyscall"), Some("none"));
-        assert_eq!(cmdline_param(c, "console"), Some("ttyS0"));
-        assert_eq!(cmdline_param(c, "vdso"), None);
-    }
-
-    #[test]
-    fn versions_and_modes() {
-        assert_eq!(parse_version("6.18.44-fc-v769"), Some((6, 18)));
-        assert_eq!(parse_version("4.19.0"), Some((4, 19)));
-        assert_eq!(parse_version("x"), None);
-        assert_eq!(VsyscallMode::from_perms("--xp"), Some(VsyscallMode::Xonly));
-        assert_eq!(VsyscallMode::from_perms("r-xp"), Some(VsyscallMode::Emulate));
-        assert_eq!(VsyscallMode::from_perms("rw"), None);
-    }
-}
-
 /// The clocksource in use and the ones available
 /// (`/sys/devices/system/clocksource/clocksource0/`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -191,8 +168,26 @@ pub fn is_clock_problem(msg: &str) -> bool {
 }
 
 #[cfg(test)]
-mod clock_tests {
+mod tests {
     use super::*;
+
+    #[test]
+    fn cmdline_params() {
+        let c = "console=ttyS0 vsyscall=emulate quiet vsyscall=none -- vsyscall=xonly";
+        assert_eq!(cmdline_param(c, "vsyscall"), Some("none"));
+        assert_eq!(cmdline_param(c, "console"), Some("ttyS0"));
+        assert_eq!(cmdline_param(c, "vdso"), None);
+    }
+
+    #[test]
+    fn versions_and_modes() {
+        assert_eq!(parse_version("6.18.44-fc-v769"), Some((6, 18)));
+        assert_eq!(parse_version("4.19.0"), Some((4, 19)));
+        assert_eq!(parse_version("x"), None);
+        assert_eq!(VsyscallMode::from_perms("--xp"), Some(VsyscallMode::Xonly));
+        assert_eq!(VsyscallMode::from_perms("r-xp"), Some(VsyscallMode::Emulate));
+        assert_eq!(VsyscallMode::from_perms("rw"), None);
+    }
 
     #[test]
     fn vdso_modes() {

@@ -27,12 +27,7 @@ pub struct Process {
 }
 
 /// What the first bytes of the target's executable say.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExeHeader {
-    pub is_64: bool,
-    pub little_endian: bool,
-    pub machine: u16,
-}
+pub type ExeHeader = crate::inspect::elf::Ident;
 
 impl Process {
     /// Open `pid`, or vdsoctl's own process when `None`. Fails for a PID that
@@ -124,7 +119,7 @@ impl Process {
     pub fn exe_header(&self) -> Option<ExeHeader> {
         let mut head = [0u8; 20];
         self.open_file("exe").ok()?.read_exact(&mut head).ok()?;
-        parse_elf_ident(&head)
+        crate::inspect::elf::ident(&head)
     }
 
     /// The executable, opened through /proc/PID/exe (works even if it was deleted).
@@ -290,27 +285,7 @@ pub fn parse_stat(text: &str) -> Option<StatFields> {
 pub fn exe_header_of(path: &std::path::Path) -> Option<ExeHeader> {
     let mut head = [0u8; 20];
     File::open(path).and_then(|mut f| f.read_exact(&mut head)).ok()?;
-    parse_elf_ident(&head)
-}
-
-/// Class, endianness and machine from the first 20 bytes of an ELF file.
-pub fn parse_elf_ident(head: &[u8]) -> Option<ExeHeader> {
-    if head.get(..4)? != b"\x7fELF" {
-        return None;
-    }
-    let is_64 = match head.get(4)? {
-        1 => false,
-        2 => true,
-        _ => return None,
-    };
-    let little_endian = match head.get(5)? {
-        1 => true,
-        2 => false,
-        _ => return None,
-    };
-    let m = [*head.get(18)?, *head.get(19)?];
-    let machine = if little_endian { u16::from_le_bytes(m) } else { u16::from_be_bytes(m) };
-    Some(ExeHeader { is_64, little_endian, machine })
+    crate::inspect::elf::ident(&head)
 }
 
 #[cfg(test)]
@@ -336,8 +311,8 @@ mod tests {
         h[4] = 1;
         h[5] = 1;
         h[18] = 3;
-        assert_eq!(parse_elf_ident(&h), Some(ExeHeader { is_64: false, little_endian: true, machine: 3 }));
-        assert_eq!(parse_elf_ident(b"#!/bin/sh"), None);
+        assert_eq!(crate::inspect::elf::ident(&h), Some(ExeHeader { is_64: false, little_endian: true, machine: 3 }));
+        assert_eq!(crate::inspect::elf::ident(b"#!/bin/sh"), None);
     }
 
     #[test]

@@ -58,6 +58,22 @@ pub struct Target {
     pub clock: Option<i32>,
 }
 
+/// What to measure, as typed data (never the command line's structs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchRequest {
+    /// Clock ids for the functions that take one.
+    pub clocks: Vec<i32>,
+    pub functions: Vec<TimeFn>,
+    /// The paths shown (others may still be timed for the verdict).
+    pub paths: Vec<Path>,
+    /// Compare the paths' answers (`--verify`).
+    pub verify: bool,
+    /// The libc cost a clock the vDSO serves may have, in ns.
+    pub max_ns: Option<f64>,
+    /// The short plan (`--quick`).
+    pub quick: bool,
+}
+
 /// The functions `bench` knows, in table order.
 pub const FUNCTIONS: [TimeFn; 5] =
     [TimeFn::ClockGettime, TimeFn::Gettimeofday, TimeFn::Time, TimeFn::ClockGetres, TimeFn::Getcpu];
@@ -384,6 +400,7 @@ impl SyscallCounter {
         let mut me = SyscallCounter { counter, baseline: 0 };
         let empty: Vec<u64> = (0..3).filter_map(|_| me.raw_count(|| ()).ok().flatten()).collect();
         me.baseline = empty.into_iter().min().ok_or_else(|| Error::Facility {
+            errno: None,
             what: "the raw_syscalls:sys_enter counter never ran".into(),
             hint: "check perf_event_open limits (kernel.perf_event_paranoid, seccomp)".into(),
         })?;
@@ -454,33 +471,6 @@ impl Verdict {
     }
 }
 
-impl Verdict {
-    /// For a verdict that loses the fast path where the vDSO should serve
-    /// the call (`expected_fast`), the sentence (after `label`) and the
-    /// remediation; `None` when nothing is lost. `bench` and `check` both
-    /// say it this way.
-    pub fn lost_fast_path(self, label: &str, function: &str, expected_fast: bool) -> Option<(String, String)> {
-        match self {
-            Verdict::LibcBypass => Some((
-                format!("{label}: the C library's call makes syscalls where the direct vDSO call makes none — the vDSO is bypassed"),
-                "check LD_PRELOAD and interposed libraries, then the C library's version (a static binary keeps the libc it was built with)".into(),
-            )),
-            Verdict::KernelFallback if expected_fast => Some((
-                format!("{label}: the vDSO itself enters the kernel, though this kernel's vDSO serves it"),
-                format!(
-                    "the clocksource ({}) has no vDSO mode; `cat /sys/devices/system/clocksource/clocksource0/available_clocksource` and switch to tsc or arch_sys_counter if offered",
-                    crate::inspect::kernel::clocksource().map_or_else(|| "unknown".into(), |c| c.current)
-                ),
-            )),
-            Verdict::Missing if expected_fast => Some((
-                format!("{label}: the vDSO has no symbol for {function} — every call is a syscall"),
-                "check `vdso=` on the kernel command line and `vdsoctl dump`".into(),
-            )),
-            _ => None,
-        }
-    }
-}
-
 /// Whether a path enters the kernel: `Some(true)` when it does, `None` unknown.
 pub type Enters = Option<bool>;
 
@@ -509,19 +499,6 @@ pub fn enters_by_count(syscalls_per_call: Option<f64>) -> Enters {
 /// Enters the kernel, by timing alone: costs at least half the raw syscall.
 pub fn enters_by_timing(ns: Option<f64>, syscall_ns: Option<f64>) -> Enters {
     Some(ns? >= 0.5 * syscall_ns?)
-}
-
-/// Whether the running kernel's vDSO should serve `t` in user space on this
-/// architecture (a vDSO symbol exists and the clock is served since a version
-/// at or below the running one). Clock-less functions: when exported.
-pub fn should_be_fast(t: Target, vdso_present: bool, kernel: Option<(u32, u32)>) -> bool {
-    if !vdso_present {
-        return false;
-    }
-    match t.clock {
-        Some(id) => arch::vdso_serves(id, arch::HOST_MACHINE, kernel),
-        None => true,
-    }
 }
 
 // ------------------------------------------------------------------ verify
@@ -723,20 +700,6 @@ mod tests {
         assert_eq!(enters_by_timing(Some(300.0), Some(400.0)), Some(true));
         assert_eq!(enters_by_timing(Some(20.0), Some(400.0)), Some(false));
         assert_eq!(enters_by_timing(None, Some(400.0)), None);
-    }
-
-    #[test]
-    fn fast_expectations_follow_the_clock_table() {
-        let mono = Target { function: TimeFn::ClockGettime, clock: Some(1) };
-        let cpu = Target { function: TimeFn::ClockGettime, clock: Some(3) };
-        assert!(should_be_fast(mono, true, Some((6, 18))));
-        assert!(!should_be_fast(mono, false, Some((6, 18))));
-        assert!(!should_be_fast(cpu, true, Some((6, 18))));
-        if arch::HOST_MACHINE == arch::machine::X86_64 {
-            let raw = Target { function: TimeFn::ClockGettime, clock: Some(4) };
-            assert!(!should_be_fast(raw, true, Some((5, 2))));
-            assert!(should_be_fast(raw, true, Some((5, 3))));
-        }
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub enum Kind {
 }
 
 /// What to count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Plan {
     /// Every process (`-a`) rather than the trees added one by one.
     pub all: bool,
@@ -78,6 +78,7 @@ impl Counting {
                 what: "the BPF engine counts by the host's pids and vdsoctl runs in a PID namespace".into(),
                 hint: "use `--engine perf` here, or run vdsoctl in the host's PID namespace (`docker run --pid=host`)"
                     .into(),
+                errno: None,
             })
         } else {
             BpfTracer::load(scope, plan.per_thread)
@@ -88,6 +89,7 @@ impl Counting {
             Err(bpf_err) => match Counting::open_perf(plan) {
                 Ok(c) => Ok(Opened { counting: c, fallback_reason: Some(bpf_err.to_string()) }),
                 Err(perf_err) => Err(Error::Facility {
+                    errno: None,
                     what: format!("no trace engine here: {}; and {}", short(&bpf_err), short(&perf_err)),
                     hint: if nix::unistd::geteuid().is_root() {
                         "root is refused too: a container's seccomp profile or capability bounding set blocks bpf(2) and perf_event_open; run on the host, or allow them (`docker run --cap-add BPF --cap-add PERFMON`)".into()

@@ -64,6 +64,17 @@ pub struct Reading {
 }
 
 impl Reading {
+    /// The `read(2)` layout of [`READ_FORMAT_TIMES`]: value, time enabled,
+    /// time running, native-endian u64s. The one place it is decoded.
+    pub fn parse(buf: &[u8; 24]) -> Reading {
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&buf[i * 8..i * 8 + 8]);
+            u64::from_ne_bytes(w)
+        };
+        Reading { value: word(0), time_enabled: word(1), time_running: word(2) }
+    }
+
     /// The counter was multiplexed (ran for less time than it was enabled).
     pub fn scaled(&self) -> bool {
         self.time_running < self.time_enabled
@@ -102,8 +113,7 @@ impl Counter {
     pub fn read(&self) -> Result<Reading> {
         let mut buf = [0u8; 24];
         (&self.fd).read_exact(&mut buf).map_err(|e| ioctl_error("read", e))?;
-        let word = |i: usize| u64::from_ne_bytes(buf[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
-        Ok(Reading { value: word(0), time_enabled: word(1), time_running: word(2) })
+        Ok(Reading::parse(&buf))
     }
 
     /// The descriptor, e.g. for PERF_EVENT_IOC_SET_OUTPUT.
@@ -195,8 +205,7 @@ pub fn read_fd(fd: BorrowedFd<'_>) -> Result<Reading> {
     if n != buf.len() {
         return Err(ioctl_error("read", io::Error::from(io::ErrorKind::UnexpectedEof)));
     }
-    let word = |i: usize| u64::from_ne_bytes(buf[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
-    Ok(Reading { value: word(0), time_enabled: word(1), time_running: word(2) })
+    Ok(Reading::parse(&buf))
 }
 
 /// Send `fd`'s records to `target`'s ring buffer (same task or same CPU).
@@ -208,6 +217,7 @@ pub fn set_output(fd: BorrowedFd<'_>, target: BorrowedFd<'_>) -> Result<()> {
 pub fn apply_filter(fd: BorrowedFd<'_>, filter: &str) -> Result<()> {
     let c = CString::new(filter).map_err(|_| Error::Usage(format!("filter {filter:?} contains a NUL byte")))?;
     sys::set_filter(fd, &c).map_err(|e| Error::Facility {
+        errno: None,
         what: format!("the kernel rejected the tracepoint filter `{filter}`: {}", errno_text(&e)),
         hint: "this kernel's tracepoint has other fields; check its format file in tracefs".into(),
     })
@@ -223,26 +233,26 @@ fn open_error(e: io::Error, scope: Scope) -> Error {
     match e.raw_os_error() {
         Some(libc::ESRCH) => match scope {
             Scope::Thread(pid) | Scope::ThreadOnCpu(pid, _) => Error::NoSuchProcess { pid },
-            Scope::Cpu(_) => Error::Facility { what: format!("perf_event_open: {}", errno_text(&e)), hint: "retry".into() },
+            Scope::Cpu(_) => Error::Facility { errno: e.raw_os_error(), what: format!("perf_event_open: {}", errno_text(&e)), hint: "retry".into() },
         },
         Some(libc::EACCES) | Some(libc::EPERM) => Error::Facility {
-            what: format!("perf_event_open refused: {} (kernel.perf_event_paranoid = {paranoid})", errno_text(&e)),
+            errno: e.raw_os_error(), what: format!("perf_event_open refused: {} (kernel.perf_event_paranoid = {paranoid})", errno_text(&e)),
             hint: if nix::unistd::geteuid().is_root() {
                 "root is refused too: a container's seccomp profile or capability bounding set blocks perf_event_open; run on the host, or allow it (`docker run --cap-add PERFMON`)".into()
             } else {
                 "run as root or with CAP_PERFMON (CAP_SYS_ADMIN before 5.8), or `sysctl kernel.perf_event_paranoid=-1`".into()
             },
         },
-        Some(libc::ENOSYS) => Error::Facility {
+        Some(libc::ENOSYS) => Error::Facility { errno: e.raw_os_error(),
             what: "perf_event_open is not available: the kernel lacks CONFIG_PERF_EVENTS or a seccomp policy returns ENOSYS".into(),
             hint: "run on the host, or allow perf_event_open in the container's seccomp profile".into(),
         },
         Some(libc::EMFILE) | Some(libc::ENFILE) => Error::Facility {
-            what: format!("perf_event_open: {} (one counter per thread and clock id)", errno_text(&e)),
+            errno: e.raw_os_error(), what: format!("perf_event_open: {} (one counter per thread and clock id)", errno_text(&e)),
             hint: "raise the limit with `ulimit -n 65536`, or trace fewer processes".into(),
         },
         _ => Error::Facility {
-            what: format!("perf_event_open failed: {}", errno_text(&e)),
+            errno: e.raw_os_error(), what: format!("perf_event_open failed: {}", errno_text(&e)),
             hint: "check that the tracepoint exists and perf is enabled (kernel.perf_event_paranoid)".into(),
         },
     }
@@ -250,6 +260,7 @@ fn open_error(e: io::Error, scope: Scope) -> Error {
 
 fn ioctl_error(what: &str, e: io::Error) -> Error {
     Error::Facility {
+        errno: e.raw_os_error(),
         what: format!("perf counter {what} failed: {}", errno_text(&e)),
         hint: "retry; report it if it persists".into(),
     }
@@ -259,6 +270,27 @@ fn ioctl_error(what: &str, e: io::Error) -> Error {
 mod tests {
     use super::*;
     use crate::measure::tracefs::Tracefs;
+
+    #[test]
+    fn a_refusal_keeps_its_errno_as_data() {
+        for errno in [libc::EPERM, libc::ENOSYS, libc::EMFILE, libc::EINVAL] {
+            match open_error(io::Error::from_raw_os_error(errno), Scope::Cpu(0)) {
+                Error::Facility { errno: kept, what, .. } => assert_eq!(kept, Some(errno), "{what}"),
+                other => panic!("not a facility error: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn read_format_is_value_enabled_running() {
+        let mut buf = [0u8; 24];
+        for (i, v) in [7u64, 300, 200].iter().enumerate() {
+            buf[i * 8..i * 8 + 8].copy_from_slice(&v.to_ne_bytes());
+        }
+        let r = Reading::parse(&buf);
+        assert_eq!((r.value, r.time_enabled, r.time_running), (7, 300, 200));
+        assert!(r.scaled());
+    }
 
     /// Count 1000 getppid() syscalls (and 1000 filtered-out sched_getaffinity)
     /// on the calling thread; None when the facility is missing outside CI.

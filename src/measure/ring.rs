@@ -63,6 +63,7 @@ impl Ring {
     /// Map a ring buffer of `pages` data pages for the sampling event `fd`.
     pub fn new(fd: OwnedFd, pages: usize) -> Result<Ring> {
         let map = Mmap::new(fd.as_fd(), pages).map_err(|e| Error::Facility {
+            errno: None,
             what: format!("cannot map a {pages}-page perf ring buffer: {}", crate::error::errno_text(&e)),
             hint: "raise kernel.perf_event_mlock_kb or `ulimit -l`, or run as root".into(),
         })?;

@@ -148,6 +148,7 @@ impl Events {
     /// Look every tracepoint up; a missing syscall tracepoint is exit 4.
     pub fn load(tracefs: &Tracefs) -> Result<Events> {
         let host = arch::HOST_ABI.ok_or_else(|| Error::Facility {
+            errno: None,
             what: "`trace` does not know this architecture's syscall numbers".into(),
             hint: "run on x86_64, aarch64 or riscv64".into(),
         })?;
@@ -246,6 +247,9 @@ pub struct Tracer {
     sampled: BTreeMap<Key, u64>,
     sampled_vsyscall: BTreeMap<(i32, TimeFn), u64>,
     lost: u64,
+    /// `-a`: sys_enter records delivered (every one, ours or not), to tell
+    /// how many the rings dropped without a PERF_RECORD_LOST yet.
+    system_delivered: u64,
     abis: HashMap<i32, Abi>,
     comms: HashMap<i32, Option<String>>,
     own_pid: i32,
@@ -288,6 +292,7 @@ impl Tracer {
             sampled: BTreeMap::new(),
             sampled_vsyscall: BTreeMap::new(),
             lost: 0,
+            system_delivered: 0,
             abis: HashMap::new(),
             comms: HashMap::new(),
             own_pid: std::process::id() as i32,
@@ -417,6 +422,7 @@ impl Tracer {
                     Some(src) => perf::set_output(fd.as_fd(), src.ring.fd())?,
                     None if fresh => {
                         let dup = fd.try_clone().map_err(|e| Error::Facility {
+                            errno: None,
                             what: format!("cannot duplicate a perf fd: {}", crate::error::errno_text(&e)),
                             hint: "raise `ulimit -n`".into(),
                         })?;
@@ -481,6 +487,7 @@ impl Tracer {
         let rings: Vec<&Ring> = self.sources.iter().map(|s| &s.ring).collect();
         let fds: Vec<_> = rings.iter().map(|r| r.fd()).collect();
         crate::measure::sys::ring::poll_in(&fds, timeout_ms).map_err(|e| Error::Facility {
+            errno: None,
             what: format!("poll on perf ring buffers failed: {}", crate::error::errno_text(&e)),
             hint: "retry".into(),
         })?;
@@ -536,10 +543,14 @@ impl Tracer {
             }
             Record::Sample { pid, raw, abi, .. } => (pid as i32, raw, abi),
         };
+        let vsyscall = self.events.is_vsyscall_record(raw);
+        if !tree && !vsyscall {
+            self.system_delivered += 1;
+        }
         if pid == self.own_pid {
             return;
         }
-        if self.events.is_vsyscall_record(raw) {
+        if vsyscall {
             if let Some(f) = self.events.decode_vsyscall(raw) {
                 *self.sampled_vsyscall.entry((pid, f)).or_default() += 1;
             }
@@ -609,14 +620,10 @@ impl Tracer {
         self.comms.get(&pid).and_then(|c| c.as_deref())
     }
 
-    /// The ABI `pid` was decoded or counted with, if known.
-    pub fn abi(&self, pid: i32) -> Option<Abi> {
-        self.abis.get(&pid).copied()
-    }
-
     /// Start every counter opened disabled, back to back.
     pub fn enable(&self) -> Result<()> {
         let fail = |e: std::io::Error| Error::Facility {
+            errno: None,
             what: format!("cannot enable a perf counter: {}", crate::error::errno_text(&e)),
             hint: "retry".into(),
         };
@@ -664,6 +671,13 @@ impl Tracer {
             }
             t.scaled |= r.scaled();
         }
+        // A full ring reports its losses only when it has room again, so
+        // the samplers' own counts, read before the drain, bound what was
+        // delivered.
+        let mut system_hits = 0u64;
+        for src in self.sources.iter().filter(|s| !s.tree) {
+            system_hits += perf::read_fd(src.ring.fd())?.value;
+        }
         self.drain();
         for (k, v) in &self.sampled {
             *t.counts.entry(*k).or_default() += *v;
@@ -692,7 +706,8 @@ impl Tracer {
                 t.vsyscall.insert(*k, *v);
             }
         }
-        t.lost_records = self.lost;
+        let undelivered = system_hits.saturating_sub(self.system_delivered);
+        t.lost_records = self.lost.max(undelivered);
         Ok(t)
     }
 }

@@ -57,6 +57,7 @@ impl Tracefs {
             if let Err(e) = std::fs::metadata(root.join("events")) {
                 if matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) {
                     return Err(Error::Facility {
+                        errno: None,
                         what: format!(
                             "tracefs at {} is readable only by root here ({})",
                             root.display(),
@@ -86,20 +87,17 @@ impl Tracefs {
 
     fn missing(why: &str) -> Error {
         Error::Facility {
+            errno: None,
             what: format!("tracefs is not mounted (tried {}; {why})", CANDIDATES.join(", ")),
             hint: "as root run `mount -t tracefs nodev /sys/kernel/tracing`, then retry".into(),
         }
-    }
-
-    /// The tracefs root in use.
-    pub fn root(&self) -> &Path {
-        &self.root
     }
 
     fn event_file(&self, group: &str, name: &str, file: &str) -> Result<String> {
         let path = self.root.join("events").join(group).join(name).join(file);
         std::fs::read_to_string(&path).map_err(|e| match e.raw_os_error() {
             Some(libc::EACCES) | Some(libc::EPERM) => Error::Facility {
+                errno: e.raw_os_error(),
                 what: format!(
                     "cannot read {}: permission denied (tracefs is readable only by root here)",
                     path.display()
@@ -108,10 +106,12 @@ impl Tracefs {
                     .into(),
             },
             Some(libc::ENOENT) => Error::Facility {
+                errno: e.raw_os_error(),
                 what: format!("tracepoint {group}:{name} does not exist in {}", self.root.display()),
                 hint: "the kernel lacks it (CONFIG_FTRACE_SYSCALLS for syscalls:*, x86_64 for vsyscall:*)".into(),
             },
             _ => Error::Facility {
+                errno: e.raw_os_error(),
                 what: format!("cannot read {}: {}", path.display(), crate::error::errno_text(&e)),
                 hint: "check that tracefs is mounted and readable".into(),
             },

@@ -34,10 +34,10 @@ fn exit_code_matches_the_verdict_with_keys() {
             assert!(c.get(key).is_some(), "check lacks {key}: {c}");
         }
     }
-    assert_eq!(check_named(&doc, "vdso_mapped")["status"], "OK");
-    assert_eq!(check_named(&doc, "auxv_sysinfo_ehdr")["status"], "OK");
+    assert_eq!(check_named(&doc, "vdso_mapped")["status"], "ok");
+    assert_eq!(check_named(&doc, "auxv_sysinfo_ehdr")["status"], "ok");
     let symbols = check_named(&doc, "vdso_symbols");
-    assert_eq!(symbols["status"], "OK", "{symbols}");
+    assert_eq!(symbols["status"], "ok", "{symbols}");
     assert!(symbols["detail"].as_str().unwrap().contains("__vdso_clock_gettime"), "{symbols}");
     let libc = check_named(&doc, "libc")["detail"].as_str().unwrap().to_string();
     assert!(libc.contains("glibc 2."), "{libc}");
@@ -52,15 +52,17 @@ fn thirty_two_bit_process_is_named() {
     }
     let w = Workload::start(Command::new(build_c("wait_ready", true, &[])));
     let doc = run_json(&["check", "-p", &w.pid().to_string()]);
+    assert_eq!(doc["process"]["pid"], w.pid());
+    assert!(doc["process"]["comm"].as_str().unwrap().starts_with("wait_ready"), "{}", doc["process"]);
     let bin = check_named(&doc, "process_binary");
     let detail = bin["detail"].as_str().unwrap();
     assert!(detail.contains("32-bit i386"), "{detail}");
     assert!(detail.contains("glibc"), "{detail}");
-    assert_eq!(bin["status"], "WARN");
-    assert_eq!(check_named(&doc, "process_vdso_mapped")["status"], "OK");
-    assert_eq!(check_named(&doc, "process_auxv_sysinfo_ehdr")["status"], "OK");
+    assert_eq!(bin["status"], "warn");
+    assert_eq!(check_named(&doc, "process_vdso_mapped")["status"], "ok");
+    assert_eq!(check_named(&doc, "process_auxv_sysinfo_ehdr")["status"], "ok");
     let symbols = check_named(&doc, "process_vdso_symbols");
-    assert_eq!(symbols["status"], "OK", "{symbols}");
+    assert_eq!(symbols["status"], "ok", "{symbols}");
     assert!(symbols["detail"].as_str().unwrap().contains("__vdso_clock_gettime64"), "{symbols}");
 }
 
@@ -73,7 +75,7 @@ fn static_binary_is_named() {
     assert!(detail.contains("statically linked"), "{detail}");
     // This glibc (≥ 2.31) looks the vDSO up in static binaries: no warning.
     assert!(detail.contains("static glibc that looks the vDSO up"), "{detail}");
-    assert_eq!(bin["status"], "OK", "{bin}");
+    assert_eq!(bin["status"], "ok", "{bin}");
 }
 
 #[test]
@@ -105,7 +107,7 @@ fn non_root_runs_what_it_can() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let log = check_named(&doc, "kernel_log");
-    assert_eq!(log["status"], "SKIP", "{log}");
+    assert_eq!(log["status"], "skip", "{log}");
     assert!(log["detail"].as_str().unwrap().contains("needs root"), "{log}");
 }
 
@@ -122,19 +124,19 @@ fn libc_bypass_under_preload_shim_fails_naming_the_clock() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "check must fail under the shim: {stderr}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["status"], "FAIL");
+    assert_eq!(doc["status"], "fail");
     let raw = check_named(&doc, "clock:MONOTONIC_RAW");
-    assert_eq!(raw["status"], "FAIL", "{raw}");
+    assert_eq!(raw["status"], "fail", "{raw}");
     let detail = raw["detail"].as_str().unwrap();
     assert!(detail.contains("CLOCK_MONOTONIC_RAW") && detail.contains("the vDSO is bypassed"), "{detail}");
     assert!(raw["hint"].as_str().unwrap().contains("LD_PRELOAD"), "{raw}");
     // The other clocks are untouched by the shim.
-    assert_eq!(check_named(&doc, "clock:MONOTONIC")["status"], "OK");
+    assert_eq!(check_named(&doc, "clock:MONOTONIC")["status"], "ok");
     let failed: Vec<&str> = doc["checks"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|c| c["status"] == "FAIL")
+        .filter(|c| c["status"] == "fail")
         .map(|c| c["name"].as_str().unwrap())
         .collect();
     assert_eq!(failed, vec!["clock:MONOTONIC_RAW"]);
@@ -147,10 +149,10 @@ fn max_ns_fails_a_fast_clock_over_budget() {
     assert_eq!(code, 1);
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let mono = check_named(&doc, "clock:MONOTONIC");
-    assert_eq!(mono["status"], "FAIL");
+    assert_eq!(mono["status"], "fail");
     assert!(mono["detail"].as_str().unwrap().contains("over --max-ns 1"), "{mono}");
     // CPU-time clocks are expected syscalls; --max-ns does not apply to them.
-    assert_eq!(check_named(&doc, "clock:THREAD_CPUTIME_ID")["status"], "OK");
+    assert_eq!(check_named(&doc, "clock:THREAD_CPUTIME_ID")["status"], "ok");
 }
 
 #[test]
@@ -165,7 +167,7 @@ fn trace_option_fails_a_process_that_bypasses_the_vdso() {
     assert_eq!(code, 1, "{stderr}");
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let t = check_named(&doc, "process_trace");
-    assert_eq!(t["status"], "FAIL", "{t}");
+    assert_eq!(t["status"], "fail", "{t}");
     let detail = t["detail"].as_str().unwrap();
     assert!(detail.contains("clock_gettime CLOCK_MONOTONIC_RAW"), "{detail}");
     assert!(!detail.contains("CLOCK_REALTIME"), "no stray clocks: {detail}");
@@ -177,9 +179,9 @@ fn trace_option_fails_a_process_that_bypasses_the_vdso() {
     let w = Workload::start(cmd);
     let (_, stdout, _) = run(&["--json", "check", "-p", &w.pid().to_string(), "--trace", "0.3"]);
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(check_named(&doc, "process_trace")["status"], "OK", "{doc}");
+    assert_eq!(check_named(&doc, "process_trace")["status"], "ok", "{doc}");
     let bin = check_named(&doc, "process_binary");
-    assert_eq!(bin["status"], "FAIL", "{bin}");
+    assert_eq!(bin["status"], "fail", "{bin}");
     assert!(bin["detail"].as_str().unwrap().contains("calls the fixed [vsyscall] page"), "{bin}");
 
     let (code, _, stderr) = run(&["check", "--trace", "1"]);
@@ -305,12 +307,12 @@ fn assert_tree_verdicts(doc: &serde_json::Value, go: &str) {
     let glibc = glibc_version();
     let expect = [
         // path, class, machine, linkage, runtime, runtime_version, status
-        ("/opt/legacy/clock_loop", "ELF64", "x86_64", "dynamic", "glibc", Some(glibc.as_str()), "FAIL"),
-        ("/usr/bin/wait_ready32", "ELF32", "i386", "dynamic", "glibc", None, "WARN"),
-        ("/usr/bin/wait_ready", "ELF64", "x86_64", "dynamic", "glibc", Some(glibc.as_str()), "OK"),
-        ("/usr/bin/wait_ready_static", "ELF64", "x86_64", "static", "glibc", None, "OK"),
-        ("/usr/bin/clock_once_musl", "ELF64", "x86_64", "static", "musl", None, "OK"),
-        ("/usr/bin/hello_go", "ELF64", "x86_64", "static", "go", Some(go), "OK"),
+        ("/opt/legacy/clock_loop", "ELF64", "x86_64", "dynamic", "glibc", Some(glibc.as_str()), "fail"),
+        ("/usr/bin/wait_ready32", "ELF32", "i386", "dynamic", "glibc", None, "warn"),
+        ("/usr/bin/wait_ready", "ELF64", "x86_64", "dynamic", "glibc", Some(glibc.as_str()), "ok"),
+        ("/usr/bin/wait_ready_static", "ELF64", "x86_64", "static", "glibc", None, "ok"),
+        ("/usr/bin/clock_once_musl", "ELF64", "x86_64", "static", "musl", None, "ok"),
+        ("/usr/bin/hello_go", "ELF64", "x86_64", "static", "go", Some(go), "ok"),
     ];
     for (path, class, machine, linkage, runtime, version, status) in expect {
         let b = binary(doc, path);
@@ -334,12 +336,12 @@ fn assert_tree_verdicts(doc: &serde_json::Value, go: &str) {
     let statuses: Vec<&str> =
         doc["binaries"].as_array().unwrap().iter().map(|b| b["status"].as_str().unwrap()).collect();
     let rank = |s: &str| match s {
-        "FAIL" => 0,
-        "WARN" => 1,
+        "fail" => 0,
+        "warn" => 1,
         _ => 2,
     };
     assert!(statuses.windows(2).all(|w| rank(w[0]) <= rank(w[1])), "{statuses:?}");
-    assert_eq!(doc["status"], "FAIL");
+    assert_eq!(doc["status"], "fail");
 }
 
 #[test]
@@ -469,16 +471,16 @@ fn command_passes_fails_and_hands_back_its_status() {
     let lp = lp.to_str().unwrap();
     // A libc loop of a vDSO clock: OK, exit 0.
     let doc = run_json(&["check", "--", lp, "libc", "1", "5000"]);
-    assert_eq!(doc["status"], "OK", "{doc}");
+    assert_eq!(doc["status"], "ok", "{doc}");
     assert_eq!(doc["command"]["exit_status"]["code"], 0, "{doc}");
-    assert_eq!(check_named(&doc, "command_trace")["status"], "OK");
+    assert_eq!(check_named(&doc, "command_trace")["status"], "ok");
     // 5,000 raw clock_gettime(CLOCK_TAI): FAIL naming process, clock and count.
     let (code, stdout, stderr) = run(&["--json", "check", "--", lp, "raw", "11", "5000"]);
     assert_eq!(code, 1, "{stderr}");
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let pid = doc["command"]["pid"].as_i64().unwrap();
     let t = check_named(&doc, "command_trace");
-    assert_eq!(t["status"], "FAIL", "{t}");
+    assert_eq!(t["status"], "fail", "{t}");
     assert!(
         t["detail"].as_str().unwrap().contains(&format!("pid {pid} (clock_loop) clock_gettime CLOCK_TAI ×5,000")),
         "{t}"
@@ -494,7 +496,7 @@ fn command_passes_fails_and_hands_back_its_status() {
     let (code, stdout, _) = run(&["--json", "check", "--", "sh", "-c", "exit 7"]);
     assert_eq!(code, 7);
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(check_named(&doc, "command")["status"], "FAIL");
+    assert_eq!(check_named(&doc, "command")["status"], "fail");
     assert!(check_named(&doc, "command")["detail"].as_str().unwrap().contains("exited with status 7"));
     let (code, stdout, _) = run(&["check", "--", "sh", "-c", "kill -9 $$"]);
     assert_eq!(code, 128 + 9, "{stdout}");
@@ -515,14 +517,14 @@ fn process_runtime_go_static_and_cgo() {
     let bin = check_named(&doc, "process_binary");
     let detail = bin["detail"].as_str().unwrap();
     assert!(detail.contains(&format!("statically linked; Go {go}: the Go runtime calls the vDSO itself")), "{detail}");
-    assert_eq!(bin["status"], "OK");
+    assert_eq!(bin["status"], "ok");
     let w = Workload::start(Command::new(&cgo));
     let doc = run_json(&["check", "-p", &w.pid().to_string()]);
     let bin = check_named(&doc, "process_binary");
     let detail = bin["detail"].as_str().unwrap();
     assert!(detail.contains("dynamic (/lib64/ld-linux-x86-64.so.2)"), "{detail}");
     assert!(detail.contains(&format!("Go {go}, with cgo: the Go runtime calls the vDSO itself")), "{detail}");
-    assert_eq!(bin["status"], "OK");
+    assert_eq!(bin["status"], "ok");
 }
 
 #[test]
@@ -541,7 +543,7 @@ fn process_runtime_through_ld_so_and_valgrind() {
         "the program, not ld.so: {detail}"
     );
     assert!(detail.contains(&format!("glibc {}: clock reads go through the vDSO", glibc_version())), "{detail}");
-    assert_eq!(bin["status"], "OK", "not a static binary: {bin}");
+    assert_eq!(bin["status"], "ok", "not a static binary: {bin}");
 
     if which("valgrind").is_err() {
         return skip("valgrind not installed (apt-get install valgrind)");
@@ -555,7 +557,7 @@ fn process_runtime_through_ld_so_and_valgrind() {
     let bin = check_named(&doc, "process_binary");
     let detail = bin["detail"].as_str().unwrap();
     assert!(detail.contains(&format!("runs {} under valgrind (memcheck)", prog.display())), "{detail}");
-    assert_eq!(bin["status"], "FAIL");
+    assert_eq!(bin["status"], "fail");
     let mapped = check_named(&doc, "process_vdso_mapped");
     assert!(mapped["hint"].as_str().unwrap().contains("expected under valgrind (memcheck)"), "{mapped}");
 }
@@ -573,7 +575,7 @@ fn process_runtime_of_an_unknown_emulator_names_it() {
     let bin = check_named(&doc, "process_binary");
     let detail = bin["detail"].as_str().unwrap();
     assert!(detail.contains(&format!("runs {} under fake_emulator", guest.display())), "{detail}");
-    assert_eq!(bin["status"], "FAIL");
+    assert_eq!(bin["status"], "fail");
 }
 
 #[test]
@@ -587,7 +589,7 @@ fn trace_evidence_clears_a_32bit_warning() {
     let w = Workload::start(Command::new(build_c("wait_ready", true, &[])));
     let doc = run_json(&["check", "--strict", "-p", &w.pid().to_string(), "--trace", "0.3"]);
     let bin = check_named(&doc, "process_binary");
-    assert_eq!(bin["status"], "OK", "{bin}");
+    assert_eq!(bin["status"], "ok", "{bin}");
     assert!(bin["detail"].as_str().unwrap().contains("32-bit"), "{bin}");
     assert!(bin["detail"].as_str().unwrap().contains("cleared by --trace: in"), "{bin}");
     // A process that does make clock syscalls keeps its verdict and fails the trace.
@@ -597,8 +599,8 @@ fn trace_evidence_clears_a_32bit_warning() {
     let (code, stdout, _) = run(&["--json", "check", "-p", &w.pid().to_string(), "--trace", "0.3"]);
     assert_eq!(code, 1);
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(check_named(&doc, "process_binary")["status"], "WARN");
-    assert_eq!(check_named(&doc, "process_trace")["status"], "FAIL");
+    assert_eq!(check_named(&doc, "process_binary")["status"], "warn");
+    assert_eq!(check_named(&doc, "process_trace")["status"], "fail");
 }
 
 /// A static glibc binary with no vDSO lookup in it is what glibc < 2.31
@@ -625,7 +627,7 @@ fn static_glibc_without_a_vdso_lookup_fails() {
     let b = binary(&doc, "/bin/old_static");
     assert_eq!(
         (b["linkage"].as_str(), b["runtime"].as_str(), b["status"].as_str()),
-        (Some("static"), Some("glibc"), Some("FAIL"))
+        (Some("static"), Some("glibc"), Some("fail"))
     );
     assert!(b["detail"].as_str().unwrap().contains("glibc < 2.31 never used the vDSO in static binaries"), "{b}");
 }

@@ -697,6 +697,25 @@ fn gnu_hash_only_image_warns_about_musl() {
     assert!(f[0]["message"].as_str().unwrap().contains("musl looks vDSO symbols up through DT_HASH only"));
 }
 
+#[test]
+fn a_wrong_vd_hash_is_named_as_the_reason_no_symbol_binds() {
+    let mut bytes = std::fs::read(fixture("x86_64.so")).unwrap();
+    // LINUX_2.6's vd_hash (`readelf -V`: 0x3ae75f6), as the file has it.
+    let hash = 0x03ae_75f6u32.to_le_bytes();
+    let at = bytes.windows(4).position(|w| w == hash).expect("fixture layout changed");
+    bytes[at] ^= 1;
+    let path = tmp("wrong-vd-hash.so");
+    std::fs::write(&path, &bytes).unwrap();
+    let json = run_json(&["dump", "--file", path.to_str().unwrap()]);
+    let f = json["findings"].as_array().unwrap();
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0]["severity"], "warn");
+    assert_eq!(
+        f[0]["message"],
+        "version LINUX_2.6's vd_hash is 0x3ae75f7, not the ELF hash of its name (0x3ae75f6): glibc's and Go's vDSO lookups (and bench) bind none of its symbols, so their clock reads take the syscall"
+    );
+}
+
 /// Patch the x86_64 fixture, write it, run `dump --file`, expect exit 3 and
 /// one stderr line containing `needle`.
 fn assert_malformed(label: &str, bytes: &[u8], needle: &str) {

@@ -49,7 +49,8 @@ fn check_process(m32: bool) {
     assert_eq!(ours, theirs, "maps rows must equal /proc/{}/maps lines", w.pid());
     assert!(ours.iter().any(|r| r.0 == "[vdso]" && r.3 == "r-xp"), "{ours:?}");
     assert!(ours.iter().any(|r| r.0 == "[vvar]"), "{ours:?}");
-    assert_eq!(doc["pid"], w.pid());
+    assert_eq!(doc["process"]["pid"], w.pid());
+    assert!(doc["process"]["comm"].as_str().unwrap().starts_with("wait_ready"), "{}", doc["process"]);
     let vsys = &doc["vsyscall"];
     if m32 {
         // The kernel gives compat tasks no gate VMA: no [vsyscall] row; the
@@ -94,7 +95,8 @@ fn default_target_is_own_process_with_vdso() {
     assert!(stdout.starts_with("pid "), "{stdout}");
     assert!(stdout.contains("vsyscall: "), "{stdout}");
     let doc = run_json(&["maps"]);
-    for key in ["pid", "mappings", "vsyscall"] {
+    assert_eq!(doc["process"]["comm"], "vdsoctl");
+    for key in ["process", "mappings", "vsyscall"] {
         assert!(doc.get(key).is_some(), "missing key {key}");
     }
     for key in ["name", "start", "end", "size", "perms"] {
@@ -129,7 +131,7 @@ fn unmapped_vdso_is_named_by_maps_auxv_and_check() {
     assert_eq!(code, 1);
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let mapped = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "process_vdso_mapped").unwrap();
-    assert_eq!(mapped["status"], "FAIL", "{mapped}");
+    assert_eq!(mapped["status"], "fail", "{mapped}");
     let (code, _, stderr) = run(&["dump", "-p", &pid]);
     assert_eq!(code, 3, "{stderr}");
     assert!(stderr.contains("no [vdso] mapping"), "{stderr}");

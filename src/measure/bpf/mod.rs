@@ -114,11 +114,13 @@ struct Layout {
 impl Layout {
     fn read() -> Result<Layout> {
         let entry = arch::SYSCALL_ENTRY.ok_or_else(|| Error::Facility {
+            errno: None,
             what: "the BPF engine does not know this architecture's syscall entry".into(),
             hint: "use `--engine perf`".into(),
         })?;
         let btf = Btf::vmlinux()?;
         let missing = |what: &str| Error::Facility {
+            errno: None,
             what: format!("the kernel's BTF has no {what}"),
             hint: "use `--engine perf` (BPF tp_btf needs Linux 5.5+ with CONFIG_DEBUG_INFO_BTF)".into(),
         };
@@ -170,6 +172,7 @@ impl BpfTracer {
     /// until `attach`). Rows are per thread with `per_thread`.
     pub fn load(scope: Scope, per_thread: bool) -> Result<BpfTracer> {
         let host = arch::HOST_ABI.ok_or_else(|| Error::Facility {
+            errno: None,
             what: "`trace` does not know this architecture's syscall numbers".into(),
             hint: "run on x86_64".into(),
         })?;
@@ -245,6 +248,7 @@ impl BpfTracer {
         let mut tally = Tally::default();
         let mut value = vec![0u8; 8 * self.cpus];
         let read_err = |e: io::Error| Error::Facility {
+            errno: None,
             what: format!("cannot read a BPF map: {}", crate::error::errno_text(&e)),
             hint: "retry; report it if it persists".into(),
         };
@@ -363,15 +367,15 @@ fn refused(step: &str, e: io::Error) -> Error {
         .map(|(_, name)| name)
         .collect();
     match e.raw_os_error() {
-        Some(libc::EPERM) | Some(libc::EACCES) if !lacking.is_empty() => Error::Facility {
+        Some(libc::EPERM) | Some(libc::EACCES) if !lacking.is_empty() => Error::Facility { errno: e.raw_os_error(),
             what: format!("BPF refused to {step}: {} missing", lacking.join(" and ")),
             hint: "run as root, or grant CAP_BPF and CAP_PERFMON (`setpriv --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon vdsoctl ...`, systemd AmbientCapabilities=)".into(),
         },
-        Some(libc::ENOSYS) => Error::Facility {
+        Some(libc::ENOSYS) => Error::Facility { errno: e.raw_os_error(),
             what: "bpf(2) is not available: the kernel lacks CONFIG_BPF_SYSCALL or seccomp blocks it".into(),
             hint: "use `--engine perf`, or allow bpf(2) in the container's seccomp profile".into(),
         },
-        _ => Error::Facility {
+        _ => Error::Facility { errno: e.raw_os_error(),
             what: format!("BPF refused to {step}: {}", crate::error::errno_text(&e)),
             hint: "use `--engine perf`; a kernel older than 5.11 or a locked-down one may refuse tp_btf programs".into(),
         },
@@ -380,6 +384,7 @@ fn refused(step: &str, e: io::Error) -> Error {
 
 fn load_prog(name: &str, attach_btf_id: u32, insns: std::result::Result<Vec<u64>, String>) -> Result<OwnedFd> {
     let insns = insns.map_err(|why| Error::Facility {
+        errno: None,
         what: format!("BPF program {name} could not be assembled: {why}"),
         hint: "report it: this is a bug in vdsoctl".into(),
     })?;
@@ -398,6 +403,7 @@ fn load_prog(name: &str, attach_btf_id: u32, insns: std::result::Result<Vec<u64>
             refused(&format!("load {name}"), e)
         } else {
             Error::Facility {
+                errno: None,
                 what: format!("the BPF verifier rejected {name}: {last}"),
                 hint: "use `--engine perf`, and report the kernel version".into(),
             }

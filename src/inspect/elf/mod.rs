@@ -27,8 +27,11 @@
 //! spec (`.gnu.version`, `.gnu.version_d`).
 
 use crate::error::{Error, Result};
+
+mod names;
 use goblin::container::{Container, Ctx};
 use goblin::elf::{Header, ProgramHeader, SectionHeader, Sym};
+pub use names::*;
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::ops::Range;
@@ -58,10 +61,7 @@ pub mod caps {
     pub const DYNAMIC: u64 = 1024;
 }
 
-const EM_ARM: u16 = 40;
-const EM_386: u16 = 3;
-const EM_X86_64: u16 = 62;
-const EM_AARCH64: u16 = 183;
+use crate::arch::machine::ARM as EM_ARM;
 const STT_FUNC: u8 = 2;
 const STT_SECTION: u8 = 3;
 const STT_GNU_IFUNC: u8 = 10;
@@ -80,20 +80,12 @@ const SHN_LORESERVE: usize = 0xff00;
 const SHN_ABS: usize = 0xfff1;
 const SHN_COMMON: usize = 0xfff2;
 const SHN_XINDEX: usize = 0xffff;
-const DT_NULL: u64 = 0;
-const DT_HASH: u64 = 4;
-const DT_STRTAB: u64 = 5;
-const DT_SYMTAB: u64 = 6;
-const DT_STRSZ: u64 = 10;
-const DT_SONAME: u64 = 14;
-const DT_GNU_HASH: u64 = 0x6fff_fef5;
-const DT_VERSYM: u64 = 0x6fff_fff0;
-const DT_VERDEF: u64 = 0x6fff_fffc;
-const DT_VERDEFNUM: u64 = 0x6fff_fffd;
-const DT_VERNEED: u64 = 0x6fff_fffe;
-const DT_VERNEEDNUM: u64 = 0x6fff_ffff;
+use goblin::elf::dynamic::{
+    DT_GNU_HASH, DT_HASH, DT_NULL, DT_SONAME, DT_STRSZ, DT_STRTAB, DT_SYMTAB, DT_VERDEF, DT_VERDEFNUM, DT_VERNEED,
+    DT_VERNEEDNUM, DT_VERSYM,
+};
 const VERSYM_HIDDEN: u16 = 0x8000;
-const VER_FLG_BASE: u16 = 0x1;
+pub const VER_FLG_BASE: u16 = 0x1;
 const VER_FLG_WEAK: u16 = 0x2;
 /// Size of `Elf32_Verdef`/`Elf64_Verdef` (the same in both classes).
 const VERDEF_SIZE: u64 = 20;
@@ -122,8 +114,104 @@ pub struct Image {
     pub has_hash: bool,
     /// The dynamic section has DT_GNU_HASH.
     pub has_gnu_hash: bool,
+    /// There is a symbol version table (`.gnu.version` / DT_VERSYM).
+    pub versioned: bool,
+    /// The PT_LOAD segments, which map the symbols' addresses to offsets.
+    pub loads: Vec<Load>,
     /// What was wrong but read past: caps that bit, notes readelf rejects.
     pub issues: Vec<Issue>,
+}
+
+/// One PT_LOAD segment: `filesz` bytes at file `offset` are mapped at `vaddr`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Load {
+    pub vaddr: u64,
+    pub offset: u64,
+    pub filesz: u64,
+}
+
+impl Image {
+    /// The image offset of `len` bytes at virtual address `vaddr`, through
+    /// the PT_LOAD that holds them (what a dynamic linker does).
+    pub fn offset_of(&self, vaddr: u64, len: u64) -> Option<u64> {
+        offset_in(&self.loads, vaddr, len)
+    }
+
+    /// The non-base version definition with `index`.
+    pub fn version_def(&self, index: u16) -> Option<&VersionDef> {
+        self.versions.iter().find(|d| d.index == index && d.flags & VER_FLG_BASE == 0)
+    }
+}
+
+/// The file offset of `len` bytes at `vaddr`, through the load segment that holds them all.
+pub fn offset_in(loads: &[Load], vaddr: u64, len: u64) -> Option<u64> {
+    loads.iter().find_map(|p| {
+        let delta = vaddr.checked_sub(p.vaddr)?;
+        (delta.checked_add(len)? <= p.filesz).then(|| p.offset.checked_add(delta)).flatten()
+    })
+}
+
+/// The PT_LOAD segments of a program header table.
+pub fn loads(phdrs: &[ProgramHeader]) -> Vec<Load> {
+    phdrs
+        .iter()
+        .filter(|p| p.p_type == PT_LOAD)
+        .map(|p| Load { vaddr: p.p_vaddr, offset: p.p_offset, filesz: p.p_filesz })
+        .collect()
+}
+
+/// Class, byte order and machine: what the first 20 bytes of an ELF file say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ident {
+    pub is_64: bool,
+    pub little_endian: bool,
+    /// `e_machine`.
+    pub machine: u16,
+}
+
+impl Ident {
+    /// goblin's parsing context for this class and byte order.
+    pub fn ctx(&self) -> Ctx {
+        let container = if self.is_64 { Container::Big } else { Container::Little };
+        let endian =
+            if self.little_endian { goblin::container::Endian::Little } else { goblin::container::Endian::Big };
+        Ctx::new(container, endian)
+    }
+}
+
+/// The identification of an ELF file from its first bytes; None when they
+/// are not ELF (no magic, an unknown class or byte order, too short).
+pub fn ident(head: &[u8]) -> Option<Ident> {
+    if head.get(..4)? != b"\x7fELF" {
+        return None;
+    }
+    let is_64 = match head.get(4)? {
+        1 => false,
+        2 => true,
+        _ => return None,
+    };
+    let little_endian = match head.get(5)? {
+        1 => true,
+        2 => false,
+        _ => return None,
+    };
+    let m = [*head.get(18)?, *head.get(19)?];
+    let machine = if little_endian { u16::from_le_bytes(m) } else { u16::from_be_bytes(m) };
+    Some(Ident { is_64, little_endian, machine })
+}
+
+/// The SysV ELF hash, as `vd_hash` of a version definition holds it.
+pub fn elf_hash(name: &[u8]) -> u32 {
+    let mut h: u32 = 0;
+    for &c in name {
+        h = (h << 4).wrapping_add(u32::from(c));
+        let g = h & 0xf000_0000;
+        if g != 0 {
+            h ^= g >> 24;
+        }
+        h &= !g;
+    }
+    h
 }
 
 /// Something the parser found wrong and read past; the report words it.
@@ -142,6 +230,10 @@ pub enum Issue {
     NoteCut { offset: u64, size: u64 },
     /// Names longer than [`caps::NAME`] bytes were cut.
     LongNames { count: usize },
+    /// A version definition whose `vd_hash` is not the ELF hash of its
+    /// name: glibc's and Go's vDSO lookups (and bench) bind no symbol of it.
+    /// `others` more definitions are wrong the same way.
+    VersionHash { name: String, hash: u32, expected: u32, others: usize },
 }
 
 /// One dynamic symbol.
@@ -197,11 +289,18 @@ pub struct VersionDef {
     /// VER_FLG_* bits.
     pub flags: u16,
     pub name: String,
+    /// `vd_hash` as the file has it.
+    pub hash: u32,
     /// Names of the versions this one inherits from (further `Verdaux` entries).
     pub parents: Vec<String>,
 }
 
 impl VersionDef {
+    /// Whether `vd_hash` is the ELF hash of the name (what glibc and Go check).
+    pub fn hash_ok(&self) -> bool {
+        self.hash == elf_hash(self.name.as_bytes())
+    }
+
     /// Flags as readelf prints them: `BASE`, `WEAK`, `none`, unknown bits in hex.
     pub fn flags_text(&self) -> String {
         let mut parts = Vec::new();
@@ -278,6 +377,76 @@ fn cstr(table: &[u8], idx: u64, long: &Cell<usize>) -> Option<String> {
     }
 }
 
+/// The section headers, each checked against the image; empty when there are none.
+fn section_headers(
+    bytes: &[u8],
+    header: &Header,
+    ctx: Ctx,
+    is_64: bool,
+    issues: &mut Vec<Issue>,
+) -> Result<Vec<SectionHeader>> {
+    let total = bytes.len();
+    let mut shdrs = Vec::new();
+    if header.e_shoff != 0 {
+        let shent: u64 = if is_64 { 64 } else { 40 };
+        if u64::from(header.e_shentsize) != shent {
+            return Err(bad(format!("e_shentsize is {}, not {shent}", header.e_shentsize)));
+        }
+        let first = span(total, header.e_shoff, shent).ok_or_else(|| {
+            bad(format!("the section header table at offset {:#x} lies outside the {total}-byte image", header.e_shoff))
+        })?;
+        let mut shnum = u64::from(header.e_shnum);
+        if shnum == 0 {
+            // Extended numbering: the count is in section 0's sh_size.
+            let zero =
+                SectionHeader::parse(bytes, first.start, 1, ctx).map_err(|e| bad(format!("section header 0: {e}")))?;
+            shnum = zero.first().map_or(0, |s| s.sh_size);
+        }
+        let table = shnum.checked_mul(shent).and_then(|len| span(total, header.e_shoff, len));
+        if table.is_none() {
+            return Err(bad(format!(
+                "the section header table ({shnum} entries at offset {:#x}) runs past the end of the {total}-byte image",
+                header.e_shoff
+            )));
+        }
+        if shnum > caps::SECTIONS {
+            issues.push(Issue::Capped { table: "section headers", claimed: shnum, kept: caps::SECTIONS });
+        }
+        shdrs = SectionHeader::parse(bytes, header.e_shoff as usize, shnum.min(caps::SECTIONS) as usize, ctx)
+            .map_err(|e| bad(format!("section headers: {e}")))?;
+        for (i, sh) in shdrs.iter().enumerate() {
+            if sh.sh_type != SHT_NOBITS && sh.sh_size > 0 && span(total, sh.sh_offset, sh.sh_size).is_none() {
+                return Err(bad(format!(
+                    "section {i} (offset {:#x}, {} bytes) runs past the end of the {total}-byte image",
+                    sh.sh_offset, sh.sh_size
+                )));
+            }
+        }
+    }
+    Ok(shdrs)
+}
+
+/// The span of the section name table (`e_shstrndx`), if there is one.
+fn section_names(total: usize, header: &Header, shdrs: &[SectionHeader]) -> Result<Option<Range<usize>>> {
+    let mut shstrtab = None;
+    if !shdrs.is_empty() {
+        let mut idx = usize::from(header.e_shstrndx);
+        if idx == SHN_XINDEX {
+            idx = shdrs.first().map_or(0, |s| s.sh_link as usize);
+        }
+        if idx != SHN_UNDEF {
+            let sh = shdrs
+                .get(idx)
+                .ok_or_else(|| bad(format!("e_shstrndx {idx} names no section (there are {})", shdrs.len())))?;
+            if sh.sh_type != SHT_STRTAB {
+                return Err(bad(format!("e_shstrndx {idx} is not a string table (sh_type {})", sh.sh_type)));
+            }
+            shstrtab = span(total, sh.sh_offset, sh.sh_size);
+        }
+    }
+    Ok(shstrtab)
+}
+
 struct Parser<'a> {
     bytes: &'a [u8],
     le: bool,
@@ -319,9 +488,7 @@ impl<'a> Parser<'a> {
             return Err(bad(format!("truncated: {} bytes, an ELF header needs {ehsize}", bytes.len())));
         }
         let header = goblin::elf::Elf::parse_header(bytes).map_err(|e| bad(format!("ELF header: {e}")))?;
-        let container = if is_64 { Container::Big } else { Container::Little };
-        let endian = if le { goblin::container::Endian::Little } else { goblin::container::Endian::Big };
-        let ctx = Ctx::new(container, endian);
+        let ctx = Ident { is_64, little_endian: le, machine: header.e_machine }.ctx();
         let total = bytes.len();
 
         let phent: u64 = if is_64 { 56 } else { 32 };
@@ -352,64 +519,8 @@ impl<'a> Parser<'a> {
             }
         }
 
-        let mut shdrs = Vec::new();
-        if header.e_shoff != 0 {
-            let shent: u64 = if is_64 { 64 } else { 40 };
-            if u64::from(header.e_shentsize) != shent {
-                return Err(bad(format!("e_shentsize is {}, not {shent}", header.e_shentsize)));
-            }
-            let first = span(total, header.e_shoff, shent).ok_or_else(|| {
-                bad(format!(
-                    "the section header table at offset {:#x} lies outside the {total}-byte image",
-                    header.e_shoff
-                ))
-            })?;
-            let mut shnum = u64::from(header.e_shnum);
-            if shnum == 0 {
-                // Extended numbering: the count is in section 0's sh_size.
-                let zero = SectionHeader::parse(bytes, first.start, 1, ctx)
-                    .map_err(|e| bad(format!("section header 0: {e}")))?;
-                shnum = zero.first().map_or(0, |s| s.sh_size);
-            }
-            let table = shnum.checked_mul(shent).and_then(|len| span(total, header.e_shoff, len));
-            if table.is_none() {
-                return Err(bad(format!(
-                    "the section header table ({shnum} entries at offset {:#x}) runs past the end of the {total}-byte image",
-                    header.e_shoff
-                )));
-            }
-            if shnum > caps::SECTIONS {
-                issues.push(Issue::Capped { table: "section headers", claimed: shnum, kept: caps::SECTIONS });
-            }
-            shdrs = SectionHeader::parse(bytes, header.e_shoff as usize, shnum.min(caps::SECTIONS) as usize, ctx)
-                .map_err(|e| bad(format!("section headers: {e}")))?;
-            for (i, sh) in shdrs.iter().enumerate() {
-                if sh.sh_type != SHT_NOBITS && sh.sh_size > 0 && span(total, sh.sh_offset, sh.sh_size).is_none() {
-                    return Err(bad(format!(
-                        "section {i} (offset {:#x}, {} bytes) runs past the end of the {total}-byte image",
-                        sh.sh_offset, sh.sh_size
-                    )));
-                }
-            }
-        }
-
-        let mut shstrtab = None;
-        if !shdrs.is_empty() {
-            let mut idx = usize::from(header.e_shstrndx);
-            if idx == SHN_XINDEX {
-                idx = shdrs.first().map_or(0, |s| s.sh_link as usize);
-            }
-            if idx != SHN_UNDEF {
-                let sh = shdrs
-                    .get(idx)
-                    .ok_or_else(|| bad(format!("e_shstrndx {idx} names no section (there are {})", shdrs.len())))?;
-                if sh.sh_type != SHT_STRTAB {
-                    return Err(bad(format!("e_shstrndx {idx} is not a string table (sh_type {})", sh.sh_type)));
-                }
-                shstrtab = span(total, sh.sh_offset, sh.sh_size);
-            }
-        }
-
+        let shdrs = section_headers(bytes, &header, ctx, is_64, &mut issues)?;
+        let shstrtab = section_names(total, &header, &shdrs)?;
         Ok(Parser { bytes, le, is_64, ctx, header, phdrs, shdrs, shstrtab, issues, long_names: Cell::new(0) })
     }
 
@@ -485,10 +596,7 @@ impl<'a> Parser<'a> {
 
     /// A virtual address of the image to a file offset, through PT_LOAD.
     fn vaddr_to_offset(&self, addr: u64) -> Option<u64> {
-        self.phdrs.iter().filter(|p| p.p_type == PT_LOAD).find_map(|p| {
-            let delta = addr.checked_sub(p.p_vaddr)?;
-            (delta < p.p_filesz).then(|| p.p_offset.checked_add(delta)).flatten()
-        })
+        offset_in(&loads(&self.phdrs), addr, 1)
     }
 
     fn run(mut self) -> Result<Image> {
@@ -576,6 +684,12 @@ impl<'a> Parser<'a> {
         }
 
         let notes = self.notes();
+        let mut wrong = versions.iter().filter(|v| !v.hash_ok());
+        if let Some(v) = wrong.next() {
+            let expected = elf_hash(v.name.as_bytes());
+            let others = wrong.count();
+            self.issues.push(Issue::VersionHash { name: v.name.clone(), hash: v.hash, expected, others });
+        }
         if self.long_names.get() > 0 {
             self.issues.push(Issue::LongNames { count: self.long_names.get() });
         }
@@ -591,6 +705,8 @@ impl<'a> Parser<'a> {
             notes,
             has_hash: tag(DT_HASH).is_some(),
             has_gnu_hash: tag(DT_GNU_HASH).is_some(),
+            versioned: versym.is_some(),
+            loads: loads(&self.phdrs),
             issues: self.issues,
         })
     }
@@ -683,18 +799,25 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// A version section of type `sh_type`: its start, end, entry count
+    /// (sh_info) and the string table it links (else `dynstr`).
+    fn version_section(&self, sh_type: u32, dynstr: &'a [u8]) -> Option<(u64, u64, u64, &'a [u8])> {
+        let sh = self.shdrs.iter().find(|s| s.sh_type == sh_type)?;
+        let strtab = self
+            .shdrs
+            .get(sh.sh_link as usize)
+            .filter(|l| l.sh_type == SHT_STRTAB)
+            .and_then(|l| self.section_bytes(l))
+            .unwrap_or(dynstr);
+        Some((sh.sh_offset, sh.sh_offset.saturating_add(sh.sh_size), u64::from(sh.sh_info), strtab))
+    }
+
     /// (index, name) of every `.gnu.version_r` auxiliary entry, read as far
     /// as it goes (at most [`caps::VERSIONS`] of them, no loop followed twice).
     fn verneed_names(&self, tag: &dyn Fn(u64) -> Option<u64>, dynstr: &'a [u8]) -> Vec<(u16, String)> {
         let total = self.bytes.len() as u64;
-        let (start, end, count, strtab) = if let Some(sh) = self.shdrs.iter().find(|s| s.sh_type == SHT_GNU_VERNEED) {
-            let strtab = self
-                .shdrs
-                .get(sh.sh_link as usize)
-                .filter(|l| l.sh_type == SHT_STRTAB)
-                .and_then(|l| self.section_bytes(l))
-                .unwrap_or(dynstr);
-            (sh.sh_offset, sh.sh_offset.saturating_add(sh.sh_size), u64::from(sh.sh_info), strtab)
+        let (start, end, count, strtab) = if let Some(found) = self.version_section(SHT_GNU_VERNEED, dynstr) {
+            found
         } else if let Some(off) = tag(DT_VERNEED).and_then(|a| self.vaddr_to_offset(a)) {
             (off, total, tag(DT_VERNEEDNUM).unwrap_or(0), dynstr)
         } else {
@@ -749,14 +872,8 @@ impl<'a> Parser<'a> {
         dynstr: &'a [u8],
     ) -> Result<(Vec<VersionDef>, Vec<(u16, String)>)> {
         let total = self.bytes.len() as u64;
-        let (start, end, count, strtab) = if let Some(sh) = self.shdrs.iter().find(|s| s.sh_type == SHT_GNU_VERDEF) {
-            let strtab = self
-                .shdrs
-                .get(sh.sh_link as usize)
-                .filter(|l| l.sh_type == SHT_STRTAB)
-                .and_then(|l| self.section_bytes(l))
-                .unwrap_or(dynstr);
-            (sh.sh_offset, sh.sh_offset.saturating_add(sh.sh_size), u64::from(sh.sh_info), strtab)
+        let (start, end, count, strtab) = if let Some(found) = self.version_section(SHT_GNU_VERDEF, dynstr) {
+            found
         } else if let Some(addr) = tag(DT_VERDEF) {
             let off = self
                 .vaddr_to_offset(addr)
@@ -783,14 +900,17 @@ impl<'a> Parser<'a> {
                     "version definition {n} at offset {off:#x} runs past the end of its section (DT_VERDEFNUM/sh_info says {count})"
                 )));
             }
-            let (flags, index, cnt, aux, next) = (
+            let (flags, index, cnt, hash, aux, next) = (
                 self.u16_at(off + 2),
                 self.u16_at(off + 4),
                 self.u16_at(off + 6),
+                self.u32_at(off + 8),
                 self.u32_at(off + 12),
                 self.u32_at(off + 16),
             );
-            let (Some(flags), Some(index), Some(cnt), Some(aux), Some(next)) = (flags, index, cnt, aux, next) else {
+            let (Some(flags), Some(index), Some(cnt), Some(hash), Some(aux), Some(next)) =
+                (flags, index, cnt, hash, aux, next)
+            else {
                 return Err(bad(format!("version definition {n} at offset {off:#x} is truncated")));
             };
             let mut aux_names = Vec::new();
@@ -817,7 +937,7 @@ impl<'a> Parser<'a> {
             let mut aux_names = aux_names.into_iter();
             let name = aux_names.next().unwrap_or_else(|| "<corrupt>".into());
             names.push((index, name.clone()));
-            defs.push(VersionDef { index, flags, name, parents: aux_names.collect() });
+            defs.push(VersionDef { index, flags, name, hash, parents: aux_names.collect() });
             if next == 0 {
                 break;
             }
@@ -917,7 +1037,7 @@ impl<'a> Parser<'a> {
             let owner = name.split(|&b| b == 0).next().unwrap_or(&[]);
             let owner = String::from_utf8_lossy(&owner[..owner.len().min(caps::NAME)]).into_owned();
             let (type_name, description) = if desc_len == u64::from(descsz) {
-                decode_note(&owner, n_type, &desc, le, self.header.e_machine, self.is_64)
+                names::decode_note(&owner, n_type, &desc, le, self.header.e_machine, self.is_64)
             } else {
                 (None, None)
             };
@@ -927,233 +1047,10 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Names and decodes the notes a vDSO carries (`include/linux/elfnote.h`,
-/// the kernel's `vdso/note.S`, glibc's `elf.h`); others stay undecoded.
-fn decode_note(
-    owner: &str,
-    n_type: u32,
-    desc: &[u8],
-    le: bool,
-    machine: u16,
-    is_64: bool,
-) -> (Option<&'static str>, Option<String>) {
-    let word = |i: usize| -> Option<u32> {
-        let b: [u8; 4] = desc.get(i * 4..i * 4 + 4)?.try_into().ok()?;
-        Some(if le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
-    };
-    match (owner, n_type) {
-        ("Linux", 0) => {
-            let text = (desc.len() == 4).then(|| word(0)).flatten().map(version_code);
-            (Some("LINUX_VERSION_CODE"), text)
-        }
-        ("Linux", 0x100) => (Some("LINUX_ELFNOTE_BUILD_SALT"), Some(c_text(desc))),
-        ("Linux", 0x101) => (Some("LINUX_ELFNOTE_LTO_INFO"), word(0).map(|w| format!("LTO {}", w != 0))),
-        ("GNU", 1) => {
-            let text = match (word(0), word(1), word(2), word(3)) {
-                (Some(os), Some(a), Some(b), Some(c)) => {
-                    let os = match os {
-                        0 => "Linux".to_string(),
-                        1 => "Hurd".to_string(),
-                        2 => "Solaris".to_string(),
-                        3 => "FreeBSD".to_string(),
-                        4 => "NetBSD".to_string(),
-                        5 => "Syllable".to_string(),
-                        n => format!("OS {n}"),
-                    };
-                    Some(format!("OS: {os}, ABI: {a}.{b}.{c}"))
-                }
-                _ => None,
-            };
-            (Some("NT_GNU_ABI_TAG"), text)
-        }
-        ("GNU", 3) => (Some("NT_GNU_BUILD_ID"), Some(desc.iter().map(|b| format!("{b:02x}")).collect())),
-        ("GNU", 4) => (Some("NT_GNU_GOLD_VERSION"), Some(c_text(desc))),
-        ("GNU", 5) => (Some("NT_GNU_PROPERTY_TYPE_0"), Some(gnu_properties(desc, le, machine, is_64))),
-        _ => (None, None),
-    }
-}
-
-/// An `NT_GNU_PROPERTY_TYPE_0` descriptor in readelf's words (binutils
-/// 2.40 `print_gnu_property_note`, properties joined by ", " as `readelf
-/// -n --wide` joins them): "AArch64 feature: BTI, PAC", "x86 feature: IBT,
-/// SHSTK", "x86 ISA needed: x86-64-baseline", or the raw bytes of a
-/// property it has no name for.
-pub fn gnu_properties(desc: &[u8], le: bool, machine: u16, is_64: bool) -> String {
-    let size = if is_64 { 8 } else { 4 };
-    if desc.len() < 8 || desc.len() % size != 0 {
-        return format!("<corrupt GNU_PROPERTY_TYPE, size = {:#x}>", desc.len());
-    }
-    let word = |at: usize| -> Option<u32> {
-        let b: [u8; 4] = desc.get(at..at.checked_add(4)?)?.try_into().ok()?;
-        Some(if le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
-    };
-    let mut parts: Vec<String> = Vec::new();
-    let mut at = 0usize;
-    while at < desc.len() {
-        let (Some(kind), Some(datasz)) = (word(at), word(at + 4)) else {
-            parts.push(format!("<corrupt descsz: {:#x}>", desc.len()));
-            break;
-        };
-        at += 8;
-        let datasz = datasz as usize;
-        if datasz > desc.len() - at {
-            parts.push(format!("<corrupt type ({kind:#x}) datasz: {datasz:#x}>"));
-            break;
-        }
-        let data = &desc[at..at + datasz];
-        let bits = if datasz == 4 { word(at).unwrap_or(0) } else { 0 };
-        let x86 = matches!(machine, EM_X86_64 | EM_386);
-        let named = match kind {
-            0xc000_0002 if x86 => Some(("x86 feature: ", X86_FEATURE_1, true)),
-            0xc001_0001 if x86 => Some(("x86 feature used: ", X86_FEATURE_2, true)),
-            0xc000_8001 if x86 => Some(("x86 feature needed: ", X86_FEATURE_2, true)),
-            0xc001_0002 if x86 => Some(("x86 ISA used: ", X86_ISA_1, true)),
-            0xc000_8002 if x86 => Some(("x86 ISA needed: ", X86_ISA_1, true)),
-            0xc000_0000 if machine == EM_AARCH64 => Some(("AArch64 feature: ", AARCH64_FEATURE_1, false)),
-            _ => None,
-        };
-        let text = match named {
-            Some((label, _, _)) if datasz != 4 => format!("{label}<corrupt length: {datasz:#x}> "),
-            Some((label, names, none_word)) => format!("{label}{}", bit_names(bits, names, none_word)),
-            None if kind == 1 && datasz == size => {
-                let v = if is_64 {
-                    let b: [u8; 8] = data.try_into().unwrap_or([0; 8]);
-                    if le {
-                        u64::from_le_bytes(b)
-                    } else {
-                        u64::from_be_bytes(b)
-                    }
-                } else {
-                    u64::from(bits)
-                };
-                format!("stack size: {v:#x}")
-            }
-            None if kind == 2 && datasz == 0 => "no copy on protected ".to_string(),
-            None => {
-                let class = if kind < 0xc000_0000 {
-                    "unknown"
-                } else if kind < 0xe000_0000 {
-                    "processor-specific"
-                } else {
-                    "application-specific"
-                };
-                let bytes: String = data.iter().map(|b| format!("{b:02x} ")).collect();
-                format!("<{class} type {kind:#x} data: {bytes}>")
-            }
-        };
-        parts.push(text);
-        at += (datasz + size - 1) & !(size - 1);
-    }
-    parts.join(", ")
-}
-
-const AARCH64_FEATURE_1: &[(u32, &str)] = &[(1, "BTI"), (2, "PAC")];
-const X86_FEATURE_1: &[(u32, &str)] = &[(1, "IBT"), (2, "SHSTK"), (4, "LAM_U48"), (8, "LAM_U57")];
-const X86_ISA_1: &[(u32, &str)] = &[(1, "x86-64-baseline"), (2, "x86-64-v2"), (4, "x86-64-v3"), (8, "x86-64-v4")];
-const X86_FEATURE_2: &[(u32, &str)] = &[
-    (0x1, "x86"),
-    (0x2, "x87"),
-    (0x4, "MMX"),
-    (0x8, "XMM"),
-    (0x10, "YMM"),
-    (0x20, "ZMM"),
-    (0x40, "FXSR"),
-    (0x80, "XSAVE"),
-    (0x100, "XSAVEOPT"),
-    (0x200, "XSAVEC"),
-    (0x400, "TMM"),
-    (0x800, "MASK"),
-];
-
-/// Set bits lowest first, by name, unknown ones as `<unknown: N>`; a zero
-/// word is `<None>` where readelf says so (x86), nothing otherwise (AArch64).
-fn bit_names(mut bits: u32, names: &[(u32, &str)], none_word: bool) -> String {
-    if bits == 0 {
-        return if none_word { "<None>".into() } else { String::new() };
-    }
-    let mut out = Vec::new();
-    while bits != 0 {
-        let bit = bits & bits.wrapping_neg();
-        bits &= !bit;
-        out.push(
-            names.iter().find(|(b, _)| *b == bit).map_or_else(|| format!("<unknown: {bit:x}>"), |(_, n)| n.to_string()),
-        );
-    }
-    out.join(", ")
-}
-
-/// Text up to the first NUL, lossily decoded.
-fn c_text(desc: &[u8]) -> String {
-    String::from_utf8_lossy(desc.split(|&b| b == 0).next().unwrap_or(&[])).into_owned()
-}
-
-/// `KERNEL_VERSION(a, b, c)` = `(a << 16) + (b << 8) + c` back to "a.b.c"
-/// (c saturates at 255 in kernels since 4.9.256).
-pub fn version_code(code: u32) -> String {
-    format!("{}.{}.{}", code >> 16, (code >> 8) & 0xff, code & 0xff)
-}
-
-/// STT_* as readelf names it; unknown values in hex.
-pub fn type_name(kind: u8) -> String {
-    match kind {
-        0 => "NOTYPE".into(),
-        1 => "OBJECT".into(),
-        2 => "FUNC".into(),
-        3 => "SECTION".into(),
-        4 => "FILE".into(),
-        5 => "COMMON".into(),
-        6 => "TLS".into(),
-        10 => "GNU_IFUNC".into(),
-        k => format!("{k:#x}"),
-    }
-}
-
-/// STB_* as readelf names it; unknown values in hex.
-pub fn bind_name(bind: u8) -> String {
-    match bind {
-        0 => "LOCAL".into(),
-        1 => "GLOBAL".into(),
-        2 => "WEAK".into(),
-        10 => "GNU_UNIQUE".into(),
-        b => format!("{b:#x}"),
-    }
-}
-
-/// The 7 flag characters objdump prints between value and section
-/// (`g    DF`, ` w   DF`, `g    DO`).
-pub fn objdump_flags(sym: &Symbol) -> String {
-    let scope = match sym.bind {
-        0 => 'l',
-        1 => 'g',
-        10 => 'u',
-        _ => ' ',
-    };
-    let weak = if sym.bind == 2 { 'w' } else { ' ' };
-    let ifunc = if sym.kind == 10 { 'i' } else { ' ' };
-    let kind = match sym.kind {
-        2 | 10 => 'F',
-        4 => 'f',
-        1 | 5 | 6 => 'O',
-        _ => ' ',
-    };
-    format!("{scope}{weak}  {ifunc}D{kind}")
-}
-
-/// `e_type` as readelf names it.
-pub fn elf_type_name(t: u16) -> String {
-    match t {
-        0 => "NONE".into(),
-        1 => "REL".into(),
-        2 => "EXEC".into(),
-        3 => "DYN".into(),
-        4 => "CORE".into(),
-        t => format!("{t:#x}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arch::machine::{AARCH64 as EM_AARCH64, I386 as EM_386, X86_64 as EM_X86_64};
 
     fn fixture(name: &str) -> Vec<u8> {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vdso").join(name);

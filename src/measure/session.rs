@@ -1,0 +1,471 @@
+//! A trace session: what to trace (a typed [`TraceRequest`], never the
+//! command line's structs), the targets (`-p` processes, the host, a
+//! command started under the gate), and the wait loop — duration,
+//! intervals, SIGINT/SIGTERM forwarding, exits. Counting itself is
+//! [`engine`](super::engine)'s; judging what was counted is
+//! `model::trace`'s. `trace` and `check` both trace through here.
+
+use crate::arch::{self, Abi};
+use crate::error::{Error, Result};
+use crate::inspect::process::exe_header_of;
+use crate::inspect::Process;
+use crate::measure::engine::{Choice, Counting, Kind, Plan};
+use crate::measure::sys::spawn;
+use crate::measure::trace::Tally;
+use crate::output::{note, sanitize};
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::wait::{waitpid, WaitStatus};
+use nix::unistd::Pid;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::ffi::{CString, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Default `-d` for `-p` and `-a`.
+const DEFAULT: Duration = Duration::from_secs(5);
+/// How often the perf engine drains its rings.
+const PUMP: Duration = Duration::from_millis(20);
+/// How long a command gets to exit after a forwarded signal before the
+/// summary says it still runs.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// What was traced.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    /// `-p`: these processes, all their threads, what they fork.
+    Pids(Vec<i32>),
+    /// `-a`: every process.
+    All,
+    /// `-- CMD`: the command line and the pid it ran as.
+    Command { argv: Vec<String>, pid: i32 },
+}
+
+/// The traced command.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommandInfo {
+    pub argv: Vec<String>,
+    pub pid: i32,
+    /// How it ended; `null` while it still runs (`-d` passed first).
+    pub exit_status: Option<ExitStatus>,
+}
+
+/// How the traced command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitStatus {
+    Code(i32),
+    Signal(i32),
+}
+
+impl ExitStatus {
+    /// The shell's convention: the code, or 128+N for signal N.
+    pub fn shell_code(self) -> i32 {
+        match self {
+            ExitStatus::Code(c) => c,
+            ExitStatus::Signal(n) => 128 + n,
+        }
+    }
+}
+
+/// What to trace and how, as typed data.
+#[derive(Debug, Clone, Default)]
+pub struct TraceRequest {
+    /// `-p`: these processes (a thread id stands for its process).
+    pub pids: Vec<i32>,
+    /// `-a`: every process.
+    pub all: bool,
+    /// `-- CMD`: start this command and trace it from its exec.
+    pub command: Vec<OsString>,
+    /// How long; `None`: 5 s for `-p`/`-a`, until the command exits for `-- CMD`.
+    pub duration: Option<Duration>,
+    /// Hand a window to the caller every interval as well.
+    pub interval: Option<Duration>,
+    pub engine: Choice,
+    pub plan: Plan,
+    /// The command's stdout goes to stderr (vdsoctl's stdout is a document).
+    pub command_stdout_to_stderr: bool,
+}
+
+/// What the session traced with, for the report.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub target: Target,
+    pub engine: Kind,
+    /// Why it is not the BPF engine, when it is not.
+    pub engine_note: Option<String>,
+    /// Whether 32-bit (compat) calls were counted.
+    pub traces_compat: bool,
+    /// `-- CMD`: the command and how it ended (set when the session ends).
+    pub command: Option<CommandInfo>,
+}
+
+/// One window of counts: an interval, or the whole trace.
+#[derive(Debug)]
+pub struct Window<'a> {
+    pub tally: &'a Tally,
+    pub elapsed: Duration,
+    /// When counting started.
+    pub start: Instant,
+    /// `-p` targets that exited, and when.
+    pub exited: &'a BTreeMap<i32, Instant>,
+    /// Ended early by SIGINT or SIGTERM.
+    pub interrupted: bool,
+    /// An interval's bounds from the start of counting; `None` for the whole trace.
+    pub bounds: Option<(Duration, Duration)>,
+}
+
+/// The whole trace once it ended.
+#[derive(Debug)]
+pub struct Traced {
+    pub session: Session,
+    pub tally: Tally,
+    pub elapsed: Duration,
+    pub start: Instant,
+    pub exited: BTreeMap<i32, Instant>,
+    pub interrupted: bool,
+}
+
+impl Traced {
+    /// The whole trace as one window.
+    pub fn window(&self) -> Window<'_> {
+        Window {
+            tally: &self.tally,
+            elapsed: self.elapsed,
+            start: self.start,
+            exited: &self.exited,
+            interrupted: self.interrupted,
+            bounds: None,
+        }
+    }
+}
+
+/// What wakes the wait loop.
+enum Event {
+    /// SIGINT or SIGTERM reached vdsoctl.
+    Signal(Signal),
+    /// The traced command ended, at this moment.
+    CommandExited(ExitStatus, Instant),
+    /// A `-p` target exited, at this moment.
+    TargetExited(i32, Instant),
+}
+
+/// The processes `-p` names: a thread id stands for its process (said on
+/// stderr), a process named twice is traced once.
+fn resolve_pids(pids: &[i32]) -> Result<Vec<Process>> {
+    let mut processes: Vec<Process> = Vec::new();
+    for pid in pids {
+        let p = Process::open(Some(*pid))?;
+        let tgid = p.tgid()?;
+        let p = if tgid == p.pid() {
+            p
+        } else {
+            note(format_args!("{pid} is a thread of process {tgid}: the whole process is traced"));
+            Process::open(Some(tgid))?
+        };
+        if !processes.iter().any(|q| q.pid() == p.pid()) {
+            processes.push(p);
+        }
+    }
+    Ok(processes)
+}
+
+/// Block SIGINT and SIGTERM in the calling thread (threads spawned later
+/// inherit the mask), so one thread can `wait()` for them: no handler, no
+/// unsafe. `serve` stops on them the same way.
+pub fn block_stop_signals() -> Result<SigSet> {
+    let mut signals = SigSet::empty();
+    signals.add(Signal::SIGINT);
+    signals.add(Signal::SIGTERM);
+    signals.thread_block().map_err(|e| Error::Facility {
+        errno: Some(e as i32),
+        what: format!("cannot block SIGINT and SIGTERM: {e}"),
+        hint: "retry".into(),
+    })?;
+    Ok(signals)
+}
+
+/// SIGINT and SIGTERM as events on a thread of their own.
+fn catch_signals(tx: mpsc::Sender<Event>) -> Result<()> {
+    let signals = block_stop_signals()?;
+    std::thread::spawn(move || {
+        while let Ok(sig) = signals.wait() {
+            if tx.send(Event::Signal(sig)).is_err() {
+                return;
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Trace as `req` says until the duration ends, the command or every
+/// target exits, or SIGINT/SIGTERM; with an interval, `on_interval` gets
+/// each whole interval's window on the way.
+pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window<'_>) -> Result<()>) -> Result<Traced> {
+    let modes = usize::from(!req.pids.is_empty()) + usize::from(req.all) + usize::from(!req.command.is_empty());
+    if modes != 1 {
+        return Err(Error::Usage("trace needs one of -p PID[,PID..], -a, or -- CMD ARGS..".into()));
+    }
+    let processes = resolve_pids(&req.pids)?;
+    let command = if req.command.is_empty() { None } else { Some(prepare_command(&req.command)?) };
+    let duration = match (&command, req.duration) {
+        (None, None) => Some(DEFAULT),
+        (_, d) => d,
+    };
+    let opened = Counting::open(req.engine, req.plan)?;
+    let mut counting = opened.counting;
+    if let Some(why) = &opened.fallback_reason {
+        note(format_args!("counting with the perf engine: {why}"));
+    }
+
+    let (tx, rx) = mpsc::channel::<Event>();
+    catch_signals(tx.clone())?;
+
+    let (target, child, start) = arm(&mut counting, req, command.as_ref(), &processes, duration, &tx)?;
+    drop(tx);
+    let mut session = Session {
+        target,
+        engine: counting.kind(),
+        engine_note: opened.fallback_reason.clone(),
+        traces_compat: counting.traces_compat(),
+        command: None,
+    };
+
+    let deadline = duration.map(|d| start + d);
+    let mut next_interval = req.interval.map(|i| start + i);
+    let mut last = (Tally::default(), start);
+    let mut exit_status = None;
+    let mut interrupted = false;
+    let mut exited: BTreeMap<i32, Instant> = BTreeMap::new();
+    let targets = match &session.target {
+        Target::Pids(p) => p.len(),
+        _ => 0,
+    };
+    let end = loop {
+        let now = Instant::now();
+        // Every whole interval that ended before the deadline gets its
+        // report, however late this wake-up is.
+        while let (Some(due), Some(every)) = (next_interval, req.interval) {
+            if due > now || deadline.is_some_and(|d| due >= d) {
+                break;
+            }
+            let tally = counting.snapshot()?;
+            let delta = tally.since(&last.0);
+            let window = Window {
+                tally: &delta,
+                elapsed: due - last.1,
+                start,
+                exited: &BTreeMap::new(),
+                interrupted: false,
+                bounds: Some((last.1 - start, due - start)),
+            };
+            on_interval(&session, &window)?;
+            last = (tally, due);
+            next_interval = Some(due + every);
+        }
+        if deadline.is_some_and(|d| now >= d) {
+            break None;
+        }
+        let mut wait = if counting.needs_pump() { PUMP } else { Duration::from_secs(3600) };
+        for t in [deadline, next_interval].into_iter().flatten() {
+            wait = wait.min(t.saturating_duration_since(now));
+        }
+        let event = rx.recv_timeout(wait);
+        counting.pump();
+        match event {
+            Ok(Event::Signal(sig)) => {
+                interrupted = true;
+                if let Some(pid) = child {
+                    // As strace and perf stat do: the command gets the signal too.
+                    let _ = nix::sys::signal::kill(Pid::from_raw(pid), sig);
+                }
+                break None;
+            }
+            Ok(Event::CommandExited(status, at)) => {
+                exit_status = Some(status);
+                break Some(at);
+            }
+            Ok(Event::TargetExited(pid, at)) => {
+                exited.insert(pid, at);
+                if exited.len() == targets {
+                    break Some(at);
+                }
+            }
+            Err(_) => {}
+        }
+    };
+    // Stop counting first. The window ends when the last target exited,
+    // else when counting stopped (the middle of the perf engine's
+    // one-by-one disabling), so the rates are over the time counted.
+    let stopping = Instant::now();
+    counting.stop();
+    let end = end.unwrap_or_else(|| stopping + stopping.elapsed() / 2);
+    let tally = counting.snapshot()?;
+    if child.is_some() && exit_status.is_none() && interrupted {
+        while let Ok(ev) = rx.recv_timeout(GRACE) {
+            if let Event::CommandExited(status, _) = ev {
+                exit_status = Some(status);
+                break;
+            }
+        }
+    }
+    if let (Some(c), Some(cmd)) = (child, &command) {
+        session.command = Some(CommandInfo { argv: cmd.argv_text.clone(), pid: c, exit_status });
+    }
+    Ok(Traced { session, tally, elapsed: end.saturating_duration_since(start), start, exited, interrupted })
+}
+
+/// Add the targets, start counting, and take the moment the window opens:
+/// a command is forked behind a gate, counted, then released to exec.
+fn arm(
+    counting: &mut Counting,
+    req: &TraceRequest,
+    command: Option<&PreparedCommand>,
+    processes: &[Process],
+    duration: Option<Duration>,
+    tx: &mpsc::Sender<Event>,
+) -> Result<(Target, Option<i32>, Instant)> {
+    let host = arch::HOST_ABI.unwrap_or(Abi::X86_64);
+    let start;
+    let (target, child) = if let Some(cmd) = command {
+        let mut gated = spawn::fork_gated(&cmd.path, &cmd.argv, &cmd.envp, req.command_stdout_to_stderr)
+            .map_err(|source| Error::Spawn { cmd: cmd.display.clone(), source })?;
+        let child = gated.pid;
+        let armed = counting.add_command(child, cmd.abi.unwrap_or(host), &cmd.comm).and_then(|()| counting.start());
+        if let Err(e) = armed {
+            drop(gated); // closes the gate: the child exits without exec
+            let _ = waitpid(Pid::from_raw(child), None);
+            return Err(e);
+        }
+        // Said before the command runs, so its own output comes after.
+        note(format_args!("tracing {} (pid {child}) until it exits", sanitize(&cmd.display)));
+        // The window is exec to exit: start the clock before the child may
+        // run, and take the end from the moment waitpid returned.
+        start = Instant::now();
+        if let Err(source) = gated.release() {
+            let _ = waitpid(Pid::from_raw(child), None);
+            return Err(Error::Spawn { cmd: cmd.display.clone(), source });
+        }
+        watch_child(child, tx.clone());
+        (Target::Command { argv: cmd.argv_text.clone(), pid: child }, Some(child))
+    } else if req.all {
+        start = started(counting)?;
+        note(format_args!("tracing all processes for {}", secs_text(duration.unwrap_or(DEFAULT))));
+        (Target::All, None)
+    } else {
+        for p in processes {
+            let abi = p.exe_header().and_then(|h| Abi::from_elf(h.is_64, h.machine)).unwrap_or(host);
+            counting.add_process(p, abi, crate::inspect::process::parent_of(p.pid()))?;
+        }
+        for p in processes {
+            watch_target(p.pid(), tx.clone());
+        }
+        start = started(counting)?;
+        let pids: Vec<i32> = processes.iter().map(Process::pid).collect();
+        let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
+        note(format_args!("tracing pid {} for {}", list.join(","), secs_text(duration.unwrap_or(DEFAULT))));
+        (Target::Pids(pids), None)
+    };
+    Ok((target, child, start))
+}
+
+/// Start counting; the window starts in the middle of the arming (the
+/// perf engine enables its counters one by one).
+fn started(counting: &mut Counting) -> Result<Instant> {
+    let before = Instant::now();
+    counting.start()?;
+    Ok(before + before.elapsed() / 2)
+}
+
+fn secs_text(d: Duration) -> String {
+    crate::output::duration_text(d)
+}
+
+/// A command resolved and turned into C strings before the fork.
+struct PreparedCommand {
+    path: CString,
+    argv: Vec<CString>,
+    envp: Vec<CString>,
+    display: String,
+    argv_text: Vec<String>,
+    comm: String,
+    abi: Option<Abi>,
+}
+
+fn prepare_command(words: &[OsString]) -> Result<PreparedCommand> {
+    let display = words.iter().map(|w| w.to_string_lossy()).collect::<Vec<_>>().join(" ");
+    let spawn_err = |kind: std::io::ErrorKind, why: &str| Error::Spawn {
+        cmd: display.clone(),
+        source: std::io::Error::new(kind, why.to_string()),
+    };
+    let first = words.first().ok_or_else(|| spawn_err(std::io::ErrorKind::InvalidInput, "empty command"))?;
+    let path = resolve(first).ok_or_else(|| spawn_err(std::io::ErrorKind::NotFound, "not found or not executable"))?;
+    let cstr = |b: &[u8]| CString::new(b).map_err(|_| spawn_err(std::io::ErrorKind::InvalidInput, "NUL byte"));
+    let argv = words.iter().map(|w| cstr(w.as_bytes())).collect::<Result<Vec<_>>>()?;
+    let envp = std::env::vars_os()
+        .map(|(k, v)| {
+            let mut kv = k.into_vec();
+            kv.push(b'=');
+            kv.extend(v.into_vec());
+            cstr(&kv)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let abi = exe_header_of(&path).and_then(|h| Abi::from_elf(h.is_64, h.machine));
+    let comm: String = path.file_name().map(|n| n.to_string_lossy().chars().take(15).collect()).unwrap_or_default();
+    Ok(PreparedCommand {
+        path: cstr(path.as_os_str().as_bytes())?,
+        argv,
+        envp,
+        argv_text: words.iter().map(|w| w.to_string_lossy().into_owned()).collect(),
+        display,
+        comm,
+        abi,
+    })
+}
+
+/// `execvp`'s search: a name with a slash as is, else the first executable
+/// regular file of that name on PATH.
+fn resolve(name: &OsString) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if name.as_bytes().contains(&b'/') {
+        let p = PathBuf::from(name);
+        return runnable(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| runnable(p))
+}
+
+/// Wait for the command on a thread of its own, so its end is timed when it
+/// happens rather than at the next wake-up.
+fn watch_child(pid: i32, tx: mpsc::Sender<Event>) {
+    std::thread::spawn(move || loop {
+        let status = match waitpid(Pid::from_raw(pid), None) {
+            Ok(WaitStatus::Exited(_, code)) => ExitStatus::Code(code),
+            Ok(WaitStatus::Signaled(_, sig, _)) => ExitStatus::Signal(sig as i32),
+            Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return,
+        };
+        let _ = tx.send(Event::CommandExited(status, Instant::now()));
+        return;
+    });
+}
+
+/// Wait for a `-p` target's exit on a pidfd (no polling of /proc).
+fn watch_target(pid: i32, tx: mpsc::Sender<Event>) {
+    let Ok(fd) = spawn::pidfd_open(pid) else { return };
+    std::thread::spawn(move || {
+        use std::os::fd::AsFd;
+        loop {
+            match crate::measure::sys::ring::poll_in(&[fd.as_fd()], -1) {
+                Ok(true) => break,
+                Ok(false) => continue,
+                Err(_) => return,
+            }
+        }
+        let _ = tx.send(Event::TargetExited(pid, Instant::now()));
+    });
+}

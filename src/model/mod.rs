@@ -1,0 +1,153 @@
+//! Model types shared by several reports, and the policy that judges them
+//! ([`policy`]), once. A report struct itself lives beside its command in
+//! `cmd/`; what more than one command says lives here.
+
+use serde::Serialize;
+
+pub mod image;
+pub mod policy;
+pub mod trace;
+pub use policy::vdso_serves_call;
+
+/// How serious a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; nothing is wrong.
+    Info,
+    /// The fast path is at risk or lost for something that may not matter.
+    Warn,
+    /// The fast path is lost where it should not be.
+    Fail,
+}
+
+impl Severity {
+    /// Upper-case label for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Severity::Info => "INFO",
+            Severity::Warn => "WARN",
+            Severity::Fail => "FAIL",
+        }
+    }
+}
+
+/// The process a per-process document is about: every such document
+/// (dump -p, maps, auxv, check -p) carries it as `process`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProcessRef {
+    pub pid: i32,
+    pub comm: String,
+}
+
+impl ProcessRef {
+    /// The pid and comm of an open process.
+    pub fn of(p: &crate::inspect::Process) -> ProcessRef {
+        ProcessRef { pid: p.pid(), comm: p.comm().to_string() }
+    }
+}
+
+/// A clock id as every document names it: `CLOCK_*`, or its number when it
+/// has no name (JSON: a string or a number); `other`/`any` are the perf
+/// engine's coarser buckets, not clocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ClockRef {
+    Id(i64),
+    /// Clock ids without a counter of their own (perf engine).
+    Other,
+    /// Every clock id together (`--no-split`).
+    Any,
+}
+
+impl ClockRef {
+    /// The clock of a traced call; `None` for calls that take no clock id.
+    pub fn of(clock: crate::measure::trace::Clock) -> Option<ClockRef> {
+        use crate::measure::trace::Clock;
+        match clock {
+            Clock::None => None,
+            Clock::Id(id) => Some(ClockRef::Id(id)),
+            Clock::Other => Some(ClockRef::Other),
+            Clock::Any => Some(ClockRef::Any),
+        }
+    }
+
+    /// The id, when this is one clock.
+    pub fn id(self) -> Option<i64> {
+        match self {
+            ClockRef::Id(id) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The clock as tables, findings and labels print it: `CLOCK_TAI`,
+    /// `CPU_CLOCK(-6)`, `10`, `other`, `any`.
+    pub fn text(self) -> String {
+        match self {
+            ClockRef::Id(id) => crate::arch::clock_name(id),
+            ClockRef::Other => "other".into(),
+            ClockRef::Any => "any".into(),
+        }
+    }
+}
+
+impl Serialize for ClockRef {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            ClockRef::Id(id) => match i32::try_from(id).ok().and_then(crate::arch::clock_info) {
+                Some(c) => s.serialize_str(c.name),
+                None => s.serialize_i64(id),
+            },
+            ClockRef::Other => s.serialize_str("other"),
+            ClockRef::Any => s.serialize_str("any"),
+        }
+    }
+}
+
+/// A rate as JSON carries it: to 0.1/s, without float noise.
+pub fn rate<S: serde::Serializer>(value: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64((value * 10.0).round() / 10.0)
+}
+
+/// A sentence an on-call engineer can act on, with the remediation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    pub message: String,
+    /// What to do about it; `null` when there is nothing to do.
+    pub hint: Option<String>,
+}
+
+impl Finding {
+    /// A finding with a hint.
+    pub fn new(severity: Severity, message: impl Into<String>, hint: Option<String>) -> Finding {
+        Finding { severity, message: message.into(), hint }
+    }
+}
+
+/// Serialize a u64 address as a `"0x..."` string (JSON doubles lose bits).
+pub fn hex<S: serde::Serializer>(value: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("{value:#x}"))
+}
+
+/// [`hex`] for an optional address; `None` stays `null`.
+pub fn hex_opt<S: serde::Serializer>(value: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) => s.serialize_str(&format!("{v:#x}")),
+        None => s.serialize_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clocks_are_named_or_numbered() {
+        let j = |c: ClockRef| serde_json::to_string(&c).unwrap();
+        assert_eq!(j(ClockRef::Id(11)), "\"CLOCK_TAI\"");
+        assert_eq!(j(ClockRef::Id(99)), "99");
+        assert_eq!(j(ClockRef::Id(-6)), "-6");
+        assert_eq!(ClockRef::Id(-6).text(), "CPU_CLOCK(-6)");
+        assert_eq!(j(ClockRef::Other), "\"other\"");
+    }
+}

@@ -1,0 +1,250 @@
+//! The policy, once: which calls the vDSO should serve here, what a
+//! process's vDSO mapping and AT_SYSINFO_EHDR say, what a bench verdict
+//! loses, and the `--max-ns` threshold. Every command that judges these
+//! asks here, so `maps`, `auxv`, `check`, `bench` and `trace` agree.
+
+use super::{Finding, Severity};
+use crate::arch::{self, Abi, TimeFn};
+use crate::error::{Error, Result};
+use crate::measure::bench::Verdict;
+use crate::measure::trace::Clock;
+
+/// Whether the vDSO serves `func` (with `clock`) for a process of `abi` on a
+/// kernel of version `kernel`, so that a syscall for it means the fast path
+/// was lost. Clocks this kernel's vDSO does not serve yet (MONOTONIC_RAW
+/// before 5.3, ...), CPU-time, alarm and fd clocks are expected syscalls.
+/// (`trace` judges its rows the same way; `serve` labels its series with it.)
+pub fn vdso_serves_call(abi: Abi, func: TimeFn, clock: Clock, kernel: Option<(u32, u32)>) -> bool {
+    let (machine, is_64) = abi.elf();
+    if arch::vdso_symbol(machine, is_64, func).is_none() {
+        return false;
+    }
+    match clock {
+        Clock::None => true,
+        Clock::Id(id) => i32::try_from(id).is_ok_and(|id| arch::vdso_serves(id, abi.native().elf().0, kernel)),
+        Clock::Other | Clock::Any => false,
+    }
+}
+
+/// Whether the running kernel's vDSO should serve `func` with `clock` for
+/// vdsoctl itself, given whether its own vDSO exports the function.
+pub fn should_be_fast(func: TimeFn, clock: Option<i32>, vdso_exports: bool, kernel: Option<(u32, u32)>) -> bool {
+    let Some(abi) = arch::HOST_ABI else { return false };
+    let clock = clock.map_or(Clock::None, |c| Clock::Id(i64::from(c)));
+    vdso_exports && vdso_serves_call(abi, func, clock, kernel)
+}
+
+/// What a process's mappings say about its vDSO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VdsoMapping {
+    /// `[vdso]` (start, size) and `[vvar]` (start) are both mapped.
+    Mapped { start: u64, size: u64, vvar: u64 },
+    /// `[vdso]` without its data page: a vDSO clock read has nothing to read.
+    NoVvar,
+    /// No `[vdso]`: every clock read is a syscall.
+    NoVdso { pid: i32 },
+}
+
+impl VdsoMapping {
+    /// Judge from the `[vdso]` (start, size) and `[vvar]` start, if mapped.
+    pub fn judge(pid: i32, vdso: Option<(u64, u64)>, vvar: Option<u64>) -> VdsoMapping {
+        match (vdso, vvar) {
+            (Some((start, size)), Some(vvar)) => VdsoMapping::Mapped { start, size, vvar },
+            (Some(_), None) => VdsoMapping::NoVvar,
+            (None, _) => VdsoMapping::NoVdso { pid },
+        }
+    }
+
+    /// The finding, with the one severity every command gives it.
+    pub fn finding(self) -> Finding {
+        match self {
+            VdsoMapping::Mapped { start, size, vvar } => Finding::new(
+                Severity::Info,
+                format!("[vdso] at {start:#x} ({}), [vvar] at {vvar:#x}", crate::output::human_size(size)),
+                None,
+            ),
+            VdsoMapping::NoVvar => Finding::new(
+                Severity::Fail,
+                "[vdso] is mapped but [vvar] is not: the vDSO has no time data page to read",
+                Some("a sandbox unmapped [vvar]; allow it in the runtime's memory policy".into()),
+            ),
+            VdsoMapping::NoVdso { pid } => Finding::new(
+                Severity::Fail,
+                format!("pid {pid} has no [vdso] mapping: every clock read there is a syscall"),
+                Some("check `vdso=0` on the kernel command line, or the sandbox/loader that unmaps the vDSO".into()),
+            ),
+        }
+    }
+}
+
+/// AT_SYSINFO_EHDR against the `[vdso]` mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SysinfoEhdr {
+    /// It is the start of `[vdso]`.
+    AtVdso(u64),
+    /// It points elsewhere than `[vdso]`.
+    Elsewhere { ehdr: u64, vdso: u64 },
+    /// `[vdso]` is mapped, the vector has no AT_SYSINFO_EHDR.
+    Missing,
+    /// Set, but no `[vdso]` is mapped.
+    Dangling(u64),
+    /// Neither.
+    NoVdso,
+}
+
+impl SysinfoEhdr {
+    /// Judge from the auxiliary vector's value and the `[vdso]` start.
+    pub fn judge(ehdr: Option<u64>, vdso_start: Option<u64>) -> SysinfoEhdr {
+        match (ehdr, vdso_start) {
+            (Some(a), Some(b)) if a == b => SysinfoEhdr::AtVdso(a),
+            (Some(ehdr), Some(vdso)) => SysinfoEhdr::Elsewhere { ehdr, vdso },
+            (None, Some(_)) => SysinfoEhdr::Missing,
+            (Some(a), None) => SysinfoEhdr::Dangling(a),
+            (None, None) => SysinfoEhdr::NoVdso,
+        }
+    }
+
+    /// Whether the two agree; `None` only when neither exists.
+    pub fn matches(self) -> Option<bool> {
+        match self {
+            SysinfoEhdr::AtVdso(_) => Some(true),
+            SysinfoEhdr::NoVdso => None,
+            _ => Some(false),
+        }
+    }
+
+    /// The finding, with the one severity every command gives it.
+    pub fn finding(self) -> Finding {
+        match self {
+            SysinfoEhdr::AtVdso(a) => Finding::new(Severity::Info, format!("AT_SYSINFO_EHDR {a:#x} is the start of [vdso]"), None),
+            SysinfoEhdr::Elsewhere { ehdr, vdso } => Finding::new(
+                Severity::Fail,
+                format!("AT_SYSINFO_EHDR is {ehdr:#x} but [vdso] starts at {vdso:#x}: the C library will look for the vDSO in the wrong place"),
+                Some("something remapped the vDSO after exec (CRIU restore, a sandbox); clock reads may fall back to syscalls".into()),
+            ),
+            SysinfoEhdr::Missing => Finding::new(
+                Severity::Fail,
+                "no AT_SYSINFO_EHDR in the auxiliary vector: the C library cannot find the vDSO, so every clock read is a syscall",
+                Some("check the loader or sandbox that rewrites the auxiliary vector".into()),
+            ),
+            SysinfoEhdr::Dangling(_) => Finding::new(
+                Severity::Fail,
+                "AT_SYSINFO_EHDR is set but no [vdso] is mapped: the vDSO was unmapped after exec",
+                Some("a sandbox or runtime unmapped it; every clock read is a syscall".into()),
+            ),
+            SysinfoEhdr::NoVdso => Finding::new(
+                Severity::Fail,
+                "no vDSO at all: no AT_SYSINFO_EHDR and no [vdso] mapping; every clock read is a syscall",
+                Some("check `vdso=0` on the kernel command line".into()),
+            ),
+        }
+    }
+}
+
+/// For a bench verdict of `func` with `clock` that loses the fast path
+/// this kernel's vDSO should give, the finding's sentence (after `label`)
+/// and remediation; `None` when nothing is lost. A missing symbol is judged
+/// against the architecture's table (it should export `func`), the rest
+/// against the clock. `clocksource` is the current one, named in the hint.
+/// `bench` and `check` both judge and say it so.
+pub fn lost_fast_path(
+    verdict: Verdict,
+    label: &str,
+    func: TimeFn,
+    clock: Option<i32>,
+    kernel: Option<(u32, u32)>,
+    clocksource: Option<&str>,
+) -> Option<(String, String)> {
+    match verdict {
+        Verdict::LibcBypass => Some((
+            format!("{label}: the C library's call makes syscalls where the direct vDSO call makes none — the vDSO is bypassed"),
+            "check LD_PRELOAD and interposed libraries, then the C library's version (a static binary keeps the libc it was built with)".into(),
+        )),
+        Verdict::KernelFallback if should_be_fast(func, clock, true, kernel) => Some((
+            format!("{label}: the vDSO itself enters the kernel, though this kernel's vDSO serves it"),
+            format!(
+                "the clocksource ({}) has no vDSO mode; `cat /sys/devices/system/clocksource/clocksource0/available_clocksource` and switch to tsc or arch_sys_counter if offered",
+                clocksource.unwrap_or("unknown")
+            ),
+        )),
+        Verdict::Missing if should_be_fast(func, None, true, kernel) => Some((
+            format!("{label}: the vDSO has no symbol for {} — every call is a syscall", func.name()),
+            "check `vdso=` on the kernel command line and `vdsoctl dump`".into(),
+        )),
+        _ => None,
+    }
+}
+
+/// `--max-ns`: a positive, finite number of nanoseconds.
+pub fn max_ns(value: Option<f64>) -> Result<Option<f64>> {
+    match value {
+        Some(n) if !(n.is_finite() && n > 0.0) => Err(Error::Usage(format!(
+            "--max-ns {n} is not a positive number of nanoseconds — give the budget per call, e.g. --max-ns 100"
+        ))),
+        v => Ok(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vdso_served_calls() {
+        let k = Some((6, 18));
+        assert!(vdso_serves_call(Abi::X86_64, TimeFn::ClockGettime, Clock::Id(4), k));
+        assert!(!vdso_serves_call(Abi::X86_64, TimeFn::ClockGettime, Clock::Id(4), Some((5, 2))));
+        assert!(!vdso_serves_call(Abi::X86_64, TimeFn::ClockGettime, Clock::Id(3), k));
+        assert!(!vdso_serves_call(Abi::X86_64, TimeFn::ClockGettime, Clock::Other, k));
+        assert!(vdso_serves_call(Abi::X86_64, TimeFn::Gettimeofday, Clock::None, k));
+        assert!(vdso_serves_call(Abi::I386, TimeFn::ClockGettime64, Clock::Id(11), k));
+    }
+
+    #[test]
+    fn one_mapping_verdict_one_severity() {
+        assert_eq!(VdsoMapping::judge(7, Some((0x1000, 8192)), None).finding().severity, Severity::Fail);
+        assert_eq!(VdsoMapping::judge(7, None, Some(0x1000)), VdsoMapping::NoVdso { pid: 7 });
+        let ok = VdsoMapping::judge(7, Some((0x1000, 8192)), Some(0x3000));
+        assert_eq!(ok.finding().message, "[vdso] at 0x1000 (8 KiB), [vvar] at 0x3000");
+        assert_eq!(SysinfoEhdr::judge(Some(1), Some(1)).matches(), Some(true));
+        assert_eq!(SysinfoEhdr::judge(None, None).matches(), None);
+        assert_eq!(SysinfoEhdr::judge(Some(1), None), SysinfoEhdr::Dangling(1));
+        assert_eq!(SysinfoEhdr::judge(Some(1), Some(2)).finding().severity, Severity::Fail);
+    }
+
+    #[test]
+    fn fast_expectations_follow_the_clock_table() {
+        let f = TimeFn::ClockGettime;
+        assert!(should_be_fast(f, Some(1), true, Some((6, 18))));
+        assert!(!should_be_fast(f, Some(1), false, Some((6, 18))));
+        assert!(!should_be_fast(f, Some(3), true, Some((6, 18))));
+        if arch::HOST_MACHINE == arch::machine::X86_64 {
+            assert!(!should_be_fast(f, Some(4), true, Some((5, 2))));
+            assert!(should_be_fast(f, Some(4), true, Some((5, 3))));
+        }
+    }
+
+    #[test]
+    fn a_lost_fast_path_is_judged_once() {
+        let k = Some((6, 18));
+        let f = TimeFn::ClockGettime;
+        // A CPU-time clock always enters the kernel: nothing is lost.
+        assert_eq!(lost_fast_path(Verdict::KernelFallback, "x", f, Some(3), k, Some("tsc")), None);
+        let (msg, hint) =
+            lost_fast_path(Verdict::KernelFallback, "CLOCK_MONOTONIC", f, Some(1), k, Some("xen")).unwrap();
+        assert!(msg.starts_with("CLOCK_MONOTONIC: the vDSO itself enters the kernel"), "{msg}");
+        assert!(hint.starts_with("the clocksource (xen) has no vDSO mode"), "{hint}");
+        // A missing symbol the architecture exports is lost whatever the clock.
+        assert!(lost_fast_path(Verdict::Missing, "x", f, Some(3), k, None).is_some());
+        assert!(lost_fast_path(Verdict::LibcBypass, "x", f, Some(3), k, None).is_some());
+        assert_eq!(lost_fast_path(Verdict::Fast, "x", f, Some(1), k, None), None);
+    }
+
+    #[test]
+    fn max_ns_is_positive() {
+        assert_eq!(max_ns(Some(50.0)).unwrap(), Some(50.0));
+        assert_eq!(max_ns(None).unwrap(), None);
+        assert!(matches!(max_ns(Some(0.0)), Err(Error::Usage(_))));
+        assert!(matches!(max_ns(Some(f64::NAN)), Err(Error::Usage(_))));
+    }
+}

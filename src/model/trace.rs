@@ -1,0 +1,331 @@
+//! The `trace` report: counts per process, syscall and clock, judged once
+//! (which calls the vDSO should have served, findings worded here), from a
+//! window of a [`session`](crate::measure::session). `trace` renders it,
+//! `check` and `serve` read it.
+
+use super::{vdso_serves_call, ClockRef, Finding, Severity};
+use crate::arch::{self, Abi};
+use crate::measure::engine::Kind;
+use crate::measure::session::{Session, Window};
+use crate::measure::trace::Tally;
+use crate::output::{duration_text, rate_text, thousands};
+use serde::Serialize;
+use std::time::Duration;
+
+pub use crate::measure::session::{CommandInfo, ExitStatus, Target};
+
+/// The `trace` report (DESIGN keys: target, engine, duration_ns, counts,
+/// vsyscall_emulations, lost, findings, command).
+#[derive(Debug, Serialize)]
+pub struct TraceReport {
+    pub target: Target,
+    /// The engine that counted.
+    pub engine: Kind,
+    /// Why it is not the BPF engine, when it is not.
+    pub engine_note: Option<String>,
+    pub duration_ns: u64,
+    pub counts: Vec<CountRow>,
+    pub vsyscall_emulations: Vec<VsyscallRow>,
+    /// Calls counted but not split by function and clock (perf engine:
+    /// sampled records the ring dropped), per process.
+    pub unattributed: Vec<UnattributedRow>,
+    /// Events the engine could not keep: BPF map inserts refused (the map
+    /// was full) or perf records dropped. 0 in normal use.
+    pub lost: u64,
+    /// Processes of a traced tree the engine could not follow.
+    pub unfollowed: u64,
+    /// Traced processes (`-p`) that exited during the trace.
+    pub exited: Vec<ExitedRow>,
+    /// `-- CMD`: the command and how it ended.
+    pub command: Option<CommandInfo>,
+    /// Ended early by SIGINT or SIGTERM.
+    pub interrupted: bool,
+    /// With `--interval`, the reports before the summary: the interval's
+    /// bounds from the start of counting.
+    pub interval: Option<Interval>,
+    pub findings: Vec<Finding>,
+    /// The wall clock when counting started (interval headers show it).
+    #[serde(skip)]
+    pub wall_start: Option<std::time::SystemTime>,
+}
+
+/// An interval of `--interval`, from the start of counting.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Interval {
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// Syscalls of one function (and clock) by one process (or thread).
+#[derive(Debug, Clone, Serialize)]
+pub struct CountRow {
+    pub pid: i32,
+    /// The thread, with `--per-thread`.
+    pub tid: Option<i32>,
+    pub ppid: Option<i32>,
+    /// The process's name when it made the calls.
+    pub comm: Option<String>,
+    pub syscall: &'static str,
+    /// The ABI the calls were made with (`x86_64`, `i386`, ...).
+    pub abi: Abi,
+    /// Clock id by name (`CLOCK_TAI`, or its number); `null` for syscalls
+    /// without one; `other`/`any` from the perf engine's coarser modes.
+    pub clock: Option<ClockRef>,
+    pub count: u64,
+    /// Over the time the process was traced (until it exited, if it did).
+    #[serde(serialize_with = "crate::model::rate")]
+    pub per_sec: f64,
+    /// Whether this syscall is expected (the vDSO never serves it here).
+    pub expected: bool,
+}
+
+/// Emulated calls into the [vsyscall] page by one process.
+#[derive(Debug, Clone, Serialize)]
+pub struct VsyscallRow {
+    pub pid: i32,
+    pub comm: Option<String>,
+    pub function: &'static str,
+    pub count: u64,
+    #[serde(serialize_with = "crate::model::rate")]
+    pub per_sec: f64,
+}
+
+/// Clock syscalls counted for a process whose split was lost.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnattributedRow {
+    pub pid: i32,
+    pub comm: Option<String>,
+    pub count: u64,
+}
+
+/// A `-p` target that exited while traced.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExitedRow {
+    pub pid: i32,
+    /// Time from the start of counting to its exit.
+    pub after_ns: u64,
+}
+
+/// The report for one window of a session; a `-p` target that exited has
+/// its rate over the time it lived. A bypassed clock is a FAIL only over
+/// `fail_over` calls/s (`--fail-over`), else a WARN: a FAIL line means exit 1.
+pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> TraceReport {
+    let kernel = crate::inspect::kernel::release().and_then(|r| crate::inspect::kernel::parse_version(&r));
+    let (tally, elapsed, start, exited) = (w.tally, w.elapsed, w.start, w.exited);
+    let secs_of = |pid: i32| {
+        let lived = exited.get(&pid).map_or(elapsed, |at| at.saturating_duration_since(start));
+        lived.min(elapsed).as_secs_f64().max(1e-9)
+    };
+    let comm_of = |pid: i32| tally.comms.get(&pid).cloned();
+    let mut counts: Vec<CountRow> = tally
+        .counts
+        .iter()
+        .filter(|(_, v)| **v > 0)
+        .map(|(k, v)| CountRow {
+            pid: k.pid,
+            tid: k.tid,
+            ppid: tally.parents.get(&k.pid).copied(),
+            comm: k.comm.map(|c| c.to_string()).or_else(|| comm_of(k.pid)),
+            syscall: k.func.name(),
+            abi: k.abi,
+            clock: ClockRef::of(k.clock),
+            count: *v,
+            per_sec: *v as f64 / secs_of(k.pid),
+            expected: !vdso_serves_call(k.abi, k.func, k.clock, kernel),
+        })
+        .collect();
+    counts.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)).then(a.tid.cmp(&b.tid)));
+    let mut vsyscall_emulations: Vec<VsyscallRow> = tally
+        .vsyscall
+        .iter()
+        .filter(|(_, v)| **v > 0)
+        .map(|((pid, f), v)| VsyscallRow {
+            pid: *pid,
+            comm: comm_of(*pid),
+            function: f.name(),
+            count: *v,
+            per_sec: *v as f64 / secs_of(*pid),
+        })
+        .collect();
+    vsyscall_emulations.sort_by_key(|v| std::cmp::Reverse(v.count));
+    let unattributed: Vec<UnattributedRow> = tally
+        .unrecorded
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(pid, n)| UnattributedRow { pid: *pid, comm: comm_of(*pid), count: *n })
+        .collect();
+    // Only the perf engine's --native-only leaves 32-bit calls out.
+    let skipped_compat = !session.traces_compat
+        && arch::HOST_ABI.and_then(Abi::compat).is_some()
+        && !matches!(session.target, Target::All);
+    let exited_rows: Vec<ExitedRow> = exited
+        .iter()
+        .map(|(pid, at)| ExitedRow { pid: *pid, after_ns: at.saturating_duration_since(start).as_nanos() as u64 })
+        .collect();
+    let findings = findings(
+        &counts,
+        &vsyscall_emulations,
+        &unattributed,
+        tally,
+        elapsed.as_secs_f64(),
+        !skipped_compat,
+        fail_over,
+    );
+    let wall_start = std::time::SystemTime::now().checked_sub(start.elapsed()).unwrap_or(std::time::UNIX_EPOCH);
+    TraceReport {
+        target: session.target.clone(),
+        engine: session.engine,
+        engine_note: session.engine_note.clone(),
+        duration_ns: elapsed.as_nanos() as u64,
+        counts,
+        vsyscall_emulations,
+        unattributed,
+        lost: tally.lost_records,
+        unfollowed: tally.unfollowed,
+        exited: exited_rows,
+        command: if w.bounds.is_none() { session.command.clone() } else { None },
+        interrupted: w.interrupted,
+        interval: w.bounds.map(|(s, e)| Interval { start_ns: s.as_nanos() as u64, end_ns: e.as_nanos() as u64 }),
+        findings,
+        wall_start: Some(wall_start),
+    }
+}
+
+fn who(pid: i32, comm: &Option<String>) -> String {
+    match comm {
+        Some(c) => format!("pid {pid} ({c})"),
+        None => format!("pid {pid}"),
+    }
+}
+
+pub fn findings(
+    counts: &[CountRow],
+    vsyscall: &[VsyscallRow],
+    unattributed: &[UnattributedRow],
+    tally: &Tally,
+    secs: f64,
+    compat: bool,
+    fail_over: Option<f64>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    // A bypass is FAIL (exit 1) only above --fail-over; without it, WARN.
+    let severity = |per_sec: f64| match fail_over {
+        Some(rate) if per_sec > rate => Severity::Fail,
+        _ => Severity::Warn,
+    };
+    let gate = |per_sec: f64| match fail_over {
+        None => " (--fail-over 0 makes this exit 1)".to_string(),
+        Some(rate) if per_sec > rate => format!(", over --fail-over {rate}"),
+        Some(rate) => format!(", within --fail-over {rate}"),
+    };
+    for r in counts {
+        // clock_gettime reads as its clock id (as in DESIGN's example); the
+        // others name the syscall so clock_getres is not mistaken for it.
+        let what = match (r.clock.map(ClockRef::text), r.syscall) {
+            (Some(c), "clock_gettime") => c,
+            (Some(c), s) => format!("{s}({c})"),
+            (None, s) => s.to_string(),
+        };
+        let rate = thousands(r.per_sec.round() as u64);
+        let from = who(r.pid, &r.comm);
+        // In a tree that holds both, say which ABI made the calls.
+        let from = if Some(r.abi) == arch::HOST_ABI { from } else { format!("{from}, {} ABI", r.abi.name()) };
+        match r.clock {
+            Some(ClockRef::Any) => out.push(Finding::new(
+                Severity::Warn,
+                format!("{}: {rate} syscalls/s from {from}, clock ids not split (--no-split)", r.syscall),
+                Some("run without --no-split to see which clock ids enter the kernel (each clock id's counter costs ~28 ns per call more)".into()),
+            )),
+            _ if !r.expected => out.push(Finding::new(
+                severity(r.per_sec),
+                format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if r.clock.is_some() { "clock id" } else { "call" }, gate(r.per_sec)),
+                Some("look for a raw syscall(), a libc or runtime that routes it to the kernel, or a clocksource without a vDSO mode (`vdsoctl check`)".into()),
+            )),
+            _ => out.push(Finding::new(
+                Severity::Info,
+                format!("{what}: {rate} syscalls/s from {from} — expected: the vDSO never serves this {}", if r.clock.is_some() { "clock id (CPU-time, alarm and fd clocks always enter the kernel)" } else { "call here" }),
+                None,
+            )),
+        }
+    }
+    for v in vsyscall {
+        out.push(Finding::new(
+            severity(v.per_sec),
+            format!(
+                "{} made {} calls ({}) to {} in the [vsyscall] page — each is emulated by the kernel and invisible to strace{}",
+                who(v.pid, &v.comm), thousands(v.count), rate_text(v.per_sec), v.function, gate(v.per_sec)
+            ),
+            Some("rebuild it against a current libc or runtime: only very old static binaries call the fixed vsyscall addresses".into()),
+        ));
+    }
+    for u in unattributed {
+        out.push(Finding::new(
+            Severity::Warn,
+            format!(
+                "{}: {} 32-bit clock syscalls were counted but their sampled records were lost, so they are not split by clock (the `unattributed` row)",
+                who(u.pid, &u.comm),
+                thousands(u.count)
+            ),
+            Some("use the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which splits every call in the kernel".into()),
+        ));
+    }
+    if tally.lost_records > 0 {
+        out.push(Finding::new(
+            Severity::Warn,
+            format!("{} events were lost (BPF: the count map was full; perf: ring buffers overflowed): counts are short by that many", thousands(tally.lost_records)),
+            Some(format!("trace fewer processes (-p) or for less time; the BPF map holds {} rows", crate::measure::bpf::MAX_ROWS)),
+        ));
+    }
+    if tally.unfollowed > 0 {
+        out.push(Finding::new(
+            Severity::Warn,
+            format!(
+                "{} new processes of the traced tree could not be followed (the traced set was full)",
+                thousands(tally.unfollowed)
+            ),
+            Some(format!("the traced set holds {} processes; trace a smaller tree", crate::measure::bpf::MAX_PROCS)),
+        ));
+    }
+    if tally.scaled {
+        out.push(Finding::new(Severity::Warn, "some counters were multiplexed and did not run the whole time", None));
+    }
+    if counts.is_empty() && vsyscall.is_empty() {
+        out.push(Finding::new(
+            Severity::Info,
+            if compat {
+                format!("no clock syscalls and no [vsyscall] emulations in {} — clock reads stayed in the vDSO", duration_text(Duration::from_secs_f64(secs)))
+            } else {
+                format!("no clock syscalls from 64-bit tasks and no [vsyscall] emulations in {} — 32-bit programs were not traced (--native-only)", duration_text(Duration::from_secs_f64(secs)))
+            },
+            None,
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bypass_is_fail_only_over_the_rate() {
+        let row = |per_sec: f64| CountRow {
+            pid: 7,
+            tid: None,
+            ppid: None,
+            comm: Some("loop".into()),
+            syscall: "clock_gettime",
+            abi: arch::HOST_ABI.unwrap_or(Abi::X86_64),
+            clock: Some(ClockRef::Id(1)),
+            count: 100,
+            per_sec,
+            expected: false,
+        };
+        let t = Tally::default();
+        let sev = |rows: &[CountRow], over| findings(rows, &[], &[], &t, 1.0, true, over)[0].severity;
+        assert_eq!(sev(&[row(50.0)], None), Severity::Warn);
+        assert_eq!(sev(&[row(50.0)], Some(0.0)), Severity::Fail);
+        assert_eq!(sev(&[row(50.0)], Some(50.0)), Severity::Warn);
+        assert_eq!(sev(&[row(50.0)], Some(10.0)), Severity::Fail);
+    }
+}

@@ -1,0 +1,601 @@
+//! The JSON contract: every command's `--json` document deserializes into
+//! typed structs that refuse unknown keys (as ripgrep's `tests/json.rs`
+//! does), so a renamed, retyped or stray key fails here, not in a user's
+//! pipeline. The rule of DESIGN.md "Output" is checked on the way: one
+//! `process` {pid, comm} per per-process document, a clock named `CLOCK_*`
+//! or by its number, lowercase status words, addresses as "0x..." strings.
+
+use super::common::{build_c, is_root, run, skip, Workload};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use std::process::Command;
+
+/// Run `vdsoctl --json ARGS`, expect `code`, parse stdout strictly as `T`.
+fn doc<T: DeserializeOwned>(args: &[&str], codes: &[i32]) -> T {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = run(&all);
+    assert!(codes.contains(&code), "{args:?}: exit {code}\n{stdout}\n{stderr}");
+    match serde_json::from_str(&stdout) {
+        Ok(v) => v,
+        Err(e) => panic!("{args:?}: the document does not match the contract: {e}\n{stdout}"),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProcessRef {
+    pid: i32,
+    comm: String,
+}
+
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum Severity {
+    Info,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Skip,
+    Ok,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Finding {
+    #[allow(dead_code)]
+    severity: Severity,
+    message: String,
+    hint: Option<String>,
+}
+
+/// A clock as every document names it.
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+enum Clock {
+    Number(i64),
+    Name(String),
+}
+
+impl Clock {
+    /// `CLOCK_*`, or the perf engine's `other`/`any` buckets.
+    fn assert_well_named(&self) {
+        if let Clock::Name(n) = self {
+            assert!(n.starts_with("CLOCK_") || n == "other" || n == "any", "clock named {n:?}");
+        }
+    }
+}
+
+/// An address: a `"0x..."` string.
+fn addr(s: &str) -> u64 {
+    let hex = s.strip_prefix("0x").unwrap_or_else(|| panic!("address {s:?} is not 0x-prefixed"));
+    u64::from_str_radix(hex, 16).unwrap()
+}
+
+// ---- dump ----
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Dump {
+    process: Option<ProcessRef>,
+    file: Option<String>,
+    elf: DumpElf,
+    symbols: Vec<DumpSymbol>,
+    versions: Vec<DumpVersion>,
+    notes: Vec<DumpNote>,
+    hash_tables: HashTables,
+    findings: Vec<Finding>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DumpElf {
+    class: String,
+    endian: String,
+    machine: String,
+    e_machine: u16,
+    #[serde(rename = "type")]
+    elf_type: String,
+    soname: Option<String>,
+    size: u64,
+    base: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DumpSymbol {
+    name: String,
+    version: Option<String>,
+    version_hidden: bool,
+    value: String,
+    thumb: bool,
+    size: u64,
+    #[serde(rename = "type")]
+    kind: String,
+    bind: String,
+    section: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DumpVersion {
+    name: String,
+    index: u16,
+    flags: String,
+    parents: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DumpNote {
+    owner: String,
+    #[serde(rename = "type")]
+    n_type: u32,
+    type_name: Option<String>,
+    size: u64,
+    description: Option<String>,
+    data: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HashTables {
+    dt_hash: bool,
+    dt_gnu_hash: bool,
+}
+
+#[test]
+fn dump_of_a_process_and_of_a_file() {
+    let w = Workload::start(Command::new(build_c("wait_ready", false, &[])));
+    let d: Dump = doc(&["dump", "-p", &w.pid().to_string()], &[0]);
+    let p = d.process.expect("dump -p names the process");
+    assert_eq!(p.pid, w.pid());
+    assert!(p.comm.starts_with("wait_ready"), "{}", p.comm);
+    assert!(d.file.is_none());
+    assert_eq!((d.elf.class.as_str(), d.elf.endian.as_str()), ("ELF64", "little"));
+    assert_eq!(d.elf.e_machine, vdsoctl::arch::HOST_MACHINE);
+    assert_eq!(d.elf.soname.as_deref(), Some("linux-vdso.so.1"));
+    assert!(d.elf.size > 0 && !d.elf.machine.is_empty() && !d.elf.elf_type.is_empty());
+    let base = addr(d.elf.base.as_deref().expect("a live image has a base"));
+    assert_eq!(base % 4096, 0);
+    let cg = d.symbols.iter().find(|s| s.name.contains("clock_gettime")).expect("clock_gettime exported");
+    assert_eq!((cg.kind.as_str(), cg.thumb), ("FUNC", false));
+    assert!(["GLOBAL", "WEAK"].contains(&cg.bind.as_str()), "{cg:?}");
+    assert!(cg.version.as_deref().is_some_and(|v| v.starts_with("LINUX_")) && !cg.version_hidden);
+    assert!(addr(&cg.value) > 0 && cg.size > 0 && cg.section.as_deref() == Some(".text"));
+    assert!(d.versions.iter().any(|v| v.index == 1 && v.flags == "BASE" && v.parents.is_empty() && !v.name.is_empty()));
+    assert!(d.notes.iter().any(|n| n.owner == "Linux" && n.n_type == 0 && n.size == 4 && !n.data.is_empty()));
+    assert!(d.notes.iter().all(|n| n.type_name.is_some() || n.description.is_none()));
+    assert!(d.hash_tables.dt_hash || d.hash_tables.dt_gnu_hash);
+    assert!(d.findings.iter().all(|f| !f.message.is_empty() && f.hint.as_deref() != Some("")));
+
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/vdso/x86_64.so");
+    let f: Dump = doc(&["dump", "--file", fixture], &[0]);
+    assert_eq!(f.file.as_deref(), Some(fixture));
+    assert!(f.process.is_none() && f.elf.base.is_none());
+}
+
+// ---- maps ----
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Maps {
+    process: ProcessRef,
+    mappings: Vec<Mapping>,
+    vsyscall: Vsyscall,
+    findings: Vec<Finding>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Mapping {
+    name: String,
+    start: String,
+    end: String,
+    size: u64,
+    perms: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Vsyscall {
+    mode: String,
+    source: String,
+    mapping_mode: Option<String>,
+    cmdline: Option<String>,
+}
+
+#[test]
+fn maps_of_a_process() {
+    let w = Workload::start(Command::new(build_c("wait_ready", false, &[])));
+    let m: Maps = doc(&["maps", "-p", &w.pid().to_string()], &[0]);
+    assert_eq!(m.process.pid, w.pid());
+    assert!(m.process.comm.starts_with("wait_ready"));
+    let vdso = m.mappings.iter().find(|x| x.name == "[vdso]").expect("[vdso] row");
+    assert_eq!(addr(&vdso.end) - addr(&vdso.start), vdso.size);
+    assert_eq!(vdso.perms, "r-xp");
+    assert!(["emulate", "xonly", "none"].contains(&m.vsyscall.mode.as_str()), "{:?}", m.vsyscall);
+    assert!(!m.vsyscall.source.is_empty());
+    assert!(m.vsyscall.mapping_mode.as_deref().map_or(true, |x| ["emulate", "xonly", "none"].contains(&x)));
+    assert!(m.vsyscall.cmdline.as_deref() != Some(""));
+    assert!(m.findings.iter().all(|f| !f.message.is_empty()));
+}
+
+// ---- auxv ----
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Auxv {
+    process: ProcessRef,
+    word_bits: u32,
+    entries: Vec<AuxvEntry>,
+    sysinfo_ehdr_matches_vdso: Option<bool>,
+    vdso_start: Option<String>,
+    findings: Vec<Finding>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuxvEntry {
+    key: u64,
+    name: Option<String>,
+    value: String,
+    decoded: Decoded,
+}
+
+/// `decoded`, typed: a count, a string, flag names, or null.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Decoded {
+    Count(u64),
+    Text(String),
+    Names(Vec<String>),
+    Nothing(()),
+}
+
+#[test]
+fn auxv_of_a_process() {
+    let w = Workload::start(Command::new(build_c("wait_ready", false, &[])));
+    let a: Auxv = doc(&["auxv", "-p", &w.pid().to_string()], &[0]);
+    assert_eq!(a.process.pid, w.pid());
+    assert_eq!(a.word_bits, 64);
+    assert_eq!(a.sysinfo_ehdr_matches_vdso, Some(true));
+    let ehdr = a.entries.iter().find(|e| e.name.as_deref() == Some("AT_SYSINFO_EHDR")).unwrap();
+    assert_eq!(ehdr.key, 33);
+    assert_eq!(Some(ehdr.value.clone()), a.vdso_start);
+    assert!(matches!(ehdr.decoded, Decoded::Nothing(())), "an address is `value` alone: {ehdr:?}");
+    let pagesz = a.entries.iter().find(|e| e.key == 6).unwrap();
+    assert!(matches!(pagesz.decoded, Decoded::Count(n) if n == addr(&pagesz.value)), "{pagesz:?}");
+    let execfn = a.entries.iter().find(|e| e.key == 31).unwrap();
+    assert!(matches!(&execfn.decoded, Decoded::Text(t) if t.ends_with("wait_ready")), "{execfn:?}");
+    assert!(a.entries.iter().all(|e| !matches!(&e.decoded, Decoded::Names(n) if n.iter().any(String::is_empty))));
+    assert!(a.findings.iter().all(|f| !f.message.is_empty()));
+}
+
+// ---- check ----
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CheckDoc {
+    process: Option<ProcessRef>,
+    checks: Vec<Check>,
+    binaries: Option<Vec<Binary>>,
+    image: Option<ImageSummary>,
+    command: Option<CommandRun>,
+    status: Status,
+    strict: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Check {
+    name: String,
+    status: Status,
+    detail: String,
+    hint: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Binary {
+    path: String,
+    class: String,
+    machine: String,
+    linkage: String,
+    interpreter: Option<String>,
+    kind: String,
+    runtime: String,
+    runtime_version: Option<String>,
+    status: Status,
+    detail: String,
+    hint: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ImageSummary {
+    root: String,
+    entries: u64,
+    skipped: Vec<String>,
+    unreadable: Vec<(String, String)>,
+    truncated: bool,
+    excluded: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommandRun {
+    argv: Vec<String>,
+    pid: i32,
+    exit_status: Option<ExitStatus>,
+}
+
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+enum ExitStatus {
+    Code(i32),
+    Signal(i32),
+}
+
+/// The document's status is the worst of its checks (skip counts as ok).
+fn assert_worst(c: &CheckDoc) {
+    let worst = c.checks.iter().map(|k| &k.status).filter(|s| **s != Status::Skip).max().unwrap_or(&Status::Ok);
+    assert_eq!(&c.status, worst.max(&Status::Ok), "{c:?}");
+    assert!(c.checks.iter().all(|k| !k.name.is_empty() && !k.detail.is_empty() && k.hint.as_deref() != Some("")));
+}
+
+#[test]
+fn check_of_the_host_and_of_a_process() {
+    let host: CheckDoc = doc(&["check"], &[0, 1]);
+    assert!(host.process.is_none() && host.binaries.is_none() && host.image.is_none() && host.command.is_none());
+    assert!(!host.strict);
+    assert!(host.checks.iter().any(|c| c.name == "vdso_mapped"));
+    assert_worst(&host);
+
+    let w = Workload::start(Command::new(build_c("wait_ready", false, &[])));
+    let p: CheckDoc = doc(&["check", "-p", &w.pid().to_string()], &[0, 1]);
+    let process = p.process.as_ref().expect("check -p names the process");
+    assert_eq!(process.pid, w.pid());
+    assert!(process.comm.starts_with("wait_ready"));
+    assert!(p.checks.iter().any(|c| c.name == "process_vdso_mapped" && c.status == Status::Ok));
+    assert_worst(&p);
+}
+
+#[test]
+fn check_of_a_small_image_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("usr/bin")).unwrap();
+    std::fs::copy(build_c("wait_ready", false, &[]), dir.path().join("usr/bin/wait_ready")).unwrap();
+    let root = dir.path().to_str().unwrap();
+    let c: CheckDoc = doc(&["check", "--image", root], &[0, 1]);
+    let bins = c.binaries.as_ref().expect("--image lists binaries");
+    let b = bins.iter().find(|b| b.path == "/usr/bin/wait_ready").expect("the program is listed");
+    assert_eq!((b.class.as_str(), b.linkage.as_str(), b.kind.as_str()), ("ELF64", "dynamic", "executable"));
+    assert_eq!((b.runtime.as_str(), b.status == Status::Ok), ("glibc", true), "{b:?}");
+    assert!(b.interpreter.as_deref().is_some_and(|i| i.contains("ld-linux")));
+    assert!(!b.machine.is_empty() && !b.detail.is_empty() && b.hint.is_none());
+    // No libc in the tree: its version cannot be read.
+    assert_eq!(b.runtime_version, None);
+    let image = c.image.as_ref().unwrap();
+    assert_eq!(image.root, root);
+    assert!(image.entries >= 3 && !image.truncated && image.unreadable.is_empty(), "{image:?}");
+    assert!(image.skipped.iter().chain(&image.excluded).all(|s| !s.is_empty()));
+    assert_worst(&c);
+}
+
+// ---- bench ----
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Bench {
+    results: Vec<BenchResult>,
+    findings: Vec<Finding>,
+    basis: String,
+    verify: Option<Vec<serde_json::Value>>,
+    plan: BenchPlan,
+    paths: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BenchResult {
+    function: String,
+    clock: Option<Clock>,
+    path: String,
+    ns_per_call: Option<f64>,
+    syscalls_per_call: Option<f64>,
+    verdict: Option<String>,
+    stats: Option<Stats>,
+    error: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Stats {
+    median: f64,
+    min: f64,
+    max: f64,
+    mean: f64,
+    stddev: Option<f64>,
+    mad: f64,
+    rounds: usize,
+    batch: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BenchPlan {
+    batch_ns: u64,
+    rounds: u32,
+}
+
+#[test]
+fn bench_quick() {
+    let _lock = super::common::system_wide_lock();
+    let b: Bench = doc(&["bench", "--quick"], &[0]);
+    assert!(["counted", "timing"].contains(&b.basis.as_str()));
+    assert!(b.verify.is_none());
+    assert!(b.plan.batch_ns > 0 && b.plan.rounds > 0);
+    assert!(b.paths.iter().all(|p| ["libc", "vdso", "syscall", "vsyscall"].contains(&p.as_str())));
+    let mono = b
+        .results
+        .iter()
+        .find(|r| r.function == "clock_gettime" && r.clock == Some(Clock::Name("CLOCK_MONOTONIC".into())))
+        .expect("clock_gettime(CLOCK_MONOTONIC) measured");
+    assert!(b.paths.contains(&mono.path));
+    for r in &b.results {
+        if let Some(c) = &r.clock {
+            c.assert_well_named();
+        }
+        if let Some(s) = &r.stats {
+            assert!(s.min <= s.median && s.median <= s.max && s.mean > 0.0 && s.mad >= 0.0 && s.rounds > 0);
+            assert!(s.batch > 0 && s.stddev.map_or(true, |d| d >= 0.0));
+            assert!(r.ns_per_call.is_some());
+        }
+        assert!(r.syscalls_per_call.map_or(true, |s| s >= 0.0));
+        assert!(r.verdict.as_deref().map_or(true, |v| !v.is_empty()) && r.error.as_deref() != Some(""));
+    }
+    assert!(b.findings.iter().all(|f| !f.message.is_empty()));
+}
+
+// ---- trace ----
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Trace {
+    target: serde_json::Value,
+    engine: String,
+    engine_note: Option<String>,
+    duration_ns: u64,
+    counts: Vec<CountRow>,
+    vsyscall_emulations: Vec<VsyscallRow>,
+    unattributed: Vec<Unattributed>,
+    lost: u64,
+    unfollowed: u64,
+    exited: Vec<Exited>,
+    command: Option<CommandRun>,
+    interrupted: bool,
+    interval: Option<Interval>,
+    findings: Vec<Finding>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CountRow {
+    pid: i32,
+    tid: Option<i32>,
+    ppid: Option<i32>,
+    comm: Option<String>,
+    syscall: String,
+    abi: String,
+    clock: Option<Clock>,
+    count: u64,
+    per_sec: f64,
+    expected: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VsyscallRow {
+    pid: i32,
+    comm: Option<String>,
+    function: String,
+    count: u64,
+    per_sec: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Unattributed {
+    pid: i32,
+    comm: Option<String>,
+    count: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Exited {
+    pid: i32,
+    after_ns: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Interval {
+    start_ns: u64,
+    end_ns: u64,
+}
+
+/// A rate carries at most one decimal.
+fn one_decimal(rate: f64) -> bool {
+    ((rate * 10.0).round() - rate * 10.0).abs() < 1e-6
+}
+
+fn trace_missing() -> Option<&'static str> {
+    if !is_root() {
+        return Some("trace needs root (or CAP_BPF + CAP_PERFMON)");
+    }
+    if vdsoctl::measure::tracefs::Tracefs::find_or_mount().is_err() {
+        return Some("tracefs is not available");
+    }
+    None
+}
+
+#[test]
+fn trace_of_true_and_of_a_clock_loop() {
+    if let Some(why) = trace_missing() {
+        return skip(why);
+    }
+    let t: Trace = doc(&["trace", "--", "true"], &[0]);
+    let cmd = t.command.as_ref().expect("-- CMD reports the command");
+    assert_eq!(cmd.argv, ["true"]);
+    assert_eq!(cmd.exit_status, Some(ExitStatus::Code(0)));
+    assert_eq!(t.target["command"]["pid"], cmd.pid);
+    assert!(["bpf", "perf"].contains(&t.engine.as_str()));
+    assert!(t.engine == "perf" || t.engine_note.is_none());
+    assert!(!t.interrupted && t.interval.is_none() && t.exited.is_empty() && t.unattributed.is_empty());
+    assert_eq!((t.lost, t.unfollowed), (0, 0));
+    assert!(t.duration_ns > 0);
+    assert!(t.vsyscall_emulations.is_empty() && t.findings.iter().all(|f| !f.message.is_empty()));
+
+    // CLOCK_TAI (named) through the raw syscall, and clock id 10 (no name: a number).
+    let bin = build_c("clock_loop", false, &[]);
+    let bin = bin.to_str().unwrap();
+    let t: Trace = doc(&["trace", "--", bin, "raw", "11", "1000"], &[0]);
+    let tai = t.counts.iter().find(|r| r.clock == Some(Clock::Name("CLOCK_TAI".into()))).expect("CLOCK_TAI row");
+    assert_eq!((tai.syscall.as_str(), tai.count, tai.expected), ("clock_gettime", 1000, false));
+    assert_eq!((tai.abi.as_str(), tai.comm.as_deref()), ("x86_64", Some("clock_loop")));
+    assert_eq!(Some(tai.pid), t.command.as_ref().map(|c| c.pid));
+    assert!(tai.tid.is_none() && tai.ppid.is_some());
+    assert!(tai.per_sec > 0.0 && one_decimal(tai.per_sec), "per_sec {}", tai.per_sec);
+    for r in &t.counts {
+        if let Some(c) = &r.clock {
+            c.assert_well_named();
+        }
+    }
+    assert!(t.vsyscall_emulations.iter().all(|v| v.count > 0 && one_decimal(v.per_sec) && v.pid > 0));
+    assert!(t.vsyscall_emulations.iter().all(|v| !v.function.is_empty() && v.comm.is_some()));
+    assert!(t.unattributed.iter().all(|u| u.pid > 0 && u.count > 0 && u.comm.is_some()));
+    assert!(t.exited.iter().all(|e| e.pid > 0 && e.after_ns > 0));
+    assert!(t.interval.as_ref().map_or(true, |i| i.start_ns <= i.end_ns));
+    // check -- CMD: the same command record, and the run as a check.
+    let c: CheckDoc = doc(&["check", "--", bin, "libc", "1", "100"], &[0]);
+    let run = c.command.as_ref().expect("check -- CMD reports the command");
+    assert_eq!((run.argv.len(), run.exit_status.as_ref()), (4, Some(&ExitStatus::Code(0))));
+    assert!(run.pid > 0 && c.process.is_none() && c.binaries.is_none());
+    assert!(c.checks.iter().any(|k| k.name == "command_trace" && k.status == Status::Ok), "{c:?}");
+    assert_worst(&c);
+    let t: Trace = doc(&["trace", "--", bin, "raw", "10", "100"], &[0]);
+    let ten = t.counts.iter().find(|r| r.syscall == "clock_gettime").expect("clock id 10 row");
+    assert_eq!(
+        (ten.clock.as_ref(), ten.count),
+        (Some(&Clock::Number(10)), 100),
+        "a clock without a name is its number"
+    );
+}
