@@ -683,7 +683,10 @@ pub fn process_trace_check(pid: i32, secs: f64) -> Check {
         Check::new(
             name,
             Status::Ok,
-            format!("in {secs_text}: no clock syscalls the vDSO should serve ({expected} expected ones, e.g. CPU-time clocks)"),
+            format!(
+                "in {secs_text}: no clock syscalls the vDSO should serve ({} expected ones, e.g. CPU-time clocks)",
+                thousands(expected)
+            ),
             None,
         )
     } else {
@@ -997,7 +1000,7 @@ fn gather_command(command: &[OsString], strict: bool) -> Result<CheckReport> {
         Check::new(
             "command_trace",
             Status::Ok,
-            format!("in {secs}: no clock syscalls the vDSO serves here and no [vsyscall] calls ({expected} expected syscalls, e.g. CPU-time clocks)"),
+            format!("in {secs}: no clock syscalls the vDSO serves here and no [vsyscall] calls ({} expected syscalls, e.g. CPU-time clocks)", thousands(expected)),
             None,
         )
     } else {
@@ -1171,19 +1174,19 @@ impl CheckReport {
             }
         }
         if let Some(img) = &self.image {
-            let count = |st: Status| binaries.iter().filter(|b| b.status == st).count();
+            let count = |st: Status| thousands(binaries.iter().filter(|b| b.status == st).count() as u64);
             s += &format!(
                 "{}: {} ELF files in {} entries — {} FAIL, {} WARN, {} OK{}\n",
                 out.text(&img.root),
-                binaries.len(),
-                img.entries,
+                thousands(binaries.len() as u64),
+                thousands(img.entries),
                 count(Status::Fail),
                 count(Status::Warn),
                 count(Status::Ok),
                 if img.unreadable.is_empty() {
                     String::new()
                 } else {
-                    format!(", {} unreadable", img.unreadable.len())
+                    format!(", {} unreadable", thousands(img.unreadable.len() as u64))
                 }
             );
             for p in &img.excluded {
