@@ -67,6 +67,22 @@ fn hostile_names_are_escaped_in_maps_auxv_dump_and_json_keeps_them() {
 }
 
 #[test]
+fn a_process_that_renames_itself_is_escaped_too() {
+    // prctl(PR_SET_NAME): the comm is hostile, the file name is not.
+    let mut cmd = Command::new(build_c("rename_self", false, &[]));
+    cmd.arg(EVIL);
+    let w = Workload::start(cmd);
+    let pid = w.pid().to_string();
+    assert_eq!(std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap(), format!("{EVIL}\n"));
+    for cmd in ["maps", "auxv", "dump"] {
+        let (code, stdout, stderr) = run(&[cmd, "-p", &pid]);
+        assert_eq!(code, 0, "{cmd}: {stderr}");
+        assert_inert(cmd, &stdout);
+        assert!(stdout.lines().any(|l| l.contains(&format!("pid {pid} ({})", evil_escaped()))), "{cmd}: {stdout}");
+    }
+}
+
+#[test]
 fn hostile_names_are_escaped_in_trace_tables_findings_and_notes() {
     let _lock = system_wide_lock(); // bench timings and clock loops: not beside a system-wide trace
     if !is_root() {
