@@ -8,7 +8,6 @@
 //! a panic, and only the tables needed are kept (names and struct members).
 
 use crate::error::{Error, Result};
-use std::collections::HashMap;
 
 /// Where the running kernel's BTF lives.
 pub const VMLINUX: &str = "/sys/kernel/btf/vmlinux";
@@ -36,23 +35,29 @@ struct Member {
     bit_offset: u32,
 }
 
-#[derive(Debug, Clone)]
+/// A type's header, decoded from the blob when asked for.
+#[derive(Debug, Clone, Copy)]
 struct Type {
-    kind: u32,
+    kind: u8,
+    kflag: bool,
+    vlen: u16,
     name: u32,
     /// `size_or_type`: the referenced type of typedefs, pointers and qualifiers.
     target: u32,
-    /// Struct/union members (empty for other kinds).
-    members: Vec<Member>,
+    /// Where the kind-specific data starts in the type section.
+    body: u32,
 }
 
-/// Parsed BTF: types by id (id 0 is `void`), the string table, and the ids
-/// of named types by kind.
+/// Parsed BTF: the blob, and where each type starts in its type section
+/// (index = type id; id 0 is `void`). Kept small — 4 bytes a type (vmlinux
+/// has ~130,000) — so peak memory is little more than the blob.
 #[derive(Debug)]
 pub struct Btf {
-    types: Vec<Type>,
-    strings: Vec<u8>,
-    by_name: HashMap<(u32, String), u32>,
+    bytes: Vec<u8>,
+    /// The type and string sections within `bytes`.
+    types_at: (usize, usize),
+    strings_at: (usize, usize),
+    starts: Vec<u32>,
 }
 
 fn malformed(why: &str) -> Error {
@@ -76,35 +81,37 @@ impl Btf {
         if bytes.len() as u64 > MAX_BYTES {
             return Err(Error::TooLarge { path: VMLINUX.into(), size: bytes.len() as u64, limit: MAX_BYTES });
         }
-        Btf::parse(&bytes)
+        Btf::parse(bytes)
     }
 
     /// Parse a little-endian BTF blob (the only byte order of kernels
     /// vdsoctl traces on: x86_64, aarch64, riscv64).
-    pub fn parse(b: &[u8]) -> Result<Btf> {
+    pub fn parse(b: Vec<u8>) -> Result<Btf> {
         let magic = b.get(0..2).map(|m| u16::from_le_bytes([m[0], m[1]]));
         if magic != Some(MAGIC) {
             return Err(malformed("not BTF (bad magic or byte order)"));
         }
-        let field = |off: usize| u32_at(b, off).ok_or_else(|| malformed("truncated header"));
+        let field = |off: usize| u32_at(&b, off).ok_or_else(|| malformed("truncated header"));
         let hdr_len = field(4)? as usize;
         let (type_off, type_len) = (field(8)? as usize, field(12)? as usize);
         let (str_off, str_len) = (field(16)? as usize, field(20)? as usize);
         let section = |off: usize, len: usize| {
             let start = hdr_len.checked_add(off)?;
-            b.get(start..start.checked_add(len)?)
+            let end = start.checked_add(len)?;
+            (end <= b.len()).then_some((start, end))
         };
-        let types_raw = section(type_off, type_len).ok_or_else(|| malformed("type section out of bounds"))?;
-        let strings = section(str_off, str_len).ok_or_else(|| malformed("string section out of bounds"))?.to_vec();
+        let types_at = section(type_off, type_len).ok_or_else(|| malformed("type section out of bounds"))?;
+        let strings_at = section(str_off, str_len).ok_or_else(|| malformed("string section out of bounds"))?;
+        let raw = &b[types_at.0..types_at.1];
 
-        let mut types = vec![Type { kind: 0, name: 0, target: 0, members: Vec::new() }];
+        let mut starts = vec![u32::MAX];
         let mut at = 0usize;
-        while at < types_raw.len() {
-            let word = |i: usize| u32_at(types_raw, at + 4 * i).ok_or_else(|| malformed("truncated type"));
-            let (name, info, target) = (word(0)?, word(1)?, word(2)?);
+        while at < raw.len() {
+            let word = |i: usize| u32_at(raw, at + 4 * i).ok_or_else(|| malformed("truncated type"));
+            starts.push(at as u32);
+            let info = word(1)?;
             let kind = (info >> 24) & 0x1f;
             let vlen = (info & 0xffff) as usize;
-            let kflag = info >> 31 == 1;
             at += 12;
             let extra = match kind {
                 KIND_INT | KIND_VAR | KIND_DECL_TAG => 4,
@@ -114,50 +121,54 @@ impl Btf {
                 0 | 2 | 7 | KIND_TYPEDEF | 9..=12 | 16 | 18 => 0,
                 _ => return Err(malformed("unknown BTF kind")),
             };
-            let body = types_raw.get(at..at + extra).ok_or_else(|| malformed("truncated type body"))?;
-            let members = if kind == KIND_STRUCT || kind == KIND_UNION {
-                (0..vlen)
-                    .map(|i| {
-                        let w = |j: usize| u32_at(body, 12 * i + 4 * j).unwrap_or(0);
-                        // With kflag the offset's top byte is a bitfield size.
-                        let off = if kflag { w(2) & 0x00ff_ffff } else { w(2) };
-                        Member { name: w(0), type_id: w(1), bit_offset: off }
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            at += extra;
-            types.push(Type { kind, name, target, members });
-        }
-        let mut btf = Btf { types, strings, by_name: HashMap::new() };
-        let mut by_name = HashMap::new();
-        for (id, t) in btf.types.iter().enumerate().skip(1) {
-            if matches!(t.kind, KIND_STRUCT | KIND_UNION | KIND_TYPEDEF) && t.name != 0 {
-                let name = btf.str_at(t.name).to_string();
-                // A struct may also appear as an empty forward; keep the first with members.
-                by_name.entry((t.kind, name)).or_insert(id as u32);
+            if raw.len() - at < extra {
+                return Err(malformed("truncated type body"));
             }
+            at += extra;
         }
-        btf.by_name = by_name;
-        Ok(btf)
+        Ok(Btf { bytes: b, types_at, strings_at, starts })
+    }
+
+    /// Type `id`'s header (`None` for void and ids out of range).
+    fn ty(&self, id: u32) -> Option<Type> {
+        let at = *self.starts.get(id as usize).filter(|a| **a != u32::MAX)? as usize;
+        let raw = &self.bytes[self.types_at.0..self.types_at.1];
+        let (name, info, target) = (u32_at(raw, at)?, u32_at(raw, at + 4)?, u32_at(raw, at + 8)?);
+        Some(Type {
+            kind: ((info >> 24) & 0x1f) as u8,
+            kflag: info >> 31 == 1,
+            vlen: (info & 0xffff) as u16,
+            name,
+            target,
+            body: at as u32 + 12,
+        })
     }
 
     fn str_at(&self, off: u32) -> &str {
-        let tail = self.strings.get(off as usize..).unwrap_or(&[]);
+        let strings = &self.bytes[self.strings_at.0..self.strings_at.1];
+        let tail = strings.get(off as usize..).unwrap_or(&[]);
         let end = tail.iter().position(|&c| c == 0).unwrap_or(tail.len());
         std::str::from_utf8(&tail[..end]).unwrap_or("")
     }
 
+    /// The first type of `kind` named `name` (a struct with members before
+    /// an empty forward of the same name).
+    fn find(&self, kind: u32, name: &str) -> Option<u32> {
+        let matches = |t: &Type| u32::from(t.kind) == kind && t.name != 0 && self.str_at(t.name) == name;
+        let ids = || (1..self.starts.len() as u32).filter_map(|id| Some((id, self.ty(id)?)));
+        let full = ids().find(|(_, t)| matches(t) && (kind != KIND_STRUCT || t.vlen > 0));
+        full.or_else(|| ids().find(|(_, t)| matches(t))).map(|(id, _)| id)
+    }
+
     /// The type id of the typedef `name` (e.g. `btf_trace_sys_enter`).
     pub fn typedef_id(&self, name: &str) -> Option<u32> {
-        self.by_name.get(&(KIND_TYPEDEF, name.to_string())).copied()
+        self.find(KIND_TYPEDEF, name)
     }
 
     /// Byte offset of `path` (`["thread_info", "status"]`) inside struct
     /// `name`, looking through anonymous struct and union members.
     pub fn offset_of(&self, name: &str, path: &[&str]) -> Option<u32> {
-        let mut id = *self.by_name.get(&(KIND_STRUCT, name.to_string()))?;
+        let mut id = self.find(KIND_STRUCT, name)?;
         let mut bits = 0u32;
         for field in path {
             let (off, ty) = self.member(id, field, 0)?;
@@ -167,18 +178,35 @@ impl Btf {
         (bits % 8 == 0).then_some(bits / 8)
     }
 
+    /// The members of a struct or union, read from the blob.
+    fn members(&self, id: u32) -> Vec<Member> {
+        let Some(t) = self.ty(id) else { return Vec::new() };
+        if !matches!(u32::from(t.kind), KIND_STRUCT | KIND_UNION) {
+            return Vec::new();
+        }
+        let raw = &self.bytes[self.types_at.0..self.types_at.1];
+        (0..t.vlen as usize)
+            .filter_map(|i| {
+                let w = |j: usize| u32_at(raw, t.body as usize + 12 * i + 4 * j);
+                // With kflag the offset's top byte is a bitfield size.
+                let off = if t.kflag { w(2)? & 0x00ff_ffff } else { w(2)? };
+                Some(Member { name: w(0)?, type_id: w(1)?, bit_offset: off })
+            })
+            .collect()
+    }
+
     /// A member's bit offset and type id, searching anonymous members too.
     fn member(&self, id: u32, field: &str, depth: u32) -> Option<(u32, u32)> {
-        let t = self.types.get(id as usize)?;
         if depth > 8 {
             return None;
         }
-        for m in &t.members {
+        let members = self.members(id);
+        for m in &members {
             if m.name != 0 && self.str_at(m.name) == field {
                 return Some((m.bit_offset, self.resolve(m.type_id)));
             }
         }
-        for m in t.members.iter().filter(|m| m.name == 0) {
+        for m in members.iter().filter(|m| m.name == 0) {
             if let Some((off, ty)) = self.member(self.resolve(m.type_id), field, depth + 1) {
                 return Some((m.bit_offset.checked_add(off)?, ty));
             }
@@ -189,17 +217,12 @@ impl Btf {
     /// Follow typedefs and qualifiers to the underlying type id.
     fn resolve(&self, mut id: u32) -> u32 {
         for _ in 0..16 {
-            match self.types.get(id as usize) {
-                Some(t) if matches!(t.kind, KIND_TYPEDEF | 9 | 10 | 11 | 18) => id = self.type_ref(id),
+            match self.ty(id) {
+                Some(t) if matches!(u32::from(t.kind), KIND_TYPEDEF | 9 | 10 | 11 | 18) => id = t.target,
                 _ => break,
             }
         }
         id
-    }
-
-    /// The referenced type of a typedef or qualifier.
-    fn type_ref(&self, id: u32) -> u32 {
-        self.types.get(id as usize).map_or(0, |t| t.target)
     }
 }
 
@@ -240,7 +263,7 @@ mod tests {
 
     #[test]
     fn finds_typedefs_and_offsets_through_anonymous_members() {
-        let btf = Btf::parse(&blob()).unwrap();
+        let btf = Btf::parse(blob()).unwrap();
         assert_eq!(btf.typedef_id("btf_trace_x"), Some(3));
         assert_eq!(btf.typedef_id("nope"), None);
         assert_eq!(btf.offset_of("outer", &["a"]), Some(0));
@@ -252,13 +275,13 @@ mod tests {
     fn truncated_or_foreign_blobs_are_errors() {
         let b = blob();
         for n in 0..b.len() {
-            let _ = Btf::parse(&b[..n]);
+            let _ = Btf::parse(b[..n].to_vec());
         }
-        assert!(Btf::parse(&b[..30]).is_err());
-        assert!(Btf::parse(b"\x9f\xeb\x01\x00").is_err());
+        assert!(Btf::parse(b[..30].to_vec()).is_err());
+        assert!(Btf::parse(b"\x9f\xeb\x01\x00".to_vec()).is_err());
         let mut bad = b.clone();
         bad[24 + 7] = 0x1f; // kind 31 in the first type's info
-        assert!(Btf::parse(&bad).is_err());
+        assert!(Btf::parse(bad).is_err());
     }
 
     /// The running kernel's BTF, where there is one: what the BPF engine reads.
