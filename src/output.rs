@@ -296,23 +296,45 @@ pub fn emit_line<R: Render>(out: &Output, report: &R) -> Result<()> {
 }
 
 fn emit_as<R: Render>(out: &Output, report: &R, one_line: bool) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match write_report(out, report, one_line, &mut stdout) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Stdout { source: e }),
+        Ok(Err(e)) => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Render `report` in `out`'s format into any writer (stdout, a buffer, an
+/// HTTP body): the one place a report becomes bytes. The outer `Err` is the
+/// writer's; the inner one a report that has no form in this format.
+pub fn write_report<R: Render>(
+    out: &Output,
+    report: &R,
+    one_line: bool,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<Result<()>> {
     let text = match out.format {
         Format::Table => sanitize_page(&report.render_table(out)).into_owned(),
         Format::Json => {
             let json = if one_line { serde_json::to_string(report) } else { serde_json::to_string_pretty(report) };
-            let mut s = json.map_err(|e| Error::malformed("report", e.to_string()))?;
-            s.push('\n');
-            s
+            match json {
+                Ok(mut s) => {
+                    s.push('\n');
+                    s
+                }
+                Err(e) => return Ok(Err(Error::malformed("report", e.to_string()))),
+            }
         }
-        Format::Prometheus => report
-            .render_prometheus()
-            .ok_or_else(|| Error::Usage("--format prometheus is only for `bench`, `check` and `trace`".into()))?,
+        Format::Prometheus => match report.render_prometheus() {
+            Some(text) => text,
+            None => {
+                return Ok(Err(Error::Usage("--format prometheus is only for `bench`, `check` and `trace`".into())))
+            }
+        },
     };
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Stdout { source: e }),
-        _ => Ok(()),
-    }
+    w.write_all(text.as_bytes())?;
+    w.flush()?;
+    Ok(Ok(()))
 }
 
 /// `-` for unknown values in tables (unknown is not zero).
@@ -341,6 +363,32 @@ pub fn human_size(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(serde::Serialize)]
+    struct Tiny {
+        name: &'static str,
+    }
+
+    impl Render for Tiny {
+        fn render_table(&self, _out: &Output) -> String {
+            format!("name {}\x1b[2J\n", self.name)
+        }
+    }
+
+    /// Reports render into any writer: a buffer here, an HTTP body in serve.
+    #[test]
+    fn reports_render_into_any_writer() {
+        let mut buf = Vec::new();
+        write_report(&Output::plain(Format::Json), &Tiny { name: "x" }, true, &mut buf).unwrap().unwrap();
+        assert_eq!(buf, b"{\"name\":\"x\"}\n");
+        let mut buf = Vec::new();
+        write_report(&Output::plain(Format::Table), &Tiny { name: "x" }, false, &mut buf).unwrap().unwrap();
+        assert!(!buf.contains(&0x1b), "escaped on the way out: {buf:?}");
+        let mut buf = Vec::new();
+        let refused = write_report(&Output::plain(Format::Prometheus), &Tiny { name: "x" }, false, &mut buf).unwrap();
+        assert!(matches!(refused, Err(Error::Usage(_))));
+        assert!(buf.is_empty());
+    }
 
     #[test]
     fn sanitize_escapes_only_hostile_chars() {

@@ -6,7 +6,6 @@ use super::Outcome;
 use crate::arch::TimeFn;
 use crate::arch::{self, ClockClass};
 use crate::cli::CheckArgs;
-use crate::cmd::bench::{Basis, BenchReport, BenchResult};
 use crate::error::{Error, Result};
 use crate::inspect::auxv::{self, AT_SYSINFO_EHDR};
 use crate::inspect::exe::{self, ExeInfo, Launch, LibcKind, Linkage};
@@ -15,6 +14,7 @@ use crate::inspect::{elf, image, Process};
 use crate::measure::bench::{BenchRequest, Path as BenchPath};
 use crate::measure::bench::{Path, Verdict};
 use crate::measure::session::{self, TraceRequest};
+use crate::model::bench::{Basis, BenchReport, BenchResult};
 use crate::model::image::{problems as image_problems, ImageProblem};
 use crate::model::policy::{self, SysinfoEhdr, VdsoMapping};
 use crate::model::trace::{ExitStatus, Target, TraceReport};
@@ -583,7 +583,7 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
         max_ns,
         quick: true,
     };
-    let report = match super::bench::measure_report(&req) {
+    let report = match crate::model::bench::measure_report(&req) {
         Ok((r, _)) => r,
         Err(e) => return (vec![Check::new("clocks", Status::Skip, format!("cannot bench: {e}"), None)], None),
     };

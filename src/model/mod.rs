@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+pub mod bench;
 pub mod image;
 pub mod policy;
 pub mod trace;

@@ -1,0 +1,364 @@
+//! The `bench` report and how it is measured and judged: shared by the
+//! `bench` command, `check`'s clock checks and `serve`'s cost gauges, so no
+//! command calls another. Timing loops and syscall counting are in
+//! `measure::bench`; the verdict rules in `model::policy`.
+
+use crate::arch::{self, TimeFn};
+use crate::error::Result;
+use crate::inspect::{kernel, Process};
+use crate::measure::bench::{
+    self as m, BenchRequest, Callers, Check, Path, Plan, Stats, SyscallCounter, Target, Verdict,
+};
+use crate::measure::sys::call::VsyscallPage;
+use crate::measure::vdso::OwnVdso;
+use crate::model::{policy, ClockRef, Finding, Severity};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The `bench` report (DESIGN keys: results, findings).
+#[derive(Debug, Serialize)]
+pub struct BenchReport {
+    /// One entry per function, clock and path measured.
+    pub results: Vec<BenchResult>,
+    pub findings: Vec<Finding>,
+    /// `counted` (perf raw_syscalls:sys_enter) or `timing` (perf unavailable).
+    pub basis: Basis,
+    /// The cross-path checks of `--verify`; `null` without it.
+    pub verify: Option<Vec<Check>>,
+    pub plan: Plan,
+    /// The paths shown, in order.
+    pub paths: Vec<Path>,
+}
+
+/// How the syscall verdicts were reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Basis {
+    /// Syscalls counted by a perf tracepoint counter.
+    Counted,
+    /// Inferred from cost next to the raw syscall's cost.
+    Timing,
+}
+
+/// One function, clock and path.
+#[derive(Debug, Serialize)]
+pub struct BenchResult {
+    pub function: TimeFn,
+    /// The clock (`CLOCK_*`, or its number); `null` for functions without a clock id.
+    pub clock: Option<ClockRef>,
+    pub path: Path,
+    /// Median ns per call; `null` when not measured (path missing, error).
+    pub ns_per_call: Option<f64>,
+    /// Syscalls per call counted by perf; `null` when perf is unavailable.
+    pub syscalls_per_call: Option<f64>,
+    /// The verdict for the function and clock (the same on each of its paths).
+    pub verdict: Option<Verdict>,
+    /// Statistics behind `ns_per_call` (min, max, mean, stddev, rounds, batch).
+    pub stats: Option<Stats>,
+    /// The error the path gave (`EINVAL`), if any.
+    pub error: Option<String>,
+}
+
+/// Measure, judge and verify what `req` asks (`bench`, `check`, `serve`).
+/// Returns the report and whether a threshold (`--max-ns`, `--verify`) was crossed.
+pub fn measure_report(req: &BenchRequest) -> Result<(BenchReport, bool)> {
+    let mut findings = Vec::new();
+    let callers = own_callers(req, &mut findings)?;
+    let counting = counting_works(&mut findings);
+    let basis = if counting { Basis::Counted } else { Basis::Timing };
+    let plan = if req.quick { Plan::QUICK } else { Plan::DEFAULT };
+    let mut measured = time_targets(&callers, req, basis, plan);
+    if counting {
+        count_syscalls(&callers, &mut measured, &mut findings);
+    }
+    let (results, mut crossed) = judge(measured, basis, req, &mut findings);
+    if req.max_ns.is_some() && !req.paths.contains(&Path::Libc) {
+        findings.push(Finding::new(Severity::Warn, "--max-ns compares the libc path, which --paths left out", None));
+    }
+    let verify = req.verify.then(|| {
+        let checks = m::verify(&callers, &req.clocks, &req.functions);
+        for c in checks.iter().filter(|c| !c.ok) {
+            crossed = true;
+            findings.push(Finding::new(Severity::Fail, format!("verify: {} failed: {}", c.name, c.detail), None));
+        }
+        checks
+    });
+    let paths = req.paths.iter().copied().filter(|p| results.iter().any(|r| r.path == *p)).collect();
+    Ok((BenchReport { results, findings, basis, verify, plan, paths }, crossed))
+}
+
+/// vdsoctl's own callable paths: its vDSO's bound symbols and the vsyscall page.
+fn own_callers(req: &BenchRequest, findings: &mut Vec<Finding>) -> Result<Callers> {
+    let maps = Process::open(None)?.maps()?;
+    let vdso = match OwnVdso::open(&maps) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            findings.push(Finding::new(
+                Severity::Fail,
+                format!("vdsoctl's own vDSO could not be used: {e}"),
+                Some("every clock read of this process is a syscall; check `vdso=` on the kernel command line".into()),
+            ));
+            None
+        }
+    };
+    if let Some(v) = &vdso {
+        for name in &v.wrong_version {
+            findings.push(Finding::new(
+                Severity::Warn,
+                format!("the vDSO exports {name} with another version than the C library expects: it is not bound"),
+                None,
+            ));
+        }
+    }
+    let vsyscall = VsyscallPage::own(&maps);
+    if req.paths.contains(&Path::Vsyscall) && vsyscall.is_none() && arch::HOST_MACHINE == arch::machine::X86_64 {
+        findings.push(Finding::new(
+            Severity::Info,
+            "no executable [vsyscall] page in this process (vsyscall=none): the vsyscall path is not measured",
+            None,
+        ));
+    }
+    Ok(Callers::new(vdso, vsyscall))
+}
+
+/// Whether syscalls can be counted here. An open syscall tracepoint counter
+/// puts every syscall of the system on the tracing slow path (~+100 ns
+/// here), so it is opened now only to learn whether counting works, closed
+/// for the timing, and opened again after.
+fn counting_works(findings: &mut Vec<Finding>) -> bool {
+    match SyscallCounter::open() {
+        Ok(_) => true,
+        Err(e) => {
+            findings.push(Finding::new(
+                Severity::Warn,
+                format!("syscalls per call cannot be counted: {e}"),
+                Some("verdicts below are timing-based (a path costing half a raw syscall or more counts as entering the kernel)".into()),
+            ));
+            false
+        }
+    }
+}
+
+/// Time every selected function and clock on every path it has.
+fn time_targets(callers: &Callers, req: &BenchRequest, basis: Basis, plan: Plan) -> Vec<Measured> {
+    let mut targets = Vec::new();
+    for &function in &req.functions {
+        if function.takes_clock() {
+            targets.extend(req.clocks.iter().map(|&c| Target { function, clock: Some(c) }));
+        } else {
+            targets.push(Target { function, clock: None });
+        }
+    }
+
+    let mut measured = Vec::new();
+    for t in targets {
+        let mut rows: BTreeMap<Path, BenchResult> = BTreeMap::new();
+        let mut errno = None;
+        let mut answered = Vec::new();
+        let mut shown_paths = Vec::new();
+        let vdso_present = callers.available(t, Path::Vdso);
+        for path in Path::ALL {
+            let applicable =
+                path != Path::Vsyscall || matches!(t.function, TimeFn::Gettimeofday | TimeFn::Time | TimeFn::Getcpu);
+            let shown =
+                req.paths.contains(&path) && applicable && (path != Path::Vsyscall || callers.vsyscall.is_some());
+            let probe = callers.call(t, path);
+            let error = match probe {
+                Some(Err(e)) => {
+                    errno = errno.or(Some(e));
+                    Some(m::errno_name(e))
+                }
+                _ => None,
+            };
+            let usable = matches!(probe, Some(Ok(_)));
+            if let Some(p) = probe {
+                answered.push((path, p.is_ok()));
+            }
+            let needed_for_timing = basis == Basis::Timing && path != Path::Vsyscall;
+            let stats = if usable && (shown || needed_for_timing) { m::measure(callers, t, path, plan) } else { None };
+            rows.insert(
+                path,
+                BenchResult {
+                    function: t.function,
+                    clock: t.clock.map(|c| ClockRef::Id(i64::from(c))),
+                    path,
+                    ns_per_call: stats.map(|s| round(s.median, 2)),
+                    syscalls_per_call: None,
+                    verdict: None,
+                    stats,
+                    error,
+                },
+            );
+            if shown {
+                shown_paths.push(path);
+            }
+        }
+        measured.push(Measured { t, rows, errno, answered, shown_paths, vdso_present });
+    }
+    measured
+}
+
+/// Count syscalls per call of every path that answered, timing done.
+fn count_syscalls(callers: &Callers, measured: &mut [Measured], findings: &mut Vec<Finding>) {
+    match SyscallCounter::open() {
+        Ok(mut c) => {
+            for mt in measured {
+                let t = mt.t;
+                for (path, r) in mt.rows.iter_mut().filter(|(_, r)| r.error.is_none()) {
+                    let n = r.stats.map_or(200, |s| s.batch).clamp(100, 2000);
+                    r.syscalls_per_call = m::syscalls_per_call(&mut c, callers, t, *path, n).map(|s| round(s, 4));
+                }
+            }
+        }
+        Err(e) => {
+            findings.push(Finding::new(Severity::Warn, format!("syscalls per call cannot be counted: {e}"), None))
+        }
+    }
+}
+
+/// Verdicts and findings for what was measured: the rows shown, and
+/// whether `--max-ns` was crossed.
+fn judge(
+    measured: Vec<Measured>,
+    basis: Basis,
+    req: &BenchRequest,
+    findings: &mut Vec<Finding>,
+) -> (Vec<BenchResult>, bool) {
+    let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
+    let clocksource = kernel::clocksource().map(|c| c.current);
+    let mut results = Vec::new();
+    let mut crossed = false;
+    let mut fallback_expected = Vec::new();
+    let mut unsupported = Vec::new();
+    let mut vsyscall_costs = Vec::new();
+    for Measured { t, rows, errno, answered, shown_paths, vdso_present } in measured {
+        let label = label(t);
+        if answered.iter().any(|a| a.1) && answered.iter().any(|a| !a.1) {
+            let side =
+                |ok: bool| answered.iter().filter(|a| a.1 == ok).map(|a| a.0.name()).collect::<Vec<_>>().join(", ");
+            findings.push(Finding::new(
+                Severity::Warn,
+                format!(
+                    "{label}: the paths disagree — {} answer, {} fail with {}",
+                    side(true),
+                    side(false),
+                    errno.map_or_else(|| "an error".into(), m::errno_name)
+                ),
+                Some("a program sees a different answer depending on how it calls; compare with `vdsoctl bench --verify`".into()),
+            ));
+        }
+        if let Some(ns) = rows.get(&Path::Vsyscall).filter(|r| r.error.is_none()).and_then(|r| r.ns_per_call) {
+            vsyscall_costs.push(format!("{label} {}", crate::output::ns_text(ns)));
+        }
+        let enters = |p: Path| -> m::Enters {
+            let r = rows.get(&p)?;
+            match basis {
+                Basis::Counted => m::enters_by_count(r.syscalls_per_call),
+                Basis::Timing => m::enters_by_timing(r.ns_per_call, rows.get(&Path::Syscall)?.ns_per_call),
+            }
+        };
+        let verdict = m::verdict(errno, vdso_present, enters(Path::Libc), enters(Path::Vdso));
+        let fast_expected = policy::should_be_fast(t.function, t.clock, vdso_present, kernel_version);
+        match verdict {
+            Some(v @ (Verdict::LibcBypass | Verdict::KernelFallback | Verdict::Missing)) => {
+                match policy::lost_fast_path(v, &label, t.function, t.clock, kernel_version, clocksource.as_deref()) {
+                    Some((message, hint)) => findings.push(Finding::new(Severity::Fail, message, Some(hint))),
+                    None if v == Verdict::KernelFallback => fallback_expected.push(label.clone()),
+                    None => {}
+                }
+            }
+            Some(Verdict::Unsupported) => unsupported.push((label.clone(), t.clock)),
+            _ => {}
+        }
+        if let (Some(max), true) = (req.max_ns, fast_expected) {
+            if let Some(ns) = rows.get(&Path::Libc).and_then(|r| r.ns_per_call) {
+                if ns > max {
+                    crossed = true;
+                    findings.push(Finding::new(
+                        Severity::Fail,
+                        format!("{label}: {}/call through libc, over --max-ns {max}", crate::output::ns_text(ns)),
+                        Some(match (rows.get(&Path::Vdso).and_then(|r| r.ns_per_call), rows.get(&Path::Syscall).and_then(|r| r.ns_per_call)) {
+                            (Some(vdso), Some(sys)) => format!(
+                                "the direct vDSO call measured {} here and the syscall {}: see the verdict column; a slow clocksource or a loaded host raises both",
+                                crate::output::ns_text(vdso),
+                                crate::output::ns_text(sys)
+                            ),
+                            _ => "see the verdict column: a bypass, a slow clocksource or a loaded host".into(),
+                        }),
+                    ));
+                }
+            }
+        }
+        for (path, mut r) in rows {
+            if shown_paths.contains(&path) {
+                r.verdict = verdict;
+                results.push(r);
+            }
+        }
+    }
+    if !fallback_expected.is_empty() {
+        findings.push(Finding::new(
+            Severity::Info,
+            format!(
+                "{} {} the kernel even through the vDSO, as on every kernel (CPU-time and alarm clocks)",
+                fallback_expected.join(", "),
+                if fallback_expected.len() == 1 { "enters" } else { "enter" }
+            ),
+            None,
+        ));
+    }
+    // Why EINVAL, from what was asked: alarm clocks need an RTC that can
+    // wake the system; any other id is one this kernel does not have.
+    let (alarms, others): (Vec<_>, Vec<_>) =
+        unsupported.into_iter().partition(|(_, clock)| matches!(clock, Some(8) | Some(9)));
+    let names = |v: &[(String, Option<_>)]| v.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>().join(", ");
+    if !alarms.is_empty() {
+        findings.push(Finding::new(
+            Severity::Info,
+            format!(
+                "the kernel rejects {} here (EINVAL): alarm clocks need an RTC that can wake the system",
+                names(&alarms)
+            ),
+            None,
+        ));
+    }
+    if !others.is_empty() {
+        findings.push(Finding::new(
+            Severity::Info,
+            format!("the kernel rejects {} here (EINVAL): this kernel has no such clock id", names(&others)),
+            Some("clock ids 0–11 are the kernel's; `vdsoctl bench` with no --clocks measures every one".into()),
+        ));
+    }
+    if !vsyscall_costs.is_empty() {
+        findings.push(Finding::new(
+            Severity::Info,
+            format!("[vsyscall] calls cost {} with no syscall counted: the kernel emulates them, invisible to strace", vsyscall_costs.join(", ")),
+            Some("`vdsoctl trace` counts vsyscall:emulate_vsyscall; rebuild legacy binaries that still call the fixed page".into()),
+        ));
+    }
+    (results, crossed)
+}
+
+/// One function and clock after timing: its rows per path and what each answered.
+struct Measured {
+    t: Target,
+    rows: BTreeMap<Path, BenchResult>,
+    /// The first errno any path gave.
+    errno: Option<i32>,
+    /// (path, answered without error) for every available path.
+    answered: Vec<(Path, bool)>,
+    shown_paths: Vec<Path>,
+    vdso_present: bool,
+}
+
+fn label(t: Target) -> String {
+    match t.clock {
+        Some(c) => format!("{}({})", t.function.name(), arch::clock_name(i64::from(c))),
+        None => t.function.name().to_string(),
+    }
+}
+
+fn round(v: f64, digits: i32) -> f64 {
+    let f = 10f64.powi(digits);
+    (v * f).round() / f
+}
