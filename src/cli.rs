@@ -1,6 +1,6 @@
 //! The command line, in clap derive form. A field's doc comment is its help.
 
-use crate::output::{ColorChoice, Format};
+use crate::render::{ColorChoice, Format};
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -14,6 +14,6 @@ pub mod error;
 pub mod inspect;
 pub mod measure;
 pub mod model;
-pub mod output;
+pub mod render;
 
 pub use error::{Error, Result};

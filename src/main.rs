@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use vdsoctl::cli::Cli;
 use vdsoctl::cmd::{self, Outcome};
 use vdsoctl::error::exit;
-use vdsoctl::output::{Format, Output};
+use vdsoctl::render::{Format, Output};
 
 /// Exit through clap's own error path, with the words it quotes from the
 /// command line escaped: a value holding a newline or an escape must not
@@ -19,7 +19,7 @@ fn usage_exit(e: clap::Error) -> ! {
     let mut text = e.render().to_string();
     for arg in std::env::args_os().skip(1) {
         let arg = arg.to_string_lossy().into_owned();
-        let clean = vdsoctl::output::sanitize(&arg).into_owned();
+        let clean = vdsoctl::render::sanitize(&arg).into_owned();
         if clean != arg {
             // clap's rendering drops escape sequences from what it quotes.
             let quoted = clap::builder::StyledStr::from(arg.clone()).to_string();
@@ -27,7 +27,7 @@ fn usage_exit(e: clap::Error) -> ! {
         }
     }
     use std::io::Write;
-    let _ = write!(std::io::stderr().lock(), "{}", vdsoctl::output::sanitize_page(&text));
+    let _ = write!(std::io::stderr().lock(), "{}", vdsoctl::render::sanitize_page(&text));
     std::process::exit(e.exit_code())
 }
 
@@ -49,7 +49,7 @@ fn main() -> ExitCode {
         Ok(Outcome::ThresholdCrossed) => ExitCode::from(exit::THRESHOLD),
         Ok(Outcome::CommandFailed(code)) => ExitCode::from(code),
         Err(e) => {
-            vdsoctl::output::note(format_args!("{e}"));
+            vdsoctl::render::note(format_args!("{e}"));
             ExitCode::from(e.exit_code())
         }
     }

@@ -10,7 +10,7 @@ use crate::inspect::maps::Mapping;
 use crate::inspect::Process;
 use crate::model::policy::SysinfoEhdr;
 use crate::model::{hex, hex_opt, Finding, ProcessRef};
-use crate::output::{emit, Output, Render};
+use crate::render::{emit, Output, Render};
 use serde::Serialize;
 
 /// The `auxv` report (DESIGN keys: pid, entries, sysinfo_ehdr_matches_vdso).
@@ -177,7 +177,7 @@ pub fn run(args: &TargetArgs, out: &Output) -> Result<Outcome> {
     let report = gather(&process)?;
     emit(out, &report)?;
     // A FAIL line (no [vdso], a misplaced AT_SYSINFO_EHDR) means exit 1.
-    Ok(Outcome::from_crossed(crate::output::any_fail(&report.findings)))
+    Ok(Outcome::from_crossed(crate::render::any_fail(&report.findings)))
 }
 
 impl Render for AuxvReport {

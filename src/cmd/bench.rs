@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::measure::bench::{self as m, BenchRequest, Path, Verdict};
 use crate::model::bench::{measure_report, Basis, BenchReport, BenchResult};
 use crate::model::ClockRef;
-use crate::output::{emit, Output, Prometheus, Render};
+use crate::render::{emit, Output, Prometheus, Render};
 
 /// The command line as a typed request.
 fn select(args: &BenchArgs) -> Result<BenchRequest> {
@@ -67,7 +67,7 @@ pub fn run(args: &BenchArgs, out: &Output) -> Result<Outcome> {
     let (report, crossed) = measure_report(&select(args)?)?;
     emit(out, &report)?;
     // A FAIL line (a lost fast path, --max-ns, --verify) means exit 1.
-    Ok(Outcome::from_crossed(crossed || crate::output::any_fail(&report.findings)))
+    Ok(Outcome::from_crossed(crossed || crate::render::any_fail(&report.findings)))
 }
 
 /// `12.3 ns`, `1.25 µs ±4%` (the spread only when it rounds to 1% or
@@ -76,7 +76,7 @@ fn ns_cell(r: Option<&BenchResult>) -> String {
     match r {
         Some(BenchResult { ns_per_call: Some(ns), stats, .. }) => {
             let spread = stats.map_or(0.0, |s| s.spread() * 100.0);
-            let cost = crate::output::ns_text(*ns);
+            let cost = crate::render::ns_text(*ns);
             if spread >= 0.5 {
                 format!("{cost} ±{spread:.0}%")
             } else {

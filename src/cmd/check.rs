@@ -19,7 +19,7 @@ use crate::model::image::{problems as image_problems, ImageProblem};
 use crate::model::policy::{self, SysinfoEhdr, VdsoMapping};
 use crate::model::trace::{ExitStatus, Target, TraceReport};
 use crate::model::{ClockRef, ProcessRef, Severity};
-use crate::output::{duration_text, emit, ns_text, rate_text, thousands, Cell, Color, Output, Prometheus, Render};
+use crate::render::{duration_text, emit, ns_text, rate_text, thousands, Cell, Color, Output, Prometheus, Render};
 use serde::Serialize;
 use std::ffi::OsString;
 

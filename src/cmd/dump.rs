@@ -17,7 +17,7 @@ use crate::inspect::elf::{self, Image};
 use crate::inspect::{file, Process};
 use crate::model::image::{self, ImageProblem};
 use crate::model::{hex, hex_opt, Finding, ProcessRef, Severity};
-use crate::output::{emit, human_size, or_dash, Output, Render};
+use crate::render::{emit, human_size, or_dash, Output, Render};
 use serde::Serialize;
 
 /// The `dump` report (DESIGN keys: `process` or `file`, elf, symbols,

@@ -9,7 +9,7 @@ use crate::inspect::maps::Mapping;
 use crate::inspect::Process;
 use crate::model::policy::VdsoMapping;
 use crate::model::{hex, Finding, ProcessRef, Severity};
-use crate::output::{emit, human_size, Output, Render};
+use crate::render::{emit, human_size, Output, Render};
 use serde::Serialize;
 
 /// The `maps` report (DESIGN keys: pid, mappings, vsyscall).
@@ -138,7 +138,7 @@ pub fn run(args: &TargetArgs, out: &Output) -> Result<Outcome> {
     let report = gather(&process)?;
     emit(out, &report)?;
     // A FAIL line (no [vdso], a misplaced AT_SYSINFO_EHDR) means exit 1.
-    Ok(Outcome::from_crossed(crate::output::any_fail(&report.findings)))
+    Ok(Outcome::from_crossed(crate::render::any_fail(&report.findings)))
 }
 
 impl Render for MapsReport {

@@ -1,10 +1,10 @@
 //! One file per subcommand. Each `run` gathers through `inspect`/`measure`,
-//! builds its report struct and hands it to `output::emit`. No /proc parsing
+//! builds its report struct and hands it to `render::emit`. No /proc parsing
 //! or ELF bytes here.
 
 use crate::cli::{Cli, Command};
 use crate::error::Result;
-use crate::output::Output;
+use crate::render::Output;
 
 pub mod auxv;
 pub mod bench;

@@ -13,7 +13,7 @@ use crate::measure::engine::Plan;
 use crate::measure::session::{self, TraceRequest};
 pub use crate::model::trace::*;
 use crate::model::ClockRef;
-use crate::output::{any_fail, emit, emit_line, rate_text, thousands, Format, Output, Render};
+use crate::render::{any_fail, emit, emit_line, rate_text, thousands, Format, Output, Render};
 use nix::sys::signal::Signal;
 use std::time::Duration;
 
@@ -139,11 +139,11 @@ impl Render for TraceReport {
                 };
                 format!(
                     "interval +{} … +{}{wall}",
-                    crate::output::duration_text(Duration::from_nanos(i.start_ns)),
-                    crate::output::duration_text(Duration::from_nanos(i.end_ns))
+                    crate::render::duration_text(Duration::from_nanos(i.start_ns)),
+                    crate::render::duration_text(Duration::from_nanos(i.end_ns))
                 )
             }
-            None => crate::output::duration_text(Duration::from_nanos(self.duration_ns)),
+            None => crate::render::duration_text(Duration::from_nanos(self.duration_ns)),
         };
         let mut s = format!("{target}, {span}\n{t}\n");
         if let Some(c) = &self.command {
@@ -159,7 +159,7 @@ impl Render for TraceReport {
             s += &format!(
                 "pid {} exited after {}; its rates are over that time\n",
                 e.pid,
-                crate::output::duration_text(Duration::from_nanos(e.after_ns))
+                crate::render::duration_text(Duration::from_nanos(e.after_ns))
             );
         }
         if let Some(why) = &self.engine_note {
@@ -179,8 +179,8 @@ impl Render for TraceReport {
     /// One-shot counts over the trace window, in the series names `serve`
     /// exports continuously (for node_exporter's textfile collector).
     fn render_prometheus(&self) -> Option<String> {
-        use crate::output::prom::{self, Kind, SyscallSeries, VsyscallSeries};
-        let mut p = crate::output::Prometheus::default();
+        use crate::render::prom::{self, Kind, SyscallSeries, VsyscallSeries};
+        let mut p = crate::render::Prometheus::default();
         p.family("trace_duration_seconds", Kind::Gauge, "How long the trace counted, in seconds.");
         p.sample("trace_duration_seconds", &[], self.duration_ns as f64 / 1e9);
         let clocks: Vec<Option<String>> = self.counts.iter().map(|r| r.clock.map(ClockRef::text)).collect();

@@ -12,7 +12,7 @@ use crate::inspect::Process;
 use crate::measure::engine::{Choice, Counting, Kind, Plan};
 use crate::measure::sys::spawn;
 use crate::measure::trace::Tally;
-use crate::output::{note, sanitize};
+use crate::render::{note, sanitize};
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::Pid;
@@ -381,7 +381,7 @@ fn started(counting: &mut Counting) -> Result<Instant> {
 }
 
 fn secs_text(d: Duration) -> String {
-    crate::output::duration_text(d)
+    crate::render::duration_text(d)
 }
 
 /// A command resolved and turned into C strings before the fork.

@@ -222,7 +222,7 @@ fn value(sample: &Value) -> f64 {
 /// Every sample line of an exposition: no empty label, and its value
 /// written canonically (no float noise: the writer's own form of itself).
 fn assert_tidy(text: &str) {
-    use vdsoctl::output::prom::{format_value, Value as V};
+    use vdsoctl::render::prom::{format_value, Value as V};
     for line in text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
         assert!(!line.contains("=\"\""), "empty label: {line}");
         let v = line.rsplit(' ').next().unwrap();

@@ -1146,9 +1146,9 @@ mod tests {
         let report = crate::cmd::dump::report(crate::cmd::dump::Source::File { file: "x".into() }, Some(1), img);
         let _ = serde_json::to_string(&report).unwrap();
         for tty in [false, true] {
-            let mut out = crate::output::Output::plain(crate::output::Format::Table);
+            let mut out = crate::render::Output::plain(crate::render::Format::Table);
             out.stdout_tty = tty;
-            let _ = crate::output::Render::render_table(&report, &out);
+            let _ = crate::render::Render::render_table(&report, &out);
         }
     }
 
