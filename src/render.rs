@@ -162,6 +162,33 @@ pub fn note(line: std::fmt::Arguments<'_>) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
+/// What a trace says on stderr as it goes, worded here (measure hands it
+/// over as data).
+pub fn trace_progress(p: &crate::measure::session::Progress<'_>) {
+    use crate::measure::session::Progress;
+    use crate::model::trace::Target;
+    let how_long =
+        |d: Option<std::time::Duration>| d.map_or_else(String::new, |d| format!(" for {}", duration_text(d)));
+    match p {
+        Progress::ThreadOfProcess { tid, tgid } => {
+            note(format_args!("{tid} is a thread of process {tgid}: the whole process is traced"))
+        }
+        Progress::PerfEngine { why } => note(format_args!("counting with the perf engine: {}", sanitize(why))),
+        Progress::Armed { target: Target::Command { argv, pid }, duration } => {
+            let until = duration
+                .map_or_else(|| " until it exits".to_string(), |d| format!(" for at most {}", duration_text(d)));
+            note(format_args!("tracing {} (pid {pid}){until}", sanitize(&argv.join(" "))))
+        }
+        Progress::Armed { target: Target::All, duration } => {
+            note(format_args!("tracing all processes{}", how_long(*duration)))
+        }
+        Progress::Armed { target: Target::Pids(pids), duration } => {
+            let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
+            note(format_args!("tracing pid {}{}", list.join(","), how_long(*duration)))
+        }
+    }
+}
+
 /// A duration scaled for people: `850 ns`, `12.5 µs`, `3.20 ms`, `2.00 s`.
 pub fn duration_text(d: std::time::Duration) -> String {
     ns_text(d.as_nanos() as f64)

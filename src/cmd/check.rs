@@ -662,6 +662,7 @@ pub fn process_trace_check(pid: i32, secs: f64) -> Check {
         pids: vec![pid],
         duration: Some(std::time::Duration::from_secs_f64(secs)),
         command_stdout_to_stderr: true,
+        progress: Some(crate::render::trace_progress),
         ..Default::default()
     };
     let report = match trace(&req) {
@@ -950,7 +951,12 @@ fn bypassed(
 /// under trace until it exits and hand back the summary.
 fn trace_command(command: &[OsString]) -> Result<TraceReport> {
     // The command's stdout goes to stderr, so vdsoctl's stdout stays the report.
-    trace(&TraceRequest { command: command.to_vec(), command_stdout_to_stderr: true, ..Default::default() })
+    trace(&TraceRequest {
+        command: command.to_vec(),
+        command_stdout_to_stderr: true,
+        progress: Some(crate::render::trace_progress),
+        ..Default::default()
+    })
 }
 
 /// Trace as `req` says (no intervals) and judge the whole window.

@@ -58,6 +58,7 @@ fn request(args: &TraceArgs, out: &Output) -> TraceRequest {
             no_split: args.no_split,
         },
         command_stdout_to_stderr: out.format != Format::Table,
+        progress: Some(crate::render::trace_progress),
     }
 }
 

@@ -12,7 +12,6 @@ use crate::inspect::Process;
 use crate::measure::engine::{Choice, Counting, Kind, Plan};
 use crate::measure::sys::spawn;
 use crate::measure::trace::Tally;
-use crate::render::{note, sanitize};
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::Pid;
@@ -88,6 +87,20 @@ pub struct TraceRequest {
     pub plan: Plan,
     /// The command's stdout goes to stderr (vdsoctl's stdout is a document).
     pub command_stdout_to_stderr: bool,
+    /// Told what happens on the way (measure never prints; the caller words
+    /// it); `None`: nothing is said.
+    pub progress: Option<fn(&Progress<'_>)>,
+}
+
+/// What a trace says on the way, as data.
+#[derive(Debug)]
+pub enum Progress<'a> {
+    /// `-p` named a thread: its whole process is traced.
+    ThreadOfProcess { tid: i32, tgid: i32 },
+    /// The perf engine counts, and why not BPF.
+    PerfEngine { why: &'a str },
+    /// Counting started: for `-- CMD` before the command runs.
+    Armed { target: &'a Target, duration: Option<Duration> },
 }
 
 /// What the session traced with, for the report.
@@ -155,7 +168,7 @@ enum Event {
 
 /// The processes `-p` names: a thread id stands for its process (said on
 /// stderr), a process named twice is traced once.
-fn resolve_pids(pids: &[i32]) -> Result<Vec<Process>> {
+fn resolve_pids(pids: &[i32], progress: Option<fn(&Progress<'_>)>) -> Result<Vec<Process>> {
     let mut processes: Vec<Process> = Vec::new();
     for pid in pids {
         let p = Process::open(Some(*pid))?;
@@ -163,7 +176,9 @@ fn resolve_pids(pids: &[i32]) -> Result<Vec<Process>> {
         let p = if tgid == p.pid() {
             p
         } else {
-            note(format_args!("{pid} is a thread of process {tgid}: the whole process is traced"));
+            if let Some(say) = progress {
+                say(&Progress::ThreadOfProcess { tid: *pid, tgid });
+            }
             Process::open(Some(tgid))?
         };
         if !processes.iter().any(|q| q.pid() == p.pid()) {
@@ -209,7 +224,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     if modes != 1 {
         return Err(Error::Usage("trace needs one of -p PID[,PID..], -a, or -- CMD ARGS..".into()));
     }
-    let processes = resolve_pids(&req.pids)?;
+    let processes = resolve_pids(&req.pids, req.progress)?;
     let command = if req.command.is_empty() { None } else { Some(prepare_command(&req.command)?) };
     let duration = match (&command, req.duration) {
         (None, None) => Some(DEFAULT),
@@ -217,8 +232,8 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     };
     let opened = Counting::open(req.engine, req.plan)?;
     let mut counting = opened.counting;
-    if let Some(why) = &opened.fallback_reason {
-        note(format_args!("counting with the perf engine: {why}"));
+    if let (Some(why), Some(say)) = (&opened.fallback_reason, req.progress) {
+        say(&Progress::PerfEngine { why });
     }
 
     let (tx, rx) = mpsc::channel::<Event>();
@@ -340,8 +355,11 @@ fn arm(
             let _ = waitpid(Pid::from_raw(child), None);
             return Err(e);
         }
+        let target = Target::Command { argv: cmd.argv_text.clone(), pid: child };
         // Said before the command runs, so its own output comes after.
-        note(format_args!("tracing {} (pid {child}) until it exits", sanitize(&cmd.display)));
+        if let Some(say) = req.progress {
+            say(&Progress::Armed { target: &target, duration });
+        }
         // The window is exec to exit: start the clock before the child may
         // run, and take the end from the moment waitpid returned.
         start = Instant::now();
@@ -350,10 +368,12 @@ fn arm(
             return Err(Error::Spawn { cmd: cmd.display.clone(), source });
         }
         watch_child(child, tx.clone());
-        (Target::Command { argv: cmd.argv_text.clone(), pid: child }, Some(child))
+        (target, Some(child))
     } else if req.all {
         start = started(counting)?;
-        note(format_args!("tracing all processes for {}", secs_text(duration.unwrap_or(DEFAULT))));
+        if let Some(say) = req.progress {
+            say(&Progress::Armed { target: &Target::All, duration });
+        }
         (Target::All, None)
     } else {
         for p in processes {
@@ -364,10 +384,11 @@ fn arm(
             watch_target(p.pid(), tx.clone());
         }
         start = started(counting)?;
-        let pids: Vec<i32> = processes.iter().map(Process::pid).collect();
-        let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
-        note(format_args!("tracing pid {} for {}", list.join(","), secs_text(duration.unwrap_or(DEFAULT))));
-        (Target::Pids(pids), None)
+        let target = Target::Pids(processes.iter().map(Process::pid).collect());
+        if let Some(say) = req.progress {
+            say(&Progress::Armed { target: &target, duration });
+        }
+        (target, None)
     };
     Ok((target, child, start))
 }
@@ -378,10 +399,6 @@ fn started(counting: &mut Counting) -> Result<Instant> {
     let before = Instant::now();
     counting.start()?;
     Ok(before + before.elapsed() / 2)
-}
-
-fn secs_text(d: Duration) -> String {
-    crate::render::duration_text(d)
 }
 
 /// A command resolved and turned into C strings before the fork.
