@@ -287,7 +287,12 @@ mod tests {
     /// The running kernel's BTF, where there is one: what the BPF engine reads.
     #[test]
     fn vmlinux_has_what_the_trace_engine_needs() {
-        let Ok(btf) = Btf::vmlinux() else { return };
+        let btf = match Btf::vmlinux() {
+            Ok(btf) => btf,
+            // Outside CI a kernel without BTF skips, visibly; in CI it fails.
+            Err(e) if std::env::var_os("CI").is_none() => return eprintln!("SKIP: no kernel BTF here: {e}"),
+            Err(e) => panic!("required facility missing in CI: {e}"),
+        };
         assert!(btf.typedef_id("btf_trace_sys_enter").is_some());
         assert!(btf.typedef_id("btf_trace_sched_process_fork").is_some());
         assert!(btf.offset_of("task_struct", &["thread_info", "status"]).is_some());

@@ -1,6 +1,7 @@
 //! Facts about the running kernel: its command line, release, and the
 //! vsyscall mode it was booted with.
 
+use crate::error::{Error, Result};
 use serde::Serialize;
 
 /// `/proc/cmdline`, or None when unreadable.
@@ -167,9 +168,54 @@ pub fn is_clock_problem(msg: &str) -> bool {
         || m.contains("tsc: marking")
 }
 
+/// The CPUs of one of sysfs's CPU lists (`online`, `possible`: "0-3,6").
+fn cpu_list(name: &str) -> Result<Vec<u32>> {
+    let path = format!("/sys/devices/system/cpu/{name}");
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::from_io(&path, e, "is sysfs mounted?"))?;
+    parse_cpu_list(&text).ok_or_else(|| Error::malformed(path, text.trim()))
+}
+
+/// Online CPUs: where per-CPU perf samplers are opened.
+pub fn online_cpus() -> Result<Vec<u32>> {
+    cpu_list("online")
+}
+
+/// How many CPUs may ever exist: a per-CPU BPF map value holds a slot for each.
+pub fn possible_cpus() -> Result<usize> {
+    let cpus = cpu_list("possible")?;
+    Ok(cpus.iter().max().map_or(1, |m| *m as usize + 1))
+}
+
+/// Parse a kernel CPU list.
+pub fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
+                if b < a || b - a > 65_536 {
+                    return None;
+                }
+                cpus.extend(a..=b);
+            }
+            None => cpus.push(part.parse().ok()?),
+        }
+    }
+    (!cpus.is_empty()).then_some(cpus)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0-1\n"), Some(vec![0, 1]));
+        assert_eq!(parse_cpu_list("0,2-3"), Some(vec![0, 2, 3]));
+        assert_eq!(parse_cpu_list("3-1"), None);
+        assert_eq!(parse_cpu_list(""), None);
+        assert_eq!(parse_cpu_list("x"), None);
+    }
 
     #[test]
     fn cmdline_params() {

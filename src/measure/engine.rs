@@ -7,7 +7,7 @@ use crate::arch::Abi;
 use crate::error::{Error, Result};
 use crate::inspect::Process;
 use crate::measure::bpf::{self, BpfTracer};
-use crate::measure::trace::{self, Attach, Events, Tally, Tracer};
+use crate::measure::trace::{Attach, Events, Tally, Tracer};
 use crate::measure::tracefs::Tracefs;
 use serde::Serialize;
 
@@ -115,7 +115,7 @@ impl Counting {
             tracer.no_split();
         }
         if plan.all {
-            tracer.attach_system(&trace::online_cpus()?)?;
+            tracer.attach_system(&crate::inspect::kernel::online_cpus()?)?;
         }
         Ok(Counting::Perf(Box::new(tracer)))
     }

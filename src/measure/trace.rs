@@ -405,7 +405,7 @@ impl Tracer {
         let compat = self.events.host.compat().filter(|_| self.compat || abi != self.events.host);
         if let Some(compat) = compat {
             if self.cpus.is_empty() {
-                self.cpus = online_cpus()?;
+                self.cpus = crate::inspect::kernel::online_cpus()?;
             }
             if !self.compat_roots.contains(&pid) {
                 self.compat_roots.push(pid);
@@ -712,43 +712,9 @@ impl Tracer {
     }
 }
 
-/// Online CPUs from /sys/devices/system/cpu/online ("0-3,6").
-pub fn online_cpus() -> Result<Vec<u32>> {
-    let path = "/sys/devices/system/cpu/online";
-    let text = std::fs::read_to_string(path).map_err(|e| Error::from_io(path, e, "is sysfs mounted?"))?;
-    parse_cpu_list(&text).ok_or_else(|| Error::malformed(path, text.trim()))
-}
-
-/// Parse a kernel CPU list.
-pub fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
-    let mut cpus = Vec::new();
-    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
-                if b < a || b - a > 65_536 {
-                    return None;
-                }
-                cpus.extend(a..=b);
-            }
-            None => cpus.push(part.parse().ok()?),
-        }
-    }
-    (!cpus.is_empty()).then_some(cpus)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(parse_cpu_list("0-1\n"), Some(vec![0, 1]));
-        assert_eq!(parse_cpu_list("0,2-3"), Some(vec![0, 2, 3]));
-        assert_eq!(parse_cpu_list("3-1"), None);
-        assert_eq!(parse_cpu_list(""), None);
-        assert_eq!(parse_cpu_list("x"), None);
-    }
 
     #[test]
     fn interval_subtraction() {

@@ -17,6 +17,13 @@ fn check_named<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Va
 /// The host audit's shape and its exit code's agreement with its verdict —
 /// not this host's health: a CI machine with a TSC warning in its kernel
 /// log must not turn the suite red.
+/// `check -p PID` of a process that fails the audit (exit 1), its JSON.
+fn check_process_failing(pid: i32) -> serde_json::Value {
+    let (code, stdout, stderr) = run(&["--json", "check", "-p", &pid.to_string()]);
+    assert_eq!(code, 1, "{stderr}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}"))
+}
+
 #[test]
 fn exit_code_matches_the_verdict_with_keys() {
     let _lock = super::common::system_wide_lock();
@@ -551,9 +558,7 @@ fn process_runtime_through_ld_so_and_valgrind() {
     let mut cmd = Command::new("valgrind");
     cmd.arg("-q").arg(&prog);
     let w = Workload::start(cmd);
-    let (code, stdout, stderr) = run(&["--json", "check", "-p", &w.pid().to_string()]);
-    assert_eq!(code, 1, "{stderr}");
-    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let doc = check_process_failing(w.pid());
     let bin = check_named(&doc, "process_binary");
     let detail = bin["detail"].as_str().unwrap();
     assert!(detail.contains(&format!("runs {} under valgrind (memcheck)", prog.display())), "{detail}");
@@ -569,9 +574,7 @@ fn process_runtime_of_an_unknown_emulator_names_it() {
     let mut cmd = Command::new(build_c("fake_emulator", false, &[]));
     cmd.arg(&guest);
     let w = Workload::start(cmd);
-    let (code, stdout, stderr) = run(&["--json", "check", "-p", &w.pid().to_string()]);
-    assert_eq!(code, 1, "{stderr}");
-    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let doc = check_process_failing(w.pid());
     let bin = check_named(&doc, "process_binary");
     let detail = bin["detail"].as_str().unwrap();
     assert!(detail.contains(&format!("runs {} under fake_emulator", guest.display())), "{detail}");

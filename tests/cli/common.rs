@@ -136,6 +136,19 @@ pub fn skip(why: &str) {
     eprintln!("SKIP: {why}");
 }
 
+/// What `trace` (and `serve`'s per-process series) need here, or why not:
+/// root (BPF and perf counting need CAP_BPF/CAP_PERFMON; tracefs is
+/// root-only here) and a mounted-or-mountable tracefs for the perf engine.
+pub fn missing_trace_facility() -> Option<&'static str> {
+    if !is_root() {
+        return Some("tracing needs root (or CAP_BPF + CAP_PERFMON; tracefs is root-only here)");
+    }
+    if vdsoctl::measure::tracefs::Tracefs::find_or_mount().is_err() {
+        return Some("tracefs is not available");
+    }
+    None
+}
+
 /// Whether we run as root (several tests need it: tracefs, raw samples, setuid).
 pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
@@ -205,9 +218,10 @@ pub struct KillOnDrop {
     pidfd: Option<std::os::fd::OwnedFd>,
 }
 
-#[allow(non_snake_case)]
-pub fn KillOnDrop(pid: i32) -> KillOnDrop {
-    KillOnDrop { pidfd: vdsoctl::measure::sys::spawn::pidfd_open(pid).ok() }
+impl KillOnDrop {
+    pub fn new(pid: i32) -> KillOnDrop {
+        KillOnDrop { pidfd: vdsoctl::measure::sys::spawn::pidfd_open(pid).ok() }
+    }
 }
 
 impl Drop for KillOnDrop {

@@ -5,7 +5,7 @@
 //! `process` {pid, comm} per per-process document, a clock named `CLOCK_*`
 //! or by its number, lowercase status words, addresses as "0x..." strings.
 
-use super::common::{build_c, is_root, run, skip, Workload};
+use super::common::{build_c, missing_trace_facility, run, skip, Workload};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::process::Command;
@@ -537,19 +537,9 @@ fn one_decimal(rate: f64) -> bool {
     ((rate * 10.0).round() - rate * 10.0).abs() < 1e-6
 }
 
-fn trace_missing() -> Option<&'static str> {
-    if !is_root() {
-        return Some("trace needs root (or CAP_BPF + CAP_PERFMON)");
-    }
-    if vdsoctl::measure::tracefs::Tracefs::find_or_mount().is_err() {
-        return Some("tracefs is not available");
-    }
-    None
-}
-
 #[test]
 fn trace_of_true_and_of_a_clock_loop() {
-    if let Some(why) = trace_missing() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     let t: Trace = doc(&["trace", "--", "true"], &[0]);

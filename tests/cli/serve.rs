@@ -5,7 +5,8 @@
 //! alerting rules under `promtool test rules`; `trace --format prometheus`.
 
 use super::common::{
-    assert_promtool_accepts, build_c, have_promtool, is_root, run, skip, system_wide_lock, vdsoctl_path, Workload,
+    assert_promtool_accepts, build_c, have_promtool, missing_trace_facility, run, skip, system_wide_lock, vdsoctl_path,
+    Workload,
 };
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -230,16 +231,6 @@ fn assert_tidy(text: &str) {
         assert_eq!(format_value(V::Float(parsed)), v, "not canonical: {line}");
         assert!(v.len() <= 20, "float noise: {line}");
     }
-}
-
-fn missing_trace_facility() -> Option<&'static str> {
-    if !is_root() {
-        return Some("serve's tracing needs root (tracefs is root-only here, raw samples need CAP_PERFMON)");
-    }
-    if vdsoctl::measure::tracefs::Tracefs::find_or_mount().is_err() {
-        return Some("tracefs is not available");
-    }
-    None
 }
 
 fn have_prometheus() -> bool {

@@ -3,25 +3,15 @@
 //! clock function, the vsyscall page, threads, trees, both engines, least
 //! privilege, `--fail-over`, signals, and the exit-3/4 error paths.
 
-use super::common::{build_c, have_m32, is_root, run, skip, system_wide_lock, vdsoctl_path, KillOnDrop, Workload};
+use super::common::{
+    build_c, have_m32, missing_trace_facility, run, skip, system_wide_lock, vdsoctl_path, KillOnDrop, Workload,
+};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 /// Both engines: every exactness test runs with each.
 const ENGINES: [&str; 2] = ["bpf", "perf"];
-
-/// Root (BPF and perf counting need CAP_BPF/CAP_PERFMON; tracefs is
-/// root-only here) and a mounted-or-mountable tracefs for the perf engine.
-fn missing_facility() -> Option<&'static str> {
-    if !is_root() {
-        return Some("trace tests need root (or CAP_BPF + CAP_PERFMON; tracefs is root-only here)");
-    }
-    if vdsoctl::measure::tracefs::Tracefs::find_or_mount().is_err() {
-        return Some("tracefs is not available");
-    }
-    None
-}
 
 /// `vdsoctl --json trace --engine ENGINE -- clock_loop ARGS`, its JSON.
 fn trace_cmd_with(engine: &str, m32: bool, args: &[&str]) -> Value {
@@ -78,6 +68,16 @@ fn start_armed(args: &[&str]) -> (std::process::Child, String, BufReader<std::pr
     (trace, line, stderr)
 }
 
+/// Ctrl-C to a running trace: its exit code and the JSON summary it prints.
+fn interrupt(trace: std::process::Child) -> (Option<i32>, Value) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT)
+        .expect("signal trace");
+    let out = trace.wait_with_output().expect("trace output");
+    let r = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), r)
+}
+
 /// Rows of `report` whose field `key` equals `value`.
 fn rows_where<'a>(report: &'a Value, key: &str, value: i64) -> Vec<&'a Value> {
     report["counts"].as_array().expect("counts").iter().filter(|r| r[key].as_i64() == Some(value)).collect()
@@ -85,7 +85,7 @@ fn rows_where<'a>(report: &'a Value, key: &str, value: i64) -> Vec<&'a Value> {
 
 #[test]
 fn raw_clock_gettime_64bit_is_counted_exactly_per_clock() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     for engine in ENGINES {
@@ -104,7 +104,7 @@ fn raw_clock_gettime_64bit_is_counted_exactly_per_clock() {
 /// Every clock syscall of both ABIs, one at a time, exactly, for each engine.
 #[test]
 fn every_clock_function_of_both_abis_is_counted_exactly() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     if !have_m32() {
@@ -137,7 +137,7 @@ fn every_clock_function_of_both_abis_is_counted_exactly() {
 
 #[test]
 fn four_threads_are_followed() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     for engine in ENGINES {
@@ -149,7 +149,7 @@ fn four_threads_are_followed() {
 /// `--per-thread`: one row per thread, each exact.
 #[test]
 fn per_thread_rows_split_a_process() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     let bin = build_c("clock_loop", false, &[]);
@@ -157,6 +157,7 @@ fn per_thread_rows_split_a_process() {
     let rows = r["counts"].as_array().unwrap();
     assert_eq!(rows.len(), 3, "{r:#}");
     let mut tids: Vec<i64> = rows.iter().map(|x| x["tid"].as_i64().expect("tid")).collect();
+    tids.sort_unstable();
     tids.dedup();
     assert_eq!(tids.len(), 3, "{r:#}");
     assert!(rows.iter().all(|x| x["count"] == 3000), "{r:#}");
@@ -164,7 +165,7 @@ fn per_thread_rows_split_a_process() {
 
 #[test]
 fn libc_calls_of_a_vdso_clock_are_not_syscalls() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     for engine in ENGINES {
@@ -175,7 +176,7 @@ fn libc_calls_of_a_vdso_clock_are_not_syscalls() {
 
 #[test]
 fn raw_clock_gettime_32bit_is_counted_exactly_per_clock() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     if !have_m32() {
@@ -192,7 +193,7 @@ fn raw_clock_gettime_32bit_is_counted_exactly_per_clock() {
 
 #[test]
 fn vsyscall_page_calls_are_emulations() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     if !cfg!(target_arch = "x86_64") || !std::fs::read_to_string("/proc/self/maps").unwrap().contains("[vsyscall]") {
@@ -207,7 +208,7 @@ fn vsyscall_page_calls_are_emulations() {
 
 #[test]
 fn pid_mode_counts_calls_made_after_arming() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     for engine in ENGINES {
@@ -218,15 +219,12 @@ fn pid_mode_counts_calls_made_after_arming() {
         // Let the workload go only once trace has armed its counters.
         let (trace, _, _stderr) =
             start_armed(&["--json", "trace", "--engine", engine, "-d", "1m", "-p", &w.pid().to_string()]);
-        let _guard = KillOnDrop(trace.id() as i32);
+        let _guard = KillOnDrop::new(trace.id() as i32);
         w.go();
         assert_eq!(w.next_line(), "done");
         // End early with Ctrl-C: the summary still comes.
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT)
-            .expect("signal trace");
-        let out = trace.wait_with_output().expect("trace output");
-        assert_eq!(out.status.code(), Some(0));
-        let r: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let (code, r) = interrupt(trace);
+        assert_eq!(code, Some(0));
         assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 40_000, "{engine}: {r:#}");
         assert_eq!(r["interrupted"], true);
     }
@@ -236,7 +234,7 @@ fn pid_mode_counts_calls_made_after_arming() {
 /// deadline): trace says when, and its rate is over the time it lived.
 #[test]
 fn pid_mode_ends_when_the_target_exits() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     for engine in ENGINES {
@@ -247,7 +245,7 @@ fn pid_mode_ends_when_the_target_exits() {
         let pid = w.pid();
         let (trace, _, _stderr) =
             start_armed(&["--json", "trace", "--engine", engine, "-d", "1h", "-p", &pid.to_string()]);
-        let _guard = KillOnDrop(trace.id() as i32);
+        let _guard = KillOnDrop::new(trace.id() as i32);
         w.go();
         assert_eq!(w.next_line(), "done");
         w.child.kill().unwrap();
@@ -266,7 +264,7 @@ fn pid_mode_ends_when_the_target_exits() {
 
 #[test]
 fn fail_over_zero_trips_on_a_bypassed_clock_only() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     let bin = build_c("clock_loop", false, &[]);
@@ -293,7 +291,7 @@ fn fail_over_zero_trips_on_a_bypassed_clock_only() {
 /// (128+N for signal N, named in the summary).
 #[test]
 fn command_exit_status_is_handed_back() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     let (code, stdout, stderr) = run(&["--json", "trace", "--", "sh", "-c", "exit 7"]);
@@ -309,7 +307,7 @@ fn command_exit_status_is_handed_back() {
 /// left running, which the summary says.
 #[test]
 fn command_outliving_the_deadline_keeps_running() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     // The command's output goes elsewhere: it must not hold our pipes open.
@@ -318,13 +316,13 @@ fn command_outliving_the_deadline_keeps_running() {
     assert_eq!(code, 0, "{stderr}");
     let r: Value = serde_json::from_str(&stdout).expect("JSON");
     let pid = r["command"]["pid"].as_i64().unwrap() as i32;
-    let _guard = KillOnDrop(pid);
+    let _guard = KillOnDrop::new(pid);
     assert_eq!(r["command"]["exit_status"], Value::Null, "{r:#}");
     assert!(std::path::Path::new(&format!("/proc/{pid}")).exists(), "the command still runs");
     let (_, text, _) = run(&[&["trace", "-d", "100ms", "--"][..], &detached[..]].concat());
     assert!(text.contains("still runs"), "{text}");
     if let Some(pid) = text.split("(pid ").nth(1).and_then(|s| s.split(')').next()).and_then(|p| p.parse().ok()) {
-        drop(KillOnDrop(pid));
+        drop(KillOnDrop::new(pid));
     }
 }
 
@@ -346,7 +344,7 @@ fn missing_targets_exit_3() {
 /// counters count).
 #[test]
 fn attaching_to_a_busy_process_counts_only_its_clock() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     let _lock = system_wide_lock();
@@ -379,7 +377,7 @@ fn trace_json(args: &[&str]) -> Value {
 /// and the tree's exit status is handed back.
 #[test]
 fn a_tree_gives_each_process_its_own_exact_row() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     if !have_m32() {
@@ -420,7 +418,7 @@ fn a_tree_gives_each_process_its_own_exact_row() {
 /// are counted (the per-syscall tracepoints never see them) with the i386 ABI.
 #[test]
 fn thirty_two_bit_child_of_a_64bit_shell_is_counted() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     if !have_m32() {
@@ -444,7 +442,7 @@ fn thirty_two_bit_child_of_a_64bit_shell_is_counted() {
 /// none of them is reported as a clock call, whatever the engine.
 #[test]
 fn colliding_64bit_syscalls_are_not_clock_calls() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     if !cfg!(target_arch = "x86_64") {
@@ -465,7 +463,7 @@ fn colliding_64bit_syscalls_are_not_clock_calls() {
 /// nothing lost (BPF). Short-lived processes are still named after exit.
 #[test]
 fn system_wide_is_exact_beside_busy_loops() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     if !have_m32() {
@@ -483,7 +481,7 @@ fn system_wide_is_exact_beside_busy_loops() {
         })
         .collect();
     let (trace, _, _stderr) = start_armed(&["--json", "trace", "-a", "-d", "1h"]);
-    let _guard = KillOnDrop(trace.id() as i32);
+    let _guard = KillOnDrop::new(trace.id() as i32);
     let script = format!(
         "{b64} raw 11 100000 >/dev/null 2>&1; for i in 1 2 3; do {b32} raw 4 20000 >/dev/null 2>&1; done",
         b64 = bin64.display(),
@@ -493,10 +491,8 @@ fn system_wide_is_exact_beside_busy_loops() {
     let runner = runner_status.id() as i64;
     let mut runner_status = runner_status;
     assert!(runner_status.wait().unwrap().success());
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
-    let out = trace.wait_with_output().unwrap();
+    let (_, r) = interrupt(trace);
     drop(busy);
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["engine"], "bpf");
     assert_eq!(r["lost"], 0, "{r:#}");
     let ours = rows_where(&r, "ppid", runner);
@@ -516,20 +512,18 @@ fn system_wide_is_exact_beside_busy_loops() {
 /// it may lose records, and then it says so (`lost` > 0 or exact counts).
 #[test]
 fn system_wide_perf_engine_reports_what_it_lost() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     let _lock = system_wide_lock();
     let bin64 = build_c("clock_loop", false, &[]);
     let (trace, _, _stderr) = start_armed(&["--json", "trace", "--engine", "perf", "-a", "-d", "1h"]);
-    let _guard = KillOnDrop(trace.id() as i32);
+    let _guard = KillOnDrop::new(trace.id() as i32);
     let mut child =
         Command::new(&bin64).args(["raw", "11", "20000"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let pid = child.id() as i64;
     assert!(child.wait().unwrap().success());
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
-    let out = trace.wait_with_output().unwrap();
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (_, r) = interrupt(trace);
     assert_eq!(r["engine"], "perf");
     let n: u64 = rows_where(&r, "pid", pid).iter().map(|x| x["count"].as_u64().unwrap()).sum();
     let lost = r["lost"].as_u64().unwrap();
@@ -544,7 +538,7 @@ fn system_wide_perf_engine_reports_what_it_lost() {
 /// +2.1%), the documented difference.
 #[test]
 fn two_hundred_threads_report_the_paced_rate() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     let _lock = system_wide_lock();
@@ -565,7 +559,7 @@ fn two_hundred_threads_report_the_paced_rate() {
 /// without them, exit 4 naming both capabilities.
 #[test]
 fn nobody_with_bpf_and_perfmon_counts_exactly() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     if Command::new("setpriv").arg("--version").output().is_err() {
@@ -597,7 +591,7 @@ fn nobody_with_bpf_and_perfmon_counts_exactly() {
 /// A PID given twice, or a thread id, is traced once, as its process.
 #[test]
 fn duplicate_pids_and_thread_ids_count_once() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     let bin = build_c("clock_loop", false, &[]);
@@ -612,12 +606,10 @@ fn duplicate_pids_and_thread_ids_count_once() {
         .expect("a second thread");
     let list = format!("{pid},{pid},{tid}");
     let (trace, _, _stderr) = start_armed(&["--json", "trace", "-p", &list, "-d", "1h"]);
-    let _guard = KillOnDrop(trace.id() as i32);
+    let _guard = KillOnDrop::new(trace.id() as i32);
     w.go();
     assert_eq!(w.next_line(), "done");
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
-    let out = trace.wait_with_output().unwrap();
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (_, r) = interrupt(trace);
     assert_eq!(r["target"]["pids"], serde_json::json!([pid]), "{r:#}");
     assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 2000, "{r:#}");
 }
@@ -626,7 +618,7 @@ fn duplicate_pids_and_thread_ids_count_once() {
 /// not known; it cannot judge clock ids, so `--fail-over` with it is a usage error.
 #[test]
 fn no_split_counts_exact_totals() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     let bin = build_c("clock_loop", false, &[]);
@@ -644,7 +636,7 @@ fn no_split_counts_exact_totals() {
 /// command timed itself.
 #[test]
 fn command_window_covers_the_whole_run() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     let bin = build_c("clock_loop", false, &[]);
@@ -672,20 +664,18 @@ fn command_window_covers_the_whole_run() {
 /// and the command's death by SIGINT is the exit status (130).
 #[test]
 fn sigint_is_forwarded_and_the_summary_still_comes() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     let _lock = system_wide_lock();
     let bin = build_c("clock_loop", false, &[]);
     let (trace, line, _stderr) =
         start_armed(&["--json", "trace", "--", bin.to_str().unwrap(), "raw", "4", "4000000000"]);
-    let _trace_guard = KillOnDrop(trace.id() as i32);
+    let _trace_guard = KillOnDrop::new(trace.id() as i32);
     let child_pid: i32 = line.split("(pid ").nth(1).and_then(|s| s.split(')').next()).unwrap().parse().unwrap();
-    let _child_guard = KillOnDrop(child_pid);
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
-    let out = trace.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let _child_guard = KillOnDrop::new(child_pid);
+    let (code, r) = interrupt(trace);
+    assert_eq!(code, Some(130));
     assert_eq!(r["interrupted"], true);
     assert_eq!(r["command"]["exit_status"]["signal"], 2, "{r:#}");
     let secs = r["duration_ns"].as_u64().unwrap() as f64 / 1e9;
@@ -700,7 +690,7 @@ fn sigint_is_forwarded_and_the_summary_still_comes() {
 /// its rows and a timestamp, then the summary; JSON Lines with `--json`.
 #[test]
 fn interval_prints_a_report_each_interval() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     let _lock = system_wide_lock();
@@ -731,7 +721,7 @@ fn interval_prints_a_report_each_interval() {
 /// is its own exact row, its shell as parent.
 #[test]
 fn children_of_several_traced_processes_are_their_own_rows() {
-    if let Some(why) = missing_facility() {
+    if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     if !have_m32() {
@@ -753,12 +743,10 @@ fn children_of_several_traced_processes_are_their_own_rows() {
     let (mut a, mut b) = (shell("4", "700"), shell("11", "300"));
     let list = format!("{},{}", a.pid(), b.pid());
     let (trace, _, _stderr) = start_armed(&["--json", "trace", "-p", &list, "-d", "1h"]);
-    let _guard = KillOnDrop(trace.id() as i32);
+    let _guard = KillOnDrop::new(trace.id() as i32);
     std::fs::write(&gate, b"").unwrap();
     assert_eq!((a.next_line(), b.next_line()), ("done".to_string(), "done".to_string()));
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
-    let out = trace.wait_with_output().unwrap();
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (_, r) = interrupt(trace);
     let rows: Vec<(i64, String, u64)> = r["counts"]
         .as_array()
         .unwrap()

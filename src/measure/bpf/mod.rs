@@ -161,10 +161,8 @@ pub struct BpfTracer {
     maps: Maps,
     progs: Vec<OwnedFd>,
     links: Vec<OwnedFd>,
-    scope: Scope,
     cpus: usize,
     host: Abi,
-    own_tgid: u32,
 }
 
 impl BpfTracer {
@@ -177,7 +175,7 @@ impl BpfTracer {
             hint: "run on x86_64".into(),
         })?;
         let layout = Layout::read()?;
-        let cpus = possible_cpus()?;
+        let cpus = crate::inspect::kernel::possible_cpus()?;
         let map = |spec: sys::MapSpec<'_>| sys::map_create(&spec).map_err(|e| refused("create a BPF map", e));
         let maps = Maps {
             counts: map(sys::MapSpec {
@@ -214,7 +212,7 @@ impl BpfTracer {
         if let Some(id) = layout.vsyscall {
             progs.push(load_prog("vdsoctl_vsys", id, gen.vsyscall())?);
         }
-        Ok(BpfTracer { maps, progs, links: Vec::new(), scope, cpus, host, own_tgid })
+        Ok(BpfTracer { maps, progs, links: Vec::new(), cpus, host })
     }
 
     /// Count `tgid` and everything it forks from now on (`Scope::Trees`).
@@ -236,11 +234,6 @@ impl BpfTracer {
     /// millisecond (a perf tracepoint event waits for RCU grace periods).
     pub fn detach(&mut self) {
         self.links.clear();
-    }
-
-    /// Whether `attach` ran and `detach` did not.
-    pub fn attached(&self) -> bool {
-        !self.links.is_empty()
     }
 
     /// Read every row summed over CPUs.
@@ -333,29 +326,10 @@ impl BpfTracer {
         let key = Key { pid: tgid, tid: (tid != 0).then_some(tid), abi, func, clock, comm: Some(comm) };
         *tally.counts.entry(key).or_default() += n;
     }
-
-    /// Which processes this tracer counts.
-    pub fn scope(&self) -> Scope {
-        self.scope
-    }
-
-    /// vdsoctl's own process, never counted.
-    pub fn own_tgid(&self) -> u32 {
-        self.own_tgid
-    }
 }
 
 fn sum_per_cpu(value: &[u8]) -> u64 {
     value.chunks_exact(8).map(|c| u64::from_ne_bytes(c.try_into().unwrap_or([0; 8]))).fold(0u64, u64::wrapping_add)
-}
-
-/// Number of possible CPUs: a per-CPU map value holds one slot for each.
-fn possible_cpus() -> Result<usize> {
-    let path = "/sys/devices/system/cpu/possible";
-    let text = std::fs::read_to_string(path).map_err(|e| Error::from_io(path, e, "is sysfs mounted?"))?;
-    crate::measure::trace::parse_cpu_list(&text)
-        .and_then(|c| c.iter().max().map(|m| *m as usize + 1))
-        .ok_or_else(|| Error::malformed(path, text.trim()))
 }
 
 /// A refused bpf(2) step, worded with the capability that is missing.
