@@ -320,6 +320,26 @@ impl Abi {
     pub fn syscall_nr(self, f: TimeFn) -> Option<i64> {
         self.clock_syscalls().iter().find(|(g, _)| *g == f).map(|(_, n)| *n)
     }
+
+    /// The `AUDIT_ARCH_*` value seccomp reports for a syscall made with this
+    /// ABI (`include/uapi/linux/audit.h`: EM_* | 64BIT | LE).
+    pub fn audit_arch(self) -> u32 {
+        const ARCH_64: u32 = 0x8000_0000;
+        const LE: u32 = 0x4000_0000;
+        let (machine, is_64) = self.elf();
+        u32::from(machine) | if is_64 { ARCH_64 } else { 0 } | LE
+    }
+
+    /// The ABI behind an `AUDIT_ARCH_*` value, among the ones vdsoctl knows.
+    pub fn from_audit_arch(arch: u32) -> Option<Abi> {
+        [Abi::X86_64, Abi::I386, Abi::Aarch64, Abi::Arm, Abi::Riscv64].into_iter().find(|a| a.audit_arch() == arch)
+    }
+
+    /// The syscall-number bit of x32 tasks (`__X32_SYSCALL_BIT`): they run
+    /// with the x86_64 audit arch and x86_64's numbers with this bit set.
+    pub fn x32_bit(self) -> Option<i64> {
+        (self == Abi::X86_64).then_some(0x4000_0000)
+    }
 }
 
 /// The ABI vdsoctl itself runs with.
@@ -672,6 +692,18 @@ mod tests {
         assert_eq!(clock_name(10), "10");
         // fd 3 -> ((~3) << 3) | 3
         assert_eq!(clock_name(((!3i64) << 3) | 3), "FD_CLOCK(fd 3)");
+    }
+
+    #[test]
+    fn audit_arches_are_the_kernels() {
+        // include/uapi/linux/audit.h
+        assert_eq!(Abi::X86_64.audit_arch(), 0xC000_003E);
+        assert_eq!(Abi::I386.audit_arch(), 0x4000_0003);
+        assert_eq!(Abi::Aarch64.audit_arch(), 0xC000_00B7);
+        assert_eq!(Abi::Arm.audit_arch(), 0x4000_0028);
+        assert_eq!(Abi::Riscv64.audit_arch(), 0xC000_00F3);
+        assert_eq!(Abi::from_audit_arch(0x4000_0003), Some(Abi::I386));
+        assert_eq!(Abi::from_audit_arch(0x8000_0016), None);
     }
 
     #[test]

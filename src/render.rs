@@ -173,7 +173,16 @@ pub fn trace_progress(p: &crate::measure::session::Progress<'_>) {
         Progress::ThreadOfProcess { tid, tgid } => {
             note(format_args!("{tid} is a thread of process {tgid}: the whole process is traced"))
         }
-        Progress::PerfEngine { why } => note(format_args!("counting with the perf engine: {}", sanitize(why))),
+        Progress::Fallback { engine: crate::measure::engine::Kind::Seccomp, why } => note(format_args!(
+            "counting with the seccomp engine (no privileges; each clock syscall waits ~10 µs for vdsoctl): {}",
+            sanitize(why)
+        )),
+        Progress::Fallback { engine, why } => {
+            note(format_args!("counting with the {} engine: {}", engine.name(), sanitize(why)))
+        }
+        Progress::SignalIgnored { pid, signal } => note(format_args!(
+            "the command (pid {pid}) is still running after {signal}: still counting; interrupt again to kill it"
+        )),
         Progress::Armed { target: Target::Command { argv, pid }, duration } => {
             let until = duration
                 .map_or_else(|| " until it exits".to_string(), |d| format!(" for at most {}", duration_text(d)));

@@ -350,7 +350,7 @@ impl RateSource {
     /// Count every process (the BPF engine where allowed, else perf).
     fn open() -> Result<RateSource> {
         use crate::measure::engine::{Choice, Counting, Plan};
-        let plan = Plan { all: true, per_thread: false, native_only: false, no_split: false };
+        let plan = Plan { all: true, ..Plan::default() };
         let opened = Counting::open(Choice::Auto, plan)?;
         if let Some(why) = &opened.fallback_reason {
             note(format_args!("counting with the perf engine: {why}"));

@@ -56,6 +56,7 @@ fn request(args: &TraceArgs, out: &Output) -> TraceRequest {
             per_thread: args.per_thread,
             native_only: args.native_only,
             no_split: args.no_split,
+            command: !args.command.is_empty(),
         },
         command_stdout_to_stderr: out.format != Format::Table,
         progress: Some(crate::render::trace_progress),
@@ -153,6 +154,9 @@ impl Render for TraceReport {
                 Some(ExitStatus::Signal(n)) => {
                     s += &format!("command was killed by {} (exit status {})\n", signal_name(n), 128 + n)
                 }
+                None if self.interrupted => {
+                    s += &format!("the command (pid {}) still runs: counting was interrupted\n", c.pid)
+                }
                 None => s += &format!("the command (pid {}) still runs: counting stopped at the deadline\n", c.pid),
             }
         }
@@ -164,10 +168,10 @@ impl Render for TraceReport {
             );
         }
         if let Some(why) = &self.engine_note {
-            s += &format!("engine: perf ({})\n", out.text(why));
+            s += &format!("engine: {} ({})\n", self.engine.name(), out.text(why));
         }
         if self.interrupted {
-            s += "interrupted: counts cover the time until Ctrl-C\n";
+            s += "interrupted (SIGINT or SIGTERM): counts cover the time until then\n";
         }
         s += &out.findings(&self.findings);
         if self.interval.is_some() {

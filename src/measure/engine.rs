@@ -1,12 +1,15 @@
-//! One face over the two ways `trace` counts: the BPF engine (in-kernel
-//! aggregation, the default) and the perf engine (tracepoint counters and
-//! sampled rings, the fallback where BPF is refused). `cmd::trace` and the
-//! exporter drive this, never an engine directly.
+//! One face over the three ways `trace` counts: the BPF engine (in-kernel
+//! aggregation, the default), the perf engine (tracepoint counters and
+//! sampled rings, the fallback where BPF is refused) and, for a command
+//! only, the seccomp engine (user notification: no privilege at all).
+//! `cmd::trace`, `check` and the exporter drive this, never an engine directly.
 
 use crate::arch::Abi;
 use crate::error::{Error, Result};
 use crate::inspect::Process;
 use crate::measure::bpf::{self, BpfTracer};
+use crate::measure::seccomp::SeccompTracer;
+use crate::measure::sys::seccomp::{Listener, Program};
 use crate::measure::trace::{Attach, Events, Tally, Tracer};
 use crate::measure::tracefs::Tracefs;
 use serde::Serialize;
@@ -14,13 +17,15 @@ use serde::Serialize;
 /// Which engine the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Choice {
-    /// BPF where the kernel allows it, else perf.
+    /// BPF where the kernel allows it, else perf, else (for `-- CMD`) seccomp.
     #[default]
     Auto,
     /// In-kernel aggregation (needs CAP_BPF and CAP_PERFMON, BTF).
     Bpf,
     /// Tracepoint counters and sampled records (needs CAP_PERFMON, tracefs).
     Perf,
+    /// seccomp user notification, `-- CMD` only (needs no privilege; each clock syscall waits ~10 µs for vdsoctl).
+    Seccomp,
 }
 
 /// The engine that ran.
@@ -29,6 +34,18 @@ pub enum Choice {
 pub enum Kind {
     Bpf,
     Perf,
+    Seccomp,
+}
+
+impl Kind {
+    /// The engine's name, as `--engine` and the JSON say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Bpf => "bpf",
+            Kind::Perf => "perf",
+            Kind::Seccomp => "seccomp",
+        }
+    }
 }
 
 /// What to count.
@@ -42,6 +59,9 @@ pub struct Plan {
     pub native_only: bool,
     /// Perf engine: one counter per syscall (`--no-split`).
     pub no_split: bool,
+    /// The target is a command started by vdsoctl (`-- CMD`): the only
+    /// target the seccomp engine can count.
+    pub command: bool,
 }
 
 /// An engine with its targets, counting or about to.
@@ -49,6 +69,7 @@ pub struct Plan {
 pub enum Counting {
     Bpf(BpfTracer),
     Perf(Box<Tracer>),
+    Seccomp(Box<SeccompTracer>),
 }
 
 /// The engine chosen, and why it is not the preferred one when it is not.
@@ -63,6 +84,10 @@ impl Counting {
     /// back to perf, keeping BPF's refusal as the reason; when both refuse,
     /// the error names both.
     pub fn open(choice: Choice, plan: Plan) -> Result<Opened> {
+        if choice == Choice::Seccomp {
+            return Counting::open_seccomp(plan)
+                .map(|c| Opened { counting: c, fallback_reason: Some("asked for with --engine seccomp".into()) });
+        }
         let perf_only = plan.native_only || plan.no_split;
         if choice == Choice::Perf || (choice == Choice::Auto && perf_only) {
             let reason =
@@ -88,9 +113,22 @@ impl Counting {
             Err(e) if choice == Choice::Bpf => Err(e),
             Err(bpf_err) => match Counting::open_perf(plan) {
                 Ok(c) => Ok(Opened { counting: c, fallback_reason: Some(bpf_err.to_string()) }),
+                // A command can still be counted without any privilege.
+                Err(perf_err) if plan.command && !perf_only => Ok(Opened {
+                    counting: Counting::open_seccomp(plan)?,
+                    fallback_reason: Some(format!(
+                        "{}; and {}",
+                        short(&bpf_err.to_string()),
+                        short(&perf_err.to_string())
+                    )),
+                }),
                 Err(perf_err) => Err(Error::Facility {
                     errno: None,
-                    what: format!("no trace engine here: {}; and {}", short(&bpf_err), short(&perf_err)),
+                    what: format!(
+                        "no trace engine here: {}; and {}",
+                        short(&bpf_err.to_string()),
+                        short(&perf_err.to_string())
+                    ),
                     hint: if nix::unistd::geteuid().is_root() {
                         "root is refused too: a container's seccomp profile or capability bounding set blocks bpf(2) and perf_event_open; run on the host, or allow them (`docker run --cap-add BPF --cap-add PERFMON`)".into()
                     } else {
@@ -99,6 +137,20 @@ impl Counting {
                 }),
             },
         }
+    }
+
+    fn open_seccomp(plan: Plan) -> Result<Counting> {
+        if !plan.command {
+            return Err(Error::Usage(
+                "the seccomp engine counts a command vdsoctl starts: use `-- CMD ARGS..` (for -p and -a, use --engine bpf or perf)".into(),
+            ));
+        }
+        if plan.native_only || plan.no_split {
+            return Err(Error::Usage("--native-only and --no-split are perf-engine modes".into()));
+        }
+        // The filter's fd is made in the command's child, before its exec:
+        // nothing is opened here, and a refusal is known at the fork.
+        Ok(Counting::Seccomp(Box::new(SeccompTracer::new(plan.per_thread))))
     }
 
     fn open_perf(plan: Plan) -> Result<Counting> {
@@ -125,6 +177,25 @@ impl Counting {
         match self {
             Counting::Bpf(_) => Kind::Bpf,
             Counting::Perf(_) => Kind::Perf,
+            Counting::Seccomp(_) => Kind::Seccomp,
+        }
+    }
+
+    /// The seccomp filter a command must install before its exec, for the
+    /// seccomp engine.
+    pub fn command_filter(&self) -> Option<&Program> {
+        match self {
+            Counting::Seccomp(t) => Some(t.program()),
+            _ => None,
+        }
+    }
+
+    /// Seccomp engine: when the last process of the command's tree was gone
+    /// (`None` while one lives). Other engines do not hold the tree up.
+    pub fn tree_ended(&self) -> Option<Option<std::time::Instant>> {
+        match self {
+            Counting::Seccomp(t) => Some(t.tree_ended()),
+            _ => None,
         }
     }
 
@@ -132,6 +203,9 @@ impl Counting {
     /// now on. `ppid` is reported as its parent.
     pub fn add_process(&mut self, process: &Process, abi: Abi, ppid: Option<i32>) -> Result<()> {
         match self {
+            Counting::Seccomp(_) => {
+                Err(Error::Usage("the seccomp engine counts a command vdsoctl starts, not -p".into()))
+            }
             Counting::Bpf(t) => t.add_root(process.pid(), ppid),
             Counting::Perf(t) => {
                 t.attach_process(process, abi, Attach { inherit: true, enable_on_exec: false, start_disabled: true })?;
@@ -141,9 +215,22 @@ impl Counting {
         }
     }
 
-    /// Count a forked child held before its exec (`-- CMD`), from its exec.
-    pub fn add_command(&mut self, pid: i32, abi: Abi, comm: &str) -> Result<()> {
+    /// Count a forked child held before its exec (`-- CMD`), from its exec;
+    /// the seccomp engine takes the listener of the filter it installed.
+    pub fn add_command(&mut self, pid: i32, abi: Abi, comm: &str, listener: Option<Listener>) -> Result<()> {
         match self {
+            Counting::Seccomp(t) => {
+                let listener = listener.ok_or_else(|| Error::Facility {
+                    errno: None,
+                    what: "the command started without the seccomp filter".into(),
+                    hint: "retry; report it if it happens again".into(),
+                })?;
+                t.supervise(listener, pid, std::process::id() as i32).map_err(|e| Error::Facility {
+                    errno: e.raw_os_error(),
+                    what: format!("cannot start the seccomp supervisor: {e}"),
+                    hint: "retry".into(),
+                })
+            }
             Counting::Bpf(t) => t.add_root(pid, Some(std::process::id() as i32)),
             Counting::Perf(t) => {
                 t.attach_task(pid, pid, abi, Attach { inherit: true, enable_on_exec: true, start_disabled: false })?;
@@ -158,6 +245,8 @@ impl Counting {
         match self {
             Counting::Bpf(t) => t.attach(),
             Counting::Perf(t) => t.enable(),
+            // Counting starts with the command's exec: the filter is in place.
+            Counting::Seccomp(_) => Ok(()),
         }
     }
 
@@ -179,6 +268,7 @@ impl Counting {
         match self {
             Counting::Bpf(t) => t.detach(),
             Counting::Perf(t) => t.disable(),
+            Counting::Seccomp(t) => t.stop(),
         }
     }
 
@@ -210,6 +300,7 @@ impl Counting {
                 }
                 Ok(tally)
             }
+            Counting::Seccomp(t) => Ok(t.snapshot()),
         }
     }
 
@@ -224,16 +315,15 @@ impl Counting {
     /// Whether 32-bit calls are counted (all but the perf engine's `--native-only`).
     pub fn traces_compat(&self) -> bool {
         match self {
-            Counting::Bpf(_) => true,
+            Counting::Bpf(_) | Counting::Seccomp(_) => true,
             Counting::Perf(t) => t.traces_compat(),
         }
     }
 }
 
-/// The first clause of an error, for a message that joins two.
-fn short(e: &Error) -> String {
-    let s = e.to_string();
-    s.split(" — ").next().unwrap_or(&s).to_string()
+/// The first clause of an error's text, for a message that joins two.
+pub fn short(text: &str) -> &str {
+    text.split(" — ").next().unwrap_or(text)
 }
 
 /// The perf engine holds a few dozen fds per thread: lift the soft limit to

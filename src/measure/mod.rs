@@ -7,6 +7,7 @@ pub mod bpf;
 pub mod engine;
 pub mod perf;
 pub mod ring;
+pub mod seccomp;
 pub mod session;
 pub mod sys;
 pub mod trace;

@@ -18,6 +18,7 @@ use nix::unistd::Pid;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
+use std::os::fd::AsFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -97,8 +98,11 @@ pub struct TraceRequest {
 pub enum Progress<'a> {
     /// `-p` named a thread: its whole process is traced.
     ThreadOfProcess { tid: i32, tgid: i32 },
-    /// The perf engine counts, and why not BPF.
-    PerfEngine { why: &'a str },
+    /// A fallback engine counts, and why not the preferred one.
+    Fallback { engine: Kind, why: &'a str },
+    /// The command is still running some time after a forwarded signal
+    /// (SIGINT, SIGTERM): counting goes on until it exits or another signal.
+    SignalIgnored { pid: i32, signal: &'static str },
     /// Counting started: for `-- CMD` before the command runs.
     Armed { target: &'a Target, duration: Option<Duration> },
 }
@@ -230,21 +234,53 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         (None, None) => Some(DEFAULT),
         (_, d) => d,
     };
-    let opened = Counting::open(req.engine, req.plan)?;
+    let plan = Plan { command: command.is_some(), ..req.plan };
+    let opened = Counting::open(req.engine, plan)?;
     let mut counting = opened.counting;
+    if counting.kind() == Kind::Seccomp && req.duration.is_some() {
+        return Err(Error::Usage(
+            "-d cannot cut the seccomp engine off: the command's clock syscalls wait for vdsoctl's answer, so it counts until the command's tree exits (stop it with Ctrl-C)".into(),
+        ));
+    }
     if let (Some(why), Some(say)) = (&opened.fallback_reason, req.progress) {
-        say(&Progress::PerfEngine { why });
+        say(&Progress::Fallback { engine: counting.kind(), why });
     }
 
     let (tx, rx) = mpsc::channel::<Event>();
     catch_signals(tx.clone())?;
 
-    let (target, child, start) = arm(&mut counting, req, command.as_ref(), &processes, duration, &tx)?;
+    let mut engine_note = opened.fallback_reason.clone();
+    let armed = arm(&mut counting, req, command.as_ref(), &processes, duration, &tx);
+    let (target, child, start) = match armed {
+        // `auto` with a command: perf opened but its counters were refused
+        // (perf_event_paranoid, a sandbox): the seccomp engine needs nothing.
+        Err(perf_err @ Error::Facility { .. })
+            if req.engine == Choice::Auto && command.is_some() && counting.kind() == Kind::Perf =>
+        {
+            counting = Counting::open(Choice::Seccomp, plan)?.counting;
+            let why = [
+                engine_note.as_deref().map(crate::measure::engine::short),
+                Some(crate::measure::engine::short(&perf_err.to_string())),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("; and ");
+            if let Some(say) = req.progress {
+                say(&Progress::Fallback { engine: Kind::Seccomp, why: &why });
+            }
+            engine_note = Some(why);
+            arm(&mut counting, req, command.as_ref(), &processes, duration, &tx)?
+        }
+        other => other?,
+    };
+    // Signals go to the very process started, never to one that reused its pid.
+    let child_fd = child.and_then(|pid| spawn::pidfd_open(pid).ok());
     drop(tx);
     let mut session = Session {
         target,
         engine: counting.kind(),
-        engine_note: opened.fallback_reason.clone(),
+        engine_note,
         traces_compat: counting.traces_compat(),
         command: None,
     };
@@ -259,8 +295,29 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         Target::Pids(p) => p.len(),
         _ => 0,
     };
+    // `-- CMD`: the command has exited but the seccomp engine still answers
+    // its tree's calls (a process it left behind), since this moment.
+    let mut command_done: Option<Instant> = None;
+    // `-- CMD`: signals forwarded so far, and when the last one was.
+    let mut forwarded: Option<(u32, Instant, Signal)> = None;
+    let mut said_ignored = false;
     let end = loop {
         let now = Instant::now();
+        if let Some(done) = command_done {
+            match counting.tree_ended() {
+                Some(Some(gone)) => break Some(gone.max(done)),
+                Some(None) => {}
+                None => break Some(done),
+            }
+        }
+        if let (Some((_, at, sig)), Some(pid), false) = (forwarded, child, said_ignored) {
+            if command_done.is_none() && now >= at + GRACE {
+                said_ignored = true;
+                if let Some(say) = req.progress {
+                    say(&Progress::SignalIgnored { pid, signal: sig.as_str() });
+                }
+            }
+        }
         // Every whole interval that ended before the deadline gets its
         // report, however late this wake-up is.
         while let (Some(due), Some(every)) = (next_interval, req.interval) {
@@ -285,6 +342,12 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
             break None;
         }
         let mut wait = if counting.needs_pump() { PUMP } else { Duration::from_secs(3600) };
+        if command_done.is_some() {
+            wait = wait.min(PUMP);
+        }
+        if let (Some((_, at, _)), false) = (forwarded, said_ignored) {
+            wait = wait.min((at + GRACE).saturating_duration_since(now) + Duration::from_millis(1));
+        }
         for t in [deadline, next_interval].into_iter().flatten() {
             wait = wait.min(t.saturating_duration_since(now));
         }
@@ -293,15 +356,28 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         match event {
             Ok(Event::Signal(sig)) => {
                 interrupted = true;
-                if let Some(pid) = child {
-                    // As strace and perf stat do: the command gets the signal too.
-                    let _ = nix::sys::signal::kill(Pid::from_raw(pid), sig);
+                if child.is_none() {
+                    break None;
                 }
-                break None;
+                // As strace does: the first signal goes to the command and
+                // counting goes on until it exits; the second kills it; a
+                // third stops waiting for its tree.
+                let n = forwarded.map_or(0, |(n, _, _)| n) + 1;
+                match n {
+                    1 => {
+                        let _ = child_fd.as_ref().map(|fd| spawn::pidfd_kill(fd.as_fd(), sig as i32));
+                    }
+                    2 => {
+                        let _ = child_fd.as_ref().map(|fd| spawn::pidfd_kill(fd.as_fd(), Signal::SIGKILL as i32));
+                    }
+                    _ => break None,
+                }
+                forwarded = Some((n, Instant::now(), sig));
+                said_ignored = n > 1;
             }
             Ok(Event::CommandExited(status, at)) => {
                 exit_status = Some(status);
-                break Some(at);
+                command_done = Some(at);
             }
             Ok(Event::TargetExited(pid, at)) => {
                 exited.insert(pid, at);
@@ -346,10 +422,20 @@ fn arm(
     let host = arch::HOST_ABI.unwrap_or(Abi::X86_64);
     let start;
     let (target, child) = if let Some(cmd) = command {
-        let mut gated = spawn::fork_gated(&cmd.path, &cmd.argv, &cmd.envp, req.command_stdout_to_stderr)
-            .map_err(|source| Error::Spawn { cmd: cmd.display.clone(), source })?;
+        let filter = counting.command_filter();
+        let mut gated = spawn::fork_gated(&cmd.path, &cmd.argv, &cmd.envp, req.command_stdout_to_stderr, filter)
+            .map_err(|e| match e {
+                spawn::GateError::Fork(source) => Error::Spawn { cmd: cmd.display.clone(), source },
+                spawn::GateError::Filter(source) => Error::Facility {
+                    errno: source.raw_os_error(),
+                    what: format!("the seccomp engine is refused: installing its filter in the command failed: {source}"),
+                    hint: "seccomp(2) with a user-notification listener needs Linux 5.5 and a sandbox that allows seccomp(2); elsewhere use --engine bpf or perf (root, or CAP_BPF + CAP_PERFMON)".into(),
+                },
+            })?;
         let child = gated.pid;
-        let armed = counting.add_command(child, cmd.abi.unwrap_or(host), &cmd.comm).and_then(|()| counting.start());
+        let listener = gated.listener.take();
+        let armed =
+            counting.add_command(child, cmd.abi.unwrap_or(host), &cmd.comm, listener).and_then(|()| counting.start());
         if let Err(e) = armed {
             drop(gated); // closes the gate: the child exits without exec
             let _ = waitpid(Pid::from_raw(child), None);

@@ -10,4 +10,5 @@ pub mod call;
 pub mod libc;
 pub mod perf;
 pub mod ring;
+pub mod seccomp;
 pub mod spawn;

@@ -1,0 +1,404 @@
+//! The seccomp engine: counting a command's clock syscalls without any
+//! privilege. A filter installed in the command before its exec (inherited
+//! by everything it forks) returns `SECCOMP_RET_USER_NOTIF` for the clock
+//! syscalls of the host ABI and its compat ABI and ALLOW for every other
+//! syscall; a thread of vdsoctl receives each notified call, counts it, and
+//! lets it run (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`). Exact, per process,
+//! clock id and ABI, and for [vsyscall] emulations too (the kernel runs
+//! seccomp for them, with the slot as the instruction pointer).
+//!
+//! Its limits are the mechanism's: every notified call waits for vdsoctl
+//! (about 5–10 µs), so vdsoctl answers until the whole tree has exited (no
+//! `-d`), and the command dies with vdsoctl (PR_SET_PDEATHSIG) rather than
+//! run on with clock syscalls failing; no_new_privs makes setuid programs
+//! in the tree run without their privileges; a command that installs a
+//! filter with a listener of its own gets EBUSY.
+
+use crate::arch::{self, Abi, TimeFn};
+use crate::measure::sys::seccomp::{Insn, Listener, Notification, Program, Wake};
+use crate::measure::trace::{Clock, Key, Tally};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::FileExt;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+/// Classic BPF opcodes (`include/uapi/linux/bpf_common.h`).
+const LD_W_ABS: u16 = 0x20;
+const JEQ_K: u16 = 0x15;
+const RET_K: u16 = 0x06;
+/// `offsetof(struct seccomp_data, nr)` and `arch`.
+const DATA_NR: u32 = 0;
+const DATA_ARCH: u32 = 4;
+/// The seccomp actions used (`include/uapi/linux/seccomp.h`).
+const RET_ALLOW: u32 = 0x7fff_0000;
+const RET_USER_NOTIF: u32 = 0x7fc0_0000;
+
+/// The ABIs a filter on this host watches: the host's and its compat ABI.
+fn watched_abis() -> Vec<Abi> {
+    let host = arch::HOST_ABI.unwrap_or(Abi::X86_64);
+    std::iter::once(host).chain(host.compat()).collect()
+}
+
+/// The syscall numbers notified for `abi`: its clock syscalls, and on
+/// x86_64 the same numbers with the x32 bit (x32 tasks run with the x86_64
+/// audit arch; their calls are counted as x86_64 rows).
+fn watched_numbers(abi: Abi) -> Vec<u32> {
+    let plain = abi.clock_syscalls().iter().map(|(_, nr)| *nr as u32);
+    let x32 =
+        abi.x32_bit().into_iter().flat_map(|bit| abi.clock_syscalls().iter().map(move |(_, nr)| (nr | bit) as u32));
+    plain.chain(x32).collect()
+}
+
+fn insn(code: u16, jt: u8, jf: u8, k: u32) -> Insn {
+    Insn { code, jt, jf, k }
+}
+
+/// The filter: per watched ABI, a block that loads the syscall number and
+/// jumps to the notify return on a clock syscall; everything else is allowed.
+pub fn program() -> Program {
+    let blocks: Vec<(u32, Vec<u32>)> =
+        watched_abis().into_iter().map(|a| (a.audit_arch(), watched_numbers(a))).collect();
+    let len: usize = blocks.iter().map(|(_, nrs)| 4 + nrs.len()).sum::<usize>() + 2;
+    let notify = len - 1;
+    let mut insns = Vec::with_capacity(len);
+    for (arch, nrs) in &blocks {
+        insns.push(insn(LD_W_ABS, 0, 0, DATA_ARCH));
+        // Not this ABI: skip the number load, the tests and the ALLOW.
+        insns.push(insn(JEQ_K, 0, (nrs.len() + 2) as u8, *arch));
+        insns.push(insn(LD_W_ABS, 0, 0, DATA_NR));
+        for nr in nrs {
+            let to_notify = notify - (insns.len() + 1);
+            insns.push(insn(JEQ_K, to_notify as u8, 0, *nr));
+        }
+        insns.push(insn(RET_K, 0, 0, RET_ALLOW));
+    }
+    insns.push(insn(RET_K, 0, 0, RET_ALLOW));
+    insns.push(insn(RET_K, 0, 0, RET_USER_NOTIF));
+    debug_assert_eq!(insns.len(), len);
+    Program::new(insns)
+}
+
+/// What a notified call is, decoded: which function of which ABI, or a
+/// [vsyscall] emulation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    Syscall { abi: Abi, func: TimeFn, clock: Clock },
+    Vsyscall(TimeFn),
+}
+
+/// Decode a notification; `None` for a number the filter should not have sent.
+pub fn decode(n: &Notification) -> Option<Call> {
+    let abi = Abi::from_audit_arch(n.arch)?;
+    let mut nr = i64::from(n.nr);
+    if let Some(bit) = abi.x32_bit() {
+        nr &= !bit;
+    }
+    let func = abi.clock_syscall(nr)?;
+    if abi == Abi::X86_64 && n.ip & !0xfff == arch::vsyscall::BASE {
+        return Some(Call::Vsyscall(func));
+    }
+    // clockid_t is an int: the low 32 bits, signed (CPU clocks of other
+    // processes are negative ids).
+    let clock = if func.takes_clock() { Clock::Id(i64::from(n.args[0] as u32 as i32)) } else { Clock::None };
+    Some(Call::Syscall { abi, func, clock })
+}
+
+/// A thread seen before: its process, and an open `/proc/TID/comm` that
+/// stops reading (ESRCH) once that very thread is gone, so a reused tid is
+/// never taken for the old one.
+struct Task {
+    tgid: i32,
+    probe: File,
+}
+
+/// Threads and processes seen, bounded: the cache is dropped whole when full
+/// (entries are re-read from /proc on the next call).
+const MAX_TASKS: usize = 4096;
+
+#[derive(Default)]
+struct Resolver {
+    tasks: HashMap<i32, Task>,
+    /// Each process's `/proc/TGID/comm`, for its name as of its last call.
+    comms: HashMap<i32, File>,
+}
+
+fn read_small(f: &File) -> io::Result<String> {
+    let mut buf = [0u8; 64];
+    let n = f.read_at(&mut buf, 0)?;
+    Ok(String::from_utf8_lossy(&buf[..n]).trim_end_matches('\n').to_string())
+}
+
+/// `Tgid:` and `PPid:` of `/proc/TID/status`.
+fn ids_of(tid: i32) -> io::Result<(i32, Option<i32>)> {
+    let mut text = String::new();
+    File::open(format!("/proc/{tid}/status"))?.take(4096).read_to_string(&mut text)?;
+    let field = |name: &str| text.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse::<i32>().ok());
+    let tgid = field("Tgid:").ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no Tgid"))?;
+    Ok((tgid, field("PPid:").filter(|p| *p > 0)))
+}
+
+impl Resolver {
+    /// The process of `tid` and its current name; a process seen for the
+    /// first time gets its parent recorded in `tally`.
+    fn resolve(&mut self, tid: i32, tally: &Mutex<Tally>) -> Option<(i32, String)> {
+        if let Some(t) = self.tasks.get(&tid) {
+            if read_small(&t.probe).is_err() {
+                self.tasks.remove(&tid);
+            }
+        }
+        if !self.tasks.contains_key(&tid) {
+            if self.tasks.len() >= MAX_TASKS {
+                self.tasks.clear();
+                self.comms.clear();
+            }
+            let probe = File::open(format!("/proc/{tid}/comm")).ok()?;
+            let (tgid, ppid) = ids_of(tid).ok()?;
+            if tgid == tid || !self.comms.contains_key(&tgid) {
+                let comm = File::open(format!("/proc/{tgid}/comm")).ok()?;
+                self.comms.insert(tgid, comm);
+                if let Some(ppid) = ppid.filter(|_| tgid == tid) {
+                    lock(tally).parents.insert(tgid, ppid);
+                } else if tgid != tid {
+                    if let Ok((_, Some(pp))) = ids_of(tgid) {
+                        lock(tally).parents.insert(tgid, pp);
+                    }
+                }
+            }
+            self.tasks.insert(tid, Task { tgid, probe });
+        }
+        let tgid = self.tasks.get(&tid)?.tgid;
+        let comm = self.comms.get(&tgid).and_then(|f| read_small(f).ok());
+        match comm {
+            Some(c) => Some((tgid, c)),
+            None => {
+                // The process file went stale (its pid was reused): read anew.
+                self.comms.remove(&tgid);
+                self.tasks.remove(&tid);
+                let probe = File::open(format!("/proc/{tid}/comm")).ok()?;
+                let (tgid, _) = ids_of(tid).ok()?;
+                let comm = File::open(format!("/proc/{tgid}/comm")).ok()?;
+                let name = read_small(&comm).ok()?;
+                self.comms.insert(tgid, comm);
+                self.tasks.insert(tid, Task { tgid, probe });
+                Some((tgid, name))
+            }
+        }
+    }
+}
+
+fn lock(t: &Mutex<Tally>) -> std::sync::MutexGuard<'_, Tally> {
+    t.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// State the supervisor thread shares.
+#[derive(Default)]
+struct Shared {
+    tally: Mutex<Tally>,
+    /// When the last process holding the filter was gone (the listener hung up).
+    ended: Mutex<Option<Instant>>,
+}
+
+/// The seccomp engine, before and while it supervises a command's tree.
+#[derive(Debug)]
+pub struct SeccompTracer {
+    per_thread: bool,
+    program: Program,
+    shared: Arc<SharedHandle>,
+    worker: Option<JoinHandle<()>>,
+    /// Closing this (dropping it) tells the supervisor to stop.
+    stop: Option<OwnedFd>,
+}
+
+/// `Shared` behind a Debug-able handle.
+struct SharedHandle(Shared);
+
+impl std::fmt::Debug for SharedHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SeccompShared")
+    }
+}
+
+impl SeccompTracer {
+    /// An engine ready to give its filter to a command.
+    pub fn new(per_thread: bool) -> SeccompTracer {
+        SeccompTracer {
+            per_thread,
+            program: program(),
+            shared: Arc::new(SharedHandle(Shared::default())),
+            worker: None,
+            stop: None,
+        }
+    }
+
+    /// The filter the command installs before its exec.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// Supervise the tree behind `listener`: `root` is the command, `ppid`
+    /// its parent (vdsoctl).
+    pub fn supervise(&mut self, listener: Listener, root: i32, ppid: i32) -> io::Result<()> {
+        lock(&self.shared.0.tally).parents.insert(root, ppid);
+        let (stop_r, stop_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(io::Error::from)?;
+        let shared = Arc::clone(&self.shared);
+        let per_thread = self.per_thread;
+        let worker = std::thread::Builder::new()
+            .name("seccomp".into())
+            .spawn(move || serve_calls(&listener, &stop_r, &shared.0, per_thread))?;
+        self.worker = Some(worker);
+        self.stop = Some(stop_w);
+        Ok(())
+    }
+
+    /// When the whole tree was gone, if it is.
+    pub fn tree_ended(&self) -> Option<Instant> {
+        *self.shared.0.ended.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Stop answering (a tree still alive then gets ENOSYS for its clock
+    /// syscalls: the session calls this once the tree is gone, or gives up).
+    pub fn stop(&mut self) {
+        self.stop = None;
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+
+    /// Counts so far.
+    pub fn snapshot(&self) -> Tally {
+        lock(&self.shared.0.tally).clone()
+    }
+}
+
+impl Drop for SeccompTracer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The supervisor: take each notified call, count it, let it run; until
+/// the listener hangs up (no process holds the filter) or `stop` closes.
+fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, per_thread: bool) {
+    let mut resolver = Resolver::default();
+    loop {
+        match listener.wait(stop.as_fd()) {
+            Ok(Wake::Call) => match listener.recv() {
+                Ok(n) => answer(listener, &n, &mut resolver, shared, per_thread),
+                // The caller was killed between the wake-up and the receive.
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                Err(_) => return,
+            },
+            Ok(Wake::TreeGone) => {
+                *shared.ended.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+                return;
+            }
+            Ok(Wake::Again) => {}
+            Ok(Wake::Stop) | Err(_) => return,
+        }
+    }
+}
+
+/// One call: who made it (read while it waits, then checked still pending),
+/// let it run, and count it once it did.
+fn answer(listener: &Listener, n: &Notification, resolver: &mut Resolver, shared: &Shared, per_thread: bool) {
+    let who = resolver.resolve(n.tid, &shared.tally);
+    if !listener.id_valid(n.id) {
+        return;
+    }
+    if listener.resume(n.id).is_err() {
+        return;
+    }
+    let (Some((tgid, comm)), Some(call)) = (who, decode(n)) else { return };
+    let mut tally = lock(&shared.tally);
+    match call {
+        Call::Vsyscall(func) => *tally.vsyscall.entry((tgid, func)).or_insert(0) += 1,
+        Call::Syscall { abi, func, clock } => {
+            let key = Key { pid: tgid, tid: per_thread.then_some(n.tid), abi, func, clock, comm: None };
+            *tally.counts.entry(key).or_insert(0) += 1;
+        }
+    }
+    if tally.comms.get(&tgid) != Some(&comm) {
+        tally.comms.insert(tgid, comm);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A classic-BPF interpreter for the three opcodes the filter uses.
+    fn run(p: &[Insn], arch: u32, nr: u32) -> u32 {
+        let (mut pc, mut a) = (0usize, 0u32);
+        loop {
+            let i = p[pc];
+            match i.code {
+                LD_W_ABS => a = if i.k == DATA_ARCH { arch } else { nr },
+                JEQ_K => pc += usize::from(if a == i.k { i.jt } else { i.jf }),
+                RET_K => return i.k,
+                c => panic!("opcode {c:#x}"),
+            }
+            pc += 1;
+        }
+    }
+
+    #[test]
+    fn clock_syscalls_notify_and_everything_else_runs() {
+        let program = program();
+        let p = program.insns();
+        assert!(p.len() < 255, "jump offsets are one byte");
+        for abi in watched_abis() {
+            for (_, nr) in abi.clock_syscalls() {
+                assert_eq!(run(p, abi.audit_arch(), *nr as u32), RET_USER_NOTIF, "{abi:?} {nr}");
+            }
+            // Some syscall numbers that are not clock syscalls in this ABI.
+            for nr in [0u32, 1, 39, 60, 231, 500] {
+                if abi.clock_syscall(i64::from(nr)).is_none() {
+                    assert_eq!(run(p, abi.audit_arch(), nr), RET_ALLOW, "{abi:?} {nr}");
+                }
+            }
+        }
+        if arch::HOST_ABI == Some(Abi::X86_64) {
+            assert_eq!(run(p, Abi::X86_64.audit_arch(), 0x4000_0000 | 228), RET_USER_NOTIF);
+            // i386 `time` (13) is x86_64 `rt_sigaction`: decided by arch.
+            assert_eq!(run(p, Abi::X86_64.audit_arch(), 13), RET_ALLOW);
+            assert_eq!(run(p, Abi::I386.audit_arch(), 13), RET_USER_NOTIF);
+        }
+        // An arch the filter does not know runs untouched.
+        assert_eq!(run(p, 0x8000_0016, 228), RET_ALLOW);
+    }
+
+    #[test]
+    fn notifications_decode_to_calls() {
+        let n = |arch: u32, nr: i32, ip: u64, arg0: u64| Notification {
+            id: 1,
+            tid: 1,
+            nr,
+            arch,
+            ip,
+            args: [arg0, 0, 0, 0, 0, 0],
+        };
+        let x64 = Abi::X86_64.audit_arch();
+        assert_eq!(
+            decode(&n(x64, 228, 0x401000, 1)),
+            Some(Call::Syscall { abi: Abi::X86_64, func: TimeFn::ClockGettime, clock: Clock::Id(1) })
+        );
+        assert_eq!(
+            decode(&n(x64, 228, 0x401000, 0xffff_fffe)),
+            Some(Call::Syscall { abi: Abi::X86_64, func: TimeFn::ClockGettime, clock: Clock::Id(-2) })
+        );
+        assert_eq!(
+            decode(&n(Abi::I386.audit_arch(), 403, 0xf7f0_0000, 4)),
+            Some(Call::Syscall { abi: Abi::I386, func: TimeFn::ClockGettime64, clock: Clock::Id(4) })
+        );
+        assert_eq!(decode(&n(x64, 201, arch::vsyscall::TIME, 0)), Some(Call::Vsyscall(TimeFn::Time)));
+        assert_eq!(
+            decode(&n(x64, 0x4000_0000 | 96, 0x401000, 0)),
+            Some(Call::Syscall { abi: Abi::X86_64, func: TimeFn::Gettimeofday, clock: Clock::None })
+        );
+        assert_eq!(decode(&n(x64, 1, 0x401000, 0)), None);
+    }
+}
