@@ -581,7 +581,21 @@ fn nobody_with_bpf_and_perfmon_counts_exactly() {
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["engine"], "bpf");
     assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 4321, "{r:#}");
+    // Without them, `auto` counts the command with the seccomp engine...
     let out = setpriv(&[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["engine"], "seccomp");
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_TAI")), 4321, "{r:#}");
+    // ... and asking for BPF there is refused with the capabilities named.
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(vdsoctl_path())
+        .args(["trace", "--engine", "bpf", "--"])
+        .arg(&bin)
+        .args(["raw", "11", "10"])
+        .output()
+        .expect("setpriv");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{stderr}");
     assert!(stderr.contains("CAP_BPF") && stderr.contains("CAP_PERFMON"), "{stderr}");

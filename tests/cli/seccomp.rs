@@ -1,0 +1,457 @@
+//! The seccomp engine: `trace -- CMD` and `check -- CMD` with no privilege
+//! at all — as `nobody` with no capabilities, in a bubblewrap sandbox with
+//! every namespace unshared, and in a real container with the default
+//! seccomp profile and capabilities (podman + runc) — exact for every clock
+//! function of both ABIs, across a tree, with the command's limits handled.
+
+use super::common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// `cmd` run as an unprivileged user: as root, dropped to nobody with every
+/// capability gone; otherwise as the caller (already unprivileged).
+fn unprivileged(program: &Path) -> Command {
+    if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all"]);
+        c.arg(program);
+        c
+    } else {
+        Command::new(program)
+    }
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "bad JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// `vdsoctl --json trace -- ARGS` as an unprivileged user; the engine must be seccomp.
+fn trace_unprivileged(args: &[&str]) -> Value {
+    let out = unprivileged(&vdsoctl_path())
+        .env("NO_COLOR", "1")
+        .args(["--json", "trace", "--"])
+        .args(args)
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "trace -- {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let r = json_of(&out);
+    assert_eq!(r["engine"], "seccomp", "{r:#}");
+    r
+}
+
+fn count(report: &Value, syscall: &str, clock: Option<&str>) -> u64 {
+    report["counts"]
+        .as_array()
+        .expect("counts")
+        .iter()
+        .filter(|r| r["syscall"] == syscall && r["clock"].as_str() == clock)
+        .map(|r| r["count"].as_u64().expect("count"))
+        .sum()
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+#[test]
+fn every_clock_function_of_both_abis_is_counted_exactly_without_privileges() {
+    if !have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    let cases: &[(bool, &str, &str, &str, Option<&str>)] = &[
+        (false, "raw", "7", "clock_gettime", Some("CLOCK_BOOTTIME")),
+        (false, "raw", "2", "clock_gettime", Some("CLOCK_PROCESS_CPUTIME_ID")),
+        (false, "gtod", "0", "gettimeofday", None),
+        (false, "time", "0", "time", None),
+        (false, "getres", "1", "clock_getres", Some("CLOCK_MONOTONIC")),
+        (false, "getcpu", "0", "getcpu", None),
+        (true, "raw", "11", "clock_gettime", Some("CLOCK_TAI")),
+        (true, "raw64", "4", "clock_gettime64", Some("CLOCK_MONOTONIC_RAW")),
+        (true, "gtod", "0", "gettimeofday", None),
+        (true, "time", "0", "time", None),
+        (true, "getres", "0", "clock_getres", Some("CLOCK_REALTIME")),
+        (true, "getres64", "5", "clock_getres_time64", Some("CLOCK_REALTIME_COARSE")),
+        (true, "getcpu", "0", "getcpu", None),
+    ];
+    for (m32, mode, clock, syscall, name) in cases {
+        let bin = build_c("clock_loop", *m32, &[]);
+        let r = trace_unprivileged(&[path(&bin), mode, clock, "1234"]);
+        let what = format!("m32={m32} {mode} {clock}");
+        assert_eq!(count(&r, syscall, *name), 1234, "{what}: {r:#}");
+        assert_eq!(r["counts"].as_array().unwrap().len(), 1, "{what}: {r:#}");
+        assert_eq!(r["counts"][0]["abi"], if *m32 { "i386" } else { "x86_64" }, "{what}: {r:#}");
+        let pid = r["target"]["command"]["pid"].as_i64().unwrap();
+        assert_eq!(r["counts"][0]["pid"].as_i64(), Some(pid), "{what}: {r:#}");
+        assert_eq!(r["lost"], 0, "{what}: {r:#}");
+    }
+}
+
+#[test]
+fn threads_and_vsyscall_calls_are_counted_and_vdso_reads_cost_no_row() {
+    let bin = build_c("clock_loop", false, &[]);
+    let r = trace_unprivileged(&[path(&bin), "raw", "1", "2500", "4"]);
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 10_000, "{r:#}");
+    assert_eq!(r["counts"].as_array().unwrap().len(), 1, "one row for the process: {r:#}");
+
+    let r = trace_unprivileged(&[path(&bin), "vsyscall", "0", "700"]);
+    let v = r["vsyscall_emulations"].as_array().expect("vsyscall_emulations");
+    assert_eq!(v.len(), 1, "{r:#}");
+    assert_eq!(v[0]["function"], "time", "{r:#}");
+    assert_eq!(v[0]["count"], 700, "{r:#}");
+    assert!(r["counts"].as_array().unwrap().is_empty(), "emulations are not syscall rows: {r:#}");
+
+    // The vDSO serves CLOCK_MONOTONIC: nothing enters the kernel, no row.
+    let r = trace_unprivileged(&[path(&bin), "libc", "1", "100000"]);
+    assert!(r["counts"].as_array().unwrap().is_empty(), "{r:#}");
+    assert!(r["vsyscall_emulations"].as_array().unwrap().is_empty(), "{r:#}");
+}
+
+/// A shell starting a 64-bit child, a 32-bit child and a grandchild: each
+/// process its own row with its parent, and the shell's status handed back.
+#[test]
+fn a_tree_is_counted_per_process_and_its_status_comes_back() {
+    if !have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    let b64 = build_c("clock_loop", false, &[]);
+    let b32 = build_c("clock_loop", true, &[]);
+    // `; true` keeps the inner shell from exec'ing its last command, so the
+    // grandchild really is one.
+    let script = format!(
+        "{b64} raw 1 100 >/dev/null; {b32} raw 1 200 >/dev/null; sh -c '{b64} gtod 0 300 >/dev/null; true'; exit 3",
+        b64 = path(&b64),
+        b32 = path(&b32)
+    );
+    let out = unprivileged(&vdsoctl_path()).args(["--json", "trace", "--", "sh", "-c", &script]).output().expect("run");
+    assert_eq!(out.status.code(), Some(3), "the command's status: {}", String::from_utf8_lossy(&out.stderr));
+    let r = json_of(&out);
+    assert_eq!(r["engine"], "seccomp");
+    assert_eq!(r["command"]["exit_status"]["code"], 3, "{r:#}");
+    let shell = r["target"]["command"]["pid"].as_i64().unwrap();
+    let rows = r["counts"].as_array().unwrap();
+    let row = |syscall: &str, abi: &str| {
+        rows.iter()
+            .find(|x| x["syscall"] == syscall && x["abi"] == abi)
+            .unwrap_or_else(|| panic!("{syscall} {abi}: {r:#}"))
+    };
+    let c64 = row("clock_gettime", "x86_64");
+    let c32 = row("clock_gettime", "i386");
+    let grand = row("gettimeofday", "x86_64");
+    assert_eq!(
+        (c64["count"].as_u64(), c32["count"].as_u64(), grand["count"].as_u64()),
+        (Some(100), Some(200), Some(300))
+    );
+    assert_eq!(c64["ppid"].as_i64(), Some(shell), "{r:#}");
+    assert_eq!(c32["ppid"].as_i64(), Some(shell), "{r:#}");
+    let inner = grand["ppid"].as_i64().expect("grandchild's parent");
+    assert!(inner != shell && inner > 0, "the grandchild's parent is the inner shell: {r:#}");
+    let pids: std::collections::BTreeSet<i64> = [c64, c32, grand].iter().map(|x| x["pid"].as_i64().unwrap()).collect();
+    assert_eq!(pids.len(), 3, "three processes, three rows: {r:#}");
+    assert!(!pids.contains(&shell), "{r:#}");
+}
+
+#[test]
+fn check_cmd_without_privileges_fails_on_raw_calls_and_passes_vdso_reads() {
+    let bin = build_c("clock_loop", false, &[]);
+    let check = |args: &[&str]| {
+        unprivileged(&vdsoctl_path())
+            .env("NO_COLOR", "1")
+            .args(["check", "--", path(&bin)])
+            .args(args)
+            .output()
+            .expect("run")
+    };
+    let out = check(&["raw", "1", "5000"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("CLOCK_MONOTONIC ×5,000"), "{stdout}");
+    let out = check(&["libc", "1", "5000"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The command's clock syscalls wait for vdsoctl: when vdsoctl is killed,
+/// the command goes with it instead of running on with ENOSYS.
+#[test]
+fn sigkill_of_vdsoctl_ends_the_command() {
+    let bin = build_c("clock_loop", false, &[]);
+    let mut vdsoctl = unprivileged(&vdsoctl_path())
+        .args(["trace", "--engine", "seccomp", "--", path(&bin), "paced", "1", "1000"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn vdsoctl");
+    let _guard = KillOnDrop::new(vdsoctl.id() as i32);
+    let stderr = vdsoctl.stderr.take().expect("stderr");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    let pid: i32 = loop {
+        let line = lines.next().expect("vdsoctl said which pid it traces").expect("read stderr");
+        if let Some(p) = line.split("(pid ").nth(1).and_then(|t| t.split(')').next()).and_then(|t| t.parse().ok()) {
+            break p;
+        }
+    };
+    let command = KillOnDrop::new(pid);
+    // The command is counted and running: its comm is the fixture's.
+    let comm = |pid: i32| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    let t0 = Instant::now();
+    while comm(pid).trim() != "clock_loop" && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(comm(pid).trim(), "clock_loop", "the command runs");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(vdsoctl.id() as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    let _ = vdsoctl.wait();
+    // Gone, or a zombie waiting for its new parent to reap it.
+    let alive = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().chars().next() != Some('Z')))
+            .unwrap_or(false)
+    };
+    let t0 = Instant::now();
+    while alive(pid) && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(pid), "the command (pid {pid}) outlived vdsoctl");
+    drop(command);
+}
+
+/// no_new_privs: a setuid program in the tree runs without its privileges
+/// (and says so), and its calls are still counted.
+#[test]
+fn a_setuid_helper_runs_without_its_privileges() {
+    if !is_root() {
+        return skip("installing a setuid-root helper needs root");
+    }
+    let built = build_c("setuid_whoami", false, &[]);
+    let dir = tempfile::Builder::new().prefix("vdsoctl-setuid").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let helper = dir.path().join("setuid_whoami");
+    std::fs::copy(&built, &helper).unwrap();
+    std::os::unix::fs::chown(&helper, Some(0), Some(0)).unwrap();
+    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    // The control: without vdsoctl, nobody runs it as euid 0.
+    let plain = unprivileged(&helper).arg("0").output().expect("run helper");
+    let plain = String::from_utf8_lossy(&plain.stdout).into_owned();
+    if plain.trim() != "euid 0" {
+        return skip(&format!("this filesystem ignores the setuid bit (nosuid?): {plain}"));
+    }
+    let out =
+        unprivileged(&vdsoctl_path()).args(["--json", "trace", "--", path(&helper), "321"]).output().expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = json_of(&out);
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 321, "{r:#}");
+    // The helper's stdout went to stderr (stdout is the JSON document).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.lines().any(|l| l == "euid 65534"), "no_new_privs keeps the caller's uid: {stderr}");
+}
+
+/// A command with seccomp filters of its own still runs: its plain filter
+/// works, a second listener is refused (EBUSY, one per chain), and its
+/// clock syscalls are counted.
+#[test]
+fn a_command_with_its_own_seccomp_filter_still_runs() {
+    let bin = build_c("own_filter", false, &[]);
+    let out = unprivileged(&vdsoctl_path()).args(["--json", "trace", "--", path(&bin), "4321"]).output().expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r = json_of(&out);
+    assert_eq!(r["engine"], "seccomp");
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_BOOTTIME")), 4321, "{r:#}");
+    for line in ["getppid EPERM", "listener EBUSY", "done"] {
+        assert!(stderr.lines().any(|l| l == line), "{line}: {stderr}");
+    }
+}
+
+#[test]
+fn seccomp_engine_refuses_what_it_cannot_do() {
+    let bin = build_c("clock_loop", false, &[]);
+    let (code, _, stderr) = run(&["trace", "--engine", "seccomp", "-d", "1s", "--", path(&bin), "raw", "1", "10"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("-d") && stderr.contains("tree"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let me = std::process::id().to_string();
+    let (code, _, stderr) = run(&["trace", "--engine", "seccomp", "-p", &me]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("-- CMD"), "{stderr}");
+    let (code, _, stderr) = run(&["trace", "--engine", "seccomp", "-a"]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+/// Inside bubblewrap with every namespace unshared (a new pid namespace, no
+/// network, its own user namespace), as an unprivileged user.
+#[test]
+fn exact_inside_a_bubblewrap_sandbox() {
+    if Command::new("bwrap").arg("--version").output().is_err() {
+        return skip("bubblewrap is missing (apt-get install bubblewrap)");
+    }
+    if !have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    let b64 = build_c("clock_loop", false, &[]);
+    let b32 = build_c("clock_loop", true, &[]);
+    let sandbox = |args: &[&str]| {
+        let mut c = unprivileged(Path::new("bwrap"));
+        c.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent"]);
+        c.arg(vdsoctl_path()).args(["--json", "trace", "--"]).args(args);
+        c.output().expect("bwrap")
+    };
+    let out = sandbox(&[path(&b64), "raw", "1", "4000"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = json_of(&out);
+    assert_eq!(r["engine"], "seccomp", "{r:#}");
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 4000, "{r:#}");
+    let out = sandbox(&[path(&b32), "raw64", "4", "3000"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = json_of(&out);
+    assert_eq!(count(&r, "clock_gettime64", Some("CLOCK_MONOTONIC_RAW")), 3000, "{r:#}");
+    assert_eq!(r["counts"][0]["abi"], "i386", "{r:#}");
+}
+
+/// A root tree for a container image: this vdsoctl with the libraries it
+/// links, and static 64- and 32-bit workloads.
+fn image_tree() -> tempfile::TempDir {
+    let root = tempfile::Builder::new().prefix("vdsoctl-image").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let r = root.path();
+    std::fs::create_dir_all(r.join("bin")).unwrap();
+    std::fs::copy(vdsoctl_path(), r.join("bin/vdsoctl")).unwrap();
+    let ldd = Command::new("ldd").arg(vdsoctl_path()).output().expect("ldd");
+    for line in String::from_utf8_lossy(&ldd.stdout).lines() {
+        // "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "/lib64/ld-linux-x86-64.so.2 (0x...)"
+        let lib = line.split("=>").last().unwrap_or("").split_whitespace().next().unwrap_or("");
+        if lib.starts_with('/') {
+            let dest = r.join(lib.trim_start_matches('/'));
+            std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+            std::fs::copy(lib, &dest).unwrap_or_else(|e| panic!("copy {lib}: {e}"));
+        }
+    }
+    for (m32, name) in [(false, "clock_loop"), (true, "clock_loop32")] {
+        let built = build_c("clock_loop", m32, &["-static"]);
+        std::fs::copy(built, r.join("bin").join(name)).unwrap();
+    }
+    root
+}
+
+fn podman() -> Command {
+    let mut c = Command::new("podman");
+    c.args(["--runtime", "/usr/sbin/runc", "--cgroup-manager", "cgroupfs"]);
+    c
+}
+
+/// The real place: a container with the default seccomp profile and
+/// capability set (what a `docker build` RUN step gets), as root and as a
+/// non-root user inside it.
+#[test]
+fn exact_inside_a_default_podman_container() {
+    if !is_root() {
+        return skip("podman (rootful) needs root");
+    }
+    if Command::new("podman").arg("--version").output().is_err() {
+        return skip("podman is missing (apt-get install podman runc)");
+    }
+    if !have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    let tree = image_tree();
+    let tag = format!("localhost/vdsoctl-seccomp-test:{}", std::process::id());
+    let mut tar =
+        Command::new("tar").arg("-C").arg(tree.path()).args(["-c", "."]).stdout(Stdio::piped()).spawn().unwrap();
+    let import =
+        podman().args(["import", "-", &tag]).stdin(tar.stdout.take().unwrap()).output().expect("podman import");
+    assert!(tar.wait().unwrap().success());
+    assert!(import.status.success(), "podman import: {}", String::from_utf8_lossy(&import.stderr));
+    struct Image(String);
+    impl Drop for Image {
+        fn drop(&mut self) {
+            let _ = podman().args(["rmi", "-f", &self.0]).output();
+        }
+    }
+    let image = Image(tag);
+    for user in ["0", "65534"] {
+        let run = |args: &[&str]| {
+            podman()
+                .args([
+                    "run",
+                    "--rm",
+                    "--network",
+                    "none",
+                    "--ulimit",
+                    "nofile=1024:1024",
+                    "--ulimit",
+                    "nproc=1024:1024",
+                ])
+                .args(["--user", user, &image.0, "/bin/vdsoctl", "--json", "trace", "--"])
+                .args(args)
+                .output()
+                .expect("podman run")
+        };
+        let out = run(&["/bin/clock_loop", "raw", "1", "20000"]);
+        assert!(out.status.success(), "user {user}: {}", String::from_utf8_lossy(&out.stderr));
+        let r = json_of(&out);
+        assert_eq!(r["engine"], "seccomp", "user {user}: {r:#}");
+        assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 20_000, "user {user}: {r:#}");
+        let out = run(&["/bin/clock_loop32", "time", "0", "3000"]);
+        assert!(out.status.success(), "user {user}: {}", String::from_utf8_lossy(&out.stderr));
+        let r = json_of(&out);
+        assert_eq!(count(&r, "time", None), 3000, "user {user}: {r:#}");
+        assert_eq!(r["counts"][0]["abi"], "i386", "user {user}: {r:#}");
+    }
+}
+
+/// A command that ignores the forwarded SIGINT is reported as still
+/// running, counting goes on, and a second SIGINT kills it (as strace
+/// does); the summary says it was interrupted, the status is SIGKILL's.
+#[test]
+fn a_command_that_ignores_sigint_is_reported_and_killed_by_the_second() {
+    let bin = build_c("clock_loop", false, &[]);
+    // `trap '' INT` is inherited across exec: the loop ignores SIGINT.
+    let script = format!("trap '' INT; exec {} paced 1 200", path(&bin));
+    let mut vdsoctl = unprivileged(&vdsoctl_path())
+        .args(["--json", "trace", "--engine", "seccomp", "--", "sh", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn vdsoctl");
+    let _guard = KillOnDrop::new(vdsoctl.id() as i32);
+    let stderr = vdsoctl.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)).map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let wait_for = |needle: &str| loop {
+        let line =
+            rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| panic!("no stderr line with {needle:?}"));
+        if line.contains(needle) {
+            return line;
+        }
+    };
+    let armed = wait_for("until it exits");
+    let pid: i32 = armed.split("(pid ").nth(1).and_then(|t| t.split(')').next()).unwrap().parse().unwrap();
+    let _command = KillOnDrop::new(pid);
+    // Calls are being made and counted before the first interrupt.
+    wait_for("ready");
+    let sigint = || {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(vdsoctl.id() as i32), nix::sys::signal::Signal::SIGINT)
+            .unwrap()
+    };
+    sigint();
+    let said = wait_for("still running after SIGINT");
+    assert!(said.contains(&format!("pid {pid}")), "{said}");
+    sigint();
+    let out = vdsoctl.wait_with_output().expect("vdsoctl ends");
+    assert_eq!(out.status.code(), Some(137), "SIGKILL's status is handed back");
+    let r = json_of(&out);
+    assert_eq!(r["interrupted"], true, "{r:#}");
+    assert_eq!(r["command"]["exit_status"]["signal"], 9, "{r:#}");
+    assert!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")) > 0, "counting went on: {r:#}");
+}
