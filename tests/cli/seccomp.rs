@@ -212,7 +212,7 @@ fn sigkill_of_vdsoctl_ends_the_command() {
     let alive = |pid: i32| {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .ok()
-            .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().chars().next() != Some('Z')))
+            .and_then(|s| s.rsplit(')').next().map(|r| !r.trim_start().starts_with('Z')))
             .unwrap_or(false)
     };
     let t0 = Instant::now();
