@@ -11,9 +11,19 @@
 #
 # Budgets (issue 10): syscall-heavy ≤ 1.10 × perf stat's ratio; vdso-only
 # ≤ ×1.05 of bare; fixed cost ≤ 1.5 × perf stat's.
-# Needs root, gcc, strace, perf (linux-perf). Usage: scripts/bench-trace.sh [RUNS]
+#
+# The unprivileged part (issue 18), the seccomp engine against its peer
+# `strace -f -c --seccomp-bpf -e trace=clock_gettime` (ptrace stops only at
+# the filtered calls), same rounds, interleaved:
+#   per notified call  100,000 raw clock_gettime: (loop - bare) / calls
+#   vdso-only          50,000,000 libc clock_gettime (budget ≤ ×1.02 of bare)
+#   other syscalls     1,000,000 getppid: what the filter adds to a syscall it passes
+# Budget: cost per notified call ≤ 0.5 × strace's.
+# Needs root (the privileged engines), gcc, strace, perf (linux-perf).
+# Usage: scripts/bench-trace.sh [RUNS] [--seccomp-only]
 set -euo pipefail
 RUNS=${1:-7}
+ONLY=${2:-}
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
 cargo build --release --quiet
@@ -45,6 +55,51 @@ run_way() { # way, workload args...
         *) read -r -a P <<<"${WAYS[$way]}"; loop_ms "${P[@]}" "$@" ;;
     esac
 }
+
+seccomp_part() {
+    local N=100000 name w
+    declare -A SW=(
+        [bare]=""
+        [vdsoctl-seccomp]="$V trace --engine seccomp --"
+        [strace-seccomp]="strace -f -c --seccomp-bpf -e trace=clock_gettime,gettimeofday,time,clock_getres,getcpu -o /dev/null"
+    )
+    local SORDER=(bare vdsoctl-seccomp strace-seccomp)
+    echo "# the unprivileged engines, median of $RUNS interleaved rounds ($(uname -r), $(nproc) CPUs)"
+    for name in notified vdso-only other-syscalls; do
+        case $name in
+            notified) W=("$WORK/clock_loop" raw 1 "$N") ;;
+            vdso-only) W=("$WORK/clock_loop" libc 1 50000000) ;;
+            other-syscalls) W=("$WORK/clock_loop" getppid 0 1000000) ;;
+        esac
+        for w in "${SORDER[@]}"; do : >"$WORK/s.$name.$w"; done
+        for _ in $(seq "$RUNS"); do
+            for w in "${SORDER[@]}"; do
+                read -r -a P <<<"${SW[$w]}"
+                loop_ms "${P[@]}" "${W[@]}" >>"$WORK/s.$name.$w"
+            done
+        done
+    done
+    for name in notified vdso-only other-syscalls; do
+        b=$(median <"$WORK/s.$name.bare")
+        printf '%-15s bare %9sms' "$name" "$b"
+        for w in vdsoctl-seccomp strace-seccomp; do
+            m=$(median <"$WORK/s.$name.$w")
+            case $name in
+                notified) printf '  %s %sms (+%s µs/call)' "$w" "$m" "$(awk -v a="$m" -v b="$b" -v n="$N" 'BEGIN{printf "%.2f", (a-b)*1000/n}')" ;;
+                other-syscalls) printf '  %s %sms (+%s ns/call)' "$w" "$m" "$(awk -v a="$m" -v b="$b" 'BEGIN{printf "%.1f", a-b}')" ;;
+                *) printf '  %s %sms ×%s' "$w" "$m" "$(ratio "$m" "$b")" ;;
+            esac
+        done
+        echo
+    done
+    local b v s
+    b=$(median <"$WORK/s.notified.bare"); v=$(median <"$WORK/s.notified.vdsoctl-seccomp"); s=$(median <"$WORK/s.notified.strace-seccomp")
+    echo "budget: per notified call vdsoctl/strace = $(awk -v b="$b" -v v="$v" -v s="$s" 'BEGIN{printf "%.3f", (v-b)/(s-b)}') ≤ 0.5; vdso-only ×$(ratio "$(median <"$WORK/s.vdso-only.vdsoctl-seccomp")" "$(median <"$WORK/s.vdso-only.bare")") ≤ 1.02"
+}
+if [ "$ONLY" = --seccomp-only ]; then
+    seccomp_part
+    exit 0
+fi
 
 echo "# trace overhead, median of $RUNS interleaved rounds ($(uname -r), $(nproc) CPUs)"
 printf '%-14s' workload; for w in "${ORDER[@]}"; do printf ' %13s' "$w"; done; echo
@@ -91,3 +146,5 @@ tps=$(tax perf-stat perf stat -a -e "$PERF_EVENT" --filter "$PERF_FILTER" -- sle
 # 1M calls: a difference of 1 ms is 1 ns a call.
 echo "tax on 1M getppid (ns/call added): bare ${tb}ms; vdsoctl -a bpf +$(awk -v a="$tv" -v b="$tb" 'BEGIN{printf "%.1f", a-b}')ns, vdsoctl -a perf +$(awk -v a="$tpv" -v b="$tb" 'BEGIN{printf "%.1f", a-b}')ns, perf stat -a +$(awk -v a="$tps" -v b="$tb" 'BEGIN{printf "%.1f", a-b}')ns"
 echo "budgets: syscall-heavy vdsoctl(bpf) ×$R_syscall_heavy_bpf ≤ 1.10 × perf stat ×$R_syscall_heavy_perf ($(ratio "$R_syscall_heavy_bpf" "$R_syscall_heavy_perf")); vdso-only ×$R_vdso_only_bpf ≤ 1.05; fixed cost ×$(ratio "$fv" "$fp") ≤ 1.5"
+echo
+seccomp_part

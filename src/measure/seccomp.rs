@@ -113,17 +113,29 @@ pub fn decode(n: &Notification) -> Option<Call> {
 struct Task {
     tgid: i32,
     probe: File,
+    checked: Instant,
 }
 
-/// Threads and processes seen, bounded: the cache is dropped whole when full
-/// (entries are re-read from /proc on the next call).
+/// A process seen before: its `/proc/TGID/comm` and the name last read.
+struct Proc {
+    comm: File,
+    name: String,
+    read: Instant,
+}
+
+/// Threads seen, bounded: the cache is dropped whole when full (entries are
+/// read anew from /proc on the next call).
 const MAX_TASKS: usize = 4096;
+
+/// How long a thread's identity and a process's name are taken as read.
+/// A tid cannot be reused that fast: reuse needs the pid space to wrap,
+/// hundreds of forks even at the smallest pid_max (301).
+const RECHECK: std::time::Duration = std::time::Duration::from_millis(1);
 
 #[derive(Default)]
 struct Resolver {
     tasks: HashMap<i32, Task>,
-    /// Each process's `/proc/TGID/comm`, for its name as of its last call.
-    comms: HashMap<i32, File>,
+    procs: HashMap<i32, Proc>,
 }
 
 fn read_small(f: &File) -> io::Result<String> {
@@ -142,51 +154,55 @@ fn ids_of(tid: i32) -> io::Result<(i32, Option<i32>)> {
 }
 
 impl Resolver {
-    /// The process of `tid` and its current name; a process seen for the
-    /// first time gets its parent recorded in `tally`.
-    fn resolve(&mut self, tid: i32, tally: &Mutex<Tally>) -> Option<(i32, String)> {
-        if let Some(t) = self.tasks.get(&tid) {
-            if read_small(&t.probe).is_err() {
-                self.tasks.remove(&tid);
+    /// The process of `tid`, read while its call waits; a process seen for
+    /// the first time gets its parent recorded in `tally`, and its name
+    /// there whenever it changed (a rename, an exec).
+    fn resolve(&mut self, tid: i32, now: Instant, tally: &Mutex<Tally>) -> Option<i32> {
+        let mut stale = None;
+        if let Some(t) = self.tasks.get_mut(&tid) {
+            if now > t.checked + RECHECK {
+                match read_small(&t.probe) {
+                    Ok(_) => t.checked = now,
+                    Err(_) => stale = Some(t.tgid),
+                }
             }
+        }
+        if let Some(tgid) = stale {
+            self.tasks.remove(&tid);
+            self.procs.remove(&tgid);
         }
         if !self.tasks.contains_key(&tid) {
             if self.tasks.len() >= MAX_TASKS {
                 self.tasks.clear();
-                self.comms.clear();
+                self.procs.clear();
             }
             let probe = File::open(format!("/proc/{tid}/comm")).ok()?;
             let (tgid, ppid) = ids_of(tid).ok()?;
-            if tgid == tid || !self.comms.contains_key(&tgid) {
-                let comm = File::open(format!("/proc/{tgid}/comm")).ok()?;
-                self.comms.insert(tgid, comm);
-                if let Some(ppid) = ppid.filter(|_| tgid == tid) {
-                    lock(tally).parents.insert(tgid, ppid);
-                } else if tgid != tid {
-                    if let Ok((_, Some(pp))) = ids_of(tgid) {
-                        lock(tally).parents.insert(tgid, pp);
-                    }
-                }
+            let parent = if tgid == tid { ppid } else { ids_of(tgid).ok().and_then(|(_, p)| p) };
+            if let Some(ppid) = parent {
+                lock(tally).parents.insert(tgid, ppid);
             }
-            self.tasks.insert(tid, Task { tgid, probe });
+            self.procs.remove(&tgid);
+            self.tasks.insert(tid, Task { tgid, probe, checked: now });
         }
         let tgid = self.tasks.get(&tid)?.tgid;
-        let comm = self.comms.get(&tgid).and_then(|f| read_small(f).ok());
-        match comm {
-            Some(c) => Some((tgid, c)),
+        let fresh = match self.procs.get_mut(&tgid) {
+            Some(p) if now <= p.read + RECHECK => None,
+            Some(p) => {
+                p.read = now;
+                read_small(&p.comm).ok().filter(|n| *n != p.name).inspect(|n| p.name.clone_from(n))
+            }
             None => {
-                // The process file went stale (its pid was reused): read anew.
-                self.comms.remove(&tgid);
-                self.tasks.remove(&tid);
-                let probe = File::open(format!("/proc/{tid}/comm")).ok()?;
-                let (tgid, _) = ids_of(tid).ok()?;
                 let comm = File::open(format!("/proc/{tgid}/comm")).ok()?;
                 let name = read_small(&comm).ok()?;
-                self.comms.insert(tgid, comm);
-                self.tasks.insert(tid, Task { tgid, probe });
-                Some((tgid, name))
+                self.procs.insert(tgid, Proc { comm, name: name.clone(), read: now });
+                Some(name)
             }
+        };
+        if let Some(name) = fresh {
+            lock(tally).comms.insert(tgid, name);
         }
+        Some(tgid)
     }
 }
 
@@ -243,6 +259,7 @@ impl SeccompTracer {
     /// its parent (vdsoctl).
     pub fn supervise(&mut self, listener: Listener, root: i32, ppid: i32) -> io::Result<()> {
         lock(&self.shared.0.tally).parents.insert(root, ppid);
+        listener.prefer_sync_wake_up();
         let (stop_r, stop_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(io::Error::from)?;
         let shared = Arc::clone(&self.shared);
         let per_thread = self.per_thread;
@@ -305,14 +322,14 @@ fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, per_thread:
 /// One call: who made it (read while it waits, then checked still pending),
 /// let it run, and count it once it did.
 fn answer(listener: &Listener, n: &Notification, resolver: &mut Resolver, shared: &Shared, per_thread: bool) {
-    let who = resolver.resolve(n.tid, &shared.tally);
+    let who = resolver.resolve(n.tid, Instant::now(), &shared.tally);
     if !listener.id_valid(n.id) {
         return;
     }
     if listener.resume(n.id).is_err() {
         return;
     }
-    let (Some((tgid, comm)), Some(call)) = (who, decode(n)) else { return };
+    let (Some(tgid), Some(call)) = (who, decode(n)) else { return };
     let mut tally = lock(&shared.tally);
     match call {
         Call::Vsyscall(func) => *tally.vsyscall.entry((tgid, func)).or_insert(0) += 1,
@@ -320,9 +337,6 @@ fn answer(listener: &Listener, n: &Notification, resolver: &mut Resolver, shared
             let key = Key { pid: tgid, tid: per_thread.then_some(n.tid), abi, func, clock, comm: None };
             *tally.counts.entry(key).or_insert(0) += 1;
         }
-    }
-    if tally.comms.get(&tgid) != Some(&comm) {
-        tally.comms.insert(tgid, comm);
     }
 }
 

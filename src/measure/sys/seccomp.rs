@@ -75,6 +75,16 @@ impl Listener {
         Listener(fd)
     }
 
+    /// Ask the kernel to wake this listener on the caller's CPU and switch
+    /// to it at once (`SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP`, Linux 6.6): a
+    /// notified call then costs a few µs less. Older kernels refuse; fine.
+    pub fn prefer_sync_wake_up(&self) -> bool {
+        const SYNC_WAKE_UP: u64 = 1;
+        let mut flags = SYNC_WAKE_UP;
+        // SAFETY: SET_FLAGS reads one u64.
+        unsafe { libc::ioctl(self.0.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS, &mut flags) == 0 }
+    }
+
     /// Take the next notification (blocks; poll the fd first to wait).
     /// `ENOENT`: the caller went away (killed) between the wake-up and here.
     pub fn recv(&self) -> io::Result<Notification> {
