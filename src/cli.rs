@@ -131,7 +131,9 @@ pub struct TraceArgs {
     pub fail_over: Option<f64>,
 
     /// How to count: bpf (in-kernel aggregation, exact for every ABI), perf (tracepoint counters
-    /// and sampled records, where BPF is refused), or auto (bpf, else perf).
+    /// and sampled records, where BPF is refused), seccomp (-- CMD only, no privileges: each
+    /// clock syscall waits for vdsoctl; counts until the command's tree exits, so no -d), or
+    /// auto (bpf, else perf, else seccomp for -- CMD).
     #[arg(long, value_enum, default_value_t = crate::measure::engine::Choice::Auto)]
     pub engine: crate::measure::engine::Choice,
 
@@ -308,8 +310,9 @@ pub const PAGES: &[Page] = &[
             FACILITY,
             CHILD,
         ],
-        privileges: "trace and serve need root, or CAP_BPF and CAP_PERFMON (the perf engine: root, \
-                     for tracefs); maps, auxv and dump read another user's process as root (CAP_SYS_PTRACE)",
+        privileges: "trace -p/-a and serve need root, or CAP_BPF and CAP_PERFMON (the perf engine: root, \
+                     for tracefs); trace -- CMD and check -- CMD need nothing (the seccomp engine); maps, auxv \
+                     and dump read another user's process as root (CAP_SYS_PTRACE)",
         examples: &[
             ("vdsoctl check", "audit this host: is every clock served by the vDSO?"),
             ("vdsoctl check -p 1234 --trace 5", "audit one process and watch its clock syscalls for 5 s"),
@@ -370,7 +373,9 @@ pub const PAGES: &[Page] = &[
             ("4", "counting is refused here: no BPF, no perf_event_open, no tracefs"),
             CHILD,
         ],
-        privileges: "root, or CAP_BPF and CAP_PERFMON (BPF engine); the perf engine needs root for tracefs",
+        privileges: "-p and -a: root, or CAP_BPF and CAP_PERFMON (BPF engine; the perf engine needs root for \
+                     tracefs); -- CMD: nothing (the seccomp engine, when the others are refused; it sets \
+                     no_new_privs, so setuid programs in the tree run without their privileges)",
         examples: &[
             ("vdsoctl trace -- ./myapp --selftest", "count the clock syscalls of a command and its children"),
             ("vdsoctl trace -p 1234 -d 30s --interval 5s", "a table every 5 s, then the summary"),
@@ -400,7 +405,7 @@ pub const PAGES: &[Page] = &[
             ("3", "could not inspect the process or the image tree"),
             CHILD,
         ],
-        privileges: "none for the host audit; -p of another user's process needs root or CAP_SYS_PTRACE; --trace and -- CMD need what trace needs",
+        privileges: "none for the host audit and for -- CMD (the seccomp engine counts without privileges); -p of another user's process needs root or CAP_SYS_PTRACE; --trace needs what trace -p needs",
         examples: &[
             ("vdsoctl check", "the host audit, with a verdict"),
             ("vdsoctl check --quiet", "only the rows that are not OK"),
