@@ -101,6 +101,20 @@ fn threads_and_vsyscall_calls_are_counted_and_vdso_reads_cost_no_row() {
     assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 10_000, "{r:#}");
     assert_eq!(r["counts"].as_array().unwrap().len(), 1, "one row for the process: {r:#}");
 
+    // --per-thread: one exact row per thread, each with its tid.
+    let out = unprivileged(&vdsoctl_path())
+        .args(["--json", "trace", "--engine", "seccomp", "--per-thread", "--", path(&bin), "raw", "4", "1500", "3"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = json_of(&out);
+    let rows = r["counts"].as_array().unwrap();
+    let mut tids: Vec<i64> = rows.iter().map(|x| x["tid"].as_i64().expect("tid")).collect();
+    tids.sort_unstable();
+    tids.dedup();
+    assert_eq!((rows.len(), tids.len()), (3, 3), "{r:#}");
+    assert!(rows.iter().all(|x| x["count"] == 1500), "{r:#}");
+
     let r = trace_unprivileged(&[path(&bin), "vsyscall", "0", "700"]);
     let v = r["vsyscall_emulations"].as_array().expect("vsyscall_emulations");
     assert_eq!(v.len(), 1, "{r:#}");
