@@ -6,7 +6,12 @@
 //! no privileges, no engine, `--trace 0` — is said as such, never as OK.
 //! `check -p`, the host `check` and `serve`'s audit all judge here.
 
-use super::trace::TraceReport;
+use super::trace::{Target, TraceReport};
+use crate::measure::engine::Kind;
+use crate::measure::session::{Session, Window};
+use crate::measure::trace::Tally;
+use std::collections::BTreeMap;
+use std::time::Instant;
 use super::{ClockRef, Finding, Severity};
 use crate::render::{duration_text, rate_text, thousands};
 use serde::Serialize;
@@ -157,6 +162,28 @@ impl Observation {
         })
     }
 
+    /// The observation between two snapshots of an engine that counts
+    /// every process (`serve`'s): `earlier` taken at `then`, `later` at `now`.
+    pub fn between(
+        earlier: (&Tally, Instant),
+        later: (&Tally, Instant),
+        engine: Kind,
+        exclude: &dyn Fn(i32) -> bool,
+    ) -> Observation {
+        let delta = later.0.since(earlier.0);
+        let session =
+            Session { target: Target::All, engine, engine_note: None, traces_compat: true, command: None };
+        let window = Window {
+            tally: &delta,
+            elapsed: later.1.saturating_duration_since(earlier.1),
+            start: earlier.1,
+            exited: &BTreeMap::new(),
+            interrupted: false,
+            bounds: None,
+        };
+        Observation::of_report(&super::trace::build(&session, &window, None), exclude)
+    }
+
     /// How it counts in the audit.
     pub fn judged(&self) -> Judged {
         match self {
@@ -210,16 +237,18 @@ impl Observation {
             }
             Scope::Host => {
                 // One entry per process, busiest first, its calls after it.
-                let mut pids: Vec<i32> = Vec::new();
+                let mut pids: Vec<(i32, f64)> = Vec::new();
                 for b in &s.bypass {
-                    if !pids.contains(&b.pid) {
-                        pids.push(b.pid);
+                    match pids.iter_mut().find(|p| p.0 == b.pid) {
+                        Some(p) => p.1 += b.per_sec,
+                        None => pids.push((b.pid, b.per_sec)),
                     }
                 }
+                pids.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
                 let named = pids
                     .iter()
                     .take(NAMED)
-                    .map(|pid| {
+                    .map(|(pid, _)| {
                         let calls: Vec<&Bypass> = s.bypass.iter().filter(|b| b.pid == *pid).collect();
                         let texts: Vec<String> = calls.iter().take(3).map(|b| b.text()).collect();
                         let more = if calls.len() > 3 { format!(" and {} more", calls.len() - 3) } else { String::new() };
@@ -248,8 +277,7 @@ impl Observation {
             Scope::Host => (
                 "the vDSO serves these here, yet they entered the kernel",
                 format!(
-                    "`vdsoctl check -p {}` audits the busiest one; `vdsoctl trace -a` shows every process's rates",
-                    s.bypass[0].pid
+                    "`vdsoctl check -p PID` audits one of them; `vdsoctl trace -a` shows every process's rates"
                 ),
             ),
         };
