@@ -1132,7 +1132,11 @@ impl Render for CheckReport {
                 p.sample("check_binaries", &[("status", &st.label().to_lowercase())], n as f64);
             }
         }
-        p.family("check_status", "gauge", "Status of each vdsoctl check: 0 ok, 1 warn, 2 fail, -1 skipped or not observed.");
+        p.family(
+            "check_status",
+            "gauge",
+            "Status of each vdsoctl check: 0 ok, 1 warn, 2 fail, -1 skipped or not observed.",
+        );
         for c in &self.checks {
             // An empty pid (host checks) is left out by the writer.
             let pid = match self.process.as_ref().map(|p| p.pid) {

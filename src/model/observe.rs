@@ -7,15 +7,15 @@
 //! `check -p`, the host `check` and `serve`'s audit all judge here.
 
 use super::trace::{Target, TraceReport};
+use super::{ClockRef, Finding, Severity};
 use crate::measure::engine::Kind;
 use crate::measure::session::{Session, Window};
 use crate::measure::trace::Tally;
-use std::collections::BTreeMap;
-use std::time::Instant;
-use super::{ClockRef, Finding, Severity};
 use crate::render::{duration_text, rate_text, thousands};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::time::Duration;
+use std::time::Instant;
 
 /// The window `check` observes for when `--trace` is not given.
 pub const DEFAULT_WINDOW: Duration = Duration::from_secs(1);
@@ -171,8 +171,7 @@ impl Observation {
         exclude: &dyn Fn(i32) -> bool,
     ) -> Observation {
         let delta = later.0.since(earlier.0);
-        let session =
-            Session { target: Target::All, engine, engine_note: None, traces_compat: true, command: None };
+        let session = Session { target: Target::All, engine, engine_note: None, traces_compat: true, command: None };
         let window = Window {
             tally: &delta,
             elapsed: later.1.saturating_duration_since(earlier.1),
@@ -231,27 +230,29 @@ impl Observation {
                 None,
             );
         }
-        let (named, rest) = match scope {
-            Scope::Process(_) => {
-                (s.bypass.iter().take(NAMED).map(Bypass::text).collect::<Vec<_>>(), s.bypass.len().saturating_sub(NAMED))
+        // One entry per process, busiest first, its calls after it.
+        let mut pids: Vec<(i32, f64)> = Vec::new();
+        for b in &s.bypass {
+            match pids.iter_mut().find(|p| p.0 == b.pid) {
+                Some(p) => p.1 += b.per_sec,
+                None => pids.push((b.pid, b.per_sec)),
             }
+        }
+        pids.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let (named, rest) = match scope {
+            Scope::Process(_) => (
+                s.bypass.iter().take(NAMED).map(Bypass::text).collect::<Vec<_>>(),
+                s.bypass.len().saturating_sub(NAMED),
+            ),
             Scope::Host => {
-                // One entry per process, busiest first, its calls after it.
-                let mut pids: Vec<(i32, f64)> = Vec::new();
-                for b in &s.bypass {
-                    match pids.iter_mut().find(|p| p.0 == b.pid) {
-                        Some(p) => p.1 += b.per_sec,
-                        None => pids.push((b.pid, b.per_sec)),
-                    }
-                }
-                pids.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
                 let named = pids
                     .iter()
                     .take(NAMED)
                     .map(|(pid, _)| {
                         let calls: Vec<&Bypass> = s.bypass.iter().filter(|b| b.pid == *pid).collect();
                         let texts: Vec<String> = calls.iter().take(3).map(|b| b.text()).collect();
-                        let more = if calls.len() > 3 { format!(" and {} more", calls.len() - 3) } else { String::new() };
+                        let more =
+                            if calls.len() > 3 { format!(" and {} more", calls.len() - 3) } else { String::new() };
                         format!("{}: {}{more}", calls[0].who(), texts.join(", "))
                     })
                     .collect();
@@ -269,16 +270,14 @@ impl Observation {
             let pids: Vec<String> = s.left_out.iter().map(i32::to_string).collect();
             format!(" (vdsoctl's own pids {} left out: its clock bench makes syscalls on purpose)", pids.join(","))
         };
-        let (what, hint) = match scope {
-            Scope::Process(pid) => (
-                "the vDSO serves these here, yet they entered the kernel",
-                format!("`vdsoctl trace -p {pid}` shows rates per clock id; look for raw syscall(), the libc it links, or LD_PRELOAD"),
+        let what = "the vDSO serves these here, yet they entered the kernel";
+        let hint = match scope {
+            Scope::Process(pid) => format!(
+                "`vdsoctl trace -p {pid}` shows rates per clock id; look for raw syscall(), the libc it links, or LD_PRELOAD"
             ),
-            Scope::Host => (
-                "the vDSO serves these here, yet they entered the kernel",
-                format!(
-                    "`vdsoctl check -p PID` audits one of them; `vdsoctl trace -a` shows every process's rates"
-                ),
+            Scope::Host => format!(
+                "`vdsoctl check -p {}` audits the busiest; `vdsoctl trace -a` shows every process's rates",
+                pids.first().map_or(0, |p| p.0)
             ),
         };
         let sep = if scope == Scope::Host { "; " } else { ", " };
@@ -393,11 +392,15 @@ mod tests {
         assert_eq!(f.severity, Severity::Info);
         assert!(!f.message.contains("stayed") && !f.message.contains("go through"), "{}", f.message);
         assert!(seen(vec![]).clears_unproven());
-        assert!(matches!(seen(vec![]).on_binary(true), BinaryNote::Clears(t) if t.starts_with("cleared by the observation: observed 1.00 s")));
+        assert!(
+            matches!(seen(vec![]).on_binary(true), BinaryNote::Clears(t) if t.starts_with("cleared by the observation: observed 1.00 s"))
+        );
         assert_eq!(seen(vec![]).on_binary(false), BinaryNote::None);
         assert_eq!(
             seen(vec![mono(1, 5.0)]).on_binary(false),
-            BinaryNote::Contradicts("but observed making syscalls the vDSO serves (CLOCK_MONOTONIC): see process_trace".into())
+            BinaryNote::Contradicts(
+                "but observed making syscalls the vDSO serves (CLOCK_MONOTONIC): see process_trace".into()
+            )
         );
     }
 
