@@ -417,7 +417,7 @@ pub const PAGES: &[Page] = &[
         ],
         privileges: "none: without root (or CAP_BPF and CAP_PERFMON) the observation rows say \"not observed\" and the other checks decide; -p of another user's process needs root or CAP_SYS_PTRACE; -- CMD needs what trace needs",
         examples: &[
-            ("vdsoctl check", "the host audit, with a verdict, after watching every process for 1 s"),
+            ("vdsoctl check", "the host audit and a 1 s look at every process's clock syscalls, with a verdict"),
             ("vdsoctl check -p 1234 --trace 5s", "audit one process and watch its clock syscalls for 5 s"),
             ("vdsoctl check --quiet", "only the rows that are not OK"),
             ("vdsoctl check --image ./rootfs", "every ELF program and library of an unpacked container image"),

@@ -698,12 +698,18 @@ pub fn observe(scope: Scope, window: Option<Duration>) -> Observation {
     }
 }
 
-/// Whether `pid` runs this very vdsoctl executable (same file): its clock
-/// bench (`check`, `bench`, `serve`'s audit) makes syscalls on purpose.
+/// Whether `pid` runs vdsoctl — this very executable, or another file named
+/// `vdsoctl` (another version, another build): its clock bench (`check`,
+/// `bench`, `serve`'s audit) makes syscalls on purpose.
 pub fn is_vdsoctl(pid: i32) -> bool {
     use std::os::unix::fs::MetadataExt;
+    if pid == std::process::id() as i32 {
+        return true;
+    }
+    let exe = format!("/proc/{pid}/exe");
     let id = |path: &str| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
-    pid == std::process::id() as i32 || id(&format!("/proc/{pid}/exe")).is_some_and(|a| Some(a) == id("/proc/self/exe"))
+    let named = std::fs::read_link(&exe).is_ok_and(|p| p.file_name().is_some_and(|n| n == "vdsoctl"));
+    named || id(&exe).is_some_and(|a| Some(a) == id("/proc/self/exe"))
 }
 
 /// The host checks, and with a target its own: (checks, the clock bench,
