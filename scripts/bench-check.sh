@@ -6,7 +6,8 @@
 # `bench --quick` (budgets: ≤ 2 s, a few hundred ms). The two `check` forms
 # are also timed interleaved (one of each per round, medians and their
 # ratio), so a busy host weighs on both alike. Without root the window is
-# "not observed" and both check figures are the audit alone.
+# "not observed" and both check figures are the audit alone. A FAIL verdict
+# (exit 1: another process bypasses the vDSO) is timed like any other.
 # Usage: scripts/bench-check.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +16,7 @@ command -v hyperfine >/dev/null || { echo "needs hyperfine (apt-get install hype
 cargo build --release --quiet
 bin=$PWD/target/release/vdsoctl
 out=$(mktemp)
-hyperfine -N --warmup 2 --runs "$runs" --export-json "$out" \
+hyperfine -N -i --warmup 2 --runs "$runs" --export-json "$out" \
   "$bin check" "$bin check --trace 0" "$bin bench --quick" "$bin bench" >/dev/null 2>&1
 python3 - "$out" <<'PY'
 import json, sys
