@@ -692,24 +692,10 @@ pub fn observe(scope: Scope, window: Option<Duration>) -> Observation {
         ..Default::default()
     };
     match trace(&req) {
-        Ok(report) => Observation::of_report(&report, &is_vdsoctl),
+        Ok(report) => Observation::of_report(&report, &crate::inspect::process::runs_vdsoctl),
         Err(Error::Facility { what, .. }) => Observation::Unseen(Unseen::NoEngine(what)),
         Err(e) => Observation::Unseen(Unseen::Failed(e.to_string())),
     }
-}
-
-/// Whether `pid` runs vdsoctl — this very executable, or another file named
-/// `vdsoctl` (another version, another build): its clock bench (`check`,
-/// `bench`, `serve`'s audit) makes syscalls on purpose.
-pub fn is_vdsoctl(pid: i32) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    if pid == std::process::id() as i32 {
-        return true;
-    }
-    let exe = format!("/proc/{pid}/exe");
-    let id = |path: &str| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
-    let named = std::fs::read_link(&exe).is_ok_and(|p| p.file_name().is_some_and(|n| n == "vdsoctl"));
-    named || id(&exe).is_some_and(|a| Some(a) == id("/proc/self/exe"))
 }
 
 /// The host checks, and with a target its own: (checks, the clock bench,

@@ -282,7 +282,12 @@ impl Watch {
             Counted::At(tally, at, engine) => {
                 if let Some((last, then)) = &self.last {
                     if at > *then {
-                        self.observed = Observation::between((last, *then), (&tally, at), engine, &check::is_vdsoctl);
+                        self.observed = Observation::between(
+                            (last, *then),
+                            (&tally, at),
+                            engine,
+                            &crate::inspect::process::runs_vdsoctl,
+                        );
                     }
                 }
                 if self.last.as_ref().map_or(true, |(_, then)| at > *then) {
