@@ -253,8 +253,10 @@ fn respond(request: tiny_http::Request, shared: &Shared) {
 enum Counted {
     #[default]
     NotYet,
-    /// The engine could not start or stopped: why.
+    /// The engine could not start: why.
     Down(String),
+    /// The engine started, then stopped: why.
+    Stopped(String),
     /// Counts since the engine started, read at this moment.
     At(Arc<Tally>, Instant, crate::measure::engine::Kind),
 }
@@ -279,6 +281,7 @@ impl Watch {
         match counted {
             Counted::NotYet => {}
             Counted::Down(why) => self.observed = Observation::Unseen(Unseen::NoEngine(why)),
+            Counted::Stopped(why) => self.observed = Observation::Unseen(Unseen::Failed(why)),
             Counted::At(tally, at, engine) => {
                 if let Some((last, then)) = &self.last {
                     if at > *then {
@@ -469,7 +472,7 @@ fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usiz
                     publish(Counted::At(Arc::new(tally), now, source.counting.kind()));
                 }
                 Err(e) => {
-                    publish(Counted::Down(e.to_string()));
+                    publish(Counted::Stopped(e.to_string()));
                     note(format_args!("tracing stopped: {e}"));
                     set(down_section());
                     return;
@@ -481,7 +484,7 @@ fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usiz
             }
         }
         if let Err(e) = source.pump(TICK.min(next.saturating_duration_since(now))) {
-            publish(Counted::Down(e.to_string()));
+            publish(Counted::Stopped(e.to_string()));
             note(format_args!("tracing stopped: {e}"));
             set(down_section());
             return;
