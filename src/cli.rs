@@ -179,6 +179,19 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// A window that may be off: a [`parse_duration`], or `0` (with or
+/// without a unit) for none.
+pub fn parse_window(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    if num.parse::<f64>().is_ok_and(|v| v == 0.0) {
+        // The unit still has to be one.
+        return parse_duration(&format!("1{unit}")).map(|_| Duration::ZERO);
+    }
+    parse_duration(text)
+}
+
 /// `bench` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
@@ -226,10 +239,12 @@ pub struct CheckArgs {
     #[arg(short, long)]
     pub quiet: bool,
 
-    /// With -p, also trace the process's clock syscalls for SECS seconds (a clean trace clears a
-    /// static or 32-bit warning).
-    #[arg(long, value_name = "SECS")]
-    pub trace: Option<f64>,
+    /// How long to observe clock syscalls and [vsyscall] calls before the verdict: with -p the
+    /// process's, without it every process's (500ms, 2s; a bare number is seconds). Default 1s
+    /// where a trace engine may run (root, or CAP_BPF and CAP_PERFMON); 0 turns it off. A
+    /// served clock that enters the kernel fails; a clean window clears a static or 32-bit warning.
+    #[arg(long, value_name = "DURATION", value_parser = parse_window)]
+    pub trace: Option<Duration>,
 
     /// Audit the ELF programs and libraries of a container image tree (an unpacked image, a mounted
     /// rootfs, or / inside the container) instead of this host's own process.
@@ -315,7 +330,7 @@ pub const PAGES: &[Page] = &[
                      and dump read another user's process as root (CAP_SYS_PTRACE)",
         examples: &[
             ("vdsoctl check", "audit this host: is every clock served by the vDSO?"),
-            ("vdsoctl check -p 1234 --trace 5", "audit one process and watch its clock syscalls for 5 s"),
+            ("vdsoctl check -p 1234 --trace 5s", "audit one process and watch its clock syscalls for 5 s"),
             ("vdsoctl trace -a -d 10s", "count clock syscalls of every process for 10 s"),
             ("vdsoctl --json maps -p 1234", "the special mappings of a process, as JSON"),
         ],
@@ -405,9 +420,10 @@ pub const PAGES: &[Page] = &[
             ("3", "could not inspect the process or the image tree"),
             CHILD,
         ],
-        privileges: "none for the host audit and for -- CMD (the seccomp engine counts without privileges); -p of another user's process needs root or CAP_SYS_PTRACE; --trace needs what trace -p needs",
+        privileges: "none: without root (or CAP_BPF and CAP_PERFMON) the observation rows say \"not observed\" and the other checks decide; -p of another user's process needs root or CAP_SYS_PTRACE; -- CMD needs nothing (the seccomp engine counts without privileges)",
         examples: &[
-            ("vdsoctl check", "the host audit, with a verdict"),
+            ("vdsoctl check", "the host audit and a 1 s look at every process's clock syscalls, with a verdict"),
+            ("vdsoctl check -p 1234 --trace 5s", "audit one process and watch its clock syscalls for 5 s"),
             ("vdsoctl check --quiet", "only the rows that are not OK"),
             ("vdsoctl check --image ./rootfs", "every ELF program and library of an unpacked container image"),
             ("vdsoctl check -- ./myapp --selftest", "fail when the command's clock reads leave the vDSO"),
@@ -512,6 +528,11 @@ mod tests {
         assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
         assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
         assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_window("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_window("0ms"), Ok(Duration::ZERO));
+        assert_eq!(parse_window("300ms"), Ok(Duration::from_millis(300)));
+        assert!(parse_window("0parsecs").is_err());
+        assert!(parse_window("-1").is_err());
         for bad in ["", "s", "2x", "-1", "0", "0ms", "2d", "1e3", "9000h"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }

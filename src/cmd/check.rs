@@ -16,12 +16,14 @@ use crate::measure::bench::{Path, Verdict};
 use crate::measure::session::{self, TraceRequest};
 use crate::model::bench::{Basis, BenchReport, BenchResult};
 use crate::model::image::{problems as image_problems, ImageProblem};
+use crate::model::observe::{self, Judged, Observation, Scope, Unseen};
 use crate::model::policy::{self, SysinfoEhdr, VdsoMapping};
 use crate::model::trace::{ExitStatus, Target, TraceReport};
 use crate::model::{ClockRef, ProcessRef, Severity};
-use crate::render::{duration_text, emit, ns_text, rate_text, thousands, Cell, Color, Output, Prometheus, Render};
+use crate::render::{duration_text, emit, ns_text, thousands, Cell, Color, Output, Prometheus, Render};
 use serde::Serialize;
 use std::ffi::OsString;
+use std::time::Duration;
 
 /// How one check came out.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -29,6 +31,9 @@ use std::ffi::OsString;
 pub enum Status {
     /// Could not run here (e.g. needs root); never fails the audit.
     Skip,
+    /// Said for what it is, not judged: nothing was observed (no
+    /// privileges, `--trace 0`); never passes or fails the audit.
+    Info,
     #[default]
     Ok,
     Warn,
@@ -39,16 +44,18 @@ impl Status {
     fn label(self) -> &'static str {
         match self {
             Status::Skip => "SKIP",
+            Status::Info => "INFO",
             Status::Ok => "OK",
             Status::Warn => "WARN",
             Status::Fail => "FAIL",
         }
     }
 
-    /// The Prometheus gauge value: 0 ok, 1 warn, 2 fail, -1 skipped.
+    /// The Prometheus gauge value: 0 ok, 1 warn, 2 fail, -1 skipped or
+    /// not observed.
     fn gauge(self) -> f64 {
         match self {
-            Status::Skip => -1.0,
+            Status::Skip | Status::Info => -1.0,
             Status::Ok => 0.0,
             Status::Warn => 1.0,
             Status::Fail => 2.0,
@@ -75,6 +82,19 @@ impl Check {
             Severity::Fail => Status::Fail,
         };
         Check { name, status, detail: f.message, hint: f.hint }
+    }
+
+    /// The observation row: a bypass fails, a clean window passes, nothing
+    /// observed is INFO (never OK by inference).
+    pub fn observed(name: &str, obs: &Observation, scope: Scope) -> Check {
+        let f = obs.finding(scope);
+        let status = match obs.judged() {
+            Judged::Clean => Status::Ok,
+            Judged::Bypassed => Status::Fail,
+            Judged::NotObserved => Status::Info,
+            Judged::Broken => Status::Warn,
+        };
+        Check { name: name.into(), status, detail: f.message, hint: f.hint }
     }
 
     fn new(name: impl Into<String>, status: Status, detail: impl Into<String>, hint: Option<&str>) -> Check {
@@ -453,7 +473,7 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
                 Some(true) => ", with cgo",
                 _ => "",
             };
-            problems.push((Status::Ok, format!("{runtime}{cgo}: the Go runtime calls the vDSO itself")));
+            problems.push((Status::Ok, format!("{runtime}{cgo}: the Go runtime is expected to call the vDSO itself")));
         }
         LibcKind::Glibc if linkage != Linkage::Dynamic && !library => {
             if info.vdso_lookup {
@@ -477,10 +497,10 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
                 ));
                 hint = hint.or(Some("use a kernel whose vDSO keeps DT_HASH, or a glibc-based image"));
             }
-            _ => problems.push((Status::Ok, format!("{runtime}: looks the vDSO up (DT_HASH present here)"))),
+            _ => problems.push((Status::Ok, format!("{runtime}: expected to look the vDSO up (DT_HASH present here)"))),
         },
         LibcKind::Glibc | LibcKind::Bionic => {
-            problems.push((Status::Ok, format!("{runtime}: clock reads go through the vDSO")))
+            problems.push((Status::Ok, format!("{runtime}: its clock reads are expected to go through the vDSO")))
         }
         LibcKind::Unknown if library => problems
             .push((Status::Ok, "library without a C library of its own: it reads clocks through its program's".into())),
@@ -497,7 +517,7 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
                 "static, runtime not recognised and no vDSO lookup found in it: its clock reads may all be syscalls"
                     .into(),
             ));
-            hint = hint.or(Some("run it under `vdsoctl check -- PROG` (or `check -p PID --trace 2`) to see"));
+            hint = hint.or(Some("run it under `vdsoctl check -- PROG` (or `check -p PID` as root) to see"));
             kind = WarnKind::Unproven;
         }
     }
@@ -509,7 +529,7 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
             "32-bit: the compat vDSO (vdso32) serves its clock reads, a little slower than the 64-bit one; its clock syscalls are invisible to syscalls:sys_enter_* tracepoints".into(),
         ));
         hint = hint
-            .or(Some("`vdsoctl check -- PROG` or `check -p PID --trace 2` counts them; rebuild as 64-bit if you can"));
+            .or(Some("`vdsoctl check -- PROG` or `check -p PID` (as root) counts them; rebuild as 64-bit if you can"));
         kind = WarnKind::Unproven;
     }
     // The reason for the verdict first.
@@ -654,49 +674,65 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
     (checks, Some(report))
 }
 
-/// A short trace of the target's clock syscalls and vsyscall emulations:
-/// any the vDSO should have served fails.
-pub fn process_trace_check(pid: i32, secs: f64) -> Check {
-    let name = "process_trace";
+/// Watch `scope` (one process, or every process but vdsoctl) for `window`:
+/// what its clock syscalls and [vsyscall] calls were, or why nothing could
+/// be seen. `None`: `--trace 0`.
+pub fn observe(scope: Scope, window: Option<Duration>) -> Observation {
+    let Some(window) = window else { return Observation::Unseen(Unseen::Off) };
     let req = TraceRequest {
-        pids: vec![pid],
-        duration: Some(std::time::Duration::from_secs_f64(secs)),
+        pids: match scope {
+            Scope::Process(pid) => vec![pid],
+            Scope::Host => Vec::new(),
+        },
+        all: scope == Scope::Host,
+        plan: crate::measure::engine::Plan { all: scope == Scope::Host, ..Default::default() },
+        duration: Some(window),
         command_stdout_to_stderr: true,
         progress: Some(crate::render::trace_progress),
         ..Default::default()
     };
-    let report = match trace(&req) {
-        Ok(r) => r,
-        Err(e @ Error::Facility { .. }) => {
-            return Check::new(
-                name,
-                Status::Skip,
-                format!("cannot trace here: {e}"),
-                Some("run as root to include this check"),
-            )
+    match trace(&req) {
+        Ok(report) => Observation::of_report(&report, &crate::inspect::process::runs_vdsoctl),
+        Err(Error::Facility { what, .. }) => Observation::Unseen(Unseen::NoEngine(what)),
+        Err(e) => Observation::Unseen(Unseen::Failed(e.to_string())),
+    }
+}
+
+/// The host checks, and with a target its own: (checks, the clock bench,
+/// the binary row and its warning kind — left for the observation to judge).
+type Audited = (Vec<Check>, Option<BenchReport>, Option<(Check, WarnKind)>);
+
+fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<Audited> {
+    let (mut checks, bench) = host_checks(max_ns)?;
+    let Some(target) = target else { return Ok((checks, bench, None)) };
+    let host = HostFacts::gather(me);
+    let (binary, warn_kind, emulator) = process_exe_check(target, &host);
+    let mut mapped = mapping_checks(target, "process_");
+    if let Some(tool) = &emulator {
+        // The missing [vdso] is the tool's doing: say so instead of `vdso=0`.
+        for c in mapped.iter_mut().filter(|c| c.status == Status::Fail) {
+            c.detail += &format!(" — {tool} runs it");
+            c.hint = Some(format!("expected under {tool}; audit the program run natively"));
         }
-        Err(e) => return Check::new(name, Status::Fail, format!("cannot trace pid {pid}: {e}"), None),
-    };
-    let secs_text = duration_text(std::time::Duration::from_nanos(report.duration_ns));
-    let bad = bypassed(&report, |_, _| String::new(), |r| format!(" ({})", rate_text(r.per_sec)), "");
-    let expected: u64 = report.counts.iter().filter(|r| r.expected).map(|r| r.count).sum();
-    if bad.is_empty() {
-        Check::new(
-            name,
-            Status::Ok,
-            format!(
-                "in {secs_text}: no clock syscalls the vDSO should serve ({} expected ones, e.g. CPU-time clocks)",
-                thousands(expected)
-            ),
-            None,
-        )
-    } else {
-        Check::new(
-            name,
-            Status::Fail,
-            format!("in {secs_text}: {} — the vDSO is bypassed", bad.join(", ")),
-            Some(&format!("`vdsoctl trace -p {pid}` shows rates per clock id; look for raw syscall(), the libc it links, or LD_PRELOAD")),
-        )
+    }
+    checks.extend(mapped);
+    if emulator.is_none() {
+        let musl = exe::process_runtime(target).is_ok_and(|r| r.info.libc == LibcKind::Musl);
+        checks.push(vdso_symbols_check(target, "process_", musl));
+    }
+    Ok((checks, bench, Some((binary, warn_kind))))
+}
+
+/// The binary row in the light of the observation: evidence clears a
+/// warning that only said the path was unproven, and contrary evidence is
+/// named on the row itself.
+fn judge_binary(binary: Check, warn_kind: WarnKind, obs: &Observation) -> Check {
+    match obs.on_binary(warn_kind == WarnKind::Unproven && binary.status == Status::Warn) {
+        observe::BinaryNote::Clears(why) => {
+            Check { status: Status::Ok, detail: format!("{}; {why}", binary.detail), hint: None, ..binary }
+        }
+        observe::BinaryNote::Contradicts(why) => Check { detail: format!("{}; {why}", binary.detail), ..binary },
+        observe::BinaryNote::None => binary,
     }
 }
 
@@ -705,14 +741,6 @@ fn validate(args: &CheckArgs) -> Result<()> {
     // Bad thresholds are usage errors up front: a CI job with a typo must not
     // go green on an audit that silently skipped its clock checks.
     crate::model::policy::max_ns(args.max_ns)?;
-    if let Some(s) = args.trace {
-        if !(s.is_finite() && s > 0.0 && s < 1e9) {
-            return Err(Error::Usage(format!("--trace wants a number of seconds above 0, got {s} — e.g. --trace 2")));
-        }
-    }
-    if args.trace.is_some() && args.pid.is_none() {
-        return Err(Error::Usage("--trace traces the process given with -p PID; add -p".into()));
-    }
     Ok(())
 }
 
@@ -736,36 +764,26 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         None => None,
     };
     let me = Process::open(None)?;
-    let (mut checks, bench) = host_checks(args.max_ns)?;
-    if let Some(target) = &target {
-        let host = HostFacts::gather(&me);
-        let (binary, warn_kind, emulator) = process_exe_check(target, &host);
-        let mut mapped = mapping_checks(target, "process_");
-        if let Some(tool) = &emulator {
-            // The missing [vdso] is the tool's doing: say so instead of `vdso=0`.
-            for c in mapped.iter_mut().filter(|c| c.status == Status::Fail) {
-                c.detail += &format!(" — {tool} runs it");
-                c.hint = Some(format!("expected under {tool}; audit the program run natively"));
-            }
+    let scope = target.as_ref().map_or(Scope::Host, |t| Scope::Process(t.pid()));
+    // The window runs beside the audit: vdsoctl's own syscalls (its clock
+    // bench makes some on purpose) are left out of a host window.
+    let (audited, observation) = std::thread::scope(|s| {
+        let watching = s.spawn(|| observe(scope, observe::window(args.trace)));
+        let audited = audit(&me, target.as_ref(), args.max_ns);
+        let observation = watching
+            .join()
+            .unwrap_or_else(|_| Observation::Unseen(Unseen::Failed("the observing thread panicked".into())));
+        (audited, observation)
+    });
+    let (mut checks, bench, binary) = audited?;
+    match binary {
+        // `-p`: the binary row says what its code is expected to do, the
+        // observation row what it did.
+        Some((binary, warn_kind)) => {
+            checks.push(judge_binary(binary, warn_kind, &observation));
+            checks.push(Check::observed("process_trace", &observation, scope));
         }
-        checks.extend(mapped);
-        if emulator.is_none() {
-            let musl = exe::process_runtime(target).is_ok_and(|r| r.info.libc == LibcKind::Musl);
-            checks.push(vdso_symbols_check(target, "process_", musl));
-        }
-        let trace = args.trace.map(|secs| process_trace_check(target.pid(), secs));
-        checks.push(match (&trace, warn_kind) {
-            // Evidence beats inference: a clean trace clears a warning that
-            // only said the path was unproven.
-            (Some(t), WarnKind::Unproven) if t.status == Status::Ok => Check {
-                status: Status::Ok,
-                detail: format!("{}; cleared by --trace: {}", binary.detail, t.detail),
-                hint: None,
-                ..binary
-            },
-            _ => binary,
-        });
-        checks.extend(trace);
+        None => checks.push(Check::observed("host_trace", &observation, scope)),
     }
     let worst = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok).max(Status::Ok);
     Ok(CheckReport {
@@ -1055,7 +1073,7 @@ fn status_cell(st: Status) -> Cell {
         Status::Ok => Color::Green,
         Status::Warn => Color::Yellow,
         Status::Fail => Color::Red,
-        Status::Skip => Color::Grey,
+        Status::Skip | Status::Info => Color::Grey,
     })
 }
 
@@ -1106,7 +1124,11 @@ impl Render for CheckReport {
                 p.sample("check_binaries", &[("status", &st.label().to_lowercase())], n as f64);
             }
         }
-        p.family("check_status", "gauge", "Status of each vdsoctl check: 0 ok, 1 warn, 2 fail, -1 skipped.");
+        p.family(
+            "check_status",
+            "gauge",
+            "Status of each vdsoctl check: 0 ok, 1 warn, 2 fail, -1 skipped or not observed.",
+        );
         for c in &self.checks {
             // An empty pid (host checks) is left out by the writer.
             let pid = match self.process.as_ref().map(|p| p.pid) {
@@ -1282,7 +1304,7 @@ mod tests {
         go.libc_version = Some("go1.22.1".into());
         let (st, detail, _, _) = binary_verdict(&go, &GOOD);
         assert_eq!(st, Status::Ok);
-        assert_eq!(detail, "Go go1.22.1, with cgo: the Go runtime calls the vDSO itself");
+        assert_eq!(detail, "Go go1.22.1, with cgo: the Go runtime is expected to call the vDSO itself");
 
         // 32-bit: a program warns (clearable), a library does not; x32 and
         // other machines are not judged.

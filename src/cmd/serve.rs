@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::inspect::{elf, kernel, Process};
 use crate::measure::trace::{Clock, Key, Tally};
 use crate::model::bench::BenchReport;
+use crate::model::observe::{Observation, Scope, Unseen};
 use crate::model::{vdso_serves_call, ClockRef};
 use crate::render::prom::{self, Kind, Prometheus, SyscallSeries, VsyscallSeries, CONTENT_TYPE};
 use crate::render::{note, Render};
@@ -68,11 +69,15 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
     let max_series = args.max_series as usize;
     let audit = {
         let (shared, stop) = (shared.clone(), stop.clone());
-        spawn("audit", move || loop {
-            let text: Arc<str> = audit_section().into();
-            *shared.audit.lock().unwrap_or_else(|e| e.into_inner()) = text;
-            if stop.wait(interval) {
-                return;
+        spawn("audit", move || {
+            let mut watch = Watch::default();
+            loop {
+                let observed = watch.observe(&shared);
+                let text: Arc<str> = audit_section(observed).into();
+                *shared.audit.lock().unwrap_or_else(|e| e.into_inner()) = text;
+                if stop.wait(interval) {
+                    return;
+                }
             }
         })?
     };
@@ -150,11 +155,17 @@ fn bind(addrs: &[SocketAddr], listen: &str) -> Result<tiny_http::Server> {
 struct Shared {
     audit: Mutex<Arc<str>>,
     rates: Mutex<Arc<str>>,
+    /// The rates thread's last snapshot, for the audit's observation.
+    counted: Mutex<Counted>,
 }
 
 impl Default for Shared {
     fn default() -> Shared {
-        Shared { audit: Mutex::new(Arc::from("")), rates: Mutex::new(Arc::from("")) }
+        Shared {
+            audit: Mutex::new(Arc::from("")),
+            rates: Mutex::new(Arc::from("")),
+            counted: Mutex::new(Counted::NotYet),
+        }
     }
 }
 
@@ -237,15 +248,71 @@ fn respond(request: tiny_http::Request, shared: &Shared) {
 
 // ------------------------------------------------------------------ audit
 
-/// The host audit and the facts beside it, as one section.
-fn audit_section() -> String {
+/// What the rates thread counted last, as the audit reads it.
+#[derive(Debug, Clone, Default)]
+enum Counted {
+    #[default]
+    NotYet,
+    /// The engine could not start: why.
+    Down(String),
+    /// The engine started, then stopped: why.
+    Stopped(String),
+    /// Counts since the engine started, read at this moment.
+    At(Arc<Tally>, Instant, crate::measure::engine::Kind),
+}
+
+/// The audit's view of the rates thread's counts: the observation over
+/// the last two snapshots it saw (the same engine, not a second one).
+#[derive(Debug)]
+struct Watch {
+    last: Option<(Arc<Tally>, Instant)>,
+    observed: Observation,
+}
+
+impl Default for Watch {
+    fn default() -> Watch {
+        Watch { last: None, observed: Observation::Unseen(Unseen::NotYet) }
+    }
+}
+
+impl Watch {
+    fn observe(&mut self, shared: &Shared) -> &Observation {
+        let counted = shared.counted.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        match counted {
+            Counted::NotYet => {}
+            Counted::Down(why) => self.observed = Observation::Unseen(Unseen::NoEngine(why)),
+            Counted::Stopped(why) => self.observed = Observation::Unseen(Unseen::Failed(why)),
+            Counted::At(tally, at, engine) => {
+                if let Some((last, then)) = &self.last {
+                    if at > *then {
+                        self.observed = Observation::between(
+                            (last, *then),
+                            (&tally, at),
+                            engine,
+                            &crate::inspect::process::runs_vdsoctl,
+                        );
+                    }
+                }
+                if self.last.as_ref().map_or(true, |(_, then)| at > *then) {
+                    self.last = Some((tally, at));
+                }
+            }
+        }
+        &self.observed
+    }
+}
+
+/// The host audit (with what the trace engine saw bypass the vDSO) and
+/// the facts beside it, as one section.
+fn audit_section(observed: &Observation) -> String {
     let started = Instant::now();
     let release = kernel::release();
     let kernel_version = release.as_deref().and_then(kernel::parse_version);
     let mut text = String::new();
     let mut bench_rows = Vec::new();
     match check::host_checks(None) {
-        Ok((checks, bench)) => {
+        Ok((mut checks, bench)) => {
+            checks.push(check::Check::observed("host_trace", observed, Scope::Host));
             let status = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok).max(Status::Ok);
             bench_rows = served_rows(bench.as_ref(), kernel_version);
             let report = CheckReport { checks, status, strict: false, bench, ..CheckReport::default() };
@@ -381,14 +448,17 @@ impl RateSource {
 /// snapshot into the per-process section.
 fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usize) {
     let set = |text: String| *shared.rates.lock().unwrap_or_else(|e| e.into_inner()) = text.into();
+    let publish = |c: Counted| *shared.counted.lock().unwrap_or_else(|e| e.into_inner()) = c;
     let mut source = match RateSource::open() {
         Ok(s) => s,
         Err(e) => {
             note(format_args!("per-process clock syscalls are not exported: {e}"));
+            publish(Counted::Down(e.to_string()));
             set(down_section());
             return;
         }
     };
+    publish(Counted::At(Arc::new(Tally::default()), Instant::now(), source.counting.kind()));
     let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
     let mut book = Book::new(max_series, kernel_version);
     let mut next = Instant::now() + interval;
@@ -397,8 +467,12 @@ fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usiz
         let now = Instant::now();
         if now >= next {
             match source.snapshot() {
-                Ok(tally) => set(book.render(&tally, now)),
+                Ok(tally) => {
+                    set(book.render(&tally, now));
+                    publish(Counted::At(Arc::new(tally), now, source.counting.kind()));
+                }
                 Err(e) => {
+                    publish(Counted::Stopped(e.to_string()));
                     note(format_args!("tracing stopped: {e}"));
                     set(down_section());
                     return;
@@ -410,6 +484,7 @@ fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usiz
             }
         }
         if let Err(e) = source.pump(TICK.min(next.saturating_duration_since(now))) {
+            publish(Counted::Stopped(e.to_string()));
             note(format_args!("tracing stopped: {e}"));
             set(down_section());
             return;

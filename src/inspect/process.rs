@@ -236,6 +236,20 @@ pub fn comm_of(pid: i32) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).trim_end_matches('\n').to_string())
 }
 
+/// Whether `pid` runs vdsoctl — this very executable, or another file named
+/// `vdsoctl` (another version, another build): its clock bench (`check`,
+/// `bench`, `serve`'s audit) makes syscalls on purpose.
+pub fn runs_vdsoctl(pid: i32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if pid == std::process::id() as i32 {
+        return true;
+    }
+    let exe = format!("/proc/{pid}/exe");
+    let id = |path: &str| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+    let named = std::fs::read_link(&exe).is_ok_and(|p| p.file_name().is_some_and(|n| n == "vdsoctl"));
+    named || id(&exe).is_some_and(|a| Some(a) == id("/proc/self/exe"))
+}
+
 /// Whether vdsoctl runs in the initial PID namespace (`false` in most
 /// containers). The kernel's PROC_PID_INIT_INO names the initial one.
 pub fn in_initial_pid_namespace() -> Option<bool> {
@@ -291,6 +305,18 @@ pub fn exe_header_of(path: &std::path::Path) -> Option<ExeHeader> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vdsoctl_is_known_by_its_executable() {
+        assert!(runs_vdsoctl(std::process::id() as i32));
+        // A child running another program is not vdsoctl.
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let pid = child.id() as i32;
+        let seen = runs_vdsoctl(pid);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(!seen);
+    }
 
     #[test]
     fn stat_with_hostile_comm() {

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 pub mod bench;
 pub mod image;
+pub mod observe;
 pub mod policy;
 pub mod trace;
 pub use policy::vdso_serves_call;

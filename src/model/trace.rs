@@ -293,7 +293,7 @@ pub fn findings(
         out.push(Finding::new(
             Severity::Info,
             if compat {
-                format!("no clock syscalls and no [vsyscall] emulations in {} — clock reads stayed in the vDSO", duration_text(Duration::from_secs_f64(secs)))
+                format!("no clock syscalls and no [vsyscall] emulations in {} (reads the vDSO serves never enter the kernel: none are counted, whether there were any or not)", duration_text(Duration::from_secs_f64(secs)))
             } else {
                 format!("no clock syscalls from 64-bit tasks and no [vsyscall] emulations in {} — 32-bit programs were not traced (--native-only)", duration_text(Duration::from_secs_f64(secs)))
             },

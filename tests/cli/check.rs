@@ -58,7 +58,8 @@ fn thirty_two_bit_process_is_named() {
         return skip("gcc -m32 cannot build (install gcc-multilib)");
     }
     let w = Workload::start(Command::new(build_c("wait_ready", true, &[])));
-    let doc = run_json(&["check", "-p", &w.pid().to_string()]);
+    // --trace 0: a clean observation would clear the 32-bit warning.
+    let doc = run_json(&["check", "-p", &w.pid().to_string(), "--trace", "0"]);
     assert_eq!(doc["process"]["pid"], w.pid());
     assert!(doc["process"]["comm"].as_str().unwrap().starts_with("wait_ready"), "{}", doc["process"]);
     let bin = check_named(&doc, "process_binary");
@@ -90,8 +91,10 @@ fn prometheus_passes_promtool() {
     if !super::common::have_promtool() {
         return skip("promtool not installed (apt-get install prometheus)");
     }
-    let (code, stdout, stderr) = run(&["--format", "prometheus", "check"]);
+    // --trace 0: the other processes of this host have no say here.
+    let (code, stdout, stderr) = run(&["--format", "prometheus", "check", "--trace", "0"]);
     assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("vdsoctl_check_status{check=\"host_trace\"} -1\n"), "not observed: {stdout}");
     assert!(stdout.contains("# TYPE vdsoctl_check_status gauge"), "{stdout}");
     assert!(stdout.contains("vdsoctl_check_status{check=\"clocksource\"} 0"), "{stdout}");
     assert!(stdout.contains("vdsoctl_check_failed 0"), "{stdout}");
@@ -116,6 +119,10 @@ fn non_root_runs_what_it_can() {
     let log = check_named(&doc, "kernel_log");
     assert_eq!(log["status"], "skip", "{log}");
     assert!(log["detail"].as_str().unwrap().contains("needs root"), "{log}");
+    // Nothing can be observed without privileges: said, never OK, never exit 4.
+    let t = check_named(&doc, "host_trace");
+    assert_eq!(t["status"], "info", "{t}");
+    assert!(t["detail"].as_str().unwrap().starts_with("not observed (needs root or CAP_BPF + CAP_PERFMON)"), "{t}");
 }
 
 fn which(name: &str) -> Result<std::path::PathBuf, ()> {
@@ -127,7 +134,8 @@ fn which(name: &str) -> Result<std::path::PathBuf, ()> {
 #[test]
 fn libc_bypass_under_preload_shim_fails_naming_the_clock() {
     let shim = build_c("shim_monotonic_raw", false, &["-shared", "-fPIC", "-ldl"]);
-    let out = super::common::vdsoctl().args(["--json", "check"]).env("LD_PRELOAD", &shim).output().unwrap();
+    let out =
+        super::common::vdsoctl().args(["--json", "check", "--trace", "0"]).env("LD_PRELOAD", &shim).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "check must fail under the shim: {stderr}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -152,7 +160,7 @@ fn libc_bypass_under_preload_shim_fails_naming_the_clock() {
 #[test]
 fn max_ns_fails_a_fast_clock_over_budget() {
     // 1 ns is below any real call: every should-be-fast clock crosses it.
-    let (code, stdout, _) = run(&["--json", "check", "--max-ns", "1"]);
+    let (code, stdout, _) = run(&["--json", "check", "--max-ns", "1", "--trace", "0"]);
     assert_eq!(code, 1);
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let mono = check_named(&doc, "clock:MONOTONIC");
@@ -167,6 +175,7 @@ fn trace_option_fails_a_process_that_bypasses_the_vdso() {
     if !is_root() {
         return skip("check --trace needs root (tracefs)");
     }
+    let _lock = super::common::system_wide_lock();
     let mut cmd = Command::new(build_c("clock_loop", false, &[]));
     cmd.args(["raw", "4", "2000000000"]).stderr(Stdio::null());
     let w = Workload::start(cmd);
@@ -191,8 +200,11 @@ fn trace_option_fails_a_process_that_bypasses_the_vdso() {
     assert_eq!(bin["status"], "fail", "{bin}");
     assert!(bin["detail"].as_str().unwrap().contains("calls the fixed [vsyscall] page"), "{bin}");
 
-    let (code, _, stderr) = run(&["check", "--trace", "1"]);
-    assert_eq!(code, 2, "--trace without -p is a usage error: {stderr}");
+    // Without -p, --trace is the host window's length, with units.
+    let (code, stdout, stderr) = run(&["--json", "check", "--trace", "300ms"]);
+    assert!(code == 0 || code == 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(check_named(&doc, "host_trace")["detail"].as_str().unwrap().starts_with("observed 3"), "{doc}");
 }
 
 #[test]
@@ -203,7 +215,7 @@ fn static_musl_binary_is_named() {
     let w = Workload::start(Command::new(build_musl_static("clock_once").unwrap()));
     let doc = run_json(&["check", "-p", &w.pid().to_string()]);
     let detail = check_named(&doc, "process_binary")["detail"].as_str().unwrap().to_string();
-    assert!(detail.contains("statically linked; musl: looks the vDSO up"), "{detail}");
+    assert!(detail.contains("statically linked; musl: expected to look the vDSO up"), "{detail}");
 }
 
 // ---- check --image, check -- CMD, and the runtime of check -p ----
@@ -337,7 +349,7 @@ fn assert_tree_verdicts(doc: &serde_json::Value, go: &str) {
     assert!(binary(doc, "/usr/bin/hello_go")["detail"]
         .as_str()
         .unwrap()
-        .contains("the Go runtime calls the vDSO itself"));
+        .contains("the Go runtime is expected to call the vDSO itself"));
     assert!(binary(doc, "/usr/bin/wait_ready")["interpreter"].as_str().unwrap().contains("ld-linux"));
     // Failures first, then warnings.
     let statuses: Vec<&str> =
@@ -523,14 +535,20 @@ fn process_runtime_go_static_and_cgo() {
     let doc = run_json(&["check", "-p", &w.pid().to_string()]);
     let bin = check_named(&doc, "process_binary");
     let detail = bin["detail"].as_str().unwrap();
-    assert!(detail.contains(&format!("statically linked; Go {go}: the Go runtime calls the vDSO itself")), "{detail}");
+    assert!(
+        detail.contains(&format!("statically linked; Go {go}: the Go runtime is expected to call the vDSO itself")),
+        "{detail}"
+    );
     assert_eq!(bin["status"], "ok");
     let w = Workload::start(Command::new(&cgo));
     let doc = run_json(&["check", "-p", &w.pid().to_string()]);
     let bin = check_named(&doc, "process_binary");
     let detail = bin["detail"].as_str().unwrap();
     assert!(detail.contains("dynamic (/lib64/ld-linux-x86-64.so.2)"), "{detail}");
-    assert!(detail.contains(&format!("Go {go}, with cgo: the Go runtime calls the vDSO itself")), "{detail}");
+    assert!(
+        detail.contains(&format!("Go {go}, with cgo: the Go runtime is expected to call the vDSO itself")),
+        "{detail}"
+    );
     assert_eq!(bin["status"], "ok");
 }
 
@@ -549,7 +567,10 @@ fn process_runtime_through_ld_so_and_valgrind() {
         detail.contains(&format!("{} (started as `{} PROG`)", prog.display(), real.display())),
         "the program, not ld.so: {detail}"
     );
-    assert!(detail.contains(&format!("glibc {}: clock reads go through the vDSO", glibc_version())), "{detail}");
+    assert!(
+        detail.contains(&format!("glibc {}: its clock reads are expected to go through the vDSO", glibc_version())),
+        "{detail}"
+    );
     assert_eq!(bin["status"], "ok", "not a static binary: {bin}");
 
     if which("valgrind").is_err() {
@@ -594,7 +615,7 @@ fn trace_evidence_clears_a_32bit_warning() {
     let bin = check_named(&doc, "process_binary");
     assert_eq!(bin["status"], "ok", "{bin}");
     assert!(bin["detail"].as_str().unwrap().contains("32-bit"), "{bin}");
-    assert!(bin["detail"].as_str().unwrap().contains("cleared by --trace: in"), "{bin}");
+    assert!(bin["detail"].as_str().unwrap().contains("cleared by the observation: observed"), "{bin}");
     // A process that does make clock syscalls keeps its verdict and fails the trace.
     let mut cmd = Command::new(build_c("clock_loop", true, &[]));
     cmd.args(["raw", "1", "2000000000"]).stderr(Stdio::null());
@@ -633,4 +654,119 @@ fn static_glibc_without_a_vdso_lookup_fails() {
         (Some("static"), Some("glibc"), Some("fail"))
     );
     assert!(b["detail"].as_str().unwrap().contains("glibc < 2.31 never used the vDSO in static binaries"), "{b}");
+}
+
+/// The rate `check` printed after `clock` in `detail` (`... CLOCK_MONOTONIC 1,998/s ...`).
+fn rate_after(detail: &str, clock: &str) -> f64 {
+    let at = detail.find(&format!("{clock} ")).unwrap_or_else(|| panic!("no {clock} in {detail}")) + clock.len() + 1;
+    let text: String = detail[at..].chars().take_while(|c| *c != '/').filter(|c| *c != ',').collect();
+    text.parse().unwrap_or_else(|_| panic!("no rate after {clock}: {detail}"))
+}
+
+/// A raw CLOCK_MONOTONIC loop of `per_sec` calls a second (clock_loop's paced mode).
+fn raw_monotonic_loop(per_sec: u32) -> Workload {
+    let mut cmd = Command::new(build_c("clock_loop", false, &[]));
+    cmd.args(["paced", "1", &per_sec.to_string()]).stderr(Stdio::null());
+    Workload::start(cmd)
+}
+
+#[test]
+fn check_p_observes_by_default_and_fails_a_raw_loop() {
+    if let Some(why) = super::common::missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = super::common::system_wide_lock();
+    let w = raw_monotonic_loop(2000);
+    let pid = w.pid().to_string();
+    let doc = check_process_failing(w.pid());
+    let t = check_named(&doc, "process_trace");
+    assert_eq!(t["status"], "fail", "{t}");
+    let detail = t["detail"].as_str().unwrap();
+    assert!(detail.starts_with("observed 1"), "the default window is 1 s: {detail}");
+    assert!(detail.contains("clock_gettime CLOCK_MONOTONIC "), "{detail}");
+    // 2,000/s asked; the bound is loose (5x) for a busy host.
+    let rate = rate_after(detail, "CLOCK_MONOTONIC");
+    assert!((400.0..=10_000.0).contains(&rate), "{rate}/s: {detail}");
+    assert!(t["hint"].as_str().unwrap().contains(&format!("trace -p {pid}")), "{t}");
+    // The binary row says what the code is expected to do, and that the
+    // observation contradicts it; it never claims the vDSO path.
+    let bin = check_named(&doc, "process_binary")["detail"].as_str().unwrap();
+    assert!(bin.contains("expected to go through the vDSO"), "{bin}");
+    assert!(bin.contains("but observed making syscalls the vDSO serves (CLOCK_MONOTONIC)"), "{bin}");
+
+    // --trace 0 turns the window off: the row says so, as INFO.
+    let (_, stdout, stderr) = run(&["--json", "check", "-p", &pid, "--trace", "0"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let t = check_named(&doc, "process_trace");
+    assert_eq!((t["status"].as_str(), t["detail"].as_str()), (Some("info"), Some("not observed (--trace 0)")));
+    assert!(!check_named(&doc, "process_binary")["detail"].as_str().unwrap().contains("observed"), "{doc}");
+
+    // A loop of vDSO reads (the libc call of a clock the vDSO serves) stays OK.
+    let mut cmd = Command::new(build_c("clock_loop", false, &[]));
+    cmd.args(["libc", "1", "2000000000"]).stderr(Stdio::null());
+    let v = Workload::start(cmd);
+    let (_, stdout, _) = run(&["--json", "check", "-p", &v.pid().to_string(), "--trace", "500ms"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let t = check_named(&doc, "process_trace");
+    assert_eq!(t["status"], "ok", "{t}");
+    let detail = t["detail"].as_str().unwrap();
+    assert!(detail.starts_with("observed 5") && detail.contains("no clock syscall the vDSO serves"), "{detail}");
+    assert!(!detail.contains("stayed") && !detail.contains("go through"), "no claim beyond the evidence: {detail}");
+}
+
+#[test]
+fn host_check_names_the_pid_that_bypasses_the_vdso() {
+    if let Some(why) = super::common::missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = super::common::system_wide_lock();
+    let w = raw_monotonic_loop(20_000);
+    let (code, stdout, stderr) = run(&["--json", "check"]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["status"], "fail");
+    let t = check_named(&doc, "host_trace");
+    assert_eq!(t["status"], "fail", "{t}");
+    let detail = t["detail"].as_str().unwrap();
+    let ours = format!("pid {} (clock_loop): clock_gettime CLOCK_MONOTONIC ", w.pid());
+    let at = detail.find(&ours).unwrap_or_else(|| panic!("{ours} not named: {detail}"));
+    let rate = rate_after(&detail[at..], "CLOCK_MONOTONIC");
+    assert!((4_000.0..=100_000.0).contains(&rate), "{rate}/s: {detail}");
+}
+
+/// As `nobody` with no capabilities (a CI container, a rootless runner),
+/// nothing can be observed: the rows say so as INFO, the other checks
+/// decide, and the exit is 0 or 1 — never 4.
+#[test]
+fn unprivileged_check_says_not_observed_and_never_exits_4() {
+    if !is_root() {
+        return skip("dropping privileges to nobody needs root");
+    }
+    let me = vdsoctl_path();
+    let script = format!(
+        "sleep 30 & pid=$!; {0} --json check -p $pid > {1}.p; echo $? > {1}.p.rc; kill $pid; {0} --json check > {1}.h; echo $? > {1}.h.rc",
+        me.display(),
+        "$OUT"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let out = Command::new("setpriv")
+        .args(["--reuid", "nobody", "--regid", "nogroup", "--clear-groups", "--inh-caps", "-all", "sh", "-c", &script])
+        .env("OUT", dir.path().join("doc"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("setpriv");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for (file, row) in [("doc.p", "process_trace"), ("doc.h", "host_trace")] {
+        let rc = std::fs::read_to_string(dir.path().join(format!("{file}.rc"))).unwrap();
+        assert!(rc.trim() == "0" || rc.trim() == "1", "{file}: exit {rc} {stderr}");
+        let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join(file)).unwrap())
+            .unwrap_or_else(|e| panic!("{e}: {stderr}"));
+        let t = check_named(&doc, row);
+        assert_eq!(t["status"], "info", "{t}");
+        let detail = t["detail"].as_str().unwrap();
+        assert!(detail.starts_with("not observed (needs root or CAP_BPF + CAP_PERFMON)"), "{detail}");
+        assert_eq!(doc["status"].as_str() == Some("fail"), rc.trim() == "1", "{doc}");
+    }
 }

@@ -155,12 +155,21 @@ fn check_rejects_bad_thresholds_as_usage_errors() {
         &["check", "--max-ns", "nan"],
         &["check", "--max-ns=-5"],
         &["check", "--max-ns", "inf"],
-        &["check", "-p", "1", "--trace", "0"],
-        &["check", "--trace", "1"],
     ] {
         let (code, stdout, stderr) = run(args);
         assert_eq!(code, 2, "{args:?}: {stdout}{stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stdout.is_empty());
+    }
+}
+
+#[test]
+fn check_trace_takes_a_duration_or_0() {
+    for args in
+        [&["check", "--trace=-1"][..], &["check", "--trace", "0parsecs"], &["check", "--trace", "1", "--", "true"]]
+    {
+        let (code, stdout, stderr) = run(args);
+        assert_eq!(code, 2, "{args:?}: {stdout}{stderr}");
         assert!(stdout.is_empty());
     }
 }

@@ -437,3 +437,26 @@ fn check_prometheus_is_tidy() {
     assert!(text.contains("vdsoctl_bench_seconds_per_call{function=\"time\",path=\"libc\"} "), "{text}");
     assert_tidy(&text);
 }
+
+/// serve's check series include what its trace engine saw bypass the
+/// vDSO: a raw CLOCK_MONOTONIC loop is a failed check (host_trace).
+#[test]
+fn a_raw_monotonic_loop_fails_the_check_series() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let mut cmd = Command::new(build_c("clock_loop", false, &[]));
+    cmd.args(["paced", "1", "5000"]).stderr(Stdio::null());
+    let raw = Workload::start(cmd);
+    let serve = Serve::start(&[]);
+    // The audit judges the engine's last whole interval: a few refreshes.
+    // (Other processes of a shared host may fail it too; ours is counted
+    // by the same engine, as its per-process series shows.)
+    let ours = format!("vdsoctl_clock_syscalls_total{{pid=\"{}\",comm=\"clock_loop\"", raw.pid());
+    let text = poll("host_trace to fail", 120, || {
+        let body = serve.get("/metrics").body;
+        (body.contains("vdsoctl_check_status{check=\"host_trace\"} 2\n") && body.contains(&ours)).then_some(body)
+    });
+    assert!(text.contains("vdsoctl_check_failed 1\n"), "{text}");
+}

@@ -1,0 +1,431 @@
+//! What `check` saw a process (or the host) do with its clock reads in a
+//! short window, and the policy that judges it: a clock the vDSO serves
+//! here that still enters the kernel, or a [vsyscall] call, is a bypass
+//! and fails; a clean window proves no bypass (it cannot see the reads the
+//! vDSO serves, so it never says "stayed in the vDSO"); nothing observed —
+//! no privileges, no engine, `--trace 0` — is said as such, never as OK.
+//! `check -p`, the host `check` and `serve`'s audit all judge here.
+
+use super::trace::{Target, TraceReport};
+use super::{ClockRef, Finding, Severity};
+use crate::measure::engine::Kind;
+use crate::measure::session::{Session, Window};
+use crate::measure::trace::Tally;
+use crate::render::{duration_text, rate_text, thousands};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::Duration;
+use std::time::Instant;
+
+/// The window `check` observes for when `--trace` is not given.
+pub const DEFAULT_WINDOW: Duration = Duration::from_secs(1);
+
+/// What the trace engines need, said where nothing could be observed.
+pub const NEEDS: &str = "needs root or CAP_BPF + CAP_PERFMON";
+
+/// How many bypassing (process, call) pairs a row names before "and N more".
+const NAMED: usize = 5;
+
+/// One call the vDSO should have served, seen entering the kernel.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bypass {
+    pub pid: i32,
+    pub comm: Option<String>,
+    /// `clock_gettime`, `gettimeofday`, ...; `[vsyscall] time` for an
+    /// emulated call into the legacy page.
+    pub call: String,
+    /// The clock id, for calls that take one.
+    pub clock: Option<ClockRef>,
+    pub count: u64,
+    #[serde(serialize_with = "crate::model::rate")]
+    pub per_sec: f64,
+}
+
+impl Bypass {
+    /// `clock_gettime CLOCK_MONOTONIC 94.1k/s (×94,123)`.
+    fn text(&self) -> String {
+        let clock = self.clock.map_or_else(String::new, |c| format!(" {}", c.text()));
+        format!("{}{clock} {} (×{})", self.call, rate_text(self.per_sec), thousands(self.count))
+    }
+
+    fn who(&self) -> String {
+        match &self.comm {
+            Some(c) => format!("pid {} ({c})", self.pid),
+            None => format!("pid {}", self.pid),
+        }
+    }
+}
+
+/// What a window showed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Seen {
+    pub window: Duration,
+    /// The calls that bypassed the vDSO, busiest first.
+    pub bypass: Vec<Bypass>,
+    /// Clock syscalls the vDSO never serves (CPU-time clocks, ...).
+    pub expected: u64,
+    /// Events the engine dropped: the counts are partial.
+    pub lost: u64,
+    /// vdsoctl's own processes, left out: its clock bench makes syscalls
+    /// on purpose.
+    pub left_out: Vec<i32>,
+}
+
+/// Why nothing was observed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unseen {
+    /// `--trace 0`.
+    Off,
+    /// No trace engine may run here (privileges, kernel, sandbox): the
+    /// engine's own reason.
+    NoEngine(String),
+    /// The engine ran but the window failed (the target vanished, ...).
+    Failed(String),
+    /// `serve`: the engine has not finished its first interval yet.
+    NotYet,
+}
+
+/// The observation: seen, or why not.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Observation {
+    Seen(Seen),
+    Unseen(Unseen),
+}
+
+/// What the observation means for the audit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judged {
+    /// No clock syscall the vDSO serves, no [vsyscall] call.
+    Clean,
+    /// Some went into the kernel: fails.
+    Bypassed,
+    /// Nothing was observed: informs, never passes or fails.
+    NotObserved,
+    /// The window failed where it should have run.
+    Broken,
+}
+
+/// What the row is about: one process, or every process of the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Process(i32),
+    Host,
+}
+
+impl Observation {
+    /// The bypasses of a trace report; `exclude` says which pids to leave
+    /// out (vdsoctl's own, whose clock bench makes syscalls on purpose).
+    pub fn of_report(report: &TraceReport, exclude: &dyn Fn(i32) -> bool) -> Observation {
+        let mut left_out: Vec<i32> = Vec::new();
+        let mut keep = |pid: i32| {
+            if exclude(pid) {
+                if !left_out.contains(&pid) {
+                    left_out.push(pid);
+                }
+                return false;
+            }
+            true
+        };
+        let mut bypass: Vec<Bypass> = report
+            .counts
+            .iter()
+            .filter(|r| !r.expected && keep(r.pid))
+            .map(|r| Bypass {
+                pid: r.pid,
+                comm: r.comm.clone(),
+                call: r.syscall.to_string(),
+                clock: r.clock,
+                count: r.count,
+                per_sec: r.per_sec,
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .chain(report.vsyscall_emulations.iter().filter(|v| keep(v.pid)).map(|v| Bypass {
+                pid: v.pid,
+                comm: v.comm.clone(),
+                call: format!("[vsyscall] {}", v.function),
+                clock: None,
+                count: v.count,
+                per_sec: v.per_sec,
+            }))
+            .collect();
+        bypass.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
+        let expected = report.counts.iter().filter(|r| r.expected && keep(r.pid)).map(|r| r.count).sum();
+        left_out.sort_unstable();
+        Observation::Seen(Seen {
+            window: Duration::from_nanos(report.duration_ns),
+            bypass,
+            expected,
+            lost: report.lost,
+            left_out,
+        })
+    }
+
+    /// The observation between two snapshots of an engine that counts
+    /// every process (`serve`'s): `earlier` taken at `then`, `later` at `now`.
+    pub fn between(
+        earlier: (&Tally, Instant),
+        later: (&Tally, Instant),
+        engine: Kind,
+        exclude: &dyn Fn(i32) -> bool,
+    ) -> Observation {
+        let delta = later.0.since(earlier.0);
+        let session = Session { target: Target::All, engine, engine_note: None, traces_compat: true, command: None };
+        let window = Window {
+            tally: &delta,
+            elapsed: later.1.saturating_duration_since(earlier.1),
+            start: earlier.1,
+            exited: &BTreeMap::new(),
+            interrupted: false,
+            bounds: None,
+        };
+        Observation::of_report(&super::trace::build(&session, &window, None), exclude)
+    }
+
+    /// How it counts in the audit.
+    pub fn judged(&self) -> Judged {
+        match self {
+            Observation::Seen(s) if s.bypass.is_empty() => Judged::Clean,
+            Observation::Seen(_) => Judged::Bypassed,
+            Observation::Unseen(Unseen::Failed(_)) => Judged::Broken,
+            Observation::Unseen(_) => Judged::NotObserved,
+        }
+    }
+
+    /// The bypasses seen (none when nothing was observed).
+    pub fn bypass(&self) -> &[Bypass] {
+        match self {
+            Observation::Seen(s) => &s.bypass,
+            Observation::Unseen(_) => &[],
+        }
+    }
+
+    /// The row's sentence and remediation. A clean window says what it did
+    /// not see — the vDSO's own reads are invisible to any tracer, so it
+    /// never claims the process read clocks at all.
+    pub fn finding(&self, scope: Scope) -> Finding {
+        let s = match self {
+            Observation::Unseen(why) => return unseen_finding(why),
+            Observation::Seen(s) => s,
+        };
+        let secs = duration_text(s.window);
+        let lost = if s.lost > 0 {
+            format!("; {} events lost by the engine: counts are partial", thousands(s.lost))
+        } else {
+            String::new()
+        };
+        if s.bypass.is_empty() {
+            let whom = match scope {
+                Scope::Process(_) => "",
+                Scope::Host => " by any process",
+            };
+            return Finding::new(
+                Severity::Info,
+                format!(
+                    "observed {secs}: no clock syscall the vDSO serves here and no [vsyscall] call{whom} ({} expected clock syscalls, e.g. CPU-time clocks){lost}{}",
+                    thousands(s.expected),
+                    if s.left_out.is_empty() || scope != Scope::Host { "" } else { "; vdsoctl's own processes left out" }
+                ),
+                None,
+            );
+        }
+        // One entry per process, busiest first, its calls after it.
+        let mut pids: Vec<(i32, f64)> = Vec::new();
+        for b in &s.bypass {
+            match pids.iter_mut().find(|p| p.0 == b.pid) {
+                Some(p) => p.1 += b.per_sec,
+                None => pids.push((b.pid, b.per_sec)),
+            }
+        }
+        pids.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let (named, rest) = match scope {
+            Scope::Process(_) => (
+                s.bypass.iter().take(NAMED).map(Bypass::text).collect::<Vec<_>>(),
+                s.bypass.len().saturating_sub(NAMED),
+            ),
+            Scope::Host => {
+                let named = pids
+                    .iter()
+                    .take(NAMED)
+                    .map(|(pid, _)| {
+                        let calls: Vec<&Bypass> = s.bypass.iter().filter(|b| b.pid == *pid).collect();
+                        let texts: Vec<String> = calls.iter().take(3).map(|b| b.text()).collect();
+                        let more =
+                            if calls.len() > 3 { format!(" and {} more", calls.len() - 3) } else { String::new() };
+                        format!("{}: {}{more}", calls[0].who(), texts.join(", "))
+                    })
+                    .collect();
+                (named, pids.len().saturating_sub(NAMED))
+            }
+        };
+        let more = match (rest, scope) {
+            (0, _) => String::new(),
+            (n, Scope::Host) => format!("; and {n} more processes"),
+            (n, Scope::Process(_)) => format!(" and {n} more"),
+        };
+        let left_out = if s.left_out.is_empty() || scope != Scope::Host {
+            String::new()
+        } else {
+            let pids: Vec<String> = s.left_out.iter().map(i32::to_string).collect();
+            format!(" (vdsoctl's own pids {} left out: its clock bench makes syscalls on purpose)", pids.join(","))
+        };
+        let what = "the vDSO serves these here, yet they entered the kernel";
+        let hint = match scope {
+            Scope::Process(pid) => format!(
+                "`vdsoctl trace -p {pid}` shows rates per clock id; look for raw syscall(), the libc it links, or LD_PRELOAD"
+            ),
+            Scope::Host => format!(
+                "`vdsoctl check -p {}` audits the busiest; `vdsoctl trace -a` shows every process's rates",
+                pids.first().map_or(0, |p| p.0)
+            ),
+        };
+        let sep = if scope == Scope::Host { "; " } else { ", " };
+        Finding::new(
+            Severity::Fail,
+            format!("observed {secs}: {}{more} — {what}{lost}{left_out}", named.join(sep)),
+            Some(hint),
+        )
+    }
+
+    /// Whether the observation proves clean a path the binary alone left
+    /// unproven (static with an unknown runtime, 32-bit).
+    pub fn clears_unproven(&self) -> bool {
+        self.judged() == Judged::Clean
+    }
+
+    /// What the observation adds to the row about the process's binary,
+    /// whose verdict says what its code is expected to do: a clean window
+    /// clears an `unproven` warning; a bypass is named there too, so the
+    /// row never stands as the last word beside contrary evidence.
+    pub fn on_binary(&self, unproven: bool) -> BinaryNote {
+        match self.judged() {
+            Judged::Clean if unproven => {
+                BinaryNote::Clears(format!("cleared by the observation: {}", self.finding(Scope::Process(0)).message))
+            }
+            Judged::Bypassed => {
+                let clocks: Vec<String> = self
+                    .bypass()
+                    .iter()
+                    .take(NAMED)
+                    .map(|b| b.clock.map_or_else(|| b.call.clone(), |c| c.text()))
+                    .collect();
+                BinaryNote::Contradicts(format!(
+                    "but observed making syscalls the vDSO serves ({}): see process_trace",
+                    clocks.join(", ")
+                ))
+            }
+            _ => BinaryNote::None,
+        }
+    }
+}
+
+/// What an observation says beside a binary's verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BinaryNote {
+    None,
+    /// The window was clean: an unproven warning is cleared, with this.
+    Clears(String),
+    /// The window saw bypasses the verdict did not expect.
+    Contradicts(String),
+}
+
+fn unseen_finding(why: &Unseen) -> Finding {
+    match why {
+        Unseen::Off => Finding::new(Severity::Info, "not observed (--trace 0)", None),
+        Unseen::NoEngine(reason) => Finding::new(
+            Severity::Info,
+            format!("not observed ({NEEDS}): {reason}"),
+            Some("run as root, or grant CAP_BPF and CAP_PERFMON, to see the clock syscalls".into()),
+        ),
+        Unseen::Failed(reason) => Finding::new(Severity::Warn, format!("not observed: {reason}"), None),
+        Unseen::NotYet => {
+            Finding::new(Severity::Info, "not observed yet: the trace engine has not finished its first interval", None)
+        }
+    }
+}
+
+/// `--trace`'s window: `None` off (`--trace 0`), the default when not given.
+pub fn window(trace: Option<Duration>) -> Option<Duration> {
+    match trace {
+        None => Some(DEFAULT_WINDOW),
+        Some(d) if d.is_zero() => None,
+        Some(d) => Some(d),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(bypass: Vec<Bypass>) -> Observation {
+        Observation::Seen(Seen { window: Duration::from_secs(1), bypass, expected: 3, lost: 0, left_out: vec![] })
+    }
+
+    fn mono(pid: i32, per_sec: f64) -> Bypass {
+        Bypass {
+            pid,
+            comm: Some("loop".into()),
+            call: "clock_gettime".into(),
+            clock: Some(ClockRef::Id(1)),
+            count: per_sec as u64,
+            per_sec,
+        }
+    }
+
+    #[test]
+    fn a_bypass_fails_naming_clock_and_rate() {
+        let o = seen(vec![mono(42, 94_000.0)]);
+        assert_eq!(o.judged(), Judged::Bypassed);
+        let f = o.finding(Scope::Process(42));
+        assert_eq!(f.severity, Severity::Fail);
+        assert!(f.message.starts_with("observed 1.00 s: clock_gettime CLOCK_MONOTONIC 94"), "{}", f.message);
+        assert!(f.message.contains("(×94,000)"), "{}", f.message);
+        assert!(f.hint.unwrap().contains("trace -p 42"));
+        let f = o.finding(Scope::Host);
+        assert!(f.message.contains("pid 42 (loop): clock_gettime CLOCK_MONOTONIC"), "{}", f.message);
+    }
+
+    #[test]
+    fn a_clean_window_never_claims_the_vdso() {
+        let f = seen(vec![]).finding(Scope::Process(1));
+        assert_eq!(f.severity, Severity::Info);
+        assert!(!f.message.contains("stayed") && !f.message.contains("go through"), "{}", f.message);
+        assert!(seen(vec![]).clears_unproven());
+        assert!(
+            matches!(seen(vec![]).on_binary(true), BinaryNote::Clears(t) if t.starts_with("cleared by the observation: observed 1.00 s"))
+        );
+        assert_eq!(seen(vec![]).on_binary(false), BinaryNote::None);
+        assert_eq!(
+            seen(vec![mono(1, 5.0)]).on_binary(false),
+            BinaryNote::Contradicts(
+                "but observed making syscalls the vDSO serves (CLOCK_MONOTONIC): see process_trace".into()
+            )
+        );
+    }
+
+    #[test]
+    fn nothing_observed_is_said_so() {
+        let o = Observation::Unseen(Unseen::NoEngine("BPF refused".into()));
+        assert_eq!(o.judged(), Judged::NotObserved);
+        assert!(!o.clears_unproven());
+        let f = o.finding(Scope::Host);
+        assert_eq!(f.message, "not observed (needs root or CAP_BPF + CAP_PERFMON): BPF refused");
+        assert_eq!(Observation::Unseen(Unseen::Off).finding(Scope::Host).message, "not observed (--trace 0)");
+    }
+
+    #[test]
+    fn windows() {
+        assert_eq!(window(None), Some(DEFAULT_WINDOW));
+        assert_eq!(window(Some(Duration::ZERO)), None);
+        assert_eq!(window(Some(Duration::from_millis(300))), Some(Duration::from_millis(300)));
+    }
+
+    #[test]
+    fn many_bypasses_are_capped() {
+        let o = seen((1..=8).map(|p| mono(p, 100.0 * p as f64)).collect());
+        let f = o.finding(Scope::Host);
+        assert!(f.message.contains("; and 3 more processes"), "{}", f.message);
+        assert!(f.message.starts_with("observed 1.00 s: pid 8 (loop)"), "busiest first: {}", f.message);
+    }
+}
