@@ -372,7 +372,7 @@ impl RateSource {
     /// engine afterwards, so its map stays bounded on a long-running host.
     fn snapshot(&mut self) -> Result<Tally> {
         let tally = self.counting.snapshot()?;
-        self.counting.forget(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
+        self.counting.forget(|pid, start| !crate::inspect::process::is_running(pid, start));
         Ok(tally)
     }
 }
@@ -549,7 +549,15 @@ mod tests {
     use crate::arch::Abi;
 
     fn key(pid: i32, clock: i64) -> Key {
-        Key { pid, tid: None, abi: Abi::X86_64, func: TimeFn::ClockGettime, clock: Clock::Id(clock), comm: None }
+        Key {
+            pid,
+            tid: None,
+            abi: Abi::X86_64,
+            func: TimeFn::ClockGettime,
+            clock: Clock::Id(clock),
+            comm: None,
+            start: 0,
+        }
     }
 
     #[test]

@@ -259,6 +259,31 @@ pub fn parent_of(pid: i32) -> Option<i32> {
     parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?).map(|f| f.ppid)
 }
 
+/// When a process started, in clock ticks since boot (/proc/PID/stat
+/// field 22): with its pid, what tells it from a later process that
+/// reuses the pid.
+pub fn start_ticks_of(pid: i32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the comm's closing parenthesis start at field 3 (state).
+    text.get(text.rfind(')')? + 1..)?.split_whitespace().nth(22 - 3)?.parse().ok()
+}
+
+/// Nanoseconds per clock tick of /proc/PID/stat's times (USER_HZ).
+pub fn ns_per_tick() -> u64 {
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok().flatten().filter(|h| *h > 0).unwrap_or(100);
+    1_000_000_000 / hz as u64
+}
+
+/// Whether the process that started at `start_ns` (ns since boot, as the
+/// BPF engine records it; 0: unknown) still holds `pid`.
+pub fn is_running(pid: i32, start_ns: u64) -> bool {
+    match start_ticks_of(pid) {
+        None => false,
+        Some(_) if start_ns == 0 => true,
+        Some(ticks) => ticks == start_ns / ns_per_tick(),
+    }
+}
+
 /// The fields of /proc/PID/stat we use.
 #[derive(Debug, PartialEq, Eq)]
 pub struct StatFields {

@@ -88,8 +88,15 @@ pub struct Key {
     pub func: TimeFn,
     pub clock: Clock,
     /// The process's name when it made the calls (an exec changes it);
-    /// `None` when the engine does not record it per call.
+    /// `None` when the engine does not record it per call (the BPF engine
+    /// keeps one name per process, in [`Tally::comms`], so renames and execs
+    /// never split a process's rows).
     pub comm: Option<Comm>,
+    /// When the process started (the kernel's `start_boottime` of its group
+    /// leader, ns since boot), or 0 when the engine does not know it. Two
+    /// processes that held the same pid in turn differ here, so their calls
+    /// are never merged; an engine that sets it to 0 must not outlive a pid.
+    pub start: u64,
 }
 
 /// Counts at one moment. Subtract two for an interval.
@@ -102,8 +109,9 @@ pub struct Tally {
     pub lost_records: u64,
     /// A counter ran for less time than it was enabled (multiplexed).
     pub scaled: bool,
-    /// Per traced process: sampled syscalls whose record was lost (the
-    /// per-syscall split of a compat process is short by this much).
+    /// Per process: calls counted in its total whose split by function and
+    /// clock was lost (perf: the sampled record was dropped; BPF: the detail
+    /// map was full), so its rows are short by this much and no more.
     pub unrecorded: BTreeMap<i32, u64>,
     /// New processes of a traced tree the engine could not follow (its
     /// traced set was full).
@@ -584,7 +592,7 @@ impl Tracer {
         } else {
             Clock::None
         };
-        let key = Key { pid, tid: None, abi, func, clock, comm: None };
+        let key = Key { pid, tid: None, abi, func, clock, comm: None, start: 0 };
         *if tree { &mut self.tree_sampled } else { &mut self.sampled }.entry(key).or_default() += 1;
     }
 
@@ -658,7 +666,15 @@ impl Tracer {
             match e.slot {
                 Slot::Count(f, clock) => {
                     *t.counts
-                        .entry(Key { pid: e.pid, tid: None, abi: self.events.host, func: f, clock, comm: None })
+                        .entry(Key {
+                            pid: e.pid,
+                            tid: None,
+                            abi: self.events.host,
+                            func: f,
+                            clock,
+                            comm: None,
+                            start: 0,
+                        })
                         .or_default() += r.value
                 }
                 // Bound to one CPU each, these run only while the task is on
@@ -718,8 +734,15 @@ mod tests {
 
     #[test]
     fn interval_subtraction() {
-        let k =
-            Key { pid: 1, tid: None, abi: Abi::X86_64, func: TimeFn::ClockGettime, clock: Clock::Id(4), comm: None };
+        let k = Key {
+            pid: 1,
+            tid: None,
+            abi: Abi::X86_64,
+            func: TimeFn::ClockGettime,
+            clock: Clock::Id(4),
+            comm: None,
+            start: 0,
+        };
         let mut a = Tally::default();
         a.counts.insert(k, 10);
         let mut b = a.clone();
