@@ -435,10 +435,11 @@ enum Series {
 }
 
 impl Series {
-    fn pid(self) -> i32 {
+    /// The process: its pid and, when the engine knows it, its start time.
+    fn process(self) -> (i32, u64) {
         match self {
-            Series::Syscall(k) => k.pid,
-            Series::Vsyscall(pid, _) => pid,
+            Series::Syscall(k) => (k.pid, k.start),
+            Series::Vsyscall(pid, _) => (pid, 0),
         }
     }
 }
@@ -471,12 +472,19 @@ impl Book {
             .collect();
         ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then(b.1.cmp(&a.1)).then(a.0.cmp(&b.0)));
         // The busiest live processes, up to the cap: a process that is gone
-        // (no /proc/PID) drops out.
-        let mut comms: HashMap<i32, Option<String>> = HashMap::new();
+        // (no /proc/PID, or the pid now held by a later process) drops out,
+        // and each is labelled with its current name. Only one process can
+        // hold a pid at a time, and the engine keeps one row per process,
+        // function and clock whatever the names: no two series share a
+        // label set, however often processes rename themselves or exec.
+        let mut comms: HashMap<(i32, u64), Option<String>> = HashMap::new();
         let mut kept: Vec<(Series, u64, String)> = Vec::new();
         let mut capped = 0u64;
         for (s, count, rate) in &ranked {
-            let comm = comms.entry(s.pid()).or_insert_with(|| crate::inspect::process::comm_of(s.pid()));
+            let comm = comms.entry(s.process()).or_insert_with(|| {
+                let (pid, start) = s.process();
+                crate::inspect::process::is_running(pid, start).then(|| crate::inspect::process::comm_of(pid)).flatten()
+            });
             let Some(comm) = comm else { continue };
             if kept.len() < self.max {
                 kept.push((*s, *count, comm.clone()));
@@ -499,6 +507,7 @@ impl Book {
             .iter()
             .map(|(k, v, comm, clock)| SyscallSeries {
                 pid: k.pid,
+                tid: None,
                 comm: Some(comm),
                 syscall: k.func.name(),
                 clock: clock.as_deref(),
@@ -609,5 +618,23 @@ mod tests {
         let text = book.render(&t, start + Duration::from_secs(2));
         assert!(text.contains("clock=\"CLOCK_MONOTONIC\",abi=\"x86_64\",vdso_serves=\"true\"} 1000\n"), "{text}");
         assert!(!text.contains("CLOCK_MONOTONIC_RAW"), "{text}");
+    }
+
+    #[test]
+    fn book_never_labels_an_exited_process_with_its_pids_new_owner() {
+        use crate::inspect::process::{ns_per_tick, start_ticks_of};
+        let me = std::process::id() as i32;
+        let now = start_ticks_of(me).unwrap() * ns_per_tick();
+        let mut book = Book::new(10, Some((6, 18)));
+        let start = book.last_at;
+        let mut t = Tally::default();
+        // The same pid, function and clock: the process holding it now and
+        // one that held it before (started at boot).
+        t.counts.insert(Key { start: now, ..key(me, 1) }, 5);
+        t.counts.insert(Key { start: 1, ..key(me, 1) }, 7);
+        let text = book.render(&t, start + Duration::from_secs(1));
+        let ours: Vec<&str> = text.lines().filter(|l| l.contains(&format!("pid=\"{me}\""))).collect();
+        assert_eq!(ours.len(), 1, "{text}");
+        assert!(ours[0].ends_with(" 5"), "{text}");
     }
 }

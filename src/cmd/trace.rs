@@ -191,6 +191,7 @@ impl Render for TraceReport {
             .zip(&clocks)
             .map(|(r, clock)| SyscallSeries {
                 pid: r.pid,
+                tid: r.tid,
                 comm: r.comm.as_deref(),
                 syscall: r.syscall,
                 clock: clock.as_deref(),
