@@ -168,9 +168,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         &unattributed,
         tally,
         elapsed.as_secs_f64(),
-        !skipped_compat,
-        fail_over,
-        session.engine,
+        Judging { compat: !skipped_compat, fail_over, engine: session.engine },
     );
     let wall_start = std::time::SystemTime::now().checked_sub(start.elapsed()).unwrap_or(std::time::UNIX_EPOCH);
     TraceReport {
@@ -226,6 +224,18 @@ pub fn rate_number(per_sec: f64, threshold: Option<f64>) -> String {
     text(d)
 }
 
+/// How counts are judged: whether 32-bit tasks were traced, the
+/// `--fail-over` threshold, and the engine that counted (it words the causes).
+#[derive(Debug, Clone, Copy)]
+pub struct Judging {
+    pub compat: bool,
+    pub fail_over: Option<f64>,
+    pub engine: Kind,
+}
+
+/// Findings of one clock (or call), ABI and verdict.
+type GroupKey = (String, &'static str, Abi, Verdict);
+
 /// The kind of line a count row gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Verdict {
@@ -240,10 +250,9 @@ pub fn findings(
     unattributed: &[UnattributedRow],
     tally: &Tally,
     secs: f64,
-    compat: bool,
-    fail_over: Option<f64>,
-    engine: Kind,
+    how: Judging,
 ) -> Vec<Finding> {
+    let Judging { compat, fail_over, engine } = how;
     let mut out = Vec::new();
     // A bypass is FAIL (exit 1) only above --fail-over; without it, WARN.
     let severity = |per_sec: f64| match fail_over {
@@ -257,7 +266,7 @@ pub fn findings(
     };
     // One line per clock (or call), ABI and verdict, naming the busiest
     // processes: `-a` on a busy host gives a few lines, not one per process.
-    let mut groups: Vec<((String, &'static str, Abi, Verdict), Vec<&CountRow>)> = Vec::new();
+    let mut groups: Vec<(GroupKey, Vec<&CountRow>)> = Vec::new();
     for r in counts {
         // clock_gettime reads as its clock id (as in DESIGN's example); the
         // others name the syscall so clock_getres is not mistaken for it.
@@ -330,8 +339,8 @@ pub fn findings(
         out.push(Finding::new(
             severity(v.per_sec),
             format!(
-                "{} made {} calls ({}) to {} in the [vsyscall] page — each is emulated by the kernel and invisible to strace{}",
-                who(v.pid, &v.comm), thousands(v.count), format!("{}/s", rate_number(v.per_sec, fail_over)), v.function, gate(v.per_sec)
+                "{} made {} calls ({}/s) to {} in the [vsyscall] page — each is emulated by the kernel and invisible to strace{}",
+                who(v.pid, &v.comm), thousands(v.count), rate_number(v.per_sec, fail_over), v.function, gate(v.per_sec)
             ),
             Some("rebuild it against a current libc or runtime: only very old static binaries call the fixed vsyscall addresses".into()),
         ));
@@ -407,7 +416,9 @@ mod tests {
             expected: false,
         };
         let t = Tally::default();
-        let sev = |rows: &[CountRow], over| findings(rows, &[], &[], &t, 1.0, true, over, Kind::Bpf)[0].severity;
+        let sev = |rows: &[CountRow], over| {
+            findings(rows, &[], &[], &t, 1.0, Judging { compat: true, fail_over: over, engine: Kind::Bpf })[0].severity
+        };
         assert_eq!(sev(&[row(50.0)], None), Severity::Warn);
         assert_eq!(sev(&[row(50.0)], Some(0.0)), Severity::Fail);
         assert_eq!(sev(&[row(50.0)], Some(50.0)), Severity::Warn);
@@ -442,7 +453,7 @@ mod tests {
         };
         let rows: Vec<CountRow> = (1..=1000).map(|p| row(p, f64::from(p))).collect();
         let t = Tally::default();
-        let f = findings(&rows, &[], &[], &t, 1.0, true, Some(500.0), Kind::Bpf);
+        let f = findings(&rows, &[], &[], &t, 1.0, Judging { compat: true, fail_over: Some(500.0), engine: Kind::Bpf });
         assert_eq!(f.len(), 2, "{f:#?}");
         assert_eq!(f[0].severity, Severity::Fail);
         assert!(
