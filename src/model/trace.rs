@@ -300,21 +300,24 @@ pub fn findings(
         // The rate the threshold compares: each process's own.
         let rate = rate_number(if rows.len() == 1 { top } else { total }, fail_over);
         let abi_note = if Some(abi) == arch::HOST_ABI { String::new() } else { format!(", {} ABI", abi.name()) };
+        // Per-thread rows name their thread.
+        let who = |r: &CountRow| match r.tid {
+            Some(t) => format!("{} thread {t}", who(r.pid, &r.comm)),
+            None => who(r.pid, &r.comm),
+        };
+        let noun = if rows[0].tid.is_some() { "threads" } else { "processes" };
         let from = if rows.len() == 1 {
-            format!("{}{abi_note}", who(rows[0].pid, &rows[0].comm))
+            format!("{}{abi_note}", who(rows[0]))
         } else {
             const TOP: usize = 3;
-            let busiest: Vec<String> = rows
-                .iter()
-                .take(TOP)
-                .map(|r| format!("{} {}/s", who(r.pid, &r.comm), rate_number(r.per_sec, fail_over)))
-                .collect();
+            let busiest: Vec<String> =
+                rows.iter().take(TOP).map(|r| format!("{} {}/s", who(r), rate_number(r.per_sec, fail_over))).collect();
             let more = if rows.len() > TOP {
                 format!(", {} more", thousands((rows.len() - TOP) as u64))
             } else {
                 String::new()
             };
-            format!("{} processes{abi_note} ({}{more})", thousands(rows.len() as u64), busiest.join(", "))
+            format!("{} {noun}{abi_note} ({}{more})", thousands(rows.len() as u64), busiest.join(", "))
         };
         let has_clock = rows[0].clock.is_some();
         match verdict {

@@ -129,6 +129,47 @@ fn hostile_processes_do_not_blind_a_victim_in_trace_all() {
     assert!(!r["unattributed"].as_array().unwrap().iter().any(|u| u["pid"].as_i64() == Some(victim)));
 }
 
+/// 17,000 threads, each its own row with `--per-thread`, fill the 16,384
+/// rows: every call still counts in its process's total, and a victim that
+/// comes after them keeps its exact count (as its `unattributed` row).
+#[test]
+fn when_the_rows_are_full_each_process_total_stays_exact() {
+    if let Some(why) = facility() {
+        return skip(why);
+    }
+    let hostile = build_c("hostile", false, &[]);
+    let clock_loop = build_c("clock_loop", false, &[]);
+    let script = format!(
+        "{} threads 17000 >/dev/null 2>&1; {} raw 4 {VICTIM_N} >/dev/null 2>&1",
+        hostile.display(),
+        clock_loop.display()
+    );
+    let out = Command::new(vdsoctl_path())
+        .args(["--json", "trace", "--engine", "bpf", "--per-thread", "--", "sh", "-c", &script])
+        .stderr(Stdio::null())
+        .output()
+        .expect("vdsoctl");
+    let r: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows = r["counts"].as_array().unwrap();
+    let unattributed = r["unattributed"].as_array().unwrap();
+    let total = |comm: &str| -> u64 {
+        let of = |v: &&Value| v["comm"].as_str() == Some(comm);
+        rows.iter().filter(of).map(|x| x["count"].as_u64().unwrap()).sum::<u64>()
+            + unattributed.iter().filter(of).map(|x| x["count"].as_u64().unwrap()).sum::<u64>()
+    };
+    assert_eq!(total("hostile"), 17_000, "{:#}", r["unattributed"]);
+    assert_eq!(total("clock_loop"), VICTIM_N, "{:#}", r["unattributed"]);
+    assert!(!unattributed.is_empty(), "the rows were never full: {} rows", rows.len());
+    assert_eq!(r["lost"], 0);
+    let named = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["message"].as_str())
+        .any(|m| m.contains("(clock_loop): 12,345 clock syscalls were counted in its total but not split"));
+    assert!(named, "{:#}", r["findings"]);
+}
+
 /// One HTTP/1.0 GET; the body of a 200.
 fn get(addr: &str, path: &str) -> Option<String> {
     let mut s = std::net::TcpStream::connect(addr).ok()?;

@@ -57,6 +57,8 @@ pub enum Alu {
 #[derive(Debug, Clone, Copy)]
 pub enum Cond {
     Eq = 0x10,
+    /// Unsigned `>`.
+    Gt = 0x20,
     Ne = 0x50,
 }
 

@@ -11,8 +11,8 @@
 //!   `thread_info.status & TS_COMPAT` (exact, also for `int 0x80` from
 //!   64-bit code); the clock id comes from the ABI's first-argument register.
 //!   Rows carry the process name (its group leader's comm) at the time of
-//!   Clock ids outside `arch::CLOCKS` (CPU clocks of other tasks, fd clocks,
-//!   invalid ids) fold into one `other` row per process and function, so a
+//!   Clock ids outside 0..16 (the kernel's `MAX_CLOCKS`: CPU clocks of other
+//!   tasks, fd clocks, invalid ids) fold into one `other` row per process and function, so a
 //!   process has at most a few dozen rows whatever ids it passes. The
 //!   process's start time (its group leader's `start_boottime`) is in the
 //!   key: a pid used again is a new process. Beside the rows, one entry per
@@ -86,6 +86,10 @@ const VALUE: i16 = -32;
 const SMALL: i16 = -40;
 const PKEY: i16 = -56;
 const PVAL: i16 = -88;
+
+/// Static clock ids a row keeps exactly: the kernel's `MAX_CLOCKS` (every
+/// id it can ever name, `arch::CLOCKS` and the gaps); any other id is `other`.
+const STATIC_CLOCKS: i32 = 16;
 
 /// The clock kind byte of a key.
 const CLOCK_NONE: u8 = 0;
@@ -650,14 +654,13 @@ impl Generator<'_> {
         }
         a.goto("out");
         // clockid_t is an int in both ABIs: the low 32 bits, sign-extended.
-        // A known id is kept; any other folds into one `other` row (id 0).
+        // A static id (0..MAX_CLOCKS) is kept; any other (CPU clocks of
+        // other tasks and fd clocks are negative, invalid ids) folds into
+        // one `other` row (id 0). Negative ids compare as huge unsigned.
         a.label("have").mov(R5, R4).alu_imm(Alu::And, R5, 1 << 16).jump_imm(Cond::Eq, R5, 0, "tail");
         a.alu_imm(Alu::Lsh, R3, 32).alu_imm(Alu::Arsh, R3, 32);
-        for c in arch::CLOCKS {
-            a.jump_imm(Cond::Eq, R3, c.id, "known");
-        }
-        a.alu_imm(Alu::Add, R4, i32::from(CLOCK_OTHER - CLOCK_ID) << 16).goto("tail");
-        a.label("known").store(Size::W, FP, KEY + 12, R3);
+        a.jump_imm(Cond::Gt, R3, STATIC_CLOCKS - 1, "other").store(Size::W, FP, KEY + 12, R3).goto("tail");
+        a.label("other").alu_imm(Alu::Add, R4, i32::from(CLOCK_OTHER - CLOCK_ID) << 16);
         a.label("tail");
         self.count_tail(&mut a);
         a.finish()
