@@ -432,6 +432,9 @@ fn down_section() -> String {
 enum Series {
     Syscall(Key),
     Vsyscall(i32, TimeFn),
+    /// Calls in a process's total that have no row (the engine's row map
+    /// was full): with these, a process's calls add up whatever others do.
+    Unattributed(i32),
 }
 
 impl Series {
@@ -439,7 +442,7 @@ impl Series {
     fn process(self) -> (i32, u64) {
         match self {
             Series::Syscall(k) => (k.pid, k.start),
-            Series::Vsyscall(pid, _) => (pid, 0),
+            Series::Vsyscall(pid, _) | Series::Unattributed(pid) => (pid, 0),
         }
     }
 }
@@ -466,6 +469,7 @@ impl Book {
             .iter()
             .map(|(k, v)| (Series::Syscall(*k), *v))
             .chain(tally.vsyscall.iter().map(|((pid, f), v)| (Series::Vsyscall(*pid, *f), *v)))
+            .chain(tally.unrecorded.iter().map(|(pid, v)| (Series::Unattributed(*pid), *v)))
             .filter(|(_, v)| *v > 0);
         let mut ranked: Vec<(Series, u64, f64)> = counts
             .map(|(s, v)| (s, v, v.saturating_sub(self.last.get(&s).copied().unwrap_or(0)) as f64 / secs))
@@ -500,7 +504,7 @@ impl Book {
             .iter()
             .filter_map(|(s, v, c)| match s {
                 Series::Syscall(k) => Some((*k, *v, c.as_str(), ClockRef::of(k.clock).map(ClockRef::text))),
-                Series::Vsyscall(..) => None,
+                Series::Vsyscall(..) | Series::Unattributed(_) => None,
             })
             .collect();
         let rows: Vec<SyscallSeries<'_>> = labels
@@ -522,7 +526,14 @@ impl Book {
                 Series::Vsyscall(pid, f) => {
                     Some(VsyscallSeries { pid: *pid, comm: Some(c), function: f.name(), count: *v })
                 }
-                Series::Syscall(_) => None,
+                Series::Syscall(_) | Series::Unattributed(_) => None,
+            })
+            .collect();
+        let unattributed: Vec<(i32, u64, &str)> = kept
+            .iter()
+            .filter_map(|(s, v, c)| match s {
+                Series::Unattributed(pid) => Some((*pid, *v, c.as_str())),
+                _ => None,
             })
             .collect();
         let mut p = Prometheus::default();
@@ -530,6 +541,16 @@ impl Book {
         p.sample("trace_up", &[], 1u64);
         prom::clock_syscalls(&mut p, "since the exporter started", &rows);
         prom::vsyscall_emulations(&mut p, "since the exporter started", &vrows);
+        p.family(
+            "clock_syscalls_unattributed_total",
+            Kind::Counter,
+            "Clock syscalls of a process counted in its total but in no vdsoctl_clock_syscalls_total series \
+             (the trace engine's row map was full): a process's calls are the sum of both.",
+        );
+        for (pid, v, comm) in &unattributed {
+            let pid = pid.to_string();
+            p.sample("clock_syscalls_unattributed_total", &[("pid", &pid), ("comm", comm)], *v);
+        }
         p.family(
             "trace_series_capped",
             Kind::Gauge,
@@ -539,7 +560,7 @@ impl Book {
         p.family(
             "trace_lost_total",
             Kind::Counter,
-            "Events the trace engine could not keep (BPF map full, perf records dropped).",
+            "Clock syscalls the trace engine could not keep anywhere (BPF: no row and no process entry; perf: records dropped).",
         );
         p.sample("trace_lost_total", &[], tally.lost_records);
         p.family(
@@ -636,5 +657,17 @@ mod tests {
         let ours: Vec<&str> = text.lines().filter(|l| l.contains(&format!("pid=\"{me}\""))).collect();
         assert_eq!(ours.len(), 1, "{text}");
         assert!(ours[0].ends_with(" 5"), "{text}");
+    }
+
+    #[test]
+    fn book_exports_calls_that_found_no_row() {
+        let me = std::process::id() as i32;
+        let mut book = Book::new(10, Some((6, 18)));
+        let start = book.last_at;
+        let mut t = Tally::default();
+        t.unrecorded.insert(me, 9);
+        let text = book.render(&t, start + Duration::from_secs(1));
+        let tag = format!("vdsoctl_clock_syscalls_unattributed_total{{pid=\"{me}\",comm=\"");
+        assert!(text.lines().any(|l| l.starts_with(&tag) && l.ends_with("\"} 9")), "{text}");
     }
 }
