@@ -118,7 +118,10 @@ pub struct Tally {
     pub unfollowed: u64,
     /// Parent of each process the engine saw fork.
     pub parents: BTreeMap<i32, i32>,
-    /// A name for pids whose rows carry none.
+    /// A name for pids whose rows carry none (`Key::comm` is `None`): the
+    /// BPF engine keeps one per process (the last it saw), so renames and
+    /// execs never split a process's rows or series. An engine should do
+    /// the same: one name per process here, `Key::comm` left `None`.
     pub comms: BTreeMap<i32, String>,
 }
 
