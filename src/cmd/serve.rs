@@ -512,6 +512,7 @@ impl Book {
             .map(|(k, v, comm, clock)| SyscallSeries {
                 pid: k.pid,
                 tid: None,
+                start: None,
                 comm: Some(comm),
                 syscall: k.func.name(),
                 clock: clock.as_deref(),

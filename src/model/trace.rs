@@ -77,6 +77,10 @@ pub struct CountRow {
     pub per_sec: f64,
     /// Whether this syscall is expected (the vDSO never serves it here).
     pub expected: bool,
+    /// When the process started (`Key::start`, ns since boot; 0: unknown):
+    /// tells apart two processes that held the pid in turn.
+    #[serde(skip)]
+    pub start: u64,
 }
 
 /// Emulated calls into the [vsyscall] page by one process.
@@ -132,6 +136,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
             count: *v,
             per_sec: *v as f64 / secs_of(k.pid),
             expected: !vdso_serves_call(k.abi, k.func, k.clock, kernel),
+            start: k.start,
         })
         .collect();
     counts.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)).then(a.tid.cmp(&b.tid)));
@@ -417,6 +422,7 @@ mod tests {
             count: 100,
             per_sec,
             expected: false,
+            start: 0,
         };
         let t = Tally::default();
         let sev = |rows: &[CountRow], over| {
@@ -453,6 +459,7 @@ mod tests {
             count: 100,
             per_sec,
             expected: false,
+            start: 0,
         };
         let rows: Vec<CountRow> = (1..=1000).map(|p| row(p, f64::from(p))).collect();
         let t = Tally::default();

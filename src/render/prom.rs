@@ -197,6 +197,9 @@ pub struct SyscallSeries<'a> {
     /// The thread, for per-thread counts (`trace --per-thread`): a `tid`
     /// label, so each thread's series has its own label set.
     pub tid: Option<i32>,
+    /// When the process started, in seconds since boot: a `start` label,
+    /// given only to tell apart processes that held the same pid in turn.
+    pub start: Option<f64>,
     pub comm: Option<&'a str>,
     pub syscall: &'a str,
     /// The clock id's name; `None` for syscalls without one.
@@ -221,8 +224,10 @@ pub fn clock_syscalls(p: &mut Prometheus, help_scope: &str, rows: &[SyscallSerie
     for r in rows {
         let pid = r.pid.to_string();
         let tid = r.tid.map(|t| t.to_string()).unwrap_or_default();
+        let start = r.start.map(|t| format_value(Value::Float(t))).unwrap_or_default();
         let labels = [
             ("pid", pid.as_str()),
+            ("start", start.as_str()),
             ("tid", tid.as_str()),
             ("comm", r.comm.unwrap_or_default()),
             ("syscall", r.syscall),
@@ -327,6 +332,7 @@ mod tests {
         let row = SyscallSeries {
             pid: 42,
             tid: None,
+            start: None,
             comm: Some("a\"b"),
             syscall: "gettimeofday",
             clock: None,

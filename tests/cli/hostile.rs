@@ -334,6 +334,48 @@ fn a_reused_pid_is_not_credited_to_the_exited_target() {
     let _ = b.wait();
 }
 
+/// `-a`: two processes that held one pid in turn are two rows, never one
+/// merged count, and two series told apart by a `start` label (promtool).
+#[test]
+fn system_wide_keeps_processes_that_share_a_pid_apart() {
+    if let Some(why) = facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let clock_loop = build_c("clock_loop", false, &[]);
+    let (trace, _stderr) = start_armed(&["trace", "--format", "prometheus", "--engine", "bpf", "-a", "-d", "1h"]);
+    let _guard = KillOnDrop::new(trace.id() as i32);
+    let mut first = Command::new(&clock_loop);
+    first.args(["raw", "1", "5"]).stdout(Stdio::null()).stderr(Stdio::null());
+    let mut first = first.spawn().expect("clock_loop");
+    let pid = first.id() as i32;
+    assert!(first.wait().expect("first").success());
+    let mut second = None;
+    for _ in 0..50 {
+        let mut cmd = Command::new(&clock_loop);
+        cmd.args(["raw", "1", "7"]).stdout(Stdio::null()).stderr(Stdio::null());
+        if let Some(c) = spawn_with_pid(pid, &mut cmd) {
+            second = Some(c);
+            break;
+        }
+    }
+    let Some(mut second) = second else {
+        return skip("could not take the exited process's pid (ns_last_pid) in 50 tries");
+    };
+    assert!(second.wait().expect("second").success());
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT)
+        .expect("signal trace");
+    let out = trace.wait_with_output().expect("trace output");
+    let body = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut ours: Vec<(String, u64)> = series_of(&body, i64::from(pid));
+    ours.sort_by_key(|(_, v)| *v);
+    assert_eq!(ours.iter().map(|(_, v)| *v).collect::<Vec<_>>(), [5, 7], "{body}");
+    assert!(ours.iter().all(|(l, _)| l.contains(",start=\"")), "{ours:#?}");
+    if have_promtool() {
+        assert_promtool_accepts(&body);
+    }
+}
+
 #[test]
 fn system_wide_findings_are_one_line_per_clock_and_verdict() {
     if let Some(why) = facility() {
