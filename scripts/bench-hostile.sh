@@ -10,7 +10,7 @@
 #                          1,000 renames + a raw call, exec'd 19 times (20,000)
 #   victim                 12,345 raw clock_gettime(CLOCK_MONOTONIC), after them
 #   cost                   1,000,000 raw clock_gettime(MONOTONIC) / getppid
-#                          calls, loop wall time, while `trace -a` is attached
+#                          calls: the loop's CPU time while `trace -a` is attached
 #
 # Needs root, gcc, setpriv, python3. Usage: [BASE=old-vdsoctl] scripts/bench-hostile.sh [RUNS]
 set -euo pipefail
@@ -29,8 +29,6 @@ BUILDS=(this)
 declare -A BIN=([this]=$V)
 if [ -n "${BASE:-}" ]; then BUILDS+=(base); BIN[base]=$BASE; fi
 
-loop_ms() { "$@" 2>&1 >/dev/null | awk '/^loop_ns/ { printf "%.2f\n", $2 / 1e6 }' | tail -1; }
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 echo "# hostile processes vs trace -a ($(uname -r), $(nproc) CPUs)"
 for b in "${BUILDS[@]}"; do
@@ -55,22 +53,34 @@ print(f"{b:5} rows: {len(r['counts'])} in all, clock-id cycler {len(rows(c))}, r
 PY
 done
 
-echo "# cost while trace -a is attached, median of $RUNS interleaved rounds (ms per 1M calls = ns per call)"
-for w in clock getppid; do for b in bare "${BUILDS[@]}"; do : >"$WORK/$w.$b"; done; done
-for _ in $(seq "$RUNS"); do
-    for b in bare "${BUILDS[@]}"; do
-        if [ "$b" != bare ]; then
-            "${BIN[$b]}" trace --engine bpf -a -d 1h >/dev/null 2>&1 &
-            tracer=$!
-            sleep 1
-        fi
-        loop_ms "$WORK/clock_loop" raw 1 1000000 >>"$WORK/clock.$b"
-        loop_ms "$WORK/clock_loop" getppid 0 1000000 >>"$WORK/getppid.$b"
-        if [ "$b" != bare ]; then kill -INT $tracer; wait $tracer 2>/dev/null || true; fi
-    done
-done
-for w in clock getppid; do
-    printf '%-8s' "$w"
-    for b in bare "${BUILDS[@]}"; do printf '  %s %sms' "$b" "$(median <"$WORK/$w.$b")"; done
-    echo
-done
+echo "# cost while trace -a is attached: the loop's CPU time (user+sys: the BPF program runs in the"
+echo "# syscall, and CPU time leaves out waiting for a core on a busy host), median of $RUNS interleaved rounds"
+python3 - "$RUNS" "$WORK/clock_loop" "$V" "${BASE:-}" <<'PY'
+import resource, signal, statistics, subprocess, sys, time
+runs, loop, this, base = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+builds = {"this": this, **({"base": base} if base else {})}
+work = {"clock": [loop, "raw", "1", "1000000"], "getppid": [loop, "getppid", "0", "1000000"]}
+def cpu(args):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (r1.ru_stime + r1.ru_utime) - (r0.ru_stime + r0.ru_utime)
+res = {k: {w: [] for w in work} for k in ["bare", *builds]}
+for _ in range(runs):
+    for k in res:
+        tracer = None
+        if k != "bare":
+            tracer = subprocess.Popen([builds[k], "trace", "--engine", "bpf", "-a", "-d", "1h"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1)
+        for w, args in work.items():
+            res[k][w].append(cpu(args))
+        if tracer:
+            tracer.send_signal(signal.SIGINT)
+            tracer.wait()
+for w in work:
+    bare = statistics.median(res["bare"][w])
+    cells = [f"{k} {statistics.median(v[w]) * 1e3:.0f}ms (+{(statistics.median(v[w]) - bare) * 1e3:.0f} ns/call)"
+             for k, v in res.items()]
+    print(f"1M {w:8}", "  ".join(cells))
+PY
