@@ -50,6 +50,24 @@ pub enum Clock {
     Any,
 }
 
+/// Static clock ids, the kernel's `MAX_CLOCKS`: every id it can name
+/// (`arch::CLOCKS` and the gaps) is below this.
+pub const STATIC_CLOCKS: i64 = 16;
+
+impl Clock {
+    /// The row a call with clock id `id` counts in: a static id as itself,
+    /// any other (CPU clocks of other tasks, fd clocks, invalid ids) as
+    /// `Other`, so a process cannot make rows without bound by cycling
+    /// through ids. Every engine folds this way (issue 19).
+    pub fn of_id(id: i64) -> Clock {
+        if (0..STATIC_CLOCKS).contains(&id) {
+            Clock::Id(id)
+        } else {
+            Clock::Other
+        }
+    }
+}
+
 /// A process name as the kernel keeps it (`comm`, at most 15 bytes).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Comm([u8; 16]);
@@ -591,7 +609,7 @@ impl Tracer {
         let clock = if func.takes_clock() {
             // A 32-bit task's clockid_t is an int in the low half of the slot.
             let id = if abi == host { arg0 as i64 } else { i64::from(arg0 as u32 as i32) };
-            Clock::Id(id)
+            Clock::of_id(id)
         } else {
             Clock::None
         };
@@ -734,6 +752,16 @@ impl Tracer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clock_ids_outside_the_static_ones_fold() {
+        assert_eq!(Clock::of_id(0), Clock::Id(0));
+        assert_eq!(Clock::of_id(10), Clock::Id(10));
+        assert_eq!(Clock::of_id(15), Clock::Id(15));
+        assert_eq!(Clock::of_id(16), Clock::Other);
+        assert_eq!(Clock::of_id(-6), Clock::Other);
+        assert_eq!(Clock::of_id(1_000_000), Clock::Other);
+    }
 
     #[test]
     fn interval_subtraction() {

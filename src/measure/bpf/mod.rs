@@ -87,9 +87,8 @@ const SMALL: i16 = -40;
 const PKEY: i16 = -56;
 const PVAL: i16 = -88;
 
-/// Static clock ids a row keeps exactly: the kernel's `MAX_CLOCKS` (every
-/// id it can ever name, `arch::CLOCKS` and the gaps); any other id is `other`.
-const STATIC_CLOCKS: i32 = 16;
+/// Static clock ids a row keeps exactly (`Clock::of_id`, done in the kernel).
+const STATIC_CLOCKS: i32 = crate::measure::trace::STATIC_CLOCKS as i32;
 
 /// The clock kind byte of a key.
 const CLOCK_NONE: u8 = 0;
