@@ -270,7 +270,12 @@ impl BpfTracer {
     /// Its start time from /proc is checked on every call, so a process that
     /// takes the pid after it exits is not counted as it.
     pub fn add_root(&self, tgid: i32, ppid: Option<i32>) -> Result<()> {
-        let ticks = crate::inspect::process::start_ticks_of(tgid).unwrap_or(0);
+        // In a time namespace /proc's start times are shifted and may round
+        // differently: then the root is not checked (its children still are).
+        let ticks = match crate::inspect::process::boottime_offset_ns() {
+            0 => crate::inspect::process::start_ticks_of(tgid).unwrap_or(0),
+            _ => 0,
+        };
         let mut value = [(tgid as u32).to_ne_bytes(), (ppid.unwrap_or(0) as u32).to_ne_bytes()].concat();
         value.extend_from_slice(&ticks.to_ne_bytes());
         sys::map_update(self.maps.procs.as_fd(), &(tgid as u32).to_ne_bytes(), &value, 0)
