@@ -435,3 +435,39 @@ fn per_thread_prometheus_series_have_a_tid_label() {
         assert_promtool_accepts(&body);
     }
 }
+
+/// `--fail-over 0` and one call in ~2 s: the FAIL line's rate is the
+/// table's 0.x, never "0 syscalls/s" (which would read as within the limit).
+#[test]
+fn a_slow_rate_over_fail_over_zero_is_not_written_as_zero() {
+    if let Some(why) = facility() {
+        return skip(why);
+    }
+    let clock_loop = build_c("clock_loop", false, &[]);
+    let script = format!("{} raw 1 1 >/dev/null 2>&1; sleep 2", clock_loop.display());
+    let out = Command::new(vdsoctl_path())
+        .args(["--json", "trace", "--fail-over", "0", "--", "sh", "-c", &script])
+        .stderr(Stdio::null())
+        .output()
+        .expect("vdsoctl");
+    assert_eq!(out.status.code(), Some(1));
+    let r: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let fail = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| {
+            f["severity"] == "fail"
+                && f["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("CLOCK_MONOTONIC: ") && m.contains("(clock_loop)"))
+        })
+        .unwrap_or_else(|| panic!("{:#}", r["findings"]));
+    let message = fail["message"].as_str().unwrap();
+    let rate: f64 = message
+        .strip_prefix("CLOCK_MONOTONIC: ")
+        .and_then(|m| m.split(" syscalls/s").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{message}"));
+    assert!(rate > 0.0 && rate < 1.0, "{message}");
+}
