@@ -372,7 +372,11 @@ impl RateSource {
     /// engine afterwards, so its map stays bounded on a long-running host.
     fn snapshot(&mut self) -> Result<Tally> {
         let tally = self.counting.snapshot()?;
-        self.counting.forget(|pid, start| !crate::inspect::process::is_running(pid, start));
+        // One /proc read per process, not per row.
+        let seen = std::cell::RefCell::new(HashMap::new());
+        self.counting.forget(|pid, start| {
+            !*seen.borrow_mut().entry((pid, start)).or_insert_with(|| crate::inspect::process::is_running(pid, start))
+        });
         Ok(tally)
     }
 }
