@@ -439,7 +439,11 @@ impl RateSource {
     /// engine afterwards, so its map stays bounded on a long-running host.
     fn snapshot(&mut self) -> Result<Tally> {
         let tally = self.counting.snapshot()?;
-        self.counting.forget(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
+        // One /proc read per process, not per row.
+        let seen = std::cell::RefCell::new(HashMap::new());
+        self.counting.forget(|pid, start| {
+            !*seen.borrow_mut().entry((pid, start)).or_insert_with(|| crate::inspect::process::is_running(pid, start))
+        });
         Ok(tally)
     }
 }
@@ -507,13 +511,17 @@ fn down_section() -> String {
 enum Series {
     Syscall(Key),
     Vsyscall(i32, TimeFn),
+    /// Calls in a process's total that have no row (the engine's row map
+    /// was full): with these, a process's calls add up whatever others do.
+    Unattributed(i32),
 }
 
 impl Series {
-    fn pid(self) -> i32 {
+    /// The process: its pid and, when the engine knows it, its start time.
+    fn process(self) -> (i32, u64) {
         match self {
-            Series::Syscall(k) => k.pid,
-            Series::Vsyscall(pid, _) => pid,
+            Series::Syscall(k) => (k.pid, k.start),
+            Series::Vsyscall(pid, _) | Series::Unattributed(pid) => (pid, 0),
         }
     }
 }
@@ -540,18 +548,26 @@ impl Book {
             .iter()
             .map(|(k, v)| (Series::Syscall(*k), *v))
             .chain(tally.vsyscall.iter().map(|((pid, f), v)| (Series::Vsyscall(*pid, *f), *v)))
+            .chain(tally.unrecorded.iter().map(|(pid, v)| (Series::Unattributed(*pid), *v)))
             .filter(|(_, v)| *v > 0);
         let mut ranked: Vec<(Series, u64, f64)> = counts
             .map(|(s, v)| (s, v, v.saturating_sub(self.last.get(&s).copied().unwrap_or(0)) as f64 / secs))
             .collect();
         ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then(b.1.cmp(&a.1)).then(a.0.cmp(&b.0)));
         // The busiest live processes, up to the cap: a process that is gone
-        // (no /proc/PID) drops out.
-        let mut comms: HashMap<i32, Option<String>> = HashMap::new();
+        // (no /proc/PID, or the pid now held by a later process) drops out,
+        // and each is labelled with its current name. Only one process can
+        // hold a pid at a time, and the engine keeps one row per process,
+        // function and clock whatever the names: no two series share a
+        // label set, however often processes rename themselves or exec.
+        let mut comms: HashMap<(i32, u64), Option<String>> = HashMap::new();
         let mut kept: Vec<(Series, u64, String)> = Vec::new();
         let mut capped = 0u64;
         for (s, count, rate) in &ranked {
-            let comm = comms.entry(s.pid()).or_insert_with(|| crate::inspect::process::comm_of(s.pid()));
+            let comm = comms.entry(s.process()).or_insert_with(|| {
+                let (pid, start) = s.process();
+                crate::inspect::process::is_running(pid, start).then(|| crate::inspect::process::comm_of(pid)).flatten()
+            });
             let Some(comm) = comm else { continue };
             if kept.len() < self.max {
                 kept.push((*s, *count, comm.clone()));
@@ -567,13 +583,15 @@ impl Book {
             .iter()
             .filter_map(|(s, v, c)| match s {
                 Series::Syscall(k) => Some((*k, *v, c.as_str(), ClockRef::of(k.clock).map(ClockRef::text))),
-                Series::Vsyscall(..) => None,
+                Series::Vsyscall(..) | Series::Unattributed(_) => None,
             })
             .collect();
         let rows: Vec<SyscallSeries<'_>> = labels
             .iter()
             .map(|(k, v, comm, clock)| SyscallSeries {
                 pid: k.pid,
+                tid: None,
+                start: None,
                 comm: Some(comm),
                 syscall: k.func.name(),
                 clock: clock.as_deref(),
@@ -588,7 +606,14 @@ impl Book {
                 Series::Vsyscall(pid, f) => {
                     Some(VsyscallSeries { pid: *pid, comm: Some(c), function: f.name(), count: *v })
                 }
-                Series::Syscall(_) => None,
+                Series::Syscall(_) | Series::Unattributed(_) => None,
+            })
+            .collect();
+        let unattributed: Vec<(i32, u64, &str)> = kept
+            .iter()
+            .filter_map(|(s, v, c)| match s {
+                Series::Unattributed(pid) => Some((*pid, *v, c.as_str())),
+                _ => None,
             })
             .collect();
         let mut p = Prometheus::default();
@@ -596,6 +621,16 @@ impl Book {
         p.sample("trace_up", &[], 1u64);
         prom::clock_syscalls(&mut p, "since the exporter started", &rows);
         prom::vsyscall_emulations(&mut p, "since the exporter started", &vrows);
+        p.family(
+            "clock_syscalls_unattributed_total",
+            Kind::Counter,
+            "Clock syscalls of a process counted in its total but in no vdsoctl_clock_syscalls_total series \
+             (the trace engine's row map was full): a process's calls are the sum of both.",
+        );
+        for (pid, v, comm) in &unattributed {
+            let pid = pid.to_string();
+            p.sample("clock_syscalls_unattributed_total", &[("pid", &pid), ("comm", comm)], *v);
+        }
         p.family(
             "trace_series_capped",
             Kind::Gauge,
@@ -605,7 +640,7 @@ impl Book {
         p.family(
             "trace_lost_total",
             Kind::Counter,
-            "Events the trace engine could not keep (BPF map full, perf records dropped).",
+            "Clock syscalls the trace engine could not keep anywhere (BPF: no row and no process entry; perf: records dropped).",
         );
         p.sample("trace_lost_total", &[], tally.lost_records);
         p.family(
@@ -624,7 +659,15 @@ mod tests {
     use crate::arch::Abi;
 
     fn key(pid: i32, clock: i64) -> Key {
-        Key { pid, tid: None, abi: Abi::X86_64, func: TimeFn::ClockGettime, clock: Clock::Id(clock), comm: None }
+        Key {
+            pid,
+            tid: None,
+            abi: Abi::X86_64,
+            func: TimeFn::ClockGettime,
+            clock: Clock::Id(clock),
+            comm: None,
+            start: 0,
+        }
     }
 
     #[test]
@@ -676,5 +719,35 @@ mod tests {
         let text = book.render(&t, start + Duration::from_secs(2));
         assert!(text.contains("clock=\"CLOCK_MONOTONIC\",abi=\"x86_64\",vdso_serves=\"true\"} 1000\n"), "{text}");
         assert!(!text.contains("CLOCK_MONOTONIC_RAW"), "{text}");
+    }
+
+    #[test]
+    fn book_never_labels_an_exited_process_with_its_pids_new_owner() {
+        use crate::inspect::process::{ns_per_tick, start_ticks_of};
+        let me = std::process::id() as i32;
+        let now = start_ticks_of(me).unwrap() * ns_per_tick();
+        let mut book = Book::new(10, Some((6, 18)));
+        let start = book.last_at;
+        let mut t = Tally::default();
+        // The same pid, function and clock: the process holding it now and
+        // one that held it before (started at boot).
+        t.counts.insert(Key { start: now, ..key(me, 1) }, 5);
+        t.counts.insert(Key { start: 1, ..key(me, 1) }, 7);
+        let text = book.render(&t, start + Duration::from_secs(1));
+        let ours: Vec<&str> = text.lines().filter(|l| l.contains(&format!("pid=\"{me}\""))).collect();
+        assert_eq!(ours.len(), 1, "{text}");
+        assert!(ours[0].ends_with(" 5"), "{text}");
+    }
+
+    #[test]
+    fn book_exports_calls_that_found_no_row() {
+        let me = std::process::id() as i32;
+        let mut book = Book::new(10, Some((6, 18)));
+        let start = book.last_at;
+        let mut t = Tally::default();
+        t.unrecorded.insert(me, 9);
+        let text = book.render(&t, start + Duration::from_secs(1));
+        let tag = format!("vdsoctl_clock_syscalls_unattributed_total{{pid=\"{me}\",comm=\"");
+        assert!(text.lines().any(|l| l.starts_with(&tag) && l.ends_with("\"} 9")), "{text}");
     }
 }

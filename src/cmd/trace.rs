@@ -189,12 +189,20 @@ impl Render for TraceReport {
         p.family("trace_duration_seconds", Kind::Gauge, "How long the trace counted, in seconds.");
         p.sample("trace_duration_seconds", &[], self.duration_ns as f64 / 1e9);
         let clocks: Vec<Option<String>> = self.counts.iter().map(|r| r.clock.map(ClockRef::text)).collect();
+        // Two processes that held one pid in turn: a `start` label apart.
+        let mut starts: std::collections::HashMap<i32, std::collections::HashSet<u64>> = Default::default();
+        for r in &self.counts {
+            starts.entry(r.pid).or_default().insert(r.start);
+        }
+        let reused = |pid: i32| starts.get(&pid).is_some_and(|s| s.len() > 1);
         let rows: Vec<SyscallSeries<'_>> = self
             .counts
             .iter()
             .zip(&clocks)
             .map(|(r, clock)| SyscallSeries {
                 pid: r.pid,
+                tid: r.tid,
+                start: reused(r.pid).then_some(r.start as f64 / 1e9),
                 comm: r.comm.as_deref(),
                 syscall: r.syscall,
                 clock: clock.as_deref(),

@@ -273,6 +273,58 @@ pub fn parent_of(pid: i32) -> Option<i32> {
     parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?).map(|f| f.ppid)
 }
 
+/// When a process started, in clock ticks since boot (/proc/PID/stat
+/// field 22): with its pid, what tells it from a later process that
+/// reuses the pid.
+pub fn start_ticks_of(pid: i32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the comm's closing parenthesis start at field 3 (state).
+    text.get(text.rfind(')')? + 1..)?.split_whitespace().nth(22 - 3)?.parse().ok()
+}
+
+/// Nanoseconds per clock tick of /proc/PID/stat's times (USER_HZ).
+pub fn ns_per_tick() -> u64 {
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok().flatten().filter(|h| *h > 0).unwrap_or(100);
+    1_000_000_000 / hz as u64
+}
+
+/// The boot-time offset of vdsoctl's time namespace, in ns (0 outside one):
+/// /proc/PID/stat's start times are shifted by it, the kernel's are not.
+pub fn boottime_offset_ns() -> i64 {
+    let Ok(text) = std::fs::read_to_string("/proc/self/timens_offsets") else { return 0 };
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            (f.next()? == "boottime").then_some(())?;
+            let secs: i64 = f.next()?.parse().ok()?;
+            let nsecs: i64 = f.next()?.parse().ok()?;
+            Some(secs.saturating_mul(1_000_000_000).saturating_add(nsecs))
+        })
+        .next()
+        .unwrap_or(0)
+}
+
+/// Whether the process that started at `start_ns` (ns since boot, as the
+/// BPF engine records it; 0: unknown) still holds `pid`. In a time
+/// namespace the /proc value is shifted back first (±1 tick of rounding).
+pub fn is_running(pid: i32, start_ns: u64) -> bool {
+    match start_ticks_of(pid) {
+        None => false,
+        Some(_) if start_ns == 0 => true,
+        Some(ticks) => {
+            let tick = ns_per_tick() as i64;
+            let offset = boottime_offset_ns();
+            let ours = (start_ns / tick as u64) as i64;
+            let theirs = ticks as i64 - offset / tick;
+            if offset == 0 {
+                ours == theirs
+            } else {
+                (ours - theirs).abs() <= 1
+            }
+        }
+    }
+}
+
 /// The fields of /proc/PID/stat we use.
 #[derive(Debug, PartialEq, Eq)]
 pub struct StatFields {

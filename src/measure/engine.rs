@@ -304,9 +304,10 @@ impl Counting {
         }
     }
 
-    /// Drop the rows of processes `gone` says have exited (BPF engine: its
-    /// map is bounded; the perf engine keeps no per-process state to drop).
-    pub fn forget(&mut self, gone: impl Fn(i32) -> bool) {
+    /// Drop the rows of processes `gone(pid, start)` says have exited (BPF
+    /// engine: its maps are bounded; the perf engine keeps no per-process
+    /// state to drop). `start` is `Key::start`.
+    pub fn forget(&mut self, gone: impl Fn(i32, u64) -> bool) {
         if let Counting::Bpf(t) = self {
             t.forget(gone);
         }

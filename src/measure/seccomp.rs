@@ -15,6 +15,7 @@
 //! filter with a listener of its own gets EBUSY.
 
 use crate::arch::{self, Abi, TimeFn};
+use crate::inspect::process::{boottime_offset_ns, ns_per_tick, start_ticks_of};
 use crate::measure::sys::seccomp::{Insn, Listener, Notification, Program, Wake};
 use crate::measure::trace::{Clock, Key, Tally};
 use std::collections::HashMap;
@@ -102,8 +103,8 @@ pub fn decode(n: &Notification) -> Option<Call> {
         return Some(Call::Vsyscall(func));
     }
     // clockid_t is an int: the low 32 bits, signed (CPU clocks of other
-    // processes are negative ids).
-    let clock = if func.takes_clock() { Clock::Id(i64::from(n.args[0] as u32 as i32)) } else { Clock::None };
+    // processes are negative ids; they fold into `Other`, as in every engine).
+    let clock = if func.takes_clock() { Clock::of_id(i64::from(n.args[0] as u32 as i32)) } else { Clock::None };
     Some(Call::Syscall { abi, func, clock })
 }
 
@@ -112,6 +113,8 @@ pub fn decode(n: &Notification) -> Option<Call> {
 /// never taken for the old one.
 struct Task {
     tgid: i32,
+    /// Its process's start ([`Key::start`]): a reused pid is a new process.
+    start: u64,
     probe: File,
     checked: Instant,
 }
@@ -157,7 +160,7 @@ impl Resolver {
     /// The process of `tid`, read while its call waits; a process seen for
     /// the first time gets its parent recorded in `tally`, and its name
     /// there whenever it changed (a rename, an exec).
-    fn resolve(&mut self, tid: i32, now: Instant, tally: &Mutex<Tally>) -> Option<i32> {
+    fn resolve(&mut self, tid: i32, now: Instant, tally: &Mutex<Tally>) -> Option<(i32, u64)> {
         let mut stale = None;
         if let Some(t) = self.tasks.get_mut(&tid) {
             if now > t.checked + RECHECK {
@@ -183,9 +186,13 @@ impl Resolver {
                 lock(tally).parents.insert(tgid, ppid);
             }
             self.procs.remove(&tgid);
-            self.tasks.insert(tid, Task { tgid, probe, checked: now });
+            // ns since boot, as the kernel keeps it (a time namespace
+            // shifts /proc's value; the BPF engine keys on the kernel's).
+            let start = start_ticks_of(tgid)
+                .map_or(0, |t| (t * ns_per_tick()).saturating_add_signed(-boottime_offset_ns()).max(1));
+            self.tasks.insert(tid, Task { tgid, start, probe, checked: now });
         }
-        let tgid = self.tasks.get(&tid)?.tgid;
+        let (tgid, start) = self.tasks.get(&tid).map(|t| (t.tgid, t.start))?;
         let fresh = match self.procs.get_mut(&tgid) {
             Some(p) if now <= p.read + RECHECK => None,
             Some(p) => {
@@ -202,7 +209,7 @@ impl Resolver {
         if let Some(name) = fresh {
             lock(tally).comms.insert(tgid, name);
         }
-        Some(tgid)
+        Some((tgid, start))
     }
 }
 
@@ -329,12 +336,12 @@ fn answer(listener: &Listener, n: &Notification, resolver: &mut Resolver, shared
     if listener.resume(n.id).is_err() {
         return;
     }
-    let (Some(tgid), Some(call)) = (who, decode(n)) else { return };
+    let (Some((tgid, start)), Some(call)) = (who, decode(n)) else { return };
     let mut tally = lock(&shared.tally);
     match call {
         Call::Vsyscall(func) => *tally.vsyscall.entry((tgid, func)).or_insert(0) += 1,
         Call::Syscall { abi, func, clock } => {
-            let key = Key { pid: tgid, tid: per_thread.then_some(n.tid), abi, func, clock, comm: None };
+            let key = Key { pid: tgid, tid: per_thread.then_some(n.tid), abi, func, clock, comm: None, start };
             *tally.counts.entry(key).or_insert(0) += 1;
         }
     }
@@ -402,7 +409,7 @@ mod tests {
         );
         assert_eq!(
             decode(&n(x64, 228, 0x401000, 0xffff_fffe)),
-            Some(Call::Syscall { abi: Abi::X86_64, func: TimeFn::ClockGettime, clock: Clock::Id(-2) })
+            Some(Call::Syscall { abi: Abi::X86_64, func: TimeFn::ClockGettime, clock: Clock::Other })
         );
         assert_eq!(
             decode(&n(Abi::I386.audit_arch(), 403, 0xf7f0_0000, 4)),

@@ -50,6 +50,24 @@ pub enum Clock {
     Any,
 }
 
+/// Static clock ids, the kernel's `MAX_CLOCKS`: every id it can name
+/// (`arch::CLOCKS` and the gaps) is below this.
+pub const STATIC_CLOCKS: i64 = 16;
+
+impl Clock {
+    /// The row a call with clock id `id` counts in: a static id as itself,
+    /// any other (CPU clocks of other tasks, fd clocks, invalid ids) as
+    /// `Other`, so a process cannot make rows without bound by cycling
+    /// through ids. Every engine folds this way (issue 19).
+    pub fn of_id(id: i64) -> Clock {
+        if (0..STATIC_CLOCKS).contains(&id) {
+            Clock::Id(id)
+        } else {
+            Clock::Other
+        }
+    }
+}
+
 /// A process name as the kernel keeps it (`comm`, at most 15 bytes).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Comm([u8; 16]);
@@ -88,8 +106,15 @@ pub struct Key {
     pub func: TimeFn,
     pub clock: Clock,
     /// The process's name when it made the calls (an exec changes it);
-    /// `None` when the engine does not record it per call.
+    /// `None` when the engine does not record it per call (the BPF engine
+    /// keeps one name per process, in [`Tally::comms`], so renames and execs
+    /// never split a process's rows).
     pub comm: Option<Comm>,
+    /// When the process started (the kernel's `start_boottime` of its group
+    /// leader, ns since boot), or 0 when the engine does not know it. Two
+    /// processes that held the same pid in turn differ here, so their calls
+    /// are never merged; an engine that sets it to 0 must not outlive a pid.
+    pub start: u64,
 }
 
 /// Counts at one moment. Subtract two for an interval.
@@ -102,15 +127,19 @@ pub struct Tally {
     pub lost_records: u64,
     /// A counter ran for less time than it was enabled (multiplexed).
     pub scaled: bool,
-    /// Per traced process: sampled syscalls whose record was lost (the
-    /// per-syscall split of a compat process is short by this much).
+    /// Per process: calls counted in its total whose split by function and
+    /// clock was lost (perf: the sampled record was dropped; BPF: the detail
+    /// map was full), so its rows are short by this much and no more.
     pub unrecorded: BTreeMap<i32, u64>,
     /// New processes of a traced tree the engine could not follow (its
     /// traced set was full).
     pub unfollowed: u64,
     /// Parent of each process the engine saw fork.
     pub parents: BTreeMap<i32, i32>,
-    /// A name for pids whose rows carry none.
+    /// A name for pids whose rows carry none (`Key::comm` is `None`): the
+    /// BPF engine keeps one per process (the last it saw), so renames and
+    /// execs never split a process's rows or series. An engine should do
+    /// the same: one name per process here, `Key::comm` left `None`.
     pub comms: BTreeMap<i32, String>,
 }
 
@@ -580,11 +609,11 @@ impl Tracer {
         let clock = if func.takes_clock() {
             // A 32-bit task's clockid_t is an int in the low half of the slot.
             let id = if abi == host { arg0 as i64 } else { i64::from(arg0 as u32 as i32) };
-            Clock::Id(id)
+            Clock::of_id(id)
         } else {
             Clock::None
         };
-        let key = Key { pid, tid: None, abi, func, clock, comm: None };
+        let key = Key { pid, tid: None, abi, func, clock, comm: None, start: 0 };
         *if tree { &mut self.tree_sampled } else { &mut self.sampled }.entry(key).or_default() += 1;
     }
 
@@ -658,7 +687,15 @@ impl Tracer {
             match e.slot {
                 Slot::Count(f, clock) => {
                     *t.counts
-                        .entry(Key { pid: e.pid, tid: None, abi: self.events.host, func: f, clock, comm: None })
+                        .entry(Key {
+                            pid: e.pid,
+                            tid: None,
+                            abi: self.events.host,
+                            func: f,
+                            clock,
+                            comm: None,
+                            start: 0,
+                        })
                         .or_default() += r.value
                 }
                 // Bound to one CPU each, these run only while the task is on
@@ -717,9 +754,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn clock_ids_outside_the_static_ones_fold() {
+        assert_eq!(Clock::of_id(0), Clock::Id(0));
+        assert_eq!(Clock::of_id(10), Clock::Id(10));
+        assert_eq!(Clock::of_id(15), Clock::Id(15));
+        assert_eq!(Clock::of_id(16), Clock::Other);
+        assert_eq!(Clock::of_id(-6), Clock::Other);
+        assert_eq!(Clock::of_id(1_000_000), Clock::Other);
+    }
+
+    #[test]
     fn interval_subtraction() {
-        let k =
-            Key { pid: 1, tid: None, abi: Abi::X86_64, func: TimeFn::ClockGettime, clock: Clock::Id(4), comm: None };
+        let k = Key {
+            pid: 1,
+            tid: None,
+            abi: Abi::X86_64,
+            func: TimeFn::ClockGettime,
+            clock: Clock::Id(4),
+            comm: None,
+            start: 0,
+        };
         let mut a = Tally::default();
         a.counts.insert(k, 10);
         let mut b = a.clone();

@@ -8,7 +8,7 @@ use crate::arch::{self, Abi};
 use crate::measure::engine::Kind;
 use crate::measure::session::{Session, Window};
 use crate::measure::trace::Tally;
-use crate::render::{duration_text, rate_text, thousands};
+use crate::render::{duration_text, thousands};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -77,6 +77,10 @@ pub struct CountRow {
     pub per_sec: f64,
     /// Whether this syscall is expected (the vDSO never serves it here).
     pub expected: bool,
+    /// When the process started (`Key::start`, ns since boot; 0: unknown):
+    /// tells apart two processes that held the pid in turn.
+    #[serde(skip)]
+    pub start: u64,
 }
 
 /// Emulated calls into the [vsyscall] page by one process.
@@ -132,6 +136,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
             count: *v,
             per_sec: *v as f64 / secs_of(k.pid),
             expected: !vdso_serves_call(k.abi, k.func, k.clock, kernel),
+            start: k.start,
         })
         .collect();
     counts.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)).then(a.tid.cmp(&b.tid)));
@@ -168,8 +173,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         &unattributed,
         tally,
         elapsed.as_secs_f64(),
-        !skipped_compat,
-        fail_over,
+        Judging { compat: !skipped_compat, fail_over, engine: session.engine },
     );
     let wall_start = std::time::SystemTime::now().checked_sub(start.elapsed()).unwrap_or(std::time::UNIX_EPOCH);
     TraceReport {
@@ -198,15 +202,62 @@ fn who(pid: i32, comm: &Option<String>) -> String {
     }
 }
 
+/// A rate in syscalls/s, shown precisely enough that the number compares
+/// with `threshold` (`--fail-over`) the way the rate does: whole numbers
+/// from 10/s (one decimal below, as the table), more decimals while
+/// rounding would put it on the other side of the threshold (0.04/s over
+/// `--fail-over 0` is `0.04`, never `0`).
+pub fn rate_number(per_sec: f64, threshold: Option<f64>) -> String {
+    let text = |d: usize| {
+        if d == 0 {
+            thousands(per_sec.round() as u64)
+        } else {
+            let t = format!("{per_sec:.d$}");
+            let (int, frac) = t.split_once('.').unwrap_or((&t, ""));
+            format!("{}.{frac}", int.parse::<u64>().map_or_else(|_| int.to_string(), thousands))
+        }
+    };
+    let mut d = usize::from(per_sec < 10.0);
+    while d < 9 {
+        let shown: f64 = format!("{per_sec:.d$}").parse().unwrap_or(per_sec);
+        let same_side = threshold.map_or(true, |t| (per_sec > t) == (shown > t));
+        if same_side && (shown != 0.0 || per_sec == 0.0) {
+            break;
+        }
+        d += 1;
+    }
+    text(d)
+}
+
+/// How counts are judged: whether 32-bit tasks were traced, the
+/// `--fail-over` threshold, and the engine that counted (it words the causes).
+#[derive(Debug, Clone, Copy)]
+pub struct Judging {
+    pub compat: bool,
+    pub fail_over: Option<f64>,
+    pub engine: Kind,
+}
+
+/// Findings of one clock (or call), ABI and verdict.
+type GroupKey = (String, &'static str, Abi, Verdict);
+
+/// The kind of line a count row gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    NotSplit,
+    Bypass(Severity),
+    Expected,
+}
+
 pub fn findings(
     counts: &[CountRow],
     vsyscall: &[VsyscallRow],
     unattributed: &[UnattributedRow],
     tally: &Tally,
     secs: f64,
-    compat: bool,
-    fail_over: Option<f64>,
+    how: Judging,
 ) -> Vec<Finding> {
+    let Judging { compat, fail_over, engine } = how;
     let mut out = Vec::new();
     // A bypass is FAIL (exit 1) only above --fail-over; without it, WARN.
     let severity = |per_sec: f64| match fail_over {
@@ -218,6 +269,9 @@ pub fn findings(
         Some(rate) if per_sec > rate => format!(", over --fail-over {rate}"),
         Some(rate) => format!(", within --fail-over {rate}"),
     };
+    // One line per clock (or call), ABI and verdict, naming the busiest
+    // processes: `-a` on a busy host gives a few lines, not one per process.
+    let mut groups: Vec<(GroupKey, Vec<&CountRow>)> = Vec::new();
     for r in counts {
         // clock_gettime reads as its clock id (as in DESIGN's example); the
         // others name the syscall so clock_getres is not mistaken for it.
@@ -226,24 +280,65 @@ pub fn findings(
             (Some(c), s) => format!("{s}({c})"),
             (None, s) => s.to_string(),
         };
-        let rate = thousands(r.per_sec.round() as u64);
-        let from = who(r.pid, &r.comm);
-        // In a tree that holds both, say which ABI made the calls.
-        let from = if Some(r.abi) == arch::HOST_ABI { from } else { format!("{from}, {} ABI", r.abi.name()) };
-        match r.clock {
-            Some(ClockRef::Any) => out.push(Finding::new(
+        let verdict = match r.clock {
+            Some(ClockRef::Any) => Verdict::NotSplit,
+            _ if !r.expected => Verdict::Bypass(severity(r.per_sec)),
+            _ => Verdict::Expected,
+        };
+        let key = (what, r.syscall, r.abi, verdict);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, rows)) => rows.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    // FAIL lines first, then WARN, then the expected ones.
+    groups.sort_by_key(|((_, _, _, v), _)| match v {
+        Verdict::Bypass(Severity::Fail) => 0,
+        Verdict::Bypass(_) => 1,
+        Verdict::NotSplit => 2,
+        Verdict::Expected => 3,
+    });
+    for ((what, syscall, abi, verdict), mut rows) in groups {
+        rows.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
+        let total: f64 = rows.iter().map(|r| r.per_sec).sum();
+        let top = rows[0].per_sec;
+        // The rate the threshold compares: each process's own.
+        let rate = rate_number(if rows.len() == 1 { top } else { total }, fail_over);
+        let abi_note = if Some(abi) == arch::HOST_ABI { String::new() } else { format!(", {} ABI", abi.name()) };
+        // Per-thread rows name their thread.
+        let who = |r: &CountRow| match r.tid {
+            Some(t) => format!("{} thread {t}", who(r.pid, &r.comm)),
+            None => who(r.pid, &r.comm),
+        };
+        let noun = if rows[0].tid.is_some() { "threads" } else { "processes" };
+        let from = if rows.len() == 1 {
+            format!("{}{abi_note}", who(rows[0]))
+        } else {
+            const TOP: usize = 3;
+            let busiest: Vec<String> =
+                rows.iter().take(TOP).map(|r| format!("{} {}/s", who(r), rate_number(r.per_sec, fail_over))).collect();
+            let more = if rows.len() > TOP {
+                format!(", {} more", thousands((rows.len() - TOP) as u64))
+            } else {
+                String::new()
+            };
+            format!("{} {noun}{abi_note} ({}{more})", thousands(rows.len() as u64), busiest.join(", "))
+        };
+        let has_clock = rows[0].clock.is_some();
+        match verdict {
+            Verdict::NotSplit => out.push(Finding::new(
                 Severity::Warn,
-                format!("{}: {rate} syscalls/s from {from}, clock ids not split (--no-split)", r.syscall),
+                format!("{syscall}: {rate} syscalls/s from {from}, clock ids not split (--no-split)"),
                 Some("run without --no-split to see which clock ids enter the kernel (each clock id's counter costs ~28 ns per call more)".into()),
             )),
-            _ if !r.expected => out.push(Finding::new(
-                severity(r.per_sec),
-                format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if r.clock.is_some() { "clock id" } else { "call" }, gate(r.per_sec)),
+            Verdict::Bypass(sev) => out.push(Finding::new(
+                sev,
+                format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if has_clock { "clock id" } else { "call" }, gate(top)),
                 Some("look for a raw syscall(), a libc or runtime that routes it to the kernel, or a clocksource without a vDSO mode (`vdsoctl check`)".into()),
             )),
-            _ => out.push(Finding::new(
+            Verdict::Expected => out.push(Finding::new(
                 Severity::Info,
-                format!("{what}: {rate} syscalls/s from {from} — expected: the vDSO never serves this {}", if r.clock.is_some() { "clock id (CPU-time, alarm and fd clocks always enter the kernel)" } else { "call here" }),
+                format!("{what}: {rate} syscalls/s from {from} — expected: the vDSO never serves this {}", if has_clock { "clock id (CPU-time, alarm and fd clocks always enter the kernel)" } else { "call here" }),
                 None,
             )),
         }
@@ -252,8 +347,8 @@ pub fn findings(
         out.push(Finding::new(
             severity(v.per_sec),
             format!(
-                "{} made {} calls ({}) to {} in the [vsyscall] page — each is emulated by the kernel and invisible to strace{}",
-                who(v.pid, &v.comm), thousands(v.count), rate_text(v.per_sec), v.function, gate(v.per_sec)
+                "{} made {} calls ({}/s) to {} in the [vsyscall] page — each is emulated by the kernel and invisible to strace{}",
+                who(v.pid, &v.comm), thousands(v.count), rate_number(v.per_sec, fail_over), v.function, gate(v.per_sec)
             ),
             Some("rebuild it against a current libc or runtime: only very old static binaries call the fixed vsyscall addresses".into()),
         ));
@@ -262,17 +357,24 @@ pub fn findings(
         out.push(Finding::new(
             Severity::Warn,
             format!(
-                "{}: {} 32-bit clock syscalls were counted but their sampled records were lost, so they are not split by clock (the `unattributed` row)",
+                "{}: {} clock syscalls were counted in its total but not split by function and clock (the `unattributed` row): {}",
                 who(u.pid, &u.comm),
-                thousands(u.count)
+                thousands(u.count),
+                match engine {
+                    Kind::Bpf => "the count map was full",
+                    _ => "their sampled 32-bit records were lost",
+                }
             ),
-            Some("use the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which splits every call in the kernel".into()),
+            Some(match engine {
+                Kind::Bpf => format!("the BPF count map holds {} rows (process, function, clock); trace fewer processes or for less time", crate::measure::bpf::MAX_ROWS),
+                _ => "use the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which splits every call in the kernel".into(),
+            }),
         ));
     }
     if tally.lost_records > 0 {
         out.push(Finding::new(
             Severity::Warn,
-            format!("{} events were lost (BPF: the count map was full; perf: ring buffers overflowed): counts are short by that many", thousands(tally.lost_records)),
+            format!("{} events were lost (BPF: the count map and the process map were both full; perf: ring buffers overflowed): counts are short by that many", thousands(tally.lost_records)),
             Some(format!("trace fewer processes (-p) or for less time; the BPF map holds {} rows", crate::measure::bpf::MAX_ROWS)),
         ));
     }
@@ -293,7 +395,7 @@ pub fn findings(
         out.push(Finding::new(
             Severity::Info,
             if compat {
-                format!("no clock syscalls and no [vsyscall] emulations in {} (reads the vDSO serves never enter the kernel: none are counted, whether there were any or not)", duration_text(Duration::from_secs_f64(secs)))
+                format!("no clock syscalls and no [vsyscall] emulations in {}: clock reads the vDSO serves, if it made any, never enter the kernel and are not counted", duration_text(Duration::from_secs_f64(secs)))
             } else {
                 format!("no clock syscalls from 64-bit tasks and no [vsyscall] emulations in {} — 32-bit programs were not traced (--native-only)", duration_text(Duration::from_secs_f64(secs)))
             },
@@ -320,12 +422,57 @@ mod tests {
             count: 100,
             per_sec,
             expected: false,
+            start: 0,
         };
         let t = Tally::default();
-        let sev = |rows: &[CountRow], over| findings(rows, &[], &[], &t, 1.0, true, over)[0].severity;
+        let sev = |rows: &[CountRow], over| {
+            findings(rows, &[], &[], &t, 1.0, Judging { compat: true, fail_over: over, engine: Kind::Bpf })[0].severity
+        };
         assert_eq!(sev(&[row(50.0)], None), Severity::Warn);
         assert_eq!(sev(&[row(50.0)], Some(0.0)), Severity::Fail);
         assert_eq!(sev(&[row(50.0)], Some(50.0)), Severity::Warn);
         assert_eq!(sev(&[row(50.0)], Some(10.0)), Severity::Fail);
+    }
+
+    #[test]
+    fn rates_are_as_precise_as_the_threshold() {
+        assert_eq!(rate_number(0.4, Some(0.0)), "0.4");
+        assert_eq!(rate_number(0.04, Some(0.0)), "0.04");
+        assert_eq!(rate_number(0.0004, None), "0.0004");
+        assert_eq!(rate_number(0.0, Some(0.0)), "0.0");
+        assert_eq!(rate_number(5.0, None), "5.0");
+        assert_eq!(rate_number(81_204.4, None), "81,204");
+        assert_eq!(rate_number(1000.3, Some(1000.0)), "1,000.3");
+        assert_eq!(rate_number(100.4, Some(100.0)), "100.4");
+    }
+
+    #[test]
+    fn findings_group_processes_by_clock_and_verdict() {
+        let row = |pid: i32, per_sec: f64| CountRow {
+            pid,
+            tid: None,
+            ppid: None,
+            comm: Some(format!("p{pid}")),
+            syscall: "clock_gettime",
+            abi: arch::HOST_ABI.unwrap_or(Abi::X86_64),
+            clock: Some(ClockRef::Id(1)),
+            count: 100,
+            per_sec,
+            expected: false,
+            start: 0,
+        };
+        let rows: Vec<CountRow> = (1..=1000).map(|p| row(p, f64::from(p))).collect();
+        let t = Tally::default();
+        let f = findings(&rows, &[], &[], &t, 1.0, Judging { compat: true, fail_over: Some(500.0), engine: Kind::Bpf });
+        assert_eq!(f.len(), 2, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Fail);
+        assert!(
+            f[0].message.contains(
+                "from 500 processes (pid 1000 (p1000) 1,000/s, pid 999 (p999) 999/s, pid 998 (p998) 998/s, 497 more)"
+            ),
+            "{f:#?}"
+        );
+        assert_eq!(f[1].severity, Severity::Warn);
+        assert!(f[1].message.contains("from 500 processes (pid 500 (p500) 500/s"), "{f:#?}");
     }
 }

@@ -194,6 +194,12 @@ impl Prometheus {
 #[derive(Debug, Clone, Copy)]
 pub struct SyscallSeries<'a> {
     pub pid: i32,
+    /// The thread, for per-thread counts (`trace --per-thread`): a `tid`
+    /// label, so each thread's series has its own label set.
+    pub tid: Option<i32>,
+    /// When the process started, in seconds since boot: a `start` label,
+    /// given only to tell apart processes that held the same pid in turn.
+    pub start: Option<f64>,
     pub comm: Option<&'a str>,
     pub syscall: &'a str,
     /// The clock id's name; `None` for syscalls without one.
@@ -217,8 +223,12 @@ pub fn clock_syscalls(p: &mut Prometheus, help_scope: &str, rows: &[SyscallSerie
     );
     for r in rows {
         let pid = r.pid.to_string();
+        let tid = r.tid.map(|t| t.to_string()).unwrap_or_default();
+        let start = r.start.map(|t| format_value(Value::Float(t))).unwrap_or_default();
         let labels = [
             ("pid", pid.as_str()),
+            ("start", start.as_str()),
+            ("tid", tid.as_str()),
             ("comm", r.comm.unwrap_or_default()),
             ("syscall", r.syscall),
             ("clock", r.clock.unwrap_or_default()),
@@ -321,6 +331,8 @@ mod tests {
         let mut p = Prometheus::default();
         let row = SyscallSeries {
             pid: 42,
+            tid: None,
+            start: None,
             comm: Some("a\"b"),
             syscall: "gettimeofday",
             clock: None,
@@ -328,7 +340,7 @@ mod tests {
             vdso_serves: true,
             count: 7,
         };
-        clock_syscalls(&mut p, "during the trace", &[row]);
+        clock_syscalls(&mut p, "during the trace", &[row, SyscallSeries { tid: Some(43), ..row }]);
         vsyscall_emulations(
             &mut p,
             "during the trace",
@@ -340,6 +352,7 @@ mod tests {
             t.contains("vdsoctl_clock_syscalls_total{pid=\"42\",comm=\"a\\\"b\",syscall=\"gettimeofday\",abi=\"x86_64\",vdso_serves=\"true\"} 7\n"),
             "{t}"
         );
+        assert!(t.contains("vdsoctl_clock_syscalls_total{pid=\"42\",tid=\"43\",comm="), "{t}");
         assert!(t.contains("vdsoctl_vsyscall_emulations_total{pid=\"9\",function=\"time\"} 3\n"), "{t}");
     }
 

@@ -7,6 +7,7 @@ mod bench;
 mod check;
 mod dump;
 mod errors;
+mod hostile;
 mod json;
 mod maps;
 mod seccomp;

@@ -44,6 +44,8 @@ const X: u8 = 0x08;
 #[derive(Debug, Clone, Copy)]
 pub enum Alu {
     Add = 0x00,
+    /// Unsigned division.
+    Div = 0x30,
     And = 0x50,
     Lsh = 0x60,
     Rsh = 0x70,
@@ -55,6 +57,8 @@ pub enum Alu {
 #[derive(Debug, Clone, Copy)]
 pub enum Cond {
     Eq = 0x10,
+    /// Unsigned `>`.
+    Gt = 0x20,
     Ne = 0x50,
 }
 
@@ -66,6 +70,9 @@ pub enum Helper {
     GetCurrentPidTgid = 14,
     GetCurrentTaskBtf = 158,
 }
+
+/// `BPF_ATOMIC` mode (`BPF_XADD` before Linux 5.12: the same encoding).
+const ATOMIC: u8 = 0xc0;
 
 /// `src_reg` value marking a 64-bit immediate as a map fd.
 const PSEUDO_MAP_FD: u8 = 1;
@@ -130,6 +137,12 @@ impl Asm {
     /// `*(size *)(dst + off) = imm`.
     pub fn store_imm(&mut self, size: Size, dst: Reg, off: i16, imm: i32) -> &mut Asm {
         self.push(encode(ST | MEM | size as u8, dst, R0, off, imm))
+    }
+
+    /// `lock *(u64 *)(dst + off) += src` (an atomic add, for a value every
+    /// CPU shares).
+    pub fn atomic_add(&mut self, dst: Reg, off: i16, src: Reg) -> &mut Asm {
+        self.push(encode(STX | ATOMIC | Size::Dw as u8, dst, src, off, 0))
     }
 
     /// `dst = map` (a 64-bit immediate the kernel turns into the map's address).
@@ -199,6 +212,10 @@ mod tests {
         let mut a = Asm::new();
         a.load(Size::Dw, R7, R6, 8);
         assert_eq!(a.finish().unwrap(), vec![0x0008_6779]);
+        // BPF_ATOMIC_OP(BPF_DW, BPF_ADD, R6, R1, 8) = db 16 0800 00000000.
+        let mut a = Asm::new();
+        a.atomic_add(R6, 8, R1);
+        assert_eq!(a.finish().unwrap(), vec![0x0008_16db]);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The in-kernel trace engine: BPF programs on the `sys_enter` raw
 //! tracepoint (`tp_btf`) count clock syscalls in a per-CPU hash keyed by
-//! (process, ABI, function, clock id, comm), so nothing is sampled, nothing
-//! is lost to a ring buffer, and 32-bit tasks are split as exactly as 64-bit
-//! ones. Measured (`../shared/TRACE-ENGINE.md`, scripts/bench-trace.sh): the
+//! (process, start time, ABI, function, clock), so nothing is sampled,
+//! nothing is lost to a ring buffer, and 32-bit tasks are split as exactly as
+//! 64-bit ones. Measured (`../shared/TRACE-ENGINE.md`, scripts/bench-trace.sh): the
 //! cost of perf stat's single filtered counter with the full split, ~ms of
 //! fixed cost, no RCU grace period at exit.
 //!
@@ -11,16 +11,27 @@
 //!   `thread_info.status & TS_COMPAT` (exact, also for `int 0x80` from
 //!   64-bit code); the clock id comes from the ABI's first-argument register.
 //!   Rows carry the process name (its group leader's comm) at the time of
-//!   the call, so a shell that execs a program gives two rows.
+//!   Clock ids outside 0..16 (the kernel's `MAX_CLOCKS`: CPU clocks of other
+//!   tasks, fd clocks, invalid ids) fold into one `other` row per process and function, so a
+//!   process has at most a few dozen rows whatever ids it passes. The
+//!   process's start time (its group leader's `start_boottime`) is in the
+//!   key: a pid used again is a new process. Beside the rows, one entry per
+//!   process (`totals`) holds its name (the last one seen: renames and
+//!   execs never add rows), its call total, and how many of its calls lost
+//!   their row because the row map was full.
 //! - `sched_process_fork`: a traced tree's new processes join the traced
 //!   set with their root and parent (`-a`: every new process's parent, in an
 //!   LRU map, for the ppid column of short-lived processes).
 //! - `vsyscall:emulate_vsyscall` (x86_64): calls into the legacy page,
 //!   which fire no syscall tracepoint.
 //!
-//! Bounds: `MAX_ROWS` count rows and `MAX_PROCS` traced processes. An
-//! insert the kernel refused is counted (`stats[REFUSED]`) and reported as
-//! `lost`, never silently dropped. Offsets and attach points come from
+//! Bounds: `MAX_ROWS` count rows, `MAX_PROCS` traced processes and
+//! process entries. A call whose row the full map refused still counts in
+//! its process's total (`dropped`, reported per process as `unattributed`);
+//! only a call that has neither is `lost` (`stats[REFUSED]`). With `-a` the
+//! process entries are an LRU map: a full one pushes out the entry used
+//! least recently (an exited or idle process), never fails an insert.
+//! See doc/DESIGN.md ("What another process can do to the counts"). Offsets and attach points come from
 //! `/sys/kernel/btf/vmlinux`; a kernel without BTF (or `tp_btf`, < 5.5)
 //! gets the perf engine instead.
 
@@ -58,13 +69,31 @@ const ABI_NATIVE: u8 = 0;
 const ABI_COMPAT: u8 = 1;
 const ABI_VSYSCALL: u8 = 2;
 
-/// Key layout (32 bytes): tgid u32 | tid u32 (0 unless per thread) |
-/// abi u8, function u8, has_clock u8, pad u8 | clock id i32 | comm [u8; 16].
-const KEY_SIZE: usize = 32;
+/// Count-row key (24 bytes): tgid u32 | tid u32 (0 unless per thread) |
+/// abi u8, function u8, clock kind u8 (`CLOCK_*`), pad u8 | clock id i32 |
+/// process start u64 (ns since boot).
+const KEY_SIZE: usize = 24;
+/// Process key (16 bytes): tgid u32 | pad u32 | start u64.
+const PKEY_SIZE: usize = 16;
+/// Process value (32 bytes): calls u64 | dropped u64 | comm [u8; 16].
+const PVAL_SIZE: usize = 32;
+/// Traced-set value (16 bytes): root u32 | parent u32 | start in clock ticks
+/// (what /proc/PID/stat says; 0: not checked).
+const PROC_SIZE: usize = 16;
 /// Stack slots (offsets from the frame pointer).
-const KEY: i16 = -32;
-const VALUE: i16 = -40;
-const SMALL: i16 = -48;
+const KEY: i16 = -24;
+const VALUE: i16 = -32;
+const SMALL: i16 = -40;
+const PKEY: i16 = -56;
+const PVAL: i16 = -88;
+
+/// Static clock ids a row keeps exactly (`Clock::of_id`, done in the kernel).
+const STATIC_CLOCKS: i32 = crate::measure::trace::STATIC_CLOCKS as i32;
+
+/// The clock kind byte of a key.
+const CLOCK_NONE: u8 = 0;
+const CLOCK_ID: u8 = 1;
+const CLOCK_OTHER: u8 = 2;
 
 /// Function codes in a key: the index in this table.
 const FUNCTIONS: [TimeFn; 7] = [
@@ -81,9 +110,11 @@ fn fn_code(f: TimeFn) -> u8 {
     FUNCTIONS.iter().position(|g| *g == f).unwrap_or(0) as u8
 }
 
-/// The word at key offset 8: ABI, function, whether a clock id follows.
+/// The word at key offset 8: ABI, function, whether a clock id follows
+/// (`CLOCK_ID`; the program makes it `CLOCK_OTHER` for an unknown id).
 fn key_word(abi: u8, f: TimeFn) -> i32 {
-    i32::from(abi) | i32::from(fn_code(f)) << 8 | i32::from(u8::from(f.takes_clock())) << 16
+    let kind = if f.takes_clock() { CLOCK_ID } else { CLOCK_NONE };
+    i32::from(abi) | i32::from(fn_code(f)) << 8 | i32::from(kind) << 16
 }
 
 /// Which processes are counted.
@@ -109,6 +140,8 @@ struct Layout {
     comm: i16,
     pid: i16,
     tgid: i16,
+    /// `task_struct.start_boottime` (what /proc/PID/stat's start time is made of).
+    start: i16,
 }
 
 impl Layout {
@@ -143,6 +176,7 @@ impl Layout {
             comm: off("task_struct", &["comm"])?,
             pid: off("task_struct", &["pid"])?,
             tgid: off("task_struct", &["tgid"])?,
+            start: off("task_struct", &["start_boottime"]).or_else(|_| off("task_struct", &["real_start_time"]))?,
         })
     }
 }
@@ -152,6 +186,7 @@ impl Layout {
 struct Maps {
     counts: OwnedFd,
     procs: OwnedFd,
+    totals: OwnedFd,
     stats: OwnedFd,
 }
 
@@ -189,10 +224,18 @@ impl BpfTracer {
             procs: map(sys::MapSpec {
                 map_type: if scope == Scope::All { MAP_LRU_HASH } else { MAP_HASH },
                 key_size: 4,
-                value_size: 8,
+                value_size: PROC_SIZE as u32,
                 max_entries: MAX_PROCS,
                 flags: 0,
                 name: "vdsoctl_procs",
+            })?,
+            totals: map(sys::MapSpec {
+                map_type: if scope == Scope::All { MAP_LRU_HASH } else { MAP_HASH },
+                key_size: PKEY_SIZE as u32,
+                value_size: PVAL_SIZE as u32,
+                max_entries: MAX_PROCS,
+                flags: 0,
+                name: "vdsoctl_totals",
             })?,
             stats: map(sys::MapSpec {
                 map_type: MAP_PERCPU_ARRAY,
@@ -204,7 +247,15 @@ impl BpfTracer {
             })?,
         };
         let own_tgid = std::process::id();
-        let gen = Generator { layout, maps: &maps, scope, per_thread, host, own_tgid };
+        let gen = Generator {
+            layout,
+            maps: &maps,
+            scope,
+            per_thread,
+            host,
+            own_tgid,
+            ns_per_tick: crate::inspect::process::ns_per_tick() as i32,
+        };
         let mut progs = vec![
             load_prog("vdsoctl_enter", layout.sys_enter, gen.sys_enter())?,
             load_prog("vdsoctl_fork", layout.fork, gen.fork())?,
@@ -216,8 +267,17 @@ impl BpfTracer {
     }
 
     /// Count `tgid` and everything it forks from now on (`Scope::Trees`).
+    /// Its start time from /proc is checked on every call, so a process that
+    /// takes the pid after it exits is not counted as it.
     pub fn add_root(&self, tgid: i32, ppid: Option<i32>) -> Result<()> {
-        let value = [(tgid as u32).to_ne_bytes(), (ppid.unwrap_or(0) as u32).to_ne_bytes()].concat();
+        // In a time namespace /proc's start times are shifted and may round
+        // differently: then the root is not checked (its children still are).
+        let ticks = match crate::inspect::process::boottime_offset_ns() {
+            0 => crate::inspect::process::start_ticks_of(tgid).unwrap_or(0),
+            _ => 0,
+        };
+        let mut value = [(tgid as u32).to_ne_bytes(), (ppid.unwrap_or(0) as u32).to_ne_bytes()].concat();
+        value.extend_from_slice(&ticks.to_ne_bytes());
         sys::map_update(self.maps.procs.as_fd(), &(tgid as u32).to_ne_bytes(), &value, 0)
             .map_err(|e| refused("add a process to the traced set", e))
     }
@@ -260,6 +320,33 @@ impl BpfTracer {
             }
             prev = Some(key);
         }
+        // Per process: its name, and the calls whose row was refused.
+        let mut pkey = [0u8; PKEY_SIZE];
+        let mut pprev: Option<[u8; PKEY_SIZE]> = None;
+        let mut pval = [0u8; PVAL_SIZE];
+        let mut starts: std::collections::BTreeMap<i32, u64> = std::collections::BTreeMap::new();
+        for _ in 0..=MAX_PROCS {
+            if !sys::map_next_key(self.maps.totals.as_fd(), pprev.as_ref().map(|k| &k[..]), &mut pkey)
+                .map_err(read_err)?
+            {
+                break;
+            }
+            if sys::map_lookup(self.maps.totals.as_fd(), &pkey, &mut pval).map_err(read_err)? {
+                let tgid = i32::from_ne_bytes([pkey[0], pkey[1], pkey[2], pkey[3]]);
+                let start = u64::from_ne_bytes(pkey[8..16].try_into().unwrap_or([0; 8]));
+                let dropped = u64::from_ne_bytes(pval[8..16].try_into().unwrap_or([0; 8]));
+                if dropped > 0 {
+                    *tally.unrecorded.entry(tgid).or_default() += dropped;
+                }
+                // A pid held by two processes in turn: the later one's name.
+                if starts.get(&tgid).map_or(true, |s| *s <= start) {
+                    starts.insert(tgid, start);
+                    let comm = crate::measure::trace::Comm::from_bytes(&pval[16..32]).to_string();
+                    tally.comms.insert(tgid, comm);
+                }
+            }
+            pprev = Some(pkey);
+        }
         let mut stats = vec![0u8; 8 * self.cpus];
         for (slot, field) in [(REFUSED, 0), (UNFOLLOWED, 1)] {
             if sys::map_lookup(self.maps.stats.as_fd(), &slot.to_ne_bytes(), &mut stats).map_err(read_err)? {
@@ -273,7 +360,7 @@ impl BpfTracer {
         }
         // Parents of the processes seen (the traced set or, for -a, forks).
         let pids: Vec<i32> = tally.counts.keys().map(|k| k.pid).chain(tally.vsyscall.keys().map(|k| k.0)).collect();
-        let mut info = [0u8; 8];
+        let mut info = [0u8; PROC_SIZE];
         for pid in pids {
             if tally.parents.contains_key(&pid) {
                 continue;
@@ -288,24 +375,32 @@ impl BpfTracer {
         Ok(tally)
     }
 
-    /// Delete the rows (and traced-set entries) of processes `gone` names.
-    pub fn forget(&self, gone: impl Fn(i32) -> bool) {
-        let mut key = [0u8; KEY_SIZE];
-        let mut prev: Option<[u8; KEY_SIZE]> = None;
-        let mut doomed: Vec<[u8; KEY_SIZE]> = Vec::new();
-        for _ in 0..=MAX_ROWS {
-            match sys::map_next_key(self.maps.counts.as_fd(), prev.as_ref().map(|k| &k[..]), &mut key) {
-                Ok(true) => {}
-                _ => break,
+    /// Delete the rows, process entries (and traced-set entries) of the
+    /// processes `gone(pid, start)` names.
+    pub fn forget(&self, gone: impl Fn(i32, u64) -> bool) {
+        let doomed = |map: &OwnedFd, size: usize, start_at: usize, max: u32| {
+            let mut key = vec![0u8; size];
+            let mut prev: Option<Vec<u8>> = None;
+            let mut doomed: Vec<Vec<u8>> = Vec::new();
+            for _ in 0..=max {
+                match sys::map_next_key(map.as_fd(), prev.as_deref(), &mut key) {
+                    Ok(true) => {}
+                    _ => break,
+                }
+                let tgid = i32::from_ne_bytes([key[0], key[1], key[2], key[3]]);
+                let start = u64::from_ne_bytes(key[start_at..start_at + 8].try_into().unwrap_or([0; 8]));
+                if gone(tgid, start) {
+                    doomed.push(key.clone());
+                }
+                prev = Some(key.clone());
             }
-            let tgid = i32::from_ne_bytes([key[0], key[1], key[2], key[3]]);
-            if gone(tgid) {
-                doomed.push(key);
-            }
-            prev = Some(key);
+            doomed
+        };
+        for k in doomed(&self.maps.counts, KEY_SIZE, 16, MAX_ROWS) {
+            let _ = sys::map_delete(self.maps.counts.as_fd(), &k);
         }
-        for k in &doomed {
-            let _ = sys::map_delete(self.maps.counts.as_fd(), k);
+        for k in doomed(&self.maps.totals, PKEY_SIZE, 8, MAX_PROCS) {
+            let _ = sys::map_delete(self.maps.totals.as_fd(), &k);
             let _ = sys::map_delete(self.maps.procs.as_fd(), &k[..4]);
         }
     }
@@ -313,17 +408,20 @@ impl BpfTracer {
     fn add_row(&self, tally: &mut Tally, key: &[u8; KEY_SIZE], n: u64) {
         let word = |o: usize| u32::from_ne_bytes([key[o], key[o + 1], key[o + 2], key[o + 3]]);
         let (tgid, tid) = (word(0) as i32, word(4) as i32);
-        let (abi, func, has_clock) = (key[8], key[9], key[10]);
+        let (abi, func, kind) = (key[8], key[9], key[10]);
         let Some(func) = FUNCTIONS.get(func as usize).copied() else { return };
-        let comm = crate::measure::trace::Comm::from_bytes(&key[16..32]);
+        let start = u64::from_ne_bytes(key[16..24].try_into().unwrap_or([0; 8]));
         if abi == ABI_VSYSCALL {
             *tally.vsyscall.entry((tgid, func)).or_default() += n;
-            tally.comms.entry(tgid).or_insert_with(|| comm.to_string());
             return;
         }
         let abi = if abi == ABI_COMPAT { self.host.compat().unwrap_or(self.host) } else { self.host };
-        let clock = if has_clock == 1 { Clock::Id(i64::from(word(12) as i32)) } else { Clock::None };
-        let key = Key { pid: tgid, tid: (tid != 0).then_some(tid), abi, func, clock, comm: Some(comm) };
+        let clock = match kind {
+            CLOCK_ID => Clock::Id(i64::from(word(12) as i32)),
+            CLOCK_OTHER => Clock::Other,
+            _ => Clock::None,
+        };
+        let key = Key { pid: tgid, tid: (tid != 0).then_some(tid), abi, func, clock, comm: None, start };
         *tally.counts.entry(key).or_default() += n;
     }
 }
@@ -393,6 +491,8 @@ struct Generator<'a> {
     per_thread: bool,
     host: Abi,
     own_tgid: u32,
+    /// Divides a start time in ns into /proc's clock ticks.
+    ns_per_tick: i32,
 }
 
 impl Generator<'_> {
@@ -418,36 +518,14 @@ impl Generator<'_> {
 
     /// Zero the key on the stack.
     fn zero_key(a: &mut Asm) {
-        for i in 0..4 {
+        for i in 0..(KEY_SIZE as i16 / 8) {
             a.store_imm(Size::Dw, FP, KEY + 8 * i, 0);
         }
     }
 
-    /// The shared tail: with R4 holding the key word (and the clock id
-    /// stored), R9 the current task: fill pid, check the traced set, copy the
-    /// comm, count.
-    fn count_tail(&self, a: &mut Asm) {
-        a.store(Size::W, FP, KEY + 8, R4);
-        a.call(Helper::GetCurrentPidTgid).mov(R1, R0).alu_imm(Alu::Rsh, R1, 32);
-        a.jump_imm(Cond::Eq, R1, self.own_tgid as i32, "out");
-        a.store(Size::W, FP, KEY, R1);
-        if self.per_thread {
-            a.store(Size::W, FP, KEY + 4, R0);
-        }
-        if self.scope == Scope::Trees {
-            a.store(Size::W, FP, SMALL, R1)
-                .load_map(R1, Self::fd(&self.maps.procs))
-                .mov(R2, FP)
-                .alu_imm(Alu::Add, R2, i32::from(SMALL))
-                .call(Helper::MapLookupElem)
-                .jump_imm(Cond::Eq, R0, 0, "out");
-        }
-        // The process's name: its group leader's comm, at this moment.
-        a.load(Size::Dw, R1, R9, self.layout.group_leader)
-            .load(Size::Dw, R2, R1, self.layout.comm)
-            .store(Size::Dw, FP, KEY + 16, R2)
-            .load(Size::Dw, R2, R1, self.layout.comm + 8)
-            .store(Size::Dw, FP, KEY + 24, R2);
+    /// The row lookup-or-insert: bump the row `KEY` names and leave, or go
+    /// to `refused` when the map holds no such row and takes no new one.
+    fn count_row(&self, a: &mut Asm, tag: &str, refused: &str) {
         let lookup = |a: &mut Asm, label: &str| {
             a.load_map(R1, Self::fd(&self.maps.counts))
                 .mov(R2, FP)
@@ -457,8 +535,9 @@ impl Generator<'_> {
             Self::bump(a);
             a.goto("out");
         };
-        lookup(a, "insert");
-        a.label("insert")
+        let insert = format!("{tag}_insert");
+        lookup(a, &insert);
+        a.label(&insert)
             .store_imm(Size::Dw, FP, VALUE, 1)
             .load_map(R1, Self::fd(&self.maps.counts))
             .mov(R2, FP)
@@ -469,9 +548,80 @@ impl Generator<'_> {
             .call(Helper::MapUpdateElem)
             .jump_imm(Cond::Eq, R0, 0, "out");
         // Another CPU inserted the same row meanwhile (EEXIST), or the map is full.
-        lookup(a, "refused");
-        a.label("refused");
+        lookup(a, refused);
+    }
+
+    /// The shared tail: with R4 holding the key word (and the clock id
+    /// stored), R9 the current task: fill pid and start time, check the
+    /// traced set, count the call in its process's total (and keep its
+    /// name there), then in its row.
+    fn count_tail(&self, a: &mut Asm) {
+        let l = self.layout;
+        a.store(Size::W, FP, KEY + 8, R4);
+        a.call(Helper::GetCurrentPidTgid).mov(R1, R0).alu_imm(Alu::Rsh, R1, 32);
+        a.jump_imm(Cond::Eq, R1, self.own_tgid as i32, "out");
+        a.store(Size::W, FP, KEY, R1);
+        a.store(Size::W, FP, PKEY, R1);
+        if self.per_thread {
+            a.store(Size::W, FP, KEY + 4, R0);
+        }
+        // R8: the group leader; R7: its start time (the process's).
+        a.load(Size::Dw, R8, R9, l.group_leader).load(Size::Dw, R7, R8, l.start);
+        a.store(Size::Dw, FP, KEY + 16, R7).store_imm(Size::W, FP, PKEY + 4, 0).store(Size::Dw, FP, PKEY + 8, R7);
+        if self.scope == Scope::Trees {
+            a.store(Size::W, FP, SMALL, R1)
+                .load_map(R1, Self::fd(&self.maps.procs))
+                .mov(R2, FP)
+                .alu_imm(Alu::Add, R2, i32::from(SMALL))
+                .call(Helper::MapLookupElem)
+                .jump_imm(Cond::Eq, R0, 0, "out");
+            // The traced process, not one that took its pid after it exited.
+            a.load(Size::Dw, R2, R0, 8)
+                .jump_imm(Cond::Eq, R2, 0, "traced")
+                .mov(R3, R7)
+                .alu_imm(Alu::Div, R3, self.ns_per_tick)
+                .jump_reg(Cond::Ne, R3, R2, "out")
+                .label("traced");
+        }
+        // The process's entry: find or make it.
+        let proc_lookup = |a: &mut Asm| {
+            a.load_map(R1, Self::fd(&self.maps.totals))
+                .mov(R2, FP)
+                .alu_imm(Alu::Add, R2, i32::from(PKEY))
+                .call(Helper::MapLookupElem);
+        };
+        proc_lookup(a);
+        a.jump_imm(Cond::Ne, R0, 0, "have_proc");
+        for i in 0..(PVAL_SIZE as i16 / 8) {
+            a.store_imm(Size::Dw, FP, PVAL + 8 * i, 0);
+        }
+        a.load_map(R1, Self::fd(&self.maps.totals))
+            .mov(R2, FP)
+            .alu_imm(Alu::Add, R2, i32::from(PKEY))
+            .mov(R3, FP)
+            .alu_imm(Alu::Add, R3, i32::from(PVAL))
+            .mov_imm(R4, NOEXIST)
+            .call(Helper::MapUpdateElem);
+        proc_lookup(a);
+        a.jump_imm(Cond::Ne, R0, 0, "have_proc");
+        // No entry (the traced set's map is full): the row alone, and a
+        // call that gets neither is lost.
+        self.count_row(a, "bare", "lost");
+        a.label("lost");
         self.count_stat(a, REFUSED);
+        a.goto("out");
+        // R6: the entry. Total += 1, the name as of now.
+        a.label("have_proc").mov(R6, R0).mov_imm(R1, 1).atomic_add(R6, 0, R1);
+        a.load(Size::Dw, R2, R8, l.comm).store(Size::Dw, R6, 16, R2).load(Size::Dw, R2, R8, l.comm + 8).store(
+            Size::Dw,
+            R6,
+            24,
+            R2,
+        );
+        self.count_row(a, "row", "dropped");
+        // The row map is full: the call stays in the total, marked as
+        // having no row.
+        a.label("dropped").mov_imm(R1, 1).atomic_add(R6, 8, R1);
         a.label("out").mov_imm(R0, 0).exit();
     }
 
@@ -508,8 +658,13 @@ impl Generator<'_> {
         }
         a.goto("out");
         // clockid_t is an int in both ABIs: the low 32 bits, sign-extended.
+        // A static id (0..MAX_CLOCKS) is kept; any other (CPU clocks of
+        // other tasks and fd clocks are negative, invalid ids) folds into
+        // one `other` row (id 0). Negative ids compare as huge unsigned.
         a.label("have").mov(R5, R4).alu_imm(Alu::And, R5, 1 << 16).jump_imm(Cond::Eq, R5, 0, "tail");
-        a.alu_imm(Alu::Lsh, R3, 32).alu_imm(Alu::Arsh, R3, 32).store(Size::W, FP, KEY + 12, R3);
+        a.alu_imm(Alu::Lsh, R3, 32).alu_imm(Alu::Arsh, R3, 32);
+        a.jump_imm(Cond::Gt, R3, STATIC_CLOCKS - 1, "other").store(Size::W, FP, KEY + 12, R3).goto("tail");
+        a.label("other").alu_imm(Alu::Add, R4, i32::from(CLOCK_OTHER - CLOCK_ID) << 16);
         a.label("tail");
         self.count_tail(&mut a);
         a.finish()
@@ -538,26 +693,36 @@ impl Generator<'_> {
         a.mov(R6, R1).load(Size::Dw, R7, R6, 8).load(Size::Dw, R8, R6, 0);
         // A new thread shares its creator's tgid: nothing to do.
         a.load(Size::W, R1, R7, l.pid).load(Size::W, R2, R7, l.tgid).jump_reg(Cond::Ne, R1, R2, "out");
-        // Key: the child's tgid; value: (root, parent's tgid).
-        a.store(Size::W, FP, -16, R2);
-        a.load(Size::W, R3, R8, l.tgid).store(Size::W, FP, -4, R3);
+        // Key: the child's tgid; value: (root, parent's tgid, the child's
+        // start in clock ticks).
+        a.store(Size::W, FP, -32, R2);
+        a.load(Size::Dw, R4, R7, l.start).alu_imm(Alu::Div, R4, self.ns_per_tick).store(Size::Dw, FP, -16, R4);
+        a.load(Size::W, R3, R8, l.tgid).store(Size::W, FP, -20, R3);
         if self.scope == Scope::Trees {
-            a.store(Size::W, FP, -12, R3)
+            a.store(Size::W, FP, -28, R3)
                 .load_map(R1, Self::fd(&self.maps.procs))
                 .mov(R2, FP)
-                .alu_imm(Alu::Add, R2, -12)
+                .alu_imm(Alu::Add, R2, -28)
                 .call(Helper::MapLookupElem)
                 .jump_imm(Cond::Eq, R0, 0, "out")
                 .load(Size::W, R1, R0, 0)
-                .store(Size::W, FP, -8, R1);
+                .store(Size::W, FP, -24, R1);
+            // The traced parent, not one that took its pid after it exited.
+            a.load(Size::Dw, R2, R0, 8)
+                .jump_imm(Cond::Eq, R2, 0, "traced")
+                .load(Size::Dw, R3, R8, l.group_leader)
+                .load(Size::Dw, R3, R3, l.start)
+                .alu_imm(Alu::Div, R3, self.ns_per_tick)
+                .jump_reg(Cond::Ne, R3, R2, "out")
+                .label("traced");
         } else {
-            a.store(Size::W, FP, -8, R2);
+            a.store(Size::W, FP, -24, R2);
         }
         a.load_map(R1, Self::fd(&self.maps.procs))
             .mov(R2, FP)
-            .alu_imm(Alu::Add, R2, -16)
+            .alu_imm(Alu::Add, R2, -32)
             .mov(R3, FP)
-            .alu_imm(Alu::Add, R3, -8)
+            .alu_imm(Alu::Add, R3, -24)
             .mov_imm(R4, 0)
             .call(Helper::MapUpdateElem)
             .jump_imm(Cond::Eq, R0, 0, "out");
