@@ -47,6 +47,10 @@ pub const CONNECTION_LIFETIME: Duration = Duration::from_secs(60);
 pub const MAX_HEADER_BYTES: usize = 8 * 1024;
 /// Each connection's read and write buffers (hyper's minimum is 8 KiB).
 pub const MAX_BUFFER_BYTES: usize = 16 * 1024;
+/// The kernel's queue of connections not yet accepted (capped by
+/// net.core.somaxconn): deep enough that a burst of connects while the
+/// server thread is off the CPU does not drop a scraper's SYN (a 1 s retry).
+const BACKLOG: i32 = 1024;
 /// Pause after an accept error that a retry at once would repeat (EMFILE).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
@@ -79,7 +83,7 @@ impl Server {
     pub fn bind(addrs: &[SocketAddr], listen: &str) -> Result<Server> {
         let mut last = String::new();
         for a in addrs {
-            match std::net::TcpListener::bind(a) {
+            match listen_on(a) {
                 Ok(listener) => return Ok(Server { listener, stop: Arc::new(Notify::new()) }),
                 Err(e) => last = crate::error::errno_text(&e),
             }
@@ -111,15 +115,40 @@ impl Server {
         let Server { listener, stop } = self;
         rt.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener).map_err(facility)?;
-            tokio::spawn(accept_loop(listener, metrics, max_connections()));
-            stop.notified().await;
-            Ok::<(), Error>(())
+            let mut accepting = tokio::spawn(accept_loop(listener, metrics, max_connections()));
+            let mut stopped = std::pin::pin!(stop.notified());
+            // The accept loop never returns; had it panicked, the server
+            // would be up and deaf: stop, and say so, instead.
+            std::future::poll_fn(|cx| {
+                use std::future::Future;
+                if stopped.as_mut().poll(cx).is_ready() {
+                    return std::task::Poll::Ready(Ok(()));
+                }
+                std::pin::Pin::new(&mut accepting).poll(cx).map(|_| {
+                    Err(Error::Facility {
+                        errno: None,
+                        what: "the HTTP server stopped accepting on an internal error (see above)".into(),
+                        hint: "please report it with the message above; restarting vdsoctl serve recovers".into(),
+                    })
+                })
+            })
+            .await
         })?;
         // Dropping the runtime drops every task: the listener and each
         // connection close, whatever state their clients left them in.
         drop(rt);
         Ok(())
     }
+}
+
+/// A listening socket with a [`BACKLOG`]-deep accept queue (std's is 128).
+fn listen_on(addr: &SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(*addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&(*addr).into())?;
+    socket.listen(BACKLOG)?;
+    Ok(socket.into())
 }
 
 /// [`MAX_CONNECTIONS`], or a quarter of the fd soft limit when that is
