@@ -13,7 +13,8 @@ Attacks (each bounded in count):
   rst       connect, send a GET, close with RST (SO_LINGER 0), in a loop
   idle      2,000 connections that send nothing, held open
   pipeline  two clients that pipeline 2,000 GETs each and never read
-  header    a 64 MiB header line, again and again
+  header    a 64 MiB header line, again and again (each refused after a
+            few kB, so the attacker reconnects at once)
 """
 import mmap
 import os
@@ -89,7 +90,7 @@ def pipeline(addr, stop, held):
 
 def header(addr, stop):
     chunk = b"a" * 65536
-    for _ in range(1000):
+    for _ in range(1_000_000):
         if stop.is_set():
             return
         try:

@@ -671,7 +671,7 @@ fn attack_64_mib_header() {
     assert!(hwm <= 32 * 1024, "VmHWM {hwm} kB");
     serve.assert_scrapable("64 MiB header");
     let _attack = Attack::start(move |stop| {
-        for _ in 0..1000 {
+        for _ in 0..100_000 {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
