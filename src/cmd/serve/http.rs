@@ -346,6 +346,40 @@ mod tests {
         assert!(route(&Method::DELETE, "/", &metrics).3);
     }
 
+    /// One request on a fresh connection: the status line, or None when
+    /// the connection closed without a reply.
+    fn get(addr: SocketAddr, path: &str) -> Option<String> {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(addr).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(20))).ok()?;
+        write!(s, "GET {path} HTTP/1.0\r\n\r\n").ok()?;
+        let mut reply = String::new();
+        let _ = s.read_to_string(&mut reply);
+        reply.lines().next().map(str::to_string)
+    }
+
+    #[test]
+    fn a_panic_ends_one_connection_not_the_server() {
+        let server = Server::bind(&["127.0.0.1:0".parse().unwrap()], "127.0.0.1:0").unwrap();
+        let addr = server.local_addr().unwrap();
+        let stopper = server.stopper();
+        let calls = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let seen = calls.clone();
+        let metrics: Metrics = Arc::new(move || {
+            if seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 0 {
+                panic!("the first exposition panics (test)");
+            }
+            "# ok\n".to_string()
+        });
+        let running = std::thread::spawn(move || server.run(metrics));
+        assert_eq!(get(addr, "/metrics"), None, "the panicking request's connection is closed");
+        assert_eq!(get(addr, "/").as_deref(), Some("HTTP/1.0 200 OK"));
+        assert_eq!(get(addr, "/metrics").as_deref(), Some("HTTP/1.0 200 OK"));
+        stopper.stop();
+        assert!(running.join().unwrap().is_ok());
+        assert_eq!(get(addr, "/"), None, "nothing listens once stopped");
+    }
+
     #[test]
     fn connection_cap_follows_the_fd_limit() {
         let cap = max_connections();
