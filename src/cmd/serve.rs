@@ -10,12 +10,15 @@
 //! on a measurement. SIGINT/SIGTERM stop the server and close every perf
 //! event (which detaches the tracing) before exiting 0.
 //!
-//! HTTP is tiny_http: a small synchronous server (threads, no async
-//! runtime) — one GET a second needs nothing more.
+//! HTTP is hyper on a tokio current-thread runtime, in its own thread, with
+//! limits no client can push past (connections, timeouts, sizes): see
+//! `serve/http.rs`.
 //!
 //! Measurement note: while the trace engine runs, every syscall of the host
 //! passes its tracepoint, so the bench's `path="syscall"` cost includes that
 //! overhead; the libc and vDSO paths make no syscall and are unaffected.
+
+mod http;
 
 use super::check::{self, CheckReport, Status};
 use super::Outcome;
@@ -27,21 +30,15 @@ use crate::measure::trace::{Clock, Key, Tally};
 use crate::model::bench::BenchReport;
 use crate::model::observe::{Observation, Scope, Unseen};
 use crate::model::{vdso_serves_call, ClockRef};
-use crate::render::prom::{self, Kind, Prometheus, SyscallSeries, VsyscallSeries, CONTENT_TYPE};
+use crate::render::prom::{self, Kind, Prometheus, SyscallSeries, VsyscallSeries};
 use crate::render::{note, Render};
 use std::collections::HashMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-/// HTTP worker threads: a scrape is a copy of a few kB, two are plenty.
-const WORKERS: usize = 2;
 /// How often idle threads look at the stop flag.
 const TICK: Duration = Duration::from_millis(200);
-
-const PAGE: &str = "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>vdsoctl exporter</title></head>\n\
-<body><h1>vdsoctl exporter</h1>\n<p>Whether this host's processes get the vDSO fast path for their clock reads.</p>\n\
-<p><a href=\"/metrics\">Metrics</a></p>\n</body></html>\n";
 
 /// `vdsoctl serve`.
 pub fn run(args: &ServeArgs) -> Result<Outcome> {
@@ -49,19 +46,17 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
     // Block SIGINT/SIGTERM before any thread exists (threads inherit the
     // mask); one thread waits for them — no handler, no unsafe.
     let signals = crate::measure::session::block_stop_signals()?;
-    let server = Arc::new(bind(&addrs, &args.listen)?);
-    let bound = server.server_addr().to_ip().map_or_else(|| args.listen.clone(), |a| a.to_string());
+    let server = http::Server::bind(&addrs, &args.listen)?;
+    let bound = server.local_addr().map_or_else(|| args.listen.clone(), |a| a.to_string());
 
     let shared = Arc::new(Shared::default());
     let stop = Arc::new(Stop::default());
     {
-        let (stop, server) = (stop.clone(), server.clone());
+        let (stop, http_stop) = (stop.clone(), server.stopper());
         spawn("signals", move || {
             if signals.wait().is_ok() {
                 stop.set();
-                for _ in 0..WORKERS {
-                    server.unblock();
-                }
+                http_stop.stop();
             }
         })?;
     }
@@ -89,25 +84,29 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
         "serving http://{bound}/metrics (refreshed every {}, at most {max_series} per-process series)",
         humantime(interval)
     ));
-    let workers = (0..WORKERS)
-        .map(|_| {
-            let (shared, stop, server) = (shared.clone(), stop.clone(), server.clone());
-            spawn("http", move || {
-                while !stop.is_set() {
-                    if let Ok(Some(request)) = server.recv_timeout(TICK) {
-                        respond(request, &shared);
-                    }
-                }
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    for w in workers {
-        let _ = w.join();
-    }
+    let metrics: http::Metrics = {
+        let shared = shared.clone();
+        Arc::new(move || shared.metrics())
+    };
+    let served = spawn("http", move || server.run(metrics))?.join();
+    // The HTTP thread ends on a stop signal; if it failed to start, or
+    // panicked, stop the rest too and say so.
+    stop.set();
     // The rates thread drops the trace engine on its way out: every perf
     // event is closed, nothing stays attached.
     let _ = rates.join();
     let _ = audit.join();
+    match served {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(e),
+        Err(_) => {
+            return Err(Error::Facility {
+                errno: None,
+                what: "the HTTP server stopped on an internal error (see above)".into(),
+                hint: "please report it, with the message above".into(),
+            })
+        }
+    }
     note(format_args!("stopped"));
     Ok(Outcome::Clean)
 }
@@ -133,21 +132,6 @@ fn listen_addrs(listen: &str) -> Result<Vec<SocketAddr>> {
         return Err(bad("no address".into()));
     }
     Ok(addrs)
-}
-
-fn bind(addrs: &[SocketAddr], listen: &str) -> Result<tiny_http::Server> {
-    let mut last = String::new();
-    for a in addrs {
-        match tiny_http::Server::http(a) {
-            Ok(s) => return Ok(s),
-            Err(e) => last = e.to_string(),
-        }
-    }
-    Err(Error::Facility {
-        errno: None,
-        what: format!("cannot listen on {listen}: {last}"),
-        hint: "another process may hold the port (`ss -ltnp`); pick another with --listen".into(),
-    })
 }
 
 /// The exposition's sections, each replaced whole by its refresher.
@@ -207,43 +191,6 @@ impl Stop {
         let (guard, _) = self.cv.wait_timeout_while(guard, d, |stop| !*stop).unwrap_or_else(|e| e.into_inner());
         *guard
     }
-}
-
-// ------------------------------------------------------------------ HTTP
-
-fn header(name: &str, value: &str) -> Option<tiny_http::Header> {
-    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
-}
-
-/// What a request gets back: (status, content type, body, Allow header).
-fn route(method: &tiny_http::Method, url: &str, shared: &Shared) -> (u16, &'static str, String, bool) {
-    use tiny_http::Method;
-    let path = url.split(['?', '#']).next().unwrap_or("");
-    let readable = matches!(method, Method::Get | Method::Head);
-    match path {
-        "/metrics" | "/" if !readable => {
-            (405, "text/plain; charset=utf-8", "405 method not allowed: use GET or HEAD\n".into(), true)
-        }
-        "/metrics" => (200, CONTENT_TYPE, shared.metrics(), false),
-        "/" => (200, "text/html; charset=utf-8", PAGE.into(), false),
-        _ => (404, "text/plain; charset=utf-8", "404 not found: metrics are at /metrics\n".into(), false),
-    }
-}
-
-/// Answer one request; a client that went away is not an error.
-fn respond(request: tiny_http::Request, shared: &Shared) {
-    let (status, content_type, body, allow) = route(request.method(), request.url(), shared);
-    let mut response = tiny_http::Response::from_string(body).with_status_code(status);
-    // from_string sets text/plain; replace it with the real type.
-    if let Some(h) = header("Content-Type", content_type) {
-        response.add_header(h);
-    }
-    if allow {
-        if let Some(h) = header("Allow", "GET, HEAD") {
-            response.add_header(h);
-        }
-    }
-    let _ = request.respond(response);
 }
 
 // ------------------------------------------------------------------ audit
@@ -678,21 +625,6 @@ mod tests {
         for bad in ["10411", "127.0.0.1", "1.2.3.4:99999", ""] {
             assert!(matches!(listen_addrs(bad), Err(Error::Usage(_))), "{bad}");
         }
-    }
-
-    #[test]
-    fn routes() {
-        use tiny_http::Method;
-        let shared = Shared::default();
-        *shared.audit.lock().unwrap() = Arc::from("# audit\n");
-        let (status, ty, body, allow) = route(&Method::Get, "/metrics?x=1", &shared);
-        assert_eq!((status, ty, allow), (200, CONTENT_TYPE, false));
-        assert!(body.starts_with("# HELP vdsoctl_build_info "), "{body}");
-        assert!(body.ends_with("# audit\n"), "{body}");
-        assert_eq!(route(&Method::Head, "/", &shared).0, 200);
-        assert_eq!(route(&Method::Get, "/nope", &shared).0, 404);
-        assert_eq!(route(&Method::Post, "/metrics", &shared).0, 405);
-        assert!(route(&Method::Delete, "/", &shared).3);
     }
 
     #[test]

@@ -2,7 +2,10 @@
 //! real Prometheus server (Debian's `prometheus` package) every second and
 //! queried through its HTTP API; the HTTP surface (404, 405, HEAD, the
 //! page); the exposition's tidiness under promtool; SIGTERM; the shipped
-//! alerting rules under `promtool test rules`; `trace --format prometheus`.
+//! alerting rules under `promtool test rules`; `trace --format prometheus`;
+//! hostile clients (connect-and-RST, 2,000 idle connections under a 1,024
+//! fd limit, pipelining non-readers, a 64 MiB header), each ending with a
+//! SIGTERM under the attack.
 
 use super::common::{
     assert_promtool_accepts, build_c, have_promtool, missing_trace_facility, run, skip, system_wide_lock, vdsoctl_path,
@@ -10,11 +13,12 @@ use super::common::{
 };
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Bounded polling: up to `tries` attempts, 250 ms apart.
 fn poll<T>(what: &str, tries: u32, mut f: impl FnMut() -> Option<T>) -> T {
@@ -42,8 +46,13 @@ impl Response {
 
 /// One HTTP/1.0 request (no chunked replies); `None` when nothing listens yet.
 fn http(addr: &str, method: &str, path: &str) -> Option<Response> {
-    let mut s = TcpStream::connect(addr).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(20))).ok()?;
+    http_within(addr, method, path, Duration::from_secs(20))
+}
+
+/// [`http`], with `limit` for the connect and for each read.
+fn http_within(addr: &str, method: &str, path: &str, limit: Duration) -> Option<Response> {
+    let mut s = TcpStream::connect_timeout(&addr.parse().ok()?, limit).ok()?;
+    s.set_read_timeout(Some(limit)).ok()?;
     write!(s, "{method} {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").ok()?;
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).ok()?;
@@ -68,7 +77,20 @@ struct Serve {
 
 impl Serve {
     fn start(extra: &[&str]) -> Serve {
-        let mut child = Command::new(vdsoctl_path())
+        Serve::start_under(&[], extra)
+    }
+
+    /// Started by `wrapper` (a command that execs the rest, e.g. prlimit).
+    fn start_under(wrapper: &[&str], extra: &[&str]) -> Serve {
+        let mut command = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(vdsoctl_path());
+                c
+            }
+            None => Command::new(vdsoctl_path()),
+        };
+        let mut child = command
             .args(["serve", "--listen", "127.0.0.1:0", "--interval", "1s"])
             .args(extra)
             .stdin(Stdio::null())
@@ -118,6 +140,51 @@ impl Serve {
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
         poll("serve to exit after SIGTERM", 80, || self.child.try_wait().expect("try_wait")).code()
+    }
+
+    /// SIGTERM while an attack goes on: exit 0, within a bound 10× the
+    /// one-second target (the figure itself is printed, and measured by
+    /// scripts/bench-serve.sh).
+    fn terminate_under(&mut self, attack: &str) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let sent = Instant::now();
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                break status;
+            }
+            assert!(sent.elapsed() < Duration::from_secs(10), "{attack}: no exit 10 s after SIGTERM");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        eprintln!("{attack}: exited {status} {:?} after SIGTERM", sent.elapsed());
+        assert_eq!(status.code(), Some(0), "{attack}: {}", self.stderr.lock().unwrap());
+    }
+
+    /// Still running (not exited, not killed).
+    fn assert_up(&mut self, attack: &str) {
+        let exited = self.child.try_wait().expect("try_wait");
+        assert!(exited.is_none(), "{attack}: serve died ({exited:?}): {}", self.stderr.lock().unwrap());
+    }
+
+    /// A scrape that must be answered within 10 s (one blocked by other
+    /// clients is never answered).
+    fn assert_scrapable(&mut self, attack: &str) {
+        let started = Instant::now();
+        let r = http_within(&self.addr, "GET", "/metrics", Duration::from_secs(10));
+        let r = r.unwrap_or_else(|| panic!("{attack}: no scrape within 10 s: {}", self.stderr.lock().unwrap()));
+        assert_eq!(r.status, 200, "{attack}");
+        assert!(r.body.starts_with("# HELP vdsoctl_build_info "), "{attack}: {}", r.body);
+        eprintln!("{attack}: scrape answered in {:?}", started.elapsed());
+    }
+
+    fn status_field(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("status");
+        let line = status.lines().find(|l| l.starts_with(field)).unwrap_or_else(|| panic!("{field}: {status}"));
+        line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("a number")
+    }
+
+    fn fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id())).map_or(0, |d| d.count())
     }
 }
 
@@ -459,4 +526,181 @@ fn a_raw_monotonic_loop_fails_the_check_series() {
         (body.contains("vdsoctl_check_status{check=\"host_trace\"} 2\n") && body.contains(&ours)).then_some(body)
     });
     assert!(text.contains("vdsoctl_check_failed 1\n"), "{text}");
+}
+
+// ------------------------------------------------------------ hostile clients
+
+/// An attack running in the background until dropped (each is bounded in
+/// count too).
+struct Attack {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Attack {
+    fn start(f: impl FnOnce(&AtomicBool) + Send + 'static) -> Attack {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        Attack { stop, thread: Some(std::thread::spawn(move || f(&flag))) }
+    }
+}
+
+impl Drop for Attack {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+const GET: &[u8] = b"GET /metrics HTTP/1.1\r\nHost: vdsoctl\r\n\r\n";
+
+/// Connect, send a GET, close with RST (SO_LINGER 0) before any reply.
+fn get_then_rst(addr: SocketAddr) -> bool {
+    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(5)) else { return false };
+    let _ = s.write_all(GET);
+    let _ = socket2::SockRef::from(&s).set_linger(Some(Duration::ZERO));
+    true
+}
+
+#[test]
+fn attack_connect_get_rst_loop() {
+    let _lock = system_wide_lock();
+    let mut serve = Serve::start(&[]);
+    let addr: SocketAddr = serve.addr.parse().unwrap();
+    let connected = (0..1000).filter(|_| get_then_rst(addr)).count();
+    serve.assert_up("1,000 GET+RST");
+    assert_eq!(connected, 1000, "every connect succeeded");
+    serve.assert_scrapable("after 1,000 GET+RST");
+    let _attack = Attack::start(move |stop| {
+        for _ in 0..20_000 {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            get_then_rst(addr);
+        }
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    serve.terminate_under("GET+RST loop");
+}
+
+/// Raise this process's fd soft limit to `n` (the hard limit allowing).
+fn want_fds(n: u64) {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).expect("getrlimit");
+    if soft < n {
+        setrlimit(Resource::RLIMIT_NOFILE, n.min(hard), hard).expect("setrlimit");
+    }
+}
+
+#[test]
+fn attack_2000_idle_connections_under_1024_fds() {
+    let _lock = system_wide_lock();
+    want_fds(8192);
+    let mut serve = Serve::start_under(&["prlimit", "--nofile=1024:1024", "--"], &[]);
+    let addr: SocketAddr = serve.addr.parse().unwrap();
+    // 2,000 connections that send nothing, all held open by this test.
+    let idle: Vec<TcpStream> =
+        (0..2000).filter_map(|_| TcpStream::connect_timeout(&addr, Duration::from_secs(5)).ok()).collect();
+    serve.assert_up("2,000 idle connections");
+    assert!(idle.len() >= 1900, "connected {} of 2,000", idle.len());
+    serve.assert_scrapable("2,000 idle connections");
+    // Bounded: 256 connections at most (1,024 fds / 4), plus the
+    // listener, the trace engine's events and stdio.
+    let fds = serve.fds();
+    eprintln!("2,000 idle connections: serve holds {fds} fds");
+    assert!(fds < 256 + 200, "{fds} fds open");
+    serve.terminate_under("2,000 idle connections");
+    drop(idle);
+}
+
+/// A client that pipelines `n` GETs and never reads a reply (the stream is
+/// held, non-blocking, by the caller).
+fn pipeline_without_reading(addr: SocketAddr, n: usize) -> TcpStream {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect");
+    s.set_nonblocking(true).expect("nonblocking");
+    let all: Vec<u8> = GET.repeat(n);
+    let mut sent = 0;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while sent < all.len() && Instant::now() < deadline {
+        match s.write(&all[sent..]) {
+            Ok(k) => sent += k,
+            // The server stopped reading (its replies fill the socket): the
+            // rest would wait forever.
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(10)),
+            Err(_) => break,
+        }
+    }
+    s
+}
+
+#[test]
+fn attack_pipelining_non_readers() {
+    let _lock = system_wide_lock();
+    let mut serve = Serve::start(&[]);
+    let addr: SocketAddr = serve.addr.parse().unwrap();
+    let held = [pipeline_without_reading(addr, 2000), pipeline_without_reading(addr, 2000)];
+    serve.assert_up("2 pipelining non-readers");
+    for _ in 0..3 {
+        serve.assert_scrapable("2 pipelining non-readers");
+    }
+    serve.terminate_under("2 pipelining non-readers");
+    drop(held);
+}
+
+/// Send a request whose one header is `size` bytes; how much was sent
+/// before the server shut the door, and its reply's status line if any.
+fn huge_header(addr: SocketAddr, size: usize, stop: &AtomicBool) -> (usize, Option<String>) {
+    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(5)) else { return (0, None) };
+    s.set_write_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nHost: vdsoctl\r\nX-Huge: ");
+    let chunk = vec![b'a'; 64 * 1024];
+    let mut sent = 0;
+    while sent < size && !stop.load(Ordering::Relaxed) {
+        match s.write(&chunk[..chunk.len().min(size - sent)]) {
+            Ok(k) => sent += k,
+            Err(_) => break,
+        }
+    }
+    let mut reply = Vec::new();
+    let _ = s.read_to_end(&mut reply);
+    let status = String::from_utf8_lossy(&reply).lines().next().map(str::to_string);
+    (sent, status)
+}
+
+#[test]
+fn attack_64_mib_header() {
+    let _lock = system_wide_lock();
+    let mut serve = Serve::start(&[]);
+    let addr: SocketAddr = serve.addr.parse().unwrap();
+    let never = AtomicBool::new(false);
+    // Just over the 8 KiB limit: the whole request fits the socket, the
+    // reply is readable.
+    let (_, status) = huge_header(addr, 20 * 1024, &never);
+    assert_eq!(status.as_deref(), Some("HTTP/1.1 431 Request Header Fields Too Large"));
+    // 64 MiB: the server reads a few kB of it, answers 431 and closes; what
+    // the kernel had buffered is reset.
+    let (sent, status) = huge_header(addr, 64 << 20, &never);
+    assert!(sent < 64 << 20, "all 64 MiB were read");
+    assert!(
+        status.is_none() || status.as_deref() == Some("HTTP/1.1 431 Request Header Fields Too Large"),
+        "{status:?}"
+    );
+    serve.assert_up("64 MiB header");
+    let hwm = serve.status_field("VmHWM:");
+    eprintln!("64 MiB header: {sent} bytes sent before the close, serve's VmHWM {hwm} kB");
+    assert!(hwm <= 32 * 1024, "VmHWM {hwm} kB");
+    serve.assert_scrapable("64 MiB header");
+    let _attack = Attack::start(move |stop| {
+        for _ in 0..100_000 {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            huge_header(addr, 64 << 20, stop);
+        }
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    serve.terminate_under("64 MiB headers");
 }
