@@ -301,7 +301,8 @@ fn seccomp_engine_refuses_what_it_cannot_do() {
 }
 
 /// Inside bubblewrap with every namespace unshared (a new pid namespace, no
-/// network, its own user namespace), as an unprivileged user.
+/// network, its own user namespace) and no /sys, as an unprivileged user:
+/// each clock function of both ABIs, a tree, and check -- CMD.
 #[test]
 fn exact_inside_a_bubblewrap_sandbox() {
     if Command::new("bwrap").arg("--version").output().is_err() {
@@ -314,7 +315,9 @@ fn exact_inside_a_bubblewrap_sandbox() {
     let b32 = build_c("clock_loop", true, &[]);
     let sandbox = |args: &[&str]| {
         let mut c = unprivileged(Path::new("bwrap"));
-        c.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent"]);
+        // The host's tree read-only, but no /sys (an empty tmpfs over it).
+        c.args(["--ro-bind", "/", "/", "--tmpfs", "/sys", "--dev", "/dev", "--proc", "/proc"]);
+        c.args(["--unshare-all", "--die-with-parent"]);
         c.arg(vdsoctl_path()).args(["--json", "trace", "--"]).args(args);
         c.output().expect("bwrap")
     };
@@ -328,6 +331,38 @@ fn exact_inside_a_bubblewrap_sandbox() {
     let r = json_of(&out);
     assert_eq!(count(&r, "clock_gettime64", Some("CLOCK_MONOTONIC_RAW")), 3000, "{r:#}");
     assert_eq!(r["counts"][0]["abi"], "i386", "{r:#}");
+    for (m32, mode, clock, syscall, name) in [
+        (false, "gtod", "0", "gettimeofday", None),
+        (false, "getres", "1", "clock_getres", Some("CLOCK_MONOTONIC")),
+        (false, "getcpu", "0", "getcpu", None),
+        (true, "time", "0", "time", None),
+        (true, "raw", "7", "clock_gettime", Some("CLOCK_BOOTTIME")),
+        (true, "getres64", "5", "clock_getres_time64", Some("CLOCK_REALTIME_COARSE")),
+    ] {
+        let bin = if m32 { &b32 } else { &b64 };
+        let out = sandbox(&[path(bin), mode, clock, "999"]);
+        assert!(out.status.success(), "{mode}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(count(&json_of(&out), syscall, name), 999, "m32={m32} {mode}");
+    }
+    // A tree: the shell's 64- and 32-bit children, each its own row.
+    let script = format!("{} raw 1 100 >/dev/null; {} raw 1 200 >/dev/null; exit 5", path(&b64), path(&b32));
+    let out = sandbox(&["sh", "-c", &script]);
+    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = json_of(&out);
+    let rows = r["counts"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{r:#}");
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 300, "{r:#}");
+    let shell = r["target"]["command"]["pid"].as_i64();
+    assert!(rows.iter().all(|x| x["ppid"].as_i64() == shell), "{r:#}");
+    // check -- CMD: 1 on raw MONOTONIC calls, 0 on vDSO reads.
+    let check = |mode: &str| {
+        let mut c = unprivileged(Path::new("bwrap"));
+        c.args(["--ro-bind", "/", "/", "--tmpfs", "/sys", "--dev", "/dev", "--proc", "/proc"]);
+        c.args(["--unshare-all", "--die-with-parent"]).arg(vdsoctl_path());
+        c.args(["check", "--", path(&b64), mode, "1", "2000"]).output().expect("bwrap").status.code()
+    };
+    assert_eq!(check("raw"), Some(1));
+    assert_eq!(check("libc"), Some(0));
 }
 
 /// A root tree for a container image: this vdsoctl with the libraries it
@@ -412,6 +447,27 @@ fn exact_inside_a_default_podman_container() {
         let r = json_of(&out);
         assert_eq!(r["engine"], "seccomp", "user {user}: {r:#}");
         assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 20_000, "user {user}: {r:#}");
+        let check = |mode: &str| {
+            podman()
+                .args([
+                    "run",
+                    "--rm",
+                    "--network",
+                    "none",
+                    "--ulimit",
+                    "nofile=1024:1024",
+                    "--ulimit",
+                    "nproc=1024:1024",
+                ])
+                .args(["--user", user, &image.0, "/bin/vdsoctl", "check", "--", "/bin/clock_loop", mode, "1", "2000"])
+                .output()
+                .expect("podman run")
+        };
+        let out = check("raw");
+        assert_eq!(out.status.code(), Some(1), "user {user}: {}", String::from_utf8_lossy(&out.stdout));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("CLOCK_MONOTONIC ×2,000"));
+        let out = check("libc");
+        assert_eq!(out.status.code(), Some(0), "user {user}: {}", String::from_utf8_lossy(&out.stdout));
         let out = run(&["/bin/clock_loop32", "time", "0", "3000"]);
         assert!(out.status.success(), "user {user}: {}", String::from_utf8_lossy(&out.stderr));
         let r = json_of(&out);
