@@ -55,6 +55,11 @@ pub enum Error {
     #[error("pid {pid} has no [vdso] mapping: every clock read there is a syscall — check `vdso=` on the kernel command line or the sandbox that unmaps it")]
     NoVdso { pid: i32 },
 
+    /// Every read of the process straddled an exec: what was read mixes two
+    /// program images (or one half-loaded), so nothing is reported about it.
+    #[error("pid {pid}: the process exec'd while being read ({tries} tries in a row): retry — it starts new programs faster than one can be read; read it once it settles")]
+    ExecRace { pid: i32, tries: u32 },
+
     /// Input bytes that do not parse (an ELF image, an auxv vector, a maps line).
     #[error("{what} is malformed: {detail}")]
     Malformed { what: String, detail: String },
@@ -116,6 +121,7 @@ impl Error {
             | Error::PermissionDenied { .. }
             | Error::Io { .. }
             | Error::NoVdso { .. }
+            | Error::ExecRace { .. }
             | Error::Malformed { .. }
             | Error::TooLarge { .. }
             | Error::NotAFile { .. }
@@ -217,6 +223,7 @@ mod tests {
             Error::from_io("/proc/1/mem", io::Error::from_raw_os_error(libc::EACCES), &ptrace_hint(1)),
             Error::from_io("/x", io::Error::from_raw_os_error(libc::EIO), "retry"),
             Error::NoVdso { pid: 1 },
+            Error::ExecRace { pid: 1, tries: 32 },
             Error::malformed("f", "d"),
             Error::NotAFile { path: "/dev/zero".into(), kind: "a character device".into() },
             Error::TooLarge { path: "/x".into(), size: 1 << 30, limit: 64 << 20 },
