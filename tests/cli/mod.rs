@@ -9,6 +9,7 @@ mod dump;
 mod errors;
 mod json;
 mod maps;
+mod races;
 mod serve;
 mod trace;
 mod ux;
