@@ -22,10 +22,12 @@ use std::path::PathBuf;
 pub const READ_LIMIT: u64 = 64 << 20;
 
 /// How many times [`Process::read_consistent`] tries a read before it
-/// says the process exec'd while being read. A read takes well under a
-/// millisecond and even a static program's exec takes longer, so a process
-/// exec'ing back to back is caught between two execs within a few tries.
-pub const EXEC_TRIES: u32 = 32;
+/// says the process exec'd while being read. A try takes a fraction of a
+/// millisecond, about what one exec of a small program takes, so a process
+/// exec'ing back to back is caught between two execs within a few tries on
+/// an idle host; a busy one, where a try may be preempted for a time slice,
+/// needs more. 64 tries are still only tens of milliseconds.
+pub const EXEC_TRIES: u32 = 64;
 
 /// `AT_RANDOM`: the address of 16 bytes the kernel fills afresh at each exec.
 const AT_RANDOM: u64 = 25;
@@ -136,7 +138,14 @@ impl Process {
     /// straddled an exec: [`Error::ExecRace`]. A process that exits or
     /// becomes a zombie meanwhile says so instead.
     pub fn read_consistent<T>(&mut self, mut read: impl FnMut(&Process) -> Result<T>) -> Result<T> {
-        for _ in 0..EXEC_TRIES {
+        for tries in 0..EXEC_TRIES {
+            if tries > 0 {
+                // Trying again at once would compete for the CPU (and the
+                // mmap lock) with the exec we wait for, on a busy host for
+                // whole time slices: give it 100 µs, doubling up to 3.2 ms
+                // (all the tries then take at most about 200 ms).
+                std::thread::sleep(std::time::Duration::from_micros(100 << (tries - 1).min(5)));
+            }
             let (before, _) = self.exec_stamp()?;
             let result = read(self);
             let (after, comm) = self.exec_stamp()?;
@@ -144,7 +153,6 @@ impl Process {
                 self.comm = comm;
                 return result;
             }
-            std::thread::yield_now();
         }
         Err(Error::ExecRace { pid: self.pid, tries: EXEC_TRIES })
     }

@@ -80,7 +80,7 @@ fn exec_race_is_never_a_fail() {
     });
     eprintln!("exec race, {RUNS} runs each in {:?}: {tallies:?} (command, exit 0, exit 3 raced)", started.elapsed());
     for (command, ok, _) in tallies {
-        // Giving up takes 32 reads in a row that each straddle an exec:
+        // Giving up takes 64 reads in a row that each straddle an exec:
         // most runs land between two execs within a few tries.
         assert!(ok >= RUNS / 2, "{command}: only {ok} of {RUNS} runs read the process");
     }
