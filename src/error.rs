@@ -202,8 +202,13 @@ pub fn errno_text(e: &io::Error) -> String {
         Some(n) => {
             let errno = nix::errno::Errno::from_raw(n);
             let desc = errno.desc();
+            // "Permission denied" reads "permission denied"; "I/O error"
+            // stays as it is (its second letter is no lowercase one).
             let mut first = desc.chars();
-            let desc = first.next().map_or(String::new(), |c| c.to_lowercase().collect::<String>() + first.as_str());
+            let desc = match (first.next(), desc.chars().nth(1)) {
+                (Some(c), Some(next)) if next.is_lowercase() => c.to_lowercase().collect::<String>() + first.as_str(),
+                _ => desc.to_string(),
+            };
             format!("{desc} ({errno:?})")
         }
         None => e.to_string(),
@@ -244,6 +249,7 @@ mod tests {
         assert!(ptrace_hint_for(1000, Some(1000)).starts_with("its owner is refused"));
         let race = Error::ExecRace { pid: 7, tries: 64 }.to_string();
         assert!(race.starts_with("pid 7: the process exec'd while being read: retry — each of 64 reads"), "{race}");
+        assert_eq!(errno_text(&io::Error::from_raw_os_error(libc::EIO)), "I/O error (EIO)");
         let eio = Error::from_io("/x", io::Error::from_raw_os_error(libc::ENOENT), "retry").to_string();
         assert_eq!(eio, "cannot read /x: no such file or directory (ENOENT) — retry");
         let spawn = Error::Spawn { cmd: "x".into(), source: io::Error::from_raw_os_error(libc::EMFILE) }.to_string();

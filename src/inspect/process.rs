@@ -23,10 +23,10 @@ pub const READ_LIMIT: u64 = 64 << 20;
 
 /// How many times [`Process::read_consistent`] tries a read before it
 /// says the process exec'd while being read. A try takes a fraction of a
-/// millisecond, about what one exec of a small program takes, so a process
-/// exec'ing back to back is caught between two execs within a few tries on
-/// an idle host; a busy one, where a try may be preempted for a time slice,
-/// needs more. 64 tries are still only tens of milliseconds.
+/// millisecond, less than one exec of a small program, so a process
+/// exec'ing back to back is caught between two execs within a few tries
+/// (9 at most in 300 reads on a busy 2-core host); with the pauses between
+/// tries, 64 of them take at most about 200 ms.
 pub const EXEC_TRIES: u32 = 64;
 
 /// `AT_RANDOM`: the address of 16 bytes the kernel fills afresh at each exec.
@@ -174,10 +174,18 @@ impl Process {
         File::open(via_fd).map_err(|e| self.io_error(name, e))
     }
 
+    /// A failed /proc/PID read: gone, refused (the ptrace hint), or else the
+    /// process changed under the read (EIO from mem for an address no
+    /// longer mapped), which no capability would have helped.
     fn io_error(&self, name: &str, e: io::Error) -> Error {
         match e.raw_os_error() {
             Some(libc::ESRCH) | Some(libc::ENOENT) => Error::NoSuchProcess { pid: self.pid },
-            _ => Error::from_io(self.proc_path(name), e, &ptrace_hint(self.pid)),
+            Some(libc::EACCES) | Some(libc::EPERM) => Error::from_io(self.proc_path(name), e, &ptrace_hint(self.pid)),
+            _ => Error::from_io(
+                self.proc_path(name),
+                e,
+                "the process may have unmapped it, exec'd or exited while it was read; retry",
+            ),
         }
     }
 
