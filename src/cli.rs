@@ -341,7 +341,7 @@ pub const PAGES: &[Page] = &[
             ("0", "the image was shown; no FAIL line"),
             ("1", "a FAIL line: the image is not a usable vDSO (no soname linux-vdso.so.1, no clock symbols, ...)"),
             USAGE,
-            ("3", "could not read the image: no such process, permission denied, no [vdso], a bad file; or -o could not be written"),
+            ("3", "could not read the image: no such process, permission denied, no [vdso], a process that exec'd each time it was read, a bad file; or -o could not be written"),
         ],
         privileges: "reading another user's process needs root or CAP_SYS_PTRACE; --file needs none",
         examples: &[
@@ -356,7 +356,7 @@ pub const PAGES: &[Page] = &[
             ("0", "the mappings were shown; no FAIL line"),
             ("1", "a FAIL line: the process has no [vdso] mapping"),
             USAGE,
-            ("3", "could not inspect: no such process, permission denied, a zombie or kernel thread"),
+            ("3", "could not inspect: no such process, permission denied, a zombie or kernel thread, a process that exec'd each time it was read"),
         ],
         privileges: "another user's process needs root or CAP_SYS_PTRACE",
         examples: &[
@@ -370,7 +370,7 @@ pub const PAGES: &[Page] = &[
             ("0", "the vector was shown; no FAIL line"),
             ("1", "a FAIL line: AT_SYSINFO_EHDR is missing or does not point at [vdso]"),
             USAGE,
-            ("3", "could not inspect: no such process, permission denied, a zombie or kernel thread"),
+            ("3", "could not inspect: no such process, permission denied, a zombie or kernel thread, a process that exec'd each time it was read"),
         ],
         privileges: "another user's process needs root or CAP_SYS_PTRACE",
         examples: &[

@@ -55,6 +55,11 @@ pub enum Error {
     #[error("pid {pid} has no [vdso] mapping: every clock read there is a syscall — check `vdso=` on the kernel command line or the sandbox that unmaps it")]
     NoVdso { pid: i32 },
 
+    /// Every read of the process straddled an exec: what was read mixes two
+    /// program images (or one half-loaded), so nothing is reported about it.
+    #[error("pid {pid}: the process exec'd while being read: retry — each of {tries} reads in a row straddled an exec (it starts new programs faster than one can be read); read it once it settles")]
+    ExecRace { pid: i32, tries: u32 },
+
     /// Input bytes that do not parse (an ELF image, an auxv vector, a maps line).
     #[error("{what} is malformed: {detail}")]
     Malformed { what: String, detail: String },
@@ -116,6 +121,7 @@ impl Error {
             | Error::PermissionDenied { .. }
             | Error::Io { .. }
             | Error::NoVdso { .. }
+            | Error::ExecRace { .. }
             | Error::Malformed { .. }
             | Error::TooLarge { .. }
             | Error::NotAFile { .. }
@@ -196,8 +202,13 @@ pub fn errno_text(e: &io::Error) -> String {
         Some(n) => {
             let errno = nix::errno::Errno::from_raw(n);
             let desc = errno.desc();
+            // "Permission denied" reads "permission denied"; "I/O error"
+            // stays as it is (its second letter is no lowercase one).
             let mut first = desc.chars();
-            let desc = first.next().map_or(String::new(), |c| c.to_lowercase().collect::<String>() + first.as_str());
+            let desc = match (first.next(), desc.chars().nth(1)) {
+                (Some(c), Some(next)) if next.is_lowercase() => c.to_lowercase().collect::<String>() + first.as_str(),
+                _ => desc.to_string(),
+            };
             format!("{desc} ({errno:?})")
         }
         None => e.to_string(),
@@ -217,6 +228,7 @@ mod tests {
             Error::from_io("/proc/1/mem", io::Error::from_raw_os_error(libc::EACCES), &ptrace_hint(1)),
             Error::from_io("/x", io::Error::from_raw_os_error(libc::EIO), "retry"),
             Error::NoVdso { pid: 1 },
+            Error::ExecRace { pid: 1, tries: 64 },
             Error::malformed("f", "d"),
             Error::NotAFile { path: "/dev/zero".into(), kind: "a character device".into() },
             Error::TooLarge { path: "/x".into(), size: 1 << 30, limit: 64 << 20 },
@@ -235,6 +247,9 @@ mod tests {
             .contains("permission denied — it belongs to uid 0: run vdsoctl as that user or as root"));
         assert!(ptrace_hint_for(0, Some(0)).starts_with("root is refused too"));
         assert!(ptrace_hint_for(1000, Some(1000)).starts_with("its owner is refused"));
+        let race = Error::ExecRace { pid: 7, tries: 64 }.to_string();
+        assert!(race.starts_with("pid 7: the process exec'd while being read: retry — each of 64 reads"), "{race}");
+        assert_eq!(errno_text(&io::Error::from_raw_os_error(libc::EIO)), "I/O error (EIO)");
         let eio = Error::from_io("/x", io::Error::from_raw_os_error(libc::ENOENT), "retry").to_string();
         assert_eq!(eio, "cannot read /x: no such file or directory (ENOENT) — retry");
         let spawn = Error::Spawn { cmd: "x".into(), source: io::Error::from_raw_os_error(libc::EMFILE) }.to_string();

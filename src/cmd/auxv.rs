@@ -150,12 +150,16 @@ pub fn decode(process: &Process, entries: &[AuxEntry], machine: u16, maps: &[Map
         .collect()
 }
 
-/// Build the report for an open process.
-pub fn gather(process: &Process) -> Result<AuxvReport> {
-    let (entries, word) = process.auxv()?;
-    let machine = process.exe_header().map_or(arch::HOST_MACHINE, |h| h.machine);
-    let maps = process.maps()?;
-    let rows = decode(process, &entries, machine, &maps);
+/// Build the report for an open process: the vector, the strings it points
+/// to and the maps all read between two of its execs, never across one.
+pub fn gather(process: &mut Process) -> Result<AuxvReport> {
+    let (entries, word, maps, rows) = process.read_consistent(|p| {
+        let (entries, word) = p.auxv()?;
+        let machine = p.exe_header().map_or(arch::HOST_MACHINE, |h| h.machine);
+        let maps = p.maps()?;
+        let rows = decode(p, &entries, machine, &maps);
+        Ok((entries, word, maps, rows))
+    })?;
     let vdso_start = maps.iter().find(|m| m.name() == "[vdso]").map(|m| m.start);
     let ehdr = crate::inspect::auxv::get(&entries, AT_SYSINFO_EHDR);
     let verdict = SysinfoEhdr::judge(ehdr, vdso_start);
@@ -173,8 +177,8 @@ pub fn gather(process: &Process) -> Result<AuxvReport> {
 
 /// `vdsoctl auxv [-p PID]`.
 pub fn run(args: &TargetArgs, out: &Output) -> Result<Outcome> {
-    let process = Process::open(args.pid)?;
-    let report = gather(&process)?;
+    let mut process = Process::open(args.pid)?;
+    let report = gather(&mut process)?;
     emit(out, &report)?;
     // A FAIL line (no [vdso], a misplaced AT_SYSINFO_EHDR) means exit 1.
     Ok(Outcome::from_crossed(crate::render::any_fail(&report.findings)))

@@ -187,9 +187,13 @@ fn gather(args: &DumpArgs) -> Result<(Source, Option<u64>, String, Vec<u8>)> {
             Ok((Source::File { file: path.display().to_string() }, None, path.display().to_string(), bytes))
         }
         None => {
-            let process = Process::open(args.pid)?;
-            let vdso = process.vdso_mapping()?;
-            let bytes = process.read_mem(vdso.start, vdso.size())?;
+            let mut process = Process::open(args.pid)?;
+            // Where the [vdso] is and its bytes, from one program image.
+            let (vdso, bytes) = process.read_consistent(|p| {
+                let vdso = p.vdso_mapping()?;
+                let bytes = p.read_mem(vdso.start, vdso.size())?;
+                Ok((vdso, bytes))
+            })?;
             let what = format!("the [vdso] of pid {}", process.pid());
             let source = Source::Process { process: ProcessRef::of(&process) };
             Ok((source, Some(vdso.start), what, bytes))

@@ -91,10 +91,11 @@ pub fn vsyscall_mode(maps: &[Mapping], cmdline: Option<&str>, target_is_64: bool
     (Vsyscall { mode, source: source.into(), mapping_mode, cmdline: param }, findings)
 }
 
-/// Build the report for an open process.
-pub fn gather(process: &Process) -> Result<MapsReport> {
-    let maps = process.maps()?;
-    let target_is_64 = process.exe_header().map_or(arch::HOST_IS_64, |h| h.is_64);
+/// Build the report for an open process: its maps and word size read
+/// between two of its execs, never across one.
+pub fn gather(process: &mut Process) -> Result<MapsReport> {
+    let (maps, target_is_64) =
+        process.read_consistent(|p| Ok((p.maps()?, p.exe_header().map_or(arch::HOST_IS_64, |h| h.is_64))))?;
     let cmdline = kernel::cmdline();
     let (vsyscall, mut findings) = if arch::HOST_MACHINE == arch::machine::X86_64 && !target_is_64 {
         // A 32-bit process has no [vsyscall] page, whatever the host's
@@ -134,8 +135,8 @@ pub fn gather(process: &Process) -> Result<MapsReport> {
 
 /// `vdsoctl maps [-p PID]`.
 pub fn run(args: &TargetArgs, out: &Output) -> Result<Outcome> {
-    let process = Process::open(args.pid)?;
-    let report = gather(&process)?;
+    let mut process = Process::open(args.pid)?;
+    let report = gather(&mut process)?;
     emit(out, &report)?;
     // A FAIL line (no [vdso], a misplaced AT_SYSINFO_EHDR) means exit 1.
     Ok(Outcome::from_crossed(crate::render::any_fail(&report.findings)))

@@ -651,9 +651,13 @@ fn vsyscall_sites(code: &[u8], base: u64, rel32: bool) -> Vec<(usize, usize, u64
     out
 }
 
-/// Read a file by path (not following a final symlink is the caller's job).
+/// Read a file by path: a regular file only, never through a final symlink
+/// (the paths come from a process's maps, under its /proc/PID/root, and it
+/// may swap one for a FIFO or a link meanwhile: see
+/// [`crate::inspect::file::open_regular`]).
 pub fn read_path(path: &Path) -> Result<ExeInfo> {
-    let file = File::open(path).map_err(|e| Error::from_io(path, e, "check that it is readable"))?;
+    let (file, _) =
+        crate::inspect::file::open_regular(path).map_err(|e| Error::from_io(path, e, "check that it is readable"))?;
     read(&file)
 }
 

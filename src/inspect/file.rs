@@ -1,4 +1,5 @@
-//! The files `dump` reads (`--file`) and writes (`-o`), bounded and safe.
+//! The files `dump` reads (`--file`) and writes (`-o`), bounded and safe,
+//! and how the image walk and the binary reader open files ([`open_regular`]).
 //!
 //! Reading: the file is opened `O_NONBLOCK` (so a FIFO nobody writes to
 //! cannot block the open) and judged by `fstat` on the open descriptor, not
@@ -88,6 +89,25 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Open `path` for reading only if it is a regular file *when opened*:
+/// `O_NOFOLLOW` (a link put there is not followed: ELOOP), `O_NONBLOCK` (a
+/// FIFO put there cannot block the open), `O_NOCTTY` (a terminal cannot
+/// become ours), `O_CLOEXEC`; then `fstat` on the descriptor, and anything
+/// but a regular file is an error (EINVAL). A walk that judged the name
+/// with `lstat` then skips the entry exactly as it would have had `lstat`
+/// seen what `open` met.
+pub fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    Ok((file, meta))
+}
+
 /// Write `bytes` to `path` atomically: a new temporary file in the same
 /// directory, synced, renamed over `path`. `path` must be absent or a
 /// regular file; a link, FIFO, directory or device there is refused without
@@ -160,6 +180,25 @@ mod tests {
         assert!(matches!(read_bounded(Path::new("/"), 1 << 20), Err(Error::NotAFile { .. })));
         assert!(matches!(read_bounded(Path::new("/proc/self/status"), 1 << 20), Err(Error::NotAFile { .. })));
         assert!(matches!(read_bounded(Path::new("/nonexistent/x"), 1 << 20), Err(Error::Io { .. })));
+    }
+
+    #[test]
+    fn open_regular_opens_only_regular_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"x").unwrap();
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert_eq!(open_regular(&file).map(|(_, m)| m.len()).ok(), Some(1));
+        let errno = |p: &Path| open_regular(p).err().and_then(|e| e.raw_os_error());
+        // A FIFO nobody writes to: not blocked in open, and not read.
+        assert_eq!(errno(&fifo), Some(libc::EINVAL));
+        assert_eq!(errno(&link), Some(libc::ELOOP));
+        assert_eq!(errno(dir.path()), Some(libc::EINVAL));
+        assert_eq!(errno(Path::new("/dev/null")), Some(libc::EINVAL));
+        assert_eq!(errno(&dir.path().join("absent")), Some(libc::ENOENT));
     }
 
     #[test]

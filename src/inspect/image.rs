@@ -8,11 +8,16 @@
 //! once, stops at [`MAX_DEPTH`] directories deep and [`MAX_FILES`] entries,
 //! and reads only what `exe::read` reads of each file (headers, and at most
 //! [`exe::SCAN_LIMIT`] of markers and code in 1 MiB chunks).
+//!
+//! The tree may change under the walk: a file is judged by what was opened
+//! ([`file::open_regular`]: `O_NOFOLLOW|O_NONBLOCK`, then `fstat`), so a
+//! name swapped for a FIFO, a device or a link after `lstat` is skipped,
+//! never waited on or followed.
 
 use crate::error::{Error, Result};
 use crate::inspect::exe::{self, ExeInfo};
+use crate::inspect::file;
 use std::collections::HashSet;
-use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -96,15 +101,21 @@ pub fn walk(root: &Path, exclude: Option<(u64, u64)>, mut progress: Option<Progr
                 }
                 continue;
             }
+            if !ft.is_file() || m.len() < 52 {
+                continue;
+            }
+            // The name may have been swapped since lstat (for a FIFO, whose
+            // open would block, a link, a device): what is judged is what
+            // was opened, and it must be a regular file.
+            let Ok((mut file, m)) = file::open_regular(&path) else { continue };
             // Hard links are remembered (only they can be met twice).
-            if !ft.is_file() || m.len() < 52 || m.nlink() > 1 && !seen.insert((m.dev(), m.ino())) {
+            if m.len() < 52 || m.nlink() > 1 && !seen.insert((m.dev(), m.ino())) {
                 continue;
             }
             if exclude == Some((m.dev(), m.ino())) {
                 out.excluded.push(image_path(root, &path));
                 continue;
             }
-            let Ok(mut file) = File::open(&path) else { continue };
             let mut magic = [0u8; 4];
             if file.read_exact(&mut magic).is_err() || &magic != b"\x7fELF" {
                 continue;

