@@ -234,48 +234,10 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         (None, None) => Some(DEFAULT),
         (_, d) => d,
     };
-    let plan = Plan { command: command.is_some(), ..req.plan };
-    let opened = Counting::open(req.engine, plan)?;
-    let mut counting = opened.counting;
-    if counting.kind() == Kind::Seccomp && req.duration.is_some() {
-        return Err(Error::Usage(
-            "-d cannot cut the seccomp engine off: the command's clock syscalls wait for vdsoctl's answer, so it counts until the command's tree exits (stop it with Ctrl-C)".into(),
-        ));
-    }
-    if let (Some(why), Some(say)) = (&opened.fallback_reason, req.progress) {
-        say(&Progress::Fallback { engine: counting.kind(), why });
-    }
-
     let (tx, rx) = mpsc::channel::<Event>();
     catch_signals(tx.clone())?;
-
-    let mut engine_note = opened.fallback_reason.clone();
-    let armed = arm(&mut counting, req, command.as_ref(), &processes, duration, &tx);
-    let (target, child, start) = match armed {
-        // `auto` with a command: perf opened but its counters were refused
-        // (perf_event_paranoid, a sandbox): the seccomp engine needs nothing.
-        Err(perf_err @ Error::Facility { .. })
-            if req.engine == Choice::Auto && command.is_some() && counting.kind() == Kind::Perf =>
-        {
-            counting = Counting::open(Choice::Seccomp, plan)?.counting;
-            let why = [
-                engine_note.as_deref().map(crate::measure::engine::short),
-                Some(crate::measure::engine::short(&perf_err.to_string())),
-            ]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join("; and ");
-            if let Some(say) = req.progress {
-                say(&Progress::Fallback { engine: Kind::Seccomp, why: &why });
-            }
-            engine_note = Some(why);
-            arm(&mut counting, req, command.as_ref(), &processes, duration, &tx)?
-        }
-        other => other?,
-    };
-    // Signals go to the very process started, never to one that reused its pid.
-    let child_fd = child.and_then(|pid| spawn::pidfd_open(pid).ok());
+    let (mut counting, engine_note, armed) = open_and_arm(req, command.as_ref(), &processes, duration, &tx)?;
+    let Armed { target, child, child_fd, start } = armed;
     drop(tx);
     let mut session = Session {
         target,
@@ -409,6 +371,67 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     Ok(Traced { session, tally, elapsed: end.saturating_duration_since(start), start, exited, interrupted })
 }
 
+/// The targets added and counting started.
+struct Armed {
+    target: Target,
+    /// `-- CMD`: the command's pid, and a pidfd taken before it could exit
+    /// (signals go to that very process, never to one that reused its pid).
+    child: Option<i32>,
+    child_fd: Option<std::os::fd::OwnedFd>,
+    start: Instant,
+}
+
+/// Open the engine `req` asks for and arm it. `auto` with a command falls
+/// back to the seccomp engine also when perf opened but its counters were
+/// refused (perf_event_paranoid, a sandbox). Returns the engine, why it is
+/// not the preferred one, and the armed targets.
+fn open_and_arm(
+    req: &TraceRequest,
+    command: Option<&PreparedCommand>,
+    processes: &[Process],
+    duration: Option<Duration>,
+    tx: &mpsc::Sender<Event>,
+) -> Result<(Counting, Option<String>, Armed)> {
+    let plan = Plan { command: command.is_some(), ..req.plan };
+    let open = |choice: Choice| -> Result<(Counting, Option<String>)> {
+        let opened = Counting::open(choice, plan)?;
+        if opened.counting.kind() == Kind::Seccomp && req.duration.is_some() {
+            return Err(Error::Usage(
+                "-d cannot cut the seccomp engine off: the command's clock syscalls wait for vdsoctl's answer, so it counts until the command's tree exits (stop it with Ctrl-C)".into(),
+            ));
+        }
+        Ok((opened.counting, opened.fallback_reason))
+    };
+    let say = |engine: Kind, why: &str| {
+        if let Some(say) = req.progress {
+            say(&Progress::Fallback { engine, why });
+        }
+    };
+    let (mut counting, note) = open(req.engine)?;
+    if let Some(why) = &note {
+        say(counting.kind(), why);
+    }
+    match arm(&mut counting, req, command, processes, duration, tx) {
+        Err(perf_err @ Error::Facility { .. })
+            if req.engine == Choice::Auto && command.is_some() && counting.kind() == Kind::Perf =>
+        {
+            let (mut counting, _) = open(Choice::Seccomp)?;
+            let perf_why = perf_err.to_string();
+            let why = note
+                .as_deref()
+                .map(crate::measure::engine::short)
+                .into_iter()
+                .chain([crate::measure::engine::short(&perf_why)])
+                .collect::<Vec<_>>()
+                .join("; and ");
+            say(Kind::Seccomp, &why);
+            let armed = arm(&mut counting, req, command, processes, duration, tx)?;
+            Ok((counting, Some(why), armed))
+        }
+        armed => Ok((counting, note, armed?)),
+    }
+}
+
 /// Add the targets, start counting, and take the moment the window opens:
 /// a command is forked behind a gate, counted, then released to exec.
 fn arm(
@@ -418,9 +441,10 @@ fn arm(
     processes: &[Process],
     duration: Option<Duration>,
     tx: &mpsc::Sender<Event>,
-) -> Result<(Target, Option<i32>, Instant)> {
+) -> Result<Armed> {
     let host = arch::HOST_ABI.unwrap_or(Abi::X86_64);
     let start;
+    let mut child_fd = None;
     let (target, child) = if let Some(cmd) = command {
         let filter = counting.command_filter();
         let mut gated = spawn::fork_gated(&cmd.path, &cmd.argv, &cmd.envp, req.command_stdout_to_stderr, filter)
@@ -433,6 +457,7 @@ fn arm(
                 },
             })?;
         let child = gated.pid;
+        child_fd = spawn::pidfd_open(child).ok();
         let listener = gated.listener.take();
         let armed =
             counting.add_command(child, cmd.abi.unwrap_or(host), &cmd.comm, listener).and_then(|()| counting.start());
@@ -476,7 +501,7 @@ fn arm(
         }
         (target, None)
     };
-    Ok((target, child, start))
+    Ok(Armed { target, child, child_fd, start })
 }
 
 /// Start counting; the window starts in the middle of the arming (the
