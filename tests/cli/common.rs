@@ -4,9 +4,10 @@
 
 #![allow(dead_code)]
 
+use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
 use std::sync::Mutex;
 
 /// `vdsoctl` with NO_COLOR and no inherited format surprises.
@@ -231,4 +232,81 @@ impl Drop for KillOnDrop {
             let _ = vdsoctl::measure::sys::spawn::pidfd_kill(fd.as_fd(), libc::SIGKILL);
         }
     }
+}
+
+// ------------------------------------------------- reading trace reports
+
+/// Every clock syscall of both ABIs as a clock_loop mode: (-m32 build, mode,
+/// clock id, the syscall it makes, the clock it names).
+pub const EVERY_CLOCK_FUNCTION: &[(bool, &str, &str, &str, Option<&str>)] = &[
+    (false, "raw", "7", "clock_gettime", Some("CLOCK_BOOTTIME")),
+    (false, "gtod", "0", "gettimeofday", None),
+    (false, "time", "0", "time", None),
+    (false, "getres", "1", "clock_getres", Some("CLOCK_MONOTONIC")),
+    (false, "getcpu", "0", "getcpu", None),
+    (true, "raw", "11", "clock_gettime", Some("CLOCK_TAI")),
+    (true, "raw64", "4", "clock_gettime64", Some("CLOCK_MONOTONIC_RAW")),
+    (true, "gtod", "0", "gettimeofday", None),
+    (true, "time", "0", "time", None),
+    (true, "getres", "0", "clock_getres", Some("CLOCK_REALTIME")),
+    (true, "getres64", "5", "clock_getres_time64", Some("CLOCK_REALTIME_COARSE")),
+    (true, "getcpu", "0", "getcpu", None),
+];
+
+/// The count for (syscall, clock) summed over rows; 0 when absent.
+pub fn count(report: &Value, syscall: &str, clock: Option<&str>) -> u64 {
+    report["counts"]
+        .as_array()
+        .expect("counts")
+        .iter()
+        .filter(|r| r["syscall"] == syscall && r["clock"].as_str() == clock)
+        .map(|r| r["count"].as_u64().expect("count"))
+        .sum()
+}
+
+pub fn vsyscall_count(report: &Value, function: &str) -> u64 {
+    report["vsyscall_emulations"]
+        .as_array()
+        .expect("vsyscall_emulations")
+        .iter()
+        .filter(|r| r["function"] == function)
+        .map(|r| r["count"].as_u64().expect("count"))
+        .sum()
+}
+
+/// Start `vdsoctl ARGS` (a trace) and return once it says on stderr that its
+/// counters are armed — lines the traced command itself writes there come
+/// first with `--json -- CMD` and are skipped. Returns the child, that line
+/// and the stderr reader — keep it alive: closing the pipe would make the
+/// next write to it fail in vdsoctl or the traced command.
+pub fn start_armed(args: &[&str]) -> (Child, String, BufReader<ChildStderr>) {
+    let mut trace = Command::new(vdsoctl_path())
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn vdsoctl");
+    let mut stderr = BufReader::new(trace.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    while !line.contains("tracing") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).expect("read stderr") > 0, "trace ended before arming");
+    }
+    (trace, line, stderr)
+}
+
+/// Ctrl-C to a running trace: its exit code and the JSON summary it prints.
+pub fn interrupt(trace: Child) -> (Option<i32>, Value) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT)
+        .expect("signal trace");
+    let out = trace.wait_with_output().expect("trace output");
+    let r = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), r)
+}
+
+/// Rows of `report` whose field `key` equals `value`.
+pub fn rows_where<'a>(report: &'a Value, key: &str, value: i64) -> Vec<&'a Value> {
+    report["counts"].as_array().expect("counts").iter().filter(|r| r[key].as_i64() == Some(value)).collect()
 }

@@ -7,8 +7,8 @@
 //! series have a `tid` label. Attackers run as `nobody` without capabilities.
 
 use super::common::{
-    assert_promtool_accepts, build_c, have_promtool, is_root, missing_trace_facility, skip, system_wide_lock,
-    vdsoctl_path, KillOnDrop, Workload,
+    assert_promtool_accepts, build_c, have_promtool, interrupt, is_root, missing_trace_facility, skip, start_armed,
+    system_wide_lock, vdsoctl_path, KillOnDrop, Workload,
 };
 use serde_json::Value;
 use std::collections::HashSet;
@@ -50,33 +50,6 @@ fn attack(hostile: &Path, hold: bool) -> (Vec<Child>, i64, i64) {
     (children, pids[0], pids[1])
 }
 
-/// Start a trace and wait for its "tracing" line (counting armed).
-fn start_armed(args: &[&str]) -> (Child, BufReader<std::process::ChildStderr>) {
-    let mut trace = Command::new(vdsoctl_path())
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn vdsoctl");
-    let mut stderr = BufReader::new(trace.stderr.take().expect("stderr"));
-    let mut line = String::new();
-    while !line.contains("tracing") {
-        line.clear();
-        assert!(stderr.read_line(&mut line).expect("read stderr") > 0, "trace ended before arming");
-    }
-    (trace, stderr)
-}
-
-/// Ctrl-C, then the JSON summary.
-fn interrupt(trace: Child) -> Value {
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT)
-        .expect("signal trace");
-    let out = trace.wait_with_output().expect("trace output");
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)))
-}
-
 fn rows_of(r: &Value, pid: i64) -> Vec<&Value> {
     r["counts"].as_array().expect("counts").iter().filter(|x| x["pid"].as_i64() == Some(pid)).collect()
 }
@@ -108,11 +81,11 @@ fn hostile_processes_do_not_blind_a_victim_in_trace_all() {
     let _lock = system_wide_lock();
     let hostile = build_c("hostile", false, &[]);
     let clock_loop = build_c("clock_loop", false, &[]);
-    let (trace, _stderr) = start_armed(&["--json", "trace", "--engine", "bpf", "-a", "-d", "1h"]);
+    let (trace, _, _stderr) = start_armed(&["--json", "trace", "--engine", "bpf", "-a", "-d", "1h"]);
     let _guard = KillOnDrop::new(trace.id() as i32);
     let (_attackers, cycler, renamer) = attack(&hostile, false);
     let victim = victim(&clock_loop);
-    let r = interrupt(trace);
+    let (_, r) = interrupt(trace);
     // The victim's exact count, in its own row.
     let v = rows_of(&r, victim);
     assert_eq!(v.len(), 1, "{v:#?}");
@@ -301,7 +274,7 @@ fn a_reused_pid_is_not_credited_to_the_exited_target() {
     let (a_pid, b_pid) = (a.id() as i32, b.id() as i32);
     let _b = KillOnDrop::new(b_pid);
     let targets = format!("{a_pid},{b_pid}");
-    let (trace, _stderr) = start_armed(&["--json", "trace", "--engine", "bpf", "-p", &targets, "-d", "1h"]);
+    let (trace, _, _stderr) = start_armed(&["--json", "trace", "--engine", "bpf", "-p", &targets, "-d", "1h"]);
     let _guard = KillOnDrop::new(trace.id() as i32);
     assert!(a.wait().expect("a").success());
     // The newcomer takes A's pid and makes 5 raw CLOCK_MONOTONIC calls.
@@ -320,7 +293,7 @@ fn a_reused_pid_is_not_credited_to_the_exited_target() {
         return skip("could not take the exited target's pid (ns_last_pid) in 50 tries");
     };
     assert!(newcomer.wait().expect("newcomer").success());
-    let r = interrupt(trace);
+    let (_, r) = interrupt(trace);
     let credited = rows_of(&r, i64::from(a_pid));
     assert!(credited.is_empty(), "the newcomer's calls were credited to the exited target: {credited:#?}");
     let warned: Vec<&Value> = r["findings"]
@@ -343,7 +316,7 @@ fn system_wide_keeps_processes_that_share_a_pid_apart() {
     }
     let _lock = system_wide_lock();
     let clock_loop = build_c("clock_loop", false, &[]);
-    let (trace, _stderr) = start_armed(&["trace", "--format", "prometheus", "--engine", "bpf", "-a", "-d", "1h"]);
+    let (trace, _, _stderr) = start_armed(&["trace", "--format", "prometheus", "--engine", "bpf", "-a", "-d", "1h"]);
     let _guard = KillOnDrop::new(trace.id() as i32);
     let mut first = Command::new(&clock_loop);
     first.args(["raw", "1", "5"]).stdout(Stdio::null()).stderr(Stdio::null());
@@ -383,12 +356,12 @@ fn system_wide_findings_are_one_line_per_clock_and_verdict() {
     }
     let _lock = system_wide_lock();
     let clock_loop = build_c("clock_loop", false, &[]);
-    let (trace, _stderr) = start_armed(&["--json", "trace", "--engine", "bpf", "-a", "-d", "1h"]);
+    let (trace, _, _stderr) = start_armed(&["--json", "trace", "--engine", "bpf", "-a", "-d", "1h"]);
     let _guard = KillOnDrop::new(trace.id() as i32);
     // 30 short-lived processes, each 10 raw clock_getres(CLOCK_BOOTTIME).
     let script = format!("for i in $(seq 30); do {} getres 7 10 >/dev/null 2>&1; done", clock_loop.display());
     assert!(Command::new("sh").args(["-c", &script]).status().expect("sh").success());
-    let r = interrupt(trace);
+    let (_, r) = interrupt(trace);
     let lines: Vec<&str> = r["findings"]
         .as_array()
         .unwrap()

@@ -4,10 +4,10 @@
 //! privilege, `--fail-over`, signals, and the exit-3/4 error paths.
 
 use super::common::{
-    build_c, have_m32, missing_trace_facility, run, skip, system_wide_lock, vdsoctl_path, KillOnDrop, Workload,
+    build_c, count, have_m32, interrupt, missing_trace_facility, rows_where, run, skip, start_armed, system_wide_lock,
+    vdsoctl_path, vsyscall_count, KillOnDrop, Workload, EVERY_CLOCK_FUNCTION,
 };
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 /// Both engines: every exactness test runs with each.
@@ -23,64 +23,6 @@ fn trace_cmd_with(engine: &str, m32: bool, args: &[&str]) -> Value {
     let r: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}"));
     assert_eq!(r["engine"], engine, "{r:#}");
     r
-}
-
-/// The count for (syscall, clock) summed over rows; 0 when absent.
-fn count(report: &Value, syscall: &str, clock: Option<&str>) -> u64 {
-    report["counts"]
-        .as_array()
-        .expect("counts")
-        .iter()
-        .filter(|r| r["syscall"] == syscall && r["clock"].as_str() == clock)
-        .map(|r| r["count"].as_u64().expect("count"))
-        .sum()
-}
-
-fn vsyscall_count(report: &Value, function: &str) -> u64 {
-    report["vsyscall_emulations"]
-        .as_array()
-        .expect("vsyscall_emulations")
-        .iter()
-        .filter(|r| r["function"] == function)
-        .map(|r| r["count"].as_u64().expect("count"))
-        .sum()
-}
-
-/// Start `vdsoctl ARGS` (a trace) and return once it says on stderr that its
-/// counters are armed — lines the traced command itself writes there come
-/// first with `--json -- CMD` and are skipped. Returns the child, that line
-/// and the stderr reader — keep it alive: closing the pipe would make the
-/// next write to it fail in vdsoctl or the traced command.
-fn start_armed(args: &[&str]) -> (std::process::Child, String, BufReader<std::process::ChildStderr>) {
-    let mut trace = Command::new(vdsoctl_path())
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn vdsoctl");
-    let mut stderr = BufReader::new(trace.stderr.take().expect("stderr"));
-    let mut line = String::new();
-    while !line.contains("tracing") {
-        line.clear();
-        assert!(stderr.read_line(&mut line).expect("read stderr") > 0, "trace ended before arming");
-    }
-    (trace, line, stderr)
-}
-
-/// Ctrl-C to a running trace: its exit code and the JSON summary it prints.
-fn interrupt(trace: std::process::Child) -> (Option<i32>, Value) {
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT)
-        .expect("signal trace");
-    let out = trace.wait_with_output().expect("trace output");
-    let r = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
-    (out.status.code(), r)
-}
-
-/// Rows of `report` whose field `key` equals `value`.
-fn rows_where<'a>(report: &'a Value, key: &str, value: i64) -> Vec<&'a Value> {
-    report["counts"].as_array().expect("counts").iter().filter(|r| r[key].as_i64() == Some(value)).collect()
 }
 
 #[test]
@@ -110,20 +52,7 @@ fn every_clock_function_of_both_abis_is_counted_exactly() {
     if !have_m32() {
         return skip("gcc -m32 cannot build (install gcc-multilib)");
     }
-    let cases: &[(bool, &str, &str, &str, Option<&str>)] = &[
-        (false, "raw", "7", "clock_gettime", Some("CLOCK_BOOTTIME")),
-        (false, "gtod", "0", "gettimeofday", None),
-        (false, "time", "0", "time", None),
-        (false, "getres", "1", "clock_getres", Some("CLOCK_MONOTONIC")),
-        (false, "getcpu", "0", "getcpu", None),
-        (true, "raw", "11", "clock_gettime", Some("CLOCK_TAI")),
-        (true, "raw64", "4", "clock_gettime64", Some("CLOCK_MONOTONIC_RAW")),
-        (true, "gtod", "0", "gettimeofday", None),
-        (true, "time", "0", "time", None),
-        (true, "getres", "0", "clock_getres", Some("CLOCK_REALTIME")),
-        (true, "getres64", "5", "clock_getres_time64", Some("CLOCK_REALTIME_COARSE")),
-        (true, "getcpu", "0", "getcpu", None),
-    ];
+    let cases = EVERY_CLOCK_FUNCTION;
     for engine in ENGINES {
         for (m32, mode, clock, syscall, name) in cases {
             let r = trace_cmd_with(engine, *m32, &[mode, clock, "1234"]);
