@@ -103,6 +103,9 @@ pub enum Progress<'a> {
     /// The command is still running some time after a forwarded signal
     /// (SIGINT, SIGTERM): counting goes on until it exits or another signal.
     SignalIgnored { pid: i32, signal: &'static str },
+    /// Seccomp engine: the command exited, but processes it started still
+    /// hold its filter; counting goes on until they exit or a signal.
+    TreeLingers { pid: i32 },
     /// Counting started: for `-- CMD` before the command runs.
     Armed { target: &'a Target, duration: Option<Duration> },
 }
@@ -263,11 +266,18 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     // `-- CMD`: signals forwarded so far, and when the last one was.
     let mut forwarded: Option<(u32, Instant, Signal)> = None;
     let mut said_ignored = false;
+    let mut said_lingers = false;
     let end = loop {
         let now = Instant::now();
         if let Some(done) = command_done {
             match counting.tree_ended() {
                 Some(Some(gone)) => break Some(gone.max(done)),
+                Some(None) if !said_lingers && now >= done + GRACE => {
+                    said_lingers = true;
+                    if let (Some(say), Some(pid)) = (req.progress, child) {
+                        say(&Progress::TreeLingers { pid });
+                    }
+                }
                 Some(None) => {}
                 None => break Some(done),
             }
@@ -318,7 +328,9 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         match event {
             Ok(Event::Signal(sig)) => {
                 interrupted = true;
-                if child.is_none() {
+                // Nothing to forward to: -p and -a, or a command that has
+                // exited while processes it left behind keep its filter.
+                if child.is_none() || command_done.is_some() {
                     break None;
                 }
                 // As strace does: the first signal goes to the command and

@@ -489,3 +489,19 @@ fn a_command_that_ignores_sigint_is_reported_and_killed_by_the_second() {
     assert_eq!(r["command"]["exit_status"]["signal"], 9, "{r:#}");
     assert!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")) > 0, "counting went on: {r:#}");
 }
+
+/// vdsoctl answers until the whole tree has gone: a process the command
+/// left behind is still counted after the command exited (and said so).
+#[test]
+fn a_process_left_behind_is_counted_until_it_exits() {
+    let bin = build_c("clock_loop", false, &[]);
+    let script = format!("(sleep 2.5; exec {} raw 1 50 >/dev/null) & exit 0", path(&bin));
+    let out = unprivileged(&vdsoctl_path()).args(["--json", "trace", "--", "sh", "-c", &script]).output().expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r = json_of(&out);
+    assert_eq!(r["engine"], "seccomp");
+    assert_eq!(r["command"]["exit_status"]["code"], 0, "{r:#}");
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 50, "{r:#}");
+    assert!(stderr.contains("processes it started still run under its seccomp filter"), "{stderr}");
+}
