@@ -186,7 +186,7 @@ pub fn trace_progress(p: &crate::measure::session::Progress<'_>) {
         Progress::Armed { target: Target::Command { argv, pid }, duration } => {
             let until = duration
                 .map_or_else(|| " until it exits".to_string(), |d| format!(" for at most {}", duration_text(d)));
-            note(format_args!("tracing {} (pid {pid}){until}", sanitize(&argv.join(" "))))
+            note(format_args!("tracing {} (pid {pid}){until}", sanitize(&shell_words(argv))))
         }
         Progress::Armed { target: Target::All, duration } => {
             note(format_args!("tracing all processes{}", how_long(*duration)))
@@ -222,6 +222,20 @@ pub fn ns_text(ns: f64) -> String {
     } else {
         format!("{v:.2} {unit}")
     }
+}
+
+/// A command line as a POSIX shell would read it back: each word quoted
+/// only when it needs to be (`sh -c './rawn 100 raw > /dev/null'`), so a
+/// hint that names the command can be pasted and runs the same command.
+pub fn shell_words<S: AsRef<str>>(argv: &[S]) -> String {
+    argv.iter()
+        .map(|w| match shlex::try_quote(w.as_ref()) {
+            Ok(q) => q.into_owned(),
+            // A NUL byte cannot be in an argument anyway: show it escaped.
+            Err(_) => format!("'{}'", w.as_ref().replace('\0', "\\0").replace('\'', "'\\''")),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `81204` → `81,204`.

@@ -994,24 +994,30 @@ fn gather_command(command: &[OsString], strict: bool) -> Result<CheckReport> {
     let mut checks = Vec::new();
     let exit_status = report.command.as_ref().and_then(|c| c.exit_status);
     checks.push(match exit_status {
-        Some(ExitStatus::Code(0)) => {
-            Check::new("command", Status::Ok, format!("`{}` exited with status 0", argv.join(" ")), None)
-        }
+        Some(ExitStatus::Code(0)) => Check::new(
+            "command",
+            Status::Ok,
+            format!("`{}` exited with status 0", crate::render::shell_words(&argv)),
+            None,
+        ),
         Some(ExitStatus::Code(c)) => Check::new(
             "command",
             Status::Fail,
-            format!("`{}` exited with status {c}", argv.join(" ")),
+            format!("`{}` exited with status {c}", crate::render::shell_words(&argv)),
             Some(&format!("the smoke command itself failed; vdsoctl exits with its status, {c}")),
         ),
         Some(ExitStatus::Signal(n)) => Check::new(
             "command",
             Status::Fail,
-            format!("`{}` was killed by signal {n}", argv.join(" ")),
+            format!("`{}` was killed by signal {n}", crate::render::shell_words(&argv)),
             Some(&format!("the smoke command itself failed; vdsoctl exits with {}", 128 + n)),
         ),
-        None => {
-            Check::new("command", Status::Fail, format!("`{}`: interrupted before it exited", argv.join(" ")), None)
-        }
+        None => Check::new(
+            "command",
+            Status::Fail,
+            format!("`{}`: interrupted before it exited", crate::render::shell_words(&argv)),
+            None,
+        ),
     });
     let name = |pid: i32, comm: &Option<String>| match comm {
         Some(c) => format!("pid {pid} ({c}) "),
@@ -1032,7 +1038,7 @@ fn gather_command(command: &[OsString], strict: bool) -> Result<CheckReport> {
             "command_trace",
             Status::Fail,
             format!("in {secs}: {} — the vDSO is bypassed", bad.join(", ")),
-            Some(&format!("`vdsoctl trace -- {}` shows rates per clock id; look for a raw syscall(), a static or old libc (`vdsoctl check --image /`), or LD_PRELOAD", argv.join(" "))),
+            Some(&format!("`vdsoctl trace -- {}` shows rates per clock id; look for a raw syscall(), a static or old libc (`vdsoctl check --image /`), or LD_PRELOAD", crate::render::shell_words(&argv))),
         )
     });
     if report.lost > 0 {
@@ -1084,7 +1090,7 @@ impl Render for CheckReport {
             s += &self.render_binaries(binaries, out);
         }
         if let Some(c) = &self.command {
-            s += &format!("`{}` (pid {})\n", out.text(&c.argv.join(" ")), c.pid);
+            s += &format!("`{}` (pid {})\n", out.text(&crate::render::shell_words(&c.argv)), c.pid);
         }
         let mut t = out.table(&["CHECK", "STATUS", "DETAIL"]);
         t.wrap("DETAIL");

@@ -130,7 +130,7 @@ impl Render for TraceReport {
         let target = match &self.target {
             Target::Pids(p) => format!("pid {}", p.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")),
             Target::All => "all processes".into(),
-            Target::Command { argv, pid } => format!("`{}` (pid {pid})", out.text(&argv.join(" "))),
+            Target::Command { argv, pid } => format!("`{}` (pid {pid})", out.text(&crate::render::shell_words(argv))),
         };
         let span = match self.interval {
             Some(i) => {

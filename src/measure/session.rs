@@ -499,7 +499,7 @@ struct PreparedCommand {
 }
 
 fn prepare_command(words: &[OsString]) -> Result<PreparedCommand> {
-    let display = words.iter().map(|w| w.to_string_lossy()).collect::<Vec<_>>().join(" ");
+    let display = crate::render::shell_words(&words.iter().map(|w| w.to_string_lossy()).collect::<Vec<_>>());
     let spawn_err = |kind: std::io::ErrorKind, why: &str| Error::Spawn {
         cmd: display.clone(),
         source: std::io::Error::new(kind, why.to_string()),
