@@ -307,9 +307,10 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
 ];
 
 const USAGE: (&str, &str) = ("2", "usage error: an unknown option, a bad value, a conflict");
-const INSPECT: (&str, &str) = ("3", "could not inspect: no such process, permission denied, no [vdso], a bad file");
+const INSPECT: (&str, &str) =
+    ("3", "could not inspect: no such process, permission denied, a bad file, no [vdso] for dump to read");
 const FACILITY: (&str, &str) =
-    ("4", "a facility is missing: BPF and perf_event_open refused, no tracefs, address in use");
+    ("4", "a facility is missing: BPF and perf_event_open refused, no tracefs, serve cannot listen");
 const CHILD: (&str, &str) =
     ("N", "with -- CMD: the command's own failing status (128+N for signal N), before any other");
 
@@ -319,7 +320,7 @@ pub const PAGES: &[Page] = &[
         name: "vdsoctl",
         exit: &[
             ("0", "ran; no FAIL line was printed"),
-            ("1", "ran and printed a FAIL line (check's verdict, --max-ns, --fail-over, no [vdso], ...)"),
+            ("1", "ran and printed a FAIL line (check's verdict, --max-ns, --fail-over, maps or auxv of a process without [vdso], ...)"),
             USAGE,
             INSPECT,
             FACILITY,
@@ -417,7 +418,8 @@ pub const PAGES: &[Page] = &[
             ("0", "verdict OK or WARN (WARN with --strict is 1)"),
             ("1", "verdict FAIL: a FAIL row"),
             USAGE,
-            ("3", "could not inspect the process or the image tree"),
+            ("3", "could not inspect the process or the image tree, or CMD could not be started"),
+            ("4", "with -- CMD: no engine may count the command (BPF, perf_event_open and seccomp refused)"),
             CHILD,
         ],
         privileges: "none: without root (or CAP_BPF and CAP_PERFMON) the observation rows say \"not observed\" and the other checks decide; -p of another user's process needs root or CAP_SYS_PTRACE; -- CMD needs nothing (the seccomp engine counts without privileges)",

@@ -1160,7 +1160,8 @@ impl CheckReport {
     /// with a count — JSON lists every one.
     fn render_binaries(&self, binaries: &[BinaryRow], out: &Output) -> String {
         let mut t = out.table(&["STATUS", "PATH", "CLASS", "LINKAGE", "RUNTIME", "DETAIL"]);
-        t.wrap("DETAIL");
+        // PATH wraps only in a group's "3 files (e.g. /lib/…)" cell: a path is one word.
+        t.wrap("PATH").wrap("DETAIL");
         let runtime = |b: &BinaryRow| match &b.runtime_version {
             Some(v) => format!("{} {v}", b.runtime),
             None => b.runtime.to_string(),

@@ -127,9 +127,10 @@ impl Table {
         self.rows.is_empty()
     }
 
-    /// Column widths: natural widths, prose columns narrowed (never below
-    /// their longest word or their header) until the table fits.
-    fn widths(&self) -> Vec<usize> {
+    /// Column widths of the columns `shown`: natural widths, prose columns
+    /// narrowed (never below their longest word or their header) until the
+    /// table fits. Also each column's natural width.
+    fn widths(&self, shown: &[bool]) -> (Vec<usize>, Vec<usize>) {
         let n = self.header.len();
         let mut natural: Vec<usize> = self.header.iter().map(|h| cols(h)).collect();
         let mut floor = natural.clone();
@@ -140,20 +141,35 @@ impl Table {
                 floor[i] = floor[i].max(if self.prose[i] { longest_word } else { cols(&c.text) });
             }
         }
-        let Some(limit) = self.width else { return natural };
-        let mut widths = natural;
-        let total = |w: &[usize]| w.iter().sum::<usize>() + GAP * n.saturating_sub(1);
+        let Some(limit) = self.width else { return (natural.clone(), natural) };
+        let mut widths = natural.clone();
+        let visible = shown.iter().filter(|s| **s).count();
+        let total =
+            |w: &[usize]| (0..n).filter(|&i| shown[i]).map(|i| w[i]).sum::<usize>() + GAP * visible.saturating_sub(1);
         // Take a column at a time from the widest prose column that can give.
         while total(&widths) > limit {
-            let candidate = (0..n).filter(|&i| self.prose[i] && widths[i] > floor[i]).max_by_key(|&i| widths[i]);
+            let candidate =
+                (0..n).filter(|&i| shown[i] && self.prose[i] && widths[i] > floor[i]).max_by_key(|&i| widths[i]);
             match candidate {
                 Some(i) => widths[i] -= 1,
                 None => break,
             }
         }
-        widths
+        (widths, natural)
+    }
+
+    /// The prose column that has no room in the grid: squeezed below
+    /// [`MIN_PROSE`] columns, its text goes under each row instead.
+    fn prose_below(&self, widths: &[usize], natural: &[usize]) -> Option<usize> {
+        self.width?;
+        let i = self.prose.iter().rposition(|p| *p)?;
+        (self.header.len() > 1 && widths[i] < natural[i] && widths[i] < MIN_PROSE).then_some(i)
     }
 }
+
+/// Below this many columns a prose column is no column: it is read a few
+/// words a line. Its text goes under its row, indented, instead.
+const MIN_PROSE: usize = 24;
 
 /// Units that stay on the line of the number before them (`27.1 ns`).
 const UNITS: [&str; 13] =
@@ -200,39 +216,72 @@ pub(crate) fn wrap_words(text: &str, width: usize) -> Vec<String> {
 
 impl fmt::Display for Table {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let widths = self.widths();
+        let n = self.header.len();
+        let mut shown = vec![true; n];
+        let (mut widths, natural) = self.widths(&shown);
+        let below = self.prose_below(&widths, &natural);
+        if let Some(i) = below {
+            shown[i] = false;
+            widths = self.widths(&shown).0;
+        }
         let mut lines: Vec<String> = Vec::new();
+        let paint = |line: &mut String, text: &str, color: Option<Color>| match color {
+            Some(c) if self.color && !text.is_empty() => {
+                line.push_str(c.sgr());
+                line.push_str(text);
+                line.push_str("\x1b[0m");
+            }
+            _ => line.push_str(text),
+        };
         let line_of = |cells: &[(String, Option<Color>)]| {
             let mut line = String::new();
-            for (i, (text, color)) in cells.iter().enumerate() {
-                if i > 0 {
+            for (k, (i, (text, color))) in cells.iter().enumerate().filter(|(i, _)| shown[*i]).enumerate() {
+                if k > 0 {
                     line.push_str(&" ".repeat(GAP));
                 }
-                match color {
-                    Some(c) if self.color && !text.is_empty() => {
-                        line.push_str(c.sgr());
-                        line.push_str(text);
-                        line.push_str("\x1b[0m");
-                    }
-                    _ => line.push_str(text),
-                }
+                paint(&mut line, text, *color);
                 line.push_str(&" ".repeat(widths[i].saturating_sub(cols(text))));
             }
             line.trim_end().to_string()
         };
         lines.push(line_of(&self.header.iter().map(|h| (h.clone(), None)).collect::<Vec<_>>()));
-        lines.push(widths.iter().map(|w| "─".repeat(*w)).collect::<Vec<_>>().join(&"─".repeat(GAP)));
+        lines.push(
+            (0..n).filter(|&i| shown[i]).map(|i| "─".repeat(widths[i])).collect::<Vec<_>>().join(&"─".repeat(GAP)),
+        );
+        // Prose under its row: indented to the second column when that
+        // leaves room for it, else by a few spaces.
+        let limit = self.width.unwrap_or(usize::MAX);
+        let first = (0..n).find(|&i| shown[i]).map_or(0, |i| widths[i] + GAP);
+        let indent = if limit.saturating_sub(first) >= 2 * MIN_PROSE { first } else { 4 };
         for row in &self.rows {
             let wrapped: Vec<Vec<String>> = row
                 .iter()
                 .enumerate()
-                .map(|(i, c)| if self.prose[i] { wrap_words(&c.text, widths[i]) } else { vec![c.text.clone()] })
+                .map(
+                    |(i, c)| {
+                        if self.prose[i] && shown[i] {
+                            wrap_words(&c.text, widths[i])
+                        } else {
+                            vec![c.text.clone()]
+                        }
+                    },
+                )
                 .collect();
-            let height = wrapped.iter().map(Vec::len).max().unwrap_or(1);
+            let height = wrapped.iter().enumerate().filter(|(i, _)| shown[*i]).map(|(_, w)| w.len()).max().unwrap_or(1);
             for k in 0..height {
                 let cells: Vec<(String, Option<Color>)> =
                     wrapped.iter().zip(row).map(|(w, c)| (w.get(k).cloned().unwrap_or_default(), c.color)).collect();
                 lines.push(line_of(&cells));
+            }
+            if let Some(i) = below {
+                for piece in wrap_words(&row[i].text, limit.saturating_sub(indent).max(1)) {
+                    if piece.is_empty() {
+                        continue;
+                    }
+                    let mut line = " ".repeat(indent);
+                    paint(&mut line, &piece, row[i].color);
+                    lines.push(line);
+                }
             }
         }
         write!(f, "{}", lines.join("\n"))
@@ -276,6 +325,31 @@ mod tests {
         let text = table(Some(10)).to_string();
         assert!(text.split_whitespace().any(|w| w == "0x7ffd12345000"), "{text}");
         assert!(text.split_whitespace().any(|w| w == "vdso_mapped"), "{text}");
+    }
+
+    #[test]
+    fn prose_with_no_room_goes_under_its_row() {
+        let mut t = Table::new(&["STATUS", "PATH", "CLASS", "DETAIL"], Some(60), false);
+        t.wrap("DETAIL");
+        let detail = "its code calls the fixed [vsyscall] page (1 site(s), first at 0x18c2): each call traps";
+        t.add_row(["FAIL", "/opt/legacy/a_rather_long_program_name", "ELF64 x86_64", detail]);
+        t.add_row(["OK", "/usr/bin/true", "ELF64 x86_64", ""]);
+        let text = t.to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        // DETAIL would get 12 columns: it has no column, its text is under the row.
+        assert_eq!(lines[0], "STATUS  PATH                                    CLASS", "{text}");
+        assert!(lines[2].starts_with("FAIL    /opt/legacy/") && lines[2].ends_with("ELF64 x86_64"), "{text}");
+        assert!(lines[3].starts_with("        its code calls the fixed [vsyscall] page"), "{text}");
+        assert_eq!(lines.last().unwrap(), &"OK      /usr/bin/true                           ELF64 x86_64", "{text}");
+        assert!(lines.iter().all(|l| cols(l) <= 60 && !l.ends_with(' ')), "{text}");
+        let under: String = lines[3..lines.len() - 1].iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+        assert_eq!(under, detail);
+        // With room, the same table keeps its DETAIL column.
+        t.width = Some(120);
+        assert!(t.to_string().lines().next().unwrap().ends_with("DETAIL"));
+        // Unlimited (a pipe): never under.
+        t.width = None;
+        assert_eq!(t.to_string().lines().count(), 4);
     }
 
     #[test]
