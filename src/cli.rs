@@ -320,7 +320,7 @@ pub const PAGES: &[Page] = &[
         name: "vdsoctl",
         exit: &[
             ("0", "ran; no FAIL line was printed"),
-            ("1", "ran and printed a FAIL line (check's verdict, --max-ns, --fail-over, maps or auxv of a process without [vdso], ...)"),
+            ("1", "ran and printed a FAIL line (check's verdict, --max-ns, --fail-over, maps with no [vdso], ...)"),
             USAGE,
             INSPECT,
             FACILITY,
