@@ -122,13 +122,17 @@ impl Render for BenchReport {
         }
         let mut s = format!("{t}\n");
         let first = self.results.iter().find_map(|r| r.stats);
-        s += &format!(
-            "time per call: median of {} timed batches (±: median absolute deviation, shown from 1%); {}\n",
-            first.map_or(self.plan.rounds as usize, |st| st.rounds),
-            match self.basis {
-                Basis::Counted => "syscalls/call counted by perf (raw_syscalls:sys_enter) on vdsoctl's own thread",
-                Basis::Timing => "verdicts are timing-based: perf could not count syscalls here",
-            }
+        // The footnote wraps at the width like the findings under it.
+        s += &out.prose(
+            "time per call: ",
+            &format!(
+                "median of {} timed batches (±: median absolute deviation, shown from 1%); {}",
+                first.map_or(self.plan.rounds as usize, |st| st.rounds),
+                match self.basis {
+                    Basis::Counted => "syscalls/call counted by perf (raw_syscalls:sys_enter) on vdsoctl's own thread",
+                    Basis::Timing => "verdicts are timing-based: perf could not count syscalls here",
+                }
+            ),
         );
         if let Some(checks) = &self.verify {
             let failed = checks.iter().filter(|c| !c.ok).count();

@@ -88,7 +88,15 @@ impl Render for TraceReport {
                 dash(r.ppid),
                 out.text(r.comm.as_deref().unwrap_or("-")).into_owned(),
                 r.syscall.to_string(),
-                r.clock.map_or_else(|| "-".into(), ClockRef::text),
+                // The header says CLOCK: `MONOTONIC_RAW`, as check's `clock:` rows
+                // name it, keeps the table inside 80 columns with 7-digit pids.
+                r.clock.map_or_else(
+                    || "-".into(),
+                    |c| {
+                        let t = ClockRef::text(c);
+                        t.strip_prefix("CLOCK_").map_or_else(|| t.clone(), str::to_string)
+                    },
+                ),
                 thousands(r.count),
                 per_sec_text(r.per_sec),
             ];

@@ -196,12 +196,17 @@ fn a_fail_line_means_exit_1_in_every_command() {
 /// Run vdsoctl in a pty of `cols` columns (0: the 0×0 pty script(1) makes
 /// with no terminal around it), without COLUMNS; its output with `\r` dropped.
 fn in_pty(cols: u16, args: &[&str]) -> String {
+    in_pty_at(Path::new("."), cols, args)
+}
+
+/// [`in_pty`], run from the directory `cwd`.
+fn in_pty_at(cwd: &Path, cols: u16, args: &[&str]) -> String {
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let words: Vec<String> = std::iter::once(vdsoctl_path().to_str().unwrap().to_string())
         .chain(args.iter().map(|a| a.to_string()))
         .map(|w| quote(&w))
         .collect();
-    let line = format!("stty cols {cols} rows 50; exec {}", words.join(" "));
+    let line = format!("cd {}; stty cols {cols} rows 50; exec {}", quote(cwd.to_str().unwrap()), words.join(" "));
     let out = Command::new("script")
         .args(["-qec", &line, "/dev/null"])
         .env_remove("COLUMNS")
@@ -284,10 +289,58 @@ fn tables_never_split_a_token_in_a_60_or_0_column_pty() {
         if is_root() {
             let bin = build_c("clock_loop", false, &[]);
             let text = in_pty(cols, &["trace", "--", bin.to_str().unwrap(), "raw", "4", "100"]);
-            let must: Vec<String> =
-                ["clock_loop", "clock_gettime", "CLOCK_MONOTONIC_RAW", "100"].map(String::from).to_vec();
+            let must: Vec<String> = ["clock_loop", "clock_gettime", "MONOTONIC_RAW", "100"].map(String::from).to_vec();
             assert_whole(&format!("trace at {cols}"), &text, &must);
         }
+    }
+}
+
+/// No line wider than 80 columns, in an 80-column pty, for the usual output
+/// of each command fixed for it (issue 24), and no token split.
+#[test]
+fn usual_output_fits_an_80_column_pty() {
+    let _lock = system_wide_lock(); // bench timings and clock loops: not beside a system-wide trace
+    let fits = |what: &str, text: &str| {
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "{what}: {} columns: {line:?}\n{text}", line.chars().count());
+        }
+    };
+    // An image tree: a vsyscall caller (FAIL), a 32-bit program (WARN), a dynamic one.
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tree.path().join("usr/bin")).unwrap();
+    std::fs::create_dir_all(tree.path().join("opt")).unwrap();
+    std::fs::copy(build_c("clock_loop", false, &[]), tree.path().join("opt/clock_loop")).unwrap();
+    std::fs::copy("/bin/true", tree.path().join("usr/bin/true")).unwrap();
+    let mut paths = vec!["/opt/clock_loop", "/usr/bin/true"];
+    if super::common::have_m32() {
+        std::fs::copy(build_c("clock_loop", true, &[]), tree.path().join("usr/bin/clock_loop-m32")).unwrap();
+        paths.push("/usr/bin/clock_loop-m32");
+    }
+    let text = in_pty_at(tree.path(), 80, &["check", "--image", "."]);
+    fits("check --image", &text);
+    let must: Vec<String> = paths.iter().map(|p| p.to_string()).chain(["ELF64".into(), "x86_64".into()]).collect();
+    assert_whole("check --image at 80", &text, &must);
+    // Its DETAIL had no room: it is under its row, in whole sentences.
+    assert!(text.contains("its code calls the fixed [vsyscall] page"), "{text}");
+    let text = in_pty(80, &["check", "--trace", "0"]);
+    fits("check", &text);
+    assert_whole("check at 80", &text, &["vdso_symbols".into(), "clocksource".into()]);
+    let text = in_pty(80, &["maps"]);
+    fits("maps", &text);
+    assert_whole("maps at 80", &text, &["[vdso]".into(), "[stack]".into()]);
+    // bench's table is wider than 80, its lines of prose are not.
+    let text = in_pty(80, &["bench", "--quick", "--functions", "time"]);
+    let prose: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("time per call: ")).collect();
+    assert!(!prose.is_empty(), "{text}");
+    fits("bench's footnote and findings", &prose.join("\n"));
+    assert_whole("bench at 80", &text, &["batches".into(), "deviation,".into(), "timed".into()]);
+    if is_root() {
+        // The command named as the reader would type it, from its directory.
+        let dir = build_c("clock_loop", false, &[]).parent().unwrap().to_path_buf();
+        let text = in_pty_at(&dir, 80, &["trace", "--", "./clock_loop", "raw", "4", "100"]);
+        fits("trace", &text);
+        let must: Vec<String> = ["clock_loop", "clock_gettime", "MONOTONIC_RAW", "100"].map(String::from).to_vec();
+        assert_whole("trace at 80", &text, &must);
     }
 }
 
