@@ -1117,7 +1117,13 @@ impl Render for CheckReport {
                 s += &out.prose(&format!("{} {}: ", c.status.label(), out.text(&c.name)), &out.text(h));
             }
         }
-        s += &format!("verdict: {}\n", self.status.label());
+        // The verdict line says what the exit status says: a WARN that
+        // --strict fails is a FAIL here (exit 1).
+        if self.strict && self.status == Status::Warn {
+            s += "verdict: FAIL (a WARN, and --strict fails on WARN)\n";
+        } else {
+            s += &format!("verdict: {}\n", self.status.label());
+        }
         s
     }
 

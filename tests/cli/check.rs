@@ -419,10 +419,13 @@ fn image_tree_verdicts_and_exit_code() {
 
     // Without the vsyscall caller only the 32-bit WARN is left: exit 0, and 1 with --strict.
     std::fs::remove_file(dir.path().join("opt/legacy/clock_loop")).unwrap();
-    let (code, _, stderr) = run(&["check", "--image", root]);
+    let (code, stdout, stderr) = run(&["check", "--image", root]);
     assert_eq!(code, 0, "{stderr}");
-    let (code, _, _) = run(&["check", "--strict", "--image", root]);
+    assert_eq!(stdout.lines().last(), Some("verdict: WARN"), "{stdout}");
+    // The verdict line says what the exit status says.
+    let (code, stdout, _) = run(&["check", "--strict", "--image", root]);
     assert_eq!(code, 1);
+    assert!(stdout.lines().last().unwrap().starts_with("verdict: FAIL"), "{stdout}");
 
     // Not a directory: exit 3, one line.
     let (code, _, stderr) = run(&["check", "--image", "/etc/hostname"]);
