@@ -195,7 +195,8 @@ pub fn parse_window(text: &str) -> Result<Duration, String> {
 /// `bench` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
-    /// Clock ids to measure (names like MONOTONIC_RAW or numbers), comma-separated.
+    /// Clock ids to measure (names like MONOTONIC_RAW or numbers), comma-separated. Without
+    /// --functions, only the functions that take a clock are measured (and gated by --max-ns).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub clocks: Vec<String>,
 
