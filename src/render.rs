@@ -209,10 +209,11 @@ pub fn ns_text(ns: f64) -> String {
     if ns == 0.0 {
         return "0 s".into();
     }
+    // A value that rounds to 1000 of a unit is 1.00 of the next: never `1000 ns`.
     let (v, unit) = match ns {
-        n if n < 1e3 => (n, "ns"),
-        n if n < 1e6 => (n / 1e3, "µs"),
-        n if n < 1e9 => (n / 1e6, "ms"),
+        n if n < 999.5 => (n, "ns"),
+        n if n < 999.5e3 => (n / 1e3, "µs"),
+        n if n < 999.5e6 => (n / 1e6, "ms"),
         n => (n / 1e9, "s"),
     };
     if v >= 99.95 {
@@ -478,6 +479,11 @@ mod tests {
         assert_eq!(ns_text(12_500.0), "12.5 µs");
         assert_eq!(ns_text(3_200_000.0), "3.20 ms");
         assert_eq!(ns_text(2e9), "2.00 s");
+        // Rounding up to 1000 of a unit moves to the next unit (bench said `1000 ns`).
+        assert_eq!(ns_text(999.4), "999 ns");
+        assert_eq!(ns_text(999.6), "1.00 µs");
+        assert_eq!(ns_text(999_700.0), "1.00 ms");
+        assert_eq!(ns_text(999_600_000.0), "1.00 s");
         assert_eq!(duration_text(std::time::Duration::ZERO), "0 s");
         assert_eq!(rate_text(50_000.0), "50,000/s");
         assert_eq!(rate_text(2.5), "2.5/s");

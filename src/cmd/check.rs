@@ -849,8 +849,14 @@ impl Progress {
         }
         self.last = elapsed;
         self.shown = true;
-        let _ =
-            write!(std::io::stderr(), "\rscanning: {entries} entries, {elf} ELF files, {:.1}s", elapsed.as_secs_f64());
+        // The summary's number style: `150,140 entries`, `2.40 s`.
+        let _ = write!(
+            std::io::stderr(),
+            "\rscanning: {} entries, {} ELF files, {}",
+            thousands(entries),
+            thousands(elf as u64),
+            crate::render::duration_text(elapsed)
+        );
     }
 
     fn done(&self) {
