@@ -100,7 +100,29 @@ impl Output {
         })
     }
 
-    /// Findings as sentences under a table, `FAIL: message — hint`.
+    /// `text` (ours, already safe) in `color` when colour is on.
+    pub fn paint(&self, text: &str, color: Color) -> String {
+        if self.color && !text.is_empty() {
+            format!("{}{text}\x1b[0m", color.sgr())
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// A severity's label, coloured as its table cell is.
+    pub fn severity_label(&self, severity: Severity) -> String {
+        self.paint(
+            severity.label(),
+            match severity {
+                Severity::Info => Color::Green,
+                Severity::Warn => Color::Yellow,
+                Severity::Fail => Color::Red,
+            },
+        )
+    }
+
+    /// Findings as sentences under a table, `FAIL: message — hint`; the
+    /// label coloured when colour is on.
     pub fn findings(&self, findings: &[Finding]) -> String {
         let mut s = String::new();
         for f in findings {
@@ -108,7 +130,7 @@ impl Output {
             if let Some(h) = &f.hint {
                 let _ = write!(text, " — {}", self.text(h));
             }
-            s += &self.prose(&format!("{}: ", f.severity.label()), &text);
+            s += &self.prose(&format!("{}: ", self.severity_label(f.severity)), &text);
         }
         s
     }
@@ -117,7 +139,8 @@ impl Output {
     /// width with a hanging indent (a word, a number with its unit, stays
     /// whole); one line when the width is unknown. Ends in a newline.
     pub fn prose(&self, prefix: &str, text: &str) -> String {
-        let indent = prefix.chars().count();
+        // The prefix's width on screen: its colour codes take none.
+        let indent = visible_cols(prefix);
         let lines = match self.width {
             Some(w) if w >= indent + 20 => table::wrap_words(text, w - indent),
             _ => vec![text.to_string()],
@@ -134,6 +157,24 @@ impl Output {
         }
         s
     }
+}
+
+/// Columns `s` takes on screen: SGR colour sequences (`ESC [ … m`) take none.
+fn visible_cols(s: &str) -> usize {
+    let mut n = 0;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for d in chars.by_ref() {
+                if d == 'm' {
+                    break;
+                }
+            }
+        } else {
+            n += 1;
+        }
+    }
+    n
 }
 
 /// The table width: a positive COLUMNS wins, then the terminal's width;

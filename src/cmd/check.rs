@@ -1080,13 +1080,22 @@ pub fn run(args: &CheckArgs, out: &Output) -> Result<Outcome> {
 }
 
 /// A STATUS cell, coloured when colour is on.
-fn status_cell(st: Status) -> Cell {
-    Cell::new(st.label()).fg(match st {
+/// A status word in prose (a hint line, the verdict), coloured as its cell.
+fn status_label(out: &Output, st: Status) -> String {
+    out.paint(st.label(), status_color(st))
+}
+
+fn status_color(st: Status) -> Color {
+    match st {
         Status::Ok => Color::Green,
         Status::Warn => Color::Yellow,
         Status::Fail => Color::Red,
         Status::Skip | Status::Info => Color::Grey,
-    })
+    }
+}
+
+fn status_cell(st: Status) -> Cell {
+    Cell::new(st.label()).fg(status_color(st))
 }
 
 impl Render for CheckReport {
@@ -1120,15 +1129,15 @@ impl Render for CheckReport {
         }
         for c in self.checks.iter().filter(|c| c.status >= Status::Warn) {
             if let Some(h) = &c.hint {
-                s += &out.prose(&format!("{} {}: ", c.status.label(), out.text(&c.name)), &out.text(h));
+                s += &out.prose(&format!("{} {}: ", status_label(out, c.status), out.text(&c.name)), &out.text(h));
             }
         }
         // The verdict line says what the exit status says: a WARN that
         // --strict fails is a FAIL here (exit 1).
         if self.strict && self.status == Status::Warn {
-            s += "verdict: FAIL (a WARN, and --strict fails on WARN)\n";
+            s += &format!("verdict: {} (a WARN, and --strict fails on WARN)\n", status_label(out, Status::Fail));
         } else {
-            s += &format!("verdict: {}\n", self.status.label());
+            s += &format!("verdict: {}\n", status_label(out, self.status));
         }
         s
     }
@@ -1217,7 +1226,7 @@ impl CheckReport {
             if let Some(h) = b.hint {
                 // The hint names the file, not a placeholder.
                 let h = h.replace("-- PROG", &format!("-- {}", b.path));
-                s += &out.prose(&format!("{} {}: ", b.status.label(), out.text(&b.path)), &out.text(&h));
+                s += &out.prose(&format!("{} {}: ", status_label(out, b.status), out.text(&b.path)), &out.text(&h));
             }
         }
         if let Some(img) = &self.image {

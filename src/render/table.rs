@@ -20,7 +20,7 @@ pub enum Color {
 }
 
 impl Color {
-    fn sgr(self) -> &'static str {
+    pub(crate) fn sgr(self) -> &'static str {
         match self {
             Color::Green => "\x1b[32m",
             Color::Yellow => "\x1b[33m",

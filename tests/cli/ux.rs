@@ -390,6 +390,22 @@ fn color_always_never_and_no_color() {
         Command::new(vdsoctl_path()).args(["--color", "always", "check"]).env_remove("NO_COLOR").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("\x1b[32mOK\x1b[0m"), "{text:?}");
+    // The FAIL lines under a table and the verdict are coloured too, and a
+    // wrapped line hangs under its text, not under the colour codes.
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::copy(build_c("clock_loop", false, &[]), tree.path().join("clock_loop")).unwrap();
+    let out = Command::new(vdsoctl_path())
+        .args(["--color", "always", "check", "--image", tree.path().to_str().unwrap()])
+        .env_remove("NO_COLOR")
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fail = text.lines().position(|l| l.starts_with("\x1b[31mFAIL\x1b[0m /clock_loop: ")).expect(&text);
+    let hang = " ".repeat("FAIL /clock_loop: ".len());
+    let next = text.lines().nth(fail + 1).unwrap();
+    assert!(next.starts_with(&hang) && !next[hang.len()..].starts_with(' '), "{text:?}");
+    assert_eq!(text.lines().last(), Some("verdict: \x1b[31mFAIL\x1b[0m"), "{text:?}");
     for never in [&["--color", "never"][..], &["--no-color"][..]] {
         let out = Command::new(vdsoctl_path()).args(never).args(["dump", "--file", fixture]).output().unwrap();
         assert!(!out.stdout.contains(&0x1b), "{never:?}");
