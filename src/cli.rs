@@ -485,6 +485,30 @@ pub fn command() -> clap::Command {
     cmd
 }
 
+/// The colour of clap's own output (help, usage errors), which is written
+/// before the arguments are parsed: `--color` and `--no-color` read from
+/// the raw arguments (up to `--`), so `--color never` reaches `--help` too.
+/// `NO_COLOR` is honoured by clap itself.
+pub fn clap_color(args: &[std::ffi::OsString]) -> clap::ColorChoice {
+    let mut choice = clap::ColorChoice::Auto;
+    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(w) = words.next() {
+        let value = match w.as_ref() {
+            "--" => break,
+            "--no-color" => Some("never".into()),
+            "--color" => words.next().map(|v| v.into_owned()),
+            other => other.strip_prefix("--color=").map(str::to_string),
+        };
+        choice = match value.as_deref() {
+            Some("never") => clap::ColorChoice::Never,
+            Some("always") => clap::ColorChoice::Always,
+            Some("auto") => clap::ColorChoice::Auto,
+            _ => choice,
+        };
+    }
+    choice
+}
+
 /// `completions` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct CompletionsArgs {
@@ -519,6 +543,12 @@ mod tests {
             _ => unreachable!(),
         }
         assert!(Cli::try_parse_from(["vdsoctl", "check", "--image", "/", "-p", "1"]).is_err());
+        let color = |args: &[&str]| clap_color(&args.iter().map(std::ffi::OsString::from).collect::<Vec<_>>());
+        assert_eq!(color(&["vdsoctl", "maps", "--help"]), clap::ColorChoice::Auto);
+        assert_eq!(color(&["vdsoctl", "--color", "never", "maps", "--help"]), clap::ColorChoice::Never);
+        assert_eq!(color(&["vdsoctl", "maps", "--color=always", "--help"]), clap::ColorChoice::Always);
+        assert_eq!(color(&["vdsoctl", "--no-color", "--help"]), clap::ColorChoice::Never);
+        assert_eq!(color(&["vdsoctl", "trace", "--", "x", "--color", "never"]), clap::ColorChoice::Auto);
         assert!(Cli::try_parse_from(["vdsoctl", "check", "--image", "/", "--", "true"]).is_err());
         assert!(Cli::try_parse_from(["vdsoctl", "check", "-p", "1", "--", "true"]).is_err());
     }

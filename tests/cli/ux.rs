@@ -390,6 +390,15 @@ fn color_always_never_and_no_color() {
         Command::new(vdsoctl_path()).args(["--color", "always", "check"]).env_remove("NO_COLOR").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("\x1b[32mOK\x1b[0m"), "{text:?}");
+    // --color reaches clap's help too: always colours it piped, never keeps
+    // a terminal's help plain.
+    let out =
+        Command::new(vdsoctl_path()).args(["--color", "always", "maps", "--help"]).env_remove("NO_COLOR").output();
+    assert!(out.unwrap().stdout.contains(&0x1b), "--color always --help");
+    assert!(in_pty(80, &["--color", "always", "maps", "--help"]).contains('\x1b'));
+    let line = format!("{} --color never maps --help", vdsoctl_path().display());
+    let out = Command::new("script").args(["-qec", &line, "/dev/null"]).env_remove("NO_COLOR").output().unwrap();
+    assert!(!out.stdout.contains(&0x1b) && out.stdout.len() > 100, "{:?}", String::from_utf8_lossy(&out.stdout));
     // The FAIL lines under a table and the verdict are coloured too, and a
     // wrapped line hangs under its text, not under the colour codes.
     let tree = tempfile::tempdir().unwrap();
