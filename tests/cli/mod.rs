@@ -10,6 +10,7 @@ mod errors;
 mod hostile;
 mod json;
 mod maps;
+mod readme;
 mod seccomp;
 mod serve;
 mod trace;
