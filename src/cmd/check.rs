@@ -469,8 +469,11 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
     let linkage = info.linkage();
     match info.libc {
         LibcKind::Go => {
+            // CGO_ENABLED=1 is in the build info of every Go build that
+            // allowed cgo, pure Go ones too: only a program linked against
+            // a C library (it has an interpreter) runs with cgo.
             let cgo = match info.go.as_ref().and_then(|g| g.cgo) {
-                Some(true) => ", with cgo",
+                Some(true) if linkage == Linkage::Dynamic => ", with cgo",
                 _ => "",
             };
             problems.push((Status::Ok, format!("{runtime}{cgo}: the Go runtime is expected to call the vDSO itself")));
@@ -1333,6 +1336,11 @@ mod tests {
         let (st, detail, _, _) = binary_verdict(&go, &GOOD);
         assert_eq!(st, Status::Ok);
         assert_eq!(detail, "Go go1.22.1, with cgo: the Go runtime is expected to call the vDSO itself");
+        // Built with CGO_ENABLED=1 but pure Go, so statically linked: not "with cgo".
+        go.interp = None;
+        let (st, detail, _, _) = binary_verdict(&go, &GOOD);
+        assert_eq!(st, Status::Ok);
+        assert!(!detail.contains("cgo"), "{detail}");
 
         // 32-bit: a program warns (clearable), a library does not; x32 and
         // other machines are not judged.
