@@ -1,7 +1,8 @@
 //! What a person sees (issue 15): a FAIL line means exit 1 in every command;
 //! names others chose are escaped on every stream (JSON keeps the bytes);
 //! tables never split a token in a 60-column or a 0-column pty, and the usual
-//! output of every command fits an 80-column one.
+//! output of check, check --image, maps and trace (and bench's prose) fits an
+//! 80-column one.
 
 use super::common::{build_c, is_root, run, skip, system_wide_lock, vdsoctl_path, Workload};
 use serde_json::Value;
