@@ -717,6 +717,10 @@ fn interval_prints_a_report_each_interval() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.matches(" MONOTONIC_RAW ").count(), 3, "two interval tables and the summary: {stdout}");
     assert_eq!(stdout.matches("interval ").count(), 2, "{stdout}");
+    // The WARN is said once per process and clock: in the first interval,
+    // then in the summary, not in every interval (issue 24).
+    let warns = stdout.lines().filter(|l| l.starts_with("WARN: CLOCK_MONOTONIC_RAW: ")).count();
+    assert_eq!(warns, 2, "{stdout}");
     // Each interval's header has its bounds from the start and in UTC.
     let headers: Vec<&str> = stdout.lines().filter(|l| l.contains(", interval +")).collect();
     assert!(headers[0].ends_with(" UTC)") && headers[0].contains("interval +0 s … +300 ms ("), "{stdout}");
