@@ -132,13 +132,17 @@ impl Table {
     /// table fits. Also each column's natural width.
     fn widths(&self, shown: &[bool]) -> (Vec<usize>, Vec<usize>) {
         let n = self.header.len();
+        let last = self.under_column();
         let mut natural: Vec<usize> = self.header.iter().map(|h| cols(h)).collect();
         let mut floor = natural.clone();
         for row in &self.rows {
             for (i, c) in row.iter().enumerate() {
                 natural[i] = natural[i].max(cols(&c.text));
                 let longest_word = words(&c.text).iter().map(|w| cols(w)).max().unwrap_or(0);
-                floor[i] = floor[i].max(if self.prose[i] { longest_word } else { cols(&c.text) });
+                // The last prose column narrows past a long word (a path):
+                // that row's text goes under it instead.
+                let word_floor = if Some(i) == last { longest_word.min(MIN_PROSE) } else { longest_word };
+                floor[i] = floor[i].max(if self.prose[i] { word_floor } else { cols(&c.text) });
             }
         }
         let Some(limit) = self.width else { return (natural.clone(), natural) };
@@ -158,12 +162,21 @@ impl Table {
         (widths, natural)
     }
 
-    /// The prose column that has no room in the grid: squeezed below
-    /// [`MIN_PROSE`] columns, its text goes under each row instead.
-    fn prose_below(&self, widths: &[usize], natural: &[usize]) -> Option<usize> {
+    /// The prose column whose text may go under its row: the last one, in a
+    /// table with a width and other columns.
+    fn under_column(&self) -> Option<usize> {
         self.width?;
-        let i = self.prose.iter().rposition(|p| *p)?;
-        (self.header.len() > 1 && widths[i] < natural[i] && widths[i] < MIN_PROSE).then_some(i)
+        self.prose.iter().rposition(|p| *p).filter(|_| self.header.len() > 1)
+    }
+
+    /// The prose column that has no room in the grid: squeezed below
+    /// [`MIN_PROSE`] columns, or the grid still too wide with it, its text
+    /// goes under every row instead.
+    fn prose_below(&self, widths: &[usize], natural: &[usize]) -> Option<usize> {
+        let limit = self.width?;
+        let i = self.under_column()?;
+        let total = widths.iter().sum::<usize>() + GAP * widths.len().saturating_sub(1);
+        (widths[i] < natural[i] && (widths[i] < MIN_PROSE || total > limit)).then_some(i)
     }
 }
 
@@ -253,19 +266,19 @@ impl fmt::Display for Table {
         let limit = self.width.unwrap_or(usize::MAX);
         let first = (0..n).find(|&i| shown[i]).map_or(0, |i| widths[i] + GAP);
         let indent = if limit.saturating_sub(first) >= 2 * MIN_PROSE { first } else { 4 };
+        let column = self.under_column();
         for row in &self.rows {
+            // This row's prose under it: the column is gone, or a word of
+            // it (a path) is longer than the column.
+            let under = below.or_else(|| column.filter(|&i| words(&row[i].text).iter().any(|w| cols(w) > widths[i])));
             let wrapped: Vec<Vec<String>> = row
                 .iter()
                 .enumerate()
-                .map(
-                    |(i, c)| {
-                        if self.prose[i] && shown[i] {
-                            wrap_words(&c.text, widths[i])
-                        } else {
-                            vec![c.text.clone()]
-                        }
-                    },
-                )
+                .map(|(i, c)| match () {
+                    () if Some(i) == under => vec![String::new()],
+                    () if self.prose[i] && shown[i] => wrap_words(&c.text, widths[i]),
+                    () => vec![c.text.clone()],
+                })
                 .collect();
             let height = wrapped.iter().enumerate().filter(|(i, _)| shown[*i]).map(|(_, w)| w.len()).max().unwrap_or(1);
             for k in 0..height {
@@ -273,7 +286,7 @@ impl fmt::Display for Table {
                     wrapped.iter().zip(row).map(|(w, c)| (w.get(k).cloned().unwrap_or_default(), c.color)).collect();
                 lines.push(line_of(&cells));
             }
-            if let Some(i) = below {
+            if let Some(i) = under {
                 for piece in wrap_words(&row[i].text, limit.saturating_sub(indent).max(1)) {
                     if piece.is_empty() {
                         continue;
@@ -350,6 +363,20 @@ mod tests {
         // Unlimited (a pipe): never under.
         t.width = None;
         assert_eq!(t.to_string().lines().count(), 4);
+    }
+
+    #[test]
+    fn a_row_whose_prose_has_a_word_too_long_for_its_column_has_it_under() {
+        let mut t = Table::new(&["KEY", "NAME", "DECODED"], Some(60), false);
+        t.wrap("DECODED");
+        t.add_row(["3", "AT_PHDR", "in /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"]);
+        t.add_row(["6", "AT_PAGESZ", "4096"]);
+        let text = t.to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[2], "3    AT_PHDR", "{text}");
+        assert_eq!(lines[3], "     in /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "{text}");
+        assert_eq!(lines[4], "6    AT_PAGESZ  4096", "{text}");
+        assert!(lines.iter().all(|l| cols(l) <= 60), "{text}");
     }
 
     #[test]
