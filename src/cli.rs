@@ -195,7 +195,8 @@ pub fn parse_window(text: &str) -> Result<Duration, String> {
 /// `bench` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
-    /// Clock ids to measure (names like MONOTONIC_RAW or numbers), comma-separated.
+    /// Clock ids to measure (names like MONOTONIC_RAW or numbers), comma-separated. Without
+    /// --functions, only the functions that take a clock are measured (and gated by --max-ns).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub clocks: Vec<String>,
 
@@ -307,9 +308,10 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
 ];
 
 const USAGE: (&str, &str) = ("2", "usage error: an unknown option, a bad value, a conflict");
-const INSPECT: (&str, &str) = ("3", "could not inspect: no such process, permission denied, no [vdso], a bad file");
+const INSPECT: (&str, &str) =
+    ("3", "could not inspect: no such process, permission denied, a bad file, no [vdso] for dump to read");
 const FACILITY: (&str, &str) =
-    ("4", "a facility is missing: BPF and perf_event_open refused, no tracefs, address in use");
+    ("4", "a facility is missing: BPF and perf_event_open refused, no tracefs, serve cannot listen");
 const CHILD: (&str, &str) =
     ("N", "with -- CMD: the command's own failing status (128+N for signal N), before any other");
 
@@ -319,7 +321,7 @@ pub const PAGES: &[Page] = &[
         name: "vdsoctl",
         exit: &[
             ("0", "ran; no FAIL line was printed"),
-            ("1", "ran and printed a FAIL line (check's verdict, --max-ns, --fail-over, no [vdso], ...)"),
+            ("1", "ran and printed a FAIL line (check's verdict, --max-ns, --fail-over, maps with no [vdso], ...)"),
             USAGE,
             INSPECT,
             FACILITY,
@@ -417,7 +419,8 @@ pub const PAGES: &[Page] = &[
             ("0", "verdict OK or WARN (WARN with --strict is 1)"),
             ("1", "verdict FAIL: a FAIL row"),
             USAGE,
-            ("3", "could not inspect the process or the image tree"),
+            ("3", "could not inspect the process or the image tree, or CMD could not be started"),
+            ("4", "with -- CMD: no engine may count the command (BPF, perf_event_open and seccomp refused)"),
             CHILD,
         ],
         privileges: "none: without root (or CAP_BPF and CAP_PERFMON) the observation rows say \"not observed\" and the other checks decide; -p of another user's process needs root or CAP_SYS_PTRACE; -- CMD needs nothing (the seccomp engine counts without privileges)",
@@ -482,6 +485,30 @@ pub fn command() -> clap::Command {
     cmd
 }
 
+/// The colour of clap's own output (help, usage errors), which is written
+/// before the arguments are parsed: `--color` and `--no-color` read from
+/// the raw arguments (up to `--`), so `--color never` reaches `--help` too.
+/// `NO_COLOR` is honoured by clap itself.
+pub fn clap_color(args: &[std::ffi::OsString]) -> clap::ColorChoice {
+    let mut choice = clap::ColorChoice::Auto;
+    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(w) = words.next() {
+        let value = match w.as_ref() {
+            "--" => break,
+            "--no-color" => Some("never".into()),
+            "--color" => words.next().map(|v| v.into_owned()),
+            other => other.strip_prefix("--color=").map(str::to_string),
+        };
+        choice = match value.as_deref() {
+            Some("never") => clap::ColorChoice::Never,
+            Some("always") => clap::ColorChoice::Always,
+            Some("auto") => clap::ColorChoice::Auto,
+            _ => choice,
+        };
+    }
+    choice
+}
+
 /// `completions` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct CompletionsArgs {
@@ -516,6 +543,12 @@ mod tests {
             _ => unreachable!(),
         }
         assert!(Cli::try_parse_from(["vdsoctl", "check", "--image", "/", "-p", "1"]).is_err());
+        let color = |args: &[&str]| clap_color(&args.iter().map(std::ffi::OsString::from).collect::<Vec<_>>());
+        assert_eq!(color(&["vdsoctl", "maps", "--help"]), clap::ColorChoice::Auto);
+        assert_eq!(color(&["vdsoctl", "--color", "never", "maps", "--help"]), clap::ColorChoice::Never);
+        assert_eq!(color(&["vdsoctl", "maps", "--color=always", "--help"]), clap::ColorChoice::Always);
+        assert_eq!(color(&["vdsoctl", "--no-color", "--help"]), clap::ColorChoice::Never);
+        assert_eq!(color(&["vdsoctl", "trace", "--", "x", "--color", "never"]), clap::ColorChoice::Auto);
         assert!(Cli::try_parse_from(["vdsoctl", "check", "--image", "/", "--", "true"]).is_err());
         assert!(Cli::try_parse_from(["vdsoctl", "check", "-p", "1", "--", "true"]).is_err());
     }

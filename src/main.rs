@@ -32,7 +32,11 @@ fn usage_exit(e: clap::Error) -> ! {
 }
 
 fn main() -> ExitCode {
-    let matches = vdsoctl::cli::command().try_get_matches().unwrap_or_else(|e| usage_exit(e));
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let matches = vdsoctl::cli::command()
+        .color(vdsoctl::cli::clap_color(&args))
+        .try_get_matches_from(&args)
+        .unwrap_or_else(|e| usage_exit(e));
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage_exit(e));
     let format = cli.resolved_format();
     if format == Format::Prometheus && !cli.command.supports_prometheus() {

@@ -100,7 +100,29 @@ impl Output {
         })
     }
 
-    /// Findings as sentences under a table, `FAIL: message — hint`.
+    /// `text` (ours, already safe) in `color` when colour is on.
+    pub fn paint(&self, text: &str, color: Color) -> String {
+        if self.color && !text.is_empty() {
+            format!("{}{text}\x1b[0m", color.sgr())
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// A severity's label, coloured as its table cell is.
+    pub fn severity_label(&self, severity: Severity) -> String {
+        self.paint(
+            severity.label(),
+            match severity {
+                Severity::Info => Color::Green,
+                Severity::Warn => Color::Yellow,
+                Severity::Fail => Color::Red,
+            },
+        )
+    }
+
+    /// Findings as sentences under a table, `FAIL: message — hint`; the
+    /// label coloured when colour is on.
     pub fn findings(&self, findings: &[Finding]) -> String {
         let mut s = String::new();
         for f in findings {
@@ -108,7 +130,7 @@ impl Output {
             if let Some(h) = &f.hint {
                 let _ = write!(text, " — {}", self.text(h));
             }
-            s += &self.prose(&format!("{}: ", f.severity.label()), &text);
+            s += &self.prose(&format!("{}: ", self.severity_label(f.severity)), &text);
         }
         s
     }
@@ -117,7 +139,8 @@ impl Output {
     /// width with a hanging indent (a word, a number with its unit, stays
     /// whole); one line when the width is unknown. Ends in a newline.
     pub fn prose(&self, prefix: &str, text: &str) -> String {
-        let indent = prefix.chars().count();
+        // The prefix's width on screen: its colour codes take none.
+        let indent = visible_cols(prefix);
         let lines = match self.width {
             Some(w) if w >= indent + 20 => table::wrap_words(text, w - indent),
             _ => vec![text.to_string()],
@@ -134,6 +157,24 @@ impl Output {
         }
         s
     }
+}
+
+/// Columns `s` takes on screen: SGR colour sequences (`ESC [ … m`) take none.
+fn visible_cols(s: &str) -> usize {
+    let mut n = 0;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for d in chars.by_ref() {
+                if d == 'm' {
+                    break;
+                }
+            }
+        } else {
+            n += 1;
+        }
+    }
+    n
 }
 
 /// The table width: a positive COLUMNS wins, then the terminal's width;
@@ -189,7 +230,7 @@ pub fn trace_progress(p: &crate::measure::session::Progress<'_>) {
         Progress::Armed { target: Target::Command { argv, pid }, duration } => {
             let until = duration
                 .map_or_else(|| " until it exits".to_string(), |d| format!(" for at most {}", duration_text(d)));
-            note(format_args!("tracing {} (pid {pid}){until}", sanitize(&argv.join(" "))))
+            note(format_args!("tracing {} (pid {pid}){until}", sanitize(&shell_words(argv))))
         }
         Progress::Armed { target: Target::All, duration } => {
             note(format_args!("tracing all processes{}", how_long(*duration)))
@@ -212,10 +253,11 @@ pub fn ns_text(ns: f64) -> String {
     if ns == 0.0 {
         return "0 s".into();
     }
+    // A value that rounds to 1000 of a unit is 1.00 of the next: never `1000 ns`.
     let (v, unit) = match ns {
-        n if n < 1e3 => (n, "ns"),
-        n if n < 1e6 => (n / 1e3, "µs"),
-        n if n < 1e9 => (n / 1e6, "ms"),
+        n if n < 999.5 => (n, "ns"),
+        n if n < 999.5e3 => (n / 1e3, "µs"),
+        n if n < 999.5e6 => (n / 1e6, "ms"),
         n => (n / 1e9, "s"),
     };
     if v >= 99.95 {
@@ -225,6 +267,20 @@ pub fn ns_text(ns: f64) -> String {
     } else {
         format!("{v:.2} {unit}")
     }
+}
+
+/// A command line as a POSIX shell would read it back: each word quoted
+/// only when it needs to be (`sh -c './rawn 100 raw > /dev/null'`), so a
+/// hint that names the command can be pasted and runs the same command.
+pub fn shell_words<S: AsRef<str>>(argv: &[S]) -> String {
+    argv.iter()
+        .map(|w| match shlex::try_quote(w.as_ref()) {
+            Ok(q) => q.into_owned(),
+            // A NUL byte cannot be in an argument anyway: show it escaped.
+            Err(_) => format!("'{}'", w.as_ref().replace('\0', "\\0").replace('\'', "'\\''")),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `81204` → `81,204`.
@@ -467,6 +523,11 @@ mod tests {
         assert_eq!(ns_text(12_500.0), "12.5 µs");
         assert_eq!(ns_text(3_200_000.0), "3.20 ms");
         assert_eq!(ns_text(2e9), "2.00 s");
+        // Rounding up to 1000 of a unit moves to the next unit (bench said `1000 ns`).
+        assert_eq!(ns_text(999.4), "999 ns");
+        assert_eq!(ns_text(999.6), "1.00 µs");
+        assert_eq!(ns_text(999_700.0), "1.00 ms");
+        assert_eq!(ns_text(999_600_000.0), "1.00 s");
         assert_eq!(duration_text(std::time::Duration::ZERO), "0 s");
         assert_eq!(rate_text(50_000.0), "50,000/s");
         assert_eq!(rate_text(2.5), "2.5/s");

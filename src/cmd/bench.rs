@@ -28,7 +28,11 @@ fn select(args: &BenchArgs) -> Result<BenchRequest> {
         }
         v
     };
-    let functions = if args.functions.is_empty() {
+    let functions = if args.functions.is_empty() && !args.clocks.is_empty() {
+        // `--clocks` alone names what to measure and gate: the functions that
+        // take a clock, not gettimeofday, time and getcpu beside them.
+        m::FUNCTIONS.into_iter().filter(|f| f.takes_clock()).collect()
+    } else if args.functions.is_empty() {
         m::FUNCTIONS.to_vec()
     } else {
         let mut v = Vec::new();
@@ -122,13 +126,17 @@ impl Render for BenchReport {
         }
         let mut s = format!("{t}\n");
         let first = self.results.iter().find_map(|r| r.stats);
-        s += &format!(
-            "time per call: median of {} timed batches (±: median absolute deviation, shown from 1%); {}\n",
-            first.map_or(self.plan.rounds as usize, |st| st.rounds),
-            match self.basis {
-                Basis::Counted => "syscalls/call counted by perf (raw_syscalls:sys_enter) on vdsoctl's own thread",
-                Basis::Timing => "verdicts are timing-based: perf could not count syscalls here",
-            }
+        // The footnote wraps at the width like the findings under it.
+        s += &out.prose(
+            "time per call: ",
+            &format!(
+                "median of {} timed batches (±: median absolute deviation, shown from 1%); {}",
+                first.map_or(self.plan.rounds as usize, |st| st.rounds),
+                match self.basis {
+                    Basis::Counted => "syscalls/call counted by perf (raw_syscalls:sys_enter) on vdsoctl's own thread",
+                    Basis::Timing => "verdicts are timing-based: perf could not count syscalls here",
+                }
+            ),
         );
         if let Some(checks) = &self.verify {
             let failed = checks.iter().filter(|c| !c.ok).count();
@@ -191,5 +199,10 @@ mod tests {
         assert!(matches!(select(&args(&[], &[], &["ptrace"])), Err(Error::Usage(_))));
         let all = select(&args(&[], &[], &[])).unwrap();
         assert_eq!(all.clocks.len(), arch::CLOCKS.len());
+        assert_eq!(all.functions, m::FUNCTIONS.to_vec());
+        // --clocks alone: only the functions that take a clock are measured (and gated).
+        let one = select(&args(&["PROCESS_CPUTIME_ID"], &[], &[])).unwrap();
+        assert!(!one.functions.is_empty() && one.functions.iter().all(|f| f.takes_clock()), "{:?}", one.functions);
+        assert!(!one.functions.contains(&TimeFn::Time) && !one.functions.contains(&TimeFn::Getcpu));
     }
 }

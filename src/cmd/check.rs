@@ -469,8 +469,11 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
     let linkage = info.linkage();
     match info.libc {
         LibcKind::Go => {
+            // CGO_ENABLED=1 is in the build info of every Go build that
+            // allowed cgo, pure Go ones too: only a program linked against
+            // a C library (it has an interpreter) runs with cgo.
             let cgo = match info.go.as_ref().and_then(|g| g.cgo) {
-                Some(true) => ", with cgo",
+                Some(true) if linkage == Linkage::Dynamic => ", with cgo",
                 _ => "",
             };
             problems.push((Status::Ok, format!("{runtime}{cgo}: the Go runtime is expected to call the vDSO itself")));
@@ -849,8 +852,14 @@ impl Progress {
         }
         self.last = elapsed;
         self.shown = true;
-        let _ =
-            write!(std::io::stderr(), "\rscanning: {entries} entries, {elf} ELF files, {:.1}s", elapsed.as_secs_f64());
+        // The summary's number style: `150,140 entries`, `2.40 s`.
+        let _ = write!(
+            std::io::stderr(),
+            "\rscanning: {} entries, {} ELF files, {}",
+            thousands(entries),
+            thousands(elf as u64),
+            crate::render::duration_text(elapsed)
+        );
     }
 
     fn done(&self) {
@@ -994,24 +1003,30 @@ fn gather_command(command: &[OsString], strict: bool) -> Result<CheckReport> {
     let mut checks = Vec::new();
     let exit_status = report.command.as_ref().and_then(|c| c.exit_status);
     checks.push(match exit_status {
-        Some(ExitStatus::Code(0)) => {
-            Check::new("command", Status::Ok, format!("`{}` exited with status 0", argv.join(" ")), None)
-        }
+        Some(ExitStatus::Code(0)) => Check::new(
+            "command",
+            Status::Ok,
+            format!("`{}` exited with status 0", crate::render::shell_words(&argv)),
+            None,
+        ),
         Some(ExitStatus::Code(c)) => Check::new(
             "command",
             Status::Fail,
-            format!("`{}` exited with status {c}", argv.join(" ")),
+            format!("`{}` exited with status {c}", crate::render::shell_words(&argv)),
             Some(&format!("the smoke command itself failed; vdsoctl exits with its status, {c}")),
         ),
         Some(ExitStatus::Signal(n)) => Check::new(
             "command",
             Status::Fail,
-            format!("`{}` was killed by signal {n}", argv.join(" ")),
+            format!("`{}` was killed by signal {n}", crate::render::shell_words(&argv)),
             Some(&format!("the smoke command itself failed; vdsoctl exits with {}", 128 + n)),
         ),
-        None => {
-            Check::new("command", Status::Fail, format!("`{}`: interrupted before it exited", argv.join(" ")), None)
-        }
+        None => Check::new(
+            "command",
+            Status::Fail,
+            format!("`{}`: interrupted before it exited", crate::render::shell_words(&argv)),
+            None,
+        ),
     });
     let name = |pid: i32, comm: &Option<String>| match comm {
         Some(c) => format!("pid {pid} ({c}) "),
@@ -1032,7 +1047,7 @@ fn gather_command(command: &[OsString], strict: bool) -> Result<CheckReport> {
             "command_trace",
             Status::Fail,
             format!("in {secs}: {} — the vDSO is bypassed", bad.join(", ")),
-            Some(&format!("`vdsoctl trace -- {}` shows rates per clock id; look for a raw syscall(), a static or old libc (`vdsoctl check --image /`), or LD_PRELOAD", argv.join(" "))),
+            Some(&format!("`vdsoctl trace -- {}` shows rates per clock id; look for a raw syscall(), a static or old libc (`vdsoctl check --image /`), or LD_PRELOAD", crate::render::shell_words(&argv))),
         )
     });
     if report.lost > 0 {
@@ -1068,13 +1083,22 @@ pub fn run(args: &CheckArgs, out: &Output) -> Result<Outcome> {
 }
 
 /// A STATUS cell, coloured when colour is on.
-fn status_cell(st: Status) -> Cell {
-    Cell::new(st.label()).fg(match st {
+/// A status word in prose (a hint line, the verdict), coloured as its cell.
+fn status_label(out: &Output, st: Status) -> String {
+    out.paint(st.label(), status_color(st))
+}
+
+fn status_color(st: Status) -> Color {
+    match st {
         Status::Ok => Color::Green,
         Status::Warn => Color::Yellow,
         Status::Fail => Color::Red,
         Status::Skip | Status::Info => Color::Grey,
-    })
+    }
+}
+
+fn status_cell(st: Status) -> Cell {
+    Cell::new(st.label()).fg(status_color(st))
 }
 
 impl Render for CheckReport {
@@ -1084,7 +1108,7 @@ impl Render for CheckReport {
             s += &self.render_binaries(binaries, out);
         }
         if let Some(c) = &self.command {
-            s += &format!("`{}` (pid {})\n", out.text(&c.argv.join(" ")), c.pid);
+            s += &format!("`{}` (pid {})\n", out.text(&crate::render::shell_words(&c.argv)), c.pid);
         }
         let mut t = out.table(&["CHECK", "STATUS", "DETAIL"]);
         t.wrap("DETAIL");
@@ -1108,10 +1132,16 @@ impl Render for CheckReport {
         }
         for c in self.checks.iter().filter(|c| c.status >= Status::Warn) {
             if let Some(h) = &c.hint {
-                s += &out.prose(&format!("{} {}: ", c.status.label(), out.text(&c.name)), &out.text(h));
+                s += &out.prose(&format!("{} {}: ", status_label(out, c.status), out.text(&c.name)), &out.text(h));
             }
         }
-        s += &format!("verdict: {}\n", self.status.label());
+        // The verdict line says what the exit status says: a WARN that
+        // --strict fails is a FAIL here (exit 1).
+        if self.strict && self.status == Status::Warn {
+            s += &format!("verdict: {} (a WARN, and --strict fails on WARN)\n", status_label(out, Status::Fail));
+        } else {
+            s += &format!("verdict: {}\n", status_label(out, self.status));
+        }
         s
     }
 
@@ -1154,7 +1184,8 @@ impl CheckReport {
     /// with a count — JSON lists every one.
     fn render_binaries(&self, binaries: &[BinaryRow], out: &Output) -> String {
         let mut t = out.table(&["STATUS", "PATH", "CLASS", "LINKAGE", "RUNTIME", "DETAIL"]);
-        t.wrap("DETAIL");
+        // PATH wraps only in a group's "3 files (e.g. /lib/…)" cell: a path is one word.
+        t.wrap("PATH").wrap("DETAIL");
         let runtime = |b: &BinaryRow| match &b.runtime_version {
             Some(v) => format!("{} {v}", b.runtime),
             None => b.runtime.to_string(),
@@ -1198,7 +1229,7 @@ impl CheckReport {
             if let Some(h) = b.hint {
                 // The hint names the file, not a placeholder.
                 let h = h.replace("-- PROG", &format!("-- {}", b.path));
-                s += &out.prose(&format!("{} {}: ", b.status.label(), out.text(&b.path)), &out.text(&h));
+                s += &out.prose(&format!("{} {}: ", status_label(out, b.status), out.text(&b.path)), &out.text(&h));
             }
         }
         if let Some(img) = &self.image {
@@ -1305,6 +1336,11 @@ mod tests {
         let (st, detail, _, _) = binary_verdict(&go, &GOOD);
         assert_eq!(st, Status::Ok);
         assert_eq!(detail, "Go go1.22.1, with cgo: the Go runtime is expected to call the vDSO itself");
+        // Built with CGO_ENABLED=1 but pure Go, so statically linked: not "with cgo".
+        go.interp = None;
+        let (st, detail, _, _) = binary_verdict(&go, &GOOD);
+        assert_eq!(st, Status::Ok);
+        assert!(!detail.contains("cgo"), "{detail}");
 
         // 32-bit: a program warns (clearable), a library does not; x32 and
         // other machines are not judged.

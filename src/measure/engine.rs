@@ -112,7 +112,9 @@ impl Counting {
             Ok(t) => Ok(Opened { counting: Counting::Bpf(t), fallback_reason: None }),
             Err(e) if choice == Choice::Bpf => Err(e),
             Err(bpf_err) => match Counting::open_perf(plan) {
-                Ok(c) => Ok(Opened { counting: c, fallback_reason: Some(bpf_err.to_string()) }),
+                // The reason without its hint: BPF's hints advise `--engine perf`,
+                // which is what runs now (and `check` has no --engine).
+                Ok(c) => Ok(Opened { counting: c, fallback_reason: Some(short(&bpf_err.to_string()).to_string()) }),
                 // A command can still be counted without any privilege.
                 Err(perf_err) if plan.command && !perf_only => Ok(Opened {
                     counting: Counting::open_seccomp(plan)?,

@@ -290,10 +290,11 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
                 }
             }
         }
-        // Every whole interval that ended before the deadline gets its
-        // report, however late this wake-up is.
+        // Every whole interval that ended by the deadline gets its report
+        // (the last one too: `-d 3s --interval 1s` prints +2–3 s), however
+        // late this wake-up is.
         while let (Some(due), Some(every)) = (next_interval, req.interval) {
-            if due > now || deadline.is_some_and(|d| due >= d) {
+            if due > now || deadline.is_some_and(|d| due > d) {
                 break;
             }
             let tally = counting.snapshot()?;
@@ -536,7 +537,7 @@ struct PreparedCommand {
 }
 
 fn prepare_command(words: &[OsString]) -> Result<PreparedCommand> {
-    let display = words.iter().map(|w| w.to_string_lossy()).collect::<Vec<_>>().join(" ");
+    let display = crate::render::shell_words(&words.iter().map(|w| w.to_string_lossy()).collect::<Vec<_>>());
     let spawn_err = |kind: std::io::ErrorKind, why: &str| Error::Spawn {
         cmd: display.clone(),
         source: std::io::Error::new(kind, why.to_string()),

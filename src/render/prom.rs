@@ -253,7 +253,7 @@ pub fn vsyscall_emulations(p: &mut Prometheus, help_scope: &str, rows: &[Vsyscal
     p.family(
         "vsyscall_emulations_total",
         Kind::Counter,
-        &format!("Calls into the legacy [vsyscall] page, emulated by the kernel (~1-2 us each, invisible to strace), per process {help_scope}."),
+        &format!("Calls into the legacy [vsyscall] page, emulated by the kernel (a trap each, hundreds of ns: vdsoctl bench measures it; invisible to strace), per process {help_scope}."),
     );
     for r in rows {
         let pid = r.pid.to_string();

@@ -20,7 +20,7 @@ pub enum Color {
 }
 
 impl Color {
-    fn sgr(self) -> &'static str {
+    pub(crate) fn sgr(self) -> &'static str {
         match self {
             Color::Green => "\x1b[32m",
             Color::Yellow => "\x1b[33m",
@@ -127,33 +127,62 @@ impl Table {
         self.rows.is_empty()
     }
 
-    /// Column widths: natural widths, prose columns narrowed (never below
-    /// their longest word or their header) until the table fits.
-    fn widths(&self) -> Vec<usize> {
+    /// Column widths of the columns `shown`: natural widths, prose columns
+    /// narrowed (never below their longest word or their header) until the
+    /// table fits. Also each column's natural width.
+    fn widths(&self, shown: &[bool]) -> (Vec<usize>, Vec<usize>) {
         let n = self.header.len();
+        let last = self.under_column();
         let mut natural: Vec<usize> = self.header.iter().map(|h| cols(h)).collect();
         let mut floor = natural.clone();
         for row in &self.rows {
             for (i, c) in row.iter().enumerate() {
                 natural[i] = natural[i].max(cols(&c.text));
                 let longest_word = words(&c.text).iter().map(|w| cols(w)).max().unwrap_or(0);
-                floor[i] = floor[i].max(if self.prose[i] { longest_word } else { cols(&c.text) });
+                // The last prose column narrows past a long word (a path):
+                // that row's text goes under it instead.
+                let word_floor = if Some(i) == last { longest_word.min(MIN_PROSE) } else { longest_word };
+                floor[i] = floor[i].max(if self.prose[i] { word_floor } else { cols(&c.text) });
             }
         }
-        let Some(limit) = self.width else { return natural };
-        let mut widths = natural;
-        let total = |w: &[usize]| w.iter().sum::<usize>() + GAP * n.saturating_sub(1);
+        let Some(limit) = self.width else { return (natural.clone(), natural) };
+        let mut widths = natural.clone();
+        let visible = shown.iter().filter(|s| **s).count();
+        let total =
+            |w: &[usize]| (0..n).filter(|&i| shown[i]).map(|i| w[i]).sum::<usize>() + GAP * visible.saturating_sub(1);
         // Take a column at a time from the widest prose column that can give.
         while total(&widths) > limit {
-            let candidate = (0..n).filter(|&i| self.prose[i] && widths[i] > floor[i]).max_by_key(|&i| widths[i]);
+            let candidate =
+                (0..n).filter(|&i| shown[i] && self.prose[i] && widths[i] > floor[i]).max_by_key(|&i| widths[i]);
             match candidate {
                 Some(i) => widths[i] -= 1,
                 None => break,
             }
         }
-        widths
+        (widths, natural)
+    }
+
+    /// The prose column whose text may go under its row: the last one, in a
+    /// table with a width and other columns.
+    fn under_column(&self) -> Option<usize> {
+        self.width?;
+        self.prose.iter().rposition(|p| *p).filter(|_| self.header.len() > 1)
+    }
+
+    /// The prose column that has no room in the grid: squeezed below
+    /// [`MIN_PROSE`] columns, or the grid still too wide with it, its text
+    /// goes under every row instead.
+    fn prose_below(&self, widths: &[usize], natural: &[usize]) -> Option<usize> {
+        let limit = self.width?;
+        let i = self.under_column()?;
+        let total = widths.iter().sum::<usize>() + GAP * widths.len().saturating_sub(1);
+        (widths[i] < natural[i] && (widths[i] < MIN_PROSE || total > limit)).then_some(i)
     }
 }
+
+/// Below this many columns a prose column is no column: it is read a few
+/// words a line. Its text goes under its row, indented, instead.
+const MIN_PROSE: usize = 24;
 
 /// Units that stay on the line of the number before them (`27.1 ns`).
 const UNITS: [&str; 13] =
@@ -200,39 +229,72 @@ pub(crate) fn wrap_words(text: &str, width: usize) -> Vec<String> {
 
 impl fmt::Display for Table {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let widths = self.widths();
+        let n = self.header.len();
+        let mut shown = vec![true; n];
+        let (mut widths, natural) = self.widths(&shown);
+        let below = self.prose_below(&widths, &natural);
+        if let Some(i) = below {
+            shown[i] = false;
+            widths = self.widths(&shown).0;
+        }
         let mut lines: Vec<String> = Vec::new();
+        let paint = |line: &mut String, text: &str, color: Option<Color>| match color {
+            Some(c) if self.color && !text.is_empty() => {
+                line.push_str(c.sgr());
+                line.push_str(text);
+                line.push_str("\x1b[0m");
+            }
+            _ => line.push_str(text),
+        };
         let line_of = |cells: &[(String, Option<Color>)]| {
             let mut line = String::new();
-            for (i, (text, color)) in cells.iter().enumerate() {
-                if i > 0 {
+            for (k, (i, (text, color))) in cells.iter().enumerate().filter(|(i, _)| shown[*i]).enumerate() {
+                if k > 0 {
                     line.push_str(&" ".repeat(GAP));
                 }
-                match color {
-                    Some(c) if self.color && !text.is_empty() => {
-                        line.push_str(c.sgr());
-                        line.push_str(text);
-                        line.push_str("\x1b[0m");
-                    }
-                    _ => line.push_str(text),
-                }
+                paint(&mut line, text, *color);
                 line.push_str(&" ".repeat(widths[i].saturating_sub(cols(text))));
             }
             line.trim_end().to_string()
         };
         lines.push(line_of(&self.header.iter().map(|h| (h.clone(), None)).collect::<Vec<_>>()));
-        lines.push(widths.iter().map(|w| "─".repeat(*w)).collect::<Vec<_>>().join(&"─".repeat(GAP)));
+        lines.push(
+            (0..n).filter(|&i| shown[i]).map(|i| "─".repeat(widths[i])).collect::<Vec<_>>().join(&"─".repeat(GAP)),
+        );
+        // Prose under its row: indented to the second column when that
+        // leaves room for it, else by a few spaces.
+        let limit = self.width.unwrap_or(usize::MAX);
+        let first = (0..n).find(|&i| shown[i]).map_or(0, |i| widths[i] + GAP);
+        let indent = if limit.saturating_sub(first) >= 2 * MIN_PROSE { first } else { 4 };
+        let column = self.under_column();
         for row in &self.rows {
+            // This row's prose under it: the column is gone, or a word of
+            // it (a path) is longer than the column.
+            let under = below.or_else(|| column.filter(|&i| words(&row[i].text).iter().any(|w| cols(w) > widths[i])));
             let wrapped: Vec<Vec<String>> = row
                 .iter()
                 .enumerate()
-                .map(|(i, c)| if self.prose[i] { wrap_words(&c.text, widths[i]) } else { vec![c.text.clone()] })
+                .map(|(i, c)| match () {
+                    () if Some(i) == under => vec![String::new()],
+                    () if self.prose[i] && shown[i] => wrap_words(&c.text, widths[i]),
+                    () => vec![c.text.clone()],
+                })
                 .collect();
-            let height = wrapped.iter().map(Vec::len).max().unwrap_or(1);
+            let height = wrapped.iter().enumerate().filter(|(i, _)| shown[*i]).map(|(_, w)| w.len()).max().unwrap_or(1);
             for k in 0..height {
                 let cells: Vec<(String, Option<Color>)> =
                     wrapped.iter().zip(row).map(|(w, c)| (w.get(k).cloned().unwrap_or_default(), c.color)).collect();
                 lines.push(line_of(&cells));
+            }
+            if let Some(i) = under {
+                for piece in wrap_words(&row[i].text, limit.saturating_sub(indent).max(1)) {
+                    if piece.is_empty() {
+                        continue;
+                    }
+                    let mut line = " ".repeat(indent);
+                    paint(&mut line, &piece, row[i].color);
+                    lines.push(line);
+                }
             }
         }
         write!(f, "{}", lines.join("\n"))
@@ -276,6 +338,45 @@ mod tests {
         let text = table(Some(10)).to_string();
         assert!(text.split_whitespace().any(|w| w == "0x7ffd12345000"), "{text}");
         assert!(text.split_whitespace().any(|w| w == "vdso_mapped"), "{text}");
+    }
+
+    #[test]
+    fn prose_with_no_room_goes_under_its_row() {
+        let mut t = Table::new(&["STATUS", "PATH", "CLASS", "DETAIL"], Some(60), false);
+        t.wrap("DETAIL");
+        let detail = "its code calls the fixed [vsyscall] page (1 site(s), first at 0x18c2): each call traps";
+        t.add_row(["FAIL", "/opt/legacy/a_rather_long_program_name", "ELF64 x86_64", detail]);
+        t.add_row(["OK", "/usr/bin/true", "ELF64 x86_64", ""]);
+        let text = t.to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        // DETAIL would get 12 columns: it has no column, its text is under the row.
+        assert_eq!(lines[0], "STATUS  PATH                                    CLASS", "{text}");
+        assert!(lines[2].starts_with("FAIL    /opt/legacy/") && lines[2].ends_with("ELF64 x86_64"), "{text}");
+        assert!(lines[3].starts_with("        its code calls the fixed [vsyscall] page"), "{text}");
+        assert_eq!(lines.last().unwrap(), &"OK      /usr/bin/true                           ELF64 x86_64", "{text}");
+        assert!(lines.iter().all(|l| cols(l) <= 60 && !l.ends_with(' ')), "{text}");
+        let under: String = lines[3..lines.len() - 1].iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+        assert_eq!(under, detail);
+        // With room, the same table keeps its DETAIL column.
+        t.width = Some(120);
+        assert!(t.to_string().lines().next().unwrap().ends_with("DETAIL"));
+        // Unlimited (a pipe): never under.
+        t.width = None;
+        assert_eq!(t.to_string().lines().count(), 4);
+    }
+
+    #[test]
+    fn a_row_whose_prose_has_a_word_too_long_for_its_column_has_it_under() {
+        let mut t = Table::new(&["KEY", "NAME", "DECODED"], Some(60), false);
+        t.wrap("DECODED");
+        t.add_row(["3", "AT_PHDR", "in /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"]);
+        t.add_row(["6", "AT_PAGESZ", "4096"]);
+        let text = t.to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[2], "3    AT_PHDR", "{text}");
+        assert_eq!(lines[3], "     in /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "{text}");
+        assert_eq!(lines[4], "6    AT_PAGESZ  4096", "{text}");
+        assert!(lines.iter().all(|l| cols(l) <= 60), "{text}");
     }
 
     #[test]

@@ -102,6 +102,21 @@ fn max_ns_passes_on_a_healthy_host() {
     assert_eq!(code, 0, "{doc}");
 }
 
+/// `--clocks` alone gates only those clocks: a CPU-time clock is an expected
+/// syscall, so even `--max-ns 1` passes, and time, gettimeofday and getcpu
+/// are neither measured nor failed beside it (issue 24).
+#[test]
+fn clocks_alone_gate_only_those_clocks() {
+    let _lock = super::common::system_wide_lock(); // timing: no system-wide trace beside it
+    let (code, doc) = bench_json(None, &["--clocks", "PROCESS_CPUTIME_ID", "--max-ns", "1"]);
+    assert_eq!(code, 0, "{doc}");
+    let results = doc["results"].as_array().expect("results");
+    assert!(!results.is_empty(), "{doc}");
+    for r in results {
+        assert_eq!(r["clock"], "CLOCK_PROCESS_CPUTIME_ID", "{r}");
+    }
+}
+
 #[test]
 fn verify_passes_on_this_host() {
     let _lock = super::common::system_wide_lock(); // timing: no system-wide trace beside it

@@ -419,10 +419,13 @@ fn image_tree_verdicts_and_exit_code() {
 
     // Without the vsyscall caller only the 32-bit WARN is left: exit 0, and 1 with --strict.
     std::fs::remove_file(dir.path().join("opt/legacy/clock_loop")).unwrap();
-    let (code, _, stderr) = run(&["check", "--image", root]);
+    let (code, stdout, stderr) = run(&["check", "--image", root]);
     assert_eq!(code, 0, "{stderr}");
-    let (code, _, _) = run(&["check", "--strict", "--image", root]);
+    assert_eq!(stdout.lines().last(), Some("verdict: WARN"), "{stdout}");
+    // The verdict line says what the exit status says.
+    let (code, stdout, _) = run(&["check", "--strict", "--image", root]);
     assert_eq!(code, 1);
+    assert!(stdout.lines().last().unwrap().starts_with("verdict: FAIL"), "{stdout}");
 
     // Not a directory: exit 3, one line.
     let (code, _, stderr) = run(&["check", "--image", "/etc/hostname"]);
@@ -504,6 +507,17 @@ fn command_passes_fails_and_hands_back_its_status() {
         t["detail"].as_str().unwrap().contains(&format!("pid {pid} (clock_loop) clock_gettime CLOCK_TAI ×5,000")),
         "{t}"
     );
+    // The hint names the command with shell quoting: pasted, the shell
+    // hands `trace` the same words `check` got (here a `sh -c` script).
+    let script = format!("{lp} raw 11 100 > /dev/null; exit 0");
+    let (code, stdout, stderr) = run(&["--json", "check", "--", "sh", "-c", &script]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let hint = check_named(&doc, "command_trace")["hint"].as_str().unwrap().to_string();
+    let pasted = hint.split('`').nth(1).and_then(|h| h.strip_prefix("vdsoctl trace -- ")).expect(&hint);
+    let words = Command::new("sh").args(["-c", &format!("printf '%s\\n' {pasted}")]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&words.stdout), format!("sh\n-c\n{script}\n"), "{hint}");
+    assert!(check_named(&doc, "command")["detail"].as_str().unwrap().contains(&format!("`sh -c '{script}'`")), "{doc}");
     // Calls into the vsyscall page fail too.
     let (code, stdout, _) = run(&["--json", "check", "--", lp, "vsyscall", "0", "100"]);
     assert_eq!(code, 1);
@@ -523,6 +537,25 @@ fn command_passes_fails_and_hands_back_its_status() {
     // A command that does not exist: could not start it, exit 3.
     let (code, _, stderr) = run(&["check", "--", "/nonexistent/smoke"]);
     assert_eq!(code, 3, "{stderr}");
+}
+
+/// In a PID namespace `auto` falls back to the perf engine; the note says
+/// why, and advises no option `check` does not accept (`--engine`).
+#[test]
+fn command_in_a_pid_namespace_advises_no_engine_option() {
+    if !is_root() {
+        return skip("unshare -p needs root");
+    }
+    let out = Command::new("unshare")
+        .args(["-p", "-f", "--mount-proc"])
+        .arg(vdsoctl_path())
+        .args(["check", "--", "/bin/true"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("counting with the perf engine"), "{stderr}");
+    assert!(!stderr.contains("--engine"), "{stderr}");
 }
 
 #[test]

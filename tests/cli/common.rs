@@ -82,9 +82,10 @@ pub struct Workload {
 }
 
 impl Workload {
-    /// Start `cmd` with piped stdout and wait for its "ready" line.
+    /// Start `cmd` with piped stdout and wait for its "ready" line. Its
+    /// stderr (clock_loop's `loop_ns`) goes nowhere: not into the test run's output.
     pub fn start(mut cmd: Command) -> Workload {
-        cmd.stdout(Stdio::piped()).stdin(Stdio::null());
+        cmd.stdout(Stdio::piped()).stdin(Stdio::null()).stderr(Stdio::null());
         let mut child = cmd.spawn().expect("spawn workload");
         let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let mut preamble = Vec::new();

@@ -11,6 +11,7 @@ mod hostile;
 mod json;
 mod maps;
 mod races;
+mod readme;
 mod seccomp;
 mod serve;
 mod trace;

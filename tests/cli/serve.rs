@@ -442,6 +442,14 @@ fn bad_listen_and_interval() {
     let (code, _, stderr) = run(&["serve", "--listen", &addr]);
     assert_eq!(code, 4, "{stderr}");
     assert!(stderr.contains(&format!("cannot listen on {addr}")), "{stderr}");
+    assert!(stderr.contains("another process holds the port"), "{stderr}");
+    // An address no interface has (TEST-NET-1): EADDRNOTAVAIL, and the hint
+    // says that rather than blaming another process.
+    let (code, _, stderr) = run(&["serve", "--listen", "192.0.2.1:10411"]);
+    assert_eq!(code, 4, "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("EADDRNOTAVAIL") && stderr.contains("no interface here has that address"), "{stderr}");
+    assert!(!stderr.contains("another process"), "{stderr}");
 }
 
 #[test]

@@ -644,8 +644,12 @@ fn interval_prints_a_report_each_interval() {
     let pid = w.pid().to_string();
     let (code, stdout, stderr) = run(&["trace", "-p", &pid, "-d", "700ms", "--interval", "300ms"]);
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(stdout.matches("CLOCK_MONOTONIC_RAW ").count(), 3, "two interval tables and the summary: {stdout}");
+    assert_eq!(stdout.matches(" MONOTONIC_RAW ").count(), 3, "two interval tables and the summary: {stdout}");
     assert_eq!(stdout.matches("interval ").count(), 2, "{stdout}");
+    // The WARN is said once per process and clock: in the first interval,
+    // then in the summary, not in every interval (issue 24).
+    let warns = stdout.lines().filter(|l| l.starts_with("WARN: CLOCK_MONOTONIC_RAW: ")).count();
+    assert_eq!(warns, 2, "{stdout}");
     // Each interval's header has its bounds from the start and in UTC.
     let headers: Vec<&str> = stdout.lines().filter(|l| l.contains(", interval +")).collect();
     assert!(headers[0].ends_with(" UTC)") && headers[0].contains("interval +0 s … +300 ms ("), "{stdout}");
@@ -658,6 +662,14 @@ fn interval_prints_a_report_each_interval() {
     assert_eq!(docs[2]["interval"], Value::Null, "the summary: {stdout}");
     assert!(docs[2]["duration_ns"].as_u64().unwrap() >= 700_000_000, "the summary covers the whole run: {stdout}");
     assert!(docs.iter().all(|d| count(d, "clock_gettime", Some("CLOCK_MONOTONIC_RAW")) > 0), "{stdout}");
+    // An interval that ends at the deadline is printed too: -d 600ms with
+    // 300 ms intervals is two intervals, then the summary (issue 24).
+    let (code, stdout, stderr) = run(&["--json", "trace", "-p", &pid, "-d", "600ms", "--interval", "300ms"]);
+    assert_eq!(code, 0, "{stderr}");
+    let docs: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).expect("one JSON document a line")).collect();
+    assert_eq!(docs.len(), 3, "{stdout}");
+    assert_eq!(docs[1]["interval"]["end_ns"], 600_000_000u64, "{stdout}");
+    assert_eq!(docs[2]["interval"], Value::Null, "the summary: {stdout}");
 }
 
 /// `-p A,B`, each a 64-bit shell that later runs a 32-bit child: each child

@@ -1,6 +1,8 @@
 //! What a person sees (issue 15): a FAIL line means exit 1 in every command;
 //! names others chose are escaped on every stream (JSON keeps the bytes);
-//! tables never split a token in a 60-column or a 0-column pty.
+//! tables never split a token in a 60-column or a 0-column pty, and the usual
+//! output of check, check --image, maps and trace (and bench's prose) fits an
+//! 80-column one.
 
 use super::common::{build_c, is_root, run, skip, system_wide_lock, vdsoctl_path, Workload};
 use serde_json::Value;
@@ -196,12 +198,17 @@ fn a_fail_line_means_exit_1_in_every_command() {
 /// Run vdsoctl in a pty of `cols` columns (0: the 0×0 pty script(1) makes
 /// with no terminal around it), without COLUMNS; its output with `\r` dropped.
 fn in_pty(cols: u16, args: &[&str]) -> String {
+    in_pty_at(Path::new("."), cols, args)
+}
+
+/// [`in_pty`], run from the directory `cwd`.
+fn in_pty_at(cwd: &Path, cols: u16, args: &[&str]) -> String {
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let words: Vec<String> = std::iter::once(vdsoctl_path().to_str().unwrap().to_string())
         .chain(args.iter().map(|a| a.to_string()))
         .map(|w| quote(&w))
         .collect();
-    let line = format!("stty cols {cols} rows 50; exec {}", words.join(" "));
+    let line = format!("cd {}; stty cols {cols} rows 50; exec {}", quote(cwd.to_str().unwrap()), words.join(" "));
     let out = Command::new("script")
         .args(["-qec", &line, "/dev/null"])
         .env_remove("COLUMNS")
@@ -284,10 +291,62 @@ fn tables_never_split_a_token_in_a_60_or_0_column_pty() {
         if is_root() {
             let bin = build_c("clock_loop", false, &[]);
             let text = in_pty(cols, &["trace", "--", bin.to_str().unwrap(), "raw", "4", "100"]);
-            let must: Vec<String> =
-                ["clock_loop", "clock_gettime", "CLOCK_MONOTONIC_RAW", "100"].map(String::from).to_vec();
+            let must: Vec<String> = ["clock_loop", "clock_gettime", "MONOTONIC_RAW", "100"].map(String::from).to_vec();
             assert_whole(&format!("trace at {cols}"), &text, &must);
         }
+    }
+}
+
+/// No line wider than 80 columns, in an 80-column pty, for the usual output
+/// of each command fixed for it (issue 24), and no token split.
+#[test]
+fn usual_output_fits_an_80_column_pty() {
+    let _lock = system_wide_lock(); // bench timings and clock loops: not beside a system-wide trace
+    let fits = |what: &str, text: &str| {
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "{what}: {} columns: {line:?}\n{text}", line.chars().count());
+        }
+    };
+    // An image tree: a vsyscall caller (FAIL), a 32-bit program (WARN), a dynamic one.
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tree.path().join("usr/bin")).unwrap();
+    std::fs::create_dir_all(tree.path().join("opt")).unwrap();
+    std::fs::copy(build_c("clock_loop", false, &[]), tree.path().join("opt/clock_loop")).unwrap();
+    std::fs::copy("/bin/true", tree.path().join("usr/bin/true")).unwrap();
+    let mut paths = vec!["/opt/clock_loop", "/usr/bin/true"];
+    if super::common::have_m32() {
+        std::fs::copy(build_c("clock_loop", true, &[]), tree.path().join("usr/bin/clock_loop-m32")).unwrap();
+        paths.push("/usr/bin/clock_loop-m32");
+    }
+    let text = in_pty_at(tree.path(), 80, &["check", "--image", "."]);
+    fits("check --image", &text);
+    let must: Vec<String> = paths.iter().map(|p| p.to_string()).chain(["ELF64".into(), "x86_64".into()]).collect();
+    assert_whole("check --image at 80", &text, &must);
+    // Its DETAIL had no room: it is under its row, in whole sentences.
+    assert!(text.contains("its code calls the fixed [vsyscall] page"), "{text}");
+    let text = in_pty(80, &["check", "--trace", "0"]);
+    fits("check", &text);
+    assert_whole("check at 80", &text, &["vdso_symbols".into(), "clocksource".into()]);
+    let text = in_pty(80, &["maps"]);
+    fits("maps", &text);
+    // auxv's DECODED holds paths: with no room beside them, under their rows.
+    let text = in_pty(80, &["auxv"]);
+    fits("auxv", &text);
+    assert_whole("auxv at 80", &text, &["AT_SYSINFO_EHDR".into(), "AT_HWCAP".into(), "[vdso]".into()]);
+    assert_whole("maps at 80", &text, &["[vdso]".into(), "[stack]".into()]);
+    // bench's table is wider than 80, its lines of prose are not.
+    let text = in_pty(80, &["bench", "--quick", "--functions", "time"]);
+    let prose: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("time per call: ")).collect();
+    assert!(!prose.is_empty(), "{text}");
+    fits("bench's footnote and findings", &prose.join("\n"));
+    assert_whole("bench at 80", &text, &["batches".into(), "deviation,".into(), "timed".into()]);
+    if is_root() {
+        // The command named as the reader would type it, from its directory.
+        let dir = build_c("clock_loop", false, &[]).parent().unwrap().to_path_buf();
+        let text = in_pty_at(&dir, 80, &["trace", "--", "./clock_loop", "raw", "4", "100"]);
+        fits("trace", &text);
+        let must: Vec<String> = ["clock_loop", "clock_gettime", "MONOTONIC_RAW", "100"].map(String::from).to_vec();
+        assert_whole("trace at 80", &text, &must);
     }
 }
 
@@ -305,11 +364,10 @@ fn columns_is_honoured_when_piped() {
     // The DETAIL column wraps: narrower, more lines, the same words.
     assert!(rule_width(&narrow) < rule_width(&wide), "{narrow}");
     assert!(narrow.lines().count() > wide.lines().count(), "{narrow}");
-    let rule = rule_width(&narrow);
     let table: Vec<&str> =
         narrow.lines().skip_while(|l| !l.starts_with('─')).take_while(|l| !l.starts_with("verdict")).collect();
     for line in table.iter().filter(|l| l.contains("  ")) {
-        assert!(line.chars().count() <= rule, "{line:?} wider than its table");
+        assert!(line.chars().count() <= 50, "{line:?} wider than COLUMNS");
     }
     let (_, unlimited, _) = vdsoctl_with_columns("0", &["maps"]);
     let (_, piped, _) = run(&["maps"]);
@@ -337,6 +395,31 @@ fn color_always_never_and_no_color() {
         Command::new(vdsoctl_path()).args(["--color", "always", "check"]).env_remove("NO_COLOR").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("\x1b[32mOK\x1b[0m"), "{text:?}");
+    // --color reaches clap's help too: always colours it piped, never keeps
+    // a terminal's help plain.
+    let out =
+        Command::new(vdsoctl_path()).args(["--color", "always", "maps", "--help"]).env_remove("NO_COLOR").output();
+    assert!(out.unwrap().stdout.contains(&0x1b), "--color always --help");
+    assert!(in_pty(80, &["--color", "always", "maps", "--help"]).contains('\x1b'));
+    let line = format!("{} --color never maps --help", vdsoctl_path().display());
+    let out = Command::new("script").args(["-qec", &line, "/dev/null"]).env_remove("NO_COLOR").output().unwrap();
+    assert!(!out.stdout.contains(&0x1b) && out.stdout.len() > 100, "{:?}", String::from_utf8_lossy(&out.stdout));
+    // The FAIL lines under a table and the verdict are coloured too, and a
+    // wrapped line hangs under its text, not under the colour codes.
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::copy(build_c("clock_loop", false, &[]), tree.path().join("clock_loop")).unwrap();
+    let out = Command::new(vdsoctl_path())
+        .args(["--color", "always", "check", "--image", tree.path().to_str().unwrap()])
+        .env_remove("NO_COLOR")
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fail = text.lines().position(|l| l.starts_with("\x1b[31mFAIL\x1b[0m /clock_loop: ")).expect(&text);
+    let hang = " ".repeat("FAIL /clock_loop: ".len());
+    let next = text.lines().nth(fail + 1).unwrap();
+    assert!(next.starts_with(&hang) && !next[hang.len()..].starts_with(' '), "{text:?}");
+    assert_eq!(text.lines().last(), Some("verdict: \x1b[31mFAIL\x1b[0m"), "{text:?}");
     for never in [&["--color", "never"][..], &["--no-color"][..]] {
         let out = Command::new(vdsoctl_path()).args(never).args(["dump", "--file", fixture]).output().unwrap();
         assert!(!out.stdout.contains(&0x1b), "{never:?}");

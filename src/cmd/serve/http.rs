@@ -81,17 +81,18 @@ impl Stopper {
 impl Server {
     /// Listen on the first of `addrs` that binds.
     pub fn bind(addrs: &[SocketAddr], listen: &str) -> Result<Server> {
-        let mut last = String::new();
+        let mut last = None;
         for a in addrs {
             match listen_on(a) {
                 Ok(listener) => return Ok(Server { listener, stop: Arc::new(Notify::new()) }),
-                Err(e) => last = crate::error::errno_text(&e),
+                Err(e) => last = Some(e),
             }
         }
+        let last = last.unwrap_or_else(|| std::io::Error::from(std::io::ErrorKind::AddrNotAvailable));
         Err(Error::Facility {
             errno: None,
-            what: format!("cannot listen on {listen}: {last}"),
-            hint: "another process may hold the port (`ss -ltnp`); pick another with --listen".into(),
+            what: format!("cannot listen on {listen}: {}", crate::error::errno_text(&last)),
+            hint: listen_hint(&last).into(),
         })
     }
 
@@ -142,6 +143,22 @@ impl Server {
 }
 
 /// A listening socket with a [`BACKLOG`]-deep accept queue (std's is 128).
+/// What to do when `--listen` cannot bind, by the real cause: only
+/// EADDRINUSE means another process holds the port.
+fn listen_hint(e: &std::io::Error) -> &'static str {
+    match e.raw_os_error().map(nix::errno::Errno::from_raw) {
+        Some(nix::errno::Errno::EADDRINUSE) => "another process holds the port (`ss -ltnp`); pick another with --listen",
+        Some(nix::errno::Errno::EADDRNOTAVAIL) => {
+            "no interface here has that address (`ip -brief address`); give one it has, or :PORT for every IPv4 interface"
+        }
+        Some(nix::errno::Errno::EACCES) => {
+            "a port below 1024 needs root or CAP_NET_BIND_SERVICE; pick a port from 1024 up with --listen"
+        }
+        Some(nix::errno::Errno::EAFNOSUPPORT) => "this host has no IPv6 (or no IPv4): give an address of the other family",
+        _ => "pick another address or port with --listen",
+    }
+}
+
 fn listen_on(addr: &SocketAddr) -> std::io::Result<std::net::TcpListener> {
     use socket2::{Domain, Protocol, Socket, Type};
     let socket = Socket::new(Domain::for_address(*addr), Type::STREAM, Some(Protocol::TCP))?;
