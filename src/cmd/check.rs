@@ -396,6 +396,24 @@ fn runtime_text(info: &ExeInfo) -> String {
     }
 }
 
+/// A call site's enclosing function, or `?` in stripped code.
+fn site_symbol(s: &exe::Site) -> &str {
+    s.symbol.as_deref().unwrap_or("an unnamed function")
+}
+
+/// `clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x1149 in main`.
+fn site_text(s: &exe::Site) -> String {
+    let f = s.function.map_or("?", |f| f.name());
+    let args = match (s.function, s.clock) {
+        (Some(TimeFn::ClockGettime | TimeFn::ClockGettime64), Some(c)) => {
+            arch::clock_info(c as i32).map_or_else(|| format!("clock {c}"), |i| i.name.to_string())
+        }
+        (Some(TimeFn::ClockGettime | TimeFn::ClockGettime64), None) => "clock id not a constant".to_string(),
+        _ => String::new(),
+    };
+    format!("{f}({args}) by {} at {:#x} in {}", s.via.text(), s.addr, site_symbol(s))
+}
+
 /// Whether a warning is one that `--trace` evidence clears: it says the
 /// path is unknown or costlier, not that it is lost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -448,10 +466,12 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
             VsyscallMode::None => "this kernel has no [vsyscall] page (vsyscall=none): the call crashes with SIGSEGV",
             _ => "each call traps and is emulated by the kernel, invisible to strace",
         };
+        let first = info.sites.iter().find(|s| s.via == exe::Via::Vsyscall);
         let sites = format!(
-            "its code calls the fixed [vsyscall] page ({} site(s), first at {:#x})",
+            "its code calls the fixed [vsyscall] page ({} site(s), first at {:#x}{})",
             info.vsyscall_sites,
-            info.vsyscall_first.unwrap_or(0)
+            info.vsyscall_first.unwrap_or(0),
+            first.map_or_else(String::new, |s| format!(" in {}", site_symbol(s)))
         );
         if library {
             // Libraries keep such calls as fallbacks (HotSpot's libjvm.so
@@ -464,6 +484,36 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
             problems.push((Status::Fail, format!("{sites}: {what}")));
             hint = Some("rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses");
         }
+    }
+    // Raw clock syscalls in the code: the vDSO's clocks (and unknown ids)
+    // warn, CPU-time and other always-syscall clocks are said, not judged.
+    let (bypass, cputime): (Vec<&exe::Site>, Vec<&exe::Site>) =
+        info.sites.iter().filter(|s| s.via != exe::Via::Vsyscall).partition(|s| {
+            !s.clock.is_some_and(|c| arch::clock_info(c as i32).is_some_and(|c| c.class == ClockClass::AlwaysSyscall))
+        });
+    if !bypass.is_empty() {
+        let more = info.clock_sites as usize
+            - bypass.len().min(info.clock_sites as usize)
+            - cputime.len().min(info.clock_sites as usize);
+        let listed: Vec<String> = bypass.iter().take(3).map(|s| site_text(s)).collect();
+        let rest = bypass.len().saturating_sub(3) + more;
+        problems.push((
+            Status::Warn,
+            format!(
+                "its code makes raw clock syscalls the vDSO would serve: {}{}: each one enters the kernel",
+                listed.join(", "),
+                if rest > 0 { format!(" and {rest} more") } else { String::new() }
+            ),
+        ));
+        hint = hint.or(Some("read clocks through the C library's clock_gettime()/gettimeofday() (the vDSO), not syscall() or an inline syscall"));
+        kind = WarnKind::Unproven;
+    }
+    if !cputime.is_empty() {
+        let listed: Vec<String> = cputime.iter().take(3).map(|s| site_text(s)).collect();
+        problems.push((
+            Status::Info,
+            format!("raw syscalls of clocks the vDSO never serves (always a syscall): {}", listed.join(", ")),
+        ));
     }
     let runtime = runtime_text(info);
     let linkage = info.linkage();
@@ -1252,6 +1302,8 @@ mod tests {
             vdso_lookup: false,
             vsyscall_sites: 0,
             vsyscall_first: None,
+            clock_sites: 0,
+            sites: Vec::new(),
             code_scanned: true,
             debug_only: false,
         }

@@ -627,6 +627,75 @@ fn trace_evidence_clears_a_32bit_warning() {
     assert_eq!(check_named(&doc, "process_trace")["status"], "fail");
 }
 
+/// The call sites come from the decoded code, not from byte patterns: each
+/// way of reading a clock in fixtures/call_sites.c, built here, is judged by
+/// what its code does, with the site's address and enclosing function; a
+/// copy of vdsoctl (which holds the [vsyscall] addresses as data, for its
+/// bench) and a file with the addresses only as data are OK.
+#[test]
+fn image_call_sites_from_the_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let cs = |flags: &[&str], m32: bool| build_c("call_sites", m32, flags);
+    install(root, &vdsoctl_path(), "/usr/local/bin/vdsoctl");
+    install(root, &cs(&[], false), "/bin/libc_clock");
+    install(root, &cs(&["-DRAW_LIBC"], false), "/bin/raw_libc");
+    install(root, &cs(&["-DASM", "-static"], false), "/bin/asm_static");
+    install(root, &cs(&["-DINT80"], false), "/bin/int80");
+    install(root, &cs(&["-DVSYSCALL"], false), "/bin/vsyscall");
+    install(root, &cs(&["-DDATA_ONLY"], false), "/bin/data_only");
+    install(root, &cs(&["-DCPUTIME"], false), "/bin/cputime");
+    let m32 = have_m32();
+    if m32 {
+        install(root, &cs(&["-DRAW_LIBC"], true), "/bin/raw_libc32");
+        install(root, &cs(&["-DINT80"], true), "/bin/int80_32");
+    } else {
+        skip("gcc -m32 cannot build (install gcc-multilib): the i386 call sites are not tried");
+    }
+    let (code, stdout, stderr) = run(&["--json", "check", "--image", root.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let detail = |path: &str| binary(&doc, path)["detail"].as_str().unwrap().to_string();
+    let status = |path: &str| binary(&doc, path)["status"].as_str().unwrap().to_string();
+    for ok in ["/usr/local/bin/vdsoctl", "/bin/libc_clock", "/bin/data_only", "/bin/cputime"] {
+        assert_eq!(status(ok), "ok", "{ok}: {}", detail(ok));
+        assert!(!detail(ok).contains("[vsyscall]"), "{}", detail(ok));
+    }
+    // The CPU-time clock is said, not judged.
+    assert!(
+        detail("/bin/cputime").contains("clock_gettime(CLOCK_PROCESS_CPUTIME_ID) by syscall() at 0x"),
+        "{}",
+        detail("/bin/cputime")
+    );
+    let mut warn = vec![
+        ("/bin/raw_libc", "clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x", "in main"),
+        ("/bin/asm_static", "clock_gettime(CLOCK_MONOTONIC) by syscall at 0x", "in read_clock"),
+        ("/bin/int80", "clock_gettime(CLOCK_MONOTONIC) by int 0x80 at 0x", "in read_clock"),
+    ];
+    if m32 {
+        warn.push(("/bin/raw_libc32", "clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x", "in main"));
+        warn.push(("/bin/int80_32", "clock_gettime(CLOCK_MONOTONIC) by int 0x80 at 0x", "in read_clock"));
+    }
+    for (path, site, symbol) in warn {
+        let d = detail(path);
+        assert_eq!(status(path), "warn", "{path}: {d}");
+        assert!(d.starts_with("its code makes raw clock syscalls the vDSO would serve: "), "{d}");
+        assert!(d.contains(site) && d.contains(symbol), "{path}: {d}");
+    }
+    let v = detail("/bin/vsyscall");
+    assert_eq!(status("/bin/vsyscall"), "fail", "{v}");
+    assert!(v.starts_with("its code calls the fixed [vsyscall] page (1 site(s), first at 0x"), "{v}");
+    assert!(v.contains(" in legacy_time)"), "{v}");
+    // The site's address is the call (or tail jump) instruction's, as objdump shows it.
+    let at = v.split("first at ").nth(1).unwrap().split(' ').next().unwrap().trim_start_matches("0x");
+    let objdump = Command::new("objdump").arg("-d").arg(root.join("bin/vsyscall")).output();
+    if let Some(o) = objdump.ok().filter(|o| o.status.success()) {
+        let text = String::from_utf8_lossy(&o.stdout);
+        let line = text.lines().find(|l| l.trim_start().starts_with(&format!("{at}:"))).unwrap_or("");
+        assert!(line.contains("call") || line.contains("jmp"), "{at}: {line}");
+    }
+}
+
 /// A static glibc binary with no vDSO lookup in it is what glibc < 2.31
 /// produced. This one is made from a current static build by renaming the
 /// symbols its vDSO setup looks up (`__vdso_*` → `__xxxx_*`): the binary the
