@@ -875,7 +875,8 @@ pub struct ImageSummary {
     pub entries: u64,
     /// Directories not entered (other filesystems, /proc /sys /dev, too deep).
     pub skipped: Vec<String>,
-    /// ELF files that did not parse, with why.
+    /// What could not be read (directories not listed, files not opened,
+    /// ELF files that did not parse), with why.
     pub unreadable: Vec<(String, String)>,
     /// The walk stopped at its entry cap.
     pub truncated: bool,
@@ -922,9 +923,37 @@ fn gather_image(root: &std::path::Path, strict: bool) -> Result<CheckReport> {
     let walked = image::walk(root, own, Some(&mut tick));
     progress.done();
     let walked = walked?;
-    let me = Process::open(None)?;
-    let host = HostFacts::gather(&me);
-    let mut checks = vec![vdso_symbols_check(&me, "", false), vsyscall_check(&me)];
+    if walked.binaries.is_empty() {
+        let unreadable = match walked.unreadable.first() {
+            Some((p, why)) => {
+                format!(" ({} unreadable, first {}: {why})", thousands(walked.unreadable.len() as u64), p.display())
+            }
+            None => String::new(),
+        };
+        return Err(Error::NothingToAudit { root: root.to_path_buf(), entries: walked.entries, unreadable });
+    }
+    // The host context comes from /proc; a chroot or a bare container may
+    // have none: the binaries are still judged, the context is SKIP.
+    let (host, mut checks) = match Process::open(None) {
+        Ok(me) => (HostFacts::gather(&me), vec![vdso_symbols_check(&me, "", false), vsyscall_check(&me)]),
+        Err(_) if !std::path::Path::new("/proc/self").exists() => {
+            let why = "no /proc here (a chroot or a container without it): this kernel's";
+            let hint = Some("mount proc (`mount -t proc proc /proc`) to judge the binaries against this kernel");
+            (
+                HostFacts { vdso_has_hash: None, vsyscall: VsyscallMode::Xonly },
+                vec![
+                    Check::new("vdso_symbols", Status::Skip, format!("{why} vDSO is not read"), hint),
+                    Check::new(
+                        "vsyscall",
+                        Status::Skip,
+                        format!("{why} vsyscall mode is unknown (the verdicts assume xonly, the default since 5.3)"),
+                        hint,
+                    ),
+                ],
+            )
+        }
+        Err(e) => return Err(e),
+    };
     // The context checks say what the verdicts below assumed; only the
     // binaries decide the audit.
     for c in &mut checks {
@@ -932,6 +961,20 @@ fn gather_image(root: &std::path::Path, strict: bool) -> Result<CheckReport> {
             c.detail += " (host context for the binary verdicts)";
             c.status = Status::Ok;
         }
+    }
+    // What the walk could not read makes the audit incomplete: a warning.
+    if !walked.unreadable.is_empty() {
+        let (p, why) = &walked.unreadable[0];
+        checks.push(Check::new(
+            "image_walk",
+            Status::Warn,
+            format!(
+                "{} entries could not be read (or parsed as ELF) and are not audited (first {}: {why})",
+                thousands(walked.unreadable.len() as u64),
+                p.display()
+            ),
+            Some("run as a user who can read the whole tree (root, for an unpacked image); --json lists each in image.unreadable"),
+        ));
     }
     // A dynamic program's runtime version is that of the C library the
     // image ships for its class and machine (its libc.so.6 or ld-musl).
@@ -968,7 +1011,13 @@ fn gather_image(root: &std::path::Path, strict: bool) -> Result<CheckReport> {
         })
         .collect();
     binaries.sort_by(|a, b| b.status.cmp(&a.status).then_with(|| a.path.cmp(&b.path)));
-    let worst = binaries.iter().map(|b| b.status).max().unwrap_or(Status::Ok).max(Status::Ok);
+    let worst = binaries
+        .iter()
+        .map(|b| b.status)
+        .chain(checks.iter().map(|c| c.status))
+        .max()
+        .unwrap_or(Status::Ok)
+        .max(Status::Ok);
     let summary = ImageSummary {
         root: root.display().to_string(),
         entries: walked.entries,
@@ -1271,6 +1320,16 @@ impl CheckReport {
                 s += &format!(
                     "{}: vdsoctl itself, left out (its `bench` calls the [vsyscall] page on purpose)\n",
                     out.text(p)
+                );
+            }
+            const LISTED: usize = 10;
+            for (p, why) in img.unreadable.iter().take(LISTED) {
+                s += &format!("unreadable: {}: {}\n", out.text(p), out.text(why));
+            }
+            if img.unreadable.len() > LISTED {
+                s += &format!(
+                    "unreadable: {} more (`--json` lists each in image.unreadable)\n",
+                    thousands((img.unreadable.len() - LISTED) as u64)
                 );
             }
             if img.truncated {

@@ -696,6 +696,83 @@ fn image_call_sites_from_the_code() {
     }
 }
 
+/// Nothing to audit is an error, not an OK: an empty ROOT and a missing one
+/// exit 3 with one line; what cannot be read is counted, listed and warned
+/// about; without /proc the host context is said to be missing.
+#[test]
+fn image_nothing_to_audit_unreadable_and_no_proc() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path();
+    std::fs::set_permissions(top, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::create_dir(top.join("empty")).unwrap();
+    std::fs::write(top.join("empty/notes.txt"), "not a program, long enough to be looked at as one").unwrap();
+    for root in [top.join("empty"), top.join("missing")] {
+        let (code, stdout, stderr) = run(&["check", "--image", root.to_str().unwrap()]);
+        assert_eq!(code, 3, "{}: {stdout}{stderr}", root.display());
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+    }
+    let (_, _, stderr) = run(&["check", "--image", top.join("empty").to_str().unwrap()]);
+    assert!(
+        stderr.contains("nothing to audit under") && stderr.contains("no ELF program or library in 1 entries"),
+        "{stderr}"
+    );
+
+    // An unreadable directory and file, audited as a user who cannot read them.
+    let tree = top.join("tree");
+    let lp = build_c("call_sites", false, &[]);
+    install(&tree, &lp, "/bin/ok");
+    install(&tree, &lp, "/secret/hidden");
+    install(&tree, &lp, "/bin/closed");
+    for d in ["", "bin"] {
+        std::fs::set_permissions(tree.join(d), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(tree.join("bin/ok"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(tree.join("secret"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(tree.join("bin/closed"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    let own = top.join("vdsoctl");
+    std::fs::copy(vdsoctl_path(), &own).unwrap();
+    std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"]).arg(&own);
+        c
+    } else {
+        Command::new(&own)
+    };
+    let out = cmd.args(["--json", "check", "--image"]).arg(&tree).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "a warning: {}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["binaries"].as_array().unwrap().len(), 1, "{doc}");
+    assert_eq!(doc["status"], "warn", "{doc}");
+    let unreadable = doc["image"]["unreadable"].as_array().unwrap();
+    let listed: Vec<&str> = unreadable.iter().map(|u| u[0].as_str().unwrap()).collect();
+    assert_eq!(listed.len(), 2, "{unreadable:?}");
+    assert!(listed.contains(&"/secret") && listed.contains(&"/bin/closed"), "{listed:?}");
+    assert!(unreadable.iter().all(|u| u[1].as_str().unwrap().contains("permission denied (EACCES)")), "{unreadable:?}");
+    let walk = check_named(&doc, "image_walk");
+    assert_eq!(walk["status"], "warn", "{walk}");
+    assert!(walk["detail"].as_str().unwrap().starts_with("2 entries could not be read"), "{walk}");
+
+    // No /proc (a chroot): the binaries are judged, the host context is SKIP.
+    if !is_root() {
+        return skip("unmounting /proc in a private mount namespace needs root");
+    }
+    let script =
+        format!("umount -l /proc && exec {} --json check --image {}", vdsoctl_path().display(), tree.display());
+    let out =
+        Command::new("unshare").args(["--mount", "--propagation", "private", "sh", "-c", &script]).output().unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    for name in ["vdso_symbols", "vsyscall"] {
+        let c = check_named(&doc, name);
+        assert_eq!(c["status"], "skip", "{c}");
+        assert!(c["detail"].as_str().unwrap().starts_with("no /proc here"), "{c}");
+    }
+    assert_eq!(doc["binaries"].as_array().unwrap().len(), 3, "root reads the whole tree: {doc}");
+}
+
 /// A static glibc binary with no vDSO lookup in it is what glibc < 2.31
 /// produced. This one is made from a current static build by renaming the
 /// symbols its vDSO setup looks up (`__vdso_*` → `__xxxx_*`): the binary the
