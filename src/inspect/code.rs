@@ -129,10 +129,8 @@ pub fn candidates(code: &[u8], base: u64, bits: u32, t: &Targets) -> Vec<usize> 
         }
     }
     if !t.syscall_got.is_empty() {
-        for i in memchr::memchr_iter(0xff, code).filter(|i| i + 6 <= n) {
-            if code[i + 1] != 0x15 && code[i + 1] != 0x25 {
-                continue;
-            }
+        let call = memchr::memmem::find_iter(code, b"\xff\x15");
+        for i in call.chain(memchr::memmem::find_iter(code, b"\xff\x25")).filter(|i| i + 6 <= n) {
             let d = u32::from_le_bytes([code[i + 2], code[i + 3], code[i + 4], code[i + 5]]);
             let to = if bits == 64 {
                 base.wrapping_add(i as u64 + 6).wrapping_add(d as i32 as i64 as u64)
