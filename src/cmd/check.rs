@@ -1214,6 +1214,10 @@ impl Render for CheckReport {
         s
     }
 
+    fn render_junit(&self) -> Option<String> {
+        Some(self.junit())
+    }
+
     fn render_prometheus(&self) -> Option<String> {
         let mut p = Prometheus::default();
         if let Some(binaries) = &self.binaries {
@@ -1247,7 +1251,111 @@ impl Render for CheckReport {
     }
 }
 
+/// Text as XML 1.0 character data or an attribute value: the five
+/// specials escaped, characters XML cannot carry (controls but tab, newline,
+/// carriage return) dropped.
+fn xml_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 impl CheckReport {
+    /// JUnit XML: one testsuite for the checks and, with `--image`, one for
+    /// the binaries, a testcase each. FAIL is a `<failure>` with the finding
+    /// and the hint; WARN one too with `--strict` (the exit code's rule),
+    /// else a pass whose `<system-out>` says the warning; SKIP and INFO are
+    /// `<skipped>`. GitLab, Jenkins and GitHub reporters read this subset.
+    pub fn junit(&self) -> String {
+        struct Case<'a> {
+            class: &'a str,
+            name: String,
+            status: Status,
+            detail: &'a str,
+            hint: Option<&'a str>,
+        }
+        let mut suites: Vec<(&str, Vec<Case>)> = vec![(
+            "vdsoctl.check",
+            self.checks
+                .iter()
+                .map(|c| Case {
+                    class: "vdsoctl.check",
+                    name: c.name.clone(),
+                    status: c.status,
+                    detail: &c.detail,
+                    hint: c.hint.as_deref(),
+                })
+                .collect(),
+        )];
+        if let Some(binaries) = &self.binaries {
+            suites.push((
+                "vdsoctl.check.image",
+                binaries
+                    .iter()
+                    .map(|b| Case {
+                        class: "vdsoctl.check.image",
+                        name: b.path.clone(),
+                        status: b.status,
+                        detail: &b.detail,
+                        hint: b.hint,
+                    })
+                    .collect(),
+            ));
+        }
+        let failed = |st: Status| st == Status::Fail || st == Status::Warn && self.strict;
+        let skipped = |st: Status| st == Status::Skip || st == Status::Info;
+        let count = |cases: &[Case], f: &dyn Fn(Status) -> bool| cases.iter().filter(|c| f(c.status)).count();
+        let all: usize = suites.iter().map(|s| s.1.len()).sum();
+        let all_failed: usize = suites.iter().map(|s| count(&s.1, &failed)).sum();
+        let all_skipped: usize = suites.iter().map(|s| count(&s.1, &skipped)).sum();
+        let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        x += &format!(
+            "<testsuites name=\"vdsoctl check\" tests=\"{all}\" failures=\"{all_failed}\" errors=\"0\" skipped=\"{all_skipped}\">\n"
+        );
+        for (name, cases) in &suites {
+            x += &format!(
+                "  <testsuite name=\"{name}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
+                cases.len(),
+                count(cases, &failed),
+                count(cases, &skipped)
+            );
+            for c in cases {
+                let head = format!("    <testcase classname=\"{}\" name=\"{}\"", c.class, xml_text(&c.name));
+                let message = format!("{}: {}", c.status.label(), c.detail);
+                let body = match c.hint {
+                    Some(h) => format!("{}\nhint: {h}", c.detail),
+                    None => c.detail.to_string(),
+                };
+                if failed(c.status) {
+                    x += &format!(
+                        "{head}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
+                        xml_text(&message),
+                        c.status.label(),
+                        xml_text(&body)
+                    );
+                } else if skipped(c.status) {
+                    x += &format!("{head}>\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_text(&message));
+                } else {
+                    x += &format!("{head}>\n      <system-out>{}</system-out>\n    </testcase>\n", xml_text(&message));
+                }
+            }
+            x += "  </testsuite>\n";
+        }
+        x += "</testsuites>\n";
+        x
+    }
+
     /// The image table: FAIL then WARN rows one per binary, each with its
     /// reason; OK (and SKIP) binaries one row per runtime, linkage and class
     /// with a count — JSON lists every one.
@@ -1369,6 +1477,22 @@ mod tests {
     }
 
     const GOOD: HostFacts = HostFacts { vdso_has_hash: Some(true), vsyscall: VsyscallMode::Xonly };
+
+    #[test]
+    fn junit_text_is_xml() {
+        assert_eq!(xml_text("a<b>&\"c'\u{1}\td"), "a&lt;b&gt;&amp;&quot;c&apos;\td");
+        let report = CheckReport {
+            checks: vec![Check::new("x", Status::Fail, "bad <thing>", Some("fix & retry"))],
+            ..CheckReport::default()
+        };
+        let x = report.junit();
+        assert!(
+            x.contains(r#"<testsuites name="vdsoctl check" tests="1" failures="1" errors="0" skipped="0">"#),
+            "{x}"
+        );
+        assert!(x.contains(r#"<failure message="FAIL: bad &lt;thing&gt;" type="FAIL">bad &lt;thing&gt;"#), "{x}");
+        assert!(x.contains("hint: fix &amp; retry</failure>"), "{x}");
+    }
 
     #[test]
     fn verdicts() {

@@ -682,6 +682,7 @@ fn image_call_sites_from_the_code() {
         assert!(d.starts_with("its code makes raw clock syscalls the vDSO would serve: "), "{d}");
         assert!(d.contains(site) && d.contains(symbol), "{path}: {d}");
     }
+    junit_matches_the_json(root, &doc);
     let v = detail("/bin/vsyscall");
     assert_eq!(status("/bin/vsyscall"), "fail", "{v}");
     assert!(v.starts_with("its code calls the fixed [vsyscall] page (1 site(s), first at 0x"), "{v}");
@@ -693,6 +694,56 @@ fn image_call_sites_from_the_code() {
         let text = String::from_utf8_lossy(&o.stdout);
         let line = text.lines().find(|l| l.trim_start().starts_with(&format!("{at}:"))).unwrap_or("");
         assert!(line.contains("call") || line.contains("jmp"), "{at}: {line}");
+    }
+}
+
+/// `--format junit` of the same tree, read by a real XML parser (python3's
+/// xml.etree): one testcase per check and per binary, failures for the FAIL
+/// rows (and the WARN ones with --strict), with the finding and the hint.
+fn junit_matches_the_json(root: &Path, doc: &serde_json::Value) {
+    if which("python3").is_err() {
+        return skip("python3 not installed: the JUnit document is not parsed");
+    }
+    let count = |st: &str| doc["binaries"].as_array().unwrap().iter().filter(|b| b["status"] == st).count();
+    let (binaries, fails, warns) = (doc["binaries"].as_array().unwrap().len(), count("fail"), count("warn"));
+    let checks = doc["checks"].as_array().unwrap().len();
+    const READ: &str = r#"
+import sys, xml.etree.ElementTree as ET
+t = ET.parse(sys.stdin).getroot()
+assert t.tag == "testsuites", t.tag
+for s in t.iter("testsuite"):
+    cases = s.findall("testcase")
+    assert int(s.get("tests")) == len(cases)
+    assert int(s.get("failures")) == sum(1 for c in cases if c.find("failure") is not None)
+    print(s.get("name"), len(cases), s.get("failures"), s.get("skipped"))
+    for c in cases:
+        f = c.find("failure")
+        if f is not None:
+            assert f.get("message") and f.text and "hint: " in f.text, c.get("name")
+"#;
+    for strict in [false, true] {
+        let mut args = vec!["--format", "junit", "check"];
+        if strict {
+            args.push("--strict");
+        }
+        args.extend(["--image", root.to_str().unwrap()]);
+        let (code, xml, stderr) = run(&args);
+        assert_eq!(code, 1, "{stderr}");
+        let mut py = Command::new("python3")
+            .args(["-c", READ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        py.stdin.take().unwrap().write_all(xml.as_bytes()).unwrap();
+        let out = py.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}\n{xml}", String::from_utf8_lossy(&out.stderr));
+        let failures = if strict { fails + warns } else { fails };
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(&format!("vdsoctl.check.image {binaries} {failures} 0\n")), "{text}");
+        assert!(text.contains(&format!("vdsoctl.check {checks} 0 ")), "{text}");
     }
 }
 
