@@ -492,9 +492,8 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
             !s.clock.is_some_and(|c| arch::clock_info(c as i32).is_some_and(|c| c.class == ClockClass::AlwaysSyscall))
         });
     if !bypass.is_empty() {
-        let more = info.clock_sites as usize
-            - bypass.len().min(info.clock_sites as usize)
-            - cputime.len().min(info.clock_sites as usize);
+        // Sites counted but not kept (past MAX_SITES).
+        let more = (info.clock_sites as usize).saturating_sub(bypass.len() + cputime.len());
         let listed: Vec<String> = bypass.iter().take(3).map(|s| site_text(s)).collect();
         let rest = bypass.len().saturating_sub(3) + more;
         problems.push((
