@@ -2,13 +2,16 @@
 //! class and machine, static, static-pie or dynamic (PT_INTERP), the
 //! libraries it needs, which runtime does its clock_gettime (glibc, musl, Go,
 //! other) and its version, whether a static C library in it looks the vDSO
-//! up, and whether its code calls the fixed [vsyscall] addresses.
+//! up, and where its code (x86_64, i386) calls the fixed [vsyscall] page or
+//! makes raw clock syscalls (decoded by [`crate::inspect::code`], each site
+//! with its address and enclosing function).
 //!
 //! The fixed-size records (header, program and section headers) are parsed
 //! by goblin, like the rest of the crate; every table is read with a bounded
 //! `pread` first, so a hostile header cannot make us allocate or read without
 //! bound, and an executable of hundreds of MiB is never read whole: markers
-//! and code are scanned in 1 MiB chunks up to [`SCAN_LIMIT`].
+//! and code are scanned in 1 MiB chunks up to [`SCAN_LIMIT`], symbol and
+//! relocation tables in 256 KiB chunks.
 
 use crate::error::{Error, Result};
 use crate::inspect::code::{self, Targets};
