@@ -619,6 +619,39 @@ mod tests {
         out
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// Any bytes, seeded with the candidate patterns, at any address,
+        /// in either mode: sites or none, never a panic.
+        #[test]
+        fn any_code_never_panics(
+            mut code in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600),
+            seeds in proptest::collection::vec((0usize..600, 0usize..6), 0..24),
+            base in proptest::prelude::any::<u64>(),
+            wide in proptest::prelude::any::<bool>(),
+        ) {
+            const PATTERNS: [&[u8]; 6] = [b"\x0f\x05", b"\xcd\x80", b"\xb8\xe4\0\0\0", b"\x48\xc7\xc0\0\x04\x60\xff", b"\xff\x15", b"\xe8"];
+            for (at, k) in seeds {
+                for (i, b) in PATTERNS[k].iter().enumerate() {
+                    if let Some(x) = code.get_mut(at + i) {
+                        *x = *b;
+                    }
+                }
+            }
+            let bits = if wide { 64 } else { 32 };
+            let t = Targets { vsyscall: true, vsyscall_rel32: true, syscall_fn: vec![base, 0x401100], syscall_got: vec![base.wrapping_add(64)] };
+            for c in candidates(&code, base, bits, &t) {
+                if let Some(from) = sync_start(&code, base, bits, c) {
+                    let _ = analyze(&code, base, bits, from, c + AFTER, &t, &[]);
+                }
+            }
+            let blocks = branch_targets(&code, base, bits);
+            let _ = analyze(&code, base, bits, 0, code.len(), &t, &blocks);
+            let _ = plt_stubs(&code, base, bits, &t.syscall_got, Some(base));
+            let _ = lands_on(&code, bits, code.len() / 2);
+        }
+    }
+
     #[test]
     fn register_slots() {
         assert_eq!(gpr(Register::RAX), Some((0, 8)));
