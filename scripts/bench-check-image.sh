@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Wall time and peak memory of `vdsoctl check --image ROOT` (default /usr):
 # the bounded tree walk, every ELF file's headers, Go buildinfo, static-libc
-# markers and a scan of all executable sections for [vsyscall] calls.
+# markers and the call-site scan of all executable sections (candidate bytes,
+# then the candidates decoded: [vsyscall] calls, raw clock syscalls).
+# PEER=/path/to/an/older/vdsoctl runs it in the same hyperfine session, for
+# a ratio measured under the same load.
 # hyperfine medians (warm page cache; the first run is reported apart, cold with COLD=1),
 # with `find ROOT -xdev -type f | xargs file` -style peers for scale: a walk
 # that only stats (find) and one that reads every file's first bytes (file).
@@ -20,8 +23,11 @@ if [ "${COLD:-0}" = 1 ]; then sync; echo 3 > /proc/sys/vm/drop_caches && cold=ye
 start=$(date +%s%N)
 "$bin" --json check --image "$root" >/dev/null || true
 echo "first run (cold cache: $cold): $(( ($(date +%s%N) - start) / 1000000 )) ms"
+peer=()
+if [ -n "${PEER:-}" ]; then peer=("$PEER --json check --image $root"); fi
 hyperfine --warmup 1 --runs "$runs" --export-json "$out" -i \
   "$bin --json check --image $root" \
+  "${peer[@]}" \
   "find $root -xdev -type f -size +51c" \
   "find $root -xdev -type f -size +51c -exec head -c4 {} + " >/dev/null 2>&1
 python3 - "$out" <<'PY'
@@ -30,6 +36,9 @@ print(f"{'command':60} {'median':>10} {'min':>10} {'max':>10}")
 for r in json.load(open(sys.argv[1]))["results"]:
     c = r['command'].split('/release/')[-1]
     print(f"{c[:60]:60} {r['median']*1e3:8.1f}ms {r['min']*1e3:8.1f}ms {r['max']*1e3:8.1f}ms")
+rs = json.load(open(sys.argv[1]))["results"]
+if len(rs) == 4:
+    print(f"ratio vdsoctl / PEER (medians): {rs[0]['median'] / rs[1]['median']:.2f}")
 PY
 "$bin" --json check --image "$root" 2>/dev/null | python3 -c '
 import json, sys, collections
@@ -39,6 +48,10 @@ print(len(b), "ELF files in", d["image"]["entries"], "entries:", dict(collection
 ' || true
 rss=$( { /usr/bin/time -f '%M' "$bin" --json check --image "$root" >/dev/null; } 2>&1 | tail -1)
 echo "peak RSS vdsoctl check --image $root: ${rss} KiB"
+if [ -n "${PEER:-}" ]; then
+  rss=$( { /usr/bin/time -f '%M' "$PEER" --json check --image "$root" >/dev/null; } 2>&1 | tail -1)
+  echo "peak RSS $PEER check --image $root: ${rss} KiB"
+fi
 
 # What the 32-bit path costs (check --image's WARN): ns/call of
 # clock_gettime(CLOCK_MONOTONIC) through libc (the vDSO) and as a raw

@@ -10,7 +10,7 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(name = "vdsoctl", version, about, max_term_width = 100)]
 pub struct Cli {
-    /// table (default), json, or prometheus (bench, check, trace)
+    /// table (default), json, prometheus (bench, check, trace), or junit (check)
     #[arg(long, value_enum, global = true, default_value_t = Format::Table, hide_possible_values = true, hide_default_value = true, help_heading = "Global options")]
     pub format: Format,
 
@@ -78,6 +78,10 @@ impl Command {
     /// Whether the command has a Prometheus form (DESIGN: bench, check, trace; serve is one).
     pub fn supports_prometheus(&self) -> bool {
         matches!(self, Command::Bench(_) | Command::Check(_) | Command::Trace(_) | Command::Serve(_))
+    }
+
+    pub fn supports_junit(&self) -> bool {
+        matches!(self, Command::Check(_))
     }
 }
 

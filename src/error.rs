@@ -82,6 +82,9 @@ pub enum Error {
     WriteRefused { path: PathBuf, kind: String },
 
     /// A path that is not a regular file (a directory, a device): never read.
+    #[error("nothing to audit under {}: no ELF program or library in {entries} entries{unreadable} — pass the directory an image is unpacked in (or / inside the container)", root.display())]
+    NothingToAudit { root: PathBuf, entries: u64, unreadable: String },
+
     #[error("{} is {kind}, not a vDSO image file — pass a regular file, e.g. one written by `vdsoctl dump -o vdso.so`", path.display())]
     NotAFile { path: PathBuf, kind: String },
 
@@ -125,6 +128,7 @@ impl Error {
             | Error::Malformed { .. }
             | Error::TooLarge { .. }
             | Error::NotAFile { .. }
+            | Error::NothingToAudit { .. }
             | Error::Write { .. }
             | Error::WriteRefused { .. }
             | Error::Spawn { .. }

@@ -47,6 +47,14 @@ fn main() -> ExitCode {
         )
         .exit();
     }
+    if format == Format::Junit && !cli.command.supports_junit() {
+        let mut cmd = vdsoctl::cli::command();
+        cmd.error(
+            clap::error::ErrorKind::ArgumentConflict,
+            "--format junit is only for `check`; use --format table or --json here",
+        )
+        .exit();
+    }
     let out = Output::resolve(format, cli.resolved_color());
     match cmd::run(&cli, &out) {
         Ok(Outcome::Clean) => ExitCode::from(exit::OK),

@@ -23,6 +23,8 @@ pub enum Format {
     Json,
     /// Prometheus text exposition format (bench, check, trace).
     Prometheus,
+    /// JUnit XML, for CI test reporters (check).
+    Junit,
 }
 
 /// When to colour tables (`--color`).
@@ -376,6 +378,11 @@ pub trait Render: Serialize {
     fn render_prometheus(&self) -> Option<String> {
         None
     }
+
+    /// The JUnit XML view, for commands that have one (`check`).
+    fn render_junit(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Write a report to stdout in the resolved format. A closed pipe
@@ -425,6 +432,10 @@ pub fn write_report<R: Render>(
             None => {
                 return Ok(Err(Error::Usage("--format prometheus is only for `bench`, `check` and `trace`".into())))
             }
+        },
+        Format::Junit => match report.render_junit() {
+            Some(text) => text,
+            None => return Ok(Err(Error::Usage("--format junit is only for `check`".into()))),
         },
     };
     w.write_all(text.as_bytes())?;

@@ -396,6 +396,24 @@ fn runtime_text(info: &ExeInfo) -> String {
     }
 }
 
+/// A call site's enclosing function, or `?` in stripped code.
+fn site_symbol(s: &exe::Site) -> &str {
+    s.symbol.as_deref().unwrap_or("an unnamed function")
+}
+
+/// `clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x1149 in main`.
+fn site_text(s: &exe::Site) -> String {
+    let f = s.function.map_or("?", |f| f.name());
+    let args = match (s.function, s.clock) {
+        (Some(TimeFn::ClockGettime | TimeFn::ClockGettime64), Some(c)) => {
+            arch::clock_info(c as i32).map_or_else(|| format!("clock {c}"), |i| i.name.to_string())
+        }
+        (Some(TimeFn::ClockGettime | TimeFn::ClockGettime64), None) => "clock id not a constant".to_string(),
+        _ => String::new(),
+    };
+    format!("{f}({args}) by {} at {:#x} in {}", s.via.text(), s.addr, site_symbol(s))
+}
+
 /// Whether a warning is one that `--trace` evidence clears: it says the
 /// path is unknown or costlier, not that it is lost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -448,10 +466,12 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
             VsyscallMode::None => "this kernel has no [vsyscall] page (vsyscall=none): the call crashes with SIGSEGV",
             _ => "each call traps and is emulated by the kernel, invisible to strace",
         };
+        let first = info.sites.iter().find(|s| s.via == exe::Via::Vsyscall);
         let sites = format!(
-            "its code calls the fixed [vsyscall] page ({} site(s), first at {:#x})",
+            "its code calls the fixed [vsyscall] page ({} site(s), first at {:#x}{})",
             info.vsyscall_sites,
-            info.vsyscall_first.unwrap_or(0)
+            info.vsyscall_first.unwrap_or(0),
+            first.map_or_else(String::new, |s| format!(" in {}", site_symbol(s)))
         );
         if library {
             // Libraries keep such calls as fallbacks (HotSpot's libjvm.so
@@ -464,6 +484,35 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
             problems.push((Status::Fail, format!("{sites}: {what}")));
             hint = Some("rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses");
         }
+    }
+    // Raw clock syscalls in the code: the vDSO's clocks (and unknown ids)
+    // warn, CPU-time and other always-syscall clocks are said, not judged.
+    let (bypass, cputime): (Vec<&exe::Site>, Vec<&exe::Site>) =
+        info.sites.iter().filter(|s| s.via != exe::Via::Vsyscall).partition(|s| {
+            !s.clock.is_some_and(|c| arch::clock_info(c as i32).is_some_and(|c| c.class == ClockClass::AlwaysSyscall))
+        });
+    if !bypass.is_empty() {
+        // Sites counted but not kept (past MAX_SITES).
+        let more = (info.clock_sites as usize).saturating_sub(bypass.len() + cputime.len());
+        let listed: Vec<String> = bypass.iter().take(3).map(|s| site_text(s)).collect();
+        let rest = bypass.len().saturating_sub(3) + more;
+        problems.push((
+            Status::Warn,
+            format!(
+                "its code makes raw clock syscalls the vDSO would serve: {}{}: each one enters the kernel",
+                listed.join(", "),
+                if rest > 0 { format!(" and {rest} more") } else { String::new() }
+            ),
+        ));
+        hint = hint.or(Some("read clocks through the C library's clock_gettime()/gettimeofday() (the vDSO), not syscall() or an inline syscall"));
+        kind = WarnKind::Unproven;
+    }
+    if !cputime.is_empty() {
+        let listed: Vec<String> = cputime.iter().take(3).map(|s| site_text(s)).collect();
+        problems.push((
+            Status::Info,
+            format!("raw syscalls of clocks the vDSO never serves (always a syscall): {}", listed.join(", ")),
+        ));
     }
     let runtime = runtime_text(info);
     let linkage = info.linkage();
@@ -828,7 +877,8 @@ pub struct ImageSummary {
     pub entries: u64,
     /// Directories not entered (other filesystems, /proc /sys /dev, too deep).
     pub skipped: Vec<String>,
-    /// ELF files that did not parse, with why.
+    /// What could not be read (directories not listed, files not opened,
+    /// ELF files that did not parse), with why.
     pub unreadable: Vec<(String, String)>,
     /// The walk stopped at its entry cap.
     pub truncated: bool,
@@ -881,9 +931,37 @@ fn gather_image(root: &std::path::Path, strict: bool) -> Result<CheckReport> {
     let walked = image::walk(root, own, Some(&mut tick));
     progress.done();
     let walked = walked?;
-    let me = Process::open(None)?;
-    let host = HostFacts::gather(&me);
-    let mut checks = vec![vdso_symbols_check(&me, "", false), vsyscall_check(&me)];
+    if walked.binaries.is_empty() {
+        let unreadable = match walked.unreadable.first() {
+            Some((p, why)) => {
+                format!(" ({} unreadable, first {}: {why})", thousands(walked.unreadable.len() as u64), p.display())
+            }
+            None => String::new(),
+        };
+        return Err(Error::NothingToAudit { root: root.to_path_buf(), entries: walked.entries, unreadable });
+    }
+    // The host context comes from /proc; a chroot or a bare container may
+    // have none: the binaries are still judged, the context is SKIP.
+    let (host, mut checks) = match Process::open(None) {
+        Ok(me) => (HostFacts::gather(&me), vec![vdso_symbols_check(&me, "", false), vsyscall_check(&me)]),
+        Err(_) if !std::path::Path::new("/proc/self").exists() => {
+            let why = "no /proc here (a chroot or a container without it): this kernel's";
+            let hint = Some("mount proc (`mount -t proc proc /proc`) to judge the binaries against this kernel");
+            (
+                HostFacts { vdso_has_hash: None, vsyscall: VsyscallMode::Xonly },
+                vec![
+                    Check::new("vdso_symbols", Status::Skip, format!("{why} vDSO is not read"), hint),
+                    Check::new(
+                        "vsyscall",
+                        Status::Skip,
+                        format!("{why} vsyscall mode is unknown (the verdicts assume xonly, the default since 5.3)"),
+                        hint,
+                    ),
+                ],
+            )
+        }
+        Err(e) => return Err(e),
+    };
     // The context checks say what the verdicts below assumed; only the
     // binaries decide the audit.
     for c in &mut checks {
@@ -891,6 +969,20 @@ fn gather_image(root: &std::path::Path, strict: bool) -> Result<CheckReport> {
             c.detail += " (host context for the binary verdicts)";
             c.status = Status::Ok;
         }
+    }
+    // What the walk could not read makes the audit incomplete: a warning.
+    if !walked.unreadable.is_empty() {
+        let (p, why) = &walked.unreadable[0];
+        checks.push(Check::new(
+            "image_walk",
+            Status::Warn,
+            format!(
+                "{} entries could not be read (or parsed as ELF) and are not audited (first {}: {why})",
+                thousands(walked.unreadable.len() as u64),
+                p.display()
+            ),
+            Some("run as a user who can read the whole tree (root, for an unpacked image); --json lists each in image.unreadable"),
+        ));
     }
     // A dynamic program's runtime version is that of the C library the
     // image ships for its class and machine (its libc.so.6 or ld-musl).
@@ -927,7 +1019,13 @@ fn gather_image(root: &std::path::Path, strict: bool) -> Result<CheckReport> {
         })
         .collect();
     binaries.sort_by(|a, b| b.status.cmp(&a.status).then_with(|| a.path.cmp(&b.path)));
-    let worst = binaries.iter().map(|b| b.status).max().unwrap_or(Status::Ok).max(Status::Ok);
+    let worst = binaries
+        .iter()
+        .map(|b| b.status)
+        .chain(checks.iter().map(|c| c.status))
+        .max()
+        .unwrap_or(Status::Ok)
+        .max(Status::Ok);
     let summary = ImageSummary {
         root: root.display().to_string(),
         entries: walked.entries,
@@ -1145,6 +1243,10 @@ impl Render for CheckReport {
         s
     }
 
+    fn render_junit(&self) -> Option<String> {
+        Some(self.junit())
+    }
+
     fn render_prometheus(&self) -> Option<String> {
         let mut p = Prometheus::default();
         if let Some(binaries) = &self.binaries {
@@ -1178,7 +1280,111 @@ impl Render for CheckReport {
     }
 }
 
+/// Text as XML 1.0 character data or an attribute value: the five
+/// specials escaped, characters XML cannot carry (controls but tab, newline,
+/// carriage return) dropped.
+fn xml_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 impl CheckReport {
+    /// JUnit XML: one testsuite for the checks and, with `--image`, one for
+    /// the binaries, a testcase each. FAIL is a `<failure>` with the finding
+    /// and the hint; WARN one too with `--strict` (the exit code's rule),
+    /// else a pass whose `<system-out>` says the warning; SKIP and INFO are
+    /// `<skipped>`. GitLab, Jenkins and GitHub reporters read this subset.
+    pub fn junit(&self) -> String {
+        struct Case<'a> {
+            class: &'a str,
+            name: String,
+            status: Status,
+            detail: &'a str,
+            hint: Option<&'a str>,
+        }
+        let mut suites: Vec<(&str, Vec<Case>)> = vec![(
+            "vdsoctl.check",
+            self.checks
+                .iter()
+                .map(|c| Case {
+                    class: "vdsoctl.check",
+                    name: c.name.clone(),
+                    status: c.status,
+                    detail: &c.detail,
+                    hint: c.hint.as_deref(),
+                })
+                .collect(),
+        )];
+        if let Some(binaries) = &self.binaries {
+            suites.push((
+                "vdsoctl.check.image",
+                binaries
+                    .iter()
+                    .map(|b| Case {
+                        class: "vdsoctl.check.image",
+                        name: b.path.clone(),
+                        status: b.status,
+                        detail: &b.detail,
+                        hint: b.hint,
+                    })
+                    .collect(),
+            ));
+        }
+        let failed = |st: Status| st == Status::Fail || st == Status::Warn && self.strict;
+        let skipped = |st: Status| st == Status::Skip || st == Status::Info;
+        let count = |cases: &[Case], f: &dyn Fn(Status) -> bool| cases.iter().filter(|c| f(c.status)).count();
+        let all: usize = suites.iter().map(|s| s.1.len()).sum();
+        let all_failed: usize = suites.iter().map(|s| count(&s.1, &failed)).sum();
+        let all_skipped: usize = suites.iter().map(|s| count(&s.1, &skipped)).sum();
+        let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        x += &format!(
+            "<testsuites name=\"vdsoctl check\" tests=\"{all}\" failures=\"{all_failed}\" errors=\"0\" skipped=\"{all_skipped}\">\n"
+        );
+        for (name, cases) in &suites {
+            x += &format!(
+                "  <testsuite name=\"{name}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
+                cases.len(),
+                count(cases, &failed),
+                count(cases, &skipped)
+            );
+            for c in cases {
+                let head = format!("    <testcase classname=\"{}\" name=\"{}\"", c.class, xml_text(&c.name));
+                let message = format!("{}: {}", c.status.label(), c.detail);
+                let body = match c.hint {
+                    Some(h) => format!("{}\nhint: {h}", c.detail),
+                    None => c.detail.to_string(),
+                };
+                if failed(c.status) {
+                    x += &format!(
+                        "{head}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
+                        xml_text(&message),
+                        c.status.label(),
+                        xml_text(&body)
+                    );
+                } else if skipped(c.status) {
+                    x += &format!("{head}>\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_text(&message));
+                } else {
+                    x += &format!("{head}>\n      <system-out>{}</system-out>\n    </testcase>\n", xml_text(&message));
+                }
+            }
+            x += "  </testsuite>\n";
+        }
+        x += "</testsuites>\n";
+        x
+    }
+
     /// The image table: FAIL then WARN rows one per binary, each with its
     /// reason; OK (and SKIP) binaries one row per runtime, linkage and class
     /// with a count — JSON lists every one.
@@ -1254,6 +1460,16 @@ impl CheckReport {
                     out.text(p)
                 );
             }
+            const LISTED: usize = 10;
+            for (p, why) in img.unreadable.iter().take(LISTED) {
+                s += &format!("unreadable: {}: {}\n", out.text(p), out.text(why));
+            }
+            if img.unreadable.len() > LISTED {
+                s += &format!(
+                    "unreadable: {} more (`--json` lists each in image.unreadable)\n",
+                    thousands((img.unreadable.len() - LISTED) as u64)
+                );
+            }
             if img.truncated {
                 s += "the walk stopped at its entry cap: the tree was not audited whole\n";
             }
@@ -1283,12 +1499,30 @@ mod tests {
             vdso_lookup: false,
             vsyscall_sites: 0,
             vsyscall_first: None,
+            clock_sites: 0,
+            sites: Vec::new(),
             code_scanned: true,
             debug_only: false,
         }
     }
 
     const GOOD: HostFacts = HostFacts { vdso_has_hash: Some(true), vsyscall: VsyscallMode::Xonly };
+
+    #[test]
+    fn junit_text_is_xml() {
+        assert_eq!(xml_text("a<b>&\"c'\u{1}\td"), "a&lt;b&gt;&amp;&quot;c&apos;\td");
+        let report = CheckReport {
+            checks: vec![Check::new("x", Status::Fail, "bad <thing>", Some("fix & retry"))],
+            ..CheckReport::default()
+        };
+        let x = report.junit();
+        assert!(
+            x.contains(r#"<testsuites name="vdsoctl check" tests="1" failures="1" errors="0" skipped="0">"#),
+            "{x}"
+        );
+        assert!(x.contains(r#"<failure message="FAIL: bad &lt;thing&gt;" type="FAIL">bad &lt;thing&gt;"#), "{x}");
+        assert!(x.contains("hint: fix &amp; retry</failure>"), "{x}");
+    }
 
     #[test]
     fn verdicts() {

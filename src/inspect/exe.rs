@@ -2,15 +2,20 @@
 //! class and machine, static, static-pie or dynamic (PT_INTERP), the
 //! libraries it needs, which runtime does its clock_gettime (glibc, musl, Go,
 //! other) and its version, whether a static C library in it looks the vDSO
-//! up, and whether its code calls the fixed [vsyscall] addresses.
+//! up, and where its code (x86_64, i386) calls the fixed [vsyscall] page or
+//! makes raw clock syscalls (decoded by [`crate::inspect::code`], each site
+//! with its address and enclosing function).
 //!
 //! The fixed-size records (header, program and section headers) are parsed
 //! by goblin, like the rest of the crate; every table is read with a bounded
 //! `pread` first, so a hostile header cannot make us allocate or read without
 //! bound, and an executable of hundreds of MiB is never read whole: markers
-//! and code are scanned in 1 MiB chunks up to [`SCAN_LIMIT`].
+//! and code are scanned in 1 MiB chunks up to [`SCAN_LIMIT`], symbol and
+//! relocation tables in 256 KiB chunks.
 
 use crate::error::{Error, Result};
+use crate::inspect::code::{self, Targets};
+pub use crate::inspect::code::{Site, Via};
 use crate::inspect::elf;
 use crate::inspect::Process;
 use goblin::container::Ctx;
@@ -105,10 +110,16 @@ pub struct ExeInfo {
     /// A static C library in the file names `__vdso_clock_gettime`: it looks
     /// the vDSO up (glibc ≥ 2.31 in static binaries, every musl ≥ 1.1.0).
     pub vdso_lookup: bool,
-    /// Code sites that call or load the fixed [vsyscall] addresses (x86_64 only).
+    /// Code sites that call or jump into the fixed [vsyscall] page (x86_64 only).
     pub vsyscall_sites: u32,
     /// The first such site's virtual address.
     pub vsyscall_first: Option<u64>,
+    /// Raw clock syscalls made from the code (x86_64 and i386): `syscall`,
+    /// `int 0x80`, `sysenter` or libc's `syscall()` with a clock syscall
+    /// number, outside the runtime's own clock functions.
+    pub clock_sites: u32,
+    /// The sites themselves, [vsyscall] calls first, at most [`MAX_SITES`].
+    pub sites: Vec<Site>,
     /// Code was scanned (false when no executable section could be read).
     pub code_scanned: bool,
     /// A separate debug-info file (its code sections are NOBITS): not a program.
@@ -273,6 +284,8 @@ pub fn read(file: &File) -> Result<ExeInfo> {
         vdso_lookup: false,
         vsyscall_sites: 0,
         vsyscall_first: None,
+        clock_sites: 0,
+        sites: Vec::new(),
         code_scanned: false,
         debug_only,
     };
@@ -294,11 +307,22 @@ pub fn read(file: &File) -> Result<ExeInfo> {
         info.libc = classify(info.interp.as_deref(), &info.needed, info.soname.as_deref()).unwrap_or(markers.libc);
         info.libc_version = markers.version;
     }
-    if info.machine == crate::arch::machine::X86_64 && is_64 {
-        let (sites, first, scanned) = scan_vsyscall(file, &h, info.elf_type != ET_DYN)?;
-        info.vsyscall_sites = sites;
-        info.vsyscall_first = first;
-        info.code_scanned = scanned;
+    let bits = match (info.machine, is_64) {
+        (crate::arch::machine::X86_64, true) => Some(64),
+        (crate::arch::machine::I386, false) => Some(32),
+        _ => None,
+    };
+    if let Some(bits) = bits {
+        let scan = scan_calls(file, &h, &info, bits)?;
+        let mut sites = scan.sites;
+        sites.sort_by_key(|s| (s.via != Via::Vsyscall, s.addr));
+        let vsyscall = sites.iter().filter(|s| s.via == Via::Vsyscall).count();
+        info.vsyscall_sites = vsyscall.try_into().unwrap_or(u32::MAX);
+        info.vsyscall_first = sites.first().filter(|s| s.via == Via::Vsyscall).map(|s| s.addr);
+        info.clock_sites = (sites.len() - vsyscall).try_into().unwrap_or(u32::MAX);
+        sites.truncate(MAX_SITES);
+        info.sites = sites;
+        info.code_scanned = scan.scanned;
     }
     Ok(info)
 }
@@ -543,112 +567,340 @@ fn version_at(b: &[u8]) -> Option<String> {
 }
 
 /// The legacy [vsyscall] entry points (x86_64): gettimeofday, time, getcpu.
-pub const VSYSCALL_ENTRIES: [u64; 3] = [0xffff_ffff_ff60_0000, 0xffff_ffff_ff60_0400, 0xffff_ffff_ff60_0800];
+pub const VSYSCALL_ENTRIES: [u64; 3] = code::VSYSCALL_ENTRIES;
 
-/// Scan the executable sections (or PF_X segments of a file without
-/// sections) for code that reaches a fixed [vsyscall] entry. The heuristic,
-/// for x86_64 machine code:
-/// - `mov $0xffffffffff600N00, %r64` (REX.W C7 /0 with a sign-extended
-///   imm32 `00 0N 60 ff`) or `movabs` (REX.W B8+r with the full imm64),
-///   which is how old glibc and early Go runtimes called the page
-///   (`mov $addr, %rax; call *%rax`);
-/// - in a fixed-address (ET_EXEC) program, `call`/`jmp rel32` (E8/E9) whose
-///   target, from the instruction's own address, is one of the three
-///   entries (position-independent code is moved at load time, so a
-///   relative call from it cannot land on a fixed address).
-///
-/// Only the exact entry addresses count (0x…600000, 0x…600400, 0x…600800),
-/// so random bytes match with odds of ~3 in 2³² per candidate opcode.
-/// Returns (sites, first site's address, whether any code was scanned).
-fn scan_vsyscall(file: &File, h: &Headers, rel32: bool) -> Result<(u32, Option<u64>, bool)> {
-    let mut ranges: Vec<(u64, u64, u64)> = h
+/// Sites kept per file (all are counted).
+pub const MAX_SITES: usize = 32;
+/// Sites decoded again from their enclosing function's start, per file.
+const MAX_PRECISE: usize = 256;
+/// A function decoded from its start when the site is this close to it.
+const MAX_FUNCTION: u64 = 64 * 1024;
+/// Bytes read of a symbol or relocation table in one go, and in all.
+const TABLE_CHUNK: usize = 256 * 1024;
+const MAX_TABLE: u64 = 64 << 20;
+/// `.dynstr`/`.strtab` bytes searched for the name `syscall`.
+const MAX_STRTAB: u64 = 16 << 20;
+
+const SHT_SYMTAB: u32 = 2;
+const SHT_RELA: u32 = 4;
+const SHT_REL: u32 = 9;
+const SHT_DYNSYM: u32 = 11;
+
+/// What the call-site scan found.
+struct CallScan {
+    sites: Vec<Site>,
+    scanned: bool,
+}
+
+/// A readable, loaded range of code: file offset, size, virtual address.
+#[derive(Clone, Copy)]
+struct Range {
+    off: u64,
+    size: u64,
+    addr: u64,
+}
+
+/// The executable sections (or PF_X segments of a file without sections).
+fn code_ranges(h: &Headers) -> Vec<Range> {
+    let mut ranges: Vec<Range> = h
         .shdrs
         .iter()
         .filter(|(_, s)| s.sh_flags & SHF_EXECINSTR != 0 && s.sh_type != SHT_NOBITS && s.sh_size > 0)
-        .map(|(_, s)| (s.sh_offset, s.sh_size, s.sh_addr))
+        .map(|(_, s)| Range { off: s.sh_offset, size: s.sh_size, addr: s.sh_addr })
         .collect();
     if ranges.is_empty() {
         ranges = h
             .phdrs
             .iter()
             .filter(|p| p.p_type == PT_LOAD && p.p_flags & PF_X != 0 && p.p_filesz > 0)
-            .map(|p| (p.p_offset, p.p_filesz, p.p_vaddr))
+            .map(|p| Range { off: p.p_offset, size: p.p_filesz, addr: p.p_vaddr })
             .collect();
     }
-    let (mut sites, mut first, mut budget) = (0u32, None, SCAN_LIMIT);
-    let scanned = !ranges.is_empty();
-    for (off, size, addr) in ranges {
-        let size = size.min(budget);
-        budget -= size;
-        let mut done = 0u64;
-        while done < size {
-            // Overlap 9 bytes so an instruction across chunks is seen once.
-            let start = done.saturating_sub(9);
-            let want = (size - start).min(CHUNK as u64) as usize;
-            let Some(at) = off.checked_add(start) else { break };
-            let buf = pread(file, at, want)?;
-            let skip = (done - start) as usize;
-            // A file shorter than its headers say: nothing new to read.
-            if buf.len() <= skip {
-                break;
-            }
-            for (i, len, a) in vsyscall_sites(&buf, addr.wrapping_add(start), rel32) {
-                // Seen in the previous chunk when it ended inside it.
-                if i + len > skip {
-                    sites = sites.saturating_add(1);
-                    first = first.or(Some(a));
-                }
-            }
-            done = start + buf.len() as u64;
+    ranges
+}
+
+/// Call every symbol of a symbol table section, read in bounded chunks.
+fn for_each_symbol(
+    file: &File,
+    h: &Headers,
+    table: &SectionHeader,
+    mut f: impl FnMut(&goblin::elf::Sym),
+) -> Result<()> {
+    let ident = elf::Ident { is_64: h.is_64, little_endian: h.le, machine: 0 };
+    let size = goblin::elf::Sym::size(ident.ctx().container) as u64;
+    let total = table.sh_size.min(MAX_TABLE);
+    let chunk = (TABLE_CHUNK as u64 / size) * size;
+    let mut done = 0;
+    while done < total {
+        let buf = pread(file, table.sh_offset.saturating_add(done), (total - done).min(chunk) as usize)?;
+        if buf.is_empty() {
+            break;
         }
-        if budget == 0 {
+        for sym in elf::symbols_in(&buf, ident.ctx()) {
+            f(&sym);
+        }
+        done += buf.len() as u64;
+        if (buf.len() as u64) < chunk {
             break;
         }
     }
-    Ok((sites, first, scanned))
+    Ok(())
 }
 
-/// Offsets, lengths and addresses of the vsyscall call sites in `code`
-/// loaded at `base`.
-fn vsyscall_sites(code: &[u8], base: u64, rel32: bool) -> Vec<(usize, usize, u64)> {
+/// The offsets of the exact name `name` in a string table section, read
+/// in bounded chunks.
+fn name_offsets(file: &File, strtab: &SectionHeader, name: &[u8]) -> Result<Vec<usize>> {
+    // Linkers merge a name into the tail of a longer one (`syscall` into
+    // `__libc_syscall`): any occurrence followed by its NUL is the name.
+    let mut needle = name.to_vec();
+    needle.push(0);
+    let total = strtab.sh_size.min(MAX_STRTAB);
     let mut out = Vec::new();
-    let n = code.len();
-    let entry = |v: u64| VSYSCALL_ENTRIES.contains(&v);
-    // Both immediate forms end their address in `.. 60 ff`: find those two
-    // bytes (memchr's SIMD search) and look back for the opcode.
-    for j in memchr::memmem::find_iter(code, b"\x60\xff") {
-        // REX.W C7 C0+r imm32 (the `60 ff` at +5)
-        if let Some(i) = j.checked_sub(5).filter(|i| i + 7 <= n) {
-            let c = &code[i..i + 7];
-            if (c[0] == 0x48 || c[0] == 0x49) && c[1] == 0xc7 && c[2] & 0xf8 == 0xc0 {
-                let imm = u32::from_le_bytes([c[3], c[4], c[5], c[6]]);
-                if entry(imm as i32 as i64 as u64) {
-                    out.push((i, 7, base.wrapping_add(i as u64)));
-                }
-            }
+    let mut done = 0u64;
+    while done < total {
+        let buf = pread(file, strtab.sh_offset.saturating_add(done), (total - done).min(TABLE_CHUNK as u64) as usize)?;
+        out.extend(memchr::memmem::find_iter(&buf, &needle).map(|i| done as usize + i));
+        if buf.len() < TABLE_CHUNK || buf.len() <= needle.len() {
+            break;
         }
-        // REX.W B8+r imm64 (the `60 ff` at +4)
-        if let Some(i) = j.checked_sub(4).filter(|i| i + 10 <= n) {
-            let c = &code[i..i + 10];
-            if (c[0] == 0x48 || c[0] == 0x49) && c[1] & 0xf8 == 0xb8 {
-                let mut v = [0u8; 8];
-                v.copy_from_slice(&c[2..10]);
-                if entry(u64::from_le_bytes(v)) {
-                    out.push((i, 10, base.wrapping_add(i as u64)));
-                }
-            }
-        }
-    }
-    if rel32 {
-        for i in memchr::memchr2_iter(0xe8, 0xe9, code).filter(|i| i + 5 <= n) {
-            let rel = i32::from_le_bytes([code[i + 1], code[i + 2], code[i + 3], code[i + 4]]);
-            if entry(base.wrapping_add(i as u64 + 5).wrapping_add(rel as i64 as u64)) {
-                out.push((i, 5, base.wrapping_add(i as u64)));
-            }
-        }
+        done += (buf.len() - needle.len()) as u64;
     }
     out.sort_unstable();
-    out
+    out.dedup();
+    Ok(out)
+}
+
+/// The NUL-terminated string at `at` of a string table section.
+fn string_at(file: &File, strtab: &SectionHeader, at: u64) -> Option<String> {
+    if at >= strtab.sh_size {
+        return None;
+    }
+    let b = pread(file, strtab.sh_offset.checked_add(at)?, 512.min((strtab.sh_size - at) as usize)).ok()?;
+    Some(cstr_at(&b))
+}
+
+/// Where calls of libc's `syscall()` land in this file: the function's own
+/// address in a static binary (`.symtab`), else the GOT slots its
+/// relocations fill (`-fno-plt` calls read them) and the PLT stubs that
+/// jump through those slots.
+fn syscall_targets(file: &File, h: &Headers, bits: u32, fixed: bool) -> Result<Targets> {
+    let mut t = Targets { vsyscall: bits == 64, vsyscall_rel32: bits == 64 && fixed, ..Targets::default() };
+    let linked = |i: u32| h.shdrs.get(i as usize).map(|(_, s)| s.clone());
+    // A defined `syscall` function (static binaries, libc itself).
+    if let Some((_, symtab)) = h.shdrs.iter().find(|(_, s)| s.sh_type == SHT_SYMTAB) {
+        if let Some(strtab) = linked(symtab.sh_link) {
+            let names = name_offsets(file, &strtab, b"syscall")?;
+            if !names.is_empty() {
+                for_each_symbol(file, h, symtab, |s| {
+                    if names.contains(&s.st_name) && s.st_shndx != 0 && elf::is_function(s) {
+                        t.syscall_fn.push(s.st_value);
+                    }
+                })?;
+            }
+        }
+    }
+    // An imported one: the dynamic symbol's index, its relocations, the stubs.
+    let Some((_, dynsym)) = h.shdrs.iter().find(|(_, s)| s.sh_type == SHT_DYNSYM) else { return Ok(t) };
+    let Some(dynstr) = linked(dynsym.sh_link) else { return Ok(t) };
+    let names = name_offsets(file, &dynstr, b"syscall")?;
+    if names.is_empty() {
+        return Ok(t);
+    }
+    let mut index = 0u32;
+    let mut imported = Vec::new();
+    for_each_symbol(file, h, dynsym, |s| {
+        if names.contains(&s.st_name) && s.st_shndx == 0 {
+            imported.push(index);
+        }
+        index = index.wrapping_add(1);
+    })?;
+    if imported.is_empty() {
+        return Ok(t);
+    }
+    let ident = elf::Ident { is_64: h.is_64, little_endian: h.le, machine: 0 };
+    for (_, rel) in h.shdrs.iter().filter(|(_, s)| matches!(s.sh_type, SHT_RELA | SHT_REL)) {
+        let rela = rel.sh_type == SHT_RELA;
+        let entry = if h.is_64 { 8 } else { 4 } * if rela { 3 } else { 2 };
+        let (chunk, total) = ((TABLE_CHUNK / entry * entry) as u64, rel.sh_size.min(MAX_TABLE));
+        let mut done = 0u64;
+        while done < total {
+            let bytes = pread(file, rel.sh_offset.saturating_add(done), (total - done).min(chunk) as usize)?;
+            for (slot, sym) in elf::relocations_in(&bytes, ident, rela) {
+                if imported.contains(&sym) {
+                    t.syscall_got.push(slot);
+                }
+            }
+            if (bytes.len() as u64) < chunk {
+                break;
+            }
+            done += chunk;
+        }
+    }
+    // i386 PIC stubs jump through %ebx, which holds the .got.plt address.
+    let got_plt = h.section(".got.plt").map(|s| s.sh_addr);
+    for (name, plt) in h.shdrs.iter().filter(|(n, _)| n.starts_with(".plt")) {
+        if plt.sh_type == SHT_NOBITS || plt.sh_size > 4 << 20 {
+            continue;
+        }
+        let bytes = pread(file, plt.sh_offset, plt.sh_size as usize)?;
+        let _ = name;
+        t.syscall_fn.extend(code::plt_stubs(&bytes, plt.sh_addr, bits, &t.syscall_got, got_plt));
+    }
+    Ok(t)
+}
+
+/// The function symbols enclosing each address (`.symtab`, else `.dynsym`):
+/// (start, name) for each, in the order of `addrs`.
+fn enclosing(file: &File, h: &Headers, addrs: &[u64]) -> Result<Vec<Option<(u64, String)>>> {
+    let table = h
+        .shdrs
+        .iter()
+        .find(|(_, s)| s.sh_type == SHT_SYMTAB)
+        .or_else(|| h.shdrs.iter().find(|(_, s)| s.sh_type == SHT_DYNSYM))
+        .map(|(_, s)| s.clone());
+    let mut best: Vec<Option<(u64, usize)>> = vec![None; addrs.len()];
+    let Some(table) = table else { return Ok(vec![None; addrs.len()]) };
+    for_each_symbol(file, h, &table, |s| {
+        if !elf::is_function(s) || s.st_shndx == 0 || s.st_value == 0 {
+            return;
+        }
+        for (i, &a) in addrs.iter().enumerate() {
+            let inside = a >= s.st_value && (s.st_size == 0 || a - s.st_value < s.st_size);
+            // The closest start; a sized symbol over an unsized one at the same address.
+            if inside && best[i].map_or(true, |(v, _)| s.st_value > v) {
+                best[i] = Some((s.st_value, s.st_name));
+            }
+        }
+    })?;
+    let strtab = h.shdrs.get(table.sh_link as usize).map(|(_, s)| s.clone());
+    Ok(best
+        .into_iter()
+        .map(|b| {
+            let (start, name) = b?;
+            Some((start, string_at(file, strtab.as_ref()?, name as u64)?))
+        })
+        .collect())
+}
+
+/// Whether `name` is one of a runtime's own clock functions (its fallback
+/// syscall is expected): glibc's `__clock_gettime`, `__gettimeofday`,
+/// `time`, musl's `clock_gettime`, the vDSO's own, Go's `runtime.nanotime1`
+/// and `runtime.walltime`.
+fn runtime_clock_function(name: &str) -> bool {
+    if let Some(go) = name.strip_prefix("runtime.") {
+        return go.contains("nanotime") || go.contains("walltime") || go.starts_with("vdso");
+    }
+    let n = name.trim_start_matches('_');
+    let n = n.strip_prefix("GI_").unwrap_or(n).trim_start_matches('_');
+    let n = n.split('@').next().unwrap_or(n);
+    n.contains("clock_gettime")
+        || n.contains("gettimeofday")
+        || n.starts_with("time") && n.len() <= 16
+        || n.ends_with("_time")
+}
+
+/// Find the real [vsyscall] calls and clock syscalls in a file's code
+/// (x86_64 `bits` 64, i386 32): candidates by bytes, each decoded in a
+/// window before it, then the sites found decoded again from their
+/// enclosing function's start and named by it.
+fn scan_calls(file: &File, h: &Headers, info: &ExeInfo, bits: u32) -> Result<CallScan> {
+    let ranges = code_ranges(h);
+    let scanned = !ranges.is_empty();
+    let fixed = info.elf_type != ET_DYN;
+    let targets = syscall_targets(file, h, bits, fixed).unwrap_or(Targets {
+        vsyscall: bits == 64,
+        vsyscall_rel32: bits == 64 && fixed,
+        ..Targets::default()
+    });
+    // The C library itself serves the clock reads: its raw clock syscalls
+    // are its fallbacks, not a bypass. So are a linked-in runtime's.
+    let libc_itself = info.is_dynamic_linker()
+        || info.soname.as_deref().is_some_and(|s| {
+            s.starts_with("libc.so")
+                || s.starts_with("libc.musl")
+                || s.starts_with("linux-vdso")
+                || s.starts_with("linux-gate")
+        });
+    let own_runtime = info.libc == LibcKind::Go
+        || info.interp.is_none() && !info.is_library() && matches!(info.libc, LibcKind::Glibc | LibcKind::Musl);
+    let mut found: std::collections::BTreeMap<u64, Site> = Default::default();
+    let mut budget = SCAN_LIMIT;
+    'ranges: for r in &ranges {
+        let size = r.size.min(budget);
+        budget -= size;
+        let mut done = 0u64;
+        while done < size {
+            // Each chunk owns [done, done + CHUNK) and reads a margin on both sides.
+            let start = done.saturating_sub(code::BEFORE as u64);
+            let end = (done + CHUNK as u64 + code::AFTER as u64).min(size);
+            let Some(at) = r.off.checked_add(start) else { break };
+            let buf = pread(file, at, (end - start) as usize)?;
+            let skip = (done - start) as usize;
+            if buf.len() <= skip {
+                break;
+            }
+            let owned = skip..(skip + CHUNK).min(buf.len());
+            let base = r.addr.wrapping_add(start);
+            for c in code::candidates(&buf, base, bits, &targets).into_iter().filter(|c| owned.contains(c)) {
+                let Some(from) = code::sync_start(&buf, base, bits, c) else { continue };
+                for site in code::analyze(&buf, base, bits, from, c + code::AFTER, &targets, &[]) {
+                    found.entry(site.addr).or_insert(site);
+                }
+            }
+            done = start + buf.len() as u64;
+            if done >= size || (buf.len() as u64) < end - start {
+                break;
+            }
+            done = start + owned.end as u64;
+        }
+        if budget == 0 {
+            break 'ranges;
+        }
+    }
+    let mut sites: Vec<Site> = found.into_values().collect();
+    if libc_itself {
+        sites.retain(|s| s.via == Via::Vsyscall);
+    }
+    if sites.is_empty() {
+        return Ok(CallScan { sites, scanned });
+    }
+    // The precise pass: each site's function decoded from its start, with
+    // its branch targets as block starts.
+    sites.truncate(MAX_PRECISE);
+    let addrs: Vec<u64> = sites.iter().map(|s| s.addr).collect();
+    let funcs = enclosing(file, h, &addrs).unwrap_or_else(|_| vec![None; addrs.len()]);
+    let mut out = Vec::new();
+    for (mut site, func) in sites.into_iter().zip(funcs) {
+        if let Some((start, name)) = func {
+            let len = site.addr - start;
+            if len <= MAX_FUNCTION {
+                if let Some(off) = h.offset_of(start, len) {
+                    let bytes = pread(file, off, (len + code::AFTER as u64) as usize)?;
+                    if code::lands_on(&bytes, bits, len as usize) {
+                        let blocks = code::branch_targets(&bytes, start, bits);
+                        let precise = code::analyze(&bytes, start, bits, 0, bytes.len(), &targets, &blocks);
+                        match precise.into_iter().find(|p| p.addr == site.addr) {
+                            Some(p) => site = p,
+                            None => continue,
+                        }
+                    }
+                }
+            }
+            site.symbol = Some(name);
+        }
+        // A program with its runtime linked in: that runtime's clock
+        // functions, and its stripped code. A library: the clock functions
+        // it defines (a C library without a soname, musl's libc.so).
+        let excused = match site.symbol.as_deref() {
+            Some(name) => (own_runtime || info.is_library()) && runtime_clock_function(name),
+            None => own_runtime,
+        };
+        if site.via != Via::Vsyscall && excused {
+            continue;
+        }
+        out.push(site);
+    }
+    Ok(CallScan { sites: out, scanned })
 }
 
 /// Read a file by path: a regular file only, never through a final symlink
@@ -864,27 +1116,6 @@ mod tests {
     }
 
     #[test]
-    fn vsyscall_patterns() {
-        // mov $0xffffffffff600400,%rax; call *%rax
-        let code = [0x90, 0x48, 0xc7, 0xc0, 0x00, 0x04, 0x60, 0xff, 0xff, 0xd0];
-        assert_eq!(vsyscall_sites(&code, 0x1000, false), vec![(1, 7, 0x1001)]);
-        // movabs $0xffffffffff600000,%rax
-        let code = [0x48, 0xb8, 0x00, 0x00, 0x60, 0xff, 0xff, 0xff, 0xff, 0xff];
-        assert_eq!(vsyscall_sites(&code, 0x400000, false).len(), 1);
-        // call rel32 from 0x401000 to 0xffffffffff600800
-        let from: u64 = 0x401000;
-        let rel = 0xffff_ffff_ff60_0800u64.wrapping_sub(from + 5) as i64 as i32;
-        let mut code = vec![0xe8];
-        code.extend_from_slice(&rel.to_le_bytes());
-        assert_eq!(vsyscall_sites(&code, from, true), vec![(0, 5, from)]);
-        assert!(vsyscall_sites(&code, from, false).is_empty(), "not in position-independent code");
-        // near misses: another address, another register class
-        let code = [0x48, 0xc7, 0xc0, 0x00, 0x05, 0x60, 0xff];
-        assert!(vsyscall_sites(&code, 0, true).is_empty());
-        assert!(vsyscall_sites(&[0xe8, 0, 0], 0, true).is_empty());
-    }
-
-    #[test]
     fn vsyscall_scan_counts_each_site_once_across_chunks() {
         // One PF_X segment of 2 MiB + a bit, sites straddling the first chunk
         // boundary (the scan reads 1 MiB chunks overlapping by 9 bytes).
@@ -895,17 +1126,26 @@ mod tests {
         let ph = 64;
         f[ph + 4..ph + 8].copy_from_slice(&(PF_X | 4).to_le_bytes());
         f[ph + 32..ph + 40].copy_from_slice(&(size as u64).to_le_bytes());
-        let mov = [0x48, 0xc7, 0xc0, 0x00, 0x04, 0x60, 0xff];
-        let movabs = [0x48, 0xb8, 0x00, 0x00, 0x60, 0xff, 0xff, 0xff, 0xff, 0xff];
-        for (at, bytes) in
-            [(CHUNK - 12, &mov[..]), (CHUNK - 5, &movabs[..]), (CHUNK + 50, &mov[..]), (2 * CHUNK - 12, &mov[..])]
-        {
+        // mov $0xffffffffff600400,%rax; call *%rax (the call 7 bytes in)
+        let mov = [0x48, 0xc7, 0xc0, 0x00, 0x04, 0x60, 0xff, 0xff, 0xd0];
+        // movabs $0xffffffffff600000,%rax; call *%rax (the call 10 bytes in)
+        let movabs = [0x48, 0xb8, 0x00, 0x00, 0x60, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xd0];
+        // the address as data after a ret: no call
+        let data = [0xc3, 0x00, 0x04, 0x60, 0xff, 0xff, 0xff, 0xff, 0xff];
+        for (at, bytes) in [
+            (CHUNK - 12, &mov[..]),
+            (CHUNK - 3, &movabs[..]),
+            (CHUNK + 50, &mov[..]),
+            (CHUNK + 500, &data[..]),
+            (2 * CHUNK - 8, &mov[..]),
+        ] {
             f[code_off + at..code_off + at + bytes.len()].copy_from_slice(bytes);
         }
         let info = read_bytes(&f);
         assert!(info.code_scanned);
-        assert_eq!(info.vsyscall_sites, 4);
-        assert_eq!(info.vsyscall_first, Some(0x501000 + (CHUNK - 12) as u64));
+        assert_eq!(info.vsyscall_sites, 4, "{:?}", info.sites);
+        assert_eq!(info.vsyscall_first, Some(0x501000 + (CHUNK - 12 + 7) as u64));
+        assert_eq!(info.sites[1].addr, 0x501000 + (CHUNK - 3 + 10) as u64);
         // Truncated: the segment claims more than the file has; no endless loop.
         f.truncate(code_off + CHUNK + 20);
         assert_eq!(read_bytes(&f).vsyscall_sites, 2, "the two sites before the cut");

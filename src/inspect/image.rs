@@ -14,7 +14,7 @@
 //! name swapped for a FIFO, a device or a link after `lstat` is skipped,
 //! never waited on or followed.
 
-use crate::error::{Error, Result};
+use crate::error::{errno_text, Error, Result};
 use crate::inspect::exe::{self, ExeInfo};
 use crate::inspect::file;
 use std::collections::HashSet;
@@ -40,7 +40,8 @@ pub struct Found {
 #[derive(Debug, Default)]
 pub struct Walk {
     pub binaries: Vec<Found>,
-    /// ELF files that could not be parsed: (image path, error).
+    /// What could not be read: directories not listed, files not opened
+    /// or read, ELF files that did not parse: (image path, why).
     pub unreadable: Vec<(PathBuf, String)>,
     /// Entries looked at.
     pub entries: u64,
@@ -56,7 +57,7 @@ pub struct Walk {
 pub type Progress<'a> = &'a mut dyn FnMut(u64, usize, std::time::Duration);
 
 /// Walk `root`. The root itself must be a readable directory (exit 3
-/// otherwise); anything unreadable below it is skipped. `exclude` is a file
+/// otherwise); anything unreadable below it is listed in `unreadable`. `exclude` is a file
 /// (st_dev, st_ino) left out: vdsoctl itself, whose `bench` calls the
 /// [vsyscall] page on purpose.
 pub fn walk(root: &Path, exclude: Option<(u64, u64)>, mut progress: Option<Progress<'_>>) -> Result<Walk> {
@@ -74,8 +75,22 @@ pub fn walk(root: &Path, exclude: Option<(u64, u64)>, mut progress: Option<Progr
     // Depth-first with an explicit stack: no recursion to overflow.
     let mut stack: Vec<(PathBuf, usize)> = vec![(root.to_path_buf(), 0)];
     while let Some((dir, depth)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        let mut names: Vec<_> = entries.filter_map(|e| e.ok()).collect();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) => {
+                out.unreadable.push((image_path(root, &dir), format!("directory not listed: {}", errno_text(&e))));
+                continue;
+            }
+        };
+        let mut names = Vec::new();
+        for e in entries {
+            match e {
+                Ok(e) => names.push(e),
+                Err(e) => out
+                    .unreadable
+                    .push((image_path(root, &dir), format!("directory not read whole: {}", errno_text(&e)))),
+            }
+        }
         names.sort_by_key(|e| std::cmp::Reverse(e.file_name()));
         for entry in names {
             out.entries += 1;
@@ -90,7 +105,15 @@ pub fn walk(root: &Path, exclude: Option<(u64, u64)>, mut progress: Option<Progr
             }
             let path = entry.path();
             // symlink_metadata: never follow a link.
-            let Ok(m) = std::fs::symlink_metadata(&path) else { continue };
+            let m = match std::fs::symlink_metadata(&path) {
+                Ok(m) => m,
+                Err(e) => {
+                    if !vanished(&e) {
+                        out.unreadable.push((image_path(root, &path), errno_text(&e)));
+                    }
+                    continue;
+                }
+            };
             let ft = m.file_type();
             if ft.is_dir() {
                 let top = depth == 0 && entry.file_name().to_str().is_some_and(|n| skip_top.contains(&n));
@@ -107,7 +130,15 @@ pub fn walk(root: &Path, exclude: Option<(u64, u64)>, mut progress: Option<Progr
             // The name may have been swapped since lstat (for a FIFO, whose
             // open would block, a link, a device): what is judged is what
             // was opened, and it must be a regular file.
-            let Ok((mut file, m)) = file::open_regular(&path) else { continue };
+            let (mut file, m) = match file::open_regular(&path) {
+                Ok(f) => f,
+                Err(e) => {
+                    if !vanished(&e) {
+                        out.unreadable.push((image_path(root, &path), errno_text(&e)));
+                    }
+                    continue;
+                }
+            };
             // Hard links are remembered (only they can be met twice).
             if m.len() < 52 || m.nlink() > 1 && !seen.insert((m.dev(), m.ino())) {
                 continue;
@@ -117,8 +148,13 @@ pub fn walk(root: &Path, exclude: Option<(u64, u64)>, mut progress: Option<Progr
                 continue;
             }
             let mut magic = [0u8; 4];
-            if file.read_exact(&mut magic).is_err() || &magic != b"\x7fELF" {
-                continue;
+            match file.read_exact(&mut magic) {
+                Ok(()) if &magic == b"\x7fELF" => {}
+                Err(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => {
+                    out.unreadable.push((image_path(root, &path), errno_text(&e)));
+                    continue;
+                }
+                _ => continue,
             }
             match exe::read(&file) {
                 // Only programs and libraries: not objects, cores or debug files.
@@ -132,6 +168,12 @@ pub fn walk(root: &Path, exclude: Option<(u64, u64)>, mut progress: Option<Progr
     }
     out.binaries.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
+}
+
+/// An entry that changed under the walk (gone, swapped for a link, a FIFO
+/// or a device): skipped as `lstat` would have skipped it, not unreadable.
+fn vanished(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR | libc::ELOOP | libc::EINVAL | libc::ENXIO))
 }
 
 /// ROOT/usr/bin/ls → /usr/bin/ls.

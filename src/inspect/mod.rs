@@ -3,6 +3,7 @@
 
 pub mod auxv;
 pub mod btf;
+pub mod code;
 pub mod elf;
 pub mod exe;
 pub mod file;

@@ -660,6 +660,203 @@ fn trace_evidence_clears_a_32bit_warning() {
     assert_eq!(check_named(&doc, "process_trace")["status"], "fail");
 }
 
+/// The call sites come from the decoded code, not from byte patterns: each
+/// way of reading a clock in fixtures/call_sites.c, built here, is judged by
+/// what its code does, with the site's address and enclosing function; a
+/// copy of vdsoctl (which holds the [vsyscall] addresses as data, for its
+/// bench) and a file with the addresses only as data are OK.
+#[test]
+fn image_call_sites_from_the_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let cs = |flags: &[&str], m32: bool| build_c("call_sites", m32, flags);
+    install(root, &vdsoctl_path(), "/usr/local/bin/vdsoctl");
+    install(root, &cs(&[], false), "/bin/libc_clock");
+    install(root, &cs(&["-DRAW_LIBC"], false), "/bin/raw_libc");
+    install(root, &cs(&["-DASM", "-static"], false), "/bin/asm_static");
+    install(root, &cs(&["-DINT80"], false), "/bin/int80");
+    install(root, &cs(&["-DVSYSCALL"], false), "/bin/vsyscall");
+    install(root, &cs(&["-DDATA_ONLY"], false), "/bin/data_only");
+    install(root, &cs(&["-DCPUTIME"], false), "/bin/cputime");
+    let m32 = have_m32();
+    if m32 {
+        install(root, &cs(&["-DRAW_LIBC"], true), "/bin/raw_libc32");
+        install(root, &cs(&["-DINT80"], true), "/bin/int80_32");
+    } else {
+        skip("gcc -m32 cannot build (install gcc-multilib): the i386 call sites are not tried");
+    }
+    let (code, stdout, stderr) = run(&["--json", "check", "--image", root.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let detail = |path: &str| binary(&doc, path)["detail"].as_str().unwrap().to_string();
+    let status = |path: &str| binary(&doc, path)["status"].as_str().unwrap().to_string();
+    for ok in ["/usr/local/bin/vdsoctl", "/bin/libc_clock", "/bin/data_only", "/bin/cputime"] {
+        assert_eq!(status(ok), "ok", "{ok}: {}", detail(ok));
+        assert!(!detail(ok).contains("[vsyscall]"), "{}", detail(ok));
+    }
+    // The CPU-time clock is said, not judged.
+    assert!(
+        detail("/bin/cputime").contains("clock_gettime(CLOCK_PROCESS_CPUTIME_ID) by syscall() at 0x"),
+        "{}",
+        detail("/bin/cputime")
+    );
+    let mut warn = vec![
+        ("/bin/raw_libc", "clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x", "in main"),
+        ("/bin/asm_static", "clock_gettime(CLOCK_MONOTONIC) by syscall at 0x", "in read_clock"),
+        ("/bin/int80", "clock_gettime(CLOCK_MONOTONIC) by int 0x80 at 0x", "in read_clock"),
+    ];
+    if m32 {
+        warn.push(("/bin/raw_libc32", "clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x", "in main"));
+        warn.push(("/bin/int80_32", "clock_gettime(CLOCK_MONOTONIC) by int 0x80 at 0x", "in read_clock"));
+    }
+    for (path, site, symbol) in warn {
+        let d = detail(path);
+        assert_eq!(status(path), "warn", "{path}: {d}");
+        assert!(d.starts_with("its code makes raw clock syscalls the vDSO would serve: "), "{d}");
+        assert!(d.contains(site) && d.contains(symbol), "{path}: {d}");
+    }
+    junit_matches_the_json(root, &doc);
+    let v = detail("/bin/vsyscall");
+    assert_eq!(status("/bin/vsyscall"), "fail", "{v}");
+    assert!(v.starts_with("its code calls the fixed [vsyscall] page (1 site(s), first at 0x"), "{v}");
+    assert!(v.contains(" in legacy_time)"), "{v}");
+    // The site's address is the call (or tail jump) instruction's, as objdump shows it.
+    let at = v.split("first at ").nth(1).unwrap().split(' ').next().unwrap().trim_start_matches("0x");
+    let objdump = Command::new("objdump").arg("-d").arg(root.join("bin/vsyscall")).output();
+    if let Some(o) = objdump.ok().filter(|o| o.status.success()) {
+        let text = String::from_utf8_lossy(&o.stdout);
+        let line = text.lines().find(|l| l.trim_start().starts_with(&format!("{at}:"))).unwrap_or("");
+        assert!(line.contains("call") || line.contains("jmp"), "{at}: {line}");
+    }
+}
+
+/// `--format junit` of the same tree, read by a real XML parser (python3's
+/// xml.etree): one testcase per check and per binary, failures for the FAIL
+/// rows (and the WARN ones with --strict), with the finding and the hint.
+fn junit_matches_the_json(root: &Path, doc: &serde_json::Value) {
+    if which("python3").is_err() {
+        return skip("python3 not installed: the JUnit document is not parsed");
+    }
+    let count = |st: &str| doc["binaries"].as_array().unwrap().iter().filter(|b| b["status"] == st).count();
+    let (binaries, fails, warns) = (doc["binaries"].as_array().unwrap().len(), count("fail"), count("warn"));
+    let checks = doc["checks"].as_array().unwrap().len();
+    const READ: &str = r#"
+import sys, xml.etree.ElementTree as ET
+t = ET.parse(sys.stdin).getroot()
+assert t.tag == "testsuites", t.tag
+for s in t.iter("testsuite"):
+    cases = s.findall("testcase")
+    assert int(s.get("tests")) == len(cases)
+    assert int(s.get("failures")) == sum(1 for c in cases if c.find("failure") is not None)
+    print(s.get("name"), len(cases), s.get("failures"), s.get("skipped"))
+    for c in cases:
+        f = c.find("failure")
+        if f is not None:
+            assert f.get("message") and f.text and "hint: " in f.text, c.get("name")
+"#;
+    for strict in [false, true] {
+        let mut args = vec!["--format", "junit", "check"];
+        if strict {
+            args.push("--strict");
+        }
+        args.extend(["--image", root.to_str().unwrap()]);
+        let (code, xml, stderr) = run(&args);
+        assert_eq!(code, 1, "{stderr}");
+        let mut py = Command::new("python3")
+            .args(["-c", READ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        py.stdin.take().unwrap().write_all(xml.as_bytes()).unwrap();
+        let out = py.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}\n{xml}", String::from_utf8_lossy(&out.stderr));
+        let failures = if strict { fails + warns } else { fails };
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(&format!("vdsoctl.check.image {binaries} {failures} 0\n")), "{text}");
+        assert!(text.contains(&format!("vdsoctl.check {checks} 0 ")), "{text}");
+    }
+}
+
+/// Nothing to audit is an error, not an OK: an empty ROOT and a missing one
+/// exit 3 with one line; what cannot be read is counted, listed and warned
+/// about; without /proc the host context is said to be missing.
+#[test]
+fn image_nothing_to_audit_unreadable_and_no_proc() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path();
+    std::fs::set_permissions(top, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::create_dir(top.join("empty")).unwrap();
+    std::fs::write(top.join("empty/notes.txt"), "not a program, long enough to be looked at as one").unwrap();
+    for root in [top.join("empty"), top.join("missing")] {
+        let (code, stdout, stderr) = run(&["check", "--image", root.to_str().unwrap()]);
+        assert_eq!(code, 3, "{}: {stdout}{stderr}", root.display());
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+    }
+    let (_, _, stderr) = run(&["check", "--image", top.join("empty").to_str().unwrap()]);
+    assert!(
+        stderr.contains("nothing to audit under") && stderr.contains("no ELF program or library in 1 entries"),
+        "{stderr}"
+    );
+
+    // An unreadable directory and file, audited as a user who cannot read them.
+    let tree = top.join("tree");
+    let lp = build_c("call_sites", false, &[]);
+    install(&tree, &lp, "/bin/ok");
+    install(&tree, &lp, "/secret/hidden");
+    install(&tree, &lp, "/bin/closed");
+    for d in ["", "bin"] {
+        std::fs::set_permissions(tree.join(d), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(tree.join("bin/ok"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(tree.join("secret"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(tree.join("bin/closed"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    let own = top.join("vdsoctl");
+    std::fs::copy(vdsoctl_path(), &own).unwrap();
+    std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"]).arg(&own);
+        c
+    } else {
+        Command::new(&own)
+    };
+    let out = cmd.args(["--json", "check", "--image"]).arg(&tree).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "a warning: {}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["binaries"].as_array().unwrap().len(), 1, "{doc}");
+    assert_eq!(doc["status"], "warn", "{doc}");
+    let unreadable = doc["image"]["unreadable"].as_array().unwrap();
+    let listed: Vec<&str> = unreadable.iter().map(|u| u[0].as_str().unwrap()).collect();
+    assert_eq!(listed.len(), 2, "{unreadable:?}");
+    assert!(listed.contains(&"/secret") && listed.contains(&"/bin/closed"), "{listed:?}");
+    assert!(unreadable.iter().all(|u| u[1].as_str().unwrap().contains("permission denied (EACCES)")), "{unreadable:?}");
+    let walk = check_named(&doc, "image_walk");
+    assert_eq!(walk["status"], "warn", "{walk}");
+    assert!(walk["detail"].as_str().unwrap().starts_with("2 entries could not be read"), "{walk}");
+
+    // No /proc (a chroot): the binaries are judged, the host context is SKIP.
+    if !is_root() {
+        return skip("unmounting /proc in a private mount namespace needs root");
+    }
+    let script =
+        format!("umount -l /proc && exec {} --json check --image {}", vdsoctl_path().display(), tree.display());
+    let out =
+        Command::new("unshare").args(["--mount", "--propagation", "private", "sh", "-c", &script]).output().unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    for name in ["vdso_symbols", "vsyscall"] {
+        let c = check_named(&doc, name);
+        assert_eq!(c["status"], "skip", "{c}");
+        assert!(c["detail"].as_str().unwrap().starts_with("no /proc here"), "{c}");
+    }
+    assert_eq!(doc["binaries"].as_array().unwrap().len(), 3, "root reads the whole tree: {doc}");
+}
+
 /// A static glibc binary with no vDSO lookup in it is what glibc < 2.31
 /// produced. This one is made from a current static build by renaming the
 /// symbols its vDSO setup looks up (`__vdso_*` → `__xxxx_*`): the binary the

@@ -1047,6 +1047,42 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// The symbols in a slice of a symbol table (`.symtab`, `.dynsym`), as
+/// goblin reads them: whole entries only, so any bytes are safe.
+pub fn symbols_in(bytes: &[u8], ctx: Ctx) -> Vec<Sym> {
+    let size = Sym::size(ctx.container);
+    Sym::parse(bytes, 0, bytes.len() / size, ctx).unwrap_or_default()
+}
+
+/// `(r_offset, symbol index)` of each entry in a slice of a relocation
+/// table (SHT_RELA when `rela`, else SHT_REL); whole entries only.
+pub fn relocations_in(bytes: &[u8], ident: Ident, rela: bool) -> Vec<(u64, u32)> {
+    let w = if ident.is_64 { 8 } else { 4 };
+    let entry = if rela { 3 * w } else { 2 * w };
+    let word = |b: &[u8]| -> u64 {
+        let mut v = [0u8; 8];
+        if ident.little_endian {
+            v[..w].copy_from_slice(&b[..w]);
+            u64::from_le_bytes(v)
+        } else {
+            v[8 - w..].copy_from_slice(&b[..w]);
+            u64::from_be_bytes(v)
+        }
+    };
+    bytes
+        .chunks_exact(entry)
+        .map(|e| {
+            let (offset, info) = (word(e), word(&e[w..]));
+            (offset, if ident.is_64 { (info >> 32) as u32 } else { (info >> 8) as u32 })
+        })
+        .collect()
+}
+
+/// STT_FUNC or STT_GNU_IFUNC: a symbol that names code.
+pub fn is_function(sym: &Sym) -> bool {
+    matches!(sym.st_info & 0xf, STT_FUNC | STT_GNU_IFUNC)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

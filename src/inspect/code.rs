@@ -1,0 +1,735 @@
+//! x86 machine code decoded around candidate call sites (iced-x86's
+//! decoder): which instructions really call the [vsyscall] page or make a
+//! clock syscall, with the syscall number and clock id when they are
+//! constants in the instruction's basic block.
+//!
+//! Two passes, so a tree of thousands of files stays fast:
+//! - [`candidates`]: a byte search (memchr) for what a site must contain:
+//!   `0f 05` (syscall), `cd 80` (int 0x80), `0f 34` (sysenter), the
+//!   [vsyscall] address (`.. 60 ff`), `call`/`jmp rel32` (E8/E9) landing on
+//!   libc's `syscall()` (its PLT stub or its static address) or a vsyscall
+//!   entry, and `call`/`jmp *mem` (FF 15/FF 25) through `syscall`'s GOT slot;
+//! - [`analyze`]: decode a range (a window before the candidate, or the
+//!   enclosing function from its symbol) and keep only real instructions,
+//!   tracking the constants moved into registers (and, on i386, pushed as
+//!   arguments) since the last branch, call or branch target.
+//!
+//! A byte pattern that is data (a table holding the vsyscall address, an
+//! immediate that happens to contain `0f 05`) is no instruction there, so
+//! it is no site.
+
+use crate::arch::{Abi, TimeFn};
+use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
+use serde::Serialize;
+
+/// The legacy [vsyscall] entry points (x86_64): gettimeofday, time, getcpu.
+pub const VSYSCALL_ENTRIES: [u64; 3] =
+    [crate::arch::vsyscall::GETTIMEOFDAY, crate::arch::vsyscall::TIME, crate::arch::vsyscall::GETCPU];
+
+/// How a site reaches the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Via {
+    /// A call or jump into the fixed [vsyscall] page.
+    Vsyscall,
+    /// The `syscall` instruction (x86_64 numbers).
+    Syscall,
+    /// `int 0x80` (i386 numbers, also from 64-bit code).
+    Int80,
+    /// `sysenter` (i386 numbers).
+    Sysenter,
+    /// A call of libc's `syscall()` with the number as first argument.
+    LibcSyscall,
+}
+
+impl Via {
+    pub fn text(self) -> &'static str {
+        match self {
+            Via::Vsyscall => "[vsyscall] call",
+            Via::Syscall => "syscall",
+            Via::Int80 => "int 0x80",
+            Via::Sysenter => "sysenter",
+            Via::LibcSyscall => "syscall()",
+        }
+    }
+}
+
+/// One real call site.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Site {
+    /// The calling instruction's virtual address.
+    pub addr: u64,
+    pub via: Via,
+    /// The clock function a raw syscall makes (None for [vsyscall] calls).
+    pub function: Option<TimeFn>,
+    /// The clock id, when a constant in the block (clock_gettime only).
+    pub clock: Option<i64>,
+    /// The [vsyscall] entry called.
+    pub entry: Option<u64>,
+    /// The enclosing function (`.symtab`, else `.dynsym`).
+    pub symbol: Option<String>,
+}
+
+/// Where calls of libc's `syscall()` land.
+#[derive(Debug, Clone, Default)]
+pub struct Targets {
+    /// Look for [vsyscall] calls (x86_64 code).
+    pub vsyscall: bool,
+    /// Look for direct `call`/`jmp rel32` into the page too: only code at a
+    /// fixed address (ET_EXEC) can reach a fixed address that way.
+    pub vsyscall_rel32: bool,
+    /// Addresses a direct call of `syscall()` lands on: its PLT stubs, or
+    /// the function itself in a static binary.
+    pub syscall_fn: Vec<u64>,
+    /// GOT slots an indirect `call *slot` of `syscall()` reads (`-fno-plt`).
+    pub syscall_got: Vec<u64>,
+}
+
+/// Offsets in `code` (loaded at `base`) where a site may be, sorted.
+pub fn candidates(code: &[u8], base: u64, bits: u32, t: &Targets) -> Vec<usize> {
+    let mut out = Vec::new();
+    let n = code.len();
+    let numbered = |c: usize| has_clock_number(&code[c.saturating_sub(BEFORE)..c], bits);
+    if bits == 64 {
+        out.extend(memchr::memmem::find_iter(code, b"\x0f\x05").filter(|&c| numbered(c)));
+    } else {
+        out.extend(memchr::memmem::find_iter(code, b"\x0f\x34").filter(|&c| numbered(c)));
+    }
+    out.extend(memchr::memmem::find_iter(code, b"\xcd\x80").filter(|&c| numbered(c)));
+    if t.vsyscall {
+        // Only a register load can lead to a call through the register:
+        // REX.W C7 C0+r imm32 (the `60 ff` 5 bytes in), REX.W B8+r imm64 (4 bytes in).
+        let rex = |b: u8| b == 0x48 || b == 0x49;
+        for j in memchr::memmem::find_iter(code, b"\x60\xff") {
+            if let Some(c) = j.checked_sub(5).filter(|&i| i + 7 <= n) {
+                let imm = u32::from_le_bytes([code[c + 3], code[c + 4], code[c + 5], code[c + 6]]) as i32 as i64 as u64;
+                if rex(code[c]) && code[c + 1] == 0xc7 && code[c + 2] & 0xf8 == 0xc0 && VSYSCALL_ENTRIES.contains(&imm)
+                {
+                    out.push(c);
+                }
+            }
+            if let Some(c) = j.checked_sub(4).filter(|&i| i + 10 <= n) {
+                let mut v = [0u8; 8];
+                v.copy_from_slice(&code[c + 2..c + 10]);
+                if rex(code[c]) && code[c + 1] & 0xf8 == 0xb8 && VSYSCALL_ENTRIES.contains(&u64::from_le_bytes(v)) {
+                    out.push(c);
+                }
+            }
+        }
+    }
+    let entry = |v: u64| t.vsyscall_rel32 && VSYSCALL_ENTRIES.contains(&v);
+    if t.vsyscall_rel32 || !t.syscall_fn.is_empty() {
+        for i in memchr::memchr2_iter(0xe8, 0xe9, code).filter(|i| i + 5 <= n) {
+            let rel = i32::from_le_bytes([code[i + 1], code[i + 2], code[i + 3], code[i + 4]]);
+            let to = base.wrapping_add(i as u64 + 5).wrapping_add(rel as i64 as u64);
+            let to = if bits == 32 { to & 0xffff_ffff } else { to };
+            if entry(to) || t.syscall_fn.contains(&to) && numbered(i) {
+                out.push(i);
+            }
+        }
+    }
+    if !t.syscall_got.is_empty() {
+        let call = memchr::memmem::find_iter(code, b"\xff\x15");
+        for i in call.chain(memchr::memmem::find_iter(code, b"\xff\x25")).filter(|i| i + 6 <= n) {
+            let d = u32::from_le_bytes([code[i + 2], code[i + 3], code[i + 4], code[i + 5]]);
+            let to = if bits == 64 {
+                base.wrapping_add(i as u64 + 6).wrapping_add(d as i32 as i64 as u64)
+            } else {
+                u64::from(d)
+            };
+            if t.syscall_got.contains(&to) && numbered(i) {
+                out.push(i);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Whether `window` holds a clock syscall number as an instruction would:
+/// a 32-bit little-endian immediate (`mov $228,%eax`, `push $265`,
+/// `movl $265,(%esp)`) or `push imm8`. A syscall whose number is not
+/// in the bytes before it cannot have it as a constant in its block.
+fn has_clock_number(window: &[u8], bits: u32) -> bool {
+    let abis: &[Abi] = if bits == 64 { &[Abi::X86_64, Abi::I386] } else { &[Abi::I386] };
+    abis.iter().flat_map(|a| a.clock_syscalls()).any(|(f, nr)| {
+        if !matches!(f, TimeFn::ClockGettime | TimeFn::ClockGettime64 | TimeFn::Gettimeofday | TimeFn::Time) {
+            return false;
+        }
+        let imm = (*nr as u32).to_le_bytes();
+        memchr::memmem::find(window, &imm).is_some()
+            || *nr < 0x80 && memchr::memmem::find(window, &[0x6a, *nr as u8]).is_some()
+    })
+}
+
+/// How far before a candidate the window decode starts, and after it ends.
+pub const BEFORE: usize = 96;
+pub const AFTER: usize = 48;
+
+/// The offset in `code` from which decoding lands exactly on `at`, as far
+/// back as [`BEFORE`] allows (x86 decoding resynchronises within a few
+/// instructions); None when no start does (`at` is inside an instruction).
+pub fn sync_start(code: &[u8], base: u64, bits: u32, at: usize) -> Option<usize> {
+    let lo = at.saturating_sub(BEFORE);
+    // Offsets (from lo) known to lead past `at`: a start that reaches one
+    // follows the same path, so it is not decoded again.
+    let mut dead = [false; BEFORE + 1];
+    let mut path = Vec::with_capacity(32);
+    let mut ins = Instruction::default();
+    let end = (at + 16).min(code.len());
+    let mut dec = Decoder::with_ip(bits, &code[lo..end], base.wrapping_add(lo as u64), DecoderOptions::NONE);
+    for start in lo..=at {
+        if dead[start - lo] {
+            continue;
+        }
+        if dec.set_position(start - lo).is_err() {
+            return None;
+        }
+        dec.set_ip(base.wrapping_add(start as u64));
+        path.clear();
+        let mut pos = start;
+        loop {
+            if pos == at {
+                return Some(start);
+            }
+            if pos > at || !dec.can_decode() || dead[pos - lo] && pos != start {
+                break;
+            }
+            path.push(pos - lo);
+            dec.decode_out(&mut ins);
+            if ins.is_invalid() {
+                break;
+            }
+            pos += ins.len();
+        }
+        for &p in &path {
+            dead[p] = true;
+        }
+    }
+    None
+}
+
+/// Whether decoding `code` from its start lands on offset `at`.
+pub fn lands_on(code: &[u8], bits: u32, at: usize) -> bool {
+    let mut dec = Decoder::new(bits, code, DecoderOptions::NONE);
+    let mut ins = Instruction::default();
+    let mut pos = 0;
+    while pos < at && dec.can_decode() {
+        dec.decode_out(&mut ins);
+        pos += ins.len();
+    }
+    pos == at
+}
+
+/// The targets of direct branches (jumps, conditional jumps) in `code`
+/// loaded at `base`, sorted: the block starts for [`analyze`].
+pub fn branch_targets(code: &[u8], base: u64, bits: u32) -> Vec<u64> {
+    let mut dec = Decoder::with_ip(bits, code, base, DecoderOptions::NONE);
+    let mut ins = Instruction::default();
+    let mut out = Vec::new();
+    while dec.can_decode() {
+        dec.decode_out(&mut ins);
+        let m = ins.mnemonic();
+        if (is_jmp(m) || ends_block(m))
+            && matches!(ins.op0_kind(), OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64)
+        {
+            out.push(ins.near_branch_target());
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// GPR slot (0..16) and size in bytes of a general-purpose register (the
+/// decoder feature alone has no register info, so from iced's enum order:
+/// AL..R15L, AX..R15W, EAX..R15D, RAX..R15).
+fn gpr(r: Register) -> Option<(usize, u32)> {
+    let n = r as usize;
+    let at = |first: Register| n.checked_sub(first as usize).filter(|i| *i < 16);
+    if let Some(i) = at(Register::RAX) {
+        Some((i, 8))
+    } else if let Some(i) = at(Register::EAX) {
+        Some((i, 4))
+    } else if let Some(i) = at(Register::AX) {
+        Some((i, 2))
+    } else {
+        // AL CL DL BL, AH CH DH BH, SPL BPL SIL DIL, R8L..R15L
+        let i = n.checked_sub(Register::AL as usize).filter(|i| *i < 20)?;
+        Some((if i < 4 { i } else { i - 4 }, 1))
+    }
+}
+
+fn slot(r: Register) -> Option<usize> {
+    gpr(r).map(|(i, _)| i)
+}
+
+/// Control flow by mnemonic (iced's flow-control info needs its
+/// `instr_info` feature).
+fn is_call(m: Mnemonic) -> bool {
+    m == Mnemonic::Call
+}
+
+fn is_jmp(m: Mnemonic) -> bool {
+    m == Mnemonic::Jmp
+}
+
+fn ends_block(m: Mnemonic) -> bool {
+    use Mnemonic::*;
+    matches!(
+        m,
+        Ja | Jae
+            | Jb
+            | Jbe
+            | Je
+            | Jg
+            | Jge
+            | Jl
+            | Jle
+            | Jne
+            | Jno
+            | Jnp
+            | Jns
+            | Jo
+            | Jp
+            | Js
+            | Jcxz
+            | Jecxz
+            | Jrcxz
+            | Loop
+            | Loope
+            | Loopne
+            | Ret
+            | Retf
+            | Iret
+            | Iretd
+            | Iretq
+            | Ud2
+            | Hlt
+    )
+}
+
+const RAX: usize = 0;
+const RCX: usize = 1;
+const RDX: usize = 2;
+const RBX: usize = 3;
+const RSI: usize = 6;
+const RDI: usize = 7;
+const R11: usize = 11;
+
+/// Register and stack constants since the block began.
+#[derive(Default)]
+struct State {
+    regs: [Option<u64>; 16],
+    /// i386: values pushed since the block began (None: not a constant).
+    pushes: Vec<Option<u64>>,
+    /// i386: constants stored at [esp], [esp+4].
+    esp: [Option<u64>; 2],
+}
+
+impl State {
+    fn reset(&mut self) {
+        *self = State::default();
+    }
+
+    /// i386 cdecl argument `n` (0 or 1) at a call.
+    fn stack_arg(&self, n: usize) -> Option<u64> {
+        let k = self.pushes.len();
+        if k > n {
+            self.pushes[k - 1 - n]
+        } else if k == 0 {
+            self.esp[n]
+        } else {
+            None
+        }
+    }
+}
+
+/// The clock functions a raw call of which is reported.
+fn clock_fn(abi: Abi, nr: Option<u64>) -> Option<TimeFn> {
+    let f = abi.clock_syscall(nr? as i64)?;
+    matches!(f, TimeFn::ClockGettime | TimeFn::ClockGettime64 | TimeFn::Gettimeofday | TimeFn::Time).then_some(f)
+}
+
+fn signed(v: Option<u64>, bits: u32) -> Option<i64> {
+    v.map(|v| if bits == 32 { v as u32 as i32 as i64 } else { v as i64 })
+}
+
+/// Decode `code[start..end]` (loaded at `base`) and return the real sites
+/// in it. `block_starts` are branch targets inside the range (the state is
+/// reset there), when the caller knows them.
+pub fn analyze(
+    code: &[u8],
+    base: u64,
+    bits: u32,
+    start: usize,
+    end: usize,
+    t: &Targets,
+    block_starts: &[u64],
+) -> Vec<Site> {
+    let end = end.min(code.len());
+    if start >= end {
+        return Vec::new();
+    }
+    let native = if bits == 64 { Abi::X86_64 } else { Abi::I386 };
+    let mut out = Vec::new();
+    let mut st = State::default();
+    let mut dec = Decoder::with_ip(bits, &code[start..end], base.wrapping_add(start as u64), DecoderOptions::NONE);
+    let mut ins = Instruction::default();
+    let entry = |v: u64| t.vsyscall && VSYSCALL_ENTRIES.contains(&v);
+    while dec.can_decode() {
+        dec.decode_out(&mut ins);
+        if ins.is_invalid() {
+            st.reset();
+            continue;
+        }
+        if block_starts.binary_search(&ins.ip()).is_ok() {
+            st.reset();
+        }
+        let ip = ins.ip();
+        let site = |via, function, clock, entry| Site { addr: ip, via, function, clock, entry, symbol: None };
+        let m = ins.mnemonic();
+        match m {
+            Mnemonic::Syscall | Mnemonic::Sysenter | Mnemonic::Int => {
+                let (via, abi) = match m {
+                    Mnemonic::Syscall if bits == 64 => (Via::Syscall, Abi::X86_64),
+                    Mnemonic::Sysenter if bits == 32 => (Via::Sysenter, Abi::I386),
+                    Mnemonic::Int if ins.immediate8() == 0x80 => (Via::Int80, Abi::I386),
+                    _ => {
+                        st.reset();
+                        continue;
+                    }
+                };
+                if let Some(f) = clock_fn(abi, st.regs[RAX]) {
+                    let arg = if abi == Abi::X86_64 { st.regs[RDI] } else { st.regs[RBX] };
+                    let clock = if matches!(f, TimeFn::ClockGettime | TimeFn::ClockGettime64) { arg } else { None };
+                    out.push(site(via, Some(f), signed(clock, if abi == Abi::X86_64 { 64 } else { 32 }), None));
+                }
+                // The kernel returns in rax and clobbers rcx and r11.
+                st.regs[RAX] = None;
+                st.regs[RCX] = None;
+                st.regs[R11] = None;
+                continue;
+            }
+            _ => {}
+        }
+        if is_call(m) || is_jmp(m) {
+            let target = match ins.op0_kind() {
+                OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64 => Some(ins.near_branch_target()),
+                OpKind::Register => slot(ins.op0_register()).and_then(|r| st.regs[r]),
+                _ => None,
+            };
+            let slot_read = (ins.op0_kind() == OpKind::Memory
+                && ins.memory_index() == Register::None
+                && matches!(ins.memory_base(), Register::RIP | Register::EIP | Register::None))
+            .then(|| ins.memory_displacement64());
+            if let Some(to) = target.filter(|&v| entry(v)) {
+                out.push(site(Via::Vsyscall, None, None, Some(to)));
+            } else if target.is_some_and(|v| t.syscall_fn.contains(&v))
+                || slot_read.is_some_and(|s| t.syscall_got.contains(&s))
+            {
+                let (nr, clock) =
+                    if bits == 64 { (st.regs[RDI], st.regs[RSI]) } else { (st.stack_arg(0), st.stack_arg(1)) };
+                if let Some(f) = clock_fn(native, nr) {
+                    let clock = if matches!(f, TimeFn::ClockGettime | TimeFn::ClockGettime64) { clock } else { None };
+                    out.push(site(Via::LibcSyscall, Some(f), signed(clock, bits), None));
+                }
+            }
+            st.reset();
+            continue;
+        }
+        if ends_block(m) {
+            st.reset();
+            continue;
+        }
+        step(&mut st, &ins, bits);
+    }
+    out
+}
+
+/// Track what one ordinary instruction does to the constants.
+fn step(st: &mut State, ins: &Instruction, bits: u32) {
+    let m = ins.mnemonic();
+    let imm = |i: &Instruction, op: u32| -> Option<u64> {
+        match i.op_kind(op) {
+            OpKind::Immediate8
+            | OpKind::Immediate16
+            | OpKind::Immediate32
+            | OpKind::Immediate64
+            | OpKind::Immediate8to16
+            | OpKind::Immediate8to32
+            | OpKind::Immediate8to64
+            | OpKind::Immediate32to64 => Some(i.immediate(op)),
+            _ => None,
+        }
+    };
+    // The value written to a register of this size (32-bit writes zero-extend).
+    let sized = |r: Register, v: u64| -> Option<u64> {
+        match gpr(r).map_or(0, |(_, size)| size) {
+            8 => Some(v),
+            4 => Some(v & 0xffff_ffff),
+            _ => None,
+        }
+    };
+    let reg0 = if ins.op_count() > 0 && ins.op0_kind() == OpKind::Register { slot(ins.op0_register()) } else { None };
+    match m {
+        Mnemonic::Mov if reg0.is_some() => {
+            let r = ins.op0_register();
+            let v = match ins.op1_kind() {
+                OpKind::Register => slot(ins.op1_register()).and_then(|s| st.regs[s]),
+                _ => imm(ins, 1),
+            };
+            st.regs[reg0.unwrap_or(0)] = v.and_then(|v| sized(r, v));
+        }
+        Mnemonic::Mov if bits == 32 && ins.op0_kind() == OpKind::Memory => {
+            if ins.memory_base() == Register::ESP && ins.memory_index() == Register::None {
+                let k = ins.memory_displacement64() as usize / 4;
+                if k < 2 && ins.memory_displacement64() % 4 == 0 {
+                    st.esp[k] = imm(ins, 1);
+                }
+            }
+        }
+        Mnemonic::Xor | Mnemonic::Sub
+            if reg0.is_some() && ins.op1_kind() == OpKind::Register && ins.op0_register() == ins.op1_register() =>
+        {
+            st.regs[reg0.unwrap_or(0)] = Some(0);
+        }
+        Mnemonic::Push => {
+            let v = match ins.op0_kind() {
+                OpKind::Register => slot(ins.op0_register()).and_then(|s| st.regs[s]),
+                _ => imm(ins, 0).map(|v| if bits == 32 { v & 0xffff_ffff } else { v }),
+            };
+            st.pushes.push(v);
+            st.esp = [None; 2];
+        }
+        Mnemonic::Pop => {
+            let v = st.pushes.pop().flatten();
+            if let Some(r) = reg0 {
+                st.regs[r] = v;
+            }
+            st.esp = [None; 2];
+        }
+        Mnemonic::Cmp | Mnemonic::Test | Mnemonic::Bt | Mnemonic::Nop | Mnemonic::Endbr64 | Mnemonic::Endbr32 => {}
+        Mnemonic::Xchg | Mnemonic::Xadd | Mnemonic::Cmpxchg => {
+            st.regs = [None; 16];
+        }
+        Mnemonic::Mul
+        | Mnemonic::Imul
+        | Mnemonic::Div
+        | Mnemonic::Idiv
+        | Mnemonic::Cdq
+        | Mnemonic::Cqo
+        | Mnemonic::Cwd
+        | Mnemonic::Cdqe
+        | Mnemonic::Cwde
+        | Mnemonic::Cpuid
+        | Mnemonic::Rdtsc
+        | Mnemonic::Rdtscp
+        | Mnemonic::Rdpid
+        | Mnemonic::Xgetbv
+        | Mnemonic::Rdmsr
+        | Mnemonic::Lodsb
+        | Mnemonic::Lodsd
+        | Mnemonic::Lodsq
+        | Mnemonic::Lodsw
+        | Mnemonic::Movsb
+        | Mnemonic::Movsd
+        | Mnemonic::Movsq
+        | Mnemonic::Stosb
+        | Mnemonic::Stosd
+        | Mnemonic::Stosq
+        | Mnemonic::Scasb
+        | Mnemonic::Cmpsb
+        | Mnemonic::Leave
+        | Mnemonic::Enter => {
+            st.regs[RAX] = None;
+            st.regs[RCX] = None;
+            st.regs[RDX] = None;
+            st.regs[RBX] = None;
+            st.regs[RSI] = None;
+            st.regs[RDI] = None;
+            if matches!(m, Mnemonic::Leave | Mnemonic::Enter) {
+                st.pushes.clear();
+                st.esp = [None; 2];
+            }
+        }
+        _ => {
+            if let Some(r) = reg0 {
+                st.regs[r] = None;
+                if r == 4 {
+                    // add/sub esp: the argument area moved.
+                    st.pushes.clear();
+                    st.esp = [None; 2];
+                }
+            }
+        }
+    }
+}
+
+/// The PLT stubs (in `code`, a `.plt*` section at `base`) that jump
+/// through one of the GOT `slots`: `jmp *slot(%rip)` (x86_64), `jmp *slot`
+/// or `jmp *off(%ebx)` with %ebx at `got_plt` (i386). A stub starts at its
+/// `endbr` when one comes right before the jump.
+pub fn plt_stubs(code: &[u8], base: u64, bits: u32, slots: &[u64], got_plt: Option<u64>) -> Vec<u64> {
+    let mut dec = Decoder::with_ip(bits, code, base, DecoderOptions::NONE);
+    let mut ins = Instruction::default();
+    let mut out = Vec::new();
+    let mut prev: Option<(Mnemonic, u64)> = None;
+    while dec.can_decode() {
+        dec.decode_out(&mut ins);
+        let m = ins.mnemonic();
+        if m == Mnemonic::Jmp && ins.op0_kind() == OpKind::Memory && ins.memory_index() == Register::None {
+            let d = ins.memory_displacement64();
+            let slot = match ins.memory_base() {
+                Register::RIP | Register::EIP | Register::None => Some(d),
+                Register::EBX => got_plt.map(|g| g.wrapping_add(d) & 0xffff_ffff),
+                _ => None,
+            };
+            if slot.is_some_and(|s| slots.contains(&s)) {
+                out.push(ins.ip());
+                if let Some((Mnemonic::Endbr64 | Mnemonic::Endbr32, at)) = prev {
+                    out.push(at);
+                }
+            }
+        }
+        prev = Some((m, ins.ip()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t64() -> Targets {
+        Targets { vsyscall: true, vsyscall_rel32: true, syscall_fn: vec![0x401100], syscall_got: vec![0x404000] }
+    }
+
+    fn sites(code: &[u8], base: u64, bits: u32, t: &Targets) -> Vec<Site> {
+        let mut out: Vec<Site> = Vec::new();
+        for c in candidates(code, base, bits, t) {
+            let Some(s) = sync_start(code, base, bits, c) else { continue };
+            for site in analyze(code, base, bits, s, c + AFTER, t, &[]) {
+                if !out.iter().any(|o| o.addr == site.addr) {
+                    out.push(site);
+                }
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// Any bytes, seeded with the candidate patterns, at any address,
+        /// in either mode: sites or none, never a panic.
+        #[test]
+        fn any_code_never_panics(
+            mut code in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600),
+            seeds in proptest::collection::vec((0usize..600, 0usize..6), 0..24),
+            base in proptest::prelude::any::<u64>(),
+            wide in proptest::prelude::any::<bool>(),
+        ) {
+            const PATTERNS: [&[u8]; 6] = [b"\x0f\x05", b"\xcd\x80", b"\xb8\xe4\0\0\0", b"\x48\xc7\xc0\0\x04\x60\xff", b"\xff\x15", b"\xe8"];
+            for (at, k) in seeds {
+                for (i, b) in PATTERNS[k].iter().enumerate() {
+                    if let Some(x) = code.get_mut(at + i) {
+                        *x = *b;
+                    }
+                }
+            }
+            let bits = if wide { 64 } else { 32 };
+            let t = Targets { vsyscall: true, vsyscall_rel32: true, syscall_fn: vec![base, 0x401100], syscall_got: vec![base.wrapping_add(64)] };
+            for c in candidates(&code, base, bits, &t) {
+                if let Some(from) = sync_start(&code, base, bits, c) {
+                    let _ = analyze(&code, base, bits, from, c + AFTER, &t, &[]);
+                }
+            }
+            let blocks = branch_targets(&code, base, bits);
+            let _ = analyze(&code, base, bits, 0, code.len(), &t, &blocks);
+            let _ = plt_stubs(&code, base, bits, &t.syscall_got, Some(base));
+            let _ = lands_on(&code, bits, code.len() / 2);
+        }
+    }
+
+    #[test]
+    fn register_slots() {
+        assert_eq!(gpr(Register::RAX), Some((0, 8)));
+        assert_eq!(gpr(Register::EDI), Some((7, 4)));
+        assert_eq!(gpr(Register::R15W), Some((15, 2)));
+        assert_eq!(gpr(Register::BH), Some((3, 1)));
+        assert_eq!(gpr(Register::SPL), Some((4, 1)));
+        assert_eq!(gpr(Register::R15L), Some((15, 1)));
+        assert_eq!(gpr(Register::XMM0), None);
+    }
+
+    #[test]
+    fn vsyscall_through_a_register() {
+        // mov $0xffffffffff600400,%rax; call *%rax
+        let code = [0x90, 0x48, 0xc7, 0xc0, 0x00, 0x04, 0x60, 0xff, 0xff, 0xd0];
+        let s = sites(&code, 0x1000, 64, &t64());
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!((s[0].addr, s[0].via, s[0].entry), (0x1008, Via::Vsyscall, Some(0xffff_ffff_ff60_0400)));
+        // movabs $0xffffffffff600000,%rax; mov %rax,0x10(%rsp): data, no call.
+        let code = [0x48, 0xb8, 0, 0, 0x60, 0xff, 0xff, 0xff, 0xff, 0xff, 0x48, 0x89, 0x44, 0x24, 0x10, 0xc3];
+        assert!(sites(&code, 0x1000, 64, &t64()).is_empty());
+        // cmp $0xffffffffff600000,%r15: a compare, no call.
+        let code = [0x49, 0x81, 0xff, 0, 0, 0x60, 0xff, 0xff, 0xd0];
+        assert!(sites(&code, 0x1000, 64, &t64()).is_empty());
+    }
+
+    #[test]
+    fn vsyscall_direct_call() {
+        let from: u64 = 0x401000;
+        let rel = 0xffff_ffff_ff60_0800u64.wrapping_sub(from + 5) as i64 as i32;
+        let mut code = vec![0xe8];
+        code.extend_from_slice(&rel.to_le_bytes());
+        let s = sites(&code, from, 64, &t64());
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].entry, Some(0xffff_ffff_ff60_0800));
+    }
+
+    #[test]
+    fn raw_syscalls() {
+        // mov $1,%edi; mov $228,%eax; syscall
+        let code = [0xbf, 1, 0, 0, 0, 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05];
+        let s = sites(&code, 0x1000, 64, &t64());
+        assert_eq!(s.len(), 1);
+        assert_eq!(
+            (s[0].addr, s[0].via, s[0].function, s[0].clock),
+            (0x100a, Via::Syscall, Some(TimeFn::ClockGettime), Some(1))
+        );
+        // a jump between the mov and the syscall ends the block.
+        let code = [0xb8, 0xe4, 0, 0, 0, 0x74, 0x00, 0x0f, 0x05];
+        assert!(sites(&code, 0x1000, 64, &t64()).is_empty());
+        // mov $39,%eax (getpid); syscall: not a clock.
+        let code = [0xb8, 39, 0, 0, 0, 0x0f, 0x05];
+        assert!(sites(&code, 0x1000, 64, &t64()).is_empty());
+        // mov $0xc00f05,%eax: the bytes, not the instruction.
+        let code = [0xb8, 0x05, 0x0f, 0xc0, 0x00, 0xc3];
+        assert!(sites(&code, 0x1000, 64, &t64()).is_empty());
+        // i386: mov $265,%eax; mov $1,%ebx; int $0x80
+        let code = [0xb8, 0x09, 1, 0, 0, 0xbb, 1, 0, 0, 0, 0xcd, 0x80];
+        let s = sites(&code, 0x1000, 32, &t64());
+        assert_eq!((s[0].via, s[0].function, s[0].clock), (Via::Int80, Some(TimeFn::ClockGettime), Some(1)));
+    }
+
+    #[test]
+    fn libc_syscall_calls() {
+        // mov $228,%edi; mov $1,%esi; call *0x...(%rip) → slot 0x404000
+        let base = 0x401000u64;
+        let mut code = vec![0xbf, 0xe4, 0, 0, 0, 0xbe, 2, 0, 0, 0, 0xff, 0x15];
+        let disp = (0x404000u64.wrapping_sub(base + 16)) as i32;
+        code.extend_from_slice(&disp.to_le_bytes());
+        let s = sites(&code, base, 64, &t64());
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!((s[0].via, s[0].clock), (Via::LibcSyscall, Some(2)));
+        // i386: push $1; push $265; call syscall (direct, 0x401100)
+        let mut code = vec![0x6a, 1, 0x68, 0x09, 1, 0, 0, 0xe8];
+        let rel = (0x401100u64.wrapping_sub(base + 12)) as i32;
+        code.extend_from_slice(&rel.to_le_bytes());
+        let s = sites(&code, base, 32, &t64());
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!((s[0].function, s[0].clock), (Some(TimeFn::ClockGettime), Some(1)));
+    }
+}
