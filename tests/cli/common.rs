@@ -208,9 +208,31 @@ static SYSTEM_WIDE: Mutex<()> = Mutex::new(());
 
 /// Held by every test that traces system-wide, and by every test a
 /// system-wide trace would disturb or that would disturb one (busy clock
-/// loops, timing measurements): they run one at a time.
-pub fn system_wide_lock() -> std::sync::MutexGuard<'static, ()> {
-    SYSTEM_WIDE.lock().unwrap_or_else(|e| e.into_inner())
+/// loops, timing measurements): they run one at a time — within this test
+/// binary (the mutex) and across every suite running on the machine (an
+/// flock on a file all of them open: two checkouts tested at once, or a
+/// stress run beside a developer's).
+pub struct SystemWide {
+    _flock: Option<nix::fcntl::Flock<std::fs::File>>,
+    _guard: std::sync::MutexGuard<'static, ()>,
+}
+
+pub fn system_wide_lock() -> SystemWide {
+    let guard = SYSTEM_WIDE.lock().unwrap_or_else(|e| e.into_inner());
+    let path = std::env::temp_dir().join("vdsoctl-tests-system-wide.lock");
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path).ok();
+    // Any user may take it (tests run as nobody too); the lock ends with the
+    // file's close, also when a test panics.
+    let _ = std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let flock = loop {
+        let Some(f) = file.take() else { break None };
+        match nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive) {
+            Ok(locked) => break Some(locked),
+            Err((f, nix::errno::Errno::EINTR)) => file = Some(f),
+            Err(_) => break None,
+        }
+    };
+    SystemWide { _flock: flock, _guard: guard }
 }
 
 /// Kills a process (SIGKILL) when dropped, whatever the test did — that
