@@ -224,7 +224,7 @@ pub fn trace_progress(p: &crate::measure::session::Progress<'_>) {
             note(format_args!("counting with the {} engine: {}", engine.name(), sanitize(why)))
         }
         Progress::TreeLingers { pid } => note(format_args!(
-            "the command (pid {pid}) exited, but processes it started still run under its seccomp filter: counting until they exit (interrupt to stop now; their clock syscalls then fail with ENOSYS)"
+            "the command (pid {pid}) exited, but processes it started still run under its seccomp filter: counting until they exit (interrupt to stop now: they are then killed)"
         )),
         Progress::SignalIgnored { pid, signal } => note(format_args!(
             "the command (pid {pid}) is still running after {signal}: still counting; interrupt again to kill it"

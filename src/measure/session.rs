@@ -13,8 +13,6 @@ use crate::measure::engine::{Choice, Counting, Kind, Plan};
 use crate::measure::sys::spawn;
 use crate::measure::trace::Tally;
 use nix::sys::signal::{SigSet, Signal};
-use nix::sys::wait::{waitpid, WaitStatus};
-use nix::unistd::Pid;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
@@ -240,7 +238,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     let (tx, rx) = mpsc::channel::<Event>();
     catch_signals(tx.clone())?;
     let (mut counting, engine_note, armed) = open_and_arm(req, command.as_ref(), &processes, duration, &tx)?;
-    let Armed { target, child, child_fd, start } = armed;
+    let Armed { target, child, child_fd, tree, start } = armed;
     drop(tx);
     let mut session = Session {
         target,
@@ -368,6 +366,10 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     // one-by-one disabling), so the rates are over the time counted.
     let stopping = Instant::now();
     counting.stop();
+    // Whatever of a guarded tree is still running (vdsoctl stopped waiting
+    // for it) is killed now, not left with nobody answering its calls.
+    let mut tree = tree;
+    tree.kill_tree();
     let end = end.unwrap_or_else(|| stopping + stopping.elapsed() / 2);
     let tally = counting.snapshot()?;
     if child.is_some() && exit_status.is_none() && interrupted {
@@ -391,6 +393,8 @@ struct Armed {
     /// (signals go to that very process, never to one that reused its pid).
     child: Option<i32>,
     child_fd: Option<std::os::fd::OwnedFd>,
+    /// Dropped, what is left of a guarded command's tree is killed.
+    tree: spawn::TreeGuard,
     start: Instant,
 }
 
@@ -458,6 +462,7 @@ fn arm(
     let host = arch::HOST_ABI.unwrap_or(Abi::X86_64);
     let start;
     let mut child_fd = None;
+    let mut tree = spawn::TreeGuard::default();
     let (target, child) = if let Some(cmd) = command {
         let filter = counting.command_filter();
         let mut gated = spawn::fork_gated(&cmd.path, &cmd.argv, &cmd.envp, req.command_stdout_to_stderr, filter)
@@ -475,8 +480,7 @@ fn arm(
         let armed =
             counting.add_command(child, cmd.abi.unwrap_or(host), &cmd.comm, listener).and_then(|()| counting.start());
         if let Err(e) = armed {
-            drop(gated); // closes the gate: the child exits without exec
-            let _ = waitpid(Pid::from_raw(child), None);
+            gated.abandon(); // closes the gate: the child exits without exec
             return Err(e);
         }
         let target = Target::Command { argv: cmd.argv_text.clone(), pid: child };
@@ -488,10 +492,12 @@ fn arm(
         // run, and take the end from the moment waitpid returned.
         start = Instant::now();
         if let Err(source) = gated.release() {
-            let _ = waitpid(Pid::from_raw(child), None);
+            gated.abandon();
             return Err(Error::Spawn { cmd: cmd.display.clone(), source });
         }
-        watch_child(child, tx.clone());
+        let (wait, guard) = gated.into_wait();
+        tree = guard;
+        watch_child(wait, tx.clone());
         (target, Some(child))
     } else if req.all {
         start = started(counting)?;
@@ -514,7 +520,7 @@ fn arm(
         }
         (target, None)
     };
-    Ok(Armed { target, child, child_fd, start })
+    Ok(Armed { target, child, child_fd, tree, start })
 }
 
 /// Start counting; the window starts in the middle of the arming (the
@@ -582,16 +588,14 @@ fn resolve(name: &OsString) -> Option<PathBuf> {
 
 /// Wait for the command on a thread of its own, so its end is timed when it
 /// happens rather than at the next wake-up.
-fn watch_child(pid: i32, tx: mpsc::Sender<Event>) {
-    std::thread::spawn(move || loop {
-        let status = match waitpid(Pid::from_raw(pid), None) {
-            Ok(WaitStatus::Exited(_, code)) => ExitStatus::Code(code),
-            Ok(WaitStatus::Signaled(_, sig, _)) => ExitStatus::Signal(sig as i32),
-            Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
+fn watch_child(wait: spawn::CommandWait, tx: mpsc::Sender<Event>) {
+    std::thread::spawn(move || {
+        let status = match wait.wait() {
+            Ok(spawn::Waited::Exited(code)) => ExitStatus::Code(code),
+            Ok(spawn::Waited::Signaled(sig)) => ExitStatus::Signal(sig),
             Err(_) => return,
         };
         let _ = tx.send(Event::CommandExited(status, Instant::now()));
-        return;
     });
 }
 

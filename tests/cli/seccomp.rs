@@ -175,8 +175,12 @@ fn check_cmd_without_privileges_fails_on_raw_calls_and_passes_vdso_reads() {
 #[test]
 fn sigkill_of_vdsoctl_ends_the_command() {
     let bin = build_c("clock_loop", false, &[]);
+    let lp = path(&bin);
+    // A tree: the shell (the command), a loop it waits for, and a loop
+    // orphaned by a subshell that exits at once (a daemon's double fork).
+    let script = format!("({lp} paced 1 1000 &); {lp} paced 1 1000 & wait");
     let mut vdsoctl = unprivileged(&vdsoctl_path())
-        .args(["trace", "--engine", "seccomp", "--", path(&bin), "paced", "1", "1000"])
+        .args(["trace", "--engine", "seccomp", "--", "sh", "-c", &script])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -190,29 +194,52 @@ fn sigkill_of_vdsoctl_ends_the_command() {
             break p;
         }
     };
-    let command = KillOnDrop::new(pid);
-    // The command is counted and running: its comm is the fixture's.
-    let comm = |pid: i32| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-    let t0 = Instant::now();
-    while comm(pid).trim() != "clock_loop" && t0.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(comm(pid).trim(), "clock_loop", "the command runs");
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(vdsoctl.id() as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
-    let _ = vdsoctl.wait();
+    let stat = |pid: i32| std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // Gone, or a zombie waiting for its new parent to reap it.
     let alive = |pid: i32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| s.rsplit(')').next().map(|r| !r.trim_start().starts_with('Z')))
-            .unwrap_or(false)
+        stat(pid).rsplit(')').next().is_some_and(|r| !r.trim().is_empty() && !r.trim_start().starts_with('Z'))
     };
+    let ppid_of = |pid: i32| -> Option<i32> { stat(pid).rsplit(')').next()?.split_whitespace().nth(1)?.parse().ok() };
+    // Everything below vdsoctl: the guardian (the command's parent), the
+    // command and the loops, the orphaned one included (the guardian is the
+    // tree's subreaper).
+    let tree = || -> Vec<i32> {
+        let pids: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .filter_map(|p: i32| Some((p, ppid_of(p)?)))
+            .collect();
+        let mut below = vec![vdsoctl.id() as i32];
+        let mut i = 0;
+        while i < below.len() {
+            let parent = below[i];
+            below.extend(pids.iter().filter(|&&(_, pp)| pp == parent).map(|&(p, _)| p));
+            i += 1;
+        }
+        below.remove(0);
+        below
+    };
+    let comm = |pid: i32| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    let loops = |pids: &[i32]| pids.iter().filter(|&&p| comm(p).trim() == "clock_loop").count();
     let t0 = Instant::now();
-    while alive(pid) && t0.elapsed() < Duration::from_secs(20) {
+    let mut below = tree();
+    while loops(&below) < 2 && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+        below = tree();
+    }
+    let _kill: Vec<KillOnDrop> = below.iter().map(|&p| KillOnDrop::new(p)).collect();
+    assert_eq!(loops(&below), 2, "both loops run below vdsoctl: {below:?}");
+    assert!(below.contains(&pid), "the command (pid {pid}) is below vdsoctl: {below:?}");
+    let guardian = ppid_of(pid).expect("the command's parent");
+    assert_eq!(ppid_of(guardian), Some(vdsoctl.id() as i32), "the command's parent is vdsoctl's child (the guardian)");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(vdsoctl.id() as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    let _ = vdsoctl.wait();
+    let t0 = Instant::now();
+    while below.iter().any(|&p| alive(p)) && t0.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(!alive(pid), "the command (pid {pid}) outlived vdsoctl");
-    drop(command);
+    let left: Vec<String> = below.iter().filter(|&&p| alive(p)).map(|&p| format!("{p} {}", comm(p).trim())).collect();
+    assert!(left.is_empty(), "outlived vdsoctl: {left:?}");
 }
 
 /// no_new_privs: a setuid program in the tree runs without its privileges

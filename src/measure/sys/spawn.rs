@@ -18,6 +18,120 @@ pub struct Gated {
     errors: OwnedFd,
     /// The listener of the seccomp filter the child installed, when asked.
     pub listener: Option<super::seccomp::Listener>,
+    /// With a filter: the guardian process between vdsoctl and the command.
+    guardian: Option<Guardian>,
+}
+
+/// The guardian of a filtered command's tree: a process forked by vdsoctl
+/// that forks the command, is its tree's subreaper (every orphan of the
+/// tree becomes its child), holds a copy of the filter's listener, and
+/// kills the whole tree once vdsoctl is gone or gives up on it. Without it,
+/// a process the command started would outlive a killed vdsoctl with every
+/// clock syscall failing ENOSYS (nobody left to answer); with it, no clock
+/// syscall of the tree ever fails, and nothing of it outlives vdsoctl.
+#[derive(Debug)]
+struct Guardian {
+    pid: i32,
+    /// vdsoctl's end of the life line: closed (vdsoctl exits, is killed, or
+    /// calls [`TreeGuard::kill_tree`]) the guardian kills the tree.
+    alive: OwnedFd,
+    /// The command's raw wait status, written when it exits.
+    status: OwnedFd,
+}
+
+/// How to learn that the command exited: its own `waitpid`, or (a guarded
+/// command is the guardian's child) the status the guardian hands over.
+#[derive(Debug)]
+pub enum CommandWait {
+    /// The command is vdsoctl's child.
+    Child(i32),
+    /// The command is the guardian's child.
+    Guarded { guardian: i32, status: OwnedFd },
+}
+
+/// Kept while the command's tree may run; dropped, the guardian kills it.
+#[derive(Debug, Default)]
+pub struct TreeGuard(Option<OwnedFd>);
+
+impl TreeGuard {
+    /// Kill everything left of the command's tree (SIGKILL, through the
+    /// guardian). Nothing for an unguarded command.
+    pub fn kill_tree(&mut self) {
+        self.0 = None;
+    }
+}
+
+/// A raw `waitpid` status, as the kernel reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waited {
+    Exited(i32),
+    Signaled(i32),
+}
+
+impl Waited {
+    fn of_raw(status: i32) -> Waited {
+        if libc::WIFSIGNALED(status) {
+            Waited::Signaled(libc::WTERMSIG(status))
+        } else {
+            Waited::Exited(libc::WEXITSTATUS(status))
+        }
+    }
+}
+
+impl CommandWait {
+    /// Block until the command exits; its status. A guarded command's
+    /// guardian is reaped afterwards, once the whole tree is gone.
+    pub fn wait(self) -> io::Result<Waited> {
+        match self {
+            CommandWait::Child(pid) => waitpid_retry(pid),
+            CommandWait::Guarded { guardian, status } => {
+                let mut buf = [0u8; 4];
+                let got = read_full(status.as_fd(), &mut buf)?;
+                let waited = if got == 4 {
+                    Ok(Waited::of_raw(i32::from_ne_bytes(buf)))
+                } else {
+                    // The guardian died before the command did (it was
+                    // killed): its own end is the best there is.
+                    waitpid_retry(guardian)
+                };
+                if got == 4 {
+                    std::thread::spawn(move || waitpid_retry(guardian));
+                }
+                waited
+            }
+        }
+    }
+}
+
+fn waitpid_retry(pid: i32) -> io::Result<Waited> {
+    let mut status = 0;
+    loop {
+        // SAFETY: waitpid writes one int through a valid pointer.
+        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if rc == pid {
+            return Ok(Waited::of_raw(status));
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+/// Read until `buf` is full or EOF; how many bytes came.
+fn read_full(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        // SAFETY: reading at most the rest of `buf` into it.
+        let n = unsafe { libc::read(fd.as_raw_fd(), buf[got..].as_mut_ptr().cast(), buf.len() - got) };
+        match n {
+            0 => break,
+            n if n > 0 => got += n as usize,
+            _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+            _ => return Err(io::Error::last_os_error()),
+        }
+    }
+    Ok(got)
 }
 
 /// Why a gated fork failed.
@@ -40,13 +154,294 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+/// An SCM_RIGHTS message of one fd, laid out before the fork so the
+/// processes after it only write or read the fd number.
+struct FdMessage {
+    // Only pointed into by `msg` (boxed: they stay put when it moves).
+    _space: Box<[u64; 4]>,
+    _byte: Box<u8>,
+    _iov: Box<libc::iovec>,
+    msg: libc::msghdr,
+}
+
+impl FdMessage {
+    fn new() -> FdMessage {
+        let mut space = Box::new([0u64; 4]);
+        let mut byte = Box::new(0u8);
+        let mut iov = Box::new(libc::iovec { iov_base: (&mut *byte as *mut u8).cast(), iov_len: 1 });
+        // SAFETY: msghdr is plain data; zeroed is a valid empty header.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut *iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = space.as_mut_ptr().cast();
+        // SAFETY: CMSG_SPACE is arithmetic on a size.
+        msg.msg_controllen = unsafe { libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) } as usize;
+        // SAFETY: `msg` points at `space`, which is larger than one
+        // SCM_RIGHTS header with one int; CMSG_FIRSTHDR stays within it.
+        unsafe {
+            let cmsg = libc::CMSG_FIRSTHDR(&msg);
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as usize;
+        }
+        FdMessage { _space: space, _byte: byte, _iov: iov, msg }
+    }
+
+    /// Send `fd` (async-signal-safe: sendmsg on memory laid out before).
+    ///
+    /// # Safety
+    /// Only between fork and exec or _exit, on a live socket and fd.
+    unsafe fn send(&mut self, sock: i32, fd: i32) -> bool {
+        let cmsg = libc::CMSG_FIRSTHDR(&self.msg);
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>(), fd);
+        libc::sendmsg(sock, &self.msg, 0) == 1
+    }
+
+    /// Receive one fd, or -1 (EOF, an error, no descriptor).
+    ///
+    /// # Safety
+    /// Only between fork and exec or _exit, on a live socket.
+    unsafe fn receive(&mut self, sock: i32) -> i32 {
+        loop {
+            let n = libc::recvmsg(sock, &mut self.msg, libc::MSG_CMSG_CLOEXEC);
+            if n < 0 && *libc::__errno_location() == libc::EINTR {
+                continue;
+            }
+            if n != 1 {
+                return -1;
+            }
+            let cmsg = libc::CMSG_FIRSTHDR(&self.msg);
+            if cmsg.is_null() || (*cmsg).cmsg_level != libc::SOL_SOCKET || (*cmsg).cmsg_type != libc::SCM_RIGHTS {
+                return -1;
+            }
+            return std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
+        }
+    }
+}
+
+/// Everything the command's side of the fork uses, made before it.
+struct CommandSide<'a> {
+    path: &'a CString,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+    stdout_to_stderr: bool,
+    fprog: *const libc::sock_fprog,
+    gate_r: i32,
+    err_w: i32,
+    /// The listener goes to vdsoctl on this socket…
+    to_vdsoctl: i32,
+    /// …and, guarded, to the guardian on this one.
+    to_guardian: Option<i32>,
+    /// The process whose death kills the command (PDEATHSIG).
+    parent: libc::pid_t,
+    empty: libc::sigset_t,
+}
+
+/// The command's side of the fork: install the filter and hand its
+/// listener over, wait at the gate, exec. Never returns.
+///
+/// # Safety
+/// Only in a freshly forked child; async-signal-safe calls only.
+unsafe fn command_side(c: &CommandSide<'_>, to_vdsoctl: &mut FdMessage, to_guardian: &mut FdMessage) -> ! {
+    let fail = |errno: i32| -> ! {
+        let bytes = errno.to_ne_bytes();
+        libc::write(c.err_w, bytes.as_ptr().cast(), bytes.len());
+        libc::_exit(127);
+    };
+    if !c.fprog.is_null() {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            fail(*libc::__errno_location());
+        }
+        // WAIT_KILLABLE_RECV (5.19): once vdsoctl holds a call, only a
+        // fatal signal interrupts it, so no call is seen twice.
+        let mut flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+        let mut fd = libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, flags, c.fprog);
+        if fd < 0 && *libc::__errno_location() == libc::EINVAL {
+            flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER;
+            fd = libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, flags, c.fprog);
+        }
+        if fd < 0 {
+            fail(*libc::__errno_location());
+        }
+        if !to_vdsoctl.send(c.to_vdsoctl, fd as i32) {
+            fail(*libc::__errno_location());
+        }
+        if let Some(sock) = c.to_guardian {
+            if !to_guardian.send(sock, fd as i32) {
+                fail(*libc::__errno_location());
+            }
+            libc::close(sock);
+        }
+        libc::close(fd as libc::c_int);
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 || libc::getppid() != c.parent {
+            libc::_exit(127);
+        }
+    }
+    libc::close(c.to_vdsoctl);
+    let mut byte = 0u8;
+    let n = libc::read(c.gate_r, (&mut byte as *mut u8).cast(), 1);
+    if n != 1 {
+        // The parent gave up (closed the gate without releasing).
+        libc::_exit(127);
+    }
+    // The parent blocks SIGINT for its own sigwait (the guardian blocks
+    // SIGCHLD too) and Rust ignores SIGPIPE; the command gets the
+    // defaults, as from a shell.
+    libc::sigprocmask(libc::SIG_SETMASK, &c.empty, std::ptr::null_mut());
+    libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    if c.stdout_to_stderr {
+        libc::dup2(2, 1);
+    }
+    libc::execve(c.path.as_ptr(), c.argv, c.envp);
+    fail(*libc::__errno_location());
+}
+
+/// The guardian's fds, made before the fork.
+struct GuardianSide {
+    /// Readable (EOF) once vdsoctl is gone or gave up on the tree.
+    alive_r: i32,
+    status_w: i32,
+    from_command: i32,
+    /// Closed by the guardian at once: vdsoctl's ends.
+    vdsoctl_ends: [i32; 5],
+    chld: libc::sigset_t,
+}
+
+/// The guardian: fork the command, then reap the tree while vdsoctl lives
+/// and kill it when vdsoctl is gone. Never returns.
+///
+/// # Safety
+/// Only in a freshly forked child; async-signal-safe calls only.
+unsafe fn guardian_side(
+    g: &GuardianSide,
+    c: &mut CommandSide<'_>,
+    to_vdsoctl: &mut FdMessage,
+    to_guardian: &mut FdMessage,
+) -> ! {
+    for fd in g.vdsoctl_ends {
+        libc::close(fd);
+    }
+    // Orphans of the tree come here, not to init; SIGCHLD read from an fd.
+    libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    libc::sigprocmask(libc::SIG_BLOCK, &g.chld, std::ptr::null_mut());
+    let chld_fd = libc::signalfd(-1, &g.chld, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+    // The guardian dies with nothing to watch if vdsoctl is already gone.
+    c.parent = libc::getpid();
+    // The raw clone, not libc's fork: this process is the child of a
+    // multi-threaded one, where fork's atfork handlers may wait for a lock
+    // some thread that is not here held at the first fork.
+    let command = libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_long, 0, 0, 0, 0) as libc::pid_t;
+    if command == 0 {
+        libc::close(g.alive_r);
+        libc::close(g.status_w);
+        libc::close(g.from_command);
+        command_side(c, to_vdsoctl, to_guardian);
+    }
+    if command < 0 {
+        let bytes = (*libc::__errno_location()).to_ne_bytes();
+        libc::write(c.err_w, bytes.as_ptr().cast(), bytes.len());
+        libc::_exit(127);
+    }
+    // The command's pid first; its status when it exits.
+    libc::write(g.status_w, command.to_ne_bytes().as_ptr().cast(), 4);
+    for fd in [c.gate_r, c.err_w, c.to_vdsoctl, c.to_guardian.unwrap_or(-1), 0, 1, 2] {
+        libc::close(fd);
+    }
+    // The listener's copy: while it is open no clock syscall of the tree
+    // fails ENOSYS, whatever becomes of vdsoctl. -1 if the command failed.
+    let _listener = to_guardian.receive(g.from_command);
+    libc::close(g.from_command);
+    let mut status_sent = false;
+    let reap = |pid: i32, status: i32, sent: &mut bool| {
+        if pid == command && !*sent {
+            *sent = true;
+            libc::write(g.status_w, status.to_ne_bytes().as_ptr().cast(), 4);
+        }
+    };
+    loop {
+        let mut fds = [
+            libc::pollfd { fd: g.alive_r, events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: chld_fd, events: libc::POLLIN, revents: 0 },
+        ];
+        // Without a signalfd, look for exits every 50 ms.
+        let timeout = if chld_fd < 0 { 50 } else { -1 };
+        if libc::poll(fds.as_mut_ptr(), 2, timeout) < 0 && *libc::__errno_location() != libc::EINTR {
+            break;
+        }
+        if fds[0].revents != 0 {
+            break;
+        }
+        let mut info = [0u8; 128];
+        while chld_fd >= 0 && libc::read(chld_fd, info.as_mut_ptr().cast(), info.len()) > 0 {}
+        loop {
+            let mut status = 0;
+            let pid = libc::waitpid(-1, &mut status, libc::WNOHANG);
+            if pid > 0 {
+                reap(pid, status, &mut status_sent);
+                continue;
+            }
+            if pid < 0 && *libc::__errno_location() == libc::ECHILD {
+                // The whole tree is gone.
+                libc::_exit(0);
+            }
+            break;
+        }
+    }
+    // vdsoctl is gone (or gave up): kill every child, reap one, and again,
+    // until none is left — the orphans of each killed one come here.
+    loop {
+        kill_children(command);
+        let mut status = 0;
+        let pid = libc::waitpid(-1, &mut status, 0);
+        if pid > 0 {
+            reap(pid, status, &mut status_sent);
+        } else if *libc::__errno_location() != libc::EINTR {
+            libc::_exit(0);
+        }
+    }
+}
+
+/// SIGKILL every child of the calling (single-threaded) process, as
+/// /proc/thread-self/children lists them; just `command` where that file
+/// is missing (a kernel without CONFIG_PROC_CHILDREN).
+///
+/// # Safety
+/// Async-signal-safe; for the guardian only.
+unsafe fn kill_children(command: i32) {
+    let fd = libc::open(c"/proc/thread-self/children".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+    if fd < 0 {
+        libc::kill(command, libc::SIGKILL);
+        return;
+    }
+    let mut buf = [0u8; 512];
+    let mut pid: i32 = 0;
+    loop {
+        let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+        if n <= 0 {
+            break;
+        }
+        for &b in &buf[..n as usize] {
+            if b.is_ascii_digit() {
+                pid = pid.saturating_mul(10).saturating_add(i32::from(b - b'0'));
+            } else if pid > 0 {
+                libc::kill(pid, libc::SIGKILL);
+                pid = 0;
+            }
+        }
+    }
+    if pid > 0 {
+        libc::kill(pid, libc::SIGKILL);
+    }
+    libc::close(fd);
+}
+
 /// Fork a child that will `execve(path, argv, envp)` once [`Gated::release`]
 /// is called. All strings are built before the fork (no allocation after it).
 /// `stdout_to_stderr` points the child's stdout at our stderr (so a JSON
 /// report stays alone on stdout). With `filter`, the child sets
-/// no_new_privs, installs it with a new listener (which it hands over before
-/// waiting at the gate) and asks for SIGKILL when vdsoctl dies: its clock
-/// syscalls would fail with ENOSYS once nobody answers them.
+/// no_new_privs and installs it with a new listener, which it hands over
+/// before waiting at the gate; and it runs under a guardian (see
+/// [`Guardian`]) so that neither it nor anything it starts outlives vdsoctl.
 pub fn fork_gated(
     path: &CString,
     argv: &[CString],
@@ -61,33 +456,49 @@ pub fn fork_gated(
     let (gate_r, gate_w) = pipe().map_err(GateError::Fork)?;
     let (err_r, err_w) = pipe().map_err(GateError::Fork)?;
     let (sock_r, sock_w) = super::seccomp::socketpair().map_err(GateError::Fork)?;
+    let guarded = filter.is_some();
+    let (alive_r, alive_w) = pipe().map_err(GateError::Fork)?;
+    let (status_r, status_w) = pipe().map_err(GateError::Fork)?;
+    let (guard_r, guard_w) = super::seccomp::socketpair().map_err(GateError::Fork)?;
     let fprog = filter.map(super::seccomp::Program::fprog);
     let fprog_ptr: *const libc::sock_fprog = fprog.as_ref().map_or(std::ptr::null(), |f| f as *const _);
-    // The control message that carries the listener fd, laid out now: the
-    // child only writes the fd number into it.
-    let mut cmsg_space = [0u64; 4];
-    let mut iov_byte = 0u8;
-    let mut iov = libc::iovec { iov_base: (&mut iov_byte as *mut u8).cast(), iov_len: 1 };
-    // SAFETY: msghdr is plain data; zeroed is a valid empty header.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = cmsg_space.as_mut_ptr().cast();
-    // SAFETY: CMSG_SPACE is arithmetic on a size.
-    msg.msg_controllen = unsafe { libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) } as usize;
-    // SAFETY: `msg` points at `cmsg_space`, which is larger than one
-    // SCM_RIGHTS header with one int; CMSG_FIRSTHDR stays within it.
-    unsafe {
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as usize;
-    }
-    let parent = std::process::id() as libc::pid_t;
-    // SAFETY: sigset_t is plain data; sigemptyset initialises it.
-    let mut empty: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `empty` is a valid sigset_t.
-    unsafe { libc::sigemptyset(&mut empty) };
+    let mut to_vdsoctl = FdMessage::new();
+    let mut to_guardian = FdMessage::new();
+    // SAFETY: sigset_t is plain data; sigemptyset/sigaddset initialise it.
+    let (empty, chld) = unsafe {
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        let mut chld: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut chld);
+        libc::sigaddset(&mut chld, libc::SIGCHLD);
+        (empty, chld)
+    };
+    let mut command = CommandSide {
+        path,
+        argv: argv_ptrs.as_ptr(),
+        envp: envp_ptrs.as_ptr(),
+        stdout_to_stderr,
+        fprog: fprog_ptr,
+        gate_r: gate_r.as_raw_fd(),
+        err_w: err_w.as_raw_fd(),
+        to_vdsoctl: sock_w.as_raw_fd(),
+        to_guardian: guarded.then(|| guard_w.as_raw_fd()),
+        parent: std::process::id() as libc::pid_t,
+        empty,
+    };
+    let guardian = GuardianSide {
+        alive_r: alive_r.as_raw_fd(),
+        status_w: status_w.as_raw_fd(),
+        from_command: guard_r.as_raw_fd(),
+        vdsoctl_ends: [
+            gate_w.as_raw_fd(),
+            err_r.as_raw_fd(),
+            sock_r.as_raw_fd(),
+            alive_w.as_raw_fd(),
+            status_r.as_raw_fd(),
+        ],
+        chld,
+    };
     // SAFETY: the child only calls async-signal-safe functions on memory
     // prepared above, then execs or _exits; the parent continues normally.
     let pid = unsafe { libc::fork() };
@@ -98,79 +509,46 @@ pub fn fork_gated(
         // SAFETY: child side; see above. Descriptors are raw ints here so no
         // destructor runs in the child.
         unsafe {
-            libc::close(gate_w.as_raw_fd());
-            libc::close(err_r.as_raw_fd());
-            libc::close(sock_r.as_raw_fd());
-            if !fprog_ptr.is_null() {
-                let fail = |errno: i32| {
-                    let bytes = errno.to_ne_bytes();
-                    libc::write(err_w.as_raw_fd(), bytes.as_ptr().cast(), bytes.len());
-                    libc::_exit(127);
-                };
-                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                    fail(*libc::__errno_location());
-                }
-                // WAIT_KILLABLE_RECV (5.19): once vdsoctl holds a call, only
-                // a fatal signal interrupts it, so no call is seen twice.
-                let mut flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
-                let mut fd = libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, flags, fprog_ptr);
-                if fd < 0 && *libc::__errno_location() == libc::EINVAL {
-                    flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER;
-                    fd = libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, flags, fprog_ptr);
-                }
-                if fd < 0 {
-                    fail(*libc::__errno_location());
-                }
-                let cmsg = libc::CMSG_FIRSTHDR(&msg);
-                std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>(), fd as libc::c_int);
-                if libc::sendmsg(sock_w.as_raw_fd(), &msg, 0) != 1 {
-                    fail(*libc::__errno_location());
-                }
-                libc::close(fd as libc::c_int);
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 || libc::getppid() != parent {
-                    libc::_exit(127);
-                }
+            if guarded {
+                guardian_side(&guardian, &mut command, &mut to_vdsoctl, &mut to_guardian);
             }
-            libc::close(sock_w.as_raw_fd());
-            let mut byte = 0u8;
-            let n = libc::read(gate_r.as_raw_fd(), (&mut byte as *mut u8).cast(), 1);
-            if n != 1 {
-                // The parent gave up (closed the gate without releasing).
-                libc::_exit(127);
+            for fd in
+                guardian.vdsoctl_ends.into_iter().chain([guardian.alive_r, guardian.status_w, guardian.from_command])
+            {
+                libc::close(fd);
             }
-            // The parent blocks SIGINT for its own sigwait and Rust ignores
-            // SIGPIPE; the command gets the defaults, as from a shell.
-            libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-            if stdout_to_stderr {
-                libc::dup2(2, 1);
-            }
-            libc::execve(path.as_ptr(), argv_ptrs.as_ptr(), envp_ptrs.as_ptr());
-            let errno = *libc::__errno_location();
-            let bytes = errno.to_ne_bytes();
-            libc::write(err_w.as_raw_fd(), bytes.as_ptr().cast(), bytes.len());
-            libc::_exit(127);
+            libc::close(guard_w.as_raw_fd());
+            command_side(&command, &mut to_vdsoctl, &mut to_guardian);
         }
     }
-    drop(gate_r);
-    drop(err_w);
-    drop(sock_w);
-    let mut gated = Gated { pid, gate: Some(gate_w), errors: err_r, listener: None };
+    drop((gate_r, err_w, sock_w, alive_r, status_w, guard_r, guard_w));
+    let mut gated = Gated { pid, gate: Some(gate_w), errors: err_r, listener: None, guardian: None };
+    if guarded {
+        // The guardian says the command's pid first (EOF: it could not fork).
+        let mut buf = [0u8; 4];
+        let got = read_full(status_r.as_fd(), &mut buf).map_err(GateError::Fork)?;
+        if got != 4 {
+            let err =
+                gated.child_errno().unwrap_or_else(|| io::Error::other("the guardian could not fork the command"));
+            gated.gate = None;
+            let _ = waitpid_retry(pid);
+            return Err(GateError::Fork(err));
+        }
+        gated.pid = i32::from_ne_bytes(buf);
+        gated.guardian = Some(Guardian { pid, alive: alive_w, status: status_r });
+    }
     if filter.is_some() {
         match super::seccomp::recv_fd(sock_r.as_fd()) {
             Ok(Some(fd)) => gated.listener = Some(super::seccomp::Listener::from_fd(fd)),
             got => {
                 // The child failed before sending: its errno is on the pipe.
-                let mut buf = [0u8; 4];
-                // SAFETY: reading at most 4 bytes into a 4-byte buffer.
-                let n = unsafe { libc::read(gated.errors.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
                 let err = match got {
                     Err(e) => e,
-                    _ if n == 4 => io::Error::from_raw_os_error(i32::from_ne_bytes(buf)),
-                    _ => io::Error::other("the child exited before installing the filter"),
+                    _ => gated
+                        .child_errno()
+                        .unwrap_or_else(|| io::Error::other("the child exited before installing the filter")),
                 };
-                gated.gate = None;
-                let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None);
+                gated.abandon();
                 return Err(GateError::Filter(err));
             }
         }
@@ -179,8 +557,39 @@ pub fn fork_gated(
 }
 
 impl Gated {
+    /// The errno the child (or the guardian) wrote before exiting, if any.
+    fn child_errno(&self) -> Option<io::Error> {
+        let mut buf = [0u8; 4];
+        (read_full(self.errors.as_fd(), &mut buf).ok() == Some(4))
+            .then(|| io::Error::from_raw_os_error(i32::from_ne_bytes(buf)))
+    }
+
+    /// Give up before the exec: the child exits at the closed gate, and it
+    /// (or its guardian, with the tree) is reaped.
+    pub fn abandon(mut self) {
+        self.gate = None;
+        match self.guardian.take() {
+            Some(g) => {
+                drop(g.alive);
+                let _ = waitpid_retry(g.pid);
+            }
+            None => {
+                let _ = waitpid_retry(self.pid);
+            }
+        }
+    }
+
+    /// After [`Gated::release`]: how to wait for the command, and the guard
+    /// whose drop kills what is left of its tree (nothing unguarded).
+    pub fn into_wait(mut self) -> (CommandWait, TreeGuard) {
+        match self.guardian.take() {
+            Some(g) => (CommandWait::Guarded { guardian: g.pid, status: g.status }, TreeGuard(Some(g.alive))),
+            None => (CommandWait::Child(self.pid), TreeGuard(None)),
+        }
+    }
+
     /// Let the child exec; returns the exec's error if it failed (the child
-    /// has then exited with 127 and must still be reaped).
+    /// has then exited with 127: [`Gated::abandon`] reaps it).
     pub fn release(&mut self) -> io::Result<()> {
         if let Some(gate) = self.gate.take() {
             let byte = [1u8];
@@ -190,20 +599,11 @@ impl Gated {
                 return Err(io::Error::last_os_error());
             }
         }
-        let mut buf = [0u8; 4];
-        // SAFETY: reading at most 4 bytes into a 4-byte buffer. EOF (0) means
-        // the exec succeeded and closed the CLOEXEC write end.
-        let n = loop {
-            let n = unsafe { libc::read(self.errors.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            break n;
-        };
-        if n == 4 {
-            return Err(io::Error::from_raw_os_error(i32::from_ne_bytes(buf)));
+        // EOF means the exec succeeded and closed the CLOEXEC write end.
+        match self.child_errno() {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
