@@ -253,8 +253,14 @@ pub struct CheckArgs {
 
     /// Audit the ELF programs and libraries of a container image tree (an unpacked image, a mounted
     /// rootfs, or / inside the container) instead of this host's own process.
-    #[arg(long, value_name = "ROOT", conflicts_with_all = ["pid", "trace", "max_ns", "command"])]
+    #[arg(long, value_name = "ROOT", conflicts_with_all = ["pid", "trace", "max_ns", "command", "timeout"])]
     pub image: Option<PathBuf>,
+
+    /// With -- CMD: stop the smoke command once it has run this long (SIGTERM, then SIGKILL 2 s
+    /// later; with the seccomp engine what it started too) and fail the check with its status
+    /// (30s, 5m; a bare number is seconds). Default: no limit.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "command")]
+    pub timeout: Option<Duration>,
 
     /// Smoke command to run under trace: fails when a clock the vDSO serves here goes through a
     /// syscall or the [vsyscall] page; a failing command fails the check with its own status.
@@ -434,6 +440,7 @@ pub const PAGES: &[Page] = &[
             ("vdsoctl check --quiet", "only the rows that are not OK"),
             ("vdsoctl check --image ./rootfs", "every ELF program and library of an unpacked container image"),
             ("vdsoctl check -- ./myapp --selftest", "fail when the command's clock reads leave the vDSO"),
+            ("vdsoctl check --timeout 5m -- ./selftest", "the same, and fail (killing it) if it runs past 5 minutes"),
         ],
     },
     Page {

@@ -803,7 +803,7 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         return gather_image(root, args.strict);
     }
     if !args.command.is_empty() {
-        return gather_command(&args.command, args.strict);
+        return gather_command(&args.command, args.timeout, args.strict);
     }
     // The target first: an unreadable one is "could not inspect" (exit 3),
     // not a failed audit, and is said before any measuring.
@@ -1050,6 +1050,8 @@ pub struct CommandRun {
     pub argv: Vec<String>,
     pub pid: i32,
     pub exit_status: Option<ExitStatus>,
+    /// Stopped at `--timeout`.
+    pub timed_out: bool,
 }
 
 /// The calls of a trace the vDSO should have served, and the [vsyscall]
@@ -1074,14 +1076,20 @@ fn bypassed(
 
 /// The one place `check -- CMD` reaches the trace engine: run the command
 /// under trace until it exits and hand back the summary.
-fn trace_command(command: &[OsString]) -> Result<TraceReport> {
+/// Whether it was stopped at `timeout` comes with it.
+fn trace_command(command: &[OsString], timeout: Option<std::time::Duration>) -> Result<(TraceReport, bool)> {
     // The command's stdout goes to stderr, so vdsoctl's stdout stays the report.
-    trace(&TraceRequest {
-        command: command.to_vec(),
-        command_stdout_to_stderr: true,
-        progress: Some(crate::render::trace_progress),
-        ..Default::default()
-    })
+    let traced = session::collect(
+        &TraceRequest {
+            command: command.to_vec(),
+            command_stdout_to_stderr: true,
+            timeout,
+            progress: Some(crate::render::trace_progress),
+            ..Default::default()
+        },
+        &mut |_, _| Ok(()),
+    )?;
+    Ok((crate::model::trace::build(&traced.session, &traced.window(), None), traced.timed_out))
 }
 
 /// Trace as `req` says (no intervals) and judge the whole window.
@@ -1092,15 +1100,34 @@ fn trace(req: &TraceRequest) -> Result<TraceReport> {
 
 /// `check -- CMD ARGS`: the smoke command's clock syscalls and [vsyscall]
 /// calls, per process and clock; its own failure fails the check.
-fn gather_command(command: &[OsString], strict: bool) -> Result<CheckReport> {
-    let report = trace_command(command)?;
+fn gather_command(command: &[OsString], timeout: Option<std::time::Duration>, strict: bool) -> Result<CheckReport> {
+    let (report, timed_out) = trace_command(command, timeout)?;
     let (argv, pid) = match &report.target {
         Target::Command { argv, pid } => (argv.clone(), *pid),
         _ => (Vec::new(), 0),
     };
     let mut checks = Vec::new();
     let exit_status = report.command.as_ref().and_then(|c| c.exit_status);
+    let limit = timeout.filter(|_| timed_out).map(duration_text);
     checks.push(match exit_status {
+        status if limit.is_some() => Check::new(
+            "command",
+            Status::Fail,
+            format!(
+                "`{}` ran past --timeout {}: stopped ({})",
+                crate::render::shell_words(&argv),
+                limit.as_deref().unwrap_or_default(),
+                match status {
+                    Some(ExitStatus::Signal(n)) => format!("killed by signal {n}"),
+                    Some(ExitStatus::Code(c)) => format!("exited with status {c}"),
+                    None => "it had not exited yet".into(),
+                }
+            ),
+            Some(&format!(
+                "the smoke command hung or is slow; vdsoctl exits with its status{}",
+                status.map_or_else(String::new, |s| format!(", {}", s.shell_code()))
+            )),
+        ),
         Some(ExitStatus::Code(0)) => Check::new(
             "command",
             Status::Ok,
@@ -1161,7 +1188,7 @@ fn gather_command(command: &[OsString], strict: bool) -> Result<CheckReport> {
         checks,
         status: worst,
         strict,
-        command: Some(CommandRun { argv, pid, exit_status }),
+        command: Some(CommandRun { argv, pid, exit_status, timed_out }),
         ..CheckReport::default()
     })
 }

@@ -88,6 +88,7 @@ fn request(args: &TraceArgs, out: &Output) -> TraceRequest {
             command: !args.command.is_empty(),
         },
         command_stdout_to_stderr: out.format != Format::Table,
+        timeout: None,
         progress: Some(crate::render::trace_progress),
     }
 }

@@ -86,6 +86,9 @@ pub struct TraceRequest {
     pub plan: Plan,
     /// The command's stdout goes to stderr (vdsoctl's stdout is a document).
     pub command_stdout_to_stderr: bool,
+    /// `-- CMD`: stop the command once it has run this long (SIGTERM, then
+    /// SIGKILL after a grace; with the seccomp engine what it started too).
+    pub timeout: Option<Duration>,
     /// Told what happens on the way (measure never prints; the caller words
     /// it); `None`: nothing is said.
     pub progress: Option<fn(&Progress<'_>)>,
@@ -104,6 +107,9 @@ pub enum Progress<'a> {
     /// Seccomp engine: the command exited, but processes it started still
     /// hold its filter; counting goes on until they exit or a signal.
     TreeLingers { pid: i32 },
+    /// The command ran past its time limit: it got SIGTERM (SIGKILL follows
+    /// after `grace` if it is still running).
+    TimedOut { pid: i32, after: Duration, grace: Duration },
     /// Counting started: for `-- CMD` before the command runs.
     Armed { target: &'a Target, duration: Option<Duration> },
 }
@@ -145,6 +151,8 @@ pub struct Traced {
     pub start: Instant,
     pub exited: BTreeMap<i32, Instant>,
     pub interrupted: bool,
+    /// `-- CMD` was stopped at its time limit.
+    pub timed_out: bool,
 }
 
 impl Traced {
@@ -265,11 +273,39 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     let mut forwarded: Option<(u32, Instant, Signal)> = None;
     let mut said_ignored = false;
     let mut said_lingers = false;
+    // `-- CMD` with a time limit: when it is up, and whether it was reached.
+    let time_limit = req.timeout.filter(|_| child.is_some()).map(|t| start + t);
+    let mut timed_out = false;
     let end = loop {
         let now = Instant::now();
+        if let (Some(limit), Some(pid), None) = (time_limit, child, command_done) {
+            let kill = |sig: Signal| {
+                let _ = child_fd.as_ref().map(|fd| spawn::pidfd_kill(fd.as_fd(), sig as i32));
+            };
+            match forwarded {
+                _ if now < limit => {}
+                None => {
+                    timed_out = true;
+                    kill(Signal::SIGTERM);
+                    forwarded = Some((1, now, Signal::SIGTERM));
+                    said_ignored = true;
+                    if let Some(say) = req.progress {
+                        say(&Progress::TimedOut { pid, after: limit - start, grace: GRACE });
+                    }
+                }
+                Some((1, at, _)) if timed_out && now >= at + GRACE => {
+                    kill(Signal::SIGKILL);
+                    forwarded = Some((2, now, Signal::SIGKILL));
+                }
+                Some(_) => {}
+            }
+        }
         if let Some(done) = command_done {
             match counting.tree_ended() {
                 Some(Some(gone)) => break Some(gone.max(done)),
+                // Out of time: what the command left behind is not waited
+                // for (it is killed below).
+                Some(None) if timed_out && now >= done + GRACE => break Some(done),
                 Some(None) if !said_lingers && now >= done + GRACE => {
                     said_lingers = true;
                     if let (Some(say), Some(pid)) = (req.progress, child) {
@@ -318,6 +354,13 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         }
         if let (Some((_, at, _)), false) = (forwarded, said_ignored) {
             wait = wait.min((at + GRACE).saturating_duration_since(now) + Duration::from_millis(1));
+        }
+        if let (Some(limit), None) = (time_limit, command_done) {
+            let next = match forwarded {
+                None => limit,
+                Some((_, at, _)) => at + GRACE,
+            };
+            wait = wait.min(next.saturating_duration_since(now) + Duration::from_millis(1));
         }
         for t in [deadline, next_interval].into_iter().flatten() {
             wait = wait.min(t.saturating_duration_since(now));
@@ -383,7 +426,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     if let (Some(c), Some(cmd)) = (child, &command) {
         session.command = Some(CommandInfo { argv: cmd.argv_text.clone(), pid: c, exit_status });
     }
-    Ok(Traced { session, tally, elapsed: end.saturating_duration_since(start), start, exited, interrupted })
+    Ok(Traced { session, tally, elapsed: end.saturating_duration_since(start), start, exited, interrupted, timed_out })
 }
 
 /// The targets added and counting started.

@@ -335,6 +335,9 @@ struct CommandRun {
     argv: Vec<String>,
     pid: i32,
     exit_status: Option<ExitStatus>,
+    /// check's only: stopped at --timeout.
+    #[serde(default)]
+    timed_out: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, PartialEq, Eq)]
@@ -547,6 +550,7 @@ fn trace_of_true_and_of_a_clock_loop() {
     let cmd = t.command.as_ref().expect("-- CMD reports the command");
     assert_eq!(cmd.argv, ["true"]);
     assert_eq!(cmd.exit_status, Some(ExitStatus::Code(0)));
+    assert_eq!(cmd.timed_out, None, "trace has no --timeout");
     assert_eq!(t.target["command"]["pid"], cmd.pid);
     assert!(["bpf", "perf"].contains(&t.engine.as_str()));
     assert!(t.engine == "perf" || t.engine_note.is_none());
@@ -578,7 +582,7 @@ fn trace_of_true_and_of_a_clock_loop() {
     // check -- CMD: the same command record, and the run as a check.
     let c: CheckDoc = doc(&["check", "--", bin, "libc", "1", "100"], &[0]);
     let run = c.command.as_ref().expect("check -- CMD reports the command");
-    assert_eq!((run.argv.len(), run.exit_status.as_ref()), (4, Some(&ExitStatus::Code(0))));
+    assert_eq!((run.argv.len(), run.exit_status.as_ref(), run.timed_out), (4, Some(&ExitStatus::Code(0)), Some(false)));
     assert!(run.pid > 0 && c.process.is_none() && c.binaries.is_none());
     assert!(c.checks.iter().any(|k| k.name == "command_trace" && k.status == Status::Ok), "{c:?}");
     assert_worst(&c);

@@ -532,3 +532,85 @@ fn a_process_left_behind_is_counted_until_it_exits() {
     assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 50, "{r:#}");
     assert!(stderr.contains("processes it started still run under its seccomp filter"), "{stderr}");
 }
+
+/// `check -- CMD --timeout`: a command that runs past it is stopped and
+/// fails the check with its own status — SIGTERM first (a loop that keeps
+/// the default dies of it: 143), and as `nobody` (the seccomp engine) a
+/// tree that ignores SIGTERM gets SIGKILL after the grace, the command's
+/// status (137) comes back, and what it started is killed too.
+#[test]
+fn check_timeout_stops_the_command_and_what_it_started() {
+    let bin = build_c("clock_loop", false, &[]);
+    let lp = path(&bin);
+    let json = |out: &Output| -> Value {
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    };
+    let command_check =
+        |doc: &Value| doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "command").unwrap().clone();
+
+    // The default engine (BPF or perf as root, seccomp otherwise).
+    let out = Command::new(vdsoctl_path())
+        .args(["--json", "check", "--timeout", "500ms", "--", lp, "paced", "1", "1000"])
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run vdsoctl");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "SIGTERM's status comes back: {stderr}");
+    assert!(stderr.contains("ran past --timeout 500 ms: sent SIGTERM"), "{stderr}");
+    let doc = json(&out);
+    assert_eq!(doc["command"]["timed_out"], true, "{doc}");
+    assert_eq!(doc["command"]["exit_status"]["signal"], 15, "{doc}");
+    let check = command_check(&doc);
+    assert_eq!(check["status"], "fail", "{check}");
+    assert!(
+        check["detail"].as_str().unwrap().contains("ran past --timeout 500 ms: stopped (killed by signal 15)"),
+        "{check}"
+    );
+
+    // No --timeout: the same report says timed_out false.
+    let out = Command::new(vdsoctl_path())
+        .args(["--json", "check", "--", lp, "libc", "1", "10"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .output()
+        .expect("run vdsoctl");
+    assert_eq!(json(&out)["command"]["timed_out"], false);
+
+    // --timeout without a command is a usage error.
+    let (code, _, stderr) = run(&["check", "--timeout", "1s"]);
+    assert_eq!(code, 2, "{stderr}");
+
+    // As nobody: a shell that ignores SIGTERM, and a loop it started.
+    let script = format!("trap '' TERM; {lp} paced 1 50 & wait");
+    let out = unprivileged(&vdsoctl_path())
+        .args(["--json", "check", "--timeout", "500ms", "--", "sh", "-c", &script])
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run vdsoctl");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(137), "SIGKILL after the grace: {stderr}");
+    let doc = json(&out);
+    assert_eq!(doc["command"]["timed_out"], true, "{doc}");
+    // The loop was counted (its pid is in the report), and is gone now.
+    let pids: Vec<i64> = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["detail"].as_str())
+        .flat_map(|d| d.split("pid ").skip(1).filter_map(|t| t.split(' ').next()?.parse().ok()))
+        .collect();
+    let root = doc["command"]["pid"].as_i64().unwrap();
+    let loop_pid = pids.iter().copied().find(|&p| p != root).unwrap_or_else(|| panic!("the loop is named: {doc}"));
+    let alive = |pid: i64| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit(')').next().map(|r| !r.trim_start().starts_with('Z')))
+            .unwrap_or(false)
+    };
+    let t0 = Instant::now();
+    while alive(loop_pid) && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(loop_pid), "the loop (pid {loop_pid}) outlived the check");
+}
