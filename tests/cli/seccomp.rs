@@ -614,3 +614,23 @@ fn check_timeout_stops_the_command_and_what_it_started() {
     }
     assert!(!alive(loop_pid), "the loop (pid {loop_pid}) outlived the check");
 }
+
+/// `auto` with no privileges counts with the seccomp engine and says which
+/// engine ran and why the others did not, on stderr and in the JSON.
+#[test]
+fn auto_says_it_fell_back_to_seccomp_and_why() {
+    let bin = build_c("clock_loop", false, &[]);
+    let out = unprivileged(&vdsoctl_path())
+        .args(["--json", "trace", "--", path(&bin), "raw", "1", "100"])
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run vdsoctl");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["engine"], "seccomp", "{doc}");
+    let note = doc["engine_note"].as_str().unwrap_or_default();
+    assert!(note.contains("CAP_BPF") || note.contains("BPF"), "the BPF engine's refusal is named: {note}");
+    assert!(stderr.contains("counting with the seccomp engine") && stderr.contains(note), "{stderr}");
+    assert_eq!(count(&doc, "clock_gettime", Some("CLOCK_MONOTONIC")), 100, "{doc}");
+}
