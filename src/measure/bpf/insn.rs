@@ -90,6 +90,8 @@ fn encode(code: u8, dst: Reg, src: Reg, off: i16, imm: i32) -> u64 {
 pub struct Asm {
     insns: Vec<u64>,
     labels: HashMap<String, usize>,
+    /// Labels placed more than once.
+    duplicates: Vec<String>,
     /// (instruction index, label) of jumps to patch.
     fixups: Vec<(usize, String)>,
 }
@@ -179,15 +181,21 @@ impl Asm {
         self.push(encode(JMP | 0x90, R0, R0, 0, 0))
     }
 
-    /// Mark the next instruction as `label`.
+    /// Mark the next instruction as `label`. A label placed twice is an
+    /// error at [`Asm::finish`] (a jump to it would be ambiguous).
     pub fn label(&mut self, label: &str) -> &mut Asm {
-        self.labels.insert(label.to_string(), self.insns.len());
+        if self.labels.insert(label.to_string(), self.insns.len()).is_some() {
+            self.duplicates.push(label.to_string());
+        }
         self
     }
 
-    /// Resolve the jumps; `None` names a label that was never placed or a
-    /// jump out of `i16` range (a bug in the program generator).
+    /// Resolve the jumps; an error names a label placed twice, one never
+    /// placed, or a jump out of `i16` range (a bug in the program generator).
     pub fn finish(mut self) -> Result<Vec<u64>, String> {
+        if let Some(label) = self.duplicates.first() {
+            return Err(format!("label {label} placed twice"));
+        }
         for (at, label) in &self.fixups {
             let target = *self.labels.get(label).ok_or_else(|| format!("no label {label}"))?;
             let off = i16::try_from(target as i64 - *at as i64 - 1).map_err(|_| format!("jump to {label} too far"))?;
@@ -228,5 +236,12 @@ mod tests {
         let mut a = Asm::new();
         a.goto("nowhere");
         assert!(a.finish().is_err());
+    }
+
+    #[test]
+    fn a_label_placed_twice_is_an_error() {
+        let mut a = Asm::new();
+        a.label("x").mov_imm(R0, 0).label("x").exit();
+        assert_eq!(a.finish().unwrap_err(), "label x placed twice");
     }
 }

@@ -32,7 +32,8 @@
 //! process entries are an LRU map: a full one pushes out the entry used
 //! least recently (an exited or idle process), never fails an insert.
 //! See doc/DESIGN.md ("What another process can do to the counts"). Offsets and attach points come from
-//! `/sys/kernel/btf/vmlinux`; a kernel without BTF (or `tp_btf`, < 5.5)
+//! `/sys/kernel/btf/vmlinux`; a kernel without BTF (or older than 5.11, the
+//! first with `bpf_get_current_task_btf`, helper 158)
 //! gets the perf engine instead.
 
 pub mod insn;
@@ -152,10 +153,12 @@ impl Layout {
             hint: "use `--engine perf`".into(),
         })?;
         let btf = Btf::vmlinux()?;
-        let missing = |what: &str| Error::Facility {
+        let missing = |what: &str| {
+            Error::Facility {
             errno: None,
             what: format!("the kernel's BTF has no {what}"),
-            hint: "use `--engine perf` (BPF tp_btf needs Linux 5.5+ with CONFIG_DEBUG_INFO_BTF)".into(),
+            hint: "use `--engine perf` (the BPF engine needs Linux 5.11+ with CONFIG_DEBUG_INFO_BTF: tp_btf and bpf_get_current_task_btf)".into(),
+        }
         };
         let off = |s: &str, path: &[&str]| -> Result<i16> {
             btf.offset_of(s, path)
@@ -468,19 +471,35 @@ fn load_prog(name: &str, attach_btf_id: u32, insns: std::result::Result<Vec<u64>
         name,
     };
     let mut log = vec![0u8; 1 << 16];
-    sys::prog_load(&spec, &mut log).map_err(|e| {
-        let text = String::from_utf8_lossy(&log);
-        let last = text.trim_end_matches('\0').lines().rfind(|l| !l.trim().is_empty()).unwrap_or("").to_string();
-        if last.is_empty() {
-            refused(&format!("load {name}"), e)
-        } else {
-            Error::Facility {
-                errno: None,
-                what: format!("the BPF verifier rejected {name}: {last}"),
-                hint: "use `--engine perf`, and report the kernel version".into(),
-            }
-        }
+    sys::prog_load(&spec, &mut log).map_err(|e| match verifier_reason(&String::from_utf8_lossy(&log)) {
+        None => refused(&format!("load {name}"), e),
+        Some(reason) => Error::Facility {
+            errno: None,
+            what: format!("the BPF verifier rejected {name}: {reason}"),
+            hint: "use `--engine perf`, and report the kernel version".into(),
+        },
     })
+}
+
+/// The verifier's reason for a rejection: the last line of its log that is
+/// not one of the statistics lines it ends with ("processed N insns …",
+/// "verification time …", "stack depth …") — those say how far it got,
+/// not why it stopped. With the instruction it stopped at, when the log
+/// names one just before.
+fn verifier_reason(log: &str) -> Option<String> {
+    let statistics = |l: &str| {
+        ["processed ", "verification time ", "stack depth ", "max_states_per_insn "].iter().any(|p| l.starts_with(p))
+    };
+    let lines: Vec<&str> =
+        log.trim_end_matches('\0').lines().map(str::trim).filter(|l| !l.is_empty() && !statistics(l)).collect();
+    let (&reason, before) = lines.split_last()?;
+    match before.last() {
+        // "12: (79) r1 = *(u64 *)(r6 +8)" — the instruction it stopped at.
+        Some(at) if at.split(':').next().is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) => {
+            Some(format!("{reason} (at {at})"))
+        }
+        _ => Some(reason.to_string()),
+    }
 }
 
 /// Writes the programs for one layout, scope and map set.
@@ -731,5 +750,24 @@ impl Generator<'_> {
         }
         a.label("out").mov_imm(R0, 0).exit();
         a.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verifier_reason;
+
+    #[test]
+    fn the_verifier_reason_is_not_its_statistics() {
+        // A log as 6.x writes it for a rejected program: the reason, then
+        // the statistics.
+        let log = "func#0 @0\n0: R1=ctx() R10=fp0\n0: (79) r2 = *(u64 *)(r1 +8)\n1: (85) call bpf_map_lookup_elem#1\nR1 type=ctx expected=map_ptr\nprocessed 2 insns (limit 1000000) max_states_per_insn 0 total_states 0 peak_states 0 mark_read 0\n\0\0";
+        assert_eq!(
+            verifier_reason(log).as_deref(),
+            Some("R1 type=ctx expected=map_ptr (at 1: (85) call bpf_map_lookup_elem#1)")
+        );
+        assert_eq!(verifier_reason("invalid argument\n").as_deref(), Some("invalid argument"));
+        assert_eq!(verifier_reason("processed 0 insns\nverification time 5 usec\nstack depth 0\n\0"), None);
+        assert_eq!(verifier_reason(""), None);
     }
 }
