@@ -84,6 +84,46 @@ fn a_process_that_renames_itself_is_escaped_too() {
     }
 }
 
+/// `check -p` names a process as it has itself (issue 24): its comm — the
+/// name it was started by (a symlink's, as redis-server's is while its exe
+/// is redis-check-rdb), or the one it gave itself with PR_SET_NAME — and
+/// argv[0] where `exec -a` set another, with the executable said as such.
+#[test]
+fn check_p_names_the_process_as_it_has_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("redis-check-rdb");
+    std::fs::copy(build_c("wait_ready", false, &[]), &exe).unwrap();
+    std::os::unix::fs::symlink("redis-check-rdb", dir.path().join("redis-server")).unwrap();
+    let exe = exe.to_str().unwrap().to_string();
+    let renamed = build_c("rename_self", false, &[]).to_str().unwrap().to_string();
+    let detail = |w: &Workload| {
+        let (code, stdout, stderr) = run(&["--json", "check", "--trace", "0", "-p", &w.pid().to_string()]);
+        assert!(code <= 1, "{stderr}");
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "process_binary").cloned();
+        row.and_then(|r| r["detail"].as_str().map(str::to_string)).unwrap_or_else(|| panic!("{stdout}"))
+    };
+    // Started through the symlink: comm redis-server, exe redis-check-rdb.
+    let w = Workload::start(Command::new(dir.path().join("redis-server")));
+    let want = format!("pid {} (redis-server), executable {exe}: ", w.pid());
+    assert!(detail(&w).starts_with(&want), "{want:?} in {:?}", detail(&w));
+    // exec -a (bash's: dash has none): argv[0] is another name, said beside the comm.
+    let mut sh = Command::new("bash");
+    sh.args(["-c", &format!("exec -a 'my server' {exe}")]);
+    let w = Workload::start(sh);
+    let want = format!("pid {} (redis-check-rdb, argv[0] 'my server'), executable {exe}: ", w.pid());
+    assert!(detail(&w).starts_with(&want), "{want:?} in {:?}", detail(&w));
+    // PR_SET_NAME: the name it gave itself; its argv[0] is its exe, said once.
+    let mut cmd = Command::new(&renamed);
+    cmd.arg("worker-7");
+    let w = Workload::start(cmd);
+    let want = format!("pid {} (worker-7), executable {renamed}: ", w.pid());
+    assert!(detail(&w).starts_with(&want), "{want:?} in {:?}", detail(&w));
+    // The table says the same.
+    let (_, table, _) = run(&["check", "--trace", "0", "-p", &w.pid().to_string()]);
+    assert!(table.contains(&format!("pid {} (worker-7), executable", w.pid())), "{table}");
+}
+
 #[test]
 fn hostile_names_are_escaped_in_trace_tables_findings_and_notes() {
     let _lock = system_wide_lock(); // bench timings and clock loops: not beside a system-wide trace
