@@ -1,7 +1,7 @@
 //! What a person sees (issue 15): a FAIL line means exit 1 in every command;
 //! names others chose are escaped on every stream (JSON keeps the bytes);
 //! tables never split a token in a 60-column or a 0-column pty, and the usual
-//! output of check, check --image, maps and trace (and bench's prose) fits an
+//! output of check, check --image, maps, auxv, trace and bench fits an
 //! 80-column one.
 
 use super::common::{build_c, is_root, run, skip, system_wide_lock, vdsoctl_path, Workload};
@@ -336,7 +336,7 @@ fn tables_never_split_a_token_in_a_60_or_0_column_pty() {
             assert!(rule_width(&text) < rule_width(&run(&["check"]).1), "{text}");
         }
         let text = in_pty(cols, &bench_args);
-        let must: Vec<String> = ["clock_gettime", "CLOCK_MONOTONIC", "CLOCK_REALTIME"].map(String::from).to_vec();
+        let must: Vec<String> = ["clock_gettime", "MONOTONIC", "REALTIME", "fast;"].map(String::from).to_vec();
         assert_whole(&format!("bench at {cols}"), &text, &must);
         if is_root() {
             let bin = build_c("clock_loop", false, &[]);
@@ -384,12 +384,19 @@ fn usual_output_fits_an_80_column_pty() {
     let text = in_pty(80, &["auxv"]);
     fits("auxv", &text);
     assert_whole("auxv at 80", &text, &["AT_SYSINFO_EHDR".into(), "AT_HWCAP".into(), "[vdso]".into()]);
-    // bench's table is wider than 80, its lines of prose are not.
-    let text = in_pty(80, &["bench", "--quick", "--functions", "time"]);
-    let prose: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("time per call: ")).collect();
-    assert!(!prose.is_empty(), "{text}");
-    fits("bench's footnote and findings", &prose.join("\n"));
-    assert_whole("bench at 80", &text, &["batches".into(), "deviation,".into(), "timed".into()]);
+    // bench's usual table: the times in ns beside the function and clock,
+    // the verdict and syscalls/call under each row; footnote and findings wrap.
+    let text = in_pty(80, &["bench", "--quick"]);
+    fits("bench", &text);
+    let must: Vec<String> =
+        ["clock_gettime", "clock_getres", "gettimeofday", "PROCESS_CPUTIME_ID", "VSYSCALL", "fast;"]
+            .into_iter()
+            .chain(["batches", "deviation,", "timed", "kernel-fallback;"])
+            .map(String::from)
+            .collect();
+    assert_whole("bench at 80", &text, &must);
+    let under = text.lines().filter(|l| l.trim_start().starts_with("fast; syscalls/call: libc 0, vdso 0")).count();
+    assert!(under >= 5, "each row's verdict under it: {text}");
     if is_root() {
         // The command named as the reader would type it, from its directory.
         let dir = build_c("clock_loop", false, &[]).parent().unwrap().to_path_buf();
