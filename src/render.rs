@@ -276,6 +276,18 @@ pub fn ns_text(ns: f64) -> String {
     }
 }
 
+/// Nanoseconds as a number for a column whose header says `ns`: three
+/// significant figures as [`ns_text`] gives them (`9.84`, `23.4`, `444`),
+/// whole nanoseconds with thousands separators from 1,000 (`1,250`).
+pub fn ns_number(ns: f64) -> String {
+    match ns {
+        n if n >= 999.5 => thousands(n.round() as u64),
+        n if n >= 99.95 => format!("{n:.0}"),
+        n if n >= 9.995 => format!("{n:.1}"),
+        n => format!("{n:.2}"),
+    }
+}
+
 /// A command line as a POSIX shell would read it back: each word quoted
 /// only when it needs to be (`sh -c './rawn 100 raw > /dev/null'`), so a
 /// hint that names the command can be pasted and runs the same command.
@@ -543,6 +555,10 @@ mod tests {
         assert_eq!(ns_text(999.4), "999 ns");
         assert_eq!(ns_text(999.6), "1.00 µs");
         assert_eq!(ns_text(999_700.0), "1.00 ms");
+        assert_eq!(
+            [9.844, 23.4, 444.0, 999.6, 1_250.4, 12_500.0].map(ns_number),
+            ["9.84", "23.4", "444", "1,000", "1,250", "12,500"]
+        );
         assert_eq!(ns_text(999_600_000.0), "1.00 s");
         assert_eq!(duration_text(std::time::Duration::ZERO), "0 s");
         assert_eq!(rate_text(50_000.0), "50,000/s");

@@ -74,13 +74,13 @@ pub fn run(args: &BenchArgs, out: &Output) -> Result<Outcome> {
     Ok(Outcome::from_crossed(crossed || crate::render::any_fail(&report.findings)))
 }
 
-/// `12.3 ns`, `1.25 µs ±4%` (the spread only when it rounds to 1% or
-/// more), or `-` when unknown.
+/// `12.3`, `1,250 ±4%` (ns, as the column's header says; the spread only
+/// when it rounds to 1% or more), the error, or `-` when unknown.
 fn ns_cell(r: Option<&BenchResult>) -> String {
     match r {
         Some(BenchResult { ns_per_call: Some(ns), stats, .. }) => {
             let spread = stats.map_or(0.0, |s| s.spread() * 100.0);
-            let cost = crate::render::ns_text(*ns);
+            let cost = crate::render::ns_number(*ns);
             if spread >= 0.5 {
                 format!("{cost} ±{spread:.0}%")
             } else {
@@ -92,15 +92,24 @@ fn ns_cell(r: Option<&BenchResult>) -> String {
     }
 }
 
+/// Syscalls per call as few digits as say it: `0`, `1`, `0.5`, `0.02`.
+fn per_call(s: f64) -> String {
+    let t = format!("{s:.2}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 impl Render for BenchReport {
+    /// One row per function and clock: the clock without its `CLOCK_`
+    /// prefix (as `trace` names it), each path's time in ns (the unit in the
+    /// header), and VERDICT, prose with the syscalls each path made: at 80
+    /// columns it has no room beside the times and goes under its row.
     fn render_table(&self, out: &Output) -> String {
         let mut header: Vec<String> = vec!["FUNCTION".into(), "CLOCK".into()];
-        header.extend(self.paths.iter().map(|p| p.name().to_uppercase()));
-        let names: Vec<_> = self.paths.iter().map(|p| p.name()).collect();
-        header.push(format!("SYSCALLS/CALL {}", names.join("/")));
+        header.extend(self.paths.iter().map(|p| format!("{} ns", p.name().to_uppercase())));
         header.push("VERDICT".into());
         let refs: Vec<&str> = header.iter().map(String::as_str).collect();
         let mut t = out.table(&refs);
+        t.wrap("VERDICT");
         // Rows in measurement order, one per function and clock.
         let mut keys: Vec<(TimeFn, Option<ClockRef>)> = Vec::new();
         for r in &self.results {
@@ -111,17 +120,30 @@ impl Render for BenchReport {
         }
         for (function, clock) in keys {
             let of = |p: Path| self.results.iter().find(|r| r.function == function && r.clock == clock && r.path == p);
-            let mut row = vec![function.name().to_string(), clock.map_or_else(|| "-".into(), ClockRef::text)];
+            let name = clock.map_or_else(
+                || "-".into(),
+                |c| {
+                    let t = c.text();
+                    t.strip_prefix("CLOCK_").map_or_else(|| t.clone(), str::to_string)
+                },
+            );
+            let mut row = vec![function.name().to_string(), name];
             row.extend(self.paths.iter().map(|&p| ns_cell(of(p))));
             let counts: Vec<String> = self
                 .paths
                 .iter()
-                .map(|&p| of(p).and_then(|r| r.syscalls_per_call).map_or_else(|| "-".into(), |s| format!("{s:.2}")))
+                .filter_map(|&p| {
+                    of(p).and_then(|r| r.syscalls_per_call).map(|s| format!("{} {}", p.name(), per_call(s)))
+                })
                 .collect();
-            row.push(counts.join(" / "));
             let verdict =
                 self.results.iter().find(|r| r.function == function && r.clock == clock).and_then(|r| r.verdict);
-            row.push(verdict.map_or("-", Verdict::name).to_string());
+            let verdict = verdict.map_or("-", Verdict::name);
+            row.push(if counts.is_empty() {
+                verdict.to_string()
+            } else {
+                format!("{verdict}; syscalls/call: {}", counts.join(", "))
+            });
             t.add_row(row);
         }
         let mut s = format!("{t}\n");

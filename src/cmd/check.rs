@@ -19,7 +19,7 @@ use crate::model::image::{problems as image_problems, ImageProblem};
 use crate::model::observe::{self, Judged, Observation, Scope, Unseen};
 use crate::model::policy::{self, SysinfoEhdr, VdsoMapping};
 use crate::model::trace::{ExitStatus, Target, TraceReport};
-use crate::model::{ClockRef, ProcessRef, Severity};
+use crate::model::{ClockRef, ProcessName, ProcessRef, Severity};
 use crate::render::{duration_text, emit, ns_text, thousands, Cell, Color, Output, Prometheus, Render};
 use serde::Serialize;
 use std::ffi::OsString;
@@ -608,6 +608,10 @@ pub fn process_exe_check(process: &Process, host: &HostFacts) -> (Check, WarnKin
     };
     let info = &rt.info;
     let path = rt.path.as_ref().map_or_else(|| "?".to_string(), |p| p.display().to_string());
+    // Named as the process has it; the executable is said as such.
+    let argv0 = process.argv0();
+    let exe = rt.path.as_ref().map(|p| p.display().to_string());
+    let who = ProcessName { pid: process.pid(), comm: process.comm(), argv0: argv0.as_deref(), exe: exe.as_deref() };
     let class = if info.is_64 { "64-bit" } else { "32-bit" };
     let arch_name = arch::machine_name(info.machine);
     let linkage = match info.linkage() {
@@ -622,8 +626,8 @@ pub fn process_exe_check(process: &Process, host: &HostFacts) -> (Check, WarnKin
                 name,
                 Status::Fail,
                 format!(
-                    "pid {} runs{prog} under {tool} ({path}): the tool maps no [vdso] for the program and serves each clock read itself, as a syscall",
-                    process.pid()
+                    "{} runs{prog} under {tool} ({path}): the tool maps no [vdso] for the program and serves each clock read itself, as a syscall",
+                    who.text()
                 ),
                 Some("expected under an emulator or instrumenter; audit the program run natively"),
             ),
@@ -636,7 +640,7 @@ pub fn process_exe_check(process: &Process, host: &HostFacts) -> (Check, WarnKin
         Launch::Loader { loader, .. } => format!(" (started as `{} PROG`)", loader.display()),
         _ => String::new(),
     };
-    let detail = format!("pid {} {path}{launched}: {class} {arch_name}, {linkage}; {verdict}", process.pid());
+    let detail = format!("{}{launched}: {class} {arch_name}, {linkage}; {verdict}", who.with_exe());
     // The hint names this process, not a placeholder.
     let hint = hint.map(|h| h.replace("check -p PID", &format!("check -p {}", process.pid())));
     (Check::new(name, status, detail, hint.as_deref()), kind, None)

@@ -226,6 +226,15 @@ impl Process {
         self.open_file("exe")
     }
 
+    /// argv[0] as the process has it now (/proc/PID/cmdline up to its
+    /// first NUL: a process may rewrite it, as redis-server does with its
+    /// title). `None` when unreadable or empty (a kernel thread, a zombie).
+    pub fn argv0(&self) -> Option<String> {
+        let bytes = self.read_file("cmdline").ok()?;
+        let first = bytes.split(|b| *b == 0).next().filter(|a| !a.is_empty())?;
+        Some(String::from_utf8_lossy(first).into_owned())
+    }
+
     /// The executable's path as the kernel reports it.
     pub fn exe_path(&self) -> Option<PathBuf> {
         std::fs::read_link(self.proc_path("exe")).ok()

@@ -153,9 +153,13 @@ fn table_names_every_path_and_verdict() {
     let _lock = super::common::system_wide_lock(); // timing: no system-wide trace beside it
     let (code, text, stderr) = run(&["bench", "--quick", "--functions", "clock_gettime,time", "--clocks", "monotonic"]);
     assert_eq!(code, 0, "{stderr}");
-    for word in ["FUNCTION", "LIBC", "VDSO", "SYSCALL", "VERDICT", "CLOCK_MONOTONIC", "fast"] {
+    for word in ["FUNCTION", "LIBC ns", "VDSO ns", "SYSCALL ns", "VERDICT", "MONOTONIC", "fast; syscalls/call: libc 0"]
+    {
         assert!(text.contains(word), "{word} missing:\n{text}");
     }
+    // One unit per table, in the header: no cell repeats it.
+    let rows = text.lines().skip(2).take_while(|l| !l.starts_with("time per call"));
+    assert!(!rows.into_iter().any(|l| l.contains(" ns") || l.contains("µs")), "{text}");
 }
 
 #[test]

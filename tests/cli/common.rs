@@ -162,7 +162,9 @@ pub fn have_m32() -> bool {
     *PROBE.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
         let src = dir.join("probe_m32.c");
-        std::fs::write(&src, "int main(void){return 0;}\n").ok();
+        // The fixtures' headers too: without gcc-multilib's /usr/include/asm
+        // a plain program builds with -m32 but <sys/syscall.h> does not.
+        std::fs::write(&src, "#include <sys/syscall.h>\nint main(void){return SYS_getpid == 0;}\n").ok();
         Command::new("gcc")
             .args(["-m32", "-o"])
             .arg(dir.join("probe_m32"))

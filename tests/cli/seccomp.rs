@@ -305,9 +305,114 @@ fn seccomp_engine_refuses_what_it_cannot_do() {
     assert_eq!(code, 2, "{stderr}");
 }
 
+/// The workloads each sandbox runs, batched into one run of the sandbox:
+/// `run.sh` (written into `dir`) runs, with the vdsoctl at `vdsoctl`:
+/// 1. `trace -- sh tree.sh`: a shell whose children make every clock
+///    function of both ABIs (EVERY_CLOCK_FUNCTION, each with a count of its
+///    own, so each row says which child it is), `[vsyscall]` calls, a
+///    grandchild (through an inner shell), and `exit 3`;
+/// 2. `trace --` a vDSO-only loop;
+/// 3. `check --` raw MONOTONIC calls, then the same through libc.
+///
+/// Each run's stdout is followed by a line `@@status N`. The paths are as
+/// the sandbox sees them: `b64`/`b32` the 64- and 32-bit clock_loop,
+/// `dir_inside` where `dir` is.
+fn write_batch(dir: &Path, dir_inside: &str, vdsoctl: &str, b64: &str, b32: &str) {
+    let mut tree = String::new();
+    for (k, (m32, mode, clock, _, _)) in EVERY_CLOCK_FUNCTION.iter().enumerate() {
+        let bin = if *m32 { b32 } else { b64 };
+        tree += &format!("{bin} {mode} {clock} {} >/dev/null\n", batch_count(k));
+    }
+    tree += &format!("{b64} vsyscall 0 {VSYSCALL_CALLS} >/dev/null\n");
+    // `; true` keeps the inner shell from exec'ing its last command.
+    tree += &format!("sh -c '{b64} gtod 0 {GRANDCHILD_CALLS} >/dev/null; true'\nexit 3\n");
+    let run = format!(
+        "{v} --json trace -- sh {d}/tree.sh; echo \"@@status $?\"\n\
+         {v} --json trace -- {b64} libc 1 100000; echo \"@@status $?\"\n\
+         {v} check -- {b64} raw 1 2000; echo \"@@status $?\"\n\
+         {v} check -- {b64} libc 1 2000; echo \"@@status $?\"\n",
+        v = vdsoctl,
+        d = dir_inside
+    );
+    use std::os::unix::fs::PermissionsExt;
+    for (name, text) in [("tree.sh", tree), ("run.sh", run)] {
+        std::fs::write(dir.join(name), text).unwrap();
+        std::fs::set_permissions(dir.join(name), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+}
+
+/// The k-th clock function's count in the batch: each child its own.
+fn batch_count(k: usize) -> u64 {
+    1001 + 100 * k as u64
+}
+const VSYSCALL_CALLS: u64 = 555;
+const GRANDCHILD_CALLS: u64 = 777;
+
+/// What `run.sh` of [`write_batch`] must have printed, judged.
+fn assert_batch(what: &str, out: &Output) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{what}: the sandbox failed: {stderr}");
+    let mut runs: Vec<(String, i32)> = Vec::new();
+    let mut text = String::new();
+    for line in stdout.lines() {
+        match line.strip_prefix("@@status ") {
+            Some(n) => runs.push((std::mem::take(&mut text), n.parse().unwrap())),
+            None => text += &format!("{line}\n"),
+        }
+    }
+    assert_eq!(runs.len(), 4, "{what}: four runs: {stdout}\n{stderr}");
+    let doc = |k: usize| -> Value {
+        serde_json::from_str(&runs[k].0).unwrap_or_else(|e| panic!("{what}: run {k}: bad JSON ({e}): {stderr}"))
+    };
+
+    // 1. The tree: the shell's status handed back, one row per process.
+    assert_eq!(runs[0].1, 3, "{what}: the command's status: {stderr}");
+    let r = doc(0);
+    assert_eq!(r["engine"], "seccomp", "{what}: {r:#}");
+    assert_eq!(r["command"]["exit_status"]["code"], 3, "{what}: {r:#}");
+    assert_eq!(r["lost"], 0, "{what}: {r:#}");
+    let shell = r["target"]["command"]["pid"].as_i64().expect("the shell's pid");
+    let rows = r["counts"].as_array().unwrap();
+    let row = |abi: &str, syscall: &str, clock: Option<&str>, n: u64| {
+        let found: Vec<&Value> = rows
+            .iter()
+            .filter(|x| x["abi"] == abi && x["syscall"] == syscall && x["clock"].as_str() == clock && x["count"] == n)
+            .collect();
+        assert_eq!(found.len(), 1, "{what}: one {abi} {syscall} {clock:?} row of exactly {n}: {r:#}");
+        found[0]
+    };
+    for (k, (m32, mode, _, syscall, clock)) in EVERY_CLOCK_FUNCTION.iter().enumerate() {
+        let abi = if *m32 { "i386" } else { "x86_64" };
+        let child = row(abi, syscall, *clock, batch_count(k));
+        assert_eq!(child["ppid"].as_i64(), Some(shell), "{what}: {abi} {mode}, a child of the shell: {r:#}");
+    }
+    let grand = row("x86_64", "gettimeofday", None, GRANDCHILD_CALLS);
+    let inner = grand["ppid"].as_i64().expect("the grandchild's parent");
+    assert!(inner > 0 && inner != shell, "{what}: the grandchild's parent is the inner shell: {r:#}");
+    // Nothing else: the shells make no clock syscalls; every process its own row.
+    assert_eq!(rows.len(), EVERY_CLOCK_FUNCTION.len() + 1, "{what}: {r:#}");
+    let pids: std::collections::BTreeSet<i64> = rows.iter().map(|x| x["pid"].as_i64().unwrap()).collect();
+    assert_eq!(pids.len(), rows.len(), "{what}: one row per process: {r:#}");
+    assert!(!pids.contains(&shell), "{what}: {r:#}");
+    assert_eq!(vsyscall_count(&r, "time"), VSYSCALL_CALLS, "{what}: {r:#}");
+
+    // 2. Reads the vDSO serves never enter the kernel: no row at all.
+    assert_eq!(runs[1].1, 0, "{what}: {stderr}");
+    let r = doc(1);
+    assert!(r["counts"].as_array().unwrap().is_empty(), "{what}: vDSO-only: {r:#}");
+    assert!(r["vsyscall_emulations"].as_array().unwrap().is_empty(), "{what}: vDSO-only: {r:#}");
+
+    // 3. check -- CMD: 1 on raw MONOTONIC calls, named; 0 on vDSO reads.
+    assert_eq!(runs[2].1, 1, "{what}: {}", runs[2].0);
+    assert!(runs[2].0.contains("CLOCK_MONOTONIC ×2,000"), "{what}: {}", runs[2].0);
+    assert_eq!(runs[3].1, 0, "{what}: {}", runs[3].0);
+}
+
 /// Inside bubblewrap with every namespace unshared (a new pid namespace, no
 /// network, its own user namespace) and no /sys, as an unprivileged user:
-/// each clock function of both ABIs, a tree, and check -- CMD.
+/// the batch of [`write_batch`] — every clock function of both ABIs, a
+/// tree with a grandchild, a vDSO-only loop, check -- CMD — in one sandbox.
 #[test]
 fn exact_inside_a_bubblewrap_sandbox() {
     if Command::new("bwrap").arg("--version").output().is_err() {
@@ -318,56 +423,15 @@ fn exact_inside_a_bubblewrap_sandbox() {
     }
     let b64 = build_c("clock_loop", false, &[]);
     let b32 = build_c("clock_loop", true, &[]);
-    let sandbox = |args: &[&str]| {
-        let mut c = unprivileged(Path::new("bwrap"));
-        // The host's tree read-only, but no /sys (an empty tmpfs over it).
-        c.args(["--ro-bind", "/", "/", "--tmpfs", "/sys", "--dev", "/dev", "--proc", "/proc"]);
-        c.args(["--unshare-all", "--die-with-parent"]);
-        c.arg(vdsoctl_path()).args(["--json", "trace", "--"]).args(args);
-        c.output().expect("bwrap")
-    };
-    let out = sandbox(&[path(&b64), "raw", "1", "4000"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let r = json_of(&out);
-    assert_eq!(r["engine"], "seccomp", "{r:#}");
-    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 4000, "{r:#}");
-    let out = sandbox(&[path(&b32), "raw64", "4", "3000"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let r = json_of(&out);
-    assert_eq!(count(&r, "clock_gettime64", Some("CLOCK_MONOTONIC_RAW")), 3000, "{r:#}");
-    assert_eq!(r["counts"][0]["abi"], "i386", "{r:#}");
-    for (m32, mode, clock, syscall, name) in [
-        (false, "gtod", "0", "gettimeofday", None),
-        (false, "getres", "1", "clock_getres", Some("CLOCK_MONOTONIC")),
-        (false, "getcpu", "0", "getcpu", None),
-        (true, "time", "0", "time", None),
-        (true, "raw", "7", "clock_gettime", Some("CLOCK_BOOTTIME")),
-        (true, "getres64", "5", "clock_getres_time64", Some("CLOCK_REALTIME_COARSE")),
-    ] {
-        let bin = if m32 { &b32 } else { &b64 };
-        let out = sandbox(&[path(bin), mode, clock, "999"]);
-        assert!(out.status.success(), "{mode}: {}", String::from_utf8_lossy(&out.stderr));
-        assert_eq!(count(&json_of(&out), syscall, name), 999, "m32={m32} {mode}");
-    }
-    // A tree: the shell's 64- and 32-bit children, each its own row.
-    let script = format!("{} raw 1 100 >/dev/null; {} raw 1 200 >/dev/null; exit 5", path(&b64), path(&b32));
-    let out = sandbox(&["sh", "-c", &script]);
-    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
-    let r = json_of(&out);
-    let rows = r["counts"].as_array().unwrap();
-    assert_eq!(rows.len(), 2, "{r:#}");
-    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 300, "{r:#}");
-    let shell = r["target"]["command"]["pid"].as_i64();
-    assert!(rows.iter().all(|x| x["ppid"].as_i64() == shell), "{r:#}");
-    // check -- CMD: 1 on raw MONOTONIC calls, 0 on vDSO reads.
-    let check = |mode: &str| {
-        let mut c = unprivileged(Path::new("bwrap"));
-        c.args(["--ro-bind", "/", "/", "--tmpfs", "/sys", "--dev", "/dev", "--proc", "/proc"]);
-        c.args(["--unshare-all", "--die-with-parent"]).arg(vdsoctl_path());
-        c.args(["check", "--", path(&b64), mode, "1", "2000"]).output().expect("bwrap").status.code()
-    };
-    assert_eq!(check("raw"), Some(1));
-    assert_eq!(check("libc"), Some(0));
+    let dir = tempfile::Builder::new().prefix("vdsoctl-bwrap").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    write_batch(dir.path(), path(dir.path()), path(&vdsoctl_path()), path(&b64), path(&b32));
+    let mut c = unprivileged(Path::new("bwrap"));
+    // The host's tree read-only, but no /sys (an empty tmpfs over it).
+    c.args(["--ro-bind", "/", "/", "--tmpfs", "/sys", "--dev", "/dev", "--proc", "/proc"]);
+    c.args(["--unshare-all", "--die-with-parent", "sh"]).arg(dir.path().join("run.sh"));
+    assert_batch("bwrap", &c.output().expect("bwrap"));
 }
 
 /// A root tree for a container image: this vdsoctl with the libraries it
@@ -391,6 +455,9 @@ fn image_tree() -> tempfile::TempDir {
         let built = build_c("clock_loop", m32, &["-static"]);
         std::fs::copy(built, r.join("bin").join(name)).unwrap();
     }
+    // A shell for the tree (dash: it links only the C library vdsoctl links).
+    std::fs::copy("/bin/dash", r.join("bin/sh")).expect("/bin/dash");
+    write_batch(&r.join("bin"), "/bin", "/bin/vdsoctl", "/bin/clock_loop", "/bin/clock_loop32");
     root
 }
 
@@ -401,8 +468,9 @@ fn podman() -> Command {
 }
 
 /// The real place: a container with the default seccomp profile and
-/// capability set (what a `docker build` RUN step gets), as root and as a
-/// non-root user inside it.
+/// capability set (what a `docker build` RUN step gets), as root and as
+/// uid 65534 inside it: the batch of [`write_batch`], one container run per
+/// user (static workloads, dash as the tree's shell).
 #[test]
 fn exact_inside_a_default_podman_container() {
     if !is_root() {
@@ -429,41 +497,15 @@ fn exact_inside_a_default_podman_container() {
         }
     }
     let image = Image(tag);
+    // One container run per user, each the whole batch.
     for user in ["0", "65534"] {
-        let container = |args: &[&str]| {
-            podman()
-                .args([
-                    "run",
-                    "--rm",
-                    "--network",
-                    "none",
-                    "--ulimit",
-                    "nofile=1024:1024",
-                    "--ulimit",
-                    "nproc=1024:1024",
-                ])
-                .args(["--user", user, &image.0, "/bin/vdsoctl"])
-                .args(args)
-                .output()
-                .expect("podman run")
-        };
-        let run = |args: &[&str]| container(&[&["--json", "trace", "--"], args].concat());
-        let out = run(&["/bin/clock_loop", "raw", "1", "20000"]);
-        assert!(out.status.success(), "user {user}: {}", String::from_utf8_lossy(&out.stderr));
-        let r = json_of(&out);
-        assert_eq!(r["engine"], "seccomp", "user {user}: {r:#}");
-        assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 20_000, "user {user}: {r:#}");
-        let check = |mode: &str| container(&["check", "--", "/bin/clock_loop", mode, "1", "2000"]);
-        let out = check("raw");
-        assert_eq!(out.status.code(), Some(1), "user {user}: {}", String::from_utf8_lossy(&out.stdout));
-        assert!(String::from_utf8_lossy(&out.stdout).contains("CLOCK_MONOTONIC ×2,000"));
-        let out = check("libc");
-        assert_eq!(out.status.code(), Some(0), "user {user}: {}", String::from_utf8_lossy(&out.stdout));
-        let out = run(&["/bin/clock_loop32", "time", "0", "3000"]);
-        assert!(out.status.success(), "user {user}: {}", String::from_utf8_lossy(&out.stderr));
-        let r = json_of(&out);
-        assert_eq!(count(&r, "time", None), 3000, "user {user}: {r:#}");
-        assert_eq!(r["counts"][0]["abi"], "i386", "user {user}: {r:#}");
+        let out = podman()
+            .args(["run", "--rm", "--network", "none"])
+            .args(["--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"])
+            .args(["--user", user, &image.0, "/bin/sh", "/bin/run.sh"])
+            .output()
+            .expect("podman run");
+        assert_batch(&format!("podman, user {user}"), &out);
     }
 }
 

@@ -1,7 +1,7 @@
 //! What a person sees (issue 15): a FAIL line means exit 1 in every command;
 //! names others chose are escaped on every stream (JSON keeps the bytes);
 //! tables never split a token in a 60-column or a 0-column pty, and the usual
-//! output of check, check --image, maps and trace (and bench's prose) fits an
+//! output of check, check --image, maps, auxv, trace and bench fits an
 //! 80-column one.
 
 use super::common::{build_c, is_root, run, skip, system_wide_lock, vdsoctl_path, Workload};
@@ -82,6 +82,46 @@ fn a_process_that_renames_itself_is_escaped_too() {
         assert_inert(cmd, &stdout);
         assert!(stdout.lines().any(|l| l.contains(&format!("pid {pid} ({})", evil_escaped()))), "{cmd}: {stdout}");
     }
+}
+
+/// `check -p` names a process as it has itself (issue 24): its comm — the
+/// name it was started by (a symlink's, as redis-server's is while its exe
+/// is redis-check-rdb), or the one it gave itself with PR_SET_NAME — and
+/// argv[0] where `exec -a` set another, with the executable said as such.
+#[test]
+fn check_p_names_the_process_as_it_has_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("redis-check-rdb");
+    std::fs::copy(build_c("wait_ready", false, &[]), &exe).unwrap();
+    std::os::unix::fs::symlink("redis-check-rdb", dir.path().join("redis-server")).unwrap();
+    let exe = exe.to_str().unwrap().to_string();
+    let renamed = build_c("rename_self", false, &[]).to_str().unwrap().to_string();
+    let detail = |w: &Workload| {
+        let (code, stdout, stderr) = run(&["--json", "check", "--trace", "0", "-p", &w.pid().to_string()]);
+        assert!(code <= 1, "{stderr}");
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "process_binary").cloned();
+        row.and_then(|r| r["detail"].as_str().map(str::to_string)).unwrap_or_else(|| panic!("{stdout}"))
+    };
+    // Started through the symlink: comm redis-server, exe redis-check-rdb.
+    let w = Workload::start(Command::new(dir.path().join("redis-server")));
+    let want = format!("pid {} (redis-server), executable {exe}: ", w.pid());
+    assert!(detail(&w).starts_with(&want), "{want:?} in {:?}", detail(&w));
+    // exec -a (bash's: dash has none): argv[0] is another name, said beside the comm.
+    let mut sh = Command::new("bash");
+    sh.args(["-c", &format!("exec -a 'my server' {exe}")]);
+    let w = Workload::start(sh);
+    let want = format!("pid {} (redis-check-rdb, argv[0] 'my server'), executable {exe}: ", w.pid());
+    assert!(detail(&w).starts_with(&want), "{want:?} in {:?}", detail(&w));
+    // PR_SET_NAME: the name it gave itself; its argv[0] is its exe, said once.
+    let mut cmd = Command::new(&renamed);
+    cmd.arg("worker-7");
+    let w = Workload::start(cmd);
+    let want = format!("pid {} (worker-7), executable {renamed}: ", w.pid());
+    assert!(detail(&w).starts_with(&want), "{want:?} in {:?}", detail(&w));
+    // The table says the same.
+    let (_, table, _) = run(&["check", "--trace", "0", "-p", &w.pid().to_string()]);
+    assert!(table.contains(&format!("pid {} (worker-7), executable", w.pid())), "{table}");
 }
 
 #[test]
@@ -269,6 +309,16 @@ fn tables_never_split_a_token_in_a_60_or_0_column_pty() {
         for cols in [60, 0] {
             let text = in_pty(cols, args);
             assert_whole(&format!("{args:?} at {cols} columns"), &text, tokens);
+            if cols == 60 && args[0] == "auxv" {
+                // auxv's DECODED goes under its rows: the table fits (it was 64 wide).
+                for line in text.lines() {
+                    assert!(
+                        line.chars().count() <= 60,
+                        "auxv at 60: {} columns: {line:?}\n{text}",
+                        line.chars().count()
+                    );
+                }
+            }
             if cols == 0 {
                 assert_eq!(text, piped, "{args:?}: a 0-column pty is unlimited, as a pipe");
             }
@@ -286,7 +336,7 @@ fn tables_never_split_a_token_in_a_60_or_0_column_pty() {
             assert!(rule_width(&text) < rule_width(&run(&["check"]).1), "{text}");
         }
         let text = in_pty(cols, &bench_args);
-        let must: Vec<String> = ["clock_gettime", "CLOCK_MONOTONIC", "CLOCK_REALTIME"].map(String::from).to_vec();
+        let must: Vec<String> = ["clock_gettime", "MONOTONIC", "REALTIME", "fast;"].map(String::from).to_vec();
         assert_whole(&format!("bench at {cols}"), &text, &must);
         if is_root() {
             let bin = build_c("clock_loop", false, &[]);
@@ -329,17 +379,24 @@ fn usual_output_fits_an_80_column_pty() {
     assert_whole("check at 80", &text, &["vdso_symbols".into(), "clocksource".into()]);
     let text = in_pty(80, &["maps"]);
     fits("maps", &text);
+    assert_whole("maps at 80", &text, &["[vdso]".into(), "[stack]".into()]);
     // auxv's DECODED holds paths: with no room beside them, under their rows.
     let text = in_pty(80, &["auxv"]);
     fits("auxv", &text);
     assert_whole("auxv at 80", &text, &["AT_SYSINFO_EHDR".into(), "AT_HWCAP".into(), "[vdso]".into()]);
-    assert_whole("maps at 80", &text, &["[vdso]".into(), "[stack]".into()]);
-    // bench's table is wider than 80, its lines of prose are not.
-    let text = in_pty(80, &["bench", "--quick", "--functions", "time"]);
-    let prose: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("time per call: ")).collect();
-    assert!(!prose.is_empty(), "{text}");
-    fits("bench's footnote and findings", &prose.join("\n"));
-    assert_whole("bench at 80", &text, &["batches".into(), "deviation,".into(), "timed".into()]);
+    // bench's usual table: the times in ns beside the function and clock,
+    // the verdict and syscalls/call under each row; footnote and findings wrap.
+    let text = in_pty(80, &["bench", "--quick"]);
+    fits("bench", &text);
+    let must: Vec<String> =
+        ["clock_gettime", "clock_getres", "gettimeofday", "PROCESS_CPUTIME_ID", "VSYSCALL", "fast;"]
+            .into_iter()
+            .chain(["batches", "deviation,", "timed", "kernel-fallback;"])
+            .map(String::from)
+            .collect();
+    assert_whole("bench at 80", &text, &must);
+    let under = text.lines().filter(|l| l.trim_start().starts_with("fast; syscalls/call: libc 0, vdso 0")).count();
+    assert!(under >= 5, "each row's verdict under it: {text}");
     if is_root() {
         // The command named as the reader would type it, from its directory.
         let dir = build_c("clock_loop", false, &[]).parent().unwrap().to_path_buf();
