@@ -74,22 +74,21 @@ pub fn run(args: &BenchArgs, out: &Output) -> Result<Outcome> {
     Ok(Outcome::from_crossed(crossed || crate::render::any_fail(&report.findings)))
 }
 
-/// `12.3`, `1,250 ±4%` (ns, as the column's header says; the spread only
-/// when it rounds to 1% or more), the error, or `-` when unknown.
+/// `12.3`, `1,250` (ns, as the column's header says), the error, or `-`
+/// when unknown. The spread is said in the row's prose ([`spread`]), so a
+/// noisy host never widens the grid past 80 columns.
 fn ns_cell(r: Option<&BenchResult>) -> String {
     match r {
-        Some(BenchResult { ns_per_call: Some(ns), stats, .. }) => {
-            let spread = stats.map_or(0.0, |s| s.spread() * 100.0);
-            let cost = crate::render::ns_number(*ns);
-            if spread >= 0.5 {
-                format!("{cost} ±{spread:.0}%")
-            } else {
-                cost
-            }
-        }
+        Some(BenchResult { ns_per_call: Some(ns), .. }) => crate::render::ns_number(*ns),
         Some(BenchResult { error: Some(e), .. }) => e.clone(),
         _ => "-".into(),
     }
+}
+
+/// `libc ±4%`: a path's spread, only when it rounds to 1% or more.
+fn spread(p: Path, r: Option<&BenchResult>) -> Option<String> {
+    let spread = r?.stats?.spread() * 100.0;
+    (spread >= 0.5).then(|| format!("{} ±{spread:.0}%", p.name()))
 }
 
 /// Syscalls per call as few digits as say it: `0`, `1`, `0.5`, `0.02`.
@@ -138,12 +137,15 @@ impl Render for BenchReport {
                 .collect();
             let verdict =
                 self.results.iter().find(|r| r.function == function && r.clock == clock).and_then(|r| r.verdict);
-            let verdict = verdict.map_or("-", Verdict::name);
-            row.push(if counts.is_empty() {
-                verdict.to_string()
-            } else {
-                format!("{verdict}; syscalls/call: {}", counts.join(", "))
-            });
+            let mut prose = verdict.map_or("-", Verdict::name).to_string();
+            let spreads: Vec<String> = self.paths.iter().filter_map(|&p| spread(p, of(p))).collect();
+            if !spreads.is_empty() {
+                prose += &format!("; spread {}", spreads.join(", "));
+            }
+            if !counts.is_empty() {
+                prose += &format!("; syscalls/call: {}", counts.join(", "));
+            }
+            row.push(prose);
             t.add_row(row);
         }
         let mut s = format!("{t}\n");
