@@ -240,7 +240,7 @@ impl Watch {
                         );
                     }
                 }
-                if self.last.as_ref().map_or(true, |(_, then)| at > *then) {
+                if self.last.as_ref().is_none_or(|(_, then)| at > *then) {
                     self.last = Some((tally, at));
                 }
             }

@@ -767,7 +767,7 @@ fn enclosing(file: &File, h: &Headers, addrs: &[u64]) -> Result<Vec<Option<(u64,
         for (i, &a) in addrs.iter().enumerate() {
             let inside = a >= s.st_value && (s.st_size == 0 || a - s.st_value < s.st_size);
             // The closest start; a sized symbol over an unsized one at the same address.
-            if inside && best[i].map_or(true, |(v, _)| s.st_value > v) {
+            if inside && best[i].is_none_or(|(v, _)| s.st_value > v) {
                 best[i] = Some((s.st_value, s.st_name));
             }
         }

@@ -220,7 +220,7 @@ pub fn rate_number(per_sec: f64, threshold: Option<f64>) -> String {
     let mut d = usize::from(per_sec < 10.0);
     while d < 9 {
         let shown: f64 = format!("{per_sec:.d$}").parse().unwrap_or(per_sec);
-        let same_side = threshold.map_or(true, |t| (per_sec > t) == (shown > t));
+        let same_side = threshold.is_none_or(|t| (per_sec > t) == (shown > t));
         if same_side && (shown != 0.0 || per_sec == 0.0) {
             break;
         }

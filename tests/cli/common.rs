@@ -206,6 +206,21 @@ pub fn assert_promtool_accepts(text: &str) {
     );
 }
 
+/// Copy an executable that a test will run, with `cp` rather than
+/// `std::fs::copy`: a file this process holds open for writing is
+/// inherited by every child another test thread forks in that moment, and
+/// until that child's exec closes it the kernel refuses to run the file
+/// (ETXTBSY) — a failure that comes and goes with the tests running beside.
+/// `cp`'s write descriptor lives in `cp` alone.
+pub fn copy_executable(from: &Path, to: &Path) -> std::io::Result<()> {
+    let out = std::process::Command::new("cp").arg("--").arg(from).arg(to).output()?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(String::from_utf8_lossy(&out.stderr).trim().to_string()))
+    }
+}
+
 static SYSTEM_WIDE: Mutex<()> = Mutex::new(());
 
 /// Held by every test that traces system-wide, and by every test a

@@ -5,7 +5,7 @@
 //! `process` {pid, comm} per per-process document, a clock named `CLOCK_*`
 //! or by its number, lowercase status words, addresses as "0x..." strings.
 
-use super::common::{build_c, missing_trace_facility, run, skip, Workload};
+use super::common::{build_c, copy_executable, missing_trace_facility, run, skip, Workload};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::process::Command;
@@ -223,7 +223,7 @@ fn maps_of_a_process() {
     assert_eq!(vdso.perms, "r-xp");
     assert!(["emulate", "xonly", "none"].contains(&m.vsyscall.mode.as_str()), "{:?}", m.vsyscall);
     assert!(!m.vsyscall.source.is_empty());
-    assert!(m.vsyscall.mapping_mode.as_deref().map_or(true, |x| ["emulate", "xonly", "none"].contains(&x)));
+    assert!(m.vsyscall.mapping_mode.as_deref().is_none_or(|x| ["emulate", "xonly", "none"].contains(&x)));
     assert!(m.vsyscall.cmdline.as_deref() != Some(""));
     assert!(m.findings.iter().all(|f| !f.message.is_empty()));
 }
@@ -375,7 +375,7 @@ fn check_of_the_host_and_of_a_process() {
 fn check_of_a_small_image_tree() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("usr/bin")).unwrap();
-    std::fs::copy(build_c("wait_ready", false, &[]), dir.path().join("usr/bin/wait_ready")).unwrap();
+    copy_executable(&build_c("wait_ready", false, &[]), &dir.path().join("usr/bin/wait_ready")).unwrap();
     let root = dir.path().to_str().unwrap();
     let c: CheckDoc = doc(&["check", "--image", root], &[0, 1]);
     let bins = c.binaries.as_ref().expect("--image lists binaries");
@@ -459,11 +459,11 @@ fn bench_quick() {
         }
         if let Some(s) = &r.stats {
             assert!(s.min <= s.median && s.median <= s.max && s.mean > 0.0 && s.mad >= 0.0 && s.rounds > 0);
-            assert!(s.batch > 0 && s.stddev.map_or(true, |d| d >= 0.0));
+            assert!(s.batch > 0 && s.stddev.is_none_or(|d| d >= 0.0));
             assert!(r.ns_per_call.is_some());
         }
-        assert!(r.syscalls_per_call.map_or(true, |s| s >= 0.0));
-        assert!(r.verdict.as_deref().map_or(true, |v| !v.is_empty()) && r.error.as_deref() != Some(""));
+        assert!(r.syscalls_per_call.is_none_or(|s| s >= 0.0));
+        assert!(r.verdict.as_deref().is_none_or(|v| !v.is_empty()) && r.error.as_deref() != Some(""));
     }
     assert!(b.findings.iter().all(|f| !f.message.is_empty()));
 }
@@ -578,7 +578,7 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert!(t.vsyscall_emulations.iter().all(|v| !v.function.is_empty() && v.comm.is_some()));
     assert!(t.unattributed.iter().all(|u| u.pid > 0 && u.count > 0 && u.comm.is_some()));
     assert!(t.exited.iter().all(|e| e.pid > 0 && e.after_ns > 0));
-    assert!(t.interval.as_ref().map_or(true, |i| i.start_ns <= i.end_ns));
+    assert!(t.interval.as_ref().is_none_or(|i| i.start_ns <= i.end_ns));
     // check -- CMD: the same command record, and the run as a check.
     let c: CheckDoc = doc(&["check", "--", bin, "libc", "1", "100"], &[0]);
     let run = c.command.as_ref().expect("check -- CMD reports the command");

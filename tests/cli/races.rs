@@ -4,7 +4,7 @@
 //! (a generous timeout, killed past it), never print a false FAIL, and say
 //! "exec'd while being read" when it gives up.
 
-use super::common::{build_c, have_m32, skip, system_wide_lock, vdsoctl, KillOnDrop, Workload};
+use super::common::{build_c, copy_executable, have_m32, skip, system_wide_lock, vdsoctl, KillOnDrop, Workload};
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -124,8 +124,8 @@ fn fifo_swap_race_never_hangs_the_image_walk() {
     std::fs::create_dir_all(root.join("usr/bin")).expect("mkdir");
     std::fs::create_dir_all(&spare).expect("mkdir");
     let elf = spare.join("elf");
-    std::fs::copy(build_c("wait_ready", false, &[]), &elf).expect("copy");
-    std::fs::copy(&elf, root.join("usr/bin/steady")).expect("copy");
+    copy_executable(&build_c("wait_ready", false, &[]), &elf).expect("copy");
+    copy_executable(&elf, &root.join("usr/bin/steady")).expect("copy");
     let names: Vec<_> = (0..4).map(|i| root.join(format!("usr/bin/swap{i}"))).collect();
     let stop = AtomicBool::new(false);
     let started = std::time::Instant::now();

@@ -254,7 +254,7 @@ fn a_setuid_helper_runs_without_its_privileges() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let helper = dir.path().join("setuid_whoami");
-    std::fs::copy(&built, &helper).unwrap();
+    copy_executable(&built, &helper).unwrap();
     std::os::unix::fs::chown(&helper, Some(0), Some(0)).unwrap();
     std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o4755)).unwrap();
     // The control: without vdsoctl, nobody runs it as euid 0.
@@ -440,7 +440,7 @@ fn image_tree() -> tempfile::TempDir {
     let root = tempfile::Builder::new().prefix("vdsoctl-image").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let r = root.path();
     std::fs::create_dir_all(r.join("bin")).unwrap();
-    std::fs::copy(vdsoctl_path(), r.join("bin/vdsoctl")).unwrap();
+    copy_executable(&vdsoctl_path(), &r.join("bin/vdsoctl")).unwrap();
     let ldd = Command::new("ldd").arg(vdsoctl_path()).output().expect("ldd");
     for line in String::from_utf8_lossy(&ldd.stdout).lines() {
         // "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "/lib64/ld-linux-x86-64.so.2 (0x...)"
@@ -448,12 +448,12 @@ fn image_tree() -> tempfile::TempDir {
         if lib.starts_with('/') {
             let dest = r.join(lib.trim_start_matches('/'));
             std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-            std::fs::copy(lib, &dest).unwrap_or_else(|e| panic!("copy {lib}: {e}"));
+            copy_executable(Path::new(lib), &dest).unwrap_or_else(|e| panic!("copy {lib}: {e}"));
         }
     }
     for (m32, name) in [(false, "clock_loop"), (true, "clock_loop32")] {
         let built = build_c("clock_loop", m32, &["-static"]);
-        std::fs::copy(built, r.join("bin").join(name)).unwrap();
+        copy_executable(&built, &r.join("bin").join(name)).unwrap();
     }
     // A shell for the tree (dash: it links only the C library vdsoctl links).
     std::fs::copy("/bin/dash", r.join("bin/sh")).expect("/bin/dash");

@@ -4,7 +4,7 @@
 //! output of check, check --image, maps, auxv, trace and bench fits an
 //! 80-column one.
 
-use super::common::{build_c, is_root, run, skip, system_wide_lock, vdsoctl_path, Workload};
+use super::common::{build_c, copy_executable, is_root, run, skip, system_wide_lock, vdsoctl_path, Workload};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -37,7 +37,7 @@ fn evil_copy(fixture: &str) -> (tempfile::TempDir, PathBuf) {
 fn evil_copy_of(program: &Path) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(EVIL);
-    std::fs::copy(program, &path).unwrap();
+    copy_executable(program, &path).unwrap();
     (dir, path)
 }
 

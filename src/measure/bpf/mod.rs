@@ -342,7 +342,7 @@ impl BpfTracer {
                     *tally.unrecorded.entry(tgid).or_default() += dropped;
                 }
                 // A pid held by two processes in turn: the later one's name.
-                if starts.get(&tgid).map_or(true, |s| *s <= start) {
+                if starts.get(&tgid).is_none_or(|s| *s <= start) {
                     starts.insert(tgid, start);
                     let comm = crate::measure::trace::Comm::from_bytes(&pval[16..32]).to_string();
                     tally.comms.insert(tgid, comm);
