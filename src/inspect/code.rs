@@ -40,6 +40,8 @@ pub enum Via {
     Sysenter,
     /// A call of libc's `syscall()` with the number as first argument.
     LibcSyscall,
+    /// `svc #0` (aarch64 numbers in x8).
+    Svc,
 }
 
 impl Via {
@@ -50,6 +52,7 @@ impl Via {
             Via::Int80 => "int 0x80",
             Via::Sysenter => "sysenter",
             Via::LibcSyscall => "syscall()",
+            Via::Svc => "svc #0",
         }
     }
 }
@@ -154,7 +157,7 @@ pub fn candidates(code: &[u8], base: u64, bits: u32, t: &Targets) -> Vec<usize> 
 fn has_clock_number(window: &[u8], bits: u32) -> bool {
     let abis: &[Abi] = if bits == 64 { &[Abi::X86_64, Abi::I386] } else { &[Abi::I386] };
     abis.iter().flat_map(|a| a.clock_syscalls()).any(|(f, nr)| {
-        if !matches!(f, TimeFn::ClockGettime | TimeFn::ClockGettime64 | TimeFn::Gettimeofday | TimeFn::Time) {
+        if !is_clock_read(*f) {
             return false;
         }
         let imm = (*nr as u32).to_le_bytes();
@@ -346,10 +349,22 @@ impl State {
     }
 }
 
-/// The clock functions a raw call of which is reported.
-fn clock_fn(abi: Abi, nr: Option<u64>) -> Option<TimeFn> {
+/// The clock functions a raw call of which is reported: the reads the
+/// vDSO serves (clock_gettime, clock_getres, gettimeofday, time), with the
+/// numbers of `abi` ([`Abi::clock_syscalls`]); getcpu is no clock read.
+pub(crate) fn clock_fn(abi: Abi, nr: Option<u64>) -> Option<TimeFn> {
     let f = abi.clock_syscall(nr? as i64)?;
-    matches!(f, TimeFn::ClockGettime | TimeFn::ClockGettime64 | TimeFn::Gettimeofday | TimeFn::Time).then_some(f)
+    is_clock_read(f).then_some(f)
+}
+
+/// Whether a raw syscall of `f` is a clock read the vDSO may serve.
+pub(crate) fn is_clock_read(f: TimeFn) -> bool {
+    !matches!(f, TimeFn::Getcpu)
+}
+
+/// Whether `f` takes a clock id as its first argument (reported with the site).
+pub(crate) fn takes_clock(f: TimeFn) -> bool {
+    f.takes_clock()
 }
 
 fn signed(v: Option<u64>, bits: u32) -> Option<i64> {
@@ -403,7 +418,7 @@ pub fn analyze(
                 };
                 if let Some(f) = clock_fn(abi, st.regs[RAX]) {
                     let arg = if abi == Abi::X86_64 { st.regs[RDI] } else { st.regs[RBX] };
-                    let clock = if matches!(f, TimeFn::ClockGettime | TimeFn::ClockGettime64) { arg } else { None };
+                    let clock = if takes_clock(f) { arg } else { None };
                     out.push(site(via, Some(f), signed(clock, if abi == Abi::X86_64 { 64 } else { 32 }), None));
                 }
                 // The kernel returns in rax and clobbers rcx and r11.
@@ -432,7 +447,7 @@ pub fn analyze(
                 let (nr, clock) =
                     if bits == 64 { (st.regs[RDI], st.regs[RSI]) } else { (st.stack_arg(0), st.stack_arg(1)) };
                 if let Some(f) = clock_fn(native, nr) {
-                    let clock = if matches!(f, TimeFn::ClockGettime | TimeFn::ClockGettime64) { clock } else { None };
+                    let clock = if takes_clock(f) { clock } else { None };
                     out.push(site(Via::LibcSyscall, Some(f), signed(clock, bits), None));
                 }
             }
