@@ -582,6 +582,57 @@ fn step(st: &mut State, ins: &Instruction, bits: u32) {
     }
 }
 
+/// How far before a site [`pointer_guarded`] looks for the guard.
+pub const GUARD: usize = 384;
+
+/// Whether the code before offset `at` (a raw syscall) is a runtime's
+/// clock function trying a function pointer first: a register tested for
+/// zero (`test r,r` or `cmp r,0`, then a conditional jump), then called
+/// through (`call *r`), then the syscall (its fallback), within [`GUARD`]
+/// bytes. That is the shape of glibc's, musl's and Go's clock functions,
+/// which call the vDSO through a pointer their startup looked up; a tail
+/// jump through the register (`jmp *r`, as crt's `register_tm_clones`
+/// does) is not the shape.
+pub fn pointer_guarded(code: &[u8], base: u64, bits: u32, at: usize) -> bool {
+    if at > code.len() {
+        return false;
+    }
+    let lo = at.saturating_sub(GUARD);
+    let Some(start) = (lo..at.min(lo + 32)).find(|&s| lands_on(&code[s..], bits, at - s)) else { return false };
+    let mut dec = Decoder::with_ip(bits, &code[start..at], base.wrapping_add(start as u64), DecoderOptions::NONE);
+    let mut ins = Instruction::default();
+    let mut tested = [false; 16];
+    let mut prev_test: Option<usize> = None;
+    let mut guarded = false;
+    while dec.can_decode() {
+        dec.decode_out(&mut ins);
+        let m = ins.mnemonic();
+        let r0 = (ins.op_count() > 0 && ins.op0_kind() == OpKind::Register).then(|| gpr(ins.op0_register())).flatten();
+        let test = match (m, r0) {
+            (Mnemonic::Test, Some((r, size))) if size >= 4 => {
+                (ins.op1_kind() == OpKind::Register && ins.op1_register() == ins.op0_register()).then_some(r)
+            }
+            (Mnemonic::Cmp, Some((r, size))) if size >= 4 => {
+                (ins.op1_kind() != OpKind::Register && ins.op1_kind() != OpKind::Memory && ins.immediate(1) == 0)
+                    .then_some(r)
+            }
+            _ => None,
+        };
+        if matches!(m, Mnemonic::Je | Mnemonic::Jne) {
+            if let Some(r) = prev_test {
+                tested[r] = true;
+            }
+        }
+        prev_test = test;
+        if m == Mnemonic::Call {
+            if let Some((r, 8 | 4)) = r0 {
+                guarded |= tested[r];
+            }
+        }
+    }
+    guarded
+}
+
 /// The PLT stubs (in `code`, a `.plt*` section at `base`) that jump
 /// through one of the GOT `slots`: `jmp *slot(%rip)` (x86_64), `jmp *slot`
 /// or `jmp *off(%ebx)` with %ebx at `got_plt` (i386). A stub starts at its
@@ -664,7 +715,25 @@ mod tests {
             let _ = analyze(&code, base, bits, 0, code.len(), &t, &blocks);
             let _ = plt_stubs(&code, base, bits, &t.syscall_got, Some(base));
             let _ = lands_on(&code, bits, code.len() / 2);
+            let _ = pointer_guarded(&code, base, bits, code.len() / 2);
         }
+    }
+
+    #[test]
+    fn guarded_fallbacks() {
+        // glibc's __clock_gettime: mov ptr(%rip),%rax; test %rax,%rax; je 1f;
+        // sub $8,%rsp; call *%rax; ...; ret; 1: mov $228,%eax; syscall
+        let code = [
+            0x48, 0x8b, 0x05, 0x11, 0x22, 0x33, 0x00, 0x48, 0x85, 0xc0, 0x74, 0x08, 0x48, 0x83, 0xec, 0x08, 0xff, 0xd0,
+            0xc3, 0x90, 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05,
+        ];
+        assert!(pointer_guarded(&code, 0x1000, 64, 25));
+        // Tested but tail-jumped through (crt's register_tm_clones): not the shape.
+        let code = [0x48, 0x85, 0xc0, 0x74, 0x02, 0xff, 0xe0, 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05];
+        assert!(!pointer_guarded(&code, 0x1000, 64, 12));
+        // Called but never tested.
+        let code = [0xff, 0xd0, 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05];
+        assert!(!pointer_guarded(&code, 0x1000, 64, 7));
     }
 
     #[test]

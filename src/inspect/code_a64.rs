@@ -309,27 +309,26 @@ pub fn analyze(code: &[u8], base: u64, from: usize, to: usize, t: &Targets, bloc
     out
 }
 
-/// Whether the code around `at` tests a register for zero (`cbz`/`cbnz`)
-/// and calls or jumps through that same register (`blr`/`br`) within
-/// `before` bytes before and `after` bytes after: a function pointer (the
-/// vDSO's) tried first, the syscall its fallback.
-pub fn pointer_guarded(code: &[u8], base: u64, at: usize, before: usize, after: usize) -> bool {
+/// Whether the code before `at` (a raw `svc #0`) is a runtime's clock
+/// function trying a function pointer first, as
+/// [`code::pointer_guarded`](crate::inspect::code::pointer_guarded) says
+/// for x86: `cbz`/`cbnz xR`, then `blr xR`, then the syscall, within
+/// `before` bytes (a `br xR` tail jump is not the shape).
+pub fn pointer_guarded(code: &[u8], base: u64, at: usize, before: usize) -> bool {
     let mut tested = [false; 32];
-    let mut called = [false; 32];
+    let mut guarded = false;
     let mut p = align_up(base, at.saturating_sub(before));
-    let end = at.saturating_add(after);
-    while p < end {
+    while p < at {
         let Some(w) = word(code, p) else { break };
-        let r = (w & 0x1f) as usize;
         if is_cbz(w) && w >> 31 == 1 {
-            tested[r] = true;
+            tested[(w & 0x1f) as usize] = true;
         }
-        if is_blr(w) || w & 0xffff_fc1f == 0xd61f_0000 {
-            called[((w >> 5) & 0x1f) as usize] = true;
+        if is_blr(w) {
+            guarded |= tested[((w >> 5) & 0x1f) as usize];
         }
         p += 4;
     }
-    (0..31).any(|r| tested[r] && called[r])
+    guarded
 }
 
 /// The PLT stubs (in `code`, a `.plt` section at `base`) that jump through
@@ -450,8 +449,10 @@ mod tests {
         assert!(plt_stubs(&b, 0x10000, &[0x11010]).is_empty());
         // glibc's __clock_gettime: cbz x2, fallback; blr x2; ...; mov x8, #113; svc #0
         let b = code(&[0xb400_0102, 0xd63f_0040, 0xd65f_03c0, MOV_X8_113, SVC0]);
-        assert!(pointer_guarded(&b, 0x1000, 16, 64, 64));
-        assert!(!pointer_guarded(&code(&[NOP, MOV_X8_113, SVC0]), 0x1000, 8, 64, 64));
+        assert!(pointer_guarded(&b, 0x1000, 16, 64));
+        assert!(!pointer_guarded(&code(&[NOP, MOV_X8_113, SVC0]), 0x1000, 8, 64));
+        // br x2 (a tail jump) after the test is not the shape.
+        assert!(!pointer_guarded(&code(&[0xb400_0102, 0xd61f_0040, MOV_X8_113, SVC0]), 0x1000, 12, 64));
     }
 
     proptest::proptest! {
@@ -475,7 +476,7 @@ mod tests {
             let t = Targets { syscall_fn: vec![base, 0x40_0000], syscall_got: vec![base.wrapping_add(64)], ..Targets::default() };
             for c in candidates(&bytes, base, &t) {
                 let _ = analyze(&bytes, base, c.saturating_sub(BEFORE), c + AFTER, &t, &[]);
-                let _ = pointer_guarded(&bytes, base, c, 4096, 4096);
+                let _ = pointer_guarded(&bytes, base, c, 4096);
             }
             let blocks = branch_targets(&bytes, base);
             let _ = analyze(&bytes, base, 0, bytes.len(), &t, &blocks);

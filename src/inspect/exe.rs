@@ -829,21 +829,63 @@ fn enclosing(file: &File, h: &Headers, addrs: &[u64]) -> Result<Vec<Option<(u64,
         .collect())
 }
 
-/// Whether `name` is one of a runtime's own clock functions (its fallback
-/// syscall is expected): glibc's `__clock_gettime`, `__gettimeofday`,
-/// `time`, musl's `clock_gettime`, the vDSO's own, Go's `runtime.nanotime1`
-/// and `runtime.walltime`.
+/// Whether `name` is one of a runtime's own clock functions, whose raw
+/// syscall is the fallback of its vDSO call: by exact name (after glibc's
+/// `__GI_` alias prefix and a symbol version), never by pattern, so a
+/// program's own `read_time` or `my_clock_gettime` is judged on its code.
+/// glibc: `__clock_gettime` (`__clock_gettime64` on 32-bit),
+/// `__gettimeofday`, `time`, `__clock_getres`, `sched_getcpu` and their
+/// public aliases; musl: `__clock_gettime`, `clock_getres`; Go's runtime
+/// package (`runtime.nanotime1`, `runtime.walltime`, `runtime.vdso*`) and
+/// its `time.now` (linknamed into the runtime), whose names a program cannot take.
 fn runtime_clock_function(name: &str) -> bool {
+    const C: &[&str] = &[
+        "clock_gettime",
+        "__clock_gettime",
+        "__clock_gettime64",
+        "__clock_gettime_time64",
+        "gettimeofday",
+        "__gettimeofday",
+        "__gettimeofday64",
+        "__gettimeofday_time64",
+        "time",
+        "__time",
+        "__time64",
+        "clock_getres",
+        "__clock_getres",
+        "__clock_getres64",
+        "__clock_getres_time64",
+        "sched_getcpu",
+        "__sched_getcpu",
+        "getcpu",
+        "__getcpu",
+    ];
+    let name = name.split('@').next().unwrap_or(name);
+    let name = name.strip_suffix(".abi0").unwrap_or(name);
     if let Some(go) = name.strip_prefix("runtime.") {
-        return go.contains("nanotime") || go.contains("walltime") || go.starts_with("vdso");
+        return go.starts_with("nanotime") || go.starts_with("walltime") || go.starts_with("vdso");
     }
-    let n = name.trim_start_matches('_');
-    let n = n.strip_prefix("GI_").unwrap_or(n).trim_start_matches('_');
-    let n = n.split('@').next().unwrap_or(n);
-    n.contains("clock_gettime")
-        || n.contains("gettimeofday")
-        || n.starts_with("time") && n.len() <= 16
-        || n.ends_with("_time")
+    if name == "time.now" {
+        return true;
+    }
+    let name = name.strip_prefix("__GI_").unwrap_or(name);
+    C.contains(&name)
+}
+
+/// Whether the raw site at `addr`, in code with no symbol for it, is a
+/// runtime's clock function trying its vDSO pointer first
+/// ([`code::pointer_guarded`], [`code_a64::pointer_guarded`]).
+fn guarded_fallback(file: &File, h: &Headers, isa: Isa, addr: u64) -> bool {
+    for before in [code::GUARD as u64, 256, 128, 64] {
+        let from = addr.saturating_sub(before);
+        let Some(off) = h.offset_of(from, before) else { continue };
+        let Ok(bytes) = pread(file, off, before as usize) else { return false };
+        return match isa {
+            Isa::X86(bits) => code::pointer_guarded(&bytes, from, bits, bytes.len()),
+            Isa::A64 => code_a64::pointer_guarded(&bytes, from, bytes.len(), code::GUARD),
+        };
+    }
+    false
 }
 
 /// Find the real [vsyscall] calls and clock syscalls in a file's code
@@ -931,11 +973,20 @@ fn scan_calls(file: &File, h: &Headers, info: &ExeInfo, isa: Isa) -> Result<Call
             site.symbol = Some(name);
         }
         // A program with its runtime linked in: that runtime's clock
-        // functions, and its stripped code. A library: the clock functions
-        // it defines (a C library without a soname, musl's libc.so).
+        // functions, by name. A library: the clock functions it defines (a
+        // C library without a soname, musl's libc.so). Stripped code has
+        // no names: a site is excused only where the runtime is known to
+        // call the vDSO (a static C library that looks it up, Go) and the
+        // site has the shape of its clock function's fallback (a pointer
+        // tested, called, then the syscall); any other is reported by
+        // address, so a stripped static program's own raw call is seen.
         let excused = match site.symbol.as_deref() {
             Some(name) => (own_runtime || info.is_library()) && runtime_clock_function(name),
-            None => own_runtime,
+            None => {
+                own_runtime
+                    && (info.vdso_lookup || info.libc == LibcKind::Go)
+                    && guarded_fallback(file, h, isa, site.addr)
+            }
         };
         if site.via != Via::Vsyscall && excused {
             continue;

@@ -678,6 +678,11 @@ fn image_call_sites_from_the_code() {
     install(root, &cs(&["-DVSYSCALL"], false), "/bin/vsyscall");
     install(root, &cs(&["-DDATA_ONLY"], false), "/bin/data_only");
     install(root, &cs(&["-DCPUTIME"], false), "/bin/cputime");
+    // Stripped static programs: the C library's own clock_gettime (its
+    // syscall is the fallback of a vDSO pointer) is no site; the program's
+    // inline syscall is, by address.
+    install(root, &stripped(&cs(&["-static"], false)), "/bin/libc_clock_static_stripped");
+    install(root, &stripped(&cs(&["-DASM", "-static"], false)), "/bin/asm_static_stripped");
     let m32 = have_m32();
     if m32 {
         install(root, &cs(&["-DRAW_LIBC"], true), "/bin/raw_libc32");
@@ -690,7 +695,13 @@ fn image_call_sites_from_the_code() {
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let detail = |path: &str| binary(&doc, path)["detail"].as_str().unwrap().to_string();
     let status = |path: &str| binary(&doc, path)["status"].as_str().unwrap().to_string();
-    for ok in ["/usr/local/bin/vdsoctl", "/bin/libc_clock", "/bin/data_only", "/bin/cputime"] {
+    for ok in [
+        "/usr/local/bin/vdsoctl",
+        "/bin/libc_clock",
+        "/bin/data_only",
+        "/bin/cputime",
+        "/bin/libc_clock_static_stripped",
+    ] {
         assert_eq!(status(ok), "ok", "{ok}: {}", detail(ok));
         assert!(!detail(ok).contains("[vsyscall]"), "{}", detail(ok));
     }
@@ -715,6 +726,16 @@ fn image_call_sites_from_the_code() {
         assert!(d.starts_with("its code makes raw clock syscalls the vDSO would serve: "), "{d}");
         assert!(d.contains(site) && d.contains(symbol), "{path}: {d}");
     }
+    // Stripped, the same site is found at the same address, in no function.
+    let named = detail("/bin/asm_static");
+    let at = named.split(" by syscall at ").nth(1).unwrap().split(' ').next().unwrap();
+    assert_eq!(status("/bin/asm_static_stripped"), "warn");
+    assert!(
+        detail("/bin/asm_static_stripped")
+            .contains(&format!("clock_gettime(CLOCK_MONOTONIC) by syscall at {at} in an unnamed function")),
+        "{}",
+        detail("/bin/asm_static_stripped")
+    );
     junit_matches_the_json(root, &doc);
     let v = detail("/bin/vsyscall");
     assert_eq!(status("/bin/vsyscall"), "fail", "{v}");
@@ -728,6 +749,17 @@ fn image_call_sites_from_the_code() {
         let line = text.lines().find(|l| l.trim_start().starts_with(&format!("{at}:"))).unwrap_or("");
         assert!(line.contains("call") || line.contains("jmp"), "{at}: {line}");
     }
+}
+
+/// A copy of `exe` run through `strip` (binutils): no .symtab left.
+fn stripped(exe: &Path) -> PathBuf {
+    let out = exe.with_file_name(format!("{}-stripped", exe.file_name().unwrap().to_string_lossy()));
+    std::fs::copy(exe, &out).unwrap();
+    let st = Command::new("strip").arg(&out).status().expect("strip runs (binutils)");
+    assert!(st.success(), "strip {}", out.display());
+    let syms = Command::new("readelf").arg("-S").arg(&out).output().unwrap();
+    assert!(!String::from_utf8_lossy(&syms.stdout).contains(".symtab"), "{} still has .symtab", out.display());
+    out
 }
 
 /// `--format junit` of the same tree, read by a real XML parser (python3's
