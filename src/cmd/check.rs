@@ -1204,13 +1204,19 @@ impl CheckReport {
         if let Some(img) = &self.image {
             let count = |st: Status| thousands(binaries.iter().filter(|b| b.status == st).count() as u64);
             s += &format!(
-                "{}: {} ELF files in {} entries — {} FAIL, {} WARN, {} OK{}\n",
+                "{}: {} ELF files in {} entries — {} FAIL, {} WARN, {} OK{}{}\n",
                 out.text(&img.root),
                 thousands(binaries.len() as u64),
                 thousands(img.entries),
                 count(Status::Fail),
                 count(Status::Warn),
                 count(Status::Ok),
+                // Not judged (code not decoded, x32) is said, never folded into OK.
+                [(Status::Info, "INFO"), (Status::Skip, "SKIP")]
+                    .iter()
+                    .filter(|(st, _)| binaries.iter().any(|b| b.status == *st))
+                    .map(|(st, label)| format!(", {} {label}", count(*st)))
+                    .collect::<String>(),
                 if img.unreadable.is_empty() {
                     String::new()
                 } else {

@@ -1032,3 +1032,136 @@ fn unprivileged_check_says_not_observed_and_never_exits_4() {
         assert_eq!(doc["status"].as_str() == Some("fail"), rc.trim() == "1", "{doc}");
     }
 }
+
+/// The foreign roots scripts/foreign-roots.sh unpacks from Debian's
+/// packages (.ci/run makes them in target/foreign-roots; VDSOCTL_FOREIGN_ROOTS
+/// points elsewhere). None, said as a SKIP (a panic under CI), when absent.
+fn foreign_root(arch: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("VDSOCTL_FOREIGN_ROOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/foreign-roots"));
+    let root = base.join(arch);
+    if !root.join("bin/busybox").exists() {
+        skip(&format!("no {arch} root at {} (as root: scripts/foreign-roots.sh {})", root.display(), base.display()));
+        return None;
+    }
+    Some(root)
+}
+
+/// `tool ARGS FILES...` run once over many files, stdout as text.
+fn over_files(tool: &str, args: &[&str], files: &[PathBuf]) -> String {
+    let out = Command::new(tool).args(args).args(files).output().unwrap_or_else(|e| panic!("{tool}: {e}"));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `readelf -h`'s Class, Data, Machine and Flags lines of each file, in order.
+fn readelf_headers(files: &[PathBuf]) -> Vec<[String; 4]> {
+    let mut out = Vec::new();
+    for chunk in files.chunks(200) {
+        let text = over_files("readelf", &["-h"], chunk);
+        let field = |block: &str, key: &str| {
+            block.lines().find_map(|l| l.trim().strip_prefix(key).map(|v| v.trim().to_string())).unwrap_or_default()
+        };
+        // One "ELF Header:" block per file.
+        let blocks: Vec<&str> = text.split("ELF Header:").skip(1).collect();
+        assert_eq!(blocks.len(), chunk.len(), "readelf -h read every file");
+        for b in blocks {
+            out.push([field(b, "Class:"), field(b, "Data:"), field(b, "Machine:"), field(b, "Flags:")]);
+        }
+    }
+    out
+}
+
+/// An arm64 and an armhf root built from Debian's packages (libc6,
+/// busybox-static), with an arm64 Go program and arm64 raw clock callers:
+/// every binary named as `readelf -h`, `file` and `go version` name it, the
+/// arm64 raw clock syscalls found with their symbols at the addresses
+/// objdump shows, armhf code said to be not decoded (INFO, not OK), and
+/// the exit code the verdicts call for.
+#[test]
+fn foreign_roots_judged_for_their_architecture() {
+    let (Some(arm64), Some(armhf)) = (foreign_root("arm64"), foreign_root("armhf")) else { return };
+    for (root, arch, machine, readelf_machine, file_machine) in
+        [(&arm64, "arm64", "aarch64", "AArch64", "ARM aarch64"), (&armhf, "armhf", "arm", "ARM", "ARM, EABI5")]
+    {
+        let out = vdsoctl().args(["--json", "check", "--image", root.to_str().unwrap()]).output().unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        let binaries = doc["binaries"].as_array().unwrap();
+        assert!(binaries.len() > 100, "{arch}: {} binaries", binaries.len());
+        let fails = binaries.iter().filter(|b| b["status"] == "fail").count();
+        assert_eq!(out.status.code(), Some(if fails > 0 { 1 } else { 0 }), "{arch}");
+        let files: Vec<PathBuf> =
+            binaries.iter().map(|b| root.join(b["path"].as_str().unwrap().trim_start_matches('/'))).collect();
+        let headers = readelf_headers(&files);
+        let described: Vec<String> = files
+            .chunks(200)
+            .flat_map(|c| over_files("file", &["-b"], c).lines().map(str::to_string).collect::<Vec<_>>())
+            .collect();
+        assert_eq!(described.len(), files.len());
+        for ((b, [class, data, rmachine, flags]), file) in binaries.iter().zip(&headers).zip(&described) {
+            let path = b["path"].as_str().unwrap();
+            assert_eq!(b["class"], class.as_str(), "{path}");
+            assert_eq!(b["endian"], if data.contains("little endian") { "little" } else { "big" }, "{path}: {data}");
+            assert_eq!(rmachine, readelf_machine, "{path}");
+            assert_eq!(b["machine"], machine, "{path}");
+            if rmachine == "ARM" {
+                let hard = flags.contains("hard-float ABI");
+                assert_eq!(b["arch"], if hard { "armhf" } else { "armel" }, "{path}: {flags}");
+            } else {
+                assert_eq!(b["arch"], arch, "{path}");
+            }
+            let bits = if class == "ELF64" { "64" } else { "32" };
+            let order = if b["endian"] == "little" { "LSB" } else { "MSB" };
+            assert!(file.starts_with(&format!("ELF {bits}-bit {order} ")), "{path}: {file}");
+            assert!(file.contains(file_machine), "{path}: {file}");
+            if b["kind"] == "executable" {
+                let said = match b["linkage"].as_str().unwrap() {
+                    "static" => "statically linked",
+                    "static-pie" => "static-pie linked",
+                    _ => "dynamically linked",
+                };
+                assert!(file.contains(said), "{path}: {} vs {file}", b["linkage"]);
+            }
+            if arch == "armhf" {
+                assert_eq!(b["status"], "info", "{path}: {}", b["detail"]);
+                assert!(
+                    b["detail"].as_str().unwrap().starts_with("armhf code: call sites not decoded"),
+                    "{path}: {}",
+                    b["detail"]
+                );
+            }
+            if b["runtime"] == "go" || file.contains("Go BuildID") {
+                let go = over_files("go", &["version"], std::slice::from_ref(&root.join(path.trim_start_matches('/'))));
+                let version = go.split(": ").nth(1).unwrap().trim();
+                assert_eq!(b["runtime"], "go", "{path}");
+                assert_eq!(b["runtime_version"], version, "{path}");
+            }
+        }
+        if arch == "armhf" {
+            continue;
+        }
+        assert!(binaries.iter().any(|b| b["path"] == "/usr/local/bin/hello_go"));
+        // The raw callers: WARN, each site with its function, at an address
+        // whose instruction objdump shows as the call or the svc.
+        let site = |path: &str, via: &str, symbol: &str, insn: &str| {
+            let b = binaries.iter().find(|b| b["path"] == path).unwrap_or_else(|| panic!("no {path}"));
+            let d = b["detail"].as_str().unwrap();
+            assert_eq!(b["status"], "warn", "{path}: {d}");
+            let prefix = format!(
+                "its code makes raw clock syscalls the vDSO would serve: clock_gettime(CLOCK_MONOTONIC) by {via} at 0x"
+            );
+            assert!(d.starts_with(&prefix), "{path}: {d}");
+            let at = d[prefix.len()..].split(' ').next().unwrap();
+            assert!(d[prefix.len()..].starts_with(&format!("{at} in {symbol}: ")), "{path}: {d}");
+            let dis = over_files("objdump", &["-d"], &[root.join(path.trim_start_matches('/'))]);
+            let line = dis.lines().find(|l| l.trim_start().starts_with(&format!("{at}:"))).unwrap_or("");
+            assert!(line.contains(insn), "{path} at {at}: {line}");
+        };
+        site("/usr/local/bin/raw_libc", "syscall()", "main", "bl\t");
+        site("/usr/local/bin/raw_libc_static", "syscall()", "main", "bl\t");
+        site("/usr/local/bin/svc_static", "svc #0", "read_clock", "svc\t");
+        let libc = binaries.iter().find(|b| b["path"].as_str().unwrap().ends_with("/libc.so.6")).unwrap();
+        assert_eq!((libc["kind"].as_str(), libc["status"].as_str()), (Some("library"), Some("ok")), "{libc}");
+    }
+}
