@@ -1165,3 +1165,130 @@ fn foreign_roots_judged_for_their_architecture() {
         assert_eq!((libc["kind"].as_str(), libc["status"].as_str()), (Some("library"), Some("ok")), "{libc}");
     }
 }
+
+/// What junitparser (PyPI), a JUnit consumer CI reporters are built on,
+/// reads in a document: per suite, its name, the counts its attributes
+/// say (checked by the script against its cases) and each case's name and
+/// outcome (`failed`, `skipped`, `passed`). None when junitparser is
+/// missing (a SKIP; a panic under CI).
+fn junitparser_read(xml: &str) -> Option<serde_json::Value> {
+    const READ: &str = r#"
+import json, sys
+from junitparser import JUnitXml, Failure, Skipped
+doc = JUnitXml.fromstring(sys.stdin.read())
+out = []
+for suite in doc:
+    cases = []
+    for case in suite:
+        kinds = [type(r) for r in case.result]
+        outcome = "failed" if Failure in kinds else "skipped" if Skipped in kinds else "passed"
+        if outcome == "failed":
+            f = [r for r in case.result if isinstance(r, Failure)][0]
+            assert f.type in ("FAIL", "WARN") and f.message.startswith(f.type + ": "), case.name
+            assert f.message[len(f.type) + 2:] in (f.text or ""), case.name
+        cases.append({"name": case.name, "outcome": outcome})
+    n = lambda o: sum(1 for c in cases if c["outcome"] == o)
+    assert suite.tests == len(cases), (suite.name, suite.tests, len(cases))
+    assert suite.failures == n("failed"), (suite.name, suite.failures)
+    assert suite.skipped == n("skipped"), (suite.name, suite.skipped)
+    out.append({"name": suite.name, "tests": suite.tests, "failures": suite.failures,
+                "skipped": suite.skipped, "cases": cases})
+print(json.dumps(out))
+"#;
+    let probe = Command::new("python3").args(["-c", "import junitparser"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        skip(
+            "python3 with junitparser not installed (python3 -m pip install junitparser): JUnit not read by a consumer",
+        );
+        return None;
+    }
+    let mut py = Command::new("python3")
+        .args(["-c", READ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    py.stdin.take().unwrap().write_all(xml.as_bytes()).unwrap();
+    let out = py.wait_with_output().unwrap();
+    assert!(out.status.success(), "junitparser: {}\n{xml}", String::from_utf8_lossy(&out.stderr));
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+/// The outcome a JUnit reporter must show for a row's status.
+fn junit_outcome(status: &str, strict: bool) -> &'static str {
+    match status {
+        "fail" => "failed",
+        "warn" if strict => "failed",
+        "skip" | "info" => "skipped",
+        _ => "passed",
+    }
+}
+
+/// `args` run twice, as JSON and as JUnit: junitparser reads the same rows
+/// with the same outcomes as the JSON, suite by suite, and the table's
+/// counts line says the same numbers for the binaries.
+fn junit_agrees(args: &[&str], strict: bool) {
+    let run_as = |format: &str| {
+        let mut all = vec!["--format", format];
+        all.extend_from_slice(args);
+        let out = vdsoctl().args(&all).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (code_json, json) = run_as("json");
+    let (code_junit, xml) = run_as("junit");
+    assert_eq!(code_json, code_junit, "{args:?}");
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    let Some(read) = junitparser_read(&xml) else { return };
+    let suites = read.as_array().unwrap();
+    let mut expect = vec![("vdsoctl.check", "checks", "name")];
+    if doc["binaries"].is_array() {
+        expect.push(("vdsoctl.check.image", "binaries", "path"));
+    }
+    assert_eq!(suites.len(), expect.len(), "{read}");
+    for (suite, (name, key, id)) in suites.iter().zip(expect) {
+        assert_eq!(suite["name"], name);
+        let rows = doc[key].as_array().unwrap();
+        let cases = suite["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), rows.len(), "{name}");
+        for (case, row) in cases.iter().zip(rows) {
+            assert_eq!(case["name"], row[id], "{name}");
+            let want = junit_outcome(row["status"].as_str().unwrap(), strict);
+            assert_eq!(case["outcome"], want, "{name}: {row}");
+        }
+        if name == "vdsoctl.check.image" {
+            let (_, table) = run_as("table");
+            let n = |o: &str| cases.iter().filter(|c| c["outcome"] == o).count();
+            let count = |st: &str| rows.iter().filter(|r| r["status"] == st).count();
+            let line = table.lines().find(|l| l.contains(" ELF files in ")).unwrap_or_else(|| panic!("{table}"));
+            assert!(
+                line.contains(&format!("— {} FAIL, {} WARN, {} OK", count("fail"), count("warn"), count("ok"))),
+                "{line}"
+            );
+            assert_eq!(n("failed"), count("fail") + if strict { count("warn") } else { 0 }, "{line}");
+            assert_eq!(n("passed"), count("ok") + if strict { 0 } else { count("warn") }, "{line}");
+        }
+    }
+}
+
+/// JUnit read by a real consumer (junitparser) for the three kinds of
+/// `check`: an image (with and without --strict), the host, and `-- CMD`.
+#[test]
+fn junit_read_by_junitparser() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let cs = |flags: &[&str]| build_c("call_sites", false, flags);
+    install(root, &cs(&[]), "/bin/libc_clock");
+    install(root, &cs(&["-DRAW_LIBC"]), "/bin/raw_libc");
+    install(root, &cs(&["-DVSYSCALL"]), "/bin/vsyscall");
+    install(root, &cs(&["-DCPUTIME"]), "/bin/cputime");
+    let root = root.to_str().unwrap();
+    junit_agrees(&["check", "--image", root], false);
+    junit_agrees(&["check", "--strict", "--image", root], true);
+    junit_agrees(&["check", "--trace", "0"], false);
+    if let Some(why) = super::common::missing_trace_facility() {
+        return skip(&format!("check -- CMD: {why}"));
+    }
+    junit_agrees(&["check", "--", "/bin/true"], false);
+}
