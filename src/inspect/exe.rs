@@ -835,7 +835,8 @@ fn enclosing(file: &File, h: &Headers, addrs: &[u64]) -> Result<Vec<Option<(u64,
 /// program's own `read_time` or `my_clock_gettime` is judged on its code.
 /// glibc: `__clock_gettime` (`__clock_gettime64` on 32-bit),
 /// `__gettimeofday`, `time`, `__clock_getres`, `sched_getcpu` and their
-/// public aliases; musl: `__clock_gettime`, `clock_getres`; Go's runtime
+/// public aliases; musl: `__clock_gettime`, `clock_getres`,
+/// `clock_getcpuclockid` (its clock_getres checks a CPU-time clock id); Go's runtime
 /// package (`runtime.nanotime1`, `runtime.walltime`, `runtime.vdso*`) and
 /// its `time.now` (linknamed into the runtime), whose names a program cannot take.
 fn runtime_clock_function(name: &str) -> bool {
@@ -857,6 +858,10 @@ fn runtime_clock_function(name: &str) -> bool {
         "__clock_getres_time64",
         "sched_getcpu",
         "__sched_getcpu",
+        // They validate a CPU-time clock id with clock_getres (musl).
+        "clock_getcpuclockid",
+        "__clock_getcpuclockid",
+        "pthread_getcpuclockid",
         "getcpu",
         "__getcpu",
     ];
