@@ -2,9 +2,10 @@
 //! class and machine, static, static-pie or dynamic (PT_INTERP), the
 //! libraries it needs, which runtime does its clock_gettime (glibc, musl, Go,
 //! other) and its version, whether a static C library in it looks the vDSO
-//! up, and where its code (x86_64, i386) calls the fixed [vsyscall] page or
-//! makes raw clock syscalls (decoded by [`crate::inspect::code`], each site
-//! with its address and enclosing function).
+//! up, and where its code (x86_64, i386, arm64) calls the fixed [vsyscall]
+//! page or makes raw clock syscalls (decoded by [`crate::inspect::code`] for
+//! x86 and [`crate::inspect::code_a64`] for arm64, each site with its
+//! address and enclosing function).
 //!
 //! The fixed-size records (header, program and section headers) are parsed
 //! by goblin, like the rest of the crate; every table is read with a bounded
@@ -120,9 +121,9 @@ pub struct ExeInfo {
     pub vsyscall_sites: u32,
     /// The first such site's virtual address.
     pub vsyscall_first: Option<u64>,
-    /// Raw clock syscalls made from the code (x86_64 and i386): `syscall`,
-    /// `int 0x80`, `sysenter` or libc's `syscall()` with a clock syscall
-    /// number, outside the runtime's own clock functions.
+    /// Raw clock syscalls made from the code (x86_64, i386, arm64): `syscall`,
+    /// `int 0x80`, `sysenter`, `svc #0` or libc's `syscall()` with a clock
+    /// syscall number, outside the runtime's own clock functions.
     pub clock_sites: u32,
     /// The sites themselves, [vsyscall] calls first, at most [`MAX_SITES`].
     pub sites: Vec<Site>,
@@ -894,7 +895,7 @@ fn guarded_fallback(file: &File, h: &Headers, isa: Isa, addr: u64) -> bool {
 }
 
 /// Find the real [vsyscall] calls and clock syscalls in a file's code
-/// (x86_64 `bits` 64, i386 32): candidates by bytes, each decoded in a
+/// (x86_64, i386 or arm64, as `isa` says): candidates by bytes, each decoded in a
 /// window before it, then the sites found decoded again from their
 /// enclosing function's start and named by it.
 fn scan_calls(file: &File, h: &Headers, info: &ExeInfo, isa: Isa) -> Result<CallScan> {
