@@ -40,6 +40,51 @@ pub fn machine_name(m: u16) -> String {
     known.to_string()
 }
 
+/// `EF_ARM_ABI_FLOAT_HARD` and `EF_ARM_ABI_FLOAT_SOFT` in an ARM file's
+/// `e_flags` (`elf.h`): what tells armhf from armel, as `readelf -h` says
+/// "hard-float ABI" / "soft-float ABI".
+pub const EF_ARM_ABI_FLOAT_HARD: u32 = 0x400;
+pub const EF_ARM_ABI_FLOAT_SOFT: u32 = 0x200;
+
+/// The architecture of an ELF file as Debian names it (`dpkg
+/// --print-architecture`, the multiarch tuple's short name): class,
+/// machine, byte order and, for 32-bit ARM, the float ABI. `amd64`,
+/// `i386`, `x32`, `arm64`, `armhf`, `armel`, `ppc64el`, `ppc64`,
+/// `powerpc`, `s390x`, `riscv64`, `mips64el`, `mipsel`, `loong64`; any
+/// other is the machine's name with `-be`/`-le` and the class.
+pub fn arch_name(machine: u16, is_64: bool, little_endian: bool, flags: u32) -> String {
+    let known = match (machine, is_64, little_endian) {
+        (machine::X86_64, true, true) => "amd64",
+        (machine::X86_64, false, true) => "x32",
+        (machine::I386, false, true) => "i386",
+        (machine::AARCH64, true, true) => "arm64",
+        (machine::AARCH64, true, false) => "arm64be",
+        (machine::ARM, false, true) if flags & EF_ARM_ABI_FLOAT_HARD != 0 => "armhf",
+        (machine::ARM, false, true) => "armel",
+        (machine::ARM, false, false) => "armeb",
+        (machine::PPC64, true, true) => "ppc64el",
+        (machine::PPC64, true, false) => "ppc64",
+        (machine::PPC, false, false) => "powerpc",
+        (machine::S390, true, false) => "s390x",
+        (machine::S390, false, false) => "s390",
+        (machine::RISCV, true, true) => "riscv64",
+        (machine::RISCV, false, true) => "riscv32",
+        (machine::MIPS, true, true) => "mips64el",
+        (machine::MIPS, true, false) => "mips64",
+        (machine::MIPS, false, true) => "mipsel",
+        (machine::MIPS, false, false) => "mips",
+        (machine::LOONGARCH, true, true) => "loong64",
+        _ => {
+            let order = if little_endian { "le" } else { "be" };
+            return format!("{}-{order}{}", machine_name(machine), if is_64 { "64" } else { "32" });
+        }
+    };
+    known.to_string()
+}
+
+/// Whether this binary runs with the byte order of `little_endian`.
+pub const HOST_LITTLE_ENDIAN: bool = cfg!(target_endian = "little");
+
 /// The `e_machine` of the architecture this binary was built for.
 pub const HOST_MACHINE: u16 = if cfg!(target_arch = "x86_64") {
     machine::X86_64
@@ -724,6 +769,17 @@ mod tests {
         assert_eq!(decode_hwcap(machine::X86_64, 2, 0x2), vec!["fsgsbase"]);
         assert_eq!(decode_hwcap(machine::X86_64, 2, 0x4), vec!["bit2"]);
         assert_eq!(decode_hwcap(machine::X86_64, 1, 0x11), vec!["fpu", "tsc"]);
+    }
+
+    #[test]
+    fn arch_names_as_debian_says() {
+        assert_eq!(arch_name(machine::X86_64, true, true, 0), "amd64");
+        assert_eq!(arch_name(machine::ARM, false, true, 0x0500_0400), "armhf");
+        assert_eq!(arch_name(machine::ARM, false, true, 0x0500_0200), "armel");
+        assert_eq!(arch_name(machine::PPC64, true, true, 2), "ppc64el");
+        assert_eq!(arch_name(machine::PPC64, true, false, 1), "ppc64");
+        assert_eq!(arch_name(machine::S390, true, false, 0), "s390x");
+        assert_eq!(arch_name(0x1234, true, false, 0), "0x1234-be64");
     }
 
     #[test]

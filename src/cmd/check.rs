@@ -8,60 +8,24 @@ use crate::arch::{self, ClockClass};
 use crate::cli::CheckArgs;
 use crate::error::{Error, Result};
 use crate::inspect::auxv::{self, AT_SYSINFO_EHDR};
-use crate::inspect::exe::{self, ExeInfo, Launch, LibcKind, Linkage};
+use crate::inspect::exe::{self, Launch, LibcKind, Linkage};
 use crate::inspect::kernel::{self, VsyscallMode};
 use crate::inspect::{elf, image, Process};
 use crate::measure::bench::{BenchRequest, Path as BenchPath};
 use crate::measure::bench::{Path, Verdict};
 use crate::measure::session::{self, TraceRequest};
 use crate::model::bench::{Basis, BenchReport, BenchResult};
+use crate::model::binary::{binary_verdict, HostFacts, WarnKind};
 use crate::model::image::{problems as image_problems, ImageProblem};
 use crate::model::observe::{self, Judged, Observation, Scope, Unseen};
 use crate::model::policy::{self, SysinfoEhdr, VdsoMapping};
 use crate::model::trace::{ExitStatus, Target, TraceReport};
+pub use crate::model::Status;
 use crate::model::{ClockRef, ProcessName, ProcessRef, Severity};
 use crate::render::{duration_text, emit, ns_text, thousands, Cell, Color, Output, Prometheus, Render};
 use serde::Serialize;
 use std::ffi::OsString;
 use std::time::Duration;
-
-/// How one check came out.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// Could not run here (e.g. needs root); never fails the audit.
-    Skip,
-    /// Said for what it is, not judged: nothing was observed (no
-    /// privileges, `--trace 0`); never passes or fails the audit.
-    Info,
-    #[default]
-    Ok,
-    Warn,
-    Fail,
-}
-
-impl Status {
-    fn label(self) -> &'static str {
-        match self {
-            Status::Skip => "SKIP",
-            Status::Info => "INFO",
-            Status::Ok => "OK",
-            Status::Warn => "WARN",
-            Status::Fail => "FAIL",
-        }
-    }
-
-    /// The Prometheus gauge value: 0 ok, 1 warn, 2 fail, -1 skipped or
-    /// not observed.
-    fn gauge(self) -> f64 {
-        match self {
-            Status::Skip | Status::Info => -1.0,
-            Status::Ok => 0.0,
-            Status::Warn => 1.0,
-            Status::Fail => 2.0,
-        }
-    }
-}
 
 /// One check's result (DESIGN keys: name, status, detail, hint).
 #[derive(Debug, Clone, Serialize)]
@@ -357,15 +321,6 @@ pub fn libc_check() -> Check {
     )
 }
 
-/// The host facts a binary's verdict depends on: this kernel's vDSO hash
-/// tables (musl needs DT_HASH) and its vsyscall mode.
-#[derive(Debug, Clone, Copy)]
-pub struct HostFacts {
-    /// The vDSO has DT_HASH; `None` when its image could not be read.
-    pub vdso_has_hash: Option<bool>,
-    pub vsyscall: VsyscallMode,
-}
-
 impl HostFacts {
     /// Read from vdsoctl's own process.
     pub fn gather(me: &Process) -> HostFacts {
@@ -379,216 +334,6 @@ impl HostFacts {
         let (v, _) = super::maps::vsyscall_mode(&maps, kernel::cmdline().as_deref(), true);
         HostFacts { vdso_has_hash, vsyscall: v.mode }
     }
-}
-
-/// What a runtime is called in sentences: `glibc 2.36`, `Go go1.19.8`.
-fn runtime_text(info: &ExeInfo) -> String {
-    let name = match info.libc {
-        LibcKind::Glibc => "glibc",
-        LibcKind::Musl => "musl",
-        LibcKind::Bionic => "bionic",
-        LibcKind::Go => "Go",
-        LibcKind::Unknown => "an unrecognised runtime",
-    };
-    match &info.libc_version {
-        Some(v) => format!("{name} {v}"),
-        None => name.to_string(),
-    }
-}
-
-/// A call site's enclosing function, or `?` in stripped code.
-fn site_symbol(s: &exe::Site) -> &str {
-    s.symbol.as_deref().unwrap_or("an unnamed function")
-}
-
-/// `clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x1149 in main`.
-fn site_text(s: &exe::Site) -> String {
-    let f = s.function.map_or("?", |f| f.name());
-    let args = match (s.function, s.clock) {
-        (Some(TimeFn::ClockGettime | TimeFn::ClockGettime64), Some(c)) => {
-            arch::clock_info(c as i32).map_or_else(|| format!("clock {c}"), |i| i.name.to_string())
-        }
-        (Some(TimeFn::ClockGettime | TimeFn::ClockGettime64), None) => "clock id not a constant".to_string(),
-        _ => String::new(),
-    };
-    format!("{f}({args}) by {} at {:#x} in {}", s.via.text(), s.addr, site_symbol(s))
-}
-
-/// Whether a warning is one that `--trace` evidence clears: it says the
-/// path is unknown or costlier, not that it is lost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WarnKind {
-    None,
-    /// Static with an unrecognised runtime, or 32-bit: a clean trace clears it.
-    Unproven,
-}
-
-/// The verdict on one ELF file: can its clock reads reach the vDSO on this
-/// kernel? The policy, once, for `--image` and `-p`:
-/// - FAIL: a program whose code calls the fixed [vsyscall] addresses (in a
-///   library: WARN, as such calls are kept as fallbacks, e.g. HotSpot's
-///   vsyscall getcpu in libjvm.so); static glibc
-///   without a vDSO lookup (before 2.31 glibc never used the vDSO in static
-///   binaries — sourceware bug 19767, "vdso is not used with static
-///   linking", fixed in 2.31); musl against a vDSO without DT_HASH (musl
-///   looks vDSO symbols up through DT_HASH only).
-/// - WARN: a 32-bit program on a 64-bit kernel (the compat vDSO serves it,
-///   ~1.4× the 64-bit vDSO's cost here, and its syscalls are unseen by
-///   sys_enter_* tracepoints); static with a runtime not recognised; a dynamic program
-///   with an unknown C library.
-/// - SKIP: another architecture's (or the x32 ABI's) binary, not judged here.
-/// - OK otherwise: dynamic glibc/musl/bionic, static glibc ≥ 2.31, static
-///   musl (vDSO lookup since musl 1.1.0), Go (its runtime calls the vDSO
-///   itself, with or without cgo), libraries of those.
-pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Option<&'static str>, WarnKind) {
-    let mut problems: Vec<(Status, String)> = Vec::new();
-    let mut hint = None;
-    let mut kind = WarnKind::None;
-    let native = info.machine == arch::HOST_MACHINE && info.is_64 == cfg!(target_pointer_width = "64");
-    let compat = arch::Abi::from_elf(info.is_64, info.machine)
-        .is_some_and(|abi| arch::HOST_ABI.and_then(arch::Abi::compat) == Some(abi));
-    if !native && !compat {
-        let what = if info.machine == arch::HOST_MACHINE && !info.is_64 {
-            format!("{} x32-ABI binary (ELF32)", arch::machine_name(info.machine))
-        } else {
-            format!("{} binary", arch::machine_name(info.machine))
-        };
-        return (
-            Status::Skip,
-            format!("{what}: not for this host's ABIs ({}), not judged", arch::machine_name(arch::HOST_MACHINE)),
-            None,
-            WarnKind::None,
-        );
-    }
-    let library = info.is_library();
-    if info.vsyscall_sites > 0 {
-        let what = match host.vsyscall {
-            VsyscallMode::None => "this kernel has no [vsyscall] page (vsyscall=none): the call crashes with SIGSEGV",
-            _ => "each call traps and is emulated by the kernel, invisible to strace",
-        };
-        let first = info.sites.iter().find(|s| s.via == exe::Via::Vsyscall);
-        let sites = format!(
-            "its code calls the fixed [vsyscall] page ({} site(s), first at {:#x}{})",
-            info.vsyscall_sites,
-            info.vsyscall_first.unwrap_or(0),
-            first.map_or_else(String::new, |s| format!(" in {}", site_symbol(s)))
-        );
-        if library {
-            // Libraries keep such calls as fallbacks (HotSpot's libjvm.so
-            // has a vsyscall getcpu for kernels without sched_getcpu): a
-            // warning; whether it runs is what `check -- CMD` shows.
-            problems.push((Status::Warn, format!("{sites}, likely a fallback path: if taken, {what}")));
-            hint = Some("`vdsoctl check -- <smoke test>` shows whether the fallback runs ([vsyscall] rows)");
-            kind = WarnKind::Unproven;
-        } else {
-            problems.push((Status::Fail, format!("{sites}: {what}")));
-            hint = Some("rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses");
-        }
-    }
-    // Raw clock syscalls in the code: the vDSO's clocks (and unknown ids)
-    // warn, CPU-time and other always-syscall clocks are said, not judged.
-    let (bypass, cputime): (Vec<&exe::Site>, Vec<&exe::Site>) =
-        info.sites.iter().filter(|s| s.via != exe::Via::Vsyscall).partition(|s| {
-            !s.clock.is_some_and(|c| arch::clock_info(c as i32).is_some_and(|c| c.class == ClockClass::AlwaysSyscall))
-        });
-    if !bypass.is_empty() {
-        // Sites counted but not kept (past MAX_SITES).
-        let more = (info.clock_sites as usize).saturating_sub(bypass.len() + cputime.len());
-        let listed: Vec<String> = bypass.iter().take(3).map(|s| site_text(s)).collect();
-        let rest = bypass.len().saturating_sub(3) + more;
-        problems.push((
-            Status::Warn,
-            format!(
-                "its code makes raw clock syscalls the vDSO would serve: {}{}: each one enters the kernel",
-                listed.join(", "),
-                if rest > 0 { format!(" and {rest} more") } else { String::new() }
-            ),
-        ));
-        hint = hint.or(Some("read clocks through the C library's clock_gettime()/gettimeofday() (the vDSO), not syscall() or an inline syscall"));
-        kind = WarnKind::Unproven;
-    }
-    if !cputime.is_empty() {
-        let listed: Vec<String> = cputime.iter().take(3).map(|s| site_text(s)).collect();
-        problems.push((
-            Status::Info,
-            format!("raw syscalls of clocks the vDSO never serves (always a syscall): {}", listed.join(", ")),
-        ));
-    }
-    let runtime = runtime_text(info);
-    let linkage = info.linkage();
-    match info.libc {
-        LibcKind::Go => {
-            // CGO_ENABLED=1 is in the build info of every Go build that
-            // allowed cgo, pure Go ones too: only a program linked against
-            // a C library (it has an interpreter) runs with cgo.
-            let cgo = match info.go.as_ref().and_then(|g| g.cgo) {
-                Some(true) if linkage == Linkage::Dynamic => ", with cgo",
-                _ => "",
-            };
-            problems.push((Status::Ok, format!("{runtime}{cgo}: the Go runtime is expected to call the vDSO itself")));
-        }
-        LibcKind::Glibc if linkage != Linkage::Dynamic && !library => {
-            if info.vdso_lookup {
-                problems.push((
-                    Status::Ok,
-                    format!("static {runtime} that looks the vDSO up (glibc ≥ 2.31 does in static binaries)"),
-                ));
-            } else {
-                problems.push((
-                    Status::Fail,
-                    "static glibc without a vDSO lookup (glibc < 2.31 never used the vDSO in static binaries, sourceware bug 19767): every clock_gettime and gettimeofday is a syscall".into(),
-                ));
-                hint = hint.or(Some("rebuild against glibc ≥ 2.31, or link dynamically"));
-            }
-        }
-        LibcKind::Musl => match host.vdso_has_hash {
-            Some(false) => {
-                problems.push((
-                    Status::Fail,
-                    format!("{runtime}: musl looks vDSO symbols up through DT_HASH only and this kernel's vDSO has only DT_GNU_HASH: every clock read is a syscall"),
-                ));
-                hint = hint.or(Some("use a kernel whose vDSO keeps DT_HASH, or a glibc-based image"));
-            }
-            _ => problems.push((Status::Ok, format!("{runtime}: expected to look the vDSO up (DT_HASH present here)"))),
-        },
-        LibcKind::Glibc | LibcKind::Bionic => {
-            problems.push((Status::Ok, format!("{runtime}: its clock reads are expected to go through the vDSO")))
-        }
-        LibcKind::Unknown if library => problems
-            .push((Status::Ok, "library without a C library of its own: it reads clocks through its program's".into())),
-        LibcKind::Unknown if linkage == Linkage::Dynamic => {
-            problems.push((
-                Status::Warn,
-                format!("C library not recognised (interpreter {})", info.interp.as_deref().unwrap_or("?")),
-            ));
-            kind = WarnKind::Unproven;
-        }
-        LibcKind::Unknown => {
-            problems.push((
-                Status::Warn,
-                "static, runtime not recognised and no vDSO lookup found in it: its clock reads may all be syscalls"
-                    .into(),
-            ));
-            hint = hint.or(Some("run it under `vdsoctl check -- PROG` (or `check -p PID` as root) to see"));
-            kind = WarnKind::Unproven;
-        }
-    }
-    if compat && library {
-        problems.push((Status::Ok, "32-bit library: its programs get the 32-bit verdict".into()));
-    } else if compat {
-        problems.push((
-            Status::Warn,
-            "32-bit: the compat vDSO (vdso32) serves its clock reads, a little slower than the 64-bit one; its clock syscalls are invisible to syscalls:sys_enter_* tracepoints".into(),
-        ));
-        hint = hint
-            .or(Some("`vdsoctl check -- PROG` or `check -p PID` (as root) counts them; rebuild as 64-bit if you can"));
-        kind = WarnKind::Unproven;
-    }
-    // The reason for the verdict first.
-    problems.sort_by_key(|p| std::cmp::Reverse(p.0));
-    let status = problems.iter().map(|(s, _)| *s).max().unwrap_or(Status::Ok);
-    let detail = problems.into_iter().map(|(_, d)| d).collect::<Vec<_>>().join("; ");
-    (status, detail, hint, if status == Status::Warn { kind } else { WarnKind::None })
 }
 
 /// What a target process's runtime means for its clock reads: the program
@@ -859,6 +604,11 @@ pub struct BinaryRow {
     /// `ELF64` or `ELF32`.
     pub class: &'static str,
     pub machine: String,
+    /// The architecture as Debian names it: `amd64`, `arm64`, `armhf`
+    /// (`EF_ARM_ABI_FLOAT_HARD`), `armel`, `ppc64el`, `ppc64`, `s390x`...
+    pub arch: String,
+    /// `little` or `big` (`EI_DATA`).
+    pub endian: &'static str,
     /// `dynamic`, `static` or `static-pie`.
     pub linkage: &'static str,
     /// The interpreter of a dynamic program.
@@ -1011,6 +761,8 @@ fn gather_image(root: &std::path::Path, strict: bool) -> Result<CheckReport> {
                 path: b.path.display().to_string(),
                 class: if info.is_64 { "ELF64" } else { "ELF32" },
                 machine: arch::machine_name(info.machine),
+                arch: info.arch(),
+                endian: if info.little_endian { "little" } else { "big" },
                 linkage: info.linkage().name(),
                 interpreter: info.interp.clone(),
                 kind: if info.is_library() { "library" } else { "executable" },
@@ -1046,6 +798,17 @@ fn gather_image(root: &std::path::Path, strict: bool) -> Result<CheckReport> {
         image: Some(summary),
         ..CheckReport::default()
     })
+}
+
+/// `ELF64 x86_64`, and the Debian name where the machine alone does not
+/// say it (byte order, float ABI, class): `ELF32 arm (armhf)`, `ELF64 ppc64 (ppc64el)`.
+fn class_text(b: &BinaryRow) -> String {
+    let plain = ["amd64", "i386"].contains(&b.arch.as_str());
+    if plain || b.arch == b.machine {
+        format!("{} {}", b.class, b.machine)
+    } else {
+        format!("{} {} ({})", b.class, b.machine, b.arch)
+    }
 }
 
 /// How `check -- CMD` ran the command.
@@ -1431,7 +1194,7 @@ impl CheckReport {
             t.add_row(vec![
                 status_cell(b.status),
                 Cell::new(out.text(&b.path)),
-                Cell::new(format!("{} {}", b.class, b.machine)),
+                Cell::new(class_text(b)),
                 Cell::new(b.linkage),
                 Cell::new(out.text(&runtime(b))),
                 Cell::new(out.text(&b.detail)),
@@ -1440,7 +1203,7 @@ impl CheckReport {
         type Group<'a> = (Status, String, &'a str, String, usize, &'a BinaryRow);
         let mut groups: Vec<Group> = Vec::new();
         for b in binaries.iter().filter(|b| b.status < Status::Warn) {
-            let class = format!("{} {}", b.class, b.machine);
+            let class = class_text(b);
             let rt = runtime(b);
             match groups.iter_mut().find(|g| g.0 == b.status && g.1 == class && g.2 == b.linkage && g.3 == rt) {
                 Some(g) => g.4 += 1,
@@ -1472,13 +1235,19 @@ impl CheckReport {
         if let Some(img) = &self.image {
             let count = |st: Status| thousands(binaries.iter().filter(|b| b.status == st).count() as u64);
             s += &format!(
-                "{}: {} ELF files in {} entries — {} FAIL, {} WARN, {} OK{}\n",
+                "{}: {} ELF files in {} entries — {} FAIL, {} WARN, {} OK{}{}\n",
                 out.text(&img.root),
                 thousands(binaries.len() as u64),
                 thousands(img.entries),
                 count(Status::Fail),
                 count(Status::Warn),
                 count(Status::Ok),
+                // Not judged (code not decoded, x32) is said, never folded into OK.
+                [(Status::Info, "INFO"), (Status::Skip, "SKIP")]
+                    .iter()
+                    .filter(|(st, _)| binaries.iter().any(|b| b.status == *st))
+                    .map(|(st, label)| format!(", {} {label}", count(*st)))
+                    .collect::<String>(),
                 if img.unreadable.is_empty() {
                     String::new()
                 } else {
@@ -1512,11 +1281,14 @@ impl CheckReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inspect::exe::ExeInfo;
     use crate::inspect::exe::GoInfo;
 
     fn exe(libc: LibcKind, interp: Option<&str>) -> ExeInfo {
         ExeInfo {
             is_64: true,
+            little_endian: true,
+            flags: 0,
             machine: arch::machine::X86_64,
             elf_type: 3,
             interp: interp.map(str::to_string),
@@ -1622,9 +1394,23 @@ mod tests {
         let (st, detail, _, _) = binary_verdict(&x32, &GOOD);
         assert_eq!(st, Status::Skip);
         assert!(detail.contains("x32"), "{detail}");
+        // Another architecture's binary is judged for its own: arm64 code
+        // is decoded (OK, said so); armhf code is not (INFO, never OK by
+        // inference); this host's DT_HASH does not decide a foreign musl.
         let mut arm = exe(LibcKind::Glibc, Some("/lib/ld-linux-aarch64.so.1"));
         arm.machine = arch::machine::AARCH64;
-        assert_eq!(binary_verdict(&arm, &GOOD).0, Status::Skip);
+        let (st, detail, _, _) = binary_verdict(&arm, &GOOD);
+        assert_eq!(st, Status::Ok, "{detail}");
+        assert!(detail.ends_with("; judged as arm64 code (not this host's architecture)"), "{detail}");
+        let mut armhf = exe(LibcKind::Glibc, Some("/lib/ld-linux-armhf.so.3"));
+        (armhf.machine, armhf.is_64, armhf.flags) = (arch::machine::ARM, false, 0x0500_0400);
+        let (st, detail, _, _) = binary_verdict(&armhf, &GOOD);
+        assert_eq!(st, Status::Info, "{detail}");
+        assert!(detail.starts_with("armhf code: call sites not decoded for this architecture"), "{detail}");
+        let mut musl = exe(LibcKind::Musl, None);
+        musl.machine = arch::machine::AARCH64;
+        let no_hash = HostFacts { vdso_has_hash: Some(false), ..GOOD };
+        assert_eq!(binary_verdict(&musl, &no_hash).0, Status::Ok);
 
         // A static program with no recognised runtime: a clearable warning.
         let (st, _, _, kind) = binary_verdict(&exe(LibcKind::Unknown, None), &GOOD);

@@ -40,6 +40,8 @@ pub enum Via {
     Sysenter,
     /// A call of libc's `syscall()` with the number as first argument.
     LibcSyscall,
+    /// `svc #0` (aarch64 numbers in x8).
+    Svc,
 }
 
 impl Via {
@@ -50,6 +52,7 @@ impl Via {
             Via::Int80 => "int 0x80",
             Via::Sysenter => "sysenter",
             Via::LibcSyscall => "syscall()",
+            Via::Svc => "svc #0",
         }
     }
 }
@@ -154,7 +157,7 @@ pub fn candidates(code: &[u8], base: u64, bits: u32, t: &Targets) -> Vec<usize> 
 fn has_clock_number(window: &[u8], bits: u32) -> bool {
     let abis: &[Abi] = if bits == 64 { &[Abi::X86_64, Abi::I386] } else { &[Abi::I386] };
     abis.iter().flat_map(|a| a.clock_syscalls()).any(|(f, nr)| {
-        if !matches!(f, TimeFn::ClockGettime | TimeFn::ClockGettime64 | TimeFn::Gettimeofday | TimeFn::Time) {
+        if !is_clock_read(*f) {
             return false;
         }
         let imm = (*nr as u32).to_le_bytes();
@@ -346,10 +349,22 @@ impl State {
     }
 }
 
-/// The clock functions a raw call of which is reported.
-fn clock_fn(abi: Abi, nr: Option<u64>) -> Option<TimeFn> {
+/// The clock functions a raw call of which is reported: the reads the
+/// vDSO serves (clock_gettime, clock_getres, gettimeofday, time), with the
+/// numbers of `abi` ([`Abi::clock_syscalls`]); getcpu is no clock read.
+pub(crate) fn clock_fn(abi: Abi, nr: Option<u64>) -> Option<TimeFn> {
     let f = abi.clock_syscall(nr? as i64)?;
-    matches!(f, TimeFn::ClockGettime | TimeFn::ClockGettime64 | TimeFn::Gettimeofday | TimeFn::Time).then_some(f)
+    is_clock_read(f).then_some(f)
+}
+
+/// Whether a raw syscall of `f` is a clock read the vDSO may serve.
+pub(crate) fn is_clock_read(f: TimeFn) -> bool {
+    !matches!(f, TimeFn::Getcpu)
+}
+
+/// Whether `f` takes a clock id as its first argument (reported with the site).
+pub(crate) fn takes_clock(f: TimeFn) -> bool {
+    f.takes_clock()
 }
 
 fn signed(v: Option<u64>, bits: u32) -> Option<i64> {
@@ -403,7 +418,7 @@ pub fn analyze(
                 };
                 if let Some(f) = clock_fn(abi, st.regs[RAX]) {
                     let arg = if abi == Abi::X86_64 { st.regs[RDI] } else { st.regs[RBX] };
-                    let clock = if matches!(f, TimeFn::ClockGettime | TimeFn::ClockGettime64) { arg } else { None };
+                    let clock = if takes_clock(f) { arg } else { None };
                     out.push(site(via, Some(f), signed(clock, if abi == Abi::X86_64 { 64 } else { 32 }), None));
                 }
                 // The kernel returns in rax and clobbers rcx and r11.
@@ -432,7 +447,7 @@ pub fn analyze(
                 let (nr, clock) =
                     if bits == 64 { (st.regs[RDI], st.regs[RSI]) } else { (st.stack_arg(0), st.stack_arg(1)) };
                 if let Some(f) = clock_fn(native, nr) {
-                    let clock = if matches!(f, TimeFn::ClockGettime | TimeFn::ClockGettime64) { clock } else { None };
+                    let clock = if takes_clock(f) { clock } else { None };
                     out.push(site(Via::LibcSyscall, Some(f), signed(clock, bits), None));
                 }
             }
@@ -567,6 +582,57 @@ fn step(st: &mut State, ins: &Instruction, bits: u32) {
     }
 }
 
+/// How far before a site [`pointer_guarded`] looks for the guard.
+pub const GUARD: usize = 384;
+
+/// Whether the code before offset `at` (a raw syscall) is a runtime's
+/// clock function trying a function pointer first: a register tested for
+/// zero (`test r,r` or `cmp r,0`, then a conditional jump), then called
+/// through (`call *r`), then the syscall (its fallback), within [`GUARD`]
+/// bytes. That is the shape of glibc's, musl's and Go's clock functions,
+/// which call the vDSO through a pointer their startup looked up; a tail
+/// jump through the register (`jmp *r`, as crt's `register_tm_clones`
+/// does) is not the shape.
+pub fn pointer_guarded(code: &[u8], base: u64, bits: u32, at: usize) -> bool {
+    if at > code.len() {
+        return false;
+    }
+    let lo = at.saturating_sub(GUARD);
+    let Some(start) = (lo..at.min(lo + 32)).find(|&s| lands_on(&code[s..], bits, at - s)) else { return false };
+    let mut dec = Decoder::with_ip(bits, &code[start..at], base.wrapping_add(start as u64), DecoderOptions::NONE);
+    let mut ins = Instruction::default();
+    let mut tested = [false; 16];
+    let mut prev_test: Option<usize> = None;
+    let mut guarded = false;
+    while dec.can_decode() {
+        dec.decode_out(&mut ins);
+        let m = ins.mnemonic();
+        let r0 = (ins.op_count() > 0 && ins.op0_kind() == OpKind::Register).then(|| gpr(ins.op0_register())).flatten();
+        let test = match (m, r0) {
+            (Mnemonic::Test, Some((r, size))) if size >= 4 => {
+                (ins.op1_kind() == OpKind::Register && ins.op1_register() == ins.op0_register()).then_some(r)
+            }
+            (Mnemonic::Cmp, Some((r, size))) if size >= 4 => {
+                (ins.op1_kind() != OpKind::Register && ins.op1_kind() != OpKind::Memory && ins.immediate(1) == 0)
+                    .then_some(r)
+            }
+            _ => None,
+        };
+        if matches!(m, Mnemonic::Je | Mnemonic::Jne) {
+            if let Some(r) = prev_test {
+                tested[r] = true;
+            }
+        }
+        prev_test = test;
+        if m == Mnemonic::Call {
+            if let Some((r, 8 | 4)) = r0 {
+                guarded |= tested[r];
+            }
+        }
+    }
+    guarded
+}
+
 /// The PLT stubs (in `code`, a `.plt*` section at `base`) that jump
 /// through one of the GOT `slots`: `jmp *slot(%rip)` (x86_64), `jmp *slot`
 /// or `jmp *off(%ebx)` with %ebx at `got_plt` (i386). A stub starts at its
@@ -649,7 +715,25 @@ mod tests {
             let _ = analyze(&code, base, bits, 0, code.len(), &t, &blocks);
             let _ = plt_stubs(&code, base, bits, &t.syscall_got, Some(base));
             let _ = lands_on(&code, bits, code.len() / 2);
+            let _ = pointer_guarded(&code, base, bits, code.len() / 2);
         }
+    }
+
+    #[test]
+    fn guarded_fallbacks() {
+        // glibc's __clock_gettime: mov ptr(%rip),%rax; test %rax,%rax; je 1f;
+        // sub $8,%rsp; call *%rax; ...; ret; 1: mov $228,%eax; syscall
+        let code = [
+            0x48, 0x8b, 0x05, 0x11, 0x22, 0x33, 0x00, 0x48, 0x85, 0xc0, 0x74, 0x08, 0x48, 0x83, 0xec, 0x08, 0xff, 0xd0,
+            0xc3, 0x90, 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05,
+        ];
+        assert!(pointer_guarded(&code, 0x1000, 64, 25));
+        // Tested but tail-jumped through (crt's register_tm_clones): not the shape.
+        let code = [0x48, 0x85, 0xc0, 0x74, 0x02, 0xff, 0xe0, 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05];
+        assert!(!pointer_guarded(&code, 0x1000, 64, 12));
+        // Called but never tested.
+        let code = [0xff, 0xd0, 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05];
+        assert!(!pointer_guarded(&code, 0x1000, 64, 7));
     }
 
     #[test]

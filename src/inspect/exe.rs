@@ -2,9 +2,10 @@
 //! class and machine, static, static-pie or dynamic (PT_INTERP), the
 //! libraries it needs, which runtime does its clock_gettime (glibc, musl, Go,
 //! other) and its version, whether a static C library in it looks the vDSO
-//! up, and where its code (x86_64, i386) calls the fixed [vsyscall] page or
-//! makes raw clock syscalls (decoded by [`crate::inspect::code`], each site
-//! with its address and enclosing function).
+//! up, and where its code (x86_64, i386, arm64) calls the fixed [vsyscall]
+//! page or makes raw clock syscalls (decoded by [`crate::inspect::code`] for
+//! x86 and [`crate::inspect::code_a64`] for arm64, each site with its
+//! address and enclosing function).
 //!
 //! The fixed-size records (header, program and section headers) are parsed
 //! by goblin, like the rest of the crate; every table is read with a bounded
@@ -16,6 +17,7 @@
 use crate::error::{Error, Result};
 use crate::inspect::code::{self, Targets};
 pub use crate::inspect::code::{Site, Via};
+use crate::inspect::code_a64;
 use crate::inspect::elf;
 use crate::inspect::Process;
 use goblin::container::Ctx;
@@ -90,6 +92,10 @@ pub struct GoInfo {
 pub struct ExeInfo {
     pub is_64: bool,
     pub machine: u16,
+    /// `EI_DATA`: little-endian (ELFDATA2LSB) or big.
+    pub little_endian: bool,
+    /// `e_flags` (the float ABI of 32-bit ARM, the ELF ABI version of ppc64).
+    pub flags: u32,
     /// `e_type` (2 ET_EXEC, 3 ET_DYN).
     pub elf_type: u16,
     /// The program interpreter; `None` means statically linked.
@@ -107,16 +113,17 @@ pub struct ExeInfo {
     /// the library it loads.
     pub libc_version: Option<String>,
     pub go: Option<GoInfo>,
-    /// A static C library in the file names `__vdso_clock_gettime`: it looks
+    /// A static C library in the file names its architecture's vDSO clock_gettime
+    /// (`__vdso_clock_gettime`, `__kernel_clock_gettime` on arm64): it looks
     /// the vDSO up (glibc ≥ 2.31 in static binaries, every musl ≥ 1.1.0).
     pub vdso_lookup: bool,
     /// Code sites that call or jump into the fixed [vsyscall] page (x86_64 only).
     pub vsyscall_sites: u32,
     /// The first such site's virtual address.
     pub vsyscall_first: Option<u64>,
-    /// Raw clock syscalls made from the code (x86_64 and i386): `syscall`,
-    /// `int 0x80`, `sysenter` or libc's `syscall()` with a clock syscall
-    /// number, outside the runtime's own clock functions.
+    /// Raw clock syscalls made from the code (x86_64, i386, arm64): `syscall`,
+    /// `int 0x80`, `sysenter`, `svc #0` or libc's `syscall()` with a clock
+    /// syscall number, outside the runtime's own clock functions.
     pub clock_sites: u32,
     /// The sites themselves, [vsyscall] calls first, at most [`MAX_SITES`].
     pub sites: Vec<Site>,
@@ -151,6 +158,16 @@ impl ExeInfo {
             return false;
         }
         self.interp.is_none() || self.soname.as_deref().is_some_and(|s| s.starts_with("libc.so"))
+    }
+
+    /// The architecture as Debian names it (`amd64`, `arm64`, `armhf`, `ppc64el`...).
+    pub fn arch(&self) -> String {
+        crate::arch::arch_name(self.machine, self.is_64, self.little_endian, self.flags)
+    }
+
+    /// Whether the call-site scan decodes this file's code.
+    pub fn code_decodable(&self) -> bool {
+        Isa::of(self.machine, self.is_64, self.little_endian).is_some()
     }
 
     /// The dynamic linker itself (`ld-linux-x86-64.so.2`, `ld-musl-*.so.1`).
@@ -272,6 +289,8 @@ pub fn read(file: &File) -> Result<ExeInfo> {
     let mut info = ExeInfo {
         is_64,
         machine: header.e_machine,
+        little_endian: le,
+        flags: header.e_flags,
         elf_type: header.e_type,
         interp,
         needed,
@@ -307,13 +326,8 @@ pub fn read(file: &File) -> Result<ExeInfo> {
         info.libc = classify(info.interp.as_deref(), &info.needed, info.soname.as_deref()).unwrap_or(markers.libc);
         info.libc_version = markers.version;
     }
-    let bits = match (info.machine, is_64) {
-        (crate::arch::machine::X86_64, true) => Some(64),
-        (crate::arch::machine::I386, false) => Some(32),
-        _ => None,
-    };
-    if let Some(bits) = bits {
-        let scan = scan_calls(file, &h, &info, bits)?;
+    if let Some(isa) = Isa::of(info.machine, is_64, le) {
+        let scan = scan_calls(file, &h, &info, isa)?;
         let mut sites = scan.sites;
         sites.sort_by_key(|s| (s.via != Via::Vsyscall, s.addr));
         let vsyscall = sites.iter().filter(|s| s.via == Via::Vsyscall).count();
@@ -510,7 +524,11 @@ struct Markers {
 /// linker "musl libc" with its version).
 fn scan_markers(file: &File, info: &ExeInfo) -> Result<Markers> {
     const GLIBC: &[&[u8]] = &[b"GLIBC_TUNABLES", b"GLIBC_PRIVATE"];
-    const VDSO_LOOKUP: &[u8] = b"__vdso_clock_gettime";
+    // The name its C library looks clock_gettime up by in this
+    // architecture's vDSO (`__kernel_clock_gettime` on arm64, ppc, s390).
+    let lookup = crate::arch::vdso_symbol(info.machine, info.is_64, crate::arch::TimeFn::ClockGettime)
+        .unwrap_or("__vdso_clock_gettime");
+    let vdso_lookup_name = lookup.as_bytes();
     const GLIBC_BANNER: &[u8] = b"release version ";
     const MUSL_BANNER: &[u8] = b"musl libc (";
     let static_like = info.interp.is_none() && !info.is_library();
@@ -528,7 +546,7 @@ fn scan_markers(file: &File, info: &ExeInfo) -> Result<Markers> {
     while offset < SCAN_LIMIT {
         let buf = pread(file, offset, CHUNK)?;
         glibc |= GLIBC.iter().any(|g| has(&buf, g).is_some());
-        m.vdso_lookup |= has(&buf, VDSO_LOOKUP).is_some();
+        m.vdso_lookup |= has(&buf, vdso_lookup_name).is_some();
         if m.version.is_none() {
             if let Some(i) = has(&buf, GLIBC_BANNER) {
                 m.version = version_at(&buf[i + GLIBC_BANNER.len()..]);
@@ -564,6 +582,32 @@ fn version_at(b: &[u8]) -> Option<String> {
     let end = b.iter().position(|c| !(c.is_ascii_digit() || *c == b'.')).unwrap_or(b.len().min(16));
     let v = String::from_utf8_lossy(&b[..end]).trim_end_matches('.').to_string();
     v.contains('.').then_some(v)
+}
+
+/// The instruction sets whose code the call-site scan decodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isa {
+    /// x86 in 64-bit (x86_64) or 32-bit (i386) mode: [`code`].
+    X86(u32),
+    /// A64, little-endian: [`code_a64`].
+    A64,
+}
+
+impl Isa {
+    /// The decoder for an ELF machine, class and byte order, if there is one.
+    pub fn of(machine: u16, is_64: bool, little_endian: bool) -> Option<Isa> {
+        use crate::arch::machine;
+        match (machine, is_64, little_endian) {
+            (machine::X86_64, true, true) => Some(Isa::X86(64)),
+            (machine::I386, false, true) => Some(Isa::X86(32)),
+            (machine::AARCH64, true, true) => Some(Isa::A64),
+            _ => None,
+        }
+    }
+
+    fn x86_64(self) -> bool {
+        self == Isa::X86(64)
+    }
 }
 
 /// The legacy [vsyscall] entry points (x86_64): gettimeofday, time, getcpu.
@@ -683,8 +727,8 @@ fn string_at(file: &File, strtab: &SectionHeader, at: u64) -> Option<String> {
 /// address in a static binary (`.symtab`), else the GOT slots its
 /// relocations fill (`-fno-plt` calls read them) and the PLT stubs that
 /// jump through those slots.
-fn syscall_targets(file: &File, h: &Headers, bits: u32, fixed: bool) -> Result<Targets> {
-    let mut t = Targets { vsyscall: bits == 64, vsyscall_rel32: bits == 64 && fixed, ..Targets::default() };
+fn syscall_targets(file: &File, h: &Headers, isa: Isa, fixed: bool) -> Result<Targets> {
+    let mut t = Targets { vsyscall: isa.x86_64(), vsyscall_rel32: isa.x86_64() && fixed, ..Targets::default() };
     let linked = |i: u32| h.shdrs.get(i as usize).map(|(_, s)| s.clone());
     // A defined `syscall` function (static binaries, libc itself).
     if let Some((_, symtab)) = h.shdrs.iter().find(|(_, s)| s.sh_type == SHT_SYMTAB) {
@@ -744,7 +788,11 @@ fn syscall_targets(file: &File, h: &Headers, bits: u32, fixed: bool) -> Result<T
         }
         let bytes = pread(file, plt.sh_offset, plt.sh_size as usize)?;
         let _ = name;
-        t.syscall_fn.extend(code::plt_stubs(&bytes, plt.sh_addr, bits, &t.syscall_got, got_plt));
+        let stubs = match isa {
+            Isa::X86(bits) => code::plt_stubs(&bytes, plt.sh_addr, bits, &t.syscall_got, got_plt),
+            Isa::A64 => code_a64::plt_stubs(&bytes, plt.sh_addr, &t.syscall_got),
+        };
+        t.syscall_fn.extend(stubs);
     }
     Ok(t)
 }
@@ -782,34 +830,81 @@ fn enclosing(file: &File, h: &Headers, addrs: &[u64]) -> Result<Vec<Option<(u64,
         .collect())
 }
 
-/// Whether `name` is one of a runtime's own clock functions (its fallback
-/// syscall is expected): glibc's `__clock_gettime`, `__gettimeofday`,
-/// `time`, musl's `clock_gettime`, the vDSO's own, Go's `runtime.nanotime1`
-/// and `runtime.walltime`.
+/// Whether `name` is one of a runtime's own clock functions, whose raw
+/// syscall is the fallback of its vDSO call: by exact name (after glibc's
+/// `__GI_` alias prefix and a symbol version), never by pattern, so a
+/// program's own `read_time` or `my_clock_gettime` is judged on its code.
+/// glibc: `__clock_gettime` (`__clock_gettime64` on 32-bit),
+/// `__gettimeofday`, `time`, `__clock_getres`, `sched_getcpu` and their
+/// public aliases; musl: `__clock_gettime`, `clock_getres`,
+/// `clock_getcpuclockid` (its clock_getres checks a CPU-time clock id); Go's runtime
+/// package (`runtime.nanotime1`, `runtime.walltime`, `runtime.vdso*`) and
+/// its `time.now` (linknamed into the runtime), whose names a program cannot take.
 fn runtime_clock_function(name: &str) -> bool {
+    const C: &[&str] = &[
+        "clock_gettime",
+        "__clock_gettime",
+        "__clock_gettime64",
+        "__clock_gettime_time64",
+        "gettimeofday",
+        "__gettimeofday",
+        "__gettimeofday64",
+        "__gettimeofday_time64",
+        "time",
+        "__time",
+        "__time64",
+        "clock_getres",
+        "__clock_getres",
+        "__clock_getres64",
+        "__clock_getres_time64",
+        "sched_getcpu",
+        "__sched_getcpu",
+        // They validate a CPU-time clock id with clock_getres (musl).
+        "clock_getcpuclockid",
+        "__clock_getcpuclockid",
+        "pthread_getcpuclockid",
+        "getcpu",
+        "__getcpu",
+    ];
+    let name = name.split('@').next().unwrap_or(name);
+    let name = name.strip_suffix(".abi0").unwrap_or(name);
     if let Some(go) = name.strip_prefix("runtime.") {
-        return go.contains("nanotime") || go.contains("walltime") || go.starts_with("vdso");
+        return go.starts_with("nanotime") || go.starts_with("walltime") || go.starts_with("vdso");
     }
-    let n = name.trim_start_matches('_');
-    let n = n.strip_prefix("GI_").unwrap_or(n).trim_start_matches('_');
-    let n = n.split('@').next().unwrap_or(n);
-    n.contains("clock_gettime")
-        || n.contains("gettimeofday")
-        || n.starts_with("time") && n.len() <= 16
-        || n.ends_with("_time")
+    if name == "time.now" {
+        return true;
+    }
+    let name = name.strip_prefix("__GI_").unwrap_or(name);
+    C.contains(&name)
+}
+
+/// Whether the raw site at `addr`, in code with no symbol for it, is a
+/// runtime's clock function trying its vDSO pointer first
+/// ([`code::pointer_guarded`], [`code_a64::pointer_guarded`]).
+fn guarded_fallback(file: &File, h: &Headers, isa: Isa, addr: u64) -> bool {
+    for before in [code::GUARD as u64, 256, 128, 64] {
+        let from = addr.saturating_sub(before);
+        let Some(off) = h.offset_of(from, before) else { continue };
+        let Ok(bytes) = pread(file, off, before as usize) else { return false };
+        return match isa {
+            Isa::X86(bits) => code::pointer_guarded(&bytes, from, bits, bytes.len()),
+            Isa::A64 => code_a64::pointer_guarded(&bytes, from, bytes.len(), code::GUARD),
+        };
+    }
+    false
 }
 
 /// Find the real [vsyscall] calls and clock syscalls in a file's code
-/// (x86_64 `bits` 64, i386 32): candidates by bytes, each decoded in a
+/// (x86_64, i386 or arm64, as `isa` says): candidates by bytes, each decoded in a
 /// window before it, then the sites found decoded again from their
 /// enclosing function's start and named by it.
-fn scan_calls(file: &File, h: &Headers, info: &ExeInfo, bits: u32) -> Result<CallScan> {
+fn scan_calls(file: &File, h: &Headers, info: &ExeInfo, isa: Isa) -> Result<CallScan> {
     let ranges = code_ranges(h);
     let scanned = !ranges.is_empty();
     let fixed = info.elf_type != ET_DYN;
-    let targets = syscall_targets(file, h, bits, fixed).unwrap_or(Targets {
-        vsyscall: bits == 64,
-        vsyscall_rel32: bits == 64 && fixed,
+    let targets = syscall_targets(file, h, isa, fixed).unwrap_or(Targets {
+        vsyscall: isa.x86_64(),
+        vsyscall_rel32: isa.x86_64() && fixed,
         ..Targets::default()
     });
     // The C library itself serves the clock reads: its raw clock syscalls
@@ -841,11 +936,8 @@ fn scan_calls(file: &File, h: &Headers, info: &ExeInfo, bits: u32) -> Result<Cal
             }
             let owned = skip..(skip + CHUNK).min(buf.len());
             let base = r.addr.wrapping_add(start);
-            for c in code::candidates(&buf, base, bits, &targets).into_iter().filter(|c| owned.contains(c)) {
-                let Some(from) = code::sync_start(&buf, base, bits, c) else { continue };
-                for site in code::analyze(&buf, base, bits, from, c + code::AFTER, &targets, &[]) {
-                    found.entry(site.addr).or_insert(site);
-                }
+            for site in window_sites(&buf, base, isa, &targets, &owned) {
+                found.entry(site.addr).or_insert(site);
             }
             done = start + buf.len() as u64;
             if done >= size || (buf.len() as u64) < end - start {
@@ -876,9 +968,7 @@ fn scan_calls(file: &File, h: &Headers, info: &ExeInfo, bits: u32) -> Result<Cal
             if len <= MAX_FUNCTION {
                 if let Some(off) = h.offset_of(start, len) {
                     let bytes = pread(file, off, (len + code::AFTER as u64) as usize)?;
-                    if code::lands_on(&bytes, bits, len as usize) {
-                        let blocks = code::branch_targets(&bytes, start, bits);
-                        let precise = code::analyze(&bytes, start, bits, 0, bytes.len(), &targets, &blocks);
+                    if let Some(precise) = function_sites(&bytes, start, isa, &targets, len as usize) {
                         match precise.into_iter().find(|p| p.addr == site.addr) {
                             Some(p) => site = p,
                             None => continue,
@@ -889,11 +979,20 @@ fn scan_calls(file: &File, h: &Headers, info: &ExeInfo, bits: u32) -> Result<Cal
             site.symbol = Some(name);
         }
         // A program with its runtime linked in: that runtime's clock
-        // functions, and its stripped code. A library: the clock functions
-        // it defines (a C library without a soname, musl's libc.so).
+        // functions, by name. A library: the clock functions it defines (a
+        // C library without a soname, musl's libc.so). Stripped code has
+        // no names: a site is excused only where the runtime is known to
+        // call the vDSO (a static C library that looks it up, Go) and the
+        // site has the shape of its clock function's fallback (a pointer
+        // tested, called, then the syscall); any other is reported by
+        // address, so a stripped static program's own raw call is seen.
         let excused = match site.symbol.as_deref() {
             Some(name) => (own_runtime || info.is_library()) && runtime_clock_function(name),
-            None => own_runtime,
+            None => {
+                own_runtime
+                    && (info.vdso_lookup || info.libc == LibcKind::Go)
+                    && guarded_fallback(file, h, isa, site.addr)
+            }
         };
         if site.via != Via::Vsyscall && excused {
             continue;
@@ -901,6 +1000,48 @@ fn scan_calls(file: &File, h: &Headers, info: &ExeInfo, bits: u32) -> Result<Cal
         out.push(site);
     }
     Ok(CallScan { sites: out, scanned })
+}
+
+/// The first pass over one chunk of code: candidates by bytes in `owned`,
+/// each decoded in a window before it.
+fn window_sites(buf: &[u8], base: u64, isa: Isa, t: &Targets, owned: &std::ops::Range<usize>) -> Vec<Site> {
+    let mut out = Vec::new();
+    match isa {
+        Isa::X86(bits) => {
+            for c in code::candidates(buf, base, bits, t).into_iter().filter(|c| owned.contains(c)) {
+                let Some(from) = code::sync_start(buf, base, bits, c) else { continue };
+                out.extend(code::analyze(buf, base, bits, from, c + code::AFTER, t, &[]));
+            }
+        }
+        Isa::A64 => {
+            for c in code_a64::candidates(buf, base, t).into_iter().filter(|c| owned.contains(c)) {
+                out.extend(code_a64::analyze(buf, base, c.saturating_sub(code::BEFORE), c + code::AFTER, t, &[]));
+            }
+        }
+    }
+    out
+}
+
+/// The precise pass over one function (`bytes` from its start at `start`):
+/// its sites with its branch targets as block starts, or None when
+/// decoding from the start does not land on the site at `at`.
+fn function_sites(bytes: &[u8], start: u64, isa: Isa, t: &Targets, at: usize) -> Option<Vec<Site>> {
+    match isa {
+        Isa::X86(bits) => {
+            if !code::lands_on(bytes, bits, at) {
+                return None;
+            }
+            let blocks = code::branch_targets(bytes, start, bits);
+            Some(code::analyze(bytes, start, bits, 0, bytes.len(), t, &blocks))
+        }
+        Isa::A64 => {
+            if start % 4 != 0 || at % 4 != 0 {
+                return None;
+            }
+            let blocks = code_a64::branch_targets(bytes, start);
+            Some(code_a64::analyze(bytes, start, 0, bytes.len(), t, &blocks))
+        }
+    }
 }
 
 /// Read a file by path: a regular file only, never through a final symlink

@@ -4,6 +4,7 @@
 pub mod auxv;
 pub mod btf;
 pub mod code;
+pub mod code_a64;
 pub mod elf;
 pub mod exe;
 pub mod file;

@@ -5,11 +5,50 @@
 use serde::Serialize;
 
 pub mod bench;
+pub mod binary;
 pub mod image;
 pub mod observe;
 pub mod policy;
 pub mod trace;
 pub use policy::vdso_serves_call;
+
+/// How one check came out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Could not run here (e.g. needs root); never fails the audit.
+    Skip,
+    /// Said for what it is, not judged: nothing was observed (no
+    /// privileges, `--trace 0`); never passes or fails the audit.
+    Info,
+    #[default]
+    Ok,
+    Warn,
+    Fail,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Skip => "SKIP",
+            Status::Info => "INFO",
+            Status::Ok => "OK",
+            Status::Warn => "WARN",
+            Status::Fail => "FAIL",
+        }
+    }
+
+    /// The Prometheus gauge value: 0 ok, 1 warn, 2 fail, -1 skipped or
+    /// not observed.
+    pub fn gauge(self) -> f64 {
+        match self {
+            Status::Skip | Status::Info => -1.0,
+            Status::Ok => 0.0,
+            Status::Warn => 1.0,
+            Status::Fail => 2.0,
+        }
+    }
+}
 
 /// How serious a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

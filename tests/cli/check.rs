@@ -678,6 +678,11 @@ fn image_call_sites_from_the_code() {
     install(root, &cs(&["-DVSYSCALL"], false), "/bin/vsyscall");
     install(root, &cs(&["-DDATA_ONLY"], false), "/bin/data_only");
     install(root, &cs(&["-DCPUTIME"], false), "/bin/cputime");
+    // Stripped static programs: the C library's own clock_gettime (its
+    // syscall is the fallback of a vDSO pointer) is no site; the program's
+    // inline syscall is, by address.
+    install(root, &stripped(&cs(&["-static"], false)), "/bin/libc_clock_static_stripped");
+    install(root, &stripped(&cs(&["-DASM", "-static"], false)), "/bin/asm_static_stripped");
     let m32 = have_m32();
     if m32 {
         install(root, &cs(&["-DRAW_LIBC"], true), "/bin/raw_libc32");
@@ -690,7 +695,13 @@ fn image_call_sites_from_the_code() {
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let detail = |path: &str| binary(&doc, path)["detail"].as_str().unwrap().to_string();
     let status = |path: &str| binary(&doc, path)["status"].as_str().unwrap().to_string();
-    for ok in ["/usr/local/bin/vdsoctl", "/bin/libc_clock", "/bin/data_only", "/bin/cputime"] {
+    for ok in [
+        "/usr/local/bin/vdsoctl",
+        "/bin/libc_clock",
+        "/bin/data_only",
+        "/bin/cputime",
+        "/bin/libc_clock_static_stripped",
+    ] {
         assert_eq!(status(ok), "ok", "{ok}: {}", detail(ok));
         assert!(!detail(ok).contains("[vsyscall]"), "{}", detail(ok));
     }
@@ -715,6 +726,16 @@ fn image_call_sites_from_the_code() {
         assert!(d.starts_with("its code makes raw clock syscalls the vDSO would serve: "), "{d}");
         assert!(d.contains(site) && d.contains(symbol), "{path}: {d}");
     }
+    // Stripped, the same site is found at the same address, in no function.
+    let named = detail("/bin/asm_static");
+    let at = named.split(" by syscall at ").nth(1).unwrap().split(' ').next().unwrap();
+    assert_eq!(status("/bin/asm_static_stripped"), "warn");
+    assert!(
+        detail("/bin/asm_static_stripped")
+            .contains(&format!("clock_gettime(CLOCK_MONOTONIC) by syscall at {at} in an unnamed function")),
+        "{}",
+        detail("/bin/asm_static_stripped")
+    );
     junit_matches_the_json(root, &doc);
     let v = detail("/bin/vsyscall");
     assert_eq!(status("/bin/vsyscall"), "fail", "{v}");
@@ -728,6 +749,17 @@ fn image_call_sites_from_the_code() {
         let line = text.lines().find(|l| l.trim_start().starts_with(&format!("{at}:"))).unwrap_or("");
         assert!(line.contains("call") || line.contains("jmp"), "{at}: {line}");
     }
+}
+
+/// A copy of `exe` run through `strip` (binutils): no .symtab left.
+fn stripped(exe: &Path) -> PathBuf {
+    let out = exe.with_file_name(format!("{}-stripped", exe.file_name().unwrap().to_string_lossy()));
+    std::fs::copy(exe, &out).unwrap();
+    let st = Command::new("strip").arg(&out).status().expect("strip runs (binutils)");
+    assert!(st.success(), "strip {}", out.display());
+    let syms = Command::new("readelf").arg("-S").arg(&out).output().unwrap();
+    assert!(!String::from_utf8_lossy(&syms.stdout).contains(".symtab"), "{} still has .symtab", out.display());
+    out
 }
 
 /// `--format junit` of the same tree, read by a real XML parser (python3's
@@ -999,4 +1031,264 @@ fn unprivileged_check_says_not_observed_and_never_exits_4() {
         assert!(detail.starts_with("not observed (needs root or CAP_BPF + CAP_PERFMON)"), "{detail}");
         assert_eq!(doc["status"].as_str() == Some("fail"), rc.trim() == "1", "{doc}");
     }
+}
+
+/// The foreign roots scripts/foreign-roots.sh unpacks from Debian's
+/// packages (.ci/run makes them in target/foreign-roots; VDSOCTL_FOREIGN_ROOTS
+/// points elsewhere). None, said as a SKIP (a panic under CI), when absent.
+fn foreign_root(arch: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("VDSOCTL_FOREIGN_ROOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/foreign-roots"));
+    let root = base.join(arch);
+    if !root.join("bin/busybox").exists() {
+        skip(&format!("no {arch} root at {} (as root: scripts/foreign-roots.sh {})", root.display(), base.display()));
+        return None;
+    }
+    Some(root)
+}
+
+/// `tool ARGS FILES...` run once over many files, stdout as text.
+fn over_files(tool: &str, args: &[&str], files: &[PathBuf]) -> String {
+    let out = Command::new(tool).args(args).args(files).output().unwrap_or_else(|e| panic!("{tool}: {e}"));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `readelf -h`'s Class, Data, Machine and Flags lines of each file, in order.
+fn readelf_headers(files: &[PathBuf]) -> Vec<[String; 4]> {
+    let mut out = Vec::new();
+    for chunk in files.chunks(200) {
+        let text = over_files("readelf", &["-h"], chunk);
+        let field = |block: &str, key: &str| {
+            block.lines().find_map(|l| l.trim().strip_prefix(key).map(|v| v.trim().to_string())).unwrap_or_default()
+        };
+        // One "ELF Header:" block per file.
+        let blocks: Vec<&str> = text.split("ELF Header:").skip(1).collect();
+        assert_eq!(blocks.len(), chunk.len(), "readelf -h read every file");
+        for b in blocks {
+            out.push([field(b, "Class:"), field(b, "Data:"), field(b, "Machine:"), field(b, "Flags:")]);
+        }
+    }
+    out
+}
+
+/// An arm64 and an armhf root built from Debian's packages (libc6,
+/// busybox-static), with an arm64 Go program and arm64 raw clock callers:
+/// every binary named as `readelf -h`, `file` and `go version` name it, the
+/// arm64 raw clock syscalls found with their symbols at the addresses
+/// objdump shows, armhf code said to be not decoded (INFO, not OK), and
+/// the exit code the verdicts call for.
+#[test]
+fn foreign_roots_judged_for_their_architecture() {
+    let (Some(arm64), Some(armhf)) = (foreign_root("arm64"), foreign_root("armhf")) else { return };
+    for (root, arch, machine, readelf_machine, file_machine) in
+        [(&arm64, "arm64", "aarch64", "AArch64", "ARM aarch64"), (&armhf, "armhf", "arm", "ARM", "ARM, EABI5")]
+    {
+        let out = vdsoctl().args(["--json", "check", "--image", root.to_str().unwrap()]).output().unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        let binaries = doc["binaries"].as_array().unwrap();
+        assert!(binaries.len() > 100, "{arch}: {} binaries", binaries.len());
+        let fails = binaries.iter().filter(|b| b["status"] == "fail").count();
+        assert_eq!(out.status.code(), Some(if fails > 0 { 1 } else { 0 }), "{arch}");
+        let files: Vec<PathBuf> =
+            binaries.iter().map(|b| root.join(b["path"].as_str().unwrap().trim_start_matches('/'))).collect();
+        let headers = readelf_headers(&files);
+        let described: Vec<String> = files
+            .chunks(200)
+            .flat_map(|c| over_files("file", &["-b"], c).lines().map(str::to_string).collect::<Vec<_>>())
+            .collect();
+        assert_eq!(described.len(), files.len());
+        for ((b, [class, data, rmachine, flags]), file) in binaries.iter().zip(&headers).zip(&described) {
+            let path = b["path"].as_str().unwrap();
+            assert_eq!(b["class"], class.as_str(), "{path}");
+            assert_eq!(b["endian"], if data.contains("little endian") { "little" } else { "big" }, "{path}: {data}");
+            assert_eq!(rmachine, readelf_machine, "{path}");
+            assert_eq!(b["machine"], machine, "{path}");
+            if rmachine == "ARM" {
+                let hard = flags.contains("hard-float ABI");
+                assert_eq!(b["arch"], if hard { "armhf" } else { "armel" }, "{path}: {flags}");
+            } else {
+                assert_eq!(b["arch"], arch, "{path}");
+            }
+            let bits = if class == "ELF64" { "64" } else { "32" };
+            let order = if b["endian"] == "little" { "LSB" } else { "MSB" };
+            assert!(file.starts_with(&format!("ELF {bits}-bit {order} ")), "{path}: {file}");
+            assert!(file.contains(file_machine), "{path}: {file}");
+            if b["kind"] == "executable" {
+                let said = match b["linkage"].as_str().unwrap() {
+                    "static" => "statically linked",
+                    "static-pie" => "static-pie linked",
+                    _ => "dynamically linked",
+                };
+                assert!(file.contains(said), "{path}: {} vs {file}", b["linkage"]);
+            }
+            if arch == "armhf" {
+                assert_eq!(b["status"], "info", "{path}: {}", b["detail"]);
+                assert!(
+                    b["detail"].as_str().unwrap().starts_with("armhf code: call sites not decoded"),
+                    "{path}: {}",
+                    b["detail"]
+                );
+            }
+            if b["runtime"] == "go" || file.contains("Go BuildID") {
+                let go = over_files("go", &["version"], std::slice::from_ref(&root.join(path.trim_start_matches('/'))));
+                let version = go.split(": ").nth(1).unwrap().trim();
+                assert_eq!(b["runtime"], "go", "{path}");
+                assert_eq!(b["runtime_version"], version, "{path}");
+            }
+        }
+        if arch == "armhf" {
+            continue;
+        }
+        assert!(binaries.iter().any(|b| b["path"] == "/usr/local/bin/hello_go"));
+        // The raw callers: WARN, each site with its function, at an address
+        // whose instruction objdump shows as the call or the svc.
+        let site = |path: &str, via: &str, symbol: &str, insn: &str| {
+            let b = binaries.iter().find(|b| b["path"] == path).unwrap_or_else(|| panic!("no {path}"));
+            let d = b["detail"].as_str().unwrap();
+            assert_eq!(b["status"], "warn", "{path}: {d}");
+            let prefix = format!(
+                "its code makes raw clock syscalls the vDSO would serve: clock_gettime(CLOCK_MONOTONIC) by {via} at 0x"
+            );
+            assert!(d.starts_with(&prefix), "{path}: {d}");
+            let at = d[prefix.len()..].split(' ').next().unwrap();
+            assert!(d[prefix.len()..].starts_with(&format!("{at} in {symbol}: ")), "{path}: {d}");
+            let dis = over_files("objdump", &["-d"], &[root.join(path.trim_start_matches('/'))]);
+            let line = dis.lines().find(|l| l.trim_start().starts_with(&format!("{at}:"))).unwrap_or("");
+            assert!(line.contains(insn), "{path} at {at}: {line}");
+        };
+        site("/usr/local/bin/raw_libc", "syscall()", "main", "bl\t");
+        site("/usr/local/bin/raw_libc_static", "syscall()", "main", "bl\t");
+        site("/usr/local/bin/svc_static", "svc #0", "read_clock", "svc\t");
+        let libc = binaries.iter().find(|b| b["path"].as_str().unwrap().ends_with("/libc.so.6")).unwrap();
+        assert_eq!((libc["kind"].as_str(), libc["status"].as_str()), (Some("library"), Some("ok")), "{libc}");
+    }
+}
+
+/// What junitparser (PyPI), a JUnit consumer CI reporters are built on,
+/// reads in a document: per suite, its name, the counts its attributes
+/// say (checked by the script against its cases) and each case's name and
+/// outcome (`failed`, `skipped`, `passed`). None when junitparser is
+/// missing (a SKIP; a panic under CI).
+fn junitparser_read(xml: &str) -> Option<serde_json::Value> {
+    const READ: &str = r#"
+import json, sys
+from junitparser import JUnitXml, Failure, Skipped
+doc = JUnitXml.fromstring(sys.stdin.read())
+out = []
+for suite in doc:
+    cases = []
+    for case in suite:
+        kinds = [type(r) for r in case.result]
+        outcome = "failed" if Failure in kinds else "skipped" if Skipped in kinds else "passed"
+        if outcome == "failed":
+            f = [r for r in case.result if isinstance(r, Failure)][0]
+            assert f.type in ("FAIL", "WARN") and f.message.startswith(f.type + ": "), case.name
+            assert f.message[len(f.type) + 2:] in (f.text or ""), case.name
+        cases.append({"name": case.name, "outcome": outcome})
+    n = lambda o: sum(1 for c in cases if c["outcome"] == o)
+    assert suite.tests == len(cases), (suite.name, suite.tests, len(cases))
+    assert suite.failures == n("failed"), (suite.name, suite.failures)
+    assert suite.skipped == n("skipped"), (suite.name, suite.skipped)
+    out.append({"name": suite.name, "tests": suite.tests, "failures": suite.failures,
+                "skipped": suite.skipped, "cases": cases})
+print(json.dumps(out))
+"#;
+    let probe = Command::new("python3").args(["-c", "import junitparser"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        skip(
+            "python3 with junitparser not installed (python3 -m pip install junitparser): JUnit not read by a consumer",
+        );
+        return None;
+    }
+    let mut py = Command::new("python3")
+        .args(["-c", READ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    py.stdin.take().unwrap().write_all(xml.as_bytes()).unwrap();
+    let out = py.wait_with_output().unwrap();
+    assert!(out.status.success(), "junitparser: {}\n{xml}", String::from_utf8_lossy(&out.stderr));
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+/// The outcome a JUnit reporter must show for a row's status.
+fn junit_outcome(status: &str, strict: bool) -> &'static str {
+    match status {
+        "fail" => "failed",
+        "warn" if strict => "failed",
+        "skip" | "info" => "skipped",
+        _ => "passed",
+    }
+}
+
+/// `args` run twice, as JSON and as JUnit: junitparser reads the same rows
+/// with the same outcomes as the JSON, suite by suite, and the table's
+/// counts line says the same numbers for the binaries.
+fn junit_agrees(args: &[&str], strict: bool) {
+    let run_as = |format: &str| {
+        let mut all = vec!["--format", format];
+        all.extend_from_slice(args);
+        let out = vdsoctl().args(&all).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (code_json, json) = run_as("json");
+    let (code_junit, xml) = run_as("junit");
+    assert_eq!(code_json, code_junit, "{args:?}");
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    let Some(read) = junitparser_read(&xml) else { return };
+    let suites = read.as_array().unwrap();
+    let mut expect = vec![("vdsoctl.check", "checks", "name")];
+    if doc["binaries"].is_array() {
+        expect.push(("vdsoctl.check.image", "binaries", "path"));
+    }
+    assert_eq!(suites.len(), expect.len(), "{read}");
+    for (suite, (name, key, id)) in suites.iter().zip(expect) {
+        assert_eq!(suite["name"], name);
+        let rows = doc[key].as_array().unwrap();
+        let cases = suite["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), rows.len(), "{name}");
+        for (case, row) in cases.iter().zip(rows) {
+            assert_eq!(case["name"], row[id], "{name}");
+            let want = junit_outcome(row["status"].as_str().unwrap(), strict);
+            assert_eq!(case["outcome"], want, "{name}: {row}");
+        }
+        if name == "vdsoctl.check.image" {
+            let (_, table) = run_as("table");
+            let n = |o: &str| cases.iter().filter(|c| c["outcome"] == o).count();
+            let count = |st: &str| rows.iter().filter(|r| r["status"] == st).count();
+            let line = table.lines().find(|l| l.contains(" ELF files in ")).unwrap_or_else(|| panic!("{table}"));
+            assert!(
+                line.contains(&format!("— {} FAIL, {} WARN, {} OK", count("fail"), count("warn"), count("ok"))),
+                "{line}"
+            );
+            assert_eq!(n("failed"), count("fail") + if strict { count("warn") } else { 0 }, "{line}");
+            assert_eq!(n("passed"), count("ok") + if strict { 0 } else { count("warn") }, "{line}");
+        }
+    }
+}
+
+/// JUnit read by a real consumer (junitparser) for the three kinds of
+/// `check`: an image (with and without --strict), the host, and `-- CMD`.
+#[test]
+fn junit_read_by_junitparser() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let cs = |flags: &[&str]| build_c("call_sites", false, flags);
+    install(root, &cs(&[]), "/bin/libc_clock");
+    install(root, &cs(&["-DRAW_LIBC"]), "/bin/raw_libc");
+    install(root, &cs(&["-DVSYSCALL"]), "/bin/vsyscall");
+    install(root, &cs(&["-DCPUTIME"]), "/bin/cputime");
+    let root = root.to_str().unwrap();
+    junit_agrees(&["check", "--image", root], false);
+    junit_agrees(&["check", "--strict", "--image", root], true);
+    junit_agrees(&["check", "--trace", "0"], false);
+    if let Some(why) = super::common::missing_trace_facility() {
+        return skip(&format!("check -- CMD: {why}"));
+    }
+    junit_agrees(&["check", "--", "/bin/true"], false);
 }

@@ -308,6 +308,10 @@ struct Binary {
     path: String,
     class: String,
     machine: String,
+    /// Debian's name: `amd64`, `arm64`, `armhf`, `ppc64el`...
+    arch: String,
+    /// `little` or `big`.
+    endian: String,
     linkage: String,
     interpreter: Option<String>,
     kind: String,
@@ -384,6 +388,9 @@ fn check_of_a_small_image_tree() {
     assert_eq!((b.runtime.as_str(), b.status == Status::Ok), ("glibc", true), "{b:?}");
     assert!(b.interpreter.as_deref().is_some_and(|i| i.contains("ld-linux")));
     assert!(!b.machine.is_empty() && !b.detail.is_empty() && b.hint.is_none());
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!((b.machine.as_str(), b.arch.as_str(), b.endian.as_str()), ("x86_64", "amd64", "little"));
+    }
     // No libc in the tree: its version cannot be read.
     assert_eq!(b.runtime_version, None);
     let image = c.image.as_ref().unwrap();

@@ -1,0 +1,287 @@
+//! The verdict on one ELF file of an image or a process, judged for the
+//! architecture it was built for: can its clock reads reach the vDSO? The
+//! policy once, for `check --image` and `check -p` (the command gathers,
+//! this judges).
+
+use super::Status;
+use crate::arch::{self, ClockClass};
+use crate::inspect::exe::{self, ExeInfo, LibcKind, Linkage};
+use crate::inspect::kernel::VsyscallMode;
+
+/// The host facts a binary's verdict depends on: this kernel's vDSO hash
+/// tables (musl needs DT_HASH) and its vsyscall mode.
+#[derive(Debug, Clone, Copy)]
+pub struct HostFacts {
+    /// The vDSO has DT_HASH; `None` when its image could not be read.
+    pub vdso_has_hash: Option<bool>,
+    pub vsyscall: VsyscallMode,
+}
+
+/// What a runtime is called in sentences: `glibc 2.36`, `Go go1.19.8`.
+fn runtime_text(info: &ExeInfo) -> String {
+    let name = match info.libc {
+        LibcKind::Glibc => "glibc",
+        LibcKind::Musl => "musl",
+        LibcKind::Bionic => "bionic",
+        LibcKind::Go => "Go",
+        LibcKind::Unknown => "an unrecognised runtime",
+    };
+    match &info.libc_version {
+        Some(v) => format!("{name} {v}"),
+        None => name.to_string(),
+    }
+}
+
+/// A call site's enclosing function, or `?` in stripped code.
+fn site_symbol(s: &exe::Site) -> &str {
+    s.symbol.as_deref().unwrap_or("an unnamed function")
+}
+
+/// `clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x1149 in main`.
+fn site_text(s: &exe::Site) -> String {
+    let f = s.function.map_or("?", |f| f.name());
+    let args = match (s.function, s.clock) {
+        (Some(f), Some(c)) if f.takes_clock() => {
+            arch::clock_info(c as i32).map_or_else(|| format!("clock {c}"), |i| i.name.to_string())
+        }
+        (Some(f), None) if f.takes_clock() => "clock id not a constant".to_string(),
+        _ => String::new(),
+    };
+    format!("{f}({args}) by {} at {:#x} in {}", s.via.text(), s.addr, site_symbol(s))
+}
+
+/// Whether a warning is one that `--trace` evidence clears: it says the
+/// path is unknown or costlier, not that it is lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarnKind {
+    None,
+    /// Static with an unrecognised runtime, or 32-bit: a clean trace clears it.
+    Unproven,
+}
+
+/// The verdict on one ELF file: can its clock reads reach the vDSO on this
+/// kernel? The policy, once, for `--image` and `-p`:
+/// - FAIL: a program whose code calls the fixed [vsyscall] addresses (in a
+///   library: WARN, as such calls are kept as fallbacks, e.g. HotSpot's
+///   vsyscall getcpu in libjvm.so); static glibc
+///   without a vDSO lookup (before 2.31 glibc never used the vDSO in static
+///   binaries — sourceware bug 19767, "vdso is not used with static
+///   linking", fixed in 2.31); musl against a vDSO without DT_HASH (musl
+///   looks vDSO symbols up through DT_HASH only).
+/// - WARN: a 32-bit program on a 64-bit kernel (the compat vDSO serves it,
+///   ~1.4× the 64-bit vDSO's cost here, and its syscalls are unseen by
+///   sys_enter_* tracepoints); static with a runtime not recognised; a dynamic program
+///   with an unknown C library.
+/// - SKIP: an x32-ABI binary (ELF32 x86_64), not judged.
+/// - Another architecture's binary (an arm64 image audited on x86_64, as
+///   multi-arch builds under QEMU binfmt make) is judged for its own
+///   architecture ([`Judged::Foreign`]): runtime and call sites alike, with
+///   no fact of this host (its vDSO's hash tables, its vsyscall mode, the
+///   compat vDSO) in the verdict. Where its code is not decoded (armhf,
+///   ppc64el, s390x, riscv64...) an otherwise OK verdict is INFO, "call
+///   sites not decoded": never OK by inference.
+/// - OK otherwise: dynamic glibc/musl/bionic, static glibc ≥ 2.31, static
+///   musl (vDSO lookup since musl 1.1.0), Go (its runtime calls the vDSO
+///   itself, with or without cgo), libraries of those.
+pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Option<&'static str>, WarnKind) {
+    let mut problems: Vec<(Status, String)> = Vec::new();
+    let mut hint = None;
+    let mut kind = WarnKind::None;
+    let judged = judged_as(info);
+    if judged == Judged::X32 {
+        return (
+            Status::Skip,
+            format!("{} x32-ABI binary (ELF32): not judged", arch::machine_name(info.machine)),
+            None,
+            WarnKind::None,
+        );
+    }
+    let foreign = judged == Judged::Foreign;
+    let compat = judged == Judged::Compat;
+    // What this host says about its kernel does not hold for another
+    // architecture's: its own kernel's vDSO is not here to read.
+    let host = if foreign { HostFacts { vdso_has_hash: None, vsyscall: VsyscallMode::Xonly } } else { *host };
+    let library = info.is_library();
+    if info.vsyscall_sites > 0 {
+        let what = match host.vsyscall {
+            VsyscallMode::None => "this kernel has no [vsyscall] page (vsyscall=none): the call crashes with SIGSEGV",
+            _ => "each call traps and is emulated by the kernel, invisible to strace",
+        };
+        let first = info.sites.iter().find(|s| s.via == exe::Via::Vsyscall);
+        let sites = format!(
+            "its code calls the fixed [vsyscall] page ({} site(s), first at {:#x}{})",
+            info.vsyscall_sites,
+            info.vsyscall_first.unwrap_or(0),
+            first.map_or_else(String::new, |s| format!(" in {}", site_symbol(s)))
+        );
+        if library {
+            // Libraries keep such calls as fallbacks (HotSpot's libjvm.so
+            // has a vsyscall getcpu for kernels without sched_getcpu): a
+            // warning; whether it runs is what `check -- CMD` shows.
+            problems.push((Status::Warn, format!("{sites}, likely a fallback path: if taken, {what}")));
+            hint = Some("`vdsoctl check -- <smoke test>` shows whether the fallback runs ([vsyscall] rows)");
+            kind = WarnKind::Unproven;
+        } else {
+            problems.push((Status::Fail, format!("{sites}: {what}")));
+            hint = Some("rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses");
+        }
+    }
+    // Raw clock syscalls in the code: the vDSO's clocks (and unknown ids)
+    // warn, CPU-time and other always-syscall clocks are said, not judged.
+    let (bypass, cputime): (Vec<&exe::Site>, Vec<&exe::Site>) =
+        info.sites.iter().filter(|s| s.via != exe::Via::Vsyscall).partition(|s| {
+            !s.clock.is_some_and(|c| arch::clock_info(c as i32).is_some_and(|c| c.class == ClockClass::AlwaysSyscall))
+        });
+    if !bypass.is_empty() {
+        // Sites counted but not kept (past MAX_SITES).
+        let more = (info.clock_sites as usize).saturating_sub(bypass.len() + cputime.len());
+        let listed: Vec<String> = bypass.iter().take(3).map(|s| site_text(s)).collect();
+        let rest = bypass.len().saturating_sub(3) + more;
+        problems.push((
+            Status::Warn,
+            format!(
+                "its code makes raw clock syscalls the vDSO would serve: {}{}: each one enters the kernel",
+                listed.join(", "),
+                if rest > 0 { format!(" and {rest} more") } else { String::new() }
+            ),
+        ));
+        hint = hint.or(Some("read clocks through the C library's clock_gettime()/gettimeofday() (the vDSO), not syscall() or an inline syscall"));
+        kind = WarnKind::Unproven;
+    }
+    if !cputime.is_empty() {
+        let listed: Vec<String> = cputime.iter().take(3).map(|s| site_text(s)).collect();
+        problems.push((
+            Status::Info,
+            format!("raw syscalls of clocks the vDSO never serves (always a syscall): {}", listed.join(", ")),
+        ));
+    }
+    let runtime = runtime_text(info);
+    let linkage = info.linkage();
+    match info.libc {
+        LibcKind::Go => {
+            // CGO_ENABLED=1 is in the build info of every Go build that
+            // allowed cgo, pure Go ones too: only a program linked against
+            // a C library (it has an interpreter) runs with cgo.
+            let cgo = match info.go.as_ref().and_then(|g| g.cgo) {
+                Some(true) if linkage == Linkage::Dynamic => ", with cgo",
+                _ => "",
+            };
+            problems.push((Status::Ok, format!("{runtime}{cgo}: the Go runtime is expected to call the vDSO itself")));
+        }
+        LibcKind::Glibc if linkage != Linkage::Dynamic && !library => {
+            if info.vdso_lookup {
+                problems.push((
+                    Status::Ok,
+                    format!("static {runtime} that looks the vDSO up (glibc ≥ 2.31 does in static binaries)"),
+                ));
+            } else {
+                problems.push((
+                    Status::Fail,
+                    "static glibc without a vDSO lookup (glibc < 2.31 never used the vDSO in static binaries, sourceware bug 19767): every clock_gettime and gettimeofday is a syscall".into(),
+                ));
+                hint = hint.or(Some("rebuild against glibc ≥ 2.31, or link dynamically"));
+            }
+        }
+        LibcKind::Musl => match host.vdso_has_hash {
+            Some(false) => {
+                problems.push((
+                    Status::Fail,
+                    format!("{runtime}: musl looks vDSO symbols up through DT_HASH only and this kernel's vDSO has only DT_GNU_HASH: every clock read is a syscall"),
+                ));
+                hint = hint.or(Some("use a kernel whose vDSO keeps DT_HASH, or a glibc-based image"));
+            }
+            Some(true) => {
+                problems.push((Status::Ok, format!("{runtime}: expected to look the vDSO up (DT_HASH present here)")))
+            }
+            None => problems.push((
+                Status::Ok,
+                format!("{runtime}: expected to look the vDSO up (through DT_HASH, which its kernel's vDSO is not read here to confirm)"),
+            )),
+        },
+        LibcKind::Glibc | LibcKind::Bionic => {
+            problems.push((Status::Ok, format!("{runtime}: its clock reads are expected to go through the vDSO")))
+        }
+        LibcKind::Unknown if library => problems
+            .push((Status::Ok, "library without a C library of its own: it reads clocks through its program's".into())),
+        LibcKind::Unknown if linkage == Linkage::Dynamic => {
+            problems.push((
+                Status::Warn,
+                format!("C library not recognised (interpreter {})", info.interp.as_deref().unwrap_or("?")),
+            ));
+            kind = WarnKind::Unproven;
+        }
+        LibcKind::Unknown => {
+            problems.push((
+                Status::Warn,
+                "static, runtime not recognised and no vDSO lookup found in it: its clock reads may all be syscalls"
+                    .into(),
+            ));
+            hint = hint.or(Some("run it under `vdsoctl check -- PROG` (or `check -p PID` as root) to see"));
+            kind = WarnKind::Unproven;
+        }
+    }
+    if compat && library {
+        problems.push((Status::Ok, "32-bit library: its programs get the 32-bit verdict".into()));
+    } else if compat {
+        problems.push((
+            Status::Warn,
+            "32-bit: the compat vDSO (vdso32) serves its clock reads, a little slower than the 64-bit one; its clock syscalls are invisible to syscalls:sys_enter_* tracepoints".into(),
+        ));
+        hint = hint
+            .or(Some("`vdsoctl check -- PROG` or `check -p PID` (as root) counts them; rebuild as 64-bit if you can"));
+        kind = WarnKind::Unproven;
+    }
+    if foreign {
+        let arch = info.arch();
+        if info.code_decodable() {
+            problems.push((Status::Ok, format!("judged as {arch} code (not this host's architecture)")));
+        } else {
+            // Said, and the verdict is INFO below, not OK: nothing was
+            // looked for in the code.
+            problems.push((
+                Status::Info,
+                format!("{arch} code: call sites not decoded for this architecture (only amd64, i386 and arm64 code is), raw clock syscalls not looked for"),
+            ));
+        }
+    }
+    // The reason for the verdict first.
+    problems.sort_by_key(|p| std::cmp::Reverse(p.0));
+    let mut status = problems.iter().map(|(s, _)| *s).max().unwrap_or(Status::Ok);
+    if foreign && !info.code_decodable() && status == Status::Ok {
+        status = Status::Info;
+        problems.sort_by_key(|p| p.0 != Status::Info);
+    }
+    let detail = problems.into_iter().map(|(_, d)| d).collect::<Vec<_>>().join("; ");
+    (status, detail, hint, if status == Status::Warn { kind } else { WarnKind::None })
+}
+
+/// For which architecture a binary is judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judged {
+    /// This host's own ABI (class, machine and byte order).
+    Native,
+    /// This host's 32-bit compat ABI (i386 on x86_64, arm on arm64).
+    Compat,
+    /// The x32 ABI (ELF32 x86_64): not judged.
+    X32,
+    /// Another architecture's: judged for its own, without this host's facts.
+    Foreign,
+}
+
+/// How `info` is judged on this host.
+pub fn judged_as(info: &ExeInfo) -> Judged {
+    let same_order = info.little_endian == arch::HOST_LITTLE_ENDIAN;
+    if info.machine == arch::HOST_MACHINE && same_order && info.is_64 == arch::HOST_IS_64 {
+        return Judged::Native;
+    }
+    if info.machine == arch::machine::X86_64 && !info.is_64 {
+        return Judged::X32;
+    }
+    let compat = arch::Abi::from_elf(info.is_64, info.machine)
+        .is_some_and(|abi| same_order && arch::HOST_ABI.and_then(arch::Abi::compat) == Some(abi));
+    if compat {
+        Judged::Compat
+    } else {
+        Judged::Foreign
+    }
+}
