@@ -1,7 +1,7 @@
 //! `check`: the host audit on this machine, on 32-bit and static targets,
 //! and its Prometheus form through promtool.
 
-use super::common::{build_c, have_m32, is_root, run, run_json, skip, vdsoctl, vdsoctl_path, Workload};
+use super::common::{build_c, copy_executable, have_m32, is_root, run, run_json, skip, vdsoctl, vdsoctl_path, Workload};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -272,7 +272,7 @@ fn go_version() -> String {
 fn install(root: &Path, from: &Path, at: &str) {
     let dest = root.join(at.trim_start_matches('/'));
     std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-    std::fs::copy(from, &dest).unwrap_or_else(|e| panic!("copy {} → {}: {e}", from.display(), dest.display()));
+    copy_executable(from, &dest).unwrap_or_else(|e| panic!("copy {} → {}: {e}", from.display(), dest.display()));
 }
 
 /// The shared libraries `ldd` lists for `exe`, with their paths.
@@ -848,7 +848,7 @@ fn image_nothing_to_audit_unreadable_and_no_proc() {
     std::fs::set_permissions(tree.join("secret"), std::fs::Permissions::from_mode(0o700)).unwrap();
     std::fs::set_permissions(tree.join("bin/closed"), std::fs::Permissions::from_mode(0o600)).unwrap();
     let own = top.join("vdsoctl");
-    std::fs::copy(vdsoctl_path(), &own).unwrap();
+    copy_executable(&vdsoctl_path(), &own).unwrap();
     std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut cmd = if is_root() {
         let mut c = Command::new("setpriv");
