@@ -395,7 +395,8 @@ fn usual_output_fits_an_80_column_pty() {
             .map(String::from)
             .collect();
     assert_whole("bench at 80", &text, &must);
-    let under = text.lines().filter(|l| l.trim_start().starts_with("fast; syscalls/call: libc 0, vdso 0")).count();
+    // (a noisy path's spread may come first: "fast; spread libc ±2%; syscalls/call: …")
+    let under = text.lines().filter(|l| l.trim_start().starts_with("fast; ")).count();
     assert!(under >= 5, "each row's verdict under it: {text}");
     if is_root() {
         // The command named as the reader would type it, from its directory.
