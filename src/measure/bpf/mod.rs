@@ -45,7 +45,7 @@ use crate::measure::sys::bpf as sys;
 use crate::measure::trace::{Clock, Key, Tally};
 use insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 
 /// Count rows the kernel map holds at most (processes × functions × clock ids).
 pub const MAX_ROWS: u32 = 16_384;
@@ -187,10 +187,10 @@ impl Layout {
 /// The maps the programs share.
 #[derive(Debug)]
 struct Maps {
-    counts: OwnedFd,
-    procs: OwnedFd,
-    totals: OwnedFd,
-    stats: OwnedFd,
+    counts: sys::Map,
+    procs: sys::Map,
+    totals: sys::Map,
+    stats: sys::Map,
 }
 
 /// Loaded programs, attached or not, and the maps they count into.
@@ -199,7 +199,6 @@ pub struct BpfTracer {
     maps: Maps,
     progs: Vec<OwnedFd>,
     links: Vec<OwnedFd>,
-    cpus: usize,
     host: Abi,
 }
 
@@ -213,7 +212,6 @@ impl BpfTracer {
             hint: "run on x86_64".into(),
         })?;
         let layout = Layout::read()?;
-        let cpus = crate::inspect::kernel::possible_cpus()?;
         let map = |spec: sys::MapSpec<'_>| sys::map_create(&spec).map_err(|e| refused("create a BPF map", e));
         let maps = Maps {
             counts: map(sys::MapSpec {
@@ -266,7 +264,7 @@ impl BpfTracer {
         if let Some(id) = layout.vsyscall {
             progs.push(load_prog("vdsoctl_vsys", id, gen.vsyscall())?);
         }
-        Ok(BpfTracer { maps, progs, links: Vec::new(), cpus, host })
+        Ok(BpfTracer { maps, progs, links: Vec::new(), host })
     }
 
     /// Count `tgid` and everything it forks from now on (`Scope::Trees`).
@@ -281,7 +279,7 @@ impl BpfTracer {
         };
         let mut value = [(tgid as u32).to_ne_bytes(), (ppid.unwrap_or(0) as u32).to_ne_bytes()].concat();
         value.extend_from_slice(&ticks.to_ne_bytes());
-        sys::map_update(self.maps.procs.as_fd(), &(tgid as u32).to_ne_bytes(), &value, 0)
+        self.maps.procs.update(&(tgid as u32).to_ne_bytes(), &value, 0)
             .map_err(|e| refused("add a process to the traced set", e))
     }
 
@@ -302,7 +300,7 @@ impl BpfTracer {
     /// Read every row summed over CPUs.
     pub fn snapshot(&self) -> Result<Tally> {
         let mut tally = Tally::default();
-        let mut value = vec![0u8; 8 * self.cpus];
+        let mut value = vec![0u8; self.maps.counts.value_size()];
         let read_err = |e: io::Error| Error::Facility {
             errno: None,
             what: format!("cannot read a BPF map: {}", crate::error::errno_text(&e)),
@@ -312,12 +310,12 @@ impl BpfTracer {
         let mut prev: Option<[u8; KEY_SIZE]> = None;
         // A map under concurrent inserts may restart its walk; bound it.
         for _ in 0..=MAX_ROWS {
-            if !sys::map_next_key(self.maps.counts.as_fd(), prev.as_ref().map(|k| &k[..]), &mut key)
+            if !self.maps.counts.next_key(prev.as_ref().map(|k| &k[..]), &mut key)
                 .map_err(read_err)?
             {
                 break;
             }
-            if sys::map_lookup(self.maps.counts.as_fd(), &key, &mut value).map_err(read_err)? {
+            if self.maps.counts.lookup(&key, &mut value).map_err(read_err)? {
                 let n = sum_per_cpu(&value);
                 self.add_row(&mut tally, &key, n);
             }
@@ -329,12 +327,12 @@ impl BpfTracer {
         let mut pval = [0u8; PVAL_SIZE];
         let mut starts: std::collections::BTreeMap<i32, u64> = std::collections::BTreeMap::new();
         for _ in 0..=MAX_PROCS {
-            if !sys::map_next_key(self.maps.totals.as_fd(), pprev.as_ref().map(|k| &k[..]), &mut pkey)
+            if !self.maps.totals.next_key(pprev.as_ref().map(|k| &k[..]), &mut pkey)
                 .map_err(read_err)?
             {
                 break;
             }
-            if sys::map_lookup(self.maps.totals.as_fd(), &pkey, &mut pval).map_err(read_err)? {
+            if self.maps.totals.lookup(&pkey, &mut pval).map_err(read_err)? {
                 let tgid = i32::from_ne_bytes([pkey[0], pkey[1], pkey[2], pkey[3]]);
                 let start = u64::from_ne_bytes(pkey[8..16].try_into().unwrap_or([0; 8]));
                 let dropped = u64::from_ne_bytes(pval[8..16].try_into().unwrap_or([0; 8]));
@@ -350,9 +348,9 @@ impl BpfTracer {
             }
             pprev = Some(pkey);
         }
-        let mut stats = vec![0u8; 8 * self.cpus];
+        let mut stats = vec![0u8; self.maps.stats.value_size()];
         for (slot, field) in [(REFUSED, 0), (UNFOLLOWED, 1)] {
-            if sys::map_lookup(self.maps.stats.as_fd(), &slot.to_ne_bytes(), &mut stats).map_err(read_err)? {
+            if self.maps.stats.lookup(&slot.to_ne_bytes(), &mut stats).map_err(read_err)? {
                 let n = sum_per_cpu(&stats);
                 if field == 0 {
                     tally.lost_records += n;
@@ -368,7 +366,7 @@ impl BpfTracer {
             if tally.parents.contains_key(&pid) {
                 continue;
             }
-            if let Ok(true) = sys::map_lookup(self.maps.procs.as_fd(), &(pid as u32).to_ne_bytes(), &mut info) {
+            if let Ok(true) = self.maps.procs.lookup(&(pid as u32).to_ne_bytes(), &mut info) {
                 let ppid = u32::from_ne_bytes([info[4], info[5], info[6], info[7]]) as i32;
                 if ppid > 0 {
                     tally.parents.insert(pid, ppid);
@@ -381,12 +379,12 @@ impl BpfTracer {
     /// Delete the rows, process entries (and traced-set entries) of the
     /// processes `gone(pid, start)` names.
     pub fn forget(&self, gone: impl Fn(i32, u64) -> bool) {
-        let doomed = |map: &OwnedFd, size: usize, start_at: usize, max: u32| {
-            let mut key = vec![0u8; size];
+        let doomed = |map: &sys::Map, start_at: usize, max: u32| {
+            let mut key = vec![0u8; map.key_size()];
             let mut prev: Option<Vec<u8>> = None;
             let mut doomed: Vec<Vec<u8>> = Vec::new();
             for _ in 0..=max {
-                match sys::map_next_key(map.as_fd(), prev.as_deref(), &mut key) {
+                match map.next_key(prev.as_deref(), &mut key) {
                     Ok(true) => {}
                     _ => break,
                 }
@@ -399,12 +397,12 @@ impl BpfTracer {
             }
             doomed
         };
-        for k in doomed(&self.maps.counts, KEY_SIZE, 16, MAX_ROWS) {
-            let _ = sys::map_delete(self.maps.counts.as_fd(), &k);
+        for k in doomed(&self.maps.counts, 16, MAX_ROWS) {
+            let _ = self.maps.counts.delete(&k);
         }
-        for k in doomed(&self.maps.totals, PKEY_SIZE, 8, MAX_PROCS) {
-            let _ = sys::map_delete(self.maps.totals.as_fd(), &k);
-            let _ = sys::map_delete(self.maps.procs.as_fd(), &k[..4]);
+        for k in doomed(&self.maps.totals, 8, MAX_PROCS) {
+            let _ = self.maps.totals.delete(&k);
+            let _ = self.maps.procs.delete(&k[..4]);
         }
     }
 
@@ -515,8 +513,8 @@ struct Generator<'a> {
 }
 
 impl Generator<'_> {
-    fn fd(map: &OwnedFd) -> i32 {
-        map.as_raw_fd()
+    fn fd(map: &sys::Map) -> i32 {
+        map.raw_fd()
     }
 
     /// `*(u64 *)R0 += 1`.
