@@ -250,6 +250,34 @@ impl std::fmt::Display for TimeFn {
     }
 }
 
+/// A clock syscall of this process's own ABI ([`HOST_ABI`]), with the C
+/// signature its function implies. Only [`ClockSyscall::host`] builds one,
+/// from this table: a raw syscall made with it is always that clock call,
+/// never an arbitrary number (`measure::sys::call` relies on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockSyscall {
+    function: TimeFn,
+    nr: i64,
+}
+
+impl ClockSyscall {
+    /// `f`'s syscall in this process's ABI, when it has one (x86_64 has no
+    /// `clock_gettime64`, arm64 no `time`).
+    pub fn host(f: TimeFn) -> Option<ClockSyscall> {
+        Some(ClockSyscall { function: f, nr: HOST_ABI?.syscall_nr(f)? })
+    }
+
+    /// The function it calls.
+    pub fn function(self) -> TimeFn {
+        self.function
+    }
+
+    /// Its number.
+    pub fn nr(self) -> i64 {
+        self.nr
+    }
+}
+
 /// A syscall ABI a process can use on this kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -279,7 +279,9 @@ impl BpfTracer {
         };
         let mut value = [(tgid as u32).to_ne_bytes(), (ppid.unwrap_or(0) as u32).to_ne_bytes()].concat();
         value.extend_from_slice(&ticks.to_ne_bytes());
-        self.maps.procs.update(&(tgid as u32).to_ne_bytes(), &value, 0)
+        self.maps
+            .procs
+            .update(&(tgid as u32).to_ne_bytes(), &value, 0)
             .map_err(|e| refused("add a process to the traced set", e))
     }
 
@@ -310,9 +312,7 @@ impl BpfTracer {
         let mut prev: Option<[u8; KEY_SIZE]> = None;
         // A map under concurrent inserts may restart its walk; bound it.
         for _ in 0..=MAX_ROWS {
-            if !self.maps.counts.next_key(prev.as_ref().map(|k| &k[..]), &mut key)
-                .map_err(read_err)?
-            {
+            if !self.maps.counts.next_key(prev.as_ref().map(|k| &k[..]), &mut key).map_err(read_err)? {
                 break;
             }
             if self.maps.counts.lookup(&key, &mut value).map_err(read_err)? {
@@ -327,9 +327,7 @@ impl BpfTracer {
         let mut pval = [0u8; PVAL_SIZE];
         let mut starts: std::collections::BTreeMap<i32, u64> = std::collections::BTreeMap::new();
         for _ in 0..=MAX_PROCS {
-            if !self.maps.totals.next_key(pprev.as_ref().map(|k| &k[..]), &mut pkey)
-                .map_err(read_err)?
-            {
+            if !self.maps.totals.next_key(pprev.as_ref().map(|k| &k[..]), &mut pkey).map_err(read_err)? {
                 break;
             }
             if self.maps.totals.lookup(&pkey, &mut pval).map_err(read_err)? {
