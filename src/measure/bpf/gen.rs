@@ -321,3 +321,71 @@ impl Generator {
         a.finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn generator(scope: Scope, per_thread: bool) -> Generator {
+        Generator {
+            layout: Layout::synthetic(),
+            maps: MapFds { counts: 3, procs: 4, totals: 5, stats: 6 },
+            scope,
+            per_thread,
+            host: Abi::X86_64,
+            own_tgid: 4242,
+            ns_per_tick: 10_000_000,
+        }
+    }
+
+    /// Each program over the synthetic x86_64 layout, disassembled, against
+    /// its golden text in fixtures/bpf/ (`VDSOCTL_REGEN_GOLDEN=1` rewrites
+    /// them; the diff is the review of a change to the programs).
+    #[test]
+    fn programs_match_their_golden_disassembly() {
+        let trees = generator(Scope::Trees, false);
+        let all = generator(Scope::All, true);
+        let programs = [
+            ("sys_enter-trees", trees.sys_enter()),
+            ("sys_enter-all-per-thread", all.sys_enter()),
+            ("fork-trees", trees.fork()),
+            ("fork-all", all.fork()),
+            ("vsyscall-trees", trees.vsyscall()),
+        ];
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bpf");
+        let mut stale = Vec::new();
+        for (name, insns) in programs {
+            let text = super::super::disasm::format(&insns.unwrap_or_else(|e| panic!("{name}: {e}")));
+            let path = dir.join(format!("{name}.txt"));
+            if std::env::var_os("VDSOCTL_REGEN_GOLDEN").is_some() {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(&path, &text).unwrap();
+            }
+            let golden = std::fs::read_to_string(&path).unwrap_or_default();
+            if golden != text {
+                stale.push(name);
+            }
+        }
+        assert!(
+            stale.is_empty(),
+            "programs differ from fixtures/bpf/*.txt: {stale:?} (VDSOCTL_REGEN_GOLDEN=1 to rewrite)"
+        );
+    }
+
+    #[test]
+    fn a_load_that_does_not_fit_its_member_is_an_error() {
+        // thread_info.status read as 4 bytes: an 8-byte member refuses it.
+        let mut g = generator(Scope::Trees, false);
+        g.layout.status.size = 8;
+        let e = g.sys_enter().unwrap_err();
+        assert_eq!(e, "a 4-byte load at +0 of a 8-byte member (offset 8) does not fit it");
+        // A pointer read as half of itself.
+        let mut g = generator(Scope::Trees, false);
+        g.layout.group_leader.size = 4;
+        assert!(g.fork().unwrap_err().contains("8-byte load"));
+        // comm shorter than the two words copied.
+        let mut g = generator(Scope::All, false);
+        g.layout.comm.size = 8;
+        assert!(g.vsyscall().unwrap_err().contains("at +8 of a 8-byte member"));
+    }
+}

@@ -36,6 +36,7 @@
 //! first with `bpf_get_current_task_btf`, helper 158)
 //! gets the perf engine instead.
 
+pub mod disasm;
 mod gen;
 pub mod insn;
 mod layout;
