@@ -40,6 +40,7 @@ pub mod disasm;
 mod gen;
 pub mod insn;
 mod layout;
+mod verifier;
 
 use crate::arch::{self, Abi};
 use crate::error::{Error, Result};
@@ -368,53 +369,80 @@ fn load_prog(name: &str, attach_btf_id: u32, insns: std::result::Result<Vec<u64>
         attach_btf_id,
         name,
     };
-    let mut log = vec![0u8; 1 << 16];
-    sys::prog_load(&spec, &mut log).map_err(|e| match verifier_reason(&String::from_utf8_lossy(&log)) {
-        None => refused(&format!("load {name}"), e),
-        Some(reason) => Error::Facility {
+    let mut log = vec![0u8; 1 << 18];
+    sys::prog_load(&spec, &mut log).map_err(|e| {
+        let log = String::from_utf8_lossy(&log);
+        let release = crate::inspect::kernel::release();
+        let Some(reason) = verifier::reason(&log) else {
+            // An old kernel refuses what it does not know (tp_btf, the
+            // helper) with EINVAL; a missing capability is worded as such.
+            if e.raw_os_error() == Some(libc::EINVAL) && verifier::below_floor("", release.as_deref()) {
+                return below_floor(release.as_deref(), e.raw_os_error());
+            }
+            return refused(&format!("load {name}"), e);
+        };
+        if verifier::below_floor(&reason, release.as_deref()) {
+            return below_floor(release.as_deref(), None);
+        }
+        let saved = match verifier::save(name, &verifier::whole(&log)) {
+            Ok(path) => format!("the verifier's whole log is in {}", path.display()),
+            Err(e) => format!("its whole log could not be saved: {}", crate::error::errno_text(&e)),
+        };
+        Error::Facility {
             errno: None,
-            what: format!("the BPF verifier rejected {name}: {reason}"),
-            hint: "use `--engine perf`, and report the kernel version".into(),
-        },
+            what: format!("the BPF verifier rejected {name}: {reason}; {saved}"),
+            hint: "use `--engine perf`, and report the kernel version with that log".into(),
+        }
     })
 }
 
-/// The verifier's reason for a rejection: the last line of its log that is
-/// not one of the statistics lines it ends with ("processed N insns …",
-/// "verification time …", "stack depth …") — those say how far it got,
-/// not why it stopped. With the instruction it stopped at, when the log
-/// names one just before.
-fn verifier_reason(log: &str) -> Option<String> {
-    let statistics = |l: &str| {
-        ["processed ", "verification time ", "stack depth ", "max_states_per_insn "].iter().any(|p| l.starts_with(p))
-    };
-    let lines: Vec<&str> =
-        log.trim_end_matches('\0').lines().map(str::trim).filter(|l| !l.is_empty() && !statistics(l)).collect();
-    let (&reason, before) = lines.split_last()?;
-    match before.last() {
-        // "12: (79) r1 = *(u64 *)(r6 +8)" — the instruction it stopped at.
-        Some(at) if at.split(':').next().is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) => {
-            Some(format!("{reason} (at {at})"))
-        }
-        _ => Some(reason.to_string()),
+/// The kernel is older than the engine's floor: say which floor.
+fn below_floor(release: Option<&str>, errno: Option<i32>) -> Error {
+    Error::Facility {
+        errno,
+        what: format!(
+            "the BPF engine needs {}; this kernel is {}",
+            verifier::FLOOR,
+            release.unwrap_or("of an unknown release")
+        ),
+        hint: "use `--engine perf`".into(),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::verifier_reason;
+    use super::insn::{Asm, Size, R0, R2};
+    use super::*;
 
+    /// A program the verifier refuses (a read through R2, never written)
+    /// yields an error whose text has the verifier's reason and names the
+    /// saved log. Needs root (CAP_BPF + CAP_PERFMON) and BTF: skips visibly
+    /// without them, fails in CI.
     #[test]
-    fn the_verifier_reason_is_not_its_statistics() {
-        // A log as 6.x writes it for a rejected program: the reason, then
-        // the statistics.
-        let log = "func#0 @0\n0: R1=ctx() R10=fp0\n0: (79) r2 = *(u64 *)(r1 +8)\n1: (85) call bpf_map_lookup_elem#1\nR1 type=ctx expected=map_ptr\nprocessed 2 insns (limit 1000000) max_states_per_insn 0 total_states 0 peak_states 0 mark_read 0\n\0\0";
-        assert_eq!(
-            verifier_reason(log).as_deref(),
-            Some("R1 type=ctx expected=map_ptr (at 1: (85) call bpf_map_lookup_elem#1)")
-        );
-        assert_eq!(verifier_reason("invalid argument\n").as_deref(), Some("invalid argument"));
-        assert_eq!(verifier_reason("processed 0 insns\nverification time 5 usec\nstack depth 0\n\0"), None);
-        assert_eq!(verifier_reason(""), None);
+    fn a_rejected_program_names_the_verifiers_reason() {
+        let ci = std::env::var_os("CI").is_some();
+        if !nix::unistd::geteuid().is_root() && !ci {
+            return eprintln!("SKIP: loading a BPF program needs root");
+        }
+        let btf = match crate::inspect::btf::Btf::vmlinux() {
+            Ok(btf) => btf,
+            Err(e) if !ci => return eprintln!("SKIP: no kernel BTF here: {e}"),
+            Err(e) => panic!("required facility missing in CI: {e}"),
+        };
+        let attach = btf.typedef_id("btf_trace_sys_enter").expect("btf_trace_sys_enter");
+        let mut a = Asm::new();
+        a.load(Size::Dw, R0, R2, 0).exit();
+        let e = load_prog("vdsoctl_reject", attach, a.finish()).unwrap_err().to_string();
+        assert!(e.contains("the BPF verifier rejected vdsoctl_reject: R2 !read_ok"), "{e}");
+        let path = e
+            .split("the verifier's whole log is in ")
+            .nth(1)
+            .expect("the log's path")
+            .split([' ', ';'])
+            .next()
+            .unwrap();
+        let log = std::fs::read_to_string(path).unwrap();
+        let _ = std::fs::remove_file(path);
+        assert!(log.contains("R2 !read_ok") && !log.contains("processed "), "{log}");
     }
 }
