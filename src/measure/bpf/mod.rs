@@ -376,7 +376,9 @@ fn load_prog(name: &str, attach_btf_id: u32, insns: std::result::Result<Vec<u64>
         let Some(reason) = verifier::reason(&log) else {
             // An old kernel refuses what it does not know (tp_btf, the
             // helper) with EINVAL; a missing capability is worded as such.
-            if e.raw_os_error() == Some(libc::EINVAL) && verifier::below_floor("", release.as_deref()) {
+            if e.raw_os_error() == Some(libc::EINVAL)
+                && (verifier::below_floor("", release.as_deref()) || !knows_task_btf(attach_btf_id))
+            {
                 return below_floor(release.as_deref(), e.raw_os_error());
             }
             return refused(&format!("load {name}"), e);
@@ -394,6 +396,28 @@ fn load_prog(name: &str, attach_btf_id: u32, insns: std::result::Result<Vec<u64>
             hint: "use `--engine perf`, and report the kernel version with that log".into(),
         }
     })
+}
+
+/// The probe for the floor: whether the verifier accepts a call of
+/// `bpf_get_current_task_btf` (helper 158, Linux 5.11) at this attach point.
+/// Run only after a refusal that did not say why, so it costs nothing when
+/// the programs load; `false` only when its verifier names helper 158.
+fn knows_task_btf(attach_btf_id: u32) -> bool {
+    let mut a = insn::Asm::new();
+    a.call(insn::Helper::GetCurrentTaskBtf).mov_imm(insn::R0, 0).exit();
+    let Ok(insns) = a.finish() else { return true };
+    let spec = sys::ProgSpec {
+        prog_type: PROG_TRACING,
+        insns: &insns,
+        expected_attach_type: ATTACH_TRACE_RAW_TP,
+        attach_btf_id,
+        name: "vdsoctl_probe",
+    };
+    let mut log = vec![0u8; 1 << 12];
+    match sys::prog_load(&spec, &mut log) {
+        Ok(_) => true,
+        Err(_) => !verifier::reason(&String::from_utf8_lossy(&log)).is_some_and(|r| verifier::below_floor(&r, None)),
+    }
 }
 
 /// The kernel is older than the engine's floor: say which floor.
@@ -444,5 +468,7 @@ mod tests {
         let log = std::fs::read_to_string(path).unwrap();
         let _ = std::fs::remove_file(path);
         assert!(log.contains("R2 !read_ok") && !log.contains("processed "), "{log}");
+        // This kernel is past the floor: the probe says so.
+        assert!(knows_task_btf(attach));
     }
 }
