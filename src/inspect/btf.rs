@@ -6,6 +6,10 @@
 //!
 //! The parser is total: a truncated or inconsistent blob is an `Err`, never
 //! a panic, and only the tables needed are kept (names and struct members).
+//! A kind newer than this parser (BTF grows a kind every few releases) is
+//! not an error, as in aya-obj: its body size is unknown, so the walk stops
+//! there and keeps every type before it; a lookup that needed a later one
+//! finds nothing, and [`Btf::unknown_kind`] says why.
 
 use crate::error::{Error, Result};
 
@@ -16,6 +20,7 @@ const MAX_BYTES: u64 = 64 << 20;
 
 const MAGIC: u16 = 0xeb9f;
 const KIND_INT: u32 = 1;
+const KIND_PTR: u32 = 2;
 const KIND_ARRAY: u32 = 3;
 const KIND_STRUCT: u32 = 4;
 const KIND_UNION: u32 = 5;
@@ -24,6 +29,7 @@ const KIND_TYPEDEF: u32 = 8;
 const KIND_FUNC_PROTO: u32 = 13;
 const KIND_VAR: u32 = 14;
 const KIND_DATASEC: u32 = 15;
+const KIND_FLOAT: u32 = 16;
 const KIND_DECL_TAG: u32 = 17;
 const KIND_ENUM64: u32 = 19;
 
@@ -33,6 +39,8 @@ struct Member {
     name: u32,
     type_id: u32,
     bit_offset: u32,
+    /// A bitfield (kflag and a size): no whole bytes to load.
+    bitfield: bool,
 }
 
 /// A type's header, decoded from the blob when asked for.
@@ -58,6 +66,20 @@ pub struct Btf {
     types_at: (usize, usize),
     strings_at: (usize, usize),
     starts: Vec<u32>,
+    /// The first type of a kind this parser does not know: (its id, kind).
+    unknown: Option<(u32, u32)>,
+}
+
+/// A struct member's place and size: what a program may load from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field {
+    /// Byte offset from the start of the outer struct.
+    pub offset: u32,
+    /// Bytes of the member's type.
+    pub size: u32,
+    /// An array (a load may read any aligned part of it); otherwise a load
+    /// must read the whole member.
+    pub array: bool,
 }
 
 fn malformed(why: &str) -> Error {
@@ -105,28 +127,40 @@ impl Btf {
         let raw = &b[types_at.0..types_at.1];
 
         let mut starts = vec![u32::MAX];
+        let mut unknown = None;
         let mut at = 0usize;
         while at < raw.len() {
             let word = |i: usize| u32_at(raw, at + 4 * i).ok_or_else(|| malformed("truncated type"));
-            starts.push(at as u32);
             let info = word(1)?;
             let kind = (info >> 24) & 0x1f;
             let vlen = (info & 0xffff) as usize;
-            at += 12;
             let extra = match kind {
                 KIND_INT | KIND_VAR | KIND_DECL_TAG => 4,
                 KIND_ARRAY => 12,
                 KIND_STRUCT | KIND_UNION | KIND_DATASEC | KIND_ENUM64 => 12 * vlen,
                 KIND_ENUM | KIND_FUNC_PROTO => 8 * vlen,
-                0 | 2 | 7 | KIND_TYPEDEF | 9..=12 | 16 | 18 => 0,
-                _ => return Err(malformed("unknown BTF kind")),
+                0 | KIND_PTR | 7 | KIND_TYPEDEF | 9..=12 | KIND_FLOAT | 18 => 0,
+                // A newer kind: where its body ends is unknown, so nothing
+                // after it can be located. Keep what came before.
+                _ => {
+                    unknown = Some((starts.len() as u32, kind));
+                    break;
+                }
             };
+            starts.push(at as u32);
+            at += 12;
             if raw.len() - at < extra {
                 return Err(malformed("truncated type body"));
             }
             at += extra;
         }
-        Ok(Btf { bytes: b, types_at, strings_at, starts })
+        Ok(Btf { bytes: b, types_at, strings_at, starts, unknown })
+    }
+
+    /// The first type of a kind this parser does not know, as (id, kind):
+    /// the walk stopped there, so types from that id on were not read.
+    pub fn unknown_kind(&self) -> Option<(u32, u32)> {
+        self.unknown
     }
 
     /// Type `id`'s header (`None` for void and ids out of range).
@@ -178,6 +212,37 @@ impl Btf {
         (bits % 8 == 0).then_some(bits / 8)
     }
 
+    /// `path`'s offset in struct `name` and its size: what a load from it
+    /// must match. `None` for a bitfield (no whole bytes to load).
+    pub fn field(&self, name: &str, path: &[&str]) -> Option<Field> {
+        let mut id = self.find(KIND_STRUCT, name)?;
+        let mut bits = 0u32;
+        for field in path {
+            let (off, ty) = self.member(id, field, 0)?;
+            bits = bits.checked_add(off)?;
+            id = ty;
+        }
+        let array = self.ty(id).is_some_and(|t| u32::from(t.kind) == KIND_ARRAY);
+        (bits % 8 == 0).then_some(())?;
+        Some(Field { offset: bits / 8, size: self.size_of(id, 0)?, array })
+    }
+
+    /// Bytes of type `id` (pointers: 8, the kernels traced are 64-bit).
+    fn size_of(&self, id: u32, depth: u32) -> Option<u32> {
+        let id = self.resolve(id);
+        let t = self.ty(id)?;
+        match u32::from(t.kind) {
+            KIND_INT | KIND_STRUCT | KIND_UNION | KIND_ENUM | KIND_ENUM64 | KIND_FLOAT => Some(t.target),
+            KIND_PTR => Some(8),
+            KIND_ARRAY if depth < 8 => {
+                let raw = &self.bytes[self.types_at.0..self.types_at.1];
+                let (elem, n) = (u32_at(raw, t.body as usize)?, u32_at(raw, t.body as usize + 8)?);
+                self.size_of(elem, depth + 1)?.checked_mul(n)
+            }
+            _ => None,
+        }
+    }
+
     /// The members of a struct or union, read from the blob.
     fn members(&self, id: u32) -> Vec<Member> {
         let Some(t) = self.ty(id) else { return Vec::new() };
@@ -190,7 +255,8 @@ impl Btf {
                 let w = |j: usize| u32_at(raw, t.body as usize + 12 * i + 4 * j);
                 // With kflag the offset's top byte is a bitfield size.
                 let off = if t.kflag { w(2)? & 0x00ff_ffff } else { w(2)? };
-                Some(Member { name: w(0)?, type_id: w(1)?, bit_offset: off })
+                let bitfield = t.kflag && w(2)? >> 24 != 0;
+                Some(Member { name: w(0)?, type_id: w(1)?, bit_offset: off, bitfield })
             })
             .collect()
     }
@@ -203,6 +269,9 @@ impl Btf {
         let members = self.members(id);
         for m in &members {
             if m.name != 0 && self.str_at(m.name) == field {
+                if m.bitfield {
+                    return None;
+                }
                 return Some((m.bit_offset, self.resolve(m.type_id)));
             }
         }
@@ -279,9 +348,40 @@ mod tests {
         }
         assert!(Btf::parse(b[..30].to_vec()).is_err());
         assert!(Btf::parse(b"\x9f\xeb\x01\x00".to_vec()).is_err());
-        let mut bad = b.clone();
-        bad[24 + 7] = 0x1f; // kind 31 in the first type's info
-        assert!(Btf::parse(bad).is_err());
+    }
+
+    #[test]
+    fn member_sizes_come_with_their_offsets() {
+        let btf = Btf::parse(blob()).unwrap();
+        assert_eq!(btf.field("outer", &["a"]), Some(Field { offset: 0, size: 4, array: false }));
+        assert_eq!(btf.field("outer", &["ti", "status"]), Some(Field { offset: 8, size: 4, array: false }));
+        assert_eq!(btf.field("outer", &["ti"]), Some(Field { offset: 8, size: 4, array: false }));
+        assert_eq!(btf.field("outer", &["nope"]), None);
+    }
+
+    /// A blob whose last type is of a kind no kernel has yet (31): the
+    /// types before it are still found, and the parser says where it stopped.
+    #[test]
+    fn an_unknown_kind_is_skipped_not_fatal() {
+        let mut b = blob();
+        let types_len = u32::from_le_bytes(b[12..16].try_into().unwrap());
+        // Insert a 12-byte type of kind 31 at the end of the type section
+        // and move the string section after it.
+        let at = 24 + types_len as usize;
+        b.splice(at..at, [0u32, 31 << 24, 0].iter().flat_map(|w| w.to_le_bytes()));
+        b[12..16].copy_from_slice(&(types_len + 12).to_le_bytes());
+        b[16..20].copy_from_slice(&(types_len + 12).to_le_bytes());
+        let btf = Btf::parse(b).unwrap();
+        assert_eq!(btf.unknown_kind(), Some((6, 31)));
+        assert_eq!(btf.typedef_id("btf_trace_x"), Some(3));
+        assert_eq!(btf.offset_of("outer", &["ti", "status"]), Some(8));
+        // In the middle, it hides what follows and nothing else.
+        let mut mid = blob();
+        mid[24 + 16 + 4 + 3] = 0x1f; // struct inner's kind → 31
+        let btf = Btf::parse(mid).unwrap();
+        assert_eq!(btf.unknown_kind(), Some((2, 31)));
+        assert_eq!(btf.typedef_id("btf_trace_x"), None);
+        assert!(Btf::parse(blob()).unwrap().unknown_kind().is_none());
     }
 
     /// The running kernel's BTF, where there is one: what the BPF engine reads.

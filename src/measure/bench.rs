@@ -120,8 +120,9 @@ impl Callers {
         Callers { vdso, vsyscall, abi: arch::HOST_ABI }
     }
 
-    fn nr(&self, f: TimeFn) -> Option<i64> {
-        self.abi?.syscall_nr(f)
+    fn nr(&self, f: TimeFn) -> Option<arch::ClockSyscall> {
+        self.abi?;
+        arch::ClockSyscall::host(f)
     }
 
     /// Whether `path` can call `t.function` here.

@@ -12,8 +12,7 @@
 use crate::arch::{self, TimeFn, VdsoAbi};
 use crate::error::{Error, Result};
 use crate::inspect::elf;
-use crate::inspect::maps::Mapping;
-use crate::measure::sys::call::{VdsoClockFn, VdsoGetcpuFn, VdsoGettimeofdayFn, VdsoImage, VdsoTimeFn};
+use crate::measure::sys::call::{BoundSymbol, VdsoClockFn, VdsoGetcpuFn, VdsoGettimeofdayFn, VdsoImage, VdsoTimeFn};
 use serde::Serialize;
 
 const STT_FUNC: u8 = 2;
@@ -123,24 +122,21 @@ pub struct OwnVdso {
 }
 
 impl OwnVdso {
-    /// Resolve from vdsoctl's own `[vdso]` mapping (from /proc/self/maps).
-    pub fn open(maps: &[Mapping]) -> Result<OwnVdso> {
+    /// Resolve from vdsoctl's own `[vdso]` mapping (AT_SYSINFO_EHDR and
+    /// /proc/self/maps, read by [`VdsoImage::own`] itself).
+    pub fn open() -> Result<OwnVdso> {
         let pid = std::process::id() as i32;
-        let mapping = maps.iter().find(|m| m.name() == "[vdso]").ok_or(Error::NoVdso { pid })?;
-        let image =
-            VdsoImage::own(mapping).ok_or_else(|| bad("AT_SYSINFO_EHDR is not the start of the [vdso] mapping"))?;
-        let abi = arch::vdso_abi(arch::HOST_MACHINE, arch::HOST_IS_64)
-            .ok_or_else(|| bad("no vDSO symbol table is known for this architecture"))?;
-        let syms = resolve(image.bytes(), abi)?;
-        let off = |f: TimeFn| syms.resolved.iter().find(|s| s.function == f).map(|s| s.offset);
+        let image = VdsoImage::own().ok_or(Error::NoVdso { pid })?;
+        let (syms, bound) = image.bind()?;
+        let sym = |f: TimeFn| bound.iter().copied().find(|s| s.function() == f);
         Ok(OwnVdso {
-            base: mapping.start,
+            base: image.base(),
             hash: syms.hash,
-            clock_gettime: off(TimeFn::ClockGettime).and_then(|o| image.clock_gettime(o)),
-            clock_getres: off(TimeFn::ClockGetres).and_then(|o| image.clock_getres(o)),
-            gettimeofday: off(TimeFn::Gettimeofday).and_then(|o| image.gettimeofday(o)),
-            time: off(TimeFn::Time).and_then(|o| image.time(o)),
-            getcpu: off(TimeFn::Getcpu).and_then(|o| image.getcpu(o)),
+            clock_gettime: sym(TimeFn::ClockGettime).and_then(BoundSymbol::clock_fn),
+            clock_getres: sym(TimeFn::ClockGetres).and_then(BoundSymbol::clock_fn),
+            gettimeofday: sym(TimeFn::Gettimeofday).and_then(BoundSymbol::gettimeofday_fn),
+            time: sym(TimeFn::Time).and_then(BoundSymbol::time_fn),
+            getcpu: sym(TimeFn::Getcpu).and_then(BoundSymbol::getcpu_fn),
             symbols: syms.resolved,
             wrong_version: syms.wrong_version,
         })
@@ -153,9 +149,7 @@ mod tests {
     use crate::inspect::Process;
 
     fn own_image() -> Vec<u8> {
-        let me = Process::open(None).unwrap();
-        let m = me.vdso_mapping().unwrap();
-        VdsoImage::own(&m).unwrap().bytes().to_vec()
+        VdsoImage::own().unwrap().bytes().to_vec()
     }
 
     fn host_abi() -> &'static VdsoAbi {
@@ -174,8 +168,9 @@ mod tests {
 
     #[test]
     fn own_vdso_calls_agree_with_libc() {
-        let maps = Process::open(None).unwrap().maps().unwrap();
-        let v = OwnVdso::open(&maps).unwrap();
+        let v = OwnVdso::open().unwrap();
+        let me = Process::open(None).unwrap();
+        assert_eq!(v.base, me.vdso_mapping().unwrap().start);
         let f = v.clock_gettime.unwrap();
         let mut ts = crate::measure::sys::call::zero_timespec();
         assert_eq!(f.call(libc::CLOCK_MONOTONIC, &mut ts), 0);

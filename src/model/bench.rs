@@ -5,7 +5,7 @@
 
 use crate::arch::{self, TimeFn};
 use crate::error::Result;
-use crate::inspect::{kernel, Process};
+use crate::inspect::kernel;
 use crate::measure::bench::{
     self as m, BenchRequest, Callers, Check, Path, Plan, Stats, SyscallCounter, Target, Verdict,
 };
@@ -89,8 +89,7 @@ pub fn measure_report(req: &BenchRequest) -> Result<(BenchReport, bool)> {
 
 /// vdsoctl's own callable paths: its vDSO's bound symbols and the vsyscall page.
 fn own_callers(req: &BenchRequest, findings: &mut Vec<Finding>) -> Result<Callers> {
-    let maps = Process::open(None)?.maps()?;
-    let vdso = match OwnVdso::open(&maps) {
+    let vdso = match OwnVdso::open() {
         Ok(v) => Some(v),
         Err(e) => {
             findings.push(Finding::new(
@@ -110,7 +109,7 @@ fn own_callers(req: &BenchRequest, findings: &mut Vec<Finding>) -> Result<Caller
             ));
         }
     }
-    let vsyscall = VsyscallPage::own(&maps);
+    let vsyscall = VsyscallPage::own();
     if req.paths.contains(&Path::Vsyscall) && vsyscall.is_none() && arch::HOST_MACHINE == arch::machine::X86_64 {
         findings.push(Finding::new(
             Severity::Info,

@@ -256,20 +256,19 @@ pub fn system_wide_lock() -> SystemWide {
 /// very process, through a pidfd taken now: never another one that reused
 /// its pid after it was reaped.
 pub struct KillOnDrop {
-    pidfd: Option<std::os::fd::OwnedFd>,
+    pidfd: Option<vdsoctl::measure::pidfd::Pidfd>,
 }
 
 impl KillOnDrop {
     pub fn new(pid: i32) -> KillOnDrop {
-        KillOnDrop { pidfd: vdsoctl::measure::sys::spawn::pidfd_open(pid).ok() }
+        KillOnDrop { pidfd: vdsoctl::measure::pidfd::Pidfd::open(pid).ok() }
     }
 }
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
         if let Some(fd) = &self.pidfd {
-            use std::os::fd::AsFd;
-            let _ = vdsoctl::measure::sys::spawn::pidfd_kill(fd.as_fd(), libc::SIGKILL);
+            let _ = fd.kill(libc::SIGKILL);
         }
     }
 }

@@ -23,10 +23,20 @@ pub const R9: Reg = Reg(9);
 pub const FP: Reg = Reg(10);
 
 /// Access sizes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Size {
     W = 0x00,
     Dw = 0x18,
+}
+
+impl Size {
+    /// Bytes accessed.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Size::W => 4,
+            Size::Dw => 8,
+        }
+    }
 }
 
 const LD: u8 = 0x00;
@@ -94,6 +104,8 @@ pub struct Asm {
     duplicates: Vec<String>,
     /// (instruction index, label) of jumps to patch.
     fixups: Vec<(usize, String)>,
+    /// Errors found while generating (a load that does not fit its member).
+    errors: Vec<String>,
 }
 
 impl Asm {
@@ -190,9 +202,19 @@ impl Asm {
         self
     }
 
-    /// Resolve the jumps; an error names a label placed twice, one never
-    /// placed, or a jump out of `i16` range (a bug in the program generator).
+    /// Record an error found while generating: [`Asm::finish`] returns it.
+    pub fn fail(&mut self, why: String) -> &mut Asm {
+        self.errors.push(why);
+        self
+    }
+
+    /// Resolve the jumps; an error names a generation error, a label placed
+    /// twice, one never placed, or a jump out of `i16` range (a bug in the
+    /// program generator).
     pub fn finish(mut self) -> Result<Vec<u64>, String> {
+        if let Some(why) = self.errors.first() {
+            return Err(why.clone());
+        }
         if let Some(label) = self.duplicates.first() {
             return Err(format!("label {label} placed twice"));
         }

@@ -69,8 +69,37 @@ pub struct MapSpec<'a> {
     pub name: &'a str,
 }
 
+/// Map types whose value user space sees once per possible CPU
+/// (`BPF_MAP_TYPE_PERCPU_HASH`, `_PERCPU_ARRAY`, `_LRU_PERCPU_HASH`,
+/// `_PERCPU_CGROUP_STORAGE`).
+const PER_CPU_TYPES: [u32; 4] = [5, 6, 10, 21];
+
+/// A BPF map that knows the sizes the kernel reads and writes through the
+/// pointers it is given: every key and value slice is checked against them
+/// before the syscall (cilium/ebpf's `map.go` does the same), so no safe
+/// call can make the kernel read or write past a slice.
+#[derive(Debug)]
+pub struct Map {
+    fd: OwnedFd,
+    key_size: usize,
+    /// The value as user space passes it: for per-CPU maps the value size
+    /// rounded up to 8, times the possible CPUs (`bpf_map_value_size()`).
+    value_size: usize,
+}
+
+fn wrong_size(what: &str, got: usize, want: usize) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, format!("a {what} of {got} bytes for a map whose {what}s are {want}"))
+}
+
 /// BPF_MAP_CREATE.
-pub fn map_create(spec: &MapSpec<'_>) -> io::Result<OwnedFd> {
+pub fn map_create(spec: &MapSpec<'_>) -> io::Result<Map> {
+    let value_size = if PER_CPU_TYPES.contains(&spec.map_type) {
+        // What the kernel's num_possible_cpus() counts: /sys/devices/system/cpu/possible.
+        let cpus = crate::inspect::kernel::possible_cpus().map_err(|e| io::Error::other(e.to_string()))?;
+        (spec.value_size as usize).next_multiple_of(8) * cpus
+    } else {
+        spec.value_size as usize
+    };
     let mut a = Attr::new();
     a.u32(0, spec.map_type)
         .u32(4, spec.key_size)
@@ -78,44 +107,82 @@ pub fn map_create(spec: &MapSpec<'_>) -> io::Result<OwnedFd> {
         .u32(12, spec.max_entries)
         .u32(16, spec.flags)
         .name(28, spec.name);
-    bpf(BPF_MAP_CREATE, &mut a).map(owned)
+    let fd = bpf(BPF_MAP_CREATE, &mut a).map(owned)?;
+    Ok(Map { fd, key_size: spec.key_size as usize, value_size })
 }
 
-fn elem(map: BorrowedFd<'_>, key: *const u8, value: *const u8, flags: u64) -> Attr {
-    let mut a = Attr::new();
-    a.u32(0, map.as_raw_fd() as u32).u64(8, key as u64).u64(16, value as u64).u64(24, flags);
-    a
-}
+impl Map {
+    /// The descriptor, for a program's `ld_imm64` map reference.
+    pub fn raw_fd(&self) -> i32 {
+        self.fd.as_raw_fd()
+    }
 
-/// BPF_MAP_LOOKUP_ELEM: `Ok(false)` when the key is absent. `value` must be
-/// the map's whole value (for per-CPU maps: 8-byte-rounded size × possible CPUs).
-pub fn map_lookup(map: BorrowedFd<'_>, key: &[u8], value: &mut [u8]) -> io::Result<bool> {
-    match bpf(BPF_MAP_LOOKUP_ELEM, &mut elem(map, key.as_ptr(), value.as_mut_ptr(), 0)) {
-        Ok(_) => Ok(true),
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
-        Err(e) => Err(e),
+    /// Bytes of a key.
+    pub fn key_size(&self) -> usize {
+        self.key_size
+    }
+
+    /// Bytes of a value as user space reads and writes it (all CPUs' for a per-CPU map).
+    pub fn value_size(&self) -> usize {
+        self.value_size
+    }
+
+    fn key(&self, key: &[u8]) -> io::Result<*const u8> {
+        if key.len() != self.key_size {
+            return Err(wrong_size("key", key.len(), self.key_size));
+        }
+        Ok(key.as_ptr())
+    }
+
+    fn value(&self, len: usize) -> io::Result<()> {
+        if len != self.value_size {
+            return Err(wrong_size("value", len, self.value_size));
+        }
+        Ok(())
+    }
+
+    fn elem(&self, key: *const u8, value: *const u8, flags: u64) -> Attr {
+        let mut a = Attr::new();
+        a.u32(0, self.fd.as_raw_fd() as u32).u64(8, key as u64).u64(16, value as u64).u64(24, flags);
+        a
+    }
+
+    /// BPF_MAP_LOOKUP_ELEM: `Ok(false)` when the key is absent.
+    pub fn lookup(&self, key: &[u8], value: &mut [u8]) -> io::Result<bool> {
+        let k = self.key(key)?;
+        self.value(value.len())?;
+        absent_is_false(bpf(BPF_MAP_LOOKUP_ELEM, &mut self.elem(k, value.as_mut_ptr(), 0)))
+    }
+
+    /// BPF_MAP_UPDATE_ELEM with `flags` (BPF_ANY 0, BPF_NOEXIST 1, BPF_EXIST 2).
+    pub fn update(&self, key: &[u8], value: &[u8], flags: u64) -> io::Result<()> {
+        let k = self.key(key)?;
+        self.value(value.len())?;
+        bpf(BPF_MAP_UPDATE_ELEM, &mut self.elem(k, value.as_ptr(), flags)).map(drop)
+    }
+
+    /// BPF_MAP_DELETE_ELEM: `Ok(false)` when the key was absent.
+    pub fn delete(&self, key: &[u8]) -> io::Result<bool> {
+        let k = self.key(key)?;
+        absent_is_false(bpf(BPF_MAP_DELETE_ELEM, &mut self.elem(k, std::ptr::null(), 0)))
+    }
+
+    /// BPF_MAP_GET_NEXT_KEY: the key after `key` (the first with `None`);
+    /// `Ok(false)` past the last one.
+    pub fn next_key(&self, key: Option<&[u8]>, next: &mut [u8]) -> io::Result<bool> {
+        let k = match key {
+            Some(k) => self.key(k)?,
+            None => std::ptr::null(),
+        };
+        if next.len() != self.key_size {
+            return Err(wrong_size("key", next.len(), self.key_size));
+        }
+        absent_is_false(bpf(BPF_MAP_GET_NEXT_KEY, &mut self.elem(k, next.as_mut_ptr(), 0)))
     }
 }
 
-/// BPF_MAP_UPDATE_ELEM with `flags` (BPF_ANY 0, BPF_NOEXIST 1, BPF_EXIST 2).
-pub fn map_update(map: BorrowedFd<'_>, key: &[u8], value: &[u8], flags: u64) -> io::Result<()> {
-    bpf(BPF_MAP_UPDATE_ELEM, &mut elem(map, key.as_ptr(), value.as_ptr(), flags)).map(drop)
-}
-
-/// BPF_MAP_DELETE_ELEM: `Ok(false)` when the key was absent.
-pub fn map_delete(map: BorrowedFd<'_>, key: &[u8]) -> io::Result<bool> {
-    match bpf(BPF_MAP_DELETE_ELEM, &mut elem(map, key.as_ptr(), std::ptr::null(), 0)) {
-        Ok(_) => Ok(true),
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
-        Err(e) => Err(e),
-    }
-}
-
-/// BPF_MAP_GET_NEXT_KEY: the key after `key` (the first with `None`);
-/// `Ok(false)` past the last one.
-pub fn map_next_key(map: BorrowedFd<'_>, key: Option<&[u8]>, next: &mut [u8]) -> io::Result<bool> {
-    let k = key.map_or(std::ptr::null(), |k| k.as_ptr());
-    match bpf(BPF_MAP_GET_NEXT_KEY, &mut elem(map, k, next.as_mut_ptr(), 0)) {
+fn absent_is_false(r: io::Result<libc::c_long>) -> io::Result<bool> {
+    match r {
         Ok(_) => Ok(true),
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
         Err(e) => Err(e),
@@ -167,4 +234,34 @@ pub fn raw_tracepoint_open(prog: BorrowedFd<'_>) -> io::Result<OwnedFd> {
     let mut a = Attr::new();
     a.u64(0, 0).u32(8, prog.as_raw_fd() as u32);
     bpf(BPF_RAW_TRACEPOINT_OPEN, &mut a).map(owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A map handle on a descriptor that is no map: the size checks must
+    /// refuse before any syscall reaches it.
+    fn fake(key_size: usize, value_size: usize) -> Map {
+        Map { fd: std::fs::File::open("/dev/null").unwrap().into(), key_size, value_size }
+    }
+
+    #[test]
+    fn keys_and_values_of_the_wrong_length_are_refused_before_the_syscall() {
+        let m = fake(24, 8 * 4);
+        let refused = |r: io::Result<bool>| {
+            let e = r.unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
+            assert_eq!(e.raw_os_error(), None, "no syscall was made: {e}");
+            e.to_string()
+        };
+        assert_eq!(refused(m.lookup(&[0; 4], &mut [0; 32])), "a key of 4 bytes for a map whose keys are 24");
+        assert_eq!(refused(m.lookup(&[0; 24], &mut [0; 8])), "a value of 8 bytes for a map whose values are 32");
+        refused(m.update(&[0; 24], &[0; 31], 0).map(|()| true));
+        refused(m.delete(&[0; 23]));
+        refused(m.next_key(Some(&[0; 25]), &mut [0; 24]));
+        refused(m.next_key(None, &mut [0; 16]));
+        // The right sizes reach the kernel, which says this fd is no map.
+        assert!(m.lookup(&[0; 24], &mut [0; 32]).unwrap_err().raw_os_error().is_some());
+    }
 }

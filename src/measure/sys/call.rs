@@ -9,7 +9,9 @@
 
 #![allow(unsafe_code)]
 
+use crate::arch::{ClockSyscall, TimeFn, VdsoAbi};
 use crate::inspect::maps::Mapping;
+use crate::measure::vdso::Symbols;
 use libc::{c_int, c_long, c_uint, c_void, clockid_t, time_t, timespec, timeval};
 
 /// `clock_gettime` / `clock_getres` signature (vDSO and libc agree).
@@ -97,37 +99,66 @@ pub fn libc_getcpu(cpu: &mut c_uint, node: &mut c_uint) -> c_int {
 
 // ------------------------------------------------------------- syscall path
 
+/// Refuse a call whose number is not of the signature a wrapper passes
+/// (`EINVAL`, as the kernel says of a bad argument): no syscall is made.
+fn refuse() -> c_long {
+    // SAFETY: __errno_location returns this thread's errno slot (glibc and musl).
+    unsafe { *libc::__errno_location() = libc::EINVAL };
+    -1
+}
+
 /// A raw syscall with a clock id and a timespec out-parameter
-/// (`clock_gettime`, `clock_getres`). Returns -1 and sets errno on failure.
+/// (`clock_gettime`, `clock_getres`). Returns -1 and sets errno on failure,
+/// and refuses (`EINVAL`, no syscall) a number of another function.
 #[inline(always)]
-pub fn syscall_clock(nr: i64, clock: clockid_t, ts: &mut timespec) -> c_long {
-    // SAFETY: `nr` is one of the clock syscalls from `arch`, both of which
-    // take (clockid_t, struct timespec *); `ts` is valid and writable.
-    unsafe { libc::syscall(nr as c_long, clock as c_long, ts as *mut timespec) }
+pub fn syscall_clock(sc: ClockSyscall, clock: clockid_t, ts: &mut timespec) -> c_long {
+    if !matches!(sc.function(), TimeFn::ClockGettime | TimeFn::ClockGetres) {
+        return refuse();
+    }
+    // SAFETY: `sc` comes from the arch table for this process's ABI and is
+    // clock_gettime or clock_getres, both `(clockid_t, struct timespec *)`
+    // with the native timespec; `ts` is valid and writable.
+    unsafe { libc::syscall(sc.nr() as c_long, clock as c_long, ts as *mut timespec) }
 }
 
-/// A raw `gettimeofday` syscall.
+/// A raw `gettimeofday` syscall (refuses any other number).
 #[inline(always)]
-pub fn syscall_gettimeofday(nr: i64, tv: &mut timeval) -> c_long {
-    // SAFETY: `nr` is gettimeofday's number; `tv` valid, timezone null.
-    unsafe { libc::syscall(nr as c_long, tv as *mut timeval, std::ptr::null_mut::<c_void>()) }
+pub fn syscall_gettimeofday(sc: ClockSyscall, tv: &mut timeval) -> c_long {
+    if sc.function() != TimeFn::Gettimeofday {
+        return refuse();
+    }
+    // SAFETY: `sc` is gettimeofday's number in this ABI; `tv` valid, timezone null.
+    unsafe { libc::syscall(sc.nr() as c_long, tv as *mut timeval, std::ptr::null_mut::<c_void>()) }
 }
 
-/// A raw `time` syscall.
+/// A raw `time` syscall (refuses any other number).
 #[inline(always)]
-pub fn syscall_time(nr: i64, t: &mut time_t) -> c_long {
-    // SAFETY: `nr` is time's number; `t` valid and writable.
-    unsafe { libc::syscall(nr as c_long, t as *mut time_t) }
+pub fn syscall_time(sc: ClockSyscall, t: &mut time_t) -> c_long {
+    if sc.function() != TimeFn::Time {
+        return refuse();
+    }
+    // SAFETY: `sc` is time's number in this ABI; `t` valid and writable.
+    unsafe { libc::syscall(sc.nr() as c_long, t as *mut time_t) }
 }
 
-/// A raw `getcpu` syscall.
+/// A raw `getcpu` syscall (refuses any other number).
 #[inline(always)]
-pub fn syscall_getcpu(nr: i64, cpu: &mut c_uint, node: &mut c_uint) -> c_long {
-    // SAFETY: `nr` is getcpu's number; out-pointers valid; tcache null.
-    unsafe { libc::syscall(nr as c_long, cpu as *mut c_uint, node as *mut c_uint, std::ptr::null_mut::<c_void>()) }
+pub fn syscall_getcpu(sc: ClockSyscall, cpu: &mut c_uint, node: &mut c_uint) -> c_long {
+    if sc.function() != TimeFn::Getcpu {
+        return refuse();
+    }
+    // SAFETY: `sc` is getcpu's number in this ABI; out-pointers valid; tcache null.
+    unsafe { libc::syscall(sc.nr() as c_long, cpu as *mut c_uint, node as *mut c_uint, std::ptr::null_mut::<c_void>()) }
 }
 
 // ---------------------------------------------------------------- vDSO path
+
+/// This process's own mappings, read here rather than taken from a caller
+/// (a `Mapping` has public fields: trusting one would let safe code forge
+/// the range `from_raw_parts` or a call is made on).
+fn own_maps() -> Option<Vec<Mapping>> {
+    crate::inspect::maps::parse(&std::fs::read_to_string("/proc/self/maps").ok()?).ok()
+}
 
 /// vdsoctl's own vDSO image, as the kernel mapped it: the bytes from
 /// AT_SYSINFO_EHDR to the end of the `[vdso]` mapping.
@@ -137,13 +168,16 @@ pub struct VdsoImage {
 }
 
 impl VdsoImage {
-    /// The image, when `getauxval(AT_SYSINFO_EHDR)` is the start of `mapping`
-    /// (vdsoctl's own `[vdso]` line from /proc/self/maps) and the mapping is
-    /// readable. `None` otherwise: no vDSO, or a mapping we did not expect.
-    pub fn own(mapping: &Mapping) -> Option<VdsoImage> {
+    /// The image, when `getauxval(AT_SYSINFO_EHDR)` is the start of this
+    /// process's `[vdso]` mapping (read from /proc/self/maps here) and the
+    /// mapping is readable. `None` otherwise: no vDSO, or a mapping we did
+    /// not expect.
+    pub fn own() -> Option<VdsoImage> {
         // SAFETY: getauxval has no preconditions.
         let base = unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) } as u64;
-        if base == 0 || base != mapping.start || mapping.name() != "[vdso]" || !mapping.perms.starts_with('r') {
+        let maps = own_maps()?;
+        let mapping = maps.iter().find(|m| m.name() == "[vdso]")?;
+        if base == 0 || base != mapping.start || !mapping.perms.starts_with('r') {
             return None;
         }
         let len = usize::try_from(mapping.size()).ok()?;
@@ -151,53 +185,92 @@ impl VdsoImage {
             return None;
         }
         // SAFETY: [base, base+len) is the kernel's [vdso] mapping of this
-        // process, readable (checked above), never unmapped by vdsoctl and
-        // never written by anyone, so it is valid for 'static as shared bytes.
+        // process as its own maps list it, readable (checked above), never
+        // unmapped by vdsoctl and never written by anyone, so it is valid
+        // for 'static as shared bytes.
         let bytes = unsafe { std::slice::from_raw_parts(base as usize as *const u8, len) };
         Some(VdsoImage { bytes })
     }
 
+    /// Where the image is mapped.
+    pub fn base(&self) -> u64 {
+        self.bytes.as_ptr() as u64
+    }
+
     /// The image bytes (bounds for every parse).
+    #[cfg(test)]
     pub fn bytes(&self) -> &'static [u8] {
         self.bytes
     }
 
-    /// The absolute address of `offset`, when it lies inside the image.
-    fn addr(&self, offset: usize) -> Option<usize> {
-        (offset < self.bytes.len()).then(|| self.bytes.as_ptr() as usize + offset)
+    /// The clock functions of this image, named by the arch table for this
+    /// process's ABI (`arch::vdso_abi`: a caller cannot pair a name with
+    /// another function's signature), resolved through the ELF reader
+    /// (`measure::vdso::resolve`: a defined STT_FUNC with the ABI's version,
+    /// inside a PT_LOAD segment) and bound: the only way to a [`BoundSymbol`].
+    pub fn bind(&self) -> crate::Result<(Symbols, Vec<BoundSymbol>)> {
+        let abi = crate::arch::vdso_abi(crate::arch::HOST_MACHINE, crate::arch::HOST_IS_64).ok_or_else(|| {
+            crate::Error::malformed("the vDSO image", "no vDSO symbol table is known for this architecture")
+        })?;
+        self.bind_as(abi)
     }
 
-    /// `clock_gettime` at `offset`: `offset` must be the image offset of the
-    /// versioned STT_FUNC symbol the kernel exports for it (measure::vdso).
-    pub fn clock_gettime(&self, offset: usize) -> Option<VdsoClockFn> {
-        // SAFETY: the address is inside the kernel's own vDSO text and is the
-        // value of the kernel's exported clock_gettime symbol, whose C ABI is
-        // `int (clockid_t, struct timespec *)` (include/vdso/*, vdso.lds.S).
-        self.addr(offset).map(|a| VdsoClockFn(unsafe { std::mem::transmute::<usize, ClockFnPtr>(a) }))
+    fn bind_as(&self, abi: &VdsoAbi) -> crate::Result<(Symbols, Vec<BoundSymbol>)> {
+        let syms = crate::measure::vdso::resolve(self.bytes, abi)?;
+        let bound = syms
+            .resolved
+            .iter()
+            .filter(|r| r.offset < self.bytes.len())
+            .map(|r| BoundSymbol { function: r.function, addr: self.bytes.as_ptr() as usize + r.offset })
+            .collect();
+        Ok((syms, bound))
+    }
+}
+
+/// An exported function of this process's vDSO, resolved by
+/// [`VdsoImage::bind`]: its address and the function its name and version
+/// say it is. Callable only as that function's signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoundSymbol {
+    function: TimeFn,
+    addr: usize,
+}
+
+impl BoundSymbol {
+    /// The function it is.
+    pub fn function(self) -> TimeFn {
+        self.function
     }
 
-    /// `clock_getres` at `offset` (same contract as [`VdsoImage::clock_gettime`]).
-    pub fn clock_getres(&self, offset: usize) -> Option<VdsoClockFn> {
-        // SAFETY: as above; clock_getres has the same signature.
-        self.addr(offset).map(|a| VdsoClockFn(unsafe { std::mem::transmute::<usize, ClockFnPtr>(a) }))
+    /// As `clock_gettime` or `clock_getres` (`None` for any other function).
+    pub fn clock_fn(self) -> Option<VdsoClockFn> {
+        // SAFETY: the address is the value of the kernel vDSO's exported
+        // clock_gettime/clock_getres symbol in this process's own image
+        // (VdsoImage::bind), whose C ABI is `int (clockid_t, struct
+        // timespec *)` (include/vdso/*, vdso.lds.S).
+        matches!(self.function, TimeFn::ClockGettime | TimeFn::ClockGetres)
+            .then(|| VdsoClockFn(unsafe { std::mem::transmute::<usize, ClockFnPtr>(self.addr) }))
     }
 
-    /// `gettimeofday` at `offset`.
-    pub fn gettimeofday(&self, offset: usize) -> Option<VdsoGettimeofdayFn> {
+    /// As `gettimeofday`.
+    pub fn gettimeofday_fn(self) -> Option<VdsoGettimeofdayFn> {
         // SAFETY: as above; `int (struct timeval *, struct timezone *)`.
-        self.addr(offset).map(|a| VdsoGettimeofdayFn(unsafe { std::mem::transmute::<usize, GettimeofdayFnPtr>(a) }))
+        (self.function == TimeFn::Gettimeofday)
+            .then(|| VdsoGettimeofdayFn(unsafe { std::mem::transmute::<usize, GettimeofdayFnPtr>(self.addr) }))
     }
 
-    /// `time` at `offset`.
-    pub fn time(&self, offset: usize) -> Option<VdsoTimeFn> {
+    /// As `time`.
+    pub fn time_fn(self) -> Option<VdsoTimeFn> {
         // SAFETY: as above; `time_t (time_t *)`.
-        self.addr(offset).map(|a| VdsoTimeFn(unsafe { std::mem::transmute::<usize, TimeFnPtr>(a) }))
+        (self.function == TimeFn::Time)
+            .then(|| VdsoTimeFn(unsafe { std::mem::transmute::<usize, TimeFnPtr>(self.addr) }))
     }
 
-    /// `getcpu` at `offset`.
-    pub fn getcpu(&self, offset: usize) -> Option<VdsoGetcpuFn> {
+    /// As `getcpu`.
+    pub fn getcpu_fn(self) -> Option<VdsoGetcpuFn> {
         // SAFETY: as above; `long (unsigned *, unsigned *, struct getcpu_cache *)`.
-        self.addr(offset).map(|a| VdsoGetcpuFn(unsafe { std::mem::transmute::<usize, GetcpuFnPtr>(a) }))
+        (self.function == TimeFn::Getcpu)
+            .then(|| VdsoGetcpuFn(unsafe { std::mem::transmute::<usize, GetcpuFnPtr>(self.addr) }))
     }
 }
 
@@ -265,12 +338,14 @@ pub struct VsyscallPage {
 }
 
 impl VsyscallPage {
-    /// The page, only when vdsoctl's own maps list `[vsyscall]` at the fixed
-    /// address with execute permission (emulate or xonly mode). With
-    /// `vsyscall=none` (or any other arch) there is nothing to jump to.
+    /// The page, only when vdsoctl's own maps (/proc/self/maps, read here)
+    /// list `[vsyscall]` at the fixed address with execute permission
+    /// (emulate or xonly mode). With `vsyscall=none` (or any other arch)
+    /// there is nothing to jump to.
     #[cfg(target_arch = "x86_64")]
-    pub fn own(maps: &[Mapping]) -> Option<VsyscallPage> {
+    pub fn own() -> Option<VsyscallPage> {
         use crate::arch::vsyscall;
+        let maps = own_maps()?;
         let page = maps.iter().find(|m| m.name() == "[vsyscall]")?;
         if page.start != vsyscall::BASE || page.size() < 4096 || !page.executable() {
             return None;
@@ -290,7 +365,7 @@ impl VsyscallPage {
 
     /// No vsyscall page outside x86_64.
     #[cfg(not(target_arch = "x86_64"))]
-    pub fn own(_maps: &[Mapping]) -> Option<VsyscallPage> {
+    pub fn own() -> Option<VsyscallPage> {
         None
     }
 
@@ -313,5 +388,53 @@ impl VsyscallPage {
     pub fn getcpu(self, cpu: &mut c_uint, node: &mut c_uint) -> c_int {
         // SAFETY: executable vsyscall entry (checked in `own`); pointers valid.
         unsafe { (self.getcpu)(cpu, node, std::ptr::null_mut()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errno_of(rc: c_long) -> i32 {
+        assert_eq!(rc, -1);
+        last_errno()
+    }
+
+    #[test]
+    fn a_clock_syscall_is_called_only_with_its_own_signature() {
+        let gettime = ClockSyscall::host(TimeFn::ClockGettime).unwrap();
+        let tod = ClockSyscall::host(TimeFn::Gettimeofday).unwrap();
+        let (mut ts, mut tv, mut t, mut cpu, mut node) = (zero_timespec(), zero_timeval(), 0, 0, 0);
+        assert_eq!(syscall_clock(gettime, libc::CLOCK_MONOTONIC, &mut ts), 0);
+        assert!(ts.tv_sec > 0 || ts.tv_nsec > 0);
+        // Another function's number: refused, no syscall.
+        assert_eq!(errno_of(syscall_clock(tod, libc::CLOCK_MONOTONIC, &mut ts)), libc::EINVAL);
+        assert_eq!(errno_of(syscall_gettimeofday(gettime, &mut tv)), libc::EINVAL);
+        assert_eq!(errno_of(syscall_time(gettime, &mut t)), libc::EINVAL);
+        assert_eq!(errno_of(syscall_getcpu(tod, &mut cpu, &mut node)), libc::EINVAL);
+        assert_eq!(tv.tv_sec, 0, "the refused call wrote nothing");
+        // A number the ABI does not have is no ClockSyscall at all.
+        if cfg!(target_arch = "x86_64") {
+            assert!(ClockSyscall::host(TimeFn::ClockGettime64).is_none());
+        }
+    }
+
+    #[test]
+    fn only_resolved_exports_of_the_own_image_are_bound() {
+        let image = VdsoImage::own().expect("a [vdso] in this process");
+        let (_, bound) = image.bind().unwrap();
+        let cg = bound.iter().find(|b| b.function() == TimeFn::ClockGettime).unwrap();
+        let mut ts = zero_timespec();
+        assert_eq!(cg.clock_fn().unwrap().call(libc::CLOCK_MONOTONIC, &mut ts), 0);
+        // A symbol is callable only as its own function.
+        assert!(cg.gettimeofday_fn().is_none() && cg.time_fn().is_none() && cg.getcpu_fn().is_none());
+        // An unknown name binds nothing.
+        let host = crate::arch::vdso_abi(crate::arch::HOST_MACHINE, crate::arch::HOST_IS_64).unwrap();
+        let unknown = VdsoAbi {
+            symbols: &[crate::arch::VdsoSymbol { function: TimeFn::ClockGettime, name: "__vdso_no_such_clock" }],
+            ..*host
+        };
+        let (syms, bound) = image.bind_as(&unknown).unwrap();
+        assert!(syms.resolved.is_empty() && bound.is_empty());
     }
 }

@@ -37,11 +37,6 @@ impl Mmap {
         Ok(Mmap { base: base.cast(), len, data_size: (data_pages * page) as u64 })
     }
 
-    /// Bytes of the data area.
-    pub fn data_size(&self) -> u64 {
-        self.data_size
-    }
-
     /// Copy every unread byte to `out` (in order, unwrapped) and hand the
     /// space back to the kernel. Returns the number of bytes copied.
     pub fn read_available(&mut self, out: &mut Vec<u8>) -> usize {

@@ -1,0 +1,391 @@
+//! The programs, generated for one kernel layout, scope and map set. Every
+//! key and value field is stored at its [`layout`](super::layout) slot, and
+//! every load from a kernel structure goes through [`Generator::member`],
+//! which checks its width against the member's BTF size.
+
+use super::insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
+use super::layout::{self, key, pkey, proc_key, proc_val, pval, Layout, Slot};
+use super::{Scope, REFUSED, UNFOLLOWED};
+use crate::arch::{self, Abi};
+use crate::inspect::btf::Field;
+
+/// `BPF_NOEXIST`: insert only.
+const NOEXIST: i32 = 1;
+
+/// Stack slots (offsets from the frame pointer) of the `sys_enter` and
+/// `vsyscall` programs.
+const KEY: i16 = -24;
+const VALUE: i16 = -32;
+const SMALL: i16 = -40;
+const PKEY: i16 = -56;
+const PVAL: i16 = -88;
+/// Stack slots of the `fork` program: the traced-set key and value, and the
+/// parent's key for its lookup.
+const FORK_KEY: i16 = -32;
+const FORK_PARENT: i16 = -28;
+const FORK_VAL: i16 = -24;
+
+/// Static clock ids a row keeps exactly (`Clock::of_id`, done in the kernel).
+const STATIC_CLOCKS: i32 = crate::measure::trace::STATIC_CLOCKS as i32;
+
+/// The maps' descriptors, as `ld_imm64` references.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct MapFds {
+    pub counts: i32,
+    pub procs: i32,
+    pub totals: i32,
+    pub stats: i32,
+}
+
+/// Writes the programs for one layout, scope and map set.
+pub(super) struct Generator {
+    pub layout: Layout,
+    pub maps: MapFds,
+    pub scope: Scope,
+    pub per_thread: bool,
+    pub host: Abi,
+    pub own_tgid: u32,
+    /// Divides a start time in ns into /proc's clock ticks.
+    pub ns_per_tick: i32,
+}
+
+/// `*(size *)(base + at + slot) = src`.
+fn put(a: &mut Asm, base: i16, slot: Slot, src: super::insn::Reg) {
+    a.store(slot.size, FP, base + slot.off, src);
+}
+
+impl Generator {
+    /// `dst = *(size *)(src + member + part)`: refused (at `finish`) when
+    /// `size` is not the member's whole width, or for an array, not an
+    /// aligned part of it — a load of 4 bytes from an 8-byte pointer would
+    /// verify and read half of it.
+    fn member(a: &mut Asm, size: Size, dst: super::insn::Reg, src: super::insn::Reg, m: Field, part: u32) -> &mut Asm {
+        let w = size.bytes();
+        let fits = if m.array { part % w == 0 && part + w <= m.size } else { part == 0 && w == m.size };
+        match i16::try_from(m.offset + part) {
+            Ok(off) if fits => a.load(size, dst, src, off),
+            _ => a.fail(format!(
+                "a {w}-byte load at +{part} of a {}-byte member (offset {}) does not fit it",
+                m.size, m.offset
+            )),
+        }
+    }
+
+    /// `*(u64 *)R0 += 1`.
+    fn bump(a: &mut Asm) {
+        a.load(Size::Dw, R1, R0, 0).alu_imm(Alu::Add, R1, 1).store(Size::Dw, R0, 0, R1);
+    }
+
+    /// `stats[slot] += 1`.
+    fn count_stat(&self, a: &mut Asm, slot: u32) {
+        a.store_imm(Size::W, FP, SMALL, slot as i32)
+            .load_map(R1, self.maps.stats)
+            .mov(R2, FP)
+            .alu_imm(Alu::Add, R2, i32::from(SMALL))
+            .call(Helper::MapLookupElem)
+            .jump_imm(Cond::Eq, R0, 0, "out");
+        Self::bump(a);
+    }
+
+    /// Zero the key on the stack.
+    fn zero_key(a: &mut Asm) {
+        for i in 0..(key::SIZE as i16 / 8) {
+            a.store_imm(Size::Dw, FP, KEY + 8 * i, 0);
+        }
+    }
+
+    /// The row lookup-or-insert: bump the row `KEY` names and leave, or go
+    /// to `refused` when the map holds no such row and takes no new one.
+    fn count_row(&self, a: &mut Asm, tag: &str, refused: &str) {
+        let lookup = |a: &mut Asm, label: &str| {
+            a.load_map(R1, self.maps.counts)
+                .mov(R2, FP)
+                .alu_imm(Alu::Add, R2, i32::from(KEY))
+                .call(Helper::MapLookupElem)
+                .jump_imm(Cond::Eq, R0, 0, label);
+            Self::bump(a);
+            a.goto("out");
+        };
+        let insert = format!("{tag}_insert");
+        lookup(a, &insert);
+        a.label(&insert)
+            .store_imm(Size::Dw, FP, VALUE, 1)
+            .load_map(R1, self.maps.counts)
+            .mov(R2, FP)
+            .alu_imm(Alu::Add, R2, i32::from(KEY))
+            .mov(R3, FP)
+            .alu_imm(Alu::Add, R3, i32::from(VALUE))
+            .mov_imm(R4, NOEXIST)
+            .call(Helper::MapUpdateElem)
+            .jump_imm(Cond::Eq, R0, 0, "out");
+        // Another CPU inserted the same row meanwhile (EEXIST), or the map is full.
+        lookup(a, refused);
+    }
+
+    /// The traced-set check of `count_tail`: leave unless the process in R1
+    /// (start time in R7) is in the set, and is the one that was added.
+    fn traced(&self, a: &mut Asm) {
+        put(a, SMALL, proc_key::TGID, R1);
+        a.load_map(R1, self.maps.procs)
+            .mov(R2, FP)
+            .alu_imm(Alu::Add, R2, i32::from(SMALL))
+            .call(Helper::MapLookupElem)
+            .jump_imm(Cond::Eq, R0, 0, "out");
+        // The traced process, not one that took its pid after it exited.
+        a.load(proc_val::START_TICKS.size, R2, R0, proc_val::START_TICKS.off)
+            .jump_imm(Cond::Eq, R2, 0, "traced")
+            .mov(R3, R7)
+            .alu_imm(Alu::Div, R3, self.ns_per_tick)
+            .jump_reg(Cond::Ne, R3, R2, "out")
+            .label("traced");
+    }
+
+    /// The shared tail: with R4 holding the key word (and the clock id
+    /// stored), R9 the current task: fill pid and start time, check the
+    /// traced set, count the call in its process's total (and keep its
+    /// name there), then in its row.
+    fn count_tail(&self, a: &mut Asm) {
+        let l = self.layout;
+        put(a, KEY, key::WORD, R4);
+        a.call(Helper::GetCurrentPidTgid).mov(R1, R0).alu_imm(Alu::Rsh, R1, 32);
+        a.jump_imm(Cond::Eq, R1, self.own_tgid as i32, "out");
+        put(a, KEY, key::TGID, R1);
+        put(a, PKEY, pkey::TGID, R1);
+        if self.per_thread {
+            put(a, KEY, key::TID, R0);
+        }
+        // R8: the group leader; R7: its start time (the process's).
+        Self::member(a, Size::Dw, R8, R9, l.group_leader, 0);
+        Self::member(a, Size::Dw, R7, R8, l.start, 0);
+        put(a, KEY, key::START, R7);
+        a.store_imm(pkey::PAD.size, FP, PKEY + pkey::PAD.off, 0);
+        put(a, PKEY, pkey::START, R7);
+        if self.scope == Scope::Trees {
+            self.traced(a);
+        }
+        // The process's entry: find or make it.
+        let proc_lookup = |a: &mut Asm| {
+            a.load_map(R1, self.maps.totals)
+                .mov(R2, FP)
+                .alu_imm(Alu::Add, R2, i32::from(PKEY))
+                .call(Helper::MapLookupElem);
+        };
+        proc_lookup(a);
+        a.jump_imm(Cond::Ne, R0, 0, "have_proc");
+        for i in 0..(pval::SIZE as i16 / 8) {
+            a.store_imm(Size::Dw, FP, PVAL + 8 * i, 0);
+        }
+        a.load_map(R1, self.maps.totals)
+            .mov(R2, FP)
+            .alu_imm(Alu::Add, R2, i32::from(PKEY))
+            .mov(R3, FP)
+            .alu_imm(Alu::Add, R3, i32::from(PVAL))
+            .mov_imm(R4, NOEXIST)
+            .call(Helper::MapUpdateElem);
+        proc_lookup(a);
+        a.jump_imm(Cond::Ne, R0, 0, "have_proc");
+        // No entry (the traced set's map is full): the row alone, and a
+        // call that gets neither is lost.
+        self.count_row(a, "bare", "lost");
+        a.label("lost");
+        self.count_stat(a, REFUSED);
+        a.goto("out");
+        // R6: the entry. Total += 1, the name as of now.
+        a.label("have_proc").mov(R6, R0).mov_imm(R1, 1).atomic_add(R6, pval::CALLS.off, R1);
+        for (i, slot) in pval::COMM.iter().enumerate() {
+            Self::member(a, slot.size, R2, R8, l.comm, slot.size.bytes() * i as u32);
+            a.store(slot.size, R6, slot.off, R2);
+        }
+        self.count_row(a, "row", "dropped");
+        // The row map is full: the call stays in the total, marked as
+        // having no row.
+        a.label("dropped").mov_imm(R1, 1).atomic_add(R6, pval::DROPPED.off, R1);
+        a.label("out").mov_imm(R0, 0).exit();
+    }
+
+    /// `tp_btf/sys_enter(struct pt_regs *regs, long id)`.
+    pub fn sys_enter(&self) -> Result<Vec<u64>, String> {
+        let l = self.layout;
+        let native = self.host.clock_syscalls();
+        let compat = self.host.compat().map_or(&[][..], Abi::clock_syscalls);
+        let mut a = Asm::new();
+        a.mov(R6, R1).load(Size::Dw, R7, R6, 8);
+        // Every other syscall leaves after these compares: the tax on them.
+        let mut all: Vec<i64> = native.iter().chain(compat).map(|(_, n)| *n).collect();
+        all.sort_unstable();
+        all.dedup();
+        for n in &all {
+            a.jump_imm(Cond::Eq, R7, *n as i32, "clock");
+        }
+        a.mov_imm(R0, 0).exit();
+        a.label("clock").call(Helper::GetCurrentTaskBtf).mov(R9, R0);
+        a.load(Size::Dw, R8, R6, 0);
+        Self::zero_key(&mut a);
+        Self::member(&mut a, Size::W, R2, R9, l.status, 0).alu_imm(Alu::And, R2, l.compat_bit);
+        a.jump_imm(Cond::Ne, R2, 0, "compat");
+        Self::member(&mut a, Size::Dw, R3, R8, l.arg0_native, 0);
+        for (f, n) in native {
+            let word = layout::key_word(layout::ABI_NATIVE, *f);
+            a.jump_imm(Cond::Ne, R7, *n as i32, &format!("n{n}")).mov_imm(R4, word).goto("have");
+            a.label(&format!("n{n}"));
+        }
+        a.goto("out");
+        a.label("compat");
+        Self::member(&mut a, Size::Dw, R3, R8, l.arg0_compat, 0);
+        for (f, n) in compat {
+            let word = layout::key_word(layout::ABI_COMPAT, *f);
+            a.jump_imm(Cond::Ne, R7, *n as i32, &format!("c{n}")).mov_imm(R4, word).goto("have");
+            a.label(&format!("c{n}"));
+        }
+        a.goto("out");
+        // clockid_t is an int in both ABIs: the low 32 bits, sign-extended.
+        // A static id (0..MAX_CLOCKS) is kept; any other (CPU clocks of
+        // other tasks and fd clocks are negative, invalid ids) folds into
+        // one `other` row (id 0). Negative ids compare as huge unsigned.
+        let kind = layout::KIND_SHIFT;
+        a.label("have").mov(R5, R4).alu_imm(Alu::And, R5, i32::from(layout::CLOCK_ID) << kind);
+        a.jump_imm(Cond::Eq, R5, 0, "tail");
+        a.alu_imm(Alu::Lsh, R3, 32).alu_imm(Alu::Arsh, R3, 32);
+        a.jump_imm(Cond::Gt, R3, STATIC_CLOCKS - 1, "other");
+        put(&mut a, KEY, key::CLOCK, R3);
+        a.goto("tail");
+        a.label("other").alu_imm(Alu::Add, R4, i32::from(layout::CLOCK_OTHER - layout::CLOCK_ID) << kind);
+        a.label("tail");
+        self.count_tail(&mut a);
+        a.finish()
+    }
+
+    /// `tp_btf/emulate_vsyscall(int nr)`: 0 gettimeofday, 1 time, 2 getcpu.
+    pub fn vsyscall(&self) -> Result<Vec<u64>, String> {
+        let mut a = Asm::new();
+        a.load(Size::Dw, R7, R1, 0);
+        a.call(Helper::GetCurrentTaskBtf).mov(R9, R0);
+        Self::zero_key(&mut a);
+        for (nr, f) in arch::vsyscall::SLOTS.iter().enumerate() {
+            let word = layout::key_word(layout::ABI_VSYSCALL, *f);
+            a.jump_imm(Cond::Ne, R7, nr as i32, &format!("v{nr}")).mov_imm(R4, word).goto("tail");
+            a.label(&format!("v{nr}"));
+        }
+        a.goto("out");
+        a.label("tail");
+        self.count_tail(&mut a);
+        a.finish()
+    }
+
+    /// `tp_btf/sched_process_fork(struct task_struct *parent, struct task_struct *child)`.
+    pub fn fork(&self) -> Result<Vec<u64>, String> {
+        let l = self.layout;
+        let mut a = Asm::new();
+        a.mov(R6, R1).load(Size::Dw, R7, R6, 8).load(Size::Dw, R8, R6, 0);
+        // A new thread shares its creator's tgid: nothing to do.
+        Self::member(&mut a, Size::W, R1, R7, l.pid, 0);
+        Self::member(&mut a, Size::W, R2, R7, l.tgid, 0).jump_reg(Cond::Ne, R1, R2, "out");
+        // Key: the child's tgid; value: (root, parent's tgid, the child's
+        // start in clock ticks).
+        put(&mut a, FORK_KEY, proc_key::TGID, R2);
+        Self::member(&mut a, Size::Dw, R4, R7, l.start, 0).alu_imm(Alu::Div, R4, self.ns_per_tick);
+        put(&mut a, FORK_VAL, proc_val::START_TICKS, R4);
+        Self::member(&mut a, Size::W, R3, R8, l.tgid, 0);
+        put(&mut a, FORK_VAL, proc_val::PARENT, R3);
+        if self.scope == Scope::Trees {
+            put(&mut a, FORK_PARENT, proc_key::TGID, R3);
+            a.load_map(R1, self.maps.procs)
+                .mov(R2, FP)
+                .alu_imm(Alu::Add, R2, i32::from(FORK_PARENT))
+                .call(Helper::MapLookupElem)
+                .jump_imm(Cond::Eq, R0, 0, "out")
+                .load(proc_val::ROOT.size, R1, R0, proc_val::ROOT.off);
+            put(&mut a, FORK_VAL, proc_val::ROOT, R1);
+            // The traced parent, not one that took its pid after it exited.
+            a.load(proc_val::START_TICKS.size, R2, R0, proc_val::START_TICKS.off).jump_imm(Cond::Eq, R2, 0, "traced");
+            Self::member(&mut a, Size::Dw, R3, R8, l.group_leader, 0);
+            Self::member(&mut a, Size::Dw, R3, R3, l.start, 0)
+                .alu_imm(Alu::Div, R3, self.ns_per_tick)
+                .jump_reg(Cond::Ne, R3, R2, "out")
+                .label("traced");
+        } else {
+            put(&mut a, FORK_VAL, proc_val::ROOT, R2);
+        }
+        a.load_map(R1, self.maps.procs)
+            .mov(R2, FP)
+            .alu_imm(Alu::Add, R2, i32::from(FORK_KEY))
+            .mov(R3, FP)
+            .alu_imm(Alu::Add, R3, i32::from(FORK_VAL))
+            .mov_imm(R4, 0)
+            .call(Helper::MapUpdateElem)
+            .jump_imm(Cond::Eq, R0, 0, "out");
+        if self.scope == Scope::Trees {
+            self.count_stat(&mut a, UNFOLLOWED);
+        }
+        a.label("out").mov_imm(R0, 0).exit();
+        a.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn generator(scope: Scope, per_thread: bool) -> Generator {
+        Generator {
+            layout: Layout::synthetic(),
+            maps: MapFds { counts: 3, procs: 4, totals: 5, stats: 6 },
+            scope,
+            per_thread,
+            host: Abi::X86_64,
+            own_tgid: 4242,
+            ns_per_tick: 10_000_000,
+        }
+    }
+
+    /// Each program over the synthetic x86_64 layout, disassembled, against
+    /// its golden text in fixtures/bpf/ (`VDSOCTL_REGEN_GOLDEN=1` rewrites
+    /// them; the diff is the review of a change to the programs).
+    #[test]
+    fn programs_match_their_golden_disassembly() {
+        let trees = generator(Scope::Trees, false);
+        let all = generator(Scope::All, true);
+        let programs = [
+            ("sys_enter-trees", trees.sys_enter()),
+            ("sys_enter-all-per-thread", all.sys_enter()),
+            ("fork-trees", trees.fork()),
+            ("fork-all", all.fork()),
+            ("vsyscall-trees", trees.vsyscall()),
+        ];
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bpf");
+        let mut stale = Vec::new();
+        for (name, insns) in programs {
+            let text = super::super::disasm::format(&insns.unwrap_or_else(|e| panic!("{name}: {e}")));
+            let path = dir.join(format!("{name}.txt"));
+            if std::env::var_os("VDSOCTL_REGEN_GOLDEN").is_some() {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(&path, &text).unwrap();
+            }
+            let golden = std::fs::read_to_string(&path).unwrap_or_default();
+            if golden != text {
+                stale.push(name);
+            }
+        }
+        assert!(
+            stale.is_empty(),
+            "programs differ from fixtures/bpf/*.txt: {stale:?} (VDSOCTL_REGEN_GOLDEN=1 to rewrite)"
+        );
+    }
+
+    #[test]
+    fn a_load_that_does_not_fit_its_member_is_an_error() {
+        // thread_info.status read as 4 bytes: an 8-byte member refuses it.
+        let mut g = generator(Scope::Trees, false);
+        g.layout.status.size = 8;
+        let e = g.sys_enter().unwrap_err();
+        assert_eq!(e, "a 4-byte load at +0 of a 8-byte member (offset 8) does not fit it");
+        // A pointer read as half of itself.
+        let mut g = generator(Scope::Trees, false);
+        g.layout.group_leader.size = 4;
+        assert!(g.fork().unwrap_err().contains("8-byte load"));
+        // comm shorter than the two words copied.
+        let mut g = generator(Scope::All, false);
+        g.layout.comm.size = 8;
+        assert!(g.vsyscall().unwrap_err().contains("at +8 of a 8-byte member"));
+    }
+}

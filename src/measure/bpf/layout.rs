@@ -1,0 +1,246 @@
+//! What the programs and user space must agree on, written once: the map
+//! keys and values (field by field — the program generator stores each
+//! field at its slot, the decoder in `BpfTracer::snapshot` reads it from
+//! the same slot), and the kernel structures the programs read, with each
+//! member's size from BTF so a load of the wrong width is refused when the
+//! program is generated, not misread at run time.
+
+use super::insn::Size;
+use crate::arch::{self, TimeFn};
+use crate::error::{Error, Result};
+use crate::inspect::btf::{Btf, Field};
+
+/// A field of a map key or value: its offset and width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Slot {
+    pub off: i16,
+    pub size: Size,
+}
+
+impl Slot {
+    const fn w(off: i16) -> Slot {
+        Slot { off, size: Size::W }
+    }
+    const fn dw(off: i16) -> Slot {
+        Slot { off, size: Size::Dw }
+    }
+
+    /// Write `v` to the field in `bytes` (native endian, as the program reads it).
+    pub fn set(self, bytes: &mut [u8], v: u64) {
+        let at = self.off as usize;
+        match self.size {
+            Size::W => bytes.get_mut(at..at + 4).map(|b| b.copy_from_slice(&(v as u32).to_ne_bytes())),
+            Size::Dw => bytes.get_mut(at..at + 8).map(|b| b.copy_from_slice(&v.to_ne_bytes())),
+        };
+    }
+
+    /// The field's value in `bytes` (native endian, as the program stored it).
+    pub fn get(self, bytes: &[u8]) -> u64 {
+        let at = self.off as usize;
+        match self.size {
+            Size::W => {
+                bytes.get(at..at + 4).and_then(|b| b.try_into().ok()).map_or(0, |b| u32::from_ne_bytes(b).into())
+            }
+            Size::Dw => bytes.get(at..at + 8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_ne_bytes),
+        }
+    }
+}
+
+/// Count-row key (`counts`, 24 bytes).
+pub(super) mod key {
+    use super::Slot;
+    pub const SIZE: usize = 24;
+    /// The process (thread group) id.
+    pub const TGID: Slot = Slot::w(0);
+    /// The thread id with `--per-thread`, else 0.
+    pub const TID: Slot = Slot::w(4);
+    /// ABI, function and clock kind, one byte each, as one word ([`super::key_word`]).
+    pub const WORD: Slot = Slot::w(8);
+    /// The clock id (`CLOCK_ID` rows; 0 otherwise).
+    pub const CLOCK: Slot = Slot::w(12);
+    /// The process's start (its group leader's `start_boottime`, ns).
+    pub const START: Slot = Slot::dw(16);
+}
+
+/// Process key (`totals`, 16 bytes): tgid, pad, start.
+pub(super) mod pkey {
+    use super::Slot;
+    pub const SIZE: usize = 16;
+    pub const TGID: Slot = Slot::w(0);
+    pub const PAD: Slot = Slot::w(4);
+    pub const START: Slot = Slot::dw(8);
+}
+
+/// Process value (`totals`, 32 bytes): calls, calls without a row, comm.
+pub(super) mod pval {
+    use super::Slot;
+    pub const SIZE: usize = 32;
+    pub const CALLS: Slot = Slot::dw(0);
+    pub const DROPPED: Slot = Slot::dw(8);
+    /// `comm[16]`, copied as two words.
+    pub const COMM: [Slot; 2] = [Slot::dw(16), Slot::dw(24)];
+}
+
+/// Traced-set key (`procs`): the tgid.
+pub(super) mod proc_key {
+    use super::Slot;
+    pub const SIZE: usize = 4;
+    pub const TGID: Slot = Slot::w(0);
+}
+
+/// Traced-set value (`procs`, 16 bytes): root, parent, start in clock ticks
+/// (what /proc/PID/stat says; 0: not checked).
+pub(super) mod proc_val {
+    use super::Slot;
+    pub const SIZE: usize = 16;
+    pub const ROOT: Slot = Slot::w(0);
+    pub const PARENT: Slot = Slot::w(4);
+    pub const START_TICKS: Slot = Slot::dw(8);
+}
+
+/// ABI codes in a key.
+pub(super) const ABI_NATIVE: u8 = 0;
+pub(super) const ABI_COMPAT: u8 = 1;
+pub(super) const ABI_VSYSCALL: u8 = 2;
+
+/// The clock kind byte of a key.
+pub(super) const CLOCK_NONE: u8 = 0;
+pub(super) const CLOCK_ID: u8 = 1;
+pub(super) const CLOCK_OTHER: u8 = 2;
+
+/// Function codes in a key: the index in this table.
+pub(super) const FUNCTIONS: [TimeFn; 7] = [
+    TimeFn::ClockGettime,
+    TimeFn::ClockGettime64,
+    TimeFn::Gettimeofday,
+    TimeFn::Time,
+    TimeFn::ClockGetres,
+    TimeFn::ClockGetresTime64,
+    TimeFn::Getcpu,
+];
+
+fn fn_code(f: TimeFn) -> u8 {
+    FUNCTIONS.iter().position(|g| *g == f).unwrap_or(0) as u8
+}
+
+/// [`key::WORD`]: ABI, function, whether a clock id follows (`CLOCK_ID`;
+/// the program adds `CLOCK_OTHER - CLOCK_ID` at [`KIND_SHIFT`] for an
+/// unknown id).
+pub(super) fn key_word(abi: u8, f: TimeFn) -> i32 {
+    let kind = if f.takes_clock() { CLOCK_ID } else { CLOCK_NONE };
+    i32::from(abi) | i32::from(fn_code(f)) << 8 | i32::from(kind) << KIND_SHIFT
+}
+
+/// Where the clock kind sits in [`key::WORD`].
+pub(super) const KIND_SHIFT: u32 = 16;
+
+/// [`key::WORD`] taken apart: (ABI, function code, clock kind).
+pub(super) fn split_word(word: u64) -> (u8, u8, u8) {
+    (word as u8, (word >> 8) as u8, (word >> KIND_SHIFT) as u8)
+}
+
+/// Offsets, sizes and attach points read from the kernel's BTF.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Layout {
+    pub sys_enter: u32,
+    pub fork: u32,
+    pub vsyscall: Option<u32>,
+    pub arg0_native: Field,
+    pub arg0_compat: Field,
+    /// `task_struct.thread_info.status`.
+    pub status: Field,
+    pub compat_bit: i32,
+    pub group_leader: Field,
+    pub comm: Field,
+    pub pid: Field,
+    pub tgid: Field,
+    /// `task_struct.start_boottime` (what /proc/PID/stat's start time is made of).
+    pub start: Field,
+}
+
+impl Layout {
+    pub fn read() -> Result<Layout> {
+        let entry = arch::SYSCALL_ENTRY.ok_or_else(|| Error::Facility {
+            errno: None,
+            what: "the BPF engine does not know this architecture's syscall entry".into(),
+            hint: "use `--engine perf`".into(),
+        })?;
+        let btf = Btf::vmlinux()?;
+        let unknown = btf.unknown_kind();
+        let missing = |what: &str| {
+            let what = match unknown {
+                // Types after a kind this parser does not know were not read.
+                Some((id, kind)) => {
+                    format!("the kernel's BTF has no {what} before type {id} (kind {kind}, newer than vdsoctl)")
+                }
+                None => format!("the kernel's BTF has no {what}"),
+            };
+            Error::Facility {
+                errno: None,
+                what,
+                hint: "use `--engine perf` (the BPF engine needs Linux 5.11+ with CONFIG_DEBUG_INFO_BTF: tp_btf and bpf_get_current_task_btf)".into(),
+            }
+        };
+        let field = |s: &str, path: &[&str]| -> Result<Field> {
+            btf.field(s, path)
+                .filter(|f| i16::try_from(f.offset).is_ok())
+                .ok_or_else(|| missing(&format!("{s}.{}", path.join("."))))
+        };
+        Ok(Layout {
+            sys_enter: btf.typedef_id("btf_trace_sys_enter").ok_or_else(|| missing("btf_trace_sys_enter"))?,
+            fork: btf
+                .typedef_id("btf_trace_sched_process_fork")
+                .ok_or_else(|| missing("btf_trace_sched_process_fork"))?,
+            vsyscall: btf.typedef_id("btf_trace_emulate_vsyscall"),
+            arg0_native: field("pt_regs", &[entry.arg0_native])?,
+            arg0_compat: field("pt_regs", &[entry.arg0_compat])?,
+            status: field("task_struct", &["thread_info", "status"])?,
+            compat_bit: entry.compat_status_bit as i32,
+            group_leader: field("task_struct", &["group_leader"])?,
+            comm: field("task_struct", &["comm"])?,
+            pid: field("task_struct", &["pid"])?,
+            tgid: field("task_struct", &["tgid"])?,
+            start: field("task_struct", &["start_boottime"]).or_else(|_| field("task_struct", &["real_start_time"]))?,
+        })
+    }
+
+    /// A layout shaped like x86_64's (offsets of a 6.x kernel), for the
+    /// golden disassemblies: the programs as generated, with no kernel.
+    #[cfg(test)]
+    pub fn synthetic() -> Layout {
+        let f = |offset, size| Field { offset, size, array: false };
+        Layout {
+            sys_enter: 100,
+            fork: 101,
+            vsyscall: Some(102),
+            arg0_native: f(112, 8),
+            arg0_compat: f(40, 8),
+            status: f(8, 4),
+            compat_bit: 2,
+            group_leader: f(1552, 8),
+            comm: Field { offset: 2000, size: 16, array: true },
+            pid: f(1472, 4),
+            tgid: f(1476, 4),
+            start: f(1712, 8),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_word_is_split_as_it_is_made() {
+        for (i, f) in FUNCTIONS.iter().enumerate() {
+            let w = key_word(ABI_COMPAT, *f) as u32 as u64;
+            let kind = if f.takes_clock() { CLOCK_ID } else { CLOCK_NONE };
+            assert_eq!(split_word(w), (ABI_COMPAT, i as u8, kind));
+        }
+        let mut k = [0u8; key::SIZE];
+        k[16..24].copy_from_slice(&77u64.to_ne_bytes());
+        k[0..4].copy_from_slice(&42u32.to_ne_bytes());
+        assert_eq!((key::TGID.get(&k), key::START.get(&k)), (42, 77));
+        assert_eq!(Slot::dw(20).get(&k), 0, "out of bounds reads as 0, never panics");
+    }
+}

@@ -1,0 +1,114 @@
+//! What the verifier said when it refused a program. Its log is kept whole
+//! (as cilium/ebpf's `internal/errors.go` does), less the statistics lines
+//! it ends with, which say how far it got rather than why it stopped. The
+//! CLI has no `--verbose`, so the log goes to a file whose path the error
+//! names (`$TMPDIR`, else /tmp: `vdsoctl-verifier-<program>-<pid>-<n>.log`,
+//! created new with mode 0600, so a planted name or link is never written
+//! through), and the error's one line carries the reason.
+
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+
+/// The kernel that first has `bpf_get_current_task_btf` (helper 158), which
+/// every program calls: the BPF engine's floor.
+pub(super) const FLOOR: &str = "Linux 5.11 (bpf_get_current_task_btf, helper 158)";
+
+/// The statistics lines a log ends with.
+fn statistics(l: &str) -> bool {
+    ["processed ", "verification time ", "stack depth ", "max_states_per_insn "].iter().any(|p| l.starts_with(p))
+}
+
+/// The log as the kernel wrote it, without the trailing NULs of the buffer
+/// and without the statistics lines.
+pub(super) fn whole(log: &str) -> String {
+    let mut out = String::new();
+    for l in log.trim_end_matches('\0').lines().filter(|l| !statistics(l.trim())) {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
+}
+
+/// The verifier's reason for a rejection: the last line of its log that is
+/// not a statistics line, with the instruction it stopped at when the log
+/// names one just before.
+pub(super) fn reason(log: &str) -> Option<String> {
+    let lines: Vec<&str> =
+        log.trim_end_matches('\0').lines().map(str::trim).filter(|l| !l.is_empty() && !statistics(l)).collect();
+    let (&reason, before) = lines.split_last()?;
+    match before.last() {
+        // "12: (79) r1 = *(u64 *)(r6 +8)" — the instruction it stopped at.
+        Some(at) if at.split(':').next().is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) => {
+            Some(format!("{reason} (at {at})"))
+        }
+        _ => Some(reason.to_string()),
+    }
+}
+
+/// Save `log` for `program`; the path it went to.
+pub(super) fn save(program: &str, log: &str) -> io::Result<PathBuf> {
+    let dir = std::env::temp_dir();
+    let pid = std::process::id();
+    let mut last = None;
+    for n in 0..16 {
+        let path = dir.join(format!("vdsoctl-verifier-{program}-{pid}-{n}.log"));
+        match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path) {
+            Ok(mut f) => return f.write_all(log.as_bytes()).map(|()| path),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::from(io::ErrorKind::AlreadyExists)))
+}
+
+/// Whether `reason` (or the kernel's release) says the floor is the cause:
+/// an unknown helper 158, or a kernel older than 5.11.
+pub(super) fn below_floor(reason: &str, release: Option<&str>) -> bool {
+    let old = release.and_then(crate::inspect::kernel::parse_version).is_some_and(|v| v < (5, 11));
+    old || (reason.contains("#158") && (reason.contains("unknown func") || reason.contains("invalid func")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = "func#0 @0\n0: R1=ctx() R10=fp0\n0: (79) r2 = *(u64 *)(r1 +8)\n1: (85) call bpf_map_lookup_elem#1\nR1 type=ctx expected=map_ptr\nprocessed 2 insns (limit 1000000) max_states_per_insn 0 total_states 0 peak_states 0 mark_read 0\n\0\0";
+
+    #[test]
+    fn the_verifier_reason_is_not_its_statistics() {
+        // A log as 6.x writes it for a rejected program: the reason, then
+        // the statistics.
+        assert_eq!(
+            reason(LOG).as_deref(),
+            Some("R1 type=ctx expected=map_ptr (at 1: (85) call bpf_map_lookup_elem#1)")
+        );
+        assert_eq!(reason("invalid argument\n").as_deref(), Some("invalid argument"));
+        assert_eq!(reason("processed 0 insns\nverification time 5 usec\nstack depth 0\n\0"), None);
+        assert_eq!(reason(""), None);
+    }
+
+    #[test]
+    fn the_whole_log_is_kept_less_its_statistics() {
+        assert_eq!(
+            whole(LOG),
+            "func#0 @0\n0: R1=ctx() R10=fp0\n0: (79) r2 = *(u64 *)(r1 +8)\n1: (85) call bpf_map_lookup_elem#1\nR1 type=ctx expected=map_ptr\n"
+        );
+        let path = save("unit_test", &whole(LOG)).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), whole(LOG));
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        let again = save("unit_test", "x").unwrap();
+        assert_ne!(path, again, "a second rejection does not overwrite the first");
+        let _ = (std::fs::remove_file(path), std::fs::remove_file(again));
+    }
+
+    #[test]
+    fn the_floor_is_named_for_old_kernels_and_an_unknown_helper_158() {
+        assert!(below_floor("anything", Some("5.10.0-28-amd64")));
+        assert!(below_floor("unknown func bpf_get_current_task_btf#158", Some("6.1.0")));
+        assert!(below_floor("invalid func unknown#158", None));
+        assert!(!below_floor("R2 !read_ok", Some("6.18.44")));
+        assert!(!below_floor("R2 !read_ok", Some("garbage")));
+    }
+}
