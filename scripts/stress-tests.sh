@@ -26,6 +26,9 @@ if [ "$BUSY" = --busy ]; then
     "$WORK/busy" raw 1 100000000000 >/dev/null 2>&1 &
     BUSY_PID=$!
 fi
+# The foreign roots .ci/run makes before the tests, once for every run.
+scripts/foreign-roots.sh "$WORK/vdsoctl/target/foreign-roots" >"$LOGS/foreign-roots.log" 2>&1 ||
+    { echo "scripts/foreign-roots.sh failed (log: $LOGS/foreign-roots.log)" >&2; exit 1; }
 start=$(date +%s)
 cargo test --no-run -q >/dev/null 2>&1
 echo "build from clean: $(( $(date +%s) - start ))s${BUSY:+ (beside a raw clock loop)}"
