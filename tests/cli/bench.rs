@@ -153,7 +153,8 @@ fn table_names_every_path_and_verdict() {
     let _lock = super::common::system_wide_lock(); // timing: no system-wide trace beside it
     let (code, text, stderr) = run(&["bench", "--quick", "--functions", "clock_gettime,time", "--clocks", "monotonic"]);
     assert_eq!(code, 0, "{stderr}");
-    for word in ["FUNCTION", "LIBC ns", "VDSO ns", "SYSCALL ns", "VERDICT", "MONOTONIC", "fast; syscalls/call: libc 0"]
+    for word in
+        ["FUNCTION", "LIBC ns", "VDSO ns", "SYSCALL ns", "VERDICT", "MONOTONIC", "fast;", "syscalls/call: libc 0"]
     {
         assert!(text.contains(word), "{word} missing:\n{text}");
     }
