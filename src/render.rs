@@ -3,7 +3,7 @@
 //! [`emit`] writes it to stdout. Nothing else in the crate writes to stdout.
 
 use crate::error::{Error, Result};
-use crate::model::{Finding, Severity};
+use crate::model::{Finding, Status};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -93,13 +93,9 @@ impl Output {
         sanitize(s)
     }
 
-    /// A status/severity cell, coloured when colour is on.
-    pub fn severity_cell(&self, severity: Severity) -> Cell {
-        Cell::new(severity.label()).fg(match severity {
-            Severity::Info => Color::Green,
-            Severity::Warn => Color::Yellow,
-            Severity::Fail => Color::Red,
-        })
+    /// A finding's severity cell, coloured when colour is on.
+    pub fn severity_cell(&self, severity: Status) -> Cell {
+        Cell::new(severity.label()).fg(finding_color(severity))
     }
 
     /// `text` (ours, already safe) in `color` when colour is on.
@@ -112,15 +108,8 @@ impl Output {
     }
 
     /// A severity's label, coloured as its table cell is.
-    pub fn severity_label(&self, severity: Severity) -> String {
-        self.paint(
-            severity.label(),
-            match severity {
-                Severity::Info => Color::Green,
-                Severity::Warn => Color::Yellow,
-                Severity::Fail => Color::Red,
-            },
-        )
+    pub fn severity_label(&self, severity: Status) -> String {
+        self.paint(severity.label(), finding_color(severity))
     }
 
     /// Findings as sentences under a table, `FAIL: message — hint`; the
@@ -162,6 +151,27 @@ impl Output {
 }
 
 /// Columns `s` takes on screen: SGR colour sequences (`ESC [ … m`) take none.
+/// A status as the STATUS cell of a check colours it: SKIP and INFO grey.
+pub fn status_color(st: Status) -> Color {
+    match st {
+        Status::Ok => Color::Green,
+        Status::Warn => Color::Yellow,
+        Status::Fail => Color::Red,
+        Status::Skip | Status::Info => Color::Grey,
+    }
+}
+
+/// A finding's severity as its label is coloured: INFO is news, not a
+/// skipped check, so it is green.
+fn finding_color(st: Status) -> Color {
+    match st {
+        Status::Ok | Status::Info => Color::Green,
+        Status::Warn => Color::Yellow,
+        Status::Fail => Color::Red,
+        Status::Skip => Color::Grey,
+    }
+}
+
 fn visible_cols(s: &str) -> usize {
     let mut n = 0;
     let mut chars = s.chars();
@@ -192,7 +202,7 @@ pub fn table_width(columns: Option<&str>, terminal: impl FnOnce() -> Option<usiz
 /// Whether any finding is a FAIL: every command exits 1 then (DESIGN's rule:
 /// a FAIL line means exit 1; what should not fail a run is not called FAIL).
 pub fn any_fail(findings: &[Finding]) -> bool {
-    findings.iter().any(|f| f.severity == Severity::Fail)
+    findings.iter().any(|f| f.severity == Status::Fail)
 }
 
 /// A progress or status line on stderr (`vdsoctl: ...`), escaped so that a

@@ -3,338 +3,24 @@
 //! for CI.
 
 use super::Outcome;
-use crate::arch::TimeFn;
-use crate::arch::{self, ClockClass};
+use crate::arch::{self};
 use crate::cli::CheckArgs;
 use crate::error::{Error, Result};
-use crate::inspect::auxv::{self, AT_SYSINFO_EHDR};
 use crate::inspect::exe::{self, Launch, LibcKind, Linkage};
-use crate::inspect::kernel::{self, VsyscallMode};
-use crate::inspect::{elf, image, Process};
-use crate::measure::bench::{BenchRequest, Path as BenchPath};
-use crate::measure::bench::{Path, Verdict};
+use crate::inspect::kernel::VsyscallMode;
+use crate::inspect::{image, Process};
 use crate::measure::session::{self, TraceRequest};
-use crate::model::bench::{Basis, BenchReport, BenchResult};
+use crate::model::bench::BenchReport;
 use crate::model::binary::{binary_verdict, HostFacts, WarnKind};
-use crate::model::image::{problems as image_problems, ImageProblem};
-use crate::model::observe::{self, Judged, Observation, Scope, Unseen};
-use crate::model::policy::{self, SysinfoEhdr, VdsoMapping};
+pub use crate::model::check::{BinaryRow, Check, CheckReport, CommandRun, ImageSummary};
+use crate::model::host::{host_checks, host_vsyscall, mapping_checks, vdso_symbols_check, vsyscall_check};
+use crate::model::observe::{self, Observation, Scope, Unseen};
 use crate::model::trace::{ExitStatus, Target, TraceReport};
 pub use crate::model::Status;
-use crate::model::{ClockRef, ProcessName, ProcessRef, Severity};
-use crate::render::{duration_text, emit, ns_text, thousands, Cell, Color, Output, Prometheus, Render};
-use serde::Serialize;
+use crate::model::{ClockRef, ProcessName, ProcessRef};
+use crate::render::{duration_text, emit, status_color, thousands, Cell, Output, Prometheus, Render};
 use std::ffi::OsString;
 use std::time::Duration;
-
-/// One check's result (DESIGN keys: name, status, detail, hint).
-#[derive(Debug, Clone, Serialize)]
-pub struct Check {
-    pub name: String,
-    pub status: Status,
-    pub detail: String,
-    /// The remediation; `null` when there is nothing to do.
-    pub hint: Option<String>,
-}
-
-impl Check {
-    /// A check from a finding of the policy: info passes, warn and fail stay.
-    fn of(name: String, f: crate::model::Finding) -> Check {
-        let status = match f.severity {
-            Severity::Info => Status::Ok,
-            Severity::Warn => Status::Warn,
-            Severity::Fail => Status::Fail,
-        };
-        Check { name, status, detail: f.message, hint: f.hint }
-    }
-
-    /// The observation row: a bypass fails, a clean window passes, nothing
-    /// observed is INFO (never OK by inference).
-    pub fn observed(name: &str, obs: &Observation, scope: Scope) -> Check {
-        let f = obs.finding(scope);
-        let status = match obs.judged() {
-            Judged::Clean => Status::Ok,
-            Judged::Bypassed => Status::Fail,
-            Judged::NotObserved => Status::Info,
-            Judged::Broken => Status::Warn,
-        };
-        Check { name: name.into(), status, detail: f.message, hint: f.hint }
-    }
-
-    fn new(name: impl Into<String>, status: Status, detail: impl Into<String>, hint: Option<&str>) -> Check {
-        Check { name: name.into(), status, detail: detail.into(), hint: hint.map(str::to_string) }
-    }
-}
-
-/// The audit (DESIGN keys: checks, binaries with --image, status).
-#[derive(Debug, Default, Serialize)]
-pub struct CheckReport {
-    /// `-p`: the process audited (its `process_*` checks carry a `pid`
-    /// label in Prometheus).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub process: Option<ProcessRef>,
-    pub checks: Vec<Check>,
-    /// `--image`: every ELF program and library, failures first.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub binaries: Option<Vec<BinaryRow>>,
-    /// `--image`: what the walk covered.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub image: Option<ImageSummary>,
-    /// `-- CMD`: the command and how it ended.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub command: Option<CommandRun>,
-    /// The worst status among the checks (SKIP counts as OK).
-    pub status: Status,
-    /// Whether `--strict` made WARN fail the audit.
-    pub strict: bool,
-    /// The quick bench behind the clock checks (its costs go to Prometheus).
-    #[serde(skip)]
-    pub bench: Option<BenchReport>,
-    /// `--quiet`: the table shows only rows that are not OK (JSON keeps all).
-    #[serde(skip)]
-    pub quiet: bool,
-}
-
-/// The host audit: vdsoctl's own vDSO, the clocksource, TSC, kernel,
-/// vsyscall mode, libc, and the quick clock bench (its report is returned
-/// for the cost figures). `check` and `serve` both run exactly this list.
-pub fn host_checks(max_ns: Option<f64>) -> Result<(Vec<Check>, Option<BenchReport>)> {
-    let me = Process::open(None)?;
-    let mut checks = mapping_checks(&me, "");
-    checks.push(vdso_symbols_check(&me, "", cfg!(target_env = "musl")));
-    checks.push(clocksource_check());
-    checks.extend(tsc_checks());
-    checks.push(kernel_version_check());
-    checks.push(vsyscall_check(&me));
-    checks.push(libc_check());
-    let (clocks, bench) = clock_checks(max_ns);
-    checks.extend(clocks);
-    Ok((checks, bench))
-}
-
-/// The vDSO mapping and AT_SYSINFO_EHDR of a process, as checks.
-pub fn mapping_checks(process: &Process, who: &str) -> Vec<Check> {
-    let mut checks = Vec::new();
-    let maps = match process.maps() {
-        Ok(m) => m,
-        Err(e) => return vec![Check::new(format!("{who}vdso_mapped"), Status::Fail, e.to_string(), None)],
-    };
-    let vdso = maps.iter().find(|m| m.name() == "[vdso]");
-    let vvar = maps.iter().find(|m| m.name() == "[vvar]");
-    let mapping = VdsoMapping::judge(process.pid(), vdso.map(|d| (d.start, d.size())), vvar.map(|v| v.start));
-    checks.push(Check::of(format!("{who}vdso_mapped"), mapping.finding()));
-    let ehdr = process.auxv().ok().and_then(|(entries, _)| auxv::get(&entries, AT_SYSINFO_EHDR));
-    let verdict = SysinfoEhdr::judge(ehdr, vdso.map(|d| d.start));
-    checks.push(Check::of(format!("{who}auxv_sysinfo_ehdr"), verdict.finding()));
-    checks
-}
-
-/// The vDSO image of a process exports what its C library binds.
-/// `musl`: the process uses musl, for which a missing DT_HASH is fatal.
-pub fn vdso_symbols_check(process: &Process, who: &str, musl: bool) -> Check {
-    let name = format!("{who}vdso_symbols");
-    let image =
-        process.vdso_mapping().and_then(|m| process.read_mem(m.start, m.size())).and_then(|bytes| elf::parse(&bytes));
-    let img = match image {
-        Ok(img) => img,
-        Err(e) => return Check::new(name, Status::Fail, format!("cannot read the vDSO image: {e}"), None),
-    };
-    let judged = image_problems(&img);
-    let hash = match (img.has_hash, img.has_gnu_hash) {
-        (true, true) => "DT_HASH and DT_GNU_HASH",
-        (true, false) => "DT_HASH",
-        (false, true) => "DT_GNU_HASH only",
-        (false, false) => "no hash table",
-    };
-    let exported: Vec<&str> = arch::vdso_abi(img.machine, img.is_64)
-        .map(|abi| abi.symbols.iter().map(|s| s.name).filter(|n| img.symbols.iter().any(|s| &s.name == n)).collect())
-        .unwrap_or_default();
-    let version = arch::vdso_abi(img.machine, img.is_64).map_or("?", |a| a.version);
-    // A missing DT_HASH only matters to musl.
-    let problems: Vec<(&ImageProblem, crate::model::Finding)> = judged
-        .iter()
-        .filter(|p| musl || **p != ImageProblem::GnuHashOnly)
-        .map(|p| (p, p.finding()))
-        .filter(|(_, f)| f.severity >= Severity::Warn)
-        .collect();
-    if problems.is_empty() {
-        return Check::new(name, Status::Ok, format!("exports {} ({version}); {hash}", exported.join(" ")), None);
-    }
-    let hash_only = problems.iter().all(|(p, _)| **p == ImageProblem::GnuHashOnly);
-    Check::new(
-        name,
-        if hash_only && !musl { Status::Warn } else { Status::Fail },
-        problems.iter().map(|(_, f)| f.message.as_str()).collect::<Vec<_>>().join("; "),
-        problems.iter().find_map(|(_, f)| f.hint.as_deref()).or(Some("`vdsoctl dump` shows the whole image")),
-    )
-}
-
-/// The clocksource and whether it has a vDSO mode.
-pub fn clocksource_check() -> Check {
-    let Some(cs) = kernel::clocksource() else {
-        return Check::new(
-            "clocksource",
-            Status::Skip,
-            "/sys/devices/system/clocksource is not readable here",
-            Some("run on the host, or mount sysfs in the container"),
-        );
-    };
-    let detail = format!("current {} (available: {})", cs.current, cs.available.join(" "));
-    let switch_hint = cs.available.iter().any(|c| c == "tsc").then_some(
-        "switch with `echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource` (boot: clocksource=tsc)",
-    );
-    match kernel::clocksource_has_vdso_mode(&cs.current) {
-        Some(true) => Check::new("clocksource", Status::Ok, format!("{detail}; it has a vDSO mode"), None),
-        Some(false) => Check::new(
-            "clocksource",
-            Status::Fail,
-            format!("{detail}; {} has no vDSO mode: REALTIME, MONOTONIC, BOOTTIME, TAI and MONOTONIC_RAW reads are all syscalls (COARSE clocks and time() still are not)", cs.current),
-            switch_hint.or(Some("boot with a clocksource that has a vDSO mode (tsc; on VMs a stable kvm-clock or the Hyper-V TSC page)")),
-        ),
-        None => Check::new(
-            "clocksource",
-            Status::Warn,
-            format!("{detail}; {} has a vDSO mode only when the hypervisor marks it stable — the clock checks below prove which", cs.current),
-            switch_hint,
-        ),
-    }
-}
-
-/// x86 TSC flags and kernel log lines that mark it unstable.
-pub fn tsc_checks() -> Vec<Check> {
-    if arch::HOST_MACHINE != arch::machine::X86_64 {
-        return Vec::new();
-    }
-    let mut checks = Vec::new();
-    if let Some(flags) = kernel::cpu_flags() {
-        let want = ["constant_tsc", "nonstop_tsc", "tsc_known_freq"];
-        let missing: Vec<&str> = want.iter().copied().filter(|f| !flags.iter().any(|g| g == f)).collect();
-        checks.push(if missing.is_empty() {
-            Check::new("tsc_flags", Status::Ok, want.join(" "), None)
-        } else {
-            Check::new(
-                "tsc_flags",
-                if missing.contains(&"constant_tsc") || missing.contains(&"nonstop_tsc") {
-                    Status::Warn
-                } else {
-                    Status::Ok
-                },
-                format!(
-                    "missing {}: the kernel may distrust the TSC and fall back to a clocksource without a vDSO mode",
-                    missing.join(" ")
-                ),
-                Some("on a VM, expose an invariant TSC to the guest (e.g. KVM `-cpu host,+invtsc`)"),
-            )
-        });
-    }
-    checks.push(match kernel::kmsg_clock_problems() {
-        Ok(lines) if lines.is_empty() => Check::new("kernel_log", Status::Ok, "no TSC/clocksource instability in the kernel log", None),
-        Ok(lines) => Check::new(
-            "kernel_log",
-            Status::Warn,
-            format!("{} line(s), last: {}", lines.len(), lines.last().map_or("", String::as_str)),
-            Some("the clocksource watchdog distrusted the TSC; see `dmesg | grep -i clocksource` and check the host's TSC"),
-        ),
-        Err(e) => Check::new(
-            "kernel_log",
-            Status::Skip,
-            format!("/dev/kmsg not readable ({}) — needs root or kernel.dmesg_restrict=0", crate::error::errno_text(&e)),
-            Some("run as root to include this check"),
-        ),
-    });
-    checks
-}
-
-/// Which clock ids this kernel's vDSO serves, stated from its version.
-pub fn kernel_version_check() -> Check {
-    let release = kernel::release().unwrap_or_default();
-    let Some(version) = kernel::parse_version(&release) else {
-        return Check::new("kernel_version", Status::Skip, "cannot read /proc/sys/kernel/osrelease", None);
-    };
-    let (mut served, mut not_yet) = (Vec::new(), Vec::new());
-    for c in arch::CLOCKS.iter().filter(|c| c.class != ClockClass::AlwaysSyscall) {
-        match c.vdso_since(arch::HOST_MACHINE) {
-            Some(v) if version >= v => served.push(c.name.trim_start_matches("CLOCK_")),
-            Some(v) => not_yet.push(format!("{} (from {}.{})", c.name.trim_start_matches("CLOCK_"), v.0, v.1)),
-            None => {}
-        }
-    }
-    let source = "source: the kernel's lib/vdso and arch vdso history";
-    if not_yet.is_empty() {
-        Check::new(
-            "kernel_version",
-            Status::Ok,
-            format!("{release}: the vDSO serves {} ({source})", served.join(" ")),
-            None,
-        )
-    } else {
-        Check::new(
-            "kernel_version",
-            Status::Warn,
-            format!("{release}: the vDSO serves {} but not {} ({source})", served.join(" "), not_yet.join(", ")),
-            Some("upgrade the kernel, or read those clocks less often"),
-        )
-    }
-}
-
-/// The vsyscall mode of the host.
-pub fn vsyscall_check(process: &Process) -> Check {
-    if arch::HOST_MACHINE != arch::machine::X86_64 {
-        return Check::new("vsyscall", Status::Ok, "no vsyscall page on this architecture", None);
-    }
-    let maps = process.maps().unwrap_or_default();
-    let (v, _) = super::maps::vsyscall_mode(&maps, kernel::cmdline().as_deref(), true);
-    match v.mode {
-        VsyscallMode::Xonly => Check::new(
-            "vsyscall",
-            Status::Ok,
-            format!("xonly (from {}): legacy calls are emulated, reads fault", v.source),
-            None,
-        ),
-        VsyscallMode::None => Check::new(
-            "vsyscall",
-            Status::Ok,
-            format!("none (from {}): a legacy binary that calls the vsyscall page crashes", v.source),
-            None,
-        ),
-        VsyscallMode::Emulate => Check::new(
-            "vsyscall",
-            Status::Warn,
-            format!(
-                "emulate (from {}): the page is readable; each legacy call traps into the kernel (`vdsoctl bench --paths vsyscall` measures it here) and strace cannot see it",
-                v.source
-            ),
-            Some("boot with vsyscall=xonly unless a very old binary reads the page; `vdsoctl trace -a` finds callers"),
-        ),
-    }
-}
-
-/// The C library vdsoctl itself runs on.
-pub fn libc_check() -> Check {
-    let (name, version) = crate::measure::sys::libc::own_libc();
-    let linked = if cfg!(target_feature = "crt-static") { "statically linked" } else { "dynamically linked" };
-    Check::new(
-        "libc",
-        Status::Ok,
-        format!("vdsoctl runs on {name} {} ({linked})", version.as_deref().unwrap_or("(version unknown)")),
-        None,
-    )
-}
-
-impl HostFacts {
-    /// Read from vdsoctl's own process.
-    pub fn gather(me: &Process) -> HostFacts {
-        let vdso_has_hash = me
-            .vdso_mapping()
-            .and_then(|m| me.read_mem(m.start, m.size()))
-            .and_then(|b| elf::parse(&b))
-            .ok()
-            .map(|img| img.has_hash);
-        let maps = me.maps().unwrap_or_default();
-        let (v, _) = super::maps::vsyscall_mode(&maps, kernel::cmdline().as_deref(), true);
-        HostFacts { vdso_has_hash, vsyscall: v.mode }
-    }
-}
 
 /// What a target process's runtime means for its clock reads: the program
 /// ld.so runs rather than ld.so, the tool for a program under valgrind or
@@ -389,90 +75,6 @@ pub fn process_exe_check(process: &Process, host: &HostFacts) -> (Check, WarnKin
     // The hint names this process, not a placeholder.
     let hint = hint.map(|h| h.replace("check -p PID", &format!("check -p {}", process.pid())));
     (Check::new(name, status, detail, hint.as_deref()), kind, None)
-}
-
-/// Per clock id (and gettimeofday/time), a quick bench through libc, the
-/// vDSO and the syscall, with syscalls/call counted: a clock that should be
-/// fast and is not fails, and so does one over `--max-ns` through libc.
-/// Returns the checks and the bench report (for the Prometheus costs).
-pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
-    let req = BenchRequest {
-        clocks: arch::CLOCKS.iter().map(|c| c.id).collect(),
-        functions: vec![TimeFn::ClockGettime, TimeFn::Gettimeofday, TimeFn::Time],
-        paths: vec![BenchPath::Libc, BenchPath::Vdso, BenchPath::Syscall],
-        verify: false,
-        max_ns,
-        quick: true,
-    };
-    let report = match crate::model::bench::measure_report(&req) {
-        Ok((r, _)) => r,
-        Err(e) => return (vec![Check::new("clocks", Status::Skip, format!("cannot bench: {e}"), None)], None),
-    };
-    let basis = match report.basis {
-        Basis::Counted => "counted",
-        Basis::Timing => "timing-based: perf not permitted",
-    };
-    let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
-    let clocksource = kernel::clocksource().map(|c| c.current);
-    let mut checks = Vec::new();
-    let mut seen: Vec<(TimeFn, Option<ClockRef>)> = Vec::new();
-    for r in &report.results {
-        let key = (r.function, r.clock);
-        if seen.contains(&key) {
-            continue;
-        }
-        seen.push(key);
-        let row =
-            |p: Path| report.results.iter().find(|x| x.function == r.function && x.clock == r.clock && x.path == p);
-        let (libc, vdso) = (row(Path::Libc), row(Path::Vdso));
-        let label = r.clock.map_or_else(|| r.function.to_string(), ClockRef::text);
-        let name = match r.clock.map(ClockRef::text) {
-            Some(c) if r.function == TimeFn::ClockGettime => format!("clock:{}", c.trim_start_matches("CLOCK_")),
-            Some(c) => format!("{}:{}", r.function, c.trim_start_matches("CLOCK_")),
-            None => r.function.to_string(),
-        };
-        let cost = |x: Option<&BenchResult>| x.and_then(|x| x.ns_per_call).map_or_else(|| "-".to_string(), ns_text);
-        let sc = |x: Option<&BenchResult>| {
-            x.and_then(|x| x.syscalls_per_call).map_or_else(|| "-".to_string(), |v| format!("{v:.2}"))
-        };
-        let detail =
-            format!("libc {} ({} syscalls/call), vdso {} ({}) [{basis}]", cost(libc), sc(libc), cost(vdso), sc(vdso));
-        let clock_id = r.clock.and_then(ClockRef::id).and_then(|id| i32::try_from(id).ok());
-        let exported = r.verdict != Some(Verdict::Missing);
-        let should_be_fast = policy::should_be_fast(r.function, clock_id, exported, kernel_version);
-        let over = max_ns.zip(libc.and_then(|l| l.ns_per_call)).filter(|(max, ns)| should_be_fast && ns > max);
-        let lost = r.verdict.and_then(|v| {
-            policy::lost_fast_path(v, &label, r.function, clock_id, kernel_version, clocksource.as_deref())
-        });
-        let check = match (r.verdict, lost) {
-            (_, Some((message, hint))) => {
-                Check { name, status: Status::Fail, detail: format!("{message}; {detail}"), hint: Some(hint) }
-            }
-            (Some(Verdict::KernelFallback), None) => {
-                Check::new(name, Status::Ok, format!("{label}: always a syscall, as on every kernel; {detail}"), None)
-            }
-            (Some(Verdict::Unsupported), None) => {
-                Check::new(name, Status::Ok, format!("{label}: the kernel rejects it here (EINVAL)"), None)
-            }
-            _ => match over {
-                Some((max, ns)) => Check::new(
-                    name,
-                    Status::Fail,
-                    format!("{label}: {}/call through libc, over --max-ns {max}; {detail}", ns_text(ns)),
-                    Some(&format!(
-                        "the direct vDSO call measured {} here; when it is as slow, the clocksource or a loaded host is why",
-                        vdso.and_then(|v| v.ns_per_call).map_or_else(|| "-".into(), ns_text)
-                    )),
-                ),
-                None if r.verdict == Some(Verdict::Fast) => {
-                    Check::new(name, Status::Ok, format!("{label}: fast; {detail}"), None)
-                }
-                None => Check::new(name, Status::Warn, format!("{label}: no verdict; {detail}"), None),
-            },
-        };
-        checks.push(check);
-    }
-    (checks, Some(report))
 }
 
 /// Watch `scope` (one process, or every process but vdsoctl) for `window`:
@@ -586,7 +188,7 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         }
         None => checks.push(Check::observed("host_trace", &observation, scope)),
     }
-    let worst = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok).max(Status::Ok);
+    let worst = Status::worst(checks.iter().map(|c| c.status));
     Ok(CheckReport {
         checks,
         status: worst,
@@ -595,49 +197,6 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         process: target.as_ref().map(ProcessRef::of),
         ..CheckReport::default()
     })
-}
-
-/// One audited file of an image (DESIGN keys).
-#[derive(Debug, Clone, Serialize)]
-pub struct BinaryRow {
-    pub path: String,
-    /// `ELF64` or `ELF32`.
-    pub class: &'static str,
-    pub machine: String,
-    /// The architecture as Debian names it: `amd64`, `arm64`, `armhf`
-    /// (`EF_ARM_ABI_FLOAT_HARD`), `armel`, `ppc64el`, `ppc64`, `s390x`...
-    pub arch: String,
-    /// `little` or `big` (`EI_DATA`).
-    pub endian: &'static str,
-    /// `dynamic`, `static` or `static-pie`.
-    pub linkage: &'static str,
-    /// The interpreter of a dynamic program.
-    pub interpreter: Option<String>,
-    /// `executable` or `library`.
-    pub kind: &'static str,
-    /// `glibc`, `musl`, `go`, `bionic`, `other`.
-    pub runtime: &'static str,
-    pub runtime_version: Option<String>,
-    pub status: Status,
-    pub detail: String,
-    pub hint: Option<&'static str>,
-}
-
-/// What the image walk covered.
-#[derive(Debug, Clone, Serialize)]
-pub struct ImageSummary {
-    pub root: String,
-    /// Directory entries looked at.
-    pub entries: u64,
-    /// Directories not entered (other filesystems, /proc /sys /dev, too deep).
-    pub skipped: Vec<String>,
-    /// What could not be read (directories not listed, files not opened,
-    /// ELF files that did not parse), with why.
-    pub unreadable: Vec<(String, String)>,
-    /// The walk stopped at its entry cap.
-    pub truncated: bool,
-    /// vdsoctl's own executable, left out (its `bench` calls [vsyscall] on purpose).
-    pub excluded: Vec<String>,
 }
 
 /// Progress on stderr, only on a terminal and only once the walk has taken
@@ -697,7 +256,9 @@ fn gather_image(root: &std::path::Path, strict: bool) -> Result<CheckReport> {
     // The host context comes from /proc; a chroot or a bare container may
     // have none: the binaries are still judged, the context is SKIP.
     let (host, mut checks) = match Process::open(None) {
-        Ok(me) => (HostFacts::gather(&me), vec![vdso_symbols_check(&me, "", false), vsyscall_check(&me)]),
+        Ok(me) => {
+            (HostFacts::gather(&me), vec![vdso_symbols_check(&me, "", false), vsyscall_check(&host_vsyscall(&me))])
+        }
         Err(_) if !std::path::Path::new("/proc/self").exists() => {
             let why = "no /proc here (a chroot or a container without it): this kernel's";
             let hint = Some("mount proc (`mount -t proc proc /proc`) to judge the binaries against this kernel");
@@ -775,13 +336,7 @@ fn gather_image(root: &std::path::Path, strict: bool) -> Result<CheckReport> {
         })
         .collect();
     binaries.sort_by(|a, b| b.status.cmp(&a.status).then_with(|| a.path.cmp(&b.path)));
-    let worst = binaries
-        .iter()
-        .map(|b| b.status)
-        .chain(checks.iter().map(|c| c.status))
-        .max()
-        .unwrap_or(Status::Ok)
-        .max(Status::Ok);
+    let worst = Status::worst(binaries.iter().map(|b| b.status).chain(checks.iter().map(|c| c.status)));
     let summary = ImageSummary {
         root: root.display().to_string(),
         entries: walked.entries,
@@ -809,16 +364,6 @@ fn class_text(b: &BinaryRow) -> String {
     } else {
         format!("{} {} ({})", b.class, b.machine, b.arch)
     }
-}
-
-/// How `check -- CMD` ran the command.
-#[derive(Debug, Clone, Serialize)]
-pub struct CommandRun {
-    pub argv: Vec<String>,
-    pub pid: i32,
-    pub exit_status: Option<ExitStatus>,
-    /// Stopped at `--timeout`.
-    pub timed_out: bool,
 }
 
 /// The calls of a trace the vDSO should have served, and the [vsyscall]
@@ -950,7 +495,7 @@ fn gather_command(command: &[OsString], timeout: Option<std::time::Duration>, st
             None,
         ));
     }
-    let worst = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok);
+    let worst = Status::worst(checks.iter().map(|c| c.status));
     Ok(CheckReport {
         checks,
         status: worst,
@@ -978,15 +523,6 @@ pub fn run(args: &CheckArgs, out: &Output) -> Result<Outcome> {
 /// A status word in prose (a hint line, the verdict), coloured as its cell.
 fn status_label(out: &Output, st: Status) -> String {
     out.paint(st.label(), status_color(st))
-}
-
-fn status_color(st: Status) -> Color {
-    match st {
-        Status::Ok => Color::Green,
-        Status::Warn => Color::Yellow,
-        Status::Fail => Color::Red,
-        Status::Skip | Status::Info => Color::Grey,
-    }
 }
 
 fn status_cell(st: Status) -> Cell {

@@ -20,7 +20,6 @@
 
 mod http;
 
-use super::check::{self, CheckReport, Status};
 use super::Outcome;
 use crate::arch::{self, TimeFn};
 use crate::cli::ServeArgs;
@@ -28,7 +27,9 @@ use crate::error::{Error, Result};
 use crate::inspect::{elf, kernel, Process};
 use crate::measure::trace::{Clock, Key, Tally};
 use crate::model::bench::BenchReport;
+use crate::model::check::{Check, CheckReport};
 use crate::model::observe::{Observation, Scope, Unseen};
+use crate::model::Status;
 use crate::model::{vdso_serves_call, ClockRef};
 use crate::render::prom::{self, Kind, Prometheus, SyscallSeries, VsyscallSeries};
 use crate::render::{note, Render};
@@ -257,10 +258,10 @@ fn audit_section(observed: &Observation) -> String {
     let kernel_version = release.as_deref().and_then(kernel::parse_version);
     let mut text = String::new();
     let mut bench_rows = Vec::new();
-    match check::host_checks(None) {
+    match crate::model::host::host_checks(None) {
         Ok((mut checks, bench)) => {
-            checks.push(check::Check::observed("host_trace", observed, Scope::Host));
-            let status = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok).max(Status::Ok);
+            checks.push(Check::observed("host_trace", observed, Scope::Host));
+            let status = Status::worst(checks.iter().map(|c| c.status));
             bench_rows = served_rows(bench.as_ref(), kernel_version);
             let report = CheckReport { checks, status, strict: false, bench, ..CheckReport::default() };
             text += &report.render_prometheus().unwrap_or_default();
@@ -294,7 +295,7 @@ fn audit_section(observed: &Observation) -> String {
     if let Ok(me) = Process::open(None) {
         if arch::HOST_MACHINE == arch::machine::X86_64 {
             let maps = me.maps().unwrap_or_default();
-            let (v, _) = super::maps::vsyscall_mode(&maps, kernel::cmdline().as_deref(), true);
+            let (v, _) = crate::model::vsyscall::vsyscall_mode(&maps, kernel::cmdline().as_deref(), true);
             p.info(
                 "vsyscall_info",
                 "The [vsyscall] page mode: xonly (calls emulated), emulate (readable, emulated), none.",

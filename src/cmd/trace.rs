@@ -66,7 +66,7 @@ fn say_warnings_once(
     if new == 0 && !keys.is_empty() {
         report
             .findings
-            .retain(|f| !(f.severity == crate::model::Severity::Warn && f.message.contains(" — the vDSO is bypassed")));
+            .retain(|f| !(f.severity == crate::model::Status::Warn && f.message.contains(" — the vDSO is bypassed")));
     }
     warned.extend(keys);
 }

@@ -442,65 +442,6 @@ pub fn syscalls_per_call(
     ran.then(|| v as f64 / n as f64)
 }
 
-/// What a function/clock gets, from the syscalls its libc and vDSO paths make.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// Served by the vDSO in user space, through libc too: no syscalls.
-    Fast,
-    /// The vDSO symbol itself enters the kernel for this clock.
-    KernelFallback,
-    /// The vDSO serves it, but the C library's path makes syscalls.
-    LibcBypass,
-    /// The vDSO has no symbol for the function.
-    Missing,
-    /// The kernel rejects the clock id (EINVAL).
-    Unsupported,
-}
-
-impl Verdict {
-    /// The name used in tables and JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Verdict::Fast => "fast",
-            Verdict::KernelFallback => "kernel-fallback",
-            Verdict::LibcBypass => "libc-bypass",
-            Verdict::Missing => "missing",
-            Verdict::Unsupported => "unsupported",
-        }
-    }
-}
-
-/// Whether a path enters the kernel: `Some(true)` when it does, `None` unknown.
-pub type Enters = Option<bool>;
-
-/// The verdict from what each path did. `errno` is the first error any path
-/// gave; `vdso_present` whether the vDSO exports the function.
-pub fn verdict(errno: Option<i32>, vdso_present: bool, libc: Enters, vdso: Enters) -> Option<Verdict> {
-    if errno == Some(libc::EINVAL) {
-        return Some(Verdict::Unsupported);
-    }
-    if !vdso_present {
-        return Some(Verdict::Missing);
-    }
-    match (vdso?, libc) {
-        (true, _) => Some(Verdict::KernelFallback),
-        (false, Some(true)) => Some(Verdict::LibcBypass),
-        (false, Some(false)) => Some(Verdict::Fast),
-        (false, None) => None,
-    }
-}
-
-/// Enters the kernel, by count: at least half a syscall per call.
-pub fn enters_by_count(syscalls_per_call: Option<f64>) -> Enters {
-    syscalls_per_call.map(|s| s >= 0.5)
-}
-
-/// Enters the kernel, by timing alone: costs at least half the raw syscall.
-pub fn enters_by_timing(ns: Option<f64>, syscall_ns: Option<f64>) -> Enters {
-    Some(ns? >= 0.5 * syscall_ns?)
-}
-
 // ------------------------------------------------------------------ verify
 
 /// One cross-path agreement check.
@@ -687,19 +628,6 @@ mod tests {
         assert_eq!(Stats::of(&[4.0], 1).unwrap().stddev, None);
         assert!(Stats::of(&[], 1).is_none());
         assert_eq!(Stats::of(&[1.0, 2.0, 3.0, 4.0], 1).unwrap().median, 2.5);
-    }
-
-    #[test]
-    fn verdicts() {
-        assert_eq!(verdict(Some(libc::EINVAL), true, None, None), Some(Verdict::Unsupported));
-        assert_eq!(verdict(None, false, Some(true), None), Some(Verdict::Missing));
-        assert_eq!(verdict(None, true, Some(true), Some(true)), Some(Verdict::KernelFallback));
-        assert_eq!(verdict(None, true, Some(true), Some(false)), Some(Verdict::LibcBypass));
-        assert_eq!(verdict(None, true, Some(false), Some(false)), Some(Verdict::Fast));
-        assert_eq!(verdict(None, true, None, None), None);
-        assert_eq!(enters_by_timing(Some(300.0), Some(400.0)), Some(true));
-        assert_eq!(enters_by_timing(Some(20.0), Some(400.0)), Some(false));
-        assert_eq!(enters_by_timing(None, Some(400.0)), None);
     }
 
     #[test]

@@ -6,12 +6,11 @@
 use crate::arch::{self, TimeFn};
 use crate::error::Result;
 use crate::inspect::{kernel, Process};
-use crate::measure::bench::{
-    self as m, BenchRequest, Callers, Check, Path, Plan, Stats, SyscallCounter, Target, Verdict,
-};
+use crate::measure::bench::{self as m, BenchRequest, Callers, Check, Path, Plan, Stats, SyscallCounter, Target};
 use crate::measure::sys::call::VsyscallPage;
 use crate::measure::vdso::OwnVdso;
-use crate::model::{policy, ClockRef, Finding, Severity};
+use crate::model::policy::Verdict;
+use crate::model::{policy, ClockRef, Finding, Status};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -73,13 +72,13 @@ pub fn measure_report(req: &BenchRequest) -> Result<(BenchReport, bool)> {
     }
     let (results, mut crossed) = judge(measured, basis, req, &mut findings);
     if req.max_ns.is_some() && !req.paths.contains(&Path::Libc) {
-        findings.push(Finding::new(Severity::Warn, "--max-ns compares the libc path, which --paths left out", None));
+        findings.push(Finding::new(Status::Warn, "--max-ns compares the libc path, which --paths left out", None));
     }
     let verify = req.verify.then(|| {
         let checks = m::verify(&callers, &req.clocks, &req.functions);
         for c in checks.iter().filter(|c| !c.ok) {
             crossed = true;
-            findings.push(Finding::new(Severity::Fail, format!("verify: {} failed: {}", c.name, c.detail), None));
+            findings.push(Finding::new(Status::Fail, format!("verify: {} failed: {}", c.name, c.detail), None));
         }
         checks
     });
@@ -94,7 +93,7 @@ fn own_callers(req: &BenchRequest, findings: &mut Vec<Finding>) -> Result<Caller
         Ok(v) => Some(v),
         Err(e) => {
             findings.push(Finding::new(
-                Severity::Fail,
+                Status::Fail,
                 format!("vdsoctl's own vDSO could not be used: {e}"),
                 Some("every clock read of this process is a syscall; check `vdso=` on the kernel command line".into()),
             ));
@@ -104,7 +103,7 @@ fn own_callers(req: &BenchRequest, findings: &mut Vec<Finding>) -> Result<Caller
     if let Some(v) = &vdso {
         for name in &v.wrong_version {
             findings.push(Finding::new(
-                Severity::Warn,
+                Status::Warn,
                 format!("the vDSO exports {name} with another version than the C library expects: it is not bound"),
                 None,
             ));
@@ -113,7 +112,7 @@ fn own_callers(req: &BenchRequest, findings: &mut Vec<Finding>) -> Result<Caller
     let vsyscall = VsyscallPage::own(&maps);
     if req.paths.contains(&Path::Vsyscall) && vsyscall.is_none() && arch::HOST_MACHINE == arch::machine::X86_64 {
         findings.push(Finding::new(
-            Severity::Info,
+            Status::Info,
             "no executable [vsyscall] page in this process (vsyscall=none): the vsyscall path is not measured",
             None,
         ));
@@ -130,7 +129,7 @@ fn counting_works(findings: &mut Vec<Finding>) -> bool {
         Ok(_) => true,
         Err(e) => {
             findings.push(Finding::new(
-                Severity::Warn,
+                Status::Warn,
                 format!("syscalls per call cannot be counted: {e}"),
                 Some("verdicts below are timing-based (a path costing half a raw syscall or more counts as entering the kernel)".into()),
             ));
@@ -210,9 +209,7 @@ fn count_syscalls(callers: &Callers, measured: &mut [Measured], findings: &mut V
                 }
             }
         }
-        Err(e) => {
-            findings.push(Finding::new(Severity::Warn, format!("syscalls per call cannot be counted: {e}"), None))
-        }
+        Err(e) => findings.push(Finding::new(Status::Warn, format!("syscalls per call cannot be counted: {e}"), None)),
     }
 }
 
@@ -237,7 +234,7 @@ fn judge(
             let side =
                 |ok: bool| answered.iter().filter(|a| a.1 == ok).map(|a| a.0.name()).collect::<Vec<_>>().join(", ");
             findings.push(Finding::new(
-                Severity::Warn,
+                Status::Warn,
                 format!(
                     "{label}: the paths disagree — {} answer, {} fail with {}",
                     side(true),
@@ -250,19 +247,19 @@ fn judge(
         if let Some(ns) = rows.get(&Path::Vsyscall).filter(|r| r.error.is_none()).and_then(|r| r.ns_per_call) {
             vsyscall_costs.push(format!("{label} {}", crate::render::ns_text(ns)));
         }
-        let enters = |p: Path| -> m::Enters {
+        let enters = |p: Path| -> policy::Enters {
             let r = rows.get(&p)?;
             match basis {
-                Basis::Counted => m::enters_by_count(r.syscalls_per_call),
-                Basis::Timing => m::enters_by_timing(r.ns_per_call, rows.get(&Path::Syscall)?.ns_per_call),
+                Basis::Counted => policy::enters_by_count(r.syscalls_per_call),
+                Basis::Timing => policy::enters_by_timing(r.ns_per_call, rows.get(&Path::Syscall)?.ns_per_call),
             }
         };
-        let verdict = m::verdict(errno, vdso_present, enters(Path::Libc), enters(Path::Vdso));
+        let verdict = policy::verdict(errno, vdso_present, enters(Path::Libc), enters(Path::Vdso));
         let fast_expected = policy::should_be_fast(t.function, t.clock, vdso_present, kernel_version);
         match verdict {
             Some(v @ (Verdict::LibcBypass | Verdict::KernelFallback | Verdict::Missing)) => {
                 match policy::lost_fast_path(v, &label, t.function, t.clock, kernel_version, clocksource.as_deref()) {
-                    Some((message, hint)) => findings.push(Finding::new(Severity::Fail, message, Some(hint))),
+                    Some((message, hint)) => findings.push(Finding::new(Status::Fail, message, Some(hint))),
                     None if v == Verdict::KernelFallback => fallback_expected.push(label.clone()),
                     None => {}
                 }
@@ -270,12 +267,13 @@ fn judge(
             Some(Verdict::Unsupported) => unsupported.push((label.clone(), t.clock)),
             _ => {}
         }
-        if let (Some(max), true) = (req.max_ns, fast_expected) {
-            if let Some(ns) = rows.get(&Path::Libc).and_then(|r| r.ns_per_call) {
-                if ns > max {
+        {
+            let libc_ns = rows.get(&Path::Libc).and_then(|r| r.ns_per_call);
+            if let Some((max, ns)) = policy::over_max_ns(req.max_ns, fast_expected, libc_ns) {
+                {
                     crossed = true;
                     findings.push(Finding::new(
-                        Severity::Fail,
+                        Status::Fail,
                         format!("{label}: {}/call through libc, over --max-ns {max}", crate::render::ns_text(ns)),
                         Some(match (rows.get(&Path::Vdso).and_then(|r| r.ns_per_call), rows.get(&Path::Syscall).and_then(|r| r.ns_per_call)) {
                             (Some(vdso), Some(sys)) => format!(
@@ -298,7 +296,7 @@ fn judge(
     }
     if !fallback_expected.is_empty() {
         findings.push(Finding::new(
-            Severity::Info,
+            Status::Info,
             format!(
                 "{} {} the kernel even through the vDSO, as on every kernel (CPU-time and alarm clocks)",
                 fallback_expected.join(", "),
@@ -314,7 +312,7 @@ fn judge(
     let names = |v: &[(String, Option<_>)]| v.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>().join(", ");
     if !alarms.is_empty() {
         findings.push(Finding::new(
-            Severity::Info,
+            Status::Info,
             format!(
                 "the kernel rejects {} here (EINVAL): alarm clocks need an RTC that can wake the system",
                 names(&alarms)
@@ -324,14 +322,14 @@ fn judge(
     }
     if !others.is_empty() {
         findings.push(Finding::new(
-            Severity::Info,
+            Status::Info,
             format!("the kernel rejects {} here (EINVAL): this kernel has no such clock id", names(&others)),
             Some("clock ids 0–11 are the kernel's; `vdsoctl bench` with no --clocks measures every one".into()),
         ));
     }
     if !vsyscall_costs.is_empty() {
         findings.push(Finding::new(
-            Severity::Info,
+            Status::Info,
             format!("[vsyscall] calls cost {} with no syscall counted: the kernel emulates them, invisible to strace", vsyscall_costs.join(", ")),
             Some("`vdsoctl trace` counts vsyscall:emulate_vsyscall; rebuild legacy binaries that still call the fixed page".into()),
         ));

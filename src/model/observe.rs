@@ -7,7 +7,7 @@
 //! `check -p`, the host `check` and `serve`'s audit all judge here.
 
 use super::trace::{Target, TraceReport};
-use super::{ClockRef, Finding, Severity};
+use super::{ClockRef, Finding, Status};
 use crate::measure::engine::Kind;
 use crate::measure::session::{Session, Window};
 use crate::measure::trace::Tally;
@@ -221,7 +221,7 @@ impl Observation {
                 Scope::Host => " by any process",
             };
             return Finding::new(
-                Severity::Info,
+                Status::Info,
                 format!(
                     "observed {secs}: no clock syscall the vDSO serves here and no [vsyscall] call{whom} ({} expected clock syscalls, e.g. CPU-time clocks){lost}{}",
                     thousands(s.expected),
@@ -282,7 +282,7 @@ impl Observation {
         };
         let sep = if scope == Scope::Host { "; " } else { ", " };
         Finding::new(
-            Severity::Fail,
+            Status::Fail,
             format!("observed {secs}: {}{more} — {what}{lost}{left_out}", named.join(sep)),
             Some(hint),
         )
@@ -332,15 +332,15 @@ pub enum BinaryNote {
 
 fn unseen_finding(why: &Unseen) -> Finding {
     match why {
-        Unseen::Off => Finding::new(Severity::Info, "not observed (--trace 0)", None),
+        Unseen::Off => Finding::new(Status::Info, "not observed (--trace 0)", None),
         Unseen::NoEngine(reason) => Finding::new(
-            Severity::Info,
+            Status::Info,
             format!("not observed ({NEEDS}): {reason}"),
             Some("run as root, or grant CAP_BPF and CAP_PERFMON, to see the clock syscalls".into()),
         ),
-        Unseen::Failed(reason) => Finding::new(Severity::Warn, format!("not observed: {reason}"), None),
+        Unseen::Failed(reason) => Finding::new(Status::Warn, format!("not observed: {reason}"), None),
         Unseen::NotYet => {
-            Finding::new(Severity::Info, "not observed yet: the trace engine has not finished its first interval", None)
+            Finding::new(Status::Info, "not observed yet: the trace engine has not finished its first interval", None)
         }
     }
 }
@@ -378,7 +378,7 @@ mod tests {
         let o = seen(vec![mono(42, 94_000.0)]);
         assert_eq!(o.judged(), Judged::Bypassed);
         let f = o.finding(Scope::Process(42));
-        assert_eq!(f.severity, Severity::Fail);
+        assert_eq!(f.severity, Status::Fail);
         assert!(f.message.starts_with("observed 1.00 s: clock_gettime CLOCK_MONOTONIC 94"), "{}", f.message);
         assert!(f.message.contains("(×94,000)"), "{}", f.message);
         assert!(f.hint.unwrap().contains("trace -p 42"));
@@ -389,7 +389,7 @@ mod tests {
     #[test]
     fn a_clean_window_never_claims_the_vdso() {
         let f = seen(vec![]).finding(Scope::Process(1));
-        assert_eq!(f.severity, Severity::Info);
+        assert_eq!(f.severity, Status::Info);
         assert!(!f.message.contains("stayed") && !f.message.contains("go through"), "{}", f.message);
         assert!(seen(vec![]).clears_unproven());
         assert!(

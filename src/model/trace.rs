@@ -3,7 +3,7 @@
 //! window of a [`session`](crate::measure::session). `trace` renders it,
 //! `check` and `serve` read it.
 
-use super::{vdso_serves_call, ClockRef, Finding, Severity};
+use super::{vdso_serves_call, ClockRef, Finding, Status};
 use crate::arch::{self, Abi};
 use crate::measure::engine::Kind;
 use crate::measure::session::{Session, Window};
@@ -245,7 +245,7 @@ type GroupKey = (String, &'static str, Abi, Verdict);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Verdict {
     NotSplit,
-    Bypass(Severity),
+    Bypass(Status),
     Expected,
 }
 
@@ -261,8 +261,8 @@ pub fn findings(
     let mut out = Vec::new();
     // A bypass is FAIL (exit 1) only above --fail-over; without it, WARN.
     let severity = |per_sec: f64| match fail_over {
-        Some(rate) if per_sec > rate => Severity::Fail,
-        _ => Severity::Warn,
+        Some(rate) if per_sec > rate => Status::Fail,
+        _ => Status::Warn,
     };
     let gate = |per_sec: f64| match fail_over {
         None => " (--fail-over 0 makes this exit 1)".to_string(),
@@ -293,7 +293,7 @@ pub fn findings(
     }
     // FAIL lines first, then WARN, then the expected ones.
     groups.sort_by_key(|((_, _, _, v), _)| match v {
-        Verdict::Bypass(Severity::Fail) => 0,
+        Verdict::Bypass(Status::Fail) => 0,
         Verdict::Bypass(_) => 1,
         Verdict::NotSplit => 2,
         Verdict::Expected => 3,
@@ -327,7 +327,7 @@ pub fn findings(
         let has_clock = rows[0].clock.is_some();
         match verdict {
             Verdict::NotSplit => out.push(Finding::new(
-                Severity::Warn,
+                Status::Warn,
                 format!("{syscall}: {rate} syscalls/s from {from}, clock ids not split (--no-split)"),
                 Some("run without --no-split to see which clock ids enter the kernel (each clock id's counter costs ~28 ns per call more)".into()),
             )),
@@ -337,7 +337,7 @@ pub fn findings(
                 Some("look for a raw syscall(), a libc or runtime that routes it to the kernel, or a clocksource without a vDSO mode (`vdsoctl check`)".into()),
             )),
             Verdict::Expected => out.push(Finding::new(
-                Severity::Info,
+                Status::Info,
                 format!("{what}: {rate} syscalls/s from {from} — expected: the vDSO never serves this {}", if has_clock { "clock id (CPU-time, alarm and fd clocks always enter the kernel)" } else { "call here" }),
                 None,
             )),
@@ -355,7 +355,7 @@ pub fn findings(
     }
     for u in unattributed {
         out.push(Finding::new(
-            Severity::Warn,
+            Status::Warn,
             format!(
                 "{}: {} clock syscalls were counted in its total but not split by function and clock (the `unattributed` row): {}",
                 who(u.pid, &u.comm),
@@ -373,14 +373,14 @@ pub fn findings(
     }
     if tally.lost_records > 0 {
         out.push(Finding::new(
-            Severity::Warn,
+            Status::Warn,
             format!("{} events were lost (BPF: the count map and the process map were both full; perf: ring buffers overflowed): counts are short by that many", thousands(tally.lost_records)),
             Some(format!("trace fewer processes (-p) or for less time; the BPF map holds {} rows", crate::measure::bpf::MAX_ROWS)),
         ));
     }
     if tally.unfollowed > 0 {
         out.push(Finding::new(
-            Severity::Warn,
+            Status::Warn,
             format!(
                 "{} new processes of the traced tree could not be followed (the traced set was full)",
                 thousands(tally.unfollowed)
@@ -389,11 +389,11 @@ pub fn findings(
         ));
     }
     if tally.scaled {
-        out.push(Finding::new(Severity::Warn, "some counters were multiplexed and did not run the whole time", None));
+        out.push(Finding::new(Status::Warn, "some counters were multiplexed and did not run the whole time", None));
     }
     if counts.is_empty() && vsyscall.is_empty() {
         out.push(Finding::new(
-            Severity::Info,
+            Status::Info,
             if compat {
                 format!("no clock syscalls and no [vsyscall] emulations in {}: clock reads the vDSO serves, if it made any, never enter the kernel and are not counted", duration_text(Duration::from_secs_f64(secs)))
             } else {
@@ -428,10 +428,10 @@ mod tests {
         let sev = |rows: &[CountRow], over| {
             findings(rows, &[], &[], &t, 1.0, Judging { compat: true, fail_over: over, engine: Kind::Bpf })[0].severity
         };
-        assert_eq!(sev(&[row(50.0)], None), Severity::Warn);
-        assert_eq!(sev(&[row(50.0)], Some(0.0)), Severity::Fail);
-        assert_eq!(sev(&[row(50.0)], Some(50.0)), Severity::Warn);
-        assert_eq!(sev(&[row(50.0)], Some(10.0)), Severity::Fail);
+        assert_eq!(sev(&[row(50.0)], None), Status::Warn);
+        assert_eq!(sev(&[row(50.0)], Some(0.0)), Status::Fail);
+        assert_eq!(sev(&[row(50.0)], Some(50.0)), Status::Warn);
+        assert_eq!(sev(&[row(50.0)], Some(10.0)), Status::Fail);
     }
 
     #[test]
@@ -465,14 +465,14 @@ mod tests {
         let t = Tally::default();
         let f = findings(&rows, &[], &[], &t, 1.0, Judging { compat: true, fail_over: Some(500.0), engine: Kind::Bpf });
         assert_eq!(f.len(), 2, "{f:#?}");
-        assert_eq!(f[0].severity, Severity::Fail);
+        assert_eq!(f[0].severity, Status::Fail);
         assert!(
             f[0].message.contains(
                 "from 500 processes (pid 1000 (p1000) 1,000/s, pid 999 (p999) 999/s, pid 998 (p998) 998/s, 497 more)"
             ),
             "{f:#?}"
         );
-        assert_eq!(f[1].severity, Severity::Warn);
+        assert_eq!(f[1].severity, Status::Warn);
         assert!(f[1].message.contains("from 500 processes (pid 500 (p500) 500/s"), "{f:#?}");
     }
 }

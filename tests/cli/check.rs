@@ -1,7 +1,9 @@
 //! `check`: the host audit on this machine, on 32-bit and static targets,
 //! and its Prometheus form through promtool.
 
-use super::common::{build_c, copy_executable, have_m32, is_root, run, run_json, skip, vdsoctl, vdsoctl_path, Workload};
+use super::common::{
+    build_c, copy_executable, have_m32, is_root, run, run_json, skip, vdsoctl, vdsoctl_path, Workload,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

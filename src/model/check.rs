@@ -1,0 +1,130 @@
+//! The audit's report: one check's result, the image's binaries, the
+//! command run, and the audit they make — built by `check` and `serve`,
+//! rendered by `render::check`.
+
+use super::trace::ExitStatus;
+use super::{ProcessRef, Status};
+use crate::model::bench::BenchReport;
+use crate::model::observe::{Judged, Observation, Scope};
+use serde::Serialize;
+
+/// One check's result (DESIGN keys: name, status, detail, hint).
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub name: String,
+    pub status: Status,
+    pub detail: String,
+    /// The remediation; `null` when there is nothing to do.
+    pub hint: Option<String>,
+}
+
+impl Check {
+    /// A check from a finding of the policy: info passes, warn and fail stay.
+    pub(crate) fn of(name: String, f: crate::model::Finding) -> Check {
+        let status = match f.severity {
+            Status::Info => Status::Ok,
+            s => s,
+        };
+        Check { name, status, detail: f.message, hint: f.hint }
+    }
+
+    /// The observation row: a bypass fails, a clean window passes, nothing
+    /// observed is INFO (never OK by inference).
+    pub fn observed(name: &str, obs: &Observation, scope: Scope) -> Check {
+        let f = obs.finding(scope);
+        let status = match obs.judged() {
+            Judged::Clean => Status::Ok,
+            Judged::Bypassed => Status::Fail,
+            Judged::NotObserved => Status::Info,
+            Judged::Broken => Status::Warn,
+        };
+        Check { name: name.into(), status, detail: f.message, hint: f.hint }
+    }
+
+    /// A check with a hint that is ours.
+    pub(crate) fn new(name: impl Into<String>, status: Status, detail: impl Into<String>, hint: Option<&str>) -> Check {
+        Check { name: name.into(), status, detail: detail.into(), hint: hint.map(str::to_string) }
+    }
+}
+
+/// The audit (DESIGN keys: checks, binaries with --image, status).
+#[derive(Debug, Default, Serialize)]
+pub struct CheckReport {
+    /// `-p`: the process audited (its `process_*` checks carry a `pid`
+    /// label in Prometheus).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessRef>,
+    pub checks: Vec<Check>,
+    /// `--image`: every ELF program and library, failures first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binaries: Option<Vec<BinaryRow>>,
+    /// `--image`: what the walk covered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageSummary>,
+    /// `-- CMD`: the command and how it ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandRun>,
+    /// The worst status among the checks (SKIP counts as OK).
+    pub status: Status,
+    /// Whether `--strict` made WARN fail the audit.
+    pub strict: bool,
+    /// The quick bench behind the clock checks (its costs go to Prometheus).
+    #[serde(skip)]
+    pub bench: Option<BenchReport>,
+    /// `--quiet`: the table shows only rows that are not OK (JSON keeps all).
+    #[serde(skip)]
+    pub quiet: bool,
+}
+
+/// One audited file of an image (DESIGN keys).
+#[derive(Debug, Clone, Serialize)]
+pub struct BinaryRow {
+    pub path: String,
+    /// `ELF64` or `ELF32`.
+    pub class: &'static str,
+    pub machine: String,
+    /// The architecture as Debian names it: `amd64`, `arm64`, `armhf`
+    /// (`EF_ARM_ABI_FLOAT_HARD`), `armel`, `ppc64el`, `ppc64`, `s390x`...
+    pub arch: String,
+    /// `little` or `big` (`EI_DATA`).
+    pub endian: &'static str,
+    /// `dynamic`, `static` or `static-pie`.
+    pub linkage: &'static str,
+    /// The interpreter of a dynamic program.
+    pub interpreter: Option<String>,
+    /// `executable` or `library`.
+    pub kind: &'static str,
+    /// `glibc`, `musl`, `go`, `bionic`, `other`.
+    pub runtime: &'static str,
+    pub runtime_version: Option<String>,
+    pub status: Status,
+    pub detail: String,
+    pub hint: Option<&'static str>,
+}
+
+/// What the image walk covered.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImageSummary {
+    pub root: String,
+    /// Directory entries looked at.
+    pub entries: u64,
+    /// Directories not entered (other filesystems, /proc /sys /dev, too deep).
+    pub skipped: Vec<String>,
+    /// What could not be read (directories not listed, files not opened,
+    /// ELF files that did not parse), with why.
+    pub unreadable: Vec<(String, String)>,
+    /// The walk stopped at its entry cap.
+    pub truncated: bool,
+    /// vdsoctl's own executable, left out (its `bench` calls [vsyscall] on purpose).
+    pub excluded: Vec<String>,
+}
+
+/// How `check -- CMD` ran the command.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommandRun {
+    pub argv: Vec<String>,
+    pub pid: i32,
+    pub exit_status: Option<ExitStatus>,
+    /// Stopped at `--timeout`.
+    pub timed_out: bool,
+}
