@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 
+pub mod check;
 pub mod prom;
 pub mod table;
 pub use prom::Prometheus;

@@ -285,3 +285,129 @@ pub fn judged_as(info: &ExeInfo) -> Judged {
         Judged::Foreign
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch;
+    use crate::inspect::exe::GoInfo;
+    use crate::inspect::exe::{ExeInfo, LibcKind};
+    use crate::inspect::kernel::VsyscallMode;
+
+    fn exe(libc: LibcKind, interp: Option<&str>) -> ExeInfo {
+        ExeInfo {
+            is_64: true,
+            little_endian: true,
+            flags: 0,
+            machine: arch::machine::X86_64,
+            elf_type: 3,
+            interp: interp.map(str::to_string),
+            needed: Vec::new(),
+            soname: None,
+            pie: true,
+            has_dynamic: interp.is_some(),
+            libc,
+            libc_version: None,
+            go: None,
+            vdso_lookup: false,
+            vsyscall_sites: 0,
+            vsyscall_first: None,
+            clock_sites: 0,
+            sites: Vec::new(),
+            code_scanned: true,
+            debug_only: false,
+        }
+    }
+
+    const GOOD: HostFacts = HostFacts { vdso_has_hash: Some(true), vsyscall: VsyscallMode::Xonly };
+
+    #[test]
+    fn verdicts() {
+        if arch::HOST_MACHINE != arch::machine::X86_64 {
+            return;
+        }
+        // Static glibc: the vDSO lookup decides.
+        let mut old = exe(LibcKind::Glibc, None);
+        old.elf_type = 2;
+        let (st, detail, hint, _) = binary_verdict(&old, &GOOD);
+        assert_eq!(st, Status::Fail);
+        assert!(detail.contains("glibc < 2.31") && detail.contains("bug 19767"), "{detail}");
+        assert!(hint.unwrap().contains("2.31"));
+        old.vdso_lookup = true;
+        assert_eq!(binary_verdict(&old, &GOOD).0, Status::Ok);
+
+        // musl against a vDSO with only DT_GNU_HASH.
+        let musl = exe(LibcKind::Musl, Some("/lib/ld-musl-x86_64.so.1"));
+        assert_eq!(binary_verdict(&musl, &GOOD).0, Status::Ok);
+        let gnu_only = HostFacts { vdso_has_hash: Some(false), ..GOOD };
+        let (st, detail, _, _) = binary_verdict(&musl, &gnu_only);
+        assert_eq!(st, Status::Fail);
+        assert!(detail.contains("DT_HASH only"), "{detail}");
+
+        // vsyscall callers: a program fails (and crashes with vsyscall=none), a library warns.
+        let mut legacy = exe(LibcKind::Glibc, Some("/lib64/ld-linux-x86-64.so.2"));
+        legacy.vsyscall_sites = 2;
+        legacy.vsyscall_first = Some(0x401000);
+        let none = HostFacts { vsyscall: VsyscallMode::None, ..GOOD };
+        let (st, detail, _, _) = binary_verdict(&legacy, &none);
+        assert_eq!(st, Status::Fail);
+        assert!(detail.starts_with("its code calls the fixed [vsyscall] page (2 site(s), first at 0x401000)"));
+        assert!(detail.contains("crashes with SIGSEGV"), "{detail}");
+        legacy.pie = false;
+        legacy.interp = None;
+        legacy.soname = Some("libjvm.so".into());
+        let (st, detail, _, kind) = binary_verdict(&legacy, &GOOD);
+        assert_eq!((st, kind), (Status::Warn, WarnKind::Unproven));
+        assert!(detail.contains("likely a fallback path"), "{detail}");
+
+        // Go, with cgo too: OK.
+        let mut go = exe(LibcKind::Go, Some("/lib64/ld-linux-x86-64.so.2"));
+        go.go = Some(GoInfo { version: "go1.22.1".into(), cgo: Some(true) });
+        go.libc_version = Some("go1.22.1".into());
+        let (st, detail, _, _) = binary_verdict(&go, &GOOD);
+        assert_eq!(st, Status::Ok);
+        assert_eq!(detail, "Go go1.22.1, with cgo: the Go runtime is expected to call the vDSO itself");
+        // Built with CGO_ENABLED=1 but pure Go, so statically linked: not "with cgo".
+        go.interp = None;
+        let (st, detail, _, _) = binary_verdict(&go, &GOOD);
+        assert_eq!(st, Status::Ok);
+        assert!(!detail.contains("cgo"), "{detail}");
+
+        // 32-bit: a program warns (clearable), a library does not; x32 and
+        // other machines are not judged.
+        let mut m32 = exe(LibcKind::Glibc, Some("/lib/ld-linux.so.2"));
+        m32.is_64 = false;
+        m32.machine = arch::machine::I386;
+        let (st, _, _, kind) = binary_verdict(&m32, &GOOD);
+        assert_eq!((st, kind), (Status::Warn, WarnKind::Unproven));
+        m32.pie = false;
+        m32.interp = None;
+        assert_eq!(binary_verdict(&m32, &GOOD).0, Status::Ok);
+        let mut x32 = exe(LibcKind::Glibc, Some("/libx32/ld-linux-x32.so.2"));
+        x32.is_64 = false;
+        let (st, detail, _, _) = binary_verdict(&x32, &GOOD);
+        assert_eq!(st, Status::Skip);
+        assert!(detail.contains("x32"), "{detail}");
+        // Another architecture's binary is judged for its own: arm64 code
+        // is decoded (OK, said so); armhf code is not (INFO, never OK by
+        // inference); this host's DT_HASH does not decide a foreign musl.
+        let mut arm = exe(LibcKind::Glibc, Some("/lib/ld-linux-aarch64.so.1"));
+        arm.machine = arch::machine::AARCH64;
+        let (st, detail, _, _) = binary_verdict(&arm, &GOOD);
+        assert_eq!(st, Status::Ok, "{detail}");
+        assert!(detail.ends_with("; judged as arm64 code (not this host's architecture)"), "{detail}");
+        let mut armhf = exe(LibcKind::Glibc, Some("/lib/ld-linux-armhf.so.3"));
+        (armhf.machine, armhf.is_64, armhf.flags) = (arch::machine::ARM, false, 0x0500_0400);
+        let (st, detail, _, _) = binary_verdict(&armhf, &GOOD);
+        assert_eq!(st, Status::Info, "{detail}");
+        assert!(detail.starts_with("armhf code: call sites not decoded for this architecture"), "{detail}");
+        let mut musl = exe(LibcKind::Musl, None);
+        musl.machine = arch::machine::AARCH64;
+        let no_hash = HostFacts { vdso_has_hash: Some(false), ..GOOD };
+        assert_eq!(binary_verdict(&musl, &no_hash).0, Status::Ok);
+
+        // A static program with no recognised runtime: a clearable warning.
+        let (st, _, _, kind) = binary_verdict(&exe(LibcKind::Unknown, None), &GOOD);
+        assert_eq!((st, kind), (Status::Warn, WarnKind::Unproven));
+    }
+}
