@@ -65,7 +65,7 @@ pub enum Error {
     Malformed { what: String, detail: String },
 
     /// A file or mapping above the read cap; never read whole.
-    #[error("{} is {}, more than the {} limit — a vDSO image is a few pages; pass the image itself", path.display(), crate::render::human_size(*size), crate::render::human_size(*limit))]
+    #[error("{} is {}, more than the {} limit — a vDSO image is a few pages; pass the image itself", path.display(), crate::words::human_size(*size), crate::words::human_size(*limit))]
     TooLarge { path: PathBuf, size: u64, limit: u64 },
 
     /// A file we were asked to write (`dump -o`) could not be written.

@@ -12,7 +12,7 @@ use crate::measure::seccomp::SeccompTracer;
 use crate::measure::sys::seccomp::{Listener, Program};
 use crate::measure::trace::{Attach, Events, Tally, Tracer};
 use crate::measure::tracefs::Tracefs;
-use serde::Serialize;
+pub use crate::progress::Kind;
 
 /// Which engine the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -26,26 +26,6 @@ pub enum Choice {
     Perf,
     /// seccomp user notification, `-- CMD` only (needs no privilege; each clock syscall waits ~10 µs for vdsoctl).
     Seccomp,
-}
-
-/// The engine that ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    Bpf,
-    Perf,
-    Seccomp,
-}
-
-impl Kind {
-    /// The engine's name, as `--engine` and the JSON say it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Bpf => "bpf",
-            Kind::Perf => "perf",
-            Kind::Seccomp => "seccomp",
-        }
-    }
 }
 
 /// What to count.

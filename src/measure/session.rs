@@ -12,6 +12,7 @@ use crate::inspect::Process;
 use crate::measure::engine::{Choice, Counting, Kind, Plan};
 use crate::measure::sys::spawn;
 use crate::measure::trace::Tally;
+pub use crate::progress::{Progress, Target};
 use nix::sys::signal::{SigSet, Signal};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -29,18 +30,6 @@ const PUMP: Duration = Duration::from_millis(20);
 /// How long a command gets to exit after a forwarded signal before the
 /// summary says it still runs.
 const GRACE: Duration = Duration::from_secs(2);
-
-/// What was traced.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Target {
-    /// `-p`: these processes, all their threads, what they fork.
-    Pids(Vec<i32>),
-    /// `-a`: every process.
-    All,
-    /// `-- CMD`: the command line and the pid it ran as.
-    Command { argv: Vec<String>, pid: i32 },
-}
 
 /// The traced command.
 #[derive(Debug, Clone, Serialize)]
@@ -92,26 +81,6 @@ pub struct TraceRequest {
     /// Told what happens on the way (measure never prints; the caller words
     /// it); `None`: nothing is said.
     pub progress: Option<fn(&Progress<'_>)>,
-}
-
-/// What a trace says on the way, as data.
-#[derive(Debug)]
-pub enum Progress<'a> {
-    /// `-p` named a thread: its whole process is traced.
-    ThreadOfProcess { tid: i32, tgid: i32 },
-    /// A fallback engine counts, and why not the preferred one.
-    Fallback { engine: Kind, why: &'a str },
-    /// The command is still running some time after a forwarded signal
-    /// (SIGINT, SIGTERM): counting goes on until it exits or another signal.
-    SignalIgnored { pid: i32, signal: &'static str },
-    /// Seccomp engine: the command exited, but processes it started still
-    /// hold its filter; counting goes on until they exit or a signal.
-    TreeLingers { pid: i32 },
-    /// The command ran past its time limit: it got SIGTERM (SIGKILL follows
-    /// after `grace` if it is still running).
-    TimedOut { pid: i32, after: Duration, grace: Duration },
-    /// Counting started: for `-- CMD` before the command runs.
-    Armed { target: &'a Target, duration: Option<Duration> },
 }
 
 /// What the session traced with, for the report.
@@ -586,7 +555,7 @@ struct PreparedCommand {
 }
 
 fn prepare_command(words: &[OsString]) -> Result<PreparedCommand> {
-    let display = crate::render::shell_words(&words.iter().map(|w| w.to_string_lossy()).collect::<Vec<_>>());
+    let display = crate::words::shell_words(&words.iter().map(|w| w.to_string_lossy()).collect::<Vec<_>>());
     let spawn_err = |kind: std::io::ErrorKind, why: &str| Error::Spawn {
         cmd: display.clone(),
         source: std::io::Error::new(kind, why.to_string()),

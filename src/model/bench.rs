@@ -245,7 +245,7 @@ fn judge(
             ));
         }
         if let Some(ns) = rows.get(&Path::Vsyscall).filter(|r| r.error.is_none()).and_then(|r| r.ns_per_call) {
-            vsyscall_costs.push(format!("{label} {}", crate::render::ns_text(ns)));
+            vsyscall_costs.push(format!("{label} {}", crate::words::ns_text(ns)));
         }
         let enters = |p: Path| -> policy::Enters {
             let r = rows.get(&p)?;
@@ -274,12 +274,12 @@ fn judge(
                     crossed = true;
                     findings.push(Finding::new(
                         Status::Fail,
-                        format!("{label}: {}/call through libc, over --max-ns {max}", crate::render::ns_text(ns)),
+                        format!("{label}: {}/call through libc, over --max-ns {max}", crate::words::ns_text(ns)),
                         Some(match (rows.get(&Path::Vdso).and_then(|r| r.ns_per_call), rows.get(&Path::Syscall).and_then(|r| r.ns_per_call)) {
                             (Some(vdso), Some(sys)) => format!(
                                 "the direct vDSO call measured {} here and the syscall {}: see the verdict column; a slow clocksource or a loaded host raises both",
-                                crate::render::ns_text(vdso),
-                                crate::render::ns_text(sys)
+                                crate::words::ns_text(vdso),
+                                crate::words::ns_text(sys)
                             ),
                             _ => "see the verdict column: a bypass, a slow clocksource or a loaded host".into(),
                         }),

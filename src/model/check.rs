@@ -1,6 +1,6 @@
 //! The audit's report: one check's result, the image's binaries, the
 //! command run, and the audit they make — built by `check` and `serve`,
-//! rendered by `render::check`.
+//! rendered by the render layer.
 
 use super::trace::ExitStatus;
 use super::{ProcessRef, Status};

@@ -16,7 +16,7 @@ use crate::inspect::auxv::{self, AT_SYSINFO_EHDR};
 use crate::inspect::kernel::{self, Clocksource, VsyscallMode};
 use crate::inspect::{elf, Process};
 use crate::measure::bench::{BenchRequest, Path};
-use crate::render::ns_text;
+use crate::words::ns_text;
 
 /// The host audit: vdsoctl's own vDSO, the clocksource, TSC, kernel,
 /// vsyscall mode, libc, and the quick clock bench (its report is returned

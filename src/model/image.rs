@@ -160,8 +160,8 @@ fn issue_finding(issue: &Issue) -> Finding {
             Status::Warn,
             format!(
                 "the note at offset {offset:#x} claims a {} descriptor: only the first {} are kept, undecoded",
-                crate::render::human_size(*size),
-                crate::render::human_size(elf::caps::NOTE_DESC as u64)
+                crate::words::human_size(*size),
+                crate::words::human_size(elf::caps::NOTE_DESC as u64)
             ),
             None,
         ),

@@ -115,7 +115,7 @@ impl ProcessName<'_> {
             Some(a) => {
                 let cut: String = a.chars().take(ARGV0_SHOWN).collect();
                 let more = if cut.len() < a.len() { "…" } else { "" };
-                format!("pid {} ({}, argv[0] {}{more})", self.pid, self.comm, crate::render::shell_words(&[cut]))
+                format!("pid {} ({}, argv[0] {}{more})", self.pid, self.comm, crate::words::shell_words(&[cut]))
             }
             None => format!("pid {} ({})", self.pid, self.comm),
         }

@@ -11,7 +11,7 @@ use super::{ClockRef, Finding, Status};
 use crate::measure::engine::Kind;
 use crate::measure::session::{Session, Window};
 use crate::measure::trace::Tally;
-use crate::render::{duration_text, rate_text, thousands};
+use crate::words::{duration_text, rate_text, thousands};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Duration;

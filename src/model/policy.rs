@@ -60,7 +60,7 @@ impl VdsoMapping {
         match self {
             VdsoMapping::Mapped { start, size, vvar } => Finding::new(
                 Status::Info,
-                format!("[vdso] at {start:#x} ({}), [vvar] at {vvar:#x}", crate::render::human_size(size)),
+                format!("[vdso] at {start:#x} ({}), [vvar] at {vvar:#x}", crate::words::human_size(size)),
                 None,
             ),
             VdsoMapping::NoVvar => Finding::new(

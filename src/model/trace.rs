@@ -8,7 +8,7 @@ use crate::arch::{self, Abi};
 use crate::measure::engine::Kind;
 use crate::measure::session::{Session, Window};
 use crate::measure::trace::Tally;
-use crate::render::{duration_text, thousands};
+use crate::words::{duration_text, thousands};
 use serde::Serialize;
 use std::time::Duration;
 
