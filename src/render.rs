@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 
 pub mod check;
+pub mod hint;
 pub mod prom;
 pub mod table;
 pub use prom::Prometheus;

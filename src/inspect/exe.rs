@@ -14,7 +14,7 @@
 //! and code are scanned in 1 MiB chunks up to [`SCAN_LIMIT`], symbol and
 //! relocation tables in 256 KiB chunks.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::inspect::code::{self, Targets};
 pub use crate::inspect::code::{Site, Via};
 use crate::inspect::code_a64;
@@ -206,7 +206,7 @@ fn pread(file: &File, offset: u64, len: usize) -> Result<Vec<u8>> {
             Ok(0) => break,
             Ok(n) => done += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Error::from_io("executable", e, "check that it is readable")),
+            Err(e) => return Err(Error::from_io("executable", e, Hint::CheckReadable)),
         }
     }
     buf.truncate(done);
@@ -1050,7 +1050,7 @@ fn function_sites(bytes: &[u8], start: u64, isa: Isa, t: &Targets, at: usize) ->
 /// [`crate::inspect::file::open_regular`]).
 pub fn read_path(path: &Path) -> Result<ExeInfo> {
     let (file, _) =
-        crate::inspect::file::open_regular(path).map_err(|e| Error::from_io(path, e, "check that it is readable"))?;
+        crate::inspect::file::open_regular(path).map_err(|e| Error::from_io(path, e, Hint::CheckReadable))?;
     read(&file)
 }
 

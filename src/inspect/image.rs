@@ -14,7 +14,7 @@
 //! name swapped for a FIFO, a device or a link after `lstat` is skipped,
 //! never waited on or followed.
 
-use crate::error::{errno_text, Error, Result};
+use crate::error::{errno_text, Error, Hint, Result};
 use crate::inspect::exe::{self, ExeInfo};
 use crate::inspect::file;
 use std::collections::HashSet;
@@ -61,10 +61,10 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64, usize, std::time::Duration);
 /// (st_dev, st_ino) left out: vdsoctl itself, whose `bench` calls the
 /// [vsyscall] page on purpose.
 pub fn walk(root: &Path, exclude: Option<(u64, u64)>, mut progress: Option<Progress<'_>>) -> Result<Walk> {
-    let hint = "pass the directory an image is unpacked in (or / inside the container)";
-    let meta = std::fs::metadata(root).map_err(|e| Error::from_io(root, e, hint))?;
+    let hint = Hint::ImageRoot;
+    let meta = std::fs::metadata(root).map_err(|e| Error::from_io(root, e, hint.clone()))?;
     if !meta.is_dir() {
-        return Err(Error::from_io(root, std::io::Error::from_raw_os_error(libc::ENOTDIR), hint));
+        return Err(Error::from_io(root, std::io::Error::from_raw_os_error(libc::ENOTDIR), hint.clone()));
     }
     std::fs::read_dir(root).map_err(|e| Error::from_io(root, e, hint))?;
     let dev = meta.dev();

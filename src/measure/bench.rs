@@ -7,6 +7,7 @@
 //! is what proves "fast" rather than guessing it from the timing.
 
 use crate::arch::{self, TimeFn};
+use crate::error::Hint;
 use crate::error::{Error, Result};
 use crate::measure::perf::{Counter, CounterSpec, Scope};
 use crate::measure::sys::call::{self, VsyscallPage};
@@ -402,7 +403,7 @@ impl SyscallCounter {
         me.baseline = empty.into_iter().min().ok_or_else(|| Error::Facility {
             errno: None,
             what: "the raw_syscalls:sys_enter counter never ran".into(),
-            hint: "check perf_event_open limits (kernel.perf_event_paranoid, seccomp)".into(),
+            hint: Hint::PerfLimits,
         })?;
         Ok(me)
     }

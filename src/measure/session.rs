@@ -7,6 +7,7 @@
 
 use crate::arch::{self, Abi};
 use crate::error::{Error, Result};
+use crate::error::{Hint, Misuse};
 use crate::inspect::process::exe_header_of;
 use crate::inspect::Process;
 use crate::measure::engine::{Choice, Counting, Kind, Plan};
@@ -180,7 +181,7 @@ pub fn block_stop_signals() -> Result<SigSet> {
     signals.thread_block().map_err(|e| Error::Facility {
         errno: Some(e as i32),
         what: format!("cannot block SIGINT and SIGTERM: {e}"),
-        hint: "retry".into(),
+        hint: Hint::Retry,
     })?;
     Ok(signals)
 }
@@ -425,9 +426,7 @@ fn open_and_arm(
     let open = |choice: Choice| -> Result<(Counting, Option<String>)> {
         let opened = Counting::open(choice, plan)?;
         if opened.counting.kind() == Kind::Seccomp && req.duration.is_some() {
-            return Err(Error::Usage(
-                "-d cannot cut the seccomp engine off: the command's clock syscalls wait for vdsoctl's answer, so it counts until the command's tree exits (stop it with Ctrl-C)".into(),
-            ));
+            return Err(Error::Misuse(Misuse::SeccompNoDuration));
         }
         Ok((opened.counting, opened.fallback_reason))
     };
@@ -482,8 +481,10 @@ fn arm(
                 spawn::GateError::Fork(source) => Error::Spawn { cmd: cmd.display.clone(), source },
                 spawn::GateError::Filter(source) => Error::Facility {
                     errno: source.raw_os_error(),
-                    what: format!("the seccomp engine is refused: installing its filter in the command failed: {source}"),
-                    hint: "seccomp(2) with a user-notification listener needs Linux 5.5 and a sandbox that allows seccomp(2); elsewhere use --engine bpf or perf (root, or CAP_BPF + CAP_PERFMON)".into(),
+                    what: format!(
+                        "the seccomp engine is refused: installing its filter in the command failed: {source}"
+                    ),
+                    hint: Hint::SeccompRefused,
                 },
             })?;
         let child = gated.pid;
