@@ -26,9 +26,10 @@ impl Kind {
     }
 }
 
-/// What was traced.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// What was traced. JSON: `{"pids": [...]}`, `"all"`, or `"command"` —
+/// the command itself (argv, pid, exit status) is the report's `command`,
+/// said once.
+#[derive(Debug, Clone)]
 pub enum Target {
     /// `-p`: these processes, all their threads, what they fork.
     Pids(Vec<i32>),
@@ -36,6 +37,21 @@ pub enum Target {
     All,
     /// `-- CMD`: the command line and the pid it ran as.
     Command { argv: Vec<String>, pid: i32 },
+}
+
+impl Serialize for Target {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            Target::Pids(pids) => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("pids", pids)?;
+                m.end()
+            }
+            Target::All => s.serialize_str("all"),
+            Target::Command { .. } => s.serialize_str("command"),
+        }
+    }
 }
 
 /// What a trace says on the way, as data.

@@ -7,6 +7,52 @@ use super::Status;
 use crate::arch::{self, ClockClass};
 use crate::inspect::exe::{self, ExeInfo, LibcKind, Linkage};
 use crate::inspect::kernel::VsyscallMode;
+use serde::Serialize;
+
+/// The facts about a binary its verdict stands on, typed (DESIGN keys:
+/// `class`, `bits`, `machine`, `arch`, `endian`, `linkage`, `interpreter`,
+/// `kind`, `runtime`, `runtime_version`): `check -p`'s `binary` and each
+/// `--image` row's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BinaryFacts {
+    /// `ELF64` or `ELF32`.
+    pub class: &'static str,
+    /// 64 or 32.
+    pub bits: u8,
+    pub machine: String,
+    /// The architecture as Debian names it: `amd64`, `arm64`, `armhf`
+    /// (`EF_ARM_ABI_FLOAT_HARD`), `armel`, `ppc64el`, `ppc64`, `s390x`...
+    pub arch: String,
+    /// `little` or `big` (`EI_DATA`).
+    pub endian: &'static str,
+    /// `dynamic`, `static` or `static-pie`.
+    pub linkage: &'static str,
+    /// The interpreter of a dynamic program.
+    pub interpreter: Option<String>,
+    /// `executable` or `library`.
+    pub kind: &'static str,
+    /// `glibc`, `musl`, `go`, `bionic`, `other`.
+    pub runtime: &'static str,
+    pub runtime_version: Option<String>,
+}
+
+impl BinaryFacts {
+    /// The facts of a parsed binary.
+    pub fn of(info: &ExeInfo) -> BinaryFacts {
+        BinaryFacts {
+            class: if info.is_64 { "ELF64" } else { "ELF32" },
+            bits: if info.is_64 { 64 } else { 32 },
+            machine: arch::machine_name(info.machine),
+            arch: info.arch(),
+            endian: if info.little_endian { "little" } else { "big" },
+            linkage: info.linkage().name(),
+            interpreter: info.interp.clone(),
+            kind: if info.is_library() { "library" } else { "executable" },
+            runtime: info.libc.name(),
+            runtime_version: info.libc_version.clone(),
+        }
+    }
+}
 
 /// The host facts a binary's verdict depends on: this kernel's vDSO hash
 /// tables (musl needs DT_HASH) and its vsyscall mode.

@@ -5,6 +5,7 @@
 use super::trace::ExitStatus;
 use super::{ProcessRef, Status};
 use crate::model::bench::BenchReport;
+use crate::model::binary::BinaryFacts;
 use crate::model::observe::{Judged, Observation, Scope};
 use serde::Serialize;
 
@@ -54,6 +55,9 @@ pub struct CheckReport {
     /// label in Prometheus).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub process: Option<ProcessRef>,
+    /// `-p`: the facts about its executable its verdict stands on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binary: Option<BinaryFacts>,
     pub checks: Vec<Check>,
     /// `--image`: every ELF program and library, failures first.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -76,30 +80,39 @@ pub struct CheckReport {
     pub quiet: bool,
 }
 
-/// One audited file of an image (DESIGN keys).
-#[derive(Debug, Clone, Serialize)]
+/// One audited file of an image (DESIGN keys: its facts as flat keys, as
+/// they always were, and as one typed `binary` object, as `check -p` has them).
+#[derive(Debug, Clone)]
 pub struct BinaryRow {
     pub path: String,
-    /// `ELF64` or `ELF32`.
-    pub class: &'static str,
-    pub machine: String,
-    /// The architecture as Debian names it: `amd64`, `arm64`, `armhf`
-    /// (`EF_ARM_ABI_FLOAT_HARD`), `armel`, `ppc64el`, `ppc64`, `s390x`...
-    pub arch: String,
-    /// `little` or `big` (`EI_DATA`).
-    pub endian: &'static str,
-    /// `dynamic`, `static` or `static-pie`.
-    pub linkage: &'static str,
-    /// The interpreter of a dynamic program.
-    pub interpreter: Option<String>,
-    /// `executable` or `library`.
-    pub kind: &'static str,
-    /// `glibc`, `musl`, `go`, `bionic`, `other`.
-    pub runtime: &'static str,
-    pub runtime_version: Option<String>,
+    pub binary: BinaryFacts,
     pub status: Status,
     pub detail: String,
     pub hint: Option<&'static str>,
+}
+
+impl Serialize for BinaryRow {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            path: &'a str,
+            #[serde(flatten)]
+            facts: &'a BinaryFacts,
+            binary: &'a BinaryFacts,
+            status: Status,
+            detail: &'a str,
+            hint: Option<&'static str>,
+        }
+        Wire {
+            path: &self.path,
+            facts: &self.binary,
+            binary: &self.binary,
+            status: self.status,
+            detail: &self.detail,
+            hint: self.hint,
+        }
+        .serialize(s)
+    }
 }
 
 /// What the image walk covered.

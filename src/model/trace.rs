@@ -187,7 +187,12 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         lost: tally.lost_records,
         unfollowed: tally.unfollowed,
         exited: exited_rows,
-        command: if w.bounds.is_none() { session.command.clone() } else { None },
+        // The command is said once, here (`target` only says "command"):
+        // an interval's report has it still running (no exit status yet).
+        command: (if w.bounds.is_none() { session.command.clone() } else { None }).or_else(|| match &session.target {
+            Target::Command { argv, pid } => Some(CommandInfo { argv: argv.clone(), pid: *pid, exit_status: None }),
+            _ => None,
+        }),
         interrupted: w.interrupted,
         interval: w.bounds.map(|(s, e)| Interval { start_ns: s.as_nanos() as u64, end_ns: e.as_nanos() as u64 }),
         findings,

@@ -7,11 +7,11 @@ use crate::model::Status;
 /// `ELF64 x86_64`, and the Debian name where the machine alone does not
 /// say it (byte order, float ABI, class): `ELF32 arm (armhf)`, `ELF64 ppc64 (ppc64el)`.
 fn class_text(b: &BinaryRow) -> String {
-    let plain = ["amd64", "i386"].contains(&b.arch.as_str());
-    if plain || b.arch == b.machine {
-        format!("{} {}", b.class, b.machine)
+    let plain = ["amd64", "i386"].contains(&b.binary.arch.as_str());
+    if plain || b.binary.arch == b.binary.machine {
+        format!("{} {}", b.binary.class, b.binary.machine)
     } else {
-        format!("{} {} ({})", b.class, b.machine, b.arch)
+        format!("{} {} ({})", b.binary.class, b.binary.machine, b.binary.arch)
     }
 }
 
@@ -218,16 +218,16 @@ impl CheckReport {
         let mut t = out.table(&["STATUS", "PATH", "CLASS", "LINKAGE", "RUNTIME", "DETAIL"]);
         // PATH wraps only in a group's "3 files (e.g. /lib/…)" cell: a path is one word.
         t.wrap("PATH").wrap("DETAIL");
-        let runtime = |b: &BinaryRow| match &b.runtime_version {
-            Some(v) => format!("{} {v}", b.runtime),
-            None => b.runtime.to_string(),
+        let runtime = |b: &BinaryRow| match &b.binary.runtime_version {
+            Some(v) => format!("{} {v}", b.binary.runtime),
+            None => b.binary.runtime.to_string(),
         };
         for b in binaries.iter().filter(|b| b.status >= Status::Warn) {
             t.add_row(vec![
                 status_cell(b.status),
                 Cell::new(out.text(&b.path)),
                 Cell::new(class_text(b)),
-                Cell::new(b.linkage),
+                Cell::new(b.binary.linkage),
                 Cell::new(out.text(&runtime(b))),
                 Cell::new(out.text(&b.detail)),
             ]);
@@ -237,9 +237,9 @@ impl CheckReport {
         for b in binaries.iter().filter(|b| b.status < Status::Warn) {
             let class = class_text(b);
             let rt = runtime(b);
-            match groups.iter_mut().find(|g| g.0 == b.status && g.1 == class && g.2 == b.linkage && g.3 == rt) {
+            match groups.iter_mut().find(|g| g.0 == b.status && g.1 == class && g.2 == b.binary.linkage && g.3 == rt) {
                 Some(g) => g.4 += 1,
-                None => groups.push((b.status, class, b.linkage, rt, 1, b)),
+                None => groups.push((b.status, class, b.binary.linkage, rt, 1, b)),
             }
         }
         groups.sort_by(|a, b| b.0.cmp(&a.0).then(b.4.cmp(&a.4)));

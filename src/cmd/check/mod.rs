@@ -9,11 +9,11 @@ mod walk;
 use super::Outcome;
 use crate::cli::CheckArgs;
 use crate::error::{Error, Result};
-use crate::inspect::exe::{self, LibcKind};
+use crate::inspect::exe::LibcKind;
 use crate::inspect::Process;
 use crate::measure::session::TraceRequest;
 use crate::model::bench::BenchReport;
-use crate::model::binary::{HostFacts, WarnKind};
+use crate::model::binary::{BinaryFacts, HostFacts, WarnKind};
 pub use crate::model::check::{BinaryRow, Check, CheckReport, CommandRun, ImageSummary};
 use crate::model::host::{host_checks, mapping_checks, vdso_symbols_check};
 use crate::model::observe::{self, Observation, Scope, Unseen};
@@ -22,7 +22,7 @@ use crate::model::ProcessRef;
 pub use crate::model::Status;
 use crate::render::{emit, Output};
 use command::{gather_command, trace};
-use process::process_exe_check;
+use process::{process_exe_check, ExeCheck};
 use std::time::Duration;
 use walk::gather_image;
 
@@ -51,14 +51,15 @@ pub fn observe(scope: Scope, window: Option<Duration>) -> Observation {
 }
 
 /// The host checks, and with a target its own: (checks, the clock bench,
-/// the binary row and its warning kind — left for the observation to judge).
-type Audited = (Vec<Check>, Option<BenchReport>, Option<(Check, WarnKind)>);
+/// the binary row and its warning kind — left for the observation to judge —
+/// and the executable's facts).
+type Audited = (Vec<Check>, Option<BenchReport>, Option<(Check, WarnKind)>, Option<BinaryFacts>);
 
 fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<Audited> {
     let (mut checks, bench) = host_checks(max_ns)?;
-    let Some(target) = target else { return Ok((checks, bench, None)) };
+    let Some(target) = target else { return Ok((checks, bench, None, None)) };
     let host = HostFacts::gather(me);
-    let (binary, warn_kind, emulator) = process_exe_check(target, &host);
+    let ExeCheck { check: binary, warn_kind, emulator, facts } = process_exe_check(target, &host);
     let mut mapped = mapping_checks(target, "process_");
     if let Some(tool) = &emulator {
         // The missing [vdso] is the tool's doing: say so instead of `vdso=0`.
@@ -69,10 +70,10 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
     }
     checks.extend(mapped);
     if emulator.is_none() {
-        let musl = exe::process_runtime(target).is_ok_and(|r| r.info.libc == LibcKind::Musl);
+        let musl = facts.as_ref().is_some_and(|f| f.runtime == LibcKind::Musl.name());
         checks.push(vdso_symbols_check(target, "process_", musl));
     }
-    Ok((checks, bench, Some((binary, warn_kind))))
+    Ok((checks, bench, Some((binary, warn_kind)), facts))
 }
 
 /// The binary row in the light of the observation: evidence clears a
@@ -127,7 +128,7 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
             .unwrap_or_else(|_| Observation::Unseen(Unseen::Failed("the observing thread panicked".into())));
         (audited, observation)
     });
-    let (mut checks, bench, binary) = audited?;
+    let (mut checks, bench, binary, facts) = audited?;
     match binary {
         // `-p`: the binary row says what its code is expected to do, the
         // observation row what it did.
@@ -143,6 +144,7 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         status: worst,
         strict: args.strict,
         bench,
+        binary: facts,
         process: target.as_ref().map(ProcessRef::of),
         ..CheckReport::default()
     })

@@ -1,11 +1,10 @@
 //! `check --image ROOT`: the walk of an image tree and its progress.
 
-use crate::arch;
 use crate::error::{Error, Result};
 use crate::inspect::exe::{LibcKind, Linkage};
 use crate::inspect::kernel::VsyscallMode;
 use crate::inspect::{image, Process};
-use crate::model::binary::{binary_verdict, HostFacts};
+use crate::model::binary::{binary_verdict, BinaryFacts, HostFacts};
 use crate::model::check::{BinaryRow, Check, CheckReport, ImageSummary};
 use crate::model::host::{host_vsyscall, vdso_symbols_check, vsyscall_check};
 use crate::model::Status;
@@ -130,21 +129,7 @@ pub(super) fn gather_image(root: &std::path::Path, strict: bool) -> Result<Check
                 info.libc_version = libc_versions.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
             }
             let (status, detail, hint, _) = binary_verdict(&info, &host);
-            BinaryRow {
-                path: b.path.display().to_string(),
-                class: if info.is_64 { "ELF64" } else { "ELF32" },
-                machine: arch::machine_name(info.machine),
-                arch: info.arch(),
-                endian: if info.little_endian { "little" } else { "big" },
-                linkage: info.linkage().name(),
-                interpreter: info.interp.clone(),
-                kind: if info.is_library() { "library" } else { "executable" },
-                runtime: info.libc.name(),
-                runtime_version: info.libc_version.clone(),
-                status,
-                detail,
-                hint,
-            }
+            BinaryRow { path: b.path.display().to_string(), binary: BinaryFacts::of(&info), status, detail, hint }
         })
         .collect();
     binaries.sort_by(|a, b| b.status.cmp(&a.status).then_with(|| a.path.cmp(&b.path)));
