@@ -230,20 +230,7 @@ fn judge(
     let mut vsyscall_costs = Vec::new();
     for Measured { t, rows, errno, answered, shown_paths, vdso_present } in measured {
         let label = label(t);
-        if answered.iter().any(|a| a.1) && answered.iter().any(|a| !a.1) {
-            let side =
-                |ok: bool| answered.iter().filter(|a| a.1 == ok).map(|a| a.0.name()).collect::<Vec<_>>().join(", ");
-            findings.push(Finding::new(
-                Status::Warn,
-                format!(
-                    "{label}: the paths disagree — {} answer, {} fail with {}",
-                    side(true),
-                    side(false),
-                    errno.map_or_else(|| "an error".into(), m::errno_name)
-                ),
-                Some("a program sees a different answer depending on how it calls; compare with `vdsoctl bench --verify`".into()),
-            ));
-        }
+        findings.extend(disagreement(&label, &answered, errno));
         if let Some(ns) = rows.get(&Path::Vsyscall).filter(|r| r.error.is_none()).and_then(|r| r.ns_per_call) {
             vsyscall_costs.push(format!("{label} {}", crate::words::ns_text(ns)));
         }
@@ -267,25 +254,9 @@ fn judge(
             Some(Verdict::Unsupported) => unsupported.push((label.clone(), t.clock)),
             _ => {}
         }
-        {
-            let libc_ns = rows.get(&Path::Libc).and_then(|r| r.ns_per_call);
-            if let Some((max, ns)) = policy::over_max_ns(req.max_ns, fast_expected, libc_ns) {
-                {
-                    crossed = true;
-                    findings.push(Finding::new(
-                        Status::Fail,
-                        format!("{label}: {}/call through libc, over --max-ns {max}", crate::words::ns_text(ns)),
-                        Some(match (rows.get(&Path::Vdso).and_then(|r| r.ns_per_call), rows.get(&Path::Syscall).and_then(|r| r.ns_per_call)) {
-                            (Some(vdso), Some(sys)) => format!(
-                                "the direct vDSO call measured {} here and the syscall {}: see the verdict column; a slow clocksource or a loaded host raises both",
-                                crate::words::ns_text(vdso),
-                                crate::words::ns_text(sys)
-                            ),
-                            _ => "see the verdict column: a bypass, a slow clocksource or a loaded host".into(),
-                        }),
-                    ));
-                }
-            }
+        if let Some(f) = over_max_ns(&label, &rows, req.max_ns, fast_expected) {
+            crossed = true;
+            findings.push(f);
         }
         for (path, mut r) in rows {
             if shown_paths.contains(&path) {
@@ -294,6 +265,61 @@ fn judge(
             }
         }
     }
+    closing_findings(&fallback_expected, unsupported, &vsyscall_costs, findings);
+    (results, crossed)
+}
+
+/// The paths disagree: some answer, some fail.
+fn disagreement(label: &str, answered: &[(Path, bool)], errno: Option<i32>) -> Option<Finding> {
+    if !(answered.iter().any(|a| a.1) && answered.iter().any(|a| !a.1)) {
+        return None;
+    }
+    let side = |ok: bool| answered.iter().filter(|a| a.1 == ok).map(|a| a.0.name()).collect::<Vec<_>>().join(", ");
+    Some(Finding::new(
+        Status::Warn,
+        format!(
+            "{label}: the paths disagree — {} answer, {} fail with {}",
+            side(true),
+            side(false),
+            errno.map_or_else(|| "an error".into(), m::errno_name)
+        ),
+        Some(
+            "a program sees a different answer depending on how it calls; compare with `vdsoctl bench --verify`".into(),
+        ),
+    ))
+}
+
+/// `--max-ns` crossed through libc by a call that should be fast here.
+fn over_max_ns(
+    label: &str,
+    rows: &BTreeMap<Path, BenchResult>,
+    max_ns: Option<f64>,
+    fast_expected: bool,
+) -> Option<Finding> {
+    let ns_of = |p: Path| rows.get(&p).and_then(|r| r.ns_per_call);
+    let (max, ns) = policy::over_max_ns(max_ns, fast_expected, ns_of(Path::Libc))?;
+    Some(Finding::new(
+        Status::Fail,
+        format!("{label}: {}/call through libc, over --max-ns {max}", crate::words::ns_text(ns)),
+        Some(match (ns_of(Path::Vdso), ns_of(Path::Syscall)) {
+            (Some(vdso), Some(sys)) => format!(
+                "the direct vDSO call measured {} here and the syscall {}: see the verdict column; a slow clocksource or a loaded host raises both",
+                crate::words::ns_text(vdso),
+                crate::words::ns_text(sys)
+            ),
+            _ => "see the verdict column: a bypass, a slow clocksource or a loaded host".into(),
+        }),
+    ))
+}
+
+/// The findings said once for the whole run: expected kernel fallbacks,
+/// clock ids the kernel rejects, what [vsyscall] calls cost.
+fn closing_findings(
+    fallback_expected: &[String],
+    unsupported: Vec<(String, Option<i32>)>,
+    vsyscall_costs: &[String],
+    findings: &mut Vec<Finding>,
+) {
     if !fallback_expected.is_empty() {
         findings.push(Finding::new(
             Status::Info,
@@ -334,7 +360,6 @@ fn judge(
             Some("`vdsoctl trace` counts vsyscall:emulate_vsyscall; rebuild legacy binaries that still call the fixed page".into()),
         ));
     }
-    (results, crossed)
 }
 
 /// One function and clock after timing: its rows per path and what each answered.
