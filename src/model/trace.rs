@@ -263,97 +263,14 @@ pub fn findings(
     how: Judging,
 ) -> Vec<Finding> {
     let Judging { compat, fail_over, engine } = how;
-    let mut out = Vec::new();
-    // A bypass is FAIL (exit 1) only above --fail-over; without it, WARN.
-    let severity = |per_sec: f64| match fail_over {
-        Some(rate) if per_sec > rate => Status::Fail,
-        _ => Status::Warn,
-    };
-    let gate = |per_sec: f64| match fail_over {
-        None => " (--fail-over 0 makes this exit 1)".to_string(),
-        Some(rate) if per_sec > rate => format!(", over --fail-over {rate}"),
-        Some(rate) => format!(", within --fail-over {rate}"),
-    };
-    // One line per clock (or call), ABI and verdict, naming the busiest
-    // processes: `-a` on a busy host gives a few lines, not one per process.
-    let mut groups: Vec<(GroupKey, Vec<&CountRow>)> = Vec::new();
-    for r in counts {
-        // clock_gettime reads as its clock id (as in DESIGN's example); the
-        // others name the syscall so clock_getres is not mistaken for it.
-        let what = match (r.clock.map(ClockRef::text), r.syscall) {
-            (Some(c), "clock_gettime") => c,
-            (Some(c), s) => format!("{s}({c})"),
-            (None, s) => s.to_string(),
-        };
-        let verdict = match r.clock {
-            Some(ClockRef::Any) => Verdict::NotSplit,
-            _ if !r.expected => Verdict::Bypass(severity(r.per_sec)),
-            _ => Verdict::Expected,
-        };
-        let key = (what, r.syscall, r.abi, verdict);
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, rows)) => rows.push(r),
-            None => groups.push((key, vec![r])),
-        }
-    }
-    // FAIL lines first, then WARN, then the expected ones.
-    groups.sort_by_key(|((_, _, _, v), _)| match v {
-        Verdict::Bypass(Status::Fail) => 0,
-        Verdict::Bypass(_) => 1,
-        Verdict::NotSplit => 2,
-        Verdict::Expected => 3,
-    });
-    for ((what, syscall, abi, verdict), mut rows) in groups {
-        rows.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
-        let total: f64 = rows.iter().map(|r| r.per_sec).sum();
-        let top = rows[0].per_sec;
-        // The rate the threshold compares: each process's own.
-        let rate = rate_number(if rows.len() == 1 { top } else { total }, fail_over);
-        let abi_note = if Some(abi) == arch::HOST_ABI { String::new() } else { format!(", {} ABI", abi.name()) };
-        // Per-thread rows name their thread.
-        let who = |r: &CountRow| match r.tid {
-            Some(t) => format!("{} thread {t}", who(r.pid, &r.comm)),
-            None => who(r.pid, &r.comm),
-        };
-        let noun = if rows[0].tid.is_some() { "threads" } else { "processes" };
-        let from = if rows.len() == 1 {
-            format!("{}{abi_note}", who(rows[0]))
-        } else {
-            const TOP: usize = 3;
-            let busiest: Vec<String> =
-                rows.iter().take(TOP).map(|r| format!("{} {}/s", who(r), rate_number(r.per_sec, fail_over))).collect();
-            let more = if rows.len() > TOP {
-                format!(", {} more", thousands((rows.len() - TOP) as u64))
-            } else {
-                String::new()
-            };
-            format!("{} {noun}{abi_note} ({}{more})", thousands(rows.len() as u64), busiest.join(", "))
-        };
-        let has_clock = rows[0].clock.is_some();
-        match verdict {
-            Verdict::NotSplit => out.push(Finding::new(
-                Status::Warn,
-                format!("{syscall}: {rate} syscalls/s from {from}, clock ids not split (--no-split)"),
-                Some("run without --no-split to see which clock ids enter the kernel (each clock id's counter costs ~28 ns per call more)".into()),
-            )),
-            Verdict::Bypass(sev) => out.push(Finding::new(
-                sev,
-                format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if has_clock { "clock id" } else { "call" }, gate(top)),
-                Some("look for a raw syscall(), a libc or runtime that routes it to the kernel, or a clocksource without a vDSO mode (`vdsoctl check`)".into()),
-            )),
-            Verdict::Expected => out.push(Finding::new(
-                Status::Info,
-                format!("{what}: {rate} syscalls/s from {from} — expected: the vDSO never serves this {}", if has_clock { "clock id (CPU-time, alarm and fd clocks always enter the kernel)" } else { "call here" }),
-                None,
-            )),
-        }
-    }
+    let mut out: Vec<Finding> =
+        groups(counts, fail_over).into_iter().map(|(key, rows)| group_finding(key, rows, fail_over)).collect();
     for v in vsyscall {
         out.push(Finding::new(
-            severity(v.per_sec),
+            severity(v.per_sec, fail_over),
             format!(
                 "{} made {} calls ({}/s) to {} in the [vsyscall] page — each is emulated by the kernel and invisible to strace{}",
-                who(v.pid, &v.comm), thousands(v.count), rate_number(v.per_sec, fail_over), v.function, gate(v.per_sec)
+                who(v.pid, &v.comm), thousands(v.count), rate_number(v.per_sec, fail_over), v.function, gate(v.per_sec, fail_over)
             ),
             Some("rebuild it against a current libc or runtime: only very old static binaries call the fixed vsyscall addresses".into()),
         ));
@@ -408,6 +325,102 @@ pub fn findings(
         ));
     }
     out
+}
+
+/// A bypass is FAIL (exit 1) only above --fail-over; without it, WARN.
+fn severity(per_sec: f64, fail_over: Option<f64>) -> Status {
+    match fail_over {
+        Some(rate) if per_sec > rate => Status::Fail,
+        _ => Status::Warn,
+    }
+}
+
+/// How a rate stands against --fail-over, for the end of a line.
+fn gate(per_sec: f64, fail_over: Option<f64>) -> String {
+    match fail_over {
+        None => " (--fail-over 0 makes this exit 1)".to_string(),
+        Some(rate) if per_sec > rate => format!(", over --fail-over {rate}"),
+        Some(rate) => format!(", within --fail-over {rate}"),
+    }
+}
+
+/// The count rows grouped by clock (or call), ABI and verdict, FAIL
+/// groups first, then WARN, then the expected ones.
+fn groups(counts: &[CountRow], fail_over: Option<f64>) -> Vec<(GroupKey, Vec<&CountRow>)> {
+    // One line per clock (or call), ABI and verdict, naming the busiest
+    // processes: `-a` on a busy host gives a few lines, not one per process.
+    let mut groups: Vec<(GroupKey, Vec<&CountRow>)> = Vec::new();
+    for r in counts {
+        // clock_gettime reads as its clock id (as in DESIGN's example); the
+        // others name the syscall so clock_getres is not mistaken for it.
+        let what = match (r.clock.map(ClockRef::text), r.syscall) {
+            (Some(c), "clock_gettime") => c,
+            (Some(c), s) => format!("{s}({c})"),
+            (None, s) => s.to_string(),
+        };
+        let verdict = match r.clock {
+            Some(ClockRef::Any) => Verdict::NotSplit,
+            _ if !r.expected => Verdict::Bypass(severity(r.per_sec, fail_over)),
+            _ => Verdict::Expected,
+        };
+        let key = (what, r.syscall, r.abi, verdict);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, rows)) => rows.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    groups.sort_by_key(|((_, _, _, v), _)| match v {
+        Verdict::Bypass(Status::Fail) => 0,
+        Verdict::Bypass(_) => 1,
+        Verdict::NotSplit => 2,
+        Verdict::Expected => 3,
+    });
+    groups
+}
+
+/// One line for a group, naming its busiest processes: `-a` on a busy
+/// host gives a few lines, not one per process.
+fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRow>, fail_over: Option<f64>) -> Finding {
+    rows.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
+    let total: f64 = rows.iter().map(|r| r.per_sec).sum();
+    let top = rows[0].per_sec;
+    // The rate the threshold compares: each process's own.
+    let rate = rate_number(if rows.len() == 1 { top } else { total }, fail_over);
+    let abi_note = if Some(abi) == arch::HOST_ABI { String::new() } else { format!(", {} ABI", abi.name()) };
+    // Per-thread rows name their thread.
+    let who = |r: &CountRow| match r.tid {
+        Some(t) => format!("{} thread {t}", who(r.pid, &r.comm)),
+        None => who(r.pid, &r.comm),
+    };
+    let noun = if rows[0].tid.is_some() { "threads" } else { "processes" };
+    let from = if rows.len() == 1 {
+        format!("{}{abi_note}", who(rows[0]))
+    } else {
+        const TOP: usize = 3;
+        let busiest: Vec<String> =
+            rows.iter().take(TOP).map(|r| format!("{} {}/s", who(r), rate_number(r.per_sec, fail_over))).collect();
+        let more =
+            if rows.len() > TOP { format!(", {} more", thousands((rows.len() - TOP) as u64)) } else { String::new() };
+        format!("{} {noun}{abi_note} ({}{more})", thousands(rows.len() as u64), busiest.join(", "))
+    };
+    let has_clock = rows[0].clock.is_some();
+    match verdict {
+        Verdict::NotSplit => Finding::new(
+            Status::Warn,
+            format!("{syscall}: {rate} syscalls/s from {from}, clock ids not split (--no-split)"),
+            Some("run without --no-split to see which clock ids enter the kernel (each clock id's counter costs ~28 ns per call more)".into()),
+        ),
+        Verdict::Bypass(sev) => Finding::new(
+            sev,
+            format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if has_clock { "clock id" } else { "call" }, gate(top, fail_over)),
+            Some("look for a raw syscall(), a libc or runtime that routes it to the kernel, or a clocksource without a vDSO mode (`vdsoctl check`)".into()),
+        ),
+        Verdict::Expected => Finding::new(
+            Status::Info,
+            format!("{what}: {rate} syscalls/s from {from} — expected: the vDSO never serves this {}", if has_clock { "clock id (CPU-time, alarm and fd clocks always enter the kernel)" } else { "call here" }),
+            None,
+        ),
+    }
 }
 
 #[cfg(test)]
