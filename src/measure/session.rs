@@ -229,25 +229,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         Target::Pids(p) => p.len(),
         _ => 0,
     };
-    let mut w = Waiting {
-        req,
-        child,
-        child_fd,
-        start,
-        deadline: duration.map(|d| start + d),
-        next_interval: req.interval.map(|i| start + i),
-        last: (Tally::default(), start),
-        exit_status: None,
-        interrupted: false,
-        exited: BTreeMap::new(),
-        targets,
-        command_done: None,
-        forwarded: None,
-        said_ignored: false,
-        said_lingers: false,
-        time_limit: req.timeout.filter(|_| child.is_some()).map(|t| start + t),
-        timed_out: false,
-    };
+    let mut w = Waiting::new(req, child, child_fd, start, duration, targets);
     let end = loop {
         let now = Instant::now();
         w.enforce_time_limit(now);
@@ -321,7 +303,36 @@ struct Waiting<'r> {
     timed_out: bool,
 }
 
-impl Waiting<'_> {
+impl<'r> Waiting<'r> {
+    fn new(
+        req: &'r TraceRequest,
+        child: Option<i32>,
+        child_fd: Option<std::os::fd::OwnedFd>,
+        start: Instant,
+        duration: Option<Duration>,
+        targets: usize,
+    ) -> Waiting<'r> {
+        Waiting {
+            req,
+            child,
+            child_fd,
+            start,
+            deadline: duration.map(|d| start + d),
+            next_interval: req.interval.map(|i| start + i),
+            last: (Tally::default(), start),
+            exit_status: None,
+            interrupted: false,
+            exited: BTreeMap::new(),
+            targets,
+            command_done: None,
+            forwarded: None,
+            said_ignored: false,
+            said_lingers: false,
+            time_limit: req.timeout.filter(|_| child.is_some()).map(|t| start + t),
+            timed_out: false,
+        }
+    }
+
     fn kill(&self, sig: i32) {
         let _ = self.child_fd.as_ref().map(|fd| spawn::pidfd_kill(fd.as_fd(), sig));
     }

@@ -64,8 +64,47 @@ pub(super) fn gather_image(root: &std::path::Path, strict: bool) -> Result<Check
         };
         return Err(Error::NothingToAudit { root: root.to_path_buf(), entries: walked.entries, unreadable });
     }
-    // The host context comes from /proc; a chroot or a bare container may
-    // have none: the binaries are still judged, the context is SKIP.
+    let (host, mut checks) = host_context()?;
+    // What the walk could not read makes the audit incomplete: a warning.
+    if !walked.unreadable.is_empty() {
+        let (p, why) = &walked.unreadable[0];
+        checks.push(Check::new(
+            "image_walk",
+            Status::Warn,
+            format!(
+                "{} entries could not be read (or parsed as ELF) and are not audited (first {}: {why})",
+                thousands(walked.unreadable.len() as u64),
+                p.display()
+            ),
+            Some("run as a user who can read the whole tree (root, for an unpacked image); --json lists each in image.unreadable"),
+        ));
+    }
+    let mut binaries = binary_rows(&walked, &host);
+    binaries.sort_by(|a, b| b.status.cmp(&a.status).then_with(|| a.path.cmp(&b.path)));
+    let worst = Status::worst(binaries.iter().map(|b| b.status).chain(checks.iter().map(|c| c.status)));
+    let summary = ImageSummary {
+        root: root.display().to_string(),
+        entries: walked.entries,
+        skipped: walked.skipped_dirs.iter().map(|p| p.display().to_string()).collect(),
+        unreadable: walked.unreadable.iter().map(|(p, e)| (p.display().to_string(), e.clone())).collect(),
+        truncated: walked.truncated,
+        excluded: walked.excluded.iter().map(|p| p.display().to_string()).collect(),
+    };
+    Ok(CheckReport {
+        checks,
+        status: worst,
+        strict,
+        binaries: Some(binaries),
+        image: Some(summary),
+        ..CheckReport::default()
+    })
+}
+
+/// The host context of the verdicts, from /proc; a chroot or a bare
+/// container may have none: the binaries are still judged, the context is
+/// SKIP. The context checks say what the verdicts assumed; only the
+/// binaries decide the audit.
+fn host_context() -> Result<(HostFacts, Vec<Check>)> {
     let (host, mut checks) = match Process::open(None) {
         Ok(me) => {
             (HostFacts::gather(&me), vec![vdso_symbols_check(&me, "", false), vsyscall_check(&host_vsyscall(&me))])
@@ -88,28 +127,17 @@ pub(super) fn gather_image(root: &std::path::Path, strict: bool) -> Result<Check
         }
         Err(e) => return Err(e),
     };
-    // The context checks say what the verdicts below assumed; only the
-    // binaries decide the audit.
     for c in &mut checks {
         if c.status > Status::Ok {
             c.detail += " (host context for the binary verdicts)";
             c.status = Status::Ok;
         }
     }
-    // What the walk could not read makes the audit incomplete: a warning.
-    if !walked.unreadable.is_empty() {
-        let (p, why) = &walked.unreadable[0];
-        checks.push(Check::new(
-            "image_walk",
-            Status::Warn,
-            format!(
-                "{} entries could not be read (or parsed as ELF) and are not audited (first {}: {why})",
-                thousands(walked.unreadable.len() as u64),
-                p.display()
-            ),
-            Some("run as a user who can read the whole tree (root, for an unpacked image); --json lists each in image.unreadable"),
-        ));
-    }
+    Ok((host, checks))
+}
+
+/// Each binary judged: a row with its facts and verdict.
+fn binary_rows(walked: &image::Walk, host: &HostFacts) -> Vec<BinaryRow> {
     // A dynamic program's runtime version is that of the C library the
     // image ships for its class and machine (its libc.so.6 or ld-musl).
     let libc_versions: Vec<((u16, bool, LibcKind), String)> = walked
@@ -119,7 +147,7 @@ pub(super) fn gather_image(root: &std::path::Path, strict: bool) -> Result<Check
         .filter(|b| matches!(b.info.libc, LibcKind::Glibc | LibcKind::Musl))
         .map(|b| ((b.info.machine, b.info.is_64, b.info.libc), b.info.libc_version.clone().unwrap_or_default()))
         .collect();
-    let mut binaries: Vec<BinaryRow> = walked
+    walked
         .binaries
         .iter()
         .map(|b| {
@@ -128,26 +156,8 @@ pub(super) fn gather_image(root: &std::path::Path, strict: bool) -> Result<Check
                 let key = (info.machine, info.is_64, info.libc);
                 info.libc_version = libc_versions.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
             }
-            let (status, detail, hint, _) = binary_verdict(&info, &host);
+            let (status, detail, hint, _) = binary_verdict(&info, host);
             BinaryRow { path: b.path.display().to_string(), binary: BinaryFacts::of(&info), status, detail, hint }
         })
-        .collect();
-    binaries.sort_by(|a, b| b.status.cmp(&a.status).then_with(|| a.path.cmp(&b.path)));
-    let worst = Status::worst(binaries.iter().map(|b| b.status).chain(checks.iter().map(|c| c.status)));
-    let summary = ImageSummary {
-        root: root.display().to_string(),
-        entries: walked.entries,
-        skipped: walked.skipped_dirs.iter().map(|p| p.display().to_string()).collect(),
-        unreadable: walked.unreadable.iter().map(|(p, e)| (p.display().to_string(), e.clone())).collect(),
-        truncated: walked.truncated,
-        excluded: walked.excluded.iter().map(|p| p.display().to_string()).collect(),
-    };
-    Ok(CheckReport {
-        checks,
-        status: worst,
-        strict,
-        binaries: Some(binaries),
-        image: Some(summary),
-        ..CheckReport::default()
-    })
+        .collect()
 }
