@@ -7,6 +7,7 @@ use super::{ProcessRef, Status};
 use crate::model::bench::BenchReport;
 use crate::model::binary::BinaryFacts;
 use crate::model::observe::{Judged, Observation, Scope};
+use crate::words::shell_words;
 use serde::Serialize;
 
 /// One check's result (DESIGN keys: name, status, detail, hint).
@@ -140,4 +141,47 @@ pub struct CommandRun {
     pub exit_status: Option<ExitStatus>,
     /// Stopped at `--timeout`.
     pub timed_out: bool,
+}
+
+/// How `check -- CMD`'s command ended, judged: status 0 passes; a failure,
+/// a signal, an interruption or `--timeout` (`limit`, worded) fails.
+pub fn command_check(argv: &[String], exit_status: Option<ExitStatus>, limit: Option<&str>) -> Check {
+    match exit_status {
+        status if limit.is_some() => Check::new(
+            "command",
+            Status::Fail,
+            format!(
+                "`{}` ran past --timeout {}: stopped ({})",
+                shell_words(argv),
+                limit.unwrap_or_default(),
+                match status {
+                    Some(ExitStatus::Signal(n)) => format!("killed by signal {n}"),
+                    Some(ExitStatus::Code(c)) => format!("exited with status {c}"),
+                    None => "it had not exited yet".into(),
+                }
+            ),
+            Some(&format!(
+                "the smoke command hung or is slow; vdsoctl exits with its status{}",
+                status.map_or_else(String::new, |s| format!(", {}", s.shell_code()))
+            )),
+        ),
+        Some(ExitStatus::Code(0)) => {
+            Check::new("command", Status::Ok, format!("`{}` exited with status 0", shell_words(argv)), None)
+        }
+        Some(ExitStatus::Code(c)) => Check::new(
+            "command",
+            Status::Fail,
+            format!("`{}` exited with status {c}", shell_words(argv)),
+            Some(&format!("the smoke command itself failed; vdsoctl exits with its status, {c}")),
+        ),
+        Some(ExitStatus::Signal(n)) => Check::new(
+            "command",
+            Status::Fail,
+            format!("`{}` was killed by signal {n}", shell_words(argv)),
+            Some(&format!("the smoke command itself failed; vdsoctl exits with {}", 128 + n)),
+        ),
+        None => {
+            Check::new("command", Status::Fail, format!("`{}`: interrupted before it exited", shell_words(argv)), None)
+        }
+    }
 }

@@ -2,8 +2,8 @@
 
 use crate::error::Result;
 use crate::measure::session::{self, TraceRequest};
-use crate::model::check::{Check, CheckReport, CommandRun};
-use crate::model::trace::{ExitStatus, Target, TraceReport};
+use crate::model::check::{command_check, Check, CheckReport, CommandRun};
+use crate::model::trace::{Target, TraceReport};
 use crate::model::ClockRef;
 use crate::model::Status;
 use crate::render::{duration_text, thousands};
@@ -68,50 +68,7 @@ pub(super) fn gather_command(
     let mut checks = Vec::new();
     let exit_status = report.command.as_ref().and_then(|c| c.exit_status);
     let limit = timeout.filter(|_| timed_out).map(duration_text);
-    checks.push(match exit_status {
-        status if limit.is_some() => Check::new(
-            "command",
-            Status::Fail,
-            format!(
-                "`{}` ran past --timeout {}: stopped ({})",
-                crate::render::shell_words(&argv),
-                limit.as_deref().unwrap_or_default(),
-                match status {
-                    Some(ExitStatus::Signal(n)) => format!("killed by signal {n}"),
-                    Some(ExitStatus::Code(c)) => format!("exited with status {c}"),
-                    None => "it had not exited yet".into(),
-                }
-            ),
-            Some(&format!(
-                "the smoke command hung or is slow; vdsoctl exits with its status{}",
-                status.map_or_else(String::new, |s| format!(", {}", s.shell_code()))
-            )),
-        ),
-        Some(ExitStatus::Code(0)) => Check::new(
-            "command",
-            Status::Ok,
-            format!("`{}` exited with status 0", crate::render::shell_words(&argv)),
-            None,
-        ),
-        Some(ExitStatus::Code(c)) => Check::new(
-            "command",
-            Status::Fail,
-            format!("`{}` exited with status {c}", crate::render::shell_words(&argv)),
-            Some(&format!("the smoke command itself failed; vdsoctl exits with its status, {c}")),
-        ),
-        Some(ExitStatus::Signal(n)) => Check::new(
-            "command",
-            Status::Fail,
-            format!("`{}` was killed by signal {n}", crate::render::shell_words(&argv)),
-            Some(&format!("the smoke command itself failed; vdsoctl exits with {}", 128 + n)),
-        ),
-        None => Check::new(
-            "command",
-            Status::Fail,
-            format!("`{}`: interrupted before it exited", crate::render::shell_words(&argv)),
-            None,
-        ),
-    });
+    checks.push(command_check(&argv, exit_status, limit.as_deref()));
     let name = |pid: i32, comm: &Option<String>| match comm {
         Some(c) => format!("pid {pid} ({c}) "),
         None => format!("pid {pid} "),
