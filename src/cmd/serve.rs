@@ -490,6 +490,13 @@ impl Book {
 
     /// The per-process section for `tally` (counts since the engine started).
     fn render(&mut self, tally: &Tally, now: Instant) -> String {
+        let (kept, capped) = self.keep(tally, now);
+        self.exposition(&kept, capped, tally)
+    }
+
+    /// The series to export, busiest first up to the cap, each with its
+    /// process's current name, and how many busy ones the cap left out.
+    fn keep(&mut self, tally: &Tally, now: Instant) -> (Vec<(Series, u64, String)>, u64) {
         let secs = now.saturating_duration_since(self.last_at).as_secs_f64().max(1e-3);
         let counts = tally
             .counts
@@ -526,7 +533,11 @@ impl Book {
         kept.sort_by_key(|k| k.0);
         self.last = ranked.iter().map(|(s, v, _)| (*s, *v)).collect();
         self.last_at = now;
+        (kept, capped)
+    }
 
+    /// The exposition of the kept series.
+    fn exposition(&self, kept: &[(Series, u64, String)], capped: u64, tally: &Tally) -> String {
         let labels: Vec<(Key, u64, &str, Option<String>)> = kept
             .iter()
             .filter_map(|(s, v, c)| match s {

@@ -1,7 +1,7 @@
 //! `check`'s report as a table, JUnit XML and Prometheus metrics.
 
 use super::{status_color, thousands, Cell, Output, Prometheus, Render};
-use crate::model::check::{BinaryRow, CheckReport};
+use crate::model::check::{BinaryRow, CheckReport, ImageSummary};
 use crate::model::Status;
 
 /// `ELF64 x86_64`, and the Debian name where the machine alone does not
@@ -265,49 +265,54 @@ impl CheckReport {
             }
         }
         if let Some(img) = &self.image {
-            let count = |st: Status| thousands(binaries.iter().filter(|b| b.status == st).count() as u64);
-            s += &format!(
-                "{}: {} ELF files in {} entries — {} FAIL, {} WARN, {} OK{}{}\n",
-                out.text(&img.root),
-                thousands(binaries.len() as u64),
-                thousands(img.entries),
-                count(Status::Fail),
-                count(Status::Warn),
-                count(Status::Ok),
-                // Not judged (code not decoded, x32) is said, never folded into OK.
-                [(Status::Info, "INFO"), (Status::Skip, "SKIP")]
-                    .iter()
-                    .filter(|(st, _)| binaries.iter().any(|b| b.status == *st))
-                    .map(|(st, label)| format!(", {} {label}", count(*st)))
-                    .collect::<String>(),
-                if img.unreadable.is_empty() {
-                    String::new()
-                } else {
-                    format!(", {} unreadable", thousands(img.unreadable.len() as u64))
-                }
-            );
-            for p in &img.excluded {
-                s += &format!(
-                    "{}: vdsoctl itself, left out (its `bench` calls the [vsyscall] page on purpose)\n",
-                    out.text(p)
-                );
-            }
-            const LISTED: usize = 10;
-            for (p, why) in img.unreadable.iter().take(LISTED) {
-                s += &format!("unreadable: {}: {}\n", out.text(p), out.text(why));
-            }
-            if img.unreadable.len() > LISTED {
-                s += &format!(
-                    "unreadable: {} more (`--json` lists each in image.unreadable)\n",
-                    thousands((img.unreadable.len() - LISTED) as u64)
-                );
-            }
-            if img.truncated {
-                s += "the walk stopped at its entry cap: the tree was not audited whole\n";
-            }
+            s += &image_summary(img, binaries, out);
         }
         s
     }
+}
+
+/// The walk's summary under the image table: counts, what was left out
+/// and what could not be read.
+fn image_summary(img: &ImageSummary, binaries: &[BinaryRow], out: &Output) -> String {
+    let mut s = String::new();
+    let count = |st: Status| thousands(binaries.iter().filter(|b| b.status == st).count() as u64);
+    s += &format!(
+        "{}: {} ELF files in {} entries — {} FAIL, {} WARN, {} OK{}{}\n",
+        out.text(&img.root),
+        thousands(binaries.len() as u64),
+        thousands(img.entries),
+        count(Status::Fail),
+        count(Status::Warn),
+        count(Status::Ok),
+        // Not judged (code not decoded, x32) is said, never folded into OK.
+        [(Status::Info, "INFO"), (Status::Skip, "SKIP")]
+            .iter()
+            .filter(|(st, _)| binaries.iter().any(|b| b.status == *st))
+            .map(|(st, label)| format!(", {} {label}", count(*st)))
+            .collect::<String>(),
+        if img.unreadable.is_empty() {
+            String::new()
+        } else {
+            format!(", {} unreadable", thousands(img.unreadable.len() as u64))
+        }
+    );
+    for p in &img.excluded {
+        s += &format!("{}: vdsoctl itself, left out (its `bench` calls the [vsyscall] page on purpose)\n", out.text(p));
+    }
+    const LISTED: usize = 10;
+    for (p, why) in img.unreadable.iter().take(LISTED) {
+        s += &format!("unreadable: {}: {}\n", out.text(p), out.text(why));
+    }
+    if img.unreadable.len() > LISTED {
+        s += &format!(
+            "unreadable: {} more (`--json` lists each in image.unreadable)\n",
+            thousands((img.unreadable.len() - LISTED) as u64)
+        );
+    }
+    if img.truncated {
+        s += "the walk stopped at its entry cap: the tree was not audited whole\n";
+    }
+    s
 }
 
 #[cfg(test)]
