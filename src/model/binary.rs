@@ -446,7 +446,13 @@ mod tests {
         let (st, detail, _, _) = binary_verdict(&go, &GOOD);
         assert_eq!(st, Status::Ok);
         assert!(!detail.contains("cgo"), "{detail}");
+    }
 
+    #[test]
+    fn verdicts_by_class_and_arch() {
+        if arch::HOST_MACHINE != arch::machine::X86_64 {
+            return;
+        }
         // 32-bit: a program warns (clearable), a library does not; x32 and
         // other machines are not judged.
         let mut m32 = exe(LibcKind::Glibc, Some("/lib/ld-linux.so.2"));

@@ -230,35 +230,7 @@ impl Observation {
                 None,
             );
         }
-        // One entry per process, busiest first, its calls after it.
-        let mut pids: Vec<(i32, f64)> = Vec::new();
-        for b in &s.bypass {
-            match pids.iter_mut().find(|p| p.0 == b.pid) {
-                Some(p) => p.1 += b.per_sec,
-                None => pids.push((b.pid, b.per_sec)),
-            }
-        }
-        pids.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let (named, rest) = match scope {
-            Scope::Process(_) => (
-                s.bypass.iter().take(NAMED).map(Bypass::text).collect::<Vec<_>>(),
-                s.bypass.len().saturating_sub(NAMED),
-            ),
-            Scope::Host => {
-                let named = pids
-                    .iter()
-                    .take(NAMED)
-                    .map(|(pid, _)| {
-                        let calls: Vec<&Bypass> = s.bypass.iter().filter(|b| b.pid == *pid).collect();
-                        let texts: Vec<String> = calls.iter().take(3).map(|b| b.text()).collect();
-                        let more =
-                            if calls.len() > 3 { format!(" and {} more", calls.len() - 3) } else { String::new() };
-                        format!("{}: {}{more}", calls[0].who(), texts.join(", "))
-                    })
-                    .collect();
-                (named, pids.len().saturating_sub(NAMED))
-            }
-        };
+        let (pids, named, rest) = named_bypasses(&s.bypass, scope);
         let more = match (rest, scope) {
             (0, _) => String::new(),
             (n, Scope::Host) => format!("; and {n} more processes"),
@@ -352,6 +324,40 @@ pub fn window(trace: Option<Duration>) -> Option<Duration> {
         Some(d) if d.is_zero() => None,
         Some(d) => Some(d),
     }
+}
+
+/// The bypasses to name: one entry per call (`-p`) or per process, busiest
+/// first, with its calls after it (host); the processes by rate, and how
+/// many were left unnamed.
+fn named_bypasses(bypass: &[Bypass], scope: Scope) -> (Vec<(i32, f64)>, Vec<String>, usize) {
+    // One entry per process, busiest first, its calls after it.
+    let mut pids: Vec<(i32, f64)> = Vec::new();
+    for b in bypass {
+        match pids.iter_mut().find(|p| p.0 == b.pid) {
+            Some(p) => p.1 += b.per_sec,
+            None => pids.push((b.pid, b.per_sec)),
+        }
+    }
+    pids.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let (named, rest) = match scope {
+        Scope::Process(_) => {
+            (bypass.iter().take(NAMED).map(Bypass::text).collect::<Vec<_>>(), bypass.len().saturating_sub(NAMED))
+        }
+        Scope::Host => {
+            let named = pids
+                .iter()
+                .take(NAMED)
+                .map(|(pid, _)| {
+                    let calls: Vec<&Bypass> = bypass.iter().filter(|b| b.pid == *pid).collect();
+                    let texts: Vec<String> = calls.iter().take(3).map(|b| b.text()).collect();
+                    let more = if calls.len() > 3 { format!(" and {} more", calls.len() - 3) } else { String::new() };
+                    format!("{}: {}{more}", calls[0].who(), texts.join(", "))
+                })
+                .collect();
+            (named, pids.len().saturating_sub(NAMED))
+        }
+    };
+    (pids, named, rest)
 }
 
 #[cfg(test)]

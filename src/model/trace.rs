@@ -120,6 +120,51 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         let lived = exited.get(&pid).map_or(elapsed, |at| at.saturating_duration_since(start));
         lived.min(elapsed).as_secs_f64().max(1e-9)
     };
+    let (counts, vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of);
+    // Only the perf engine's --native-only leaves 32-bit calls out.
+    let skipped_compat = !session.traces_compat
+        && arch::HOST_ABI.and_then(Abi::compat).is_some()
+        && !matches!(session.target, Target::All);
+    let exited_rows: Vec<ExitedRow> = exited
+        .iter()
+        .map(|(pid, at)| ExitedRow { pid: *pid, after_ns: at.saturating_duration_since(start).as_nanos() as u64 })
+        .collect();
+    let findings = findings(
+        &counts,
+        &vsyscall_emulations,
+        &unattributed,
+        tally,
+        elapsed.as_secs_f64(),
+        Judging { compat: !skipped_compat, fail_over, engine: session.engine },
+    );
+    let wall_start = std::time::SystemTime::now().checked_sub(start.elapsed()).unwrap_or(std::time::UNIX_EPOCH);
+    TraceReport {
+        target: session.target.clone(),
+        engine: session.engine,
+        engine_note: session.engine_note.clone(),
+        duration_ns: elapsed.as_nanos() as u64,
+        counts,
+        vsyscall_emulations,
+        unattributed,
+        lost: tally.lost_records,
+        unfollowed: tally.unfollowed,
+        exited: exited_rows,
+        // The command is said once, here (`target` only says "command"):
+        // an interval's report has it still running (no exit status yet).
+        command: command_of(session, w),
+        interrupted: w.interrupted,
+        interval: w.bounds.map(|(s, e)| Interval { start_ns: s.as_nanos() as u64, end_ns: e.as_nanos() as u64 }),
+        findings,
+        wall_start: Some(wall_start),
+    }
+}
+
+/// The count, [vsyscall] and unattributed rows of a window, busiest first.
+fn rows(
+    tally: &Tally,
+    kernel: Option<(u32, u32)>,
+    secs_of: &dyn Fn(i32) -> f64,
+) -> (Vec<CountRow>, Vec<VsyscallRow>, Vec<UnattributedRow>) {
     let comm_of = |pid: i32| tally.comms.get(&pid).cloned();
     let mut counts: Vec<CountRow> = tally
         .counts
@@ -159,45 +204,17 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         .filter(|(_, n)| **n > 0)
         .map(|(pid, n)| UnattributedRow { pid: *pid, comm: comm_of(*pid), count: *n })
         .collect();
-    // Only the perf engine's --native-only leaves 32-bit calls out.
-    let skipped_compat = !session.traces_compat
-        && arch::HOST_ABI.and_then(Abi::compat).is_some()
-        && !matches!(session.target, Target::All);
-    let exited_rows: Vec<ExitedRow> = exited
-        .iter()
-        .map(|(pid, at)| ExitedRow { pid: *pid, after_ns: at.saturating_duration_since(start).as_nanos() as u64 })
-        .collect();
-    let findings = findings(
-        &counts,
-        &vsyscall_emulations,
-        &unattributed,
-        tally,
-        elapsed.as_secs_f64(),
-        Judging { compat: !skipped_compat, fail_over, engine: session.engine },
-    );
-    let wall_start = std::time::SystemTime::now().checked_sub(start.elapsed()).unwrap_or(std::time::UNIX_EPOCH);
-    TraceReport {
-        target: session.target.clone(),
-        engine: session.engine,
-        engine_note: session.engine_note.clone(),
-        duration_ns: elapsed.as_nanos() as u64,
-        counts,
-        vsyscall_emulations,
-        unattributed,
-        lost: tally.lost_records,
-        unfollowed: tally.unfollowed,
-        exited: exited_rows,
-        // The command is said once, here (`target` only says "command"):
-        // an interval's report has it still running (no exit status yet).
-        command: (if w.bounds.is_none() { session.command.clone() } else { None }).or_else(|| match &session.target {
-            Target::Command { argv, pid } => Some(CommandInfo { argv: argv.clone(), pid: *pid, exit_status: None }),
-            _ => None,
-        }),
-        interrupted: w.interrupted,
-        interval: w.bounds.map(|(s, e)| Interval { start_ns: s.as_nanos() as u64, end_ns: e.as_nanos() as u64 }),
-        findings,
-        wall_start: Some(wall_start),
-    }
+    (counts, vsyscall_emulations, unattributed)
+}
+
+/// The command is said once, in the report's `command` (`target` only says
+/// "command"): an interval's report has it still running (no exit status yet).
+fn command_of(session: &Session, w: &Window<'_>) -> Option<CommandInfo> {
+    let ended = if w.bounds.is_none() { session.command.clone() } else { None };
+    ended.or_else(|| match &session.target {
+        Target::Command { argv, pid } => Some(CommandInfo { argv: argv.clone(), pid: *pid, exit_status: None }),
+        _ => None,
+    })
 }
 
 fn who(pid: i32, comm: &Option<String>) -> String {
