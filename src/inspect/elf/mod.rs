@@ -450,6 +450,51 @@ fn section_names(total: usize, header: &Header, shdrs: &[SectionHeader]) -> Resu
     Ok(shstrtab)
 }
 
+/// A NUL-terminated string at the start of `bytes` (all of them without a
+/// NUL), lossily decoded.
+pub fn cstr_at(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes.split(|&b| b == 0).next().unwrap_or(&[])).into_owned()
+}
+
+/// A target word (4 or 8 bytes, in the file's byte order) at the start of
+/// `b`; `None` when `b` is shorter.
+pub fn word(ident: Ident, b: &[u8]) -> Option<u64> {
+    let w = if ident.is_64 { 8 } else { 4 };
+    let b = b.get(..w)?;
+    let mut v = [0u8; 8];
+    Some(if ident.little_endian {
+        v[..w].copy_from_slice(b);
+        u64::from_le_bytes(v)
+    } else {
+        v[8 - w..].copy_from_slice(b);
+        u64::from_be_bytes(v)
+    })
+}
+
+/// The `(d_tag, d_val)` entries in the bytes of a PT_DYNAMIC segment, up
+/// to DT_NULL; whole entries only, so any bytes are safe.
+pub fn dynamic_entries(bytes: &[u8], ident: Ident) -> Vec<(u64, u64)> {
+    let w = if ident.is_64 { 8 } else { 4 };
+    bytes
+        .chunks_exact(2 * w)
+        .map(|pair| (word(ident, &pair[..w]).unwrap_or(0), word(ident, &pair[w..]).unwrap_or(0)))
+        .take_while(|(tag, _)| *tag != DT_NULL)
+        .collect()
+}
+
+/// The section headers in the bytes of their table (`count` entries; `None`
+/// when the bytes are short or do not parse).
+pub fn section_table(table: &[u8], count: usize, ctx: Ctx) -> Option<Vec<SectionHeader>> {
+    if table.len() < count * SectionHeader::size(ctx) {
+        return None;
+    }
+    // goblin reads offset 0 as "no section headers": parse behind one pad byte.
+    let mut padded = Vec::with_capacity(table.len() + 1);
+    padded.push(0);
+    padded.extend_from_slice(table);
+    SectionHeader::parse(&padded, 1, count, ctx).ok()
+}
+
 /// The symbols in a slice of a symbol table (`.symtab`, `.dynsym`), as
 /// goblin reads them: whole entries only, so any bytes are safe.
 pub fn symbols_in(bytes: &[u8], ctx: Ctx) -> Vec<Sym> {

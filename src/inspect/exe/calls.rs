@@ -98,7 +98,7 @@ pub(super) fn for_each_symbol(
     table: &SectionHeader,
     mut f: impl FnMut(&goblin::elf::Sym),
 ) -> Result<()> {
-    let ident = elf::Ident { is_64: h.is_64, little_endian: h.le, machine: 0 };
+    let ident = elf::Ident { machine: 0, ..h.ident };
     let size = goblin::elf::Sym::size(ident.ctx().container) as u64;
     let total = table.sh_size.min(MAX_TABLE);
     let chunk = (TABLE_CHUNK as u64 / size) * size;
@@ -189,7 +189,7 @@ pub(super) fn syscall_targets(file: &File, h: &Headers, isa: Isa, fixed: bool) -
     if imported.is_empty() {
         return Ok(t);
     }
-    let ident = elf::Ident { is_64: h.is_64, little_endian: h.le, machine: 0 };
+    let ident = elf::Ident { machine: 0, ..h.ident };
     for (_, rel) in h.shdrs.iter().filter(|(_, s)| matches!(s.sh_type, SHT_RELA | SHT_REL)) {
         let rela = rel.sh_type == SHT_RELA;
         let entry = if h.is_64 { 8 } else { 4 } * if rela { 3 } else { 2 };

@@ -217,14 +217,12 @@ fn bad(detail: impl Into<String>) -> Error {
     Error::malformed("executable", detail)
 }
 
-fn cstr_at(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes.split(|&b| b == 0).next().unwrap_or(&[])).into_owned()
-}
+use elf::cstr_at;
 
 /// The parsed headers, for the readers below.
 struct Headers {
+    ident: elf::Ident,
     is_64: bool,
-    le: bool,
     phdrs: Vec<ProgramHeader>,
     loads: Vec<elf::Load>,
     shdrs: Vec<(String, SectionHeader)>,
@@ -234,18 +232,6 @@ impl Headers {
     /// File offset of a virtual address, through the PT_LOAD that holds it.
     fn offset_of(&self, vaddr: u64, len: u64) -> Option<u64> {
         elf::offset_in(&self.loads, vaddr, len)
-    }
-
-    fn word(&self, b: &[u8]) -> u64 {
-        let w = if self.is_64 { 8 } else { 4 };
-        let mut v = [0u8; 8];
-        if self.le {
-            v[..w].copy_from_slice(&b[..w]);
-            u64::from_le_bytes(v)
-        } else {
-            v[8 - w..].copy_from_slice(&b[..w]);
-            u64::from_be_bytes(v)
-        }
     }
 
     fn section(&self, name: &str) -> Option<&SectionHeader> {
@@ -274,7 +260,7 @@ pub fn read(file: &File) -> Result<ExeInfo> {
     }
     let phdrs = ProgramHeader::parse(&table, 0, count, ctx).map_err(|e| bad(e.to_string()))?;
     let shdrs = read_sections(file, &header, ctx).unwrap_or_default();
-    let h = Headers { is_64, le, loads: elf::loads(&phdrs), phdrs, shdrs };
+    let h = Headers { ident, is_64, loads: elf::loads(&phdrs), phdrs, shdrs };
 
     let interp = match h.phdrs.iter().find(|p| p.p_type == PT_INTERP) {
         Some(p) => Some(cstr_at(&pread(file, p.p_offset, (p.p_filesz as usize).min(MAX_STRING))?)),
@@ -350,14 +336,7 @@ fn read_sections(file: &File, header: &goblin::elf::Header, ctx: Ctx) -> Option<
         return None;
     }
     let table = pread(file, header.e_shoff, count * shsize).ok()?;
-    if table.len() < count * shsize {
-        return None;
-    }
-    // goblin reads offset 0 as "no section headers": parse behind one pad byte.
-    let mut padded = Vec::with_capacity(table.len() + 1);
-    padded.push(0);
-    padded.extend_from_slice(&table);
-    let shdrs = SectionHeader::parse(&padded, 1, count, ctx).ok()?;
+    let shdrs = elf::section_table(&table, count, ctx)?;
     let strtab = shdrs.get(header.e_shstrndx as usize)?;
     let names = pread(file, strtab.sh_offset, strtab.sh_size.min(MAX_SHSTRTAB) as usize).ok()?;
     Some(shdrs.into_iter().map(|s| (names.get(s.sh_name..).map(cstr_at).unwrap_or_default(), s)).collect())
@@ -366,13 +345,10 @@ fn read_sections(file: &File, header: &goblin::elf::Header, ctx: Ctx) -> Option<
 /// DT_NEEDED names, DT_SONAME and DT_FLAGS_1.
 fn read_dynamic(file: &File, dynamic: &ProgramHeader, h: &Headers) -> Result<(Vec<String>, Option<String>, u64)> {
     let bytes = pread(file, dynamic.p_offset, dynamic.p_filesz.min(MAX_DYNAMIC) as usize)?;
-    let w = if h.is_64 { 8 } else { 4 };
     let mut needed_offsets = Vec::new();
     let (mut strtab, mut soname, mut flags_1) = (None, None, 0);
-    for pair in bytes.chunks_exact(2 * w) {
-        let (tag, val) = (h.word(&pair[..w]), h.word(&pair[w..]));
+    for (tag, val) in elf::dynamic_entries(&bytes, h.ident) {
         match tag {
-            0 => break,
             DT_NEEDED => needed_offsets.push(val),
             DT_STRTAB => strtab = Some(val),
             DT_SONAME => soname = Some(val),
