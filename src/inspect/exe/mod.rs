@@ -297,7 +297,17 @@ pub fn read(file: &File) -> Result<ExeInfo> {
     if debug_only {
         return Ok(info);
     }
-    info.go = read_go_buildinfo(file, &h).ok().flatten();
+    runtime(file, &h, &mut info)?;
+    if let Some(isa) = Isa::of(info.machine, is_64, le) {
+        sites(file, &h, &mut info, isa)?;
+    }
+    Ok(info)
+}
+
+/// The runtime: Go by its buildinfo, else the C library by the
+/// interpreter, DT_NEEDED, DT_SONAME and the markers in the file.
+fn runtime(file: &File, h: &Headers, info: &mut ExeInfo) -> Result<()> {
+    info.go = read_go_buildinfo(file, h).ok().flatten();
     if let Some(go) = &mut info.go {
         // Before Go 1.18 the blob has no build settings: a Go binary with an
         // interpreter was linked by the system linker for cgo.
@@ -307,24 +317,27 @@ pub fn read(file: &File) -> Result<ExeInfo> {
         info.libc = LibcKind::Go;
         info.libc_version = Some(go.version.clone());
     } else {
-        let markers = scan_markers(file, &info)?;
+        let markers = scan_markers(file, info)?;
         info.vdso_lookup = markers.vdso_lookup;
         info.libc = classify(info.interp.as_deref(), &info.needed, info.soname.as_deref()).unwrap_or(markers.libc);
         info.libc_version = markers.version;
     }
-    if let Some(isa) = Isa::of(info.machine, is_64, le) {
-        let scan = scan_calls(file, &h, &info, isa)?;
-        let mut sites = scan.sites;
-        sites.sort_by_key(|s| (s.via != Via::Vsyscall, s.addr));
-        let vsyscall = sites.iter().filter(|s| s.via == Via::Vsyscall).count();
-        info.vsyscall_sites = vsyscall.try_into().unwrap_or(u32::MAX);
-        info.vsyscall_first = sites.first().filter(|s| s.via == Via::Vsyscall).map(|s| s.addr);
-        info.clock_sites = (sites.len() - vsyscall).try_into().unwrap_or(u32::MAX);
-        sites.truncate(MAX_SITES);
-        info.sites = sites;
-        info.code_scanned = scan.scanned;
-    }
-    Ok(info)
+    Ok(())
+}
+
+/// Where the code calls the clock: the sites, [vsyscall] ones first.
+fn sites(file: &File, h: &Headers, info: &mut ExeInfo, isa: Isa) -> Result<()> {
+    let scan = scan_calls(file, h, info, isa)?;
+    let mut sites = scan.sites;
+    sites.sort_by_key(|s| (s.via != Via::Vsyscall, s.addr));
+    let vsyscall = sites.iter().filter(|s| s.via == Via::Vsyscall).count();
+    info.vsyscall_sites = vsyscall.try_into().unwrap_or(u32::MAX);
+    info.vsyscall_first = sites.first().filter(|s| s.via == Via::Vsyscall).map(|s| s.addr);
+    info.clock_sites = (sites.len() - vsyscall).try_into().unwrap_or(u32::MAX);
+    sites.truncate(MAX_SITES);
+    info.sites = sites;
+    info.code_scanned = scan.scanned;
+    Ok(())
 }
 
 /// Section headers with their names; empty when absent or out of bounds

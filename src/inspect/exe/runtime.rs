@@ -66,6 +66,37 @@ pub(super) fn program_arg(argv: &[String], options_with_value: &[&str]) -> Optio
     None
 }
 
+/// The program ld.so runs: a file mapping that is not the loader and not
+/// a library, the one the command line names (`candidate`) if mapped.
+fn loaded_program(
+    maps: &[crate::inspect::maps::Mapping],
+    exe_path: Option<&Path>,
+    candidate: Option<&str>,
+    in_root: &dyn Fn(&Path) -> PathBuf,
+) -> Option<(PathBuf, ExeInfo)> {
+    let mapped: Vec<&str> = maps.iter().filter_map(|m| m.path.as_deref()).filter(|p| p.starts_with('/')).collect();
+    let mut seen = Vec::new();
+    let mut best = None;
+    for p in mapped {
+        if seen.contains(&p) || Some(Path::new(p)) == exe_path {
+            continue;
+        }
+        seen.push(p);
+        let Ok(info) = read_path(&in_root(Path::new(p))) else { continue };
+        if info.is_library() || info.debug_only {
+            continue;
+        }
+        let named = candidate.is_some_and(|c| Path::new(p).file_name() == Path::new(c).file_name());
+        if best.is_none() || named {
+            best = Some((PathBuf::from(p), info));
+        }
+        if named {
+            break;
+        }
+    }
+    best
+}
+
 /// Read what really runs in `process`.
 pub fn process_runtime(process: &Process) -> Result<ProcessRuntime> {
     let exe = process.exe_file()?;
@@ -118,28 +149,7 @@ pub fn process_runtime(process: &Process) -> Result<ProcessRuntime> {
             &argv,
             &["--library-path", "--preload", "--audit", "--argv0", "--glibc-hwcaps-mask", "--glibc-hwcaps-prepend"],
         );
-        // The program is a file mapping that is not the loader and not a
-        // library: prefer the one the command line names.
-        let mapped: Vec<&str> = maps.iter().filter_map(|m| m.path.as_deref()).filter(|p| p.starts_with('/')).collect();
-        let mut seen = Vec::new();
-        let mut best = None;
-        for p in mapped {
-            if seen.contains(&p) || Some(Path::new(p)) == exe_path.as_deref() {
-                continue;
-            }
-            seen.push(p);
-            let Ok(info) = read_path(&in_root(Path::new(p))) else { continue };
-            if info.is_library() || info.debug_only {
-                continue;
-            }
-            let named = candidate.as_deref().is_some_and(|c| Path::new(p).file_name() == Path::new(c).file_name());
-            if best.is_none() || named {
-                best = Some((PathBuf::from(p), info));
-            }
-            if named {
-                break;
-            }
-        }
+        let best = loaded_program(&maps, exe_path.as_deref(), candidate.as_deref(), &in_root);
         if let Some((program, mut info)) = best {
             if info.libc_version.is_none() {
                 info.libc_version =
