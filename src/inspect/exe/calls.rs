@@ -322,6 +322,43 @@ pub(super) fn guarded_fallback(file: &File, h: &Headers, isa: Isa, addr: u64) ->
     false
 }
 
+/// The first pass: candidate sites in every code range, chunk by chunk,
+/// within [`SCAN_LIMIT`] bytes in all.
+fn candidate_sites(file: &File, ranges: &[Range], isa: Isa, targets: &Targets) -> Result<Vec<Site>> {
+    let mut found: std::collections::BTreeMap<u64, Site> = Default::default();
+    let mut budget = SCAN_LIMIT;
+    'ranges: for r in ranges {
+        let size = r.size.min(budget);
+        budget -= size;
+        let mut done = 0u64;
+        while done < size {
+            // Each chunk owns [done, done + CHUNK) and reads a margin on both sides.
+            let start = done.saturating_sub(code::BEFORE as u64);
+            let end = (done + CHUNK as u64 + code::AFTER as u64).min(size);
+            let Some(at) = r.off.checked_add(start) else { break };
+            let buf = pread(file, at, (end - start) as usize)?;
+            let skip = (done - start) as usize;
+            if buf.len() <= skip {
+                break;
+            }
+            let owned = skip..(skip + CHUNK).min(buf.len());
+            let base = r.addr.wrapping_add(start);
+            for site in window_sites(&buf, base, isa, targets, &owned) {
+                found.entry(site.addr).or_insert(site);
+            }
+            done = start + buf.len() as u64;
+            if done >= size || (buf.len() as u64) < end - start {
+                break;
+            }
+            done = start + owned.end as u64;
+        }
+        if budget == 0 {
+            break 'ranges;
+        }
+    }
+    Ok(found.into_values().collect())
+}
+
 /// Find the real [vsyscall] calls and clock syscalls in a file's code
 /// (x86_64, i386 or arm64, as `isa` says): candidates by bytes, each decoded in a
 /// window before it, then the sites found decoded again from their
@@ -346,38 +383,7 @@ pub(super) fn scan_calls(file: &File, h: &Headers, info: &ExeInfo, isa: Isa) -> 
         });
     let own_runtime = info.libc == LibcKind::Go
         || info.interp.is_none() && !info.is_library() && matches!(info.libc, LibcKind::Glibc | LibcKind::Musl);
-    let mut found: std::collections::BTreeMap<u64, Site> = Default::default();
-    let mut budget = SCAN_LIMIT;
-    'ranges: for r in &ranges {
-        let size = r.size.min(budget);
-        budget -= size;
-        let mut done = 0u64;
-        while done < size {
-            // Each chunk owns [done, done + CHUNK) and reads a margin on both sides.
-            let start = done.saturating_sub(code::BEFORE as u64);
-            let end = (done + CHUNK as u64 + code::AFTER as u64).min(size);
-            let Some(at) = r.off.checked_add(start) else { break };
-            let buf = pread(file, at, (end - start) as usize)?;
-            let skip = (done - start) as usize;
-            if buf.len() <= skip {
-                break;
-            }
-            let owned = skip..(skip + CHUNK).min(buf.len());
-            let base = r.addr.wrapping_add(start);
-            for site in window_sites(&buf, base, isa, &targets, &owned) {
-                found.entry(site.addr).or_insert(site);
-            }
-            done = start + buf.len() as u64;
-            if done >= size || (buf.len() as u64) < end - start {
-                break;
-            }
-            done = start + owned.end as u64;
-        }
-        if budget == 0 {
-            break 'ranges;
-        }
-    }
-    let mut sites: Vec<Site> = found.into_values().collect();
+    let mut sites = candidate_sites(file, &ranges, isa, &targets)?;
     if libc_itself {
         sites.retain(|s| s.via == Via::Vsyscall);
     }
