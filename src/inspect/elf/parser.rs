@@ -160,25 +160,7 @@ impl<'a> Parser<'a> {
         let tags = self.dynamic()?;
         let tag = |t: u64| tags.iter().find(|(k, _)| *k == t).map(|(_, v)| *v);
 
-        // The dynamic string table: DT_STRTAB/DT_STRSZ, as the dynamic linker sees it.
-        let dynstr: &[u8] = match (tag(DT_STRTAB), tag(DT_STRSZ)) {
-            (Some(addr), Some(size)) => {
-                let off = self
-                    .vaddr_to_offset(addr)
-                    .ok_or_else(|| bad(format!("DT_STRTAB {addr:#x} is not inside any PT_LOAD segment")))?;
-                let r = span(total, off, size).ok_or_else(|| {
-                    bad(format!(
-                        "DT_STRTAB at offset {off:#x} with DT_STRSZ {size} runs past the end of the {total}-byte image"
-                    ))
-                })?;
-                &self.bytes[r]
-            }
-            _ => {
-                return Err(bad(
-                    "the dynamic section has no DT_STRTAB/DT_STRSZ: there is no string table for symbol names",
-                ))
-            }
-        };
+        let dynstr = self.dynstr(&tag)?;
         let soname = tag(DT_SONAME).map(|i| self.name(dynstr, i).unwrap_or_else(|| "<corrupt>".into()));
 
         let symbols_raw = self.dynsyms(&tag, dynstr)?;
@@ -191,52 +173,7 @@ impl<'a> Parser<'a> {
 
         let mut symbols = Vec::with_capacity(symbols_raw.len().saturating_sub(1));
         for (i, (sym, strtab)) in symbols_raw.iter().enumerate().skip(1) {
-            let kind = sym.st_info & 0xf;
-            let mut name = self.name(strtab, sym.st_name as u64).unwrap_or_else(|| "<corrupt>".into());
-            let section = match sym.st_shndx {
-                SHN_UNDEF => Some("*UND*".to_string()),
-                SHN_ABS => Some("*ABS*".to_string()),
-                SHN_COMMON => Some("*COM*".to_string()),
-                n if n >= SHN_LORESERVE => None,
-                n => self.section_name(n),
-            };
-            let version = versym.and_then(|base| self.u16_at(base.checked_add(2 * i as u64)?)).and_then(|raw| {
-                let index = raw & !VERSYM_HIDDEN;
-                let mut hidden = raw & VERSYM_HIDDEN != 0;
-                let name = match index {
-                    0 => return None,
-                    1 => Some("Base".to_string()),
-                    n => verdef_names.iter().find(|(k, _)| *k == n).map(|(_, s)| s.clone()).or_else(|| {
-                        let needed = needed_names.iter().find(|(k, _)| *k == n).map(|(_, s)| s.clone());
-                        hidden |= needed.is_some();
-                        needed
-                    }),
-                };
-                Some(SymVersion { index, name, hidden })
-            });
-            // objdump names a section symbol by its section.
-            if kind == STT_SECTION && name.is_empty() && sym.st_shndx != SHN_UNDEF && sym.st_shndx < SHN_LORESERVE {
-                if let Some(sec) = &section {
-                    name = sec.clone();
-                }
-            }
-            // objdump (bfd's elf32-arm) clears the Thumb bit of a function.
-            let thumb = self.header.e_machine == EM_ARM
-                && !self.is_64
-                && matches!(kind, STT_FUNC | STT_GNU_IFUNC)
-                && sym.st_value & 1 == 1;
-            symbols.push(Symbol {
-                name,
-                value: if thumb { sym.st_value & !1 } else { sym.st_value },
-                thumb,
-                size: sym.st_size,
-                kind,
-                bind: sym.st_info >> 4,
-                visibility: sym.st_other & 0x3,
-                shndx: sym.st_shndx,
-                section,
-                version,
-            });
+            symbols.push(self.symbol(i, sym, strtab, versym, &verdef_names, &needed_names));
         }
 
         let notes = self.notes();
@@ -265,6 +202,83 @@ impl<'a> Parser<'a> {
             loads: loads(&self.phdrs),
             issues: self.issues,
         })
+    }
+
+    /// The dynamic string table: DT_STRTAB/DT_STRSZ, as the dynamic linker sees it.
+    fn dynstr(&self, tag: &dyn Fn(u64) -> Option<u64>) -> Result<&'a [u8]> {
+        let total = self.bytes.len();
+        match (tag(DT_STRTAB), tag(DT_STRSZ)) {
+            (Some(addr), Some(size)) => {
+                let off = self
+                    .vaddr_to_offset(addr)
+                    .ok_or_else(|| bad(format!("DT_STRTAB {addr:#x} is not inside any PT_LOAD segment")))?;
+                let r = span(total, off, size).ok_or_else(|| {
+                    bad(format!(
+                        "DT_STRTAB at offset {off:#x} with DT_STRSZ {size} runs past the end of the {total}-byte image"
+                    ))
+                })?;
+                Ok(&self.bytes[r])
+            }
+            _ => Err(bad("the dynamic section has no DT_STRTAB/DT_STRSZ: there is no string table for symbol names")),
+        }
+    }
+
+    /// One dynamic symbol as `objdump -T` shows it: its name, section and version.
+    fn symbol(
+        &self,
+        i: usize,
+        sym: &Sym,
+        strtab: &[u8],
+        versym: Option<u64>,
+        verdef_names: &[(u16, String)],
+        needed_names: &[(u16, String)],
+    ) -> Symbol {
+        let kind = sym.st_info & 0xf;
+        let mut name = self.name(strtab, sym.st_name as u64).unwrap_or_else(|| "<corrupt>".into());
+        let section = match sym.st_shndx {
+            SHN_UNDEF => Some("*UND*".to_string()),
+            SHN_ABS => Some("*ABS*".to_string()),
+            SHN_COMMON => Some("*COM*".to_string()),
+            n if n >= SHN_LORESERVE => None,
+            n => self.section_name(n),
+        };
+        let version = versym.and_then(|base| self.u16_at(base.checked_add(2 * i as u64)?)).and_then(|raw| {
+            let index = raw & !VERSYM_HIDDEN;
+            let mut hidden = raw & VERSYM_HIDDEN != 0;
+            let name = match index {
+                0 => return None,
+                1 => Some("Base".to_string()),
+                n => verdef_names.iter().find(|(k, _)| *k == n).map(|(_, s)| s.clone()).or_else(|| {
+                    let needed = needed_names.iter().find(|(k, _)| *k == n).map(|(_, s)| s.clone());
+                    hidden |= needed.is_some();
+                    needed
+                }),
+            };
+            Some(SymVersion { index, name, hidden })
+        });
+        // objdump names a section symbol by its section.
+        if kind == STT_SECTION && name.is_empty() && sym.st_shndx != SHN_UNDEF && sym.st_shndx < SHN_LORESERVE {
+            if let Some(sec) = &section {
+                name = sec.clone();
+            }
+        }
+        // objdump (bfd's elf32-arm) clears the Thumb bit of a function.
+        let thumb = self.header.e_machine == EM_ARM
+            && !self.is_64
+            && matches!(kind, STT_FUNC | STT_GNU_IFUNC)
+            && sym.st_value & 1 == 1;
+        Symbol {
+            name,
+            value: if thumb { sym.st_value & !1 } else { sym.st_value },
+            thumb,
+            size: sym.st_size,
+            kind,
+            bind: sym.st_info >> 4,
+            visibility: sym.st_other & 0x3,
+            shndx: sym.st_shndx,
+            section,
+            version,
+        }
     }
 
     /// The dynamic symbols with the string table each names. `.dynsym` (what
