@@ -387,12 +387,10 @@ pub fn analyze(
     if start >= end {
         return Vec::new();
     }
-    let native = if bits == 64 { Abi::X86_64 } else { Abi::I386 };
     let mut out = Vec::new();
     let mut st = State::default();
     let mut dec = Decoder::with_ip(bits, &code[start..end], base.wrapping_add(start as u64), DecoderOptions::NONE);
     let mut ins = Instruction::default();
-    let entry = |v: u64| t.vsyscall && VSYSCALL_ENTRIES.contains(&v);
     while dec.can_decode() {
         dec.decode_out(&mut ins);
         if ins.is_invalid() {
@@ -402,55 +400,13 @@ pub fn analyze(
         if block_starts.binary_search(&ins.ip()).is_ok() {
             st.reset();
         }
-        let ip = ins.ip();
-        let site = |via, function, clock, entry| Site { addr: ip, via, function, clock, entry, symbol: None };
         let m = ins.mnemonic();
-        match m {
-            Mnemonic::Syscall | Mnemonic::Sysenter | Mnemonic::Int => {
-                let (via, abi) = match m {
-                    Mnemonic::Syscall if bits == 64 => (Via::Syscall, Abi::X86_64),
-                    Mnemonic::Sysenter if bits == 32 => (Via::Sysenter, Abi::I386),
-                    Mnemonic::Int if ins.immediate8() == 0x80 => (Via::Int80, Abi::I386),
-                    _ => {
-                        st.reset();
-                        continue;
-                    }
-                };
-                if let Some(f) = clock_fn(abi, st.regs[RAX]) {
-                    let arg = if abi == Abi::X86_64 { st.regs[RDI] } else { st.regs[RBX] };
-                    let clock = if takes_clock(f) { arg } else { None };
-                    out.push(site(via, Some(f), signed(clock, if abi == Abi::X86_64 { 64 } else { 32 }), None));
-                }
-                // The kernel returns in rax and clobbers rcx and r11.
-                st.regs[RAX] = None;
-                st.regs[RCX] = None;
-                st.regs[R11] = None;
-                continue;
-            }
-            _ => {}
+        if matches!(m, Mnemonic::Syscall | Mnemonic::Sysenter | Mnemonic::Int) {
+            out.extend(syscall_site(&mut st, &ins, bits));
+            continue;
         }
         if is_call(m) || is_jmp(m) {
-            let target = match ins.op0_kind() {
-                OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64 => Some(ins.near_branch_target()),
-                OpKind::Register => slot(ins.op0_register()).and_then(|r| st.regs[r]),
-                _ => None,
-            };
-            let slot_read = (ins.op0_kind() == OpKind::Memory
-                && ins.memory_index() == Register::None
-                && matches!(ins.memory_base(), Register::RIP | Register::EIP | Register::None))
-            .then(|| ins.memory_displacement64());
-            if let Some(to) = target.filter(|&v| entry(v)) {
-                out.push(site(Via::Vsyscall, None, None, Some(to)));
-            } else if target.is_some_and(|v| t.syscall_fn.contains(&v))
-                || slot_read.is_some_and(|s| t.syscall_got.contains(&s))
-            {
-                let (nr, clock) =
-                    if bits == 64 { (st.regs[RDI], st.regs[RSI]) } else { (st.stack_arg(0), st.stack_arg(1)) };
-                if let Some(f) = clock_fn(native, nr) {
-                    let clock = if takes_clock(f) { clock } else { None };
-                    out.push(site(Via::LibcSyscall, Some(f), signed(clock, bits), None));
-                }
-            }
+            out.extend(call_site(&st, &ins, bits, t));
             st.reset();
             continue;
         }
@@ -461,6 +417,60 @@ pub fn analyze(
         step(&mut st, &ins, bits);
     }
     out
+}
+
+/// A site at this instruction.
+fn site_at(ins: &Instruction, via: Via, function: Option<TimeFn>, clock: Option<i64>, entry: Option<u64>) -> Site {
+    Site { addr: ins.ip(), via, function, clock, entry, symbol: None }
+}
+
+/// A `syscall`, `sysenter` or `int 0x80`: a site when the number is a
+/// clock syscall; the kernel returns in rax and clobbers rcx and r11.
+fn syscall_site(st: &mut State, ins: &Instruction, bits: u32) -> Option<Site> {
+    let (via, abi) = match ins.mnemonic() {
+        Mnemonic::Syscall if bits == 64 => (Via::Syscall, Abi::X86_64),
+        Mnemonic::Sysenter if bits == 32 => (Via::Sysenter, Abi::I386),
+        Mnemonic::Int if ins.immediate8() == 0x80 => (Via::Int80, Abi::I386),
+        _ => {
+            st.reset();
+            return None;
+        }
+    };
+    let found = clock_fn(abi, st.regs[RAX]).map(|f| {
+        let arg = if abi == Abi::X86_64 { st.regs[RDI] } else { st.regs[RBX] };
+        let clock = if takes_clock(f) { arg } else { None };
+        site_at(ins, via, Some(f), signed(clock, if abi == Abi::X86_64 { 64 } else { 32 }), None)
+    });
+    st.regs[RAX] = None;
+    st.regs[RCX] = None;
+    st.regs[R11] = None;
+    found
+}
+
+/// A call or jump: a site when it goes to a [vsyscall] entry, or to libc's
+/// `syscall()` (its PLT stub or GOT slot) with a clock syscall number.
+fn call_site(st: &State, ins: &Instruction, bits: u32, t: &Targets) -> Option<Site> {
+    let native = if bits == 64 { Abi::X86_64 } else { Abi::I386 };
+    let entry = |v: u64| t.vsyscall && VSYSCALL_ENTRIES.contains(&v);
+    let target = match ins.op0_kind() {
+        OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64 => Some(ins.near_branch_target()),
+        OpKind::Register => slot(ins.op0_register()).and_then(|r| st.regs[r]),
+        _ => None,
+    };
+    let slot_read = (ins.op0_kind() == OpKind::Memory
+        && ins.memory_index() == Register::None
+        && matches!(ins.memory_base(), Register::RIP | Register::EIP | Register::None))
+    .then(|| ins.memory_displacement64());
+    if let Some(to) = target.filter(|&v| entry(v)) {
+        return Some(site_at(ins, Via::Vsyscall, None, None, Some(to)));
+    }
+    if target.is_some_and(|v| t.syscall_fn.contains(&v)) || slot_read.is_some_and(|s| t.syscall_got.contains(&s)) {
+        let (nr, clock) = if bits == 64 { (st.regs[RDI], st.regs[RSI]) } else { (st.stack_arg(0), st.stack_arg(1)) };
+        let f = clock_fn(native, nr)?;
+        let clock = if takes_clock(f) { clock } else { None };
+        return Some(site_at(ins, Via::LibcSyscall, Some(f), signed(clock, bits), None));
+    }
+    None
 }
 
 /// Track what one ordinary instruction does to the constants.
