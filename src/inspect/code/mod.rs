@@ -474,29 +474,69 @@ fn call_site(st: &State, ins: &Instruction, bits: u32, t: &Targets) -> Option<Si
 }
 
 /// Track what one ordinary instruction does to the constants.
+/// An immediate operand's value.
+fn imm(i: &Instruction, op: u32) -> Option<u64> {
+    match i.op_kind(op) {
+        OpKind::Immediate8
+        | OpKind::Immediate16
+        | OpKind::Immediate32
+        | OpKind::Immediate64
+        | OpKind::Immediate8to16
+        | OpKind::Immediate8to32
+        | OpKind::Immediate8to64
+        | OpKind::Immediate32to64 => Some(i.immediate(op)),
+        _ => None,
+    }
+}
+
+/// The value written to a register of this size (32-bit writes zero-extend).
+fn sized(r: Register, v: u64) -> Option<u64> {
+    match gpr(r).map_or(0, |(_, size)| size) {
+        8 => Some(v),
+        4 => Some(v & 0xffff_ffff),
+        _ => None,
+    }
+}
+
+/// Instructions that write general registers their operands do not name
+/// (rax, rdx, rcx, rsi, rdi...).
+fn clobbers_implicitly(m: Mnemonic) -> bool {
+    matches!(
+        m,
+        Mnemonic::Mul
+            | Mnemonic::Imul
+            | Mnemonic::Div
+            | Mnemonic::Idiv
+            | Mnemonic::Cdq
+            | Mnemonic::Cqo
+            | Mnemonic::Cwd
+            | Mnemonic::Cdqe
+            | Mnemonic::Cwde
+            | Mnemonic::Cpuid
+            | Mnemonic::Rdtsc
+            | Mnemonic::Rdtscp
+            | Mnemonic::Rdpid
+            | Mnemonic::Xgetbv
+            | Mnemonic::Rdmsr
+            | Mnemonic::Lodsb
+            | Mnemonic::Lodsd
+            | Mnemonic::Lodsq
+            | Mnemonic::Lodsw
+            | Mnemonic::Movsb
+            | Mnemonic::Movsd
+            | Mnemonic::Movsq
+            | Mnemonic::Stosb
+            | Mnemonic::Stosd
+            | Mnemonic::Stosq
+            | Mnemonic::Scasb
+            | Mnemonic::Cmpsb
+            | Mnemonic::Leave
+            | Mnemonic::Enter
+    )
+}
+
 fn step(st: &mut State, ins: &Instruction, bits: u32) {
     let m = ins.mnemonic();
-    let imm = |i: &Instruction, op: u32| -> Option<u64> {
-        match i.op_kind(op) {
-            OpKind::Immediate8
-            | OpKind::Immediate16
-            | OpKind::Immediate32
-            | OpKind::Immediate64
-            | OpKind::Immediate8to16
-            | OpKind::Immediate8to32
-            | OpKind::Immediate8to64
-            | OpKind::Immediate32to64 => Some(i.immediate(op)),
-            _ => None,
-        }
-    };
-    // The value written to a register of this size (32-bit writes zero-extend).
-    let sized = |r: Register, v: u64| -> Option<u64> {
-        match gpr(r).map_or(0, |(_, size)| size) {
-            8 => Some(v),
-            4 => Some(v & 0xffff_ffff),
-            _ => None,
-        }
-    };
     let reg0 = if ins.op_count() > 0 && ins.op0_kind() == OpKind::Register { slot(ins.op0_register()) } else { None };
     match m {
         Mnemonic::Mov if reg0.is_some() => {
@@ -539,35 +579,7 @@ fn step(st: &mut State, ins: &Instruction, bits: u32) {
         Mnemonic::Xchg | Mnemonic::Xadd | Mnemonic::Cmpxchg => {
             st.regs = [None; 16];
         }
-        Mnemonic::Mul
-        | Mnemonic::Imul
-        | Mnemonic::Div
-        | Mnemonic::Idiv
-        | Mnemonic::Cdq
-        | Mnemonic::Cqo
-        | Mnemonic::Cwd
-        | Mnemonic::Cdqe
-        | Mnemonic::Cwde
-        | Mnemonic::Cpuid
-        | Mnemonic::Rdtsc
-        | Mnemonic::Rdtscp
-        | Mnemonic::Rdpid
-        | Mnemonic::Xgetbv
-        | Mnemonic::Rdmsr
-        | Mnemonic::Lodsb
-        | Mnemonic::Lodsd
-        | Mnemonic::Lodsq
-        | Mnemonic::Lodsw
-        | Mnemonic::Movsb
-        | Mnemonic::Movsd
-        | Mnemonic::Movsq
-        | Mnemonic::Stosb
-        | Mnemonic::Stosd
-        | Mnemonic::Stosq
-        | Mnemonic::Scasb
-        | Mnemonic::Cmpsb
-        | Mnemonic::Leave
-        | Mnemonic::Enter => {
+        _ if clobbers_implicitly(m) => {
             st.regs[RAX] = None;
             st.regs[RCX] = None;
             st.regs[RDX] = None;
