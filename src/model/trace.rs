@@ -444,13 +444,13 @@ fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRo
 mod tests {
     use super::*;
 
-    #[test]
-    fn bypass_is_fail_only_over_the_rate() {
-        let row = |per_sec: f64| CountRow {
-            pid: 7,
+    /// 100 CLOCK_MONOTONIC syscalls of process `pid` (named `p{pid}`).
+    fn bypass_row(pid: i32, per_sec: f64) -> CountRow {
+        CountRow {
+            pid,
             tid: None,
             ppid: None,
-            comm: Some("loop".into()),
+            comm: Some(format!("p{pid}")),
             syscall: "clock_gettime",
             abi: arch::HOST_ABI.unwrap_or(Abi::X86_64),
             clock: Some(ClockRef::Id(1)),
@@ -458,7 +458,12 @@ mod tests {
             per_sec,
             expected: false,
             start: 0,
-        };
+        }
+    }
+
+    #[test]
+    fn bypass_is_fail_only_over_the_rate() {
+        let row = |per_sec: f64| CountRow { comm: Some("loop".into()), ..bypass_row(7, per_sec) };
         let t = Tally::default();
         let sev = |rows: &[CountRow], over| {
             findings(rows, &[], &[], &t, 1.0, Judging { compat: true, fail_over: over, engine: Kind::Bpf })[0].severity
@@ -483,19 +488,7 @@ mod tests {
 
     #[test]
     fn findings_group_processes_by_clock_and_verdict() {
-        let row = |pid: i32, per_sec: f64| CountRow {
-            pid,
-            tid: None,
-            ppid: None,
-            comm: Some(format!("p{pid}")),
-            syscall: "clock_gettime",
-            abi: arch::HOST_ABI.unwrap_or(Abi::X86_64),
-            clock: Some(ClockRef::Id(1)),
-            count: 100,
-            per_sec,
-            expected: false,
-            start: 0,
-        };
+        let row = bypass_row;
         let rows: Vec<CountRow> = (1..=1000).map(|p| row(p, f64::from(p))).collect();
         let t = Tally::default();
         let f = findings(&rows, &[], &[], &t, 1.0, Judging { compat: true, fail_over: Some(500.0), engine: Kind::Bpf });
