@@ -376,20 +376,11 @@ mod tests {
             machine: arch::machine::X86_64,
             elf_type: 3,
             interp: interp.map(str::to_string),
-            needed: Vec::new(),
-            soname: None,
             pie: true,
             has_dynamic: interp.is_some(),
             libc,
-            libc_version: None,
-            go: None,
-            vdso_lookup: false,
-            vsyscall_sites: 0,
-            vsyscall_first: None,
-            clock_sites: 0,
-            sites: Vec::new(),
             code_scanned: true,
-            debug_only: false,
+            ..ExeInfo::default()
         }
     }
 

@@ -30,7 +30,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 /// The C library (or runtime) that serves a program's clock reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LibcKind {
     Glibc,
@@ -39,6 +39,7 @@ pub enum LibcKind {
     /// Go programs call the vDSO from their own runtime, with or without cgo.
     Go,
     /// Nothing recognised.
+    #[default]
     #[serde(rename = "other")]
     Unknown,
 }
@@ -87,8 +88,9 @@ pub struct GoInfo {
     pub cgo: Option<bool>,
 }
 
-/// Facts about an ELF file relevant to the vDSO fast path.
-#[derive(Debug, Clone, Serialize)]
+/// Facts about an ELF file relevant to the vDSO fast path; the default is
+/// a 32-bit file of machine 0 in which nothing was found yet.
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct ExeInfo {
     pub is_64: bool,
     pub machine: u16,
@@ -283,16 +285,8 @@ pub fn read(file: &File) -> Result<ExeInfo> {
         soname,
         pie: flags_1 & DF_1_PIE != 0,
         has_dynamic: dynamic.is_some(),
-        libc: LibcKind::Unknown,
-        libc_version: None,
-        go: None,
-        vdso_lookup: false,
-        vsyscall_sites: 0,
-        vsyscall_first: None,
-        clock_sites: 0,
-        sites: Vec::new(),
-        code_scanned: false,
         debug_only,
+        ..ExeInfo::default()
     };
     if debug_only {
         return Ok(info);
