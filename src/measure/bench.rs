@@ -1,5 +1,5 @@
-//! Timing loops, syscall counting, verdicts and cross-path verification for
-//! `bench`. Each clock function is called through up to four paths — the C
+//! Timing loops, syscall counting and cross-path verification for
+//! `bench` (the verdicts on what they measure are `model::policy`'s). Each clock function is called through up to four paths — the C
 //! library, a direct call into the vDSO, the raw syscall and the x86_64
 //! vsyscall page — and each path gets a cost (median ns/call over timed
 //! batches, hyperfine-style statistics) and, when perf is available, a count
@@ -7,8 +7,7 @@
 //! is what proves "fast" rather than guessing it from the timing.
 
 use crate::arch::{self, TimeFn};
-use crate::error::Hint;
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::measure::perf::{Counter, CounterSpec, Scope};
 use crate::measure::sys::call::{self, VsyscallPage};
 use crate::measure::tracefs::Tracefs;

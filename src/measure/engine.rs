@@ -5,8 +5,7 @@
 //! `cmd::trace`, `check` and the exporter drive this, never an engine directly.
 
 use crate::arch::Abi;
-use crate::error::{Error, Result};
-use crate::error::{Hint, Misuse};
+use crate::error::{Error, Hint, Misuse, Result};
 use crate::inspect::Process;
 use crate::measure::bpf::{self, BpfTracer};
 use crate::measure::seccomp::SeccompTracer;

@@ -3,8 +3,7 @@
 //! stops, no records. The raw errno of a refusal is kept and turned into an
 //! exit-4 error that names the cause (paranoid level, capability, seccomp).
 
-use crate::error::Hint;
-use crate::error::{errno_text, Error, Result};
+use crate::error::{errno_text, Error, Hint, Result};
 use crate::measure::sys::perf as sys;
 use std::ffi::CString;
 use std::fs::File;

@@ -3,8 +3,7 @@
 //! this module splits the copied bytes into records, totally: a short or
 //! malformed record ends the batch, it never panics.
 
-use crate::error::Hint;
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::measure::sys::ring::{self as sys, Mmap};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 

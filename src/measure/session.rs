@@ -6,8 +6,7 @@
 //! `model::trace`'s. `trace` and `check` both trace through here.
 
 use crate::arch::{self, Abi};
-use crate::error::{Error, Result};
-use crate::error::{Hint, Misuse};
+use crate::error::{Error, Hint, Misuse, Result};
 use crate::inspect::process::exe_header_of;
 use crate::inspect::Process;
 use crate::measure::engine::{Choice, Counting, Kind, Plan};

@@ -24,8 +24,7 @@
 //!   syscall tracepoint at all.
 
 use crate::arch::{self, Abi, TimeFn};
-use crate::error::Hint;
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::inspect::Process;
 use crate::measure::perf::{self, CounterSpec, Reading, Scope, SAMPLE_RAW, SAMPLE_REGS_USER, SAMPLE_TID};
 

@@ -5,8 +5,7 @@
 //! tracefs at /sys/kernel/tracing; otherwise the error names every path tried
 //! and the mount command.
 
-use crate::error::Hint;
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use std::path::{Path, PathBuf};
 
 /// Where tracefs usually lives, in the order perf tries them.
