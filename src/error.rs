@@ -26,6 +26,10 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 
+    /// A usage problem found by the engines (`--engine seccomp` with `-p`...).
+    #[error("{0}")]
+    Misuse(Misuse),
+
     /// `/proc/PID` does not exist.
     #[error("no process with pid {pid} — it may have exited; list processes with `ps -e`")]
     NoSuchProcess { pid: i32 },
@@ -40,7 +44,7 @@ pub enum Error {
 
     /// The kernel refused access (ptrace access mode checks on /proc/PID/*).
     #[error("cannot read {}: permission denied — {hint}", path.display())]
-    PermissionDenied { path: PathBuf, hint: String },
+    PermissionDenied { path: PathBuf, hint: Hint },
 
     /// An I/O error on a file we needed, with no better classification.
     #[error("cannot read {}: {} — {hint}", path.display(), errno_text(source))]
@@ -48,7 +52,7 @@ pub enum Error {
         path: PathBuf,
         #[source]
         source: io::Error,
-        hint: String,
+        hint: Hint,
     },
 
     /// The process has no `[vdso]` mapping (vdso=0, a sandbox unmapped it, ...).
@@ -65,7 +69,7 @@ pub enum Error {
     Malformed { what: String, detail: String },
 
     /// A file or mapping above the read cap; never read whole.
-    #[error("{} is {}, more than the {} limit — a vDSO image is a few pages; pass the image itself", path.display(), crate::render::human_size(*size), crate::render::human_size(*limit))]
+    #[error("{} is {}, more than the {} limit — a vDSO image is a few pages; pass the image itself", path.display(), crate::words::human_size(*size), crate::words::human_size(*limit))]
     TooLarge { path: PathBuf, size: u64, limit: u64 },
 
     /// A file we were asked to write (`dump -o`) could not be written.
@@ -101,7 +105,7 @@ pub enum Error {
     /// A kernel facility we need is absent or refused (perf_event_open, tracefs).
     /// `errno` is the kernel's answer when one was refused (EPERM, ENOSYS, ...).
     #[error("{what} — {hint}")]
-    Facility { what: String, hint: String, errno: Option<i32> },
+    Facility { what: String, hint: Hint, errno: Option<i32> },
 
     /// A child command given to `trace -- CMD` could not be started.
     #[error("cannot start {cmd}: {} — {}", errno_text(source), spawn_hint(source))]
@@ -116,7 +120,7 @@ impl Error {
     /// The process exit code DESIGN.md assigns to this error.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Usage(_) => exit::USAGE,
+            Error::Usage(_) | Error::Misuse(_) => exit::USAGE,
             Error::Facility { .. } => exit::FACILITY,
             Error::NoSuchProcess { .. }
             | Error::Zombie { .. }
@@ -138,11 +142,11 @@ impl Error {
 
     /// Classify an I/O error on `path`: permission problems get the ptrace
     /// hint, everything else keeps its errno text.
-    pub fn from_io(path: impl Into<PathBuf>, source: io::Error, hint: &str) -> Error {
-        let path = path.into();
+    pub fn from_io(path: impl Into<PathBuf>, source: io::Error, hint: impl Into<Hint>) -> Error {
+        let (path, hint) = (path.into(), hint.into());
         match source.raw_os_error() {
-            Some(libc::EACCES) | Some(libc::EPERM) => Error::PermissionDenied { path, hint: hint.to_string() },
-            _ => Error::Io { path, source, hint: hint.to_string() },
+            Some(libc::EACCES) | Some(libc::EPERM) => Error::PermissionDenied { path, hint },
+            _ => Error::Io { path, source, hint },
         }
     }
 
@@ -166,37 +170,81 @@ fn spawn_hint(e: &io::Error) -> &'static str {
     }
 }
 
+/// What would help, as data: `inspect` and `measure` say which, and the
+/// edge words it (`render::hint`), so no user advice or CLI flag is spelt
+/// in the gathering layers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hint {
+    /// Already worded by the edge (`cmd/`), or by code not turned into kinds yet.
+    Text(String),
+    /// /proc/PID refused by the ptrace access checks: `euid` asked, `owner` owns it.
+    Ptrace {
+        euid: u32,
+        owner: Option<u32>,
+    },
+    Retry,
+    RetryOrReport,
+    RetryOrReportAgain,
+    ProcessChanged,
+    MappingChanged,
+    CheckPath,
+    CheckReadable,
+    SysfsMounted,
+    ImageRoot,
+    TracepointFields,
+    PerfRootRefused,
+    PerfPrivilege,
+    PerfSeccomp,
+    PerfFdLimit,
+    PerfTracepoint,
+    PerfLimits,
+    MlockLimit,
+    UnsupportedArch,
+    FdLimit,
+    BpfPidNamespace,
+    EnginesRootRefused,
+    EnginesPrivilege,
+    SeccompRefused,
+    TracefsRoot,
+    MountTracefs,
+    TracefsAccess,
+    TracepointMissing,
+    TracefsReadable,
+}
+
+impl From<&str> for Hint {
+    fn from(s: &str) -> Hint {
+        Hint::Text(s.to_string())
+    }
+}
+
+impl From<String> for Hint {
+    fn from(s: String) -> Hint {
+        Hint::Text(s)
+    }
+}
+
+/// A request the engines cannot serve as asked (exit 2), as data; worded
+/// at the edge (`render::hint`), where the flags are named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Misuse {
+    SeccompNeedsCommand,
+    PerfOnlyModes,
+    PerThreadNeedsBpf,
+    SeccompNotPid,
+    SeccompNoDuration,
+}
+
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The hint for a /proc/PID file guarded by ptrace access checks, for who
-/// asks: a user gets "run as the owner or root"; the owner or root, who
-/// were refused anyway, get what else refuses them.
-pub fn ptrace_hint(pid: i32) -> String {
+/// asks (worded by `render::hint`).
+pub fn ptrace_hint(pid: i32) -> Hint {
     use std::os::unix::fs::MetadataExt;
     let euid = nix::unistd::geteuid().as_raw();
     let owner = std::fs::metadata(format!("/proc/{pid}")).ok().map(|m| m.uid());
-    ptrace_hint_for(euid, owner)
-}
-
-fn ptrace_hint_for(euid: u32, owner: Option<u32>) -> String {
-    if euid == 0 {
-        "root is refused too: vdsoctl lacks CAP_SYS_PTRACE here (a container or a user namespace), or an LSM or \
-         kernel.yama.ptrace_scope=3 forbids it — run it in the target's namespace or with CAP_SYS_PTRACE"
-            .into()
-    } else if owner == Some(euid) {
-        "its owner is refused: it is not dumpable (setuid, setcap or PR_SET_DUMPABLE) or kernel.yama.ptrace_scope \
-         forbids it — run vdsoctl as root"
-            .into()
-    } else {
-        match owner {
-            Some(uid) => format!(
-                "it belongs to uid {uid}: run vdsoctl as that user or as root (reading another user's process needs CAP_SYS_PTRACE)"
-            ),
-            None => "run vdsoctl as the process's owner or as root (reading another user's process needs CAP_SYS_PTRACE)"
-                .into(),
-        }
-    }
+    Hint::Ptrace { euid, owner }
 }
 
 /// An OS error as a person reads it: `permission denied (EPERM)`, without
@@ -229,7 +277,7 @@ mod tests {
             Error::NoSuchProcess { pid: 1 },
             Error::Zombie { pid: 1, comm: "x".into() },
             Error::KernelThread { pid: 2, comm: "kthreadd".into() },
-            Error::from_io("/proc/1/mem", io::Error::from_raw_os_error(libc::EACCES), &ptrace_hint(1)),
+            Error::from_io("/proc/1/mem", io::Error::from_raw_os_error(libc::EACCES), ptrace_hint(1)),
             Error::from_io("/x", io::Error::from_raw_os_error(libc::EIO), "retry"),
             Error::NoVdso { pid: 1 },
             Error::ExecRace { pid: 1, tries: 64 },
@@ -243,14 +291,17 @@ mod tests {
             assert!(!text.contains('\n'), "{text}");
             assert_eq!(e.exit_code(), exit::INSPECT);
         }
-        let denied =
-            Error::from_io("/proc/1/mem", io::Error::from_raw_os_error(libc::EACCES), &ptrace_hint_for(1000, Some(0)));
+        let denied = Error::from_io(
+            "/proc/1/mem",
+            io::Error::from_raw_os_error(libc::EACCES),
+            Hint::Ptrace { euid: 1000, owner: Some(0) },
+        );
         assert!(matches!(denied, Error::PermissionDenied { .. }));
         assert!(denied
             .to_string()
             .contains("permission denied — it belongs to uid 0: run vdsoctl as that user or as root"));
-        assert!(ptrace_hint_for(0, Some(0)).starts_with("root is refused too"));
-        assert!(ptrace_hint_for(1000, Some(1000)).starts_with("its owner is refused"));
+        assert!(Hint::Ptrace { euid: 0, owner: Some(0) }.to_string().starts_with("root is refused too"));
+        assert!(Hint::Ptrace { euid: 1000, owner: Some(1000) }.to_string().starts_with("its owner is refused"));
         let race = Error::ExecRace { pid: 7, tries: 64 }.to_string();
         assert!(race.starts_with("pid 7: the process exec'd while being read: retry — each of 64 reads"), "{race}");
         assert_eq!(errno_text(&io::Error::from_raw_os_error(libc::EIO)), "I/O error (EIO)");

@@ -14,6 +14,8 @@ pub mod error;
 pub mod inspect;
 pub mod measure;
 pub mod model;
+pub mod progress;
 pub mod render;
+pub mod words;
 
 pub use error::{Error, Result};

@@ -6,8 +6,9 @@ use super::Outcome;
 use crate::arch::{self, TimeFn};
 use crate::cli::BenchArgs;
 use crate::error::{Error, Result};
-use crate::measure::bench::{self as m, BenchRequest, Path, Verdict};
+use crate::measure::bench::{self as m, BenchRequest, Path};
 use crate::model::bench::{measure_report, Basis, BenchReport, BenchResult};
+use crate::model::policy::Verdict;
 use crate::model::ClockRef;
 use crate::render::{emit, Output, Prometheus, Render};
 

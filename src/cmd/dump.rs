@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::inspect::elf::{self, Image};
 use crate::inspect::{file, Process};
 use crate::model::image::{self, ImageProblem};
-use crate::model::{hex, hex_opt, Finding, ProcessRef, Severity};
+use crate::model::{hex, hex_opt, Finding, ProcessRef, Status};
 use crate::render::{emit, human_size, or_dash, Output, Render};
 use serde::Serialize;
 
@@ -218,7 +218,7 @@ pub fn run(args: &DumpArgs, out: &Output) -> Result<Outcome> {
     let report = report(source, base, &img);
     drop(img);
     emit(out, &report)?;
-    Ok(Outcome::from_crossed(report.findings.iter().any(|f| f.severity == Severity::Fail)))
+    Ok(Outcome::from_crossed(report.findings.iter().any(|f| f.severity == Status::Fail)))
 }
 
 impl Render for DumpReport {

@@ -4,11 +4,11 @@ use super::Outcome;
 use crate::arch;
 use crate::cli::TargetArgs;
 use crate::error::Result;
-use crate::inspect::kernel::{self, VsyscallMode};
-use crate::inspect::maps::Mapping;
+use crate::inspect::kernel::{self};
 use crate::inspect::Process;
 use crate::model::policy::VdsoMapping;
-use crate::model::{hex, Finding, ProcessRef, Severity};
+use crate::model::vsyscall::{vsyscall_mode, Vsyscall};
+use crate::model::{hex, Finding, ProcessRef, Status};
 use crate::render::{emit, human_size, Output, Render};
 use serde::Serialize;
 
@@ -33,64 +33,6 @@ pub struct SpecialMapping {
     pub perms: String,
 }
 
-/// The vsyscall mode and who said it.
-#[derive(Debug, Serialize)]
-pub struct Vsyscall {
-    pub mode: VsyscallMode,
-    /// `mapping`, `cmdline`, `mapping+cmdline`, or `architecture`.
-    pub source: String,
-    /// What the `[vsyscall]` mapping's permissions say, if it is mapped.
-    pub mapping_mode: Option<VsyscallMode>,
-    /// The `vsyscall=` value on /proc/cmdline, if any.
-    pub cmdline: Option<String>,
-}
-
-/// Decide the vsyscall mode from the mapping (what this process really has)
-/// and the kernel command line (what the host was booted with).
-pub fn vsyscall_mode(maps: &[Mapping], cmdline: Option<&str>, target_is_64: bool) -> (Vsyscall, Vec<Finding>) {
-    let mut findings = Vec::new();
-    let mapping_mode = maps.iter().find(|m| m.name() == "[vsyscall]").and_then(|m| VsyscallMode::from_perms(&m.perms));
-    let param = cmdline.and_then(|c| kernel::cmdline_param(c, "vsyscall")).map(str::to_string);
-    let param_mode = param.as_deref().and_then(VsyscallMode::from_param);
-    let x86_64 = arch::HOST_MACHINE == arch::machine::X86_64;
-    let (mode, source) = match (mapping_mode, param_mode) {
-        (Some(m), Some(p)) if m == p => (m, "mapping+cmdline"),
-        (Some(m), Some(p)) => {
-            findings.push(Finding::new(
-                Severity::Warn,
-                format!(
-                    "the [vsyscall] mapping says {} but vsyscall={} is on the kernel command line",
-                    m.as_str(),
-                    p.as_str()
-                ),
-                Some("the mapping is what the process gets; check the boot loader's kernel parameters".into()),
-            ));
-            (m, "mapping")
-        }
-        (Some(m), None) => (m, "mapping"),
-        (None, _) if !x86_64 => (VsyscallMode::None, "architecture"),
-        (None, Some(p)) if target_is_64 => {
-            (if p == VsyscallMode::None { p } else { VsyscallMode::None }, "mapping+cmdline")
-        }
-        (None, _) => (VsyscallMode::None, "mapping"),
-    };
-    if x86_64 && !target_is_64 {
-        findings.push(Finding::new(
-            Severity::Info,
-            "this is a 32-bit process: the kernel gives it no [vsyscall] page",
-            None,
-        ));
-    }
-    if mode == VsyscallMode::Emulate {
-        findings.push(Finding::new(
-            Severity::Info,
-            "vsyscall=emulate: the [vsyscall] page is readable; legacy calls into it trap into the kernel and are invisible to strace",
-            Some("`vdsoctl trace -a` counts vsyscall emulations; vsyscall=xonly is the safer default since 5.3".into()),
-        ));
-    }
-    (Vsyscall { mode, source: source.into(), mapping_mode, cmdline: param }, findings)
-}
-
 /// Build the report for an open process: its maps and word size read
 /// between two of its execs, never across one.
 pub fn gather(process: &mut Process) -> Result<MapsReport> {
@@ -103,7 +45,7 @@ pub fn gather(process: &mut Process) -> Result<MapsReport> {
         let own = Process::open(None)?.maps()?;
         let (v, mut f) = vsyscall_mode(&own, cmdline.as_deref(), true);
         f.push(Finding::new(
-            Severity::Info,
+            Status::Info,
             format!(
                 "this is a 32-bit process: the kernel gives it no [vsyscall] page (the host's mode, {}, is read from vdsoctl's own mapping)",
                 v.mode.as_str()
@@ -158,28 +100,5 @@ impl Render for MapsReport {
         s += &format!("vsyscall: {} (from {})\n", self.vsyscall.mode.as_str(), self.vsyscall.source);
         s += &out.findings(&self.findings);
         s
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::inspect::maps::parse;
-
-    #[test]
-    fn vsyscall_mode_sources() {
-        let xonly = parse("ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]").unwrap();
-        let (v, _) = vsyscall_mode(&xonly, Some("quiet"), true);
-        if arch::HOST_MACHINE == arch::machine::X86_64 {
-            assert_eq!((v.mode, v.source.as_str()), (VsyscallMode::Xonly, "mapping"));
-            let (v, _) = vsyscall_mode(&xonly, Some("vsyscall=xonly"), true);
-            assert_eq!(v.source, "mapping+cmdline");
-            let (v, f) = vsyscall_mode(&xonly, Some("vsyscall=emulate"), true);
-            assert_eq!(v.mode, VsyscallMode::Xonly);
-            assert_eq!(f[0].severity, Severity::Warn);
-            let (v, f) = vsyscall_mode(&[], None, false);
-            assert_eq!(v.mode, VsyscallMode::None);
-            assert!(f[0].message.contains("32-bit"));
-        }
     }
 }

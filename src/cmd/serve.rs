@@ -20,7 +20,6 @@
 
 mod http;
 
-use super::check::{self, CheckReport, Status};
 use super::Outcome;
 use crate::arch::{self, TimeFn};
 use crate::cli::ServeArgs;
@@ -28,7 +27,9 @@ use crate::error::{Error, Result};
 use crate::inspect::{elf, kernel, Process};
 use crate::measure::trace::{Clock, Key, Tally};
 use crate::model::bench::BenchReport;
+use crate::model::check::{Check, CheckReport};
 use crate::model::observe::{Observation, Scope, Unseen};
+use crate::model::Status;
 use crate::model::{vdso_serves_call, ClockRef};
 use crate::render::prom::{self, Kind, Prometheus, SyscallSeries, VsyscallSeries};
 use crate::render::{note, Render};
@@ -257,10 +258,10 @@ fn audit_section(observed: &Observation) -> String {
     let kernel_version = release.as_deref().and_then(kernel::parse_version);
     let mut text = String::new();
     let mut bench_rows = Vec::new();
-    match check::host_checks(None) {
+    match crate::model::host::host_checks(None) {
         Ok((mut checks, bench)) => {
-            checks.push(check::Check::observed("host_trace", observed, Scope::Host));
-            let status = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok).max(Status::Ok);
+            checks.push(Check::observed("host_trace", observed, Scope::Host));
+            let status = Status::worst(checks.iter().map(|c| c.status));
             bench_rows = served_rows(bench.as_ref(), kernel_version);
             let report = CheckReport { checks, status, strict: false, bench, ..CheckReport::default() };
             text += &report.render_prometheus().unwrap_or_default();
@@ -294,7 +295,7 @@ fn audit_section(observed: &Observation) -> String {
     if let Ok(me) = Process::open(None) {
         if arch::HOST_MACHINE == arch::machine::X86_64 {
             let maps = me.maps().unwrap_or_default();
-            let (v, _) = super::maps::vsyscall_mode(&maps, kernel::cmdline().as_deref(), true);
+            let (v, _) = crate::model::vsyscall::vsyscall_mode(&maps, kernel::cmdline().as_deref(), true);
             p.info(
                 "vsyscall_info",
                 "The [vsyscall] page mode: xonly (calls emulated), emulate (readable, emulated), none.",
@@ -489,6 +490,13 @@ impl Book {
 
     /// The per-process section for `tally` (counts since the engine started).
     fn render(&mut self, tally: &Tally, now: Instant) -> String {
+        let (kept, capped) = self.keep(tally, now);
+        self.exposition(&kept, capped, tally)
+    }
+
+    /// The series to export, busiest first up to the cap, each with its
+    /// process's current name, and how many busy ones the cap left out.
+    fn keep(&mut self, tally: &Tally, now: Instant) -> (Vec<(Series, u64, String)>, u64) {
         let secs = now.saturating_duration_since(self.last_at).as_secs_f64().max(1e-3);
         let counts = tally
             .counts
@@ -525,7 +533,11 @@ impl Book {
         kept.sort_by_key(|k| k.0);
         self.last = ranked.iter().map(|(s, v, _)| (*s, *v)).collect();
         self.last_at = now;
+        (kept, capped)
+    }
 
+    /// The exposition of the kept series.
+    fn exposition(&self, kept: &[(Series, u64, String)], capped: u64, tally: &Tally) -> String {
         let labels: Vec<(Key, u64, &str, Option<String>)> = kept
             .iter()
             .filter_map(|(s, v, c)| match s {

@@ -66,7 +66,7 @@ fn say_warnings_once(
     if new == 0 && !keys.is_empty() {
         report
             .findings
-            .retain(|f| !(f.severity == crate::model::Severity::Warn && f.message.contains(" — the vDSO is bypassed")));
+            .retain(|f| !(f.severity == crate::model::Status::Warn && f.message.contains(" — the vDSO is bypassed")));
     }
     warned.extend(keys);
 }
@@ -103,8 +103,10 @@ fn validate(args: &TraceArgs) -> Result<()> {
     Ok(())
 }
 
-impl Render for TraceReport {
-    fn render_table(&self, out: &Output) -> String {
+/// The pieces of `trace`'s table output.
+impl TraceReport {
+    /// A row per count, [vsyscall] emulation and unattributed total.
+    fn table(&self, out: &Output) -> crate::render::table::Table {
         let per_thread = self.counts.iter().any(|r| r.tid.is_some());
         let mut header = vec!["PID", "PPID", "COMM", "SYSCALL", "CLOCK", "COUNT", "PER SEC"];
         if per_thread {
@@ -165,6 +167,11 @@ impl Render for TraceReport {
             }
             t.add_row(row);
         }
+        t
+    }
+
+    /// What was traced and over which span.
+    fn heading(&self, out: &Output) -> String {
         let target = match &self.target {
             Target::Pids(p) => format!("pid {}", p.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")),
             Target::All => "all processes".into(),
@@ -185,8 +192,14 @@ impl Render for TraceReport {
             }
             None => crate::render::duration_text(Duration::from_nanos(self.duration_ns)),
         };
-        let mut s = format!("{target}, {span}\n{t}\n");
-        if let Some(c) = &self.command {
+        format!("{target}, {span}")
+    }
+
+    /// How the command ended, who exited, the engine, an interruption.
+    fn notes(&self, out: &Output) -> String {
+        let mut s = String::new();
+        // An interval's report has the command still running: said at the end only.
+        if let (Some(c), None) = (&self.command, self.interval) {
             match c.exit_status {
                 Some(ExitStatus::Code(code)) => s += &format!("command exited with status {code}\n"),
                 Some(ExitStatus::Signal(n)) => {
@@ -211,6 +224,14 @@ impl Render for TraceReport {
         if self.interrupted {
             s += "interrupted (SIGINT or SIGTERM): counts cover the time until then\n";
         }
+        s
+    }
+}
+
+impl Render for TraceReport {
+    fn render_table(&self, out: &Output) -> String {
+        let mut s = format!("{}\n{}\n", self.heading(out), self.table(out));
+        s += &self.notes(out);
         s += &out.findings(&self.findings);
         if self.interval.is_some() {
             // A blank line between one interval's report and the next.

@@ -16,12 +16,12 @@
 //! target; on any error (ENOSPC included) the temporary file is removed, so
 //! the target is either the old file or the whole new image, never a part.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-const HINT: &str = "check the path and its permissions";
+const HINT: Hint = Hint::CheckPath;
 
 /// The largest image file `dump --file` reads: 4 MiB. The largest vDSO of
 /// any architecture is ppc64's at 28 KiB; 4 MiB leaves room for any small

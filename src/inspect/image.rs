@@ -14,7 +14,7 @@
 //! name swapped for a FIFO, a device or a link after `lstat` is skipped,
 //! never waited on or followed.
 
-use crate::error::{errno_text, Error, Result};
+use crate::error::{errno_text, Error, Hint, Result};
 use crate::inspect::exe::{self, ExeInfo};
 use crate::inspect::file;
 use std::collections::HashSet;
@@ -61,10 +61,10 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64, usize, std::time::Duration);
 /// (st_dev, st_ino) left out: vdsoctl itself, whose `bench` calls the
 /// [vsyscall] page on purpose.
 pub fn walk(root: &Path, exclude: Option<(u64, u64)>, mut progress: Option<Progress<'_>>) -> Result<Walk> {
-    let hint = "pass the directory an image is unpacked in (or / inside the container)";
-    let meta = std::fs::metadata(root).map_err(|e| Error::from_io(root, e, hint))?;
+    let hint = Hint::ImageRoot;
+    let meta = std::fs::metadata(root).map_err(|e| Error::from_io(root, e, hint.clone()))?;
     if !meta.is_dir() {
-        return Err(Error::from_io(root, std::io::Error::from_raw_os_error(libc::ENOTDIR), hint));
+        return Err(Error::from_io(root, std::io::Error::from_raw_os_error(libc::ENOTDIR), hint.clone()));
     }
     std::fs::read_dir(root).map_err(|e| Error::from_io(root, e, hint))?;
     let dev = meta.dev();
@@ -124,50 +124,55 @@ pub fn walk(root: &Path, exclude: Option<(u64, u64)>, mut progress: Option<Progr
                 }
                 continue;
             }
-            if !ft.is_file() || m.len() < 52 {
-                continue;
-            }
-            // The name may have been swapped since lstat (for a FIFO, whose
-            // open would block, a link, a device): what is judged is what
-            // was opened, and it must be a regular file.
-            let (mut file, m) = match file::open_regular(&path) {
-                Ok(f) => f,
-                Err(e) => {
-                    if !vanished(&e) {
-                        out.unreadable.push((image_path(root, &path), errno_text(&e)));
-                    }
-                    continue;
-                }
-            };
-            // Hard links are remembered (only they can be met twice).
-            if m.len() < 52 || m.nlink() > 1 && !seen.insert((m.dev(), m.ino())) {
-                continue;
-            }
-            if exclude == Some((m.dev(), m.ino())) {
-                out.excluded.push(image_path(root, &path));
-                continue;
-            }
-            let mut magic = [0u8; 4];
-            match file.read_exact(&mut magic) {
-                Ok(()) if &magic == b"\x7fELF" => {}
-                Err(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => {
-                    out.unreadable.push((image_path(root, &path), errno_text(&e)));
-                    continue;
-                }
-                _ => continue,
-            }
-            match exe::read(&file) {
-                // Only programs and libraries: not objects, cores or debug files.
-                Ok(info) if (info.elf_type == 2 || info.elf_type == 3) && !info.debug_only => {
-                    out.binaries.push(Found { path: image_path(root, &path), info })
-                }
-                Ok(_) => {}
-                Err(e) => out.unreadable.push((image_path(root, &path), e.to_string())),
+            if ft.is_file() && m.len() >= 52 {
+                read_file(root, &path, exclude, &mut seen, &mut out);
             }
         }
     }
     out.binaries.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
+}
+
+/// One regular file of the walk: opened as what it is now, judged when it
+/// is an ELF program or library, listed as unreadable when it cannot be.
+fn read_file(root: &Path, path: &Path, exclude: Option<(u64, u64)>, seen: &mut HashSet<(u64, u64)>, out: &mut Walk) {
+    // The name may have been swapped since lstat (for a FIFO, whose
+    // open would block, a link, a device): what is judged is what
+    // was opened, and it must be a regular file.
+    let (mut file, m) = match file::open_regular(path) {
+        Ok(f) => f,
+        Err(e) => {
+            if !vanished(&e) {
+                out.unreadable.push((image_path(root, path), errno_text(&e)));
+            }
+            return;
+        }
+    };
+    // Hard links are remembered (only they can be met twice).
+    if m.len() < 52 || m.nlink() > 1 && !seen.insert((m.dev(), m.ino())) {
+        return;
+    }
+    if exclude == Some((m.dev(), m.ino())) {
+        out.excluded.push(image_path(root, path));
+        return;
+    }
+    let mut magic = [0u8; 4];
+    match file.read_exact(&mut magic) {
+        Ok(()) if &magic == b"\x7fELF" => {}
+        Err(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => {
+            out.unreadable.push((image_path(root, path), errno_text(&e)));
+            return;
+        }
+        _ => return,
+    }
+    match exe::read(&file) {
+        // Only programs and libraries: not objects, cores or debug files.
+        Ok(info) if (info.elf_type == 2 || info.elf_type == 3) && !info.debug_only => {
+            out.binaries.push(Found { path: image_path(root, path), info })
+        }
+        Ok(_) => {}
+        Err(e) => out.unreadable.push((image_path(root, path), e.to_string())),
+    }
 }
 
 /// An entry that changed under the walk (gone, swapped for a link, a FIFO

@@ -1,7 +1,7 @@
 //! Facts about the running kernel: its command line, release, and the
 //! vsyscall mode it was booted with.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use serde::Serialize;
 
 /// `/proc/cmdline`, or None when unreadable.
@@ -171,7 +171,7 @@ pub fn is_clock_problem(msg: &str) -> bool {
 /// The CPUs of one of sysfs's CPU lists (`online`, `possible`: "0-3,6").
 fn cpu_list(name: &str) -> Result<Vec<u32>> {
     let path = format!("/sys/devices/system/cpu/{name}");
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::from_io(&path, e, "is sysfs mounted?"))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::from_io(&path, e, Hint::SysfsMounted))?;
     parse_cpu_list(&text).ok_or_else(|| Error::malformed(path, text.trim()))
 }
 

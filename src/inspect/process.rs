@@ -9,7 +9,7 @@
 //! maps, EIO from mem). [`Process::read_consistent`] brackets a read with
 //! an [`ExecStamp`] taken before and after, and retries while they differ.
 
-use crate::error::{ptrace_hint, Error, Result};
+use crate::error::{ptrace_hint, Error, Hint, Result};
 use crate::inspect::auxv::{self, AuxEntry, WordSize};
 use crate::inspect::maps::{self, Mapping};
 use std::fs::File;
@@ -84,7 +84,7 @@ impl Process {
         let path = PathBuf::from(format!("/proc/{pid}"));
         let dir = File::open(&path).map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => Error::NoSuchProcess { pid },
-            _ => Error::from_io(&path, e, &ptrace_hint(pid)),
+            _ => Error::from_io(&path, e, ptrace_hint(pid)),
         })?;
         let mut process = Process { pid, dir, comm: String::new() };
         let stat = process.read_text("stat")?;
@@ -180,12 +180,8 @@ impl Process {
     fn io_error(&self, name: &str, e: io::Error) -> Error {
         match e.raw_os_error() {
             Some(libc::ESRCH) | Some(libc::ENOENT) => Error::NoSuchProcess { pid: self.pid },
-            Some(libc::EACCES) | Some(libc::EPERM) => Error::from_io(self.proc_path(name), e, &ptrace_hint(self.pid)),
-            _ => Error::from_io(
-                self.proc_path(name),
-                e,
-                "the process may have unmapped it, exec'd or exited while it was read; retry",
-            ),
+            Some(libc::EACCES) | Some(libc::EPERM) => Error::from_io(self.proc_path(name), e, ptrace_hint(self.pid)),
+            _ => Error::from_io(self.proc_path(name), e, Hint::ProcessChanged),
         }
     }
 
@@ -283,7 +279,7 @@ impl Process {
                     io::ErrorKind::UnexpectedEof,
                     format!("read {done} of {len} bytes at {addr:#x}"),
                 ),
-                hint: "the mapping may have changed; retry".into(),
+                hint: Hint::MappingChanged,
             });
         }
         Ok(buf)

@@ -1,5 +1,5 @@
-//! Timing loops, syscall counting, verdicts and cross-path verification for
-//! `bench`. Each clock function is called through up to four paths — the C
+//! Timing loops, syscall counting and cross-path verification for
+//! `bench` (the verdicts on what they measure are `model::policy`'s). Each clock function is called through up to four paths — the C
 //! library, a direct call into the vDSO, the raw syscall and the x86_64
 //! vsyscall page — and each path gets a cost (median ns/call over timed
 //! batches, hyperfine-style statistics) and, when perf is available, a count
@@ -7,7 +7,7 @@
 //! is what proves "fast" rather than guessing it from the timing.
 
 use crate::arch::{self, TimeFn};
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::measure::perf::{Counter, CounterSpec, Scope};
 use crate::measure::sys::call::{self, VsyscallPage};
 use crate::measure::tracefs::Tracefs;
@@ -403,7 +403,7 @@ impl SyscallCounter {
         me.baseline = empty.into_iter().min().ok_or_else(|| Error::Facility {
             errno: None,
             what: "the raw_syscalls:sys_enter counter never ran".into(),
-            hint: "check perf_event_open limits (kernel.perf_event_paranoid, seccomp)".into(),
+            hint: Hint::PerfLimits,
         })?;
         Ok(me)
     }
@@ -441,65 +441,6 @@ pub fn syscalls_per_call(
         .ok()
         .flatten()?;
     ran.then(|| v as f64 / n as f64)
-}
-
-/// What a function/clock gets, from the syscalls its libc and vDSO paths make.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// Served by the vDSO in user space, through libc too: no syscalls.
-    Fast,
-    /// The vDSO symbol itself enters the kernel for this clock.
-    KernelFallback,
-    /// The vDSO serves it, but the C library's path makes syscalls.
-    LibcBypass,
-    /// The vDSO has no symbol for the function.
-    Missing,
-    /// The kernel rejects the clock id (EINVAL).
-    Unsupported,
-}
-
-impl Verdict {
-    /// The name used in tables and JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Verdict::Fast => "fast",
-            Verdict::KernelFallback => "kernel-fallback",
-            Verdict::LibcBypass => "libc-bypass",
-            Verdict::Missing => "missing",
-            Verdict::Unsupported => "unsupported",
-        }
-    }
-}
-
-/// Whether a path enters the kernel: `Some(true)` when it does, `None` unknown.
-pub type Enters = Option<bool>;
-
-/// The verdict from what each path did. `errno` is the first error any path
-/// gave; `vdso_present` whether the vDSO exports the function.
-pub fn verdict(errno: Option<i32>, vdso_present: bool, libc: Enters, vdso: Enters) -> Option<Verdict> {
-    if errno == Some(libc::EINVAL) {
-        return Some(Verdict::Unsupported);
-    }
-    if !vdso_present {
-        return Some(Verdict::Missing);
-    }
-    match (vdso?, libc) {
-        (true, _) => Some(Verdict::KernelFallback),
-        (false, Some(true)) => Some(Verdict::LibcBypass),
-        (false, Some(false)) => Some(Verdict::Fast),
-        (false, None) => None,
-    }
-}
-
-/// Enters the kernel, by count: at least half a syscall per call.
-pub fn enters_by_count(syscalls_per_call: Option<f64>) -> Enters {
-    syscalls_per_call.map(|s| s >= 0.5)
-}
-
-/// Enters the kernel, by timing alone: costs at least half the raw syscall.
-pub fn enters_by_timing(ns: Option<f64>, syscall_ns: Option<f64>) -> Enters {
-    Some(ns? >= 0.5 * syscall_ns?)
 }
 
 // ------------------------------------------------------------------ verify
@@ -688,19 +629,6 @@ mod tests {
         assert_eq!(Stats::of(&[4.0], 1).unwrap().stddev, None);
         assert!(Stats::of(&[], 1).is_none());
         assert_eq!(Stats::of(&[1.0, 2.0, 3.0, 4.0], 1).unwrap().median, 2.5);
-    }
-
-    #[test]
-    fn verdicts() {
-        assert_eq!(verdict(Some(libc::EINVAL), true, None, None), Some(Verdict::Unsupported));
-        assert_eq!(verdict(None, false, Some(true), None), Some(Verdict::Missing));
-        assert_eq!(verdict(None, true, Some(true), Some(true)), Some(Verdict::KernelFallback));
-        assert_eq!(verdict(None, true, Some(true), Some(false)), Some(Verdict::LibcBypass));
-        assert_eq!(verdict(None, true, Some(false), Some(false)), Some(Verdict::Fast));
-        assert_eq!(verdict(None, true, None, None), None);
-        assert_eq!(enters_by_timing(Some(300.0), Some(400.0)), Some(true));
-        assert_eq!(enters_by_timing(Some(20.0), Some(400.0)), Some(false));
-        assert_eq!(enters_by_timing(None, Some(400.0)), None);
     }
 
     #[test]

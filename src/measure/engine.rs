@@ -5,14 +5,14 @@
 //! `cmd::trace`, `check` and the exporter drive this, never an engine directly.
 
 use crate::arch::Abi;
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Misuse, Result};
 use crate::inspect::Process;
 use crate::measure::bpf::{self, BpfTracer};
 use crate::measure::seccomp::SeccompTracer;
 use crate::measure::sys::seccomp::{Listener, Program};
 use crate::measure::trace::{Attach, Events, Tally, Tracer};
 use crate::measure::tracefs::Tracefs;
-use serde::Serialize;
+pub use crate::progress::Kind;
 
 /// Which engine the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -26,26 +26,6 @@ pub enum Choice {
     Perf,
     /// seccomp user notification, `-- CMD` only (needs no privilege; each clock syscall waits ~10 µs for vdsoctl).
     Seccomp,
-}
-
-/// The engine that ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    Bpf,
-    Perf,
-    Seccomp,
-}
-
-impl Kind {
-    /// The engine's name, as `--engine` and the JSON say it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Bpf => "bpf",
-            Kind::Perf => "perf",
-            Kind::Seccomp => "seccomp",
-        }
-    }
 }
 
 /// What to count.
@@ -90,8 +70,7 @@ impl Counting {
         }
         let perf_only = plan.native_only || plan.no_split;
         if choice == Choice::Perf || (choice == Choice::Auto && perf_only) {
-            let reason =
-                (choice == Choice::Auto).then(|| "--native-only and --no-split are perf-engine modes".to_string());
+            let reason = (choice == Choice::Auto).then(|| Misuse::PerfOnlyModes.to_string());
             return Ok(Opened { counting: Counting::open_perf(plan)?, fallback_reason: reason });
         }
         let scope = if plan.all { bpf::Scope::All } else { bpf::Scope::Trees };
@@ -101,8 +80,7 @@ impl Counting {
         let loaded = if crate::inspect::process::in_initial_pid_namespace() == Some(false) {
             Err(Error::Facility {
                 what: "the BPF engine counts by the host's pids and vdsoctl runs in a PID namespace".into(),
-                hint: "use `--engine perf` here, or run vdsoctl in the host's PID namespace (`docker run --pid=host`)"
-                    .into(),
+                hint: Hint::BpfPidNamespace,
                 errno: None,
             })
         } else {
@@ -132,9 +110,9 @@ impl Counting {
                         short(&perf_err.to_string())
                     ),
                     hint: if nix::unistd::geteuid().is_root() {
-                        "root is refused too: a container's seccomp profile or capability bounding set blocks bpf(2) and perf_event_open; run on the host, or allow them (`docker run --cap-add BPF --cap-add PERFMON`)".into()
+                        Hint::EnginesRootRefused
                     } else {
-                        "run as root, or grant CAP_BPF and CAP_PERFMON (`setpriv --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon vdsoctl trace ...`)".into()
+                        Hint::EnginesPrivilege
                     },
                 }),
             },
@@ -143,12 +121,10 @@ impl Counting {
 
     fn open_seccomp(plan: Plan) -> Result<Counting> {
         if !plan.command {
-            return Err(Error::Usage(
-                "the seccomp engine counts a command vdsoctl starts: use `-- CMD ARGS..` (for -p and -a, use --engine bpf or perf)".into(),
-            ));
+            return Err(Error::Misuse(Misuse::SeccompNeedsCommand));
         }
         if plan.native_only || plan.no_split {
-            return Err(Error::Usage("--native-only and --no-split are perf-engine modes".into()));
+            return Err(Error::Misuse(Misuse::PerfOnlyModes));
         }
         // The filter's fd is made in the command's child, before its exec:
         // nothing is opened here, and a refusal is known at the fork.
@@ -157,7 +133,7 @@ impl Counting {
 
     fn open_perf(plan: Plan) -> Result<Counting> {
         if plan.per_thread {
-            return Err(Error::Usage("--per-thread needs the BPF engine (--engine bpf)".into()));
+            return Err(Error::Misuse(Misuse::PerThreadNeedsBpf));
         }
         raise_fd_limit();
         let tracefs = Tracefs::find_or_mount()?;
@@ -205,9 +181,7 @@ impl Counting {
     /// now on. `ppid` is reported as its parent.
     pub fn add_process(&mut self, process: &Process, abi: Abi, ppid: Option<i32>) -> Result<()> {
         match self {
-            Counting::Seccomp(_) => {
-                Err(Error::Usage("the seccomp engine counts a command vdsoctl starts, not -p".into()))
-            }
+            Counting::Seccomp(_) => Err(Error::Misuse(Misuse::SeccompNotPid)),
             Counting::Bpf(t) => t.add_root(process.pid(), ppid),
             Counting::Perf(t) => {
                 t.attach_process(process, abi, Attach { inherit: true, enable_on_exec: false, start_disabled: true })?;
@@ -225,12 +199,12 @@ impl Counting {
                 let listener = listener.ok_or_else(|| Error::Facility {
                     errno: None,
                     what: "the command started without the seccomp filter".into(),
-                    hint: "retry; report it if it happens again".into(),
+                    hint: Hint::RetryOrReportAgain,
                 })?;
                 t.supervise(listener, pid, std::process::id() as i32).map_err(|e| Error::Facility {
                     errno: e.raw_os_error(),
                     what: format!("cannot start the seccomp supervisor: {e}"),
-                    hint: "retry".into(),
+                    hint: Hint::Retry,
                 })
             }
             Counting::Bpf(t) => t.add_root(pid, Some(std::process::id() as i32)),

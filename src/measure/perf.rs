@@ -3,7 +3,7 @@
 //! stops, no records. The raw errno of a refusal is kept and turned into an
 //! exit-4 error that names the cause (paranoid level, capability, seccomp).
 
-use crate::error::{errno_text, Error, Result};
+use crate::error::{errno_text, Error, Hint, Result};
 use crate::measure::sys::perf as sys;
 use std::ffi::CString;
 use std::fs::File;
@@ -219,7 +219,7 @@ pub fn apply_filter(fd: BorrowedFd<'_>, filter: &str) -> Result<()> {
     sys::set_filter(fd, &c).map_err(|e| Error::Facility {
         errno: None,
         what: format!("the kernel rejected the tracepoint filter `{filter}`: {}", errno_text(&e)),
-        hint: "this kernel's tracepoint has other fields; check its format file in tracefs".into(),
+        hint: Hint::TracepointFields,
     })
 }
 
@@ -233,27 +233,27 @@ fn open_error(e: io::Error, scope: Scope) -> Error {
     match e.raw_os_error() {
         Some(libc::ESRCH) => match scope {
             Scope::Thread(pid) | Scope::ThreadOnCpu(pid, _) => Error::NoSuchProcess { pid },
-            Scope::Cpu(_) => Error::Facility { errno: e.raw_os_error(), what: format!("perf_event_open: {}", errno_text(&e)), hint: "retry".into() },
+            Scope::Cpu(_) => Error::Facility { errno: e.raw_os_error(), what: format!("perf_event_open: {}", errno_text(&e)), hint: Hint::Retry },
         },
         Some(libc::EACCES) | Some(libc::EPERM) => Error::Facility {
             errno: e.raw_os_error(), what: format!("perf_event_open refused: {} (kernel.perf_event_paranoid = {paranoid})", errno_text(&e)),
             hint: if nix::unistd::geteuid().is_root() {
-                "root is refused too: a container's seccomp profile or capability bounding set blocks perf_event_open; run on the host, or allow it (`docker run --cap-add PERFMON`)".into()
+                Hint::PerfRootRefused
             } else {
-                "run as root or with CAP_PERFMON (CAP_SYS_ADMIN before 5.8), or `sysctl kernel.perf_event_paranoid=-1`".into()
+                Hint::PerfPrivilege
             },
         },
         Some(libc::ENOSYS) => Error::Facility { errno: e.raw_os_error(),
             what: "perf_event_open is not available: the kernel lacks CONFIG_PERF_EVENTS or a seccomp policy returns ENOSYS".into(),
-            hint: "run on the host, or allow perf_event_open in the container's seccomp profile".into(),
+            hint: Hint::PerfSeccomp,
         },
         Some(libc::EMFILE) | Some(libc::ENFILE) => Error::Facility {
             errno: e.raw_os_error(), what: format!("perf_event_open: {} (one counter per thread and clock id)", errno_text(&e)),
-            hint: "raise the limit with `ulimit -n 65536`, or trace fewer processes".into(),
+            hint: Hint::PerfFdLimit,
         },
         _ => Error::Facility {
             errno: e.raw_os_error(), what: format!("perf_event_open failed: {}", errno_text(&e)),
-            hint: "check that the tracepoint exists and perf is enabled (kernel.perf_event_paranoid)".into(),
+            hint: Hint::PerfTracepoint,
         },
     }
 }
@@ -262,7 +262,7 @@ fn ioctl_error(what: &str, e: io::Error) -> Error {
     Error::Facility {
         errno: e.raw_os_error(),
         what: format!("perf counter {what} failed: {}", errno_text(&e)),
-        hint: "retry; report it if it persists".into(),
+        hint: Hint::RetryOrReport,
     }
 }
 

@@ -3,7 +3,7 @@
 //! this module splits the copied bytes into records, totally: a short or
 //! malformed record ends the batch, it never panics.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::measure::sys::ring::{self as sys, Mmap};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
@@ -65,7 +65,7 @@ impl Ring {
         let map = Mmap::new(fd.as_fd(), pages).map_err(|e| Error::Facility {
             errno: None,
             what: format!("cannot map a {pages}-page perf ring buffer: {}", crate::error::errno_text(&e)),
-            hint: "raise kernel.perf_event_mlock_kb or `ulimit -l`, or run as root".into(),
+            hint: Hint::MlockLimit,
         })?;
         Ok(Ring { fd, map, buf: Vec::new() })
     }

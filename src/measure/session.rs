@@ -6,12 +6,13 @@
 //! `model::trace`'s. `trace` and `check` both trace through here.
 
 use crate::arch::{self, Abi};
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Misuse, Result};
 use crate::inspect::process::exe_header_of;
 use crate::inspect::Process;
 use crate::measure::engine::{Choice, Counting, Kind, Plan};
 use crate::measure::sys::spawn;
 use crate::measure::trace::Tally;
+pub use crate::progress::{Progress, Target};
 use nix::sys::signal::{SigSet, Signal};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -29,18 +30,6 @@ const PUMP: Duration = Duration::from_millis(20);
 /// How long a command gets to exit after a forwarded signal before the
 /// summary says it still runs.
 const GRACE: Duration = Duration::from_secs(2);
-
-/// What was traced.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Target {
-    /// `-p`: these processes, all their threads, what they fork.
-    Pids(Vec<i32>),
-    /// `-a`: every process.
-    All,
-    /// `-- CMD`: the command line and the pid it ran as.
-    Command { argv: Vec<String>, pid: i32 },
-}
 
 /// The traced command.
 #[derive(Debug, Clone, Serialize)]
@@ -92,26 +81,6 @@ pub struct TraceRequest {
     /// Told what happens on the way (measure never prints; the caller words
     /// it); `None`: nothing is said.
     pub progress: Option<fn(&Progress<'_>)>,
-}
-
-/// What a trace says on the way, as data.
-#[derive(Debug)]
-pub enum Progress<'a> {
-    /// `-p` named a thread: its whole process is traced.
-    ThreadOfProcess { tid: i32, tgid: i32 },
-    /// A fallback engine counts, and why not the preferred one.
-    Fallback { engine: Kind, why: &'a str },
-    /// The command is still running some time after a forwarded signal
-    /// (SIGINT, SIGTERM): counting goes on until it exits or another signal.
-    SignalIgnored { pid: i32, signal: &'static str },
-    /// Seccomp engine: the command exited, but processes it started still
-    /// hold its filter; counting goes on until they exit or a signal.
-    TreeLingers { pid: i32 },
-    /// The command ran past its time limit: it got SIGTERM (SIGKILL follows
-    /// after `grace` if it is still running).
-    TimedOut { pid: i32, after: Duration, grace: Duration },
-    /// Counting started: for `-- CMD` before the command runs.
-    Armed { target: &'a Target, duration: Option<Duration> },
 }
 
 /// What the session traced with, for the report.
@@ -211,7 +180,7 @@ pub fn block_stop_signals() -> Result<SigSet> {
     signals.thread_block().map_err(|e| Error::Facility {
         errno: Some(e as i32),
         what: format!("cannot block SIGINT and SIGTERM: {e}"),
-        hint: "retry".into(),
+        hint: Hint::Retry,
     })?;
     Ok(signals)
 }
@@ -255,153 +224,26 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         traces_compat: counting.traces_compat(),
         command: None,
     };
-
-    let deadline = duration.map(|d| start + d);
-    let mut next_interval = req.interval.map(|i| start + i);
-    let mut last = (Tally::default(), start);
-    let mut exit_status = None;
-    let mut interrupted = false;
-    let mut exited: BTreeMap<i32, Instant> = BTreeMap::new();
     let targets = match &session.target {
         Target::Pids(p) => p.len(),
         _ => 0,
     };
-    // `-- CMD`: the command has exited but the seccomp engine still answers
-    // its tree's calls (a process it left behind), since this moment.
-    let mut command_done: Option<Instant> = None;
-    // `-- CMD`: signals forwarded so far, and when the last one was.
-    let mut forwarded: Option<(u32, Instant, Signal)> = None;
-    let mut said_ignored = false;
-    let mut said_lingers = false;
-    // `-- CMD` with a time limit: when it is up, and whether it was reached.
-    let time_limit = req.timeout.filter(|_| child.is_some()).map(|t| start + t);
-    let mut timed_out = false;
+    let mut w = Waiting::new(req, child, child_fd, start, duration, targets);
     let end = loop {
         let now = Instant::now();
-        if let (Some(limit), Some(pid), None) = (time_limit, child, command_done) {
-            let kill = |sig: Signal| {
-                let _ = child_fd.as_ref().map(|fd| spawn::pidfd_kill(fd.as_fd(), sig as i32));
-            };
-            match forwarded {
-                _ if now < limit => {}
-                None => {
-                    timed_out = true;
-                    kill(Signal::SIGTERM);
-                    forwarded = Some((1, now, Signal::SIGTERM));
-                    said_ignored = true;
-                    if let Some(say) = req.progress {
-                        say(&Progress::TimedOut { pid, after: limit - start, grace: GRACE });
-                    }
-                }
-                Some((1, at, _)) if timed_out && now >= at + GRACE => {
-                    kill(Signal::SIGKILL);
-                    forwarded = Some((2, now, Signal::SIGKILL));
-                }
-                Some(_) => {}
-            }
+        w.enforce_time_limit(now);
+        if let Some(end) = w.watch_tree(now, &counting) {
+            break end;
         }
-        if let Some(done) = command_done {
-            match counting.tree_ended() {
-                Some(Some(gone)) => break Some(gone.max(done)),
-                // Out of time: what the command left behind is not waited
-                // for (it is killed below).
-                Some(None) if timed_out && now >= done + GRACE => break Some(done),
-                Some(None) if !said_lingers && now >= done + GRACE => {
-                    said_lingers = true;
-                    if let (Some(say), Some(pid)) = (req.progress, child) {
-                        say(&Progress::TreeLingers { pid });
-                    }
-                }
-                Some(None) => {}
-                None => break Some(done),
-            }
-        }
-        if let (Some((_, at, sig)), Some(pid), false) = (forwarded, child, said_ignored) {
-            if command_done.is_none() && now >= at + GRACE {
-                said_ignored = true;
-                if let Some(say) = req.progress {
-                    say(&Progress::SignalIgnored { pid, signal: sig.as_str() });
-                }
-            }
-        }
-        // Every whole interval that ended by the deadline gets its report
-        // (the last one too: `-d 3s --interval 1s` prints +2–3 s), however
-        // late this wake-up is.
-        while let (Some(due), Some(every)) = (next_interval, req.interval) {
-            if due > now || deadline.is_some_and(|d| due > d) {
-                break;
-            }
-            let tally = counting.snapshot()?;
-            let delta = tally.since(&last.0);
-            let window = Window {
-                tally: &delta,
-                elapsed: due - last.1,
-                start,
-                exited: &BTreeMap::new(),
-                interrupted: false,
-                bounds: Some((last.1 - start, due - start)),
-            };
-            on_interval(&session, &window)?;
-            last = (tally, due);
-            next_interval = Some(due + every);
-        }
-        if deadline.is_some_and(|d| now >= d) {
+        w.say_ignored(now);
+        w.intervals(now, &mut counting, &session, on_interval)?;
+        if w.deadline.is_some_and(|d| now >= d) {
             break None;
         }
-        let mut wait = if counting.needs_pump() { PUMP } else { Duration::from_secs(3600) };
-        if command_done.is_some() {
-            wait = wait.min(PUMP);
-        }
-        if let (Some((_, at, _)), false) = (forwarded, said_ignored) {
-            wait = wait.min((at + GRACE).saturating_duration_since(now) + Duration::from_millis(1));
-        }
-        if let (Some(limit), None) = (time_limit, command_done) {
-            let next = match forwarded {
-                None => limit,
-                Some((_, at, _)) => at + GRACE,
-            };
-            wait = wait.min(next.saturating_duration_since(now) + Duration::from_millis(1));
-        }
-        for t in [deadline, next_interval].into_iter().flatten() {
-            wait = wait.min(t.saturating_duration_since(now));
-        }
-        let event = rx.recv_timeout(wait);
+        let event = rx.recv_timeout(w.wait(now, &counting));
         counting.pump();
-        match event {
-            Ok(Event::Signal(sig)) => {
-                interrupted = true;
-                // Nothing to forward to: -p and -a, or a command that has
-                // exited while processes it left behind keep its filter.
-                if child.is_none() || command_done.is_some() {
-                    break None;
-                }
-                // As strace does: the first signal goes to the command and
-                // counting goes on until it exits; the second kills it; a
-                // third stops waiting for its tree.
-                let n = forwarded.map_or(0, |(n, _, _)| n) + 1;
-                match n {
-                    1 => {
-                        let _ = child_fd.as_ref().map(|fd| spawn::pidfd_kill(fd.as_fd(), sig as i32));
-                    }
-                    2 => {
-                        let _ = child_fd.as_ref().map(|fd| spawn::pidfd_kill(fd.as_fd(), Signal::SIGKILL as i32));
-                    }
-                    _ => break None,
-                }
-                forwarded = Some((n, Instant::now(), sig));
-                said_ignored = n > 1;
-            }
-            Ok(Event::CommandExited(status, at)) => {
-                exit_status = Some(status);
-                command_done = Some(at);
-            }
-            Ok(Event::TargetExited(pid, at)) => {
-                exited.insert(pid, at);
-                if exited.len() == targets {
-                    break Some(at);
-                }
-            }
-            Err(_) => {}
+        if let Some(end) = w.event(event) {
+            break end;
         }
     };
     // Stop counting first. The window ends when the last target exited,
@@ -415,18 +257,230 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     tree.kill_tree();
     let end = end.unwrap_or_else(|| stopping + stopping.elapsed() / 2);
     let tally = counting.snapshot()?;
-    if child.is_some() && exit_status.is_none() && interrupted {
+    if child.is_some() && w.exit_status.is_none() && w.interrupted {
         while let Ok(ev) = rx.recv_timeout(GRACE) {
             if let Event::CommandExited(status, _) = ev {
-                exit_status = Some(status);
+                w.exit_status = Some(status);
                 break;
             }
         }
     }
     if let (Some(c), Some(cmd)) = (child, &command) {
-        session.command = Some(CommandInfo { argv: cmd.argv_text.clone(), pid: c, exit_status });
+        session.command = Some(CommandInfo { argv: cmd.argv_text.clone(), pid: c, exit_status: w.exit_status });
     }
+    let Waiting { exited, interrupted, timed_out, .. } = w;
     Ok(Traced { session, tally, elapsed: end.saturating_duration_since(start), start, exited, interrupted, timed_out })
+}
+
+/// What ends the wait: `Some(Some(at))`, everything traced ended at `at`;
+/// `Some(None)`, stop now (the deadline, a signal); `None`, go on.
+type End = Option<Option<Instant>>;
+
+/// The state of [`collect`]'s wait: what has happened so far.
+struct Waiting<'r> {
+    req: &'r TraceRequest,
+    child: Option<i32>,
+    child_fd: Option<std::os::fd::OwnedFd>,
+    start: Instant,
+    deadline: Option<Instant>,
+    next_interval: Option<Instant>,
+    last: (Tally, Instant),
+    exit_status: Option<ExitStatus>,
+    interrupted: bool,
+    exited: BTreeMap<i32, Instant>,
+    /// `-p`: how many targets; all exited ends the trace.
+    targets: usize,
+    /// `-- CMD`: the command has exited but the seccomp engine still answers
+    /// its tree's calls (a process it left behind), since this moment.
+    command_done: Option<Instant>,
+    /// `-- CMD`: signals forwarded so far, and when the last one was.
+    forwarded: Option<(u32, Instant, Signal)>,
+    said_ignored: bool,
+    said_lingers: bool,
+    /// `-- CMD` with a time limit: when it is up, and whether it was reached.
+    time_limit: Option<Instant>,
+    timed_out: bool,
+}
+
+impl<'r> Waiting<'r> {
+    fn new(
+        req: &'r TraceRequest,
+        child: Option<i32>,
+        child_fd: Option<std::os::fd::OwnedFd>,
+        start: Instant,
+        duration: Option<Duration>,
+        targets: usize,
+    ) -> Waiting<'r> {
+        Waiting {
+            req,
+            child,
+            child_fd,
+            start,
+            deadline: duration.map(|d| start + d),
+            next_interval: req.interval.map(|i| start + i),
+            last: (Tally::default(), start),
+            exit_status: None,
+            interrupted: false,
+            exited: BTreeMap::new(),
+            targets,
+            command_done: None,
+            forwarded: None,
+            said_ignored: false,
+            said_lingers: false,
+            time_limit: req.timeout.filter(|_| child.is_some()).map(|t| start + t),
+            timed_out: false,
+        }
+    }
+
+    fn kill(&self, sig: i32) {
+        let _ = self.child_fd.as_ref().map(|fd| spawn::pidfd_kill(fd.as_fd(), sig));
+    }
+
+    fn say(&self, p: &Progress<'_>) {
+        if let Some(say) = self.req.progress {
+            say(p);
+        }
+    }
+
+    /// `--timeout`: SIGTERM when it is up, SIGKILL a grace later.
+    fn enforce_time_limit(&mut self, now: Instant) {
+        let (Some(limit), Some(pid), None) = (self.time_limit, self.child, self.command_done) else { return };
+        match self.forwarded {
+            _ if now < limit => {}
+            None => {
+                self.timed_out = true;
+                self.kill(Signal::SIGTERM as i32);
+                self.forwarded = Some((1, now, Signal::SIGTERM));
+                self.said_ignored = true;
+                self.say(&Progress::TimedOut { pid, after: limit - self.start, grace: GRACE });
+            }
+            Some((1, at, _)) if self.timed_out && now >= at + GRACE => {
+                self.kill(Signal::SIGKILL as i32);
+                self.forwarded = Some((2, now, Signal::SIGKILL));
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// The command exited: wait for what its tree left behind, saying so once.
+    fn watch_tree(&mut self, now: Instant, counting: &Counting) -> End {
+        let done = self.command_done?;
+        match counting.tree_ended() {
+            Some(Some(gone)) => Some(Some(gone.max(done))),
+            // Out of time: what the command left behind is not waited
+            // for (it is killed below).
+            Some(None) if self.timed_out && now >= done + GRACE => Some(Some(done)),
+            Some(None) if !self.said_lingers && now >= done + GRACE => {
+                self.said_lingers = true;
+                if let Some(pid) = self.child {
+                    self.say(&Progress::TreeLingers { pid });
+                }
+                None
+            }
+            Some(None) => None,
+            None => Some(Some(done)),
+        }
+    }
+
+    /// A forwarded signal the command has not died of, a grace later.
+    fn say_ignored(&mut self, now: Instant) {
+        if let (Some((_, at, sig)), Some(pid), false) = (self.forwarded, self.child, self.said_ignored) {
+            if self.command_done.is_none() && now >= at + GRACE {
+                self.said_ignored = true;
+                self.say(&Progress::SignalIgnored { pid, signal: sig.as_str() });
+            }
+        }
+    }
+
+    /// Every whole interval that ended by the deadline gets its report
+    /// (the last one too: `-d 3s --interval 1s` prints +2–3 s), however
+    /// late this wake-up is.
+    fn intervals(
+        &mut self,
+        now: Instant,
+        counting: &mut Counting,
+        session: &Session,
+        on_interval: &mut dyn FnMut(&Session, &Window<'_>) -> Result<()>,
+    ) -> Result<()> {
+        while let (Some(due), Some(every)) = (self.next_interval, self.req.interval) {
+            if due > now || self.deadline.is_some_and(|d| due > d) {
+                break;
+            }
+            let tally = counting.snapshot()?;
+            let delta = tally.since(&self.last.0);
+            let window = Window {
+                tally: &delta,
+                elapsed: due - self.last.1,
+                start: self.start,
+                exited: &BTreeMap::new(),
+                interrupted: false,
+                bounds: Some((self.last.1 - self.start, due - self.start)),
+            };
+            on_interval(session, &window)?;
+            self.last = (tally, due);
+            self.next_interval = Some(due + every);
+        }
+        Ok(())
+    }
+
+    /// How long to sleep for the next event, at most until the next thing due.
+    fn wait(&self, now: Instant, counting: &Counting) -> Duration {
+        let mut wait = if counting.needs_pump() { PUMP } else { Duration::from_secs(3600) };
+        if self.command_done.is_some() {
+            wait = wait.min(PUMP);
+        }
+        if let (Some((_, at, _)), false) = (self.forwarded, self.said_ignored) {
+            wait = wait.min((at + GRACE).saturating_duration_since(now) + Duration::from_millis(1));
+        }
+        if let (Some(limit), None) = (self.time_limit, self.command_done) {
+            let next = match self.forwarded {
+                None => limit,
+                Some((_, at, _)) => at + GRACE,
+            };
+            wait = wait.min(next.saturating_duration_since(now) + Duration::from_millis(1));
+        }
+        for t in [self.deadline, self.next_interval].into_iter().flatten() {
+            wait = wait.min(t.saturating_duration_since(now));
+        }
+        wait
+    }
+
+    /// A signal, the command's exit, a target's exit.
+    fn event(&mut self, event: std::result::Result<Event, mpsc::RecvTimeoutError>) -> End {
+        match event {
+            Ok(Event::Signal(sig)) => {
+                self.interrupted = true;
+                // Nothing to forward to: -p and -a, or a command that has
+                // exited while processes it left behind keep its filter.
+                if self.child.is_none() || self.command_done.is_some() {
+                    return Some(None);
+                }
+                // As strace does: the first signal goes to the command and
+                // counting goes on until it exits; the second kills it; a
+                // third stops waiting for its tree.
+                let n = self.forwarded.map_or(0, |(n, _, _)| n) + 1;
+                match n {
+                    1 => self.kill(sig as i32),
+                    2 => self.kill(Signal::SIGKILL as i32),
+                    _ => return Some(None),
+                }
+                self.forwarded = Some((n, Instant::now(), sig));
+                self.said_ignored = n > 1;
+            }
+            Ok(Event::CommandExited(status, at)) => {
+                self.exit_status = Some(status);
+                self.command_done = Some(at);
+            }
+            Ok(Event::TargetExited(pid, at)) => {
+                self.exited.insert(pid, at);
+                if self.exited.len() == self.targets {
+                    return Some(Some(at));
+                }
+            }
+            Err(_) => {}
+        }
+        None
+    }
 }
 
 /// The targets added and counting started.
@@ -456,9 +510,7 @@ fn open_and_arm(
     let open = |choice: Choice| -> Result<(Counting, Option<String>)> {
         let opened = Counting::open(choice, plan)?;
         if opened.counting.kind() == Kind::Seccomp && req.duration.is_some() {
-            return Err(Error::Usage(
-                "-d cannot cut the seccomp engine off: the command's clock syscalls wait for vdsoctl's answer, so it counts until the command's tree exits (stop it with Ctrl-C)".into(),
-            ));
+            return Err(Error::Misuse(Misuse::SeccompNoDuration));
         }
         Ok((opened.counting, opened.fallback_reason))
     };
@@ -513,8 +565,10 @@ fn arm(
                 spawn::GateError::Fork(source) => Error::Spawn { cmd: cmd.display.clone(), source },
                 spawn::GateError::Filter(source) => Error::Facility {
                     errno: source.raw_os_error(),
-                    what: format!("the seccomp engine is refused: installing its filter in the command failed: {source}"),
-                    hint: "seccomp(2) with a user-notification listener needs Linux 5.5 and a sandbox that allows seccomp(2); elsewhere use --engine bpf or perf (root, or CAP_BPF + CAP_PERFMON)".into(),
+                    what: format!(
+                        "the seccomp engine is refused: installing its filter in the command failed: {source}"
+                    ),
+                    hint: Hint::SeccompRefused,
                 },
             })?;
         let child = gated.pid;
@@ -586,7 +640,7 @@ struct PreparedCommand {
 }
 
 fn prepare_command(words: &[OsString]) -> Result<PreparedCommand> {
-    let display = crate::render::shell_words(&words.iter().map(|w| w.to_string_lossy()).collect::<Vec<_>>());
+    let display = crate::words::shell_words(&words.iter().map(|w| w.to_string_lossy()).collect::<Vec<_>>());
     let spawn_err = |kind: std::io::ErrorKind, why: &str| Error::Spawn {
         cmd: display.clone(),
         source: std::io::Error::new(kind, why.to_string()),

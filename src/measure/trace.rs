@@ -24,7 +24,7 @@
 //!   syscall tracepoint at all.
 
 use crate::arch::{self, Abi, TimeFn};
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::inspect::Process;
 use crate::measure::perf::{self, CounterSpec, Reading, Scope, SAMPLE_RAW, SAMPLE_REGS_USER, SAMPLE_TID};
 
@@ -179,7 +179,7 @@ impl Events {
         let host = arch::HOST_ABI.ok_or_else(|| Error::Facility {
             errno: None,
             what: "`trace` does not know this architecture's syscall numbers".into(),
-            hint: "run on x86_64, aarch64 or riscv64".into(),
+            hint: Hint::UnsupportedArch,
         })?;
         let mut per_syscall = Vec::new();
         for (f, _) in host.clock_syscalls() {
@@ -453,7 +453,7 @@ impl Tracer {
                         let dup = fd.try_clone().map_err(|e| Error::Facility {
                             errno: None,
                             what: format!("cannot duplicate a perf fd: {}", crate::error::errno_text(&e)),
-                            hint: "raise `ulimit -n`".into(),
+                            hint: Hint::FdLimit,
                         })?;
                         self.sources.push(Source { ring: Ring::new(dup, pages)?, tree: true });
                     }
@@ -518,7 +518,7 @@ impl Tracer {
         crate::measure::sys::ring::poll_in(&fds, timeout_ms).map_err(|e| Error::Facility {
             errno: None,
             what: format!("poll on perf ring buffers failed: {}", crate::error::errno_text(&e)),
-            hint: "retry".into(),
+            hint: Hint::Retry,
         })?;
         self.drain();
         Ok(())
@@ -654,7 +654,7 @@ impl Tracer {
         let fail = |e: std::io::Error| Error::Facility {
             errno: None,
             what: format!("cannot enable a perf counter: {}", crate::error::errno_text(&e)),
-            hint: "retry".into(),
+            hint: Hint::Retry,
         };
         for e in &self.counters {
             crate::measure::sys::perf::enable(e.fd.as_fd()).map_err(fail)?;

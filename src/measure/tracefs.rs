@@ -5,7 +5,7 @@
 //! tracefs at /sys/kernel/tracing; otherwise the error names every path tried
 //! and the mount command.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use std::path::{Path, PathBuf};
 
 /// Where tracefs usually lives, in the order perf tries them.
@@ -63,7 +63,7 @@ impl Tracefs {
                             root.display(),
                             crate::error::errno_text(&e)
                         ),
-                        hint: "run vdsoctl as root (tracepoint ids and filters live in tracefs)".into(),
+                        hint: Hint::TracefsRoot,
                     });
                 }
             }
@@ -89,7 +89,7 @@ impl Tracefs {
         Error::Facility {
             errno: None,
             what: format!("tracefs is not mounted (tried {}; {why})", CANDIDATES.join(", ")),
-            hint: "as root run `mount -t tracefs nodev /sys/kernel/tracing`, then retry".into(),
+            hint: Hint::MountTracefs,
         }
     }
 
@@ -102,18 +102,17 @@ impl Tracefs {
                     "cannot read {}: permission denied (tracefs is readable only by root here)",
                     path.display()
                 ),
-                hint: "run vdsoctl as root, or grant access with `chmod -R go+rX` on the tracefs events you need"
-                    .into(),
+                hint: Hint::TracefsAccess,
             },
             Some(libc::ENOENT) => Error::Facility {
                 errno: e.raw_os_error(),
                 what: format!("tracepoint {group}:{name} does not exist in {}", self.root.display()),
-                hint: "the kernel lacks it (CONFIG_FTRACE_SYSCALLS for syscalls:*, x86_64 for vsyscall:*)".into(),
+                hint: Hint::TracepointMissing,
             },
             _ => Error::Facility {
                 errno: e.raw_os_error(),
                 what: format!("cannot read {}: {}", path.display(), crate::error::errno_text(&e)),
-                hint: "check that tracefs is mounted and readable".into(),
+                hint: Hint::TracefsReadable,
             },
         })
     }

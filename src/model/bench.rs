@@ -6,12 +6,11 @@
 use crate::arch::{self, TimeFn};
 use crate::error::Result;
 use crate::inspect::kernel;
-use crate::measure::bench::{
-    self as m, BenchRequest, Callers, Check, Path, Plan, Stats, SyscallCounter, Target, Verdict,
-};
+use crate::measure::bench::{self as m, BenchRequest, Callers, Check, Path, Plan, Stats, SyscallCounter, Target};
 use crate::measure::sys::call::VsyscallPage;
 use crate::measure::vdso::OwnVdso;
-use crate::model::{policy, ClockRef, Finding, Severity};
+use crate::model::policy::Verdict;
+use crate::model::{policy, ClockRef, Finding, Status};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -73,13 +72,13 @@ pub fn measure_report(req: &BenchRequest) -> Result<(BenchReport, bool)> {
     }
     let (results, mut crossed) = judge(measured, basis, req, &mut findings);
     if req.max_ns.is_some() && !req.paths.contains(&Path::Libc) {
-        findings.push(Finding::new(Severity::Warn, "--max-ns compares the libc path, which --paths left out", None));
+        findings.push(Finding::new(Status::Warn, "--max-ns compares the libc path, which --paths left out", None));
     }
     let verify = req.verify.then(|| {
         let checks = m::verify(&callers, &req.clocks, &req.functions);
         for c in checks.iter().filter(|c| !c.ok) {
             crossed = true;
-            findings.push(Finding::new(Severity::Fail, format!("verify: {} failed: {}", c.name, c.detail), None));
+            findings.push(Finding::new(Status::Fail, format!("verify: {} failed: {}", c.name, c.detail), None));
         }
         checks
     });
@@ -93,7 +92,7 @@ fn own_callers(req: &BenchRequest, findings: &mut Vec<Finding>) -> Result<Caller
         Ok(v) => Some(v),
         Err(e) => {
             findings.push(Finding::new(
-                Severity::Fail,
+                Status::Fail,
                 format!("vdsoctl's own vDSO could not be used: {e}"),
                 Some("every clock read of this process is a syscall; check `vdso=` on the kernel command line".into()),
             ));
@@ -103,7 +102,7 @@ fn own_callers(req: &BenchRequest, findings: &mut Vec<Finding>) -> Result<Caller
     if let Some(v) = &vdso {
         for name in &v.wrong_version {
             findings.push(Finding::new(
-                Severity::Warn,
+                Status::Warn,
                 format!("the vDSO exports {name} with another version than the C library expects: it is not bound"),
                 None,
             ));
@@ -112,7 +111,7 @@ fn own_callers(req: &BenchRequest, findings: &mut Vec<Finding>) -> Result<Caller
     let vsyscall = VsyscallPage::own();
     if req.paths.contains(&Path::Vsyscall) && vsyscall.is_none() && arch::HOST_MACHINE == arch::machine::X86_64 {
         findings.push(Finding::new(
-            Severity::Info,
+            Status::Info,
             "no executable [vsyscall] page in this process (vsyscall=none): the vsyscall path is not measured",
             None,
         ));
@@ -129,7 +128,7 @@ fn counting_works(findings: &mut Vec<Finding>) -> bool {
         Ok(_) => true,
         Err(e) => {
             findings.push(Finding::new(
-                Severity::Warn,
+                Status::Warn,
                 format!("syscalls per call cannot be counted: {e}"),
                 Some("verdicts below are timing-based (a path costing half a raw syscall or more counts as entering the kernel)".into()),
             ));
@@ -209,9 +208,7 @@ fn count_syscalls(callers: &Callers, measured: &mut [Measured], findings: &mut V
                 }
             }
         }
-        Err(e) => {
-            findings.push(Finding::new(Severity::Warn, format!("syscalls per call cannot be counted: {e}"), None))
-        }
+        Err(e) => findings.push(Finding::new(Status::Warn, format!("syscalls per call cannot be counted: {e}"), None)),
     }
 }
 
@@ -232,36 +229,23 @@ fn judge(
     let mut vsyscall_costs = Vec::new();
     for Measured { t, rows, errno, answered, shown_paths, vdso_present } in measured {
         let label = label(t);
-        if answered.iter().any(|a| a.1) && answered.iter().any(|a| !a.1) {
-            let side =
-                |ok: bool| answered.iter().filter(|a| a.1 == ok).map(|a| a.0.name()).collect::<Vec<_>>().join(", ");
-            findings.push(Finding::new(
-                Severity::Warn,
-                format!(
-                    "{label}: the paths disagree — {} answer, {} fail with {}",
-                    side(true),
-                    side(false),
-                    errno.map_or_else(|| "an error".into(), m::errno_name)
-                ),
-                Some("a program sees a different answer depending on how it calls; compare with `vdsoctl bench --verify`".into()),
-            ));
-        }
+        findings.extend(disagreement(&label, &answered, errno));
         if let Some(ns) = rows.get(&Path::Vsyscall).filter(|r| r.error.is_none()).and_then(|r| r.ns_per_call) {
-            vsyscall_costs.push(format!("{label} {}", crate::render::ns_text(ns)));
+            vsyscall_costs.push(format!("{label} {}", crate::words::ns_text(ns)));
         }
-        let enters = |p: Path| -> m::Enters {
+        let enters = |p: Path| -> policy::Enters {
             let r = rows.get(&p)?;
             match basis {
-                Basis::Counted => m::enters_by_count(r.syscalls_per_call),
-                Basis::Timing => m::enters_by_timing(r.ns_per_call, rows.get(&Path::Syscall)?.ns_per_call),
+                Basis::Counted => policy::enters_by_count(r.syscalls_per_call),
+                Basis::Timing => policy::enters_by_timing(r.ns_per_call, rows.get(&Path::Syscall)?.ns_per_call),
             }
         };
-        let verdict = m::verdict(errno, vdso_present, enters(Path::Libc), enters(Path::Vdso));
+        let verdict = policy::verdict(errno, vdso_present, enters(Path::Libc), enters(Path::Vdso));
         let fast_expected = policy::should_be_fast(t.function, t.clock, vdso_present, kernel_version);
         match verdict {
             Some(v @ (Verdict::LibcBypass | Verdict::KernelFallback | Verdict::Missing)) => {
                 match policy::lost_fast_path(v, &label, t.function, t.clock, kernel_version, clocksource.as_deref()) {
-                    Some((message, hint)) => findings.push(Finding::new(Severity::Fail, message, Some(hint))),
+                    Some((message, hint)) => findings.push(Finding::new(Status::Fail, message, Some(hint))),
                     None if v == Verdict::KernelFallback => fallback_expected.push(label.clone()),
                     None => {}
                 }
@@ -269,24 +253,9 @@ fn judge(
             Some(Verdict::Unsupported) => unsupported.push((label.clone(), t.clock)),
             _ => {}
         }
-        if let (Some(max), true) = (req.max_ns, fast_expected) {
-            if let Some(ns) = rows.get(&Path::Libc).and_then(|r| r.ns_per_call) {
-                if ns > max {
-                    crossed = true;
-                    findings.push(Finding::new(
-                        Severity::Fail,
-                        format!("{label}: {}/call through libc, over --max-ns {max}", crate::render::ns_text(ns)),
-                        Some(match (rows.get(&Path::Vdso).and_then(|r| r.ns_per_call), rows.get(&Path::Syscall).and_then(|r| r.ns_per_call)) {
-                            (Some(vdso), Some(sys)) => format!(
-                                "the direct vDSO call measured {} here and the syscall {}: see the verdict column; a slow clocksource or a loaded host raises both",
-                                crate::render::ns_text(vdso),
-                                crate::render::ns_text(sys)
-                            ),
-                            _ => "see the verdict column: a bypass, a slow clocksource or a loaded host".into(),
-                        }),
-                    ));
-                }
-            }
+        if let Some(f) = over_max_ns(&label, &rows, req.max_ns, fast_expected) {
+            crossed = true;
+            findings.push(f);
         }
         for (path, mut r) in rows {
             if shown_paths.contains(&path) {
@@ -295,9 +264,64 @@ fn judge(
             }
         }
     }
+    closing_findings(&fallback_expected, unsupported, &vsyscall_costs, findings);
+    (results, crossed)
+}
+
+/// The paths disagree: some answer, some fail.
+fn disagreement(label: &str, answered: &[(Path, bool)], errno: Option<i32>) -> Option<Finding> {
+    if !(answered.iter().any(|a| a.1) && answered.iter().any(|a| !a.1)) {
+        return None;
+    }
+    let side = |ok: bool| answered.iter().filter(|a| a.1 == ok).map(|a| a.0.name()).collect::<Vec<_>>().join(", ");
+    Some(Finding::new(
+        Status::Warn,
+        format!(
+            "{label}: the paths disagree — {} answer, {} fail with {}",
+            side(true),
+            side(false),
+            errno.map_or_else(|| "an error".into(), m::errno_name)
+        ),
+        Some(
+            "a program sees a different answer depending on how it calls; compare with `vdsoctl bench --verify`".into(),
+        ),
+    ))
+}
+
+/// `--max-ns` crossed through libc by a call that should be fast here.
+fn over_max_ns(
+    label: &str,
+    rows: &BTreeMap<Path, BenchResult>,
+    max_ns: Option<f64>,
+    fast_expected: bool,
+) -> Option<Finding> {
+    let ns_of = |p: Path| rows.get(&p).and_then(|r| r.ns_per_call);
+    let (max, ns) = policy::over_max_ns(max_ns, fast_expected, ns_of(Path::Libc))?;
+    Some(Finding::new(
+        Status::Fail,
+        format!("{label}: {}/call through libc, over --max-ns {max}", crate::words::ns_text(ns)),
+        Some(match (ns_of(Path::Vdso), ns_of(Path::Syscall)) {
+            (Some(vdso), Some(sys)) => format!(
+                "the direct vDSO call measured {} here and the syscall {}: see the verdict column; a slow clocksource or a loaded host raises both",
+                crate::words::ns_text(vdso),
+                crate::words::ns_text(sys)
+            ),
+            _ => "see the verdict column: a bypass, a slow clocksource or a loaded host".into(),
+        }),
+    ))
+}
+
+/// The findings said once for the whole run: expected kernel fallbacks,
+/// clock ids the kernel rejects, what [vsyscall] calls cost.
+fn closing_findings(
+    fallback_expected: &[String],
+    unsupported: Vec<(String, Option<i32>)>,
+    vsyscall_costs: &[String],
+    findings: &mut Vec<Finding>,
+) {
     if !fallback_expected.is_empty() {
         findings.push(Finding::new(
-            Severity::Info,
+            Status::Info,
             format!(
                 "{} {} the kernel even through the vDSO, as on every kernel (CPU-time and alarm clocks)",
                 fallback_expected.join(", "),
@@ -313,7 +337,7 @@ fn judge(
     let names = |v: &[(String, Option<_>)]| v.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>().join(", ");
     if !alarms.is_empty() {
         findings.push(Finding::new(
-            Severity::Info,
+            Status::Info,
             format!(
                 "the kernel rejects {} here (EINVAL): alarm clocks need an RTC that can wake the system",
                 names(&alarms)
@@ -323,19 +347,18 @@ fn judge(
     }
     if !others.is_empty() {
         findings.push(Finding::new(
-            Severity::Info,
+            Status::Info,
             format!("the kernel rejects {} here (EINVAL): this kernel has no such clock id", names(&others)),
             Some("clock ids 0–11 are the kernel's; `vdsoctl bench` with no --clocks measures every one".into()),
         ));
     }
     if !vsyscall_costs.is_empty() {
         findings.push(Finding::new(
-            Severity::Info,
+            Status::Info,
             format!("[vsyscall] calls cost {} with no syscall counted: the kernel emulates them, invisible to strace", vsyscall_costs.join(", ")),
             Some("`vdsoctl trace` counts vsyscall:emulate_vsyscall; rebuild legacy binaries that still call the fixed page".into()),
         ));
     }
-    (results, crossed)
 }
 
 /// One function and clock after timing: its rows per path and what each answered.

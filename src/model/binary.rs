@@ -7,6 +7,52 @@ use super::Status;
 use crate::arch::{self, ClockClass};
 use crate::inspect::exe::{self, ExeInfo, LibcKind, Linkage};
 use crate::inspect::kernel::VsyscallMode;
+use serde::Serialize;
+
+/// The facts about a binary its verdict stands on, typed (DESIGN keys:
+/// `class`, `bits`, `machine`, `arch`, `endian`, `linkage`, `interpreter`,
+/// `kind`, `runtime`, `runtime_version`): `check -p`'s `binary` and each
+/// `--image` row's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BinaryFacts {
+    /// `ELF64` or `ELF32`.
+    pub class: &'static str,
+    /// 64 or 32.
+    pub bits: u8,
+    pub machine: String,
+    /// The architecture as Debian names it: `amd64`, `arm64`, `armhf`
+    /// (`EF_ARM_ABI_FLOAT_HARD`), `armel`, `ppc64el`, `ppc64`, `s390x`...
+    pub arch: String,
+    /// `little` or `big` (`EI_DATA`).
+    pub endian: &'static str,
+    /// `dynamic`, `static` or `static-pie`.
+    pub linkage: &'static str,
+    /// The interpreter of a dynamic program.
+    pub interpreter: Option<String>,
+    /// `executable` or `library`.
+    pub kind: &'static str,
+    /// `glibc`, `musl`, `go`, `bionic`, `other`.
+    pub runtime: &'static str,
+    pub runtime_version: Option<String>,
+}
+
+impl BinaryFacts {
+    /// The facts of a parsed binary.
+    pub fn of(info: &ExeInfo) -> BinaryFacts {
+        BinaryFacts {
+            class: if info.is_64 { "ELF64" } else { "ELF32" },
+            bits: if info.is_64 { 64 } else { 32 },
+            machine: arch::machine_name(info.machine),
+            arch: info.arch(),
+            endian: if info.little_endian { "little" } else { "big" },
+            linkage: info.linkage().name(),
+            interpreter: info.interp.clone(),
+            kind: if info.is_library() { "library" } else { "executable" },
+            runtime: info.libc.name(),
+            runtime_version: info.libc_version.clone(),
+        }
+    }
+}
 
 /// The host facts a binary's verdict depends on: this kernel's vDSO hash
 /// tables (musl needs DT_HASH) and its vsyscall mode.
@@ -84,9 +130,6 @@ pub enum WarnKind {
 ///   musl (vDSO lookup since musl 1.1.0), Go (its runtime calls the vDSO
 ///   itself, with or without cgo), libraries of those.
 pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Option<&'static str>, WarnKind) {
-    let mut problems: Vec<(Status, String)> = Vec::new();
-    let mut hint = None;
-    let mut kind = WarnKind::None;
     let judged = judged_as(info);
     if judged == Judged::X32 {
         return (
@@ -97,10 +140,36 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
         );
     }
     let foreign = judged == Judged::Foreign;
-    let compat = judged == Judged::Compat;
     // What this host says about its kernel does not hold for another
     // architecture's: its own kernel's vDSO is not here to read.
     let host = if foreign { HostFacts { vdso_has_hash: None, vsyscall: VsyscallMode::Xonly } } else { *host };
+    let mut p = Problems { list: Vec::new(), hint: None, kind: WarnKind::None };
+    vsyscall_problems(info, &host, &mut p);
+    site_problems(info, &mut p);
+    runtime_problems(info, &host, &mut p);
+    arch_problems(info, judged, &mut p);
+    let Problems { list: mut problems, hint, kind } = p;
+    // The reason for the verdict first.
+    problems.sort_by_key(|p| std::cmp::Reverse(p.0));
+    let mut status = problems.iter().map(|(s, _)| *s).max().unwrap_or(Status::Ok);
+    if foreign && !info.code_decodable() && status == Status::Ok {
+        status = Status::Info;
+        problems.sort_by_key(|p| p.0 != Status::Info);
+    }
+    let detail = problems.into_iter().map(|(_, d)| d).collect::<Vec<_>>().join("; ");
+    (status, detail, hint, if status == Status::Warn { kind } else { WarnKind::None })
+}
+
+/// What a binary's verdict is made of, as it is found: each (status,
+/// reason), the first hint, and whether a warning only says "unproven".
+struct Problems {
+    list: Vec<(Status, String)>,
+    hint: Option<&'static str>,
+    kind: WarnKind,
+}
+
+/// Calls into the fixed [vsyscall] page.
+fn vsyscall_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
     let library = info.is_library();
     if info.vsyscall_sites > 0 {
         let what = match host.vsyscall {
@@ -118,16 +187,19 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
             // Libraries keep such calls as fallbacks (HotSpot's libjvm.so
             // has a vsyscall getcpu for kernels without sched_getcpu): a
             // warning; whether it runs is what `check -- CMD` shows.
-            problems.push((Status::Warn, format!("{sites}, likely a fallback path: if taken, {what}")));
-            hint = Some("`vdsoctl check -- <smoke test>` shows whether the fallback runs ([vsyscall] rows)");
-            kind = WarnKind::Unproven;
+            p.list.push((Status::Warn, format!("{sites}, likely a fallback path: if taken, {what}")));
+            p.hint = Some("`vdsoctl check -- <smoke test>` shows whether the fallback runs ([vsyscall] rows)");
+            p.kind = WarnKind::Unproven;
         } else {
-            problems.push((Status::Fail, format!("{sites}: {what}")));
-            hint = Some("rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses");
+            p.list.push((Status::Fail, format!("{sites}: {what}")));
+            p.hint = Some("rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses");
         }
     }
-    // Raw clock syscalls in the code: the vDSO's clocks (and unknown ids)
-    // warn, CPU-time and other always-syscall clocks are said, not judged.
+}
+
+/// Raw clock syscalls in the code: the vDSO's clocks (and unknown ids)
+/// warn, CPU-time and other always-syscall clocks are said, not judged.
+fn site_problems(info: &ExeInfo, p: &mut Problems) {
     let (bypass, cputime): (Vec<&exe::Site>, Vec<&exe::Site>) =
         info.sites.iter().filter(|s| s.via != exe::Via::Vsyscall).partition(|s| {
             !s.clock.is_some_and(|c| arch::clock_info(c as i32).is_some_and(|c| c.class == ClockClass::AlwaysSyscall))
@@ -137,7 +209,7 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
         let more = (info.clock_sites as usize).saturating_sub(bypass.len() + cputime.len());
         let listed: Vec<String> = bypass.iter().take(3).map(|s| site_text(s)).collect();
         let rest = bypass.len().saturating_sub(3) + more;
-        problems.push((
+        p.list.push((
             Status::Warn,
             format!(
                 "its code makes raw clock syscalls the vDSO would serve: {}{}: each one enters the kernel",
@@ -145,16 +217,21 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
                 if rest > 0 { format!(" and {rest} more") } else { String::new() }
             ),
         ));
-        hint = hint.or(Some("read clocks through the C library's clock_gettime()/gettimeofday() (the vDSO), not syscall() or an inline syscall"));
-        kind = WarnKind::Unproven;
+        p.hint = p.hint.or(Some("read clocks through the C library's clock_gettime()/gettimeofday() (the vDSO), not syscall() or an inline syscall"));
+        p.kind = WarnKind::Unproven;
     }
     if !cputime.is_empty() {
         let listed: Vec<String> = cputime.iter().take(3).map(|s| site_text(s)).collect();
-        problems.push((
+        p.list.push((
             Status::Info,
             format!("raw syscalls of clocks the vDSO never serves (always a syscall): {}", listed.join(", ")),
         ));
     }
+}
+
+/// What the runtime (C library, Go) does for clock reads.
+fn runtime_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
+    let library = info.is_library();
     let runtime = runtime_text(info);
     let linkage = info.linkage();
     match info.libc {
@@ -166,93 +243,90 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
                 Some(true) if linkage == Linkage::Dynamic => ", with cgo",
                 _ => "",
             };
-            problems.push((Status::Ok, format!("{runtime}{cgo}: the Go runtime is expected to call the vDSO itself")));
+            p.list.push((Status::Ok, format!("{runtime}{cgo}: the Go runtime is expected to call the vDSO itself")));
         }
         LibcKind::Glibc if linkage != Linkage::Dynamic && !library => {
             if info.vdso_lookup {
-                problems.push((
+                p.list.push((
                     Status::Ok,
                     format!("static {runtime} that looks the vDSO up (glibc ≥ 2.31 does in static binaries)"),
                 ));
             } else {
-                problems.push((
+                p.list.push((
                     Status::Fail,
                     "static glibc without a vDSO lookup (glibc < 2.31 never used the vDSO in static binaries, sourceware bug 19767): every clock_gettime and gettimeofday is a syscall".into(),
                 ));
-                hint = hint.or(Some("rebuild against glibc ≥ 2.31, or link dynamically"));
+                p.hint = p.hint.or(Some("rebuild against glibc ≥ 2.31, or link dynamically"));
             }
         }
         LibcKind::Musl => match host.vdso_has_hash {
             Some(false) => {
-                problems.push((
+                p.list.push((
                     Status::Fail,
                     format!("{runtime}: musl looks vDSO symbols up through DT_HASH only and this kernel's vDSO has only DT_GNU_HASH: every clock read is a syscall"),
                 ));
-                hint = hint.or(Some("use a kernel whose vDSO keeps DT_HASH, or a glibc-based image"));
+                p.hint = p.hint.or(Some("use a kernel whose vDSO keeps DT_HASH, or a glibc-based image"));
             }
             Some(true) => {
-                problems.push((Status::Ok, format!("{runtime}: expected to look the vDSO up (DT_HASH present here)")))
+                p.list.push((Status::Ok, format!("{runtime}: expected to look the vDSO up (DT_HASH present here)")))
             }
-            None => problems.push((
+            None => p.list.push((
                 Status::Ok,
                 format!("{runtime}: expected to look the vDSO up (through DT_HASH, which its kernel's vDSO is not read here to confirm)"),
             )),
         },
         LibcKind::Glibc | LibcKind::Bionic => {
-            problems.push((Status::Ok, format!("{runtime}: its clock reads are expected to go through the vDSO")))
+            p.list.push((Status::Ok, format!("{runtime}: its clock reads are expected to go through the vDSO")))
         }
-        LibcKind::Unknown if library => problems
+        LibcKind::Unknown if library => p.list
             .push((Status::Ok, "library without a C library of its own: it reads clocks through its program's".into())),
         LibcKind::Unknown if linkage == Linkage::Dynamic => {
-            problems.push((
+            p.list.push((
                 Status::Warn,
                 format!("C library not recognised (interpreter {})", info.interp.as_deref().unwrap_or("?")),
             ));
-            kind = WarnKind::Unproven;
+            p.kind = WarnKind::Unproven;
         }
         LibcKind::Unknown => {
-            problems.push((
+            p.list.push((
                 Status::Warn,
                 "static, runtime not recognised and no vDSO lookup found in it: its clock reads may all be syscalls"
                     .into(),
             ));
-            hint = hint.or(Some("run it under `vdsoctl check -- PROG` (or `check -p PID` as root) to see"));
-            kind = WarnKind::Unproven;
+            p.hint = p.hint.or(Some("run it under `vdsoctl check -- PROG` (or `check -p PID` as root) to see"));
+            p.kind = WarnKind::Unproven;
         }
     }
+}
+
+/// A 32-bit binary, or one of another architecture.
+fn arch_problems(info: &ExeInfo, judged: Judged, p: &mut Problems) {
+    let (compat, foreign, library) = (judged == Judged::Compat, judged == Judged::Foreign, info.is_library());
     if compat && library {
-        problems.push((Status::Ok, "32-bit library: its programs get the 32-bit verdict".into()));
+        p.list.push((Status::Ok, "32-bit library: its programs get the 32-bit verdict".into()));
     } else if compat {
-        problems.push((
+        p.list.push((
             Status::Warn,
             "32-bit: the compat vDSO (vdso32) serves its clock reads, a little slower than the 64-bit one; its clock syscalls are invisible to syscalls:sys_enter_* tracepoints".into(),
         ));
-        hint = hint
+        p.hint = p
+            .hint
             .or(Some("`vdsoctl check -- PROG` or `check -p PID` (as root) counts them; rebuild as 64-bit if you can"));
-        kind = WarnKind::Unproven;
+        p.kind = WarnKind::Unproven;
     }
     if foreign {
         let arch = info.arch();
         if info.code_decodable() {
-            problems.push((Status::Ok, format!("judged as {arch} code (not this host's architecture)")));
+            p.list.push((Status::Ok, format!("judged as {arch} code (not this host's architecture)")));
         } else {
             // Said, and the verdict is INFO below, not OK: nothing was
             // looked for in the code.
-            problems.push((
+            p.list.push((
                 Status::Info,
                 format!("{arch} code: call sites not decoded for this architecture (only amd64, i386 and arm64 code is), raw clock syscalls not looked for"),
             ));
         }
     }
-    // The reason for the verdict first.
-    problems.sort_by_key(|p| std::cmp::Reverse(p.0));
-    let mut status = problems.iter().map(|(s, _)| *s).max().unwrap_or(Status::Ok);
-    if foreign && !info.code_decodable() && status == Status::Ok {
-        status = Status::Info;
-        problems.sort_by_key(|p| p.0 != Status::Info);
-    }
-    let detail = problems.into_iter().map(|(_, d)| d).collect::<Vec<_>>().join("; ");
-    (status, detail, hint, if status == Status::Warn { kind } else { WarnKind::None })
 }
 
 /// For which architecture a binary is judged.
@@ -283,5 +357,128 @@ pub fn judged_as(info: &ExeInfo) -> Judged {
         Judged::Compat
     } else {
         Judged::Foreign
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch;
+    use crate::inspect::exe::GoInfo;
+    use crate::inspect::exe::{ExeInfo, LibcKind};
+    use crate::inspect::kernel::VsyscallMode;
+
+    fn exe(libc: LibcKind, interp: Option<&str>) -> ExeInfo {
+        ExeInfo {
+            is_64: true,
+            little_endian: true,
+            flags: 0,
+            machine: arch::machine::X86_64,
+            elf_type: 3,
+            interp: interp.map(str::to_string),
+            pie: true,
+            has_dynamic: interp.is_some(),
+            libc,
+            code_scanned: true,
+            ..ExeInfo::default()
+        }
+    }
+
+    const GOOD: HostFacts = HostFacts { vdso_has_hash: Some(true), vsyscall: VsyscallMode::Xonly };
+
+    #[test]
+    fn verdicts() {
+        if arch::HOST_MACHINE != arch::machine::X86_64 {
+            return;
+        }
+        // Static glibc: the vDSO lookup decides.
+        let mut old = exe(LibcKind::Glibc, None);
+        old.elf_type = 2;
+        let (st, detail, hint, _) = binary_verdict(&old, &GOOD);
+        assert_eq!(st, Status::Fail);
+        assert!(detail.contains("glibc < 2.31") && detail.contains("bug 19767"), "{detail}");
+        assert!(hint.unwrap().contains("2.31"));
+        old.vdso_lookup = true;
+        assert_eq!(binary_verdict(&old, &GOOD).0, Status::Ok);
+
+        // musl against a vDSO with only DT_GNU_HASH.
+        let musl = exe(LibcKind::Musl, Some("/lib/ld-musl-x86_64.so.1"));
+        assert_eq!(binary_verdict(&musl, &GOOD).0, Status::Ok);
+        let gnu_only = HostFacts { vdso_has_hash: Some(false), ..GOOD };
+        let (st, detail, _, _) = binary_verdict(&musl, &gnu_only);
+        assert_eq!(st, Status::Fail);
+        assert!(detail.contains("DT_HASH only"), "{detail}");
+
+        // vsyscall callers: a program fails (and crashes with vsyscall=none), a library warns.
+        let mut legacy = exe(LibcKind::Glibc, Some("/lib64/ld-linux-x86-64.so.2"));
+        legacy.vsyscall_sites = 2;
+        legacy.vsyscall_first = Some(0x401000);
+        let none = HostFacts { vsyscall: VsyscallMode::None, ..GOOD };
+        let (st, detail, _, _) = binary_verdict(&legacy, &none);
+        assert_eq!(st, Status::Fail);
+        assert!(detail.starts_with("its code calls the fixed [vsyscall] page (2 site(s), first at 0x401000)"));
+        assert!(detail.contains("crashes with SIGSEGV"), "{detail}");
+        legacy.pie = false;
+        legacy.interp = None;
+        legacy.soname = Some("libjvm.so".into());
+        let (st, detail, _, kind) = binary_verdict(&legacy, &GOOD);
+        assert_eq!((st, kind), (Status::Warn, WarnKind::Unproven));
+        assert!(detail.contains("likely a fallback path"), "{detail}");
+
+        // Go, with cgo too: OK.
+        let mut go = exe(LibcKind::Go, Some("/lib64/ld-linux-x86-64.so.2"));
+        go.go = Some(GoInfo { version: "go1.22.1".into(), cgo: Some(true) });
+        go.libc_version = Some("go1.22.1".into());
+        let (st, detail, _, _) = binary_verdict(&go, &GOOD);
+        assert_eq!(st, Status::Ok);
+        assert_eq!(detail, "Go go1.22.1, with cgo: the Go runtime is expected to call the vDSO itself");
+        // Built with CGO_ENABLED=1 but pure Go, so statically linked: not "with cgo".
+        go.interp = None;
+        let (st, detail, _, _) = binary_verdict(&go, &GOOD);
+        assert_eq!(st, Status::Ok);
+        assert!(!detail.contains("cgo"), "{detail}");
+    }
+
+    #[test]
+    fn verdicts_by_class_and_arch() {
+        if arch::HOST_MACHINE != arch::machine::X86_64 {
+            return;
+        }
+        // 32-bit: a program warns (clearable), a library does not; x32 and
+        // other machines are not judged.
+        let mut m32 = exe(LibcKind::Glibc, Some("/lib/ld-linux.so.2"));
+        m32.is_64 = false;
+        m32.machine = arch::machine::I386;
+        let (st, _, _, kind) = binary_verdict(&m32, &GOOD);
+        assert_eq!((st, kind), (Status::Warn, WarnKind::Unproven));
+        m32.pie = false;
+        m32.interp = None;
+        assert_eq!(binary_verdict(&m32, &GOOD).0, Status::Ok);
+        let mut x32 = exe(LibcKind::Glibc, Some("/libx32/ld-linux-x32.so.2"));
+        x32.is_64 = false;
+        let (st, detail, _, _) = binary_verdict(&x32, &GOOD);
+        assert_eq!(st, Status::Skip);
+        assert!(detail.contains("x32"), "{detail}");
+        // Another architecture's binary is judged for its own: arm64 code
+        // is decoded (OK, said so); armhf code is not (INFO, never OK by
+        // inference); this host's DT_HASH does not decide a foreign musl.
+        let mut arm = exe(LibcKind::Glibc, Some("/lib/ld-linux-aarch64.so.1"));
+        arm.machine = arch::machine::AARCH64;
+        let (st, detail, _, _) = binary_verdict(&arm, &GOOD);
+        assert_eq!(st, Status::Ok, "{detail}");
+        assert!(detail.ends_with("; judged as arm64 code (not this host's architecture)"), "{detail}");
+        let mut armhf = exe(LibcKind::Glibc, Some("/lib/ld-linux-armhf.so.3"));
+        (armhf.machine, armhf.is_64, armhf.flags) = (arch::machine::ARM, false, 0x0500_0400);
+        let (st, detail, _, _) = binary_verdict(&armhf, &GOOD);
+        assert_eq!(st, Status::Info, "{detail}");
+        assert!(detail.starts_with("armhf code: call sites not decoded for this architecture"), "{detail}");
+        let mut musl = exe(LibcKind::Musl, None);
+        musl.machine = arch::machine::AARCH64;
+        let no_hash = HostFacts { vdso_has_hash: Some(false), ..GOOD };
+        assert_eq!(binary_verdict(&musl, &no_hash).0, Status::Ok);
+
+        // A static program with no recognised runtime: a clearable warning.
+        let (st, _, _, kind) = binary_verdict(&exe(LibcKind::Unknown, None), &GOOD);
+        assert_eq!((st, kind), (Status::Warn, WarnKind::Unproven));
     }
 }

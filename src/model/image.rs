@@ -6,7 +6,7 @@
 //! the binding bench calls through: a version whose `vd_hash` is wrong is
 //! the parser's [`Issue::VersionHash`], so both read one image the same way.
 
-use super::{Finding, Severity};
+use super::{Finding, Status};
 use crate::arch::{self, TimeFn};
 use crate::inspect::elf::{self, Image, Issue};
 
@@ -85,7 +85,7 @@ impl ImageProblem {
                     None => "it has no soname".to_string(),
                 };
                 Finding::new(
-                    Severity::Fail,
+                    Status::Fail,
                     format!(
                         "not a vDSO: {soname} (a vDSO's is linux-vdso.so.1, linux-vdso32/64.so.1 or linux-gate.so.1) and it defines no LINUX_* version; what it has is listed above"
                     ),
@@ -93,7 +93,7 @@ impl ImageProblem {
                 )
             }
             ImageProblem::NoAbiTable { machine, is_64 } => Finding::new(
-                Severity::Info,
+                Status::Info,
                 format!(
                     "no table of the C library's vDSO symbols for {} {}: exports not checked",
                     arch::machine_name(*machine),
@@ -102,7 +102,7 @@ impl ImageProblem {
                 None,
             ),
             ImageProblem::NotExported { symbol, function } => Finding::new(
-                Severity::Warn,
+                Status::Warn,
                 format!(
                     "the vDSO exports no {symbol}: {}() through the C library takes the syscall on every call",
                     function.name()
@@ -110,7 +110,7 @@ impl ImageProblem {
                 Some("an old kernel or an emulator's synthetic vDSO; `vdsoctl bench` measures what it costs".into()),
             ),
             ImageProblem::WrongVersion { symbol, function, have, want } => Finding::new(
-                Severity::Warn,
+                Status::Warn,
                 format!(
                     "{symbol} is versioned {} but the C library binds {want}: the lookup fails and {}() takes the syscall",
                     have.join(", "),
@@ -119,12 +119,12 @@ impl ImageProblem {
                 None,
             ),
             ImageProblem::GnuHashOnly => Finding::new(
-                Severity::Warn,
+                Status::Warn,
                 "the vDSO has no DT_HASH, only DT_GNU_HASH: musl looks vDSO symbols up through DT_HASH only, so musl programs take the syscall for every clock read",
                 Some("glibc programs are unaffected; a kernel vDSO linked with --hash-style=both restores DT_HASH".into()),
             ),
             ImageProblem::NoHashTable => Finding::new(
-                Severity::Fail,
+                Status::Fail,
                 "the vDSO has no symbol hash table (neither DT_HASH nor DT_GNU_HASH): no C library can look up its symbols",
                 None,
             ),
@@ -136,42 +136,42 @@ impl ImageProblem {
 fn issue_finding(issue: &Issue) -> Finding {
     match issue {
         Issue::Capped { table, claimed, kept } => Finding::new(
-            Severity::Warn,
+            Status::Warn,
             format!(
                 "the image claims {claimed} {table}, more than a vDSO can hold: only the first {kept} were read"
             ),
             Some("a damaged or crafted image; a kernel's vDSO has a few dozen of each at most".into()),
         ),
         Issue::NoteAlignment { offset, align } => Finding::new(
-            Severity::Warn,
+            Status::Warn,
             format!(
                 "the note area at offset {offset:#x} has alignment {align}: readelf rejects it whole (\"Corrupt note: alignment {align}, expecting 4 or 8\"); its notes are decoded here as 4-byte aligned"
             ),
             None,
         ),
         Issue::NoteTruncated { offset, namesz, descsz } => Finding::new(
-            Severity::Warn,
+            Status::Warn,
             format!(
                 "the note at offset {offset:#x} (namesz {namesz:#x}, descsz {descsz:#x}) runs past its area: readelf stops there too (\"note with invalid namesz and/or descsz\"); the notes before it are listed"
             ),
             None,
         ),
         Issue::NoteCut { offset, size } => Finding::new(
-            Severity::Warn,
+            Status::Warn,
             format!(
                 "the note at offset {offset:#x} claims a {} descriptor: only the first {} are kept, undecoded",
-                crate::render::human_size(*size),
-                crate::render::human_size(elf::caps::NOTE_DESC as u64)
+                crate::words::human_size(*size),
+                crate::words::human_size(elf::caps::NOTE_DESC as u64)
             ),
             None,
         ),
         Issue::LongNames { count } => Finding::new(
-            Severity::Warn,
+            Status::Warn,
             format!("{count} names are longer than {} bytes and were cut there", elf::caps::NAME),
             None,
         ),
         Issue::VersionHash { name, hash, expected, others } => Finding::new(
-            Severity::Warn,
+            Status::Warn,
             format!(
                 "version {name}'s vd_hash is {hash:#x}, not the ELF hash of its name ({expected:#x}){}: glibc's and Go's vDSO lookups (and bench) bind none of its symbols, so their clock reads take the syscall",
                 if *others > 0 { format!(", and {others} more versions are wrong the same way") } else { String::new() }

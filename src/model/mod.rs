@@ -6,13 +6,17 @@ use serde::Serialize;
 
 pub mod bench;
 pub mod binary;
+pub mod check;
+pub mod host;
 pub mod image;
 pub mod observe;
 pub mod policy;
 pub mod trace;
+pub mod vsyscall;
 pub use policy::vdso_serves_call;
 
-/// How one check came out.
+/// How one check came out, and how serious a finding is: one type for
+/// both (a finding is INFO, WARN or FAIL; a check may also be SKIP or OK).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
@@ -38,6 +42,13 @@ impl Status {
         }
     }
 
+    /// The worst of `statuses`, with OK as the floor: SKIP and INFO never
+    /// pass or fail an audit, and nothing to judge is OK. The one fold of
+    /// every audit (check, check --image, check -- CMD, serve).
+    pub fn worst(statuses: impl IntoIterator<Item = Status>) -> Status {
+        statuses.into_iter().fold(Status::Ok, Status::max)
+    }
+
     /// The Prometheus gauge value: 0 ok, 1 warn, 2 fail, -1 skipped or
     /// not observed.
     pub fn gauge(self) -> f64 {
@@ -46,29 +57,6 @@ impl Status {
             Status::Ok => 0.0,
             Status::Warn => 1.0,
             Status::Fail => 2.0,
-        }
-    }
-}
-
-/// How serious a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Worth knowing; nothing is wrong.
-    Info,
-    /// The fast path is at risk or lost for something that may not matter.
-    Warn,
-    /// The fast path is lost where it should not be.
-    Fail,
-}
-
-impl Severity {
-    /// Upper-case label for tables.
-    pub fn label(self) -> &'static str {
-        match self {
-            Severity::Info => "INFO",
-            Severity::Warn => "WARN",
-            Severity::Fail => "FAIL",
         }
     }
 }
@@ -127,7 +115,7 @@ impl ProcessName<'_> {
             Some(a) => {
                 let cut: String = a.chars().take(ARGV0_SHOWN).collect();
                 let more = if cut.len() < a.len() { "…" } else { "" };
-                format!("pid {} ({}, argv[0] {}{more})", self.pid, self.comm, crate::render::shell_words(&[cut]))
+                format!("pid {} ({}, argv[0] {}{more})", self.pid, self.comm, crate::words::shell_words(&[cut]))
             }
             None => format!("pid {} ({})", self.pid, self.comm),
         }
@@ -204,7 +192,7 @@ pub fn rate<S: serde::Serializer>(value: &f64, s: S) -> Result<S::Ok, S::Error> 
 /// A sentence an on-call engineer can act on, with the remediation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
-    pub severity: Severity,
+    pub severity: Status,
     pub message: String,
     /// What to do about it; `null` when there is nothing to do.
     pub hint: Option<String>,
@@ -212,7 +200,7 @@ pub struct Finding {
 
 impl Finding {
     /// A finding with a hint.
-    pub fn new(severity: Severity, message: impl Into<String>, hint: Option<String>) -> Finding {
+    pub fn new(severity: Status, message: impl Into<String>, hint: Option<String>) -> Finding {
         Finding { severity, message: message.into(), hint }
     }
 }

@@ -7,11 +7,11 @@
 //! `check -p`, the host `check` and `serve`'s audit all judge here.
 
 use super::trace::{Target, TraceReport};
-use super::{ClockRef, Finding, Severity};
+use super::{ClockRef, Finding, Status};
 use crate::measure::engine::Kind;
 use crate::measure::session::{Session, Window};
 use crate::measure::trace::Tally;
-use crate::render::{duration_text, rate_text, thousands};
+use crate::words::{duration_text, rate_text, thousands};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -221,7 +221,7 @@ impl Observation {
                 Scope::Host => " by any process",
             };
             return Finding::new(
-                Severity::Info,
+                Status::Info,
                 format!(
                     "observed {secs}: no clock syscall the vDSO serves here and no [vsyscall] call{whom} ({} expected clock syscalls, e.g. CPU-time clocks){lost}{}",
                     thousands(s.expected),
@@ -230,35 +230,7 @@ impl Observation {
                 None,
             );
         }
-        // One entry per process, busiest first, its calls after it.
-        let mut pids: Vec<(i32, f64)> = Vec::new();
-        for b in &s.bypass {
-            match pids.iter_mut().find(|p| p.0 == b.pid) {
-                Some(p) => p.1 += b.per_sec,
-                None => pids.push((b.pid, b.per_sec)),
-            }
-        }
-        pids.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let (named, rest) = match scope {
-            Scope::Process(_) => (
-                s.bypass.iter().take(NAMED).map(Bypass::text).collect::<Vec<_>>(),
-                s.bypass.len().saturating_sub(NAMED),
-            ),
-            Scope::Host => {
-                let named = pids
-                    .iter()
-                    .take(NAMED)
-                    .map(|(pid, _)| {
-                        let calls: Vec<&Bypass> = s.bypass.iter().filter(|b| b.pid == *pid).collect();
-                        let texts: Vec<String> = calls.iter().take(3).map(|b| b.text()).collect();
-                        let more =
-                            if calls.len() > 3 { format!(" and {} more", calls.len() - 3) } else { String::new() };
-                        format!("{}: {}{more}", calls[0].who(), texts.join(", "))
-                    })
-                    .collect();
-                (named, pids.len().saturating_sub(NAMED))
-            }
-        };
+        let (pids, named, rest) = named_bypasses(&s.bypass, scope);
         let more = match (rest, scope) {
             (0, _) => String::new(),
             (n, Scope::Host) => format!("; and {n} more processes"),
@@ -282,7 +254,7 @@ impl Observation {
         };
         let sep = if scope == Scope::Host { "; " } else { ", " };
         Finding::new(
-            Severity::Fail,
+            Status::Fail,
             format!("observed {secs}: {}{more} — {what}{lost}{left_out}", named.join(sep)),
             Some(hint),
         )
@@ -332,15 +304,15 @@ pub enum BinaryNote {
 
 fn unseen_finding(why: &Unseen) -> Finding {
     match why {
-        Unseen::Off => Finding::new(Severity::Info, "not observed (--trace 0)", None),
+        Unseen::Off => Finding::new(Status::Info, "not observed (--trace 0)", None),
         Unseen::NoEngine(reason) => Finding::new(
-            Severity::Info,
+            Status::Info,
             format!("not observed ({NEEDS}): {reason}"),
             Some("run as root, or grant CAP_BPF and CAP_PERFMON, to see the clock syscalls".into()),
         ),
-        Unseen::Failed(reason) => Finding::new(Severity::Warn, format!("not observed: {reason}"), None),
+        Unseen::Failed(reason) => Finding::new(Status::Warn, format!("not observed: {reason}"), None),
         Unseen::NotYet => {
-            Finding::new(Severity::Info, "not observed yet: the trace engine has not finished its first interval", None)
+            Finding::new(Status::Info, "not observed yet: the trace engine has not finished its first interval", None)
         }
     }
 }
@@ -352,6 +324,40 @@ pub fn window(trace: Option<Duration>) -> Option<Duration> {
         Some(d) if d.is_zero() => None,
         Some(d) => Some(d),
     }
+}
+
+/// The bypasses to name: one entry per call (`-p`) or per process, busiest
+/// first, with its calls after it (host); the processes by rate, and how
+/// many were left unnamed.
+fn named_bypasses(bypass: &[Bypass], scope: Scope) -> (Vec<(i32, f64)>, Vec<String>, usize) {
+    // One entry per process, busiest first, its calls after it.
+    let mut pids: Vec<(i32, f64)> = Vec::new();
+    for b in bypass {
+        match pids.iter_mut().find(|p| p.0 == b.pid) {
+            Some(p) => p.1 += b.per_sec,
+            None => pids.push((b.pid, b.per_sec)),
+        }
+    }
+    pids.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let (named, rest) = match scope {
+        Scope::Process(_) => {
+            (bypass.iter().take(NAMED).map(Bypass::text).collect::<Vec<_>>(), bypass.len().saturating_sub(NAMED))
+        }
+        Scope::Host => {
+            let named = pids
+                .iter()
+                .take(NAMED)
+                .map(|(pid, _)| {
+                    let calls: Vec<&Bypass> = bypass.iter().filter(|b| b.pid == *pid).collect();
+                    let texts: Vec<String> = calls.iter().take(3).map(|b| b.text()).collect();
+                    let more = if calls.len() > 3 { format!(" and {} more", calls.len() - 3) } else { String::new() };
+                    format!("{}: {}{more}", calls[0].who(), texts.join(", "))
+                })
+                .collect();
+            (named, pids.len().saturating_sub(NAMED))
+        }
+    };
+    (pids, named, rest)
 }
 
 #[cfg(test)]
@@ -378,7 +384,7 @@ mod tests {
         let o = seen(vec![mono(42, 94_000.0)]);
         assert_eq!(o.judged(), Judged::Bypassed);
         let f = o.finding(Scope::Process(42));
-        assert_eq!(f.severity, Severity::Fail);
+        assert_eq!(f.severity, Status::Fail);
         assert!(f.message.starts_with("observed 1.00 s: clock_gettime CLOCK_MONOTONIC 94"), "{}", f.message);
         assert!(f.message.contains("(×94,000)"), "{}", f.message);
         assert!(f.hint.unwrap().contains("trace -p 42"));
@@ -389,7 +395,7 @@ mod tests {
     #[test]
     fn a_clean_window_never_claims_the_vdso() {
         let f = seen(vec![]).finding(Scope::Process(1));
-        assert_eq!(f.severity, Severity::Info);
+        assert_eq!(f.severity, Status::Info);
         assert!(!f.message.contains("stayed") && !f.message.contains("go through"), "{}", f.message);
         assert!(seen(vec![]).clears_unproven());
         assert!(

@@ -3,11 +3,11 @@
 //! loses, and the `--max-ns` threshold. Every command that judges these
 //! asks here, so `maps`, `auxv`, `check`, `bench` and `trace` agree.
 
-use super::{Finding, Severity};
+use super::{Finding, Status};
 use crate::arch::{self, Abi, TimeFn};
 use crate::error::{Error, Result};
-use crate::measure::bench::Verdict;
 use crate::measure::trace::Clock;
+use serde::Serialize;
 
 /// Whether the vDSO serves `func` (with `clock`) for a process of `abi` on a
 /// kernel of version `kernel`, so that a syscall for it means the fast path
@@ -59,17 +59,17 @@ impl VdsoMapping {
     pub fn finding(self) -> Finding {
         match self {
             VdsoMapping::Mapped { start, size, vvar } => Finding::new(
-                Severity::Info,
-                format!("[vdso] at {start:#x} ({}), [vvar] at {vvar:#x}", crate::render::human_size(size)),
+                Status::Info,
+                format!("[vdso] at {start:#x} ({}), [vvar] at {vvar:#x}", crate::words::human_size(size)),
                 None,
             ),
             VdsoMapping::NoVvar => Finding::new(
-                Severity::Fail,
+                Status::Fail,
                 "[vdso] is mapped but [vvar] is not: the vDSO has no time data page to read",
                 Some("a sandbox unmapped [vvar]; allow it in the runtime's memory policy".into()),
             ),
             VdsoMapping::NoVdso { pid } => Finding::new(
-                Severity::Fail,
+                Status::Fail,
                 format!("pid {pid} has no [vdso] mapping: every clock read there is a syscall"),
                 Some("check `vdso=0` on the kernel command line, or the sandbox/loader that unmaps the vDSO".into()),
             ),
@@ -116,24 +116,24 @@ impl SysinfoEhdr {
     /// The finding, with the one severity every command gives it.
     pub fn finding(self) -> Finding {
         match self {
-            SysinfoEhdr::AtVdso(a) => Finding::new(Severity::Info, format!("AT_SYSINFO_EHDR {a:#x} is the start of [vdso]"), None),
+            SysinfoEhdr::AtVdso(a) => Finding::new(Status::Info, format!("AT_SYSINFO_EHDR {a:#x} is the start of [vdso]"), None),
             SysinfoEhdr::Elsewhere { ehdr, vdso } => Finding::new(
-                Severity::Fail,
+                Status::Fail,
                 format!("AT_SYSINFO_EHDR is {ehdr:#x} but [vdso] starts at {vdso:#x}: the C library will look for the vDSO in the wrong place"),
                 Some("something remapped the vDSO after exec (CRIU restore, a sandbox); clock reads may fall back to syscalls".into()),
             ),
             SysinfoEhdr::Missing => Finding::new(
-                Severity::Fail,
+                Status::Fail,
                 "no AT_SYSINFO_EHDR in the auxiliary vector: the C library cannot find the vDSO, so every clock read is a syscall",
                 Some("check the loader or sandbox that rewrites the auxiliary vector".into()),
             ),
             SysinfoEhdr::Dangling(_) => Finding::new(
-                Severity::Fail,
+                Status::Fail,
                 "AT_SYSINFO_EHDR is set but no [vdso] is mapped: the vDSO was unmapped after exec",
                 Some("a sandbox or runtime unmapped it; every clock read is a syscall".into()),
             ),
             SysinfoEhdr::NoVdso => Finding::new(
-                Severity::Fail,
+                Status::Fail,
                 "no vDSO at all: no AT_SYSINFO_EHDR and no [vdso] mapping; every clock read is a syscall",
                 Some("check `vdso=0` on the kernel command line".into()),
             ),
@@ -185,9 +185,89 @@ pub fn max_ns(value: Option<f64>) -> Result<Option<f64>> {
     }
 }
 
+// ------------------------------------------------------- bench verdicts
+
+/// `--max-ns`, judged once for `bench` and `check`: `(max, ns)` when a
+/// call that should be fast here costs more than `max` through libc.
+pub fn over_max_ns(max_ns: Option<f64>, should_be_fast: bool, libc_ns: Option<f64>) -> Option<(f64, f64)> {
+    max_ns.zip(libc_ns).filter(|(max, ns)| should_be_fast && ns > max)
+}
+
+/// What a function/clock gets, from the syscalls its libc and vDSO paths make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Served by the vDSO in user space, through libc too: no syscalls.
+    Fast,
+    /// The vDSO symbol itself enters the kernel for this clock.
+    KernelFallback,
+    /// The vDSO serves it, but the C library's path makes syscalls.
+    LibcBypass,
+    /// The vDSO has no symbol for the function.
+    Missing,
+    /// The kernel rejects the clock id (EINVAL).
+    Unsupported,
+}
+
+impl Verdict {
+    /// The name used in tables and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Fast => "fast",
+            Verdict::KernelFallback => "kernel-fallback",
+            Verdict::LibcBypass => "libc-bypass",
+            Verdict::Missing => "missing",
+            Verdict::Unsupported => "unsupported",
+        }
+    }
+}
+
+/// Whether a path enters the kernel: `Some(true)` when it does, `None` unknown.
+pub type Enters = Option<bool>;
+
+/// The verdict from what each path did. `errno` is the first error any path
+/// gave; `vdso_present` whether the vDSO exports the function.
+pub fn verdict(errno: Option<i32>, vdso_present: bool, libc: Enters, vdso: Enters) -> Option<Verdict> {
+    if errno == Some(libc::EINVAL) {
+        return Some(Verdict::Unsupported);
+    }
+    if !vdso_present {
+        return Some(Verdict::Missing);
+    }
+    match (vdso?, libc) {
+        (true, _) => Some(Verdict::KernelFallback),
+        (false, Some(true)) => Some(Verdict::LibcBypass),
+        (false, Some(false)) => Some(Verdict::Fast),
+        (false, None) => None,
+    }
+}
+
+/// Enters the kernel, by count: at least half a syscall per call.
+pub fn enters_by_count(syscalls_per_call: Option<f64>) -> Enters {
+    syscalls_per_call.map(|s| s >= 0.5)
+}
+
+/// Enters the kernel, by timing alone: costs at least half the raw syscall.
+pub fn enters_by_timing(ns: Option<f64>, syscall_ns: Option<f64>) -> Enters {
+    Some(ns? >= 0.5 * syscall_ns?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verdicts() {
+        assert_eq!(verdict(Some(libc::EINVAL), true, None, None), Some(Verdict::Unsupported));
+        assert_eq!(verdict(None, false, Some(true), None), Some(Verdict::Missing));
+        assert_eq!(verdict(None, true, Some(true), Some(true)), Some(Verdict::KernelFallback));
+        assert_eq!(verdict(None, true, Some(true), Some(false)), Some(Verdict::LibcBypass));
+        assert_eq!(verdict(None, true, Some(false), Some(false)), Some(Verdict::Fast));
+        assert_eq!(verdict(None, true, None, None), None);
+        assert_eq!(enters_by_timing(Some(300.0), Some(400.0)), Some(true));
+        assert_eq!(enters_by_timing(Some(20.0), Some(400.0)), Some(false));
+        assert_eq!(enters_by_timing(None, Some(400.0)), None);
+    }
 
     #[test]
     fn vdso_served_calls() {
@@ -202,14 +282,14 @@ mod tests {
 
     #[test]
     fn one_mapping_verdict_one_severity() {
-        assert_eq!(VdsoMapping::judge(7, Some((0x1000, 8192)), None).finding().severity, Severity::Fail);
+        assert_eq!(VdsoMapping::judge(7, Some((0x1000, 8192)), None).finding().severity, Status::Fail);
         assert_eq!(VdsoMapping::judge(7, None, Some(0x1000)), VdsoMapping::NoVdso { pid: 7 });
         let ok = VdsoMapping::judge(7, Some((0x1000, 8192)), Some(0x3000));
         assert_eq!(ok.finding().message, "[vdso] at 0x1000 (8 KiB), [vvar] at 0x3000");
         assert_eq!(SysinfoEhdr::judge(Some(1), Some(1)).matches(), Some(true));
         assert_eq!(SysinfoEhdr::judge(None, None).matches(), None);
         assert_eq!(SysinfoEhdr::judge(Some(1), None), SysinfoEhdr::Dangling(1));
-        assert_eq!(SysinfoEhdr::judge(Some(1), Some(2)).finding().severity, Severity::Fail);
+        assert_eq!(SysinfoEhdr::judge(Some(1), Some(2)).finding().severity, Status::Fail);
     }
 
     #[test]

@@ -3,12 +3,12 @@
 //! window of a [`session`](crate::measure::session). `trace` renders it,
 //! `check` and `serve` read it.
 
-use super::{vdso_serves_call, ClockRef, Finding, Severity};
+use super::{vdso_serves_call, ClockRef, Finding, Status};
 use crate::arch::{self, Abi};
 use crate::measure::engine::Kind;
 use crate::measure::session::{Session, Window};
 use crate::measure::trace::Tally;
-use crate::render::{duration_text, thousands};
+use crate::words::{duration_text, thousands};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -120,6 +120,51 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         let lived = exited.get(&pid).map_or(elapsed, |at| at.saturating_duration_since(start));
         lived.min(elapsed).as_secs_f64().max(1e-9)
     };
+    let (counts, vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of);
+    // Only the perf engine's --native-only leaves 32-bit calls out.
+    let skipped_compat = !session.traces_compat
+        && arch::HOST_ABI.and_then(Abi::compat).is_some()
+        && !matches!(session.target, Target::All);
+    let exited_rows: Vec<ExitedRow> = exited
+        .iter()
+        .map(|(pid, at)| ExitedRow { pid: *pid, after_ns: at.saturating_duration_since(start).as_nanos() as u64 })
+        .collect();
+    let findings = findings(
+        &counts,
+        &vsyscall_emulations,
+        &unattributed,
+        tally,
+        elapsed.as_secs_f64(),
+        Judging { compat: !skipped_compat, fail_over, engine: session.engine },
+    );
+    let wall_start = std::time::SystemTime::now().checked_sub(start.elapsed()).unwrap_or(std::time::UNIX_EPOCH);
+    TraceReport {
+        target: session.target.clone(),
+        engine: session.engine,
+        engine_note: session.engine_note.clone(),
+        duration_ns: elapsed.as_nanos() as u64,
+        counts,
+        vsyscall_emulations,
+        unattributed,
+        lost: tally.lost_records,
+        unfollowed: tally.unfollowed,
+        exited: exited_rows,
+        // The command is said once, here (`target` only says "command"):
+        // an interval's report has it still running (no exit status yet).
+        command: command_of(session, w),
+        interrupted: w.interrupted,
+        interval: w.bounds.map(|(s, e)| Interval { start_ns: s.as_nanos() as u64, end_ns: e.as_nanos() as u64 }),
+        findings,
+        wall_start: Some(wall_start),
+    }
+}
+
+/// The count, [vsyscall] and unattributed rows of a window, busiest first.
+fn rows(
+    tally: &Tally,
+    kernel: Option<(u32, u32)>,
+    secs_of: &dyn Fn(i32) -> f64,
+) -> (Vec<CountRow>, Vec<VsyscallRow>, Vec<UnattributedRow>) {
     let comm_of = |pid: i32| tally.comms.get(&pid).cloned();
     let mut counts: Vec<CountRow> = tally
         .counts
@@ -159,40 +204,17 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         .filter(|(_, n)| **n > 0)
         .map(|(pid, n)| UnattributedRow { pid: *pid, comm: comm_of(*pid), count: *n })
         .collect();
-    // Only the perf engine's --native-only leaves 32-bit calls out.
-    let skipped_compat = !session.traces_compat
-        && arch::HOST_ABI.and_then(Abi::compat).is_some()
-        && !matches!(session.target, Target::All);
-    let exited_rows: Vec<ExitedRow> = exited
-        .iter()
-        .map(|(pid, at)| ExitedRow { pid: *pid, after_ns: at.saturating_duration_since(start).as_nanos() as u64 })
-        .collect();
-    let findings = findings(
-        &counts,
-        &vsyscall_emulations,
-        &unattributed,
-        tally,
-        elapsed.as_secs_f64(),
-        Judging { compat: !skipped_compat, fail_over, engine: session.engine },
-    );
-    let wall_start = std::time::SystemTime::now().checked_sub(start.elapsed()).unwrap_or(std::time::UNIX_EPOCH);
-    TraceReport {
-        target: session.target.clone(),
-        engine: session.engine,
-        engine_note: session.engine_note.clone(),
-        duration_ns: elapsed.as_nanos() as u64,
-        counts,
-        vsyscall_emulations,
-        unattributed,
-        lost: tally.lost_records,
-        unfollowed: tally.unfollowed,
-        exited: exited_rows,
-        command: if w.bounds.is_none() { session.command.clone() } else { None },
-        interrupted: w.interrupted,
-        interval: w.bounds.map(|(s, e)| Interval { start_ns: s.as_nanos() as u64, end_ns: e.as_nanos() as u64 }),
-        findings,
-        wall_start: Some(wall_start),
-    }
+    (counts, vsyscall_emulations, unattributed)
+}
+
+/// The command is said once, in the report's `command` (`target` only says
+/// "command"): an interval's report has it still running (no exit status yet).
+fn command_of(session: &Session, w: &Window<'_>) -> Option<CommandInfo> {
+    let ended = if w.bounds.is_none() { session.command.clone() } else { None };
+    ended.or_else(|| match &session.target {
+        Target::Command { argv, pid } => Some(CommandInfo { argv: argv.clone(), pid: *pid, exit_status: None }),
+        _ => None,
+    })
 }
 
 fn who(pid: i32, comm: &Option<String>) -> String {
@@ -245,7 +267,7 @@ type GroupKey = (String, &'static str, Abi, Verdict);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Verdict {
     NotSplit,
-    Bypass(Severity),
+    Bypass(Status),
     Expected,
 }
 
@@ -258,104 +280,21 @@ pub fn findings(
     how: Judging,
 ) -> Vec<Finding> {
     let Judging { compat, fail_over, engine } = how;
-    let mut out = Vec::new();
-    // A bypass is FAIL (exit 1) only above --fail-over; without it, WARN.
-    let severity = |per_sec: f64| match fail_over {
-        Some(rate) if per_sec > rate => Severity::Fail,
-        _ => Severity::Warn,
-    };
-    let gate = |per_sec: f64| match fail_over {
-        None => " (--fail-over 0 makes this exit 1)".to_string(),
-        Some(rate) if per_sec > rate => format!(", over --fail-over {rate}"),
-        Some(rate) => format!(", within --fail-over {rate}"),
-    };
-    // One line per clock (or call), ABI and verdict, naming the busiest
-    // processes: `-a` on a busy host gives a few lines, not one per process.
-    let mut groups: Vec<(GroupKey, Vec<&CountRow>)> = Vec::new();
-    for r in counts {
-        // clock_gettime reads as its clock id (as in DESIGN's example); the
-        // others name the syscall so clock_getres is not mistaken for it.
-        let what = match (r.clock.map(ClockRef::text), r.syscall) {
-            (Some(c), "clock_gettime") => c,
-            (Some(c), s) => format!("{s}({c})"),
-            (None, s) => s.to_string(),
-        };
-        let verdict = match r.clock {
-            Some(ClockRef::Any) => Verdict::NotSplit,
-            _ if !r.expected => Verdict::Bypass(severity(r.per_sec)),
-            _ => Verdict::Expected,
-        };
-        let key = (what, r.syscall, r.abi, verdict);
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, rows)) => rows.push(r),
-            None => groups.push((key, vec![r])),
-        }
-    }
-    // FAIL lines first, then WARN, then the expected ones.
-    groups.sort_by_key(|((_, _, _, v), _)| match v {
-        Verdict::Bypass(Severity::Fail) => 0,
-        Verdict::Bypass(_) => 1,
-        Verdict::NotSplit => 2,
-        Verdict::Expected => 3,
-    });
-    for ((what, syscall, abi, verdict), mut rows) in groups {
-        rows.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
-        let total: f64 = rows.iter().map(|r| r.per_sec).sum();
-        let top = rows[0].per_sec;
-        // The rate the threshold compares: each process's own.
-        let rate = rate_number(if rows.len() == 1 { top } else { total }, fail_over);
-        let abi_note = if Some(abi) == arch::HOST_ABI { String::new() } else { format!(", {} ABI", abi.name()) };
-        // Per-thread rows name their thread.
-        let who = |r: &CountRow| match r.tid {
-            Some(t) => format!("{} thread {t}", who(r.pid, &r.comm)),
-            None => who(r.pid, &r.comm),
-        };
-        let noun = if rows[0].tid.is_some() { "threads" } else { "processes" };
-        let from = if rows.len() == 1 {
-            format!("{}{abi_note}", who(rows[0]))
-        } else {
-            const TOP: usize = 3;
-            let busiest: Vec<String> =
-                rows.iter().take(TOP).map(|r| format!("{} {}/s", who(r), rate_number(r.per_sec, fail_over))).collect();
-            let more = if rows.len() > TOP {
-                format!(", {} more", thousands((rows.len() - TOP) as u64))
-            } else {
-                String::new()
-            };
-            format!("{} {noun}{abi_note} ({}{more})", thousands(rows.len() as u64), busiest.join(", "))
-        };
-        let has_clock = rows[0].clock.is_some();
-        match verdict {
-            Verdict::NotSplit => out.push(Finding::new(
-                Severity::Warn,
-                format!("{syscall}: {rate} syscalls/s from {from}, clock ids not split (--no-split)"),
-                Some("run without --no-split to see which clock ids enter the kernel (each clock id's counter costs ~28 ns per call more)".into()),
-            )),
-            Verdict::Bypass(sev) => out.push(Finding::new(
-                sev,
-                format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if has_clock { "clock id" } else { "call" }, gate(top)),
-                Some("look for a raw syscall(), a libc or runtime that routes it to the kernel, or a clocksource without a vDSO mode (`vdsoctl check`)".into()),
-            )),
-            Verdict::Expected => out.push(Finding::new(
-                Severity::Info,
-                format!("{what}: {rate} syscalls/s from {from} — expected: the vDSO never serves this {}", if has_clock { "clock id (CPU-time, alarm and fd clocks always enter the kernel)" } else { "call here" }),
-                None,
-            )),
-        }
-    }
+    let mut out: Vec<Finding> =
+        groups(counts, fail_over).into_iter().map(|(key, rows)| group_finding(key, rows, fail_over)).collect();
     for v in vsyscall {
         out.push(Finding::new(
-            severity(v.per_sec),
+            severity(v.per_sec, fail_over),
             format!(
                 "{} made {} calls ({}/s) to {} in the [vsyscall] page — each is emulated by the kernel and invisible to strace{}",
-                who(v.pid, &v.comm), thousands(v.count), rate_number(v.per_sec, fail_over), v.function, gate(v.per_sec)
+                who(v.pid, &v.comm), thousands(v.count), rate_number(v.per_sec, fail_over), v.function, gate(v.per_sec, fail_over)
             ),
             Some("rebuild it against a current libc or runtime: only very old static binaries call the fixed vsyscall addresses".into()),
         ));
     }
     for u in unattributed {
         out.push(Finding::new(
-            Severity::Warn,
+            Status::Warn,
             format!(
                 "{}: {} clock syscalls were counted in its total but not split by function and clock (the `unattributed` row): {}",
                 who(u.pid, &u.comm),
@@ -373,14 +312,14 @@ pub fn findings(
     }
     if tally.lost_records > 0 {
         out.push(Finding::new(
-            Severity::Warn,
+            Status::Warn,
             format!("{} events were lost (BPF: the count map and the process map were both full; perf: ring buffers overflowed): counts are short by that many", thousands(tally.lost_records)),
             Some(format!("trace fewer processes (-p) or for less time; the BPF map holds {} rows", crate::measure::bpf::MAX_ROWS)),
         ));
     }
     if tally.unfollowed > 0 {
         out.push(Finding::new(
-            Severity::Warn,
+            Status::Warn,
             format!(
                 "{} new processes of the traced tree could not be followed (the traced set was full)",
                 thousands(tally.unfollowed)
@@ -389,11 +328,11 @@ pub fn findings(
         ));
     }
     if tally.scaled {
-        out.push(Finding::new(Severity::Warn, "some counters were multiplexed and did not run the whole time", None));
+        out.push(Finding::new(Status::Warn, "some counters were multiplexed and did not run the whole time", None));
     }
     if counts.is_empty() && vsyscall.is_empty() {
         out.push(Finding::new(
-            Severity::Info,
+            Status::Info,
             if compat {
                 format!("no clock syscalls and no [vsyscall] emulations in {}: clock reads the vDSO serves, if it made any, never enter the kernel and are not counted", duration_text(Duration::from_secs_f64(secs)))
             } else {
@@ -405,17 +344,113 @@ pub fn findings(
     out
 }
 
+/// A bypass is FAIL (exit 1) only above --fail-over; without it, WARN.
+fn severity(per_sec: f64, fail_over: Option<f64>) -> Status {
+    match fail_over {
+        Some(rate) if per_sec > rate => Status::Fail,
+        _ => Status::Warn,
+    }
+}
+
+/// How a rate stands against --fail-over, for the end of a line.
+fn gate(per_sec: f64, fail_over: Option<f64>) -> String {
+    match fail_over {
+        None => " (--fail-over 0 makes this exit 1)".to_string(),
+        Some(rate) if per_sec > rate => format!(", over --fail-over {rate}"),
+        Some(rate) => format!(", within --fail-over {rate}"),
+    }
+}
+
+/// The count rows grouped by clock (or call), ABI and verdict, FAIL
+/// groups first, then WARN, then the expected ones.
+fn groups(counts: &[CountRow], fail_over: Option<f64>) -> Vec<(GroupKey, Vec<&CountRow>)> {
+    // One line per clock (or call), ABI and verdict, naming the busiest
+    // processes: `-a` on a busy host gives a few lines, not one per process.
+    let mut groups: Vec<(GroupKey, Vec<&CountRow>)> = Vec::new();
+    for r in counts {
+        // clock_gettime reads as its clock id (as in DESIGN's example); the
+        // others name the syscall so clock_getres is not mistaken for it.
+        let what = match (r.clock.map(ClockRef::text), r.syscall) {
+            (Some(c), "clock_gettime") => c,
+            (Some(c), s) => format!("{s}({c})"),
+            (None, s) => s.to_string(),
+        };
+        let verdict = match r.clock {
+            Some(ClockRef::Any) => Verdict::NotSplit,
+            _ if !r.expected => Verdict::Bypass(severity(r.per_sec, fail_over)),
+            _ => Verdict::Expected,
+        };
+        let key = (what, r.syscall, r.abi, verdict);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, rows)) => rows.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    groups.sort_by_key(|((_, _, _, v), _)| match v {
+        Verdict::Bypass(Status::Fail) => 0,
+        Verdict::Bypass(_) => 1,
+        Verdict::NotSplit => 2,
+        Verdict::Expected => 3,
+    });
+    groups
+}
+
+/// One line for a group, naming its busiest processes: `-a` on a busy
+/// host gives a few lines, not one per process.
+fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRow>, fail_over: Option<f64>) -> Finding {
+    rows.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
+    let total: f64 = rows.iter().map(|r| r.per_sec).sum();
+    let top = rows[0].per_sec;
+    // The rate the threshold compares: each process's own.
+    let rate = rate_number(if rows.len() == 1 { top } else { total }, fail_over);
+    let abi_note = if Some(abi) == arch::HOST_ABI { String::new() } else { format!(", {} ABI", abi.name()) };
+    // Per-thread rows name their thread.
+    let who = |r: &CountRow| match r.tid {
+        Some(t) => format!("{} thread {t}", who(r.pid, &r.comm)),
+        None => who(r.pid, &r.comm),
+    };
+    let noun = if rows[0].tid.is_some() { "threads" } else { "processes" };
+    let from = if rows.len() == 1 {
+        format!("{}{abi_note}", who(rows[0]))
+    } else {
+        const TOP: usize = 3;
+        let busiest: Vec<String> =
+            rows.iter().take(TOP).map(|r| format!("{} {}/s", who(r), rate_number(r.per_sec, fail_over))).collect();
+        let more =
+            if rows.len() > TOP { format!(", {} more", thousands((rows.len() - TOP) as u64)) } else { String::new() };
+        format!("{} {noun}{abi_note} ({}{more})", thousands(rows.len() as u64), busiest.join(", "))
+    };
+    let has_clock = rows[0].clock.is_some();
+    match verdict {
+        Verdict::NotSplit => Finding::new(
+            Status::Warn,
+            format!("{syscall}: {rate} syscalls/s from {from}, clock ids not split (--no-split)"),
+            Some("run without --no-split to see which clock ids enter the kernel (each clock id's counter costs ~28 ns per call more)".into()),
+        ),
+        Verdict::Bypass(sev) => Finding::new(
+            sev,
+            format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if has_clock { "clock id" } else { "call" }, gate(top, fail_over)),
+            Some("look for a raw syscall(), a libc or runtime that routes it to the kernel, or a clocksource without a vDSO mode (`vdsoctl check`)".into()),
+        ),
+        Verdict::Expected => Finding::new(
+            Status::Info,
+            format!("{what}: {rate} syscalls/s from {from} — expected: the vDSO never serves this {}", if has_clock { "clock id (CPU-time, alarm and fd clocks always enter the kernel)" } else { "call here" }),
+            None,
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn bypass_is_fail_only_over_the_rate() {
-        let row = |per_sec: f64| CountRow {
-            pid: 7,
+    /// 100 CLOCK_MONOTONIC syscalls of process `pid` (named `p{pid}`).
+    fn bypass_row(pid: i32, per_sec: f64) -> CountRow {
+        CountRow {
+            pid,
             tid: None,
             ppid: None,
-            comm: Some("loop".into()),
+            comm: Some(format!("p{pid}")),
             syscall: "clock_gettime",
             abi: arch::HOST_ABI.unwrap_or(Abi::X86_64),
             clock: Some(ClockRef::Id(1)),
@@ -423,15 +458,20 @@ mod tests {
             per_sec,
             expected: false,
             start: 0,
-        };
+        }
+    }
+
+    #[test]
+    fn bypass_is_fail_only_over_the_rate() {
+        let row = |per_sec: f64| CountRow { comm: Some("loop".into()), ..bypass_row(7, per_sec) };
         let t = Tally::default();
         let sev = |rows: &[CountRow], over| {
             findings(rows, &[], &[], &t, 1.0, Judging { compat: true, fail_over: over, engine: Kind::Bpf })[0].severity
         };
-        assert_eq!(sev(&[row(50.0)], None), Severity::Warn);
-        assert_eq!(sev(&[row(50.0)], Some(0.0)), Severity::Fail);
-        assert_eq!(sev(&[row(50.0)], Some(50.0)), Severity::Warn);
-        assert_eq!(sev(&[row(50.0)], Some(10.0)), Severity::Fail);
+        assert_eq!(sev(&[row(50.0)], None), Status::Warn);
+        assert_eq!(sev(&[row(50.0)], Some(0.0)), Status::Fail);
+        assert_eq!(sev(&[row(50.0)], Some(50.0)), Status::Warn);
+        assert_eq!(sev(&[row(50.0)], Some(10.0)), Status::Fail);
     }
 
     #[test]
@@ -448,31 +488,19 @@ mod tests {
 
     #[test]
     fn findings_group_processes_by_clock_and_verdict() {
-        let row = |pid: i32, per_sec: f64| CountRow {
-            pid,
-            tid: None,
-            ppid: None,
-            comm: Some(format!("p{pid}")),
-            syscall: "clock_gettime",
-            abi: arch::HOST_ABI.unwrap_or(Abi::X86_64),
-            clock: Some(ClockRef::Id(1)),
-            count: 100,
-            per_sec,
-            expected: false,
-            start: 0,
-        };
+        let row = bypass_row;
         let rows: Vec<CountRow> = (1..=1000).map(|p| row(p, f64::from(p))).collect();
         let t = Tally::default();
         let f = findings(&rows, &[], &[], &t, 1.0, Judging { compat: true, fail_over: Some(500.0), engine: Kind::Bpf });
         assert_eq!(f.len(), 2, "{f:#?}");
-        assert_eq!(f[0].severity, Severity::Fail);
+        assert_eq!(f[0].severity, Status::Fail);
         assert!(
             f[0].message.contains(
                 "from 500 processes (pid 1000 (p1000) 1,000/s, pid 999 (p999) 999/s, pid 998 (p998) 998/s, 497 more)"
             ),
             "{f:#?}"
         );
-        assert_eq!(f[1].severity, Severity::Warn);
+        assert_eq!(f[1].severity, Status::Warn);
         assert!(f[1].message.contains("from 500 processes (pid 500 (p500) 500/s"), "{f:#?}");
     }
 }

@@ -285,6 +285,8 @@ fn auxv_of_a_process() {
 #[serde(deny_unknown_fields)]
 struct CheckDoc {
     process: Option<ProcessRef>,
+    /// `-p`: the executable's facts.
+    binary: Option<BinaryFacts>,
     checks: Vec<Check>,
     binaries: Option<Vec<Binary>>,
     image: Option<ImageSummary>,
@@ -302,11 +304,29 @@ struct Check {
     hint: Option<String>,
 }
 
+/// A binary's facts as one typed object: `check -p`'s `binary`, and each
+/// `--image` row's beside its flat keys.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BinaryFacts {
+    class: String,
+    bits: u8,
+    machine: String,
+    arch: String,
+    endian: String,
+    linkage: String,
+    interpreter: Option<String>,
+    kind: String,
+    runtime: String,
+    runtime_version: Option<String>,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Binary {
     path: String,
     class: String,
+    bits: u8,
     machine: String,
     /// Debian's name: `amd64`, `arm64`, `armhf`, `ppc64el`...
     arch: String,
@@ -317,6 +337,7 @@ struct Binary {
     kind: String,
     runtime: String,
     runtime_version: Option<String>,
+    binary: BinaryFacts,
     status: Status,
     detail: String,
     hint: Option<String>,
@@ -362,6 +383,7 @@ fn assert_worst(c: &CheckDoc) {
 fn check_of_the_host_and_of_a_process() {
     let host: CheckDoc = doc(&["check"], &[0, 1]);
     assert!(host.process.is_none() && host.binaries.is_none() && host.image.is_none() && host.command.is_none());
+    assert!(host.binary.is_none());
     assert!(!host.strict);
     assert!(host.checks.iter().any(|c| c.name == "vdso_mapped"));
     assert_worst(&host);
@@ -372,6 +394,13 @@ fn check_of_the_host_and_of_a_process() {
     assert_eq!(process.pid, w.pid());
     assert!(process.comm.starts_with("wait_ready"));
     assert!(p.checks.iter().any(|c| c.name == "process_vdso_mapped" && c.status == Status::Ok));
+    let b = p.binary.as_ref().expect("check -p carries the executable's facts");
+    assert_eq!((b.bits, b.class.as_str(), b.linkage.as_str(), b.kind.as_str()), (64, "ELF64", "dynamic", "executable"));
+    assert_eq!(b.runtime, "glibc", "{b:?}");
+    assert!(b.runtime_version.is_some() && b.interpreter.as_deref().is_some_and(|i| i.contains("ld-linux")), "{b:?}");
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!((b.machine.as_str(), b.arch.as_str(), b.endian.as_str()), ("x86_64", "amd64", "little"));
+    }
     assert_worst(&p);
 }
 
@@ -393,6 +422,20 @@ fn check_of_a_small_image_tree() {
     }
     // No libc in the tree: its version cannot be read.
     assert_eq!(b.runtime_version, None);
+    // The typed object says what the flat keys say.
+    let flat = BinaryFacts {
+        class: b.class.clone(),
+        bits: b.bits,
+        machine: b.machine.clone(),
+        arch: b.arch.clone(),
+        endian: b.endian.clone(),
+        linkage: b.linkage.clone(),
+        interpreter: b.interpreter.clone(),
+        kind: b.kind.clone(),
+        runtime: b.runtime.clone(),
+        runtime_version: b.runtime_version.clone(),
+    };
+    assert_eq!((b.binary.clone(), b.bits), (flat, 64));
     let image = c.image.as_ref().unwrap();
     assert_eq!(image.root, root);
     assert!(image.entries >= 3 && !image.truncated && image.unreadable.is_empty(), "{image:?}");
@@ -558,7 +601,7 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert_eq!(cmd.argv, ["true"]);
     assert_eq!(cmd.exit_status, Some(ExitStatus::Code(0)));
     assert_eq!(cmd.timed_out, None, "trace has no --timeout");
-    assert_eq!(t.target["command"]["pid"], cmd.pid);
+    assert_eq!(t.target, "command", "the command is said once, under `command`");
     assert!(["bpf", "perf"].contains(&t.engine.as_str()));
     assert!(t.engine == "perf" || t.engine_note.is_none());
     assert!(!t.interrupted && t.interval.is_none() && t.exited.is_empty() && t.unattributed.is_empty());

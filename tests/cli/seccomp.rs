@@ -66,7 +66,7 @@ fn every_clock_function_of_both_abis_is_counted_exactly_without_privileges() {
         assert_eq!(count(&r, syscall, *name), 1234, "{what}: {r:#}");
         assert_eq!(r["counts"].as_array().unwrap().len(), 1, "{what}: {r:#}");
         assert_eq!(r["counts"][0]["abi"], if *m32 { "i386" } else { "x86_64" }, "{what}: {r:#}");
-        let pid = r["target"]["command"]["pid"].as_i64().unwrap();
+        let pid = r["command"]["pid"].as_i64().unwrap();
         assert_eq!(r["counts"][0]["pid"].as_i64(), Some(pid), "{what}: {r:#}");
         assert_eq!(r["lost"], 0, "{what}: {r:#}");
     }
@@ -127,7 +127,7 @@ fn a_tree_is_counted_per_process_and_its_status_comes_back() {
     let r = json_of(&out);
     assert_eq!(r["engine"], "seccomp");
     assert_eq!(r["command"]["exit_status"]["code"], 3, "{r:#}");
-    let shell = r["target"]["command"]["pid"].as_i64().unwrap();
+    let shell = r["command"]["pid"].as_i64().unwrap();
     let rows = r["counts"].as_array().unwrap();
     let row = |syscall: &str, abi: &str| {
         rows.iter()
@@ -372,7 +372,7 @@ fn assert_batch(what: &str, out: &Output) {
     assert_eq!(r["engine"], "seccomp", "{what}: {r:#}");
     assert_eq!(r["command"]["exit_status"]["code"], 3, "{what}: {r:#}");
     assert_eq!(r["lost"], 0, "{what}: {r:#}");
-    let shell = r["target"]["command"]["pid"].as_i64().expect("the shell's pid");
+    let shell = r["command"]["pid"].as_i64().expect("the shell's pid");
     let rows = r["counts"].as_array().unwrap();
     let row = |abi: &str, syscall: &str, clock: Option<&str>, n: u64| {
         let found: Vec<&Value> = rows

@@ -37,7 +37,7 @@ fn raw_clock_gettime_64bit_is_counted_exactly_per_clock() {
         assert_eq!(r["command"]["exit_status"]["code"], 0);
         assert_eq!(r["lost"], 0);
         assert!(r["findings"].to_string().contains("CLOCK_TAI"), "{r:#}");
-        let pid = r["target"]["command"]["pid"].as_i64().unwrap();
+        let pid = r["command"]["pid"].as_i64().unwrap();
         assert_eq!(r["counts"][0]["pid"].as_i64(), Some(pid), "the command's own pid: {r:#}");
         assert_eq!(r["counts"][0]["comm"], "clock_loop");
     }

@@ -387,12 +387,10 @@ pub fn analyze(
     if start >= end {
         return Vec::new();
     }
-    let native = if bits == 64 { Abi::X86_64 } else { Abi::I386 };
     let mut out = Vec::new();
     let mut st = State::default();
     let mut dec = Decoder::with_ip(bits, &code[start..end], base.wrapping_add(start as u64), DecoderOptions::NONE);
     let mut ins = Instruction::default();
-    let entry = |v: u64| t.vsyscall && VSYSCALL_ENTRIES.contains(&v);
     while dec.can_decode() {
         dec.decode_out(&mut ins);
         if ins.is_invalid() {
@@ -402,55 +400,13 @@ pub fn analyze(
         if block_starts.binary_search(&ins.ip()).is_ok() {
             st.reset();
         }
-        let ip = ins.ip();
-        let site = |via, function, clock, entry| Site { addr: ip, via, function, clock, entry, symbol: None };
         let m = ins.mnemonic();
-        match m {
-            Mnemonic::Syscall | Mnemonic::Sysenter | Mnemonic::Int => {
-                let (via, abi) = match m {
-                    Mnemonic::Syscall if bits == 64 => (Via::Syscall, Abi::X86_64),
-                    Mnemonic::Sysenter if bits == 32 => (Via::Sysenter, Abi::I386),
-                    Mnemonic::Int if ins.immediate8() == 0x80 => (Via::Int80, Abi::I386),
-                    _ => {
-                        st.reset();
-                        continue;
-                    }
-                };
-                if let Some(f) = clock_fn(abi, st.regs[RAX]) {
-                    let arg = if abi == Abi::X86_64 { st.regs[RDI] } else { st.regs[RBX] };
-                    let clock = if takes_clock(f) { arg } else { None };
-                    out.push(site(via, Some(f), signed(clock, if abi == Abi::X86_64 { 64 } else { 32 }), None));
-                }
-                // The kernel returns in rax and clobbers rcx and r11.
-                st.regs[RAX] = None;
-                st.regs[RCX] = None;
-                st.regs[R11] = None;
-                continue;
-            }
-            _ => {}
+        if matches!(m, Mnemonic::Syscall | Mnemonic::Sysenter | Mnemonic::Int) {
+            out.extend(syscall_site(&mut st, &ins, bits));
+            continue;
         }
         if is_call(m) || is_jmp(m) {
-            let target = match ins.op0_kind() {
-                OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64 => Some(ins.near_branch_target()),
-                OpKind::Register => slot(ins.op0_register()).and_then(|r| st.regs[r]),
-                _ => None,
-            };
-            let slot_read = (ins.op0_kind() == OpKind::Memory
-                && ins.memory_index() == Register::None
-                && matches!(ins.memory_base(), Register::RIP | Register::EIP | Register::None))
-            .then(|| ins.memory_displacement64());
-            if let Some(to) = target.filter(|&v| entry(v)) {
-                out.push(site(Via::Vsyscall, None, None, Some(to)));
-            } else if target.is_some_and(|v| t.syscall_fn.contains(&v))
-                || slot_read.is_some_and(|s| t.syscall_got.contains(&s))
-            {
-                let (nr, clock) =
-                    if bits == 64 { (st.regs[RDI], st.regs[RSI]) } else { (st.stack_arg(0), st.stack_arg(1)) };
-                if let Some(f) = clock_fn(native, nr) {
-                    let clock = if takes_clock(f) { clock } else { None };
-                    out.push(site(Via::LibcSyscall, Some(f), signed(clock, bits), None));
-                }
-            }
+            out.extend(call_site(&st, &ins, bits, t));
             st.reset();
             continue;
         }
@@ -463,30 +419,124 @@ pub fn analyze(
     out
 }
 
+/// A site at this instruction.
+fn site_at(ins: &Instruction, via: Via, function: Option<TimeFn>, clock: Option<i64>, entry: Option<u64>) -> Site {
+    Site { addr: ins.ip(), via, function, clock, entry, symbol: None }
+}
+
+/// A `syscall`, `sysenter` or `int 0x80`: a site when the number is a
+/// clock syscall; the kernel returns in rax and clobbers rcx and r11.
+fn syscall_site(st: &mut State, ins: &Instruction, bits: u32) -> Option<Site> {
+    let (via, abi) = match ins.mnemonic() {
+        Mnemonic::Syscall if bits == 64 => (Via::Syscall, Abi::X86_64),
+        Mnemonic::Sysenter if bits == 32 => (Via::Sysenter, Abi::I386),
+        Mnemonic::Int if ins.immediate8() == 0x80 => (Via::Int80, Abi::I386),
+        _ => {
+            st.reset();
+            return None;
+        }
+    };
+    let found = clock_fn(abi, st.regs[RAX]).map(|f| {
+        let arg = if abi == Abi::X86_64 { st.regs[RDI] } else { st.regs[RBX] };
+        let clock = if takes_clock(f) { arg } else { None };
+        site_at(ins, via, Some(f), signed(clock, if abi == Abi::X86_64 { 64 } else { 32 }), None)
+    });
+    st.regs[RAX] = None;
+    st.regs[RCX] = None;
+    st.regs[R11] = None;
+    found
+}
+
+/// A call or jump: a site when it goes to a [vsyscall] entry, or to libc's
+/// `syscall()` (its PLT stub or GOT slot) with a clock syscall number.
+fn call_site(st: &State, ins: &Instruction, bits: u32, t: &Targets) -> Option<Site> {
+    let native = if bits == 64 { Abi::X86_64 } else { Abi::I386 };
+    let entry = |v: u64| t.vsyscall && VSYSCALL_ENTRIES.contains(&v);
+    let target = match ins.op0_kind() {
+        OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64 => Some(ins.near_branch_target()),
+        OpKind::Register => slot(ins.op0_register()).and_then(|r| st.regs[r]),
+        _ => None,
+    };
+    let slot_read = (ins.op0_kind() == OpKind::Memory
+        && ins.memory_index() == Register::None
+        && matches!(ins.memory_base(), Register::RIP | Register::EIP | Register::None))
+    .then(|| ins.memory_displacement64());
+    if let Some(to) = target.filter(|&v| entry(v)) {
+        return Some(site_at(ins, Via::Vsyscall, None, None, Some(to)));
+    }
+    if target.is_some_and(|v| t.syscall_fn.contains(&v)) || slot_read.is_some_and(|s| t.syscall_got.contains(&s)) {
+        let (nr, clock) = if bits == 64 { (st.regs[RDI], st.regs[RSI]) } else { (st.stack_arg(0), st.stack_arg(1)) };
+        let f = clock_fn(native, nr)?;
+        let clock = if takes_clock(f) { clock } else { None };
+        return Some(site_at(ins, Via::LibcSyscall, Some(f), signed(clock, bits), None));
+    }
+    None
+}
+
 /// Track what one ordinary instruction does to the constants.
+/// An immediate operand's value.
+fn imm(i: &Instruction, op: u32) -> Option<u64> {
+    match i.op_kind(op) {
+        OpKind::Immediate8
+        | OpKind::Immediate16
+        | OpKind::Immediate32
+        | OpKind::Immediate64
+        | OpKind::Immediate8to16
+        | OpKind::Immediate8to32
+        | OpKind::Immediate8to64
+        | OpKind::Immediate32to64 => Some(i.immediate(op)),
+        _ => None,
+    }
+}
+
+/// The value written to a register of this size (32-bit writes zero-extend).
+fn sized(r: Register, v: u64) -> Option<u64> {
+    match gpr(r).map_or(0, |(_, size)| size) {
+        8 => Some(v),
+        4 => Some(v & 0xffff_ffff),
+        _ => None,
+    }
+}
+
+/// Instructions that write general registers their operands do not name
+/// (rax, rdx, rcx, rsi, rdi...).
+fn clobbers_implicitly(m: Mnemonic) -> bool {
+    matches!(
+        m,
+        Mnemonic::Mul
+            | Mnemonic::Imul
+            | Mnemonic::Div
+            | Mnemonic::Idiv
+            | Mnemonic::Cdq
+            | Mnemonic::Cqo
+            | Mnemonic::Cwd
+            | Mnemonic::Cdqe
+            | Mnemonic::Cwde
+            | Mnemonic::Cpuid
+            | Mnemonic::Rdtsc
+            | Mnemonic::Rdtscp
+            | Mnemonic::Rdpid
+            | Mnemonic::Xgetbv
+            | Mnemonic::Rdmsr
+            | Mnemonic::Lodsb
+            | Mnemonic::Lodsd
+            | Mnemonic::Lodsq
+            | Mnemonic::Lodsw
+            | Mnemonic::Movsb
+            | Mnemonic::Movsd
+            | Mnemonic::Movsq
+            | Mnemonic::Stosb
+            | Mnemonic::Stosd
+            | Mnemonic::Stosq
+            | Mnemonic::Scasb
+            | Mnemonic::Cmpsb
+            | Mnemonic::Leave
+            | Mnemonic::Enter
+    )
+}
+
 fn step(st: &mut State, ins: &Instruction, bits: u32) {
     let m = ins.mnemonic();
-    let imm = |i: &Instruction, op: u32| -> Option<u64> {
-        match i.op_kind(op) {
-            OpKind::Immediate8
-            | OpKind::Immediate16
-            | OpKind::Immediate32
-            | OpKind::Immediate64
-            | OpKind::Immediate8to16
-            | OpKind::Immediate8to32
-            | OpKind::Immediate8to64
-            | OpKind::Immediate32to64 => Some(i.immediate(op)),
-            _ => None,
-        }
-    };
-    // The value written to a register of this size (32-bit writes zero-extend).
-    let sized = |r: Register, v: u64| -> Option<u64> {
-        match gpr(r).map_or(0, |(_, size)| size) {
-            8 => Some(v),
-            4 => Some(v & 0xffff_ffff),
-            _ => None,
-        }
-    };
     let reg0 = if ins.op_count() > 0 && ins.op0_kind() == OpKind::Register { slot(ins.op0_register()) } else { None };
     match m {
         Mnemonic::Mov if reg0.is_some() => {
@@ -529,35 +579,7 @@ fn step(st: &mut State, ins: &Instruction, bits: u32) {
         Mnemonic::Xchg | Mnemonic::Xadd | Mnemonic::Cmpxchg => {
             st.regs = [None; 16];
         }
-        Mnemonic::Mul
-        | Mnemonic::Imul
-        | Mnemonic::Div
-        | Mnemonic::Idiv
-        | Mnemonic::Cdq
-        | Mnemonic::Cqo
-        | Mnemonic::Cwd
-        | Mnemonic::Cdqe
-        | Mnemonic::Cwde
-        | Mnemonic::Cpuid
-        | Mnemonic::Rdtsc
-        | Mnemonic::Rdtscp
-        | Mnemonic::Rdpid
-        | Mnemonic::Xgetbv
-        | Mnemonic::Rdmsr
-        | Mnemonic::Lodsb
-        | Mnemonic::Lodsd
-        | Mnemonic::Lodsq
-        | Mnemonic::Lodsw
-        | Mnemonic::Movsb
-        | Mnemonic::Movsd
-        | Mnemonic::Movsq
-        | Mnemonic::Stosb
-        | Mnemonic::Stosd
-        | Mnemonic::Stosq
-        | Mnemonic::Scasb
-        | Mnemonic::Cmpsb
-        | Mnemonic::Leave
-        | Mnemonic::Enter => {
+        _ if clobbers_implicitly(m) => {
             st.regs[RAX] = None;
             st.regs[RCX] = None;
             st.regs[RDX] = None;
@@ -665,155 +687,4 @@ pub fn plt_stubs(code: &[u8], base: u64, bits: u32, slots: &[u64], got_plt: Opti
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn t64() -> Targets {
-        Targets { vsyscall: true, vsyscall_rel32: true, syscall_fn: vec![0x401100], syscall_got: vec![0x404000] }
-    }
-
-    fn sites(code: &[u8], base: u64, bits: u32, t: &Targets) -> Vec<Site> {
-        let mut out: Vec<Site> = Vec::new();
-        for c in candidates(code, base, bits, t) {
-            let Some(s) = sync_start(code, base, bits, c) else { continue };
-            for site in analyze(code, base, bits, s, c + AFTER, t, &[]) {
-                if !out.iter().any(|o| o.addr == site.addr) {
-                    out.push(site);
-                }
-            }
-        }
-        out
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
-        /// Any bytes, seeded with the candidate patterns, at any address,
-        /// in either mode: sites or none, never a panic.
-        #[test]
-        fn any_code_never_panics(
-            mut code in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600),
-            seeds in proptest::collection::vec((0usize..600, 0usize..6), 0..24),
-            base in proptest::prelude::any::<u64>(),
-            wide in proptest::prelude::any::<bool>(),
-        ) {
-            const PATTERNS: [&[u8]; 6] = [b"\x0f\x05", b"\xcd\x80", b"\xb8\xe4\0\0\0", b"\x48\xc7\xc0\0\x04\x60\xff", b"\xff\x15", b"\xe8"];
-            for (at, k) in seeds {
-                for (i, b) in PATTERNS[k].iter().enumerate() {
-                    if let Some(x) = code.get_mut(at + i) {
-                        *x = *b;
-                    }
-                }
-            }
-            let bits = if wide { 64 } else { 32 };
-            let t = Targets { vsyscall: true, vsyscall_rel32: true, syscall_fn: vec![base, 0x401100], syscall_got: vec![base.wrapping_add(64)] };
-            for c in candidates(&code, base, bits, &t) {
-                if let Some(from) = sync_start(&code, base, bits, c) {
-                    let _ = analyze(&code, base, bits, from, c + AFTER, &t, &[]);
-                }
-            }
-            let blocks = branch_targets(&code, base, bits);
-            let _ = analyze(&code, base, bits, 0, code.len(), &t, &blocks);
-            let _ = plt_stubs(&code, base, bits, &t.syscall_got, Some(base));
-            let _ = lands_on(&code, bits, code.len() / 2);
-            let _ = pointer_guarded(&code, base, bits, code.len() / 2);
-        }
-    }
-
-    #[test]
-    fn guarded_fallbacks() {
-        // glibc's __clock_gettime: mov ptr(%rip),%rax; test %rax,%rax; je 1f;
-        // sub $8,%rsp; call *%rax; ...; ret; 1: mov $228,%eax; syscall
-        let code = [
-            0x48, 0x8b, 0x05, 0x11, 0x22, 0x33, 0x00, 0x48, 0x85, 0xc0, 0x74, 0x08, 0x48, 0x83, 0xec, 0x08, 0xff, 0xd0,
-            0xc3, 0x90, 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05,
-        ];
-        assert!(pointer_guarded(&code, 0x1000, 64, 25));
-        // Tested but tail-jumped through (crt's register_tm_clones): not the shape.
-        let code = [0x48, 0x85, 0xc0, 0x74, 0x02, 0xff, 0xe0, 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05];
-        assert!(!pointer_guarded(&code, 0x1000, 64, 12));
-        // Called but never tested.
-        let code = [0xff, 0xd0, 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05];
-        assert!(!pointer_guarded(&code, 0x1000, 64, 7));
-    }
-
-    #[test]
-    fn register_slots() {
-        assert_eq!(gpr(Register::RAX), Some((0, 8)));
-        assert_eq!(gpr(Register::EDI), Some((7, 4)));
-        assert_eq!(gpr(Register::R15W), Some((15, 2)));
-        assert_eq!(gpr(Register::BH), Some((3, 1)));
-        assert_eq!(gpr(Register::SPL), Some((4, 1)));
-        assert_eq!(gpr(Register::R15L), Some((15, 1)));
-        assert_eq!(gpr(Register::XMM0), None);
-    }
-
-    #[test]
-    fn vsyscall_through_a_register() {
-        // mov $0xffffffffff600400,%rax; call *%rax
-        let code = [0x90, 0x48, 0xc7, 0xc0, 0x00, 0x04, 0x60, 0xff, 0xff, 0xd0];
-        let s = sites(&code, 0x1000, 64, &t64());
-        assert_eq!(s.len(), 1, "{s:?}");
-        assert_eq!((s[0].addr, s[0].via, s[0].entry), (0x1008, Via::Vsyscall, Some(0xffff_ffff_ff60_0400)));
-        // movabs $0xffffffffff600000,%rax; mov %rax,0x10(%rsp): data, no call.
-        let code = [0x48, 0xb8, 0, 0, 0x60, 0xff, 0xff, 0xff, 0xff, 0xff, 0x48, 0x89, 0x44, 0x24, 0x10, 0xc3];
-        assert!(sites(&code, 0x1000, 64, &t64()).is_empty());
-        // cmp $0xffffffffff600000,%r15: a compare, no call.
-        let code = [0x49, 0x81, 0xff, 0, 0, 0x60, 0xff, 0xff, 0xd0];
-        assert!(sites(&code, 0x1000, 64, &t64()).is_empty());
-    }
-
-    #[test]
-    fn vsyscall_direct_call() {
-        let from: u64 = 0x401000;
-        let rel = 0xffff_ffff_ff60_0800u64.wrapping_sub(from + 5) as i64 as i32;
-        let mut code = vec![0xe8];
-        code.extend_from_slice(&rel.to_le_bytes());
-        let s = sites(&code, from, 64, &t64());
-        assert_eq!(s.len(), 1);
-        assert_eq!(s[0].entry, Some(0xffff_ffff_ff60_0800));
-    }
-
-    #[test]
-    fn raw_syscalls() {
-        // mov $1,%edi; mov $228,%eax; syscall
-        let code = [0xbf, 1, 0, 0, 0, 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05];
-        let s = sites(&code, 0x1000, 64, &t64());
-        assert_eq!(s.len(), 1);
-        assert_eq!(
-            (s[0].addr, s[0].via, s[0].function, s[0].clock),
-            (0x100a, Via::Syscall, Some(TimeFn::ClockGettime), Some(1))
-        );
-        // a jump between the mov and the syscall ends the block.
-        let code = [0xb8, 0xe4, 0, 0, 0, 0x74, 0x00, 0x0f, 0x05];
-        assert!(sites(&code, 0x1000, 64, &t64()).is_empty());
-        // mov $39,%eax (getpid); syscall: not a clock.
-        let code = [0xb8, 39, 0, 0, 0, 0x0f, 0x05];
-        assert!(sites(&code, 0x1000, 64, &t64()).is_empty());
-        // mov $0xc00f05,%eax: the bytes, not the instruction.
-        let code = [0xb8, 0x05, 0x0f, 0xc0, 0x00, 0xc3];
-        assert!(sites(&code, 0x1000, 64, &t64()).is_empty());
-        // i386: mov $265,%eax; mov $1,%ebx; int $0x80
-        let code = [0xb8, 0x09, 1, 0, 0, 0xbb, 1, 0, 0, 0, 0xcd, 0x80];
-        let s = sites(&code, 0x1000, 32, &t64());
-        assert_eq!((s[0].via, s[0].function, s[0].clock), (Via::Int80, Some(TimeFn::ClockGettime), Some(1)));
-    }
-
-    #[test]
-    fn libc_syscall_calls() {
-        // mov $228,%edi; mov $1,%esi; call *0x...(%rip) → slot 0x404000
-        let base = 0x401000u64;
-        let mut code = vec![0xbf, 0xe4, 0, 0, 0, 0xbe, 2, 0, 0, 0, 0xff, 0x15];
-        let disp = (0x404000u64.wrapping_sub(base + 16)) as i32;
-        code.extend_from_slice(&disp.to_le_bytes());
-        let s = sites(&code, base, 64, &t64());
-        assert_eq!(s.len(), 1, "{s:?}");
-        assert_eq!((s[0].via, s[0].clock), (Via::LibcSyscall, Some(2)));
-        // i386: push $1; push $265; call syscall (direct, 0x401100)
-        let mut code = vec![0x6a, 1, 0x68, 0x09, 1, 0, 0, 0xe8];
-        let rel = (0x401100u64.wrapping_sub(base + 12)) as i32;
-        code.extend_from_slice(&rel.to_le_bytes());
-        let s = sites(&code, base, 32, &t64());
-        assert_eq!(s.len(), 1, "{s:?}");
-        assert_eq!((s[0].function, s[0].clock), (Some(TimeFn::ClockGettime), Some(1)));
-    }
-}
+mod tests;

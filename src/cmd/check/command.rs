@@ -1,0 +1,110 @@
+//! `check -- CMD`: the smoke command, run under trace and judged.
+
+use crate::error::Result;
+use crate::measure::session::{self, TraceRequest};
+use crate::model::check::{command_check, Check, CheckReport, CommandRun};
+use crate::model::trace::{Target, TraceReport};
+use crate::model::ClockRef;
+use crate::model::Status;
+use crate::render::{duration_text, thousands};
+use std::ffi::OsString;
+
+/// The calls of a trace the vDSO should have served, and the [vsyscall]
+/// emulations, one line each: `who` before, `rate` after, `no_clock` for
+/// a syscall without a clock id.
+fn bypassed(
+    report: &TraceReport,
+    who: impl Fn(i32, &Option<String>) -> String,
+    rate: impl Fn(&crate::model::trace::CountRow) -> String,
+    no_clock: &str,
+) -> Vec<String> {
+    let calls = report.counts.iter().filter(|r| !r.expected).map(|r| {
+        let clock = r.clock.map_or_else(|| no_clock.to_string(), ClockRef::text);
+        format!("{}{} {clock} ×{}{}", who(r.pid, &r.comm), r.syscall, thousands(r.count), rate(r))
+    });
+    let vsyscall = report
+        .vsyscall_emulations
+        .iter()
+        .map(|v| format!("{}[vsyscall] {} ×{}", who(v.pid, &v.comm), v.function, thousands(v.count)));
+    calls.chain(vsyscall).collect()
+}
+
+/// The one place `check -- CMD` reaches the trace engine: run the command
+/// under trace until it exits and hand back the summary.
+/// Whether it was stopped at `timeout` comes with it.
+fn trace_command(command: &[OsString], timeout: Option<std::time::Duration>) -> Result<(TraceReport, bool)> {
+    // The command's stdout goes to stderr, so vdsoctl's stdout stays the report.
+    let traced = session::collect(
+        &TraceRequest {
+            command: command.to_vec(),
+            command_stdout_to_stderr: true,
+            timeout,
+            progress: Some(crate::render::trace_progress),
+            ..Default::default()
+        },
+        &mut |_, _| Ok(()),
+    )?;
+    Ok((crate::model::trace::build(&traced.session, &traced.window(), None), traced.timed_out))
+}
+
+/// Trace as `req` says (no intervals) and judge the whole window.
+pub(super) fn trace(req: &TraceRequest) -> Result<TraceReport> {
+    let traced = session::collect(req, &mut |_, _| Ok(()))?;
+    Ok(crate::model::trace::build(&traced.session, &traced.window(), None))
+}
+
+/// `check -- CMD ARGS`: the smoke command's clock syscalls and [vsyscall]
+/// calls, per process and clock; its own failure fails the check.
+pub(super) fn gather_command(
+    command: &[OsString],
+    timeout: Option<std::time::Duration>,
+    strict: bool,
+) -> Result<CheckReport> {
+    let (report, timed_out) = trace_command(command, timeout)?;
+    let (argv, pid) = match &report.target {
+        Target::Command { argv, pid } => (argv.clone(), *pid),
+        _ => (Vec::new(), 0),
+    };
+    let mut checks = Vec::new();
+    let exit_status = report.command.as_ref().and_then(|c| c.exit_status);
+    let limit = timeout.filter(|_| timed_out).map(duration_text);
+    checks.push(command_check(&argv, exit_status, limit.as_deref()));
+    let name = |pid: i32, comm: &Option<String>| match comm {
+        Some(c) => format!("pid {pid} ({c}) "),
+        None => format!("pid {pid} "),
+    };
+    let bad = bypassed(&report, name, |_| String::new(), "-");
+    let expected: u64 = report.counts.iter().filter(|r| r.expected).map(|r| r.count).sum();
+    let secs = duration_text(std::time::Duration::from_nanos(report.duration_ns));
+    checks.push(if bad.is_empty() {
+        Check::new(
+            "command_trace",
+            Status::Ok,
+            format!("in {secs}: no clock syscalls the vDSO serves here and no [vsyscall] calls ({} expected syscalls, e.g. CPU-time clocks)", thousands(expected)),
+            None,
+        )
+    } else {
+        Check::new(
+            "command_trace",
+            Status::Fail,
+            format!("in {secs}: {} — the vDSO is bypassed", bad.join(", ")),
+            Some(&format!("`vdsoctl trace -- {}` shows rates per clock id; look for a raw syscall(), a static or old libc (`vdsoctl check --image /`), or LD_PRELOAD", crate::render::shell_words(&argv))),
+        )
+    });
+    if report.lost > 0 {
+        checks.push(Check::new(
+            "command_trace_lost",
+            Status::Warn,
+            format!("{} events were lost by the trace engine: counts are partial", report.lost),
+            None,
+        ));
+    }
+    let worst = Status::worst(checks.iter().map(|c| c.status));
+    Ok(CheckReport {
+        checks,
+        status: worst,
+        strict,
+        command: Some(CommandRun { argv, pid, exit_status, timed_out }),
+        ..CheckReport::default()
+    })
+}

@@ -1,0 +1,165 @@
+//! `check`: the whole host audit in one go — every known way the vDSO fast
+//! path is lost, each with a status, a detail and a hint — and an exit code
+//! for CI.
+
+mod command;
+mod process;
+mod walk;
+
+use super::Outcome;
+use crate::cli::CheckArgs;
+use crate::error::{Error, Result};
+use crate::inspect::exe::LibcKind;
+use crate::inspect::Process;
+use crate::measure::session::TraceRequest;
+use crate::model::bench::BenchReport;
+use crate::model::binary::{BinaryFacts, HostFacts, WarnKind};
+pub use crate::model::check::{BinaryRow, Check, CheckReport, CommandRun, ImageSummary};
+use crate::model::host::{host_checks, mapping_checks, vdso_symbols_check};
+use crate::model::observe::{self, Observation, Scope, Unseen};
+use crate::model::trace::ExitStatus;
+use crate::model::ProcessRef;
+pub use crate::model::Status;
+use crate::render::{emit, Output};
+use command::{gather_command, trace};
+use process::{process_exe_check, ExeCheck};
+use std::time::Duration;
+use walk::gather_image;
+
+/// Watch `scope` (one process, or every process but vdsoctl) for `window`:
+/// what its clock syscalls and [vsyscall] calls were, or why nothing could
+/// be seen. `None`: `--trace 0`.
+pub fn observe(scope: Scope, window: Option<Duration>) -> Observation {
+    let Some(window) = window else { return Observation::Unseen(Unseen::Off) };
+    let req = TraceRequest {
+        pids: match scope {
+            Scope::Process(pid) => vec![pid],
+            Scope::Host => Vec::new(),
+        },
+        all: scope == Scope::Host,
+        plan: crate::measure::engine::Plan { all: scope == Scope::Host, ..Default::default() },
+        duration: Some(window),
+        command_stdout_to_stderr: true,
+        progress: Some(crate::render::trace_progress),
+        ..Default::default()
+    };
+    match trace(&req) {
+        Ok(report) => Observation::of_report(&report, &crate::inspect::process::runs_vdsoctl),
+        Err(Error::Facility { what, .. }) => Observation::Unseen(Unseen::NoEngine(what)),
+        Err(e) => Observation::Unseen(Unseen::Failed(e.to_string())),
+    }
+}
+
+/// The host checks, and with a target its own: (checks, the clock bench,
+/// the binary row and its warning kind — left for the observation to judge —
+/// and the executable's facts).
+type Audited = (Vec<Check>, Option<BenchReport>, Option<(Check, WarnKind)>, Option<BinaryFacts>);
+
+fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<Audited> {
+    let (mut checks, bench) = host_checks(max_ns)?;
+    let Some(target) = target else { return Ok((checks, bench, None, None)) };
+    let host = HostFacts::gather(me);
+    let ExeCheck { check: binary, warn_kind, emulator, facts } = process_exe_check(target, &host);
+    let mut mapped = mapping_checks(target, "process_");
+    if let Some(tool) = &emulator {
+        // The missing [vdso] is the tool's doing: say so instead of `vdso=0`.
+        for c in mapped.iter_mut().filter(|c| c.status == Status::Fail) {
+            c.detail += &format!(" — {tool} runs it");
+            c.hint = Some(format!("expected under {tool}; audit the program run natively"));
+        }
+    }
+    checks.extend(mapped);
+    if emulator.is_none() {
+        let musl = facts.as_ref().is_some_and(|f| f.runtime == LibcKind::Musl.name());
+        checks.push(vdso_symbols_check(target, "process_", musl));
+    }
+    Ok((checks, bench, Some((binary, warn_kind)), facts))
+}
+
+/// The binary row in the light of the observation: evidence clears a
+/// warning that only said the path was unproven, and contrary evidence is
+/// named on the row itself.
+fn judge_binary(binary: Check, warn_kind: WarnKind, obs: &Observation) -> Check {
+    match obs.on_binary(warn_kind == WarnKind::Unproven && binary.status == Status::Warn) {
+        observe::BinaryNote::Clears(why) => {
+            Check { status: Status::Ok, detail: format!("{}; {why}", binary.detail), hint: None, ..binary }
+        }
+        observe::BinaryNote::Contradicts(why) => Check { detail: format!("{}; {why}", binary.detail), ..binary },
+        observe::BinaryNote::None => binary,
+    }
+}
+
+/// Validate the arguments before anything is measured.
+fn validate(args: &CheckArgs) -> Result<()> {
+    // Bad thresholds are usage errors up front: a CI job with a typo must not
+    // go green on an audit that silently skipped its clock checks.
+    crate::model::policy::max_ns(args.max_ns)?;
+    Ok(())
+}
+
+/// Gather every check.
+pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
+    validate(args)?;
+    if let Some(root) = &args.image {
+        return gather_image(root, args.strict);
+    }
+    if !args.command.is_empty() {
+        return gather_command(&args.command, args.timeout, args.strict);
+    }
+    // The target first: an unreadable one is "could not inspect" (exit 3),
+    // not a failed audit, and is said before any measuring.
+    let target = match args.pid {
+        Some(pid) => {
+            let target = Process::open(Some(pid))?;
+            target.maps()?;
+            Some(target)
+        }
+        None => None,
+    };
+    let me = Process::open(None)?;
+    let scope = target.as_ref().map_or(Scope::Host, |t| Scope::Process(t.pid()));
+    // The window runs beside the audit: vdsoctl's own syscalls (its clock
+    // bench makes some on purpose) are left out of a host window.
+    let (audited, observation) = std::thread::scope(|s| {
+        let watching = s.spawn(|| observe(scope, observe::window(args.trace)));
+        let audited = audit(&me, target.as_ref(), args.max_ns);
+        let observation = watching
+            .join()
+            .unwrap_or_else(|_| Observation::Unseen(Unseen::Failed("the observing thread panicked".into())));
+        (audited, observation)
+    });
+    let (mut checks, bench, binary, facts) = audited?;
+    match binary {
+        // `-p`: the binary row says what its code is expected to do, the
+        // observation row what it did.
+        Some((binary, warn_kind)) => {
+            checks.push(judge_binary(binary, warn_kind, &observation));
+            checks.push(Check::observed("process_trace", &observation, scope));
+        }
+        None => checks.push(Check::observed("host_trace", &observation, scope)),
+    }
+    let worst = Status::worst(checks.iter().map(|c| c.status));
+    Ok(CheckReport {
+        checks,
+        status: worst,
+        strict: args.strict,
+        bench,
+        binary: facts,
+        process: target.as_ref().map(ProcessRef::of),
+        ..CheckReport::default()
+    })
+}
+
+/// `vdsoctl check`.
+pub fn run(args: &CheckArgs, out: &Output) -> Result<Outcome> {
+    let mut report = gather(args)?;
+    report.quiet = args.quiet;
+    emit(out, &report)?;
+    // `check -- CMD`: the command's own failure is the exit status.
+    match report.command.as_ref().and_then(|c| c.exit_status) {
+        Some(ExitStatus::Code(c)) if c != 0 => return Ok(Outcome::CommandFailed(u8::try_from(c).unwrap_or(1))),
+        Some(ExitStatus::Signal(n)) => return Ok(Outcome::CommandFailed(u8::try_from(128 + n).unwrap_or(255))),
+        _ => {}
+    }
+    Ok(Outcome::from_crossed(report.status == Status::Fail || (args.strict && report.status == Status::Warn)))
+}

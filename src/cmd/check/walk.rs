@@ -1,0 +1,163 @@
+//! `check --image ROOT`: the walk of an image tree and its progress.
+
+use crate::error::{Error, Result};
+use crate::inspect::exe::{LibcKind, Linkage};
+use crate::inspect::kernel::VsyscallMode;
+use crate::inspect::{image, Process};
+use crate::model::binary::{binary_verdict, BinaryFacts, HostFacts};
+use crate::model::check::{BinaryRow, Check, CheckReport, ImageSummary};
+use crate::model::host::{host_vsyscall, vdso_symbols_check, vsyscall_check};
+use crate::model::Status;
+use crate::render::thousands;
+
+/// Progress on stderr, only on a terminal and only once the walk has taken
+/// more than a second; cleared at the end.
+struct Progress {
+    shown: bool,
+    tty: bool,
+    last: std::time::Duration,
+}
+
+impl Progress {
+    fn tick(&mut self, entries: u64, elf: usize, elapsed: std::time::Duration) {
+        use std::io::Write;
+        if !self.tty || elapsed.as_millis() < 1000 || elapsed.saturating_sub(self.last).as_millis() < 100 {
+            return;
+        }
+        self.last = elapsed;
+        self.shown = true;
+        // The summary's number style: `150,140 entries`, `2.40 s`.
+        let _ = write!(
+            std::io::stderr(),
+            "\rscanning: {} entries, {} ELF files, {}",
+            thousands(entries),
+            thousands(elf as u64),
+            crate::render::duration_text(elapsed)
+        );
+    }
+
+    fn done(&self) {
+        use std::io::Write;
+        if self.shown {
+            let _ = write!(std::io::stderr(), "\r\x1b[K");
+        }
+    }
+}
+
+/// `check --image ROOT`: every ELF program and library under ROOT, judged
+/// against this kernel.
+pub(super) fn gather_image(root: &std::path::Path, strict: bool) -> Result<CheckReport> {
+    use std::io::IsTerminal;
+    let mut progress = Progress { shown: false, tty: std::io::stderr().is_terminal(), last: Default::default() };
+    let mut tick = |e: u64, n: usize, t: std::time::Duration| progress.tick(e, n, t);
+    use std::os::unix::fs::MetadataExt;
+    let own = std::fs::metadata("/proc/self/exe").ok().map(|m| (m.dev(), m.ino()));
+    let walked = image::walk(root, own, Some(&mut tick));
+    progress.done();
+    let walked = walked?;
+    if walked.binaries.is_empty() {
+        let unreadable = match walked.unreadable.first() {
+            Some((p, why)) => {
+                format!(" ({} unreadable, first {}: {why})", thousands(walked.unreadable.len() as u64), p.display())
+            }
+            None => String::new(),
+        };
+        return Err(Error::NothingToAudit { root: root.to_path_buf(), entries: walked.entries, unreadable });
+    }
+    let (host, mut checks) = host_context()?;
+    // What the walk could not read makes the audit incomplete: a warning.
+    if !walked.unreadable.is_empty() {
+        let (p, why) = &walked.unreadable[0];
+        checks.push(Check::new(
+            "image_walk",
+            Status::Warn,
+            format!(
+                "{} entries could not be read (or parsed as ELF) and are not audited (first {}: {why})",
+                thousands(walked.unreadable.len() as u64),
+                p.display()
+            ),
+            Some("run as a user who can read the whole tree (root, for an unpacked image); --json lists each in image.unreadable"),
+        ));
+    }
+    let mut binaries = binary_rows(&walked, &host);
+    binaries.sort_by(|a, b| b.status.cmp(&a.status).then_with(|| a.path.cmp(&b.path)));
+    let worst = Status::worst(binaries.iter().map(|b| b.status).chain(checks.iter().map(|c| c.status)));
+    let summary = ImageSummary {
+        root: root.display().to_string(),
+        entries: walked.entries,
+        skipped: walked.skipped_dirs.iter().map(|p| p.display().to_string()).collect(),
+        unreadable: walked.unreadable.iter().map(|(p, e)| (p.display().to_string(), e.clone())).collect(),
+        truncated: walked.truncated,
+        excluded: walked.excluded.iter().map(|p| p.display().to_string()).collect(),
+    };
+    Ok(CheckReport {
+        checks,
+        status: worst,
+        strict,
+        binaries: Some(binaries),
+        image: Some(summary),
+        ..CheckReport::default()
+    })
+}
+
+/// The host context of the verdicts, from /proc; a chroot or a bare
+/// container may have none: the binaries are still judged, the context is
+/// SKIP. The context checks say what the verdicts assumed; only the
+/// binaries decide the audit.
+fn host_context() -> Result<(HostFacts, Vec<Check>)> {
+    let (host, mut checks) = match Process::open(None) {
+        Ok(me) => {
+            (HostFacts::gather(&me), vec![vdso_symbols_check(&me, "", false), vsyscall_check(&host_vsyscall(&me))])
+        }
+        Err(_) if !std::path::Path::new("/proc/self").exists() => {
+            let why = "no /proc here (a chroot or a container without it): this kernel's";
+            let hint = Some("mount proc (`mount -t proc proc /proc`) to judge the binaries against this kernel");
+            (
+                HostFacts { vdso_has_hash: None, vsyscall: VsyscallMode::Xonly },
+                vec![
+                    Check::new("vdso_symbols", Status::Skip, format!("{why} vDSO is not read"), hint),
+                    Check::new(
+                        "vsyscall",
+                        Status::Skip,
+                        format!("{why} vsyscall mode is unknown (the verdicts assume xonly, the default since 5.3)"),
+                        hint,
+                    ),
+                ],
+            )
+        }
+        Err(e) => return Err(e),
+    };
+    for c in &mut checks {
+        if c.status > Status::Ok {
+            c.detail += " (host context for the binary verdicts)";
+            c.status = Status::Ok;
+        }
+    }
+    Ok((host, checks))
+}
+
+/// Each binary judged: a row with its facts and verdict.
+fn binary_rows(walked: &image::Walk, host: &HostFacts) -> Vec<BinaryRow> {
+    // A dynamic program's runtime version is that of the C library the
+    // image ships for its class and machine (its libc.so.6 or ld-musl).
+    let libc_versions: Vec<((u16, bool, LibcKind), String)> = walked
+        .binaries
+        .iter()
+        .filter(|b| b.info.is_library() && b.info.libc_version.is_some())
+        .filter(|b| matches!(b.info.libc, LibcKind::Glibc | LibcKind::Musl))
+        .map(|b| ((b.info.machine, b.info.is_64, b.info.libc), b.info.libc_version.clone().unwrap_or_default()))
+        .collect();
+    walked
+        .binaries
+        .iter()
+        .map(|b| {
+            let mut info = b.info.clone();
+            if info.libc_version.is_none() && (info.linkage() == Linkage::Dynamic || info.is_library()) {
+                let key = (info.machine, info.is_64, info.libc);
+                info.libc_version = libc_versions.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
+            }
+            let (status, detail, hint, _) = binary_verdict(&info, host);
+            BinaryRow { path: b.path.display().to_string(), binary: BinaryFacts::of(&info), status, detail, hint }
+        })
+        .collect()
+}

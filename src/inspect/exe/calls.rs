@@ -1,0 +1,479 @@
+//! Where a binary's code calls the clock: the syscall instructions,
+//! `[vsyscall]` loads and libc `syscall()` calls found by a byte search,
+//! decoded from their enclosing function, excused by name or by shape.
+
+use super::*;
+
+/// The instruction sets whose code the call-site scan decodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isa {
+    /// x86 in 64-bit (x86_64) or 32-bit (i386) mode: [`code`].
+    X86(u32),
+    /// A64, little-endian: [`code_a64`].
+    A64,
+}
+
+impl Isa {
+    /// The decoder for an ELF machine, class and byte order, if there is one.
+    pub fn of(machine: u16, is_64: bool, little_endian: bool) -> Option<Isa> {
+        use crate::arch::machine;
+        match (machine, is_64, little_endian) {
+            (machine::X86_64, true, true) => Some(Isa::X86(64)),
+            (machine::I386, false, true) => Some(Isa::X86(32)),
+            (machine::AARCH64, true, true) => Some(Isa::A64),
+            _ => None,
+        }
+    }
+
+    fn x86_64(self) -> bool {
+        self == Isa::X86(64)
+    }
+}
+
+/// The legacy [vsyscall] entry points (x86_64): gettimeofday, time, getcpu.
+pub const VSYSCALL_ENTRIES: [u64; 3] = code::VSYSCALL_ENTRIES;
+
+/// Sites kept per file (all are counted).
+pub const MAX_SITES: usize = 32;
+
+/// Sites decoded again from their enclosing function's start, per file.
+pub(super) const MAX_PRECISE: usize = 256;
+
+/// A function decoded from its start when the site is this close to it.
+pub(super) const MAX_FUNCTION: u64 = 64 * 1024;
+
+/// Bytes read of a symbol or relocation table in one go, and in all.
+pub(super) const TABLE_CHUNK: usize = 256 * 1024;
+
+pub(super) const MAX_TABLE: u64 = 64 << 20;
+
+/// `.dynstr`/`.strtab` bytes searched for the name `syscall`.
+pub(super) const MAX_STRTAB: u64 = 16 << 20;
+
+pub(super) const SHT_SYMTAB: u32 = 2;
+
+pub(super) const SHT_RELA: u32 = 4;
+
+pub(super) const SHT_REL: u32 = 9;
+
+pub(super) const SHT_DYNSYM: u32 = 11;
+
+/// What the call-site scan found.
+pub(super) struct CallScan {
+    pub(super) sites: Vec<Site>,
+    pub(super) scanned: bool,
+}
+
+/// A readable, loaded range of code: file offset, size, virtual address.
+#[derive(Clone, Copy)]
+pub(super) struct Range {
+    off: u64,
+    size: u64,
+    addr: u64,
+}
+
+/// The executable sections (or PF_X segments of a file without sections).
+pub(super) fn code_ranges(h: &Headers) -> Vec<Range> {
+    let mut ranges: Vec<Range> = h
+        .shdrs
+        .iter()
+        .filter(|(_, s)| s.sh_flags & SHF_EXECINSTR != 0 && s.sh_type != SHT_NOBITS && s.sh_size > 0)
+        .map(|(_, s)| Range { off: s.sh_offset, size: s.sh_size, addr: s.sh_addr })
+        .collect();
+    if ranges.is_empty() {
+        ranges = h
+            .phdrs
+            .iter()
+            .filter(|p| p.p_type == PT_LOAD && p.p_flags & PF_X != 0 && p.p_filesz > 0)
+            .map(|p| Range { off: p.p_offset, size: p.p_filesz, addr: p.p_vaddr })
+            .collect();
+    }
+    ranges
+}
+
+/// Call every symbol of a symbol table section, read in bounded chunks.
+pub(super) fn for_each_symbol(
+    file: &File,
+    h: &Headers,
+    table: &SectionHeader,
+    mut f: impl FnMut(&goblin::elf::Sym),
+) -> Result<()> {
+    let ident = elf::Ident { machine: 0, ..h.ident };
+    let size = goblin::elf::Sym::size(ident.ctx().container) as u64;
+    let total = table.sh_size.min(MAX_TABLE);
+    let chunk = (TABLE_CHUNK as u64 / size) * size;
+    let mut done = 0;
+    while done < total {
+        let buf = pread(file, table.sh_offset.saturating_add(done), (total - done).min(chunk) as usize)?;
+        if buf.is_empty() {
+            break;
+        }
+        for sym in elf::symbols_in(&buf, ident.ctx()) {
+            f(&sym);
+        }
+        done += buf.len() as u64;
+        if (buf.len() as u64) < chunk {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The offsets of the exact name `name` in a string table section, read
+/// in bounded chunks.
+pub(super) fn name_offsets(file: &File, strtab: &SectionHeader, name: &[u8]) -> Result<Vec<usize>> {
+    // Linkers merge a name into the tail of a longer one (`syscall` into
+    // `__libc_syscall`): any occurrence followed by its NUL is the name.
+    let mut needle = name.to_vec();
+    needle.push(0);
+    let total = strtab.sh_size.min(MAX_STRTAB);
+    let mut out = Vec::new();
+    let mut done = 0u64;
+    while done < total {
+        let buf = pread(file, strtab.sh_offset.saturating_add(done), (total - done).min(TABLE_CHUNK as u64) as usize)?;
+        out.extend(memchr::memmem::find_iter(&buf, &needle).map(|i| done as usize + i));
+        if buf.len() < TABLE_CHUNK || buf.len() <= needle.len() {
+            break;
+        }
+        done += (buf.len() - needle.len()) as u64;
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// The NUL-terminated string at `at` of a string table section.
+pub(super) fn string_at(file: &File, strtab: &SectionHeader, at: u64) -> Option<String> {
+    if at >= strtab.sh_size {
+        return None;
+    }
+    let b = pread(file, strtab.sh_offset.checked_add(at)?, 512.min((strtab.sh_size - at) as usize)).ok()?;
+    Some(cstr_at(&b))
+}
+
+/// Where calls of libc's `syscall()` land in this file: the function's own
+/// address in a static binary (`.symtab`), else the GOT slots its
+/// relocations fill (`-fno-plt` calls read them) and the PLT stubs that
+/// jump through those slots.
+pub(super) fn syscall_targets(file: &File, h: &Headers, isa: Isa, fixed: bool) -> Result<Targets> {
+    let mut t = Targets { vsyscall: isa.x86_64(), vsyscall_rel32: isa.x86_64() && fixed, ..Targets::default() };
+    let linked = |i: u32| h.shdrs.get(i as usize).map(|(_, s)| s.clone());
+    // A defined `syscall` function (static binaries, libc itself).
+    if let Some((_, symtab)) = h.shdrs.iter().find(|(_, s)| s.sh_type == SHT_SYMTAB) {
+        if let Some(strtab) = linked(symtab.sh_link) {
+            let names = name_offsets(file, &strtab, b"syscall")?;
+            if !names.is_empty() {
+                for_each_symbol(file, h, symtab, |s| {
+                    if names.contains(&s.st_name) && s.st_shndx != 0 && elf::is_function(s) {
+                        t.syscall_fn.push(s.st_value);
+                    }
+                })?;
+            }
+        }
+    }
+    // An imported one: the dynamic symbol's index, its relocations, the stubs.
+    let Some((_, dynsym)) = h.shdrs.iter().find(|(_, s)| s.sh_type == SHT_DYNSYM) else { return Ok(t) };
+    let Some(dynstr) = linked(dynsym.sh_link) else { return Ok(t) };
+    let names = name_offsets(file, &dynstr, b"syscall")?;
+    if names.is_empty() {
+        return Ok(t);
+    }
+    let mut index = 0u32;
+    let mut imported = Vec::new();
+    for_each_symbol(file, h, dynsym, |s| {
+        if names.contains(&s.st_name) && s.st_shndx == 0 {
+            imported.push(index);
+        }
+        index = index.wrapping_add(1);
+    })?;
+    if imported.is_empty() {
+        return Ok(t);
+    }
+    let ident = elf::Ident { machine: 0, ..h.ident };
+    for (_, rel) in h.shdrs.iter().filter(|(_, s)| matches!(s.sh_type, SHT_RELA | SHT_REL)) {
+        let rela = rel.sh_type == SHT_RELA;
+        let entry = if h.is_64 { 8 } else { 4 } * if rela { 3 } else { 2 };
+        let (chunk, total) = ((TABLE_CHUNK / entry * entry) as u64, rel.sh_size.min(MAX_TABLE));
+        let mut done = 0u64;
+        while done < total {
+            let bytes = pread(file, rel.sh_offset.saturating_add(done), (total - done).min(chunk) as usize)?;
+            for (slot, sym) in elf::relocations_in(&bytes, ident, rela) {
+                if imported.contains(&sym) {
+                    t.syscall_got.push(slot);
+                }
+            }
+            if (bytes.len() as u64) < chunk {
+                break;
+            }
+            done += chunk;
+        }
+    }
+    // i386 PIC stubs jump through %ebx, which holds the .got.plt address.
+    let got_plt = h.section(".got.plt").map(|s| s.sh_addr);
+    for (name, plt) in h.shdrs.iter().filter(|(n, _)| n.starts_with(".plt")) {
+        if plt.sh_type == SHT_NOBITS || plt.sh_size > 4 << 20 {
+            continue;
+        }
+        let bytes = pread(file, plt.sh_offset, plt.sh_size as usize)?;
+        let _ = name;
+        let stubs = match isa {
+            Isa::X86(bits) => code::plt_stubs(&bytes, plt.sh_addr, bits, &t.syscall_got, got_plt),
+            Isa::A64 => code_a64::plt_stubs(&bytes, plt.sh_addr, &t.syscall_got),
+        };
+        t.syscall_fn.extend(stubs);
+    }
+    Ok(t)
+}
+
+/// The function symbols enclosing each address (`.symtab`, else `.dynsym`):
+/// (start, name) for each, in the order of `addrs`.
+pub(super) fn enclosing(file: &File, h: &Headers, addrs: &[u64]) -> Result<Vec<Option<(u64, String)>>> {
+    let table = h
+        .shdrs
+        .iter()
+        .find(|(_, s)| s.sh_type == SHT_SYMTAB)
+        .or_else(|| h.shdrs.iter().find(|(_, s)| s.sh_type == SHT_DYNSYM))
+        .map(|(_, s)| s.clone());
+    let mut best: Vec<Option<(u64, usize)>> = vec![None; addrs.len()];
+    let Some(table) = table else { return Ok(vec![None; addrs.len()]) };
+    for_each_symbol(file, h, &table, |s| {
+        if !elf::is_function(s) || s.st_shndx == 0 || s.st_value == 0 {
+            return;
+        }
+        for (i, &a) in addrs.iter().enumerate() {
+            let inside = a >= s.st_value && (s.st_size == 0 || a - s.st_value < s.st_size);
+            // The closest start; a sized symbol over an unsized one at the same address.
+            if inside && best[i].is_none_or(|(v, _)| s.st_value > v) {
+                best[i] = Some((s.st_value, s.st_name));
+            }
+        }
+    })?;
+    let strtab = h.shdrs.get(table.sh_link as usize).map(|(_, s)| s.clone());
+    Ok(best
+        .into_iter()
+        .map(|b| {
+            let (start, name) = b?;
+            Some((start, string_at(file, strtab.as_ref()?, name as u64)?))
+        })
+        .collect())
+}
+
+/// Whether `name` is one of a runtime's own clock functions, whose raw
+/// syscall is the fallback of its vDSO call: by exact name (after glibc's
+/// `__GI_` alias prefix and a symbol version), never by pattern, so a
+/// program's own `read_time` or `my_clock_gettime` is judged on its code.
+/// glibc: `__clock_gettime` (`__clock_gettime64` on 32-bit),
+/// `__gettimeofday`, `time`, `__clock_getres`, `sched_getcpu` and their
+/// public aliases; musl: `__clock_gettime`, `clock_getres`,
+/// `clock_getcpuclockid` (its clock_getres checks a CPU-time clock id); Go's runtime
+/// package (`runtime.nanotime1`, `runtime.walltime`, `runtime.vdso*`) and
+/// its `time.now` (linknamed into the runtime), whose names a program cannot take.
+pub(super) fn runtime_clock_function(name: &str) -> bool {
+    const C: &[&str] = &[
+        "clock_gettime",
+        "__clock_gettime",
+        "__clock_gettime64",
+        "__clock_gettime_time64",
+        "gettimeofday",
+        "__gettimeofday",
+        "__gettimeofday64",
+        "__gettimeofday_time64",
+        "time",
+        "__time",
+        "__time64",
+        "clock_getres",
+        "__clock_getres",
+        "__clock_getres64",
+        "__clock_getres_time64",
+        "sched_getcpu",
+        "__sched_getcpu",
+        // They validate a CPU-time clock id with clock_getres (musl).
+        "clock_getcpuclockid",
+        "__clock_getcpuclockid",
+        "pthread_getcpuclockid",
+        "getcpu",
+        "__getcpu",
+    ];
+    let name = name.split('@').next().unwrap_or(name);
+    let name = name.strip_suffix(".abi0").unwrap_or(name);
+    if let Some(go) = name.strip_prefix("runtime.") {
+        return go.starts_with("nanotime") || go.starts_with("walltime") || go.starts_with("vdso");
+    }
+    if name == "time.now" {
+        return true;
+    }
+    let name = name.strip_prefix("__GI_").unwrap_or(name);
+    C.contains(&name)
+}
+
+/// Whether the raw site at `addr`, in code with no symbol for it, is a
+/// runtime's clock function trying its vDSO pointer first
+/// ([`code::pointer_guarded`], [`code_a64::pointer_guarded`]).
+pub(super) fn guarded_fallback(file: &File, h: &Headers, isa: Isa, addr: u64) -> bool {
+    for before in [code::GUARD as u64, 256, 128, 64] {
+        let from = addr.saturating_sub(before);
+        let Some(off) = h.offset_of(from, before) else { continue };
+        let Ok(bytes) = pread(file, off, before as usize) else { return false };
+        return match isa {
+            Isa::X86(bits) => code::pointer_guarded(&bytes, from, bits, bytes.len()),
+            Isa::A64 => code_a64::pointer_guarded(&bytes, from, bytes.len(), code::GUARD),
+        };
+    }
+    false
+}
+
+/// The first pass: candidate sites in every code range, chunk by chunk,
+/// within [`SCAN_LIMIT`] bytes in all.
+fn candidate_sites(file: &File, ranges: &[Range], isa: Isa, targets: &Targets) -> Result<Vec<Site>> {
+    let mut found: std::collections::BTreeMap<u64, Site> = Default::default();
+    let mut budget = SCAN_LIMIT;
+    'ranges: for r in ranges {
+        let size = r.size.min(budget);
+        budget -= size;
+        let mut done = 0u64;
+        while done < size {
+            // Each chunk owns [done, done + CHUNK) and reads a margin on both sides.
+            let start = done.saturating_sub(code::BEFORE as u64);
+            let end = (done + CHUNK as u64 + code::AFTER as u64).min(size);
+            let Some(at) = r.off.checked_add(start) else { break };
+            let buf = pread(file, at, (end - start) as usize)?;
+            let skip = (done - start) as usize;
+            if buf.len() <= skip {
+                break;
+            }
+            let owned = skip..(skip + CHUNK).min(buf.len());
+            let base = r.addr.wrapping_add(start);
+            for site in window_sites(&buf, base, isa, targets, &owned) {
+                found.entry(site.addr).or_insert(site);
+            }
+            done = start + buf.len() as u64;
+            if done >= size || (buf.len() as u64) < end - start {
+                break;
+            }
+            done = start + owned.end as u64;
+        }
+        if budget == 0 {
+            break 'ranges;
+        }
+    }
+    Ok(found.into_values().collect())
+}
+
+/// Find the real [vsyscall] calls and clock syscalls in a file's code
+/// (x86_64, i386 or arm64, as `isa` says): candidates by bytes, each decoded in a
+/// window before it, then the sites found decoded again from their
+/// enclosing function's start and named by it.
+pub(super) fn scan_calls(file: &File, h: &Headers, info: &ExeInfo, isa: Isa) -> Result<CallScan> {
+    let ranges = code_ranges(h);
+    let scanned = !ranges.is_empty();
+    let fixed = info.elf_type != ET_DYN;
+    let targets = syscall_targets(file, h, isa, fixed).unwrap_or(Targets {
+        vsyscall: isa.x86_64(),
+        vsyscall_rel32: isa.x86_64() && fixed,
+        ..Targets::default()
+    });
+    // The C library itself serves the clock reads: its raw clock syscalls
+    // are its fallbacks, not a bypass. So are a linked-in runtime's.
+    let libc_itself = info.is_dynamic_linker()
+        || info.soname.as_deref().is_some_and(|s| {
+            s.starts_with("libc.so")
+                || s.starts_with("libc.musl")
+                || s.starts_with("linux-vdso")
+                || s.starts_with("linux-gate")
+        });
+    let own_runtime = info.libc == LibcKind::Go
+        || info.interp.is_none() && !info.is_library() && matches!(info.libc, LibcKind::Glibc | LibcKind::Musl);
+    let mut sites = candidate_sites(file, &ranges, isa, &targets)?;
+    if libc_itself {
+        sites.retain(|s| s.via == Via::Vsyscall);
+    }
+    if sites.is_empty() {
+        return Ok(CallScan { sites, scanned });
+    }
+    // The precise pass: each site's function decoded from its start, with
+    // its branch targets as block starts.
+    sites.truncate(MAX_PRECISE);
+    let addrs: Vec<u64> = sites.iter().map(|s| s.addr).collect();
+    let funcs = enclosing(file, h, &addrs).unwrap_or_else(|_| vec![None; addrs.len()]);
+    let mut out = Vec::new();
+    for (mut site, func) in sites.into_iter().zip(funcs) {
+        if let Some((start, name)) = func {
+            let len = site.addr - start;
+            if len <= MAX_FUNCTION {
+                if let Some(off) = h.offset_of(start, len) {
+                    let bytes = pread(file, off, (len + code::AFTER as u64) as usize)?;
+                    if let Some(precise) = function_sites(&bytes, start, isa, &targets, len as usize) {
+                        match precise.into_iter().find(|p| p.addr == site.addr) {
+                            Some(p) => site = p,
+                            None => continue,
+                        }
+                    }
+                }
+            }
+            site.symbol = Some(name);
+        }
+        // A program with its runtime linked in: that runtime's clock
+        // functions, by name. A library: the clock functions it defines (a
+        // C library without a soname, musl's libc.so). Stripped code has
+        // no names: a site is excused only where the runtime is known to
+        // call the vDSO (a static C library that looks it up, Go) and the
+        // site has the shape of its clock function's fallback (a pointer
+        // tested, called, then the syscall); any other is reported by
+        // address, so a stripped static program's own raw call is seen.
+        let excused = match site.symbol.as_deref() {
+            Some(name) => (own_runtime || info.is_library()) && runtime_clock_function(name),
+            None => {
+                own_runtime
+                    && (info.vdso_lookup || info.libc == LibcKind::Go)
+                    && guarded_fallback(file, h, isa, site.addr)
+            }
+        };
+        if site.via != Via::Vsyscall && excused {
+            continue;
+        }
+        out.push(site);
+    }
+    Ok(CallScan { sites: out, scanned })
+}
+
+/// The first pass over one chunk of code: candidates by bytes in `owned`,
+/// each decoded in a window before it.
+pub(super) fn window_sites(buf: &[u8], base: u64, isa: Isa, t: &Targets, owned: &std::ops::Range<usize>) -> Vec<Site> {
+    let mut out = Vec::new();
+    match isa {
+        Isa::X86(bits) => {
+            for c in code::candidates(buf, base, bits, t).into_iter().filter(|c| owned.contains(c)) {
+                let Some(from) = code::sync_start(buf, base, bits, c) else { continue };
+                out.extend(code::analyze(buf, base, bits, from, c + code::AFTER, t, &[]));
+            }
+        }
+        Isa::A64 => {
+            for c in code_a64::candidates(buf, base, t).into_iter().filter(|c| owned.contains(c)) {
+                out.extend(code_a64::analyze(buf, base, c.saturating_sub(code::BEFORE), c + code::AFTER, t, &[]));
+            }
+        }
+    }
+    out
+}
+
+/// The precise pass over one function (`bytes` from its start at `start`):
+/// its sites with its branch targets as block starts, or None when
+/// decoding from the start does not land on the site at `at`.
+pub(super) fn function_sites(bytes: &[u8], start: u64, isa: Isa, t: &Targets, at: usize) -> Option<Vec<Site>> {
+    match isa {
+        Isa::X86(bits) => {
+            if !code::lands_on(bytes, bits, at) {
+                return None;
+            }
+            let blocks = code::branch_targets(bytes, start, bits);
+            Some(code::analyze(bytes, start, bits, 0, bytes.len(), t, &blocks))
+        }
+        Isa::A64 => {
+            if start % 4 != 0 || at % 4 != 0 {
+                return None;
+            }
+            let blocks = code_a64::branch_targets(bytes, start);
+            Some(code_a64::analyze(bytes, start, 0, bytes.len(), t, &blocks))
+        }
+    }
+}

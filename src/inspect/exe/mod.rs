@@ -1,0 +1,587 @@
+//! What an executable or shared library says about its clock reads: ELF
+//! class and machine, static, static-pie or dynamic (PT_INTERP), the
+//! libraries it needs, which runtime does its clock_gettime (glibc, musl, Go,
+//! other) and its version, whether a static C library in it looks the vDSO
+//! up, and where its code (x86_64, i386, arm64) calls the fixed [vsyscall]
+//! page or makes raw clock syscalls (decoded by [`crate::inspect::code`] for
+//! x86 and [`crate::inspect::code_a64`] for arm64, each site with its
+//! address and enclosing function).
+//!
+//! The fixed-size records (header, program and section headers) are parsed
+//! by goblin, like the rest of the crate; every table is read with a bounded
+//! `pread` first, so a hostile header cannot make us allocate or read without
+//! bound, and an executable of hundreds of MiB is never read whole: markers
+//! and code are scanned in 1 MiB chunks up to [`SCAN_LIMIT`], symbol and
+//! relocation tables in 256 KiB chunks.
+
+use crate::error::{Error, Hint, Result};
+use crate::inspect::code::{self, Targets};
+pub use crate::inspect::code::{Site, Via};
+use crate::inspect::code_a64;
+use crate::inspect::elf;
+use crate::inspect::Process;
+use goblin::container::Ctx;
+use goblin::elf::dynamic::{DF_1_PIE, DT_FLAGS_1, DT_NEEDED, DT_SONAME, DT_STRTAB};
+use goblin::elf::program_header::{PF_W, PF_X, PT_DYNAMIC, PT_INTERP, PT_LOAD};
+use goblin::elf::{ProgramHeader, SectionHeader};
+use serde::Serialize;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// The C library (or runtime) that serves a program's clock reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LibcKind {
+    Glibc,
+    Musl,
+    Bionic,
+    /// Go programs call the vDSO from their own runtime, with or without cgo.
+    Go,
+    /// Nothing recognised.
+    #[default]
+    #[serde(rename = "other")]
+    Unknown,
+}
+
+impl LibcKind {
+    /// The JSON word: `glibc`, `musl`, `bionic`, `go`, `other`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LibcKind::Glibc => "glibc",
+            LibcKind::Musl => "musl",
+            LibcKind::Bionic => "bionic",
+            LibcKind::Go => "go",
+            LibcKind::Unknown => "other",
+        }
+    }
+}
+
+/// How the program gets its C library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Linkage {
+    /// PT_INTERP: loaded by a dynamic linker.
+    Dynamic,
+    /// No PT_INTERP, no dynamic section: everything linked in.
+    Static,
+    /// No PT_INTERP but a dynamic section: relocates itself (`-static-pie`).
+    StaticPie,
+}
+
+impl Linkage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Linkage::Dynamic => "dynamic",
+            Linkage::Static => "static",
+            Linkage::StaticPie => "static-pie",
+        }
+    }
+}
+
+/// Go build information, as `go version` reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GoInfo {
+    /// `go1.19.8`.
+    pub version: String,
+    /// `build CGO_ENABLED=` from the module info (Go ≥ 1.18), else from the linkage.
+    pub cgo: Option<bool>,
+}
+
+/// Facts about an ELF file relevant to the vDSO fast path; the default is
+/// a 32-bit file of machine 0 in which nothing was found yet.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ExeInfo {
+    pub is_64: bool,
+    pub machine: u16,
+    /// `EI_DATA`: little-endian (ELFDATA2LSB) or big.
+    pub little_endian: bool,
+    /// `e_flags` (the float ABI of 32-bit ARM, the ELF ABI version of ppc64).
+    pub flags: u32,
+    /// `e_type` (2 ET_EXEC, 3 ET_DYN).
+    pub elf_type: u16,
+    /// The program interpreter; `None` means statically linked.
+    pub interp: Option<String>,
+    /// DT_NEEDED entries.
+    pub needed: Vec<String>,
+    /// DT_SONAME.
+    pub soname: Option<String>,
+    /// DT_FLAGS_1 has DF_1_PIE: an executable, not a library.
+    pub pie: bool,
+    pub has_dynamic: bool,
+    pub libc: LibcKind,
+    /// The runtime's version when the file says it (Go buildinfo, the glibc
+    /// or musl library itself); the caller fills in a dynamic program's from
+    /// the library it loads.
+    pub libc_version: Option<String>,
+    pub go: Option<GoInfo>,
+    /// A static C library in the file names its architecture's vDSO clock_gettime
+    /// (`__vdso_clock_gettime`, `__kernel_clock_gettime` on arm64): it looks
+    /// the vDSO up (glibc ≥ 2.31 in static binaries, every musl ≥ 1.1.0).
+    pub vdso_lookup: bool,
+    /// Code sites that call or jump into the fixed [vsyscall] page (x86_64 only).
+    pub vsyscall_sites: u32,
+    /// The first such site's virtual address.
+    pub vsyscall_first: Option<u64>,
+    /// Raw clock syscalls made from the code (x86_64, i386, arm64): `syscall`,
+    /// `int 0x80`, `sysenter`, `svc #0` or libc's `syscall()` with a clock
+    /// syscall number, outside the runtime's own clock functions.
+    pub clock_sites: u32,
+    /// The sites themselves, [vsyscall] calls first, at most [`MAX_SITES`].
+    pub sites: Vec<Site>,
+    /// Code was scanned (false when no executable section could be read).
+    pub code_scanned: bool,
+    /// A separate debug-info file (its code sections are NOBITS): not a program.
+    pub debug_only: bool,
+}
+
+impl ExeInfo {
+    /// No PT_INTERP: the C library was linked in at build time.
+    pub fn is_static(&self) -> bool {
+        self.interp.is_none()
+    }
+
+    pub fn linkage(&self) -> Linkage {
+        if self.is_library() {
+            return Linkage::Dynamic;
+        }
+        match (&self.interp, self.has_dynamic) {
+            (Some(_), _) => Linkage::Dynamic,
+            (None, true) if self.elf_type == ET_DYN => Linkage::StaticPie,
+            (None, _) => Linkage::Static,
+        }
+    }
+
+    /// A shared library rather than a program: ET_DYN without DF_1_PIE and
+    /// without an interpreter (glibc's libc.so.6 has one and is a library
+    /// too: its soname says so).
+    pub fn is_library(&self) -> bool {
+        if self.elf_type != ET_DYN || self.pie {
+            return false;
+        }
+        self.interp.is_none() || self.soname.as_deref().is_some_and(|s| s.starts_with("libc.so"))
+    }
+
+    /// The architecture as Debian names it (`amd64`, `arm64`, `armhf`, `ppc64el`...).
+    pub fn arch(&self) -> String {
+        crate::arch::arch_name(self.machine, self.is_64, self.little_endian, self.flags)
+    }
+
+    /// Whether the call-site scan decodes this file's code.
+    pub fn code_decodable(&self) -> bool {
+        Isa::of(self.machine, self.is_64, self.little_endian).is_some()
+    }
+
+    /// The dynamic linker itself (`ld-linux-x86-64.so.2`, `ld-musl-*.so.1`).
+    pub fn is_dynamic_linker(&self) -> bool {
+        self.soname.as_deref().is_some_and(is_loader_name)
+    }
+}
+
+fn is_loader_name(name: &str) -> bool {
+    name.starts_with("ld-linux") || name.starts_with("ld-musl") || name == "ld.so.1" || name.starts_with("ld64.so")
+}
+
+const ET_DYN: u16 = 3;
+const SHT_NOBITS: u32 = 8;
+const SHF_EXECINSTR: u64 = 4;
+
+/// Header-sized reads are capped so hostile headers cannot make us allocate.
+const MAX_PHDRS: usize = 256;
+const MAX_SHDRS: usize = 4096;
+const MAX_DYNAMIC: u64 = 64 * 1024;
+const MAX_STRING: usize = 4096;
+const MAX_SHSTRTAB: u64 = 64 * 1024;
+/// How much of a file we scan for markers and code, in 1 MiB chunks.
+pub const SCAN_LIMIT: u64 = 64 << 20;
+const CHUNK: usize = 1 << 20;
+/// `go version` looks for the buildinfo blob in the first 64 KiB of the data.
+const GO_SEARCH: usize = 64 * 1024;
+const GO_MAGIC: &[u8] = b"\xff Go buildinf:";
+
+fn pread(file: &File, offset: u64, len: usize) -> Result<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    let mut done = 0;
+    while done < len {
+        let Some(at) = offset.checked_add(done as u64) else { break };
+        match file.read_at(&mut buf[done..], at) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::from_io("executable", e, Hint::CheckReadable)),
+        }
+    }
+    buf.truncate(done);
+    Ok(buf)
+}
+
+fn bad(detail: impl Into<String>) -> Error {
+    Error::malformed("executable", detail)
+}
+
+use elf::cstr_at;
+
+/// The parsed headers, for the readers below.
+struct Headers {
+    ident: elf::Ident,
+    is_64: bool,
+    phdrs: Vec<ProgramHeader>,
+    loads: Vec<elf::Load>,
+    shdrs: Vec<(String, SectionHeader)>,
+}
+
+impl Headers {
+    /// File offset of a virtual address, through the PT_LOAD that holds it.
+    fn offset_of(&self, vaddr: u64, len: u64) -> Option<u64> {
+        elf::offset_in(&self.loads, vaddr, len)
+    }
+
+    fn section(&self, name: &str) -> Option<&SectionHeader> {
+        self.shdrs.iter().find(|(n, _)| n == name).map(|(_, s)| s)
+    }
+}
+
+/// Read an ELF file's headers and classify it. Total: any bytes give `Ok`
+/// or `Err(Malformed)`; reads are bounded.
+pub fn read(file: &File) -> Result<ExeInfo> {
+    let head = pread(file, 0, 64)?;
+    if head.len() < 52 || head.get(..4) != Some(b"\x7fELF".as_slice()) {
+        return Err(bad("not an ELF file"));
+    }
+    let ident = elf::ident(&head).ok_or_else(|| bad("unknown ELF class or data encoding"))?;
+    let header = goblin::elf::Elf::parse_header(&head).map_err(|e| bad(e.to_string()))?;
+    let (is_64, le, ctx) = (ident.is_64, ident.little_endian, ident.ctx());
+    let count = header.e_phnum as usize;
+    if count > MAX_PHDRS {
+        return Err(bad(format!("{count} program headers")));
+    }
+    let phsize = ProgramHeader::size(ctx);
+    let table = pread(file, header.e_phoff, count * phsize)?;
+    if table.len() < count * phsize {
+        return Err(bad("program headers past the end of the file"));
+    }
+    let phdrs = ProgramHeader::parse(&table, 0, count, ctx).map_err(|e| bad(e.to_string()))?;
+    let shdrs = read_sections(file, &header, ctx).unwrap_or_default();
+    let h = Headers { ident, is_64, loads: elf::loads(&phdrs), phdrs, shdrs };
+
+    let interp = match h.phdrs.iter().find(|p| p.p_type == PT_INTERP) {
+        Some(p) => Some(cstr_at(&pread(file, p.p_offset, (p.p_filesz as usize).min(MAX_STRING))?)),
+        None => None,
+    };
+    let dynamic = match h.phdrs.iter().find(|p| p.p_type == PT_DYNAMIC) {
+        Some(d) => Some(read_dynamic(file, d, &h)?),
+        None => None,
+    };
+    let (needed, soname, flags_1) = dynamic.clone().unwrap_or_default();
+    let debug_only = h.section(".text").is_some_and(|s| s.sh_type == SHT_NOBITS);
+    let mut info = ExeInfo {
+        is_64,
+        machine: header.e_machine,
+        little_endian: le,
+        flags: header.e_flags,
+        elf_type: header.e_type,
+        interp,
+        needed,
+        soname,
+        pie: flags_1 & DF_1_PIE != 0,
+        has_dynamic: dynamic.is_some(),
+        debug_only,
+        ..ExeInfo::default()
+    };
+    if debug_only {
+        return Ok(info);
+    }
+    runtime(file, &h, &mut info)?;
+    if let Some(isa) = Isa::of(info.machine, is_64, le) {
+        sites(file, &h, &mut info, isa)?;
+    }
+    Ok(info)
+}
+
+/// The runtime: Go by its buildinfo, else the C library by the
+/// interpreter, DT_NEEDED, DT_SONAME and the markers in the file.
+fn runtime(file: &File, h: &Headers, info: &mut ExeInfo) -> Result<()> {
+    info.go = read_go_buildinfo(file, h).ok().flatten();
+    if let Some(go) = &mut info.go {
+        // Before Go 1.18 the blob has no build settings: a Go binary with an
+        // interpreter was linked by the system linker for cgo.
+        if go.cgo.is_none() {
+            go.cgo = Some(info.interp.is_some());
+        }
+        info.libc = LibcKind::Go;
+        info.libc_version = Some(go.version.clone());
+    } else {
+        let markers = scan_markers(file, info)?;
+        info.vdso_lookup = markers.vdso_lookup;
+        info.libc = classify(info.interp.as_deref(), &info.needed, info.soname.as_deref()).unwrap_or(markers.libc);
+        info.libc_version = markers.version;
+    }
+    Ok(())
+}
+
+/// Where the code calls the clock: the sites, [vsyscall] ones first.
+fn sites(file: &File, h: &Headers, info: &mut ExeInfo, isa: Isa) -> Result<()> {
+    let scan = scan_calls(file, h, info, isa)?;
+    let mut sites = scan.sites;
+    sites.sort_by_key(|s| (s.via != Via::Vsyscall, s.addr));
+    let vsyscall = sites.iter().filter(|s| s.via == Via::Vsyscall).count();
+    info.vsyscall_sites = vsyscall.try_into().unwrap_or(u32::MAX);
+    info.vsyscall_first = sites.first().filter(|s| s.via == Via::Vsyscall).map(|s| s.addr);
+    info.clock_sites = (sites.len() - vsyscall).try_into().unwrap_or(u32::MAX);
+    sites.truncate(MAX_SITES);
+    info.sites = sites;
+    info.code_scanned = scan.scanned;
+    Ok(())
+}
+
+/// Section headers with their names; empty when absent or out of bounds
+/// (stripped binaries may have none: the readers fall back to segments).
+fn read_sections(file: &File, header: &goblin::elf::Header, ctx: Ctx) -> Option<Vec<(String, SectionHeader)>> {
+    let shsize = SectionHeader::size(ctx);
+    let count = header.e_shnum as usize;
+    if header.e_shoff == 0 || count == 0 || count > MAX_SHDRS || header.e_shentsize as usize != shsize {
+        return None;
+    }
+    let table = pread(file, header.e_shoff, count * shsize).ok()?;
+    let shdrs = elf::section_table(&table, count, ctx)?;
+    let strtab = shdrs.get(header.e_shstrndx as usize)?;
+    let names = pread(file, strtab.sh_offset, strtab.sh_size.min(MAX_SHSTRTAB) as usize).ok()?;
+    Some(shdrs.into_iter().map(|s| (names.get(s.sh_name..).map(cstr_at).unwrap_or_default(), s)).collect())
+}
+
+/// DT_NEEDED names, DT_SONAME and DT_FLAGS_1.
+fn read_dynamic(file: &File, dynamic: &ProgramHeader, h: &Headers) -> Result<(Vec<String>, Option<String>, u64)> {
+    let bytes = pread(file, dynamic.p_offset, dynamic.p_filesz.min(MAX_DYNAMIC) as usize)?;
+    let mut needed_offsets = Vec::new();
+    let (mut strtab, mut soname, mut flags_1) = (None, None, 0);
+    for (tag, val) in elf::dynamic_entries(&bytes, h.ident) {
+        match tag {
+            DT_NEEDED => needed_offsets.push(val),
+            DT_STRTAB => strtab = Some(val),
+            DT_SONAME => soname = Some(val),
+            DT_FLAGS_1 => flags_1 = val,
+            _ => {}
+        }
+    }
+    // DT_STRTAB is a virtual address: find the PT_LOAD that holds it.
+    let Some(strtab_off) = strtab.and_then(|v| h.offset_of(v, 1)) else { return Ok((Vec::new(), None, flags_1)) };
+    let string = |off: u64| -> Result<String> { Ok(cstr_at(&pread(file, strtab_off.saturating_add(off), 256)?)) };
+    let mut names = Vec::new();
+    for off in needed_offsets.into_iter().take(256) {
+        names.push(string(off)?);
+    }
+    let soname = soname.map(string).transpose()?;
+    Ok((names, soname, flags_1))
+}
+
+/// The C library from the interpreter, DT_NEEDED and DT_SONAME; None when
+/// they say nothing (a static binary).
+pub fn classify(interp: Option<&str>, needed: &[String], soname: Option<&str>) -> Option<LibcKind> {
+    let has = |pat: &str| needed.iter().any(|n| n.contains(pat));
+    let so = |pat: &str| soname.is_some_and(|s| s.starts_with(pat));
+    if so("libc.musl")
+        || so("ld-musl")
+        || so("libc.so") && !so("libc.so.6") && interp.is_some_and(|i| i.contains("musl"))
+    {
+        return Some(LibcKind::Musl);
+    }
+    if so("libc.so.6") || so("ld-linux") {
+        return Some(LibcKind::Glibc);
+    }
+    let interp = interp.unwrap_or("");
+    if interp.contains("ld-musl") || has("libc.musl") {
+        Some(LibcKind::Musl)
+    } else if has("libc.so.6") || interp.contains("ld-linux") {
+        Some(LibcKind::Glibc)
+    } else if interp.contains("/system/bin/linker") || has("libc.so") && interp.is_empty() && has("liblog.so") {
+        Some(LibcKind::Bionic)
+    } else if !interp.is_empty() {
+        Some(LibcKind::Unknown)
+    } else {
+        None
+    }
+}
+
+/// Go's build information blob (`\xff Go buildinf:`), read as `go version`
+/// does: in `.go.buildinfo`, else the first 64 KiB of the first writable
+/// segment, at a 16-byte boundary. Two layouts:
+/// - Go ≥ 1.18 (flag bit 2): the version and module info follow the 32-byte
+///   header inline, each a uvarint length and the bytes;
+/// - before: two pointers (pointer size at byte 14, big-endian flag in byte
+///   15) to Go string headers {data, len} for the version and module info.
+fn read_go_buildinfo(file: &File, h: &Headers) -> Result<Option<GoInfo>> {
+    let data_off = match h.section(".go.buildinfo") {
+        Some(s) if s.sh_type != SHT_NOBITS => s.sh_offset,
+        _ => match h.phdrs.iter().find(|p| p.p_type == PT_LOAD && p.p_flags & PF_W != 0) {
+            Some(p) => p.p_offset,
+            None => return Ok(None),
+        },
+    };
+    let data = pread(file, data_off, GO_SEARCH)?;
+    let Some(at) = (0..data.len()).step_by(16).find(|&i| data[i..].starts_with(GO_MAGIC)) else { return Ok(None) };
+    let blob = &data[at..];
+    if blob.len() < 32 {
+        return Ok(None);
+    }
+    let (ptr_size, flags) = (blob[14] as usize, blob[15]);
+    let (version, modinfo) = if flags & 2 != 0 {
+        let (version, rest) = uvarint_string(&blob[32..]).ok_or_else(|| bad("Go buildinfo: bad version"))?;
+        let modinfo = uvarint_string(rest).map(|(m, _)| m).unwrap_or_default();
+        (version.to_vec(), modinfo.to_vec())
+    } else {
+        if ptr_size != 4 && ptr_size != 8 || blob.len() < 16 + 2 * ptr_size {
+            return Ok(None);
+        }
+        let big = flags & 1 != 0;
+        let word = |b: &[u8]| -> u64 {
+            let mut v = [0u8; 8];
+            if big {
+                v[8 - ptr_size..].copy_from_slice(&b[..ptr_size]);
+                u64::from_be_bytes(v)
+            } else {
+                v[..ptr_size].copy_from_slice(&b[..ptr_size]);
+                u64::from_le_bytes(v)
+            }
+        };
+        // *string → {data, len} → bytes, each through the PT_LOADs.
+        let read_string = |ptr: u64, max: u64| -> Result<Vec<u8>> {
+            let Some(off) = h.offset_of(ptr, 2 * ptr_size as u64) else { return Ok(Vec::new()) };
+            let hdr = pread(file, off, 2 * ptr_size)?;
+            if hdr.len() < 2 * ptr_size {
+                return Ok(Vec::new());
+            }
+            let (data, len) = (word(&hdr), word(&hdr[ptr_size..]));
+            match h.offset_of(data, len) {
+                Some(off) if len <= max => pread(file, off, len as usize),
+                _ => Ok(Vec::new()),
+            }
+        };
+        (read_string(word(&blob[16..]), 256)?, read_string(word(&blob[16 + ptr_size..]), GO_SEARCH as u64)?)
+    };
+    let version = String::from_utf8_lossy(&version).into_owned();
+    if version.is_empty() {
+        return Ok(None);
+    }
+    let has = |m: &[u8]| modinfo.windows(m.len()).any(|w| w == m);
+    let cgo = if has(b"CGO_ENABLED=1") {
+        Some(true)
+    } else if has(b"CGO_ENABLED=0") {
+        Some(false)
+    } else {
+        None
+    };
+    Ok(Some(GoInfo { version, cgo }))
+}
+
+/// A uvarint-length-prefixed string and what follows it.
+fn uvarint_string(b: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (mut len, mut shift, mut i) = (0u64, 0u32, 0usize);
+    loop {
+        let byte = *b.get(i)?;
+        i += 1;
+        len |= u64::from(byte & 0x7f).checked_shl(shift)?;
+        if byte & 0x80 == 0 {
+            break;
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+    let end = i.checked_add(usize::try_from(len).ok()?)?;
+    Some((b.get(i..end)?, b.get(end..)?))
+}
+
+/// What a marker scan found.
+struct Markers {
+    libc: LibcKind,
+    vdso_lookup: bool,
+    version: Option<String>,
+}
+
+/// Look for what each runtime leaves in a file, where the headers do not
+/// tell: a static binary (glibc names itself with `GLIBC_TUNABLES`; musl does
+/// not, but its clock_gettime looks the vDSO up by name, so
+/// `__vdso_clock_gettime` without a glibc marker is taken as musl), and the C
+/// library itself (glibc's banner "release version 2.36", musl's dynamic
+/// linker "musl libc" with its version).
+fn scan_markers(file: &File, info: &ExeInfo) -> Result<Markers> {
+    const GLIBC: &[&[u8]] = &[b"GLIBC_TUNABLES", b"GLIBC_PRIVATE"];
+    // The name its C library looks clock_gettime up by in this
+    // architecture's vDSO (`__kernel_clock_gettime` on arm64, ppc, s390).
+    let lookup = crate::arch::vdso_symbol(info.machine, info.is_64, crate::arch::TimeFn::ClockGettime)
+        .unwrap_or("__vdso_clock_gettime");
+    let vdso_lookup_name = lookup.as_bytes();
+    const GLIBC_BANNER: &[u8] = b"release version ";
+    const MUSL_BANNER: &[u8] = b"musl libc (";
+    let static_like = info.interp.is_none() && !info.is_library();
+    let libc_itself = info.soname.as_deref().is_some_and(|s| {
+        s.starts_with("libc.so") || s.starts_with("libc.musl") || s.starts_with("ld-musl") || s.starts_with("ld-linux")
+    });
+    let mut m = Markers { libc: LibcKind::Unknown, vdso_lookup: false, version: None };
+    if !static_like && !libc_itself {
+        return Ok(m);
+    }
+    let mut glibc = false;
+    let overlap = 64;
+    let mut offset = 0u64;
+    let has = |buf: &[u8], needle: &[u8]| memchr::memmem::find(buf, needle);
+    while offset < SCAN_LIMIT {
+        let buf = pread(file, offset, CHUNK)?;
+        glibc |= GLIBC.iter().any(|g| has(&buf, g).is_some());
+        m.vdso_lookup |= has(&buf, vdso_lookup_name).is_some();
+        if m.version.is_none() {
+            if let Some(i) = has(&buf, GLIBC_BANNER) {
+                m.version = version_at(&buf[i + GLIBC_BANNER.len()..]);
+            } else if let Some(i) = has(&buf, MUSL_BANNER) {
+                // ld-musl's usage text: "musl libc (x86_64)\nVersion %s\n..."; the
+                // version string itself sits near it in .rodata.
+                let near = &buf[i.saturating_sub(256)..(i + 256).min(buf.len())];
+                m.version = near.split(|&b| b == 0).find_map(|s| {
+                    let s = std::str::from_utf8(s).ok()?;
+                    (s.split('.').count() == 3
+                        && s.split('.').all(|p| !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit())))
+                    .then(|| s.to_string())
+                });
+            }
+        }
+        if buf.len() < CHUNK {
+            break;
+        }
+        offset += (CHUNK - overlap) as u64;
+    }
+    m.libc = if glibc {
+        LibcKind::Glibc
+    } else if m.vdso_lookup {
+        LibcKind::Musl
+    } else {
+        LibcKind::Unknown
+    };
+    Ok(m)
+}
+
+/// `2.36.` → `2.36`.
+fn version_at(b: &[u8]) -> Option<String> {
+    let end = b.iter().position(|c| !(c.is_ascii_digit() || *c == b'.')).unwrap_or(b.len().min(16));
+    let v = String::from_utf8_lossy(&b[..end]).trim_end_matches('.').to_string();
+    v.contains('.').then_some(v)
+}
+
+/// Read a file by path: a regular file only, never through a final symlink
+/// (the paths come from a process's maps, under its /proc/PID/root, and it
+/// may swap one for a FIFO or a link meanwhile: see
+/// [`crate::inspect::file::open_regular`]).
+pub fn read_path(path: &Path) -> Result<ExeInfo> {
+    let (file, _) =
+        crate::inspect::file::open_regular(path).map_err(|e| Error::from_io(path, e, Hint::CheckReadable))?;
+    read(&file)
+}
+
+mod calls;
+mod runtime;
+
+pub use calls::*;
+pub use runtime::*;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,187 @@
+//! The audit's report: one check's result, the image's binaries, the
+//! command run, and the audit they make — built by `check` and `serve`,
+//! rendered by the render layer.
+
+use super::trace::ExitStatus;
+use super::{ProcessRef, Status};
+use crate::model::bench::BenchReport;
+use crate::model::binary::BinaryFacts;
+use crate::model::observe::{Judged, Observation, Scope};
+use crate::words::shell_words;
+use serde::Serialize;
+
+/// One check's result (DESIGN keys: name, status, detail, hint).
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub name: String,
+    pub status: Status,
+    pub detail: String,
+    /// The remediation; `null` when there is nothing to do.
+    pub hint: Option<String>,
+}
+
+impl Check {
+    /// A check from a finding of the policy: info passes, warn and fail stay.
+    pub(crate) fn of(name: String, f: crate::model::Finding) -> Check {
+        let status = match f.severity {
+            Status::Info => Status::Ok,
+            s => s,
+        };
+        Check { name, status, detail: f.message, hint: f.hint }
+    }
+
+    /// The observation row: a bypass fails, a clean window passes, nothing
+    /// observed is INFO (never OK by inference).
+    pub fn observed(name: &str, obs: &Observation, scope: Scope) -> Check {
+        let f = obs.finding(scope);
+        let status = match obs.judged() {
+            Judged::Clean => Status::Ok,
+            Judged::Bypassed => Status::Fail,
+            Judged::NotObserved => Status::Info,
+            Judged::Broken => Status::Warn,
+        };
+        Check { name: name.into(), status, detail: f.message, hint: f.hint }
+    }
+
+    /// A check with a hint that is ours.
+    pub(crate) fn new(name: impl Into<String>, status: Status, detail: impl Into<String>, hint: Option<&str>) -> Check {
+        Check { name: name.into(), status, detail: detail.into(), hint: hint.map(str::to_string) }
+    }
+}
+
+/// The audit (DESIGN keys: checks, binaries with --image, status).
+#[derive(Debug, Default, Serialize)]
+pub struct CheckReport {
+    /// `-p`: the process audited (its `process_*` checks carry a `pid`
+    /// label in Prometheus).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessRef>,
+    /// `-p`: the facts about its executable its verdict stands on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binary: Option<BinaryFacts>,
+    pub checks: Vec<Check>,
+    /// `--image`: every ELF program and library, failures first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binaries: Option<Vec<BinaryRow>>,
+    /// `--image`: what the walk covered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageSummary>,
+    /// `-- CMD`: the command and how it ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandRun>,
+    /// The worst status among the checks (SKIP counts as OK).
+    pub status: Status,
+    /// Whether `--strict` made WARN fail the audit.
+    pub strict: bool,
+    /// The quick bench behind the clock checks (its costs go to Prometheus).
+    #[serde(skip)]
+    pub bench: Option<BenchReport>,
+    /// `--quiet`: the table shows only rows that are not OK (JSON keeps all).
+    #[serde(skip)]
+    pub quiet: bool,
+}
+
+/// One audited file of an image (DESIGN keys: its facts as flat keys, as
+/// they always were, and as one typed `binary` object, as `check -p` has them).
+#[derive(Debug, Clone)]
+pub struct BinaryRow {
+    pub path: String,
+    pub binary: BinaryFacts,
+    pub status: Status,
+    pub detail: String,
+    pub hint: Option<&'static str>,
+}
+
+impl Serialize for BinaryRow {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            path: &'a str,
+            #[serde(flatten)]
+            facts: &'a BinaryFacts,
+            binary: &'a BinaryFacts,
+            status: Status,
+            detail: &'a str,
+            hint: Option<&'static str>,
+        }
+        Wire {
+            path: &self.path,
+            facts: &self.binary,
+            binary: &self.binary,
+            status: self.status,
+            detail: &self.detail,
+            hint: self.hint,
+        }
+        .serialize(s)
+    }
+}
+
+/// What the image walk covered.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImageSummary {
+    pub root: String,
+    /// Directory entries looked at.
+    pub entries: u64,
+    /// Directories not entered (other filesystems, /proc /sys /dev, too deep).
+    pub skipped: Vec<String>,
+    /// What could not be read (directories not listed, files not opened,
+    /// ELF files that did not parse), with why.
+    pub unreadable: Vec<(String, String)>,
+    /// The walk stopped at its entry cap.
+    pub truncated: bool,
+    /// vdsoctl's own executable, left out (its `bench` calls [vsyscall] on purpose).
+    pub excluded: Vec<String>,
+}
+
+/// How `check -- CMD` ran the command.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommandRun {
+    pub argv: Vec<String>,
+    pub pid: i32,
+    pub exit_status: Option<ExitStatus>,
+    /// Stopped at `--timeout`.
+    pub timed_out: bool,
+}
+
+/// How `check -- CMD`'s command ended, judged: status 0 passes; a failure,
+/// a signal, an interruption or `--timeout` (`limit`, worded) fails.
+pub fn command_check(argv: &[String], exit_status: Option<ExitStatus>, limit: Option<&str>) -> Check {
+    match exit_status {
+        status if limit.is_some() => Check::new(
+            "command",
+            Status::Fail,
+            format!(
+                "`{}` ran past --timeout {}: stopped ({})",
+                shell_words(argv),
+                limit.unwrap_or_default(),
+                match status {
+                    Some(ExitStatus::Signal(n)) => format!("killed by signal {n}"),
+                    Some(ExitStatus::Code(c)) => format!("exited with status {c}"),
+                    None => "it had not exited yet".into(),
+                }
+            ),
+            Some(&format!(
+                "the smoke command hung or is slow; vdsoctl exits with its status{}",
+                status.map_or_else(String::new, |s| format!(", {}", s.shell_code()))
+            )),
+        ),
+        Some(ExitStatus::Code(0)) => {
+            Check::new("command", Status::Ok, format!("`{}` exited with status 0", shell_words(argv)), None)
+        }
+        Some(ExitStatus::Code(c)) => Check::new(
+            "command",
+            Status::Fail,
+            format!("`{}` exited with status {c}", shell_words(argv)),
+            Some(&format!("the smoke command itself failed; vdsoctl exits with its status, {c}")),
+        ),
+        Some(ExitStatus::Signal(n)) => Check::new(
+            "command",
+            Status::Fail,
+            format!("`{}` was killed by signal {n}", shell_words(argv)),
+            Some(&format!("the smoke command itself failed; vdsoctl exits with {}", 128 + n)),
+        ),
+        None => {
+            Check::new("command", Status::Fail, format!("`{}`: interrupted before it exited", shell_words(argv)), None)
+        }
+    }
+}

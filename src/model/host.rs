@@ -1,0 +1,347 @@
+//! The host audit: what vdsoctl reads of its own process and of the kernel
+//! (clocksource, TSC, kernel version, vsyscall mode, libc), and the quick
+//! clock bench, judged. `check` and `serve` both run exactly this list.
+
+use super::bench::{Basis, BenchReport, BenchResult};
+use super::binary::HostFacts;
+use super::check::Check;
+use super::image::{problems as image_problems, ImageProblem};
+use super::policy::Verdict;
+use super::policy::{self, SysinfoEhdr, VdsoMapping};
+use super::vsyscall::{vsyscall_mode, Vsyscall};
+use super::{ClockRef, Status};
+use crate::arch::{self, ClockClass, TimeFn};
+use crate::error::Result;
+use crate::inspect::auxv::{self, AT_SYSINFO_EHDR};
+use crate::inspect::kernel::{self, Clocksource, VsyscallMode};
+use crate::inspect::{elf, Process};
+use crate::measure::bench::{BenchRequest, Path};
+use crate::words::ns_text;
+
+/// The host audit: vdsoctl's own vDSO, the clocksource, TSC, kernel,
+/// vsyscall mode, libc, and the quick clock bench (its report is returned
+/// for the cost figures). `check` and `serve` both run exactly this list.
+pub fn host_checks(max_ns: Option<f64>) -> Result<(Vec<Check>, Option<BenchReport>)> {
+    let me = Process::open(None)?;
+    let mut checks = mapping_checks(&me, "");
+    checks.push(vdso_symbols_check(&me, "", cfg!(target_env = "musl")));
+    checks.push(clocksource_check(kernel::clocksource().as_ref()));
+    if arch::HOST_MACHINE == arch::machine::X86_64 {
+        checks.extend(tsc_checks(kernel::cpu_flags().as_deref(), &kernel::kmsg_clock_problems()));
+    }
+    checks.push(kernel_version_check(&kernel::release().unwrap_or_default()));
+    checks.push(vsyscall_check(&host_vsyscall(&me)));
+    let (libc_name, libc_version) = crate::measure::sys::libc::own_libc();
+    checks.push(libc_check(libc_name, libc_version.as_deref(), cfg!(target_feature = "crt-static")));
+    let (clocks, bench) = clock_checks(max_ns);
+    checks.extend(clocks);
+    Ok((checks, bench))
+}
+
+/// The vDSO mapping and AT_SYSINFO_EHDR of a process, as checks.
+pub fn mapping_checks(process: &Process, who: &str) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let maps = match process.maps() {
+        Ok(m) => m,
+        Err(e) => return vec![Check::new(format!("{who}vdso_mapped"), Status::Fail, e.to_string(), None)],
+    };
+    let vdso = maps.iter().find(|m| m.name() == "[vdso]");
+    let vvar = maps.iter().find(|m| m.name() == "[vvar]");
+    let mapping = VdsoMapping::judge(process.pid(), vdso.map(|d| (d.start, d.size())), vvar.map(|v| v.start));
+    checks.push(Check::of(format!("{who}vdso_mapped"), mapping.finding()));
+    let ehdr = process.auxv().ok().and_then(|(entries, _)| auxv::get(&entries, AT_SYSINFO_EHDR));
+    let verdict = SysinfoEhdr::judge(ehdr, vdso.map(|d| d.start));
+    checks.push(Check::of(format!("{who}auxv_sysinfo_ehdr"), verdict.finding()));
+    checks
+}
+
+/// The vDSO image of a process exports what its C library binds.
+/// `musl`: the process uses musl, for which a missing DT_HASH is fatal.
+pub fn vdso_symbols_check(process: &Process, who: &str, musl: bool) -> Check {
+    let name = format!("{who}vdso_symbols");
+    let image =
+        process.vdso_mapping().and_then(|m| process.read_mem(m.start, m.size())).and_then(|bytes| elf::parse(&bytes));
+    let img = match image {
+        Ok(img) => img,
+        Err(e) => return Check::new(name, Status::Fail, format!("cannot read the vDSO image: {e}"), None),
+    };
+    let judged = image_problems(&img);
+    let hash = match (img.has_hash, img.has_gnu_hash) {
+        (true, true) => "DT_HASH and DT_GNU_HASH",
+        (true, false) => "DT_HASH",
+        (false, true) => "DT_GNU_HASH only",
+        (false, false) => "no hash table",
+    };
+    let exported: Vec<&str> = arch::vdso_abi(img.machine, img.is_64)
+        .map(|abi| abi.symbols.iter().map(|s| s.name).filter(|n| img.symbols.iter().any(|s| &s.name == n)).collect())
+        .unwrap_or_default();
+    let version = arch::vdso_abi(img.machine, img.is_64).map_or("?", |a| a.version);
+    // A missing DT_HASH only matters to musl.
+    let problems: Vec<(&ImageProblem, crate::model::Finding)> = judged
+        .iter()
+        .filter(|p| musl || **p != ImageProblem::GnuHashOnly)
+        .map(|p| (p, p.finding()))
+        .filter(|(_, f)| f.severity >= Status::Warn)
+        .collect();
+    if problems.is_empty() {
+        return Check::new(name, Status::Ok, format!("exports {} ({version}); {hash}", exported.join(" ")), None);
+    }
+    let hash_only = problems.iter().all(|(p, _)| **p == ImageProblem::GnuHashOnly);
+    Check::new(
+        name,
+        if hash_only && !musl { Status::Warn } else { Status::Fail },
+        problems.iter().map(|(_, f)| f.message.as_str()).collect::<Vec<_>>().join("; "),
+        problems.iter().find_map(|(_, f)| f.hint.as_deref()).or(Some("`vdsoctl dump` shows the whole image")),
+    )
+}
+
+/// The clocksource and whether it has a vDSO mode.
+pub fn clocksource_check(cs: Option<&Clocksource>) -> Check {
+    let Some(cs) = cs else {
+        return Check::new(
+            "clocksource",
+            Status::Skip,
+            "/sys/devices/system/clocksource is not readable here",
+            Some("run on the host, or mount sysfs in the container"),
+        );
+    };
+    let detail = format!("current {} (available: {})", cs.current, cs.available.join(" "));
+    let switch_hint = cs.available.iter().any(|c| c == "tsc").then_some(
+        "switch with `echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource` (boot: clocksource=tsc)",
+    );
+    match kernel::clocksource_has_vdso_mode(&cs.current) {
+        Some(true) => Check::new("clocksource", Status::Ok, format!("{detail}; it has a vDSO mode"), None),
+        Some(false) => Check::new(
+            "clocksource",
+            Status::Fail,
+            format!("{detail}; {} has no vDSO mode: REALTIME, MONOTONIC, BOOTTIME, TAI and MONOTONIC_RAW reads are all syscalls (COARSE clocks and time() still are not)", cs.current),
+            switch_hint.or(Some("boot with a clocksource that has a vDSO mode (tsc; on VMs a stable kvm-clock or the Hyper-V TSC page)")),
+        ),
+        None => Check::new(
+            "clocksource",
+            Status::Warn,
+            format!("{detail}; {} has a vDSO mode only when the hypervisor marks it stable — the clock checks below prove which", cs.current),
+            switch_hint,
+        ),
+    }
+}
+
+/// x86 TSC flags and kernel log lines that mark it unstable.
+/// `flags`: /proc/cpuinfo's; `kmsg`: the kernel log's clock lines (x86 only).
+pub fn tsc_checks(flags: Option<&[String]>, kmsg: &std::io::Result<Vec<String>>) -> Vec<Check> {
+    let mut checks = Vec::new();
+    if let Some(flags) = flags {
+        let want = ["constant_tsc", "nonstop_tsc", "tsc_known_freq"];
+        let missing: Vec<&str> = want.iter().copied().filter(|f| !flags.iter().any(|g| g == f)).collect();
+        checks.push(if missing.is_empty() {
+            Check::new("tsc_flags", Status::Ok, want.join(" "), None)
+        } else {
+            Check::new(
+                "tsc_flags",
+                if missing.contains(&"constant_tsc") || missing.contains(&"nonstop_tsc") {
+                    Status::Warn
+                } else {
+                    Status::Ok
+                },
+                format!(
+                    "missing {}: the kernel may distrust the TSC and fall back to a clocksource without a vDSO mode",
+                    missing.join(" ")
+                ),
+                Some("on a VM, expose an invariant TSC to the guest (e.g. KVM `-cpu host,+invtsc`)"),
+            )
+        });
+    }
+    checks.push(match kmsg {
+        Ok(lines) if lines.is_empty() => Check::new("kernel_log", Status::Ok, "no TSC/clocksource instability in the kernel log", None),
+        Ok(lines) => Check::new(
+            "kernel_log",
+            Status::Warn,
+            format!("{} line(s), last: {}", lines.len(), lines.last().map_or("", String::as_str)),
+            Some("the clocksource watchdog distrusted the TSC; see `dmesg | grep -i clocksource` and check the host's TSC"),
+        ),
+        Err(e) => Check::new(
+            "kernel_log",
+            Status::Skip,
+            format!("/dev/kmsg not readable ({}) — needs root or kernel.dmesg_restrict=0", crate::error::errno_text(e)),
+            Some("run as root to include this check"),
+        ),
+    });
+    checks
+}
+
+/// Which clock ids this kernel's vDSO serves, stated from its version.
+/// `release`: /proc/sys/kernel/osrelease (empty when unreadable).
+pub fn kernel_version_check(release: &str) -> Check {
+    let Some(version) = kernel::parse_version(release) else {
+        return Check::new("kernel_version", Status::Skip, "cannot read /proc/sys/kernel/osrelease", None);
+    };
+    let (mut served, mut not_yet) = (Vec::new(), Vec::new());
+    for c in arch::CLOCKS.iter().filter(|c| c.class != ClockClass::AlwaysSyscall) {
+        match c.vdso_since(arch::HOST_MACHINE) {
+            Some(v) if version >= v => served.push(c.name.trim_start_matches("CLOCK_")),
+            Some(v) => not_yet.push(format!("{} (from {}.{})", c.name.trim_start_matches("CLOCK_"), v.0, v.1)),
+            None => {}
+        }
+    }
+    let source = "source: the kernel's lib/vdso and arch vdso history";
+    if not_yet.is_empty() {
+        Check::new(
+            "kernel_version",
+            Status::Ok,
+            format!("{release}: the vDSO serves {} ({source})", served.join(" ")),
+            None,
+        )
+    } else {
+        Check::new(
+            "kernel_version",
+            Status::Warn,
+            format!("{release}: the vDSO serves {} but not {} ({source})", served.join(" "), not_yet.join(", ")),
+            Some("upgrade the kernel, or read those clocks less often"),
+        )
+    }
+}
+
+/// The host's vsyscall mode, read from vdsoctl's own (64-bit) mapping and
+/// the kernel command line.
+pub fn host_vsyscall(me: &Process) -> Vsyscall {
+    let maps = me.maps().unwrap_or_default();
+    vsyscall_mode(&maps, kernel::cmdline().as_deref(), true).0
+}
+
+/// The vsyscall mode of the host.
+pub fn vsyscall_check(v: &Vsyscall) -> Check {
+    if arch::HOST_MACHINE != arch::machine::X86_64 {
+        return Check::new("vsyscall", Status::Ok, "no vsyscall page on this architecture", None);
+    }
+    match v.mode {
+        VsyscallMode::Xonly => Check::new(
+            "vsyscall",
+            Status::Ok,
+            format!("xonly (from {}): legacy calls are emulated, reads fault", v.source),
+            None,
+        ),
+        VsyscallMode::None => Check::new(
+            "vsyscall",
+            Status::Ok,
+            format!("none (from {}): a legacy binary that calls the vsyscall page crashes", v.source),
+            None,
+        ),
+        VsyscallMode::Emulate => Check::new(
+            "vsyscall",
+            super::vsyscall::EMULATE,
+            format!(
+                "emulate (from {}): the page is readable; each legacy call traps into the kernel (`vdsoctl bench --paths vsyscall` measures it here) and strace cannot see it",
+                v.source
+            ),
+            Some("boot with vsyscall=xonly unless a very old binary reads the page; `vdsoctl trace -a` finds callers"),
+        ),
+    }
+}
+
+/// The C library vdsoctl itself runs on.
+pub fn libc_check(name: &str, version: Option<&str>, static_linked: bool) -> Check {
+    let linked = if static_linked { "statically linked" } else { "dynamically linked" };
+    Check::new(
+        "libc",
+        Status::Ok,
+        format!("vdsoctl runs on {name} {} ({linked})", version.unwrap_or("(version unknown)")),
+        None,
+    )
+}
+
+impl HostFacts {
+    /// Read from vdsoctl's own process.
+    pub fn gather(me: &Process) -> HostFacts {
+        let vdso_has_hash = me
+            .vdso_mapping()
+            .and_then(|m| me.read_mem(m.start, m.size()))
+            .and_then(|b| elf::parse(&b))
+            .ok()
+            .map(|img| img.has_hash);
+        HostFacts { vdso_has_hash, vsyscall: host_vsyscall(me).mode }
+    }
+}
+
+/// Per clock id (and gettimeofday/time), a quick bench through libc, the
+/// vDSO and the syscall, with syscalls/call counted: a clock that should be
+/// fast and is not fails, and so does one over `--max-ns` through libc.
+/// Returns the checks and the bench report (for the Prometheus costs).
+pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
+    let req = BenchRequest {
+        clocks: arch::CLOCKS.iter().map(|c| c.id).collect(),
+        functions: vec![TimeFn::ClockGettime, TimeFn::Gettimeofday, TimeFn::Time],
+        paths: vec![Path::Libc, Path::Vdso, Path::Syscall],
+        verify: false,
+        max_ns,
+        quick: true,
+    };
+    let report = match crate::model::bench::measure_report(&req) {
+        Ok((r, _)) => r,
+        Err(e) => return (vec![Check::new("clocks", Status::Skip, format!("cannot bench: {e}"), None)], None),
+    };
+    let basis = match report.basis {
+        Basis::Counted => "counted",
+        Basis::Timing => "timing-based: perf not permitted",
+    };
+    let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
+    let clocksource = kernel::clocksource().map(|c| c.current);
+    let mut checks = Vec::new();
+    let mut seen: Vec<(TimeFn, Option<ClockRef>)> = Vec::new();
+    for r in &report.results {
+        let key = (r.function, r.clock);
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let row =
+            |p: Path| report.results.iter().find(|x| x.function == r.function && x.clock == r.clock && x.path == p);
+        let (libc, vdso) = (row(Path::Libc), row(Path::Vdso));
+        let label = r.clock.map_or_else(|| r.function.to_string(), ClockRef::text);
+        let name = match r.clock.map(ClockRef::text) {
+            Some(c) if r.function == TimeFn::ClockGettime => format!("clock:{}", c.trim_start_matches("CLOCK_")),
+            Some(c) => format!("{}:{}", r.function, c.trim_start_matches("CLOCK_")),
+            None => r.function.to_string(),
+        };
+        let cost = |x: Option<&BenchResult>| x.and_then(|x| x.ns_per_call).map_or_else(|| "-".to_string(), ns_text);
+        let sc = |x: Option<&BenchResult>| {
+            x.and_then(|x| x.syscalls_per_call).map_or_else(|| "-".to_string(), |v| format!("{v:.2}"))
+        };
+        let detail =
+            format!("libc {} ({} syscalls/call), vdso {} ({}) [{basis}]", cost(libc), sc(libc), cost(vdso), sc(vdso));
+        let clock_id = r.clock.and_then(ClockRef::id).and_then(|id| i32::try_from(id).ok());
+        let exported = r.verdict != Some(Verdict::Missing);
+        let should_be_fast = policy::should_be_fast(r.function, clock_id, exported, kernel_version);
+        let over = policy::over_max_ns(max_ns, should_be_fast, libc.and_then(|l| l.ns_per_call));
+        let lost = r.verdict.and_then(|v| {
+            policy::lost_fast_path(v, &label, r.function, clock_id, kernel_version, clocksource.as_deref())
+        });
+        let check = match (r.verdict, lost) {
+            (_, Some((message, hint))) => {
+                Check { name, status: Status::Fail, detail: format!("{message}; {detail}"), hint: Some(hint) }
+            }
+            (Some(Verdict::KernelFallback), None) => {
+                Check::new(name, Status::Ok, format!("{label}: always a syscall, as on every kernel; {detail}"), None)
+            }
+            (Some(Verdict::Unsupported), None) => {
+                Check::new(name, Status::Ok, format!("{label}: the kernel rejects it here (EINVAL)"), None)
+            }
+            _ => match over {
+                Some((max, ns)) => Check::new(
+                    name,
+                    Status::Fail,
+                    format!("{label}: {}/call through libc, over --max-ns {max}; {detail}", ns_text(ns)),
+                    Some(&format!(
+                        "the direct vDSO call measured {} here; when it is as slow, the clocksource or a loaded host is why",
+                        vdso.and_then(|v| v.ns_per_call).map_or_else(|| "-".into(), ns_text)
+                    )),
+                ),
+                None if r.verdict == Some(Verdict::Fast) => {
+                    Check::new(name, Status::Ok, format!("{label}: fast; {detail}"), None)
+                }
+                None => Check::new(name, Status::Warn, format!("{label}: no verdict; {detail}"), None),
+            },
+        };
+        checks.push(check);
+    }
+    (checks, Some(report))
+}

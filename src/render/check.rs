@@ -1,0 +1,338 @@
+//! `check`'s report as a table, JUnit XML and Prometheus metrics.
+
+use super::{status_color, thousands, Cell, Output, Prometheus, Render};
+use crate::model::check::{BinaryRow, CheckReport, ImageSummary};
+use crate::model::Status;
+
+/// `ELF64 x86_64`, and the Debian name where the machine alone does not
+/// say it (byte order, float ABI, class): `ELF32 arm (armhf)`, `ELF64 ppc64 (ppc64el)`.
+fn class_text(b: &BinaryRow) -> String {
+    let plain = ["amd64", "i386"].contains(&b.binary.arch.as_str());
+    if plain || b.binary.arch == b.binary.machine {
+        format!("{} {}", b.binary.class, b.binary.machine)
+    } else {
+        format!("{} {} ({})", b.binary.class, b.binary.machine, b.binary.arch)
+    }
+}
+
+/// A STATUS cell, coloured when colour is on.
+/// A status word in prose (a hint line, the verdict), coloured as its cell.
+fn status_label(out: &Output, st: Status) -> String {
+    out.paint(st.label(), status_color(st))
+}
+
+fn status_cell(st: Status) -> Cell {
+    Cell::new(st.label()).fg(status_color(st))
+}
+
+impl Render for CheckReport {
+    fn render_table(&self, out: &Output) -> String {
+        let mut s = String::new();
+        if let Some(binaries) = &self.binaries {
+            s += &self.render_binaries(binaries, out);
+        }
+        if let Some(c) = &self.command {
+            s += &format!("`{}` (pid {})\n", out.text(&crate::render::shell_words(&c.argv)), c.pid);
+        }
+        let mut t = out.table(&["CHECK", "STATUS", "DETAIL"]);
+        t.wrap("DETAIL");
+        let mut hidden = 0;
+        for c in &self.checks {
+            if self.quiet && c.status == Status::Ok {
+                hidden += 1;
+                continue;
+            }
+            t.add_row(vec![Cell::new(&c.name), status_cell(c.status), Cell::new(&c.detail)]);
+        }
+        if !t.is_empty() {
+            s += &format!("{t}\n");
+        }
+        if hidden > 0 {
+            s += &format!(
+                "{} OK {} not shown (--quiet)\n",
+                thousands(hidden),
+                if hidden == 1 { "check" } else { "checks" }
+            );
+        }
+        for c in self.checks.iter().filter(|c| c.status >= Status::Warn) {
+            if let Some(h) = &c.hint {
+                s += &out.prose(&format!("{} {}: ", status_label(out, c.status), out.text(&c.name)), &out.text(h));
+            }
+        }
+        // The verdict line says what the exit status says: a WARN that
+        // --strict fails is a FAIL here (exit 1).
+        if self.strict && self.status == Status::Warn {
+            s += &format!("verdict: {} (a WARN, and --strict fails on WARN)\n", status_label(out, Status::Fail));
+        } else {
+            s += &format!("verdict: {}\n", status_label(out, self.status));
+        }
+        s
+    }
+
+    fn render_junit(&self) -> Option<String> {
+        Some(self.junit())
+    }
+
+    fn render_prometheus(&self) -> Option<String> {
+        let mut p = Prometheus::default();
+        if let Some(binaries) = &self.binaries {
+            p.family("check_binaries", "gauge", "Binaries of the audited image by status.");
+            for st in [Status::Ok, Status::Warn, Status::Fail, Status::Skip] {
+                let n = binaries.iter().filter(|b| b.status == st).count();
+                p.sample("check_binaries", &[("status", &st.label().to_lowercase())], n as f64);
+            }
+        }
+        p.family(
+            "check_status",
+            "gauge",
+            "Status of each vdsoctl check: 0 ok, 1 warn, 2 fail, -1 skipped or not observed.",
+        );
+        for c in &self.checks {
+            // An empty pid (host checks) is left out by the writer.
+            let pid = match self.process.as_ref().map(|p| p.pid) {
+                Some(pid) if c.name.starts_with("process_") => pid.to_string(),
+                _ => String::new(),
+            };
+            p.sample("check_status", &[("check", &c.name), ("pid", &pid)], c.status.gauge());
+        }
+        p.family("check_failed", "gauge", "1 when the audit failed (any FAIL, or WARN with --strict).");
+        let failed = self.status == Status::Fail || (self.strict && self.status == Status::Warn);
+        p.sample("check_failed", &[], if failed { 1.0 } else { 0.0 });
+        let mut text = p.finish();
+        if let Some(costs) = self.bench.as_ref().and_then(|b| b.render_prometheus()) {
+            text += &costs;
+        }
+        Some(text)
+    }
+}
+
+/// Text as XML 1.0 character data or an attribute value: the five
+/// specials escaped, characters XML cannot carry (controls but tab, newline,
+/// carriage return) dropped.
+fn xml_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+impl CheckReport {
+    /// JUnit XML: one testsuite for the checks and, with `--image`, one for
+    /// the binaries, a testcase each. FAIL is a `<failure>` with the finding
+    /// and the hint; WARN one too with `--strict` (the exit code's rule),
+    /// else a pass whose `<system-out>` says the warning; SKIP and INFO are
+    /// `<skipped>`. GitLab, Jenkins and GitHub reporters read this subset.
+    pub fn junit(&self) -> String {
+        struct Case<'a> {
+            class: &'a str,
+            name: String,
+            status: Status,
+            detail: &'a str,
+            hint: Option<&'a str>,
+        }
+        let mut suites: Vec<(&str, Vec<Case>)> = vec![(
+            "vdsoctl.check",
+            self.checks
+                .iter()
+                .map(|c| Case {
+                    class: "vdsoctl.check",
+                    name: c.name.clone(),
+                    status: c.status,
+                    detail: &c.detail,
+                    hint: c.hint.as_deref(),
+                })
+                .collect(),
+        )];
+        if let Some(binaries) = &self.binaries {
+            suites.push((
+                "vdsoctl.check.image",
+                binaries
+                    .iter()
+                    .map(|b| Case {
+                        class: "vdsoctl.check.image",
+                        name: b.path.clone(),
+                        status: b.status,
+                        detail: &b.detail,
+                        hint: b.hint,
+                    })
+                    .collect(),
+            ));
+        }
+        let failed = |st: Status| st == Status::Fail || st == Status::Warn && self.strict;
+        let skipped = |st: Status| st == Status::Skip || st == Status::Info;
+        let count = |cases: &[Case], f: &dyn Fn(Status) -> bool| cases.iter().filter(|c| f(c.status)).count();
+        let all: usize = suites.iter().map(|s| s.1.len()).sum();
+        let all_failed: usize = suites.iter().map(|s| count(&s.1, &failed)).sum();
+        let all_skipped: usize = suites.iter().map(|s| count(&s.1, &skipped)).sum();
+        let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        x += &format!(
+            "<testsuites name=\"vdsoctl check\" tests=\"{all}\" failures=\"{all_failed}\" errors=\"0\" skipped=\"{all_skipped}\">\n"
+        );
+        for (name, cases) in &suites {
+            x += &format!(
+                "  <testsuite name=\"{name}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
+                cases.len(),
+                count(cases, &failed),
+                count(cases, &skipped)
+            );
+            for c in cases {
+                let head = format!("    <testcase classname=\"{}\" name=\"{}\"", c.class, xml_text(&c.name));
+                let message = format!("{}: {}", c.status.label(), c.detail);
+                let body = match c.hint {
+                    Some(h) => format!("{}\nhint: {h}", c.detail),
+                    None => c.detail.to_string(),
+                };
+                if failed(c.status) {
+                    x += &format!(
+                        "{head}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
+                        xml_text(&message),
+                        c.status.label(),
+                        xml_text(&body)
+                    );
+                } else if skipped(c.status) {
+                    x += &format!("{head}>\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_text(&message));
+                } else {
+                    x += &format!("{head}>\n      <system-out>{}</system-out>\n    </testcase>\n", xml_text(&message));
+                }
+            }
+            x += "  </testsuite>\n";
+        }
+        x += "</testsuites>\n";
+        x
+    }
+
+    /// The image table: FAIL then WARN rows one per binary, each with its
+    /// reason; OK (and SKIP) binaries one row per runtime, linkage and class
+    /// with a count — JSON lists every one.
+    fn render_binaries(&self, binaries: &[BinaryRow], out: &Output) -> String {
+        let mut t = out.table(&["STATUS", "PATH", "CLASS", "LINKAGE", "RUNTIME", "DETAIL"]);
+        // PATH wraps only in a group's "3 files (e.g. /lib/…)" cell: a path is one word.
+        t.wrap("PATH").wrap("DETAIL");
+        let runtime = |b: &BinaryRow| match &b.binary.runtime_version {
+            Some(v) => format!("{} {v}", b.binary.runtime),
+            None => b.binary.runtime.to_string(),
+        };
+        for b in binaries.iter().filter(|b| b.status >= Status::Warn) {
+            t.add_row(vec![
+                status_cell(b.status),
+                Cell::new(out.text(&b.path)),
+                Cell::new(class_text(b)),
+                Cell::new(b.binary.linkage),
+                Cell::new(out.text(&runtime(b))),
+                Cell::new(out.text(&b.detail)),
+            ]);
+        }
+        type Group<'a> = (Status, String, &'a str, String, usize, &'a BinaryRow);
+        let mut groups: Vec<Group> = Vec::new();
+        for b in binaries.iter().filter(|b| b.status < Status::Warn) {
+            let class = class_text(b);
+            let rt = runtime(b);
+            match groups.iter_mut().find(|g| g.0 == b.status && g.1 == class && g.2 == b.binary.linkage && g.3 == rt) {
+                Some(g) => g.4 += 1,
+                None => groups.push((b.status, class, b.binary.linkage, rt, 1, b)),
+            }
+        }
+        groups.sort_by(|a, b| b.0.cmp(&a.0).then(b.4.cmp(&a.4)));
+        for (st, class, linkage, rt, n, example) in groups.into_iter().filter(|g| !(self.quiet && g.0 == Status::Ok)) {
+            let (example, detail) = (&example.path, &example.detail);
+            let what =
+                if n == 1 { out.text(example).into_owned() } else { format!("{n} files (e.g. {})", out.text(example)) };
+            t.add_row(vec![
+                status_cell(st),
+                Cell::new(what),
+                Cell::new(class),
+                Cell::new(linkage),
+                Cell::new(out.text(&rt)),
+                Cell::new(out.text(detail)),
+            ]);
+        }
+        let mut s = if t.is_empty() { String::new() } else { format!("{t}\n") };
+        for b in binaries.iter().filter(|b| b.status >= Status::Warn) {
+            if let Some(h) = b.hint {
+                // The hint names the file, not a placeholder.
+                let h = h.replace("-- PROG", &format!("-- {}", b.path));
+                s += &out.prose(&format!("{} {}: ", status_label(out, b.status), out.text(&b.path)), &out.text(&h));
+            }
+        }
+        if let Some(img) = &self.image {
+            s += &image_summary(img, binaries, out);
+        }
+        s
+    }
+}
+
+/// The walk's summary under the image table: counts, what was left out
+/// and what could not be read.
+fn image_summary(img: &ImageSummary, binaries: &[BinaryRow], out: &Output) -> String {
+    let mut s = String::new();
+    let count = |st: Status| thousands(binaries.iter().filter(|b| b.status == st).count() as u64);
+    s += &format!(
+        "{}: {} ELF files in {} entries — {} FAIL, {} WARN, {} OK{}{}\n",
+        out.text(&img.root),
+        thousands(binaries.len() as u64),
+        thousands(img.entries),
+        count(Status::Fail),
+        count(Status::Warn),
+        count(Status::Ok),
+        // Not judged (code not decoded, x32) is said, never folded into OK.
+        [(Status::Info, "INFO"), (Status::Skip, "SKIP")]
+            .iter()
+            .filter(|(st, _)| binaries.iter().any(|b| b.status == *st))
+            .map(|(st, label)| format!(", {} {label}", count(*st)))
+            .collect::<String>(),
+        if img.unreadable.is_empty() {
+            String::new()
+        } else {
+            format!(", {} unreadable", thousands(img.unreadable.len() as u64))
+        }
+    );
+    for p in &img.excluded {
+        s += &format!("{}: vdsoctl itself, left out (its `bench` calls the [vsyscall] page on purpose)\n", out.text(p));
+    }
+    const LISTED: usize = 10;
+    for (p, why) in img.unreadable.iter().take(LISTED) {
+        s += &format!("unreadable: {}: {}\n", out.text(p), out.text(why));
+    }
+    if img.unreadable.len() > LISTED {
+        s += &format!(
+            "unreadable: {} more (`--json` lists each in image.unreadable)\n",
+            thousands((img.unreadable.len() - LISTED) as u64)
+        );
+    }
+    if img.truncated {
+        s += "the walk stopped at its entry cap: the tree was not audited whole\n";
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::check::Check;
+
+    #[test]
+    fn junit_text_is_xml() {
+        assert_eq!(xml_text("a<b>&\"c'\u{1}\td"), "a&lt;b&gt;&amp;&quot;c&apos;\td");
+        let report = CheckReport {
+            checks: vec![Check::new("x", Status::Fail, "bad <thing>", Some("fix & retry"))],
+            ..CheckReport::default()
+        };
+        let x = report.junit();
+        assert!(
+            x.contains(r#"<testsuites name="vdsoctl check" tests="1" failures="1" errors="0" skipped="0">"#),
+            "{x}"
+        );
+        assert!(x.contains(r#"<failure message="FAIL: bad &lt;thing&gt;" type="FAIL">bad &lt;thing&gt;"#), "{x}");
+        assert!(x.contains("hint: fix &amp; retry</failure>"), "{x}");
+    }
+}

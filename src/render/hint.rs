@@ -1,0 +1,78 @@
+//! Hints and engine misuses worded for people: `inspect` and `measure`
+//! return what would help as data ([`Hint`], [`Misuse`]); this is where it
+//! becomes advice, naming commands and flags.
+
+use crate::error::{Hint, Misuse};
+use std::fmt;
+
+impl fmt::Display for Hint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = match self {
+            Hint::Text(t) => t,
+            Hint::Ptrace { euid, owner } => return f.write_str(&ptrace(*euid, *owner)),
+            Hint::Retry => "retry",
+            Hint::RetryOrReport => "retry; report it if it persists",
+            Hint::RetryOrReportAgain => "retry; report it if it happens again",
+            Hint::ProcessChanged => "the process may have unmapped it, exec'd or exited while it was read; retry",
+            Hint::MappingChanged => "the mapping may have changed; retry",
+            Hint::CheckPath => "check the path and its permissions",
+            Hint::CheckReadable => "check that it is readable",
+            Hint::SysfsMounted => "is sysfs mounted?",
+            Hint::ImageRoot => "pass the directory an image is unpacked in (or / inside the container)",
+            Hint::TracepointFields => "this kernel's tracepoint has other fields; check its format file in tracefs",
+            Hint::PerfRootRefused => "root is refused too: a container's seccomp profile or capability bounding set blocks perf_event_open; run on the host, or allow it (`docker run --cap-add PERFMON`)",
+            Hint::PerfPrivilege => "run as root or with CAP_PERFMON (CAP_SYS_ADMIN before 5.8), or `sysctl kernel.perf_event_paranoid=-1`",
+            Hint::PerfSeccomp => "run on the host, or allow perf_event_open in the container's seccomp profile",
+            Hint::PerfFdLimit => "raise the limit with `ulimit -n 65536`, or trace fewer processes",
+            Hint::PerfTracepoint => "check that the tracepoint exists and perf is enabled (kernel.perf_event_paranoid)",
+            Hint::PerfLimits => "check perf_event_open limits (kernel.perf_event_paranoid, seccomp)",
+            Hint::MlockLimit => "raise kernel.perf_event_mlock_kb or `ulimit -l`, or run as root",
+            Hint::UnsupportedArch => "run on x86_64, aarch64 or riscv64",
+            Hint::FdLimit => "raise `ulimit -n`",
+            Hint::BpfPidNamespace => "use `--engine perf` here, or run vdsoctl in the host's PID namespace (`docker run --pid=host`)",
+            Hint::EnginesRootRefused => "root is refused too: a container's seccomp profile or capability bounding set blocks bpf(2) and perf_event_open; run on the host, or allow them (`docker run --cap-add BPF --cap-add PERFMON`)",
+            Hint::EnginesPrivilege => "run as root, or grant CAP_BPF and CAP_PERFMON (`setpriv --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon vdsoctl trace ...`)",
+            Hint::SeccompRefused => "seccomp(2) with a user-notification listener needs Linux 5.5 and a sandbox that allows seccomp(2); elsewhere use --engine bpf or perf (root, or CAP_BPF + CAP_PERFMON)",
+            Hint::TracefsRoot => "run vdsoctl as root (tracepoint ids and filters live in tracefs)",
+            Hint::MountTracefs => "as root run `mount -t tracefs nodev /sys/kernel/tracing`, then retry",
+            Hint::TracefsAccess => "run vdsoctl as root, or grant access with `chmod -R go+rX` on the tracefs events you need",
+            Hint::TracepointMissing => "the kernel lacks it (CONFIG_FTRACE_SYSCALLS for syscalls:*, x86_64 for vsyscall:*)",
+            Hint::TracefsReadable => "check that tracefs is mounted and readable",
+        };
+        f.write_str(text)
+    }
+}
+
+impl fmt::Display for Misuse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Misuse::SeccompNeedsCommand => "the seccomp engine counts a command vdsoctl starts: use `-- CMD ARGS..` (for -p and -a, use --engine bpf or perf)",
+            Misuse::PerfOnlyModes => "--native-only and --no-split are perf-engine modes",
+            Misuse::PerThreadNeedsBpf => "--per-thread needs the BPF engine (--engine bpf)",
+            Misuse::SeccompNotPid => "the seccomp engine counts a command vdsoctl starts, not -p",
+            Misuse::SeccompNoDuration => "-d cannot cut the seccomp engine off: the command's clock syscalls wait for vdsoctl's answer, so it counts until the command's tree exits (stop it with Ctrl-C)",
+        })
+    }
+}
+
+/// For who asks: a user gets "run as the owner or root"; the owner or
+/// root, who were refused anyway, get what else refuses them.
+fn ptrace(euid: u32, owner: Option<u32>) -> String {
+    if euid == 0 {
+        "root is refused too: vdsoctl lacks CAP_SYS_PTRACE here (a container or a user namespace), or an LSM or \
+         kernel.yama.ptrace_scope=3 forbids it — run it in the target's namespace or with CAP_SYS_PTRACE"
+            .into()
+    } else if owner == Some(euid) {
+        "its owner is refused: it is not dumpable (setuid, setcap or PR_SET_DUMPABLE) or kernel.yama.ptrace_scope \
+         forbids it — run vdsoctl as root"
+            .into()
+    } else {
+        match owner {
+            Some(uid) => format!(
+                "it belongs to uid {uid}: run vdsoctl as that user or as root (reading another user's process needs CAP_SYS_PTRACE)"
+            ),
+            None => "run vdsoctl as the process's owner or as root (reading another user's process needs CAP_SYS_PTRACE)"
+                .into(),
+        }
+    }
+}

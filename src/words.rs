@@ -1,0 +1,137 @@
+//! Numbers and units worded for people, in the one number style of
+//! DESIGN's Output section: thousands separators, scaled durations, rates,
+//! binary sizes, shell-quoted command lines. A leaf: model, render and
+//! error all word numbers through it, and it imports nothing of the crate.
+
+/// A duration scaled for people: `850 ns`, `12.5 µs`, `3.20 ms`, `2.00 s`.
+pub fn duration_text(d: std::time::Duration) -> String {
+    ns_text(d.as_nanos() as f64)
+}
+
+/// Nanoseconds scaled for people, three significant digits: `9.8 ns`,
+/// `444 ns`, `1.25 µs`, `12.5 µs`, `3.20 ms`, `2.00 s`.
+pub fn ns_text(ns: f64) -> String {
+    if ns == 0.0 {
+        return "0 s".into();
+    }
+    // A value that rounds to 1000 of a unit is 1.00 of the next: never `1000 ns`.
+    let (v, unit) = match ns {
+        n if n < 999.5 => (n, "ns"),
+        n if n < 999.5e3 => (n / 1e3, "µs"),
+        n if n < 999.5e6 => (n / 1e6, "ms"),
+        n => (n / 1e9, "s"),
+    };
+    if v >= 99.95 {
+        format!("{v:.0} {unit}")
+    } else if v >= 9.995 {
+        format!("{v:.1} {unit}")
+    } else {
+        format!("{v:.2} {unit}")
+    }
+}
+
+/// Nanoseconds as a number for a column whose header says `ns`: three
+/// significant figures as [`ns_text`] gives them (`9.84`, `23.4`, `444`),
+/// whole nanoseconds with thousands separators from 1,000 (`1,250`).
+pub fn ns_number(ns: f64) -> String {
+    match ns {
+        n if n >= 999.5 => thousands(n.round() as u64),
+        n if n >= 99.95 => format!("{n:.0}"),
+        n if n >= 9.995 => format!("{n:.1}"),
+        n => format!("{n:.2}"),
+    }
+}
+
+/// A command line as a POSIX shell would read it back: each word quoted
+/// only when it needs to be (`sh -c './rawn 100 raw > /dev/null'`), so a
+/// hint that names the command can be pasted and runs the same command.
+pub fn shell_words<S: AsRef<str>>(argv: &[S]) -> String {
+    argv.iter()
+        .map(|w| match shlex::try_quote(w.as_ref()) {
+            Ok(q) => q.into_owned(),
+            // A NUL byte cannot be in an argument anyway: show it escaped.
+            Err(_) => format!("'{}'", w.as_ref().replace('\0', "\\0").replace('\'', "'\\''")),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `81204` → `81,204`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A rate for people: `81,204/s`, one decimal below 10/s.
+pub fn rate_text(per_sec: f64) -> String {
+    if per_sec < 10.0 {
+        format!("{per_sec:.1}/s")
+    } else {
+        format!("{}/s", thousands(per_sec.round() as u64))
+    }
+}
+
+/// Bytes in the one size style: binary units with up to one decimal,
+/// `512 B`, `8 KiB`, `1.5 KiB`, `147.8 KiB`, `1.6 MiB` (exact sizes are in JSON).
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut v = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    let text = format!("{v:.1}");
+    let text = text.strip_suffix(".0").unwrap_or(&text);
+    format!("{text} {}", UNITS[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(human_size(8192), "8 KiB");
+        assert_eq!(human_size(512), "512 B");
+        assert_eq!(human_size(4097), "4 KiB");
+        assert_eq!(human_size(151_344), "147.8 KiB");
+        assert_eq!(human_size(1596 * 1024), "1.6 MiB");
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(thousands(81204), "81,204");
+        assert_eq!(thousands(7), "7");
+        assert_eq!(thousands(1_000_000), "1,000,000");
+        assert_eq!(ns_text(9.84), "9.84 ns");
+        assert_eq!(ns_text(23.4), "23.4 ns");
+        assert_eq!(ns_text(444.0), "444 ns");
+        assert_eq!(ns_text(1_250.0), "1.25 µs");
+        assert_eq!(ns_text(12_500.0), "12.5 µs");
+        assert_eq!(ns_text(3_200_000.0), "3.20 ms");
+        assert_eq!(ns_text(2e9), "2.00 s");
+        // Rounding up to 1000 of a unit moves to the next unit (bench said `1000 ns`).
+        assert_eq!(ns_text(999.4), "999 ns");
+        assert_eq!(ns_text(999.6), "1.00 µs");
+        assert_eq!(ns_text(999_700.0), "1.00 ms");
+        assert_eq!(
+            [9.844, 23.4, 444.0, 999.6, 1_250.4, 12_500.0].map(ns_number),
+            ["9.84", "23.4", "444", "1,000", "1,250", "12,500"]
+        );
+        assert_eq!(ns_text(999_600_000.0), "1.00 s");
+        assert_eq!(duration_text(std::time::Duration::ZERO), "0 s");
+        assert_eq!(rate_text(50_000.0), "50,000/s");
+        assert_eq!(rate_text(2.5), "2.5/s");
+    }
+}
