@@ -210,6 +210,18 @@ pub enum Hint {
     TracefsAccess,
     TracepointMissing,
     TracefsReadable,
+    /// The BPF engine cannot run here: the perf engine may.
+    BpfUsePerf,
+    /// bpf(2) refused for want of CAP_BPF / CAP_PERFMON.
+    BpfPrivilege,
+    /// bpf(2) missing or blocked by a seccomp profile.
+    BpfSyscallBlocked,
+    /// A program refused without a reason: an old or locked-down kernel.
+    BpfProgramRefused,
+    /// The kernel's BTF lacks what the programs read.
+    BpfNeedsBtf,
+    /// The verifier rejected a program: its log is saved.
+    BpfVerifierRejected,
 }
 
 impl From<&str> for Hint {

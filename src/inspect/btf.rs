@@ -96,10 +96,10 @@ impl Btf {
         // A sysfs file: its size is not known before reading, so read at most
         // MAX_BYTES + 1 and refuse a blob that fills it.
         use std::io::Read;
-        let hint = "BTF needs CONFIG_DEBUG_INFO_BTF; use `--engine perf` without it";
-        let file = std::fs::File::open(VMLINUX).map_err(|e| Error::from_io(VMLINUX, e, hint))?;
+        let hint = || crate::error::Hint::BpfNeedsBtf;
+        let file = std::fs::File::open(VMLINUX).map_err(|e| Error::from_io(VMLINUX, e, hint()))?;
         let mut bytes = Vec::new();
-        file.take(MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|e| Error::from_io(VMLINUX, e, hint))?;
+        file.take(MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|e| Error::from_io(VMLINUX, e, hint()))?;
         if bytes.len() as u64 > MAX_BYTES {
             return Err(Error::TooLarge { path: VMLINUX.into(), size: bytes.len() as u64, limit: MAX_BYTES });
         }

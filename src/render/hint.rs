@@ -38,6 +38,12 @@ impl fmt::Display for Hint {
             Hint::TracefsAccess => "run vdsoctl as root, or grant access with `chmod -R go+rX` on the tracefs events you need",
             Hint::TracepointMissing => "the kernel lacks it (CONFIG_FTRACE_SYSCALLS for syscalls:*, x86_64 for vsyscall:*)",
             Hint::TracefsReadable => "check that tracefs is mounted and readable",
+            Hint::BpfUsePerf => "use `--engine perf`",
+            Hint::BpfPrivilege => "run as root, or grant CAP_BPF and CAP_PERFMON (`setpriv --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon vdsoctl ...`, systemd AmbientCapabilities=)",
+            Hint::BpfSyscallBlocked => "use `--engine perf`, or allow bpf(2) in the container's seccomp profile",
+            Hint::BpfProgramRefused => "use `--engine perf`; a kernel older than 5.11 or a locked-down one may refuse tp_btf programs",
+            Hint::BpfNeedsBtf => "use `--engine perf` (the BPF engine needs Linux 5.11+ with CONFIG_DEBUG_INFO_BTF: tp_btf and bpf_get_current_task_btf)",
+            Hint::BpfVerifierRejected => "use `--engine perf`, and report the kernel version with that log",
         };
         f.write_str(text)
     }

@@ -7,7 +7,7 @@
 
 use super::insn::Size;
 use crate::arch::{self, TimeFn};
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::inspect::btf::{Btf, Field};
 
 /// A field of a map key or value: its offset and width.
@@ -163,7 +163,7 @@ impl Layout {
         let entry = arch::SYSCALL_ENTRY.ok_or_else(|| Error::Facility {
             errno: None,
             what: "the BPF engine does not know this architecture's syscall entry".into(),
-            hint: "use `--engine perf`".into(),
+            hint: Hint::BpfUsePerf,
         })?;
         let btf = Btf::vmlinux()?;
         let unknown = btf.unknown_kind();
@@ -175,11 +175,7 @@ impl Layout {
                 }
                 None => format!("the kernel's BTF has no {what}"),
             };
-            Error::Facility {
-                errno: None,
-                what,
-                hint: "use `--engine perf` (the BPF engine needs Linux 5.11+ with CONFIG_DEBUG_INFO_BTF: tp_btf and bpf_get_current_task_btf)".into(),
-            }
+            Error::Facility { errno: None, what, hint: Hint::BpfNeedsBtf }
         };
         let field = |s: &str, path: &[&str]| -> Result<Field> {
             btf.field(s, path)

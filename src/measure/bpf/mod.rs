@@ -43,7 +43,7 @@ mod layout;
 mod verifier;
 
 use crate::arch::{self, Abi};
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::measure::sys::bpf as sys;
 use crate::measure::trace::{Clock, Key, Tally};
 use gen::{Generator, MapFds};
@@ -205,7 +205,7 @@ impl BpfTracer {
         let read_err = |e: io::Error| Error::Facility {
             errno: None,
             what: format!("cannot read a BPF map: {}", crate::error::errno_text(&e)),
-            hint: "retry; report it if it persists".into(),
+            hint: Hint::RetryOrReport,
         };
         let mut key = [0u8; key::SIZE];
         let mut prev: Option<[u8; key::SIZE]> = None;
@@ -341,17 +341,20 @@ fn refused(step: &str, e: io::Error) -> Error {
         .map(|(_, name)| name)
         .collect();
     match e.raw_os_error() {
-        Some(libc::EPERM) | Some(libc::EACCES) if !lacking.is_empty() => Error::Facility { errno: e.raw_os_error(),
+        Some(libc::EPERM) | Some(libc::EACCES) if !lacking.is_empty() => Error::Facility {
+            errno: e.raw_os_error(),
             what: format!("BPF refused to {step}: {} missing", lacking.join(" and ")),
-            hint: "run as root, or grant CAP_BPF and CAP_PERFMON (`setpriv --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon vdsoctl ...`, systemd AmbientCapabilities=)".into(),
+            hint: Hint::BpfPrivilege,
         },
-        Some(libc::ENOSYS) => Error::Facility { errno: e.raw_os_error(),
+        Some(libc::ENOSYS) => Error::Facility {
+            errno: e.raw_os_error(),
             what: "bpf(2) is not available: the kernel lacks CONFIG_BPF_SYSCALL or seccomp blocks it".into(),
-            hint: "use `--engine perf`, or allow bpf(2) in the container's seccomp profile".into(),
+            hint: Hint::BpfSyscallBlocked,
         },
-        _ => Error::Facility { errno: e.raw_os_error(),
+        _ => Error::Facility {
+            errno: e.raw_os_error(),
             what: format!("BPF refused to {step}: {}", crate::error::errno_text(&e)),
-            hint: "use `--engine perf`; a kernel older than 5.11 or a locked-down one may refuse tp_btf programs".into(),
+            hint: Hint::BpfProgramRefused,
         },
     }
 }
@@ -393,7 +396,7 @@ fn load_prog(name: &str, attach_btf_id: u32, insns: std::result::Result<Vec<u64>
         Error::Facility {
             errno: None,
             what: format!("the BPF verifier rejected {name}: {reason}; {saved}"),
-            hint: "use `--engine perf`, and report the kernel version with that log".into(),
+            hint: Hint::BpfVerifierRejected,
         }
     })
 }
@@ -429,7 +432,7 @@ fn below_floor(release: Option<&str>, errno: Option<i32>) -> Error {
             verifier::FLOOR,
             release.unwrap_or("of an unknown release")
         ),
-        hint: "use `--engine perf`".into(),
+        hint: Hint::BpfUsePerf,
     }
 }
 
