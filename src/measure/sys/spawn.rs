@@ -351,52 +351,82 @@ unsafe fn guardian_side(
     // fails ENOSYS, whatever becomes of vdsoctl. -1 if the command failed.
     let _listener = to_guardian.receive(g.from_command);
     libc::close(g.from_command);
-    let mut status_sent = false;
-    let reap = |pid: i32, status: i32, sent: &mut bool| {
-        if pid == command && !*sent {
-            *sent = true;
-            libc::write(g.status_w, status.to_ne_bytes().as_ptr().cast(), 4);
-        }
-    };
-    loop {
-        let mut fds = [
-            libc::pollfd { fd: g.alive_r, events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: chld_fd, events: libc::POLLIN, revents: 0 },
-        ];
-        // Without a signalfd, look for exits every 50 ms.
-        let timeout = if chld_fd < 0 { 50 } else { -1 };
-        if libc::poll(fds.as_mut_ptr(), 2, timeout) < 0 && *libc::__errno_location() != libc::EINTR {
-            break;
-        }
-        if fds[0].revents != 0 {
-            break;
-        }
-        let mut info = [0u8; 128];
-        while chld_fd >= 0 && libc::read(chld_fd, info.as_mut_ptr().cast(), info.len()) > 0 {}
-        loop {
-            let mut status = 0;
-            let pid = libc::waitpid(-1, &mut status, libc::WNOHANG);
-            if pid > 0 {
-                reap(pid, status, &mut status_sent);
-                continue;
-            }
-            if pid < 0 && *libc::__errno_location() == libc::ECHILD {
-                // The whole tree is gone.
-                libc::_exit(0);
-            }
-            break;
+    let mut tree = Tree { command, status_w: g.status_w, status_sent: false };
+    tree.reap_while_watched(g.alive_r, chld_fd);
+    tree.kill_all()
+}
+
+/// The guardian's view of the tree: the command, and where its status goes.
+struct Tree {
+    command: i32,
+    status_w: i32,
+    status_sent: bool,
+}
+
+impl Tree {
+    /// A child was reaped: the command's status goes to vdsoctl, once.
+    ///
+    /// # Safety
+    /// Async-signal-safe; for the guardian only.
+    unsafe fn reaped(&mut self, pid: i32, status: i32) {
+        if pid == self.command && !self.status_sent {
+            self.status_sent = true;
+            libc::write(self.status_w, status.to_ne_bytes().as_ptr().cast(), 4);
         }
     }
-    // vdsoctl is gone (or gave up): kill every child, reap one, and again,
-    // until none is left — the orphans of each killed one come here.
-    loop {
-        kill_children(command);
-        let mut status = 0;
-        let pid = libc::waitpid(-1, &mut status, 0);
-        if pid > 0 {
-            reap(pid, status, &mut status_sent);
-        } else if *libc::__errno_location() != libc::EINTR {
-            libc::_exit(0);
+
+    /// Reap the tree as it exits, while vdsoctl lives; `_exit(0)` once no
+    /// child is left. Returns when `alive_r` says vdsoctl is gone.
+    ///
+    /// # Safety
+    /// Async-signal-safe; for the guardian only.
+    unsafe fn reap_while_watched(&mut self, alive_r: i32, chld_fd: i32) {
+        loop {
+            let mut fds = [
+                libc::pollfd { fd: alive_r, events: libc::POLLIN, revents: 0 },
+                libc::pollfd { fd: chld_fd, events: libc::POLLIN, revents: 0 },
+            ];
+            // Without a signalfd, look for exits every 50 ms.
+            let timeout = if chld_fd < 0 { 50 } else { -1 };
+            if libc::poll(fds.as_mut_ptr(), 2, timeout) < 0 && *libc::__errno_location() != libc::EINTR {
+                return;
+            }
+            if fds[0].revents != 0 {
+                return;
+            }
+            let mut info = [0u8; 128];
+            while chld_fd >= 0 && libc::read(chld_fd, info.as_mut_ptr().cast(), info.len()) > 0 {}
+            loop {
+                let mut status = 0;
+                let pid = libc::waitpid(-1, &mut status, libc::WNOHANG);
+                if pid > 0 {
+                    self.reaped(pid, status);
+                    continue;
+                }
+                if pid < 0 && *libc::__errno_location() == libc::ECHILD {
+                    // The whole tree is gone.
+                    libc::_exit(0);
+                }
+                break;
+            }
+        }
+    }
+
+    /// vdsoctl is gone (or gave up): kill every child, reap one, and again,
+    /// until none is left — the orphans of each killed one come here.
+    ///
+    /// # Safety
+    /// Async-signal-safe; for the guardian only.
+    unsafe fn kill_all(&mut self) -> ! {
+        loop {
+            kill_children(self.command);
+            let mut status = 0;
+            let pid = libc::waitpid(-1, &mut status, 0);
+            if pid > 0 {
+                self.reaped(pid, status);
+            } else if *libc::__errno_location() != libc::EINTR {
+                libc::_exit(0);
+            }
         }
     }
 }
@@ -464,15 +494,7 @@ pub fn fork_gated(
     let fprog_ptr: *const libc::sock_fprog = fprog.as_ref().map_or(std::ptr::null(), |f| f as *const _);
     let mut to_vdsoctl = FdMessage::new();
     let mut to_guardian = FdMessage::new();
-    // SAFETY: sigset_t is plain data; sigemptyset/sigaddset initialise it.
-    let (empty, chld) = unsafe {
-        let mut empty: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut empty);
-        let mut chld: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut chld);
-        libc::sigaddset(&mut chld, libc::SIGCHLD);
-        (empty, chld)
-    };
+    let (empty, chld) = signal_sets();
     let mut command = CommandSide {
         path,
         argv: argv_ptrs.as_ptr(),
@@ -522,38 +544,60 @@ pub fn fork_gated(
         }
     }
     drop((gate_r, err_w, sock_w, alive_r, status_w, guard_r, guard_w));
-    let mut gated = Gated { pid, gate: Some(gate_w), errors: err_r, listener: None, guardian: None };
-    if guarded {
-        // The guardian says the command's pid first (EOF: it could not fork).
-        let mut buf = [0u8; 4];
-        let got = read_full(status_r.as_fd(), &mut buf).map_err(GateError::Fork)?;
-        if got != 4 {
-            let err =
-                gated.child_errno().unwrap_or_else(|| io::Error::other("the guardian could not fork the command"));
-            gated.gate = None;
-            let _ = waitpid_retry(pid);
-            return Err(GateError::Fork(err));
-        }
-        gated.pid = i32::from_ne_bytes(buf);
-        gated.guardian = Some(Guardian { pid, alive: alive_w, status: status_r });
+    let gated = Gated { pid, gate: Some(gate_w), errors: err_r, listener: None, guardian: None };
+    let guardian = guarded.then_some(Guardian { pid, alive: alive_w, status: status_r });
+    gated.take_over(guardian, filter.is_some().then_some(sock_r))
+}
+
+/// The empty signal set (the command's mask) and {SIGCHLD} (the guardian's).
+fn signal_sets() -> (libc::sigset_t, libc::sigset_t) {
+    // SAFETY: sigset_t is plain data; sigemptyset/sigaddset initialise it.
+    unsafe {
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        let mut chld: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut chld);
+        libc::sigaddset(&mut chld, libc::SIGCHLD);
+        (empty, chld)
     }
-    if filter.is_some() {
-        match super::seccomp::recv_fd(sock_r.as_fd()) {
-            Ok(Some(fd)) => gated.listener = Some(super::seccomp::Listener::from_fd(fd)),
-            got => {
-                // The child failed before sending: its errno is on the pipe.
-                let err = match got {
-                    Err(e) => e,
-                    _ => gated
-                        .child_errno()
-                        .unwrap_or_else(|| io::Error::other("the child exited before installing the filter")),
-                };
-                gated.abandon();
-                return Err(GateError::Filter(err));
+}
+
+impl Gated {
+    /// The parent's side after the fork: with a guardian, learn the
+    /// command's pid from it; with a filter, receive the listener.
+    fn take_over(mut self, guardian: Option<Guardian>, listener_sock: Option<OwnedFd>) -> Result<Gated, GateError> {
+        if let Some(g) = guardian {
+            // The guardian says the command's pid first (EOF: it could not fork).
+            let mut buf = [0u8; 4];
+            let got = read_full(g.status.as_fd(), &mut buf).map_err(GateError::Fork)?;
+            if got != 4 {
+                let err =
+                    self.child_errno().unwrap_or_else(|| io::Error::other("the guardian could not fork the command"));
+                self.gate = None;
+                let _ = waitpid_retry(g.pid);
+                return Err(GateError::Fork(err));
+            }
+            self.pid = i32::from_ne_bytes(buf);
+            self.guardian = Some(g);
+        }
+        if let Some(sock) = listener_sock {
+            match super::seccomp::recv_fd(sock.as_fd()) {
+                Ok(Some(fd)) => self.listener = Some(super::seccomp::Listener::from_fd(fd)),
+                got => {
+                    // The child failed before sending: its errno is on the pipe.
+                    let err = match got {
+                        Err(e) => e,
+                        _ => self
+                            .child_errno()
+                            .unwrap_or_else(|| io::Error::other("the child exited before installing the filter")),
+                    };
+                    self.abandon();
+                    return Err(GateError::Filter(err));
+                }
             }
         }
+        Ok(self)
     }
-    Ok(gated)
 }
 
 impl Gated {
