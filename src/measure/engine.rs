@@ -65,8 +65,8 @@ impl Counting {
     /// the error names both.
     pub fn open(choice: Choice, plan: Plan) -> Result<Opened> {
         if choice == Choice::Seccomp {
-            return Counting::open_seccomp(plan)
-                .map(|c| Opened { counting: c, fallback_reason: Some("asked for with --engine seccomp".into()) });
+            // Chosen, not fallen back to: there is no other engine's refusal to tell.
+            return Counting::open_seccomp(plan).map(|c| Opened { counting: c, fallback_reason: None });
         }
         let perf_only = plan.native_only || plan.no_split;
         if choice == Choice::Perf || (choice == Choice::Auto && perf_only) {
