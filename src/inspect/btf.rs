@@ -202,6 +202,13 @@ impl Btf {
     /// Byte offset of `path` (`["thread_info", "status"]`) inside struct
     /// `name`, looking through anonymous struct and union members.
     pub fn offset_of(&self, name: &str, path: &[&str]) -> Option<u32> {
+        let (bits, _) = self.walk(name, path)?;
+        (bits % 8 == 0).then_some(bits / 8)
+    }
+
+    /// Follow `path` from struct `name`: the bit offset reached and the
+    /// member's type id.
+    fn walk(&self, name: &str, path: &[&str]) -> Option<(u32, u32)> {
         let mut id = self.find(KIND_STRUCT, name)?;
         let mut bits = 0u32;
         for field in path {
@@ -209,19 +216,13 @@ impl Btf {
             bits = bits.checked_add(off)?;
             id = ty;
         }
-        (bits % 8 == 0).then_some(bits / 8)
+        Some((bits, id))
     }
 
     /// `path`'s offset in struct `name` and its size: what a load from it
     /// must match. `None` for a bitfield (no whole bytes to load).
     pub fn field(&self, name: &str, path: &[&str]) -> Option<Field> {
-        let mut id = self.find(KIND_STRUCT, name)?;
-        let mut bits = 0u32;
-        for field in path {
-            let (off, ty) = self.member(id, field, 0)?;
-            bits = bits.checked_add(off)?;
-            id = ty;
-        }
+        let (bits, id) = self.walk(name, path)?;
         let array = self.ty(id).is_some_and(|t| u32::from(t.kind) == KIND_ARRAY);
         (bits % 8 == 0).then_some(())?;
         Some(Field { offset: bits / 8, size: self.size_of(id, 0)?, array })

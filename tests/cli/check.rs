@@ -796,16 +796,7 @@ for s in t.iter("testsuite"):
         args.extend(["--image", root.to_str().unwrap()]);
         let (code, xml, stderr) = run(&args);
         assert_eq!(code, 1, "{stderr}");
-        let mut py = Command::new("python3")
-            .args(["-c", READ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        py.stdin.take().unwrap().write_all(xml.as_bytes()).unwrap();
-        let out = py.wait_with_output().unwrap();
+        let out = python_on(READ, &xml);
         assert!(out.status.success(), "{}\n{xml}", String::from_utf8_lossy(&out.stderr));
         let failures = if strict { fails + warns } else { fails };
         let text = String::from_utf8_lossy(&out.stdout);
@@ -1168,6 +1159,20 @@ fn foreign_roots_judged_for_their_architecture() {
     }
 }
 
+/// `python3 -c SCRIPT` with `xml` on its stdin: what a JUnit consumer made of it.
+fn python_on(script: &str, xml: &str) -> std::process::Output {
+    let mut py = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    use std::io::Write;
+    py.stdin.take().unwrap().write_all(xml.as_bytes()).unwrap();
+    py.wait_with_output().unwrap()
+}
+
 /// What junitparser (PyPI), a JUnit consumer CI reporters are built on,
 /// reads in a document: per suite, its name, the counts its attributes
 /// say (checked by the script against its cases) and each case's name and
@@ -1204,16 +1209,7 @@ print(json.dumps(out))
         );
         return None;
     }
-    let mut py = Command::new("python3")
-        .args(["-c", READ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    py.stdin.take().unwrap().write_all(xml.as_bytes()).unwrap();
-    let out = py.wait_with_output().unwrap();
+    let out = python_on(READ, xml);
     assert!(out.status.success(), "junitparser: {}\n{xml}", String::from_utf8_lossy(&out.stderr));
     Some(serde_json::from_slice(&out.stdout).unwrap())
 }
