@@ -201,7 +201,6 @@ pub enum Hint {
     MlockLimit,
     UnsupportedArch,
     FdLimit,
-    BpfPidNamespace,
     EnginesRootRefused,
     EnginesPrivilege,
     SeccompRefused,

@@ -199,6 +199,11 @@ impl Btf {
         self.find(KIND_TYPEDEF, name)
     }
 
+    /// Bytes of struct `name` (`sizeof`).
+    pub fn struct_size(&self, name: &str) -> Option<u32> {
+        self.size_of(self.find(KIND_STRUCT, name)?, 0)
+    }
+
     /// Byte offset of `path` (`["thread_info", "status"]`) inside struct
     /// `name`, looking through anonymous struct and union members.
     pub fn offset_of(&self, name: &str, path: &[&str]) -> Option<u32> {

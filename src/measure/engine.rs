@@ -74,18 +74,9 @@ impl Counting {
             return Ok(Opened { counting: Counting::open_perf(plan)?, fallback_reason: reason });
         }
         let scope = if plan.all { bpf::Scope::All } else { bpf::Scope::Trees };
-        // The BPF programs key on the kernel's global pids; inside a PID
-        // namespace (a container) vdsoctl only knows its namespace's pids,
-        // while perf counters are opened on those and report them.
-        let loaded = if crate::inspect::process::in_initial_pid_namespace() == Some(false) {
-            Err(Error::Facility {
-                what: "the BPF engine counts by the host's pids and vdsoctl runs in a PID namespace".into(),
-                hint: Hint::BpfPidNamespace,
-                errno: None,
-            })
-        } else {
-            BpfTracer::load(scope, plan.per_thread)
-        };
+        // In a PID namespace (a container) the programs count and key pids
+        // as the namespace sees them (bpf_get_ns_current_pid_tgid).
+        let loaded = BpfTracer::load(scope, plan.per_thread);
         match loaded {
             Ok(t) => Ok(Opened { counting: Counting::Bpf(t), fallback_reason: None }),
             Err(e) if choice == Choice::Bpf => Err(e),

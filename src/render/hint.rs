@@ -29,7 +29,6 @@ impl fmt::Display for Hint {
             Hint::MlockLimit => "raise kernel.perf_event_mlock_kb or `ulimit -l`, or run as root",
             Hint::UnsupportedArch => "run on x86_64, aarch64 or riscv64",
             Hint::FdLimit => "raise `ulimit -n`",
-            Hint::BpfPidNamespace => "use `--engine perf` here, or run vdsoctl in the host's PID namespace (`docker run --pid=host`)",
             Hint::EnginesRootRefused => "root is refused too: a container's seccomp profile or capability bounding set blocks bpf(2) and perf_event_open; run on the host, or allow them (`docker run --cap-add BPF --cap-add PERFMON`)",
             Hint::EnginesPrivilege => "run as root, or grant CAP_BPF and CAP_PERFMON (`setpriv --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon vdsoctl trace ...`)",
             Hint::SeccompRefused => "seccomp(2) with a user-notification listener needs Linux 5.5 and a sandbox that allows seccomp(2); elsewhere use --engine bpf or perf (root, or CAP_BPF + CAP_PERFMON)",

@@ -5,6 +5,7 @@ pub mod common;
 mod auxv;
 mod bench;
 mod check;
+mod containers;
 mod dump;
 mod errors;
 mod hostile;

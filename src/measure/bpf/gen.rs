@@ -8,6 +8,7 @@ use super::layout::{self, key, pkey, proc_key, proc_val, pval, Layout, Slot};
 use super::{Scope, REFUSED, UNFOLLOWED};
 use crate::arch::{self, Abi};
 use crate::inspect::btf::Field;
+use crate::inspect::process::PidNamespace;
 
 /// `BPF_NOEXIST`: insert only.
 const NOEXIST: i32 = 1;
@@ -19,11 +20,15 @@ const VALUE: i16 = -32;
 const SMALL: i16 = -40;
 const PKEY: i16 = -56;
 const PVAL: i16 = -88;
+/// `struct bpf_pidns_info` (pid, tgid) in a pid namespace.
+const NSINFO: i16 = -96;
 /// Stack slots of the `fork` program: the traced-set key and value, and the
 /// parent's key for its lookup.
 const FORK_KEY: i16 = -32;
 const FORK_PARENT: i16 = -28;
 const FORK_VAL: i16 = -24;
+/// The fork program's scratch for reads in a pid namespace.
+const FORK_NS: i16 = -40;
 
 /// Static clock ids a row keeps exactly (`Clock::of_id`, done in the kernel).
 const STATIC_CLOCKS: i32 = crate::measure::trace::STATIC_CLOCKS as i32;
@@ -47,6 +52,10 @@ pub(super) struct Generator {
     pub own_tgid: u32,
     /// Divides a start time in ns into /proc's clock ticks.
     pub ns_per_tick: i32,
+    /// vdsoctl's pid namespace when it is not the initial one: pids are
+    /// counted and keyed as it sees them, and tasks it cannot see are not
+    /// counted.
+    pub pidns: Option<PidNamespace>,
 }
 
 /// `*(size *)(base + at + slot) = src`.
@@ -140,6 +149,68 @@ impl Generator {
             .label("traced");
     }
 
+    /// R0 = the current task's tgid << 32 | pid, as vdsoctl's pid
+    /// namespace sees them; in a namespace, leave when it cannot see the
+    /// task (one outside it, or in a namespace nested in it).
+    fn current_ids(&self, a: &mut Asm) {
+        let Some(ns) = self.pidns else {
+            a.call(Helper::GetCurrentPidTgid);
+            return;
+        };
+        Self::ns_ids(a, ns, NSINFO);
+        // bpf_pidns_info { u32 pid; u32 tgid; }: get_current_pid_tgid's layout.
+        a.load(Size::Dw, R0, FP, NSINFO);
+    }
+
+    /// `bpf_get_ns_current_pid_tgid(dev, ino, fp + at, 8)`, leaving unless it
+    /// returns 0.
+    fn ns_ids(a: &mut Asm, ns: PidNamespace, at: i16) {
+        a.load_imm64(R1, ns.dev)
+            .load_imm64(R2, ns.ino)
+            .mov(R3, FP)
+            .alu_imm(Alu::Add, R3, i32::from(at))
+            .mov_imm(R4, 8)
+            .call(Helper::GetNsCurrentPidTgid)
+            .jump_imm(Cond::Ne, R0, 0, "out");
+    }
+
+    /// The fork program's ids, with R7 the child and R8 the parent task and
+    /// R2 the child's global tgid: R2 = the child's tgid, R3 = the parent's, as vdsoctl's pid namespace
+    /// sees them. In a namespace the parent is the current task (the
+    /// helper's), and the child's pid is its `thread_pid->numbers[level].nr`
+    /// at the parent's level, read with `bpf_probe_read_kernel`.
+    fn fork_ids(&self, a: &mut Asm) {
+        let l = self.layout;
+        let Some(ns) = self.pidns else {
+            Self::member(a, Size::W, R3, R8, l.tgid, 0);
+            return;
+        };
+        let Some(p) = l.pid_numbers else {
+            a.fail(
+                "the kernel's BTF has no task_struct.thread_pid, pid.numbers or upid: no pids in a namespace".into(),
+            );
+            return;
+        };
+        Self::ns_ids(a, ns, FORK_NS);
+        a.load(Size::W, R6, FP, FORK_NS + 4);
+        // R9: the offset of numbers[level].nr in a struct pid.
+        Self::member(a, Size::Dw, R1, R8, p.thread_pid, 0);
+        Self::member(a, Size::W, R9, R1, p.level, 0);
+        a.alu_imm(Alu::Mul, R9, p.upid_size as i32).alu_imm(Alu::Add, R9, (p.numbers + p.nr.offset) as i32);
+        let read = |a: &mut Asm, size: i32| {
+            a.mov(R1, FP)
+                .alu_imm(Alu::Add, R1, i32::from(FORK_NS))
+                .mov_imm(R2, size)
+                .call(Helper::ProbeReadKernel)
+                .jump_imm(Cond::Ne, R0, 0, "out");
+        };
+        a.mov(R3, R7).alu_imm(Alu::Add, R3, p.thread_pid.offset as i32);
+        read(a, 8);
+        a.load(Size::Dw, R3, FP, FORK_NS).jump_imm(Cond::Eq, R3, 0, "out").alu_reg(Alu::Add, R3, R9);
+        read(a, p.nr.size as i32);
+        a.load(Size::W, R2, FP, FORK_NS).mov(R3, R6);
+    }
+
     /// The shared tail: with R4 holding the key word (and the clock id
     /// stored), R9 the current task: fill pid and start time, check the
     /// traced set, count the call in its process's total (and keep its
@@ -147,7 +218,8 @@ impl Generator {
     fn count_tail(&self, a: &mut Asm) {
         let l = self.layout;
         put(a, KEY, key::WORD, R4);
-        a.call(Helper::GetCurrentPidTgid).mov(R1, R0).alu_imm(Alu::Rsh, R1, 32);
+        self.current_ids(a);
+        a.mov(R1, R0).alu_imm(Alu::Rsh, R1, 32);
         a.jump_imm(Cond::Eq, R1, self.own_tgid as i32, "out");
         put(a, KEY, key::TGID, R1);
         put(a, PKEY, pkey::TGID, R1);
@@ -280,12 +352,12 @@ impl Generator {
         // A new thread shares its creator's tgid: nothing to do.
         Self::member(&mut a, Size::W, R1, R7, l.pid, 0);
         Self::member(&mut a, Size::W, R2, R7, l.tgid, 0).jump_reg(Cond::Ne, R1, R2, "out");
+        self.fork_ids(&mut a);
         // Key: the child's tgid; value: (root, parent's tgid, the child's
         // start in clock ticks).
         put(&mut a, FORK_KEY, proc_key::TGID, R2);
         Self::member(&mut a, Size::Dw, R4, R7, l.start, 0).alu_imm(Alu::Div, R4, self.ns_per_tick);
         put(&mut a, FORK_VAL, proc_val::START_TICKS, R4);
-        Self::member(&mut a, Size::W, R3, R8, l.tgid, 0);
         put(&mut a, FORK_VAL, proc_val::PARENT, R3);
         if self.scope == Scope::Trees {
             put(&mut a, FORK_PARENT, proc_key::TGID, R3);
@@ -335,6 +407,7 @@ mod tests {
             host: Abi::X86_64,
             own_tgid: 4242,
             ns_per_tick: 10_000_000,
+            pidns: None,
         }
     }
 
@@ -345,12 +418,16 @@ mod tests {
     fn programs_match_their_golden_disassembly() {
         let trees = generator(Scope::Trees, false);
         let all = generator(Scope::All, true);
+        let in_ns =
+            Generator { pidns: Some(PidNamespace { dev: 4, ino: 4026532512 }), ..generator(Scope::Trees, false) };
         let programs = [
             ("sys_enter-trees", trees.sys_enter()),
             ("sys_enter-all-per-thread", all.sys_enter()),
             ("fork-trees", trees.fork()),
             ("fork-all", all.fork()),
             ("vsyscall-trees", trees.vsyscall()),
+            ("sys_enter-trees-pidns", in_ns.sys_enter()),
+            ("fork-trees-pidns", in_ns.fork()),
         ];
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bpf");
         let mut stale = Vec::new();

@@ -154,6 +154,7 @@ impl BpfTracer {
             host,
             own_tgid,
             ns_per_tick: crate::inspect::process::ns_per_tick() as i32,
+            pidns: crate::inspect::process::own_pid_namespace(),
         };
         let mut progs = vec![
             load_prog("vdsoctl_enter", layout.sys_enter, gen.sys_enter())?,
@@ -325,6 +326,32 @@ impl BpfTracer {
         };
         let key = Key { pid: tgid, tid: (tid != 0).then_some(tid), abi, func, clock, comm: None, start };
         *tally.counts.entry(key).or_default() += n;
+    }
+}
+
+/// An empty program on `sys_enter` (it returns at once), attached while
+/// this lives: the floor of what any program there costs every syscall of
+/// the host — scripts/bench-trace.sh measures the engine's tax against it.
+#[derive(Debug)]
+pub struct EmptySysEnter {
+    _prog: OwnedFd,
+    _link: OwnedFd,
+}
+
+impl EmptySysEnter {
+    /// Load and attach it (CAP_BPF + CAP_PERFMON, kernel BTF).
+    pub fn attach() -> Result<EmptySysEnter> {
+        let btf = crate::inspect::btf::Btf::vmlinux()?;
+        let id = btf.typedef_id("btf_trace_sys_enter").ok_or_else(|| Error::Facility {
+            errno: None,
+            what: "the kernel's BTF has no btf_trace_sys_enter".into(),
+            hint: Hint::BpfNeedsBtf,
+        })?;
+        let mut a = insn::Asm::new();
+        a.mov_imm(insn::R0, 0).exit();
+        let prog = load_prog("vdsoctl_empty", id, a.finish())?;
+        let link = sys::raw_tracepoint_open(prog.as_fd()).map_err(|e| refused("attach a BPF program", e))?;
+        Ok(EmptySysEnter { _prog: prog, _link: link })
     }
 }
 
