@@ -155,6 +155,12 @@ pub struct TraceArgs {
     #[arg(long, conflicts_with = "fail_over")]
     pub no_split: bool,
 
+    /// With -a: count only processes in this cgroup v2 or below it, filtered in the kernel (BPF
+    /// engine; repeatable). PATH as /proc/PID/cgroup's `0::` line shows it, or a directory under
+    /// the cgroup2 mount.
+    #[arg(long, value_name = "PATH")]
+    pub cgroup: Vec<String>,
+
     /// Command to start and trace from its exec, with its threads and children.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,

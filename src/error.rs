@@ -244,6 +244,8 @@ pub enum Misuse {
     PerThreadNeedsBpf,
     SeccompNotPid,
     SeccompNoDuration,
+    CgroupNeedsBpf,
+    CgroupNeedsAll,
 }
 
 /// The library's result type.

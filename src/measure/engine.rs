@@ -6,6 +6,7 @@
 
 use crate::arch::Abi;
 use crate::error::{Error, Hint, Misuse, Result};
+use crate::inspect::cgroup::CgroupDir;
 use crate::inspect::Process;
 use crate::measure::bpf::{self, BpfTracer};
 use crate::measure::seccomp::SeccompTracer;
@@ -29,7 +30,7 @@ pub enum Choice {
 }
 
 /// What to count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Plan {
     /// Every process (`-a`) rather than the trees added one by one.
     pub all: bool,
@@ -42,6 +43,9 @@ pub struct Plan {
     /// The target is a command started by vdsoctl (`-- CMD`): the only
     /// target the seccomp engine can count.
     pub command: bool,
+    /// `--cgroup`: only processes in these cgroups (or below), filtered in
+    /// the kernel — the BPF engine only.
+    pub cgroups: Vec<CgroupDir>,
 }
 
 /// An engine with its targets, counting or about to.
@@ -63,7 +67,10 @@ impl Counting {
     /// Open the engine `choice` names for `plan`. `auto` tries BPF and falls
     /// back to perf, keeping BPF's refusal as the reason; when both refuse,
     /// the error names both.
-    pub fn open(choice: Choice, plan: Plan) -> Result<Opened> {
+    pub fn open(choice: Choice, plan: &Plan) -> Result<Opened> {
+        if !plan.cgroups.is_empty() && choice != Choice::Bpf && choice != Choice::Auto {
+            return Err(Error::Misuse(Misuse::CgroupNeedsBpf));
+        }
         if choice == Choice::Seccomp {
             // Chosen, not fallen back to: there is no other engine's refusal to tell.
             return Counting::open_seccomp(plan).map(|c| Opened { counting: c, fallback_reason: None });
@@ -76,10 +83,11 @@ impl Counting {
         let scope = if plan.all { bpf::Scope::All } else { bpf::Scope::Trees };
         // In a PID namespace (a container) the programs count and key pids
         // as the namespace sees them (bpf_get_ns_current_pid_tgid).
-        let loaded = BpfTracer::load(scope, plan.per_thread);
+        let loaded = BpfTracer::load(scope, plan.per_thread, &plan.cgroups);
         match loaded {
             Ok(t) => Ok(Opened { counting: Counting::Bpf(t), fallback_reason: None }),
-            Err(e) if choice == Choice::Bpf => Err(e),
+            // Nothing else filters by cgroup: no fallback.
+            Err(e) if choice == Choice::Bpf || !plan.cgroups.is_empty() => Err(e),
             Err(bpf_err) => match Counting::open_perf(plan) {
                 // The reason without its hint: BPF's hints advise `--engine perf`,
                 // which is what runs now (and `check` has no --engine).
@@ -110,7 +118,7 @@ impl Counting {
         }
     }
 
-    fn open_seccomp(plan: Plan) -> Result<Counting> {
+    fn open_seccomp(plan: &Plan) -> Result<Counting> {
         if !plan.command {
             return Err(Error::Misuse(Misuse::SeccompNeedsCommand));
         }
@@ -122,7 +130,7 @@ impl Counting {
         Ok(Counting::Seccomp(Box::new(SeccompTracer::new(plan.per_thread))))
     }
 
-    fn open_perf(plan: Plan) -> Result<Counting> {
+    fn open_perf(plan: &Plan) -> Result<Counting> {
         if plan.per_thread {
             return Err(Error::Misuse(Misuse::PerThreadNeedsBpf));
         }
@@ -254,6 +262,7 @@ impl Counting {
                         }
                     }
                 }
+                cgroups_of(&mut tally);
                 Ok(tally)
             }
             Counting::Perf(t) => {
@@ -265,9 +274,14 @@ impl Counting {
                         tally.comms.entry(pid).or_insert_with(|| c.to_string());
                     }
                 }
+                cgroups_of(&mut tally);
                 Ok(tally)
             }
-            Counting::Seccomp(t) => Ok(t.snapshot()),
+            Counting::Seccomp(t) => {
+                let mut tally = t.snapshot();
+                cgroups_of(&mut tally);
+                Ok(tally)
+            }
         }
     }
 
@@ -301,6 +315,19 @@ fn raise_fd_limit() {
     if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
         if soft < hard {
             let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+        }
+    }
+}
+
+/// The cgroup v2 path of each counted process that still lives (read from
+/// /proc/PID/cgroup when the window is taken: one that exited has none).
+fn cgroups_of(tally: &mut Tally) {
+    let pids: Vec<i32> = tally.counts.keys().map(|k| k.pid).chain(tally.vsyscall.keys().map(|k| k.0)).collect();
+    for pid in pids {
+        if let std::collections::btree_map::Entry::Vacant(e) = tally.cgroups.entry(pid) {
+            if let Some(path) = crate::inspect::cgroup::of_process(pid) {
+                e.insert(path);
+            }
         }
     }
 }

@@ -506,9 +506,9 @@ fn open_and_arm(
     duration: Option<Duration>,
     tx: &mpsc::Sender<Event>,
 ) -> Result<(Counting, Option<String>, Armed)> {
-    let plan = Plan { command: command.is_some(), ..req.plan };
+    let plan = Plan { command: command.is_some(), ..req.plan.clone() };
     let open = |choice: Choice| -> Result<(Counting, Option<String>)> {
-        let opened = Counting::open(choice, plan)?;
+        let opened = Counting::open(choice, &plan)?;
         if opened.counting.kind() == Kind::Seccomp && req.duration.is_some() {
             return Err(Error::Misuse(Misuse::SeccompNoDuration));
         }

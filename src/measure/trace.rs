@@ -141,6 +141,9 @@ pub struct Tally {
     /// execs never split a process's rows or series. An engine should do
     /// the same: one name per process here, `Key::comm` left `None`.
     pub comms: BTreeMap<i32, String>,
+    /// Each process's cgroup v2 path (/proc/PID/cgroup's `0::` line), read
+    /// while it lived.
+    pub cgroups: BTreeMap<i32, String>,
 }
 
 impl Tally {
@@ -156,6 +159,7 @@ impl Tally {
             unfollowed: self.unfollowed.saturating_sub(earlier.unfollowed),
             parents: self.parents.clone(),
             comms: self.comms.clone(),
+            cgroups: self.cgroups.clone(),
         }
     }
 }

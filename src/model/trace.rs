@@ -77,6 +77,10 @@ pub struct CountRow {
     pub per_sec: f64,
     /// Whether this syscall is expected (the vDSO never serves it here).
     pub expected: bool,
+    /// The process's cgroup, container and unit (`cgroup`, `container`,
+    /// `unit`), read while it lived.
+    #[serde(flatten)]
+    pub placement: crate::model::cgroup::Placement,
     /// When the process started (`Key::start`, ns since boot; 0: unknown):
     /// tells apart two processes that held the pid in turn.
     #[serde(skip)]
@@ -181,6 +185,7 @@ fn rows(
             count: *v,
             per_sec: *v as f64 / secs_of(k.pid),
             expected: !vdso_serves_call(k.abi, k.func, k.clock, kernel),
+            placement: crate::model::cgroup::Placement::of(tally.cgroups.get(&k.pid).map(String::as_str)),
             start: k.start,
         })
         .collect();
@@ -457,6 +462,7 @@ mod tests {
             count: 100,
             per_sec,
             expected: false,
+            placement: Default::default(),
             start: 0,
         }
     }

@@ -552,6 +552,16 @@ struct CountRow {
     count: u64,
     per_sec: f64,
     expected: bool,
+    cgroup: Option<String>,
+    container: Option<Container>,
+    unit: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Container {
+    runtime: String,
+    id: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -618,6 +628,10 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert_eq!((tai.abi.as_str(), tai.comm.as_deref()), ("x86_64", Some("clock_loop")));
     assert_eq!(Some(tai.pid), t.command.as_ref().map(|c| c.pid));
     assert!(tai.tid.is_none() && tai.ppid.is_some());
+    // The cgroup is read while the process lives: gone by the report.
+    assert!(t.counts.iter().all(|r| r.cgroup.as_deref().is_none_or(|c| c.starts_with('/'))));
+    assert!(t.counts.iter().all(|r| r.container.as_ref().is_none_or(|c| c.id.len() == 64 && !c.runtime.is_empty())));
+    assert!(t.counts.iter().all(|r| r.unit.as_deref().is_none_or(|u| u.contains('.'))));
     assert!(tai.per_sec > 0.0 && one_decimal(tai.per_sec), "per_sec {}", tai.per_sec);
     for r in &t.counts {
         if let Some(c) = &r.clock {

@@ -13,6 +13,7 @@ fn helper(id: i32) -> String {
         1 => "bpf_map_lookup_elem#1".into(),
         2 => "bpf_map_update_elem#2".into(),
         14 => "bpf_get_current_pid_tgid#14".into(),
+        37 => "bpf_current_task_under_cgroup#37".into(),
         113 => "bpf_probe_read_kernel#113".into(),
         120 => "bpf_get_ns_current_pid_tgid#120".into(),
         158 => "bpf_get_current_task_btf#158".into(),

@@ -40,6 +40,8 @@ pub(super) struct MapFds {
     pub procs: i32,
     pub totals: i32,
     pub stats: i32,
+    /// The `--cgroup` directories (a `BPF_MAP_TYPE_CGROUP_ARRAY`), when given.
+    pub cgroups: Option<i32>,
 }
 
 /// Writes the programs for one layout, scope and map set.
@@ -56,6 +58,9 @@ pub(super) struct Generator {
     /// counted and keyed as it sees them, and tasks it cannot see are not
     /// counted.
     pub pidns: Option<PidNamespace>,
+    /// How many cgroups `maps.cgroups` holds: a call is counted only from
+    /// a task in one of them or below (none: every task).
+    pub cgroup_count: u32,
 }
 
 /// `*(size *)(base + at + slot) = src`.
@@ -149,6 +154,21 @@ impl Generator {
             .label("traced");
     }
 
+    /// With `--cgroup`: leave unless the current task is in one of the
+    /// cgroups or below (`bpf_current_task_under_cgroup`, one call each).
+    fn cgroup_filter(&self, a: &mut Asm) {
+        let Some(map) = self.maps.cgroups.filter(|_| self.cgroup_count > 0) else { return };
+        for i in 0..self.cgroup_count {
+            a.load_map(R1, map).mov_imm(R2, i as i32).call(Helper::CurrentTaskUnderCgroup).jump_imm(
+                Cond::Eq,
+                R0,
+                1,
+                "in_cgroup",
+            );
+        }
+        a.goto("out").label("in_cgroup");
+    }
+
     /// R0 = the current task's tgid << 32 | pid, as vdsoctl's pid
     /// namespace sees them; in a namespace, leave when it cannot see the
     /// task (one outside it, or in a namespace nested in it).
@@ -218,6 +238,7 @@ impl Generator {
     fn count_tail(&self, a: &mut Asm) {
         let l = self.layout;
         put(a, KEY, key::WORD, R4);
+        self.cgroup_filter(a);
         self.current_ids(a);
         a.mov(R1, R0).alu_imm(Alu::Rsh, R1, 32);
         a.jump_imm(Cond::Eq, R1, self.own_tgid as i32, "out");
@@ -401,13 +422,14 @@ mod tests {
     fn generator(scope: Scope, per_thread: bool) -> Generator {
         Generator {
             layout: Layout::synthetic(),
-            maps: MapFds { counts: 3, procs: 4, totals: 5, stats: 6 },
+            maps: MapFds { counts: 3, procs: 4, totals: 5, stats: 6, cgroups: None },
             scope,
             per_thread,
             host: Abi::X86_64,
             own_tgid: 4242,
             ns_per_tick: 10_000_000,
             pidns: None,
+            cgroup_count: 0,
         }
     }
 
@@ -420,6 +442,8 @@ mod tests {
         let all = generator(Scope::All, true);
         let in_ns =
             Generator { pidns: Some(PidNamespace { dev: 4, ino: 4026532512 }), ..generator(Scope::Trees, false) };
+        let mut in_cgroups = generator(Scope::All, false);
+        (in_cgroups.maps.cgroups, in_cgroups.cgroup_count) = (Some(7), 2);
         let programs = [
             ("sys_enter-trees", trees.sys_enter()),
             ("sys_enter-all-per-thread", all.sys_enter()),
@@ -428,6 +452,7 @@ mod tests {
             ("vsyscall-trees", trees.vsyscall()),
             ("sys_enter-trees-pidns", in_ns.sys_enter()),
             ("fork-trees-pidns", in_ns.fork()),
+            ("sys_enter-all-cgroups", in_cgroups.sys_enter()),
         ];
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bpf");
         let mut stale = Vec::new();

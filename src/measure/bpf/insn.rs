@@ -79,6 +79,9 @@ pub enum Helper {
     MapLookupElem = 1,
     MapUpdateElem = 2,
     GetCurrentPidTgid = 14,
+    /// `bpf_current_task_under_cgroup(map, index)` (4.9): 1 when the
+    /// current task is in the v2 cgroup at `index` or below it.
+    CurrentTaskUnderCgroup = 37,
     /// `bpf_probe_read_kernel` (5.5): a read through a computed address.
     ProbeReadKernel = 113,
     /// `bpf_get_ns_current_pid_tgid` (5.7): the current task's ids in a

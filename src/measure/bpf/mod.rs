@@ -44,6 +44,7 @@ mod verifier;
 
 use crate::arch::{self, Abi};
 use crate::error::{Error, Hint, Result};
+use crate::inspect::cgroup::CgroupDir;
 use crate::measure::sys::bpf as sys;
 use crate::measure::trace::{Clock, Key, Tally};
 use gen::{Generator, MapFds};
@@ -60,6 +61,10 @@ const MAP_HASH: u32 = 1;
 const MAP_PERCPU_HASH: u32 = 5;
 const MAP_PERCPU_ARRAY: u32 = 6;
 const MAP_LRU_HASH: u32 = 9;
+const MAP_CGROUP_ARRAY: u32 = 8;
+/// `--cgroup` directories a trace takes at most (one helper call each per
+/// clock syscall).
+pub const MAX_CGROUPS: usize = 16;
 const PROG_TRACING: u32 = 26;
 const ATTACH_TRACE_RAW_TP: u32 = 23;
 /// `stats` slots: count-row inserts the kernel refused (map full), and new
@@ -83,6 +88,8 @@ struct Maps {
     procs: sys::Map,
     totals: sys::Map,
     stats: sys::Map,
+    /// The `--cgroup` directories, when given.
+    cgroups: Option<sys::Map>,
 }
 
 /// Loaded programs, attached or not, and the maps they count into.
@@ -96,8 +103,9 @@ pub struct BpfTracer {
 
 impl BpfTracer {
     /// Create the maps and load the programs for `scope` (nothing counts
-    /// until `attach`). Rows are per thread with `per_thread`.
-    pub fn load(scope: Scope, per_thread: bool) -> Result<BpfTracer> {
+    /// until `attach`). Rows are per thread with `per_thread`; with
+    /// `cgroups`, only tasks in those cgroups (or below) are counted.
+    pub fn load(scope: Scope, per_thread: bool, cgroups: &[CgroupDir]) -> Result<BpfTracer> {
         let host = arch::HOST_ABI.ok_or_else(|| Error::Facility {
             errno: None,
             what: "`trace` does not know this architecture's syscall numbers".into(),
@@ -138,6 +146,7 @@ impl BpfTracer {
                 flags: 0,
                 name: "vdsoctl_stats",
             })?,
+            cgroups: cgroup_map(cgroups)?,
         };
         let own_tgid = std::process::id();
         let fds = MapFds {
@@ -145,6 +154,7 @@ impl BpfTracer {
             procs: maps.procs.raw_fd(),
             totals: maps.totals.raw_fd(),
             stats: maps.stats.raw_fd(),
+            cgroups: maps.cgroups.as_ref().map(sys::Map::raw_fd),
         };
         let gen = Generator {
             layout,
@@ -155,6 +165,7 @@ impl BpfTracer {
             own_tgid,
             ns_per_tick: crate::inspect::process::ns_per_tick() as i32,
             pidns: crate::inspect::process::own_pid_namespace(),
+            cgroup_count: cgroups.len() as u32,
         };
         let mut progs = vec![
             load_prog("vdsoctl_enter", layout.sys_enter, gen.sys_enter())?,
@@ -353,6 +364,34 @@ impl EmptySysEnter {
         let link = sys::raw_tracepoint_open(prog.as_fd()).map_err(|e| refused("attach a BPF program", e))?;
         Ok(EmptySysEnter { _prog: prog, _link: link })
     }
+}
+
+/// The `--cgroup` directories as a `BPF_MAP_TYPE_CGROUP_ARRAY` (a
+/// descriptor of each directory; the kernel keeps the cgroup, not the fd).
+fn cgroup_map(cgroups: &[CgroupDir]) -> Result<Option<sys::Map>> {
+    if cgroups.is_empty() {
+        return Ok(None);
+    }
+    let map = sys::map_create(&sys::MapSpec {
+        map_type: MAP_CGROUP_ARRAY,
+        key_size: 4,
+        value_size: 4,
+        max_entries: cgroups.len() as u32,
+        flags: 0,
+        name: "vdsoctl_cgroups",
+    })
+    .map_err(|e| refused("create a BPF map", e))?;
+    for (i, cg) in cgroups.iter().enumerate() {
+        let dir = std::fs::File::open(&cg.dir).map_err(|e| Error::Io {
+            path: cg.dir.clone(),
+            source: e,
+            hint: "no such cgroup: a process's is in /proc/PID/cgroup (the `0::` line)".into(),
+        })?;
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&dir) as u32;
+        map.update(&(i as u32).to_ne_bytes(), &fd.to_ne_bytes(), 0)
+            .map_err(|e| refused(&format!("take cgroup {} (it must be in the v2 hierarchy)", cg.path), e))?;
+    }
+    Ok(Some(map))
 }
 
 fn sum_per_cpu(value: &[u8]) -> u64 {
