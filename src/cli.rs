@@ -155,6 +155,17 @@ pub struct TraceArgs {
     #[arg(long, conflicts_with = "fail_over")]
     pub no_split: bool,
 
+    /// Count each call's user stack too (BPF engine; frame-pointer walk): printed as folded
+    /// stacks under the table, by `--format folded` (the input of flamegraph.pl and inferno),
+    /// and in JSON's `stacks`.
+    #[arg(long)]
+    pub stacks: bool,
+
+    /// With --stacks, also draw the stacks as an SVG flame graph into FILE (replaced whole, never
+    /// written through a symbolic link).
+    #[arg(long, value_name = "FILE.svg", requires = "stacks")]
+    pub flamegraph: Option<std::path::PathBuf>,
+
     /// Command to start and trace from its exec, with its threads and children.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,

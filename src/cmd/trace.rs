@@ -86,10 +86,12 @@ fn request(args: &TraceArgs, out: &Output) -> TraceRequest {
             native_only: args.native_only,
             no_split: args.no_split,
             command: !args.command.is_empty(),
+            stacks: args.stacks,
         },
         command_stdout_to_stderr: out.format != Format::Table,
         timeout: None,
         progress: Some(crate::render::trace_progress),
+        sight: true,
     }
 }
 
