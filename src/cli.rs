@@ -10,7 +10,7 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(name = "vdsoctl", version, about, max_term_width = 100)]
 pub struct Cli {
-    /// table (default), json, prometheus (bench, check, trace), or junit (check)
+    /// table (default), json, prometheus (bench, check, trace), junit (check), or folded (trace --stacks)
     #[arg(long, value_enum, global = true, default_value_t = Format::Table, hide_possible_values = true, hide_default_value = true, help_heading = "Global options")]
     pub format: Format,
 
@@ -82,6 +82,10 @@ impl Command {
 
     pub fn supports_junit(&self) -> bool {
         matches!(self, Command::Check(_))
+    }
+
+    pub fn supports_folded(&self) -> bool {
+        matches!(self, Command::Trace(t) if t.stacks)
     }
 }
 
