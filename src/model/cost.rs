@@ -62,12 +62,6 @@ pub fn apply(report: &mut TraceReport, per_call: &dyn Fn(TimeFn, Option<i64>) ->
     }
 }
 
-/// A total of the rows' costs, in % of one core.
-pub fn total_percent(report: &TraceReport) -> Option<f64> {
-    let costs: Vec<f64> = report.counts.iter().filter_map(|r| r.cost.map(|c| c.core_percent)).collect();
-    (!costs.is_empty()).then(|| costs.iter().sum())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
