@@ -246,6 +246,7 @@ pub enum Misuse {
     SeccompNoDuration,
     CgroupNeedsBpf,
     CgroupNeedsAll,
+    StacksNeedBpf,
 }
 
 /// The library's result type.

@@ -46,12 +46,15 @@ pub struct Plan {
     /// `--cgroup`: only processes in these cgroups (or below), filtered in
     /// the kernel — the BPF engine only.
     pub cgroups: Vec<CgroupDir>,
+    /// Count each call's user stack too (`--stacks`, BPF engine only: no
+    /// fallback to an engine that would drop them).
+    pub stacks: bool,
 }
 
 /// An engine with its targets, counting or about to.
 #[derive(Debug)]
 pub enum Counting {
-    Bpf(BpfTracer),
+    Bpf(Box<BpfTracer>),
     Perf(Box<Tracer>),
     Seccomp(Box<SeccompTracer>),
 }
@@ -68,14 +71,20 @@ impl Counting {
     /// back to perf, keeping BPF's refusal as the reason; when both refuse,
     /// the error names both.
     pub fn open(choice: Choice, plan: &Plan) -> Result<Opened> {
-        if !plan.cgroups.is_empty() && choice != Choice::Bpf && choice != Choice::Auto {
+        if !plan.cgroups.is_empty() && matches!(choice, Choice::Perf | Choice::Seccomp) {
             return Err(Error::Misuse(Misuse::CgroupNeedsBpf));
+        }
+        if plan.stacks && matches!(choice, Choice::Perf | Choice::Seccomp) {
+            return Err(Error::Misuse(Misuse::StacksNeedBpf));
         }
         if choice == Choice::Seccomp {
             // Chosen, not fallen back to: there is no other engine's refusal to tell.
             return Counting::open_seccomp(plan).map(|c| Opened { counting: c, fallback_reason: None });
         }
         let perf_only = plan.native_only || plan.no_split;
+        if plan.stacks && perf_only {
+            return Err(Error::Misuse(Misuse::StacksNeedBpf));
+        }
         if choice == Choice::Perf || (choice == Choice::Auto && perf_only) {
             let reason = (choice == Choice::Auto).then(|| Misuse::PerfOnlyModes.to_string());
             return Ok(Opened { counting: Counting::open_perf(plan)?, fallback_reason: reason });
@@ -83,11 +92,11 @@ impl Counting {
         let scope = if plan.all { bpf::Scope::All } else { bpf::Scope::Trees };
         // In a PID namespace (a container) the programs count and key pids
         // as the namespace sees them (bpf_get_ns_current_pid_tgid).
-        let loaded = BpfTracer::load(scope, plan.per_thread, &plan.cgroups);
+        let loaded = BpfTracer::load(scope, plan.per_thread, plan.stacks, &plan.cgroups);
         match loaded {
-            Ok(t) => Ok(Opened { counting: Counting::Bpf(t), fallback_reason: None }),
-            // Nothing else filters by cgroup: no fallback.
-            Err(e) if choice == Choice::Bpf || !plan.cgroups.is_empty() => Err(e),
+            Ok(t) => Ok(Opened { counting: Counting::Bpf(Box::new(t)), fallback_reason: None }),
+            // Nothing else keeps stacks or filters by cgroup: no fallback.
+            Err(e) if choice == Choice::Bpf || plan.stacks || !plan.cgroups.is_empty() => Err(e),
             Err(bpf_err) => match Counting::open_perf(plan) {
                 // The reason without its hint: BPF's hints advise `--engine perf`,
                 // which is what runs now (and `check` has no --engine).
@@ -291,6 +300,16 @@ impl Counting {
     pub fn forget(&mut self, gone: impl Fn(i32, u64) -> bool) {
         if let Counting::Bpf(t) = self {
             t.forget(gone);
+        }
+    }
+
+    /// The processes counted so far, (pid, start as `Key::start`), for a
+    /// first look while they live: the BPF engine lists them without
+    /// reading a count; the others report theirs with each snapshot only.
+    pub fn processes(&self) -> Vec<(i32, u64)> {
+        match self {
+            Counting::Bpf(t) => t.processes(),
+            _ => Vec::new(),
         }
     }
 

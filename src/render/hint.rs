@@ -57,6 +57,7 @@ impl fmt::Display for Misuse {
             Misuse::SeccompNotPid => "the seccomp engine counts a command vdsoctl starts, not -p",
             Misuse::CgroupNeedsBpf => "--cgroup filters in the kernel with the BPF engine: use --engine bpf (or auto)",
             Misuse::CgroupNeedsAll => "--cgroup limits a system-wide trace: use it with -a",
+            Misuse::StacksNeedBpf => "--stacks needs the BPF engine (--engine bpf or auto): the perf and seccomp engines keep no stacks",
             Misuse::SeccompNoDuration => "-d cannot cut the seccomp engine off: the command's clock syscalls wait for vdsoctl's answer, so it counts until the command's tree exits (stop it with Ctrl-C)",
         })
     }

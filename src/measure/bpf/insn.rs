@@ -71,6 +71,8 @@ pub enum Cond {
     /// Unsigned `>`.
     Gt = 0x20,
     Ne = 0x50,
+    /// Signed `<`.
+    Slt = 0xc0,
 }
 
 /// Kernel helper functions by their stable ids (`enum bpf_func_id`).
@@ -87,6 +89,7 @@ pub enum Helper {
     /// `bpf_get_ns_current_pid_tgid` (5.7): the current task's ids in a
     /// given pid namespace.
     GetNsCurrentPidTgid = 120,
+    GetStackid = 27,
     GetCurrentTaskBtf = 158,
 }
 
