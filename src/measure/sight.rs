@@ -19,6 +19,8 @@ pub struct Seen {
     pub identity: Identity,
     /// Its executable mappings (`--stacks`); `None`: not read.
     pub maps: Option<Vec<Mapping>>,
+    /// Its cgroup v2 path.
+    pub cgroup: Option<String>,
 }
 
 /// Processes seen so far, by (pid, start as `Key::start`; 0 when the engine
@@ -44,9 +46,10 @@ impl Sightings {
             }
             let maps = if self.with_maps { exec_maps(pid) } else { None };
             let identity = Identity::of(pid);
+            let cgroup = crate::inspect::cgroup::of_process(pid);
             // Read after: the process did not exit or hand its pid on meanwhile.
             if crate::inspect::process::is_running(pid, start) {
-                self.seen.insert((pid, start), Seen { identity, maps });
+                self.seen.insert((pid, start), Seen { identity, maps, cgroup });
             }
         }
     }

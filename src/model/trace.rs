@@ -146,6 +146,10 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
             r.exe = seen.identity.exe.clone();
             r.cmdline = seen.identity.cmdline.clone();
             r.cmdline_truncated = seen.identity.cmdline_truncated;
+            // The cgroup at first sight, for a process gone by the report.
+            if r.placement.cgroup.is_none() {
+                r.placement = crate::model::cgroup::Placement::of(seen.cgroup.as_deref());
+            }
         }
     }
     // Only the perf engine's --native-only leaves 32-bit calls out.

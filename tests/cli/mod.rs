@@ -6,6 +6,7 @@ mod auxv;
 mod bench;
 mod check;
 mod containers;
+mod deploy;
 mod dump;
 mod errors;
 mod hostile;
