@@ -211,6 +211,7 @@ pub enum Hint {
     TracefsReadable,
     /// The BPF engine cannot run here: the perf engine may.
     BpfUsePerf,
+    FentryRefused,
     /// bpf(2) refused for want of CAP_BPF / CAP_PERFMON.
     BpfPrivilege,
     /// bpf(2) missing or blocked by a seccomp profile.

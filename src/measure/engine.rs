@@ -18,9 +18,12 @@ pub use crate::progress::Kind;
 /// Which engine the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Choice {
-    /// BPF where the kernel allows it, else perf, else (for `-- CMD`) seccomp.
+    /// fentry where the kernel allows it, else BPF on sys_enter, else perf, else (for `-- CMD`) seccomp.
     #[default]
     Auto,
+    /// BPF programs on the clock syscall functions: other syscalls pay nothing (needs BPF
+    /// trampolines and BTF for them; not under lockdown).
+    Fentry,
     /// In-kernel aggregation (needs CAP_BPF and CAP_PERFMON, BTF).
     Bpf,
     /// Tracepoint counters and sampled records (needs CAP_PERFMON, tracefs).
@@ -92,11 +95,30 @@ impl Counting {
         let scope = if plan.all { bpf::Scope::All } else { bpf::Scope::Trees };
         // In a PID namespace (a container) the programs count and key pids
         // as the namespace sees them (bpf_get_ns_current_pid_tgid).
-        let loaded = BpfTracer::load(scope, plan.per_thread, plan.stacks, &plan.cgroups);
+        // fentry first where it may run: the same counts, and other
+        // syscalls pay nothing; refused (probed before any map is made),
+        // the sys_enter program with the refusal as the note.
+        let probed = matches!(choice, Choice::Auto | Choice::Fentry).then(bpf::FentryPoints::probe);
+        let (points, note) = match probed {
+            Some(Ok(p)) => (Some(p), None),
+            Some(Err(e)) if choice == Choice::Fentry => return Err(e),
+            Some(Err(e)) => (None, Some(short(&e.to_string()).to_string())),
+            None => (None, None),
+        };
+        let loaded = BpfTracer::load(&bpf::Options {
+            scope,
+            per_thread: plan.per_thread,
+            stacks: plan.stacks,
+            cgroups: &plan.cgroups,
+            fentry: points.as_ref(),
+        })
+        .map(|t| (t, note));
         match loaded {
-            Ok(t) => Ok(Opened { counting: Counting::Bpf(Box::new(t)), fallback_reason: None }),
+            Ok((t, note)) => Ok(Opened { counting: Counting::Bpf(Box::new(t)), fallback_reason: note }),
             // Nothing else keeps stacks or filters by cgroup: no fallback.
-            Err(e) if choice == Choice::Bpf || plan.stacks || !plan.cgroups.is_empty() => Err(e),
+            Err(e) if matches!(choice, Choice::Bpf | Choice::Fentry) || plan.stacks || !plan.cgroups.is_empty() => {
+                Err(e)
+            }
             Err(bpf_err) => match Counting::open_perf(plan) {
                 // The reason without its hint: BPF's hints advise `--engine perf`,
                 // which is what runs now (and `check` has no --engine).
@@ -161,6 +183,7 @@ impl Counting {
     /// Which engine this is.
     pub fn kind(&self) -> Kind {
         match self {
+            Counting::Bpf(t) if t.is_fentry() => Kind::Fentry,
             Counting::Bpf(_) => Kind::Bpf,
             Counting::Perf(_) => Kind::Perf,
             Counting::Seccomp(_) => Kind::Seccomp,

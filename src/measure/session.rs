@@ -456,7 +456,7 @@ impl<'r> Waiting<'r> {
     /// How long to sleep for the next event, at most until the next thing due.
     fn wait(&self, now: Instant, counting: &Counting) -> Duration {
         let mut wait = if counting.needs_pump() { PUMP } else { Duration::from_secs(3600) };
-        if self.req.sight && counting.kind() == Kind::Bpf {
+        if self.req.sight && matches!(counting.kind(), Kind::Bpf | Kind::Fentry) {
             wait = wait.min(SIGHT);
         }
         if self.command_done.is_some() {
@@ -553,7 +553,9 @@ fn open_and_arm(
         }
     };
     let (mut counting, note) = open(req.engine)?;
-    if let Some(why) = &note {
+    // fentry refused, the sys_enter program counts the same: the note
+    // stays in the report, no fallback is announced.
+    if let Some(why) = note.as_ref().filter(|_| counting.kind() != Kind::Bpf) {
         say(counting.kind(), why);
     }
     match arm(&mut counting, req, command, processes, duration, tx) {

@@ -339,12 +339,12 @@ pub fn findings(
                 who(u.pid, &u.comm),
                 thousands(u.count),
                 match engine {
-                    Kind::Bpf => "the count map was full",
+                    Kind::Bpf | Kind::Fentry => "the count map was full",
                     _ => "their sampled 32-bit records were lost",
                 }
             ),
             Some(match engine {
-                Kind::Bpf => format!("the BPF count map holds {} rows (process, function, clock); trace fewer processes or for less time", crate::measure::bpf::MAX_ROWS),
+                Kind::Bpf | Kind::Fentry => format!("the BPF count map holds {} rows (process, function, clock); trace fewer processes or for less time", crate::measure::bpf::MAX_ROWS),
                 _ => "use the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which splits every call in the kernel".into(),
             }),
         ));

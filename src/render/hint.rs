@@ -38,6 +38,7 @@ impl fmt::Display for Hint {
             Hint::TracepointMissing => "the kernel lacks it (CONFIG_FTRACE_SYSCALLS for syscalls:*, x86_64 for vsyscall:*)",
             Hint::TracefsReadable => "check that tracefs is mounted and readable",
             Hint::BpfUsePerf => "use `--engine perf`",
+            Hint::FentryRefused => "use `--engine bpf` (the sys_enter program counts the same; `auto` falls back to it)",
             Hint::BpfPrivilege => "run as root, or grant CAP_BPF and CAP_PERFMON (`setpriv --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon vdsoctl ...`, systemd AmbientCapabilities=)",
             Hint::BpfSyscallBlocked => "use `--engine perf`, or allow bpf(2) in the container's seccomp profile",
             Hint::BpfProgramRefused => "use `--engine perf`; a kernel older than 5.11 or a locked-down one may refuse tp_btf programs",

@@ -89,7 +89,7 @@ impl Generator {
 
     /// `dst = *(src + part)`, the load as wide as the member (an array's
     /// element: 8 bytes); a member of another width is refused.
-    fn part(a: &mut Asm, dst: super::insn::Reg, src: super::insn::Reg, p: Part) -> &mut Asm {
+    pub(super) fn part(a: &mut Asm, dst: super::insn::Reg, src: super::insn::Reg, p: Part) -> &mut Asm {
         match p.width() {
             Some(size) => Self::member(a, size, dst, src, p.member, p.at),
             None => a.fail(format!("no load is {} bytes wide (member at offset {})", p.member.size, p.member.offset)),
@@ -113,7 +113,7 @@ impl Generator {
     }
 
     /// Zero the key on the stack.
-    fn zero_key(a: &mut Asm) {
+    pub(super) fn zero_key(a: &mut Asm) {
         for i in 0..(key::SIZE as i16 / 8) {
             a.store_imm(Size::Dw, FP, KEY + 8 * i, 0);
         }
@@ -246,7 +246,7 @@ impl Generator {
     /// stored), R9 the current task: fill pid and start time, check the
     /// traced set, count the call in its process's total (and keep its
     /// name there), then in its row.
-    fn count_tail(&self, a: &mut Asm) {
+    pub(super) fn count_tail(&self, a: &mut Asm) {
         let l = self.layout;
         put(a, KEY, key::WORD, R4);
         self.cgroup_filter(a);
@@ -345,21 +345,28 @@ impl Generator {
             a.label(&format!("c{n}"));
         }
         a.goto("out");
-        // clockid_t is an int in both ABIs: the low 32 bits, sign-extended.
-        // A static id (0..MAX_CLOCKS) is kept; any other (CPU clocks of
-        // other tasks and fd clocks are negative, invalid ids) folds into
-        // one `other` row (id 0). Negative ids compare as huge unsigned.
+        a.label("have");
+        Self::clock_key(&mut a);
+        self.count_tail(&mut a);
+        a.finish()
+    }
+
+    /// With R4 the key word and R3 the first argument: store the clock id
+    /// when the function takes one. clockid_t is an int in both ABIs: the
+    /// low 32 bits, sign-extended. A static id (0..MAX_CLOCKS) is kept; any
+    /// other (CPU clocks of other tasks and fd clocks are negative, invalid
+    /// ids) folds into one `other` row (id 0). Negative ids compare as huge
+    /// unsigned. Ends at the label `tail`.
+    pub(super) fn clock_key(a: &mut Asm) {
         let kind = layout::KIND_SHIFT;
-        a.label("have").mov(R5, R4).alu_imm(Alu::And, R5, i32::from(layout::CLOCK_ID) << kind);
+        a.mov(R5, R4).alu_imm(Alu::And, R5, i32::from(layout::CLOCK_ID) << kind);
         a.jump_imm(Cond::Eq, R5, 0, "tail");
         a.alu_imm(Alu::Lsh, R3, 32).alu_imm(Alu::Arsh, R3, 32);
         a.jump_imm(Cond::Gt, R3, STATIC_CLOCKS - 1, "other");
-        put(&mut a, KEY, key::CLOCK, R3);
+        put(a, KEY, key::CLOCK, R3);
         a.goto("tail");
         a.label("other").alu_imm(Alu::Add, R4, i32::from(layout::CLOCK_OTHER - layout::CLOCK_ID) << kind);
         a.label("tail");
-        self.count_tail(&mut a);
-        a.finish()
     }
 
     /// `tp_btf/emulate_vsyscall(int nr)`: 0 gettimeofday, 1 time, 2 getcpu.
@@ -433,6 +440,7 @@ impl Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arch::TimeFn;
 
     fn generator(scope: Scope, per_thread: bool) -> Generator {
         Generator {
@@ -451,6 +459,10 @@ mod tests {
 
     fn arm64_generator(scope: Scope) -> Generator {
         Generator { layout: Layout::synthetic_arm64(), host: Abi::Aarch64, ..generator(scope, false) }
+    }
+
+    fn fentry_point(abi: u8, func: TimeFn) -> super::super::fentry::FentryPoint {
+        super::super::fentry::FentryPoint { abi, func, name: "synthetic", btf_id: 200 }
     }
 
     /// Each program over the synthetic x86_64 and arm64 layouts, disassembled, against
@@ -477,6 +489,8 @@ mod tests {
             ("sys_enter-trees-pidns", in_ns.sys_enter()),
             ("fork-trees-pidns", in_ns.fork()),
             ("sys_enter-all-cgroups", in_cgroups.sys_enter()),
+            ("fentry-trees-x64-clock_gettime", trees.fentry(&fentry_point(layout::ABI_NATIVE, TimeFn::ClockGettime))),
+            ("fentry-all-ia32-gettimeofday", all.fentry(&fentry_point(layout::ABI_COMPAT, TimeFn::Gettimeofday))),
             ("arm64-sys_enter-trees", arm64_generator(Scope::Trees).sys_enter()),
             ("arm64-fork-trees", arm64_generator(Scope::Trees).fork()),
             ("sys_enter-trees-stacks", stacks.sys_enter()),

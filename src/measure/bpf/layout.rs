@@ -119,7 +119,7 @@ pub(super) const FUNCTIONS: [TimeFn; 7] = [
     TimeFn::Getcpu,
 ];
 
-fn fn_code(f: TimeFn) -> u8 {
+pub(super) fn fn_code(f: TimeFn) -> u8 {
     FUNCTIONS.iter().position(|g| *g == f).unwrap_or(0) as u8
 }
 

@@ -39,6 +39,8 @@
 //! gets the perf engine instead.
 
 pub mod disasm;
+mod fentry;
+pub use fentry::FentryPoints;
 mod gen;
 pub mod insn;
 mod layout;
@@ -50,6 +52,7 @@ use crate::error::{Error, Hint, Result};
 use crate::inspect::cgroup::CgroupDir;
 use crate::measure::sys::bpf as sys;
 use crate::measure::trace::{Clock, Key, Tally};
+use fentry::ATTACH_TRACE_FENTRY;
 use gen::{Generator, MapFds};
 use layout::{key, pkey, proc_key, proc_val, pval, Layout, ABI_COMPAT, ABI_VSYSCALL, CLOCK_ID, CLOCK_OTHER, FUNCTIONS};
 use std::io;
@@ -104,6 +107,22 @@ pub struct BpfTracer {
     progs: Vec<OwnedFd>,
     links: Vec<OwnedFd>,
     host: Abi,
+    /// Attached to the clock syscall functions (`fentry`), not `sys_enter`.
+    fentry: bool,
+}
+
+/// What [`BpfTracer::load`] builds.
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'a> {
+    pub scope: Scope,
+    /// Rows per thread.
+    pub per_thread: bool,
+    /// Count each call's user stack too.
+    pub stacks: bool,
+    /// Count only tasks in these cgroups (or below).
+    pub cgroups: &'a [CgroupDir],
+    /// Attach to these clock syscall functions (`fentry`) rather than `sys_enter`.
+    pub fentry: Option<&'a FentryPoints>,
 }
 
 impl BpfTracer {
@@ -111,7 +130,8 @@ impl BpfTracer {
     /// until `attach`). Rows are per thread with `per_thread`; with
     /// `with_stacks` each call's user stack is counted too; with `cgroups`,
     /// only tasks in those cgroups (or below) are counted.
-    pub fn load(scope: Scope, per_thread: bool, with_stacks: bool, cgroups: &[CgroupDir]) -> Result<BpfTracer> {
+    pub fn load(o: &Options<'_>) -> Result<BpfTracer> {
+        let (scope, per_thread, with_stacks, cgroups) = (o.scope, o.per_thread, o.stacks, o.cgroups);
         let (host, entry) = kernel_entry()?;
         let layout = Layout::read(entry)?;
         let map = |spec: sys::MapSpec<'_>| sys::map_create(&spec).map_err(|e| refused("create a BPF map", e));
@@ -171,14 +191,26 @@ impl BpfTracer {
             cgroup_count: cgroups.len() as u32,
             stacks: maps.stacks.as_ref().map(stacks::StackMaps::fds),
         };
-        let mut progs = vec![
-            load_prog("vdsoctl_enter", layout.sys_enter, gen.sys_enter())?,
-            load_prog("vdsoctl_fork", layout.fork, gen.fork())?,
-        ];
+        let mut progs = Vec::new();
+        if let Some(points) = o.fentry {
+            for p in &points.0 {
+                let name = format!("vdsoctl_fe{}_{}", p.abi, layout::fn_code(p.func));
+                let prog = load_prog_as(&name, ATTACH_TRACE_FENTRY, p.btf_id, gen.fentry(p));
+                progs.push(prog.map_err(|e| fentry_refused(p.name, e))?);
+            }
+        } else {
+            progs.push(load_prog("vdsoctl_enter", layout.sys_enter, gen.sys_enter())?);
+        }
+        progs.push(load_prog("vdsoctl_fork", layout.fork, gen.fork())?);
         if let Some(id) = layout.vsyscall {
             progs.push(load_prog("vdsoctl_vsys", id, gen.vsyscall())?);
         }
-        Ok(BpfTracer { maps, progs, links: Vec::new(), host })
+        Ok(BpfTracer { maps, progs, links: Vec::new(), host, fentry: o.fentry.is_some() })
+    }
+
+    /// Whether the programs are on the clock syscall functions (`fentry`).
+    pub fn is_fentry(&self) -> bool {
+        self.fentry
     }
 
     /// Count `tgid` and everything it forks from now on (`Scope::Trees`).
@@ -390,6 +422,21 @@ impl EmptySysEnter {
     }
 }
 
+/// An fentry program the kernel refused: a locked-down kernel refuses
+/// them all (EPERM), one without BPF trampolines too (ENOTSUPP).
+fn fentry_refused(function: &str, e: Error) -> Error {
+    let (errno, why) = match &e {
+        Error::Facility { errno, what, .. } => (*errno, what.clone()),
+        other => (None, other.to_string()),
+    };
+    let cause = match errno {
+        Some(libc::EPERM) => "the kernel is locked down (EPERM)".to_string(),
+        Some(524) => "the kernel has no BPF trampolines (ENOTSUPP)".to_string(),
+        _ => why,
+    };
+    Error::Facility { errno, what: format!("fentry on {function} refused: {cause}"), hint: Hint::FentryRefused }
+}
+
 /// The `--cgroup` directories as a `BPF_MAP_TYPE_CGROUP_ARRAY` (a
 /// descriptor of each directory; the kernel keeps the cgroup, not the fd).
 fn cgroup_map(cgroups: &[CgroupDir]) -> Result<Option<sys::Map>> {
@@ -465,18 +512,22 @@ fn refused(step: &str, e: io::Error) -> Error {
 }
 
 fn load_prog(name: &str, attach_btf_id: u32, insns: std::result::Result<Vec<u64>, String>) -> Result<OwnedFd> {
+    load_prog_as(name, ATTACH_TRACE_RAW_TP, attach_btf_id, insns)
+}
+
+/// Load a tracing program with `expected_attach_type` (`tp_btf` or `fentry`).
+fn load_prog_as(
+    name: &str,
+    expected_attach_type: u32,
+    attach_btf_id: u32,
+    insns: std::result::Result<Vec<u64>, String>,
+) -> Result<OwnedFd> {
     let insns = insns.map_err(|why| Error::Facility {
         errno: None,
         what: format!("BPF program {name} could not be assembled: {why}"),
         hint: "report it: this is a bug in vdsoctl".into(),
     })?;
-    let spec = sys::ProgSpec {
-        prog_type: PROG_TRACING,
-        insns: &insns,
-        expected_attach_type: ATTACH_TRACE_RAW_TP,
-        attach_btf_id,
-        name,
-    };
+    let spec = sys::ProgSpec { prog_type: PROG_TRACING, insns: &insns, expected_attach_type, attach_btf_id, name };
     let mut log = vec![0u8; 1 << 18];
     sys::prog_load(&spec, &mut log).map_err(|e| {
         let log = String::from_utf8_lossy(&log);
@@ -485,6 +536,7 @@ fn load_prog(name: &str, attach_btf_id: u32, insns: std::result::Result<Vec<u64>
             // An old kernel refuses what it does not know (tp_btf, the
             // helper) with EINVAL; a missing capability is worded as such.
             if e.raw_os_error() == Some(libc::EINVAL)
+                && expected_attach_type == ATTACH_TRACE_RAW_TP
                 && (verifier::below_floor("", release.as_deref()) || !knows_task_btf(attach_btf_id))
             {
                 return below_floor(release.as_deref(), e.raw_os_error());
