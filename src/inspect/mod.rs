@@ -13,5 +13,6 @@ pub mod image;
 pub mod kernel;
 pub mod maps;
 pub mod process;
+pub mod symbols;
 
 pub use process::Process;

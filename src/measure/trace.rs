@@ -194,7 +194,8 @@ pub struct Events {
 impl Events {
     /// Look every tracepoint up; a missing syscall tracepoint is exit 4.
     pub fn load(tracefs: &Tracefs) -> Result<Events> {
-        let host = arch::HOST_ABI.ok_or_else(|| Error::Facility {
+        // The kernel's ABI numbers the tracepoints, whatever vdsoctl was built for.
+        let host = crate::inspect::kernel::abi().ok_or_else(|| Error::Facility {
             errno: None,
             what: "`trace` does not know this architecture's syscall numbers".into(),
             hint: Hint::UnsupportedArch,
@@ -208,7 +209,7 @@ impl Events {
         let bad = |f: &str| Error::malformed("raw_syscalls:sys_enter format", format!("no `{f}` field"));
         let id = format.field("id").ok_or_else(|| bad("id"))?;
         let args = format.field("args").ok_or_else(|| bad("args"))?;
-        let vsyscall = if arch::HOST_MACHINE == arch::machine::X86_64 {
+        let vsyscall = if host.syscall_entry().is_some_and(|e| e.vsyscall) {
             match (
                 tracefs.event_id("vsyscall", "emulate_vsyscall"),
                 tracefs.event_format("vsyscall", "emulate_vsyscall"),
@@ -222,7 +223,7 @@ impl Events {
         Ok(Events { per_syscall, raw_enter, raw_id: (id.offset, id.size), raw_arg0: args.offset, vsyscall, host })
     }
 
-    /// The ABI vdsoctl runs with.
+    /// The running kernel's native ABI.
     pub fn host(&self) -> Abi {
         self.host
     }

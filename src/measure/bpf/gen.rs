@@ -4,7 +4,7 @@
 //! which checks its width against the member's BTF size.
 
 use super::insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
-use super::layout::{self, key, pkey, proc_key, proc_val, pval, Layout, Slot};
+use super::layout::{self, key, pkey, proc_key, proc_val, pval, Layout, Part, Slot};
 use super::{Scope, REFUSED, UNFOLLOWED};
 use crate::arch::{self, Abi};
 use crate::inspect::btf::Field;
@@ -70,6 +70,15 @@ impl Generator {
                 "a {w}-byte load at +{part} of a {}-byte member (offset {}) does not fit it",
                 m.size, m.offset
             )),
+        }
+    }
+
+    /// `dst = *(src + part)`, the load as wide as the member (an array's
+    /// element: 8 bytes); a member of another width is refused.
+    fn part(a: &mut Asm, dst: super::insn::Reg, src: super::insn::Reg, p: Part) -> &mut Asm {
+        match p.width() {
+            Some(size) => Self::member(a, size, dst, src, p.member, p.at),
+            None => a.fail(format!("no load is {} bytes wide (member at offset {})", p.member.size, p.member.offset)),
         }
     }
 
@@ -225,9 +234,10 @@ impl Generator {
         a.label("clock").call(Helper::GetCurrentTaskBtf).mov(R9, R0);
         a.load(Size::Dw, R8, R6, 0);
         Self::zero_key(&mut a);
-        Self::member(&mut a, Size::W, R2, R9, l.status, 0).alu_imm(Alu::And, R2, l.compat_bit);
+        // The ABI: the task's compat mark (x86_64 TS_COMPAT, arm64 _TIF_32BIT).
+        Self::part(&mut a, R2, R9, l.compat_flags).alu_imm(Alu::And, R2, l.compat_mask);
         a.jump_imm(Cond::Ne, R2, 0, "compat");
-        Self::member(&mut a, Size::Dw, R3, R8, l.arg0_native, 0);
+        Self::part(&mut a, R3, R8, l.arg0_native);
         for (f, n) in native {
             let word = layout::key_word(layout::ABI_NATIVE, *f);
             a.jump_imm(Cond::Ne, R7, *n as i32, &format!("n{n}")).mov_imm(R4, word).goto("have");
@@ -235,7 +245,7 @@ impl Generator {
         }
         a.goto("out");
         a.label("compat");
-        Self::member(&mut a, Size::Dw, R3, R8, l.arg0_compat, 0);
+        Self::part(&mut a, R3, R8, l.arg0_compat);
         for (f, n) in compat {
             let word = layout::key_word(layout::ABI_COMPAT, *f);
             a.jump_imm(Cond::Ne, R7, *n as i32, &format!("c{n}")).mov_imm(R4, word).goto("have");
@@ -344,7 +354,11 @@ mod tests {
         }
     }
 
-    /// Each program over the synthetic x86_64 layout, disassembled, against
+    fn arm64_generator(scope: Scope) -> Generator {
+        Generator { layout: Layout::synthetic_arm64(), host: Abi::Aarch64, ..generator(scope, false) }
+    }
+
+    /// Each program over the synthetic x86_64 and arm64 layouts, disassembled, against
     /// its golden text in fixtures/bpf/ (`VDSOCTL_REGEN_GOLDEN=1` rewrites
     /// them; the diff is the review of a change to the programs).
     #[test]
@@ -362,6 +376,8 @@ mod tests {
             ("fork-all", all.fork()),
             ("vsyscall-trees", trees.vsyscall()),
             ("sys_enter-trees-stacks", stacks.sys_enter()),
+            ("arm64-sys_enter-trees", arm64_generator(Scope::Trees).sys_enter()),
+            ("arm64-fork-trees", arm64_generator(Scope::Trees).fork()),
         ];
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bpf");
         let mut stale = Vec::new();
@@ -385,11 +401,15 @@ mod tests {
 
     #[test]
     fn a_load_that_does_not_fit_its_member_is_an_error() {
-        // thread_info.status read as 4 bytes: an 8-byte member refuses it.
+        // A compat mark no load is as wide as.
         let mut g = generator(Scope::Trees, false);
-        g.layout.status.size = 8;
+        g.layout.compat_flags.member.size = 2;
         let e = g.sys_enter().unwrap_err();
-        assert_eq!(e, "a 4-byte load at +0 of a 8-byte member (offset 8) does not fit it");
+        assert_eq!(e, "no load is 2 bytes wide (member at offset 8)");
+        // regs[31] read past its end.
+        let mut g = arm64_generator(Scope::Trees);
+        g.layout.arg0_native.at = 248;
+        assert_eq!(g.sys_enter().unwrap_err(), "a 8-byte load at +248 of a 248-byte member (offset 0) does not fit it");
         // A pointer read as half of itself.
         let mut g = generator(Scope::Trees, false);
         g.layout.group_leader.size = 4;

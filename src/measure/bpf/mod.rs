@@ -7,9 +7,11 @@
 //! fixed cost, no RCU grace period at exit.
 //!
 //! Programs:
-//! - `sys_enter`: the clock syscalls of both ABIs. The ABI is the task's
-//!   `thread_info.status & TS_COMPAT` (exact, also for `int 0x80` from
-//!   64-bit code); the clock id comes from the ABI's first-argument register.
+//! - `sys_enter`: the clock syscalls of both ABIs, by the tracepoint's `id`.
+//!   The ABI is the task's compat mark (`arch::SyscallEntry`: x86_64
+//!   `thread_info.status & TS_COMPAT`, exact also for `int 0x80` from
+//!   64-bit code; arm64 `thread_info.flags & _TIF_32BIT`); the clock id
+//!   comes from the ABI's first-argument register (`di`/`bx`, `regs[0]`).
 //!   Rows carry the process name (its group leader's comm) at the time of
 //!   Clock ids outside 0..16 (the kernel's `MAX_CLOCKS`: CPU clocks of other
 //!   tasks, fd clocks, invalid ids) fold into one `other` row per process and function, so a
@@ -22,7 +24,7 @@
 //! - `sched_process_fork`: a traced tree's new processes join the traced
 //!   set with their root and parent (`-a`: every new process's parent, in an
 //!   LRU map, for the ppid column of short-lived processes).
-//! - `vsyscall:emulate_vsyscall` (x86_64): calls into the legacy page,
+//! - `vsyscall:emulate_vsyscall` (x86_64 only): calls into the legacy page,
 //!   which fire no syscall tracepoint.
 //!
 //! Bounds: `MAX_ROWS` count rows, `MAX_PROCS` traced processes and
@@ -102,12 +104,8 @@ impl BpfTracer {
     /// until `attach`). Rows are per thread with `per_thread`; with
     /// `with_stacks` each call's user stack is counted too.
     pub fn load(scope: Scope, per_thread: bool, with_stacks: bool) -> Result<BpfTracer> {
-        let host = arch::HOST_ABI.ok_or_else(|| Error::Facility {
-            errno: None,
-            what: "`trace` does not know this architecture's syscall numbers".into(),
-            hint: "run on x86_64".into(),
-        })?;
-        let layout = Layout::read()?;
+        let (host, entry) = kernel_entry()?;
+        let layout = Layout::read(entry)?;
         let map = |spec: sys::MapSpec<'_>| sys::map_create(&spec).map_err(|e| refused("create a BPF map", e));
         let maps = Maps {
             counts: map(sys::MapSpec {
@@ -352,6 +350,21 @@ impl BpfTracer {
         let key = Key { pid: tgid, tid: (tid != 0).then_some(tid), abi, func, clock, comm: None, start };
         *tally.counts.entry(key).or_default() += n;
     }
+}
+
+/// The running kernel's ABI and syscall entry (from `uname -m`, not from
+/// the build: the programs run in the kernel), where the engine knows it.
+fn kernel_entry() -> Result<(Abi, arch::SyscallEntry)> {
+    let machine = crate::inspect::kernel::machine();
+    let host = crate::inspect::kernel::abi();
+    host.and_then(|abi| Some((abi, abi.syscall_entry()?))).ok_or_else(|| Error::Facility {
+        errno: None,
+        what: format!(
+            "the BPF engine does not know the syscall entry of this architecture ({})",
+            machine.as_deref().unwrap_or("unknown")
+        ),
+        hint: Hint::BpfUsePerf,
+    })
 }
 
 fn sum_per_cpu(value: &[u8]) -> u64 {
