@@ -6,7 +6,8 @@
 //! looks is reported without them.
 
 use crate::inspect::identity::Identity;
-use crate::inspect::maps::Mapping;
+use crate::inspect::symbols::{Frame, Objects, Snapshot};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -17,22 +18,25 @@ pub const SIGHT: Duration = Duration::from_millis(50);
 #[derive(Debug, Clone, Default)]
 pub struct Seen {
     pub identity: Identity,
-    /// Its executable mappings (`--stacks`); `None`: not read.
-    pub maps: Option<Vec<Mapping>>,
+    /// Its executable mappings and their files (`--stacks`); `None`: not read.
+    pub snapshot: Option<Snapshot>,
 }
 
 /// Processes seen so far, by (pid, start as `Key::start`; 0 when the engine
 /// does not know it).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Sightings {
     seen: BTreeMap<(i32, u64), Seen>,
+    /// The mapped files of every snapshot, each opened once and parsed at
+    /// its first resolve (a cache: resolving fills it, hence the cell).
+    objects: RefCell<Objects>,
     /// Also read each process's mappings.
     with_maps: bool,
 }
 
 impl Sightings {
     pub fn new(with_maps: bool) -> Sightings {
-        Sightings { seen: BTreeMap::new(), with_maps }
+        Sightings { seen: BTreeMap::new(), objects: RefCell::default(), with_maps }
     }
 
     /// Read every process of `procs` not seen yet, if it is still the one
@@ -42,11 +46,11 @@ impl Sightings {
             if self.seen.contains_key(&(pid, start)) || !crate::inspect::process::is_running(pid, start) {
                 continue;
             }
-            let maps = if self.with_maps { exec_maps(pid) } else { None };
+            let snapshot = if self.with_maps { Snapshot::of(pid, self.objects.get_mut()).ok() } else { None };
             let identity = Identity::of(pid);
             // Read after: the process did not exit or hand its pid on meanwhile.
             if crate::inspect::process::is_running(pid, start) {
-                self.seen.insert((pid, start), Seen { identity, maps });
+                self.seen.insert((pid, start), Seen { identity, snapshot });
             }
         }
     }
@@ -58,9 +62,11 @@ impl Sightings {
     }
 }
 
-/// `pid`'s executable mappings.
-fn exec_maps(pid: i32) -> Option<Vec<Mapping>> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
-    let maps = crate::inspect::maps::parse(&text).ok()?;
-    Some(maps.into_iter().filter(Mapping::executable).collect())
+impl Sightings {
+    /// Name `address` in the process's mappings as first seen; `None` when
+    /// they were not read (it exited before it was seen).
+    pub fn resolve(&self, pid: i32, start: u64, address: u64) -> Option<Frame> {
+        let snapshot = self.get(pid, start)?.snapshot.as_ref()?;
+        Some(snapshot.resolve(address, &mut self.objects.borrow_mut()))
+    }
 }
