@@ -43,7 +43,7 @@ mod tests {
         assert!(svg.contains("&lt;inner&gt;") && !svg.contains("<inner>"), "frame names are XML-escaped");
         assert!(svg.contains(">main<") && svg.contains("other"));
         assert_eq!(folded_text(&lines), "app;main;<inner> 3\napp;main;other 1\n");
-        let empty = String::from_utf8(svg(&[], "t").unwrap()).unwrap();
+        let empty = String::from_utf8(super::svg(&[], "t").unwrap()).unwrap();
         assert!(empty.contains("<svg") && empty.contains("no clock syscalls were counted"));
     }
 }
