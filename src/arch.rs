@@ -225,6 +225,22 @@ pub enum TimeFn {
 }
 
 impl TimeFn {
+    /// Every function, in the order of the enum.
+    pub const ALL: [TimeFn; 7] = [
+        TimeFn::ClockGettime,
+        TimeFn::ClockGettime64,
+        TimeFn::Gettimeofday,
+        TimeFn::Time,
+        TimeFn::ClockGetres,
+        TimeFn::ClockGetresTime64,
+        TimeFn::Getcpu,
+    ];
+
+    /// The function of a C name (`clock_gettime`).
+    pub fn from_name(name: &str) -> Option<TimeFn> {
+        TimeFn::ALL.into_iter().find(|f| f.name() == name)
+    }
+
     /// The C name of the function / syscall.
     pub fn name(self) -> &'static str {
         match self {
@@ -324,6 +340,15 @@ impl Abi {
             Abi::Arm => (machine::ARM, false),
             Abi::Riscv64 => (machine::RISCV, true),
         }
+    }
+
+    /// Whether this ABI's vDSO is meant to offer `f` ([`VDSO_ABIS`], from
+    /// the kernel's `vdso.lds.S`): arm64's has no `time` and no `getcpu`
+    /// by design, so a C library serves them otherwise (time() through
+    /// clock_gettime, getcpu as a syscall) and that is no finding.
+    pub fn vdso_offers(self, f: TimeFn) -> bool {
+        let (machine, is_64) = self.elf();
+        vdso_symbol(machine, is_64, f).is_some()
     }
 
     /// The 64-bit ABI whose vDSO table answers for this one: the compat vDSO

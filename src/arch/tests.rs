@@ -65,3 +65,34 @@ fn vdso_symbols_per_arch() {
     assert_eq!(vdso_symbol(machine::AARCH64, true, TimeFn::ClockGettime), Some("__kernel_clock_gettime"));
     assert_eq!(vdso_symbol(machine::AARCH64, true, TimeFn::Time), None);
 }
+
+/// What each vDSO is meant to offer: arm64's has no time and no getcpu by
+/// design (its vdso.lds.S), AArch32's compat one no clock_getres_time64.
+#[test]
+fn vdsos_offer_what_their_linker_scripts_export() {
+    use super::{Abi, TimeFn};
+    assert!(TimeFn::ALL
+        .iter()
+        .all(|f| Abi::X86_64.vdso_offers(*f) != (*f == TimeFn::ClockGettime64 || *f == TimeFn::ClockGetresTime64)));
+    let arm64: Vec<TimeFn> = TimeFn::ALL.into_iter().filter(|f| Abi::Aarch64.vdso_offers(*f)).collect();
+    assert_eq!(arm64, [TimeFn::ClockGettime, TimeFn::Gettimeofday, TimeFn::ClockGetres]);
+    assert!(!Abi::Arm.vdso_offers(TimeFn::ClockGetresTime64) && Abi::Arm.vdso_offers(TimeFn::ClockGettime64));
+    assert_eq!(TimeFn::from_name("getcpu"), Some(TimeFn::Getcpu));
+}
+
+/// The kernel's ABI from `uname -m`, and the syscall entry the BPF engine reads on it.
+#[test]
+fn kernel_abis_and_their_syscall_entries() {
+    use super::Abi;
+    assert_eq!(Abi::of_kernel("aarch64"), Some(Abi::Aarch64));
+    assert_eq!(Abi::of_kernel("x86_64"), Some(Abi::X86_64));
+    assert_eq!(Abi::of_kernel("armv7l"), Some(Abi::Arm));
+    assert_eq!(Abi::of_kernel("s390x"), None);
+    let arm64 = Abi::Aarch64.syscall_entry().unwrap();
+    assert_eq!(
+        (arm64.compat_flags.path, arm64.compat_mask, arm64.vsyscall),
+        (&["thread_info", "flags"][..], 1 << 22, false)
+    );
+    assert_eq!(Abi::X86_64.syscall_entry().unwrap().compat_flags.path, ["thread_info", "status"]);
+    assert!(Abi::Arm.syscall_entry().is_none(), "a 32-bit kernel: no BPF engine");
+}
