@@ -765,7 +765,9 @@ pub fn auxv_name(key: u64) -> Option<&'static str> {
 
 /// Bit names of AT_HWCAP / AT_HWCAP2 for a machine, index = bit number.
 /// x86 AT_HWCAP is CPUID(1).EDX; AT_HWCAP2 is `arch/x86/include/uapi/asm/hwcap2.h`;
-/// arm64 from `arch/arm64/include/uapi/asm/hwcap.h`.
+/// arm64 from `arch/arm64/include/uapi/asm/hwcap.h`; 32-bit ARM (native, or
+/// an AArch32 task on arm64) from `arch/arm/include/uapi/asm/hwcap.h`, as
+/// /proc/cpuinfo names them.
 pub fn hwcap_bits(machine: u16, which: u8) -> &'static [&'static str] {
     match (machine, which) {
         (machine::X86_64 | machine::I386, 1) => &[
@@ -813,6 +815,37 @@ pub fn hwcap_bits(machine: u16, which: u8) -> &'static [&'static str] {
             "sme_fa64",
             "wfxt",
         ],
+        (machine::ARM, 1) => &[
+            "swp",
+            "half",
+            "thumb",
+            "26bit",
+            "fastmult",
+            "fpa",
+            "vfp",
+            "edsp",
+            "java",
+            "iwmmxt",
+            "crunch",
+            "thumbee",
+            "neon",
+            "vfpv3",
+            "vfpv3d16",
+            "tls",
+            "vfpv4",
+            "idiva",
+            "idivt",
+            "vfpd32",
+            "lpae",
+            "evtstrm",
+            "fphp",
+            "asimdhp",
+            "asimddp",
+            "asimdfhm",
+            "asimdbf16",
+            "i8mm",
+        ],
+        (machine::ARM, 2) => &["aes", "pmull", "sha1", "sha2", "crc32", "sb", "ssbs"],
         _ => &[],
     }
 }

@@ -46,6 +46,11 @@ fn hwcap_decodes_known_and_unknown_bits() {
     assert_eq!(decode_hwcap(machine::X86_64, 2, 0x2), vec!["fsgsbase"]);
     assert_eq!(decode_hwcap(machine::X86_64, 2, 0x4), vec!["bit2"]);
     assert_eq!(decode_hwcap(machine::X86_64, 1, 0x11), vec!["fpu", "tsc"]);
+    // An AArch32 task's AT_HWCAP on Debian's 6.1 arm64 kernel under QEMU
+    // (arm64's COMPAT_ELF_HWCAP_DEFAULT plus the FP/SIMD and evtstrm bits).
+    let compat = decode_hwcap(machine::ARM, 1, 0x37b0d6).join(" ");
+    assert_eq!(compat, "half thumb fastmult vfp edsp neon vfpv3 tls vfpv4 idiva idivt lpae evtstrm");
+    assert_eq!(decode_hwcap(machine::ARM, 2, 0x1f), vec!["aes", "pmull", "sha1", "sha2", "crc32"]);
 }
 
 #[test]
