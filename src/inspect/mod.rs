@@ -12,5 +12,6 @@ pub mod image;
 pub mod kernel;
 pub mod maps;
 pub mod process;
+pub mod symbols;
 
 pub use process::Process;

@@ -26,7 +26,7 @@
 use crate::arch::{self, Abi, TimeFn};
 use crate::error::{Error, Hint, Result};
 use crate::inspect::Process;
-use crate::measure::perf::{self, CounterSpec, Reading, Scope, SAMPLE_RAW, SAMPLE_REGS_USER, SAMPLE_TID};
+use crate::measure::perf::{self, CounterSpec, PerfEvent, Reading, Scope, SAMPLE_RAW, SAMPLE_REGS_USER, SAMPLE_TID};
 
 /// What every sampler records: the task, the tracepoint's record, and the
 /// ABI of the task's user registers (which syscall table the number is from).
@@ -34,7 +34,6 @@ const SAMPLES: u64 = SAMPLE_TID | SAMPLE_RAW | SAMPLE_REGS_USER;
 use crate::measure::ring::{self, Record, Ring};
 use crate::measure::tracefs::Tracefs;
 use std::collections::{BTreeMap, HashMap};
-use std::os::fd::{AsFd, OwnedFd};
 
 /// The clock a count is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -255,7 +254,7 @@ enum Slot {
 struct Event {
     pid: i32,
     slot: Slot,
-    fd: OwnedFd,
+    fd: PerfEvent,
 }
 
 /// Where a ring's records are attributed.
@@ -449,7 +448,7 @@ impl Tracer {
             for (i, cpu) in self.cpus.clone().into_iter().enumerate() {
                 let fd = perf::open_sampler(&s, Scope::ThreadOnCpu(tid, cpu), SAMPLES, Ring::watermark(pages))?;
                 match self.sources.get(i) {
-                    Some(src) => perf::set_output(fd.as_fd(), src.ring.fd())?,
+                    Some(src) => perf::set_output(&fd, src.ring.event())?,
                     None if fresh => {
                         let dup = fd.try_clone().map_err(|e| Error::Facility {
                             errno: None,
@@ -494,7 +493,7 @@ impl Tracer {
             if let Some((id, _)) = self.events.vsyscall {
                 let spec = CounterSpec { tracepoint_id: id, ..Default::default() };
                 let vfd = perf::open_sampler(&spec, Scope::Cpu(cpu), SAMPLES, Ring::watermark(pages))?;
-                perf::set_output(vfd.as_fd(), ring.fd())?;
+                perf::set_output(&vfd, ring.event())?;
                 // Kept open (and counted nowhere else) by parking it as a counter.
                 self.counters.push(Event { pid: -1, slot: Slot::Vsyscall(TimeFn::Time), fd: vfd });
             }
@@ -658,10 +657,10 @@ impl Tracer {
             hint: Hint::Retry,
         };
         for e in &self.counters {
-            crate::measure::sys::perf::enable(e.fd.as_fd()).map_err(fail)?;
+            crate::measure::sys::perf::enable(&e.fd).map_err(fail)?;
         }
         for s in &self.sources {
-            crate::measure::sys::perf::enable(s.ring.fd()).map_err(fail)?;
+            crate::measure::sys::perf::enable(s.ring.event()).map_err(fail)?;
         }
         Ok(())
     }
@@ -669,10 +668,10 @@ impl Tracer {
     /// Stop every counter (the final snapshot then sees no more events).
     pub fn disable(&self) {
         for e in &self.counters {
-            let _ = crate::measure::sys::perf::disable(e.fd.as_fd());
+            let _ = crate::measure::sys::perf::disable(&e.fd);
         }
         for s in &self.sources {
-            let _ = crate::measure::sys::perf::disable(s.ring.fd());
+            let _ = crate::measure::sys::perf::disable(s.ring.event());
         }
     }
 
@@ -684,7 +683,7 @@ impl Tracer {
             if e.pid < 0 {
                 continue;
             }
-            let r: Reading = perf::read_fd(e.fd.as_fd())?;
+            let r: Reading = perf::read(&e.fd)?;
             match e.slot {
                 Slot::Count(f, clock) => {
                     *t.counts
@@ -714,7 +713,7 @@ impl Tracer {
         // delivered.
         let mut system_hits = 0u64;
         for src in self.sources.iter().filter(|s| !s.tree) {
-            system_hits += perf::read_fd(src.ring.fd())?.value;
+            system_hits += perf::read(src.ring.event())?.value;
         }
         self.drain();
         for (k, v) in &self.sampled {
