@@ -140,6 +140,23 @@ pub struct Tally {
     /// execs never split a process's rows or series. An engine should do
     /// the same: one name per process here, `Key::comm` left `None`.
     pub comms: BTreeMap<i32, String>,
+    /// `--stacks` (BPF engine): calls per process and user stack.
+    pub stacks: BTreeMap<StackKey, u64>,
+    /// `--stacks`: counted calls whose stack was not kept (the stack map
+    /// full, or two stacks with one hash).
+    pub stacks_lost: u64,
+}
+
+/// A process and one user stack it made calls from.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StackKey {
+    pub pid: i32,
+    /// As [`Key::start`].
+    pub start: u64,
+    /// Return addresses, innermost (the syscall's) first.
+    pub frames: Vec<u64>,
+    /// The walk filled every slot: the stack may be cut at the depth limit.
+    pub full: bool,
 }
 
 impl Tally {
@@ -155,6 +172,8 @@ impl Tally {
             unfollowed: self.unfollowed.saturating_sub(earlier.unfollowed),
             parents: self.parents.clone(),
             comms: self.comms.clone(),
+            stacks: self.stacks.iter().map(|(k, v)| (k.clone(), sub(*v, earlier.stacks.get(k)))).collect(),
+            stacks_lost: self.stacks_lost.saturating_sub(earlier.stacks_lost),
         }
     }
 }

@@ -17,7 +17,7 @@ const NOEXIST: i32 = 1;
 const KEY: i16 = -24;
 const VALUE: i16 = -32;
 const SMALL: i16 = -40;
-const PKEY: i16 = -56;
+pub(super) const PKEY: i16 = -56;
 const PVAL: i16 = -88;
 /// Stack slots of the `fork` program: the traced-set key and value, and the
 /// parent's key for its lookup.
@@ -47,6 +47,8 @@ pub(super) struct Generator {
     pub own_tgid: u32,
     /// Divides a start time in ns into /proc's clock ticks.
     pub ns_per_tick: i32,
+    /// `--stacks`: count each call's user stack too ([`super::stacks`]).
+    pub stacks: Option<super::stacks::StackFds>,
 }
 
 /// `*(size *)(base + at + slot) = src`.
@@ -86,7 +88,7 @@ impl Generator {
     }
 
     /// `stats[slot] += 1`.
-    fn count_stat(&self, a: &mut Asm, slot: u32) {
+    pub(super) fn count_stat(&self, a: &mut Asm, slot: u32) {
         a.store_imm(Size::W, FP, SMALL, slot as i32)
             .load_map(R1, self.maps.stats)
             .mov(R2, FP)
@@ -205,6 +207,7 @@ impl Generator {
             Self::member(a, slot.size, R2, R8, l.comm, slot.size.bytes() * i as u32);
             a.store(slot.size, R6, slot.off, R2);
         }
+        self.count_stack(a);
         self.count_row(a, "row", "dropped");
         // The row map is full: the call stays in the total, marked as
         // having no row.
@@ -218,6 +221,7 @@ impl Generator {
         let native = self.host.clock_syscalls();
         let compat = self.host.compat().map_or(&[][..], Abi::clock_syscalls);
         let mut a = Asm::new();
+        self.keep_ctx(&mut a);
         a.mov(R6, R1).load(Size::Dw, R7, R6, 8);
         // Every other syscall leaves after these compares: the tax on them.
         let mut all: Vec<i64> = native.iter().chain(compat).map(|(_, n)| *n).collect();
@@ -268,6 +272,7 @@ impl Generator {
     /// `tp_btf/emulate_vsyscall(int nr)`: 0 gettimeofday, 1 time, 2 getcpu.
     pub fn vsyscall(&self) -> Result<Vec<u64>, String> {
         let mut a = Asm::new();
+        self.keep_ctx(&mut a);
         a.load(Size::Dw, R7, R1, 0);
         a.call(Helper::GetCurrentTaskBtf).mov(R9, R0);
         Self::zero_key(&mut a);
@@ -345,6 +350,7 @@ mod tests {
             host: Abi::X86_64,
             own_tgid: 4242,
             ns_per_tick: 10_000_000,
+            stacks: None,
         }
     }
 
@@ -359,6 +365,10 @@ mod tests {
     fn programs_match_their_golden_disassembly() {
         let trees = generator(Scope::Trees, false);
         let all = generator(Scope::All, true);
+        let stacks = Generator {
+            stacks: Some(super::super::stacks::StackFds { rows: 7, traces: 8 }),
+            ..generator(Scope::Trees, false)
+        };
         let programs = [
             ("sys_enter-trees", trees.sys_enter()),
             ("sys_enter-all-per-thread", all.sys_enter()),
@@ -367,6 +377,7 @@ mod tests {
             ("vsyscall-trees", trees.vsyscall()),
             ("arm64-sys_enter-trees", arm64_generator(Scope::Trees).sys_enter()),
             ("arm64-fork-trees", arm64_generator(Scope::Trees).fork()),
+            ("sys_enter-trees-stacks", stacks.sys_enter()),
         ];
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bpf");
         let mut stale = Vec::new();
