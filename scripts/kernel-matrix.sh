@@ -56,6 +56,7 @@ mkdir -p "$cache" "$top/apt/lists/partial" "$top/apt/cache/archives/partial"
 rm -rf "$run"
 mkdir -p "$run"
 t_start=$(date +%s)
+stage() { echo "== kernel-matrix, +$(($(date +%s) - t_start)) s: $*"; }
 
 # Nothing left running: every QEMU writes its pid file under $run.
 cleanup() {
@@ -77,8 +78,9 @@ deb [arch=amd64,arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] 
 EOF
 apt_opts=(-qq -o Dir::Etc::SourceList="$top/apt/sources.list" -o Dir::Etc::SourceParts=/nonexistent
   -o Dir::State::Lists="$top/apt/lists" -o Dir::Cache="$top/apt/cache" -o Acquire::Languages=none
+  -o Dir::Cache::pkgcache="$top/apt/pkgcache.bin" -o Dir::Cache::srcpkgcache="$top/apt/srcpkgcache.bin"
   -o APT::Architectures::=amd64 -o APT::Architectures::=arm64 -o APT::Sandbox::User=root)
-echo "== kernel-matrix: package lists (private apt state in $top/apt)"
+stage "package lists (private apt state in $top/apt)"
 apt-get "${apt_opts[@]}" update >"$top/apt/update.log" 2>&1 ||
   echo "kernel-matrix: apt-get update reported errors (see $top/apt/update.log); going on with what was indexed" >&2
 
@@ -87,9 +89,9 @@ apt-get "${apt_opts[@]}" update >"$top/apt/update.log" 2>&1 ||
 deb_of() {
   local pkg=$1 name ver arch
   name=${pkg%%:*}
-  ver=$(apt-cache "${apt_opts[@]}" show --no-all-versions "$pkg" 2>/dev/null | sed -n 's/^Version: //p' | head -n 1)
-  arch=$(apt-cache "${apt_opts[@]}" show --no-all-versions "$pkg" 2>/dev/null | sed -n 's/^Architecture: //p' | head -n 1)
-  [ -n "$ver" ] || return 1
+  read -r ver arch < <(apt-cache "${apt_opts[@]}" show --no-all-versions "$pkg" 2>/dev/null |
+    awk '/^Version: / { v = $2 } /^Architecture: / { a = $2 } END { print v, a }')
+  [ -n "$ver" ] && [ -n "$arch" ] || return 1
   local deb=$cache/${name}_${ver//:/%3a}_$arch.deb
   if [ ! -s "$deb" ]; then
     (cd "$cache" && apt-get "${apt_opts[@]}" download "$name:$arch=$ver") >/dev/null 2>&1 || return 1
@@ -141,7 +143,7 @@ done <"$data/kernels"
 [ ${#k_name[@]} -gt 0 ] || { echo "kernel-matrix: no kernel in $data/kernels matches '$only'" >&2; exit 2; }
 arches=$(printf '%s\n' "${k_arch[@]}" | sort -u)
 
-echo "== kernel-matrix: kernels (cache $cache)"
+stage "kernels (cache $cache)"
 declare -A skipped
 n_skipped=0
 for i in "${!k_name[@]}"; do
@@ -207,7 +209,7 @@ initramfs() {
   (cd "$root" && find . | cpio -o -H newc --quiet -R 0:0 | gzip -1) >"$top/initramfs-$arch.cpio.gz"
 }
 
-echo "== kernel-matrix: static vdsoctl, workloads and initramfs for: $(echo $arches)"
+stage "static vdsoctl, workloads and initramfs for: $(echo $arches)"
 for arch in $arches; do
   initramfs "$arch"
 done
@@ -285,7 +287,7 @@ boot() {
   echo "  $1: QEMU exited $rc after $(cat "$d/wall") s"
 }
 
-echo "== kernel-matrix: booting (${jobs} at once, ${boot_timeout} s each at most)"
+stage "booting (${jobs} at once, ${boot_timeout} s each at most)"
 running=0
 for i in "${!k_name[@]}"; do
   k=${k_name[$i]}
@@ -332,7 +334,8 @@ fails=$run/failures
 verdict() {
   local k=$1 arch=$2 d=$run/$1
   local booted boot_s="-" wall
-  booted=$(grep -m1 '^MATRIX-BOOTED ' "$d/console.log" || true)
+  # The firmware's last line may still be open: "Booting from ROM...MATRIX-BOOTED".
+  booted=$(grep -o -m1 'MATRIX-BOOTED .*' "$d/console.log" || true)
   [ -n "$booted" ] && boot_s="$(echo "$booted" | awk '{ printf "%.1f s", $4 }')"
   wall="$(cat "$d/wall") s"
   local ended=yes
@@ -345,7 +348,7 @@ verdict() {
       [ "$pe" = "$e" ] || continue
       n=$((n + 1))
       local line got detail
-      line=$(grep -m1 "^MATRIX $pe $pc " "$d/console.log" || true)
+      line=$(grep -o -m1 "MATRIX $pe $pc .*" "$d/console.log" || true)
       got=$(echo "$line" | awk '{ print $4 }')
       detail=$(echo "$line" | cut -d' ' -f6-)
       if [ -z "$got" ]; then
@@ -365,10 +368,11 @@ verdict() {
       if [ "$got" = "$want" ] || { [ "$want" = gap ] && [ "$got" != error ] && [ "$got" != missing ]; }; then
         good=$((good + 1))
         if [ "$want" = gap ]; then
-          notes="$notes; known gap, $pc $got: $why"
+          notes="$notes; gap: $pc $got"
         else
           seen="$seen $got"
         fi
+        [ -z "$why" ] || echo "$why|${e/#-/none} $pc" >>"$run/whys"
       else
         engine_fail=1
         echo "FAIL: $k $e $pc: expected $want, got $got — $detail" >>"$fails"
@@ -393,8 +397,14 @@ for i in "${!k_name[@]}"; do
 done
 
 echo
-echo "== kernel-matrix: results ($(($(date +%s) - t_start)) s in all; consoles in $run/*/console.log)"
+stage "results (consoles in $run/*/console.log)"
 cat "$table"
+if [ -s "$run/whys" ]; then
+  echo
+  echo "Expected differences and known gaps (scripts/kernel-matrix/expect):"
+  # One line per reason, with the engine and cases it was given for.
+  sort -u "$run/whys" | awk -F'|' '{ c[$1] = c[$1] (c[$1] == "" ? "" : ", ") $2 } END { for (w in c) print "- " c[w] ": " w }' | sort
+fi
 if [ -s "$fails" ]; then
   echo
   cat "$fails"
