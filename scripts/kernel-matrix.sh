@@ -325,8 +325,8 @@ guest_symbols() {
 failures=0
 table=$run/table.md
 {
-  echo "| kernel | arch | release | engine | result | boot | run |"
-  echo "| --- | --- | --- | --- | --- | --- | --- |"
+  echo "| kernel: release (package version) | arch | engine | result | boot | run |"
+  echo "| --- | --- | --- | --- | --- | --- |"
 } >"$table"
 fails=$run/failures
 : >"$fails"
@@ -353,8 +353,8 @@ outcome() {
   echo "$got $detail"
 }
 
-# engine_row KERNEL ARCH ENGINE BOOT: the engine's planned cases against
-# the console: a table row, failures to $fails; fails when one missed.
+# engine_row KERNEL ARCH ENGINE BOOT first|next: the engine's planned cases
+# against the console: a table row, failures to $fails; fails when one missed.
 engine_row() {
   local k=$1 e=$3 d=$run/$1 n=0 good=0 seen="" notes="" missing="" failed=0
   local pe pc want why got detail
@@ -385,7 +385,12 @@ engine_row() {
   # "7/7 as expected: 5 exact, 1 usage; gap: raw32 inexact"
   local counts=""
   [ -z "$seen" ] || counts=": $(echo $seen | tr ' ' '\n' | sort | uniq -c | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }')"
-  echo "| $k | $2 | $(cat "$d/version") | ${e/#-/none (check, bench, maps, dump)} | $good/$n as expected$counts$notes | $4 | $(cat "$d/wall") s |" >>"$table"
+  # The kernel, its boot and run time on its first row only.
+  if [ "$5" = first ]; then
+    echo "| $k: $(cat "$d/version") | $2 | ${e/#-/none} | $good/$n as expected$counts$notes | $4 | $(cat "$d/wall") s |"
+  else
+    echo "| | | ${e/#-/none} | $good/$n as expected$counts$notes | | |"
+  fi >>"$table"
   return $failed
 }
 
@@ -395,15 +400,17 @@ verdict() {
   # The firmware's last line may still be open: "Booting from ROM...MATRIX-BOOTED".
   booted=$(grep -o -m1 'MATRIX-BOOTED .*' "$d/console.log" || true)
   [ -z "$booted" ] || boot_s="$(echo "$booted" | awk '{ printf "%.1f s", $4 }')"
+  local row=first
   for e in $(awk '!seen[$1]++ { print $1 }' "$d/plan"); do
-    engine_row "$1" "$2" "$e" "$boot_s" || failures=$((failures + 1))
+    engine_row "$1" "$2" "$e" "$boot_s" $row || failures=$((failures + 1))
+    row=next
   done
 }
 
 for i in "${!k_name[@]}"; do
   k=${k_name[$i]}
   if [ -n "${skipped[$k]:-}" ]; then
-    echo "| $k | ${k_arch[$i]} | - | - | SKIP: ${skipped[$k]} | - | - |" >>"$table"
+    echo "| $k | ${k_arch[$i]} | - | SKIP: ${skipped[$k]} | - | - |" >>"$table"
     continue
   fi
   verdict "$k" "${k_arch[$i]}"
@@ -412,6 +419,8 @@ done
 echo
 stage "results (consoles in $run/*/console.log)"
 cat "$table"
+echo
+echo "(engine none: check, check-cmd, bench, maps, dump. boot: the guest's uptime when its /init starts; run: the whole QEMU run.)"
 if [ -s "$run/whys" ]; then
   echo
   echo "Expected differences and known gaps (scripts/kernel-matrix/expect):"

@@ -250,11 +250,11 @@ case_check() {
 	log_file check /tmp/check.txt
 	warns=$(rows_with WARN)
 	if [ $rc = 1 ]; then
-		result - check "fail:$(rows_with FAIL)" "$t0" "$(grep -m1 '^FAIL' /tmp/check.txt)"
+		result - check "fail:$(rows_with FAIL)" "$t0" "$(awk '$2 == "FAIL" { print; exit }' /tmp/check.txt | tr -s ' ')"
 	elif [ $rc != 0 ]; then
 		result - check error "$t0" "exit $rc"
 	elif [ -n "$warns" ]; then
-		result - check "warn:$warns" "$t0" "$(grep -m1 '^WARN' /tmp/check.txt)"
+		result - check "warn:$warns" "$t0" "$(awk '$2 == "WARN" { print; exit }' /tmp/check.txt | tr -s ' ')"
 	else
 		result - check ok "$t0" "$(grep '^verdict' /tmp/check.txt)"
 	fi
