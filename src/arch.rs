@@ -430,27 +430,82 @@ pub const HOST_ABI: Option<Abi> = if cfg!(target_arch = "x86_64") {
     None
 };
 
-/// What the in-kernel (BPF) trace engine reads at a syscall's entry: the
-/// `pt_regs` member holding the first argument for each ABI, and how a
-/// compat (32-bit) syscall is told apart.
-#[derive(Debug, Clone, Copy)]
-pub struct SyscallEntry {
-    /// `pt_regs` member with a native syscall's first argument.
-    pub arg0_native: &'static str,
-    /// `pt_regs` member with a compat syscall's first argument.
-    pub arg0_compat: &'static str,
-    /// `task_struct.thread_info.status` bit set while a compat syscall runs
-    /// (x86 `TS_COMPAT`, what `in_ia32_syscall()` tests: it also covers
-    /// `int 0x80` from 64-bit code, which a code-segment test misses).
-    pub compat_status_bit: u32,
+/// A member of a kernel structure the BPF engine reads, by its BTF path,
+/// and the byte within it where the value starts (an array's element).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelMember {
+    /// The path from the structure (`["thread_info", "flags"]`).
+    pub path: &'static [&'static str],
+    /// Bytes into the member (`regs[0]`: 0).
+    pub part: u32,
 }
 
-/// The syscall entry facts of the host, where the BPF engine knows them.
-pub const SYSCALL_ENTRY: Option<SyscallEntry> = if cfg!(target_arch = "x86_64") {
-    Some(SyscallEntry { arg0_native: "di", arg0_compat: "bx", compat_status_bit: 0x0002 })
-} else {
-    None
+/// What the in-kernel (BPF) trace engine reads at a syscall's entry on a
+/// 64-bit kernel of one ABI: the `pt_regs` member holding the first
+/// argument of a native and of a compat syscall, and the `task_struct`
+/// member and bit that mark a compat one. The syscall number is the
+/// `sys_enter` tracepoint's `id` argument on every architecture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyscallEntry {
+    /// `pt_regs` member with a native syscall's first argument.
+    pub arg0_native: KernelMember,
+    /// `pt_regs` member with a compat syscall's first argument.
+    pub arg0_compat: KernelMember,
+    /// `task_struct` member whose bit marks a compat syscall.
+    pub compat_flags: KernelMember,
+    /// That bit's mask.
+    pub compat_mask: u32,
+    /// Whether the kernel emulates a vsyscall page (`vsyscall:emulate_vsyscall`).
+    pub vsyscall: bool,
+}
+
+/// x86_64: `di`/`bx`, and `thread_info.status & TS_COMPAT` — what
+/// `in_ia32_syscall()` tests, set for each syscall: it also covers
+/// `int 0x80` from 64-bit code, which a code-segment test misses.
+const X86_64_ENTRY: SyscallEntry = SyscallEntry {
+    arg0_native: KernelMember { path: &["di"], part: 0 },
+    arg0_compat: KernelMember { path: &["bx"], part: 0 },
+    compat_flags: KernelMember { path: &["thread_info", "status"], part: 0 },
+    compat_mask: 0x0002,
+    vsyscall: true,
 };
+
+/// arm64: `regs[0]` in both ABIs (AArch32's r0 is saved in x0), and
+/// `thread_info.flags & _TIF_32BIT` (bit 22, `asm/thread_info.h`): an
+/// AArch32 task makes only AArch32 syscalls, so the task flag is exact.
+const AARCH64_ENTRY: SyscallEntry = SyscallEntry {
+    arg0_native: KernelMember { path: &["regs"], part: 0 },
+    arg0_compat: KernelMember { path: &["regs"], part: 0 },
+    compat_flags: KernelMember { path: &["thread_info", "flags"], part: 0 },
+    compat_mask: 1 << 22,
+    vsyscall: false,
+};
+
+impl Abi {
+    /// The syscall entry facts of a kernel of this ABI, where the BPF
+    /// engine knows them.
+    pub fn syscall_entry(self) -> Option<SyscallEntry> {
+        match self {
+            Abi::X86_64 => Some(X86_64_ENTRY),
+            Abi::Aarch64 => Some(AARCH64_ENTRY),
+            _ => None,
+        }
+    }
+
+    /// The native ABI of a kernel whose `uname -m` is `machine`: what the
+    /// kernel's syscall tracepoints number by, whatever this binary was
+    /// built for (an i386 or armhf vdsoctl on a 64-bit kernel).
+    pub fn of_kernel(machine: &str) -> Option<Abi> {
+        match machine {
+            "x86_64" => Some(Abi::X86_64),
+            "i386" | "i486" | "i586" | "i686" => Some(Abi::I386),
+            "aarch64" => Some(Abi::Aarch64),
+            m if m.starts_with("armv") => Some(Abi::Arm),
+            "riscv64" => Some(Abi::Riscv64),
+            _ => None,
+        }
+    }
+}
 
 /// A vDSO symbol a C library binds, with the version it binds.
 #[derive(Debug, Clone, Copy)]

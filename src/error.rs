@@ -245,6 +245,7 @@ pub enum Misuse {
     PerThreadNeedsBpf,
     SeccompNotPid,
     SeccompNoDuration,
+    StacksNeedBpf,
 }
 
 /// The library's result type.

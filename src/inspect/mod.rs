@@ -8,9 +8,11 @@ pub mod code_a64;
 pub mod elf;
 pub mod exe;
 pub mod file;
+pub mod identity;
 pub mod image;
 pub mod kernel;
 pub mod maps;
 pub mod process;
+pub mod symbols;
 
 pub use process::Process;

@@ -222,6 +222,24 @@ impl Process {
         self.open_file("exe")
     }
 
+    /// The file a mapping maps, opened while the process lives: through
+    /// /proc/PID/map_files (the mapped file itself, even deleted or in
+    /// another mount namespace; needs CAP_SYS_ADMIN before Linux 6.x
+    /// relaxed it to ptrace access), else the path under /proc/PID/root.
+    /// `None` when neither opens, or the file opened is not the mapped
+    /// inode (replaced since it was mapped).
+    pub fn open_mapped(&self, m: &Mapping) -> Option<File> {
+        use std::os::unix::fs::MetadataExt;
+        // A device is never opened (a tty or FIFO open may block or act).
+        let path = m.path.as_deref().filter(|p| p.starts_with('/') && !p.starts_with("/dev/"))?;
+        let tries = [format!("map_files/{:x}-{:x}", m.start, m.end), format!("root{path}")];
+        tries.iter().find_map(|name| {
+            let file = self.open_file(name).ok()?;
+            let meta = file.metadata().ok()?;
+            (meta.ino() == m.inode && meta.is_file()).then_some(file)
+        })
+    }
+
     /// argv[0] as the process has it now (/proc/PID/cmdline up to its
     /// first NUL: a process may rewrite it, as redis-server does with its
     /// title). `None` when unreadable or empty (a kernel thread, a zombie).

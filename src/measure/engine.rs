@@ -42,6 +42,9 @@ pub struct Plan {
     /// The target is a command started by vdsoctl (`-- CMD`): the only
     /// target the seccomp engine can count.
     pub command: bool,
+    /// Count each call's user stack too (`--stacks`, BPF engine only: no
+    /// fallback to an engine that would drop them).
+    pub stacks: bool,
 }
 
 /// An engine with its targets, counting or about to.
@@ -64,11 +67,17 @@ impl Counting {
     /// back to perf, keeping BPF's refusal as the reason; when both refuse,
     /// the error names both.
     pub fn open(choice: Choice, plan: Plan) -> Result<Opened> {
+        if plan.stacks && matches!(choice, Choice::Perf | Choice::Seccomp) {
+            return Err(Error::Misuse(Misuse::StacksNeedBpf));
+        }
         if choice == Choice::Seccomp {
             // Chosen, not fallen back to: there is no other engine's refusal to tell.
             return Counting::open_seccomp(plan).map(|c| Opened { counting: c, fallback_reason: None });
         }
         let perf_only = plan.native_only || plan.no_split;
+        if plan.stacks && perf_only {
+            return Err(Error::Misuse(Misuse::StacksNeedBpf));
+        }
         if choice == Choice::Perf || (choice == Choice::Auto && perf_only) {
             let reason = (choice == Choice::Auto).then(|| Misuse::PerfOnlyModes.to_string());
             return Ok(Opened { counting: Counting::open_perf(plan)?, fallback_reason: reason });
@@ -84,11 +93,11 @@ impl Counting {
                 errno: None,
             })
         } else {
-            BpfTracer::load(scope, plan.per_thread)
+            BpfTracer::load(scope, plan.per_thread, plan.stacks)
         };
         match loaded {
             Ok(t) => Ok(Opened { counting: Counting::Bpf(t), fallback_reason: None }),
-            Err(e) if choice == Choice::Bpf => Err(e),
+            Err(e) if choice == Choice::Bpf || plan.stacks => Err(e),
             Err(bpf_err) => match Counting::open_perf(plan) {
                 // The reason without its hint: BPF's hints advise `--engine perf`,
                 // which is what runs now (and `check` has no --engine).
@@ -286,6 +295,16 @@ impl Counting {
     pub fn forget(&mut self, gone: impl Fn(i32, u64) -> bool) {
         if let Counting::Bpf(t) = self {
             t.forget(gone);
+        }
+    }
+
+    /// The processes counted so far, (pid, start as `Key::start`), for a
+    /// first look while they live: the BPF engine lists them without
+    /// reading a count; the others report theirs with each snapshot only.
+    pub fn processes(&self) -> Vec<(i32, u64)> {
+        match self {
+            Counting::Bpf(t) => t.processes(),
+            _ => Vec::new(),
         }
     }
 

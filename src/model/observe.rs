@@ -171,7 +171,14 @@ impl Observation {
         exclude: &dyn Fn(i32) -> bool,
     ) -> Observation {
         let delta = later.0.since(earlier.0);
-        let session = Session { target: Target::All, engine, engine_note: None, traces_compat: true, command: None };
+        let session = Session {
+            target: Target::All,
+            engine,
+            engine_note: None,
+            traces_compat: true,
+            command: None,
+            stacks: false,
+        };
         let window = Window {
             tally: &delta,
             elapsed: later.1.saturating_duration_since(earlier.1),
@@ -179,6 +186,7 @@ impl Observation {
             exited: &BTreeMap::new(),
             interrupted: false,
             bounds: None,
+            seen: &Default::default(),
         };
         Observation::of_report(&super::trace::build(&session, &window, None), exclude)
     }

@@ -44,6 +44,11 @@ pub struct TraceReport {
     /// bounds from the start of counting.
     pub interval: Option<Interval>,
     pub findings: Vec<Finding>,
+    /// `--stacks`: calls per process and user stack, busiest first
+    /// (`null` without `--stacks`).
+    pub stacks: Option<Vec<super::stacks::StackRow>>,
+    /// `--stacks`: counted calls whose stack was not kept (`null` without).
+    pub stacks_lost: Option<u64>,
     /// The wall clock when counting started (interval headers show it).
     #[serde(skip)]
     pub wall_start: Option<std::time::SystemTime>,
@@ -65,7 +70,15 @@ pub struct CountRow {
     pub ppid: Option<i32>,
     /// The process's name when it made the calls.
     pub comm: Option<String>,
+    /// Its executable and command line, read at first sight (`null`: it
+    /// exited before it was seen, or could not be read).
+    pub exe: Option<String>,
+    pub cmdline: Option<Vec<String>>,
+    /// The command line was longer than what is kept (4 KiB).
+    pub cmdline_truncated: bool,
     pub syscall: &'static str,
+    #[serde(skip)]
+    pub func: crate::arch::TimeFn,
     /// The ABI the calls were made with (`x86_64`, `i386`, ...).
     pub abi: Abi,
     /// Clock id by name (`CLOCK_TAI`, or its number); `null` for syscalls
@@ -77,6 +90,9 @@ pub struct CountRow {
     pub per_sec: f64,
     /// Whether this syscall is expected (the vDSO never serves it here).
     pub expected: bool,
+    /// What the calls cost the host (`null`: no per-call figure, as for
+    /// 32-bit calls and `other` clocks).
+    pub cost: Option<super::cost::Cost>,
     /// When the process started (`Key::start`, ns since boot; 0: unknown):
     /// tells apart two processes that held the pid in turn.
     #[serde(skip)]
@@ -120,7 +136,14 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         let lived = exited.get(&pid).map_or(elapsed, |at| at.saturating_duration_since(start));
         lived.min(elapsed).as_secs_f64().max(1e-9)
     };
-    let (counts, vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of);
+    let (mut counts, vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of);
+    for r in &mut counts {
+        if let Some(seen) = w.seen.get(r.pid, r.start) {
+            r.exe = seen.identity.exe.clone();
+            r.cmdline = seen.identity.cmdline.clone();
+            r.cmdline_truncated = seen.identity.cmdline_truncated;
+        }
+    }
     // Only the perf engine's --native-only leaves 32-bit calls out.
     let skipped_compat = !session.traces_compat
         && arch::HOST_ABI.and_then(Abi::compat).is_some()
@@ -155,6 +178,8 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         interrupted: w.interrupted,
         interval: w.bounds.map(|(s, e)| Interval { start_ns: s.as_nanos() as u64, end_ns: e.as_nanos() as u64 }),
         findings,
+        stacks: session.stacks.then(|| super::stacks::rows(tally, w.seen)),
+        stacks_lost: session.stacks.then_some(tally.stacks_lost),
         wall_start: Some(wall_start),
     }
 }
@@ -175,12 +200,17 @@ fn rows(
             tid: k.tid,
             ppid: tally.parents.get(&k.pid).copied(),
             comm: k.comm.map(|c| c.to_string()).or_else(|| comm_of(k.pid)),
+            exe: None,
+            cmdline: None,
+            cmdline_truncated: false,
             syscall: k.func.name(),
+            func: k.func,
             abi: k.abi,
             clock: ClockRef::of(k.clock),
             count: *v,
             per_sec: *v as f64 / secs_of(k.pid),
             expected: !vdso_serves_call(k.abi, k.func, k.clock, kernel),
+            cost: None,
             start: k.start,
         })
         .collect();
@@ -451,7 +481,12 @@ mod tests {
             tid: None,
             ppid: None,
             comm: Some(format!("p{pid}")),
+            exe: None,
+            cmdline: None,
+            cmdline_truncated: false,
             syscall: "clock_gettime",
+            func: crate::arch::TimeFn::ClockGettime,
+            cost: None,
             abi: arch::HOST_ABI.unwrap_or(Abi::X86_64),
             clock: Some(ClockRef::Id(1)),
             count: 100,

@@ -56,6 +56,7 @@ impl fmt::Display for Misuse {
             Misuse::PerfOnlyModes => "--native-only and --no-split are perf-engine modes",
             Misuse::PerThreadNeedsBpf => "--per-thread needs the BPF engine (--engine bpf)",
             Misuse::SeccompNotPid => "the seccomp engine counts a command vdsoctl starts, not -p",
+            Misuse::StacksNeedBpf => "--stacks needs the BPF engine (--engine bpf or auto): the perf and seccomp engines keep no stacks",
             Misuse::SeccompNoDuration => "-d cannot cut the seccomp engine off: the command's clock syscalls wait for vdsoctl's answer, so it counts until the command's tree exits (stop it with Ctrl-C)",
         })
     }

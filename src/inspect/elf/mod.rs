@@ -30,6 +30,7 @@ use crate::error::{Error, Result};
 
 mod names;
 mod parser;
+pub mod symtab;
 
 use goblin::container::{Container, Ctx};
 use goblin::elf::{Header, ProgramHeader, SectionHeader, Sym};

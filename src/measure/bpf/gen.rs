@@ -4,7 +4,7 @@
 //! which checks its width against the member's BTF size.
 
 use super::insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
-use super::layout::{self, key, pkey, proc_key, proc_val, pval, Layout, Slot};
+use super::layout::{self, key, pkey, proc_key, proc_val, pval, Layout, Part, Slot};
 use super::{Scope, REFUSED, UNFOLLOWED};
 use crate::arch::{self, Abi};
 use crate::inspect::btf::Field;
@@ -17,7 +17,7 @@ const NOEXIST: i32 = 1;
 const KEY: i16 = -24;
 const VALUE: i16 = -32;
 const SMALL: i16 = -40;
-const PKEY: i16 = -56;
+pub(super) const PKEY: i16 = -56;
 const PVAL: i16 = -88;
 /// Stack slots of the `fork` program: the traced-set key and value, and the
 /// parent's key for its lookup.
@@ -47,6 +47,8 @@ pub(super) struct Generator {
     pub own_tgid: u32,
     /// Divides a start time in ns into /proc's clock ticks.
     pub ns_per_tick: i32,
+    /// `--stacks`: count each call's user stack too ([`super::stacks`]).
+    pub stacks: Option<super::stacks::StackFds>,
 }
 
 /// `*(size *)(base + at + slot) = src`.
@@ -71,13 +73,22 @@ impl Generator {
         }
     }
 
+    /// `dst = *(src + part)`, the load as wide as the member (an array's
+    /// element: 8 bytes); a member of another width is refused.
+    fn part(a: &mut Asm, dst: super::insn::Reg, src: super::insn::Reg, p: Part) -> &mut Asm {
+        match p.width() {
+            Some(size) => Self::member(a, size, dst, src, p.member, p.at),
+            None => a.fail(format!("no load is {} bytes wide (member at offset {})", p.member.size, p.member.offset)),
+        }
+    }
+
     /// `*(u64 *)R0 += 1`.
     fn bump(a: &mut Asm) {
         a.load(Size::Dw, R1, R0, 0).alu_imm(Alu::Add, R1, 1).store(Size::Dw, R0, 0, R1);
     }
 
     /// `stats[slot] += 1`.
-    fn count_stat(&self, a: &mut Asm, slot: u32) {
+    pub(super) fn count_stat(&self, a: &mut Asm, slot: u32) {
         a.store_imm(Size::W, FP, SMALL, slot as i32)
             .load_map(R1, self.maps.stats)
             .mov(R2, FP)
@@ -196,6 +207,7 @@ impl Generator {
             Self::member(a, slot.size, R2, R8, l.comm, slot.size.bytes() * i as u32);
             a.store(slot.size, R6, slot.off, R2);
         }
+        self.count_stack(a);
         self.count_row(a, "row", "dropped");
         // The row map is full: the call stays in the total, marked as
         // having no row.
@@ -209,6 +221,7 @@ impl Generator {
         let native = self.host.clock_syscalls();
         let compat = self.host.compat().map_or(&[][..], Abi::clock_syscalls);
         let mut a = Asm::new();
+        self.keep_ctx(&mut a);
         a.mov(R6, R1).load(Size::Dw, R7, R6, 8);
         // Every other syscall leaves after these compares: the tax on them.
         let mut all: Vec<i64> = native.iter().chain(compat).map(|(_, n)| *n).collect();
@@ -221,9 +234,10 @@ impl Generator {
         a.label("clock").call(Helper::GetCurrentTaskBtf).mov(R9, R0);
         a.load(Size::Dw, R8, R6, 0);
         Self::zero_key(&mut a);
-        Self::member(&mut a, Size::W, R2, R9, l.status, 0).alu_imm(Alu::And, R2, l.compat_bit);
+        // The ABI: the task's compat mark (x86_64 TS_COMPAT, arm64 _TIF_32BIT).
+        Self::part(&mut a, R2, R9, l.compat_flags).alu_imm(Alu::And, R2, l.compat_mask);
         a.jump_imm(Cond::Ne, R2, 0, "compat");
-        Self::member(&mut a, Size::Dw, R3, R8, l.arg0_native, 0);
+        Self::part(&mut a, R3, R8, l.arg0_native);
         for (f, n) in native {
             let word = layout::key_word(layout::ABI_NATIVE, *f);
             a.jump_imm(Cond::Ne, R7, *n as i32, &format!("n{n}")).mov_imm(R4, word).goto("have");
@@ -231,7 +245,7 @@ impl Generator {
         }
         a.goto("out");
         a.label("compat");
-        Self::member(&mut a, Size::Dw, R3, R8, l.arg0_compat, 0);
+        Self::part(&mut a, R3, R8, l.arg0_compat);
         for (f, n) in compat {
             let word = layout::key_word(layout::ABI_COMPAT, *f);
             a.jump_imm(Cond::Ne, R7, *n as i32, &format!("c{n}")).mov_imm(R4, word).goto("have");
@@ -258,6 +272,7 @@ impl Generator {
     /// `tp_btf/emulate_vsyscall(int nr)`: 0 gettimeofday, 1 time, 2 getcpu.
     pub fn vsyscall(&self) -> Result<Vec<u64>, String> {
         let mut a = Asm::new();
+        self.keep_ctx(&mut a);
         a.load(Size::Dw, R7, R1, 0);
         a.call(Helper::GetCurrentTaskBtf).mov(R9, R0);
         Self::zero_key(&mut a);
@@ -335,22 +350,34 @@ mod tests {
             host: Abi::X86_64,
             own_tgid: 4242,
             ns_per_tick: 10_000_000,
+            stacks: None,
         }
     }
 
-    /// Each program over the synthetic x86_64 layout, disassembled, against
+    fn arm64_generator(scope: Scope) -> Generator {
+        Generator { layout: Layout::synthetic_arm64(), host: Abi::Aarch64, ..generator(scope, false) }
+    }
+
+    /// Each program over the synthetic x86_64 and arm64 layouts, disassembled, against
     /// its golden text in fixtures/bpf/ (`VDSOCTL_REGEN_GOLDEN=1` rewrites
     /// them; the diff is the review of a change to the programs).
     #[test]
     fn programs_match_their_golden_disassembly() {
         let trees = generator(Scope::Trees, false);
         let all = generator(Scope::All, true);
+        let stacks = Generator {
+            stacks: Some(super::super::stacks::StackFds { rows: 7, traces: 8 }),
+            ..generator(Scope::Trees, false)
+        };
         let programs = [
             ("sys_enter-trees", trees.sys_enter()),
             ("sys_enter-all-per-thread", all.sys_enter()),
             ("fork-trees", trees.fork()),
             ("fork-all", all.fork()),
             ("vsyscall-trees", trees.vsyscall()),
+            ("arm64-sys_enter-trees", arm64_generator(Scope::Trees).sys_enter()),
+            ("arm64-fork-trees", arm64_generator(Scope::Trees).fork()),
+            ("sys_enter-trees-stacks", stacks.sys_enter()),
         ];
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bpf");
         let mut stale = Vec::new();
@@ -374,11 +401,15 @@ mod tests {
 
     #[test]
     fn a_load_that_does_not_fit_its_member_is_an_error() {
-        // thread_info.status read as 4 bytes: an 8-byte member refuses it.
+        // A compat mark no load is as wide as.
         let mut g = generator(Scope::Trees, false);
-        g.layout.status.size = 8;
+        g.layout.compat_flags.member.size = 2;
         let e = g.sys_enter().unwrap_err();
-        assert_eq!(e, "a 4-byte load at +0 of a 8-byte member (offset 8) does not fit it");
+        assert_eq!(e, "no load is 2 bytes wide (member at offset 8)");
+        // regs[31] read past its end.
+        let mut g = arm64_generator(Scope::Trees);
+        g.layout.arg0_native.at = 248;
+        assert_eq!(g.sys_enter().unwrap_err(), "a 8-byte load at +248 of a 248-byte member (offset 0) does not fit it");
         // A pointer read as half of itself.
         let mut g = generator(Scope::Trees, false);
         g.layout.group_leader.size = 4;

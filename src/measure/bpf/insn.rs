@@ -70,6 +70,8 @@ pub enum Cond {
     /// Unsigned `>`.
     Gt = 0x20,
     Ne = 0x50,
+    /// Signed `<`.
+    Slt = 0xc0,
 }
 
 /// Kernel helper functions by their stable ids (`enum bpf_func_id`).
@@ -78,6 +80,7 @@ pub enum Helper {
     MapLookupElem = 1,
     MapUpdateElem = 2,
     GetCurrentPidTgid = 14,
+    GetStackid = 27,
     GetCurrentTaskBtf = 158,
 }
 

@@ -7,9 +7,11 @@
 //! fixed cost, no RCU grace period at exit.
 //!
 //! Programs:
-//! - `sys_enter`: the clock syscalls of both ABIs. The ABI is the task's
-//!   `thread_info.status & TS_COMPAT` (exact, also for `int 0x80` from
-//!   64-bit code); the clock id comes from the ABI's first-argument register.
+//! - `sys_enter`: the clock syscalls of both ABIs, by the tracepoint's `id`.
+//!   The ABI is the task's compat mark (`arch::SyscallEntry`: x86_64
+//!   `thread_info.status & TS_COMPAT`, exact also for `int 0x80` from
+//!   64-bit code; arm64 `thread_info.flags & _TIF_32BIT`); the clock id
+//!   comes from the ABI's first-argument register (`di`/`bx`, `regs[0]`).
 //!   Rows carry the process name (its group leader's comm) at the time of
 //!   Clock ids outside 0..16 (the kernel's `MAX_CLOCKS`: CPU clocks of other
 //!   tasks, fd clocks, invalid ids) fold into one `other` row per process and function, so a
@@ -22,7 +24,7 @@
 //! - `sched_process_fork`: a traced tree's new processes join the traced
 //!   set with their root and parent (`-a`: every new process's parent, in an
 //!   LRU map, for the ppid column of short-lived processes).
-//! - `vsyscall:emulate_vsyscall` (x86_64): calls into the legacy page,
+//! - `vsyscall:emulate_vsyscall` (x86_64 only): calls into the legacy page,
 //!   which fire no syscall tracepoint.
 //!
 //! Bounds: `MAX_ROWS` count rows, `MAX_PROCS` traced processes and
@@ -40,6 +42,7 @@ pub mod disasm;
 mod gen;
 pub mod insn;
 mod layout;
+mod stacks;
 mod verifier;
 
 use crate::arch::{self, Abi};
@@ -83,6 +86,8 @@ struct Maps {
     procs: sys::Map,
     totals: sys::Map,
     stats: sys::Map,
+    /// `--stacks`.
+    stacks: Option<stacks::StackMaps>,
 }
 
 /// Loaded programs, attached or not, and the maps they count into.
@@ -96,14 +101,11 @@ pub struct BpfTracer {
 
 impl BpfTracer {
     /// Create the maps and load the programs for `scope` (nothing counts
-    /// until `attach`). Rows are per thread with `per_thread`.
-    pub fn load(scope: Scope, per_thread: bool) -> Result<BpfTracer> {
-        let host = arch::HOST_ABI.ok_or_else(|| Error::Facility {
-            errno: None,
-            what: "`trace` does not know this architecture's syscall numbers".into(),
-            hint: "run on x86_64".into(),
-        })?;
-        let layout = Layout::read()?;
+    /// until `attach`). Rows are per thread with `per_thread`; with
+    /// `with_stacks` each call's user stack is counted too.
+    pub fn load(scope: Scope, per_thread: bool, with_stacks: bool) -> Result<BpfTracer> {
+        let (host, entry) = kernel_entry()?;
+        let layout = Layout::read(entry)?;
         let map = |spec: sys::MapSpec<'_>| sys::map_create(&spec).map_err(|e| refused("create a BPF map", e));
         let maps = Maps {
             counts: map(sys::MapSpec {
@@ -134,10 +136,11 @@ impl BpfTracer {
                 map_type: MAP_PERCPU_ARRAY,
                 key_size: 4,
                 value_size: 8,
-                max_entries: 2,
+                max_entries: 3,
                 flags: 0,
                 name: "vdsoctl_stats",
             })?,
+            stacks: if with_stacks { Some(stacks::StackMaps::create(map)?) } else { None },
         };
         let own_tgid = std::process::id();
         let fds = MapFds {
@@ -154,6 +157,7 @@ impl BpfTracer {
             host,
             own_tgid,
             ns_per_tick: crate::inspect::process::ns_per_tick() as i32,
+            stacks: maps.stacks.as_ref().map(stacks::StackMaps::fds),
         };
         let mut progs = vec![
             load_prog("vdsoctl_enter", layout.sys_enter, gen.sys_enter())?,
@@ -247,15 +251,18 @@ impl BpfTracer {
             pprev = Some(pkey);
         }
         let mut stats = vec![0u8; self.maps.stats.value_size()];
-        for (slot, field) in [(REFUSED, 0), (UNFOLLOWED, 1)] {
+        for slot in [REFUSED, UNFOLLOWED, stacks::STACK_LOST] {
             if self.maps.stats.lookup(&slot.to_ne_bytes(), &mut stats).map_err(read_err)? {
                 let n = sum_per_cpu(&stats);
-                if field == 0 {
-                    tally.lost_records += n;
-                } else {
-                    tally.unfollowed += n;
+                match slot {
+                    REFUSED => tally.lost_records += n,
+                    UNFOLLOWED => tally.unfollowed += n,
+                    _ => tally.stacks_lost += n,
                 }
             }
+        }
+        if let Some(stacks) = &self.maps.stacks {
+            stacks.read(&mut tally).map_err(read_err)?;
         }
         // Parents of the processes seen (the traced set or, for -a, forks).
         let pids: Vec<i32> = tally.counts.keys().map(|k| k.pid).chain(tally.vsyscall.keys().map(|k| k.0)).collect();
@@ -274,6 +281,23 @@ impl BpfTracer {
             }
         }
         Ok(tally)
+    }
+
+    /// The processes counted so far, as (tgid, start): the keys of the
+    /// process entries (no values are read).
+    pub fn processes(&self) -> Vec<(i32, u64)> {
+        let mut out = Vec::new();
+        let mut key = [0u8; pkey::SIZE];
+        let mut prev: Option<[u8; pkey::SIZE]> = None;
+        for _ in 0..=MAX_PROCS {
+            match self.maps.totals.next_key(prev.as_ref().map(|k| &k[..]), &mut key) {
+                Ok(true) => {}
+                _ => break,
+            }
+            out.push((pkey::TGID.get(&key) as u32 as i32, pkey::START.get(&key)));
+            prev = Some(key);
+        }
+        out
     }
 
     /// Delete the rows, process entries (and traced-set entries) of the
@@ -326,6 +350,21 @@ impl BpfTracer {
         let key = Key { pid: tgid, tid: (tid != 0).then_some(tid), abi, func, clock, comm: None, start };
         *tally.counts.entry(key).or_default() += n;
     }
+}
+
+/// The running kernel's ABI and syscall entry (from `uname -m`, not from
+/// the build: the programs run in the kernel), where the engine knows it.
+fn kernel_entry() -> Result<(Abi, arch::SyscallEntry)> {
+    let machine = crate::inspect::kernel::machine();
+    let host = crate::inspect::kernel::abi();
+    host.and_then(|abi| Some((abi, abi.syscall_entry()?))).ok_or_else(|| Error::Facility {
+        errno: None,
+        what: format!(
+            "the BPF engine does not know the syscall entry of this architecture ({})",
+            machine.as_deref().unwrap_or("unknown")
+        ),
+        hint: Hint::BpfUsePerf,
+    })
 }
 
 fn sum_per_cpu(value: &[u8]) -> u64 {

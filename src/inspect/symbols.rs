@@ -1,0 +1,230 @@
+//! Naming the code at a user-space address of a process: which object
+//! (executable, library, `[vdso]`, anonymous memory), which function and how
+//! far into it, through the process's mappings (`proc(5)`, /proc/PID/maps)
+//! and the object's ELF symbols ([`elf::symtab`]: `.symtab`, `.dynsym`,
+//! MiniDebugInfo). `trace --sites` names call sites with it, `--stacks` the
+//! frames of a stack.
+//!
+//! A process's mappings are gone once it exits, so they are taken while it
+//! lives: [`Snapshot::of`] keeps its executable mappings and opens each
+//! mapped file once (kept in [`Objects`], by device and inode, so a library
+//! a hundred processes map is opened and parsed once); the `[vdso]` image is
+//! read from its memory then. [`Snapshot::resolve`] can run later, after the
+//! process exited, and parses an object at its first use.
+
+use crate::error::Result;
+use crate::inspect::elf::symtab::{object_symbols, ObjectSymbols};
+use crate::inspect::maps::Mapping;
+use crate::inspect::Process;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::fs::File;
+use std::sync::Arc;
+
+/// The `[vdso]` image read at most (a vDSO is 8 KiB; a page or two more is slack).
+const MAX_VDSO: u64 = 64 << 10;
+
+/// What kind of memory an address lies in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrameKind {
+    /// A mapped file: the executable or a library.
+    Object,
+    /// The kernel's `[vdso]`.
+    Vdso,
+    /// The legacy `[vsyscall]` page (x86_64).
+    Vsyscall,
+    /// Executable memory no file backs: JIT code, a trampoline, shellcode.
+    Anonymous,
+    /// No executable mapping holds it (or the mappings were not read).
+    Unmapped,
+}
+
+/// One address, named.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Frame {
+    pub address: u64,
+    pub kind: FrameKind,
+    /// The object's path, `[vdso]`, `[vsyscall]`, or an anonymous mapping's
+    /// name (`[anon:...]`, `[heap]`, `[stack]`); `None` for plain anonymous
+    /// memory and unmapped addresses.
+    pub object: Option<String>,
+    /// The function holding the address, when a symbol table names it.
+    pub symbol: Option<String>,
+    /// From the function's start with a symbol; without one, the address as
+    /// the object's ELF has it (what `addr2line -e`, `objdump -d` and `nm`
+    /// take); in anonymous memory, from the mapping's start.
+    pub offset: u64,
+    /// The object's GNU build-id (hex), to find its debug symbols by.
+    pub build_id: Option<String>,
+    /// The object is the process's executable.
+    pub program: bool,
+}
+
+impl Frame {
+    /// An address no mapping of the snapshot holds.
+    pub fn unmapped(address: u64) -> Frame {
+        Frame {
+            address,
+            kind: FrameKind::Unmapped,
+            object: None,
+            symbol: None,
+            offset: address,
+            build_id: None,
+            program: false,
+        }
+    }
+
+    /// The object's file name without its directory (`libc.so.6`).
+    pub fn object_name(&self) -> Option<&str> {
+        let o = self.object.as_deref()?;
+        Some(o.rsplit('/').next().unwrap_or(o))
+    }
+}
+
+/// Which parsed object a mapping maps: the file's device and inode.
+type ObjectId = (String, u64);
+
+/// Mapped files, opened while their processes lived and parsed at first use.
+#[derive(Debug, Default)]
+pub struct Objects {
+    files: HashMap<ObjectId, Entry>,
+}
+
+#[derive(Debug)]
+enum Entry {
+    /// Opened, not parsed yet.
+    Open(File),
+    /// Parsed (`None`: could not be opened or is not ELF).
+    Parsed(Option<Arc<ObjectSymbols>>),
+}
+
+impl Objects {
+    /// The parsed symbols of an object, parsing it on first use.
+    fn symbols(&mut self, id: &ObjectId) -> Option<Arc<ObjectSymbols>> {
+        let entry = self.files.get_mut(id)?;
+        if let Entry::Open(file) = entry {
+            *entry = Entry::Parsed(object_symbols(file).ok().map(Arc::new));
+        }
+        match entry {
+            Entry::Parsed(p) => p.clone(),
+            Entry::Open(_) => None,
+        }
+    }
+
+    /// How many objects are held.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+}
+
+/// One executable mapping of a snapshot.
+#[derive(Debug, Clone)]
+struct Region {
+    start: u64,
+    end: u64,
+    file_offset: u64,
+    name: Option<String>,
+    kind: FrameKind,
+    object: Option<ObjectId>,
+    program: bool,
+}
+
+/// A process's executable mappings, taken while it lived.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub pid: i32,
+    regions: Vec<Region>,
+    vdso: Option<Arc<ObjectSymbols>>,
+}
+
+impl Snapshot {
+    /// Take `pid`'s executable mappings now, opening each mapped file not
+    /// yet in `objects`.
+    pub fn of(pid: i32, objects: &mut Objects) -> Result<Snapshot> {
+        let process = Process::open(Some(pid))?;
+        let maps = process.maps()?;
+        Ok(Snapshot::from_maps(&process, &maps, objects))
+    }
+
+    /// A snapshot of `process` from maps already read.
+    pub fn from_maps(process: &Process, maps: &[Mapping], objects: &mut Objects) -> Snapshot {
+        use std::os::unix::fs::MetadataExt;
+        let exe = process.exe_file().ok().and_then(|f| f.metadata().ok()).map(|m| m.ino());
+        let mut regions = Vec::new();
+        let mut vdso = None;
+        for m in maps.iter().filter(|m| m.executable()) {
+            let (kind, object) = match m.path.as_deref() {
+                Some("[vdso]") => {
+                    let bytes = process.read_mem(m.start, m.size().min(MAX_VDSO)).ok();
+                    vdso = bytes.and_then(|b| object_symbols(&b[..]).ok()).map(Arc::new);
+                    (FrameKind::Vdso, None)
+                }
+                Some("[vsyscall]") => (FrameKind::Vsyscall, None),
+                Some(p) if p.starts_with('/') && m.inode != 0 => {
+                    let id = (m.dev.clone(), m.inode);
+                    if !objects.files.contains_key(&id) {
+                        let entry = match process.open_mapped(m) {
+                            Some(f) => Entry::Open(f),
+                            None => Entry::Parsed(None),
+                        };
+                        objects.files.insert(id.clone(), entry);
+                    }
+                    (FrameKind::Object, Some(id))
+                }
+                _ => (FrameKind::Anonymous, None),
+            };
+            regions.push(Region {
+                start: m.start,
+                end: m.end,
+                file_offset: m.offset,
+                name: m.path.clone(),
+                kind,
+                program: kind == FrameKind::Object && exe == Some(m.inode),
+                object,
+            });
+        }
+        Snapshot { pid: process.pid(), regions, vdso }
+    }
+
+    /// Name `address`: its mapping, and the function in the mapped object.
+    pub fn resolve(&self, address: u64, objects: &mut Objects) -> Frame {
+        let Some(r) = self.regions.iter().find(|r| (r.start..r.end).contains(&address)) else {
+            return Frame::unmapped(address);
+        };
+        let mut frame = Frame {
+            address,
+            kind: r.kind,
+            object: r.name.clone(),
+            symbol: None,
+            offset: address - r.start,
+            build_id: None,
+            program: r.program,
+        };
+        let symbols = match r.kind {
+            FrameKind::Vdso => self.vdso.clone(),
+            FrameKind::Object => r.object.as_ref().and_then(|id| objects.symbols(id)),
+            _ => None,
+        };
+        let Some(symbols) = symbols else { return frame };
+        // Address → file offset (through the mapping) → ELF address (through
+        // the object's load segments).
+        let in_file = address - r.start + r.file_offset;
+        frame.build_id = symbols.build_id.clone();
+        let Some(vaddr) = symbols.vaddr_of_offset(in_file) else { return frame };
+        frame.offset = vaddr;
+        if let Some((f, off)) = symbols.function_at(vaddr) {
+            frame.symbol = Some(f.name.clone());
+            frame.offset = off;
+        }
+        frame
+    }
+}
+
+#[cfg(test)]
+mod tests;
