@@ -587,7 +587,8 @@ fn arm(
     duration: Option<Duration>,
     tx: &mpsc::Sender<Event>,
 ) -> Result<Armed> {
-    let host = arch::HOST_ABI.unwrap_or(Abi::X86_64);
+    // A process whose ABI is unknown is taken as the kernel's own.
+    let host = crate::inspect::kernel::abi().or(arch::HOST_ABI).unwrap_or(Abi::X86_64);
     let start;
     let mut child_fd = None;
     let mut tree = spawn::TreeGuard::default();

@@ -93,13 +93,20 @@ mod tests {
     fn a_process_seen_alive_is_named_after_it_exits() {
         let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
         let pid = child.id() as i32;
-        // Until its exec the child runs this test's executable: wait for `sleep`.
-        while !std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|p| p.ends_with("sleep")) {
+        // Until its exec the child runs this test's executable, and its exe
+        // link names `sleep` before the exec has mapped sleep's code or set
+        // its argv: wait for both (the argv last).
+        let code = loop {
+            let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+            let maps = crate::inspect::maps::parse(&text).unwrap();
+            let code =
+                maps.into_iter().find(|m| m.executable() && m.path.as_deref().is_some_and(|p| p.ends_with("/sleep")));
+            let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if code.is_some() && argv == b"sleep\x0030\x00" {
+                break code;
+            }
             std::thread::sleep(Duration::from_millis(1));
-        }
-        let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
-        let maps = crate::inspect::maps::parse(&text).unwrap();
-        let code = maps.iter().find(|m| m.executable() && m.path.as_deref().is_some_and(|p| p.ends_with("sleep")));
+        };
         let mut seen = Sightings::new(true);
         seen.look([(pid, 0)]);
         child.kill().unwrap();

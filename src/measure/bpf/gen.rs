@@ -375,9 +375,9 @@ mod tests {
             ("fork-trees", trees.fork()),
             ("fork-all", all.fork()),
             ("vsyscall-trees", trees.vsyscall()),
-            ("sys_enter-trees-stacks", stacks.sys_enter()),
             ("arm64-sys_enter-trees", arm64_generator(Scope::Trees).sys_enter()),
             ("arm64-fork-trees", arm64_generator(Scope::Trees).fork()),
+            ("sys_enter-trees-stacks", stacks.sys_enter()),
         ];
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bpf");
         let mut stale = Vec::new();
