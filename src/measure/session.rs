@@ -456,7 +456,7 @@ impl<'r> Waiting<'r> {
     /// How long to sleep for the next event, at most until the next thing due.
     fn wait(&self, now: Instant, counting: &Counting) -> Duration {
         let mut wait = if counting.needs_pump() { PUMP } else { Duration::from_secs(3600) };
-        if self.req.sight && counting.kind() == Kind::Bpf {
+        if self.req.sight {
             wait = wait.min(SIGHT);
         }
         if self.command_done.is_some() {
