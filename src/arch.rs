@@ -225,6 +225,22 @@ pub enum TimeFn {
 }
 
 impl TimeFn {
+    /// Every function, in the order of the enum.
+    pub const ALL: [TimeFn; 7] = [
+        TimeFn::ClockGettime,
+        TimeFn::ClockGettime64,
+        TimeFn::Gettimeofday,
+        TimeFn::Time,
+        TimeFn::ClockGetres,
+        TimeFn::ClockGetresTime64,
+        TimeFn::Getcpu,
+    ];
+
+    /// The function of a C name (`clock_gettime`).
+    pub fn from_name(name: &str) -> Option<TimeFn> {
+        TimeFn::ALL.into_iter().find(|f| f.name() == name)
+    }
+
     /// The C name of the function / syscall.
     pub fn name(self) -> &'static str {
         match self {
@@ -324,6 +340,15 @@ impl Abi {
             Abi::Arm => (machine::ARM, false),
             Abi::Riscv64 => (machine::RISCV, true),
         }
+    }
+
+    /// Whether this ABI's vDSO is meant to offer `f` ([`VDSO_ABIS`], from
+    /// the kernel's `vdso.lds.S`): arm64's has no `time` and no `getcpu`
+    /// by design, so a C library serves them otherwise (time() through
+    /// clock_gettime, getcpu as a syscall) and that is no finding.
+    pub fn vdso_offers(self, f: TimeFn) -> bool {
+        let (machine, is_64) = self.elf();
+        vdso_symbol(machine, is_64, f).is_some()
     }
 
     /// The 64-bit ABI whose vDSO table answers for this one: the compat vDSO
@@ -740,7 +765,9 @@ pub fn auxv_name(key: u64) -> Option<&'static str> {
 
 /// Bit names of AT_HWCAP / AT_HWCAP2 for a machine, index = bit number.
 /// x86 AT_HWCAP is CPUID(1).EDX; AT_HWCAP2 is `arch/x86/include/uapi/asm/hwcap2.h`;
-/// arm64 from `arch/arm64/include/uapi/asm/hwcap.h`.
+/// arm64 from `arch/arm64/include/uapi/asm/hwcap.h`; 32-bit ARM (native, or
+/// an AArch32 task on arm64) from `arch/arm/include/uapi/asm/hwcap.h`, as
+/// /proc/cpuinfo names them.
 pub fn hwcap_bits(machine: u16, which: u8) -> &'static [&'static str] {
     match (machine, which) {
         (machine::X86_64 | machine::I386, 1) => &[
@@ -788,6 +815,37 @@ pub fn hwcap_bits(machine: u16, which: u8) -> &'static [&'static str] {
             "sme_fa64",
             "wfxt",
         ],
+        (machine::ARM, 1) => &[
+            "swp",
+            "half",
+            "thumb",
+            "26bit",
+            "fastmult",
+            "fpa",
+            "vfp",
+            "edsp",
+            "java",
+            "iwmmxt",
+            "crunch",
+            "thumbee",
+            "neon",
+            "vfpv3",
+            "vfpv3d16",
+            "tls",
+            "vfpv4",
+            "idiva",
+            "idivt",
+            "vfpd32",
+            "lpae",
+            "evtstrm",
+            "fphp",
+            "asimdhp",
+            "asimddp",
+            "asimdfhm",
+            "asimdbf16",
+            "i8mm",
+        ],
+        (machine::ARM, 2) => &["aes", "pmull", "sha1", "sha2", "crc32", "sb", "ssbs"],
         _ => &[],
     }
 }

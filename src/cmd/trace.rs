@@ -138,7 +138,7 @@ impl TraceReport {
     /// A row per count, [vsyscall] emulation and unattributed total.
     fn table(&self, out: &Output) -> crate::render::table::Table {
         let per_thread = self.counts.iter().any(|r| r.tid.is_some());
-        let mut header = vec!["PID", "PPID", "COMM", "SYSCALL", "CLOCK", "COUNT", "PER SEC", "CPU"];
+        let mut header = vec!["PID", "PPID", "COMM", "SYSCALL", "CLOCK", "COUNT", "PER SEC"];
         if per_thread {
             header.insert(1, "TID");
         }
@@ -161,7 +161,6 @@ impl TraceReport {
                 ),
                 thousands(r.count),
                 per_sec_text(r.per_sec),
-                r.cost.map_or_else(|| "-".into(), |c| core_text(c.core_percent)),
             ];
             if per_thread {
                 row.insert(1, dash(r.tid));
@@ -177,7 +176,6 @@ impl TraceReport {
                 "-".into(),
                 thousands(v.count),
                 per_sec_text(v.per_sec),
-                "-".into(),
             ];
             if per_thread {
                 row.insert(1, "-".into());
@@ -192,7 +190,6 @@ impl TraceReport {
                 "(unattributed)".into(),
                 "-".into(),
                 thousands(u.count),
-                "-".into(),
                 "-".into(),
             ];
             if per_thread {
@@ -213,12 +210,11 @@ impl TraceReport {
             if !said.insert((r.pid, r.start)) {
                 continue;
             }
-            let cpu: Option<u64> = self
-                .counts
-                .iter()
-                .filter(|o| (o.pid, o.start) == (r.pid, r.start))
-                .map(|o| o.cost.map(|c| c.cpu_ns))
-                .sum();
+            let costs: Vec<_> =
+                self.counts.iter().filter(|o| (o.pid, o.start) == (r.pid, r.start)).filter_map(|o| o.cost).collect();
+            let cpu = (!costs.is_empty()).then(|| {
+                (costs.iter().map(|c| c.cpu_ns).sum::<u64>(), costs.iter().map(|c| c.core_percent).sum::<f64>())
+            });
             let mut parts = Vec::new();
             if let Some(exe) = &r.exe {
                 parts.push(out.text(exe).into_owned());
@@ -227,8 +223,9 @@ impl TraceReport {
                 let line = cut(&crate::render::shell_words(argv), CMDLINE_SHOWN, r.cmdline_truncated);
                 parts.push(format!("`{}`", out.text(&line)));
             }
-            if let Some(ns) = cpu {
-                parts.push(format!("its calls ~{} of CPU", crate::render::duration_text(Duration::from_nanos(ns))));
+            if let Some((ns, share)) = cpu {
+                let time = crate::render::duration_text(Duration::from_nanos(ns));
+                parts.push(format!("its calls ~{time} of CPU ({} of a core)", core_text(share)));
             }
             if !parts.is_empty() {
                 s += &format!("  pid {}: {}\n", r.pid, parts.join(", "));

@@ -298,13 +298,14 @@ impl Counting {
         }
     }
 
-    /// The processes counted so far, (pid, start as `Key::start`), for a
-    /// first look while they live: the BPF engine lists them without
-    /// reading a count; the others report theirs with each snapshot only.
+    /// The processes counted so far, (pid, start as `Key::start`; 0 for the
+    /// perf engine, which keeps none), for a first look while they live.
+    /// Cheap: no count is read.
     pub fn processes(&self) -> Vec<(i32, u64)> {
         match self {
             Counting::Bpf(t) => t.processes(),
-            _ => Vec::new(),
+            Counting::Perf(t) => t.pids().into_iter().map(|p| (p, 0)).collect(),
+            Counting::Seccomp(t) => t.snapshot().counts.keys().map(|k| (k.pid, k.start)).collect(),
         }
     }
 

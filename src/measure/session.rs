@@ -456,7 +456,7 @@ impl<'r> Waiting<'r> {
     /// How long to sleep for the next event, at most until the next thing due.
     fn wait(&self, now: Instant, counting: &Counting) -> Duration {
         let mut wait = if counting.needs_pump() { PUMP } else { Duration::from_secs(3600) };
-        if self.req.sight && counting.kind() == Kind::Bpf {
+        if self.req.sight {
             wait = wait.min(SIGHT);
         }
         if self.command_done.is_some() {
@@ -587,7 +587,8 @@ fn arm(
     duration: Option<Duration>,
     tx: &mpsc::Sender<Event>,
 ) -> Result<Armed> {
-    let host = arch::HOST_ABI.unwrap_or(Abi::X86_64);
+    // A process whose ABI is unknown is taken as the kernel's own.
+    let host = crate::inspect::kernel::abi().or(arch::HOST_ABI).unwrap_or(Abi::X86_64);
     let start;
     let mut child_fd = None;
     let mut tree = spawn::TreeGuard::default();

@@ -664,6 +664,12 @@ impl Tracer {
     }
 
     /// The comm seen for `pid`, if any.
+    /// The processes seen so far: those attached, and those whose records
+    /// were decoded (their ABI known).
+    pub fn pids(&self) -> Vec<i32> {
+        self.abis.keys().copied().collect()
+    }
+
     pub fn comm(&self, pid: i32) -> Option<&str> {
         self.comms.get(&pid).and_then(|c| c.as_deref())
     }

@@ -4,7 +4,7 @@
 //! `check` and `serve` read it.
 
 use super::{vdso_serves_call, ClockRef, Finding, Status};
-use crate::arch::{self, Abi};
+use crate::arch::{self, Abi, TimeFn};
 use crate::measure::engine::Kind;
 use crate::measure::session::{Session, Window};
 use crate::measure::trace::Tally;
@@ -433,7 +433,8 @@ fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRo
     let top = rows[0].per_sec;
     // The rate the threshold compares: each process's own.
     let rate = rate_number(if rows.len() == 1 { top } else { total }, fail_over);
-    let abi_note = if Some(abi) == arch::HOST_ABI { String::new() } else { format!(", {} ABI", abi.name()) };
+    // A 32-bit ABI on a 64-bit kernel is named; the kernel's own is not.
+    let abi_note = if abi.native() == abi { String::new() } else { format!(", {} ABI", abi.name()) };
     // Per-thread rows name their thread.
     let who = |r: &CountRow| match r.tid {
         Some(t) => format!("{} thread {t}", who(r.pid, &r.comm)),
@@ -462,11 +463,15 @@ fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRo
             format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if has_clock { "clock id" } else { "call" }, gate(top, fail_over)),
             Some("look for a raw syscall(), a libc or runtime that routes it to the kernel, or a clocksource without a vDSO mode (`vdsoctl check`)".into()),
         ),
-        Verdict::Expected => Finding::new(
-            Status::Info,
-            format!("{what}: {rate} syscalls/s from {from} — expected: the vDSO never serves this {}", if has_clock { "clock id (CPU-time, alarm and fd clocks always enter the kernel)" } else { "call here" }),
-            None,
-        ),
+        Verdict::Expected => {
+            let offered = TimeFn::from_name(syscall).is_none_or(|f| abi.vdso_offers(f));
+            let why = match (offered, has_clock) {
+                (false, _) => format!("the {} vDSO has no {syscall}, by design", abi.name()),
+                (true, true) => "the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)".into(),
+                (true, false) => "the vDSO never serves this call here".into(),
+            };
+            Finding::new(Status::Info, format!("{what}: {rate} syscalls/s from {from} — expected: {why}"), None)
+        }
     }
 }
 
@@ -537,5 +542,24 @@ mod tests {
         );
         assert_eq!(f[1].severity, Status::Warn);
         assert!(f[1].message.contains("from 500 processes (pid 500 (p500) 500/s"), "{f:#?}");
+    }
+
+    /// An expected syscall says why: a function the ABI's vDSO lacks by
+    /// design (AArch32's clock_getres_time64), or a clock it never serves.
+    #[test]
+    fn expected_rows_say_why() {
+        let t = Tally::default();
+        let judging = Judging { compat: true, fail_over: None, engine: Kind::Bpf };
+        let arm = CountRow { syscall: "clock_getres_time64", abi: Abi::Arm, expected: true, ..bypass_row(7, 9.0) };
+        let f = findings(&[arm], &[], &[], &t, 1.0, judging);
+        assert_eq!(f[0].severity, Status::Info);
+        assert!(
+            f[0].message
+                .ends_with("from pid 7 (p7), arm ABI — expected: the arm vDSO has no clock_getres_time64, by design"),
+            "{f:#?}"
+        );
+        let cpu = CountRow { abi: Abi::Aarch64, clock: Some(ClockRef::Id(2)), expected: true, ..bypass_row(8, 9.0) };
+        let f = findings(&[cpu], &[], &[], &t, 1.0, judging);
+        assert!(f[0].message.ends_with("from pid 8 (p8) — expected: the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)"), "{f:#?}");
     }
 }

@@ -580,11 +580,14 @@ struct StackRow {
 
 /// A frame as `--stacks` names it (the resolver's object, symbol, offset).
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct StackFrame {
     address: String,
+    kind: String,
     object: Option<String>,
     symbol: Option<String>,
-    offset: Option<String>,
+    offset: String,
+    build_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -704,9 +707,9 @@ fn trace_stacks_exe_cmdline_and_cost() {
     let comm: String = std::path::Path::new(bin).file_name().unwrap().to_str().unwrap().chars().take(15).collect();
     assert_eq!((s.pid, s.comm.as_deref(), s.count, s.cut.as_deref()), (row.pid, Some(&comm[..]), 500, None));
     // Innermost first: the syscall's return address is in the program.
-    assert!(s.frames.len() >= 4, "{s:?}");
-    assert_eq!(s.frames[0].object.as_deref(), Some(bin));
-    assert!(s.frames.iter().all(|f| f.address.starts_with("0x")), "{s:?}");
-    assert!(s.frames.iter().all(|f| f.offset.as_ref().is_some_and(|o| o.starts_with("0x"))), "{s:?}");
-    assert!(s.frames.iter().all(|f| f.symbol.as_ref().is_none_or(|n| !n.is_empty())), "{s:?}");
+    let names: Vec<Option<&str>> = s.frames.iter().take(4).map(|f| f.symbol.as_deref()).collect();
+    assert_eq!(names, [Some("inner"), Some("middle"), Some("outer"), Some("main")], "{s:?}");
+    assert_eq!((s.frames[0].object.as_deref(), s.frames[0].kind.as_str()), (Some(bin), "object"));
+    assert!(s.frames.iter().all(|f| f.address.starts_with("0x") && f.offset.starts_with("0x")), "{s:?}");
+    assert!(s.frames.iter().all(|f| f.build_id.as_ref().is_none_or(|b| b.len() >= 16)), "{s:?}");
 }

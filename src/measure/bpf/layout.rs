@@ -246,9 +246,10 @@ impl Layout {
         }
     }
 
-    /// A layout shaped like arm64's (Debian's 6.1 cloud kernel): `regs[31]`
-    /// at the start of `pt_regs`, the 8-byte `thread_info.flags` first in
-    /// `task_struct` with `_TIF_32BIT`, no vsyscall page.
+    /// A layout shaped like arm64's: `regs[31]` at the start of `pt_regs`
+    /// and the 8-byte `thread_info.flags` first in `task_struct` (as on
+    /// every arm64 kernel), `_TIF_32BIT`, no vsyscall page; the other
+    /// `task_struct` offsets are illustrative.
     #[cfg(test)]
     pub fn synthetic_arm64() -> Layout {
         let f = |offset, size| Field { offset, size, array: false };
