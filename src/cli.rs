@@ -145,6 +145,13 @@ pub struct TraceArgs {
     #[arg(long)]
     pub per_thread: bool,
 
+    /// Split each row by call site: the syscall instruction and the return address at the stack
+    /// pointer, named (object, function, offset; build-id without symbols) and classified — the
+    /// vDSO's own fallback, libc's syscall() and its caller, the program's inline syscall, the Go
+    /// runtime, JIT code — with the fix for each (BPF engine, or seccomp for -- CMD).
+    #[arg(long)]
+    pub sites: bool,
+
     /// Perf engine: skip the 32-bit (compat) samplers (~190 ns less per syscall of the target
     /// here, but a 32-bit program the target runs goes uncounted).
     #[arg(long)]

@@ -94,6 +94,8 @@ pub struct Session {
     pub traces_compat: bool,
     /// `-- CMD`: the command and how it ended (set when the session ends).
     pub command: Option<CommandInfo>,
+    /// Rows are split by call site (`--sites`).
+    pub sites: bool,
 }
 
 /// One window of counts: an interval, or the whole trace.
@@ -223,6 +225,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         engine_note,
         traces_compat: counting.traces_compat(),
         command: None,
+        sites: req.plan.sites,
     };
     let targets = match &session.target {
         Target::Pids(p) => p.len(),

@@ -11,6 +11,7 @@ pub mod host;
 pub mod image;
 pub mod observe;
 pub mod policy;
+pub mod site;
 pub mod trace;
 pub mod vsyscall;
 pub use policy::vdso_serves_call;

@@ -171,7 +171,14 @@ impl Observation {
         exclude: &dyn Fn(i32) -> bool,
     ) -> Observation {
         let delta = later.0.since(earlier.0);
-        let session = Session { target: Target::All, engine, engine_note: None, traces_compat: true, command: None };
+        let session = Session {
+            target: Target::All,
+            engine,
+            engine_note: None,
+            traces_compat: true,
+            command: None,
+            sites: false,
+        };
         let window = Window {
             tally: &delta,
             elapsed: later.1.saturating_duration_since(earlier.1),
