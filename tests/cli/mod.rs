@@ -14,5 +14,6 @@ mod races;
 mod readme;
 mod seccomp;
 mod serve;
+mod sites;
 mod trace;
 mod ux;
