@@ -19,8 +19,13 @@
 #   vdso-only          50,000,000 libc clock_gettime (budget ≤ ×1.02 of bare)
 #   other syscalls     1,000,000 getppid: what the filter adds to a syscall it passes
 # Budget: cost per notified call ≤ 0.5 × strace's.
+# Call sites (issue 21): `trace --sites` against the default trace, BPF
+# engine, same rounds, interleaved, on 1,000,000 raw clock_gettime syscalls
+# made through libc's syscall() (the site map's lookup, the registers and
+# the stack word read per call): the per-syscall cost of the traced
+# program with --sites ≤ 1.10 × with the default trace.
 # Needs root (the privileged engines), gcc, strace, perf (linux-perf).
-# Usage: scripts/bench-trace.sh [RUNS] [--seccomp-only]
+# Usage: scripts/bench-trace.sh [RUNS] [--seccomp-only | --sites-only]
 set -euo pipefail
 RUNS=${1:-7}
 ONLY=${2:-}
@@ -96,6 +101,26 @@ seccomp_part() {
     b=$(median <"$WORK/s.notified.bare"); v=$(median <"$WORK/s.notified.vdsoctl-seccomp"); s=$(median <"$WORK/s.notified.strace-seccomp")
     echo "budget: per notified call vdsoctl/strace = $(awk -v b="$b" -v v="$v" -v s="$s" 'BEGIN{printf "%.3f", (v-b)/(s-b)}') ≤ 0.5; vdso-only ×$(ratio "$(median <"$WORK/s.vdso-only.vdsoctl-seccomp")" "$(median <"$WORK/s.vdso-only.bare")") ≤ 1.02"
 }
+sites_part() {
+    local N=1000000 w
+    local SORDER=(bare default sites)
+    for w in "${SORDER[@]}"; do : >"$WORK/sites.$w"; done
+    for _ in $(seq "$RUNS"); do
+        loop_ms "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.bare"
+        loop_ms "$V" trace --engine bpf -- "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.default"
+        loop_ms "$V" trace --engine bpf --sites -- "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.sites"
+    done
+    local b d t
+    b=$(median <"$WORK/sites.bare"); d=$(median <"$WORK/sites.default"); t=$(median <"$WORK/sites.sites")
+    echo "# --sites, median of $RUNS interleaved rounds ($(uname -r), $(nproc) CPUs), 1M raw clock_gettime"
+    # 1M calls: 1 ms is 1 ns a call.
+    echo "per syscall: bare $(awk -v a="$b" 'BEGIN{printf "%.1f", a}')ns; trace +$(awk -v a="$d" -v b="$b" 'BEGIN{printf "%.1f", a-b}')ns; trace --sites +$(awk -v a="$t" -v b="$b" 'BEGIN{printf "%.1f", a-b}')ns"
+    echo "budget: --sites / default per-syscall cost = $(ratio "$t" "$d") ≤ 1.10"
+}
+if [ "$ONLY" = --sites-only ]; then
+    sites_part
+    exit 0
+fi
 if [ "$ONLY" = --seccomp-only ]; then
     seccomp_part
     exit 0
@@ -148,3 +173,5 @@ echo "tax on 1M getppid (ns/call added): bare ${tb}ms; vdsoctl -a bpf +$(awk -v 
 echo "budgets: syscall-heavy vdsoctl(bpf) ×$R_syscall_heavy_bpf ≤ 1.10 × perf stat ×$R_syscall_heavy_perf ($(ratio "$R_syscall_heavy_bpf" "$R_syscall_heavy_perf")); vdso-only ×$R_vdso_only_bpf ≤ 1.05; fixed cost ×$(ratio "$fv" "$fp") ≤ 1.5"
 echo
 seccomp_part
+echo
+sites_part

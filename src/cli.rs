@@ -414,6 +414,7 @@ pub const PAGES: &[Page] = &[
             ("vdsoctl trace -- ./myapp --selftest", "count the clock syscalls of a command and its children"),
             ("vdsoctl trace -p 1234 -d 30s --interval 5s", "a table every 5 s, then the summary"),
             ("vdsoctl trace -a --fail-over 0", "exit 1 if any process bypasses the vDSO (CI)"),
+            ("vdsoctl trace --sites -p 1234", "which code makes the calls: each row split by call site, with the fix"),
         ],
     },
     Page {
