@@ -47,11 +47,12 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 declare -A WAYS=(
     [bare]=""
     [vdsoctl-bpf]="$V trace --engine bpf --"
+    [bpf-stacks]="$V trace --engine bpf --stacks --"
     [vdsoctl-perf]="$V trace --engine perf --"
     [perf-stat]="perf stat -x, -o /dev/null -e $PERF_EVENT --filter"
     [strace]="strace -c -f -o /dev/null"
 )
-ORDER=(bare vdsoctl-bpf vdsoctl-perf perf-stat strace)
+ORDER=(bare vdsoctl-bpf bpf-stacks vdsoctl-perf perf-stat strace)
 run_way() { # way, workload args...
     local way=$1; shift
     case $way in
@@ -142,6 +143,11 @@ for name in syscall-heavy vdso-only; do
     for w in "${ORDER[@]}"; do m=$(median <"$WORK/$name.$w"); printf ' %7sms ×%s' "$m" "$(ratio "$m" "$b")"; done; echo
     eval "R_$(echo "$name" | tr - _)_bpf=$(ratio "$(median <"$WORK/$name.vdsoctl-bpf")" "$b")"
     eval "R_$(echo "$name" | tr - _)_perf=$(ratio "$(median <"$WORK/$name.perf-stat")" "$b")"
+    if [ "$name" = syscall-heavy ]; then
+        # --stacks: what the stack walk adds per syscall to the default trace (1,000,000 calls).
+        echo "--stacks: $(awk -v s="$(median <"$WORK/$name.bpf-stacks")" -v d="$(median <"$WORK/$name.vdsoctl-bpf")" -v b="$b" \
+            'BEGIN { printf "%.0f ns per syscall over the default trace (default trace %.0f ns over bare)", (s - d) * 1e6 / 1e6, (d - b) * 1e6 / 1e6 }')"
+    fi
 done
 
 : >"$WORK/fix.v" >"$WORK/fix.p"

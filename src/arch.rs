@@ -225,6 +225,22 @@ pub enum TimeFn {
 }
 
 impl TimeFn {
+    /// Every function, in the order of the enum.
+    pub const ALL: [TimeFn; 7] = [
+        TimeFn::ClockGettime,
+        TimeFn::ClockGettime64,
+        TimeFn::Gettimeofday,
+        TimeFn::Time,
+        TimeFn::ClockGetres,
+        TimeFn::ClockGetresTime64,
+        TimeFn::Getcpu,
+    ];
+
+    /// The function of a C name (`clock_gettime`).
+    pub fn from_name(name: &str) -> Option<TimeFn> {
+        TimeFn::ALL.into_iter().find(|f| f.name() == name)
+    }
+
     /// The C name of the function / syscall.
     pub fn name(self) -> &'static str {
         match self {
@@ -324,6 +340,15 @@ impl Abi {
             Abi::Arm => (machine::ARM, false),
             Abi::Riscv64 => (machine::RISCV, true),
         }
+    }
+
+    /// Whether this ABI's vDSO is meant to offer `f` ([`VDSO_ABIS`], from
+    /// the kernel's `vdso.lds.S`): arm64's has no `time` and no `getcpu`
+    /// by design, so a C library serves them otherwise (time() through
+    /// clock_gettime, getcpu as a syscall) and that is no finding.
+    pub fn vdso_offers(self, f: TimeFn) -> bool {
+        let (machine, is_64) = self.elf();
+        vdso_symbol(machine, is_64, f).is_some()
     }
 
     /// The 64-bit ABI whose vDSO table answers for this one: the compat vDSO
@@ -430,26 +455,44 @@ pub const HOST_ABI: Option<Abi> = if cfg!(target_arch = "x86_64") {
     None
 };
 
-/// What the in-kernel (BPF) trace engine reads at a syscall's entry: the
-/// `pt_regs` member holding the first argument for each ABI, and how a
-/// compat (32-bit) syscall is told apart.
-#[derive(Debug, Clone, Copy)]
-pub struct SyscallEntry {
-    /// `pt_regs` member with a native syscall's first argument.
-    pub arg0_native: &'static str,
-    /// `pt_regs` member with a compat syscall's first argument.
-    pub arg0_compat: &'static str,
-    /// `task_struct.thread_info.status` bit set while a compat syscall runs
-    /// (x86 `TS_COMPAT`, what `in_ia32_syscall()` tests: it also covers
-    /// `int 0x80` from 64-bit code, which a code-segment test misses).
-    pub compat_status_bit: u32,
+/// A member of a kernel structure the BPF engine reads, by its BTF path,
+/// and the byte within it where the value starts (an array's element).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelMember {
+    /// The path from the structure (`["thread_info", "flags"]`).
+    pub path: &'static [&'static str],
+    /// Bytes into the member (`regs[0]`: 0).
+    pub part: u32,
 }
 
-/// The syscall entry facts of the host, where the BPF engine knows them.
-pub const SYSCALL_ENTRY: Option<SyscallEntry> = if cfg!(target_arch = "x86_64") {
-    Some(SyscallEntry { arg0_native: "di", arg0_compat: "bx", compat_status_bit: 0x0002 })
-} else {
-    None
+/// What the in-kernel (BPF) trace engine reads at a syscall's entry on a
+/// 64-bit kernel of one ABI: the `pt_regs` member holding the first
+/// argument of a native and of a compat syscall, and the `task_struct`
+/// member and bit that mark a compat one. The syscall number is the
+/// `sys_enter` tracepoint's `id` argument on every architecture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyscallEntry {
+    /// `pt_regs` member with a native syscall's first argument.
+    pub arg0_native: KernelMember,
+    /// `pt_regs` member with a compat syscall's first argument.
+    pub arg0_compat: KernelMember,
+    /// `task_struct` member whose bit marks a compat syscall.
+    pub compat_flags: KernelMember,
+    /// That bit's mask.
+    pub compat_mask: u32,
+    /// Whether the kernel emulates a vsyscall page (`vsyscall:emulate_vsyscall`).
+    pub vsyscall: bool,
+}
+
+/// x86_64: `di`/`bx`, and `thread_info.status & TS_COMPAT` — what
+/// `in_ia32_syscall()` tests, set for each syscall: it also covers
+/// `int 0x80` from 64-bit code, which a code-segment test misses.
+const X86_64_ENTRY: SyscallEntry = SyscallEntry {
+    arg0_native: KernelMember { path: &["di"], part: 0 },
+    arg0_compat: KernelMember { path: &["bx"], part: 0 },
+    compat_flags: KernelMember { path: &["thread_info", "status"], part: 0 },
+    compat_mask: 0x0002,
+    vsyscall: true,
 };
 
 /// Where a syscall was made from, as the kernel's `pt_regs` has it at the
@@ -472,6 +515,43 @@ pub struct SiteRegs {
 /// The host's [`SiteRegs`], where the BPF engine knows them.
 pub const SITE_REGS: Option<SiteRegs> =
     if cfg!(target_arch = "x86_64") { Some(SiteRegs { ip: "ip", sp: "sp", insn_len: 2 }) } else { None };
+
+/// arm64: `regs[0]` in both ABIs (AArch32's r0 is saved in x0), and
+/// `thread_info.flags & _TIF_32BIT` (bit 22, `asm/thread_info.h`): an
+/// AArch32 task makes only AArch32 syscalls, so the task flag is exact.
+const AARCH64_ENTRY: SyscallEntry = SyscallEntry {
+    arg0_native: KernelMember { path: &["regs"], part: 0 },
+    arg0_compat: KernelMember { path: &["regs"], part: 0 },
+    compat_flags: KernelMember { path: &["thread_info", "flags"], part: 0 },
+    compat_mask: 1 << 22,
+    vsyscall: false,
+};
+
+impl Abi {
+    /// The syscall entry facts of a kernel of this ABI, where the BPF
+    /// engine knows them.
+    pub fn syscall_entry(self) -> Option<SyscallEntry> {
+        match self {
+            Abi::X86_64 => Some(X86_64_ENTRY),
+            Abi::Aarch64 => Some(AARCH64_ENTRY),
+            _ => None,
+        }
+    }
+
+    /// The native ABI of a kernel whose `uname -m` is `machine`: what the
+    /// kernel's syscall tracepoints number by, whatever this binary was
+    /// built for (an i386 or armhf vdsoctl on a 64-bit kernel).
+    pub fn of_kernel(machine: &str) -> Option<Abi> {
+        match machine {
+            "x86_64" => Some(Abi::X86_64),
+            "i386" | "i486" | "i586" | "i686" => Some(Abi::I386),
+            "aarch64" => Some(Abi::Aarch64),
+            m if m.starts_with("armv") => Some(Abi::Arm),
+            "riscv64" => Some(Abi::Riscv64),
+            _ => None,
+        }
+    }
+}
 
 /// A vDSO symbol a C library binds, with the version it binds.
 #[derive(Debug, Clone, Copy)]
@@ -706,7 +786,9 @@ pub fn auxv_name(key: u64) -> Option<&'static str> {
 
 /// Bit names of AT_HWCAP / AT_HWCAP2 for a machine, index = bit number.
 /// x86 AT_HWCAP is CPUID(1).EDX; AT_HWCAP2 is `arch/x86/include/uapi/asm/hwcap2.h`;
-/// arm64 from `arch/arm64/include/uapi/asm/hwcap.h`.
+/// arm64 from `arch/arm64/include/uapi/asm/hwcap.h`; 32-bit ARM (native, or
+/// an AArch32 task on arm64) from `arch/arm/include/uapi/asm/hwcap.h`, as
+/// /proc/cpuinfo names them.
 pub fn hwcap_bits(machine: u16, which: u8) -> &'static [&'static str] {
     match (machine, which) {
         (machine::X86_64 | machine::I386, 1) => &[
@@ -754,6 +836,37 @@ pub fn hwcap_bits(machine: u16, which: u8) -> &'static [&'static str] {
             "sme_fa64",
             "wfxt",
         ],
+        (machine::ARM, 1) => &[
+            "swp",
+            "half",
+            "thumb",
+            "26bit",
+            "fastmult",
+            "fpa",
+            "vfp",
+            "edsp",
+            "java",
+            "iwmmxt",
+            "crunch",
+            "thumbee",
+            "neon",
+            "vfpv3",
+            "vfpv3d16",
+            "tls",
+            "vfpv4",
+            "idiva",
+            "idivt",
+            "vfpd32",
+            "lpae",
+            "evtstrm",
+            "fphp",
+            "asimdhp",
+            "asimddp",
+            "asimdfhm",
+            "asimdbf16",
+            "i8mm",
+        ],
+        (machine::ARM, 2) => &["aes", "pmull", "sha1", "sha2", "crc32", "sb", "ssbs"],
         _ => &[],
     }
 }

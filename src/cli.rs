@@ -10,7 +10,7 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(name = "vdsoctl", version, about, max_term_width = 100)]
 pub struct Cli {
-    /// table (default), json, prometheus (bench, check, trace), or junit (check)
+    /// table (default), json, prometheus (bench, check, trace), junit (check), or folded (trace --stacks)
     #[arg(long, value_enum, global = true, default_value_t = Format::Table, hide_possible_values = true, hide_default_value = true, help_heading = "Global options")]
     pub format: Format,
 
@@ -82,6 +82,10 @@ impl Command {
 
     pub fn supports_junit(&self) -> bool {
         matches!(self, Command::Check(_))
+    }
+
+    pub fn supports_folded(&self) -> bool {
+        matches!(self, Command::Trace(t) if t.stacks)
     }
 }
 
@@ -161,6 +165,17 @@ pub struct TraceArgs {
     /// is not known).
     #[arg(long, conflicts_with = "fail_over")]
     pub no_split: bool,
+
+    /// Count each call's user stack too (BPF engine; frame-pointer walk): printed as folded
+    /// stacks under the table, by `--format folded` (the input of flamegraph.pl and inferno),
+    /// and in JSON's `stacks`.
+    #[arg(long)]
+    pub stacks: bool,
+
+    /// With --stacks, also draw the stacks as an SVG flame graph into FILE (replaced whole, never
+    /// written through a symbolic link).
+    #[arg(long, value_name = "FILE.svg", requires = "stacks")]
+    pub flamegraph: Option<std::path::PathBuf>,
 
     /// Command to start and trace from its exec, with its threads and children.
     #[arg(last = true, value_name = "CMD")]

@@ -247,6 +247,7 @@ pub enum Misuse {
     SeccompNoDuration,
     /// `--sites` with the perf engine, which keeps no registers per call.
     SitesNeedRegisters,
+    StacksNeedBpf,
 }
 
 /// The library's result type.

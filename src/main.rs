@@ -55,6 +55,14 @@ fn main() -> ExitCode {
         )
         .exit();
     }
+    if format == Format::Folded && !cli.command.supports_folded() {
+        let mut cmd = vdsoctl::cli::command();
+        cmd.error(
+            clap::error::ErrorKind::ArgumentConflict,
+            "--format folded is only for `trace --stacks`; use --format table or --json here",
+        )
+        .exit();
+    }
     let out = Output::resolve(format, cli.resolved_color());
     match cmd::run(&cli, &out) {
         Ok(Outcome::Clean) => ExitCode::from(exit::OK),

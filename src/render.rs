@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 
 pub mod check;
+pub mod flame;
 pub mod hint;
 pub mod prom;
 pub mod table;
@@ -29,6 +30,9 @@ pub enum Format {
     Prometheus,
     /// JUnit XML, for CI test reporters (check).
     Junit,
+    /// Folded stacks, `comm;frame;..;frame count` root first (trace --stacks): the input of
+    /// flamegraph.pl and inferno.
+    Folded,
 }
 
 /// When to colour tables (`--color`).
@@ -337,6 +341,11 @@ pub trait Render: Serialize {
     fn render_junit(&self) -> Option<String> {
         None
     }
+
+    /// Folded stacks, for reports that carry stacks (`trace --stacks`).
+    fn render_folded(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Write a report to stdout in the resolved format. A closed pipe
@@ -390,6 +399,10 @@ pub fn write_report<R: Render>(
         Format::Junit => match report.render_junit() {
             Some(text) => text,
             None => return Ok(Err(Error::Usage("--format junit is only for `check`".into()))),
+        },
+        Format::Folded => match report.render_folded() {
+            Some(text) => text,
+            None => return Ok(Err(Error::Usage("--format folded is only for `trace --stacks`".into()))),
         },
     };
     w.write_all(text.as_bytes())?;

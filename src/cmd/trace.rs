@@ -24,13 +24,21 @@ pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
     // FAIL is only said above --fail-over.
     let mut interval_failed = false;
     let mut warned = std::collections::HashSet::new();
+    let mut per_call = PerCall::default();
     let traced = session::collect(&request(args, out), &mut |s, w| {
         let mut report = build(s, w, args.fail_over);
+        per_call.apply(&mut report);
         interval_failed |= any_fail(&report.findings);
         say_warnings_once(&mut report, &mut warned, args.fail_over);
         emit_line(out, &report)
     })?;
-    let report = build(&traced.session, &traced.window(), args.fail_over);
+    let mut report = build(&traced.session, &traced.window(), args.fail_over);
+    per_call.apply(&mut report);
+    if let (Some(path), Some(stacks)) = (&args.flamegraph, &report.stacks) {
+        let title = format!("vdsoctl trace: {}", report.heading(out));
+        let svg = crate::render::flame::svg(&crate::model::stacks::folded(stacks), &title)?;
+        crate::inspect::file::write_replacing(path, &svg)?;
+    }
     let crossed = interval_failed || any_fail(&report.findings);
     if args.interval.is_some() {
         emit_line(out, &report)?;
@@ -42,6 +50,26 @@ pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
         Some(status) => Outcome::CommandFailed(status.shell_code().clamp(1, 255) as u8),
         None => Outcome::from_crossed(crossed),
     })
+}
+
+/// What one raw syscall of each (function, clock) costs here, measured
+/// once per run as `bench` measures its syscall path (a quick plan: ~0.5 ms
+/// each), the first time a report needs it.
+#[derive(Default)]
+struct PerCall(std::collections::HashMap<(crate::arch::TimeFn, Option<i64>), Option<f64>>);
+
+impl PerCall {
+    fn apply(&mut self, report: &mut TraceReport) {
+        use crate::measure::bench::{self, Callers, Path, Target};
+        let callers = Callers::new(None, None);
+        for (function, clock) in crate::model::cost::wanted(report) {
+            self.0.entry((function, clock)).or_insert_with(|| {
+                let target = Target { function, clock: clock.and_then(|c| i32::try_from(c).ok()) };
+                bench::measure(&callers, target, Path::Syscall, bench::Plan::QUICK).map(|s| s.median)
+            });
+        }
+        crate::model::cost::apply(report, &|f, c| self.0.get(&(f, c)).copied().flatten());
+    }
 }
 
 /// A bypassing process and clock: (pid, process start, syscall, ABI, clock).
@@ -87,10 +115,12 @@ fn request(args: &TraceArgs, out: &Output) -> TraceRequest {
             native_only: args.native_only,
             no_split: args.no_split,
             command: !args.command.is_empty(),
+            stacks: args.stacks,
         },
         command_stdout_to_stderr: out.format != Format::Table,
         timeout: None,
         progress: Some(crate::render::trace_progress),
+        sight: true,
     }
 }
 
@@ -199,6 +229,54 @@ impl TraceReport {
         Some(t)
     }
 
+    /// Who each process is (its executable and command line, as first
+    /// seen) and what its calls cost: a line per process under the table,
+    /// so two `python3` rows can be told apart and the table stays narrow.
+    fn processes(&self, out: &Output) -> String {
+        let mut s = String::new();
+        let mut said = std::collections::HashSet::new();
+        for r in &self.counts {
+            if !said.insert((r.pid, r.start)) {
+                continue;
+            }
+            let costs: Vec<_> =
+                self.counts.iter().filter(|o| (o.pid, o.start) == (r.pid, r.start)).filter_map(|o| o.cost).collect();
+            let cpu = (!costs.is_empty()).then(|| {
+                (costs.iter().map(|c| c.cpu_ns).sum::<u64>(), costs.iter().map(|c| c.core_percent).sum::<f64>())
+            });
+            let mut parts = Vec::new();
+            if let Some(exe) = &r.exe {
+                parts.push(out.text(exe).into_owned());
+            }
+            if let Some(argv) = &r.cmdline {
+                let line = cut(&crate::render::shell_words(argv), CMDLINE_SHOWN, r.cmdline_truncated);
+                parts.push(format!("`{}`", out.text(&line)));
+            }
+            if let Some((ns, share)) = cpu {
+                let time = crate::render::duration_text(Duration::from_nanos(ns));
+                parts.push(format!("its calls ~{time} of CPU ({} of a core)", core_text(share)));
+            }
+            if !parts.is_empty() {
+                s += &format!("  pid {}: {}\n", r.pid, parts.join(", "));
+            }
+        }
+        s
+    }
+
+    /// `--stacks` in the table view: the folded stacks, busiest first.
+    fn stacks_text(&self, out: &Output) -> String {
+        let Some(stacks) = &self.stacks else { return String::new() };
+        let lines = crate::model::stacks::folded(stacks);
+        let mut s = format!("stacks ({} folded, root first; --format folded prints only these):\n", lines.len());
+        for (stack, n) in &lines {
+            s += &format!("  {} {n}\n", out.text(stack));
+        }
+        if let Some(lost) = self.stacks_lost.filter(|n| *n > 0) {
+            s += &format!("  {} calls' stacks were not kept (the stack map was full)\n", thousands(lost));
+        }
+        s
+    }
+
     /// What was traced and over which span.
     fn heading(&self, out: &Output) -> String {
         let target = match &self.target {
@@ -263,6 +341,8 @@ impl Render for TraceReport {
         if let Some(sites) = self.sites_table(out) {
             s += &format!("\ncall sites\n{sites}\n");
         }
+        s += &self.processes(out);
+        s += &self.stacks_text(out);
         s += &self.notes(out);
         s += &out.findings(&self.findings);
         if self.interval.is_some() {
@@ -270,6 +350,11 @@ impl Render for TraceReport {
             s.push('\n');
         }
         s
+    }
+
+    fn render_folded(&self) -> Option<String> {
+        let stacks = self.stacks.as_ref()?;
+        Some(crate::render::flame::folded_text(&crate::model::stacks::folded(stacks)))
     }
 
     /// One-shot counts over the trace window, in the series names `serve`
@@ -328,6 +413,28 @@ fn utc_time(t: std::time::SystemTime) -> String {
 /// `SIGSEGV` for 11, else `signal N`.
 fn signal_name(n: i32) -> String {
     Signal::try_from(n).map_or_else(|_| format!("signal {n}"), |s| s.as_str().to_string())
+}
+
+/// Characters of a command line shown under the table (JSON has it whole).
+const CMDLINE_SHOWN: usize = 72;
+
+/// `text` cut to `max` characters, `…` marking a cut (here, or before: `cut_before`).
+fn cut(text: &str, max: usize, cut_before: bool) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None if cut_before => format!("{text}…"),
+        None => text.to_string(),
+    }
+}
+
+/// A share of one core: `2.5%`, `0.04%`, `<0.01%`.
+fn core_text(percent: f64) -> String {
+    match percent {
+        p if p >= 10.0 => format!("{p:.0}%"),
+        p if p >= 0.1 => format!("{p:.1}%"),
+        p if p >= 0.01 => format!("{p:.2}%"),
+        _ => "<0.01%".into(),
+    }
 }
 
 /// A rate for tables: `81,204`, or one decimal below 10/s.

@@ -396,11 +396,25 @@ mod tests {
         };
         assert!(btf.typedef_id("btf_trace_sys_enter").is_some());
         assert!(btf.typedef_id("btf_trace_sched_process_fork").is_some());
-        assert!(btf.offset_of("task_struct", &["thread_info", "status"]).is_some());
-        if cfg!(target_arch = "x86_64") {
-            // struct pt_regs is uapi-stable on x86_64: di at 112, bx at 40.
-            assert_eq!(btf.offset_of("pt_regs", &["di"]), Some(112));
-            assert_eq!(btf.offset_of("pt_regs", &["bx"]), Some(40));
+        // The running kernel's syscall entry, as the engine reads it.
+        let abi = crate::inspect::kernel::abi().expect("a known kernel architecture");
+        let entry = abi.syscall_entry().expect("the BPF engine knows this kernel's syscall entry");
+        let regs = |m: crate::arch::KernelMember| btf.field("pt_regs", m.path).expect("a pt_regs member");
+        let (native, compat) = (regs(entry.arg0_native), regs(entry.arg0_compat));
+        let flags = btf.field("task_struct", entry.compat_flags.path).expect("the compat mark's member");
+        match abi {
+            crate::arch::Abi::X86_64 => {
+                // struct pt_regs is uapi-stable on x86_64: di at 112, bx at 40.
+                assert_eq!((native.offset, native.size, compat.offset), (112, 8, 40));
+                assert_eq!(flags.size, 4, "thread_info.status is a u32");
+            }
+            crate::arch::Abi::Aarch64 => {
+                // user_pt_regs first: regs[31] at 0; thread_info.flags an unsigned long.
+                assert_eq!((native.offset, native.size, native.array), (0, 248, true));
+                assert_eq!(compat, native, "an AArch32 task's r0 is saved in x0");
+                assert_eq!(flags.size, 8);
+            }
+            other => panic!("no expectation for {other:?}"),
         }
     }
 }

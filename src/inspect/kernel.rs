@@ -25,6 +25,17 @@ pub fn release() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/osrelease").ok().map(|s| s.trim().to_string())
 }
 
+/// The kernel's machine (`uname -m`: `x86_64`, `aarch64`): the running
+/// kernel's architecture, not the one this binary was built for.
+pub fn machine() -> Option<String> {
+    nix::sys::utsname::uname().ok().map(|u| u.machine().to_string_lossy().into_owned())
+}
+
+/// The running kernel's native syscall ABI (from [`machine`]).
+pub fn abi() -> Option<crate::arch::Abi> {
+    machine().as_deref().and_then(crate::arch::Abi::of_kernel)
+}
+
 /// (major, minor) from a release string such as `6.18.44-fc-v769`.
 pub fn parse_version(release: &str) -> Option<(u32, u32)> {
     let mut parts = release.split(|c: char| !c.is_ascii_digit());

@@ -8,6 +8,7 @@ pub mod code_a64;
 pub mod elf;
 pub mod exe;
 pub mod file;
+pub mod identity;
 pub mod image;
 pub mod kernel;
 pub mod maps;

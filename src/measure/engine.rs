@@ -44,6 +44,9 @@ pub struct Plan {
     pub command: bool,
     /// Split rows by call site (`--sites`): BPF and seccomp only.
     pub sites: bool,
+    /// Count each call's user stack too (`--stacks`, BPF engine only: no
+    /// fallback to an engine that would drop them).
+    pub stacks: bool,
 }
 
 /// An engine with its targets, counting or about to.
@@ -66,6 +69,9 @@ impl Counting {
     /// back to perf, keeping BPF's refusal as the reason; when both refuse,
     /// the error names both.
     pub fn open(choice: Choice, plan: Plan) -> Result<Opened> {
+        if plan.stacks && matches!(choice, Choice::Perf | Choice::Seccomp) {
+            return Err(Error::Misuse(Misuse::StacksNeedBpf));
+        }
         if choice == Choice::Seccomp {
             // Chosen, not fallen back to: there is no other engine's refusal to tell.
             return Counting::open_seccomp(plan).map(|c| Opened { counting: c, fallback_reason: None });
@@ -73,6 +79,9 @@ impl Counting {
         let perf_only = plan.native_only || plan.no_split;
         if plan.sites && (choice == Choice::Perf || perf_only) {
             return Err(Error::Misuse(Misuse::SitesNeedRegisters));
+        }
+        if plan.stacks && perf_only {
+            return Err(Error::Misuse(Misuse::StacksNeedBpf));
         }
         if choice == Choice::Perf || (choice == Choice::Auto && perf_only) {
             let reason = (choice == Choice::Auto).then(|| Misuse::PerfOnlyModes.to_string());
@@ -89,11 +98,11 @@ impl Counting {
                 errno: None,
             })
         } else {
-            BpfTracer::load(scope, plan.per_thread, plan.sites)
+            BpfTracer::load(scope, plan.per_thread, plan.stacks, plan.sites)
         };
         match loaded {
             Ok(t) => Ok(Opened { counting: Counting::Bpf(t), fallback_reason: None }),
-            Err(e) if choice == Choice::Bpf => Err(e),
+            Err(e) if choice == Choice::Bpf || plan.stacks => Err(e),
             // --sites: the perf engine cannot; a command still has seccomp.
             Err(bpf_err) if plan.sites && plan.command => Ok(Opened {
                 counting: Counting::open_seccomp(plan)?,
@@ -305,6 +314,17 @@ impl Counting {
     pub fn forget(&mut self, gone: impl Fn(i32, u64) -> bool) {
         if let Counting::Bpf(t) = self {
             t.forget(gone);
+        }
+    }
+
+    /// The processes counted so far, (pid, start as `Key::start`; 0 for the
+    /// perf engine, which keeps none), for a first look while they live.
+    /// Cheap: no count is read.
+    pub fn processes(&self) -> Vec<(i32, u64)> {
+        match self {
+            Counting::Bpf(t) => t.processes(),
+            Counting::Perf(t) => t.pids().into_iter().map(|p| (p, 0)).collect(),
+            Counting::Seccomp(t) => t.snapshot().counts.keys().map(|k| (k.pid, k.start)).collect(),
         }
     }
 

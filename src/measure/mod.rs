@@ -12,6 +12,7 @@ pub mod pidfd;
 pub mod ring;
 pub mod seccomp;
 pub mod session;
+pub mod sight;
 pub mod sites;
 pub(crate) mod sys;
 pub mod trace;

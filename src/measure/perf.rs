@@ -5,10 +5,9 @@
 
 use crate::error::{errno_text, Error, Hint, Result};
 use crate::measure::sys::perf as sys;
+pub use crate::measure::sys::perf::PerfEvent;
 use std::ffi::CString;
-use std::fs::File;
-use std::io::{self, Read};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::io;
 
 /// `PERF_TYPE_TRACEPOINT`.
 const TYPE_TRACEPOINT: u32 = 2;
@@ -84,47 +83,40 @@ impl Reading {
 /// An open tracepoint counter.
 #[derive(Debug)]
 pub struct Counter {
-    fd: File,
+    event: PerfEvent,
 }
 
 impl Counter {
     /// Open a counter for `spec` in `scope`, with its filter applied.
     pub fn open(spec: &CounterSpec, scope: Scope) -> Result<Counter> {
-        Ok(Counter { fd: File::from(open_event(spec, scope, 0, 0)?) })
+        Ok(Counter { event: open_event(spec, scope, 0, 0)? })
     }
 
     /// Start counting.
     pub fn enable(&self) -> Result<()> {
-        sys::enable(self.fd.as_fd()).map_err(|e| ioctl_error("enable", e))
+        sys::enable(&self.event).map_err(|e| ioctl_error("enable", e))
     }
 
     /// Stop counting.
     pub fn disable(&self) -> Result<()> {
-        sys::disable(self.fd.as_fd()).map_err(|e| ioctl_error("disable", e))
+        sys::disable(&self.event).map_err(|e| ioctl_error("disable", e))
     }
 
     /// Zero the count.
     pub fn reset(&self) -> Result<()> {
-        sys::reset(self.fd.as_fd()).map_err(|e| ioctl_error("reset", e))
+        sys::reset(&self.event).map_err(|e| ioctl_error("reset", e))
     }
 
     /// Read value, time enabled and time running (with inherit, the sum over
     /// the thread and all its descendants that have exited).
     pub fn read(&self) -> Result<Reading> {
-        let mut buf = [0u8; 24];
-        (&self.fd).read_exact(&mut buf).map_err(|e| ioctl_error("read", e))?;
-        Ok(Reading::parse(&buf))
-    }
-
-    /// The descriptor, e.g. for PERF_EVENT_IOC_SET_OUTPUT.
-    pub fn fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
+        read(&self.event)
     }
 }
 
 /// Open a tracepoint event with `sample_type` (0 for counting) and
 /// `sample_period` (0 for counting). The one place attrs are built.
-pub fn open_event(spec: &CounterSpec, scope: Scope, sample_type: u64, sample_period: u64) -> Result<OwnedFd> {
+pub fn open_event(spec: &CounterSpec, scope: Scope, sample_type: u64, sample_period: u64) -> Result<PerfEvent> {
     let mut attr = attr_for(spec, sample_type, sample_period);
     if sample_period > 0 {
         attr.__bindgen_anon_2.wakeup_events = 1;
@@ -147,7 +139,7 @@ const REGS_USER_MASK: u64 = 1;
 /// Open a sampling event that writes a record for every hit (period 1) and
 /// wakes a reader only once `watermark` bytes wait in its ring buffer — a
 /// wakeup per record (`open_event`'s choice) would cost an IPI per syscall.
-pub fn open_sampler(spec: &CounterSpec, scope: Scope, sample_type: u64, watermark: u32) -> Result<OwnedFd> {
+pub fn open_sampler(spec: &CounterSpec, scope: Scope, sample_type: u64, watermark: u32) -> Result<PerfEvent> {
     let mut attr = attr_for(spec, sample_type, 1);
     if sample_type & SAMPLE_REGS_USER != 0 {
         attr.sample_regs_user = REGS_USER_MASK;
@@ -161,13 +153,13 @@ pub fn open_sampler(spec: &CounterSpec, scope: Scope, sample_type: u64, watermar
 /// filtered event is opened disabled, filtered, then enabled — opened
 /// enabled, it would count every hit until the filter lands (seen as stray
 /// counts on every clock id of a busy target).
-fn open_filtered(mut attr: sys::Attr, spec: &CounterSpec, scope: Scope) -> Result<OwnedFd> {
+fn open_filtered(mut attr: sys::Attr, spec: &CounterSpec, scope: Scope) -> Result<PerfEvent> {
     let Some(filter) = &spec.filter else { return open_attr(&attr, scope) };
     attr.set_disabled(1);
     let fd = open_attr(&attr, scope)?;
-    apply_filter(fd.as_fd(), filter)?;
+    apply_filter(&fd, filter)?;
     if !(spec.start_disabled || spec.enable_on_exec) {
-        sys::enable(fd.as_fd()).map_err(|e| ioctl_error("enable", e))?;
+        sys::enable(&fd).map_err(|e| ioctl_error("enable", e))?;
     }
     Ok(fd)
 }
@@ -188,7 +180,7 @@ fn attr_for(spec: &CounterSpec, sample_type: u64, sample_period: u64) -> sys::At
     attr
 }
 
-fn open_attr(attr: &sys::Attr, scope: Scope) -> Result<OwnedFd> {
+fn open_attr(attr: &sys::Attr, scope: Scope) -> Result<PerfEvent> {
     let (pid, cpu) = match scope {
         Scope::Thread(tid) => (tid, -1),
         Scope::Cpu(cpu) => (-1, cpu as i32),
@@ -197,11 +189,11 @@ fn open_attr(attr: &sys::Attr, scope: Scope) -> Result<OwnedFd> {
     sys::open(attr, pid, cpu, None).map_err(|e| open_error(e, scope))
 }
 
-/// Read value and times from any counting or sampling event fd.
-pub fn read_fd(fd: BorrowedFd<'_>) -> Result<Reading> {
-    use std::os::fd::AsRawFd;
+/// Read value and times from any counting or sampling event.
+pub fn read(event: &PerfEvent) -> Result<Reading> {
+    use std::os::fd::{AsFd, AsRawFd};
     let mut buf = [0u8; 24];
-    let n = nix::unistd::read(fd.as_raw_fd(), &mut buf).map_err(|e| ioctl_error("read", e.into()))?;
+    let n = nix::unistd::read(event.as_fd().as_raw_fd(), &mut buf).map_err(|e| ioctl_error("read", e.into()))?;
     if n != buf.len() {
         return Err(ioctl_error("read", io::Error::from(io::ErrorKind::UnexpectedEof)));
     }
@@ -209,12 +201,12 @@ pub fn read_fd(fd: BorrowedFd<'_>) -> Result<Reading> {
 }
 
 /// Send `fd`'s records to `target`'s ring buffer (same task or same CPU).
-pub fn set_output(fd: BorrowedFd<'_>, target: BorrowedFd<'_>) -> Result<()> {
+pub fn set_output(fd: &PerfEvent, target: &PerfEvent) -> Result<()> {
     sys::set_output(fd, target).map_err(|e| ioctl_error("SET_OUTPUT", e))
 }
 
 /// Apply an ftrace filter; the kernel rejects fields it does not know.
-pub fn apply_filter(fd: BorrowedFd<'_>, filter: &str) -> Result<()> {
+pub fn apply_filter(fd: &PerfEvent, filter: &str) -> Result<()> {
     let c = CString::new(filter).map_err(|_| Error::Usage(format!("filter {filter:?} contains a NUL byte")))?;
     sys::set_filter(fd, &c).map_err(|e| Error::Facility {
         errno: None,

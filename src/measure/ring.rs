@@ -4,8 +4,9 @@
 //! malformed record ends the batch, it never panics.
 
 use crate::error::{Error, Hint, Result};
+use crate::measure::perf::PerfEvent;
 use crate::measure::sys::ring::{self as sys, Mmap};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd};
 
 /// `PERF_RECORD_LOST`: the kernel dropped records because the buffer was full.
 const RECORD_LOST: u32 = 2;
@@ -54,25 +55,30 @@ pub fn pages_per_buffer(buffers: usize) -> usize {
 /// A mapped ring buffer and the event fd that owns it.
 #[derive(Debug)]
 pub struct Ring {
-    fd: OwnedFd,
+    event: PerfEvent,
     map: Mmap,
     buf: Vec<u8>,
 }
 
 impl Ring {
     /// Map a ring buffer of `pages` data pages for the sampling event `fd`.
-    pub fn new(fd: OwnedFd, pages: usize) -> Result<Ring> {
-        let map = Mmap::new(fd.as_fd(), pages).map_err(|e| Error::Facility {
+    pub fn new(event: PerfEvent, pages: usize) -> Result<Ring> {
+        let map = Mmap::new(&event, pages).map_err(|e| Error::Facility {
             errno: None,
             what: format!("cannot map a {pages}-page perf ring buffer: {}", crate::error::errno_text(&e)),
             hint: Hint::MlockLimit,
         })?;
-        Ok(Ring { fd, map, buf: Vec::new() })
+        Ok(Ring { event, map, buf: Vec::new() })
     }
 
-    /// The owning event's fd (for poll and SET_OUTPUT).
+    /// The owning event's fd, for poll.
     pub fn fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
+        self.event.as_fd()
+    }
+
+    /// The owning event (for SET_OUTPUT, enable and read).
+    pub fn event(&self) -> &PerfEvent {
+        &self.event
     }
 
     /// The watermark to open samplers with: wake the reader at a quarter

@@ -39,9 +39,10 @@ const DATA_ARCH: u32 = 4;
 const RET_ALLOW: u32 = 0x7fff_0000;
 const RET_USER_NOTIF: u32 = 0x7fc0_0000;
 
-/// The ABIs a filter on this host watches: the host's and its compat ABI.
+/// The ABIs a filter on this host watches: the kernel's and its compat ABI
+/// (the kernel's, not the build's: an i386 vdsoctl may run x86_64 children).
 fn watched_abis() -> Vec<Abi> {
-    let host = arch::HOST_ABI.unwrap_or(Abi::X86_64);
+    let host = crate::inspect::kernel::abi().or(arch::HOST_ABI).unwrap_or(Abi::X86_64);
     std::iter::once(host).chain(host.compat()).collect()
 }
 

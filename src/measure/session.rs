@@ -10,6 +10,7 @@ use crate::error::{Error, Hint, Misuse, Result};
 use crate::inspect::process::exe_header_of;
 use crate::inspect::Process;
 use crate::measure::engine::{Choice, Counting, Kind, Plan};
+use crate::measure::sight::{Sightings, SIGHT};
 use crate::measure::sys::spawn;
 use crate::measure::trace::Tally;
 pub use crate::progress::{Progress, Target};
@@ -81,6 +82,9 @@ pub struct TraceRequest {
     /// Told what happens on the way (measure never prints; the caller words
     /// it); `None`: nothing is said.
     pub progress: Option<fn(&Progress<'_>)>,
+    /// Read each counted process's identity (and, with `--stacks`, its
+    /// mappings) at first sight ([`sight`](super::sight)).
+    pub sight: bool,
 }
 
 /// What the session traced with, for the report.
@@ -96,6 +100,8 @@ pub struct Session {
     pub command: Option<CommandInfo>,
     /// Rows are split by call site (`--sites`).
     pub sites: bool,
+    /// Stacks were counted (`--stacks`).
+    pub stacks: bool,
 }
 
 /// One window of counts: an interval, or the whole trace.
@@ -111,6 +117,8 @@ pub struct Window<'a> {
     pub interrupted: bool,
     /// An interval's bounds from the start of counting; `None` for the whole trace.
     pub bounds: Option<(Duration, Duration)>,
+    /// What was read of each process at first sight.
+    pub seen: &'a Sightings,
 }
 
 /// The whole trace once it ended.
@@ -124,6 +132,7 @@ pub struct Traced {
     pub interrupted: bool,
     /// `-- CMD` was stopped at its time limit.
     pub timed_out: bool,
+    pub seen: Sightings,
 }
 
 impl Traced {
@@ -136,6 +145,7 @@ impl Traced {
             exited: &self.exited,
             interrupted: self.interrupted,
             bounds: None,
+            seen: &self.seen,
         }
     }
 }
@@ -226,6 +236,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         traces_compat: counting.traces_compat(),
         command: None,
         sites: req.plan.sites,
+        stacks: req.plan.stacks,
     };
     let targets = match &session.target {
         Target::Pids(p) => p.len(),
@@ -245,6 +256,9 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         }
         let event = rx.recv_timeout(w.wait(now, &counting));
         counting.pump();
+        if req.sight {
+            w.sightings.look(counting.processes());
+        }
         if let Some(end) = w.event(event) {
             break end;
         }
@@ -260,6 +274,9 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     tree.kill_tree();
     let end = end.unwrap_or_else(|| stopping + stopping.elapsed() / 2);
     let tally = counting.snapshot()?;
+    if req.sight {
+        w.sightings.look(tally_processes(&tally));
+    }
     if child.is_some() && w.exit_status.is_none() && w.interrupted {
         while let Ok(ev) = rx.recv_timeout(GRACE) {
             if let Event::CommandExited(status, _) = ev {
@@ -271,8 +288,15 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     if let (Some(c), Some(cmd)) = (child, &command) {
         session.command = Some(CommandInfo { argv: cmd.argv_text.clone(), pid: c, exit_status: w.exit_status });
     }
-    let Waiting { exited, interrupted, timed_out, .. } = w;
-    Ok(Traced { session, tally, elapsed: end.saturating_duration_since(start), start, exited, interrupted, timed_out })
+    let Waiting { exited, interrupted, timed_out, sightings: seen, .. } = w;
+    let elapsed = end.saturating_duration_since(start);
+    Ok(Traced { session, tally, elapsed, start, exited, interrupted, timed_out, seen })
+}
+
+/// The processes a tally has rows for, as (pid, start).
+fn tally_processes(tally: &Tally) -> Vec<(i32, u64)> {
+    let rows = tally.counts.keys().map(|k| (k.pid, k.start));
+    rows.chain(tally.vsyscall.keys().map(|k| (k.0, 0))).collect()
 }
 
 /// What ends the wait: `Some(Some(at))`, everything traced ended at `at`;
@@ -303,6 +327,7 @@ struct Waiting<'r> {
     /// `-- CMD` with a time limit: when it is up, and whether it was reached.
     time_limit: Option<Instant>,
     timed_out: bool,
+    sightings: Sightings,
 }
 
 impl<'r> Waiting<'r> {
@@ -332,6 +357,7 @@ impl<'r> Waiting<'r> {
             said_lingers: false,
             time_limit: req.timeout.filter(|_| child.is_some()).map(|t| start + t),
             timed_out: false,
+            sightings: Sightings::new(req.plan.stacks),
         }
     }
 
@@ -410,6 +436,9 @@ impl<'r> Waiting<'r> {
                 break;
             }
             let tally = counting.snapshot()?;
+            if self.req.sight {
+                self.sightings.look(tally_processes(&tally));
+            }
             let delta = tally.since(&self.last.0);
             let window = Window {
                 tally: &delta,
@@ -418,6 +447,7 @@ impl<'r> Waiting<'r> {
                 exited: &BTreeMap::new(),
                 interrupted: false,
                 bounds: Some((self.last.1 - self.start, due - self.start)),
+                seen: &self.sightings,
             };
             on_interval(session, &window)?;
             self.last = (tally, due);
@@ -429,6 +459,9 @@ impl<'r> Waiting<'r> {
     /// How long to sleep for the next event, at most until the next thing due.
     fn wait(&self, now: Instant, counting: &Counting) -> Duration {
         let mut wait = if counting.needs_pump() { PUMP } else { Duration::from_secs(3600) };
+        if self.req.sight {
+            wait = wait.min(SIGHT);
+        }
         if self.command_done.is_some() {
             wait = wait.min(PUMP);
         }
@@ -557,7 +590,8 @@ fn arm(
     duration: Option<Duration>,
     tx: &mpsc::Sender<Event>,
 ) -> Result<Armed> {
-    let host = arch::HOST_ABI.unwrap_or(Abi::X86_64);
+    // A process whose ABI is unknown is taken as the kernel's own.
+    let host = crate::inspect::kernel::abi().or(arch::HOST_ABI).unwrap_or(Abi::X86_64);
     let start;
     let mut child_fd = None;
     let mut tree = spawn::TreeGuard::default();

@@ -26,7 +26,7 @@
 use crate::arch::{self, Abi, TimeFn};
 use crate::error::{Error, Hint, Result};
 use crate::inspect::Process;
-use crate::measure::perf::{self, CounterSpec, Reading, Scope, SAMPLE_RAW, SAMPLE_REGS_USER, SAMPLE_TID};
+use crate::measure::perf::{self, CounterSpec, PerfEvent, Reading, Scope, SAMPLE_RAW, SAMPLE_REGS_USER, SAMPLE_TID};
 
 /// What every sampler records: the task, the tracepoint's record, and the
 /// ABI of the task's user registers (which syscall table the number is from).
@@ -34,7 +34,6 @@ const SAMPLES: u64 = SAMPLE_TID | SAMPLE_RAW | SAMPLE_REGS_USER;
 use crate::measure::ring::{self, Record, Ring};
 use crate::measure::tracefs::Tracefs;
 use std::collections::{BTreeMap, HashMap};
-use std::os::fd::{AsFd, OwnedFd};
 
 /// The clock a count is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -162,6 +161,23 @@ pub struct Tally {
     /// `--sites`: each site's addresses named while their process lived,
     /// by (pid, process start, address).
     pub frames: BTreeMap<(i32, u64, u64), crate::inspect::symbols::Frame>,
+    /// `--stacks` (BPF engine): calls per process and user stack.
+    pub stacks: BTreeMap<StackKey, u64>,
+    /// `--stacks`: counted calls whose stack was not kept (the stack map
+    /// full, or two stacks with one hash).
+    pub stacks_lost: u64,
+}
+
+/// A process and one user stack it made calls from.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StackKey {
+    pub pid: i32,
+    /// As [`Key::start`].
+    pub start: u64,
+    /// Return addresses, innermost (the syscall's) first.
+    pub frames: Vec<u64>,
+    /// The walk filled every slot: the stack may be cut at the depth limit.
+    pub full: bool,
 }
 
 impl Tally {
@@ -180,6 +196,8 @@ impl Tally {
             comms: self.comms.clone(),
             sites: self.sites.iter().map(|(k, v)| (*k, sub(*v, earlier.sites.get(k)))).collect(),
             frames: self.frames.clone(),
+            stacks: self.stacks.iter().map(|(k, v)| (k.clone(), sub(*v, earlier.stacks.get(k)))).collect(),
+            stacks_lost: self.stacks_lost.saturating_sub(earlier.stacks_lost),
         }
     }
 }
@@ -200,7 +218,8 @@ pub struct Events {
 impl Events {
     /// Look every tracepoint up; a missing syscall tracepoint is exit 4.
     pub fn load(tracefs: &Tracefs) -> Result<Events> {
-        let host = arch::HOST_ABI.ok_or_else(|| Error::Facility {
+        // The kernel's ABI numbers the tracepoints, whatever vdsoctl was built for.
+        let host = crate::inspect::kernel::abi().ok_or_else(|| Error::Facility {
             errno: None,
             what: "`trace` does not know this architecture's syscall numbers".into(),
             hint: Hint::UnsupportedArch,
@@ -214,7 +233,7 @@ impl Events {
         let bad = |f: &str| Error::malformed("raw_syscalls:sys_enter format", format!("no `{f}` field"));
         let id = format.field("id").ok_or_else(|| bad("id"))?;
         let args = format.field("args").ok_or_else(|| bad("args"))?;
-        let vsyscall = if arch::HOST_MACHINE == arch::machine::X86_64 {
+        let vsyscall = if host.syscall_entry().is_some_and(|e| e.vsyscall) {
             match (
                 tracefs.event_id("vsyscall", "emulate_vsyscall"),
                 tracefs.event_format("vsyscall", "emulate_vsyscall"),
@@ -228,7 +247,7 @@ impl Events {
         Ok(Events { per_syscall, raw_enter, raw_id: (id.offset, id.size), raw_arg0: args.offset, vsyscall, host })
     }
 
-    /// The ABI vdsoctl runs with.
+    /// The running kernel's native ABI.
     pub fn host(&self) -> Abi {
         self.host
     }
@@ -278,7 +297,7 @@ enum Slot {
 struct Event {
     pid: i32,
     slot: Slot,
-    fd: OwnedFd,
+    fd: PerfEvent,
 }
 
 /// Where a ring's records are attributed.
@@ -472,7 +491,7 @@ impl Tracer {
             for (i, cpu) in self.cpus.clone().into_iter().enumerate() {
                 let fd = perf::open_sampler(&s, Scope::ThreadOnCpu(tid, cpu), SAMPLES, Ring::watermark(pages))?;
                 match self.sources.get(i) {
-                    Some(src) => perf::set_output(fd.as_fd(), src.ring.fd())?,
+                    Some(src) => perf::set_output(&fd, src.ring.event())?,
                     None if fresh => {
                         let dup = fd.try_clone().map_err(|e| Error::Facility {
                             errno: None,
@@ -517,7 +536,7 @@ impl Tracer {
             if let Some((id, _)) = self.events.vsyscall {
                 let spec = CounterSpec { tracepoint_id: id, ..Default::default() };
                 let vfd = perf::open_sampler(&spec, Scope::Cpu(cpu), SAMPLES, Ring::watermark(pages))?;
-                perf::set_output(vfd.as_fd(), ring.fd())?;
+                perf::set_output(&vfd, ring.event())?;
                 // Kept open (and counted nowhere else) by parking it as a counter.
                 self.counters.push(Event { pid: -1, slot: Slot::Vsyscall(TimeFn::Time), fd: vfd });
             }
@@ -669,6 +688,12 @@ impl Tracer {
     }
 
     /// The comm seen for `pid`, if any.
+    /// The processes seen so far: those attached, and those whose records
+    /// were decoded (their ABI known).
+    pub fn pids(&self) -> Vec<i32> {
+        self.abis.keys().copied().collect()
+    }
+
     pub fn comm(&self, pid: i32) -> Option<&str> {
         self.comms.get(&pid).and_then(|c| c.as_deref())
     }
@@ -681,10 +706,10 @@ impl Tracer {
             hint: Hint::Retry,
         };
         for e in &self.counters {
-            crate::measure::sys::perf::enable(e.fd.as_fd()).map_err(fail)?;
+            crate::measure::sys::perf::enable(&e.fd).map_err(fail)?;
         }
         for s in &self.sources {
-            crate::measure::sys::perf::enable(s.ring.fd()).map_err(fail)?;
+            crate::measure::sys::perf::enable(s.ring.event()).map_err(fail)?;
         }
         Ok(())
     }
@@ -692,10 +717,10 @@ impl Tracer {
     /// Stop every counter (the final snapshot then sees no more events).
     pub fn disable(&self) {
         for e in &self.counters {
-            let _ = crate::measure::sys::perf::disable(e.fd.as_fd());
+            let _ = crate::measure::sys::perf::disable(&e.fd);
         }
         for s in &self.sources {
-            let _ = crate::measure::sys::perf::disable(s.ring.fd());
+            let _ = crate::measure::sys::perf::disable(s.ring.event());
         }
     }
 
@@ -707,7 +732,7 @@ impl Tracer {
             if e.pid < 0 {
                 continue;
             }
-            let r: Reading = perf::read_fd(e.fd.as_fd())?;
+            let r: Reading = perf::read(&e.fd)?;
             match e.slot {
                 Slot::Count(f, clock) => {
                     *t.counts
@@ -737,7 +762,7 @@ impl Tracer {
         // delivered.
         let mut system_hits = 0u64;
         for src in self.sources.iter().filter(|s| !s.tree) {
-            system_hits += perf::read_fd(src.ring.fd())?.value;
+            system_hits += perf::read(src.ring.event())?.value;
         }
         self.drain();
         for (k, v) in &self.sampled {

@@ -178,6 +178,7 @@ impl Observation {
             traces_compat: true,
             command: None,
             sites: false,
+            stacks: false,
         };
         let window = Window {
             tally: &delta,
@@ -186,6 +187,7 @@ impl Observation {
             exited: &BTreeMap::new(),
             interrupted: false,
             bounds: None,
+            seen: &Default::default(),
         };
         Observation::of_report(&super::trace::build(&session, &window, None), exclude)
     }

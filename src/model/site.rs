@@ -68,31 +68,8 @@ impl Host {
     }
 }
 
-/// One address of a site, named (JSON: addresses as `"0x..."`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FrameRow {
-    #[serde(serialize_with = "super::hex")]
-    pub address: u64,
-    pub kind: FrameKind,
-    pub object: Option<String>,
-    pub symbol: Option<String>,
-    #[serde(serialize_with = "super::hex")]
-    pub offset: u64,
-    pub build_id: Option<String>,
-}
-
-impl From<&Frame> for FrameRow {
-    fn from(f: &Frame) -> FrameRow {
-        FrameRow {
-            address: f.address,
-            kind: f.kind,
-            object: f.object.clone(),
-            symbol: f.symbol.clone(),
-            offset: f.offset,
-            build_id: f.build_id.clone(),
-        }
-    }
-}
+/// One address of a site, named: the same shape as a stack's frame.
+pub type FrameRow = super::stacks::StackFrame;
 
 /// A row's calls from one site.
 #[derive(Debug, Clone, Serialize)]
@@ -171,8 +148,8 @@ pub fn rows_of(tally: &Tally, key: &Key, secs: f64, host: &Host) -> Vec<SiteRow>
             SiteRow {
                 count: *n,
                 per_sec: *n as f64 / secs,
-                site: FrameRow::from(&at),
-                caller: caller.as_ref().map(FrameRow::from),
+                site: FrameRow::from(at.clone()),
+                caller: caller.map(FrameRow::from),
                 class,
                 fallback,
                 clocksource: (fallback == Some(Fallback::Clocksource))

@@ -4,7 +4,7 @@
 //! `check` and `serve` read it.
 
 use super::{vdso_serves_call, ClockRef, Finding, Status};
-use crate::arch::{self, Abi};
+use crate::arch::{self, Abi, TimeFn};
 use crate::measure::engine::Kind;
 use crate::measure::session::{Session, Window};
 use crate::measure::trace::Tally;
@@ -44,6 +44,11 @@ pub struct TraceReport {
     /// bounds from the start of counting.
     pub interval: Option<Interval>,
     pub findings: Vec<Finding>,
+    /// `--stacks`: calls per process and user stack, busiest first
+    /// (`null` without `--stacks`).
+    pub stacks: Option<Vec<super::stacks::StackRow>>,
+    /// `--stacks`: counted calls whose stack was not kept (`null` without).
+    pub stacks_lost: Option<u64>,
     /// The wall clock when counting started (interval headers show it).
     #[serde(skip)]
     pub wall_start: Option<std::time::SystemTime>,
@@ -65,7 +70,15 @@ pub struct CountRow {
     pub ppid: Option<i32>,
     /// The process's name when it made the calls.
     pub comm: Option<String>,
+    /// Its executable and command line, read at first sight (`null`: it
+    /// exited before it was seen, or could not be read).
+    pub exe: Option<String>,
+    pub cmdline: Option<Vec<String>>,
+    /// The command line was longer than what is kept (4 KiB).
+    pub cmdline_truncated: bool,
     pub syscall: &'static str,
+    #[serde(skip)]
+    pub func: crate::arch::TimeFn,
     /// The ABI the calls were made with (`x86_64`, `i386`, ...).
     pub abi: Abi,
     /// Clock id by name (`CLOCK_TAI`, or its number); `null` for syscalls
@@ -77,6 +90,9 @@ pub struct CountRow {
     pub per_sec: f64,
     /// Whether this syscall is expected (the vDSO never serves it here).
     pub expected: bool,
+    /// What the calls cost the host (`null`: no per-call figure, as for
+    /// 32-bit calls and `other` clocks).
+    pub cost: Option<super::cost::Cost>,
     /// When the process started (`Key::start`, ns since boot; 0: unknown):
     /// tells apart two processes that held the pid in turn.
     #[serde(skip)]
@@ -124,7 +140,14 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         lived.min(elapsed).as_secs_f64().max(1e-9)
     };
     let host = session.sites.then(super::site::Host::here);
-    let (counts, vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of, host.as_ref());
+    let (mut counts, vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of, host.as_ref());
+    for r in &mut counts {
+        if let Some(seen) = w.seen.get(r.pid, r.start) {
+            r.exe = seen.identity.exe.clone();
+            r.cmdline = seen.identity.cmdline.clone();
+            r.cmdline_truncated = seen.identity.cmdline_truncated;
+        }
+    }
     // Only the perf engine's --native-only leaves 32-bit calls out.
     let skipped_compat = !session.traces_compat
         && arch::HOST_ABI.and_then(Abi::compat).is_some()
@@ -162,6 +185,8 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         interrupted: w.interrupted,
         interval: w.bounds.map(|(s, e)| Interval { start_ns: s.as_nanos() as u64, end_ns: e.as_nanos() as u64 }),
         findings,
+        stacks: session.stacks.then(|| super::stacks::rows(tally, w.seen)),
+        stacks_lost: session.stacks.then_some(tally.stacks_lost),
         wall_start: Some(wall_start),
     }
 }
@@ -183,12 +208,17 @@ fn rows(
             tid: k.tid,
             ppid: tally.parents.get(&k.pid).copied(),
             comm: k.comm.map(|c| c.to_string()).or_else(|| comm_of(k.pid)),
+            exe: None,
+            cmdline: None,
+            cmdline_truncated: false,
             syscall: k.func.name(),
+            func: k.func,
             abi: k.abi,
             clock: ClockRef::of(k.clock),
             count: *v,
             per_sec: *v as f64 / secs_of(k.pid),
             expected: !vdso_serves_call(k.abi, k.func, k.clock, kernel),
+            cost: None,
             start: k.start,
             sites: sites.map(|host| super::site::rows_of(tally, k, secs_of(k.pid), host)),
         })
@@ -412,7 +442,8 @@ fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRo
     let top = rows[0].per_sec;
     // The rate the threshold compares: each process's own.
     let rate = rate_number(if rows.len() == 1 { top } else { total }, fail_over);
-    let abi_note = if Some(abi) == arch::HOST_ABI { String::new() } else { format!(", {} ABI", abi.name()) };
+    // A 32-bit ABI on a 64-bit kernel is named; the kernel's own is not.
+    let abi_note = if abi.native() == abi { String::new() } else { format!(", {} ABI", abi.name()) };
     // Per-thread rows name their thread.
     let who = |r: &CountRow| match r.tid {
         Some(t) => format!("{} thread {t}", who(r.pid, &r.comm)),
@@ -441,11 +472,15 @@ fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRo
             format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if has_clock { "clock id" } else { "call" }, gate(top, fail_over)),
             Some("look for a raw syscall(), a libc or runtime that routes it to the kernel, or a clocksource without a vDSO mode (`vdsoctl check`)".into()),
         ),
-        Verdict::Expected => Finding::new(
-            Status::Info,
-            format!("{what}: {rate} syscalls/s from {from} — expected: the vDSO never serves this {}", if has_clock { "clock id (CPU-time, alarm and fd clocks always enter the kernel)" } else { "call here" }),
-            None,
-        ),
+        Verdict::Expected => {
+            let offered = TimeFn::from_name(syscall).is_none_or(|f| abi.vdso_offers(f));
+            let why = match (offered, has_clock) {
+                (false, _) => format!("the {} vDSO has no {syscall}, by design", abi.name()),
+                (true, true) => "the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)".into(),
+                (true, false) => "the vDSO never serves this call here".into(),
+            };
+            Finding::new(Status::Info, format!("{what}: {rate} syscalls/s from {from} — expected: {why}"), None)
+        }
     }
 }
 
@@ -460,7 +495,12 @@ mod tests {
             tid: None,
             ppid: None,
             comm: Some(format!("p{pid}")),
+            exe: None,
+            cmdline: None,
+            cmdline_truncated: false,
             syscall: "clock_gettime",
+            func: crate::arch::TimeFn::ClockGettime,
+            cost: None,
             abi: arch::HOST_ABI.unwrap_or(Abi::X86_64),
             clock: Some(ClockRef::Id(1)),
             count: 100,
@@ -512,5 +552,24 @@ mod tests {
         );
         assert_eq!(f[1].severity, Status::Warn);
         assert!(f[1].message.contains("from 500 processes (pid 500 (p500) 500/s"), "{f:#?}");
+    }
+
+    /// An expected syscall says why: a function the ABI's vDSO lacks by
+    /// design (AArch32's clock_getres_time64), or a clock it never serves.
+    #[test]
+    fn expected_rows_say_why() {
+        let t = Tally::default();
+        let judging = Judging { compat: true, fail_over: None, engine: Kind::Bpf };
+        let arm = CountRow { syscall: "clock_getres_time64", abi: Abi::Arm, expected: true, ..bypass_row(7, 9.0) };
+        let f = findings(&[arm], &[], &[], &t, 1.0, judging);
+        assert_eq!(f[0].severity, Status::Info);
+        assert!(
+            f[0].message
+                .ends_with("from pid 7 (p7), arm ABI — expected: the arm vDSO has no clock_getres_time64, by design"),
+            "{f:#?}"
+        );
+        let cpu = CountRow { abi: Abi::Aarch64, clock: Some(ClockRef::Id(2)), expected: true, ..bypass_row(8, 9.0) };
+        let f = findings(&[cpu], &[], &[], &t, 1.0, judging);
+        assert!(f[0].message.ends_with("from pid 8 (p8) — expected: the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)"), "{f:#?}");
     }
 }

@@ -57,6 +57,7 @@ impl fmt::Display for Misuse {
             Misuse::PerThreadNeedsBpf => "--per-thread needs the BPF engine (--engine bpf)",
             Misuse::SeccompNotPid => "the seccomp engine counts a command vdsoctl starts, not -p",
             Misuse::SitesNeedRegisters => "--sites needs the BPF engine (--engine bpf), or the seccomp engine for `-- CMD` (--engine seccomp): the perf engine counts calls without their registers, so it cannot tell where they were made",
+            Misuse::StacksNeedBpf => "--stacks needs the BPF engine (--engine bpf or auto): the perf and seccomp engines keep no stacks",
             Misuse::SeccompNoDuration => "-d cannot cut the seccomp engine off: the command's clock syscalls wait for vdsoctl's answer, so it counts until the command's tree exits (stop it with Ctrl-C)",
         })
     }

@@ -537,6 +537,8 @@ struct Trace {
     interrupted: bool,
     interval: Option<Interval>,
     findings: Vec<Finding>,
+    stacks: Option<Vec<StackRow>>,
+    stacks_lost: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -546,6 +548,9 @@ struct CountRow {
     tid: Option<i32>,
     ppid: Option<i32>,
     comm: Option<String>,
+    exe: Option<String>,
+    cmdline: Option<Vec<String>>,
+    cmdline_truncated: bool,
     syscall: String,
     abi: String,
     clock: Option<Clock>,
@@ -554,6 +559,7 @@ struct CountRow {
     expected: bool,
     /// With `--sites` only.
     sites: Option<Vec<SiteRow>>,
+    cost: Option<Cost>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -561,8 +567,8 @@ struct CountRow {
 struct SiteRow {
     count: u64,
     per_sec: f64,
-    site: FrameRow,
-    caller: Option<FrameRow>,
+    site: StackFrame,
+    caller: Option<StackFrame>,
     class: String,
     fallback: Option<String>,
     clocksource: Option<String>,
@@ -570,7 +576,26 @@ struct SiteRow {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct FrameRow {
+struct Cost {
+    per_call_ns: f64,
+    cpu_ns: u64,
+    core_percent: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StackRow {
+    pid: i32,
+    comm: Option<String>,
+    count: u64,
+    frames: Vec<StackFrame>,
+    cut: Option<String>,
+}
+
+/// A frame as `--stacks` names it (the resolver's object, symbol, offset).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StackFrame {
     address: String,
     kind: String,
     object: Option<String>,
@@ -683,4 +708,37 @@ fn trace_of_true_and_of_a_clock_loop() {
         (Some(&Clock::Number(10)), 100),
         "a clock without a name is its number"
     );
+    assert!(t.stacks.is_none() && t.stacks_lost.is_none(), "no stacks without --stacks");
+}
+
+/// `--stacks`: the stacks' keys, and each row's identity and cost.
+#[test]
+fn trace_stacks_exe_cmdline_and_cost() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let bin = build_c("call_chain", false, &["-fno-omit-frame-pointer"]);
+    let bin = bin.to_str().unwrap();
+    let t: Trace = doc(&["trace", "--stacks", "--", bin, "500", "300"], &[0]);
+    assert_eq!((t.engine.as_str(), t.stacks_lost), ("bpf", Some(0)));
+    let row = &t.counts[0];
+    assert_eq!((row.count, row.exe.as_deref()), (500, Some(bin)));
+    assert_eq!(row.cmdline.as_deref(), Some(&[bin.to_string(), "500".into(), "300".into()][..]));
+    assert!(!row.cmdline_truncated);
+    let cost = row.cost.as_ref().expect("a host-ABI clock row has a cost");
+    assert!(cost.per_call_ns > 0.0);
+    assert_eq!(cost.cpu_ns, (500.0 * cost.per_call_ns).round() as u64);
+    let share = 500.0 * cost.per_call_ns / t.duration_ns as f64 * 100.0;
+    assert!((cost.core_percent - share).abs() <= 1e-9 * share, "{cost:?} over {}", t.duration_ns);
+    let stacks = t.stacks.expect("--stacks reports stacks");
+    assert_eq!(stacks.iter().map(|s| s.count).sum::<u64>(), 500);
+    let s = &stacks[0];
+    let comm: String = std::path::Path::new(bin).file_name().unwrap().to_str().unwrap().chars().take(15).collect();
+    assert_eq!((s.pid, s.comm.as_deref(), s.count, s.cut.as_deref()), (row.pid, Some(&comm[..]), 500, None));
+    // Innermost first: the syscall's return address is in the program.
+    let names: Vec<Option<&str>> = s.frames.iter().take(4).map(|f| f.symbol.as_deref()).collect();
+    assert_eq!(names, [Some("inner"), Some("middle"), Some("outer"), Some("main")], "{s:?}");
+    assert_eq!((s.frames[0].object.as_deref(), s.frames[0].kind.as_str()), (Some(bin), "object"));
+    assert!(s.frames.iter().all(|f| f.address.starts_with("0x") && f.offset.starts_with("0x")), "{s:?}");
+    assert!(s.frames.iter().all(|f| f.build_id.as_ref().is_none_or(|b| b.len() >= 16)), "{s:?}");
 }

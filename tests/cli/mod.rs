@@ -15,5 +15,6 @@ mod readme;
 mod seccomp;
 mod serve;
 mod sites;
+mod stacks;
 mod trace;
 mod ux;

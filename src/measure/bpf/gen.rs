@@ -4,7 +4,7 @@
 //! which checks its width against the member's BTF size.
 
 use super::insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
-use super::layout::{self, key, pkey, proc_key, proc_val, pval, skey, Layout, Slot};
+use super::layout::{self, key, pkey, proc_key, proc_val, pval, skey, Layout, Part, Slot};
 use super::{Scope, REFUSED, SITES_REFUSED, UNFOLLOWED};
 use crate::arch::{self, Abi};
 use crate::inspect::btf::Field;
@@ -17,10 +17,11 @@ const NOEXIST: i32 = 1;
 const KEY: i16 = -24;
 const VALUE: i16 = -32;
 const SMALL: i16 = -40;
-const PKEY: i16 = -56;
+pub(super) const PKEY: i16 = -56;
 const PVAL: i16 = -88;
-/// The call-site key (`--sites`): the row key copied, then ip and return address.
-const SKEY: i16 = -128;
+/// The call-site key (`--sites`): the row key copied, then ip and return
+/// address; below `--stacks`' slots ([`super::stacks`]), as both may run.
+const SITE_KEY: i16 = -168;
 /// Stack slots of the `fork` program: the traced-set key and value, and the
 /// parent's key for its lookup.
 const FORK_KEY: i16 = -32;
@@ -51,6 +52,8 @@ pub(super) struct Generator {
     pub ns_per_tick: i32,
     /// `--sites`: the call-site map, counted beside the rows.
     pub sites: Option<i32>,
+    /// `--stacks`: count each call's user stack too ([`super::stacks`]).
+    pub stacks: Option<super::stacks::StackFds>,
 }
 
 /// `*(size *)(base + at + slot) = src`.
@@ -75,13 +78,22 @@ impl Generator {
         }
     }
 
+    /// `dst = *(src + part)`, the load as wide as the member (an array's
+    /// element: 8 bytes); a member of another width is refused.
+    fn part(a: &mut Asm, dst: super::insn::Reg, src: super::insn::Reg, p: Part) -> &mut Asm {
+        match p.width() {
+            Some(size) => Self::member(a, size, dst, src, p.member, p.at),
+            None => a.fail(format!("no load is {} bytes wide (member at offset {})", p.member.size, p.member.offset)),
+        }
+    }
+
     /// `*(u64 *)R0 += 1`.
     fn bump(a: &mut Asm) {
         a.load(Size::Dw, R1, R0, 0).alu_imm(Alu::Add, R1, 1).store(Size::Dw, R0, 0, R1);
     }
 
     /// `stats[slot] += 1`.
-    fn count_stat(&self, a: &mut Asm, slot: u32) {
+    pub(super) fn count_stat(&self, a: &mut Asm, slot: u32) {
         a.store_imm(Size::W, FP, SMALL, slot as i32)
             .load_map(R1, self.maps.stats)
             .mov(R2, FP)
@@ -201,6 +213,7 @@ impl Generator {
             a.store(slot.size, R6, slot.off, R2);
         }
         self.count_site(a);
+        self.count_stack(a);
         self.count_row(a, "row", "dropped");
         // The row map is full: the call stays in the total, marked as
         // having no row.
@@ -214,13 +227,14 @@ impl Generator {
     /// task, 8 otherwise; a page not present reads as 0 (no fault is taken
     /// here).
     fn capture_site(&self, a: &mut Asm) {
-        let (Some(_), Some((ip, sp))) = (self.sites, self.layout.site) else { return };
+        let Some(_) = self.sites else { return };
+        let Some((ip, sp)) = self.layout.site else { return self.no_site(a) };
         put(a, KEY, key::WORD, R4);
         Self::member(a, Size::Dw, R1, R8, ip, 0);
-        put(a, SKEY, skey::IP, R1);
-        a.store_imm(Size::Dw, FP, SKEY + skey::RET.off, 0);
+        put(a, SITE_KEY, skey::IP, R1);
+        a.store_imm(Size::Dw, FP, SITE_KEY + skey::RET.off, 0);
         Self::member(a, Size::Dw, R3, R8, sp, 0);
-        a.mov(R1, FP).alu_imm(Alu::Add, R1, i32::from(SKEY + skey::RET.off)).mov_imm(R2, 8);
+        a.mov(R1, FP).alu_imm(Alu::Add, R1, i32::from(SITE_KEY + skey::RET.off)).mov_imm(R2, 8);
         a.alu_imm(Alu::And, R4, 0xff).jump_imm(Cond::Ne, R4, i32::from(layout::ABI_COMPAT), "site_read");
         a.mov_imm(R2, 4);
         a.label("site_read").call(Helper::ProbeReadUser);
@@ -230,7 +244,7 @@ impl Generator {
     /// `--sites` in a program with no user registers (`[vsyscall]`): no site.
     fn no_site(&self, a: &mut Asm) {
         if self.sites.is_some() {
-            a.store_imm(Size::Dw, FP, SKEY + skey::IP.off, 0).store_imm(Size::Dw, FP, SKEY + skey::RET.off, 0);
+            a.store_imm(Size::Dw, FP, SITE_KEY + skey::IP.off, 0).store_imm(Size::Dw, FP, SITE_KEY + skey::RET.off, 0);
         }
     }
 
@@ -240,12 +254,12 @@ impl Generator {
     fn count_site(&self, a: &mut Asm) {
         let Some(sites) = self.sites else { return };
         for i in 0..(key::SIZE as i16 / 8) {
-            a.load(Size::Dw, R1, FP, KEY + 8 * i).store(Size::Dw, FP, SKEY + 8 * i, R1);
+            a.load(Size::Dw, R1, FP, KEY + 8 * i).store(Size::Dw, FP, SITE_KEY + 8 * i, R1);
         }
         let lookup = |a: &mut Asm, missing: &str| {
             a.load_map(R1, sites)
                 .mov(R2, FP)
-                .alu_imm(Alu::Add, R2, i32::from(SKEY))
+                .alu_imm(Alu::Add, R2, i32::from(SITE_KEY))
                 .call(Helper::MapLookupElem)
                 .jump_imm(Cond::Eq, R0, 0, missing);
             Self::bump(a);
@@ -256,7 +270,7 @@ impl Generator {
             .store_imm(Size::Dw, FP, VALUE, 1)
             .load_map(R1, sites)
             .mov(R2, FP)
-            .alu_imm(Alu::Add, R2, i32::from(SKEY))
+            .alu_imm(Alu::Add, R2, i32::from(SITE_KEY))
             .mov(R3, FP)
             .alu_imm(Alu::Add, R3, i32::from(VALUE))
             .mov_imm(R4, NOEXIST)
@@ -274,6 +288,7 @@ impl Generator {
         let native = self.host.clock_syscalls();
         let compat = self.host.compat().map_or(&[][..], Abi::clock_syscalls);
         let mut a = Asm::new();
+        self.keep_ctx(&mut a);
         a.mov(R6, R1).load(Size::Dw, R7, R6, 8);
         // Every other syscall leaves after these compares: the tax on them.
         let mut all: Vec<i64> = native.iter().chain(compat).map(|(_, n)| *n).collect();
@@ -286,9 +301,10 @@ impl Generator {
         a.label("clock").call(Helper::GetCurrentTaskBtf).mov(R9, R0);
         a.load(Size::Dw, R8, R6, 0);
         Self::zero_key(&mut a);
-        Self::member(&mut a, Size::W, R2, R9, l.status, 0).alu_imm(Alu::And, R2, l.compat_bit);
+        // The ABI: the task's compat mark (x86_64 TS_COMPAT, arm64 _TIF_32BIT).
+        Self::part(&mut a, R2, R9, l.compat_flags).alu_imm(Alu::And, R2, l.compat_mask);
         a.jump_imm(Cond::Ne, R2, 0, "compat");
-        Self::member(&mut a, Size::Dw, R3, R8, l.arg0_native, 0);
+        Self::part(&mut a, R3, R8, l.arg0_native);
         for (f, n) in native {
             let word = layout::key_word(layout::ABI_NATIVE, *f);
             a.jump_imm(Cond::Ne, R7, *n as i32, &format!("n{n}")).mov_imm(R4, word).goto("have");
@@ -296,7 +312,7 @@ impl Generator {
         }
         a.goto("out");
         a.label("compat");
-        Self::member(&mut a, Size::Dw, R3, R8, l.arg0_compat, 0);
+        Self::part(&mut a, R3, R8, l.arg0_compat);
         for (f, n) in compat {
             let word = layout::key_word(layout::ABI_COMPAT, *f);
             a.jump_imm(Cond::Ne, R7, *n as i32, &format!("c{n}")).mov_imm(R4, word).goto("have");
@@ -324,6 +340,7 @@ impl Generator {
     /// `tp_btf/emulate_vsyscall(int nr)`: 0 gettimeofday, 1 time, 2 getcpu.
     pub fn vsyscall(&self) -> Result<Vec<u64>, String> {
         let mut a = Asm::new();
+        self.keep_ctx(&mut a);
         a.load(Size::Dw, R7, R1, 0);
         a.call(Helper::GetCurrentTaskBtf).mov(R9, R0);
         Self::zero_key(&mut a);
@@ -403,16 +420,25 @@ mod tests {
             own_tgid: 4242,
             ns_per_tick: 10_000_000,
             sites: None,
+            stacks: None,
         }
     }
 
-    /// Each program over the synthetic x86_64 layout, disassembled, against
+    fn arm64_generator(scope: Scope) -> Generator {
+        Generator { layout: Layout::synthetic_arm64(), host: Abi::Aarch64, ..generator(scope, false) }
+    }
+
+    /// Each program over the synthetic x86_64 and arm64 layouts, disassembled, against
     /// its golden text in fixtures/bpf/ (`VDSOCTL_REGEN_GOLDEN=1` rewrites
     /// them; the diff is the review of a change to the programs).
     #[test]
     fn programs_match_their_golden_disassembly() {
         let trees = generator(Scope::Trees, false);
         let all = generator(Scope::All, true);
+        let stacks = Generator {
+            stacks: Some(super::super::stacks::StackFds { rows: 7, traces: 8 }),
+            ..generator(Scope::Trees, false)
+        };
         let programs = [
             ("sys_enter-trees", trees.sys_enter()),
             ("sys_enter-all-per-thread", all.sys_enter()),
@@ -421,6 +447,9 @@ mod tests {
             ("vsyscall-trees", trees.vsyscall()),
             ("sys_enter-all-sites", Generator { sites: Some(7), ..generator(Scope::All, false) }.sys_enter()),
             ("vsyscall-all-sites", Generator { sites: Some(7), ..generator(Scope::All, false) }.vsyscall()),
+            ("arm64-sys_enter-trees", arm64_generator(Scope::Trees).sys_enter()),
+            ("arm64-fork-trees", arm64_generator(Scope::Trees).fork()),
+            ("sys_enter-trees-stacks", stacks.sys_enter()),
         ];
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bpf");
         let mut stale = Vec::new();
@@ -444,11 +473,15 @@ mod tests {
 
     #[test]
     fn a_load_that_does_not_fit_its_member_is_an_error() {
-        // thread_info.status read as 4 bytes: an 8-byte member refuses it.
+        // A compat mark no load is as wide as.
         let mut g = generator(Scope::Trees, false);
-        g.layout.status.size = 8;
+        g.layout.compat_flags.member.size = 2;
         let e = g.sys_enter().unwrap_err();
-        assert_eq!(e, "a 4-byte load at +0 of a 8-byte member (offset 8) does not fit it");
+        assert_eq!(e, "no load is 2 bytes wide (member at offset 8)");
+        // regs[31] read past its end.
+        let mut g = arm64_generator(Scope::Trees);
+        g.layout.arg0_native.at = 248;
+        assert_eq!(g.sys_enter().unwrap_err(), "a 8-byte load at +248 of a 248-byte member (offset 0) does not fit it");
         // A pointer read as half of itself.
         let mut g = generator(Scope::Trees, false);
         g.layout.group_leader.size = 4;

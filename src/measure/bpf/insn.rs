@@ -70,6 +70,8 @@ pub enum Cond {
     /// Unsigned `>`.
     Gt = 0x20,
     Ne = 0x50,
+    /// Signed `<`.
+    Slt = 0xc0,
 }
 
 /// Kernel helper functions by their stable ids (`enum bpf_func_id`).
@@ -81,6 +83,7 @@ pub enum Helper {
     /// `bpf_probe_read_user` (5.5): a user-space read that may fail (a
     /// page not present is not faulted in), zero-filling its buffer then.
     ProbeReadUser = 112,
+    GetStackid = 27,
     GetCurrentTaskBtf = 158,
 }
 

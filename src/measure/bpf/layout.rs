@@ -6,7 +6,7 @@
 //! program is generated, not misread at run time.
 
 use super::insn::Size;
-use crate::arch::{self, TimeFn};
+use crate::arch::{KernelMember, SyscallEntry, TimeFn};
 use crate::error::{Error, Hint, Result};
 use crate::inspect::btf::{Btf, Field};
 
@@ -151,17 +151,45 @@ pub(super) fn split_word(word: u64) -> (u8, u8, u8) {
     (word as u8, (word >> 8) as u8, (word >> KIND_SHIFT) as u8)
 }
 
+/// A member of a kernel structure and the byte within it a load starts at
+/// (`regs[0]`: the array `regs`, byte 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Part {
+    pub member: Field,
+    pub at: u32,
+}
+
+impl Part {
+    /// A whole member.
+    #[cfg(test)]
+    pub fn whole(member: Field) -> Part {
+        Part { member, at: 0 }
+    }
+
+    /// The width a load of the whole member (or one 8-byte element of an
+    /// array) has; `None` for a member of another width (refused when the
+    /// program is generated).
+    pub fn width(self) -> Option<Size> {
+        match (self.member.array, self.member.size) {
+            (true, _) | (false, 8) => Some(Size::Dw),
+            (false, 4) => Some(Size::W),
+            _ => None,
+        }
+    }
+}
+
 /// Offsets, sizes and attach points read from the kernel's BTF.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Layout {
     pub sys_enter: u32,
     pub fork: u32,
     pub vsyscall: Option<u32>,
-    pub arg0_native: Field,
-    pub arg0_compat: Field,
-    /// `task_struct.thread_info.status`.
-    pub status: Field,
-    pub compat_bit: i32,
+    pub arg0_native: Part,
+    pub arg0_compat: Part,
+    /// The `task_struct` member whose bit marks a compat syscall
+    /// (x86_64 `thread_info.status`, arm64 `thread_info.flags`).
+    pub compat_flags: Part,
+    pub compat_mask: i32,
     pub group_leader: Field,
     pub comm: Field,
     pub pid: Field,
@@ -174,12 +202,8 @@ pub(super) struct Layout {
 }
 
 impl Layout {
-    pub fn read() -> Result<Layout> {
-        let entry = arch::SYSCALL_ENTRY.ok_or_else(|| Error::Facility {
-            errno: None,
-            what: "the BPF engine does not know this architecture's syscall entry".into(),
-            hint: Hint::BpfUsePerf,
-        })?;
+    /// The layout of the running kernel, whose syscall entry is `entry`.
+    pub fn read(entry: SyscallEntry) -> Result<Layout> {
         let btf = Btf::vmlinux()?;
         let unknown = btf.unknown_kind();
         let missing = |what: &str| {
@@ -197,25 +221,25 @@ impl Layout {
                 .filter(|f| i16::try_from(f.offset).is_ok())
                 .ok_or_else(|| missing(&format!("{s}.{}", path.join("."))))
         };
+        let part = |s: &str, m: KernelMember| -> Result<Part> { Ok(Part { member: field(s, m.path)?, at: m.part }) };
         Ok(Layout {
             sys_enter: btf.typedef_id("btf_trace_sys_enter").ok_or_else(|| missing("btf_trace_sys_enter"))?,
             fork: btf
                 .typedef_id("btf_trace_sched_process_fork")
                 .ok_or_else(|| missing("btf_trace_sched_process_fork"))?,
-            vsyscall: btf.typedef_id("btf_trace_emulate_vsyscall"),
-            arg0_native: field("pt_regs", &[entry.arg0_native])?,
-            arg0_compat: field("pt_regs", &[entry.arg0_compat])?,
-            status: field("task_struct", &["thread_info", "status"])?,
-            compat_bit: entry.compat_status_bit as i32,
+            vsyscall: if entry.vsyscall { btf.typedef_id("btf_trace_emulate_vsyscall") } else { None },
+            arg0_native: part("pt_regs", entry.arg0_native)?,
+            arg0_compat: part("pt_regs", entry.arg0_compat)?,
+            compat_flags: part("task_struct", entry.compat_flags)?,
+            compat_mask: entry.compat_mask as i32,
             group_leader: field("task_struct", &["group_leader"])?,
             comm: field("task_struct", &["comm"])?,
             pid: field("task_struct", &["pid"])?,
             tgid: field("task_struct", &["tgid"])?,
             start: field("task_struct", &["start_boottime"]).or_else(|_| field("task_struct", &["real_start_time"]))?,
-            site: match arch::SITE_REGS {
-                Some(r) => Some((field("pt_regs", &[r.ip])?, field("pt_regs", &[r.sp])?)),
-                None => None,
-            },
+            // Without them (an architecture not in the table), --sites rows have no site.
+            site: crate::arch::SITE_REGS
+                .and_then(|r| field("pt_regs", &[r.ip]).ok().zip(field("pt_regs", &[r.sp]).ok())),
         })
     }
 
@@ -228,16 +252,41 @@ impl Layout {
             sys_enter: 100,
             fork: 101,
             vsyscall: Some(102),
-            arg0_native: f(112, 8),
-            arg0_compat: f(40, 8),
-            status: f(8, 4),
-            compat_bit: 2,
+            arg0_native: Part::whole(f(112, 8)),
+            arg0_compat: Part::whole(f(40, 8)),
+            compat_flags: Part::whole(f(8, 4)),
+            compat_mask: 2,
             group_leader: f(1552, 8),
             comm: Field { offset: 2000, size: 16, array: true },
             pid: f(1472, 4),
             tgid: f(1476, 4),
             start: f(1712, 8),
             site: Some((f(128, 8), f(152, 8))),
+        }
+    }
+
+    /// A layout shaped like arm64's: `regs[31]` at the start of `pt_regs`
+    /// and the 8-byte `thread_info.flags` first in `task_struct` (as on
+    /// every arm64 kernel), `_TIF_32BIT`, no vsyscall page; the other
+    /// `task_struct` offsets are illustrative.
+    #[cfg(test)]
+    pub fn synthetic_arm64() -> Layout {
+        let f = |offset, size| Field { offset, size, array: false };
+        let regs = Part::whole(Field { offset: 0, size: 248, array: true });
+        Layout {
+            sys_enter: 100,
+            fork: 101,
+            vsyscall: None,
+            arg0_native: regs,
+            arg0_compat: regs,
+            compat_flags: Part::whole(f(0, 8)),
+            compat_mask: 1 << 22,
+            group_leader: f(1400, 8),
+            comm: Field { offset: 1808, size: 16, array: true },
+            pid: f(1320, 4),
+            tgid: f(1324, 4),
+            start: f(1560, 8),
+            site: None,
         }
     }
 }

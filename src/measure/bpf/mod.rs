@@ -7,9 +7,11 @@
 //! fixed cost, no RCU grace period at exit.
 //!
 //! Programs:
-//! - `sys_enter`: the clock syscalls of both ABIs. The ABI is the task's
-//!   `thread_info.status & TS_COMPAT` (exact, also for `int 0x80` from
-//!   64-bit code); the clock id comes from the ABI's first-argument register.
+//! - `sys_enter`: the clock syscalls of both ABIs, by the tracepoint's `id`.
+//!   The ABI is the task's compat mark (`arch::SyscallEntry`: x86_64
+//!   `thread_info.status & TS_COMPAT`, exact also for `int 0x80` from
+//!   64-bit code; arm64 `thread_info.flags & _TIF_32BIT`); the clock id
+//!   comes from the ABI's first-argument register (`di`/`bx`, `regs[0]`).
 //!   Rows carry the process name (its group leader's comm) at the time of
 //!   Clock ids outside 0..16 (the kernel's `MAX_CLOCKS`: CPU clocks of other
 //!   tasks, fd clocks, invalid ids) fold into one `other` row per process and function, so a
@@ -22,7 +24,7 @@
 //! - `sched_process_fork`: a traced tree's new processes join the traced
 //!   set with their root and parent (`-a`: every new process's parent, in an
 //!   LRU map, for the ppid column of short-lived processes).
-//! - `vsyscall:emulate_vsyscall` (x86_64): calls into the legacy page,
+//! - `vsyscall:emulate_vsyscall` (x86_64 only): calls into the legacy page,
 //!   which fire no syscall tracepoint.
 //!
 //! Bounds: `MAX_ROWS` count rows, `MAX_PROCS` traced processes and
@@ -40,6 +42,7 @@ pub mod disasm;
 mod gen;
 pub mod insn;
 mod layout;
+mod stacks;
 mod verifier;
 
 use crate::arch::{self, Abi};
@@ -69,7 +72,7 @@ const ATTACH_TRACE_RAW_TP: u32 = 23;
 const REFUSED: u32 = 0;
 const UNFOLLOWED: u32 = 1;
 /// `stats` slot: calls whose site row the full `sites` map refused (`--sites`).
-const SITES_REFUSED: u32 = 2;
+const SITES_REFUSED: u32 = 3;
 /// Call-site rows the `sites` map holds at most (`--sites`).
 pub const MAX_SITES: u32 = 16_384;
 
@@ -90,7 +93,9 @@ struct Maps {
     totals: sys::Map,
     stats: sys::Map,
     /// `--sites`: rows split by call site.
-    sites: Option<sys::Map>,
+    sites: Option<Box<SiteMap>>,
+    /// `--stacks`.
+    stacks: Option<stacks::StackMaps>,
 }
 
 /// Loaded programs, attached or not, and the maps they count into.
@@ -100,21 +105,24 @@ pub struct BpfTracer {
     progs: Vec<OwnedFd>,
     links: Vec<OwnedFd>,
     host: Abi,
-    /// `--sites`: the processes' mappings, taken while they lived.
-    book: Box<crate::measure::sites::Book>,
+}
+
+/// `--sites`: the site rows, and the mappings of the processes seen, taken
+/// while they lived (boxed: most traces have none).
+#[derive(Debug)]
+struct SiteMap {
+    map: sys::Map,
+    book: crate::measure::sites::Book,
 }
 
 impl BpfTracer {
     /// Create the maps and load the programs for `scope` (nothing counts
     /// until `attach`). Rows are per thread with `per_thread`; with
-    /// `sites`, split by call site as well.
-    pub fn load(scope: Scope, per_thread: bool, sites: bool) -> Result<BpfTracer> {
-        let host = arch::HOST_ABI.ok_or_else(|| Error::Facility {
-            errno: None,
-            what: "`trace` does not know this architecture's syscall numbers".into(),
-            hint: "run on x86_64".into(),
-        })?;
-        let layout = Layout::read()?;
+    /// `with_stacks` each call's user stack is counted too; with `sites`,
+    /// rows are split by call site as well.
+    pub fn load(scope: Scope, per_thread: bool, with_stacks: bool, sites: bool) -> Result<BpfTracer> {
+        let (host, entry) = kernel_entry()?;
+        let layout = Layout::read(entry)?;
         let map = |spec: sys::MapSpec<'_>| sys::map_create(&spec).map_err(|e| refused("create a BPF map", e));
         let maps = Maps {
             counts: map(sys::MapSpec {
@@ -145,21 +153,25 @@ impl BpfTracer {
                 map_type: MAP_PERCPU_ARRAY,
                 key_size: 4,
                 value_size: 8,
-                max_entries: 3,
+                max_entries: 4,
                 flags: 0,
                 name: "vdsoctl_stats",
             })?,
             sites: match sites {
-                true => Some(map(sys::MapSpec {
-                    map_type: MAP_PERCPU_HASH,
-                    key_size: skey::SIZE as u32,
-                    value_size: 8,
-                    max_entries: MAX_SITES,
-                    flags: 0,
-                    name: "vdsoctl_sites",
-                })?),
+                true => Some(Box::new(SiteMap {
+                    book: Default::default(),
+                    map: map(sys::MapSpec {
+                        map_type: MAP_PERCPU_HASH,
+                        key_size: skey::SIZE as u32,
+                        value_size: 8,
+                        max_entries: MAX_SITES,
+                        flags: 0,
+                        name: "vdsoctl_sites",
+                    })?,
+                })),
                 false => None,
             },
+            stacks: if with_stacks { Some(stacks::StackMaps::create(map)?) } else { None },
         };
         let own_tgid = std::process::id();
         let fds = MapFds {
@@ -176,7 +188,8 @@ impl BpfTracer {
             host,
             own_tgid,
             ns_per_tick: crate::inspect::process::ns_per_tick() as i32,
-            sites: maps.sites.as_ref().map(sys::Map::raw_fd),
+            sites: maps.sites.as_ref().map(|s| s.map.raw_fd()),
+            stacks: maps.stacks.as_ref().map(stacks::StackMaps::fds),
         };
         let mut progs = vec![
             load_prog("vdsoctl_enter", layout.sys_enter, gen.sys_enter())?,
@@ -185,7 +198,7 @@ impl BpfTracer {
         if let Some(id) = layout.vsyscall {
             progs.push(load_prog("vdsoctl_vsys", id, gen.vsyscall())?);
         }
-        Ok(BpfTracer { maps, progs, links: Vec::new(), host, book: Default::default() })
+        Ok(BpfTracer { maps, progs, links: Vec::new(), host })
     }
 
     /// Count `tgid` and everything it forks from now on (`Scope::Trees`).
@@ -271,15 +284,19 @@ impl BpfTracer {
         }
         let mut stats = vec![0u8; self.maps.stats.value_size()];
         self.read_sites(&mut tally).map_err(read_err)?;
-        for (slot, field) in [(REFUSED, 0), (UNFOLLOWED, 1), (SITES_REFUSED, 2)] {
+        for slot in [REFUSED, UNFOLLOWED, stacks::STACK_LOST, SITES_REFUSED] {
             if self.maps.stats.lookup(&slot.to_ne_bytes(), &mut stats).map_err(read_err)? {
                 let n = sum_per_cpu(&stats);
-                match field {
-                    0 => tally.lost_records += n,
-                    1 => tally.unfollowed += n,
-                    _ => tally.sites_lost += n,
+                match slot {
+                    REFUSED => tally.lost_records += n,
+                    UNFOLLOWED => tally.unfollowed += n,
+                    SITES_REFUSED => tally.sites_lost += n,
+                    _ => tally.stacks_lost += n,
                 }
             }
+        }
+        if let Some(stacks) = &self.maps.stacks {
+            stacks.read(&mut tally).map_err(read_err)?;
         }
         // Parents of the processes seen (the traced set or, for -a, forks).
         let pids: Vec<i32> = tally.counts.keys().map(|k| k.pid).chain(tally.vsyscall.keys().map(|k| k.0)).collect();
@@ -298,6 +315,23 @@ impl BpfTracer {
             }
         }
         Ok(tally)
+    }
+
+    /// The processes counted so far, as (tgid, start): the keys of the
+    /// process entries (no values are read).
+    pub fn processes(&self) -> Vec<(i32, u64)> {
+        let mut out = Vec::new();
+        let mut key = [0u8; pkey::SIZE];
+        let mut prev: Option<[u8; pkey::SIZE]> = None;
+        for _ in 0..=MAX_PROCS {
+            match self.maps.totals.next_key(prev.as_ref().map(|k| &k[..]), &mut key) {
+                Ok(true) => {}
+                _ => break,
+            }
+            out.push((pkey::TGID.get(&key) as u32 as i32, pkey::START.get(&key)));
+            prev = Some(key);
+        }
+        out
     }
 
     /// Delete the rows, process entries (and traced-set entries) of the
@@ -325,8 +359,8 @@ impl BpfTracer {
             let _ = self.maps.counts.delete(&k);
         }
         if let Some(sites) = &self.maps.sites {
-            for k in doomed(sites, key::TGID, key::START, MAX_SITES) {
-                let _ = sites.delete(&k);
+            for k in doomed(&sites.map, key::TGID, key::START, MAX_SITES) {
+                let _ = sites.map.delete(&k);
             }
         }
         for k in doomed(&self.maps.totals, pkey::TGID, pkey::START, MAX_PROCS) {
@@ -338,7 +372,7 @@ impl BpfTracer {
     }
 
     fn add_row(&self, tally: &mut Tally, k: &[u8; key::SIZE], n: u64) {
-        match self.row_key(k) {
+        match Self::row_key(self.host, k) {
             Some(Ok(key)) => *tally.counts.entry(key).or_default() += n,
             Some(Err(vsyscall)) => *tally.vsyscall.entry(vsyscall).or_default() += n,
             None => {}
@@ -346,7 +380,7 @@ impl BpfTracer {
     }
 
     /// A count-row key decoded: a row, or a [vsyscall] (pid, function).
-    fn row_key(&self, k: &[u8]) -> Option<std::result::Result<Key, (i32, arch::TimeFn)>> {
+    fn row_key(host: Abi, k: &[u8]) -> Option<std::result::Result<Key, (i32, arch::TimeFn)>> {
         let (tgid, tid) = (key::TGID.get(k) as u32 as i32, key::TID.get(k) as u32 as i32);
         let (abi, func, kind) = layout::split_word(key::WORD.get(k));
         let func = FUNCTIONS.get(func as usize).copied()?;
@@ -354,7 +388,7 @@ impl BpfTracer {
         if abi == ABI_VSYSCALL {
             return Some(Err((tgid, func)));
         }
-        let abi = if abi == ABI_COMPAT { self.host.compat().unwrap_or(self.host) } else { self.host };
+        let abi = if abi == ABI_COMPAT { host.compat().unwrap_or(host) } else { host };
         let clock = match kind {
             CLOCK_ID => Clock::Id(i64::from(key::CLOCK.get(k) as u32 as i32)),
             CLOCK_OTHER => Clock::Other,
@@ -366,16 +400,17 @@ impl BpfTracer {
     /// `--sites`: every site row, summed over CPUs, into `tally.sites`,
     /// each address named through the process's mappings.
     fn read_sites(&mut self, tally: &mut Tally) -> io::Result<()> {
-        let Some(sites) = &self.maps.sites else { return Ok(()) };
-        let mut value = vec![0u8; sites.value_size()];
+        let host = self.host;
+        let Some(sites) = self.maps.sites.as_deref_mut() else { return Ok(()) };
+        let mut value = vec![0u8; sites.map.value_size()];
         let mut k = [0u8; skey::SIZE];
         let mut prev: Option<[u8; skey::SIZE]> = None;
         let mut rows = Vec::new();
         for _ in 0..=MAX_SITES {
-            if !sites.next_key(prev.as_ref().map(|k| &k[..]), &mut k)? {
+            if !sites.map.next_key(prev.as_ref().map(|k| &k[..]), &mut k)? {
                 break;
             }
-            if sites.lookup(&k, &mut value)? {
+            if sites.map.lookup(&k, &mut value)? {
                 rows.push((k, sum_per_cpu(&value)));
             }
             prev = Some(k);
@@ -383,14 +418,14 @@ impl BpfTracer {
         let insn_len = arch::SITE_REGS.map_or(0, |r| r.insn_len);
         for (k, n) in rows {
             // [vsyscall] calls have no user registers here: their rows say it.
-            let Some(Ok(key)) = self.row_key(&k) else { continue };
-            let compat = key.abi != self.host;
+            let Some(Ok(key)) = Self::row_key(host, &k) else { continue };
+            let compat = key.abi != host;
             let ret = skey::RET.get(&k);
             let site = Site {
                 ip: skey::IP.get(&k).saturating_sub(insn_len),
                 ret: if compat { ret & 0xffff_ffff } else { ret },
             };
-            self.book.name(tally, &key, site);
+            sites.book.name(tally, &key, site);
             *tally.sites.entry((key, site)).or_default() += n;
         }
         Ok(())
@@ -400,9 +435,7 @@ impl BpfTracer {
     /// call (each once), so a process that exits before the trace ends is
     /// still named. Walks the process entries: called every few ms.
     pub fn note_processes(&mut self) {
-        if self.maps.sites.is_none() {
-            return;
-        }
+        let Some(sites) = self.maps.sites.as_deref_mut() else { return };
         let mut k = [0u8; pkey::SIZE];
         let mut prev: Option<[u8; pkey::SIZE]> = None;
         for _ in 0..=MAX_PROCS {
@@ -410,7 +443,7 @@ impl BpfTracer {
                 Ok(true) => {}
                 _ => break,
             }
-            self.book.note(pkey::TGID.get(&k) as u32 as i32, pkey::START.get(&k));
+            sites.book.note(pkey::TGID.get(&k) as u32 as i32, pkey::START.get(&k));
             prev = Some(k);
         }
     }
@@ -419,6 +452,21 @@ impl BpfTracer {
     pub fn splits_sites(&self) -> bool {
         self.maps.sites.is_some()
     }
+}
+
+/// The running kernel's ABI and syscall entry (from `uname -m`, not from
+/// the build: the programs run in the kernel), where the engine knows it.
+fn kernel_entry() -> Result<(Abi, arch::SyscallEntry)> {
+    let machine = crate::inspect::kernel::machine();
+    let host = crate::inspect::kernel::abi();
+    host.and_then(|abi| Some((abi, abi.syscall_entry()?))).ok_or_else(|| Error::Facility {
+        errno: None,
+        what: format!(
+            "the BPF engine does not know the syscall entry of this architecture ({})",
+            machine.as_deref().unwrap_or("unknown")
+        ),
+        hint: Hint::BpfUsePerf,
+    })
 }
 
 fn sum_per_cpu(value: &[u8]) -> u64 {

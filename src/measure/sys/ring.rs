@@ -2,10 +2,11 @@
 //! (perf_event_open(2), "MMAP layout"), plus poll(2) on event fds. Callers
 //! get bytes copied out of the buffer; nothing here interprets records.
 
+use super::perf::PerfEvent;
 use perf_event_open_sys as pes;
 use pes::bindings::perf_event_mmap_page as MetaPage;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::ptr::{self, addr_of, addr_of_mut};
 use std::sync::atomic::{fence, Ordering};
 
@@ -18,9 +19,10 @@ pub struct Mmap {
 }
 
 impl Mmap {
-    /// Map `data_pages` (a power of two) data pages of a perf event fd,
+    /// Map `data_pages` (a power of two) data pages of a perf event,
     /// writable so the kernel sees our tail and never overwrites unread data.
-    pub fn new(fd: BorrowedFd<'_>, data_pages: usize) -> io::Result<Mmap> {
+    /// Typed: no other descriptor can be mapped as a ring.
+    pub fn new(event: &PerfEvent, data_pages: usize) -> io::Result<Mmap> {
         if !data_pages.is_power_of_two() {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
@@ -29,7 +31,14 @@ impl Mmap {
         // SAFETY: a fresh shared mapping of a perf fd; the kernel validates
         // the size and we keep the pointer only while the mapping lives.
         let base = unsafe {
-            libc::mmap(ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0)
+            libc::mmap(
+                ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                event.as_fd().as_raw_fd(),
+                0,
+            )
         };
         if base == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());

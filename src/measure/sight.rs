@@ -1,0 +1,119 @@
+//! What `trace` reads about a process the first time it sees it counted:
+//! its identity (executable, command line) and, with `--stacks`, its
+//! executable mappings — all gone once it exits, so read while it lives.
+//! The wait loop looks every [`SIGHT`] (the BPF engine lists the processes
+//! it has counted so far); a process that starts and exits between two
+//! looks is reported without them.
+
+use crate::inspect::identity::Identity;
+use crate::inspect::symbols::{Frame, Objects, Snapshot};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// How often the wait loop looks for new processes.
+pub const SIGHT: Duration = Duration::from_millis(50);
+
+/// A process as first seen.
+#[derive(Debug, Clone, Default)]
+pub struct Seen {
+    pub identity: Identity,
+    /// Its executable mappings and their files (`--stacks`); `None`: not read.
+    pub snapshot: Option<Snapshot>,
+}
+
+/// Processes seen so far, by (pid, start as `Key::start`; 0 when the engine
+/// does not know it).
+#[derive(Debug, Default)]
+pub struct Sightings {
+    seen: BTreeMap<(i32, u64), Seen>,
+    /// The mapped files of every snapshot, each opened once and parsed at
+    /// its first resolve (a cache: resolving fills it, hence the cell).
+    objects: RefCell<Objects>,
+    /// Also read each process's mappings.
+    with_maps: bool,
+}
+
+impl Sightings {
+    pub fn new(with_maps: bool) -> Sightings {
+        Sightings { seen: BTreeMap::new(), objects: RefCell::default(), with_maps }
+    }
+
+    /// Read every process of `procs` not seen yet, if it is still the one
+    /// that started at `start` (a pid used again is another process).
+    pub fn look(&mut self, procs: impl IntoIterator<Item = (i32, u64)>) {
+        for (pid, start) in procs {
+            if self.seen.contains_key(&(pid, start)) || !crate::inspect::process::is_running(pid, start) {
+                continue;
+            }
+            // `-- CMD`'s child runs vdsoctl until its exec: not the command
+            // yet (looked at again next time).
+            if runs_this_executable(pid) {
+                continue;
+            }
+            let snapshot = if self.with_maps { Snapshot::of(pid, self.objects.get_mut()).ok() } else { None };
+            let identity = Identity::of(pid);
+            // Read after: the process did not exit or hand its pid on meanwhile.
+            if crate::inspect::process::is_running(pid, start) {
+                self.seen.insert((pid, start), Seen { identity, snapshot });
+            }
+        }
+    }
+
+    /// What was read of the process `pid` that started at `start` (or, when
+    /// the engine knows no start, of the last process seen with that pid).
+    pub fn get(&self, pid: i32, start: u64) -> Option<&Seen> {
+        self.seen.get(&(pid, start)).or_else(|| self.seen.range((pid, 0)..=(pid, u64::MAX)).next_back().map(|(_, s)| s))
+    }
+}
+
+/// Whether `pid` runs this very executable (vdsoctl's own file).
+fn runs_this_executable(pid: i32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let id = |path: &str| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+    id(&format!("/proc/{pid}/exe")).is_some_and(|theirs| Some(theirs) == id("/proc/self/exe"))
+}
+
+impl Sightings {
+    /// Name `address` in the process's mappings as first seen; `None` when
+    /// they were not read (it exited before it was seen).
+    pub fn resolve(&self, pid: i32, start: u64, address: u64) -> Option<Frame> {
+        let snapshot = self.get(pid, start)?.snapshot.as_ref()?;
+        Some(snapshot.resolve(address, &mut self.objects.borrow_mut()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process looked at while it lives is still named, and its code
+    /// still resolved, after it exited.
+    #[test]
+    fn a_process_seen_alive_is_named_after_it_exits() {
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = child.id() as i32;
+        // Until its exec the child runs this test's executable: wait for `sleep`.
+        while !std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|p| p.ends_with("sleep")) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+        let maps = crate::inspect::maps::parse(&text).unwrap();
+        let code = maps.iter().find(|m| m.executable() && m.path.as_deref().is_some_and(|p| p.ends_with("sleep")));
+        let mut seen = Sightings::new(true);
+        seen.look([(pid, 0)]);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let s = seen.get(pid, 0).expect("seen while alive");
+        assert!(s.identity.exe.as_deref().is_some_and(|e| e.ends_with("/sleep")), "{s:?}");
+        assert_eq!(s.identity.cmdline.as_deref(), Some(&["sleep".to_string(), "30".into()][..]));
+        let code = code.expect("sleep's text mapping");
+        let frame = seen.resolve(pid, 0, code.start + 16).expect("a snapshot was taken");
+        assert_eq!(frame.kind, crate::inspect::symbols::FrameKind::Object);
+        assert!(frame.object.as_deref().is_some_and(|o| o.ends_with("/sleep")), "{frame:?}");
+        // Gone before it was looked at: nothing is made up.
+        let mut late = Sightings::new(true);
+        late.look([(pid, 0)]);
+        assert!(late.get(pid, 0).is_none() && late.resolve(pid, 0, code.start).is_none());
+    }
+}

@@ -1,0 +1,83 @@
+//! What a row's calls cost the host: its count times what one such
+//! syscall costs here (the raw syscall's median as `bench` measures it,
+//! taken once per `trace` run), as CPU time and as a share of one core
+//! over the trace. A rough figure — the kernel's work per call varies with
+//! the clock and the CPU's state — but enough to tell a hot loop from noise.
+
+use super::trace::TraceReport;
+use crate::arch::{self, TimeFn};
+use serde::Serialize;
+
+/// The cost of a row's calls.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Cost {
+    /// One syscall of this function and clock here, in ns (median).
+    pub per_call_ns: f64,
+    /// count × per_call_ns.
+    pub cpu_ns: u64,
+    /// `cpu_ns` over the trace's duration, in % of one core.
+    pub core_percent: f64,
+}
+
+/// `count` calls at `per_call_ns` each over `window_ns`.
+pub fn of(count: u64, per_call_ns: f64, window_ns: u64) -> Cost {
+    let cpu = count as f64 * per_call_ns.max(0.0);
+    let core_percent = if window_ns == 0 { 0.0 } else { cpu / window_ns as f64 * 100.0 };
+    Cost { per_call_ns, cpu_ns: cpu.round() as u64, core_percent }
+}
+
+/// The (function, clock id) a host-ABI row's calls need a per-call cost
+/// for; `None` for compat rows and rows of many clocks (`other`, `any`).
+pub fn wanted(report: &TraceReport) -> Vec<(TimeFn, Option<i64>)> {
+    let mut out: Vec<(TimeFn, Option<i64>)> = report
+        .counts
+        .iter()
+        .filter(|r| Some(r.abi) == arch::HOST_ABI)
+        .filter_map(|r| match r.clock {
+            None => Some((r.func, None)),
+            Some(c) => c.id().map(|id| (r.func, Some(id))),
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Fill each row's cost from `per_call` (ns per call of a function and
+/// clock, as [`wanted`] asked); rows it has no figure for stay `None`.
+pub fn apply(report: &mut TraceReport, per_call: &dyn Fn(TimeFn, Option<i64>) -> Option<f64>) {
+    let window = report.duration_ns;
+    for r in &mut report.counts {
+        if Some(r.abi) != arch::HOST_ABI {
+            continue;
+        }
+        let clock = match r.clock {
+            None => None,
+            Some(c) => match c.id() {
+                Some(id) => Some(id),
+                None => continue,
+            },
+        };
+        r.cost = per_call(r.func, clock).map(|ns| of(r.count, ns, window));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cost_is_count_times_per_call_over_the_window() {
+        // 100,000 calls at 250 ns in 1 s: 25 ms of CPU, 2.5% of a core.
+        let c = of(100_000, 250.0, 1_000_000_000);
+        assert_eq!((c.cpu_ns, c.core_percent), (25_000_000, 2.5));
+        // 3 calls at 1,000.4 ns over 2 s.
+        let c = of(3, 1000.4, 2_000_000_000);
+        assert_eq!(c.cpu_ns, 3001);
+        assert!((c.core_percent - 0.00015006).abs() < 1e-12);
+        // A window of 0 (an empty interval) costs no share, never NaN.
+        assert_eq!(of(5, 100.0, 0).core_percent, 0.0);
+        // A busy loop on two cores is 200% of one.
+        assert_eq!(of(8_000_000, 250.0, 1_000_000_000).core_percent, 200.0);
+    }
+}

@@ -1,0 +1,199 @@
+//! `trace --stacks`: the user stacks the kernel counted, per process,
+//! their frames named through the mappings read at the process's first
+//! sight, and where a stack was cut short. Rendered as folded stacks
+//! (`comm;frame;frame count`, root first: what flamegraph.pl and inferno
+//! read), JSON, and an SVG flame graph.
+
+use crate::inspect::symbols::{Frame, FrameKind};
+use crate::measure::sight::Sightings;
+use crate::measure::trace::Tally;
+use serde::Serialize;
+
+/// Why a stack is shorter than the code's call chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cut {
+    /// The walk filled every slot (`measure::bpf` keeps 127 frames).
+    DepthLimit,
+    /// The walk met a frame without a frame pointer: it yielded a return
+    /// address outside the process's executable mappings (what follows
+    /// is dropped).
+    NoFramePointer,
+}
+
+impl Cut {
+    /// The pseudo-frame that marks a cut in folded stacks.
+    pub fn marker(self) -> &'static str {
+        match self {
+            Cut::DepthLimit => "[cut: depth limit]",
+            Cut::NoFramePointer => "[cut: no frame pointer]",
+        }
+    }
+}
+
+/// A frame of a stack as reported: the resolver's [`Frame`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StackFrame {
+    #[serde(serialize_with = "crate::model::hex")]
+    pub address: u64,
+    /// `object`, `vdso`, `vsyscall`, `anonymous`, or `unmapped` (also when
+    /// the process's mappings were not read: it exited before it was seen).
+    pub kind: FrameKind,
+    pub object: Option<String>,
+    pub symbol: Option<String>,
+    /// From the function's start with a symbol, else the object's ELF address.
+    #[serde(serialize_with = "crate::model::hex")]
+    pub offset: u64,
+    pub build_id: Option<String>,
+}
+
+impl From<Frame> for StackFrame {
+    fn from(f: Frame) -> StackFrame {
+        StackFrame {
+            address: f.address,
+            kind: f.kind,
+            object: f.object,
+            symbol: f.symbol,
+            offset: f.offset,
+            build_id: f.build_id,
+        }
+    }
+}
+
+/// `symbol`, else `object+0xoffset`, else the address: a folded-stack frame.
+pub fn frame_name(f: &StackFrame) -> String {
+    let object = f.object.as_deref().map(|o| o.rsplit('/').next().unwrap_or(o));
+    match (&f.symbol, object) {
+        (Some(s), _) => s.clone(),
+        (None, Some(o)) => format!("{o}+{:#x}", f.offset),
+        _ => format!("{:#x}", f.address),
+    }
+}
+
+/// Calls one process made from one stack.
+#[derive(Debug, Clone, Serialize)]
+pub struct StackRow {
+    pub pid: i32,
+    pub comm: Option<String>,
+    pub count: u64,
+    /// Innermost (the syscall's return address) first.
+    pub frames: Vec<StackFrame>,
+    /// Why the stack stops short, if it does.
+    pub cut: Option<Cut>,
+}
+
+/// The stacks of a window, busiest first.
+pub fn rows(tally: &Tally, seen: &Sightings) -> Vec<StackRow> {
+    let mut rows: Vec<StackRow> = tally
+        .stacks
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| {
+            let (frames, cut) = name_frames(&k.frames, |a| seen.resolve(k.pid, k.start, a), k.full);
+            StackRow { pid: k.pid, comm: tally.comms.get(&k.pid).cloned(), count: *n, frames, cut }
+        })
+        .collect();
+    rows.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)));
+    rows
+}
+
+/// Name each address with `resolve` (`None`: the mappings were not read);
+/// the first one no executable mapping holds ends the stack as cut.
+pub fn name_frames(
+    addresses: &[u64],
+    resolve: impl Fn(u64) -> Option<Frame>,
+    full: bool,
+) -> (Vec<StackFrame>, Option<Cut>) {
+    let mut frames = Vec::new();
+    for &address in addresses {
+        let frame = match resolve(address) {
+            None => Frame::unmapped(address).into(),
+            Some(f) if f.kind == FrameKind::Unmapped => return (frames, Some(Cut::NoFramePointer)),
+            Some(f) => f.into(),
+        };
+        frames.push(frame);
+    }
+    (frames, full.then_some(Cut::DepthLimit))
+}
+
+/// Folded stacks: `comm;root;..;innermost count` per row, a cut marked
+/// at the root end; rows of one process and stack (the same names) merged.
+pub fn folded(rows: &[StackRow]) -> Vec<(String, u64)> {
+    let mut lines: Vec<(String, u64)> = Vec::new();
+    for r in rows {
+        let mut parts = vec![fold_safe(r.comm.as_deref().unwrap_or("?"))];
+        if let Some(cut) = r.cut {
+            parts.push(cut.marker().to_string());
+        }
+        parts.extend(r.frames.iter().rev().map(|f| fold_safe(&frame_name(f))));
+        let line = parts.join(";");
+        match lines.iter_mut().find(|(l, _)| *l == line) {
+            Some((_, n)) => *n += r.count,
+            None => lines.push((line, r.count)),
+        }
+    }
+    lines
+}
+
+/// A frame as the folded format can hold it: `;` separates frames, so it
+/// becomes `_`, as do control characters and line breaks (a name is bytes
+/// others chose). Spaces stay (the count follows the last one; C++
+/// symbols have them).
+fn fold_safe(name: &str) -> String {
+    name.chars().map(|c| if c == ';' || c.is_control() || (c.is_whitespace() && c != ' ') { '_' } else { c }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(address: u64, object: &str, symbol: Option<&str>, offset: u64) -> Frame {
+        Frame {
+            kind: FrameKind::Object,
+            object: Some(object.into()),
+            symbol: symbol.map(str::to_string),
+            offset,
+            ..Frame::unmapped(address)
+        }
+    }
+
+    #[test]
+    fn a_frame_outside_the_mappings_cuts_the_stack() {
+        let resolve = |a: u64| {
+            Some(match a {
+                0x1010 => frame(a, "/bin/a", Some("inner"), 0x10),
+                0x7020 => frame(a, "/lib/libc.so.6", None, 0x20),
+                _ => Frame::unmapped(a),
+            })
+        };
+        let (frames, cut) = name_frames(&[0x1010, 0x7020, 0x4242, 0x1010], resolve, false);
+        assert_eq!(cut, Some(Cut::NoFramePointer));
+        assert_eq!(frames.iter().map(frame_name).collect::<Vec<_>>(), ["inner", "libc.so.6+0x20"]);
+        let (frames, cut) = name_frames(&[0x1010], resolve, true);
+        assert_eq!((frames.len(), cut), (1, Some(Cut::DepthLimit)));
+        // Mappings never read: raw addresses, no cut claimed.
+        let (frames, cut) = name_frames(&[0x4242], |_| None, false);
+        assert_eq!((frame_name(&frames[0]), cut), ("0x4242".to_string(), None));
+    }
+
+    #[test]
+    fn folded_lines_are_root_first_merged_and_safe() {
+        let f = |s: &str| StackFrame::from(frame(1, "/bin/app", Some(s), 0));
+        let row = |comm: &str, frames: Vec<StackFrame>, count, cut| StackRow {
+            pid: 1,
+            comm: Some(comm.into()),
+            count,
+            frames,
+            cut,
+        };
+        let rows = [
+            row("app", vec![f("inner"), f("middle"), f("main")], 5, None),
+            row("app", vec![f("inner"), f("middle"), f("main")], 2, None),
+            row("a;b c\n", vec![f("x;y")], 1, Some(Cut::NoFramePointer)),
+        ];
+        assert_eq!(
+            folded(&rows),
+            [("app;main;middle;inner".to_string(), 7), ("a_b c_;[cut: no frame pointer];x_y".to_string(), 1)]
+        );
+    }
+}

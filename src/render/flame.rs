@@ -1,0 +1,38 @@
+//! `trace --stacks`' drawings: folded stacks as text (the format
+//! flamegraph.pl and inferno read) and the SVG flame graph, drawn by
+//! inferno's port of flamegraph.pl from the same folded lines.
+
+use crate::error::{Error, Result};
+
+/// Folded lines, `stack count` each, ending in a newline.
+pub fn folded_text(lines: &[(String, u64)]) -> String {
+    lines.iter().map(|(stack, n)| format!("{stack} {n}\n")).collect()
+}
+
+/// An SVG flame graph of `lines`, titled `title`.
+pub fn svg(lines: &[(String, u64)], title: &str) -> Result<Vec<u8>> {
+    let text: Vec<String> = lines.iter().map(|(stack, n)| format!("{stack} {n}")).collect();
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.title = title.to_string();
+    opts.count_name = "calls".into();
+    opts.subtitle = Some("clock syscalls by user stack (vdsoctl trace --stacks)".into());
+    let mut out = Vec::new();
+    inferno::flamegraph::from_lines(&mut opts, text.iter().map(String::as_str), &mut out)
+        .map_err(|e| Error::malformed("flame graph", e.to_string()))?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_svg_holds_every_frame_escaped() {
+        let lines = [("app;main;<inner>".to_string(), 3), ("app;main;other".to_string(), 1)];
+        let svg = String::from_utf8(svg(&lines, "t").unwrap()).unwrap();
+        assert!(svg.starts_with("<?xml") && svg.contains("</svg>"));
+        assert!(svg.contains("&lt;inner&gt;") && !svg.contains("<inner>"), "frame names are XML-escaped");
+        assert!(svg.contains(">main<") && svg.contains("other"));
+        assert_eq!(folded_text(&lines), "app;main;<inner> 3\napp;main;other 1\n");
+    }
+}

@@ -1,0 +1,105 @@
+//! `trace --stacks`: the call chain of fixtures/call_chain.c (main → outer
+//! → middle → inner, inner making the syscall; built with frame pointers)
+//! in the folded output, in order, with its exact count; the SVG flame
+//! graph as XML holding the chain's frames; who the process is, escaped;
+//! and the engines that keep no stacks refused.
+
+use super::common::{build_c, copy_executable, missing_trace_facility, run, skip};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The fixture, built with frame pointers.
+fn call_chain() -> PathBuf {
+    build_c("call_chain", false, &["-fno-omit-frame-pointer"])
+}
+
+#[test]
+fn folded_stacks_hold_the_call_chain_in_order_with_its_count_and_the_svg_too() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let bin = call_chain();
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("calls.svg");
+    let (code, stdout, stderr) = run(&[
+        "--format",
+        "folded",
+        "trace",
+        "--stacks",
+        "--flamegraph",
+        svg.to_str().unwrap(),
+        "--",
+        bin.to_str().unwrap(),
+        "1234",
+        "300",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    // One stack: `comm;<libc start>;main;outer;middle;inner 1234`.
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    let (stack, count) = lines[0].rsplit_once(' ').unwrap();
+    assert_eq!(count, "1234", "{stdout}");
+    let frames: Vec<&str> = stack.split(';').collect();
+    let comm: String = bin.file_name().unwrap().to_str().unwrap().chars().take(15).collect();
+    assert_eq!(frames[0], comm);
+    assert_eq!(frames[frames.len() - 4..], ["main", "outer", "middle", "inner"], "{stdout}");
+    assert!(!stack.contains("[cut:"), "a walk through frame pointers is whole: {stdout}");
+
+    // The SVG is XML (python's parser) and holds every frame of the chain.
+    let script = "import sys, xml.etree.ElementTree as E\n\
+                  root = E.parse(sys.argv[1]).getroot()\n\
+                  print('\\n'.join(t.text or '' for t in root.iter('{http://www.w3.org/2000/svg}title')))";
+    let out = Command::new("python3").args(["-c", script]).arg(&svg).output().expect("python3 runs");
+    assert!(out.status.success(), "the SVG does not parse: {}", String::from_utf8_lossy(&out.stderr));
+    let titles = String::from_utf8_lossy(&out.stdout);
+    for f in &frames {
+        assert!(titles.lines().any(|t| t.starts_with(&format!("{f} ("))), "no `{f}` in the SVG:\n{titles}");
+    }
+    assert!(titles.contains("1,234 calls"), "{titles}");
+}
+
+#[test]
+fn who_the_process_is_is_shown_escaped_in_tables_and_kept_in_json() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    // A short path, so the command line shown is not cut.
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("cc");
+    copy_executable(&call_chain(), &bin).unwrap();
+    let hostile = "\x1b[31mred\nline";
+    let bin_s = bin.to_str().unwrap();
+    let (code, stdout, stderr) = run(&["trace", "--", bin_s, "10", "300", hostile]);
+    assert_eq!(code, 0, "{stderr}");
+    let line = stdout.lines().find(|l| l.trim_start().starts_with("pid ")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.contains(&format!("{bin_s}, `{bin_s} 10 300 '\\u{{1b}}[31mred\\nline'`")), "{line}");
+    assert!(!stdout.contains('\x1b'), "a control character reached the table: {stdout:?}");
+    assert!(line.contains("its calls ~"), "{line}");
+    // A long command line is cut under the table (at 72 characters), whole in JSON.
+    let long = "x".repeat(100);
+    let (code, stdout, stderr) = run(&["trace", "--", bin_s, "10", "300", &long]);
+    assert_eq!(code, 0, "{stderr}");
+    let line = stdout.lines().find(|l| l.trim_start().starts_with("pid ")).unwrap_or_else(|| panic!("{stdout}"));
+    let shown = line.split('`').nth(1).unwrap_or_else(|| panic!("{line}"));
+    assert!(shown.ends_with('…') && shown.chars().count() == 73, "{line}");
+    let (code, stdout, stderr) = run(&["--json", "trace", "--", bin_s, "10", "300", hostile]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["counts"][0]["cmdline"], serde_json::json!([bin_s, "10", "300", hostile]));
+    assert_eq!(v["counts"][0]["exe"], bin_s);
+}
+
+#[test]
+fn stacks_need_the_bpf_engine() {
+    for engine in ["perf", "seccomp"] {
+        let (code, _, stderr) = run(&["trace", "--stacks", "--engine", engine, "--", "true"]);
+        assert_eq!(code, 2, "{engine}: {stderr}");
+        assert!(stderr.contains("--stacks needs the BPF engine"), "{stderr}");
+    }
+    let (code, _, stderr) = run(&["--format", "folded", "trace", "--", "true"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--format folded is only for `trace --stacks`"), "{stderr}");
+    let (code, _, stderr) = run(&["trace", "--flamegraph", "x.svg", "--", "true"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--stacks"), "{stderr}");
+}
