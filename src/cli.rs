@@ -150,9 +150,9 @@ pub struct TraceArgs {
     pub per_thread: bool,
 
     /// Split each row by call site: the syscall instruction and the return address at the stack
-    /// pointer, named (object, function, offset; build-id without symbols) and classified — the
+    /// pointer, named (object, function, offset; build-id without symbols) and classified (the
     /// vDSO's own fallback, libc's syscall() and its caller, the program's inline syscall, the Go
-    /// runtime, JIT code — with the fix for each (BPF engine, or seccomp for -- CMD).
+    /// runtime, JIT code), with the fix for each (BPF engine, or seccomp for -- CMD).
     #[arg(long)]
     pub sites: bool,
 
