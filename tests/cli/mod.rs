@@ -15,6 +15,7 @@ mod races;
 mod readme;
 mod seccomp;
 mod serve;
+mod sites;
 mod stacks;
 mod trace;
 mod ux;
