@@ -19,8 +19,19 @@
 #   vdso-only          50,000,000 libc clock_gettime (budget ≤ ×1.02 of bare)
 #   other syscalls     1,000,000 getppid: what the filter adds to a syscall it passes
 # Budget: cost per notified call ≤ 0.5 × strace's.
+#
+# `--stacks` (issue 21) in the same rounds as the default trace: what the
+# in-kernel stack walk adds per syscall (syscall-heavy, a binary without
+# frame pointers: a short walk). `--stacks-only` runs just that, and the
+# same loop built with -fno-omit-frame-pointer (the walk to main and libc).
+#
+# Call sites (issue 21): `trace --sites` against the default trace, BPF
+# engine, same rounds, interleaved, on 1,000,000 raw clock_gettime syscalls
+# made through libc's syscall() (the site map's lookup, the registers and
+# the stack word read per call): the per-syscall cost of the traced
+# program with --sites ≤ 1.10 × with the default trace.
 # Needs root (the privileged engines), gcc, strace, perf (linux-perf).
-# Usage: scripts/bench-trace.sh [RUNS] [--seccomp-only]
+# Usage: scripts/bench-trace.sh [RUNS] [--seccomp-only | --sites-only | --stacks-only]
 set -euo pipefail
 RUNS=${1:-7}
 ONLY=${2:-}
@@ -42,11 +53,12 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 declare -A WAYS=(
     [bare]=""
     [vdsoctl-bpf]="$V trace --engine bpf --"
+    [bpf-stacks]="$V trace --engine bpf --stacks --"
     [vdsoctl-perf]="$V trace --engine perf --"
     [perf-stat]="perf stat -x, -o /dev/null -e $PERF_EVENT --filter"
     [strace]="strace -c -f -o /dev/null"
 )
-ORDER=(bare vdsoctl-bpf vdsoctl-perf perf-stat strace)
+ORDER=(bare vdsoctl-bpf bpf-stacks vdsoctl-perf perf-stat strace)
 run_way() { # way, workload args...
     local way=$1; shift
     case $way in
@@ -96,8 +108,47 @@ seccomp_part() {
     b=$(median <"$WORK/s.notified.bare"); v=$(median <"$WORK/s.notified.vdsoctl-seccomp"); s=$(median <"$WORK/s.notified.strace-seccomp")
     echo "budget: per notified call vdsoctl/strace = $(awk -v b="$b" -v v="$v" -v s="$s" 'BEGIN{printf "%.3f", (v-b)/(s-b)}') ≤ 0.5; vdso-only ×$(ratio "$(median <"$WORK/s.vdso-only.vdsoctl-seccomp")" "$(median <"$WORK/s.vdso-only.bare")") ≤ 1.02"
 }
+stacks_part() {
+    local N=1000000 name w b d s
+    gcc -O2 -Wall -pthread -fno-omit-frame-pointer -o "$WORK/clock_loop_fp" fixtures/clock_loop.c
+    echo "# --stacks against the default trace, median of $RUNS interleaved rounds ($(uname -r), $(nproc) CPUs)"
+    for name in no-fp fp; do
+        local bin=$WORK/clock_loop
+        [ "$name" = fp ] && bin=$WORK/clock_loop_fp
+        for w in bare vdsoctl-bpf bpf-stacks; do : >"$WORK/k.$name.$w"; done
+        for _ in $(seq "$RUNS"); do
+            for w in bare vdsoctl-bpf bpf-stacks; do run_way "$w" "$bin" raw 1 "$N" >>"$WORK/k.$name.$w"; done
+        done
+        b=$(median <"$WORK/k.$name.bare"); d=$(median <"$WORK/k.$name.vdsoctl-bpf"); s=$(median <"$WORK/k.$name.bpf-stacks")
+        awk -v n="$name" -v b="$b" -v d="$d" -v s="$s" -v c="$N" 'BEGIN { printf "%-6s bare %.0f ns/syscall; default trace +%.0f ns; --stacks +%.0f ns more (×%.2f the default trace'"'"'s cost)\n", n, b * 1e6 / c, (d - b) * 1e6 / c, (s - d) * 1e6 / c, (s - b) / (d - b) }'
+    done
+}
+sites_part() {
+    local N=1000000 w
+    local SORDER=(bare default sites)
+    for w in "${SORDER[@]}"; do : >"$WORK/sites.$w"; done
+    for _ in $(seq "$RUNS"); do
+        loop_ms "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.bare"
+        loop_ms "$V" trace --engine bpf -- "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.default"
+        loop_ms "$V" trace --engine bpf --sites -- "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.sites"
+    done
+    local b d t
+    b=$(median <"$WORK/sites.bare"); d=$(median <"$WORK/sites.default"); t=$(median <"$WORK/sites.sites")
+    echo "# --sites, median of $RUNS interleaved rounds ($(uname -r), $(nproc) CPUs), 1M raw clock_gettime"
+    # 1M calls: 1 ms is 1 ns a call.
+    echo "per syscall: bare $(awk -v a="$b" 'BEGIN{printf "%.1f", a}')ns; trace +$(awk -v a="$d" -v b="$b" 'BEGIN{printf "%.1f", a-b}')ns; trace --sites +$(awk -v a="$t" -v b="$b" 'BEGIN{printf "%.1f", a-b}')ns"
+    echo "budget: --sites / default per-syscall cost = $(ratio "$t" "$d") ≤ 1.10"
+}
+if [ "$ONLY" = --sites-only ]; then
+    sites_part
+    exit 0
+fi
 if [ "$ONLY" = --seccomp-only ]; then
     seccomp_part
+    exit 0
+fi
+if [ "$ONLY" = --stacks-only ]; then
+    stacks_part
     exit 0
 fi
 
@@ -117,6 +168,11 @@ for name in syscall-heavy vdso-only; do
     for w in "${ORDER[@]}"; do m=$(median <"$WORK/$name.$w"); printf ' %7sms ×%s' "$m" "$(ratio "$m" "$b")"; done; echo
     eval "R_$(echo "$name" | tr - _)_bpf=$(ratio "$(median <"$WORK/$name.vdsoctl-bpf")" "$b")"
     eval "R_$(echo "$name" | tr - _)_perf=$(ratio "$(median <"$WORK/$name.perf-stat")" "$b")"
+    if [ "$name" = syscall-heavy ]; then
+        # --stacks: what the stack walk adds per syscall to the default trace (1,000,000 calls).
+        echo "--stacks: $(awk -v s="$(median <"$WORK/$name.bpf-stacks")" -v d="$(median <"$WORK/$name.vdsoctl-bpf")" -v b="$b" \
+            'BEGIN { printf "%.0f ns per syscall over the default trace (default trace %.0f ns over bare)", (s - d) * 1e6 / 1e6, (d - b) * 1e6 / 1e6 }')"
+    fi
 done
 
 : >"$WORK/fix.v" >"$WORK/fix.p"
@@ -148,3 +204,5 @@ echo "tax on 1M getppid (ns/call added): bare ${tb}ms; vdsoctl -a bpf +$(awk -v 
 echo "budgets: syscall-heavy vdsoctl(bpf) ×$R_syscall_heavy_bpf ≤ 1.10 × perf stat ×$R_syscall_heavy_perf ($(ratio "$R_syscall_heavy_bpf" "$R_syscall_heavy_perf")); vdso-only ×$R_vdso_only_bpf ≤ 1.05; fixed cost ×$(ratio "$fv" "$fp") ≤ 1.5"
 echo
 seccomp_part
+echo
+sites_part

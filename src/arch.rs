@@ -225,6 +225,22 @@ pub enum TimeFn {
 }
 
 impl TimeFn {
+    /// Every function, in the order of the enum.
+    pub const ALL: [TimeFn; 7] = [
+        TimeFn::ClockGettime,
+        TimeFn::ClockGettime64,
+        TimeFn::Gettimeofday,
+        TimeFn::Time,
+        TimeFn::ClockGetres,
+        TimeFn::ClockGetresTime64,
+        TimeFn::Getcpu,
+    ];
+
+    /// The function of a C name (`clock_gettime`).
+    pub fn from_name(name: &str) -> Option<TimeFn> {
+        TimeFn::ALL.into_iter().find(|f| f.name() == name)
+    }
+
     /// The C name of the function / syscall.
     pub fn name(self) -> &'static str {
         match self {
@@ -324,6 +340,15 @@ impl Abi {
             Abi::Arm => (machine::ARM, false),
             Abi::Riscv64 => (machine::RISCV, true),
         }
+    }
+
+    /// Whether this ABI's vDSO is meant to offer `f` ([`VDSO_ABIS`], from
+    /// the kernel's `vdso.lds.S`): arm64's has no `time` and no `getcpu`
+    /// by design, so a C library serves them otherwise (time() through
+    /// clock_gettime, getcpu as a syscall) and that is no finding.
+    pub fn vdso_offers(self, f: TimeFn) -> bool {
+        let (machine, is_64) = self.elf();
+        vdso_symbol(machine, is_64, f).is_some()
     }
 
     /// The 64-bit ABI whose vDSO table answers for this one: the compat vDSO
@@ -496,6 +521,27 @@ const X86_64_ENTRY: SyscallEntry = SyscallEntry {
     compat_mask: 0x0002,
     vsyscall: true,
 };
+
+/// Where a syscall was made from, as the kernel's `pt_regs` has it at the
+/// syscall's entry (`trace --sites`): the user instruction pointer, which
+/// points past the instruction, and the stack pointer, at which a call
+/// instruction left the return address (x86: a leaf wrapper such as libc's
+/// `syscall()` has not moved it).
+#[derive(Debug, Clone, Copy)]
+pub struct SiteRegs {
+    /// `pt_regs` member with the user instruction pointer.
+    pub ip: &'static str,
+    /// `pt_regs` member with the user stack pointer.
+    pub sp: &'static str,
+    /// Bytes of the syscall instruction, to go back from `ip` to the
+    /// instruction itself (`syscall`, `int 0x80`, and the `int 0x80`
+    /// landing pad of `__kernel_vsyscall` `sysenter` returns through: 2).
+    pub insn_len: u64,
+}
+
+/// The host's [`SiteRegs`], where the BPF engine knows them.
+pub const SITE_REGS: Option<SiteRegs> =
+    if cfg!(target_arch = "x86_64") { Some(SiteRegs { ip: "ip", sp: "sp", insn_len: 2 }) } else { None };
 
 /// arm64: `regs[0]` in both ABIs (AArch32's r0 is saved in x0), and
 /// `thread_info.flags & _TIF_32BIT` (bit 22, `asm/thread_info.h`): an
@@ -767,7 +813,9 @@ pub fn auxv_name(key: u64) -> Option<&'static str> {
 
 /// Bit names of AT_HWCAP / AT_HWCAP2 for a machine, index = bit number.
 /// x86 AT_HWCAP is CPUID(1).EDX; AT_HWCAP2 is `arch/x86/include/uapi/asm/hwcap2.h`;
-/// arm64 from `arch/arm64/include/uapi/asm/hwcap.h`.
+/// arm64 from `arch/arm64/include/uapi/asm/hwcap.h`; 32-bit ARM (native, or
+/// an AArch32 task on arm64) from `arch/arm/include/uapi/asm/hwcap.h`, as
+/// /proc/cpuinfo names them.
 pub fn hwcap_bits(machine: u16, which: u8) -> &'static [&'static str] {
     match (machine, which) {
         (machine::X86_64 | machine::I386, 1) => &[
@@ -815,6 +863,37 @@ pub fn hwcap_bits(machine: u16, which: u8) -> &'static [&'static str] {
             "sme_fa64",
             "wfxt",
         ],
+        (machine::ARM, 1) => &[
+            "swp",
+            "half",
+            "thumb",
+            "26bit",
+            "fastmult",
+            "fpa",
+            "vfp",
+            "edsp",
+            "java",
+            "iwmmxt",
+            "crunch",
+            "thumbee",
+            "neon",
+            "vfpv3",
+            "vfpv3d16",
+            "tls",
+            "vfpv4",
+            "idiva",
+            "idivt",
+            "vfpd32",
+            "lpae",
+            "evtstrm",
+            "fphp",
+            "asimdhp",
+            "asimddp",
+            "asimdfhm",
+            "asimdbf16",
+            "i8mm",
+        ],
+        (machine::ARM, 2) => &["aes", "pmull", "sha1", "sha2", "crc32", "sb", "ssbs"],
         _ => &[],
     }
 }

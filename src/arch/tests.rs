@@ -46,6 +46,11 @@ fn hwcap_decodes_known_and_unknown_bits() {
     assert_eq!(decode_hwcap(machine::X86_64, 2, 0x2), vec!["fsgsbase"]);
     assert_eq!(decode_hwcap(machine::X86_64, 2, 0x4), vec!["bit2"]);
     assert_eq!(decode_hwcap(machine::X86_64, 1, 0x11), vec!["fpu", "tsc"]);
+    // An AArch32 task's AT_HWCAP on Debian's 6.1 arm64 kernel under QEMU
+    // (arm64's COMPAT_ELF_HWCAP_DEFAULT plus the FP/SIMD and evtstrm bits).
+    let compat = decode_hwcap(machine::ARM, 1, 0x37b0d6).join(" ");
+    assert_eq!(compat, "half thumb fastmult vfp edsp neon vfpv3 tls vfpv4 idiva idivt lpae evtstrm");
+    assert_eq!(decode_hwcap(machine::ARM, 2, 0x1f), vec!["aes", "pmull", "sha1", "sha2", "crc32"]);
 }
 
 #[test]
@@ -64,4 +69,35 @@ fn vdso_symbols_per_arch() {
     assert_eq!(vdso_symbol(machine::X86_64, true, TimeFn::Time), Some("__vdso_time"));
     assert_eq!(vdso_symbol(machine::AARCH64, true, TimeFn::ClockGettime), Some("__kernel_clock_gettime"));
     assert_eq!(vdso_symbol(machine::AARCH64, true, TimeFn::Time), None);
+}
+
+/// What each vDSO is meant to offer: arm64's has no time and no getcpu by
+/// design (its vdso.lds.S), AArch32's compat one no clock_getres_time64.
+#[test]
+fn vdsos_offer_what_their_linker_scripts_export() {
+    use super::{Abi, TimeFn};
+    assert!(TimeFn::ALL
+        .iter()
+        .all(|f| Abi::X86_64.vdso_offers(*f) != (*f == TimeFn::ClockGettime64 || *f == TimeFn::ClockGetresTime64)));
+    let arm64: Vec<TimeFn> = TimeFn::ALL.into_iter().filter(|f| Abi::Aarch64.vdso_offers(*f)).collect();
+    assert_eq!(arm64, [TimeFn::ClockGettime, TimeFn::Gettimeofday, TimeFn::ClockGetres]);
+    assert!(!Abi::Arm.vdso_offers(TimeFn::ClockGetresTime64) && Abi::Arm.vdso_offers(TimeFn::ClockGettime64));
+    assert_eq!(TimeFn::from_name("getcpu"), Some(TimeFn::Getcpu));
+}
+
+/// The kernel's ABI from `uname -m`, and the syscall entry the BPF engine reads on it.
+#[test]
+fn kernel_abis_and_their_syscall_entries() {
+    use super::Abi;
+    assert_eq!(Abi::of_kernel("aarch64"), Some(Abi::Aarch64));
+    assert_eq!(Abi::of_kernel("x86_64"), Some(Abi::X86_64));
+    assert_eq!(Abi::of_kernel("armv7l"), Some(Abi::Arm));
+    assert_eq!(Abi::of_kernel("s390x"), None);
+    let arm64 = Abi::Aarch64.syscall_entry().unwrap();
+    assert_eq!(
+        (arm64.compat_flags.path, arm64.compat_mask, arm64.vsyscall),
+        (&["thread_info", "flags"][..], 1 << 22, false)
+    );
+    assert_eq!(Abi::X86_64.syscall_entry().unwrap().compat_flags.path, ["thread_info", "status"]);
+    assert!(Abi::Arm.syscall_entry().is_none(), "a 32-bit kernel: no BPF engine");
 }

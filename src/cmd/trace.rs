@@ -112,6 +112,7 @@ fn request(args: &TraceArgs, out: &Output, cgroups: Vec<crate::inspect::cgroup::
         plan: Plan {
             all: args.all,
             per_thread: args.per_thread,
+            sites: args.sites,
             native_only: args.native_only,
             no_split: args.no_split,
             command: !args.command.is_empty(),
@@ -150,7 +151,7 @@ impl TraceReport {
     /// A row per count, [vsyscall] emulation and unattributed total.
     fn table(&self, out: &Output) -> crate::render::table::Table {
         let per_thread = self.counts.iter().any(|r| r.tid.is_some());
-        let mut header = vec!["PID", "PPID", "COMM", "SYSCALL", "CLOCK", "COUNT", "PER SEC", "CPU"];
+        let mut header = vec!["PID", "PPID", "COMM", "SYSCALL", "CLOCK", "COUNT", "PER SEC"];
         if per_thread {
             header.insert(1, "TID");
         }
@@ -178,7 +179,6 @@ impl TraceReport {
                 ),
                 thousands(r.count),
                 per_sec_text(r.per_sec),
-                r.cost.map_or_else(|| "-".into(), |c| core_text(c.core_percent)),
             ];
             if per_thread {
                 row.insert(1, dash(r.tid));
@@ -197,7 +197,6 @@ impl TraceReport {
                 "-".into(),
                 thousands(v.count),
                 per_sec_text(v.per_sec),
-                "-".into(),
             ];
             if per_thread {
                 row.insert(1, "-".into());
@@ -216,7 +215,6 @@ impl TraceReport {
                 "-".into(),
                 thousands(u.count),
                 "-".into(),
-                "-".into(),
             ];
             if per_thread {
                 row.insert(1, "-".into());
@@ -229,6 +227,34 @@ impl TraceReport {
         t
     }
 
+    /// `--sites`: a row per count row and call site.
+    fn sites_table(&self, out: &Output) -> Option<crate::render::table::Table> {
+        use crate::model::site::label;
+        if !self.counts.iter().any(|r| r.sites.as_ref().is_some_and(|s| !s.is_empty())) {
+            return None;
+        }
+        let mut t = out.table(&["PID", "CLOCK", "COUNT", "SITE", "CALLER", "CLASS"]);
+        for r in &self.counts {
+            for s in r.sites.iter().flatten() {
+                t.add_row(vec![
+                    r.pid.to_string(),
+                    r.clock.map_or_else(
+                        || r.syscall.to_string(),
+                        |c| {
+                            let t = ClockRef::text(c);
+                            t.strip_prefix("CLOCK_").map_or_else(|| t.clone(), str::to_string)
+                        },
+                    ),
+                    thousands(s.count),
+                    out.text(&label(&s.site)).into_owned(),
+                    s.caller.as_ref().map_or_else(|| "-".to_string(), |c| out.text(&label(c)).into_owned()),
+                    crate::render::site_class_text(s.class).to_string(),
+                ]);
+            }
+        }
+        Some(t)
+    }
+
     /// Who each process is (its executable and command line, as first
     /// seen) and what its calls cost: a line per process under the table,
     /// so two `python3` rows can be told apart and the table stays narrow.
@@ -239,12 +265,11 @@ impl TraceReport {
             if !said.insert((r.pid, r.start)) {
                 continue;
             }
-            let cpu: Option<u64> = self
-                .counts
-                .iter()
-                .filter(|o| (o.pid, o.start) == (r.pid, r.start))
-                .map(|o| o.cost.map(|c| c.cpu_ns))
-                .sum();
+            let costs: Vec<_> =
+                self.counts.iter().filter(|o| (o.pid, o.start) == (r.pid, r.start)).filter_map(|o| o.cost).collect();
+            let cpu = (!costs.is_empty()).then(|| {
+                (costs.iter().map(|c| c.cpu_ns).sum::<u64>(), costs.iter().map(|c| c.core_percent).sum::<f64>())
+            });
             let mut parts = Vec::new();
             if let Some(exe) = &r.exe {
                 parts.push(out.text(exe).into_owned());
@@ -253,8 +278,9 @@ impl TraceReport {
                 let line = cut(&crate::render::shell_words(argv), CMDLINE_SHOWN, r.cmdline_truncated);
                 parts.push(format!("`{}`", out.text(&line)));
             }
-            if let Some(ns) = cpu {
-                parts.push(format!("its calls ~{} of CPU", crate::render::duration_text(Duration::from_nanos(ns))));
+            if let Some((ns, share)) = cpu {
+                let time = crate::render::duration_text(Duration::from_nanos(ns));
+                parts.push(format!("its calls ~{time} of CPU ({} of a core)", core_text(share)));
             }
             if !parts.is_empty() {
                 s += &format!("  pid {}: {}\n", r.pid, parts.join(", "));
@@ -267,6 +293,9 @@ impl TraceReport {
     fn stacks_text(&self, out: &Output) -> String {
         let Some(stacks) = &self.stacks else { return String::new() };
         let lines = crate::model::stacks::folded(stacks);
+        if lines.is_empty() {
+            return "stacks: none counted\n".into();
+        }
         let mut s = format!("stacks ({} folded, root first; --format folded prints only these):\n", lines.len());
         for (stack, n) in &lines {
             s += &format!("  {} {n}\n", out.text(stack));
@@ -338,6 +367,9 @@ impl TraceReport {
 impl Render for TraceReport {
     fn render_table(&self, out: &Output) -> String {
         let mut s = format!("{}\n{}\n", self.heading(out), self.table(out));
+        if let Some(sites) = self.sites_table(out) {
+            s += &format!("\ncall sites\n{sites}\n");
+        }
         s += &self.processes(out);
         s += &self.stacks_text(out);
         s += &self.notes(out);

@@ -49,6 +49,8 @@ pub struct Plan {
     /// `--cgroup`: only processes in these cgroups (or below), filtered in
     /// the kernel — the BPF engine only.
     pub cgroups: Vec<CgroupDir>,
+    /// Split rows by call site (`--sites`): BPF and seccomp only.
+    pub sites: bool,
     /// Count each call's user stack too (`--stacks`, BPF engine only: no
     /// fallback to an engine that would drop them).
     pub stacks: bool,
@@ -85,6 +87,9 @@ impl Counting {
             return Counting::open_seccomp(plan).map(|c| Opened { counting: c, fallback_reason: None });
         }
         let perf_only = plan.native_only || plan.no_split;
+        if plan.sites && (choice == Choice::Perf || perf_only) {
+            return Err(Error::Misuse(Misuse::SitesNeedRegisters));
+        }
         if plan.stacks && perf_only {
             return Err(Error::Misuse(Misuse::StacksNeedBpf));
         }
@@ -110,6 +115,7 @@ impl Counting {
             per_thread: plan.per_thread,
             stacks: plan.stacks,
             cgroups: &plan.cgroups,
+            sites: plan.sites,
             fentry: points.as_ref(),
         })
         .map(|t| (t, note));
@@ -119,6 +125,12 @@ impl Counting {
             Err(e) if matches!(choice, Choice::Bpf | Choice::Fentry) || plan.stacks || !plan.cgroups.is_empty() => {
                 Err(e)
             }
+            // --sites: the perf engine cannot; a command still has seccomp.
+            Err(bpf_err) if plan.sites && plan.command => Ok(Opened {
+                counting: Counting::open_seccomp(plan)?,
+                fallback_reason: Some(short(&bpf_err.to_string()).to_string()),
+            }),
+            Err(bpf_err) if plan.sites => Err(bpf_err),
             Err(bpf_err) => match Counting::open_perf(plan) {
                 // The reason without its hint: BPF's hints advise `--engine perf`,
                 // which is what runs now (and `check` has no --engine).
@@ -158,7 +170,7 @@ impl Counting {
         }
         // The filter's fd is made in the command's child, before its exec:
         // nothing is opened here, and a refusal is known at the fork.
-        Ok(Counting::Seccomp(Box::new(SeccompTracer::new(plan.per_thread))))
+        Ok(Counting::Seccomp(Box::new(SeccompTracer::new(plan.per_thread, plan.sites))))
     }
 
     fn open_perf(plan: &Plan) -> Result<Counting> {
@@ -257,17 +269,25 @@ impl Counting {
         }
     }
 
-    /// Between snapshots: the perf engine drains its rings (the BPF engine
-    /// has none). Never blocks.
+    /// Between snapshots: the perf engine drains its rings; the BPF engine
+    /// with `--sites` takes the mappings of the processes it sees first.
+    /// Never blocks.
     pub fn pump(&mut self) {
-        if let Counting::Perf(t) = self {
-            t.drain();
+        match self {
+            Counting::Perf(t) => t.drain(),
+            Counting::Bpf(t) => t.note_processes(),
+            Counting::Seccomp(_) => {}
         }
     }
 
     /// Whether `pump` must run every few milliseconds (rings to drain).
     pub fn needs_pump(&self) -> bool {
-        matches!(self, Counting::Perf(t) if t.has_rings())
+        match self {
+            Counting::Perf(t) => t.has_rings(),
+            // --sites: new processes' mappings are taken while they live.
+            Counting::Bpf(t) => t.splits_sites(),
+            Counting::Seccomp(_) => false,
+        }
     }
 
     /// Stop counting; the next snapshot is final.
@@ -326,13 +346,14 @@ impl Counting {
         }
     }
 
-    /// The processes counted so far, (pid, start as `Key::start`), for a
-    /// first look while they live: the BPF engine lists them without
-    /// reading a count; the others report theirs with each snapshot only.
+    /// The processes counted so far, (pid, start as `Key::start`; 0 for the
+    /// perf engine, which keeps none), for a first look while they live.
+    /// Cheap: no count is read.
     pub fn processes(&self) -> Vec<(i32, u64)> {
         match self {
             Counting::Bpf(t) => t.processes(),
-            _ => Vec::new(),
+            Counting::Perf(t) => t.pids().into_iter().map(|p| (p, 0)).collect(),
+            Counting::Seccomp(t) => t.snapshot().counts.keys().map(|k| (k.pid, k.start)).collect(),
         }
     }
 

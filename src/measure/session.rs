@@ -98,6 +98,8 @@ pub struct Session {
     pub traces_compat: bool,
     /// `-- CMD`: the command and how it ended (set when the session ends).
     pub command: Option<CommandInfo>,
+    /// Rows are split by call site (`--sites`).
+    pub sites: bool,
     /// Stacks were counted (`--stacks`).
     pub stacks: bool,
 }
@@ -233,6 +235,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         engine_note,
         traces_compat: counting.traces_compat(),
         command: None,
+        sites: req.plan.sites,
         stacks: req.plan.stacks,
     };
     let targets = match &session.target {
@@ -456,7 +459,7 @@ impl<'r> Waiting<'r> {
     /// How long to sleep for the next event, at most until the next thing due.
     fn wait(&self, now: Instant, counting: &Counting) -> Duration {
         let mut wait = if counting.needs_pump() { PUMP } else { Duration::from_secs(3600) };
-        if self.req.sight && matches!(counting.kind(), Kind::Bpf | Kind::Fentry) {
+        if self.req.sight {
             wait = wait.min(SIGHT);
         }
         if self.command_done.is_some() {
@@ -589,7 +592,8 @@ fn arm(
     duration: Option<Duration>,
     tx: &mpsc::Sender<Event>,
 ) -> Result<Armed> {
-    let host = arch::HOST_ABI.unwrap_or(Abi::X86_64);
+    // A process whose ABI is unknown is taken as the kernel's own.
+    let host = crate::inspect::kernel::abi().or(arch::HOST_ABI).unwrap_or(Abi::X86_64);
     let start;
     let mut child_fd = None;
     let mut tree = spawn::TreeGuard::default();

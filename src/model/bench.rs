@@ -226,6 +226,7 @@ fn judge(
     let mut crossed = false;
     let mut fallback_expected = Vec::new();
     let mut unsupported = Vec::new();
+    let mut not_offered = Vec::new();
     let mut vsyscall_costs = Vec::new();
     for Measured { t, rows, errno, answered, shown_paths, vdso_present } in measured {
         let label = label(t);
@@ -240,7 +241,8 @@ fn judge(
                 Basis::Timing => policy::enters_by_timing(r.ns_per_call, rows.get(&Path::Syscall)?.ns_per_call),
             }
         };
-        let verdict = policy::verdict(errno, vdso_present, enters(Path::Libc), enters(Path::Vdso));
+        let offered = policy::own_vdso_offers(t.function);
+        let verdict = policy::verdict(errno, offered, vdso_present, enters(Path::Libc), enters(Path::Vdso));
         let fast_expected = policy::should_be_fast(t.function, t.clock, vdso_present, kernel_version);
         match verdict {
             Some(v @ (Verdict::LibcBypass | Verdict::KernelFallback | Verdict::Missing)) => {
@@ -251,6 +253,7 @@ fn judge(
                 }
             }
             Some(Verdict::Unsupported) => unsupported.push((label.clone(), t.clock)),
+            Some(Verdict::NotOffered) if !not_offered.contains(&label) => not_offered.push(label.clone()),
             _ => {}
         }
         if let Some(f) = over_max_ns(&label, &rows, req.max_ns, fast_expected) {
@@ -265,6 +268,9 @@ fn judge(
         }
     }
     closing_findings(&fallback_expected, unsupported, &vsyscall_costs, findings);
+    if !not_offered.is_empty() {
+        findings.push(not_offered_finding(&not_offered));
+    }
     (results, crossed)
 }
 
@@ -313,6 +319,20 @@ fn over_max_ns(
 
 /// The findings said once for the whole run: expected kernel fallbacks,
 /// clock ids the kernel rejects, what [vsyscall] calls cost.
+/// Functions this architecture's vDSO does not offer, by design: said, not judged.
+fn not_offered_finding(labels: &[String]) -> Finding {
+    let arch = arch::HOST_ABI.map_or("this", arch::Abi::name);
+    Finding::new(
+        Status::Info,
+        format!(
+            "{}: the {arch} vDSO does not offer {}, by design — the C library's path is what programs get",
+            labels.join(", "),
+            if labels.len() == 1 { "it" } else { "them" }
+        ),
+        None,
+    )
+}
+
 fn closing_findings(
     fallback_expected: &[String],
     unsupported: Vec<(String, Option<i32>)>,

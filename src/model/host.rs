@@ -309,7 +309,7 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
         let detail =
             format!("libc {} ({} syscalls/call), vdso {} ({}) [{basis}]", cost(libc), sc(libc), cost(vdso), sc(vdso));
         let clock_id = r.clock.and_then(ClockRef::id).and_then(|id| i32::try_from(id).ok());
-        let exported = r.verdict != Some(Verdict::Missing);
+        let exported = !matches!(r.verdict, Some(Verdict::Missing | Verdict::NotOffered));
         let should_be_fast = policy::should_be_fast(r.function, clock_id, exported, kernel_version);
         let over = policy::over_max_ns(max_ns, should_be_fast, libc.and_then(|l| l.ns_per_call));
         let lost = r.verdict.and_then(|v| {
@@ -322,6 +322,15 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
             (Some(Verdict::KernelFallback), None) => {
                 Check::new(name, Status::Ok, format!("{label}: always a syscall, as on every kernel; {detail}"), None)
             }
+            (Some(Verdict::NotOffered), None) => Check::new(
+                name,
+                Status::Info,
+                format!(
+                    "{label}: not offered by the {} vDSO, by design; {detail}",
+                    arch::HOST_ABI.map_or("this", arch::Abi::name)
+                ),
+                None,
+            ),
             (Some(Verdict::Unsupported), None) => {
                 Check::new(name, Status::Ok, format!("{label}: the kernel rejects it here (EINVAL)"), None)
             }

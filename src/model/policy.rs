@@ -203,8 +203,12 @@ pub enum Verdict {
     KernelFallback,
     /// The vDSO serves it, but the C library's path makes syscalls.
     LibcBypass,
-    /// The vDSO has no symbol for the function.
+    /// The vDSO has no symbol for the function, though the architecture's
+    /// vDSO offers it.
     Missing,
+    /// The architecture's vDSO does not offer the function, by design
+    /// (arm64: `time`, `getcpu`): the C library's path is what there is.
+    NotOffered,
     /// The kernel rejects the clock id (EINVAL).
     Unsupported,
 }
@@ -217,6 +221,7 @@ impl Verdict {
             Verdict::KernelFallback => "kernel-fallback",
             Verdict::LibcBypass => "libc-bypass",
             Verdict::Missing => "missing",
+            Verdict::NotOffered => "not-offered",
             Verdict::Unsupported => "unsupported",
         }
     }
@@ -225,11 +230,20 @@ impl Verdict {
 /// Whether a path enters the kernel: `Some(true)` when it does, `None` unknown.
 pub type Enters = Option<bool>;
 
+/// Whether vdsoctl's own vDSO (its ABI's) is meant to offer `func`.
+pub fn own_vdso_offers(func: TimeFn) -> bool {
+    arch::HOST_ABI.is_some_and(|abi| abi.vdso_offers(func))
+}
+
 /// The verdict from what each path did. `errno` is the first error any path
-/// gave; `vdso_present` whether the vDSO exports the function.
-pub fn verdict(errno: Option<i32>, vdso_present: bool, libc: Enters, vdso: Enters) -> Option<Verdict> {
+/// gave; `offered` whether the architecture's vDSO offers the function,
+/// `vdso_present` whether this vDSO exports it.
+pub fn verdict(errno: Option<i32>, offered: bool, vdso_present: bool, libc: Enters, vdso: Enters) -> Option<Verdict> {
     if errno == Some(libc::EINVAL) {
         return Some(Verdict::Unsupported);
+    }
+    if !offered && !vdso_present {
+        return Some(Verdict::NotOffered);
     }
     if !vdso_present {
         return Some(Verdict::Missing);
@@ -258,12 +272,15 @@ mod tests {
 
     #[test]
     fn verdicts() {
-        assert_eq!(verdict(Some(libc::EINVAL), true, None, None), Some(Verdict::Unsupported));
-        assert_eq!(verdict(None, false, Some(true), None), Some(Verdict::Missing));
-        assert_eq!(verdict(None, true, Some(true), Some(true)), Some(Verdict::KernelFallback));
-        assert_eq!(verdict(None, true, Some(true), Some(false)), Some(Verdict::LibcBypass));
-        assert_eq!(verdict(None, true, Some(false), Some(false)), Some(Verdict::Fast));
-        assert_eq!(verdict(None, true, None, None), None);
+        assert_eq!(verdict(Some(libc::EINVAL), true, true, None, None), Some(Verdict::Unsupported));
+        assert_eq!(verdict(None, true, false, Some(true), None), Some(Verdict::Missing));
+        // arm64's time and getcpu: not a lost symbol, whatever libc does.
+        assert_eq!(verdict(None, false, false, Some(true), None), Some(Verdict::NotOffered));
+        assert_eq!(verdict(None, false, false, Some(false), None), Some(Verdict::NotOffered));
+        assert_eq!(verdict(None, true, true, Some(true), Some(true)), Some(Verdict::KernelFallback));
+        assert_eq!(verdict(None, true, true, Some(true), Some(false)), Some(Verdict::LibcBypass));
+        assert_eq!(verdict(None, true, true, Some(false), Some(false)), Some(Verdict::Fast));
+        assert_eq!(verdict(None, true, true, None, None), None);
         assert_eq!(enters_by_timing(Some(300.0), Some(400.0)), Some(true));
         assert_eq!(enters_by_timing(Some(20.0), Some(400.0)), Some(false));
         assert_eq!(enters_by_timing(None, Some(400.0)), None);

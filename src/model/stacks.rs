@@ -4,7 +4,7 @@
 //! (`comm;frame;frame count`, root first: what flamegraph.pl and inferno
 //! read), JSON, and an SVG flame graph.
 
-use crate::inspect::maps::Mapping;
+use crate::inspect::symbols::{Frame, FrameKind};
 use crate::measure::sight::Sightings;
 use crate::measure::trace::Tally;
 use serde::Serialize;
@@ -31,29 +31,42 @@ impl Cut {
     }
 }
 
-/// One return address of a stack, named.
+/// A frame of a stack as reported: the resolver's [`Frame`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StackFrame {
     #[serde(serialize_with = "crate::model::hex")]
     pub address: u64,
-    /// The mapped object (its path, `[vdso]`, ...); `None` when the
-    /// process's mappings were not read (it exited before it was seen).
+    /// `object`, `vdso`, `vsyscall`, `anonymous`, or `unmapped` (also when
+    /// the process's mappings were not read: it exited before it was seen).
+    pub kind: FrameKind,
     pub object: Option<String>,
-    /// The function, when a symbol names it.
     pub symbol: Option<String>,
-    /// From the function's start, else into the object's file.
-    #[serde(serialize_with = "crate::model::hex_opt")]
-    pub offset: Option<u64>,
+    /// From the function's start with a symbol, else the object's ELF address.
+    #[serde(serialize_with = "crate::model::hex")]
+    pub offset: u64,
+    pub build_id: Option<String>,
 }
 
-impl StackFrame {
-    /// `symbol`, else `object+0xoffset`, else the address: a folded-stack frame.
-    pub fn name(&self) -> String {
-        match (&self.symbol, &self.object, self.offset) {
-            (Some(s), _, _) => s.clone(),
-            (None, Some(o), Some(off)) => format!("{}+{off:#x}", o.rsplit('/').next().unwrap_or(o)),
-            _ => format!("{:#x}", self.address),
+impl From<Frame> for StackFrame {
+    fn from(f: Frame) -> StackFrame {
+        StackFrame {
+            address: f.address,
+            kind: f.kind,
+            object: f.object,
+            symbol: f.symbol,
+            offset: f.offset,
+            build_id: f.build_id,
         }
+    }
+}
+
+/// `symbol`, else `object+0xoffset`, else the address: a folded-stack frame.
+pub fn frame_name(f: &StackFrame) -> String {
+    let object = f.object.as_deref().map(|o| o.rsplit('/').next().unwrap_or(o));
+    match (&f.symbol, object) {
+        (Some(s), _) => s.clone(),
+        (None, Some(o)) => format!("{o}+{:#x}", f.offset),
+        _ => format!("{:#x}", f.address),
     }
 }
 
@@ -76,8 +89,7 @@ pub fn rows(tally: &Tally, seen: &Sightings) -> Vec<StackRow> {
         .iter()
         .filter(|(_, n)| **n > 0)
         .map(|(k, n)| {
-            let maps = seen.get(k.pid, k.start).and_then(|s| s.maps.as_deref());
-            let (frames, cut) = name_frames(&k.frames, maps, k.full);
+            let (frames, cut) = name_frames(&k.frames, |a| seen.resolve(k.pid, k.start, a), k.full);
             StackRow { pid: k.pid, comm: tally.comms.get(&k.pid).cloned(), count: *n, frames, cut }
         })
         .collect();
@@ -85,22 +97,27 @@ pub fn rows(tally: &Tally, seen: &Sightings) -> Vec<StackRow> {
     rows
 }
 
-/// Name each address through `maps`; the first one outside them (when
-/// they were read) ends the stack as cut.
-pub fn name_frames(addresses: &[u64], maps: Option<&[Mapping]>, full: bool) -> (Vec<StackFrame>, Option<Cut>) {
+/// Where user space ends at the most: no 64-bit Linux architecture gives a
+/// process more than 56 bits of address (x86_64 with 5-level paging, riscv
+/// Sv57; arm64 has 52), so a "return address" above is a walk gone astray
+/// even when the process's mappings were never read.
+const USER_SPACE_END: u64 = 1 << 56;
+
+/// Name each address with `resolve` (`None`: the mappings were not read);
+/// the first one no executable mapping holds (or, unread, one past user
+/// space) ends the stack as cut.
+pub fn name_frames(
+    addresses: &[u64],
+    resolve: impl Fn(u64) -> Option<Frame>,
+    full: bool,
+) -> (Vec<StackFrame>, Option<Cut>) {
     let mut frames = Vec::new();
     for &address in addresses {
-        let frame = match maps {
-            None => StackFrame { address, object: None, symbol: None, offset: None },
-            Some(maps) => match maps.iter().find(|m| (m.start..m.end).contains(&address)) {
-                Some(m) => StackFrame {
-                    address,
-                    object: m.path.clone(),
-                    symbol: None,
-                    offset: Some(address - m.start + m.offset),
-                },
-                None => return (frames, Some(Cut::NoFramePointer)),
-            },
+        let frame = match resolve(address) {
+            None if address >= USER_SPACE_END => return (frames, Some(Cut::NoFramePointer)),
+            None => Frame::unmapped(address).into(),
+            Some(f) if f.kind == FrameKind::Unmapped => return (frames, Some(Cut::NoFramePointer)),
+            Some(f) => f.into(),
         };
         frames.push(frame);
     }
@@ -116,7 +133,7 @@ pub fn folded(rows: &[StackRow]) -> Vec<(String, u64)> {
         if let Some(cut) = r.cut {
             parts.push(cut.marker().to_string());
         }
-        parts.extend(r.frames.iter().rev().map(|f| fold_safe(&f.name())));
+        parts.extend(r.frames.iter().rev().map(|f| fold_safe(&frame_name(f))));
         let line = parts.join(";");
         match lines.iter_mut().find(|(l, _)| *l == line) {
             Some((_, n)) => *n += r.count,
@@ -138,26 +155,40 @@ fn fold_safe(name: &str) -> String {
 mod tests {
     use super::*;
 
-    fn map(start: u64, end: u64, offset: u64, path: &str) -> Mapping {
-        Mapping { start, end, perms: "r-xp".into(), offset, dev: "08:01".into(), inode: 7, path: Some(path.into()) }
+    fn frame(address: u64, object: &str, symbol: Option<&str>, offset: u64) -> Frame {
+        Frame {
+            kind: FrameKind::Object,
+            object: Some(object.into()),
+            symbol: symbol.map(str::to_string),
+            offset,
+            ..Frame::unmapped(address)
+        }
     }
 
     #[test]
     fn a_frame_outside_the_mappings_cuts_the_stack() {
-        let maps = [map(0x1000, 0x2000, 0x1000, "/bin/a"), map(0x7000, 0x8000, 0, "/lib/libc.so.6")];
-        let (frames, cut) = name_frames(&[0x1010, 0x7020, 0x4242, 0x1000], Some(&maps), false);
+        let resolve = |a: u64| {
+            Some(match a {
+                0x1010 => frame(a, "/bin/a", Some("inner"), 0x10),
+                0x7020 => frame(a, "/lib/libc.so.6", None, 0x20),
+                _ => Frame::unmapped(a),
+            })
+        };
+        let (frames, cut) = name_frames(&[0x1010, 0x7020, 0x4242, 0x1010], resolve, false);
         assert_eq!(cut, Some(Cut::NoFramePointer));
-        assert_eq!(frames.iter().map(StackFrame::name).collect::<Vec<_>>(), ["a+0x1010", "libc.so.6+0x20"]);
-        let (frames, cut) = name_frames(&[0x1010], Some(&maps), true);
+        assert_eq!(frames.iter().map(frame_name).collect::<Vec<_>>(), ["inner", "libc.so.6+0x20"]);
+        let (frames, cut) = name_frames(&[0x1010], resolve, true);
         assert_eq!((frames.len(), cut), (1, Some(Cut::DepthLimit)));
-        // Mappings never read: raw addresses, no cut claimed.
-        let (frames, cut) = name_frames(&[0x4242], None, false);
-        assert_eq!((frames[0].name(), cut), ("0x4242".to_string(), None));
+        // Mappings never read: raw addresses, no cut claimed but past user space.
+        let (frames, cut) = name_frames(&[0x4242], |_| None, false);
+        assert_eq!((frame_name(&frames[0]), cut), ("0x4242".to_string(), None));
+        let (frames, cut) = name_frames(&[0x7f00_0000_1000, 0xffff_f8bc_ffff_f8cc, 0x1000], |_| None, false);
+        assert_eq!((frames.len(), cut), (1, Some(Cut::NoFramePointer)));
     }
 
     #[test]
     fn folded_lines_are_root_first_merged_and_safe() {
-        let f = |s: &str| StackFrame { address: 1, object: None, symbol: Some(s.into()), offset: Some(0) };
+        let f = |s: &str| StackFrame::from(frame(1, "/bin/app", Some(s), 0));
         let row = |comm: &str, frames: Vec<StackFrame>, count, cut| StackRow {
             pid: 1,
             comm: Some(comm.into()),

@@ -4,7 +4,7 @@
 //! `check` and `serve` read it.
 
 use super::{vdso_serves_call, ClockRef, Finding, Status};
-use crate::arch::{self, Abi};
+use crate::arch::{self, Abi, TimeFn};
 use crate::measure::engine::Kind;
 use crate::measure::session::{Session, Window};
 use crate::measure::trace::Tally;
@@ -101,6 +101,9 @@ pub struct CountRow {
     /// tells apart two processes that held the pid in turn.
     #[serde(skip)]
     pub start: u64,
+    /// `--sites`: the calls by call site, busiest first (absent without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sites: Option<Vec<super::site::SiteRow>>,
 }
 
 /// Emulated calls into the [vsyscall] page by one process.
@@ -140,7 +143,8 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         let lived = exited.get(&pid).map_or(elapsed, |at| at.saturating_duration_since(start));
         lived.min(elapsed).as_secs_f64().max(1e-9)
     };
-    let (mut counts, vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of);
+    let host = session.sites.then(super::site::Host::here);
+    let (mut counts, vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of, host.as_ref());
     for r in &mut counts {
         if let Some(seen) = w.seen.get(r.pid, r.start) {
             r.exe = seen.identity.exe.clone();
@@ -160,7 +164,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         .iter()
         .map(|(pid, at)| ExitedRow { pid: *pid, after_ns: at.saturating_duration_since(start).as_nanos() as u64 })
         .collect();
-    let findings = findings(
+    let mut findings = findings(
         &counts,
         &vsyscall_emulations,
         &unattributed,
@@ -168,6 +172,9 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         elapsed.as_secs_f64(),
         Judging { compat: !skipped_compat, fail_over, engine: session.engine },
     );
+    if session.sites {
+        findings.extend(super::site::findings(&counts, tally.sites_lost));
+    }
     let wall_start = std::time::SystemTime::now().checked_sub(start.elapsed()).unwrap_or(std::time::UNIX_EPOCH);
     TraceReport {
         target: session.target.clone(),
@@ -197,6 +204,7 @@ fn rows(
     tally: &Tally,
     kernel: Option<(u32, u32)>,
     secs_of: &dyn Fn(i32) -> f64,
+    sites: Option<&super::site::Host>,
 ) -> (Vec<CountRow>, Vec<VsyscallRow>, Vec<UnattributedRow>) {
     let comm_of = |pid: i32| tally.comms.get(&pid).cloned();
     let mut counts: Vec<CountRow> = tally
@@ -221,6 +229,7 @@ fn rows(
             placement: crate::model::cgroup::Placement::of(tally.cgroups.get(&k.pid).map(String::as_str)),
             cost: None,
             start: k.start,
+            sites: sites.map(|host| super::site::rows_of(tally, k, secs_of(k.pid), host)),
         })
         .collect();
     counts.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)).then(a.tid.cmp(&b.tid)));
@@ -442,7 +451,8 @@ fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRo
     let top = rows[0].per_sec;
     // The rate the threshold compares: each process's own.
     let rate = rate_number(if rows.len() == 1 { top } else { total }, fail_over);
-    let abi_note = if Some(abi) == arch::HOST_ABI { String::new() } else { format!(", {} ABI", abi.name()) };
+    // A 32-bit ABI on a 64-bit kernel is named; the kernel's own is not.
+    let abi_note = if abi.native() == abi { String::new() } else { format!(", {} ABI", abi.name()) };
     // Per-thread rows name their thread.
     let who = |r: &CountRow| match r.tid {
         Some(t) => format!("{} thread {t}", who(r.pid, &r.comm)),
@@ -471,11 +481,15 @@ fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRo
             format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if has_clock { "clock id" } else { "call" }, gate(top, fail_over)),
             Some("look for a raw syscall(), a libc or runtime that routes it to the kernel, or a clocksource without a vDSO mode (`vdsoctl check`)".into()),
         ),
-        Verdict::Expected => Finding::new(
-            Status::Info,
-            format!("{what}: {rate} syscalls/s from {from} — expected: the vDSO never serves this {}", if has_clock { "clock id (CPU-time, alarm and fd clocks always enter the kernel)" } else { "call here" }),
-            None,
-        ),
+        Verdict::Expected => {
+            let offered = TimeFn::from_name(syscall).is_none_or(|f| abi.vdso_offers(f));
+            let why = match (offered, has_clock) {
+                (false, _) => format!("the {} vDSO has no {syscall}, by design", abi.name()),
+                (true, true) => "the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)".into(),
+                (true, false) => "the vDSO never serves this call here".into(),
+            };
+            Finding::new(Status::Info, format!("{what}: {rate} syscalls/s from {from} — expected: {why}"), None)
+        }
     }
 }
 
@@ -503,6 +517,7 @@ mod tests {
             expected: false,
             placement: Default::default(),
             start: 0,
+            sites: None,
         }
     }
 
@@ -547,5 +562,24 @@ mod tests {
         );
         assert_eq!(f[1].severity, Status::Warn);
         assert!(f[1].message.contains("from 500 processes (pid 500 (p500) 500/s"), "{f:#?}");
+    }
+
+    /// An expected syscall says why: a function the ABI's vDSO lacks by
+    /// design (AArch32's clock_getres_time64), or a clock it never serves.
+    #[test]
+    fn expected_rows_say_why() {
+        let t = Tally::default();
+        let judging = Judging { compat: true, fail_over: None, engine: Kind::Bpf };
+        let arm = CountRow { syscall: "clock_getres_time64", abi: Abi::Arm, expected: true, ..bypass_row(7, 9.0) };
+        let f = findings(&[arm], &[], &[], &t, 1.0, judging);
+        assert_eq!(f[0].severity, Status::Info);
+        assert!(
+            f[0].message
+                .ends_with("from pid 7 (p7), arm ABI — expected: the arm vDSO has no clock_getres_time64, by design"),
+            "{f:#?}"
+        );
+        let cpu = CountRow { abi: Abi::Aarch64, clock: Some(ClockRef::Id(2)), expected: true, ..bypass_row(8, 9.0) };
+        let f = findings(&[cpu], &[], &[], &t, 1.0, judging);
+        assert!(f[0].message.ends_with("from pid 8 (p8) — expected: the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)"), "{f:#?}");
     }
 }

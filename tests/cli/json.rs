@@ -560,6 +560,8 @@ struct CountRow {
     cgroup: Option<String>,
     container: Option<Container>,
     unit: Option<String>,
+    /// With `--sites` only.
+    sites: Option<Vec<SiteRow>>,
     cost: Option<Cost>,
 }
 
@@ -568,6 +570,18 @@ struct CountRow {
 struct Container {
     runtime: String,
     id: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SiteRow {
+    count: u64,
+    per_sec: f64,
+    site: StackFrame,
+    caller: Option<StackFrame>,
+    class: String,
+    fallback: Option<String>,
+    clocksource: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -590,11 +604,14 @@ struct StackRow {
 
 /// A frame as `--stacks` names it (the resolver's object, symbol, offset).
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct StackFrame {
     address: String,
+    kind: String,
     object: Option<String>,
     symbol: Option<String>,
-    offset: Option<String>,
+    offset: String,
+    build_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -685,6 +702,21 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert!(c.checks.iter().any(|k| k.name == "command_trace" && k.status == Status::Ok), "{c:?}");
     assert_worst(&c);
     let t: Trace = doc(&["trace", "--", bin, "raw", "10", "100"], &[0]);
+    assert!(t.counts.iter().all(|r| r.sites.is_none()), "no sites key without --sites");
+    // --sites: each row's sites, typed; their counts add up to the row's.
+    let cs = build_c("call_sites", false, &["-DRAW_LIBC_FN"]);
+    let t: Trace = doc(&["trace", "--sites", "--", cs.to_str().unwrap(), "100", "100"], &[0]);
+    let row = t.counts.iter().find(|r| r.sites.is_some()).expect("a row with sites");
+    let sites = row.sites.as_ref().unwrap();
+    assert_eq!(sites.iter().map(|s| s.count).sum::<u64>(), row.count);
+    let s = &sites[0];
+    assert_eq!((s.class.as_str(), s.fallback.as_deref(), s.clocksource.as_deref()), ("libc_syscall", None, None));
+    assert!(s.per_sec > 0.0 && addr(&s.site.address) > 0 && addr(&s.site.offset) > 0, "{s:?}");
+    assert_eq!((s.site.kind.as_str(), s.site.symbol.as_deref()), ("object", Some("syscall")));
+    assert!(s.site.object.as_deref().is_some_and(|o| o.contains("libc")) && s.site.build_id.is_some());
+    let caller = s.caller.as_ref().expect("the caller");
+    assert_eq!((caller.symbol.as_deref(), caller.kind.as_str()), (Some("raw_clock"), "object"));
+    let t: Trace = doc(&["trace", "--", bin, "raw", "10", "100"], &[0]);
     let ten = t.counts.iter().find(|r| r.syscall == "clock_gettime").expect("clock id 10 row");
     assert_eq!(
         (ten.clock.as_ref(), ten.count),
@@ -719,9 +751,9 @@ fn trace_stacks_exe_cmdline_and_cost() {
     let comm: String = std::path::Path::new(bin).file_name().unwrap().to_str().unwrap().chars().take(15).collect();
     assert_eq!((s.pid, s.comm.as_deref(), s.count, s.cut.as_deref()), (row.pid, Some(&comm[..]), 500, None));
     // Innermost first: the syscall's return address is in the program.
-    assert!(s.frames.len() >= 4, "{s:?}");
-    assert_eq!(s.frames[0].object.as_deref(), Some(bin));
-    assert!(s.frames.iter().all(|f| f.address.starts_with("0x")), "{s:?}");
-    assert!(s.frames.iter().all(|f| f.offset.as_ref().is_some_and(|o| o.starts_with("0x"))), "{s:?}");
-    assert!(s.frames.iter().all(|f| f.symbol.as_ref().is_none_or(|n| !n.is_empty())), "{s:?}");
+    let names: Vec<Option<&str>> = s.frames.iter().take(4).map(|f| f.symbol.as_deref()).collect();
+    assert_eq!(names, [Some("inner"), Some("middle"), Some("outer"), Some("main")], "{s:?}");
+    assert_eq!((s.frames[0].object.as_deref(), s.frames[0].kind.as_str()), (Some(bin), "object"));
+    assert!(s.frames.iter().all(|f| f.address.starts_with("0x") && f.offset.starts_with("0x")), "{s:?}");
+    assert!(s.frames.iter().all(|f| f.build_id.as_ref().is_none_or(|b| b.len() >= 16)), "{s:?}");
 }

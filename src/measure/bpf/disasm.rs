@@ -16,6 +16,7 @@ fn helper(id: i32) -> String {
         37 => "bpf_current_task_under_cgroup#37".into(),
         113 => "bpf_probe_read_kernel#113".into(),
         120 => "bpf_get_ns_current_pid_tgid#120".into(),
+        112 => "bpf_probe_read_user#112".into(),
         27 => "bpf_get_stackid#27".into(),
         158 => "bpf_get_current_task_btf#158".into(),
         n => format!("unknown#{n}"),

@@ -103,6 +103,7 @@ impl Generator {
         }
         a.mov_imm(R4, layout::key_word(p.abi, p.func));
         Self::clock_key(&mut a);
+        self.capture_site(&mut a);
         self.count_tail(&mut a);
         a.finish()
     }

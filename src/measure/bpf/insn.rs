@@ -89,6 +89,9 @@ pub enum Helper {
     /// `bpf_get_ns_current_pid_tgid` (5.7): the current task's ids in a
     /// given pid namespace.
     GetNsCurrentPidTgid = 120,
+    /// `bpf_probe_read_user` (5.5): a user-space read that may fail (a
+    /// page not present is not faulted in), zero-filling its buffer then.
+    ProbeReadUser = 112,
     GetStackid = 27,
     GetCurrentTaskBtf = 158,
 }

@@ -62,6 +62,18 @@ pub(super) mod key {
     pub const START: Slot = Slot::dw(16);
 }
 
+/// Call-site key (`sites`, `--sites` only, 40 bytes): the count-row key
+/// ([`key`], its first 24 bytes), then where the call was made from.
+pub(super) mod skey {
+    use super::Slot;
+    pub const SIZE: usize = 40;
+    /// The user instruction pointer at the syscall's entry (past the instruction).
+    pub const IP: Slot = Slot::dw(24);
+    /// The word at the user stack pointer at entry: a return address
+    /// (4 bytes for a compat task; 0 when the page was not present).
+    pub const RET: Slot = Slot::dw(32);
+}
+
 /// Process key (`totals`, 16 bytes): tgid, pad, start.
 pub(super) mod pkey {
     use super::Slot;
@@ -187,6 +199,9 @@ pub(super) struct Layout {
     /// Where a new process's pid in vdsoctl's pid namespace is (the fork
     /// program in a namespace); `None` when BTF lacks a part of it.
     pub pid_numbers: Option<PidNumbers>,
+    /// `pt_regs`' user instruction and stack pointers (`--sites`), where
+    /// the architecture's are known.
+    pub site: Option<(Field, Field)>,
 }
 
 /// `task_struct.thread_pid->numbers[level].nr`, the pid at each
@@ -250,6 +265,9 @@ impl Layout {
                     nr: btf.field("upid", &["nr"])?,
                 })
             })(),
+            // Without them (an architecture not in the table), --sites rows have no site.
+            site: crate::arch::SITE_REGS
+                .and_then(|r| field("pt_regs", &[r.ip]).ok().zip(field("pt_regs", &[r.sp]).ok())),
         })
     }
 
@@ -278,12 +296,14 @@ impl Layout {
                 upid_size: 16,
                 nr: f(0, 4),
             }),
+            site: Some((f(128, 8), f(152, 8))),
         }
     }
 
-    /// A layout shaped like arm64's (Debian's 6.1 cloud kernel): `regs[31]`
-    /// at the start of `pt_regs`, the 8-byte `thread_info.flags` first in
-    /// `task_struct` with `_TIF_32BIT`, no vsyscall page.
+    /// A layout shaped like arm64's: `regs[31]` at the start of `pt_regs`
+    /// and the 8-byte `thread_info.flags` first in `task_struct` (as on
+    /// every arm64 kernel), `_TIF_32BIT`, no vsyscall page; the other
+    /// `task_struct` offsets are illustrative.
     #[cfg(test)]
     pub fn synthetic_arm64() -> Layout {
         let f = |offset, size| Field { offset, size, array: false };
@@ -302,6 +322,7 @@ impl Layout {
             tgid: f(1324, 4),
             start: f(1560, 8),
             pid_numbers: None,
+            site: None,
         }
     }
 }

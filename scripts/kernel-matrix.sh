@@ -1,0 +1,437 @@
+#!/usr/bin/env bash
+# The kernel matrix (issues 22 and 25): Debian's kernels booted under QEMU
+# with the static vdsoctl and a suite run in the guest, exact counts asserted.
+#
+#   scripts/kernel-matrix.sh [-j JOBS] [--kernels GLOB] [--timeout SECONDS]
+#
+# For each kernel of scripts/kernel-matrix/kernels (GLOB picks some by name):
+# resolves the newest image package of its metapackage in a private apt state
+# (bookworm, bookworm-security, bookworm-backports; the host's apt config and
+# lists are left alone), downloads it with `apt-get download` into
+# target/kernel-matrix/cache (reused when there) and takes its vmlinuz; builds
+# the static vdsoctl and the static workloads (fixtures/clock_loop.c and
+# fixtures/wait_ready.c for the 64-bit and 32-bit ABIs) for each arch; packs
+# a busybox initramfs (busybox-static's .deb of that arch) with
+# scripts/kernel-matrix/init and guest-suite.sh, and the kernel's plan: each
+# engine and case scripts/kernel-matrix/expect names for it; boots it under
+# TCG (x86_64: -cpu max, vsyscall=xonly, the TSC as clocksource; aarch64:
+# virt, -cpu max,pauth-impdef=on), JOBS at once (default: the CPUs, at most
+# 4), each killed after SECONDS (default 300); and compares what the guest
+# reported with the expectations. The dumped vDSO images come back over the
+# console and are compared with objdump -T here.
+#
+# Prints a table (kernel, arch, engine, result, boot and run time) and exits
+# 1 when any case missed its expectation or a kernel did not boot to the
+# end. A kernel that can't be resolved or downloaded is a SKIP line (not a
+# pass, not a failure: the table says which); none at all is a failure.
+#
+# Needs root (apt-get download as root; tracing in the guest is as root
+# anyway), qemu-system-x86 and qemu-system-arm, cpio, gcc with gcc-multilib,
+# clang with the arm64 and armhf cross libraries (libc6-dev-arm64-cross,
+# libc6-dev-armhf-cross, their libgcc-12-dev-*-cross,
+# binutils-aarch64-linux-gnu, binutils-arm-linux-gnueabihf),
+# binutils-multiarch (objdump -T of foreign images) and the rustup targets
+# x86_64- and aarch64-unknown-linux-gnu. .ci/run installs them all.
+# Nothing it started is left running when it exits or is interrupted.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+data=$here/scripts/kernel-matrix
+jobs=$(nproc)
+[ "$jobs" -le 4 ] || jobs=4
+only='*'
+boot_timeout=300
+while [ $# -gt 0 ]; do
+  case $1 in
+  -j) jobs=${2:?-j wants a number}; shift 2 ;;
+  --kernels) only=${2:?--kernels wants a glob}; shift 2 ;;
+  --timeout) boot_timeout=${2:?--timeout wants seconds}; shift 2 ;;
+  -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  *) echo "kernel-matrix: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+[ "$(id -u)" = 0 ] || { echo "kernel-matrix: needs root (apt-get download, cpio of device-free trees)" >&2; exit 4; }
+
+top=$here/target/kernel-matrix
+cache=$top/cache
+run=$top/run
+mkdir -p "$cache" "$top/apt/lists/partial" "$top/apt/cache/archives/partial"
+rm -rf "$run"
+mkdir -p "$run"
+t_start=$(date +%s)
+stage() { echo "== kernel-matrix, +$(($(date +%s) - t_start)) s: $*"; }
+
+# Nothing left running: every QEMU writes its pid file under $run.
+cleanup() {
+  local f
+  for f in "$run"/*/qemu.pid; do
+    [ -s "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null || true
+  done
+  local j
+  for j in $(jobs -p); do kill -TERM "$j" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- the private apt state: the host's sources and lists are not touched.
+cat >"$top/apt/sources.list" <<'EOF'
+deb [arch=amd64,arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main
+deb [arch=amd64,arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian-security bookworm-security main
+deb [arch=amd64,arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm-backports main
+EOF
+apt_opts=(-qq -o Dir::Etc::SourceList="$top/apt/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+  -o Dir::State::Lists="$top/apt/lists" -o Dir::Cache="$top/apt/cache" -o Acquire::Languages=none
+  -o Dir::Cache::pkgcache="$top/apt/pkgcache.bin" -o Dir::Cache::srcpkgcache="$top/apt/srcpkgcache.bin"
+  -o APT::Architectures::=amd64 -o APT::Architectures::=arm64 -o APT::Sandbox::User=root)
+stage "package lists (private apt state in $top/apt)"
+apt-get "${apt_opts[@]}" update >"$top/apt/update.log" 2>&1 ||
+  echo "kernel-matrix: apt-get update reported errors (see $top/apt/update.log); going on with what was indexed" >&2
+
+# deb_of PACKAGE[:ARCH]: download the package's candidate into $cache (once)
+# and print the .deb's path; fails when it is not indexed or not downloadable.
+deb_of() {
+  local pkg=$1 name ver arch
+  name=${pkg%%:*}
+  read -r ver arch < <(apt-cache "${apt_opts[@]}" show --no-all-versions "$pkg" 2>/dev/null |
+    awk '/^Version: / { v = $2 } /^Architecture: / { a = $2 } END { print v, a }')
+  [ -n "$ver" ] && [ -n "$arch" ] || return 1
+  local deb=$cache/${name}_${ver//:/%3a}_$arch.deb
+  if [ ! -s "$deb" ]; then
+    (cd "$cache" && apt-get "${apt_opts[@]}" download "$name:$arch=$ver") >/dev/null 2>&1 || return 1
+  fi
+  [ -s "$deb" ] && echo "$deb"
+}
+
+# kernel_of METAPACKAGE DIR: the newest image its Depends names, its vmlinuz
+# (decompressed when gzip'd, as arm64's is) as DIR/kernel and its version as
+# DIR/version; fails when it can't be had.
+kernel_of() {
+  local meta=$1 dir=$2 image arch deb
+  image=$(apt-cache "${apt_opts[@]}" show --no-all-versions "$meta" 2>/dev/null |
+    sed -n 's/^Depends: \([^ ,]*\).*/\1/p' | head -n 1)
+  [ -n "$image" ] || return 1
+  arch=${meta#*:}
+  [ "$arch" = "$meta" ] && image_pkg=$image || image_pkg=$image:$arch
+  deb=$(deb_of "$image_pkg") || return 1
+  local x=$cache/$(basename "$deb" .deb)
+  if [ ! -s "$x/kernel" ]; then
+    rm -rf "$x" && mkdir -p "$x/tree"
+    # --occurrence: stop reading the (large) data archive once found.
+    dpkg-deb --fsys-tarfile "$deb" 2>/dev/null |
+      tar -x -C "$x/tree" --wildcards --occurrence=1 './boot/vmlinuz-*' 2>/dev/null || true
+    local vmlinuz
+    vmlinuz=$(ls "$x"/tree/boot/vmlinuz-* 2>/dev/null | head -n 1)
+    [ -n "$vmlinuz" ] || return 1
+    if [ "$(head -c 2 "$vmlinuz" | od -An -tx1 | tr -d ' ')" = 1f8b ]; then
+      zcat "$vmlinuz" >"$x/kernel"
+    else
+      cp "$vmlinuz" "$x/kernel"
+    fi
+    basename "$vmlinuz" | sed 's/^vmlinuz-//' >"$x/release"
+    dpkg-deb -f "$deb" Version >"$x/version"
+    rm -rf "$x/tree"
+  fi
+  ln -sf "$x/kernel" "$dir/kernel"
+  echo "$(cat "$x/release") ($(cat "$x/version"))" >"$dir/version"
+}
+
+# ---- the kernels picked, and what each needs
+declare -a k_name k_arch k_meta
+while read -r name arch meta; do
+  case $name in '' | '#'*) continue ;; esac
+  # shellcheck disable=SC2053
+  [[ $name == $only ]] || continue
+  k_name+=("$name") k_arch+=("$arch") k_meta+=("$meta")
+done <"$data/kernels"
+[ ${#k_name[@]} -gt 0 ] || { echo "kernel-matrix: no kernel in $data/kernels matches '$only'" >&2; exit 2; }
+arches=$(printf '%s\n' "${k_arch[@]}" | sort -u)
+
+stage "kernels (cache $cache)"
+declare -A skipped
+n_skipped=0
+for i in "${!k_name[@]}"; do
+  d=$run/${k_name[$i]}
+  mkdir -p "$d"
+  if kernel_of "${k_meta[$i]}" "$d"; then
+    echo "  ${k_name[$i]}: $(cat "$d/version")"
+  else
+    skipped[${k_name[$i]}]="${k_meta[$i]} could not be resolved or downloaded"
+    n_skipped=$((n_skipped + 1))
+    echo "SKIP: ${k_name[$i]}: ${skipped[${k_name[$i]}]}"
+  fi
+done
+
+# ---- the static binaries, per arch
+# vdsoctl: crt-static; aarch64 linked by clang --target (gcc-aarch64-linux-gnu
+# conflicts with gcc-multilib, which the -m32 workloads need).
+build_vdsoctl() {
+  case $1 in
+  x86_64)
+    (cd "$here" && RUSTFLAGS='-C target-feature=+crt-static' cargo build -q --release --target x86_64-unknown-linux-gnu)
+    echo "$here/target/x86_64-unknown-linux-gnu/release/vdsoctl"
+    ;;
+  aarch64)
+    (cd "$here" && CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=clang \
+      RUSTFLAGS='-C target-feature=+crt-static -C link-arg=--target=aarch64-linux-gnu' \
+      cargo build -q --release --target aarch64-unknown-linux-gnu)
+    echo "$here/target/aarch64-unknown-linux-gnu/release/vdsoctl"
+    ;;
+  esac
+}
+
+# build_workloads ARCH DIR: the fixtures, static, for the arch's 64-bit and
+# 32-bit (i386, AArch32 armhf) ABIs.
+build_workloads() {
+  local cc64 cc32
+  case $1 in
+  x86_64) cc64=(gcc) cc32=(gcc -m32) ;;
+  aarch64) cc64=(clang --target=aarch64-linux-gnu) cc32=(clang --target=arm-linux-gnueabihf) ;;
+  esac
+  local f
+  for f in clock_loop wait_ready; do
+    "${cc64[@]}" -O2 -Wall -pthread -static -o "$2/$f" "$here/fixtures/$f.c"
+    "${cc32[@]}" -O2 -Wall -pthread -static -o "$2/${f}32" "$here/fixtures/$f.c"
+  done
+}
+
+# initramfs ARCH: the base archive every kernel of the arch boots (gzip'd
+# newc); each kernel's plan is an archive of its own in front of it.
+initramfs() {
+  local arch=$1 root=$top/root-$1 debarch vdsoctl busybox_deb
+  case $arch in x86_64) debarch=amd64 ;; aarch64) debarch=arm64 ;; esac
+  rm -rf "$root" && mkdir -p "$root/bin" "$root/matrix"
+  busybox_deb=$(deb_of "busybox-static:$debarch") || { echo "kernel-matrix: busybox-static:$debarch not downloadable" >&2; return 1; }
+  dpkg-deb --fsys-tarfile "$busybox_deb" | tar -x -O ./bin/busybox >"$root/bin/busybox"
+  chmod +x "$root/bin/busybox"
+  vdsoctl=$(build_vdsoctl "$arch")
+  file "$vdsoctl" | grep -q 'static' || { echo "kernel-matrix: $vdsoctl is not static" >&2; return 1; }
+  cp "$vdsoctl" "$root/bin/vdsoctl"
+  build_workloads "$arch" "$root/bin"
+  cp "$data/init" "$root/init"
+  cp "$data/guest-suite.sh" "$root/matrix/"
+  (cd "$root" && find . | cpio -o -H newc --quiet -R 0:0 | gzip -1) >"$top/initramfs-$arch.cpio.gz"
+}
+
+stage "static vdsoctl, workloads and initramfs for: $(echo $arches)"
+for arch in $arches; do
+  initramfs "$arch"
+done
+
+# ---- the plan of each kernel: which engine runs which case, and expects what
+declare -a x_kernel x_engine x_case x_outcome x_why
+while read -r kernel engine case outcome why; do
+  case $kernel in '' | '#'*) continue ;; esac
+  x_kernel+=("$kernel") x_engine+=("$engine") x_case+=("$case") x_outcome+=("$outcome") x_why+=("$why")
+done <"$data/expect"
+
+# expectation KERNEL ENGINE CASE: "OUTCOME WHY" of the last line that matches.
+expectation() {
+  local i found=""
+  for i in "${!x_kernel[@]}"; do
+    # shellcheck disable=SC2053
+    [[ $1 == ${x_kernel[$i]} && $2 == "${x_engine[$i]}" && $3 == ${x_case[$i]} ]] &&
+      found="${x_outcome[$i]} ${x_why[$i]}"
+  done
+  echo "${found:-none no line of scripts/kernel-matrix/expect matches}"
+}
+
+# plan KERNEL ARCH: "ENGINE CASE OUTCOME WHY" lines; engines in the order
+# the expect file first names them for this kernel, then the "-" cases.
+plan() {
+  local i engines="" e kind c x
+  for i in "${!x_kernel[@]}"; do
+    # shellcheck disable=SC2053
+    [[ $1 == ${x_kernel[$i]} && ${x_engine[$i]} != - ]] || continue
+    case " $engines " in *" ${x_engine[$i]} "*) ;; *) engines="$engines ${x_engine[$i]}" ;; esac
+  done
+  for e in $engines -; do
+    while read -r kind c; do
+      [ "$kind" = trace ] && [ "$e" = - ] && continue
+      [ "$kind" = - ] && [ "$e" != - ] && continue
+      x=$(expectation "$1" "$e" "$c")
+      [ "${x%% *}" = skip ] || echo "$e $c $x"
+    done < <(sh "$data/guest-suite.sh" cases "$2")
+  done
+}
+
+# ---- boot
+# boot KERNEL ARCH: one QEMU run; the console in $run/KERNEL/console.log.
+boot() {
+  local d=$run/$1 arch=$2 qemu
+  awk '{ print $1, $2 }' "$d/plan" >"$d/plan-root/matrix/plan"
+  (cd "$d/plan-root" && find . | cpio -o -H newc --quiet -R 0:0) >"$d/plan.cpio"
+  # The uncompressed archive first, as early microcode is: after a compressed
+  # one the kernel does not find the next archive's start.
+  cat "$d/plan.cpio" "$top/initramfs-$arch.cpio.gz" >"$d/initrd"
+  case $arch in
+  x86_64)
+    # thread=single: multi-threaded TCG soft-locks the kernel's text patching
+    # when tracepoints are switched. vsyscall=xonly (Debian's default is
+    # none) for the vsyscall case; clocksource=tsc: under TCG it is hpet
+    # otherwise, which has no vDSO mode. no_timer_check: on a busy host
+    # TCG's timer can miss the IO-APIC check's ticks, and the kernel panics
+    # ("IO-APIC + timer doesn't work!", seen once with 6.12 cloud-amd64).
+    qemu=(qemu-system-x86_64 -accel tcg,thread=single -cpu max -smp 2 -m 1G
+      -append "console=ttyS0 clocksource=tsc tsc=reliable vsyscall=xonly no_timer_check panic=-1 quiet")
+    ;;
+  aarch64)
+    qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -accel tcg,thread=single -smp 2 -m 1G
+      -append "console=ttyAMA0 panic=-1 quiet")
+    ;;
+  esac
+  local t0 rc=0
+  t0=$(date +%s.%N)
+  timeout --kill-after=5 "$boot_timeout" "${qemu[@]}" -nographic -no-reboot -pidfile "$d/qemu.pid" \
+    -kernel "$d/kernel" -initrd "$d/initrd" </dev/null >"$d/console.raw" 2>&1 || rc=$?
+  echo "$rc" >"$d/qemu.rc"
+  awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f\n", b - a }' >"$d/wall"
+  # Without the carriage returns and the firmware's terminal escapes.
+  tr -d '\r' <"$d/console.raw" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' >"$d/console.log"
+  echo "  $1: QEMU exited $rc after $(cat "$d/wall") s"
+}
+
+stage "booting (${jobs} at once, ${boot_timeout} s each at most)"
+running=0
+for i in "${!k_name[@]}"; do
+  k=${k_name[$i]}
+  [ -z "${skipped[$k]:-}" ] || continue
+  mkdir -p "$run/$k/plan-root/matrix"
+  plan "$k" "${k_arch[$i]}" >"$run/$k/plan"
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  boot "$k" "${k_arch[$i]}" &
+  running=$((running + 1))
+done
+wait || true
+
+# ---- the verdicts
+# image_symbols KERNEL CASE: objdump -T of the image the guest sent, as
+# "NAME VERSION" lines (objdump shows a hidden version in parentheses).
+image_symbols() {
+  local d=$run/$1
+  awk -v c="$2" '$0 == "MATRIX-IMAGE begin " c { on = 1; next } $0 == "MATRIX-IMAGE end " c { on = 0 } on' \
+    "$d/console.log" | base64 -d >"$d/$2.so" 2>/dev/null || return 1
+  objdump -T "$d/$2.so" 2>/dev/null |
+    awk '/^[0-9a-f]+ / { v = $(NF - 1); gsub(/[()]/, "", v); print $NF, v }' | sort
+}
+
+# guest_symbols KERNEL CASE: the symbols vdsoctl dump listed in the guest.
+guest_symbols() {
+  awk -v c="$2 symbols" '$0 == "MATRIX-LOG begin " c { on = 1; next } $0 == "MATRIX-LOG end " c { on = 0 } on' \
+    "$run/$1/console.log"
+}
+
+failures=0
+table=$run/table.md
+{
+  echo "| kernel: release (package version) | arch | engine | result | boot | run |"
+  echo "| --- | --- | --- | --- | --- | --- |"
+} >"$table"
+fails=$run/failures
+: >"$fails"
+
+# outcome KERNEL ENGINE CASE: "GOT DETAIL" as the guest reported it (a
+# dump's image checked against objdump -T here), or "missing ...".
+outcome() {
+  local d=$run/$1 line got detail
+  line=$(grep -o -m1 "MATRIX $2 $3 .*" "$d/console.log" || true)
+  got=$(echo "$line" | awk '{ print $4 }')
+  detail=$(echo "$line" | cut -d' ' -f6-)
+  if [ -z "$got" ]; then
+    echo "missing no result"
+    return
+  fi
+  if { [ "$3" = dump ] || [ "$3" = dump32 ]; } && [ "$got" = ok ]; then
+    if diff <(image_symbols "$1" "$3") <(guest_symbols "$1" "$3") >"$d/$3.objdump.diff" && [ -s "$d/$3.so" ]; then
+      detail="$detail, the same symbols as objdump -T"
+    else
+      got=differs
+      detail="objdump -T of the image differs from vdsoctl dump's symbols: $(tr '\n' ';' <"$d/$3.objdump.diff" | cut -c1-200)"
+    fi
+  fi
+  echo "$got $detail"
+}
+
+# engine_row KERNEL ARCH ENGINE BOOT first|next: the engine's planned cases
+# against the console: a table row, failures to $fails; fails when one missed.
+engine_row() {
+  local k=$1 e=$3 d=$run/$1 n=0 good=0 seen="" notes="" missing="" failed=0
+  local pe pc want why got detail
+  while read -r pe pc want why; do
+    [ "$pe" = "$e" ] || continue
+    n=$((n + 1))
+    read -r got detail < <(outcome "$k" "$e" "$pc")
+    echo "MATRIX $k $e $pc want=$want got=$got $detail" >>"$run/results"
+    if [ "$got" = "$want" ] || { [ "$want" = gap ] && [ "$got" != error ] && [ "$got" != missing ]; }; then
+      good=$((good + 1))
+      if [ "$want" = gap ]; then notes="$notes; gap: $pc $got"; else seen="$seen $got"; fi
+      [ -z "$why" ] || echo "$why|${e/#-/none} $pc" >>"$run/whys"
+    elif [ "$got" = missing ]; then
+      failed=1 missing="$missing $pc"
+    else
+      failed=1
+      echo "FAIL: $k $e $pc: expected $want, got $got — $detail" >>"$fails"
+      notes="$notes; **FAIL $pc: $got, expected $want**"
+    fi
+  done <"$d/plan"
+  if [ -n "$missing" ]; then
+    local why_not="QEMU exited $(cat "$d/qemu.rc")"
+    [ "$(cat "$d/qemu.rc")" != 124 ] || why_not="killed after --timeout $boot_timeout s"
+    grep -q 'Kernel panic' "$d/console.log" && why_not="$why_not; $(grep -o -m1 'Kernel panic.*' "$d/console.log")"
+    echo "FAIL: $k $e:$missing: no result, the guest did not get there ($why_not)" >>"$fails"
+    notes="$notes; **FAIL, no result ($why_not):$missing**"
+  fi
+  # "7/7 as expected: 5 exact, 1 usage; gap: raw32 inexact"
+  local counts=""
+  [ -z "$seen" ] || counts=": $(echo $seen | tr ' ' '\n' | sort | uniq -c | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }')"
+  # The kernel, its boot and run time on its first row only.
+  if [ "$5" = first ]; then
+    echo "| $k: $(cat "$d/version") | $2 | ${e/#-/none} | $good/$n as expected$counts$notes | $4 | $(cat "$d/wall") s |"
+  else
+    echo "| | | ${e/#-/none} | $good/$n as expected$counts$notes | | |"
+  fi >>"$table"
+  return $failed
+}
+
+# verdict KERNEL ARCH: a table row per engine planned for the kernel.
+verdict() {
+  local d=$run/$1 booted boot_s="-" e
+  # The firmware's last line may still be open: "Booting from ROM...MATRIX-BOOTED".
+  booted=$(grep -o -m1 'MATRIX-BOOTED .*' "$d/console.log" || true)
+  [ -z "$booted" ] || boot_s="$(echo "$booted" | awk '{ printf "%.1f s", $4 }')"
+  local row=first
+  for e in $(awk '!seen[$1]++ { print $1 }' "$d/plan"); do
+    engine_row "$1" "$2" "$e" "$boot_s" $row || failures=$((failures + 1))
+    row=next
+  done
+}
+
+for i in "${!k_name[@]}"; do
+  k=${k_name[$i]}
+  if [ -n "${skipped[$k]:-}" ]; then
+    echo "| $k | ${k_arch[$i]} | - | SKIP: ${skipped[$k]} | - | - |" >>"$table"
+    continue
+  fi
+  verdict "$k" "${k_arch[$i]}"
+done
+
+echo
+stage "results (consoles in $run/*/console.log)"
+cat "$table"
+echo
+echo "(engine none: check, check-cmd, bench, maps, dump. boot: the guest's uptime when its /init starts; run: the whole QEMU run.)"
+if [ -s "$run/whys" ]; then
+  echo
+  echo "Expected differences and known gaps (scripts/kernel-matrix/expect):"
+  # One line per reason, with the engine and cases it was given for.
+  sort -u "$run/whys" | awk -F'|' '{ c[$1] = c[$1] (c[$1] == "" ? "" : ", ") $2 } END { for (w in c) print "- " c[w] ": " w }' | sort
+fi
+if [ -s "$fails" ]; then
+  echo
+  cat "$fails"
+fi
+[ "$n_skipped" = 0 ] || echo "kernel-matrix: $n_skipped kernel(s) skipped (SKIP above): not tested"
+[ "$failures" = 0 ] || { echo "kernel-matrix: $failures kernel/engine row(s) missed their expectations" >&2; exit 1; }
+[ "$n_skipped" -lt ${#k_name[@]} ] || { echo "kernel-matrix: no kernel could be had: nothing was tested" >&2; exit 1; }
+echo "kernel-matrix: every expectation met on the $((${#k_name[@]} - n_skipped)) kernel(s) booted"
