@@ -178,9 +178,11 @@ tax_part() {
             esac
             for _ in 1 2 3; do loop_ms "$WORK/clock_loop" getppid 0 1000000 >>"$WORK/tax.$w"; done
             if [ -n "$pid" ]; then
-                # The example ignores SIGINT in a background job; TERM ends it.
-                kill -INT "$pid" 2>/dev/null; kill -TERM "$pid" 2>/dev/null || true
-                pkill -P "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
+                # perf stat's sleep first (else it outlives perf); the
+                # example ignores SIGINT in a background job: TERM ends it.
+                pkill -P "$pid" 2>/dev/null || true
+                kill -INT "$pid" 2>/dev/null; sleep 0.2; kill -TERM "$pid" 2>/dev/null || true
+                wait "$pid" 2>/dev/null || true
             fi
         done
     done
