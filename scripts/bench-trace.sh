@@ -19,13 +19,19 @@
 #   vdso-only          50,000,000 libc clock_gettime (budget ≤ ×1.02 of bare)
 #   other syscalls     1,000,000 getppid: what the filter adds to a syscall it passes
 # Budget: cost per notified call ≤ 0.5 × strace's.
+#
+# `--stacks` (issue 21) in the same rounds as the default trace: what the
+# in-kernel stack walk adds per syscall (syscall-heavy, a binary without
+# frame pointers: a short walk). `--stacks-only` runs just that, and the
+# same loop built with -fno-omit-frame-pointer (the walk to main and libc).
+#
 # Call sites (issue 21): `trace --sites` against the default trace, BPF
 # engine, same rounds, interleaved, on 1,000,000 raw clock_gettime syscalls
 # made through libc's syscall() (the site map's lookup, the registers and
 # the stack word read per call): the per-syscall cost of the traced
 # program with --sites ≤ 1.10 × with the default trace.
 # Needs root (the privileged engines), gcc, strace, perf (linux-perf).
-# Usage: scripts/bench-trace.sh [RUNS] [--seccomp-only | --sites-only]
+# Usage: scripts/bench-trace.sh [RUNS] [--seccomp-only | --sites-only | --stacks-only]
 set -euo pipefail
 RUNS=${1:-7}
 ONLY=${2:-}
@@ -102,6 +108,21 @@ seccomp_part() {
     b=$(median <"$WORK/s.notified.bare"); v=$(median <"$WORK/s.notified.vdsoctl-seccomp"); s=$(median <"$WORK/s.notified.strace-seccomp")
     echo "budget: per notified call vdsoctl/strace = $(awk -v b="$b" -v v="$v" -v s="$s" 'BEGIN{printf "%.3f", (v-b)/(s-b)}') ≤ 0.5; vdso-only ×$(ratio "$(median <"$WORK/s.vdso-only.vdsoctl-seccomp")" "$(median <"$WORK/s.vdso-only.bare")") ≤ 1.02"
 }
+stacks_part() {
+    local N=1000000 name w b d s
+    gcc -O2 -Wall -pthread -fno-omit-frame-pointer -o "$WORK/clock_loop_fp" fixtures/clock_loop.c
+    echo "# --stacks against the default trace, median of $RUNS interleaved rounds ($(uname -r), $(nproc) CPUs)"
+    for name in no-fp fp; do
+        local bin=$WORK/clock_loop
+        [ "$name" = fp ] && bin=$WORK/clock_loop_fp
+        for w in bare vdsoctl-bpf bpf-stacks; do : >"$WORK/k.$name.$w"; done
+        for _ in $(seq "$RUNS"); do
+            for w in bare vdsoctl-bpf bpf-stacks; do run_way "$w" "$bin" raw 1 "$N" >>"$WORK/k.$name.$w"; done
+        done
+        b=$(median <"$WORK/k.$name.bare"); d=$(median <"$WORK/k.$name.vdsoctl-bpf"); s=$(median <"$WORK/k.$name.bpf-stacks")
+        awk -v n="$name" -v b="$b" -v d="$d" -v s="$s" -v c="$N" 'BEGIN { printf "%-6s bare %.0f ns/syscall; default trace +%.0f ns; --stacks +%.0f ns more (×%.2f the default trace'"'"'s cost)\n", n, b * 1e6 / c, (d - b) * 1e6 / c, (s - d) * 1e6 / c, (s - b) / (d - b) }'
+    done
+}
 sites_part() {
     local N=1000000 w
     local SORDER=(bare default sites)
@@ -124,6 +145,10 @@ if [ "$ONLY" = --sites-only ]; then
 fi
 if [ "$ONLY" = --seccomp-only ]; then
     seccomp_part
+    exit 0
+fi
+if [ "$ONLY" = --stacks-only ]; then
+    stacks_part
     exit 0
 fi
 

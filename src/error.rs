@@ -80,9 +80,10 @@ pub enum Error {
         source: io::Error,
     },
 
-    /// `dump -o` names something other than a regular file (a link, a FIFO,
-    /// a directory, a device): never opened, never replaced.
-    #[error("refusing to write {}: it is {kind} — -o creates a file or replaces a regular one, never writes through a link or into a device; pick another path", path.display())]
+    /// `dump -o` or `trace --flamegraph` names something other than a
+    /// regular file (a link, a FIFO, a directory, a device): never opened,
+    /// never replaced.
+    #[error("refusing to write {}: it is {kind} — vdsoctl creates a file or replaces a regular one, never writes through a link or into a device; pick another path", path.display())]
     WriteRefused { path: PathBuf, kind: String },
 
     /// A path that is not a regular file (a directory, a device): never read.

@@ -267,6 +267,9 @@ impl TraceReport {
     fn stacks_text(&self, out: &Output) -> String {
         let Some(stacks) = &self.stacks else { return String::new() };
         let lines = crate::model::stacks::folded(stacks);
+        if lines.is_empty() {
+            return "stacks: none counted\n".into();
+        }
         let mut s = format!("stacks ({} folded, root first; --format folded prints only these):\n", lines.len());
         for (stack, n) in &lines {
             s += &format!("  {} {n}\n", out.text(stack));

@@ -14,6 +14,10 @@ use std::time::Duration;
 /// How often the wait loop looks for new processes.
 pub const SIGHT: Duration = Duration::from_millis(50);
 
+/// Processes kept at most (`-a` for hours on a busy host): later ones are
+/// reported without exe, command line or named frames.
+pub const MAX_SEEN: usize = crate::measure::bpf::MAX_PROCS as usize;
+
 /// A process as first seen.
 #[derive(Debug, Clone, Default)]
 pub struct Seen {
@@ -43,6 +47,9 @@ impl Sightings {
     /// that started at `start` (a pid used again is another process).
     pub fn look(&mut self, procs: impl IntoIterator<Item = (i32, u64)>) {
         for (pid, start) in procs {
+            if self.seen.len() >= MAX_SEEN {
+                return;
+            }
             if self.seen.contains_key(&(pid, start)) || !crate::inspect::process::is_running(pid, start) {
                 continue;
             }
@@ -60,10 +67,15 @@ impl Sightings {
         }
     }
 
-    /// What was read of the process `pid` that started at `start` (or, when
-    /// the engine knows no start, of the last process seen with that pid).
+    /// What was read of the process `pid` that started at `start`. Where
+    /// one side knows no start (0: the perf engine), the pid alone decides:
+    /// the last process seen with it.
     pub fn get(&self, pid: i32, start: u64) -> Option<&Seen> {
-        self.seen.get(&(pid, start)).or_else(|| self.seen.range((pid, 0)..=(pid, u64::MAX)).next_back().map(|(_, s)| s))
+        if let Some(s) = self.seen.get(&(pid, start)).or_else(|| self.seen.get(&(pid, 0))) {
+            return Some(s);
+        }
+        let any = self.seen.range((pid, 0)..=(pid, u64::MAX)).next_back().map(|(_, s)| s);
+        any.filter(|_| start == 0)
     }
 }
 
@@ -93,13 +105,20 @@ mod tests {
     fn a_process_seen_alive_is_named_after_it_exits() {
         let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
         let pid = child.id() as i32;
-        // Until its exec the child runs this test's executable: wait for `sleep`.
-        while !std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|p| p.ends_with("sleep")) {
+        // Until its exec the child runs this test's executable, and its exe
+        // link names `sleep` before the exec has mapped sleep's code or set
+        // its argv: wait for both (the argv last).
+        let code = loop {
+            let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+            let maps = crate::inspect::maps::parse(&text).unwrap();
+            let code =
+                maps.into_iter().find(|m| m.executable() && m.path.as_deref().is_some_and(|p| p.ends_with("/sleep")));
+            let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if code.is_some() && argv == b"sleep\x0030\x00" {
+                break code;
+            }
             std::thread::sleep(Duration::from_millis(1));
-        }
-        let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
-        let maps = crate::inspect::maps::parse(&text).unwrap();
-        let code = maps.iter().find(|m| m.executable() && m.path.as_deref().is_some_and(|p| p.ends_with("sleep")));
+        };
         let mut seen = Sightings::new(true);
         seen.look([(pid, 0)]);
         child.kill().unwrap();
@@ -115,5 +134,21 @@ mod tests {
         let mut late = Sightings::new(true);
         late.look([(pid, 0)]);
         assert!(late.get(pid, 0).is_none() && late.resolve(pid, 0, code.start).is_none());
+    }
+
+    /// A pid used again is another process: never given the first one's
+    /// identity; an engine without start times goes by the pid alone.
+    #[test]
+    fn a_reused_pid_is_not_taken_for_the_process_seen_before() {
+        let named =
+            |exe: &str| Seen { identity: Identity { exe: Some(exe.into()), ..Identity::default() }, snapshot: None };
+        let mut seen = Sightings::new(false);
+        seen.seen.insert((7, 100), named("/bin/first"));
+        let exe = |s: Option<&Seen>| s.and_then(|s| s.identity.exe.clone());
+        assert_eq!(exe(seen.get(7, 100)).as_deref(), Some("/bin/first"));
+        assert_eq!(exe(seen.get(7, 200)), None, "another start: another process");
+        assert_eq!(exe(seen.get(7, 0)).as_deref(), Some("/bin/first"), "no start known: the pid decides");
+        seen.seen.insert((8, 0), named("/bin/perf-seen"));
+        assert_eq!(exe(seen.get(8, 300)).as_deref(), Some("/bin/perf-seen"));
     }
 }

@@ -10,6 +10,7 @@ mod errors;
 mod hostile;
 mod json;
 mod maps;
+mod matrix;
 mod races;
 mod readme;
 mod seccomp;
