@@ -24,8 +24,14 @@
 # in-kernel stack walk adds per syscall (syscall-heavy, a binary without
 # frame pointers: a short walk). `--stacks-only` runs just that, and the
 # same loop built with -fno-omit-frame-pointer (the walk to main and libc).
+#
+# Call sites (issue 21): `trace --sites` against the default trace, BPF
+# engine, same rounds, interleaved, on 1,000,000 raw clock_gettime syscalls
+# made through libc's syscall() (the site map's lookup, the registers and
+# the stack word read per call): the per-syscall cost of the traced
+# program with --sites ≤ 1.10 × with the default trace.
 # Needs root (the privileged engines), gcc, strace, perf (linux-perf).
-# Usage: scripts/bench-trace.sh [RUNS] [--seccomp-only|--stacks-only]
+# Usage: scripts/bench-trace.sh [RUNS] [--seccomp-only | --sites-only | --stacks-only]
 set -euo pipefail
 RUNS=${1:-7}
 ONLY=${2:-}
@@ -117,6 +123,26 @@ stacks_part() {
         awk -v n="$name" -v b="$b" -v d="$d" -v s="$s" -v c="$N" 'BEGIN { printf "%-6s bare %.0f ns/syscall; default trace +%.0f ns; --stacks +%.0f ns more (×%.2f the default trace'"'"'s cost)\n", n, b * 1e6 / c, (d - b) * 1e6 / c, (s - d) * 1e6 / c, (s - b) / (d - b) }'
     done
 }
+sites_part() {
+    local N=1000000 w
+    local SORDER=(bare default sites)
+    for w in "${SORDER[@]}"; do : >"$WORK/sites.$w"; done
+    for _ in $(seq "$RUNS"); do
+        loop_ms "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.bare"
+        loop_ms "$V" trace --engine bpf -- "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.default"
+        loop_ms "$V" trace --engine bpf --sites -- "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.sites"
+    done
+    local b d t
+    b=$(median <"$WORK/sites.bare"); d=$(median <"$WORK/sites.default"); t=$(median <"$WORK/sites.sites")
+    echo "# --sites, median of $RUNS interleaved rounds ($(uname -r), $(nproc) CPUs), 1M raw clock_gettime"
+    # 1M calls: 1 ms is 1 ns a call.
+    echo "per syscall: bare $(awk -v a="$b" 'BEGIN{printf "%.1f", a}')ns; trace +$(awk -v a="$d" -v b="$b" 'BEGIN{printf "%.1f", a-b}')ns; trace --sites +$(awk -v a="$t" -v b="$b" 'BEGIN{printf "%.1f", a-b}')ns"
+    echo "budget: --sites / default per-syscall cost = $(ratio "$t" "$d") ≤ 1.10"
+}
+if [ "$ONLY" = --sites-only ]; then
+    sites_part
+    exit 0
+fi
 if [ "$ONLY" = --seccomp-only ]; then
     seccomp_part
     exit 0
@@ -178,3 +204,5 @@ echo "tax on 1M getppid (ns/call added): bare ${tb}ms; vdsoctl -a bpf +$(awk -v 
 echo "budgets: syscall-heavy vdsoctl(bpf) ×$R_syscall_heavy_bpf ≤ 1.10 × perf stat ×$R_syscall_heavy_perf ($(ratio "$R_syscall_heavy_bpf" "$R_syscall_heavy_perf")); vdso-only ×$R_vdso_only_bpf ≤ 1.05; fixed cost ×$(ratio "$fv" "$fp") ≤ 1.5"
 echo
 seccomp_part
+echo
+sites_part

@@ -495,6 +495,27 @@ const X86_64_ENTRY: SyscallEntry = SyscallEntry {
     vsyscall: true,
 };
 
+/// Where a syscall was made from, as the kernel's `pt_regs` has it at the
+/// syscall's entry (`trace --sites`): the user instruction pointer, which
+/// points past the instruction, and the stack pointer, at which a call
+/// instruction left the return address (x86: a leaf wrapper such as libc's
+/// `syscall()` has not moved it).
+#[derive(Debug, Clone, Copy)]
+pub struct SiteRegs {
+    /// `pt_regs` member with the user instruction pointer.
+    pub ip: &'static str,
+    /// `pt_regs` member with the user stack pointer.
+    pub sp: &'static str,
+    /// Bytes of the syscall instruction, to go back from `ip` to the
+    /// instruction itself (`syscall`, `int 0x80`, and the `int 0x80`
+    /// landing pad of `__kernel_vsyscall` `sysenter` returns through: 2).
+    pub insn_len: u64,
+}
+
+/// The host's [`SiteRegs`], where the BPF engine knows them.
+pub const SITE_REGS: Option<SiteRegs> =
+    if cfg!(target_arch = "x86_64") { Some(SiteRegs { ip: "ip", sp: "sp", insn_len: 2 }) } else { None };
+
 /// arm64: `regs[0]` in both ABIs (AArch32's r0 is saved in x0), and
 /// `thread_info.flags & _TIF_32BIT` (bit 22, `asm/thread_info.h`): an
 /// AArch32 task makes only AArch32 syscalls, so the task flag is exact.

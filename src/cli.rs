@@ -149,6 +149,13 @@ pub struct TraceArgs {
     #[arg(long)]
     pub per_thread: bool,
 
+    /// Split each row by call site: the syscall instruction and the return address at the stack
+    /// pointer, named (object, function, offset; build-id without symbols) and classified (the
+    /// vDSO's own fallback, libc's syscall() and its caller, the program's inline syscall, the Go
+    /// runtime, JIT code), with the fix for each (BPF engine, or seccomp for -- CMD).
+    #[arg(long)]
+    pub sites: bool,
+
     /// Perf engine: skip the 32-bit (compat) samplers (~190 ns less per syscall of the target
     /// here, but a 32-bit program the target runs goes uncounted).
     #[arg(long)]
@@ -424,6 +431,7 @@ pub const PAGES: &[Page] = &[
             ("vdsoctl trace -a --fail-over 0", "exit 1 if any process bypasses the vDSO (CI)"),
             ("vdsoctl --format folded trace --stacks -a -d 10s", "who makes the calls: folded stacks for flamegraph.pl or inferno"),
             ("vdsoctl trace --stacks --flamegraph calls.svg -- ./myapp", "the same as an SVG flame graph"),
+            ("vdsoctl trace --sites -p 1234", "which code makes the calls: each row split by call site, with the fix"),
         ],
     },
     Page {

@@ -246,6 +246,8 @@ pub enum Misuse {
     PerThreadNeedsBpf,
     SeccompNotPid,
     SeccompNoDuration,
+    /// `--sites` with the perf engine, which keeps no registers per call.
+    SitesNeedRegisters,
     StacksNeedBpf,
 }
 

@@ -111,6 +111,7 @@ fn request(args: &TraceArgs, out: &Output) -> TraceRequest {
         plan: Plan {
             all: args.all,
             per_thread: args.per_thread,
+            sites: args.sites,
             native_only: args.native_only,
             no_split: args.no_split,
             command: !args.command.is_empty(),
@@ -198,6 +199,34 @@ impl TraceReport {
             t.add_row(row);
         }
         t
+    }
+
+    /// `--sites`: a row per count row and call site.
+    fn sites_table(&self, out: &Output) -> Option<crate::render::table::Table> {
+        use crate::model::site::label;
+        if !self.counts.iter().any(|r| r.sites.as_ref().is_some_and(|s| !s.is_empty())) {
+            return None;
+        }
+        let mut t = out.table(&["PID", "CLOCK", "COUNT", "SITE", "CALLER", "CLASS"]);
+        for r in &self.counts {
+            for s in r.sites.iter().flatten() {
+                t.add_row(vec![
+                    r.pid.to_string(),
+                    r.clock.map_or_else(
+                        || r.syscall.to_string(),
+                        |c| {
+                            let t = ClockRef::text(c);
+                            t.strip_prefix("CLOCK_").map_or_else(|| t.clone(), str::to_string)
+                        },
+                    ),
+                    thousands(s.count),
+                    out.text(&label(&s.site)).into_owned(),
+                    s.caller.as_ref().map_or_else(|| "-".to_string(), |c| out.text(&label(c)).into_owned()),
+                    crate::render::site_class_text(s.class).to_string(),
+                ]);
+            }
+        }
+        Some(t)
     }
 
     /// Who each process is (its executable and command line, as first
@@ -305,6 +334,9 @@ impl TraceReport {
 impl Render for TraceReport {
     fn render_table(&self, out: &Output) -> String {
         let mut s = format!("{}\n{}\n", self.heading(out), self.table(out));
+        if let Some(sites) = self.sites_table(out) {
+            s += &format!("\ncall sites\n{sites}\n");
+        }
         s += &self.processes(out);
         s += &self.stacks_text(out);
         s += &self.notes(out);

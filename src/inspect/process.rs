@@ -496,6 +496,14 @@ mod tests {
         // A child running another program is not vdsoctl.
         let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
         let pid = child.id() as i32;
+        // Until it has exec'd it is a copy of this one (seen under QEMU's TCG).
+        let own = std::fs::read_link("/proc/self/exe").unwrap();
+        for _ in 0..500 {
+            if std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe != own) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let seen = runs_vdsoctl(pid);
         let _ = child.kill();
         let _ = child.wait();

@@ -42,6 +42,8 @@ pub struct Plan {
     /// The target is a command started by vdsoctl (`-- CMD`): the only
     /// target the seccomp engine can count.
     pub command: bool,
+    /// Split rows by call site (`--sites`): BPF and seccomp only.
+    pub sites: bool,
     /// Count each call's user stack too (`--stacks`, BPF engine only: no
     /// fallback to an engine that would drop them).
     pub stacks: bool,
@@ -75,6 +77,9 @@ impl Counting {
             return Counting::open_seccomp(plan).map(|c| Opened { counting: c, fallback_reason: None });
         }
         let perf_only = plan.native_only || plan.no_split;
+        if plan.sites && (choice == Choice::Perf || perf_only) {
+            return Err(Error::Misuse(Misuse::SitesNeedRegisters));
+        }
         if plan.stacks && perf_only {
             return Err(Error::Misuse(Misuse::StacksNeedBpf));
         }
@@ -93,11 +98,17 @@ impl Counting {
                 errno: None,
             })
         } else {
-            BpfTracer::load(scope, plan.per_thread, plan.stacks)
+            BpfTracer::load(scope, plan.per_thread, plan.stacks, plan.sites)
         };
         match loaded {
             Ok(t) => Ok(Opened { counting: Counting::Bpf(t), fallback_reason: None }),
             Err(e) if choice == Choice::Bpf || plan.stacks => Err(e),
+            // --sites: the perf engine cannot; a command still has seccomp.
+            Err(bpf_err) if plan.sites && plan.command => Ok(Opened {
+                counting: Counting::open_seccomp(plan)?,
+                fallback_reason: Some(short(&bpf_err.to_string()).to_string()),
+            }),
+            Err(bpf_err) if plan.sites => Err(bpf_err),
             Err(bpf_err) => match Counting::open_perf(plan) {
                 // The reason without its hint: BPF's hints advise `--engine perf`,
                 // which is what runs now (and `check` has no --engine).
@@ -137,7 +148,7 @@ impl Counting {
         }
         // The filter's fd is made in the command's child, before its exec:
         // nothing is opened here, and a refusal is known at the fork.
-        Ok(Counting::Seccomp(Box::new(SeccompTracer::new(plan.per_thread))))
+        Ok(Counting::Seccomp(Box::new(SeccompTracer::new(plan.per_thread, plan.sites))))
     }
 
     fn open_perf(plan: Plan) -> Result<Counting> {
@@ -235,17 +246,25 @@ impl Counting {
         }
     }
 
-    /// Between snapshots: the perf engine drains its rings (the BPF engine
-    /// has none). Never blocks.
+    /// Between snapshots: the perf engine drains its rings; the BPF engine
+    /// with `--sites` takes the mappings of the processes it sees first.
+    /// Never blocks.
     pub fn pump(&mut self) {
-        if let Counting::Perf(t) = self {
-            t.drain();
+        match self {
+            Counting::Perf(t) => t.drain(),
+            Counting::Bpf(t) => t.note_processes(),
+            Counting::Seccomp(_) => {}
         }
     }
 
     /// Whether `pump` must run every few milliseconds (rings to drain).
     pub fn needs_pump(&self) -> bool {
-        matches!(self, Counting::Perf(t) if t.has_rings())
+        match self {
+            Counting::Perf(t) => t.has_rings(),
+            // --sites: new processes' mappings are taken while they live.
+            Counting::Bpf(t) => t.splits_sites(),
+            Counting::Seccomp(_) => false,
+        }
     }
 
     /// Stop counting; the next snapshot is final.

@@ -98,6 +98,8 @@ pub struct Session {
     pub traces_compat: bool,
     /// `-- CMD`: the command and how it ended (set when the session ends).
     pub command: Option<CommandInfo>,
+    /// Rows are split by call site (`--sites`).
+    pub sites: bool,
     /// Stacks were counted (`--stacks`).
     pub stacks: bool,
 }
@@ -233,6 +235,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         engine_note,
         traces_compat: counting.traces_compat(),
         command: None,
+        sites: req.plan.sites,
         stacks: req.plan.stacks,
     };
     let targets = match &session.target {

@@ -116,6 +116,19 @@ pub struct Key {
     pub start: u64,
 }
 
+/// Where calls were made from (`trace --sites`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Site {
+    /// The syscall instruction's own address (the engines step back from
+    /// the instruction pointer at entry, which is past it); for a
+    /// `[vsyscall]` call, the slot.
+    pub ip: u64,
+    /// The word at the user stack pointer at entry — the return address
+    /// into the caller when the call came through a leaf wrapper such as
+    /// libc's `syscall()`; 0 when it could not be read.
+    pub ret: u64,
+}
+
 /// Counts at one moment. Subtract two for an interval.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tally {
@@ -133,6 +146,8 @@ pub struct Tally {
     /// New processes of a traced tree the engine could not follow (its
     /// traced set was full).
     pub unfollowed: u64,
+    /// `--sites`: calls counted in their row whose site row found no room.
+    pub sites_lost: u64,
     /// Parent of each process the engine saw fork.
     pub parents: BTreeMap<i32, i32>,
     /// A name for pids whose rows carry none (`Key::comm` is `None`): the
@@ -140,6 +155,12 @@ pub struct Tally {
     /// execs never split a process's rows or series. An engine should do
     /// the same: one name per process here, `Key::comm` left `None`.
     pub comms: BTreeMap<i32, String>,
+    /// `--sites`: each row's calls split by call site (the rows' counts
+    /// stay in `counts`).
+    pub sites: BTreeMap<(Key, Site), u64>,
+    /// `--sites`: each site's addresses named while their process lived,
+    /// by (pid, process start, address).
+    pub frames: BTreeMap<(i32, u64, u64), crate::inspect::symbols::Frame>,
     /// `--stacks` (BPF engine): calls per process and user stack.
     pub stacks: BTreeMap<StackKey, u64>,
     /// `--stacks`: counted calls whose stack was not kept (the stack map
@@ -170,8 +191,11 @@ impl Tally {
             scaled: self.scaled,
             unrecorded: self.unrecorded.iter().map(|(k, v)| (*k, sub(*v, earlier.unrecorded.get(k)))).collect(),
             unfollowed: self.unfollowed.saturating_sub(earlier.unfollowed),
+            sites_lost: self.sites_lost.saturating_sub(earlier.sites_lost),
             parents: self.parents.clone(),
             comms: self.comms.clone(),
+            sites: self.sites.iter().map(|(k, v)| (*k, sub(*v, earlier.sites.get(k)))).collect(),
+            frames: self.frames.clone(),
             stacks: self.stacks.iter().map(|(k, v)| (k.clone(), sub(*v, earlier.stacks.get(k)))).collect(),
             stacks_lost: self.stacks_lost.saturating_sub(earlier.stacks_lost),
         }

@@ -12,6 +12,7 @@ pub mod host;
 pub mod image;
 pub mod observe;
 pub mod policy;
+pub mod site;
 pub mod stacks;
 pub mod trace;
 pub mod vsyscall;

@@ -97,6 +97,9 @@ pub struct CountRow {
     /// tells apart two processes that held the pid in turn.
     #[serde(skip)]
     pub start: u64,
+    /// `--sites`: the calls by call site, busiest first (absent without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sites: Option<Vec<super::site::SiteRow>>,
 }
 
 /// Emulated calls into the [vsyscall] page by one process.
@@ -139,7 +142,8 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         let lived = exited.get(&pid).map_or(elapsed, |at| at.saturating_duration_since(start));
         lived.min(elapsed).as_secs_f64().max(1e-9)
     };
-    let (mut counts, mut vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of);
+    let host = session.sites.then(super::site::Host::here);
+    let (mut counts, mut vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of, host.as_ref());
     for r in &mut counts {
         if let Some(seen) = w.seen.get(r.pid, r.start) {
             r.exe = seen.identity.exe.clone();
@@ -161,7 +165,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         .iter()
         .map(|(pid, at)| ExitedRow { pid: *pid, after_ns: at.saturating_duration_since(start).as_nanos() as u64 })
         .collect();
-    let findings = findings(
+    let mut findings = findings(
         &counts,
         &vsyscall_emulations,
         &unattributed,
@@ -169,6 +173,9 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         elapsed.as_secs_f64(),
         Judging { compat: !skipped_compat, fail_over, engine: session.engine },
     );
+    if session.sites {
+        findings.extend(super::site::findings(&counts, tally.sites_lost));
+    }
     let wall_start = std::time::SystemTime::now().checked_sub(start.elapsed()).unwrap_or(std::time::UNIX_EPOCH);
     TraceReport {
         target: session.target.clone(),
@@ -198,6 +205,7 @@ fn rows(
     tally: &Tally,
     kernel: Option<(u32, u32)>,
     secs_of: &dyn Fn(i32) -> f64,
+    sites: Option<&super::site::Host>,
 ) -> (Vec<CountRow>, Vec<VsyscallRow>, Vec<UnattributedRow>) {
     let comm_of = |pid: i32| tally.comms.get(&pid).cloned();
     let mut counts: Vec<CountRow> = tally
@@ -221,6 +229,7 @@ fn rows(
             expected: !vdso_serves_call(k.abi, k.func, k.clock, kernel),
             cost: None,
             start: k.start,
+            sites: sites.map(|host| super::site::rows_of(tally, k, secs_of(k.pid), host)),
         })
         .collect();
     counts.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)).then(a.tid.cmp(&b.tid)));
@@ -509,6 +518,7 @@ mod tests {
             per_sec,
             expected: false,
             start: 0,
+            sites: None,
         }
     }
 

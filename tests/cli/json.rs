@@ -557,7 +557,21 @@ struct CountRow {
     count: u64,
     per_sec: f64,
     expected: bool,
+    /// With `--sites` only.
+    sites: Option<Vec<SiteRow>>,
     cost: Option<Cost>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SiteRow {
+    count: u64,
+    per_sec: f64,
+    site: StackFrame,
+    caller: Option<StackFrame>,
+    class: String,
+    fallback: Option<String>,
+    clocksource: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -676,6 +690,21 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert!(run.pid > 0 && c.process.is_none() && c.binaries.is_none());
     assert!(c.checks.iter().any(|k| k.name == "command_trace" && k.status == Status::Ok), "{c:?}");
     assert_worst(&c);
+    let t: Trace = doc(&["trace", "--", bin, "raw", "10", "100"], &[0]);
+    assert!(t.counts.iter().all(|r| r.sites.is_none()), "no sites key without --sites");
+    // --sites: each row's sites, typed; their counts add up to the row's.
+    let cs = build_c("call_sites", false, &["-DRAW_LIBC_FN"]);
+    let t: Trace = doc(&["trace", "--sites", "--", cs.to_str().unwrap(), "100", "100"], &[0]);
+    let row = t.counts.iter().find(|r| r.sites.is_some()).expect("a row with sites");
+    let sites = row.sites.as_ref().unwrap();
+    assert_eq!(sites.iter().map(|s| s.count).sum::<u64>(), row.count);
+    let s = &sites[0];
+    assert_eq!((s.class.as_str(), s.fallback.as_deref(), s.clocksource.as_deref()), ("libc_syscall", None, None));
+    assert!(s.per_sec > 0.0 && addr(&s.site.address) > 0 && addr(&s.site.offset) > 0, "{s:?}");
+    assert_eq!((s.site.kind.as_str(), s.site.symbol.as_deref()), ("object", Some("syscall")));
+    assert!(s.site.object.as_deref().is_some_and(|o| o.contains("libc")) && s.site.build_id.is_some());
+    let caller = s.caller.as_ref().expect("the caller");
+    assert_eq!((caller.symbol.as_deref(), caller.kind.as_str()), (Some("raw_clock"), "object"));
     let t: Trace = doc(&["trace", "--", bin, "raw", "10", "100"], &[0]);
     let ten = t.counts.iter().find(|r| r.syscall == "clock_gettime").expect("clock id 10 row");
     assert_eq!(

@@ -13,6 +13,7 @@ fn helper(id: i32) -> String {
         1 => "bpf_map_lookup_elem#1".into(),
         2 => "bpf_map_update_elem#2".into(),
         14 => "bpf_get_current_pid_tgid#14".into(),
+        112 => "bpf_probe_read_user#112".into(),
         27 => "bpf_get_stackid#27".into(),
         158 => "bpf_get_current_task_btf#158".into(),
         n => format!("unknown#{n}"),

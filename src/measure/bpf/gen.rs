@@ -4,8 +4,8 @@
 //! which checks its width against the member's BTF size.
 
 use super::insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
-use super::layout::{self, key, pkey, proc_key, proc_val, pval, Layout, Part, Slot};
-use super::{Scope, REFUSED, UNFOLLOWED};
+use super::layout::{self, key, pkey, proc_key, proc_val, pval, skey, Layout, Part, Slot};
+use super::{Scope, REFUSED, SITES_REFUSED, UNFOLLOWED};
 use crate::arch::{self, Abi};
 use crate::inspect::btf::Field;
 
@@ -19,6 +19,9 @@ const VALUE: i16 = -32;
 const SMALL: i16 = -40;
 pub(super) const PKEY: i16 = -56;
 const PVAL: i16 = -88;
+/// The call-site key (`--sites`): the row key copied, then ip and return
+/// address; below `--stacks`' slots ([`super::stacks`]), as both may run.
+const SITE_KEY: i16 = -168;
 /// Stack slots of the `fork` program: the traced-set key and value, and the
 /// parent's key for its lookup.
 const FORK_KEY: i16 = -32;
@@ -47,6 +50,8 @@ pub(super) struct Generator {
     pub own_tgid: u32,
     /// Divides a start time in ns into /proc's clock ticks.
     pub ns_per_tick: i32,
+    /// `--sites`: the call-site map, counted beside the rows.
+    pub sites: Option<i32>,
     /// `--stacks`: count each call's user stack too ([`super::stacks`]).
     pub stacks: Option<super::stacks::StackFds>,
 }
@@ -207,12 +212,74 @@ impl Generator {
             Self::member(a, slot.size, R2, R8, l.comm, slot.size.bytes() * i as u32);
             a.store(slot.size, R6, slot.off, R2);
         }
+        self.count_site(a);
         self.count_stack(a);
         self.count_row(a, "row", "dropped");
         // The row map is full: the call stays in the total, marked as
         // having no row.
         a.label("dropped").mov_imm(R1, 1).atomic_add(R6, pval::DROPPED.off, R1);
         a.label("out").mov_imm(R0, 0).exit();
+    }
+
+    /// `--sites`, at `sys_enter`'s tail (R8 the registers, R4 the key
+    /// word, kept): the user instruction pointer, and the word at the user
+    /// stack pointer read with `bpf_probe_read_user` — 4 bytes for a compat
+    /// task, 8 otherwise; a page not present reads as 0 (no fault is taken
+    /// here).
+    fn capture_site(&self, a: &mut Asm) {
+        let Some(_) = self.sites else { return };
+        let Some((ip, sp)) = self.layout.site else { return self.no_site(a) };
+        put(a, KEY, key::WORD, R4);
+        Self::member(a, Size::Dw, R1, R8, ip, 0);
+        put(a, SITE_KEY, skey::IP, R1);
+        a.store_imm(Size::Dw, FP, SITE_KEY + skey::RET.off, 0);
+        Self::member(a, Size::Dw, R3, R8, sp, 0);
+        a.mov(R1, FP).alu_imm(Alu::Add, R1, i32::from(SITE_KEY + skey::RET.off)).mov_imm(R2, 8);
+        a.alu_imm(Alu::And, R4, 0xff).jump_imm(Cond::Ne, R4, i32::from(layout::ABI_COMPAT), "site_read");
+        a.mov_imm(R2, 4);
+        a.label("site_read").call(Helper::ProbeReadUser);
+        a.load(key::WORD.size, R4, FP, KEY + key::WORD.off);
+    }
+
+    /// `--sites` in a program with no user registers (`[vsyscall]`): no site.
+    fn no_site(&self, a: &mut Asm) {
+        if self.sites.is_some() {
+            a.store_imm(Size::Dw, FP, SITE_KEY + skey::IP.off, 0).store_imm(Size::Dw, FP, SITE_KEY + skey::RET.off, 0);
+        }
+    }
+
+    /// `--sites`, once the row key is whole: count the call in its site's
+    /// row too (the row key, ip and return address). A site the full map
+    /// refuses is counted in `stats[SITES_REFUSED]`; the row still counts.
+    fn count_site(&self, a: &mut Asm) {
+        let Some(sites) = self.sites else { return };
+        for i in 0..(key::SIZE as i16 / 8) {
+            a.load(Size::Dw, R1, FP, KEY + 8 * i).store(Size::Dw, FP, SITE_KEY + 8 * i, R1);
+        }
+        let lookup = |a: &mut Asm, missing: &str| {
+            a.load_map(R1, sites)
+                .mov(R2, FP)
+                .alu_imm(Alu::Add, R2, i32::from(SITE_KEY))
+                .call(Helper::MapLookupElem)
+                .jump_imm(Cond::Eq, R0, 0, missing);
+            Self::bump(a);
+            a.goto("site_done");
+        };
+        lookup(a, "site_insert");
+        a.label("site_insert")
+            .store_imm(Size::Dw, FP, VALUE, 1)
+            .load_map(R1, sites)
+            .mov(R2, FP)
+            .alu_imm(Alu::Add, R2, i32::from(SITE_KEY))
+            .mov(R3, FP)
+            .alu_imm(Alu::Add, R3, i32::from(VALUE))
+            .mov_imm(R4, NOEXIST)
+            .call(Helper::MapUpdateElem)
+            .jump_imm(Cond::Eq, R0, 0, "site_done");
+        lookup(a, "site_refused");
+        a.label("site_refused");
+        self.count_stat(a, SITES_REFUSED);
+        a.label("site_done");
     }
 
     /// `tp_btf/sys_enter(struct pt_regs *regs, long id)`.
@@ -265,6 +332,7 @@ impl Generator {
         a.goto("tail");
         a.label("other").alu_imm(Alu::Add, R4, i32::from(layout::CLOCK_OTHER - layout::CLOCK_ID) << kind);
         a.label("tail");
+        self.capture_site(&mut a);
         self.count_tail(&mut a);
         a.finish()
     }
@@ -276,6 +344,7 @@ impl Generator {
         a.load(Size::Dw, R7, R1, 0);
         a.call(Helper::GetCurrentTaskBtf).mov(R9, R0);
         Self::zero_key(&mut a);
+        self.no_site(&mut a);
         for (nr, f) in arch::vsyscall::SLOTS.iter().enumerate() {
             let word = layout::key_word(layout::ABI_VSYSCALL, *f);
             a.jump_imm(Cond::Ne, R7, nr as i32, &format!("v{nr}")).mov_imm(R4, word).goto("tail");
@@ -350,6 +419,7 @@ mod tests {
             host: Abi::X86_64,
             own_tgid: 4242,
             ns_per_tick: 10_000_000,
+            sites: None,
             stacks: None,
         }
     }
@@ -375,6 +445,8 @@ mod tests {
             ("fork-trees", trees.fork()),
             ("fork-all", all.fork()),
             ("vsyscall-trees", trees.vsyscall()),
+            ("sys_enter-all-sites", Generator { sites: Some(7), ..generator(Scope::All, false) }.sys_enter()),
+            ("vsyscall-all-sites", Generator { sites: Some(7), ..generator(Scope::All, false) }.vsyscall()),
             ("arm64-sys_enter-trees", arm64_generator(Scope::Trees).sys_enter()),
             ("arm64-fork-trees", arm64_generator(Scope::Trees).fork()),
             ("sys_enter-trees-stacks", stacks.sys_enter()),

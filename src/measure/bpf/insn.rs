@@ -80,6 +80,9 @@ pub enum Helper {
     MapLookupElem = 1,
     MapUpdateElem = 2,
     GetCurrentPidTgid = 14,
+    /// `bpf_probe_read_user` (5.5): a user-space read that may fail (a
+    /// page not present is not faulted in), zero-filling its buffer then.
+    ProbeReadUser = 112,
     GetStackid = 27,
     GetCurrentTaskBtf = 158,
 }

@@ -62,6 +62,18 @@ pub(super) mod key {
     pub const START: Slot = Slot::dw(16);
 }
 
+/// Call-site key (`sites`, `--sites` only, 40 bytes): the count-row key
+/// ([`key`], its first 24 bytes), then where the call was made from.
+pub(super) mod skey {
+    use super::Slot;
+    pub const SIZE: usize = 40;
+    /// The user instruction pointer at the syscall's entry (past the instruction).
+    pub const IP: Slot = Slot::dw(24);
+    /// The word at the user stack pointer at entry: a return address
+    /// (4 bytes for a compat task; 0 when the page was not present).
+    pub const RET: Slot = Slot::dw(32);
+}
+
 /// Process key (`totals`, 16 bytes): tgid, pad, start.
 pub(super) mod pkey {
     use super::Slot;
@@ -184,6 +196,9 @@ pub(super) struct Layout {
     pub tgid: Field,
     /// `task_struct.start_boottime` (what /proc/PID/stat's start time is made of).
     pub start: Field,
+    /// `pt_regs`' user instruction and stack pointers (`--sites`), where
+    /// the architecture's are known.
+    pub site: Option<(Field, Field)>,
 }
 
 impl Layout {
@@ -222,6 +237,9 @@ impl Layout {
             pid: field("task_struct", &["pid"])?,
             tgid: field("task_struct", &["tgid"])?,
             start: field("task_struct", &["start_boottime"]).or_else(|_| field("task_struct", &["real_start_time"]))?,
+            // Without them (an architecture not in the table), --sites rows have no site.
+            site: crate::arch::SITE_REGS
+                .and_then(|r| field("pt_regs", &[r.ip]).ok().zip(field("pt_regs", &[r.sp]).ok())),
         })
     }
 
@@ -243,6 +261,7 @@ impl Layout {
             pid: f(1472, 4),
             tgid: f(1476, 4),
             start: f(1712, 8),
+            site: Some((f(128, 8), f(152, 8))),
         }
     }
 
@@ -267,6 +286,7 @@ impl Layout {
             pid: f(1320, 4),
             tgid: f(1324, 4),
             start: f(1560, 8),
+            site: None,
         }
     }
 }

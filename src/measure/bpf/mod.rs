@@ -48,9 +48,11 @@ mod verifier;
 use crate::arch::{self, Abi};
 use crate::error::{Error, Hint, Result};
 use crate::measure::sys::bpf as sys;
-use crate::measure::trace::{Clock, Key, Tally};
+use crate::measure::trace::{Clock, Key, Site, Tally};
 use gen::{Generator, MapFds};
-use layout::{key, pkey, proc_key, proc_val, pval, Layout, ABI_COMPAT, ABI_VSYSCALL, CLOCK_ID, CLOCK_OTHER, FUNCTIONS};
+use layout::{
+    key, pkey, proc_key, proc_val, pval, skey, Layout, ABI_COMPAT, ABI_VSYSCALL, CLOCK_ID, CLOCK_OTHER, FUNCTIONS,
+};
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 
@@ -69,6 +71,10 @@ const ATTACH_TRACE_RAW_TP: u32 = 23;
 /// processes of a traced tree that could not join the traced set.
 const REFUSED: u32 = 0;
 const UNFOLLOWED: u32 = 1;
+/// `stats` slot: calls whose site row the full `sites` map refused (`--sites`).
+const SITES_REFUSED: u32 = 3;
+/// Call-site rows the `sites` map holds at most (`--sites`).
+pub const MAX_SITES: u32 = 16_384;
 
 /// Which processes are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +92,8 @@ struct Maps {
     procs: sys::Map,
     totals: sys::Map,
     stats: sys::Map,
+    /// `--sites`: rows split by call site.
+    sites: Option<Box<SiteMap>>,
     /// `--stacks`.
     stacks: Option<stacks::StackMaps>,
 }
@@ -99,11 +107,20 @@ pub struct BpfTracer {
     host: Abi,
 }
 
+/// `--sites`: the site rows, and the mappings of the processes seen, taken
+/// while they lived (boxed: most traces have none).
+#[derive(Debug)]
+struct SiteMap {
+    map: sys::Map,
+    book: crate::measure::sites::Book,
+}
+
 impl BpfTracer {
     /// Create the maps and load the programs for `scope` (nothing counts
     /// until `attach`). Rows are per thread with `per_thread`; with
-    /// `with_stacks` each call's user stack is counted too.
-    pub fn load(scope: Scope, per_thread: bool, with_stacks: bool) -> Result<BpfTracer> {
+    /// `with_stacks` each call's user stack is counted too; with `sites`,
+    /// rows are split by call site as well.
+    pub fn load(scope: Scope, per_thread: bool, with_stacks: bool, sites: bool) -> Result<BpfTracer> {
         let (host, entry) = kernel_entry()?;
         let layout = Layout::read(entry)?;
         let map = |spec: sys::MapSpec<'_>| sys::map_create(&spec).map_err(|e| refused("create a BPF map", e));
@@ -136,10 +153,24 @@ impl BpfTracer {
                 map_type: MAP_PERCPU_ARRAY,
                 key_size: 4,
                 value_size: 8,
-                max_entries: 3,
+                max_entries: 4,
                 flags: 0,
                 name: "vdsoctl_stats",
             })?,
+            sites: match sites {
+                true => Some(Box::new(SiteMap {
+                    book: Default::default(),
+                    map: map(sys::MapSpec {
+                        map_type: MAP_PERCPU_HASH,
+                        key_size: skey::SIZE as u32,
+                        value_size: 8,
+                        max_entries: MAX_SITES,
+                        flags: 0,
+                        name: "vdsoctl_sites",
+                    })?,
+                })),
+                false => None,
+            },
             stacks: if with_stacks { Some(stacks::StackMaps::create(map)?) } else { None },
         };
         let own_tgid = std::process::id();
@@ -157,6 +188,7 @@ impl BpfTracer {
             host,
             own_tgid,
             ns_per_tick: crate::inspect::process::ns_per_tick() as i32,
+            sites: maps.sites.as_ref().map(|s| s.map.raw_fd()),
             stacks: maps.stacks.as_ref().map(stacks::StackMaps::fds),
         };
         let mut progs = vec![
@@ -203,7 +235,7 @@ impl BpfTracer {
     }
 
     /// Read every row summed over CPUs.
-    pub fn snapshot(&self) -> Result<Tally> {
+    pub fn snapshot(&mut self) -> Result<Tally> {
         let mut tally = Tally::default();
         let mut value = vec![0u8; self.maps.counts.value_size()];
         let read_err = |e: io::Error| Error::Facility {
@@ -251,12 +283,14 @@ impl BpfTracer {
             pprev = Some(pkey);
         }
         let mut stats = vec![0u8; self.maps.stats.value_size()];
-        for slot in [REFUSED, UNFOLLOWED, stacks::STACK_LOST] {
+        self.read_sites(&mut tally).map_err(read_err)?;
+        for slot in [REFUSED, UNFOLLOWED, stacks::STACK_LOST, SITES_REFUSED] {
             if self.maps.stats.lookup(&slot.to_ne_bytes(), &mut stats).map_err(read_err)? {
                 let n = sum_per_cpu(&stats);
                 match slot {
                     REFUSED => tally.lost_records += n,
                     UNFOLLOWED => tally.unfollowed += n,
+                    SITES_REFUSED => tally.sites_lost += n,
                     _ => tally.stacks_lost += n,
                 }
             }
@@ -324,6 +358,11 @@ impl BpfTracer {
         for k in doomed(&self.maps.counts, key::TGID, key::START, MAX_ROWS) {
             let _ = self.maps.counts.delete(&k);
         }
+        if let Some(sites) = &self.maps.sites {
+            for k in doomed(&sites.map, key::TGID, key::START, MAX_SITES) {
+                let _ = sites.map.delete(&k);
+            }
+        }
         for k in doomed(&self.maps.totals, pkey::TGID, pkey::START, MAX_PROCS) {
             let _ = self.maps.totals.delete(&k);
             let mut pk = [0u8; proc_key::SIZE];
@@ -333,22 +372,85 @@ impl BpfTracer {
     }
 
     fn add_row(&self, tally: &mut Tally, k: &[u8; key::SIZE], n: u64) {
+        match Self::row_key(self.host, k) {
+            Some(Ok(key)) => *tally.counts.entry(key).or_default() += n,
+            Some(Err(vsyscall)) => *tally.vsyscall.entry(vsyscall).or_default() += n,
+            None => {}
+        }
+    }
+
+    /// A count-row key decoded: a row, or a [vsyscall] (pid, function).
+    fn row_key(host: Abi, k: &[u8]) -> Option<std::result::Result<Key, (i32, arch::TimeFn)>> {
         let (tgid, tid) = (key::TGID.get(k) as u32 as i32, key::TID.get(k) as u32 as i32);
         let (abi, func, kind) = layout::split_word(key::WORD.get(k));
-        let Some(func) = FUNCTIONS.get(func as usize).copied() else { return };
+        let func = FUNCTIONS.get(func as usize).copied()?;
         let start = key::START.get(k);
         if abi == ABI_VSYSCALL {
-            *tally.vsyscall.entry((tgid, func)).or_default() += n;
-            return;
+            return Some(Err((tgid, func)));
         }
-        let abi = if abi == ABI_COMPAT { self.host.compat().unwrap_or(self.host) } else { self.host };
+        let abi = if abi == ABI_COMPAT { host.compat().unwrap_or(host) } else { host };
         let clock = match kind {
             CLOCK_ID => Clock::Id(i64::from(key::CLOCK.get(k) as u32 as i32)),
             CLOCK_OTHER => Clock::Other,
             _ => Clock::None,
         };
-        let key = Key { pid: tgid, tid: (tid != 0).then_some(tid), abi, func, clock, comm: None, start };
-        *tally.counts.entry(key).or_default() += n;
+        Some(Ok(Key { pid: tgid, tid: (tid != 0).then_some(tid), abi, func, clock, comm: None, start }))
+    }
+
+    /// `--sites`: every site row, summed over CPUs, into `tally.sites`,
+    /// each address named through the process's mappings.
+    fn read_sites(&mut self, tally: &mut Tally) -> io::Result<()> {
+        let host = self.host;
+        let Some(sites) = self.maps.sites.as_deref_mut() else { return Ok(()) };
+        let mut value = vec![0u8; sites.map.value_size()];
+        let mut k = [0u8; skey::SIZE];
+        let mut prev: Option<[u8; skey::SIZE]> = None;
+        let mut rows = Vec::new();
+        for _ in 0..=MAX_SITES {
+            if !sites.map.next_key(prev.as_ref().map(|k| &k[..]), &mut k)? {
+                break;
+            }
+            if sites.map.lookup(&k, &mut value)? {
+                rows.push((k, sum_per_cpu(&value)));
+            }
+            prev = Some(k);
+        }
+        let insn_len = arch::SITE_REGS.map_or(0, |r| r.insn_len);
+        for (k, n) in rows {
+            // [vsyscall] calls have no user registers here: their rows say it.
+            let Some(Ok(key)) = Self::row_key(host, &k) else { continue };
+            let compat = key.abi != host;
+            let ret = skey::RET.get(&k);
+            let site = Site {
+                ip: skey::IP.get(&k).saturating_sub(insn_len),
+                ret: if compat { ret & 0xffff_ffff } else { ret },
+            };
+            sites.book.name(tally, &key, site);
+            *tally.sites.entry((key, site)).or_default() += n;
+        }
+        Ok(())
+    }
+
+    /// `--sites`: take the mappings of processes first seen since the last
+    /// call (each once), so a process that exits before the trace ends is
+    /// still named. Walks the process entries: called every few ms.
+    pub fn note_processes(&mut self) {
+        let Some(sites) = self.maps.sites.as_deref_mut() else { return };
+        let mut k = [0u8; pkey::SIZE];
+        let mut prev: Option<[u8; pkey::SIZE]> = None;
+        for _ in 0..=MAX_PROCS {
+            match self.maps.totals.next_key(prev.as_ref().map(|k| &k[..]), &mut k) {
+                Ok(true) => {}
+                _ => break,
+            }
+            sites.book.note(pkey::TGID.get(&k) as u32 as i32, pkey::START.get(&k));
+            prev = Some(k);
+        }
+    }
+
+    /// Whether rows are split by call site (`--sites`).
+    pub fn splits_sites(&self) -> bool {
+        self.maps.sites.is_some()
     }
 }
 
