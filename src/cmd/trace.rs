@@ -261,6 +261,7 @@ impl TraceReport {
     fn processes(&self, out: &Output) -> String {
         let mut s = String::new();
         let mut said = std::collections::HashSet::new();
+        // Two processes that held one pid in turn: a line each.
         for r in &self.counts {
             if !said.insert((r.pid, r.start)) {
                 continue;
@@ -270,20 +271,12 @@ impl TraceReport {
             let cpu = (!costs.is_empty()).then(|| {
                 (costs.iter().map(|c| c.cpu_ns).sum::<u64>(), costs.iter().map(|c| c.core_percent).sum::<f64>())
             });
-            let mut parts = Vec::new();
-            if let Some(exe) = &r.exe {
-                parts.push(out.text(exe).into_owned());
-            }
-            if let Some(argv) = &r.cmdline {
-                let line = cut(&crate::render::shell_words(argv), CMDLINE_SHOWN, r.cmdline_truncated);
-                parts.push(format!("`{}`", out.text(&line)));
-            }
-            if let Some((ns, share)) = cpu {
-                let time = crate::render::duration_text(Duration::from_nanos(ns));
-                parts.push(format!("its calls ~{time} of CPU ({} of a core)", core_text(share)));
-            }
-            if !parts.is_empty() {
-                s += &format!("  pid {}: {}\n", r.pid, parts.join(", "));
+            s += &who_line(out, r.pid, r.exe.as_deref(), r.cmdline.as_deref(), r.cmdline_truncated, cpu);
+        }
+        // Processes with [vsyscall] emulations only.
+        for v in &self.vsyscall_emulations {
+            if !said.iter().any(|(pid, _)| *pid == v.pid) && said.insert((v.pid, 0)) {
+                s += &who_line(out, v.pid, v.exe.as_deref(), v.cmdline.as_deref(), false, None);
             }
         }
         s
@@ -443,6 +436,31 @@ fn utc_time(t: std::time::SystemTime) -> String {
 /// `SIGSEGV` for 11, else `signal N`.
 fn signal_name(n: i32) -> String {
     Signal::try_from(n).map_or_else(|_| format!("signal {n}"), |s| s.as_str().to_string())
+}
+
+/// `  pid N: exe, `command line`, its calls ~T of CPU (P of a core)`, or
+/// nothing when none of them is known.
+fn who_line(
+    out: &Output,
+    pid: i32,
+    exe: Option<&str>,
+    argv: Option<&[String]>,
+    truncated: bool,
+    cpu: Option<(u64, f64)>,
+) -> String {
+    let mut parts: Vec<String> = exe.iter().map(|e| out.text(e).into_owned()).collect();
+    if let Some(argv) = argv {
+        let line = cut(&crate::render::shell_words(argv), CMDLINE_SHOWN, truncated);
+        parts.push(format!("`{}`", out.text(&line)));
+    }
+    if let Some((ns, share)) = cpu {
+        let time = crate::render::duration_text(Duration::from_nanos(ns));
+        parts.push(format!("its calls ~{time} of CPU ({} of a core)", core_text(share)));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!("  pid {pid}: {}\n", parts.join(", "))
 }
 
 /// Characters of a command line shown under the table (JSON has it whole).

@@ -111,6 +111,9 @@ pub struct CountRow {
 pub struct VsyscallRow {
     pub pid: i32,
     pub comm: Option<String>,
+    /// As a count row's (the engines key these rows by pid alone).
+    pub exe: Option<String>,
+    pub cmdline: Option<Vec<String>>,
     pub function: &'static str,
     pub count: u64,
     #[serde(serialize_with = "crate::model::rate")]
@@ -144,7 +147,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         lived.min(elapsed).as_secs_f64().max(1e-9)
     };
     let host = session.sites.then(super::site::Host::here);
-    let (mut counts, vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of, host.as_ref());
+    let (mut counts, mut vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of, host.as_ref());
     for r in &mut counts {
         if let Some(seen) = w.seen.get(r.pid, r.start) {
             r.exe = seen.identity.exe.clone();
@@ -154,6 +157,12 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
             if r.placement.cgroup.is_none() {
                 r.placement = crate::model::cgroup::Placement::of(seen.cgroup.as_deref());
             }
+        }
+    }
+    for v in &mut vsyscall_emulations {
+        if let Some(seen) = w.seen.get(v.pid, 0) {
+            v.exe = seen.identity.exe.clone();
+            v.cmdline = seen.identity.cmdline.clone();
         }
     }
     // Only the perf engine's --native-only leaves 32-bit calls out.
@@ -240,6 +249,8 @@ fn rows(
         .map(|((pid, f), v)| VsyscallRow {
             pid: *pid,
             comm: comm_of(*pid),
+            exe: None,
+            cmdline: None,
             function: f.name(),
             count: *v,
             per_sec: *v as f64 / secs_of(*pid),
