@@ -197,19 +197,30 @@ run_trace_case() {
 		trace_cmd "$e" raw32 -- clock_loop32 raw 1 $N
 		;;
 	tree)
-		# A shell's children and a grandchild, both ABIs, every function
-		# the raw syscalls have: each process is its own row.
+		# A shell's children and a grandchild, both ABIs, every clock
+		# function the arch has as a syscall (x86_64 and i386 have time
+		# too): each process is its own row.
 		want "row clock_loop $abi64 clock_gettime CLOCK_TAI 20000" \
 			"row clock_loop32 $abi32 clock_gettime CLOCK_MONOTONIC_RAW 10000" \
 			"row clock_loop $abi64 gettimeofday null 5000" \
 			"row clock_loop $abi64 clock_getres CLOCK_MONOTONIC 3000" \
+			"row clock_loop $abi64 getcpu null 700" \
 			"row clock_loop32 $abi32 gettimeofday null 2000" \
 			"row clock_loop32 $abi32 clock_gettime64 CLOCK_BOOTTIME 4000" \
-			"row clock_loop32 $abi32 clock_getres_time64 CLOCK_REALTIME 1000"
-		trace_cmd "$e" tree -- sh -c 'clock_loop raw 11 20000 >/dev/null 2>&1
-			clock_loop32 raw 4 10000 >/dev/null 2>&1
-			clock_loop gtod 0 5000 >/dev/null 2>&1
-			sh -c "clock_loop getres 1 3000; clock_loop32 gtod 0 2000; clock_loop32 raw64 7 4000; clock_loop32 getres64 0 1000" >/dev/null 2>&1'
+			"row clock_loop32 $abi32 clock_getres_time64 CLOCK_REALTIME 1000" \
+			"row clock_loop32 $abi32 getcpu null 900"
+		time_calls=""
+		if [ "$arch" = x86_64 ]; then
+			echo "row clock_loop $abi64 time null 600" >>/tmp/want
+			echo "row clock_loop32 $abi32 time null 800" >>/tmp/want
+			time_calls="clock_loop time 0 600; clock_loop32 time 0 800"
+		fi
+		trace_cmd "$e" tree -- sh -c "exec >/dev/null 2>&1
+			clock_loop raw 11 20000
+			clock_loop32 raw 4 10000
+			clock_loop gtod 0 5000
+			sh -c 'clock_loop getres 1 3000; clock_loop32 gtod 0 2000; clock_loop32 raw64 7 4000; clock_loop32 getres64 0 1000'
+			clock_loop getcpu 0 700; clock_loop32 getcpu 0 900; $time_calls"
 		;;
 	pid)
 		# Two threads of a process that was running before the trace.

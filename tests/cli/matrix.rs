@@ -1,0 +1,154 @@
+//! The kernel matrix's data (scripts/kernel-matrix/): each line of `expect`
+//! names kernels, an engine, cases and an outcome that exist, so a line
+//! added for a new engine or a closed gap cannot silently match nothing, and
+//! every case of every kernel has an expectation. The matrix itself boots
+//! kernels under QEMU: scripts/kernel-matrix.sh, which .ci/run runs.
+
+use clap::ValueEnum;
+use std::path::Path;
+use std::process::Command;
+use vdsoctl::measure::engine::Choice;
+
+/// The words the guest suite reports (scripts/kernel-matrix/guest-suite.sh)
+/// and the two the host adds: `skip` (not run) and `gap` (a known gap).
+const OUTCOMES: [&str; 10] =
+    ["exact", "exact-nocomm", "inexact", "refused", "usage", "error", "ok", "differs", "skip", "gap"];
+
+fn data(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/kernel-matrix").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The data lines of a file: blank lines and `#` comments left out, split
+/// into at most `n` whitespace-separated fields (the last keeps the rest).
+fn records(text: &str, n: usize) -> Vec<Vec<String>> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let mut fields: Vec<String> = Vec::new();
+            let mut rest = l;
+            while fields.len() + 1 < n {
+                let Some((word, tail)) = rest.split_once(char::is_whitespace) else { break };
+                fields.push(word.to_string());
+                rest = tail.trim_start();
+            }
+            if !rest.is_empty() {
+                fields.push(rest.to_string());
+            }
+            fields
+        })
+        .collect()
+}
+
+/// A shell glob with `*` and `?`, as the script matches with `[[ x == $glob ]]`.
+fn glob(pattern: &[u8], text: &[u8]) -> bool {
+    match (pattern.first(), text.first()) {
+        (None, _) => text.is_empty(),
+        (Some(b'*'), _) => glob(&pattern[1..], text) || (!text.is_empty() && glob(pattern, &text[1..])),
+        (Some(b'?'), Some(_)) => glob(&pattern[1..], &text[1..]),
+        (Some(p), Some(t)) if p == t => glob(&pattern[1..], &text[1..]),
+        _ => false,
+    }
+}
+
+/// The suite's cases for an arch, as `sh guest-suite.sh cases ARCH` lists
+/// them: (kind, name), kind "trace" (run per engine) or "-".
+fn cases(arch: &str) -> Vec<(String, String)> {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/kernel-matrix/guest-suite.sh");
+    let out = Command::new("sh").arg(&suite).args(["cases", arch]).output().expect("sh runs");
+    assert!(out.status.success(), "guest-suite.sh cases {arch}: {}", String::from_utf8_lossy(&out.stderr));
+    let list: Vec<(String, String)> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split_once(' ').map(|(k, c)| (k.to_string(), c.to_string())).expect("KIND CASE"))
+        .collect();
+    assert!(list.iter().any(|(k, _)| k == "trace") && list.iter().any(|(k, _)| k == "-"), "{arch}: {list:?}");
+    list
+}
+
+#[test]
+fn kernel_matrix_kernels_are_well_formed() {
+    let kernels = records(&data("kernels"), 3);
+    assert!(kernels.len() >= 6, "{kernels:?}");
+    let mut names = std::collections::HashSet::new();
+    for k in &kernels {
+        assert_eq!(k.len(), 3, "NAME ARCH METAPACKAGE: {k:?}");
+        assert!(names.insert(k[0].clone()), "{} twice", k[0]);
+        // expect's globs tell the arches apart by the Debian flavour's suffix.
+        let (suffix, debarch) = match k[1].as_str() {
+            "x86_64" => ("-amd64", None),
+            "aarch64" => ("-arm64", Some(":arm64")),
+            other => panic!("{}: unknown arch {other}", k[0]),
+        };
+        assert!(k[0].ends_with(suffix), "{} ({}) should end in {suffix}", k[0], k[1]);
+        assert!(k[2].starts_with("linux-image-"), "{k:?}");
+        assert_eq!(debarch, k[2].find(':').map(|i| &k[2][i..]), "{k:?}: a foreign package names its arch");
+    }
+    // The issues' minimum: bookworm's 6.1 cloud, generic and rt on x86_64, 6.12, arm64's 6.1.
+    for name in ["6.1-cloud-amd64", "6.1-amd64", "6.1-rt-amd64", "6.12-cloud-amd64", "6.1-cloud-arm64", "6.1-arm64"] {
+        assert!(names.contains(name), "{name} missing from scripts/kernel-matrix/kernels");
+    }
+}
+
+#[test]
+fn kernel_matrix_expectations_name_what_exists_and_cover_every_case() {
+    let kernels = records(&data("kernels"), 3);
+    let expect = records(&data("expect"), 5);
+    let engines: Vec<String> = Choice::value_variants()
+        .iter()
+        .filter_map(|c| c.to_possible_value())
+        .map(|v| v.get_name().to_string())
+        .collect();
+    let catalog: Vec<(String, Vec<(String, String)>)> =
+        ["x86_64", "aarch64"].iter().map(|a| (a.to_string(), cases(a))).collect();
+    let arch_cases = |arch: &str| &catalog.iter().find(|(a, _)| a == arch).expect("known arch").1;
+    for line in &expect {
+        assert!(line.len() >= 4, "KERNEL ENGINE CASE OUTCOME [WHY]: {line:?}");
+        let (kernel, engine, case, outcome) = (&line[0], &line[1], &line[2], &line[3]);
+        let matched: Vec<&Vec<String>> = kernels.iter().filter(|k| glob(kernel.as_bytes(), k[0].as_bytes())).collect();
+        assert!(!matched.is_empty(), "{line:?}: KERNEL matches no kernel");
+        assert!(engine == "-" || engines.contains(engine), "{line:?}: ENGINE is none of {engines:?} nor -");
+        let kind = if engine == "-" { "-" } else { "trace" };
+        assert!(
+            matched
+                .iter()
+                .any(|k| arch_cases(&k[1]).iter().any(|(kd, c)| kd == kind && glob(case.as_bytes(), c.as_bytes()))),
+            "{line:?}: CASE matches no {kind} case of guest-suite.sh on those kernels"
+        );
+        let known = OUTCOMES.contains(&outcome.as_str())
+            || ["warn:", "fail:"].iter().any(|p| outcome.strip_prefix(p).is_some_and(|rest| !rest.is_empty()));
+        assert!(known, "{line:?}: OUTCOME is none of {OUTCOMES:?}, warn:CHECKS or fail:CHECKS");
+        if !["exact", "ok"].contains(&outcome.as_str()) {
+            assert!(line.len() == 5, "{line:?}: an outcome other than exact or ok says why");
+        }
+    }
+    // The plan the script makes: every engine named for a kernel, with each
+    // trace case, and the "-" cases, has a last matching line.
+    for k in &kernels {
+        let has_line = |e: &str, case: &str| {
+            expect
+                .iter()
+                .any(|l| l[1] == e && glob(l[0].as_bytes(), k[0].as_bytes()) && glob(l[2].as_bytes(), case.as_bytes()))
+        };
+        let named: Vec<&String> =
+            expect.iter().filter(|l| l[1] != "-" && glob(l[0].as_bytes(), k[0].as_bytes())).map(|l| &l[1]).collect();
+        assert!(named.iter().any(|e| *e == "bpf") && named.iter().any(|e| *e == "perf"), "{}: both engines run", k[0]);
+        for (kind, case) in arch_cases(&k[1]) {
+            let engines_here: Vec<&str> =
+                if kind == "-" { vec!["-"] } else { named.iter().map(|e| e.as_str()).collect() };
+            for e in engines_here {
+                assert!(has_line(e, case), "{} {e} {case}: no line of scripts/kernel-matrix/expect matches", k[0]);
+            }
+        }
+    }
+}
+
+#[test]
+fn glob_matches_as_the_shell_does() {
+    assert!(glob(b"*-amd64", b"6.1-cloud-amd64"));
+    assert!(!glob(b"*-amd64", b"6.1-cloud-arm64"));
+    assert!(glob(b"*", b""));
+    assert!(glob(b"raw?2", b"raw32"));
+    assert!(!glob(b"raw", b"raw32"));
+}
