@@ -1,14 +1,10 @@
-//! Naming call sites while their processes live (`trace --sites`): an
-//! engine notes each process when it first sees it, and [`Book`] takes its
-//! executable mappings then ([`Snapshot`]), so the addresses of a process
-//! that exits before the trace ends are still named at the end.
-//!
-//! The limit: a process is noted when the engine first looks at it — the
-//! seccomp engine at its first notified call (the caller waits meanwhile,
-//! so nothing is missed), the BPF engine every 20 ms. A process that makes
-//! its calls and exits between two looks leaves addresses only (object
-//! `null`, kind `unmapped`); one that execs after it was noted is noted
-//! again when an address falls outside the mappings taken.
+//! Call sites (`trace --sites`) and naming them at the call: the seccomp
+//! engine notes each process at its first notified call, while the caller
+//! waits, and [`Book`] takes its executable mappings then ([`Snapshot`]),
+//! so nothing is missed, and again when a call's address falls outside
+//! them (an exec). The BPF engine's sites are named through the session's
+//! sightings instead ([`sight`](super::sight)), every 50 ms: a process that
+//! makes its calls and exits between two looks leaves addresses only.
 
 use crate::inspect::process::is_running;
 use crate::inspect::symbols::{Frame, FrameKind, Objects, Snapshot};

@@ -7,6 +7,7 @@ use super::trace::CountRow;
 use super::{vdso_serves_call, ClockRef, Finding, Status};
 use crate::arch::{Abi, TimeFn};
 use crate::inspect::symbols::{Frame, FrameKind};
+use crate::measure::sight::Sightings;
 use crate::measure::trace::{Clock, Key, Site, Tally};
 use crate::words::thousands;
 use serde::Serialize;
@@ -133,9 +134,13 @@ fn is_libc(name: &str) -> bool {
 }
 
 /// The site rows of one count row, busiest first. `secs` is the time the
-/// process was traced.
-pub fn rows_of(tally: &Tally, key: &Key, secs: f64, host: &Host) -> Vec<SiteRow> {
-    let frame = |addr: u64| tally.frames.get(&(key.pid, key.start, addr)).cloned();
+/// process was traced. An address is named as the engine named it (the
+/// seccomp engine, while the call waited), else through the process's
+/// mappings as the session first saw them.
+pub fn rows_of(tally: &Tally, key: &Key, secs: f64, host: &Host, seen: &Sightings) -> Vec<SiteRow> {
+    let frame = |addr: u64| {
+        tally.frames.get(&(key.pid, key.start, addr)).cloned().or_else(|| seen.resolve(key.pid, key.start, addr))
+    };
     let rows: Vec<SiteRow> = tally
         .sites
         .range((*key, Site { ip: 0, ret: 0 })..=(*key, Site { ip: u64::MAX, ret: u64::MAX }))

@@ -140,7 +140,8 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         lived.min(elapsed).as_secs_f64().max(1e-9)
     };
     let host = session.sites.then(super::site::Host::here);
-    let (mut counts, vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of, host.as_ref());
+    let sites = host.as_ref().map(|h| (h, w.seen));
+    let (mut counts, vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of, sites);
     for r in &mut counts {
         if let Some(seen) = w.seen.get(r.pid, r.start) {
             r.exe = seen.identity.exe.clone();
@@ -196,7 +197,7 @@ fn rows(
     tally: &Tally,
     kernel: Option<(u32, u32)>,
     secs_of: &dyn Fn(i32) -> f64,
-    sites: Option<&super::site::Host>,
+    sites: Option<(&super::site::Host, &crate::measure::sight::Sightings)>,
 ) -> (Vec<CountRow>, Vec<VsyscallRow>, Vec<UnattributedRow>) {
     let comm_of = |pid: i32| tally.comms.get(&pid).cloned();
     let mut counts: Vec<CountRow> = tally
@@ -220,7 +221,7 @@ fn rows(
             expected: !vdso_serves_call(k.abi, k.func, k.clock, kernel),
             cost: None,
             start: k.start,
-            sites: sites.map(|host| super::site::rows_of(tally, k, secs_of(k.pid), host)),
+            sites: sites.map(|(host, seen)| super::site::rows_of(tally, k, secs_of(k.pid), host, seen)),
         })
         .collect();
     counts.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)).then(a.tid.cmp(&b.tid)));
