@@ -416,12 +416,7 @@ impl BpfTracer {
         for (k, n) in rows {
             // [vsyscall] calls have no user registers here: their rows say it.
             let Some(Ok(key)) = Self::row_key(host, &k) else { continue };
-            let compat = key.abi != host;
-            let ret = skey::RET.get(&k);
-            let site = Site {
-                ip: skey::IP.get(&k).saturating_sub(insn_len),
-                ret: if compat { ret & 0xffff_ffff } else { ret },
-            };
+            let site = Site { ip: skey::IP.get(&k).saturating_sub(insn_len), ret: skey::RET.get(&k) };
             *tally.sites.entry((key, site)).or_default() += n;
         }
         Ok(())
