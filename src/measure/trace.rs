@@ -144,6 +144,9 @@ pub struct Tally {
     /// execs never split a process's rows or series. An engine should do
     /// the same: one name per process here, `Key::comm` left `None`.
     pub comms: BTreeMap<i32, String>,
+    /// Each process's cgroup v2 path (/proc/PID/cgroup's `0::` line), read
+    /// while it lived.
+    pub cgroups: BTreeMap<i32, String>,
     /// `--sites`: each row's calls split by call site (the rows' counts
     /// stay in `counts`).
     pub sites: BTreeMap<(Key, Site), u64>,
@@ -183,6 +186,7 @@ impl Tally {
             sites_lost: self.sites_lost.saturating_sub(earlier.sites_lost),
             parents: self.parents.clone(),
             comms: self.comms.clone(),
+            cgroups: self.cgroups.clone(),
             sites: self.sites.iter().map(|(k, v)| (*k, sub(*v, earlier.sites.get(k)))).collect(),
             frames: self.frames.clone(),
             stacks: self.stacks.iter().map(|(k, v)| (k.clone(), sub(*v, earlier.stacks.get(k)))).collect(),
