@@ -334,10 +334,11 @@ impl TraceReport {
 impl Render for TraceReport {
     fn render_table(&self, out: &Output) -> String {
         let mut s = format!("{}\n{}\n", self.heading(out), self.table(out));
+        // Who each row's process is, under its table.
+        s += &self.processes(out);
         if let Some(sites) = self.sites_table(out) {
             s += &format!("\ncall sites\n{sites}\n");
         }
-        s += &self.processes(out);
         s += &self.stacks_text(out);
         s += &self.notes(out);
         s += &out.findings(&self.findings);
