@@ -56,19 +56,26 @@ pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
 /// once per run as `bench` measures its syscall path (a quick plan: ~0.5 ms
 /// each), the first time a report needs it.
 #[derive(Default)]
-struct PerCall(std::collections::HashMap<(crate::arch::TimeFn, Option<i64>), Option<f64>>);
+struct PerCall(std::collections::HashMap<crate::model::cost::Need, Option<f64>>);
 
 impl PerCall {
     fn apply(&mut self, report: &mut TraceReport) {
         use crate::measure::bench::{self, Callers, Path, Target};
-        let callers = Callers::new(None, None);
-        for (function, clock) in crate::model::cost::wanted(report) {
-            self.0.entry((function, clock)).or_insert_with(|| {
+        use crate::measure::sys::call::VsyscallPage;
+        use crate::model::cost::Via;
+        let wanted = crate::model::cost::wanted(report);
+        // vdsoctl's own [vsyscall] page times an emulation (`None` without one).
+        let page = wanted.iter().any(|(via, ..)| *via == Via::Vsyscall).then(VsyscallPage::own).flatten();
+        let callers = Callers::new(None, page);
+        for need in wanted {
+            self.0.entry(need).or_insert_with(|| {
+                let (via, function, clock) = need;
                 let target = Target { function, clock: clock.and_then(|c| i32::try_from(c).ok()) };
-                bench::measure(&callers, target, Path::Syscall, bench::Plan::QUICK).map(|s| s.median)
+                let path = if via == Via::Vsyscall { Path::Vsyscall } else { Path::Syscall };
+                bench::measure(&callers, target, path, bench::Plan::QUICK).map(|s| s.median)
             });
         }
-        crate::model::cost::apply(report, &|f, c| self.0.get(&(f, c)).copied().flatten());
+        crate::model::cost::apply(report, &|need| self.0.get(&need).copied().flatten());
     }
 }
 
@@ -250,7 +257,8 @@ impl TraceReport {
         // Processes with [vsyscall] emulations only.
         for v in &self.vsyscall_emulations {
             if !said.iter().any(|(pid, _)| *pid == v.pid) && said.insert((v.pid, 0)) {
-                s += &who_line(out, v.pid, v.exe.as_deref(), v.cmdline.as_deref(), false, None);
+                let cpu = v.cost.map(|c| (c.cpu_ns, c.core_percent));
+                s += &who_line(out, v.pid, v.exe.as_deref(), v.cmdline.as_deref(), false, cpu);
             }
         }
         s
