@@ -409,6 +409,33 @@ impl Abi {
         }
     }
 
+    /// The kernel functions behind this ABI's clock syscalls on an x86_64
+    /// kernel, where an `fentry` program can attach (`__x64_sys_*` and
+    /// `__ia32_*`: each takes the syscall's `const struct pt_regs *`;
+    /// `arch/x86/entry/syscalls/syscall_{64,32}.tbl`). Empty where the
+    /// fentry engine does not know the names.
+    pub fn clock_syscall_functions(self) -> &'static [(TimeFn, &'static str)] {
+        match self {
+            Abi::X86_64 => &[
+                (TimeFn::ClockGettime, "__x64_sys_clock_gettime"),
+                (TimeFn::Gettimeofday, "__x64_sys_gettimeofday"),
+                (TimeFn::Time, "__x64_sys_time"),
+                (TimeFn::ClockGetres, "__x64_sys_clock_getres"),
+                (TimeFn::Getcpu, "__x64_sys_getcpu"),
+            ],
+            Abi::I386 => &[
+                (TimeFn::ClockGettime, "__ia32_sys_clock_gettime32"),
+                (TimeFn::ClockGettime64, "__ia32_sys_clock_gettime"),
+                (TimeFn::Gettimeofday, "__ia32_compat_sys_gettimeofday"),
+                (TimeFn::Time, "__ia32_sys_time32"),
+                (TimeFn::ClockGetres, "__ia32_sys_clock_getres_time32"),
+                (TimeFn::ClockGetresTime64, "__ia32_sys_clock_getres"),
+                (TimeFn::Getcpu, "__ia32_sys_getcpu"),
+            ],
+            _ => &[],
+        }
+    }
+
     /// The function behind a syscall number of this ABI, if it is a clock syscall.
     pub fn clock_syscall(self, nr: i64) -> Option<TimeFn> {
         self.clock_syscalls().iter().find(|(_, n)| *n == nr).map(|(f, _)| *f)

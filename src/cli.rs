@@ -166,6 +166,11 @@ pub struct TraceArgs {
     #[arg(long, conflicts_with = "fail_over")]
     pub no_split: bool,
 
+    /// With -a: count only processes in this cgroup v2 or below it, filtered in the kernel (BPF
+    /// engine; repeatable). PATH as /proc/PID/cgroup's `0::` line shows it, or a directory under
+    /// the cgroup2 mount.
+    #[arg(long, value_name = "PATH")]
+    pub cgroup: Vec<String>,
     /// Count each call's user stack too (BPF engine; frame-pointer walk): printed as folded
     /// stacks under the table, by `--format folded` (the input of flamegraph.pl and inferno),
     /// and in JSON's `stacks`.

@@ -202,7 +202,6 @@ pub enum Hint {
     MlockLimit,
     UnsupportedArch,
     FdLimit,
-    BpfPidNamespace,
     EnginesRootRefused,
     EnginesPrivilege,
     SeccompRefused,
@@ -213,6 +212,7 @@ pub enum Hint {
     TracefsReadable,
     /// The BPF engine cannot run here: the perf engine may.
     BpfUsePerf,
+    FentryRefused,
     /// bpf(2) refused for want of CAP_BPF / CAP_PERFMON.
     BpfPrivilege,
     /// bpf(2) missing or blocked by a seccomp profile.
@@ -246,6 +246,8 @@ pub enum Misuse {
     PerThreadNeedsBpf,
     SeccompNotPid,
     SeccompNoDuration,
+    CgroupNeedsBpf,
+    CgroupNeedsAll,
     /// `--sites` with the perf engine, which keeps no registers per call.
     SitesNeedRegisters,
     StacksNeedBpf,

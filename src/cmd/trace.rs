@@ -8,7 +8,7 @@
 
 use super::Outcome;
 use crate::cli::TraceArgs;
-use crate::error::{Error, Result};
+use crate::error::{Error, Misuse, Result};
 use crate::measure::engine::Plan;
 use crate::measure::session::{self, TraceRequest};
 pub use crate::model::trace::*;
@@ -20,12 +20,13 @@ use std::time::Duration;
 /// `vdsoctl trace`.
 pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
     validate(args)?;
+    let cgroups = args.cgroup.iter().map(|c| crate::inspect::cgroup::resolve(c)).collect::<Result<Vec<_>>>()?;
     // A FAIL line means exit 1, in an interval's report or the summary's;
     // FAIL is only said above --fail-over.
     let mut interval_failed = false;
     let mut warned = std::collections::HashSet::new();
     let mut per_call = PerCall::default();
-    let traced = session::collect(&request(args, out), &mut |s, w| {
+    let traced = session::collect(&request(args, out, cgroups), &mut |s, w| {
         let mut report = build(s, w, args.fail_over);
         per_call.apply(&mut report);
         interval_failed |= any_fail(&report.findings);
@@ -107,7 +108,7 @@ fn say_warnings_once(
 }
 
 /// The command line as a typed request.
-fn request(args: &TraceArgs, out: &Output) -> TraceRequest {
+fn request(args: &TraceArgs, out: &Output, cgroups: Vec<crate::inspect::cgroup::CgroupDir>) -> TraceRequest {
     TraceRequest {
         pids: args.pid.clone(),
         all: args.all,
@@ -122,6 +123,7 @@ fn request(args: &TraceArgs, out: &Output) -> TraceRequest {
             native_only: args.native_only,
             no_split: args.no_split,
             command: !args.command.is_empty(),
+            cgroups,
             stacks: args.stacks,
         },
         command_stdout_to_stderr: out.format != Format::Table,
@@ -138,6 +140,16 @@ fn validate(args: &TraceArgs) -> Result<()> {
             return Err(Error::Usage(format!("--fail-over wants a rate ≥ 0 (calls/s), got {r}")));
         }
     }
+    if !args.cgroup.is_empty() && !args.all {
+        return Err(Error::Misuse(Misuse::CgroupNeedsAll));
+    }
+    if args.cgroup.len() > crate::measure::bpf::MAX_CGROUPS {
+        return Err(Error::Usage(format!(
+            "--cgroup given {} times: at most {}",
+            args.cgroup.len(),
+            crate::measure::bpf::MAX_CGROUPS
+        )));
+    }
     Ok(())
 }
 
@@ -149,6 +161,11 @@ impl TraceReport {
         let mut header = vec!["PID", "PPID", "COMM", "SYSCALL", "CLOCK", "COUNT", "PER SEC"];
         if per_thread {
             header.insert(1, "TID");
+        }
+        // -a: which container or unit (or cgroup) each process runs in.
+        let placed = matches!(self.target, Target::All);
+        if placed {
+            header.push("CGROUP");
         }
         let mut t = out.table(&header);
         let dash = |v: Option<i32>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
@@ -173,6 +190,9 @@ impl TraceReport {
             if per_thread {
                 row.insert(1, dash(r.tid));
             }
+            if placed {
+                row.push(out.text(&r.placement.label().unwrap_or_else(|| "-".into())).into_owned());
+            }
             t.add_row(row);
         }
         for v in &self.vsyscall_emulations {
@@ -188,6 +208,9 @@ impl TraceReport {
             if per_thread {
                 row.insert(1, "-".into());
             }
+            if placed {
+                row.push("-".into());
+            }
             t.add_row(row);
         }
         for u in &self.unattributed {
@@ -202,6 +225,9 @@ impl TraceReport {
             ];
             if per_thread {
                 row.insert(1, "-".into());
+            }
+            if placed {
+                row.push("-".into());
             }
             t.add_row(row);
         }
@@ -390,6 +416,7 @@ impl Render for TraceReport {
                 abi: r.abi.name(),
                 vdso_serves: !r.expected,
                 count: r.count,
+                placement: Some(&r.placement),
             })
             .collect();
         prom::clock_syscalls(&mut p, "during the trace", &rows);

@@ -22,6 +22,8 @@ pub const MAX_SEEN: usize = crate::measure::bpf::MAX_PROCS as usize;
 #[derive(Debug, Clone, Default)]
 pub struct Seen {
     pub identity: Identity,
+    /// Its cgroup v2 path.
+    pub cgroup: Option<String>,
     /// Its executable mappings and their files (`--stacks`); `None`: not read.
     pub snapshot: Option<Snapshot>,
 }
@@ -60,9 +62,10 @@ impl Sightings {
             }
             let snapshot = if self.with_maps { Snapshot::of(pid, self.objects.get_mut()).ok() } else { None };
             let identity = Identity::of(pid);
+            let cgroup = crate::inspect::cgroup::of_process(pid);
             // Read after: the process did not exit or hand its pid on meanwhile.
             if crate::inspect::process::is_running(pid, start) {
-                self.seen.insert((pid, start), Seen { identity, snapshot });
+                self.seen.insert((pid, start), Seen { identity, cgroup, snapshot });
             }
         }
     }
@@ -140,8 +143,11 @@ mod tests {
     /// identity; an engine without start times goes by the pid alone.
     #[test]
     fn a_reused_pid_is_not_taken_for_the_process_seen_before() {
-        let named =
-            |exe: &str| Seen { identity: Identity { exe: Some(exe.into()), ..Identity::default() }, snapshot: None };
+        let named = |exe: &str| Seen {
+            identity: Identity { exe: Some(exe.into()), ..Identity::default() },
+            snapshot: None,
+            cgroup: None,
+        };
         let mut seen = Sightings::new(false);
         seen.seen.insert((7, 100), named("/bin/first"));
         let exe = |s: Option<&Seen>| s.and_then(|s| s.identity.exe.clone());

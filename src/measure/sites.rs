@@ -12,8 +12,21 @@
 
 use crate::inspect::process::is_running;
 use crate::inspect::symbols::{Frame, FrameKind, Objects, Snapshot};
-use crate::measure::trace::{Key, Site, Tally};
+use crate::measure::trace::{Key, Tally};
 use std::collections::{HashMap, HashSet};
+
+/// Where calls were made from (`trace --sites`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Site {
+    /// The syscall instruction's own address (the engines step back from
+    /// the instruction pointer at entry, which is past it); for a
+    /// `[vsyscall]` call, the slot.
+    pub ip: u64,
+    /// The word at the user stack pointer at entry — the return address
+    /// into the caller when the call came through a leaf wrapper such as
+    /// libc's `syscall()`; 0 when it could not be read.
+    pub ret: u64,
+}
 
 /// Processes' mappings by (pid, start as the engine keys it), and the
 /// objects they map.

@@ -116,18 +116,7 @@ pub struct Key {
     pub start: u64,
 }
 
-/// Where calls were made from (`trace --sites`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Site {
-    /// The syscall instruction's own address (the engines step back from
-    /// the instruction pointer at entry, which is past it); for a
-    /// `[vsyscall]` call, the slot.
-    pub ip: u64,
-    /// The word at the user stack pointer at entry — the return address
-    /// into the caller when the call came through a leaf wrapper such as
-    /// libc's `syscall()`; 0 when it could not be read.
-    pub ret: u64,
-}
+pub use crate::measure::sites::Site;
 
 /// Counts at one moment. Subtract two for an interval.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -155,6 +144,9 @@ pub struct Tally {
     /// execs never split a process's rows or series. An engine should do
     /// the same: one name per process here, `Key::comm` left `None`.
     pub comms: BTreeMap<i32, String>,
+    /// Each process's cgroup v2 path (/proc/PID/cgroup's `0::` line), read
+    /// while it lived.
+    pub cgroups: BTreeMap<i32, String>,
     /// `--sites`: each row's calls split by call site (the rows' counts
     /// stay in `counts`).
     pub sites: BTreeMap<(Key, Site), u64>,
@@ -194,6 +186,7 @@ impl Tally {
             sites_lost: self.sites_lost.saturating_sub(earlier.sites_lost),
             parents: self.parents.clone(),
             comms: self.comms.clone(),
+            cgroups: self.cgroups.clone(),
             sites: self.sites.iter().map(|(k, v)| (*k, sub(*v, earlier.sites.get(k)))).collect(),
             frames: self.frames.clone(),
             stacks: self.stacks.iter().map(|(k, v)| (k.clone(), sub(*v, earlier.stacks.get(k)))).collect(),

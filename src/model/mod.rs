@@ -6,6 +6,7 @@ use serde::Serialize;
 
 pub mod bench;
 pub mod binary;
+pub mod cgroup;
 pub mod check;
 pub mod cost;
 pub mod host;

@@ -90,6 +90,10 @@ pub struct CountRow {
     pub per_sec: f64,
     /// Whether this syscall is expected (the vDSO never serves it here).
     pub expected: bool,
+    /// The process's cgroup, container and unit (`cgroup`, `container`,
+    /// `unit`), read while it lived.
+    #[serde(flatten)]
+    pub placement: crate::model::cgroup::Placement,
     /// What the calls cost the host (`null`: no per-call figure, as for
     /// 32-bit calls and `other` clocks).
     pub cost: Option<super::cost::Cost>,
@@ -154,6 +158,10 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
             r.exe = seen.identity.exe.clone();
             r.cmdline = seen.identity.cmdline.clone();
             r.cmdline_truncated = seen.identity.cmdline_truncated;
+            // The cgroup at first sight, for a process gone by the report.
+            if r.placement.cgroup.is_none() {
+                r.placement = crate::model::cgroup::Placement::of(seen.cgroup.as_deref());
+            }
         }
     }
     for v in &mut vsyscall_emulations {
@@ -232,6 +240,7 @@ fn rows(
             count: *v,
             per_sec: *v as f64 / secs_of(k.pid),
             expected: !vdso_serves_call(k.abi, k.func, k.clock, kernel),
+            placement: crate::model::cgroup::Placement::of(tally.cgroups.get(&k.pid).map(String::as_str)),
             cost: None,
             start: k.start,
             sites: sites.map(|host| super::site::rows_of(tally, k, secs_of(k.pid), host)),
@@ -357,12 +366,12 @@ pub fn findings(
                 who(u.pid, &u.comm),
                 thousands(u.count),
                 match engine {
-                    Kind::Bpf => "the count map was full",
+                    Kind::Bpf | Kind::Fentry => "the count map was full",
                     _ => "their sampled 32-bit records were lost",
                 }
             ),
             Some(match engine {
-                Kind::Bpf => format!("the BPF count map holds {} rows (process, function, clock); trace fewer processes or for less time", crate::measure::bpf::MAX_ROWS),
+                Kind::Bpf | Kind::Fentry => format!("the BPF count map holds {} rows (process, function, clock); trace fewer processes or for less time", crate::measure::bpf::MAX_ROWS),
                 _ => "use the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which splits every call in the kernel".into(),
             }),
         ));
@@ -524,6 +533,7 @@ mod tests {
             count: 100,
             per_sec,
             expected: false,
+            placement: Default::default(),
             start: 0,
             sites: None,
         }

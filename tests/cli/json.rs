@@ -557,9 +557,19 @@ struct CountRow {
     count: u64,
     per_sec: f64,
     expected: bool,
+    cgroup: Option<String>,
+    container: Option<Container>,
+    unit: Option<String>,
     /// With `--sites` only.
     sites: Option<Vec<SiteRow>>,
     cost: Option<Cost>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Container {
+    runtime: String,
+    id: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -655,8 +665,9 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert_eq!(cmd.exit_status, Some(ExitStatus::Code(0)));
     assert_eq!(cmd.timed_out, None, "trace has no --timeout");
     assert_eq!(t.target, "command", "the command is said once, under `command`");
-    assert!(["bpf", "perf"].contains(&t.engine.as_str()));
-    assert!(t.engine == "perf" || t.engine_note.is_none());
+    // A note says why an engine was passed over: perf (BPF refused) or bpf (fentry refused).
+    assert!(t.engine == "perf" || t.engine_note.as_deref().is_none_or(|n| n.starts_with("fentry on ")));
+    assert!(["fentry", "bpf", "perf"].contains(&t.engine.as_str()));
     assert!(!t.interrupted && t.interval.is_none() && t.exited.is_empty() && t.unattributed.is_empty());
     assert_eq!((t.lost, t.unfollowed), (0, 0));
     assert!(t.duration_ns > 0);
@@ -671,6 +682,10 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert_eq!((tai.abi.as_str(), tai.comm.as_deref()), ("x86_64", Some("clock_loop")));
     assert_eq!(Some(tai.pid), t.command.as_ref().map(|c| c.pid));
     assert!(tai.tid.is_none() && tai.ppid.is_some());
+    // The cgroup is read while the process lives: gone by the report.
+    assert!(t.counts.iter().all(|r| r.cgroup.as_deref().is_none_or(|c| c.starts_with('/'))));
+    assert!(t.counts.iter().all(|r| r.container.as_ref().is_none_or(|c| c.id.len() == 64 && !c.runtime.is_empty())));
+    assert!(t.counts.iter().all(|r| r.unit.as_deref().is_none_or(|u| u.contains('.'))));
     assert!(tai.per_sec > 0.0 && one_decimal(tai.per_sec), "per_sec {}", tai.per_sec);
     for r in &t.counts {
         if let Some(c) = &r.clock {

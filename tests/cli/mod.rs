@@ -5,6 +5,8 @@ pub mod common;
 mod auxv;
 mod bench;
 mod check;
+mod containers;
+mod deploy;
 mod dump;
 mod errors;
 mod hostile;

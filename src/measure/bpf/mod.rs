@@ -39,6 +39,8 @@
 //! gets the perf engine instead.
 
 pub mod disasm;
+mod fentry;
+pub use fentry::FentryPoints;
 mod gen;
 pub mod insn;
 mod layout;
@@ -47,8 +49,10 @@ mod verifier;
 
 use crate::arch::{self, Abi};
 use crate::error::{Error, Hint, Result};
+use crate::inspect::cgroup::CgroupDir;
 use crate::measure::sys::bpf as sys;
 use crate::measure::trace::{Clock, Key, Site, Tally};
+use fentry::ATTACH_TRACE_FENTRY;
 use gen::{Generator, MapFds};
 use layout::{
     key, pkey, proc_key, proc_val, pval, skey, Layout, ABI_COMPAT, ABI_VSYSCALL, CLOCK_ID, CLOCK_OTHER, FUNCTIONS,
@@ -65,6 +69,10 @@ const MAP_HASH: u32 = 1;
 const MAP_PERCPU_HASH: u32 = 5;
 const MAP_PERCPU_ARRAY: u32 = 6;
 const MAP_LRU_HASH: u32 = 9;
+const MAP_CGROUP_ARRAY: u32 = 8;
+/// `--cgroup` directories a trace takes at most (one helper call each per
+/// clock syscall).
+pub const MAX_CGROUPS: usize = 16;
 const PROG_TRACING: u32 = 26;
 const ATTACH_TRACE_RAW_TP: u32 = 23;
 /// `stats` slots: count-row inserts the kernel refused (map full), and new
@@ -92,6 +100,8 @@ struct Maps {
     procs: sys::Map,
     totals: sys::Map,
     stats: sys::Map,
+    /// The `--cgroup` directories, when given.
+    cgroups: Option<sys::Map>,
     /// `--sites`: rows split by call site.
     sites: Option<Box<SiteMap>>,
     /// `--stacks`.
@@ -105,6 +115,24 @@ pub struct BpfTracer {
     progs: Vec<OwnedFd>,
     links: Vec<OwnedFd>,
     host: Abi,
+    /// Attached to the clock syscall functions (`fentry`), not `sys_enter`.
+    fentry: bool,
+}
+
+/// What [`BpfTracer::load`] builds.
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'a> {
+    pub scope: Scope,
+    /// Rows per thread.
+    pub per_thread: bool,
+    /// Count each call's user stack too.
+    pub stacks: bool,
+    /// Count only tasks in these cgroups (or below).
+    pub cgroups: &'a [CgroupDir],
+    /// Split rows by call site.
+    pub sites: bool,
+    /// Attach to these clock syscall functions (`fentry`) rather than `sys_enter`.
+    pub fentry: Option<&'a FentryPoints>,
 }
 
 /// `--sites`: the site rows, and the mappings of the processes seen, taken
@@ -119,8 +147,10 @@ impl BpfTracer {
     /// Create the maps and load the programs for `scope` (nothing counts
     /// until `attach`). Rows are per thread with `per_thread`; with
     /// `with_stacks` each call's user stack is counted too; with `sites`,
-    /// rows are split by call site as well.
-    pub fn load(scope: Scope, per_thread: bool, with_stacks: bool, sites: bool) -> Result<BpfTracer> {
+    /// rows are split by call site as well; with `cgroups`, only tasks in
+    /// those cgroups (or below) are counted.
+    pub fn load(o: &Options<'_>) -> Result<BpfTracer> {
+        let (scope, per_thread, with_stacks, cgroups, sites) = (o.scope, o.per_thread, o.stacks, o.cgroups, o.sites);
         let (host, entry) = kernel_entry()?;
         let layout = Layout::read(entry)?;
         let map = |spec: sys::MapSpec<'_>| sys::map_create(&spec).map_err(|e| refused("create a BPF map", e));
@@ -157,6 +187,7 @@ impl BpfTracer {
                 flags: 0,
                 name: "vdsoctl_stats",
             })?,
+            cgroups: cgroup_map(cgroups)?,
             sites: match sites {
                 true => Some(Box::new(SiteMap {
                     book: Default::default(),
@@ -179,6 +210,7 @@ impl BpfTracer {
             procs: maps.procs.raw_fd(),
             totals: maps.totals.raw_fd(),
             stats: maps.stats.raw_fd(),
+            cgroups: maps.cgroups.as_ref().map(sys::Map::raw_fd),
         };
         let gen = Generator {
             layout,
@@ -188,17 +220,31 @@ impl BpfTracer {
             host,
             own_tgid,
             ns_per_tick: crate::inspect::process::ns_per_tick() as i32,
+            pidns: crate::inspect::process::own_pid_namespace(),
+            cgroup_count: cgroups.len() as u32,
             sites: maps.sites.as_ref().map(|s| s.map.raw_fd()),
             stacks: maps.stacks.as_ref().map(stacks::StackMaps::fds),
         };
-        let mut progs = vec![
-            load_prog("vdsoctl_enter", layout.sys_enter, gen.sys_enter())?,
-            load_prog("vdsoctl_fork", layout.fork, gen.fork())?,
-        ];
+        let mut progs = Vec::new();
+        if let Some(points) = o.fentry {
+            for p in &points.0 {
+                let name = format!("vdsoctl_fe{}_{}", p.abi, layout::fn_code(p.func));
+                let prog = load_prog_as(&name, ATTACH_TRACE_FENTRY, p.btf_id, gen.fentry(p));
+                progs.push(prog.map_err(|e| fentry_refused(p.name, e))?);
+            }
+        } else {
+            progs.push(load_prog("vdsoctl_enter", layout.sys_enter, gen.sys_enter())?);
+        }
+        progs.push(load_prog("vdsoctl_fork", layout.fork, gen.fork())?);
         if let Some(id) = layout.vsyscall {
             progs.push(load_prog("vdsoctl_vsys", id, gen.vsyscall())?);
         }
-        Ok(BpfTracer { maps, progs, links: Vec::new(), host })
+        Ok(BpfTracer { maps, progs, links: Vec::new(), host, fentry: o.fentry.is_some() })
+    }
+
+    /// Whether the programs are on the clock syscall functions (`fentry`).
+    pub fn is_fentry(&self) -> bool {
+        self.fentry
     }
 
     /// Count `tgid` and everything it forks from now on (`Scope::Trees`).
@@ -454,6 +500,75 @@ impl BpfTracer {
     }
 }
 
+/// An empty program on `sys_enter` (it returns at once), attached while
+/// this lives: the floor of what any program there costs every syscall of
+/// the host — scripts/bench-trace.sh measures the engine's tax against it.
+#[derive(Debug)]
+pub struct EmptySysEnter {
+    _prog: OwnedFd,
+    _link: OwnedFd,
+}
+
+impl EmptySysEnter {
+    /// Load and attach it (CAP_BPF + CAP_PERFMON, kernel BTF).
+    pub fn attach() -> Result<EmptySysEnter> {
+        let btf = crate::inspect::btf::Btf::vmlinux()?;
+        let id = btf.typedef_id("btf_trace_sys_enter").ok_or_else(|| Error::Facility {
+            errno: None,
+            what: "the kernel's BTF has no btf_trace_sys_enter".into(),
+            hint: Hint::BpfNeedsBtf,
+        })?;
+        let mut a = insn::Asm::new();
+        a.mov_imm(insn::R0, 0).exit();
+        let prog = load_prog("vdsoctl_empty", id, a.finish())?;
+        let link = sys::raw_tracepoint_open(prog.as_fd()).map_err(|e| refused("attach a BPF program", e))?;
+        Ok(EmptySysEnter { _prog: prog, _link: link })
+    }
+}
+
+/// An fentry program the kernel refused: a locked-down kernel refuses
+/// them all (EPERM), one without BPF trampolines too (ENOTSUPP).
+fn fentry_refused(function: &str, e: Error) -> Error {
+    let (errno, why) = match &e {
+        Error::Facility { errno, what, .. } => (*errno, what.clone()),
+        other => (None, other.to_string()),
+    };
+    let cause = match errno {
+        Some(libc::EPERM) => "the kernel is locked down (EPERM)".to_string(),
+        Some(524) => "the kernel has no BPF trampolines (ENOTSUPP)".to_string(),
+        _ => why,
+    };
+    Error::Facility { errno, what: format!("fentry on {function} refused: {cause}"), hint: Hint::FentryRefused }
+}
+
+/// The `--cgroup` directories as a `BPF_MAP_TYPE_CGROUP_ARRAY` (a
+/// descriptor of each directory; the kernel keeps the cgroup, not the fd).
+fn cgroup_map(cgroups: &[CgroupDir]) -> Result<Option<sys::Map>> {
+    if cgroups.is_empty() {
+        return Ok(None);
+    }
+    let map = sys::map_create(&sys::MapSpec {
+        map_type: MAP_CGROUP_ARRAY,
+        key_size: 4,
+        value_size: 4,
+        max_entries: cgroups.len() as u32,
+        flags: 0,
+        name: "vdsoctl_cgroups",
+    })
+    .map_err(|e| refused("create a BPF map", e))?;
+    for (i, cg) in cgroups.iter().enumerate() {
+        let dir = std::fs::File::open(&cg.dir).map_err(|e| Error::Io {
+            path: cg.dir.clone(),
+            source: e,
+            hint: "no such cgroup: a process's is in /proc/PID/cgroup (the `0::` line)".into(),
+        })?;
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&dir) as u32;
+        map.update(&(i as u32).to_ne_bytes(), &fd.to_ne_bytes(), 0)
+            .map_err(|e| refused(&format!("take cgroup {} (it must be in the v2 hierarchy)", cg.path), e))?;
+    }
+    Ok(Some(map))
+}
+
 /// The running kernel's ABI and syscall entry (from `uname -m`, not from
 /// the build: the programs run in the kernel), where the engine knows it.
 fn kernel_entry() -> Result<(Abi, arch::SyscallEntry)> {
@@ -501,18 +616,22 @@ fn refused(step: &str, e: io::Error) -> Error {
 }
 
 fn load_prog(name: &str, attach_btf_id: u32, insns: std::result::Result<Vec<u64>, String>) -> Result<OwnedFd> {
+    load_prog_as(name, ATTACH_TRACE_RAW_TP, attach_btf_id, insns)
+}
+
+/// Load a tracing program with `expected_attach_type` (`tp_btf` or `fentry`).
+fn load_prog_as(
+    name: &str,
+    expected_attach_type: u32,
+    attach_btf_id: u32,
+    insns: std::result::Result<Vec<u64>, String>,
+) -> Result<OwnedFd> {
     let insns = insns.map_err(|why| Error::Facility {
         errno: None,
         what: format!("BPF program {name} could not be assembled: {why}"),
         hint: "report it: this is a bug in vdsoctl".into(),
     })?;
-    let spec = sys::ProgSpec {
-        prog_type: PROG_TRACING,
-        insns: &insns,
-        expected_attach_type: ATTACH_TRACE_RAW_TP,
-        attach_btf_id,
-        name,
-    };
+    let spec = sys::ProgSpec { prog_type: PROG_TRACING, insns: &insns, expected_attach_type, attach_btf_id, name };
     let mut log = vec![0u8; 1 << 18];
     sys::prog_load(&spec, &mut log).map_err(|e| {
         let log = String::from_utf8_lossy(&log);
@@ -521,6 +640,7 @@ fn load_prog(name: &str, attach_btf_id: u32, insns: std::result::Result<Vec<u64>
             // An old kernel refuses what it does not know (tp_btf, the
             // helper) with EINVAL; a missing capability is worded as such.
             if e.raw_os_error() == Some(libc::EINVAL)
+                && expected_attach_type == ATTACH_TRACE_RAW_TP
                 && (verifier::below_floor("", release.as_deref()) || !knows_task_btf(attach_btf_id))
             {
                 return below_floor(release.as_deref(), e.raw_os_error());
