@@ -356,7 +356,8 @@ impl TraceReport {
             );
         }
         if let Some(why) = &self.engine_note {
-            s += &format!("engine: {} ({})\n", self.engine.name(), out.text(why));
+            // Wrapped at the width: a refusal's reason can be long.
+            s += &out.prose("engine: ", &format!("{} ({})", self.engine.name(), out.text(why)));
         }
         if self.interrupted {
             s += "interrupted (SIGINT or SIGTERM): counts cover the time until then\n";
@@ -469,7 +470,8 @@ fn who_line(
     if parts.is_empty() {
         return String::new();
     }
-    format!("  pid {pid}: {}\n", parts.join(", "))
+    // Wrapped at the width (a path and a command line are long), whole piped.
+    out.prose(&format!("  pid {pid}: "), &parts.join(", "))
 }
 
 /// Characters of a command line shown under the table (JSON has it whole).
