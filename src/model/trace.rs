@@ -115,9 +115,14 @@ pub struct VsyscallRow {
     pub exe: Option<String>,
     pub cmdline: Option<Vec<String>>,
     pub function: &'static str,
+    #[serde(skip)]
+    pub func: crate::arch::TimeFn,
     pub count: u64,
     #[serde(serialize_with = "crate::model::rate")]
     pub per_sec: f64,
+    /// What the emulations cost the host (`null`: no executable
+    /// [vsyscall] page in vdsoctl to measure one with).
+    pub cost: Option<super::cost::Cost>,
 }
 
 /// Clock syscalls counted for a process whose split was lost.
@@ -253,6 +258,8 @@ fn rows(
             exe: None,
             cmdline: None,
             function: f.name(),
+            func: *f,
+            cost: None,
             count: *v,
             per_sec: *v as f64 / secs_of(*pid),
         })
