@@ -83,8 +83,13 @@ apt_opts=(-qq -o Dir::Etc::SourceList="$top/apt/sources.list" -o Dir::Etc::Sourc
   -o Dir::Cache::pkgcache="$top/apt/pkgcache.bin" -o Dir::Cache::srcpkgcache="$top/apt/srcpkgcache.bin"
   -o APT::Architectures::=amd64 -o APT::Architectures::=arm64 -o APT::Sandbox::User=root)
 stage "package lists (private apt state in $top/apt)"
-apt-get "${apt_opts[@]}" update >"$top/apt/update.log" 2>&1 ||
-  echo "kernel-matrix: apt-get update reported errors (see $top/apt/update.log); going on with what was indexed" >&2
+# A mirror caught mid-sync fails an index now and then: try again, then go
+# on with what was indexed (a kernel not indexed is a SKIP below).
+for try in 1 2 3; do
+  apt-get "${apt_opts[@]}" update >"$top/apt/update.log" 2>&1 && break
+  echo "kernel-matrix: apt-get update failed (try $try of 3; $top/apt/update.log)" >&2
+  [ "$try" = 3 ] || sleep 15
+done
 
 # deb_of PACKAGE[:ARCH]: download the package's candidate into $cache (once)
 # and print the .deb's path; fails when it is not indexed or not downloadable.
@@ -95,8 +100,10 @@ deb_of() {
     awk '/^Version: / { v = $2 } /^Architecture: / { a = $2 } END { print v, a }')
   [ -n "$ver" ] && [ -n "$arch" ] || return 1
   local deb=$cache/${name}_${ver//:/%3a}_$arch.deb
+  echo "$deb" >>"$run/cache-used"
   if [ ! -s "$deb" ]; then
-    (cd "$cache" && apt-get "${apt_opts[@]}" download "$name:$arch=$ver") >/dev/null 2>&1 || return 1
+    (cd "$cache" && { apt-get "${apt_opts[@]}" download "$name:$arch=$ver" ||
+      { sleep 5 && apt-get "${apt_opts[@]}" download "$name:$arch=$ver"; }; }) >/dev/null 2>&1 || return 1
   fi
   [ -s "$deb" ] && echo "$deb"
 }
@@ -215,6 +222,15 @@ stage "static vdsoctl, workloads and initramfs for: $(echo $arches)"
 for arch in $arches; do
   initramfs "$arch"
 done
+
+# A run of every kernel drops from the cache what it no longer uses (the
+# packages of older kernels, and what was taken from them).
+if [ "$only" = '*' ]; then
+  for f in "$cache"/*.deb; do
+    [ -e "$f" ] || continue
+    grep -qxF "$f" "$run/cache-used" 2>/dev/null || rm -rf "$f" "${f%.deb}"
+  done
+fi
 
 # ---- the plan of each kernel: which engine runs which case, and expects what
 declare -a x_kernel x_engine x_case x_outcome x_why
