@@ -7,7 +7,15 @@
 #   syscall-heavy  1,000,000 raw clock_gettime(CLOCK_MONOTONIC) syscalls
 #   vdso-only      50,000,000 clock_gettime(CLOCK_MONOTONIC) through libc (the vDSO)
 #   fixed cost     wall time of `-- /bin/true` (whole run)
-#   tax            1,000,000 getppid syscalls while a system-wide trace is attached
+#   tax            1,000,000 getppid syscalls (no clock syscall) while each way of
+#                  tracing is attached system-wide, interleaved in rounds: none,
+#                  an empty BPF program on sys_enter (examples/empty_sys_enter:
+#                  the floor of any sys_enter program), vdsoctl's sys_enter
+#                  program (trace --engine bpf -a), perf stat's clock_gettime
+#                  tracepoint (-a), and vdsoctl's fentry programs where the
+#                  kernel allows them (trace --engine fentry -a).
+#                  Budget (issue 22): vdsoctl's sys_enter tax ≤ 1.5 × the
+#                  empty program's.
 #
 # Budgets (issue 10): syscall-heavy ≤ 1.10 × perf stat's ratio; vdso-only
 # ≤ ×1.05 of bare; fixed cost ≤ 1.5 × perf stat's.
@@ -19,8 +27,19 @@
 #   vdso-only          50,000,000 libc clock_gettime (budget ≤ ×1.02 of bare)
 #   other syscalls     1,000,000 getppid: what the filter adds to a syscall it passes
 # Budget: cost per notified call ≤ 0.5 × strace's.
+#
+# `--stacks` (issue 21) in the same rounds as the default trace: what the
+# in-kernel stack walk adds per syscall (syscall-heavy, a binary without
+# frame pointers: a short walk). `--stacks-only` runs just that, and the
+# same loop built with -fno-omit-frame-pointer (the walk to main and libc).
+#
+# Call sites (issue 21): `trace --sites` against the default trace, BPF
+# engine, same rounds, interleaved, on 1,000,000 raw clock_gettime syscalls
+# made through libc's syscall() (the site map's lookup, the registers and
+# the stack word read per call): the per-syscall cost of the traced
+# program with --sites ≤ 1.10 × with the default trace.
 # Needs root (the privileged engines), gcc, strace, perf (linux-perf).
-# Usage: scripts/bench-trace.sh [RUNS] [--seccomp-only]
+# Usage: scripts/bench-trace.sh [RUNS] [--seccomp-only | --sites-only | --stacks-only]
 set -euo pipefail
 RUNS=${1:-7}
 ONLY=${2:-}
@@ -97,8 +116,94 @@ seccomp_part() {
     b=$(median <"$WORK/s.notified.bare"); v=$(median <"$WORK/s.notified.vdsoctl-seccomp"); s=$(median <"$WORK/s.notified.strace-seccomp")
     echo "budget: per notified call vdsoctl/strace = $(awk -v b="$b" -v v="$v" -v s="$s" 'BEGIN{printf "%.3f", (v-b)/(s-b)}') ≤ 0.5; vdso-only ×$(ratio "$(median <"$WORK/s.vdso-only.vdsoctl-seccomp")" "$(median <"$WORK/s.vdso-only.bare")") ≤ 1.02"
 }
+stacks_part() {
+    local N=1000000 name w b d s
+    gcc -O2 -Wall -pthread -fno-omit-frame-pointer -o "$WORK/clock_loop_fp" fixtures/clock_loop.c
+    echo "# --stacks against the default trace, median of $RUNS interleaved rounds ($(uname -r), $(nproc) CPUs)"
+    for name in no-fp fp; do
+        local bin=$WORK/clock_loop
+        [ "$name" = fp ] && bin=$WORK/clock_loop_fp
+        for w in bare vdsoctl-bpf bpf-stacks; do : >"$WORK/k.$name.$w"; done
+        for _ in $(seq "$RUNS"); do
+            for w in bare vdsoctl-bpf bpf-stacks; do run_way "$w" "$bin" raw 1 "$N" >>"$WORK/k.$name.$w"; done
+        done
+        b=$(median <"$WORK/k.$name.bare"); d=$(median <"$WORK/k.$name.vdsoctl-bpf"); s=$(median <"$WORK/k.$name.bpf-stacks")
+        awk -v n="$name" -v b="$b" -v d="$d" -v s="$s" -v c="$N" 'BEGIN { printf "%-6s bare %.0f ns/syscall; default trace +%.0f ns; --stacks +%.0f ns more (×%.2f the default trace'"'"'s cost)\n", n, b * 1e6 / c, (d - b) * 1e6 / c, (s - d) * 1e6 / c, (s - b) / (d - b) }'
+    done
+}
+sites_part() {
+    local N=1000000 w
+    local SORDER=(bare default sites)
+    for w in "${SORDER[@]}"; do : >"$WORK/sites.$w"; done
+    for _ in $(seq "$RUNS"); do
+        loop_ms "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.bare"
+        loop_ms "$V" trace --engine bpf -- "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.default"
+        loop_ms "$V" trace --engine bpf --sites -- "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.sites"
+    done
+    local b d t
+    b=$(median <"$WORK/sites.bare"); d=$(median <"$WORK/sites.default"); t=$(median <"$WORK/sites.sites")
+    echo "# --sites, median of $RUNS interleaved rounds ($(uname -r), $(nproc) CPUs), 1M raw clock_gettime"
+    # 1M calls: 1 ms is 1 ns a call.
+    echo "per syscall: bare $(awk -v a="$b" 'BEGIN{printf "%.1f", a}')ns; trace +$(awk -v a="$d" -v b="$b" 'BEGIN{printf "%.1f", a-b}')ns; trace --sites +$(awk -v a="$t" -v b="$b" 'BEGIN{printf "%.1f", a-b}')ns"
+    echo "budget: --sites / default per-syscall cost = $(ratio "$t" "$d") ≤ 1.10"
+}
+if [ "$ONLY" = --sites-only ]; then
+    sites_part
+    exit 0
+fi
+# The tax on an unrelated syscall while each way of tracing is attached
+# system-wide; every round runs each way in turn (interleaved), each way's
+# figure is the median of its 3 × RUNS loops. 1M calls: 1 ms is 1 ns a call.
+tax_part() {
+    cargo build --release --quiet --example empty_sys_enter
+    local E=$CARGO_TARGET_DIR/release/examples/empty_sys_enter w pid
+    local ways=(bare empty sys_enter perf-stat fentry)
+    if ! "$V" trace --engine fentry -a -d 10ms >/dev/null 2>"$WORK/fentry.err"; then
+        ways=(bare empty sys_enter perf-stat)
+        echo "# fentry: not here ($(head -1 "$WORK/fentry.err" | sed 's/^vdsoctl: //; s/ — .*//'))"
+    fi
+    armed() { # file, word: wait until the file has it (at most 30 s)
+        for _ in $(seq 1500); do grep -q "$2" "$1" 2>/dev/null && return; sleep 0.02; done
+    }
+    for w in "${ways[@]}"; do : >"$WORK/tax.$w"; done
+    for _ in $(seq "$RUNS"); do
+        for w in "${ways[@]}"; do
+            : >"$WORK/tracer.out"
+            case $w in
+                bare) pid= ;;
+                empty) "$E" >"$WORK/tracer.out" 2>&1 & pid=$!; armed "$WORK/tracer.out" attached ;;
+                sys_enter) "$V" trace --engine bpf -a -d 1h >/dev/null 2>"$WORK/tracer.out" & pid=$!; armed "$WORK/tracer.out" tracing ;;
+                fentry) "$V" trace --engine fentry -a -d 1h >/dev/null 2>"$WORK/tracer.out" & pid=$!; armed "$WORK/tracer.out" tracing ;;
+                perf-stat) perf stat -a -e "$PERF_EVENT" -o /dev/null -- sleep 3600 & pid=$!; sleep 1 ;;
+            esac
+            for _ in 1 2 3; do loop_ms "$WORK/clock_loop" getppid 0 1000000 >>"$WORK/tax.$w"; done
+            if [ -n "$pid" ]; then
+                # The example ignores SIGINT in a background job; TERM ends it.
+                kill -INT "$pid" 2>/dev/null; kill -TERM "$pid" 2>/dev/null || true
+                pkill -P "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
+            fi
+        done
+    done
+    local tb te tv
+    tb=$(median <"$WORK/tax.bare"); te=$(median <"$WORK/tax.empty"); tv=$(median <"$WORK/tax.sys_enter")
+    echo "# the tax on 1M getppid while attached (-a), median of $((3 * RUNS)) loops in $RUNS interleaved rounds ($(uname -r), $(nproc) CPUs)"
+    printf '%-12s %10s %14s\n' way loop "ns/call added"
+    for w in "${ways[@]}"; do
+        m=$(median <"$WORK/tax.$w")
+        printf '%-12s %8sms %14s\n' "$w" "$m" "$(awk -v a="$m" -v b="$tb" 'BEGIN{printf "%+.1f", a-b}')"
+    done
+    echo "budget: sys_enter's tax / the empty program's = $(awk -v v="$tv" -v e="$te" -v b="$tb" 'BEGIN{ if (e - b <= 0) print "n/a (the empty program measured no tax)"; else printf "%.2f", (v-b)/(e-b) }') ≤ 1.5"
+}
+if [ "$ONLY" = --tax-only ]; then
+    tax_part
+    exit 0
+fi
 if [ "$ONLY" = --seccomp-only ]; then
     seccomp_part
+    exit 0
+fi
+if [ "$ONLY" = --stacks-only ]; then
+    stacks_part
     exit 0
 fi
 
@@ -133,24 +238,9 @@ done
 fv=$(median <"$WORK/fix.v"); fp=$(median <"$WORK/fix.p")
 echo "fixed cost (-- /bin/true, wall): vdsoctl ${fv}ms, perf stat ${fp}ms: ×$(ratio "$fv" "$fp") of perf stat"
 
-# The tax on an unrelated syscall while a system-wide trace is attached.
-tax() { # label, tracer command...
-    local label=$1; shift
-    : >"$WORK/tax"
-    "$@" >/dev/null 2>&1 &
-    local pid=$!
-    sleep 1
-    for _ in $(seq "$RUNS"); do loop_ms "$WORK/clock_loop" getppid 0 1000000 >>"$WORK/tax"; done
-    kill -INT "$pid" 2>/dev/null; pkill -P "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
-    median <"$WORK/tax"
-}
-: >"$WORK/tax.bare"; for _ in $(seq "$RUNS"); do loop_ms "$WORK/clock_loop" getppid 0 1000000 >>"$WORK/tax.bare"; done
-tb=$(median <"$WORK/tax.bare")
-tv=$(tax bpf "$V" trace --engine bpf -a -d 1h)
-tpv=$(tax perf "$V" trace --engine perf -a -d 1h)
-tps=$(tax perf-stat perf stat -a -e "$PERF_EVENT" --filter "$PERF_FILTER" -- sleep 3600)
-# 1M calls: a difference of 1 ms is 1 ns a call.
-echo "tax on 1M getppid (ns/call added): bare ${tb}ms; vdsoctl -a bpf +$(awk -v a="$tv" -v b="$tb" 'BEGIN{printf "%.1f", a-b}')ns, vdsoctl -a perf +$(awk -v a="$tpv" -v b="$tb" 'BEGIN{printf "%.1f", a-b}')ns, perf stat -a +$(awk -v a="$tps" -v b="$tb" 'BEGIN{printf "%.1f", a-b}')ns"
+tax_part
 echo "budgets: syscall-heavy vdsoctl(bpf) ×$R_syscall_heavy_bpf ≤ 1.10 × perf stat ×$R_syscall_heavy_perf ($(ratio "$R_syscall_heavy_bpf" "$R_syscall_heavy_perf")); vdso-only ×$R_vdso_only_bpf ≤ 1.05; fixed cost ×$(ratio "$fv" "$fp") ≤ 1.5"
 echo
 seccomp_part
+echo
+sites_part

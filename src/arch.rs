@@ -409,6 +409,33 @@ impl Abi {
         }
     }
 
+    /// The kernel functions behind this ABI's clock syscalls on an x86_64
+    /// kernel, where an `fentry` program can attach (`__x64_sys_*` and
+    /// `__ia32_*`: each takes the syscall's `const struct pt_regs *`;
+    /// `arch/x86/entry/syscalls/syscall_{64,32}.tbl`). Empty where the
+    /// fentry engine does not know the names.
+    pub fn clock_syscall_functions(self) -> &'static [(TimeFn, &'static str)] {
+        match self {
+            Abi::X86_64 => &[
+                (TimeFn::ClockGettime, "__x64_sys_clock_gettime"),
+                (TimeFn::Gettimeofday, "__x64_sys_gettimeofday"),
+                (TimeFn::Time, "__x64_sys_time"),
+                (TimeFn::ClockGetres, "__x64_sys_clock_getres"),
+                (TimeFn::Getcpu, "__x64_sys_getcpu"),
+            ],
+            Abi::I386 => &[
+                (TimeFn::ClockGettime, "__ia32_sys_clock_gettime32"),
+                (TimeFn::ClockGettime64, "__ia32_sys_clock_gettime"),
+                (TimeFn::Gettimeofday, "__ia32_compat_sys_gettimeofday"),
+                (TimeFn::Time, "__ia32_sys_time32"),
+                (TimeFn::ClockGetres, "__ia32_sys_clock_getres_time32"),
+                (TimeFn::ClockGetresTime64, "__ia32_sys_clock_getres"),
+                (TimeFn::Getcpu, "__ia32_sys_getcpu"),
+            ],
+            _ => &[],
+        }
+    }
+
     /// The function behind a syscall number of this ABI, if it is a clock syscall.
     pub fn clock_syscall(self, nr: i64) -> Option<TimeFn> {
         self.clock_syscalls().iter().find(|(_, n)| *n == nr).map(|(f, _)| *f)
@@ -494,6 +521,27 @@ const X86_64_ENTRY: SyscallEntry = SyscallEntry {
     compat_mask: 0x0002,
     vsyscall: true,
 };
+
+/// Where a syscall was made from, as the kernel's `pt_regs` has it at the
+/// syscall's entry (`trace --sites`): the user instruction pointer, which
+/// points past the instruction, and the stack pointer, at which a call
+/// instruction left the return address (x86: a leaf wrapper such as libc's
+/// `syscall()` has not moved it).
+#[derive(Debug, Clone, Copy)]
+pub struct SiteRegs {
+    /// `pt_regs` member with the user instruction pointer.
+    pub ip: &'static str,
+    /// `pt_regs` member with the user stack pointer.
+    pub sp: &'static str,
+    /// Bytes of the syscall instruction, to go back from `ip` to the
+    /// instruction itself (`syscall`, `int 0x80`, and the `int 0x80`
+    /// landing pad of `__kernel_vsyscall` `sysenter` returns through: 2).
+    pub insn_len: u64,
+}
+
+/// The host's [`SiteRegs`], where the BPF engine knows them.
+pub const SITE_REGS: Option<SiteRegs> =
+    if cfg!(target_arch = "x86_64") { Some(SiteRegs { ip: "ip", sp: "sp", insn_len: 2 }) } else { None };
 
 /// arm64: `regs[0]` in both ABIs (AArch32's r0 is saved in x0), and
 /// `thread_info.flags & _TIF_32BIT` (bit 22, `asm/thread_info.h`): an

@@ -149,6 +149,13 @@ pub struct TraceArgs {
     #[arg(long)]
     pub per_thread: bool,
 
+    /// Split each row by call site: the syscall instruction and the return address at the stack
+    /// pointer, named (object, function, offset; build-id without symbols) and classified (the
+    /// vDSO's own fallback, libc's syscall() and its caller, the program's inline syscall, the Go
+    /// runtime, JIT code), with the fix for each (BPF engine, or seccomp for -- CMD).
+    #[arg(long)]
+    pub sites: bool,
+
     /// Perf engine: skip the 32-bit (compat) samplers (~190 ns less per syscall of the target
     /// here, but a 32-bit program the target runs goes uncounted).
     #[arg(long)]
@@ -159,6 +166,11 @@ pub struct TraceArgs {
     #[arg(long, conflicts_with = "fail_over")]
     pub no_split: bool,
 
+    /// With -a: count only processes in this cgroup v2 or below it, filtered in the kernel (BPF
+    /// engine; repeatable). PATH as /proc/PID/cgroup's `0::` line shows it, or a directory under
+    /// the cgroup2 mount.
+    #[arg(long, value_name = "PATH")]
+    pub cgroup: Vec<String>,
     /// Count each call's user stack too (BPF engine; frame-pointer walk): printed as folded
     /// stacks under the table, by `--format folded` (the input of flamegraph.pl and inferno),
     /// and in JSON's `stacks`.
@@ -410,8 +422,8 @@ pub const PAGES: &[Page] = &[
         exit: &[
             ("0", "traced; no FAIL line (without --fail-over a bypassed clock is a WARN)"),
             ("1", "a FAIL line: a clock the vDSO should serve, or the [vsyscall] page, was called more than --fail-over RATE times a second"),
-            USAGE,
-            ("3", "no such process, or CMD could not be started"),
+            ("2", "usage error: an unknown option, a bad value, a conflict; --stacks with an engine that keeps no stacks (perf, seccomp)"),
+            ("3", "no such process, or CMD could not be started; or --flamegraph could not be written"),
             ("4", "counting is refused here: no BPF, no perf_event_open, no tracefs"),
             CHILD,
         ],
@@ -422,6 +434,9 @@ pub const PAGES: &[Page] = &[
             ("vdsoctl trace -- ./myapp --selftest", "count the clock syscalls of a command and its children"),
             ("vdsoctl trace -p 1234 -d 30s --interval 5s", "a table every 5 s, then the summary"),
             ("vdsoctl trace -a --fail-over 0", "exit 1 if any process bypasses the vDSO (CI)"),
+            ("vdsoctl --format folded trace --stacks -a -d 10s", "who makes the calls: folded stacks for flamegraph.pl or inferno"),
+            ("vdsoctl trace --stacks --flamegraph calls.svg -- ./myapp", "the same as an SVG flame graph"),
+            ("vdsoctl trace --sites -p 1234", "which code makes the calls: each row split by call site, with the fix"),
         ],
     },
     Page {

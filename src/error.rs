@@ -80,9 +80,10 @@ pub enum Error {
         source: io::Error,
     },
 
-    /// `dump -o` names something other than a regular file (a link, a FIFO,
-    /// a directory, a device): never opened, never replaced.
-    #[error("refusing to write {}: it is {kind} — -o creates a file or replaces a regular one, never writes through a link or into a device; pick another path", path.display())]
+    /// `dump -o` or `trace --flamegraph` names something other than a
+    /// regular file (a link, a FIFO, a directory, a device): never opened,
+    /// never replaced.
+    #[error("refusing to write {}: it is {kind} — vdsoctl creates a file or replaces a regular one, never writes through a link or into a device; pick another path", path.display())]
     WriteRefused { path: PathBuf, kind: String },
 
     /// A path that is not a regular file (a directory, a device): never read.
@@ -201,7 +202,6 @@ pub enum Hint {
     MlockLimit,
     UnsupportedArch,
     FdLimit,
-    BpfPidNamespace,
     EnginesRootRefused,
     EnginesPrivilege,
     SeccompRefused,
@@ -212,6 +212,7 @@ pub enum Hint {
     TracefsReadable,
     /// The BPF engine cannot run here: the perf engine may.
     BpfUsePerf,
+    FentryRefused,
     /// bpf(2) refused for want of CAP_BPF / CAP_PERFMON.
     BpfPrivilege,
     /// bpf(2) missing or blocked by a seccomp profile.
@@ -245,6 +246,10 @@ pub enum Misuse {
     PerThreadNeedsBpf,
     SeccompNotPid,
     SeccompNoDuration,
+    CgroupNeedsBpf,
+    CgroupNeedsAll,
+    /// `--sites` with the perf engine, which keeps no registers per call.
+    SitesNeedRegisters,
     StacksNeedBpf,
 }
 

@@ -10,6 +10,9 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
+    /// The BPF programs on the clock syscall functions (`fentry`).
+    Fentry,
+    /// The BPF program on `sys_enter`.
     Bpf,
     Perf,
     Seccomp,
@@ -19,6 +22,7 @@ impl Kind {
     /// The engine's name, as `--engine` and the JSON say it.
     pub fn name(self) -> &'static str {
         match self {
+            Kind::Fentry => "fentry",
             Kind::Bpf => "bpf",
             Kind::Perf => "perf",
             Kind::Seccomp => "seccomp",

@@ -415,6 +415,21 @@ pub fn or_dash<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_string(), |v| v.to_string())
 }
 
+/// A call site's class as the table's CLASS column says it (`trace --sites`).
+pub fn site_class_text(class: crate::model::site::SiteClass) -> &'static str {
+    use crate::model::site::SiteClass;
+    match class {
+        SiteClass::VdsoFallback => "[vdso] fallback",
+        SiteClass::LibcSyscall => "libc syscall()",
+        SiteClass::LibcClock => "libc clock function",
+        SiteClass::Program => "the program",
+        SiteClass::GoRuntime => "Go runtime",
+        SiteClass::Jit => "anonymous (JIT)",
+        SiteClass::Library => "a library",
+        SiteClass::Unknown => "unknown",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::inspect::{elf, kernel, Process};
 use crate::measure::trace::{Clock, Key, Tally};
 use crate::model::bench::BenchReport;
+use crate::model::cgroup::Placement;
 use crate::model::check::{Check, CheckReport};
 use crate::model::observe::{Observation, Scope, Unseen};
 use crate::model::Status;
@@ -366,7 +367,7 @@ impl RateSource {
     fn open() -> Result<RateSource> {
         use crate::measure::engine::{Choice, Counting, Plan};
         let plan = Plan { all: true, ..Plan::default() };
-        let opened = Counting::open(Choice::Auto, plan)?;
+        let opened = Counting::open(Choice::Auto, &plan)?;
         if let Some(why) = &opened.fallback_reason {
             note(format_args!("counting with the perf engine: {why}"));
         }
@@ -545,6 +546,10 @@ impl Book {
                 Series::Vsyscall(..) | Series::Unattributed(_) => None,
             })
             .collect();
+        let places: HashMap<i32, Placement> = labels
+            .iter()
+            .map(|(k, ..)| (k.pid, Placement::of(tally.cgroups.get(&k.pid).map(String::as_str))))
+            .collect();
         let rows: Vec<SyscallSeries<'_>> = labels
             .iter()
             .map(|(k, v, comm, clock)| SyscallSeries {
@@ -557,6 +562,7 @@ impl Book {
                 abi: k.abi.name(),
                 vdso_serves: vdso_serves_call(k.abi, k.func, k.clock, self.kernel),
                 count: *v,
+                placement: places.get(&k.pid),
             })
             .collect();
         let vrows: Vec<VsyscallSeries<'_>> = kept

@@ -8,7 +8,7 @@
 
 use super::Outcome;
 use crate::cli::TraceArgs;
-use crate::error::{Error, Result};
+use crate::error::{Error, Misuse, Result};
 use crate::measure::engine::Plan;
 use crate::measure::session::{self, TraceRequest};
 pub use crate::model::trace::*;
@@ -20,12 +20,13 @@ use std::time::Duration;
 /// `vdsoctl trace`.
 pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
     validate(args)?;
+    let cgroups = args.cgroup.iter().map(|c| crate::inspect::cgroup::resolve(c)).collect::<Result<Vec<_>>>()?;
     // A FAIL line means exit 1, in an interval's report or the summary's;
     // FAIL is only said above --fail-over.
     let mut interval_failed = false;
     let mut warned = std::collections::HashSet::new();
     let mut per_call = PerCall::default();
-    let traced = session::collect(&request(args, out), &mut |s, w| {
+    let traced = session::collect(&request(args, out, cgroups), &mut |s, w| {
         let mut report = build(s, w, args.fail_over);
         per_call.apply(&mut report);
         interval_failed |= any_fail(&report.findings);
@@ -100,7 +101,7 @@ fn say_warnings_once(
 }
 
 /// The command line as a typed request.
-fn request(args: &TraceArgs, out: &Output) -> TraceRequest {
+fn request(args: &TraceArgs, out: &Output, cgroups: Vec<crate::inspect::cgroup::CgroupDir>) -> TraceRequest {
     TraceRequest {
         pids: args.pid.clone(),
         all: args.all,
@@ -111,9 +112,11 @@ fn request(args: &TraceArgs, out: &Output) -> TraceRequest {
         plan: Plan {
             all: args.all,
             per_thread: args.per_thread,
+            sites: args.sites,
             native_only: args.native_only,
             no_split: args.no_split,
             command: !args.command.is_empty(),
+            cgroups,
             stacks: args.stacks,
         },
         command_stdout_to_stderr: out.format != Format::Table,
@@ -130,6 +133,16 @@ fn validate(args: &TraceArgs) -> Result<()> {
             return Err(Error::Usage(format!("--fail-over wants a rate ≥ 0 (calls/s), got {r}")));
         }
     }
+    if !args.cgroup.is_empty() && !args.all {
+        return Err(Error::Misuse(Misuse::CgroupNeedsAll));
+    }
+    if args.cgroup.len() > crate::measure::bpf::MAX_CGROUPS {
+        return Err(Error::Usage(format!(
+            "--cgroup given {} times: at most {}",
+            args.cgroup.len(),
+            crate::measure::bpf::MAX_CGROUPS
+        )));
+    }
     Ok(())
 }
 
@@ -141,6 +154,11 @@ impl TraceReport {
         let mut header = vec!["PID", "PPID", "COMM", "SYSCALL", "CLOCK", "COUNT", "PER SEC"];
         if per_thread {
             header.insert(1, "TID");
+        }
+        // -a: which container or unit (or cgroup) each process runs in.
+        let placed = matches!(self.target, Target::All);
+        if placed {
+            header.push("CGROUP");
         }
         let mut t = out.table(&header);
         let dash = |v: Option<i32>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
@@ -165,6 +183,9 @@ impl TraceReport {
             if per_thread {
                 row.insert(1, dash(r.tid));
             }
+            if placed {
+                row.push(out.text(&r.placement.label().unwrap_or_else(|| "-".into())).into_owned());
+            }
             t.add_row(row);
         }
         for v in &self.vsyscall_emulations {
@@ -179,6 +200,9 @@ impl TraceReport {
             ];
             if per_thread {
                 row.insert(1, "-".into());
+            }
+            if placed {
+                row.push("-".into());
             }
             t.add_row(row);
         }
@@ -195,9 +219,40 @@ impl TraceReport {
             if per_thread {
                 row.insert(1, "-".into());
             }
+            if placed {
+                row.push("-".into());
+            }
             t.add_row(row);
         }
         t
+    }
+
+    /// `--sites`: a row per count row and call site.
+    fn sites_table(&self, out: &Output) -> Option<crate::render::table::Table> {
+        use crate::model::site::label;
+        if !self.counts.iter().any(|r| r.sites.as_ref().is_some_and(|s| !s.is_empty())) {
+            return None;
+        }
+        let mut t = out.table(&["PID", "CLOCK", "COUNT", "SITE", "CALLER", "CLASS"]);
+        for r in &self.counts {
+            for s in r.sites.iter().flatten() {
+                t.add_row(vec![
+                    r.pid.to_string(),
+                    r.clock.map_or_else(
+                        || r.syscall.to_string(),
+                        |c| {
+                            let t = ClockRef::text(c);
+                            t.strip_prefix("CLOCK_").map_or_else(|| t.clone(), str::to_string)
+                        },
+                    ),
+                    thousands(s.count),
+                    out.text(&label(&s.site)).into_owned(),
+                    s.caller.as_ref().map_or_else(|| "-".to_string(), |c| out.text(&label(c)).into_owned()),
+                    crate::render::site_class_text(s.class).to_string(),
+                ]);
+            }
+        }
+        Some(t)
     }
 
     /// Who each process is (its executable and command line, as first
@@ -206,6 +261,7 @@ impl TraceReport {
     fn processes(&self, out: &Output) -> String {
         let mut s = String::new();
         let mut said = std::collections::HashSet::new();
+        // Two processes that held one pid in turn: a line each.
         for r in &self.counts {
             if !said.insert((r.pid, r.start)) {
                 continue;
@@ -215,20 +271,12 @@ impl TraceReport {
             let cpu = (!costs.is_empty()).then(|| {
                 (costs.iter().map(|c| c.cpu_ns).sum::<u64>(), costs.iter().map(|c| c.core_percent).sum::<f64>())
             });
-            let mut parts = Vec::new();
-            if let Some(exe) = &r.exe {
-                parts.push(out.text(exe).into_owned());
-            }
-            if let Some(argv) = &r.cmdline {
-                let line = cut(&crate::render::shell_words(argv), CMDLINE_SHOWN, r.cmdline_truncated);
-                parts.push(format!("`{}`", out.text(&line)));
-            }
-            if let Some((ns, share)) = cpu {
-                let time = crate::render::duration_text(Duration::from_nanos(ns));
-                parts.push(format!("its calls ~{time} of CPU ({} of a core)", core_text(share)));
-            }
-            if !parts.is_empty() {
-                s += &format!("  pid {}: {}\n", r.pid, parts.join(", "));
+            s += &who_line(out, r.pid, r.exe.as_deref(), r.cmdline.as_deref(), r.cmdline_truncated, cpu);
+        }
+        // Processes with [vsyscall] emulations only.
+        for v in &self.vsyscall_emulations {
+            if !said.iter().any(|(pid, _)| *pid == v.pid) && said.insert((v.pid, 0)) {
+                s += &who_line(out, v.pid, v.exe.as_deref(), v.cmdline.as_deref(), false, None);
             }
         }
         s
@@ -238,6 +286,9 @@ impl TraceReport {
     fn stacks_text(&self, out: &Output) -> String {
         let Some(stacks) = &self.stacks else { return String::new() };
         let lines = crate::model::stacks::folded(stacks);
+        if lines.is_empty() {
+            return "stacks: none counted\n".into();
+        }
         let mut s = format!("stacks ({} folded, root first; --format folded prints only these):\n", lines.len());
         for (stack, n) in &lines {
             s += &format!("  {} {n}\n", out.text(stack));
@@ -309,6 +360,9 @@ impl TraceReport {
 impl Render for TraceReport {
     fn render_table(&self, out: &Output) -> String {
         let mut s = format!("{}\n{}\n", self.heading(out), self.table(out));
+        if let Some(sites) = self.sites_table(out) {
+            s += &format!("\ncall sites\n{sites}\n");
+        }
         s += &self.processes(out);
         s += &self.stacks_text(out);
         s += &self.notes(out);
@@ -353,6 +407,7 @@ impl Render for TraceReport {
                 abi: r.abi.name(),
                 vdso_serves: !r.expected,
                 count: r.count,
+                placement: Some(&r.placement),
             })
             .collect();
         prom::clock_syscalls(&mut p, "during the trace", &rows);
@@ -381,6 +436,31 @@ fn utc_time(t: std::time::SystemTime) -> String {
 /// `SIGSEGV` for 11, else `signal N`.
 fn signal_name(n: i32) -> String {
     Signal::try_from(n).map_or_else(|_| format!("signal {n}"), |s| s.as_str().to_string())
+}
+
+/// `  pid N: exe, `command line`, its calls ~T of CPU (P of a core)`, or
+/// nothing when none of them is known.
+fn who_line(
+    out: &Output,
+    pid: i32,
+    exe: Option<&str>,
+    argv: Option<&[String]>,
+    truncated: bool,
+    cpu: Option<(u64, f64)>,
+) -> String {
+    let mut parts: Vec<String> = exe.iter().map(|e| out.text(e).into_owned()).collect();
+    if let Some(argv) = argv {
+        let line = cut(&crate::render::shell_words(argv), CMDLINE_SHOWN, truncated);
+        parts.push(format!("`{}`", out.text(&line)));
+    }
+    if let Some((ns, share)) = cpu {
+        let time = crate::render::duration_text(Duration::from_nanos(ns));
+        parts.push(format!("its calls ~{time} of CPU ({} of a core)", core_text(share)));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!("  pid {pid}: {}\n", parts.join(", "))
 }
 
 /// Characters of a command line shown under the table (JSON has it whole).

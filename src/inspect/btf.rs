@@ -26,6 +26,7 @@ const KIND_STRUCT: u32 = 4;
 const KIND_UNION: u32 = 5;
 const KIND_ENUM: u32 = 6;
 const KIND_TYPEDEF: u32 = 8;
+const KIND_FUNC: u32 = 12;
 const KIND_FUNC_PROTO: u32 = 13;
 const KIND_VAR: u32 = 14;
 const KIND_DATASEC: u32 = 15;
@@ -197,6 +198,32 @@ impl Btf {
     /// The type id of the typedef `name` (e.g. `btf_trace_sys_enter`).
     pub fn typedef_id(&self, name: &str) -> Option<u32> {
         self.find(KIND_TYPEDEF, name)
+    }
+
+    /// The type id of the function `name` (an `fentry` attach point).
+    pub fn func_id(&self, name: &str) -> Option<u32> {
+        self.find(KIND_FUNC, name)
+    }
+
+    /// The type ids of the functions `names`, in one walk of the types.
+    pub fn func_ids(&self, names: &[&str]) -> Vec<Option<u32>> {
+        let mut ids = vec![None; names.len()];
+        for id in 1..self.starts.len() as u32 {
+            let Some(t) = self.ty(id) else { continue };
+            if u32::from(t.kind) != KIND_FUNC || t.name == 0 {
+                continue;
+            }
+            let name = self.str_at(t.name);
+            if let Some(i) = names.iter().position(|n| *n == name) {
+                ids[i].get_or_insert(id);
+            }
+        }
+        ids
+    }
+
+    /// Bytes of struct `name` (`sizeof`).
+    pub fn struct_size(&self, name: &str) -> Option<u32> {
+        self.size_of(self.find(KIND_STRUCT, name)?, 0)
     }
 
     /// Byte offset of `path` (`["thread_info", "status"]`) inside struct

@@ -3,6 +3,7 @@
 
 pub mod auxv;
 pub mod btf;
+pub mod cgroup;
 pub mod code;
 pub mod code_a64;
 pub mod elf;

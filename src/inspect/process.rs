@@ -382,6 +382,29 @@ pub fn in_initial_pid_namespace() -> Option<bool> {
     Some(ino == PROC_PID_INIT_INO)
 }
 
+/// A pid namespace as BPF names it: the device and inode of its nsfs file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PidNamespace {
+    /// In the kernel's encoding (`MKDEV`: major << 20 | minor), which is
+    /// what `bpf_get_ns_current_pid_tgid` compares, not stat(2)'s.
+    pub dev: u64,
+    pub ino: u64,
+}
+
+/// vdsoctl's own pid namespace, when it is not the initial one: the pids
+/// vdsoctl sees (and reports) are that namespace's, so the BPF programs
+/// translate into it. `None` in the initial namespace or when
+/// /proc/self/ns/pid cannot be read.
+pub fn own_pid_namespace() -> Option<PidNamespace> {
+    use std::os::unix::fs::MetadataExt;
+    if in_initial_pid_namespace() != Some(false) {
+        return None;
+    }
+    let m = std::fs::metadata("/proc/self/ns/pid").ok()?;
+    let (major, minor) = (nix::sys::stat::major(m.dev()), nix::sys::stat::minor(m.dev()));
+    Some(PidNamespace { dev: major << 20 | minor, ino: m.ino() })
+}
+
 /// vdsoctl's own effective capabilities (`CapEff` in /proc/self/status),
 /// to name the one a refused operation lacks.
 pub fn own_capabilities() -> Option<u64> {
@@ -496,6 +519,14 @@ mod tests {
         // A child running another program is not vdsoctl.
         let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
         let pid = child.id() as i32;
+        // Until it has exec'd it is a copy of this one (seen under QEMU's TCG).
+        let own = std::fs::read_link("/proc/self/exe").unwrap();
+        for _ in 0..500 {
+            if std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe != own) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let seen = runs_vdsoctl(pid);
         let _ = child.kill();
         let _ = child.wait();

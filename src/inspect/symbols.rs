@@ -192,6 +192,11 @@ impl Snapshot {
         Snapshot { pid: process.pid(), regions, vdso }
     }
 
+    /// Whether an executable mapping of the snapshot holds `address`.
+    pub fn maps(&self, address: u64) -> bool {
+        self.regions.iter().any(|r| (r.start..r.end).contains(&address))
+    }
+
     /// Name `address`: its mapping, and the function in the mapped object.
     pub fn resolve(&self, address: u64, objects: &mut Objects) -> Frame {
         let Some(r) = self.regions.iter().find(|r| (r.start..r.end).contains(&address)) else {

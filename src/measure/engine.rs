@@ -6,6 +6,7 @@
 
 use crate::arch::Abi;
 use crate::error::{Error, Hint, Misuse, Result};
+use crate::inspect::cgroup::CgroupDir;
 use crate::inspect::Process;
 use crate::measure::bpf::{self, BpfTracer};
 use crate::measure::seccomp::SeccompTracer;
@@ -17,9 +18,12 @@ pub use crate::progress::Kind;
 /// Which engine the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Choice {
-    /// BPF where the kernel allows it, else perf, else (for `-- CMD`) seccomp.
+    /// fentry where the kernel allows it, else BPF on sys_enter, else perf, else (for `-- CMD`) seccomp.
     #[default]
     Auto,
+    /// BPF programs on the clock syscall functions: other syscalls pay nothing (needs BPF
+    /// trampolines and BTF for them; not under lockdown).
+    Fentry,
     /// In-kernel aggregation (needs CAP_BPF and CAP_PERFMON, BTF).
     Bpf,
     /// Tracepoint counters and sampled records (needs CAP_PERFMON, tracefs).
@@ -29,7 +33,7 @@ pub enum Choice {
 }
 
 /// What to count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Plan {
     /// Every process (`-a`) rather than the trees added one by one.
     pub all: bool,
@@ -42,6 +46,11 @@ pub struct Plan {
     /// The target is a command started by vdsoctl (`-- CMD`): the only
     /// target the seccomp engine can count.
     pub command: bool,
+    /// `--cgroup`: only processes in these cgroups (or below), filtered in
+    /// the kernel — the BPF engine only.
+    pub cgroups: Vec<CgroupDir>,
+    /// Split rows by call site (`--sites`): BPF and seccomp only.
+    pub sites: bool,
     /// Count each call's user stack too (`--stacks`, BPF engine only: no
     /// fallback to an engine that would drop them).
     pub stacks: bool,
@@ -50,7 +59,7 @@ pub struct Plan {
 /// An engine with its targets, counting or about to.
 #[derive(Debug)]
 pub enum Counting {
-    Bpf(BpfTracer),
+    Bpf(Box<BpfTracer>),
     Perf(Box<Tracer>),
     Seccomp(Box<SeccompTracer>),
 }
@@ -66,7 +75,10 @@ impl Counting {
     /// Open the engine `choice` names for `plan`. `auto` tries BPF and falls
     /// back to perf, keeping BPF's refusal as the reason; when both refuse,
     /// the error names both.
-    pub fn open(choice: Choice, plan: Plan) -> Result<Opened> {
+    pub fn open(choice: Choice, plan: &Plan) -> Result<Opened> {
+        if !plan.cgroups.is_empty() && matches!(choice, Choice::Perf | Choice::Seccomp) {
+            return Err(Error::Misuse(Misuse::CgroupNeedsBpf));
+        }
         if plan.stacks && matches!(choice, Choice::Perf | Choice::Seccomp) {
             return Err(Error::Misuse(Misuse::StacksNeedBpf));
         }
@@ -75,6 +87,9 @@ impl Counting {
             return Counting::open_seccomp(plan).map(|c| Opened { counting: c, fallback_reason: None });
         }
         let perf_only = plan.native_only || plan.no_split;
+        if plan.sites && (choice == Choice::Perf || perf_only) {
+            return Err(Error::Misuse(Misuse::SitesNeedRegisters));
+        }
         if plan.stacks && perf_only {
             return Err(Error::Misuse(Misuse::StacksNeedBpf));
         }
@@ -83,21 +98,39 @@ impl Counting {
             return Ok(Opened { counting: Counting::open_perf(plan)?, fallback_reason: reason });
         }
         let scope = if plan.all { bpf::Scope::All } else { bpf::Scope::Trees };
-        // The BPF programs key on the kernel's global pids; inside a PID
-        // namespace (a container) vdsoctl only knows its namespace's pids,
-        // while perf counters are opened on those and report them.
-        let loaded = if crate::inspect::process::in_initial_pid_namespace() == Some(false) {
-            Err(Error::Facility {
-                what: "the BPF engine counts by the host's pids and vdsoctl runs in a PID namespace".into(),
-                hint: Hint::BpfPidNamespace,
-                errno: None,
-            })
-        } else {
-            BpfTracer::load(scope, plan.per_thread, plan.stacks)
+        // In a PID namespace (a container) the programs count and key pids
+        // as the namespace sees them (bpf_get_ns_current_pid_tgid).
+        // fentry first where it may run: the same counts, and other
+        // syscalls pay nothing; refused (probed before any map is made),
+        // the sys_enter program with the refusal as the note.
+        let probed = matches!(choice, Choice::Auto | Choice::Fentry).then(bpf::FentryPoints::probe);
+        let (points, note) = match probed {
+            Some(Ok(p)) => (Some(p), None),
+            Some(Err(e)) if choice == Choice::Fentry => return Err(e),
+            Some(Err(e)) => (None, Some(short(&e.to_string()).to_string())),
+            None => (None, None),
         };
+        let loaded = BpfTracer::load(&bpf::Options {
+            scope,
+            per_thread: plan.per_thread,
+            stacks: plan.stacks,
+            cgroups: &plan.cgroups,
+            sites: plan.sites,
+            fentry: points.as_ref(),
+        })
+        .map(|t| (t, note));
         match loaded {
-            Ok(t) => Ok(Opened { counting: Counting::Bpf(t), fallback_reason: None }),
-            Err(e) if choice == Choice::Bpf || plan.stacks => Err(e),
+            Ok((t, note)) => Ok(Opened { counting: Counting::Bpf(Box::new(t)), fallback_reason: note }),
+            // Nothing else keeps stacks or filters by cgroup: no fallback.
+            Err(e) if matches!(choice, Choice::Bpf | Choice::Fentry) || plan.stacks || !plan.cgroups.is_empty() => {
+                Err(e)
+            }
+            // --sites: the perf engine cannot; a command still has seccomp.
+            Err(bpf_err) if plan.sites && plan.command => Ok(Opened {
+                counting: Counting::open_seccomp(plan)?,
+                fallback_reason: Some(short(&bpf_err.to_string()).to_string()),
+            }),
+            Err(bpf_err) if plan.sites => Err(bpf_err),
             Err(bpf_err) => match Counting::open_perf(plan) {
                 // The reason without its hint: BPF's hints advise `--engine perf`,
                 // which is what runs now (and `check` has no --engine).
@@ -128,7 +161,7 @@ impl Counting {
         }
     }
 
-    fn open_seccomp(plan: Plan) -> Result<Counting> {
+    fn open_seccomp(plan: &Plan) -> Result<Counting> {
         if !plan.command {
             return Err(Error::Misuse(Misuse::SeccompNeedsCommand));
         }
@@ -137,10 +170,10 @@ impl Counting {
         }
         // The filter's fd is made in the command's child, before its exec:
         // nothing is opened here, and a refusal is known at the fork.
-        Ok(Counting::Seccomp(Box::new(SeccompTracer::new(plan.per_thread))))
+        Ok(Counting::Seccomp(Box::new(SeccompTracer::new(plan.per_thread, plan.sites))))
     }
 
-    fn open_perf(plan: Plan) -> Result<Counting> {
+    fn open_perf(plan: &Plan) -> Result<Counting> {
         if plan.per_thread {
             return Err(Error::Misuse(Misuse::PerThreadNeedsBpf));
         }
@@ -162,6 +195,7 @@ impl Counting {
     /// Which engine this is.
     pub fn kind(&self) -> Kind {
         match self {
+            Counting::Bpf(t) if t.is_fentry() => Kind::Fentry,
             Counting::Bpf(_) => Kind::Bpf,
             Counting::Perf(_) => Kind::Perf,
             Counting::Seccomp(_) => Kind::Seccomp,
@@ -235,17 +269,25 @@ impl Counting {
         }
     }
 
-    /// Between snapshots: the perf engine drains its rings (the BPF engine
-    /// has none). Never blocks.
+    /// Between snapshots: the perf engine drains its rings; the BPF engine
+    /// with `--sites` takes the mappings of the processes it sees first.
+    /// Never blocks.
     pub fn pump(&mut self) {
-        if let Counting::Perf(t) = self {
-            t.drain();
+        match self {
+            Counting::Perf(t) => t.drain(),
+            Counting::Bpf(t) => t.note_processes(),
+            Counting::Seccomp(_) => {}
         }
     }
 
     /// Whether `pump` must run every few milliseconds (rings to drain).
     pub fn needs_pump(&self) -> bool {
-        matches!(self, Counting::Perf(t) if t.has_rings())
+        match self {
+            Counting::Perf(t) => t.has_rings(),
+            // --sites: new processes' mappings are taken while they live.
+            Counting::Bpf(t) => t.splits_sites(),
+            Counting::Seccomp(_) => false,
+        }
     }
 
     /// Stop counting; the next snapshot is final.
@@ -272,6 +314,7 @@ impl Counting {
                         }
                     }
                 }
+                cgroups_of(&mut tally);
                 Ok(tally)
             }
             Counting::Perf(t) => {
@@ -283,9 +326,14 @@ impl Counting {
                         tally.comms.entry(pid).or_insert_with(|| c.to_string());
                     }
                 }
+                cgroups_of(&mut tally);
                 Ok(tally)
             }
-            Counting::Seccomp(t) => Ok(t.snapshot()),
+            Counting::Seccomp(t) => {
+                let mut tally = t.snapshot();
+                cgroups_of(&mut tally);
+                Ok(tally)
+            }
         }
     }
 
@@ -330,6 +378,19 @@ fn raise_fd_limit() {
     if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
         if soft < hard {
             let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+        }
+    }
+}
+
+/// The cgroup v2 path of each counted process that still lives (read from
+/// /proc/PID/cgroup when the window is taken: one that exited has none).
+fn cgroups_of(tally: &mut Tally) {
+    let pids: Vec<i32> = tally.counts.keys().map(|k| k.pid).chain(tally.vsyscall.keys().map(|k| k.0)).collect();
+    for pid in pids {
+        if let std::collections::btree_map::Entry::Vacant(e) = tally.cgroups.entry(pid) {
+            if let Some(path) = crate::inspect::cgroup::of_process(pid) {
+                e.insert(path);
+            }
         }
     }
 }

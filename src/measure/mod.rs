@@ -13,6 +13,7 @@ pub mod ring;
 pub mod seccomp;
 pub mod session;
 pub mod sight;
+pub mod sites;
 pub(crate) mod sys;
 pub mod trace;
 pub mod tracefs;

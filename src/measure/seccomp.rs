@@ -16,8 +16,9 @@
 
 use crate::arch::{self, Abi, TimeFn};
 use crate::inspect::process::{boottime_offset_ns, ns_per_tick, start_ticks_of};
+use crate::measure::sites::Book;
 use crate::measure::sys::seccomp::{Insn, Listener, Notification, Program, Wake};
-use crate::measure::trace::{Clock, Key, Tally};
+use crate::measure::trace::{Clock, Key, Site, Tally};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read};
@@ -230,6 +231,8 @@ struct Shared {
 #[derive(Debug)]
 pub struct SeccompTracer {
     per_thread: bool,
+    /// `--sites`: each call's site read while it waits.
+    sites: bool,
     program: Program,
     shared: Arc<SharedHandle>,
     worker: Option<JoinHandle<()>>,
@@ -248,9 +251,10 @@ impl std::fmt::Debug for SharedHandle {
 
 impl SeccompTracer {
     /// An engine ready to give its filter to a command.
-    pub fn new(per_thread: bool) -> SeccompTracer {
+    pub fn new(per_thread: bool, sites: bool) -> SeccompTracer {
         SeccompTracer {
             per_thread,
+            sites,
             program: program(),
             shared: Arc::new(SharedHandle(Shared::default())),
             worker: None,
@@ -270,10 +274,10 @@ impl SeccompTracer {
         listener.prefer_sync_wake_up();
         let (stop_r, stop_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(io::Error::from)?;
         let shared = Arc::clone(&self.shared);
-        let per_thread = self.per_thread;
+        let how = How { per_thread: self.per_thread, sites: self.sites };
         let worker = std::thread::Builder::new()
             .name("seccomp".into())
-            .spawn(move || serve_calls(&listener, &stop_r, &shared.0, per_thread))?;
+            .spawn(move || serve_calls(&listener, &stop_r, &shared.0, how))?;
         self.worker = Some(worker);
         self.stop = Some(stop_w);
         Ok(())
@@ -307,12 +311,13 @@ impl Drop for SeccompTracer {
 
 /// The supervisor: take each notified call, count it, let it run; until
 /// the listener hangs up (no process holds the filter) or `stop` closes.
-fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, per_thread: bool) {
+fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, how: How) {
     let mut resolver = Resolver::default();
+    let mut book = how.sites.then(Book::default);
     loop {
         match listener.wait(stop.as_fd()) {
             Ok(Wake::Call) => match listener.recv() {
-                Ok(n) => answer(listener, &n, &mut resolver, shared, per_thread),
+                Ok(n) => answer(listener, &n, &mut resolver, shared, how.per_thread, book.as_mut()),
                 // The caller was killed between the wake-up and the receive.
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
                 Err(_) => return,
@@ -329,23 +334,73 @@ fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, per_thread:
 
 /// One call: who made it (read while it waits, then checked still pending),
 /// let it run, and count it once it did.
-fn answer(listener: &Listener, n: &Notification, resolver: &mut Resolver, shared: &Shared, per_thread: bool) {
+fn answer(
+    listener: &Listener,
+    n: &Notification,
+    resolver: &mut Resolver,
+    shared: &Shared,
+    per_thread: bool,
+    book: Option<&mut Book>,
+) {
     let who = resolver.resolve(n.tid, Instant::now(), &shared.tally);
+    let call = decode(n);
+    // --sites: the stack word is read while the call waits (valid if the
+    // notification still is, checked next).
+    let site = match (&book, call) {
+        (Some(_), Some(Call::Syscall { abi, .. })) => Some(site_of(n, abi)),
+        _ => None,
+    };
     if !listener.id_valid(n.id) {
         return;
     }
     if listener.resume(n.id).is_err() {
         return;
     }
-    let (Some((tgid, start)), Some(call)) = (who, decode(n)) else { return };
+    let (Some((tgid, start)), Some(call)) = (who, call) else { return };
     let mut tally = lock(&shared.tally);
     match call {
         Call::Vsyscall(func) => *tally.vsyscall.entry((tgid, func)).or_insert(0) += 1,
         Call::Syscall { abi, func, clock } => {
             let key = Key { pid: tgid, tid: per_thread.then_some(n.tid), abi, func, clock, comm: None, start };
             *tally.counts.entry(key).or_insert(0) += 1;
+            if let (Some(book), Some(site)) = (book, site) {
+                book.note(tgid, start);
+                // Outside the mappings taken: it exec'd since (it waits: read them now).
+                if !book.maps(tgid, start, site.ip) {
+                    book.retake(tgid, start);
+                }
+                book.name(&mut tally, &key, site);
+                *tally.sites.entry((key, site)).or_insert(0) += 1;
+            }
         }
     }
+}
+
+/// How the supervisor counts: rows per thread, split by call site.
+#[derive(Debug, Clone, Copy)]
+struct How {
+    per_thread: bool,
+    sites: bool,
+}
+
+/// Where a waiting call was made from: the instruction (the notification's
+/// pointer is past it) and the word at its stack pointer, which
+/// /proc/TID/syscall shows while the thread is blocked in the call (`nr
+/// args... sp pc`), read through /proc/TID/mem — 4 bytes for a compat
+/// call. A word that cannot be read is 0.
+fn site_of(n: &Notification, abi: Abi) -> Site {
+    let ip = n.ip.saturating_sub(arch::SITE_REGS.map_or(0, |r| r.insn_len));
+    let word = || -> Option<u64> {
+        let mut text = String::new();
+        File::open(format!("/proc/{}/syscall", n.tid)).ok()?.take(512).read_to_string(&mut text).ok()?;
+        let sp =
+            text.split_whitespace().nth(7).and_then(|v| u64::from_str_radix(v.trim_start_matches("0x"), 16).ok())?;
+        let width = if abi.elf().1 { 8 } else { 4 };
+        let mut buf = [0u8; 8];
+        File::open(format!("/proc/{}/mem", n.tid)).ok()?.read_exact_at(&mut buf[..width], sp).ok()?;
+        Some(u64::from_ne_bytes(buf))
+    };
+    Site { ip, ret: word().unwrap_or(0) }
 }
 
 #[cfg(test)]

@@ -98,6 +98,8 @@ pub struct Session {
     pub traces_compat: bool,
     /// `-- CMD`: the command and how it ended (set when the session ends).
     pub command: Option<CommandInfo>,
+    /// Rows are split by call site (`--sites`).
+    pub sites: bool,
     /// Stacks were counted (`--stacks`).
     pub stacks: bool,
 }
@@ -233,6 +235,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         engine_note,
         traces_compat: counting.traces_compat(),
         command: None,
+        sites: req.plan.sites,
         stacks: req.plan.stacks,
     };
     let targets = match &session.target {
@@ -539,9 +542,9 @@ fn open_and_arm(
     duration: Option<Duration>,
     tx: &mpsc::Sender<Event>,
 ) -> Result<(Counting, Option<String>, Armed)> {
-    let plan = Plan { command: command.is_some(), ..req.plan };
+    let plan = Plan { command: command.is_some(), ..req.plan.clone() };
     let open = |choice: Choice| -> Result<(Counting, Option<String>)> {
-        let opened = Counting::open(choice, plan)?;
+        let opened = Counting::open(choice, &plan)?;
         if opened.counting.kind() == Kind::Seccomp && req.duration.is_some() {
             return Err(Error::Misuse(Misuse::SeccompNoDuration));
         }
@@ -553,7 +556,9 @@ fn open_and_arm(
         }
     };
     let (mut counting, note) = open(req.engine)?;
-    if let Some(why) = &note {
+    // fentry refused, the sys_enter program counts the same: the note
+    // stays in the report, no fallback is announced.
+    if let Some(why) = note.as_ref().filter(|_| counting.kind() != Kind::Bpf) {
         say(counting.kind(), why);
     }
     match arm(&mut counting, req, command, processes, duration, tx) {

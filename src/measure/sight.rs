@@ -14,10 +14,16 @@ use std::time::Duration;
 /// How often the wait loop looks for new processes.
 pub const SIGHT: Duration = Duration::from_millis(50);
 
+/// Processes kept at most (`-a` for hours on a busy host): later ones are
+/// reported without exe, command line or named frames.
+pub const MAX_SEEN: usize = crate::measure::bpf::MAX_PROCS as usize;
+
 /// A process as first seen.
 #[derive(Debug, Clone, Default)]
 pub struct Seen {
     pub identity: Identity,
+    /// Its cgroup v2 path.
+    pub cgroup: Option<String>,
     /// Its executable mappings and their files (`--stacks`); `None`: not read.
     pub snapshot: Option<Snapshot>,
 }
@@ -43,6 +49,9 @@ impl Sightings {
     /// that started at `start` (a pid used again is another process).
     pub fn look(&mut self, procs: impl IntoIterator<Item = (i32, u64)>) {
         for (pid, start) in procs {
+            if self.seen.len() >= MAX_SEEN {
+                return;
+            }
             if self.seen.contains_key(&(pid, start)) || !crate::inspect::process::is_running(pid, start) {
                 continue;
             }
@@ -53,17 +62,23 @@ impl Sightings {
             }
             let snapshot = if self.with_maps { Snapshot::of(pid, self.objects.get_mut()).ok() } else { None };
             let identity = Identity::of(pid);
+            let cgroup = crate::inspect::cgroup::of_process(pid);
             // Read after: the process did not exit or hand its pid on meanwhile.
             if crate::inspect::process::is_running(pid, start) {
-                self.seen.insert((pid, start), Seen { identity, snapshot });
+                self.seen.insert((pid, start), Seen { identity, cgroup, snapshot });
             }
         }
     }
 
-    /// What was read of the process `pid` that started at `start` (or, when
-    /// the engine knows no start, of the last process seen with that pid).
+    /// What was read of the process `pid` that started at `start`. Where
+    /// one side knows no start (0: the perf engine), the pid alone decides:
+    /// the last process seen with it.
     pub fn get(&self, pid: i32, start: u64) -> Option<&Seen> {
-        self.seen.get(&(pid, start)).or_else(|| self.seen.range((pid, 0)..=(pid, u64::MAX)).next_back().map(|(_, s)| s))
+        if let Some(s) = self.seen.get(&(pid, start)).or_else(|| self.seen.get(&(pid, 0))) {
+            return Some(s);
+        }
+        let any = self.seen.range((pid, 0)..=(pid, u64::MAX)).next_back().map(|(_, s)| s);
+        any.filter(|_| start == 0)
     }
 }
 
@@ -122,5 +137,24 @@ mod tests {
         let mut late = Sightings::new(true);
         late.look([(pid, 0)]);
         assert!(late.get(pid, 0).is_none() && late.resolve(pid, 0, code.start).is_none());
+    }
+
+    /// A pid used again is another process: never given the first one's
+    /// identity; an engine without start times goes by the pid alone.
+    #[test]
+    fn a_reused_pid_is_not_taken_for_the_process_seen_before() {
+        let named = |exe: &str| Seen {
+            identity: Identity { exe: Some(exe.into()), ..Identity::default() },
+            snapshot: None,
+            cgroup: None,
+        };
+        let mut seen = Sightings::new(false);
+        seen.seen.insert((7, 100), named("/bin/first"));
+        let exe = |s: Option<&Seen>| s.and_then(|s| s.identity.exe.clone());
+        assert_eq!(exe(seen.get(7, 100)).as_deref(), Some("/bin/first"));
+        assert_eq!(exe(seen.get(7, 200)), None, "another start: another process");
+        assert_eq!(exe(seen.get(7, 0)).as_deref(), Some("/bin/first"), "no start known: the pid decides");
+        seen.seen.insert((8, 0), named("/bin/perf-seen"));
+        assert_eq!(exe(seen.get(8, 300)).as_deref(), Some("/bin/perf-seen"));
     }
 }

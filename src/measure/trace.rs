@@ -116,6 +116,8 @@ pub struct Key {
     pub start: u64,
 }
 
+pub use crate::measure::sites::Site;
+
 /// Counts at one moment. Subtract two for an interval.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tally {
@@ -133,6 +135,8 @@ pub struct Tally {
     /// New processes of a traced tree the engine could not follow (its
     /// traced set was full).
     pub unfollowed: u64,
+    /// `--sites`: calls counted in their row whose site row found no room.
+    pub sites_lost: u64,
     /// Parent of each process the engine saw fork.
     pub parents: BTreeMap<i32, i32>,
     /// A name for pids whose rows carry none (`Key::comm` is `None`): the
@@ -140,6 +144,15 @@ pub struct Tally {
     /// execs never split a process's rows or series. An engine should do
     /// the same: one name per process here, `Key::comm` left `None`.
     pub comms: BTreeMap<i32, String>,
+    /// Each process's cgroup v2 path (/proc/PID/cgroup's `0::` line), read
+    /// while it lived.
+    pub cgroups: BTreeMap<i32, String>,
+    /// `--sites`: each row's calls split by call site (the rows' counts
+    /// stay in `counts`).
+    pub sites: BTreeMap<(Key, Site), u64>,
+    /// `--sites`: each site's addresses named while their process lived,
+    /// by (pid, process start, address).
+    pub frames: BTreeMap<(i32, u64, u64), crate::inspect::symbols::Frame>,
     /// `--stacks` (BPF engine): calls per process and user stack.
     pub stacks: BTreeMap<StackKey, u64>,
     /// `--stacks`: counted calls whose stack was not kept (the stack map
@@ -170,8 +183,12 @@ impl Tally {
             scaled: self.scaled,
             unrecorded: self.unrecorded.iter().map(|(k, v)| (*k, sub(*v, earlier.unrecorded.get(k)))).collect(),
             unfollowed: self.unfollowed.saturating_sub(earlier.unfollowed),
+            sites_lost: self.sites_lost.saturating_sub(earlier.sites_lost),
             parents: self.parents.clone(),
             comms: self.comms.clone(),
+            cgroups: self.cgroups.clone(),
+            sites: self.sites.iter().map(|(k, v)| (*k, sub(*v, earlier.sites.get(k)))).collect(),
+            frames: self.frames.clone(),
             stacks: self.stacks.iter().map(|(k, v)| (k.clone(), sub(*v, earlier.stacks.get(k)))).collect(),
             stacks_lost: self.stacks_lost.saturating_sub(earlier.stacks_lost),
         }

@@ -6,12 +6,14 @@ use serde::Serialize;
 
 pub mod bench;
 pub mod binary;
+pub mod cgroup;
 pub mod check;
 pub mod cost;
 pub mod host;
 pub mod image;
 pub mod observe;
 pub mod policy;
+pub mod site;
 pub mod stacks;
 pub mod trace;
 pub mod vsyscall;

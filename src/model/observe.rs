@@ -177,6 +177,7 @@ impl Observation {
             engine_note: None,
             traces_compat: true,
             command: None,
+            sites: false,
             stacks: false,
         };
         let window = Window {

@@ -97,8 +97,15 @@ pub fn rows(tally: &Tally, seen: &Sightings) -> Vec<StackRow> {
     rows
 }
 
+/// Where user space ends at the most: no 64-bit Linux architecture gives a
+/// process more than 56 bits of address (x86_64 with 5-level paging, riscv
+/// Sv57; arm64 has 52), so a "return address" above is a walk gone astray
+/// even when the process's mappings were never read.
+const USER_SPACE_END: u64 = 1 << 56;
+
 /// Name each address with `resolve` (`None`: the mappings were not read);
-/// the first one no executable mapping holds ends the stack as cut.
+/// the first one no executable mapping holds (or, unread, one past user
+/// space) ends the stack as cut.
 pub fn name_frames(
     addresses: &[u64],
     resolve: impl Fn(u64) -> Option<Frame>,
@@ -107,6 +114,7 @@ pub fn name_frames(
     let mut frames = Vec::new();
     for &address in addresses {
         let frame = match resolve(address) {
+            None if address >= USER_SPACE_END => return (frames, Some(Cut::NoFramePointer)),
             None => Frame::unmapped(address).into(),
             Some(f) if f.kind == FrameKind::Unmapped => return (frames, Some(Cut::NoFramePointer)),
             Some(f) => f.into(),
@@ -171,9 +179,11 @@ mod tests {
         assert_eq!(frames.iter().map(frame_name).collect::<Vec<_>>(), ["inner", "libc.so.6+0x20"]);
         let (frames, cut) = name_frames(&[0x1010], resolve, true);
         assert_eq!((frames.len(), cut), (1, Some(Cut::DepthLimit)));
-        // Mappings never read: raw addresses, no cut claimed.
+        // Mappings never read: raw addresses, no cut claimed but past user space.
         let (frames, cut) = name_frames(&[0x4242], |_| None, false);
         assert_eq!((frame_name(&frames[0]), cut), ("0x4242".to_string(), None));
+        let (frames, cut) = name_frames(&[0x7f00_0000_1000, 0xffff_f8bc_ffff_f8cc, 0x1000], |_| None, false);
+        assert_eq!((frames.len(), cut), (1, Some(Cut::NoFramePointer)));
     }
 
     #[test]

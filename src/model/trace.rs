@@ -90,6 +90,10 @@ pub struct CountRow {
     pub per_sec: f64,
     /// Whether this syscall is expected (the vDSO never serves it here).
     pub expected: bool,
+    /// The process's cgroup, container and unit (`cgroup`, `container`,
+    /// `unit`), read while it lived.
+    #[serde(flatten)]
+    pub placement: crate::model::cgroup::Placement,
     /// What the calls cost the host (`null`: no per-call figure, as for
     /// 32-bit calls and `other` clocks).
     pub cost: Option<super::cost::Cost>,
@@ -97,6 +101,9 @@ pub struct CountRow {
     /// tells apart two processes that held the pid in turn.
     #[serde(skip)]
     pub start: u64,
+    /// `--sites`: the calls by call site, busiest first (absent without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sites: Option<Vec<super::site::SiteRow>>,
 }
 
 /// Emulated calls into the [vsyscall] page by one process.
@@ -104,6 +111,9 @@ pub struct CountRow {
 pub struct VsyscallRow {
     pub pid: i32,
     pub comm: Option<String>,
+    /// As a count row's (the engines key these rows by pid alone).
+    pub exe: Option<String>,
+    pub cmdline: Option<Vec<String>>,
     pub function: &'static str,
     pub count: u64,
     #[serde(serialize_with = "crate::model::rate")]
@@ -136,12 +146,23 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         let lived = exited.get(&pid).map_or(elapsed, |at| at.saturating_duration_since(start));
         lived.min(elapsed).as_secs_f64().max(1e-9)
     };
-    let (mut counts, vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of);
+    let host = session.sites.then(super::site::Host::here);
+    let (mut counts, mut vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of, host.as_ref());
     for r in &mut counts {
         if let Some(seen) = w.seen.get(r.pid, r.start) {
             r.exe = seen.identity.exe.clone();
             r.cmdline = seen.identity.cmdline.clone();
             r.cmdline_truncated = seen.identity.cmdline_truncated;
+            // The cgroup at first sight, for a process gone by the report.
+            if r.placement.cgroup.is_none() {
+                r.placement = crate::model::cgroup::Placement::of(seen.cgroup.as_deref());
+            }
+        }
+    }
+    for v in &mut vsyscall_emulations {
+        if let Some(seen) = w.seen.get(v.pid, 0) {
+            v.exe = seen.identity.exe.clone();
+            v.cmdline = seen.identity.cmdline.clone();
         }
     }
     // Only the perf engine's --native-only leaves 32-bit calls out.
@@ -152,7 +173,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         .iter()
         .map(|(pid, at)| ExitedRow { pid: *pid, after_ns: at.saturating_duration_since(start).as_nanos() as u64 })
         .collect();
-    let findings = findings(
+    let mut findings = findings(
         &counts,
         &vsyscall_emulations,
         &unattributed,
@@ -160,6 +181,9 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         elapsed.as_secs_f64(),
         Judging { compat: !skipped_compat, fail_over, engine: session.engine },
     );
+    if session.sites {
+        findings.extend(super::site::findings(&counts, tally.sites_lost));
+    }
     let wall_start = std::time::SystemTime::now().checked_sub(start.elapsed()).unwrap_or(std::time::UNIX_EPOCH);
     TraceReport {
         target: session.target.clone(),
@@ -189,6 +213,7 @@ fn rows(
     tally: &Tally,
     kernel: Option<(u32, u32)>,
     secs_of: &dyn Fn(i32) -> f64,
+    sites: Option<&super::site::Host>,
 ) -> (Vec<CountRow>, Vec<VsyscallRow>, Vec<UnattributedRow>) {
     let comm_of = |pid: i32| tally.comms.get(&pid).cloned();
     let mut counts: Vec<CountRow> = tally
@@ -210,8 +235,10 @@ fn rows(
             count: *v,
             per_sec: *v as f64 / secs_of(k.pid),
             expected: !vdso_serves_call(k.abi, k.func, k.clock, kernel),
+            placement: crate::model::cgroup::Placement::of(tally.cgroups.get(&k.pid).map(String::as_str)),
             cost: None,
             start: k.start,
+            sites: sites.map(|host| super::site::rows_of(tally, k, secs_of(k.pid), host)),
         })
         .collect();
     counts.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)).then(a.tid.cmp(&b.tid)));
@@ -222,6 +249,8 @@ fn rows(
         .map(|((pid, f), v)| VsyscallRow {
             pid: *pid,
             comm: comm_of(*pid),
+            exe: None,
+            cmdline: None,
             function: f.name(),
             count: *v,
             per_sec: *v as f64 / secs_of(*pid),
@@ -330,12 +359,12 @@ pub fn findings(
                 who(u.pid, &u.comm),
                 thousands(u.count),
                 match engine {
-                    Kind::Bpf => "the count map was full",
+                    Kind::Bpf | Kind::Fentry => "the count map was full",
                     _ => "their sampled 32-bit records were lost",
                 }
             ),
             Some(match engine {
-                Kind::Bpf => format!("the BPF count map holds {} rows (process, function, clock); trace fewer processes or for less time", crate::measure::bpf::MAX_ROWS),
+                Kind::Bpf | Kind::Fentry => format!("the BPF count map holds {} rows (process, function, clock); trace fewer processes or for less time", crate::measure::bpf::MAX_ROWS),
                 _ => "use the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which splits every call in the kernel".into(),
             }),
         ));
@@ -497,7 +526,9 @@ mod tests {
             count: 100,
             per_sec,
             expected: false,
+            placement: Default::default(),
             start: 0,
+            sites: None,
         }
     }
 

@@ -9,8 +9,17 @@ pub fn folded_text(lines: &[(String, u64)]) -> String {
     lines.iter().map(|(stack, n)| format!("{stack} {n}\n")).collect()
 }
 
+/// What the SVG says when no stack was counted (inferno refuses empty input).
+const EMPTY: &str = "<?xml version=\"1.0\" standalone=\"no\"?>\n\
+<svg version=\"1.1\" width=\"1200\" height=\"60\" xmlns=\"http://www.w3.org/2000/svg\">\
+<text x=\"600\" y=\"36\" text-anchor=\"middle\" font-family=\"Verdana\" font-size=\"17\">\
+no clock syscalls were counted: no stacks</text></svg>\n";
+
 /// An SVG flame graph of `lines`, titled `title`.
 pub fn svg(lines: &[(String, u64)], title: &str) -> Result<Vec<u8>> {
+    if lines.is_empty() {
+        return Ok(EMPTY.as_bytes().to_vec());
+    }
     let text: Vec<String> = lines.iter().map(|(stack, n)| format!("{stack} {n}")).collect();
     let mut opts = inferno::flamegraph::Options::default();
     opts.title = title.to_string();
@@ -34,5 +43,7 @@ mod tests {
         assert!(svg.contains("&lt;inner&gt;") && !svg.contains("<inner>"), "frame names are XML-escaped");
         assert!(svg.contains(">main<") && svg.contains("other"));
         assert_eq!(folded_text(&lines), "app;main;<inner> 3\napp;main;other 1\n");
+        let empty = String::from_utf8(super::svg(&[], "t").unwrap()).unwrap();
+        assert!(empty.contains("<svg") && empty.contains("no clock syscalls were counted"));
     }
 }

@@ -29,7 +29,6 @@ impl fmt::Display for Hint {
             Hint::MlockLimit => "raise kernel.perf_event_mlock_kb or `ulimit -l`, or run as root",
             Hint::UnsupportedArch => "run on x86_64, aarch64 or riscv64",
             Hint::FdLimit => "raise `ulimit -n`",
-            Hint::BpfPidNamespace => "use `--engine perf` here, or run vdsoctl in the host's PID namespace (`docker run --pid=host`)",
             Hint::EnginesRootRefused => "root is refused too: a container's seccomp profile or capability bounding set blocks bpf(2) and perf_event_open; run on the host, or allow them (`docker run --cap-add BPF --cap-add PERFMON`)",
             Hint::EnginesPrivilege => "run as root, or grant CAP_BPF and CAP_PERFMON (`setpriv --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon vdsoctl trace ...`)",
             Hint::SeccompRefused => "seccomp(2) with a user-notification listener needs Linux 5.5 and a sandbox that allows seccomp(2); elsewhere use --engine bpf or perf (root, or CAP_BPF + CAP_PERFMON)",
@@ -39,6 +38,7 @@ impl fmt::Display for Hint {
             Hint::TracepointMissing => "the kernel lacks it (CONFIG_FTRACE_SYSCALLS for syscalls:*, x86_64 for vsyscall:*)",
             Hint::TracefsReadable => "check that tracefs is mounted and readable",
             Hint::BpfUsePerf => "use `--engine perf`",
+            Hint::FentryRefused => "use `--engine bpf` (the sys_enter program counts the same; `auto` falls back to it)",
             Hint::BpfPrivilege => "run as root, or grant CAP_BPF and CAP_PERFMON (`setpriv --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon vdsoctl ...`, systemd AmbientCapabilities=)",
             Hint::BpfSyscallBlocked => "use `--engine perf`, or allow bpf(2) in the container's seccomp profile",
             Hint::BpfProgramRefused => "use `--engine perf`; a kernel older than 5.11 or a locked-down one may refuse tp_btf programs",
@@ -56,6 +56,9 @@ impl fmt::Display for Misuse {
             Misuse::PerfOnlyModes => "--native-only and --no-split are perf-engine modes",
             Misuse::PerThreadNeedsBpf => "--per-thread needs the BPF engine (--engine bpf)",
             Misuse::SeccompNotPid => "the seccomp engine counts a command vdsoctl starts, not -p",
+            Misuse::CgroupNeedsBpf => "--cgroup filters in the kernel with the BPF engine: use --engine bpf (or auto)",
+            Misuse::CgroupNeedsAll => "--cgroup limits a system-wide trace: use it with -a",
+            Misuse::SitesNeedRegisters => "--sites needs the BPF engine (--engine bpf), or the seccomp engine for `-- CMD` (--engine seccomp): the perf engine counts calls without their registers, so it cannot tell where they were made",
             Misuse::StacksNeedBpf => "--stacks needs the BPF engine (--engine bpf or auto): the perf and seccomp engines keep no stacks",
             Misuse::SeccompNoDuration => "-d cannot cut the seccomp engine off: the command's clock syscalls wait for vdsoctl's answer, so it counts until the command's tree exits (stop it with Ctrl-C)",
         })
@@ -80,6 +83,50 @@ fn ptrace(euid: u32, owner: Option<u32>) -> String {
             ),
             None => "run vdsoctl as the process's owner or as root (reading another user's process needs CAP_SYS_PTRACE)"
                 .into(),
+        }
+    }
+}
+
+/// A call site's cause, for the end of its line (`trace --sites`).
+impl crate::model::site::Fix {
+    pub fn cause(&self) -> String {
+        use crate::model::site::{Fallback, SiteClass};
+        match (self.class, self.fallback) {
+            (SiteClass::VdsoFallback, Some(Fallback::ClockNotServed)) => {
+                format!("the vDSO's own fallback: {} is not a clock the vDSO serves", self.what)
+            }
+            (SiteClass::VdsoFallback, Some(Fallback::Clocksource)) => format!(
+                "the vDSO's own fallback: the clocksource {} has no vDSO mode",
+                self.clocksource.as_deref().unwrap_or("in use")
+            ),
+            (SiteClass::VdsoFallback, _) => "the vDSO's own fallback, though it serves this clock here".into(),
+            (SiteClass::LibcSyscall, _) => "libc's syscall() wrapper, called directly".into(),
+            (SiteClass::LibcClock, _) => "the C library's clock function, not using the vDSO".into(),
+            (SiteClass::Program, _) => "a syscall instruction in the program itself".into(),
+            (SiteClass::GoRuntime, _) => "the Go runtime".into(),
+            (SiteClass::Jit, _) => "code in anonymous executable memory (JIT or generated code)".into(),
+            (SiteClass::Library, _) => "a library's own syscall instruction".into(),
+            (SiteClass::Unknown, _) => "not named: the process's mappings were not read in time".into(),
+        }
+    }
+}
+
+/// What to do about a call site (`trace --sites`), by its class.
+impl fmt::Display for crate::model::site::Fix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::model::site::{Fallback, SiteClass};
+        let who = self.who.as_deref().unwrap_or("the caller");
+        match (self.class, self.fallback) {
+            (SiteClass::VdsoFallback, Some(Fallback::ClockNotServed)) => write!(f, "expected: CPU-time, alarm and fd clocks (and clocks this kernel's vDSO does not serve yet) always enter the kernel; read {} less often, or use CLOCK_MONOTONIC where CPU time is not what is needed", self.what),
+            (SiteClass::VdsoFallback, Some(Fallback::Clocksource)) => f.write_str("every high-resolution clock read enters the kernel on this clocksource; switch to tsc where it is stable (`echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource`, or clocksource=tsc on the kernel command line) — `vdsoctl check` says whether it is"),
+            (SiteClass::VdsoFallback, _) => f.write_str("look for a time namespace or a clocksource marked unstable (`dmesg | grep -i clocksource`); `vdsoctl check` audits both"),
+            (SiteClass::LibcSyscall, _) => write!(f, "{who} calls syscall(SYS_{0}, …) itself: call {0}() instead, which libc serves from the vDSO", if self.what.starts_with("CLOCK_") { "clock_gettime" } else { self.what.split('(').next().unwrap_or("clock_gettime") }),
+            (SiteClass::LibcClock, _) => f.write_str("the C library enters the kernel for this call: a static binary built against an old libc, musl on a vDSO without DT_HASH, or a libc that routes this clock id to the syscall — rebuild against a current glibc or musl (`vdsoctl check -p PID` names which)"),
+            (SiteClass::Program, _) => f.write_str("the program's own code (inline assembly, a raw syscall stub) bypasses libc and the vDSO: call clock_gettime() through libc, or look the function up in the vDSO (getauxval(AT_SYSINFO_EHDR))"),
+            (SiteClass::GoRuntime, _) => f.write_str("Go reads the clock through the vDSO where the runtime can; a syscall here is a CPU-time clock, a syscall.Syscall the program makes, or a Go too old for this architecture's vDSO — update Go, and read time.Now() rather than raw syscalls"),
+            (SiteClass::Jit, _) => f.write_str("code generated at run time (a JIT, a trampoline) makes the syscall: the runtime that emits it should call libc's clock_gettime() or the vDSO"),
+            (SiteClass::Library, _) => write!(f, "{who} makes the syscall itself: update it, or have it call clock_gettime() through libc"),
+            (SiteClass::Unknown, _) => f.write_str("a process that exits between two looks (20 ms, BPF engine) leaves addresses only; trace a command with --engine seccomp, which reads each process's mappings at its first call"),
         }
     }
 }

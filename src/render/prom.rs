@@ -12,6 +12,7 @@
 //!   12 significant digits (`131.65e-9` is written `1.3165e-7`, not
 //!   `0.00000013165000000000002`).
 
+use crate::model::cgroup::Placement;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
@@ -208,6 +209,10 @@ pub struct SyscallSeries<'a> {
     /// The vDSO would have served this call: a syscall here is a lost fast path.
     pub vdso_serves: bool,
     pub count: u64,
+    /// The process's cgroup, container and unit: `cgroup`, `container_id`
+    /// (`RUNTIME://ID`, as kube-state-metrics writes it) and `unit` labels.
+    /// One process has one at a time, so they add no series.
+    pub placement: Option<&'a Placement>,
 }
 
 /// `vdsoctl_clock_syscalls_total`, one sample per series (the one family
@@ -223,6 +228,8 @@ pub fn clock_syscalls(p: &mut Prometheus, help_scope: &str, rows: &[SyscallSerie
     );
     for r in rows {
         let pid = r.pid.to_string();
+        let place = r.placement.cloned().unwrap_or_default();
+        let container = place.container.map(|c| format!("{}://{}", c.runtime, c.id)).unwrap_or_default();
         let tid = r.tid.map(|t| t.to_string()).unwrap_or_default();
         let start = r.start.map(|t| format_value(Value::Float(t))).unwrap_or_default();
         let labels = [
@@ -234,6 +241,9 @@ pub fn clock_syscalls(p: &mut Prometheus, help_scope: &str, rows: &[SyscallSerie
             ("clock", r.clock.unwrap_or_default()),
             ("abi", r.abi),
             ("vdso_serves", if r.vdso_serves { "true" } else { "false" }),
+            ("cgroup", place.cgroup.as_deref().unwrap_or_default()),
+            ("container_id", container.as_str()),
+            ("unit", place.unit.as_deref().unwrap_or_default()),
         ];
         p.sample("clock_syscalls_total", &labels, r.count);
     }
@@ -339,6 +349,7 @@ mod tests {
             abi: "x86_64",
             vdso_serves: true,
             count: 7,
+            placement: None,
         };
         clock_syscalls(&mut p, "during the trace", &[row, SyscallSeries { tid: Some(43), ..row }]);
         vsyscall_emulations(

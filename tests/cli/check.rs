@@ -541,23 +541,28 @@ fn command_passes_fails_and_hands_back_its_status() {
     assert_eq!(code, 3, "{stderr}");
 }
 
-/// In a PID namespace `auto` falls back to the perf engine; the note says
-/// why, and advises no option `check` does not accept (`--engine`).
+/// In a PID namespace `check -- CMD` counts with the BPF engine (no
+/// fallback note), and names the command's process by the namespace's pid.
 #[test]
-fn command_in_a_pid_namespace_advises_no_engine_option() {
+fn command_in_a_pid_namespace_is_counted_with_its_own_pids() {
     if !is_root() {
         return skip("unshare -p needs root");
     }
+    let bin = build_c("clock_loop", false, &[]);
     let out = Command::new("unshare")
-        .args(["-p", "-f", "--mount-proc"])
-        .arg(vdsoctl_path())
-        .args(["check", "--", "/bin/true"])
+        .args(["-p", "-f", "--mount-proc", "sh", "-c"])
+        .arg(format!("{} check -- sh -c 'exec {} raw 1 500'", vdsoctl_path().display(), bin.display()))
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("counting with the perf engine"), "{stderr}");
-    assert!(!stderr.contains("--engine"), "{stderr}");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "a bypassed clock is a FAIL: {stdout}{stderr}");
+    assert!(!stderr.contains("perf engine") && !stderr.contains("--engine"), "{stderr}");
+    // vdsoctl is pid 2 there (sh is 1), so the command is a small pid of its own.
+    let pid: i32 =
+        stdout.split(": pid ").nth(1).and_then(|t| t.split(' ').next()).and_then(|p| p.parse().ok()).unwrap();
+    assert!(pid > 2 && pid < 100, "{stdout}");
+    assert!(stdout.contains(&format!("(pid {pid})")), "the heading names the same pid: {stdout}");
+    assert!(stdout.contains("clock_gettime CLOCK_MONOTONIC ×500"), "{stdout}");
 }
 
 #[test]

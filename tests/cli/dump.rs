@@ -1230,7 +1230,7 @@ fn output_never_writes_through_a_symlink() {
     let (code, err) = dump_to(&link);
     assert_eq!(code, 3, "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("it is a symbolic link — -o creates a file or replaces a regular one"), "{err}");
+    assert!(err.contains("it is a symbolic link — vdsoctl creates a file or replaces a regular one"), "{err}");
     assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     assert_eq!(entries(&dir), ["vdso.so", "victim"]);

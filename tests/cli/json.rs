@@ -557,7 +557,31 @@ struct CountRow {
     count: u64,
     per_sec: f64,
     expected: bool,
+    cgroup: Option<String>,
+    container: Option<Container>,
+    unit: Option<String>,
+    /// With `--sites` only.
+    sites: Option<Vec<SiteRow>>,
     cost: Option<Cost>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Container {
+    runtime: String,
+    id: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SiteRow {
+    count: u64,
+    per_sec: f64,
+    site: StackFrame,
+    caller: Option<StackFrame>,
+    class: String,
+    fallback: Option<String>,
+    clocksource: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -595,6 +619,8 @@ struct StackFrame {
 struct VsyscallRow {
     pid: i32,
     comm: Option<String>,
+    exe: Option<String>,
+    cmdline: Option<Vec<String>>,
     function: String,
     count: u64,
     per_sec: f64,
@@ -638,8 +664,9 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert_eq!(cmd.exit_status, Some(ExitStatus::Code(0)));
     assert_eq!(cmd.timed_out, None, "trace has no --timeout");
     assert_eq!(t.target, "command", "the command is said once, under `command`");
-    assert!(["bpf", "perf"].contains(&t.engine.as_str()));
-    assert!(t.engine == "perf" || t.engine_note.is_none());
+    // A note says why an engine was passed over: perf (BPF refused) or bpf (fentry refused).
+    assert!(t.engine == "perf" || t.engine_note.as_deref().is_none_or(|n| n.starts_with("fentry on ")));
+    assert!(["fentry", "bpf", "perf"].contains(&t.engine.as_str()));
     assert!(!t.interrupted && t.interval.is_none() && t.exited.is_empty() && t.unattributed.is_empty());
     assert_eq!((t.lost, t.unfollowed), (0, 0));
     assert!(t.duration_ns > 0);
@@ -654,6 +681,10 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert_eq!((tai.abi.as_str(), tai.comm.as_deref()), ("x86_64", Some("clock_loop")));
     assert_eq!(Some(tai.pid), t.command.as_ref().map(|c| c.pid));
     assert!(tai.tid.is_none() && tai.ppid.is_some());
+    // The cgroup is read while the process lives: gone by the report.
+    assert!(t.counts.iter().all(|r| r.cgroup.as_deref().is_none_or(|c| c.starts_with('/'))));
+    assert!(t.counts.iter().all(|r| r.container.as_ref().is_none_or(|c| c.id.len() == 64 && !c.runtime.is_empty())));
+    assert!(t.counts.iter().all(|r| r.unit.as_deref().is_none_or(|u| u.contains('.'))));
     assert!(tai.per_sec > 0.0 && one_decimal(tai.per_sec), "per_sec {}", tai.per_sec);
     for r in &t.counts {
         if let Some(c) = &r.clock {
@@ -662,6 +693,8 @@ fn trace_of_true_and_of_a_clock_loop() {
     }
     assert!(t.vsyscall_emulations.iter().all(|v| v.count > 0 && one_decimal(v.per_sec) && v.pid > 0));
     assert!(t.vsyscall_emulations.iter().all(|v| !v.function.is_empty() && v.comm.is_some()));
+    assert!(t.vsyscall_emulations.iter().all(|v| v.exe.as_ref().is_none_or(|e| e.starts_with('/'))));
+    assert!(t.vsyscall_emulations.iter().all(|v| v.cmdline.as_ref().is_none_or(|c| !c.is_empty())));
     assert!(t.unattributed.iter().all(|u| u.pid > 0 && u.count > 0 && u.comm.is_some()));
     assert!(t.exited.iter().all(|e| e.pid > 0 && e.after_ns > 0));
     assert!(t.interval.as_ref().is_none_or(|i| i.start_ns <= i.end_ns));
@@ -672,6 +705,21 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert!(run.pid > 0 && c.process.is_none() && c.binaries.is_none());
     assert!(c.checks.iter().any(|k| k.name == "command_trace" && k.status == Status::Ok), "{c:?}");
     assert_worst(&c);
+    let t: Trace = doc(&["trace", "--", bin, "raw", "10", "100"], &[0]);
+    assert!(t.counts.iter().all(|r| r.sites.is_none()), "no sites key without --sites");
+    // --sites: each row's sites, typed; their counts add up to the row's.
+    let cs = build_c("call_sites", false, &["-DRAW_LIBC_FN"]);
+    let t: Trace = doc(&["trace", "--sites", "--", cs.to_str().unwrap(), "100", "100"], &[0]);
+    let row = t.counts.iter().find(|r| r.sites.is_some()).expect("a row with sites");
+    let sites = row.sites.as_ref().unwrap();
+    assert_eq!(sites.iter().map(|s| s.count).sum::<u64>(), row.count);
+    let s = &sites[0];
+    assert_eq!((s.class.as_str(), s.fallback.as_deref(), s.clocksource.as_deref()), ("libc_syscall", None, None));
+    assert!(s.per_sec > 0.0 && addr(&s.site.address) > 0 && addr(&s.site.offset) > 0, "{s:?}");
+    assert_eq!((s.site.kind.as_str(), s.site.symbol.as_deref()), ("object", Some("syscall")));
+    assert!(s.site.object.as_deref().is_some_and(|o| o.contains("libc")) && s.site.build_id.is_some());
+    let caller = s.caller.as_ref().expect("the caller");
+    assert_eq!((caller.symbol.as_deref(), caller.kind.as_str()), (Some("raw_clock"), "object"));
     let t: Trace = doc(&["trace", "--", bin, "raw", "10", "100"], &[0]);
     let ten = t.counts.iter().find(|r| r.syscall == "clock_gettime").expect("clock id 10 row");
     assert_eq!(

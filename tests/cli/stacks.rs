@@ -56,6 +56,17 @@ fn folded_stacks_hold_the_call_chain_in_order_with_its_count_and_the_svg_too() {
         assert!(titles.lines().any(|t| t.starts_with(&format!("{f} ("))), "no `{f}` in the SVG:\n{titles}");
     }
     assert!(titles.contains("1,234 calls"), "{titles}");
+
+    // Never written through a link: the link's target is left alone.
+    let target = dir.path().join("target");
+    std::fs::write(&target, "keep").unwrap();
+    let link = dir.path().join("link.svg");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let (code, _, stderr) =
+        run(&["trace", "--stacks", "--flamegraph", link.to_str().unwrap(), "--", bin.to_str().unwrap(), "1"]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("it is a symbolic link"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
 }
 
 #[test]

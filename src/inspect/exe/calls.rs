@@ -268,7 +268,7 @@ pub(super) fn enclosing(file: &File, h: &Headers, addrs: &[u64]) -> Result<Vec<O
 /// `clock_getcpuclockid` (its clock_getres checks a CPU-time clock id); Go's runtime
 /// package (`runtime.nanotime1`, `runtime.walltime`, `runtime.vdso*`) and
 /// its `time.now` (linknamed into the runtime), whose names a program cannot take.
-pub(super) fn runtime_clock_function(name: &str) -> bool {
+pub fn runtime_clock_function(name: &str) -> bool {
     const C: &[&str] = &[
         "clock_gettime",
         "__clock_gettime",

@@ -4,10 +4,11 @@
 //! which checks its width against the member's BTF size.
 
 use super::insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
-use super::layout::{self, key, pkey, proc_key, proc_val, pval, Layout, Part, Slot};
-use super::{Scope, REFUSED, UNFOLLOWED};
+use super::layout::{self, key, pkey, proc_key, proc_val, pval, skey, Layout, Part, Slot};
+use super::{Scope, REFUSED, SITES_REFUSED, UNFOLLOWED};
 use crate::arch::{self, Abi};
 use crate::inspect::btf::Field;
+use crate::inspect::process::PidNamespace;
 
 /// `BPF_NOEXIST`: insert only.
 const NOEXIST: i32 = 1;
@@ -19,11 +20,18 @@ const VALUE: i16 = -32;
 const SMALL: i16 = -40;
 pub(super) const PKEY: i16 = -56;
 const PVAL: i16 = -88;
+/// `struct bpf_pidns_info` (pid, tgid) in a pid namespace.
+const NSINFO: i16 = -96;
+/// The call-site key (`--sites`): the row key copied, then ip and return
+/// address; below `--stacks`' slots ([`super::stacks`]), as both may run.
+const SITE_KEY: i16 = -168;
 /// Stack slots of the `fork` program: the traced-set key and value, and the
 /// parent's key for its lookup.
 const FORK_KEY: i16 = -32;
 const FORK_PARENT: i16 = -28;
 const FORK_VAL: i16 = -24;
+/// The fork program's scratch for reads in a pid namespace.
+const FORK_NS: i16 = -40;
 
 /// Static clock ids a row keeps exactly (`Clock::of_id`, done in the kernel).
 const STATIC_CLOCKS: i32 = crate::measure::trace::STATIC_CLOCKS as i32;
@@ -35,6 +43,8 @@ pub(super) struct MapFds {
     pub procs: i32,
     pub totals: i32,
     pub stats: i32,
+    /// The `--cgroup` directories (a `BPF_MAP_TYPE_CGROUP_ARRAY`), when given.
+    pub cgroups: Option<i32>,
 }
 
 /// Writes the programs for one layout, scope and map set.
@@ -47,6 +57,15 @@ pub(super) struct Generator {
     pub own_tgid: u32,
     /// Divides a start time in ns into /proc's clock ticks.
     pub ns_per_tick: i32,
+    /// vdsoctl's pid namespace when it is not the initial one: pids are
+    /// counted and keyed as it sees them, and tasks it cannot see are not
+    /// counted.
+    pub pidns: Option<PidNamespace>,
+    /// How many cgroups `maps.cgroups` holds: a call is counted only from
+    /// a task in one of them or below (none: every task).
+    pub cgroup_count: u32,
+    /// `--sites`: the call-site map, counted beside the rows.
+    pub sites: Option<i32>,
     /// `--stacks`: count each call's user stack too ([`super::stacks`]).
     pub stacks: Option<super::stacks::StackFds>,
 }
@@ -75,7 +94,7 @@ impl Generator {
 
     /// `dst = *(src + part)`, the load as wide as the member (an array's
     /// element: 8 bytes); a member of another width is refused.
-    fn part(a: &mut Asm, dst: super::insn::Reg, src: super::insn::Reg, p: Part) -> &mut Asm {
+    pub(super) fn part(a: &mut Asm, dst: super::insn::Reg, src: super::insn::Reg, p: Part) -> &mut Asm {
         match p.width() {
             Some(size) => Self::member(a, size, dst, src, p.member, p.at),
             None => a.fail(format!("no load is {} bytes wide (member at offset {})", p.member.size, p.member.offset)),
@@ -99,7 +118,7 @@ impl Generator {
     }
 
     /// Zero the key on the stack.
-    fn zero_key(a: &mut Asm) {
+    pub(super) fn zero_key(a: &mut Asm) {
         for i in 0..(key::SIZE as i16 / 8) {
             a.store_imm(Size::Dw, FP, KEY + 8 * i, 0);
         }
@@ -151,14 +170,93 @@ impl Generator {
             .label("traced");
     }
 
+    /// With `--cgroup`: leave unless the current task is in one of the
+    /// cgroups or below (`bpf_current_task_under_cgroup`, one call each).
+    fn cgroup_filter(&self, a: &mut Asm) {
+        let Some(map) = self.maps.cgroups.filter(|_| self.cgroup_count > 0) else { return };
+        for i in 0..self.cgroup_count {
+            a.load_map(R1, map).mov_imm(R2, i as i32).call(Helper::CurrentTaskUnderCgroup).jump_imm(
+                Cond::Eq,
+                R0,
+                1,
+                "in_cgroup",
+            );
+        }
+        a.goto("out").label("in_cgroup");
+    }
+
+    /// R0 = the current task's tgid << 32 | pid, as vdsoctl's pid
+    /// namespace sees them; in a namespace, leave when it cannot see the
+    /// task (one outside it, or in a namespace nested in it).
+    fn current_ids(&self, a: &mut Asm) {
+        let Some(ns) = self.pidns else {
+            a.call(Helper::GetCurrentPidTgid);
+            return;
+        };
+        Self::ns_ids(a, ns, NSINFO);
+        // bpf_pidns_info { u32 pid; u32 tgid; }: get_current_pid_tgid's layout.
+        a.load(Size::Dw, R0, FP, NSINFO);
+    }
+
+    /// `bpf_get_ns_current_pid_tgid(dev, ino, fp + at, 8)`, leaving unless it
+    /// returns 0.
+    fn ns_ids(a: &mut Asm, ns: PidNamespace, at: i16) {
+        a.load_imm64(R1, ns.dev)
+            .load_imm64(R2, ns.ino)
+            .mov(R3, FP)
+            .alu_imm(Alu::Add, R3, i32::from(at))
+            .mov_imm(R4, 8)
+            .call(Helper::GetNsCurrentPidTgid)
+            .jump_imm(Cond::Ne, R0, 0, "out");
+    }
+
+    /// The fork program's ids, with R7 the child and R8 the parent task and
+    /// R2 the child's global tgid: R2 = the child's tgid, R3 = the parent's, as vdsoctl's pid namespace
+    /// sees them. In a namespace the parent is the current task (the
+    /// helper's), and the child's pid is its `thread_pid->numbers[level].nr`
+    /// at the parent's level, read with `bpf_probe_read_kernel`.
+    fn fork_ids(&self, a: &mut Asm) {
+        let l = self.layout;
+        let Some(ns) = self.pidns else {
+            Self::member(a, Size::W, R3, R8, l.tgid, 0);
+            return;
+        };
+        let Some(p) = l.pid_numbers else {
+            a.fail(
+                "the kernel's BTF has no task_struct.thread_pid, pid.numbers or upid: no pids in a namespace".into(),
+            );
+            return;
+        };
+        Self::ns_ids(a, ns, FORK_NS);
+        a.load(Size::W, R6, FP, FORK_NS + 4);
+        // R9: the offset of numbers[level].nr in a struct pid.
+        Self::member(a, Size::Dw, R1, R8, p.thread_pid, 0);
+        Self::member(a, Size::W, R9, R1, p.level, 0);
+        a.alu_imm(Alu::Mul, R9, p.upid_size as i32).alu_imm(Alu::Add, R9, (p.numbers + p.nr.offset) as i32);
+        let read = |a: &mut Asm, size: i32| {
+            a.mov(R1, FP)
+                .alu_imm(Alu::Add, R1, i32::from(FORK_NS))
+                .mov_imm(R2, size)
+                .call(Helper::ProbeReadKernel)
+                .jump_imm(Cond::Ne, R0, 0, "out");
+        };
+        a.mov(R3, R7).alu_imm(Alu::Add, R3, p.thread_pid.offset as i32);
+        read(a, 8);
+        a.load(Size::Dw, R3, FP, FORK_NS).jump_imm(Cond::Eq, R3, 0, "out").alu_reg(Alu::Add, R3, R9);
+        read(a, p.nr.size as i32);
+        a.load(Size::W, R2, FP, FORK_NS).mov(R3, R6);
+    }
+
     /// The shared tail: with R4 holding the key word (and the clock id
     /// stored), R9 the current task: fill pid and start time, check the
     /// traced set, count the call in its process's total (and keep its
     /// name there), then in its row.
-    fn count_tail(&self, a: &mut Asm) {
+    pub(super) fn count_tail(&self, a: &mut Asm) {
         let l = self.layout;
         put(a, KEY, key::WORD, R4);
-        a.call(Helper::GetCurrentPidTgid).mov(R1, R0).alu_imm(Alu::Rsh, R1, 32);
+        self.cgroup_filter(a);
+        self.current_ids(a);
+        a.mov(R1, R0).alu_imm(Alu::Rsh, R1, 32);
         a.jump_imm(Cond::Eq, R1, self.own_tgid as i32, "out");
         put(a, KEY, key::TGID, R1);
         put(a, PKEY, pkey::TGID, R1);
@@ -207,12 +305,74 @@ impl Generator {
             Self::member(a, slot.size, R2, R8, l.comm, slot.size.bytes() * i as u32);
             a.store(slot.size, R6, slot.off, R2);
         }
+        self.count_site(a);
         self.count_stack(a);
         self.count_row(a, "row", "dropped");
         // The row map is full: the call stays in the total, marked as
         // having no row.
         a.label("dropped").mov_imm(R1, 1).atomic_add(R6, pval::DROPPED.off, R1);
         a.label("out").mov_imm(R0, 0).exit();
+    }
+
+    /// `--sites`, at `sys_enter`'s tail (R8 the registers, R4 the key
+    /// word, kept): the user instruction pointer, and the word at the user
+    /// stack pointer read with `bpf_probe_read_user` — 4 bytes for a compat
+    /// task, 8 otherwise; a page not present reads as 0 (no fault is taken
+    /// here).
+    pub(super) fn capture_site(&self, a: &mut Asm) {
+        let Some(_) = self.sites else { return };
+        let Some((ip, sp)) = self.layout.site else { return self.no_site(a) };
+        put(a, KEY, key::WORD, R4);
+        Self::member(a, Size::Dw, R1, R8, ip, 0);
+        put(a, SITE_KEY, skey::IP, R1);
+        a.store_imm(Size::Dw, FP, SITE_KEY + skey::RET.off, 0);
+        Self::member(a, Size::Dw, R3, R8, sp, 0);
+        a.mov(R1, FP).alu_imm(Alu::Add, R1, i32::from(SITE_KEY + skey::RET.off)).mov_imm(R2, 8);
+        a.alu_imm(Alu::And, R4, 0xff).jump_imm(Cond::Ne, R4, i32::from(layout::ABI_COMPAT), "site_read");
+        a.mov_imm(R2, 4);
+        a.label("site_read").call(Helper::ProbeReadUser);
+        a.load(key::WORD.size, R4, FP, KEY + key::WORD.off);
+    }
+
+    /// `--sites` in a program with no user registers (`[vsyscall]`): no site.
+    fn no_site(&self, a: &mut Asm) {
+        if self.sites.is_some() {
+            a.store_imm(Size::Dw, FP, SITE_KEY + skey::IP.off, 0).store_imm(Size::Dw, FP, SITE_KEY + skey::RET.off, 0);
+        }
+    }
+
+    /// `--sites`, once the row key is whole: count the call in its site's
+    /// row too (the row key, ip and return address). A site the full map
+    /// refuses is counted in `stats[SITES_REFUSED]`; the row still counts.
+    fn count_site(&self, a: &mut Asm) {
+        let Some(sites) = self.sites else { return };
+        for i in 0..(key::SIZE as i16 / 8) {
+            a.load(Size::Dw, R1, FP, KEY + 8 * i).store(Size::Dw, FP, SITE_KEY + 8 * i, R1);
+        }
+        let lookup = |a: &mut Asm, missing: &str| {
+            a.load_map(R1, sites)
+                .mov(R2, FP)
+                .alu_imm(Alu::Add, R2, i32::from(SITE_KEY))
+                .call(Helper::MapLookupElem)
+                .jump_imm(Cond::Eq, R0, 0, missing);
+            Self::bump(a);
+            a.goto("site_done");
+        };
+        lookup(a, "site_insert");
+        a.label("site_insert")
+            .store_imm(Size::Dw, FP, VALUE, 1)
+            .load_map(R1, sites)
+            .mov(R2, FP)
+            .alu_imm(Alu::Add, R2, i32::from(SITE_KEY))
+            .mov(R3, FP)
+            .alu_imm(Alu::Add, R3, i32::from(VALUE))
+            .mov_imm(R4, NOEXIST)
+            .call(Helper::MapUpdateElem)
+            .jump_imm(Cond::Eq, R0, 0, "site_done");
+        lookup(a, "site_refused");
+        a.label("site_refused");
+        self.count_stat(a, SITES_REFUSED);
+        a.label("site_done");
     }
 
     /// `tp_btf/sys_enter(struct pt_regs *regs, long id)`.
@@ -252,21 +412,29 @@ impl Generator {
             a.label(&format!("c{n}"));
         }
         a.goto("out");
-        // clockid_t is an int in both ABIs: the low 32 bits, sign-extended.
-        // A static id (0..MAX_CLOCKS) is kept; any other (CPU clocks of
-        // other tasks and fd clocks are negative, invalid ids) folds into
-        // one `other` row (id 0). Negative ids compare as huge unsigned.
+        a.label("have");
+        Self::clock_key(&mut a);
+        self.capture_site(&mut a);
+        self.count_tail(&mut a);
+        a.finish()
+    }
+
+    /// With R4 the key word and R3 the first argument: store the clock id
+    /// when the function takes one. clockid_t is an int in both ABIs: the
+    /// low 32 bits, sign-extended. A static id (0..MAX_CLOCKS) is kept; any
+    /// other (CPU clocks of other tasks and fd clocks are negative, invalid
+    /// ids) folds into one `other` row (id 0). Negative ids compare as huge
+    /// unsigned. Ends at the label `tail`.
+    pub(super) fn clock_key(a: &mut Asm) {
         let kind = layout::KIND_SHIFT;
-        a.label("have").mov(R5, R4).alu_imm(Alu::And, R5, i32::from(layout::CLOCK_ID) << kind);
+        a.mov(R5, R4).alu_imm(Alu::And, R5, i32::from(layout::CLOCK_ID) << kind);
         a.jump_imm(Cond::Eq, R5, 0, "tail");
         a.alu_imm(Alu::Lsh, R3, 32).alu_imm(Alu::Arsh, R3, 32);
         a.jump_imm(Cond::Gt, R3, STATIC_CLOCKS - 1, "other");
-        put(&mut a, KEY, key::CLOCK, R3);
+        put(a, KEY, key::CLOCK, R3);
         a.goto("tail");
         a.label("other").alu_imm(Alu::Add, R4, i32::from(layout::CLOCK_OTHER - layout::CLOCK_ID) << kind);
         a.label("tail");
-        self.count_tail(&mut a);
-        a.finish()
     }
 
     /// `tp_btf/emulate_vsyscall(int nr)`: 0 gettimeofday, 1 time, 2 getcpu.
@@ -276,6 +444,7 @@ impl Generator {
         a.load(Size::Dw, R7, R1, 0);
         a.call(Helper::GetCurrentTaskBtf).mov(R9, R0);
         Self::zero_key(&mut a);
+        self.no_site(&mut a);
         for (nr, f) in arch::vsyscall::SLOTS.iter().enumerate() {
             let word = layout::key_word(layout::ABI_VSYSCALL, *f);
             a.jump_imm(Cond::Ne, R7, nr as i32, &format!("v{nr}")).mov_imm(R4, word).goto("tail");
@@ -295,12 +464,12 @@ impl Generator {
         // A new thread shares its creator's tgid: nothing to do.
         Self::member(&mut a, Size::W, R1, R7, l.pid, 0);
         Self::member(&mut a, Size::W, R2, R7, l.tgid, 0).jump_reg(Cond::Ne, R1, R2, "out");
+        self.fork_ids(&mut a);
         // Key: the child's tgid; value: (root, parent's tgid, the child's
         // start in clock ticks).
         put(&mut a, FORK_KEY, proc_key::TGID, R2);
         Self::member(&mut a, Size::Dw, R4, R7, l.start, 0).alu_imm(Alu::Div, R4, self.ns_per_tick);
         put(&mut a, FORK_VAL, proc_val::START_TICKS, R4);
-        Self::member(&mut a, Size::W, R3, R8, l.tgid, 0);
         put(&mut a, FORK_VAL, proc_val::PARENT, R3);
         if self.scope == Scope::Trees {
             put(&mut a, FORK_PARENT, proc_key::TGID, R3);
@@ -340,22 +509,30 @@ impl Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arch::TimeFn;
 
     fn generator(scope: Scope, per_thread: bool) -> Generator {
         Generator {
             layout: Layout::synthetic(),
-            maps: MapFds { counts: 3, procs: 4, totals: 5, stats: 6 },
+            maps: MapFds { counts: 3, procs: 4, totals: 5, stats: 6, cgroups: None },
             scope,
             per_thread,
             host: Abi::X86_64,
             own_tgid: 4242,
             ns_per_tick: 10_000_000,
+            pidns: None,
+            cgroup_count: 0,
+            sites: None,
             stacks: None,
         }
     }
 
     fn arm64_generator(scope: Scope) -> Generator {
         Generator { layout: Layout::synthetic_arm64(), host: Abi::Aarch64, ..generator(scope, false) }
+    }
+
+    fn fentry_point(abi: u8, func: TimeFn) -> super::super::fentry::FentryPoint {
+        super::super::fentry::FentryPoint { abi, func, name: "synthetic", btf_id: 200 }
     }
 
     /// Each program over the synthetic x86_64 and arm64 layouts, disassembled, against
@@ -365,6 +542,10 @@ mod tests {
     fn programs_match_their_golden_disassembly() {
         let trees = generator(Scope::Trees, false);
         let all = generator(Scope::All, true);
+        let in_ns =
+            Generator { pidns: Some(PidNamespace { dev: 4, ino: 4026532512 }), ..generator(Scope::Trees, false) };
+        let mut in_cgroups = generator(Scope::All, false);
+        (in_cgroups.maps.cgroups, in_cgroups.cgroup_count) = (Some(7), 2);
         let stacks = Generator {
             stacks: Some(super::super::stacks::StackFds { rows: 7, traces: 8 }),
             ..generator(Scope::Trees, false)
@@ -375,6 +556,13 @@ mod tests {
             ("fork-trees", trees.fork()),
             ("fork-all", all.fork()),
             ("vsyscall-trees", trees.vsyscall()),
+            ("sys_enter-trees-pidns", in_ns.sys_enter()),
+            ("fork-trees-pidns", in_ns.fork()),
+            ("sys_enter-all-cgroups", in_cgroups.sys_enter()),
+            ("fentry-trees-x64-clock_gettime", trees.fentry(&fentry_point(layout::ABI_NATIVE, TimeFn::ClockGettime))),
+            ("fentry-all-ia32-gettimeofday", all.fentry(&fentry_point(layout::ABI_COMPAT, TimeFn::Gettimeofday))),
+            ("sys_enter-all-sites", Generator { sites: Some(7), ..generator(Scope::All, false) }.sys_enter()),
+            ("vsyscall-all-sites", Generator { sites: Some(7), ..generator(Scope::All, false) }.vsyscall()),
             ("arm64-sys_enter-trees", arm64_generator(Scope::Trees).sys_enter()),
             ("arm64-fork-trees", arm64_generator(Scope::Trees).fork()),
             ("sys_enter-trees-stacks", stacks.sys_enter()),

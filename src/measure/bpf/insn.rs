@@ -54,6 +54,7 @@ const X: u8 = 0x08;
 #[derive(Debug, Clone, Copy)]
 pub enum Alu {
     Add = 0x00,
+    Mul = 0x20,
     /// Unsigned division.
     Div = 0x30,
     And = 0x50,
@@ -80,6 +81,17 @@ pub enum Helper {
     MapLookupElem = 1,
     MapUpdateElem = 2,
     GetCurrentPidTgid = 14,
+    /// `bpf_current_task_under_cgroup(map, index)` (4.9): 1 when the
+    /// current task is in the v2 cgroup at `index` or below it.
+    CurrentTaskUnderCgroup = 37,
+    /// `bpf_probe_read_kernel` (5.5): a read through a computed address.
+    ProbeReadKernel = 113,
+    /// `bpf_get_ns_current_pid_tgid` (5.7): the current task's ids in a
+    /// given pid namespace.
+    GetNsCurrentPidTgid = 120,
+    /// `bpf_probe_read_user` (5.5): a user-space read that may fail (a
+    /// page not present is not faulted in), zero-filling its buffer then.
+    ProbeReadUser = 112,
     GetStackid = 27,
     GetCurrentTaskBtf = 158,
 }
@@ -166,6 +178,12 @@ impl Asm {
     pub fn load_map(&mut self, dst: Reg, map_fd: i32) -> &mut Asm {
         self.push(encode(LD | IMM | Size::Dw as u8, dst, Reg(PSEUDO_MAP_FD), 0, map_fd));
         self.push(0)
+    }
+
+    /// `dst = imm` (a 64-bit immediate, two words).
+    pub fn load_imm64(&mut self, dst: Reg, imm: u64) -> &mut Asm {
+        self.push(encode(LD | IMM | Size::Dw as u8, dst, R0, 0, imm as u32 as i32));
+        self.push(encode(0, R0, R0, 0, (imm >> 32) as u32 as i32))
     }
 
     /// `if dst <cond> imm goto label`.

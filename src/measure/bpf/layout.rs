@@ -62,6 +62,18 @@ pub(super) mod key {
     pub const START: Slot = Slot::dw(16);
 }
 
+/// Call-site key (`sites`, `--sites` only, 40 bytes): the count-row key
+/// ([`key`], its first 24 bytes), then where the call was made from.
+pub(super) mod skey {
+    use super::Slot;
+    pub const SIZE: usize = 40;
+    /// The user instruction pointer at the syscall's entry (past the instruction).
+    pub const IP: Slot = Slot::dw(24);
+    /// The word at the user stack pointer at entry: a return address
+    /// (4 bytes for a compat task; 0 when the page was not present).
+    pub const RET: Slot = Slot::dw(32);
+}
+
 /// Process key (`totals`, 16 bytes): tgid, pad, start.
 pub(super) mod pkey {
     use super::Slot;
@@ -119,7 +131,7 @@ pub(super) const FUNCTIONS: [TimeFn; 7] = [
     TimeFn::Getcpu,
 ];
 
-fn fn_code(f: TimeFn) -> u8 {
+pub(super) fn fn_code(f: TimeFn) -> u8 {
     FUNCTIONS.iter().position(|g| *g == f).unwrap_or(0) as u8
 }
 
@@ -184,6 +196,28 @@ pub(super) struct Layout {
     pub tgid: Field,
     /// `task_struct.start_boottime` (what /proc/PID/stat's start time is made of).
     pub start: Field,
+    /// Where a new process's pid in vdsoctl's pid namespace is (the fork
+    /// program in a namespace); `None` when BTF lacks a part of it.
+    pub pid_numbers: Option<PidNumbers>,
+    /// `pt_regs`' user instruction and stack pointers (`--sites`), where
+    /// the architecture's are known.
+    pub site: Option<(Field, Field)>,
+}
+
+/// `task_struct.thread_pid->numbers[level].nr`, the pid at each
+/// namespace level, and `pid.level`, the task's own level.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PidNumbers {
+    /// `task_struct.thread_pid`.
+    pub thread_pid: Field,
+    /// `pid.level`.
+    pub level: Field,
+    /// `pid.numbers` (offset of the array).
+    pub numbers: u32,
+    /// `sizeof(struct upid)`.
+    pub upid_size: u32,
+    /// `upid.nr`.
+    pub nr: Field,
 }
 
 impl Layout {
@@ -222,6 +256,18 @@ impl Layout {
             pid: field("task_struct", &["pid"])?,
             tgid: field("task_struct", &["tgid"])?,
             start: field("task_struct", &["start_boottime"]).or_else(|_| field("task_struct", &["real_start_time"]))?,
+            pid_numbers: (|| {
+                Some(PidNumbers {
+                    thread_pid: btf.field("task_struct", &["thread_pid"])?,
+                    level: btf.field("pid", &["level"])?,
+                    numbers: btf.offset_of("pid", &["numbers"])?,
+                    upid_size: btf.struct_size("upid")?,
+                    nr: btf.field("upid", &["nr"])?,
+                })
+            })(),
+            // Without them (an architecture not in the table), --sites rows have no site.
+            site: crate::arch::SITE_REGS
+                .and_then(|r| field("pt_regs", &[r.ip]).ok().zip(field("pt_regs", &[r.sp]).ok())),
         })
     }
 
@@ -243,6 +289,14 @@ impl Layout {
             pid: f(1472, 4),
             tgid: f(1476, 4),
             start: f(1712, 8),
+            pid_numbers: Some(PidNumbers {
+                thread_pid: f(1584, 8),
+                level: f(4, 4),
+                numbers: 96,
+                upid_size: 16,
+                nr: f(0, 4),
+            }),
+            site: Some((f(128, 8), f(152, 8))),
         }
     }
 
@@ -267,6 +321,8 @@ impl Layout {
             pid: f(1320, 4),
             tgid: f(1324, 4),
             start: f(1560, 8),
+            pid_numbers: None,
+            site: None,
         }
     }
 }

@@ -39,6 +39,8 @@
 //! gets the perf engine instead.
 
 pub mod disasm;
+mod fentry;
+pub use fentry::FentryPoints;
 mod gen;
 pub mod insn;
 mod layout;
@@ -47,10 +49,14 @@ mod verifier;
 
 use crate::arch::{self, Abi};
 use crate::error::{Error, Hint, Result};
+use crate::inspect::cgroup::CgroupDir;
 use crate::measure::sys::bpf as sys;
-use crate::measure::trace::{Clock, Key, Tally};
+use crate::measure::trace::{Clock, Key, Site, Tally};
+use fentry::ATTACH_TRACE_FENTRY;
 use gen::{Generator, MapFds};
-use layout::{key, pkey, proc_key, proc_val, pval, Layout, ABI_COMPAT, ABI_VSYSCALL, CLOCK_ID, CLOCK_OTHER, FUNCTIONS};
+use layout::{
+    key, pkey, proc_key, proc_val, pval, skey, Layout, ABI_COMPAT, ABI_VSYSCALL, CLOCK_ID, CLOCK_OTHER, FUNCTIONS,
+};
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 
@@ -63,12 +69,20 @@ const MAP_HASH: u32 = 1;
 const MAP_PERCPU_HASH: u32 = 5;
 const MAP_PERCPU_ARRAY: u32 = 6;
 const MAP_LRU_HASH: u32 = 9;
+const MAP_CGROUP_ARRAY: u32 = 8;
+/// `--cgroup` directories a trace takes at most (one helper call each per
+/// clock syscall).
+pub const MAX_CGROUPS: usize = 16;
 const PROG_TRACING: u32 = 26;
 const ATTACH_TRACE_RAW_TP: u32 = 23;
 /// `stats` slots: count-row inserts the kernel refused (map full), and new
 /// processes of a traced tree that could not join the traced set.
 const REFUSED: u32 = 0;
 const UNFOLLOWED: u32 = 1;
+/// `stats` slot: calls whose site row the full `sites` map refused (`--sites`).
+const SITES_REFUSED: u32 = 3;
+/// Call-site rows the `sites` map holds at most (`--sites`).
+pub const MAX_SITES: u32 = 16_384;
 
 /// Which processes are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +100,10 @@ struct Maps {
     procs: sys::Map,
     totals: sys::Map,
     stats: sys::Map,
+    /// The `--cgroup` directories, when given.
+    cgroups: Option<sys::Map>,
+    /// `--sites`: rows split by call site.
+    sites: Option<Box<SiteMap>>,
     /// `--stacks`.
     stacks: Option<stacks::StackMaps>,
 }
@@ -97,13 +115,42 @@ pub struct BpfTracer {
     progs: Vec<OwnedFd>,
     links: Vec<OwnedFd>,
     host: Abi,
+    /// Attached to the clock syscall functions (`fentry`), not `sys_enter`.
+    fentry: bool,
+}
+
+/// What [`BpfTracer::load`] builds.
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'a> {
+    pub scope: Scope,
+    /// Rows per thread.
+    pub per_thread: bool,
+    /// Count each call's user stack too.
+    pub stacks: bool,
+    /// Count only tasks in these cgroups (or below).
+    pub cgroups: &'a [CgroupDir],
+    /// Split rows by call site.
+    pub sites: bool,
+    /// Attach to these clock syscall functions (`fentry`) rather than `sys_enter`.
+    pub fentry: Option<&'a FentryPoints>,
+}
+
+/// `--sites`: the site rows, and the mappings of the processes seen, taken
+/// while they lived (boxed: most traces have none).
+#[derive(Debug)]
+struct SiteMap {
+    map: sys::Map,
+    book: crate::measure::sites::Book,
 }
 
 impl BpfTracer {
     /// Create the maps and load the programs for `scope` (nothing counts
     /// until `attach`). Rows are per thread with `per_thread`; with
-    /// `with_stacks` each call's user stack is counted too.
-    pub fn load(scope: Scope, per_thread: bool, with_stacks: bool) -> Result<BpfTracer> {
+    /// `with_stacks` each call's user stack is counted too; with `sites`,
+    /// rows are split by call site as well; with `cgroups`, only tasks in
+    /// those cgroups (or below) are counted.
+    pub fn load(o: &Options<'_>) -> Result<BpfTracer> {
+        let (scope, per_thread, with_stacks, cgroups, sites) = (o.scope, o.per_thread, o.stacks, o.cgroups, o.sites);
         let (host, entry) = kernel_entry()?;
         let layout = Layout::read(entry)?;
         let map = |spec: sys::MapSpec<'_>| sys::map_create(&spec).map_err(|e| refused("create a BPF map", e));
@@ -136,10 +183,25 @@ impl BpfTracer {
                 map_type: MAP_PERCPU_ARRAY,
                 key_size: 4,
                 value_size: 8,
-                max_entries: 3,
+                max_entries: 4,
                 flags: 0,
                 name: "vdsoctl_stats",
             })?,
+            cgroups: cgroup_map(cgroups)?,
+            sites: match sites {
+                true => Some(Box::new(SiteMap {
+                    book: Default::default(),
+                    map: map(sys::MapSpec {
+                        map_type: MAP_PERCPU_HASH,
+                        key_size: skey::SIZE as u32,
+                        value_size: 8,
+                        max_entries: MAX_SITES,
+                        flags: 0,
+                        name: "vdsoctl_sites",
+                    })?,
+                })),
+                false => None,
+            },
             stacks: if with_stacks { Some(stacks::StackMaps::create(map)?) } else { None },
         };
         let own_tgid = std::process::id();
@@ -148,6 +210,7 @@ impl BpfTracer {
             procs: maps.procs.raw_fd(),
             totals: maps.totals.raw_fd(),
             stats: maps.stats.raw_fd(),
+            cgroups: maps.cgroups.as_ref().map(sys::Map::raw_fd),
         };
         let gen = Generator {
             layout,
@@ -157,16 +220,31 @@ impl BpfTracer {
             host,
             own_tgid,
             ns_per_tick: crate::inspect::process::ns_per_tick() as i32,
+            pidns: crate::inspect::process::own_pid_namespace(),
+            cgroup_count: cgroups.len() as u32,
+            sites: maps.sites.as_ref().map(|s| s.map.raw_fd()),
             stacks: maps.stacks.as_ref().map(stacks::StackMaps::fds),
         };
-        let mut progs = vec![
-            load_prog("vdsoctl_enter", layout.sys_enter, gen.sys_enter())?,
-            load_prog("vdsoctl_fork", layout.fork, gen.fork())?,
-        ];
+        let mut progs = Vec::new();
+        if let Some(points) = o.fentry {
+            for p in &points.0 {
+                let name = format!("vdsoctl_fe{}_{}", p.abi, layout::fn_code(p.func));
+                let prog = load_prog_as(&name, ATTACH_TRACE_FENTRY, p.btf_id, gen.fentry(p));
+                progs.push(prog.map_err(|e| fentry_refused(p.name, e))?);
+            }
+        } else {
+            progs.push(load_prog("vdsoctl_enter", layout.sys_enter, gen.sys_enter())?);
+        }
+        progs.push(load_prog("vdsoctl_fork", layout.fork, gen.fork())?);
         if let Some(id) = layout.vsyscall {
             progs.push(load_prog("vdsoctl_vsys", id, gen.vsyscall())?);
         }
-        Ok(BpfTracer { maps, progs, links: Vec::new(), host })
+        Ok(BpfTracer { maps, progs, links: Vec::new(), host, fentry: o.fentry.is_some() })
+    }
+
+    /// Whether the programs are on the clock syscall functions (`fentry`).
+    pub fn is_fentry(&self) -> bool {
+        self.fentry
     }
 
     /// Count `tgid` and everything it forks from now on (`Scope::Trees`).
@@ -203,7 +281,7 @@ impl BpfTracer {
     }
 
     /// Read every row summed over CPUs.
-    pub fn snapshot(&self) -> Result<Tally> {
+    pub fn snapshot(&mut self) -> Result<Tally> {
         let mut tally = Tally::default();
         let mut value = vec![0u8; self.maps.counts.value_size()];
         let read_err = |e: io::Error| Error::Facility {
@@ -251,12 +329,14 @@ impl BpfTracer {
             pprev = Some(pkey);
         }
         let mut stats = vec![0u8; self.maps.stats.value_size()];
-        for slot in [REFUSED, UNFOLLOWED, stacks::STACK_LOST] {
+        self.read_sites(&mut tally).map_err(read_err)?;
+        for slot in [REFUSED, UNFOLLOWED, stacks::STACK_LOST, SITES_REFUSED] {
             if self.maps.stats.lookup(&slot.to_ne_bytes(), &mut stats).map_err(read_err)? {
                 let n = sum_per_cpu(&stats);
                 match slot {
                     REFUSED => tally.lost_records += n,
                     UNFOLLOWED => tally.unfollowed += n,
+                    SITES_REFUSED => tally.sites_lost += n,
                     _ => tally.stacks_lost += n,
                 }
             }
@@ -324,6 +404,11 @@ impl BpfTracer {
         for k in doomed(&self.maps.counts, key::TGID, key::START, MAX_ROWS) {
             let _ = self.maps.counts.delete(&k);
         }
+        if let Some(sites) = &self.maps.sites {
+            for k in doomed(&sites.map, key::TGID, key::START, MAX_SITES) {
+                let _ = sites.map.delete(&k);
+            }
+        }
         for k in doomed(&self.maps.totals, pkey::TGID, pkey::START, MAX_PROCS) {
             let _ = self.maps.totals.delete(&k);
             let mut pk = [0u8; proc_key::SIZE];
@@ -333,23 +418,155 @@ impl BpfTracer {
     }
 
     fn add_row(&self, tally: &mut Tally, k: &[u8; key::SIZE], n: u64) {
+        match Self::row_key(self.host, k) {
+            Some(Ok(key)) => *tally.counts.entry(key).or_default() += n,
+            Some(Err(vsyscall)) => *tally.vsyscall.entry(vsyscall).or_default() += n,
+            None => {}
+        }
+    }
+
+    /// A count-row key decoded: a row, or a [vsyscall] (pid, function).
+    fn row_key(host: Abi, k: &[u8]) -> Option<std::result::Result<Key, (i32, arch::TimeFn)>> {
         let (tgid, tid) = (key::TGID.get(k) as u32 as i32, key::TID.get(k) as u32 as i32);
         let (abi, func, kind) = layout::split_word(key::WORD.get(k));
-        let Some(func) = FUNCTIONS.get(func as usize).copied() else { return };
+        let func = FUNCTIONS.get(func as usize).copied()?;
         let start = key::START.get(k);
         if abi == ABI_VSYSCALL {
-            *tally.vsyscall.entry((tgid, func)).or_default() += n;
-            return;
+            return Some(Err((tgid, func)));
         }
-        let abi = if abi == ABI_COMPAT { self.host.compat().unwrap_or(self.host) } else { self.host };
+        let abi = if abi == ABI_COMPAT { host.compat().unwrap_or(host) } else { host };
         let clock = match kind {
             CLOCK_ID => Clock::Id(i64::from(key::CLOCK.get(k) as u32 as i32)),
             CLOCK_OTHER => Clock::Other,
             _ => Clock::None,
         };
-        let key = Key { pid: tgid, tid: (tid != 0).then_some(tid), abi, func, clock, comm: None, start };
-        *tally.counts.entry(key).or_default() += n;
+        Some(Ok(Key { pid: tgid, tid: (tid != 0).then_some(tid), abi, func, clock, comm: None, start }))
     }
+
+    /// `--sites`: every site row, summed over CPUs, into `tally.sites`,
+    /// each address named through the process's mappings.
+    fn read_sites(&mut self, tally: &mut Tally) -> io::Result<()> {
+        let host = self.host;
+        let Some(sites) = self.maps.sites.as_deref_mut() else { return Ok(()) };
+        let mut value = vec![0u8; sites.map.value_size()];
+        let mut k = [0u8; skey::SIZE];
+        let mut prev: Option<[u8; skey::SIZE]> = None;
+        let mut rows = Vec::new();
+        for _ in 0..=MAX_SITES {
+            if !sites.map.next_key(prev.as_ref().map(|k| &k[..]), &mut k)? {
+                break;
+            }
+            if sites.map.lookup(&k, &mut value)? {
+                rows.push((k, sum_per_cpu(&value)));
+            }
+            prev = Some(k);
+        }
+        let insn_len = arch::SITE_REGS.map_or(0, |r| r.insn_len);
+        for (k, n) in rows {
+            // [vsyscall] calls have no user registers here: their rows say it.
+            let Some(Ok(key)) = Self::row_key(host, &k) else { continue };
+            let compat = key.abi != host;
+            let ret = skey::RET.get(&k);
+            let site = Site {
+                ip: skey::IP.get(&k).saturating_sub(insn_len),
+                ret: if compat { ret & 0xffff_ffff } else { ret },
+            };
+            sites.book.name(tally, &key, site);
+            *tally.sites.entry((key, site)).or_default() += n;
+        }
+        Ok(())
+    }
+
+    /// `--sites`: take the mappings of processes first seen since the last
+    /// call (each once), so a process that exits before the trace ends is
+    /// still named. Walks the process entries: called every few ms.
+    pub fn note_processes(&mut self) {
+        let Some(sites) = self.maps.sites.as_deref_mut() else { return };
+        let mut k = [0u8; pkey::SIZE];
+        let mut prev: Option<[u8; pkey::SIZE]> = None;
+        for _ in 0..=MAX_PROCS {
+            match self.maps.totals.next_key(prev.as_ref().map(|k| &k[..]), &mut k) {
+                Ok(true) => {}
+                _ => break,
+            }
+            sites.book.note(pkey::TGID.get(&k) as u32 as i32, pkey::START.get(&k));
+            prev = Some(k);
+        }
+    }
+
+    /// Whether rows are split by call site (`--sites`).
+    pub fn splits_sites(&self) -> bool {
+        self.maps.sites.is_some()
+    }
+}
+
+/// An empty program on `sys_enter` (it returns at once), attached while
+/// this lives: the floor of what any program there costs every syscall of
+/// the host — scripts/bench-trace.sh measures the engine's tax against it.
+#[derive(Debug)]
+pub struct EmptySysEnter {
+    _prog: OwnedFd,
+    _link: OwnedFd,
+}
+
+impl EmptySysEnter {
+    /// Load and attach it (CAP_BPF + CAP_PERFMON, kernel BTF).
+    pub fn attach() -> Result<EmptySysEnter> {
+        let btf = crate::inspect::btf::Btf::vmlinux()?;
+        let id = btf.typedef_id("btf_trace_sys_enter").ok_or_else(|| Error::Facility {
+            errno: None,
+            what: "the kernel's BTF has no btf_trace_sys_enter".into(),
+            hint: Hint::BpfNeedsBtf,
+        })?;
+        let mut a = insn::Asm::new();
+        a.mov_imm(insn::R0, 0).exit();
+        let prog = load_prog("vdsoctl_empty", id, a.finish())?;
+        let link = sys::raw_tracepoint_open(prog.as_fd()).map_err(|e| refused("attach a BPF program", e))?;
+        Ok(EmptySysEnter { _prog: prog, _link: link })
+    }
+}
+
+/// An fentry program the kernel refused: a locked-down kernel refuses
+/// them all (EPERM), one without BPF trampolines too (ENOTSUPP).
+fn fentry_refused(function: &str, e: Error) -> Error {
+    let (errno, why) = match &e {
+        Error::Facility { errno, what, .. } => (*errno, what.clone()),
+        other => (None, other.to_string()),
+    };
+    let cause = match errno {
+        Some(libc::EPERM) => "the kernel is locked down (EPERM)".to_string(),
+        Some(524) => "the kernel has no BPF trampolines (ENOTSUPP)".to_string(),
+        _ => why,
+    };
+    Error::Facility { errno, what: format!("fentry on {function} refused: {cause}"), hint: Hint::FentryRefused }
+}
+
+/// The `--cgroup` directories as a `BPF_MAP_TYPE_CGROUP_ARRAY` (a
+/// descriptor of each directory; the kernel keeps the cgroup, not the fd).
+fn cgroup_map(cgroups: &[CgroupDir]) -> Result<Option<sys::Map>> {
+    if cgroups.is_empty() {
+        return Ok(None);
+    }
+    let map = sys::map_create(&sys::MapSpec {
+        map_type: MAP_CGROUP_ARRAY,
+        key_size: 4,
+        value_size: 4,
+        max_entries: cgroups.len() as u32,
+        flags: 0,
+        name: "vdsoctl_cgroups",
+    })
+    .map_err(|e| refused("create a BPF map", e))?;
+    for (i, cg) in cgroups.iter().enumerate() {
+        let dir = std::fs::File::open(&cg.dir).map_err(|e| Error::Io {
+            path: cg.dir.clone(),
+            source: e,
+            hint: "no such cgroup: a process's is in /proc/PID/cgroup (the `0::` line)".into(),
+        })?;
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&dir) as u32;
+        map.update(&(i as u32).to_ne_bytes(), &fd.to_ne_bytes(), 0)
+            .map_err(|e| refused(&format!("take cgroup {} (it must be in the v2 hierarchy)", cg.path), e))?;
+    }
+    Ok(Some(map))
 }
 
 /// The running kernel's ABI and syscall entry (from `uname -m`, not from
@@ -399,18 +616,22 @@ fn refused(step: &str, e: io::Error) -> Error {
 }
 
 fn load_prog(name: &str, attach_btf_id: u32, insns: std::result::Result<Vec<u64>, String>) -> Result<OwnedFd> {
+    load_prog_as(name, ATTACH_TRACE_RAW_TP, attach_btf_id, insns)
+}
+
+/// Load a tracing program with `expected_attach_type` (`tp_btf` or `fentry`).
+fn load_prog_as(
+    name: &str,
+    expected_attach_type: u32,
+    attach_btf_id: u32,
+    insns: std::result::Result<Vec<u64>, String>,
+) -> Result<OwnedFd> {
     let insns = insns.map_err(|why| Error::Facility {
         errno: None,
         what: format!("BPF program {name} could not be assembled: {why}"),
         hint: "report it: this is a bug in vdsoctl".into(),
     })?;
-    let spec = sys::ProgSpec {
-        prog_type: PROG_TRACING,
-        insns: &insns,
-        expected_attach_type: ATTACH_TRACE_RAW_TP,
-        attach_btf_id,
-        name,
-    };
+    let spec = sys::ProgSpec { prog_type: PROG_TRACING, insns: &insns, expected_attach_type, attach_btf_id, name };
     let mut log = vec![0u8; 1 << 18];
     sys::prog_load(&spec, &mut log).map_err(|e| {
         let log = String::from_utf8_lossy(&log);
@@ -419,6 +640,7 @@ fn load_prog(name: &str, attach_btf_id: u32, insns: std::result::Result<Vec<u64>
             // An old kernel refuses what it does not know (tp_btf, the
             // helper) with EINVAL; a missing capability is worded as such.
             if e.raw_os_error() == Some(libc::EINVAL)
+                && expected_attach_type == ATTACH_TRACE_RAW_TP
                 && (verifier::below_floor("", release.as_deref()) || !knows_task_btf(attach_btf_id))
             {
                 return below_floor(release.as_deref(), e.raw_os_error());

@@ -1,0 +1,110 @@
+//! The `fentry` attach: one program per clock syscall function
+//! (`__x64_sys_clock_gettime`, `__ia32_sys_clock_gettime32`, …) instead of
+//! one on `sys_enter`, so other syscalls run no program at all. The same
+//! keys, counts and tree logic as the `sys_enter` program
+//! ([`Generator::count_tail`]); the ABI and function are known from the
+//! attach point, the clock id is the first argument in the `pt_regs` the
+//! function is given. Needs BPF trampolines (x86_64, Linux 5.5,
+//! `CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS`) and BTF for each function; a
+//! kernel that refuses it gets the `sys_enter` program.
+
+use super::gen::Generator;
+use super::insn::{Asm, Helper, Size, R0, R1, R3, R4, R8, R9};
+use super::layout::{self, ABI_COMPAT, ABI_NATIVE};
+use crate::arch::{Abi, TimeFn};
+use crate::inspect::btf::Btf;
+
+/// `BPF_TRACE_FENTRY`.
+pub(super) const ATTACH_TRACE_FENTRY: u32 = 24;
+
+/// One clock syscall function to attach to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct FentryPoint {
+    /// [`ABI_NATIVE`] or [`ABI_COMPAT`].
+    pub abi: u8,
+    pub func: TimeFn,
+    pub name: &'static str,
+    /// The function's BTF type id in vmlinux.
+    pub btf_id: u32,
+}
+
+/// The clock syscall functions of `host` and its compat ABI in `btf`, or
+/// the first one it lacks.
+pub(super) fn points(btf: &Btf, host: Abi) -> Result<Vec<FentryPoint>, String> {
+    let wanted: Vec<(u8, TimeFn, &'static str)> = [(ABI_NATIVE, Some(host)), (ABI_COMPAT, host.compat())]
+        .into_iter()
+        .filter_map(|(code, abi)| Some((code, abi?)))
+        .flat_map(|(code, abi)| abi.clock_syscall_functions().iter().map(move |(f, name)| (code, *f, *name)))
+        .collect();
+    if wanted.is_empty() {
+        return Err(format!("no clock syscall functions are known for {}", host.name()));
+    }
+    let names: Vec<&str> = wanted.iter().map(|w| w.2).collect();
+    let ids = btf.func_ids(&names);
+    wanted
+        .iter()
+        .zip(ids)
+        .map(|(&(abi, func, name), id)| {
+            let btf_id = id.ok_or_else(|| format!("the kernel's BTF has no function {name}"))?;
+            Ok(FentryPoint { abi, func, name, btf_id })
+        })
+        .collect()
+}
+
+/// The attach points of the fentry engine here, found and probed: an
+/// empty program loaded at the first (a locked-down kernel, or one
+/// without trampolines, refuses it) before any map is made.
+#[derive(Debug, Clone)]
+pub struct FentryPoints(pub(super) Vec<FentryPoint>);
+
+impl FentryPoints {
+    /// Find the functions in the kernel's BTF and probe the first.
+    pub fn probe() -> crate::error::Result<FentryPoints> {
+        use crate::error::{Error, Hint};
+        let host = crate::inspect::kernel::abi().ok_or_else(|| Error::Facility {
+            errno: None,
+            what: "fentry: this kernel's architecture is not known".into(),
+            hint: Hint::FentryRefused,
+        })?;
+        let btf = Btf::vmlinux()?;
+        let points = points(&btf, host).map_err(|what| Error::Facility {
+            errno: None,
+            what: format!("fentry: {what}"),
+            hint: Hint::FentryRefused,
+        })?;
+        let first = points.first().copied().ok_or_else(|| Error::Facility {
+            errno: None,
+            what: "fentry: no clock syscall functions".into(),
+            hint: Hint::FentryRefused,
+        })?;
+        let mut a = Asm::new();
+        a.mov_imm(R0, 0).exit();
+        super::load_prog_as("vdsoctl_feprobe", ATTACH_TRACE_FENTRY, first.btf_id, a.finish())
+            .map_err(|e| super::fentry_refused(first.name, e))?;
+        Ok(FentryPoints(points))
+    }
+}
+
+impl Generator {
+    /// `fentry/<function>(const struct pt_regs *regs)`: count one call of
+    /// the function `p` names.
+    pub fn fentry(&self, p: &FentryPoint) -> Result<Vec<u64>, String> {
+        let l = self.layout;
+        let mut a = Asm::new();
+        self.keep_ctx(&mut a);
+        a.load(Size::Dw, R8, R1, 0);
+        a.call(Helper::GetCurrentTaskBtf).mov(R9, R0);
+        Self::zero_key(&mut a);
+        if p.func.takes_clock() {
+            let arg0 = if p.abi == ABI_COMPAT { l.arg0_compat } else { l.arg0_native };
+            Self::part(&mut a, R3, R8, arg0);
+        } else {
+            a.mov_imm(R3, 0);
+        }
+        a.mov_imm(R4, layout::key_word(p.abi, p.func));
+        Self::clock_key(&mut a);
+        self.capture_site(&mut a);
+        self.count_tail(&mut a);
+        a.finish()
+    }
+}

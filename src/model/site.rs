@@ -1,0 +1,309 @@
+//! Who makes the call (`trace --sites`): each count row split by call site
+//! — the syscall instruction and the return address above it, named — and
+//! each site classified, once, here: the cause decides the fix, and the
+//! hint is worded from the class (`render::hint`).
+
+use super::trace::CountRow;
+use super::{vdso_serves_call, ClockRef, Finding, Status};
+use crate::arch::{Abi, TimeFn};
+use crate::inspect::symbols::{Frame, FrameKind};
+use crate::measure::trace::{Clock, Key, Site, Tally};
+use crate::words::thousands;
+use serde::Serialize;
+
+/// Why a call was made where it was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SiteClass {
+    /// The vDSO's own code made the syscall: its fallback (see [`Fallback`]).
+    VdsoFallback,
+    /// libc's `syscall()` wrapper, called by the program (the caller is named).
+    LibcSyscall,
+    /// The C library's own clock function made the syscall, not the vDSO.
+    LibcClock,
+    /// A syscall instruction in the program itself (inline assembly, a
+    /// static binary's own code).
+    Program,
+    /// The Go runtime (or Go's syscall package).
+    GoRuntime,
+    /// Executable memory no file backs: JIT-compiled code, a trampoline.
+    Jit,
+    /// Another shared object's own syscall instruction.
+    Library,
+    /// Not resolved: the process's mappings were not read in time.
+    Unknown,
+}
+
+/// Why the vDSO fell back to the syscall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fallback {
+    /// The clock id (or function) is not one the vDSO serves here
+    /// (CPU-time clocks, always; others by kernel version).
+    ClockNotServed,
+    /// The current clocksource has no vDSO mode (`hpet`, `acpi_pm`, `xen`...).
+    Clocksource,
+    /// Neither: the vDSO should have served it (its data page said retry,
+    /// a time namespace, a clocksource marked unstable).
+    Unexplained,
+}
+
+/// What the host is, for judging a `[vdso]` site.
+#[derive(Debug, Clone, Default)]
+pub struct Host {
+    pub kernel: Option<(u32, u32)>,
+    /// The current clocksource and whether it has a vDSO mode.
+    pub clocksource: Option<(String, Option<bool>)>,
+}
+
+impl Host {
+    /// This host's facts.
+    pub fn here() -> Host {
+        use crate::inspect::kernel;
+        Host {
+            kernel: kernel::release().and_then(|r| kernel::parse_version(&r)),
+            clocksource: kernel::clocksource()
+                .map(|c| (c.current.clone(), kernel::clocksource_has_vdso_mode(&c.current))),
+        }
+    }
+}
+
+/// One address of a site, named: the same shape as a stack's frame.
+pub type FrameRow = super::stacks::StackFrame;
+
+/// A row's calls from one site.
+#[derive(Debug, Clone, Serialize)]
+pub struct SiteRow {
+    pub count: u64,
+    #[serde(serialize_with = "super::rate")]
+    pub per_sec: f64,
+    /// The syscall instruction.
+    pub site: FrameRow,
+    /// The word at the stack pointer at entry, named when it is code: the
+    /// caller of a leaf wrapper (`syscall()`); `null` when it is not.
+    pub caller: Option<FrameRow>,
+    pub class: SiteClass,
+    /// For `vdso_fallback`: why.
+    pub fallback: Option<Fallback>,
+    /// The clocksource, for `fallback: clocksource`.
+    pub clocksource: Option<String>,
+}
+
+/// Class a site from its instruction's frame and what the call was.
+pub fn classify(site: &Frame, abi: Abi, func: TimeFn, clock: Clock, host: &Host) -> (SiteClass, Option<Fallback>) {
+    let symbol = site.symbol.as_deref().unwrap_or("");
+    let class = match site.kind {
+        FrameKind::Vdso => {
+            let why = if !vdso_serves_call(abi, func, clock, host.kernel) {
+                Fallback::ClockNotServed
+            } else if host.clocksource.as_ref().is_some_and(|(_, mode)| *mode == Some(false)) {
+                Fallback::Clocksource
+            } else {
+                Fallback::Unexplained
+            };
+            return (SiteClass::VdsoFallback, Some(why));
+        }
+        FrameKind::Anonymous => SiteClass::Jit,
+        FrameKind::Unmapped | FrameKind::Vsyscall => SiteClass::Unknown,
+        FrameKind::Object if is_go_runtime(symbol) => SiteClass::GoRuntime,
+        FrameKind::Object if is_syscall_wrapper(symbol) => SiteClass::LibcSyscall,
+        FrameKind::Object if crate::inspect::exe::runtime_clock_function(symbol) => SiteClass::LibcClock,
+        FrameKind::Object if site.program => SiteClass::Program,
+        FrameKind::Object if site.object_name().is_some_and(is_libc) => SiteClass::LibcClock,
+        FrameKind::Object => SiteClass::Library,
+    };
+    (class, None)
+}
+
+/// The C libraries' generic `syscall(2)` wrapper, by exact name.
+fn is_syscall_wrapper(symbol: &str) -> bool {
+    matches!(symbol.split('@').next().unwrap_or(symbol), "syscall" | "__syscall" | "__syscall_cp" | "__syscall_cp_asm")
+}
+
+/// Go's runtime and syscall packages, whose names a program cannot take.
+fn is_go_runtime(symbol: &str) -> bool {
+    ["runtime.", "runtime/internal/", "internal/runtime/", "syscall.", "internal/syscall/"]
+        .iter()
+        .any(|p| symbol.starts_with(p))
+}
+
+/// glibc's and musl's shared objects, by file name.
+fn is_libc(name: &str) -> bool {
+    name.starts_with("libc.so") || name.starts_with("libc-") || name.starts_with("ld-musl") || name == "libc.musl"
+}
+
+/// The site rows of one count row, busiest first. `secs` is the time the
+/// process was traced.
+pub fn rows_of(tally: &Tally, key: &Key, secs: f64, host: &Host) -> Vec<SiteRow> {
+    let frame = |addr: u64| tally.frames.get(&(key.pid, key.start, addr)).cloned();
+    let rows: Vec<SiteRow> = tally
+        .sites
+        .range((*key, Site { ip: 0, ret: 0 })..=(*key, Site { ip: u64::MAX, ret: u64::MAX }))
+        .filter(|(_, n)| **n > 0)
+        .map(|((_, site), n)| {
+            let at = frame(site.ip).unwrap_or_else(|| Frame::unmapped(site.ip));
+            let (class, fallback) = classify(&at, key.abi, key.func, key.clock, host);
+            // A stack word is a caller only when it points into code.
+            let caller = frame(site.ret).filter(|f| f.kind != FrameKind::Unmapped);
+            SiteRow {
+                count: *n,
+                per_sec: *n as f64 / secs,
+                site: FrameRow::from(at.clone()),
+                caller: caller.map(FrameRow::from),
+                class,
+                fallback,
+                clocksource: (fallback == Some(Fallback::Clocksource))
+                    .then(|| host.clocksource.as_ref().map(|(n, _)| n.clone()))
+                    .flatten(),
+            }
+        })
+        .collect();
+    // Stack words that are no code (a local, a saved register) split a
+    // site for nothing: one row per site and caller.
+    let mut merged: Vec<SiteRow> = Vec::new();
+    for r in rows {
+        match merged.iter_mut().find(|m| m.site == r.site && m.caller == r.caller) {
+            Some(m) => {
+                m.count += r.count;
+                m.per_sec += r.per_sec;
+            }
+            None => merged.push(r),
+        }
+    }
+    merged.sort_by(|a, b| b.count.cmp(&a.count).then(a.site.address.cmp(&b.site.address)));
+    merged
+}
+
+/// What to do about a site, as data: `render::hint` words it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fix {
+    pub class: SiteClass,
+    pub fallback: Option<Fallback>,
+    /// The clock (`CLOCK_PROCESS_CPUTIME_ID`) or call it was.
+    pub what: String,
+    /// The caller of `syscall()`, or the object that made the call, labelled.
+    pub who: Option<String>,
+    pub clocksource: Option<String>,
+}
+
+/// `libc.so.6 syscall+0x1d`, `app +0x1139 (build-id 3f…)`, `[vdso]
+/// __vdso_clock_gettime+0x5a`, `[anon] +0x10`, `0x7f…` (unmapped).
+pub fn label(f: &FrameRow) -> String {
+    let object = f.object.as_deref().map(|o| o.rsplit('/').next().unwrap_or(o));
+    match (f.kind, object, &f.symbol) {
+        (FrameKind::Unmapped, _, _) => format!("{:#x}", f.address),
+        (_, o, Some(s)) => format!("{} {s}+{:#x}", o.unwrap_or("[anon]"), f.offset),
+        (_, o, None) => {
+            let id = f.build_id.as_deref().map(|b| format!(" (build-id {b})")).unwrap_or_default();
+            format!("{} +{:#x}{id}", o.unwrap_or("[anon]"), f.offset)
+        }
+    }
+}
+
+/// Site classes per row worth a line each.
+const SITE_LINES: usize = 3;
+
+/// One INFO line per count row and class (its busiest site, at most
+/// [`SITE_LINES`] a row), the fix in its hint: they explain the row's
+/// verdict, they do not change it. And a WARN when site rows were lost.
+pub fn findings(counts: &[CountRow], sites_lost: u64) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for r in counts {
+        let Some(sites) = &r.sites else { continue };
+        let mut seen: Vec<SiteClass> = Vec::new();
+        for s in sites {
+            if seen.contains(&s.class) || seen.len() == SITE_LINES {
+                continue;
+            }
+            seen.push(s.class);
+            let what = match (r.clock.map(ClockRef::text), r.syscall) {
+                (Some(c), "clock_gettime") => c,
+                (Some(c), call) => format!("{call}({c})"),
+                (None, call) => call.to_string(),
+            };
+            let who = match r.comm.as_deref() {
+                Some(c) => format!("pid {} ({c})", r.pid),
+                None => format!("pid {}", r.pid),
+            };
+            let caller = s.caller.as_ref().map(label);
+            let by = match (&caller, s.class) {
+                (Some(c), SiteClass::LibcSyscall) => format!(", called from {c}"),
+                _ => String::new(),
+            };
+            let fix = Fix {
+                class: s.class,
+                fallback: s.fallback,
+                what: what.clone(),
+                who: if s.class == SiteClass::LibcSyscall { caller } else { s.site.object.clone() },
+                clocksource: s.clocksource.clone(),
+            };
+            out.push(Finding::new(
+                Status::Info,
+                format!("{who} {what}: {} calls from {}{by} — {}", thousands(s.count), label(&s.site), fix.cause()),
+                Some(fix.to_string()),
+            ));
+        }
+    }
+    if sites_lost > 0 {
+        out.push(Finding::new(
+            Status::Warn,
+            format!(
+                "{} calls were counted in their rows but not in a call-site row (the site map was full)",
+                thousands(sites_lost)
+            ),
+            Some(format!(
+                "the site map holds {} rows; trace fewer processes or for less time",
+                crate::measure::bpf::MAX_SITES
+            )),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::Abi;
+
+    fn frame(kind: FrameKind, object: &str, symbol: Option<&str>, program: bool) -> Frame {
+        Frame {
+            address: 0x1000,
+            kind,
+            object: Some(object.into()),
+            symbol: symbol.map(Into::into),
+            offset: 0,
+            build_id: None,
+            program,
+        }
+    }
+
+    #[test]
+    fn each_cause_has_its_class() {
+        let host = Host { kernel: Some((6, 18)), clocksource: Some(("tsc".into(), Some(true))) };
+        let c = |f: &Frame, clock: i64| classify(f, Abi::X86_64, TimeFn::ClockGettime, Clock::Id(clock), &host);
+        let vdso = frame(FrameKind::Vdso, "[vdso]", Some("__vdso_clock_gettime"), false);
+        assert_eq!(c(&vdso, 2), (SiteClass::VdsoFallback, Some(Fallback::ClockNotServed)));
+        assert_eq!(c(&vdso, 1), (SiteClass::VdsoFallback, Some(Fallback::Unexplained)));
+        let hpet = Host { clocksource: Some(("hpet".into(), Some(false))), ..host.clone() };
+        assert_eq!(
+            classify(&vdso, Abi::X86_64, TimeFn::ClockGettime, Clock::Id(1), &hpet),
+            (SiteClass::VdsoFallback, Some(Fallback::Clocksource))
+        );
+        let libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+        assert_eq!(c(&frame(FrameKind::Object, libc, Some("syscall"), false), 1).0, SiteClass::LibcSyscall);
+        assert_eq!(c(&frame(FrameKind::Object, libc, Some("clock_gettime"), false), 1).0, SiteClass::LibcClock);
+        assert_eq!(c(&frame(FrameKind::Object, libc, None, false), 1).0, SiteClass::LibcClock);
+        assert_eq!(c(&frame(FrameKind::Object, "/srv/app", Some("read_clock"), true), 1).0, SiteClass::Program);
+        // A static program's own copy of syscall() is still the wrapper.
+        assert_eq!(c(&frame(FrameKind::Object, "/srv/app", Some("syscall"), true), 1).0, SiteClass::LibcSyscall);
+        let go = frame(FrameKind::Object, "/srv/app", Some("runtime/internal/syscall.Syscall6"), true);
+        assert_eq!(c(&go, 1).0, SiteClass::GoRuntime);
+        assert_eq!(
+            c(&frame(FrameKind::Object, "/srv/app", Some("runtime.nanotime1.abi0"), true), 1).0,
+            SiteClass::GoRuntime
+        );
+        assert_eq!(c(&frame(FrameKind::Anonymous, "[anon:jit]", None, false), 1).0, SiteClass::Jit);
+        assert_eq!(c(&frame(FrameKind::Object, "/usr/lib/libfoo.so", Some("foo"), false), 1).0, SiteClass::Library);
+        assert_eq!(c(&Frame::unmapped(0x10), 1).0, SiteClass::Unknown);
+    }
+}

@@ -1,0 +1,219 @@
+//! `trace --sites`: each row split by call site, named and classified, with
+//! exact counts per site — with the BPF engine (root) and the seccomp
+//! engine (as `nobody`, no capability) — and checked against `nm`,
+//! `objdump` and `readelf` where they name the same code.
+
+use super::common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+/// The engines `--sites` runs with, or why one cannot run here.
+fn engines() -> Vec<&'static str> {
+    let mut e = Vec::new();
+    match missing_trace_facility() {
+        None => e.push("bpf"),
+        Some(why) => skip(why),
+    }
+    e.push("seccomp");
+    e
+}
+
+/// `vdsoctl --json trace --sites --engine ENGINE -- ARGS`: the BPF engine
+/// as root, the seccomp engine as nobody with every capability dropped.
+fn sites(engine: &str, args: &[&str]) -> Value {
+    let mut cmd = if engine == "seccomp" && is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all"]);
+        c.arg(vdsoctl_path());
+        c
+    } else {
+        Command::new(vdsoctl_path())
+    };
+    let out = cmd
+        .env("NO_COLOR", "1")
+        .args(["--json", "trace", "--sites", "--engine", engine, "--"])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{engine} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(r["engine"], engine, "{r:#}");
+    r
+}
+
+/// The one count row of `clock` made by process `comm`, and its sites.
+fn row<'a>(r: &'a Value, comm: &str, clock: &str) -> (&'a Value, &'a Vec<Value>) {
+    let rows: Vec<&Value> =
+        r["counts"].as_array().unwrap().iter().filter(|c| c["comm"] == comm && c["clock"] == clock).collect();
+    assert_eq!(rows.len(), 1, "one {comm} {clock} row: {r:#}");
+    (rows[0], rows[0]["sites"].as_array().expect("sites with --sites"))
+}
+
+fn hex(v: &Value) -> u64 {
+    u64::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
+}
+
+/// The kernel's name of a process running `path`: its file name, 15 bytes.
+fn comm(path: &Path) -> String {
+    path.file_name().unwrap().to_str().unwrap().chars().take(15).collect()
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// A function's address as `nm` gives it.
+fn nm(bin: &Path, name: &str) -> u64 {
+    let out = Command::new("nm").arg(bin).output().expect("nm");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.ends_with(&format!(" {name}"))).unwrap_or_else(|| panic!("nm: no {name}"));
+    u64::from_str_radix(line.split(' ').next().unwrap(), 16).unwrap()
+}
+
+#[test]
+fn python_reading_a_cputime_clock_is_the_vdsos_own_fallback() {
+    let script =
+        "import time\nfor i in range(1000): time.clock_gettime(time.CLOCK_PROCESS_CPUTIME_ID)\ntime.sleep(0.1)";
+    for engine in engines() {
+        let r = sites(engine, &["/usr/bin/python3", "-c", script]);
+        let (row, sites) = row(&r, "python3", "CLOCK_PROCESS_CPUTIME_ID");
+        assert_eq!(row["count"], 1000, "{engine}: {r:#}");
+        assert_eq!(sites.len(), 1, "{engine}: one site, whatever the stack word: {r:#}");
+        let s = &sites[0];
+        assert_eq!(s["count"], 1000);
+        assert_eq!((s["class"].as_str(), s["fallback"].as_str()), (Some("vdso_fallback"), Some("clock_not_served")));
+        assert_eq!(
+            (s["site"]["object"].as_str(), s["site"]["symbol"].as_str()),
+            (Some("[vdso]"), Some("__vdso_clock_gettime"))
+        );
+        assert_eq!(s["site"]["kind"], "vdso");
+        let f = r["findings"].to_string();
+        assert!(f.contains("the vDSO's own fallback: CLOCK_PROCESS_CPUTIME_ID is not a clock the vDSO serves"), "{f}");
+    }
+}
+
+#[test]
+fn libc_syscall_names_its_caller() {
+    let bin = build_c("call_sites", false, &["-DRAW_LIBC_FN"]);
+    for engine in engines() {
+        let r = sites(engine, &[p(&bin), "1000", "100"]);
+        let (row, sites) = row(&r, &comm(&bin), "CLOCK_MONOTONIC");
+        assert_eq!((row["count"].as_u64(), sites.len()), (Some(1000), 1), "{engine}: {r:#}");
+        let s = &sites[0];
+        assert_eq!((s["count"].as_u64(), s["class"].as_str()), (Some(1000), Some("libc_syscall")), "{s:#}");
+        assert_eq!(s["site"]["symbol"], "syscall");
+        assert!(s["site"]["object"].as_str().unwrap().contains("libc.so"), "{s:#}");
+        let caller = &s["caller"];
+        assert_eq!((caller["symbol"].as_str(), caller["object"].as_str()), (Some("raw_clock"), Some(p(&bin))));
+        // The return address lies in raw_clock as nm places it.
+        let at = nm(&bin, "raw_clock");
+        assert!(hex(&caller["offset"]) > 0 && hex(&caller["offset"]) < 64, "{caller:#}");
+        assert!(at > 0);
+        assert!(r["findings"].to_string().contains("raw_clock+0x"), "{r:#}");
+    }
+}
+
+/// The static program's inline `syscall`: named by its function, at the
+/// address `objdump -d` shows a `syscall` instruction; stripped, the same
+/// address in the object and its build-id as `readelf -n` prints it.
+#[test]
+fn an_inline_syscall_is_the_programs_and_a_stripped_one_is_named_by_address() {
+    let bin = build_c("call_sites", false, &["-DASM", "-static"]);
+    let dir = tempfile::tempdir().unwrap();
+    let stripped = dir.path().join("asm_stripped");
+    std::fs::copy(&bin, &stripped).unwrap();
+    assert!(Command::new("strip").arg(&stripped).status().unwrap().success());
+    for engine in engines() {
+        let r = sites(engine, &[p(&bin), "1000", "100"]);
+        let (_, s) = row(&r, &comm(&bin), "CLOCK_MONOTONIC");
+        assert_eq!((s.len(), s[0]["count"].as_u64(), s[0]["class"].as_str()), (1, Some(1000), Some("program")));
+        assert_eq!(s[0]["site"]["symbol"], "read_clock", "{r:#}");
+        let at = hex(&s[0]["site"]["address"]);
+        assert_eq!(at, nm(&bin, "read_clock") + hex(&s[0]["site"]["offset"]), "a static program is not moved");
+        let dis = Command::new("objdump")
+            .args(["-d", &format!("--start-address={at:#x}"), &format!("--stop-address={:#x}", at + 2)])
+            .arg(&bin)
+            .output()
+            .unwrap();
+        assert!(String::from_utf8_lossy(&dis.stdout).contains("syscall"), "{}", String::from_utf8_lossy(&dis.stdout));
+
+        let r = sites(engine, &[p(&stripped), "1000", "100"]);
+        let (_, s) = row(&r, "asm_stripped", "CLOCK_MONOTONIC");
+        assert_eq!((s.len(), s[0]["count"].as_u64(), s[0]["class"].as_str()), (1, Some(1000), Some("program")));
+        let site = &s[0]["site"];
+        assert!(site["symbol"].is_null(), "{site:#}");
+        assert_eq!(hex(&site["offset"]), at, "the object's own address of the instruction");
+        let notes = Command::new("readelf").arg("-n").arg(&stripped).output().unwrap();
+        let notes = String::from_utf8_lossy(&notes.stdout);
+        let id = site["build_id"].as_str().expect("build-id");
+        assert!(notes.contains(&format!("Build ID: {id}")), "{id} not in {notes}");
+    }
+}
+
+#[test]
+fn a_32_bit_inline_syscall_is_the_programs() {
+    if !have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    let bin = build_c("call_sites", true, &["-DINT80"]);
+    for engine in engines() {
+        let r = sites(engine, &[p(&bin), "1000", "100"]);
+        let (row, s) = row(&r, &comm(&bin), "CLOCK_MONOTONIC");
+        assert_eq!(row["abi"], "i386");
+        assert_eq!(
+            (s.len(), s[0]["count"].as_u64(), s[0]["class"].as_str()),
+            (1, Some(1000), Some("program")),
+            "{r:#}"
+        );
+        assert_eq!(s[0]["site"]["symbol"], "read_clock");
+        assert!(hex(&s[0]["site"]["address"]) < 1 << 32);
+    }
+}
+
+#[test]
+fn code_in_anonymous_memory_is_labelled_as_such() {
+    let bin = build_c("call_sites", false, &["-DANON"]);
+    for engine in engines() {
+        let r = sites(engine, &[p(&bin), "1000", "100"]);
+        let (_, s) = row(&r, &comm(&bin), "CLOCK_MONOTONIC");
+        assert_eq!((s.len(), s[0]["count"].as_u64(), s[0]["class"].as_str()), (1, Some(1000), Some("jit")), "{r:#}");
+        assert_eq!((s[0]["site"]["kind"].as_str(), s[0]["site"]["offset"].as_str()), (Some("anonymous"), Some("0x5")));
+        assert_eq!(s[0]["caller"]["symbol"], "main");
+    }
+}
+
+/// A process that exits a while before the trace ends: named all the same.
+#[test]
+fn a_process_that_exits_before_the_trace_ends_is_still_named() {
+    let bin = build_c("call_sites", false, &["-DRAW_LIBC_FN"]);
+    let script = format!("{} 500 100; sleep 0.5", p(&bin));
+    for engine in engines() {
+        let r = sites(engine, &["/bin/sh", "-c", &script]);
+        let (row, s) = row(&r, &comm(&bin), "CLOCK_MONOTONIC");
+        assert_ne!(row["pid"], r["command"]["pid"], "the child, not the shell");
+        assert_eq!((s.len(), s[0]["count"].as_u64()), (1, Some(500)), "{r:#}");
+        assert_eq!(
+            (s[0]["site"]["symbol"].as_str(), s[0]["caller"]["symbol"].as_str()),
+            (Some("syscall"), Some("raw_clock"))
+        );
+    }
+}
+
+#[test]
+fn the_perf_engine_says_it_cannot_and_the_table_shows_sites() {
+    let (code, out, err) = run(&["trace", "--sites", "--engine", "perf", "--", "true"]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--sites needs the BPF engine (--engine bpf), or the seccomp engine"), "{err}");
+    if missing_trace_facility().is_some() {
+        return;
+    }
+    let bin = build_c("call_sites", false, &["-DRAW_LIBC_FN"]);
+    let (code, out, err) = run(&["trace", "--sites", "--", p(&bin), "10", "100"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("call sites\nPID"), "{out}");
+    let line = out.lines().find(|l| l.contains("syscall+0x")).expect("a site line");
+    assert!(line.contains(" 10 ") && line.ends_with("libc syscall()") && line.contains("raw_clock+0x"), "{line}");
+}
