@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
   *) echo "kernel-matrix: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[ "$(id -u)" = 0 ] || { echo "kernel-matrix: needs root (apt-get download, cpio of device-free trees)" >&2; exit 4; }
+[ "$(id -u)" = 0 ] || { echo "kernel-matrix: run it as root, as .ci/run does (its private apt state and downloads are root's)" >&2; exit 4; }
 
 top=$here/target/kernel-matrix
 cache=$top/cache
@@ -112,7 +112,7 @@ deb_of() {
 # (decompressed when gzip'd, as arm64's is) as DIR/kernel and its version as
 # DIR/version; fails when it can't be had.
 kernel_of() {
-  local meta=$1 dir=$2 image arch deb
+  local meta=$1 dir=$2 image image_pkg arch deb
   image=$(apt-cache "${apt_opts[@]}" show --no-all-versions "$meta" 2>/dev/null |
     sed -n 's/^Depends: \([^ ,]*\).*/\1/p' | head -n 1)
   [ -n "$image" ] || return 1
