@@ -82,7 +82,14 @@ impl Generator {
     /// `size` is not the member's whole width, or for an array, not an
     /// aligned part of it — a load of 4 bytes from an 8-byte pointer would
     /// verify and read half of it.
-    fn member(a: &mut Asm, size: Size, dst: super::insn::Reg, src: super::insn::Reg, m: Field, part: u32) -> &mut Asm {
+    pub(super) fn member(
+        a: &mut Asm,
+        size: Size,
+        dst: super::insn::Reg,
+        src: super::insn::Reg,
+        m: Field,
+        part: u32,
+    ) -> &mut Asm {
         let w = size.bytes();
         let fits = if m.array { part % w == 0 && part + w <= m.size } else { part == 0 && w == m.size };
         match i16::try_from(m.offset + part) {
@@ -570,6 +577,7 @@ mod tests {
             ("sys_enter-all-cgroups", in_cgroups.sys_enter()),
             ("fentry-trees-x64-clock_gettime", trees.fentry(&fentry_point(layout::ABI_NATIVE, TimeFn::ClockGettime))),
             ("fentry-all-ia32-gettimeofday", all.fentry(&fentry_point(layout::ABI_COMPAT, TimeFn::Gettimeofday))),
+            ("fentry-trees-x64-time", trees.fentry(&fentry_point(layout::ABI_NATIVE, TimeFn::Time))),
             ("sys_enter-all-sites", Generator { sites: Some(7), ..generator(Scope::All, false) }.sys_enter()),
             ("vsyscall-all-sites", Generator { sites: Some(7), ..generator(Scope::All, false) }.vsyscall()),
             ("arm64-sys_enter-trees", arm64_generator(Scope::Trees).sys_enter()),
