@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
   *) echo "kernel-matrix: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[ "$(id -u)" = 0 ] || { echo "kernel-matrix: needs root (apt-get download, cpio of device-free trees)" >&2; exit 4; }
+[ "$(id -u)" = 0 ] || { echo "kernel-matrix: run it as root, as .ci/run does (its private apt state and downloads are root's)" >&2; exit 4; }
 
 top=$here/target/kernel-matrix
 cache=$top/cache
@@ -83,8 +83,13 @@ apt_opts=(-qq -o Dir::Etc::SourceList="$top/apt/sources.list" -o Dir::Etc::Sourc
   -o Dir::Cache::pkgcache="$top/apt/pkgcache.bin" -o Dir::Cache::srcpkgcache="$top/apt/srcpkgcache.bin"
   -o APT::Architectures::=amd64 -o APT::Architectures::=arm64 -o APT::Sandbox::User=root)
 stage "package lists (private apt state in $top/apt)"
-apt-get "${apt_opts[@]}" update >"$top/apt/update.log" 2>&1 ||
-  echo "kernel-matrix: apt-get update reported errors (see $top/apt/update.log); going on with what was indexed" >&2
+# A mirror caught mid-sync fails an index now and then: try again, then go
+# on with what was indexed (a kernel not indexed is a SKIP below).
+for try in 1 2 3; do
+  apt-get "${apt_opts[@]}" update >"$top/apt/update.log" 2>&1 && break
+  echo "kernel-matrix: apt-get update failed (try $try of 3; $top/apt/update.log)" >&2
+  [ "$try" = 3 ] || sleep 15
+done
 
 # deb_of PACKAGE[:ARCH]: download the package's candidate into $cache (once)
 # and print the .deb's path; fails when it is not indexed or not downloadable.
@@ -95,8 +100,10 @@ deb_of() {
     awk '/^Version: / { v = $2 } /^Architecture: / { a = $2 } END { print v, a }')
   [ -n "$ver" ] && [ -n "$arch" ] || return 1
   local deb=$cache/${name}_${ver//:/%3a}_$arch.deb
+  echo "$deb" >>"$run/cache-used"
   if [ ! -s "$deb" ]; then
-    (cd "$cache" && apt-get "${apt_opts[@]}" download "$name:$arch=$ver") >/dev/null 2>&1 || return 1
+    (cd "$cache" && { apt-get "${apt_opts[@]}" download "$name:$arch=$ver" ||
+      { sleep 5 && apt-get "${apt_opts[@]}" download "$name:$arch=$ver"; }; }) >/dev/null 2>&1 || return 1
   fi
   [ -s "$deb" ] && echo "$deb"
 }
@@ -105,7 +112,7 @@ deb_of() {
 # (decompressed when gzip'd, as arm64's is) as DIR/kernel and its version as
 # DIR/version; fails when it can't be had.
 kernel_of() {
-  local meta=$1 dir=$2 image arch deb
+  local meta=$1 dir=$2 image image_pkg arch deb
   image=$(apt-cache "${apt_opts[@]}" show --no-all-versions "$meta" 2>/dev/null |
     sed -n 's/^Depends: \([^ ,]*\).*/\1/p' | head -n 1)
   [ -n "$image" ] || return 1
@@ -232,6 +239,15 @@ stage "static vdsoctl, workloads and initramfs for: $(echo $arches)"
 for arch in $arches; do
   initramfs "$arch"
 done
+
+# A run of every kernel drops from the cache what it no longer uses (the
+# packages of older kernels, and what was taken from them).
+if [ "$only" = '*' ]; then
+  for f in "$cache"/*.deb; do
+    [ -e "$f" ] || continue
+    grep -qxF "$f" "$run/cache-used" 2>/dev/null || rm -rf "$f" "${f%.deb}"
+  done
+fi
 
 # ---- the plan of each kernel: which engine runs which case, and expects what
 declare -a x_kernel x_engine x_case x_outcome x_why
