@@ -200,6 +200,22 @@ build_workloads() {
   done
 }
 
+# build_unit_tests ARCH ROOT: on aarch64, the library's unit tests built as
+# vdsoctl is (static, release) into ROOT/bin/unit-tests, with the fixtures
+# they read at the checkout's own path (env!("CARGO_MANIFEST_DIR")): the
+# guest's "unit" case runs them (x86_64 runs them on the host).
+build_unit_tests() {
+  [ "$1" = aarch64 ] || return 0
+  local exe
+  exe=$(cd "$here" && CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=clang \
+    RUSTFLAGS='-C target-feature=+crt-static -C link-arg=--target=aarch64-linux-gnu' \
+    cargo test --release --lib --no-run --target aarch64-unknown-linux-gnu 2>&1 |
+    sed -n 's/^ *Executable unittests src\/lib.rs (\(.*\))$/\1/p')
+  [ -n "$exe" ] || { echo "kernel-matrix: the aarch64 unit tests did not build" >&2; return 1; }
+  cp "$here/$exe" "$2/bin/unit-tests"
+  mkdir -p "$2$here" && cp -r "$here/fixtures" "$2$here/"
+}
+
 # initramfs ARCH: the base archive every kernel of the arch boots (gzip'd
 # newc); each kernel's plan is an archive of its own in front of it.
 initramfs() {
@@ -213,6 +229,7 @@ initramfs() {
   file "$vdsoctl" | grep -q 'static' || { echo "kernel-matrix: $vdsoctl is not static" >&2; return 1; }
   cp "$vdsoctl" "$root/bin/vdsoctl"
   build_workloads "$arch" "$root/bin"
+  build_unit_tests "$arch" "$root"
   cp "$data/init" "$root/init"
   cp "$data/guest-suite.sh" "$root/matrix/"
   (cd "$root" && find . | cpio -o -H newc --quiet -R 0:0 | gzip -1) >"$top/initramfs-$arch.cpio.gz"

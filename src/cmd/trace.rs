@@ -57,19 +57,26 @@ pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
 /// once per run as `bench` measures its syscall path (a quick plan: ~0.5 ms
 /// each), the first time a report needs it.
 #[derive(Default)]
-struct PerCall(std::collections::HashMap<(crate::arch::TimeFn, Option<i64>), Option<f64>>);
+struct PerCall(std::collections::HashMap<crate::model::cost::Need, Option<f64>>);
 
 impl PerCall {
     fn apply(&mut self, report: &mut TraceReport) {
         use crate::measure::bench::{self, Callers, Path, Target};
-        let callers = Callers::new(None, None);
-        for (function, clock) in crate::model::cost::wanted(report) {
-            self.0.entry((function, clock)).or_insert_with(|| {
+        use crate::measure::sys::call::VsyscallPage;
+        use crate::model::cost::Via;
+        let wanted = crate::model::cost::wanted(report);
+        // vdsoctl's own [vsyscall] page times an emulation (`None` without one).
+        let page = wanted.iter().any(|(via, ..)| *via == Via::Vsyscall).then(VsyscallPage::own).flatten();
+        let callers = Callers::new(None, page);
+        for need in wanted {
+            self.0.entry(need).or_insert_with(|| {
+                let (via, function, clock) = need;
                 let target = Target { function, clock: clock.and_then(|c| i32::try_from(c).ok()) };
-                bench::measure(&callers, target, Path::Syscall, bench::Plan::QUICK).map(|s| s.median)
+                let path = if via == Via::Vsyscall { Path::Vsyscall } else { Path::Syscall };
+                bench::measure(&callers, target, path, bench::Plan::QUICK).map(|s| s.median)
             });
         }
-        crate::model::cost::apply(report, &|f, c| self.0.get(&(f, c)).copied().flatten());
+        crate::model::cost::apply(report, &|need| self.0.get(&need).copied().flatten());
     }
 }
 
@@ -276,7 +283,8 @@ impl TraceReport {
         // Processes with [vsyscall] emulations only.
         for v in &self.vsyscall_emulations {
             if !said.iter().any(|(pid, _)| *pid == v.pid) && said.insert((v.pid, 0)) {
-                s += &who_line(out, v.pid, v.exe.as_deref(), v.cmdline.as_deref(), false, None);
+                let cpu = v.cost.map(|c| (c.cpu_ns, c.core_percent));
+                s += &who_line(out, v.pid, v.exe.as_deref(), v.cmdline.as_deref(), false, cpu);
             }
         }
         s
@@ -348,7 +356,8 @@ impl TraceReport {
             );
         }
         if let Some(why) = &self.engine_note {
-            s += &format!("engine: {} ({})\n", self.engine.name(), out.text(why));
+            // Wrapped at the width: a refusal's reason can be long.
+            s += &out.prose("engine: ", &format!("{} ({})", self.engine.name(), out.text(why)));
         }
         if self.interrupted {
             s += "interrupted (SIGINT or SIGTERM): counts cover the time until then\n";
@@ -360,10 +369,11 @@ impl TraceReport {
 impl Render for TraceReport {
     fn render_table(&self, out: &Output) -> String {
         let mut s = format!("{}\n{}\n", self.heading(out), self.table(out));
+        // Who each row's process is, under its table.
+        s += &self.processes(out);
         if let Some(sites) = self.sites_table(out) {
             s += &format!("\ncall sites\n{sites}\n");
         }
-        s += &self.processes(out);
         s += &self.stacks_text(out);
         s += &self.notes(out);
         s += &out.findings(&self.findings);
@@ -460,7 +470,8 @@ fn who_line(
     if parts.is_empty() {
         return String::new();
     }
-    format!("  pid {pid}: {}\n", parts.join(", "))
+    // Wrapped at the width (a path and a command line are long), whole piped.
+    out.prose(&format!("  pid {pid}: "), &parts.join(", "))
 }
 
 /// Characters of a command line shown under the table (JSON has it whole).

@@ -9,7 +9,7 @@
 //! kernel that refuses it gets the `sys_enter` program.
 
 use super::gen::Generator;
-use super::insn::{Asm, Helper, Size, R0, R1, R3, R4, R8, R9};
+use super::insn::{Alu, Asm, Cond, Helper, Size, R0, R1, R2, R3, R4, R8, R9};
 use super::layout::{self, ABI_COMPAT, ABI_NATIVE};
 use crate::arch::{Abi, TimeFn};
 use crate::inspect::btf::Btf;
@@ -93,6 +93,7 @@ impl Generator {
         let mut a = Asm::new();
         self.keep_ctx(&mut a);
         a.load(Size::Dw, R8, R1, 0);
+        self.skip_vsyscall_emulation(&mut a, p);
         a.call(Helper::GetCurrentTaskBtf).mov(R9, R0);
         Self::zero_key(&mut a);
         if p.func.takes_clock() {
@@ -106,5 +107,17 @@ impl Generator {
         self.capture_site(&mut a);
         self.count_tail(&mut a);
         a.finish()
+    }
+
+    /// The kernel's vsyscall emulation calls `__x64_sys_time`,
+    /// `__x64_sys_gettimeofday` and `__x64_sys_getcpu` itself, with the
+    /// faulting ip (in the vsyscall page, the kernel half) still in `regs`:
+    /// those calls are the vsyscall program's, not syscalls. R8: the regs.
+    fn skip_vsyscall_emulation(&self, a: &mut Asm, p: &FentryPoint) {
+        let l = self.layout;
+        let emulated = p.abi == ABI_NATIVE && l.vsyscall.is_some() && crate::arch::vsyscall::SLOTS.contains(&p.func);
+        let Some((ip, _)) = l.site.filter(|_| emulated) else { return };
+        Self::member(a, Size::Dw, R2, R8, ip, 0);
+        a.alu_imm(Alu::Arsh, R2, 32).jump_imm(Cond::Eq, R2, -1, "out");
     }
 }
