@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
   *) echo "kernel-matrix: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[ "$(id -u)" = 0 ] || { echo "kernel-matrix: needs root (apt-get download, cpio of device-free trees)" >&2; exit 4; }
+[ "$(id -u)" = 0 ] || { echo "kernel-matrix: run it as root, as .ci/run does (its private apt state and downloads are root's)" >&2; exit 4; }
 
 top=$here/target/kernel-matrix
 cache=$top/cache
@@ -83,8 +83,13 @@ apt_opts=(-qq -o Dir::Etc::SourceList="$top/apt/sources.list" -o Dir::Etc::Sourc
   -o Dir::Cache::pkgcache="$top/apt/pkgcache.bin" -o Dir::Cache::srcpkgcache="$top/apt/srcpkgcache.bin"
   -o APT::Architectures::=amd64 -o APT::Architectures::=arm64 -o APT::Sandbox::User=root)
 stage "package lists (private apt state in $top/apt)"
-apt-get "${apt_opts[@]}" update >"$top/apt/update.log" 2>&1 ||
-  echo "kernel-matrix: apt-get update reported errors (see $top/apt/update.log); going on with what was indexed" >&2
+# A mirror caught mid-sync fails an index now and then: try again, then go
+# on with what was indexed (a kernel not indexed is a SKIP below).
+for try in 1 2 3; do
+  apt-get "${apt_opts[@]}" update >"$top/apt/update.log" 2>&1 && break
+  echo "kernel-matrix: apt-get update failed (try $try of 3; $top/apt/update.log)" >&2
+  [ "$try" = 3 ] || sleep 15
+done
 
 # deb_of PACKAGE[:ARCH]: download the package's candidate into $cache (once)
 # and print the .deb's path; fails when it is not indexed or not downloadable.
@@ -95,8 +100,10 @@ deb_of() {
     awk '/^Version: / { v = $2 } /^Architecture: / { a = $2 } END { print v, a }')
   [ -n "$ver" ] && [ -n "$arch" ] || return 1
   local deb=$cache/${name}_${ver//:/%3a}_$arch.deb
+  echo "$deb" >>"$run/cache-used"
   if [ ! -s "$deb" ]; then
-    (cd "$cache" && apt-get "${apt_opts[@]}" download "$name:$arch=$ver") >/dev/null 2>&1 || return 1
+    (cd "$cache" && { apt-get "${apt_opts[@]}" download "$name:$arch=$ver" ||
+      { sleep 5 && apt-get "${apt_opts[@]}" download "$name:$arch=$ver"; }; }) >/dev/null 2>&1 || return 1
   fi
   [ -s "$deb" ] && echo "$deb"
 }
@@ -105,7 +112,7 @@ deb_of() {
 # (decompressed when gzip'd, as arm64's is) as DIR/kernel and its version as
 # DIR/version; fails when it can't be had.
 kernel_of() {
-  local meta=$1 dir=$2 image arch deb
+  local meta=$1 dir=$2 image image_pkg arch deb
   image=$(apt-cache "${apt_opts[@]}" show --no-all-versions "$meta" 2>/dev/null |
     sed -n 's/^Depends: \([^ ,]*\).*/\1/p' | head -n 1)
   [ -n "$image" ] || return 1
@@ -193,6 +200,22 @@ build_workloads() {
   done
 }
 
+# build_unit_tests ARCH ROOT: on aarch64, the library's unit tests built as
+# vdsoctl is (static, release) into ROOT/bin/unit-tests, with the fixtures
+# they read at the checkout's own path (env!("CARGO_MANIFEST_DIR")): the
+# guest's "unit" case runs them (x86_64 runs them on the host).
+build_unit_tests() {
+  [ "$1" = aarch64 ] || return 0
+  local exe
+  exe=$(cd "$here" && CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=clang \
+    RUSTFLAGS='-C target-feature=+crt-static -C link-arg=--target=aarch64-linux-gnu' \
+    cargo test --release --lib --no-run --target aarch64-unknown-linux-gnu 2>&1 |
+    sed -n 's/^ *Executable unittests src\/lib.rs (\(.*\))$/\1/p')
+  [ -n "$exe" ] || { echo "kernel-matrix: the aarch64 unit tests did not build" >&2; return 1; }
+  cp "$here/$exe" "$2/bin/unit-tests"
+  mkdir -p "$2$here" && cp -r "$here/fixtures" "$2$here/"
+}
+
 # initramfs ARCH: the base archive every kernel of the arch boots (gzip'd
 # newc); each kernel's plan is an archive of its own in front of it.
 initramfs() {
@@ -206,6 +229,7 @@ initramfs() {
   file "$vdsoctl" | grep -q 'static' || { echo "kernel-matrix: $vdsoctl is not static" >&2; return 1; }
   cp "$vdsoctl" "$root/bin/vdsoctl"
   build_workloads "$arch" "$root/bin"
+  build_unit_tests "$arch" "$root"
   cp "$data/init" "$root/init"
   cp "$data/guest-suite.sh" "$root/matrix/"
   (cd "$root" && find . | cpio -o -H newc --quiet -R 0:0 | gzip -1) >"$top/initramfs-$arch.cpio.gz"
@@ -215,6 +239,15 @@ stage "static vdsoctl, workloads and initramfs for: $(echo $arches)"
 for arch in $arches; do
   initramfs "$arch"
 done
+
+# A run of every kernel drops from the cache what it no longer uses (the
+# packages of older kernels, and what was taken from them).
+if [ "$only" = '*' ]; then
+  for f in "$cache"/*.deb; do
+    [ -e "$f" ] || continue
+    grep -qxF "$f" "$run/cache-used" 2>/dev/null || rm -rf "$f" "${f%.deb}"
+  done
+fi
 
 # ---- the plan of each kernel: which engine runs which case, and expects what
 declare -a x_kernel x_engine x_case x_outcome x_why
@@ -278,11 +311,26 @@ boot() {
       -append "console=ttyAMA0 panic=-1 quiet")
     ;;
   esac
-  local t0 rc=0
+  local t0 rc=0 watcher
   t0=$(date +%s.%N)
-  timeout --kill-after=5 "$boot_timeout" "${qemu[@]}" -nographic -no-reboot -pidfile "$d/qemu.pid" \
+  # Boot time as the host sees it (the guest's clock runs off true under
+  # TCG): until the guest's /init says MATRIX-BOOTED. Gone with QEMU or
+  # with this script.
+  (
+    while kill -0 $$ 2>/dev/null && [ ! -e "$d/qemu.rc" ]; do
+      if grep -qa MATRIX-BOOTED "$d/console.raw" 2>/dev/null; then
+        awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f s\n", b - a }' >"$d/booted"
+        break
+      fi
+      sleep 0.1
+    done
+  ) &
+  watcher=$!
+  # -nic none: no network, and no iPXE option ROM to run at boot.
+  timeout --kill-after=5 "$boot_timeout" "${qemu[@]}" -nographic -nic none -no-reboot -pidfile "$d/qemu.pid" \
     -kernel "$d/kernel" -initrd "$d/initrd" </dev/null >"$d/console.raw" 2>&1 || rc=$?
   echo "$rc" >"$d/qemu.rc"
+  wait "$watcher" || true
   awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f\n", b - a }' >"$d/wall"
   # Without the carriage returns and the firmware's terminal escapes.
   tr -d '\r' <"$d/console.raw" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' >"$d/console.log"
@@ -396,10 +444,8 @@ engine_row() {
 
 # verdict KERNEL ARCH: a table row per engine planned for the kernel.
 verdict() {
-  local d=$run/$1 booted boot_s="-" e
-  # The firmware's last line may still be open: "Booting from ROM...MATRIX-BOOTED".
-  booted=$(grep -o -m1 'MATRIX-BOOTED .*' "$d/console.log" || true)
-  [ -z "$booted" ] || boot_s="$(echo "$booted" | awk '{ printf "%.1f s", $4 }')"
+  local d=$run/$1 boot_s="-" e
+  [ ! -s "$d/booted" ] || boot_s=$(cat "$d/booted")
   local row=first
   for e in $(awk '!seen[$1]++ { print $1 }' "$d/plan"); do
     engine_row "$1" "$2" "$e" "$boot_s" $row || failures=$((failures + 1))
@@ -420,7 +466,7 @@ echo
 stage "results (consoles in $run/*/console.log)"
 cat "$table"
 echo
-echo "(engine none: check, check-cmd, bench, maps, dump. boot: the guest's uptime when its /init starts; run: the whole QEMU run.)"
+echo "(engine none: check, check-cmd, bench, maps, dump. boot: from QEMU's start to the guest's /init; run: the whole QEMU run.)"
 if [ -s "$run/whys" ]; then
   echo
   echo "Expected differences and known gaps (scripts/kernel-matrix/expect):"

@@ -36,6 +36,7 @@ N=100000
 trace_cases="raw64 raw32 tree pid all threads"
 host_cases="check check-cmd bench maps maps32 dump dump32"
 [ "$arch" = x86_64 ] && trace_cases="$trace_cases vsyscall"
+[ "$arch" = aarch64 ] && host_cases="$host_cases unit"
 
 now() { cut -d' ' -f1 /proc/uptime; }
 
@@ -382,6 +383,28 @@ case_dump() {
 	fi
 }
 
+# unit (aarch64): the library's unit tests, cross-built (scripts/
+# kernel-matrix.sh), as root on this kernel: among them the ones that only
+# an arm64 kernel answers (its BTF's syscall entry, its vDSO's names, the
+# BPF verifier's refusal). Without CI: there is no gcc here, so the tests
+# that build C skip, as they do on any host without it. ok: exit 0;
+# fail:TESTS: the tests that failed.
+case_unit() {
+	t0=$(now)
+	# serve's tests listen on 127.0.0.1: the loopback is down at boot.
+	ip link set lo up
+	timeout 600 env -u CI unit-tests --test-threads 1 >/tmp/unit.txt 2>&1
+	rc=$?
+	summary=$(grep -m1 '^test result' /tmp/unit.txt)
+	if [ $rc = 0 ]; then
+		result - unit ok "$t0" "$summary"
+	else
+		log_file unit /tmp/unit.txt
+		failed=$(awk '/^test .* FAILED$/ { printf "%s%s", (n++ ? "," : ""), $2 }' /tmp/unit.txt)
+		result - unit "fail:${failed:-exit$rc}" "$t0" "${summary:-exit $rc}"
+	fi
+}
+
 run_host_case() {
 	case $1 in
 	check) case_check ;;
@@ -391,6 +414,7 @@ run_host_case() {
 	maps32) case_maps maps32 wait_ready32 ;;
 	dump) case_dump dump wait_ready ;;
 	dump32) case_dump dump32 wait_ready32 ;;
+	unit) case_unit ;;
 	*) result - "$1" error "$(now)" "no such case" ;;
 	esac
 }

@@ -57,19 +57,26 @@ pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
 /// once per run as `bench` measures its syscall path (a quick plan: ~0.5 ms
 /// each), the first time a report needs it.
 #[derive(Default)]
-struct PerCall(std::collections::HashMap<(crate::arch::TimeFn, Option<i64>), Option<f64>>);
+struct PerCall(std::collections::HashMap<crate::model::cost::Need, Option<f64>>);
 
 impl PerCall {
     fn apply(&mut self, report: &mut TraceReport) {
         use crate::measure::bench::{self, Callers, Path, Target};
-        let callers = Callers::new(None, None);
-        for (function, clock) in crate::model::cost::wanted(report) {
-            self.0.entry((function, clock)).or_insert_with(|| {
+        use crate::measure::sys::call::VsyscallPage;
+        use crate::model::cost::Via;
+        let wanted = crate::model::cost::wanted(report);
+        // vdsoctl's own [vsyscall] page times an emulation (`None` without one).
+        let page = wanted.iter().any(|(via, ..)| *via == Via::Vsyscall).then(VsyscallPage::own).flatten();
+        let callers = Callers::new(None, page);
+        for need in wanted {
+            self.0.entry(need).or_insert_with(|| {
+                let (via, function, clock) = need;
                 let target = Target { function, clock: clock.and_then(|c| i32::try_from(c).ok()) };
-                bench::measure(&callers, target, Path::Syscall, bench::Plan::QUICK).map(|s| s.median)
+                let path = if via == Via::Vsyscall { Path::Vsyscall } else { Path::Syscall };
+                bench::measure(&callers, target, path, bench::Plan::QUICK).map(|s| s.median)
             });
         }
-        crate::model::cost::apply(report, &|f, c| self.0.get(&(f, c)).copied().flatten());
+        crate::model::cost::apply(report, &|need| self.0.get(&need).copied().flatten());
     }
 }
 
@@ -261,6 +268,7 @@ impl TraceReport {
     fn processes(&self, out: &Output) -> String {
         let mut s = String::new();
         let mut said = std::collections::HashSet::new();
+        // Two processes that held one pid in turn: a line each.
         for r in &self.counts {
             if !said.insert((r.pid, r.start)) {
                 continue;
@@ -270,20 +278,13 @@ impl TraceReport {
             let cpu = (!costs.is_empty()).then(|| {
                 (costs.iter().map(|c| c.cpu_ns).sum::<u64>(), costs.iter().map(|c| c.core_percent).sum::<f64>())
             });
-            let mut parts = Vec::new();
-            if let Some(exe) = &r.exe {
-                parts.push(out.text(exe).into_owned());
-            }
-            if let Some(argv) = &r.cmdline {
-                let line = cut(&crate::render::shell_words(argv), CMDLINE_SHOWN, r.cmdline_truncated);
-                parts.push(format!("`{}`", out.text(&line)));
-            }
-            if let Some((ns, share)) = cpu {
-                let time = crate::render::duration_text(Duration::from_nanos(ns));
-                parts.push(format!("its calls ~{time} of CPU ({} of a core)", core_text(share)));
-            }
-            if !parts.is_empty() {
-                s += &format!("  pid {}: {}\n", r.pid, parts.join(", "));
+            s += &who_line(out, r.pid, r.exe.as_deref(), r.cmdline.as_deref(), r.cmdline_truncated, cpu);
+        }
+        // Processes with [vsyscall] emulations only.
+        for v in &self.vsyscall_emulations {
+            if !said.iter().any(|(pid, _)| *pid == v.pid) && said.insert((v.pid, 0)) {
+                let cpu = v.cost.map(|c| (c.cpu_ns, c.core_percent));
+                s += &who_line(out, v.pid, v.exe.as_deref(), v.cmdline.as_deref(), false, cpu);
             }
         }
         s
@@ -355,7 +356,8 @@ impl TraceReport {
             );
         }
         if let Some(why) = &self.engine_note {
-            s += &format!("engine: {} ({})\n", self.engine.name(), out.text(why));
+            // Wrapped at the width: a refusal's reason can be long.
+            s += &out.prose("engine: ", &format!("{} ({})", self.engine.name(), out.text(why)));
         }
         if self.interrupted {
             s += "interrupted (SIGINT or SIGTERM): counts cover the time until then\n";
@@ -367,10 +369,11 @@ impl TraceReport {
 impl Render for TraceReport {
     fn render_table(&self, out: &Output) -> String {
         let mut s = format!("{}\n{}\n", self.heading(out), self.table(out));
+        // Who each row's process is, under its table.
+        s += &self.processes(out);
         if let Some(sites) = self.sites_table(out) {
             s += &format!("\ncall sites\n{sites}\n");
         }
-        s += &self.processes(out);
         s += &self.stacks_text(out);
         s += &self.notes(out);
         s += &out.findings(&self.findings);
@@ -443,6 +446,32 @@ fn utc_time(t: std::time::SystemTime) -> String {
 /// `SIGSEGV` for 11, else `signal N`.
 fn signal_name(n: i32) -> String {
     Signal::try_from(n).map_or_else(|_| format!("signal {n}"), |s| s.as_str().to_string())
+}
+
+/// `  pid N: exe, `command line`, its calls ~T of CPU (P of a core)`, or
+/// nothing when none of them is known.
+fn who_line(
+    out: &Output,
+    pid: i32,
+    exe: Option<&str>,
+    argv: Option<&[String]>,
+    truncated: bool,
+    cpu: Option<(u64, f64)>,
+) -> String {
+    let mut parts: Vec<String> = exe.iter().map(|e| out.text(e).into_owned()).collect();
+    if let Some(argv) = argv {
+        let line = cut(&crate::render::shell_words(argv), CMDLINE_SHOWN, truncated);
+        parts.push(format!("`{}`", out.text(&line)));
+    }
+    if let Some((ns, share)) = cpu {
+        let time = crate::render::duration_text(Duration::from_nanos(ns));
+        parts.push(format!("its calls ~{time} of CPU ({} of a core)", core_text(share)));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    // Wrapped at the width (a path and a command line are long), whole piped.
+    out.prose(&format!("  pid {pid}: "), &parts.join(", "))
 }
 
 /// Characters of a command line shown under the table (JSON has it whole).

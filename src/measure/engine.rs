@@ -269,14 +269,12 @@ impl Counting {
         }
     }
 
-    /// Between snapshots: the perf engine drains its rings; the BPF engine
-    /// with `--sites` takes the mappings of the processes it sees first.
-    /// Never blocks.
+    /// Between snapshots: the perf engine drains its rings (the others
+    /// have none). Never blocks.
     pub fn pump(&mut self) {
         match self {
             Counting::Perf(t) => t.drain(),
-            Counting::Bpf(t) => t.note_processes(),
-            Counting::Seccomp(_) => {}
+            Counting::Bpf(_) | Counting::Seccomp(_) => {}
         }
     }
 
@@ -284,9 +282,7 @@ impl Counting {
     pub fn needs_pump(&self) -> bool {
         match self {
             Counting::Perf(t) => t.has_rings(),
-            // --sites: new processes' mappings are taken while they live.
-            Counting::Bpf(t) => t.splits_sites(),
-            Counting::Seccomp(_) => false,
+            Counting::Bpf(_) | Counting::Seccomp(_) => false,
         }
     }
 

@@ -386,8 +386,8 @@ struct How {
 /// Where a waiting call was made from: the instruction (the notification's
 /// pointer is past it) and the word at its stack pointer, which
 /// /proc/TID/syscall shows while the thread is blocked in the call (`nr
-/// args... sp pc`), read through /proc/TID/mem — 4 bytes for a compat
-/// call. A word that cannot be read is 0.
+/// args... sp pc`), read through /proc/TID/mem — for a compat call the
+/// word at sp and three up ([`Site::words`]). A word that cannot be read is 0.
 fn site_of(n: &Notification, abi: Abi) -> Site {
     let ip = n.ip.saturating_sub(arch::SITE_REGS.map_or(0, |r| r.insn_len));
     let word = || -> Option<u64> {
@@ -395,10 +395,17 @@ fn site_of(n: &Notification, abi: Abi) -> Site {
         File::open(format!("/proc/{}/syscall", n.tid)).ok()?.take(512).read_to_string(&mut text).ok()?;
         let sp =
             text.split_whitespace().nth(7).and_then(|v| u64::from_str_radix(v.trim_start_matches("0x"), 16).ok())?;
-        let width = if abi.elf().1 { 8 } else { 4 };
-        let mut buf = [0u8; 8];
-        File::open(format!("/proc/{}/mem", n.tid)).ok()?.read_exact_at(&mut buf[..width], sp).ok()?;
-        Some(u64::from_ne_bytes(buf))
+        let mem = File::open(format!("/proc/{}/mem", n.tid)).ok()?;
+        if abi.elf().1 {
+            let mut buf = [0u8; 8];
+            mem.read_exact_at(&mut buf, sp).ok()?;
+            return Some(u64::from_ne_bytes(buf));
+        }
+        // 32-bit: the word at sp and three up, as the BPF engine packs them.
+        let mut buf = [0u8; 16];
+        mem.read_exact_at(&mut buf, sp).ok()?;
+        let word = |at: usize| u64::from(u32::from_ne_bytes(buf[at..at + 4].try_into().unwrap_or([0; 4])));
+        Some(word(0) | word(12) << 32)
     };
     Site { ip, ret: word().unwrap_or(0) }
 }

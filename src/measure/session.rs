@@ -82,8 +82,8 @@ pub struct TraceRequest {
     /// Told what happens on the way (measure never prints; the caller words
     /// it); `None`: nothing is said.
     pub progress: Option<fn(&Progress<'_>)>,
-    /// Read each counted process's identity (and, with `--stacks`, its
-    /// mappings) at first sight ([`sight`](super::sight)).
+    /// Read each counted process's identity (and, with `--stacks` or
+    /// `--sites`, its mappings) at first sight ([`sight`](super::sight)).
     pub sight: bool,
 }
 
@@ -357,7 +357,7 @@ impl<'r> Waiting<'r> {
             said_lingers: false,
             time_limit: req.timeout.filter(|_| child.is_some()).map(|t| start + t),
             timed_out: false,
-            sightings: Sightings::new(req.plan.stacks),
+            sightings: Sightings::new(req.plan.stacks || req.plan.sites),
         }
     }
 

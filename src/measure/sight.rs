@@ -106,33 +106,40 @@ mod tests {
     /// still resolved, after it exited.
     #[test]
     fn a_process_seen_alive_is_named_after_it_exits() {
+        // sleep's file: /usr/bin/sleep, or busybox where sleep is a link to
+        // it (the arm64 guest of scripts/kernel-matrix.sh).
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let sleep = std::env::split_paths(&path)
+            .find_map(|d| std::fs::canonicalize(d.join("sleep")).ok())
+            .expect("sleep on PATH");
+        let is_sleep = |p: &str| std::path::Path::new(p) == sleep;
         let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
         let pid = child.id() as i32;
         // Until its exec the child runs this test's executable, and its exe
         // link names `sleep` before the exec has mapped sleep's code or set
-        // its argv: wait for both (the argv last).
-        let code = loop {
+        // its argv: wait for both (the argv last), a minute at most.
+        let mut code = None;
+        for _ in 0..60_000 {
             let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
             let maps = crate::inspect::maps::parse(&text).unwrap();
-            let code =
-                maps.into_iter().find(|m| m.executable() && m.path.as_deref().is_some_and(|p| p.ends_with("/sleep")));
+            code = maps.into_iter().find(|m| m.executable() && m.path.as_deref().is_some_and(is_sleep));
             let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             if code.is_some() && argv == b"sleep\x0030\x00" {
-                break code;
+                break;
             }
             std::thread::sleep(Duration::from_millis(1));
-        };
+        }
         let mut seen = Sightings::new(true);
         seen.look([(pid, 0)]);
         child.kill().unwrap();
         child.wait().unwrap();
         let s = seen.get(pid, 0).expect("seen while alive");
-        assert!(s.identity.exe.as_deref().is_some_and(|e| e.ends_with("/sleep")), "{s:?}");
+        assert!(s.identity.exe.as_deref().is_some_and(is_sleep), "{s:?}");
         assert_eq!(s.identity.cmdline.as_deref(), Some(&["sleep".to_string(), "30".into()][..]));
         let code = code.expect("sleep's text mapping");
         let frame = seen.resolve(pid, 0, code.start + 16).expect("a snapshot was taken");
         assert_eq!(frame.kind, crate::inspect::symbols::FrameKind::Object);
-        assert!(frame.object.as_deref().is_some_and(|o| o.ends_with("/sleep")), "{frame:?}");
+        assert!(frame.object.as_deref().is_some_and(is_sleep), "{frame:?}");
         // Gone before it was looked at: nothing is made up.
         let mut late = Sightings::new(true);
         late.look([(pid, 0)]);

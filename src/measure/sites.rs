@@ -1,19 +1,42 @@
-//! Naming call sites while their processes live (`trace --sites`): an
-//! engine notes each process when it first sees it, and [`Book`] takes its
-//! executable mappings then ([`Snapshot`]), so the addresses of a process
-//! that exits before the trace ends are still named at the end.
-//!
-//! The limit: a process is noted when the engine first looks at it — the
-//! seccomp engine at its first notified call (the caller waits meanwhile,
-//! so nothing is missed), the BPF engine every 20 ms. A process that makes
-//! its calls and exits between two looks leaves addresses only (object
-//! `null`, kind `unmapped`); one that execs after it was noted is noted
-//! again when an address falls outside the mappings taken.
+//! Call sites (`trace --sites`) and naming them at the call: the seccomp
+//! engine notes each process at its first notified call, while the caller
+//! waits, and [`Book`] takes its executable mappings then ([`Snapshot`]),
+//! so nothing is missed, and again when a call's address falls outside
+//! them (an exec). The BPF engine's sites are named through the session's
+//! sightings instead ([`sight`](super::sight)), every 50 ms: a process that
+//! makes its calls and exits between two looks leaves addresses only.
 
 use crate::inspect::process::is_running;
 use crate::inspect::symbols::{Frame, FrameKind, Objects, Snapshot};
-use crate::measure::trace::{Key, Site, Tally};
+use crate::measure::trace::{Key, Tally};
 use std::collections::{HashMap, HashSet};
+
+/// Where calls were made from (`trace --sites`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Site {
+    /// The syscall instruction's own address (the engines step back from
+    /// the instruction pointer at entry, which is past it); for a
+    /// `[vsyscall]` call, the slot.
+    pub ip: u64,
+    /// The word at the user stack pointer at entry — the return address
+    /// into the caller when the call came through a leaf wrapper such as
+    /// libc's `syscall()`; 0 when it could not be read. A 32-bit task's
+    /// holds two words: at sp (low half) and three words up (high half),
+    /// where the vDSO's `__kernel_vsyscall` returns to ([`Site::words`]).
+    pub ret: u64,
+}
+
+impl Site {
+    /// The stack words as addresses: (at sp, three words up — 0 for a
+    /// 64-bit task).
+    pub fn words(self, is_64: bool) -> (u64, u64) {
+        if is_64 {
+            (self.ret, 0)
+        } else {
+            (self.ret & 0xffff_ffff, self.ret >> 32)
+        }
+    }
+}
 
 /// Processes' mappings by (pid, start as the engine keys it), and the
 /// objects they map.
@@ -52,7 +75,8 @@ impl Book {
     /// Name a site's addresses into `tally.frames`.
     pub fn name(&mut self, tally: &mut Tally, key: &Key, site: Site) {
         self.note(key.pid, key.start);
-        for addr in [site.ip, site.ret] {
+        let (ret, up) = site.words(key.abi.elf().1);
+        for addr in [site.ip, ret, up] {
             let id = (key.pid, key.start, addr);
             if addr != 0 && !tally.frames.contains_key(&id) {
                 let frame = self.resolve(key.pid, key.start, addr);

@@ -116,18 +116,7 @@ pub struct Key {
     pub start: u64,
 }
 
-/// Where calls were made from (`trace --sites`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Site {
-    /// The syscall instruction's own address (the engines step back from
-    /// the instruction pointer at entry, which is past it); for a
-    /// `[vsyscall]` call, the slot.
-    pub ip: u64,
-    /// The word at the user stack pointer at entry — the return address
-    /// into the caller when the call came through a leaf wrapper such as
-    /// libc's `syscall()`; 0 when it could not be read.
-    pub ret: u64,
-}
+pub use crate::measure::sites::Site;
 
 /// Counts at one moment. Subtract two for an interval.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -26,39 +26,49 @@ pub fn of(count: u64, per_call_ns: f64, window_ns: u64) -> Cost {
     Cost { per_call_ns, cpu_ns: cpu.round() as u64, core_percent }
 }
 
-/// The (function, clock id) a host-ABI row's calls need a per-call cost
-/// for; `None` for compat rows and rows of many clocks (`other`, `any`).
-pub fn wanted(report: &TraceReport) -> Vec<(TimeFn, Option<i64>)> {
-    let mut out: Vec<(TimeFn, Option<i64>)> = report
-        .counts
-        .iter()
-        .filter(|r| Some(r.abi) == arch::HOST_ABI)
-        .filter_map(|r| match r.clock {
-            None => Some((r.func, None)),
-            Some(c) => c.id().map(|id| (r.func, Some(id))),
-        })
-        .collect();
+/// How the calls of a row were made, for their per-call cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Via {
+    /// The raw syscall.
+    Syscall,
+    /// A call into the legacy [vsyscall] page (emulated by the kernel).
+    Vsyscall,
+}
+
+/// What a row needs a per-call cost for: the way, function and clock id.
+pub type Need = (Via, TimeFn, Option<i64>);
+
+/// What the rows need per-call costs for: host-ABI count rows of one
+/// clock id or none (not compat rows, not `other` and `any`), and the
+/// [vsyscall] emulations.
+pub fn wanted(report: &TraceReport) -> Vec<Need> {
+    let mut out: Vec<Need> = report.counts.iter().filter_map(need).collect();
+    out.extend(report.vsyscall_emulations.iter().map(|v| (Via::Vsyscall, v.func, None)));
     out.sort();
     out.dedup();
     out
 }
 
-/// Fill each row's cost from `per_call` (ns per call of a function and
-/// clock, as [`wanted`] asked); rows it has no figure for stay `None`.
-pub fn apply(report: &mut TraceReport, per_call: &dyn Fn(TimeFn, Option<i64>) -> Option<f64>) {
+/// A count row's need, if it has one.
+fn need(r: &super::trace::CountRow) -> Option<Need> {
+    if Some(r.abi) != arch::HOST_ABI {
+        return None;
+    }
+    match r.clock {
+        None => Some((Via::Syscall, r.func, None)),
+        Some(c) => c.id().map(|id| (Via::Syscall, r.func, Some(id))),
+    }
+}
+
+/// Fill each row's cost from `per_call` (ns per call, as [`wanted`] asked);
+/// rows it has no figure for stay `None`.
+pub fn apply(report: &mut TraceReport, per_call: &dyn Fn(Need) -> Option<f64>) {
     let window = report.duration_ns;
     for r in &mut report.counts {
-        if Some(r.abi) != arch::HOST_ABI {
-            continue;
-        }
-        let clock = match r.clock {
-            None => None,
-            Some(c) => match c.id() {
-                Some(id) => Some(id),
-                None => continue,
-            },
-        };
-        r.cost = per_call(r.func, clock).map(|ns| of(r.count, ns, window));
+        r.cost = need(r).and_then(per_call).map(|ns| of(r.count, ns, window));
+    }
+    for v in &mut report.vsyscall_emulations {
+        v.cost = per_call((Via::Vsyscall, v.func, None)).map(|ns| of(v.count, ns, window));
     }
 }
 

@@ -7,6 +7,7 @@ use super::trace::CountRow;
 use super::{vdso_serves_call, ClockRef, Finding, Status};
 use crate::arch::{Abi, TimeFn};
 use crate::inspect::symbols::{Frame, FrameKind};
+use crate::measure::sight::Sightings;
 use crate::measure::trace::{Clock, Key, Site, Tally};
 use crate::words::thousands;
 use serde::Serialize;
@@ -133,18 +134,31 @@ fn is_libc(name: &str) -> bool {
 }
 
 /// The site rows of one count row, busiest first. `secs` is the time the
-/// process was traced.
-pub fn rows_of(tally: &Tally, key: &Key, secs: f64, host: &Host) -> Vec<SiteRow> {
-    let frame = |addr: u64| tally.frames.get(&(key.pid, key.start, addr)).cloned();
+/// process was traced. An address is named as the engine named it (the
+/// seccomp engine, while the call waited), else through the process's
+/// mappings as the session first saw them.
+pub fn rows_of(tally: &Tally, key: &Key, secs: f64, host: &Host, seen: &Sightings) -> Vec<SiteRow> {
+    let frame = |addr: u64| {
+        tally.frames.get(&(key.pid, key.start, addr)).cloned().or_else(|| seen.resolve(key.pid, key.start, addr))
+    };
     let rows: Vec<SiteRow> = tally
         .sites
         .range((*key, Site { ip: 0, ret: 0 })..=(*key, Site { ip: u64::MAX, ret: u64::MAX }))
         .filter(|(_, n)| **n > 0)
         .map(|((_, site), n)| {
-            let at = frame(site.ip).unwrap_or_else(|| Frame::unmapped(site.ip));
-            let (class, fallback) = classify(&at, key.abi, key.func, key.clock, host);
+            let code = |addr: u64| frame(addr).filter(|f| f.kind != FrameKind::Unmapped);
+            let (ret, up) = site.words(key.abi.elf().1);
+            let mut at = frame(site.ip).unwrap_or_else(|| Frame::unmapped(site.ip));
             // A stack word is a caller only when it points into code.
-            let caller = frame(site.ret).filter(|f| f.kind != FrameKind::Unmapped);
+            let mut caller = code(ret);
+            // i386: a call through the vDSO's entry trampoline (libc's
+            // syscall(), the vDSO's own fallback) is made where it returns.
+            if at.kind == FrameKind::Vdso && at.symbol.as_deref() == Some("__kernel_vsyscall") {
+                if let Some(f) = code(up) {
+                    (at, caller) = (f, None);
+                }
+            }
+            let (class, fallback) = classify(&at, key.abi, key.func, key.clock, host);
             SiteRow {
                 count: *n,
                 per_sec: *n as f64 / secs,

@@ -111,10 +111,18 @@ pub struct CountRow {
 pub struct VsyscallRow {
     pub pid: i32,
     pub comm: Option<String>,
+    /// As a count row's (the engines key these rows by pid alone).
+    pub exe: Option<String>,
+    pub cmdline: Option<Vec<String>>,
     pub function: &'static str,
+    #[serde(skip)]
+    pub func: crate::arch::TimeFn,
     pub count: u64,
     #[serde(serialize_with = "crate::model::rate")]
     pub per_sec: f64,
+    /// What the emulations cost the host (`null`: no executable
+    /// [vsyscall] page in vdsoctl to measure one with).
+    pub cost: Option<super::cost::Cost>,
 }
 
 /// Clock syscalls counted for a process whose split was lost.
@@ -144,7 +152,8 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         lived.min(elapsed).as_secs_f64().max(1e-9)
     };
     let host = session.sites.then(super::site::Host::here);
-    let (mut counts, vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of, host.as_ref());
+    let sites = host.as_ref().map(|h| (h, w.seen));
+    let (mut counts, mut vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of, sites);
     for r in &mut counts {
         if let Some(seen) = w.seen.get(r.pid, r.start) {
             r.exe = seen.identity.exe.clone();
@@ -154,6 +163,12 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
             if r.placement.cgroup.is_none() {
                 r.placement = crate::model::cgroup::Placement::of(seen.cgroup.as_deref());
             }
+        }
+    }
+    for v in &mut vsyscall_emulations {
+        if let Some(seen) = w.seen.get(v.pid, 0) {
+            v.exe = seen.identity.exe.clone();
+            v.cmdline = seen.identity.cmdline.clone();
         }
     }
     // Only the perf engine's --native-only leaves 32-bit calls out.
@@ -204,7 +219,7 @@ fn rows(
     tally: &Tally,
     kernel: Option<(u32, u32)>,
     secs_of: &dyn Fn(i32) -> f64,
-    sites: Option<&super::site::Host>,
+    sites: Option<(&super::site::Host, &crate::measure::sight::Sightings)>,
 ) -> (Vec<CountRow>, Vec<VsyscallRow>, Vec<UnattributedRow>) {
     let comm_of = |pid: i32| tally.comms.get(&pid).cloned();
     let mut counts: Vec<CountRow> = tally
@@ -229,7 +244,7 @@ fn rows(
             placement: crate::model::cgroup::Placement::of(tally.cgroups.get(&k.pid).map(String::as_str)),
             cost: None,
             start: k.start,
-            sites: sites.map(|host| super::site::rows_of(tally, k, secs_of(k.pid), host)),
+            sites: sites.map(|(host, seen)| super::site::rows_of(tally, k, secs_of(k.pid), host, seen)),
         })
         .collect();
     counts.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)).then(a.tid.cmp(&b.tid)));
@@ -240,7 +255,11 @@ fn rows(
         .map(|((pid, f), v)| VsyscallRow {
             pid: *pid,
             comm: comm_of(*pid),
+            exe: None,
+            cmdline: None,
             function: f.name(),
+            func: *f,
+            cost: None,
             count: *v,
             per_sec: *v as f64 / secs_of(*pid),
         })

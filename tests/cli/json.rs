@@ -619,9 +619,12 @@ struct StackFrame {
 struct VsyscallRow {
     pid: i32,
     comm: Option<String>,
+    exe: Option<String>,
+    cmdline: Option<Vec<String>>,
     function: String,
     count: u64,
     per_sec: f64,
+    cost: Option<Cost>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -691,6 +694,9 @@ fn trace_of_true_and_of_a_clock_loop() {
     }
     assert!(t.vsyscall_emulations.iter().all(|v| v.count > 0 && one_decimal(v.per_sec) && v.pid > 0));
     assert!(t.vsyscall_emulations.iter().all(|v| !v.function.is_empty() && v.comm.is_some()));
+    assert!(t.vsyscall_emulations.iter().all(|v| v.exe.as_ref().is_none_or(|e| e.starts_with('/'))));
+    assert!(t.vsyscall_emulations.iter().all(|v| v.cmdline.as_ref().is_none_or(|c| !c.is_empty())));
+    assert!(t.vsyscall_emulations.iter().all(|v| v.cost.as_ref().is_none_or(|c| c.per_call_ns > 0.0)));
     assert!(t.unattributed.iter().all(|u| u.pid > 0 && u.count > 0 && u.comm.is_some()));
     assert!(t.exited.iter().all(|e| e.pid > 0 && e.after_ns > 0));
     assert!(t.interval.as_ref().is_none_or(|i| i.start_ns <= i.end_ns));

@@ -152,23 +152,36 @@ fn an_inline_syscall_is_the_programs_and_a_stripped_one_is_named_by_address() {
     }
 }
 
+/// 32-bit: an inline `int 0x80` is the program's; libc's `syscall()` and
+/// the vDSO's own fallback enter through the vDSO's `__kernel_vsyscall`,
+/// and are named where it returns to (three words up the stack).
 #[test]
-fn a_32_bit_inline_syscall_is_the_programs() {
+fn a_32_bit_process_is_named_through_its_vdso_entry() {
     if !have_m32() {
         return skip("gcc -m32 cannot build (install gcc-multilib)");
     }
-    let bin = build_c("call_sites", true, &["-DINT80"]);
+    let int80 = build_c("call_sites", true, &["-DINT80"]);
+    let raw = build_c("call_sites", true, &["-DRAW_LIBC_FN"]);
+    let cputime = build_c("call_sites", true, &["-DLIBC_CPUTIME"]);
+    let one = |s: &[Value]| (s.len(), s[0]["count"].as_u64(), s[0]["class"].as_str().map(str::to_string));
     for engine in engines() {
-        let r = sites(engine, &[p(&bin), "1000", "100"]);
-        let (row, s) = row(&r, &comm(&bin), "CLOCK_MONOTONIC");
-        assert_eq!(row["abi"], "i386");
-        assert_eq!(
-            (s.len(), s[0]["count"].as_u64(), s[0]["class"].as_str()),
-            (1, Some(1000), Some("program")),
-            "{r:#}"
-        );
+        let r = sites(engine, &[p(&int80), "1000", "100"]);
+        let (counted, s) = row(&r, &comm(&int80), "CLOCK_MONOTONIC");
+        assert_eq!(counted["abi"], "i386");
+        assert_eq!(one(s), (1, Some(1000), Some("program".into())), "{r:#}");
         assert_eq!(s[0]["site"]["symbol"], "read_clock");
         assert!(hex(&s[0]["site"]["address"]) < 1 << 32);
+
+        let r = sites(engine, &[p(&raw), "1000", "100"]);
+        let (_, s) = row(&r, &comm(&raw), "CLOCK_MONOTONIC");
+        assert_eq!(one(s), (1, Some(1000), Some("libc_syscall".into())), "{r:#}");
+        assert_eq!(s[0]["site"]["symbol"], "syscall", "{r:#}");
+
+        let r = sites(engine, &[p(&cputime), "1000", "100"]);
+        let (_, s) = row(&r, &comm(&cputime), "CLOCK_PROCESS_CPUTIME_ID");
+        assert_eq!(one(s), (1, Some(1000), Some("vdso_fallback".into())), "{r:#}");
+        assert_eq!(s[0]["fallback"], "clock_not_served");
+        assert!(s[0]["site"]["symbol"].as_str().is_some_and(|f| f.starts_with("__vdso_clock_gettime")), "{r:#}");
     }
 }
 

@@ -132,6 +132,10 @@ fn vsyscall_page_calls_are_emulations() {
         let r = trace_cmd_with(engine, false, &["vsyscall", "0", "1000"]);
         assert_eq!(vsyscall_count(&r, "time"), 1000, "{engine}: {r:#}");
         assert_eq!(count(&r, "time", None), 0, "an emulation is not a syscall: {r:#}");
+        // Its cost: 1000 × one emulation as vdsoctl times it through its own page.
+        let cost = &r["vsyscall_emulations"][0]["cost"];
+        let per_call = cost["per_call_ns"].as_f64().unwrap_or_else(|| panic!("{engine}: no cost: {r:#}"));
+        assert_eq!(cost["cpu_ns"].as_u64(), Some((1000.0 * per_call).round() as u64), "{engine}: {r:#}");
     }
 }
 

@@ -25,6 +25,8 @@ const NSINFO: i16 = -96;
 /// The call-site key (`--sites`): the row key copied, then ip and return
 /// address; below `--stacks`' slots ([`super::stacks`]), as both may run.
 const SITE_KEY: i16 = -168;
+/// `--sites`, compat tasks: the four words at the stack pointer.
+const SITE_WORDS: i16 = -184;
 /// Stack slots of the `fork` program: the traced-set key and value, and the
 /// parent's key for its lookup.
 const FORK_KEY: i16 = -32;
@@ -323,9 +325,9 @@ impl Generator {
 
     /// `--sites`, at `sys_enter`'s tail (R8 the registers, R4 the key
     /// word, kept): the user instruction pointer, and the word at the user
-    /// stack pointer read with `bpf_probe_read_user` — 4 bytes for a compat
-    /// task, 8 otherwise; a page not present reads as 0 (no fault is taken
-    /// here).
+    /// stack pointer read with `bpf_probe_read_user` (8 bytes; for a
+    /// compat task also the word three up, see below); a page not present
+    /// reads as 0 (no fault is taken here).
     pub(super) fn capture_site(&self, a: &mut Asm) {
         let Some(_) = self.sites else { return };
         let Some((ip, sp)) = self.layout.site else { return self.no_site(a) };
@@ -334,11 +336,18 @@ impl Generator {
         put(a, SITE_KEY, skey::IP, R1);
         a.store_imm(Size::Dw, FP, SITE_KEY + skey::RET.off, 0);
         Self::member(a, Size::Dw, R3, R8, sp, 0);
-        a.mov(R1, FP).alu_imm(Alu::Add, R1, i32::from(SITE_KEY + skey::RET.off)).mov_imm(R2, 8);
-        a.alu_imm(Alu::And, R4, 0xff).jump_imm(Cond::Ne, R4, i32::from(layout::ABI_COMPAT), "site_read");
-        a.mov_imm(R2, 4);
-        a.label("site_read").call(Helper::ProbeReadUser);
-        a.load(key::WORD.size, R4, FP, KEY + key::WORD.off);
+        a.alu_imm(Alu::And, R4, 0xff).jump_imm(Cond::Ne, R4, i32::from(layout::ABI_COMPAT), "site_native");
+        // A compat task: the word at sp (low half) and three words up (high
+        // half), where the vDSO's __kernel_vsyscall, which pushed three
+        // registers, returns to — its caller: one read of 16 bytes.
+        a.mov(R1, FP).alu_imm(Alu::Add, R1, i32::from(SITE_WORDS)).mov_imm(R2, 16).call(Helper::ProbeReadUser);
+        let ret = SITE_KEY + skey::RET.off;
+        a.load(Size::W, R1, FP, SITE_WORDS).store(Size::W, FP, ret, R1);
+        a.load(Size::W, R1, FP, SITE_WORDS + 12).store(Size::W, FP, ret + 4, R1);
+        a.goto("site_read");
+        a.label("site_native").mov(R1, FP).alu_imm(Alu::Add, R1, i32::from(ret)).mov_imm(R2, 8);
+        a.call(Helper::ProbeReadUser);
+        a.label("site_read").load(key::WORD.size, R4, FP, KEY + key::WORD.off);
     }
 
     /// `--sites` in a program with no user registers (`[vsyscall]`): no site.

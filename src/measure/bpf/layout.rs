@@ -69,8 +69,10 @@ pub(super) mod skey {
     pub const SIZE: usize = 40;
     /// The user instruction pointer at the syscall's entry (past the instruction).
     pub const IP: Slot = Slot::dw(24);
-    /// The word at the user stack pointer at entry: a return address
-    /// (4 bytes for a compat task; 0 when the page was not present).
+    /// The word at the user stack pointer at entry: a return address (a
+    /// compat task: the words at sp and sp+12 packed, as
+    /// `measure::sites::Site::words` reads them; 0 when the page was not
+    /// present).
     pub const RET: Slot = Slot::dw(32);
 }
 

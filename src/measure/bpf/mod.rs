@@ -135,12 +135,11 @@ pub struct Options<'a> {
     pub fentry: Option<&'a FentryPoints>,
 }
 
-/// `--sites`: the site rows, and the mappings of the processes seen, taken
-/// while they lived (boxed: most traces have none).
+/// `--sites`: the site rows (boxed: most traces have none). Their
+/// addresses are named by the session's sightings of each process.
 #[derive(Debug)]
 struct SiteMap {
     map: sys::Map,
-    book: crate::measure::sites::Book,
 }
 
 impl BpfTracer {
@@ -190,7 +189,6 @@ impl BpfTracer {
             cgroups: cgroup_map(cgroups)?,
             sites: match sites {
                 true => Some(Box::new(SiteMap {
-                    book: Default::default(),
                     map: map(sys::MapSpec {
                         map_type: MAP_PERCPU_HASH,
                         key_size: skey::SIZE as u32,
@@ -281,7 +279,7 @@ impl BpfTracer {
     }
 
     /// Read every row summed over CPUs.
-    pub fn snapshot(&mut self) -> Result<Tally> {
+    pub fn snapshot(&self) -> Result<Tally> {
         let mut tally = Tally::default();
         let mut value = vec![0u8; self.maps.counts.value_size()];
         let read_err = |e: io::Error| Error::Facility {
@@ -443,11 +441,10 @@ impl BpfTracer {
         Some(Ok(Key { pid: tgid, tid: (tid != 0).then_some(tid), abi, func, clock, comm: None, start }))
     }
 
-    /// `--sites`: every site row, summed over CPUs, into `tally.sites`,
-    /// each address named through the process's mappings.
-    fn read_sites(&mut self, tally: &mut Tally) -> io::Result<()> {
+    /// `--sites`: every site row, summed over CPUs, into `tally.sites`.
+    fn read_sites(&self, tally: &mut Tally) -> io::Result<()> {
         let host = self.host;
-        let Some(sites) = self.maps.sites.as_deref_mut() else { return Ok(()) };
+        let Some(sites) = self.maps.sites.as_deref() else { return Ok(()) };
         let mut value = vec![0u8; sites.map.value_size()];
         let mut k = [0u8; skey::SIZE];
         let mut prev: Option<[u8; skey::SIZE]> = None;
@@ -465,38 +462,10 @@ impl BpfTracer {
         for (k, n) in rows {
             // [vsyscall] calls have no user registers here: their rows say it.
             let Some(Ok(key)) = Self::row_key(host, &k) else { continue };
-            let compat = key.abi != host;
-            let ret = skey::RET.get(&k);
-            let site = Site {
-                ip: skey::IP.get(&k).saturating_sub(insn_len),
-                ret: if compat { ret & 0xffff_ffff } else { ret },
-            };
-            sites.book.name(tally, &key, site);
+            let site = Site { ip: skey::IP.get(&k).saturating_sub(insn_len), ret: skey::RET.get(&k) };
             *tally.sites.entry((key, site)).or_default() += n;
         }
         Ok(())
-    }
-
-    /// `--sites`: take the mappings of processes first seen since the last
-    /// call (each once), so a process that exits before the trace ends is
-    /// still named. Walks the process entries: called every few ms.
-    pub fn note_processes(&mut self) {
-        let Some(sites) = self.maps.sites.as_deref_mut() else { return };
-        let mut k = [0u8; pkey::SIZE];
-        let mut prev: Option<[u8; pkey::SIZE]> = None;
-        for _ in 0..=MAX_PROCS {
-            match self.maps.totals.next_key(prev.as_ref().map(|k| &k[..]), &mut k) {
-                Ok(true) => {}
-                _ => break,
-            }
-            sites.book.note(pkey::TGID.get(&k) as u32 as i32, pkey::START.get(&k));
-            prev = Some(k);
-        }
-    }
-
-    /// Whether rows are split by call site (`--sites`).
-    pub fn splits_sites(&self) -> bool {
-        self.maps.sites.is_some()
     }
 }
 
