@@ -666,7 +666,7 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert_eq!(cmd.timed_out, None, "trace has no --timeout");
     assert_eq!(t.target, "command", "the command is said once, under `command`");
     // A note says why an engine was passed over: perf (BPF refused) or bpf (fentry refused).
-    assert!(t.engine == "perf" || t.engine_note.as_deref().is_none_or(|n| n.starts_with("fentry on ")));
+    assert!(t.engine == "perf" || t.engine_note.as_deref().is_none_or(|n| n.starts_with("fentry refused: ")));
     assert!(["fentry", "bpf", "perf"].contains(&t.engine.as_str()));
     assert!(!t.interrupted && t.interval.is_none() && t.exited.is_empty() && t.unattributed.is_empty());
     assert_eq!((t.lost, t.unfollowed), (0, 0));

@@ -74,7 +74,7 @@ impl FentryPoints {
         if std::fs::read_to_string("/sys/kernel/realtime").is_ok_and(|v| v.trim() == "1") {
             return Err(Error::Facility {
                 errno: None,
-                what: "fentry on a PREEMPT_RT kernel skips calls of threads that preempt one another in it".into(),
+                what: "fentry refused: PREEMPT_RT (trampolines preemptible there)".into(),
                 hint: Hint::FentryRefused,
             });
         }

@@ -505,9 +505,9 @@ fn fentry_refused(function: &str, e: Error) -> Error {
     let cause = match errno {
         Some(libc::EPERM) => "the kernel is locked down (EPERM)".to_string(),
         Some(524) => "the kernel has no BPF trampolines (ENOTSUPP)".to_string(),
-        _ => why,
+        _ => format!("{why} (at {function})"),
     };
-    Error::Facility { errno, what: format!("fentry on {function} refused: {cause}"), hint: Hint::FentryRefused }
+    Error::Facility { errno, what: format!("fentry refused: {cause}"), hint: Hint::FentryRefused }
 }
 
 /// The `--cgroup` directories as a `BPF_MAP_TYPE_CGROUP_ARRAY` (a
