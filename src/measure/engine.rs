@@ -76,23 +76,12 @@ impl Counting {
     /// back to perf, keeping BPF's refusal as the reason; when both refuse,
     /// the error names both.
     pub fn open(choice: Choice, plan: &Plan) -> Result<Opened> {
-        if !plan.cgroups.is_empty() && matches!(choice, Choice::Perf | Choice::Seccomp) {
-            return Err(Error::Misuse(Misuse::CgroupNeedsBpf));
-        }
-        if plan.stacks && matches!(choice, Choice::Perf | Choice::Seccomp) {
-            return Err(Error::Misuse(Misuse::StacksNeedBpf));
-        }
+        Counting::refuse_misuse(choice, plan)?;
         if choice == Choice::Seccomp {
             // Chosen, not fallen back to: there is no other engine's refusal to tell.
             return Counting::open_seccomp(plan).map(|c| Opened { counting: c, fallback_reason: None });
         }
         let perf_only = plan.native_only || plan.no_split;
-        if plan.sites && (choice == Choice::Perf || perf_only) {
-            return Err(Error::Misuse(Misuse::SitesNeedRegisters));
-        }
-        if plan.stacks && perf_only {
-            return Err(Error::Misuse(Misuse::StacksNeedBpf));
-        }
         if choice == Choice::Perf || (choice == Choice::Auto && perf_only) {
             let reason = (choice == Choice::Auto).then(|| Misuse::PerfOnlyModes.to_string());
             return Ok(Opened { counting: Counting::open_perf(plan)?, fallback_reason: reason });
@@ -131,34 +120,51 @@ impl Counting {
                 fallback_reason: Some(short(&bpf_err.to_string()).to_string()),
             }),
             Err(bpf_err) if plan.sites => Err(bpf_err),
-            Err(bpf_err) => match Counting::open_perf(plan) {
-                // The reason without its hint: BPF's hints advise `--engine perf`,
-                // which is what runs now (and `check` has no --engine).
-                Ok(c) => Ok(Opened { counting: c, fallback_reason: Some(short(&bpf_err.to_string()).to_string()) }),
-                // A command can still be counted without any privilege.
-                Err(perf_err) if plan.command && !perf_only => Ok(Opened {
-                    counting: Counting::open_seccomp(plan)?,
-                    fallback_reason: Some(format!(
-                        "{}; and {}",
-                        short(&bpf_err.to_string()),
-                        short(&perf_err.to_string())
-                    )),
-                }),
-                Err(perf_err) => Err(Error::Facility {
-                    errno: None,
-                    what: format!(
-                        "no trace engine here: {}; and {}",
-                        short(&bpf_err.to_string()),
-                        short(&perf_err.to_string())
-                    ),
-                    hint: if nix::unistd::geteuid().is_root() {
-                        Hint::EnginesRootRefused
-                    } else {
-                        Hint::EnginesPrivilege
-                    },
-                }),
-            },
+            Err(bpf_err) => Counting::fall_back_from_bpf(plan, perf_only, bpf_err),
         }
+    }
+
+    /// BPF refused (and nothing asked for what only it does): perf, else
+    /// for a command the seccomp engine, else an error naming both refusals.
+    fn fall_back_from_bpf(plan: &Plan, perf_only: bool, bpf_err: Error) -> Result<Opened> {
+        match Counting::open_perf(plan) {
+            // The reason without its hint: BPF's hints advise `--engine perf`,
+            // which is what runs now (and `check` has no --engine).
+            Ok(c) => Ok(Opened { counting: c, fallback_reason: Some(short(&bpf_err.to_string()).to_string()) }),
+            // A command can still be counted without any privilege.
+            Err(perf_err) if plan.command && !perf_only => Ok(Opened {
+                counting: Counting::open_seccomp(plan)?,
+                fallback_reason: Some(format!("{}; and {}", short(&bpf_err.to_string()), short(&perf_err.to_string()))),
+            }),
+            Err(perf_err) => Err(Error::Facility {
+                errno: None,
+                what: format!(
+                    "no trace engine here: {}; and {}",
+                    short(&bpf_err.to_string()),
+                    short(&perf_err.to_string())
+                ),
+                hint: if nix::unistd::geteuid().is_root() { Hint::EnginesRootRefused } else { Hint::EnginesPrivilege },
+            }),
+        }
+    }
+
+    /// Options the chosen engine cannot honour: a usage error before
+    /// anything is opened.
+    fn refuse_misuse(choice: Choice, plan: &Plan) -> Result<()> {
+        let perf_only = plan.native_only || plan.no_split;
+        if !plan.cgroups.is_empty() && matches!(choice, Choice::Perf | Choice::Seccomp) {
+            return Err(Error::Misuse(Misuse::CgroupNeedsBpf));
+        }
+        if plan.stacks && matches!(choice, Choice::Perf | Choice::Seccomp) {
+            return Err(Error::Misuse(Misuse::StacksNeedBpf));
+        }
+        if plan.sites && (matches!(choice, Choice::Perf) || (perf_only && choice != Choice::Seccomp)) {
+            return Err(Error::Misuse(Misuse::SitesNeedRegisters));
+        }
+        if plan.stacks && perf_only {
+            return Err(Error::Misuse(Misuse::StacksNeedBpf));
+        }
+        Ok(())
     }
 
     fn open_seccomp(plan: &Plan) -> Result<Counting> {

@@ -315,42 +315,57 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
         let lost = r.verdict.and_then(|v| {
             policy::lost_fast_path(v, &label, r.function, clock_id, kernel_version, clocksource.as_deref())
         });
-        let check = match (r.verdict, lost) {
-            (_, Some((message, hint))) => {
-                Check { name, status: Status::Fail, detail: format!("{message}; {detail}"), hint: Some(hint) }
-            }
-            (Some(Verdict::KernelFallback), None) => {
-                Check::new(name, Status::Ok, format!("{label}: always a syscall, as on every kernel; {detail}"), None)
-            }
-            (Some(Verdict::NotOffered), None) => Check::new(
-                name,
-                Status::Info,
-                format!(
-                    "{label}: not offered by the {} vDSO, by design; {detail}",
-                    arch::HOST_ABI.map_or("this", arch::Abi::name)
-                ),
-                None,
-            ),
-            (Some(Verdict::Unsupported), None) => {
-                Check::new(name, Status::Ok, format!("{label}: the kernel rejects it here (EINVAL)"), None)
-            }
-            _ => match over {
-                Some((max, ns)) => Check::new(
-                    name,
-                    Status::Fail,
-                    format!("{label}: {}/call through libc, over --max-ns {max}; {detail}", ns_text(ns)),
-                    Some(&format!(
-                        "the direct vDSO call measured {} here; when it is as slow, the clocksource or a loaded host is why",
-                        vdso.and_then(|v| v.ns_per_call).map_or_else(|| "-".into(), ns_text)
-                    )),
-                ),
-                None if r.verdict == Some(Verdict::Fast) => {
-                    Check::new(name, Status::Ok, format!("{label}: fast; {detail}"), None)
-                }
-                None => Check::new(name, Status::Warn, format!("{label}: no verdict; {detail}"), None),
-            },
-        };
+        let vdso_ns = vdso.and_then(|v| v.ns_per_call);
+        let check = clock_check(name, &label, &detail, r.verdict, lost, over, vdso_ns);
         checks.push(check);
     }
     (checks, Some(report))
+}
+
+/// One clock's check from its bench verdict, a lost fast path (message and
+/// hint), and a `--max-ns` budget it is over.
+fn clock_check(
+    name: String,
+    label: &str,
+    detail: &str,
+    verdict: Option<Verdict>,
+    lost: Option<(String, String)>,
+    over: Option<(f64, f64)>,
+    vdso_ns: Option<f64>,
+) -> Check {
+    match (verdict, lost) {
+        (_, Some((message, hint))) => {
+            Check { name, status: Status::Fail, detail: format!("{message}; {detail}"), hint: Some(hint) }
+        }
+        (Some(Verdict::KernelFallback), None) => {
+            Check::new(name, Status::Ok, format!("{label}: always a syscall, as on every kernel; {detail}"), None)
+        }
+        (Some(Verdict::NotOffered), None) => Check::new(
+            name,
+            Status::Info,
+            format!(
+                "{label}: not offered by the {} vDSO, by design; {detail}",
+                arch::HOST_ABI.map_or("this", arch::Abi::name)
+            ),
+            None,
+        ),
+        (Some(Verdict::Unsupported), None) => {
+            Check::new(name, Status::Ok, format!("{label}: the kernel rejects it here (EINVAL)"), None)
+        }
+        _ => match over {
+            Some((max, ns)) => Check::new(
+                name,
+                Status::Fail,
+                format!("{label}: {}/call through libc, over --max-ns {max}; {detail}", ns_text(ns)),
+                Some(&format!(
+                    "the direct vDSO call measured {} here; when it is as slow, the clocksource or a loaded host is why",
+                    vdso_ns.map_or_else(|| "-".into(), ns_text)
+                )),
+            ),
+            None if verdict == Some(Verdict::Fast) => {
+                Check::new(name, Status::Ok, format!("{label}: fast; {detail}"), None)
+            }
+            None => Check::new(name, Status::Warn, format!("{label}: no verdict; {detail}"), None),
+        },
+    }
 }

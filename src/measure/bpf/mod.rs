@@ -135,25 +135,13 @@ pub struct Options<'a> {
     pub fentry: Option<&'a FentryPoints>,
 }
 
-/// `--sites`: the site rows (boxed: most traces have none). Their
-/// addresses are named by the session's sightings of each process.
-#[derive(Debug)]
-struct SiteMap {
-    map: sys::Map,
-}
-
-impl BpfTracer {
-    /// Create the maps and load the programs for `scope` (nothing counts
-    /// until `attach`). Rows are per thread with `per_thread`; with
-    /// `with_stacks` each call's user stack is counted too; with `sites`,
-    /// rows are split by call site as well; with `cgroups`, only tasks in
-    /// those cgroups (or below) are counted.
-    pub fn load(o: &Options<'_>) -> Result<BpfTracer> {
-        let (scope, per_thread, with_stacks, cgroups, sites) = (o.scope, o.per_thread, o.stacks, o.cgroups, o.sites);
-        let (host, entry) = kernel_entry()?;
-        let layout = Layout::read(entry)?;
+impl Maps {
+    /// Create the maps a load asks for: the rows, the traced set, the
+    /// process totals and stats always; cgroups, sites and stacks when asked.
+    fn create(o: &Options<'_>) -> Result<Maps> {
+        let scope = o.scope;
         let map = |spec: sys::MapSpec<'_>| sys::map_create(&spec).map_err(|e| refused("create a BPF map", e));
-        let maps = Maps {
+        Ok(Maps {
             counts: map(sys::MapSpec {
                 map_type: MAP_PERCPU_HASH,
                 key_size: key::SIZE as u32,
@@ -186,8 +174,8 @@ impl BpfTracer {
                 flags: 0,
                 name: "vdsoctl_stats",
             })?,
-            cgroups: cgroup_map(cgroups)?,
-            sites: match sites {
+            cgroups: cgroup_map(o.cgroups)?,
+            sites: match o.sites {
                 true => Some(Box::new(SiteMap {
                     map: map(sys::MapSpec {
                         map_type: MAP_PERCPU_HASH,
@@ -200,8 +188,29 @@ impl BpfTracer {
                 })),
                 false => None,
             },
-            stacks: if with_stacks { Some(stacks::StackMaps::create(map)?) } else { None },
-        };
+            stacks: if o.stacks { Some(stacks::StackMaps::create(map)?) } else { None },
+        })
+    }
+}
+
+/// `--sites`: the site rows (boxed: most traces have none). Their
+/// addresses are named by the session's sightings of each process.
+#[derive(Debug)]
+struct SiteMap {
+    map: sys::Map,
+}
+
+impl BpfTracer {
+    /// Create the maps and load the programs for `scope` (nothing counts
+    /// until `attach`). Rows are per thread with `per_thread`; with
+    /// `with_stacks` each call's user stack is counted too; with `sites`,
+    /// rows are split by call site as well; with `cgroups`, only tasks in
+    /// those cgroups (or below) are counted.
+    pub fn load(o: &Options<'_>) -> Result<BpfTracer> {
+        let (scope, per_thread, cgroups) = (o.scope, o.per_thread, o.cgroups);
+        let (host, entry) = kernel_entry()?;
+        let layout = Layout::read(entry)?;
+        let maps = Maps::create(o)?;
         let own_tgid = std::process::id();
         let fds = MapFds {
             counts: maps.counts.raw_fd(),
