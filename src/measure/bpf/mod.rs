@@ -232,20 +232,7 @@ impl BpfTracer {
             sites: maps.sites.as_ref().map(|s| s.map.raw_fd()),
             stacks: maps.stacks.as_ref().map(stacks::StackMaps::fds),
         };
-        let mut progs = Vec::new();
-        if let Some(points) = o.fentry {
-            for p in &points.0 {
-                let name = format!("vdsoctl_fe{}_{}", p.abi, layout::fn_code(p.func));
-                let prog = load_prog_as(&name, ATTACH_TRACE_FENTRY, p.btf_id, gen.fentry(p));
-                progs.push(prog.map_err(|e| fentry_refused(p.name, e))?);
-            }
-        } else {
-            progs.push(load_prog("vdsoctl_enter", layout.sys_enter, gen.sys_enter())?);
-        }
-        progs.push(load_prog("vdsoctl_fork", layout.fork, gen.fork())?);
-        if let Some(id) = layout.vsyscall {
-            progs.push(load_prog("vdsoctl_vsys", id, gen.vsyscall())?);
-        }
+        let progs = load_programs(&gen, &layout, o.fentry)?;
         Ok(BpfTracer { maps, progs, links: Vec::new(), host, fentry: o.fentry.is_some() })
     }
 
@@ -502,6 +489,26 @@ impl EmptySysEnter {
         let link = sys::raw_tracepoint_open(prog.as_fd()).map_err(|e| refused("attach a BPF program", e))?;
         Ok(EmptySysEnter { _prog: prog, _link: link })
     }
+}
+
+/// The programs: on the clock syscall functions (`fentry`) or on
+/// `sys_enter`, then `sched_process_fork` and the vsyscall emulation.
+fn load_programs(gen: &Generator, layout: &Layout, fentry: Option<&FentryPoints>) -> Result<Vec<OwnedFd>> {
+    let mut progs = Vec::new();
+    if let Some(points) = fentry {
+        for p in &points.0 {
+            let name = format!("vdsoctl_fe{}_{}", p.abi, layout::fn_code(p.func));
+            let prog = load_prog_as(&name, ATTACH_TRACE_FENTRY, p.btf_id, gen.fentry(p));
+            progs.push(prog.map_err(|e| fentry_refused(p.name, e))?);
+        }
+    } else {
+        progs.push(load_prog("vdsoctl_enter", layout.sys_enter, gen.sys_enter())?);
+    }
+    progs.push(load_prog("vdsoctl_fork", layout.fork, gen.fork())?);
+    if let Some(id) = layout.vsyscall {
+        progs.push(load_prog("vdsoctl_vsys", id, gen.vsyscall())?);
+    }
+    Ok(progs)
 }
 
 /// An fentry program the kernel refused: a locked-down kernel refuses
