@@ -115,6 +115,36 @@ impl Generator {
         a.load(Size::Dw, R1, R0, 0).alu_imm(Alu::Add, R1, 1).store(Size::Dw, R0, 0, R1);
     }
 
+    /// Bump the per-CPU counter the key at stack slot `key` names in `map`,
+    /// or insert it at 1 (from stack slot `one`) with `BPF_NOEXIST`, then
+    /// go to `done`; when the insert fails (another CPU inserted the same
+    /// key meanwhile, EEXIST, or the map is full) look again, and go to
+    /// `refused` on a second miss. `labels`: insert, refused, done.
+    pub(super) fn bump_or_insert(a: &mut Asm, map: i32, (key, one): (i16, i16), [insert, refused, done]: [&str; 3]) {
+        let lookup = |a: &mut Asm, missing: &str| {
+            a.load_map(R1, map).mov(R2, FP).alu_imm(Alu::Add, R2, i32::from(key)).call(Helper::MapLookupElem).jump_imm(
+                Cond::Eq,
+                R0,
+                0,
+                missing,
+            );
+            Self::bump(a);
+            a.goto(done);
+        };
+        lookup(a, insert);
+        a.label(insert)
+            .store_imm(Size::Dw, FP, one, 1)
+            .load_map(R1, map)
+            .mov(R2, FP)
+            .alu_imm(Alu::Add, R2, i32::from(key))
+            .mov(R3, FP)
+            .alu_imm(Alu::Add, R3, i32::from(one))
+            .mov_imm(R4, NOEXIST)
+            .call(Helper::MapUpdateElem)
+            .jump_imm(Cond::Eq, R0, 0, done);
+        lookup(a, refused);
+    }
+
     /// `stats[slot] += 1`.
     pub(super) fn count_stat(&self, a: &mut Asm, slot: u32) {
         a.store_imm(Size::W, FP, SMALL, slot as i32)
@@ -136,29 +166,8 @@ impl Generator {
     /// The row lookup-or-insert: bump the row `KEY` names and leave, or go
     /// to `refused` when the map holds no such row and takes no new one.
     fn count_row(&self, a: &mut Asm, tag: &str, refused: &str) {
-        let lookup = |a: &mut Asm, label: &str| {
-            a.load_map(R1, self.maps.counts)
-                .mov(R2, FP)
-                .alu_imm(Alu::Add, R2, i32::from(KEY))
-                .call(Helper::MapLookupElem)
-                .jump_imm(Cond::Eq, R0, 0, label);
-            Self::bump(a);
-            a.goto("out");
-        };
         let insert = format!("{tag}_insert");
-        lookup(a, &insert);
-        a.label(&insert)
-            .store_imm(Size::Dw, FP, VALUE, 1)
-            .load_map(R1, self.maps.counts)
-            .mov(R2, FP)
-            .alu_imm(Alu::Add, R2, i32::from(KEY))
-            .mov(R3, FP)
-            .alu_imm(Alu::Add, R3, i32::from(VALUE))
-            .mov_imm(R4, NOEXIST)
-            .call(Helper::MapUpdateElem)
-            .jump_imm(Cond::Eq, R0, 0, "out");
-        // Another CPU inserted the same row meanwhile (EEXIST), or the map is full.
-        lookup(a, refused);
+        Self::bump_or_insert(a, self.maps.counts, (KEY, VALUE), [&insert, refused, "out"]);
     }
 
     /// The traced-set check of `count_tail`: leave unless the process in R1
@@ -365,27 +374,7 @@ impl Generator {
         for i in 0..(key::SIZE as i16 / 8) {
             a.load(Size::Dw, R1, FP, KEY + 8 * i).store(Size::Dw, FP, SITE_KEY + 8 * i, R1);
         }
-        let lookup = |a: &mut Asm, missing: &str| {
-            a.load_map(R1, sites)
-                .mov(R2, FP)
-                .alu_imm(Alu::Add, R2, i32::from(SITE_KEY))
-                .call(Helper::MapLookupElem)
-                .jump_imm(Cond::Eq, R0, 0, missing);
-            Self::bump(a);
-            a.goto("site_done");
-        };
-        lookup(a, "site_insert");
-        a.label("site_insert")
-            .store_imm(Size::Dw, FP, VALUE, 1)
-            .load_map(R1, sites)
-            .mov(R2, FP)
-            .alu_imm(Alu::Add, R2, i32::from(SITE_KEY))
-            .mov(R3, FP)
-            .alu_imm(Alu::Add, R3, i32::from(VALUE))
-            .mov_imm(R4, NOEXIST)
-            .call(Helper::MapUpdateElem)
-            .jump_imm(Cond::Eq, R0, 0, "site_done");
-        lookup(a, "site_refused");
+        Self::bump_or_insert(a, sites, (SITE_KEY, VALUE), ["site_insert", "site_refused", "site_done"]);
         a.label("site_refused");
         self.count_stat(a, SITES_REFUSED);
         a.label("site_done");

@@ -123,15 +123,7 @@ pub(super) const CLOCK_ID: u8 = 1;
 pub(super) const CLOCK_OTHER: u8 = 2;
 
 /// Function codes in a key: the index in this table.
-pub(super) const FUNCTIONS: [TimeFn; 7] = [
-    TimeFn::ClockGettime,
-    TimeFn::ClockGettime64,
-    TimeFn::Gettimeofday,
-    TimeFn::Time,
-    TimeFn::ClockGetres,
-    TimeFn::ClockGetresTime64,
-    TimeFn::Getcpu,
-];
+pub(super) const FUNCTIONS: [TimeFn; 7] = TimeFn::ALL;
 
 pub(super) fn fn_code(f: TimeFn) -> u8 {
     FUNCTIONS.iter().position(|g| *g == f).unwrap_or(0) as u8

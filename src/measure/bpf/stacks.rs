@@ -20,7 +20,7 @@
 //! programs and their golden disassembly are unchanged.
 
 use super::gen::Generator;
-use super::insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R7};
+use super::insn::{Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R7};
 use super::layout::{pkey, Slot};
 use super::sum_per_cpu;
 use crate::measure::sys::bpf as sys;
@@ -42,8 +42,6 @@ pub(super) const STACK_LOST: u32 = 2;
 const USER_STACK: i32 = 1 << 8;
 const MAP_STACK_TRACE: u32 = 7;
 const MAP_PERCPU_HASH: u32 = 5;
-/// `BPF_NOEXIST`.
-const NOEXIST: i32 = 1;
 
 /// Stack slots of the piece: the program's context (kept at entry), the
 /// stack row's key and its first value.
@@ -168,28 +166,7 @@ impl Generator {
         a.load(pkey::TGID.size, R1, FP, super::gen::PKEY + pkey::TGID.off);
         a.store(skey::TGID.size, FP, SKEY + skey::TGID.off, R1);
         a.store(skey::START.size, FP, SKEY + skey::START.off, R7);
-        let lookup = |a: &mut Asm, missing: &str| {
-            a.load_map(R1, fds.rows)
-                .mov(R2, FP)
-                .alu_imm(Alu::Add, R2, i32::from(SKEY))
-                .call(Helper::MapLookupElem)
-                .jump_imm(Cond::Eq, R0, 0, missing);
-            a.load(Size::Dw, R1, R0, 0).alu_imm(Alu::Add, R1, 1).store(Size::Dw, R0, 0, R1);
-            a.goto("stack_done");
-        };
-        lookup(a, "stack_insert");
-        a.label("stack_insert")
-            .store_imm(Size::Dw, FP, SVAL, 1)
-            .load_map(R1, fds.rows)
-            .mov(R2, FP)
-            .alu_imm(Alu::Add, R2, i32::from(SKEY))
-            .mov(R3, FP)
-            .alu_imm(Alu::Add, R3, i32::from(SVAL))
-            .mov_imm(R4, NOEXIST)
-            .call(Helper::MapUpdateElem)
-            .jump_imm(Cond::Eq, R0, 0, "stack_done");
-        // Inserted by another CPU meanwhile (EEXIST), or the map is full.
-        lookup(a, "stack_lost");
+        Self::bump_or_insert(a, fds.rows, (SKEY, SVAL), ["stack_insert", "stack_lost", "stack_done"]);
         a.label("stack_lost");
         self.count_stat(a, STACK_LOST);
         a.label("stack_done");
