@@ -72,6 +72,7 @@ const STT_GNU_IFUNC: u8 = 10;
 const PT_LOAD: u32 = 1;
 const PT_DYNAMIC: u32 = 2;
 const PT_NOTE: u32 = 4;
+const SHT_SYMTAB: u32 = 2;
 const SHT_STRTAB: u32 = 3;
 const SHT_NOTE: u32 = 7;
 const SHT_NOBITS: u32 = 8;

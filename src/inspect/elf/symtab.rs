@@ -12,6 +12,7 @@
 //! Total: bad bytes give an `Err` or fewer symbols, never a panic.
 
 use super::{bad, cstr_at, ident, loads, section_table, symbols_in, Ident, Load};
+use super::{PT_NOTE, SHT_DYNSYM, SHT_NOBITS, SHT_NOTE, SHT_SYMTAB};
 use crate::error::Result;
 use goblin::elf::{ProgramHeader, SectionHeader};
 use std::io::Write;
@@ -25,11 +26,6 @@ const MAX_DEBUGDATA: usize = 64 << 20;
 /// Bytes kept of one symbol name (a long C++ name is cut, not refused).
 const MAX_NAME: usize = 1024;
 
-const SHT_SYMTAB: u32 = 2;
-const SHT_NOTE: u32 = 7;
-const SHT_NOBITS: u32 = 8;
-const SHT_DYNSYM: u32 = 11;
-const PT_NOTE: u32 = 4;
 const NT_GNU_BUILD_ID: u32 = 3;
 const STB_GLOBAL: u8 = 1;
 

@@ -135,6 +135,12 @@ pub struct Options<'a> {
     pub fentry: Option<&'a FentryPoints>,
 }
 
+/// A per-CPU hash of u64 counters keyed by `key_size` bytes: the rows,
+/// the sites and the stack rows.
+pub(super) fn counters(key_size: usize, max_entries: u32, name: &str) -> sys::MapSpec<'_> {
+    sys::MapSpec { map_type: MAP_PERCPU_HASH, key_size: key_size as u32, value_size: 8, max_entries, flags: 0, name }
+}
+
 impl Maps {
     /// Create the maps a load asks for: the rows, the traced set, the
     /// process totals and stats always; cgroups, sites and stacks when asked.
@@ -142,14 +148,7 @@ impl Maps {
         let scope = o.scope;
         let map = |spec: sys::MapSpec<'_>| sys::map_create(&spec).map_err(|e| refused("create a BPF map", e));
         Ok(Maps {
-            counts: map(sys::MapSpec {
-                map_type: MAP_PERCPU_HASH,
-                key_size: key::SIZE as u32,
-                value_size: 8,
-                max_entries: MAX_ROWS,
-                flags: 0,
-                name: "vdsoctl_counts",
-            })?,
+            counts: map(counters(key::SIZE, MAX_ROWS, "vdsoctl_counts"))?,
             procs: map(sys::MapSpec {
                 map_type: if scope == Scope::All { MAP_LRU_HASH } else { MAP_HASH },
                 key_size: proc_key::SIZE as u32,
@@ -176,16 +175,7 @@ impl Maps {
             })?,
             cgroups: cgroup_map(o.cgroups)?,
             sites: match o.sites {
-                true => Some(Box::new(SiteMap {
-                    map: map(sys::MapSpec {
-                        map_type: MAP_PERCPU_HASH,
-                        key_size: skey::SIZE as u32,
-                        value_size: 8,
-                        max_entries: MAX_SITES,
-                        flags: 0,
-                        name: "vdsoctl_sites",
-                    })?,
-                })),
+                true => Some(Box::new(SiteMap { map: map(counters(skey::SIZE, MAX_SITES, "vdsoctl_sites"))? })),
                 false => None,
             },
             stacks: if o.stacks { Some(stacks::StackMaps::create(map)?) } else { None },

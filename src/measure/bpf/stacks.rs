@@ -41,7 +41,6 @@ pub(super) const STACK_LOST: u32 = 2;
 /// `BPF_F_USER_STACK`.
 const USER_STACK: i32 = 1 << 8;
 const MAP_STACK_TRACE: u32 = 7;
-const MAP_PERCPU_HASH: u32 = 5;
 
 /// Stack slots of the piece: the program's context (kept at entry), the
 /// stack row's key and its first value.
@@ -75,14 +74,7 @@ pub(super) struct StackMaps {
 impl StackMaps {
     pub fn create(map: impl Fn(sys::MapSpec<'_>) -> crate::error::Result<sys::Map>) -> crate::error::Result<StackMaps> {
         Ok(StackMaps {
-            rows: map(sys::MapSpec {
-                map_type: MAP_PERCPU_HASH,
-                key_size: skey::SIZE as u32,
-                value_size: 8,
-                max_entries: MAX_STACK_ROWS,
-                flags: 0,
-                name: "vdsoctl_srows",
-            })?,
+            rows: map(super::counters(skey::SIZE, MAX_STACK_ROWS, "vdsoctl_srows"))?,
             traces: map(sys::MapSpec {
                 map_type: MAP_STACK_TRACE,
                 key_size: 4,
