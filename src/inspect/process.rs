@@ -362,14 +362,20 @@ pub fn comm_of(pid: i32) -> Option<String> {
 /// `vdsoctl` (another version, another build): its clock bench (`check`,
 /// `bench`, `serve`'s audit) makes syscalls on purpose.
 pub fn runs_vdsoctl(pid: i32) -> bool {
-    use std::os::unix::fs::MetadataExt;
     if pid == std::process::id() as i32 {
         return true;
     }
-    let exe = format!("/proc/{pid}/exe");
+    let named =
+        std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|p| p.file_name().is_some_and(|n| n == "vdsoctl"));
+    named || runs_this_executable(pid)
+}
+
+/// Whether `pid` runs this very executable file (same device and inode):
+/// `-- CMD`'s child until its exec, for one.
+pub fn runs_this_executable(pid: i32) -> bool {
+    use std::os::unix::fs::MetadataExt;
     let id = |path: &str| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
-    let named = std::fs::read_link(&exe).is_ok_and(|p| p.file_name().is_some_and(|n| n == "vdsoctl"));
-    named || id(&exe).is_some_and(|a| Some(a) == id("/proc/self/exe"))
+    id(&format!("/proc/{pid}/exe")).is_some_and(|theirs| Some(theirs) == id("/proc/self/exe"))
 }
 
 /// Whether vdsoctl runs in the initial PID namespace (`false` in most

@@ -57,7 +57,7 @@ impl Sightings {
             }
             // `-- CMD`'s child runs vdsoctl until its exec: not the command
             // yet (looked at again next time).
-            if runs_this_executable(pid) {
+            if crate::inspect::process::runs_this_executable(pid) {
                 continue;
             }
             let snapshot = if self.with_maps { Snapshot::of(pid, self.objects.get_mut()).ok() } else { None };
@@ -80,13 +80,6 @@ impl Sightings {
         let any = self.seen.range((pid, 0)..=(pid, u64::MAX)).next_back().map(|(_, s)| s);
         any.filter(|_| start == 0)
     }
-}
-
-/// Whether `pid` runs this very executable (vdsoctl's own file).
-fn runs_this_executable(pid: i32) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let id = |path: &str| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
-    id(&format!("/proc/{pid}/exe")).is_some_and(|theirs| Some(theirs) == id("/proc/self/exe"))
 }
 
 impl Sightings {
