@@ -740,11 +740,11 @@ fn trace_stacks_exe_cmdline_and_cost() {
     }
     let bin = build_c("call_chain", false, &["-fno-omit-frame-pointer"]);
     let bin = bin.to_str().unwrap();
-    let t: Trace = doc(&["trace", "--stacks", "--", bin, "500", "300"], &[0]);
+    let t: Trace = doc(&["trace", "--stacks", "--", bin, "500", "1000"], &[0]);
     assert_eq!((t.engine.as_str(), t.stacks_lost), ("bpf", Some(0)));
     let row = &t.counts[0];
     assert_eq!((row.count, row.exe.as_deref()), (500, Some(bin)));
-    assert_eq!(row.cmdline.as_deref(), Some(&[bin.to_string(), "500".into(), "300".into()][..]));
+    assert_eq!(row.cmdline.as_deref(), Some(&[bin.to_string(), "500".into(), "1000".into()][..]));
     assert!(!row.cmdline_truncated);
     let cost = row.cost.as_ref().expect("a host-ABI clock row has a cost");
     assert!(cost.per_call_ns > 0.0);

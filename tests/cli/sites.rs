@@ -9,6 +9,11 @@ use std::path::Path;
 use std::process::Command;
 
 /// The engines `--sites` runs with, or why one cannot run here.
+/// How long a workload lingers after its calls (ms): the BPF engine names a
+/// process at its next look (every 50 ms), so a second leaves room for a
+/// loaded host; the seccomp engine names it at its first call.
+const LINGER_MS: &str = "1000";
+
 fn engines() -> Vec<&'static str> {
     let mut e = Vec::new();
     match missing_trace_facility() {
@@ -74,8 +79,7 @@ fn nm(bin: &Path, name: &str) -> u64 {
 
 #[test]
 fn python_reading_a_cputime_clock_is_the_vdsos_own_fallback() {
-    let script =
-        "import time\nfor i in range(1000): time.clock_gettime(time.CLOCK_PROCESS_CPUTIME_ID)\ntime.sleep(0.1)";
+    let script = "import time\nfor i in range(1000): time.clock_gettime(time.CLOCK_PROCESS_CPUTIME_ID)\ntime.sleep(1)";
     for engine in engines() {
         let r = sites(engine, &["/usr/bin/python3", "-c", script]);
         let (row, sites) = row(&r, "python3", "CLOCK_PROCESS_CPUTIME_ID");
@@ -98,7 +102,7 @@ fn python_reading_a_cputime_clock_is_the_vdsos_own_fallback() {
 fn libc_syscall_names_its_caller() {
     let bin = build_c("call_sites", false, &["-DRAW_LIBC_FN"]);
     for engine in engines() {
-        let r = sites(engine, &[p(&bin), "1000", "100"]);
+        let r = sites(engine, &[p(&bin), "1000", LINGER_MS]);
         let (row, sites) = row(&r, &comm(&bin), "CLOCK_MONOTONIC");
         assert_eq!((row["count"].as_u64(), sites.len()), (Some(1000), 1), "{engine}: {r:#}");
         let s = &sites[0];
@@ -126,7 +130,7 @@ fn an_inline_syscall_is_the_programs_and_a_stripped_one_is_named_by_address() {
     std::fs::copy(&bin, &stripped).unwrap();
     assert!(Command::new("strip").arg(&stripped).status().unwrap().success());
     for engine in engines() {
-        let r = sites(engine, &[p(&bin), "1000", "100"]);
+        let r = sites(engine, &[p(&bin), "1000", LINGER_MS]);
         let (_, s) = row(&r, &comm(&bin), "CLOCK_MONOTONIC");
         assert_eq!((s.len(), s[0]["count"].as_u64(), s[0]["class"].as_str()), (1, Some(1000), Some("program")));
         assert_eq!(s[0]["site"]["symbol"], "read_clock", "{r:#}");
@@ -139,7 +143,7 @@ fn an_inline_syscall_is_the_programs_and_a_stripped_one_is_named_by_address() {
             .unwrap();
         assert!(String::from_utf8_lossy(&dis.stdout).contains("syscall"), "{}", String::from_utf8_lossy(&dis.stdout));
 
-        let r = sites(engine, &[p(&stripped), "1000", "100"]);
+        let r = sites(engine, &[p(&stripped), "1000", LINGER_MS]);
         let (_, s) = row(&r, "asm_stripped", "CLOCK_MONOTONIC");
         assert_eq!((s.len(), s[0]["count"].as_u64(), s[0]["class"].as_str()), (1, Some(1000), Some("program")));
         let site = &s[0]["site"];
@@ -165,19 +169,19 @@ fn a_32_bit_process_is_named_through_its_vdso_entry() {
     let cputime = build_c("call_sites", true, &["-DLIBC_CPUTIME"]);
     let one = |s: &[Value]| (s.len(), s[0]["count"].as_u64(), s[0]["class"].as_str().map(str::to_string));
     for engine in engines() {
-        let r = sites(engine, &[p(&int80), "1000", "100"]);
+        let r = sites(engine, &[p(&int80), "1000", LINGER_MS]);
         let (counted, s) = row(&r, &comm(&int80), "CLOCK_MONOTONIC");
         assert_eq!(counted["abi"], "i386");
         assert_eq!(one(s), (1, Some(1000), Some("program".into())), "{r:#}");
         assert_eq!(s[0]["site"]["symbol"], "read_clock");
         assert!(hex(&s[0]["site"]["address"]) < 1 << 32);
 
-        let r = sites(engine, &[p(&raw), "1000", "100"]);
+        let r = sites(engine, &[p(&raw), "1000", LINGER_MS]);
         let (_, s) = row(&r, &comm(&raw), "CLOCK_MONOTONIC");
         assert_eq!(one(s), (1, Some(1000), Some("libc_syscall".into())), "{r:#}");
         assert_eq!(s[0]["site"]["symbol"], "syscall", "{r:#}");
 
-        let r = sites(engine, &[p(&cputime), "1000", "100"]);
+        let r = sites(engine, &[p(&cputime), "1000", LINGER_MS]);
         let (_, s) = row(&r, &comm(&cputime), "CLOCK_PROCESS_CPUTIME_ID");
         assert_eq!(one(s), (1, Some(1000), Some("vdso_fallback".into())), "{r:#}");
         assert_eq!(s[0]["fallback"], "clock_not_served");
@@ -189,7 +193,7 @@ fn a_32_bit_process_is_named_through_its_vdso_entry() {
 fn code_in_anonymous_memory_is_labelled_as_such() {
     let bin = build_c("call_sites", false, &["-DANON"]);
     for engine in engines() {
-        let r = sites(engine, &[p(&bin), "1000", "100"]);
+        let r = sites(engine, &[p(&bin), "1000", LINGER_MS]);
         let (_, s) = row(&r, &comm(&bin), "CLOCK_MONOTONIC");
         assert_eq!((s.len(), s[0]["count"].as_u64(), s[0]["class"].as_str()), (1, Some(1000), Some("jit")), "{r:#}");
         assert_eq!((s[0]["site"]["kind"].as_str(), s[0]["site"]["offset"].as_str()), (Some("anonymous"), Some("0x5")));
@@ -201,7 +205,7 @@ fn code_in_anonymous_memory_is_labelled_as_such() {
 #[test]
 fn a_process_that_exits_before_the_trace_ends_is_still_named() {
     let bin = build_c("call_sites", false, &["-DRAW_LIBC_FN"]);
-    let script = format!("{} 500 100; sleep 0.5", p(&bin));
+    let script = format!("{} 500 {LINGER_MS}; sleep 0.5", p(&bin));
     for engine in engines() {
         let r = sites(engine, &["/bin/sh", "-c", &script]);
         let (row, s) = row(&r, &comm(&bin), "CLOCK_MONOTONIC");
@@ -224,7 +228,7 @@ fn the_perf_engine_says_it_cannot_and_the_table_shows_sites() {
         return;
     }
     let bin = build_c("call_sites", false, &["-DRAW_LIBC_FN"]);
-    let (code, out, err) = run(&["trace", "--sites", "--", p(&bin), "10", "100"]);
+    let (code, out, err) = run(&["trace", "--sites", "--", p(&bin), "10", LINGER_MS]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("call sites\nPID"), "{out}");
     let line = out.lines().find(|l| l.contains("syscall+0x")).expect("a site line");

@@ -31,7 +31,7 @@ fn folded_stacks_hold_the_call_chain_in_order_with_its_count_and_the_svg_too() {
         "--",
         bin.to_str().unwrap(),
         "1234",
-        "300",
+        "1000",
     ]);
     assert_eq!(code, 0, "{stderr}");
     // One stack: `comm;<libc start>;main;outer;middle;inner 1234`.
@@ -80,23 +80,23 @@ fn who_the_process_is_is_shown_escaped_in_tables_and_kept_in_json() {
     copy_executable(&call_chain(), &bin).unwrap();
     let hostile = "\x1b[31mred\nline";
     let bin_s = bin.to_str().unwrap();
-    let (code, stdout, stderr) = run(&["trace", "--", bin_s, "10", "300", hostile]);
+    let (code, stdout, stderr) = run(&["trace", "--", bin_s, "10", "1000", hostile]);
     assert_eq!(code, 0, "{stderr}");
     let line = stdout.lines().find(|l| l.trim_start().starts_with("pid ")).unwrap_or_else(|| panic!("{stdout}"));
-    assert!(line.contains(&format!("{bin_s}, `{bin_s} 10 300 '\\u{{1b}}[31mred\\nline'`")), "{line}");
+    assert!(line.contains(&format!("{bin_s}, `{bin_s} 10 1000 '\\u{{1b}}[31mred\\nline'`")), "{line}");
     assert!(!stdout.contains('\x1b'), "a control character reached the table: {stdout:?}");
     assert!(line.contains("its calls ~"), "{line}");
     // A long command line is cut under the table (at 72 characters), whole in JSON.
     let long = "x".repeat(100);
-    let (code, stdout, stderr) = run(&["trace", "--", bin_s, "10", "300", &long]);
+    let (code, stdout, stderr) = run(&["trace", "--", bin_s, "10", "1000", &long]);
     assert_eq!(code, 0, "{stderr}");
     let line = stdout.lines().find(|l| l.trim_start().starts_with("pid ")).unwrap_or_else(|| panic!("{stdout}"));
     let shown = line.split('`').nth(1).unwrap_or_else(|| panic!("{line}"));
     assert!(shown.ends_with('…') && shown.chars().count() == 73, "{line}");
-    let (code, stdout, stderr) = run(&["--json", "trace", "--", bin_s, "10", "300", hostile]);
+    let (code, stdout, stderr) = run(&["--json", "trace", "--", bin_s, "10", "1000", hostile]);
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(v["counts"][0]["cmdline"], serde_json::json!([bin_s, "10", "300", hostile]));
+    assert_eq!(v["counts"][0]["cmdline"], serde_json::json!([bin_s, "10", "1000", hostile]));
     assert_eq!(v["counts"][0]["exe"], bin_s);
 }
 
