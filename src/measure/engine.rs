@@ -284,6 +284,15 @@ impl Counting {
         }
     }
 
+    /// After each look at new processes: the BPF engine's `--sites` stops
+    /// reading the stack word where it names no caller
+    /// ([`BpfTracer::tend_sites`]).
+    pub fn tend_sites(&mut self, seen: &crate::measure::sight::Sightings) {
+        if let Counting::Bpf(t) = self {
+            t.tend_sites(seen);
+        }
+    }
+
     /// Whether `pump` must run every few milliseconds (rings to drain).
     pub fn needs_pump(&self) -> bool {
         match self {

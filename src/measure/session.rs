@@ -258,6 +258,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         counting.pump();
         if req.sight {
             w.sightings.look(counting.processes());
+            counting.tend_sites(&w.sightings);
         }
         if let Some(end) = w.event(event) {
             break end;

@@ -4,7 +4,7 @@
 //! which checks its width against the member's BTF size.
 
 use super::insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
-use super::layout::{self, key, pkey, proc_key, proc_val, pval, skey, Layout, Part, Slot};
+use super::layout::{self, key, pkey, proc_key, proc_val, pval, skey, unread, Layout, Part, Slot};
 use super::{Scope, REFUSED, SITES_REFUSED, UNFOLLOWED};
 use crate::arch::{self, Abi};
 use crate::inspect::btf::Field;
@@ -66,10 +66,20 @@ pub(super) struct Generator {
     /// How many cgroups `maps.cgroups` holds: a call is counted only from
     /// a task in one of them or below (none: every task).
     pub cgroup_count: u32,
-    /// `--sites`: the call-site map, counted beside the rows.
-    pub sites: Option<i32>,
+    /// `--sites`: the call-site map, which holds the rows' counts then,
+    /// and the stack-word filter.
+    pub sites: Option<SiteFds>,
     /// `--stacks`: count each call's user stack too ([`super::stacks`]).
     pub stacks: Option<super::stacks::StackFds>,
+}
+
+/// `--sites`' maps, as the generator references them.
+#[derive(Debug, Clone, Copy)]
+pub struct SiteFds {
+    /// The call-site rows (`layout::skey`).
+    pub map: i32,
+    /// The stack-word filter (`layout::unread`).
+    pub unread: i32,
 }
 
 /// `*(size *)(base + at + slot) = src`.
@@ -323,8 +333,8 @@ impl Generator {
             Self::member(a, slot.size, R2, R8, l.comm, slot.size.bytes() * i as u32);
             a.store(slot.size, R6, slot.off, R2);
         }
-        self.count_site(a);
         self.count_stack(a);
+        self.count_site(a);
         self.count_row(a, "row", "dropped");
         // The row map is full: the call stays in the total, marked as
         // having no row.
@@ -336,25 +346,39 @@ impl Generator {
     /// word, kept): the user instruction pointer, and the word at the user
     /// stack pointer read with `bpf_probe_read_user` (8 bytes; for a
     /// compat task also the word three up, see below); a page not present
-    /// reads as 0 (no fault is taken here).
+    /// reads as 0 (no fault is taken here). A native call skips the read
+    /// (the word stays 0) when the filter's bit for its ip is set: user
+    /// space sets it for sites whose word is no code (`measure::sites`) —
+    /// the read is the dearest part of a site.
     pub(super) fn capture_site(&self, a: &mut Asm) {
-        let Some(_) = self.sites else { return };
+        let Some(fds) = self.sites else { return };
         let Some((ip, sp)) = self.layout.site else { return self.no_site(a) };
         put(a, KEY, key::WORD, R4);
         Self::member(a, Size::Dw, R1, R8, ip, 0);
         put(a, SITE_KEY, skey::IP, R1);
         a.store_imm(Size::Dw, FP, SITE_KEY + skey::RET.off, 0);
-        Self::member(a, Size::Dw, R3, R8, sp, 0);
         a.alu_imm(Alu::And, R4, 0xff).jump_imm(Cond::Ne, R4, i32::from(layout::ABI_COMPAT), "site_native");
         // A compat task: the word at sp (low half) and three words up (high
         // half), where the vDSO's __kernel_vsyscall, which pushed three
         // registers, returns to — its caller: one read of 16 bytes.
+        Self::member(a, Size::Dw, R3, R8, sp, 0);
         a.mov(R1, FP).alu_imm(Alu::Add, R1, i32::from(SITE_WORDS)).mov_imm(R2, 16).call(Helper::ProbeReadUser);
         let ret = SITE_KEY + skey::RET.off;
         a.load(Size::W, R1, FP, SITE_WORDS).store(Size::W, FP, ret, R1);
         a.load(Size::W, R1, FP, SITE_WORDS + 12).store(Size::W, FP, ret + 4, R1);
         a.goto("site_read");
-        a.label("site_native").mov(R1, FP).alu_imm(Alu::Add, R1, i32::from(ret)).mov_imm(R2, 8);
+        // The filter's word for this ip (an array lookup: inlined by the
+        // verifier), then its bit (layout::unread::bit).
+        a.label("site_native").alu_imm(Alu::Mul, R1, unread::MUL).alu_imm(Alu::Rsh, R1, unread::SHIFT);
+        a.mov(R2, R1).alu_imm(Alu::Rsh, R2, 6).store(Size::W, FP, SITE_WORDS, R2);
+        a.alu_imm(Alu::And, R1, 63).store(Size::Dw, FP, SITE_WORDS + 8, R1);
+        a.load_map(R1, fds.unread).mov(R2, FP).alu_imm(Alu::Add, R2, i32::from(SITE_WORDS)).call(Helper::MapLookupElem);
+        a.jump_imm(Cond::Eq, R0, 0, "site_word");
+        a.load(Size::Dw, R1, R0, 0).load(Size::Dw, R2, FP, SITE_WORDS + 8).alu_reg(Alu::Rsh, R1, R2);
+        a.alu_imm(Alu::And, R1, 1).jump_imm(Cond::Ne, R1, 0, "site_read");
+        a.label("site_word");
+        Self::member(a, Size::Dw, R3, R8, sp, 0);
+        a.mov(R1, FP).alu_imm(Alu::Add, R1, i32::from(ret)).mov_imm(R2, 8);
         a.call(Helper::ProbeReadUser);
         a.label("site_read").load(key::WORD.size, R4, FP, KEY + key::WORD.off);
     }
@@ -367,17 +391,18 @@ impl Generator {
     }
 
     /// `--sites`, once the row key is whole: count the call in its site's
-    /// row too (the row key, ip and return address). A site the full map
-    /// refuses is counted in `stats[SITES_REFUSED]`; the row still counts.
+    /// row (the row key, ip and stack word) instead of its count row — user
+    /// space sums a row's sites (one map update a call, as without
+    /// `--sites`). A site the full map refuses is counted in
+    /// `stats[SITES_REFUSED]`, and in its count row, which follows.
     fn count_site(&self, a: &mut Asm) {
-        let Some(sites) = self.sites else { return };
+        let Some(fds) = self.sites else { return };
         for i in 0..(key::SIZE as i16 / 8) {
             a.load(Size::Dw, R1, FP, KEY + 8 * i).store(Size::Dw, FP, SITE_KEY + 8 * i, R1);
         }
-        Self::bump_or_insert(a, sites, (SITE_KEY, VALUE), ["site_insert", "site_refused", "site_done"]);
+        Self::bump_or_insert(a, fds.map, (SITE_KEY, VALUE), ["site_insert", "site_refused", "out"]);
         a.label("site_refused");
         self.count_stat(a, SITES_REFUSED);
-        a.label("site_done");
     }
 
     /// `tp_btf/sys_enter(struct pt_regs *regs, long id)`.
@@ -567,8 +592,14 @@ mod tests {
             ("fentry-trees-x64-clock_gettime", trees.fentry(&fentry_point(layout::ABI_NATIVE, TimeFn::ClockGettime))),
             ("fentry-all-ia32-gettimeofday", all.fentry(&fentry_point(layout::ABI_COMPAT, TimeFn::Gettimeofday))),
             ("fentry-trees-x64-time", trees.fentry(&fentry_point(layout::ABI_NATIVE, TimeFn::Time))),
-            ("sys_enter-all-sites", Generator { sites: Some(7), ..generator(Scope::All, false) }.sys_enter()),
-            ("vsyscall-all-sites", Generator { sites: Some(7), ..generator(Scope::All, false) }.vsyscall()),
+            (
+                "sys_enter-all-sites",
+                Generator { sites: Some(SiteFds { map: 7, unread: 8 }), ..generator(Scope::All, false) }.sys_enter(),
+            ),
+            (
+                "vsyscall-all-sites",
+                Generator { sites: Some(SiteFds { map: 7, unread: 8 }), ..generator(Scope::All, false) }.vsyscall(),
+            ),
             ("arm64-sys_enter-trees", arm64_generator(Scope::Trees).sys_enter()),
             ("arm64-fork-trees", arm64_generator(Scope::Trees).fork()),
             ("sys_enter-trees-stacks", stacks.sys_enter()),

@@ -76,6 +76,27 @@ pub(super) mod skey {
     pub const RET: Slot = Slot::dw(32);
 }
 
+/// `--sites`' stack-word filter (`vdsoctl_nowords`, an array of
+/// [`unread::WORDS`] u64s the program only reads): bit `unread::bit(ip)`
+/// set means calls made from `ip` (the instruction pointer at entry) skip
+/// the read of the word at the stack pointer. The bit is the top 16 bits
+/// of `ip × MUL`; two sites may share one (see `measure::sites::WordFilter`).
+pub mod unread {
+    /// u64 words in the filter: 65,536 bits.
+    pub const WORDS: u32 = 1024;
+    /// The multiplier (an odd 32-bit constant, sign-extended by the
+    /// program's `alu64 mul imm`, as here).
+    pub const MUL: i32 = 0x9E37_79B1_u32 as i32;
+    /// Bits dropped from the product: 64 - 16.
+    pub const SHIFT: i32 = 48;
+
+    /// The filter's bit for calls made from `ip`: (word index, bit in it).
+    pub fn bit(ip: u64) -> (u32, u32) {
+        let h = (ip.wrapping_mul(i64::from(MUL) as u64) >> SHIFT) as u32;
+        (h >> 6, h & 63)
+    }
+}
+
 /// Process key (`totals`, 16 bytes): tgid, pad, start.
 pub(super) mod pkey {
     use super::Slot;
