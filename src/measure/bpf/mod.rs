@@ -540,6 +540,9 @@ impl BpfTracer {
 /// An empty program on `sys_enter` (it returns at once), attached while
 /// this lives: the floor of what any program there costs every syscall of
 /// the host — scripts/bench-trace.sh measures the engine's tax against it.
+/// With `read_stack_word`, it reads the word at the user stack pointer
+/// (`bpf_probe_read_user`, 8 bytes, as `--sites` does) and nothing else:
+/// the floor of naming a leaf's caller.
 #[derive(Debug)]
 pub struct EmptySysEnter {
     _prog: OwnedFd,
@@ -548,7 +551,7 @@ pub struct EmptySysEnter {
 
 impl EmptySysEnter {
     /// Load and attach it (CAP_BPF + CAP_PERFMON, kernel BTF).
-    pub fn attach() -> Result<EmptySysEnter> {
+    pub fn attach(read_stack_word: bool) -> Result<EmptySysEnter> {
         let btf = crate::inspect::btf::Btf::vmlinux()?;
         let id = btf.typedef_id("btf_trace_sys_enter").ok_or_else(|| Error::Facility {
             errno: None,
@@ -556,6 +559,21 @@ impl EmptySysEnter {
             hint: Hint::BpfNeedsBtf,
         })?;
         let mut a = insn::Asm::new();
+        if read_stack_word {
+            use insn::{Alu, Helper, Size, FP, R1, R2, R3};
+            let layout = Layout::read(kernel_entry()?.1)?;
+            let Some((_, sp)) = layout.site else {
+                return Err(Error::Facility {
+                    errno: None,
+                    what: "this architecture's user stack pointer is not known".into(),
+                    hint: Hint::BpfUsePerf,
+                });
+            };
+            a.load(Size::Dw, R2, R1, 0);
+            Generator::member(&mut a, Size::Dw, R3, R2, sp, 0);
+            a.store_imm(Size::Dw, FP, -8, 0).mov(R1, FP).alu_imm(Alu::Add, R1, -8).mov_imm(R2, 8);
+            a.call(Helper::ProbeReadUser);
+        }
         a.mov_imm(insn::R0, 0).exit();
         let prog = load_prog("vdsoctl_empty", id, a.finish())?;
         let link = sys::raw_tracepoint_open(prog.as_fd()).map_err(|e| refused("attach a BPF program", e))?;
