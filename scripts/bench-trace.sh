@@ -156,6 +156,10 @@ sites_part() {
             : >"$WORK/peer.out"
             if [ "$w" = empty ]; then "$E" >"$WORK/peer.out" 2>&1 & pid=$!; else "$E" --read-stack-word >"$WORK/peer.out" 2>&1 & pid=$!; fi
             for _ in $(seq 1500); do grep -q attached "$WORK/peer.out" 2>/dev/null && break; sleep 0.02; done
+            if ! grep -q attached "$WORK/peer.out"; then
+                echo "bench-trace: the peer program did not attach: $(cat "$WORK/peer.out")" >&2
+                exit 1
+            fi
             loop_ms "$WORK/clock_loop" raw 1 "$N" >>"$WORK/sites.peer.$w"
             kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
         done

@@ -114,31 +114,43 @@ impl Book {
 /// into code, its ip's bit is set in the program's filter and its calls
 /// stop reading the word (it is 0 in their rows, as an unreadable one).
 ///
-/// The bit is a hash of the ip (`layout::unread`, 65,536 bits): a site
-/// that shares its bit with a skipped one is not read either. Such a site
-/// is seen with no word but 0 (or, once judged a leaf, with a new 0): the
-/// bit is then cleared for good, and the calls it made meanwhile (one look
-/// at most) have no caller.
+/// The bit is a hash of the ip (`layout::unread`, 65,536 bits), so every
+/// process running the same code at the same address (forked workers, a
+/// static or non-PIE program) shares it: a site seen with unread words
+/// only is the bit's own code when it names the same place (object,
+/// build-id, symbol and offset), and takes its verdict. A site elsewhere
+/// that shares the bit, or a leaf whose new calls come back unread, clears
+/// it for good; its calls until then (to the next look) have no caller.
 #[derive(Debug, Default)]
 pub struct WordFilter {
     /// Sites judged, by (pid, start, ip as the engine keys it): `true` for
     /// a leaf (its word is read).
     judged: HashMap<(i32, u64, u64), bool>,
-    /// Bits set, by (word, bit), and bits shared by two sites (never set
-    /// again).
-    set: HashSet<(u32, u32)>,
+    /// Bits set, by (word, bit), with the place of the code that set them.
+    owners: HashMap<(u32, u32), String>,
+    /// Bits two places shared: never set again.
     contested: HashSet<(u32, u32)>,
+    /// Sites the last judgement left for later (their process not looked at yet).
+    pending: usize,
 }
 
 /// A native site row as the engine keys it: (pid, start, ip at entry, word).
 pub type RawSite = (i32, u64, u64, u64);
 
+/// What user space can say of a process's addresses, for [`WordFilter`]:
+/// `None` while the process has not been looked at.
+pub trait SiteLook {
+    /// Whether `addr` is code in the process.
+    fn is_code(&self, pid: i32, start: u64, addr: u64) -> Option<bool>;
+    /// The code at `addr`, named the same in every process that maps it
+    /// (`Some(None)`: nothing names it — anonymous memory, unmapped).
+    fn place(&self, pid: i32, start: u64, addr: u64) -> Option<Option<String>>;
+}
+
 impl WordFilter {
-    /// Judge the sites not judged yet. `code(pid, start, addr)` says
-    /// whether `addr` is code in that process (`None`: not looked at yet —
-    /// judged at a later call). Returns the filter's bits to set (`true`)
-    /// or clear.
-    pub fn judge(&mut self, rows: &[RawSite], code: impl Fn(i32, u64, u64) -> Option<bool>) -> Vec<((u32, u32), bool)> {
+    /// Judge the sites not judged yet. Returns the filter's bits to set
+    /// (`true`) or clear.
+    pub fn judge(&mut self, rows: &[RawSite], look: &impl SiteLook) -> Vec<((u32, u32), bool)> {
         let mut words: HashMap<(i32, u64, u64), Vec<u64>> = HashMap::new();
         for &(pid, start, ip, word) in rows {
             words.entry((pid, start, ip)).or_default().push(word);
@@ -146,44 +158,78 @@ impl WordFilter {
         let mut changes = Vec::new();
         let mut sites: Vec<_> = words.into_iter().collect();
         sites.sort_unstable();
+        self.pending = 0;
         'sites: for (site, words) in sites {
-            let bit = crate::measure::bpf::unread_bit(site.2);
-            let unread = self.set.contains(&bit);
-            let judged = self.judged.get(&site).copied();
-            let shares = match judged {
-                // A leaf whose new calls came back unread: another site's bit.
-                Some(true) => unread && words.contains(&0),
-                Some(false) => false,
-                // Never read: another site's bit (this one is judged later).
-                None => unread && words.iter().all(|w| *w == 0),
-            };
-            if shares {
-                self.set.remove(&bit);
-                self.contested.insert(bit);
-                changes.push((bit, false));
-                continue;
+            let (pid, start, ip) = site;
+            let bit = crate::measure::bpf::unread_bit(ip);
+            let owner = self.owners.get(&bit).cloned();
+            match self.judged.get(&site) {
+                Some(false) => continue,
+                // A leaf whose new calls came back unread: another place's bit.
+                Some(true) => {
+                    if owner.is_some() && words.contains(&0) {
+                        self.contest(bit, &mut changes);
+                    }
+                    continue;
+                }
+                None => {}
             }
-            if judged.is_some() {
+            // Never read: the bit's own code in another process takes its
+            // verdict; another place is judged at a later look, read.
+            if owner.is_some() && words.iter().all(|w| *w == 0) {
+                match look.place(pid, start, ip) {
+                    None => self.pending += 1,
+                    Some(place) if place == owner => {
+                        self.judged.insert(site, false);
+                    }
+                    Some(_) => self.contest(bit, &mut changes),
+                }
                 continue;
             }
             let mut leaf = false;
             for &w in words.iter().filter(|w| **w != 0) {
-                match code(site.0, site.1, w) {
-                    None => continue 'sites,
+                match look.is_code(pid, start, w) {
+                    None => {
+                        self.pending += 1;
+                        continue 'sites;
+                    }
                     Some(is_code) => leaf |= is_code,
                 }
             }
+            let place = match (leaf, look.place(pid, start, ip)) {
+                (true, _) => None,
+                (false, None) => {
+                    self.pending += 1;
+                    continue;
+                }
+                (false, Some(place)) => place,
+            };
             self.judged.insert(site, leaf);
-            if !leaf && !self.contested.contains(&bit) && self.set.insert(bit) {
+            // A place nothing names is read on: its bit could not be told
+            // from another's.
+            if let (Some(place), None, false) = (place, owner, self.contested.contains(&bit)) {
+                self.owners.insert(bit, place);
                 changes.push((bit, true));
             }
         }
         changes
     }
 
-    /// How many sites were judged (each look's work is the rest).
+    fn contest(&mut self, bit: (u32, u32), changes: &mut Vec<((u32, u32), bool)>) {
+        if self.owners.remove(&bit).is_some() {
+            changes.push((bit, false));
+        }
+        self.contested.insert(bit);
+    }
+
+    /// How many sites were judged.
     pub fn judged(&self) -> usize {
         self.judged.len()
+    }
+
+    /// How many sites the last judgement left for later.
+    pub fn pending(&self) -> usize {
+        self.pending
     }
 }
 
@@ -192,10 +238,18 @@ mod tests {
     use super::*;
     use crate::measure::bpf::unread_bit;
 
-    /// Code at 0x1000..0x2000 of every process; nothing else is. Process 9
-    /// was not looked at yet.
-    fn code(pid: i32, _start: u64, addr: u64) -> Option<bool> {
-        (pid != 9).then_some((0x1000..0x2000).contains(&addr))
+    /// Code at 0x1000..0x2000 of every process, named by its address; nothing
+    /// else is code. Process 9 was not looked at yet; process 4 runs other
+    /// code at the same addresses (another program).
+    struct Look;
+    impl SiteLook for Look {
+        fn is_code(&self, pid: i32, _start: u64, addr: u64) -> Option<bool> {
+            (pid != 9).then_some((0x1000..0x2000).contains(&addr))
+        }
+        fn place(&self, pid: i32, _start: u64, addr: u64) -> Option<Option<String>> {
+            let object = if pid == 4 { "other" } else { "app" };
+            (pid != 9).then(|| Some(format!("{object} {addr:#x}")))
+        }
     }
 
     #[test]
@@ -203,20 +257,29 @@ mod tests {
         let mut f = WordFilter::default();
         let (local, leaf) = (0x1234_5678, 0x1_0000_0000);
         let rows = [(1, 7, local, 0x7ffd_0000), (1, 7, local, 0), (1, 7, leaf, 0x1800), (1, 7, leaf, 0x7ffd_0000)];
-        let changes = f.judge(&rows, code);
-        assert_eq!(changes, vec![(unread_bit(local), true)]);
-        assert_eq!(f.judged(), 2);
+        assert_eq!(f.judge(&rows, &Look), vec![(unread_bit(local), true)]);
+        assert_eq!((f.judged(), f.pending()), (2, 0));
         // Judged once: the same rows again change nothing.
-        assert!(f.judge(&rows, code).is_empty());
+        assert!(f.judge(&rows, &Look).is_empty());
     }
 
     #[test]
     fn a_process_not_looked_at_yet_is_judged_later() {
         let mut f = WordFilter::default();
-        assert!(f.judge(&[(9, 7, 0x40, 0x7ffd_0000)], code).is_empty());
-        assert_eq!(f.judged(), 0);
-        // A word of 0 only (not readable): nothing to name, judged at once.
-        assert_eq!(f.judge(&[(9, 7, 0x40, 0)], code), vec![(unread_bit(0x40), true)]);
+        assert!(f.judge(&[(9, 7, 0x40, 0x7ffd_0000)], &Look).is_empty());
+        assert_eq!((f.judged(), f.pending()), (0, 1));
+        assert!(f.judge(&[(9, 7, 0x40, 0)], &Look).is_empty(), "no place yet");
+        assert_eq!(f.judge(&[(5, 7, 0x40, 0)], &Look), vec![(unread_bit(0x40), true)]);
+    }
+
+    #[test]
+    fn the_same_code_in_another_process_keeps_the_bit() {
+        let mut f = WordFilter::default();
+        assert_eq!(f.judge(&[(1, 7, 0x5000, 0x7ffd_0000)], &Look), vec![(unread_bit(0x5000), true)]);
+        // A second worker at the same address: its calls were never read.
+        assert!(f.judge(&[(1, 7, 0x5000, 0x7ffd_0000), (2, 8, 0x5000, 0)], &Look).is_empty());
+        assert!(f.judge(&[(3, 9, 0x5000, 0)], &Look).is_empty());
+        assert_eq!(f.judged(), 3);
     }
 
     #[test]
@@ -225,20 +288,40 @@ mod tests {
         // Another ip with the same bit.
         let twin = (0x5001u64..).find(|ip| unread_bit(*ip) == unread_bit(skipped)).unwrap();
         let mut f = WordFilter::default();
-        assert_eq!(f.judge(&[(1, 7, skipped, 0x7ffd_0000)], code), vec![(unread_bit(skipped), true)]);
+        assert_eq!(f.judge(&[(1, 7, skipped, 0x7ffd_0000)], &Look), vec![(unread_bit(skipped), true)]);
         // The twin's calls came back unread: the bit is cleared, not set again.
-        assert_eq!(f.judge(&[(2, 7, twin, 0)], code), vec![(unread_bit(skipped), false)]);
-        assert!(f.judge(&[(2, 7, twin, 0), (2, 7, twin, 0x7ffd_0000)], code).is_empty());
+        assert_eq!(f.judge(&[(2, 7, twin, 0)], &Look), vec![(unread_bit(skipped), false)]);
+        assert!(f.judge(&[(2, 7, twin, 0), (2, 7, twin, 0x7ffd_0000)], &Look).is_empty());
         let third = (twin + 1..).find(|ip| unread_bit(*ip) == unread_bit(skipped)).unwrap();
-        assert!(f.judge(&[(3, 7, third, 0x7ffd_0000)], code).is_empty(), "contested: never set again");
+        assert!(f.judge(&[(3, 7, third, 0x7ffd_0000)], &Look).is_empty(), "contested: never set again");
+        // Other code at the very same address (another program): not its bit.
+        let mut f = WordFilter::default();
+        assert_eq!(f.judge(&[(1, 7, skipped, 0x7ffd_0000)], &Look), vec![(unread_bit(skipped), true)]);
+        assert_eq!(f.judge(&[(4, 7, skipped, 0)], &Look), vec![(unread_bit(skipped), false)]);
         // A leaf judged before another site's bit was set on it: its new
         // calls come back 0, and the bit is cleared.
         let mut f = WordFilter::default();
-        assert!(f.judge(&[(1, 7, twin, 0x1800)], code).is_empty());
-        assert_eq!(f.judge(&[(2, 7, skipped, 0x7ffd_0000)], code), vec![(unread_bit(skipped), true)]);
+        assert!(f.judge(&[(1, 7, twin, 0x1800)], &Look).is_empty());
+        assert_eq!(f.judge(&[(2, 7, skipped, 0x7ffd_0000)], &Look), vec![(unread_bit(skipped), true)]);
         assert_eq!(
-            f.judge(&[(1, 7, twin, 0x1800), (1, 7, twin, 0), (2, 7, skipped, 0)], code),
+            f.judge(&[(1, 7, twin, 0x1800), (1, 7, twin, 0), (2, 7, skipped, 0)], &Look),
             vec![(unread_bit(skipped), false)]
         );
+    }
+
+    #[test]
+    fn a_place_nothing_names_is_read_on() {
+        struct Anonymous;
+        impl SiteLook for Anonymous {
+            fn is_code(&self, _: i32, _: u64, _: u64) -> Option<bool> {
+                Some(false)
+            }
+            fn place(&self, _: i32, _: u64, _: u64) -> Option<Option<String>> {
+                Some(None)
+            }
+        }
+        let mut f = WordFilter::default();
+        assert!(f.judge(&[(1, 7, 0x7000, 0x7ffd_0000)], &Anonymous).is_empty());
+        assert_eq!(f.judged(), 1);
     }
 }

@@ -71,8 +71,9 @@ pub(super) mod skey {
     pub const IP: Slot = Slot::dw(24);
     /// The word at the user stack pointer at entry: a return address (a
     /// compat task: the words at sp and sp+12 packed, as
-    /// `measure::sites::Site::words` reads them; 0 when the page was not
-    /// present).
+    /// `measure::sites::Site::words` reads them); 0 when the page was not
+    /// present, or when the stack-word filter ([`super::unread`]) skipped
+    /// the read.
     pub const RET: Slot = Slot::dw(32);
 }
 

@@ -44,26 +44,21 @@ pub use fentry::FentryPoints;
 mod gen;
 pub mod insn;
 mod layout;
+mod sites;
 mod stacks;
 mod verifier;
 
 use crate::arch::{self, Abi};
 use crate::error::{Error, Hint, Result};
 use crate::inspect::cgroup::CgroupDir;
-use crate::inspect::symbols::FrameKind;
-use crate::measure::sight::{Sightings, SIGHT};
-use crate::measure::sites::WordFilter;
 use crate::measure::sys::bpf as sys;
-use crate::measure::trace::{Clock, Key, Site, Tally};
+use crate::measure::trace::{Clock, Key, Tally};
 use fentry::ATTACH_TRACE_FENTRY;
 use gen::{Generator, MapFds};
-use layout::{
-    key, pkey, proc_key, proc_val, pval, skey, unread, Layout, ABI_COMPAT, ABI_NATIVE, ABI_VSYSCALL, CLOCK_ID,
-    CLOCK_OTHER, FUNCTIONS,
-};
+use layout::{key, pkey, proc_key, proc_val, pval, Layout, ABI_COMPAT, ABI_VSYSCALL, CLOCK_ID, CLOCK_OTHER, FUNCTIONS};
+use sites::SiteMap;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
-use std::time::{Duration, Instant};
 
 /// Count rows the kernel map holds at most (processes × functions × clock ids).
 pub const MAX_ROWS: u32 = 16_384;
@@ -89,6 +84,9 @@ const UNFOLLOWED: u32 = 1;
 const SITES_REFUSED: u32 = 3;
 /// Call-site rows the `sites` map holds at most (`--sites`).
 pub const MAX_SITES: u32 = 16_384;
+
+/// The stack-word filter's bit for calls made from `ip` (`layout::unread`).
+pub use layout::unread::bit as unread_bit;
 
 /// Which processes are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,53 +178,11 @@ impl Maps {
                 name: "vdsoctl_stats",
             })?,
             cgroups: cgroup_map(o.cgroups)?,
-            sites: match o.sites {
-                true => Some(Box::new(SiteMap {
-                    map: map(counters(skey::SIZE, MAX_SITES, "vdsoctl_sites"))?,
-                    unread: map(sys::MapSpec {
-                        map_type: MAP_ARRAY,
-                        key_size: 4,
-                        value_size: 8,
-                        max_entries: unread::WORDS,
-                        flags: 0,
-                        name: "vdsoctl_nowords",
-                    })?,
-                    bits: vec![0; unread::WORDS as usize],
-                    filter: WordFilter::default(),
-                    next_look: Instant::now(),
-                    every: SIGHT,
-                })),
-                false => None,
-            },
+            sites: if o.sites { Some(Box::new(SiteMap::create(map)?)) } else { None },
             stacks: if o.stacks { Some(stacks::StackMaps::create(map)?) } else { None },
         })
     }
 }
-
-/// `--sites`: the site rows (boxed: most traces have none), which hold
-/// the rows' counts then, and the stack-word filter with what user space
-/// knows of it. Their addresses are named by the session's sightings of
-/// each process.
-#[derive(Debug)]
-struct SiteMap {
-    map: sys::Map,
-    /// `layout::unread`: the program reads it, [`BpfTracer::tend_sites`] writes it.
-    unread: sys::Map,
-    /// The filter's words as written.
-    bits: Vec<u64>,
-    filter: WordFilter,
-    /// The next look at the site map, and the wait after it: from
-    /// [`SIGHT`], doubled while nothing new turns up (a look reads every
-    /// key), up to [`SITES_LOOK_MAX`].
-    next_look: Instant,
-    every: Duration,
-}
-
-/// The longest wait between two looks at the site map.
-const SITES_LOOK_MAX: Duration = Duration::from_millis(1600);
-
-/// The stack-word filter's bit for calls made from `ip` (`layout::unread`).
-pub use layout::unread::bit as unread_bit;
 
 impl BpfTracer {
     /// Create the maps and load the programs for `scope` (nothing counts
@@ -463,77 +419,6 @@ impl BpfTracer {
             _ => Clock::None,
         };
         Some(Ok(Key { pid: tgid, tid: (tid != 0).then_some(tid), abi, func, clock, comm: None, start }))
-    }
-
-    /// `--sites`: every site row, summed over CPUs, into `tally.sites`.
-    fn read_sites(&self, tally: &mut Tally) -> io::Result<()> {
-        let host = self.host;
-        let Some(sites) = self.maps.sites.as_deref() else { return Ok(()) };
-        let mut value = vec![0u8; sites.map.value_size()];
-        let mut k = [0u8; skey::SIZE];
-        let mut prev: Option<[u8; skey::SIZE]> = None;
-        let mut rows = Vec::new();
-        for _ in 0..=MAX_SITES {
-            if !sites.map.next_key(prev.as_ref().map(|k| &k[..]), &mut k)? {
-                break;
-            }
-            if sites.map.lookup(&k, &mut value)? {
-                rows.push((k, sum_per_cpu(&value)));
-            }
-            prev = Some(k);
-        }
-        let insn_len = arch::SITE_REGS.map_or(0, |r| r.insn_len);
-        for (k, n) in rows {
-            // The count row's calls are its sites'.
-            if let Ok(row) = <&[u8; key::SIZE]>::try_from(&k[..key::SIZE]) {
-                self.add_row(tally, row, n);
-            }
-            // [vsyscall] calls have no user registers here: their rows say it.
-            let Some(Ok(key)) = Self::row_key(host, &k) else { continue };
-            let site = Site { ip: skey::IP.get(&k).saturating_sub(insn_len), ret: skey::RET.get(&k) };
-            *tally.sites.entry((key, site)).or_default() += n;
-        }
-        Ok(())
-    }
-}
-
-impl BpfTracer {
-    /// `--sites`: judge the native sites counted since the last look, and
-    /// set or clear their bits in the stack-word filter
-    /// ([`WordFilter`]), naming their words through `seen`. Cheap when
-    /// not due; a look reads the site map's keys (no values).
-    pub fn tend_sites(&mut self, seen: &Sightings) {
-        let Some(sites) = self.maps.sites.as_deref_mut() else { return };
-        let now = Instant::now();
-        if now < sites.next_look {
-            return;
-        }
-        let mut rows = Vec::new();
-        let mut k = [0u8; skey::SIZE];
-        let mut prev: Option<[u8; skey::SIZE]> = None;
-        for _ in 0..=MAX_SITES {
-            match sites.map.next_key(prev.as_ref().map(|k| &k[..]), &mut k) {
-                Ok(true) => {}
-                _ => break,
-            }
-            if layout::split_word(key::WORD.get(&k)).0 == ABI_NATIVE {
-                let (pid, start) = (key::TGID.get(&k) as u32 as i32, key::START.get(&k));
-                rows.push((pid, start, skey::IP.get(&k), skey::RET.get(&k)));
-            }
-            prev = Some(k);
-        }
-        let judged = sites.filter.judged();
-        let code = |pid, start, addr| seen.resolve(pid, start, addr).map(|f| f.kind != FrameKind::Unmapped);
-        let changes = sites.filter.judge(&rows, code);
-        let news = !changes.is_empty() || sites.filter.judged() > judged;
-        for ((word, bit), on) in changes {
-            let w = &mut sites.bits[word as usize];
-            *w = if on { *w | 1 << bit } else { *w & !(1 << bit) };
-            // A bit not written costs only the read it would have saved.
-            let _ = sites.unread.update(&word.to_ne_bytes(), &w.to_ne_bytes(), 0);
-        }
-        sites.every = if news { SIGHT } else { (sites.every * 2).min(SITES_LOOK_MAX) };
-        sites.next_look = now + sites.every;
     }
 }
 
@@ -809,95 +694,5 @@ mod tests {
         assert!(log.contains("R2 !read_ok") && !log.contains("processed "), "{log}");
         // This kernel is past the floor: the probe says so.
         assert!(knows_task_btf(attach));
-    }
-
-    /// `--sites`' stack-word filter, end to end: a site whose word is no
-    /// code (an inline syscall in a function with a frame) stops reading
-    /// it once judged — the same program run again at the same address
-    /// (`setarch -R`: no ASLR) has only unread words — while a leaf
-    /// (libc's `syscall()`) goes on reading its caller; each run's calls
-    /// are all in its row. Root, BTF and gcc: skips visibly without them,
-    /// fails in CI.
-    #[test]
-    fn sites_stop_reading_a_stack_word_that_names_no_caller() {
-        use std::io::BufRead;
-        let ci = std::env::var_os("CI").is_some();
-        if !nix::unistd::geteuid().is_root() && !ci {
-            return eprintln!("SKIP: loading a BPF program needs root");
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let bin = dir.path().join("clock_loop");
-        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/clock_loop.c");
-        let built = std::process::Command::new("gcc").args(["-O2", "-pthread", "-o"]).arg(&bin).arg(src).status();
-        if !built.is_ok_and(|s| s.success()) {
-            assert!(!ci, "gcc is required in CI");
-            return eprintln!("SKIP: no gcc");
-        }
-        let o =
-            Options { scope: Scope::Trees, per_thread: false, stacks: false, cgroups: &[], sites: true, fentry: None };
-        let mut t = match BpfTracer::load(&o) {
-            Ok(t) => t,
-            Err(e) if !ci => return eprintln!("SKIP: the BPF engine cannot load here: {e}"),
-            Err(e) => panic!("required facility missing in CI: {e}"),
-        };
-        t.attach().unwrap();
-        // One run of 1,000 calls, left paused after them (alive, to be looked at).
-        let run = |t: &BpfTracer, mode: &str| {
-            let mut c = std::process::Command::new("setarch")
-                .args(["-R"])
-                .arg(&bin)
-                .args([mode, "1", "1000", "1", "wait"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .expect("setarch (util-linux)");
-            let mut out = std::io::BufReader::new(c.stdout.take().unwrap());
-            let mut line = String::new();
-            out.read_line(&mut line).unwrap();
-            assert_eq!(line, "ready\n");
-            let pid = c.id() as i32;
-            t.add_root(pid, None).unwrap();
-            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGUSR1).unwrap();
-            line.clear();
-            out.read_line(&mut line).unwrap();
-            assert_eq!(line, "done\n");
-            (c, pid)
-        };
-        let mut seen = crate::measure::sight::Sightings::new(true);
-        let mut judge = |t: &mut BpfTracer| {
-            seen.look(t.processes());
-            t.maps.sites.as_mut().unwrap().next_look = Instant::now();
-            t.tend_sites(&seen);
-        };
-        let mut children = Vec::new();
-        let mut pids = Vec::new();
-        for mode in ["inline", "raw"] {
-            let (first, a) = run(&t, mode);
-            judge(&mut t);
-            let (second, b) = run(&t, mode);
-            children.extend([first, second]);
-            pids.push((mode, a, b));
-        }
-        let tally = t.snapshot().unwrap();
-        for mut c in children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        let words = |pid: i32| -> Vec<(u64, u64)> {
-            tally.sites.iter().filter(|((k, _), _)| k.pid == pid).map(|((_, s), n)| (s.ret, *n)).collect()
-        };
-        let calls = |pid: i32| tally.counts.iter().filter(|(k, _)| k.pid == pid).map(|(_, n)| n).sum::<u64>();
-        for (mode, first, second) in pids {
-            assert_eq!((calls(first), calls(second)), (1000, 1000), "{mode}: {:?}", tally.counts);
-            let (w1, w2) = (words(first), words(second));
-            assert_eq!(w1.iter().map(|w| w.1).sum::<u64>(), 1000, "{mode}: {w1:x?}");
-            if mode == "inline" {
-                assert_eq!(w1, vec![(0x5ca1_ab1e, 1000)], "read until judged");
-                assert_eq!(w2, vec![(0, 1000)], "judged: not read");
-            } else {
-                assert!(w2.len() == 1 && w2[0].0 != 0 && w2[0].1 == 1000, "a leaf, still read: {w2:x?}");
-                assert_eq!(w1, w2, "the same caller at the same address");
-            }
-        }
     }
 }
