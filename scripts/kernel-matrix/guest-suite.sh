@@ -35,7 +35,7 @@ N=100000
 
 trace_cases="raw64 raw32 tree pid all threads"
 host_cases="check check-cmd bench maps maps32 dump dump32"
-[ "$arch" = x86_64 ] && trace_cases="$trace_cases vsyscall"
+[ "$arch" = x86_64 ] && trace_cases="$trace_cases vsyscall sites"
 [ "$arch" = aarch64 ] && host_cases="$host_cases unit"
 
 now() { cut -d' ' -f1 /proc/uptime; }
@@ -242,6 +242,19 @@ run_trace_case() {
 		# Booted with vsyscall=xonly (Debian's default is none).
 		want "vsyscall clock_loop time 10000"
 		trace_cmd "$e" vsyscall -- clock_loop vsyscall 0 10000
+		;;
+	sites)
+		# --sites (issue 21; user registers on x86_64): a row's count is
+		# the sum of its site rows. A site whose stack word is data (read
+		# until judged, then not), a leaf (syscall(): read every call) and
+		# a 32-bit task (always read).
+		want "row clock_loop $abi64 clock_gettime CLOCK_MONOTONIC $N" \
+			"row clock_loop $abi64 clock_gettime CLOCK_REALTIME $N" \
+			"row clock_loop32 $abi32 clock_gettime CLOCK_MONOTONIC 20000"
+		trace_cmd "$e" sites --sites -- sh -c "exec >/dev/null 2>&1
+			clock_loop inline 1 $N
+			clock_loop raw 0 $N
+			clock_loop32 raw 1 20000"
 		;;
 	*) result "$e" "$2" error "$(now)" "no such case" ;;
 	esac
