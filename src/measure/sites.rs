@@ -140,6 +140,9 @@ pub type RawSite = (i32, u64, u64, u64);
 /// What user space can say of a process's addresses, for [`WordFilter`]:
 /// `None` while the process has not been looked at.
 pub trait SiteLook {
+    /// Whether the process exited (or its pid is another's) before it was
+    /// looked at: it never will be, and its sites are not left waiting.
+    fn gone(&self, pid: i32, start: u64) -> bool;
     /// Whether `addr` is code in the process.
     fn is_code(&self, pid: i32, start: u64, addr: u64) -> Option<bool>;
     /// The code at `addr`, named the same in every process that maps it
@@ -176,9 +179,18 @@ impl WordFilter {
             }
             // Never read: the bit's own code in another process takes its
             // verdict; another place is judged at a later look, read.
+            // A process gone unseen is never named: judged as it is, the
+            // bit left alone (its calls are over).
+            let unnamed = |f: &mut WordFilter| {
+                if look.gone(pid, start) {
+                    f.judged.insert(site, true);
+                } else {
+                    f.pending += 1;
+                }
+            };
             if owner.is_some() && words.iter().all(|w| *w == 0) {
                 match look.place(pid, start, ip) {
-                    None => self.pending += 1,
+                    None => unnamed(self),
                     Some(place) if place == owner => {
                         self.judged.insert(site, false);
                     }
@@ -190,7 +202,7 @@ impl WordFilter {
             for &w in words.iter().filter(|w| **w != 0) {
                 match look.is_code(pid, start, w) {
                     None => {
-                        self.pending += 1;
+                        unnamed(self);
                         continue 'sites;
                     }
                     Some(is_code) => leaf |= is_code,
@@ -199,7 +211,7 @@ impl WordFilter {
             let place = match (leaf, look.place(pid, start, ip)) {
                 (true, _) => None,
                 (false, None) => {
-                    self.pending += 1;
+                    unnamed(self);
                     continue;
                 }
                 (false, Some(place)) => place,
@@ -239,16 +251,20 @@ mod tests {
     use crate::measure::bpf::unread_bit;
 
     /// Code at 0x1000..0x2000 of every process, named by its address; nothing
-    /// else is code. Process 9 was not looked at yet; process 4 runs other
-    /// code at the same addresses (another program).
+    /// else is code. Process 9 was not looked at yet, 10 exited before it
+    /// was; process 4 runs other code at the same addresses (another
+    /// program).
     struct Look;
     impl SiteLook for Look {
+        fn gone(&self, pid: i32, _start: u64) -> bool {
+            pid == 10
+        }
         fn is_code(&self, pid: i32, _start: u64, addr: u64) -> Option<bool> {
-            (pid != 9).then_some((0x1000..0x2000).contains(&addr))
+            (pid < 9).then_some((0x1000..0x2000).contains(&addr))
         }
         fn place(&self, pid: i32, _start: u64, addr: u64) -> Option<Option<String>> {
             let object = if pid == 4 { "other" } else { "app" };
-            (pid != 9).then(|| Some(format!("{object} {addr:#x}")))
+            (pid < 9).then(|| Some(format!("{object} {addr:#x}")))
         }
     }
 
@@ -270,6 +286,10 @@ mod tests {
         assert_eq!((f.judged(), f.pending()), (0, 1));
         assert!(f.judge(&[(9, 7, 0x40, 0)], &Look).is_empty(), "no place yet");
         assert_eq!(f.judge(&[(5, 7, 0x40, 0)], &Look), vec![(unread_bit(0x40), true)]);
+        // Gone before it was looked at: judged, nothing waits, the bit is
+        // left as it is (the same code's, perhaps: a short-lived worker).
+        assert!(f.judge(&[(10, 7, 0x40, 0), (10, 7, 0x80, 0x7ffd_0000)], &Look).is_empty());
+        assert_eq!((f.judged(), f.pending()), (3, 0));
     }
 
     #[test]
@@ -313,6 +333,9 @@ mod tests {
     fn a_place_nothing_names_is_read_on() {
         struct Anonymous;
         impl SiteLook for Anonymous {
+            fn gone(&self, _: i32, _: u64) -> bool {
+                false
+            }
             fn is_code(&self, _: i32, _: u64, _: u64) -> Option<bool> {
                 Some(false)
             }

@@ -81,9 +81,14 @@ impl SiteMap {
 struct Looked<'a> {
     seen: &'a Sightings,
     now: RefCell<HashMap<i32, Vec<(u64, u64)>>>,
+    gone: RefCell<HashMap<i32, bool>>,
 }
 
 impl SiteLook for Looked<'_> {
+    fn gone(&self, pid: i32, start: u64) -> bool {
+        *self.gone.borrow_mut().entry(pid).or_insert_with(|| !crate::inspect::process::is_running(pid, start))
+    }
+
     fn is_code(&self, pid: i32, start: u64, addr: u64) -> Option<bool> {
         if self.seen.resolve(pid, start, addr)?.kind != FrameKind::Unmapped {
             return Some(true);
@@ -132,7 +137,8 @@ impl BpfTracer {
         }
         let rows = sites.native_rows();
         let judged = sites.filter.judged();
-        let changes = sites.filter.judge(&rows, &Looked { seen, now: RefCell::default() });
+        let look = Looked { seen, now: RefCell::default(), gone: RefCell::default() };
+        let changes = sites.filter.judge(&rows, &look);
         let busy =
             rows.is_empty() || !changes.is_empty() || sites.filter.judged() > judged || sites.filter.pending() > 0;
         for ((word, bit), on) in changes {
