@@ -250,6 +250,8 @@ pub enum Misuse {
     CgroupNeedsAll,
     /// `--sites` with the perf engine, which keeps no registers per call.
     SitesNeedRegisters,
+    /// `--sites` where vdsoctl reads no call-site registers (`arch::SITE_REGS`).
+    SitesOffX86,
     StacksNeedBpf,
 }
 

@@ -76,7 +76,7 @@ impl Counting {
     /// back to perf, keeping BPF's refusal as the reason; when both refuse,
     /// the error names both.
     pub fn open(choice: Choice, plan: &Plan) -> Result<Opened> {
-        Counting::refuse_misuse(choice, plan)?;
+        Counting::refuse_misuse(choice, plan, crate::arch::SITE_REGS.is_some())?;
         if choice == Choice::Seccomp {
             // Chosen, not fallen back to: there is no other engine's refusal to tell.
             return Counting::open_seccomp(plan).map(|c| Opened { counting: c, fallback_reason: None });
@@ -149,9 +149,13 @@ impl Counting {
     }
 
     /// Options the chosen engine cannot honour: a usage error before
-    /// anything is opened.
-    fn refuse_misuse(choice: Choice, plan: &Plan) -> Result<()> {
+    /// anything is opened. `site_regs`: whether this architecture's
+    /// call-site registers are read (`arch::SITE_REGS`).
+    fn refuse_misuse(choice: Choice, plan: &Plan, site_regs: bool) -> Result<()> {
         let perf_only = plan.native_only || plan.no_split;
+        if plan.sites && !site_regs {
+            return Err(Error::Misuse(Misuse::SitesOffX86));
+        }
         if !plan.cgroups.is_empty() && matches!(choice, Choice::Perf | Choice::Seccomp) {
             return Err(Error::Misuse(Misuse::CgroupNeedsBpf));
         }
@@ -403,5 +407,32 @@ fn cgroups_of(tally: &mut Tally) {
                 e.insert(path);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--sites` where no call-site registers are read (arm64 today) is a
+    /// usage error for every engine, said before the engine's own limits;
+    /// where they are, only the perf engine refuses it.
+    #[test]
+    fn sites_are_refused_where_no_call_site_registers_are_read() {
+        let plan = Plan { sites: true, command: true, ..Plan::default() };
+        let refused = |choice, regs| match Counting::refuse_misuse(choice, &plan, regs) {
+            Err(Error::Misuse(m)) => Some(m),
+            Err(e) => panic!("{e}"),
+            Ok(()) => None,
+        };
+        for choice in [Choice::Auto, Choice::Fentry, Choice::Bpf, Choice::Perf, Choice::Seccomp] {
+            assert_eq!(refused(choice, false), Some(Misuse::SitesOffX86), "{choice:?}");
+        }
+        assert_eq!(refused(Choice::Perf, true), Some(Misuse::SitesNeedRegisters));
+        for choice in [Choice::Auto, Choice::Fentry, Choice::Bpf, Choice::Seccomp] {
+            assert_eq!(refused(choice, true), None, "{choice:?}");
+        }
+        let quiet = Plan { sites: false, ..plan.clone() };
+        assert!(Counting::refuse_misuse(Choice::Bpf, &quiet, false).is_ok());
     }
 }
