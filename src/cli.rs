@@ -152,7 +152,7 @@ pub struct TraceArgs {
     /// Split each row by call site: the syscall instruction and the return address at the stack
     /// pointer, named (object, function, offset; build-id without symbols) and classified (the
     /// vDSO's own fallback, libc's syscall() and its caller, the program's inline syscall, the Go
-    /// runtime, JIT code), with the fix for each (BPF engine, or seccomp for -- CMD).
+    /// runtime, JIT code), with the fix for each (BPF engine, or seccomp for -- CMD; x86_64 hosts).
     #[arg(long)]
     pub sites: bool,
 

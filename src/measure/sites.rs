@@ -130,9 +130,16 @@ pub struct WordFilter {
     owners: HashMap<(u32, u32), String>,
     /// Bits two places shared: never set again.
     contested: HashSet<(u32, u32)>,
-    /// Sites the last judgement left for later (their process not looked at yet).
+    /// Sites left for later (their process not looked at yet), with the
+    /// looks they have waited; the last judgement's count.
+    waiting: HashMap<(i32, u64, u64), u32>,
     pending: usize,
 }
+
+/// Looks a site of a live process waits to be named (a process the
+/// sightings never record: vdsoctl's own executable, one past their
+/// bound) before it is judged a leaf: read on, and watched.
+const PATIENCE: u32 = 32;
 
 /// A native site row as the engine keys it: (pid, start, ip at entry, word).
 pub type RawSite = (i32, u64, u64, u64);
@@ -179,11 +186,16 @@ impl WordFilter {
             }
             // Never read: the bit's own code in another process takes its
             // verdict; another place is judged at a later look, read.
-            // A process gone unseen is never named: judged as it is, the
-            // bit left alone (its calls are over).
+            // Not named: a process gone unseen never will be — judged as it
+            // is, the bit left alone (its calls are over); a live one waits,
+            // then is read on.
             let unnamed = |f: &mut WordFilter| {
-                if look.gone(pid, start) {
-                    f.judged.insert(site, true);
+                let waited = f.waiting.entry(site).or_insert(0);
+                *waited += 1;
+                if look.gone(pid, start) || *waited > PATIENCE {
+                    let leaf = *waited > PATIENCE && !look.gone(pid, start);
+                    f.waiting.remove(&site);
+                    f.judged.insert(site, leaf);
                 } else {
                     f.pending += 1;
                 }
@@ -192,6 +204,7 @@ impl WordFilter {
                 match look.place(pid, start, ip) {
                     None => unnamed(self),
                     Some(place) if place == owner => {
+                        self.waiting.remove(&site);
                         self.judged.insert(site, false);
                     }
                     Some(_) => self.contest(bit, &mut changes),
@@ -216,6 +229,7 @@ impl WordFilter {
                 }
                 (false, Some(place)) => place,
             };
+            self.waiting.remove(&site);
             self.judged.insert(site, leaf);
             // A place nothing names is read on: its bit could not be told
             // from another's.
@@ -288,8 +302,18 @@ mod tests {
         assert_eq!(f.judge(&[(5, 7, 0x40, 0)], &Look), vec![(unread_bit(0x40), true)]);
         // Gone before it was looked at: judged, nothing waits, the bit is
         // left as it is (the same code's, perhaps: a short-lived worker).
-        assert!(f.judge(&[(10, 7, 0x40, 0), (10, 7, 0x80, 0x7ffd_0000)], &Look).is_empty());
+        let gone = [(5, 7, 0x40, 0), (10, 7, 0x40, 0), (10, 7, 0x80, 0x7ffd_0000)];
+        assert!(f.judge(&gone, &Look).is_empty());
         assert_eq!((f.judged(), f.pending()), (3, 0));
+        assert!(f.judge(&gone, &Look).is_empty(), "and at the next look");
+        // A live process never named: read on after PATIENCE looks.
+        let mut f = WordFilter::default();
+        for _ in 0..PATIENCE {
+            assert!(f.judge(&[(9, 7, 0x40, 0x7ffd_0000)], &Look).is_empty());
+            assert_eq!((f.judged(), f.pending()), (0, 1));
+        }
+        assert!(f.judge(&[(9, 7, 0x40, 0x7ffd_0000)], &Look).is_empty());
+        assert_eq!((f.judged(), f.pending()), (1, 0));
     }
 
     #[test]

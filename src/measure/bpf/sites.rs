@@ -75,18 +75,24 @@ impl SiteMap {
     }
 }
 
+/// Address ranges: a process's executable mappings.
+type Ranges = Vec<(u64, u64)>;
+
 /// The session's sightings, for judging sites; an address not code in a
 /// process's mappings as first seen is looked up in its mappings now (a
 /// library loaded since, an exec), once per process and look.
 struct Looked<'a> {
     seen: &'a Sightings,
-    now: RefCell<HashMap<i32, Vec<(u64, u64)>>>,
-    gone: RefCell<HashMap<i32, bool>>,
+    /// Per (pid, start), this look: the executable mappings of now (`None`:
+    /// gone), and whether the process is gone.
+    now: RefCell<HashMap<(i32, u64), Option<Ranges>>>,
+    gone: RefCell<HashMap<(i32, u64), bool>>,
 }
 
 impl SiteLook for Looked<'_> {
     fn gone(&self, pid: i32, start: u64) -> bool {
-        *self.gone.borrow_mut().entry(pid).or_insert_with(|| !crate::inspect::process::is_running(pid, start))
+        let mut gone = self.gone.borrow_mut();
+        *gone.entry((pid, start)).or_insert_with(|| !crate::inspect::process::is_running(pid, start))
     }
 
     fn is_code(&self, pid: i32, start: u64, addr: u64) -> Option<bool> {
@@ -94,7 +100,7 @@ impl SiteLook for Looked<'_> {
             return Some(true);
         }
         let mut now = self.now.borrow_mut();
-        let code = now.entry(pid).or_insert_with(|| executable_now(pid, start));
+        let code = now.entry((pid, start)).or_insert_with(|| executable_now(pid, start)).as_ref()?;
         Some(code.iter().any(|(lo, hi)| (*lo..*hi).contains(&addr)))
     }
 
@@ -104,7 +110,10 @@ impl SiteLook for Looked<'_> {
             FrameKind::Object => f.object.as_deref(),
             FrameKind::Vdso => Some("[vdso]"),
             // Anonymous code is read on: nothing tells two such places apart.
-            _ => None,
+            FrameKind::Anonymous => return Some(None),
+            // A syscall's address is code: outside the mappings first seen
+            // it is not known (mapped since, or a process seen exiting).
+            FrameKind::Unmapped | FrameKind::Vsyscall => return None,
         };
         Some(object.map(|o| {
             let symbol = f.symbol.as_deref().unwrap_or("-");
@@ -113,15 +122,12 @@ impl SiteLook for Looked<'_> {
     }
 }
 
-/// The executable mappings of process `pid` (started at `start`) now; none
-/// when it is gone or another process holds the pid.
-fn executable_now(pid: i32, start: u64) -> Vec<(u64, u64)> {
+/// The executable mappings of process `pid` (started at `start`) now;
+/// `None` when it is gone or another process holds the pid.
+fn executable_now(pid: i32, start: u64) -> Option<Ranges> {
     use crate::inspect::process::{is_running, Process};
-    let maps = Process::open(Some(pid)).and_then(|p| p.maps()).unwrap_or_default();
-    if !is_running(pid, start) {
-        return Vec::new();
-    }
-    maps.iter().filter(|m| m.executable()).map(|m| (m.start, m.end)).collect()
+    let maps = Process::open(Some(pid)).and_then(|p| p.maps()).ok()?;
+    is_running(pid, start).then(|| maps.iter().filter(|m| m.executable()).map(|m| (m.start, m.end)).collect())
 }
 
 impl BpfTracer {
