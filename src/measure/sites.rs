@@ -184,8 +184,6 @@ impl WordFilter {
                 }
                 None => {}
             }
-            // Never read: the bit's own code in another process takes its
-            // verdict; another place is judged at a later look, read.
             // Not named: a process gone unseen never will be — judged as it
             // is, the bit left alone (its calls are over); a live one waits,
             // then is read on.
@@ -200,6 +198,9 @@ impl WordFilter {
                     f.pending += 1;
                 }
             };
+            // Never read: the bit's own code in another process takes its
+            // verdict; another place clears it, and is judged at a later
+            // look, read.
             if owner.is_some() && words.iter().all(|w| *w == 0) {
                 match look.place(pid, start, ip) {
                     None => unnamed(self),
