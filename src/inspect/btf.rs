@@ -200,11 +200,6 @@ impl Btf {
         self.find(KIND_TYPEDEF, name)
     }
 
-    /// The type id of the function `name` (an `fentry` attach point).
-    pub fn func_id(&self, name: &str) -> Option<u32> {
-        self.find(KIND_FUNC, name)
-    }
-
     /// The type ids of the functions `names`, in one walk of the types.
     pub fn func_ids(&self, names: &[&str]) -> Vec<Option<u32>> {
         let mut ids = vec![None; names.len()];

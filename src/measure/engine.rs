@@ -120,19 +120,20 @@ impl Counting {
                 fallback_reason: Some(short(&bpf_err.to_string()).to_string()),
             }),
             Err(bpf_err) if plan.sites => Err(bpf_err),
-            Err(bpf_err) => Counting::fall_back_from_bpf(plan, perf_only, bpf_err),
+            Err(bpf_err) => Counting::fall_back_from_bpf(plan, bpf_err),
         }
     }
 
-    /// BPF refused (and nothing asked for what only it does): perf, else
-    /// for a command the seccomp engine, else an error naming both refusals.
-    fn fall_back_from_bpf(plan: &Plan, perf_only: bool, bpf_err: Error) -> Result<Opened> {
+    /// BPF refused under `auto` (and nothing asked for what only it does,
+    /// nor a perf-only mode: those went to perf first): perf, else for a
+    /// command the seccomp engine, else an error naming both refusals.
+    fn fall_back_from_bpf(plan: &Plan, bpf_err: Error) -> Result<Opened> {
         match Counting::open_perf(plan) {
             // The reason without its hint: BPF's hints advise `--engine perf`,
             // which is what runs now (and `check` has no --engine).
             Ok(c) => Ok(Opened { counting: c, fallback_reason: Some(short(&bpf_err.to_string()).to_string()) }),
             // A command can still be counted without any privilege.
-            Err(perf_err) if plan.command && !perf_only => Ok(Opened {
+            Err(perf_err) if plan.command => Ok(Opened {
                 counting: Counting::open_seccomp(plan)?,
                 fallback_reason: Some(format!("{}; and {}", short(&bpf_err.to_string()), short(&perf_err.to_string()))),
             }),

@@ -106,8 +106,16 @@ mod tests {
             .find_map(|d| std::fs::canonicalize(d.join("sleep")).ok())
             .expect("sleep on PATH");
         let is_sleep = |p: &str| std::path::Path::new(p) == sleep;
-        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
-        let pid = child.id() as i32;
+        /// Killed and reaped however the test ends.
+        struct Sleep(std::process::Child);
+        impl Drop for Sleep {
+            fn drop(&mut self) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
+        }
+        let child = Sleep(std::process::Command::new("sleep").arg("30").spawn().unwrap());
+        let pid = child.0.id() as i32;
         // Until its exec the child runs this test's executable, and its exe
         // link names `sleep` before the exec has mapped sleep's code or set
         // its argv: wait for both (the argv last), a minute at most.
@@ -124,8 +132,7 @@ mod tests {
         }
         let mut seen = Sightings::new(true);
         seen.look([(pid, 0)]);
-        child.kill().unwrap();
-        child.wait().unwrap();
+        drop(child);
         let s = seen.get(pid, 0).expect("seen while alive");
         assert!(s.identity.exe.as_deref().is_some_and(is_sleep), "{s:?}");
         assert_eq!(s.identity.cmdline.as_deref(), Some(&["sleep".to_string(), "30".into()][..]));

@@ -680,13 +680,13 @@ impl Tracer {
         self.comms.insert(pid, comm);
     }
 
-    /// The comm seen for `pid`, if any.
     /// The processes seen so far: those attached, and those whose records
     /// were decoded (their ABI known).
     pub fn pids(&self) -> Vec<i32> {
         self.abis.keys().copied().collect()
     }
 
+    /// The comm seen for `pid`, if any.
     pub fn comm(&self, pid: i32) -> Option<&str> {
         self.comms.get(&pid).and_then(|c| c.as_deref())
     }

@@ -317,8 +317,6 @@ fn over_max_ns(
     ))
 }
 
-/// The findings said once for the whole run: expected kernel fallbacks,
-/// clock ids the kernel rejects, what [vsyscall] calls cost.
 /// Functions this architecture's vDSO does not offer, by design: said, not judged.
 fn not_offered_finding(labels: &[String]) -> Finding {
     let arch = arch::HOST_ABI.map_or("this", arch::Abi::name);
@@ -333,6 +331,8 @@ fn not_offered_finding(labels: &[String]) -> Finding {
     )
 }
 
+/// The findings said once for the whole run: expected kernel fallbacks,
+/// clock ids the kernel rejects, what [vsyscall] calls cost.
 fn closing_findings(
     fallback_expected: &[String],
     unsupported: Vec<(String, Option<i32>)>,

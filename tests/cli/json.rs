@@ -711,7 +711,9 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert!(t.counts.iter().all(|r| r.sites.is_none()), "no sites key without --sites");
     // --sites: each row's sites, typed; their counts add up to the row's.
     let cs = build_c("call_sites", false, &["-DRAW_LIBC_FN"]);
-    let t: Trace = doc(&["trace", "--sites", "--", cs.to_str().unwrap(), "100", "100"], &[0]);
+    // It lingers 1 s after its calls: the BPF engine names a process at a
+    // 50 ms look while it lives.
+    let t: Trace = doc(&["trace", "--sites", "--", cs.to_str().unwrap(), "100", "1000"], &[0]);
     let row = t.counts.iter().find(|r| r.sites.is_some()).expect("a row with sites");
     let sites = row.sites.as_ref().unwrap();
     assert_eq!(sites.iter().map(|s| s.count).sum::<u64>(), row.count);
@@ -740,7 +742,7 @@ fn trace_stacks_exe_cmdline_and_cost() {
     }
     let bin = build_c("call_chain", false, &["-fno-omit-frame-pointer"]);
     let bin = bin.to_str().unwrap();
-    let t: Trace = doc(&["trace", "--stacks", "--", bin, "500", "1000"], &[0]);
+    let t: Trace = doc(&["trace", "--engine", "bpf", "--stacks", "--", bin, "500", "1000"], &[0]);
     assert_eq!((t.engine.as_str(), t.stacks_lost), ("bpf", Some(0)));
     let row = &t.counts[0];
     assert_eq!((row.count, row.exe.as_deref()), (500, Some(bin)));

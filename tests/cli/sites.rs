@@ -224,8 +224,8 @@ fn the_perf_engine_says_it_cannot_and_the_table_shows_sites() {
     assert_eq!((code, out.as_str()), (2, ""), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("--sites needs the BPF engine (--engine bpf), or the seccomp engine"), "{err}");
-    if missing_trace_facility().is_some() {
-        return;
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
     }
     let bin = build_c("call_sites", false, &["-DRAW_LIBC_FN"]);
     let (code, out, err) = run(&["trace", "--sites", "--", p(&bin), "10", LINGER_MS]);

@@ -185,11 +185,8 @@ impl Maps {
 }
 
 impl BpfTracer {
-    /// Create the maps and load the programs for `scope` (nothing counts
-    /// until `attach`). Rows are per thread with `per_thread`; with
-    /// `with_stacks` each call's user stack is counted too; with `sites`,
-    /// rows are split by call site as well; with `cgroups`, only tasks in
-    /// those cgroups (or below) are counted.
+    /// Create the maps and load the programs `o` asks for (nothing counts
+    /// until `attach`): see [`Options`].
     pub fn load(o: &Options<'_>) -> Result<BpfTracer> {
         let (scope, per_thread, cgroups) = (o.scope, o.per_thread, o.cgroups);
         let (host, entry) = kernel_entry()?;
