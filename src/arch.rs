@@ -254,6 +254,19 @@ impl TimeFn {
         }
     }
 
+    /// The C library's function for this call (what a program should call
+    /// rather than the raw syscall; the time64 syscalls are libc's
+    /// `clock_gettime` and `clock_getres` on 32-bit targets).
+    pub fn libc_function(self) -> &'static str {
+        match self {
+            TimeFn::ClockGettime | TimeFn::ClockGettime64 => "clock_gettime",
+            TimeFn::ClockGetres | TimeFn::ClockGetresTime64 => "clock_getres",
+            TimeFn::Gettimeofday => "gettimeofday",
+            TimeFn::Time => "time",
+            TimeFn::Getcpu => "sched_getcpu",
+        }
+    }
+
     /// Whether the function's first argument is a clock id.
     pub fn takes_clock(self) -> bool {
         matches!(self, TimeFn::ClockGettime | TimeFn::ClockGettime64 | TimeFn::ClockGetres | TimeFn::ClockGetresTime64)

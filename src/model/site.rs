@@ -195,6 +195,8 @@ pub struct Fix {
     pub fallback: Option<Fallback>,
     /// The clock (`CLOCK_PROCESS_CPUTIME_ID`) or call it was.
     pub what: String,
+    /// The call.
+    pub func: TimeFn,
     /// The caller of `syscall()`, or the object that made the call, labelled.
     pub who: Option<String>,
     pub clocksource: Option<String>,
@@ -248,6 +250,7 @@ pub fn findings(counts: &[CountRow], sites_lost: u64) -> Vec<Finding> {
                 class: s.class,
                 fallback: s.fallback,
                 what: what.clone(),
+                func: r.func,
                 who: if s.class == SiteClass::LibcSyscall { caller } else { s.site.object.clone() },
                 clocksource: s.clocksource.clone(),
             };
@@ -319,5 +322,34 @@ mod tests {
         assert_eq!(c(&frame(FrameKind::Anonymous, "[anon:jit]", None, false), 1).0, SiteClass::Jit);
         assert_eq!(c(&frame(FrameKind::Object, "/usr/lib/libfoo.so", Some("foo"), false), 1).0, SiteClass::Library);
         assert_eq!(c(&Frame::unmapped(0x10), 1).0, SiteClass::Unknown);
+    }
+
+    /// libc's syscall() wrapper: the hint names the call made and the libc
+    /// function to call instead, whatever the clock is.
+    #[test]
+    fn a_syscall_wrapper_hint_names_the_call_and_its_libc_function() {
+        let hint = |func: TimeFn, what: &str| {
+            let fix = Fix {
+                class: SiteClass::LibcSyscall,
+                fallback: None,
+                what: what.into(),
+                func,
+                who: Some("app raw_clock+0x9".into()),
+                clocksource: None,
+            };
+            fix.to_string()
+        };
+        let cases = [
+            (TimeFn::ClockGettime, "CLOCK_MONOTONIC", "syscall(SYS_clock_gettime, …) itself: call clock_gettime()"),
+            (TimeFn::ClockGettime, "CPU_CLOCK(-6)", "syscall(SYS_clock_gettime, …) itself: call clock_gettime()"),
+            (TimeFn::ClockGettime, "other", "syscall(SYS_clock_gettime, …) itself: call clock_gettime()"),
+            (TimeFn::ClockGettime64, "CLOCK_REALTIME", "syscall(SYS_clock_gettime64, …) itself: call clock_gettime()"),
+            (TimeFn::Gettimeofday, "gettimeofday", "syscall(SYS_gettimeofday, …) itself: call gettimeofday()"),
+            (TimeFn::Getcpu, "getcpu", "syscall(SYS_getcpu, …) itself: call sched_getcpu()"),
+        ];
+        for (func, what, want) in cases {
+            let h = hint(func, what);
+            assert!(h.starts_with("app raw_clock+0x9 calls ") && h.contains(want), "{func:?} {what}: {h}");
+        }
     }
 }
