@@ -169,77 +169,56 @@ impl WordFilter {
         let mut sites: Vec<_> = words.into_iter().collect();
         sites.sort_unstable();
         self.pending = 0;
-        'sites: for (site, words) in sites {
-            let (pid, start, ip) = site;
-            let bit = crate::measure::bpf::unread_bit(ip);
-            let owner = self.owners.get(&bit).cloned();
+        for (site, words) in sites {
+            let bit = crate::measure::bpf::unread_bit(site.2);
             match self.judged.get(&site) {
                 Some(false) => continue,
                 // A leaf whose new calls came back unread: another place's bit.
                 Some(true) => {
-                    if owner.is_some() && words.contains(&0) {
+                    if self.owners.contains_key(&bit) && words.contains(&0) {
                         self.contest(bit, &mut changes);
                     }
                     continue;
                 }
                 None => {}
             }
-            // Not named: a process gone unseen never will be — judged as it
-            // is, the bit left alone (its calls are over); a live one waits,
-            // then is read on.
-            let unnamed = |f: &mut WordFilter| {
-                let waited = f.waiting.entry(site).or_insert(0);
-                *waited += 1;
-                if look.gone(pid, start) || *waited > PATIENCE {
-                    let leaf = *waited > PATIENCE && !look.gone(pid, start);
-                    f.waiting.remove(&site);
-                    f.judged.insert(site, leaf);
-                } else {
-                    f.pending += 1;
-                }
-            };
-            // Never read: the bit's own code in another process takes its
-            // verdict; another place clears it, and is judged at a later
-            // look, read.
-            if owner.is_some() && words.iter().all(|w| *w == 0) {
-                match look.place(pid, start, ip) {
-                    None => unnamed(self),
-                    Some(place) if place == owner => {
-                        self.waiting.remove(&site);
-                        self.judged.insert(site, false);
+            match verdict(site, &words, self.owners.get(&bit), look) {
+                Verdict::Unnamed => self.unnamed(site, look),
+                Verdict::Inherit => self.settle(site, false),
+                Verdict::Collision => self.contest(bit, &mut changes),
+                Verdict::Named { leaf, place } => {
+                    self.settle(site, leaf);
+                    // A place nothing names is read on: its bit could not be
+                    // told from another's.
+                    let free = !self.owners.contains_key(&bit) && !self.contested.contains(&bit);
+                    if let (Some(place), true) = (place, free) {
+                        self.owners.insert(bit, place);
+                        changes.push((bit, true));
                     }
-                    Some(_) => self.contest(bit, &mut changes),
                 }
-                continue;
-            }
-            let mut leaf = false;
-            for &w in words.iter().filter(|w| **w != 0) {
-                match look.is_code(pid, start, w) {
-                    None => {
-                        unnamed(self);
-                        continue 'sites;
-                    }
-                    Some(is_code) => leaf |= is_code,
-                }
-            }
-            let place = match (leaf, look.place(pid, start, ip)) {
-                (true, _) => None,
-                (false, None) => {
-                    unnamed(self);
-                    continue;
-                }
-                (false, Some(place)) => place,
-            };
-            self.waiting.remove(&site);
-            self.judged.insert(site, leaf);
-            // A place nothing names is read on: its bit could not be told
-            // from another's.
-            if let (Some(place), None, false) = (place, owner, self.contested.contains(&bit)) {
-                self.owners.insert(bit, place);
-                changes.push((bit, true));
             }
         }
         changes
+    }
+
+    /// Judged: a leaf (read, and watched) or not.
+    fn settle(&mut self, site: (i32, u64, u64), leaf: bool) {
+        self.waiting.remove(&site);
+        self.judged.insert(site, leaf);
+    }
+
+    /// Not named: a process gone unseen never will be — judged as it is,
+    /// the bit left alone (its calls are over); a live one waits, then is
+    /// read on.
+    fn unnamed(&mut self, site: (i32, u64, u64), look: &impl SiteLook) {
+        let waited = self.waiting.entry(site).or_insert(0);
+        *waited += 1;
+        let gone = look.gone(site.0, site.1);
+        if gone || *waited > PATIENCE {
+            self.settle(site, !gone);
+        } else {
+            self.pending += 1;
+        }
     }
 
     fn contest(&mut self, bit: (u32, u32), changes: &mut Vec<((u32, u32), bool)>) {
@@ -257,6 +236,45 @@ impl WordFilter {
     /// How many sites the last judgement left for later.
     pub fn pending(&self) -> usize {
         self.pending
+    }
+}
+
+/// What one look says of a site not judged yet.
+enum Verdict {
+    /// Not named (its process not looked at, or gone unseen).
+    Unnamed,
+    /// Never read, and the bit's own code in another process: its verdict.
+    Inherit,
+    /// Never read, and another place on the bit.
+    Collision,
+    /// Named: a leaf or not, with its place when something names it.
+    Named { leaf: bool, place: Option<String> },
+}
+
+/// Judge a site from its words and place; `owner`: the place that set its
+/// bit, if any.
+fn verdict(site: (i32, u64, u64), words: &[u64], owner: Option<&String>, look: &impl SiteLook) -> Verdict {
+    let (pid, start, ip) = site;
+    // Never read: the bit's own code in another process takes its verdict;
+    // another place clears it, and is judged at a later look, read.
+    if owner.is_some() && words.iter().all(|w| *w == 0) {
+        return match look.place(pid, start, ip) {
+            None => Verdict::Unnamed,
+            Some(place) if place.as_ref() == owner => Verdict::Inherit,
+            Some(_) => Verdict::Collision,
+        };
+    }
+    let mut leaf = false;
+    for &w in words.iter().filter(|w| **w != 0) {
+        match look.is_code(pid, start, w) {
+            None => return Verdict::Unnamed,
+            Some(is_code) => leaf |= is_code,
+        }
+    }
+    match (leaf, look.place(pid, start, ip)) {
+        (true, _) => Verdict::Named { leaf: true, place: None },
+        (false, None) => Verdict::Unnamed,
+        (false, Some(place)) => Verdict::Named { leaf: false, place },
     }
 }
 
