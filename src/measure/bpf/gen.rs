@@ -377,10 +377,18 @@ impl Generator {
         a.load(Size::Dw, R1, R0, 0).load(Size::Dw, R2, FP, SITE_WORDS + 8).alu_reg(Alu::Rsh, R1, R2);
         a.alu_imm(Alu::And, R1, 1).jump_imm(Cond::Ne, R1, 0, "site_read");
         a.label("site_word");
-        Self::member(a, Size::Dw, R3, R8, sp, 0);
-        a.mov(R1, FP).alu_imm(Alu::Add, R1, i32::from(ret)).mov_imm(R2, 8);
-        a.call(Helper::ProbeReadUser);
+        Self::read_stack_word(a, R8, sp, ret);
         a.label("site_read").load(key::WORD.size, R4, FP, KEY + key::WORD.off);
+    }
+
+    /// `*(fp + to) = the word at the user stack pointer` (member `sp` of
+    /// the registers in `regs`), read with `bpf_probe_read_user`: the read
+    /// `--sites` makes, and the bench's floor program
+    /// (`super::EmptySysEnter`) makes alone. Clobbers R0–R5.
+    pub(super) fn read_stack_word(a: &mut Asm, regs: super::insn::Reg, sp: Field, to: i16) {
+        Self::member(a, Size::Dw, R3, regs, sp, 0);
+        a.mov(R1, FP).alu_imm(Alu::Add, R1, i32::from(to)).mov_imm(R2, 8);
+        a.call(Helper::ProbeReadUser);
     }
 
     /// `--sites` in a program with no user registers (`[vsyscall]`): no site.

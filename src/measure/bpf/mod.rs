@@ -442,7 +442,7 @@ impl EmptySysEnter {
         })?;
         let mut a = insn::Asm::new();
         if read_stack_word {
-            use insn::{Alu, Helper, Size, FP, R1, R2, R3};
+            use insn::{Size, FP, R1, R6};
             let layout = Layout::read(kernel_entry()?.1)?;
             let Some((_, sp)) = layout.site else {
                 return Err(Error::Facility {
@@ -451,10 +451,8 @@ impl EmptySysEnter {
                     hint: Hint::BpfUsePerf,
                 });
             };
-            a.load(Size::Dw, R2, R1, 0);
-            Generator::member(&mut a, Size::Dw, R3, R2, sp, 0);
-            a.store_imm(Size::Dw, FP, -8, 0).mov(R1, FP).alu_imm(Alu::Add, R1, -8).mov_imm(R2, 8);
-            a.call(Helper::ProbeReadUser);
+            a.load(Size::Dw, R6, R1, 0).store_imm(Size::Dw, FP, -8, 0);
+            Generator::read_stack_word(&mut a, R6, sp, -8);
         }
         a.mov_imm(insn::R0, 0).exit();
         let prog = load_prog("vdsoctl_empty", id, a.finish())?;
