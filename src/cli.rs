@@ -75,17 +75,24 @@ pub enum Command {
 }
 
 impl Command {
-    /// Whether the command has a Prometheus form (DESIGN: bench, check, trace; serve is one).
-    pub fn supports_prometheus(&self) -> bool {
-        matches!(self, Command::Bench(_) | Command::Check(_) | Command::Trace(_) | Command::Serve(_))
-    }
-
-    pub fn supports_junit(&self) -> bool {
-        matches!(self, Command::Check(_))
-    }
-
-    pub fn supports_folded(&self) -> bool {
-        matches!(self, Command::Trace(t) if t.stacks)
+    /// Why the command has no `format` form, as the usage error says it
+    /// (`None`: it has one). Prometheus: bench, check, trace (serve is
+    /// one, DESIGN); JUnit: check; folded stacks: `trace --stacks`.
+    pub fn format_refusal(&self, format: Format) -> Option<&'static str> {
+        match format {
+            Format::Prometheus
+                if !matches!(self, Command::Bench(_) | Command::Check(_) | Command::Trace(_) | Command::Serve(_)) =>
+            {
+                Some("--format prometheus is only for `bench`, `check` and `trace`; use --format table or --json here")
+            }
+            Format::Junit if !matches!(self, Command::Check(_)) => {
+                Some("--format junit is only for `check`; use --format table or --json here")
+            }
+            Format::Folded if !matches!(self, Command::Trace(t) if t.stacks) => {
+                Some("--format folded is only for `trace --stacks`; use --format table or --json here")
+            }
+            _ => None,
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use vdsoctl::cli::Cli;
 use vdsoctl::cmd::{self, Outcome};
 use vdsoctl::error::exit;
-use vdsoctl::render::{Format, Output};
+use vdsoctl::render::Output;
 
 /// Exit through clap's own error path, with the words it quotes from the
 /// command line escaped: a value holding a newline or an escape must not
@@ -39,29 +39,8 @@ fn main() -> ExitCode {
         .unwrap_or_else(|e| usage_exit(e));
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage_exit(e));
     let format = cli.resolved_format();
-    if format == Format::Prometheus && !cli.command.supports_prometheus() {
-        let mut cmd = vdsoctl::cli::command();
-        cmd.error(
-            clap::error::ErrorKind::ArgumentConflict,
-            "--format prometheus is only for `bench`, `check` and `trace`; use --format table or --json here",
-        )
-        .exit();
-    }
-    if format == Format::Junit && !cli.command.supports_junit() {
-        let mut cmd = vdsoctl::cli::command();
-        cmd.error(
-            clap::error::ErrorKind::ArgumentConflict,
-            "--format junit is only for `check`; use --format table or --json here",
-        )
-        .exit();
-    }
-    if format == Format::Folded && !cli.command.supports_folded() {
-        let mut cmd = vdsoctl::cli::command();
-        cmd.error(
-            clap::error::ErrorKind::ArgumentConflict,
-            "--format folded is only for `trace --stacks`; use --format table or --json here",
-        )
-        .exit();
+    if let Some(why) = cli.command.format_refusal(format) {
+        vdsoctl::cli::command().error(clap::error::ErrorKind::ArgumentConflict, why).exit();
     }
     let out = Output::resolve(format, cli.resolved_color());
     match cmd::run(&cli, &out) {

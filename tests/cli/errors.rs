@@ -90,6 +90,9 @@ fn usage_errors_exit_2() {
     let (code, _, stderr) = run(&["--format", "prometheus", "maps"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("only for `bench`, `check` and `trace`"), "{stderr}");
+    let (code, _, stderr) = run(&["--format", "junit", "trace", "--", "true"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--format junit is only for `check`"), "{stderr}");
     for args in [&["maps", "-p", "0"][..], &["maps", "-p", "abc"], &["auxv", "--bogus"], &["nosuchcommand"]] {
         let (code, _, stderr) = run(args);
         assert_eq!(code, 2, "{args:?}: {stderr}");
