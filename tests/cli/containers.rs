@@ -188,4 +188,12 @@ fn a_cgroup_is_counted_exactly_and_nothing_outside_it() {
     assert_eq!((code, e.contains("with -a")), (Some(2), true), "{e}");
     let (code, e) = bad(&["trace", "-a", "--engine", "perf", "--cgroup", "/", "-d", "1s"]);
     assert_eq!((code, e.contains("--engine bpf")), (Some(2), true), "{e}");
+    // A file of the hierarchy, not a cgroup; more cgroups than the program takes.
+    let file = format!("{}/cgroup.procs", cg.path);
+    let (code, e) = bad(&["trace", "-a", "--cgroup", &file, "-d", "1s"]);
+    assert_eq!((code, e.contains("is no cgroup directory")), (Some(2), true), "{e}");
+    let mut many = vec!["trace", "-a", "-d", "1s"];
+    many.extend(std::iter::repeat(["--cgroup", cg.path.as_str()]).take(17).flatten());
+    let (code, e) = bad(&many);
+    assert_eq!((code, e.contains("--cgroup given 17 times: at most 16")), (Some(2), true), "{e}");
 }

@@ -67,6 +67,14 @@ fn folded_stacks_hold_the_call_chain_in_order_with_its_count_and_the_svg_too() {
     assert_eq!(code, 3, "{stderr}");
     assert!(stderr.contains("it is a symbolic link"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    // A directory that is not there: exit 3, said with its hint.
+    let (code, _, stderr) =
+        run(&["trace", "--stacks", "--flamegraph", "/vdsoctl-no-such-dir/x.svg", "--", bin.to_str().unwrap(), "1"]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("cannot write /vdsoctl-no-such-dir/x.svg") && stderr.contains("directory exists"),
+        "{stderr}"
+    );
 }
 
 #[test]

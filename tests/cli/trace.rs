@@ -43,6 +43,34 @@ fn raw_clock_gettime_64bit_is_counted_exactly_per_clock() {
     }
 }
 
+/// The fentry engine where the kernel allows trampolines: exact. Where it
+/// does not (this project's locked-down host), `--engine fentry` is one
+/// line, exit 4, naming the refusal and `--engine bpf`; `auto` counts with
+/// the sys_enter program and says why fentry was not used.
+#[test]
+fn fentry_counts_exactly_or_says_why_not() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let bin = build_c("clock_loop", false, &[]);
+    let bin = bin.to_str().unwrap();
+    let (code, stdout, stderr) = run(&["--json", "trace", "--engine", "fentry", "--", bin, "raw", "1", "5000"]);
+    if code == 0 {
+        let r: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!((r["engine"].as_str(), count(&r, "clock_gettime", Some("CLOCK_MONOTONIC"))), (Some("fentry"), 5000));
+        return;
+    }
+    assert_eq!((code, stdout.as_str(), stderr.lines().count()), (4, "", 1), "{stderr}");
+    assert!(stderr.contains("fentry refused: ") && stderr.contains("use `--engine bpf`"), "{stderr}");
+    let r = trace_cmd_with("bpf", false, &["raw", "1", "5000"]);
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 5000, "{r:#}");
+    let (code, stdout, stderr) = run(&["--json", "trace", "--", bin, "raw", "1", "5000"]);
+    assert_eq!(code, 0, "{stderr}");
+    let r: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(r["engine"], "bpf", "{r:#}");
+    assert!(r["engine_note"].as_str().is_some_and(|n| n.starts_with("fentry refused: ")), "{r:#}");
+}
+
 /// Every clock syscall of both ABIs, one at a time, exactly, for each engine.
 #[test]
 fn every_clock_function_of_both_abis_is_counted_exactly() {
