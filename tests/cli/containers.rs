@@ -18,9 +18,12 @@ fn in_pid_namespace(script: &str) -> String {
 }
 
 /// A shell function call's prefix: `{UNTIL} WORD FILE` waits until FILE
-/// has a line starting with WORD (`ready`, `done`, vdsoctl's `tracing`).
-const UNTIL: &str =
-    "until_line() { until grep -q \"^\\(vdsoctl: \\)\\?$1\" \"$2\" 2>/dev/null; do sleep 0.02; done; }; until_line";
+/// has a line starting with WORD (or `vdsoctl: WORD`). It gives up after a
+/// minute, failing the script, whose EXIT trap then kills the workload
+/// (`$P`) and the trace (`$T`) it started: nothing is left running.
+const UNTIL: &str = "trap 'kill $P $T 2>/dev/null' EXIT; until_line() { i=0; \
+    until grep -q \"^\\(vdsoctl: \\)\\?$1\" \"$2\" 2>/dev/null; do \
+    i=$((i + 1)); [ $i -lt 3000 ] || { echo \"no $1 in $2 after a minute\" >&2; exit 1; }; sleep 0.02; done; }; until_line";
 
 /// The rows' (pid, ppid, clock, count).
 fn rows(r: &Value) -> Vec<(i64, i64, String, u64)> {
