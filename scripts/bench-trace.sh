@@ -195,8 +195,10 @@ tax_part() {
         ways=(bare empty sys_enter perf-stat)
         echo "# fentry: not here ($(head -1 "$WORK/fentry.err" | sed 's/^vdsoctl: //; s/ — .*//'))"
     fi
-    armed() { # file, word: wait until the file has it (at most 30 s)
+    armed() { # file, word: wait until the file has it (at most 30 s), else stop: an unarmed tracer would be measured as none
         for _ in $(seq 1500); do grep -q "$2" "$1" 2>/dev/null && return; sleep 0.02; done
+        echo "bench-trace: no \"$2\" in 30 s: $(head -c 300 "$1")" >&2
+        exit 1
     }
     for w in "${ways[@]}"; do : >"$WORK/tax.$w"; done
     for _ in $(seq "$RUNS"); do

@@ -150,7 +150,11 @@ trace_target() {
 	: >/tmp/wl.out
 	"$@" wait >/tmp/wl.out 2>/dev/null &
 	wl=$!
-	wait_for /tmp/wl.out ready 30
+	if ! wait_for /tmp/wl.out ready 30; then
+		kill -KILL $wl 2>/dev/null
+		result "$e" "$c" error "$t0" "the workload never said ready"
+		return
+	fi
 	# A fresh stderr: the "tracing" line below must be this trace's.
 	rm -f /tmp/out.json /tmp/err
 	if [ "$mode" = pid ]; then
@@ -165,8 +169,30 @@ trace_target() {
 		usleep 50000
 		i=$((i + 1))
 	done
+	# Not armed: a trace that ended is judged by its exit (refused,
+	# usage); one still running after 30 s is an error, not "inexact".
+	if ! grep -q '^vdsoctl: tracing' /tmp/err; then
+		if kill -0 $tr 2>/dev/null; then
+			kill -KILL $wl $tr 2>/dev/null
+			wait $tr 2>/dev/null
+			log_file "$e $c stderr" /tmp/err
+			result "$e" "$c" error "$t0" "the trace did not say it was tracing within 30 s"
+			return
+		fi
+		wait $tr
+		rc=$?
+		kill -KILL $wl 2>/dev/null
+		wait $wl 2>/dev/null
+		judge "$e" "$c" "$t0" $rc "$wl"
+		return
+	fi
 	kill -USR1 $wl
-	wait_for /tmp/wl.out done 120
+	if ! wait_for /tmp/wl.out done 120; then
+		kill -KILL $wl $tr 2>/dev/null
+		wait $tr 2>/dev/null
+		result "$e" "$c" error "$t0" "the workload never said done"
+		return
+	fi
 	if [ "$mode" = pid ]; then
 		kill -KILL $wl
 	else
