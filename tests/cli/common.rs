@@ -349,3 +349,9 @@ pub fn interrupt(trace: Child) -> (Option<i32>, Value) {
 pub fn rows_where<'a>(report: &'a Value, key: &str, value: i64) -> Vec<&'a Value> {
     report["counts"].as_array().expect("counts").iter().filter(|r| r[key].as_i64() == Some(value)).collect()
 }
+
+/// The name the kernel gives a process that runs `path`: its file name,
+/// cut to 15 bytes (`TASK_COMM_LEN`).
+pub fn comm_of(path: &Path) -> String {
+    path.file_name().unwrap().to_str().unwrap().chars().take(15).collect()
+}

@@ -196,7 +196,7 @@ fn a_cgroup_is_counted_exactly_and_nothing_outside_it() {
     let (code, e) = bad(&["trace", "-a", "--cgroup", &file, "-d", "1s"]);
     assert_eq!((code, e.contains("is no cgroup directory")), (Some(2), true), "{e}");
     let mut many = vec!["trace", "-a", "-d", "1s"];
-    many.extend(std::iter::repeat(["--cgroup", cg.path.as_str()]).take(17).flatten());
+    many.extend(std::iter::repeat_n(["--cgroup", cg.path.as_str()], 17).flatten());
     let (code, e) = bad(&many);
     assert_eq!((code, e.contains("--cgroup given 17 times: at most 16")), (Some(2), true), "{e}");
 }

@@ -5,7 +5,7 @@
 //! `process` {pid, comm} per per-process document, a clock named `CLOCK_*`
 //! or by its number, lowercase status words, addresses as "0x..." strings.
 
-use super::common::{build_c, copy_executable, missing_trace_facility, run, skip, Workload};
+use super::common::{build_c, comm_of, copy_executable, missing_trace_facility, run, skip, Workload};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::process::Command;
@@ -756,7 +756,7 @@ fn trace_stacks_exe_cmdline_and_cost() {
     let stacks = t.stacks.expect("--stacks reports stacks");
     assert_eq!(stacks.iter().map(|s| s.count).sum::<u64>(), 500);
     let s = &stacks[0];
-    let comm: String = std::path::Path::new(bin).file_name().unwrap().to_str().unwrap().chars().take(15).collect();
+    let comm = comm_of(std::path::Path::new(bin));
     assert_eq!((s.pid, s.comm.as_deref(), s.count, s.cut.as_deref()), (row.pid, Some(&comm[..]), 500, None));
     // Innermost first: the syscall's return address is in the program.
     let names: Vec<Option<&str>> = s.frames.iter().take(4).map(|f| f.symbol.as_deref()).collect();

@@ -60,11 +60,6 @@ fn hex(v: &Value) -> u64 {
     u64::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
 }
 
-/// The kernel's name of a process running `path`: its file name, 15 bytes.
-fn comm(path: &Path) -> String {
-    path.file_name().unwrap().to_str().unwrap().chars().take(15).collect()
-}
-
 fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
@@ -103,7 +98,7 @@ fn libc_syscall_names_its_caller() {
     let bin = build_c("call_sites", false, &["-DRAW_LIBC_FN"]);
     for engine in engines() {
         let r = sites(engine, &[p(&bin), "1000", LINGER_MS]);
-        let (row, sites) = row(&r, &comm(&bin), "CLOCK_MONOTONIC");
+        let (row, sites) = row(&r, &comm_of(&bin), "CLOCK_MONOTONIC");
         assert_eq!((row["count"].as_u64(), sites.len()), (Some(1000), 1), "{engine}: {r:#}");
         let s = &sites[0];
         assert_eq!((s["count"].as_u64(), s["class"].as_str()), (Some(1000), Some("libc_syscall")), "{s:#}");
@@ -131,7 +126,7 @@ fn an_inline_syscall_is_the_programs_and_a_stripped_one_is_named_by_address() {
     assert!(Command::new("strip").arg(&stripped).status().unwrap().success());
     for engine in engines() {
         let r = sites(engine, &[p(&bin), "1000", LINGER_MS]);
-        let (_, s) = row(&r, &comm(&bin), "CLOCK_MONOTONIC");
+        let (_, s) = row(&r, &comm_of(&bin), "CLOCK_MONOTONIC");
         assert_eq!((s.len(), s[0]["count"].as_u64(), s[0]["class"].as_str()), (1, Some(1000), Some("program")));
         assert_eq!(s[0]["site"]["symbol"], "read_clock", "{r:#}");
         let at = hex(&s[0]["site"]["address"]);
@@ -170,19 +165,19 @@ fn a_32_bit_process_is_named_through_its_vdso_entry() {
     let one = |s: &[Value]| (s.len(), s[0]["count"].as_u64(), s[0]["class"].as_str().map(str::to_string));
     for engine in engines() {
         let r = sites(engine, &[p(&int80), "1000", LINGER_MS]);
-        let (counted, s) = row(&r, &comm(&int80), "CLOCK_MONOTONIC");
+        let (counted, s) = row(&r, &comm_of(&int80), "CLOCK_MONOTONIC");
         assert_eq!(counted["abi"], "i386");
         assert_eq!(one(s), (1, Some(1000), Some("program".into())), "{r:#}");
         assert_eq!(s[0]["site"]["symbol"], "read_clock");
         assert!(hex(&s[0]["site"]["address"]) < 1 << 32);
 
         let r = sites(engine, &[p(&raw), "1000", LINGER_MS]);
-        let (_, s) = row(&r, &comm(&raw), "CLOCK_MONOTONIC");
+        let (_, s) = row(&r, &comm_of(&raw), "CLOCK_MONOTONIC");
         assert_eq!(one(s), (1, Some(1000), Some("libc_syscall".into())), "{r:#}");
         assert_eq!(s[0]["site"]["symbol"], "syscall", "{r:#}");
 
         let r = sites(engine, &[p(&cputime), "1000", LINGER_MS]);
-        let (_, s) = row(&r, &comm(&cputime), "CLOCK_PROCESS_CPUTIME_ID");
+        let (_, s) = row(&r, &comm_of(&cputime), "CLOCK_PROCESS_CPUTIME_ID");
         assert_eq!(one(s), (1, Some(1000), Some("vdso_fallback".into())), "{r:#}");
         assert_eq!(s[0]["fallback"], "clock_not_served");
         assert!(s[0]["site"]["symbol"].as_str().is_some_and(|f| f.starts_with("__vdso_clock_gettime")), "{r:#}");
@@ -194,7 +189,7 @@ fn code_in_anonymous_memory_is_labelled_as_such() {
     let bin = build_c("call_sites", false, &["-DANON"]);
     for engine in engines() {
         let r = sites(engine, &[p(&bin), "1000", LINGER_MS]);
-        let (_, s) = row(&r, &comm(&bin), "CLOCK_MONOTONIC");
+        let (_, s) = row(&r, &comm_of(&bin), "CLOCK_MONOTONIC");
         assert_eq!((s.len(), s[0]["count"].as_u64(), s[0]["class"].as_str()), (1, Some(1000), Some("jit")), "{r:#}");
         assert_eq!((s[0]["site"]["kind"].as_str(), s[0]["site"]["offset"].as_str()), (Some("anonymous"), Some("0x5")));
         assert_eq!(s[0]["caller"]["symbol"], "main");
@@ -208,7 +203,7 @@ fn a_process_that_exits_before_the_trace_ends_is_still_named() {
     let script = format!("{} 500 {LINGER_MS}; sleep 0.5", p(&bin));
     for engine in engines() {
         let r = sites(engine, &["/bin/sh", "-c", &script]);
-        let (row, s) = row(&r, &comm(&bin), "CLOCK_MONOTONIC");
+        let (row, s) = row(&r, &comm_of(&bin), "CLOCK_MONOTONIC");
         assert_ne!(row["pid"], r["command"]["pid"], "the child, not the shell");
         assert_eq!((s.len(), s[0]["count"].as_u64()), (1, Some(500)), "{r:#}");
         assert_eq!(

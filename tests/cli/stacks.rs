@@ -4,7 +4,7 @@
 //! graph as XML holding the chain's frames; who the process is, escaped;
 //! and the engines that keep no stacks refused.
 
-use super::common::{build_c, copy_executable, missing_trace_facility, run, skip};
+use super::common::{build_c, comm_of, copy_executable, missing_trace_facility, run, skip};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -40,7 +40,7 @@ fn folded_stacks_hold_the_call_chain_in_order_with_its_count_and_the_svg_too() {
     let (stack, count) = lines[0].rsplit_once(' ').unwrap();
     assert_eq!(count, "1234", "{stdout}");
     let frames: Vec<&str> = stack.split(';').collect();
-    let comm: String = bin.file_name().unwrap().to_str().unwrap().chars().take(15).collect();
+    let comm = comm_of(&bin);
     assert_eq!(frames[0], comm);
     assert_eq!(frames[frames.len() - 4..], ["main", "outer", "middle", "inner"], "{stdout}");
     assert!(!stack.contains("[cut:"), "a walk through frame pointers is whole: {stdout}");
