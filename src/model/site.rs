@@ -4,7 +4,7 @@
 //! hint is worded from the class (`render::hint`).
 
 use super::trace::CountRow;
-use super::{vdso_serves_call, ClockRef, Finding, Status};
+use super::{vdso_serves_call, Finding, Status};
 use crate::arch::{Abi, TimeFn};
 use crate::inspect::symbols::{Frame, FrameKind};
 use crate::measure::sight::Sightings;
@@ -232,15 +232,7 @@ pub fn findings(counts: &[CountRow], sites_lost: u64) -> Vec<Finding> {
                 continue;
             }
             seen.push(s.class);
-            let what = match (r.clock.map(ClockRef::text), r.syscall) {
-                (Some(c), "clock_gettime") => c,
-                (Some(c), call) => format!("{call}({c})"),
-                (None, call) => call.to_string(),
-            };
-            let who = match r.comm.as_deref() {
-                Some(c) => format!("pid {} ({c})", r.pid),
-                None => format!("pid {}", r.pid),
-            };
+            let (what, who) = (r.what(), super::trace::who(r.pid, &r.comm));
             let caller = s.caller.as_ref().map(label);
             let by = match (&caller, s.class) {
                 (Some(c), SiteClass::LibcSyscall) => format!(", called from {c}"),

@@ -284,7 +284,21 @@ fn command_of(session: &Session, w: &Window<'_>) -> Option<CommandInfo> {
     })
 }
 
-fn who(pid: i32, comm: &Option<String>) -> String {
+impl CountRow {
+    /// What the row's calls read: clock_gettime as its clock id (as in
+    /// DESIGN's example); the others name the call, so clock_getres is not
+    /// mistaken for it.
+    pub fn what(&self) -> String {
+        match (self.clock.map(ClockRef::text), self.syscall) {
+            (Some(c), "clock_gettime") => c,
+            (Some(c), s) => format!("{s}({c})"),
+            (None, s) => s.to_string(),
+        }
+    }
+}
+
+/// `pid 812 (python3)`, or `pid 812` without a name.
+pub(super) fn who(pid: i32, comm: &Option<String>) -> String {
     match comm {
         Some(c) => format!("pid {pid} ({c})"),
         None => format!("pid {pid}"),
@@ -435,13 +449,7 @@ fn groups(counts: &[CountRow], fail_over: Option<f64>) -> Vec<(GroupKey, Vec<&Co
     // processes: `-a` on a busy host gives a few lines, not one per process.
     let mut groups: Vec<(GroupKey, Vec<&CountRow>)> = Vec::new();
     for r in counts {
-        // clock_gettime reads as its clock id (as in DESIGN's example); the
-        // others name the syscall so clock_getres is not mistaken for it.
-        let what = match (r.clock.map(ClockRef::text), r.syscall) {
-            (Some(c), "clock_gettime") => c,
-            (Some(c), s) => format!("{s}({c})"),
-            (None, s) => s.to_string(),
-        };
+        let what = r.what();
         let verdict = match r.clock {
             Some(ClockRef::Any) => Verdict::NotSplit,
             _ if !r.expected => Verdict::Bypass(severity(r.per_sec, fail_over)),
