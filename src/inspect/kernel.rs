@@ -20,6 +20,11 @@ pub fn cmdline_param<'a>(cmdline: &'a str, key: &str) -> Option<&'a str> {
         .last()
 }
 
+/// Whether the kernel is PREEMPT_RT (`/sys/kernel/realtime` is `1`).
+pub fn is_preempt_rt() -> bool {
+    std::fs::read_to_string("/sys/kernel/realtime").is_ok_and(|v| v.trim() == "1")
+}
+
 /// The kernel release (`uname -r`).
 pub fn release() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/osrelease").ok().map(|s| s.trim().to_string())

@@ -515,8 +515,39 @@ pub fn exe_header_of(path: &std::path::Path) -> Option<ExeHeader> {
     crate::inspect::elf::ident(&head)
 }
 
+/// The user stack pointer of thread `tid` while it is blocked in a
+/// syscall, from /proc/TID/syscall; `None` when it is not (or is gone).
+pub fn blocked_syscall_sp(tid: i32) -> Option<u64> {
+    let mut text = String::new();
+    File::open(format!("/proc/{tid}/syscall")).ok()?.take(512).read_to_string(&mut text).ok()?;
+    parse_syscall_sp(&text)
+}
+
+/// /proc/TID/syscall's stack pointer: `nr arg1..arg6 sp pc` while blocked
+/// in a syscall; `-1 sp pc` (blocked elsewhere) and `running` have none.
+fn parse_syscall_sp(text: &str) -> Option<u64> {
+    let sp = text.split_whitespace().nth(7)?;
+    u64::from_str_radix(sp.strip_prefix("0x")?, 16).ok()
+}
+
+/// Fill `buf` from thread `tid`'s memory at `addr` (/proc/TID/mem), without
+/// the checks of [`Process::open`]: the seccomp engine reads a word per
+/// notified call, while the thread waits. `None` when it cannot.
+pub fn read_thread_mem(tid: i32, addr: u64, buf: &mut [u8]) -> Option<()> {
+    File::open(format!("/proc/{tid}/mem")).ok()?.read_exact_at(buf, addr).ok()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_blocked_syscall_has_a_stack_pointer_and_nothing_else_does() {
+        let blocked = "228 0x1 0x7ffd0a10 0x0 0x0 0x0 0x0 0x7ffd09f8 0x7f3a12345e5d\n";
+        assert_eq!(parse_syscall_sp(blocked), Some(0x7ffd_09f8));
+        assert_eq!(parse_syscall_sp("-1 0x7ffd09f8 0x401000\n"), None);
+        assert_eq!(parse_syscall_sp("running\n"), None);
+        assert_eq!(parse_syscall_sp("228 0x1 0x2 0x3 0x4 0x5 0x6 junk 0x7\n"), None);
+    }
+
     use super::*;
 
     #[test]

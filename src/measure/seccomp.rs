@@ -15,7 +15,7 @@
 //! filter with a listener of its own gets EBUSY.
 
 use crate::arch::{self, Abi, TimeFn};
-use crate::inspect::process::{boottime_offset_ns, ns_per_tick, start_ticks_of};
+use crate::inspect::process::{blocked_syscall_sp, boottime_offset_ns, ns_per_tick, read_thread_mem, start_ticks_of};
 use crate::measure::sites::Book;
 use crate::measure::sys::seccomp::{Insn, Listener, Notification, Program, Wake};
 use crate::measure::trace::{Clock, Key, Site, Tally};
@@ -391,19 +391,15 @@ struct How {
 fn site_of(n: &Notification, abi: Abi) -> Site {
     let ip = n.ip.saturating_sub(arch::SITE_REGS.map_or(0, |r| r.insn_len));
     let word = || -> Option<u64> {
-        let mut text = String::new();
-        File::open(format!("/proc/{}/syscall", n.tid)).ok()?.take(512).read_to_string(&mut text).ok()?;
-        let sp =
-            text.split_whitespace().nth(7).and_then(|v| u64::from_str_radix(v.trim_start_matches("0x"), 16).ok())?;
-        let mem = File::open(format!("/proc/{}/mem", n.tid)).ok()?;
+        let sp = blocked_syscall_sp(n.tid)?;
         if abi.elf().1 {
             let mut buf = [0u8; 8];
-            mem.read_exact_at(&mut buf, sp).ok()?;
+            read_thread_mem(n.tid, sp, &mut buf)?;
             return Some(u64::from_ne_bytes(buf));
         }
         // 32-bit: the word at sp and three up, as the BPF engine packs them.
         let mut buf = [0u8; 16];
-        mem.read_exact_at(&mut buf, sp).ok()?;
+        read_thread_mem(n.tid, sp, &mut buf)?;
         let word = |at: usize| u64::from(u32::from_ne_bytes(buf[at..at + 4].try_into().unwrap_or([0; 4])));
         Some(word(0) | word(12) << 32)
     };

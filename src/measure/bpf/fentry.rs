@@ -71,7 +71,7 @@ impl FentryPoints {
         // the same CPU is skipped (a recursion miss), and its call is not
         // counted — the kernel matrix lost 15,627 of 40,000 calls of two
         // threads so. The sys_enter program runs with preemption off.
-        if std::fs::read_to_string("/sys/kernel/realtime").is_ok_and(|v| v.trim() == "1") {
+        if crate::inspect::kernel::is_preempt_rt() {
             return Err(Error::Facility {
                 errno: None,
                 what: "fentry refused: PREEMPT_RT (trampolines preemptible there)".into(),
