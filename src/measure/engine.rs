@@ -335,8 +335,7 @@ impl Counting {
             }
             Counting::Perf(t) => {
                 let mut tally = t.snapshot()?;
-                let pids: Vec<i32> =
-                    tally.counts.keys().map(|k| k.pid).chain(tally.vsyscall.keys().map(|k| k.0)).collect();
+                let pids = tally.pids();
                 for pid in pids {
                     if let Some(c) = t.comm(pid) {
                         tally.comms.entry(pid).or_insert_with(|| c.to_string());
@@ -401,7 +400,7 @@ fn raise_fd_limit() {
 /// The cgroup v2 path of each counted process that still lives (read from
 /// /proc/PID/cgroup when the window is taken: one that exited has none).
 fn cgroups_of(tally: &mut Tally) {
-    let pids: Vec<i32> = tally.counts.keys().map(|k| k.pid).chain(tally.vsyscall.keys().map(|k| k.0)).collect();
+    let pids = tally.pids();
     for pid in pids {
         if let std::collections::btree_map::Entry::Vacant(e) = tally.cgroups.entry(pid) {
             if let Some(path) = crate::inspect::cgroup::of_process(pid) {

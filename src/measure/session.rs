@@ -276,7 +276,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     let end = end.unwrap_or_else(|| stopping + stopping.elapsed() / 2);
     let tally = counting.snapshot()?;
     if req.sight {
-        w.sightings.look(tally_processes(&tally));
+        w.sightings.look(tally.processes());
     }
     if child.is_some() && w.exit_status.is_none() && w.interrupted {
         while let Ok(ev) = rx.recv_timeout(GRACE) {
@@ -292,12 +292,6 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     let Waiting { exited, interrupted, timed_out, sightings: seen, .. } = w;
     let elapsed = end.saturating_duration_since(start);
     Ok(Traced { session, tally, elapsed, start, exited, interrupted, timed_out, seen })
-}
-
-/// The processes a tally has rows for, as (pid, start).
-fn tally_processes(tally: &Tally) -> Vec<(i32, u64)> {
-    let rows = tally.counts.keys().map(|k| (k.pid, k.start));
-    rows.chain(tally.vsyscall.keys().map(|k| (k.0, 0))).collect()
 }
 
 /// What ends the wait: `Some(Some(at))`, everything traced ended at `at`;
@@ -438,7 +432,7 @@ impl<'r> Waiting<'r> {
             }
             let tally = counting.snapshot()?;
             if self.req.sight {
-                self.sightings.look(tally_processes(&tally));
+                self.sightings.look(tally.processes());
             }
             let delta = tally.since(&self.last.0);
             let window = Window {

@@ -173,6 +173,18 @@ pub struct StackKey {
 }
 
 impl Tally {
+    /// The processes counted, as (pid, start as `Key::start`; 0 for the
+    /// `[vsyscall]` rows, which keep none), in row order (a pid may repeat).
+    pub fn processes(&self) -> Vec<(i32, u64)> {
+        let rows = self.counts.keys().map(|k| (k.pid, k.start));
+        rows.chain(self.vsyscall.keys().map(|k| (k.0, 0))).collect()
+    }
+
+    /// The pids counted (a pid may repeat).
+    pub fn pids(&self) -> Vec<i32> {
+        self.processes().into_iter().map(|(pid, _)| pid).collect()
+    }
+
     /// `self - earlier`, entry by entry (saturating).
     pub fn since(&self, earlier: &Tally) -> Tally {
         let sub = |now: u64, then: Option<&u64>| now.saturating_sub(then.copied().unwrap_or(0));

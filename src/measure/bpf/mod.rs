@@ -320,7 +320,7 @@ impl BpfTracer {
             stacks.read(&mut tally).map_err(read_err)?;
         }
         // Parents of the processes seen (the traced set or, for -a, forks).
-        let pids: Vec<i32> = tally.counts.keys().map(|k| k.pid).chain(tally.vsyscall.keys().map(|k| k.0)).collect();
+        let pids = tally.pids();
         let mut info = [0u8; proc_val::SIZE];
         for pid in pids {
             if tally.parents.contains_key(&pid) {
