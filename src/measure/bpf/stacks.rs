@@ -43,13 +43,15 @@ const USER_STACK: i32 = 1 << 8;
 const MAP_STACK_TRACE: u32 = 7;
 
 /// Stack slots of the piece: the program's context (kept at entry), the
-/// stack row's key and its first value.
+/// stack row's key and its first value. `gen.rs`'s NSINFO (-96..-88) lies
+/// inside STACK_KEY: it is used up (the pid-namespace ids) before
+/// `count_stack` writes the key.
 const CTX: i16 = -120;
-const SKEY: i16 = -104;
-const SVAL: i16 = -112;
+const STACK_KEY: i16 = -104;
+const STACK_VAL: i16 = -112;
 
 /// Stack-row key (16 bytes): tgid, stack id, process start.
-pub(super) mod skey {
+pub(super) mod stack_key {
     use super::Slot;
     pub const SIZE: usize = 16;
     pub const TGID: Slot = Slot { off: 0, size: super::Size::W };
@@ -74,7 +76,7 @@ pub(super) struct StackMaps {
 impl StackMaps {
     pub fn create(map: impl Fn(sys::MapSpec<'_>) -> crate::error::Result<sys::Map>) -> crate::error::Result<StackMaps> {
         Ok(StackMaps {
-            rows: map(super::counters(skey::SIZE, MAX_STACK_ROWS, "vdsoctl_srows"))?,
+            rows: map(super::counters(stack_key::SIZE, MAX_STACK_ROWS, "vdsoctl_srows"))?,
             traces: map(sys::MapSpec {
                 map_type: MAP_STACK_TRACE,
                 key_size: 4,
@@ -92,8 +94,8 @@ impl StackMaps {
 
     /// Every (process, stack) row into `tally.stacks`, frames innermost first.
     pub fn read(&self, tally: &mut Tally) -> io::Result<()> {
-        let mut key = [0u8; skey::SIZE];
-        let mut prev: Option<[u8; skey::SIZE]> = None;
+        let mut key = [0u8; stack_key::SIZE];
+        let mut prev: Option<[u8; stack_key::SIZE]> = None;
         let mut value = vec![0u8; self.rows.value_size()];
         let mut frames = vec![0u8; self.traces.value_size()];
         let mut known: std::collections::HashMap<u32, Vec<u64>> = Default::default();
@@ -105,7 +107,7 @@ impl StackMaps {
             if !self.rows.lookup(&key, &mut value)? {
                 continue;
             }
-            let id = skey::ID.get(&key) as u32;
+            let id = stack_key::ID.get(&key) as u32;
             let walk = match known.entry(id) {
                 std::collections::hash_map::Entry::Occupied(e) => e.get().clone(),
                 std::collections::hash_map::Entry::Vacant(e) => {
@@ -114,8 +116,8 @@ impl StackMaps {
                 }
             };
             let stack = StackKey {
-                pid: skey::TGID.get(&key) as u32 as i32,
-                start: skey::START.get(&key),
+                pid: stack_key::TGID.get(&key) as u32 as i32,
+                start: stack_key::START.get(&key),
                 full: walk.len() >= DEPTH,
                 frames: walk,
             };
@@ -154,11 +156,11 @@ impl Generator {
             .mov_imm(R3, USER_STACK)
             .call(Helper::GetStackid)
             .jump_imm(Cond::Slt, R0, 0, "stack_lost");
-        a.store(skey::ID.size, FP, SKEY + skey::ID.off, R0);
+        a.store(stack_key::ID.size, FP, STACK_KEY + stack_key::ID.off, R0);
         a.load(pkey::TGID.size, R1, FP, super::gen::PKEY + pkey::TGID.off);
-        a.store(skey::TGID.size, FP, SKEY + skey::TGID.off, R1);
-        a.store(skey::START.size, FP, SKEY + skey::START.off, R7);
-        Self::bump_or_insert(a, fds.rows, (SKEY, SVAL), ["stack_insert", "stack_lost", "stack_done"]);
+        a.store(stack_key::TGID.size, FP, STACK_KEY + stack_key::TGID.off, R1);
+        a.store(stack_key::START.size, FP, STACK_KEY + stack_key::START.off, R7);
+        Self::bump_or_insert(a, fds.rows, (STACK_KEY, STACK_VAL), ["stack_insert", "stack_lost", "stack_done"]);
         a.label("stack_lost");
         self.count_stat(a, STACK_LOST);
         a.label("stack_done");
