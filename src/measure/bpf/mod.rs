@@ -264,28 +264,18 @@ impl BpfTracer {
             what: format!("cannot read a BPF map: {}", crate::error::errno_text(&e)),
             hint: Hint::RetryOrReport,
         };
-        let mut key = [0u8; key::SIZE];
-        let mut prev: Option<[u8; key::SIZE]> = None;
-        // A map under concurrent inserts may restart its walk; bound it.
-        for _ in 0..=MAX_ROWS {
-            if !self.maps.counts.next_key(prev.as_ref().map(|k| &k[..]), &mut key).map_err(read_err)? {
-                break;
-            }
+        for key in self.maps.counts.keys(MAX_ROWS + 1) {
+            let key = key.map_err(read_err)?;
             if self.maps.counts.lookup(&key, &mut value).map_err(read_err)? {
                 let n = sum_per_cpu(&value);
                 self.add_row(&mut tally, &key, n);
             }
-            prev = Some(key);
         }
         // Per process: its name, and the calls whose row was refused.
-        let mut pkey = [0u8; pkey::SIZE];
-        let mut pprev: Option<[u8; pkey::SIZE]> = None;
         let mut pval = [0u8; pval::SIZE];
         let mut starts: std::collections::BTreeMap<i32, u64> = std::collections::BTreeMap::new();
-        for _ in 0..=MAX_PROCS {
-            if !self.maps.totals.next_key(pprev.as_ref().map(|k| &k[..]), &mut pkey).map_err(read_err)? {
-                break;
-            }
+        for pkey in self.maps.totals.keys(MAX_PROCS + 1) {
+            let pkey = pkey.map_err(read_err)?;
             if self.maps.totals.lookup(&pkey, &mut pval).map_err(read_err)? {
                 let tgid = pkey::TGID.get(&pkey) as u32 as i32;
                 let start = pkey::START.get(&pkey);
@@ -301,7 +291,6 @@ impl BpfTracer {
                     tally.comms.insert(tgid, comm);
                 }
             }
-            pprev = Some(pkey);
         }
         let mut stats = vec![0u8; self.maps.stats.value_size()];
         self.read_sites(&mut tally).map_err(read_err)?;
@@ -341,40 +330,16 @@ impl BpfTracer {
     /// The processes counted so far, as (tgid, start): the keys of the
     /// process entries (no values are read).
     pub fn processes(&self) -> Vec<(i32, u64)> {
-        let mut out = Vec::new();
-        let mut key = [0u8; pkey::SIZE];
-        let mut prev: Option<[u8; pkey::SIZE]> = None;
-        for _ in 0..=MAX_PROCS {
-            match self.maps.totals.next_key(prev.as_ref().map(|k| &k[..]), &mut key) {
-                Ok(true) => {}
-                _ => break,
-            }
-            out.push((pkey::TGID.get(&key) as u32 as i32, pkey::START.get(&key)));
-            prev = Some(key);
-        }
-        out
+        let keys = self.maps.totals.keys(MAX_PROCS + 1).map_while(io::Result::ok);
+        keys.map(|key| (pkey::TGID.get(&key) as u32 as i32, pkey::START.get(&key))).collect()
     }
 
     /// Delete the rows, process entries (and traced-set entries) of the
     /// processes `gone(pid, start)` names.
     pub fn forget(&self, gone: impl Fn(i32, u64) -> bool) {
-        let doomed = |map: &sys::Map, tgid_at: layout::Slot, start_at: layout::Slot, max: u32| {
-            let mut key = vec![0u8; map.key_size()];
-            let mut prev: Option<Vec<u8>> = None;
-            let mut doomed: Vec<Vec<u8>> = Vec::new();
-            for _ in 0..=max {
-                match map.next_key(prev.as_deref(), &mut key) {
-                    Ok(true) => {}
-                    _ => break,
-                }
-                let tgid = tgid_at.get(&key) as u32 as i32;
-                let start = start_at.get(&key);
-                if gone(tgid, start) {
-                    doomed.push(key.clone());
-                }
-                prev = Some(key.clone());
-            }
-            doomed
+        let doomed = |map: &sys::Map, tgid_at: layout::Slot, start_at: layout::Slot, max: u32| -> Vec<Vec<u8>> {
+            let keys = map.keys(max + 1).map_while(io::Result::ok);
+            keys.filter(|key| gone(tgid_at.get(key) as u32 as i32, start_at.get(key))).collect()
         };
         for k in doomed(&self.maps.counts, key::TGID, key::START, MAX_ROWS) {
             let _ = self.maps.counts.delete(&k);
@@ -392,7 +357,7 @@ impl BpfTracer {
         }
     }
 
-    fn add_row(&self, tally: &mut Tally, k: &[u8; key::SIZE], n: u64) {
+    fn add_row(&self, tally: &mut Tally, k: &[u8], n: u64) {
         match Self::row_key(self.host, k) {
             Some(Ok(key)) => *tally.counts.entry(key).or_default() += n,
             Some(Err(vsyscall)) => *tally.vsyscall.entry(vsyscall).or_default() += n,

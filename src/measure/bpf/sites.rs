@@ -57,21 +57,11 @@ impl SiteMap {
 
     /// The native site rows' keys, as (pid, start, ip, word); no values.
     fn native_rows(&self) -> Vec<RawSite> {
-        let mut rows = Vec::new();
-        let mut k = [0u8; skey::SIZE];
-        let mut prev: Option<[u8; skey::SIZE]> = None;
-        for _ in 0..=MAX_SITES {
-            match self.map.next_key(prev.as_ref().map(|k| &k[..]), &mut k) {
-                Ok(true) => {}
-                _ => break,
-            }
-            if layout::split_word(key::WORD.get(&k)).0 == ABI_NATIVE {
-                let (pid, start) = (key::TGID.get(&k) as u32 as i32, key::START.get(&k));
-                rows.push((pid, start, skey::IP.get(&k), skey::RET.get(&k)));
-            }
-            prev = Some(k);
-        }
-        rows
+        let keys = self.map.keys(MAX_SITES + 1).map_while(io::Result::ok);
+        let native = keys.filter(|k| layout::split_word(key::WORD.get(k)).0 == ABI_NATIVE);
+        native
+            .map(|k| (key::TGID.get(&k) as u32 as i32, key::START.get(&k), skey::IP.get(&k), skey::RET.get(&k)))
+            .collect()
     }
 }
 
@@ -162,24 +152,17 @@ impl BpfTracer {
         let host = self.host;
         let Some(sites) = self.maps.sites.as_deref() else { return Ok(()) };
         let mut value = vec![0u8; sites.map.value_size()];
-        let mut k = [0u8; skey::SIZE];
-        let mut prev: Option<[u8; skey::SIZE]> = None;
         let mut rows = Vec::new();
-        for _ in 0..=MAX_SITES {
-            if !sites.map.next_key(prev.as_ref().map(|k| &k[..]), &mut k)? {
-                break;
-            }
+        for k in sites.map.keys(MAX_SITES + 1) {
+            let k = k?;
             if sites.map.lookup(&k, &mut value)? {
                 rows.push((k, sum_per_cpu(&value)));
             }
-            prev = Some(k);
         }
         let insn_len = arch::SITE_REGS.map_or(0, |r| r.insn_len);
         for (k, n) in rows {
             // The count row's calls are its sites'.
-            if let Ok(row) = <&[u8; key::SIZE]>::try_from(&k[..key::SIZE]) {
-                self.add_row(tally, row, n);
-            }
+            self.add_row(tally, &k[..key::SIZE], n);
             // [vsyscall] calls have no user registers here: their rows say it.
             let Some(Ok(key)) = Self::row_key(host, &k) else { continue };
             let site = Site { ip: skey::IP.get(&k).saturating_sub(insn_len), ret: skey::RET.get(&k) };

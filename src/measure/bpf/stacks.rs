@@ -94,16 +94,11 @@ impl StackMaps {
 
     /// Every (process, stack) row into `tally.stacks`, frames innermost first.
     pub fn read(&self, tally: &mut Tally) -> io::Result<()> {
-        let mut key = [0u8; stack_key::SIZE];
-        let mut prev: Option<[u8; stack_key::SIZE]> = None;
         let mut value = vec![0u8; self.rows.value_size()];
         let mut frames = vec![0u8; self.traces.value_size()];
         let mut known: std::collections::HashMap<u32, Vec<u64>> = Default::default();
-        for _ in 0..=MAX_STACK_ROWS {
-            if !self.rows.next_key(prev.as_ref().map(|k| &k[..]), &mut key)? {
-                break;
-            }
-            prev = Some(key);
+        for key in self.rows.keys(MAX_STACK_ROWS + 1) {
+            let key = key?;
             if !self.rows.lookup(&key, &mut value)? {
                 continue;
             }

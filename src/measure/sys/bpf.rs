@@ -117,11 +117,6 @@ impl Map {
         self.fd.as_raw_fd()
     }
 
-    /// Bytes of a key.
-    pub fn key_size(&self) -> usize {
-        self.key_size
-    }
-
     /// Bytes of a value as user space reads and writes it (all CPUs' for a per-CPU map).
     pub fn value_size(&self) -> usize {
         self.value_size
@@ -167,6 +162,13 @@ impl Map {
         absent_is_false(bpf(BPF_MAP_DELETE_ELEM, &mut self.elem(k, std::ptr::null(), 0)))
     }
 
+    /// Every key in the map's order, `bound` at most (a map under
+    /// concurrent inserts may restart its walk, which must still end): one
+    /// BPF_MAP_GET_NEXT_KEY each. An error is the walk's last item.
+    pub fn keys(&self, bound: u32) -> Keys<'_> {
+        Keys { map: self, prev: None, left: bound, done: false }
+    }
+
     /// BPF_MAP_GET_NEXT_KEY: the key after `key` (the first with `None`);
     /// `Ok(false)` past the last one.
     pub fn next_key(&self, key: Option<&[u8]>, next: &mut [u8]) -> io::Result<bool> {
@@ -178,6 +180,41 @@ impl Map {
             return Err(wrong_size("key", next.len(), self.key_size));
         }
         absent_is_false(bpf(BPF_MAP_GET_NEXT_KEY, &mut self.elem(k, next.as_mut_ptr(), 0)))
+    }
+}
+
+/// The walk of [`Map::keys`].
+#[derive(Debug)]
+pub struct Keys<'a> {
+    map: &'a Map,
+    prev: Option<Vec<u8>>,
+    left: u32,
+    done: bool,
+}
+
+impl Iterator for Keys<'_> {
+    type Item = io::Result<Vec<u8>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done || self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let mut key = vec![0u8; self.map.key_size];
+        match self.map.next_key(self.prev.as_deref(), &mut key) {
+            Ok(true) => {
+                self.prev = Some(key.clone());
+                Some(Ok(key))
+            }
+            Ok(false) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
     }
 }
 
