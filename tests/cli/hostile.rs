@@ -318,22 +318,33 @@ fn system_wide_keeps_processes_that_share_a_pid_apart() {
     let clock_loop = build_c("clock_loop", false, &[]);
     let (trace, _, _stderr) = start_armed(&["trace", "--format", "prometheus", "--engine", "bpf", "-a", "-d", "1h"]);
     let _guard = KillOnDrop::new(trace.id() as i32);
-    let mut first = Command::new(&clock_loop);
-    first.args(["raw", "1", "5"]).stdout(Stdio::null()).stderr(Stdio::null());
-    let mut first = first.spawn().expect("clock_loop");
-    let pid = first.id() as i32;
-    assert!(first.wait().expect("first").success());
-    let mut second = None;
-    for _ in 0..50 {
+    // The first makes 5 calls and exits; the second takes its pid and makes
+    // 7. Other tests fork meanwhile: when one of theirs takes the pid first
+    // and keeps it, the pair starts again with a new first process (its 5
+    // calls stay under its own pid, which the assertions below do not read).
+    let loop_of = |calls: &str| {
         let mut cmd = Command::new(&clock_loop);
-        cmd.args(["raw", "1", "7"]).stdout(Stdio::null()).stderr(Stdio::null());
-        if let Some(c) = spawn_with_pid(pid, &mut cmd) {
-            second = Some(c);
-            break;
+        cmd.args(["raw", "1", calls]).stdout(Stdio::null()).stderr(Stdio::null());
+        cmd
+    };
+    let mut pair = None;
+    'pairs: for _ in 0..20 {
+        let mut first = loop_of("5").spawn().expect("clock_loop");
+        let pid = first.id() as i32;
+        assert!(first.wait().expect("first").success());
+        for _ in 0..50 {
+            if let Some(c) = spawn_with_pid(pid, &mut loop_of("7")) {
+                pair = Some((pid, c));
+                break 'pairs;
+            }
+            // Taken, and held, by another process: a new pair.
+            if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                continue 'pairs;
+            }
         }
     }
-    let Some(mut second) = second else {
-        return skip("could not take the exited process's pid (ns_last_pid) in 50 tries");
+    let Some((pid, mut second)) = pair else {
+        return skip("could not take an exited process's pid (ns_last_pid) in 20 pairs of up to 50 tries");
     };
     assert!(second.wait().expect("second").success());
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(trace.id() as i32), nix::sys::signal::Signal::SIGINT)
