@@ -214,7 +214,7 @@ pub fn parse_clock(text: &str) -> Option<i32> {
 /// A time function the vDSO may serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TimeFn {
+pub enum VdsoFn {
     ClockGettime,
     ClockGettime64,
     Gettimeofday,
@@ -224,33 +224,33 @@ pub enum TimeFn {
     Getcpu,
 }
 
-impl TimeFn {
+impl VdsoFn {
     /// Every function, in the order of the enum.
-    pub const ALL: [TimeFn; 7] = [
-        TimeFn::ClockGettime,
-        TimeFn::ClockGettime64,
-        TimeFn::Gettimeofday,
-        TimeFn::Time,
-        TimeFn::ClockGetres,
-        TimeFn::ClockGetresTime64,
-        TimeFn::Getcpu,
+    pub const ALL: [VdsoFn; 7] = [
+        VdsoFn::ClockGettime,
+        VdsoFn::ClockGettime64,
+        VdsoFn::Gettimeofday,
+        VdsoFn::Time,
+        VdsoFn::ClockGetres,
+        VdsoFn::ClockGetresTime64,
+        VdsoFn::Getcpu,
     ];
 
     /// The function of a C name (`clock_gettime`).
-    pub fn from_name(name: &str) -> Option<TimeFn> {
-        TimeFn::ALL.into_iter().find(|f| f.name() == name)
+    pub fn from_name(name: &str) -> Option<VdsoFn> {
+        VdsoFn::ALL.into_iter().find(|f| f.name() == name)
     }
 
     /// The C name of the function / syscall.
     pub fn name(self) -> &'static str {
         match self {
-            TimeFn::ClockGettime => "clock_gettime",
-            TimeFn::ClockGettime64 => "clock_gettime64",
-            TimeFn::Gettimeofday => "gettimeofday",
-            TimeFn::Time => "time",
-            TimeFn::ClockGetres => "clock_getres",
-            TimeFn::ClockGetresTime64 => "clock_getres_time64",
-            TimeFn::Getcpu => "getcpu",
+            VdsoFn::ClockGettime => "clock_gettime",
+            VdsoFn::ClockGettime64 => "clock_gettime64",
+            VdsoFn::Gettimeofday => "gettimeofday",
+            VdsoFn::Time => "time",
+            VdsoFn::ClockGetres => "clock_getres",
+            VdsoFn::ClockGetresTime64 => "clock_getres_time64",
+            VdsoFn::Getcpu => "getcpu",
         }
     }
 
@@ -259,45 +259,45 @@ impl TimeFn {
     /// `clock_gettime` and `clock_getres` on 32-bit targets).
     pub fn libc_function(self) -> &'static str {
         match self {
-            TimeFn::ClockGettime | TimeFn::ClockGettime64 => "clock_gettime",
-            TimeFn::ClockGetres | TimeFn::ClockGetresTime64 => "clock_getres",
-            TimeFn::Gettimeofday => "gettimeofday",
-            TimeFn::Time => "time",
-            TimeFn::Getcpu => "sched_getcpu",
+            VdsoFn::ClockGettime | VdsoFn::ClockGettime64 => "clock_gettime",
+            VdsoFn::ClockGetres | VdsoFn::ClockGetresTime64 => "clock_getres",
+            VdsoFn::Gettimeofday => "gettimeofday",
+            VdsoFn::Time => "time",
+            VdsoFn::Getcpu => "sched_getcpu",
         }
     }
 
     /// Whether the function's first argument is a clock id.
     pub fn takes_clock(self) -> bool {
-        matches!(self, TimeFn::ClockGettime | TimeFn::ClockGettime64 | TimeFn::ClockGetres | TimeFn::ClockGetresTime64)
+        matches!(self, VdsoFn::ClockGettime | VdsoFn::ClockGettime64 | VdsoFn::ClockGetres | VdsoFn::ClockGetresTime64)
     }
 }
 
-impl std::fmt::Display for TimeFn {
+impl std::fmt::Display for VdsoFn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
 }
 
 /// A clock syscall of this process's own ABI ([`HOST_ABI`]), with the C
-/// signature its function implies. Only [`ClockSyscall::host`] builds one,
+/// signature its function implies. Only [`VdsoSyscall::host`] builds one,
 /// from this table: a raw syscall made with it is always that clock call,
 /// never an arbitrary number (`measure::sys::call` relies on it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ClockSyscall {
-    function: TimeFn,
+pub struct VdsoSyscall {
+    function: VdsoFn,
     nr: i64,
 }
 
-impl ClockSyscall {
+impl VdsoSyscall {
     /// `f`'s syscall in this process's ABI, when it has one (x86_64 has no
     /// `clock_gettime64`, arm64 no `time`).
-    pub fn host(f: TimeFn) -> Option<ClockSyscall> {
-        Some(ClockSyscall { function: f, nr: HOST_ABI?.syscall_nr(f)? })
+    pub fn host(f: VdsoFn) -> Option<VdsoSyscall> {
+        Some(VdsoSyscall { function: f, nr: HOST_ABI?.syscall_nr(f)? })
     }
 
     /// The function it calls.
-    pub fn function(self) -> TimeFn {
+    pub fn function(self) -> VdsoFn {
         self.function
     }
 
@@ -359,7 +359,7 @@ impl Abi {
     /// the kernel's `vdso.lds.S`): arm64's has no `time` and no `getcpu`
     /// by design, so a C library serves them otherwise (time() through
     /// clock_gettime, getcpu as a syscall) and that is no finding.
-    pub fn vdso_offers(self, f: TimeFn) -> bool {
+    pub fn vdso_offers(self, f: VdsoFn) -> bool {
         let (machine, is_64) = self.elf();
         vdso_symbol(machine, is_64, f).is_some()
     }
@@ -387,37 +387,37 @@ impl Abi {
 
     /// The clock syscalls of this ABI and their numbers
     /// (`arch/*/entry/syscalls/*.tbl`, `include/uapi/asm-generic/unistd.h`).
-    pub fn clock_syscalls(self) -> &'static [(TimeFn, i64)] {
+    pub fn clock_syscalls(self) -> &'static [(VdsoFn, i64)] {
         match self {
             Abi::X86_64 => &[
-                (TimeFn::ClockGettime, 228),
-                (TimeFn::Gettimeofday, 96),
-                (TimeFn::Time, 201),
-                (TimeFn::ClockGetres, 229),
-                (TimeFn::Getcpu, 309),
+                (VdsoFn::ClockGettime, 228),
+                (VdsoFn::Gettimeofday, 96),
+                (VdsoFn::Time, 201),
+                (VdsoFn::ClockGetres, 229),
+                (VdsoFn::Getcpu, 309),
             ],
             Abi::I386 => &[
-                (TimeFn::ClockGettime, 265),
-                (TimeFn::ClockGettime64, 403),
-                (TimeFn::Gettimeofday, 78),
-                (TimeFn::Time, 13),
-                (TimeFn::ClockGetres, 266),
-                (TimeFn::ClockGetresTime64, 406),
-                (TimeFn::Getcpu, 318),
+                (VdsoFn::ClockGettime, 265),
+                (VdsoFn::ClockGettime64, 403),
+                (VdsoFn::Gettimeofday, 78),
+                (VdsoFn::Time, 13),
+                (VdsoFn::ClockGetres, 266),
+                (VdsoFn::ClockGetresTime64, 406),
+                (VdsoFn::Getcpu, 318),
             ],
             Abi::Aarch64 | Abi::Riscv64 => &[
-                (TimeFn::ClockGettime, 113),
-                (TimeFn::Gettimeofday, 169),
-                (TimeFn::ClockGetres, 114),
-                (TimeFn::Getcpu, 168),
+                (VdsoFn::ClockGettime, 113),
+                (VdsoFn::Gettimeofday, 169),
+                (VdsoFn::ClockGetres, 114),
+                (VdsoFn::Getcpu, 168),
             ],
             Abi::Arm => &[
-                (TimeFn::ClockGettime, 263),
-                (TimeFn::ClockGettime64, 403),
-                (TimeFn::Gettimeofday, 78),
-                (TimeFn::ClockGetres, 264),
-                (TimeFn::ClockGetresTime64, 406),
-                (TimeFn::Getcpu, 345),
+                (VdsoFn::ClockGettime, 263),
+                (VdsoFn::ClockGettime64, 403),
+                (VdsoFn::Gettimeofday, 78),
+                (VdsoFn::ClockGetres, 264),
+                (VdsoFn::ClockGetresTime64, 406),
+                (VdsoFn::Getcpu, 345),
             ],
         }
     }
@@ -427,35 +427,35 @@ impl Abi {
     /// `__ia32_*`: each takes the syscall's `const struct pt_regs *`;
     /// `arch/x86/entry/syscalls/syscall_{64,32}.tbl`). Empty where the
     /// fentry engine does not know the names.
-    pub fn clock_syscall_functions(self) -> &'static [(TimeFn, &'static str)] {
+    pub fn clock_syscall_functions(self) -> &'static [(VdsoFn, &'static str)] {
         match self {
             Abi::X86_64 => &[
-                (TimeFn::ClockGettime, "__x64_sys_clock_gettime"),
-                (TimeFn::Gettimeofday, "__x64_sys_gettimeofday"),
-                (TimeFn::Time, "__x64_sys_time"),
-                (TimeFn::ClockGetres, "__x64_sys_clock_getres"),
-                (TimeFn::Getcpu, "__x64_sys_getcpu"),
+                (VdsoFn::ClockGettime, "__x64_sys_clock_gettime"),
+                (VdsoFn::Gettimeofday, "__x64_sys_gettimeofday"),
+                (VdsoFn::Time, "__x64_sys_time"),
+                (VdsoFn::ClockGetres, "__x64_sys_clock_getres"),
+                (VdsoFn::Getcpu, "__x64_sys_getcpu"),
             ],
             Abi::I386 => &[
-                (TimeFn::ClockGettime, "__ia32_sys_clock_gettime32"),
-                (TimeFn::ClockGettime64, "__ia32_sys_clock_gettime"),
-                (TimeFn::Gettimeofday, "__ia32_compat_sys_gettimeofday"),
-                (TimeFn::Time, "__ia32_sys_time32"),
-                (TimeFn::ClockGetres, "__ia32_sys_clock_getres_time32"),
-                (TimeFn::ClockGetresTime64, "__ia32_sys_clock_getres"),
-                (TimeFn::Getcpu, "__ia32_sys_getcpu"),
+                (VdsoFn::ClockGettime, "__ia32_sys_clock_gettime32"),
+                (VdsoFn::ClockGettime64, "__ia32_sys_clock_gettime"),
+                (VdsoFn::Gettimeofday, "__ia32_compat_sys_gettimeofday"),
+                (VdsoFn::Time, "__ia32_sys_time32"),
+                (VdsoFn::ClockGetres, "__ia32_sys_clock_getres_time32"),
+                (VdsoFn::ClockGetresTime64, "__ia32_sys_clock_getres"),
+                (VdsoFn::Getcpu, "__ia32_sys_getcpu"),
             ],
             _ => &[],
         }
     }
 
     /// The function behind a syscall number of this ABI, if it is a clock syscall.
-    pub fn clock_syscall(self, nr: i64) -> Option<TimeFn> {
+    pub fn clock_syscall(self, nr: i64) -> Option<VdsoFn> {
         self.clock_syscalls().iter().find(|(_, n)| *n == nr).map(|(f, _)| *f)
     }
 
     /// The number of a clock syscall in this ABI.
-    pub fn syscall_nr(self, f: TimeFn) -> Option<i64> {
+    pub fn syscall_nr(self, f: VdsoFn) -> Option<i64> {
         self.clock_syscalls().iter().find(|(g, _)| *g == f).map(|(_, n)| *n)
     }
 
@@ -596,7 +596,7 @@ impl Abi {
 /// A vDSO symbol a C library binds, with the version it binds.
 #[derive(Debug, Clone, Copy)]
 pub struct VdsoSymbol {
-    pub function: TimeFn,
+    pub function: VdsoFn,
     pub name: &'static str,
 }
 
@@ -613,7 +613,7 @@ pub struct VdsoAbi {
     pub symbols: &'static [VdsoSymbol],
 }
 
-const fn sym(function: TimeFn, name: &'static str) -> VdsoSymbol {
+const fn sym(function: VdsoFn, name: &'static str) -> VdsoSymbol {
     VdsoSymbol { function, name }
 }
 
@@ -624,11 +624,11 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
         is_64: true,
         version: "LINUX_2.6",
         symbols: &[
-            sym(TimeFn::ClockGettime, "__vdso_clock_gettime"),
-            sym(TimeFn::Gettimeofday, "__vdso_gettimeofday"),
-            sym(TimeFn::Time, "__vdso_time"),
-            sym(TimeFn::Getcpu, "__vdso_getcpu"),
-            sym(TimeFn::ClockGetres, "__vdso_clock_getres"),
+            sym(VdsoFn::ClockGettime, "__vdso_clock_gettime"),
+            sym(VdsoFn::Gettimeofday, "__vdso_gettimeofday"),
+            sym(VdsoFn::Time, "__vdso_time"),
+            sym(VdsoFn::Getcpu, "__vdso_getcpu"),
+            sym(VdsoFn::ClockGetres, "__vdso_clock_getres"),
         ],
     },
     VdsoAbi {
@@ -636,13 +636,13 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
         is_64: false,
         version: "LINUX_2.6",
         symbols: &[
-            sym(TimeFn::ClockGettime, "__vdso_clock_gettime"),
-            sym(TimeFn::ClockGettime64, "__vdso_clock_gettime64"),
-            sym(TimeFn::Gettimeofday, "__vdso_gettimeofday"),
-            sym(TimeFn::Time, "__vdso_time"),
-            sym(TimeFn::ClockGetres, "__vdso_clock_getres"),
+            sym(VdsoFn::ClockGettime, "__vdso_clock_gettime"),
+            sym(VdsoFn::ClockGettime64, "__vdso_clock_gettime64"),
+            sym(VdsoFn::Gettimeofday, "__vdso_gettimeofday"),
+            sym(VdsoFn::Time, "__vdso_time"),
+            sym(VdsoFn::ClockGetres, "__vdso_clock_getres"),
             // arch/x86/entry/vdso/vdso32/vdso32.lds.S exports it (seen in this host's image)
-            sym(TimeFn::Getcpu, "__vdso_getcpu"),
+            sym(VdsoFn::Getcpu, "__vdso_getcpu"),
         ],
     },
     VdsoAbi {
@@ -650,9 +650,9 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
         is_64: true,
         version: "LINUX_2.6.39",
         symbols: &[
-            sym(TimeFn::ClockGettime, "__kernel_clock_gettime"),
-            sym(TimeFn::Gettimeofday, "__kernel_gettimeofday"),
-            sym(TimeFn::ClockGetres, "__kernel_clock_getres"),
+            sym(VdsoFn::ClockGettime, "__kernel_clock_gettime"),
+            sym(VdsoFn::Gettimeofday, "__kernel_gettimeofday"),
+            sym(VdsoFn::ClockGetres, "__kernel_clock_getres"),
         ],
     },
     VdsoAbi {
@@ -660,10 +660,10 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
         is_64: false,
         version: "LINUX_2.6",
         symbols: &[
-            sym(TimeFn::ClockGettime, "__vdso_clock_gettime"),
-            sym(TimeFn::ClockGettime64, "__vdso_clock_gettime64"),
-            sym(TimeFn::Gettimeofday, "__vdso_gettimeofday"),
-            sym(TimeFn::ClockGetres, "__vdso_clock_getres"),
+            sym(VdsoFn::ClockGettime, "__vdso_clock_gettime"),
+            sym(VdsoFn::ClockGettime64, "__vdso_clock_gettime64"),
+            sym(VdsoFn::Gettimeofday, "__vdso_gettimeofday"),
+            sym(VdsoFn::ClockGetres, "__vdso_clock_getres"),
         ],
     },
     VdsoAbi {
@@ -671,10 +671,10 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
         is_64: true,
         version: "LINUX_4.15",
         symbols: &[
-            sym(TimeFn::ClockGettime, "__vdso_clock_gettime"),
-            sym(TimeFn::Gettimeofday, "__vdso_gettimeofday"),
-            sym(TimeFn::ClockGetres, "__vdso_clock_getres"),
-            sym(TimeFn::Getcpu, "__vdso_getcpu"),
+            sym(VdsoFn::ClockGettime, "__vdso_clock_gettime"),
+            sym(VdsoFn::Gettimeofday, "__vdso_gettimeofday"),
+            sym(VdsoFn::ClockGetres, "__vdso_clock_getres"),
+            sym(VdsoFn::Getcpu, "__vdso_getcpu"),
         ],
     },
     VdsoAbi {
@@ -682,11 +682,11 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
         is_64: true,
         version: "LINUX_2.6.15",
         symbols: &[
-            sym(TimeFn::ClockGettime, "__kernel_clock_gettime"),
-            sym(TimeFn::Gettimeofday, "__kernel_gettimeofday"),
-            sym(TimeFn::ClockGetres, "__kernel_clock_getres"),
-            sym(TimeFn::Time, "__kernel_time"),
-            sym(TimeFn::Getcpu, "__kernel_getcpu"),
+            sym(VdsoFn::ClockGettime, "__kernel_clock_gettime"),
+            sym(VdsoFn::Gettimeofday, "__kernel_gettimeofday"),
+            sym(VdsoFn::ClockGetres, "__kernel_clock_getres"),
+            sym(VdsoFn::Time, "__kernel_time"),
+            sym(VdsoFn::Getcpu, "__kernel_getcpu"),
         ],
     },
     VdsoAbi {
@@ -694,10 +694,10 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
         is_64: false,
         version: "LINUX_2.6.15",
         symbols: &[
-            sym(TimeFn::ClockGettime, "__kernel_clock_gettime"),
-            sym(TimeFn::Gettimeofday, "__kernel_gettimeofday"),
-            sym(TimeFn::ClockGetres, "__kernel_clock_getres"),
-            sym(TimeFn::Time, "__kernel_time"),
+            sym(VdsoFn::ClockGettime, "__kernel_clock_gettime"),
+            sym(VdsoFn::Gettimeofday, "__kernel_gettimeofday"),
+            sym(VdsoFn::ClockGetres, "__kernel_clock_getres"),
+            sym(VdsoFn::Time, "__kernel_time"),
         ],
     },
     VdsoAbi {
@@ -705,10 +705,10 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
         is_64: true,
         version: "LINUX_2.6.29",
         symbols: &[
-            sym(TimeFn::ClockGettime, "__kernel_clock_gettime"),
-            sym(TimeFn::Gettimeofday, "__kernel_gettimeofday"),
-            sym(TimeFn::ClockGetres, "__kernel_clock_getres"),
-            sym(TimeFn::Getcpu, "__kernel_getcpu"),
+            sym(VdsoFn::ClockGettime, "__kernel_clock_gettime"),
+            sym(VdsoFn::Gettimeofday, "__kernel_gettimeofday"),
+            sym(VdsoFn::ClockGetres, "__kernel_clock_getres"),
+            sym(VdsoFn::Getcpu, "__kernel_getcpu"),
         ],
     },
     VdsoAbi {
@@ -716,9 +716,9 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
         is_64: false,
         version: "LINUX_2.6",
         symbols: &[
-            sym(TimeFn::ClockGettime, "__vdso_clock_gettime"),
-            sym(TimeFn::Gettimeofday, "__vdso_gettimeofday"),
-            sym(TimeFn::ClockGetres, "__vdso_clock_getres"),
+            sym(VdsoFn::ClockGettime, "__vdso_clock_gettime"),
+            sym(VdsoFn::Gettimeofday, "__vdso_gettimeofday"),
+            sym(VdsoFn::ClockGetres, "__vdso_clock_getres"),
         ],
     },
     VdsoAbi {
@@ -726,9 +726,9 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
         is_64: true,
         version: "LINUX_2.6",
         symbols: &[
-            sym(TimeFn::ClockGettime, "__vdso_clock_gettime"),
-            sym(TimeFn::Gettimeofday, "__vdso_gettimeofday"),
-            sym(TimeFn::ClockGetres, "__vdso_clock_getres"),
+            sym(VdsoFn::ClockGettime, "__vdso_clock_gettime"),
+            sym(VdsoFn::Gettimeofday, "__vdso_gettimeofday"),
+            sym(VdsoFn::ClockGetres, "__vdso_clock_getres"),
         ],
     },
     VdsoAbi {
@@ -736,10 +736,10 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
         is_64: true,
         version: "LINUX_5.10",
         symbols: &[
-            sym(TimeFn::ClockGettime, "__vdso_clock_gettime"),
-            sym(TimeFn::Gettimeofday, "__vdso_gettimeofday"),
-            sym(TimeFn::ClockGetres, "__vdso_clock_getres"),
-            sym(TimeFn::Getcpu, "__vdso_getcpu"),
+            sym(VdsoFn::ClockGettime, "__vdso_clock_gettime"),
+            sym(VdsoFn::Gettimeofday, "__vdso_gettimeofday"),
+            sym(VdsoFn::ClockGetres, "__vdso_clock_getres"),
+            sym(VdsoFn::Getcpu, "__vdso_getcpu"),
         ],
     },
 ];
@@ -750,7 +750,7 @@ pub fn vdso_abi(machine: u16, is_64: bool) -> Option<&'static VdsoAbi> {
 }
 
 /// The vDSO symbol for `function` on `machine`/`is_64`, if the kernel exports one.
-pub fn vdso_symbol(machine: u16, is_64: bool, function: TimeFn) -> Option<&'static str> {
+pub fn vdso_symbol(machine: u16, is_64: bool, function: VdsoFn) -> Option<&'static str> {
     vdso_abi(machine, is_64)?.symbols.iter().find(|s| s.function == function).map(|s| s.name)
 }
 
@@ -766,7 +766,7 @@ pub mod vsyscall {
     /// `getcpu` slot.
     pub const GETCPU: u64 = BASE + 0x800;
     /// The function of each slot, by the number `vsyscall:emulate_vsyscall` reports.
-    pub const SLOTS: [super::TimeFn; 3] = [super::TimeFn::Gettimeofday, super::TimeFn::Time, super::TimeFn::Getcpu];
+    pub const SLOTS: [super::VdsoFn; 3] = [super::VdsoFn::Gettimeofday, super::VdsoFn::Time, super::VdsoFn::Getcpu];
 }
 
 mod auxv;

@@ -31,14 +31,14 @@ fn audit_arches_are_the_kernels() {
 #[test]
 fn i386_compat_numbers_match_design() {
     let abi = Abi::I386;
-    assert_eq!(abi.syscall_nr(TimeFn::ClockGettime), Some(265));
-    assert_eq!(abi.syscall_nr(TimeFn::ClockGettime64), Some(403));
-    assert_eq!(abi.syscall_nr(TimeFn::Gettimeofday), Some(78));
-    assert_eq!(abi.syscall_nr(TimeFn::Time), Some(13));
-    assert_eq!(abi.syscall_nr(TimeFn::ClockGetres), Some(266));
-    assert_eq!(abi.syscall_nr(TimeFn::ClockGetresTime64), Some(406));
-    assert_eq!(abi.syscall_nr(TimeFn::Getcpu), Some(318));
-    assert_eq!(Abi::X86_64.clock_syscall(228), Some(TimeFn::ClockGettime));
+    assert_eq!(abi.syscall_nr(VdsoFn::ClockGettime), Some(265));
+    assert_eq!(abi.syscall_nr(VdsoFn::ClockGettime64), Some(403));
+    assert_eq!(abi.syscall_nr(VdsoFn::Gettimeofday), Some(78));
+    assert_eq!(abi.syscall_nr(VdsoFn::Time), Some(13));
+    assert_eq!(abi.syscall_nr(VdsoFn::ClockGetres), Some(266));
+    assert_eq!(abi.syscall_nr(VdsoFn::ClockGetresTime64), Some(406));
+    assert_eq!(abi.syscall_nr(VdsoFn::Getcpu), Some(318));
+    assert_eq!(Abi::X86_64.clock_syscall(228), Some(VdsoFn::ClockGettime));
 }
 
 #[test]
@@ -66,23 +66,23 @@ fn arch_names_as_debian_says() {
 
 #[test]
 fn vdso_symbols_per_arch() {
-    assert_eq!(vdso_symbol(machine::X86_64, true, TimeFn::Time), Some("__vdso_time"));
-    assert_eq!(vdso_symbol(machine::AARCH64, true, TimeFn::ClockGettime), Some("__kernel_clock_gettime"));
-    assert_eq!(vdso_symbol(machine::AARCH64, true, TimeFn::Time), None);
+    assert_eq!(vdso_symbol(machine::X86_64, true, VdsoFn::Time), Some("__vdso_time"));
+    assert_eq!(vdso_symbol(machine::AARCH64, true, VdsoFn::ClockGettime), Some("__kernel_clock_gettime"));
+    assert_eq!(vdso_symbol(machine::AARCH64, true, VdsoFn::Time), None);
 }
 
 /// What each vDSO is meant to offer: arm64's has no time and no getcpu by
 /// design (its vdso.lds.S), AArch32's compat one no clock_getres_time64.
 #[test]
 fn vdsos_offer_what_their_linker_scripts_export() {
-    use super::{Abi, TimeFn};
-    assert!(TimeFn::ALL
+    use super::{Abi, VdsoFn};
+    assert!(VdsoFn::ALL
         .iter()
-        .all(|f| Abi::X86_64.vdso_offers(*f) != (*f == TimeFn::ClockGettime64 || *f == TimeFn::ClockGetresTime64)));
-    let arm64: Vec<TimeFn> = TimeFn::ALL.into_iter().filter(|f| Abi::Aarch64.vdso_offers(*f)).collect();
-    assert_eq!(arm64, [TimeFn::ClockGettime, TimeFn::Gettimeofday, TimeFn::ClockGetres]);
-    assert!(!Abi::Arm.vdso_offers(TimeFn::ClockGetresTime64) && Abi::Arm.vdso_offers(TimeFn::ClockGettime64));
-    assert_eq!(TimeFn::from_name("getcpu"), Some(TimeFn::Getcpu));
+        .all(|f| Abi::X86_64.vdso_offers(*f) != (*f == VdsoFn::ClockGettime64 || *f == VdsoFn::ClockGetresTime64)));
+    let arm64: Vec<VdsoFn> = VdsoFn::ALL.into_iter().filter(|f| Abi::Aarch64.vdso_offers(*f)).collect();
+    assert_eq!(arm64, [VdsoFn::ClockGettime, VdsoFn::Gettimeofday, VdsoFn::ClockGetres]);
+    assert!(!Abi::Arm.vdso_offers(VdsoFn::ClockGetresTime64) && Abi::Arm.vdso_offers(VdsoFn::ClockGettime64));
+    assert_eq!(VdsoFn::from_name("getcpu"), Some(VdsoFn::Getcpu));
 }
 
 /// The kernel's ABI from `uname -m`, and the syscall entry the BPF engine reads on it.

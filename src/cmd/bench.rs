@@ -3,7 +3,7 @@
 //! makes counted by perf, so that "fast" is proven, not guessed.
 
 use super::Outcome;
-use crate::arch::{self, TimeFn};
+use crate::arch::{self, VdsoFn};
 use crate::cli::BenchArgs;
 use crate::error::{Error, Result};
 use crate::measure::bench::{self as m, BenchRequest, Path};
@@ -111,7 +111,7 @@ impl Render for BenchReport {
         let mut t = out.table(&refs);
         t.wrap("VERDICT");
         // Rows in measurement order, one per function and clock.
-        let mut keys: Vec<(TimeFn, Option<ClockRef>)> = Vec::new();
+        let mut keys: Vec<(VdsoFn, Option<ClockRef>)> = Vec::new();
         for r in &self.results {
             let k = (r.function, r.clock);
             if !keys.contains(&k) {
@@ -217,7 +217,7 @@ mod tests {
     fn selection_parses_and_rejects() {
         let s = select(&args(&["monotonic_raw", "0"], &["time", "clock_gettime"], &["vdso", "libc"])).unwrap();
         assert_eq!(s.clocks, vec![4, 0]);
-        assert_eq!(s.functions, vec![TimeFn::ClockGettime, TimeFn::Time]);
+        assert_eq!(s.functions, vec![VdsoFn::ClockGettime, VdsoFn::Time]);
         assert_eq!(s.paths, vec![Path::Libc, Path::Vdso]);
         assert!(matches!(select(&args(&["bogus"], &[], &[])), Err(Error::Usage(_))));
         assert!(matches!(select(&args(&[], &["clock_gettime64"], &[])), Err(Error::Usage(_))));
@@ -228,6 +228,6 @@ mod tests {
         // --clocks alone: only the functions that take a clock are measured (and gated).
         let one = select(&args(&["PROCESS_CPUTIME_ID"], &[], &[])).unwrap();
         assert!(!one.functions.is_empty() && one.functions.iter().all(|f| f.takes_clock()), "{:?}", one.functions);
-        assert!(!one.functions.contains(&TimeFn::Time) && !one.functions.contains(&TimeFn::Getcpu));
+        assert!(!one.functions.contains(&VdsoFn::Time) && !one.functions.contains(&VdsoFn::Getcpu));
     }
 }

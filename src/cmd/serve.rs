@@ -21,7 +21,7 @@
 mod http;
 
 use super::Outcome;
-use crate::arch::{self, TimeFn};
+use crate::arch::{self, VdsoFn};
 use crate::cli::ServeArgs;
 use crate::error::{Error, Result};
 use crate::inspect::{elf, kernel, Process};
@@ -323,7 +323,7 @@ fn audit_section(observed: &Observation) -> String {
 /// (function, clock, whether the vDSO serves it) for each call the bench measured.
 fn served_rows(bench: Option<&BenchReport>, kernel_version: Option<(u32, u32)>) -> Vec<(String, Option<String>, bool)> {
     let mut rows: Vec<(String, Option<String>, bool)> = Vec::new();
-    let mut seen: Vec<(TimeFn, Option<ClockRef>)> = Vec::new();
+    let mut seen: Vec<(VdsoFn, Option<ClockRef>)> = Vec::new();
     let Some(abi) = arch::HOST_ABI else { return rows };
     for r in bench.map(|b| b.results.as_slice()).unwrap_or_default() {
         if seen.contains(&(r.function, r.clock)) {
@@ -459,7 +459,7 @@ fn down_section() -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum Series {
     Syscall(Key),
-    Vsyscall(i32, TimeFn),
+    Vsyscall(i32, VdsoFn),
     /// Calls in a process's total that have no row (the engine's row map
     /// was full): with these, a process's calls add up whatever others do.
     Unattributed(i32),
@@ -628,7 +628,7 @@ mod tests {
             pid,
             tid: None,
             abi: Abi::X86_64,
-            func: TimeFn::ClockGettime,
+            func: VdsoFn::ClockGettime,
             clock: Clock::Id(clock),
             comm: None,
             start: 0,

@@ -16,7 +16,7 @@
 //!   into x8/w8 or x0/w0 in the words before (a cheap byte test);
 //! - [`analyze`]: a range decoded with the constants of each basic block.
 
-use crate::arch::{Abi, TimeFn};
+use crate::arch::{Abi, VdsoFn};
 use crate::inspect::code::{clock_fn, takes_clock, Site, Targets, Via, BEFORE};
 
 /// The `svc #0` instruction word.
@@ -260,7 +260,7 @@ pub fn analyze(code: &[u8], base: u64, from: usize, to: usize, t: &Targets, bloc
         if block_starts.binary_search(&pc).is_ok() {
             regs = [None; 32];
         }
-        let site = |via, function: TimeFn, clock| Site {
+        let site = |via, function: VdsoFn, clock| Site {
             addr: pc,
             via,
             function: Some(function),
@@ -268,7 +268,7 @@ pub fn analyze(code: &[u8], base: u64, from: usize, to: usize, t: &Targets, bloc
             entry: None,
             symbol: None,
         };
-        let clock_of = |f: TimeFn, v: Option<u64>| takes_clock(f).then_some(v).flatten().map(|c| c as i32 as i64);
+        let clock_of = |f: VdsoFn, v: Option<u64>| takes_clock(f).then_some(v).flatten().map(|c| c as i32 as i64);
         if w == SVC0 {
             if let Some(f) = clock_fn(Abi::Aarch64, regs[X8]) {
                 out.push(site(Via::Svc, f, clock_of(f, regs[X0])));
@@ -393,7 +393,7 @@ mod tests {
         assert_eq!(s.len(), 1, "{s:?}");
         assert_eq!(
             (s[0].addr, s[0].via, s[0].function, s[0].clock),
-            (0x1008, Via::Svc, Some(TimeFn::ClockGettime), Some(1))
+            (0x1008, Via::Svc, Some(VdsoFn::ClockGettime), Some(1))
         );
         // clock_nanosleep (115) is no clock read; getpid (172) neither.
         assert!(sites(&code(&[0xd280_0e68, SVC0]), 0x1000, &t()).is_empty());
@@ -412,7 +412,7 @@ mod tests {
         assert!(sites(&code(&[MOV_X8_113, 0xf940_03e8, SVC0]), 0x1000, &t()).is_empty());
         // mov x8, x9 with x9 = 169 (gettimeofday).
         let s = sites(&code(&[0xd280_1529, 0xaa09_03e8, SVC0]), 0x1000, &t());
-        assert_eq!(s[0].function, Some(TimeFn::Gettimeofday));
+        assert_eq!(s[0].function, Some(VdsoFn::Gettimeofday));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! of `raw_syscalls:sys_enter` events per call on vdsoctl's own thread, which
 //! is what proves "fast" rather than guessing it from the timing.
 
-use crate::arch::{self, TimeFn};
+use crate::arch::{self, VdsoFn};
 use crate::error::{Error, Hint, Result};
 use crate::measure::perf::{Counter, CounterSpec, Scope};
 use crate::measure::sys::call::{self, VsyscallPage};
@@ -54,7 +54,7 @@ impl Path {
 /// One thing to measure: a function, and its clock id if it takes one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Target {
-    pub function: TimeFn,
+    pub function: VdsoFn,
     pub clock: Option<i32>,
 }
 
@@ -63,7 +63,7 @@ pub struct Target {
 pub struct BenchRequest {
     /// Clock ids for the functions that take one.
     pub clocks: Vec<i32>,
-    pub functions: Vec<TimeFn>,
+    pub functions: Vec<VdsoFn>,
     /// The paths shown (others may still be timed for the verdict).
     pub paths: Vec<Path>,
     /// Compare the paths' answers (`--verify`).
@@ -75,8 +75,8 @@ pub struct BenchRequest {
 }
 
 /// The functions `bench` knows, in table order.
-pub const FUNCTIONS: [TimeFn; 5] =
-    [TimeFn::ClockGettime, TimeFn::Gettimeofday, TimeFn::Time, TimeFn::ClockGetres, TimeFn::Getcpu];
+pub const FUNCTIONS: [VdsoFn; 5] =
+    [VdsoFn::ClockGettime, VdsoFn::Gettimeofday, VdsoFn::Time, VdsoFn::ClockGetres, VdsoFn::Getcpu];
 
 /// The result of one call: a value to compare across paths, or an errno.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,9 +120,9 @@ impl Callers {
         Callers { vdso, vsyscall, abi: arch::HOST_ABI }
     }
 
-    fn nr(&self, f: TimeFn) -> Option<arch::ClockSyscall> {
+    fn nr(&self, f: VdsoFn) -> Option<arch::VdsoSyscall> {
         self.abi?;
-        arch::ClockSyscall::host(f)
+        arch::VdsoSyscall::host(f)
     }
 
     /// Whether `path` can call `t.function` here.
@@ -130,16 +130,16 @@ impl Callers {
         match path {
             Path::Libc => true,
             Path::Vdso => self.vdso.as_ref().is_some_and(|v| match t.function {
-                TimeFn::ClockGettime => v.clock_gettime.is_some(),
-                TimeFn::ClockGetres => v.clock_getres.is_some(),
-                TimeFn::Gettimeofday => v.gettimeofday.is_some(),
-                TimeFn::Time => v.time.is_some(),
-                TimeFn::Getcpu => v.getcpu.is_some(),
+                VdsoFn::ClockGettime => v.clock_gettime.is_some(),
+                VdsoFn::ClockGetres => v.clock_getres.is_some(),
+                VdsoFn::Gettimeofday => v.gettimeofday.is_some(),
+                VdsoFn::Time => v.time.is_some(),
+                VdsoFn::Getcpu => v.getcpu.is_some(),
                 _ => false,
             }),
             Path::Syscall => self.nr(t.function).is_some(),
             Path::Vsyscall => {
-                self.vsyscall.is_some() && matches!(t.function, TimeFn::Gettimeofday | TimeFn::Time | TimeFn::Getcpu)
+                self.vsyscall.is_some() && matches!(t.function, VdsoFn::Gettimeofday | VdsoFn::Time | VdsoFn::Getcpu)
             }
         }
     }
@@ -152,9 +152,9 @@ impl Callers {
         let clock = t.clock.unwrap_or(0);
         let vdso = self.vdso.as_ref();
         Some(match t.function {
-            TimeFn::ClockGettime | TimeFn::ClockGetres => {
+            VdsoFn::ClockGettime | VdsoFn::ClockGetres => {
                 let mut ts = call::zero_timespec();
-                let gettime = t.function == TimeFn::ClockGettime;
+                let gettime = t.function == VdsoFn::ClockGettime;
                 let r = match path {
                     Path::Libc if gettime => i64::from(call::libc_clock_gettime(clock, &mut ts)),
                     Path::Libc => i64::from(call::libc_clock_getres(clock, &mut ts)),
@@ -167,7 +167,7 @@ impl Callers {
                 };
                 rc(r, path).map(|()| Reading::Ns(ts_ns(&ts)))
             }
-            TimeFn::Gettimeofday => {
+            VdsoFn::Gettimeofday => {
                 let mut tv = call::zero_timeval();
                 let r = match path {
                     Path::Libc => i64::from(call::libc_gettimeofday(&mut tv)),
@@ -177,7 +177,7 @@ impl Callers {
                 };
                 rc(r, path).map(|()| Reading::Us(i128::from(tv.tv_sec) * 1_000_000 + i128::from(tv.tv_usec)))
             }
-            TimeFn::Time => {
+            VdsoFn::Time => {
                 let mut t0: time_t = 0;
                 let r = match path {
                     Path::Libc => call::libc_time(&mut t0),
@@ -192,7 +192,7 @@ impl Callers {
                     Ok(Reading::Secs(r))
                 }
             }
-            TimeFn::Getcpu => {
+            VdsoFn::Getcpu => {
                 let (mut cpu, mut node): (c_uint, c_uint) = (0, 0);
                 let r = match path {
                     Path::Libc => i64::from(call::libc_getcpu(&mut cpu, &mut node)),
@@ -228,56 +228,56 @@ impl Callers {
             }};
         }
         match (t.function, path) {
-            (TimeFn::ClockGettime, Path::Libc) => run!(call::libc_clock_gettime(black_box(clock), &mut ts)),
-            (TimeFn::ClockGetres, Path::Libc) => run!(call::libc_clock_getres(black_box(clock), &mut ts)),
-            (TimeFn::ClockGettime, Path::Vdso) => {
+            (VdsoFn::ClockGettime, Path::Libc) => run!(call::libc_clock_gettime(black_box(clock), &mut ts)),
+            (VdsoFn::ClockGetres, Path::Libc) => run!(call::libc_clock_getres(black_box(clock), &mut ts)),
+            (VdsoFn::ClockGettime, Path::Vdso) => {
                 let f = vdso?.clock_gettime?;
                 run!(f.call(black_box(clock), &mut ts))
             }
-            (TimeFn::ClockGetres, Path::Vdso) => {
+            (VdsoFn::ClockGetres, Path::Vdso) => {
                 let f = vdso?.clock_getres?;
                 run!(f.call(black_box(clock), &mut ts))
             }
-            (TimeFn::ClockGettime | TimeFn::ClockGetres, Path::Syscall) => {
+            (VdsoFn::ClockGettime | VdsoFn::ClockGetres, Path::Syscall) => {
                 let nr = self.nr(t.function)?;
                 run!(call::syscall_clock(nr, black_box(clock), &mut ts))
             }
-            (TimeFn::Gettimeofday, Path::Libc) => run!(call::libc_gettimeofday(&mut tv)),
-            (TimeFn::Gettimeofday, Path::Vdso) => {
+            (VdsoFn::Gettimeofday, Path::Libc) => run!(call::libc_gettimeofday(&mut tv)),
+            (VdsoFn::Gettimeofday, Path::Vdso) => {
                 let f = vdso?.gettimeofday?;
                 run!(f.call(&mut tv))
             }
-            (TimeFn::Gettimeofday, Path::Syscall) => {
+            (VdsoFn::Gettimeofday, Path::Syscall) => {
                 let nr = self.nr(t.function)?;
                 run!(call::syscall_gettimeofday(nr, &mut tv))
             }
-            (TimeFn::Gettimeofday, Path::Vsyscall) => {
+            (VdsoFn::Gettimeofday, Path::Vsyscall) => {
                 let p = self.vsyscall?;
                 run!(p.gettimeofday(&mut tv))
             }
-            (TimeFn::Time, Path::Libc) => run!(call::libc_time(&mut secs)),
-            (TimeFn::Time, Path::Vdso) => {
+            (VdsoFn::Time, Path::Libc) => run!(call::libc_time(&mut secs)),
+            (VdsoFn::Time, Path::Vdso) => {
                 let f = vdso?.time?;
                 run!(f.call(&mut secs))
             }
-            (TimeFn::Time, Path::Syscall) => {
+            (VdsoFn::Time, Path::Syscall) => {
                 let nr = self.nr(t.function)?;
                 run!(call::syscall_time(nr, &mut secs))
             }
-            (TimeFn::Time, Path::Vsyscall) => {
+            (VdsoFn::Time, Path::Vsyscall) => {
                 let p = self.vsyscall?;
                 run!(p.time(&mut secs))
             }
-            (TimeFn::Getcpu, Path::Libc) => run!(call::libc_getcpu(&mut cpu, &mut node)),
-            (TimeFn::Getcpu, Path::Vdso) => {
+            (VdsoFn::Getcpu, Path::Libc) => run!(call::libc_getcpu(&mut cpu, &mut node)),
+            (VdsoFn::Getcpu, Path::Vdso) => {
                 let f = vdso?.getcpu?;
                 run!(f.call(&mut cpu, &mut node))
             }
-            (TimeFn::Getcpu, Path::Syscall) => {
+            (VdsoFn::Getcpu, Path::Syscall) => {
                 let nr = self.nr(t.function)?;
                 run!(call::syscall_getcpu(nr, &mut cpu, &mut node))
             }
-            (TimeFn::Getcpu, Path::Vsyscall) => {
+            (VdsoFn::Getcpu, Path::Vsyscall) => {
                 let p = self.vsyscall?;
                 run!(p.getcpu(&mut cpu, &mut node))
             }
@@ -513,13 +513,13 @@ fn detail(reads: &[(&str, Option<std::result::Result<Reading, i32>>)]) -> String
 /// Check that every path agrees, for the clocks and functions selected:
 /// readings in order and within the clock's resolution, equal resolutions,
 /// equal getcpu answers (pinned to one CPU), EINVAL for an invalid clock id.
-pub fn verify(callers: &Callers, clocks: &[i32], functions: &[TimeFn]) -> Vec<Check> {
+pub fn verify(callers: &Callers, clocks: &[i32], functions: &[VdsoFn]) -> Vec<Check> {
     let mut checks = Vec::new();
-    let has = |f: TimeFn| functions.contains(&f);
-    if has(TimeFn::ClockGettime) {
+    let has = |f: VdsoFn| functions.contains(&f);
+    if has(VdsoFn::ClockGettime) {
         for &clock in clocks {
-            let t = Target { function: TimeFn::ClockGettime, clock: Some(clock) };
-            let res = match callers.call(Target { function: TimeFn::ClockGetres, clock: Some(clock) }, Path::Syscall) {
+            let t = Target { function: VdsoFn::ClockGettime, clock: Some(clock) };
+            let res = match callers.call(Target { function: VdsoFn::ClockGetres, clock: Some(clock) }, Path::Syscall) {
                 Some(Ok(Reading::Ns(r))) => r.max(1),
                 _ => 1,
             };
@@ -528,28 +528,28 @@ pub fn verify(callers: &Callers, clocks: &[i32], functions: &[TimeFn]) -> Vec<Ch
             checks.push(agreement(&name, &reads, res, is_monotonic(clock)));
         }
     }
-    if has(TimeFn::Gettimeofday) {
-        let reads = sandwich(callers, Target { function: TimeFn::Gettimeofday, clock: None });
+    if has(VdsoFn::Gettimeofday) {
+        let reads = sandwich(callers, Target { function: VdsoFn::Gettimeofday, clock: None });
         checks.push(agreement("gettimeofday", &reads, 1, false));
     }
-    if has(TimeFn::Time) {
-        let reads = sandwich(callers, Target { function: TimeFn::Time, clock: None });
+    if has(VdsoFn::Time) {
+        let reads = sandwich(callers, Target { function: VdsoFn::Time, clock: None });
         checks.push(agreement("time", &reads, 1, false));
     }
-    if has(TimeFn::ClockGetres) {
+    if has(VdsoFn::ClockGetres) {
         for &clock in clocks {
-            let reads = sandwich(callers, Target { function: TimeFn::ClockGetres, clock: Some(clock) });
+            let reads = sandwich(callers, Target { function: VdsoFn::ClockGetres, clock: Some(clock) });
             let answers: Vec<_> = reads.iter().filter_map(|(_, r)| *r).collect();
             let ok = answers.windows(2).all(|w| w[0] == w[1]);
             let name = format!("clock_getres({}) equal", arch::clock_name(i64::from(clock)));
             checks.push(Check { name, ok, detail: detail(&reads) });
         }
     }
-    if has(TimeFn::Getcpu) {
+    if has(VdsoFn::Getcpu) {
         checks.push(verify_getcpu(callers));
     }
-    if has(TimeFn::ClockGettime) || has(TimeFn::ClockGetres) {
-        for f in [TimeFn::ClockGettime, TimeFn::ClockGetres].into_iter().filter(|f| has(*f)) {
+    if has(VdsoFn::ClockGettime) || has(VdsoFn::ClockGetres) {
+        for f in [VdsoFn::ClockGettime, VdsoFn::ClockGetres].into_iter().filter(|f| has(*f)) {
             for bad in INVALID_CLOCKS {
                 let reads = sandwich(callers, Target { function: f, clock: Some(bad) });
                 let ok = reads.iter().all(|(_, r)| r.is_none() || *r == Some(Err(libc::EINVAL)));
@@ -594,7 +594,7 @@ fn agreement(
 fn verify_getcpu(callers: &Callers) -> Check {
     use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
     use nix::unistd::Pid;
-    let t = Target { function: TimeFn::Getcpu, clock: None };
+    let t = Target { function: VdsoFn::Getcpu, clock: None };
     let me = Pid::from_raw(0);
     let old = sched_getaffinity(me).ok();
     let pinned = match callers.call(t, Path::Syscall) {

@@ -14,7 +14,7 @@
 //! in the tree run without their privileges; a command that installs a
 //! filter with a listener of its own gets EBUSY.
 
-use crate::arch::{self, Abi, TimeFn};
+use crate::arch::{self, Abi, VdsoFn};
 use crate::inspect::process::{blocked_syscall_sp, boottime_offset_ns, ns_per_tick, read_thread_mem, start_ticks_of};
 use crate::measure::sites::Book;
 use crate::measure::sys::seccomp::{Insn, Listener, Notification, Program, Wake};
@@ -89,8 +89,8 @@ pub fn program() -> Program {
 /// [vsyscall] emulation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Call {
-    Syscall { abi: Abi, func: TimeFn, clock: Clock },
-    Vsyscall(TimeFn),
+    Syscall { abi: Abi, func: VdsoFn, clock: Clock },
+    Vsyscall(VdsoFn),
 }
 
 /// Decode a notification; `None` for a number the filter should not have sent.
@@ -464,20 +464,20 @@ mod tests {
         let x64 = Abi::X86_64.audit_arch();
         assert_eq!(
             decode(&n(x64, 228, 0x401000, 1)),
-            Some(Call::Syscall { abi: Abi::X86_64, func: TimeFn::ClockGettime, clock: Clock::Id(1) })
+            Some(Call::Syscall { abi: Abi::X86_64, func: VdsoFn::ClockGettime, clock: Clock::Id(1) })
         );
         assert_eq!(
             decode(&n(x64, 228, 0x401000, 0xffff_fffe)),
-            Some(Call::Syscall { abi: Abi::X86_64, func: TimeFn::ClockGettime, clock: Clock::Other })
+            Some(Call::Syscall { abi: Abi::X86_64, func: VdsoFn::ClockGettime, clock: Clock::Other })
         );
         assert_eq!(
             decode(&n(Abi::I386.audit_arch(), 403, 0xf7f0_0000, 4)),
-            Some(Call::Syscall { abi: Abi::I386, func: TimeFn::ClockGettime64, clock: Clock::Id(4) })
+            Some(Call::Syscall { abi: Abi::I386, func: VdsoFn::ClockGettime64, clock: Clock::Id(4) })
         );
-        assert_eq!(decode(&n(x64, 201, arch::vsyscall::TIME, 0)), Some(Call::Vsyscall(TimeFn::Time)));
+        assert_eq!(decode(&n(x64, 201, arch::vsyscall::TIME, 0)), Some(Call::Vsyscall(VdsoFn::Time)));
         assert_eq!(
             decode(&n(x64, 0x4000_0000 | 96, 0x401000, 0)),
-            Some(Call::Syscall { abi: Abi::X86_64, func: TimeFn::Gettimeofday, clock: Clock::None })
+            Some(Call::Syscall { abi: Abi::X86_64, func: VdsoFn::Gettimeofday, clock: Clock::None })
         );
         assert_eq!(decode(&n(x64, 1, 0x401000, 0)), None);
     }

@@ -23,7 +23,7 @@
 //! - `vsyscall:emulate_vsyscall` (x86_64): calls into the legacy page fire no
 //!   syscall tracepoint at all.
 
-use crate::arch::{self, Abi, TimeFn};
+use crate::arch::{self, Abi, VdsoFn};
 use crate::error::{Error, Hint, Result};
 use crate::inspect::Process;
 use crate::measure::perf::{self, CounterSpec, PerfEvent, Reading, Scope, SAMPLE_RAW, SAMPLE_REGS_USER, SAMPLE_TID};
@@ -102,7 +102,7 @@ pub struct Key {
     pub tid: Option<i32>,
     /// The ABI the calls were made with (a traced tree may hold both).
     pub abi: Abi,
-    pub func: TimeFn,
+    pub func: VdsoFn,
     pub clock: Clock,
     /// The process's name when it made the calls (an exec changes it);
     /// `None` when the engine does not record it per call (the BPF engine
@@ -123,7 +123,7 @@ pub use crate::measure::sites::Site;
 pub struct Tally {
     pub counts: BTreeMap<Key, u64>,
     /// [vsyscall] emulations per (pid, function).
-    pub vsyscall: BTreeMap<(i32, TimeFn), u64>,
+    pub vsyscall: BTreeMap<(i32, VdsoFn), u64>,
     /// Sampled records the kernel dropped (ring buffer full).
     pub lost_records: u64,
     /// A counter ran for less time than it was enabled (multiplexed).
@@ -211,7 +211,7 @@ impl Tally {
 #[derive(Debug, Clone)]
 pub struct Events {
     /// `syscalls:sys_enter_<fn>` for the host ABI's clock syscalls.
-    per_syscall: Vec<(TimeFn, u64)>,
+    per_syscall: Vec<(VdsoFn, u64)>,
     raw_enter: u64,
     raw_id: (usize, usize),
     raw_arg0: usize,
@@ -265,7 +265,7 @@ impl Events {
     }
 
     /// The vsyscall function of an `emulate_vsyscall` record.
-    fn decode_vsyscall(&self, raw: &[u8]) -> Option<TimeFn> {
+    fn decode_vsyscall(&self, raw: &[u8]) -> Option<VdsoFn> {
         let (_, (off, size)) = self.vsyscall?;
         vsyscall_fn(ring::uint_at(raw, off, size)?)
     }
@@ -277,7 +277,7 @@ impl Events {
 }
 
 /// `nr` of `vsyscall:emulate_vsyscall` (the slot: 0, 1, 2).
-fn vsyscall_fn(nr: u64) -> Option<TimeFn> {
+fn vsyscall_fn(nr: u64) -> Option<VdsoFn> {
     arch::vsyscall::SLOTS.get(usize::try_from(nr).ok()?).copied()
 }
 
@@ -290,12 +290,12 @@ fn named_clocks() -> impl Iterator<Item = i64> {
 #[derive(Debug, Clone, Copy)]
 enum Slot {
     /// Calls of `func` with this clock (or without a clock).
-    Count(TimeFn, Clock),
+    Count(VdsoFn, Clock),
     /// Compat sampler of a traced tree: its count is every record it took
     /// (any ABI); records decoded as compat give the split.
     Compat,
     /// [vsyscall] emulations of a function.
-    Vsyscall(TimeFn),
+    Vsyscall(VdsoFn),
 }
 
 #[derive(Debug)]
@@ -322,7 +322,7 @@ pub struct Tracer {
     counters: Vec<Event>,
     sources: Vec<Source>,
     sampled: BTreeMap<Key, u64>,
-    sampled_vsyscall: BTreeMap<(i32, TimeFn), u64>,
+    sampled_vsyscall: BTreeMap<(i32, VdsoFn), u64>,
     lost: u64,
     /// `-a`: sys_enter records delivered (every one, ours or not), to tell
     /// how many the rings dropped without a PERF_RECORD_LOST yet.
@@ -543,7 +543,7 @@ impl Tracer {
                 let vfd = perf::open_sampler(&spec, Scope::Cpu(cpu), SAMPLES, Ring::watermark(pages))?;
                 perf::set_output(&vfd, ring.event())?;
                 // Kept open (and counted nowhere else) by parking it as a counter.
-                self.counters.push(Event { pid: -1, slot: Slot::Vsyscall(TimeFn::Time), fd: vfd });
+                self.counters.push(Event { pid: -1, slot: Slot::Vsyscall(VdsoFn::Time), fd: vfd });
             }
             self.sources.push(Source { ring, tree: false });
         }

@@ -9,7 +9,7 @@
 //! The image is trusted kernel memory, but every read is still bounds-checked:
 //! the parser is total over any bytes and is tested that way.
 
-use crate::arch::{self, TimeFn, VdsoAbi};
+use crate::arch::{self, VdsoFn, VdsoAbi};
 use crate::error::{Error, Result};
 use crate::inspect::elf;
 use crate::measure::sys::call::{BoundSymbol, VdsoClockFn, VdsoGetcpuFn, VdsoGettimeofdayFn, VdsoImage, VdsoTimeFn};
@@ -33,7 +33,7 @@ pub enum HashTable {
 /// One exported clock function, found with the expected version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Resolved {
-    pub function: TimeFn,
+    pub function: VdsoFn,
     pub name: &'static str,
     /// `None` when the image has no symbol versioning at all.
     pub version: Option<&'static str>,
@@ -128,15 +128,15 @@ impl OwnVdso {
         let pid = std::process::id() as i32;
         let image = VdsoImage::own().ok_or(Error::NoVdso { pid })?;
         let (syms, bound) = image.bind()?;
-        let sym = |f: TimeFn| bound.iter().copied().find(|s| s.function() == f);
+        let sym = |f: VdsoFn| bound.iter().copied().find(|s| s.function() == f);
         Ok(OwnVdso {
             base: image.base(),
             hash: syms.hash,
-            clock_gettime: sym(TimeFn::ClockGettime).and_then(BoundSymbol::clock_fn),
-            clock_getres: sym(TimeFn::ClockGetres).and_then(BoundSymbol::clock_fn),
-            gettimeofday: sym(TimeFn::Gettimeofday).and_then(BoundSymbol::gettimeofday_fn),
-            time: sym(TimeFn::Time).and_then(BoundSymbol::time_fn),
-            getcpu: sym(TimeFn::Getcpu).and_then(BoundSymbol::getcpu_fn),
+            clock_gettime: sym(VdsoFn::ClockGettime).and_then(BoundSymbol::clock_fn),
+            clock_getres: sym(VdsoFn::ClockGetres).and_then(BoundSymbol::clock_fn),
+            gettimeofday: sym(VdsoFn::Gettimeofday).and_then(BoundSymbol::gettimeofday_fn),
+            time: sym(VdsoFn::Time).and_then(BoundSymbol::time_fn),
+            getcpu: sym(VdsoFn::Getcpu).and_then(BoundSymbol::getcpu_fn),
             symbols: syms.resolved,
             wrong_version: syms.wrong_version,
         })
@@ -160,7 +160,7 @@ mod tests {
     fn resolves_own_clock_gettime_with_version() {
         let img = own_image();
         let syms = resolve(&img, host_abi()).unwrap();
-        let cg = syms.resolved.iter().find(|s| s.function == TimeFn::ClockGettime).unwrap();
+        let cg = syms.resolved.iter().find(|s| s.function == VdsoFn::ClockGettime).unwrap();
         assert_eq!(cg.version, Some(host_abi().version));
         assert!(cg.offset > 0 && cg.offset < img.len());
         assert!(syms.wrong_version.is_empty());

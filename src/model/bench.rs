@@ -3,7 +3,7 @@
 //! command calls another. Timing loops and syscall counting are in
 //! `measure::bench`; the verdict rules in `model::policy`.
 
-use crate::arch::{self, TimeFn};
+use crate::arch::{self, VdsoFn};
 use crate::error::Result;
 use crate::inspect::kernel;
 use crate::measure::bench::{self as m, BenchRequest, Callers, Check, Path, Plan, Stats, SyscallCounter, Target};
@@ -42,7 +42,7 @@ pub enum Basis {
 /// One function, clock and path.
 #[derive(Debug, Serialize)]
 pub struct BenchResult {
-    pub function: TimeFn,
+    pub function: VdsoFn,
     /// The clock (`CLOCK_*`, or its number); `null` for functions without a clock id.
     pub clock: Option<ClockRef>,
     pub path: Path,
@@ -157,7 +157,7 @@ fn time_targets(callers: &Callers, req: &BenchRequest, basis: Basis, plan: Plan)
         let vdso_present = callers.available(t, Path::Vdso);
         for path in Path::ALL {
             let applicable =
-                path != Path::Vsyscall || matches!(t.function, TimeFn::Gettimeofday | TimeFn::Time | TimeFn::Getcpu);
+                path != Path::Vsyscall || matches!(t.function, VdsoFn::Gettimeofday | VdsoFn::Time | VdsoFn::Getcpu);
             let shown =
                 req.paths.contains(&path) && applicable && (path != Path::Vsyscall || callers.vsyscall.is_some());
             let probe = callers.call(t, path);

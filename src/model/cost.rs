@@ -5,7 +5,7 @@
 //! the clock and the CPU's state — but enough to tell a hot loop from noise.
 
 use super::trace::TraceReport;
-use crate::arch::{self, TimeFn};
+use crate::arch::{self, VdsoFn};
 use serde::Serialize;
 
 /// The cost of a row's calls.
@@ -36,7 +36,7 @@ pub enum Via {
 }
 
 /// What a row needs a per-call cost for: the way, function and clock id.
-pub type Need = (Via, TimeFn, Option<i64>);
+pub type Need = (Via, VdsoFn, Option<i64>);
 
 /// What the rows need per-call costs for: host-ABI count rows of one
 /// clock id or none (not compat rows, not `other` and `any`), and the

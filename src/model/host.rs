@@ -10,7 +10,7 @@ use super::policy::Verdict;
 use super::policy::{self, SysinfoEhdr, VdsoMapping};
 use super::vsyscall::{vsyscall_mode, Vsyscall};
 use super::{ClockRef, Status};
-use crate::arch::{self, ClockClass, TimeFn};
+use crate::arch::{self, ClockClass, VdsoFn};
 use crate::error::Result;
 use crate::inspect::auxv::{self, AT_SYSINFO_EHDR};
 use crate::inspect::kernel::{self, Clocksource, VsyscallMode};
@@ -269,7 +269,7 @@ impl HostFacts {
 pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
     let req = BenchRequest {
         clocks: arch::CLOCKS.iter().map(|c| c.id).collect(),
-        functions: vec![TimeFn::ClockGettime, TimeFn::Gettimeofday, TimeFn::Time],
+        functions: vec![VdsoFn::ClockGettime, VdsoFn::Gettimeofday, VdsoFn::Time],
         paths: vec![Path::Libc, Path::Vdso, Path::Syscall],
         verify: false,
         max_ns,
@@ -286,7 +286,7 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
     let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
     let clocksource = kernel::clocksource().map(|c| c.current);
     let mut checks = Vec::new();
-    let mut seen: Vec<(TimeFn, Option<ClockRef>)> = Vec::new();
+    let mut seen: Vec<(VdsoFn, Option<ClockRef>)> = Vec::new();
     for r in &report.results {
         let key = (r.function, r.clock);
         if seen.contains(&key) {
@@ -298,7 +298,7 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
         let (libc, vdso) = (row(Path::Libc), row(Path::Vdso));
         let label = r.clock.map_or_else(|| r.function.to_string(), ClockRef::text);
         let name = match r.clock.map(ClockRef::text) {
-            Some(c) if r.function == TimeFn::ClockGettime => format!("clock:{}", c.trim_start_matches("CLOCK_")),
+            Some(c) if r.function == VdsoFn::ClockGettime => format!("clock:{}", c.trim_start_matches("CLOCK_")),
             Some(c) => format!("{}:{}", r.function, c.trim_start_matches("CLOCK_")),
             None => r.function.to_string(),
         };

@@ -7,7 +7,7 @@
 //! the parser's [`Issue::VersionHash`], so both read one image the same way.
 
 use super::{Finding, Status};
-use crate::arch::{self, TimeFn};
+use crate::arch::{self, VdsoFn};
 use crate::inspect::elf::{self, Image, Issue};
 
 /// One thing wrong with an image.
@@ -20,9 +20,9 @@ pub enum ImageProblem {
     /// No table of the C library's vDSO symbols for this machine and class.
     NoAbiTable { machine: u16, is_64: bool },
     /// The C library's symbol for `function` is not exported.
-    NotExported { symbol: &'static str, function: TimeFn },
+    NotExported { symbol: &'static str, function: VdsoFn },
     /// Exported, but not with the version the C library binds.
-    WrongVersion { symbol: &'static str, function: TimeFn, have: Vec<String>, want: &'static str },
+    WrongVersion { symbol: &'static str, function: VdsoFn, have: Vec<String>, want: &'static str },
     /// DT_GNU_HASH only: musl binds nothing.
     GnuHashOnly,
     /// No hash table at all: nothing binds.

@@ -4,7 +4,7 @@
 //! asks here, so `maps`, `auxv`, `check`, `bench` and `trace` agree.
 
 use super::{Finding, Status};
-use crate::arch::{self, Abi, TimeFn};
+use crate::arch::{self, Abi, VdsoFn};
 use crate::error::{Error, Result};
 use crate::measure::trace::Clock;
 use serde::Serialize;
@@ -14,7 +14,7 @@ use serde::Serialize;
 /// was lost. Clocks this kernel's vDSO does not serve yet (MONOTONIC_RAW
 /// before 5.3, ...), CPU-time, alarm and fd clocks are expected syscalls.
 /// (`trace` judges its rows the same way; `serve` labels its series with it.)
-pub fn vdso_serves_call(abi: Abi, func: TimeFn, clock: Clock, kernel: Option<(u32, u32)>) -> bool {
+pub fn vdso_serves_call(abi: Abi, func: VdsoFn, clock: Clock, kernel: Option<(u32, u32)>) -> bool {
     let (machine, is_64) = abi.elf();
     if arch::vdso_symbol(machine, is_64, func).is_none() {
         return false;
@@ -28,7 +28,7 @@ pub fn vdso_serves_call(abi: Abi, func: TimeFn, clock: Clock, kernel: Option<(u3
 
 /// Whether the running kernel's vDSO should serve `func` with `clock` for
 /// vdsoctl itself, given whether its own vDSO exports the function.
-pub fn should_be_fast(func: TimeFn, clock: Option<i32>, vdso_exports: bool, kernel: Option<(u32, u32)>) -> bool {
+pub fn should_be_fast(func: VdsoFn, clock: Option<i32>, vdso_exports: bool, kernel: Option<(u32, u32)>) -> bool {
     let Some(abi) = arch::HOST_ABI else { return false };
     let clock = clock.map_or(Clock::None, |c| Clock::Id(i64::from(c)));
     vdso_exports && vdso_serves_call(abi, func, clock, kernel)
@@ -150,7 +150,7 @@ impl SysinfoEhdr {
 pub fn lost_fast_path(
     verdict: Verdict,
     label: &str,
-    func: TimeFn,
+    func: VdsoFn,
     clock: Option<i32>,
     kernel: Option<(u32, u32)>,
     clocksource: Option<&str>,
@@ -231,7 +231,7 @@ impl Verdict {
 pub type Enters = Option<bool>;
 
 /// Whether vdsoctl's own vDSO (its ABI's) is meant to offer `func`.
-pub fn own_vdso_offers(func: TimeFn) -> bool {
+pub fn own_vdso_offers(func: VdsoFn) -> bool {
     arch::HOST_ABI.is_some_and(|abi| abi.vdso_offers(func))
 }
 
@@ -289,12 +289,12 @@ mod tests {
     #[test]
     fn vdso_served_calls() {
         let k = Some((6, 18));
-        assert!(vdso_serves_call(Abi::X86_64, TimeFn::ClockGettime, Clock::Id(4), k));
-        assert!(!vdso_serves_call(Abi::X86_64, TimeFn::ClockGettime, Clock::Id(4), Some((5, 2))));
-        assert!(!vdso_serves_call(Abi::X86_64, TimeFn::ClockGettime, Clock::Id(3), k));
-        assert!(!vdso_serves_call(Abi::X86_64, TimeFn::ClockGettime, Clock::Other, k));
-        assert!(vdso_serves_call(Abi::X86_64, TimeFn::Gettimeofday, Clock::None, k));
-        assert!(vdso_serves_call(Abi::I386, TimeFn::ClockGettime64, Clock::Id(11), k));
+        assert!(vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, Clock::Id(4), k));
+        assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, Clock::Id(4), Some((5, 2))));
+        assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, Clock::Id(3), k));
+        assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, Clock::Other, k));
+        assert!(vdso_serves_call(Abi::X86_64, VdsoFn::Gettimeofday, Clock::None, k));
+        assert!(vdso_serves_call(Abi::I386, VdsoFn::ClockGettime64, Clock::Id(11), k));
     }
 
     #[test]
@@ -311,7 +311,7 @@ mod tests {
 
     #[test]
     fn fast_expectations_follow_the_clock_table() {
-        let f = TimeFn::ClockGettime;
+        let f = VdsoFn::ClockGettime;
         assert!(should_be_fast(f, Some(1), true, Some((6, 18))));
         assert!(!should_be_fast(f, Some(1), false, Some((6, 18))));
         assert!(!should_be_fast(f, Some(3), true, Some((6, 18))));
@@ -324,7 +324,7 @@ mod tests {
     #[test]
     fn a_lost_fast_path_is_judged_once() {
         let k = Some((6, 18));
-        let f = TimeFn::ClockGettime;
+        let f = VdsoFn::ClockGettime;
         // A CPU-time clock always enters the kernel: nothing is lost.
         assert_eq!(lost_fast_path(Verdict::KernelFallback, "x", f, Some(3), k, Some("tsc")), None);
         let (msg, hint) =

@@ -5,7 +5,7 @@
 
 use super::trace::CountRow;
 use super::{vdso_serves_call, Finding, Status};
-use crate::arch::{Abi, TimeFn};
+use crate::arch::{Abi, VdsoFn};
 use crate::inspect::symbols::{Frame, FrameKind};
 use crate::measure::sight::Sightings;
 use crate::measure::trace::{Clock, Key, Site, Tally};
@@ -91,7 +91,7 @@ pub struct SiteRow {
 }
 
 /// Class a site from its instruction's frame and what the call was.
-pub fn classify(site: &Frame, abi: Abi, func: TimeFn, clock: Clock, host: &Host) -> (SiteClass, Option<Fallback>) {
+pub fn classify(site: &Frame, abi: Abi, func: VdsoFn, clock: Clock, host: &Host) -> (SiteClass, Option<Fallback>) {
     let symbol = site.symbol.as_deref().unwrap_or("");
     let class = match site.kind {
         FrameKind::Vdso => {
@@ -196,7 +196,7 @@ pub struct Fix {
     /// The clock (`CLOCK_PROCESS_CPUTIME_ID`) or call it was.
     pub what: String,
     /// The call.
-    pub func: TimeFn,
+    pub func: VdsoFn,
     /// The caller of `syscall()`, or the object that made the call, labelled.
     pub who: Option<String>,
     pub clocksource: Option<String>,
@@ -289,13 +289,13 @@ mod tests {
     #[test]
     fn each_cause_has_its_class() {
         let host = Host { kernel: Some((6, 18)), clocksource: Some(("tsc".into(), Some(true))) };
-        let c = |f: &Frame, clock: i64| classify(f, Abi::X86_64, TimeFn::ClockGettime, Clock::Id(clock), &host);
+        let c = |f: &Frame, clock: i64| classify(f, Abi::X86_64, VdsoFn::ClockGettime, Clock::Id(clock), &host);
         let vdso = frame(FrameKind::Vdso, "[vdso]", Some("__vdso_clock_gettime"), false);
         assert_eq!(c(&vdso, 2), (SiteClass::VdsoFallback, Some(Fallback::ClockNotServed)));
         assert_eq!(c(&vdso, 1), (SiteClass::VdsoFallback, Some(Fallback::Unexplained)));
         let hpet = Host { clocksource: Some(("hpet".into(), Some(false))), ..host.clone() };
         assert_eq!(
-            classify(&vdso, Abi::X86_64, TimeFn::ClockGettime, Clock::Id(1), &hpet),
+            classify(&vdso, Abi::X86_64, VdsoFn::ClockGettime, Clock::Id(1), &hpet),
             (SiteClass::VdsoFallback, Some(Fallback::Clocksource))
         );
         let libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
@@ -320,7 +320,7 @@ mod tests {
     /// function to call instead, whatever the clock is.
     #[test]
     fn a_syscall_wrapper_hint_names_the_call_and_its_libc_function() {
-        let hint = |func: TimeFn, what: &str| {
+        let hint = |func: VdsoFn, what: &str| {
             let fix = Fix {
                 class: SiteClass::LibcSyscall,
                 fallback: None,
@@ -332,12 +332,12 @@ mod tests {
             fix.to_string()
         };
         let cases = [
-            (TimeFn::ClockGettime, "CLOCK_MONOTONIC", "syscall(SYS_clock_gettime, …) itself: call clock_gettime()"),
-            (TimeFn::ClockGettime, "CPU_CLOCK(-6)", "syscall(SYS_clock_gettime, …) itself: call clock_gettime()"),
-            (TimeFn::ClockGettime, "other", "syscall(SYS_clock_gettime, …) itself: call clock_gettime()"),
-            (TimeFn::ClockGettime64, "CLOCK_REALTIME", "syscall(SYS_clock_gettime64, …) itself: call clock_gettime()"),
-            (TimeFn::Gettimeofday, "gettimeofday", "syscall(SYS_gettimeofday, …) itself: call gettimeofday()"),
-            (TimeFn::Getcpu, "getcpu", "syscall(SYS_getcpu, …) itself: call sched_getcpu()"),
+            (VdsoFn::ClockGettime, "CLOCK_MONOTONIC", "syscall(SYS_clock_gettime, …) itself: call clock_gettime()"),
+            (VdsoFn::ClockGettime, "CPU_CLOCK(-6)", "syscall(SYS_clock_gettime, …) itself: call clock_gettime()"),
+            (VdsoFn::ClockGettime, "other", "syscall(SYS_clock_gettime, …) itself: call clock_gettime()"),
+            (VdsoFn::ClockGettime64, "CLOCK_REALTIME", "syscall(SYS_clock_gettime64, …) itself: call clock_gettime()"),
+            (VdsoFn::Gettimeofday, "gettimeofday", "syscall(SYS_gettimeofday, …) itself: call gettimeofday()"),
+            (VdsoFn::Getcpu, "getcpu", "syscall(SYS_getcpu, …) itself: call sched_getcpu()"),
         ];
         for (func, what, want) in cases {
             let h = hint(func, what);

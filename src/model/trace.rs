@@ -4,7 +4,7 @@
 //! `check` and `serve` read it.
 
 use super::{vdso_serves_call, ClockRef, Finding, Status};
-use crate::arch::{self, Abi, TimeFn};
+use crate::arch::{self, Abi, VdsoFn};
 use crate::measure::engine::Kind;
 use crate::measure::session::{Session, Window};
 use crate::measure::trace::Tally;
@@ -78,7 +78,7 @@ pub struct CountRow {
     pub cmdline_truncated: bool,
     pub syscall: &'static str,
     #[serde(skip)]
-    pub func: crate::arch::TimeFn,
+    pub func: crate::arch::VdsoFn,
     /// The ABI the calls were made with (`x86_64`, `i386`, ...).
     pub abi: Abi,
     /// Clock id by name (`CLOCK_TAI`, or its number); `null` for syscalls
@@ -116,7 +116,7 @@ pub struct VsyscallRow {
     pub cmdline: Option<Vec<String>>,
     pub function: &'static str,
     #[serde(skip)]
-    pub func: crate::arch::TimeFn,
+    pub func: crate::arch::VdsoFn,
     pub count: u64,
     #[serde(serialize_with = "crate::model::rate")]
     pub per_sec: f64,
@@ -509,7 +509,7 @@ fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRo
             Some("look for a raw syscall(), a libc or runtime that routes it to the kernel, or a clocksource without a vDSO mode (`vdsoctl check`)".into()),
         ),
         Verdict::Expected => {
-            let offered = TimeFn::from_name(syscall).is_none_or(|f| abi.vdso_offers(f));
+            let offered = VdsoFn::from_name(syscall).is_none_or(|f| abi.vdso_offers(f));
             let why = match (offered, has_clock) {
                 (false, _) => format!("the {} vDSO has no {syscall}, by design", abi.name()),
                 (true, true) => "the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)".into(),
@@ -535,7 +535,7 @@ mod tests {
             cmdline: None,
             cmdline_truncated: false,
             syscall: "clock_gettime",
-            func: crate::arch::TimeFn::ClockGettime,
+            func: crate::arch::VdsoFn::ClockGettime,
             cost: None,
             abi: arch::HOST_ABI.unwrap_or(Abi::X86_64),
             clock: Some(ClockRef::Id(1)),

@@ -343,7 +343,7 @@ fn prometheus_scrapes_costs_and_per_pid_syscalls() {
     let abi = vdsoctl::arch::HOST_ABI.expect("a known ABI");
     let serves_tai = vdsoctl::model::vdso_serves_call(
         abi,
-        vdsoctl::arch::TimeFn::ClockGettime,
+        vdsoctl::arch::VdsoFn::ClockGettime,
         vdsoctl::measure::trace::Clock::Id(11),
         vdsoctl::inspect::kernel::release().as_deref().and_then(vdsoctl::inspect::kernel::parse_version),
     );

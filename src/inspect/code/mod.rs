@@ -18,7 +18,7 @@
 //! immediate that happens to contain `0f 05`) is no instruction there, so
 //! it is no site.
 
-use crate::arch::{Abi, TimeFn};
+use crate::arch::{Abi, VdsoFn};
 use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
 use serde::Serialize;
 
@@ -64,7 +64,7 @@ pub struct Site {
     pub addr: u64,
     pub via: Via,
     /// The clock function a raw syscall makes (None for [vsyscall] calls).
-    pub function: Option<TimeFn>,
+    pub function: Option<VdsoFn>,
     /// The clock id, when a constant in the block (clock_gettime only).
     pub clock: Option<i64>,
     /// The [vsyscall] entry called.
@@ -352,18 +352,18 @@ impl State {
 /// The clock functions a raw call of which is reported: the reads the
 /// vDSO serves (clock_gettime, clock_getres, gettimeofday, time), with the
 /// numbers of `abi` ([`Abi::clock_syscalls`]); getcpu is no clock read.
-pub(crate) fn clock_fn(abi: Abi, nr: Option<u64>) -> Option<TimeFn> {
+pub(crate) fn clock_fn(abi: Abi, nr: Option<u64>) -> Option<VdsoFn> {
     let f = abi.clock_syscall(nr? as i64)?;
     is_clock_read(f).then_some(f)
 }
 
 /// Whether a raw syscall of `f` is a clock read the vDSO may serve.
-pub(crate) fn is_clock_read(f: TimeFn) -> bool {
-    !matches!(f, TimeFn::Getcpu)
+pub(crate) fn is_clock_read(f: VdsoFn) -> bool {
+    !matches!(f, VdsoFn::Getcpu)
 }
 
 /// Whether `f` takes a clock id as its first argument (reported with the site).
-pub(crate) fn takes_clock(f: TimeFn) -> bool {
+pub(crate) fn takes_clock(f: VdsoFn) -> bool {
     f.takes_clock()
 }
 
@@ -420,7 +420,7 @@ pub fn analyze(
 }
 
 /// A site at this instruction.
-fn site_at(ins: &Instruction, via: Via, function: Option<TimeFn>, clock: Option<i64>, entry: Option<u64>) -> Site {
+fn site_at(ins: &Instruction, via: Via, function: Option<VdsoFn>, clock: Option<i64>, entry: Option<u64>) -> Site {
     Site { addr: ins.ip(), via, function, clock, entry, symbol: None }
 }
 

@@ -113,7 +113,7 @@ fn raw_syscalls() {
     assert_eq!(s.len(), 1);
     assert_eq!(
         (s[0].addr, s[0].via, s[0].function, s[0].clock),
-        (0x100a, Via::Syscall, Some(TimeFn::ClockGettime), Some(1))
+        (0x100a, Via::Syscall, Some(VdsoFn::ClockGettime), Some(1))
     );
     // a jump between the mov and the syscall ends the block.
     let code = [0xb8, 0xe4, 0, 0, 0, 0x74, 0x00, 0x0f, 0x05];
@@ -127,7 +127,7 @@ fn raw_syscalls() {
     // i386: mov $265,%eax; mov $1,%ebx; int $0x80
     let code = [0xb8, 0x09, 1, 0, 0, 0xbb, 1, 0, 0, 0, 0xcd, 0x80];
     let s = sites(&code, 0x1000, 32, &t64());
-    assert_eq!((s[0].via, s[0].function, s[0].clock), (Via::Int80, Some(TimeFn::ClockGettime), Some(1)));
+    assert_eq!((s[0].via, s[0].function, s[0].clock), (Via::Int80, Some(VdsoFn::ClockGettime), Some(1)));
 }
 
 #[test]
@@ -146,5 +146,5 @@ fn libc_syscall_calls() {
     code.extend_from_slice(&rel.to_le_bytes());
     let s = sites(&code, base, 32, &t64());
     assert_eq!(s.len(), 1, "{s:?}");
-    assert_eq!((s[0].function, s[0].clock), (Some(TimeFn::ClockGettime), Some(1)));
+    assert_eq!((s[0].function, s[0].clock), (Some(VdsoFn::ClockGettime), Some(1)));
 }

@@ -509,7 +509,7 @@ fn scan_markers(file: &File, info: &ExeInfo) -> Result<Markers> {
     const GLIBC: &[&[u8]] = &[b"GLIBC_TUNABLES", b"GLIBC_PRIVATE"];
     // The name its C library looks clock_gettime up by in this
     // architecture's vDSO (`__kernel_clock_gettime` on arm64, ppc, s390).
-    let lookup = crate::arch::vdso_symbol(info.machine, info.is_64, crate::arch::TimeFn::ClockGettime)
+    let lookup = crate::arch::vdso_symbol(info.machine, info.is_64, crate::arch::VdsoFn::ClockGettime)
         .unwrap_or("__vdso_clock_gettime");
     let vdso_lookup_name = lookup.as_bytes();
     const GLIBC_BANNER: &[u8] = b"release version ";

@@ -53,7 +53,7 @@ fn the_vdso_is_read_from_memory_and_named() {
     let vdso = snap.vdso.clone().expect("[vdso] parsed");
     // The architecture's name for it: __vdso_clock_gettime, arm64's __kernel_clock_gettime.
     let name =
-        crate::arch::vdso_symbol(crate::arch::HOST_MACHINE, crate::arch::HOST_IS_64, crate::arch::TimeFn::ClockGettime)
+        crate::arch::vdso_symbol(crate::arch::HOST_MACHINE, crate::arch::HOST_IS_64, crate::arch::VdsoFn::ClockGettime)
             .expect("this architecture's vDSO has clock_gettime");
     let f = vdso.functions.iter().find(|f| f.name == name).unwrap_or_else(|| panic!("{name}"));
     let frame = snap.resolve(base + f.start + 3, &mut objects);

@@ -11,7 +11,7 @@
 use super::gen::Generator;
 use super::insn::{Alu, Asm, Cond, Helper, Size, R0, R1, R2, R3, R4, R8, R9};
 use super::layout::{self, ABI_COMPAT, ABI_NATIVE};
-use crate::arch::{Abi, TimeFn};
+use crate::arch::{Abi, VdsoFn};
 use crate::inspect::btf::Btf;
 
 /// `BPF_TRACE_FENTRY`.
@@ -22,7 +22,7 @@ pub(super) const ATTACH_TRACE_FENTRY: u32 = 24;
 pub(super) struct FentryPoint {
     /// [`ABI_NATIVE`] or [`ABI_COMPAT`].
     pub abi: u8,
-    pub func: TimeFn,
+    pub func: VdsoFn,
     pub name: &'static str,
     /// The function's BTF type id in vmlinux.
     pub btf_id: u32,
@@ -31,7 +31,7 @@ pub(super) struct FentryPoint {
 /// The clock syscall functions of `host` and its compat ABI in `btf`, or
 /// the first one it lacks.
 pub(super) fn points(btf: &Btf, host: Abi) -> Result<Vec<FentryPoint>, String> {
-    let wanted: Vec<(u8, TimeFn, &'static str)> = [(ABI_NATIVE, Some(host)), (ABI_COMPAT, host.compat())]
+    let wanted: Vec<(u8, VdsoFn, &'static str)> = [(ABI_NATIVE, Some(host)), (ABI_COMPAT, host.compat())]
         .into_iter()
         .filter_map(|(code, abi)| Some((code, abi?)))
         .flat_map(|(code, abi)| abi.clock_syscall_functions().iter().map(move |(f, name)| (code, *f, *name)))

@@ -547,7 +547,7 @@ impl Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arch::TimeFn;
+    use crate::arch::VdsoFn;
 
     fn generator(scope: Scope, per_thread: bool) -> Generator {
         Generator {
@@ -569,7 +569,7 @@ mod tests {
         Generator { layout: Layout::synthetic_arm64(), host: Abi::Aarch64, ..generator(scope, false) }
     }
 
-    fn fentry_point(abi: u8, func: TimeFn) -> super::super::fentry::FentryPoint {
+    fn fentry_point(abi: u8, func: VdsoFn) -> super::super::fentry::FentryPoint {
         super::super::fentry::FentryPoint { abi, func, name: "synthetic", btf_id: 200 }
     }
 
@@ -597,9 +597,9 @@ mod tests {
             ("sys_enter-trees-pidns", in_ns.sys_enter()),
             ("fork-trees-pidns", in_ns.fork()),
             ("sys_enter-all-cgroups", in_cgroups.sys_enter()),
-            ("fentry-trees-x64-clock_gettime", trees.fentry(&fentry_point(layout::ABI_NATIVE, TimeFn::ClockGettime))),
-            ("fentry-all-ia32-gettimeofday", all.fentry(&fentry_point(layout::ABI_COMPAT, TimeFn::Gettimeofday))),
-            ("fentry-trees-x64-time", trees.fentry(&fentry_point(layout::ABI_NATIVE, TimeFn::Time))),
+            ("fentry-trees-x64-clock_gettime", trees.fentry(&fentry_point(layout::ABI_NATIVE, VdsoFn::ClockGettime))),
+            ("fentry-all-ia32-gettimeofday", all.fentry(&fentry_point(layout::ABI_COMPAT, VdsoFn::Gettimeofday))),
+            ("fentry-trees-x64-time", trees.fentry(&fentry_point(layout::ABI_NATIVE, VdsoFn::Time))),
             (
                 "sys_enter-all-sites",
                 Generator { sites: Some(SiteFds { map: 7, unread: 8 }), ..generator(Scope::All, false) }.sys_enter(),

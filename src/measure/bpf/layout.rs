@@ -6,7 +6,7 @@
 //! program is generated, not misread at run time.
 
 use super::insn::Size;
-use crate::arch::{KernelMember, SyscallEntry, TimeFn};
+use crate::arch::{KernelMember, SyscallEntry, VdsoFn};
 use crate::error::{Error, Hint, Result};
 use crate::inspect::btf::{Btf, Field};
 
@@ -145,16 +145,16 @@ pub(super) const CLOCK_ID: u8 = 1;
 pub(super) const CLOCK_OTHER: u8 = 2;
 
 /// Function codes in a key: the index in this table.
-pub(super) const FUNCTIONS: [TimeFn; 7] = TimeFn::ALL;
+pub(super) const FUNCTIONS: [VdsoFn; 7] = VdsoFn::ALL;
 
-pub(super) fn fn_code(f: TimeFn) -> u8 {
+pub(super) fn fn_code(f: VdsoFn) -> u8 {
     FUNCTIONS.iter().position(|g| *g == f).unwrap_or(0) as u8
 }
 
 /// [`key::WORD`]: ABI, function, whether a clock id follows (`CLOCK_ID`;
 /// the program adds `CLOCK_OTHER - CLOCK_ID` at [`KIND_SHIFT`] for an
 /// unknown id).
-pub(super) fn key_word(abi: u8, f: TimeFn) -> i32 {
+pub(super) fn key_word(abi: u8, f: VdsoFn) -> i32 {
     let kind = if f.takes_clock() { CLOCK_ID } else { CLOCK_NONE };
     i32::from(abi) | i32::from(fn_code(f)) << 8 | i32::from(kind) << KIND_SHIFT
 }

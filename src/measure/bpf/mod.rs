@@ -366,7 +366,7 @@ impl BpfTracer {
     }
 
     /// A count-row key decoded: a row, or a [vsyscall] (pid, function).
-    fn row_key(host: Abi, k: &[u8]) -> Option<std::result::Result<Key, (i32, arch::TimeFn)>> {
+    fn row_key(host: Abi, k: &[u8]) -> Option<std::result::Result<Key, (i32, arch::VdsoFn)>> {
         let (tgid, tid) = (key::TGID.get(k) as u32 as i32, key::TID.get(k) as u32 as i32);
         let (abi, func, kind) = layout::split_word(key::WORD.get(k));
         let func = FUNCTIONS.get(func as usize).copied()?;

@@ -9,7 +9,7 @@
 
 #![allow(unsafe_code)]
 
-use crate::arch::{ClockSyscall, TimeFn, VdsoAbi};
+use crate::arch::{VdsoSyscall, VdsoFn, VdsoAbi};
 use crate::inspect::maps::Mapping;
 use crate::measure::vdso::Symbols;
 use libc::{c_int, c_long, c_uint, c_void, clockid_t, time_t, timespec, timeval};
@@ -111,8 +111,8 @@ fn refuse() -> c_long {
 /// (`clock_gettime`, `clock_getres`). Returns -1 and sets errno on failure,
 /// and refuses (`EINVAL`, no syscall) a number of another function.
 #[inline(always)]
-pub fn syscall_clock(sc: ClockSyscall, clock: clockid_t, ts: &mut timespec) -> c_long {
-    if !matches!(sc.function(), TimeFn::ClockGettime | TimeFn::ClockGetres) {
+pub fn syscall_clock(sc: VdsoSyscall, clock: clockid_t, ts: &mut timespec) -> c_long {
+    if !matches!(sc.function(), VdsoFn::ClockGettime | VdsoFn::ClockGetres) {
         return refuse();
     }
     // SAFETY: `sc` comes from the arch table for this process's ABI and is
@@ -123,8 +123,8 @@ pub fn syscall_clock(sc: ClockSyscall, clock: clockid_t, ts: &mut timespec) -> c
 
 /// A raw `gettimeofday` syscall (refuses any other number).
 #[inline(always)]
-pub fn syscall_gettimeofday(sc: ClockSyscall, tv: &mut timeval) -> c_long {
-    if sc.function() != TimeFn::Gettimeofday {
+pub fn syscall_gettimeofday(sc: VdsoSyscall, tv: &mut timeval) -> c_long {
+    if sc.function() != VdsoFn::Gettimeofday {
         return refuse();
     }
     // SAFETY: `sc` is gettimeofday's number in this ABI; `tv` valid, timezone null.
@@ -133,8 +133,8 @@ pub fn syscall_gettimeofday(sc: ClockSyscall, tv: &mut timeval) -> c_long {
 
 /// A raw `time` syscall (refuses any other number).
 #[inline(always)]
-pub fn syscall_time(sc: ClockSyscall, t: &mut time_t) -> c_long {
-    if sc.function() != TimeFn::Time {
+pub fn syscall_time(sc: VdsoSyscall, t: &mut time_t) -> c_long {
+    if sc.function() != VdsoFn::Time {
         return refuse();
     }
     // SAFETY: `sc` is time's number in this ABI; `t` valid and writable.
@@ -143,8 +143,8 @@ pub fn syscall_time(sc: ClockSyscall, t: &mut time_t) -> c_long {
 
 /// A raw `getcpu` syscall (refuses any other number).
 #[inline(always)]
-pub fn syscall_getcpu(sc: ClockSyscall, cpu: &mut c_uint, node: &mut c_uint) -> c_long {
-    if sc.function() != TimeFn::Getcpu {
+pub fn syscall_getcpu(sc: VdsoSyscall, cpu: &mut c_uint, node: &mut c_uint) -> c_long {
+    if sc.function() != VdsoFn::Getcpu {
         return refuse();
     }
     // SAFETY: `sc` is getcpu's number in this ABI; out-pointers valid; tcache null.
@@ -232,13 +232,13 @@ impl VdsoImage {
 /// say it is. Callable only as that function's signature.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BoundSymbol {
-    function: TimeFn,
+    function: VdsoFn,
     addr: usize,
 }
 
 impl BoundSymbol {
     /// The function it is.
-    pub fn function(self) -> TimeFn {
+    pub fn function(self) -> VdsoFn {
         self.function
     }
 
@@ -248,28 +248,28 @@ impl BoundSymbol {
         // clock_gettime/clock_getres symbol in this process's own image
         // (VdsoImage::bind), whose C ABI is `int (clockid_t, struct
         // timespec *)` (include/vdso/*, vdso.lds.S).
-        matches!(self.function, TimeFn::ClockGettime | TimeFn::ClockGetres)
+        matches!(self.function, VdsoFn::ClockGettime | VdsoFn::ClockGetres)
             .then(|| VdsoClockFn(unsafe { std::mem::transmute::<usize, ClockFnPtr>(self.addr) }))
     }
 
     /// As `gettimeofday`.
     pub fn gettimeofday_fn(self) -> Option<VdsoGettimeofdayFn> {
         // SAFETY: as above; `int (struct timeval *, struct timezone *)`.
-        (self.function == TimeFn::Gettimeofday)
+        (self.function == VdsoFn::Gettimeofday)
             .then(|| VdsoGettimeofdayFn(unsafe { std::mem::transmute::<usize, GettimeofdayFnPtr>(self.addr) }))
     }
 
     /// As `time`.
     pub fn time_fn(self) -> Option<VdsoTimeFn> {
         // SAFETY: as above; `time_t (time_t *)`.
-        (self.function == TimeFn::Time)
+        (self.function == VdsoFn::Time)
             .then(|| VdsoTimeFn(unsafe { std::mem::transmute::<usize, TimeFnPtr>(self.addr) }))
     }
 
     /// As `getcpu`.
     pub fn getcpu_fn(self) -> Option<VdsoGetcpuFn> {
         // SAFETY: as above; `long (unsigned *, unsigned *, struct getcpu_cache *)`.
-        (self.function == TimeFn::Getcpu)
+        (self.function == VdsoFn::Getcpu)
             .then(|| VdsoGetcpuFn(unsafe { std::mem::transmute::<usize, GetcpuFnPtr>(self.addr) }))
     }
 }
@@ -402,8 +402,8 @@ mod tests {
 
     #[test]
     fn a_clock_syscall_is_called_only_with_its_own_signature() {
-        let gettime = ClockSyscall::host(TimeFn::ClockGettime).unwrap();
-        let tod = ClockSyscall::host(TimeFn::Gettimeofday).unwrap();
+        let gettime = VdsoSyscall::host(VdsoFn::ClockGettime).unwrap();
+        let tod = VdsoSyscall::host(VdsoFn::Gettimeofday).unwrap();
         let (mut ts, mut tv, mut t, mut cpu, mut node) = (zero_timespec(), zero_timeval(), 0, 0, 0);
         assert_eq!(syscall_clock(gettime, libc::CLOCK_MONOTONIC, &mut ts), 0);
         assert!(ts.tv_sec > 0 || ts.tv_nsec > 0);
@@ -413,9 +413,9 @@ mod tests {
         assert_eq!(errno_of(syscall_time(gettime, &mut t)), libc::EINVAL);
         assert_eq!(errno_of(syscall_getcpu(tod, &mut cpu, &mut node)), libc::EINVAL);
         assert_eq!(tv.tv_sec, 0, "the refused call wrote nothing");
-        // A number the ABI does not have is no ClockSyscall at all.
+        // A number the ABI does not have is no VdsoSyscall at all.
         if cfg!(target_arch = "x86_64") {
-            assert!(ClockSyscall::host(TimeFn::ClockGettime64).is_none());
+            assert!(VdsoSyscall::host(VdsoFn::ClockGettime64).is_none());
         }
     }
 
@@ -423,7 +423,7 @@ mod tests {
     fn only_resolved_exports_of_the_own_image_are_bound() {
         let image = VdsoImage::own().expect("a [vdso] in this process");
         let (_, bound) = image.bind().unwrap();
-        let cg = bound.iter().find(|b| b.function() == TimeFn::ClockGettime).unwrap();
+        let cg = bound.iter().find(|b| b.function() == VdsoFn::ClockGettime).unwrap();
         let mut ts = zero_timespec();
         assert_eq!(cg.clock_fn().unwrap().call(libc::CLOCK_MONOTONIC, &mut ts), 0);
         // A symbol is callable only as its own function.
@@ -431,7 +431,7 @@ mod tests {
         // An unknown name binds nothing.
         let host = crate::arch::vdso_abi(crate::arch::HOST_MACHINE, crate::arch::HOST_IS_64).unwrap();
         let unknown = VdsoAbi {
-            symbols: &[crate::arch::VdsoSymbol { function: TimeFn::ClockGettime, name: "__vdso_no_such_clock" }],
+            symbols: &[crate::arch::VdsoSymbol { function: VdsoFn::ClockGettime, name: "__vdso_no_such_clock" }],
             ..*host
         };
         let (syms, bound) = image.bind_as(&unknown).unwrap();

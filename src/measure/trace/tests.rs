@@ -16,7 +16,7 @@ fn interval_subtraction() {
         pid: 1,
         tid: None,
         abi: Abi::X86_64,
-        func: TimeFn::ClockGettime,
+        func: VdsoFn::ClockGettime,
         clock: Clock::Id(4),
         comm: None,
         start: 0,
