@@ -1,8 +1,10 @@
-//! Architecture tables, in one place: clock ids, the time functions the vDSO
-//! serves, their symbol names and versions per architecture (from each
-//! architecture's `vdso.lds.S` in the kernel), the syscall numbers of the
-//! clock syscalls per ABI (including the i386 compat numbers a 64-bit kernel
-//! sees from 32-bit processes), and the auxv/hwcap names.
+//! Architecture tables, in one place: clock ids, the functions a vDSO can
+//! serve (the clocks, getcpu and getrandom), their symbol names, versions
+//! and the kernel that brought each to the vDSO, per architecture (from
+//! each architecture's `vdso.lds.S` in the kernel), the syscall numbers of
+//! those functions per ABI (including the i386 compat numbers a 64-bit
+//! kernel sees from 32-bit processes), which C libraries and runtimes call
+//! each through the vDSO, and the auxv/hwcap names.
 //!
 //! Nothing else in the crate spells an architecture-specific number.
 
@@ -211,7 +213,8 @@ pub fn parse_clock(text: &str) -> Option<i32> {
     CLOCKS.iter().find(|c| c.name == full).map(|c| c.id)
 }
 
-/// A time function the vDSO may serve.
+/// A function a vDSO may serve. Adding one: a row here, and the compiler
+/// names every place that must decide (no match has a wildcard arm).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VdsoFn {
@@ -222,11 +225,18 @@ pub enum VdsoFn {
     ClockGetres,
     ClockGetresTime64,
     Getcpu,
+    /// Random bytes (Linux 6.11 on x86_64, 6.12 on arm64, powerpc, s390
+    /// and loongarch, 6.16 on riscv64): the vDSO fills the buffer from a
+    /// per-thread state the caller maps (`MAP_DROPPABLE`), and enters the
+    /// kernel itself only to refill that state's key.
+    Getrandom,
 }
 
 impl VdsoFn {
-    /// Every function, in the order of the enum.
-    pub const ALL: [VdsoFn; 7] = [
+    /// Every function, in the order of the enum. The array's length is the
+    /// number of variants: [`VdsoFn::index`] fails to build when a variant
+    /// is missing here.
+    pub const ALL: [VdsoFn; 8] = [
         VdsoFn::ClockGettime,
         VdsoFn::ClockGettime64,
         VdsoFn::Gettimeofday,
@@ -234,7 +244,38 @@ impl VdsoFn {
         VdsoFn::ClockGetres,
         VdsoFn::ClockGetresTime64,
         VdsoFn::Getcpu,
+        VdsoFn::Getrandom,
     ];
+
+    /// The function's place in [`VdsoFn::ALL`] (exhaustive: a new variant
+    /// must be given its place).
+    pub const fn index(self) -> usize {
+        match self {
+            VdsoFn::ClockGettime => 0,
+            VdsoFn::ClockGettime64 => 1,
+            VdsoFn::Gettimeofday => 2,
+            VdsoFn::Time => 3,
+            VdsoFn::ClockGetres => 4,
+            VdsoFn::ClockGetresTime64 => 5,
+            VdsoFn::Getcpu => 6,
+            VdsoFn::Getrandom => 7,
+        }
+    }
+
+    /// What the function serves: a clock read, the CPU number, or random
+    /// bytes (decides the words and which verdicts apply).
+    pub const fn kind(self) -> FnKind {
+        match self {
+            VdsoFn::ClockGettime
+            | VdsoFn::ClockGettime64
+            | VdsoFn::Gettimeofday
+            | VdsoFn::Time
+            | VdsoFn::ClockGetres
+            | VdsoFn::ClockGetresTime64 => FnKind::Clock,
+            VdsoFn::Getcpu => FnKind::Cpu,
+            VdsoFn::Getrandom => FnKind::Random,
+        }
+    }
 
     /// The function of a C name (`clock_gettime`).
     pub fn from_name(name: &str) -> Option<VdsoFn> {
@@ -251,6 +292,7 @@ impl VdsoFn {
             VdsoFn::ClockGetres => "clock_getres",
             VdsoFn::ClockGetresTime64 => "clock_getres_time64",
             VdsoFn::Getcpu => "getcpu",
+            VdsoFn::Getrandom => "getrandom",
         }
     }
 
@@ -264,13 +306,29 @@ impl VdsoFn {
             VdsoFn::Gettimeofday => "gettimeofday",
             VdsoFn::Time => "time",
             VdsoFn::Getcpu => "sched_getcpu",
+            VdsoFn::Getrandom => "getrandom",
         }
     }
 
     /// Whether the function's first argument is a clock id.
     pub fn takes_clock(self) -> bool {
-        matches!(self, VdsoFn::ClockGettime | VdsoFn::ClockGettime64 | VdsoFn::ClockGetres | VdsoFn::ClockGetresTime64)
+        match self {
+            VdsoFn::ClockGettime | VdsoFn::ClockGettime64 | VdsoFn::ClockGetres | VdsoFn::ClockGetresTime64 => true,
+            VdsoFn::Gettimeofday | VdsoFn::Time | VdsoFn::Getcpu | VdsoFn::Getrandom => false,
+        }
     }
+}
+
+/// What a vDSO function serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FnKind {
+    /// A clock read (or a clock's resolution).
+    Clock,
+    /// The CPU and node the caller runs on.
+    Cpu,
+    /// Random bytes.
+    Random,
 }
 
 impl std::fmt::Display for VdsoFn {
@@ -385,9 +443,9 @@ impl Abi {
         }
     }
 
-    /// The clock syscalls of this ABI and their numbers
+    /// The syscalls behind this ABI's vDSO functions and their numbers
     /// (`arch/*/entry/syscalls/*.tbl`, `include/uapi/asm-generic/unistd.h`).
-    pub fn clock_syscalls(self) -> &'static [(VdsoFn, i64)] {
+    pub fn vdso_syscalls(self) -> &'static [(VdsoFn, i64)] {
         match self {
             Abi::X86_64 => &[
                 (VdsoFn::ClockGettime, 228),
@@ -395,6 +453,7 @@ impl Abi {
                 (VdsoFn::Time, 201),
                 (VdsoFn::ClockGetres, 229),
                 (VdsoFn::Getcpu, 309),
+                (VdsoFn::Getrandom, 318),
             ],
             Abi::I386 => &[
                 (VdsoFn::ClockGettime, 265),
@@ -404,12 +463,14 @@ impl Abi {
                 (VdsoFn::ClockGetres, 266),
                 (VdsoFn::ClockGetresTime64, 406),
                 (VdsoFn::Getcpu, 318),
+                (VdsoFn::Getrandom, 355),
             ],
             Abi::Aarch64 | Abi::Riscv64 => &[
                 (VdsoFn::ClockGettime, 113),
                 (VdsoFn::Gettimeofday, 169),
                 (VdsoFn::ClockGetres, 114),
                 (VdsoFn::Getcpu, 168),
+                (VdsoFn::Getrandom, 278),
             ],
             Abi::Arm => &[
                 (VdsoFn::ClockGettime, 263),
@@ -418,6 +479,7 @@ impl Abi {
                 (VdsoFn::ClockGetres, 264),
                 (VdsoFn::ClockGetresTime64, 406),
                 (VdsoFn::Getcpu, 345),
+                (VdsoFn::Getrandom, 384),
             ],
         }
     }
@@ -427,7 +489,7 @@ impl Abi {
     /// `__ia32_*`: each takes the syscall's `const struct pt_regs *`;
     /// `arch/x86/entry/syscalls/syscall_{64,32}.tbl`). Empty where the
     /// fentry engine does not know the names.
-    pub fn clock_syscall_functions(self) -> &'static [(VdsoFn, &'static str)] {
+    pub fn syscall_functions(self) -> &'static [(VdsoFn, &'static str)] {
         match self {
             Abi::X86_64 => &[
                 (VdsoFn::ClockGettime, "__x64_sys_clock_gettime"),
@@ -435,6 +497,7 @@ impl Abi {
                 (VdsoFn::Time, "__x64_sys_time"),
                 (VdsoFn::ClockGetres, "__x64_sys_clock_getres"),
                 (VdsoFn::Getcpu, "__x64_sys_getcpu"),
+                (VdsoFn::Getrandom, "__x64_sys_getrandom"),
             ],
             Abi::I386 => &[
                 (VdsoFn::ClockGettime, "__ia32_sys_clock_gettime32"),
@@ -444,19 +507,20 @@ impl Abi {
                 (VdsoFn::ClockGetres, "__ia32_sys_clock_getres_time32"),
                 (VdsoFn::ClockGetresTime64, "__ia32_sys_clock_getres"),
                 (VdsoFn::Getcpu, "__ia32_sys_getcpu"),
+                (VdsoFn::Getrandom, "__ia32_sys_getrandom"),
             ],
             _ => &[],
         }
     }
 
-    /// The function behind a syscall number of this ABI, if it is a clock syscall.
-    pub fn clock_syscall(self, nr: i64) -> Option<VdsoFn> {
-        self.clock_syscalls().iter().find(|(_, n)| *n == nr).map(|(f, _)| *f)
+    /// The function behind a syscall number of this ABI, if the vDSO can serve it.
+    pub fn vdso_syscall(self, nr: i64) -> Option<VdsoFn> {
+        self.vdso_syscalls().iter().find(|(_, n)| *n == nr).map(|(f, _)| *f)
     }
 
-    /// The number of a clock syscall in this ABI.
+    /// The number of a vDSO function's syscall in this ABI.
     pub fn syscall_nr(self, f: VdsoFn) -> Option<i64> {
-        self.clock_syscalls().iter().find(|(g, _)| *g == f).map(|(_, n)| *n)
+        self.vdso_syscalls().iter().find(|(g, _)| *g == f).map(|(_, n)| *n)
     }
 
     /// The `AUDIT_ARCH_*` value seccomp reports for a syscall made with this
@@ -516,6 +580,13 @@ pub struct SyscallEntry {
     pub arg0_native: KernelMember,
     /// `pt_regs` member with a compat syscall's first argument.
     pub arg0_compat: KernelMember,
+    /// The second and third arguments, native and compat (getrandom's
+    /// size and flags).
+    pub args12_native: [KernelMember; 2],
+    pub args12_compat: [KernelMember; 2],
+    /// `pt_regs` member with the user instruction pointer (getrandom: was
+    /// the syscall made inside the vDSO?).
+    pub user_ip: &'static str,
     /// `task_struct` member whose bit marks a compat syscall.
     pub compat_flags: KernelMember,
     /// That bit's mask.
@@ -530,6 +601,9 @@ pub struct SyscallEntry {
 const X86_64_ENTRY: SyscallEntry = SyscallEntry {
     arg0_native: KernelMember { path: &["di"], part: 0 },
     arg0_compat: KernelMember { path: &["bx"], part: 0 },
+    args12_native: [KernelMember { path: &["si"], part: 0 }, KernelMember { path: &["dx"], part: 0 }],
+    args12_compat: [KernelMember { path: &["cx"], part: 0 }, KernelMember { path: &["dx"], part: 0 }],
+    user_ip: "ip",
     compat_flags: KernelMember { path: &["thread_info", "status"], part: 0 },
     compat_mask: 0x0002,
     vsyscall: true,
@@ -562,6 +636,9 @@ pub const SITE_REGS: Option<SiteRegs> =
 const AARCH64_ENTRY: SyscallEntry = SyscallEntry {
     arg0_native: KernelMember { path: &["regs"], part: 0 },
     arg0_compat: KernelMember { path: &["regs"], part: 0 },
+    args12_native: [KernelMember { path: &["regs"], part: 8 }, KernelMember { path: &["regs"], part: 16 }],
+    args12_compat: [KernelMember { path: &["regs"], part: 8 }, KernelMember { path: &["regs"], part: 16 }],
+    user_ip: "pc",
     compat_flags: KernelMember { path: &["thread_info", "flags"], part: 0 },
     compat_mask: 1 << 22,
     vsyscall: false,
@@ -598,6 +675,19 @@ impl Abi {
 pub struct VdsoSymbol {
     pub function: VdsoFn,
     pub name: &'static str,
+    /// (major, minor) of the first kernel whose vDSO on this architecture
+    /// exports it; `None`: as old as this vDSO's clock functions.
+    pub since: Option<(u32, u32)>,
+}
+
+impl VdsoSymbol {
+    /// Whether a kernel of version `kernel` exports it (unknown: yes).
+    pub fn in_kernel(&self, kernel: Option<(u32, u32)>) -> bool {
+        match (self.since, kernel) {
+            (Some(since), Some(k)) => k >= since,
+            _ => true,
+        }
+    }
 }
 
 /// What an architecture's vDSO exports for the C library's clock functions.
@@ -614,7 +704,12 @@ pub struct VdsoAbi {
 }
 
 const fn sym(function: VdsoFn, name: &'static str) -> VdsoSymbol {
-    VdsoSymbol { function, name }
+    VdsoSymbol { function, name, since: None }
+}
+
+/// A symbol a later kernel added to the vDSO.
+const fn sym_since(function: VdsoFn, name: &'static str, since: (u32, u32)) -> VdsoSymbol {
+    VdsoSymbol { function, name, since: Some(since) }
 }
 
 /// vDSO export tables per architecture and class.
@@ -629,6 +724,8 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
             sym(VdsoFn::Time, "__vdso_time"),
             sym(VdsoFn::Getcpu, "__vdso_getcpu"),
             sym(VdsoFn::ClockGetres, "__vdso_clock_getres"),
+            // arch/x86/entry/vdso/vgetrandom.c (6.11); 64-bit only: vdso32 has none.
+            sym_since(VdsoFn::Getrandom, "__vdso_getrandom", (6, 11)),
         ],
     },
     VdsoAbi {
@@ -653,6 +750,8 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
             sym(VdsoFn::ClockGettime, "__kernel_clock_gettime"),
             sym(VdsoFn::Gettimeofday, "__kernel_gettimeofday"),
             sym(VdsoFn::ClockGetres, "__kernel_clock_getres"),
+            // arch/arm64/kernel/vdso/vgetrandom.c (6.12); not in the compat vDSO.
+            sym_since(VdsoFn::Getrandom, "__kernel_getrandom", (6, 12)),
         ],
     },
     VdsoAbi {
@@ -675,6 +774,7 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
             sym(VdsoFn::Gettimeofday, "__vdso_gettimeofday"),
             sym(VdsoFn::ClockGetres, "__vdso_clock_getres"),
             sym(VdsoFn::Getcpu, "__vdso_getcpu"),
+            sym_since(VdsoFn::Getrandom, "__vdso_getrandom", (6, 16)),
         ],
     },
     VdsoAbi {
@@ -687,6 +787,7 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
             sym(VdsoFn::ClockGetres, "__kernel_clock_getres"),
             sym(VdsoFn::Time, "__kernel_time"),
             sym(VdsoFn::Getcpu, "__kernel_getcpu"),
+            sym_since(VdsoFn::Getrandom, "__kernel_getrandom", (6, 12)),
         ],
     },
     VdsoAbi {
@@ -698,6 +799,7 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
             sym(VdsoFn::Gettimeofday, "__kernel_gettimeofday"),
             sym(VdsoFn::ClockGetres, "__kernel_clock_getres"),
             sym(VdsoFn::Time, "__kernel_time"),
+            sym_since(VdsoFn::Getrandom, "__kernel_getrandom", (6, 12)),
         ],
     },
     VdsoAbi {
@@ -709,6 +811,7 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
             sym(VdsoFn::Gettimeofday, "__kernel_gettimeofday"),
             sym(VdsoFn::ClockGetres, "__kernel_clock_getres"),
             sym(VdsoFn::Getcpu, "__kernel_getcpu"),
+            sym_since(VdsoFn::Getrandom, "__kernel_getrandom", (6, 12)),
         ],
     },
     VdsoAbi {
@@ -740,6 +843,7 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
             sym(VdsoFn::Gettimeofday, "__vdso_gettimeofday"),
             sym(VdsoFn::ClockGetres, "__vdso_clock_getres"),
             sym(VdsoFn::Getcpu, "__vdso_getcpu"),
+            sym_since(VdsoFn::Getrandom, "__vdso_getrandom", (6, 12)),
         ],
     },
 ];
@@ -751,7 +855,83 @@ pub fn vdso_abi(machine: u16, is_64: bool) -> Option<&'static VdsoAbi> {
 
 /// The vDSO symbol for `function` on `machine`/`is_64`, if the kernel exports one.
 pub fn vdso_symbol(machine: u16, is_64: bool, function: VdsoFn) -> Option<&'static str> {
-    vdso_abi(machine, is_64)?.symbols.iter().find(|s| s.function == function).map(|s| s.name)
+    vdso_symbol_row(machine, is_64, function).map(|s| s.name)
+}
+
+/// The vDSO table's row for `function` on `machine`/`is_64`.
+pub fn vdso_symbol_row(machine: u16, is_64: bool, function: VdsoFn) -> Option<&'static VdsoSymbol> {
+    vdso_abi(machine, is_64)?.symbols.iter().find(|s| s.function == function)
+}
+
+/// A C library or language runtime, as far as routing vDSO calls goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Runtime {
+    Glibc,
+    Musl,
+    /// Go's runtime and standard library (static programs make their own calls).
+    Go,
+}
+
+impl Runtime {
+    /// Its name in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::Glibc => "glibc",
+            Runtime::Musl => "musl",
+            Runtime::Go => "Go",
+        }
+    }
+}
+
+/// How a runtime reaches one vDSO function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    pub function: VdsoFn,
+    pub runtime: Runtime,
+    /// The first (major, minor) release that calls it through the vDSO;
+    /// `None`: no release does (a syscall every call).
+    pub since: Option<(u32, u32)>,
+    /// The machines (ELF `e_machine`, 64-bit) it does so on.
+    pub machines: &'static [u16],
+    /// The entry points this is about, as a user knows them.
+    pub entry: &'static str,
+    /// Entry points of the same runtime that never take the vDSO.
+    pub never: &'static str,
+}
+
+/// The 64-bit machines whose vDSO getrandom glibc 2.41 and Go 1.24 bind
+/// (glibc's `sysdeps/unix/sysv/linux/*/dl-vdso-setup`, Go's
+/// `runtime/vgetrandom_linux_*.go`): x86_64, arm64, loongarch64, ppc64, s390x.
+const RANDOM_MACHINES: &[u16] = &[machine::X86_64, machine::AARCH64, machine::LOONGARCH, machine::PPC64, machine::S390];
+
+/// Which runtimes call which function through the vDSO, from which
+/// release. Only getrandom is here: every glibc, musl and Go release
+/// vdsoctl meets reads the clocks through the vDSO, and the clock verdicts
+/// are about syscalls seen, not versions.
+pub const ROUTES: &[Route] = &[
+    Route {
+        function: VdsoFn::Getrandom,
+        runtime: Runtime::Glibc,
+        since: Some((2, 41)),
+        machines: RANDOM_MACHINES,
+        entry: "getrandom(), arc4random()",
+        never: "getentropy()",
+    },
+    Route {
+        function: VdsoFn::Getrandom,
+        runtime: Runtime::Go,
+        since: Some((1, 24)),
+        machines: RANDOM_MACHINES,
+        entry: "crypto/rand",
+        never: "",
+    },
+    Route { function: VdsoFn::Getrandom, runtime: Runtime::Musl, since: None, machines: &[], entry: "getrandom()", never: "" },
+];
+
+/// How `runtime` reaches `function`, where the table says.
+pub fn route(function: VdsoFn, runtime: Runtime) -> Option<&'static Route> {
+    ROUTES.iter().find(|r| r.function == function && r.runtime == runtime)
 }
 
 /// The x86_64 legacy vsyscall page (`arch/x86/entry/vsyscall/vsyscall_64.c`):

@@ -38,7 +38,7 @@ fn i386_compat_numbers_match_design() {
     assert_eq!(abi.syscall_nr(VdsoFn::ClockGetres), Some(266));
     assert_eq!(abi.syscall_nr(VdsoFn::ClockGetresTime64), Some(406));
     assert_eq!(abi.syscall_nr(VdsoFn::Getcpu), Some(318));
-    assert_eq!(Abi::X86_64.clock_syscall(228), Some(VdsoFn::ClockGettime));
+    assert_eq!(Abi::X86_64.vdso_syscall(228), Some(VdsoFn::ClockGettime));
 }
 
 #[test]

@@ -86,6 +86,13 @@ pub fn parse(text: &str) -> Result<Vec<Mapping>> {
     text.lines().filter(|l| !l.trim().is_empty()).map(parse_line).collect()
 }
 
+/// The size of vdsoctl's own `[vdso]` mapping: every native process on
+/// this kernel maps the same image (`None`: no vDSO, or maps unreadable).
+pub fn own_vdso_len() -> Option<u64> {
+    let maps = crate::inspect::Process::open(None).ok()?.maps().ok()?;
+    maps.iter().find(|m| m.name() == "[vdso]").map(Mapping::size)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -530,6 +530,23 @@ fn parse_syscall_sp(text: &str) -> Option<u64> {
     u64::from_str_radix(sp.strip_prefix("0x")?, 16).ok()
 }
 
+/// Whether `ip` lies in the vDSO text of thread `tid` (a native task, which
+/// maps the same image as vdsoctl): its AT_SYSINFO_EHDR (/proc/TID/auxv,
+/// read while the thread waits in a notified call, so an exec cannot move
+/// it in between) up to vdsoctl's own `[vdso]` length. `false` when either
+/// cannot be read.
+pub fn in_vdso_of(tid: i32, ip: u64) -> bool {
+    static OWN_LEN: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    let Some(len) = *OWN_LEN.get_or_init(crate::inspect::maps::own_vdso_len) else { return false };
+    let mut bytes = Vec::new();
+    let read = File::open(format!("/proc/{tid}/auxv")).and_then(|f| f.take(4096).read_to_end(&mut bytes));
+    if read.is_err() {
+        return false;
+    }
+    let base = auxv::parse(&bytes, auxv::WordSize::W64).ok().and_then(|e| auxv::get(&e, auxv::AT_SYSINFO_EHDR));
+    base.is_some_and(|b| ip.wrapping_sub(b) < len)
+}
+
 /// Fill `buf` from thread `tid`'s memory at `addr` (/proc/TID/mem), without
 /// the checks of [`Process::open`]: the seccomp engine reads a word per
 /// notified call, while the thread waits. `None` when it cannot.

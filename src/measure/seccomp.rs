@@ -14,11 +14,11 @@
 //! in the tree run without their privileges; a command that installs a
 //! filter with a listener of its own gets EBUSY.
 
-use crate::arch::{self, Abi, VdsoFn};
+use crate::arch::{self, Abi, FnKind, VdsoFn};
 use crate::inspect::process::{blocked_syscall_sp, boottime_offset_ns, ns_per_tick, read_thread_mem, start_ticks_of};
 use crate::measure::sites::Book;
 use crate::measure::sys::seccomp::{Insn, Listener, Notification, Program, Wake};
-use crate::measure::trace::{Clock, Key, Site, Tally};
+use crate::measure::trace::{Clock, Key, RandomCall, Site, Tally};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read};
@@ -50,9 +50,9 @@ fn watched_abis() -> Vec<Abi> {
 /// x86_64 the same numbers with the x32 bit (x32 tasks run with the x86_64
 /// audit arch; their calls are counted as x86_64 rows).
 fn watched_numbers(abi: Abi) -> Vec<u32> {
-    let plain = abi.clock_syscalls().iter().map(|(_, nr)| *nr as u32);
+    let plain = abi.vdso_syscalls().iter().map(|(_, nr)| *nr as u32);
     let x32 =
-        abi.x32_bit().into_iter().flat_map(|bit| abi.clock_syscalls().iter().map(move |(_, nr)| (nr | bit) as u32));
+        abi.x32_bit().into_iter().flat_map(|bit| abi.vdso_syscalls().iter().map(move |(_, nr)| (nr | bit) as u32));
     plain.chain(x32).collect()
 }
 
@@ -93,20 +93,31 @@ pub enum Call {
     Vsyscall(VdsoFn),
 }
 
-/// Decode a notification; `None` for a number the filter should not have sent.
-pub fn decode(n: &Notification) -> Option<Call> {
+/// Decode a notification; `None` for a number the filter should not have
+/// sent. `in_vdso` says whether the call's instruction pointer lies in the
+/// caller's vDSO (asked of native getrandom calls only).
+pub fn decode(n: &Notification, in_vdso: &dyn Fn() -> bool) -> Option<Call> {
     let abi = Abi::from_audit_arch(n.arch)?;
     let mut nr = i64::from(n.nr);
     if let Some(bit) = abi.x32_bit() {
         nr &= !bit;
     }
-    let func = abi.clock_syscall(nr)?;
+    let func = abi.vdso_syscall(nr)?;
     if abi == Abi::X86_64 && n.ip & !0xfff == arch::vsyscall::BASE {
         return Some(Call::Vsyscall(func));
     }
     // clockid_t is an int: the low 32 bits, signed (CPU clocks of other
     // processes are negative ids; they fold into `Other`, as in every engine).
-    let clock = if func.takes_clock() { Clock::of_id(i64::from(n.args[0] as u32 as i32)) } else { Clock::None };
+    let clock = match func.kind() {
+        FnKind::Clock if func.takes_clock() => Clock::of_id(i64::from(n.args[0] as u32 as i32)),
+        FnKind::Clock | FnKind::Cpu => Clock::None,
+        // Only a native task's vDSO has getrandom.
+        FnKind::Random => Clock::Random(RandomCall::of_args(
+            n.args[1],
+            n.args[2],
+            abi == abi.native() && abi.vdso_offers(func) && in_vdso(),
+        )),
+    };
     Some(Call::Syscall { abi, func, clock })
 }
 
@@ -343,7 +354,7 @@ fn answer(
     book: Option<&mut Book>,
 ) {
     let who = resolver.resolve(n.tid, Instant::now(), &shared.tally);
-    let call = decode(n);
+    let call = decode(n, &|| crate::inspect::process::in_vdso_of(n.tid, n.ip));
     // --sites: the stack word is read while the call waits (valid if the
     // notification still is, checked next).
     let site = match (&book, call) {
@@ -431,12 +442,12 @@ mod tests {
         let p = program.insns();
         assert!(p.len() < 255, "jump offsets are one byte");
         for abi in watched_abis() {
-            for (_, nr) in abi.clock_syscalls() {
+            for (_, nr) in abi.vdso_syscalls() {
                 assert_eq!(run(p, abi.audit_arch(), *nr as u32), RET_USER_NOTIF, "{abi:?} {nr}");
             }
             // Some syscall numbers that are not clock syscalls in this ABI.
             for nr in [0u32, 1, 39, 60, 231, 500] {
-                if abi.clock_syscall(i64::from(nr)).is_none() {
+                if abi.vdso_syscall(i64::from(nr)).is_none() {
                     assert_eq!(run(p, abi.audit_arch(), nr), RET_ALLOW, "{abi:?} {nr}");
                 }
             }
@@ -461,6 +472,7 @@ mod tests {
             ip,
             args: [arg0, 0, 0, 0, 0, 0],
         };
+        let decode = |n: &Notification| super::decode(n, &|| false);
         let x64 = Abi::X86_64.audit_arch();
         assert_eq!(
             decode(&n(x64, 228, 0x401000, 1)),
@@ -480,5 +492,25 @@ mod tests {
             Some(Call::Syscall { abi: Abi::X86_64, func: VdsoFn::Gettimeofday, clock: Clock::None })
         );
         assert_eq!(decode(&n(x64, 1, 0x401000, 0)), None);
+    }
+
+    /// getrandom: each kind from its arguments and origin; only a native
+    /// call asks whether it was made in the vDSO (i386's has no getrandom).
+    #[test]
+    fn getrandom_notifications_decode_to_their_kind() {
+        let call = |arch: Abi, nr: i32, len: u64, flags: u64, in_vdso: bool| {
+            let n = Notification { id: 1, tid: 1, nr, arch: arch.audit_arch(), ip: 0x7000, args: [0x1000, len, flags, 0, 0, 0] };
+            match super::decode(&n, &|| in_vdso) {
+                Some(Call::Syscall { clock: Clock::Random(r), .. }) => r,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(call(Abi::X86_64, 318, 32, 0, true), RandomCall::ByVdso);
+        assert_eq!(call(Abi::X86_64, 318, 16, 0, false), RandomCall::Served);
+        assert_eq!(call(Abi::X86_64, 318, 16, 0x10, false), RandomCall::UnservedFlags);
+        assert_eq!(call(Abi::X86_64, 318, 8, 1, false), RandomCall::StartupKey);
+        assert_eq!(call(Abi::X86_64, 318, 9, 1, false), RandomCall::Served);
+        assert_eq!(call(Abi::X86_64, 318, 16, 4, false), RandomCall::Served, "GRND_INSECURE is served");
+        assert_eq!(call(Abi::I386, 355, 32, 0, true), RandomCall::Served, "no compat vDSO getrandom");
     }
 }

@@ -23,7 +23,7 @@
 //! - `vsyscall:emulate_vsyscall` (x86_64): calls into the legacy page fire no
 //!   syscall tracepoint at all.
 
-use crate::arch::{self, Abi, VdsoFn};
+use crate::arch::{self, Abi, FnKind, VdsoFn};
 use crate::error::{Error, Hint, Result};
 use crate::inspect::Process;
 use crate::measure::perf::{self, CounterSpec, PerfEvent, Reading, Scope, SAMPLE_RAW, SAMPLE_REGS_USER, SAMPLE_TID};
@@ -35,11 +35,14 @@ use crate::measure::ring::{self, Record, Ring};
 use crate::measure::tracefs::Tracefs;
 use std::collections::{BTreeMap, HashMap};
 
-/// The clock a count is for.
+/// What a count is for beyond its function: the clock id of a clock
+/// call, or what decides a getrandom call's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Clock {
     /// The syscall takes no clock id (gettimeofday, time, getcpu).
     None,
+    /// A getrandom call, by what its origin and arguments say.
+    Random(RandomCall),
     /// A clock id.
     Id(i64),
     /// Clock ids without a counter of their own (CPU clocks of other
@@ -48,6 +51,83 @@ pub enum Clock {
     /// Every clock id together: `--no-split` counts one total per syscall.
     Any,
 }
+
+/// A getrandom syscall as the engines see it at its entry: whether the
+/// vDSO made it itself, and whether its flags and size are ones the vDSO
+/// serves. Four kinds, so a process cannot make rows without bound; each
+/// engine decides the same way (doc/DESIGN.md, "getrandom").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RandomCall {
+    /// The syscall instruction lies in the process's `[vdso]`: the vDSO's
+    /// own call — its key refill (32 bytes into its `MAP_DROPPABLE` state,
+    /// once per thread and reseed) or its fallback (RNG not ready yet).
+    ByVdso,
+    /// Flags beyond `GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE`: the
+    /// vDSO hands those to the kernel.
+    UnservedFlags,
+    /// At most 8 bytes with `GRND_NONBLOCK` alone, from outside the vDSO:
+    /// a C library's start-up key (glibc's malloc tcache key, once a
+    /// process, is a direct syscall even in glibc 2.41).
+    StartupKey,
+    /// Any other: the vDSO would have served it.
+    Served,
+}
+
+impl RandomCall {
+    /// Every kind, in the order of their codes.
+    pub const ALL: [RandomCall; 4] =
+        [RandomCall::ByVdso, RandomCall::UnservedFlags, RandomCall::StartupKey, RandomCall::Served];
+
+    /// The code the engines store (the BPF key's clock word).
+    pub const fn code(self) -> u32 {
+        match self {
+            RandomCall::ByVdso => 0,
+            RandomCall::UnservedFlags => 1,
+            RandomCall::StartupKey => 2,
+            RandomCall::Served => 3,
+        }
+    }
+
+    /// The kind of a stored code (an unknown code: served).
+    pub fn of_code(code: u64) -> RandomCall {
+        RandomCall::ALL.into_iter().find(|r| u64::from(r.code()) == code).unwrap_or(RandomCall::Served)
+    }
+
+    /// A call's kind from its arguments, for an engine that sees them in
+    /// user space (seccomp): `from_vdso` whether the syscall instruction
+    /// lies in the caller's `[vdso]`.
+    pub fn of_args(len: u64, flags: u64, from_vdso: bool) -> RandomCall {
+        let flags = flags as u32;
+        if from_vdso {
+            RandomCall::ByVdso
+        } else if flags & !GRND_SERVED != 0 {
+            RandomCall::UnservedFlags
+        } else if flags == GRND_NONBLOCK && len <= STARTUP_KEY_MAX {
+            RandomCall::StartupKey
+        } else {
+            RandomCall::Served
+        }
+    }
+
+    /// Its name in tables and labels (as serialized).
+    pub fn name(self) -> &'static str {
+        match self {
+            RandomCall::ByVdso => "by_vdso",
+            RandomCall::UnservedFlags => "unserved_flags",
+            RandomCall::StartupKey => "startup_key",
+            RandomCall::Served => "served",
+        }
+    }
+}
+
+/// `GRND_NONBLOCK` (`include/uapi/linux/random.h`).
+pub const GRND_NONBLOCK: u32 = 0x1;
+/// The flags the vDSO's getrandom serves (`lib/vdso/getrandom.c`):
+/// `GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE`.
+pub const GRND_SERVED: u32 = 0x7;
+/// The largest start-up key: a pointer-sized word.
+pub const STARTUP_KEY_MAX: u64 = 8;
 
 /// Static clock ids, the kernel's `MAX_CLOCKS`: every id it can name
 /// (`arch::CLOCKS` and the gaps) is below this.
@@ -230,7 +310,7 @@ impl Events {
             hint: Hint::UnsupportedArch,
         })?;
         let mut per_syscall = Vec::new();
-        for (f, _) in host.clock_syscalls() {
+        for (f, _) in host.vdso_syscalls() {
             per_syscall.push((*f, tracefs.event_id("syscalls", &format!("sys_enter_{}", f.name()))?));
         }
         let raw_enter = tracefs.event_id("raw_syscalls", "sys_enter")?;
@@ -259,9 +339,12 @@ impl Events {
 
     /// Decode a `raw_syscalls:sys_enter` record: syscall number and args[0].
     /// A compat task's args are still u64 slots here.
-    fn decode_raw(&self, raw: &[u8]) -> Option<(i64, u64)> {
+    /// A `raw_syscalls:sys_enter` record's number and first three
+    /// arguments (`unsigned long args[6]`, one after the other).
+    fn decode_raw(&self, raw: &[u8]) -> Option<(i64, [u64; 3])> {
         let nr = ring::uint_at(raw, self.raw_id.0, self.raw_id.1)? as i64;
-        Some((nr, ring::u64_at(raw, self.raw_arg0)?))
+        let arg = |i: usize| ring::u64_at(raw, self.raw_arg0 + 8 * i);
+        Some((nr, [arg(0)?, arg(1).unwrap_or(0), arg(2).unwrap_or(0)]))
     }
 
     /// The vsyscall function of an `emulate_vsyscall` record.
@@ -275,6 +358,15 @@ impl Events {
         matches!(self.vsyscall, Some((id, _)) if common_type == Some(id))
     }
 }
+
+/// `syscalls:sys_enter_getrandom` filters, one per kind [`RandomCall::of_args`]
+/// decides without an instruction pointer (`len`, `flags`: the
+/// tracepoint's fields). Together they cover every call once.
+const RANDOM_FILTERS: [(RandomCall, &str); 3] = [
+    (RandomCall::UnservedFlags, "flags > 7"),
+    (RandomCall::StartupKey, "flags == 1 && len <= 8"),
+    (RandomCall::Served, "(flags <= 7 && flags != 1) || (flags == 1 && len > 8)"),
+];
 
 /// `nr` of `vsyscall:emulate_vsyscall` (the slot: 0, 1, 2).
 fn vsyscall_fn(nr: u64) -> Option<VdsoFn> {
@@ -469,6 +561,13 @@ impl Tracer {
                     let filter = Some(format!("which_clock == {c}"));
                     opened.push(self.counter(pid, Slot::Count(f, Clock::Id(c)), &spec(id, filter), scope)?);
                 }
+            } else if f.kind() == FnKind::Random {
+                // One filtered counter per kind the arguments decide (the
+                // perf engine sees no instruction pointer: no `by_vdso`).
+                for (call, filter) in RANDOM_FILTERS {
+                    let filter = Some(filter.to_string());
+                    opened.push(self.counter(pid, Slot::Count(f, Clock::Random(call)), &spec(id, filter), scope)?);
+                }
             } else {
                 opened.push(self.counter(pid, Slot::Count(f, Clock::None), &spec(id, None), scope)?);
             }
@@ -489,7 +588,7 @@ impl Tracer {
             }
             let pages = ring::pages_per_buffer(self.cpus.len());
             let fresh = self.sources.is_empty();
-            let nrs: Vec<String> = compat.clock_syscalls().iter().map(|(_, nr)| format!("id == {nr}")).collect();
+            let nrs: Vec<String> = compat.vdso_syscalls().iter().map(|(_, nr)| format!("id == {nr}")).collect();
             let s = CounterSpec { track_tasks: true, ..spec(self.events.raw_enter, Some(nrs.join(" || "))) };
             // The kernel refuses to mmap an inherited event that is not bound
             // to a CPU, so one sampler per task and CPU, one ring per CPU.
@@ -521,9 +620,9 @@ impl Tracer {
     /// Arm per-CPU samplers for every process on the host (`-a`).
     pub fn attach_system(&mut self, cpus: &[u32]) -> Result<()> {
         let host = self.events.host;
-        let mut nrs: Vec<i64> = host.clock_syscalls().iter().map(|(_, n)| *n).collect();
+        let mut nrs: Vec<i64> = host.vdso_syscalls().iter().map(|(_, n)| *n).collect();
         if let Some(compat) = host.compat() {
-            nrs.extend(compat.clock_syscalls().iter().map(|(_, n)| *n));
+            nrs.extend(compat.vdso_syscalls().iter().map(|(_, n)| *n));
         }
         nrs.sort_unstable();
         nrs.dedup();
@@ -633,7 +732,7 @@ impl Tracer {
             }
             return;
         }
-        let Some((nr, arg0)) = self.events.decode_raw(raw) else { return };
+        let Some((nr, [arg0, arg1, arg2])) = self.events.decode_raw(raw) else { return };
         let host = self.events.host;
         // The ABI of this very record: a process's ABI changes at exec, and
         // a tree may hold both kinds.
@@ -653,13 +752,17 @@ impl Tracer {
             self.note_process(pid);
             self.abis.insert(pid, abi);
         }
-        let Some(func) = abi.clock_syscall(nr) else { return };
-        let clock = if func.takes_clock() {
-            // A 32-bit task's clockid_t is an int in the low half of the slot.
-            let id = if abi == host { arg0 as i64 } else { i64::from(arg0 as u32 as i32) };
-            Clock::of_id(id)
-        } else {
-            Clock::None
+        let Some(func) = abi.vdso_syscall(nr) else { return };
+        let clock = match func.kind() {
+            FnKind::Clock if func.takes_clock() => {
+                // A 32-bit task's clockid_t is an int in the low half of the slot.
+                let id = if abi == host { arg0 as i64 } else { i64::from(arg0 as u32 as i32) };
+                Clock::of_id(id)
+            }
+            FnKind::Clock | FnKind::Cpu => Clock::None,
+            // A record has no user instruction pointer: the vDSO's own
+            // calls count as served (doc/DESIGN.md, "getrandom").
+            FnKind::Random => Clock::Random(RandomCall::of_args(arg1, arg2, false)),
         };
         let key = Key { pid, tid: None, abi, func, clock, comm: None, start: 0 };
         *if tree { &mut self.tree_sampled } else { &mut self.sampled }.entry(key).or_default() += 1;

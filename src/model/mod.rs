@@ -149,7 +149,7 @@ impl ClockRef {
     pub fn of(clock: crate::measure::trace::Clock) -> Option<ClockRef> {
         use crate::measure::trace::Clock;
         match clock {
-            Clock::None => None,
+            Clock::None | Clock::Random(_) => None,
             Clock::Id(id) => Some(ClockRef::Id(id)),
             Clock::Other => Some(ClockRef::Other),
             Clock::Any => Some(ClockRef::Any),

@@ -6,7 +6,7 @@
 use super::{Finding, Status};
 use crate::arch::{self, Abi, VdsoFn};
 use crate::error::{Error, Result};
-use crate::measure::trace::Clock;
+use crate::measure::trace::{Clock, RandomCall};
 use serde::Serialize;
 
 /// Whether the vDSO serves `func` (with `clock`) for a process of `abi` on a
@@ -14,17 +14,38 @@ use serde::Serialize;
 /// was lost. Clocks this kernel's vDSO does not serve yet (MONOTONIC_RAW
 /// before 5.3, ...), CPU-time, alarm and fd clocks are expected syscalls.
 /// (`trace` judges its rows the same way; `serve` labels its series with it.)
+/// A getrandom call is served when the kernel's vDSO has getrandom (6.11 on
+/// x86_64, ...) and the call is [`RandomCall::Served`]: the vDSO's own
+/// calls, flags it hands to the kernel and a start-up key are not.
 pub fn vdso_serves_call(abi: Abi, func: VdsoFn, clock: Clock, kernel: Option<(u32, u32)>) -> bool {
     let (machine, is_64) = abi.elf();
-    if arch::vdso_symbol(machine, is_64, func).is_none() {
+    if !arch::vdso_symbol_row(machine, is_64, func).is_some_and(|s| s.in_kernel(kernel)) {
         return false;
     }
     match clock {
         Clock::None => true,
         Clock::Id(id) => i32::try_from(id).is_ok_and(|id| arch::vdso_serves(id, abi.native().elf().0, kernel)),
+        Clock::Random(call) => call == RandomCall::Served,
         Clock::Other | Clock::Any => false,
     }
 }
+
+/// Whether `count` syscalls of one row are expected: the vDSO does not
+/// serve them here, or the row is a C library's start-up key made once
+/// (glibc's malloc makes one 8-byte `GRND_NONBLOCK` getrandom a process;
+/// more than one from a process is judged as any other call).
+pub fn expected_calls(abi: Abi, func: VdsoFn, clock: Clock, count: u64, kernel: Option<(u32, u32)>) -> bool {
+    match clock {
+        Clock::Random(RandomCall::StartupKey) if count <= STARTUP_KEYS => true,
+        Clock::Random(RandomCall::StartupKey) => {
+            !vdso_serves_call(abi, func, Clock::Random(RandomCall::Served), kernel)
+        }
+        _ => !vdso_serves_call(abi, func, clock, kernel),
+    }
+}
+
+/// Start-up keys a process makes (glibc's malloc: one).
+pub const STARTUP_KEYS: u64 = 1;
 
 /// Whether the running kernel's vDSO should serve `func` with `clock` for
 /// vdsoctl itself, given whether its own vDSO exports the function.

@@ -3,11 +3,11 @@
 //! window of a [`session`](crate::measure::session). `trace` renders it,
 //! `check` and `serve` read it.
 
-use super::{vdso_serves_call, ClockRef, Finding, Status};
+use super::{policy, ClockRef, Finding, Status};
 use crate::arch::{self, Abi, VdsoFn};
 use crate::measure::engine::Kind;
 use crate::measure::session::{Session, Window};
-use crate::measure::trace::Tally;
+use crate::measure::trace::{Clock, RandomCall, Tally};
 use crate::words::{duration_text, thousands};
 use serde::Serialize;
 use std::time::Duration;
@@ -84,6 +84,9 @@ pub struct CountRow {
     /// Clock id by name (`CLOCK_TAI`, or its number); `null` for syscalls
     /// without one; `other`/`any` from the perf engine's coarser modes.
     pub clock: Option<ClockRef>,
+    /// getrandom: what the call was (`by_vdso`, `unserved_flags`,
+    /// `startup_key`, `served`); `null` for the other syscalls.
+    pub random: Option<RandomCall>,
     pub count: u64,
     /// Over the time the process was traced (until it exited, if it did).
     #[serde(serialize_with = "crate::model::rate")]
@@ -238,9 +241,13 @@ fn rows(
             func: k.func,
             abi: k.abi,
             clock: ClockRef::of(k.clock),
+            random: match k.clock {
+                Clock::Random(r) => Some(r),
+                _ => None,
+            },
             count: *v,
             per_sec: *v as f64 / secs_of(k.pid),
-            expected: !vdso_serves_call(k.abi, k.func, k.clock, kernel),
+            expected: policy::expected_calls(k.abi, k.func, k.clock, *v, kernel),
             placement: crate::model::cgroup::Placement::of(tally.cgroups.get(&k.pid).map(String::as_str)),
             cost: None,
             start: k.start,
@@ -289,10 +296,11 @@ impl CountRow {
     /// DESIGN's example); the others name the call, so clock_getres is not
     /// mistaken for it.
     pub fn what(&self) -> String {
-        match (self.clock.map(ClockRef::text), self.syscall) {
-            (Some(c), "clock_gettime") => c,
-            (Some(c), s) => format!("{s}({c})"),
-            (None, s) => s.to_string(),
+        match (self.clock.map(ClockRef::text), self.random, self.syscall) {
+            (Some(c), _, "clock_gettime") => c,
+            (Some(c), _, s) => format!("{s}({c})"),
+            (None, Some(r), s) => format!("{s}({})", r.name()),
+            (None, None, s) => s.to_string(),
         }
     }
 }
@@ -539,6 +547,7 @@ mod tests {
             cost: None,
             abi: arch::HOST_ABI.unwrap_or(Abi::X86_64),
             clock: Some(ClockRef::Id(1)),
+            random: None,
             count: 100,
             per_sec,
             expected: false,

@@ -156,7 +156,7 @@ pub fn candidates(code: &[u8], base: u64, bits: u32, t: &Targets) -> Vec<usize> 
 /// in the bytes before it cannot have it as a constant in its block.
 fn has_clock_number(window: &[u8], bits: u32) -> bool {
     let abis: &[Abi] = if bits == 64 { &[Abi::X86_64, Abi::I386] } else { &[Abi::I386] };
-    abis.iter().flat_map(|a| a.clock_syscalls()).any(|(f, nr)| {
+    abis.iter().flat_map(|a| a.vdso_syscalls()).any(|(f, nr)| {
         if !is_clock_read(*f) {
             return false;
         }
@@ -351,9 +351,9 @@ impl State {
 
 /// The clock functions a raw call of which is reported: the reads the
 /// vDSO serves (clock_gettime, clock_getres, gettimeofday, time), with the
-/// numbers of `abi` ([`Abi::clock_syscalls`]); getcpu is no clock read.
+/// numbers of `abi` ([`Abi::vdso_syscalls`]); getcpu is no clock read.
 pub(crate) fn clock_fn(abi: Abi, nr: Option<u64>) -> Option<VdsoFn> {
-    let f = abi.clock_syscall(nr? as i64)?;
+    let f = abi.vdso_syscall(nr? as i64)?;
     is_clock_read(f).then_some(f)
 }
 

@@ -34,7 +34,7 @@ pub(super) fn points(btf: &Btf, host: Abi) -> Result<Vec<FentryPoint>, String> {
     let wanted: Vec<(u8, VdsoFn, &'static str)> = [(ABI_NATIVE, Some(host)), (ABI_COMPAT, host.compat())]
         .into_iter()
         .filter_map(|(code, abi)| Some((code, abi?)))
-        .flat_map(|(code, abi)| abi.clock_syscall_functions().iter().map(move |(f, name)| (code, *f, *name)))
+        .flat_map(|(code, abi)| abi.syscall_functions().iter().map(move |(f, name)| (code, *f, *name)))
         .collect();
     if wanted.is_empty() {
         return Err(format!("no clock syscall functions are known for {}", host.name()));
@@ -108,6 +108,14 @@ impl Generator {
         self.skip_vsyscall_emulation(&mut a, p);
         a.call(Helper::GetCurrentTaskBtf).mov(R9, R0);
         Self::zero_key(&mut a);
+        if p.func.kind() == crate::arch::FnKind::Random {
+            a.mov_imm(R4, layout::key_word(p.abi, p.func));
+            self.random_key(&mut a, p.abi == ABI_COMPAT, "tail");
+            a.label("tail");
+            self.capture_site(&mut a);
+            self.count_tail(&mut a);
+            return a.finish();
+        }
         if p.func.takes_clock() {
             let arg0 = if p.abi == ABI_COMPAT { l.arg0_compat } else { l.arg0_native };
             Self::part(&mut a, R3, R8, arg0);

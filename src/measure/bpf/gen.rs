@@ -6,7 +6,8 @@
 use super::insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
 use super::layout::{self, key, pkey, proc_key, proc_val, pval, skey, unread, Layout, Part, Slot};
 use super::{Scope, REFUSED, SITES_REFUSED, UNFOLLOWED};
-use crate::arch::{self, Abi};
+use crate::arch::{self, Abi, FnKind};
+use crate::measure::trace::{RandomCall, GRND_NONBLOCK, GRND_SERVED, STARTUP_KEY_MAX};
 use crate::inspect::btf::Field;
 use crate::inspect::process::PidNamespace;
 
@@ -416,8 +417,8 @@ impl Generator {
     /// `tp_btf/sys_enter(struct pt_regs *regs, long id)`.
     pub fn sys_enter(&self) -> Result<Vec<u64>, String> {
         let l = self.layout;
-        let native = self.host.clock_syscalls();
-        let compat = self.host.compat().map_or(&[][..], Abi::clock_syscalls);
+        let native = self.host.vdso_syscalls();
+        let compat = self.host.compat().map_or(&[][..], Abi::vdso_syscalls);
         let mut a = Asm::new();
         self.keep_ctx(&mut a);
         a.mov(R6, R1).load(Size::Dw, R7, R6, 8);
@@ -438,7 +439,8 @@ impl Generator {
         Self::part(&mut a, R3, R8, l.arg0_native);
         for (f, n) in native {
             let word = layout::key_word(layout::ABI_NATIVE, *f);
-            a.jump_imm(Cond::Ne, R7, *n as i32, &format!("n{n}")).mov_imm(R4, word).goto("have");
+            let to = if f.kind() == FnKind::Random { "random_native" } else { "have" };
+            a.jump_imm(Cond::Ne, R7, *n as i32, &format!("n{n}")).mov_imm(R4, word).goto(to);
             a.label(&format!("n{n}"));
         }
         a.goto("out");
@@ -446,10 +448,19 @@ impl Generator {
         Self::part(&mut a, R3, R8, l.arg0_compat);
         for (f, n) in compat {
             let word = layout::key_word(layout::ABI_COMPAT, *f);
-            a.jump_imm(Cond::Ne, R7, *n as i32, &format!("c{n}")).mov_imm(R4, word).goto("have");
+            let to = if f.kind() == FnKind::Random { "random_compat" } else { "have" };
+            a.jump_imm(Cond::Ne, R7, *n as i32, &format!("c{n}")).mov_imm(R4, word).goto(to);
             a.label(&format!("c{n}"));
         }
         a.goto("out");
+        if native.iter().any(|(f, _)| f.kind() == FnKind::Random) {
+            a.label("random_native");
+            self.random_key(&mut a, false, "tail");
+        }
+        if compat.iter().any(|(f, _)| f.kind() == FnKind::Random) {
+            a.label("random_compat");
+            self.random_key(&mut a, true, "tail");
+        }
         a.label("have");
         Self::clock_key(&mut a);
         self.capture_site(&mut a);
@@ -473,6 +484,45 @@ impl Generator {
         a.goto("tail");
         a.label("other").alu_imm(Alu::Add, R4, i32::from(layout::CLOCK_OTHER - layout::CLOCK_ID) << kind);
         a.label("tail");
+    }
+
+    /// A getrandom call's [`RandomCall`] code in the key's clock word, as
+    /// `RandomCall::of_args` decides it (R8 the registers, R9 the task, R4
+    /// the key word, kept), then on to `done`: made inside the task's vDSO
+    /// (a native task: `regs->ip - mm->context.vdso` below the vDSO's
+    /// length), else flags the vDSO does not serve, else a start-up key
+    /// (`GRND_NONBLOCK` alone, at most 8 bytes), else served.
+    pub(super) fn random_key(&self, a: &mut Asm, compat: bool, done: &str) {
+        let l = self.layout;
+        let [len, flags] = if compat { l.args12_compat } else { l.args12_native };
+        let tag = if compat { "rc" } else { "rn" };
+        let store = |a: &mut Asm, call: RandomCall| {
+            a.mov_imm(R5, call.code() as i32).goto(&format!("{tag}_store"));
+        };
+        match l.vdso.filter(|_| !compat) {
+            Some(v) => {
+                Self::member(a, Size::Dw, R1, R9, v.mm, 0).jump_imm(Cond::Eq, R1, 0, &format!("{tag}_args"));
+                Self::member(a, Size::Dw, R1, R1, v.vdso, 0);
+                Self::member(a, Size::Dw, R5, R8, v.ip, 0).alu_reg(Alu::Sub, R5, R1);
+                a.jump_imm(Cond::Gt, R5, v.len as i32 - 1, &format!("{tag}_args"));
+                store(a, RandomCall::ByVdso);
+            }
+            None => {
+                a.goto(&format!("{tag}_args"));
+            }
+        }
+        a.label(&format!("{tag}_args"));
+        // The flags are an unsigned int: the low 32 bits.
+        Self::part(a, R3, R8, flags).alu_imm(Alu::Lsh, R3, 32).alu_imm(Alu::Rsh, R3, 32);
+        a.mov(R1, R3).alu_imm(Alu::And, R1, !(GRND_SERVED as i32)).jump_imm(Cond::Eq, R1, 0, &format!("{tag}_served"));
+        store(a, RandomCall::UnservedFlags);
+        a.label(&format!("{tag}_served")).jump_imm(Cond::Ne, R3, GRND_NONBLOCK as i32, &format!("{tag}_any"));
+        Self::part(a, R2, R8, len).jump_imm(Cond::Gt, R2, STARTUP_KEY_MAX as i32, &format!("{tag}_any"));
+        store(a, RandomCall::StartupKey);
+        a.label(&format!("{tag}_any")).mov_imm(R5, RandomCall::Served.code() as i32);
+        a.label(&format!("{tag}_store"));
+        put(a, KEY, key::CLOCK, R5);
+        a.goto(done);
     }
 
     /// `tp_btf/emulate_vsyscall(int nr)`: 0 gettimeofday, 1 time, 2 getcpu.

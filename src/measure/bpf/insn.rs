@@ -54,6 +54,7 @@ const X: u8 = 0x08;
 #[derive(Debug, Clone, Copy)]
 pub enum Alu {
     Add = 0x00,
+    Sub = 0x10,
     Mul = 0x20,
     /// Unsigned division.
     Div = 0x30,

@@ -6,7 +6,7 @@
 //! program is generated, not misread at run time.
 
 use super::insn::Size;
-use crate::arch::{KernelMember, SyscallEntry, VdsoFn};
+use crate::arch::{FnKind, KernelMember, SyscallEntry, VdsoFn};
 use crate::error::{Error, Hint, Result};
 use crate::inspect::btf::{Btf, Field};
 
@@ -143,9 +143,11 @@ pub(super) const ABI_VSYSCALL: u8 = 2;
 pub(super) const CLOCK_NONE: u8 = 0;
 pub(super) const CLOCK_ID: u8 = 1;
 pub(super) const CLOCK_OTHER: u8 = 2;
+/// A getrandom row: the clock word holds its [`RandomCall`] code.
+pub(super) const CLOCK_RANDOM: u8 = 4;
 
 /// Function codes in a key: the index in this table.
-pub(super) const FUNCTIONS: [VdsoFn; 7] = VdsoFn::ALL;
+pub(super) const FUNCTIONS: [VdsoFn; VdsoFn::ALL.len()] = VdsoFn::ALL;
 
 pub(super) fn fn_code(f: VdsoFn) -> u8 {
     FUNCTIONS.iter().position(|g| *g == f).unwrap_or(0) as u8
@@ -155,7 +157,11 @@ pub(super) fn fn_code(f: VdsoFn) -> u8 {
 /// the program adds `CLOCK_OTHER - CLOCK_ID` at [`KIND_SHIFT`] for an
 /// unknown id).
 pub(super) fn key_word(abi: u8, f: VdsoFn) -> i32 {
-    let kind = if f.takes_clock() { CLOCK_ID } else { CLOCK_NONE };
+    let kind = match f.kind() {
+        FnKind::Random => CLOCK_RANDOM,
+        FnKind::Clock if f.takes_clock() => CLOCK_ID,
+        FnKind::Clock | FnKind::Cpu => CLOCK_NONE,
+    };
     i32::from(abi) | i32::from(fn_code(f)) << 8 | i32::from(kind) << KIND_SHIFT
 }
 
@@ -202,6 +208,12 @@ pub(super) struct Layout {
     pub vsyscall: Option<u32>,
     pub arg0_native: Part,
     pub arg0_compat: Part,
+    /// The second and third arguments (getrandom's size and flags).
+    pub args12_native: [Part; 2],
+    pub args12_compat: [Part; 2],
+    /// Where a native task's vDSO is: getrandom calls made inside it are
+    /// the vDSO's own; `None` where BTF lacks a part of it.
+    pub vdso: Option<VdsoReach>,
     /// The `task_struct` member whose bit marks a compat syscall
     /// (x86_64 `thread_info.status`, arm64 `thread_info.flags`).
     pub compat_flags: Part,
@@ -218,6 +230,21 @@ pub(super) struct Layout {
     /// `pt_regs`' user instruction and stack pointers (`--sites`), where
     /// the architecture's are known.
     pub site: Option<(Field, Field)>,
+}
+
+/// `regs->ip - current->mm->context.vdso < len`: the syscall instruction
+/// lies in the task's vDSO text.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct VdsoReach {
+    /// `pt_regs`' user instruction pointer (`ip`, arm64 `pc`).
+    pub ip: Field,
+    /// `task_struct.mm`.
+    pub mm: Field,
+    /// `mm_struct.context.vdso`: the start of the `[vdso]` text.
+    pub vdso: Field,
+    /// Bytes of vDSO text (this host's `[vdso]` mapping: every native task
+    /// maps the same image).
+    pub len: u32,
 }
 
 /// `task_struct.thread_pid->numbers[level].nr`, the pid at each
@@ -265,6 +292,17 @@ impl Layout {
             vsyscall: if entry.vsyscall { btf.typedef_id("btf_trace_emulate_vsyscall") } else { None },
             arg0_native: part("pt_regs", entry.arg0_native)?,
             arg0_compat: part("pt_regs", entry.arg0_compat)?,
+            args12_native: [part("pt_regs", entry.args12_native[0])?, part("pt_regs", entry.args12_native[1])?],
+            args12_compat: [part("pt_regs", entry.args12_compat[0])?, part("pt_regs", entry.args12_compat[1])?],
+            vdso: (|| {
+                let len = crate::inspect::maps::own_vdso_len()?;
+                Some(VdsoReach {
+                    ip: btf.field("pt_regs", &[entry.user_ip])?,
+                    mm: btf.field("task_struct", &["mm"])?,
+                    vdso: btf.field("mm_struct", &["context", "vdso"])?,
+                    len: u32::try_from(len).ok()?,
+                })
+            })(),
             compat_flags: part("task_struct", entry.compat_flags)?,
             compat_mask: entry.compat_mask as i32,
             group_leader: field("task_struct", &["group_leader"])?,
@@ -298,6 +336,9 @@ impl Layout {
             vsyscall: Some(102),
             arg0_native: Part::whole(f(112, 8)),
             arg0_compat: Part::whole(f(40, 8)),
+            args12_native: [Part::whole(f(104, 8)), Part::whole(f(96, 8))],
+            args12_compat: [Part::whole(f(88, 8)), Part::whole(f(96, 8))],
+            vdso: Some(VdsoReach { ip: f(128, 8), mm: f(2336, 8), vdso: f(840, 8), len: 8192 }),
             compat_flags: Part::whole(f(8, 4)),
             compat_mask: 2,
             group_leader: f(1552, 8),
@@ -330,6 +371,9 @@ impl Layout {
             vsyscall: None,
             arg0_native: regs,
             arg0_compat: regs,
+            args12_native: [Part { at: 8, ..regs }, Part { at: 16, ..regs }],
+            args12_compat: [Part { at: 8, ..regs }, Part { at: 16, ..regs }],
+            vdso: Some(VdsoReach { ip: f(256, 8), mm: f(1200, 8), vdso: f(760, 8), len: 4096 }),
             compat_flags: Part::whole(f(0, 8)),
             compat_mask: 1 << 22,
             group_leader: f(1400, 8),

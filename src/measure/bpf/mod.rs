@@ -55,7 +55,7 @@ use crate::measure::sys::bpf as sys;
 use crate::measure::trace::{Clock, Key, Tally};
 use fentry::ATTACH_TRACE_FENTRY;
 use gen::{Generator, MapFds};
-use layout::{key, pkey, proc_key, proc_val, pval, Layout, ABI_COMPAT, ABI_VSYSCALL, CLOCK_ID, CLOCK_OTHER, FUNCTIONS};
+use layout::{key, pkey, proc_key, proc_val, pval, Layout, ABI_COMPAT, ABI_VSYSCALL, CLOCK_ID, CLOCK_OTHER, CLOCK_RANDOM, FUNCTIONS};
 use sites::SiteMap;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
@@ -378,6 +378,7 @@ impl BpfTracer {
         let clock = match kind {
             CLOCK_ID => Clock::Id(i64::from(key::CLOCK.get(k) as u32 as i32)),
             CLOCK_OTHER => Clock::Other,
+            CLOCK_RANDOM => Clock::Random(crate::measure::trace::RandomCall::of_code(key::CLOCK.get(k))),
             _ => Clock::None,
         };
         Some(Ok(Key { pid: tgid, tid: (tid != 0).then_some(tid), abi, func, clock, comm: None, start }))

@@ -431,7 +431,11 @@ mod tests {
         // An unknown name binds nothing.
         let host = crate::arch::vdso_abi(crate::arch::HOST_MACHINE, crate::arch::HOST_IS_64).unwrap();
         let unknown = VdsoAbi {
-            symbols: &[crate::arch::VdsoSymbol { function: VdsoFn::ClockGettime, name: "__vdso_no_such_clock" }],
+            symbols: &[crate::arch::VdsoSymbol {
+                function: VdsoFn::ClockGettime,
+                name: "__vdso_no_such_clock",
+                since: None,
+            }],
             ..*host
         };
         let (syms, bound) = image.bind_as(&unknown).unwrap();
