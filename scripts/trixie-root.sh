@@ -17,8 +17,11 @@
 # (the deb822 .sources or one-line .list entry whose suite is the host's
 # codename, e.g. bookworm), asked for suite trixie. Releases are checked with
 # /usr/share/keyrings/debian-archive-keyring.gpg, which holds trixie's keys
-# from bookworm's 2023.3+deb12u2 on; when apt finds no key for trixie's
-# Release, the script says so and stops (it never turns verification off).
+# from bookworm's 2023.3+deb12u2 on. When apt finds no key for trixie's
+# Release, the host's own apt (its lists, checked with the host's keys)
+# downloads the candidate debian-archive-keyring of the host's release and
+# its keyring is used instead (DIR/apt/keyring.gpg; the script says so);
+# when that can't verify trixie either, it stops. Verification is never off.
 #
 # Idempotent: when DIR/root is complete (DIR/root/.complete names the .debs
 # it was unpacked from and they are in DIR/debs) nothing is downloaded, not
@@ -81,22 +84,38 @@ else
   [ -s "$keyring" ] || die "$keyring is missing (apt-get install debian-archive-keyring)"
   mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$debs"
   # ---- the private apt state: the host's sources and lists are not touched.
-  echo "deb [arch=amd64 signed-by=$keyring] $mirror trixie main" >"$dir/apt/sources.list"
   apt_opts=(-qq -o Dir::Etc::SourceList="$dir/apt/sources.list" -o Dir::Etc::SourceParts=/nonexistent
     -o Dir::State::Lists="$dir/apt/lists" -o Dir::Cache="$dir/apt/cache" -o Acquire::Languages=none
     -o Dir::Cache::pkgcache="$dir/apt/pkgcache.bin" -o Dir::Cache::srcpkgcache="$dir/apt/srcpkgcache.bin"
     -o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Sandbox::User=root)
+  # update_lists KEYRING: 0 when indexed, 2 when KEYRING can't verify trixie.
   # A mirror caught mid-sync fails an index now and then: try again.
-  for try in 1 2 3; do
-    apt-get "${apt_opts[@]}" update >"$dir/apt/update.log" 2>&1 &&
-      ! grep -q '^[WE]:' "$dir/apt/update.log" && break
-    # A missing key is not fixed by waiting: say which and stop.
-    grep -qE 'NO_PUBKEY|EXPKEYSIG|not signed' "$dir/apt/update.log" &&
-      die "$keyring can't verify trixie's Release ($(grep -oE '(NO_PUBKEY|EXPKEYSIG) [0-9A-F]+' "$dir/apt/update.log" | head -n 1)); update debian-archive-keyring (bookworm's 2023.3+deb12u2 has trixie's keys)"
-    [ "$try" = 3 ] && die "apt-get update failed 3 times for $mirror trixie ($dir/apt/update.log)"
-    echo "trixie-root: apt-get update failed (try $try of 3; $dir/apt/update.log)" >&2
-    sleep 15
-  done
+  update_lists() {
+    echo "deb [arch=amd64 signed-by=$1] $mirror trixie main" >"$dir/apt/sources.list"
+    local try
+    for try in 1 2 3; do
+      apt-get "${apt_opts[@]}" update >"$dir/apt/update.log" 2>&1 &&
+        ! grep -q '^[WE]:' "$dir/apt/update.log" && return 0
+      # A missing key is not fixed by waiting.
+      grep -qE 'NO_PUBKEY|EXPKEYSIG|not signed' "$dir/apt/update.log" && return 2
+      [ "$try" = 3 ] && die "apt-get update failed 3 times for $mirror trixie ($dir/apt/update.log)"
+      echo "trixie-root: apt-get update failed (try $try of 3; $dir/apt/update.log)" >&2
+      sleep 15
+    done
+  }
+  rc=0; update_lists "$keyring" || rc=$?
+  if [ "$rc" = 2 ]; then
+    missing=$(grep -oE '(NO_PUBKEY|EXPKEYSIG) [0-9A-F]+' "$dir/apt/update.log" | head -n 1)
+    echo "trixie-root: $keyring can't verify trixie ($missing); trying the host release's newest debian-archive-keyring" >&2
+    rm -rf "$dir/apt/keyring" && mkdir -p "$dir/apt/keyring"
+    (cd "$dir/apt/keyring" && apt-get -qq download debian-archive-keyring) >/dev/null 2>&1 &&
+      dpkg-deb -x "$dir"/apt/keyring/debian-archive-keyring_*.deb "$dir/apt/keyring/x" &&
+      cp "$dir/apt/keyring/x/usr/share/keyrings/debian-archive-keyring.gpg" "$dir/apt/keyring.gpg" ||
+      die "$keyring can't verify trixie's Release ($missing) and no newer debian-archive-keyring could be had"
+    rc=0; update_lists "$dir/apt/keyring.gpg" || rc=$?
+    [ "$rc" = 0 ] || die "neither $keyring nor the host release's newest debian-archive-keyring verifies trixie's Release ($missing)"
+    echo "trixie-root: trixie verified with $dir/apt/keyring.gpg (debian-archive-keyring $(dpkg-deb -f "$dir"/apt/keyring/debian-archive-keyring_*.deb Version), from the host's verified apt)" >&2
+  fi
   # Each package's candidate, downloaded into $debs once.
   names=()
   for p in "${pkgs[@]}"; do
