@@ -79,7 +79,8 @@ host_mirror() {
 if complete; then
   echo "trixie-root: $root is complete (.debs in $debs); nothing downloaded"
 else
-  mirror=$(host_mirror | head -n 1)
+  # sed, not head: reads all, so no SIGPIPE fails the pipeline under pipefail.
+  mirror=$(host_mirror | sed -n 1p) || true
   [ -n "$mirror" ] || die "no http(s) URI serving the host's own suite in /etc/apt/sources.list{,.d/*.sources,.d/*.list}"
   [ -s "$keyring" ] || die "$keyring is missing (apt-get install debian-archive-keyring)"
   mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$debs"
