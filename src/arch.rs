@@ -926,7 +926,14 @@ pub const ROUTES: &[Route] = &[
         entry: "crypto/rand",
         never: "",
     },
-    Route { function: VdsoFn::Getrandom, runtime: Runtime::Musl, since: None, machines: &[], entry: "getrandom()", never: "" },
+    Route {
+        function: VdsoFn::Getrandom,
+        runtime: Runtime::Musl,
+        since: None,
+        machines: &[],
+        entry: "getrandom()",
+        never: "",
+    },
 ];
 
 /// How `runtime` reaches `function`, where the table says.

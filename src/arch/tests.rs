@@ -80,7 +80,9 @@ fn vdsos_offer_what_their_linker_scripts_export() {
         .iter()
         .all(|f| Abi::X86_64.vdso_offers(*f) != (*f == VdsoFn::ClockGettime64 || *f == VdsoFn::ClockGetresTime64)));
     let arm64: Vec<VdsoFn> = VdsoFn::ALL.into_iter().filter(|f| Abi::Aarch64.vdso_offers(*f)).collect();
-    assert_eq!(arm64, [VdsoFn::ClockGettime, VdsoFn::Gettimeofday, VdsoFn::ClockGetres]);
+    assert_eq!(arm64, [VdsoFn::ClockGettime, VdsoFn::Gettimeofday, VdsoFn::ClockGetres, VdsoFn::Getrandom]);
+    // The compat vDSOs have no getrandom (x86's vdso32, arm64's AArch32 one).
+    assert!(!Abi::I386.vdso_offers(VdsoFn::Getrandom) && !Abi::Arm.vdso_offers(VdsoFn::Getrandom));
     assert!(!Abi::Arm.vdso_offers(VdsoFn::ClockGetresTime64) && Abi::Arm.vdso_offers(VdsoFn::ClockGettime64));
     assert_eq!(VdsoFn::from_name("getcpu"), Some(VdsoFn::Getcpu));
 }
@@ -100,4 +102,44 @@ fn kernel_abis_and_their_syscall_entries() {
     );
     assert_eq!(Abi::X86_64.syscall_entry().unwrap().compat_flags.path, ["thread_info", "status"]);
     assert!(Abi::Arm.syscall_entry().is_none(), "a 32-bit kernel: no BPF engine");
+}
+
+/// Every function has its place in `ALL`, a name that parses back, and a
+/// syscall in every ABI whose vDSO offers it.
+#[test]
+fn every_function_row_is_whole() {
+    for (i, f) in VdsoFn::ALL.iter().enumerate() {
+        assert_eq!(f.index(), i, "{f} out of place in VdsoFn::ALL");
+        assert_eq!(VdsoFn::from_name(f.name()), Some(*f));
+        for abi in [Abi::X86_64, Abi::I386, Abi::Aarch64, Abi::Arm, Abi::Riscv64] {
+            if abi.vdso_offers(*f) {
+                assert!(abi.syscall_nr(*f).is_some(), "{f} offered by the {} vDSO has no syscall", abi.name());
+            }
+        }
+    }
+}
+
+/// getrandom: the numbers of each ABI's table and the kernel that brought
+/// it to each vDSO (x86_64 6.11, arm64 6.12, riscv64 6.16).
+#[test]
+fn getrandom_numbers_and_the_kernels_that_brought_it() {
+    assert_eq!(Abi::X86_64.syscall_nr(VdsoFn::Getrandom), Some(318));
+    assert_eq!(Abi::I386.syscall_nr(VdsoFn::Getrandom), Some(355));
+    assert_eq!(Abi::Aarch64.syscall_nr(VdsoFn::Getrandom), Some(278));
+    assert_eq!(Abi::Arm.syscall_nr(VdsoFn::Getrandom), Some(384));
+    let since = |m, is_64| vdso_symbol_row(m, is_64, VdsoFn::Getrandom).and_then(|s| s.since);
+    assert_eq!(since(machine::X86_64, true), Some((6, 11)));
+    assert_eq!(since(machine::AARCH64, true), Some((6, 12)));
+    assert_eq!(since(machine::RISCV, true), Some((6, 16)));
+    let row = vdso_symbol_row(machine::X86_64, true, VdsoFn::Getrandom).unwrap();
+    assert!(row.in_kernel(Some((6, 11))) && !row.in_kernel(Some((6, 10))) && row.in_kernel(None));
+    // Every clock symbol is as old as its vDSO.
+    assert!(VDSO_ABIS
+        .iter()
+        .flat_map(|a| a.symbols)
+        .filter(|s| s.function != VdsoFn::Getrandom)
+        .all(|s| s.since.is_none()));
+    assert_eq!(route(VdsoFn::Getrandom, Runtime::Glibc).and_then(|r| r.since), Some((2, 41)));
+    assert_eq!(route(VdsoFn::Getrandom, Runtime::Go).and_then(|r| r.since), Some((1, 24)));
+    assert_eq!(route(VdsoFn::Getrandom, Runtime::Musl).and_then(|r| r.since), None);
 }

@@ -499,7 +499,14 @@ mod tests {
     #[test]
     fn getrandom_notifications_decode_to_their_kind() {
         let call = |arch: Abi, nr: i32, len: u64, flags: u64, in_vdso: bool| {
-            let n = Notification { id: 1, tid: 1, nr, arch: arch.audit_arch(), ip: 0x7000, args: [0x1000, len, flags, 0, 0, 0] };
+            let n = Notification {
+                id: 1,
+                tid: 1,
+                nr,
+                arch: arch.audit_arch(),
+                ip: 0x7000,
+                args: [0x1000, len, flags, 0, 0, 0],
+            };
             match super::decode(&n, &|| in_vdso) {
                 Some(Call::Syscall { clock: Clock::Random(r), .. }) => r,
                 other => panic!("{other:?}"),

@@ -9,7 +9,7 @@
 //! The image is trusted kernel memory, but every read is still bounds-checked:
 //! the parser is total over any bytes and is tested that way.
 
-use crate::arch::{self, VdsoFn, VdsoAbi};
+use crate::arch::{self, VdsoAbi, VdsoFn};
 use crate::error::{Error, Result};
 use crate::inspect::elf;
 use crate::measure::sys::call::{BoundSymbol, VdsoClockFn, VdsoGetcpuFn, VdsoGettimeofdayFn, VdsoImage, VdsoTimeFn};

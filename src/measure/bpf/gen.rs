@@ -7,9 +7,9 @@ use super::insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R5, R6, 
 use super::layout::{self, key, pkey, proc_key, proc_val, pval, skey, unread, Layout, Part, Slot};
 use super::{Scope, REFUSED, SITES_REFUSED, UNFOLLOWED};
 use crate::arch::{self, Abi, FnKind};
-use crate::measure::trace::{RandomCall, GRND_NONBLOCK, GRND_SERVED, STARTUP_KEY_MAX};
 use crate::inspect::btf::Field;
 use crate::inspect::process::PidNamespace;
+use crate::measure::trace::{RandomCall, GRND_NONBLOCK, GRND_SERVED, STARTUP_KEY_MAX};
 
 /// `BPF_NOEXIST`: insert only.
 const NOEXIST: i32 = 1;

@@ -395,7 +395,11 @@ mod tests {
     fn the_key_word_is_split_as_it_is_made() {
         for (i, f) in FUNCTIONS.iter().enumerate() {
             let w = key_word(ABI_COMPAT, *f) as u32 as u64;
-            let kind = if f.takes_clock() { CLOCK_ID } else { CLOCK_NONE };
+            let kind = match f.kind() {
+                FnKind::Random => CLOCK_RANDOM,
+                _ if f.takes_clock() => CLOCK_ID,
+                _ => CLOCK_NONE,
+            };
             assert_eq!(split_word(w), (ABI_COMPAT, i as u8, kind));
         }
         let mut k = [0u8; key::SIZE];

@@ -55,7 +55,10 @@ use crate::measure::sys::bpf as sys;
 use crate::measure::trace::{Clock, Key, Tally};
 use fentry::ATTACH_TRACE_FENTRY;
 use gen::{Generator, MapFds};
-use layout::{key, pkey, proc_key, proc_val, pval, Layout, ABI_COMPAT, ABI_VSYSCALL, CLOCK_ID, CLOCK_OTHER, CLOCK_RANDOM, FUNCTIONS};
+use layout::{
+    key, pkey, proc_key, proc_val, pval, Layout, ABI_COMPAT, ABI_VSYSCALL, CLOCK_ID, CLOCK_OTHER, CLOCK_RANDOM,
+    FUNCTIONS,
+};
 use sites::SiteMap;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};

@@ -9,7 +9,7 @@
 
 #![allow(unsafe_code)]
 
-use crate::arch::{VdsoSyscall, VdsoFn, VdsoAbi};
+use crate::arch::{VdsoAbi, VdsoFn, VdsoSyscall};
 use crate::inspect::maps::Mapping;
 use crate::measure::vdso::Symbols;
 use libc::{c_int, c_long, c_uint, c_void, clockid_t, time_t, timespec, timeval};
