@@ -559,6 +559,10 @@ impl Book {
                 comm: Some(comm),
                 syscall: k.func.name(),
                 clock: clock.as_deref(),
+                random: match k.clock {
+                    crate::measure::trace::Clock::Random(r) => Some(r.name()),
+                    _ => None,
+                },
                 abi: k.abi.name(),
                 vdso_serves: vdso_serves_call(k.abi, k.func, k.clock, self.kernel),
                 count: *v,

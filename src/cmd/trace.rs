@@ -11,6 +11,7 @@ use crate::cli::TraceArgs;
 use crate::error::{Error, Misuse, Result};
 use crate::measure::engine::Plan;
 use crate::measure::session::{self, TraceRequest};
+use crate::measure::trace::RandomCall;
 pub use crate::model::trace::*;
 use crate::model::ClockRef;
 use crate::render::{any_fail, emit, emit_line, rate_text, thousands, Format, Output, Render};
@@ -176,9 +177,10 @@ impl TraceReport {
                 out.text(r.comm.as_deref().unwrap_or("-")).into_owned(),
                 r.syscall.to_string(),
                 // The header says CLOCK: `MONOTONIC_RAW`, as check's `clock:` rows
-                // name it, keeps the table inside 80 columns with 7-digit pids.
+                // name it, keeps the table inside 80 columns with 7-digit pids;
+                // a getrandom row says its kind there, in parentheses.
                 r.clock.map_or_else(
-                    || "-".into(),
+                    || r.random.map_or_else(|| "-".into(), |k| format!("({})", k.name())),
                     |c| {
                         let t = ClockRef::text(c);
                         t.strip_prefix("CLOCK_").map_or_else(|| t.clone(), str::to_string)
@@ -414,6 +416,7 @@ impl Render for TraceReport {
                 comm: r.comm.as_deref(),
                 syscall: r.syscall,
                 clock: clock.as_deref(),
+                random: r.random.map(RandomCall::name),
                 abi: r.abi.name(),
                 vdso_serves: !r.expected,
                 count: r.count,

@@ -3,7 +3,8 @@
 //! window of a [`session`](crate::measure::session). `trace` renders it,
 //! `check` and `serve` read it.
 
-use super::{policy, ClockRef, Finding, Status};
+use super::policy::{self, RandomSource};
+use super::{ClockRef, Finding, Status};
 use crate::arch::{self, Abi, VdsoFn};
 use crate::measure::engine::Kind;
 use crate::measure::session::{Session, Window};
@@ -511,6 +512,11 @@ fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRo
             format!("{syscall}: {rate} syscalls/s from {from}, clock ids not split (--no-split)"),
             Some("run without --no-split to see which clock ids enter the kernel (each clock id's counter costs ~28 ns per call more)".into()),
         ),
+        Verdict::Bypass(sev) if rows[0].random.is_some() => Finding::new(
+            sev,
+            format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for these random bytes{}", gate(top, fail_over)),
+            Some(format!("{} makes them syscalls; `vdsoctl check -- CMD` names the runtime, `trace --sites` the caller", RandomSource::Unknown.why())),
+        ),
         Verdict::Bypass(sev) => Finding::new(
             sev,
             format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if has_clock { "clock id" } else { "call" }, gate(top, fail_over)),
@@ -518,10 +524,14 @@ fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRo
         ),
         Verdict::Expected => {
             let offered = VdsoFn::from_name(syscall).is_none_or(|f| abi.vdso_offers(f));
-            let why = match (offered, has_clock) {
-                (false, _) => format!("the {} vDSO has no {syscall}, by design", abi.name()),
-                (true, true) => "the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)".into(),
-                (true, false) => "the vDSO never serves this call here".into(),
+            let why = match (offered, has_clock, rows[0].random) {
+                (false, _, _) => format!("the {} vDSO has no {syscall}, by design", abi.name()),
+                (true, _, Some(RandomCall::ByVdso)) => "the vDSO's own calls: its key refill into its state page, or a call it hands to the kernel (RNG not ready, flags it does not serve)".into(),
+                (true, _, Some(RandomCall::UnservedFlags)) => "flags the vDSO hands to the kernel".into(),
+                (true, _, Some(RandomCall::StartupKey)) => "a C library's start-up key (glibc's malloc, once a process)".into(),
+                (true, _, Some(RandomCall::Served)) => "this kernel's vDSO has no getrandom (Linux 6.11 brought it to x86_64, 6.12 to arm64)".into(),
+                (true, true, None) => "the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)".into(),
+                (true, false, None) => "the vDSO never serves this call here".into(),
             };
             Finding::new(Status::Info, format!("{what}: {rate} syscalls/s from {from} — expected: {why}"), None)
         }

@@ -205,6 +205,8 @@ pub struct SyscallSeries<'a> {
     pub syscall: &'a str,
     /// The clock id's name; `None` for syscalls without one.
     pub clock: Option<&'a str>,
+    /// A getrandom series' kind (`served`, `by_vdso`, ...): a `random` label.
+    pub random: Option<&'a str>,
     pub abi: &'a str,
     /// The vDSO would have served this call: a syscall here is a lost fast path.
     pub vdso_serves: bool,
@@ -222,7 +224,8 @@ pub fn clock_syscalls(p: &mut Prometheus, help_scope: &str, rows: &[SyscallSerie
         "clock_syscalls_total",
         Kind::Counter,
         &format!(
-            "Clock syscalls per process, syscall, clock id and ABI, counted in the kernel {help_scope}; \
+            "Syscalls of the vDSO's functions (clocks, getcpu, getrandom) per process, syscall, clock id \
+             (getrandom: its kind) and ABI, counted in the kernel {help_scope}; \
              vdso_serves=\"true\" marks calls the vDSO would have served (a lost fast path)."
         ),
     );
@@ -239,6 +242,7 @@ pub fn clock_syscalls(p: &mut Prometheus, help_scope: &str, rows: &[SyscallSerie
             ("comm", r.comm.unwrap_or_default()),
             ("syscall", r.syscall),
             ("clock", r.clock.unwrap_or_default()),
+            ("random", r.random.unwrap_or_default()),
             ("abi", r.abi),
             ("vdso_serves", if r.vdso_serves { "true" } else { "false" }),
             ("cgroup", place.cgroup.as_deref().unwrap_or_default()),
@@ -346,6 +350,7 @@ mod tests {
             comm: Some("a\"b"),
             syscall: "gettimeofday",
             clock: None,
+            random: None,
             abi: "x86_64",
             vdso_serves: true,
             count: 7,

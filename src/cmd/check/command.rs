@@ -1,8 +1,11 @@
 //! `check -- CMD`: the smoke command, run under trace and judged.
 
+use crate::arch::FnKind;
 use crate::error::Result;
 use crate::measure::session::{self, TraceRequest};
 use crate::model::check::{command_check, Check, CheckReport, CommandRun};
+use crate::model::policy::{self, RandomSource};
+use crate::model::trace::CountRow;
 use crate::model::trace::{Target, TraceReport};
 use crate::model::ClockRef;
 use crate::model::Status;
@@ -18,7 +21,8 @@ fn bypassed(
     rate: impl Fn(&crate::model::trace::CountRow) -> String,
     no_clock: &str,
 ) -> Vec<String> {
-    let calls = report.counts.iter().filter(|r| !r.expected).map(|r| {
+    // getrandom is judged on its own (`random_check`).
+    let calls = report.counts.iter().filter(|r| !r.expected && !is_random(r)).map(|r| {
         let clock = r.clock.map_or_else(|| no_clock.to_string(), ClockRef::text);
         format!("{}{} {clock} ×{}{}", who(r.pid, &r.comm), r.syscall, thousands(r.count), rate(r))
     });
@@ -74,7 +78,7 @@ pub(super) fn gather_command(
         None => format!("pid {pid} "),
     };
     let bad = bypassed(&report, name, |_| String::new(), "-");
-    let expected: u64 = report.counts.iter().filter(|r| r.expected).map(|r| r.count).sum();
+    let expected: u64 = report.counts.iter().filter(|r| r.expected && !is_random(r)).map(|r| r.count).sum();
     let secs = duration_text(std::time::Duration::from_nanos(report.duration_ns));
     checks.push(if bad.is_empty() {
         Check::new(
@@ -91,6 +95,7 @@ pub(super) fn gather_command(
             Some(&format!("`vdsoctl trace -- {}` shows rates per clock id; look for a raw syscall(), a static or old libc (`vdsoctl check --image /`), or LD_PRELOAD", crate::render::shell_words(&argv))),
         )
     });
+    checks.push(random_check(&report, &argv, pid, &secs));
     if report.lost > 0 {
         checks.push(Check::new(
             "command_trace_lost",
@@ -107,4 +112,54 @@ pub(super) fn gather_command(
         command: Some(CommandRun { argv, pid, exit_status, timed_out }),
         ..CheckReport::default()
     })
+}
+
+/// Whether a row is getrandom's.
+fn is_random(r: &CountRow) -> bool {
+    r.func.kind() == FnKind::Random
+}
+
+/// `command_random`: the getrandom syscalls the vDSO would have served,
+/// judged by where the command's runtime gets its random bytes (read from
+/// its files: the process may be gone before anyone looks). Its own pid's
+/// rows take its runtime; a child's runtime is not known.
+fn random_check(report: &TraceReport, argv: &[String], pid: i32, secs: &str) -> Check {
+    let runtime = argv.first().and_then(|a| crate::inspect::exe::command_runtime(std::path::Path::new(a)));
+    let machine = crate::arch::HOST_MACHINE;
+    let own = match &runtime {
+        Some((kind, version)) => policy::random_source(policy::runtime_of(*kind), version.as_deref(), machine),
+        None => RandomSource::Unknown,
+    };
+    let served: Vec<&CountRow> = report.counts.iter().filter(|r| is_random(r) && !r.expected).collect();
+    let expected: u64 = report.counts.iter().filter(|r| is_random(r) && r.expected).map(|r| r.count).sum();
+    if served.is_empty() {
+        return Check::new(
+            "command_random",
+            Status::Ok,
+            format!("in {secs}: no getrandom syscall the vDSO would serve here ({} expected: the vDSO's own key refills, start-up keys, flags it hands to the kernel)", thousands(expected)),
+            None,
+        );
+    }
+    let mut worst = Status::Ok;
+    let mut lines = Vec::new();
+    let mut whys: Vec<String> = Vec::new();
+    for r in &served {
+        let source = if r.pid == pid { own.clone() } else { RandomSource::Unknown };
+        worst = Status::worst([worst, source.status()]);
+        let who = match &r.comm {
+            Some(c) => format!("pid {} ({c})", r.pid),
+            None => format!("pid {}", r.pid),
+        };
+        lines.push(format!("{who} getrandom ×{}", thousands(r.count)));
+        let why = source.why();
+        if !whys.contains(&why) {
+            whys.push(why);
+        }
+    }
+    Check::new(
+        "command_random",
+        worst,
+        format!("in {secs}: {} — random bytes the vDSO would serve here: {}", lines.join(", "), whys.join("; ")),
+        Some(&format!("`vdsoctl trace --sites -- {}` names the code that calls it", crate::render::shell_words(argv))),
+    )
 }

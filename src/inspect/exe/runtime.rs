@@ -169,3 +169,31 @@ pub fn process_runtime(process: &Process) -> Result<ProcessRuntime> {
     }
     Ok(ProcessRuntime { launch: Launch::Direct, path: exe_path, info, mapped_libc })
 }
+
+/// The C library or runtime a command will run with, from its files before
+/// it runs (`check -- CMD` judges the command's getrandom syscalls by it;
+/// the process may be gone before anyone looks): `program` found on PATH,
+/// its own version (Go, a static libc), else the `libc.so.6` beside the
+/// dynamic linker it names — or beside itself, when `program` is the
+/// dynamic linker (`ld.so --library-path DIR PROG`). `None` when unknown.
+pub fn command_runtime(program: &Path) -> Option<(LibcKind, Option<String>)> {
+    let path = if program.components().count() > 1 {
+        program.to_path_buf()
+    } else {
+        let dirs = std::env::var_os("PATH")?;
+        std::env::split_paths(&dirs).map(|d| d.join(program)).find(|p| p.is_file())?
+    };
+    let info = read_path(&path).ok()?;
+    if info.libc_version.is_some() && !info.is_dynamic_linker() {
+        return Some((info.libc, info.libc_version));
+    }
+    let loader = if info.is_dynamic_linker() { path } else { PathBuf::from(info.interp.as_deref()?) };
+    let dir = std::fs::canonicalize(&loader).ok()?.parent()?.to_path_buf();
+    let libc = ["libc.so.6", "libc.musl-x86_64.so.1", "libc.so"].iter().map(|n| dir.join(n)).find(|p| p.is_file());
+    let libc = match libc {
+        Some(l) => read_path(&l).ok()?,
+        // musl's loader is its libc.
+        None => read_path(&loader).ok()?,
+    };
+    (libc.libc != LibcKind::Unknown).then_some((libc.libc, libc.libc_version))
+}
