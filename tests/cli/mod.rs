@@ -9,6 +9,7 @@ mod containers;
 mod deploy;
 mod dump;
 mod errors;
+mod getrandom;
 mod hostile;
 mod json;
 mod maps;

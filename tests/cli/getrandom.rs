@@ -1,0 +1,296 @@
+//! getrandom, the vDSO's newest function: every engine counts it exactly
+//! as `strace -f -c` does in the same test, each call of its kind (the
+//! vDSO's own key refill, a start-up key, flags the vDSO hands on, served),
+//! on bookworm's glibc 2.36 (64-bit, `-m32`, `-static`), on trixie's glibc
+//! 2.41 and Go 1.24 (`scripts/trixie-root.sh target/trixie`, which CI runs
+//! first) and Debian 12's Go 1.19; and `check -- CMD` judges each by its
+//! runtime. Figures: fixtures/GETRANDOM.md.
+
+use super::common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Calls each workload makes.
+const N: u64 = 1000;
+const N_TEXT: &str = "1000";
+
+/// trixie's root (glibc 2.41, Go 1.24), or why not.
+fn trixie() -> Result<PathBuf, &'static str> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/trixie/root");
+    if root.join("usr/lib/x86_64-linux-gnu/libc.so.6").is_file() {
+        Ok(root)
+    } else {
+        Err("trixie's glibc 2.41 and Go 1.24 are not unpacked: run `scripts/trixie-root.sh target/trixie` as root")
+    }
+}
+
+/// The argv that runs `program ARGS` on trixie's glibc 2.41 (its loader).
+fn on_glibc_241(root: &Path, program: &Path, args: &[&str]) -> Vec<String> {
+    let lib = root.join("usr/lib/x86_64-linux-gnu");
+    let mut argv = vec![
+        lib.join("ld-linux-x86-64.so.2").display().to_string(),
+        "--library-path".into(),
+        lib.display().to_string(),
+        program.display().to_string(),
+    ];
+    argv.extend(args.iter().map(|a| a.to_string()));
+    argv
+}
+
+/// `fixtures/go/getrandom` built with `go` (None: Debian 12's, from PATH)
+/// or trixie's Go 1.24 under `root`.
+fn build_go_getrandom(root: Option<&Path>) -> Option<PathBuf> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let (go, out, cache) = match root {
+        Some(r) => (r.join("usr/lib/go-1.24/bin/go"), tmp.join("go-getrandom-124"), tmp.join("go/cache124")),
+        None => (PathBuf::from("go"), tmp.join("go-getrandom-119"), tmp.join("go/cache")),
+    };
+    let mut cmd = Command::new(&go);
+    if let Some(r) = root {
+        cmd.env("GOROOT", r.join("usr/lib/go-1.24"));
+    }
+    let status = cmd
+        .args(["build", "-o"])
+        .arg(&out)
+        .arg(".")
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/go/getrandom"))
+        .env("GOCACHE", cache)
+        .env("GOPATH", tmp.join("go/path"))
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "-mod=mod")
+        .env("CGO_ENABLED", "0")
+        .status()
+        .ok()?;
+    assert!(status.success(), "{} build of fixtures/go/getrandom failed", go.display());
+    Some(out)
+}
+
+/// getrandom syscalls `strace -f -c` counts for `argv`.
+fn strace_count(argv: &[String]) -> u64 {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let out = Command::new("strace")
+        .args(["-f", "-c", "-e", "trace=getrandom", "-o"])
+        .arg(log.path())
+        .args(argv)
+        .output()
+        .expect("strace runs (apt-get install strace)");
+    assert!(out.status.success(), "strace {argv:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(log.path()).unwrap();
+    // "100.00    0.001464           1      1000           getrandom"; no line: none.
+    text.lines()
+        .find(|l| l.trim_end().ends_with(" getrandom"))
+        .map_or(0, |l| l.split_whitespace().rev().nth(1).and_then(|c| c.parse().ok()).expect("strace's calls column"))
+}
+
+/// `vdsoctl --json trace [--engine E] -- argv` (as root), its getrandom rows.
+fn trace_rows(engine: Option<&str>, argv: &[String]) -> Vec<Value> {
+    let mut args = vec!["trace".to_string()];
+    if let Some(e) = engine {
+        args.extend(["--engine".into(), e.into()]);
+    }
+    args.push("--".into());
+    args.extend(argv.iter().cloned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = run_json(&args);
+    if let Some(e) = engine {
+        assert_eq!(r["engine"], e, "{r:#}");
+    }
+    r["counts"].as_array().unwrap().iter().filter(|c| c["syscall"] == "getrandom").cloned().collect()
+}
+
+/// (kind, abi, expected, count) of each row, sorted.
+fn kinds(rows: &[Value]) -> Vec<(String, String, bool, u64)> {
+    let mut k: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["random"].as_str().unwrap_or("?").to_string(),
+                r["abi"].as_str().unwrap().to_string(),
+                r["expected"].as_bool().unwrap(),
+                r["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    k.sort();
+    k
+}
+
+fn row(kind: &str, abi: &str, expected: bool, count: u64) -> (String, String, bool, u64) {
+    (kind.into(), abi.into(), expected, count)
+}
+
+/// Whether this kernel's vDSO (vdsoctl's own) exports getrandom.
+fn vdso_offers_getrandom() -> bool {
+    vdsoctl::model::policy::own_vdso_offers(vdsoctl::arch::VdsoFn::Getrandom)
+}
+
+fn argv(program: &Path, args: &[&str]) -> Vec<String> {
+    std::iter::once(program.display().to_string()).chain(args.iter().map(|a| a.to_string())).collect()
+}
+
+/// glibc 2.36 makes every getrandom() a syscall: 1,000 served calls and
+/// malloc's start-up key, as strace counts them, with each engine; the
+/// `-m32` build's are i386 calls (4-byte key), expected (no 32-bit vDSO has
+/// getrandom), and `-static` makes the same calls from its own code.
+#[test]
+fn glibc_236_calls_are_counted_as_strace_counts_them_by_every_engine() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    if !vdso_offers_getrandom() {
+        return skip("this kernel's vDSO has no getrandom (Linux >= 6.11 on x86_64)");
+    }
+    let dynamic = argv(&build_c("getrandom_loop", false, &[]), &["libc", N_TEXT]);
+    let want = vec![row("served", "x86_64", false, N), row("startup_key", "x86_64", true, 1)];
+    assert_eq!(strace_count(&dynamic), N + 1);
+    for engine in ["bpf", "perf"] {
+        assert_eq!(kinds(&trace_rows(Some(engine), &dynamic)), want, "{engine}");
+    }
+    let stat = argv(&build_c("getrandom_loop", false, &["-static"]), &["libc", N_TEXT]);
+    assert_eq!(strace_count(&stat), N + 1);
+    assert_eq!(kinds(&trace_rows(None, &stat)), want, "-static");
+    if !have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    let m32 = argv(&build_c("getrandom_loop", true, &[]), &["libc", N_TEXT]);
+    assert_eq!(strace_count(&m32), N + 1);
+    let want32 = vec![row("served", "i386", true, N), row("startup_key", "i386", true, 1)];
+    assert_eq!(kinds(&trace_rows(None, &m32)), want32, "-m32");
+}
+
+/// glibc 2.41 reads getrandom from the vDSO: 2 syscalls for 1,000 calls
+/// (the vDSO's key refill, made inside [vdso], and malloc's start-up key),
+/// as strace counts them; a raw syscall(SYS_getrandom) from a named
+/// function stays 1,000 served calls, and `check -- CMD` fails it (exit 1)
+/// while passing the libc loop (exit 0); flags the vDSO does not serve go
+/// through its fallback: the vDSO's own calls too.
+#[test]
+fn glibc_241_reads_from_the_vdso_and_a_raw_caller_fails_the_check() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    if !vdso_offers_getrandom() {
+        return skip("this kernel's vDSO has no getrandom (Linux >= 6.11 on x86_64)");
+    }
+    let root = match trixie() {
+        Ok(r) => r,
+        Err(why) => return skip(why),
+    };
+    let prog = build_c("getrandom_loop", false, &[]);
+    let libc = on_glibc_241(&root, &prog, &["libc", N_TEXT]);
+    assert_eq!(strace_count(&libc), 2);
+    let want = vec![row("by_vdso", "x86_64", true, 1), row("startup_key", "x86_64", true, 1)];
+    assert_eq!(kinds(&trace_rows(Some("bpf"), &libc)), want);
+    let raw = on_glibc_241(&root, &prog, &["raw", N_TEXT]);
+    assert_eq!(strace_count(&raw), N + 1);
+    assert_eq!(
+        kinds(&trace_rows(None, &raw)),
+        vec![row("served", "x86_64", false, N), row("startup_key", "x86_64", true, 1)]
+    );
+    let badflag = on_glibc_241(&root, &prog, &["badflag", N_TEXT]);
+    assert_eq!(
+        kinds(&trace_rows(None, &badflag)),
+        vec![row("by_vdso", "x86_64", true, N), row("startup_key", "x86_64", true, 1)]
+    );
+
+    let check = |argv: &[String]| {
+        let mut args = vec!["--json", "check", "--"];
+        args.extend(argv.iter().map(String::as_str));
+        let (code, out, err) = run(&args);
+        let r: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+        let random = r["checks"].as_array().unwrap().iter().find(|c| c["name"] == "command_random").cloned();
+        (code, random.unwrap_or_else(|| panic!("no command_random row: {r:#}")))
+    };
+    let (code, c) = check(&libc);
+    assert_eq!((code, c["status"].as_str()), (0, Some("ok")), "{c:#}");
+    let (code, c) = check(&raw);
+    assert_eq!((code, c["status"].as_str()), (1, Some("fail")), "{c:#}");
+    assert!(c["detail"].as_str().unwrap().contains("glibc 2.41 reads getrandom from the vDSO"), "{c:#}");
+    // On glibc 2.36 the same loop is a WARN naming the release that fixes it.
+    let (code, c) = check(&argv(&prog, &["libc", N_TEXT]));
+    assert_eq!((code, c["status"].as_str()), (0, Some("warn")), "{c:#}");
+    let detail = c["detail"].as_str().unwrap();
+    assert!(detail.contains("getrandom ×1,000") && detail.contains("glibc 2.41 reads it from the vDSO"), "{c:#}");
+}
+
+/// Go 1.19's crypto/rand makes a syscall per call (WARN: Go 1.24 fixes
+/// it); Go 1.24's makes one in all, the vDSO's key refill (OK).
+#[test]
+fn go_119_and_go_124_as_strace_counts_them() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    if !vdso_offers_getrandom() {
+        return skip("this kernel's vDSO has no getrandom (Linux >= 6.11 on x86_64)");
+    }
+    let root = match trixie() {
+        Ok(r) => r,
+        Err(why) => return skip(why),
+    };
+    let Some(go119) = build_go_getrandom(None) else { return skip("go not installed (apt-get install golang-go)") };
+    let go124 = build_go_getrandom(Some(&root)).expect("trixie's Go 1.24 builds");
+    let old = argv(&go119, &[N_TEXT]);
+    assert_eq!(strace_count(&old), N);
+    assert_eq!(kinds(&trace_rows(None, &old)), vec![row("served", "x86_64", false, N)]);
+    // One key refill per runtime thread that calls: usually one, two when
+    // the scheduler moved the goroutine (seen under load even with
+    // GOMAXPROCS=1), so the count is the run's own; what is exact is that
+    // every call is the vDSO's and none is served.
+    let new = vec!["env".to_string(), "GOMAXPROCS=1".into(), go124.display().to_string(), N_TEXT.into()];
+    let strace = strace_count(&new);
+    assert!((2..=4).contains(&strace), "strace counted {strace}");
+    // (`env`, glibc 2.36, makes malloc's start-up key in the same pid
+    // before it execs the program: strace counts it too.)
+    let rows = kinds(&trace_rows(None, &new));
+    assert!(
+        rows.len() == 2
+            && rows[0].0 == "by_vdso"
+            && rows[0].2
+            && (1..=3).contains(&rows[0].3)
+            && rows[1] == row("startup_key", "x86_64", true, 1),
+        "Go 1.24: only the vDSO's own key refills, one per thread: {rows:?}"
+    );
+    let (code, out, _) = run(&["check", "--", go119.to_str().unwrap(), N_TEXT]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Go 1.19") && out.contains("Go 1.24 reads it from the vDSO"), "{out}");
+}
+
+/// Without any privilege the seccomp engine counts the same kinds, the
+/// vDSO's own call told by its instruction pointer (the caller's
+/// AT_SYSINFO_EHDR, read while it waits).
+#[test]
+fn the_seccomp_engine_counts_the_same_as_nobody() {
+    if !vdso_offers_getrandom() {
+        return skip("this kernel's vDSO has no getrandom (Linux >= 6.11 on x86_64)");
+    }
+    let root = match trixie() {
+        Ok(r) => r,
+        Err(why) => return skip(why),
+    };
+    let prog = build_c("getrandom_loop", false, &[]);
+    let as_nobody = |argv: &[String]| -> Vec<Value> {
+        let mut cmd = if is_root() {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all"]);
+            c.arg(vdsoctl_path());
+            c
+        } else {
+            Command::new(vdsoctl_path())
+        };
+        let out = cmd.args(["--json", "trace", "--engine", "seccomp", "--"]).args(argv).output().unwrap();
+        assert!(out.status.success(), "{argv:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        r["counts"].as_array().unwrap().iter().filter(|c| c["syscall"] == "getrandom").cloned().collect()
+    };
+    assert_eq!(
+        kinds(&as_nobody(&argv(&prog, &["libc", N_TEXT]))),
+        vec![row("served", "x86_64", false, N), row("startup_key", "x86_64", true, 1)]
+    );
+    assert_eq!(
+        kinds(&as_nobody(&on_glibc_241(&root, &prog, &["libc", N_TEXT]))),
+        vec![row("by_vdso", "x86_64", true, 1), row("startup_key", "x86_64", true, 1)]
+    );
+}
