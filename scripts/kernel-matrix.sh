@@ -194,7 +194,7 @@ build_workloads() {
   aarch64) cc64=(clang --target=aarch64-linux-gnu) cc32=(clang --target=arm-linux-gnueabihf) ;;
   esac
   local f
-  for f in clock_loop wait_ready; do
+  for f in clock_loop wait_ready getrandom_loop; do
     "${cc64[@]}" -O2 -Wall -pthread -static -o "$2/$f" "$here/fixtures/$f.c"
     "${cc32[@]}" -O2 -Wall -pthread -static -o "$2/${f}32" "$here/fixtures/$f.c"
   done

@@ -22,7 +22,8 @@
 #
 # Workloads (static, in /bin): clock_loop and clock_loop32 are
 # fixtures/clock_loop.c built for the guest's 64-bit and 32-bit ABIs,
-# wait_ready and wait_ready32 fixtures/wait_ready.c.
+# wait_ready and wait_ready32 fixtures/wait_ready.c, getrandom_loop and
+# getrandom_loop32 fixtures/getrandom_loop.c.
 
 arch=$2
 case $arch in
@@ -33,7 +34,7 @@ esac
 # 100,000 raw calls take about half a second under TCG.
 N=100000
 
-trace_cases="raw64 raw32 tree pid all threads sites"
+trace_cases="raw64 raw32 tree pid all threads sites random"
 host_cases="check check-cmd bench maps maps32 dump dump32"
 [ "$arch" = x86_64 ] && trace_cases="$trace_cases vsyscall"
 [ "$arch" = aarch64 ] && host_cases="$host_cases unit"
@@ -68,7 +69,8 @@ wait_for() {
 # rows JSON [PID]: trace --json's report as sorted lines: "engine E",
 # "lost N", "unfollowed N", and per row "row COMM ABI SYSCALL CLOCK COUNT
 # [thread]", "vsyscall COMM FUNCTION COUNT", "unattributed COMM COUNT" (only
-# PID's rows when given). Pretty-printed JSON: top-level keys at 2 spaces,
+# PID's rows when given; a getrandom row's CLOCK is its kind and whether it
+# is expected: "served:bypass"). Pretty-printed JSON: top-level keys at 2 spaces,
 # a row's fields at 6.
 rows() {
 	awk -v want="$2" '
@@ -86,7 +88,9 @@ rows() {
 		}
 		sect ~ /^(counts|vsyscall_emulations|unattributed)$/ && /^    }/ {
 			if (want == "" || f["pid"] == want) {
-				if (sect == "counts")
+				if (sect == "counts" && f["syscall"] == "getrandom")
+					print "row", f["comm"], f["abi"], f["syscall"], f["random"] (f["expected"] == "true" ? ":expected" : ":bypass"), f["count"], (f["tid"] == "null" ? "" : "thread")
+				else if (sect == "counts")
 					print "row", f["comm"], f["abi"], f["syscall"], f["clock"], f["count"], (f["tid"] == "null" ? "" : "thread")
 				else if (sect == "vsyscall_emulations")
 					print "vsyscall", f["comm"], f["function"], f["count"]
@@ -281,6 +285,29 @@ run_trace_case() {
 			clock_loop inline 1 $N
 			clock_loop raw 0 $N
 			clock_loop32 raw 1 20000"
+		;;
+	random)
+		# getrandom (static glibc 2.36: a syscall every call, and malloc's
+		# start-up key): served calls are a bypass where the kernel's vDSO
+		# has getrandom (x86_64 >= 6.11, arm64 >= 6.12) and expected
+		# before; 32-bit ones always (no compat vDSO has it).
+		served=expected
+		rel=$(uname -r)
+		major=${rel%%.*}
+		rest=${rel#*.}
+		minor=${rest%%[.-]*}
+		since=11
+		[ "$arch" = aarch64 ] && since=12
+		if [ "$major" -gt 6 ] || { [ "$major" = 6 ] && [ "$minor" -ge $since ]; }; then
+			served=bypass
+		fi
+		want "row getrandom_loop $abi64 getrandom served:$served 20000" \
+			"row getrandom_loop $abi64 getrandom startup_key:expected 1" \
+			"row getrandom_loop32 $abi32 getrandom served:expected 10000" \
+			"row getrandom_loop32 $abi32 getrandom startup_key:expected 1"
+		trace_cmd "$e" random -- sh -c "exec >/dev/null 2>&1
+			getrandom_loop libc 20000
+			getrandom_loop32 libc 10000"
 		;;
 	*) result "$e" "$2" error "$(now)" "no such case" ;;
 	esac
