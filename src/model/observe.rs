@@ -62,6 +62,9 @@ pub struct Seen {
     pub window: Duration,
     /// The calls that bypassed the vDSO, busiest first.
     pub bypass: Vec<Bypass>,
+    /// getrandom syscalls the vDSO would have served: an old runtime's or
+    /// raw calls, said on the row, judged by the getrandom checks.
+    pub random: u64,
     /// Clock syscalls the vDSO never serves (CPU-time clocks, ...).
     pub expected: u64,
     /// Events the engine dropped: the counts are partial.
@@ -69,6 +72,15 @@ pub struct Seen {
     /// vdsoctl's own processes, left out: its clock bench makes syscalls
     /// on purpose.
     pub left_out: Vec<i32>,
+}
+
+/// `; 1,000 getrandom syscalls the vDSO would serve`, or nothing.
+fn random_text(n: u64) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!("; {} getrandom syscalls the vDSO would serve (an older libc or runtime, or raw calls)", thousands(n))
+    }
 }
 
 /// Why nothing was observed.
@@ -130,7 +142,9 @@ impl Observation {
         let mut bypass: Vec<Bypass> = report
             .counts
             .iter()
-            .filter(|r| !r.expected && keep(r.pid))
+            // getrandom syscalls are the runtime's choice, not a lost clock:
+            // counted apart (`random`), never a FAIL here.
+            .filter(|r| !r.expected && r.random.is_none() && keep(r.pid))
             .map(|r| Bypass {
                 pid: r.pid,
                 comm: r.comm.clone(),
@@ -151,11 +165,15 @@ impl Observation {
             }))
             .collect();
         bypass.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
-        let expected = report.counts.iter().filter(|r| r.expected && keep(r.pid)).map(|r| r.count).sum();
+        let expected =
+            report.counts.iter().filter(|r| r.expected && r.random.is_none() && keep(r.pid)).map(|r| r.count).sum();
+        let random =
+            report.counts.iter().filter(|r| !r.expected && r.random.is_some() && keep(r.pid)).map(|r| r.count).sum();
         left_out.sort_unstable();
         Observation::Seen(Seen {
             window: Duration::from_nanos(report.duration_ns),
             bypass,
+            random,
             expected,
             lost: report.lost,
             left_out,
@@ -232,8 +250,9 @@ impl Observation {
             return Finding::new(
                 Status::Info,
                 format!(
-                    "observed {secs}: no clock syscall the vDSO serves here and no [vsyscall] call{whom} ({} expected clock syscalls, e.g. CPU-time clocks){lost}{}",
+                    "observed {secs}: no clock syscall the vDSO serves here and no [vsyscall] call{whom} ({} expected clock syscalls, e.g. CPU-time clocks){}{lost}{}",
                     thousands(s.expected),
+                    random_text(s.random),
                     if s.left_out.is_empty() || scope != Scope::Host { "" } else { "; vdsoctl's own processes left out" }
                 ),
                 None,
@@ -374,7 +393,14 @@ mod tests {
     use super::*;
 
     fn seen(bypass: Vec<Bypass>) -> Observation {
-        Observation::Seen(Seen { window: Duration::from_secs(1), bypass, expected: 3, lost: 0, left_out: vec![] })
+        Observation::Seen(Seen {
+            window: Duration::from_secs(1),
+            bypass,
+            random: 0,
+            expected: 3,
+            lost: 0,
+            left_out: vec![],
+        })
     }
 
     fn mono(pid: i32, per_sec: f64) -> Bypass {

@@ -33,6 +33,9 @@ pub struct TraceReport {
     /// Events the engine could not keep: BPF map inserts refused (the map
     /// was full) or perf records dropped. 0 in normal use.
     pub lost: u64,
+    /// getrandom calls that were a process's one start-up key (glibc's
+    /// malloc key: at most 8 bytes, `GRND_NONBLOCK`), summed, not rows.
+    pub startup_keys: u64,
     /// Processes of a traced tree the engine could not follow.
     pub unfollowed: u64,
     /// Traced processes (`-p`) that exited during the trace.
@@ -158,6 +161,12 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
     let host = session.sites.then(super::site::Host::here);
     let sites = host.as_ref().map(|h| (h, w.seen));
     let (mut counts, mut vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of, sites);
+    // A C library's one start-up key a process (glibc's malloc makes it in
+    // every process, as a direct syscall even in glibc 2.41) is summed, not
+    // a row each: `trace -a` would list every process that ever ran. More
+    // than one from a process stays a row, judged.
+    let startup_keys: u64 = counts.iter().filter(|r| is_startup_key(r)).map(|r| r.count).sum();
+    counts.retain(|r| !is_startup_key(r));
     for r in &mut counts {
         if let Some(seen) = w.seen.get(r.pid, r.start) {
             r.exe = seen.identity.exe.clone();
@@ -204,6 +213,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         vsyscall_emulations,
         unattributed,
         lost: tally.lost_records,
+        startup_keys,
         unfollowed: tally.unfollowed,
         exited: exited_rows,
         // The command is said once, here (`target` only says "command"):
@@ -216,6 +226,11 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         stacks_lost: session.stacks.then_some(tally.stacks_lost),
         wall_start: Some(wall_start),
     }
+}
+
+/// A row that is a process's expected start-up key.
+fn is_startup_key(r: &CountRow) -> bool {
+    r.expected && r.random == Some(RandomCall::StartupKey)
 }
 
 /// The count, [vsyscall] and unattributed rows of a window, busiest first.

@@ -531,6 +531,8 @@ struct Trace {
     vsyscall_emulations: Vec<VsyscallRow>,
     unattributed: Vec<Unattributed>,
     lost: u64,
+    /// getrandom start-up keys (one a process), summed.
+    startup_keys: u64,
     unfollowed: u64,
     exited: Vec<Exited>,
     command: Option<CommandRun>,
@@ -554,6 +556,8 @@ struct CountRow {
     syscall: String,
     abi: String,
     clock: Option<Clock>,
+    /// getrandom's kind; `null` for the other syscalls.
+    random: Option<RandomKind>,
     count: u64,
     per_sec: f64,
     expected: bool,
@@ -563,6 +567,15 @@ struct CountRow {
     /// With `--sites` only.
     sites: Option<Vec<SiteRow>>,
     cost: Option<Cost>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum RandomKind {
+    ByVdso,
+    UnservedFlags,
+    StartupKey,
+    Served,
 }
 
 #[derive(Debug, Deserialize)]
