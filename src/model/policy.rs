@@ -407,7 +407,10 @@ pub fn getrandom_check(
         let (m, is_64) = abi.elf();
         arch::vdso_symbol_row(m, is_64, VdsoFn::Getrandom)
     });
-    let offers = format!("the vDSO offers {symbol} ({arch}{})", since(row.and_then(|r| r.since)));
+    let offers = match row.and_then(|r| r.since) {
+        Some((a, b)) => format!("the vDSO offers {symbol} ({arch} since {a}.{b})"),
+        None => format!("the vDSO offers {symbol}"),
+    };
     if verdict == Some(Verdict::LibcBypass) {
         return (
             Status::Fail,
