@@ -9,7 +9,7 @@
 use crate::arch::{self, VdsoFn};
 use crate::error::{Error, Hint, Result};
 use crate::measure::perf::{Counter, CounterSpec, Scope};
-use crate::measure::sys::call::{self, VsyscallPage};
+use crate::measure::sys::call::{self, VdsoGetrandom, VsyscallPage};
 use crate::measure::tracefs::Tracefs;
 use crate::measure::vdso::OwnVdso;
 use libc::{c_uint, time_t};
@@ -75,8 +75,11 @@ pub struct BenchRequest {
 }
 
 /// The functions `bench` knows, in table order.
-pub const FUNCTIONS: [VdsoFn; 5] =
-    [VdsoFn::ClockGettime, VdsoFn::Gettimeofday, VdsoFn::Time, VdsoFn::ClockGetres, VdsoFn::Getcpu];
+pub const FUNCTIONS: [VdsoFn; 6] =
+    [VdsoFn::ClockGettime, VdsoFn::Gettimeofday, VdsoFn::Time, VdsoFn::ClockGetres, VdsoFn::Getcpu, VdsoFn::Getrandom];
+
+/// Bytes one getrandom call asks for (a 128-bit key, the common request).
+pub const RANDOM_BYTES: usize = 16;
 
 /// The result of one call: a value to compare across paths, or an errno.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,10 +92,24 @@ pub enum Reading {
     Secs(i64),
     /// getcpu: (cpu, node).
     Cpu(u32, u32),
+    /// getrandom: the bytes written.
+    Bytes(usize),
 }
 
 fn ts_ns(ts: &libc::timespec) -> i128 {
     i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
+}
+
+/// Whether the x86_64 vsyscall page has an entry for `f`.
+pub fn vsyscall_serves(f: VdsoFn) -> bool {
+    match f {
+        VdsoFn::Gettimeofday | VdsoFn::Time | VdsoFn::Getcpu => true,
+        VdsoFn::ClockGettime
+        | VdsoFn::ClockGettime64
+        | VdsoFn::ClockGetres
+        | VdsoFn::ClockGetresTime64
+        | VdsoFn::Getrandom => false,
+    }
 }
 
 /// Turn a return code into Ok/Err(errno): the vDSO returns `-errno`, libc and
@@ -107,17 +124,23 @@ fn rc(r: i64, path: Path) -> std::result::Result<(), i32> {
 
 /// The callable paths of this process: the vDSO's bound symbols, the
 /// vsyscall page when mapped executable, and the ABI's syscall numbers.
-#[derive(Debug, Clone)]
+/// Not `Sync` (the getrandom state is one thread's): a bench runs on one.
+#[derive(Debug)]
 pub struct Callers {
     pub vdso: Option<OwnVdso>,
     pub vsyscall: Option<VsyscallPage>,
+    /// The vDSO getrandom with this thread's state, mapped once here so
+    /// every batch reuses it (its one key fetch is the first call's).
+    random: Option<VdsoGetrandom>,
     abi: Option<arch::Abi>,
 }
 
 impl Callers {
-    /// Bind what this process has.
+    /// Bind what this process has. A getrandom state that cannot be mapped
+    /// leaves the vDSO path of getrandom unavailable.
     pub fn new(vdso: Option<OwnVdso>, vsyscall: Option<VsyscallPage>) -> Callers {
-        Callers { vdso, vsyscall, abi: arch::HOST_ABI }
+        let random = vdso.as_ref().and_then(|v| v.getrandom).and_then(|f| f.state().ok());
+        Callers { vdso, vsyscall, random, abi: arch::HOST_ABI }
     }
 
     fn nr(&self, f: VdsoFn) -> Option<arch::VdsoSyscall> {
@@ -135,12 +158,12 @@ impl Callers {
                 VdsoFn::Gettimeofday => v.gettimeofday.is_some(),
                 VdsoFn::Time => v.time.is_some(),
                 VdsoFn::Getcpu => v.getcpu.is_some(),
-                _ => false,
+                VdsoFn::Getrandom => self.random.is_some(),
+                // The time64 calls are a 32-bit ABI's; bench calls the native ones.
+                VdsoFn::ClockGettime64 | VdsoFn::ClockGetresTime64 => false,
             }),
             Path::Syscall => self.nr(t.function).is_some(),
-            Path::Vsyscall => {
-                self.vsyscall.is_some() && matches!(t.function, VdsoFn::Gettimeofday | VdsoFn::Time | VdsoFn::Getcpu)
-            }
+            Path::Vsyscall => self.vsyscall.is_some() && vsyscall_serves(t.function),
         }
     }
 
@@ -202,7 +225,17 @@ impl Callers {
                 };
                 rc(r, path).map(|()| Reading::Cpu(cpu, node))
             }
-            _ => return None,
+            VdsoFn::Getrandom => {
+                let mut buf = [0u8; RANDOM_BYTES];
+                let r = match path {
+                    Path::Libc => call::libc_getrandom(&mut buf) as i64,
+                    Path::Vdso => self.random.as_ref()?.call(&mut buf) as i64,
+                    Path::Syscall => call::syscall_getrandom(self.nr(t.function)?, &mut buf),
+                    Path::Vsyscall => return None,
+                };
+                rc(r, path).map(|()| Reading::Bytes(usize::try_from(r).unwrap_or(0)))
+            }
+            VdsoFn::ClockGettime64 | VdsoFn::ClockGetresTime64 => return None,
         })
     }
 
@@ -220,6 +253,7 @@ impl Callers {
         let mut tv = call::zero_timeval();
         let mut secs: time_t = 0;
         let (mut cpu, mut node): (c_uint, c_uint) = (0, 0);
+        let mut buf = [0u8; RANDOM_BYTES];
         macro_rules! run {
             ($call:expr) => {{
                 for _ in 0..n {
@@ -281,9 +315,22 @@ impl Callers {
                 let p = self.vsyscall?;
                 run!(p.getcpu(&mut cpu, &mut node))
             }
-            _ => return None,
+            (VdsoFn::Getrandom, Path::Libc) => run!(call::libc_getrandom(&mut buf)),
+            (VdsoFn::Getrandom, Path::Vdso) => {
+                let state = self.random.as_ref()?;
+                run!(state.call(&mut buf))
+            }
+            (VdsoFn::Getrandom, Path::Syscall) => {
+                let nr = self.nr(t.function)?;
+                run!(call::syscall_getrandom(nr, &mut buf))
+            }
+            (
+                VdsoFn::ClockGettime | VdsoFn::ClockGetres | VdsoFn::Getrandom | VdsoFn::ClockGettime64,
+                Path::Vsyscall,
+            )
+            | (VdsoFn::ClockGettime64 | VdsoFn::ClockGetresTime64, _) => return None,
         }
-        black_box((&ts, &tv, &secs, &cpu, &node));
+        black_box((&ts, &tv, &secs, &cpu, &node, &buf));
         Some(())
     }
 }
@@ -461,6 +508,7 @@ fn show(r: &Option<std::result::Result<Reading, i32>>) -> String {
         Some(Ok(Reading::Ns(v) | Reading::Us(v))) => v.to_string(),
         Some(Ok(Reading::Secs(v))) => v.to_string(),
         Some(Ok(Reading::Cpu(c, n))) => format!("cpu {c} node {n}"),
+        Some(Ok(Reading::Bytes(n))) => format!("{n} bytes"),
         Some(Err(e)) => errno_name(*e),
     }
 }
@@ -547,6 +595,13 @@ pub fn verify(callers: &Callers, clocks: &[i32], functions: &[VdsoFn]) -> Vec<Ch
     }
     if has(VdsoFn::Getcpu) {
         checks.push(verify_getcpu(callers));
+    }
+    if has(VdsoFn::Getrandom) {
+        let reads = sandwich(callers, Target { function: VdsoFn::Getrandom, clock: None });
+        let answers: Vec<_> = reads.iter().filter_map(|(_, r)| *r).collect();
+        let ok = !answers.is_empty() && answers.iter().all(|r| *r == Ok(Reading::Bytes(RANDOM_BYTES)));
+        let name = format!("getrandom fills {RANDOM_BYTES} bytes on every path");
+        checks.push(Check { name, ok, detail: detail(&reads) });
     }
     if has(VdsoFn::ClockGettime) || has(VdsoFn::ClockGetres) {
         for f in [VdsoFn::ClockGettime, VdsoFn::ClockGetres].into_iter().filter(|f| has(*f)) {

@@ -12,7 +12,9 @@
 use crate::arch::{self, VdsoAbi, VdsoFn};
 use crate::error::{Error, Result};
 use crate::inspect::elf;
-use crate::measure::sys::call::{BoundSymbol, VdsoClockFn, VdsoGetcpuFn, VdsoGettimeofdayFn, VdsoImage, VdsoTimeFn};
+use crate::measure::sys::call::{
+    BoundSymbol, VdsoClockFn, VdsoGetcpuFn, VdsoGetrandomFn, VdsoGettimeofdayFn, VdsoImage, VdsoTimeFn,
+};
 use serde::Serialize;
 
 const STT_FUNC: u8 = 2;
@@ -119,6 +121,8 @@ pub struct OwnVdso {
     pub gettimeofday: Option<VdsoGettimeofdayFn>,
     pub time: Option<VdsoTimeFn>,
     pub getcpu: Option<VdsoGetcpuFn>,
+    /// `None` also when the vDSO refuses the state-parameters query.
+    pub getrandom: Option<VdsoGetrandomFn>,
 }
 
 impl OwnVdso {
@@ -137,6 +141,7 @@ impl OwnVdso {
             gettimeofday: sym(VdsoFn::Gettimeofday).and_then(BoundSymbol::gettimeofday_fn),
             time: sym(VdsoFn::Time).and_then(BoundSymbol::time_fn),
             getcpu: sym(VdsoFn::Getcpu).and_then(BoundSymbol::getcpu_fn),
+            getrandom: sym(VdsoFn::Getrandom).and_then(BoundSymbol::getrandom_fn),
             symbols: syms.resolved,
             wrong_version: syms.wrong_version,
         })

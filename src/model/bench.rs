@@ -70,7 +70,7 @@ pub fn measure_report(req: &BenchRequest) -> Result<(BenchReport, bool)> {
     if counting {
         count_syscalls(&callers, &mut measured, &mut findings);
     }
-    let (results, mut crossed) = judge(measured, basis, req, &mut findings);
+    let (results, mut crossed) = judge(measured, basis, req, &Context::here(), &mut findings);
     if req.max_ns.is_some() && !req.paths.contains(&Path::Libc) {
         findings.push(Finding::new(Status::Warn, "--max-ns compares the libc path, which --paths left out", None));
     }
@@ -156,8 +156,7 @@ fn time_targets(callers: &Callers, req: &BenchRequest, basis: Basis, plan: Plan)
         let mut shown_paths = Vec::new();
         let vdso_present = callers.available(t, Path::Vdso);
         for path in Path::ALL {
-            let applicable =
-                path != Path::Vsyscall || matches!(t.function, VdsoFn::Gettimeofday | VdsoFn::Time | VdsoFn::Getcpu);
+            let applicable = path != Path::Vsyscall || m::vsyscall_serves(t.function);
             let shown =
                 req.paths.contains(&path) && applicable && (path != Path::Vsyscall || callers.vsyscall.is_some());
             let probe = callers.call(t, path);
@@ -212,21 +211,47 @@ fn count_syscalls(callers: &Callers, measured: &mut [Measured], findings: &mut V
     }
 }
 
+/// What the verdicts depend on besides the measurements: read from this
+/// host by [`Context::here`], given by hand in tests.
+#[derive(Debug, Clone)]
+struct Context {
+    kernel_version: Option<(u32, u32)>,
+    clocksource: Option<String>,
+    /// The C library vdsoctl runs on: name and version (`glibc`, `2.36`).
+    libc: (&'static str, Option<String>),
+}
+
+impl Context {
+    fn here() -> Context {
+        Context {
+            kernel_version: kernel::release().as_deref().and_then(kernel::parse_version),
+            clocksource: kernel::clocksource().map(|c| c.current),
+            libc: crate::measure::sys::libc::own_libc(),
+        }
+    }
+
+    fn route(&self, f: VdsoFn) -> policy::LibcRoute {
+        policy::LibcRoute::of(f, self.libc.0, self.libc.1.as_deref(), arch::HOST_MACHINE)
+    }
+}
+
 /// Verdicts and findings for what was measured: the rows shown, and
 /// whether `--max-ns` was crossed.
 fn judge(
     measured: Vec<Measured>,
     basis: Basis,
     req: &BenchRequest,
+    cx: &Context,
     findings: &mut Vec<Finding>,
 ) -> (Vec<BenchResult>, bool) {
-    let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
-    let clocksource = kernel::clocksource().map(|c| c.current);
+    let kernel_version = cx.kernel_version;
+    let clocksource = cx.clocksource.clone();
     let mut results = Vec::new();
     let mut crossed = false;
     let mut fallback_expected = Vec::new();
     let mut unsupported = Vec::new();
     let mut not_offered = Vec::new();
+    let mut too_new = Vec::new();
     let mut vsyscall_costs = Vec::new();
     for Measured { t, rows, errno, answered, shown_paths, vdso_present } in measured {
         let label = label(t);
@@ -241,9 +266,13 @@ fn judge(
                 Basis::Timing => policy::enters_by_timing(r.ns_per_call, rows.get(&Path::Syscall)?.ns_per_call),
             }
         };
-        let offered = policy::own_vdso_offers(t.function);
+        let offered = policy::own_vdso_offers(t.function, kernel_version);
+        let route = cx.route(t.function);
         let verdict = policy::verdict(errno, offered, vdso_present, enters(Path::Libc), enters(Path::Vdso));
-        let fast_expected = policy::should_be_fast(t.function, t.clock, vdso_present, kernel_version);
+        let verdict = policy::explain_libc(verdict, route);
+        // A C library that makes the syscall by design is not held to a budget.
+        let fast_expected =
+            policy::should_be_fast(t.function, t.clock, vdso_present, kernel_version) && route.reads_vdso();
         match verdict {
             Some(v @ (Verdict::LibcBypass | Verdict::KernelFallback | Verdict::Missing)) => {
                 match policy::lost_fast_path(v, &label, t.function, t.clock, kernel_version, clocksource.as_deref()) {
@@ -253,8 +282,20 @@ fn judge(
                 }
             }
             Some(Verdict::Unsupported) => unsupported.push((label.clone(), t.clock)),
-            Some(Verdict::NotOffered) if !not_offered.contains(&label) => not_offered.push(label.clone()),
-            _ => {}
+            Some(Verdict::NotOffered) => match policy::own_vdso_offers_from(t.function, kernel_version) {
+                Some(since) if !too_new.iter().any(|(l, _)| l == &label) => too_new.push((label.clone(), since)),
+                Some(_) => {}
+                None if !not_offered.contains(&label) => not_offered.push(label.clone()),
+                None => {}
+            },
+            Some(Verdict::LibcSyscall) => {
+                let ns = |p: Path| rows.get(&p).and_then(|r| r.ns_per_call);
+                let costs = policy::cost_pair(ns(Path::Libc), ns(Path::Vdso));
+                if let Some((message, hint)) = policy::libc_syscall_words(t.function, route, &costs) {
+                    findings.push(Finding::new(Status::Warn, format!("{label}: {message}"), Some(hint)));
+                }
+            }
+            Some(Verdict::Fast) | None => {}
         }
         if let Some(f) = over_max_ns(&label, &rows, req.max_ns, fast_expected) {
             crossed = true;
@@ -271,7 +312,25 @@ fn judge(
     if !not_offered.is_empty() {
         findings.push(not_offered_finding(&not_offered));
     }
+    for (label, since) in too_new {
+        findings.push(too_new_finding(&label, since, kernel_version));
+    }
     (results, crossed)
+}
+
+/// A function this kernel's vDSO does not offer yet (getrandom before 6.11
+/// on x86_64): every call is a syscall, whatever the C library.
+fn too_new_finding(label: &str, since: (u32, u32), kernel: Option<(u32, u32)>) -> Finding {
+    let arch = arch::HOST_ABI.map_or("this", arch::Abi::name);
+    let this = kernel.map_or_else(|| "this kernel".into(), |(a, b)| format!("kernel {a}.{b}"));
+    Finding::new(
+        Status::Info,
+        format!(
+            "{label}: not offered by {this}'s vDSO (the {arch} vDSO has it from {}.{}) — every call is a syscall, whatever the C library",
+            since.0, since.1
+        ),
+        None,
+    )
 }
 
 /// The paths disagree: some answer, some fail.
@@ -403,4 +462,116 @@ fn label(t: Target) -> String {
 fn round(v: f64, digits: i32) -> f64 {
     let f = 10f64.powi(digits);
     (v * f).round() / f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(function: VdsoFn, path: Path, ns: f64, syscalls: f64) -> BenchResult {
+        BenchResult {
+            function,
+            clock: None,
+            path,
+            ns_per_call: Some(ns),
+            syscalls_per_call: Some(syscalls),
+            verdict: None,
+            stats: None,
+            error: None,
+        }
+    }
+
+    fn getrandom(vdso_present: bool) -> Measured {
+        let t = Target { function: VdsoFn::Getrandom, clock: None };
+        let mut rows = BTreeMap::new();
+        rows.insert(Path::Libc, row(t.function, Path::Libc, 650.0, 1.0));
+        if vdso_present {
+            rows.insert(Path::Vdso, row(t.function, Path::Vdso, 40.0, 0.0));
+        }
+        rows.insert(Path::Syscall, row(t.function, Path::Syscall, 600.0, 1.0));
+        let answered = rows.keys().map(|p| (*p, true)).collect();
+        let shown_paths = rows.keys().copied().collect();
+        Measured { t, rows, errno: None, answered, shown_paths, vdso_present }
+    }
+
+    fn request() -> BenchRequest {
+        BenchRequest {
+            clocks: vec![],
+            functions: vec![VdsoFn::Getrandom],
+            paths: vec![Path::Libc, Path::Vdso, Path::Syscall],
+            verify: false,
+            max_ns: Some(100.0),
+            quick: true,
+        }
+    }
+
+    fn cx(kernel: (u32, u32), libc: &'static str, version: Option<&str>) -> Context {
+        Context { kernel_version: Some(kernel), clocksource: None, libc: (libc, version.map(str::to_string)) }
+    }
+
+    /// A kernel whose vDSO lacks getrandom (x86_64 before 6.11): the vdso
+    /// path says not offered, no FAIL, the kernel that brings it is named.
+    #[test]
+    fn getrandom_on_a_kernel_without_it_is_not_offered() {
+        if arch::HOST_ABI != Some(arch::Abi::X86_64) {
+            return;
+        }
+        let mut findings = Vec::new();
+        let (results, crossed) = judge(
+            vec![getrandom(false)],
+            Basis::Counted,
+            &request(),
+            &cx((6, 6), "glibc", Some("2.36")),
+            &mut findings,
+        );
+        assert!(!crossed, "--max-ns does not hold a syscall-only call to a budget");
+        assert_eq!(results.len(), 2, "libc and syscall rows: {results:?}");
+        assert!(results.iter().all(|r| r.verdict == Some(Verdict::NotOffered)), "{results:?}");
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert_eq!(findings[0].severity, Status::Info);
+        assert_eq!(
+            findings[0].message,
+            "getrandom: not offered by kernel 6.6's vDSO (the x86_64 vDSO has it from 6.11) — every call is a syscall, whatever the C library"
+        );
+    }
+
+    /// glibc 2.36 on a kernel that has it: libc-syscall, a WARN naming the
+    /// costs and the release that reads it from the vDSO; exit 0.
+    #[test]
+    fn getrandom_through_an_old_glibc_is_a_warning_with_its_costs() {
+        if arch::HOST_ABI != Some(arch::Abi::X86_64) {
+            return;
+        }
+        let mut findings = Vec::new();
+        let (results, crossed) = judge(
+            vec![getrandom(true)],
+            Basis::Counted,
+            &request(),
+            &cx((6, 18), "glibc", Some("2.36")),
+            &mut findings,
+        );
+        assert!(!crossed);
+        assert_eq!(results.len(), 3);
+        assert!(results.iter().all(|r| r.verdict == Some(Verdict::LibcSyscall)), "{results:?}");
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        let f = &findings[0];
+        assert_eq!(f.severity, Status::Warn);
+        assert_eq!(
+            f.message,
+            "getrandom: glibc 2.36 makes the getrandom syscall on every call, though this kernel's vDSO serves it (libc 650 ns, vDSO 40.0 ns here)"
+        );
+        assert!(f.hint.as_deref().unwrap().starts_with("glibc 2.41 reads it from the vDSO"), "{f:?}");
+        // glibc 2.41: fast, and held to --max-ns like a clock.
+        let mut findings = Vec::new();
+        let mut fast = getrandom(true);
+        fast.rows.get_mut(&Path::Libc).unwrap().syscalls_per_call = Some(0.0);
+        let (results, crossed) =
+            judge(vec![fast], Basis::Counted, &request(), &cx((6, 18), "glibc", Some("2.41")), &mut findings);
+        assert!(results.iter().all(|r| r.verdict == Some(Verdict::Fast)), "{results:?}");
+        assert!(crossed, "libc 650 ns is over --max-ns 100: {findings:?}");
+        // musl: no release reads it from the vDSO.
+        let mut findings = Vec::new();
+        judge(vec![getrandom(true)], Basis::Counted, &request(), &cx((6, 18), "musl", None), &mut findings);
+        assert!(findings[0].message.contains("no musl release reads getrandom from the vDSO"), "{findings:?}");
+    }
 }

@@ -35,6 +35,9 @@ pub fn host_checks(max_ns: Option<f64>) -> Result<(Vec<Check>, Option<BenchRepor
     checks.push(libc_check(libc_name, libc_version.as_deref(), cfg!(target_feature = "crt-static")));
     let (clocks, bench) = clock_checks(max_ns);
     checks.extend(clocks);
+    if let Some(report) = &bench {
+        checks.push(getrandom_check(report, &me, libc_name, libc_version.as_deref()));
+    }
     Ok((checks, bench))
 }
 
@@ -269,7 +272,7 @@ impl HostFacts {
 pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
     let req = BenchRequest {
         clocks: arch::CLOCKS.iter().map(|c| c.id).collect(),
-        functions: vec![VdsoFn::ClockGettime, VdsoFn::Gettimeofday, VdsoFn::Time],
+        functions: vec![VdsoFn::ClockGettime, VdsoFn::Gettimeofday, VdsoFn::Time, VdsoFn::Getrandom],
         paths: vec![Path::Libc, Path::Vdso, Path::Syscall],
         verify: false,
         max_ns,
@@ -287,7 +290,8 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
     let clocksource = kernel::clocksource().map(|c| c.current);
     let mut checks = Vec::new();
     let mut seen: Vec<(VdsoFn, Option<ClockRef>)> = Vec::new();
-    for r in &report.results {
+    // getrandom has its own row (`getrandom_check`), judged on the C library too.
+    for r in report.results.iter().filter(|r| r.function.kind() == arch::FnKind::Clock) {
         let key = (r.function, r.clock);
         if seen.contains(&key) {
             continue;
@@ -320,6 +324,39 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
         checks.push(check);
     }
     (checks, Some(report))
+}
+
+/// getrandom on this host: whether this kernel's vDSO offers it (and from
+/// which release on this architecture), whether the C library vdsoctl runs
+/// on reads it from there (`arch::route`), and what each path costs here,
+/// from the bench `report`. The verdict is `policy::getrandom_check`'s.
+pub fn getrandom_check(report: &BenchReport, me: &Process, libc_name: &str, libc_version: Option<&str>) -> Check {
+    let row = |p: Path| report.results.iter().find(|x| x.function == VdsoFn::Getrandom && x.path == p);
+    let exported = own_vdso_symbol(me, VdsoFn::Getrandom);
+    let verdict = row(Path::Libc).and_then(|r| r.verdict);
+    let offered = exported.is_some() && !matches!(verdict, Some(Verdict::NotOffered | Verdict::Missing));
+    let from = arch::HOST_ABI
+        .and_then(|abi| {
+            let (m, is_64) = abi.elf();
+            arch::vdso_symbol_row(m, is_64, VdsoFn::Getrandom)
+        })
+        .and_then(|s| s.since);
+    let route = policy::LibcRoute::of(VdsoFn::Getrandom, libc_name, libc_version, arch::HOST_MACHINE);
+    let ns = |p: Path| row(p).and_then(|r| r.ns_per_call);
+    let sc = |p: Path| row(p).and_then(|r| r.syscalls_per_call).map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
+    let mut costs = policy::cost_pair(ns(Path::Libc), ns(Path::Vdso));
+    if report.basis == Basis::Counted {
+        costs += &format!("; syscalls/call libc {}, vDSO {}", sc(Path::Libc), sc(Path::Vdso));
+    }
+    let (status, detail, hint) = policy::getrandom_check(offered, from, exported, route, verdict, &costs);
+    Check::new("getrandom", status, detail, hint.as_deref())
+}
+
+/// The name under which vdsoctl's own vDSO exports `f`, read from the image.
+fn own_vdso_symbol(me: &Process, f: VdsoFn) -> Option<&'static str> {
+    let img = me.vdso_mapping().and_then(|m| me.read_mem(m.start, m.size())).and_then(|b| elf::parse(&b)).ok()?;
+    let name = arch::vdso_symbol(img.machine, img.is_64, f)?;
+    img.symbols.iter().any(|s| s.name == name).then_some(name)
 }
 
 /// One clock's check from its bench verdict, a lost fast path (message and

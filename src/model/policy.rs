@@ -4,7 +4,7 @@
 //! asks here, so `maps`, `auxv`, `check`, `bench` and `trace` agree.
 
 use super::{Finding, Status};
-use crate::arch::{self, Abi, VdsoFn};
+use crate::arch::{self, Abi, Runtime, VdsoFn};
 use crate::error::{Error, Result};
 use crate::measure::trace::{Clock, RandomCall};
 use serde::Serialize;
@@ -305,6 +305,10 @@ pub enum Verdict {
     KernelFallback,
     /// The vDSO serves it, but the C library's path makes syscalls.
     LibcBypass,
+    /// The vDSO serves it and the C library makes the syscall on every
+    /// call, as its release does by design (getrandom before glibc 2.41,
+    /// every musl): a library to upgrade, not a bypass to hunt.
+    LibcSyscall,
     /// The vDSO has no symbol for the function, though the architecture's
     /// vDSO offers it.
     Missing,
@@ -322,6 +326,7 @@ impl Verdict {
             Verdict::Fast => "fast",
             Verdict::KernelFallback => "kernel-fallback",
             Verdict::LibcBypass => "libc-bypass",
+            Verdict::LibcSyscall => "libc-syscall",
             Verdict::Missing => "missing",
             Verdict::NotOffered => "not-offered",
             Verdict::Unsupported => "unsupported",
@@ -332,9 +337,179 @@ impl Verdict {
 /// Whether a path enters the kernel: `Some(true)` when it does, `None` unknown.
 pub type Enters = Option<bool>;
 
-/// Whether vdsoctl's own vDSO (its ABI's) is meant to offer `func`.
-pub fn own_vdso_offers(func: VdsoFn) -> bool {
-    arch::HOST_ABI.is_some_and(|abi| abi.vdso_offers(func))
+/// Whether vdsoctl's own vDSO (its ABI's) is meant to offer `func` on a
+/// kernel of version `kernel` (unknown: as the architecture's table says):
+/// getrandom is not offered by an x86_64 kernel before 6.11.
+pub fn own_vdso_offers(func: VdsoFn, kernel: Option<(u32, u32)>) -> bool {
+    arch::HOST_ABI.is_some_and(|abi| {
+        let (machine, is_64) = abi.elf();
+        abi.vdso_offers(func) && arch::vdso_symbol_row(machine, is_64, func).is_some_and(|s| s.in_kernel(kernel))
+    })
+}
+
+/// The kernel release from which vdsoctl's own architecture's vDSO offers
+/// `func`, when a later one than `kernel` (getrandom: 6.11 on x86_64).
+pub fn own_vdso_offers_from(func: VdsoFn, kernel: Option<(u32, u32)>) -> Option<(u32, u32)> {
+    let (machine, is_64) = arch::HOST_ABI?.elf();
+    let row = arch::vdso_symbol_row(machine, is_64, func)?;
+    (!row.in_kernel(kernel)).then_some(row.since?)
+}
+
+// ------------------------------------------------------ the C library's route
+
+/// How a C library reaches a vDSO function, by its name and release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LibcRoute {
+    /// Through the vDSO (every release for the clocks; getrandom from the
+    /// release `arch::ROUTES` names).
+    Vdso,
+    /// A release before the first that reads it from the vDSO.
+    Older { runtime: Runtime, version: (u32, u32), since: (u32, u32) },
+    /// No release of `runtime` reads it from the vDSO (on this machine).
+    Never { runtime: Runtime },
+    /// Not known: an unknown C library, or no version to compare.
+    Unknown,
+}
+
+impl LibcRoute {
+    /// Of the C library named `name` (`glibc`, `musl`), at `version`
+    /// (`2.36`), for `func` on ELF `machine` (64-bit), from `arch::route`.
+    pub fn of(func: VdsoFn, name: &str, version: Option<&str>, machine: u16) -> LibcRoute {
+        let runtime = match name {
+            "glibc" => Runtime::Glibc,
+            "musl" => Runtime::Musl,
+            _ => return LibcRoute::Unknown,
+        };
+        let Some(route) = arch::route(func, runtime) else { return LibcRoute::Vdso };
+        let Some(since) = route.since.filter(|_| route.machines.contains(&machine)) else {
+            return LibcRoute::Never { runtime };
+        };
+        match version.and_then(parse_release) {
+            Some(v) if v >= since => LibcRoute::Vdso,
+            Some(version) => LibcRoute::Older { runtime, version, since },
+            None => LibcRoute::Unknown,
+        }
+    }
+
+    /// Whether the library's calls are expected to stay in user space.
+    pub fn reads_vdso(self) -> bool {
+        self == LibcRoute::Vdso
+    }
+}
+
+/// `2.36` → (2, 36).
+fn parse_release(v: &str) -> Option<(u32, u32)> {
+    let mut it = v.trim().split('.');
+    Some((it.next()?.parse().ok()?, it.next()?.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?))
+}
+
+/// A C library's syscall where the vDSO would serve (`LibcBypass`) is a
+/// `LibcSyscall` when its release never reads the function from the vDSO.
+pub fn explain_libc(verdict: Option<Verdict>, route: LibcRoute) -> Option<Verdict> {
+    match (verdict, route) {
+        (Some(Verdict::LibcBypass), LibcRoute::Older { .. } | LibcRoute::Never { .. }) => Some(Verdict::LibcSyscall),
+        (v, _) => v,
+    }
+}
+
+/// `libc 548 ns, vDSO 67.4 ns` (what is measured of the two).
+pub fn cost_pair(libc_ns: Option<f64>, vdso_ns: Option<f64>) -> String {
+    let t = |ns: Option<f64>| ns.map_or_else(|| "-".into(), crate::words::ns_text);
+    format!("libc {}, vDSO {}", t(libc_ns), t(vdso_ns))
+}
+
+/// The sentence and hint for a C library that makes `func`'s syscall on
+/// every call though this kernel's vDSO serves it (`bench` and `check`).
+pub fn libc_syscall_words(func: VdsoFn, route: LibcRoute, costs: &str) -> Option<(String, String)> {
+    let f = func.name();
+    match route {
+        LibcRoute::Older { runtime, version, since } => Some((
+            format!(
+                "{} {}.{} makes the {f} syscall on every call, though this kernel's vDSO serves it ({costs} here)",
+                runtime.name(),
+                version.0,
+                version.1
+            ),
+            format!("{} {}.{} reads it from the vDSO; upgrade the C library (a static binary keeps the one it was built with)", runtime.name(), since.0, since.1),
+        )),
+        LibcRoute::Never { runtime } => Some((
+            format!(
+                "no {} release reads {f} from the vDSO{}: every call is a syscall ({costs} here)",
+                runtime.name(),
+                if arch::route(func, runtime).is_some_and(|r| r.since.is_some()) { " on this architecture" } else { "" }
+            ),
+            routes_that_read(func),
+        )),
+        LibcRoute::Vdso | LibcRoute::Unknown => None,
+    }
+}
+
+/// `glibc 2.41 and Go 1.24 read it from the vDSO`, from `arch::ROUTES`.
+fn routes_that_read(func: VdsoFn) -> String {
+    let who: Vec<String> = arch::ROUTES
+        .iter()
+        .filter(|r| r.function == func)
+        .filter_map(|r| r.since.map(|s| format!("{} {}.{}", r.runtime.name(), s.0, s.1)))
+        .collect();
+    if who.is_empty() {
+        "no runtime vdsoctl knows reads it from the vDSO".into()
+    } else {
+        format!("{} read it from the vDSO", who.join(" and "))
+    }
+}
+
+/// The host's getrandom, judged (`check`'s `getrandom` row): whether this
+/// kernel's vDSO offers it (`offered`; `from`: the release that brings it
+/// on this architecture), whether the C library reads it from there
+/// (`route`), and, from the bench, its `verdict` and `costs`. Returns
+/// (status, detail, hint).
+pub fn getrandom_check(
+    offered: bool,
+    from: Option<(u32, u32)>,
+    symbol: Option<&str>,
+    route: LibcRoute,
+    verdict: Option<Verdict>,
+    costs: &str,
+) -> (Status, String, Option<String>) {
+    let arch = arch::HOST_ABI.map_or("this", Abi::name);
+    let since = |v: Option<(u32, u32)>| v.map_or_else(String::new, |(a, b)| format!(" from {a}.{b}"));
+    if !offered {
+        return (
+            Status::Info,
+            format!(
+                "this kernel's vDSO has no getrandom (the {arch} vDSO has it{}): every getrandom is a syscall, whatever the C library — nothing to gain here",
+                since(from)
+            ),
+            None,
+        );
+    }
+    let symbol = symbol.unwrap_or("getrandom");
+    let row = arch::HOST_ABI.and_then(|abi| {
+        let (m, is_64) = abi.elf();
+        arch::vdso_symbol_row(m, is_64, VdsoFn::Getrandom)
+    });
+    let offers = match row.and_then(|r| r.since) {
+        Some((a, b)) => format!("the vDSO offers {symbol} ({arch} since {a}.{b})"),
+        None => format!("the vDSO offers {symbol}"),
+    };
+    if verdict == Some(Verdict::LibcBypass) {
+        return (
+            Status::Fail,
+            format!("{offers}, but the C library's call makes syscalls where the direct vDSO call makes none ({costs} here)"),
+            Some("check LD_PRELOAD and interposed libraries".into()),
+        );
+    }
+    match (libc_syscall_words(VdsoFn::Getrandom, route, costs), route) {
+        (Some((message, hint)), _) => (Status::Warn, format!("{offers}; {message}"), Some(hint)),
+        (None, LibcRoute::Vdso) => {
+            (Status::Ok, format!("{offers} and the C library reads it from there ({costs} here)"), None)
+        }
+        (None, _) => (
+            Status::Info,
+            format!("{offers}; whether the C library reads it from there is not known ({costs} here)"),
+            Some(routes_that_read(VdsoFn::Getrandom)),
+        ),
+    }
 }
 
 /// The verdict from what each path did. `errno` is the first error any path
@@ -488,6 +663,58 @@ mod tests {
         assert!(lost_fast_path(Verdict::Missing, "x", f, Some(3), k, None).is_some());
         assert!(lost_fast_path(Verdict::LibcBypass, "x", f, Some(3), k, None).is_some());
         assert_eq!(lost_fast_path(Verdict::Fast, "x", f, Some(1), k, None), None);
+    }
+
+    #[test]
+    fn the_c_library_route_of_getrandom() {
+        let (g, x86) = (VdsoFn::Getrandom, arch::machine::X86_64);
+        assert_eq!(
+            LibcRoute::of(g, "glibc", Some("2.36"), x86),
+            LibcRoute::Older { runtime: Runtime::Glibc, version: (2, 36), since: (2, 41) }
+        );
+        assert_eq!(LibcRoute::of(g, "glibc", Some("2.41"), x86), LibcRoute::Vdso);
+        assert_eq!(
+            LibcRoute::of(g, "glibc", Some("2.41"), arch::machine::RISCV),
+            LibcRoute::Never { runtime: Runtime::Glibc }
+        );
+        assert_eq!(LibcRoute::of(g, "musl", None, x86), LibcRoute::Never { runtime: Runtime::Musl });
+        assert_eq!(LibcRoute::of(g, "glibc", None, x86), LibcRoute::Unknown);
+        // The clocks: every release reads them from the vDSO.
+        assert_eq!(LibcRoute::of(VdsoFn::ClockGettime, "musl", None, x86), LibcRoute::Vdso);
+        let old = LibcRoute::of(g, "glibc", Some("2.36"), x86);
+        assert_eq!(explain_libc(Some(Verdict::LibcBypass), old), Some(Verdict::LibcSyscall));
+        assert_eq!(explain_libc(Some(Verdict::LibcBypass), LibcRoute::Vdso), Some(Verdict::LibcBypass));
+        assert_eq!(lost_fast_path(Verdict::LibcSyscall, "x", g, None, Some((6, 18)), None), None);
+    }
+
+    #[test]
+    fn the_getrandom_check_decides_from_kernel_and_library() {
+        let costs = cost_pair(Some(650.0), Some(40.0));
+        assert_eq!(costs, "libc 650 ns, vDSO 40.0 ns");
+        let old = LibcRoute::Older { runtime: Runtime::Glibc, version: (2, 36), since: (2, 41) };
+        let sym = Some("__vdso_getrandom");
+        let (st, detail, hint) = getrandom_check(true, None, sym, old, Some(Verdict::LibcSyscall), &costs);
+        assert_eq!(st, Status::Warn);
+        assert!(detail.contains("glibc 2.36 makes the getrandom syscall on every call"), "{detail}");
+        assert!(detail.contains("(libc 650 ns, vDSO 40.0 ns here)"), "{detail}");
+        assert!(hint.unwrap().starts_with("glibc 2.41 reads it from the vDSO"));
+        let musl = LibcRoute::Never { runtime: Runtime::Musl };
+        let (st, detail, _) = getrandom_check(true, None, sym, musl, Some(Verdict::LibcSyscall), &costs);
+        assert_eq!(st, Status::Warn);
+        assert!(detail.contains("no musl release reads getrandom from the vDSO"), "{detail}");
+        let (st, _, _) = getrandom_check(true, None, sym, LibcRoute::Vdso, Some(Verdict::Fast), &costs);
+        assert_eq!(st, Status::Ok);
+        let (st, _, _) = getrandom_check(true, None, sym, LibcRoute::Vdso, Some(Verdict::LibcBypass), &costs);
+        assert_eq!(st, Status::Fail);
+        let (st, detail, _) = getrandom_check(false, Some((6, 11)), None, old, Some(Verdict::NotOffered), &costs);
+        assert_eq!(st, Status::Info);
+        assert!(detail.contains("has it from 6.11") && detail.contains("nothing to gain"), "{detail}");
+        if arch::HOST_ABI == Some(Abi::X86_64) {
+            assert!(!own_vdso_offers(VdsoFn::Getrandom, Some((6, 6))));
+            assert!(own_vdso_offers(VdsoFn::Getrandom, Some((6, 11))));
+            assert_eq!(own_vdso_offers_from(VdsoFn::Getrandom, Some((6, 6))), Some((6, 11)));
+            assert_eq!(own_vdso_offers_from(VdsoFn::Getrandom, Some((6, 18))), None);
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! a libc that bypasses the vDSO (LD_PRELOAD shim), --verify, --max-ns and
 //! the Prometheus exposition.
 
-use super::common::{build_c, run, skip, vdsoctl};
+use super::common::{build_c, glibc_version, major_minor, own_vdso_exports, run, skip, vdsoctl};
 use serde_json::Value;
 
 /// The result row for function/clock/path.
@@ -178,4 +178,69 @@ fn bad_selections_are_usage_errors() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(stderr.contains("—"), "a hint: {stderr}");
     }
+}
+
+/// getrandom through libc, the vDSO and the raw syscall: one row each; the
+/// vDSO path counted at exactly 0 syscalls/call (its one key fetch is made
+/// before counting), the syscall path at 1.00, and the libc path as the
+/// host's glibc makes it (a syscall each call before 2.41: libc-syscall, a
+/// WARN, exit 0).
+#[test]
+fn getrandom_rows_for_libc_vdso_and_syscall() {
+    let _lock = super::common::system_wide_lock(); // timing: no system-wide trace beside it
+    let exports = own_vdso_exports("__vdso_getrandom");
+    let (code, doc) = bench_json(None, &["--functions", "getrandom", "--paths", "libc,vdso,syscall"]);
+    assert_eq!(code, 0, "{doc}");
+    let paths: Vec<&str> = doc["results"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["libc", "vdso", "syscall"], "{doc}");
+    assert!(doc["results"].as_array().unwrap().iter().all(|r| r["function"] == "getrandom" && r["clock"].is_null()));
+    let vdso = row(&doc, "getrandom", None, "vdso");
+    if !exports {
+        assert_eq!(vdso["verdict"], "not-offered", "{vdso}");
+        assert!(vdso["ns_per_call"].is_null(), "{vdso}");
+        return;
+    }
+    if !counted(&doc) {
+        return;
+    }
+    assert_eq!(vdso["syscalls_per_call"].as_f64(), Some(0.0), "{vdso}");
+    assert!(vdso["ns_per_call"].as_f64().unwrap() > 0.0, "{vdso}");
+    let sys = row(&doc, "getrandom", None, "syscall");
+    assert_eq!(format!("{:.2}", sys["syscalls_per_call"].as_f64().unwrap()), "1.00", "{sys}");
+    let libc = row(&doc, "getrandom", None, "libc");
+    let glibc = glibc_version();
+    if glibc.is_empty() || major_minor(&glibc) >= (2, 41) {
+        return;
+    }
+    assert_eq!(format!("{:.2}", libc["syscalls_per_call"].as_f64().unwrap()), "1.00", "{libc}");
+    assert_eq!(libc["verdict"], "libc-syscall", "{libc}");
+    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{doc}");
+    assert_eq!(findings[0]["severity"], "warn");
+    let message = findings[0]["message"].as_str().unwrap();
+    let want = format!(
+        "getrandom: glibc {glibc} makes the getrandom syscall on every call, though this kernel's vDSO serves it (libc "
+    );
+    assert!(
+        message.starts_with(&want) && message.contains(" ns, vDSO ") && message.ends_with(" ns here)"),
+        "{message}"
+    );
+    assert!(findings[0]["hint"].as_str().unwrap().starts_with("glibc 2.41 reads it from the vDSO"), "{doc}");
+    // The table says the same, with no clock wording.
+    let (code, table, _) = run(&["bench", "--quick", "--functions", "getrandom", "--paths", "libc,vdso,syscall"]);
+    assert_eq!(code, 0, "{table}");
+    assert!(table.contains("libc-syscall; ") && table.contains("syscalls/call: libc 1, vdso 0, syscall 1"), "{table}");
+    assert!(!table.to_lowercase().contains("clock read"), "{table}");
+}
+
+/// An unknown function is a usage error naming every function bench knows.
+#[test]
+fn unknown_function_names_the_known_ones() {
+    let (code, stdout, stderr) = run(&["bench", "--functions", "nosuch"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        "vdsoctl: unknown function \"nosuch\" — use one of clock_gettime, gettimeofday, time, clock_getres, getcpu, getrandom"
+    );
+    assert!(stdout.is_empty(), "{stdout}");
 }

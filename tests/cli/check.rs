@@ -2,7 +2,8 @@
 //! and its Prometheus form through promtool.
 
 use super::common::{
-    build_c, copy_executable, have_m32, is_root, run, run_json, skip, vdsoctl, vdsoctl_path, Workload,
+    build_c, copy_executable, glibc_version, have_m32, is_root, major_minor, own_vdso_exports, run, run_json, skip,
+    vdsoctl, vdsoctl_path, Workload,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -52,6 +53,55 @@ fn exit_code_matches_the_verdict_with_keys() {
     assert!(libc.contains("glibc 2."), "{libc}");
     let cs = std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource").unwrap();
     assert!(check_named(&doc, "clocksource")["detail"].as_str().unwrap().contains(cs.trim()));
+}
+
+/// The host check's getrandom row on this host: the kernel's vDSO offers
+/// it or not (read from `vdsoctl dump`), and the host glibc reads it from
+/// there from 2.41 (read from getconf): WARN with the glibc named and both
+/// costs, which exits 0, and 1 with --strict.
+#[test]
+fn host_check_judges_getrandom_by_kernel_and_glibc() {
+    let _lock = super::common::system_wide_lock();
+    let exports = own_vdso_exports("__vdso_getrandom");
+    let glibc = glibc_version();
+    let (code, stdout, stderr) = run(&["--json", "check", "--trace", "0"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    let symbols = check_named(&doc, "vdso_symbols")["detail"].as_str().unwrap().to_string();
+    assert_eq!(symbols.contains(" __vdso_getrandom "), exports, "{symbols}");
+    let g = check_named(&doc, "getrandom");
+    let detail = g["detail"].as_str().unwrap();
+    let status = g["status"].as_str().unwrap();
+    if !cfg!(target_arch = "x86_64") {
+        return;
+    }
+    if !exports {
+        assert_eq!(status, "info", "{g}");
+        assert!(detail.starts_with("this kernel's vDSO has no getrandom (the x86_64 vDSO has it from 6.11)"), "{g}");
+        return;
+    }
+    if major_minor(&glibc) >= (2, 41) {
+        assert_eq!(status, "ok", "{g}");
+        return;
+    }
+    assert_eq!(status, "warn", "{g}");
+    let want = format!(
+        "the vDSO offers __vdso_getrandom (x86_64 since 6.11); glibc {glibc} makes the getrandom syscall on every call, though this kernel's vDSO serves it (libc "
+    );
+    assert!(detail.starts_with(&want), "{g}");
+    assert!(detail.contains(" ns, vDSO "), "{g}");
+    if doc["checks"].as_array().unwrap().iter().any(|c| c["detail"].as_str().unwrap().contains("[counted]")) {
+        assert!(detail.ends_with("; syscalls/call libc 1.00, vDSO 0.00 here)"), "{g}");
+    }
+    assert_eq!(
+        g["hint"],
+        "glibc 2.41 reads it from the vDSO; upgrade the C library (a static binary keeps the one it was built with)"
+    );
+    // WARN is exit 0 unless --strict (DESIGN "Exit codes"); FAIL is 1 either way.
+    let overall = doc["status"].as_str().unwrap();
+    assert_ne!(overall, "ok", "a WARN row makes the host check WARN at least: {doc}");
+    assert_eq!(code, if overall == "fail" { 1 } else { 0 }, "{stderr}");
+    let (strict, _, stderr) = run(&["check", "--trace", "0", "--strict", "--quiet"]);
+    assert_eq!(strict, 1, "--strict fails on the WARN: {stderr}");
 }
 
 #[test]
@@ -256,12 +306,6 @@ fn build_musl_static(name: &str) -> Option<PathBuf> {
     let built = Command::new("musl-gcc").args(["-static", "-O2", "-o"]).arg(&out).arg(&src).status().unwrap();
     assert!(built.success());
     Some(out)
-}
-
-/// The host glibc's version as getconf says it (`2.36`).
-fn glibc_version() -> String {
-    let out = Command::new("getconf").arg("GNU_LIBC_VERSION").output().unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().trim_start_matches("glibc ").to_string()
 }
 
 /// `go env GOVERSION` (`go1.19.8`).
@@ -651,7 +695,21 @@ fn trace_evidence_clears_a_32bit_warning() {
         return skip("gcc -m32 cannot build (install gcc-multilib)");
     }
     let w = Workload::start(Command::new(build_c("wait_ready", true, &[])));
-    let doc = run_json(&["check", "--strict", "-p", &w.pid().to_string(), "--trace", "0.3"]);
+    let (code, stdout, stderr) = run(&["--json", "check", "--strict", "-p", &w.pid().to_string(), "--trace", "0.3"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    // --strict fails on a WARN row: none of the process's (its warning is
+    // cleared); the host's own may (getrandom through a glibc before 2.41).
+    let flagged: Vec<&str> = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "warn" || c["status"] == "fail")
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(flagged.iter().all(|n| !n.starts_with("process_")), "{doc}");
+    assert_eq!(code, if flagged.is_empty() { 0 } else { 1 }, "{flagged:?} {stderr}");
+    let getrandom_warns = own_vdso_exports("__vdso_getrandom") && major_minor(&glibc_version()) < (2, 41);
+    assert_eq!(flagged.contains(&"getrandom"), getrandom_warns, "{doc}");
     let bin = check_named(&doc, "process_binary");
     assert_eq!(bin["status"], "ok", "{bin}");
     assert!(bin["detail"].as_str().unwrap().contains("32-bit"), "{bin}");

@@ -355,3 +355,21 @@ pub fn rows_where<'a>(report: &'a Value, key: &str, value: i64) -> Vec<&'a Value
 pub fn comm_of(path: &Path) -> String {
     path.file_name().unwrap().to_str().unwrap().chars().take(15).collect()
 }
+
+/// The host glibc's version as getconf says it (`2.36`).
+pub fn glibc_version() -> String {
+    let out = std::process::Command::new("getconf").arg("GNU_LIBC_VERSION").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().trim_start_matches("glibc ").to_string()
+}
+
+/// (major, minor) of a `2.36`-style version.
+pub fn major_minor(v: &str) -> (u32, u32) {
+    let mut it = v.split('.').map(|p| p.parse::<u32>().unwrap_or_else(|_| panic!("version {v}")));
+    (it.next().unwrap(), it.next().unwrap())
+}
+
+/// Whether vdsoctl's own vDSO exports `name`, as `vdsoctl dump` lists it.
+pub fn own_vdso_exports(name: &str) -> bool {
+    let doc = run_json(&["dump"]);
+    doc["symbols"].as_array().expect("dump symbols").iter().any(|s| s["name"] == name)
+}

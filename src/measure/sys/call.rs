@@ -22,6 +22,9 @@ type GettimeofdayFnPtr = unsafe extern "C" fn(*mut timeval, *mut c_void) -> c_in
 type TimeFnPtr = unsafe extern "C" fn(*mut time_t) -> time_t;
 /// `getcpu(cpu, node, tcache)`.
 type GetcpuFnPtr = unsafe extern "C" fn(*mut c_uint, *mut c_uint, *mut c_void) -> c_int;
+/// The vDSO's `getrandom(buffer, len, flags, opaque_state, opaque_len)`
+/// (lib/vdso/getrandom.c): bytes written or `-errno`.
+type GetrandomFnPtr = unsafe extern "C" fn(*mut c_void, usize, c_uint, *mut c_void, usize) -> isize;
 
 /// A zeroed timespec, for out-parameters.
 pub const fn zero_timespec() -> timespec {
@@ -97,6 +100,14 @@ pub fn libc_getcpu(cpu: &mut c_uint, node: &mut c_uint) -> c_int {
     }
 }
 
+/// The C library's `getrandom(2)` wrapper, `flags` 0 (on glibc < 2.41 a
+/// syscall every call). Returns the bytes written, or -1 with errno.
+#[inline(always)]
+pub fn libc_getrandom(buf: &mut [u8]) -> isize {
+    // SAFETY: `buf` is valid and writable for `buf.len()` bytes.
+    unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) }
+}
+
 // ------------------------------------------------------------- syscall path
 
 /// Refuse a call whose number is not of the signature a wrapper passes
@@ -149,6 +160,17 @@ pub fn syscall_getcpu(sc: VdsoSyscall, cpu: &mut c_uint, node: &mut c_uint) -> c
     }
     // SAFETY: `sc` is getcpu's number in this ABI; out-pointers valid; tcache null.
     unsafe { libc::syscall(sc.nr() as c_long, cpu as *mut c_uint, node as *mut c_uint, std::ptr::null_mut::<c_void>()) }
+}
+
+/// A raw `getrandom` syscall, `flags` 0 (refuses any other number).
+#[inline(always)]
+pub fn syscall_getrandom(sc: VdsoSyscall, buf: &mut [u8]) -> c_long {
+    if sc.function() != VdsoFn::Getrandom {
+        return refuse();
+    }
+    // SAFETY: `sc` is getrandom's number in this ABI, `(void *buf, size_t
+    // len, unsigned flags)`; `buf` is valid and writable for its length.
+    unsafe { libc::syscall(sc.nr() as c_long, buf.as_mut_ptr(), buf.len(), 0 as c_uint) }
 }
 
 // ---------------------------------------------------------------- vDSO path
@@ -271,6 +293,128 @@ impl BoundSymbol {
         // SAFETY: as above; `long (unsigned *, unsigned *, struct getcpu_cache *)`.
         (self.function == VdsoFn::Getcpu)
             .then(|| VdsoGetcpuFn(unsafe { std::mem::transmute::<usize, GetcpuFnPtr>(self.addr) }))
+    }
+
+    /// As `getrandom`, with the sizes of its opaque state asked of the
+    /// function itself (`None` for another function, or when the vDSO
+    /// refuses the query).
+    pub fn getrandom_fn(self) -> Option<VdsoGetrandomFn> {
+        if self.function != VdsoFn::Getrandom {
+            return None;
+        }
+        // SAFETY: as above; `ssize_t (void *, size_t, unsigned int, void *,
+        // size_t)` (lib/vdso/getrandom.c, the arch's vgetrandom.c).
+        let f = unsafe { std::mem::transmute::<usize, GetrandomFnPtr>(self.addr) };
+        let mut params = OpaqueParams::default();
+        // SAFETY: the documented query (vdso_test_getrandom.c): a null buffer
+        // of length 0, no flags, and opaque_len ~0 make the function write
+        // one `struct vgetrandom_opaque_params` to `opaque_state` and return
+        // 0; `params` is that struct, valid and writable.
+        let rc = unsafe { f(std::ptr::null_mut(), 0, 0, (&mut params as *mut OpaqueParams).cast(), !0usize) };
+        let page = page_size();
+        let usable = rc == 0 && params.size_of_opaque_state > 0 && params.size_of_opaque_state as usize <= page;
+        usable.then_some(VdsoGetrandomFn { f, params })
+    }
+}
+
+/// `struct vgetrandom_opaque_params` (include/uapi/linux/random.h): how the
+/// caller must map the per-thread state of the vDSO's getrandom.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct OpaqueParams {
+    size_of_opaque_state: u32,
+    mmap_prot: u32,
+    mmap_flags: u32,
+    reserved: [u32; 13],
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(p).ok().filter(|p| *p > 0).unwrap_or(4096)
+}
+
+/// The vDSO's `getrandom`, bound, with the state parameters it gave. A call
+/// needs a state: [`VdsoGetrandomFn::state`].
+#[derive(Debug, Clone, Copy)]
+pub struct VdsoGetrandomFn {
+    f: GetrandomFnPtr,
+    params: OpaqueParams,
+}
+
+impl VdsoGetrandomFn {
+    /// Bytes of opaque state a thread needs (the vDSO's `sizeof(struct
+    /// vgetrandom_state)`).
+    pub fn state_size(self) -> u32 {
+        self.params.size_of_opaque_state
+    }
+
+    /// One thread's state, mapped as the vDSO asked (`mmap_prot`,
+    /// `mmap_flags`: MAP_DROPPABLE, so the kernel may zero it under memory
+    /// pressure and the vDSO then reseeds), one page-aligned mapping so
+    /// the state never straddles a page.
+    pub fn state(self) -> std::io::Result<VdsoGetrandom> {
+        let page = page_size();
+        let size = self.params.size_of_opaque_state as usize;
+        let len = size.div_ceil(page) * page;
+        // SAFETY: a fresh anonymous mapping (fd -1, offset 0) at an address of
+        // the kernel's choice, so no existing memory is touched; the prot and
+        // flags are the vDSO's own, which is what it will write through.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                self.params.mmap_prot as c_int,
+                self.params.mmap_flags as c_int,
+                -1,
+                0,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(VdsoGetrandom { f: self.f, state: addr, len, state_size: size })
+    }
+}
+
+/// The vDSO's `getrandom` with one thread's opaque state, owned: the
+/// mapping is unmapped on drop. Not `Sync`: a state must never be used by
+/// two threads at once (vdso_test_getrandom.c keeps one per thread); it may
+/// move to another thread with its owner.
+#[derive(Debug)]
+pub struct VdsoGetrandom {
+    f: GetrandomFnPtr,
+    state: *mut c_void,
+    len: usize,
+    state_size: usize,
+}
+
+// SAFETY: the state is plain memory the vDSO reads and writes only during a
+// call made through this owner; moving the owner (and so the state) to
+// another thread is what a thread-local state allows. The raw pointer keeps
+// the type `!Sync`, so no two threads call with it at once.
+unsafe impl Send for VdsoGetrandom {}
+
+impl VdsoGetrandom {
+    /// Fill `buf` (flags 0); returns the bytes written or `-errno`. The
+    /// first call of a state, and the first after the kernel reseeds, enter
+    /// the kernel once to fetch a key; the rest stay in user space.
+    #[inline(always)]
+    pub fn call(&self, buf: &mut [u8]) -> isize {
+        // SAFETY: a kernel vDSO getrandom of this signature (bound by
+        // BoundSymbol::getrandom_fn); `buf` valid and writable for its
+        // length; `state` is this owner's page-aligned mapping of at least
+        // `state_size` bytes with the prot and flags the vDSO asked for,
+        // alive until drop, and used by one thread at a time (`!Sync`).
+        unsafe { (self.f)(buf.as_mut_ptr().cast(), buf.len(), 0, self.state, self.state_size) }
+    }
+}
+
+impl Drop for VdsoGetrandom {
+    fn drop(&mut self) {
+        // SAFETY: `state`/`len` are exactly the mapping `state` made, owned
+        // by this value alone and unmapped once, here.
+        unsafe { libc::munmap(self.state, self.len) };
     }
 }
 
@@ -412,6 +556,11 @@ mod tests {
         assert_eq!(errno_of(syscall_gettimeofday(gettime, &mut tv)), libc::EINVAL);
         assert_eq!(errno_of(syscall_time(gettime, &mut t)), libc::EINVAL);
         assert_eq!(errno_of(syscall_getcpu(tod, &mut cpu, &mut node)), libc::EINVAL);
+        let mut buf = [0u8; 16];
+        assert_eq!(errno_of(syscall_getrandom(tod, &mut buf)), libc::EINVAL);
+        if let Some(gr) = VdsoSyscall::host(VdsoFn::Getrandom) {
+            assert_eq!(syscall_getrandom(gr, &mut buf), 16);
+        }
         assert_eq!(tv.tv_sec, 0, "the refused call wrote nothing");
         // A number the ABI does not have is no VdsoSyscall at all.
         if cfg!(target_arch = "x86_64") {
@@ -428,6 +577,7 @@ mod tests {
         assert_eq!(cg.clock_fn().unwrap().call(libc::CLOCK_MONOTONIC, &mut ts), 0);
         // A symbol is callable only as its own function.
         assert!(cg.gettimeofday_fn().is_none() && cg.time_fn().is_none() && cg.getcpu_fn().is_none());
+        assert!(cg.getrandom_fn().is_none());
         // An unknown name binds nothing.
         let host = crate::arch::vdso_abi(crate::arch::HOST_MACHINE, crate::arch::HOST_IS_64).unwrap();
         let unknown = VdsoAbi {
@@ -440,5 +590,27 @@ mod tests {
         };
         let (syms, bound) = image.bind_as(&unknown).unwrap();
         assert!(syms.resolved.is_empty() && bound.is_empty());
+    }
+
+    #[test]
+    fn the_vdso_getrandom_fills_buffers_from_its_own_state() {
+        let image = VdsoImage::own().expect("a [vdso] in this process");
+        let (_, bound) = image.bind().unwrap();
+        let Some(sym) = bound.iter().find(|b| b.function() == VdsoFn::Getrandom) else {
+            return; // a kernel before 6.11 (x86_64): nothing to call
+        };
+        let f = sym.getrandom_fn().expect("the params query answers");
+        assert!(f.state_size() > 0 && (f.state_size() as usize) <= page_size());
+        let state = f.state().unwrap();
+        let (mut a, mut b) = ([0u8; 16], [0u8; 16]);
+        assert_eq!(state.call(&mut a), 16);
+        assert_eq!(state.call(&mut b), 16);
+        assert_ne!(a, b, "two draws of 16 random bytes differ");
+        assert_ne!(a, [0u8; 16]);
+        let mut big = vec![0u8; 4096];
+        assert_eq!(state.call(&mut big), 4096);
+        drop(state);
+        // A second state of the same function works on its own.
+        assert_eq!(f.state().unwrap().call(&mut a), 16);
     }
 }
