@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::inspect::kernel::{self};
 use crate::inspect::Process;
 use crate::model::policy::VdsoMapping;
+use crate::model::timens::TimeNs;
 use crate::model::vsyscall::{vsyscall_mode, Vsyscall};
 use crate::model::{hex, Finding, ProcessRef, Status};
 use crate::render::{emit, human_size, Output, Render};
@@ -18,6 +19,8 @@ pub struct MapsReport {
     pub process: ProcessRef,
     pub mappings: Vec<SpecialMapping>,
     pub vsyscall: Vsyscall,
+    /// Its time namespace and clock offsets; `null` where the kernel has none.
+    pub time_namespace: Option<TimeNs>,
     pub findings: Vec<Finding>,
 }
 
@@ -72,7 +75,9 @@ pub fn gather(process: &mut Process) -> Result<MapsReport> {
         VdsoMapping::Mapped { .. } => {}
         bad => findings.insert(0, bad.finding()),
     }
-    Ok(MapsReport { process: ProcessRef::of(process), mappings, vsyscall, findings })
+    let time_namespace = process.time_namespace().map(|ns| TimeNs::of(&ns));
+    findings.extend(time_namespace.as_ref().and_then(|ns| ns.finding(process.pid())));
+    Ok(MapsReport { process: ProcessRef::of(process), mappings, vsyscall, time_namespace, findings })
 }
 
 /// `vdsoctl maps [-p PID]`.

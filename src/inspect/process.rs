@@ -337,6 +337,49 @@ impl Process {
             .ok_or_else(|| Error::malformed(self.proc_path("status").display().to_string(), "no Tgid line"))
     }
 
+    /// The start addresses of the anonymous mappings /proc/PID/smaps flags
+    /// `dp` (MAP_DROPPABLE, Linux 6.11): the vDSO getrandom state pages
+    /// glibc ≥ 2.41 and Go ≥ 1.24 map at their first call. The file is
+    /// streamed line by line, at most [`READ_LIMIT`] bytes.
+    pub fn droppable_mappings(&self) -> Result<Vec<u64>> {
+        use std::io::BufRead;
+        let file = self.open_file("smaps")?;
+        let mut reader = io::BufReader::new(file.take(READ_LIMIT));
+        let mut line = Vec::new();
+        let (mut current, mut out) = (None, Vec::new());
+        loop {
+            line.clear();
+            let n = reader.read_until(b'\n', &mut line).map_err(|e| self.io_error("smaps", e))?;
+            if n == 0 {
+                break;
+            }
+            let text = String::from_utf8_lossy(&line);
+            if let Some(flags) = text.strip_prefix("VmFlags:") {
+                if let Some(start) = current.take() {
+                    if flags.split_whitespace().any(|f| f == "dp") {
+                        out.push(start);
+                    }
+                }
+            } else if let Ok(m) = maps::parse_line(text.trim_end_matches('\n')) {
+                // A mapping's header line (field lines never parse as one).
+                current = m.path.is_none().then_some(m.start);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The process's time namespace (/proc/PID/ns/time's inode) and its
+    /// clock offsets (/proc/PID/timens_offsets); `None` when the kernel has
+    /// no time namespaces (before 5.6) or the link cannot be read.
+    pub fn time_namespace(&self) -> Option<TimeNamespace> {
+        use std::os::unix::fs::MetadataExt;
+        let via_fd = format!("/proc/self/fd/{}/ns/time", self.dir.as_raw_fd());
+        let inode = std::fs::metadata(via_fd).ok()?.ino();
+        let own = std::fs::metadata("/proc/self/ns/time").ok().map(|m| m.ino());
+        let offsets = self.read_text("timens_offsets").map(|t| parse_timens_offsets(&t)).unwrap_or_default();
+        Some(TimeNamespace { inode, own, offsets })
+    }
+
     /// Thread ids from /proc/PID/task.
     pub fn tasks(&self) -> Result<Vec<i32>> {
         let dir = format!("/proc/self/fd/{}/task", self.dir.as_raw_fd());
@@ -347,6 +390,34 @@ impl Process {
         tids.sort_unstable();
         Ok(tids)
     }
+}
+
+/// A process's time namespace, as /proc says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimeNamespace {
+    /// The namespace's inode (`time:[4026531834]`).
+    pub inode: u64,
+    /// vdsoctl's own; `None` when unreadable.
+    pub own: Option<u64>,
+    /// (clock id, seconds, nanoseconds) from timens_offsets:
+    /// CLOCK_MONOTONIC (1) and CLOCK_BOOTTIME (7).
+    pub offsets: Vec<(i32, i64, i64)>,
+}
+
+/// `monotonic 1000 0` / `boottime 2000 0` lines (kernel/time/namespace.c
+/// prints the names; the clock ids are taken too). Other lines are skipped.
+pub fn parse_timens_offsets(text: &str) -> Vec<(i32, i64, i64)> {
+    text.lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let clock = match w.next()? {
+                "monotonic" => libc::CLOCK_MONOTONIC,
+                "boottime" => libc::CLOCK_BOOTTIME,
+                n => n.parse().ok()?,
+            };
+            Some((clock, w.next()?.parse().ok()?, w.next()?.parse().ok()?))
+        })
+        .collect()
 }
 
 /// The current comm of any task, without opening a handle (it changes at

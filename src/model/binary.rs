@@ -200,13 +200,24 @@ fn vsyscall_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
 /// Raw clock syscalls in the code: the vDSO's clocks (and unknown ids)
 /// warn, CPU-time and other always-syscall clocks are said, not judged.
 fn site_problems(info: &ExeInfo, p: &mut Problems) {
-    let (bypass, cputime): (Vec<&exe::Site>, Vec<&exe::Site>) =
-        info.sites.iter().filter(|s| s.via != exe::Via::Vsyscall).partition(|s| {
-            !s.clock.is_some_and(|c| arch::clock_info(c as i32).is_some_and(|c| c.class == ClockClass::AlwaysSyscall))
-        });
+    // Raw getrandom: judged by what the runtime would do (model::random).
+    let (random, clocks): (Vec<&exe::Site>, Vec<&exe::Site>) = info
+        .sites
+        .iter()
+        .filter(|s| s.via != exe::Via::Vsyscall)
+        .partition(|s| s.function.is_some_and(|f| !crate::inspect::code::is_clock_read(f)));
+    if let Some((status, text, hint)) = super::random::raw_site_problem(info, &random) {
+        p.list.push((status, text));
+        if status > Status::Ok {
+            p.hint = p.hint.or(hint);
+        }
+    }
+    let (bypass, cputime): (Vec<&exe::Site>, Vec<&exe::Site>) = clocks.into_iter().partition(|s| {
+        !s.clock.is_some_and(|c| arch::clock_info(c as i32).is_some_and(|c| c.class == ClockClass::AlwaysSyscall))
+    });
     if !bypass.is_empty() {
         // Sites counted but not kept (past MAX_SITES).
-        let more = (info.clock_sites as usize).saturating_sub(bypass.len() + cputime.len());
+        let more = (info.clock_sites as usize).saturating_sub(bypass.len() + cputime.len() + random.len());
         let listed: Vec<String> = bypass.iter().take(3).map(|s| site_text(s)).collect();
         let rest = bypass.len().saturating_sub(3) + more;
         p.list.push((
@@ -427,7 +438,7 @@ mod tests {
 
         // Go, with cgo too: OK.
         let mut go = exe(LibcKind::Go, Some("/lib64/ld-linux-x86-64.so.2"));
-        go.go = Some(GoInfo { version: "go1.22.1".into(), cgo: Some(true) });
+        go.go = Some(GoInfo { version: "go1.22.1".into(), cgo: Some(true), getrandom: None });
         go.libc_version = Some("go1.22.1".into());
         let (st, detail, _, _) = binary_verdict(&go, &GOOD);
         assert_eq!(st, Status::Ok);

@@ -7,6 +7,7 @@ use super::{ProcessRef, Status};
 use crate::model::bench::BenchReport;
 use crate::model::binary::BinaryFacts;
 use crate::model::observe::{Judged, Observation, Scope};
+use crate::model::random::RandomRoute;
 use crate::words::shell_words;
 use serde::Serialize;
 
@@ -90,6 +91,8 @@ pub struct BinaryRow {
     pub status: Status,
     pub detail: String,
     pub hint: Option<&'static str>,
+    /// What its runtime does for random bytes (JSON `random`).
+    pub random: RandomRoute,
 }
 
 impl Serialize for BinaryRow {
@@ -103,6 +106,7 @@ impl Serialize for BinaryRow {
             status: Status,
             detail: &'a str,
             hint: Option<&'static str>,
+            random: &'a RandomRoute,
         }
         Wire {
             path: &self.path,
@@ -111,6 +115,7 @@ impl Serialize for BinaryRow {
             status: self.status,
             detail: &self.detail,
             hint: self.hint,
+            random: &self.random,
         }
         .serialize(s)
     }

@@ -190,7 +190,29 @@ struct Maps {
     process: ProcessRef,
     mappings: Vec<Mapping>,
     vsyscall: Vsyscall,
+    time_namespace: Option<TimeNamespace>,
     findings: Vec<Finding>,
+}
+
+/// A process's time namespace (`maps`), `null` before Linux 5.6.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TimeNamespace {
+    #[allow(dead_code)]
+    inode: u64,
+    vdsoctl_inode: Option<u64>,
+    other: bool,
+    offsets: Vec<TimeOffset>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TimeOffset {
+    clock: Clock,
+    #[allow(dead_code)]
+    seconds: i64,
+    #[allow(dead_code)]
+    nanoseconds: i64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -226,6 +248,11 @@ fn maps_of_a_process() {
     assert!(m.vsyscall.mapping_mode.as_deref().is_none_or(|x| ["emulate", "xonly", "none"].contains(&x)));
     assert!(m.vsyscall.cmdline.as_deref() != Some(""));
     assert!(m.findings.iter().all(|f| !f.message.is_empty()));
+    // The workload shares vdsoctl's time namespace: nothing said about it.
+    if let Some(ns) = &m.time_namespace {
+        assert!(!ns.other && ns.vdsoctl_inode.is_some(), "{ns:?}");
+        ns.offsets.iter().for_each(|o| o.clock.assert_well_named());
+    }
 }
 
 // ---- auxv ----
@@ -341,6 +368,18 @@ struct Binary {
     status: Status,
     detail: String,
     hint: Option<String>,
+    random: RandomRoute,
+}
+
+/// What a binary's runtime does for random bytes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RandomRoute {
+    /// `glibc`, `musl`, `go`, or null.
+    runtime: Option<String>,
+    version: Option<String>,
+    /// `vdso`, `syscall`, `no_calls`, `not_on_arch`, `unknown`.
+    path: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -420,8 +459,11 @@ fn check_of_a_small_image_tree() {
     if cfg!(target_arch = "x86_64") {
         assert_eq!((b.machine.as_str(), b.arch.as_str(), b.endian.as_str()), ("x86_64", "amd64", "little"));
     }
-    // No libc in the tree: its version cannot be read.
+    // No libc in the tree: its version cannot be read, nor so what its
+    // random bytes take.
     assert_eq!(b.runtime_version, None);
+    assert_eq!((b.random.runtime.as_deref(), b.random.version.as_deref()), (Some("glibc"), None));
+    assert_eq!(b.random.path, "unknown");
     // The typed object says what the flat keys say.
     let flat = BinaryFacts {
         class: b.class.clone(),

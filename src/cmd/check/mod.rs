@@ -17,6 +17,7 @@ use crate::model::binary::{BinaryFacts, HostFacts, WarnKind};
 pub use crate::model::check::{BinaryRow, Check, CheckReport, CommandRun, ImageSummary};
 use crate::model::host::{host_checks, mapping_checks, vdso_symbols_check};
 use crate::model::observe::{self, Observation, Scope, Unseen};
+use crate::model::timens::TimeNs;
 use crate::model::trace::ExitStatus;
 use crate::model::ProcessRef;
 pub use crate::model::Status;
@@ -59,7 +60,7 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
     let (mut checks, bench) = host_checks(max_ns)?;
     let Some(target) = target else { return Ok((checks, bench, None, None)) };
     let host = HostFacts::gather(me);
-    let ExeCheck { check: binary, warn_kind, emulator, facts } = process_exe_check(target, &host);
+    let ExeCheck { check: binary, warn_kind, emulator, facts, random } = process_exe_check(target, &host);
     let mut mapped = mapping_checks(target, "process_");
     if let Some(tool) = &emulator {
         // The missing [vdso] is the tool's doing: say so instead of `vdso=0`.
@@ -72,6 +73,10 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
     if emulator.is_none() {
         let musl = facts.as_ref().is_some_and(|f| f.runtime == LibcKind::Musl.name());
         checks.push(vdso_symbols_check(target, "process_", musl));
+    }
+    checks.extend(random);
+    if let Some(f) = target.time_namespace().map(|ns| TimeNs::of(&ns)).and_then(|ns| ns.finding(target.pid())) {
+        checks.push(Check::of("process_time_namespace".into(), f));
     }
     Ok((checks, bench, Some((binary, warn_kind)), facts))
 }

@@ -5,6 +5,7 @@ use crate::inspect::exe::{self, Launch, Linkage};
 use crate::inspect::Process;
 use crate::model::binary::{binary_verdict, BinaryFacts, HostFacts, WarnKind};
 use crate::model::check::Check;
+use crate::model::random::{process_random_check, ProcessRandom};
 use crate::model::ProcessName;
 use crate::model::Status;
 
@@ -17,6 +18,8 @@ pub struct ExeCheck {
     pub emulator: Option<String>,
     /// The executable's facts (`binary` in JSON); `None` when it cannot be read.
     pub facts: Option<BinaryFacts>,
+    /// The `process_random` row: where its random bytes come from.
+    pub random: Option<Check>,
 }
 
 /// What a target process's runtime means for its clock reads: the program
@@ -32,6 +35,7 @@ pub fn process_exe_check(process: &Process, host: &HostFacts) -> ExeCheck {
                 warn_kind: WarnKind::None,
                 emulator: None,
                 facts: None,
+                random: None,
             }
         }
     };
@@ -64,6 +68,7 @@ pub fn process_exe_check(process: &Process, host: &HostFacts) -> ExeCheck {
             warn_kind: WarnKind::None,
             emulator: Some(tool.clone()),
             facts,
+            random: None,
         };
     }
     let (status, verdict, hint, kind) = binary_verdict(info, host);
@@ -74,5 +79,13 @@ pub fn process_exe_check(process: &Process, host: &HostFacts) -> ExeCheck {
     let detail = format!("{}{launched}: {class} {arch_name}, {linkage}; {verdict}", who.with_exe());
     // The hint names this process, not a placeholder.
     let hint = hint.map(|h| h.replace("check -p PID", &format!("check -p {}", process.pid())));
-    ExeCheck { check: Check::new(name, status, detail, hint.as_deref()), warn_kind: kind, emulator: None, facts }
+    let libc_path = rt.mapped_libc.as_ref().map(|(_, _, p)| p.display().to_string());
+    let random = process_random_check(&ProcessRandom::gather(process, info, libc_path));
+    ExeCheck {
+        check: Check::new(name, status, detail, hint.as_deref()),
+        warn_kind: kind,
+        emulator: None,
+        facts,
+        random: Some(random),
+    }
 }

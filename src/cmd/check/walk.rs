@@ -1,12 +1,13 @@
 //! `check --image ROOT`: the walk of an image tree and its progress.
 
 use crate::error::{Error, Result};
-use crate::inspect::exe::{LibcKind, Linkage};
+use crate::inspect::exe::{ExeInfo, LibcKind, Linkage};
 use crate::inspect::kernel::VsyscallMode;
 use crate::inspect::{image, Process};
 use crate::model::binary::{binary_verdict, BinaryFacts, HostFacts};
 use crate::model::check::{BinaryRow, Check, CheckReport, ImageSummary};
 use crate::model::host::{host_vsyscall, vdso_symbols_check, vsyscall_check};
+use crate::model::random::{image_random_checks, random_route, ImageFile};
 use crate::model::Status;
 use crate::render::thousands;
 
@@ -79,7 +80,8 @@ pub(super) fn gather_image(root: &std::path::Path, strict: bool) -> Result<Check
             Some("run as a user who can read the whole tree (root, for an unpacked image); --json lists each in image.unreadable"),
         ));
     }
-    let mut binaries = binary_rows(&walked, &host);
+    let (mut binaries, random) = binary_rows(&walked, &host);
+    checks.extend(random);
     binaries.sort_by(|a, b| b.status.cmp(&a.status).then_with(|| a.path.cmp(&b.path)));
     let worst = Status::worst(binaries.iter().map(|b| b.status).chain(checks.iter().map(|c| c.status)));
     let summary = ImageSummary {
@@ -136,8 +138,9 @@ fn host_context() -> Result<(HostFacts, Vec<Check>)> {
     Ok((host, checks))
 }
 
-/// Each binary judged: a row with its facts and verdict.
-fn binary_rows(walked: &image::Walk, host: &HostFacts) -> Vec<BinaryRow> {
+/// Each binary judged: a row with its facts and verdict; and the image's
+/// random-bytes rows (one per runtime release that takes the syscall).
+fn binary_rows(walked: &image::Walk, host: &HostFacts) -> (Vec<BinaryRow>, Vec<Check>) {
     // A dynamic program's runtime version is that of the C library the
     // image ships for its class and machine (its libc.so.6 or ld-musl).
     let libc_versions: Vec<((u16, bool, LibcKind), String)> = walked
@@ -147,7 +150,7 @@ fn binary_rows(walked: &image::Walk, host: &HostFacts) -> Vec<BinaryRow> {
         .filter(|b| matches!(b.info.libc, LibcKind::Glibc | LibcKind::Musl))
         .map(|b| ((b.info.machine, b.info.is_64, b.info.libc), b.info.libc_version.clone().unwrap_or_default()))
         .collect();
-    walked
+    let infos: Vec<(String, ExeInfo)> = walked
         .binaries
         .iter()
         .map(|b| {
@@ -156,8 +159,24 @@ fn binary_rows(walked: &image::Walk, host: &HostFacts) -> Vec<BinaryRow> {
                 let key = (info.machine, info.is_64, info.libc);
                 info.libc_version = libc_versions.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
             }
-            let (status, detail, hint, _) = binary_verdict(&info, host);
-            BinaryRow { path: b.path.display().to_string(), binary: BinaryFacts::of(&info), status, detail, hint }
+            (b.path.display().to_string(), info)
         })
-        .collect()
+        .collect();
+    let files: Vec<ImageFile> = infos.iter().map(|(path, info)| ImageFile { path, info }).collect();
+    let random = image_random_checks(&files);
+    let rows = infos
+        .iter()
+        .map(|(path, info)| {
+            let (status, detail, hint, _) = binary_verdict(info, host);
+            BinaryRow {
+                path: path.clone(),
+                binary: BinaryFacts::of(info),
+                status,
+                detail,
+                hint,
+                random: random_route(info),
+            }
+        })
+        .collect();
+    (rows, random)
 }

@@ -18,7 +18,7 @@
 //! immediate that happens to contain `0f 05`) is no instruction there, so
 //! it is no site.
 
-use crate::arch::{Abi, VdsoFn};
+use crate::arch::{Abi, FnKind, VdsoFn};
 use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
 use serde::Serialize;
 
@@ -157,7 +157,7 @@ pub fn candidates(code: &[u8], base: u64, bits: u32, t: &Targets) -> Vec<usize> 
 fn has_clock_number(window: &[u8], bits: u32) -> bool {
     let abis: &[Abi] = if bits == 64 { &[Abi::X86_64, Abi::I386] } else { &[Abi::I386] };
     abis.iter().flat_map(|a| a.vdso_syscalls()).any(|(f, nr)| {
-        if !is_clock_read(*f) {
+        if !is_site_fn(*f) {
             return false;
         }
         let imm = (*nr as u32).to_le_bytes();
@@ -349,17 +349,30 @@ impl State {
     }
 }
 
-/// The clock functions a raw call of which is reported: the reads the
-/// vDSO serves (clock_gettime, clock_getres, gettimeofday, time), with the
-/// numbers of `abi` ([`Abi::vdso_syscalls`]); getcpu is no clock read.
+/// The functions a raw call of which is reported: the clock reads the
+/// vDSO serves (clock_gettime, clock_getres, gettimeofday, time) and
+/// getrandom, with the numbers of `abi` ([`Abi::vdso_syscalls`]); getcpu
+/// is neither.
 pub(crate) fn clock_fn(abi: Abi, nr: Option<u64>) -> Option<VdsoFn> {
     let f = abi.vdso_syscall(nr? as i64)?;
-    is_clock_read(f).then_some(f)
+    is_site_fn(f).then_some(f)
 }
 
 /// Whether a raw syscall of `f` is a clock read the vDSO may serve.
 pub(crate) fn is_clock_read(f: VdsoFn) -> bool {
-    !matches!(f, VdsoFn::Getcpu)
+    match f.kind() {
+        FnKind::Clock => true,
+        FnKind::Cpu | FnKind::Random => false,
+    }
+}
+
+/// Whether a raw syscall of `f` is a site: a clock read, or random bytes
+/// (judged apart: what the C library would do decides it).
+pub(crate) fn is_site_fn(f: VdsoFn) -> bool {
+    match f.kind() {
+        FnKind::Clock | FnKind::Random => true,
+        FnKind::Cpu => false,
+    }
 }
 
 /// Whether `f` takes a clock id as its first argument (reported with the site).

@@ -303,7 +303,51 @@ pub fn runtime_clock_function(name: &str) -> bool {
         return true;
     }
     let name = name.strip_prefix("__GI_").unwrap_or(name);
-    C.contains(&name)
+    C.contains(&name) || runtime_random_function(name)
+}
+
+/// Whether `name` is one of a C library's or Go's own random-bytes
+/// functions, whose getrandom syscall is the library's way to them (glibc
+/// before 2.41 has no other; 2.41 keeps `getentropy` and malloc's tcache
+/// key on the syscall, and the vDSO call's fallback): by exact name, a
+/// GCC clone suffix (`.part.0`, `.constprop.0`, `.isra.0`) set aside. glibc:
+/// `__getrandom`, `__getrandom_nocancel`, `getentropy`, `arc4random*`,
+/// malloc's `tcache_key_initialize` and `ptmalloc_init`; musl: `getrandom`,
+/// `getentropy`; Go: `internal/syscall/unix.GetRandom` and the runtime's
+/// `vgetrandom*`.
+pub fn runtime_random_function(name: &str) -> bool {
+    const C: &[&str] = &[
+        "getrandom",
+        "__getrandom",
+        "__getrandom_nocancel",
+        "__getrandom_internal",
+        "getentropy",
+        "__getentropy",
+        "arc4random",
+        "__arc4random",
+        "arc4random_buf",
+        "__arc4random_buf",
+        "arc4random_uniform",
+        "__arc4random_uniform",
+        "tcache_key_initialize",
+        "ptmalloc_init",
+    ];
+    let name = name.split('@').next().unwrap_or(name);
+    let name = name.strip_suffix(".abi0").unwrap_or(name);
+    if name == "internal/syscall/unix.GetRandom" || name.starts_with("runtime.vgetrandom") {
+        return true;
+    }
+    let name = name.strip_prefix("__GI_").unwrap_or(name);
+    // GCC's clones keep the function's name before the first dot.
+    let base = match name.split_once('.') {
+        Some((base, clone))
+            if [".part.", ".constprop.", ".isra.", ".cold"].iter().any(|c| format!(".{clone}").starts_with(c)) =>
+        {
+            base
+        }
+        _ => name,
+    };
+    C.contains(&base)
 }
 
 /// Whether the raw site at `addr`, in code with no symbol for it, is a
@@ -422,6 +466,11 @@ pub(super) fn scan_calls(file: &File, h: &Headers, info: &ExeInfo, isa: Isa) -> 
         // address, so a stripped static program's own raw call is seen.
         let excused = match site.symbol.as_deref() {
             Some(name) => (own_runtime || info.is_library()) && runtime_clock_function(name),
+            // Random bytes: a stripped static runtime's own getrandom
+            // (glibc's getentropy and tcache key, every one before 2.41)
+            // cannot be told from the program's by its code: excused, the
+            // runtime's verdict says what it does.
+            None if own_runtime && site.function.is_some_and(|f| f.kind() == crate::arch::FnKind::Random) => true,
             None => {
                 own_runtime
                     && (info.vdso_lookup || info.libc == LibcKind::Go)

@@ -86,6 +86,11 @@ pub struct GoInfo {
     pub version: String,
     /// `build CGO_ENABLED=` from the module info (Go ≥ 1.18), else from the linkage.
     pub cgo: Option<bool>,
+    /// The program reads random bytes with the getrandom syscall: its
+    /// function table names `internal/syscall/unix.GetRandom`, what
+    /// crypto/rand reads through (the linker keeps only what is reached).
+    /// `None`: not looked for (Go ≥ 1.24, whose crypto/rand reads the vDSO).
+    pub getrandom: Option<bool>,
 }
 
 /// Facts about an ELF file relevant to the vDSO fast path; the default is
@@ -119,13 +124,18 @@ pub struct ExeInfo {
     /// (`__vdso_clock_gettime`, `__kernel_clock_gettime` on arm64): it looks
     /// the vDSO up (glibc ≥ 2.31 in static binaries, every musl ≥ 1.1.0).
     pub vdso_lookup: bool,
+    /// A static C library in the file (or the C library itself) names its
+    /// architecture's vDSO getrandom (`__vdso_getrandom`, `__kernel_getrandom`):
+    /// it reads random bytes from the vDSO (glibc ≥ 2.41).
+    pub random_lookup: bool,
     /// Code sites that call or jump into the fixed [vsyscall] page (x86_64 only).
     pub vsyscall_sites: u32,
     /// The first such site's virtual address.
     pub vsyscall_first: Option<u64>,
-    /// Raw clock syscalls made from the code (x86_64, i386, arm64): `syscall`,
-    /// `int 0x80`, `sysenter`, `svc #0` or libc's `syscall()` with a clock
-    /// syscall number, outside the runtime's own clock functions.
+    /// Raw clock and getrandom syscalls made from the code (x86_64, i386,
+    /// arm64): `syscall`, `int 0x80`, `sysenter`, `svc #0` or libc's
+    /// `syscall()` with such a syscall number, outside the runtime's own
+    /// clock and random functions.
     pub clock_sites: u32,
     /// The sites themselves, [vsyscall] calls first, at most [`MAX_SITES`].
     pub sites: Vec<Site>,
@@ -310,9 +320,13 @@ fn runtime(file: &File, h: &Headers, info: &mut ExeInfo) -> Result<()> {
         }
         info.libc = LibcKind::Go;
         info.libc_version = Some(go.version.clone());
+        if go_version(&go.version).is_some_and(|v| v < GO_VDSO_GETRANDOM) {
+            go.getrandom = Some(scan_for(file, GO_GETRANDOM)?);
+        }
     } else {
         let markers = scan_markers(file, info)?;
         info.vdso_lookup = markers.vdso_lookup;
+        info.random_lookup = markers.random_lookup;
         info.libc = classify(info.interp.as_deref(), &info.needed, info.soname.as_deref()).unwrap_or(markers.libc);
         info.libc_version = markers.version;
     }
@@ -470,7 +484,37 @@ fn read_go_buildinfo(file: &File, h: &Headers) -> Result<Option<GoInfo>> {
     } else {
         None
     };
-    Ok(Some(GoInfo { version, cgo }))
+    Ok(Some(GoInfo { version, cgo, getrandom: None }))
+}
+
+/// The first Go whose crypto/rand reads the vDSO (`arch::ROUTES`).
+const GO_VDSO_GETRANDOM: (u32, u32) = (1, 24);
+
+/// The function Go's crypto/rand makes its getrandom syscall in (Go 1.17
+/// to 1.23; `crypto/rand.batched` before that calls it too).
+const GO_GETRANDOM: &[u8] = b"internal/syscall/unix.GetRandom";
+
+/// `go1.19.8` → (1, 19); `devel …` and other shapes: None.
+pub fn go_version(v: &str) -> Option<(u32, u32)> {
+    let mut it = v.strip_prefix("go")?.split(|c: char| !c.is_ascii_digit());
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+/// Whether `needle` is in the file's first [`SCAN_LIMIT`] bytes (1 MiB
+/// chunks, overlapping by the needle's length).
+fn scan_for(file: &File, needle: &[u8]) -> Result<bool> {
+    let mut offset = 0u64;
+    while offset < SCAN_LIMIT {
+        let buf = pread(file, offset, CHUNK)?;
+        if memchr::memmem::find(&buf, needle).is_some() {
+            return Ok(true);
+        }
+        if buf.len() < CHUNK {
+            break;
+        }
+        offset += (CHUNK - needle.len()) as u64;
+    }
+    Ok(false)
 }
 
 /// A uvarint-length-prefixed string and what follows it.
@@ -496,6 +540,7 @@ fn uvarint_string(b: &[u8]) -> Option<(&[u8], &[u8])> {
 struct Markers {
     libc: LibcKind,
     vdso_lookup: bool,
+    random_lookup: bool,
     version: Option<String>,
 }
 
@@ -512,13 +557,14 @@ fn scan_markers(file: &File, info: &ExeInfo) -> Result<Markers> {
     let lookup = crate::arch::vdso_symbol(info.machine, info.is_64, crate::arch::VdsoFn::ClockGettime)
         .unwrap_or("__vdso_clock_gettime");
     let vdso_lookup_name = lookup.as_bytes();
+    let random_name = crate::arch::vdso_symbol(info.machine, info.is_64, crate::arch::VdsoFn::Getrandom);
     const GLIBC_BANNER: &[u8] = b"release version ";
     const MUSL_BANNER: &[u8] = b"musl libc (";
     let static_like = info.interp.is_none() && !info.is_library();
     let libc_itself = info.soname.as_deref().is_some_and(|s| {
         s.starts_with("libc.so") || s.starts_with("libc.musl") || s.starts_with("ld-musl") || s.starts_with("ld-linux")
     });
-    let mut m = Markers { libc: LibcKind::Unknown, vdso_lookup: false, version: None };
+    let mut m = Markers { libc: LibcKind::Unknown, vdso_lookup: false, random_lookup: false, version: None };
     if !static_like && !libc_itself {
         return Ok(m);
     }
@@ -530,6 +576,7 @@ fn scan_markers(file: &File, info: &ExeInfo) -> Result<Markers> {
         let buf = pread(file, offset, CHUNK)?;
         glibc |= GLIBC.iter().any(|g| has(&buf, g).is_some());
         m.vdso_lookup |= has(&buf, vdso_lookup_name).is_some();
+        m.random_lookup |= random_name.is_some_and(|n| has(&buf, n.as_bytes()).is_some());
         if m.version.is_none() {
             if let Some(i) = has(&buf, GLIBC_BANNER) {
                 m.version = version_at(&buf[i + GLIBC_BANNER.len()..]);

@@ -167,7 +167,7 @@ fn go_buildinfo_inline_format() {
     blob.extend_from_slice(modinfo);
     let info = read_bytes(&go_elf(&blob, &[]));
     assert_eq!(info.libc, LibcKind::Go);
-    assert_eq!(info.go, Some(GoInfo { version: "go1.21.0".into(), cgo: Some(false) }));
+    assert_eq!(info.go, Some(GoInfo { version: "go1.21.0".into(), cgo: Some(false), getrandom: Some(false) }));
     assert_eq!(info.linkage(), Linkage::Static);
 }
 
@@ -183,7 +183,7 @@ fn go_buildinfo_pointer_format() {
     let strings: [(u64, &[u8]); 4] =
         [(0x501100, &version_hdr), (0x501200, &modinfo_hdr), (0x501300, b"go1.16.15"), (0x501400, b"path")];
     let info = read_bytes(&go_elf(&blob, &strings));
-    assert_eq!(info.go, Some(GoInfo { version: "go1.16.15".into(), cgo: Some(false) }));
+    assert_eq!(info.go, Some(GoInfo { version: "go1.16.15".into(), cgo: Some(false), getrandom: Some(false) }));
     // A pointer outside every segment is no version, not a panic.
     let mut blob2 = GO_MAGIC.to_vec();
     blob2.extend_from_slice(&[8, 0]);

@@ -1,0 +1,500 @@
+//! Random bytes: whether a binary's runtime reads them from the vDSO
+//! (`__vdso_getrandom`, Linux 6.11) or makes a getrandom syscall per call,
+//! judged once for `check --image` (one row per C library or Go release
+//! of the image, not one per binary) and `check -p` (one row, with the
+//! process's vDSO state page as evidence). Which runtime takes which path
+//! from which release is `arch::ROUTES`'; the facts are gathered by
+//! `inspect::exe` (the libc version, a static libc's vDSO getrandom lookup,
+//! whether a Go program reaches the getrandom syscall).
+//!
+//! Measured (fixtures/GETRANDOM.md): glibc 2.41 reads getrandom() and
+//! arc4random() from the vDSO, glibc 2.36 makes a syscall each call; Go
+//! 1.24's crypto/rand reads the vDSO, Go 1.19's makes a syscall each read;
+//! musl has no vDSO getrandom. The vDSO keeps a per-thread state in an
+//! anonymous page mapped `MAP_DROPPABLE` (smaps VmFlags `dp`), at the
+//! first call.
+
+use super::check::Check;
+use super::Status;
+use crate::arch::{self, Runtime, VdsoFn};
+use crate::inspect::exe::{self, ExeInfo, LibcKind, Linkage, Site, Via};
+use crate::inspect::Process;
+use crate::words::thousands;
+use serde::Serialize;
+
+/// How a binary's random bytes are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RandomPath {
+    /// Through the vDSO (where the kernel's vDSO offers getrandom).
+    Vdso,
+    /// A getrandom syscall every call.
+    Syscall,
+    /// The program makes no getrandom calls (Go without crypto/rand).
+    NoCalls,
+    /// The runtime does not read the vDSO on this architecture (32-bit,
+    /// or a machine its release does not bind it on): a syscall, and no
+    /// upgrade changes that.
+    NotOnArch,
+    /// The runtime or its version is not known.
+    Unknown,
+}
+
+/// What a binary's runtime does for random bytes (JSON: `random` of an
+/// `--image` row, and of `check -p`'s `process_random` row's facts).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RandomRoute {
+    /// `glibc`, `musl`, `go`; `null` when not recognised.
+    pub runtime: Option<Runtime>,
+    /// The runtime's version as the binary says it (`2.36`, `go1.19.8`).
+    pub version: Option<String>,
+    pub path: RandomPath,
+    /// Statically linked C library (its own version, or its vDSO lookup, decides).
+    #[serde(skip)]
+    pub static_libc: bool,
+}
+
+/// `2.41` → (2, 41).
+fn libc_version(v: &str) -> Option<(u32, u32)> {
+    let mut it = v.split('.');
+    Some((it.next()?.parse().ok()?, it.next()?.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().ok()?))
+}
+
+/// What `info`'s runtime does for random bytes. `info.libc_version` of a
+/// dynamic program is its C library's, as the caller filled it in.
+pub fn random_route(info: &ExeInfo) -> RandomRoute {
+    let runtime = match info.libc {
+        LibcKind::Glibc => Some(Runtime::Glibc),
+        LibcKind::Musl => Some(Runtime::Musl),
+        LibcKind::Go => Some(Runtime::Go),
+        LibcKind::Bionic | LibcKind::Unknown => None,
+    };
+    let static_libc = info.libc == LibcKind::Glibc && info.linkage() != Linkage::Dynamic && !info.is_library();
+    let mut route = RandomRoute { runtime, version: info.libc_version.clone(), path: RandomPath::Unknown, static_libc };
+    let Some(r) = runtime.and_then(|rt| arch::route(VdsoFn::Getrandom, rt)) else { return route };
+    let Some(since) = r.since else {
+        route.path = RandomPath::Syscall;
+        return route;
+    };
+    if !(info.is_64 && r.machines.contains(&info.machine)) {
+        route.path = RandomPath::NotOnArch;
+        return route;
+    }
+    let version = match r.runtime {
+        Runtime::Go => info.libc_version.as_deref().and_then(exe::go_version),
+        Runtime::Glibc | Runtime::Musl => info.libc_version.as_deref().and_then(libc_version),
+    };
+    route.path = match (r.runtime, version) {
+        (_, Some(v)) if v >= since => RandomPath::Vdso,
+        (Runtime::Go, Some(_)) => match info.go.as_ref().and_then(|g| g.getrandom) {
+            Some(false) => RandomPath::NoCalls,
+            _ => RandomPath::Syscall,
+        },
+        (_, Some(_)) => RandomPath::Syscall,
+        // A static glibc says no version: its lookup of the vDSO's
+        // getrandom does (glibc 2.41 names it, every older one does not).
+        (Runtime::Glibc, None) if static_libc => {
+            if info.random_lookup {
+                RandomPath::Vdso
+            } else {
+                RandomPath::Syscall
+            }
+        }
+        (_, None) => RandomPath::Unknown,
+    };
+    route
+}
+
+impl RandomRoute {
+    /// `glibc 2.36`, `Go go1.19.8`, `static glibc`, `musl`.
+    pub fn runtime_text(&self) -> String {
+        let name = self.runtime.map_or("an unrecognised runtime", Runtime::name);
+        let name = if self.static_libc { format!("static {name}") } else { name.to_string() };
+        match &self.version {
+            Some(v) => format!("{name} {v}"),
+            None => name,
+        }
+    }
+
+    /// The first release that reads the vDSO, as a user knows it (`glibc 2.41`, `Go 1.24`).
+    fn first_vdso_release(&self) -> Option<String> {
+        let r = arch::route(VdsoFn::Getrandom, self.runtime?)?;
+        let (major, minor) = r.since?;
+        Some(format!("{} {major}.{minor}", r.runtime.name()))
+    }
+
+    /// The sentence for a binary whose random bytes take a syscall: `random
+    /// bytes take a syscall: glibc 2.36 makes getrandom() a syscall; glibc
+    /// 2.41 reads it from the vDSO`.
+    pub fn syscall_text(&self) -> String {
+        let who = self.runtime_text();
+        let what = match self.runtime {
+            Some(Runtime::Go) => format!("{who}'s crypto/rand makes a getrandom syscall per read"),
+            Some(Runtime::Glibc) if self.static_libc && self.version.is_none() => {
+                "static glibc without a vDSO getrandom lookup (before 2.41) makes getrandom() a syscall".to_string()
+            }
+            _ => format!("{who} makes getrandom() a syscall"),
+        };
+        match self.first_vdso_release() {
+            Some(first) => format!("random bytes take a syscall: {what}; {first} reads it from the vDSO"),
+            None => format!("random bytes take a syscall: {what}, in every release (none reads the vDSO)"),
+        }
+    }
+
+    /// The fix for [`RandomRoute::syscall_text`].
+    fn hint(&self) -> &'static str {
+        match self.runtime {
+            Some(Runtime::Go) => "rebuild with Go ≥ 1.24: its crypto/rand reads random bytes from the vDSO (Linux ≥ 6.11)",
+            Some(Runtime::Musl) => "only a glibc ≥ 2.41 or Go ≥ 1.24 program reads random bytes from the vDSO; fine unless it reads them in a hot loop",
+            _ => "glibc ≥ 2.41 (Debian 13, Ubuntu 25.04, Fedora 42) reads getrandom() and arc4random() from the vDSO (Linux ≥ 6.11): move the image or host to it",
+        }
+    }
+}
+
+/// The raw getrandom sites of a binary, and what its runtime would have
+/// done: FAIL where it reads the vDSO (the raw call bypasses it); none
+/// where it makes the syscall anyway (the image's random row says so).
+pub fn raw_site_problem(info: &ExeInfo, sites: &[&Site]) -> Option<(Status, String, Option<&'static str>)> {
+    if sites.is_empty() {
+        return None;
+    }
+    let route = random_route(info);
+    let listed: Vec<String> = sites
+        .iter()
+        .take(3)
+        .map(|s| {
+            format!("{} at {:#x} in {}", s.via.text(), s.addr, s.symbol.as_deref().unwrap_or("an unnamed function"))
+        })
+        .collect();
+    let more =
+        if sites.len() > 3 { format!(" and {} more", thousands((sites.len() - 3) as u64)) } else { String::new() };
+    let raw = if sites.iter().all(|s| s.via == Via::LibcSyscall) {
+        "raw syscall(SYS_getrandom)"
+    } else {
+        "raw getrandom syscalls"
+    };
+    let runtime = route.runtime_text();
+    match route.path {
+        RandomPath::Vdso => Some((
+            Status::Fail,
+            format!("{raw} bypasses the vDSO that {runtime} uses: {}{more}", listed.join(", ")),
+            Some("call getrandom() (or arc4random()) of the C library, not syscall(SYS_getrandom): it reads the vDSO"),
+        )),
+        // The runtime makes the syscall too: the image's random row (and
+        // `check -p`'s) says so, once.
+        _ => None,
+    }
+}
+
+/// One ELF file of an image, as the random-bytes rows see it.
+pub struct ImageFile<'a> {
+    pub path: &'a str,
+    /// With a dynamic program's libc version filled in from the image's libc.
+    pub info: &'a ExeInfo,
+}
+
+/// The image's random-bytes rows: one per runtime release whose random
+/// bytes take a syscall (a C library with the programs and libraries that
+/// load it, a static glibc, a Go release with its programs that reach
+/// getrandom), WARN — the image's binaries keep their clock verdicts.
+/// Binaries not judged here: 32-bit and other architectures (no vDSO
+/// getrandom their runtime reads), unknown runtimes or versions.
+pub fn image_random_checks(files: &[ImageFile]) -> Vec<Check> {
+    struct Group<'a> {
+        route: RandomRoute,
+        /// The C library itself, for a dynamic glibc or musl.
+        libc: Option<&'a str>,
+        programs: Vec<&'a str>,
+        libraries: usize,
+        raw: Vec<&'a str>,
+    }
+    let mut groups: Vec<Group> = Vec::new();
+    for f in files {
+        let route = random_route(f.info);
+        if route.path != RandomPath::Syscall {
+            continue;
+        }
+        let raw = f.info.sites.iter().any(|s| s.function.is_some_and(|f| f.kind() == arch::FnKind::Random));
+        let libc_itself = f.info.is_library()
+            && f.info.soname.as_deref().is_some_and(|s| s.starts_with("libc.") || s.starts_with("ld-musl"));
+        let g = match groups.iter_mut().position(|g| g.route == route) {
+            Some(i) => &mut groups[i],
+            None => {
+                groups.push(Group { route, libc: None, programs: Vec::new(), libraries: 0, raw: Vec::new() });
+                groups.last_mut().expect("just pushed")
+            }
+        };
+        if libc_itself {
+            g.libc = Some(f.path);
+        } else if f.info.is_dynamic_linker() {
+            // Part of the C library.
+        } else if f.info.is_library() {
+            g.libraries += 1;
+        } else {
+            g.programs.push(f.path);
+        }
+        if raw {
+            g.raw.push(f.path);
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|g| !g.programs.is_empty() || g.libc.is_some())
+        .map(|g| {
+            let name = match (&g.route.runtime, &g.route.version) {
+                (Some(rt), Some(v)) if g.route.static_libc => format!("random:static-{}-{v}", rt.name()),
+                (Some(rt), None) if g.route.static_libc => format!("random:static-{}", rt.name()),
+                (Some(Runtime::Go), Some(v)) => format!("random:go-{}", v.trim_start_matches("go")),
+                (Some(rt), Some(v)) => format!("random:{}-{v}", rt.name()),
+                (Some(rt), None) => format!("random:{}", rt.name()),
+                (None, _) => "random".to_string(),
+            };
+            let programs = match g.programs.len() {
+                0 => "no program".to_string(),
+                1 => format!("1 program ({})", g.programs[0]),
+                n => format!("{} programs (e.g. {})", thousands(n as u64), g.programs[0]),
+            };
+            let libraries = match g.libraries {
+                0 => String::new(),
+                1 => " and 1 library".to_string(),
+                n => format!(" and {} libraries", thousands(n as u64)),
+            };
+            let whose = match g.libc {
+                Some(libc) => format!("{libc}, loaded by {programs}{libraries}"),
+                None => programs,
+            };
+            let raw = match g.raw.len() {
+                0 => String::new(),
+                1 => format!("; raw getrandom syscalls in {}", g.raw[0]),
+                n => format!("; raw getrandom syscalls in {} files (e.g. {})", thousands(n as u64), g.raw[0]),
+            };
+            Check::new(name, Status::Warn, format!("{} ({whose}){raw}", g.route.syscall_text()), Some(g.route.hint()))
+        })
+        .collect()
+}
+
+/// What `check -p` saw of a process's random bytes.
+#[derive(Debug, Clone)]
+pub struct ProcessRandom {
+    pub route: RandomRoute,
+    /// The C library the process mapped, when it has one.
+    pub libc_path: Option<String>,
+    /// The process's vDSO exports getrandom (read from its image; else from
+    /// the kernel version's table); `None`: not known.
+    pub vdso_offers: Option<bool>,
+    /// The vDSO's symbol name for getrandom on the process's architecture.
+    pub symbol: Option<&'static str>,
+    /// Anonymous `dp` (MAP_DROPPABLE) mappings: the vDSO getrandom state;
+    /// `None` when /proc/PID/smaps could not be read.
+    pub state_pages: Option<Vec<u64>>,
+    /// Raw getrandom syscalls in its code.
+    pub raw_sites: usize,
+}
+
+impl ProcessRandom {
+    /// Gathered from a process whose runtime is `info` (a dynamic
+    /// program's libc version filled in from the libc it mapped, at `libc_path`).
+    pub fn gather(process: &Process, info: &ExeInfo, libc_path: Option<String>) -> ProcessRandom {
+        let symbol = arch::vdso_symbol(info.machine, info.is_64, VdsoFn::Getrandom);
+        let image = process
+            .vdso_mapping()
+            .and_then(|m| process.read_mem(m.start, m.size()))
+            .and_then(|bytes| crate::inspect::elf::parse(&bytes));
+        let vdso_offers = match (symbol, image) {
+            (Some(name), Ok(img)) => Some(img.symbols.iter().any(|s| s.name == name)),
+            (None, _) => Some(false),
+            (Some(_), Err(_)) => {
+                let kernel = crate::inspect::kernel::release().and_then(|r| crate::inspect::kernel::parse_version(&r));
+                arch::vdso_symbol_row(info.machine, info.is_64, VdsoFn::Getrandom).map(|s| s.in_kernel(kernel))
+            }
+        };
+        ProcessRandom {
+            route: random_route(info),
+            libc_path,
+            vdso_offers,
+            symbol,
+            state_pages: process.droppable_mappings().ok(),
+            raw_sites: info
+                .sites
+                .iter()
+                .filter(|s| s.function.is_some_and(|f| f.kind() == arch::FnKind::Random))
+                .count(),
+        }
+    }
+}
+
+/// `state page at 0x7f… (dp)`, `2 state pages, first at 0x7f… (dp)`.
+fn state_text(pages: &[u64]) -> Option<String> {
+    match pages {
+        [] => None,
+        [one] => Some(format!("state page at {one:#x} (dp)")),
+        [first, ..] => Some(format!("{} state pages, first at {first:#x} (dp)", thousands(pages.len() as u64))),
+    }
+}
+
+/// `check -p`'s `process_random` row: whether the process's random bytes
+/// come from the vDSO, with its state page as evidence. A runtime that
+/// reads the vDSO but has no state page yet has not called getrandom yet
+/// (not a fault: the page is mapped at the first call).
+pub fn process_random_check(p: &ProcessRandom) -> Check {
+    let name = "process_random";
+    let rt = p.route.runtime_text();
+    let rt = match &p.libc_path {
+        Some(path) if !p.route.static_libc && p.route.runtime != Some(Runtime::Go) => format!("{rt} ({path})"),
+        _ => rt,
+    };
+    let symbol = p.symbol.unwrap_or("getrandom");
+    let state = p.state_pages.as_deref().and_then(state_text);
+    let unread = p.state_pages.is_none();
+    let (status, detail, hint) = match p.route.path {
+        RandomPath::Vdso if p.vdso_offers == Some(false) => (
+            Status::Warn,
+            format!(
+                "random bytes take a syscall: {rt} reads getrandom() from the vDSO, but this process's vDSO exports no {symbol} (Linux 6.11 added it)"
+            ),
+            Some("a kernel ≥ 6.11 (x86_64; 6.12 on arm64) serves getrandom from the vDSO"),
+        ),
+        RandomPath::Vdso => (
+            Status::Ok,
+            match &state {
+                Some(s) => format!("{rt} reads getrandom() from the vDSO ({symbol}); {s}"),
+                None if unread => {
+                    format!("{rt} reads getrandom() from the vDSO ({symbol}); its smaps (the state page) could not be read")
+                }
+                None => format!(
+                    "{rt} reads getrandom() from the vDSO ({symbol}); no state page (dp) yet: it has not called getrandom() yet"
+                ),
+            },
+            None,
+        ),
+        RandomPath::Syscall => {
+            let lib = match &p.libc_path {
+                Some(path) if !p.route.static_libc && p.route.runtime != Some(Runtime::Go) => format!(" ({path})"),
+                _ => String::new(),
+            };
+            let seen = state.map_or_else(String::new, |s| format!("; yet a vDSO getrandom {s} is mapped"));
+            let raw = match p.raw_sites {
+                0 => String::new(),
+                n => format!("; its code makes raw getrandom syscalls too ({} site(s))", thousands(n as u64)),
+            };
+            (Status::Warn, format!("{}{lib}{seen}{raw}", p.route.syscall_text()), Some(p.route.hint()))
+        }
+        RandomPath::NoCalls => {
+            (Status::Ok, format!("{rt}: it does not reach getrandom (no crypto/rand in it)"), None)
+        }
+        RandomPath::NotOnArch => (
+            Status::Info,
+            format!("{rt}: random bytes take a syscall on this architecture and class (no vDSO getrandom it reads)"),
+            None,
+        ),
+        RandomPath::Unknown => match state {
+            Some(s) => (Status::Ok, format!("{rt}: it reads random bytes from the vDSO: {s}"), None),
+            None => (
+                Status::Info,
+                format!("{rt}: whether its random bytes come from the vDSO is not known (no state page (dp) mapped)"),
+                None,
+            ),
+        },
+    };
+    Check::new(name, status, detail, hint)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inspect::exe::GoInfo;
+
+    fn glibc(version: Option<&str>, interp: bool) -> ExeInfo {
+        ExeInfo {
+            is_64: true,
+            little_endian: true,
+            machine: arch::machine::X86_64,
+            elf_type: 3,
+            interp: interp.then(|| "/lib64/ld-linux-x86-64.so.2".to_string()),
+            pie: interp,
+            has_dynamic: interp,
+            libc: LibcKind::Glibc,
+            libc_version: version.map(str::to_string),
+            ..ExeInfo::default()
+        }
+    }
+
+    #[test]
+    fn routes_by_runtime_and_version() {
+        assert_eq!(random_route(&glibc(Some("2.36"), true)).path, RandomPath::Syscall);
+        assert_eq!(random_route(&glibc(Some("2.41"), true)).path, RandomPath::Vdso);
+        assert_eq!(random_route(&glibc(Some("2.42"), true)).path, RandomPath::Vdso);
+        assert_eq!(random_route(&glibc(None, true)).path, RandomPath::Unknown);
+        let mut st = glibc(None, false);
+        st.elf_type = 2;
+        assert_eq!(random_route(&st).path, RandomPath::Syscall);
+        st.random_lookup = true;
+        assert_eq!(random_route(&st).path, RandomPath::Vdso);
+        let mut m32 = glibc(Some("2.41"), true);
+        (m32.is_64, m32.machine) = (false, arch::machine::I386);
+        assert_eq!(random_route(&m32).path, RandomPath::NotOnArch);
+        let musl = ExeInfo { libc: LibcKind::Musl, ..glibc(Some("1.2.3"), true) };
+        assert_eq!(random_route(&musl).path, RandomPath::Syscall);
+        let go = |v: &str, getrandom| ExeInfo {
+            libc: LibcKind::Go,
+            libc_version: Some(v.into()),
+            go: Some(GoInfo { version: v.into(), cgo: Some(false), getrandom }),
+            ..glibc(None, false)
+        };
+        assert_eq!(random_route(&go("go1.24.4", None)).path, RandomPath::Vdso);
+        assert_eq!(random_route(&go("go1.19.8", Some(true))).path, RandomPath::Syscall);
+        assert_eq!(random_route(&go("go1.19.8", Some(false))).path, RandomPath::NoCalls);
+        assert_eq!(
+            random_route(&go("go1.19.8", Some(true))).syscall_text(),
+            "random bytes take a syscall: Go go1.19.8's crypto/rand makes a getrandom syscall per read; Go 1.24 reads it from the vDSO"
+        );
+    }
+
+    #[test]
+    fn one_image_row_per_libc() {
+        let mut libc = glibc(Some("2.36"), false);
+        libc.soname = Some("libc.so.6".into());
+        libc.interp = Some("/lib64/ld-linux-x86-64.so.2".into());
+        let (a, b) = (glibc(Some("2.36"), true), glibc(Some("2.36"), true));
+        let files = [
+            ImageFile { path: "/usr/lib/x86_64-linux-gnu/libc.so.6", info: &libc },
+            ImageFile { path: "/usr/bin/a", info: &a },
+            ImageFile { path: "/usr/bin/b", info: &b },
+        ];
+        let rows = image_random_checks(&files);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!(rows[0].name, "random:glibc-2.36");
+        assert_eq!(rows[0].status, Status::Warn);
+        assert_eq!(
+            rows[0].detail,
+            "random bytes take a syscall: glibc 2.36 makes getrandom() a syscall; glibc 2.41 reads it from the vDSO (/usr/lib/x86_64-linux-gnu/libc.so.6, loaded by 2 programs (e.g. /usr/bin/a))"
+        );
+        let new = glibc(Some("2.41"), true);
+        assert!(image_random_checks(&[ImageFile { path: "/usr/bin/a", info: &new }]).is_empty());
+    }
+
+    #[test]
+    fn process_rows() {
+        let p = |v: &str, pages: Vec<u64>, offers| ProcessRandom {
+            route: random_route(&glibc(Some(v), true)),
+            libc_path: Some("/lib/x86_64-linux-gnu/libc.so.6".into()),
+            vdso_offers: offers,
+            symbol: Some("__vdso_getrandom"),
+            state_pages: Some(pages),
+            raw_sites: 0,
+        };
+        let c = process_random_check(&p("2.41", vec![0x7f00_0000_0000], Some(true)));
+        assert_eq!(c.status, Status::Ok);
+        assert!(c.detail.ends_with("(__vdso_getrandom); state page at 0x7f0000000000 (dp)"), "{}", c.detail);
+        let c = process_random_check(&p("2.41", vec![], Some(true)));
+        assert_eq!(c.status, Status::Ok);
+        assert!(c.detail.contains("it has not called getrandom() yet"), "{}", c.detail);
+        assert_eq!(process_random_check(&p("2.41", vec![], Some(false))).status, Status::Warn);
+        let c = process_random_check(&p("2.36", vec![], Some(true)));
+        assert_eq!(c.status, Status::Warn);
+        assert_eq!(
+            c.detail,
+            "random bytes take a syscall: glibc 2.36 makes getrandom() a syscall; glibc 2.41 reads it from the vDSO (/lib/x86_64-linux-gnu/libc.so.6)"
+        );
+    }
+}
