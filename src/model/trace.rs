@@ -161,10 +161,9 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
     let host = session.sites.then(super::site::Host::here);
     let sites = host.as_ref().map(|h| (h, w.seen));
     let (mut counts, mut vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of, sites);
-    // A C library's one start-up key a process (glibc's malloc makes it in
-    // every process, as a direct syscall even in glibc 2.41) is summed, not
-    // a row each: `trace -a` would list every process that ever ran. More
-    // than one from a process stays a row, judged.
+    // A C library's start-up key (glibc's malloc makes one in every
+    // process, as a direct syscall even in glibc 2.41) is summed, not a row
+    // each: `trace -a` would list every process that ever ran.
     let startup_keys: u64 = counts.iter().filter(|r| is_startup_key(r)).map(|r| r.count).sum();
     counts.retain(|r| !is_startup_key(r));
     for r in &mut counts {

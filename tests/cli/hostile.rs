@@ -131,15 +131,18 @@ fn when_the_rows_are_full_each_process_total_stays_exact() {
             + unattributed.iter().filter(of).map(|x| x["count"].as_u64().unwrap()).sum::<u64>()
     };
     assert_eq!(total("hostile"), 17_000, "{:#}", r["unattributed"]);
-    assert_eq!(total("clock_loop"), VICTIM_N, "{:#}", r["unattributed"]);
+    // Its malloc's start-up getrandom is in its total when that row found
+    // no room (unattributed), else summed in `startup_keys`: one call either way.
+    let victim = total("clock_loop");
+    assert!(victim == VICTIM_N || victim == VICTIM_N + 1, "{victim}: {:#}", r["unattributed"]);
+    assert!(r["startup_keys"].as_u64().unwrap() + victim > VICTIM_N, "{r:#}");
     assert!(!unattributed.is_empty(), "the rows were never full: {} rows", rows.len());
     assert_eq!(r["lost"], 0);
-    let named = r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["message"].as_str())
-        .any(|m| m.contains("(clock_loop): 12,345 clock syscalls were counted in its total but not split"));
+    let named = r["findings"].as_array().unwrap().iter().filter_map(|f| f["message"].as_str()).any(|m| {
+        // (12,346 when its start-up getrandom, above, is in the total.)
+        let n = if victim == VICTIM_N { "12,345" } else { "12,346" };
+        m.contains(&format!("(clock_loop): {n} clock syscalls were counted in its total but not split"))
+    });
     assert!(named, "{:#}", r["findings"]);
 }
 

@@ -737,6 +737,8 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert_eq!((tai.abi.as_str(), tai.comm.as_deref()), ("x86_64", Some("clock_loop")));
     assert_eq!(Some(tai.pid), t.command.as_ref().map(|c| c.pid));
     assert!(tai.tid.is_none() && tai.ppid.is_some());
+    // Its malloc's start-up getrandom (stdout's buffer), summed, not a row.
+    assert_eq!((t.startup_keys, tai.random.as_ref()), (1, None));
     // The cgroup is read while the process lives: gone by the report.
     assert!(t.counts.iter().all(|r| r.cgroup.as_deref().is_none_or(|c| c.starts_with('/'))));
     assert!(t.counts.iter().all(|r| r.container.as_ref().is_none_or(|c| c.id.len() == 64 && !c.runtime.is_empty())));
@@ -803,6 +805,7 @@ fn trace_stacks_exe_cmdline_and_cost() {
     assert_eq!((row.count, row.exe.as_deref()), (500, Some(bin)));
     assert_eq!(row.cmdline.as_deref(), Some(&[bin.to_string(), "500".into(), "1000".into()][..]));
     assert!(!row.cmdline_truncated);
+    assert_eq!(row.random, None, "a clock row has no getrandom kind");
     let cost = row.cost.as_ref().expect("a host-ABI clock row has a cost");
     assert!(cost.per_call_ns > 0.0);
     assert_eq!(cost.cpu_ns, (500.0 * cost.per_call_ns).round() as u64);
