@@ -29,6 +29,9 @@ fi
 # The foreign roots .ci/run makes before the tests, once for every run.
 scripts/foreign-roots.sh "$WORK/vdsoctl/target/foreign-roots" >"$LOGS/foreign-roots.log" 2>&1 ||
     { echo "scripts/foreign-roots.sh failed (log: $LOGS/foreign-roots.log)" >&2; exit 1; }
+# trixie's glibc 2.41 and Go 1.24, as .ci/run fetches them (tests/cli/getrandom.rs).
+scripts/trixie-root.sh "$WORK/vdsoctl/target/trixie" >"$LOGS/trixie-root.log" 2>&1 ||
+    { echo "scripts/trixie-root.sh failed (log: $LOGS/trixie-root.log)" >&2; exit 1; }
 start=$(date +%s)
 cargo test --no-run -q >/dev/null 2>&1
 echo "build from clean: $(( $(date +%s) - start ))s${BUSY:+ (beside a raw clock loop)}"
