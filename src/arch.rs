@@ -170,12 +170,32 @@ impl ClockInfo {
     }
 }
 
+/// The auxiliary clocks (`CLOCK_AUX` .. `CLOCK_AUX_LAST`,
+/// `include/uapi/linux/time.h`): ids 16–23, each enabled through
+/// /sys/kernel/time/aux_clocks/N; the generic vDSO serves them since 6.17
+/// (`vdso/auxclock.h`). Not in [`CLOCKS`]: nothing benches or audits them.
+pub const CLOCK_AUX: i64 = 16;
+/// How many auxiliary clocks there are (`MAX_AUX_CLOCKS`).
+pub const AUX_CLOCKS: i64 = 8;
+/// The first kernel whose generic vDSO (x86_64, arm64) serves them.
+const AUX_VDSO_SINCE: (u32, u32) = (6, 17);
+
+/// Whether `id` is an auxiliary clock.
+pub fn is_aux_clock(id: i64) -> bool {
+    (CLOCK_AUX..CLOCK_AUX + AUX_CLOCKS).contains(&id)
+}
+
 /// Whether the vDSO of a kernel of version `kernel` on `machine` serves clock
 /// `id` in user space (CPU-time, alarm and unknown clocks: never). An unknown
 /// kernel version is taken as new enough.
 pub fn vdso_serves(id: i32, machine: u16, kernel: Option<(u32, u32)>) -> bool {
-    let Some(info) = clock_info(id).filter(|c| c.class != ClockClass::AlwaysSyscall) else { return false };
-    match (info.vdso_since(machine), kernel) {
+    let since = if is_aux_clock(i64::from(id)) {
+        matches!(machine, machine::X86_64 | machine::AARCH64).then_some(AUX_VDSO_SINCE)
+    } else {
+        let Some(info) = clock_info(id).filter(|c| c.class != ClockClass::AlwaysSyscall) else { return false };
+        info.vdso_since(machine)
+    };
+    match (since, kernel) {
         (Some(since), Some(k)) => k >= since,
         (Some(_), None) => true,
         (None, _) => false,
@@ -187,20 +207,49 @@ pub fn clock_info(id: i32) -> Option<&'static ClockInfo> {
     CLOCKS.iter().find(|c| c.id == id)
 }
 
-/// A clock id's name (`CLOCK_TAI`), dynamic fd clocks as `FD_CLOCK(fd)`,
-/// CPU clocks of other threads as `CPU_CLOCK(...)`, anything else as a number.
+/// A clock id's name (`CLOCK_TAI`); auxiliary clocks as `CLOCK_AUX+N`;
+/// the dynamic ids of `include/linux/posix-timers.h` (`(~pid << 3) |
+/// type`) by what they are: `THREAD_CPU_CLOCK(tid 812)` (what
+/// `pthread_getcpuclockid` gives), `PROCESS_CPU_CLOCK(pid 812)`
+/// (`clock_getcpuclockid`), `FD_CLOCK(fd 3)` — pid 0 (the caller, and the
+/// engines' folded rows, [`dynamic_class`]) unnamed, a CPU clock's
+/// non-`sched` kind said; anything else as a number.
 pub fn clock_name(id: i64) -> String {
     if let Some(c) = i32::try_from(id).ok().and_then(clock_info) {
         return c.name.to_string();
     }
-    if id < 0 {
-        // include/linux/posix-timers.h: CLOCKFD = 3, fd = ~(id >> 3)
-        if id & 7 == 3 {
-            return format!("FD_CLOCK(fd {})", !(id >> 3));
-        }
-        return format!("CPU_CLOCK({id})");
+    if is_aux_clock(id) {
+        return format!("CLOCK_AUX+{}", id - CLOCK_AUX);
     }
-    format!("{id}")
+    if id >= 0 || id & 7 == 7 {
+        return format!("{id}");
+    }
+    let who = !(id >> 3);
+    let (name, unit) = match id & 7 {
+        3 => ("FD_CLOCK", "fd"),
+        t if t & 4 != 0 => ("THREAD_CPU_CLOCK", "tid"),
+        _ => ("PROCESS_CPU_CLOCK", "pid"),
+    };
+    let kind = match (id & 7 != 3).then_some(id & 3) {
+        Some(0) => Some("prof"),
+        Some(1) => Some("virt"),
+        _ => None,
+    };
+    let parts: Vec<String> =
+        (who != 0).then(|| format!("{unit} {who}")).into_iter().chain(kind.map(String::from)).collect();
+    if parts.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name}({})", parts.join(", "))
+    }
+}
+
+/// A dynamic (negative) clock id folded to its class, whoever it is for:
+/// `(~0 << 3) | type` — a thread's or a process's CPU clock (of its kind)
+/// or an fd clock, so a process cannot make rows without bound by cycling
+/// through tids. `None` for a non-negative id or an invalid type (7).
+pub fn dynamic_class(id: i64) -> Option<i64> {
+    (id < 0 && id & 7 != 7).then_some(-8 | (id & 7))
 }
 
 /// Parse a clock name as a user types it: `MONOTONIC_RAW`, `clock_tai`, `4`.

@@ -14,6 +14,23 @@ fn clock_names_round_trip() {
     assert_eq!(clock_name(10), "10");
     // fd 3 -> ((~3) << 3) | 3
     assert_eq!(clock_name(((!3i64) << 3) | 3), "FD_CLOCK(fd 3)");
+    // posix-timers.h: pthread_getcpuclockid (a thread's sched clock) and
+    // clock_getcpuclockid (a process's), of a task and as folded (pid 0).
+    assert_eq!(clock_name((!812i64 << 3) | 6), "THREAD_CPU_CLOCK(tid 812)");
+    assert_eq!(clock_name((!812i64 << 3) | 2), "PROCESS_CPU_CLOCK(pid 812)");
+    assert_eq!(clock_name((!812i64 << 3) | 4), "THREAD_CPU_CLOCK(tid 812, prof)");
+    assert_eq!(clock_name(-2), "THREAD_CPU_CLOCK");
+    assert_eq!(clock_name(-7), "PROCESS_CPU_CLOCK(virt)");
+    assert_eq!(clock_name(-1), "-1", "type 7 is no clock");
+    assert_eq!(
+        (clock_name(16), clock_name(23), clock_name(24)),
+        ("CLOCK_AUX+0".into(), "CLOCK_AUX+7".into(), "24".into())
+    );
+    assert_eq!(dynamic_class((!812i64 << 3) | 6), Some(-2));
+    assert_eq!(dynamic_class(5), None);
+    // The auxiliary clocks: the vDSO serves them from 6.17, x86_64 and arm64.
+    assert!(vdso_serves(16, machine::X86_64, Some((6, 17))) && !vdso_serves(16, machine::X86_64, Some((6, 16))));
+    assert!(!vdso_serves(16, machine::RISCV, Some((6, 18))) && !vdso_serves(-2, machine::X86_64, None));
 }
 
 #[test]

@@ -478,8 +478,14 @@ mod tests {
             decode(&n(x64, 228, 0x401000, 1)),
             Some(Call::Syscall { abi: Abi::X86_64, func: VdsoFn::ClockGettime, clock: Clock::Id(1) })
         );
+        // A thread's CPU clock (-2: this thread's sched clock) is its class;
+        // type 7 (-1) is no clock.
         assert_eq!(
             decode(&n(x64, 228, 0x401000, 0xffff_fffe)),
+            Some(Call::Syscall { abi: Abi::X86_64, func: VdsoFn::ClockGettime, clock: Clock::Id(-2) })
+        );
+        assert_eq!(
+            decode(&n(x64, 228, 0x401000, 0xffff_ffff)),
             Some(Call::Syscall { abi: Abi::X86_64, func: VdsoFn::ClockGettime, clock: Clock::Other })
         );
         assert_eq!(

@@ -129,18 +129,23 @@ pub const GRND_SERVED: u32 = 0x7;
 /// The largest start-up key: a pointer-sized word.
 pub const STARTUP_KEY_MAX: u64 = 8;
 
-/// Static clock ids, the kernel's `MAX_CLOCKS`: every id it can name
-/// (`arch::CLOCKS` and the gaps) is below this.
-pub const STATIC_CLOCKS: i64 = 16;
+/// Static clock ids: the kernel's `MAX_CLOCKS` (16) and its auxiliary
+/// clocks (16–23): every id it can name is below this.
+pub const STATIC_CLOCKS: i64 = arch::CLOCK_AUX + arch::AUX_CLOCKS;
 
 impl Clock {
     /// The row a call with clock id `id` counts in: a static id as itself,
-    /// any other (CPU clocks of other tasks, fd clocks, invalid ids) as
+    /// a dynamic one (a thread's or process's CPU clock, an fd clock) as
+    /// its class ([`arch::dynamic_class`]), any other (invalid ids) as
     /// `Other`, so a process cannot make rows without bound by cycling
-    /// through ids. Every engine folds this way (issue 19).
+    /// through ids. Every engine folds this way (issue 19); the perf
+    /// engine's 64-bit counters have no class filter and count dynamic ids
+    /// as `Other`.
     pub fn of_id(id: i64) -> Clock {
         if (0..STATIC_CLOCKS).contains(&id) {
             Clock::Id(id)
+        } else if let Some(class) = arch::dynamic_class(id) {
+            Clock::Id(class)
         } else {
             Clock::Other
         }

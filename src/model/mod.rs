@@ -167,7 +167,7 @@ impl ClockRef {
     }
 
     /// The clock as tables, findings and labels print it: `CLOCK_TAI`,
-    /// `CPU_CLOCK(-6)`, `10`, `other`, `any`.
+    /// `PROCESS_CPU_CLOCK`, `10`, `other`, `any`.
     pub fn text(self) -> String {
         match self {
             ClockRef::Id(id) => crate::arch::clock_name(id),
@@ -180,8 +180,13 @@ impl ClockRef {
 impl Serialize for ClockRef {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match *self {
+            // Every id the kernel defines by its name (the auxiliary clocks,
+            // a dynamic id's class too); an undefined one as its number.
             ClockRef::Id(id) => match i32::try_from(id).ok().and_then(crate::arch::clock_info) {
                 Some(c) => s.serialize_str(c.name),
+                None if crate::arch::is_aux_clock(id) || crate::arch::dynamic_class(id).is_some() => {
+                    s.serialize_str(&crate::arch::clock_name(id))
+                }
                 None => s.serialize_i64(id),
             },
             ClockRef::Other => s.serialize_str("other"),
@@ -233,8 +238,10 @@ mod tests {
         let j = |c: ClockRef| serde_json::to_string(&c).unwrap();
         assert_eq!(j(ClockRef::Id(11)), "\"CLOCK_TAI\"");
         assert_eq!(j(ClockRef::Id(99)), "99");
-        assert_eq!(j(ClockRef::Id(-6)), "-6");
-        assert_eq!(ClockRef::Id(-6).text(), "CPU_CLOCK(-6)");
+        assert_eq!(j(ClockRef::Id(-6)), "\"PROCESS_CPU_CLOCK\"");
+        assert_eq!(j(ClockRef::Id(17)), "\"CLOCK_AUX+1\"");
+        assert_eq!(j(ClockRef::Id(-1)), "-1", "type 7 is no clock");
+        assert_eq!(ClockRef::Id(-6).text(), "PROCESS_CPU_CLOCK");
         assert_eq!(j(ClockRef::Other), "\"other\"");
     }
 

@@ -333,7 +333,7 @@ mod tests {
         };
         let cases = [
             (VdsoFn::ClockGettime, "CLOCK_MONOTONIC", "syscall(SYS_clock_gettime, …) itself: call clock_gettime()"),
-            (VdsoFn::ClockGettime, "CPU_CLOCK(-6)", "syscall(SYS_clock_gettime, …) itself: call clock_gettime()"),
+            (VdsoFn::ClockGettime, "PROCESS_CPU_CLOCK", "syscall(SYS_clock_gettime, …) itself: call clock_gettime()"),
             (VdsoFn::ClockGettime, "other", "syscall(SYS_clock_gettime, …) itself: call clock_gettime()"),
             (VdsoFn::ClockGettime64, "CLOCK_REALTIME", "syscall(SYS_clock_gettime64, …) itself: call clock_gettime()"),
             (VdsoFn::Gettimeofday, "gettimeofday", "syscall(SYS_gettimeofday, …) itself: call gettimeofday()"),

@@ -762,3 +762,36 @@ fn engine_choices_that_cannot_be_honoured_are_refused() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("--per-thread needs the BPF engine"), "{stderr}");
 }
+
+/// A thread's own CPU clock (`pthread_getcpuclockid`: a negative id with
+/// its tid in it) is named as the thread CPU clock it is, expected, by
+/// every engine and on the i386 path (the perf engine's records; its
+/// 64-bit counters have no class filter: `other` there); an auxiliary
+/// clock id as `CLOCK_AUX+N`, a bypass where the vDSO serves it (6.17).
+#[test]
+fn dynamic_cpu_clocks_and_aux_clocks_are_named() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let row = |r: &Value| {
+        let rows = r["counts"].as_array().unwrap();
+        assert_eq!(rows.len(), 1, "{r:#}");
+        (
+            rows[0]["clock"].as_str().unwrap().to_string(),
+            rows[0]["count"].as_u64().unwrap(),
+            rows[0]["expected"].as_bool().unwrap(),
+        )
+    };
+    let builds: &[bool] = if have_m32() { &[false, true] } else { &[false] };
+    for &m32 in builds {
+        for engine in ENGINES {
+            let want = if engine == "perf" && !m32 { "other" } else { "THREAD_CPU_CLOCK" };
+            let r = trace_cmd_with(engine, m32, &["cpuclock", "0", "500"]);
+            assert_eq!(row(&r), (want.to_string(), 500, true), "{engine} m32={m32}");
+        }
+        let r = trace_cmd_with("bpf", m32, &["raw", "17", "300"]);
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+        let served = vdsoctl::inspect::kernel::parse_version(&kernel).is_some_and(|k| k >= (6, 17));
+        assert_eq!(row(&r), ("CLOCK_AUX+1".to_string(), 300, !served), "m32={m32}");
+    }
+}

@@ -470,18 +470,23 @@ impl Generator {
 
     /// With R4 the key word and R3 the first argument: store the clock id
     /// when the function takes one. clockid_t is an int in both ABIs: the
-    /// low 32 bits, sign-extended. A static id (0..MAX_CLOCKS) is kept; any
-    /// other (CPU clocks of other tasks and fd clocks are negative, invalid
-    /// ids) folds into one `other` row (id 0). Negative ids compare as huge
-    /// unsigned. Ends at the label `tail`.
+    /// low 32 bits, sign-extended. A static id (0..MAX_CLOCKS and the
+    /// auxiliary clocks) is kept; a dynamic (negative) one is folded to its
+    /// class, `-8 | (id & 7)` (`arch::dynamic_class`); any other (invalid
+    /// ids, type 7) folds into one `other` row (id 0). Ends at the label
+    /// `tail`.
     pub(super) fn clock_key(a: &mut Asm) {
         let kind = layout::KIND_SHIFT;
         a.mov(R5, R4).alu_imm(Alu::And, R5, i32::from(layout::CLOCK_ID) << kind);
         a.jump_imm(Cond::Eq, R5, 0, "tail");
         a.alu_imm(Alu::Lsh, R3, 32).alu_imm(Alu::Arsh, R3, 32);
+        a.jump_imm(Cond::Slt, R3, 0, "dynamic");
         a.jump_imm(Cond::Gt, R3, STATIC_CLOCKS - 1, "other");
+        a.label("store_clock");
         put(a, KEY, key::CLOCK, R3);
         a.goto("tail");
+        a.label("dynamic").alu_imm(Alu::And, R3, 7).alu_imm(Alu::Or, R3, -8);
+        a.jump_imm(Cond::Ne, R3, -1, "store_clock");
         a.label("other").alu_imm(Alu::Add, R4, i32::from(layout::CLOCK_OTHER - layout::CLOCK_ID) << kind);
         a.label("tail");
     }

@@ -58,6 +58,7 @@ pub enum Alu {
     Mul = 0x20,
     /// Unsigned division.
     Div = 0x30,
+    Or = 0x40,
     And = 0x50,
     Lsh = 0x60,
     Rsh = 0x70,

@@ -5,8 +5,14 @@ fn clock_ids_outside_the_static_ones_fold() {
     assert_eq!(Clock::of_id(0), Clock::Id(0));
     assert_eq!(Clock::of_id(10), Clock::Id(10));
     assert_eq!(Clock::of_id(15), Clock::Id(15));
-    assert_eq!(Clock::of_id(16), Clock::Other);
-    assert_eq!(Clock::of_id(-6), Clock::Other);
+    // The auxiliary clocks are kept; dynamic ids fold to their class.
+    assert_eq!(Clock::of_id(16), Clock::Id(16));
+    assert_eq!(Clock::of_id(23), Clock::Id(23));
+    assert_eq!(Clock::of_id(24), Clock::Other);
+    assert_eq!(Clock::of_id(-6), Clock::Id(-6));
+    // pthread_getcpuclockid of tid 812: ((~812) << 3) | 4 | 2.
+    assert_eq!(Clock::of_id((!812i64 << 3) | 6), Clock::Id(-2));
+    assert_eq!(Clock::of_id((!812i64 << 3) | 7), Clock::Other, "type 7 is no clock");
     assert_eq!(Clock::of_id(1_000_000), Clock::Other);
 }
 
