@@ -302,6 +302,9 @@ pub struct Events {
     raw_arg0: usize,
     /// `vsyscall:emulate_vsyscall` and its `nr` field (offset, size).
     vsyscall: Option<(u64, (usize, usize))>,
+    /// `syscalls:sys_enter_getrandom`'s size field: `len` since the
+    /// random.c rewrite (5.18), `count` before.
+    random_len: &'static str,
     host: Abi,
 }
 
@@ -334,7 +337,19 @@ impl Events {
         } else {
             None
         };
-        Ok(Events { per_syscall, raw_enter, raw_id: (id.offset, id.size), raw_arg0: args.offset, vsyscall, host })
+        let random_len = match tracefs.event_format("syscalls", "sys_enter_getrandom") {
+            Ok(f) if f.field("len").is_none() && f.field("count").is_some() => "count",
+            _ => "len",
+        };
+        Ok(Events {
+            per_syscall,
+            raw_enter,
+            raw_id: (id.offset, id.size),
+            raw_arg0: args.offset,
+            vsyscall,
+            random_len,
+            host,
+        })
     }
 
     /// The running kernel's native ABI.
@@ -365,13 +380,20 @@ impl Events {
 }
 
 /// `syscalls:sys_enter_getrandom` filters, one per kind [`RandomCall::of_args`]
-/// decides without an instruction pointer (`len`, `flags`: the
-/// tracepoint's fields). Together they cover every call once.
-const RANDOM_FILTERS: [(RandomCall, &str); 3] = [
-    (RandomCall::UnservedFlags, "flags > 7"),
-    (RandomCall::StartupKey, "flags == 1 && len <= 8"),
-    (RandomCall::Served, "(flags <= 7 && flags != 1) || (flags == 1 && len > 8)"),
-];
+/// decides without an instruction pointer, on `flags` and the size field
+/// `len` names (`len`, `count` before 5.18). Together they cover every
+/// call once.
+fn random_filters(len: &str) -> [(RandomCall, String); 3] {
+    let (nonblock, served, key) = (GRND_NONBLOCK, GRND_SERVED, STARTUP_KEY_MAX);
+    [
+        (RandomCall::UnservedFlags, format!("flags > {served}")),
+        (RandomCall::StartupKey, format!("flags == {nonblock} && {len} <= {key}")),
+        (
+            RandomCall::Served,
+            format!("(flags <= {served} && flags != {nonblock}) || (flags == {nonblock} && {len} > {key})"),
+        ),
+    ]
+}
 
 /// `nr` of `vsyscall:emulate_vsyscall` (the slot: 0, 1, 2).
 fn vsyscall_fn(nr: u64) -> Option<VdsoFn> {
@@ -569,8 +591,8 @@ impl Tracer {
             } else if f.kind() == FnKind::Random {
                 // One filtered counter per kind the arguments decide (the
                 // perf engine sees no instruction pointer: no `by_vdso`).
-                for (call, filter) in RANDOM_FILTERS {
-                    let filter = Some(filter.to_string());
+                for (call, filter) in random_filters(self.events.random_len) {
+                    let filter = Some(filter);
                     opened.push(self.counter(pid, Slot::Count(f, Clock::Random(call)), &spec(id, filter), scope)?);
                 }
             } else {

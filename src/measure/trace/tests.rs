@@ -37,3 +37,57 @@ fn interval_subtraction() {
     assert_eq!(d.lost_records, 3);
     assert_eq!(a.since(&b).counts[&k], 0);
 }
+
+/// The perf engine's getrandom filters, evaluated as the kernel's filter
+/// would (`&&` over `||`, parentheses, comparisons of a field with a
+/// number), split every (len, flags) the way `RandomCall::of_args` does
+/// outside the vDSO: each call in exactly one counter, the same kind.
+#[test]
+fn getrandom_filters_split_calls_as_of_args_does() {
+    fn eval(expr: &str, len: u64, flags: u64) -> bool {
+        let e = expr.trim();
+        if let Some(inner) = e.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
+            if !inner.contains(')') {
+                return eval(inner, len, flags);
+            }
+        }
+        for op in [" || ", " && "] {
+            // Split at the first operator outside parentheses.
+            let mut depth = 0;
+            for (i, c) in e.char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    _ if depth == 0 && e[i..].starts_with(op) => {
+                        let (l, r) = (eval(&e[..i], len, flags), eval(&e[i + op.len()..], len, flags));
+                        return if op == " || " { l || r } else { l && r };
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let parts: Vec<&str> = e.split_whitespace().collect();
+        let [field, op, n] = parts.as_slice() else { panic!("{e}") };
+        let v = match *field {
+            "len" => len,
+            "flags" => flags,
+            other => panic!("field {other}"),
+        };
+        let n: u64 = n.parse().unwrap();
+        match *op {
+            "==" => v == n,
+            "!=" => v != n,
+            "<=" => v <= n,
+            ">" => v > n,
+            other => panic!("op {other}"),
+        }
+    }
+    let filters = random_filters("len");
+    for len in [0, 1, 8, 9, 16, 32, 4096] {
+        for flags in [0, 1, 2, 3, 4, 5, 7, 8, 9, 0x10] {
+            let hits: Vec<RandomCall> = filters.iter().filter(|(_, f)| eval(f, len, flags)).map(|(k, _)| *k).collect();
+            assert_eq!(hits, [RandomCall::of_args(len, flags, false)], "len {len} flags {flags:#x}");
+        }
+    }
+    assert!(random_filters("count")[1].1.contains("count <= 8"));
+}
