@@ -30,19 +30,6 @@ pub fn vdso_serves_call(abi: Abi, func: VdsoFn, clock: Clock, kernel: Option<(u3
     }
 }
 
-/// Whether `count` syscalls of one row are expected: the vDSO does not
-/// serve them here, or they are start-up keys (at most 8 bytes with
-/// `GRND_NONBLOCK` alone: glibc's malloc makes one a process, a direct
-/// syscall even in glibc 2.41). A row's count is not judged: the perf
-/// engine's inherited counters sum a whole tree's keys in one row, so a
-/// loop of such small calls passes as keys (doc/DESIGN.md, "getrandom").
-pub fn expected_calls(abi: Abi, func: VdsoFn, clock: Clock, _count: u64, kernel: Option<(u32, u32)>) -> bool {
-    match clock {
-        Clock::Random(RandomCall::StartupKey) => true,
-        _ => !vdso_serves_call(abi, func, clock, kernel),
-    }
-}
-
 /// Where a runtime gets its random bytes on a kernel whose vDSO offers
 /// getrandom: the decision `check -- CMD`, `check -p` and the image audit
 /// share.
@@ -123,9 +110,6 @@ pub fn random_source(runtime: Option<arch::Runtime>, version: Option<&str>, mach
         RandomSource::OldRuntime { runtime: name, version: text, fix: format!("{name} {}.{}", since.0, since.1) }
     }
 }
-
-/// Start-up keys a process makes (glibc's malloc: one).
-pub const STARTUP_KEYS: u64 = 1;
 
 /// Whether the running kernel's vDSO should serve `func` with `clock` for
 /// vdsoctl itself, given whether its own vDSO exports the function.
@@ -617,10 +601,6 @@ mod tests {
         for kind in [RandomCall::ByVdso, RandomCall::UnservedFlags, RandomCall::StartupKey] {
             assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::Getrandom, Clock::Random(kind), k), "{kind:?}");
         }
-        // Start-up keys are expected, however many a row sums (a tree's, perf).
-        let key = Clock::Random(RandomCall::StartupKey);
-        assert!(expected_calls(Abi::X86_64, VdsoFn::Getrandom, key, 1, k));
-        assert!(expected_calls(Abi::X86_64, VdsoFn::Getrandom, key, 3, k));
     }
 
     #[test]

@@ -262,7 +262,7 @@ fn rows(
             },
             count: *v,
             per_sec: *v as f64 / secs_of(k.pid),
-            expected: policy::expected_calls(k.abi, k.func, k.clock, *v, kernel),
+            expected: !policy::vdso_serves_call(k.abi, k.func, k.clock, kernel),
             placement: crate::model::cgroup::Placement::of(tally.cgroups.get(&k.pid).map(String::as_str)),
             cost: None,
             start: k.start,
@@ -543,7 +543,13 @@ fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRo
                 (true, _, Some(RandomCall::ByVdso)) => "the vDSO's own calls: its key refill into its state page, or a call it hands to the kernel (RNG not ready, flags it does not serve)".into(),
                 (true, _, Some(RandomCall::UnservedFlags)) => "flags the vDSO hands to the kernel".into(),
                 (true, _, Some(RandomCall::StartupKey)) => "a C library's start-up key (glibc's malloc, once a process)".into(),
-                (true, _, Some(RandomCall::Served)) => "this kernel's vDSO has no getrandom (Linux 6.11 brought it to x86_64, 6.12 to arm64)".into(),
+                (true, _, Some(RandomCall::Served)) => {
+                    let (machine, is_64) = abi.elf();
+                    match arch::vdso_symbol_row(machine, is_64, VdsoFn::Getrandom).and_then(|s| s.since) {
+                        Some((a, b)) => format!("this kernel's vDSO has no getrandom (Linux {a}.{b} brought it to the {} vDSO)", abi.name()),
+                        None => format!("the {} vDSO has no getrandom", abi.name()),
+                    }
+                }
                 (true, true, None) => "the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)".into(),
                 (true, false, None) => "the vDSO never serves this call here".into(),
             };

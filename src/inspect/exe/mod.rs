@@ -320,7 +320,9 @@ fn runtime(file: &File, h: &Headers, info: &mut ExeInfo) -> Result<()> {
         }
         info.libc = LibcKind::Go;
         info.libc_version = Some(go.version.clone());
-        if go_version(&go.version).is_some_and(|v| v < GO_VDSO_GETRANDOM) {
+        let go_since =
+            crate::arch::route(crate::arch::VdsoFn::Getrandom, crate::arch::Runtime::Go).and_then(|r| r.since);
+        if go_version(&go.version).zip(go_since).is_some_and(|(v, since)| v < since) {
             go.getrandom = Some(scan_for(file, GO_GETRANDOM)?);
         }
     } else {
@@ -486,9 +488,6 @@ fn read_go_buildinfo(file: &File, h: &Headers) -> Result<Option<GoInfo>> {
     };
     Ok(Some(GoInfo { version, cgo, getrandom: None }))
 }
-
-/// The first Go whose crypto/rand reads the vDSO (`arch::ROUTES`).
-const GO_VDSO_GETRANDOM: (u32, u32) = (1, 24);
 
 /// The function Go's crypto/rand makes its getrandom syscall in (Go 1.17
 /// to 1.23; `crypto/rand.batched` before that calls it too).

@@ -522,7 +522,12 @@ impl Generator {
         a.mov(R1, R3).alu_imm(Alu::And, R1, !(GRND_SERVED as i32)).jump_imm(Cond::Eq, R1, 0, &format!("{tag}_served"));
         store(a, RandomCall::UnservedFlags);
         a.label(&format!("{tag}_served")).jump_imm(Cond::Ne, R3, GRND_NONBLOCK as i32, &format!("{tag}_any"));
-        Self::part(a, R2, R8, len).jump_imm(Cond::Gt, R2, STARTUP_KEY_MAX as i32, &format!("{tag}_any"));
+        Self::part(a, R2, R8, len);
+        if compat {
+            // A compat task's size_t: the low 32 bits.
+            a.alu_imm(Alu::Lsh, R2, 32).alu_imm(Alu::Rsh, R2, 32);
+        }
+        a.jump_imm(Cond::Gt, R2, STARTUP_KEY_MAX as i32, &format!("{tag}_any"));
         store(a, RandomCall::StartupKey);
         a.label(&format!("{tag}_any")).mov_imm(R5, RandomCall::Served.code() as i32);
         a.label(&format!("{tag}_store"));
@@ -655,6 +660,8 @@ mod tests {
             ("fentry-trees-x64-clock_gettime", trees.fentry(&fentry_point(layout::ABI_NATIVE, VdsoFn::ClockGettime))),
             ("fentry-all-ia32-gettimeofday", all.fentry(&fentry_point(layout::ABI_COMPAT, VdsoFn::Gettimeofday))),
             ("fentry-trees-x64-time", trees.fentry(&fentry_point(layout::ABI_NATIVE, VdsoFn::Time))),
+            ("fentry-trees-x64-getrandom", trees.fentry(&fentry_point(layout::ABI_NATIVE, VdsoFn::Getrandom))),
+            ("fentry-all-ia32-getrandom", all.fentry(&fentry_point(layout::ABI_COMPAT, VdsoFn::Getrandom))),
             (
                 "sys_enter-all-sites",
                 Generator { sites: Some(SiteFds { map: 7, unread: 8 }), ..generator(Scope::All, false) }.sys_enter(),
