@@ -30,87 +30,6 @@ pub fn vdso_serves_call(abi: Abi, func: VdsoFn, clock: Clock, kernel: Option<(u3
     }
 }
 
-/// Where a runtime gets its random bytes on a kernel whose vDSO offers
-/// getrandom: the decision `check -- CMD`, `check -p` and the image audit
-/// share.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RandomSource {
-    /// It calls the vDSO (glibc >= 2.41, Go >= 1.24 on a machine they do so on).
-    Vdso { runtime: &'static str, version: String },
-    /// A release that makes a syscall every call; `fix` is the first that
-    /// does not (`glibc 2.41`).
-    OldRuntime { runtime: &'static str, version: String, fix: String },
-    /// No release of it reads getrandom from the vDSO (musl).
-    NeverVdso { runtime: &'static str },
-    /// The runtime or its version is not known.
-    Unknown,
-}
-
-/// The routing table's runtime for an inspected C library kind.
-pub fn runtime_of(kind: crate::inspect::exe::LibcKind) -> Option<arch::Runtime> {
-    use crate::inspect::exe::LibcKind;
-    match kind {
-        LibcKind::Glibc => Some(arch::Runtime::Glibc),
-        LibcKind::Musl => Some(arch::Runtime::Musl),
-        LibcKind::Go => Some(arch::Runtime::Go),
-        LibcKind::Bionic | LibcKind::Unknown => None,
-    }
-}
-
-impl RandomSource {
-    /// The verdict on getrandom syscalls the vDSO would have served, from
-    /// a process with this source: a runtime that calls the vDSO made
-    /// them raw (FAIL, as a bypassed clock); an old runtime or one that
-    /// never does is fixed by an upgrade (WARN); unknown: WARN, never more
-    /// than was seen.
-    pub fn status(&self) -> Status {
-        match self {
-            RandomSource::Vdso { .. } => Status::Fail,
-            RandomSource::OldRuntime { .. } | RandomSource::NeverVdso { .. } | RandomSource::Unknown => Status::Warn,
-        }
-    }
-
-    /// Why the syscalls happened, in words.
-    pub fn why(&self) -> String {
-        match self {
-            RandomSource::Vdso { runtime, version } => format!(
-                "{runtime} {version} reads getrandom from the vDSO: these are raw getrandom syscalls (syscall(SYS_getrandom, …) or inline)"
-            ),
-            RandomSource::OldRuntime { runtime, version, fix } => {
-                format!("{runtime} {version} makes getrandom a syscall every call; {fix} reads it from the vDSO")
-            }
-            RandomSource::NeverVdso { runtime } => format!("no {runtime} release reads getrandom from the vDSO"),
-            RandomSource::Unknown => "an older C library or runtime (glibc < 2.41, Go < 1.24, musl) or a raw syscall(SYS_getrandom)".into(),
-        }
-    }
-}
-
-/// `(major, minor)` of a runtime's version text: `2.41`, `go1.24.4`.
-pub fn runtime_version(text: &str) -> Option<(u32, u32)> {
-    let t = text.trim().trim_start_matches("go");
-    let mut parts = t.split(|c: char| !c.is_ascii_digit());
-    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
-}
-
-/// Where `runtime` (at `version`) gets getrandom's bytes on `machine`.
-pub fn random_source(runtime: Option<arch::Runtime>, version: Option<&str>, machine: u16) -> RandomSource {
-    let Some(runtime) = runtime else { return RandomSource::Unknown };
-    let Some(route) = arch::route(VdsoFn::Getrandom, runtime) else { return RandomSource::Unknown };
-    let name = runtime.name();
-    let Some(since) = route.since.filter(|_| route.machines.contains(&machine)) else {
-        return RandomSource::NeverVdso { runtime: name };
-    };
-    let Some((text, have)) = version.and_then(|v| Some((v.trim_start_matches("go").to_string(), runtime_version(v)?)))
-    else {
-        return RandomSource::Unknown;
-    };
-    if have >= since {
-        RandomSource::Vdso { runtime: name, version: text }
-    } else {
-        RandomSource::OldRuntime { runtime: name, version: text, fix: format!("{name} {}.{}", since.0, since.1) }
-    }
-}
-
 /// Whether the running kernel's vDSO should serve `func` with `clock` for
 /// vdsoctl itself, given whether its own vDSO exports the function.
 pub fn should_be_fast(func: VdsoFn, clock: Option<i32>, vdso_exports: bool, kernel: Option<(u32, u32)>) -> bool {
@@ -524,44 +443,6 @@ pub fn enters_by_count(syscalls_per_call: Option<f64>) -> Enters {
 /// Enters the kernel, by timing alone: costs at least half the raw syscall.
 pub fn enters_by_timing(ns: Option<f64>, syscall_ns: Option<f64>) -> Enters {
     Some(ns? >= 0.5 * syscall_ns?)
-}
-
-#[cfg(test)]
-mod random_tests {
-    use super::*;
-
-    /// Each branch of the runtime decision.
-    #[test]
-    fn random_bytes_come_from_where_the_runtime_says() {
-        use arch::{machine, Runtime};
-        let x86 = machine::X86_64;
-        assert_eq!(
-            random_source(Some(Runtime::Glibc), Some("2.41"), x86),
-            RandomSource::Vdso { runtime: "glibc", version: "2.41".into() }
-        );
-        assert_eq!(
-            random_source(Some(Runtime::Glibc), Some("2.36"), x86),
-            RandomSource::OldRuntime { runtime: "glibc", version: "2.36".into(), fix: "glibc 2.41".into() }
-        );
-        assert_eq!(
-            random_source(Some(Runtime::Go), Some("go1.19.8"), x86),
-            RandomSource::OldRuntime { runtime: "Go", version: "1.19.8".into(), fix: "Go 1.24".into() }
-        );
-        assert_eq!(
-            random_source(Some(Runtime::Go), Some("go1.24.4"), machine::AARCH64),
-            RandomSource::Vdso { runtime: "Go", version: "1.24.4".into() }
-        );
-        assert_eq!(random_source(Some(Runtime::Musl), Some("1.2.5"), x86), RandomSource::NeverVdso { runtime: "musl" });
-        // glibc 2.41 on i386 makes the syscall: no 32-bit vDSO has it.
-        assert_eq!(
-            random_source(Some(Runtime::Glibc), Some("2.41"), machine::I386),
-            RandomSource::NeverVdso { runtime: "glibc" }
-        );
-        assert_eq!(random_source(Some(Runtime::Glibc), None, x86), RandomSource::Unknown);
-        assert_eq!(random_source(None, Some("2.41"), x86), RandomSource::Unknown);
-        assert_eq!(runtime_version("go1.24.4"), Some((1, 24)));
-        assert_eq!(runtime_version("2.36"), Some((2, 36)));
-    }
 }
 
 #[cfg(test)]

@@ -135,9 +135,20 @@ impl RandomRoute {
             }
             _ => format!("{who} makes getrandom() a syscall"),
         };
+        format!("random bytes take a syscall: {}", self.syscall_reason_of(what))
+    }
+
+    /// [`RandomRoute::syscall_text`] without its lead: `glibc 2.36 makes
+    /// getrandom() a syscall; glibc 2.41 reads it from the vDSO`.
+    pub fn syscall_reason(&self) -> String {
+        let text = self.syscall_text();
+        text.strip_prefix("random bytes take a syscall: ").unwrap_or(&text).to_string()
+    }
+
+    fn syscall_reason_of(&self, what: String) -> String {
         match self.first_vdso_release() {
-            Some(first) => format!("random bytes take a syscall: {what}; {first} reads it from the vDSO"),
-            None => format!("random bytes take a syscall: {what}, in every release (none reads the vDSO)"),
+            Some(first) => format!("{what}; {first} reads it from the vDSO"),
+            None => format!("{what}, in every release (none reads the vDSO)"),
         }
     }
 
@@ -399,6 +410,80 @@ pub fn process_random_check(p: &ProcessRandom) -> Check {
     Check::new(name, status, detail, hint)
 }
 
+/// The hint of `trace`'s getrandom bypass line: it sees calls, not runtimes.
+pub const TRACE_HINT: &str = "glibc ≥ 2.41 and Go ≥ 1.24 read getrandom from the vDSO; an older one, musl, \
+     getentropy() or a raw syscall(SYS_getrandom) enters the kernel: `vdsoctl check -- CMD` names the runtime, \
+     `trace --sites` the caller";
+
+/// Served getrandom syscalls of one process a runtime that reads the vDSO
+/// may make without a fault: seeding (OpenSSL's raw syscall, glibc's
+/// getentropy(), which never reads the vDSO) and the vDSO's own key refill
+/// where the engine cannot tell it (perf). Above it, a loop: FAIL.
+pub const SEED_CALLS: u64 = 16;
+
+/// One process's served getrandom syscalls in a `check -- CMD` trace, and
+/// the route of the program it ran (`None`: not known).
+pub struct ServedRandom<'a> {
+    pub row: &'a super::trace::CountRow,
+    pub route: Option<RandomRoute>,
+}
+
+/// `command_random`: the getrandom syscalls the vDSO would have served,
+/// each judged by its program's runtime: one that reads the vDSO made them
+/// raw (or getentropy()) — FAIL over [`SEED_CALLS`], else OK; an older
+/// runtime or one that never reads it — WARN naming the release that
+/// does; not known — WARN, never more than was seen.
+pub fn command_random_check(served: &[ServedRandom], expected: u64, secs: &str, argv: &str) -> Check {
+    if served.is_empty() {
+        return Check::new(
+            "command_random",
+            Status::Ok,
+            format!("in {secs}: no getrandom syscall the vDSO would serve here ({} expected: the vDSO's own key refills, flags it hands to the kernel)", thousands(expected)),
+            None,
+        );
+    }
+    let mut worst = Status::Ok;
+    let mut lines = Vec::new();
+    let mut whys: Vec<String> = Vec::new();
+    for s in served {
+        let (status, why) = match &s.route {
+            Some(route) if route.path == RandomPath::Vdso => {
+                let never = route.runtime.and_then(|rt| arch::route(VdsoFn::Getrandom, rt)).map_or("", |r| r.never);
+                let or_never =
+                    if never.is_empty() { String::new() } else { format!(" or {never}, which never reads it") };
+                let why =
+                    format!("{} reads getrandom from the vDSO: raw getrandom syscalls{or_never}", route.runtime_text());
+                if s.row.count > SEED_CALLS {
+                    (Status::Fail, why)
+                } else {
+                    (Status::Ok, format!("{why}, no more than seeding takes ({SEED_CALLS} a process)"))
+                }
+            }
+            Some(route) if route.path == RandomPath::Syscall => (Status::Warn, route.syscall_reason()),
+            _ => {
+                (Status::Warn, "an older C library or runtime, or raw syscalls (the program is not known)".to_string())
+            }
+        };
+        worst = Status::worst([worst, status]);
+        let who = match &s.row.comm {
+            Some(c) => format!("pid {} ({c})", s.row.pid),
+            None => format!("pid {}", s.row.pid),
+        };
+        lines.push(format!("{who} getrandom ×{}", thousands(s.row.count)));
+        if !whys.contains(&why) {
+            whys.push(why);
+        }
+    }
+    Check::new(
+        "command_random",
+        worst,
+        format!("in {secs}: {} — random bytes the vDSO would serve here: {}", lines.join(", "), whys.join("; ")),
+        (worst != Status::Ok)
+            .then(|| format!("`vdsoctl trace --sites -- {argv}` names the code that calls it"))
+            .as_deref(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,5 +581,47 @@ mod tests {
             c.detail,
             "random bytes take a syscall: glibc 2.36 makes getrandom() a syscall; glibc 2.41 reads it from the vDSO (/lib/x86_64-linux-gnu/libc.so.6)"
         );
+    }
+
+    /// `check -- CMD`'s getrandom row, each branch: a runtime that reads
+    /// the vDSO over and within the seeding allowance, an old one, an
+    /// unknown program, none at all.
+    #[test]
+    fn command_random_is_judged_by_each_programs_route() {
+        use crate::model::trace::{tests::bypass_row, CountRow};
+        let row = |count: u64| CountRow {
+            syscall: "getrandom",
+            func: VdsoFn::Getrandom,
+            clock: None,
+            random: Some(crate::measure::trace::RandomCall::Served),
+            count,
+            ..bypass_row(7, 1.0)
+        };
+        let route = |version: &str| RandomRoute {
+            runtime: Some(Runtime::Glibc),
+            version: Some(version.into()),
+            path: if version == "2.41" { RandomPath::Vdso } else { RandomPath::Syscall },
+            static_libc: false,
+        };
+        let judge = |count: u64, route: Option<RandomRoute>| {
+            let r = row(count);
+            let c = command_random_check(&[ServedRandom { row: &r, route }], 0, "1 s", "prog");
+            (c.status, c.detail)
+        };
+        let (status, detail) = judge(1000, Some(route("2.41")));
+        assert_eq!(status, Status::Fail);
+        assert!(
+            detail.contains("glibc 2.41 reads getrandom from the vDSO: raw getrandom syscalls or getentropy()"),
+            "{detail}"
+        );
+        assert_eq!(judge(SEED_CALLS, Some(route("2.41"))).0, Status::Ok, "seeding passes");
+        let (status, detail) = judge(1000, Some(route("2.36")));
+        assert_eq!(status, Status::Warn);
+        assert!(
+            detail.contains("glibc 2.36 makes getrandom() a syscall; glibc 2.41 reads it from the vDSO"),
+            "{detail}"
+        );
+        assert_eq!(judge(1000, None).0, Status::Warn);
+        assert_eq!(command_random_check(&[], 2, "1 s", "prog").status, Status::Ok);
     }
 }

@@ -3,7 +3,7 @@
 //! window of a [`session`](crate::measure::session). `trace` renders it,
 //! `check` and `serve` read it.
 
-use super::policy::{self, RandomSource};
+use super::policy;
 use super::{ClockRef, Finding, Status};
 use crate::arch::{self, Abi, VdsoFn};
 use crate::measure::engine::Kind;
@@ -529,7 +529,7 @@ fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRo
         Verdict::Bypass(sev) if rows[0].random.is_some() => Finding::new(
             sev,
             format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for these random bytes{}", gate(top, fail_over)),
-            Some(format!("{} makes them syscalls; `vdsoctl check -- CMD` names the runtime, `trace --sites` the caller", RandomSource::Unknown.why())),
+            Some(super::random::TRACE_HINT.into()),
         ),
         Verdict::Bypass(sev) => Finding::new(
             sev,
@@ -559,11 +559,11 @@ fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRo
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// 100 CLOCK_MONOTONIC syscalls of process `pid` (named `p{pid}`).
-    fn bypass_row(pid: i32, per_sec: f64) -> CountRow {
+    pub(crate) fn bypass_row(pid: i32, per_sec: f64) -> CountRow {
         CountRow {
             pid,
             tid: None,

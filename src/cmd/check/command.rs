@@ -4,7 +4,7 @@ use crate::arch::FnKind;
 use crate::error::Result;
 use crate::measure::session::{self, TraceRequest};
 use crate::model::check::{command_check, Check, CheckReport, CommandRun};
-use crate::model::policy::{self, RandomSource};
+use crate::model::random::{self, ServedRandom};
 use crate::model::trace::CountRow;
 use crate::model::trace::{Target, TraceReport};
 use crate::model::ClockRef;
@@ -119,47 +119,20 @@ fn is_random(r: &CountRow) -> bool {
     r.func.kind() == FnKind::Random
 }
 
-/// `command_random`: the getrandom syscalls the vDSO would have served,
-/// judged by where the command's runtime gets its random bytes (read from
-/// its files: the process may be gone before anyone looks). Its own pid's
-/// rows take its runtime; a child's runtime is not known.
+/// `command_random`: each process's served getrandom syscalls with the
+/// route of the program it ran — its command line as first seen, or the
+/// command's own for its pid — judged in `model::random`.
 fn random_check(report: &TraceReport, argv: &[String], pid: i32, secs: &str) -> Check {
-    let runtime = argv.first().and_then(|a| crate::inspect::exe::command_runtime(std::path::Path::new(a)));
-    let machine = crate::arch::HOST_MACHINE;
-    let own = match &runtime {
-        Some((kind, version)) => policy::random_source(policy::runtime_of(*kind), version.as_deref(), machine),
-        None => RandomSource::Unknown,
-    };
-    let served: Vec<&CountRow> = report.counts.iter().filter(|r| is_random(r) && !r.expected).collect();
+    let served: Vec<ServedRandom> = report
+        .counts
+        .iter()
+        .filter(|r| is_random(r) && !r.expected)
+        .map(|row| {
+            let cmdline = row.cmdline.as_deref().or((row.pid == pid).then_some(argv));
+            let route = cmdline.and_then(crate::inspect::exe::command_info).map(|info| random::random_route(&info));
+            ServedRandom { row, route }
+        })
+        .collect();
     let expected: u64 = report.counts.iter().filter(|r| is_random(r) && r.expected).map(|r| r.count).sum();
-    if served.is_empty() {
-        return Check::new(
-            "command_random",
-            Status::Ok,
-            format!("in {secs}: no getrandom syscall the vDSO would serve here ({} expected: the vDSO's own key refills, start-up keys, flags it hands to the kernel)", thousands(expected)),
-            None,
-        );
-    }
-    let mut worst = Status::Ok;
-    let mut lines = Vec::new();
-    let mut whys: Vec<String> = Vec::new();
-    for r in &served {
-        let source = if r.pid == pid { own.clone() } else { RandomSource::Unknown };
-        worst = Status::worst([worst, source.status()]);
-        let who = match &r.comm {
-            Some(c) => format!("pid {} ({c})", r.pid),
-            None => format!("pid {}", r.pid),
-        };
-        lines.push(format!("{who} getrandom ×{}", thousands(r.count)));
-        let why = source.why();
-        if !whys.contains(&why) {
-            whys.push(why);
-        }
-    }
-    Check::new(
-        "command_random",
-        worst,
-        format!("in {secs}: {} — random bytes the vDSO would serve here: {}", lines.join(", "), whys.join("; ")),
-        Some(&format!("`vdsoctl trace --sites -- {}` names the code that calls it", crate::render::shell_words(argv))),
-    )
+    random::command_random_check(&served, expected, secs, &crate::render::shell_words(argv))
 }

@@ -66,6 +66,10 @@ pub(super) fn program_arg(argv: &[String], options_with_value: &[&str]) -> Optio
     None
 }
 
+/// The options of glibc's ld.so that take a value.
+const LOADER_OPTIONS: &[&str] =
+    &["--library-path", "--preload", "--audit", "--argv0", "--glibc-hwcaps-mask", "--glibc-hwcaps-prepend"];
+
 /// The program ld.so runs: a file mapping that is not the loader and not
 /// a library, the one the command line names (`candidate`) if mapped.
 fn loaded_program(
@@ -145,10 +149,7 @@ pub fn process_runtime(process: &Process) -> Result<ProcessRuntime> {
     }
     if exe_info.is_dynamic_linker() {
         let loader = exe_path.clone().unwrap_or_default();
-        let candidate = program_arg(
-            &argv,
-            &["--library-path", "--preload", "--audit", "--argv0", "--glibc-hwcaps-mask", "--glibc-hwcaps-prepend"],
-        );
+        let candidate = program_arg(&argv, LOADER_OPTIONS);
         let best = loaded_program(&maps, exe_path.as_deref(), candidate.as_deref(), &in_root);
         if let Some((program, mut info)) = best {
             if info.libc_version.is_none() {
@@ -170,30 +171,34 @@ pub fn process_runtime(process: &Process) -> Result<ProcessRuntime> {
     Ok(ProcessRuntime { launch: Launch::Direct, path: exe_path, info, mapped_libc })
 }
 
-/// The C library or runtime a command will run with, from its files before
-/// it runs (`check -- CMD` judges the command's getrandom syscalls by it;
-/// the process may be gone before anyone looks): `program` found on PATH,
-/// its own version (Go, a static libc), else the `libc.so.6` beside the
-/// dynamic linker it names — or beside itself, when `program` is the
-/// dynamic linker (`ld.so --library-path DIR PROG`). `None` when unknown.
-pub fn command_runtime(program: &Path) -> Option<(LibcKind, Option<String>)> {
-    let path = if program.components().count() > 1 {
-        program.to_path_buf()
-    } else {
+/// What a command line will run, read from its files before it runs
+/// (`check -- CMD` judges a process's getrandom syscalls by it; the
+/// process may be gone before anyone looks): `argv[0]` found on PATH, or
+/// the program a dynamic linker named as `argv[0]` runs (`ld.so
+/// --library-path DIR PROG`); a dynamic program's C library version from
+/// the libc beside its (or that) dynamic linker, as `process_runtime`
+/// fills it from the library the process mapped. `None` when unknown.
+pub fn command_info(argv: &[String]) -> Option<ExeInfo> {
+    let find = |name: &str| -> Option<PathBuf> {
+        let p = Path::new(name);
+        if p.components().count() > 1 {
+            return Some(p.to_path_buf());
+        }
         let dirs = std::env::var_os("PATH")?;
-        std::env::split_paths(&dirs).map(|d| d.join(program)).find(|p| p.is_file())?
+        std::env::split_paths(&dirs).map(|d| d.join(p)).find(|p| p.is_file())
     };
-    let info = read_path(&path).ok()?;
-    if info.libc_version.is_some() && !info.is_dynamic_linker() {
-        return Some((info.libc, info.libc_version));
+    let first = find(argv.first()?)?;
+    let first_info = read_path(&first).ok()?;
+    let (loader, mut info) = if first_info.is_dynamic_linker() {
+        let program = program_arg(argv, LOADER_OPTIONS)?;
+        (first, read_path(&find(&program)?).ok()?)
+    } else {
+        (PathBuf::from(first_info.interp.clone().unwrap_or_default()), first_info)
+    };
+    if info.libc_version.is_none() && info.linkage() == Linkage::Dynamic {
+        let dir = std::fs::canonicalize(&loader).ok()?.parent()?.to_path_buf();
+        let libc = read_path(&dir.join("libc.so.6")).or_else(|_| read_path(&loader)).ok()?;
+        info.libc_version = libc.libc_version.filter(|_| libc.libc == info.libc);
     }
-    let loader = if info.is_dynamic_linker() { path } else { PathBuf::from(info.interp.as_deref()?) };
-    let dir = std::fs::canonicalize(&loader).ok()?.parent()?.to_path_buf();
-    let libc = ["libc.so.6", "libc.musl-x86_64.so.1", "libc.so"].iter().map(|n| dir.join(n)).find(|p| p.is_file());
-    let libc = match libc {
-        Some(l) => read_path(&l).ok()?,
-        // musl's loader is its libc.
-        None => read_path(&loader).ok()?,
-    };
-    (libc.libc != LibcKind::Unknown).then_some((libc.libc, libc.libc_version))
+    Some(info)
 }
