@@ -422,6 +422,7 @@ pub fn site_class_text(class: crate::model::site::SiteClass) -> &'static str {
         SiteClass::VdsoFallback => "[vdso] fallback",
         SiteClass::LibcSyscall => "libc syscall()",
         SiteClass::LibcClock => "libc clock function",
+        SiteClass::LibcRandom => "libc random function",
         SiteClass::Program => "the program",
         SiteClass::GoRuntime => "Go runtime",
         SiteClass::Jit => "anonymous (JIT)",

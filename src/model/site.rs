@@ -22,6 +22,9 @@ pub enum SiteClass {
     LibcSyscall,
     /// The C library's own clock function made the syscall, not the vDSO.
     LibcClock,
+    /// The C library's own random-bytes function (getrandom(),
+    /// getentropy(), arc4random()) made the syscall, not the vDSO.
+    LibcRandom,
     /// A syscall instruction in the program itself (inline assembly, a
     /// static binary's own code).
     Program,
@@ -47,6 +50,9 @@ pub enum Fallback {
     /// Neither: the vDSO should have served it (its data page said retry,
     /// a time namespace, a clocksource marked unstable).
     Unexplained,
+    /// getrandom: the vDSO's own key refill into its state, or a call it
+    /// hands to the kernel (flags it does not serve, RNG not ready).
+    KeyRefill,
 }
 
 /// What the host is, for judging a `[vdso]` site.
@@ -94,6 +100,9 @@ pub struct SiteRow {
 pub fn classify(site: &Frame, abi: Abi, func: VdsoFn, clock: Clock, host: &Host) -> (SiteClass, Option<Fallback>) {
     let symbol = site.symbol.as_deref().unwrap_or("");
     let class = match site.kind {
+        FrameKind::Vdso if func.kind() == crate::arch::FnKind::Random => {
+            return (SiteClass::VdsoFallback, Some(Fallback::KeyRefill));
+        }
         FrameKind::Vdso => {
             let why = if !vdso_serves_call(abi, func, clock, host.kernel) {
                 Fallback::ClockNotServed
@@ -108,8 +117,12 @@ pub fn classify(site: &Frame, abi: Abi, func: VdsoFn, clock: Clock, host: &Host)
         FrameKind::Unmapped | FrameKind::Vsyscall => SiteClass::Unknown,
         FrameKind::Object if is_go_runtime(symbol) => SiteClass::GoRuntime,
         FrameKind::Object if is_syscall_wrapper(symbol) => SiteClass::LibcSyscall,
+        FrameKind::Object if crate::inspect::exe::runtime_random_function(symbol) => SiteClass::LibcRandom,
         FrameKind::Object if crate::inspect::exe::runtime_clock_function(symbol) => SiteClass::LibcClock,
         FrameKind::Object if site.program => SiteClass::Program,
+        FrameKind::Object if site.object_name().is_some_and(is_libc) && func.kind() == crate::arch::FnKind::Random => {
+            SiteClass::LibcRandom
+        }
         FrameKind::Object if site.object_name().is_some_and(is_libc) => SiteClass::LibcClock,
         FrameKind::Object => SiteClass::Library,
     };
@@ -305,6 +318,21 @@ mod tests {
         assert_eq!(c(&frame(FrameKind::Object, "/srv/app", Some("read_clock"), true), 1).0, SiteClass::Program);
         // A static program's own copy of syscall() is still the wrapper.
         assert_eq!(c(&frame(FrameKind::Object, "/srv/app", Some("syscall"), true), 1).0, SiteClass::LibcSyscall);
+        // getrandom: the vDSO's own call is its key refill; the C library's
+        // random functions (and its unnamed code) are their own class.
+        let r = |f: &Frame, kind| classify(f, Abi::X86_64, VdsoFn::Getrandom, Clock::Random(kind), &host);
+        use crate::measure::trace::RandomCall;
+        let vgr = frame(FrameKind::Vdso, "[vdso]", Some("__vdso_getrandom"), false);
+        assert_eq!(r(&vgr, RandomCall::ByVdso), (SiteClass::VdsoFallback, Some(Fallback::KeyRefill)));
+        assert_eq!(
+            r(&frame(FrameKind::Object, libc, Some("getentropy"), false), RandomCall::Served).0,
+            SiteClass::LibcRandom
+        );
+        assert_eq!(r(&frame(FrameKind::Object, libc, None, false), RandomCall::Served).0, SiteClass::LibcRandom);
+        assert_eq!(
+            r(&frame(FrameKind::Object, libc, Some("syscall"), false), RandomCall::Served).0,
+            SiteClass::LibcSyscall
+        );
         let go = frame(FrameKind::Object, "/srv/app", Some("runtime/internal/syscall.Syscall6"), true);
         assert_eq!(c(&go, 1).0, SiteClass::GoRuntime);
         assert_eq!(

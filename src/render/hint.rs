@@ -100,9 +100,13 @@ impl crate::model::site::Fix {
                 "the vDSO's own fallback: the clocksource {} has no vDSO mode",
                 self.clocksource.as_deref().unwrap_or("in use")
             ),
+            (SiteClass::VdsoFallback, Some(Fallback::KeyRefill)) => {
+                "the vDSO's own getrandom key refill (or a call it hands on)".into()
+            }
             (SiteClass::VdsoFallback, _) => "the vDSO's own fallback, though it serves this clock here".into(),
             (SiteClass::LibcSyscall, _) => "libc's syscall() wrapper, called directly".into(),
             (SiteClass::LibcClock, _) => "the C library's clock function, not using the vDSO".into(),
+            (SiteClass::LibcRandom, _) => "the C library's random-bytes function, not using the vDSO".into(),
             (SiteClass::Program, _) => "a syscall instruction in the program itself".into(),
             (SiteClass::GoRuntime, _) => "the Go runtime".into(),
             (SiteClass::Jit, _) => "code in anonymous executable memory (JIT or generated code)".into(),
@@ -120,9 +124,11 @@ impl fmt::Display for crate::model::site::Fix {
         match (self.class, self.fallback) {
             (SiteClass::VdsoFallback, Some(Fallback::ClockNotServed)) => write!(f, "expected: CPU-time, alarm and fd clocks (and clocks this kernel's vDSO does not serve yet) always enter the kernel; read {} less often, or use CLOCK_MONOTONIC where CPU time is not what is needed", self.what),
             (SiteClass::VdsoFallback, Some(Fallback::Clocksource)) => f.write_str("every high-resolution clock read enters the kernel on this clocksource; switch to tsc where it is stable (`echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource`, or clocksource=tsc on the kernel command line) — `vdsoctl check` says whether it is"),
+            (SiteClass::VdsoFallback, Some(Fallback::KeyRefill)) => f.write_str("expected: the vDSO refills its getrandom state's key now and then (once per thread and kernel reseed) and hands on flags it does not serve"),
             (SiteClass::VdsoFallback, _) => f.write_str("look for a time namespace or a clocksource marked unstable (`dmesg | grep -i clocksource`); `vdsoctl check` audits both"),
             (SiteClass::LibcSyscall, _) => write!(f, "{who} calls syscall(SYS_{}, …) itself: call {}() instead, which libc serves from the vDSO", self.func.name(), self.func.libc_function()),
             (SiteClass::LibcClock, _) => f.write_str("the C library enters the kernel for this call: a static binary built against an old libc, musl on a vDSO without DT_HASH, or a libc that routes this clock id to the syscall — rebuild against a current glibc or musl (`vdsoctl check -p PID` names which)"),
+            (SiteClass::LibcRandom, _) => f.write_str("the C library makes the getrandom syscall itself: every glibc before 2.41 and musl do, and glibc 2.41's getentropy() — glibc ≥ 2.41's getrandom() and arc4random() read the vDSO (`vdsoctl check -p PID` names the libc)"),
             (SiteClass::Program, _) => f.write_str("the program's own code (inline assembly, a raw syscall stub) bypasses libc and the vDSO: call clock_gettime() through libc, or look the function up in the vDSO (getauxval(AT_SYSINFO_EHDR))"),
             (SiteClass::GoRuntime, _) => f.write_str("Go reads the clock through the vDSO where the runtime can; a syscall here is a CPU-time clock, a syscall.Syscall the program makes, or a Go too old for this architecture's vDSO — update Go, and read time.Now() rather than raw syscalls"),
             (SiteClass::Jit, _) => f.write_str("code generated at run time (a JIT, a trampoline) makes the syscall: the runtime that emits it should call libc's clock_gettime() or the vDSO"),

@@ -199,6 +199,18 @@ fn glibc_241_reads_from_the_vdso_and_a_raw_caller_fails_the_check() {
     let raw = on_glibc_241(&root, &prog, &["raw", N_TEXT]);
     assert_eq!(strace_count(&raw), N + 1);
     assert_eq!(kinds(&trace_rows(None, &raw, 1)), vec![row("served", "x86_64", false, N)]);
+    // `--sites` names the function (the seccomp engine reads the mappings
+    // while the call waits: this process lives a few milliseconds).
+    let mut args = vec!["--json", "trace", "--engine", "seccomp", "--sites", "--"];
+    args.extend(raw.iter().map(String::as_str));
+    let r = run_json(&args[1..]);
+    let served = r["counts"].as_array().unwrap().iter().find(|c| c["random"] == "served").expect("served row");
+    let site = &served["sites"][0];
+    assert_eq!(
+        (site["count"].as_u64(), site["class"].as_str(), site["caller"]["symbol"].as_str()),
+        (Some(N), Some("libc_syscall"), Some("raw_random_bytes")),
+        "{served:#}"
+    );
     let badflag = on_glibc_241(&root, &prog, &["badflag", N_TEXT]);
     assert_eq!(kinds(&trace_rows(None, &badflag, 1)), vec![row("by_vdso", "x86_64", true, N)]);
 

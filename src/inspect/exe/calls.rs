@@ -303,7 +303,7 @@ pub fn runtime_clock_function(name: &str) -> bool {
         return true;
     }
     let name = name.strip_prefix("__GI_").unwrap_or(name);
-    C.contains(&name) || runtime_random_function(name)
+    C.contains(&name)
 }
 
 /// Whether `name` is one of a C library's or Go's own random-bytes
@@ -465,7 +465,9 @@ pub(super) fn scan_calls(file: &File, h: &Headers, info: &ExeInfo, isa: Isa) -> 
         // tested, called, then the syscall); any other is reported by
         // address, so a stripped static program's own raw call is seen.
         let excused = match site.symbol.as_deref() {
-            Some(name) => (own_runtime || info.is_library()) && runtime_clock_function(name),
+            Some(name) => {
+                (own_runtime || info.is_library()) && (runtime_clock_function(name) || runtime_random_function(name))
+            }
             // Random bytes: a stripped static runtime's own getrandom
             // (glibc's getentropy and tcache key, every one before 2.41)
             // cannot be told from the program's by its code: excused, the
