@@ -41,7 +41,8 @@ pub fn abi() -> Option<crate::arch::Abi> {
     machine().as_deref().and_then(crate::arch::Abi::of_kernel)
 }
 
-/// (major, minor) from a release string such as `6.18.44-fc-v769`.
+/// (major, minor) from a release string such as `6.18.44-fc-v769` (a C
+/// library's `2.41` too).
 pub fn parse_version(release: &str) -> Option<(u32, u32)> {
     let mut parts = release.split(|c: char| !c.is_ascii_digit());
     let major = parts.next()?.parse().ok()?;

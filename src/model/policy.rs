@@ -286,7 +286,7 @@ impl LibcRoute {
         let Some(since) = route.since.filter(|_| route.machines.contains(&machine)) else {
             return LibcRoute::Never { runtime };
         };
-        match version.and_then(parse_release) {
+        match version.map(str::trim).and_then(crate::inspect::kernel::parse_version) {
             Some(v) if v >= since => LibcRoute::Vdso,
             Some(version) => LibcRoute::Older { runtime, version, since },
             None => LibcRoute::Unknown,
@@ -297,12 +297,6 @@ impl LibcRoute {
     pub fn reads_vdso(self) -> bool {
         self == LibcRoute::Vdso
     }
-}
-
-/// `2.36` → (2, 36).
-fn parse_release(v: &str) -> Option<(u32, u32)> {
-    let mut it = v.trim().split('.');
-    Some((it.next()?.parse().ok()?, it.next()?.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?))
 }
 
 /// A C library's syscall where the vDSO would serve (`LibcBypass`) is a

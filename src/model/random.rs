@@ -54,12 +54,6 @@ pub struct RandomRoute {
     pub static_libc: bool,
 }
 
-/// `2.41` → (2, 41).
-fn libc_version(v: &str) -> Option<(u32, u32)> {
-    let mut it = v.split('.');
-    Some((it.next()?.parse().ok()?, it.next()?.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().ok()?))
-}
-
 /// What `info`'s runtime does for random bytes. `info.libc_version` of a
 /// dynamic program is its C library's, as the caller filled it in.
 pub fn random_route(info: &ExeInfo) -> RandomRoute {
@@ -82,7 +76,7 @@ pub fn random_route(info: &ExeInfo) -> RandomRoute {
     }
     let version = match r.runtime {
         Runtime::Go => info.libc_version.as_deref().and_then(exe::go_version),
-        Runtime::Glibc | Runtime::Musl => info.libc_version.as_deref().and_then(libc_version),
+        Runtime::Glibc | Runtime::Musl => info.libc_version.as_deref().and_then(crate::inspect::kernel::parse_version),
     };
     route.path = match (r.runtime, version) {
         (_, Some(v)) if v >= since => RandomPath::Vdso,

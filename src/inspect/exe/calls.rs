@@ -258,6 +258,13 @@ pub(super) fn enclosing(file: &File, h: &Headers, addrs: &[u64]) -> Result<Vec<O
         .collect())
 }
 
+/// A symbol's name without its version (`@GLIBC_2.17`) and Go's ABI
+/// wrapper suffix (`.abi0`): what the runtime tables below compare.
+fn symbol_base(name: &str) -> &str {
+    let name = name.split('@').next().unwrap_or(name);
+    name.strip_suffix(".abi0").unwrap_or(name)
+}
+
 /// Whether `name` is one of a runtime's own clock functions, whose raw
 /// syscall is the fallback of its vDSO call: by exact name (after glibc's
 /// `__GI_` alias prefix and a symbol version), never by pattern, so a
@@ -294,8 +301,7 @@ pub fn runtime_clock_function(name: &str) -> bool {
         "getcpu",
         "__getcpu",
     ];
-    let name = name.split('@').next().unwrap_or(name);
-    let name = name.strip_suffix(".abi0").unwrap_or(name);
+    let name = symbol_base(name);
     if let Some(go) = name.strip_prefix("runtime.") {
         return go.starts_with("nanotime") || go.starts_with("walltime") || go.starts_with("vdso");
     }
@@ -332,8 +338,7 @@ pub fn runtime_random_function(name: &str) -> bool {
         "tcache_key_initialize",
         "ptmalloc_init",
     ];
-    let name = name.split('@').next().unwrap_or(name);
-    let name = name.strip_suffix(".abi0").unwrap_or(name);
+    let name = symbol_base(name);
     if name == "internal/syscall/unix.GetRandom" || name.starts_with("runtime.vgetrandom") {
         return true;
     }

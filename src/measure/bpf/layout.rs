@@ -150,7 +150,7 @@ pub(super) const CLOCK_RANDOM: u8 = 4;
 pub(super) const FUNCTIONS: [VdsoFn; VdsoFn::ALL.len()] = VdsoFn::ALL;
 
 pub(super) fn fn_code(f: VdsoFn) -> u8 {
-    FUNCTIONS.iter().position(|g| *g == f).unwrap_or(0) as u8
+    f.index() as u8
 }
 
 /// [`key::WORD`]: ABI, function, whether a clock id follows (`CLOCK_ID`;
