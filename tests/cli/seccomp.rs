@@ -317,7 +317,7 @@ fn seccomp_engine_refuses_what_it_cannot_do() {
 /// Each run's stdout is followed by a line `@@status N`. The paths are as
 /// the sandbox sees them: `b64`/`b32` the 64- and 32-bit clock_loop,
 /// `dir_inside` where `dir` is.
-fn write_batch(dir: &Path, dir_inside: &str, vdsoctl: &str, b64: &str, b32: &str) {
+fn write_batch(dir: &Path, dir_inside: &str, vdsoctl: &str, b64: &str, b32: &str, random: &str) {
     let mut tree = String::new();
     for (k, (m32, mode, clock, _, _)) in EVERY_CLOCK_FUNCTION.iter().enumerate() {
         let bin = if *m32 { b32 } else { b64 };
@@ -330,7 +330,8 @@ fn write_batch(dir: &Path, dir_inside: &str, vdsoctl: &str, b64: &str, b32: &str
         "{v} --json trace -- sh {d}/tree.sh; echo \"@@status $?\"\n\
          {v} --json trace -- {b64} libc 1 100000; echo \"@@status $?\"\n\
          {v} check -- {b64} raw 1 2000; echo \"@@status $?\"\n\
-         {v} check -- {b64} libc 1 2000; echo \"@@status $?\"\n",
+         {v} check -- {b64} libc 1 2000; echo \"@@status $?\"\n\
+         {v} --json trace -- {random} libc {RANDOM_CALLS}; echo \"@@status $?\"\n",
         v = vdsoctl,
         d = dir_inside
     );
@@ -346,6 +347,8 @@ fn batch_count(k: usize) -> u64 {
     1001 + 100 * k as u64
 }
 const VSYSCALL_CALLS: u64 = 555;
+/// getrandom() calls of the batch's static glibc 2.36 loop: each a syscall.
+const RANDOM_CALLS: u64 = 1234;
 const GRANDCHILD_CALLS: u64 = 777;
 
 /// What `run.sh` of [`write_batch`] must have printed, judged.
@@ -361,7 +364,7 @@ fn assert_batch(what: &str, out: &Output) {
             None => text += &format!("{line}\n"),
         }
     }
-    assert_eq!(runs.len(), 4, "{what}: four runs: {stdout}\n{stderr}");
+    assert_eq!(runs.len(), 5, "{what}: five runs: {stdout}\n{stderr}");
     let doc = |k: usize| -> Value {
         serde_json::from_str(&runs[k].0).unwrap_or_else(|e| panic!("{what}: run {k}: bad JSON ({e}): {stderr}"))
     };
@@ -407,6 +410,19 @@ fn assert_batch(what: &str, out: &Output) {
     assert_eq!(runs[2].1, 1, "{what}: {}", runs[2].0);
     assert!(runs[2].0.contains("CLOCK_MONOTONIC ×2,000"), "{what}: {}", runs[2].0);
     assert_eq!(runs[3].1, 0, "{what}: {}", runs[3].0);
+
+    // 4. getrandom: a static glibc 2.36 makes every call a syscall, counted
+    // exactly as served calls, and malloc's start-up key summed.
+    assert_eq!(runs[4].1, 0, "{what}: {stderr}");
+    let r = doc(4);
+    assert_eq!((r["engine"].as_str(), r["startup_keys"].as_u64()), (Some("seccomp"), Some(1)), "{what}: {r:#}");
+    let rows: Vec<(&str, &str, u64)> = r["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["syscall"].as_str().unwrap(), x["random"].as_str().unwrap_or("-"), x["count"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(rows, [("getrandom", "served", RANDOM_CALLS)], "{what}: {r:#}");
 }
 
 /// Inside bubblewrap with every namespace unshared (a new pid namespace, no
@@ -426,7 +442,8 @@ fn exact_inside_a_bubblewrap_sandbox() {
     let dir = tempfile::Builder::new().prefix("vdsoctl-bwrap").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    write_batch(dir.path(), path(dir.path()), path(&vdsoctl_path()), path(&b64), path(&b32));
+    let random = build_c("getrandom_loop", false, &["-static"]);
+    write_batch(dir.path(), path(dir.path()), path(&vdsoctl_path()), path(&b64), path(&b32), path(&random));
     let mut c = unprivileged(Path::new("bwrap"));
     // The host's tree read-only, but no /sys (an empty tmpfs over it).
     c.args(["--ro-bind", "/", "/", "--tmpfs", "/sys", "--dev", "/dev", "--proc", "/proc"]);
@@ -457,7 +474,8 @@ fn image_tree() -> tempfile::TempDir {
     }
     // A shell for the tree (dash: it links only the C library vdsoctl links).
     std::fs::copy("/bin/dash", r.join("bin/sh")).expect("/bin/dash");
-    write_batch(&r.join("bin"), "/bin", "/bin/vdsoctl", "/bin/clock_loop", "/bin/clock_loop32");
+    copy_executable(&build_c("getrandom_loop", false, &["-static"]), &r.join("bin/getrandom_loop")).unwrap();
+    write_batch(&r.join("bin"), "/bin", "/bin/vdsoctl", "/bin/clock_loop", "/bin/clock_loop32", "/bin/getrandom_loop");
     root
 }
 
