@@ -25,7 +25,7 @@ use crate::arch::{self, VdsoFn};
 use crate::cli::ServeArgs;
 use crate::error::{Error, Result};
 use crate::inspect::{elf, kernel, Process};
-use crate::measure::trace::{Clock, Key, Tally};
+use crate::measure::trace::{Clock, Key, RandomCall, Tally};
 use crate::model::bench::BenchReport;
 use crate::model::cgroup::Placement;
 use crate::model::check::{Check, CheckReport};
@@ -499,9 +499,13 @@ impl Book {
     /// process's current name, and how many busy ones the cap left out.
     fn keep(&mut self, tally: &Tally, now: Instant) -> (Vec<(Series, u64, String)>, u64) {
         let secs = now.saturating_duration_since(self.last_at).as_secs_f64().max(1e-3);
+        // A process's start-up getrandom key is no series of its own (as in
+        // `trace`'s rows): every process would have one.
+        let startup = Clock::Random(RandomCall::StartupKey);
         let counts = tally
             .counts
             .iter()
+            .filter(|(k, _)| k.clock != startup)
             .map(|(k, v)| (Series::Syscall(*k), *v))
             .chain(tally.vsyscall.iter().map(|((pid, f), v)| (Series::Vsyscall(*pid, *f), *v)))
             .chain(tally.unrecorded.iter().map(|(pid, v)| (Series::Unattributed(*pid), *v)))
@@ -560,7 +564,7 @@ impl Book {
                 syscall: k.func.name(),
                 clock: clock.as_deref(),
                 random: match k.clock {
-                    crate::measure::trace::Clock::Random(r) => Some(r.name()),
+                    Clock::Random(r) => Some(r.name()),
                     _ => None,
                 },
                 abi: k.abi.name(),
