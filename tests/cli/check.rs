@@ -493,7 +493,7 @@ fn in_container(root: &Path, args: &[&str]) -> std::process::Output {
         .expect("bwrap runs")
 }
 
-/// The README's container recipe, as written: vdsoctl copied into the image
+/// doc/GUIDE.md's container recipe, as written: vdsoctl copied into the image
 /// (with the libraries `ldd` lists, so no second, static build is needed),
 /// then `vdsoctl check --image /` and `vdsoctl check -- <smoke test>` run
 /// inside it.
