@@ -10,8 +10,7 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(name = "vdsoctl", version, about, max_term_width = 100)]
 pub struct Cli {
-    /// table (default), json, prometheus (bench, check, trace), junit (check), or folded (trace --stacks)
-    #[arg(long, value_enum, global = true, default_value_t = Format::Table, hide_possible_values = true, hide_default_value = true, help_heading = "Global options")]
+    #[arg(long, value_enum, global = true, help = crate::render::format_help(), default_value_t = Format::Table, hide_possible_values = true, hide_default_value = true, help_heading = "Global options")]
     pub format: Format,
 
     /// Shorthand for --format json
@@ -75,24 +74,25 @@ pub enum Command {
 }
 
 impl Command {
-    /// Why the command has no `format` form, as the usage error says it
-    /// (`None`: it has one). Prometheus: bench, check, trace (serve is
-    /// one, DESIGN); JUnit: check; folded stacks: `trace --stacks`.
-    pub fn format_refusal(&self, format: Format) -> Option<&'static str> {
-        match format {
-            Format::Prometheus
-                if !matches!(self, Command::Bench(_) | Command::Check(_) | Command::Trace(_) | Command::Serve(_)) =>
-            {
-                Some("--format prometheus is only for `bench`, `check` and `trace`; use --format table or --json here")
-            }
-            Format::Junit if !matches!(self, Command::Check(_)) => {
-                Some("--format junit is only for `check`; use --format table or --json here")
-            }
-            Format::Folded if !matches!(self, Command::Trace(t) if t.stacks) => {
-                Some("--format folded is only for `trace --stacks`; use --format table or --json here")
-            }
-            _ => None,
+    /// The subcommand's name, as typed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Dump(_) => "dump",
+            Command::Maps(_) => "maps",
+            Command::Auxv(_) => "auxv",
+            Command::Trace(_) => "trace",
+            Command::Bench(_) => "bench",
+            Command::Check(_) => "check",
+            Command::Serve(_) => "serve",
+            Command::Completions(_) => "completions",
+            Command::Man(_) => "man",
         }
+    }
+
+    /// Why the command has no `format` form, as the usage error says it
+    /// before any work (`None`: it has one): `render::COMMAND_FORMATS`.
+    pub fn format_refusal(&self, format: Format) -> Option<String> {
+        crate::render::format_refusal(self.name(), format, matches!(self, Command::Trace(t) if t.stacks))
     }
 }
 

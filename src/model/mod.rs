@@ -4,13 +4,16 @@
 
 use serde::Serialize;
 
+pub mod auxv;
 pub mod bench;
 pub mod binary;
 pub mod cgroup;
 pub mod check;
 pub mod cost;
+pub mod dump;
 pub mod host;
 pub mod image;
+pub mod maps;
 pub mod observe;
 pub mod policy;
 pub mod random;
