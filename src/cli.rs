@@ -1,5 +1,7 @@
 //! The command line, in clap derive form. A field's doc comment is its help.
 
+use crate::arch::{self, VdsoFn};
+use crate::measure::bench::{Path as BenchPath, FUNCTIONS as BENCH_FUNCTIONS};
 use crate::render::{ColorChoice, Format};
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
@@ -235,28 +237,60 @@ pub fn parse_window(text: &str) -> Result<Duration, String> {
 pub struct BenchArgs {
     /// Clock ids to measure (names like MONOTONIC_RAW or numbers), comma-separated. Without
     /// --functions, only the functions that take a clock are measured (and gated by --max-ns).
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub clocks: Vec<String>,
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = clock_arg)]
+    pub clocks: Vec<i32>,
 
     /// Time functions to measure: clock_gettime, gettimeofday, time, clock_getres, getcpu.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub functions: Vec<String>,
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = bench_function_arg)]
+    pub functions: Vec<VdsoFn>,
 
     /// Paths to measure: libc, vdso, syscall, vsyscall.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub paths: Vec<String>,
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = bench_path_arg)]
+    pub paths: Vec<BenchPath>,
 
     /// Check that every path agrees (readings, resolution, getcpu, EINVAL); a mismatch exits 1.
     #[arg(long)]
     pub verify: bool,
 
     /// Exit 1 when a clock that should be fast costs more than N ns/call through libc.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = positive_ns_arg)]
     pub max_ns: Option<f64>,
 
     /// Fewer, shorter rounds: a few hundred milliseconds in all.
     #[arg(long)]
     pub quick: bool,
+}
+
+/// A clock, by name (`MONOTONIC_RAW`, `CLOCK_BOOTTIME`) or number: a usage
+/// error (exit 2) names the choices.
+fn clock_arg(text: &str) -> Result<i32, String> {
+    arch::parse_clock(text).ok_or_else(|| {
+        let names: Vec<_> = arch::CLOCKS.iter().map(|c| c.name.trim_start_matches("CLOCK_")).collect();
+        format!("unknown clock {text:?} — use a number or one of {}", names.join(", "))
+    })
+}
+
+/// A function bench can time.
+fn bench_function_arg(text: &str) -> Result<VdsoFn, String> {
+    BENCH_FUNCTIONS.into_iter().find(|f| f.name().eq_ignore_ascii_case(text.trim())).ok_or_else(|| {
+        let names: Vec<_> = BENCH_FUNCTIONS.iter().map(|f| f.name()).collect();
+        format!("unknown function {text:?} — use one of {}", names.join(", "))
+    })
+}
+
+/// A path bench can take.
+fn bench_path_arg(text: &str) -> Result<BenchPath, String> {
+    BenchPath::parse(text).ok_or_else(|| format!("unknown path {text:?} — use libc, vdso, syscall or vsyscall"))
+}
+
+/// `--max-ns`: a positive, finite number of nanoseconds.
+fn positive_ns_arg(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() && n > 0.0 => Ok(n),
+        _ => {
+            Err(format!("{text} is not a positive number of nanoseconds — give the budget per call, e.g. --max-ns 100"))
+        }
+    }
 }
 
 /// `check` arguments.
@@ -267,7 +301,7 @@ pub struct CheckArgs {
     pub pid: Option<i32>,
 
     /// Fail a clock that should be fast when libc's call costs more than N ns.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = positive_ns_arg)]
     pub max_ns: Option<f64>,
 
     /// Exit 1 on WARN as well as on FAIL.

@@ -105,7 +105,7 @@ pub fn format_help() -> String {
 pub fn format_refusal(command: &str, format: Format, stacks: bool) -> Option<String> {
     let takes = COMMAND_FORMATS.iter().find(|(c, _)| *c == command).is_some_and(|(_, f)| f.contains(&format));
     match format {
-        _ if takes && !(format == Format::Folded && !stacks) => None,
+        _ if takes && (stacks || format != Format::Folded) => None,
         _ if !COMMAND_FORMATS.iter().any(|(c, f)| *c == command && f.contains(&Format::Json)) => {
             Some(format!("`{command}` writes one form only and takes no --format or --json"))
         }

@@ -7,69 +7,47 @@ use crate::arch;
 #[cfg(test)]
 use crate::arch::VdsoFn;
 use crate::cli::BenchArgs;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::measure::bench::{self as m, BenchRequest, Path};
 use crate::model::bench::measure_report;
 use crate::render::{emit, Output};
 
-/// The command line as a typed request.
-fn select(args: &BenchArgs) -> Result<BenchRequest> {
-    let clocks = if args.clocks.is_empty() {
-        arch::CLOCKS.iter().map(|c| c.id).collect()
-    } else {
-        let mut v = Vec::new();
-        for c in &args.clocks {
-            let id = arch::parse_clock(c).ok_or_else(|| {
-                let names: Vec<_> = arch::CLOCKS.iter().map(|c| c.name.trim_start_matches("CLOCK_")).collect();
-                Error::Usage(format!("unknown clock {c:?} — use a number or one of {}", names.join(", ")))
-            })?;
-            if !v.contains(&id) {
-                v.push(id);
-            }
+/// The command line as a typed request: clap has checked every value; the
+/// empty lists mean "all".
+fn select(args: &BenchArgs) -> BenchRequest {
+    let mut clocks: Vec<i32> = Vec::new();
+    for &c in &args.clocks {
+        if !clocks.contains(&c) {
+            clocks.push(c);
         }
-        v
-    };
-    let functions = if args.functions.is_empty() && !args.clocks.is_empty() {
+    }
+    if clocks.is_empty() {
+        clocks = arch::CLOCKS.iter().map(|c| c.id).collect();
+    }
+    let functions = if !args.functions.is_empty() {
+        dedup_sorted(&args.functions)
+    } else if !args.clocks.is_empty() {
         // `--clocks` alone names what to measure and gate: the functions that
         // take a clock, not gettimeofday, time and getcpu beside them.
         m::FUNCTIONS.into_iter().filter(|f| f.takes_clock()).collect()
-    } else if args.functions.is_empty() {
+    } else {
         m::FUNCTIONS.to_vec()
-    } else {
-        let mut v = Vec::new();
-        for f in &args.functions {
-            let f = m::FUNCTIONS.into_iter().find(|g| g.name().eq_ignore_ascii_case(f.trim())).ok_or_else(|| {
-                let names: Vec<_> = m::FUNCTIONS.iter().map(|g| g.name()).collect();
-                Error::Usage(format!("unknown function {f:?} — use one of {}", names.join(", ")))
-            })?;
-            if !v.contains(&f) {
-                v.push(f);
-            }
-        }
-        v.sort();
-        v
     };
-    let paths = if args.paths.is_empty() {
-        Path::ALL.to_vec()
-    } else {
-        let mut v = Vec::new();
-        for p in &args.paths {
-            let p = Path::parse(p)
-                .ok_or_else(|| Error::Usage(format!("unknown path {p:?} — use libc, vdso, syscall or vsyscall")))?;
-            if !v.contains(&p) {
-                v.push(p);
-            }
-        }
-        v.sort();
-        v
-    };
-    let max_ns = crate::model::policy::max_ns(args.max_ns)?;
-    Ok(BenchRequest { clocks, functions, paths, verify: args.verify, max_ns, quick: args.quick })
+    let paths = if args.paths.is_empty() { Path::ALL.to_vec() } else { dedup_sorted(&args.paths) };
+    BenchRequest { clocks, functions, paths, verify: args.verify, max_ns: args.max_ns, quick: args.quick }
+}
+
+/// A list's values sorted, each once.
+fn dedup_sorted<T: Ord + Copy>(v: &[T]) -> Vec<T> {
+    let mut v = v.to_vec();
+    v.sort();
+    v.dedup();
+    v
 }
 
 /// `vdsoctl bench`.
 pub fn run(args: &BenchArgs, out: &Output) -> Result<Outcome> {
-    let (report, crossed) = measure_report(&select(args)?)?;
+    let (report, crossed) = measure_report(&select(args))?;
     emit(out, &report)?;
     // A FAIL line (a lost fast path, --max-ns, --verify) means exit 1.
     Ok(Outcome::from_crossed(crossed || crate::render::any_fail(&report.findings)))
@@ -78,33 +56,41 @@ pub fn run(args: &BenchArgs, out: &Output) -> Result<Outcome> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
 
-    fn args(clocks: &[&str], functions: &[&str], paths: &[&str]) -> BenchArgs {
-        BenchArgs {
-            clocks: clocks.iter().map(|s| s.to_string()).collect(),
-            functions: functions.iter().map(|s| s.to_string()).collect(),
-            paths: paths.iter().map(|s| s.to_string()).collect(),
-            verify: false,
-            max_ns: None,
-            quick: true,
+    fn select_from(line: &[&str]) -> Result<BenchRequest, clap::Error> {
+        let cli = crate::cli::Cli::try_parse_from(["vdsoctl", "bench"].iter().chain(line))?;
+        match cli.command {
+            crate::cli::Command::Bench(args) => Ok(select(&args)),
+            other => panic!("{other:?}"),
         }
     }
 
     #[test]
     fn selection_parses_and_rejects() {
-        let s = select(&args(&["monotonic_raw", "0"], &["time", "clock_gettime"], &["vdso", "libc"])).unwrap();
+        let s =
+            select_from(&["--clocks", "monotonic_raw,0", "--functions", "time,clock_gettime", "--paths", "vdso,libc"])
+                .unwrap();
         assert_eq!(s.clocks, vec![4, 0]);
         assert_eq!(s.functions, vec![VdsoFn::ClockGettime, VdsoFn::Time]);
         assert_eq!(s.paths, vec![Path::Libc, Path::Vdso]);
-        assert!(matches!(select(&args(&["bogus"], &[], &[])), Err(Error::Usage(_))));
-        assert!(matches!(select(&args(&[], &["clock_gettime64"], &[])), Err(Error::Usage(_))));
-        assert!(matches!(select(&args(&[], &[], &["ptrace"])), Err(Error::Usage(_))));
-        let all = select(&args(&[], &[], &[])).unwrap();
+        for bad in [
+            &["--clocks", "bogus"][..],
+            &["--functions", "clock_gettime64"],
+            &["--paths", "ptrace"],
+            &["--max-ns", "0"],
+            &["--max-ns", "NaN"],
+        ] {
+            let e = select_from(bad).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{bad:?}: {e}");
+        }
+        let all = select_from(&[]).unwrap();
         assert_eq!(all.clocks.len(), arch::CLOCKS.len());
         assert_eq!(all.functions, m::FUNCTIONS.to_vec());
         // --clocks alone: only the functions that take a clock are measured (and gated).
-        let one = select(&args(&["PROCESS_CPUTIME_ID"], &[], &[])).unwrap();
+        let one = select_from(&["--clocks", "PROCESS_CPUTIME_ID"]).unwrap();
         assert!(!one.functions.is_empty() && one.functions.iter().all(|f| f.takes_clock()), "{:?}", one.functions);
         assert!(!one.functions.contains(&VdsoFn::Time) && !one.functions.contains(&VdsoFn::Getcpu));
+        assert_eq!(select_from(&["--max-ns", "50"]).unwrap().max_ns, Some(50.0));
     }
 }

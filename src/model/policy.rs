@@ -5,7 +5,6 @@
 
 use super::{Finding, Status};
 use crate::arch::{self, Abi, Runtime, VdsoFn};
-use crate::error::{Error, Result};
 use crate::measure::trace::{Clock, RandomCall};
 use serde::Serialize;
 
@@ -176,16 +175,6 @@ pub fn lost_fast_path(
             "check `vdso=` on the kernel command line and `vdsoctl dump`".into(),
         )),
         _ => None,
-    }
-}
-
-/// `--max-ns`: a positive, finite number of nanoseconds.
-pub fn max_ns(value: Option<f64>) -> Result<Option<f64>> {
-    match value {
-        Some(n) if !(n.is_finite() && n > 0.0) => Err(Error::Usage(format!(
-            "--max-ns {n} is not a positive number of nanoseconds — give the budget per call, e.g. --max-ns 100"
-        ))),
-        v => Ok(v),
     }
 }
 
@@ -568,13 +557,5 @@ mod tests {
             assert_eq!(own_vdso_offers_from(VdsoFn::Getrandom, Some((6, 6))), Some((6, 11)));
             assert_eq!(own_vdso_offers_from(VdsoFn::Getrandom, Some((6, 18))), None);
         }
-    }
-
-    #[test]
-    fn max_ns_is_positive() {
-        assert_eq!(max_ns(Some(50.0)).unwrap(), Some(50.0));
-        assert_eq!(max_ns(None).unwrap(), None);
-        assert!(matches!(max_ns(Some(0.0)), Err(Error::Usage(_))));
-        assert!(matches!(max_ns(Some(f64::NAN)), Err(Error::Usage(_))));
     }
 }

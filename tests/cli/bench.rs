@@ -240,7 +240,8 @@ fn unknown_function_names_the_known_ones() {
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert_eq!(
         stderr.trim_end(),
-        "vdsoctl: unknown function \"nosuch\" — use one of clock_gettime, gettimeofday, time, clock_getres, getcpu, getrandom"
+        "vdsoctl: invalid value 'nosuch' for '--functions <LIST>': unknown function \"nosuch\" — use one of \
+         clock_gettime, gettimeofday, time, clock_getres, getcpu, getrandom"
     );
     assert!(stdout.is_empty(), "{stdout}");
 }
