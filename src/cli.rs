@@ -151,8 +151,8 @@ pub struct TraceArgs {
     /// and sampled records, where BPF is refused), seccomp (-- CMD only, no privileges: each
     /// clock syscall waits for vdsoctl; counts until the command's tree exits, so no -d), or
     /// auto (bpf, else perf, else seccomp for -- CMD).
-    #[arg(long, value_enum, default_value_t = crate::measure::engine::Choice::Auto)]
-    pub engine: crate::measure::engine::Choice,
+    #[arg(long, value_enum, default_value_t = crate::measure::trace::engine::Choice::Auto)]
+    pub engine: crate::measure::trace::engine::Choice,
 
     /// One row per thread instead of per process (BPF engine).
     #[arg(long)]

@@ -2,18 +2,19 @@
 //! clock id, in the kernel (a BPF program aggregating in a map, or perf
 //! tracepoint counters as the fallback — no ptrace stops), for `-p PID,..`,
 //! the whole host (`-a`) or a command (`-- CMD`). Counting lives in
-//! `measure::engine`, the session (targets, the wait loop) in
-//! `measure::session`, the report in `model::trace`; here: the arguments
+//! `measure::trace::engine`, the session (targets, the wait loop) in
+//! `measure::trace::session`, the report in `model::trace`; here: the arguments
 //! turned into a request, and the renderers.
 
 use super::Outcome;
 use crate::cli::TraceArgs;
 use crate::error::{Error, Misuse, Result};
-use crate::measure::engine::Plan;
-use crate::measure::session::{self, TraceRequest};
+use crate::measure::trace::engine::Plan;
+use crate::measure::trace::session::{self, TraceRequest};
 use crate::measure::trace::RandomCall;
 pub use crate::model::trace::*;
 use crate::model::ClockRef;
+use crate::progress::Target;
 use crate::render::{any_fail, emit, emit_line, rate_text, thousands, Format, Output, Render};
 use nix::sys::signal::Signal;
 use std::time::Duration;
@@ -144,11 +145,11 @@ fn validate(args: &TraceArgs) -> Result<()> {
     if !args.cgroup.is_empty() && !args.all {
         return Err(Error::Misuse(Misuse::CgroupNeedsAll));
     }
-    if args.cgroup.len() > crate::measure::bpf::MAX_CGROUPS {
+    if args.cgroup.len() > crate::measure::trace::engines::bpf::MAX_CGROUPS {
         return Err(Error::Usage(format!(
             "--cgroup given {} times: at most {}",
             args.cgroup.len(),
-            crate::measure::bpf::MAX_CGROUPS
+            crate::measure::trace::engines::bpf::MAX_CGROUPS
         )));
     }
     Ok(())

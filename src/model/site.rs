@@ -7,7 +7,7 @@ use super::trace::CountRow;
 use super::{vdso_serves_call, Finding, Status};
 use crate::arch::{Abi, VdsoFn};
 use crate::inspect::symbols::{Frame, FrameKind};
-use crate::measure::sight::Sightings;
+use crate::measure::trace::sight::Sightings;
 use crate::measure::trace::{Clock, Key, Site, Tally};
 use crate::words::thousands;
 use serde::Serialize;
@@ -275,7 +275,7 @@ pub fn findings(counts: &[CountRow], sites_lost: u64) -> Vec<Finding> {
             ),
             Some(format!(
                 "the site map holds {} rows; trace fewer processes or for less time",
-                crate::measure::bpf::MAX_SITES
+                crate::measure::trace::engines::bpf::MAX_SITES
             )),
         ));
     }

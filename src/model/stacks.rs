@@ -5,7 +5,7 @@
 //! read), JSON, and an SVG flame graph.
 
 use crate::inspect::symbols::{Frame, FrameKind};
-use crate::measure::sight::Sightings;
+use crate::measure::trace::sight::Sightings;
 use crate::measure::trace::Tally;
 use serde::Serialize;
 
@@ -13,7 +13,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Cut {
-    /// The walk filled every slot (`measure::bpf` keeps 127 frames).
+    /// The walk filled every slot (`measure::trace::engines::bpf` keeps 127 frames).
     DepthLimit,
     /// The walk met a frame without a frame pointer: it yielded a return
     /// address outside the process's executable mappings (what follows

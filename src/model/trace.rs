@@ -1,19 +1,20 @@
 //! The `trace` report: counts per process, syscall and clock, judged once
 //! (which calls the vDSO should have served, findings worded here), from a
-//! window of a [`session`](crate::measure::session). `trace` renders it,
+//! window of a [`session`](crate::measure::trace::session). `trace` renders it,
 //! `check` and `serve` read it.
 
 use super::policy;
 use super::{ClockRef, Finding, Status};
 use crate::arch::{self, Abi, VdsoFn};
-use crate::measure::engine::Kind;
-use crate::measure::session::{Session, Window};
+use crate::measure::trace::session::{Session, Window};
 use crate::measure::trace::{Clock, RandomCall, Tally};
+use crate::progress::Kind;
 use crate::words::{duration_text, thousands};
 use serde::Serialize;
 use std::time::Duration;
 
-pub use crate::measure::session::{CommandInfo, ExitStatus, Target};
+pub use crate::measure::trace::session::{CommandInfo, ExitStatus};
+use crate::progress::Target;
 
 /// The `trace` report (DESIGN keys: target, engine, duration_ns, counts,
 /// vsyscall_emulations, lost, findings, command).
@@ -237,7 +238,7 @@ fn rows(
     tally: &Tally,
     kernel: Option<(u32, u32)>,
     secs_of: &dyn Fn(i32) -> f64,
-    sites: Option<(&super::site::Host, &crate::measure::sight::Sightings)>,
+    sites: Option<(&super::site::Host, &crate::measure::trace::sight::Sightings)>,
 ) -> (Vec<CountRow>, Vec<VsyscallRow>, Vec<UnattributedRow>) {
     let comm_of = |pid: i32| tally.comms.get(&pid).cloned();
     let mut counts: Vec<CountRow> = tally
@@ -409,7 +410,7 @@ pub fn findings(
                 }
             ),
             Some(match engine {
-                Kind::Bpf | Kind::Fentry => format!("the BPF count map holds {} rows (process, function, clock); trace fewer processes or for less time", crate::measure::bpf::MAX_ROWS),
+                Kind::Bpf | Kind::Fentry => format!("the BPF count map holds {} rows (process, function, clock); trace fewer processes or for less time", crate::measure::trace::engines::bpf::MAX_ROWS),
                 _ => "use the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which splits every call in the kernel".into(),
             }),
         ));
@@ -418,7 +419,7 @@ pub fn findings(
         out.push(Finding::new(
             Status::Warn,
             format!("{} events were lost (BPF: the count map and the process map were both full; perf: ring buffers overflowed): counts are short by that many", thousands(tally.lost_records)),
-            Some(format!("trace fewer processes (-p) or for less time; the BPF map holds {} rows", crate::measure::bpf::MAX_ROWS)),
+            Some(format!("trace fewer processes (-p) or for less time; the BPF map holds {} rows", crate::measure::trace::engines::bpf::MAX_ROWS)),
         ));
     }
     if tally.unfollowed > 0 {
@@ -428,7 +429,10 @@ pub fn findings(
                 "{} new processes of the traced tree could not be followed (the traced set was full)",
                 thousands(tally.unfollowed)
             ),
-            Some(format!("the traced set holds {} processes; trace a smaller tree", crate::measure::bpf::MAX_PROCS)),
+            Some(format!(
+                "the traced set holds {} processes; trace a smaller tree",
+                crate::measure::trace::engines::bpf::MAX_PROCS
+            )),
         ));
     }
     if tally.scaled {

@@ -145,7 +145,7 @@ pub fn missing_trace_facility() -> Option<&'static str> {
     if !is_root() {
         return Some("tracing needs root (or CAP_BPF + CAP_PERFMON; tracefs is root-only here)");
     }
-    if vdsoctl::measure::tracefs::Tracefs::find_or_mount().is_err() {
+    if vdsoctl::measure::kernel::tracefs::Tracefs::find_or_mount().is_err() {
         return Some("tracefs is not available");
     }
     None
@@ -256,12 +256,12 @@ pub fn system_wide_lock() -> SystemWide {
 /// very process, through a pidfd taken now: never another one that reused
 /// its pid after it was reaped.
 pub struct KillOnDrop {
-    pidfd: Option<vdsoctl::measure::pidfd::Pidfd>,
+    pidfd: Option<vdsoctl::measure::kernel::pidfd::Pidfd>,
 }
 
 impl KillOnDrop {
     pub fn new(pid: i32) -> KillOnDrop {
-        KillOnDrop { pidfd: vdsoctl::measure::pidfd::Pidfd::open(pid).ok() }
+        KillOnDrop { pidfd: vdsoctl::measure::kernel::pidfd::Pidfd::open(pid).ok() }
     }
 }
 

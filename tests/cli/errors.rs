@@ -209,7 +209,7 @@ fn facilities_missing_for_nobody() {
     if !is_root() {
         return skip("dropping privileges to nobody needs root");
     }
-    if vdsoctl::measure::tracefs::Tracefs::find_or_mount().is_err() {
+    if vdsoctl::measure::kernel::tracefs::Tracefs::find_or_mount().is_err() {
         return skip("tracefs is not available");
     }
     let out = run_as_nobody(&["trace", "-a", "-d", "0.1"]);

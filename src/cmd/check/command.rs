@@ -2,13 +2,14 @@
 
 use crate::arch::FnKind;
 use crate::error::Result;
-use crate::measure::session::{self, TraceRequest};
+use crate::measure::trace::session::{self, TraceRequest};
 use crate::model::check::{command_check, Check, CheckReport, CommandRun};
 use crate::model::random::{self, ServedRandom};
 use crate::model::trace::CountRow;
-use crate::model::trace::{Target, TraceReport};
+use crate::model::trace::TraceReport;
 use crate::model::ClockRef;
 use crate::model::Status;
+use crate::progress::Target;
 use crate::render::{duration_text, thousands};
 use std::ffi::OsString;
 

@@ -11,7 +11,7 @@ use crate::cli::CheckArgs;
 use crate::error::{Error, Result};
 use crate::inspect::exe::LibcKind;
 use crate::inspect::Process;
-use crate::measure::session::TraceRequest;
+use crate::measure::trace::session::TraceRequest;
 use crate::model::bench::BenchReport;
 use crate::model::binary::{BinaryFacts, HostFacts, WarnKind};
 pub use crate::model::check::{BinaryRow, Check, CheckReport, CommandRun, ImageSummary};
@@ -38,7 +38,7 @@ pub fn observe(scope: Scope, window: Option<Duration>) -> Observation {
             Scope::Host => Vec::new(),
         },
         all: scope == Scope::Host,
-        plan: crate::measure::engine::Plan { all: scope == Scope::Host, ..Default::default() },
+        plan: crate::measure::trace::engine::Plan { all: scope == Scope::Host, ..Default::default() },
         duration: Some(window),
         command_stdout_to_stderr: true,
         progress: Some(crate::render::trace_progress),

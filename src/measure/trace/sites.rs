@@ -170,7 +170,7 @@ impl WordFilter {
         sites.sort_unstable();
         self.pending = 0;
         for (site, words) in sites {
-            let bit = crate::measure::bpf::unread_bit(site.2);
+            let bit = crate::measure::trace::engines::bpf::unread_bit(site.2);
             match self.judged.get(&site) {
                 Some(false) => continue,
                 // A leaf whose new calls came back unread: another place's bit.
@@ -281,7 +281,7 @@ fn verdict(site: (i32, u64, u64), words: &[u64], owner: Option<&String>, look: &
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::bpf::unread_bit;
+    use crate::measure::trace::engines::bpf::unread_bit;
 
     /// Code at 0x1000..0x2000 of every process, named by its address; nothing
     /// else is code. Process 9 was not looked at yet, 10 exited before it

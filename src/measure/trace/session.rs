@@ -9,11 +9,12 @@ use crate::arch::{self, Abi};
 use crate::error::{Error, Hint, Misuse, Result};
 use crate::inspect::process::exe_header_of;
 use crate::inspect::Process;
-use crate::measure::engine::{Choice, Counting, Kind, Plan};
-use crate::measure::sight::{Sightings, SIGHT};
 use crate::measure::sys::spawn;
+use crate::measure::trace::engine::{Choice, Counting, Plan};
+use crate::measure::trace::sight::{Sightings, SIGHT};
 use crate::measure::trace::Tally;
-pub use crate::progress::{Progress, Target};
+use crate::progress::Kind;
+use crate::progress::{Progress, Target};
 use nix::sys::signal::{SigSet, Signal};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -564,9 +565,9 @@ fn open_and_arm(
             let perf_why = perf_err.to_string();
             let why = note
                 .as_deref()
-                .map(crate::measure::engine::short)
+                .map(crate::measure::trace::engine::short)
                 .into_iter()
-                .chain([crate::measure::engine::short(&perf_why)])
+                .chain([crate::measure::trace::engine::short(&perf_why)])
                 .collect::<Vec<_>>()
                 .join("; and ");
             say(Kind::Seccomp, &why);
