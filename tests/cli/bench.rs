@@ -94,12 +94,55 @@ fn preloaded_libc_bypass_is_named_and_fails_max_ns() {
     assert!(doc["findings"].to_string().contains("over --max-ns 100"));
 }
 
+/// Under a generous --max-ns the bench passes, and says what it measured:
+/// one row per function and path asked (the [vsyscall] page's path for
+/// gettimeofday where the page is mapped), each timed under the gate,
+/// a fast path (where counted) syscall-free, the syscall path one syscall
+/// a call, and no finding over the gate.
 #[test]
 fn max_ns_passes_on_a_healthy_host() {
     let _lock = super::common::system_wide_lock(); // timing: no system-wide trace beside it
     let (code, doc) =
         bench_json(None, &["--functions", "clock_gettime,gettimeofday", "--clocks", "monotonic", "--max-ns", "100000"]);
     assert_eq!(code, 0, "{doc}");
+    let vsyscall = std::fs::read_to_string("/proc/self/maps").unwrap().contains("[vsyscall]");
+    let mut want = vec![];
+    for (function, clock) in [("clock_gettime", Some("CLOCK_MONOTONIC")), ("gettimeofday", None)] {
+        for path in ["libc", "vdso", "syscall", "vsyscall"] {
+            if path != "vsyscall" || (vsyscall && function == "gettimeofday") {
+                want.push((function.to_string(), clock.map(String::from), path.to_string()));
+            }
+        }
+    }
+    let results = doc["results"].as_array().expect("results");
+    let got: Vec<_> = results
+        .iter()
+        .map(|r| {
+            (
+                r["function"].as_str().unwrap().into(),
+                r["clock"].as_str().map(String::from),
+                r["path"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want, "{doc}");
+    for r in results {
+        let ns = r["ns_per_call"].as_f64().unwrap_or_else(|| panic!("no time: {r}"));
+        assert!(ns > 0.0 && ns <= 100_000.0 && r["error"].is_null(), "{r}");
+        let per_call = r["syscalls_per_call"].as_f64();
+        match r["path"].as_str().unwrap() {
+            // A fast verdict claims no more than was counted (whether the
+            // host's clock is fast is the host's business, not a test's).
+            "libc" | "vdso" if r["verdict"] == "fast" => {
+                assert!(doc["basis"] != "counted" || per_call < Some(0.005), "{r}")
+            }
+            "syscall" => assert!(doc["basis"] != "counted" || per_call > Some(0.995), "{r}"),
+            _ => assert!(r["verdict"].is_string(), "{r}"),
+        }
+    }
+    let findings = doc["findings"].as_array().expect("findings");
+    assert!(findings.iter().all(|f| f["severity"] != "fail"), "{doc}");
+    assert!(!doc["findings"].to_string().contains("--max-ns"), "{doc}");
 }
 
 /// `--clocks` alone gates only those clocks: a CPU-time clock is an expected

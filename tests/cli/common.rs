@@ -400,10 +400,23 @@ pub fn comm_of(path: &Path) -> String {
     path.file_name().unwrap().to_str().unwrap().chars().take(15).collect()
 }
 
+/// A fact about this host as a standard tool prints it (`uname -m`,
+/// `getconf PAGESIZE`): what a test compares with, never a literal.
+pub fn host_fact(tool: &str, args: &[&str]) -> String {
+    let out = Command::new(tool).args(args).output().unwrap_or_else(|e| panic!("{tool}: {e}"));
+    assert!(out.status.success(), "{tool} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The host's machine as `uname -m` says it (`x86_64`, `aarch64`): the
+/// name vdsoctl gives the host's native ABI and ELF machine.
+pub fn host_machine() -> String {
+    host_fact("uname", &["-m"])
+}
+
 /// The host glibc's version as getconf says it (`2.36`).
 pub fn glibc_version() -> String {
-    let out = std::process::Command::new("getconf").arg("GNU_LIBC_VERSION").output().unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().trim_start_matches("glibc ").to_string()
+    host_fact("getconf", &["GNU_LIBC_VERSION"]).trim_start_matches("glibc ").to_string()
 }
 
 /// (major, minor) of a `2.36`-style version.
