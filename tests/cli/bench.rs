@@ -166,10 +166,38 @@ fn verify_passes_on_this_host() {
     let (code, doc) = bench_json(None, &["--verify"]);
     assert_eq!(code, 0, "{doc}");
     let checks = doc["verify"].as_array().expect("verify checks");
-    assert!(checks.len() > 10, "{doc}");
+    let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, verify_names_for(&doc), "one check per function and clock measured, in order");
     assert!(checks.iter().all(|c| c["ok"] == true), "{checks:?}");
-    assert!(checks.iter().any(|c| c["name"].as_str().unwrap().starts_with("getcpu")));
-    assert!(checks.iter().any(|c| c["name"].as_str().unwrap().contains("invalid id")));
+}
+
+/// The `--verify` checks a bench must make for what its `results` measured:
+/// each clock_gettime clock agrees across paths, gettimeofday and time too,
+/// each clock_getres clock's resolutions are equal, getcpu agrees, getrandom
+/// fills its 16 bytes, and the two invalid clock ids (10, 64) give EINVAL.
+fn verify_names_for(doc: &Value) -> Vec<String> {
+    let results = doc["results"].as_array().expect("results");
+    let has = |f: &str| results.iter().any(|r| r["function"] == f);
+    let clocks = |f: &str| {
+        let mut seen: Vec<&str> = vec![];
+        for c in results.iter().filter(|r| r["function"] == f).filter_map(|r| r["clock"].as_str()) {
+            if !seen.contains(&c) {
+                seen.push(c);
+            }
+        }
+        seen
+    };
+    let mut want: Vec<String> =
+        clocks("clock_gettime").iter().map(|c| format!("clock_gettime({c}) agrees across paths")).collect();
+    want.extend(["gettimeofday", "time"].into_iter().filter(|f| has(f)).map(|f| format!("{f} agrees across paths")));
+    want.extend(clocks("clock_getres").iter().map(|c| format!("clock_getres({c}) equal")));
+    want.extend(has("getcpu").then(|| "getcpu agrees across paths".to_string()));
+    want.extend(has("getrandom").then(|| "getrandom fills 16 bytes on every path".to_string()));
+    for f in ["clock_gettime", "clock_getres"].into_iter().filter(|f| has(f)) {
+        want.extend([10, 64].map(|id| format!("{f}(invalid id {id}) gives EINVAL")));
+    }
+    assert!(want.len() >= 3 && clocks("clock_gettime").len() > 1, "the default bench measures every clock: {doc}");
+    want
 }
 
 #[test]
