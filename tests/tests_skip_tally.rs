@@ -10,25 +10,12 @@
 #[allow(dead_code)] // `append` is the tests' half
 mod skips;
 
-use std::collections::BTreeMap;
-
 fn main() {
     let record = skips::record(std::os::unix::process::parent_id());
     let text = std::fs::read_to_string(&record).unwrap_or_default();
     let _ = std::fs::remove_file(&record);
     forget_stale_records();
-    let mut by_test: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for line in text.lines() {
-        let (test, why) = line.split_once('\t').unwrap_or((line, ""));
-        by_test.entry(test).or_default().push(why);
-    }
-    let n = by_test.len();
-    println!("SKIP tally: {n} test{} skipped all or part of their work", if n == 1 { "" } else { "s" });
-    for (test, whys) in &by_test {
-        for why in whys {
-            println!("  SKIP: {test}: {why}");
-        }
-    }
+    print!("{}", skips::tally(&text));
 }
 
 /// Records of runs whose parent is gone (the `tests` binary run by hand,
