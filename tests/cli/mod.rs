@@ -1,6 +1,7 @@
 //! Integration tests against real processes, one module per subcommand.
 
 pub mod common;
+pub mod skips;
 
 mod auxv;
 mod bench;
