@@ -417,8 +417,10 @@ impl<'r> Waiting<'r> {
     }
 
     /// Every whole interval that ended by the deadline gets its report
-    /// (the last one too: `-d 3s --interval 1s` prints +2–3 s), however
-    /// late this wake-up is.
+    /// (the last one too: `-d 3s --interval 1s` prints +2–3 s). One report
+    /// a call: a wake-up more than an interval late (a slow reader of
+    /// stdout) merges the whole intervals it missed into one report, whose
+    /// bounds say so, so a signal or the deadline is heard between reports.
     fn intervals(
         &mut self,
         now: Instant,
@@ -426,28 +428,30 @@ impl<'r> Waiting<'r> {
         session: &Session,
         on_interval: &mut dyn FnMut(&Session, &Window<'_>) -> Result<()>,
     ) -> Result<()> {
-        while let (Some(due), Some(every)) = (self.next_interval, self.req.interval) {
-            if due > now || self.deadline.is_some_and(|d| due > d) {
-                break;
-            }
-            let tally = counting.snapshot()?;
-            if self.req.sight {
-                self.sightings.look(tally.processes());
-            }
-            let delta = tally.since(&self.last.0);
-            let window = Window {
-                tally: &delta,
-                elapsed: due - self.last.1,
-                start: self.start,
-                exited: &BTreeMap::new(),
-                interrupted: false,
-                bounds: Some((self.last.1 - self.start, due - self.start)),
-                seen: &self.sightings,
-            };
-            on_interval(session, &window)?;
-            self.last = (tally, due);
-            self.next_interval = Some(due + every);
+        let (Some(due), Some(every)) = (self.next_interval, self.req.interval) else { return Ok(()) };
+        let until = self.deadline.map_or(now, |d| d.min(now));
+        if due > until || every.is_zero() {
+            return Ok(());
         }
+        let missed = ((until - due).as_nanos() / every.as_nanos()).min(u128::from(u32::MAX)) as u32;
+        let due = due + every * missed;
+        let tally = counting.snapshot()?;
+        if self.req.sight {
+            self.sightings.look(tally.processes());
+        }
+        let delta = tally.since(&self.last.0);
+        let window = Window {
+            tally: &delta,
+            elapsed: due - self.last.1,
+            start: self.start,
+            exited: &BTreeMap::new(),
+            interrupted: false,
+            bounds: Some((self.last.1 - self.start, due - self.start)),
+            seen: &self.sightings,
+        };
+        on_interval(session, &window)?;
+        self.last = (tally, due);
+        self.next_interval = Some(due + every);
         Ok(())
     }
 

@@ -15,14 +15,32 @@ const EMPTY: &str = "<?xml version=\"1.0\" standalone=\"no\"?>\n\
 <text x=\"600\" y=\"36\" text-anchor=\"middle\" font-family=\"Verdana\" font-size=\"17\">\
 no clock syscalls were counted: no stacks</text></svg>\n";
 
-/// An SVG flame graph of `lines`, titled `title`.
+/// `text` with the characters XML 1.0 cannot hold (C0 controls but tab
+/// and line breaks, U+FFFE, U+FFFF) escaped as `\u{NNNN}`: the frames come
+/// escaped from `model::stacks`, the title is ours but names a command.
+fn xml_chars(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {
+                out.push_str(&format!("\\u{{{:04x}}}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// An SVG flame graph of `lines` (escaped by `model::stacks::fold_safe`,
+/// so no frame reads as a count), titled `title`.
 pub fn svg(lines: &[(String, u64)], title: &str) -> Result<Vec<u8>> {
     if lines.is_empty() {
         return Ok(EMPTY.as_bytes().to_vec());
     }
     let text: Vec<String> = lines.iter().map(|(stack, n)| format!("{stack} {n}")).collect();
     let mut opts = inferno::flamegraph::Options::default();
-    opts.title = title.to_string();
+    opts.title = xml_chars(title);
     opts.count_name = "calls".into();
     opts.subtitle = Some("clock syscalls by user stack (vdsoctl trace --stacks)".into());
     let mut out = Vec::new();
