@@ -96,6 +96,16 @@ pub fn human_size(bytes: u64) -> String {
     format!("{text} {}", UNITS[unit])
 }
 
+/// The first `named` of `items` joined with commas, then `, and N more
+/// (whole)` when there are more: a detail line stays bounded however many
+/// processes a tree had (the whole list is trace's).
+pub fn named_first(items: &[String], named: usize, whole: impl FnOnce() -> String) -> String {
+    if items.len() <= named {
+        return items.join(", ");
+    }
+    format!("{}, and {} more ({})", items[..named].join(", "), thousands((items.len() - named) as u64), whole())
+}
+
 /// A name others chose (a path's bytes, a symbol) as text every consumer
 /// can carry — JSON, XML 1.0, a terminal — and that keeps two names apart:
 /// a backslash is `\\`, a byte that is not UTF-8 `\xNN`, a line break or

@@ -36,6 +36,9 @@ pub enum SiteClass {
     Library,
     /// Not resolved: the process's mappings were not read in time.
     Unknown,
+    /// Not resolved: vdsoctl may not read the process's mappings (it is
+    /// not dumpable: setuid, setcap, PR_SET_DUMPABLE).
+    Unreadable,
 }
 
 /// Why the vDSO fell back to the syscall.
@@ -171,7 +174,10 @@ pub fn rows_of(tally: &Tally, key: &Key, secs: f64, host: &Host, seen: &Sighting
                     (at, caller) = (f, None);
                 }
             }
-            let (class, fallback) = classify(&at, key.abi, key.func, key.clock, host);
+            let (mut class, fallback) = classify(&at, key.abi, key.func, key.clock, host);
+            if class == SiteClass::Unknown && tally.maps_refused.contains(&(key.pid, key.start)) {
+                class = SiteClass::Unreadable;
+            }
             SiteRow {
                 count: *n,
                 per_sec: *n as f64 / secs,
