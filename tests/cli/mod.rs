@@ -5,6 +5,7 @@ pub mod common;
 mod auxv;
 mod bench;
 mod check;
+mod consumers;
 mod containers;
 mod deploy;
 mod dump;
