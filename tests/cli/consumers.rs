@@ -364,3 +364,35 @@ fn sites_a_process_hides_are_said_unreadable_with_the_fix() {
     assert!(message.contains("10 calls from 0x") && message.contains("it is not dumpable"), "{message}");
     assert!(hint.contains("CAP_SYS_PTRACE") && !hint.contains("--engine seccomp"), "{hint}");
 }
+
+#[test]
+fn junit_of_a_process_named_with_what_xml_refuses_is_valid_and_says_the_name() {
+    use std::os::unix::ffi::OsStrExt;
+    // comm `x` U+FFFF `\x01<&y` (15 bytes at most: the kernel's).
+    let name = std::ffi::OsStr::from_bytes(b"x\xef\xbf\xbf\x01<&y");
+    let mut cmd = Command::new(build_c("rename_self", false, &[]));
+    cmd.arg(name);
+    let target = super::common::Workload::start(cmd);
+    let pid = target.pid().to_string();
+    let (code, xml, stderr) = run(&["--format", "junit", "check", "-p", &pid, "--trace", "0"]);
+    assert!(code == 0 || code == 1, "{stderr}");
+    let script = "import sys, json, xml.etree.ElementTree as E\n\
+                  t = E.fromstring(sys.stdin.read())\n\
+                  print(json.dumps([(c.get('name'), ''.join(c.itertext())) for c in t.iter('testcase')]))";
+    let Some(read) = python(script, &[], &xml) else { return };
+    let cases: Vec<(String, String)> = serde_json::from_str(&read).unwrap();
+    let names: std::collections::BTreeSet<&str> = cases.iter().map(|c| c.0.as_str()).collect();
+    assert_eq!(names.len(), cases.len(), "testcase names are unique: {cases:?}");
+    assert!(
+        cases.iter().any(|(_, text)| text.contains(&format!("pid {pid} (x\\u{{ffff}}\\x01<&y)"))),
+        "the name is said, escaped: {cases:?}"
+    );
+    let probe = Command::new("python3").args(["-c", "import junitparser"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        return skip("python3 with junitparser not installed: JUnit not read by a consumer");
+    }
+    let script = "import sys\nfrom junitparser import JUnitXml\n\
+                  doc = JUnitXml.fromstring(sys.stdin.read())\n\
+                  print(sum(1 for s in doc for c in s))";
+    assert_eq!(python(script, &[], &xml).unwrap().trim(), cases.len().to_string(), "{xml}");
+}
