@@ -190,6 +190,13 @@ mod tests {
     }
 
     #[test]
+    fn lists_name_the_first_and_count_the_rest() {
+        let items: Vec<String> = (1..=7).map(|i| format!("p{i}")).collect();
+        assert_eq!(named_first(&items[..5], 5, || unreachable!()), "p1, p2, p3, p4, p5");
+        assert_eq!(named_first(&items, 5, || "7 in all".into()), "p1, p2, p3, p4, p5, and 2 more (7 in all)");
+    }
+
+    #[test]
     fn escaped_names_stay_apart() {
         assert_eq!(escaped_name(b"/usr/bin/ls"), "/usr/bin/ls");
         assert_eq!(escaped_name(b"a\nb"), "a\\nb");

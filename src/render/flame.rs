@@ -61,6 +61,11 @@ mod tests {
         assert!(svg.contains("&lt;inner&gt;") && !svg.contains("<inner>"), "frame names are XML-escaped");
         assert!(svg.contains(">main<") && svg.contains("other"));
         assert_eq!(folded_text(&lines), "app;main;<inner> 3\napp;main;other 1\n");
+        // A title naming a command with what XML refuses, and the lost calls' line.
+        let lines = [("app;main".to_string(), 1), (crate::model::stacks::LOST_STACK.to_string(), 3)];
+        let svg = String::from_utf8(super::svg(&lines, "x\u{ffff}\u{1}").unwrap()).unwrap();
+        assert!(!svg.contains('\u{ffff}') && !svg.contains('\u{1}') && svg.contains("x\\u{ffff}\\u{0001}"));
+        assert!(svg.contains("[stack not kept] (3 calls, 75.00%)"), "{svg}");
         let empty = String::from_utf8(super::svg(&[], "t").unwrap()).unwrap();
         assert!(empty.contains("<svg") && empty.contains("no clock syscalls were counted"));
     }
