@@ -57,26 +57,7 @@ pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
         Some(status) => Outcome::CommandFailed(status.shell_code().clamp(1, 255) as u8),
         None => Outcome::from_crossed(crossed),
     };
-    finish(outcome, late)
-}
-
-/// The exit after writes that failed once the trace was over (stdout, the
-/// flame graph): each is said on stderr; the command's own failed status,
-/// or a FAIL's 1, still wins; else the first error's code (3).
-fn finish(outcome: Outcome, late: Vec<Error>) -> Result<Outcome> {
-    let mut late = late.into_iter();
-    let first = late.next();
-    for e in late {
-        crate::render::note(format_args!("{e}"));
-    }
-    match (first, outcome) {
-        (None, outcome) => Ok(outcome),
-        (Some(e), Outcome::Clean) => Err(e),
-        (Some(e), outcome) => {
-            crate::render::note(format_args!("{e}"));
-            Ok(outcome)
-        }
-    }
+    outcome.despite(late)
 }
 
 /// What one raw syscall of each (function, clock) costs here, measured

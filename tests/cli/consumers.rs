@@ -267,6 +267,12 @@ fn a_late_write_error_keeps_the_report_and_the_commands_status() {
     if let Some(titles) = svg_titles(&svg) {
         assert!(titles.lines().any(|t| t.starts_with("tail\\x20999 (5 calls, ")), "{titles}");
     }
+    // check -- CMD too: its report refused, the command's status kept.
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = Command::new(vdsoctl_path()).args(["check", "--", "sh", "-c", &failing]).stdout(full).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{stderr}");
+    assert!(stderr.contains("cannot write the report to stdout"), "{stderr}");
 }
 
 #[test]
