@@ -429,12 +429,7 @@ impl<'r> Waiting<'r> {
         on_interval: &mut dyn FnMut(&Session, &Window<'_>) -> Result<()>,
     ) -> Result<()> {
         let (Some(due), Some(every)) = (self.next_interval, self.req.interval) else { return Ok(()) };
-        let until = self.deadline.map_or(now, |d| d.min(now));
-        if due > until || every.is_zero() {
-            return Ok(());
-        }
-        let missed = ((until - due).as_nanos() / every.as_nanos()).min(u128::from(u32::MAX)) as u32;
-        let due = due + every * missed;
+        let Some(due) = report_until(due, every, self.deadline.map_or(now, |d| d.min(now))) else { return Ok(()) };
         let tally = counting.snapshot()?;
         if self.req.sight {
             self.sightings.look(tally.processes());
@@ -748,4 +743,32 @@ fn watch_target(pid: i32, tx: mpsc::Sender<Event>) {
         }
         let _ = tx.send(Event::TargetExited(pid, Instant::now()));
     });
+}
+
+/// Where the next report ends: the last whole interval (`due`, `due +
+/// every`, …) that ended by `until` (now, or the deadline) — one report
+/// for every interval a late wake-up missed; `None` when none is due yet.
+fn report_until(due: Instant, every: Duration, until: Instant) -> Option<Instant> {
+    if due > until || every.is_zero() {
+        return None;
+    }
+    let missed = ((until - due).as_nanos() / every.as_nanos()).min(u128::from(u32::MAX)) as u32;
+    Some(due + every * missed)
+}
+
+#[cfg(test)]
+mod interval_tests {
+    use super::*;
+
+    #[test]
+    fn a_late_wake_up_reports_the_whole_intervals_it_missed_at_once() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        assert_eq!(report_until(t0 + ms(100), ms(100), t0 + ms(99)), None);
+        assert_eq!(report_until(t0 + ms(100), ms(100), t0 + ms(100)), Some(t0 + ms(100)));
+        assert_eq!(report_until(t0 + ms(100), ms(100), t0 + ms(199)), Some(t0 + ms(100)));
+        // 10 s late: one report, ending at the last whole interval.
+        assert_eq!(report_until(t0 + ms(100), ms(100), t0 + ms(10_050)), Some(t0 + ms(10_000)));
+        assert_eq!(report_until(t0 + ms(100), Duration::ZERO, t0 + ms(500)), None);
+    }
 }
