@@ -139,7 +139,8 @@ pub struct TraceArgs {
     #[arg(short, long, value_name = "DURATION", value_parser = parse_duration)]
     pub duration: Option<Duration>,
 
-    /// Print a table every DURATION as well as the summary (JSON Lines with --json).
+    /// Print a table every DURATION (100ms or more) as well as the summary (JSON Lines with
+    /// --json).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub interval: Option<Duration>,
 
@@ -463,8 +464,8 @@ pub const PAGES: &[Page] = &[
         exit: &[
             ("0", "traced; no FAIL line (without --fail-over a bypassed clock is a WARN)"),
             ("1", "a FAIL line: a clock the vDSO should serve, or the [vsyscall] page, was called more than --fail-over RATE times a second"),
-            ("2", "usage error: an unknown option, a bad value, a conflict; --stacks with an engine that keeps no stacks (perf, seccomp)"),
-            ("3", "no such process, or CMD could not be started; or --flamegraph could not be written"),
+            ("2", "usage error: an unknown option, a bad value, a conflict; --stacks with an engine that keeps no stacks (perf, seccomp); --interval below 100ms; an empty --cgroup"),
+            ("3", "no such process, or CMD could not be started; or the report or --flamegraph could not be written (said after the report; a failed CMD's status or a FAIL's 1 still wins)"),
             ("4", "counting is refused here: no BPF, no perf_event_open, no tracefs"),
             CHILD,
         ],

@@ -496,6 +496,7 @@ pub fn site_class_text(class: crate::model::site::SiteClass) -> &'static str {
         SiteClass::Jit => "anonymous (JIT)",
         SiteClass::Library => "a library",
         SiteClass::Unknown => "unknown",
+        SiteClass::Unreadable => "unreadable",
     }
 }
 

@@ -422,6 +422,9 @@ pub struct ServedRandom<'a> {
     pub route: Option<RandomRoute>,
 }
 
+/// Processes `command_random` names before "and N more".
+const NAMED: usize = 5;
+
 /// `command_random`: the getrandom syscalls the vDSO would have served,
 /// each judged by its program's runtime: one that reads the vDSO made them
 /// raw (or getentropy()) — FAIL over [`SEED_CALLS`], else OK; an older
@@ -471,7 +474,15 @@ pub fn command_random_check(served: &[ServedRandom], expected: u64, secs: &str, 
     Check::new(
         "command_random",
         worst,
-        format!("in {secs}: {} — random bytes the vDSO would serve here: {}", lines.join(", "), whys.join("; ")),
+        format!(
+            "in {secs}: {} — random bytes the vDSO would serve here: {}",
+            crate::words::named_first(&lines, NAMED, || format!(
+                "{} calls from {} processes in all",
+                thousands(served.iter().map(|s| s.row.count).sum()),
+                thousands(served.iter().map(|s| s.row.pid).collect::<std::collections::BTreeSet<_>>().len() as u64)
+            )),
+            whys.join("; ")
+        ),
         (worst != Status::Ok)
             .then(|| format!("`vdsoctl trace --sites -- {argv}` names the code that calls it"))
             .as_deref(),

@@ -201,7 +201,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         Judging { compat: !skipped_compat, fail_over, engine: session.engine },
     );
     if session.sites {
-        findings.extend(super::site::findings(&counts, tally.sites_lost));
+        findings.extend(super::site::findings(&counts, tally.sites_lost, session.engine));
     }
     let wall_start = std::time::SystemTime::now().checked_sub(start.elapsed()).unwrap_or(std::time::UNIX_EPOCH);
     TraceReport {

@@ -6,6 +6,7 @@ pub mod skips;
 mod auxv;
 mod bench;
 mod check;
+mod consumers;
 mod containers;
 mod deploy;
 mod dump;

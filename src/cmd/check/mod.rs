@@ -150,12 +150,13 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
 pub fn run(args: &CheckArgs, out: &Output) -> Result<Outcome> {
     let mut report = gather(args)?;
     report.quiet = args.quiet;
-    emit(out, &report)?;
+    // A report stdout refuses (a full disk) keeps the command's status.
+    let late: Vec<_> = emit(out, &report).err().into_iter().collect();
     // `check -- CMD`: the command's own failure is the exit status.
-    match report.command.as_ref().and_then(|c| c.exit_status) {
-        Some(ExitStatus::Code(c)) if c != 0 => return Ok(Outcome::CommandFailed(u8::try_from(c).unwrap_or(1))),
-        Some(ExitStatus::Signal(n)) => return Ok(Outcome::CommandFailed(u8::try_from(128 + n).unwrap_or(255))),
-        _ => {}
-    }
-    Ok(Outcome::from_crossed(report.status == Status::Fail || (args.strict && report.status == Status::Warn)))
+    let outcome = match report.command.as_ref().and_then(|c| c.exit_status) {
+        Some(ExitStatus::Code(c)) if c != 0 => Outcome::CommandFailed(u8::try_from(c).unwrap_or(1)),
+        Some(ExitStatus::Signal(n)) => Outcome::CommandFailed(u8::try_from(128 + n).unwrap_or(255)),
+        _ => Outcome::from_crossed(report.status == Status::Fail || (args.strict && report.status == Status::Warn)),
+    };
+    outcome.despite(late)
 }

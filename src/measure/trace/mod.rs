@@ -221,6 +221,10 @@ pub struct Tally {
     /// `--stacks`: counted calls whose stack was not kept (the stack map
     /// full, or two stacks with one hash).
     pub stacks_lost: u64,
+    /// `--sites`: processes, by (pid, start), whose mappings vdsoctl was
+    /// refused (not dumpable: setuid, setcap, PR_SET_DUMPABLE), so their
+    /// sites stay addresses.
+    pub maps_refused: std::collections::BTreeSet<(i32, u64)>,
 }
 
 /// A process and one user stack it made calls from.
@@ -266,6 +270,7 @@ impl Tally {
             frames: self.frames.clone(),
             stacks: self.stacks.iter().map(|(k, v)| (k.clone(), sub(*v, earlier.stacks.get(k)))).collect(),
             stacks_lost: self.stacks_lost.saturating_sub(earlier.stacks_lost),
+            maps_refused: self.maps_refused.clone(),
         }
     }
 }
