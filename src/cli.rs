@@ -266,7 +266,7 @@ pub struct BenchArgs {
 /// error (exit 2) names the choices.
 fn clock_arg(text: &str) -> Result<i32, String> {
     arch::parse_clock(text).ok_or_else(|| {
-        let names: Vec<_> = arch::CLOCKS.iter().map(|c| c.name.trim_start_matches("CLOCK_")).collect();
+        let names: Vec<_> = arch::CLOCKS.iter().map(|c| c.short_name()).collect();
         format!("unknown clock {text:?} — use a number or one of {}", names.join(", "))
     })
 }

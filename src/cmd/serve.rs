@@ -24,7 +24,7 @@ use super::Outcome;
 use crate::arch::{self, VdsoFn};
 use crate::cli::ServeArgs;
 use crate::error::{Error, Result};
-use crate::inspect::{elf, kernel, Process};
+use crate::inspect::{kernel, Process};
 use crate::measure::trace::{Clock, Key, RandomCall, Tally};
 use crate::model::bench::BenchReport;
 use crate::model::cgroup::Placement;
@@ -303,10 +303,9 @@ fn audit_section(observed: &Observation) -> String {
                 &[("mode", v.mode.as_str())],
             );
         }
-        let image = me.vdso_mapping().and_then(|m| me.read_mem(m.start, m.size())).and_then(|b| elf::parse(&b));
-        if let Ok(img) = image {
+        if let Ok(img) = me.vdso_image() {
             p.family("vdso_symbol_info", Kind::Gauge, "A function the vDSO of this host's native ABI exports.");
-            for s in img.symbols.iter().filter(|s| s.kind == goblin::elf::sym::STT_FUNC && !s.name.is_empty()) {
+            for s in img.symbols.iter().filter(|s| s.is_function()) {
                 let version = s.version.as_ref().and_then(|v| v.name.clone()).unwrap_or_default();
                 p.sample("vdso_symbol_info", &[("symbol", &s.name), ("version", &version)], 1u64);
             }

@@ -203,13 +203,8 @@ impl TraceReport {
                 // The header says CLOCK: `MONOTONIC_RAW`, as check's `clock:` rows
                 // name it, keeps the table inside 80 columns with 7-digit pids;
                 // a getrandom row says its kind there, in parentheses.
-                r.clock.map_or_else(
-                    || r.random.map_or_else(|| "-".into(), |k| format!("({})", k.name())),
-                    |c| {
-                        let t = ClockRef::text(c);
-                        t.strip_prefix("CLOCK_").map_or_else(|| t.clone(), str::to_string)
-                    },
-                ),
+                r.clock
+                    .map_or_else(|| r.random.map_or_else(|| "-".into(), |k| format!("({})", k.name())), |c| c.short()),
                 thousands(r.count),
                 per_sec_text(r.per_sec),
             ];
@@ -271,13 +266,7 @@ impl TraceReport {
             for s in r.sites.iter().flatten() {
                 t.add_row(vec![
                     r.pid.to_string(),
-                    r.clock.map_or_else(
-                        || r.syscall.to_string(),
-                        |c| {
-                            let t = ClockRef::text(c);
-                            t.strip_prefix("CLOCK_").map_or_else(|| t.clone(), str::to_string)
-                        },
-                    ),
+                    r.clock.map_or_else(|| r.syscall.to_string(), |c| c.short()),
                     thousands(s.count),
                     out.text(&label(&s.site)).into_owned(),
                     s.caller.as_ref().map_or_else(|| "-".to_string(), |c| out.text(&label(c)).into_owned()),

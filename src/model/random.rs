@@ -301,10 +301,7 @@ impl ProcessRandom {
     /// program's libc version filled in from the libc it mapped, at `libc_path`).
     pub fn gather(process: &Process, info: &ExeInfo, libc_path: Option<String>) -> ProcessRandom {
         let symbol = arch::vdso_symbol(info.machine, info.is_64, VdsoFn::Getrandom);
-        let image = process
-            .vdso_mapping()
-            .and_then(|m| process.read_mem(m.start, m.size()))
-            .and_then(|bytes| crate::inspect::elf::parse(&bytes));
+        let image = process.vdso_image();
         let vdso_offers = match (symbol, image) {
             (Some(name), Ok(img)) => Some(img.symbols.iter().any(|s| s.name == name)),
             (None, _) => Some(false),

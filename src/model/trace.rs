@@ -323,10 +323,7 @@ impl CountRow {
 
 /// `pid 812 (python3)`, or `pid 812` without a name.
 pub(super) fn who(pid: i32, comm: &Option<String>) -> String {
-    match comm {
-        Some(c) => format!("pid {pid} ({c})"),
-        None => format!("pid {pid}"),
-    }
+    super::pid_text(pid, comm.as_deref())
 }
 
 /// A rate in syscalls/s, shown precisely enough that the number compares

@@ -16,9 +16,8 @@ impl Render for AuxvReport {
             ]);
         }
         format!(
-            "pid {} ({}), {}-bit auxv\n{t}\n{}",
-            self.process.pid,
-            out.text(&self.process.comm),
+            "{}, {}-bit auxv\n{t}\n{}",
+            out.text(&self.process.text()),
             self.word_bits,
             out.findings(&self.findings)
         )

@@ -51,13 +51,7 @@ impl Render for BenchReport {
         }
         for (function, clock) in keys {
             let of = |p: Path| self.results.iter().find(|r| r.function == function && r.clock == clock && r.path == p);
-            let name = clock.map_or_else(
-                || "-".into(),
-                |c| {
-                    let t = c.text();
-                    t.strip_prefix("CLOCK_").map_or_else(|| t.clone(), str::to_string)
-                },
-            );
+            let name = clock.map_or_else(|| "-".into(), |c| c.short());
             let mut row = vec![function.name().to_string(), name];
             row.extend(self.paths.iter().map(|&p| ns_cell(of(p))));
             let counts: Vec<String> = self

@@ -2,16 +2,15 @@
 
 use super::{human_size, or_dash, Output, Render};
 use crate::model::dump::{DumpReport, Source};
-use crate::model::ProcessRef;
 
 impl Render for DumpReport {
     fn render_table(&self, out: &Output) -> String {
         let wide = self.elf.class == "ELF64";
         let addr = |v: u64| if wide { format!("{v:016x}") } else { format!("{v:08x}") };
         let mut s = match &self.source {
-            Source::Process { process: ProcessRef { pid, comm } } => format!(
-                "[vdso] of pid {pid} ({}) at {}\n",
-                out.text(comm),
+            Source::Process { process } => format!(
+                "[vdso] of {} at {}\n",
+                out.text(&process.text()),
                 self.elf.base.map_or("-".into(), |b| format!("{b:#x}"))
             ),
             Source::File { file } => format!("file {}\n", out.text(file)),

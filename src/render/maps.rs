@@ -15,7 +15,7 @@ impl Render for MapsReport {
                 m.perms.clone(),
             ]);
         }
-        let mut s = format!("pid {} ({})\n{t}\n", self.process.pid, out.text(&self.process.comm));
+        let mut s = format!("{}\n{t}\n", out.text(&self.process.text()));
         s += &format!("vsyscall: {} (from {})\n", self.vsyscall.mode.as_str(), self.vsyscall.source);
         s += &out.findings(&self.findings);
         s

@@ -91,10 +91,7 @@ pub(super) fn gather_command(
     let exit_status = report.command.as_ref().and_then(|c| c.exit_status);
     let limit = timeout.filter(|_| timed_out).map(duration_text);
     checks.push(command_check(&argv, exit_status, limit.as_deref()));
-    let name = |pid: i32, comm: &Option<String>| match comm {
-        Some(c) => format!("pid {pid} ({c}) "),
-        None => format!("pid {pid} "),
-    };
+    let name = |pid: i32, comm: &Option<String>| format!("{} ", crate::model::pid_text(pid, comm.as_deref()));
     let bad = bypassed(&report, name, |_| String::new(), "-");
     let expected: u64 = report.counts.iter().filter(|r| r.expected && !is_random(r)).map(|r| r.count).sum();
     let secs = duration_text(std::time::Duration::from_nanos(report.duration_ns));
