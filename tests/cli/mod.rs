@@ -2,6 +2,7 @@
 
 pub mod common;
 
+mod audit;
 mod auxv;
 mod bench;
 mod check;

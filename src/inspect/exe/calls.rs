@@ -67,9 +67,9 @@ pub(super) struct CallScan {
 /// A readable, loaded range of code: file offset, size, virtual address.
 #[derive(Clone, Copy)]
 pub(super) struct Range {
-    off: u64,
-    size: u64,
-    addr: u64,
+    pub(super) off: u64,
+    pub(super) size: u64,
+    pub(super) addr: u64,
 }
 
 /// The executable sections (or PF_X segments of a file without sections).
@@ -157,6 +157,11 @@ pub(super) fn string_at(file: &File, strtab: &SectionHeader, at: u64) -> Option<
 /// jump through those slots.
 pub(super) fn syscall_targets(file: &File, h: &Headers, isa: Isa, fixed: bool) -> Result<Targets> {
     let mut t = Targets { vsyscall: isa.x86_64(), vsyscall_rel32: isa.x86_64() && fixed, ..Targets::default() };
+    if h.shdrs.is_empty() {
+        // No section headers: the imports from the dynamic section.
+        dynamic::syscall_imports(file, h, isa, &mut t)?;
+        return Ok(t);
+    }
     let linked = |i: u32| h.shdrs.get(i as usize).map(|(_, s)| s.clone());
     // A defined `syscall` function (static binaries, libc itself).
     if let Some((_, symtab)) = h.shdrs.iter().find(|(_, s)| s.sh_type == SHT_SYMTAB) {
