@@ -193,7 +193,7 @@ fn vsyscall_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
             p.kind = WarnKind::Unproven;
         } else {
             p.list.push((Status::Fail, format!("{sites}: {what}")));
-            p.hint = Some("rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses");
+            p.hint = Some("rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses — in your own code, the call through 0xffffffffff600000… named above is what to remove");
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod check;
 pub mod cost;
 pub mod host;
 pub mod image;
+pub mod lead;
 pub mod observe;
 pub mod policy;
 pub mod random;

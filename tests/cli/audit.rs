@@ -213,3 +213,51 @@ fn check_p_fails_a_loop_hoisted_vsyscall_caller() {
     assert!(detail.contains("its code calls the fixed [vsyscall] page (1 site(s), first at 0x"), "{detail}");
     assert!(detail.contains(" in legacy_loop)"), "{detail}");
 }
+
+/// The hints lead to the code: a trace's bypass names the exact
+/// `trace --sites` command (shell-quoted, as `check -- CMD`'s does), or the
+/// call sites already below it; a [vsyscall] caller's says what it is and
+/// names the audit that, pasted and run, FAILs it naming its function.
+#[test]
+fn hints_lead_to_the_calling_code() {
+    if let Some(why) = super::common::missing_trace_facility() {
+        return skip(why);
+    }
+    let raw = build_c("call_sites", false, &["-DRAW_LIBC"]);
+    let script = format!("{} 100", raw.display());
+    let hint_of = |args: &[&str]| -> String {
+        let (_, stdout, stderr) = run(args);
+        let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+        let f = doc["findings"].as_array().unwrap().iter().find(|f| f["severity"] != "info").cloned();
+        f.unwrap_or_else(|| panic!("no finding: {doc}"))["hint"].as_str().unwrap().to_string()
+    };
+    let hint = hint_of(&["--json", "trace", "--", "sh", "-c", &script]);
+    let sites = format!("`vdsoctl trace --sites -- sh -c '{script}'` names the code that makes them");
+    assert!(hint.starts_with(&sites), "{hint}");
+    let (code, stdout, stderr) = run(&["--json", "check", "--", "sh", "-c", &script]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "command_trace").unwrap().clone();
+    assert!(row["hint"].as_str().unwrap().starts_with(&sites), "{row}");
+    // With --sites on, the sites are in the report.
+    let hint = hint_of(&["--json", "trace", "--sites", "--", "sh", "-c", &script]);
+    assert!(hint.starts_with("the call sites below name the code that makes them"), "{hint}");
+
+    // A [vsyscall] caller: what it is, where to rebuild, the audit to run.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = install(dir.path(), &build_c("hoisted", false, &["-DVSYSCALL_LOOP"]), "/old app/legacy");
+    let hint = hint_of(&["--json", "trace", "--", exe.to_str().unwrap(), "100"]);
+    assert!(hint.starts_with("legacy code calling the fixed [vsyscall] address (0xffffffffff600000…)"), "{hint}");
+    assert!(hint.contains(&format!("rebuild `{}` against a current libc or runtime", exe.display())), "{hint}");
+    assert!(!hint.contains("raw syscall"), "{hint}");
+    let audit = hint.rsplit_once("; `").and_then(|(_, c)| c.strip_suffix("` names the function that calls it"));
+    let audit = audit.unwrap_or_else(|| panic!("{hint}"));
+    assert_eq!(audit, format!("vdsoctl check --image '{}'", dir.path().join("old app").display()));
+    let out = Command::new("sh")
+        .args(["-c", &audit.replacen("vdsoctl", &shlex::try_quote(vdsoctl_path().to_str().unwrap()).unwrap(), 1)])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("first at 0x") && text.contains(" in legacy_loop)"), "{text}");
+}
