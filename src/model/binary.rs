@@ -117,7 +117,9 @@ pub enum WarnKind {
 /// - WARN: a 32-bit program on a 64-bit kernel (the compat vDSO serves it,
 ///   ~1.4× the 64-bit vDSO's cost here, and its syscalls are unseen by
 ///   sys_enter_* tracepoints); static with a runtime not recognised; a dynamic program
-///   with an unknown C library.
+///   with an unknown C library; code not decoded whole (a truncated file,
+///   section headers that cannot be read, no code to read) — never OK.
+///   A file without section headers is judged from its segments, and says so.
 /// - SKIP: an x32-ABI binary (ELF32 x86_64), not judged.
 /// - Another architecture's binary (an arm64 image audited on x86_64, as
 ///   multi-arch builds under QEMU binfmt make) is judged for its own
