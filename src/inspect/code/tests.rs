@@ -198,3 +198,22 @@ fn constants_followed_around_loops() {
         );
     }
 }
+
+#[test]
+fn a_long_loop_body_keeps_the_constant() {
+    // mov $0xffffffffff600400,%rbx; L: 300 bytes of work (nops);
+    // call *%rbx; sub $1,%r12; jne L; ret — the call is 300 bytes past the
+    // load, beyond a basic block's reach: found in the window (stripped
+    // code) and in the function.
+    let mut code = vec![0x48, 0xc7, 0xc3, 0x00, 0x04, 0x60, 0xff];
+    code.extend(std::iter::repeat_n(0x90, 300));
+    code.extend([0xff, 0xd3, 0x49, 0x83, 0xec, 0x01]);
+    let back = 7i64 - (code.len() as i64 + 6);
+    code.extend([0x0f, 0x85]);
+    code.extend((back as i32).to_le_bytes());
+    code.push(0xc3);
+    for s in both_ways(&code, 0x1000, 64) {
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!((s[0].addr, s[0].entry), (0x1000 + 307, Some(0xffff_ffff_ff60_0400)));
+    }
+}
