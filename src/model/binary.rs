@@ -266,7 +266,10 @@ fn code_problems(info: &ExeInfo, p: &mut Problems) {
         exe::Layout::Sections => {}
         exe::Layout::NoSections => p.list.push((
             Status::Ok,
-            "no section headers: its code was decoded from its executable segments (PT_LOAD), its imports read from its dynamic section".into(),
+            format!(
+                "no section headers: its code was decoded from its executable segments (PT_LOAD){}",
+                if info.has_dynamic { ", its imports read from its dynamic section" } else { "" }
+            ),
         )),
         // A truncated file's section headers are what is missing: said above.
         exe::Layout::BadSections if info.truncated.is_some() => {}
@@ -275,7 +278,9 @@ fn code_problems(info: &ExeInfo, p: &mut Problems) {
                 Status::Warn,
                 "its section headers cannot be read (corrupt): its code was decoded from its executable segments only, its own symbols unread".into(),
             ));
-            p.hint = p.hint.or(Some("the file is damaged or was altered after linking: restore it from its package or build"));
+            p.hint = p
+                .hint
+                .or(Some("the file is damaged or was altered after linking: restore it from its package or build"));
         }
     }
 }
