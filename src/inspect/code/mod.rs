@@ -181,16 +181,33 @@ pub const REACH: usize = 512;
 /// of a [vsyscall] entry is followed to its calls, [`REACH`] bytes on; a
 /// call or syscall needs only the bytes after it.
 pub fn reach_after(code: &[u8], c: usize) -> usize {
-    let load =
-        matches!(code.get(c), Some(0x48 | 0x49)) && code.get(c + 1).is_some_and(|&b| b == 0xc7 || b & 0xf8 == 0xb8);
-    c + if load { REACH } else { AFTER }
+    c + if is_load(code, c) { REACH } else { AFTER }
+}
+
+/// Whether the candidate at `c` is a register load of a [vsyscall] entry.
+fn is_load(code: &[u8], c: usize) -> bool {
+    matches!(code.get(c), Some(0x48 | 0x49)) && code.get(c + 1).is_some_and(|&b| b == 0xc7 || b & 0xf8 == 0xb8)
+}
+
+/// Where the window decode of the candidate at `c` starts: [`BEFORE`]
+/// bytes back, where a load, a call's arguments and most syscall numbers
+/// are; [`REACH`] bytes back only when the clock number is no nearer (a
+/// number hoisted before the loop), so the wide decode stays rare.
+pub fn window_start(code: &[u8], base: u64, bits: u32, c: usize) -> Option<usize> {
+    let near = is_load(code, c) || has_clock_number(&code[c.saturating_sub(BEFORE)..c.min(code.len())], bits);
+    sync_start_within(code, base, bits, c, if near { BEFORE } else { REACH })
 }
 
 /// The offset in `code` from which decoding lands exactly on `at`, as far
-/// back as [`REACH`] allows (x86 decoding resynchronises within a few
+/// back as [`BEFORE`] allows (x86 decoding resynchronises within a few
 /// instructions); None when no start does (`at` is inside an instruction).
 pub fn sync_start(code: &[u8], base: u64, bits: u32, at: usize) -> Option<usize> {
-    let lo = at.saturating_sub(REACH);
+    sync_start_within(code, base, bits, at, BEFORE)
+}
+
+/// [`sync_start`] from up to `before` (at most [`REACH`]) bytes back.
+pub fn sync_start_within(code: &[u8], base: u64, bits: u32, at: usize, before: usize) -> Option<usize> {
+    let lo = at.saturating_sub(before.min(REACH));
     // Offsets (from lo) known to lead past `at`: a start that reaches one
     // follows the same path, so it is not decoded again.
     let mut dead = [false; REACH + 1];

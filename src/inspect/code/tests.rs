@@ -7,7 +7,7 @@ fn t64() -> Targets {
 fn sites(code: &[u8], base: u64, bits: u32, t: &Targets) -> Vec<Site> {
     let mut out: Vec<Site> = Vec::new();
     for c in candidates(code, base, bits, t) {
-        let Some(s) = sync_start(code, base, bits, c) else { continue };
+        let Some(s) = window_start(code, base, bits, c) else { continue };
         for site in analyze(code, base, bits, s, reach_after(code, c), t, &[]) {
             if !out.iter().any(|o| o.addr == site.addr) {
                 out.push(site);
@@ -39,7 +39,7 @@ proptest::proptest! {
         let bits = if wide { 64 } else { 32 };
         let t = Targets { vsyscall: true, vsyscall_rel32: true, syscall_fn: vec![base, 0x401100], syscall_got: vec![base.wrapping_add(64)] };
         for c in candidates(&code, base, bits, &t) {
-            if let Some(from) = sync_start(&code, base, bits, c) {
+            if let Some(from) = window_start(&code, base, bits, c) {
                 let _ = analyze(&code, base, bits, from, reach_after(&code, c), &t, &[]);
             }
         }
@@ -215,5 +215,27 @@ fn a_long_loop_body_keeps_the_constant() {
     for s in both_ways(&code, 0x1000, 64) {
         assert_eq!(s.len(), 1, "{s:?}");
         assert_eq!((s[0].addr, s[0].entry), (0x1000 + 307, Some(0xffff_ffff_ff60_0400)));
+    }
+}
+
+#[test]
+fn a_number_hoisted_far_before_its_syscall() {
+    // mov $228,%r10d; mov $1,%edi; L: 200 bytes of work; mov %r10,%rax;
+    // syscall; sub $1,%rbx; jne L; ret — the number 200+ bytes back.
+    let mut code = vec![0x41, 0xba, 0xe4, 0, 0, 0, 0xbf, 1, 0, 0, 0];
+    let head = code.len();
+    code.extend(std::iter::repeat_n(0x90, 200));
+    code.extend([0x4c, 0x89, 0xd0, 0x0f, 0x05, 0x48, 0x83, 0xeb, 0x01]);
+    let at = code.len() - 6;
+    let back = head as i64 - (code.len() as i64 + 6);
+    code.extend([0x0f, 0x85]);
+    code.extend((back as i32).to_le_bytes());
+    code.push(0xc3);
+    for s in both_ways(&code, 0x1000, 64) {
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(
+            (s[0].addr, s[0].via, s[0].function, s[0].clock),
+            (0x1000 + at as u64, Via::Syscall, Some(VdsoFn::ClockGettime), Some(1))
+        );
     }
 }

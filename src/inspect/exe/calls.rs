@@ -535,7 +535,7 @@ pub(super) fn window_sites(buf: &[u8], base: u64, isa: Isa, t: &Targets, owned: 
     match isa {
         Isa::X86(bits) => {
             for c in code::candidates(buf, base, bits, t).into_iter().filter(|c| owned.contains(c)) {
-                let Some(from) = code::sync_start(buf, base, bits, c) else { continue };
+                let Some(from) = code::window_start(buf, base, bits, c) else { continue };
                 out.extend(code::analyze(buf, base, bits, from, code::reach_after(buf, c), t, &[]));
             }
         }
