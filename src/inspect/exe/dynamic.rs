@@ -14,6 +14,10 @@ use goblin::elf::dynamic::{
 /// (.init, .plt, .plt.got, .plt.sec come first in it).
 const PLT_REACH: u64 = 1 << 20;
 
+/// Distinct symbols looked at by index, at most (a hostile relocation
+/// table cannot make it read one per entry).
+const MAX_SYMBOLS: usize = 1 << 16;
+
 /// The dynamic-section addresses the import lookup reads.
 #[derive(Default)]
 struct Dynamic {
@@ -62,11 +66,17 @@ pub(super) fn syscall_imports(file: &File, h: &Headers, isa: Isa, t: &mut Target
     let (Some(symtab), Some(strtab)) = (d.symtab, d.strtab) else { return Ok(()) };
     let (Some(symtab), Some(strtab)) = (h.offset_of(symtab, 1), h.offset_of(strtab, 1)) else { return Ok(()) };
     let ident = elf::Ident { machine: 0, ..h.ident };
-    let syment = d.syment.unwrap_or(goblin::elf::Sym::size(ident.ctx().container) as u64);
+    let syment = goblin::elf::Sym::size(ident.ctx().container) as u64;
+    if d.syment.is_some_and(|e| e != syment) {
+        return Ok(());
+    }
     let mut known: std::collections::HashMap<u32, bool> = Default::default();
     let mut is_syscall = |index: u32| -> Result<bool> {
         if let Some(&k) = known.get(&index) {
             return Ok(k);
+        }
+        if known.len() >= MAX_SYMBOLS {
+            return Ok(false);
         }
         let at = symtab.saturating_add(u64::from(index).saturating_mul(syment));
         let sym = elf::symbols_in(&pread(file, at, syment as usize)?, ident.ctx()).into_iter().next();
@@ -79,10 +89,20 @@ pub(super) fn syscall_imports(file: &File, h: &Headers, isa: Isa, t: &mut Target
     };
     for (at, size, rela) in d.tables {
         let Some(off) = h.offset_of(at, size) else { continue };
-        for (slot, sym) in elf::relocations_in(&pread(file, off, size as usize)?, ident, rela) {
-            if sym != 0 && is_syscall(sym)? {
-                t.syscall_got.push(slot);
+        let entry = if h.is_64 { 8 } else { 4 } * if rela { 3 } else { 2 };
+        let chunk = (TABLE_CHUNK / entry * entry) as u64;
+        let mut done = 0u64;
+        while done < size {
+            let bytes = pread(file, off.saturating_add(done), (size - done).min(chunk) as usize)?;
+            for (slot, sym) in elf::relocations_in(&bytes, ident, rela) {
+                if sym != 0 && is_syscall(sym)? {
+                    t.syscall_got.push(slot);
+                }
             }
+            if (bytes.len() as u64) < chunk {
+                break;
+            }
+            done += chunk;
         }
     }
     if t.syscall_got.is_empty() {
