@@ -117,7 +117,9 @@ pub enum WarnKind {
 /// - WARN: a 32-bit program on a 64-bit kernel (the compat vDSO serves it,
 ///   ~1.4× the 64-bit vDSO's cost here, and its syscalls are unseen by
 ///   sys_enter_* tracepoints); static with a runtime not recognised; a dynamic program
-///   with an unknown C library.
+///   with an unknown C library; code not decoded whole (a truncated file,
+///   section headers that cannot be read, no code to read) — never OK.
+///   A file without section headers is judged from its segments, and says so.
 /// - SKIP: an x32-ABI binary (ELF32 x86_64), not judged.
 /// - Another architecture's binary (an arm64 image audited on x86_64, as
 ///   multi-arch builds under QEMU binfmt make) is judged for its own
@@ -146,6 +148,7 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
     let mut p = Problems { list: Vec::new(), hint: None, kind: WarnKind::None };
     vsyscall_problems(info, &host, &mut p);
     site_problems(info, &mut p);
+    code_problems(info, &mut p);
     runtime_problems(info, &host, &mut p);
     arch_problems(info, judged, &mut p);
     let Problems { list: mut problems, hint, kind } = p;
@@ -192,7 +195,7 @@ fn vsyscall_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
             p.kind = WarnKind::Unproven;
         } else {
             p.list.push((Status::Fail, format!("{sites}: {what}")));
-            p.hint = Some("rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses");
+            p.hint = Some("rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses — in your own code, the call through 0xffffffffff600000… named above is what to remove");
         }
     }
 }
@@ -237,6 +240,48 @@ fn site_problems(info: &ExeInfo, p: &mut Problems) {
             Status::Info,
             format!("raw syscalls of clocks the vDSO never serves (always a syscall): {}", listed.join(", ")),
         ));
+    }
+}
+
+/// Code that was not read whole, or not from its sections: said, and never
+/// OK when some of it could not be decoded (a truncated or corrupt file).
+fn code_problems(info: &ExeInfo, p: &mut Problems) {
+    if !info.code_decodable() {
+        return;
+    }
+    if let Some(t) = info.truncated {
+        p.list.push((
+            Status::Warn,
+            format!(
+                "truncated: the file has {} of the {} bytes its headers describe; what is missing was not decoded, so call sites may be missed",
+                t.size, t.described
+            ),
+        ));
+        p.hint =
+            p.hint.or(Some("the file is damaged (a partial copy or download): restore it from its package or build"));
+    } else if !info.code_scanned {
+        p.list.push((Status::Warn, "no executable code could be read: call sites not looked for".into()));
+    }
+    match info.layout {
+        exe::Layout::Sections => {}
+        exe::Layout::NoSections => p.list.push((
+            Status::Ok,
+            format!(
+                "no section headers: its code was decoded from its executable segments (PT_LOAD){}",
+                if info.has_dynamic { ", its imports read from its dynamic section" } else { "" }
+            ),
+        )),
+        // A truncated file's section headers are what is missing: said above.
+        exe::Layout::BadSections if info.truncated.is_some() => {}
+        exe::Layout::BadSections => {
+            p.list.push((
+                Status::Warn,
+                "its section headers cannot be read (corrupt): its code was decoded from its executable segments only, its own symbols unread".into(),
+            ));
+            p.hint = p
+                .hint
+                .or(Some("the file is damaged or was altered after linking: restore it from its package or build"));
+        }
     }
 }
 
@@ -448,6 +493,29 @@ mod tests {
         let (st, detail, _, _) = binary_verdict(&go, &GOOD);
         assert_eq!(st, Status::Ok);
         assert!(!detail.contains("cgo"), "{detail}");
+    }
+
+    #[test]
+    fn code_not_decoded_is_never_ok() {
+        if arch::HOST_MACHINE != arch::machine::X86_64 {
+            return;
+        }
+        let mut cut = exe(LibcKind::Glibc, Some("/lib64/ld-linux-x86-64.so.2"));
+        cut.truncated = Some(exe::Truncated { size: 5000, described: 16264 });
+        cut.layout = exe::Layout::BadSections;
+        let (st, detail, hint, _) = binary_verdict(&cut, &GOOD);
+        assert_eq!(st, Status::Warn, "{detail}");
+        assert!(detail.starts_with("truncated: the file has 5000 of the 16264 bytes its headers describe"), "{detail}");
+        assert!(!detail.contains("section headers cannot be read"), "said once: {detail}");
+        assert!(hint.unwrap().contains("damaged"));
+        cut.truncated = None;
+        assert_eq!(binary_verdict(&cut, &GOOD).0, Status::Warn);
+        cut.layout = exe::Layout::NoSections;
+        let (st, detail, _, _) = binary_verdict(&cut, &GOOD);
+        assert_eq!(st, Status::Ok, "judged from its segments: {detail}");
+        assert!(detail.contains("no section headers: its code was decoded from its executable segments"), "{detail}");
+        cut.code_scanned = false;
+        assert_eq!(binary_verdict(&cut, &GOOD).0, Status::Warn);
     }
 
     #[test]

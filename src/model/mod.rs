@@ -13,6 +13,7 @@ pub mod cost;
 pub mod dump;
 pub mod host;
 pub mod image;
+pub mod lead;
 pub mod maps;
 pub mod observe;
 pub mod policy;

@@ -260,6 +260,7 @@ impl Observation {
             );
         }
         let (pids, named, rest) = named_bypasses(&s.bypass, scope);
+        let busiest = pids.first().map_or(0, |p| p.0);
         let more = match (rest, scope) {
             (0, _) => String::new(),
             (n, Scope::Host) => format!("; and {n} more processes"),
@@ -273,12 +274,10 @@ impl Observation {
         };
         let what = "the vDSO serves these here, yet they entered the kernel";
         let hint = match scope {
-            Scope::Process(pid) => format!(
-                "`vdsoctl trace -p {pid}` shows rates per clock id; look for raw syscall(), the libc it links, or LD_PRELOAD"
-            ),
+            Scope::Process(pid) => lead_hint(&s.bypass, pid),
             Scope::Host => format!(
-                "`vdsoctl check -p {}` audits the busiest; `vdsoctl trace -a` shows every process's rates",
-                pids.first().map_or(0, |p| p.0)
+                "`vdsoctl check -p {busiest}` audits the busiest; {}; `vdsoctl trace -a` shows every process's rates",
+                lead_hint(&s.bypass, busiest)
             ),
         };
         let sep = if scope == Scope::Host { "; " } else { ", " };
@@ -355,6 +354,21 @@ pub fn window(trace: Option<Duration>) -> Option<Duration> {
     }
 }
 
+/// Where the bypasses of process `pid` lead ([`super::lead`]): its call
+/// sites, and what a [vsyscall] caller is when its calls are those.
+fn lead_hint(bypass: &[Bypass], pid: i32) -> String {
+    let lead = super::lead::Lead::Pid(pid);
+    let mine = bypass.iter().filter(|b| b.pid == pid);
+    let vsyscall = mine.clone().any(|b| b.call.starts_with("[vsyscall]"));
+    match (mine.clone().any(|b| !b.call.starts_with("[vsyscall]")), vsyscall) {
+        (_, false) => lead.syscall_hint(),
+        (false, true) => super::lead::vsyscall_hint(None, pid),
+        (true, true) => {
+            format!("{}; the [vsyscall] calls are {}", lead.syscall_hint(), super::lead::vsyscall_hint(None, pid))
+        }
+    }
+}
+
 /// The bypasses to name: one entry per call (`-p`) or per process, busiest
 /// first, with its calls after it (host); the processes by rate, and how
 /// many were left unnamed.
@@ -423,9 +437,21 @@ mod tests {
         assert_eq!(f.severity, Status::Fail);
         assert!(f.message.starts_with("observed 1.00 s: clock_gettime CLOCK_MONOTONIC 94"), "{}", f.message);
         assert!(f.message.contains("(×94,000)"), "{}", f.message);
-        assert!(f.hint.unwrap().contains("trace -p 42"));
+        assert!(f.hint.unwrap().starts_with("`vdsoctl trace --sites -p 42` names the code that makes them"));
         let f = o.finding(Scope::Host);
         assert!(f.message.contains("pid 42 (loop): clock_gettime CLOCK_MONOTONIC"), "{}", f.message);
+        let hint = f.hint.unwrap();
+        assert!(
+            hint.starts_with("`vdsoctl check -p 42` audits the busiest; `vdsoctl trace --sites -p 42` names"),
+            "{hint}"
+        );
+        // A [vsyscall] caller: what it is, no raw syscall() to look for.
+        let mut v = mono(7, 10.0);
+        v.call = "[vsyscall] time".into();
+        let hint = seen(vec![v]).finding(Scope::Process(7)).hint.unwrap();
+        assert!(hint.starts_with("legacy code calling the fixed [vsyscall] address"), "{hint}");
+        assert!(hint.ends_with("`vdsoctl check -p 7` names the binary and function while it runs"), "{hint}");
+        assert!(!hint.contains("raw syscall"), "{hint}");
     }
 
     #[test]

@@ -199,6 +199,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         tally,
         elapsed.as_secs_f64(),
         Judging { compat: !skipped_compat, fail_over, engine: session.engine },
+        (&session.target, session.sites),
     );
     if session.sites {
         findings.extend(super::site::findings(&counts, tally.sites_lost, session.engine));
@@ -380,10 +381,12 @@ pub fn findings(
     tally: &Tally,
     secs: f64,
     how: Judging,
+    (target, sites): (&Target, bool),
 ) -> Vec<Finding> {
     let Judging { compat, fail_over, engine } = how;
+    let lead = |pid: i32| super::lead::Lead::of(target, sites, pid);
     let mut out: Vec<Finding> =
-        groups(counts, fail_over).into_iter().map(|(key, rows)| group_finding(key, rows, fail_over)).collect();
+        groups(counts, fail_over).into_iter().map(|(key, rows)| group_finding(key, rows, fail_over, &lead)).collect();
     for v in vsyscall {
         out.push(Finding::new(
             severity(v.per_sec, fail_over),
@@ -391,7 +394,7 @@ pub fn findings(
                 "{} made {} calls ({}/s) to {} in the [vsyscall] page — each is emulated by the kernel and invisible to strace{}",
                 who(v.pid, &v.comm), thousands(v.count), rate_number(v.per_sec, fail_over), v.function, gate(v.per_sec, fail_over)
             ),
-            Some("rebuild it against a current libc or runtime: only very old static binaries call the fixed vsyscall addresses".into()),
+            Some(super::lead::vsyscall_hint(v.exe.as_deref().or(super::lead::command_file(target, v.pid)), v.pid)),
         ));
     }
     for u in unattributed {
@@ -496,7 +499,12 @@ fn groups(counts: &[CountRow], fail_over: Option<f64>) -> Vec<(GroupKey, Vec<&Co
 
 /// One line for a group, naming its busiest processes: `-a` on a busy
 /// host gives a few lines, not one per process.
-fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRow>, fail_over: Option<f64>) -> Finding {
+fn group_finding(
+    (what, syscall, abi, verdict): GroupKey,
+    mut rows: Vec<&CountRow>,
+    fail_over: Option<f64>,
+    lead: &dyn Fn(i32) -> super::lead::Lead,
+) -> Finding {
     rows.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
     let total: f64 = rows.iter().map(|r| r.per_sec).sum();
     let top = rows[0].per_sec;
@@ -535,7 +543,7 @@ fn group_finding((what, syscall, abi, verdict): GroupKey, mut rows: Vec<&CountRo
         Verdict::Bypass(sev) => Finding::new(
             sev,
             format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if has_clock { "clock id" } else { "call" }, gate(top, fail_over)),
-            Some("look for a raw syscall(), a libc or runtime that routes it to the kernel, or a clocksource without a vDSO mode (`vdsoctl check`)".into()),
+            Some(lead(rows[0].pid).syscall_hint()),
         ),
         Verdict::Expected => {
             let offered = VdsoFn::from_name(syscall).is_none_or(|f| abi.vdso_offers(f));
@@ -593,7 +601,16 @@ pub(crate) mod tests {
         let row = |per_sec: f64| CountRow { comm: Some("loop".into()), ..bypass_row(7, per_sec) };
         let t = Tally::default();
         let sev = |rows: &[CountRow], over| {
-            findings(rows, &[], &[], &t, 1.0, Judging { compat: true, fail_over: over, engine: Kind::Bpf })[0].severity
+            findings(
+                rows,
+                &[],
+                &[],
+                &t,
+                1.0,
+                Judging { compat: true, fail_over: over, engine: Kind::Bpf },
+                (&Target::All, false),
+            )[0]
+            .severity
         };
         assert_eq!(sev(&[row(50.0)], None), Status::Warn);
         assert_eq!(sev(&[row(50.0)], Some(0.0)), Status::Fail);
@@ -618,7 +635,15 @@ pub(crate) mod tests {
         let row = bypass_row;
         let rows: Vec<CountRow> = (1..=1000).map(|p| row(p, f64::from(p))).collect();
         let t = Tally::default();
-        let f = findings(&rows, &[], &[], &t, 1.0, Judging { compat: true, fail_over: Some(500.0), engine: Kind::Bpf });
+        let f = findings(
+            &rows,
+            &[],
+            &[],
+            &t,
+            1.0,
+            Judging { compat: true, fail_over: Some(500.0), engine: Kind::Bpf },
+            (&Target::All, false),
+        );
         assert_eq!(f.len(), 2, "{f:#?}");
         assert_eq!(f[0].severity, Status::Fail);
         assert!(
@@ -638,7 +663,7 @@ pub(crate) mod tests {
         let t = Tally::default();
         let judging = Judging { compat: true, fail_over: None, engine: Kind::Bpf };
         let arm = CountRow { syscall: "clock_getres_time64", abi: Abi::Arm, expected: true, ..bypass_row(7, 9.0) };
-        let f = findings(&[arm], &[], &[], &t, 1.0, judging);
+        let f = findings(&[arm], &[], &[], &t, 1.0, judging, (&Target::All, false));
         assert_eq!(f[0].severity, Status::Info);
         assert!(
             f[0].message
@@ -646,7 +671,7 @@ pub(crate) mod tests {
             "{f:#?}"
         );
         let cpu = CountRow { abi: Abi::Aarch64, clock: Some(ClockRef::Id(2)), expected: true, ..bypass_row(8, 9.0) };
-        let f = findings(&[cpu], &[], &[], &t, 1.0, judging);
+        let f = findings(&[cpu], &[], &[], &t, 1.0, judging, (&Target::All, false));
         assert!(f[0].message.ends_with("from pid 8 (p8) — expected: the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)"), "{f:#?}");
     }
 }

@@ -560,14 +560,23 @@ fn command_passes_fails_and_hands_back_its_status() {
     assert_eq!(code, 1, "{stderr}");
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let hint = check_named(&doc, "command_trace")["hint"].as_str().unwrap().to_string();
-    let pasted = hint.split('`').nth(1).and_then(|h| h.strip_prefix("vdsoctl trace -- ")).expect(&hint);
+    let pasted = hint.split('`').nth(1).and_then(|h| h.strip_prefix("vdsoctl trace --sites -- ")).expect(&hint);
     let words = Command::new("sh").args(["-c", &format!("printf '%s\\n' {pasted}")]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&words.stdout), format!("sh\n-c\n{script}\n"), "{hint}");
     assert!(check_named(&doc, "command")["detail"].as_str().unwrap().contains(&format!("`sh -c '{script}'`")), "{doc}");
-    // Calls into the vsyscall page fail too.
+    // Calls into the vsyscall page fail too; the hint says what such a
+    // caller is (no raw syscall() to look for), what to rebuild and the
+    // audit that names its function.
     let (code, stdout, _) = run(&["--json", "check", "--", lp, "vsyscall", "0", "100"]);
     assert_eq!(code, 1);
     assert!(stdout.contains("(clock_loop) [vsyscall] time ×100"), "{stdout}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let hint = check_named(&doc, "command_trace")["hint"].as_str().unwrap().to_string();
+    assert!(hint.starts_with("legacy code calling the fixed [vsyscall] address"), "{hint}");
+    assert!(hint.contains(&format!("rebuild `{lp}` against a current libc or runtime")), "{hint}");
+    let dir = Path::new(lp).parent().unwrap().display().to_string();
+    assert!(hint.ends_with(&format!("`vdsoctl check --image {dir}` names the function that calls it")), "{hint}");
+    assert!(!hint.contains("raw syscall"), "{hint}");
     // CPU-time clocks are expected syscalls: still OK.
     let (code, _, stderr) = run(&["check", "--", lp, "raw", "3", "1000"]);
     assert_eq!(code, 0, "{stderr}");
@@ -1008,7 +1017,9 @@ fn check_p_observes_by_default_and_fails_a_raw_loop() {
     // 2,000/s asked; the bound is loose (5x) for a busy host.
     let rate = rate_after(detail, "CLOCK_MONOTONIC");
     assert!((400.0..=10_000.0).contains(&rate), "{rate}/s: {detail}");
-    assert!(t["hint"].as_str().unwrap().contains(&format!("trace -p {pid}")), "{t}");
+    let sites =
+        format!("`vdsoctl trace --sites -p {pid}` names the code that makes them (function, library and caller)");
+    assert!(t["hint"].as_str().unwrap().starts_with(&sites), "{t}");
     // The binary row says what the code is expected to do, and that the
     // observation contradicts it; it never claims the vDSO path.
     let bin = check_named(&doc, "process_binary")["detail"].as_str().unwrap();

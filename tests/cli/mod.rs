@@ -3,6 +3,7 @@
 pub mod common;
 pub mod skips;
 
+mod audit;
 mod auxv;
 mod bench;
 mod check;

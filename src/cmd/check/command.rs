@@ -51,6 +51,23 @@ fn bounded(bad: &[String], report: &TraceReport) -> String {
     })
 }
 
+/// Where the command's bypasses lead: `trace --sites -- CMD`, and what a
+/// [vsyscall] caller is when its calls are those ([`crate::model::lead`]).
+fn command_lead(report: &TraceReport, argv: &[String]) -> String {
+    use crate::model::lead::{command_file, vsyscall_hint, Lead};
+    let lead = Lead::Command(argv.to_vec());
+    let calls = report.counts.iter().any(|r| !r.expected && !is_random(r));
+    let vsyscall = report
+        .vsyscall_emulations
+        .first()
+        .map(|v| vsyscall_hint(v.exe.as_deref().or(command_file(&report.target, v.pid)), v.pid));
+    match (calls, vsyscall) {
+        (_, None) => lead.syscall_hint(),
+        (false, Some(v)) => v,
+        (true, Some(v)) => format!("{}; the [vsyscall] calls are {v}", lead.syscall_hint()),
+    }
+}
+
 /// The one place `check -- CMD` reaches the trace engine: run the command
 /// under trace until it exits and hand back the summary.
 /// Whether it was stopped at `timeout` comes with it.
@@ -107,7 +124,7 @@ pub(super) fn gather_command(
             "command_trace",
             Status::Fail,
             format!("in {secs}: {} — the vDSO is bypassed", bounded(&bad, &report)),
-            Some(&format!("`vdsoctl trace -- {}` shows rates per clock id; look for a raw syscall(), a static or old libc (`vdsoctl check --image /`), or LD_PRELOAD", crate::render::shell_words(&argv))),
+            Some(&command_lead(&report, &argv)),
         )
     });
     checks.push(random_check(&report, &argv, pid, &secs));

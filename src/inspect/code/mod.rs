@@ -1,7 +1,7 @@
 //! x86 machine code decoded around candidate call sites (iced-x86's
 //! decoder): which instructions really call the [vsyscall] page or make a
 //! clock syscall, with the syscall number and clock id when they are
-//! constants in the instruction's basic block.
+//! constants on every path to the instruction in its function.
 //!
 //! Two passes, so a tree of thousands of files stays fast:
 //! - [`candidates`]: a byte search (memchr) for what a site must contain:
@@ -11,8 +11,9 @@
 //!   entry, and `call`/`jmp *mem` (FF 15/FF 25) through `syscall`'s GOT slot;
 //! - [`analyze`]: decode a range (a window before the candidate, or the
 //!   enclosing function from its symbol) and keep only real instructions,
-//!   tracking the constants moved into registers (and, on i386, pushed as
-//!   arguments) since the last branch, call or branch target.
+//!   following the constants moved into registers (and, on i386, pushed as
+//!   arguments) through the range's control flow ([`flow`]: loops and
+//!   joins, a call keeping the callee-saved registers).
 //!
 //! A byte pattern that is data (a table holding the vsyscall address, an
 //! immediate that happens to contain `0f 05`) is no instruction there, so
@@ -92,7 +93,7 @@ pub struct Targets {
 pub fn candidates(code: &[u8], base: u64, bits: u32, t: &Targets) -> Vec<usize> {
     let mut out = Vec::new();
     let n = code.len();
-    let numbered = |c: usize| has_clock_number(&code[c.saturating_sub(BEFORE)..c], bits);
+    let numbered = |c: usize| has_clock_number(&code[c.saturating_sub(REACH)..c], bits);
     if bits == 64 {
         out.extend(memchr::memmem::find_iter(code, b"\x0f\x05").filter(|&c| numbered(c)));
     } else {
@@ -170,14 +171,46 @@ fn has_clock_number(window: &[u8], bits: u32) -> bool {
 pub const BEFORE: usize = 96;
 pub const AFTER: usize = 48;
 
+/// How far from an x86 candidate its constants are looked for: a clock
+/// syscall number loaded before a loop (`mov $228,%r10d` … `mov %r10,%rax;
+/// syscall`), a [vsyscall] entry loaded into a register and called through
+/// later in the loop ([`reach_after`]).
+pub const REACH: usize = 512;
+
+/// Where the window decode of the candidate at `c` ends: a register load
+/// of a [vsyscall] entry is followed to its calls, [`REACH`] bytes on; a
+/// call or syscall needs only the bytes after it.
+pub fn reach_after(code: &[u8], c: usize) -> usize {
+    c + if is_load(code, c) { REACH } else { AFTER }
+}
+
+/// Whether the candidate at `c` is a register load of a [vsyscall] entry.
+fn is_load(code: &[u8], c: usize) -> bool {
+    matches!(code.get(c), Some(0x48 | 0x49)) && code.get(c + 1).is_some_and(|&b| b == 0xc7 || b & 0xf8 == 0xb8)
+}
+
+/// Where the window decode of the candidate at `c` starts: [`BEFORE`]
+/// bytes back, where a load, a call's arguments and most syscall numbers
+/// are; [`REACH`] bytes back only when the clock number is no nearer (a
+/// number hoisted before the loop), so the wide decode stays rare.
+pub fn window_start(code: &[u8], base: u64, bits: u32, c: usize) -> Option<usize> {
+    let near = is_load(code, c) || has_clock_number(&code[c.saturating_sub(BEFORE)..c.min(code.len())], bits);
+    sync_start_within(code, base, bits, c, if near { BEFORE } else { REACH })
+}
+
 /// The offset in `code` from which decoding lands exactly on `at`, as far
 /// back as [`BEFORE`] allows (x86 decoding resynchronises within a few
 /// instructions); None when no start does (`at` is inside an instruction).
 pub fn sync_start(code: &[u8], base: u64, bits: u32, at: usize) -> Option<usize> {
-    let lo = at.saturating_sub(BEFORE);
+    sync_start_within(code, base, bits, at, BEFORE)
+}
+
+/// [`sync_start`] from up to `before` (at most [`REACH`]) bytes back.
+pub fn sync_start_within(code: &[u8], base: u64, bits: u32, at: usize, before: usize) -> Option<usize> {
+    let lo = at.saturating_sub(before.min(REACH));
     // Offsets (from lo) known to lead past `at`: a start that reaches one
     // follows the same path, so it is not decoded again.
-    let mut dead = [false; BEFORE + 1];
+    let mut dead = [false; REACH + 1];
     let mut path = Vec::with_capacity(32);
     let mut ins = Instruction::default();
     let end = (at + 16).min(code.len());
@@ -317,12 +350,13 @@ const RAX: usize = 0;
 const RCX: usize = 1;
 const RDX: usize = 2;
 const RBX: usize = 3;
+const RBP: usize = 5;
 const RSI: usize = 6;
 const RDI: usize = 7;
 const R11: usize = 11;
 
-/// Register and stack constants since the block began.
-#[derive(Default)]
+/// Register and stack constants known at a point of the code.
+#[derive(Default, Clone, PartialEq)]
 struct State {
     regs: [Option<u64>; 16],
     /// i386: values pushed since the block began (None: not a constant).
@@ -334,6 +368,44 @@ struct State {
 impl State {
     fn reset(&mut self) {
         *self = State::default();
+    }
+
+    /// After a call: the callee-saved registers keep their constants (the
+    /// SysV ABIs: rbx, rbp, r12–r15 on x86_64; ebx, ebp, esi, edi on
+    /// i386), the others and the argument area are the callee's.
+    fn after_call(&mut self, bits: u32) {
+        let keep: &[usize] = if bits == 64 { &[RBX, RBP, 12, 13, 14, 15] } else { &[RBX, RBP, RSI, RDI] };
+        let mut regs = [None; 16];
+        for &r in keep {
+            regs[r] = self.regs[r];
+        }
+        *self = State { regs, ..State::default() };
+    }
+
+    /// The constants both `self` and `other` know, in `self`; whether
+    /// `self` changed.
+    fn meet(&mut self, other: &State) -> bool {
+        let before = self.clone();
+        for (a, b) in self.regs.iter_mut().zip(other.regs) {
+            if *a != b {
+                *a = None;
+            }
+        }
+        if self.pushes.len() == other.pushes.len() {
+            for (a, b) in self.pushes.iter_mut().zip(&other.pushes) {
+                if a != b {
+                    *a = None;
+                }
+            }
+        } else {
+            self.pushes.clear();
+        }
+        for (a, b) in self.esp.iter_mut().zip(other.esp) {
+            if *a != b {
+                *a = None;
+            }
+        }
+        *self != before
     }
 
     /// i386 cdecl argument `n` (0 or 1) at a call.
@@ -385,8 +457,9 @@ fn signed(v: Option<u64>, bits: u32) -> Option<i64> {
 }
 
 /// Decode `code[start..end]` (loaded at `base`) and return the real sites
-/// in it. `block_starts` are branch targets inside the range (the state is
-/// reset there), when the caller knows them.
+/// in it, the constants followed through the range's control flow
+/// ([`flow`]): `block_starts` are more places paths may join at (branch
+/// targets from outside the range), when the caller knows them.
 pub fn analyze(
     code: &[u8],
     base: u64,
@@ -400,36 +473,12 @@ pub fn analyze(
     if start >= end {
         return Vec::new();
     }
-    let mut out = Vec::new();
-    let mut st = State::default();
     let mut dec = Decoder::with_ip(bits, &code[start..end], base.wrapping_add(start as u64), DecoderOptions::NONE);
-    let mut ins = Instruction::default();
+    let mut list = Vec::with_capacity((end - start) / 3);
     while dec.can_decode() {
-        dec.decode_out(&mut ins);
-        if ins.is_invalid() {
-            st.reset();
-            continue;
-        }
-        if block_starts.binary_search(&ins.ip()).is_ok() {
-            st.reset();
-        }
-        let m = ins.mnemonic();
-        if matches!(m, Mnemonic::Syscall | Mnemonic::Sysenter | Mnemonic::Int) {
-            out.extend(syscall_site(&mut st, &ins, bits));
-            continue;
-        }
-        if is_call(m) || is_jmp(m) {
-            out.extend(call_site(&st, &ins, bits, t));
-            st.reset();
-            continue;
-        }
-        if ends_block(m) {
-            st.reset();
-            continue;
-        }
-        step(&mut st, &ins, bits);
+        list.push(dec.decode());
     }
-    out
+    flow::sites(&list, bits, t, block_starts)
 }
 
 /// A site at this instruction.
@@ -698,6 +747,8 @@ pub fn plt_stubs(code: &[u8], base: u64, bits: u32, slots: &[u64], got_plt: Opti
     }
     out
 }
+
+mod flow;
 
 #[cfg(test)]
 mod tests;

@@ -7,8 +7,8 @@ fn t64() -> Targets {
 fn sites(code: &[u8], base: u64, bits: u32, t: &Targets) -> Vec<Site> {
     let mut out: Vec<Site> = Vec::new();
     for c in candidates(code, base, bits, t) {
-        let Some(s) = sync_start(code, base, bits, c) else { continue };
-        for site in analyze(code, base, bits, s, c + AFTER, t, &[]) {
+        let Some(s) = window_start(code, base, bits, c) else { continue };
+        for site in analyze(code, base, bits, s, reach_after(code, c), t, &[]) {
             if !out.iter().any(|o| o.addr == site.addr) {
                 out.push(site);
             }
@@ -39,8 +39,8 @@ proptest::proptest! {
         let bits = if wide { 64 } else { 32 };
         let t = Targets { vsyscall: true, vsyscall_rel32: true, syscall_fn: vec![base, 0x401100], syscall_got: vec![base.wrapping_add(64)] };
         for c in candidates(&code, base, bits, &t) {
-            if let Some(from) = sync_start(&code, base, bits, c) {
-                let _ = analyze(&code, base, bits, from, c + AFTER, &t, &[]);
+            if let Some(from) = window_start(&code, base, bits, c) {
+                let _ = analyze(&code, base, bits, from, reach_after(&code, c), &t, &[]);
             }
         }
         let blocks = branch_targets(&code, base, bits);
@@ -115,9 +115,13 @@ fn raw_syscalls() {
         (s[0].addr, s[0].via, s[0].function, s[0].clock),
         (0x100a, Via::Syscall, Some(VdsoFn::ClockGettime), Some(1))
     );
-    // a jump between the mov and the syscall ends the block.
-    let code = [0xb8, 0xe4, 0, 0, 0, 0x74, 0x00, 0x0f, 0x05];
+    // Two paths join before the syscall with different numbers (228 or
+    // 39): no constant there, no site.
+    let code = [0xb8, 0xe4, 0, 0, 0, 0x74, 0x05, 0xb8, 39, 0, 0, 0, 0x0f, 0x05];
     assert!(sites(&code, 0x1000, 64, &t64()).is_empty());
+    // ... with the same number on both: a site.
+    let code = [0xb8, 0xe4, 0, 0, 0, 0x74, 0x05, 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05];
+    assert_eq!(sites(&code, 0x1000, 64, &t64()).len(), 1);
     // mov $39,%eax (getpid); syscall: not a clock.
     let code = [0xb8, 39, 0, 0, 0, 0x0f, 0x05];
     assert!(sites(&code, 0x1000, 64, &t64()).is_empty());
@@ -147,4 +151,91 @@ fn libc_syscall_calls() {
     let s = sites(&code, base, 32, &t64());
     assert_eq!(s.len(), 1, "{s:?}");
     assert_eq!((s[0].function, s[0].clock), (Some(VdsoFn::ClockGettime), Some(1)));
+}
+
+/// Both ways of decoding: the windows around the candidates, and the whole
+/// range as one function with its branch targets.
+fn both_ways(code: &[u8], base: u64, bits: u32) -> [Vec<Site>; 2] {
+    let t = t64();
+    let blocks = branch_targets(code, base, bits);
+    [sites(code, base, bits, &t), analyze(code, base, bits, 0, code.len(), &t, &blocks)]
+}
+
+#[test]
+fn constants_followed_around_loops() {
+    // gcc -O2's hoisted [vsyscall] call (fixtures/hoisted.c):
+    //   mov $0xffffffffff600000,%r13
+    // L: xor %esi,%esi; call *%r13; call (elsewhere); sub $1,%rbx; jne L; ret
+    let mut code = vec![0x49, 0xc7, 0xc5, 0, 0, 0x60, 0xff, 0x31, 0xf6, 0x41, 0xff, 0xd5];
+    code.extend([0xe8, 0x00, 0x01, 0, 0, 0x48, 0x83, 0xeb, 0x01, 0x75, 0xf0, 0xc3]);
+    for s in both_ways(&code, 0x1000, 64) {
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!((s[0].addr, s[0].via, s[0].entry), (0x1009, Via::Vsyscall, Some(0xffff_ffff_ff60_0000)));
+    }
+    // The loop overwrites %r13 after the call (xor %r13d,%r13d before the
+    // jne): at the loop head it is no constant, so no site.
+    let mut code = vec![0x49, 0xc7, 0xc5, 0, 0, 0x60, 0xff, 0x31, 0xf6, 0x41, 0xff, 0xd5];
+    code.extend([0x45, 0x31, 0xed, 0x48, 0x83, 0xeb, 0x01, 0x75, 0xf2, 0xc3]);
+    for s in both_ways(&code, 0x1000, 64) {
+        assert!(s.is_empty(), "{s:?}");
+    }
+    // A call in the loop clobbers %rax (caller-saved): mov $..,%rax before
+    // the loop, call *%rax in it, is a site the first time round only —
+    // not a constant at the head, so no site.
+    let mut code = vec![0x48, 0xc7, 0xc0, 0, 0, 0x60, 0xff, 0xff, 0xd0];
+    code.extend([0x48, 0x83, 0xeb, 0x01, 0x75, 0xf8, 0xc3]);
+    let [_, precise] = both_ways(&code, 0x1000, 64);
+    assert!(precise.is_empty(), "{precise:?}");
+    // i386 (fixtures/hoisted.c -m32): mov $265,%edi; mov $1,%ebx;
+    // L: mov %edi,%eax; int $0x80; add $1,%edx; cmp %edx,%ebp; jne L; ret
+    let code =
+        [0xbf, 0x09, 1, 0, 0, 0xbb, 1, 0, 0, 0, 0x89, 0xf8, 0xcd, 0x80, 0x83, 0xc2, 0x01, 0x39, 0xd5, 0x75, 0xf5, 0xc3];
+    for s in both_ways(&code, 0x1000, 32) {
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(
+            (s[0].addr, s[0].via, s[0].function, s[0].clock),
+            (0x100c, Via::Int80, Some(VdsoFn::ClockGettime), Some(1))
+        );
+    }
+}
+
+#[test]
+fn a_long_loop_body_keeps_the_constant() {
+    // mov $0xffffffffff600400,%rbx; L: 300 bytes of work (nops);
+    // call *%rbx; sub $1,%r12; jne L; ret — the call is 300 bytes past the
+    // load, beyond a basic block's reach: found in the window (stripped
+    // code) and in the function.
+    let mut code = vec![0x48, 0xc7, 0xc3, 0x00, 0x04, 0x60, 0xff];
+    code.extend(std::iter::repeat_n(0x90, 300));
+    code.extend([0xff, 0xd3, 0x49, 0x83, 0xec, 0x01]);
+    let back = 7i64 - (code.len() as i64 + 6);
+    code.extend([0x0f, 0x85]);
+    code.extend((back as i32).to_le_bytes());
+    code.push(0xc3);
+    for s in both_ways(&code, 0x1000, 64) {
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!((s[0].addr, s[0].entry), (0x1000 + 307, Some(0xffff_ffff_ff60_0400)));
+    }
+}
+
+#[test]
+fn a_number_hoisted_far_before_its_syscall() {
+    // mov $228,%r10d; mov $1,%edi; L: 200 bytes of work; mov %r10,%rax;
+    // syscall; sub $1,%rbx; jne L; ret — the number 200+ bytes back.
+    let mut code = vec![0x41, 0xba, 0xe4, 0, 0, 0, 0xbf, 1, 0, 0, 0];
+    let head = code.len();
+    code.extend(std::iter::repeat_n(0x90, 200));
+    code.extend([0x4c, 0x89, 0xd0, 0x0f, 0x05, 0x48, 0x83, 0xeb, 0x01]);
+    let at = code.len() - 6;
+    let back = head as i64 - (code.len() as i64 + 6);
+    code.extend([0x0f, 0x85]);
+    code.extend((back as i32).to_le_bytes());
+    code.push(0xc3);
+    for s in both_ways(&code, 0x1000, 64) {
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(
+            (s[0].addr, s[0].via, s[0].function, s[0].clock),
+            (0x1000 + at as u64, Via::Syscall, Some(VdsoFn::ClockGettime), Some(1))
+        );
+    }
 }

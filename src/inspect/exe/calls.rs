@@ -67,9 +67,9 @@ pub(super) struct CallScan {
 /// A readable, loaded range of code: file offset, size, virtual address.
 #[derive(Clone, Copy)]
 pub(super) struct Range {
-    off: u64,
-    size: u64,
-    addr: u64,
+    pub(super) off: u64,
+    pub(super) size: u64,
+    pub(super) addr: u64,
 }
 
 /// The executable sections (or PF_X segments of a file without sections).
@@ -157,6 +157,11 @@ pub(super) fn string_at(file: &File, strtab: &SectionHeader, at: u64) -> Option<
 /// jump through those slots.
 pub(super) fn syscall_targets(file: &File, h: &Headers, isa: Isa, fixed: bool) -> Result<Targets> {
     let mut t = Targets { vsyscall: isa.x86_64(), vsyscall_rel32: isa.x86_64() && fixed, ..Targets::default() };
+    if h.shdrs.is_empty() {
+        // No section headers: the imports from the dynamic section.
+        dynamic::syscall_imports(file, h, isa, &mut t)?;
+        return Ok(t);
+    }
     let linked = |i: u32| h.shdrs.get(i as usize).map(|(_, s)| s.clone());
     // A defined `syscall` function (static binaries, libc itself).
     if let Some((_, symtab)) = h.shdrs.iter().find(|(_, s)| s.sh_type == SHT_SYMTAB) {
@@ -225,16 +230,19 @@ pub(super) fn syscall_targets(file: &File, h: &Headers, isa: Isa, fixed: bool) -
     Ok(t)
 }
 
-/// The function symbols enclosing each address (`.symtab`, else `.dynsym`):
-/// (start, name) for each, in the order of `addrs`.
-pub(super) fn enclosing(file: &File, h: &Headers, addrs: &[u64]) -> Result<Vec<Option<(u64, String)>>> {
+/// A function symbol: start, size (0: not said) and name.
+pub(super) type Func = (u64, u64, String);
+
+/// The function symbols enclosing each address (`.symtab`, else `.dynsym`),
+/// in the order of `addrs`.
+pub(super) fn enclosing(file: &File, h: &Headers, addrs: &[u64]) -> Result<Vec<Option<Func>>> {
     let table = h
         .shdrs
         .iter()
         .find(|(_, s)| s.sh_type == SHT_SYMTAB)
         .or_else(|| h.shdrs.iter().find(|(_, s)| s.sh_type == SHT_DYNSYM))
         .map(|(_, s)| s.clone());
-    let mut best: Vec<Option<(u64, usize)>> = vec![None; addrs.len()];
+    let mut best: Vec<Option<(u64, u64, usize)>> = vec![None; addrs.len()];
     let Some(table) = table else { return Ok(vec![None; addrs.len()]) };
     for_each_symbol(file, h, &table, |s| {
         if !elf::is_function(s) || s.st_shndx == 0 || s.st_value == 0 {
@@ -243,8 +251,8 @@ pub(super) fn enclosing(file: &File, h: &Headers, addrs: &[u64]) -> Result<Vec<O
         for (i, &a) in addrs.iter().enumerate() {
             let inside = a >= s.st_value && (s.st_size == 0 || a - s.st_value < s.st_size);
             // The closest start; a sized symbol over an unsized one at the same address.
-            if inside && best[i].is_none_or(|(v, _)| s.st_value > v) {
-                best[i] = Some((s.st_value, s.st_name));
+            if inside && best[i].is_none_or(|(v, _, _)| s.st_value > v) {
+                best[i] = Some((s.st_value, s.st_size, s.st_name));
             }
         }
     })?;
@@ -252,8 +260,8 @@ pub(super) fn enclosing(file: &File, h: &Headers, addrs: &[u64]) -> Result<Vec<O
     Ok(best
         .into_iter()
         .map(|b| {
-            let (start, name) = b?;
-            Some((start, string_at(file, strtab.as_ref()?, name as u64)?))
+            let (start, size, name) = b?;
+            Some((start, size, string_at(file, strtab.as_ref()?, name as u64)?))
         })
         .collect())
 }
@@ -382,8 +390,8 @@ fn candidate_sites(file: &File, ranges: &[Range], isa: Isa, targets: &Targets) -
         let mut done = 0u64;
         while done < size {
             // Each chunk owns [done, done + CHUNK) and reads a margin on both sides.
-            let start = done.saturating_sub(code::BEFORE as u64);
-            let end = (done + CHUNK as u64 + code::AFTER as u64).min(size);
+            let start = done.saturating_sub(code::REACH as u64);
+            let end = (done + CHUNK as u64 + 2 * code::REACH as u64).min(size);
             let Some(at) = r.off.checked_add(start) else { break };
             let buf = pread(file, at, (end - start) as usize)?;
             let skip = (done - start) as usize;
@@ -439,28 +447,12 @@ pub(super) fn scan_calls(file: &File, h: &Headers, info: &ExeInfo, isa: Isa) -> 
     if sites.is_empty() {
         return Ok(CallScan { sites, scanned });
     }
-    // The precise pass: each site's function decoded from its start, with
-    // its branch targets as block starts.
-    sites.truncate(MAX_PRECISE);
-    let addrs: Vec<u64> = sites.iter().map(|s| s.addr).collect();
-    let funcs = enclosing(file, h, &addrs).unwrap_or_else(|_| vec![None; addrs.len()]);
+    let mut sites = precise_sites(file, h, isa, &targets, sites)?;
+    if libc_itself {
+        sites.retain(|s| s.via == Via::Vsyscall);
+    }
     let mut out = Vec::new();
-    for (mut site, func) in sites.into_iter().zip(funcs) {
-        if let Some((start, name)) = func {
-            let len = site.addr - start;
-            if len <= MAX_FUNCTION {
-                if let Some(off) = h.offset_of(start, len) {
-                    let bytes = pread(file, off, (len + code::AFTER as u64) as usize)?;
-                    if let Some(precise) = function_sites(&bytes, start, isa, &targets, len as usize) {
-                        match precise.into_iter().find(|p| p.addr == site.addr) {
-                            Some(p) => site = p,
-                            None => continue,
-                        }
-                    }
-                }
-            }
-            site.symbol = Some(name);
-        }
+    for site in sites {
         // A program with its runtime linked in: that runtime's clock
         // functions, by name. A library: the clock functions it defines (a
         // C library without a soname, musl's libc.so). Stripped code has
@@ -492,6 +484,50 @@ pub(super) fn scan_calls(file: &File, h: &Headers, info: &ExeInfo, isa: Isa) -> 
     Ok(CallScan { sites: out, scanned })
 }
 
+/// The precise pass: each site's function decoded from its start to its
+/// end (its symbol's size; else to just past the site), the constants
+/// followed through all of it, and the sites named by it. A site the
+/// function's decode does not confirm is dropped; one it finds that the
+/// windows did not (a call far from the load before its loop) is added.
+fn precise_sites(file: &File, h: &Headers, isa: Isa, targets: &Targets, mut sites: Vec<Site>) -> Result<Vec<Site>> {
+    sites.truncate(MAX_PRECISE);
+    let addrs: Vec<u64> = sites.iter().map(|s| s.addr).collect();
+    let funcs = enclosing(file, h, &addrs).unwrap_or_else(|_| vec![None; addrs.len()]);
+    let mut out: std::collections::BTreeMap<u64, Site> = Default::default();
+    let mut decoded: Vec<u64> = Vec::new();
+    for (site, func) in sites.into_iter().zip(funcs) {
+        let Some((start, size, name)) = func else {
+            out.entry(site.addr).or_insert(site);
+            continue;
+        };
+        let at = site.addr - start;
+        let len = if size > at && size <= MAX_FUNCTION { size } else { at + code::AFTER as u64 };
+        let bytes = match h.offset_of(start, len) {
+            Some(off) if at <= MAX_FUNCTION => pread(file, off, len as usize)?,
+            _ => Vec::new(),
+        };
+        let named = |mut s: Site| {
+            s.symbol = Some(name.clone());
+            s
+        };
+        let precise = if bytes.is_empty() { None } else { function_sites(&bytes, start, isa, targets, at as usize) };
+        match precise {
+            Some(precise) => {
+                if !decoded.contains(&start) {
+                    decoded.push(start);
+                    for p in precise {
+                        out.insert(p.addr, named(p));
+                    }
+                }
+            }
+            None => {
+                out.entry(site.addr).or_insert_with(|| named(site));
+            }
+        }
+    }
+    Ok(out.into_values().collect())
+}
+
 /// The first pass over one chunk of code: candidates by bytes in `owned`,
 /// each decoded in a window before it.
 pub(super) fn window_sites(buf: &[u8], base: u64, isa: Isa, t: &Targets, owned: &std::ops::Range<usize>) -> Vec<Site> {
@@ -499,8 +535,8 @@ pub(super) fn window_sites(buf: &[u8], base: u64, isa: Isa, t: &Targets, owned: 
     match isa {
         Isa::X86(bits) => {
             for c in code::candidates(buf, base, bits, t).into_iter().filter(|c| owned.contains(c)) {
-                let Some(from) = code::sync_start(buf, base, bits, c) else { continue };
-                out.extend(code::analyze(buf, base, bits, from, c + code::AFTER, t, &[]));
+                let Some(from) = code::window_start(buf, base, bits, c) else { continue };
+                out.extend(code::analyze(buf, base, bits, from, code::reach_after(buf, c), t, &[]));
             }
         }
         Isa::A64 => {

@@ -93,6 +93,31 @@ pub struct GoInfo {
     pub getrandom: Option<bool>,
 }
 
+/// Where a file's code was read from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// Its executable sections (SHF_EXECINSTR).
+    #[default]
+    Sections,
+    /// No section headers (`e_shoff` 0, as a stripped-to-the-bone or
+    /// packed program has): its executable PT_LOAD segments, imports from
+    /// its dynamic section.
+    NoSections,
+    /// Section headers it names but that cannot be read (out of the file,
+    /// a bad entry size or string table): its segments, as without.
+    BadSections,
+}
+
+/// A file shorter than its headers say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Truncated {
+    /// Its size in bytes.
+    pub size: u64,
+    /// Where the furthest thing its headers describe ends.
+    pub described: u64,
+}
+
 /// Facts about an ELF file relevant to the vDSO fast path; the default is
 /// a 32-bit file of machine 0 in which nothing was found yet.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -141,6 +166,13 @@ pub struct ExeInfo {
     pub sites: Vec<Site>,
     /// Code was scanned (false when no executable section could be read).
     pub code_scanned: bool,
+    /// Where its code was found: its executable sections, or its
+    /// executable PT_LOAD segments when it has no section headers or they
+    /// cannot be read.
+    pub layout: Layout,
+    /// The file ends before what its headers describe (a segment, the
+    /// section header table, a section): its code was not all read.
+    pub truncated: Option<Truncated>,
     /// A separate debug-info file (its code sections are NOBITS): not a program.
     pub debug_only: bool,
 }
@@ -271,8 +303,14 @@ pub fn read(file: &File) -> Result<ExeInfo> {
         return Err(bad("program headers past the end of the file"));
     }
     let phdrs = ProgramHeader::parse(&table, 0, count, ctx).map_err(|e| bad(e.to_string()))?;
-    let shdrs = read_sections(file, &header, ctx).unwrap_or_default();
-    let h = Headers { ident, is_64, loads: elf::loads(&phdrs), phdrs, shdrs };
+    let sections = read_sections(file, &header, ctx);
+    let layout = match &sections {
+        Some(_) => Layout::Sections,
+        None if header.e_shoff == 0 || header.e_shnum == 0 => Layout::NoSections,
+        None => Layout::BadSections,
+    };
+    let h = Headers { ident, is_64, loads: elf::loads(&phdrs), phdrs, shdrs: sections.unwrap_or_default() };
+    let truncated = truncation(file, &header, &h)?;
 
     let interp = match h.phdrs.iter().find(|p| p.p_type == PT_INTERP) {
         Some(p) => Some(cstr_at(&pread(file, p.p_offset, (p.p_filesz as usize).min(MAX_STRING))?)),
@@ -296,6 +334,8 @@ pub fn read(file: &File) -> Result<ExeInfo> {
         pie: flags_1 & DF_1_PIE != 0,
         has_dynamic: dynamic.is_some(),
         debug_only,
+        layout,
+        truncated,
         ..ExeInfo::default()
     };
     if debug_only {
@@ -348,6 +388,19 @@ fn sites(file: &File, h: &Headers, info: &mut ExeInfo, isa: Isa) -> Result<()> {
     info.sites = sites;
     info.code_scanned = scan.scanned;
     Ok(())
+}
+
+/// Whether the file ends before what its headers describe: a PT_LOAD's
+/// bytes, the section header table, a section with bytes in the file.
+fn truncation(file: &File, header: &goblin::elf::Header, h: &Headers) -> Result<Option<Truncated>> {
+    let size = file.metadata().map_err(|e| Error::from_io("executable", e, Hint::CheckReadable))?.len();
+    let loads = h.phdrs.iter().filter(|p| p.p_type == PT_LOAD).map(|p| p.p_offset.saturating_add(p.p_filesz));
+    let table = (header.e_shoff != 0)
+        .then(|| header.e_shoff.saturating_add(u64::from(header.e_shnum) * u64::from(header.e_shentsize)));
+    let sections =
+        h.shdrs.iter().filter(|(_, s)| s.sh_type != SHT_NOBITS).map(|(_, s)| s.sh_offset.saturating_add(s.sh_size));
+    let described = loads.chain(table).chain(sections).max().unwrap_or(0);
+    Ok((described > size).then_some(Truncated { size, described }))
 }
 
 /// Section headers with their names; empty when absent or out of bounds
@@ -624,6 +677,7 @@ pub fn read_path(path: &Path) -> Result<ExeInfo> {
 }
 
 mod calls;
+mod dynamic;
 mod runtime;
 
 pub use calls::*;

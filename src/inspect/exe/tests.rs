@@ -69,12 +69,16 @@ fn vsyscall_scan_counts_each_site_once_across_chunks() {
     }
     let info = read_bytes(&f);
     assert!(info.code_scanned);
+    assert_eq!(info.truncated, None);
     assert_eq!(info.vsyscall_sites, 4, "{:?}", info.sites);
     assert_eq!(info.vsyscall_first, Some(0x501000 + (CHUNK - 12 + 7) as u64));
     assert_eq!(info.sites[1].addr, 0x501000 + (CHUNK - 3 + 10) as u64);
     // Truncated: the segment claims more than the file has; no endless loop.
     f.truncate(code_off + CHUNK + 20);
-    assert_eq!(read_bytes(&f).vsyscall_sites, 2, "the two sites before the cut");
+    let cut = read_bytes(&f);
+    assert_eq!(cut.vsyscall_sites, 2, "the two sites before the cut");
+    let (size, described) = (f.len() as u64, (code_off + size) as u64);
+    assert_eq!(cut.truncated, Some(Truncated { size, described }), "said, so the verdict is never OK");
 }
 
 proptest::proptest! {
@@ -85,10 +89,17 @@ proptest::proptest! {
     fn damaged_executables_never_panic(
         edits in proptest::collection::vec((0usize..8192, proptest::prelude::any::<u8>()), 1..64),
         cut in 64usize..200_000,
+        no_sections in proptest::prelude::any::<bool>(),
     ) {
         static OWN: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
         let own = OWN.get_or_init(|| pread(&File::open("/proc/self/exe").unwrap(), 0, 200_000).unwrap());
         let mut bytes = own[..cut.min(own.len())].to_vec();
+        if no_sections && bytes.len() >= 64 {
+            // e_shoff, e_shnum (64-bit): read from the segments, imports
+            // through the dynamic section.
+            bytes[0x28..0x30].fill(0);
+            bytes[0x3c..0x3e].fill(0);
+        }
         for (at, b) in edits {
             if let Some(x) = bytes.get_mut(at) {
                 *x = b;

@@ -1,0 +1,263 @@
+//! `check --image`'s code audit on the hard cases: constants gcc -O2
+//! hoists out of a loop (fixtures/hoisted.c), a program without section
+//! headers, truncated files, and `check -p` of the same code.
+
+use super::common::{build_c, copy_executable, have_m32, run, skip, vdsoctl_path, Workload};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Copy `from` into `root` at `at` (an image path like /bin/x).
+fn install(root: &Path, from: &Path, at: &str) -> PathBuf {
+    let dest = root.join(at.trim_start_matches('/'));
+    std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+    copy_executable(from, &dest).unwrap_or_else(|e| panic!("copy {} → {}: {e}", from.display(), dest.display()));
+    dest
+}
+
+/// `check --json --image ROOT`: its exit code and document.
+fn audit(root: &Path) -> (i32, serde_json::Value) {
+    let (code, stdout, stderr) = run(&["--json", "check", "--image", root.to_str().unwrap()]);
+    let doc = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}{stderr}"));
+    (code, doc)
+}
+
+/// A binary's (status, detail, hint) in an audit.
+fn verdict(doc: &serde_json::Value, path: &str) -> (String, String, String) {
+    let b = doc["binaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["path"] == path)
+        .unwrap_or_else(|| panic!("no binary {path}: {doc}"));
+    let text = |k: &str| b[k].as_str().unwrap_or("").to_string();
+    (text("status"), text("detail"), text("hint"))
+}
+
+/// A copy of `exe` without its symbol table (`strip`).
+fn stripped(exe: &Path) -> PathBuf {
+    let out = exe.with_file_name(format!("{}-stripped", exe.file_name().unwrap().to_string_lossy()));
+    std::fs::copy(exe, &out).unwrap();
+    assert!(Command::new("strip").arg(&out).status().expect("strip runs (binutils)").success());
+    out
+}
+
+/// The instruction objdump shows at `addr` (hex, no 0x) in `exe`.
+fn objdump_at(exe: &Path, addr: &str) -> Option<String> {
+    let o = Command::new("objdump").arg("-d").arg(exe).output().ok().filter(|o| o.status.success())?;
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    text.lines().find(|l| l.trim_start().starts_with(&format!("{addr}:"))).map(str::to_string)
+}
+
+/// The first `at 0x…` address in a detail.
+fn first_at(detail: &str) -> String {
+    detail.split(" at 0x").nth(1).unwrap().split(|c: char| !c.is_ascii_hexdigit()).next().unwrap().to_string()
+}
+
+/// gcc -O2 loads the [vsyscall] address (or the syscall number) once,
+/// before the loop, and calls through the register in it: the audit
+/// follows the constant into the loop (FAIL / WARN, the function named,
+/// the address the call's), stripped too; the address kept in a register
+/// only as data, and vdsoctl's own binary, stay OK.
+#[test]
+fn image_follows_a_constant_into_its_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let h = |flag: &str, m32: bool| build_c("hoisted", m32, &[flag]);
+    install(root, &vdsoctl_path(), "/usr/local/bin/vdsoctl");
+    let vloop = install(root, &h("-DVSYSCALL_LOOP", false), "/bin/vsyscall_loop");
+    install(root, &stripped(&h("-DVSYSCALL_LOOP", false)), "/bin/vsyscall_loop_stripped");
+    install(root, &h("-DVSYSCALL_DATA", false), "/bin/vsyscall_data");
+    install(root, &h("-DASM_LOOP", false), "/bin/asm_loop");
+    let m32 = have_m32();
+    if m32 {
+        install(root, &h("-DASM_LOOP", true), "/bin/asm_loop32");
+    } else {
+        skip("gcc -m32 cannot build (install gcc-multilib): the i386 loop is not tried");
+    }
+    let (code, doc) = audit(root);
+    assert_eq!(code, 1, "{doc}");
+    for ok in ["/usr/local/bin/vdsoctl", "/bin/vsyscall_data"] {
+        let (status, detail, _) = verdict(&doc, ok);
+        assert_eq!(status, "ok", "{ok}: {detail}");
+        assert!(!detail.contains("[vsyscall]"), "{detail}");
+    }
+    let (status, detail, _) = verdict(&doc, "/bin/vsyscall_loop");
+    assert_eq!(status, "fail", "{detail}");
+    assert!(detail.starts_with("its code calls the fixed [vsyscall] page (1 site(s), first at 0x"), "{detail}");
+    assert!(detail.contains(" in legacy_loop)"), "{detail}");
+    let at = first_at(&detail);
+    if let Some(line) = objdump_at(&vloop, &at) {
+        assert!(line.contains("call") && line.contains("*%r"), "{at}: {line}");
+    }
+    let (status, detail, _) = verdict(&doc, "/bin/vsyscall_loop_stripped");
+    assert_eq!(status, "fail", "{detail}");
+    assert!(detail.contains(&format!("first at 0x{at} in an unnamed function)")), "{detail}");
+    let mut warn = vec![("/bin/asm_loop", "clock_gettime(CLOCK_MONOTONIC) by syscall at 0x")];
+    if m32 {
+        warn.push(("/bin/asm_loop32", "clock_gettime(CLOCK_MONOTONIC) by int 0x80 at 0x"));
+    }
+    for (path, site) in warn {
+        let (status, detail, _) = verdict(&doc, path);
+        assert_eq!(status, "warn", "{path}: {detail}");
+        assert!(detail.starts_with("its code makes raw clock syscalls the vDSO would serve: "), "{detail}");
+        assert!(detail.contains(site) && detail.contains(" in asm_loop: "), "{path}: {detail}");
+        let line = objdump_at(&root.join(path.trim_start_matches('/')), &first_at(&detail));
+        assert!(line.as_ref().is_none_or(|l| l.contains("syscall") || l.contains("int ")), "{line:?}");
+    }
+}
+
+/// The ELF header's section header fields zeroed (`e_shoff`, `e_shnum`,
+/// `e_shstrndx`): a program the loader still runs, with no sections.
+fn without_sections(from: &Path, to: &Path) {
+    let mut b = std::fs::read(from).unwrap();
+    let is_64 = b[4] == 2;
+    let (shoff, shnum) = if is_64 { (0x28..0x30, 0x3c..0x40) } else { (0x20..0x24, 0x30..0x34) };
+    b[shoff].fill(0);
+    b[shnum].fill(0);
+    write_program(to, &b);
+}
+
+/// Write `bytes` as an executable file.
+fn write_program(to: &Path, bytes: &[u8]) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(to, bytes).unwrap();
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Every `at 0x…` address of a detail.
+fn addresses(detail: &str) -> Vec<String> {
+    detail
+        .split(" at 0x")
+        .skip(1)
+        .map(|s| s.split(|c: char| !c.is_ascii_hexdigit()).next().unwrap().to_string())
+        .collect()
+}
+
+/// A program with no section headers (it runs) is judged from its
+/// executable segments: the same syscall() sites at the same addresses as
+/// its sectioned build, said to be unnamed; a truncated copy is never OK,
+/// whatever length it is cut to.
+#[test]
+fn image_without_sections_and_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mut builds = vec![(false, build_c("call_sites", false, &["-DRAW_LIBC"]))];
+    if have_m32() {
+        builds.push((true, build_c("call_sites", true, &["-DRAW_LIBC"])));
+    } else {
+        skip("gcc -m32 cannot build (install gcc-multilib): the i386 build is not tried");
+    }
+    let mut cut = Vec::new();
+    for (m32, exe) in &builds {
+        let tag = if *m32 { "32" } else { "" };
+        install(root, exe, &format!("/bin/raw{tag}"));
+        let bare = root.join(format!("bin/bare{tag}"));
+        without_sections(exe, &bare);
+        let ran = Command::new(&bare).arg("3").output().unwrap();
+        assert!(ran.status.success(), "the program without sections runs: {ran:?}");
+        let bytes = std::fs::read(exe).unwrap();
+        let size = bytes.len();
+        let mut lengths: Vec<usize> = (5000..size).step_by(1000).collect();
+        lengths.push(size - 1);
+        for n in lengths {
+            let path = format!("/bin/cut{tag}-{n}");
+            write_program(&root.join(path.trim_start_matches('/')), &bytes[..n]);
+            cut.push((path, n, size));
+        }
+    }
+    let (code, doc) = audit(root);
+    assert_eq!(code, 0, "WARNs only: {doc}");
+    for (m32, _) in &builds {
+        let tag = if *m32 { "32" } else { "" };
+        let (status, full, _) = verdict(&doc, &format!("/bin/raw{tag}"));
+        assert_eq!(status, "warn", "{full}");
+        let (status, bare, hint) = verdict(&doc, &format!("/bin/bare{tag}"));
+        assert_eq!(status, "warn", "{bare}");
+        assert!(bare.contains("clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x"), "{bare}");
+        assert!(bare.contains(" in an unnamed function"), "{bare}");
+        assert!(
+            bare.contains("no section headers: its code was decoded from its executable segments (PT_LOAD)"),
+            "{bare}"
+        );
+        assert_eq!(addresses(&bare), addresses(&full), "{bare} / {full}");
+        assert!(hint.contains("syscall()"), "{hint}");
+    }
+    let unreadable: Vec<&str> = doc["image"]["unreadable"]
+        .as_array()
+        .map(|u| u.iter().filter_map(|e| e[0].as_str()).collect())
+        .unwrap_or_default();
+    for (path, n, size) in cut {
+        if unreadable.contains(&path.as_str()) {
+            continue;
+        }
+        let (status, detail, _) = verdict(&doc, &path);
+        assert_ne!(status, "ok", "{path}: {detail}");
+        assert!(detail.contains(&format!("truncated: the file has {n} of the ")), "{path}: {detail}");
+        assert!(detail.contains(&format!(" of the {size} bytes its headers describe")) || n > size, "{detail}");
+    }
+}
+
+/// `check -p` of a running loop-hoisted [vsyscall] caller: its binary row
+/// FAILs on the call site in legacy_loop.
+#[test]
+fn check_p_fails_a_loop_hoisted_vsyscall_caller() {
+    let mut cmd = Command::new(build_c("hoisted", false, &["-DVSYSCALL_LOOP"]));
+    cmd.args(["0", "wait"]);
+    let w = Workload::start(cmd);
+    let (code, stdout, stderr) = run(&["--json", "check", "-p", &w.pid().to_string(), "--trace", "0"]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let bin = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "process_binary").unwrap();
+    assert_eq!(bin["status"], "fail", "{bin}");
+    let detail = bin["detail"].as_str().unwrap();
+    assert!(detail.contains("its code calls the fixed [vsyscall] page (1 site(s), first at 0x"), "{detail}");
+    assert!(detail.contains(" in legacy_loop)"), "{detail}");
+}
+
+/// The hints lead to the code: a trace's bypass names the exact
+/// `trace --sites` command (shell-quoted, as `check -- CMD`'s does), or the
+/// call sites already below it; a [vsyscall] caller's says what it is and
+/// names the audit that, pasted and run, FAILs it naming its function.
+#[test]
+fn hints_lead_to_the_calling_code() {
+    if let Some(why) = super::common::missing_trace_facility() {
+        return skip(why);
+    }
+    let raw = build_c("call_sites", false, &["-DRAW_LIBC"]);
+    let script = format!("{} 100", raw.display());
+    let hint_of = |args: &[&str]| -> String {
+        let (_, stdout, stderr) = run(args);
+        let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+        let f = doc["findings"].as_array().unwrap().iter().find(|f| f["severity"] != "info").cloned();
+        f.unwrap_or_else(|| panic!("no finding: {doc}"))["hint"].as_str().unwrap().to_string()
+    };
+    let hint = hint_of(&["--json", "trace", "--", "sh", "-c", &script]);
+    let sites = format!("`vdsoctl trace --sites -- sh -c '{script}'` names the code that makes them");
+    assert!(hint.starts_with(&sites), "{hint}");
+    let (code, stdout, stderr) = run(&["--json", "check", "--", "sh", "-c", &script]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "command_trace").unwrap().clone();
+    assert!(row["hint"].as_str().unwrap().starts_with(&sites), "{row}");
+    // With --sites on, the sites are in the report.
+    let hint = hint_of(&["--json", "trace", "--sites", "--", "sh", "-c", &script]);
+    assert!(hint.starts_with("the call sites below name the code that makes them"), "{hint}");
+
+    // A [vsyscall] caller: what it is, where to rebuild, the audit to run.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = install(dir.path(), &build_c("hoisted", false, &["-DVSYSCALL_LOOP"]), "/old app/legacy");
+    let hint = hint_of(&["--json", "trace", "--", exe.to_str().unwrap(), "100"]);
+    assert!(hint.starts_with("legacy code calling the fixed [vsyscall] address (0xffffffffff600000…)"), "{hint}");
+    assert!(hint.contains(&format!("rebuild `{}` against a current libc or runtime", exe.display())), "{hint}");
+    assert!(!hint.contains("raw syscall"), "{hint}");
+    let audit = hint.rsplit_once("; `").and_then(|(_, c)| c.strip_suffix("` names the function that calls it"));
+    let audit = audit.unwrap_or_else(|| panic!("{hint}"));
+    assert_eq!(audit, format!("vdsoctl check --image '{}'", dir.path().join("old app").display()));
+    let out = Command::new("sh")
+        .args(["-c", &audit.replacen("vdsoctl", &shlex::try_quote(vdsoctl_path().to_str().unwrap()).unwrap(), 1)])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("first at 0x") && text.contains(" in legacy_loop)"), "{text}");
+}
