@@ -305,9 +305,10 @@ pub struct CheckArgs {
 /// `serve` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
-    /// Address to listen on: HOST:PORT, [IPv6]:PORT, or :PORT for every IPv4 interface
+    /// Address to listen on: HOST:PORT, [IPv6]:PORT, or :PORT for every IPv4 interface.
+    /// Loopback by default: /metrics names every process's command and cgroup
     /// (10411: outside the 9100-9999 range Prometheus allocates to exporters, which is full).
-    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:10411")]
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:10411")]
     pub listen: String,
 
     /// How often the audit, the clock costs and the per-process counts are refreshed
@@ -621,7 +622,7 @@ mod tests {
         match cli.command {
             Command::Serve(s) => {
                 assert_eq!(s.interval, Duration::from_millis(250));
-                assert_eq!(s.listen, "0.0.0.0:10411");
+                assert_eq!(s.listen, "127.0.0.1:10411");
                 assert_eq!(s.max_series, 100);
             }
             _ => unreachable!(),

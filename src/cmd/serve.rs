@@ -69,10 +69,24 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
         spawn("audit", move || {
             let mut watch = Watch::default();
             loop {
+                let seen = shared.published.load(std::sync::atomic::Ordering::Acquire);
                 let observed = watch.observe(&shared);
+                let pending = matches!(observed, Observation::Unseen(Unseen::NotYet));
                 let text: Arc<str> = audit_section(observed).into();
                 *shared.audit.lock().unwrap_or_else(|e| e.into_inner()) = text;
-                if stop.wait(interval) {
+                // Before the first window, audit again as soon as the rates
+                // thread publishes, not an interval later.
+                let until = Instant::now() + interval;
+                while !(pending && shared.published.load(std::sync::atomic::Ordering::Acquire) != seen) {
+                    let left = until.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    if stop.wait(if pending { TICK.min(left) } else { left }) {
+                        return;
+                    }
+                }
+                if stop.is_set() {
                     return;
                 }
             }
@@ -143,6 +157,8 @@ struct Shared {
     rates: Mutex<Arc<str>>,
     /// The rates thread's last snapshot, for the audit's observation.
     counted: Mutex<Counted>,
+    /// How many times `counted` was published.
+    published: std::sync::atomic::AtomicU64,
 }
 
 impl Default for Shared {
@@ -151,6 +167,7 @@ impl Default for Shared {
             audit: Mutex::new(Arc::from("")),
             rates: Mutex::new(Arc::from("")),
             counted: Mutex::new(Counted::NotYet),
+            published: std::sync::atomic::AtomicU64::new(0),
         }
     }
 }
@@ -238,7 +255,7 @@ impl Watch {
                             (last, *then),
                             (&tally, at),
                             engine,
-                            &crate::inspect::process::runs_vdsoctl,
+                            &crate::inspect::process::is_ours,
                         );
                     }
                 }
@@ -264,12 +281,20 @@ fn audit_section(observed: &Observation) -> String {
             checks.push(Check::observed("host_trace", observed, Scope::Host));
             let status = Status::worst(checks.iter().map(|c| c.status));
             bench_rows = served_rows(bench.as_ref(), kernel_version);
-            let report = CheckReport { checks, status, strict: false, bench, ..CheckReport::default() };
+            let pending = matches!(observed, Observation::Unseen(Unseen::NotYet));
+            let report = CheckReport { checks, status, strict: false, bench, pending, ..CheckReport::default() };
             text += &report.render_prometheus().unwrap_or_default();
         }
         Err(e) => note(format_args!("audit failed: {e}")),
     }
     let mut p = Prometheus::default();
+    p.family(
+        "check_observed",
+        Kind::Gauge,
+        "1 when the audit's verdict includes a window of observed clock syscalls; 0 before the first window \
+         (vdsoctl_check_failed has no sample then unless the host facts already fail) or when none can be observed.",
+    );
+    p.sample("check_observed", &[], u64::from(matches!(observed, Observation::Seen(_))));
     p.family(
         "vdso_serves",
         Kind::Gauge,
@@ -368,8 +393,10 @@ impl RateSource {
         use crate::measure::engine::{Choice, Counting, Plan};
         let plan = Plan { all: true, ..Plan::default() };
         let opened = Counting::open(Choice::Auto, &plan)?;
-        if let Some(why) = &opened.fallback_reason {
-            note(format_args!("counting with the perf engine: {why}"));
+        let kind = opened.counting.kind();
+        match crate::measure::engine::announced_fallback(kind, opened.fallback_reason.as_deref()) {
+            Some(why) => note(format_args!("counting clock syscalls with the {} engine: {why}", kind.name())),
+            None => note(format_args!("counting clock syscalls with the {} engine", kind.name())),
         }
         let mut counting = opened.counting;
         counting.start()?;
@@ -401,7 +428,10 @@ impl RateSource {
 /// snapshot into the per-process section.
 fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usize) {
     let set = |text: String| *shared.rates.lock().unwrap_or_else(|e| e.into_inner()) = text.into();
-    let publish = |c: Counted| *shared.counted.lock().unwrap_or_else(|e| e.into_inner()) = c;
+    let publish = |c: Counted| {
+        *shared.counted.lock().unwrap_or_else(|e| e.into_inner()) = c;
+        shared.published.fetch_add(1, std::sync::atomic::Ordering::Release);
+    };
     let mut source = match RateSource::open() {
         Ok(s) => s,
         Err(e) => {
@@ -413,7 +443,7 @@ fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usiz
     };
     publish(Counted::At(Arc::new(Tally::default()), Instant::now(), source.counting.kind()));
     let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
-    let mut book = Book::new(max_series, kernel_version);
+    let mut book = Book::new(max_series, kernel_version, source.counting.kind().name());
     let mut next = Instant::now() + interval;
     set(book.render(&Tally::default(), Instant::now()));
     while !stop.is_set() {
@@ -478,6 +508,8 @@ impl Series {
 /// Turns successive tallies into the top-N series by rate.
 struct Book {
     max: usize,
+    /// The engine's name, for `trace_engine_info`.
+    engine: &'static str,
     kernel: Option<(u32, u32)>,
     /// Counts at the previous refresh, and when it was.
     last: HashMap<Series, u64>,
@@ -485,8 +517,8 @@ struct Book {
 }
 
 impl Book {
-    fn new(max: usize, kernel: Option<(u32, u32)>) -> Book {
-        Book { max, kernel, last: HashMap::new(), last_at: Instant::now() }
+    fn new(max: usize, kernel: Option<(u32, u32)>, engine: &'static str) -> Book {
+        Book { max, engine, kernel, last: HashMap::new(), last_at: Instant::now() }
     }
 
     /// The per-process section for `tally` (counts since the engine started).
@@ -592,6 +624,11 @@ impl Book {
         let mut p = Prometheus::default();
         p.family("trace_up", Kind::Gauge, TRACE_UP_HELP);
         p.sample("trace_up", &[], 1u64);
+        p.info(
+            "trace_engine_info",
+            "The engine counting the per-process clock syscalls: fentry, bpf (the sys_enter program) or perf.",
+            &[("engine", self.engine)],
+        );
         prom::clock_syscalls(&mut p, "since the exporter started", &rows);
         prom::vsyscall_emulations(&mut p, "since the exporter started", &vrows);
         p.family(
@@ -658,7 +695,7 @@ mod tests {
         let me = std::process::id() as i32;
         // A pid that cannot exist (above pid_max's hard limit of 2^22).
         let gone = 5_000_000;
-        let mut book = Book::new(1, Some((6, 18)));
+        let mut book = Book::new(1, Some((6, 18)), "bpf");
         let start = book.last_at;
         let mut t = Tally::default();
         t.counts.insert(key(me, 4), 100);
@@ -684,7 +721,7 @@ mod tests {
         use crate::inspect::process::{ns_per_tick, start_ticks_of};
         let me = std::process::id() as i32;
         let now = start_ticks_of(me).unwrap() * ns_per_tick();
-        let mut book = Book::new(10, Some((6, 18)));
+        let mut book = Book::new(10, Some((6, 18)), "bpf");
         let start = book.last_at;
         let mut t = Tally::default();
         // The same pid, function and clock: the process holding it now and
@@ -700,7 +737,7 @@ mod tests {
     #[test]
     fn book_exports_calls_that_found_no_row() {
         let me = std::process::id() as i32;
-        let mut book = Book::new(10, Some((6, 18)));
+        let mut book = Book::new(10, Some((6, 18)), "bpf");
         let start = book.last_at;
         let mut t = Tally::default();
         t.unrecorded.insert(me, 9);

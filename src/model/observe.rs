@@ -23,6 +23,13 @@ pub const DEFAULT_WINDOW: Duration = Duration::from_secs(1);
 /// What the trace engines need, said where nothing could be observed.
 pub const NEEDS: &str = "needs root or CAP_BPF + CAP_PERFMON";
 
+/// The host audit FAILs only when some process bypasses the vDSO faster
+/// than this many calls a second (the sum of its calls), and WARNs below:
+/// one raw call in a window (a `date` now and then) must not make a
+/// fleet's `vdsoctl_check_failed` flap; a busy loop (100k/s) fails. Like
+/// `trace --fail-over`, the rate must be over it, not at it.
+pub const HOST_FAIL_OVER: f64 = 100.0;
+
 /// How many bypassing (process, call) pairs a row names before "and N more".
 const NAMED: usize = 5;
 
@@ -210,6 +217,24 @@ impl Observation {
         Observation::of_report(&super::trace::build(&session, &window, None), exclude)
     }
 
+    /// What a verdict resting on this observation could not see, for its
+    /// verdict line and JSON: `host facts only; clock syscalls not
+    /// observed: needs root or CAP_BPF + CAP_PERFMON`. `None` when seen (or
+    /// not yet: `serve` says that on its own row).
+    pub fn caveat(&self, scope: Scope) -> Option<String> {
+        let facts = match scope {
+            Scope::Host => "host facts only",
+            Scope::Process(_) => "the binary's facts only",
+        };
+        let why = match self {
+            Observation::Seen(_) | Observation::Unseen(Unseen::NotYet) => return None,
+            Observation::Unseen(Unseen::Off) => "(--trace 0)".to_string(),
+            Observation::Unseen(Unseen::NoEngine(_)) => format!(": {NEEDS}"),
+            Observation::Unseen(Unseen::Failed(why)) => format!(": {why}"),
+        };
+        Some(format!("{facts}; clock syscalls not observed{}{why}", if why.starts_with('(') { " " } else { "" }))
+    }
+
     /// How it counts in the audit.
     pub fn judged(&self) -> Judged {
         match self {
@@ -281,9 +306,17 @@ impl Observation {
             ),
         };
         let sep = if scope == Scope::Host { "; " } else { ", " };
+        let busiest = pids.first().map_or(0.0, |p| p.1);
+        let (status, gate) = match scope {
+            Scope::Host if busiest <= HOST_FAIL_OVER => {
+                (Status::Warn, format!("; none over {HOST_FAIL_OVER} calls/s, the host's FAIL threshold"))
+            }
+            Scope::Host => (Status::Fail, format!("; over {HOST_FAIL_OVER} calls/s, the host's FAIL threshold")),
+            Scope::Process(_) => (Status::Fail, String::new()),
+        };
         Finding::new(
-            Status::Fail,
-            format!("observed {secs}: {}{more} — {what}{lost}{left_out}", named.join(sep)),
+            status,
+            format!("observed {secs}: {}{more} — {what}{gate}{lost}{left_out}", named.join(sep)),
             Some(hint),
         )
     }
@@ -453,6 +486,36 @@ mod tests {
         let f = o.finding(Scope::Host);
         assert_eq!(f.message, "not observed (needs root or CAP_BPF + CAP_PERFMON): BPF refused");
         assert_eq!(Observation::Unseen(Unseen::Off).finding(Scope::Host).message, "not observed (--trace 0)");
+    }
+
+    #[test]
+    fn a_host_fails_only_over_its_rate() {
+        let f = seen(vec![mono(42, 2.0)]).finding(Scope::Host);
+        assert_eq!(f.severity, Status::Warn, "{}", f.message);
+        assert!(f.message.contains("none over 100 calls/s"), "{}", f.message);
+        // The same two calls of one process, asked about with -p, fail.
+        assert_eq!(seen(vec![mono(42, 2.0)]).finding(Scope::Process(42)).severity, Status::Fail);
+        // Calls of one process add up: 60/s + 60/s is over 100/s.
+        let mut b = mono(7, 60.0);
+        b.clock = Some(ClockRef::Id(0));
+        let f = seen(vec![mono(7, 60.0), b]).finding(Scope::Host);
+        assert_eq!(f.severity, Status::Fail, "{}", f.message);
+        assert_eq!(seen(vec![mono(42, 100_000.0)]).finding(Scope::Host).severity, Status::Fail);
+    }
+
+    #[test]
+    fn an_unseen_verdict_says_what_it_stands_on() {
+        let o = Observation::Unseen(Unseen::NoEngine("EPERM".into()));
+        assert_eq!(
+            o.caveat(Scope::Host).as_deref(),
+            Some("host facts only; clock syscalls not observed: needs root or CAP_BPF + CAP_PERFMON")
+        );
+        assert_eq!(
+            Observation::Unseen(Unseen::Off).caveat(Scope::Host).as_deref(),
+            Some("host facts only; clock syscalls not observed (--trace 0)")
+        );
+        assert_eq!(seen(vec![]).caveat(Scope::Host), None);
+        assert_eq!(Observation::Unseen(Unseen::NotYet).caveat(Scope::Host), None);
     }
 
     #[test]

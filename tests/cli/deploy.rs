@@ -1,9 +1,15 @@
-//! deploy/daemonset.yaml, parsed (PyYAML, through python3: the Rust side
-//! has no YAML parser and needs none) and checked: the security context
-//! deploy/README.md promises, limits, the scrape port, and arguments the
-//! real `vdsoctl serve` accepts.
+//! The fleet kit: deploy/daemonset.yaml, parsed (PyYAML, through python3:
+//! the Rust side has no YAML parser and needs none) and checked — the
+//! security context deploy/README.md promises, limits, the scrape port, and
+//! arguments the real `vdsoctl serve` accepts; the verdicts a fleet reads
+//! (`check`'s host verdict: who is left out, what was not observed, the
+//! rate a FAIL needs; `serve`'s engine and first window).
 
-use super::common::{skip, vdsoctl_path};
+use super::common::{
+    build_c, copy_executable, is_root, missing_trace_facility, run_as_nobody, skip, system_wide_lock, vdsoctl_path,
+    Workload,
+};
+use super::serve::{poll, Serve};
 use serde_json::Value;
 use std::process::{Command, Stdio};
 
@@ -76,4 +82,116 @@ fn the_daemonset_holds_what_its_readme_promises() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let bad = Command::new(vdsoctl_path()).args(&args).args(["--interval", "soon", "--help"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2), "a bad value is refused before --help: the check above means something");
+}
+
+/// `check --json`'s host_trace row (status, detail) and the exit code.
+fn host_trace() -> (String, String, i32) {
+    let out = Command::new(vdsoctl_path()).args(["check", "--json"]).output().expect("run check");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("check JSON");
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "host_trace").cloned().expect("host_trace");
+    let status = row["status"].as_str().unwrap().to_string();
+    (status, row["detail"].as_str().unwrap().to_string(), out.status.code().unwrap_or(-1))
+}
+
+/// A raw clock loop: `clock_loop MODE CLOCK N` under `name`.
+fn clock_loop(dir: &std::path::Path, name: &str, args: &[&str]) -> Workload {
+    let exe = dir.join(name);
+    copy_executable(&build_c("clock_loop", false, &[]), &exe).expect("copy clock_loop");
+    let mut cmd = Command::new(&exe);
+    cmd.args(args);
+    Workload::start(cmd)
+}
+
+#[test]
+fn a_raw_loop_named_vdsoctl_is_failed_by_check_with_its_pid() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    // Its name and executable's name are vdsoctl; its pid is not ours.
+    let raw = clock_loop(dir.path(), "vdsoctl", &["raw", "1", "4000000000"]);
+    let (status, detail, code) = host_trace();
+    assert_eq!((status.as_str(), code), ("fail", 1), "{detail}");
+    assert!(detail.contains(&format!("pid {} (vdsoctl): clock_gettime CLOCK_MONOTONIC", raw.pid())), "{detail}");
+    assert!(!detail.contains("left out"), "nothing of ours made clock syscalls beside it: {detail}");
+}
+
+#[test]
+fn a_host_fails_on_a_busy_loop_and_warns_on_two_calls_a_second() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let slow = clock_loop(dir.path(), "two_a_second", &["paced", "1", "2"]);
+    let ours = format!("pid {} (two_a_second)", slow.pid());
+    let (status, detail, _) = poll("a window with the slow loop's calls", 20, || {
+        let row = host_trace();
+        row.1.contains(&ours).then_some(row)
+    });
+    // Another process of this host may make the row FAIL (then it is the
+    // busiest, named first); ours never does.
+    let first = detail.split(": ").nth(1).unwrap_or_default();
+    assert!(status == "warn" || (status == "fail" && !first.starts_with(&ours)), "{status}: {detail}");
+    if status == "warn" {
+        assert!(detail.contains("none over 100 calls/s, the host's FAIL threshold"), "{detail}");
+    }
+    drop(slow);
+    let busy = clock_loop(dir.path(), "busy_loop", &["paced", "1", "100000"]);
+    let (status, detail, code) = host_trace();
+    assert_eq!((status.as_str(), code), ("fail", 1), "{detail}");
+    assert!(detail.contains(&format!("pid {} (busy_loop)", busy.pid())), "{detail}");
+}
+
+#[test]
+fn non_root_check_says_what_it_could_not_observe() {
+    if !is_root() {
+        return skip("dropping to nobody needs root");
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let _raw = clock_loop(dir.path(), "raw_loop", &["raw", "1", "4000000000"]);
+    let caveat = "host facts only; clock syscalls not observed: needs root or CAP_BPF + CAP_PERFMON";
+    let out = run_as_nobody(&["check"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let verdict = text.lines().find(|l| l.starts_with("verdict: ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(verdict.ends_with(&format!(" — {caveat}")), "{verdict}");
+    assert!(!verdict.contains("FAIL"), "nothing seen fails nothing: {verdict}");
+    let out = run_as_nobody(&["check", "--json"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("check JSON");
+    assert_eq!(doc["not_observed"], caveat, "{doc}");
+}
+
+#[test]
+fn serve_names_its_engine_and_waits_for_its_first_window() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let serve = Serve::start(&[]);
+    // Until the first window, no `check_failed 0`: either nothing or a FAIL
+    // the host facts already make.
+    let body = poll("the first window", 120, || {
+        let body = serve.get("/metrics").body;
+        if !body.contains("vdsoctl_check_observed 1\n") {
+            assert!(!body.contains("vdsoctl_check_failed 0"), "an OK claimed before any window: {body}");
+            return None;
+        }
+        Some(body)
+    });
+    assert!(body.contains("vdsoctl_check_failed "), "{body}");
+    let engine = body
+        .lines()
+        .find_map(|l| l.strip_prefix("vdsoctl_trace_engine_info{engine=\""))
+        .and_then(|l| l.strip_suffix("\"} 1"))
+        .unwrap_or_else(|| panic!("no engine metric: {body}"))
+        .to_string();
+    let log = serve.stderr.lock().unwrap().clone();
+    let said = format!("counting clock syscalls with the {engine} engine");
+    assert!(log.contains(&said), "{said} in {log}");
+    assert!(!log.contains("with the perf engine") || engine == "perf", "{log}");
+    // BPF loads here (the trace facility is present): the sys_enter program
+    // or fentry counts, never perf.
+    assert!(engine == "bpf" || engine == "fentry", "{engine}");
 }

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Bounded polling: up to `tries` attempts, 250 ms apart.
-fn poll<T>(what: &str, tries: u32, mut f: impl FnMut() -> Option<T>) -> T {
+pub(super) fn poll<T>(what: &str, tries: u32, mut f: impl FnMut() -> Option<T>) -> T {
     for _ in 0..tries {
         if let Some(v) = f() {
             return v;
@@ -32,10 +32,10 @@ fn poll<T>(what: &str, tries: u32, mut f: impl FnMut() -> Option<T>) -> T {
 }
 
 /// A response: status, headers (lower-case names), body.
-struct Response {
-    status: u16,
+pub(super) struct Response {
+    pub(super) status: u16,
     headers: Vec<(String, String)>,
-    body: String,
+    pub(super) body: String,
 }
 
 impl Response {
@@ -69,14 +69,14 @@ fn http_within(addr: &str, method: &str, path: &str, limit: Duration) -> Option<
 
 /// `vdsoctl serve` on a free loopback port (`--listen 127.0.0.1:0`; the
 /// address comes from its startup line). Killed on drop.
-struct Serve {
+pub(super) struct Serve {
     child: Child,
-    addr: String,
-    stderr: Arc<Mutex<String>>,
+    pub(super) addr: String,
+    pub(super) stderr: Arc<Mutex<String>>,
 }
 
 impl Serve {
-    fn start(extra: &[&str]) -> Serve {
+    pub(super) fn start(extra: &[&str]) -> Serve {
         Serve::start_under(&[], extra)
     }
 
@@ -123,12 +123,12 @@ impl Serve {
         Serve { child, addr, stderr }
     }
 
-    fn get(&self, path: &str) -> Response {
+    pub(super) fn get(&self, path: &str) -> Response {
         http(&self.addr, "GET", path).expect("serve answers")
     }
 
     /// /metrics once the audit and the tracer have both reported.
-    fn ready_metrics(&self) -> String {
+    pub(super) fn ready_metrics(&self) -> String {
         poll("the first audit and trace sections", 120, || {
             let body = self.get("/metrics").body;
             (body.contains("vdsoctl_check_status{") && body.contains("vdsoctl_trace_up ")).then_some(body)
@@ -197,14 +197,14 @@ impl Drop for Serve {
 
 /// A Prometheus server scraping `target` every second, its TSDB in a
 /// tempdir. Killed on drop.
-struct PromServer {
+pub(super) struct PromServer {
     child: Child,
     addr: String,
     dir: tempfile::TempDir,
 }
 
 impl PromServer {
-    fn start(target: &str) -> PromServer {
+    pub(super) fn start(target: &str) -> PromServer {
         let dir = tempfile::tempdir().expect("tempdir");
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let addr = format!("127.0.0.1:{port}");
@@ -230,12 +230,12 @@ impl PromServer {
         PromServer { child, addr, dir }
     }
 
-    fn log(&self) -> String {
+    pub(super) fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("prometheus.log")).unwrap_or_default()
     }
 
     /// An instant query's result vector; empty until Prometheus is up.
-    fn query(&self, expr: &str) -> Vec<Value> {
+    pub(super) fn query(&self, expr: &str) -> Vec<Value> {
         let Some(r) = http(&self.addr, "GET", &format!("/api/v1/query?query={}", encode(expr))) else {
             return Vec::new();
         };
@@ -248,7 +248,7 @@ impl PromServer {
     }
 
     /// Poll `expr` until it returns at least one series.
-    fn wait_for(&self, expr: &str) -> Vec<Value> {
+    pub(super) fn wait_for(&self, expr: &str) -> Vec<Value> {
         let mut tries = 0;
         loop {
             let v = self.query(expr);
@@ -283,7 +283,7 @@ fn encode(s: &str) -> String {
 }
 
 /// A sample's value as a number.
-fn value(sample: &Value) -> f64 {
+pub(super) fn value(sample: &Value) -> f64 {
     sample["value"][1].as_str().expect("value string").parse().expect("a number")
 }
 
@@ -300,7 +300,7 @@ fn assert_tidy(text: &str) {
     }
 }
 
-fn have_prometheus() -> bool {
+pub(super) fn have_prometheus() -> bool {
     Command::new("prometheus").arg("--version").output().is_ok_and(|o| o.status.success())
 }
 

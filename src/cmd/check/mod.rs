@@ -45,7 +45,7 @@ pub fn observe(scope: Scope, window: Option<Duration>) -> Observation {
         ..Default::default()
     };
     match trace(&req) {
-        Ok(report) => Observation::of_report(&report, &crate::inspect::process::runs_vdsoctl),
+        Ok(report) => Observation::of_report(&report, &crate::inspect::process::is_ours),
         Err(Error::Facility { what, .. }) => Observation::Unseen(Unseen::NoEngine(what)),
         Err(e) => Observation::Unseen(Unseen::Failed(e.to_string())),
     }
@@ -148,6 +148,7 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         checks,
         status: worst,
         strict: args.strict,
+        not_observed: observation.caveat(scope),
         bench,
         binary: facts,
         process: target.as_ref().map(ProcessRef::of),
