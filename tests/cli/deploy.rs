@@ -88,7 +88,8 @@ fn the_daemonset_holds_what_its_readme_promises() {
 fn host_trace() -> (String, String, i32) {
     let out = Command::new(vdsoctl_path()).args(["check", "--json"]).output().expect("run check");
     let doc: Value = serde_json::from_slice(&out.stdout).expect("check JSON");
-    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "host_trace").cloned().expect("host_trace");
+    let row =
+        doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "host_trace").cloned().expect("host_trace");
     let status = row["status"].as_str().unwrap().to_string();
     (status, row["detail"].as_str().unwrap().to_string(), out.status.code().unwrap_or(-1))
 }

@@ -536,6 +536,49 @@ fn a_raw_monotonic_loop_fails_the_check_series() {
     assert!(text.contains("vdsoctl_check_failed 1\n"), "{text}");
 }
 
+/// A churn of 3,000 processes, each making exactly 4 raw CLOCK_MONOTONIC
+/// syscalls and exiting between refreshes: every call is in serve's
+/// series — the aggregate of exited processes names their executable — or
+/// said lost.
+#[test]
+fn a_churn_of_3000_processes_adds_up() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("churn_loop");
+    super::common::copy_executable(&build_c("clock_loop", false, &[]), &exe).unwrap();
+    let serve = Serve::start(&["--max-series", "1000"]);
+    serve.ready_metrics();
+    let script = format!("for i in $(seq 3000); do {} raw 1 4 >/dev/null 2>&1 || exit 1; done", exe.display());
+    let status = Command::new("sh").args(["-c", &script]).status().expect("sh");
+    assert!(status.success());
+    let want = 3000.0 * 4.0;
+    let series = "vdsoctl_exited_clock_syscalls_total{comm=\"churn_loop\",";
+    let (sum, lost) = poll("every call folded", 160, || {
+        let body = serve.get("/metrics").body;
+        let sum: f64 = body
+            .lines()
+            .filter(|l| l.starts_with(series) && l.contains("clock=\"CLOCK_MONOTONIC\""))
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+            .sum();
+        let lost: f64 =
+            body.lines().find_map(|l| l.strip_prefix("vdsoctl_trace_lost_total ")).map_or(0.0, |v| v.parse().unwrap());
+        (sum == want || (sum < want && sum + lost >= want && lost > 0.0)).then_some((sum, lost))
+    });
+    eprintln!("churn: {sum} of {want} calls in the aggregate, {lost} lost");
+    // The aggregate is a counter: a later scrape never says less.
+    std::thread::sleep(Duration::from_millis(2500));
+    let body = serve.get("/metrics").body;
+    let again: f64 = body
+        .lines()
+        .filter(|l| l.starts_with(series) && l.contains("clock=\"CLOCK_MONOTONIC\""))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert_eq!(again, sum, "{body}");
+}
+
 // ------------------------------------------------------------ hostile clients
 
 /// An attack running in the background until dropped (each is bounded in
