@@ -217,6 +217,13 @@ impl PromServer {
             ),
         )
         .unwrap();
+        PromServer::start_in(dir, addr)
+    }
+
+    /// Prometheus with the configuration `dir/prometheus.yml` (and what it
+    /// names beside it), listening on `addr`.
+    pub(super) fn start_in(dir: tempfile::TempDir, addr: String) -> PromServer {
+        let config = dir.path().join("prometheus.yml");
         let log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
         let child = Command::new("prometheus")
             .arg(format!("--config.file={}", config.display()))
@@ -459,7 +466,7 @@ fn alerting_rules_pass_promtool_tests() {
     }
     let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
     for (args, expect) in [
-        (&["check", "rules", "vdsoctl.rules.yml"][..], "SUCCESS: 5 rules found"),
+        (&["check", "rules", "vdsoctl.rules.yml"][..], "SUCCESS: 9 rules found"),
         (&["test", "rules", "vdsoctl.rules.test.yml"], "SUCCESS"),
         (&["check", "config", "prometheus.yml"], "is valid prometheus config file syntax"),
     ] {

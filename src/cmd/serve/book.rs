@@ -363,7 +363,8 @@ impl Book {
             "clock_syscalls_cpu_seconds_total",
             Kind::Counter,
             "CPU time a process's syscalls of the vDSO's functions cost: each interval's calls times one raw \
-             syscall's cost here (the audit's bench, path=\"syscall\"); host-ABI series only.",
+             syscall's cost here (the audit's bench, path=\"syscall\"); host-ABI series only; vdso_serves=\"true\": \
+             the CPU time a lost fast path costs.",
         );
         for (s, _, comm) in kept {
             let (Series::Syscall(k), Some(secs)) = (s, self.cpu.get(s)) else { continue };
@@ -376,6 +377,7 @@ impl Book {
                 ("clock", clock.as_str()),
                 ("random", random_of(k).unwrap_or_default()),
                 ("abi", k.abi.name()),
+                ("vdso_serves", if vdso_serves_call(k.abi, k.func, k.clock, self.kernel) { "true" } else { "false" }),
             ];
             p.sample("clock_syscalls_cpu_seconds_total", &labels, *secs);
         }
