@@ -490,8 +490,8 @@ pub const PAGES: &[Page] = &[
         ],
         privileges: "the per-process series need root, or CAP_BPF and CAP_PERFMON; without them the audit and costs are still served",
         examples: &[
-            ("vdsoctl serve", "/metrics on port 10411, refreshed every 15 s"),
-            ("vdsoctl serve --listen 127.0.0.1:10411 --interval 1m", "local only, refreshed every minute"),
+            ("vdsoctl serve", "/metrics on 127.0.0.1:10411 (loopback only), refreshed every 15 s"),
+            ("vdsoctl serve --listen :10411 --interval 1m", "on every IPv4 address (it names every process), every minute"),
         ],
     },
 ];
