@@ -81,6 +81,11 @@ pub(super) struct Book {
     /// Processes found gone at the refresh before the last, read again at
     /// the last: final, for the engine to forget.
     buried: HashSet<(i32, u64)>,
+    /// For series the engine keys by pid alone ([vsyscall] calls,
+    /// unattributed calls): the start (clock ticks) of the process that held
+    /// the pid when they were first seen. Another holder means that one is
+    /// gone: its calls are never credited to the pid's next owner.
+    starts: HashMap<i32, u64>,
 }
 
 impl Book {
@@ -96,6 +101,7 @@ impl Book {
             folded: HashMap::new(),
             dying: HashSet::new(),
             buried: HashSet::new(),
+            starts: HashMap::new(),
         }
     }
 
@@ -135,8 +141,7 @@ impl Book {
             .chain(tally.unrecorded.keys().map(|pid| (*pid, 0)))
             .collect();
         let (buried, rest): (HashSet<_>, HashSet<_>) = processes.into_iter().partition(|p| self.dying.contains(p));
-        let dying: HashSet<(i32, u64)> =
-            rest.into_iter().filter(|(pid, start)| !crate::inspect::process::is_running(*pid, *start)).collect();
+        let dying: HashSet<(i32, u64)> = rest.into_iter().filter(|p| !self.running(*p)).collect();
         let (mut live, mut gone) = (Vec::new(), Vec::new());
         for (s, v) in counts {
             let process = s.process();
@@ -154,9 +159,22 @@ impl Book {
         // Whatever was folded for a process now final and rowless stays folded.
         self.folded.retain(|s, _| !self.dying.contains(&s.process()));
         self.fold(tally, gone);
+        self.starts.retain(|pid, _| !buried.contains(&(*pid, 0)));
         self.buried = buried;
         self.dying = dying;
         live
+    }
+
+    /// Whether a process still runs: by pid and start, or for a pid alone,
+    /// the holder first seen with it.
+    fn running(&mut self, (pid, start): (i32, u64)) -> bool {
+        if start != 0 {
+            return crate::inspect::process::is_running(pid, start);
+        }
+        match crate::inspect::process::start_ticks_of(pid) {
+            None => false,
+            Some(now) => *self.starts.entry(pid).or_insert(now) == now,
+        }
     }
 
     /// Fold gone processes' series (`final`: no more to come) into the
@@ -541,6 +559,29 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_vsyscall_count_never_moves_to_the_pids_next_owner() {
+        let me = std::process::id() as i32;
+        let mut book = Book::new(10, Some((6, 18)), "bpf");
+        let start = book.last_at;
+        let at = |s| start + Duration::from_secs(s);
+        let mut t = Tally::default();
+        t.vsyscall.insert((me, VdsoFn::Time), 50);
+        // First seen held by a process that started at tick 1: not us.
+        book.starts.insert(me, 1);
+        let text = book.render(&t, at(1), &Costs::new());
+        assert!(!text.contains(&format!("pid=\"{me}\"")), "not credited to the new owner: {text}");
+        assert!(!book.buried(me, 0), "kept until read final");
+        let text = book.render(&t, at(2), &Costs::new());
+        assert!(!text.contains(&format!("pid=\"{me}\"")), "{text}");
+        assert!(book.buried(me, 0), "forgotten now");
+        // The engine forgot the old rows; what it counts now is ours.
+        t.vsyscall.insert((me, VdsoFn::Time), 3);
+        let text = book.render(&t, at(3), &Costs::new());
+        assert!(text.contains(&format!("vdsoctl_vsyscall_emulations_total{{pid=\"{me}\",")), "{text}");
+        assert!(text.contains("function=\"time\"} 3\n"), "{text}");
     }
 
     #[test]
