@@ -79,6 +79,10 @@ pub struct Seen {
     /// vdsoctl's own processes, left out: its clock bench makes syscalls
     /// on purpose.
     pub left_out: Vec<i32>,
+    /// The host row FAILs over this many calls/s of one process, WARNs at
+    /// or below ([`HOST_FAIL_OVER`] unless `check --fail-over` says).
+    #[serde(skip)]
+    pub fail_over: f64,
 }
 
 /// `; 1,000 getrandom syscalls the vDSO would serve`, or nothing.
@@ -184,6 +188,7 @@ impl Observation {
             expected,
             lost: report.lost,
             left_out,
+            fail_over: HOST_FAIL_OVER,
         })
     }
 
@@ -308,10 +313,8 @@ impl Observation {
         let sep = if scope == Scope::Host { "; " } else { ", " };
         let busiest = pids.first().map_or(0.0, |p| p.1);
         let (status, gate) = match scope {
-            Scope::Host if busiest <= HOST_FAIL_OVER => {
-                (Status::Warn, format!("; none over {HOST_FAIL_OVER} calls/s, the host's FAIL threshold"))
-            }
-            Scope::Host => (Status::Fail, format!("; over {HOST_FAIL_OVER} calls/s, the host's FAIL threshold")),
+            Scope::Host if busiest <= s.fail_over => (Status::Warn, format!("; none over {}", threshold(s.fail_over))),
+            Scope::Host => (Status::Fail, format!("; over {}", threshold(s.fail_over))),
             Scope::Process(_) => (Status::Fail, String::new()),
         };
         Finding::new(
@@ -387,6 +390,15 @@ pub fn window(trace: Option<Duration>) -> Option<Duration> {
     }
 }
 
+/// `100 calls/s, the host's FAIL threshold` (`--fail-over 0`: any call).
+fn threshold(rate: f64) -> String {
+    if rate == HOST_FAIL_OVER {
+        format!("{HOST_FAIL_OVER} calls/s, the host's FAIL threshold")
+    } else {
+        format!("--fail-over {rate} calls/s")
+    }
+}
+
 /// The bypasses to name: one entry per call (`-p`) or per process, busiest
 /// first, with its calls after it (host); the processes by rate, and how
 /// many were left unnamed.
@@ -433,6 +445,7 @@ mod tests {
             expected: 3,
             lost: 0,
             left_out: vec![],
+            fail_over: HOST_FAIL_OVER,
         })
     }
 
@@ -501,6 +514,12 @@ mod tests {
         let f = seen(vec![mono(7, 60.0), b]).finding(Scope::Host);
         assert_eq!(f.severity, Status::Fail, "{}", f.message);
         assert_eq!(seen(vec![mono(42, 100_000.0)]).finding(Scope::Host).severity, Status::Fail);
+        // `check --fail-over 0`: any call fails the host.
+        let Observation::Seen(mut strict) = seen(vec![mono(42, 0.5)]) else { unreachable!() };
+        strict.fail_over = 0.0;
+        let f = Observation::Seen(strict).finding(Scope::Host);
+        assert_eq!(f.severity, Status::Fail, "{}", f.message);
+        assert!(f.message.ends_with("; over --fail-over 0 calls/s"), "{}", f.message);
     }
 
     #[test]

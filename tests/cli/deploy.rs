@@ -138,6 +138,11 @@ fn a_host_fails_on_a_busy_loop_and_warns_on_two_calls_a_second() {
     if status == "warn" {
         assert!(detail.contains("none over 100 calls/s, the host's FAIL threshold"), "{detail}");
     }
+    // `--fail-over 0`: any bypass fails the host, ours too.
+    let out = Command::new(vdsoctl_path()).args(["check", "--json", "--fail-over", "0"]).output().unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("check JSON");
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "host_trace").cloned().unwrap();
+    assert_eq!((row["status"].as_str(), out.status.code()), (Some("fail"), Some(1)), "{row}");
     drop(slow);
     let busy = clock_loop(dir.path(), "busy_loop", &["paced", "1", "100000"]);
     let (status, detail, code) = host_trace();

@@ -99,6 +99,9 @@ fn validate(args: &CheckArgs) -> Result<()> {
     // Bad thresholds are usage errors up front: a CI job with a typo must not
     // go green on an audit that silently skipped its clock checks.
     crate::model::policy::max_ns(args.max_ns)?;
+    if let Some(rate) = args.fail_over.filter(|r| !r.is_finite() || *r < 0.0) {
+        return Err(Error::Usage(format!("--fail-over wants a rate ≥ 0 (calls/s), got {rate}")));
+    }
     Ok(())
 }
 
@@ -134,6 +137,10 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         (audited, observation)
     });
     let (mut checks, bench, binary, facts) = audited?;
+    let mut observation = observation;
+    if let (Observation::Seen(seen), Some(rate)) = (&mut observation, args.fail_over) {
+        seen.fail_over = rate;
+    }
     match binary {
         // `-p`: the binary row says what its code is expected to do, the
         // observation row what it did.
