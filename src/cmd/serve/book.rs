@@ -86,6 +86,11 @@ pub(super) struct Book {
     /// the pid when they were first seen. Another holder means that one is
     /// gone: its calls are never credited to the pid's next owner.
     starts: HashMap<i32, u64>,
+    /// Series read final, at the engine's count then, while it keeps them.
+    graves: HashMap<Series, u64>,
+    /// A later process's series under a final one's key: the count it
+    /// starts from.
+    bases: HashMap<Series, u64>,
 }
 
 impl Book {
@@ -102,6 +107,8 @@ impl Book {
             dying: HashSet::new(),
             buried: HashSet::new(),
             starts: HashMap::new(),
+            graves: HashMap::new(),
+            bases: HashMap::new(),
         }
     }
 
@@ -124,17 +131,7 @@ impl Book {
     /// gone before are folded, newly gone ones folded as they stand; the
     /// live ones are returned.
     fn sort(&mut self, tally: &Tally) -> Vec<(Series, u64)> {
-        // A process's start-up getrandom key is no series of its own (as in
-        // `trace`'s rows): every process would have one.
-        let startup = Clock::Random(RandomCall::StartupKey);
-        let counts = tally
-            .counts
-            .iter()
-            .filter(|(k, _)| k.clock != startup)
-            .map(|(k, v)| (Series::Syscall(*k), *v))
-            .chain(tally.vsyscall.iter().map(|((pid, f), v)| (Series::Vsyscall(*pid, *f), *v)))
-            .chain(tally.unrecorded.iter().map(|(pid, v)| (Series::Unattributed(*pid), *v)))
-            .filter(|(_, v)| *v > 0);
+        let counts = self.counted(tally);
         // Every process the snapshot holds (start-up keys too), by state.
         let processes: HashSet<(i32, u64)> = (tally.counts.keys().map(|k| (k.pid, k.start)))
             .chain(tally.vsyscall.keys().map(|(pid, _)| (*pid, 0)))
@@ -143,12 +140,16 @@ impl Book {
         let (buried, rest): (HashSet<_>, HashSet<_>) = processes.into_iter().partition(|p| self.dying.contains(p));
         let dying: HashSet<(i32, u64)> = rest.into_iter().filter(|p| !self.running(*p)).collect();
         let (mut live, mut gone) = (Vec::new(), Vec::new());
-        for (s, v) in counts {
+        for (s, v, raw) in counts {
             let process = s.process();
             if buried.contains(&process) {
                 match self.folded.remove(&s) {
                     Some((before, agg)) => *self.exited.entry(agg).or_default() += v.saturating_sub(before),
                     None => gone.push((s, v, true)),
+                }
+                // Final: the perf engine keeps its rows, which are not new.
+                if self.engine == "perf" {
+                    self.graves.insert(s, raw);
                 }
             } else if dying.contains(&process) {
                 gone.push((s, v, false));
@@ -163,6 +164,44 @@ impl Book {
         self.buried = buried;
         self.dying = dying;
         live
+    }
+
+    /// Every series with calls: (series, calls of its current process,
+    /// the engine's count). Under the perf engine, which forgets nothing, a
+    /// series read final is skipped while its count stays; calls beyond
+    /// it are a later process's under the same key (perf keys by pid
+    /// alone), counted from there. The BPF engine forgets what was read
+    /// final, so a key seen again is a new process's from 0.
+    fn counted(&mut self, tally: &Tally) -> Vec<(Series, u64, u64)> {
+        // A process's start-up getrandom key is no series of its own (as in
+        // `trace`'s rows): every process would have one.
+        let startup = Clock::Random(RandomCall::StartupKey);
+        let all: Vec<(Series, u64)> = tally
+            .counts
+            .iter()
+            .filter(|(k, _)| k.clock != startup)
+            .map(|(k, v)| (Series::Syscall(*k), *v))
+            .chain(tally.vsyscall.iter().map(|((pid, f), v)| (Series::Vsyscall(*pid, *f), *v)))
+            .chain(tally.unrecorded.iter().map(|(pid, v)| (Series::Unattributed(*pid), *v)))
+            .collect();
+        let held: HashSet<Series> = all.iter().map(|(s, _)| *s).collect();
+        self.graves.retain(|s, _| held.contains(s));
+        self.bases.retain(|s, _| held.contains(s));
+        let mut out = Vec::new();
+        for (s, raw) in all {
+            if let Some(&grave) = self.graves.get(&s) {
+                if raw <= grave {
+                    continue;
+                }
+                self.graves.remove(&s);
+                self.bases.insert(s, grave);
+            }
+            let v = raw.saturating_sub(self.bases.get(&s).copied().unwrap_or(0));
+            if v > 0 {
+                out.push((s, v, raw));
+            }
+        }
+        out
     }
 
     /// Whether a process still runs: by pid and start, or for a pid alone,
@@ -582,6 +621,23 @@ mod tests {
         let text = book.render(&t, at(3), &Costs::new());
         assert!(text.contains(&format!("vdsoctl_vsyscall_emulations_total{{pid=\"{me}\",")), "{text}");
         assert!(text.contains("function=\"time\"} 3\n"), "{text}");
+    }
+
+    #[test]
+    fn an_engine_that_forgets_nothing_is_folded_once() {
+        // The perf engine: pid-only keys (start 0), rows never forgotten.
+        let gone = 5_000_000;
+        let mut book = Book::new(10, Some((6, 18)), "perf");
+        let start = book.last_at;
+        let at = |s| start + Duration::from_secs(s);
+        let mut t = Tally::default();
+        t.comms.insert(gone, "date".into());
+        t.counts.insert(key(gone, 1), 4);
+        for s in 1..=5 {
+            let text = book.render(&t, at(s), &Costs::new());
+            let line = text.lines().find(|l| l.starts_with("vdsoctl_exited_clock_syscalls_total{comm=\"date\""));
+            assert!(line.is_some_and(|l| l.ends_with(" 4")), "refresh {s}: {text}");
+        }
     }
 
     #[test]
