@@ -145,7 +145,7 @@ pub struct TraceArgs {
     pub interval: Option<Duration>,
 
     /// Exit 1 when a clock that should be served by the vDSO makes more than RATE syscalls/s (0 for CI).
-    #[arg(long, value_name = "RATE")]
+    #[arg(long, value_name = "RATE", value_parser = rate_arg)]
     pub fail_over: Option<f64>,
 
     /// How to count: bpf (in-kernel aggregation, exact for every ABI), perf (tracepoint counters
@@ -284,6 +284,14 @@ fn bench_path_arg(text: &str) -> Result<BenchPath, String> {
     BenchPath::parse(text).ok_or_else(|| format!("unknown path {text:?} — use libc, vdso, syscall or vsyscall"))
 }
 
+/// `--fail-over`: a finite rate ≥ 0 in calls/s.
+fn rate_arg(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(r) if r.is_finite() && r >= 0.0 => Ok(r),
+        _ => Err(format!("--fail-over wants a rate ≥ 0 (calls/s), got {text} — e.g. --fail-over 0 in CI")),
+    }
+}
+
 /// `--max-ns`: a positive, finite number of nanoseconds.
 fn positive_ns_arg(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
@@ -308,6 +316,11 @@ pub struct CheckArgs {
     /// Exit 1 on WARN as well as on FAIL.
     #[arg(long)]
     pub strict: bool,
+
+    /// The host's observation fails when one process bypasses the vDSO more than RATE times a
+    /// second, and warns below (default 100, so a rare raw call does not fail a fleet; 0 fails any).
+    #[arg(long, value_name = "RATE", value_parser = rate_arg, conflicts_with_all = ["pid", "image", "command"])]
+    pub fail_over: Option<f64>,
 
     /// Show only the rows that are not OK, and the verdict (tables; JSON keeps every row).
     #[arg(short, long)]
@@ -340,9 +353,10 @@ pub struct CheckArgs {
 /// `serve` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
-    /// Address to listen on: HOST:PORT, [IPv6]:PORT, or :PORT for every IPv4 interface
+    /// Address to listen on: HOST:PORT, [IPv6]:PORT, or :PORT for every IPv4 interface.
+    /// Loopback by default: /metrics names every process's command and cgroup
     /// (10411: outside the 9100-9999 range Prometheus allocates to exporters, which is full).
-    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:10411")]
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:10411")]
     pub listen: String,
 
     /// How often the audit, the clock costs and the per-process counts are refreshed
@@ -524,8 +538,8 @@ pub const PAGES: &[Page] = &[
         ],
         privileges: "the per-process series need root, or CAP_BPF and CAP_PERFMON; without them the audit and costs are still served",
         examples: &[
-            ("vdsoctl serve", "/metrics on port 10411, refreshed every 15 s"),
-            ("vdsoctl serve --listen 127.0.0.1:10411 --interval 1m", "local only, refreshed every minute"),
+            ("vdsoctl serve", "/metrics on 127.0.0.1:10411 (loopback only), refreshed every 15 s"),
+            ("vdsoctl serve --listen :10411 --interval 1m", "on every IPv4 address (it names every process), every minute"),
         ],
     },
 ];
@@ -656,7 +670,7 @@ mod tests {
         match cli.command {
             Command::Serve(s) => {
                 assert_eq!(s.interval, Duration::from_millis(250));
-                assert_eq!(s.listen, "0.0.0.0:10411");
+                assert_eq!(s.listen, "127.0.0.1:10411");
                 assert_eq!(s.max_series, 100);
             }
             _ => unreachable!(),

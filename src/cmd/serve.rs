@@ -18,6 +18,7 @@
 //! passes its tracepoint, so the bench's `path="syscall"` cost includes that
 //! overhead; the libc and vDSO paths make no syscall and are unaffected.
 
+mod book;
 mod http;
 
 use super::Outcome;
@@ -25,15 +26,15 @@ use crate::arch::{self, VdsoFn};
 use crate::cli::ServeArgs;
 use crate::error::{Error, Result};
 use crate::inspect::{kernel, Process};
-use crate::measure::trace::{Clock, Key, RandomCall, Tally};
+use crate::measure::trace::{Clock, Tally};
 use crate::model::bench::BenchReport;
-use crate::model::cgroup::Placement;
 use crate::model::check::{Check, CheckReport};
 use crate::model::observe::{Observation, Scope, Unseen};
 use crate::model::Status;
 use crate::model::{vdso_serves_call, ClockRef};
-use crate::render::prom::{self, Kind, Prometheus, SyscallSeries, VsyscallSeries};
+use crate::render::prom::{Kind, Prometheus};
 use crate::render::{note, Render};
+use book::{Book, Costs};
 use std::collections::HashMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Condvar, Mutex};
@@ -69,10 +70,24 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
         spawn("audit", move || {
             let mut watch = Watch::default();
             loop {
+                let seen = shared.published.load(std::sync::atomic::Ordering::Acquire);
                 let observed = watch.observe(&shared);
-                let text: Arc<str> = audit_section(observed).into();
+                let pending = matches!(observed, Observation::Unseen(Unseen::NotYet));
+                let text: Arc<str> = audit_section(observed, &shared.costs).into();
                 *shared.audit.lock().unwrap_or_else(|e| e.into_inner()) = text;
-                if stop.wait(interval) {
+                // Before the first window, audit again as soon as the rates
+                // thread publishes, not an interval later.
+                let until = Instant::now() + interval;
+                while !(pending && shared.published.load(std::sync::atomic::Ordering::Acquire) != seen) {
+                    let left = until.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    if stop.wait(if pending { TICK.min(left) } else { left }) {
+                        return;
+                    }
+                }
+                if stop.is_set() {
                     return;
                 }
             }
@@ -143,6 +158,10 @@ struct Shared {
     rates: Mutex<Arc<str>>,
     /// The rates thread's last snapshot, for the audit's observation.
     counted: Mutex<Counted>,
+    /// How many times `counted` was published.
+    published: std::sync::atomic::AtomicU64,
+    /// One raw syscall's cost, from the audit's bench, for the CPU series.
+    costs: Mutex<Arc<Costs>>,
 }
 
 impl Default for Shared {
@@ -151,6 +170,8 @@ impl Default for Shared {
             audit: Mutex::new(Arc::from("")),
             rates: Mutex::new(Arc::from("")),
             counted: Mutex::new(Counted::NotYet),
+            published: std::sync::atomic::AtomicU64::new(0),
+            costs: Mutex::new(Arc::new(Costs::new())),
         }
     }
 }
@@ -238,7 +259,7 @@ impl Watch {
                             (last, *then),
                             (&tally, at),
                             engine,
-                            &crate::inspect::process::runs_vdsoctl,
+                            &crate::inspect::process::is_ours,
                         );
                     }
                 }
@@ -253,7 +274,7 @@ impl Watch {
 
 /// The host audit (with what the trace engine saw bypass the vDSO) and
 /// the facts beside it, as one section.
-fn audit_section(observed: &Observation) -> String {
+fn audit_section(observed: &Observation, costs: &Mutex<Arc<Costs>>) -> String {
     let started = Instant::now();
     let release = kernel::release();
     let kernel_version = release.as_deref().and_then(kernel::parse_version);
@@ -264,12 +285,21 @@ fn audit_section(observed: &Observation) -> String {
             checks.push(Check::observed("host_trace", observed, Scope::Host));
             let status = Status::worst(checks.iter().map(|c| c.status));
             bench_rows = served_rows(bench.as_ref(), kernel_version);
-            let report = CheckReport { checks, status, strict: false, bench, ..CheckReport::default() };
+            *costs.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(syscall_costs(bench.as_ref()));
+            let pending = matches!(observed, Observation::Unseen(Unseen::NotYet));
+            let report = CheckReport { checks, status, strict: false, bench, pending, ..CheckReport::default() };
             text += &report.render_prometheus().unwrap_or_default();
         }
         Err(e) => note(format_args!("audit failed: {e}")),
     }
     let mut p = Prometheus::default();
+    p.family(
+        "check_observed",
+        Kind::Gauge,
+        "1 when the audit's verdict includes a window of observed clock syscalls; 0 before the first window \
+         (vdsoctl_check_failed has no sample then unless the host facts already fail) or when none can be observed.",
+    );
+    p.sample("check_observed", &[], u64::from(matches!(observed, Observation::Seen(_))));
     p.family(
         "vdso_serves",
         Kind::Gauge,
@@ -340,6 +370,23 @@ fn served_rows(bench: Option<&BenchReport>, kernel_version: Option<(u32, u32)>) 
     rows
 }
 
+/// One raw syscall's cost in ns, by function and clock id, from the bench.
+fn syscall_costs(bench: Option<&BenchReport>) -> Costs {
+    let results = bench.map(|b| b.results.as_slice()).unwrap_or_default();
+    results
+        .iter()
+        .filter(|r| r.path == crate::measure::bench::Path::Syscall)
+        .filter_map(|r| {
+            let clock = match r.clock {
+                Some(ClockRef::Id(id)) => Some(id),
+                Some(_) => return None,
+                None => None,
+            };
+            Some(((r.function, clock), r.ns_per_call?))
+        })
+        .collect()
+}
+
 fn unix_now() -> f64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0.0, |d| (d.as_millis() as f64) / 1e3)
 }
@@ -367,8 +414,10 @@ impl RateSource {
         use crate::measure::trace::engine::{Choice, Counting, Plan};
         let plan = Plan { all: true, ..Plan::default() };
         let opened = Counting::open(Choice::Auto, &plan)?;
-        if let Some(why) = &opened.fallback_reason {
-            note(format_args!("counting with the perf engine: {why}"));
+        let kind = opened.counting.kind();
+        match crate::measure::trace::engine::announced_fallback(kind, opened.fallback_reason.as_deref()) {
+            Some(why) => note(format_args!("counting clock syscalls with the {} engine: {why}", kind.name())),
+            None => note(format_args!("counting clock syscalls with the {} engine", kind.name())),
         }
         let mut counting = opened.counting;
         counting.start()?;
@@ -383,16 +432,25 @@ impl RateSource {
         Ok(())
     }
 
-    /// Counts since `open`; processes that are gone are forgotten by the
-    /// engine afterwards, so its map stays bounded on a long-running host.
+    /// Counts since `open`.
     fn snapshot(&mut self) -> Result<Tally> {
-        let tally = self.counting.snapshot()?;
+        self.counting.snapshot()
+    }
+
+    /// Drop the rows of processes the book has read final (found gone at
+    /// one refresh, read again at the next): the engine's maps stay bounded
+    /// on a long-running host, and no call a process made before it exited
+    /// is dropped unread — not even one that started after the snapshot.
+    fn forget(&mut self, book: &Book) {
         // One /proc read per process, not per row.
         let seen = std::cell::RefCell::new(HashMap::new());
         self.counting.forget(|pid, start| {
-            !*seen.borrow_mut().entry((pid, start)).or_insert_with(|| crate::inspect::process::is_running(pid, start))
+            book.buried(pid, start)
+                && !*seen
+                    .borrow_mut()
+                    .entry((pid, start))
+                    .or_insert_with(|| crate::inspect::process::is_running(pid, start))
         });
-        Ok(tally)
     }
 }
 
@@ -400,7 +458,10 @@ impl RateSource {
 /// snapshot into the per-process section.
 fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usize) {
     let set = |text: String| *shared.rates.lock().unwrap_or_else(|e| e.into_inner()) = text.into();
-    let publish = |c: Counted| *shared.counted.lock().unwrap_or_else(|e| e.into_inner()) = c;
+    let publish = |c: Counted| {
+        *shared.counted.lock().unwrap_or_else(|e| e.into_inner()) = c;
+        shared.published.fetch_add(1, std::sync::atomic::Ordering::Release);
+    };
     let mut source = match RateSource::open() {
         Ok(s) => s,
         Err(e) => {
@@ -412,15 +473,17 @@ fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usiz
     };
     publish(Counted::At(Arc::new(Tally::default()), Instant::now(), source.counting.kind()));
     let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
-    let mut book = Book::new(max_series, kernel_version);
+    let mut book = Book::new(max_series, kernel_version, source.counting.kind().name());
     let mut next = Instant::now() + interval;
-    set(book.render(&Tally::default(), Instant::now()));
+    let costs = || shared.costs.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    set(book.render(&Tally::default(), Instant::now(), &costs()));
     while !stop.is_set() {
         let now = Instant::now();
         if now >= next {
             match source.snapshot() {
                 Ok(tally) => {
-                    set(book.render(&tally, now));
+                    set(book.render(&tally, now, &costs()));
+                    source.forget(&book);
                     publish(Counted::At(Arc::new(tally), now, source.counting.kind()));
                 }
                 Err(e) => {
@@ -444,7 +507,7 @@ fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usiz
     }
 }
 
-const TRACE_UP_HELP: &str =
+pub(super) const TRACE_UP_HELP: &str =
     "1 when the trace engine counts clock syscalls system-wide, 0 when it could not start (see vdsoctl's stderr).";
 
 fn down_section() -> String {
@@ -454,193 +517,9 @@ fn down_section() -> String {
     p.finish()
 }
 
-/// One exportable per-process series.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Series {
-    Syscall(Key),
-    Vsyscall(i32, VdsoFn),
-    /// Calls in a process's total that have no row (the engine's row map
-    /// was full): with these, a process's calls add up whatever others do.
-    Unattributed(i32),
-}
-
-impl Series {
-    /// The process: its pid and, when the engine knows it, its start time.
-    fn process(self) -> (i32, u64) {
-        match self {
-            Series::Syscall(k) => (k.pid, k.start),
-            Series::Vsyscall(pid, _) | Series::Unattributed(pid) => (pid, 0),
-        }
-    }
-}
-
-/// Turns successive tallies into the top-N series by rate.
-struct Book {
-    max: usize,
-    kernel: Option<(u32, u32)>,
-    /// Counts at the previous refresh, and when it was.
-    last: HashMap<Series, u64>,
-    last_at: Instant,
-}
-
-impl Book {
-    fn new(max: usize, kernel: Option<(u32, u32)>) -> Book {
-        Book { max, kernel, last: HashMap::new(), last_at: Instant::now() }
-    }
-
-    /// The per-process section for `tally` (counts since the engine started).
-    fn render(&mut self, tally: &Tally, now: Instant) -> String {
-        let (kept, capped) = self.keep(tally, now);
-        self.exposition(&kept, capped, tally)
-    }
-
-    /// The series to export, busiest first up to the cap, each with its
-    /// process's current name, and how many busy ones the cap left out.
-    fn keep(&mut self, tally: &Tally, now: Instant) -> (Vec<(Series, u64, String)>, u64) {
-        let secs = now.saturating_duration_since(self.last_at).as_secs_f64().max(1e-3);
-        // A process's start-up getrandom key is no series of its own (as in
-        // `trace`'s rows): every process would have one.
-        let startup = Clock::Random(RandomCall::StartupKey);
-        let counts = tally
-            .counts
-            .iter()
-            .filter(|(k, _)| k.clock != startup)
-            .map(|(k, v)| (Series::Syscall(*k), *v))
-            .chain(tally.vsyscall.iter().map(|((pid, f), v)| (Series::Vsyscall(*pid, *f), *v)))
-            .chain(tally.unrecorded.iter().map(|(pid, v)| (Series::Unattributed(*pid), *v)))
-            .filter(|(_, v)| *v > 0);
-        let mut ranked: Vec<(Series, u64, f64)> = counts
-            .map(|(s, v)| (s, v, v.saturating_sub(self.last.get(&s).copied().unwrap_or(0)) as f64 / secs))
-            .collect();
-        ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then(b.1.cmp(&a.1)).then(a.0.cmp(&b.0)));
-        // The busiest live processes, up to the cap: a process that is gone
-        // (no /proc/PID, or the pid now held by a later process) drops out,
-        // and each is labelled with its current name. Only one process can
-        // hold a pid at a time, and the engine keeps one row per process,
-        // function and clock whatever the names: no two series share a
-        // label set, however often processes rename themselves or exec.
-        let mut comms: HashMap<(i32, u64), Option<String>> = HashMap::new();
-        let mut kept: Vec<(Series, u64, String)> = Vec::new();
-        let mut capped = 0u64;
-        for (s, count, rate) in &ranked {
-            let comm = comms.entry(s.process()).or_insert_with(|| {
-                let (pid, start) = s.process();
-                crate::inspect::process::is_running(pid, start).then(|| crate::inspect::process::comm_of(pid)).flatten()
-            });
-            let Some(comm) = comm else { continue };
-            if kept.len() < self.max {
-                kept.push((*s, *count, comm.clone()));
-            } else if *rate > 0.0 {
-                capped += 1;
-            }
-        }
-        kept.sort_by_key(|k| k.0);
-        self.last = ranked.iter().map(|(s, v, _)| (*s, *v)).collect();
-        self.last_at = now;
-        (kept, capped)
-    }
-
-    /// The exposition of the kept series.
-    fn exposition(&self, kept: &[(Series, u64, String)], capped: u64, tally: &Tally) -> String {
-        let labels: Vec<(Key, u64, &str, Option<String>)> = kept
-            .iter()
-            .filter_map(|(s, v, c)| match s {
-                Series::Syscall(k) => Some((*k, *v, c.as_str(), ClockRef::of(k.clock).map(ClockRef::text))),
-                Series::Vsyscall(..) | Series::Unattributed(_) => None,
-            })
-            .collect();
-        let places: HashMap<i32, Placement> = labels
-            .iter()
-            .map(|(k, ..)| (k.pid, Placement::of(tally.cgroups.get(&k.pid).map(String::as_str))))
-            .collect();
-        let rows: Vec<SyscallSeries<'_>> = labels
-            .iter()
-            .map(|(k, v, comm, clock)| SyscallSeries {
-                pid: k.pid,
-                tid: None,
-                start: None,
-                comm: Some(comm),
-                syscall: k.func.name(),
-                clock: clock.as_deref(),
-                random: match k.clock {
-                    Clock::Random(r) => Some(r.name()),
-                    _ => None,
-                },
-                abi: k.abi.name(),
-                vdso_serves: vdso_serves_call(k.abi, k.func, k.clock, self.kernel),
-                count: *v,
-                placement: places.get(&k.pid),
-            })
-            .collect();
-        let vrows: Vec<VsyscallSeries<'_>> = kept
-            .iter()
-            .filter_map(|(s, v, c)| match s {
-                Series::Vsyscall(pid, f) => {
-                    Some(VsyscallSeries { pid: *pid, comm: Some(c), function: f.name(), count: *v })
-                }
-                Series::Syscall(_) | Series::Unattributed(_) => None,
-            })
-            .collect();
-        let unattributed: Vec<(i32, u64, &str)> = kept
-            .iter()
-            .filter_map(|(s, v, c)| match s {
-                Series::Unattributed(pid) => Some((*pid, *v, c.as_str())),
-                _ => None,
-            })
-            .collect();
-        let mut p = Prometheus::default();
-        p.family("trace_up", Kind::Gauge, TRACE_UP_HELP);
-        p.sample("trace_up", &[], 1u64);
-        prom::clock_syscalls(&mut p, "since the exporter started", &rows);
-        prom::vsyscall_emulations(&mut p, "since the exporter started", &vrows);
-        p.family(
-            "clock_syscalls_unattributed_total",
-            Kind::Counter,
-            "Clock syscalls of a process counted in its total but in no vdsoctl_clock_syscalls_total series \
-             (the trace engine's row map was full): a process's calls are the sum of both.",
-        );
-        for (pid, v, comm) in &unattributed {
-            let pid = pid.to_string();
-            p.sample("clock_syscalls_unattributed_total", &[("pid", &pid), ("comm", comm)], *v);
-        }
-        p.family(
-            "trace_series_capped",
-            Kind::Gauge,
-            "Per-process series with calls in the last interval left out by --max-series.",
-        );
-        p.sample("trace_series_capped", &[], capped);
-        p.family(
-            "trace_lost_total",
-            Kind::Counter,
-            "Clock syscalls the trace engine could not keep anywhere (BPF: no row and no process entry; perf: records dropped).",
-        );
-        p.sample("trace_lost_total", &[], tally.lost_records);
-        p.family(
-            "trace_timestamp_seconds",
-            Kind::Gauge,
-            "When the per-process counts were last read, in seconds since the epoch.",
-        );
-        p.sample("trace_timestamp_seconds", &[], unix_now());
-        p.finish()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arch::Abi;
-
-    fn key(pid: i32, clock: i64) -> Key {
-        Key {
-            pid,
-            tid: None,
-            abi: Abi::X86_64,
-            func: VdsoFn::ClockGettime,
-            clock: Clock::Id(clock),
-            comm: None,
-            start: 0,
-        }
-    }
 
     #[test]
     fn listen_forms() {
@@ -650,61 +529,5 @@ mod tests {
         for bad in ["10411", "127.0.0.1", "1.2.3.4:99999", ""] {
             assert!(matches!(listen_addrs(bad), Err(Error::Usage(_))), "{bad}");
         }
-    }
-
-    #[test]
-    fn book_keeps_the_busiest_live_processes() {
-        let me = std::process::id() as i32;
-        // A pid that cannot exist (above pid_max's hard limit of 2^22).
-        let gone = 5_000_000;
-        let mut book = Book::new(1, Some((6, 18)));
-        let start = book.last_at;
-        let mut t = Tally::default();
-        t.counts.insert(key(me, 4), 100);
-        t.counts.insert(key(me, 1), 10);
-        t.counts.insert(key(gone, 4), 1_000_000);
-        let text = book.render(&t, start + Duration::from_secs(1));
-        assert!(
-            text.contains(&format!("vdsoctl_clock_syscalls_total{{pid=\"{me}\",comm=\"")),
-            "live pid exported: {text}"
-        );
-        assert!(text.contains("clock=\"CLOCK_MONOTONIC_RAW\",abi=\"x86_64\",vdso_serves=\"true\"} 100\n"), "{text}");
-        assert!(!text.contains(&format!("pid=\"{gone}\"")), "vanished pid dropped: {text}");
-        assert!(text.contains("vdsoctl_trace_series_capped 1\n"), "one live series over the cap: {text}");
-        // Next interval: MONOTONIC grows faster and takes the only slot.
-        t.counts.insert(key(me, 1), 1_000);
-        let text = book.render(&t, start + Duration::from_secs(2));
-        assert!(text.contains("clock=\"CLOCK_MONOTONIC\",abi=\"x86_64\",vdso_serves=\"true\"} 1000\n"), "{text}");
-        assert!(!text.contains("CLOCK_MONOTONIC_RAW"), "{text}");
-    }
-
-    #[test]
-    fn book_never_labels_an_exited_process_with_its_pids_new_owner() {
-        use crate::inspect::process::{ns_per_tick, start_ticks_of};
-        let me = std::process::id() as i32;
-        let now = start_ticks_of(me).unwrap() * ns_per_tick();
-        let mut book = Book::new(10, Some((6, 18)));
-        let start = book.last_at;
-        let mut t = Tally::default();
-        // The same pid, function and clock: the process holding it now and
-        // one that held it before (started at boot).
-        t.counts.insert(Key { start: now, ..key(me, 1) }, 5);
-        t.counts.insert(Key { start: 1, ..key(me, 1) }, 7);
-        let text = book.render(&t, start + Duration::from_secs(1));
-        let ours: Vec<&str> = text.lines().filter(|l| l.contains(&format!("pid=\"{me}\""))).collect();
-        assert_eq!(ours.len(), 1, "{text}");
-        assert!(ours[0].ends_with(" 5"), "{text}");
-    }
-
-    #[test]
-    fn book_exports_calls_that_found_no_row() {
-        let me = std::process::id() as i32;
-        let mut book = Book::new(10, Some((6, 18)));
-        let start = book.last_at;
-        let mut t = Tally::default();
-        t.unrecorded.insert(me, 9);
-        let text = book.render(&t, start + Duration::from_secs(1));
-        let tag = format!("vdsoctl_clock_syscalls_unattributed_total{{pid=\"{me}\",comm=\"");
-        assert!(text.lines().any(|l| l.starts_with(&tag) && l.ends_with("\"} 9")), "{text}");
     }
 }

@@ -148,11 +148,6 @@ pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Check what can fail with exit 2 before any tracing starts.
 fn validate(args: &TraceArgs) -> Result<()> {
-    if let Some(r) = args.fail_over {
-        if !(r.is_finite() && r >= 0.0) {
-            return Err(Error::Usage(format!("--fail-over wants a rate ≥ 0 (calls/s), got {r}")));
-        }
-    }
     if let Some(every) = args.interval.filter(|i| *i < MIN_INTERVAL) {
         return Err(Error::Usage(format!(
             "--interval {} is below its floor of 100ms: each interval reads every count and prints a report — use --interval 100ms or more (e.g. 1s)",

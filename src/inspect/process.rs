@@ -435,16 +435,28 @@ pub fn comm_of(pid: i32) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).trim_end_matches('\n').to_string())
 }
 
-/// Whether `pid` runs vdsoctl — this very executable, or another file named
-/// `vdsoctl` (another version, another build): its clock bench (`check`,
-/// `bench`, `serve`'s audit) makes syscalls on purpose.
-pub fn runs_vdsoctl(pid: i32) -> bool {
-    if pid == std::process::id() as i32 {
-        return true;
+/// Whether `pid` is one of this vdsoctl's own processes: itself or a
+/// process it started (its clock bench makes syscalls on purpose). Told by
+/// the pid set — ancestry — never by a name or an executable, which any
+/// process can choose: a raw loop copied to `vdsoctl` is audited like any
+/// other, and so is another vdsoctl's bench.
+pub fn is_ours(pid: i32) -> bool {
+    let me = std::process::id() as i32;
+    let mut p = pid;
+    // Walk up the parents; a chain deeper than this is not ours.
+    for _ in 0..64 {
+        if p == me {
+            return true;
+        }
+        if p <= 1 {
+            return false;
+        }
+        let Some(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")).ok().and_then(|t| parse_stat(&t)) else {
+            return false;
+        };
+        p = stat.ppid;
     }
-    let named =
-        std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|p| p.file_name().is_some_and(|n| n == "vdsoctl"));
-    named || runs_this_executable(pid)
+    false
 }
 
 /// Whether `pid` runs this very executable file (same device and inode):
@@ -645,23 +657,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn vdsoctl_is_known_by_its_executable() {
-        assert!(runs_vdsoctl(std::process::id() as i32));
-        // A child running another program is not vdsoctl.
+    fn vdsoctl_is_known_by_its_pids() {
+        assert!(is_ours(std::process::id() as i32));
+        // A child is ours, whatever it runs; init and a pid that cannot
+        // exist are not.
         let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
-        let pid = child.id() as i32;
-        // Until it has exec'd it is a copy of this one (seen under QEMU's TCG).
-        let own = std::fs::read_link("/proc/self/exe").unwrap();
-        for _ in 0..500 {
-            if std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe != own) {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        let seen = runs_vdsoctl(pid);
+        let seen = is_ours(child.id() as i32);
         let _ = child.kill();
         let _ = child.wait();
-        assert!(!seen);
+        assert!(seen);
+        assert!(!is_ours(1));
+        assert!(!is_ours(5_000_000));
     }
 
     #[test]

@@ -37,7 +37,8 @@ impl Check {
         let f = obs.finding(scope);
         let status = match obs.judged() {
             Judged::Clean => Status::Ok,
-            Judged::Bypassed => Status::Fail,
+            // FAIL, or on the host a WARN below its rate threshold.
+            Judged::Bypassed => f.severity,
             Judged::NotObserved => Status::Info,
             Judged::Broken => Status::Warn,
         };
@@ -74,6 +75,14 @@ pub struct CheckReport {
     pub status: Status,
     /// Whether `--strict` made WARN fail the audit.
     pub strict: bool,
+    /// What the verdict could not stand on (the clock syscalls, when no
+    /// engine could observe them): said on the verdict line and in JSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_observed: Option<String>,
+    /// `serve` before its first window: the audit's verdict is not known
+    /// yet unless the host facts already fail, so no `check_failed 0`.
+    #[serde(skip)]
+    pub pending: bool,
     /// The quick bench behind the clock checks (its costs go to Prometheus).
     #[serde(skip)]
     pub bench: Option<BenchReport>,

@@ -24,6 +24,13 @@ pub const DEFAULT_WINDOW: Duration = Duration::from_secs(1);
 /// What the trace engines need, said where nothing could be observed.
 pub const NEEDS: &str = "needs root or CAP_BPF + CAP_PERFMON";
 
+/// The host audit FAILs only when some process bypasses the vDSO faster
+/// than this many calls a second (the sum of its calls), and WARNs below:
+/// one raw call in a window (a `date` now and then) must not make a
+/// fleet's `vdsoctl_check_failed` flap; a busy loop (100k/s) fails. Like
+/// `trace --fail-over`, the rate must be over it, not at it.
+pub const HOST_FAIL_OVER: f64 = 100.0;
+
 /// How many bypassing (process, call) pairs a row names before "and N more".
 const NAMED: usize = 5;
 
@@ -73,6 +80,10 @@ pub struct Seen {
     /// vdsoctl's own processes, left out: its clock bench makes syscalls
     /// on purpose.
     pub left_out: Vec<i32>,
+    /// The host row FAILs over this many calls/s of one process, WARNs at
+    /// or below ([`HOST_FAIL_OVER`] unless `check --fail-over` says).
+    #[serde(skip)]
+    pub fail_over: f64,
 }
 
 /// `; 1,000 getrandom syscalls the vDSO would serve`, or nothing.
@@ -178,6 +189,7 @@ impl Observation {
             expected,
             lost: report.lost,
             left_out,
+            fail_over: HOST_FAIL_OVER,
         })
     }
 
@@ -209,6 +221,24 @@ impl Observation {
             seen: &Default::default(),
         };
         Observation::of_report(&super::trace::build(&session, &window, None), exclude)
+    }
+
+    /// What a verdict resting on this observation could not see, for its
+    /// verdict line and JSON: `host facts only; clock syscalls not
+    /// observed: needs root or CAP_BPF + CAP_PERFMON`. `None` when seen (or
+    /// not yet: `serve` says that on its own row).
+    pub fn caveat(&self, scope: Scope) -> Option<String> {
+        let facts = match scope {
+            Scope::Host => "host facts only",
+            Scope::Process(_) => "the binary's facts only",
+        };
+        let why = match self {
+            Observation::Seen(_) | Observation::Unseen(Unseen::NotYet) => return None,
+            Observation::Unseen(Unseen::Off) => "(--trace 0)".to_string(),
+            Observation::Unseen(Unseen::NoEngine(_)) => format!(": {NEEDS}"),
+            Observation::Unseen(Unseen::Failed(why)) => format!(": {why}"),
+        };
+        Some(format!("{facts}; clock syscalls not observed{}{why}", if why.starts_with('(') { " " } else { "" }))
     }
 
     /// How it counts in the audit.
@@ -281,9 +311,15 @@ impl Observation {
             ),
         };
         let sep = if scope == Scope::Host { "; " } else { ", " };
+        let busiest = pids.first().map_or(0.0, |p| p.1);
+        let (status, gate) = match scope {
+            Scope::Host if busiest <= s.fail_over => (Status::Warn, format!("; none over {}", threshold(s.fail_over))),
+            Scope::Host => (Status::Fail, format!("; over {}", threshold(s.fail_over))),
+            Scope::Process(_) => (Status::Fail, String::new()),
+        };
         Finding::new(
-            Status::Fail,
-            format!("observed {secs}: {}{more} — {what}{lost}{left_out}", named.join(sep)),
+            status,
+            format!("observed {secs}: {}{more} — {what}{gate}{lost}{left_out}", named.join(sep)),
             Some(hint),
         )
     }
@@ -369,6 +405,15 @@ fn lead_hint(bypass: &[Bypass], pid: i32) -> String {
     }
 }
 
+/// `100 calls/s, the host's FAIL threshold` (`--fail-over 0`: any call).
+fn threshold(rate: f64) -> String {
+    if rate == HOST_FAIL_OVER {
+        format!("{HOST_FAIL_OVER} calls/s, the host's FAIL threshold")
+    } else {
+        format!("--fail-over {rate} calls/s")
+    }
+}
+
 /// The bypasses to name: one entry per call (`-p`) or per process, busiest
 /// first, with its calls after it (host); the processes by rate, and how
 /// many were left unnamed.
@@ -415,6 +460,7 @@ mod tests {
             expected: 3,
             lost: 0,
             left_out: vec![],
+            fail_over: HOST_FAIL_OVER,
         })
     }
 
@@ -480,6 +526,42 @@ mod tests {
         let f = o.finding(Scope::Host);
         assert_eq!(f.message, "not observed (needs root or CAP_BPF + CAP_PERFMON): BPF refused");
         assert_eq!(Observation::Unseen(Unseen::Off).finding(Scope::Host).message, "not observed (--trace 0)");
+    }
+
+    #[test]
+    fn a_host_fails_only_over_its_rate() {
+        let f = seen(vec![mono(42, 2.0)]).finding(Scope::Host);
+        assert_eq!(f.severity, Status::Warn, "{}", f.message);
+        assert!(f.message.contains("none over 100 calls/s"), "{}", f.message);
+        // The same two calls of one process, asked about with -p, fail.
+        assert_eq!(seen(vec![mono(42, 2.0)]).finding(Scope::Process(42)).severity, Status::Fail);
+        // Calls of one process add up: 60/s + 60/s is over 100/s.
+        let mut b = mono(7, 60.0);
+        b.clock = Some(ClockRef::Id(0));
+        let f = seen(vec![mono(7, 60.0), b]).finding(Scope::Host);
+        assert_eq!(f.severity, Status::Fail, "{}", f.message);
+        assert_eq!(seen(vec![mono(42, 100_000.0)]).finding(Scope::Host).severity, Status::Fail);
+        // `check --fail-over 0`: any call fails the host.
+        let Observation::Seen(mut strict) = seen(vec![mono(42, 0.5)]) else { unreachable!() };
+        strict.fail_over = 0.0;
+        let f = Observation::Seen(strict).finding(Scope::Host);
+        assert_eq!(f.severity, Status::Fail, "{}", f.message);
+        assert!(f.message.ends_with("; over --fail-over 0 calls/s"), "{}", f.message);
+    }
+
+    #[test]
+    fn an_unseen_verdict_says_what_it_stands_on() {
+        let o = Observation::Unseen(Unseen::NoEngine("EPERM".into()));
+        assert_eq!(
+            o.caveat(Scope::Host).as_deref(),
+            Some("host facts only; clock syscalls not observed: needs root or CAP_BPF + CAP_PERFMON")
+        );
+        assert_eq!(
+            Observation::Unseen(Unseen::Off).caveat(Scope::Host).as_deref(),
+            Some("host facts only; clock syscalls not observed (--trace 0)")
+        );
+        assert_eq!(seen(vec![]).caveat(Scope::Host), None);
+        assert_eq!(Observation::Unseen(Unseen::NotYet).caveat(Scope::Host), None);
     }
 
     #[test]

@@ -64,7 +64,8 @@ impl Render for CheckReport {
         if self.strict && self.status == Status::Warn {
             s += &format!("verdict: {} (a WARN, and --strict fails on WARN)\n", status_label(out, Status::Fail));
         } else {
-            s += &format!("verdict: {}\n", status_label(out, self.status));
+            let caveat = self.not_observed.as_ref().map_or_else(String::new, |why| format!(" — {why}"));
+            s += &format!("verdict: {}{caveat}\n", status_label(out, self.status));
         }
         s
     }
@@ -97,7 +98,11 @@ impl Render for CheckReport {
         }
         p.family("check_failed", "gauge", "1 when the audit failed (any FAIL, or WARN with --strict).");
         let failed = self.status == Status::Fail || (self.strict && self.status == Status::Warn);
-        p.sample("check_failed", &[], if failed { 1.0 } else { 0.0 });
+        // Pending (`serve` before its first window): a FAIL is already
+        // known, an OK is not, so there is no sample until it is.
+        if failed || !self.pending {
+            p.sample("check_failed", &[], if failed { 1.0 } else { 0.0 });
+        }
         let mut text = p.finish();
         if let Some(costs) = self.bench.as_ref().and_then(|b| b.render_prometheus()) {
             text += &costs;

@@ -1,9 +1,15 @@
-//! deploy/daemonset.yaml, parsed (PyYAML, through python3: the Rust side
-//! has no YAML parser and needs none) and checked: the security context
-//! deploy/README.md promises, limits, the scrape port, and arguments the
-//! real `vdsoctl serve` accepts.
+//! The fleet kit: deploy/daemonset.yaml, parsed (PyYAML, through python3:
+//! the Rust side has no YAML parser and needs none) and checked — the
+//! security context deploy/README.md promises, limits, the scrape port, and
+//! arguments the real `vdsoctl serve` accepts; the verdicts a fleet reads
+//! (`check`'s host verdict: who is left out, what was not observed, the
+//! rate a FAIL needs; `serve`'s engine and first window).
 
-use super::common::{skip, vdsoctl_path};
+use super::common::{
+    build_c, copy_executable, is_root, missing_trace_facility, run_as_nobody, skip, system_wide_lock, vdsoctl_path,
+    Workload,
+};
+use super::serve::{have_prometheus, poll, PromServer, Serve};
 use serde_json::Value;
 use std::process::{Command, Stdio};
 
@@ -76,4 +82,270 @@ fn the_daemonset_holds_what_its_readme_promises() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let bad = Command::new(vdsoctl_path()).args(&args).args(["--interval", "soon", "--help"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2), "a bad value is refused before --help: the check above means something");
+}
+
+/// `check --json`'s host_trace row (status, detail) and the exit code.
+fn host_trace() -> (String, String, i32) {
+    let out = Command::new(vdsoctl_path()).args(["check", "--json"]).output().expect("run check");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("check JSON");
+    let row =
+        doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "host_trace").cloned().expect("host_trace");
+    let status = row["status"].as_str().unwrap().to_string();
+    (status, row["detail"].as_str().unwrap().to_string(), out.status.code().unwrap_or(-1))
+}
+
+/// A raw clock loop: `clock_loop MODE CLOCK N` under `name`.
+fn clock_loop(dir: &std::path::Path, name: &str, args: &[&str]) -> Workload {
+    let exe = dir.join(name);
+    copy_executable(&build_c("clock_loop", false, &[]), &exe).expect("copy clock_loop");
+    let mut cmd = Command::new(&exe);
+    cmd.args(args);
+    Workload::start(cmd)
+}
+
+#[test]
+fn a_raw_loop_named_vdsoctl_is_failed_by_check_with_its_pid() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    // Its name and executable's name are vdsoctl; its pid is not ours.
+    let raw = clock_loop(dir.path(), "vdsoctl", &["raw", "1", "4000000000"]);
+    let (status, detail, code) = host_trace();
+    assert_eq!((status.as_str(), code), ("fail", 1), "{detail}");
+    assert!(detail.contains(&format!("pid {} (vdsoctl): clock_gettime CLOCK_MONOTONIC", raw.pid())), "{detail}");
+    assert!(!detail.contains("left out"), "nothing of ours made clock syscalls beside it: {detail}");
+}
+
+#[test]
+fn a_host_fails_on_a_busy_loop_and_warns_on_two_calls_a_second() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let slow = clock_loop(dir.path(), "two_a_second", &["paced", "1", "2"]);
+    let ours = format!("pid {} (two_a_second)", slow.pid());
+    let (status, detail, _) = poll("a window with the slow loop's calls", 20, || {
+        let row = host_trace();
+        row.1.contains(&ours).then_some(row)
+    });
+    // Another process of this host may make the row FAIL (then it is the
+    // busiest, named first); ours never does.
+    let first = detail.split(": ").nth(1).unwrap_or_default();
+    assert!(status == "warn" || (status == "fail" && !first.starts_with(&ours)), "{status}: {detail}");
+    if status == "warn" {
+        assert!(detail.contains("none over 100 calls/s, the host's FAIL threshold"), "{detail}");
+    }
+    // `--fail-over 0`: any bypass fails the host, ours too.
+    let out = Command::new(vdsoctl_path()).args(["check", "--json", "--fail-over", "0"]).output().unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("check JSON");
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "host_trace").cloned().unwrap();
+    assert_eq!((row["status"].as_str(), out.status.code()), (Some("fail"), Some(1)), "{row}");
+    drop(slow);
+    let busy = clock_loop(dir.path(), "busy_loop", &["paced", "1", "100000"]);
+    let (status, detail, code) = host_trace();
+    assert_eq!((status.as_str(), code), ("fail", 1), "{detail}");
+    assert!(detail.contains(&format!("pid {} (busy_loop)", busy.pid())), "{detail}");
+}
+
+#[test]
+fn non_root_check_says_what_it_could_not_observe() {
+    if !is_root() {
+        return skip("dropping to nobody needs root");
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let _raw = clock_loop(dir.path(), "raw_loop", &["raw", "1", "4000000000"]);
+    let caveat = "host facts only; clock syscalls not observed: needs root or CAP_BPF + CAP_PERFMON";
+    let out = run_as_nobody(&["check"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let verdict = text.lines().find(|l| l.starts_with("verdict: ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(verdict.ends_with(&format!(" — {caveat}")), "{verdict}");
+    let out = run_as_nobody(&["check", "--json"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("check JSON");
+    assert_eq!(doc["not_observed"], caveat, "{doc}");
+    // The loop is not seen, so it fails nothing (the host facts decide).
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "host_trace").cloned().unwrap();
+    assert_eq!(row["status"], "info", "{row}");
+}
+
+#[test]
+fn serve_names_its_engine_and_waits_for_its_first_window() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let serve = Serve::start(&[]);
+    // Until the first window, no `check_failed 0`: either nothing or a FAIL
+    // the host facts already make.
+    let body = poll("the first window", 120, || {
+        let body = serve.get("/metrics").body;
+        if !body.contains("vdsoctl_check_observed 1\n") {
+            assert!(!body.contains("vdsoctl_check_failed 0"), "an OK claimed before any window: {body}");
+            return None;
+        }
+        Some(body)
+    });
+    assert!(body.contains("vdsoctl_check_failed "), "{body}");
+    let engine = body
+        .lines()
+        .find_map(|l| l.strip_prefix("vdsoctl_trace_engine_info{engine=\""))
+        .and_then(|l| l.strip_suffix("\"} 1"))
+        .unwrap_or_else(|| panic!("no engine metric: {body}"))
+        .to_string();
+    let log = serve.stderr.lock().unwrap().clone();
+    let said = format!("counting clock syscalls with the {engine} engine");
+    assert!(log.contains(&said), "{said} in {log}");
+    assert!(!log.contains("with the perf engine") || engine == "perf", "{log}");
+    // BPF loads here (the trace facility is present): the sys_enter program
+    // or fentry counts, never perf.
+    assert!(engine == "bpf" || engine == "fentry", "{engine}");
+}
+
+/// deploy/'s scrape config and rules, as a test runs them: scraping
+/// `target` every second, `for:` shortened to 2 s.
+fn deploy_config(target: &str) -> tempfile::TempDir {
+    let deploy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
+    let dir = tempfile::tempdir().unwrap();
+    let config = std::fs::read_to_string(deploy.join("prometheus.yml")).unwrap();
+    assert!(config.contains("localhost:10411") && config.contains("interval: 15s"), "{config}");
+    let config = config.replace("localhost:10411", target).replace("interval: 15s", "interval: 1s");
+    std::fs::write(dir.path().join("prometheus.yml"), config).unwrap();
+    let rules = std::fs::read_to_string(deploy.join("vdsoctl.rules.yml")).unwrap();
+    let shortened: String = rules
+        .lines()
+        .map(|l| match l.split_once("for: ") {
+            Some((indent, _)) if indent.trim().is_empty() => format!("{indent}for: 2s\n"),
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    assert_ne!(shortened, rules, "the rules have for: clauses to shorten");
+    std::fs::write(dir.path().join("vdsoctl.rules.yml"), shortened).unwrap();
+    dir
+}
+
+/// Every `expr` of deploy/grafana-dashboard.json, `$instance` matching all.
+fn dashboard_queries() -> Vec<(String, String)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/grafana-dashboard.json");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).expect("dashboard JSON");
+    let mut out = Vec::new();
+    for panel in doc["panels"].as_array().expect("panels") {
+        for t in panel["targets"].as_array().expect("targets") {
+            let expr = t["expr"].as_str().expect("expr").replace("$instance", ".*");
+            out.push((panel["title"].as_str().unwrap().to_string(), expr));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_dashboard_and_the_bypass_alert_work_on_a_real_prometheus() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    if !have_prometheus() {
+        return skip("the prometheus server is not installed (Debian: apt-get install prometheus)");
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let raw = clock_loop(dir.path(), "raw_loop", &["raw", "1", "4000000000"]);
+    // A process that exited (in the exited aggregate) before Prometheus starts.
+    let serve = Serve::start(&["--max-series", "1000"]);
+    serve.ready_metrics();
+    let mut once = clock_loop(dir.path(), "short_loop", &["raw", "1", "1000"]);
+    assert_eq!(once.next_line(), "done");
+    drop(once);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let prom = PromServer::start_in(deploy_config(&serve.addr), format!("127.0.0.1:{port}"));
+    let queries = dashboard_queries();
+    assert_eq!(queries.len(), 8, "{queries:?}");
+    for (title, expr) in &queries {
+        let got = prom.wait_for(expr);
+        eprintln!("{title}: {} series", got.len());
+    }
+    // The loop's own series is among the top processes.
+    let top = prom.wait_for(&queries.iter().find(|(t, _)| t.starts_with("Top processes")).unwrap().1);
+    let pid = raw.pid().to_string();
+    assert!(top.iter().any(|s| s["metric"]["pid"].as_str() == Some(pid.as_str())), "{top:?}");
+    let firing = format!("ALERTS{{alertname=\"VdsoBypassedByProcess\",alertstate=\"firing\",pid=\"{}\"}}", raw.pid());
+    let alert = prom.wait_for(&firing);
+    assert_eq!(alert[0]["metric"]["comm"], "raw_loop", "{alert:?}");
+}
+
+/// podman with runc and cgroupfs, as CI runs it.
+fn podman() -> Command {
+    let mut c = Command::new("podman");
+    c.args(["--runtime", "/usr/sbin/runc", "--cgroup-manager", "cgroupfs"]);
+    c
+}
+
+/// Removes a container and an image tag when dropped.
+struct Podman {
+    container: String,
+    image: String,
+}
+
+impl Drop for Podman {
+    fn drop(&mut self) {
+        let _ = podman().args(["rm", "-f", "-t", "0", &self.container]).output();
+        let _ = podman().args(["rmi", &self.image]).output();
+    }
+}
+
+#[test]
+fn the_image_builds_offline_and_runs_check_and_serve() {
+    if !is_root() {
+        return skip("podman (rootful) needs root");
+    }
+    if podman().arg("--version").output().is_err() {
+        return skip("podman is missing (apt-get install podman runc)");
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let binary = root.join("target/x86_64-unknown-linux-gnu/release/vdsoctl");
+    if !binary.is_file() {
+        return skip("no static binary: RUSTFLAGS='-C target-feature=+crt-static' cargo build --release --target x86_64-unknown-linux-gnu");
+    }
+    // The name the DaemonSet runs, and the Containerfile's recipe tags.
+    let manifest = std::fs::read_to_string(root.join("deploy/daemonset.yaml")).unwrap();
+    let image = manifest.lines().find_map(|l| l.trim().strip_prefix("image: ")).expect("image:").trim().to_string();
+    let containerfile = std::fs::read_to_string(root.join("deploy/Containerfile")).unwrap();
+    assert!(containerfile.contains(&format!("-t {image} .")), "the recipe tags {image}: {containerfile}");
+    let guard = Podman { container: format!("vdsoctl-deploy-test-{}", std::process::id()), image: image.clone() };
+    let build = podman()
+        .args(["build", "--pull=never", "-f", "deploy/Containerfile"])
+        .args(["--ignorefile", "deploy/Containerfile.containerignore", "-t", &image, "."])
+        .current_dir(root)
+        .output()
+        .expect("podman build");
+    let said = format!("{}{}", String::from_utf8_lossy(&build.stdout), String::from_utf8_lossy(&build.stderr));
+    assert!(build.status.success(), "podman build: {said}");
+    let limits = ["--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"];
+    // check, in a default container (no CAP_BPF, CAP_PERFMON): host facts.
+    let out =
+        podman().args(["run", "--rm", "--network", "none"]).args(limits).args([&image, "check"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let verdict = text.lines().find(|l| l.starts_with("verdict: ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(verdict.contains(" — host facts only; clock syscalls not observed"), "{verdict}");
+    // serve, answering /metrics from inside it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let listen = format!("127.0.0.1:{port}");
+    let run = podman()
+        .args(["run", "-d", "--name", &guard.container, "--network", "host", "--read-only"])
+        .args(limits)
+        .args([&image, "serve", "--listen", &listen, "--interval", "1s"])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "podman run: {}", String::from_utf8_lossy(&run.stderr));
+    let body = poll("serve in the image to answer", 160, || {
+        let mut s = std::net::TcpStream::connect(&listen).ok()?;
+        std::io::Write::write_all(&mut s, b"GET /metrics HTTP/1.0\r\n\r\n").ok()?;
+        let mut body = String::new();
+        std::io::Read::read_to_string(&mut s, &mut body).ok()?;
+        body.contains("vdsoctl_check_status{").then_some(body)
+    });
+    assert!(body.contains("vdsoctl_build_info{version=\""), "{body}");
+    drop(guard);
 }

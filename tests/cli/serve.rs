@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Bounded polling: up to `tries` attempts, 250 ms apart.
-fn poll<T>(what: &str, tries: u32, mut f: impl FnMut() -> Option<T>) -> T {
+pub(super) fn poll<T>(what: &str, tries: u32, mut f: impl FnMut() -> Option<T>) -> T {
     for _ in 0..tries {
         if let Some(v) = f() {
             return v;
@@ -32,10 +32,10 @@ fn poll<T>(what: &str, tries: u32, mut f: impl FnMut() -> Option<T>) -> T {
 }
 
 /// A response: status, headers (lower-case names), body.
-struct Response {
-    status: u16,
+pub(super) struct Response {
+    pub(super) status: u16,
     headers: Vec<(String, String)>,
-    body: String,
+    pub(super) body: String,
 }
 
 impl Response {
@@ -69,14 +69,14 @@ fn http_within(addr: &str, method: &str, path: &str, limit: Duration) -> Option<
 
 /// `vdsoctl serve` on a free loopback port (`--listen 127.0.0.1:0`; the
 /// address comes from its startup line). Killed on drop.
-struct Serve {
+pub(super) struct Serve {
     child: Child,
-    addr: String,
-    stderr: Arc<Mutex<String>>,
+    pub(super) addr: String,
+    pub(super) stderr: Arc<Mutex<String>>,
 }
 
 impl Serve {
-    fn start(extra: &[&str]) -> Serve {
+    pub(super) fn start(extra: &[&str]) -> Serve {
         Serve::start_under(&[], extra)
     }
 
@@ -123,12 +123,12 @@ impl Serve {
         Serve { child, addr, stderr }
     }
 
-    fn get(&self, path: &str) -> Response {
+    pub(super) fn get(&self, path: &str) -> Response {
         http(&self.addr, "GET", path).expect("serve answers")
     }
 
     /// /metrics once the audit and the tracer have both reported.
-    fn ready_metrics(&self) -> String {
+    pub(super) fn ready_metrics(&self) -> String {
         poll("the first audit and trace sections", 120, || {
             let body = self.get("/metrics").body;
             (body.contains("vdsoctl_check_status{") && body.contains("vdsoctl_trace_up ")).then_some(body)
@@ -197,14 +197,14 @@ impl Drop for Serve {
 
 /// A Prometheus server scraping `target` every second, its TSDB in a
 /// tempdir. Killed on drop.
-struct PromServer {
+pub(super) struct PromServer {
     child: Child,
     addr: String,
     dir: tempfile::TempDir,
 }
 
 impl PromServer {
-    fn start(target: &str) -> PromServer {
+    pub(super) fn start(target: &str) -> PromServer {
         let dir = tempfile::tempdir().expect("tempdir");
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let addr = format!("127.0.0.1:{port}");
@@ -217,6 +217,13 @@ impl PromServer {
             ),
         )
         .unwrap();
+        PromServer::start_in(dir, addr)
+    }
+
+    /// Prometheus with the configuration `dir/prometheus.yml` (and what it
+    /// names beside it), listening on `addr`.
+    pub(super) fn start_in(dir: tempfile::TempDir, addr: String) -> PromServer {
+        let config = dir.path().join("prometheus.yml");
         let log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
         let child = Command::new("prometheus")
             .arg(format!("--config.file={}", config.display()))
@@ -230,12 +237,12 @@ impl PromServer {
         PromServer { child, addr, dir }
     }
 
-    fn log(&self) -> String {
+    pub(super) fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("prometheus.log")).unwrap_or_default()
     }
 
     /// An instant query's result vector; empty until Prometheus is up.
-    fn query(&self, expr: &str) -> Vec<Value> {
+    pub(super) fn query(&self, expr: &str) -> Vec<Value> {
         let Some(r) = http(&self.addr, "GET", &format!("/api/v1/query?query={}", encode(expr))) else {
             return Vec::new();
         };
@@ -248,7 +255,7 @@ impl PromServer {
     }
 
     /// Poll `expr` until it returns at least one series.
-    fn wait_for(&self, expr: &str) -> Vec<Value> {
+    pub(super) fn wait_for(&self, expr: &str) -> Vec<Value> {
         let mut tries = 0;
         loop {
             let v = self.query(expr);
@@ -283,7 +290,7 @@ fn encode(s: &str) -> String {
 }
 
 /// A sample's value as a number.
-fn value(sample: &Value) -> f64 {
+pub(super) fn value(sample: &Value) -> f64 {
     sample["value"][1].as_str().expect("value string").parse().expect("a number")
 }
 
@@ -300,7 +307,7 @@ fn assert_tidy(text: &str) {
     }
 }
 
-fn have_prometheus() -> bool {
+pub(super) fn have_prometheus() -> bool {
     Command::new("prometheus").arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
@@ -459,7 +466,7 @@ fn alerting_rules_pass_promtool_tests() {
     }
     let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
     for (args, expect) in [
-        (&["check", "rules", "vdsoctl.rules.yml"][..], "SUCCESS: 5 rules found"),
+        (&["check", "rules", "vdsoctl.rules.yml"][..], "SUCCESS: 9 rules found"),
         (&["test", "rules", "vdsoctl.rules.test.yml"], "SUCCESS"),
         (&["check", "config", "prometheus.yml"], "is valid prometheus config file syntax"),
     ] {
@@ -534,6 +541,49 @@ fn a_raw_monotonic_loop_fails_the_check_series() {
         (body.contains("vdsoctl_check_status{check=\"host_trace\"} 2\n") && body.contains(&ours)).then_some(body)
     });
     assert!(text.contains("vdsoctl_check_failed 1\n"), "{text}");
+}
+
+/// A churn of 3,000 processes, each making exactly 4 raw CLOCK_MONOTONIC
+/// syscalls and exiting between refreshes: every call is in serve's
+/// series — the aggregate of exited processes names their executable — or
+/// said lost.
+#[test]
+fn a_churn_of_3000_processes_adds_up() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("churn_loop");
+    super::common::copy_executable(&build_c("clock_loop", false, &[]), &exe).unwrap();
+    let serve = Serve::start(&["--max-series", "1000"]);
+    serve.ready_metrics();
+    let script = format!("for i in $(seq 3000); do {} raw 1 4 >/dev/null 2>&1 || exit 1; done", exe.display());
+    let status = Command::new("sh").args(["-c", &script]).status().expect("sh");
+    assert!(status.success());
+    let want = 3000.0 * 4.0;
+    let series = "vdsoctl_exited_clock_syscalls_total{comm=\"churn_loop\",";
+    let (sum, lost) = poll("every call folded", 160, || {
+        let body = serve.get("/metrics").body;
+        let sum: f64 = body
+            .lines()
+            .filter(|l| l.starts_with(series) && l.contains("clock=\"CLOCK_MONOTONIC\""))
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+            .sum();
+        let lost: f64 =
+            body.lines().find_map(|l| l.strip_prefix("vdsoctl_trace_lost_total ")).map_or(0.0, |v| v.parse().unwrap());
+        (sum == want || (sum < want && sum + lost >= want && lost > 0.0)).then_some((sum, lost))
+    });
+    eprintln!("churn: {sum} of {want} calls in the aggregate, {lost} lost");
+    // The aggregate is a counter: a later scrape never says less.
+    std::thread::sleep(Duration::from_millis(2500));
+    let body = serve.get("/metrics").body;
+    let again: f64 = body
+        .lines()
+        .filter(|l| l.starts_with(series) && l.contains("clock=\"CLOCK_MONOTONIC\""))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert_eq!(again, sum, "{body}");
 }
 
 // ------------------------------------------------------------ hostile clients

@@ -45,7 +45,7 @@ pub fn observe(scope: Scope, window: Option<Duration>) -> Observation {
         ..Default::default()
     };
     match trace(&req) {
-        Ok(report) => Observation::of_report(&report, &crate::inspect::process::runs_vdsoctl),
+        Ok(report) => Observation::of_report(&report, &crate::inspect::process::is_ours),
         Err(Error::Facility { what, .. }) => Observation::Unseen(Unseen::NoEngine(what)),
         Err(e) => Observation::Unseen(Unseen::Failed(e.to_string())),
     }
@@ -125,6 +125,10 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         (audited, observation)
     });
     let (mut checks, bench, binary, facts) = audited?;
+    let mut observation = observation;
+    if let (Observation::Seen(seen), Some(rate)) = (&mut observation, args.fail_over) {
+        seen.fail_over = rate;
+    }
     match binary {
         // `-p`: the binary row says what its code is expected to do, the
         // observation row what it did.
@@ -139,6 +143,7 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         checks,
         status: worst,
         strict: args.strict,
+        not_observed: observation.caveat(scope),
         bench,
         binary: facts,
         process: target.as_ref().map(ProcessRef::of),

@@ -72,6 +72,13 @@ pub struct Opened {
     pub fallback_reason: Option<String>,
 }
 
+/// The fallback worth announcing: none when fentry was refused and the
+/// `sys_enter` program counts the same (the BPF engine still counts), the
+/// reason otherwise. `trace`, `check` and `serve` all decide it here.
+pub fn announced_fallback(kind: Kind, reason: Option<&str>) -> Option<&str> {
+    reason.filter(|_| kind != Kind::Bpf)
+}
+
 impl Counting {
     /// Open the engine `choice` names for `plan`. `auto` tries BPF and falls
     /// back to perf, keeping BPF's refusal as the reason; when both refuse,

@@ -553,7 +553,7 @@ fn open_and_arm(
     let (mut counting, note) = open(req.engine)?;
     // fentry refused, the sys_enter program counts the same: the note
     // stays in the report, no fallback is announced.
-    if let Some(why) = note.as_ref().filter(|_| counting.kind() != Kind::Bpf) {
+    if let Some(why) = crate::measure::trace::engine::announced_fallback(counting.kind(), note.as_deref()) {
         say(counting.kind(), why);
     }
     match arm(&mut counting, req, command, processes, duration, tx) {
