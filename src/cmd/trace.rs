@@ -108,9 +108,7 @@ fn say_warnings_once(
         warn_rows.map(|r| (r.pid, r.start, r.syscall, format!("{:?}", r.abi), r.clock.map(ClockRef::text))).collect();
     let new = keys.iter().filter(|k| !warned.contains(*k)).count();
     if new == 0 && !keys.is_empty() {
-        report
-            .findings
-            .retain(|f| !(f.severity == crate::model::Status::Warn && f.message.contains(" — the vDSO is bypassed")));
+        report.findings.retain(|f| !(f.severity == crate::model::Status::Warn && f.bypass));
     }
     warned.extend(keys);
 }

@@ -232,12 +232,21 @@ pub struct Finding {
     pub message: String,
     /// What to do about it; `null` when there is nothing to do.
     pub hint: Option<String>,
+    /// It says calls bypassed the vDSO (trace's interval reports say such a
+    /// WARN once): a fact for code, never read from the words.
+    #[serde(skip)]
+    pub bypass: bool,
 }
 
 impl Finding {
     /// A finding with a hint.
     pub fn new(severity: Status, message: impl Into<String>, hint: Option<String>) -> Finding {
-        Finding { severity, message: message.into(), hint }
+        Finding { severity, message: message.into(), hint, bypass: false }
+    }
+
+    /// The same finding, marked as one about calls that bypassed the vDSO.
+    pub fn of_bypass(self) -> Finding {
+        Finding { bypass: true, ..self }
     }
 }
 

@@ -539,12 +539,14 @@ fn group_finding(
             sev,
             format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for these random bytes{}", gate(top, fail_over)),
             Some(super::random::TRACE_HINT.into()),
-        ),
+        )
+        .of_bypass(),
         Verdict::Bypass(sev) => Finding::new(
             sev,
             format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if has_clock { "clock id" } else { "call" }, gate(top, fail_over)),
             Some(lead(rows[0].pid).syscall_hint()),
-        ),
+        )
+        .of_bypass(),
         Verdict::Expected => {
             let offered = VdsoFn::from_name(syscall).is_none_or(|f| abi.vdso_offers(f));
             let why = match (offered, has_clock, rows[0].random) {
