@@ -1,6 +1,7 @@
 //! Reading what already exists: /proc/PID files, the vDSO image, kernel facts.
 //! Nothing here prints or changes the system.
 
+pub mod archive;
 pub mod auxv;
 pub mod btf;
 pub mod cgroup;

@@ -125,6 +125,10 @@ impl Serialize for BinaryRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct ImageSummary {
     pub root: String,
+    /// What ROOT is: `directory`, `docker-archive`, `oci-archive`, `oci-layout`.
+    pub format: &'static str,
+    /// Layers applied (0 for a directory).
+    pub layers: usize,
     /// Directory entries looked at.
     pub entries: u64,
     /// Directories not entered (other filesystems, /proc /sys /dev, too deep).

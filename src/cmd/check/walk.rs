@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::inspect::exe::{ExeInfo, LibcKind, Linkage};
 use crate::inspect::kernel::VsyscallMode;
-use crate::inspect::{image, Process};
+use crate::inspect::{archive, image, Process};
 use crate::model::binary::{binary_verdict, BinaryFacts, HostFacts};
 use crate::model::check::{BinaryRow, Check, CheckReport, ImageSummary};
 use crate::model::host::{host_vsyscall, vdso_symbols_check, vsyscall_check};
@@ -53,9 +53,12 @@ pub(super) fn gather_image(root: &std::path::Path, strict: bool) -> Result<Check
     let mut tick = |e: u64, n: usize, t: std::time::Duration| progress.tick(e, n, t);
     use std::os::unix::fs::MetadataExt;
     let own = std::fs::metadata("/proc/self/exe").ok().map(|m| (m.dev(), m.ino()));
-    let walked = image::walk(root, own, Some(&mut tick));
+    let opened = archive::open(root)?;
+    let walked = image::walk(&opened.root, own, Some(&mut tick));
     progress.done();
-    let walked = walked?;
+    let mut walked = walked?;
+    // What applying the layers refused or could not read is unreadable too.
+    walked.unreadable.splice(0..0, opened.refused.iter().cloned());
     if walked.binaries.is_empty() {
         let unreadable = match walked.unreadable.first() {
             Some((p, why)) => {
@@ -86,6 +89,8 @@ pub(super) fn gather_image(root: &std::path::Path, strict: bool) -> Result<Check
     let worst = Status::worst(binaries.iter().map(|b| b.status).chain(checks.iter().map(|c| c.status)));
     let summary = ImageSummary {
         root: root.display().to_string(),
+        format: opened.kind.name(),
+        layers: opened.layers,
         entries: walked.entries,
         skipped: walked.skipped_dirs.iter().map(|p| p.display().to_string()).collect(),
         unreadable: walked.unreadable.iter().map(|(p, e)| (p.display().to_string(), e.clone())).collect(),
