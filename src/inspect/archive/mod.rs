@@ -154,3 +154,6 @@ pub(crate) fn decompressed(mut raw: Box<dyn Read>) -> std::io::Result<Box<dyn Re
         _ => whole,
     })
 }
+
+#[cfg(test)]
+mod tests;
