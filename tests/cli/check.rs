@@ -315,14 +315,14 @@ fn go_version() -> String {
 }
 
 /// Copy `from` into `root` at `at` (an image path like /usr/bin/x).
-fn install(root: &Path, from: &Path, at: &str) {
+pub(super) fn install(root: &Path, from: &Path, at: &str) {
     let dest = root.join(at.trim_start_matches('/'));
     std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
     copy_executable(from, &dest).unwrap_or_else(|e| panic!("copy {} → {}: {e}", from.display(), dest.display()));
 }
 
 /// The shared libraries `ldd` lists for `exe`, with their paths.
-fn ldd(exe: &Path) -> Vec<PathBuf> {
+pub(super) fn ldd(exe: &Path) -> Vec<PathBuf> {
     let out = Command::new("ldd").arg(exe).output().unwrap();
     String::from_utf8_lossy(&out.stdout).split_whitespace().filter(|w| w.starts_with('/')).map(PathBuf::from).collect()
 }
@@ -331,7 +331,7 @@ fn ldd(exe: &Path) -> Vec<PathBuf> {
 /// musl program, a Go program, a program that calls the vsyscall page
 /// (clock_loop's `vsyscall` mode), a static glibc program, and the glibc
 /// libraries the dynamic ones load. None when a tool is missing (a SKIP).
-fn image_tree() -> Option<(tempfile::TempDir, String)> {
+pub(super) fn image_tree() -> Option<(tempfile::TempDir, String)> {
     if !have_m32() {
         skip("gcc -m32 cannot build (install gcc-multilib)");
         return None;
@@ -1362,7 +1362,7 @@ fn junit_read_by_junitparser() {
 /// Debian trixie's glibc 2.41 unpacked by `scripts/trixie-root.sh
 /// target/trixie` (run here when absent and we are root); None (a SKIP,
 /// a failure under CI) when it cannot be had.
-fn trixie_root() -> Option<PathBuf> {
+pub(super) fn trixie_root() -> Option<PathBuf> {
     if !cfg!(target_arch = "x86_64") {
         skip("the trixie root is amd64");
         return None;
@@ -1393,7 +1393,7 @@ fn trixie_root() -> Option<PathBuf> {
 /// An image root: `getrandom_loop` (whose `raw` mode has a
 /// syscall(SYS_getrandom) of its own) and `wait_ready` (none), with the
 /// C library and loader given.
-fn random_root(libc: &Path, loader: &Path) -> tempfile::TempDir {
+pub(super) fn random_root(libc: &Path, loader: &Path) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     install(root, &build_c("getrandom_loop", false, &["-pthread"]), "/usr/bin/getrandom_loop");

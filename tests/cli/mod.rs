@@ -2,6 +2,7 @@
 
 pub mod common;
 
+mod archive;
 mod auxv;
 mod bench;
 mod check;

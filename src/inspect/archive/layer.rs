@@ -107,7 +107,7 @@ impl State {
             }
         } else if kind.is_hard_link() {
             self.hard_link(what, name, &at, entry);
-        } else if kind.is_file() {
+        } else if kind.is_file() || kind.is_gnu_sparse() {
             self.file(what, name, &at, entry);
         }
         // Symlinks, devices, FIFOs: nothing is written (never a link).

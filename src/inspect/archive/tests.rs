@@ -181,7 +181,11 @@ fn a_layer_that_is_no_tar_is_listed_and_the_others_applied() {
 fn a_manifest_naming_a_missing_blob_or_a_path_out_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let good = layer(&[E::File("usr/bin/a", elf())]);
-    let path = docker_archive(dir.path(), &[good.clone()], Some(vec!["0/layer.tar".into(), "nope/layer.tar".into()]));
+    let path = docker_archive(
+        dir.path(),
+        std::slice::from_ref(&good),
+        Some(vec!["0/layer.tar".into(), "nope/layer.tar".into()]),
+    );
     let e = open(&path).unwrap_err();
     assert_eq!(e.exit_code(), crate::error::exit::INSPECT);
     assert!(e.to_string().contains(": the manifest names nope/layer.tar, which the image does not hold — "), "{e}");

@@ -1,0 +1,189 @@
+//! `check --image` of images as CI has them: built with `podman import`
+//! from real roots, written by `podman save` as a docker-archive, an OCI
+//! archive and an OCI layout directory, and audited with the same verdicts
+//! as the unpacked roots; hostile archives made with GNU tar.
+
+use super::check::{image_tree, random_root, trixie_root};
+use super::common::{is_root, run, skip};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// podman, as root: None (a SKIP, a failure under CI) without it.
+fn have_podman() -> bool {
+    let ok = is_root() && Command::new("podman").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(std::env::var_os("CI").is_none(), "CI needs podman and root for the image archive tests");
+        skip("podman (as root) is needed to build and save images");
+    }
+    ok
+}
+
+/// The image of `root` written by `podman save` three ways, in `out`:
+/// docker-archive, oci-archive, oci-dir (an OCI layout). The image is
+/// removed from podman's store before returning.
+fn saved(root: &Path, out: &Path, name: &str) -> Vec<PathBuf> {
+    let tag = format!("localhost/vdsoctl-test-{name}-{}:1", std::process::id());
+    let layer = out.join(format!("{name}.rootfs.tar"));
+    let sh = |args: &[&str]| {
+        let o = Command::new(args[0]).args(&args[1..]).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    sh(&["tar", "-C", root.to_str().unwrap(), "-cf", layer.to_str().unwrap(), "."]);
+    sh(&["podman", "import", "-q", layer.to_str().unwrap(), &tag]);
+    let mut paths = Vec::new();
+    for (format, file) in [("docker-archive", "docker.tar"), ("oci-archive", "oci.tar"), ("oci-dir", "oci-layout")] {
+        let p = out.join(format!("{name}.{file}"));
+        let o = Command::new("podman").args(["save", "-q", "--format", format, "-o"]).arg(&p).arg(&tag).output();
+        paths.push((o, p));
+    }
+    let _ = Command::new("podman").args(["rmi", "-f", &tag]).output();
+    paths
+        .into_iter()
+        .map(|(o, p)| {
+            let o = o.unwrap();
+            assert!(o.status.success(), "podman save: {}", String::from_utf8_lossy(&o.stderr));
+            p
+        })
+        .collect()
+}
+
+/// What an audit decided: its exit code, each binary's (path, status,
+/// detail), each check's (name, status, detail), sorted.
+type Verdicts = (i32, Vec<(String, String, String)>, Vec<(String, String, String)>);
+
+fn verdicts(image: &Path) -> (Verdicts, Value) {
+    let (code, stdout, stderr) = run(&["--json", "check", "--image", image.to_str().unwrap()]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout} {stderr}"));
+    let triple = |v: &Value, key: &str| {
+        (v[key].as_str().unwrap().to_string(), v["status"].to_string(), v["detail"].as_str().unwrap().to_string())
+    };
+    let mut bins: Vec<_> = doc["binaries"].as_array().unwrap().iter().map(|b| triple(b, "path")).collect();
+    let mut checks: Vec<_> = doc["checks"].as_array().unwrap().iter().map(|c| triple(c, "name")).collect();
+    bins.sort();
+    checks.sort();
+    ((code, bins, checks), doc)
+}
+
+/// Each saved form of `root` audits as `root` itself does.
+fn assert_archives_agree(root: &Path, name: &str) -> Vec<PathBuf> {
+    let out = tempfile::tempdir().unwrap();
+    let (want, doc) = verdicts(root);
+    assert_eq!(doc["image"]["format"], "directory");
+    assert!(!want.1.is_empty(), "{doc}");
+    let saved = saved(root, out.path(), name);
+    for (path, format) in saved.iter().zip(["docker-archive", "oci-archive", "oci-layout"]) {
+        let (got, doc) = verdicts(path);
+        assert_eq!(doc["image"]["format"], format, "{}", path.display());
+        assert_eq!(doc["image"]["layers"], 1);
+        assert_eq!(got, want, "{} audits as the unpacked root does", path.display());
+    }
+    // Only what podman wrote is there: the audits wrote nothing beside.
+    let mut names: Vec<_> = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names.len(), 4, "{names:?}");
+    saved
+}
+
+#[test]
+fn saved_images_audit_as_their_unpacked_roots() {
+    if !have_podman() {
+        return;
+    }
+    // bookworm: this host's glibc, its loader and libraries.
+    let libs = super::check::ldd(&super::common::build_c("wait_ready", false, &[]));
+    let find = |n: &str| libs.iter().find(|p| p.file_name().is_some_and(|f| f == n)).cloned().unwrap();
+    let old = random_root(&find("libc.so.6"), &find("ld-linux-x86-64.so.2"));
+    assert_archives_agree(old.path(), "bookworm");
+    if let Some((tree, _)) = image_tree() {
+        assert_archives_agree(tree.path(), "tree");
+    }
+    if let Some(trixie) = trixie_root() {
+        let new = random_root(&trixie.join("libc.so.6"), &trixie.join("ld-linux-x86-64.so.2"));
+        assert_archives_agree(new.path(), "trixie");
+    }
+}
+
+/// A docker-archive in `dir` whose one layer is `layer` (a file).
+fn wrap(dir: &Path, layer: &Path, manifest_layer: &str) -> PathBuf {
+    std::fs::create_dir_all(dir.join("l")).unwrap();
+    std::fs::copy(layer, dir.join("l/layer.tar")).unwrap();
+    let manifest = format!(r#"[{{"Config":"c.json","RepoTags":["x:1"],"Layers":["{manifest_layer}"]}}]"#);
+    std::fs::write(dir.join("manifest.json"), manifest).unwrap();
+    let out = dir.join("image.tar");
+    let o = Command::new("tar").arg("-C").arg(dir).arg("-cf").arg(&out).args(["manifest.json", "l"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+fn assert_one_line_exit_3(image: &Path, says: &str) {
+    let (code, stdout, stderr) = run(&["check", "--image", image.to_str().unwrap()]);
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains(says), "{says:?} in {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn hostile_archives_are_one_line_errors_and_write_nothing_outside() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A 10 GB sparse member that starts as an ELF file (GNU tar -S): listed, never read.
+    let big = d.join("work/big");
+    std::fs::create_dir_all(big.parent().unwrap()).unwrap();
+    let f = std::fs::File::create(&big).unwrap();
+    std::os::unix::fs::FileExt::write_at(&f, b"\x7fELF\x02\x01\x01", 0).unwrap();
+    f.set_len(10 << 30).unwrap();
+    let sparse = d.join("sparse.tar");
+    let o = Command::new("tar").arg("-C").arg(d.join("work")).arg("-S").arg("-cf").arg(&sparse).arg("big").output();
+    assert!(o.unwrap().status.success());
+    assert!(std::fs::metadata(&sparse).unwrap().len() < 1 << 20, "a sparse member");
+    let image = wrap(&d.join("a"), &sparse, "l/layer.tar");
+    assert_one_line_exit_3(&image, "(1 unreadable, first /big: an ELF file of 10 GiB, past the 1 GiB bound per file");
+    // A layer that is no tar.
+    let junk = d.join("junk");
+    std::fs::write(&junk, "no tar here\n".repeat(100)).unwrap();
+    let image = wrap(&d.join("b"), &junk, "l/layer.tar");
+    assert_one_line_exit_3(&image, "(1 unreadable, first layer 1 (l/layer.tar): not a tar");
+    // A manifest naming a blob that is not there.
+    let image = wrap(&d.join("c"), &junk, "l/missing.tar");
+    assert_one_line_exit_3(&image, "the manifest names l/missing.tar, which the image does not hold");
+    // A manifest naming a path out of the archive.
+    let image = wrap(&d.join("e"), &junk, "../../../etc/passwd");
+    assert_one_line_exit_3(&image, "manifest.json names a layer that is not a plain name");
+    // A tar that is no image; a file that is no tar.
+    assert_one_line_exit_3(&sparse, "a tar archive but not an image: no manifest.json (docker-archive)");
+    assert_one_line_exit_3(&junk, "not an image: neither a directory nor a tar archive");
+    // Names with `..`, absolute names and links out (GNU tar keeps them
+    // with -P): refused, listed, nothing written outside.
+    let w = d.join("w");
+    std::fs::create_dir_all(w.join("sub")).unwrap();
+    std::fs::copy("/bin/true", w.join("sub/ok")).unwrap();
+    std::os::unix::fs::symlink(d, w.join("out")).unwrap();
+    let outside = d.join("escaped");
+    let evil = d.join("evil.tar");
+    let tar = |mode: &str, transform: Option<String>| {
+        let mut c = Command::new("tar");
+        c.arg("-C").arg(&w).arg("-P").arg(mode).arg(&evil);
+        match transform {
+            Some(t) => c.arg(format!("--transform=s,^sub/ok,{t},")).arg("sub/ok"),
+            None => c.args(["sub/ok", "out"]),
+        };
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    tar("-cf", None);
+    tar("-rf", Some(format!("sub/../../{}", outside.file_name().unwrap().to_str().unwrap())));
+    tar("-rf", Some(outside.display().to_string()));
+    let image = wrap(&d.join("f"), &evil, "l/layer.tar");
+    let (code, stdout, stderr) = run(&["--json", "check", "--image", image.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let bins: Vec<_> = doc["binaries"].as_array().unwrap().iter().map(|b| b["path"].as_str().unwrap()).collect();
+    assert_eq!(bins, ["/sub/ok"], "{doc}");
+    let unreadable = doc["image"]["unreadable"].to_string();
+    assert!(unreadable.contains("a name with `..`"), "{unreadable}");
+    assert!(unreadable.contains("an absolute name"), "{unreadable}");
+    assert_eq!(doc["checks"].as_array().unwrap().iter().filter(|c| c["name"] == "image_walk").count(), 1);
+    assert!(!outside.exists(), "nothing written outside");
+}
