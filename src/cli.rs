@@ -285,8 +285,9 @@ pub struct CheckArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_window)]
     pub trace: Option<Duration>,
 
-    /// Audit the ELF programs and libraries of a container image tree (an unpacked image, a mounted
-    /// rootfs, or / inside the container) instead of this host's own process.
+    /// Audit the ELF programs and libraries of a container image instead of this host's own process:
+    /// a tree (an unpacked image, a mounted rootfs, or / inside the container), a docker-archive or
+    /// OCI archive tar (`podman save`, `docker save`) or an OCI layout directory, told by content.
     #[arg(long, value_name = "ROOT", conflicts_with_all = ["pid", "trace", "max_ns", "command", "timeout"])]
     pub image: Option<PathBuf>,
 
@@ -466,7 +467,7 @@ pub const PAGES: &[Page] = &[
             ("0", "verdict OK or WARN (WARN with --strict is 1)"),
             ("1", "verdict FAIL: a FAIL row"),
             USAGE,
-            ("3", "could not inspect the process or the image tree, or CMD could not be started"),
+            ("3", "could not inspect the process or the image (no such tree or archive, nothing to audit in it, a manifest naming a missing blob), or CMD could not be started"),
             ("4", "with -- CMD: no engine may count the command (BPF, perf_event_open and seccomp refused)"),
             CHILD,
         ],
@@ -476,6 +477,7 @@ pub const PAGES: &[Page] = &[
             ("vdsoctl check -p 1234 --trace 5s", "audit one process and watch its clock syscalls for 5 s"),
             ("vdsoctl check --quiet", "only the rows that are not OK"),
             ("vdsoctl check --image ./rootfs", "every ELF program and library of an unpacked container image"),
+            ("vdsoctl check --image app.tar", "the same for an image saved by `podman save` or `docker save`"),
             ("vdsoctl check -- ./myapp --selftest", "fail when the command's clock reads leave the vDSO"),
             ("vdsoctl check --timeout 5m -- ./selftest", "the same, and fail (killing it) if it runs past 5 minutes"),
         ],
