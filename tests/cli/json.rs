@@ -386,6 +386,9 @@ struct RandomRoute {
 #[serde(deny_unknown_fields)]
 struct ImageSummary {
     root: String,
+    /// `directory`, `docker-archive`, `oci-archive`, `oci-layout`.
+    format: String,
+    layers: usize,
     entries: u64,
     skipped: Vec<String>,
     unreadable: Vec<(String, String)>,
