@@ -291,6 +291,17 @@ pub struct CheckArgs {
     #[arg(long, value_name = "ROOT", conflicts_with_all = ["pid", "trace", "max_ns", "command", "timeout"])]
     pub image: Option<PathBuf>,
 
+    /// With --image: write what the audit judged to FILE as a baseline (stable, sorted JSON: each
+    /// binary by path and SHA-256, its runtime, status and verdict; the image's own findings; no
+    /// pid, time or host fact), to commit and compare later with --baseline.
+    #[arg(long, value_name = "FILE", requires = "image")]
+    pub save_baseline: Option<PathBuf>,
+
+    /// With --image: compare with a baseline FILE and show per binary and finding what is new,
+    /// fixed or unchanged at WARN or FAIL; the exit code is then 1 only for something new.
+    #[arg(long, value_name = "FILE", requires = "image")]
+    pub baseline: Option<PathBuf>,
+
     /// With -- CMD: stop the smoke command once it has run this long (SIGTERM, then SIGKILL 2 s
     /// later; with the seccomp engine what it started too) and fail the check with its status
     /// (30s, 5m; a bare number is seconds). Default: no limit.

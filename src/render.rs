@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 
+pub mod baseline;
 pub mod check;
 pub mod flame;
 pub mod hint;

@@ -7,6 +7,7 @@ pub mod btf;
 pub mod cgroup;
 pub mod code;
 pub mod code_a64;
+pub mod digest;
 pub mod elf;
 pub mod exe;
 pub mod file;

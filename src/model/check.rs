@@ -70,6 +70,12 @@ pub struct CheckReport {
     /// `-- CMD`: the command and how it ended.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<CommandRun>,
+    /// `--baseline`: what changed since the baseline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<crate::model::baseline::BaselineDiff>,
+    /// `--save-baseline`/`--baseline`: each binary's SHA-256, by image path.
+    #[serde(skip)]
+    pub hashes: std::collections::BTreeMap<String, String>,
     /// The worst status among the checks (SKIP counts as OK).
     pub status: Status,
     /// Whether `--strict` made WARN fail the audit.

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+pub mod baseline;
 pub mod bench;
 pub mod binary;
 pub mod cgroup;

@@ -267,6 +267,9 @@ impl CheckReport {
         if let Some(img) = &self.image {
             s += &image_summary(img, binaries, out);
         }
+        if let Some(d) = &self.baseline {
+            s += &super::baseline::text(d, out);
+        }
         s
     }
 }

@@ -187,3 +187,94 @@ fn hostile_archives_are_one_line_errors_and_write_nothing_outside() {
     assert_eq!(doc["checks"].as_array().unwrap().iter().filter(|c| c["name"] == "image_walk").count(), 1);
     assert!(!outside.exists(), "nothing written outside");
 }
+
+/// The deltas of a `--baseline` run: (change, key, was, now).
+fn deltas(doc: &Value) -> Vec<(String, String, String, String)> {
+    let s = |v: &Value| v.as_str().unwrap_or("-").to_string();
+    doc["baseline"]["deltas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (s(&d["change"]), s(&d["key"]), s(&d["was"]), s(&d["now"])))
+        .collect()
+}
+
+/// An upgrade, bookworm (glibc 2.36) to trixie (glibc 2.41) with a raw
+/// clock program added: getrandom fixed, the program new, exit 1; an
+/// image against its own baseline: nothing new, exit 0.
+#[test]
+fn a_baseline_shows_what_an_upgrade_changed() {
+    if !have_podman() {
+        return;
+    }
+    let Some(trixie) = trixie_root() else { return };
+    let libs = super::check::ldd(&super::common::build_c("wait_ready", false, &[]));
+    let find = |n: &str| libs.iter().find(|p| p.file_name().is_some_and(|f| f == n)).cloned().unwrap();
+    if super::common::major_minor(&super::common::glibc_version()) >= (2, 41) {
+        return skip("this host's glibc is 2.41 or later: it makes no bookworm root");
+    }
+    let old = random_root(&find("libc.so.6"), &find("ld-linux-x86-64.so.2"));
+    let new = random_root(&trixie.join("libc.so.6"), &trixie.join("ld-linux-x86-64.so.2"));
+    let clock_loop = super::common::build_c("clock_loop", false, &[]);
+    super::check::install(new.path(), &clock_loop, "/usr/bin/clock_loop");
+    let out = tempfile::tempdir().unwrap();
+    let old_saved = saved(old.path(), out.path(), "bookworm");
+    let new_saved = saved(new.path(), out.path(), "trixie");
+    let base = out.path().join("bookworm.baseline.json");
+    let base_s = base.to_str().unwrap();
+    let (code, stdout, stderr) = run(&["check", "--image", old_saved[0].to_str().unwrap(), "--save-baseline", base_s]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // No pid, time or host fact: the same image as an OCI archive, or
+    // unpacked, writes the same bytes.
+    let text = std::fs::read_to_string(&base).unwrap();
+    for other in [old_saved[1].as_path(), old.path()] {
+        let again = out.path().join("again.json");
+        let (code, _, _) =
+            run(&["check", "--image", other.to_str().unwrap(), "--save-baseline", again.to_str().unwrap()]);
+        assert_eq!(code, 0);
+        assert_eq!(std::fs::read_to_string(&again).unwrap(), text, "{}", other.display());
+    }
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["format"], "vdsoctl-baseline/1");
+    assert!(!text.contains("vdso_symbols") && !text.contains("\"vsyscall\""), "no host rows: {text}");
+    assert_eq!(doc["runtimes"], serde_json::json!([format!("glibc {}", super::common::glibc_version())]));
+
+    // The upgrade, from its OCI archive.
+    let (code, stdout, stderr) =
+        run(&["--json", "check", "--image", new_saved[1].to_str().unwrap(), "--baseline", base_s]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let glibc = super::common::glibc_version();
+    let row = |c: &str, k: &str, w: &str, n: &str| (c.to_string(), k.to_string(), w.to_string(), n.to_string());
+    assert_eq!(
+        deltas(&doc),
+        [
+            row("new", "/usr/bin/clock_loop", "-", "fail"),
+            row("new", "/usr/bin/getrandom_loop", "ok", "fail"),
+            row("fixed", &format!("random:glibc-{glibc}"), "warn", "-"),
+        ],
+        "{:#}",
+        doc["baseline"]
+    );
+    assert_eq!(doc["baseline"]["runtimes_now"], serde_json::json!(["glibc 2.41"]));
+    let (code, table, _) = run(&["check", "--image", new_saved[1].to_str().unwrap(), "--baseline", base_s]);
+    assert_eq!(code, 1);
+    assert!(table.contains("2 new, 1 fixed, 0 unchanged at WARN or FAIL"), "{table}");
+    assert!(
+        table.contains(&format!("FIXED random:glibc-{glibc}: WARN → absent: random bytes take a syscall")),
+        "{table}"
+    );
+
+    // The same image against its own baseline: nothing new, exit 0, though
+    // the image WARNs.
+    let (code, stdout, stderr) =
+        run(&["--json", "check", "--image", old_saved[2].to_str().unwrap(), "--baseline", base_s]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(deltas(&doc), [row("unchanged", &format!("random:glibc-{glibc}"), "warn", "warn")]);
+    assert_eq!(doc["status"], "warn");
+    // A baseline that is not one: one line, exit 3.
+    let (code, _, stderr) = run(&["check", "--image", old.path().to_str().unwrap(), "--baseline", "/etc/hostname"]);
+    assert_eq!((code, stderr.lines().count()), (3, 1), "{stderr}");
+    assert!(stderr.starts_with("vdsoctl: baseline /etc/hostname is malformed: "), "{stderr}");
+}

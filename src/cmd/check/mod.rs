@@ -2,6 +2,7 @@
 //! path is lost, each with a status, a detail and a hint — and an exit code
 //! for CI.
 
+mod baseline;
 mod command;
 mod process;
 mod walk;
@@ -106,7 +107,7 @@ fn validate(args: &CheckArgs) -> Result<()> {
 pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
     validate(args)?;
     if let Some(root) = &args.image {
-        return gather_image(root, args.strict);
+        return gather_image(root, args.strict, args.save_baseline.is_some() || args.baseline.is_some());
     }
     if !args.command.is_empty() {
         return gather_command(&args.command, args.timeout, args.strict);
@@ -159,7 +160,11 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
 pub fn run(args: &CheckArgs, out: &Output) -> Result<Outcome> {
     let mut report = gather(args)?;
     report.quiet = args.quiet;
+    baseline::apply(args, &mut report)?;
     emit(out, &report)?;
+    if let Some(diff) = &report.baseline {
+        return Ok(Outcome::from_crossed(diff.has_new()));
+    }
     // `check -- CMD`: the command's own failure is the exit status.
     match report.command.as_ref().and_then(|c| c.exit_status) {
         Some(ExitStatus::Code(c)) if c != 0 => return Ok(Outcome::CommandFailed(u8::try_from(c).unwrap_or(1))),

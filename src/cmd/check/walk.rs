@@ -47,7 +47,7 @@ impl Progress {
 
 /// `check --image ROOT`: every ELF program and library under ROOT, judged
 /// against this kernel.
-pub(super) fn gather_image(root: &std::path::Path, strict: bool) -> Result<CheckReport> {
+pub(super) fn gather_image(root: &std::path::Path, strict: bool, hash: bool) -> Result<CheckReport> {
     use std::io::IsTerminal;
     let mut progress = Progress { shown: false, tty: std::io::stderr().is_terminal(), last: Default::default() };
     let mut tick = |e: u64, n: usize, t: std::time::Duration| progress.tick(e, n, t);
@@ -97,14 +97,30 @@ pub(super) fn gather_image(root: &std::path::Path, strict: bool) -> Result<Check
         truncated: walked.truncated,
         excluded: walked.excluded.iter().map(|p| p.display().to_string()).collect(),
     };
+    let hashes = if hash { content_hashes(&opened.root, &walked) } else { Default::default() };
     Ok(CheckReport {
         checks,
         status: worst,
         strict,
+        hashes,
         binaries: Some(binaries),
         image: Some(summary),
         ..CheckReport::default()
     })
+}
+
+/// Each binary's SHA-256, by image path (a file that cannot be read again
+/// has none: its baseline entry says so with an empty hash).
+fn content_hashes(root: &std::path::Path, walked: &image::Walk) -> std::collections::BTreeMap<String, String> {
+    walked
+        .binaries
+        .iter()
+        .filter_map(|b| {
+            let at = root.join(b.path.strip_prefix("/").unwrap_or(&b.path));
+            let (file, _) = crate::inspect::file::open_regular(&at).ok()?;
+            Some((b.path.display().to_string(), crate::inspect::digest::sha256(file).ok()?))
+        })
+        .collect()
 }
 
 /// The host context of the verdicts, from /proc; a chroot or a bare
