@@ -291,6 +291,12 @@ pub struct CheckArgs {
     #[arg(long, value_name = "ROOT", conflicts_with_all = ["pid", "trace", "max_ns", "command", "timeout"])]
     pub image: Option<PathBuf>,
 
+    /// Judge a Docker/OCI seccomp profile (JSON) instead: per architecture, every syscall the vDSO
+    /// falls back to (clock reads, getcpu, getrandom) and mmap (glibc 2.41's MAP_DROPPABLE
+    /// getrandom state) must be allowed; FAIL for each it kills, traps or errors.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["pid", "trace", "max_ns", "command", "timeout", "image"])]
+    pub seccomp_profile: Option<PathBuf>,
+
     /// With --image: write what the audit judged to FILE as a baseline (stable, sorted JSON: each
     /// binary by path and SHA-256, its runtime, status and verdict; the image's own findings; no
     /// pid, time or host fact), to commit and compare later with --baseline.
@@ -489,6 +495,8 @@ pub const PAGES: &[Page] = &[
             ("vdsoctl check --quiet", "only the rows that are not OK"),
             ("vdsoctl check --image ./rootfs", "every ELF program and library of an unpacked container image"),
             ("vdsoctl check --image app.tar", "the same for an image saved by `podman save` or `docker save`"),
+            ("vdsoctl check --image app.tar --baseline base.json", "fail only on what is new since a baseline (--save-baseline)"),
+            ("vdsoctl check --seccomp-profile seccomp.json", "fail when the profile refuses a syscall the vDSO falls back to"),
             ("vdsoctl check -- ./myapp --selftest", "fail when the command's clock reads leave the vDSO"),
             ("vdsoctl check --timeout 5m -- ./selftest", "the same, and fail (killing it) if it runs past 5 minutes"),
         ],

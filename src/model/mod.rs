@@ -15,6 +15,7 @@ pub mod image;
 pub mod observe;
 pub mod policy;
 pub mod random;
+pub mod seccomp_profile;
 pub mod site;
 pub mod stacks;
 pub mod timens;

@@ -15,6 +15,7 @@ mod hostile;
 mod json;
 mod maps;
 mod matrix;
+mod profile;
 mod races;
 mod readme;
 mod seccomp;

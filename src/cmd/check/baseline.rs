@@ -1,5 +1,6 @@
-//! `check --save-baseline FILE` and `--baseline FILE`: the baseline
-//! written, and the one given read and compared (model::baseline judges).
+//! The files `check` reads and writes beside its audit: `--save-baseline
+//! FILE` and `--baseline FILE` (model::baseline judges), and
+//! `--seccomp-profile FILE` (model::seccomp_profile judges).
 
 use crate::cli::CheckArgs;
 use crate::error::{Error, Hint, Result};
@@ -36,4 +37,23 @@ pub(super) fn apply(args: &CheckArgs, report: &mut CheckReport) -> Result<()> {
         crate::inspect::file::write_replacing(path, text.as_bytes())?;
     }
     Ok(())
+}
+
+/// A seccomp profile larger than this is no profile.
+const MAX_PROFILE: u64 = 16 << 20;
+
+/// `check --seccomp-profile FILE`: the profile's rows, and the verdict.
+pub(super) fn gather_profile(path: &std::path::Path, strict: bool) -> Result<CheckReport> {
+    let hint = Hint::Text("pass a Docker/OCI seccomp profile, e.g. /usr/share/containers/seccomp.json".into());
+    let (file, _) = crate::inspect::file::open_regular(path).map_err(|e| Error::from_io(path, e, hint))?;
+    let mut text = Vec::new();
+    file.take(MAX_PROFILE + 1).read_to_end(&mut text).map_err(|e| Error::from_io(path, e, Hint::CheckReadable))?;
+    let malformed = |detail: String| Error::Malformed { what: format!("seccomp profile {}", path.display()), detail };
+    if text.len() as u64 > MAX_PROFILE {
+        return Err(malformed(format!("larger than {} MiB", MAX_PROFILE >> 20)));
+    }
+    let profile: serde_json::Value = serde_json::from_slice(&text).map_err(|e| malformed(e.to_string()))?;
+    let checks = crate::model::seccomp_profile::checks(&profile).map_err(|e| malformed(e.0))?;
+    let status = crate::model::Status::worst(checks.iter().map(|c| c.status));
+    Ok(CheckReport { checks, status, strict, ..CheckReport::default() })
 }

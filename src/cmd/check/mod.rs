@@ -106,6 +106,9 @@ fn validate(args: &CheckArgs) -> Result<()> {
 /// Gather every check.
 pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
     validate(args)?;
+    if let Some(file) = &args.seccomp_profile {
+        return baseline::gather_profile(file, args.strict);
+    }
     if let Some(root) = &args.image {
         return gather_image(root, args.strict, args.save_baseline.is_some() || args.baseline.is_some());
     }
