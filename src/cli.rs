@@ -291,6 +291,15 @@ pub struct CheckArgs {
     #[arg(long, value_name = "ROOT", conflicts_with_all = ["pid", "trace", "max_ns", "command", "timeout"])]
     pub image: Option<PathBuf>,
 
+    /// Also write the report as JSON (what --json prints) to FILE, beside the output on stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+
+    /// Also write the report as JUnit XML (what --format junit prints) to FILE, beside the output
+    /// on stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_junit: Option<PathBuf>,
+
     /// Judge a Docker/OCI seccomp profile (JSON) instead: per architecture, every syscall the vDSO
     /// falls back to (clock reads, getcpu, getrandom) and mmap (glibc 2.41's MAP_DROPPABLE
     /// getrandom state) must be allowed; FAIL for each it kills, traps or errors.

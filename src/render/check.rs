@@ -130,7 +130,8 @@ impl CheckReport {
     /// JUnit XML: one testsuite for the checks and, with `--image`, one for
     /// the binaries, a testcase each. FAIL is a `<failure>` with the finding
     /// and the hint; WARN one too with `--strict` (the exit code's rule),
-    /// else a pass whose `<system-out>` says the warning; SKIP and INFO are
+    /// else a pass with the property `vdsoctl.status=WARN` and the warning
+    /// in `<system-out>`; SKIP and INFO are
     /// `<skipped>`. GitLab, Jenkins and GitHub reporters read this subset.
     pub fn junit(&self) -> String {
         struct Case<'a> {
@@ -201,6 +202,13 @@ impl CheckReport {
                     );
                 } else if skipped(c.status) {
                     x += &format!("{head}>\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_text(&message));
+                } else if c.status == Status::Warn {
+                    // A pass that says it warned: a property a reader can
+                    // filter on, and the message in <system-out>.
+                    x += &format!(
+                        "{head}>\n      <properties>\n        <property name=\"vdsoctl.status\" value=\"WARN\"/>\n      </properties>\n      <system-out>{}</system-out>\n    </testcase>\n",
+                        xml_text(&message)
+                    );
                 } else {
                     x += &format!("{head}>\n      <system-out>{}</system-out>\n    </testcase>\n", xml_text(&message));
                 }

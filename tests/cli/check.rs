@@ -1244,7 +1244,7 @@ fn python_on(script: &str, xml: &str) -> std::process::Output {
 /// say (checked by the script against its cases) and each case's name and
 /// outcome (`failed`, `skipped`, `passed`). None when junitparser is
 /// missing (a SKIP; a panic under CI).
-fn junitparser_read(xml: &str) -> Option<serde_json::Value> {
+pub(super) fn junitparser_read(xml: &str) -> Option<serde_json::Value> {
     const READ: &str = r#"
 import json, sys
 from junitparser import JUnitXml, Failure, Skipped

@@ -57,3 +57,17 @@ pub(super) fn gather_profile(path: &std::path::Path, strict: bool) -> Result<Che
     let status = crate::model::Status::worst(checks.iter().map(|c| c.status));
     Ok(CheckReport { checks, status, strict, ..CheckReport::default() })
 }
+
+/// `--export-json FILE` and `--export-junit FILE`: the report as `--json`
+/// and `--format junit` print it, written beside the output on stdout.
+pub(super) fn export(args: &CheckArgs, report: &CheckReport) -> Result<()> {
+    if let Some(path) = &args.export_json {
+        let mut text = serde_json::to_string_pretty(report).map_err(|e| Error::malformed("report", e.to_string()))?;
+        text.push('\n');
+        crate::inspect::file::write_replacing(path, text.as_bytes())?;
+    }
+    if let Some(path) = &args.export_junit {
+        crate::inspect::file::write_replacing(path, report.junit().as_bytes())?;
+    }
+    Ok(())
+}

@@ -165,6 +165,7 @@ pub fn run(args: &CheckArgs, out: &Output) -> Result<Outcome> {
     report.quiet = args.quiet;
     baseline::apply(args, &mut report)?;
     emit(out, &report)?;
+    baseline::export(args, &report)?;
     if let Some(diff) = &report.baseline {
         return Ok(Outcome::from_crossed(diff.has_new()));
     }
