@@ -77,7 +77,7 @@ impl Render for CheckReport {
         let mut p = Prometheus::default();
         if let Some(binaries) = &self.binaries {
             p.family("check_binaries", "gauge", "Binaries of the audited image by status.");
-            for st in [Status::Ok, Status::Warn, Status::Fail, Status::Skip] {
+            for st in [Status::Ok, Status::Info, Status::Warn, Status::Fail, Status::Skip] {
                 let n = binaries.iter().filter(|b| b.status == st).count();
                 p.sample("check_binaries", &[("status", &st.label().to_lowercase())], n as f64);
             }

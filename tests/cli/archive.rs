@@ -278,3 +278,39 @@ fn a_baseline_shows_what_an_upgrade_changed() {
     assert_eq!((code, stderr.lines().count()), (3, 1), "{stderr}");
     assert!(stderr.starts_with("vdsoctl: baseline /etc/hostname is malformed: "), "{stderr}");
 }
+
+/// A correct 32-bit program (its facts are INFO, not WARN) passes
+/// `check --image --strict`, unpacked and as the archive podman saves.
+#[test]
+fn a_correct_32bit_program_passes_strict() {
+    if !super::common::have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let prog = super::common::build_c("wait_ready", true, &[]);
+    super::check::install(dir.path(), &prog, "/usr/bin/wait_ready32");
+    for lib in super::check::ldd(&prog) {
+        super::check::install(dir.path(), &lib, &lib.display().to_string());
+    }
+    let root = dir.path().to_str().unwrap();
+    let (code, stdout, stderr) = run(&["--json", "check", "--strict", "--image", root]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let prog = doc["binaries"].as_array().unwrap().iter().find(|b| b["path"] == "/usr/bin/wait_ready32").unwrap();
+    assert_eq!(prog["status"], "info", "{prog}");
+    assert!(prog["detail"].as_str().unwrap().starts_with("32-bit: the compat vDSO (vdso32) serves"), "{prog}");
+    let flagged: Vec<_> = doc["checks"].as_array().unwrap().iter().filter(|c| c["status"] == "warn").collect();
+    assert!(flagged.is_empty(), "{flagged:?}");
+    if have_podman() {
+        let out = tempfile::tempdir().unwrap();
+        let saved = saved(dir.path(), out.path(), "m32");
+        let (code, stdout, _) = run(&["check", "--strict", "--image", saved[0].to_str().unwrap()]);
+        assert_eq!(code, 0, "{stdout}");
+        assert!(stdout.contains("verdict: OK") || stdout.contains("verdict: INFO"), "{stdout}");
+    }
+    // Its raw clock syscall stays a WARN (the gate's business): --strict fails.
+    let raw = super::common::build_c("clock_loop", true, &[]);
+    super::check::install(dir.path(), &raw, "/usr/bin/clock_loop32");
+    let (code, stdout, _) = run(&["--json", "check", "--strict", "--image", root]);
+    assert_eq!(code, 1, "{stdout}");
+}

@@ -86,7 +86,8 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
 /// warning that only said the path was unproven, and contrary evidence is
 /// named on the row itself.
 fn judge_binary(binary: Check, warn_kind: WarnKind, obs: &Observation) -> Check {
-    match obs.on_binary(warn_kind == WarnKind::Unproven && binary.status == Status::Warn) {
+    let unproven = warn_kind == WarnKind::Unproven && matches!(binary.status, Status::Warn | Status::Info);
+    match obs.on_binary(unproven) {
         observe::BinaryNote::Clears(why) => {
             Check { status: Status::Ok, detail: format!("{}; {why}", binary.detail), hint: None, ..binary }
         }
