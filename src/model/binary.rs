@@ -153,9 +153,10 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
     // The reason for the verdict first.
     problems.sort_by_key(|p| std::cmp::Reverse(p.0));
     let mut status = problems.iter().map(|(s, _)| *s).max().unwrap_or(Status::Ok);
-    // An INFO fact (code not decoded, a 32-bit program) outranks OK: the
-    // verdict says it, never OK by inference.
-    if status == Status::Ok && problems.iter().any(|p| p.0 == Status::Info) {
+    // Code not decoded, or a 32-bit program: INFO outranks OK (the verdict
+    // says it, never OK by inference).
+    let info_fact = foreign && !info.code_decodable() || judged == Judged::Compat && !info.is_library();
+    if status == Status::Ok && info_fact {
         status = Status::Info;
         problems.sort_by_key(|p| p.0 != Status::Info);
     }
