@@ -306,15 +306,17 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["pid", "trace", "max_ns", "command", "timeout", "image"])]
     pub seccomp_profile: Option<PathBuf>,
 
-    /// With --image: write what the audit judged to FILE as a baseline (stable, sorted JSON: each
-    /// binary by path and SHA-256, its runtime, status and verdict; the image's own findings; no
-    /// pid, time or host fact), to commit and compare later with --baseline.
-    #[arg(long, value_name = "FILE", requires = "image")]
+    /// With --image or -- CMD: write what the audit judged to FILE as a baseline (stable, sorted
+    /// JSON: each binary by path and SHA-256, its runtime, status and verdict, or the command's
+    /// syscalls per process name, function and clock; the findings; no pid, time or host fact),
+    /// to commit and compare later with --baseline.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["pid", "seccomp_profile"])]
     pub save_baseline: Option<PathBuf>,
 
-    /// With --image: compare with a baseline FILE and show per binary and finding what is new,
-    /// fixed or unchanged at WARN or FAIL; the exit code is then 1 only for something new.
-    #[arg(long, value_name = "FILE", requires = "image")]
+    /// With --image or -- CMD: compare with a baseline FILE and show per binary, call and finding
+    /// what is new, fixed or unchanged at WARN or FAIL; the exit code is then 1 only for something
+    /// new.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["pid", "seccomp_profile"])]
     pub baseline: Option<PathBuf>,
 
     /// With -- CMD: stop the smoke command once it has run this long (SIGTERM, then SIGKILL 2 s

@@ -29,8 +29,27 @@ pub struct Baseline {
     pub runtimes: Vec<String>,
     /// Sorted by path.
     pub binaries: Vec<BaselineBinary>,
-    /// The image's own findings, sorted by name.
+    /// The image's own findings (the command's checks), sorted by name.
     pub findings: Vec<BaselineFinding>,
+    /// `check -- CMD`: the syscalls counted per process name, function and
+    /// clock, sorted (absent for an image).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<BaselineCall>,
+}
+
+/// `check -- CMD`: one process name's calls of one function and clock.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineCall {
+    /// The process's comm.
+    pub process: String,
+    /// `clock_gettime`, `getrandom`, `[vsyscall] time`.
+    pub function: String,
+    /// `CLOCK_MONOTONIC`; `-` for a call without a clock id.
+    pub clock: String,
+    pub count: u64,
+    /// A syscall the vDSO does not serve (a CPU-time clock): no finding.
+    pub expected: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -100,10 +119,18 @@ impl Baseline {
             .checks
             .iter()
             .filter(|c| !HOST_ROWS.contains(&c.name.as_str()))
-            .map(|c| BaselineFinding { name: c.name.clone(), status: label(c.status), detail: c.detail.clone() })
+            .map(|c| BaselineFinding {
+                name: c.name.clone(),
+                status: label(c.status),
+                // A command's details carry its run time: its counts are in `calls`.
+                detail: if report.command.is_some() { String::new() } else { c.detail.clone() },
+            })
             .collect();
         findings.sort_by(|a, b| a.name.cmp(&b.name));
-        Baseline { format: FORMAT.into(), kind: "image".into(), runtimes, binaries, findings }
+        let mut calls = report.calls.clone();
+        calls.sort();
+        let kind = if report.command.is_some() { "command" } else { "image" };
+        Baseline { format: FORMAT.into(), kind: kind.into(), runtimes, binaries, findings, calls }
     }
 }
 
@@ -130,7 +157,7 @@ pub enum Change {
 #[derive(Debug, Clone, Serialize)]
 pub struct Delta {
     pub change: Change,
-    /// `binary` or `finding`.
+    /// `binary`, `finding` or `call` (`check -- CMD`: "comm function clock").
     pub scope: &'static str,
     /// The binary's path or the finding's name.
     pub key: String,
@@ -226,6 +253,7 @@ pub fn compare(file: &str, old: &Baseline, new: &Baseline) -> BaselineDiff {
             });
         }
     }
+    compare_calls(old, new, &mut d);
     d.deltas.sort_by(|a, b| a.change.cmp(&b.change).then_with(|| a.key.cmp(&b.key)));
     d.new = d.deltas.iter().filter(|x| x.change == Change::New).count();
     d.fixed = d.deltas.iter().filter(|x| x.change == Change::Fixed).count();
@@ -235,6 +263,43 @@ pub fn compare(file: &str, old: &Baseline, new: &Baseline) -> BaselineDiff {
         d.runtimes_now = new.runtimes.clone();
     }
     d
+}
+
+/// `check -- CMD`: a bypass (a call the vDSO should have served) by a
+/// process name, function and clock is FAIL where it is counted; the
+/// expected calls are no finding.
+fn compare_calls(old: &Baseline, new: &Baseline, d: &mut BaselineDiff) {
+    type Key<'a> = (&'a str, &'a str, &'a str);
+    let bad = |b: &'_ Baseline| -> BTreeMap<(String, String, String), u64> {
+        let mut m = BTreeMap::new();
+        for c in b.calls.iter().filter(|c| !c.expected) {
+            *m.entry((c.process.clone(), c.function.clone(), c.clock.clone())).or_insert(0) += c.count;
+        }
+        m
+    };
+    let (was, now) = (bad(old), bad(new));
+    let mut keys: Vec<&(String, String, String)> = was.keys().chain(now.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for k in keys {
+        let key: Key = (&k.0, &k.1, &k.2);
+        let (w, n) = (was.get(k), now.get(k));
+        let change = match (w, n) {
+            (None, Some(_)) => Change::New,
+            (Some(_), None) => Change::Fixed,
+            _ => Change::Unchanged,
+        };
+        let count = |c: Option<&u64>| c.map_or_else(|| "none".to_string(), |c| format!("×{c}"));
+        d.deltas.push(Delta {
+            change,
+            scope: "call",
+            key: format!("{} {} {}", key.0, key.1, key.2),
+            was: w.map(|_| "fail".to_string()),
+            now: n.map(|_| "fail".to_string()),
+            detail: format!("syscalls the vDSO should have served: {} then, {} now", count(w), count(n)),
+            rebuilt: false,
+        });
+    }
 }
 
 #[cfg(test)]
@@ -263,6 +328,7 @@ mod tests {
                 .iter()
                 .map(|(n, s)| BaselineFinding { name: (*n).into(), status: (*s).into(), detail: String::new() })
                 .collect(),
+            calls: Vec::new(),
         }
     }
 

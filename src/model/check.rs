@@ -76,6 +76,10 @@ pub struct CheckReport {
     /// `--save-baseline`/`--baseline`: each binary's SHA-256, by image path.
     #[serde(skip)]
     pub hashes: std::collections::BTreeMap<String, String>,
+    /// `-- CMD`: the calls counted, per process name, function and clock
+    /// (what a baseline keeps of the trace).
+    #[serde(skip)]
+    pub calls: Vec<crate::model::baseline::BaselineCall>,
     /// The worst status among the checks (SKIP counts as OK).
     pub status: Status,
     /// Whether `--strict` made WARN fail the audit.

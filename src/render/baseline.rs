@@ -12,13 +12,16 @@ fn status(s: Option<&str>) -> String {
 /// The section's text.
 pub fn text(d: &BaselineDiff, out: &Output) -> String {
     let mut s = format!(
-        "baseline {}: {} new, {} fixed, {} unchanged at WARN or FAIL ({} OK binaries added, {} removed) — {}\n",
+        "baseline {}: {} new, {} fixed, {} unchanged at WARN or FAIL{} — {}\n",
         out.text(&d.file),
         d.new,
         d.fixed,
         d.unchanged,
-        thousands(d.added_ok as u64),
-        thousands(d.removed_ok as u64),
+        if d.added_ok + d.removed_ok > 0 {
+            format!(" ({} OK binaries added, {} removed)", thousands(d.added_ok as u64), thousands(d.removed_ok as u64))
+        } else {
+            String::new()
+        },
         if d.has_new() { "exit 1: something new" } else { "exit 0: nothing new" }
     );
     if !d.runtimes_now.is_empty() || !d.runtimes_was.is_empty() {
@@ -32,13 +35,13 @@ pub fn text(d: &BaselineDiff, out: &Output) -> String {
             Change::Unchanged => "UNCHANGED",
         };
         let rebuilt = if x.rebuilt { ", rebuilt" } else { "" };
-        let head = format!(
-            "{tag} {}: {} → {}{rebuilt}: ",
-            out.text(&x.key),
-            status(x.was.as_deref()),
-            status(x.now.as_deref())
-        );
-        s += &out.prose(&head, &out.text(&x.detail));
+        let head =
+            format!("{tag} {}: {} → {}{rebuilt}", out.text(&x.key), status(x.was.as_deref()), status(x.now.as_deref()));
+        if x.detail.is_empty() {
+            s += &format!("{head}\n");
+        } else {
+            s += &out.prose(&format!("{head}: "), &out.text(&x.detail));
+        }
     }
     s
 }

@@ -59,6 +59,9 @@ impl Render for CheckReport {
                 s += &out.prose(&format!("{} {}: ", status_label(out, c.status), out.text(&c.name)), &out.text(h));
             }
         }
+        if let Some(d) = &self.baseline {
+            s += &super::baseline::text(d, out);
+        }
         // The verdict line says what the exit status says: a WARN that
         // --strict fails is a FAIL here (exit 1).
         if self.strict && self.status == Status::Warn {
@@ -275,9 +278,7 @@ impl CheckReport {
         if let Some(img) = &self.image {
             s += &image_summary(img, binaries, out);
         }
-        if let Some(d) = &self.baseline {
-            s += &super::baseline::text(d, out);
-        }
+
         s
     }
 }

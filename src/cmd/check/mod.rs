@@ -101,6 +101,11 @@ fn validate(args: &CheckArgs) -> Result<()> {
     // Bad thresholds are usage errors up front: a CI job with a typo must not
     // go green on an audit that silently skipped its clock checks.
     crate::model::policy::max_ns(args.max_ns)?;
+    if (args.baseline.is_some() || args.save_baseline.is_some()) && args.image.is_none() && args.command.is_empty() {
+        return Err(Error::Usage(
+            "--baseline and --save-baseline need --image ROOT or -- CMD (what a baseline keeps)".into(),
+        ));
+    }
     Ok(())
 }
 
@@ -167,14 +172,14 @@ pub fn run(args: &CheckArgs, out: &Output) -> Result<Outcome> {
     baseline::apply(args, &mut report)?;
     emit(out, &report)?;
     baseline::export(args, &report)?;
-    if let Some(diff) = &report.baseline {
-        return Ok(Outcome::from_crossed(diff.has_new()));
-    }
     // `check -- CMD`: the command's own failure is the exit status.
     match report.command.as_ref().and_then(|c| c.exit_status) {
         Some(ExitStatus::Code(c)) if c != 0 => return Ok(Outcome::CommandFailed(u8::try_from(c).unwrap_or(1))),
         Some(ExitStatus::Signal(n)) => return Ok(Outcome::CommandFailed(u8::try_from(128 + n).unwrap_or(255))),
         _ => {}
+    }
+    if let Some(diff) = &report.baseline {
+        return Ok(Outcome::from_crossed(diff.has_new()));
     }
     Ok(Outcome::from_crossed(report.status == Status::Fail || (args.strict && report.status == Status::Warn)))
 }
