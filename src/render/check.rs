@@ -196,25 +196,7 @@ impl CheckReport {
                     Some(h) => format!("{}\nhint: {h}", c.detail),
                     None => c.detail.to_string(),
                 };
-                if failed(c.status) {
-                    x += &format!(
-                        "{head}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
-                        xml_text(&message),
-                        c.status.label(),
-                        xml_text(&body)
-                    );
-                } else if skipped(c.status) {
-                    x += &format!("{head}>\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_text(&message));
-                } else if c.status == Status::Warn {
-                    // A pass that says it warned: a property a reader can
-                    // filter on, and the message in <system-out>.
-                    x += &format!(
-                        "{head}>\n      <properties>\n        <property name=\"vdsoctl.status\" value=\"WARN\"/>\n      </properties>\n      <system-out>{}</system-out>\n    </testcase>\n",
-                        xml_text(&message)
-                    );
-                } else {
-                    x += &format!("{head}>\n      <system-out>{}</system-out>\n    </testcase>\n", xml_text(&message));
-                }
+                x += &junit_case(&head, (failed(c.status), skipped(c.status)), c.status, &message, &body);
             }
             x += "  </testsuite>\n";
         }
@@ -280,6 +262,29 @@ impl CheckReport {
         }
 
         s
+    }
+}
+
+/// One testcase's element: a `<failure>` (FAIL; WARN with --strict), a
+/// `<skipped>` (SKIP, INFO), else a pass, which says it warned with the
+/// property `vdsoctl.status=WARN` beside its `<system-out>`.
+fn junit_case(head: &str, (failed, skipped): (bool, bool), status: Status, message: &str, body: &str) -> String {
+    if failed {
+        format!(
+            "{head}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
+            xml_text(message),
+            status.label(),
+            xml_text(body)
+        )
+    } else if skipped {
+        format!("{head}>\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_text(message))
+    } else if status == Status::Warn {
+        format!(
+            "{head}>\n      <properties>\n        <property name=\"vdsoctl.status\" value=\"WARN\"/>\n      </properties>\n      <system-out>{}</system-out>\n    </testcase>\n",
+            xml_text(message)
+        )
+    } else {
+        format!("{head}>\n      <system-out>{}</system-out>\n    </testcase>\n", xml_text(message))
     }
 }
 

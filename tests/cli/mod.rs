@@ -10,6 +10,7 @@ mod containers;
 mod deploy;
 mod dump;
 mod errors;
+mod export;
 mod getrandom;
 mod hostile;
 mod json;
