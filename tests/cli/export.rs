@@ -51,3 +51,33 @@ fn check_exports_json_and_junit_beside_the_table() {
     assert_eq!((code, stderr.lines().count()), (3, 1), "{stderr}");
     assert!(stderr.contains("refusing to write"), "{stderr}");
 }
+
+/// A WARN in JUnit: without --strict a passed case that carries the
+/// property `vdsoctl.status=WARN`; with --strict a failure.
+#[test]
+fn junit_marks_a_warn_by_property_or_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(tree.join("bin")).unwrap();
+    copy_executable(&build_c("call_sites", false, &["-DRAW_LIBC"]), &tree.join("bin/raw_libc")).unwrap();
+    let xml = dir.path().join("r.xml");
+    let case = |strict: bool| {
+        let mut args = vec!["check", "--image", tree.to_str().unwrap(), "--export-junit", xml.to_str().unwrap()];
+        if strict {
+            args.push("--strict");
+        }
+        let (code, table, _) = run(&args);
+        assert!(table.contains("WARN    /bin/raw_libc"), "{table}");
+        let junit = std::fs::read_to_string(&xml).unwrap();
+        let at = junit.find("name=\"/bin/raw_libc\"").unwrap_or_else(|| panic!("{junit}"));
+        let end = at + junit[at..].find("</testcase>").unwrap();
+        (code, junit[at..end].to_string())
+    };
+    let (code, plain) = case(false);
+    assert_eq!(code, 0);
+    assert!(plain.contains("<property name=\"vdsoctl.status\" value=\"WARN\"/>"), "{plain}");
+    assert!(plain.contains("<system-out>WARN: ") && !plain.contains("<failure"), "{plain}");
+    let (code, strict) = case(true);
+    assert_eq!(code, 1);
+    assert!(strict.contains("<failure message=\"WARN: ") && !strict.contains("<property"), "{strict}");
+}
