@@ -242,6 +242,33 @@ pub fn checks(profile: &Value) -> Result<Vec<Check>, BadProfile> {
     Ok(out)
 }
 
+/// `check -p`: the process's seccomp mode, judged. Strict mode allows only
+/// read, write, _exit and sigreturn: the first fallback kills it. A filter
+/// is said, not read (that needs PTRACE_SECCOMP_GET_FILTER): INFO, pointing
+/// at the profile it came from.
+pub fn live_check(mode: u8, filters: u32) -> Option<Check> {
+    let name = "process_seccomp";
+    match mode {
+        1 => Some(Check::new(
+            name,
+            Status::Fail,
+            "seccomp strict mode: only read, write, _exit and sigreturn are allowed, so the first syscall the vDSO \
+             falls back to (clock_gettime on a clocksource switch, a CPU-time clock, getrandom's key refill) kills it",
+            Some("run it under a filter that allows the vDSO's fallback syscalls (`check --seccomp-profile FILE` judges one)"),
+        )),
+        2 => Some(Check::new(
+            name,
+            Status::Info,
+            format!(
+                "{filters} seccomp filter(s) installed: their rules are not read here (that needs \
+                 PTRACE_SECCOMP_GET_FILTER), so whether they allow the vDSO's fallback syscalls is not judged"
+            ),
+            Some("judge the profile they came from with `vdsoctl check --seccomp-profile FILE`"),
+        )),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -137,3 +137,38 @@ fn a_file_that_is_no_profile_is_one_line_exit_3() {
         assert!(stderr.contains(says), "{says}: {stderr}");
     }
 }
+
+/// `check -p` says the process's seccomp mode: strict mode FAILs (the
+/// first fallback kills it); a filter (here one that refuses
+/// clock_gettime) is INFO: its rules are not read.
+#[test]
+fn check_p_names_the_seccomp_mode() {
+    use super::common::{build_c, Workload};
+    let prog = build_c("seccomp_mode", false, &[]);
+    let mut strict = std::process::Command::new(&prog);
+    strict.arg("strict");
+    let w = Workload::start(strict);
+    let (code, stdout, stderr) = run(&["--json", "check", "-p", &w.pid().to_string(), "--trace", "0"]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "process_seccomp").cloned();
+    let row = row.unwrap_or_else(|| panic!("{doc}"));
+    assert_eq!((code, row["status"].as_str()), (1, Some("fail")), "{row}");
+    assert!(row["detail"].as_str().unwrap().starts_with("seccomp strict mode: only read, write"), "{row}");
+    drop(w);
+    let mut filter = std::process::Command::new(&prog);
+    filter.arg("filter");
+    let w = Workload::start(filter);
+    let doc = super::common::run_json(&["check", "-p", &w.pid().to_string(), "--trace", "0"]);
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "process_seccomp").cloned();
+    let row = row.unwrap_or_else(|| panic!("{doc}"));
+    assert_eq!(row["status"], "info", "{row}");
+    assert!(row["detail"].as_str().unwrap().starts_with("1 seccomp filter(s) installed: their rules are not read"));
+    // A process without seccomp has no such row (this test's own, unless
+    // it runs under one, as in a container).
+    let own = std::fs::read_to_string("/proc/self/status").unwrap();
+    if !own.lines().any(|l| l.starts_with("Seccomp:") && l.trim_end().ends_with('0')) {
+        return;
+    }
+    let doc = super::common::run_json(&["check", "-p", &std::process::id().to_string(), "--trace", "0"]);
+    assert!(doc["checks"].as_array().unwrap().iter().all(|c| c["name"] != "process_seccomp"), "{doc}");
+}

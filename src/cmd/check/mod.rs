@@ -76,6 +76,9 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
         checks.push(vdso_symbols_check(target, "process_", musl));
     }
     checks.extend(random);
+    if let Some(row) = target.seccomp().and_then(|(m, n)| crate::model::seccomp_profile::live_check(m, n)) {
+        checks.push(row);
+    }
     if let Some(f) = target.time_namespace().map(|ns| TimeNs::of(&ns)).and_then(|ns| ns.finding(target.pid())) {
         checks.push(Check::of("process_time_namespace".into(), f));
     }
