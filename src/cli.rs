@@ -333,10 +333,39 @@ pub struct CheckArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_window)]
     pub trace: Option<Duration>,
 
-    /// Audit the ELF programs and libraries of a container image tree (an unpacked image, a mounted
-    /// rootfs, or / inside the container) instead of this host's own process.
+    /// Audit the ELF programs and libraries of a container image instead of this host's own process:
+    /// a tree (an unpacked image, a mounted rootfs, or / inside the container), a docker-archive or
+    /// OCI archive tar (`podman save`, `docker save`) or an OCI layout directory, told by content.
     #[arg(long, value_name = "ROOT", conflicts_with_all = ["pid", "trace", "max_ns", "command", "timeout"])]
     pub image: Option<PathBuf>,
+
+    /// Also write the report as JSON (what --json prints) to FILE, beside the output on stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+
+    /// Also write the report as JUnit XML (what --format junit prints) to FILE, beside the output
+    /// on stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_junit: Option<PathBuf>,
+
+    /// Judge a Docker/OCI seccomp profile (JSON) instead: per architecture, every syscall the vDSO
+    /// falls back to (clock reads, getcpu, getrandom) and mmap (glibc 2.41's MAP_DROPPABLE
+    /// getrandom state) must be allowed; FAIL for each it kills, traps or errors.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["pid", "trace", "max_ns", "command", "timeout", "image"])]
+    pub seccomp_profile: Option<PathBuf>,
+
+    /// With --image or -- CMD: write what the audit judged to FILE as a baseline (stable, sorted
+    /// JSON: each binary by path and SHA-256, its runtime, status and verdict, or the command's
+    /// syscalls per process name, function and clock; the findings; no pid, time or host fact),
+    /// to commit and compare later with --baseline.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["pid", "seccomp_profile"])]
+    pub save_baseline: Option<PathBuf>,
+
+    /// With --image or -- CMD: compare with a baseline FILE and show per binary, call and finding
+    /// what is new, fixed or unchanged at WARN or FAIL; the exit code is then 1 only for something
+    /// new.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["pid", "seccomp_profile"])]
+    pub baseline: Option<PathBuf>,
 
     /// With -- CMD: stop the smoke command once it has run this long (SIGTERM, then SIGKILL 2 s
     /// later; with the seccomp engine what it started too) and fail the check with its status
@@ -515,7 +544,7 @@ pub const PAGES: &[Page] = &[
             ("0", "verdict OK or WARN (WARN with --strict is 1)"),
             ("1", "verdict FAIL: a FAIL row"),
             USAGE,
-            ("3", "could not inspect the process or the image tree, or CMD could not be started"),
+            ("3", "could not inspect the process or the image (no such tree or archive, nothing to audit in it, a manifest naming a missing blob), or CMD could not be started"),
             ("4", "with -- CMD: no engine may count the command (BPF, perf_event_open and seccomp refused)"),
             CHILD,
         ],
@@ -525,6 +554,9 @@ pub const PAGES: &[Page] = &[
             ("vdsoctl check -p 1234 --trace 5s", "audit one process and watch its clock syscalls for 5 s"),
             ("vdsoctl check --quiet", "only the rows that are not OK"),
             ("vdsoctl check --image ./rootfs", "every ELF program and library of an unpacked container image"),
+            ("vdsoctl check --image app.tar", "the same for an image saved by `podman save` or `docker save`"),
+            ("vdsoctl check --image app.tar --baseline base.json", "fail only on what is new since a baseline (--save-baseline)"),
+            ("vdsoctl check --seccomp-profile seccomp.json", "fail when the profile refuses a syscall the vDSO falls back to"),
             ("vdsoctl check -- ./myapp --selftest", "fail when the command's clock reads leave the vDSO"),
             ("vdsoctl check --timeout 5m -- ./selftest", "the same, and fail (killing it) if it runs past 5 minutes"),
         ],

@@ -90,6 +90,10 @@ pub enum Error {
     #[error("nothing to audit under {}: no ELF program or library in {entries} entries{unreadable} — pass the directory an image is unpacked in (or / inside the container)", root.display())]
     NothingToAudit { root: PathBuf, entries: u64, unreadable: String },
 
+    /// `check --image` of an archive or OCI layout that holds no image to audit.
+    #[error("cannot audit {} as an image: {detail} — pass a directory an image is unpacked in, an OCI layout directory, or a tar written by `podman save` / `docker save`", path.display())]
+    Image { path: PathBuf, detail: String },
+
     #[error("{} is {kind}, not a vDSO image file — pass a regular file, e.g. one written by `vdsoctl dump -o vdso.so`", path.display())]
     NotAFile { path: PathBuf, kind: String },
 
@@ -134,6 +138,7 @@ impl Error {
             | Error::TooLarge { .. }
             | Error::NotAFile { .. }
             | Error::NothingToAudit { .. }
+            | Error::Image { .. }
             | Error::Write { .. }
             | Error::WriteRefused { .. }
             | Error::Spawn { .. }

@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 
 pub mod auxv;
+pub mod baseline;
 pub mod bench;
 pub mod check;
 pub mod dump;

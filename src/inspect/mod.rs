@@ -1,11 +1,13 @@
 //! Reading what already exists: /proc/PID files, the vDSO image, kernel facts.
 //! Nothing here prints or changes the system.
 
+pub mod archive;
 pub mod auxv;
 pub mod btf;
 pub mod cgroup;
 pub mod code;
 pub mod code_a64;
+pub mod digest;
 pub mod elf;
 pub mod exe;
 pub mod file;

@@ -343,6 +343,16 @@ impl Process {
             .ok_or_else(|| Error::malformed(self.proc_path("status").display().to_string(), "no Tgid line"))
     }
 
+    /// The seccomp mode (`Seccomp:` in /proc/PID/status: 0 none, 1 strict,
+    /// 2 filter) and how many filters are installed; None where the kernel
+    /// does not say.
+    pub fn seccomp(&self) -> Option<(u8, u32)> {
+        let status = self.read_text("status").ok()?;
+        let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).map(str::trim);
+        let mode = field("Seccomp:")?.parse().ok()?;
+        Some((mode, field("Seccomp_filters:").and_then(|n| n.parse().ok()).unwrap_or(0)))
+    }
+
     /// The start addresses of the anonymous mappings /proc/PID/smaps flags
     /// `dp` (MAP_DROPPABLE, Linux 6.11): the vDSO getrandom state pages
     /// glibc ≥ 2.41 and Go ≥ 1.24 map at their first call. The file is

@@ -114,12 +114,13 @@ pub enum WarnKind {
 ///   binaries — sourceware bug 19767, "vdso is not used with static
 ///   linking", fixed in 2.31); musl against a vDSO without DT_HASH (musl
 ///   looks vDSO symbols up through DT_HASH only).
-/// - WARN: a 32-bit program on a 64-bit kernel (the compat vDSO serves it,
+/// - INFO: a 32-bit program on a 64-bit kernel (the compat vDSO serves it,
 ///   ~1.4× the 64-bit vDSO's cost here, and its syscalls are unseen by
-///   sys_enter_* tracepoints); static with a runtime not recognised; a dynamic program
-///   with an unknown C library; code not decoded whole (a truncated file,
-///   section headers that cannot be read, no code to read) — never OK.
-///   A file without section headers is judged from its segments, and says so.
+///   sys_enter_* tracepoints): facts, not a defect.
+/// - WARN: static with a runtime not recognised; a dynamic program with an
+///   unknown C library; code not decoded whole (a truncated file, section
+///   headers that cannot be read, no code to read) — never OK. A file
+///   without section headers is judged from its segments, and says so.
 /// - SKIP: an x32-ABI binary (ELF32 x86_64), not judged.
 /// - Another architecture's binary (an arm64 image audited on x86_64, as
 ///   multi-arch builds under QEMU binfmt make) is judged for its own
@@ -155,12 +156,16 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
     // The reason for the verdict first.
     problems.sort_by_key(|p| std::cmp::Reverse(p.0));
     let mut status = problems.iter().map(|(s, _)| *s).max().unwrap_or(Status::Ok);
-    if foreign && !info.code_decodable() && status == Status::Ok {
+    // Code not decoded, or a 32-bit program: INFO outranks OK (the verdict
+    // says it, never OK by inference).
+    let info_fact = foreign && !info.code_decodable() || judged == Judged::Compat && !info.is_library();
+    if status == Status::Ok && info_fact {
         status = Status::Info;
         problems.sort_by_key(|p| p.0 != Status::Info);
     }
     let detail = problems.into_iter().map(|(_, d)| d).collect::<Vec<_>>().join("; ");
-    (status, detail, hint, if status == Status::Warn { kind } else { WarnKind::None })
+    let kind = if matches!(status, Status::Warn | Status::Info) { kind } else { WarnKind::None };
+    (status, detail, hint, kind)
 }
 
 /// What a binary's verdict is made of, as it is found: each (status,
@@ -361,13 +366,12 @@ fn arch_problems(info: &ExeInfo, judged: Judged, p: &mut Problems) {
     if compat && library {
         p.list.push((Status::Ok, "32-bit library: its programs get the 32-bit verdict".into()));
     } else if compat {
+        // Facts, not a defect: INFO, so a gate on WARN passes a correct
+        // 32-bit program (its raw clock syscalls, if any, still WARN).
         p.list.push((
-            Status::Warn,
+            Status::Info,
             "32-bit: the compat vDSO (vdso32) serves its clock reads, a little slower than the 64-bit one; its clock syscalls are invisible to syscalls:sys_enter_* tracepoints".into(),
         ));
-        p.hint = p
-            .hint
-            .or(Some("`vdsoctl check -- PROG` or `check -p PID` (as root) counts them; rebuild as 64-bit if you can"));
         p.kind = WarnKind::Unproven;
     }
     if foreign {
@@ -523,13 +527,13 @@ mod tests {
         if arch::HOST_MACHINE != arch::machine::X86_64 {
             return;
         }
-        // 32-bit: a program warns (clearable), a library does not; x32 and
-        // other machines are not judged.
+        // 32-bit: a program is INFO (facts, clearable by a trace), a
+        // library OK; x32 and other machines are not judged.
         let mut m32 = exe(LibcKind::Glibc, Some("/lib/ld-linux.so.2"));
         m32.is_64 = false;
         m32.machine = arch::machine::I386;
         let (st, _, _, kind) = binary_verdict(&m32, &GOOD);
-        assert_eq!((st, kind), (Status::Warn, WarnKind::Unproven));
+        assert_eq!((st, kind), (Status::Info, WarnKind::Unproven));
         m32.pie = false;
         m32.interp = None;
         assert_eq!(binary_verdict(&m32, &GOOD).0, Status::Ok);

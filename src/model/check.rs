@@ -71,6 +71,16 @@ pub struct CheckReport {
     /// `-- CMD`: the command and how it ended.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<CommandRun>,
+    /// `--baseline`: what changed since the baseline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<crate::model::baseline::BaselineDiff>,
+    /// `--save-baseline`/`--baseline`: each binary's SHA-256, by image path.
+    #[serde(skip)]
+    pub hashes: std::collections::BTreeMap<String, String>,
+    /// `-- CMD`: the calls counted, per process name, function and clock
+    /// (what a baseline keeps of the trace).
+    #[serde(skip)]
+    pub calls: Vec<crate::model::baseline::BaselineCall>,
     /// The worst status among the checks (SKIP counts as OK).
     pub status: Status,
     /// Whether `--strict` made WARN fail the audit.
@@ -134,6 +144,10 @@ impl Serialize for BinaryRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct ImageSummary {
     pub root: String,
+    /// What ROOT is: `directory`, `docker-archive`, `oci-archive`, `oci-layout`.
+    pub format: &'static str,
+    /// Layers applied (0 for a directory).
+    pub layers: usize,
     /// Directory entries looked at.
     pub entries: u64,
     /// Directories not entered (other filesystems, /proc /sys /dev, too deep).

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 pub mod auxv;
+pub mod baseline;
 pub mod bench;
 pub mod binary;
 pub mod cgroup;
@@ -18,6 +19,7 @@ pub mod maps;
 pub mod observe;
 pub mod policy;
 pub mod random;
+pub mod seccomp_profile;
 pub mod site;
 pub mod stacks;
 pub mod timens;

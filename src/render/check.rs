@@ -59,6 +59,9 @@ impl Render for CheckReport {
                 s += &out.prose(&format!("{} {}: ", status_label(out, c.status), out.text(&c.name)), &out.text(h));
             }
         }
+        if let Some(d) = &self.baseline {
+            s += &super::baseline::text(d, out);
+        }
         // The verdict line says what the exit status says: a WARN that
         // --strict fails is a FAIL here (exit 1).
         if self.strict && self.status == Status::Warn {
@@ -78,7 +81,7 @@ impl Render for CheckReport {
         let mut p = Prometheus::default();
         if let Some(binaries) = &self.binaries {
             p.family("check_binaries", "gauge", "Binaries of the audited image by status.");
-            for st in [Status::Ok, Status::Warn, Status::Fail, Status::Skip] {
+            for st in [Status::Ok, Status::Info, Status::Warn, Status::Fail, Status::Skip] {
                 let n = binaries.iter().filter(|b| b.status == st).count();
                 p.sample("check_binaries", &[("status", &st.label().to_lowercase())], n as f64);
             }
@@ -138,7 +141,8 @@ impl CheckReport {
     /// JUnit XML: one testsuite for the checks and, with `--image`, one for
     /// the binaries, a testcase each. FAIL is a `<failure>` with the finding
     /// and the hint; WARN one too with `--strict` (the exit code's rule),
-    /// else a pass whose `<system-out>` says the warning; SKIP and INFO are
+    /// else a pass with the property `vdsoctl.status=WARN` and the warning
+    /// in `<system-out>`; SKIP and INFO are
     /// `<skipped>`. GitLab, Jenkins and GitHub reporters read this subset.
     pub fn junit(&self) -> String {
         struct Case<'a> {
@@ -200,18 +204,7 @@ impl CheckReport {
                     Some(h) => format!("{}\nhint: {h}", c.detail),
                     None => c.detail.to_string(),
                 };
-                if failed(c.status) {
-                    x += &format!(
-                        "{head}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
-                        xml_text(&message),
-                        c.status.label(),
-                        xml_text(&body)
-                    );
-                } else if skipped(c.status) {
-                    x += &format!("{head}>\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_text(&message));
-                } else {
-                    x += &format!("{head}>\n      <system-out>{}</system-out>\n    </testcase>\n", xml_text(&message));
-                }
+                x += &junit_case(&head, (failed(c.status), skipped(c.status)), c.status, &message, &body);
             }
             x += "  </testsuite>\n";
         }
@@ -275,7 +268,31 @@ impl CheckReport {
         if let Some(img) = &self.image {
             s += &image_summary(img, binaries, out);
         }
+
         s
+    }
+}
+
+/// One testcase's element: a `<failure>` (FAIL; WARN with --strict), a
+/// `<skipped>` (SKIP, INFO), else a pass, which says it warned with the
+/// property `vdsoctl.status=WARN` beside its `<system-out>`.
+fn junit_case(head: &str, (failed, skipped): (bool, bool), status: Status, message: &str, body: &str) -> String {
+    if failed {
+        format!(
+            "{head}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
+            xml_text(message),
+            status.label(),
+            xml_text(body)
+        )
+    } else if skipped {
+        format!("{head}>\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_text(message))
+    } else if status == Status::Warn {
+        format!(
+            "{head}>\n      <properties>\n        <property name=\"vdsoctl.status\" value=\"WARN\"/>\n      </properties>\n      <system-out>{}</system-out>\n    </testcase>\n",
+            xml_text(message)
+        )
+    } else {
+        format!("{head}>\n      <system-out>{}</system-out>\n    </testcase>\n", xml_text(message))
     }
 }
 

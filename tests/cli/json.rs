@@ -42,7 +42,7 @@ enum Severity {
 
 #[derive(Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
-enum Status {
+pub(super) enum Status {
     Skip,
     Info,
     Ok,
@@ -318,21 +318,53 @@ fn auxv_of_a_process() {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct CheckDoc {
+pub(super) struct CheckDoc {
     process: Option<ProcessRef>,
     /// `-p`: the executable's facts.
     binary: Option<BinaryFacts>,
-    checks: Vec<Check>,
+    pub(super) checks: Vec<Check>,
     binaries: Option<Vec<Binary>>,
     image: Option<ImageSummary>,
+    /// `--baseline`: what changed since it.
+    baseline: Option<BaselineDiff>,
     command: Option<CommandRun>,
-    status: Status,
+    pub(super) status: Status,
     strict: bool,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Check {
+struct BaselineDiff {
+    file: String,
+    new: usize,
+    fixed: usize,
+    unchanged: usize,
+    added_ok: usize,
+    removed_ok: usize,
+    runtimes_was: Vec<String>,
+    runtimes_now: Vec<String>,
+    deltas: Vec<Delta>,
+}
+
+/// Parsed by the contract; its keys are read by cli::archive's baseline test.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Delta {
+    /// `new`, `fixed`, `unchanged`.
+    change: String,
+    /// `binary` or `finding`.
+    scope: String,
+    key: String,
+    was: Option<Status>,
+    now: Option<Status>,
+    detail: String,
+    rebuilt: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Check {
     name: String,
     status: Status,
     detail: String,
@@ -394,6 +426,9 @@ struct RandomRoute {
 #[serde(deny_unknown_fields)]
 struct ImageSummary {
     root: String,
+    /// `directory`, `docker-archive`, `oci-archive`, `oci-layout`.
+    format: String,
+    layers: usize,
     entries: u64,
     skipped: Vec<String>,
     unreadable: Vec<(String, String)>,
@@ -459,6 +494,20 @@ fn check_of_a_small_image_tree() {
     let root = dir.path().to_str().unwrap();
     let c: CheckDoc = doc(&["check", "--image", root], &[0, 1]);
     let bins = c.binaries.as_ref().expect("--image lists binaries");
+    let img = c.image.as_ref().expect("--image says what it walked");
+    assert_eq!((img.format.as_str(), img.layers), ("directory", 0));
+    assert!(c.baseline.is_none());
+    // Against a baseline of the tree with its program elsewhere: one OK
+    // binary added and one removed (counted, not listed), nothing new.
+    let base = dir.path().join("base.json");
+    std::fs::rename(dir.path().join("usr/bin/wait_ready"), dir.path().join("wait_ready")).unwrap();
+    std::fs::copy("/bin/true", dir.path().join("usr/bin/true")).unwrap();
+    doc::<CheckDoc>(&["check", "--image", root, "--save-baseline", base.to_str().unwrap()], &[0]);
+    std::fs::rename(dir.path().join("wait_ready"), dir.path().join("usr/bin/wait_ready")).unwrap();
+    let d: CheckDoc = doc(&["check", "--image", root, "--baseline", base.to_str().unwrap()], &[0]);
+    let d = d.baseline.expect("--baseline says what changed");
+    assert_eq!((d.new, d.fixed, d.unchanged, d.added_ok, d.removed_ok), (0, 0, 0, 1, 1), "{d:?}");
+    assert!(d.deltas.is_empty() && d.runtimes_was.is_empty() && d.runtimes_now.is_empty() && !d.file.is_empty());
     let b = bins.iter().find(|b| b.path == "/usr/bin/wait_ready").expect("the program is listed");
     assert_eq!((b.class.as_str(), b.linkage.as_str(), b.kind.as_str()), ("ELF64", "dynamic", "executable"));
     assert_eq!((b.runtime.as_str(), b.status == Status::Ok), ("glibc", true), "{b:?}");

@@ -3,6 +3,7 @@
 pub mod common;
 pub mod skips;
 
+mod archive;
 mod audit;
 mod auxv;
 mod bench;
@@ -12,11 +13,13 @@ mod containers;
 mod deploy;
 mod dump;
 mod errors;
+mod export;
 mod getrandom;
 mod hostile;
 mod json;
 mod maps;
 mod matrix;
+mod profile;
 mod races;
 mod readme;
 mod seccomp;

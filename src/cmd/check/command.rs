@@ -141,9 +141,28 @@ pub(super) fn gather_command(
         checks,
         status: worst,
         strict,
+        calls: calls_by_name(&report),
         command: Some(CommandRun { argv, pid, exit_status, timed_out }),
         ..CheckReport::default()
     })
+}
+
+/// The trace summed per process name, function and clock (no pid: what a
+/// baseline compares run to run).
+fn calls_by_name(report: &TraceReport) -> Vec<crate::model::baseline::BaselineCall> {
+    use crate::model::baseline::BaselineCall;
+    let mut sums: std::collections::BTreeMap<(String, String, String, bool), u64> = Default::default();
+    let comm = |c: &Option<String>| c.clone().unwrap_or_else(|| "?".into());
+    for r in &report.counts {
+        let clock = r.clock.map_or_else(|| "-".to_string(), ClockRef::text);
+        *sums.entry((comm(&r.comm), r.syscall.to_string(), clock, r.expected)).or_insert(0) += r.count;
+    }
+    for v in &report.vsyscall_emulations {
+        *sums.entry((comm(&v.comm), format!("[vsyscall] {}", v.function), "-".into(), false)).or_insert(0) += v.count;
+    }
+    sums.into_iter()
+        .map(|((process, function, clock, expected), count)| BaselineCall { process, function, clock, count, expected })
+        .collect()
 }
 
 /// Whether a row is getrandom's.

@@ -2,6 +2,7 @@
 //! path is lost, each with a status, a detail and a hint — and an exit code
 //! for CI.
 
+mod baseline;
 mod command;
 mod process;
 mod walk;
@@ -75,6 +76,9 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
         checks.push(vdso_symbols_check(target, "process_", musl));
     }
     checks.extend(random);
+    if let Some(row) = target.seccomp().and_then(|(m, n)| crate::model::seccomp_profile::live_check(m, n)) {
+        checks.push(row);
+    }
     if let Some(f) = target.time_namespace().map(|ns| TimeNs::of(&ns)).and_then(|ns| ns.finding(target.pid())) {
         checks.push(Check::of("process_time_namespace".into(), f));
     }
@@ -85,7 +89,8 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
 /// warning that only said the path was unproven, and contrary evidence is
 /// named on the row itself.
 fn judge_binary(binary: Check, warn_kind: WarnKind, obs: &Observation) -> Check {
-    match obs.on_binary(warn_kind == WarnKind::Unproven && binary.status == Status::Warn) {
+    let unproven = warn_kind == WarnKind::Unproven && matches!(binary.status, Status::Warn | Status::Info);
+    match obs.on_binary(unproven) {
         observe::BinaryNote::Clears(why) => {
             Check { status: Status::Ok, detail: format!("{}; {why}", binary.detail), hint: None, ..binary }
         }
@@ -94,10 +99,26 @@ fn judge_binary(binary: Check, warn_kind: WarnKind, obs: &Observation) -> Check 
     }
 }
 
+/// Validate the arguments before anything is measured.
+fn validate(args: &CheckArgs) -> Result<()> {
+    // Bad thresholds are usage errors up front: a CI job with a typo must not
+    // go green on an audit that silently skipped its clock checks.
+    if (args.baseline.is_some() || args.save_baseline.is_some()) && args.image.is_none() && args.command.is_empty() {
+        return Err(Error::Usage(
+            "--baseline and --save-baseline need --image ROOT or -- CMD (what a baseline keeps)".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Gather every check.
 pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
+    validate(args)?;
+    if let Some(file) = &args.seccomp_profile {
+        return baseline::gather_profile(file, args.strict);
+    }
     if let Some(root) = &args.image {
-        return gather_image(root, args.strict);
+        return gather_image(root, args.strict, args.save_baseline.is_some() || args.baseline.is_some());
     }
     if !args.command.is_empty() {
         return gather_command(&args.command, args.timeout, args.strict);
@@ -155,13 +176,22 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
 pub fn run(args: &CheckArgs, out: &Output) -> Result<Outcome> {
     let mut report = gather(args)?;
     report.quiet = args.quiet;
-    // A report stdout refuses (a full disk) keeps the command's status.
-    let late: Vec<_> = emit(out, &report).err().into_iter().collect();
-    // `check -- CMD`: the command's own failure is the exit status.
+    baseline::apply(args, &mut report)?;
+    // A report stdout refuses (a full disk), or an export that cannot be
+    // written, keeps the command's status and the verdict's.
+    let mut late: Vec<_> = emit(out, &report).err().into_iter().collect();
+    late.extend(baseline::export(args, &report).err());
+    // `check -- CMD`: the command's own failure is the exit status; with a
+    // baseline, what is new decides; else the verdict.
     let outcome = match report.command.as_ref().and_then(|c| c.exit_status) {
         Some(ExitStatus::Code(c)) if c != 0 => Outcome::CommandFailed(u8::try_from(c).unwrap_or(1)),
         Some(ExitStatus::Signal(n)) => Outcome::CommandFailed(u8::try_from(128 + n).unwrap_or(255)),
-        _ => Outcome::from_crossed(report.status == Status::Fail || (args.strict && report.status == Status::Warn)),
+        _ => match &report.baseline {
+            Some(diff) => Outcome::from_crossed(diff.has_new()),
+            None => {
+                Outcome::from_crossed(report.status == Status::Fail || (args.strict && report.status == Status::Warn))
+            }
+        },
     };
     outcome.despite(late)
 }

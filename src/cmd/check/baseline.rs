@@ -1,0 +1,73 @@
+//! The files `check` reads and writes beside its audit: `--save-baseline
+//! FILE` and `--baseline FILE` (model::baseline judges), and
+//! `--seccomp-profile FILE` (model::seccomp_profile judges).
+
+use crate::cli::CheckArgs;
+use crate::error::{Error, Hint, Result};
+use crate::model::baseline::{compare, Baseline, FORMAT};
+use crate::model::check::CheckReport;
+use std::io::Read;
+
+/// A baseline larger than this is no baseline.
+const MAX_BASELINE: u64 = 256 << 20;
+
+/// Read the baseline to compare with before writing the new one: the same
+/// FILE may be given to both (compare, then update).
+pub(super) fn apply(args: &CheckArgs, report: &mut CheckReport) -> Result<()> {
+    let now = Baseline::of(report, &report.hashes);
+    if let Some(path) = &args.baseline {
+        let hint = Hint::Text("pass a file written by `vdsoctl check --image ... --save-baseline FILE`".into());
+        let (file, _) = crate::inspect::file::open_regular(path).map_err(|e| Error::from_io(path, e, hint))?;
+        let mut text = Vec::new();
+        file.take(MAX_BASELINE + 1).read_to_end(&mut text).map_err(|e| Error::from_io(path, e, Hint::CheckReadable))?;
+        let malformed = |detail: String| Error::Malformed { what: format!("baseline {}", path.display()), detail };
+        if text.len() as u64 > MAX_BASELINE {
+            return Err(malformed(format!("larger than {} MiB", MAX_BASELINE >> 20)));
+        }
+        let old: Baseline = serde_json::from_slice(&text)
+            .map_err(|e| malformed(format!("{e} (written by `check --save-baseline`, {FORMAT}?)")))?;
+        if old.format != FORMAT {
+            return Err(malformed(format!("format {:?}, this vdsoctl reads {FORMAT:?}", old.format)));
+        }
+        report.baseline = Some(compare(&path.display().to_string(), &old, &now));
+    }
+    if let Some(path) = &args.save_baseline {
+        let mut text = serde_json::to_string_pretty(&now).map_err(|e| Error::malformed("baseline", e.to_string()))?;
+        text.push('\n');
+        crate::inspect::file::write_replacing(path, text.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// A seccomp profile larger than this is no profile.
+const MAX_PROFILE: u64 = 16 << 20;
+
+/// `check --seccomp-profile FILE`: the profile's rows, and the verdict.
+pub(super) fn gather_profile(path: &std::path::Path, strict: bool) -> Result<CheckReport> {
+    let hint = Hint::Text("pass a Docker/OCI seccomp profile, e.g. /usr/share/containers/seccomp.json".into());
+    let (file, _) = crate::inspect::file::open_regular(path).map_err(|e| Error::from_io(path, e, hint))?;
+    let mut text = Vec::new();
+    file.take(MAX_PROFILE + 1).read_to_end(&mut text).map_err(|e| Error::from_io(path, e, Hint::CheckReadable))?;
+    let malformed = |detail: String| Error::Malformed { what: format!("seccomp profile {}", path.display()), detail };
+    if text.len() as u64 > MAX_PROFILE {
+        return Err(malformed(format!("larger than {} MiB", MAX_PROFILE >> 20)));
+    }
+    let profile: serde_json::Value = serde_json::from_slice(&text).map_err(|e| malformed(e.to_string()))?;
+    let checks = crate::model::seccomp_profile::checks(&profile).map_err(|e| malformed(e.0))?;
+    let status = crate::model::Status::worst(checks.iter().map(|c| c.status));
+    Ok(CheckReport { checks, status, strict, ..CheckReport::default() })
+}
+
+/// `--export-json FILE` and `--export-junit FILE`: the report as `--json`
+/// and `--format junit` print it, written beside the output on stdout.
+pub(super) fn export(args: &CheckArgs, report: &CheckReport) -> Result<()> {
+    if let Some(path) = &args.export_json {
+        let mut text = serde_json::to_string_pretty(report).map_err(|e| Error::malformed("report", e.to_string()))?;
+        text.push('\n');
+        crate::inspect::file::write_replacing(path, text.as_bytes())?;
+    }
+    if let Some(path) = &args.export_junit {
+        crate::inspect::file::write_replacing(path, report.junit().as_bytes())?;
+    }
+    Ok(())
+}

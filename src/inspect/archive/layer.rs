@@ -1,0 +1,200 @@
+//! One layer (a tar stream) applied to the private directory, with its
+//! whiteouts; only directories and ELF files are written there.
+
+use super::manifest::clean;
+use super::{MAX_MEMBER, MAX_WRITTEN};
+use crate::inspect::image::MAX_FILES;
+use std::collections::HashSet;
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// The private directory as the layers so far made it.
+pub(super) struct State {
+    root: PathBuf,
+    /// (image path or layer, why): entries refused or not read.
+    pub(super) refused: Vec<(PathBuf, String)>,
+    written: u64,
+    entries: usize,
+    /// Names this layer wrote: its own opaque whiteout spares them.
+    this_layer: HashSet<String>,
+}
+
+/// Takes what an entry's name asks for, once its name is clean.
+enum Name {
+    Clean(String),
+    Refused(String),
+}
+
+fn name_of(raw: &[u8]) -> Name {
+    let text = String::from_utf8_lossy(raw);
+    if text.starts_with('/') {
+        return Name::Refused("an absolute name: refused, nothing written".into());
+    }
+    match clean(&text) {
+        Some(n) => Name::Clean(n),
+        None => Name::Refused("a name with `..` (it would leave the image): refused, nothing written".into()),
+    }
+}
+
+impl State {
+    pub(super) fn new(root: &Path) -> State {
+        State { root: root.to_path_buf(), refused: Vec::new(), written: 0, entries: 0, this_layer: HashSet::new() }
+    }
+
+    fn refuse(&mut self, name: &str, what: &str, why: impl std::fmt::Display) {
+        self.refused.push((PathBuf::from(format!("/{name}")), format!("{why} (in {what})")));
+    }
+
+    /// Apply one layer blob. A layer that is not a tar (or stops being
+    /// one) is listed; what came before it stays applied.
+    pub(super) fn apply(&mut self, what: &str, raw: Box<dyn Read>) {
+        self.this_layer.clear();
+        let stream = match super::decompressed(raw) {
+            Ok(s) => s,
+            Err(e) => return self.refused.push((PathBuf::from(what), format!("not read: {e}"))),
+        };
+        let mut archive = tar::Archive::new(stream);
+        let entries = match archive.entries() {
+            Ok(e) => e,
+            Err(e) => return self.refused.push((PathBuf::from(what), format!("not a tar: {e}"))),
+        };
+        for (seen, entry) in entries.enumerate() {
+            let mut entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    let why =
+                        if seen == 0 { format!("not a tar: {e}") } else { format!("not a tar past entry {seen}: {e}") };
+                    return self.refused.push((PathBuf::from(what), why));
+                }
+            };
+            self.entries += 1;
+            if self.entries > MAX_FILES {
+                let why = format!("not read past {MAX_FILES} entries in all (the walk's bound)");
+                return self.refused.push((PathBuf::from(what), why));
+            }
+            let name = match name_of(&entry.path_bytes()) {
+                Name::Clean(n) if n.is_empty() => continue,
+                Name::Clean(n) => n,
+                Name::Refused(why) => {
+                    let shown = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+                    self.refused.push((PathBuf::from(shown), format!("{why} (in {what})")));
+                    continue;
+                }
+            };
+            self.entry(what, &name, &mut entry);
+        }
+    }
+
+    fn entry<R: Read>(&mut self, what: &str, name: &str, entry: &mut tar::Entry<'_, R>) {
+        let (dir, base) = name.rsplit_once('/').unwrap_or(("", name));
+        if let Some(hidden) = base.strip_prefix(".wh.") {
+            return self.whiteout(dir, hidden);
+        }
+        let at = self.root.join(name);
+        let kind = entry.header().entry_type();
+        let is_dir = kind.is_dir();
+        self.remove(&at, is_dir);
+        self.this_layer.insert(name.to_string());
+        if let Some(parent) = at.parent() {
+            if let Err(e) = std::fs::create_dir_all(parent) {
+                return self.refuse(name, what, format!("not written: {}", crate::error::errno_text(&e)));
+            }
+        }
+        if is_dir {
+            if let Err(e) = std::fs::create_dir_all(&at) {
+                self.refuse(name, what, format!("not written: {}", crate::error::errno_text(&e)));
+            }
+        } else if kind.is_hard_link() {
+            self.hard_link(what, name, &at, entry);
+        } else if kind.is_file() || kind.is_gnu_sparse() {
+            self.file(what, name, &at, entry);
+        }
+        // Symlinks, devices, FIFOs: nothing is written (never a link).
+    }
+
+    /// `.wh..wh..opq` hides what lower layers put in `dir`; `.wh.NAME`
+    /// hides `dir/NAME`.
+    fn whiteout(&mut self, dir: &str, hidden: &str) {
+        let at = self.root.join(dir);
+        if hidden == ".wh..opq" {
+            let Ok(list) = std::fs::read_dir(&at) else { return };
+            for e in list.flatten() {
+                let child = if dir.is_empty() {
+                    e.file_name().to_string_lossy().into_owned()
+                } else {
+                    format!("{dir}/{}", e.file_name().to_string_lossy())
+                };
+                if !self.this_layer.contains(&child) {
+                    self.remove(&e.path(), false);
+                }
+            }
+        } else if !hidden.is_empty() && hidden != "." && hidden != ".." {
+            self.remove(&at.join(hidden), false);
+        }
+    }
+
+    /// What a lower layer left at `at` goes; a directory stays for a directory.
+    fn remove(&self, at: &Path, keep_dir: bool) {
+        match std::fs::symlink_metadata(at) {
+            Ok(m) if m.is_dir() && !keep_dir => drop(std::fs::remove_dir_all(at)),
+            Ok(m) if !m.is_dir() => drop(std::fs::remove_file(at)),
+            _ => {}
+        }
+    }
+
+    fn hard_link<R: Read>(&mut self, what: &str, name: &str, at: &Path, entry: &tar::Entry<'_, R>) {
+        let target = entry.link_name_bytes().map(|t| name_of(&t));
+        match target {
+            Some(Name::Clean(t)) if !t.is_empty() => {
+                let from = self.root.join(&t);
+                if std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_file()) {
+                    if let Err(e) = std::fs::hard_link(&from, at) {
+                        self.refuse(name, what, format!("not linked: {}", crate::error::errno_text(&e)));
+                    }
+                }
+            }
+            Some(Name::Refused(why)) => self.refuse(name, what, format!("a hard link to {why}")),
+            _ => {}
+        }
+    }
+
+    /// A regular file: written only when it is an ELF file within bounds.
+    fn file<R: Read>(&mut self, what: &str, name: &str, at: &Path, entry: &mut tar::Entry<'_, R>) {
+        let size = entry.size();
+        if size < 52 {
+            return;
+        }
+        let mut magic = [0u8; 4];
+        if entry.read_exact(&mut magic).is_err() || &magic != b"\x7fELF" {
+            return;
+        }
+        if size > MAX_MEMBER || self.written + size > MAX_WRITTEN {
+            let (bound, of) = if size > MAX_MEMBER { (MAX_MEMBER, "per file") } else { (MAX_WRITTEN, "in all") };
+            let why = format!(
+                "an ELF file of {}, past the {} bound {of}: not read",
+                crate::words::human_size(size),
+                crate::words::human_size(bound)
+            );
+            return self.refuse(name, what, why);
+        }
+        let mode = entry.header().mode().unwrap_or(0o755) & 0o700;
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode | 0o400)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(at)
+            .and_then(|mut f| {
+                f.write_all(&magic)?;
+                std::io::copy(&mut entry.take(size - 4), &mut f)
+            });
+        match written {
+            Ok(n) => self.written += n + 4,
+            Err(e) => {
+                let _ = std::fs::remove_file(at);
+                self.refuse(name, what, format!("not read: {}", crate::error::errno_text(&e)));
+            }
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! `check --image` beside a directory: a container image as CI has it — a
+//! docker-archive tar (`podman save`, `docker save`), an OCI archive tar
+//! (`podman save --format oci-archive`) or an OCI layout directory — told
+//! apart by content, never by name.
+//!
+//! The archive itself is never unpacked. Its layers are read in the
+//! manifest's order, straight from the archive file (each blob a byte range
+//! of it, gzip or zstd decompressed in a stream), and applied with their
+//! whiteouts (`.wh.NAME`, `.wh..wh..opq`) to a private temporary directory
+//! (mode 0700, removed when the audit ends) that receives only directories
+//! and the ELF files of the image: never a symlink, a device or a FIFO, so
+//! nothing written can lead out of it, and a hard link only to a file
+//! already in it. Names with `..` or a leading `/` are refused and listed.
+//!
+//! Bounds: [`MAX_MEMBER`] per ELF file (a 10 GB sparse member is listed,
+//! never read), [`MAX_WRITTEN`] in all, [`MAX_BLOB_ENTRIES`] archive
+//! members, [`MAX_JSON`] per manifest, and the walk's own entry bound.
+
+mod layer;
+mod manifest;
+
+use crate::error::{Error, Hint, Result};
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// An ELF file larger than this is listed as unreadable, never written.
+pub const MAX_MEMBER: u64 = 1 << 30;
+/// ELF bytes written to the private directory, at most, over all layers.
+pub const MAX_WRITTEN: u64 = 8 << 30;
+/// Members of the outer archive looked at, at most.
+pub const MAX_BLOB_ENTRIES: usize = 1_000_000;
+/// A manifest, index or config larger than this is refused.
+pub const MAX_JSON: u64 = 4 << 20;
+
+/// What `--image PATH` is, from its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A directory an image is unpacked in (or `/`).
+    Tree,
+    DockerArchive,
+    OciArchive,
+    OciLayout,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Tree => "directory",
+            Kind::DockerArchive => "docker-archive",
+            Kind::OciArchive => "oci-archive",
+            Kind::OciLayout => "oci-layout",
+        }
+    }
+}
+
+/// An image ready to walk: the directory to walk, and what applying its
+/// layers left out.
+#[derive(Debug)]
+pub struct Opened {
+    pub kind: Kind,
+    /// The tree to walk: the path given, or the private directory.
+    pub root: PathBuf,
+    /// Layers applied.
+    pub layers: usize,
+    /// Entries refused or not read, as (image path or layer, why).
+    pub refused: Vec<(PathBuf, String)>,
+    /// Held so the private directory lives as long as the walk.
+    _dir: Option<tempfile::TempDir>,
+}
+
+/// The one-line error for an archive that cannot be audited at all (exit 3).
+pub(crate) fn bad(path: &Path, detail: impl Into<String>) -> Error {
+    Error::Image { path: path.to_path_buf(), detail: detail.into() }
+}
+
+/// Open `path` as an image: a plain directory is walked as it is; an
+/// archive or an OCI layout is applied to a private directory first.
+pub fn open(path: &Path) -> Result<Opened> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::from_io(path, e, Hint::ImageRoot))?;
+    let blobs: Box<dyn manifest::Blobs> = if meta.is_dir() {
+        if !path.join("oci-layout").exists() || !path.join("index.json").exists() {
+            return Ok(Opened {
+                kind: Kind::Tree,
+                root: path.to_path_buf(),
+                layers: 0,
+                refused: Vec::new(),
+                _dir: None,
+            });
+        }
+        Box::new(manifest::LayoutDir::new(path))
+    } else if meta.is_file() {
+        Box::new(manifest::TarBlobs::index(path)?)
+    } else {
+        return Err(Error::from_io(path, std::io::Error::from_raw_os_error(libc::ENOTDIR), Hint::ImageRoot));
+    };
+    let (kind, layers) = manifest::layers(path, blobs.as_ref())?;
+    let dir = tempfile::Builder::new()
+        .prefix("vdsoctl-image-")
+        .tempdir()
+        .map_err(|e| Error::Write { path: std::env::temp_dir(), source: e })?;
+    let mut state = layer::State::new(dir.path());
+    for (i, digest) in layers.iter().enumerate() {
+        let what = format!("layer {} ({digest})", i + 1);
+        match blobs.open(digest) {
+            Ok(reader) => state.apply(&what, reader),
+            Err(why) => return Err(bad(path, format!("{what}: {why}"))),
+        }
+    }
+    Ok(Opened { kind, root: dir.path().to_path_buf(), layers: layers.len(), refused: state.refused, _dir: Some(dir) })
+}
+
+/// A byte range of a file, read with `pread`: each blob of an archive is
+/// one, and none moves another's cursor.
+pub(crate) struct Slice {
+    file: std::sync::Arc<File>,
+    pos: u64,
+    end: u64,
+}
+
+impl Read for Slice {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.end.saturating_sub(self.pos);
+        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = self.file.read_at(&mut buf[..want], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// A blob's stream, decompressed by its content: gzip (1f 8b), zstd
+/// (28 b5 2f fd) or as it is.
+pub(crate) fn decompressed(mut raw: Box<dyn Read>) -> std::io::Result<Box<dyn Read>> {
+    let mut magic = [0u8; 4];
+    let mut got = 0;
+    while got < 4 {
+        match raw.read(&mut magic[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    let head = std::io::Cursor::new(magic[..got].to_vec());
+    let whole: Box<dyn Read> = Box::new(head.chain(raw));
+    Ok(match &magic[..got] {
+        [0x1f, 0x8b, ..] => Box::new(flate2::read::MultiGzDecoder::new(whole)),
+        [0x28, 0xb5, 0x2f, 0xfd] => Box::new(
+            ruzstd::decoding::StreamingDecoder::new(whole)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("zstd: {e}")))?,
+        ),
+        _ => whole,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,303 @@
+//! `check --seccomp-profile FILE`: a Docker/OCI seccomp profile judged for
+//! the syscalls the vDSO falls back to. Allowlists recorded from traces
+//! never see them (the vDSO hides them), so the process is killed or gets
+//! an error the day the fallback happens.
+//!
+//! Per architecture the profile covers (its `archMap` or `architectures`;
+//! the host's ABI and its compat ABI when it names none), every function
+//! that ABI's vDSO offers ([`Abi::vdso_syscalls`] ∩ [`Abi::vdso_offers`])
+//! and, where the vDSO offers getrandom, `mmap` (glibc 2.41 maps the
+//! per-thread getrandom state with `MAP_DROPPABLE`) is looked up as
+//! runc/crun apply the profile: the first rule naming it for that
+//! architecture without argument conditions decides; rules with conditions
+//! allow only some calls (the rest get `defaultAction`); no rule means
+//! `defaultAction`. Killed, trapped, errored or traced (ENOSYS without a
+//! tracer) is FAIL; only for some arguments, or left to a notify agent, is
+//! WARN; allowed or logged is OK. A rule that needs a capability
+//! (`includes.caps`) is not counted on: a container may not have it.
+
+use super::check::Check;
+use super::Status;
+use crate::arch::{Abi, FnKind, VdsoFn, HOST_ABI};
+use serde_json::Value;
+
+/// What the profile does to one syscall on one architecture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Allowed,
+    /// Only calls whose arguments match these conditions are allowed.
+    OnlySome(String),
+    /// The action that refuses it (`SCMP_ACT_ERRNO (EPERM)`, `SCMP_ACT_KILL_PROCESS`...).
+    Refused(String),
+    /// Decided by a user-space agent (`SCMP_ACT_NOTIFY`).
+    Agent,
+}
+
+/// A profile that does not parse as one: the caller's one-line error.
+#[derive(Debug)]
+pub struct BadProfile(pub String);
+
+/// The ABI of a libseccomp (`SCMP_ARCH_X86_64`) or Go (`amd64`) arch name.
+fn abi_of(name: &str) -> Option<Abi> {
+    match name.trim_start_matches("SCMP_ARCH_").to_ascii_lowercase().as_str() {
+        "x86_64" | "amd64" => Some(Abi::X86_64),
+        "x86" | "386" | "i386" => Some(Abi::I386),
+        "aarch64" | "arm64" => Some(Abi::Aarch64),
+        "arm" => Some(Abi::Arm),
+        "riscv64" => Some(Abi::Riscv64),
+        _ => None,
+    }
+}
+
+/// The ABIs the profile covers, in a stable order, and the arch names it
+/// gives that vdsoctl does not judge.
+fn abis(profile: &Value) -> (Vec<Abi>, Vec<String>) {
+    let mut names: Vec<String> = Vec::new();
+    for m in profile["archMap"].as_array().into_iter().flatten() {
+        names.extend(m["architecture"].as_str().map(str::to_string));
+        names.extend(
+            m["subArchitectures"].as_array().into_iter().flatten().filter_map(|s| s.as_str().map(String::from)),
+        );
+    }
+    names
+        .extend(profile["architectures"].as_array().into_iter().flatten().filter_map(|s| s.as_str().map(String::from)));
+    if names.is_empty() {
+        let host: Vec<Abi> = HOST_ABI.into_iter().chain(HOST_ABI.and_then(Abi::compat)).collect();
+        return (host, Vec::new());
+    }
+    let mut abis: Vec<Abi> = names.iter().filter_map(|n| abi_of(n)).collect();
+    abis.sort();
+    abis.dedup();
+    let mut other: Vec<String> = names.into_iter().filter(|n| abi_of(n).is_none()).collect();
+    other.sort();
+    other.dedup();
+    (abis, other)
+}
+
+/// Whether `rule` applies to `abi` (its `includes`/`excludes` arches; a
+/// rule that needs a capability is not counted on).
+fn applies(rule: &Value, abi: Abi) -> bool {
+    let arches = |v: &Value| -> Vec<Option<Abi>> {
+        v["arches"].as_array().into_iter().flatten().filter_map(|a| a.as_str()).map(abi_of).collect()
+    };
+    let inc = arches(&rule["includes"]);
+    if !inc.is_empty() && !inc.contains(&Some(abi)) {
+        return false;
+    }
+    if arches(&rule["excludes"]).contains(&Some(abi)) {
+        return false;
+    }
+    rule["includes"]["caps"].as_array().is_none_or(|c| c.is_empty())
+}
+
+fn errno_name(n: i64) -> String {
+    match i32::try_from(n) {
+        Ok(n) if nix::errno::Errno::from_raw(n) != nix::errno::Errno::UnknownErrno => {
+            format!("{:?}", nix::errno::Errno::from_raw(n))
+        }
+        _ => format!("errno {n}"),
+    }
+}
+
+/// An action's verdict; Err for an action no runtime knows.
+fn action(act: &str, errno: Option<i64>) -> Result<Verdict, BadProfile> {
+    Ok(match act {
+        "SCMP_ACT_ALLOW" | "SCMP_ACT_LOG" => Verdict::Allowed,
+        "SCMP_ACT_NOTIFY" => Verdict::Agent,
+        "SCMP_ACT_ERRNO" => {
+            Verdict::Refused(format!("SCMP_ACT_ERRNO ({})", errno_name(errno.unwrap_or(i64::from(libc::EPERM)))))
+        }
+        "SCMP_ACT_TRACE" => Verdict::Refused("SCMP_ACT_TRACE (ENOSYS without a tracer)".into()),
+        "SCMP_ACT_KILL" | "SCMP_ACT_KILL_THREAD" | "SCMP_ACT_KILL_PROCESS" | "SCMP_ACT_TRAP" => {
+            Verdict::Refused(act.to_string())
+        }
+        other => return Err(BadProfile(format!("unknown action {other:?}"))),
+    })
+}
+
+/// What `profile` does to syscall `name` on `abi`.
+pub fn judge(profile: &Value, abi: Abi, name: &str) -> Result<Verdict, BadProfile> {
+    let default_errno = profile["defaultErrnoRet"].as_i64();
+    let default = profile["defaultAction"]
+        .as_str()
+        .ok_or_else(|| BadProfile("no defaultAction (a Docker/OCI seccomp profile has one)".into()))?;
+    let mut conditional = Vec::new();
+    for rule in profile["syscalls"].as_array().into_iter().flatten() {
+        let named = rule["names"].as_array().into_iter().flatten().any(|n| n == name) || rule["name"] == name;
+        if !named || !applies(rule, abi) {
+            continue;
+        }
+        let act = rule["action"].as_str().ok_or_else(|| BadProfile(format!("a rule for {name} has no action")))?;
+        let verdict = action(act, rule["errnoRet"].as_i64().or(default_errno))?;
+        match rule["args"].as_array().filter(|a| !a.is_empty()) {
+            None => return Ok(verdict),
+            Some(args) if verdict == Verdict::Allowed => conditional.push(conditions(args)),
+            Some(_) => {}
+        }
+    }
+    let fallback = action(default, default_errno)?;
+    if !conditional.is_empty() && fallback != Verdict::Allowed {
+        return Ok(Verdict::OnlySome(conditional.join(" or ")));
+    }
+    Ok(fallback)
+}
+
+/// `arg0 == 1 and arg2 & 8 == 8`, from a rule's args.
+fn conditions(args: &[Value]) -> String {
+    let op = |o: &str| match o {
+        "SCMP_CMP_EQ" => "==",
+        "SCMP_CMP_NE" => "!=",
+        "SCMP_CMP_LT" => "<",
+        "SCMP_CMP_LE" => "<=",
+        "SCMP_CMP_GT" => ">",
+        "SCMP_CMP_GE" => ">=",
+        "SCMP_CMP_MASKED_EQ" => "masked ==",
+        _ => "?",
+    };
+    let parts: Vec<String> = args
+        .iter()
+        .map(|a| {
+            let (i, v) = (a["index"].as_u64().unwrap_or(0), a["value"].as_u64().unwrap_or(0));
+            match a["op"].as_str().unwrap_or_default() {
+                "SCMP_CMP_MASKED_EQ" => format!("arg{i} & {:#x} == {v:#x}", a["valueTwo"].as_u64().unwrap_or(0)),
+                o => format!("arg{i} {} {v}", op(o)),
+            }
+        })
+        .collect();
+    parts.join(" and ")
+}
+
+/// When the vDSO falls back to `f`'s syscall.
+fn when(f: VdsoFn) -> &'static str {
+    match f.kind() {
+        FnKind::Clock => {
+            "the vDSO makes it when the clocksource cannot be read from user space (a switch to hpet or acpi_pm, \
+             common on VMs after a TSC warning), for CPU-time clocks and for clock ids it does not know"
+        }
+        FnKind::Cpu => "the vDSO makes it where the CPU number cannot be read from user space",
+        FnKind::Random => {
+            "the vDSO makes it to refill its key (a thread's first call, after fork, periodically); glibc before \
+             2.41, musl and kernels before 6.11 make it on every call"
+        }
+    }
+}
+
+/// The rows: per ABI, a FAIL or WARN row for each syscall refused (named
+/// with when the fallback happens) and one OK row for the rest.
+pub fn checks(profile: &Value) -> Result<Vec<Check>, BadProfile> {
+    if !profile.is_object() || !profile["syscalls"].is_array() && !profile["syscalls"].is_null() {
+        return Err(BadProfile("not a seccomp profile: an object with defaultAction and syscalls is expected".into()));
+    }
+    let (abis, other) = abis(profile);
+    let mut out = Vec::new();
+    for abi in abis {
+        let mut calls: Vec<(String, &'static str)> = abi
+            .vdso_syscalls()
+            .iter()
+            .filter(|(f, _)| abi.vdso_offers(*f))
+            .map(|(f, _)| (f.name().to_string(), when(*f)))
+            .collect();
+        if abi.vdso_offers(VdsoFn::Getrandom) {
+            let mmap = if matches!(abi, Abi::I386 | Abi::Arm) { "mmap2" } else { "mmap" };
+            calls.push((
+                mmap.to_string(),
+                "glibc 2.41 maps each thread's getrandom state with mmap(MAP_DROPPABLE) on its first getrandom(); \
+                 refused, every getrandom() is a syscall",
+            ));
+        }
+        let mut ok = Vec::new();
+        for (name, when) in calls {
+            let row = format!("seccomp_profile:{}:{name}", abi.name());
+            match judge(profile, abi, &name)? {
+                Verdict::Allowed => ok.push(name),
+                Verdict::Refused(act) => out.push(Check::new(
+                    row,
+                    Status::Fail,
+                    format!("{name} on {}: {act} — {when}", abi.name()),
+                    Some("allow it in the profile: the vDSO hides it from the traces allowlists are recorded from"),
+                )),
+                Verdict::OnlySome(cond) => out.push(Check::new(
+                    row,
+                    Status::Warn,
+                    format!("{name} on {}: allowed only when {cond}, the rest get defaultAction — {when}", abi.name()),
+                    Some("allow it without conditions, or check that the fallback's arguments match them"),
+                )),
+                Verdict::Agent => out.push(Check::new(
+                    row,
+                    Status::Warn,
+                    format!("{name} on {}: SCMP_ACT_NOTIFY: the notify agent decides — {when}", abi.name()),
+                    Some("make sure the agent allows it"),
+                )),
+            }
+        }
+        if !ok.is_empty() {
+            let detail = format!("{}: allowed: {}", abi.name(), ok.join(", "));
+            out.push(Check::new(format!("seccomp_profile:{}", abi.name()), Status::Ok, detail, None));
+        }
+    }
+    if !other.is_empty() {
+        let detail = format!("not judged (vdsoctl has no syscall table for them): {}", other.join(", "));
+        out.push(Check::new("seccomp_profile:other_arches", Status::Info, detail, None));
+    }
+    Ok(out)
+}
+
+/// `check -p`: the process's seccomp mode, judged. Strict mode allows only
+/// read, write, _exit and sigreturn: the first fallback kills it. A filter
+/// is said, not read (that needs PTRACE_SECCOMP_GET_FILTER): INFO, pointing
+/// at the profile it came from.
+pub fn live_check(mode: u8, filters: u32) -> Option<Check> {
+    let name = "process_seccomp";
+    match mode {
+        1 => Some(Check::new(
+            name,
+            Status::Fail,
+            "seccomp strict mode: only read, write, _exit and sigreturn are allowed, so the first syscall the vDSO \
+             falls back to (clock_gettime on a clocksource switch, a CPU-time clock, getrandom's key refill) kills it",
+            Some("run it under a filter that allows the vDSO's fallback syscalls (`check --seccomp-profile FILE` judges one)"),
+        )),
+        2 => Some(Check::new(
+            name,
+            Status::Info,
+            format!(
+                "{filters} seccomp filter(s) installed: their rules are not read here (that needs \
+                 PTRACE_SECCOMP_GET_FILTER), so whether they allow the vDSO's fallback syscalls is not judged"
+            ),
+            Some("judge the profile they came from with `vdsoctl check --seccomp-profile FILE`"),
+        )),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_by_arch_args_and_caps() {
+        let p = serde_json::json!({
+            "defaultAction": "SCMP_ACT_KILL_PROCESS",
+            "syscalls": [
+                { "names": ["clock_gettime"], "action": "SCMP_ACT_ALLOW",
+                  "args": [{ "index": 0, "value": 1, "op": "SCMP_CMP_EQ" }] },
+                { "names": ["time"], "action": "SCMP_ACT_ALLOW", "includes": { "arches": ["arm64"] } },
+                { "names": ["getcpu"], "action": "SCMP_ACT_ALLOW", "includes": { "caps": ["CAP_SYS_NICE"] } },
+                { "names": ["getrandom"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1 },
+                { "names": ["gettimeofday"], "action": "SCMP_ACT_NOTIFY" },
+                { "names": ["mmap"], "action": "SCMP_ACT_LOG" }
+            ]
+        });
+        let j = |name| judge(&p, Abi::X86_64, name).unwrap();
+        assert_eq!(j("clock_gettime"), Verdict::OnlySome("arg0 == 1".into()));
+        assert_eq!(j("time"), Verdict::Refused("SCMP_ACT_KILL_PROCESS".into()));
+        assert_eq!(judge(&p, Abi::Aarch64, "time").unwrap(), Verdict::Allowed);
+        assert_eq!(j("getcpu"), Verdict::Refused("SCMP_ACT_KILL_PROCESS".into()), "a capability is not counted on");
+        assert_eq!(j("getrandom"), Verdict::Refused("SCMP_ACT_ERRNO (EPERM)".into()));
+        assert_eq!(j("gettimeofday"), Verdict::Agent);
+        assert_eq!(j("mmap"), Verdict::Allowed);
+        let rows = checks(&p).unwrap();
+        let warn: Vec<_> = rows.iter().filter(|c| c.status == Status::Warn).map(|c| c.name.as_str()).collect();
+        assert!(warn.contains(&"seccomp_profile:x86_64:clock_gettime"), "{rows:?}");
+        assert!(warn.contains(&"seccomp_profile:x86_64:gettimeofday"), "{rows:?}");
+    }
+}

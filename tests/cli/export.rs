@@ -1,0 +1,83 @@
+//! `check --export-json FILE --export-junit FILE`: both written beside
+//! the table, in one run, for every form of `check`.
+
+use super::common::{build_c, copy_executable, run};
+use super::json::CheckDoc;
+
+/// `--export-json` and `--export-junit` beside the table, in one run, for
+/// every form of `check`: the JSON keeps the contract, junitparser reads
+/// the JUnit, and both say what the table says.
+#[test]
+fn check_exports_json_and_junit_beside_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(tree.join("usr/bin")).unwrap();
+    copy_executable(&build_c("wait_ready", false, &[]), &tree.join("usr/bin/wait_ready")).unwrap();
+    let profile = dir.path().join("profile.json");
+    std::fs::write(
+        &profile,
+        r#"{"defaultAction":"SCMP_ACT_ERRNO","architectures":["SCMP_ARCH_X86_64"],"syscalls":[{"names":["read"],"action":"SCMP_ACT_ALLOW"}]}"#,
+    )
+    .unwrap();
+    let (json, xml) = (dir.path().join("r.json"), dir.path().join("r.xml"));
+    let forms: [&[&str]; 4] = [
+        &["--image", tree.to_str().unwrap()],
+        &["--seccomp-profile", profile.to_str().unwrap()],
+        &["--trace", "0"],
+        &["--", "/bin/true"],
+    ];
+    for form in forms {
+        let mut args = vec!["check", "--export-json", json.to_str().unwrap(), "--export-junit", xml.to_str().unwrap()];
+        args.extend_from_slice(form);
+        let (code, table, stderr) = run(&args);
+        assert!([0, 1].contains(&code), "{form:?}: {table}{stderr}");
+        assert!(table.contains("\nverdict: "), "the table on stdout: {table}");
+        let text = std::fs::read_to_string(&json).unwrap();
+        let c: CheckDoc = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{form:?}: {e}: {text}"));
+        let verdict = format!("verdict: {}", format!("{:?}", c.status).to_uppercase());
+        assert!(table.contains(&verdict), "{form:?}: {verdict} in {table}");
+        let junit = std::fs::read_to_string(&xml).unwrap();
+        if let Some(read) = super::check::junitparser_read(&junit) {
+            assert_eq!(read[0]["name"], "vdsoctl.check");
+            assert_eq!(read[0]["tests"], c.checks.len(), "{form:?}: {read}");
+        }
+        std::fs::remove_file(&json).unwrap();
+        std::fs::remove_file(&xml).unwrap();
+    }
+    // A path it must not write through: one line, exit 3.
+    std::os::unix::fs::symlink("/etc/passwd", &json).unwrap();
+    let (code, _, stderr) =
+        run(&["check", "--seccomp-profile", profile.to_str().unwrap(), "--export-json", json.to_str().unwrap()]);
+    assert_eq!((code, stderr.lines().count()), (3, 1), "{stderr}");
+    assert!(stderr.contains("refusing to write"), "{stderr}");
+}
+
+/// A WARN in JUnit: without --strict a passed case that carries the
+/// property `vdsoctl.status=WARN`; with --strict a failure.
+#[test]
+fn junit_marks_a_warn_by_property_or_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(tree.join("bin")).unwrap();
+    copy_executable(&build_c("call_sites", false, &["-DRAW_LIBC"]), &tree.join("bin/raw_libc")).unwrap();
+    let xml = dir.path().join("r.xml");
+    let case = |strict: bool| {
+        let mut args = vec!["check", "--image", tree.to_str().unwrap(), "--export-junit", xml.to_str().unwrap()];
+        if strict {
+            args.push("--strict");
+        }
+        let (code, table, _) = run(&args);
+        assert!(table.contains("WARN    /bin/raw_libc"), "{table}");
+        let junit = std::fs::read_to_string(&xml).unwrap();
+        let at = junit.find("name=\"/bin/raw_libc\"").unwrap_or_else(|| panic!("{junit}"));
+        let end = at + junit[at..].find("</testcase>").unwrap();
+        (code, junit[at..end].to_string())
+    };
+    let (code, plain) = case(false);
+    assert_eq!(code, 0);
+    assert!(plain.contains("<property name=\"vdsoctl.status\" value=\"WARN\"/>"), "{plain}");
+    assert!(plain.contains("<system-out>WARN: ") && !plain.contains("<failure"), "{plain}");
+    let (code, strict) = case(true);
+    assert_eq!(code, 1);
+    assert!(strict.contains("<failure message=\"WARN: ") && !strict.contains("<property"), "{strict}");
+}

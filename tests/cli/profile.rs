@@ -1,0 +1,174 @@
+//! `check --seccomp-profile`: podman's default profile passes; the same
+//! profile without clock_gettime or getrandom, and an allowlist of
+//! read/write/exit, fail naming each syscall the vDSO falls back to.
+
+use super::common::run;
+use serde_json::Value;
+
+const DEFAULT: &str = "/usr/share/containers/seccomp.json";
+
+fn default_profile() -> Option<Value> {
+    match std::fs::read_to_string(DEFAULT) {
+        Ok(t) => Some(serde_json::from_str(&t).unwrap()),
+        Err(_) => {
+            assert!(std::env::var_os("CI").is_none(), "CI installs podman, whose default profile is {DEFAULT}");
+            super::common::skip(&format!("no {DEFAULT} (podman's default seccomp profile)"));
+            None
+        }
+    }
+}
+
+/// `check --json --seccomp-profile` of `profile`: (exit code, rows by name → (status, detail)).
+fn judged(profile: &Value) -> (i32, Vec<(String, String, String)>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profile.json");
+    std::fs::write(&path, profile.to_string()).unwrap();
+    let (code, stdout, stderr) = run(&["--json", "check", "--seccomp-profile", path.to_str().unwrap()]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    let rows = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let s = |k: &str| c[k].as_str().unwrap().to_string();
+            (s("name"), s("status"), s("detail"))
+        })
+        .collect();
+    (code, rows)
+}
+
+fn failed(rows: &[(String, String, String)]) -> Vec<&str> {
+    rows.iter().filter(|r| r.1 == "fail").map(|r| r.0.as_str()).collect()
+}
+
+/// The profile with `name` taken out of every rule.
+fn without(mut profile: Value, name: &str) -> Value {
+    for rule in profile["syscalls"].as_array_mut().unwrap() {
+        if let Some(names) = rule["names"].as_array_mut() {
+            names.retain(|n| n != name);
+        }
+    }
+    profile
+}
+
+#[test]
+fn podmans_default_profile_passes() {
+    let Some(profile) = default_profile() else { return };
+    let (code, rows) = judged(&profile);
+    assert_eq!(code, 0, "{rows:?}");
+    assert!(failed(&rows).is_empty(), "{rows:?}");
+    let x86 = rows.iter().find(|r| r.0 == "seccomp_profile:x86_64").unwrap();
+    assert_eq!(x86.1, "ok");
+    assert_eq!(x86.2, "x86_64: allowed: clock_gettime, gettimeofday, time, clock_getres, getcpu, getrandom, mmap");
+    let (code, table, _) = run(&["check", "--seccomp-profile", DEFAULT]);
+    assert_eq!(code, 0, "{table}");
+    assert!(table.contains("verdict: OK"), "{table}");
+}
+
+#[test]
+fn a_profile_without_a_fallback_syscall_fails_naming_it() {
+    let Some(profile) = default_profile() else { return };
+    let (code, rows) = judged(&without(profile.clone(), "clock_gettime"));
+    assert_eq!(code, 1, "{rows:?}");
+    assert_eq!(
+        failed(&rows),
+        [
+            "seccomp_profile:x86_64:clock_gettime",
+            "seccomp_profile:i386:clock_gettime",
+            "seccomp_profile:aarch64:clock_gettime",
+            "seccomp_profile:arm:clock_gettime"
+        ]
+    );
+    let row = rows.iter().find(|r| r.0 == "seccomp_profile:x86_64:clock_gettime").unwrap();
+    assert!(
+        row.2.starts_with("clock_gettime on x86_64: SCMP_ACT_ERRNO (ENOSYS) — the vDSO makes it when the clocksource"),
+        "{row:?}"
+    );
+    let (code, rows) = judged(&without(profile, "getrandom"));
+    assert_eq!(code, 1, "{rows:?}");
+    // Only the 64-bit vDSOs offer getrandom: there it falls back.
+    assert_eq!(failed(&rows), ["seccomp_profile:x86_64:getrandom", "seccomp_profile:aarch64:getrandom"]);
+    let row = rows.iter().find(|r| r.0 == "seccomp_profile:x86_64:getrandom").unwrap();
+    assert!(row.2.contains("to refill its key"), "{row:?}");
+}
+
+#[test]
+fn an_allowlist_of_read_write_exit_fails_every_fallback() {
+    let profile = serde_json::json!({
+        "defaultAction": "SCMP_ACT_ERRNO",
+        "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86"],
+        "syscalls": [{ "names": ["read", "write", "exit"], "action": "SCMP_ACT_ALLOW" }]
+    });
+    let (code, rows) = judged(&profile);
+    assert_eq!(code, 1, "{rows:?}");
+    let x86 = ["clock_gettime", "gettimeofday", "time", "clock_getres", "getcpu", "getrandom", "mmap"];
+    let i386 = ["clock_gettime", "clock_gettime64", "gettimeofday", "time", "clock_getres", "getcpu"];
+    let want: Vec<String> = x86
+        .iter()
+        .map(|n| format!("seccomp_profile:x86_64:{n}"))
+        .chain(i386.iter().map(|n| format!("seccomp_profile:i386:{n}")))
+        .collect();
+    let mut got = failed(&rows);
+    got.sort();
+    let mut want: Vec<&str> = want.iter().map(String::as_str).collect();
+    want.sort();
+    assert_eq!(got, want);
+    assert!(rows.iter().all(|r| r.1 == "fail"), "no OK row: {rows:?}");
+    let mmap = rows.iter().find(|r| r.0 == "seccomp_profile:x86_64:mmap").unwrap();
+    assert_eq!(
+        mmap.2,
+        "mmap on x86_64: SCMP_ACT_ERRNO (EPERM) — glibc 2.41 maps each thread's getrandom state with \
+         mmap(MAP_DROPPABLE) on its first getrandom(); refused, every getrandom() is a syscall"
+    );
+}
+
+#[test]
+fn a_file_that_is_no_profile_is_one_line_exit_3() {
+    for (text, says) in [
+        ("{not json", "seccomp profile"),
+        (r#"{"syscalls": []}"#, "no defaultAction"),
+        (r#"{"defaultAction": "SCMP_ACT_MAYBE", "syscalls": []}"#, "unknown action \"SCMP_ACT_MAYBE\""),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.json");
+        std::fs::write(&path, text).unwrap();
+        let (code, stdout, stderr) = run(&["check", "--seccomp-profile", path.to_str().unwrap()]);
+        assert_eq!((code, stderr.lines().count()), (3, 1), "{stdout}{stderr}");
+        assert!(stderr.contains(says), "{says}: {stderr}");
+    }
+}
+
+/// `check -p` says the process's seccomp mode: strict mode FAILs (the
+/// first fallback kills it); a filter (here one that refuses
+/// clock_gettime) is INFO: its rules are not read.
+#[test]
+fn check_p_names_the_seccomp_mode() {
+    use super::common::{build_c, Workload};
+    let prog = build_c("seccomp_mode", false, &[]);
+    let mut strict = std::process::Command::new(&prog);
+    strict.arg("strict");
+    let w = Workload::start(strict);
+    let (code, stdout, stderr) = run(&["--json", "check", "-p", &w.pid().to_string(), "--trace", "0"]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "process_seccomp").cloned();
+    let row = row.unwrap_or_else(|| panic!("{doc}"));
+    assert_eq!((code, row["status"].as_str()), (1, Some("fail")), "{row}");
+    assert!(row["detail"].as_str().unwrap().starts_with("seccomp strict mode: only read, write"), "{row}");
+    drop(w);
+    let mut filter = std::process::Command::new(&prog);
+    filter.arg("filter");
+    let w = Workload::start(filter);
+    let doc = super::common::run_json(&["check", "-p", &w.pid().to_string(), "--trace", "0"]);
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "process_seccomp").cloned();
+    let row = row.unwrap_or_else(|| panic!("{doc}"));
+    assert_eq!(row["status"], "info", "{row}");
+    assert!(row["detail"].as_str().unwrap().starts_with("1 seccomp filter(s) installed: their rules are not read"));
+    // A process without seccomp has no such row (this test's own, unless
+    // it runs under one, as in a container).
+    let own = std::fs::read_to_string("/proc/self/status").unwrap();
+    if !own.lines().any(|l| l.starts_with("Seccomp:") && l.trim_end().ends_with('0')) {
+        return;
+    }
+    let doc = super::common::run_json(&["check", "-p", &std::process::id().to_string(), "--trace", "0"]);
+    assert!(doc["checks"].as_array().unwrap().iter().all(|c| c["name"] != "process_seccomp"), "{doc}");
+}
