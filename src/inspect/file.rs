@@ -108,6 +108,19 @@ pub fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Met
     Ok((file, meta))
 }
 
+/// What [`write_replacing`] would refuse, found before any work: a CI run
+/// must not audit for minutes and then refuse its `--export-json` path.
+pub fn check_replaceable(path: &Path) -> Result<()> {
+    let refuse = |kind: &str| Error::WriteRefused { path: path.to_path_buf(), kind: kind.to_string() };
+    if path.file_name().is_none() {
+        return Err(refuse("a directory name (it ends in / or ..), not a file name"));
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => kind_of(meta.file_type()).map_or(Ok(()), |kind| Err(refuse(kind))),
+        Err(_) => Ok(()),
+    }
+}
+
 /// Write `bytes` to `path` atomically: a new temporary file in the same
 /// directory, synced, renamed over `path`. `path` must be absent or a
 /// regular file; a link, FIFO, directory or device there is refused without

@@ -330,6 +330,9 @@ pub(super) struct CheckDoc {
     command: Option<CommandRun>,
     pub(super) status: Status,
     strict: bool,
+    /// What the verdict could not see (absent when observed).
+    #[serde(default)]
+    not_observed: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

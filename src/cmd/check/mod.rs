@@ -108,6 +108,10 @@ fn validate(args: &CheckArgs) -> Result<()> {
             "--baseline and --save-baseline need --image ROOT or -- CMD (what a baseline keeps)".into(),
         ));
     }
+    // A path written after the work is refused before it (exit 3).
+    for path in [&args.export_json, &args.export_junit, &args.save_baseline].into_iter().flatten() {
+        crate::inspect::file::check_replaceable(path)?;
+    }
     Ok(())
 }
 
