@@ -34,6 +34,9 @@ fn check_exports_json_and_junit_beside_the_table() {
         assert!(table.contains("\nverdict: "), "the table on stdout: {table}");
         let text = std::fs::read_to_string(&json).unwrap();
         let c: CheckDoc = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{form:?}: {e}: {text}"));
+        // --trace 0: what was not observed is said in the export as on the table.
+        let unseen = form == ["--trace", "0"];
+        assert_eq!(c.not_observed.is_some(), unseen, "{form:?}: {:?}", c.not_observed);
         let verdict = format!("verdict: {}", format!("{:?}", c.status).to_uppercase());
         assert!(table.contains(&verdict), "{form:?}: {verdict} in {table}");
         let junit = std::fs::read_to_string(&xml).unwrap();

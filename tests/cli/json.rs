@@ -332,7 +332,7 @@ pub(super) struct CheckDoc {
     strict: bool,
     /// What the verdict could not see (absent when observed).
     #[serde(default)]
-    not_observed: Option<String>,
+    pub(super) not_observed: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
