@@ -451,18 +451,41 @@ fn load_programs(gen: &Generator, layout: &Layout, fentry: Option<&FentryPoints>
 }
 
 /// An fentry program the kernel refused: a locked-down kernel refuses
-/// them all (EPERM), one without BPF trampolines too (ENOTSUPP).
+/// them all (EPERM), one without BPF trampolines too (ENOTSUPP). The
+/// refusal says what was observed: the lockdown mode where securityfs
+/// shows it, else the errno and its likely causes.
 fn fentry_refused(function: &str, e: Error) -> Error {
     let (errno, why) = match &e {
         Error::Facility { errno, what, .. } => (*errno, what.clone()),
         other => (None, other.to_string()),
     };
     let cause = match errno {
-        Some(libc::EPERM) => "the kernel is locked down (EPERM)".to_string(),
+        Some(libc::EPERM) => eperm_cause(std::fs::read_to_string(LOCKDOWN).ok().as_deref()),
         Some(524) => "the kernel has no BPF trampolines (ENOTSUPP)".to_string(),
         _ => format!("{why} (at {function})"),
     };
     Error::Facility { errno, what: format!("fentry refused: {cause}"), hint: Hint::FentryRefused }
+}
+
+/// Where securityfs shows the lockdown mode (`none [integrity]
+/// confidentiality`: the bracketed one is in force).
+const LOCKDOWN: &str = "/sys/kernel/security/lockdown";
+
+/// Why fentry got EPERM, from [`LOCKDOWN`]'s text (`None`: no such file).
+fn eperm_cause(lockdown: Option<&str>) -> String {
+    let mode = lockdown.and_then(|t| t.split_whitespace().find_map(|w| w.strip_prefix('[')?.strip_suffix(']')));
+    match mode {
+        Some("none") => format!(
+            "EPERM with lockdown `none` in {LOCKDOWN}: likely an LSM (SELinux, AppArmor, BPF LSM) \
+             or a missing capability (CAP_BPF, CAP_PERFMON)"
+        ),
+        Some(mode) => format!("the kernel is locked down (`{mode}` in {LOCKDOWN}; EPERM)"),
+        None => format!(
+            "EPERM, and no lockdown mode to read ({LOCKDOWN} {}): likely kernel lockdown \
+             (its securityfs not mounted), an LSM, or a missing capability (CAP_BPF, CAP_PERFMON)",
+            if lockdown.is_some() { "unreadable as a mode" } else { "absent" }
+        ),
+    }
 }
 
 /// The `--cgroup` directories as a `BPF_MAP_TYPE_CGROUP_ARRAY` (a
@@ -658,5 +681,18 @@ mod tests {
         assert!(log.contains("R2 !read_ok") && !log.contains("processed "), "{log}");
         // This kernel is past the floor: the probe says so.
         assert!(knows_task_btf(attach));
+    }
+
+    /// fentry's EPERM says what was seen: the mode securityfs shows, or
+    /// that there was none to read — never "locked down" without it.
+    #[test]
+    fn an_eperm_refusal_names_what_was_observed() {
+        let locked = eperm_cause(Some("none [integrity] confidentiality\n"));
+        assert!(locked.contains("locked down (`integrity` in /sys/kernel/security/lockdown; EPERM)"), "{locked}");
+        let none = eperm_cause(Some("[none] integrity confidentiality\n"));
+        assert!(none.contains("lockdown `none`") && none.contains("LSM") && !none.contains("locked down"), "{none}");
+        let absent = eperm_cause(None);
+        assert!(absent.starts_with("EPERM, and no lockdown mode to read") && absent.contains("absent"), "{absent}");
+        assert!(!absent.contains("is locked down"), "{absent}");
     }
 }
