@@ -238,6 +238,9 @@ pub struct Tally {
     /// `--sites`: each site's addresses named while their process lived,
     /// by (pid, process start, address).
     pub frames: BTreeMap<(i32, u64, u64), crate::inspect::symbols::Frame>,
+    /// `--sites` (BPF engine): each site address's mapping, captured in the
+    /// kernel at the site's first call (named after its process is gone).
+    pub mapped: crate::measure::sites::Mapped,
     /// `--stacks` (BPF engine): calls per process and user stack.
     pub stacks: BTreeMap<StackKey, u64>,
     /// `--stacks`: counted calls whose stack was not kept (the stack map
@@ -286,6 +289,7 @@ impl Tally {
             cgroups: self.cgroups.clone(),
             sites: self.sites.iter().map(|(k, v)| (*k, sub(*v, earlier.sites.get(k)))).collect(),
             frames: self.frames.clone(),
+            mapped: self.mapped.clone(),
             stacks: self.stacks.iter().map(|(k, v)| (k.clone(), sub(*v, earlier.stacks.get(k)))).collect(),
             stacks_lost: self.stacks_lost.saturating_sub(earlier.stacks_lost),
         }

@@ -12,11 +12,11 @@ use crate::inspect::process::PidNamespace;
 use crate::measure::trace::{RandomCall, GRND_NONBLOCK, GRND_SERVED, STARTUP_KEY_MAX};
 
 /// `BPF_NOEXIST`: insert only.
-const NOEXIST: i32 = 1;
+pub(super) const NOEXIST: i32 = 1;
 
 /// Stack slots (offsets from the frame pointer) of the `sys_enter` and
 /// `vsyscall` programs.
-const KEY: i16 = -24;
+pub(super) const KEY: i16 = -24;
 const VALUE: i16 = -32;
 const SMALL: i16 = -40;
 pub(super) const PKEY: i16 = -56;
@@ -25,7 +25,7 @@ const PVAL: i16 = -88;
 const NSINFO: i16 = -96;
 /// The call-site key (`--sites`): the row key copied, then ip and return
 /// address; below `--stacks`' slots ([`super::stacks`]), as both may run.
-const SITE_KEY: i16 = -168;
+pub(super) const SITE_KEY: i16 = -168;
 /// `--sites`, compat tasks: the four words at the stack pointer.
 const SITE_WORDS: i16 = -184;
 /// Stack slots of the `fork` program: the traced-set key and value, and the
@@ -81,6 +81,9 @@ pub struct SiteFds {
     pub map: i32,
     /// The stack-word filter (`layout::unread`).
     pub unread: i32,
+    /// Each site address's mapping, captured at the site's first call
+    /// ([`super::files`]); `None`: not captured.
+    pub files: Option<i32>,
 }
 
 /// `*(size *)(base + at + slot) = src`.
@@ -341,6 +344,7 @@ impl Generator {
         // having no row.
         a.label("dropped").mov_imm(R1, 1).atomic_add(R6, pval::DROPPED.off, R1);
         a.label("out").mov_imm(R0, 0).exit();
+        self.vma_callback(a);
     }
 
     /// `--sites`, at `sys_enter`'s tail (R8 the registers, R4 the key
@@ -408,6 +412,14 @@ impl Generator {
         let Some(fds) = self.sites else { return };
         for i in 0..(key::SIZE as i16 / 8) {
             a.load(Size::Dw, R1, FP, KEY + 8 * i).store(Size::Dw, FP, SITE_KEY + 8 * i, R1);
+        }
+        if fds.files.is_some() && self.layout.vma.is_some() {
+            // A site seen before: bumped, as without the capture.
+            a.load_map(R1, fds.map).mov(R2, FP).alu_imm(Alu::Add, R2, i32::from(SITE_KEY));
+            a.call(Helper::MapLookupElem).jump_imm(Cond::Eq, R0, 0, "site_new");
+            Self::bump(a);
+            a.goto("out").label("site_new");
+            self.capture_files(a);
         }
         Self::bump_or_insert(a, fds.map, (SITE_KEY, VALUE), ["site_insert", "site_refused", "out"]);
         a.label("site_refused");
@@ -664,11 +676,19 @@ mod tests {
             ("fentry-all-ia32-getrandom", all.fentry(&fentry_point(layout::ABI_COMPAT, VdsoFn::Getrandom))),
             (
                 "sys_enter-all-sites",
-                Generator { sites: Some(SiteFds { map: 7, unread: 8 }), ..generator(Scope::All, false) }.sys_enter(),
+                Generator {
+                    sites: Some(SiteFds { map: 7, unread: 8, files: Some(9) }),
+                    ..generator(Scope::All, false)
+                }
+                .sys_enter(),
             ),
             (
                 "vsyscall-all-sites",
-                Generator { sites: Some(SiteFds { map: 7, unread: 8 }), ..generator(Scope::All, false) }.vsyscall(),
+                Generator {
+                    sites: Some(SiteFds { map: 7, unread: 8, files: Some(9) }),
+                    ..generator(Scope::All, false)
+                }
+                .vsyscall(),
             ),
             ("arm64-sys_enter-trees", arm64_generator(Scope::Trees).sys_enter()),
             ("arm64-fork-trees", arm64_generator(Scope::Trees).fork()),

@@ -40,6 +40,7 @@
 
 pub mod disasm;
 mod fentry;
+mod files;
 pub use fentry::FentryPoints;
 mod gen;
 pub mod insn;
@@ -213,7 +214,11 @@ impl BpfTracer {
             ns_per_tick: crate::inspect::process::ns_per_tick() as i32,
             pidns: crate::inspect::process::own_pid_namespace(),
             cgroup_count: cgroups.len() as u32,
-            sites: maps.sites.as_ref().map(|s| gen::SiteFds { map: s.map.raw_fd(), unread: s.unread.raw_fd() }),
+            sites: maps.sites.as_ref().map(|s| gen::SiteFds {
+                map: s.map.raw_fd(),
+                unread: s.unread.raw_fd(),
+                files: s.files.as_ref().map(sys::Map::raw_fd),
+            }),
             stacks: maps.stacks.as_ref().map(stacks::StackMaps::fds),
         };
         let progs = load_programs(&gen, &layout, o.fentry)?;
@@ -578,7 +583,15 @@ fn load_prog_as(
         what: format!("BPF program {name} could not be assembled: {why}"),
         hint: "report it: this is a bug in vdsoctl".into(),
     })?;
-    let spec = sys::ProgSpec { prog_type: PROG_TRACING, insns: &insns, expected_attach_type, attach_btf_id, name };
+    let funcs = files::func_info(&insns);
+    let spec = sys::ProgSpec {
+        prog_type: PROG_TRACING,
+        insns: &insns,
+        expected_attach_type,
+        attach_btf_id,
+        name,
+        funcs: funcs.as_ref().map(|(blob, records)| (&blob[..], &records[..])),
+    };
     let mut log = vec![0u8; 1 << 18];
     sys::prog_load(&spec, &mut log).map_err(|e| {
         let log = String::from_utf8_lossy(&log);
@@ -623,6 +636,7 @@ fn knows_task_btf(attach_btf_id: u32) -> bool {
         expected_attach_type: ATTACH_TRACE_RAW_TP,
         attach_btf_id,
         name: "vdsoctl_probe",
+        funcs: None,
     };
     let mut log = vec![0u8; 1 << 12];
     match sys::prog_load(&spec, &mut log) {
