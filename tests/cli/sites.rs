@@ -234,3 +234,43 @@ fn the_perf_engine_says_it_cannot_and_the_table_shows_sites() {
     let line = out.lines().find(|l| l.contains("syscall+0x")).expect("a site line");
     assert!(line.contains(" 10 ") && line.ends_with("libc syscall()") && line.contains("raw_clock+0x"), "{line}");
 }
+
+/// Issue #32: processes that exit at once after their calls (no linger:
+/// gone long before the BPF engine's next look) are named all the same,
+/// from the mapping the kernel captured at each site's first call — a
+/// dynamic PIE calling `syscall()` from a named function (the wrapper's
+/// caller named), and a static non-PIE program's inline `syscall`.
+#[test]
+fn a_process_that_exits_at_once_is_named_from_the_kernels_capture() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let frame = ["-fno-omit-frame-pointer"];
+    let pie = build_c("short_clock", false, &frame);
+    let fixed = build_c("short_clock", false, &["-fno-omit-frame-pointer", "-static", "-no-pie"]);
+    // The dynamic PIE: libc's syscall(), its caller read_monotonic_raw.
+    let r = sites("bpf", &[p(&pie), "raw", "5000"]);
+    let (count_row, s) = row(&r, &comm_of(&pie), "CLOCK_MONOTONIC_RAW");
+    assert_eq!((count_row["count"].as_u64(), s.len()), (Some(5000), 1), "{r:#}");
+    assert_eq!((s[0]["count"].as_u64(), s[0]["class"].as_str()), (Some(5000), Some("libc_syscall")), "{r:#}");
+    assert_eq!(s[0]["site"]["symbol"], "syscall", "{r:#}");
+    assert!(s[0]["site"]["object"].as_str().unwrap().contains("libc.so"), "{r:#}");
+    let caller = &s[0]["caller"];
+    assert_eq!((caller["object"].as_str(), caller["symbol"].as_str()), (Some(p(&pie)), Some("read_monotonic_raw")));
+    let (_, size) = nm_sized(&pie, "read_monotonic_raw");
+    assert!(hex(&caller["offset"]) > 0 && hex(&caller["offset"]) < size, "{caller:#} in {size:#x} bytes");
+    assert!(!r["findings"].to_string().contains("not named"), "{r:#}");
+    // The static non-PIE program: its own inline syscall, at the address
+    // nm gives its function plus the offset named.
+    let r = sites("bpf", &[p(&fixed), "inline", "5000"]);
+    let (count_row, s) = row(&r, &comm_of(&fixed), "CLOCK_MONOTONIC_RAW");
+    assert_eq!((count_row["count"].as_u64(), s.len()), (Some(5000), 1), "{r:#}");
+    assert_eq!((s[0]["count"].as_u64(), s[0]["class"].as_str()), (Some(5000), Some("program")), "{r:#}");
+    assert_eq!(
+        (s[0]["site"]["object"].as_str(), s[0]["site"]["symbol"].as_str()),
+        (Some(p(&fixed)), Some("read_inline"))
+    );
+    let at = hex(&s[0]["site"]["address"]);
+    assert_eq!(at, nm(&fixed, "read_inline") + hex(&s[0]["site"]["offset"]), "{r:#}");
+    assert!(!r["findings"].to_string().contains("not named"), "{r:#}");
+}
