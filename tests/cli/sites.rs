@@ -273,4 +273,15 @@ fn a_process_that_exits_at_once_is_named_from_the_kernels_capture() {
     let at = hex(&s[0]["site"]["address"]);
     assert_eq!(at, nm(&fixed, "read_inline") + hex(&s[0]["site"]["offset"]), "{r:#}");
     assert!(!r["findings"].to_string().contains("not named"), "{r:#}");
+    // python3 reading a CPU-time clock through glibc and exiting at once:
+    // the vDSO's own fallback, named from the host's vDSO image.
+    let script = "import time\nfor i in range(3000): time.clock_gettime(time.CLOCK_PROCESS_CPUTIME_ID)";
+    let r = sites("bpf", &["/usr/bin/python3", "-c", script]);
+    let (count_row, s) = row(&r, "python3", "CLOCK_PROCESS_CPUTIME_ID");
+    assert_eq!((count_row["count"].as_u64(), s.len()), (Some(3000), 1), "{r:#}");
+    assert_eq!((s[0]["count"].as_u64(), s[0]["class"].as_str()), (Some(3000), Some("vdso_fallback")), "{r:#}");
+    assert_eq!(
+        (s[0]["site"]["object"].as_str(), s[0]["site"]["symbol"].as_str()),
+        (Some("[vdso]"), Some("__vdso_clock_gettime"))
+    );
 }
