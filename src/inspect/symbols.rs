@@ -125,6 +125,19 @@ impl Objects {
         self.files.entry(id).or_insert(Entry::Open(file));
     }
 
+    /// Whether the file with device `dev` and inode `ino` is held.
+    pub fn knows(&self, dev: &str, ino: u64) -> bool {
+        self.paths.contains_key(&(dev.to_string(), ino))
+    }
+
+    /// Hold an open file by its identity (opened by handle: no process
+    /// maps it now), named `path`.
+    pub fn add_open(&mut self, (dev, ino): (&str, u64), file: File, path: String) {
+        let id = (dev.to_string(), ino);
+        self.paths.entry(id.clone()).or_insert(path);
+        self.files.entry(id).or_insert(Entry::Open(file));
+    }
+
     /// Name `address`, which lay `in_file` bytes into the file with device
     /// `dev` (as /proc/PID/maps prints it) and inode `ino` when its site
     /// was first seen; `None` when no process seen mapped that file and it

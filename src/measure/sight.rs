@@ -49,13 +49,15 @@ pub struct Sightings {
     /// the traced command likely loads too) and the host's `[vdso]` image,
     /// to name addresses captured in the kernel ([`Sightings::resolve_mapped`]).
     own: Option<Snapshot>,
+    /// Files opened by handle (or tried), by device and inode.
+    tried: RefCell<std::collections::HashSet<(String, u64)>>,
 }
 
 impl Sightings {
     pub fn new(with_maps: bool) -> Sightings {
         let mut objects = Objects::default();
         let own = if with_maps { Snapshot::of(std::process::id() as i32, &mut objects).ok() } else { None };
-        Sightings { seen: BTreeMap::new(), objects: RefCell::new(objects), with_maps, own }
+        Sightings { seen: BTreeMap::new(), objects: RefCell::new(objects), with_maps, own, tried: RefCell::default() }
     }
 
     /// Hold a file the session knows (the traced command's executable), to
@@ -121,6 +123,12 @@ impl Sightings {
         if at.has_file() {
             let in_file = at.in_file(address, page_size());
             let id = (at.dev_text(), at.ino);
+            let known = self.objects.borrow().knows(&id.0, id.1);
+            if !known && self.tried.borrow_mut().insert(id.clone()) {
+                if let Some((file, path)) = open_unseen(at) {
+                    self.objects.borrow_mut().add_open((&id.0, id.1), file, path);
+                }
+            }
             return self.objects.borrow_mut().resolve_in_file((&id.0, id.1), in_file, address, at.is_exe);
         }
         let mut frame = Frame::unmapped(address);
@@ -140,6 +148,46 @@ impl Sightings {
         frame.object = Some("[vdso]".into());
         Some(frame)
     }
+}
+
+/// A file no process vdsoctl saw maps (its processes gone before a look):
+/// opened by its inode and generation on the filesystem of its device
+/// (`open_by_handle_at`, ext4's handle type), named by the path the kernel
+/// gives the descriptor.
+fn open_unseen(at: &MappedAt) -> Option<(std::fs::File, String)> {
+    let want = format!("{}:{}", at.dev >> 20, at.dev & 0xf_ffff);
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = mountinfo.lines().find_map(|l| {
+        let mut w = l.split_whitespace();
+        (w.nth(2)? == want).then(|| w.nth(1).map(str::to_string)).flatten()
+    })?;
+    let dir = std::fs::File::open(unescape(&mount)).ok()?;
+    let file = crate::measure::sys::handle::open_ino32_gen(&dir, at.ino, at.generation).ok()?;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+    let path = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+    Some((file, path.to_string_lossy().into_owned()))
+}
+
+/// mountinfo's `\ooo` escapes (space, tab, newline, backslash).
+fn unescape(field: &str) -> String {
+    let mut out = Vec::new();
+    let b = field.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let code =
+            (b[i] == b'\\').then(|| field.get(i + 1..i + 4)).flatten().and_then(|o| u8::from_str_radix(o, 8).ok());
+        match code {
+            Some(c) => {
+                out.push(c);
+                i += 4;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

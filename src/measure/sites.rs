@@ -54,6 +54,9 @@ pub struct MappedAt {
     pub is_code: bool,
     /// The task's `[vdso]` text start (0: not known).
     pub vdso: u64,
+    /// The inode's generation: with the inode, a handle that opens the
+    /// file no process maps any more (`open_by_handle_at`).
+    pub generation: u32,
 }
 
 impl MappedAt {

@@ -26,12 +26,12 @@ pub const MAX_FILES: u32 = 2 * super::MAX_SITES;
 
 /// Key (24 bytes): tgid, pad, process start, address.
 const KEY_SIZE: usize = 24;
-/// Value (40 bytes): vm_start, vm_pgoff, inode, device and flags, the
-/// task's vDSO base.
-const VAL_SIZE: usize = 40;
+/// Value (48 bytes): vm_start, vm_pgoff, inode, device and flags, the
+/// task's vDSO base, the inode's generation and a pad.
+const VAL_SIZE: usize = 48;
 /// Stack slots of the capture (below `gen.rs`' SITE_WORDS).
 const FILE_KEY: i16 = -208;
-const FILE_VAL: i16 = -248;
+const FILE_VAL: i16 = -256;
 /// Value flags: the mapping has a file; that file is the executable.
 const HAS_FILE: i32 = 1;
 const IS_EXE: i32 = 2;
@@ -127,6 +127,7 @@ impl Generator {
         Self::member(a, Size::Dw, R4, R2, v.vm_file, 0).jump_imm(Cond::Eq, R4, 0, "vma_cb_out");
         Self::member(a, Size::Dw, R4, R4, v.f_inode, 0).jump_imm(Cond::Eq, R4, 0, "vma_cb_out");
         Self::member(a, Size::Dw, R5, R4, v.i_ino, 0).store(Size::Dw, R3, 16, R5);
+        Self::member(a, Size::W, R5, R4, v.i_generation, 0).store(Size::W, R3, 40, R5);
         a.store_imm(Size::W, R3, 28, IS_CODE | HAS_FILE);
         // The executable: the same inode as the task's mm->exe_file.
         if let Some(m) = self.layout.vdso {
@@ -155,6 +156,7 @@ fn decode(v: &[u8]) -> MappedAt {
         is_exe: flags & IS_EXE != 0,
         is_code: flags & IS_CODE != 0,
         vdso: dw(32),
+        generation: w(40),
     }
 }
 

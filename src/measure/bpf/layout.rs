@@ -247,6 +247,8 @@ pub(super) struct VmaReach {
     pub vm_flags: Field,
     pub f_inode: Field,
     pub i_ino: Field,
+    /// `inode.i_generation`.
+    pub i_generation: Field,
     pub i_sb: Field,
     pub s_dev: Field,
     /// `mm_struct.exe_file`: a mapping of the same inode is the executable.
@@ -351,6 +353,7 @@ impl Layout {
                     vm_flags: btf.field("vm_area_struct", &["vm_flags"])?,
                     f_inode: btf.field("file", &["f_inode"])?,
                     i_ino: btf.field("inode", &["i_ino"])?,
+                    i_generation: btf.field("inode", &["i_generation"])?,
                     i_sb: btf.field("inode", &["i_sb"])?,
                     s_dev: btf.field("super_block", &["s_dev"])?,
                     exe_file: btf.field("mm_struct", &["exe_file"])?,
@@ -395,6 +398,7 @@ impl Layout {
                 vm_flags: f(32, 8),
                 f_inode: f(32, 8),
                 i_ino: f(64, 8),
+                i_generation: f(232, 4),
                 i_sb: f(40, 8),
                 s_dev: f(16, 4),
                 exe_file: f(960, 8),
