@@ -285,3 +285,42 @@ fn a_process_that_exits_at_once_is_named_from_the_kernels_capture() {
         (Some("[vdso]"), Some("__vdso_clock_gettime"))
     );
 }
+
+/// Issue #32, `-a`: a churn of 200 processes that exit at once (a dynamic
+/// PIE calling `syscall()` and a static non-PIE inline `syscall`, 100 each,
+/// copies no other process maps), every site named with exact counts.
+#[test]
+fn a_churn_of_short_lived_processes_under_all_is_named() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let (pie, fixed) = (dir.path().join("churn_pie"), dir.path().join("churn_fixed"));
+    copy_executable(&build_c("short_clock", false, &["-fno-omit-frame-pointer"]), &pie).unwrap();
+    let static_args = ["-fno-omit-frame-pointer", "-static", "-no-pie"];
+    copy_executable(&build_c("short_clock", false, &static_args), &fixed).unwrap();
+    let (trace, _, _stderr) = start_armed(&["--json", "trace", "-a", "--sites", "--engine", "bpf", "-d", "120s"]);
+    let _guard = KillOnDrop::new(trace.id() as i32);
+    for i in 0..200 {
+        let (bin, mode) = if i % 2 == 0 { (&pie, "raw") } else { (&fixed, "inline") };
+        assert!(Command::new(bin).args([mode, "100"]).status().unwrap().success());
+    }
+    let (_, r) = interrupt(trace);
+    for (bin, class, symbol, caller) in
+        [(&pie, "libc_syscall", "syscall", "read_monotonic_raw"), (&fixed, "program", "read_inline", "main")]
+    {
+        let rows: Vec<&Value> = r["counts"].as_array().unwrap().iter().filter(|c| c["comm"] == comm_of(bin)).collect();
+        assert_eq!(rows.len(), 100, "{} rows: {r:#}", comm_of(bin));
+        for row in rows {
+            let s = row["sites"].as_array().unwrap();
+            assert_eq!((row["count"].as_u64(), s.len()), (Some(100), 1), "{row:#}");
+            assert_eq!((s[0]["count"].as_u64(), s[0]["class"].as_str()), (Some(100), Some(class)), "{row:#}");
+            assert_eq!(s[0]["site"]["symbol"], symbol, "{row:#}");
+            assert_eq!(
+                (s[0]["caller"]["object"].as_str(), s[0]["caller"]["symbol"].as_str()),
+                (Some(p(bin)), Some(caller))
+            );
+        }
+    }
+}
