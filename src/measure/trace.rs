@@ -258,6 +258,10 @@ pub struct StackKey {
     pub frames: Vec<u64>,
     /// The walk filled every slot: the stack may be cut at the depth limit.
     pub full: bool,
+    /// The word at the user stack pointer at the stack's first call: a
+    /// leaf wrapper's caller, which the walk skips, when it is code (0:
+    /// not read).
+    pub word: u64,
 }
 
 impl Tally {

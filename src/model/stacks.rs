@@ -89,12 +89,40 @@ pub fn rows(tally: &Tally, seen: &Sightings) -> Vec<StackRow> {
         .iter()
         .filter(|(_, n)| **n > 0)
         .map(|(k, n)| {
-            let (frames, cut) = name_frames(&k.frames, |a| seen.resolve(k.pid, k.start, a), k.full);
+            let is_64 = tally.counts.keys().find(|c| c.pid == k.pid).is_none_or(|c| c.abi.elf().1);
+            // Through the mappings as first seen, else as the kernel
+            // captured them at the stack's first call (a process gone
+            // before it was seen).
+            let resolve = |a: u64| {
+                let first = seen.resolve(k.pid, k.start, a);
+                match first {
+                    Some(f) if f.kind != FrameKind::Unmapped => Some(f),
+                    _ => {
+                        tally.mapped.get(&(k.pid, k.start, a)).and_then(|m| seen.resolve_mapped(a, m, is_64)).or(first)
+                    }
+                }
+            };
+            let (mut frames, cut) = name_frames(&k.frames, resolve, k.full);
+            splice_caller(&mut frames, k.word, resolve);
             StackRow { pid: k.pid, comm: tally.comms.get(&k.pid).cloned(), count: *n, frames, cut }
         })
         .collect();
     rows.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)));
     rows
+}
+
+/// A leaf wrapper (libc's `syscall()`) sets up no frame: the frame-pointer
+/// walk goes from it to its caller's caller. The word at the stack pointer
+/// at the stack's first call is then the return into its caller: spliced
+/// in after the innermost frame when it is code and not already the next
+/// frame (a function with a frame has data there).
+fn splice_caller(frames: &mut Vec<StackFrame>, word: u64, resolve: impl Fn(u64) -> Option<Frame>) {
+    if word == 0 || frames.is_empty() || frames.get(1).is_some_and(|f| f.address == word) {
+        return;
+    }
+    if let Some(f) = resolve(word).filter(|f| !matches!(f.kind, FrameKind::Unmapped | FrameKind::Anonymous)) {
+        frames.insert(1, f.into());
+    }
 }
 
 /// Where user space ends at the most: no 64-bit Linux architecture gives a

@@ -18,6 +18,7 @@ fn helper(id: i32) -> String {
         120 => "bpf_get_ns_current_pid_tgid#120".into(),
         112 => "bpf_probe_read_user#112".into(),
         27 => "bpf_get_stackid#27".into(),
+        67 => "bpf_get_stack#67".into(),
         158 => "bpf_get_current_task_btf#158".into(),
         180 => "bpf_find_vma#180".into(),
         n => format!("unknown#{n}"),

@@ -77,8 +77,8 @@ impl Generator {
         if self.layout.vma.is_none() {
             return;
         }
-        a.load(key::TGID.size, R1, FP, KEY + key::TGID.off).store(Size::W, FP, FILE_KEY, R1);
-        a.store_imm(Size::W, FP, FILE_KEY + 4, 0).store(Size::Dw, FP, FILE_KEY + 8, super::insn::R7);
+        a.load(key::TGID.size, R1, FP, KEY + key::TGID.off);
+        self.file_key(a);
         a.load(Size::Dw, R1, FP, SITE_KEY + skey::IP.off);
         self.capture_one(a, fd, "fip");
         let ret = SITE_KEY + skey::RET.off;
@@ -94,8 +94,14 @@ impl Generator {
         a.label("files_done");
     }
 
+    /// With R1 the tgid and R7 the process's start: the key's first part.
+    pub(super) fn file_key(&self, a: &mut Asm) {
+        a.store(Size::W, FP, FILE_KEY, R1).store_imm(Size::W, FP, FILE_KEY + 4, 0);
+        a.store(Size::Dw, FP, FILE_KEY + 8, super::insn::R7);
+    }
+
     /// R1 an address (0: none): its mapping, by `bpf_find_vma`, into the map.
-    fn capture_one(&self, a: &mut Asm, fd: i32, tag: &str) {
+    pub(super) fn capture_one(&self, a: &mut Asm, fd: i32, tag: &str) {
         let skip = format!("{tag}_skip");
         a.jump_imm(Cond::Eq, R1, 0, &skip).store(Size::Dw, FP, FILE_KEY + 16, R1);
         for i in 0..(VAL_SIZE as i16 / 8) {
@@ -118,7 +124,8 @@ impl Generator {
     /// The `bpf_find_vma` callback (R1 the task, R2 the mapping, R3 the
     /// value on the caller's stack), after the program's last `exit`.
     pub(super) fn vma_callback(&self, a: &mut Asm) {
-        let (Some(v), Some(_)) = (self.layout.vma, self.sites.and_then(|s| s.files)) else { return };
+        let files = self.sites.and_then(|s| s.files).or(self.stacks.and_then(|s| s.files));
+        let (Some(v), Some(_)) = (self.layout.vma, files) else { return };
         a.label("vma_cb");
         Self::member(a, Size::Dw, R4, R2, v.vm_start, 0).store(Size::Dw, R3, 0, R4);
         Self::member(a, Size::Dw, R4, R2, v.vm_pgoff, 0).store(Size::Dw, R3, 8, R4);

@@ -432,6 +432,7 @@ impl Generator {
         let native = self.host.vdso_syscalls();
         let compat = self.host.compat().map_or(&[][..], Abi::vdso_syscalls);
         let mut a = Asm::new();
+        a.regs_at_ctx = true;
         self.keep_ctx(&mut a);
         a.mov(R6, R1).load(Size::Dw, R7, R6, 8);
         // Every other syscall leaves after these compares: the tax on them.
@@ -657,7 +658,7 @@ mod tests {
         let mut in_cgroups = generator(Scope::All, false);
         (in_cgroups.maps.cgroups, in_cgroups.cgroup_count) = (Some(7), 2);
         let stacks = Generator {
-            stacks: Some(super::super::stacks::StackFds { rows: 7, traces: 8 }),
+            stacks: Some(super::super::stacks::StackFds { rows: 7, traces: 8, buf: 9, words: 10, files: Some(11) }),
             ..generator(Scope::Trees, false)
         };
         let programs = [

@@ -75,6 +75,8 @@ pub enum Cond {
     Ne = 0x50,
     /// Signed `<`.
     Slt = 0xc0,
+    /// Signed `<=`.
+    Sle = 0xd0,
 }
 
 /// Kernel helper functions by their stable ids (`enum bpf_func_id`).
@@ -95,6 +97,9 @@ pub enum Helper {
     /// page not present is not faulted in), zero-filling its buffer then.
     ProbeReadUser = 112,
     GetStackid = 27,
+    /// `bpf_get_stack(ctx, buf, size, flags)` (4.18): the stack's frames
+    /// into `buf`; the bytes written.
+    GetStack = 67,
     GetCurrentTaskBtf = 158,
     /// `bpf_find_vma(task, addr, callback, ctx, 0)` (5.17): calls
     /// `callback(task, vma, ctx)` with the task's mapping that holds `addr`
@@ -132,6 +137,9 @@ pub struct Asm {
     funcs: Vec<(usize, String)>,
     /// Errors found while generating (a load that does not fit its member).
     errors: Vec<String>,
+    /// The program's context starts with the user registers (`sys_enter`'s
+    /// `struct pt_regs *`): a piece may read them through it.
+    pub regs_at_ctx: bool,
 }
 
 impl Asm {

@@ -114,6 +114,9 @@ struct Maps {
     sites: Option<Box<SiteMap>>,
     /// `--stacks`.
     stacks: Option<stacks::StackMaps>,
+    /// `--sites` or `--stacks`: each address's mapping, captured at its
+    /// site's or stack's first call ([`files`]).
+    files: Option<sys::Map>,
 }
 
 /// Loaded programs, attached or not, and the maps they count into.
@@ -184,6 +187,8 @@ impl Maps {
             cgroups: cgroup_map(o.cgroups)?,
             sites: if o.sites { Some(Box::new(SiteMap::create(map)?)) } else { None },
             stacks: if o.stacks { Some(stacks::StackMaps::create(map)?) } else { None },
+            // Without it (a kernel without the map), addresses are named by the looks only.
+            files: if o.sites || o.stacks { files::create(map).ok() } else { None },
         })
     }
 }
@@ -217,9 +222,9 @@ impl BpfTracer {
             sites: maps.sites.as_ref().map(|s| gen::SiteFds {
                 map: s.map.raw_fd(),
                 unread: s.unread.raw_fd(),
-                files: s.files.as_ref().map(sys::Map::raw_fd),
+                files: maps.files.as_ref().map(sys::Map::raw_fd),
             }),
-            stacks: maps.stacks.as_ref().map(stacks::StackMaps::fds),
+            stacks: maps.stacks.as_ref().map(|s| s.fds(maps.files.as_ref().map(sys::Map::raw_fd))),
         };
         let progs = load_programs(&gen, &layout, o.fentry)?;
         Ok(BpfTracer { maps, progs, links: Vec::new(), host, fentry: o.fentry.is_some() })
@@ -315,6 +320,9 @@ impl BpfTracer {
         }
         if let Some(stacks) = &self.maps.stacks {
             stacks.read(&mut tally).map_err(read_err)?;
+        }
+        if let Some(files) = &self.maps.files {
+            tally.mapped = files::read(files).map_err(read_err)?;
         }
         // Parents of the processes seen (the traced set or, for -a, forks).
         let pids = tally.pids();

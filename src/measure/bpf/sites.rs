@@ -22,8 +22,6 @@ pub(super) struct SiteMap {
     pub map: sys::Map,
     /// `layout::unread`: the program reads it, [`BpfTracer::tend_sites`] writes it.
     pub unread: sys::Map,
-    /// `vdsoctl_files` ([`super::files`]): each site address's mapping.
-    pub files: Option<sys::Map>,
     /// The filter's words as written.
     bits: Vec<u64>,
     filter: WordFilter,
@@ -50,7 +48,6 @@ impl SiteMap {
                 flags: 0,
                 name: "vdsoctl_nowords",
             })?,
-            files: super::files::create(&map).ok(),
             bits: vec![0; unread::WORDS as usize],
             filter: WordFilter::default(),
             next_look: Instant::now(),
@@ -170,9 +167,6 @@ impl BpfTracer {
             let Some(Ok(key)) = Self::row_key(host, &k) else { continue };
             let site = Site { ip: skey::IP.get(&k).saturating_sub(insn_len), ret: skey::RET.get(&k) };
             *tally.sites.entry((key, site)).or_default() += n;
-        }
-        if let Some(files) = &sites.files {
-            tally.mapped = super::files::read(files)?;
         }
         Ok(())
     }
