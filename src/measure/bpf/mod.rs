@@ -365,6 +365,17 @@ impl BpfTracer {
                 let _ = sites.map.delete(&k);
             }
         }
+        // The captured mappings: (tgid, pad, start, address).
+        if let Some(files) = &self.maps.files {
+            for k in doomed(
+                files,
+                layout::Slot { off: 0, size: insn::Size::W },
+                layout::Slot { off: 8, size: insn::Size::Dw },
+                files::MAX_FILES,
+            ) {
+                let _ = files.delete(&k);
+            }
+        }
         for k in doomed(&self.maps.totals, pkey::TGID, pkey::START, MAX_PROCS) {
             let _ = self.maps.totals.delete(&k);
             let mut pk = [0u8; proc_key::SIZE];
