@@ -288,7 +288,8 @@ fn a_process_that_exits_at_once_is_named_from_the_kernels_capture() {
 
 /// Issue #32, `-a`: a churn of 200 processes that exit at once (a dynamic
 /// PIE calling `syscall()` and a static non-PIE inline `syscall`, 100 each,
-/// copies no other process maps), every site named with exact counts.
+/// copies no other process maps), every site named with exact counts, and
+/// every PIE run's stack named from `syscall` through its caller to `main`.
 #[test]
 fn a_churn_of_short_lived_processes_under_all_is_named() {
     if let Some(why) = missing_trace_facility() {
@@ -300,7 +301,8 @@ fn a_churn_of_short_lived_processes_under_all_is_named() {
     copy_executable(&build_c("short_clock", false, &["-fno-omit-frame-pointer"]), &pie).unwrap();
     let static_args = ["-fno-omit-frame-pointer", "-static", "-no-pie"];
     copy_executable(&build_c("short_clock", false, &static_args), &fixed).unwrap();
-    let (trace, _, _stderr) = start_armed(&["--json", "trace", "-a", "--sites", "--engine", "bpf", "-d", "120s"]);
+    let (trace, _, _stderr) =
+        start_armed(&["--json", "trace", "-a", "--sites", "--stacks", "--engine", "bpf", "-d", "120s"]);
     let _guard = KillOnDrop::new(trace.id() as i32);
     for i in 0..200 {
         let (bin, mode) = if i % 2 == 0 { (&pie, "raw") } else { (&fixed, "inline") };
@@ -322,5 +324,15 @@ fn a_churn_of_short_lived_processes_under_all_is_named() {
                 (Some(p(bin)), Some(caller))
             );
         }
+    }
+    // --stacks: each PIE run's one stack, named innermost first down to
+    // main, the leaf wrapper's caller spliced in.
+    let stacks: Vec<&Value> =
+        r["stacks"].as_array().unwrap().iter().filter(|s| s["comm"] == comm_of(&pie) && s["count"] == 100).collect();
+    assert_eq!(stacks.len(), 100, "{r:#}");
+    for s in stacks {
+        let names: Vec<&str> =
+            s["frames"].as_array().unwrap().iter().map(|f| f["symbol"].as_str().unwrap_or("?")).collect();
+        assert_eq!(names[..3], ["syscall", "read_monotonic_raw", "main"], "{s:#}");
     }
 }

@@ -32,6 +32,10 @@ pub const DEPTH: usize = 127;
 /// Distinct stacks the kernel map holds (a full map counts a call as a
 /// lost stack, `stacks_lost`).
 pub const MAX_STACKS: u32 = 8192;
+/// Frames whose mappings a stack's first call captures (the innermost):
+/// each is a `bpf_find_vma` call the verifier follows, unrolled, so the
+/// programs' load time grows with it.
+pub const CAPTURED: usize = 32;
 /// (process, stack) rows.
 pub const MAX_STACK_ROWS: u32 = 16_384;
 /// The `stats` slot of calls whose stack was not kept (map full, a hash
@@ -236,7 +240,7 @@ impl Generator {
         a.jump_imm(Cond::Eq, R0, 0, "sframes_done").store(Size::Dw, FP, BUF_AT, R0);
         a.load(Size::Dw, R1, FP, CTX).mov(R2, R0).mov_imm(R3, (DEPTH * 8) as i32).mov_imm(R4, USER_STACK);
         a.call(Helper::GetStack).jump_imm(Cond::Sle, R0, 0, "sframes_done").store(Size::Dw, FP, BUF_LEN, R0);
-        for i in 0..DEPTH as i32 {
+        for i in 0..CAPTURED as i32 {
             a.load(Size::Dw, R1, FP, BUF_LEN).jump_imm(Cond::Sle, R1, 8 * i, "sframes_done");
             a.load(Size::Dw, R1, FP, BUF_AT).load(Size::Dw, R1, R1, (8 * i) as i16);
             self.capture_one(a, files, &format!("sf{i}"));
