@@ -413,17 +413,21 @@ impl Generator {
         for i in 0..(key::SIZE as i16 / 8) {
             a.load(Size::Dw, R1, FP, KEY + 8 * i).store(Size::Dw, FP, SITE_KEY + 8 * i, R1);
         }
-        // With --stacks, a stack's first call captures the site's ip and
-        // word already (its first frame, the word at sp); both captures in
-        // one program multiply the verifier's paths (16 s to load, not 1).
-        let stacks_capture = self.stacks.is_some_and(|s| s.files.is_some());
-        if fds.files.is_some() && self.layout.vma.is_some() && !stacks_capture {
+        if fds.files.is_some() && self.layout.vma.is_some() {
             // A site seen before: bumped, as without the capture.
             a.load_map(R1, fds.map).mov(R2, FP).alu_imm(Alu::Add, R2, i32::from(SITE_KEY));
             a.call(Helper::MapLookupElem).jump_imm(Cond::Eq, R0, 0, "site_new");
             Self::bump(a);
             a.goto("out").label("site_new");
+            // A stack's first call captured the site's ip and word already
+            // (its first frame, the word at sp). The flag is a constant the
+            // verifier follows: it never walks both captures on one path
+            // (16 s to load under -a when it did).
+            if self.stacks.is_some_and(|s| s.files.is_some()) {
+                a.load(Size::W, R1, FP, super::stacks::CAPTURED_FLAG).jump_imm(Cond::Ne, R1, 0, "site_captured");
+            }
             self.capture_files(a);
+            a.label("site_captured");
         }
         Self::bump_or_insert(a, fds.map, (SITE_KEY, VALUE), ["site_insert", "site_refused", "out"]);
         a.label("site_refused");

@@ -51,6 +51,8 @@ const MAP_PERCPU_ARRAY: u32 = 6;
 const BUF_AT: i16 = -264;
 const BUF_LEN: i16 = -272;
 const WORD_AT: i16 = -280;
+/// 1 once this call's stack capture ran (`count_site` skips its own).
+pub(super) const CAPTURED_FLAG: i16 = -288;
 
 /// Stack slots of the piece: the program's context (kept at entry), the
 /// stack row's key and its first value. `gen.rs`'s NSINFO (-96..-88) lies
@@ -189,6 +191,9 @@ impl Generator {
     /// the call's row is counted either way.
     pub(super) fn count_stack(&self, a: &mut Asm) {
         let Some(fds) = self.stacks else { return };
+        if fds.files.is_some() {
+            a.store_imm(Size::W, FP, CAPTURED_FLAG, 0);
+        }
         a.load(Size::Dw, R1, FP, CTX)
             .load_map(R2, fds.traces)
             .mov_imm(R3, USER_STACK)
@@ -245,7 +250,7 @@ impl Generator {
             a.load(Size::Dw, R1, FP, BUF_AT).load(Size::Dw, R1, R1, (8 * i) as i16);
             self.capture_one(a, files, &format!("sf{i}"));
         }
-        a.label("sframes_done");
+        a.label("sframes_done").store_imm(Size::W, FP, CAPTURED_FLAG, 1);
     }
 }
 
