@@ -226,7 +226,17 @@ impl BpfTracer {
             }),
             stacks: maps.stacks.as_ref().map(|s| s.fds(maps.files.as_ref().map(sys::Map::raw_fd))),
         };
-        let progs = load_programs(&gen, &layout, o.fentry)?;
+        let progs = match load_programs(&gen, &layout, o.fentry) {
+            // A kernel before bpf_find_vma (5.17) refuses the captures:
+            // load without them (sites and stacks named by the looks only).
+            Err(e) if maps.files.is_some() => {
+                let mut gen = gen;
+                gen.sites = gen.sites.map(|s| gen::SiteFds { files: None, ..s });
+                gen.stacks = gen.stacks.map(|s| stacks::StackFds { files: None, ..s });
+                load_programs(&gen, &layout, o.fentry).map_err(|_| e)?
+            }
+            r => r?,
+        };
         Ok(BpfTracer { maps, progs, links: Vec::new(), host, fentry: o.fentry.is_some() })
     }
 
