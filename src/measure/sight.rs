@@ -146,6 +146,13 @@ impl Sightings {
         }
         frame.kind = crate::inspect::symbols::FrameKind::Vdso;
         frame.object = Some("[vdso]".into());
+        // No compat image here: its entry is named from the task's auxv
+        // (the instruction that enters the kernel lies within its first
+        // bytes; 64 is more than any kernel's __kernel_vsyscall).
+        let into = address.wrapping_sub(u64::from(at.sysinfo));
+        if at.sysinfo != 0 && into < 64 {
+            (frame.symbol, frame.offset) = (Some("__kernel_vsyscall".into()), into);
+        }
         Some(frame)
     }
 }

@@ -57,6 +57,9 @@ pub struct MappedAt {
     /// The inode's generation: with the inode, a handle that opens the
     /// file no process maps any more (`open_by_handle_at`).
     pub generation: u32,
+    /// A compat task's `AT_SYSINFO`: where its vDSO's `__kernel_vsyscall`
+    /// is (0: not known, or a 64-bit task).
+    pub sysinfo: u32,
 }
 
 impl MappedAt {

@@ -273,6 +273,25 @@ fn a_process_that_exits_at_once_is_named_from_the_kernels_capture() {
     let at = hex(&s[0]["site"]["address"]);
     assert_eq!(at, nm(&fixed, "read_inline") + hex(&s[0]["site"]["offset"]), "{r:#}");
     assert!(!r["findings"].to_string().contains("not named"), "{r:#}");
+    // -m32: libc's syscall() enters through the compat vDSO's
+    // __kernel_vsyscall (named from the task's AT_SYSINFO), so the site
+    // is where that returns, libc's syscall().
+    if have_m32() {
+        let m32 = build_c("short_clock", true, &["-fno-omit-frame-pointer"]);
+        let r = sites("bpf", &[p(&m32), "raw", "5000"]);
+        let (count_row, s) = row(&r, &comm_of(&m32), "CLOCK_MONOTONIC_RAW");
+        assert_eq!((count_row["count"].as_u64(), s.len()), (Some(5000), 1), "{r:#}");
+        assert_eq!((s[0]["count"].as_u64(), s[0]["class"].as_str()), (Some(5000), Some("libc_syscall")), "{r:#}");
+        assert_eq!(s[0]["site"]["symbol"], "syscall", "{r:#}");
+        assert!(s[0]["site"]["object"].as_str().unwrap().contains("libc.so"), "{r:#}");
+        let r = sites("bpf", &[p(&m32), "inline", "5000"]);
+        let (count_row, s) = row(&r, &comm_of(&m32), "CLOCK_MONOTONIC_RAW");
+        assert_eq!((count_row["count"].as_u64(), s.len()), (Some(5000), 1), "{r:#}");
+        assert_eq!((s[0]["class"].as_str(), s[0]["site"]["symbol"].as_str()), (Some("program"), Some("read_inline")));
+        assert_eq!(s[0]["site"]["object"].as_str(), Some(p(&m32)), "{r:#}");
+    } else {
+        skip("no -m32 toolchain (gcc-multilib)");
+    }
     // python3 reading a CPU-time clock through glibc and exiting at once:
     // the vDSO's own fallback, named from the host's vDSO image.
     let script = "import time\nfor i in range(3000): time.clock_gettime(time.CLOCK_PROCESS_CPUTIME_ID)";

@@ -27,7 +27,7 @@ pub const MAX_FILES: u32 = 2 * super::MAX_SITES;
 /// Key (24 bytes): tgid, pad, process start, address.
 const KEY_SIZE: usize = 24;
 /// Value (48 bytes): vm_start, vm_pgoff, inode, device and flags, the
-/// task's vDSO base, the inode's generation and a pad.
+/// task's vDSO base, the inode's generation, a compat task's AT_SYSINFO.
 const VAL_SIZE: usize = 48;
 /// Stack slots of the capture (below `gen.rs`' SITE_WORDS).
 const FILE_KEY: i16 = -208;
@@ -38,6 +38,8 @@ const IS_EXE: i32 = 2;
 /// Value flags: the mapping is executable (`VM_EXEC`): code, not data.
 const IS_CODE: i32 = 4;
 const VM_EXEC: i32 = 4;
+/// `AT_SYSINFO`: the i386 vDSO entry's address, in a compat task's auxv.
+const AT_SYSINFO: i32 = 32;
 
 /// The map `vdsoctl_files`.
 pub(super) fn create(
@@ -114,6 +116,15 @@ impl Generator {
             let none = format!("{tag}_novdso");
             Self::member(a, Size::Dw, R1, R9, v.mm, 0).jump_imm(Cond::Eq, R1, 0, &none);
             Self::member(a, Size::Dw, R1, R1, v.vdso, 0).store(Size::Dw, FP, FILE_VAL + 32, R1);
+            // A compat task's auxv is saved as 32-bit pairs, AT_SYSINFO
+            // (`__kernel_vsyscall`, the vDSO entry libc calls) first: kept,
+            // to name that entry without the compat vDSO's image.
+            if let Some(auxv) = self.layout.vma.map(|m| m.saved_auxv) {
+                Self::member(a, Size::Dw, R1, R9, v.mm, 0);
+                Self::member(a, Size::Dw, R1, R1, auxv, 0).mov(R2, R1).alu_imm(Alu::Lsh, R2, 32);
+                a.alu_imm(Alu::Rsh, R2, 32).jump_imm(Cond::Ne, R2, AT_SYSINFO, &none);
+                a.alu_imm(Alu::Rsh, R1, 32).store(Size::W, FP, FILE_VAL + 44, R1);
+            }
             a.label(&none);
         }
         a.load_map(R1, fd).mov(R2, FP).alu_imm(Alu::Add, R2, i32::from(FILE_KEY));
@@ -164,6 +175,7 @@ fn decode(v: &[u8]) -> MappedAt {
         is_code: flags & IS_CODE != 0,
         vdso: dw(32),
         generation: w(40),
+        sysinfo: w(44),
     }
 }
 

@@ -253,6 +253,8 @@ pub(super) struct VmaReach {
     pub s_dev: Field,
     /// `mm_struct.exe_file`: a mapping of the same inode is the executable.
     pub exe_file: Field,
+    /// `mm_struct.saved_auxv` (an array: its first 8 bytes are read).
+    pub saved_auxv: Field,
 }
 
 /// `regs->ip - current->mm->context.vdso < len`: the syscall instruction
@@ -357,6 +359,7 @@ impl Layout {
                     i_sb: btf.field("inode", &["i_sb"])?,
                     s_dev: btf.field("super_block", &["s_dev"])?,
                     exe_file: btf.field("mm_struct", &["exe_file"])?,
+                    saved_auxv: btf.field("mm_struct", &["saved_auxv"])?,
                 })
             })(),
         })
@@ -402,6 +405,7 @@ impl Layout {
                 i_sb: f(40, 8),
                 s_dev: f(16, 4),
                 exe_file: f(960, 8),
+                saved_auxv: Field { offset: 400, size: 408, array: true },
             }),
         }
     }
