@@ -43,8 +43,13 @@
 # the one read a leaf needs, in the same rounds: an empty sys_enter program
 # against the same with one bpf_probe_read_user of the word at sp
 # (examples/empty_sys_enter --read-stack-word).
+# The first sighting (issue 32): a site row's first call also captures the
+# mappings of its addresses (bpf_find_vma) and a stack row's its frames'.
+# fixtures/short_clock times its own first call and the mean of the
+# others; over 10 × RUNS processes per way, interleaved: the default
+# trace, --sites and --stacks, median first call and median later call.
 # Needs root (the privileged engines), gcc, strace, perf (linux-perf).
-# Usage: scripts/bench-trace.sh [RUNS] [--seccomp-only | --sites-only | --stacks-only]
+# Usage: scripts/bench-trace.sh [RUNS] [--seccomp-only | --sites-only | --stacks-only | --first-only]
 set -euo pipefail
 RUNS=${1:-7}
 ONLY=${2:-}
@@ -180,8 +185,35 @@ sites_part() {
     echo "the read's floor: an empty sys_enter program with one bpf_probe_read_user of the word at sp: +$(awk -v a="$pr" -v b="$pe" 'BEGIN{printf "%.1f", a-b}')ns a call over the empty program"
     echo "budget: inline --sites / default = $(ratio "$(median <"$WORK/sites.inline.sites")" "$(median <"$WORK/sites.inline.default")") ≤ 1.10; syscall(): --sites adds the read (its floor above) and $(awk -v t="$(median <"$WORK/sites.raw.sites")" -v d="$(median <"$WORK/sites.raw.default")" -v pr="$pr" -v pe="$pe" 'BEGIN{printf "%+.1f", (t-d)-(pr-pe)}')ns besides"
 }
+first_part() {
+    gcc -O2 -Wall -fno-omit-frame-pointer -o "$WORK/short_clock" fixtures/short_clock.c
+    local w
+    for w in default sites stacks; do : >"$WORK/first.$w"; : >"$WORK/rest.$w"; done
+    for _ in $(seq $((RUNS * 10))); do
+        for w in default sites stacks; do
+            local flag=()
+            [ "$w" = sites ] && flag=(--sites)
+            [ "$w" = stacks ] && flag=(--stacks)
+            "$V" trace --engine bpf "${flag[@]}" -- "$WORK/short_clock" raw 1000 time 2>&1 >/dev/null \
+                | awk -v f="$WORK/first.$w" -v r="$WORK/rest.$w" '/^first_ns/ { print $2 >>f } /^rest_ns/ { print $2 >>r }'
+        done
+    done
+    echo "# the first sighting, median of $((RUNS * 10)) processes per way, interleaved ($(uname -r), $(nproc) CPUs)"
+    local d
+    d=$(median <"$WORK/first.default")
+    for w in default sites stacks; do
+        printf '%-8s first call %6s ns (+%s ns over the default trace); a later call %s ns\n' "$w" \
+            "$(median <"$WORK/first.$w")" "$(awk -v a="$(median <"$WORK/first.$w")" -v b="$d" 'BEGIN{print a-b}')" \
+            "$(median <"$WORK/rest.$w")"
+    done
+}
 if [ "$ONLY" = --sites-only ]; then
+    first_part
     sites_part
+    exit 0
+fi
+if [ "$ONLY" = --first-only ]; then
+    first_part
     exit 0
 fi
 # The tax on an unrelated syscall while each way of tracing is attached

@@ -89,6 +89,8 @@ type ObjectId = (String, u64);
 #[derive(Debug, Default)]
 pub struct Objects {
     files: HashMap<ObjectId, Entry>,
+    /// Each object's path as first seen (a mapping's, or a file added).
+    paths: HashMap<ObjectId, String>,
 }
 
 #[derive(Debug)]
@@ -110,6 +112,58 @@ impl Objects {
             Entry::Parsed(p) => p.clone(),
             Entry::Open(_) => None,
         }
+    }
+
+    /// Hold the file at `path` (the traced command's executable), as if a
+    /// process had mapped it: named by device and inode like a mapping.
+    pub fn add_file(&mut self, path: &std::path::Path) {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(file) = File::open(path) else { return };
+        let Ok(meta) = file.metadata() else { return };
+        let id = (dev_text(meta.dev()), meta.ino());
+        self.paths.entry(id.clone()).or_insert_with(|| path.to_string_lossy().into_owned());
+        self.files.entry(id).or_insert(Entry::Open(file));
+    }
+
+    /// Whether the file with device `dev` and inode `ino` is held.
+    pub fn knows(&self, dev: &str, ino: u64) -> bool {
+        self.paths.contains_key(&(dev.to_string(), ino))
+    }
+
+    /// Hold an open file by its identity (opened by handle: no process
+    /// maps it now), named `path`.
+    pub fn add_open(&mut self, (dev, ino): (&str, u64), file: File, path: String) {
+        let id = (dev.to_string(), ino);
+        self.paths.entry(id.clone()).or_insert(path);
+        self.files.entry(id).or_insert(Entry::Open(file));
+    }
+
+    /// Name `address`, which lay `in_file` bytes into the file with device
+    /// `dev` (as /proc/PID/maps prints it) and inode `ino` when its site
+    /// was first seen; `None` when no process seen mapped that file and it
+    /// was not added.
+    pub fn resolve_in_file(
+        &mut self,
+        (dev, ino): (&str, u64),
+        in_file: u64,
+        address: u64,
+        program: bool,
+    ) -> Option<Frame> {
+        let id = (dev.to_string(), ino);
+        let object = self.paths.get(&id)?.clone();
+        let mut frame = Frame {
+            address,
+            kind: FrameKind::Object,
+            object: Some(object),
+            symbol: None,
+            offset: in_file,
+            build_id: None,
+            program,
+        };
+        let Some(symbols) = self.symbols(&id) else { return Some(frame) };
+        frame.build_id = symbols.build_id.clone();
+        name_in(&symbols, in_file, &mut frame);
+        Some(frame)
     }
 
     /// How many objects are held.
@@ -168,6 +222,7 @@ impl Snapshot {
                 Some("[vsyscall]") => (FrameKind::Vsyscall, None),
                 Some(p) if p.starts_with('/') && m.inode != 0 => {
                     let id = (m.dev.clone(), m.inode);
+                    objects.paths.entry(id.clone()).or_insert_with(|| p.to_string());
                     if !objects.files.contains_key(&id) {
                         let entry = match process.open_mapped(m) {
                             Some(f) => Entry::Open(f),
@@ -221,14 +276,30 @@ impl Snapshot {
         // the object's load segments).
         let in_file = address - r.start + r.file_offset;
         frame.build_id = symbols.build_id.clone();
-        let Some(vaddr) = symbols.vaddr_of_offset(in_file) else { return frame };
-        frame.offset = vaddr;
-        if let Some((f, off)) = symbols.function_at(vaddr) {
-            frame.symbol = Some(f.name.clone());
-            frame.offset = off;
-        }
+        name_in(&symbols, in_file, &mut frame);
         frame
     }
+
+    /// The start of the `[vdso]` mapping, where one was taken.
+    pub fn vdso_start(&self) -> Option<u64> {
+        self.regions.iter().find(|r| r.kind == FrameKind::Vdso).map(|r| r.start)
+    }
+}
+
+/// A file offset → ELF address (through the object's load segments) →
+/// function and offset in it, into `frame`.
+fn name_in(symbols: &ObjectSymbols, in_file: u64, frame: &mut Frame) {
+    let Some(vaddr) = symbols.vaddr_of_offset(in_file) else { return };
+    frame.offset = vaddr;
+    if let Some((f, off)) = symbols.function_at(vaddr) {
+        frame.symbol = Some(f.name.clone());
+        frame.offset = off;
+    }
+}
+
+/// A `dev_t` as /proc/PID/maps prints it (`fd:01`: major, minor in hex).
+pub fn dev_text(dev: u64) -> String {
+    format!("{:02x}:{:02x}", libc::major(dev), libc::minor(dev))
 }
 
 #[cfg(test)]

@@ -154,8 +154,23 @@ fn is_libc(name: &str) -> bool {
 /// seccomp engine, while the call waited), else through the process's
 /// mappings as the session first saw them.
 pub fn rows_of(tally: &Tally, key: &Key, secs: f64, host: &Host, seen: &Sightings) -> Vec<SiteRow> {
+    // Named as the engine named it, else through the process's mappings as
+    // first seen, else from the mapping the kernel captured at the site's
+    // first call (a process gone before it was seen).
+    let is_64 = key.abi.elf().1;
     let frame = |addr: u64| {
-        tally.frames.get(&(key.pid, key.start, addr)).cloned().or_else(|| seen.resolve(key.pid, key.start, addr))
+        let id = (key.pid, key.start, addr);
+        // The instruction's mapping was captured at the address past it.
+        let past = addr + crate::arch::SITE_REGS.map_or(0, |r| r.insn_len);
+        let at = || tally.mapped.get(&id).or_else(|| tally.mapped.get(&(key.pid, key.start, past)));
+        let mapped = || seen.resolve_mapped(addr, at()?, is_64);
+        tally.frames.get(&id).cloned().or_else(|| {
+            let first = seen.resolve(key.pid, key.start, addr);
+            match first {
+                Some(f) if f.kind != FrameKind::Unmapped => Some(f),
+                _ => mapped().or(first),
+            }
+        })
     };
     let rows: Vec<SiteRow> = tally
         .sites

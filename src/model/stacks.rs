@@ -45,6 +45,10 @@ pub struct StackFrame {
     #[serde(serialize_with = "crate::model::hex")]
     pub offset: u64,
     pub build_id: Option<String>,
+    /// Why an address has no name (absent when it has one): what was
+    /// missing to name it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unnamed: Option<&'static str>,
 }
 
 impl From<Frame> for StackFrame {
@@ -56,6 +60,7 @@ impl From<Frame> for StackFrame {
             symbol: f.symbol,
             offset: f.offset,
             build_id: f.build_id,
+            unnamed: None,
         }
     }
 }
@@ -66,7 +71,10 @@ pub fn frame_name(f: &StackFrame) -> String {
     match (&f.symbol, object) {
         (Some(s), _) => s.clone(),
         (None, Some(o)) => format!("{o}+{:#x}", f.offset),
-        _ => format!("{:#x}", f.address),
+        _ => match f.unnamed {
+            Some(why) => format!("{:#x} [{why}]", f.address),
+            None => format!("{:#x}", f.address),
+        },
     }
 }
 
@@ -89,12 +97,48 @@ pub fn rows(tally: &Tally, seen: &Sightings) -> Vec<StackRow> {
         .iter()
         .filter(|(_, n)| **n > 0)
         .map(|(k, n)| {
-            let (frames, cut) = name_frames(&k.frames, |a| seen.resolve(k.pid, k.start, a), k.full);
+            let is_64 = tally.counts.keys().find(|c| c.pid == k.pid).is_none_or(|c| c.abi.elf().1);
+            // Through the mappings as first seen, else as the kernel
+            // captured them at the stack's first call (a process gone
+            // before it was seen).
+            let resolve = |a: u64| {
+                let first = seen.resolve(k.pid, k.start, a);
+                match first {
+                    Some(f) if f.kind != FrameKind::Unmapped => Some(f),
+                    _ => {
+                        tally.mapped.get(&(k.pid, k.start, a)).and_then(|m| seen.resolve_mapped(a, m, is_64)).or(first)
+                    }
+                }
+            };
+            let (mut frames, cut) = name_frames(&k.frames, resolve, k.full);
+            splice_caller(&mut frames, k.word, resolve);
+            for f in frames.iter_mut().filter(|f| f.kind == FrameKind::Unmapped && f.object.is_none()) {
+                f.unnamed = Some(match tally.mapped.get(&(k.pid, k.start, f.address)) {
+                    Some(m) if m.has_file() => "its file was not found",
+                    Some(_) => "not code",
+                    None if seen.get(k.pid, k.start).is_none() => "gone before a look, not captured",
+                    None => "outside the mappings seen",
+                });
+            }
             StackRow { pid: k.pid, comm: tally.comms.get(&k.pid).cloned(), count: *n, frames, cut }
         })
         .collect();
     rows.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)));
     rows
+}
+
+/// A leaf wrapper (libc's `syscall()`) sets up no frame: the frame-pointer
+/// walk goes from it to its caller's caller. The word at the stack pointer
+/// at the stack's first call is then the return into its caller: spliced
+/// in after the innermost frame when it is code and not already the next
+/// frame (a function with a frame has data there).
+fn splice_caller(frames: &mut Vec<StackFrame>, word: u64, resolve: impl Fn(u64) -> Option<Frame>) {
+    if word == 0 || frames.is_empty() || frames.get(1).is_some_and(|f| f.address == word) {
+        return;
+    }
+    if let Some(f) = resolve(word).filter(|f| !matches!(f.kind, FrameKind::Unmapped | FrameKind::Anonymous)) {
+        frames.insert(1, f.into());
+    }
 }
 
 /// Where user space ends at the most: no 64-bit Linux architecture gives a
@@ -202,6 +246,32 @@ mod tests {
         assert_eq!((frame_name(&frames[0]), cut), ("0x4242".to_string(), None));
         let (frames, cut) = name_frames(&[0x7f00_0000_1000, 0xffff_f8bc_ffff_f8cc, 0x1000], |_| None, false);
         assert_eq!((frames.len(), cut), (1, Some(Cut::NoFramePointer)));
+    }
+
+    /// A frame nothing named says why; the leaf's caller is spliced in
+    /// after the innermost frame only when it is code and not next already.
+    #[test]
+    fn an_unnamed_frame_says_why_and_a_leafs_caller_is_spliced_in() {
+        let mut f = StackFrame::from(Frame::unmapped(0x7f00));
+        assert_eq!(frame_name(&f), "0x7f00");
+        f.unnamed = Some("gone before a look, not captured");
+        assert_eq!(frame_name(&f), "0x7f00 [gone before a look, not captured]");
+        let resolve = |a: u64| {
+            Some(match a {
+                0x10 => frame(a, "/lib/libc.so.6", Some("syscall"), 0x17),
+                0x20 => frame(a, "/bin/a", Some("read_raw"), 0x18),
+                0x30 => frame(a, "/bin/a", Some("main"), 0x40),
+                _ => Frame::unmapped(a),
+            })
+        };
+        let (mut frames, _) = name_frames(&[0x10, 0x30], resolve, false);
+        splice_caller(&mut frames, 0x20, resolve);
+        assert_eq!(frames.iter().map(frame_name).collect::<Vec<_>>(), ["syscall", "read_raw", "main"]);
+        for word in [0x30, 0x999, 0] {
+            let (mut frames, _) = name_frames(&[0x10, 0x30], resolve, false);
+            splice_caller(&mut frames, word, resolve);
+            assert_eq!(frames.len(), 2, "{word:#x}: not spliced");
+        }
     }
 
     #[test]

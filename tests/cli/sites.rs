@@ -234,3 +234,147 @@ fn the_perf_engine_says_it_cannot_and_the_table_shows_sites() {
     let line = out.lines().find(|l| l.contains("syscall+0x")).expect("a site line");
     assert!(line.contains(" 10 ") && line.ends_with("libc syscall()") && line.contains("raw_clock+0x"), "{line}");
 }
+
+/// Where a call to `callee` in `function` returns, from the function's
+/// start, as `objdump -d` shows it: the instruction after the call.
+fn return_into(bin: &Path, function: &str, callee: &str) -> u64 {
+    let out = Command::new("objdump")
+        .args(["-d", "--no-show-raw-insn", &format!("--disassemble={function}")])
+        .arg(bin)
+        .output()
+        .expect("objdump");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let addrs: Vec<(u64, &str)> = text
+        .lines()
+        .filter_map(|l| {
+            let (a, rest) = l.trim_start().split_once(':')?;
+            Some((u64::from_str_radix(a, 16).ok()?, rest))
+        })
+        .collect();
+    let at = addrs.iter().position(|(_, i)| i.contains("call") && i.contains(callee)).expect("the call");
+    addrs[at + 1].0 - nm(bin, function)
+}
+
+/// Issue #32: processes that exit at once after their calls (no linger:
+/// gone long before the BPF engine's next look) are named all the same,
+/// from the mapping the kernel captured at each site's first call — a
+/// dynamic PIE calling `syscall()` from a named function (the wrapper's
+/// caller named), and a static non-PIE program's inline `syscall`.
+#[test]
+fn a_process_that_exits_at_once_is_named_from_the_kernels_capture() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let frame = ["-fno-omit-frame-pointer"];
+    let pie = build_c("short_clock", false, &frame);
+    let fixed = build_c("short_clock", false, &["-fno-omit-frame-pointer", "-static", "-no-pie"]);
+    // The dynamic PIE: libc's syscall(), its caller read_monotonic_raw.
+    let r = sites("bpf", &[p(&pie), "raw", "5000"]);
+    let (count_row, s) = row(&r, &comm_of(&pie), "CLOCK_MONOTONIC_RAW");
+    assert_eq!((count_row["count"].as_u64(), s.len()), (Some(5000), 1), "{r:#}");
+    assert_eq!((s[0]["count"].as_u64(), s[0]["class"].as_str()), (Some(5000), Some("libc_syscall")), "{r:#}");
+    assert_eq!(s[0]["site"]["symbol"], "syscall", "{r:#}");
+    assert!(s[0]["site"]["object"].as_str().unwrap().contains("libc.so"), "{r:#}");
+    let caller = &s[0]["caller"];
+    assert_eq!((caller["object"].as_str(), caller["symbol"].as_str()), (Some(p(&pie)), Some("read_monotonic_raw")));
+    assert_eq!(hex(&caller["offset"]), return_into(&pie, "read_monotonic_raw", "<syscall@plt>"), "{caller:#}");
+    assert!(!r["findings"].to_string().contains("not named"), "{r:#}");
+    // The static non-PIE program: its own inline syscall, at the address
+    // nm gives its function plus the offset named.
+    let r = sites("bpf", &[p(&fixed), "inline", "5000"]);
+    let (count_row, s) = row(&r, &comm_of(&fixed), "CLOCK_MONOTONIC_RAW");
+    assert_eq!((count_row["count"].as_u64(), s.len()), (Some(5000), 1), "{r:#}");
+    assert_eq!((s[0]["count"].as_u64(), s[0]["class"].as_str()), (Some(5000), Some("program")), "{r:#}");
+    assert_eq!(
+        (s[0]["site"]["object"].as_str(), s[0]["site"]["symbol"].as_str()),
+        (Some(p(&fixed)), Some("read_inline"))
+    );
+    let at = hex(&s[0]["site"]["address"]);
+    assert_eq!(at, nm(&fixed, "read_inline") + hex(&s[0]["site"]["offset"]), "{r:#}");
+    assert!(!r["findings"].to_string().contains("not named"), "{r:#}");
+    // -m32: libc's syscall() enters through the compat vDSO's
+    // __kernel_vsyscall (named from the task's AT_SYSINFO), so the site
+    // is where that returns, libc's syscall().
+    if have_m32() {
+        let m32 = build_c("short_clock", true, &["-fno-omit-frame-pointer"]);
+        let r = sites("bpf", &[p(&m32), "raw", "5000"]);
+        let (count_row, s) = row(&r, &comm_of(&m32), "CLOCK_MONOTONIC_RAW");
+        assert_eq!((count_row["count"].as_u64(), s.len()), (Some(5000), 1), "{r:#}");
+        assert_eq!((s[0]["count"].as_u64(), s[0]["class"].as_str()), (Some(5000), Some("libc_syscall")), "{r:#}");
+        assert_eq!(s[0]["site"]["symbol"], "syscall", "{r:#}");
+        assert!(s[0]["site"]["object"].as_str().unwrap().contains("libc.so"), "{r:#}");
+        let r = sites("bpf", &[p(&m32), "inline", "5000"]);
+        let (count_row, s) = row(&r, &comm_of(&m32), "CLOCK_MONOTONIC_RAW");
+        assert_eq!((count_row["count"].as_u64(), s.len()), (Some(5000), 1), "{r:#}");
+        assert_eq!((s[0]["class"].as_str(), s[0]["site"]["symbol"].as_str()), (Some("program"), Some("read_inline")));
+        assert_eq!(s[0]["site"]["object"].as_str(), Some(p(&m32)), "{r:#}");
+    } else {
+        skip("no -m32 toolchain (gcc-multilib)");
+    }
+    // python3 reading a CPU-time clock through glibc and exiting at once:
+    // the vDSO's own fallback, named from the host's vDSO image.
+    let script = "import time\nfor i in range(3000): time.clock_gettime(time.CLOCK_PROCESS_CPUTIME_ID)";
+    let r = sites("bpf", &["/usr/bin/python3", "-c", script]);
+    let (count_row, s) = row(&r, "python3", "CLOCK_PROCESS_CPUTIME_ID");
+    assert_eq!((count_row["count"].as_u64(), s.len()), (Some(3000), 1), "{r:#}");
+    assert_eq!((s[0]["count"].as_u64(), s[0]["class"].as_str()), (Some(3000), Some("vdso_fallback")), "{r:#}");
+    assert_eq!(
+        (s[0]["site"]["object"].as_str(), s[0]["site"]["symbol"].as_str()),
+        (Some("[vdso]"), Some("__vdso_clock_gettime"))
+    );
+}
+
+/// Issue #32, `-a`: a churn of 200 processes that exit at once (a dynamic
+/// PIE calling `syscall()` and a static non-PIE inline `syscall`, 100 each,
+/// copies no other process maps), every site named with exact counts, and
+/// every PIE run's stack named from `syscall` through its caller to `main`.
+#[test]
+fn a_churn_of_short_lived_processes_under_all_is_named() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let (pie, fixed) = (dir.path().join("churn_pie"), dir.path().join("churn_fixed"));
+    copy_executable(&build_c("short_clock", false, &["-fno-omit-frame-pointer"]), &pie).unwrap();
+    let static_args = ["-fno-omit-frame-pointer", "-static", "-no-pie"];
+    copy_executable(&build_c("short_clock", false, &static_args), &fixed).unwrap();
+    let (trace, _, _stderr) =
+        start_armed(&["--json", "trace", "-a", "--sites", "--stacks", "--engine", "bpf", "-d", "120s"]);
+    let _guard = KillOnDrop::new(trace.id() as i32);
+    for i in 0..200 {
+        let (bin, mode) = if i % 2 == 0 { (&pie, "raw") } else { (&fixed, "inline") };
+        assert!(Command::new(bin).args([mode, "100"]).status().unwrap().success());
+    }
+    let (_, r) = interrupt(trace);
+    for (bin, class, symbol, caller) in
+        [(&pie, "libc_syscall", "syscall", "read_monotonic_raw"), (&fixed, "program", "read_inline", "main")]
+    {
+        let rows: Vec<&Value> = r["counts"].as_array().unwrap().iter().filter(|c| c["comm"] == comm_of(bin)).collect();
+        assert_eq!(rows.len(), 100, "{} rows: {r:#}", comm_of(bin));
+        for row in rows {
+            let s = row["sites"].as_array().unwrap();
+            assert_eq!((row["count"].as_u64(), s.len()), (Some(100), 1), "{row:#}");
+            assert_eq!((s[0]["count"].as_u64(), s[0]["class"].as_str()), (Some(100), Some(class)), "{row:#}");
+            assert_eq!(s[0]["site"]["symbol"], symbol, "{row:#}");
+            assert_eq!(
+                (s[0]["caller"]["object"].as_str(), s[0]["caller"]["symbol"].as_str()),
+                (Some(p(bin)), Some(caller))
+            );
+        }
+    }
+    // --stacks: each PIE run's one stack, named innermost first down to
+    // main, the leaf wrapper's caller spliced in. Under -a the stack map
+    // is the host's: a run whose stack the kernel did not keep (a hash
+    // collision with another process's stack) is in stacks_lost, all 100
+    // of its calls.
+    let stacks: Vec<&Value> =
+        r["stacks"].as_array().unwrap().iter().filter(|s| s["comm"] == comm_of(&pie) && s["count"] == 100).collect();
+    let lost = r["stacks_lost"].as_u64().unwrap();
+    assert!(100 - stacks.len() as u64 <= lost / 100, "{} stacks, {lost} calls lost", stacks.len());
+    for s in stacks {
+        let names: Vec<&str> =
+            s["frames"].as_array().unwrap().iter().map(|f| f["symbol"].as_str().unwrap_or("?")).collect();
+        assert_eq!(names[..3], ["syscall", "read_monotonic_raw", "main"], "{s:#}");
+    }
+}

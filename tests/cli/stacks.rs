@@ -122,3 +122,38 @@ fn stacks_need_the_bpf_engine() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("--stacks"), "{stderr}");
 }
+
+/// Issue #32: `--stacks` of a process that exits at once (no linger),
+/// built with frame pointers, calling libc's `syscall()` — a leaf with no
+/// frame, so the walk skips its caller — from `read_monotonic_raw`: the
+/// folded stack holds `main;read_monotonic_raw;syscall` in order (the
+/// caller spliced in from the word at the stack pointer, every frame
+/// named after the process is gone), and the SVG names them.
+#[test]
+fn a_short_lived_leaf_wrappers_stack_ends_where_the_code_is() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let bin = build_c("short_clock", false, &["-fno-omit-frame-pointer"]);
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("raw.svg");
+    let svg_s = svg.to_str().unwrap();
+    let args = ["--format", "folded", "trace", "--stacks", "--flamegraph", svg_s, "--", bin.to_str().unwrap()];
+    let (code, stdout, stderr) = run(&[&args[..], &["raw", "5000"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let line = stdout.lines().find(|l| l.ends_with(" 5000")).unwrap_or_else(|| panic!("{stdout}"));
+    let (stack, _) = line.rsplit_once(' ').unwrap();
+    let frames: Vec<&str> = stack.split(';').collect();
+    assert_eq!(frames[0], comm_of(&bin), "{stdout}");
+    assert_eq!(frames[frames.len() - 3..], ["main", "read_monotonic_raw", "syscall"], "{stdout}");
+    assert!(frames.iter().all(|f| !f.starts_with("0x")), "every frame named (object at least): {stdout}");
+    let script = "import sys, xml.etree.ElementTree as E\n\
+                  root = E.parse(sys.argv[1]).getroot()\n\
+                  print('\\n'.join(t.text or '' for t in root.iter('{http://www.w3.org/2000/svg}title')))";
+    let out = Command::new("python3").args(["-c", script]).arg(&svg).output().expect("python3 runs");
+    assert!(out.status.success(), "the SVG does not parse: {}", String::from_utf8_lossy(&out.stderr));
+    let titles = String::from_utf8_lossy(&out.stdout);
+    for f in ["main", "read_monotonic_raw", "syscall"] {
+        assert!(titles.lines().any(|t| t.starts_with(&format!("{f} ("))), "no `{f}` in the SVG:\n{titles}");
+    }
+}

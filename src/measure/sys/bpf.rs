@@ -16,6 +16,7 @@ const BPF_MAP_DELETE_ELEM: libc::c_long = 3;
 const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
 const BPF_PROG_LOAD: libc::c_long = 5;
 const BPF_RAW_TRACEPOINT_OPEN: libc::c_long = 17;
+const BPF_BTF_LOAD: libc::c_long = 18;
 
 /// The attribute buffer: large enough for every command used here.
 #[repr(C, align(8))]
@@ -236,6 +237,18 @@ pub struct ProgSpec<'a> {
     /// BTF type id of the attach point in vmlinux (`btf_trace_*`), or 0.
     pub attach_btf_id: u32,
     pub name: &'a str,
+    /// A program with subprograms (a helper's callback): its BTF blob
+    /// ([`btf_load`]'d here) and `bpf_func_info` records (instruction
+    /// offset, FUNC type id), one per subprogram, the program first.
+    pub funcs: Option<(&'a [u8], &'a [[u32; 2]])>,
+}
+
+/// BPF_BTF_LOAD: a BTF blob the kernel checks and keeps while a program
+/// that names it lives.
+pub fn btf_load(blob: &[u8]) -> io::Result<OwnedFd> {
+    let mut a = Attr::new();
+    a.u64(0, blob.as_ptr() as u64).u32(16, blob.len() as u32);
+    bpf(BPF_BTF_LOAD, &mut a).map(owned)
 }
 
 /// BPF_PROG_LOAD; on failure the verifier's log is left in `log`.
@@ -249,7 +262,17 @@ pub fn prog_load(spec: &ProgSpec<'_>, log: &mut [u8]) -> io::Result<OwnedFd> {
         .name(48, spec.name)
         .u32(68, spec.expected_attach_type)
         .u32(108, spec.attach_btf_id);
+    // Held until the load returns: the program keeps its own reference.
+    let btf = match spec.funcs {
+        Some((blob, records)) => {
+            let fd = btf_load(blob)?;
+            a.u32(72, fd.as_raw_fd() as u32).u32(76, 8).u64(80, records.as_ptr() as u64).u32(88, records.len() as u32);
+            Some(fd)
+        }
+        None => None,
+    };
     let first = bpf(BPF_PROG_LOAD, &mut a);
+    let _held = btf;
     match first {
         Ok(fd) => Ok(owned(fd)),
         Err(e) if !log.is_empty() => {

@@ -7,6 +7,7 @@
 
 pub mod bpf;
 pub mod call;
+pub mod handle;
 pub mod libc;
 pub mod perf;
 pub mod ring;

@@ -216,6 +216,9 @@ pub struct Tally {
     /// `--sites`: each site's addresses named while their process lived,
     /// by (pid, process start, address).
     pub frames: BTreeMap<(i32, u64, u64), crate::inspect::symbols::Frame>,
+    /// `--sites` (BPF engine): each site address's mapping, captured in the
+    /// kernel at the site's first call (named after its process is gone).
+    pub mapped: crate::measure::trace::sites::Mapped,
     /// `--stacks` (BPF engine): calls per process and user stack.
     pub stacks: BTreeMap<StackKey, u64>,
     /// `--stacks`: counted calls whose stack was not kept (the stack map
@@ -237,6 +240,10 @@ pub struct StackKey {
     pub frames: Vec<u64>,
     /// The walk filled every slot: the stack may be cut at the depth limit.
     pub full: bool,
+    /// The word at the user stack pointer at the stack's first call: a
+    /// leaf wrapper's caller, which the walk skips, when it is code (0:
+    /// not read).
+    pub word: u64,
 }
 
 impl Tally {
@@ -268,6 +275,7 @@ impl Tally {
             cgroups: self.cgroups.clone(),
             sites: self.sites.iter().map(|(k, v)| (*k, sub(*v, earlier.sites.get(k)))).collect(),
             frames: self.frames.clone(),
+            mapped: self.mapped.clone(),
             stacks: self.stacks.iter().map(|(k, v)| (k.clone(), sub(*v, earlier.stacks.get(k)))).collect(),
             stacks_lost: self.stacks_lost.saturating_sub(earlier.stacks_lost),
             maps_refused: self.maps_refused.clone(),

@@ -244,6 +244,10 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         _ => 0,
     };
     let mut w = Waiting::new(req, child, child_fd, start, duration, targets);
+    // The command's executable names its addresses after it exited.
+    if let Some(c) = command.as_ref().filter(|_| req.plan.sites || req.plan.stacks) {
+        w.sightings.add_file(std::path::Path::new(std::ffi::OsStr::from_bytes(c.path.as_bytes())));
+    }
     let end = loop {
         let now = Instant::now();
         w.enforce_time_limit(now);

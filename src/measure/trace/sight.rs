@@ -7,9 +7,16 @@
 
 use crate::inspect::identity::Identity;
 use crate::inspect::symbols::{Frame, Objects, Snapshot};
+use crate::measure::trace::sites::MappedAt;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::time::Duration;
+
+/// The page size (`vm_pgoff` counts pages).
+fn page_size() -> u64 {
+    // SAFETY-free: sysconf has no memory effects.
+    nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE).ok().flatten().map_or(4096, |p| p as u64)
+}
 
 /// How often the wait loop looks for new processes.
 pub const SIGHT: Duration = Duration::from_millis(50);
@@ -38,11 +45,25 @@ pub struct Sightings {
     objects: RefCell<Objects>,
     /// Also read each process's mappings.
     with_maps: bool,
+    /// vdsoctl's own mappings (with maps): its libraries (the C library
+    /// the traced command likely loads too) and the host's `[vdso]` image,
+    /// to name addresses captured in the kernel ([`Sightings::resolve_mapped`]).
+    own: Option<Snapshot>,
+    /// Files opened by handle (or tried), by device and inode.
+    tried: RefCell<std::collections::HashSet<(String, u64)>>,
 }
 
 impl Sightings {
     pub fn new(with_maps: bool) -> Sightings {
-        Sightings { seen: BTreeMap::new(), objects: RefCell::default(), with_maps }
+        let mut objects = Objects::default();
+        let own = if with_maps { Snapshot::of(std::process::id() as i32, &mut objects).ok() } else { None };
+        Sightings { seen: BTreeMap::new(), objects: RefCell::new(objects), with_maps, own, tried: RefCell::default() }
+    }
+
+    /// Hold a file the session knows (the traced command's executable), to
+    /// name addresses in it after its processes are gone.
+    pub fn add_file(&mut self, path: &std::path::Path) {
+        self.objects.get_mut().add_file(path);
     }
 
     /// Read every process of `procs` not seen yet, if it is still the one
@@ -89,6 +110,91 @@ impl Sightings {
         let snapshot = self.get(pid, start)?.snapshot.as_ref()?;
         Some(snapshot.resolve(address, &mut self.objects.borrow_mut()))
     }
+
+    /// Name `address` from its mapping as the kernel captured it at its
+    /// site's first call ([`MappedAt`]): through the file (any process's
+    /// mapping of it, vdsoctl's own, or a file added), the host's `[vdso]`
+    /// for a 64-bit task, or as anonymous memory. `None`: a file nothing
+    /// here maps or holds.
+    pub fn resolve_mapped(&self, address: u64, at: &MappedAt, is_64: bool) -> Option<Frame> {
+        if !at.is_code {
+            return Some(Frame::unmapped(address));
+        }
+        if at.has_file() {
+            let in_file = at.in_file(address, page_size());
+            let id = (at.dev_text(), at.ino);
+            let known = self.objects.borrow().knows(&id.0, id.1);
+            if !known && self.tried.borrow_mut().insert(id.clone()) {
+                if let Some((file, path)) = open_unseen(at) {
+                    self.objects.borrow_mut().add_open((&id.0, id.1), file, path);
+                }
+            }
+            return self.objects.borrow_mut().resolve_in_file((&id.0, id.1), in_file, address, at.is_exe);
+        }
+        let mut frame = Frame::unmapped(address);
+        frame.offset = address.wrapping_sub(at.vm_start);
+        if at.vdso == 0 || at.vm_start != at.vdso {
+            frame.kind = crate::inspect::symbols::FrameKind::Anonymous;
+            return Some(frame);
+        }
+        // The vDSO: every 64-bit task maps the host's image, which is ours.
+        let own = self.own.as_ref().filter(|_| is_64).zip(self.own.as_ref().and_then(Snapshot::vdso_start));
+        if let Some((own, start)) = own {
+            let mut named = own.resolve(start + frame.offset, &mut self.objects.borrow_mut());
+            named.address = address;
+            return Some(named);
+        }
+        frame.kind = crate::inspect::symbols::FrameKind::Vdso;
+        frame.object = Some("[vdso]".into());
+        // No compat image here: its entry is named from the task's auxv
+        // (the instruction that enters the kernel lies within its first
+        // bytes; 64 is more than any kernel's __kernel_vsyscall).
+        let into = address.wrapping_sub(u64::from(at.sysinfo));
+        if at.sysinfo != 0 && into < 64 {
+            (frame.symbol, frame.offset) = (Some("__kernel_vsyscall".into()), into);
+        }
+        Some(frame)
+    }
+}
+
+/// A file no process vdsoctl saw maps (its processes gone before a look):
+/// opened by its inode and generation on the filesystem of its device
+/// (`open_by_handle_at`, ext4's handle type), named by the path the kernel
+/// gives the descriptor.
+fn open_unseen(at: &MappedAt) -> Option<(std::fs::File, String)> {
+    let want = format!("{}:{}", at.dev >> 20, at.dev & 0xf_ffff);
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = mountinfo.lines().find_map(|l| {
+        let mut w = l.split_whitespace();
+        (w.nth(2)? == want).then(|| w.nth(1).map(str::to_string)).flatten()
+    })?;
+    let dir = std::fs::File::open(unescape(&mount)).ok()?;
+    let file = crate::measure::sys::handle::open_ino32_gen(&dir, at.ino, at.generation).ok()?;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+    let path = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+    Some((file, path.to_string_lossy().into_owned()))
+}
+
+/// mountinfo's `\ooo` escapes (space, tab, newline, backslash).
+fn unescape(field: &str) -> String {
+    let mut out = Vec::new();
+    let b = field.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let code =
+            (b[i] == b'\\').then(|| field.get(i + 1..i + 4)).flatten().and_then(|o| u8::from_str_radix(o, 8).ok());
+        match code {
+            Some(c) => {
+                out.push(c);
+                i += 4;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

@@ -38,6 +38,52 @@ impl Site {
     }
 }
 
+/// Where an address of a process was mapped at its site's first call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MappedAt {
+    /// The mapping's start and page offset (`vm_pgoff`, in pages).
+    pub vm_start: u64,
+    pub pgoff: u64,
+    /// The file's inode and device (the kernel's `dev_t`: major << 20 |
+    /// minor); 0 for memory no file backs.
+    pub ino: u64,
+    pub dev: u32,
+    pub is_exe: bool,
+    /// The mapping is executable: code (a stack word pointing at data is
+    /// no caller).
+    pub is_code: bool,
+    /// The task's `[vdso]` text start (0: not known).
+    pub vdso: u64,
+    /// The inode's generation: with the inode, a handle that opens the
+    /// file no process maps any more (`open_by_handle_at`).
+    pub generation: u32,
+    /// A compat task's `AT_SYSINFO`: where its vDSO's `__kernel_vsyscall`
+    /// is (0: not known, or a 64-bit task).
+    pub sysinfo: u32,
+}
+
+impl MappedAt {
+    /// The device as /proc/PID/maps prints it (`fd:01`; the kernel's
+    /// `dev_t` is major << 20 | minor).
+    pub fn dev_text(&self) -> String {
+        format!("{:02x}:{:02x}", self.dev >> 20, self.dev & 0xf_ffff)
+    }
+
+    /// How far into its file `address` lies (`page`: the page size).
+    pub fn in_file(&self, address: u64, page: u64) -> u64 {
+        address.wrapping_sub(self.vm_start).wrapping_add(self.pgoff.wrapping_mul(page))
+    }
+
+    /// Whether a file backs it.
+    pub fn has_file(&self) -> bool {
+        self.ino != 0
+    }
+}
+
+/// Every address the BPF engine captured at a site's first call:
+/// (pid, start, address) → its mapping.
+pub type Mapped = std::collections::BTreeMap<(i32, u64, u64), MappedAt>;
+
 /// Processes' mappings by (pid, start as the engine keys it), and the
 /// objects they map.
 #[derive(Debug, Default)]

@@ -18,7 +18,9 @@ fn helper(id: i32) -> String {
         120 => "bpf_get_ns_current_pid_tgid#120".into(),
         112 => "bpf_probe_read_user#112".into(),
         27 => "bpf_get_stackid#27".into(),
+        67 => "bpf_get_stack#67".into(),
         158 => "bpf_get_current_task_btf#158".into(),
+        180 => "bpf_find_vma#180".into(),
         n => format!("unknown#{n}"),
     }
 }
@@ -85,6 +87,7 @@ fn one(insn: u64, next: Option<u64>) -> (String, usize) {
             let Some(hi) = next else { return (raw(), 1) };
             let text = match src {
                 1 => format!("r{dst} = map[fd:{imm}]"),
+                4 => format!("r{dst} = func[{imm:+}]"),
                 _ => format!("r{dst} = {:#x}", (hi >> 32) << 32 | u64::from(imm as u32)),
             };
             return (text, 2);

@@ -12,11 +12,11 @@ use crate::inspect::process::PidNamespace;
 use crate::measure::trace::{RandomCall, GRND_NONBLOCK, GRND_SERVED, STARTUP_KEY_MAX};
 
 /// `BPF_NOEXIST`: insert only.
-const NOEXIST: i32 = 1;
+pub(super) const NOEXIST: i32 = 1;
 
 /// Stack slots (offsets from the frame pointer) of the `sys_enter` and
 /// `vsyscall` programs.
-const KEY: i16 = -24;
+pub(super) const KEY: i16 = -24;
 const VALUE: i16 = -32;
 const SMALL: i16 = -40;
 pub(super) const PKEY: i16 = -56;
@@ -25,7 +25,7 @@ const PVAL: i16 = -88;
 const NSINFO: i16 = -96;
 /// The call-site key (`--sites`): the row key copied, then ip and return
 /// address; below `--stacks`' slots ([`super::stacks`]), as both may run.
-const SITE_KEY: i16 = -168;
+pub(super) const SITE_KEY: i16 = -168;
 /// `--sites`, compat tasks: the four words at the stack pointer.
 const SITE_WORDS: i16 = -184;
 /// Stack slots of the `fork` program: the traced-set key and value, and the
@@ -81,6 +81,9 @@ pub struct SiteFds {
     pub map: i32,
     /// The stack-word filter (`layout::unread`).
     pub unread: i32,
+    /// Each site address's mapping, captured at the site's first call
+    /// ([`super::files`]); `None`: not captured.
+    pub files: Option<i32>,
 }
 
 /// `*(size *)(base + at + slot) = src`.
@@ -341,6 +344,7 @@ impl Generator {
         // having no row.
         a.label("dropped").mov_imm(R1, 1).atomic_add(R6, pval::DROPPED.off, R1);
         a.label("out").mov_imm(R0, 0).exit();
+        self.vma_callback(a);
     }
 
     /// `--sites`, at `sys_enter`'s tail (R8 the registers, R4 the key
@@ -409,6 +413,22 @@ impl Generator {
         for i in 0..(key::SIZE as i16 / 8) {
             a.load(Size::Dw, R1, FP, KEY + 8 * i).store(Size::Dw, FP, SITE_KEY + 8 * i, R1);
         }
+        if fds.files.is_some() && self.layout.vma.is_some() {
+            // A site seen before: bumped, as without the capture.
+            a.load_map(R1, fds.map).mov(R2, FP).alu_imm(Alu::Add, R2, i32::from(SITE_KEY));
+            a.call(Helper::MapLookupElem).jump_imm(Cond::Eq, R0, 0, "site_new");
+            Self::bump(a);
+            a.goto("out").label("site_new");
+            // A stack's first call captured the site's ip and word already
+            // (its first frame, the word at sp). The flag is a constant the
+            // verifier follows: it never walks both captures on one path
+            // (16 s to load under -a when it did).
+            if self.stacks.is_some_and(|s| s.files.is_some()) {
+                a.load(Size::W, R1, FP, super::stacks::CAPTURED_FLAG).jump_imm(Cond::Ne, R1, 0, "site_captured");
+            }
+            self.capture_files(a);
+            a.label("site_captured");
+        }
         Self::bump_or_insert(a, fds.map, (SITE_KEY, VALUE), ["site_insert", "site_refused", "out"]);
         a.label("site_refused");
         self.count_stat(a, SITES_REFUSED);
@@ -420,6 +440,7 @@ impl Generator {
         let native = self.host.vdso_syscalls();
         let compat = self.host.compat().map_or(&[][..], Abi::vdso_syscalls);
         let mut a = Asm::new();
+        a.regs_at_ctx = true;
         self.keep_ctx(&mut a);
         a.mov(R6, R1).load(Size::Dw, R7, R6, 8);
         // Every other syscall leaves after these compares: the tax on them.
@@ -645,7 +666,7 @@ mod tests {
         let mut in_cgroups = generator(Scope::All, false);
         (in_cgroups.maps.cgroups, in_cgroups.cgroup_count) = (Some(7), 2);
         let stacks = Generator {
-            stacks: Some(super::super::stacks::StackFds { rows: 7, traces: 8 }),
+            stacks: Some(super::super::stacks::StackFds { rows: 7, traces: 8, buf: 9, words: 10, files: Some(11) }),
             ..generator(Scope::Trees, false)
         };
         let programs = [
@@ -664,11 +685,19 @@ mod tests {
             ("fentry-all-ia32-getrandom", all.fentry(&fentry_point(layout::ABI_COMPAT, VdsoFn::Getrandom))),
             (
                 "sys_enter-all-sites",
-                Generator { sites: Some(SiteFds { map: 7, unread: 8 }), ..generator(Scope::All, false) }.sys_enter(),
+                Generator {
+                    sites: Some(SiteFds { map: 7, unread: 8, files: Some(9) }),
+                    ..generator(Scope::All, false)
+                }
+                .sys_enter(),
             ),
             (
                 "vsyscall-all-sites",
-                Generator { sites: Some(SiteFds { map: 7, unread: 8 }), ..generator(Scope::All, false) }.vsyscall(),
+                Generator {
+                    sites: Some(SiteFds { map: 7, unread: 8, files: Some(9) }),
+                    ..generator(Scope::All, false)
+                }
+                .vsyscall(),
             ),
             ("arm64-sys_enter-trees", arm64_generator(Scope::Trees).sys_enter()),
             ("arm64-fork-trees", arm64_generator(Scope::Trees).fork()),

@@ -75,6 +75,8 @@ pub enum Cond {
     Ne = 0x50,
     /// Signed `<`.
     Slt = 0xc0,
+    /// Signed `<=`.
+    Sle = 0xd0,
 }
 
 /// Kernel helper functions by their stable ids (`enum bpf_func_id`).
@@ -95,7 +97,14 @@ pub enum Helper {
     /// page not present is not faulted in), zero-filling its buffer then.
     ProbeReadUser = 112,
     GetStackid = 27,
+    /// `bpf_get_stack(ctx, buf, size, flags)` (4.18): the stack's frames
+    /// into `buf`; the bytes written.
+    GetStack = 67,
     GetCurrentTaskBtf = 158,
+    /// `bpf_find_vma(task, addr, callback, ctx, 0)` (5.17): calls
+    /// `callback(task, vma, ctx)` with the task's mapping that holds `addr`
+    /// (under its mmap lock, taken with a trylock); -ENOENT when none does.
+    FindVma = 180,
 }
 
 /// `BPF_ATOMIC` mode (`BPF_XADD` before Linux 5.12: the same encoding).
@@ -103,6 +112,9 @@ const ATOMIC: u8 = 0xc0;
 
 /// `src_reg` value marking a 64-bit immediate as a map fd.
 const PSEUDO_MAP_FD: u8 = 1;
+/// `src_reg` value marking a 64-bit immediate as a subprogram (a callback),
+/// its immediate the distance in instructions from the next one.
+const PSEUDO_FUNC: u8 = 4;
 
 fn encode(code: u8, dst: Reg, src: Reg, off: i16, imm: i32) -> u64 {
     u64::from(code)
@@ -121,8 +133,13 @@ pub struct Asm {
     duplicates: Vec<String>,
     /// (instruction index, label) of jumps to patch.
     fixups: Vec<(usize, String)>,
+    /// (instruction index, label) of subprogram addresses to patch.
+    funcs: Vec<(usize, String)>,
     /// Errors found while generating (a load that does not fit its member).
     errors: Vec<String>,
+    /// The program's context starts with the user registers (`sys_enter`'s
+    /// `struct pt_regs *`): a piece may read them through it.
+    pub regs_at_ctx: bool,
 }
 
 impl Asm {
@@ -188,6 +205,14 @@ impl Asm {
         self.push(encode(0, R0, R0, 0, (imm >> 32) as u32 as i32))
     }
 
+    /// `dst = the subprogram at label` (a callback for a helper such as
+    /// `bpf_find_vma`; it ends with its own `exit`).
+    pub fn load_func(&mut self, dst: Reg, label: &str) -> &mut Asm {
+        self.funcs.push((self.insns.len(), label.to_string()));
+        self.push(encode(LD | IMM | Size::Dw as u8, dst, Reg(PSEUDO_FUNC), 0, 0));
+        self.push(0)
+    }
+
     /// `if dst <cond> imm goto label`.
     pub fn jump_imm(&mut self, cond: Cond, dst: Reg, imm: i32, label: &str) -> &mut Asm {
         self.fixups.push((self.insns.len(), label.to_string()));
@@ -246,6 +271,12 @@ impl Asm {
             let off = i16::try_from(target as i64 - *at as i64 - 1).map_err(|_| format!("jump to {label} too far"))?;
             let insn = &mut self.insns[*at];
             *insn = (*insn & !(0xffff << 16)) | u64::from(off as u16) << 16;
+        }
+        for (at, label) in &self.funcs {
+            let target = *self.labels.get(label).ok_or_else(|| format!("no label {label}"))?;
+            let off = target as i64 - *at as i64 - 1;
+            let insn = &mut self.insns[*at];
+            *insn = (*insn & 0xffff_ffff) | u64::from(off as i32 as u32) << 32;
         }
         Ok(self.insns)
     }

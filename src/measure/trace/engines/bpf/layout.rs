@@ -230,6 +230,31 @@ pub(super) struct Layout {
     /// `pt_regs`' user instruction and stack pointers (`--sites`), where
     /// the architecture's are known.
     pub site: Option<(Field, Field)>,
+    /// What names a mapping without its process (`--sites`' first
+    /// sightings, [`super::files`]); `None` where BTF lacks a part of it.
+    pub vma: Option<VmaReach>,
+}
+
+/// A mapping's file identity: `vm_area_struct.vm_start`, `.vm_pgoff`,
+/// `.vm_file`, then `file.f_inode`, `inode.i_ino`, `.i_sb`, and
+/// `super_block.s_dev` (the device /proc/PID/maps prints).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct VmaReach {
+    pub vm_start: Field,
+    pub vm_pgoff: Field,
+    pub vm_file: Field,
+    /// `vm_area_struct.vm_flags` (`VM_EXEC`: code).
+    pub vm_flags: Field,
+    pub f_inode: Field,
+    pub i_ino: Field,
+    /// `inode.i_generation`.
+    pub i_generation: Field,
+    pub i_sb: Field,
+    pub s_dev: Field,
+    /// `mm_struct.exe_file`: a mapping of the same inode is the executable.
+    pub exe_file: Field,
+    /// `mm_struct.saved_auxv` (an array: its first 8 bytes are read).
+    pub saved_auxv: Field,
 }
 
 /// `regs->ip - current->mm->context.vdso < len`: the syscall instruction
@@ -322,6 +347,21 @@ impl Layout {
             // Without them (an architecture not in the table), --sites rows have no site.
             site: crate::arch::SITE_REGS
                 .and_then(|r| field("pt_regs", &[r.ip]).ok().zip(field("pt_regs", &[r.sp]).ok())),
+            vma: (|| {
+                Some(VmaReach {
+                    vm_start: btf.field("vm_area_struct", &["vm_start"])?,
+                    vm_pgoff: btf.field("vm_area_struct", &["vm_pgoff"])?,
+                    vm_file: btf.field("vm_area_struct", &["vm_file"])?,
+                    vm_flags: btf.field("vm_area_struct", &["vm_flags"])?,
+                    f_inode: btf.field("file", &["f_inode"])?,
+                    i_ino: btf.field("inode", &["i_ino"])?,
+                    i_generation: btf.field("inode", &["i_generation"])?,
+                    i_sb: btf.field("inode", &["i_sb"])?,
+                    s_dev: btf.field("super_block", &["s_dev"])?,
+                    exe_file: btf.field("mm_struct", &["exe_file"])?,
+                    saved_auxv: btf.field("mm_struct", &["saved_auxv"])?,
+                })
+            })(),
         })
     }
 
@@ -354,6 +394,19 @@ impl Layout {
                 nr: f(0, 4),
             }),
             site: Some((f(128, 8), f(152, 8))),
+            vma: Some(VmaReach {
+                vm_start: f(0, 8),
+                vm_pgoff: f(136, 8),
+                vm_file: f(144, 8),
+                vm_flags: f(32, 8),
+                f_inode: f(32, 8),
+                i_ino: f(64, 8),
+                i_generation: f(232, 4),
+                i_sb: f(40, 8),
+                s_dev: f(16, 4),
+                exe_file: f(960, 8),
+                saved_auxv: Field { offset: 400, size: 408, array: true },
+            }),
         }
     }
 
@@ -383,6 +436,7 @@ impl Layout {
             start: f(1560, 8),
             pid_numbers: None,
             site: None,
+            vma: None,
         }
     }
 }

@@ -40,6 +40,7 @@
 
 pub mod disasm;
 mod fentry;
+mod files;
 pub use fentry::FentryPoints;
 mod gen;
 pub mod insn;
@@ -113,6 +114,9 @@ struct Maps {
     sites: Option<Box<SiteMap>>,
     /// `--stacks`.
     stacks: Option<stacks::StackMaps>,
+    /// `--sites` or `--stacks`: each address's mapping, captured at its
+    /// site's or stack's first call ([`files`]).
+    files: Option<sys::Map>,
 }
 
 /// Loaded programs, attached or not, and the maps they count into.
@@ -183,6 +187,8 @@ impl Maps {
             cgroups: cgroup_map(o.cgroups)?,
             sites: if o.sites { Some(Box::new(SiteMap::create(map)?)) } else { None },
             stacks: if o.stacks { Some(stacks::StackMaps::create(map)?) } else { None },
+            // Without it (a kernel without the map), addresses are named by the looks only.
+            files: if o.sites || o.stacks { files::create(map).ok() } else { None },
         })
     }
 }
@@ -213,10 +219,24 @@ impl BpfTracer {
             ns_per_tick: crate::inspect::process::ns_per_tick() as i32,
             pidns: crate::inspect::process::own_pid_namespace(),
             cgroup_count: cgroups.len() as u32,
-            sites: maps.sites.as_ref().map(|s| gen::SiteFds { map: s.map.raw_fd(), unread: s.unread.raw_fd() }),
-            stacks: maps.stacks.as_ref().map(stacks::StackMaps::fds),
+            sites: maps.sites.as_ref().map(|s| gen::SiteFds {
+                map: s.map.raw_fd(),
+                unread: s.unread.raw_fd(),
+                files: maps.files.as_ref().map(sys::Map::raw_fd),
+            }),
+            stacks: maps.stacks.as_ref().map(|s| s.fds(maps.files.as_ref().map(sys::Map::raw_fd))),
         };
-        let progs = load_programs(&gen, &layout, o.fentry)?;
+        let progs = match load_programs(&gen, &layout, o.fentry) {
+            // A kernel before bpf_find_vma (5.17) refuses the captures:
+            // load without them (sites and stacks named by the looks only).
+            Err(e) if maps.files.is_some() => {
+                let mut gen = gen;
+                gen.sites = gen.sites.map(|s| gen::SiteFds { files: None, ..s });
+                gen.stacks = gen.stacks.map(|s| stacks::StackFds { files: None, ..s });
+                load_programs(&gen, &layout, o.fentry).map_err(|_| e)?
+            }
+            r => r?,
+        };
         Ok(BpfTracer { maps, progs, links: Vec::new(), host, fentry: o.fentry.is_some() })
     }
 
@@ -311,6 +331,9 @@ impl BpfTracer {
         if let Some(stacks) = &self.maps.stacks {
             stacks.read(&mut tally).map_err(read_err)?;
         }
+        if let Some(files) = &self.maps.files {
+            tally.mapped = files::read(files).map_err(read_err)?;
+        }
         // Parents of the processes seen (the traced set or, for -a, forks).
         let pids = tally.pids();
         let mut info = [0u8; proc_val::SIZE];
@@ -350,6 +373,17 @@ impl BpfTracer {
         if let Some(sites) = &self.maps.sites {
             for k in doomed(&sites.map, key::TGID, key::START, MAX_SITES) {
                 let _ = sites.map.delete(&k);
+            }
+        }
+        // The captured mappings: (tgid, pad, start, address).
+        if let Some(files) = &self.maps.files {
+            for k in doomed(
+                files,
+                layout::Slot { off: 0, size: insn::Size::W },
+                layout::Slot { off: 8, size: insn::Size::Dw },
+                files::MAX_FILES,
+            ) {
+                let _ = files.delete(&k);
             }
         }
         for k in doomed(&self.maps.totals, pkey::TGID, pkey::START, MAX_PROCS) {
@@ -451,18 +485,41 @@ fn load_programs(gen: &Generator, layout: &Layout, fentry: Option<&FentryPoints>
 }
 
 /// An fentry program the kernel refused: a locked-down kernel refuses
-/// them all (EPERM), one without BPF trampolines too (ENOTSUPP).
+/// them all (EPERM), one without BPF trampolines too (ENOTSUPP). The
+/// refusal says what was observed: the lockdown mode where securityfs
+/// shows it, else the errno and its likely causes.
 fn fentry_refused(function: &str, e: Error) -> Error {
     let (errno, why) = match &e {
         Error::Facility { errno, what, .. } => (*errno, what.clone()),
         other => (None, other.to_string()),
     };
     let cause = match errno {
-        Some(libc::EPERM) => "the kernel is locked down (EPERM)".to_string(),
+        Some(libc::EPERM) => eperm_cause(std::fs::read_to_string(LOCKDOWN).ok().as_deref()),
         Some(524) => "the kernel has no BPF trampolines (ENOTSUPP)".to_string(),
         _ => format!("{why} (at {function})"),
     };
     Error::Facility { errno, what: format!("fentry refused: {cause}"), hint: Hint::FentryRefused }
+}
+
+/// Where securityfs shows the lockdown mode (`none [integrity]
+/// confidentiality`: the bracketed one is in force).
+const LOCKDOWN: &str = "/sys/kernel/security/lockdown";
+
+/// Why fentry got EPERM, from [`LOCKDOWN`]'s text (`None`: no such file).
+fn eperm_cause(lockdown: Option<&str>) -> String {
+    let mode = lockdown.and_then(|t| t.split_whitespace().find_map(|w| w.strip_prefix('[')?.strip_suffix(']')));
+    match mode {
+        Some("none") => format!(
+            "EPERM with lockdown `none` in {LOCKDOWN}: likely an LSM (SELinux, AppArmor, BPF LSM) \
+             or a missing capability (CAP_BPF, CAP_PERFMON)"
+        ),
+        Some(mode) => format!("the kernel is locked down (`{mode}` in {LOCKDOWN}; EPERM)"),
+        None => format!(
+            "EPERM, and no lockdown mode to read ({LOCKDOWN} {}): likely kernel lockdown \
+             (its securityfs not mounted), an LSM, or a missing capability (CAP_BPF, CAP_PERFMON)",
+            if lockdown.is_some() { "unreadable as a mode" } else { "absent" }
+        ),
+    }
 }
 
 /// The `--cgroup` directories as a `BPF_MAP_TYPE_CGROUP_ARRAY` (a
@@ -555,7 +612,15 @@ fn load_prog_as(
         what: format!("BPF program {name} could not be assembled: {why}"),
         hint: "report it: this is a bug in vdsoctl".into(),
     })?;
-    let spec = sys::ProgSpec { prog_type: PROG_TRACING, insns: &insns, expected_attach_type, attach_btf_id, name };
+    let funcs = files::func_info(&insns);
+    let spec = sys::ProgSpec {
+        prog_type: PROG_TRACING,
+        insns: &insns,
+        expected_attach_type,
+        attach_btf_id,
+        name,
+        funcs: funcs.as_ref().map(|(blob, records)| (&blob[..], &records[..])),
+    };
     let mut log = vec![0u8; 1 << 18];
     sys::prog_load(&spec, &mut log).map_err(|e| {
         let log = String::from_utf8_lossy(&log);
@@ -600,6 +665,7 @@ fn knows_task_btf(attach_btf_id: u32) -> bool {
         expected_attach_type: ATTACH_TRACE_RAW_TP,
         attach_btf_id,
         name: "vdsoctl_probe",
+        funcs: None,
     };
     let mut log = vec![0u8; 1 << 12];
     match sys::prog_load(&spec, &mut log) {
@@ -658,5 +724,18 @@ mod tests {
         assert!(log.contains("R2 !read_ok") && !log.contains("processed "), "{log}");
         // This kernel is past the floor: the probe says so.
         assert!(knows_task_btf(attach));
+    }
+
+    /// fentry's EPERM says what was seen: the mode securityfs shows, or
+    /// that there was none to read — never "locked down" without it.
+    #[test]
+    fn an_eperm_refusal_names_what_was_observed() {
+        let locked = eperm_cause(Some("none [integrity] confidentiality\n"));
+        assert!(locked.contains("locked down (`integrity` in /sys/kernel/security/lockdown; EPERM)"), "{locked}");
+        let none = eperm_cause(Some("[none] integrity confidentiality\n"));
+        assert!(none.contains("lockdown `none`") && none.contains("LSM") && !none.contains("locked down"), "{none}");
+        let absent = eperm_cause(None);
+        assert!(absent.starts_with("EPERM, and no lockdown mode to read") && absent.contains("absent"), "{absent}");
+        assert!(!absent.contains("is locked down"), "{absent}");
     }
 }

@@ -20,7 +20,7 @@
 //! programs and their golden disassembly are unchanged.
 
 use super::gen::Generator;
-use super::insn::{Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R7};
+use super::insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R7, R8};
 use super::layout::{pkey, Slot};
 use super::sum_per_cpu;
 use crate::measure::sys::bpf as sys;
@@ -32,6 +32,10 @@ pub const DEPTH: usize = 127;
 /// Distinct stacks the kernel map holds (a full map counts a call as a
 /// lost stack, `stacks_lost`).
 pub const MAX_STACKS: u32 = 8192;
+/// Frames whose mappings a stack's first call captures (the innermost):
+/// each is a `bpf_find_vma` call the verifier follows, unrolled, so the
+/// programs' load time grows with it.
+pub const CAPTURED: usize = 32;
 /// (process, stack) rows.
 pub const MAX_STACK_ROWS: u32 = 16_384;
 /// The `stats` slot of calls whose stack was not kept (map full, a hash
@@ -41,6 +45,14 @@ pub(super) const STACK_LOST: u32 = 2;
 /// `BPF_F_USER_STACK`.
 const USER_STACK: i32 = 1 << 8;
 const MAP_STACK_TRACE: u32 = 7;
+const MAP_PERCPU_ARRAY: u32 = 6;
+/// Stack slots of a stack's first call: the frame buffer's address and
+/// the bytes `bpf_get_stack` wrote (below `files.rs`' slots), the word.
+const BUF_AT: i16 = -264;
+const BUF_LEN: i16 = -272;
+const WORD_AT: i16 = -280;
+/// 1 once this call's stack capture ran (`count_site` skips its own).
+pub(super) const CAPTURED_FLAG: i16 = -288;
 
 /// Stack slots of the piece: the program's context (kept at entry), the
 /// stack row's key and its first value. `gen.rs`'s NSINFO (-96..-88) lies
@@ -59,11 +71,17 @@ pub(super) mod stack_key {
     pub const START: Slot = Slot { off: 8, size: super::Size::Dw };
 }
 
-/// The two maps' descriptors, as the generator references them.
+/// The maps' descriptors, as the generator references them.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct StackFds {
     pub rows: i32,
     pub traces: i32,
+    /// A stack's first call: its frames (a per-CPU buffer), the word at
+    /// its stack pointer (by stack row), and each frame's mapping
+    /// (`vdsoctl_files`, [`super::files`]; `None`: not captured).
+    pub buf: i32,
+    pub words: i32,
+    pub files: Option<i32>,
 }
 
 /// The maps of `--stacks`.
@@ -71,6 +89,8 @@ pub(super) struct StackFds {
 pub(super) struct StackMaps {
     rows: sys::Map,
     traces: sys::Map,
+    buf: sys::Map,
+    words: sys::Map,
 }
 
 impl StackMaps {
@@ -85,11 +105,33 @@ impl StackMaps {
                 flags: 0,
                 name: "vdsoctl_stacks",
             })?,
+            buf: map(sys::MapSpec {
+                map_type: MAP_PERCPU_ARRAY,
+                key_size: 4,
+                value_size: (DEPTH * 8) as u32,
+                max_entries: 1,
+                flags: 0,
+                name: "vdsoctl_sframes",
+            })?,
+            words: map(sys::MapSpec {
+                map_type: super::MAP_HASH,
+                key_size: stack_key::SIZE as u32,
+                value_size: 8,
+                max_entries: MAX_STACK_ROWS,
+                flags: 0,
+                name: "vdsoctl_swords",
+            })?,
         })
     }
 
-    pub fn fds(&self) -> StackFds {
-        StackFds { rows: self.rows.raw_fd(), traces: self.traces.raw_fd() }
+    pub fn fds(&self, files: Option<i32>) -> StackFds {
+        StackFds {
+            rows: self.rows.raw_fd(),
+            traces: self.traces.raw_fd(),
+            buf: self.buf.raw_fd(),
+            words: self.words.raw_fd(),
+            files,
+        }
     }
 
     /// Every (process, stack) row into `tally.stacks`, frames innermost first.
@@ -110,11 +152,14 @@ impl StackMaps {
                     e.insert(if found { decode(&frames) } else { Vec::new() }).clone()
                 }
             };
+            let mut word = [0u8; 8];
+            let word = if self.words.lookup(&key, &mut word)? { u64::from_ne_bytes(word) } else { 0 };
             let stack = StackKey {
                 pid: stack_key::TGID.get(&key) as u32 as i32,
                 start: stack_key::START.get(&key),
                 full: walk.len() >= DEPTH,
                 frames: walk,
+                word,
             };
             *tally.stacks.entry(stack).or_default() += sum_per_cpu(&value);
         }
@@ -146,6 +191,9 @@ impl Generator {
     /// the call's row is counted either way.
     pub(super) fn count_stack(&self, a: &mut Asm) {
         let Some(fds) = self.stacks else { return };
+        if fds.files.is_some() {
+            a.store_imm(Size::W, FP, CAPTURED_FLAG, 0);
+        }
         a.load(Size::Dw, R1, FP, CTX)
             .load_map(R2, fds.traces)
             .mov_imm(R3, USER_STACK)
@@ -155,10 +203,54 @@ impl Generator {
         a.load(pkey::TGID.size, R1, FP, super::gen::PKEY + pkey::TGID.off);
         a.store(stack_key::TGID.size, FP, STACK_KEY + stack_key::TGID.off, R1);
         a.store(stack_key::START.size, FP, STACK_KEY + stack_key::START.off, R7);
+        if fds.files.is_some() && self.layout.vma.is_some() {
+            // A stack seen before: bumped, as without the capture.
+            a.load_map(R1, fds.rows).mov(R2, FP).alu_imm(Alu::Add, R2, i32::from(STACK_KEY));
+            a.call(Helper::MapLookupElem).jump_imm(Cond::Eq, R0, 0, "stack_new");
+            a.load(Size::Dw, R1, R0, 0).alu_imm(Alu::Add, R1, 1).store(Size::Dw, R0, 0, R1);
+            a.goto("stack_done").label("stack_new");
+            self.capture_stack(a, fds);
+        }
         Self::bump_or_insert(a, fds.rows, (STACK_KEY, STACK_VAL), ["stack_insert", "stack_lost", "stack_done"]);
         a.label("stack_lost");
         self.count_stat(a, STACK_LOST);
         a.label("stack_done");
+    }
+}
+
+impl Generator {
+    /// A stack row's first call (R7 the start; R6–R9 kept): the word at
+    /// the user stack pointer (a leaf wrapper's caller, which the frame
+    /// pointer walk skips) kept by row, and the mapping of it and of every
+    /// frame (`bpf_get_stack` into a per-CPU buffer) captured, so the
+    /// stack is named after its process is gone.
+    fn capture_stack(&self, a: &mut Asm, fds: StackFds) {
+        let Some(files) = fds.files else { return };
+        let tgid = super::gen::PKEY + pkey::TGID.off;
+        a.load(pkey::TGID.size, R1, FP, tgid);
+        self.file_key(a);
+        if let Some((_, sp)) = self.layout.site.filter(|_| a.regs_at_ctx) {
+            a.store_imm(Size::Dw, FP, WORD_AT, 0);
+            a.load(Size::Dw, R1, FP, CTX).load(Size::Dw, R1, R1, 0);
+            a.mov(R8, R1);
+            Self::read_stack_word(a, R8, sp, WORD_AT);
+            // R8 was the group leader: count_tail needs it no more.
+            a.load_map(R1, fds.words).mov(R2, FP).alu_imm(Alu::Add, R2, i32::from(STACK_KEY));
+            a.mov(R3, FP).alu_imm(Alu::Add, R3, i32::from(WORD_AT)).mov_imm(R4, 0).call(Helper::MapUpdateElem);
+            a.load(Size::Dw, R1, FP, WORD_AT);
+            self.capture_one(a, files, "sword");
+        }
+        a.store_imm(Size::W, FP, BUF_LEN, 0);
+        a.load_map(R1, fds.buf).mov(R2, FP).alu_imm(Alu::Add, R2, i32::from(BUF_LEN)).call(Helper::MapLookupElem);
+        a.jump_imm(Cond::Eq, R0, 0, "sframes_done").store(Size::Dw, FP, BUF_AT, R0);
+        a.load(Size::Dw, R1, FP, CTX).mov(R2, R0).mov_imm(R3, (DEPTH * 8) as i32).mov_imm(R4, USER_STACK);
+        a.call(Helper::GetStack).jump_imm(Cond::Sle, R0, 0, "sframes_done").store(Size::Dw, FP, BUF_LEN, R0);
+        for i in 0..CAPTURED as i32 {
+            a.load(Size::Dw, R1, FP, BUF_LEN).jump_imm(Cond::Sle, R1, 8 * i, "sframes_done");
+            a.load(Size::Dw, R1, FP, BUF_AT).load(Size::Dw, R1, R1, (8 * i) as i16);
+            self.capture_one(a, files, &format!("sf{i}"));
+        }
+        a.label("sframes_done").store_imm(Size::W, FP, CAPTURED_FLAG, 1);
     }
 }
 
