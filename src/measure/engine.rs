@@ -77,6 +77,9 @@ impl Counting {
     /// the error names both.
     pub fn open(choice: Choice, plan: &Plan) -> Result<Opened> {
         Counting::refuse_misuse(choice, plan, crate::arch::SITE_REGS.is_some())?;
+        // Whatever the engine: perf holds fds per thread, seccomp reads
+        // /proc per new process; neither should meet a soft limit first.
+        raise_fd_limit();
         if choice == Choice::Seccomp {
             // Chosen, not fallen back to: there is no other engine's refusal to tell.
             return Counting::open_seccomp(plan).map(|c| Opened { counting: c, fallback_reason: None });
@@ -188,7 +191,6 @@ impl Counting {
         if plan.per_thread {
             return Err(Error::Misuse(Misuse::PerThreadNeedsBpf));
         }
-        raise_fd_limit();
         let tracefs = Tracefs::find_or_mount()?;
         let mut tracer = Tracer::new(Events::load(&tracefs)?);
         if plan.native_only {
@@ -386,8 +388,9 @@ pub fn short(text: &str) -> &str {
     text.split(" — ").next().unwrap_or(text)
 }
 
-/// The perf engine holds a few dozen fds per thread: lift the soft limit to
-/// the hard one first (what a shell's `ulimit -n` would do).
+/// The perf engine holds a few dozen fds per thread (the seccomp engine a
+/// few while it reads a call): lift the soft limit to the hard one first
+/// (what a shell's `ulimit -n` would do).
 fn raise_fd_limit() {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
     if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {

@@ -23,7 +23,6 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -121,26 +120,28 @@ pub fn decode(n: &Notification, in_vdso: &dyn Fn() -> bool) -> Option<Call> {
     Some(Call::Syscall { abi, func, clock })
 }
 
-/// A thread seen before: its process, and an open `/proc/TID/comm` that
-/// stops reading (ESRCH) once that very thread is gone, so a reused tid is
-/// never taken for the old one.
+/// A thread seen before: its process, and its own start (clock ticks
+/// since boot, from /proc/TID/stat), so a reused tid is never taken for
+/// the old one. No fd is kept: the engine holds none per task it is not
+/// reading now (a tree of 10,000 processes under `nofile=1024` is counted
+/// as exactly as one of ten).
 struct Task {
     tgid: i32,
     /// Its process's start ([`Key::start`]): a reused pid is a new process.
     start: u64,
-    probe: File,
+    /// The thread's own start ticks, read again after [`RECHECK`].
+    ticks: u64,
     checked: Instant,
 }
 
-/// A process seen before: its `/proc/TGID/comm` and the name last read.
+/// A process seen before: the name last read of `/proc/TGID/comm`.
 struct Proc {
-    comm: File,
     name: String,
     read: Instant,
 }
 
-/// Threads seen, bounded: the cache is dropped whole when full (entries are
-/// read anew from /proc on the next call).
+/// Threads and processes remembered, bounded: a cache dropped whole when
+/// full (entries are read anew from /proc on the next call).
 const MAX_TASKS: usize = 4096;
 
 /// How long a thread's identity and a process's name are taken as read.
@@ -154,9 +155,10 @@ struct Resolver {
     procs: HashMap<i32, Proc>,
 }
 
-fn read_small(f: &File) -> io::Result<String> {
+/// The first line of a small /proc file, opened for this read only.
+fn read_small(path: &str) -> io::Result<String> {
     let mut buf = [0u8; 64];
-    let n = f.read_at(&mut buf, 0)?;
+    let n = File::open(path)?.read(&mut buf)?;
     Ok(String::from_utf8_lossy(&buf[..n]).trim_end_matches('\n').to_string())
 }
 
@@ -172,17 +174,19 @@ fn ids_of(tid: i32) -> io::Result<(i32, Option<i32>)> {
 impl Resolver {
     /// The process of `tid`, read while its call waits; a process seen for
     /// the first time gets its parent recorded in `tally`, and its name
-    /// there whenever it changed (a rename, an exec).
+    /// there whenever it changed (a rename, an exec). `None`: /proc did not
+    /// say (the thread is gone, or no fd was left to read it).
     fn resolve(&mut self, tid: i32, now: Instant, tally: &Mutex<Tally>) -> Option<(i32, u64)> {
-        let mut stale = None;
-        if let Some(t) = self.tasks.get_mut(&tid) {
-            if now > t.checked + RECHECK {
-                match read_small(&t.probe) {
-                    Ok(_) => t.checked = now,
-                    Err(_) => stale = Some(t.tgid),
+        let stale = match self.tasks.get_mut(&tid) {
+            Some(t) if now > t.checked + RECHECK => match start_ticks_of(tid) {
+                Some(ticks) if ticks == t.ticks => {
+                    t.checked = now;
+                    None
                 }
-            }
-        }
+                _ => Some(t.tgid),
+            },
+            _ => None,
+        };
         if let Some(tgid) = stale {
             self.tasks.remove(&tid);
             self.procs.remove(&tgid);
@@ -192,30 +196,23 @@ impl Resolver {
                 self.tasks.clear();
                 self.procs.clear();
             }
-            let probe = File::open(format!("/proc/{tid}/comm")).ok()?;
-            let (tgid, ppid) = ids_of(tid).ok()?;
-            let parent = if tgid == tid { ppid } else { ids_of(tgid).ok().and_then(|(_, p)| p) };
-            if let Some(ppid) = parent {
-                lock(tally).parents.insert(tgid, ppid);
-            }
-            self.procs.remove(&tgid);
-            // ns since boot, as the kernel keeps it (a time namespace
-            // shifts /proc's value; the BPF engine keys on the kernel's).
-            let start = start_ticks_of(tgid)
-                .map_or(0, |t| (t * ns_per_tick()).saturating_add_signed(-boottime_offset_ns()).max(1));
-            self.tasks.insert(tid, Task { tgid, start, probe, checked: now });
+            let task = first_sight(tid, now, tally)?;
+            self.procs.remove(&task.tgid);
+            self.tasks.insert(tid, task);
         }
         let (tgid, start) = self.tasks.get(&tid).map(|t| (t.tgid, t.start))?;
         let fresh = match self.procs.get_mut(&tgid) {
             Some(p) if now <= p.read + RECHECK => None,
             Some(p) => {
                 p.read = now;
-                read_small(&p.comm).ok().filter(|n| *n != p.name).inspect(|n| p.name.clone_from(n))
+                read_small(&format!("/proc/{tgid}/comm"))
+                    .ok()
+                    .filter(|n| *n != p.name)
+                    .inspect(|n| p.name.clone_from(n))
             }
             None => {
-                let comm = File::open(format!("/proc/{tgid}/comm")).ok()?;
-                let name = read_small(&comm).ok()?;
-                self.procs.insert(tgid, Proc { comm, name: name.clone(), read: now });
+                let name = read_small(&format!("/proc/{tgid}/comm")).ok()?;
+                self.procs.insert(tgid, Proc { name: name.clone(), read: now });
                 Some(name)
             }
         };
@@ -224,6 +221,22 @@ impl Resolver {
         }
         Some((tgid, start))
     }
+}
+
+/// A thread never seen (or seen as another): its process, that process's
+/// start and parent (recorded in `tally`), and its own start.
+fn first_sight(tid: i32, now: Instant, tally: &Mutex<Tally>) -> Option<Task> {
+    let ticks = start_ticks_of(tid)?;
+    let (tgid, ppid) = ids_of(tid).ok()?;
+    let parent = if tgid == tid { ppid } else { ids_of(tgid).ok().and_then(|(_, p)| p) };
+    if let Some(ppid) = parent {
+        lock(tally).parents.insert(tgid, ppid);
+    }
+    let process_ticks = if tgid == tid { Some(ticks) } else { start_ticks_of(tgid) };
+    // ns since boot, as the kernel keeps it (a time namespace shifts
+    // /proc's value; the BPF engine keys on the kernel's).
+    let start = process_ticks.map_or(0, |t| (t * ns_per_tick()).saturating_add_signed(-boottime_offset_ns()).max(1));
+    Some(Task { tgid, start, ticks, checked: now })
 }
 
 fn lock(t: &Mutex<Tally>) -> std::sync::MutexGuard<'_, Tally> {
@@ -353,7 +366,11 @@ fn answer(
     per_thread: bool,
     book: Option<&mut Book>,
 ) {
-    let who = resolver.resolve(n.tid, Instant::now(), &shared.tally);
+    // A failed read (no fd left, say) is tried once more before the call
+    // is let through uncounted, and then it is `lost`, never silently.
+    let who = resolver
+        .resolve(n.tid, Instant::now(), &shared.tally)
+        .or_else(|| resolver.resolve(n.tid, Instant::now(), &shared.tally));
     let call = decode(n, &|| crate::inspect::process::in_vdso_of(n.tid, n.ip));
     // --sites: the stack word is read while the call waits (valid if the
     // notification still is, checked next).
@@ -367,8 +384,12 @@ fn answer(
     if listener.resume(n.id).is_err() {
         return;
     }
-    let (Some((tgid, start)), Some(call)) = (who, call) else { return };
     let mut tally = lock(&shared.tally);
+    let (Some((tgid, start)), Some(call)) = (who, call) else {
+        // The call ran, and was not counted: said as lost.
+        tally.lost_records += 1;
+        return;
+    };
     match call {
         Call::Vsyscall(func) => *tally.vsyscall.entry((tgid, func)).or_insert(0) += 1,
         Call::Syscall { abi, func, clock } => {
