@@ -70,6 +70,10 @@ pub struct CheckReport {
     /// `-- CMD`: the command and how it ended.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<CommandRun>,
+    /// `-- CMD`: calls ran that the engine did not count (`lost`): what
+    /// the verdict line says after its status; JSON `not_observed_in_full`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_observed_in_full: Option<String>,
     /// The worst status among the checks (SKIP counts as OK).
     pub status: Status,
     /// Whether `--strict` made WARN fail the audit.

@@ -21,4 +21,5 @@ mod serve;
 mod sites;
 mod stacks;
 mod trace;
+mod tree;
 mod ux;
