@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -92,6 +93,13 @@ pub enum Call {
     Vsyscall(VdsoFn),
 }
 
+impl Call {
+    /// Whether deciding it read the caller (getrandom's origin, from its maps).
+    fn reads_caller(self) -> bool {
+        matches!(self, Call::Syscall { clock: Clock::Random(_), .. })
+    }
+}
+
 /// Decode a notification; `None` for a number the filter should not have
 /// sent. `in_vdso` says whether the call's instruction pointer lies in the
 /// caller's vDSO (asked of native getrandom calls only).
@@ -122,21 +130,26 @@ pub fn decode(n: &Notification, in_vdso: &dyn Fn() -> bool) -> Option<Call> {
 
 /// A thread seen before: its process, and its own start (clock ticks
 /// since boot, from /proc/TID/stat), so a reused tid is never taken for
-/// the old one. No fd is kept: the engine holds none per task it is not
-/// reading now (a tree of 10,000 processes under `nofile=1024` is counted
-/// as exactly as one of ten).
+/// the old one. A few hot threads keep their /proc/TID/comm open (a read of
+/// it fails ESRCH once that very thread is gone: one pread per recheck);
+/// the others are read anew (open, read, close). The fds held are bounded
+/// ([`Resolver::max_held`]): a tree of 10,000 processes under
+/// `nofile=1024` is counted as exactly as one of ten.
 struct Task {
     tgid: i32,
     /// Its process's start ([`Key::start`]): a reused pid is a new process.
     start: u64,
     /// The thread's own start ticks, read again after [`RECHECK`].
     ticks: u64,
+    probe: Option<File>,
     checked: Instant,
 }
 
-/// A process seen before: the name last read of `/proc/TGID/comm`.
+/// A process seen before: the name last read of `/proc/TGID/comm`, and
+/// that file kept open while fds may be held.
 struct Proc {
     name: String,
+    comm: Option<File>,
     read: Instant,
 }
 
@@ -144,21 +157,37 @@ struct Proc {
 /// full (entries are read anew from /proc on the next call).
 const MAX_TASKS: usize = 4096;
 
+/// At most this many /proc files held open (and at most an eighth of the
+/// soft fd limit).
+const MAX_HELD: usize = 64;
+
 /// How long a thread's identity and a process's name are taken as read.
 /// A tid cannot be reused that fast: reuse needs the pid space to wrap,
 /// hundreds of forks even at the smallest pid_max (301).
 const RECHECK: std::time::Duration = std::time::Duration::from_millis(1);
 
-#[derive(Default)]
 struct Resolver {
     tasks: HashMap<i32, Task>,
     procs: HashMap<i32, Proc>,
+    /// /proc files held open now, and the most that may be.
+    held: usize,
+    max_held: usize,
+    /// Whether the last [`Resolver::resolve`] read anything of /proc (the
+    /// notification must then be checked still valid).
+    read: bool,
 }
 
 /// The first line of a small /proc file, opened for this read only.
 fn read_small(path: &str) -> io::Result<String> {
     let mut buf = [0u8; 64];
     let n = File::open(path)?.read(&mut buf)?;
+    Ok(String::from_utf8_lossy(&buf[..n]).trim_end_matches('\n').to_string())
+}
+
+/// The first line of an open /proc file, read again from its start.
+fn reread(f: &File) -> io::Result<String> {
+    let mut buf = [0u8; 64];
+    let n = f.read_at(&mut buf, 0)?;
     Ok(String::from_utf8_lossy(&buf[..n]).trim_end_matches('\n').to_string())
 }
 
@@ -172,54 +201,105 @@ fn ids_of(tid: i32) -> io::Result<(i32, Option<i32>)> {
 }
 
 impl Resolver {
+    fn new() -> Resolver {
+        use nix::sys::resource::{getrlimit, Resource};
+        let soft = getrlimit(Resource::RLIMIT_NOFILE).map_or(0, |(soft, _)| soft);
+        let max_held = usize::try_from(soft / 8).unwrap_or(MAX_HELD).min(MAX_HELD);
+        Resolver { tasks: HashMap::new(), procs: HashMap::new(), held: 0, max_held, read: false }
+    }
+
+    /// Open `path` to keep, if another fd may be held.
+    fn hold(&mut self, path: &str) -> Option<File> {
+        if self.held >= self.max_held {
+            return None;
+        }
+        let f = File::open(path).ok()?;
+        self.held += 1;
+        Some(f)
+    }
+
+    fn forget_task(&mut self, tid: i32) {
+        if let Some(t) = self.tasks.remove(&tid) {
+            self.held -= usize::from(t.probe.is_some());
+            self.forget_proc(t.tgid);
+        }
+    }
+
+    fn forget_proc(&mut self, tgid: i32) {
+        if let Some(p) = self.procs.remove(&tgid) {
+            self.held -= usize::from(p.comm.is_some());
+        }
+    }
+
+    /// Whether the thread `tid` seen before is still that thread.
+    fn still_same(t: &Task, tid: i32) -> bool {
+        match &t.probe {
+            Some(f) => reread(f).is_ok(),
+            None => start_ticks_of(tid) == Some(t.ticks),
+        }
+    }
+
     /// The process of `tid`, read while its call waits; a process seen for
     /// the first time gets its parent recorded in `tally`, and its name
     /// there whenever it changed (a rename, an exec). `None`: /proc did not
     /// say (the thread is gone, or no fd was left to read it).
     fn resolve(&mut self, tid: i32, now: Instant, tally: &Mutex<Tally>) -> Option<(i32, u64)> {
+        self.read = false;
         let stale = match self.tasks.get_mut(&tid) {
-            Some(t) if now > t.checked + RECHECK => match start_ticks_of(tid) {
-                Some(ticks) if ticks == t.ticks => {
-                    t.checked = now;
-                    None
-                }
-                _ => Some(t.tgid),
-            },
-            _ => None,
+            Some(t) if now > t.checked + RECHECK => {
+                self.read = true;
+                let same = Resolver::still_same(t, tid);
+                t.checked = now;
+                !same
+            }
+            _ => false,
         };
-        if let Some(tgid) = stale {
-            self.tasks.remove(&tid);
-            self.procs.remove(&tgid);
+        if stale {
+            self.forget_task(tid);
         }
         if !self.tasks.contains_key(&tid) {
             if self.tasks.len() >= MAX_TASKS {
                 self.tasks.clear();
                 self.procs.clear();
+                self.held = 0;
             }
-            let task = first_sight(tid, now, tally)?;
-            self.procs.remove(&task.tgid);
+            self.read = true;
+            let mut task = first_sight(tid, now, tally)?;
+            task.probe = self.hold(&format!("/proc/{tid}/comm"));
+            self.forget_proc(task.tgid);
             self.tasks.insert(tid, task);
         }
         let (tgid, start) = self.tasks.get(&tid).map(|t| (t.tgid, t.start))?;
-        let fresh = match self.procs.get_mut(&tgid) {
-            Some(p) if now <= p.read + RECHECK => None,
-            Some(p) => {
-                p.read = now;
-                read_small(&format!("/proc/{tgid}/comm"))
-                    .ok()
-                    .filter(|n| *n != p.name)
-                    .inspect(|n| p.name.clone_from(n))
-            }
-            None => {
-                let name = read_small(&format!("/proc/{tgid}/comm")).ok()?;
-                self.procs.insert(tgid, Proc { name: name.clone(), read: now });
-                Some(name)
-            }
-        };
+        let fresh = self.name_of(tgid, now)?;
         if let Some(name) = fresh {
             lock(tally).comms.insert(tgid, name);
         }
         Some((tgid, start))
+    }
+
+    /// `Some(Some(name))` when the process's name is new or changed,
+    /// `Some(None)` when it is as last read; `None` if it cannot be read.
+    fn name_of(&mut self, tgid: i32, now: Instant) -> Option<Option<String>> {
+        match self.procs.get_mut(&tgid) {
+            Some(p) if now <= p.read + RECHECK => Some(None),
+            Some(p) => {
+                self.read = true;
+                p.read = now;
+                let name = match &p.comm {
+                    Some(f) => reread(f),
+                    None => read_small(&format!("/proc/{tgid}/comm")),
+                };
+                Some(name.ok().filter(|n| *n != p.name).inspect(|n| p.name.clone_from(n)))
+            }
+            None => {
+                self.read = true;
+                let path = format!("/proc/{tgid}/comm");
+                let name = read_small(&path).ok()?;
+                let comm = self.hold(&path);
+                self.procs.insert(tgid, Proc { name: name.clone(), comm, read: now });
+                Some(Some(name))
+            }
+        }
     }
 }
 
@@ -236,7 +316,7 @@ fn first_sight(tid: i32, now: Instant, tally: &Mutex<Tally>) -> Option<Task> {
     // ns since boot, as the kernel keeps it (a time namespace shifts
     // /proc's value; the BPF engine keys on the kernel's).
     let start = process_ticks.map_or(0, |t| (t * ns_per_tick()).saturating_add_signed(-boottime_offset_ns()).max(1));
-    Some(Task { tgid, start, ticks, checked: now })
+    Some(Task { tgid, start, ticks, probe: None, checked: now })
 }
 
 fn lock(t: &Mutex<Tally>) -> std::sync::MutexGuard<'_, Tally> {
@@ -336,7 +416,7 @@ impl Drop for SeccompTracer {
 /// The supervisor: take each notified call, count it, let it run; until
 /// the listener hangs up (no process holds the filter) or `stop` closes.
 fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, how: How) {
-    let mut resolver = Resolver::default();
+    let mut resolver = Resolver::new();
     let mut book = how.sites.then(Book::default);
     loop {
         match listener.wait(stop.as_fd()) {
@@ -378,7 +458,9 @@ fn answer(
         (Some(_), Some(Call::Syscall { abi, .. })) => Some(site_of(n, abi)),
         _ => None,
     };
-    if !listener.id_valid(n.id) {
+    // Only what was read of /proc (or of the caller's memory) about this
+    // caller needs it still waiting; a cached answer does not.
+    if (resolver.read || call.is_some_and(|c| c.reads_caller()) || site.is_some()) && !listener.id_valid(n.id) {
         return;
     }
     if listener.resume(n.id).is_err() {
