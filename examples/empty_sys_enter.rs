@@ -16,7 +16,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    match vdsoctl::measure::bpf::EmptySysEnter::attach(read_stack_word) {
+    match vdsoctl::measure::trace::engines::bpf::EmptySysEnter::attach(read_stack_word) {
         Ok(_held) => {
             println!("attached");
             loop {

@@ -73,11 +73,24 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---- the private apt state: the host's sources and lists are not touched.
-cat >"$top/apt/sources.list" <<'EOF'
-deb [arch=amd64,arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main
-deb [arch=amd64,arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian-security bookworm-security main
-deb [arch=amd64,arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm-backports main
-EOF
+# The mirrors are the host's own (its apt sources' URIs for its release's
+# main and -security suites), asked for bookworm's: a machine with a local
+# mirror gets its own, and no host name is written here.
+# shellcheck source=scripts/lib/host-apt.sh
+. "$here/scripts/lib/host-apt.sh"
+codename=$(host_codename)
+main_uri=$(host_apt_uri "$codename" | sed -n 1p) || true
+security_uri=$(host_apt_uri "$codename-security" | sed -n 1p) || true
+[ -n "$codename" ] && [ -n "$main_uri" ] && [ -n "$security_uri" ] || {
+  echo "kernel-matrix: no http(s) URIs serving the host's suites ${codename:-?} and ${codename:-?}-security in /etc/apt/sources.list{,.d/*.sources,.d/*.list}" >&2
+  exit 4
+}
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+{
+  echo "deb [arch=amd64,arm64 signed-by=$keyring] $main_uri bookworm main"
+  echo "deb [arch=amd64,arm64 signed-by=$keyring] $security_uri bookworm-security main"
+  echo "deb [arch=amd64,arm64 signed-by=$keyring] $main_uri bookworm-backports main"
+} >"$top/apt/sources.list"
 apt_opts=(-qq -o Dir::Etc::SourceList="$top/apt/sources.list" -o Dir::Etc::SourceParts=/nonexistent
   -o Dir::State::Lists="$top/apt/lists" -o Dir::Cache="$top/apt/cache" -o Acquire::Languages=none
   -o Dir::Cache::pkgcache="$top/apt/pkgcache.bin" -o Dir::Cache::srcpkgcache="$top/apt/srcpkgcache.bin"

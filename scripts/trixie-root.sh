@@ -47,33 +47,15 @@ complete() {
   while read -r d; do [ -s "$debs/$d" ] || return 1; done <"$root/.complete"
 }
 
+# shellcheck source=scripts/lib/host-apt.sh
+. "$(dirname "$0")/lib/host-apt.sh"
 # host_mirror: the first http(s) URI of the host's apt sources that serves its
 # own release's suite (the main archive, not -security or -updates).
 host_mirror() {
-  local codename f
-  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  local codename
+  codename=$(host_codename)
   [ -n "$codename" ] || return 1
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [ -e "$f" ] || continue
-    # deb822: one stanza a paragraph; comments dropped, "Enabled: no" skipped.
-    grep -v '^[[:space:]]*#' "$f" | awk -v want="$codename" 'BEGIN { RS = ""; FS = "\n" }
-      { t = u = s = ""; off = 0
-        for (i = 1; i <= NF; i++) {
-          if ($i ~ /^Types:/) t = " " substr($i, 7) " "
-          else if ($i ~ /^URIs:/) u = substr($i, 6)
-          else if ($i ~ /^Suites:/) s = " " substr($i, 8) " "
-          else if ($i ~ /^Enabled:[[:space:]]*no/) off = 1 }
-        gsub(/[[:space:]]+/, " ", t); gsub(/[[:space:]]+/, " ", s)
-        if (!off && t ~ / deb / && s ~ (" " want " ")) {
-          n = split(u, a, /[[:space:]]+/)
-          for (j = 1; j <= n; j++) if (a[j] ~ /^https?:\/\//) { print a[j]; exit } } }'
-  done
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [ -e "$f" ] || continue
-    # one-line: deb [options] URI SUITE COMPONENT...
-    sed -e 's/#.*//' -e 's/\[[^]]*\]//' "$f" |
-      awk -v want="$codename" '$1 == "deb" && $3 == want && $2 ~ /^https?:\/\// { print $2; exit }'
-  done
+  host_apt_uri "$codename"
 }
 
 if complete; then

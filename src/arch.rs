@@ -143,6 +143,14 @@ const fn clock(
     ClockInfo { id, name, class, x86_64_since, aarch64_since }
 }
 
+impl ClockInfo {
+    /// The name without `CLOCK_` (`MONOTONIC_RAW`), as `--clocks` takes it
+    /// and tables print it.
+    pub fn short_name(&self) -> &'static str {
+        self.name.strip_prefix("CLOCK_").unwrap_or(self.name)
+    }
+}
+
 /// Every clock id the kernel defines (id 10, CLOCK_SGI_CYCLE, is retired):
 /// id, name, class, first x86_64 and arm64 kernel whose vDSO serves it.
 pub const CLOCKS: &[ClockInfo] = &[

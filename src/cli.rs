@@ -1,5 +1,7 @@
 //! The command line, in clap derive form. A field's doc comment is its help.
 
+use crate::arch::{self, VdsoFn};
+use crate::measure::bench::{Path as BenchPath, FUNCTIONS as BENCH_FUNCTIONS};
 use crate::render::{ColorChoice, Format};
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
@@ -10,8 +12,7 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(name = "vdsoctl", version, about, max_term_width = 100)]
 pub struct Cli {
-    /// table (default), json, prometheus (bench, check, trace), junit (check), or folded (trace --stacks)
-    #[arg(long, value_enum, global = true, default_value_t = Format::Table, hide_possible_values = true, hide_default_value = true, help_heading = "Global options")]
+    #[arg(long, value_enum, global = true, help = crate::render::format_help(), default_value_t = Format::Table, hide_possible_values = true, hide_default_value = true, help_heading = "Global options")]
     pub format: Format,
 
     /// Shorthand for --format json
@@ -75,24 +76,25 @@ pub enum Command {
 }
 
 impl Command {
-    /// Why the command has no `format` form, as the usage error says it
-    /// (`None`: it has one). Prometheus: bench, check, trace (serve is
-    /// one, DESIGN); JUnit: check; folded stacks: `trace --stacks`.
-    pub fn format_refusal(&self, format: Format) -> Option<&'static str> {
-        match format {
-            Format::Prometheus
-                if !matches!(self, Command::Bench(_) | Command::Check(_) | Command::Trace(_) | Command::Serve(_)) =>
-            {
-                Some("--format prometheus is only for `bench`, `check` and `trace`; use --format table or --json here")
-            }
-            Format::Junit if !matches!(self, Command::Check(_)) => {
-                Some("--format junit is only for `check`; use --format table or --json here")
-            }
-            Format::Folded if !matches!(self, Command::Trace(t) if t.stacks) => {
-                Some("--format folded is only for `trace --stacks`; use --format table or --json here")
-            }
-            _ => None,
+    /// The subcommand's name, as typed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Dump(_) => "dump",
+            Command::Maps(_) => "maps",
+            Command::Auxv(_) => "auxv",
+            Command::Trace(_) => "trace",
+            Command::Bench(_) => "bench",
+            Command::Check(_) => "check",
+            Command::Serve(_) => "serve",
+            Command::Completions(_) => "completions",
+            Command::Man(_) => "man",
         }
+    }
+
+    /// Why the command has no `format` form, as the usage error says it
+    /// before any work (`None`: it has one): `render::COMMAND_FORMATS`.
+    pub fn format_refusal(&self, format: Format) -> Option<String> {
+        crate::render::format_refusal(self.name(), format, matches!(self, Command::Trace(t) if t.stacks))
     }
 }
 
@@ -137,7 +139,8 @@ pub struct TraceArgs {
     #[arg(short, long, value_name = "DURATION", value_parser = parse_duration)]
     pub duration: Option<Duration>,
 
-    /// Print a table every DURATION as well as the summary (JSON Lines with --json).
+    /// Print a table every DURATION (100ms or more) as well as the summary (JSON Lines with
+    /// --json).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub interval: Option<Duration>,
 
@@ -149,8 +152,8 @@ pub struct TraceArgs {
     /// and sampled records, where BPF is refused), seccomp (-- CMD only, no privileges: each
     /// clock syscall waits for vdsoctl; counts until the command's tree exits, so no -d), or
     /// auto (bpf, else perf, else seccomp for -- CMD).
-    #[arg(long, value_enum, default_value_t = crate::measure::engine::Choice::Auto)]
-    pub engine: crate::measure::engine::Choice,
+    #[arg(long, value_enum, default_value_t = crate::measure::trace::engine::Choice::Auto)]
+    pub engine: crate::measure::trace::engine::Choice,
 
     /// One row per thread instead of per process (BPF engine).
     #[arg(long)]
@@ -235,28 +238,60 @@ pub fn parse_window(text: &str) -> Result<Duration, String> {
 pub struct BenchArgs {
     /// Clock ids to measure (names like MONOTONIC_RAW or numbers), comma-separated. Without
     /// --functions, only the functions that take a clock are measured (and gated by --max-ns).
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub clocks: Vec<String>,
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = clock_arg)]
+    pub clocks: Vec<i32>,
 
     /// Time functions to measure: clock_gettime, gettimeofday, time, clock_getres, getcpu.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub functions: Vec<String>,
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = bench_function_arg)]
+    pub functions: Vec<VdsoFn>,
 
     /// Paths to measure: libc, vdso, syscall, vsyscall.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub paths: Vec<String>,
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = bench_path_arg)]
+    pub paths: Vec<BenchPath>,
 
     /// Check that every path agrees (readings, resolution, getcpu, EINVAL); a mismatch exits 1.
     #[arg(long)]
     pub verify: bool,
 
     /// Exit 1 when a clock that should be fast costs more than N ns/call through libc.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = positive_ns_arg)]
     pub max_ns: Option<f64>,
 
     /// Fewer, shorter rounds: a few hundred milliseconds in all.
     #[arg(long)]
     pub quick: bool,
+}
+
+/// A clock, by name (`MONOTONIC_RAW`, `CLOCK_BOOTTIME`) or number: a usage
+/// error (exit 2) names the choices.
+fn clock_arg(text: &str) -> Result<i32, String> {
+    arch::parse_clock(text).ok_or_else(|| {
+        let names: Vec<_> = arch::CLOCKS.iter().map(|c| c.short_name()).collect();
+        format!("unknown clock {text:?} — use a number or one of {}", names.join(", "))
+    })
+}
+
+/// A function bench can time.
+fn bench_function_arg(text: &str) -> Result<VdsoFn, String> {
+    BENCH_FUNCTIONS.into_iter().find(|f| f.name().eq_ignore_ascii_case(text.trim())).ok_or_else(|| {
+        let names: Vec<_> = BENCH_FUNCTIONS.iter().map(|f| f.name()).collect();
+        format!("unknown function {text:?} — use one of {}", names.join(", "))
+    })
+}
+
+/// A path bench can take.
+fn bench_path_arg(text: &str) -> Result<BenchPath, String> {
+    BenchPath::parse(text).ok_or_else(|| format!("unknown path {text:?} — use libc, vdso, syscall or vsyscall"))
+}
+
+/// `--max-ns`: a positive, finite number of nanoseconds.
+fn positive_ns_arg(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() && n > 0.0 => Ok(n),
+        _ => {
+            Err(format!("{text} is not a positive number of nanoseconds — give the budget per call, e.g. --max-ns 100"))
+        }
+    }
 }
 
 /// `check` arguments.
@@ -267,7 +302,7 @@ pub struct CheckArgs {
     pub pid: Option<i32>,
 
     /// Fail a clock that should be fast when libc's call costs more than N ns.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = positive_ns_arg)]
     pub max_ns: Option<f64>,
 
     /// Exit 1 on WARN as well as on FAIL.
@@ -429,8 +464,8 @@ pub const PAGES: &[Page] = &[
         exit: &[
             ("0", "traced; no FAIL line (without --fail-over a bypassed clock is a WARN)"),
             ("1", "a FAIL line: a clock the vDSO should serve, or the [vsyscall] page, was called more than --fail-over RATE times a second"),
-            ("2", "usage error: an unknown option, a bad value, a conflict; --stacks with an engine that keeps no stacks (perf, seccomp)"),
-            ("3", "no such process, or CMD could not be started; or --flamegraph could not be written"),
+            ("2", "usage error: an unknown option, a bad value, a conflict; --stacks with an engine that keeps no stacks (perf, seccomp); --interval below 100ms; an empty --cgroup"),
+            ("3", "no such process, or CMD could not be started; or the report or --flamegraph could not be written (said after the report; a failed CMD's status or a FAIL's 1 still wins)"),
             ("4", "counting is refused here: no BPF, no perf_event_open, no tracefs"),
             CHILD,
         ],

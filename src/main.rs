@@ -26,6 +26,12 @@ fn usage_exit(e: clap::Error) -> ! {
             text = text.replace(&arg, &clean).replace(&quoted, &clean);
         }
     }
+    if e.kind() == ErrorKind::ValueValidation {
+        // A value a parser refused is one line with its hint, as every
+        // vdsoctl error is: clap's first line, without its `--help` footer.
+        let first = text.lines().next().unwrap_or_default();
+        text = format!("vdsoctl: {}\n", first.strip_prefix("error: ").unwrap_or(first));
+    }
     use std::io::Write;
     let _ = write!(std::io::stderr().lock(), "{}", vdsoctl::render::sanitize_page(&text));
     std::process::exit(e.exit_code())

@@ -11,9 +11,13 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 
+pub mod auxv;
+pub mod bench;
 pub mod check;
+pub mod dump;
 pub mod flame;
 pub mod hint;
+pub mod maps;
 pub mod prom;
 pub mod table;
 pub use prom::Prometheus;
@@ -33,6 +37,80 @@ pub enum Format {
     /// Folded stacks, `comm;frame;..;frame count` root first (trace --stacks): the input of
     /// flamegraph.pl and inferno.
     Folded,
+}
+
+/// Which command writes which format: the one table that `--format`'s help,
+/// the up-front refusal (before any work) and [`write_report`]'s refusal
+/// read. serve, completions and man write one thing and take no `--format`
+/// or `--json`; folded stacks also need `trace --stacks` ([`format_refusal`]).
+pub const COMMAND_FORMATS: &[(&str, &[Format])] = &[
+    ("dump", &[Format::Table, Format::Json]),
+    ("maps", &[Format::Table, Format::Json]),
+    ("auxv", &[Format::Table, Format::Json]),
+    ("trace", &[Format::Table, Format::Json, Format::Prometheus, Format::Folded]),
+    ("bench", &[Format::Table, Format::Json, Format::Prometheus]),
+    ("check", &[Format::Table, Format::Json, Format::Prometheus, Format::Junit]),
+    ("serve", &[Format::Table]),
+    ("completions", &[Format::Table]),
+    ("man", &[Format::Table]),
+];
+
+impl Format {
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Json => "json",
+            Format::Prometheus => "prometheus",
+            Format::Junit => "junit",
+            Format::Folded => "folded",
+        }
+    }
+
+    /// The commands that write this format, sorted; folded stacks as
+    /// `trace --stacks`.
+    fn commands(self) -> Vec<&'static str> {
+        let with_flag = |c: &'static str| if self == Format::Folded && c == "trace" { "trace --stacks" } else { c };
+        let mut names: Vec<_> =
+            COMMAND_FORMATS.iter().filter(|(_, f)| f.contains(&self)).map(|(c, _)| with_flag(c)).collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// `--format prometheus is only for `bench`, `check` and `trace``.
+    fn only_for(self) -> String {
+        let names: Vec<String> = self.commands().iter().map(|c| format!("`{c}`")).collect();
+        let list = match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => names.concat(),
+        };
+        format!("--format {} is only for {list}", self.name())
+    }
+}
+
+/// `--format`'s help, from [`COMMAND_FORMATS`]: `table (default), json,
+/// prometheus (bench, check, trace), junit (check), or folded (trace --stacks)`.
+pub fn format_help() -> String {
+    let named = |f: Format| format!("{} ({})", f.name(), f.commands().join(", "));
+    format!(
+        "table (default), json, {}, {}, or {}",
+        named(Format::Prometheus),
+        named(Format::Junit),
+        named(Format::Folded)
+    )
+}
+
+/// Why `command` (with `--stacks` or not) cannot write `format`, as the
+/// usage error says it before any work; `None` when it can.
+pub fn format_refusal(command: &str, format: Format, stacks: bool) -> Option<String> {
+    let takes = COMMAND_FORMATS.iter().find(|(c, _)| *c == command).is_some_and(|(_, f)| f.contains(&format));
+    match format {
+        _ if takes && (stacks || format != Format::Folded) => None,
+        _ if !COMMAND_FORMATS.iter().any(|(c, f)| *c == command && f.contains(&Format::Json)) => {
+            Some(format!("`{command}` writes one form only and takes no --format or --json"))
+        }
+        _ => Some(format!("{}; use --format table or --json here", format.only_for())),
+    }
 }
 
 /// When to colour tables (`--color`).
@@ -383,32 +461,22 @@ pub fn write_report<R: Render>(
     w: &mut dyn std::io::Write,
 ) -> std::io::Result<Result<()>> {
     let text = match out.format {
-        Format::Table => sanitize_page(&report.render_table(out)).into_owned(),
+        Format::Table => Some(sanitize_page(&report.render_table(out)).into_owned()),
         Format::Json => {
             let json = if one_line { serde_json::to_string(report) } else { serde_json::to_string_pretty(report) };
             match json {
                 Ok(mut s) => {
                     s.push('\n');
-                    s
+                    Some(s)
                 }
                 Err(e) => return Ok(Err(Error::malformed("report", e.to_string()))),
             }
         }
-        Format::Prometheus => match report.render_prometheus() {
-            Some(text) => text,
-            None => {
-                return Ok(Err(Error::Usage("--format prometheus is only for `bench`, `check` and `trace`".into())))
-            }
-        },
-        Format::Junit => match report.render_junit() {
-            Some(text) => text,
-            None => return Ok(Err(Error::Usage("--format junit is only for `check`".into()))),
-        },
-        Format::Folded => match report.render_folded() {
-            Some(text) => text,
-            None => return Ok(Err(Error::Usage("--format folded is only for `trace --stacks`".into()))),
-        },
+        Format::Prometheus => report.render_prometheus(),
+        Format::Junit => report.render_junit(),
+        Format::Folded => report.render_folded(),
     };
+    let Some(text) = text else { return Ok(Err(Error::Usage(out.format.only_for()))) };
     w.write_all(text.as_bytes())?;
     w.flush()?;
     Ok(Ok(()))
@@ -432,6 +500,7 @@ pub fn site_class_text(class: crate::model::site::SiteClass) -> &'static str {
         SiteClass::Jit => "anonymous (JIT)",
         SiteClass::Library => "a library",
         SiteClass::Unknown => "unknown",
+        SiteClass::Unreadable => "unreadable",
     }
 }
 
@@ -448,6 +517,37 @@ mod tests {
         fn render_table(&self, _out: &Output) -> String {
             format!("name {}\x1b[2J\n", self.name)
         }
+    }
+
+    /// One table says which command takes which format: the help lists it,
+    /// and the refusal before any work and the renderer's agree word for word.
+    #[test]
+    fn the_format_table_drives_help_and_refusals() {
+        assert_eq!(
+            format_help(),
+            "table (default), json, prometheus (bench, check, trace), junit (check), or folded (trace --stacks)"
+        );
+        assert_eq!(format_refusal("check", Format::Junit, false), None);
+        assert_eq!(format_refusal("trace", Format::Folded, true), None);
+        let folded = format_refusal("trace", Format::Folded, false).unwrap();
+        assert_eq!(folded, "--format folded is only for `trace --stacks`; use --format table or --json here");
+        let prom = format_refusal("maps", Format::Prometheus, false).unwrap();
+        assert_eq!(
+            prom,
+            "--format prometheus is only for `bench`, `check` and `trace`; use --format table or --json here"
+        );
+        for quiet in ["serve", "man", "completions"] {
+            assert_eq!(format_refusal(quiet, Format::Table, false), None);
+            let why = format_refusal(quiet, Format::Json, false).unwrap();
+            assert!(why.contains("takes no --format or --json"), "{why}");
+        }
+        let mut buf = Vec::new();
+        let Err(Error::Usage(late)) =
+            write_report(&Output::plain(Format::Junit), &Tiny { name: "x" }, false, &mut buf).unwrap()
+        else {
+            panic!("junit refused")
+        };
+        assert!(format_refusal("maps", Format::Junit, false).unwrap().starts_with(&late), "{late}");
     }
 
     /// Reports render into any writer: a buffer here, an HTTP body in serve.

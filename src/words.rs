@@ -96,6 +96,60 @@ pub fn human_size(bytes: u64) -> String {
     format!("{text} {}", UNITS[unit])
 }
 
+/// The first `named` of `items` joined with commas, then `, and N more
+/// (whole)` when there are more: a detail line stays bounded however many
+/// processes a tree had (the whole list is trace's).
+pub fn named_first(items: &[String], named: usize, whole: impl FnOnce() -> String) -> String {
+    if items.len() <= named {
+        return items.join(", ");
+    }
+    format!("{}, and {} more ({})", items[..named].join(", "), thousands((items.len() - named) as u64), whole())
+}
+
+/// A name others chose (a path's bytes, a symbol) as text every consumer
+/// can carry — JSON, XML 1.0, a terminal — and that keeps two names apart:
+/// a backslash is `\\`, a byte that is not UTF-8 `\xNN`, a line break or
+/// tab `\n` `\r` `\t`, another C0 control or DEL `\xNN`, and a C1
+/// control, an invisible or direction-changing mark or a character XML
+/// cannot hold (U+FFFE, U+FFFF) `\u{NNNN}`. Every `\` it writes starts an
+/// escape, so different names never read the same.
+pub fn escaped_name(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if (c as u32) < 0x20 || c == '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
+                c if unsafe_mark(c) => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+/// C1 controls, the invisible or direction-changing marks a terminal
+/// must not get raw, and the noncharacters XML 1.0 refuses.
+fn unsafe_mark(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{2069}'
+                | '\u{feff}'
+                | '\u{fffe}'
+                | '\u{ffff}'
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +187,26 @@ mod tests {
         assert_eq!(duration_text(std::time::Duration::ZERO), "0 s");
         assert_eq!(rate_text(50_000.0), "50,000/s");
         assert_eq!(rate_text(2.5), "2.5/s");
+    }
+
+    #[test]
+    fn lists_name_the_first_and_count_the_rest() {
+        let items: Vec<String> = (1..=7).map(|i| format!("p{i}")).collect();
+        assert_eq!(named_first(&items[..5], 5, || unreachable!()), "p1, p2, p3, p4, p5");
+        assert_eq!(named_first(&items, 5, || "7 in all".into()), "p1, p2, p3, p4, p5, and 2 more (7 in all)");
+    }
+
+    #[test]
+    fn escaped_names_stay_apart() {
+        assert_eq!(escaped_name(b"/usr/bin/ls"), "/usr/bin/ls");
+        assert_eq!(escaped_name(b"a\nb"), "a\\nb");
+        assert_eq!(escaped_name(b"a b"), "a b");
+        assert_eq!(escaped_name(b"a\xffb"), "a\\xffb");
+        assert_eq!(escaped_name(b"a\xfeb"), "a\\xfeb");
+        assert_eq!(escaped_name("x\u{ffff}\u{202e}\u{9b}\x1b".as_bytes()), "x\\u{ffff}\\u{202e}\\u{009b}\\x1b");
+        // A name that spells an escape is not the name it spells.
+        assert_ne!(escaped_name(b"a\\nb"), escaped_name(b"a\nb"));
+        assert_ne!(escaped_name(b"a\\xffb"), escaped_name(b"a\xffb"));
+        assert_eq!(escaped_name("héllo µs".as_bytes()), "héllo µs");
     }
 }

@@ -6,35 +6,12 @@ use crate::cli::TargetArgs;
 use crate::error::Result;
 use crate::inspect::kernel::{self};
 use crate::inspect::Process;
+use crate::model::maps::{MapsReport, SpecialMapping};
 use crate::model::policy::VdsoMapping;
 use crate::model::timens::TimeNs;
-use crate::model::vsyscall::{vsyscall_mode, Vsyscall};
-use crate::model::{hex, Finding, ProcessRef, Status};
-use crate::render::{emit, human_size, Output, Render};
-use serde::Serialize;
-
-/// The `maps` report (DESIGN keys: pid, mappings, vsyscall).
-#[derive(Debug, Serialize)]
-pub struct MapsReport {
-    pub process: ProcessRef,
-    pub mappings: Vec<SpecialMapping>,
-    pub vsyscall: Vsyscall,
-    /// Its time namespace and clock offsets; `null` where the kernel has none.
-    pub time_namespace: Option<TimeNs>,
-    pub findings: Vec<Finding>,
-}
-
-/// One bracketed kernel mapping.
-#[derive(Debug, Serialize)]
-pub struct SpecialMapping {
-    pub name: String,
-    #[serde(serialize_with = "hex")]
-    pub start: u64,
-    #[serde(serialize_with = "hex")]
-    pub end: u64,
-    pub size: u64,
-    pub perms: String,
-}
+use crate::model::vsyscall::vsyscall_mode;
+use crate::model::{Finding, ProcessRef, Status};
+use crate::render::{emit, Output};
 
 /// Build the report for an open process: its maps and word size read
 /// between two of its execs, never across one.
@@ -87,23 +64,4 @@ pub fn run(args: &TargetArgs, out: &Output) -> Result<Outcome> {
     emit(out, &report)?;
     // A FAIL line (no [vdso], a misplaced AT_SYSINFO_EHDR) means exit 1.
     Ok(Outcome::from_crossed(crate::render::any_fail(&report.findings)))
-}
-
-impl Render for MapsReport {
-    fn render_table(&self, out: &Output) -> String {
-        let mut t = out.table(&["MAPPING", "START", "END", "SIZE", "PERMS"]);
-        for m in &self.mappings {
-            t.add_row(vec![
-                m.name.clone(),
-                format!("{:#x}", m.start),
-                format!("{:#x}", m.end),
-                human_size(m.size),
-                m.perms.clone(),
-            ]);
-        }
-        let mut s = format!("pid {} ({})\n{t}\n", self.process.pid, out.text(&self.process.comm));
-        s += &format!("vsyscall: {} (from {})\n", self.vsyscall.mode.as_str(), self.vsyscall.source);
-        s += &out.findings(&self.findings);
-        s
-    }
 }

@@ -28,6 +28,25 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The exit after writes that failed once the work was done (stdout,
+    /// `--flamegraph`): each is said on stderr; a failed command's own
+    /// status, or a FAIL's 1, still wins; else the first error's code (3).
+    pub fn despite(self, late: Vec<crate::error::Error>) -> Result<Outcome> {
+        let mut late = late.into_iter();
+        let first = late.next();
+        for e in late {
+            crate::render::note(format_args!("{e}"));
+        }
+        match (first, self) {
+            (None, outcome) => Ok(outcome),
+            (Some(e), Outcome::Clean) => Err(e),
+            (Some(e), outcome) => {
+                crate::render::note(format_args!("{e}"));
+                Ok(outcome)
+            }
+        }
+    }
+
     /// `ThresholdCrossed` when `crossed`, else `Clean`.
     pub fn from_crossed(crossed: bool) -> Outcome {
         if crossed {

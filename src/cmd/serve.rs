@@ -24,7 +24,7 @@ use super::Outcome;
 use crate::arch::{self, VdsoFn};
 use crate::cli::ServeArgs;
 use crate::error::{Error, Result};
-use crate::inspect::{elf, kernel, Process};
+use crate::inspect::{kernel, Process};
 use crate::measure::trace::{Clock, Key, RandomCall, Tally};
 use crate::model::bench::BenchReport;
 use crate::model::cgroup::Placement;
@@ -47,7 +47,7 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
     let addrs = listen_addrs(&args.listen)?;
     // Block SIGINT/SIGTERM before any thread exists (threads inherit the
     // mask); one thread waits for them — no handler, no unsafe.
-    let signals = crate::measure::session::block_stop_signals()?;
+    let signals = crate::measure::trace::session::block_stop_signals()?;
     let server = http::Server::bind(&addrs, &args.listen)?;
     let bound = server.local_addr().map_or_else(|| args.listen.clone(), |a| a.to_string());
 
@@ -207,7 +207,7 @@ enum Counted {
     /// The engine started, then stopped: why.
     Stopped(String),
     /// Counts since the engine started, read at this moment.
-    At(Arc<Tally>, Instant, crate::measure::engine::Kind),
+    At(Arc<Tally>, Instant, crate::progress::Kind),
 }
 
 /// The audit's view of the rates thread's counts: the observation over
@@ -303,10 +303,9 @@ fn audit_section(observed: &Observation) -> String {
                 &[("mode", v.mode.as_str())],
             );
         }
-        let image = me.vdso_mapping().and_then(|m| me.read_mem(m.start, m.size())).and_then(|b| elf::parse(&b));
-        if let Ok(img) = image {
+        if let Ok(img) = me.vdso_image() {
             p.family("vdso_symbol_info", Kind::Gauge, "A function the vDSO of this host's native ABI exports.");
-            for s in img.symbols.iter().filter(|s| s.kind == goblin::elf::sym::STT_FUNC && !s.name.is_empty()) {
+            for s in img.symbols.iter().filter(|s| s.is_function()) {
                 let version = s.version.as_ref().and_then(|v| v.name.clone()).unwrap_or_default();
                 p.sample("vdso_symbol_info", &[("symbol", &s.name), ("version", &version)], 1u64);
             }
@@ -359,13 +358,13 @@ fn humantime(d: Duration) -> String {
 /// of `measure::trace` is in here, so another engine (BPF) goes in by
 /// changing these three functions.
 struct RateSource {
-    counting: crate::measure::engine::Counting,
+    counting: crate::measure::trace::engine::Counting,
 }
 
 impl RateSource {
     /// Count every process (the BPF engine where allowed, else perf).
     fn open() -> Result<RateSource> {
-        use crate::measure::engine::{Choice, Counting, Plan};
+        use crate::measure::trace::engine::{Choice, Counting, Plan};
         let plan = Plan { all: true, ..Plan::default() };
         let opened = Counting::open(Choice::Auto, &plan)?;
         if let Some(why) = &opened.fallback_reason {

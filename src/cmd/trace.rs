@@ -2,18 +2,19 @@
 //! clock id, in the kernel (a BPF program aggregating in a map, or perf
 //! tracepoint counters as the fallback — no ptrace stops), for `-p PID,..`,
 //! the whole host (`-a`) or a command (`-- CMD`). Counting lives in
-//! `measure::engine`, the session (targets, the wait loop) in
-//! `measure::session`, the report in `model::trace`; here: the arguments
+//! `measure::trace::engine`, the session (targets, the wait loop) in
+//! `measure::trace::session`, the report in `model::trace`; here: the arguments
 //! turned into a request, and the renderers.
 
 use super::Outcome;
 use crate::cli::TraceArgs;
 use crate::error::{Error, Misuse, Result};
-use crate::measure::engine::Plan;
-use crate::measure::session::{self, TraceRequest};
+use crate::measure::trace::engine::Plan;
+use crate::measure::trace::session::{self, TraceRequest};
 use crate::measure::trace::RandomCall;
 pub use crate::model::trace::*;
 use crate::model::ClockRef;
+use crate::progress::Target;
 use crate::render::{any_fail, emit, emit_line, rate_text, thousands, Format, Output, Render};
 use nix::sys::signal::Signal;
 use std::time::Duration;
@@ -27,31 +28,37 @@ pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
     let mut interval_failed = false;
     let mut warned = std::collections::HashSet::new();
     let mut per_call = PerCall::default();
+    // An interval's report that cannot be written (a full disk behind
+    // stdout) stops neither the trace nor the command: said at the end.
+    let mut late = Vec::new();
     let traced = session::collect(&request(args, out, cgroups), &mut |s, w| {
         let mut report = build(s, w, args.fail_over);
         per_call.apply(&mut report);
         interval_failed |= any_fail(&report.findings);
         say_warnings_once(&mut report, &mut warned, args.fail_over);
-        emit_line(out, &report)
+        if let (Err(e), true) = (emit_line(out, &report), late.is_empty()) {
+            late.push(e);
+        }
+        Ok(())
     })?;
     let mut report = build(&traced.session, &traced.window(), args.fail_over);
     per_call.apply(&mut report);
-    if let (Some(path), Some(stacks)) = (&args.flamegraph, &report.stacks) {
-        let title = format!("vdsoctl trace: {}", report.heading(out));
-        let svg = crate::render::flame::svg(&crate::model::stacks::folded(stacks), &title)?;
-        crate::inspect::file::write_replacing(path, &svg)?;
-    }
     let crossed = interval_failed || any_fail(&report.findings);
-    if args.interval.is_some() {
-        emit_line(out, &report)?;
-    } else {
-        emit(out, &report)?;
+    // The report first: a flame graph that cannot be written after the
+    // trace loses neither the report nor the command's exit status.
+    late.extend(if args.interval.is_some() { emit_line(out, &report) } else { emit(out, &report) }.err());
+    if let (Some(path), Some(lines)) = (&args.flamegraph, report.folded_lines()) {
+        let title = format!("vdsoctl trace: {}", report.heading(out));
+        let written =
+            crate::render::flame::svg(&lines, &title).and_then(|svg| crate::inspect::file::write_replacing(path, &svg));
+        late.extend(written.err());
     }
     let failed = report.command.as_ref().and_then(|c| c.exit_status).filter(|s| *s != ExitStatus::Code(0));
-    Ok(match failed {
+    let outcome = match failed {
         Some(status) => Outcome::CommandFailed(status.shell_code().clamp(1, 255) as u8),
         None => Outcome::from_crossed(crossed),
-    })
+    };
+    outcome.despite(late)
 }
 
 /// What one raw syscall of each (function, clock) costs here, measured
@@ -134,6 +141,11 @@ fn request(args: &TraceArgs, out: &Output, cgroups: Vec<crate::inspect::cgroup::
     }
 }
 
+/// The shortest `--interval`: each interval snapshots every count and
+/// prints a report, so a shorter one is all output (1ns wrote 168 MB in
+/// 10 s) and could fall behind for ever.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
+
 /// Check what can fail with exit 2 before any tracing starts.
 fn validate(args: &TraceArgs) -> Result<()> {
     if let Some(r) = args.fail_over {
@@ -141,14 +153,26 @@ fn validate(args: &TraceArgs) -> Result<()> {
             return Err(Error::Usage(format!("--fail-over wants a rate ≥ 0 (calls/s), got {r}")));
         }
     }
+    if let Some(every) = args.interval.filter(|i| *i < MIN_INTERVAL) {
+        return Err(Error::Usage(format!(
+            "--interval {} is below its floor of 100ms: each interval reads every count and prints a report — use --interval 100ms or more (e.g. 1s)",
+            crate::render::duration_text(every),
+        )));
+    }
+    // An empty PATH would name the root cgroup: the whole host, silently.
+    if args.cgroup.iter().any(|c| c.trim().is_empty()) {
+        return Err(Error::Usage(
+            "--cgroup wants a cgroup v2 path (as /proc/PID/cgroup's `0::` line shows it), got an empty one — to count every process, leave --cgroup out (`--cgroup /` says the whole host on purpose)".into(),
+        ));
+    }
     if !args.cgroup.is_empty() && !args.all {
         return Err(Error::Misuse(Misuse::CgroupNeedsAll));
     }
-    if args.cgroup.len() > crate::measure::bpf::MAX_CGROUPS {
+    if args.cgroup.len() > crate::measure::trace::engines::bpf::MAX_CGROUPS {
         return Err(Error::Usage(format!(
             "--cgroup given {} times: at most {}",
             args.cgroup.len(),
-            crate::measure::bpf::MAX_CGROUPS
+            crate::measure::trace::engines::bpf::MAX_CGROUPS
         )));
     }
     Ok(())
@@ -179,13 +203,8 @@ impl TraceReport {
                 // The header says CLOCK: `MONOTONIC_RAW`, as check's `clock:` rows
                 // name it, keeps the table inside 80 columns with 7-digit pids;
                 // a getrandom row says its kind there, in parentheses.
-                r.clock.map_or_else(
-                    || r.random.map_or_else(|| "-".into(), |k| format!("({})", k.name())),
-                    |c| {
-                        let t = ClockRef::text(c);
-                        t.strip_prefix("CLOCK_").map_or_else(|| t.clone(), str::to_string)
-                    },
-                ),
+                r.clock
+                    .map_or_else(|| r.random.map_or_else(|| "-".into(), |k| format!("({})", k.name())), |c| c.short()),
                 thousands(r.count),
                 per_sec_text(r.per_sec),
             ];
@@ -247,13 +266,7 @@ impl TraceReport {
             for s in r.sites.iter().flatten() {
                 t.add_row(vec![
                     r.pid.to_string(),
-                    r.clock.map_or_else(
-                        || r.syscall.to_string(),
-                        |c| {
-                            let t = ClockRef::text(c);
-                            t.strip_prefix("CLOCK_").map_or_else(|| t.clone(), str::to_string)
-                        },
-                    ),
+                    r.clock.map_or_else(|| r.syscall.to_string(), |c| c.short()),
                     thousands(s.count),
                     out.text(&label(&s.site)).into_owned(),
                     s.caller.as_ref().map_or_else(|| "-".to_string(), |c| out.text(&label(c)).into_owned()),
@@ -296,7 +309,7 @@ impl TraceReport {
     fn stacks_text(&self, out: &Output) -> String {
         let Some(stacks) = &self.stacks else { return String::new() };
         let lines = crate::model::stacks::folded(stacks);
-        if lines.is_empty() {
+        if lines.is_empty() && self.stacks_lost.unwrap_or(0) == 0 {
             return "stacks: none counted\n".into();
         }
         let mut s = format!("stacks ({} folded, root first; --format folded prints only these):\n", lines.len());
@@ -307,6 +320,17 @@ impl TraceReport {
             s += &format!("  {} calls' stacks were not kept (the stack map was full)\n", thousands(lost));
         }
         s
+    }
+
+    /// The folded stacks and, when some calls' stacks were not kept, a
+    /// line of their own that says so: folded output and the SVG draw
+    /// every counted call (`None` without `--stacks`).
+    fn folded_lines(&self) -> Option<Vec<(String, u64)>> {
+        let mut lines = crate::model::stacks::folded(self.stacks.as_ref()?);
+        if let Some(lost) = self.stacks_lost.filter(|n| *n > 0) {
+            lines.push((crate::model::stacks::LOST_STACK.to_string(), lost));
+        }
+        Some(lines)
     }
 
     /// What was traced and over which span.
@@ -387,8 +411,7 @@ impl Render for TraceReport {
     }
 
     fn render_folded(&self) -> Option<String> {
-        let stacks = self.stacks.as_ref()?;
-        Some(crate::render::flame::folded_text(&crate::model::stacks::folded(stacks)))
+        Some(crate::render::flame::folded_text(&self.folded_lines()?))
     }
 
     /// One-shot counts over the trace window, in the series names `serve`

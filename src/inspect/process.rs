@@ -210,6 +210,12 @@ impl Process {
         self.maps()?.into_iter().find(|m| m.name() == "[vdso]").ok_or(Error::NoVdso { pid: self.pid })
     }
 
+    /// Its `[vdso]`, read from its memory and parsed by the one ELF reader.
+    pub fn vdso_image(&self) -> Result<crate::inspect::elf::Image> {
+        let vdso = self.vdso_mapping()?;
+        crate::inspect::elf::parse(&self.read_mem(vdso.start, vdso.size())?)
+    }
+
     /// The ELF header of /proc/PID/exe (None when unreadable or not ELF).
     pub fn exe_header(&self) -> Option<ExeHeader> {
         let mut head = [0u8; 20];

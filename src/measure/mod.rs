@@ -1,20 +1,13 @@
-//! Making things happen: perf_event_open counters and ring buffers, tracefs,
-//! timing loops, direct vDSO calls, raw syscalls, the vsyscall page.
+//! Making things happen, in three rooms: `trace` (counting a process's
+//! clock and random syscalls: the vocabulary, the engine choice, the
+//! session, and `trace/engines/{bpf,perf,seccomp}`), `bench` (timing loops,
+//! direct vDSO calls, raw syscalls, the vsyscall page) and `kernel` (the
+//! perf_event counters, ring buffers, tracefs and pidfds both use).
 //! All `unsafe` of the crate lives under `measure::sys`, which is
 //! crate-private: its safe handles cannot be misused from outside, and
 //! code outside the crate uses the safe types here (`pidfd::Pidfd`).
 
 pub mod bench;
-pub mod bpf;
-pub mod engine;
-pub mod perf;
-pub mod pidfd;
-pub mod ring;
-pub mod seccomp;
-pub mod session;
-pub mod sight;
-pub mod sites;
+pub mod kernel;
 pub(crate) mod sys;
 pub mod trace;
-pub mod tracefs;
-pub mod vdso;

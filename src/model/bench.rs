@@ -6,9 +6,11 @@
 use crate::arch::{self, VdsoFn};
 use crate::error::Result;
 use crate::inspect::kernel;
-use crate::measure::bench::{self as m, BenchRequest, Callers, Check, Path, Plan, Stats, SyscallCounter, Target};
+use crate::measure::bench::vdso::OwnVdso;
+/// The path a call takes (libc, vdso, syscall, vsyscall): measure's type, the report's key.
+pub use crate::measure::bench::Path;
+use crate::measure::bench::{self as m, BenchRequest, Callers, Check, Plan, Stats, SyscallCounter, Target};
 use crate::measure::sys::call::VsyscallPage;
-use crate::measure::vdso::OwnVdso;
 use crate::model::policy::Verdict;
 use crate::model::{policy, ClockRef, Finding, Status};
 use serde::Serialize;

@@ -14,7 +14,7 @@ use crate::arch::{self, ClockClass, VdsoFn};
 use crate::error::Result;
 use crate::inspect::auxv::{self, AT_SYSINFO_EHDR};
 use crate::inspect::kernel::{self, Clocksource, VsyscallMode};
-use crate::inspect::{elf, Process};
+use crate::inspect::Process;
 use crate::measure::bench::{BenchRequest, Path};
 use crate::words::ns_text;
 
@@ -62,8 +62,7 @@ pub fn mapping_checks(process: &Process, who: &str) -> Vec<Check> {
 /// `musl`: the process uses musl, for which a missing DT_HASH is fatal.
 pub fn vdso_symbols_check(process: &Process, who: &str, musl: bool) -> Check {
     let name = format!("{who}vdso_symbols");
-    let image =
-        process.vdso_mapping().and_then(|m| process.read_mem(m.start, m.size())).and_then(|bytes| elf::parse(&bytes));
+    let image = process.vdso_image();
     let img = match image {
         Ok(img) => img,
         Err(e) => return Check::new(name, Status::Fail, format!("cannot read the vDSO image: {e}"), None),
@@ -181,8 +180,8 @@ pub fn kernel_version_check(release: &str) -> Check {
     let (mut served, mut not_yet) = (Vec::new(), Vec::new());
     for c in arch::CLOCKS.iter().filter(|c| c.class != ClockClass::AlwaysSyscall) {
         match c.vdso_since(arch::HOST_MACHINE) {
-            Some(v) if version >= v => served.push(c.name.trim_start_matches("CLOCK_")),
-            Some(v) => not_yet.push(format!("{} (from {}.{})", c.name.trim_start_matches("CLOCK_"), v.0, v.1)),
+            Some(v) if version >= v => served.push(c.short_name()),
+            Some(v) => not_yet.push(format!("{} (from {}.{})", c.short_name(), v.0, v.1)),
             None => {}
         }
     }
@@ -255,12 +254,7 @@ pub fn libc_check(name: &str, version: Option<&str>, static_linked: bool) -> Che
 impl HostFacts {
     /// Read from vdsoctl's own process.
     pub fn gather(me: &Process) -> HostFacts {
-        let vdso_has_hash = me
-            .vdso_mapping()
-            .and_then(|m| me.read_mem(m.start, m.size()))
-            .and_then(|b| elf::parse(&b))
-            .ok()
-            .map(|img| img.has_hash);
+        let vdso_has_hash = me.vdso_image().ok().map(|img| img.has_hash);
         HostFacts { vdso_has_hash, vsyscall: host_vsyscall(me).mode }
     }
 }
@@ -301,9 +295,9 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
             |p: Path| report.results.iter().find(|x| x.function == r.function && x.clock == r.clock && x.path == p);
         let (libc, vdso) = (row(Path::Libc), row(Path::Vdso));
         let label = r.clock.map_or_else(|| r.function.to_string(), ClockRef::text);
-        let name = match r.clock.map(ClockRef::text) {
-            Some(c) if r.function == VdsoFn::ClockGettime => format!("clock:{}", c.trim_start_matches("CLOCK_")),
-            Some(c) => format!("{}:{}", r.function, c.trim_start_matches("CLOCK_")),
+        let name = match r.clock.map(ClockRef::short) {
+            Some(c) if r.function == VdsoFn::ClockGettime => format!("clock:{c}"),
+            Some(c) => format!("{}:{c}", r.function),
             None => r.function.to_string(),
         };
         let cost = |x: Option<&BenchResult>| x.and_then(|x| x.ns_per_call).map_or_else(|| "-".to_string(), ns_text);
@@ -354,7 +348,7 @@ pub fn getrandom_check(report: &BenchReport, me: &Process, libc_name: &str, libc
 
 /// The name under which vdsoctl's own vDSO exports `f`, read from the image.
 fn own_vdso_symbol(me: &Process, f: VdsoFn) -> Option<&'static str> {
-    let img = me.vdso_mapping().and_then(|m| me.read_mem(m.start, m.size())).and_then(|b| elf::parse(&b)).ok()?;
+    let img = me.vdso_image().ok()?;
     let name = arch::vdso_symbol(img.machine, img.is_64, f)?;
     img.symbols.iter().any(|s| s.name == name).then_some(name)
 }

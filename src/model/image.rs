@@ -2,7 +2,7 @@
 //! what the parser read past, what the C library cannot bind in it, and
 //! which hash tables it lacks. `dump` lists the findings, `check` judges
 //! them (a missing DT_HASH only matters to musl) without re-reading words.
-//! The rules are those of [`measure::vdso::bind`](crate::measure::vdso::bind),
+//! The rules are those of [`measure::bench::vdso::bind`](crate::measure::bench::vdso::bind),
 //! the binding bench calls through: a version whose `vd_hash` is wrong is
 //! the parser's [`Issue::VersionHash`], so both read one image the same way.
 

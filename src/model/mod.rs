@@ -4,13 +4,16 @@
 
 use serde::Serialize;
 
+pub mod auxv;
 pub mod bench;
 pub mod binary;
 pub mod cgroup;
 pub mod check;
 pub mod cost;
+pub mod dump;
 pub mod host;
 pub mod image;
+pub mod maps;
 pub mod observe;
 pub mod policy;
 pub mod random;
@@ -80,6 +83,20 @@ impl ProcessRef {
     pub fn of(p: &crate::inspect::Process) -> ProcessRef {
         ProcessRef { pid: p.pid(), comm: p.comm().to_string() }
     }
+
+    /// `pid 812 (python3)`.
+    pub fn text(&self) -> String {
+        pid_text(self.pid, Some(&self.comm))
+    }
+}
+
+/// `pid 812 (python3)`, or `pid 812` without a name: how every table,
+/// finding and hint names a process (unescaped: render escapes).
+pub fn pid_text(pid: i32, comm: Option<&str>) -> String {
+    match comm {
+        Some(c) => format!("pid {pid} ({c})"),
+        None => format!("pid {pid}"),
+    }
 }
 
 /// How a row names a process: as the process has it — its comm (what
@@ -123,7 +140,7 @@ impl ProcessName<'_> {
                 let more = if cut.len() < a.len() { "…" } else { "" };
                 format!("pid {} ({}, argv[0] {}{more})", self.pid, self.comm, crate::words::shell_words(&[cut]))
             }
-            None => format!("pid {} ({})", self.pid, self.comm),
+            None => pid_text(self.pid, Some(self.comm)),
         }
     }
 
@@ -174,6 +191,13 @@ impl ClockRef {
             ClockRef::Other => "other".into(),
             ClockRef::Any => "any".into(),
         }
+    }
+
+    /// [`ClockRef::text`] without `CLOCK_`, as a table's CLOCK column and
+    /// check's `clock:` rows name it: `MONOTONIC_RAW`, `PROCESS_CPU_CLOCK`.
+    pub fn short(self) -> String {
+        let t = self.text();
+        t.strip_prefix("CLOCK_").map_or_else(|| t.clone(), str::to_string)
     }
 }
 

@@ -6,11 +6,12 @@
 //! no privileges, no engine, `--trace 0` — is said as such, never as OK.
 //! `check -p`, the host `check` and `serve`'s audit all judge here.
 
-use super::trace::{Target, TraceReport};
+use super::trace::TraceReport;
 use super::{ClockRef, Finding, Status};
-use crate::measure::engine::Kind;
-use crate::measure::session::{Session, Window};
+use crate::measure::trace::session::{Session, Window};
 use crate::measure::trace::Tally;
+use crate::progress::Kind;
+use crate::progress::Target;
 use crate::words::{duration_text, rate_text, thousands};
 use serde::Serialize;
 use std::collections::BTreeMap;

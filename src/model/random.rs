@@ -301,10 +301,7 @@ impl ProcessRandom {
     /// program's libc version filled in from the libc it mapped, at `libc_path`).
     pub fn gather(process: &Process, info: &ExeInfo, libc_path: Option<String>) -> ProcessRandom {
         let symbol = arch::vdso_symbol(info.machine, info.is_64, VdsoFn::Getrandom);
-        let image = process
-            .vdso_mapping()
-            .and_then(|m| process.read_mem(m.start, m.size()))
-            .and_then(|bytes| crate::inspect::elf::parse(&bytes));
+        let image = process.vdso_image();
         let vdso_offers = match (symbol, image) {
             (Some(name), Ok(img)) => Some(img.symbols.iter().any(|s| s.name == name)),
             (None, _) => Some(false),
@@ -422,6 +419,9 @@ pub struct ServedRandom<'a> {
     pub route: Option<RandomRoute>,
 }
 
+/// Processes `command_random` names before "and N more".
+const NAMED: usize = 5;
+
 /// `command_random`: the getrandom syscalls the vDSO would have served,
 /// each judged by its program's runtime: one that reads the vDSO made them
 /// raw (or getentropy()) — FAIL over [`SEED_CALLS`], else OK; an older
@@ -471,7 +471,15 @@ pub fn command_random_check(served: &[ServedRandom], expected: u64, secs: &str, 
     Check::new(
         "command_random",
         worst,
-        format!("in {secs}: {} — random bytes the vDSO would serve here: {}", lines.join(", "), whys.join("; ")),
+        format!(
+            "in {secs}: {} — random bytes the vDSO would serve here: {}",
+            crate::words::named_first(&lines, NAMED, || format!(
+                "{} calls from {} processes in all",
+                thousands(served.iter().map(|s| s.row.count).sum()),
+                thousands(served.iter().map(|s| s.row.pid).collect::<std::collections::BTreeSet<_>>().len() as u64)
+            )),
+            whys.join("; ")
+        ),
         (worst != Status::Ok)
             .then(|| format!("`vdsoctl trace --sites -- {argv}` names the code that calls it"))
             .as_deref(),

@@ -7,7 +7,7 @@ use super::trace::CountRow;
 use super::{vdso_serves_call, Finding, Status};
 use crate::arch::{Abi, VdsoFn};
 use crate::inspect::symbols::{Frame, FrameKind};
-use crate::measure::sight::Sightings;
+use crate::measure::trace::sight::Sightings;
 use crate::measure::trace::{Clock, Key, Site, Tally};
 use crate::words::thousands;
 use serde::Serialize;
@@ -36,6 +36,9 @@ pub enum SiteClass {
     Library,
     /// Not resolved: the process's mappings were not read in time.
     Unknown,
+    /// Not resolved: vdsoctl may not read the process's mappings (it is
+    /// not dumpable: setuid, setcap, PR_SET_DUMPABLE).
+    Unreadable,
 }
 
 /// Why the vDSO fell back to the syscall.
@@ -171,7 +174,10 @@ pub fn rows_of(tally: &Tally, key: &Key, secs: f64, host: &Host, seen: &Sighting
                     (at, caller) = (f, None);
                 }
             }
-            let (class, fallback) = classify(&at, key.abi, key.func, key.clock, host);
+            let (mut class, fallback) = classify(&at, key.abi, key.func, key.clock, host);
+            if class == SiteClass::Unknown && tally.maps_refused.contains(&(key.pid, key.start)) {
+                class = SiteClass::Unreadable;
+            }
             SiteRow {
                 count: *n,
                 per_sec: *n as f64 / secs,
@@ -213,6 +219,8 @@ pub struct Fix {
     /// The caller of `syscall()`, or the object that made the call, labelled.
     pub who: Option<String>,
     pub clocksource: Option<String>,
+    /// The engine that counted: advice never names the one in use.
+    pub engine: crate::progress::Kind,
 }
 
 /// `libc.so.6 syscall+0x1d`, `app +0x1139 (build-id 3f…)`, `[vdso]
@@ -235,7 +243,7 @@ const SITE_LINES: usize = 3;
 /// One INFO line per count row and class (its busiest site, at most
 /// [`SITE_LINES`] a row), the fix in its hint: they explain the row's
 /// verdict, they do not change it. And a WARN when site rows were lost.
-pub fn findings(counts: &[CountRow], sites_lost: u64) -> Vec<Finding> {
+pub fn findings(counts: &[CountRow], sites_lost: u64, engine: crate::progress::Kind) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in counts {
         let Some(sites) = &r.sites else { continue };
@@ -258,6 +266,7 @@ pub fn findings(counts: &[CountRow], sites_lost: u64) -> Vec<Finding> {
                 func: r.func,
                 who: if s.class == SiteClass::LibcSyscall { caller } else { s.site.object.clone() },
                 clocksource: s.clocksource.clone(),
+                engine,
             };
             out.push(Finding::new(
                 Status::Info,
@@ -275,7 +284,7 @@ pub fn findings(counts: &[CountRow], sites_lost: u64) -> Vec<Finding> {
             ),
             Some(format!(
                 "the site map holds {} rows; trace fewer processes or for less time",
-                crate::measure::bpf::MAX_SITES
+                crate::measure::trace::engines::bpf::MAX_SITES
             )),
         ));
     }
@@ -356,6 +365,7 @@ mod tests {
                 func,
                 who: Some("app raw_clock+0x9".into()),
                 clocksource: None,
+                engine: crate::progress::Kind::Bpf,
             };
             fix.to_string()
         };

@@ -5,7 +5,7 @@
 //! read), JSON, and an SVG flame graph.
 
 use crate::inspect::symbols::{Frame, FrameKind};
-use crate::measure::sight::Sightings;
+use crate::measure::trace::sight::Sightings;
 use crate::measure::trace::Tally;
 use serde::Serialize;
 
@@ -13,7 +13,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Cut {
-    /// The walk filled every slot (`measure::bpf` keeps 127 frames).
+    /// The walk filled every slot (`measure::trace::engines::bpf` keeps 127 frames).
     DepthLimit,
     /// The walk met a frame without a frame pointer: it yielded a return
     /// address outside the process's executable mappings (what follows
@@ -143,13 +143,31 @@ pub fn folded(rows: &[StackRow]) -> Vec<(String, u64)> {
     lines
 }
 
-/// A frame as the folded format can hold it: `;` separates frames, so it
-/// becomes `_`, as do control characters and line breaks (a name is bytes
-/// others chose). Spaces stay (the count follows the last one; C++
-/// symbols have them).
-fn fold_safe(name: &str) -> String {
-    name.chars().map(|c| if c == ';' || c.is_control() || (c.is_whitespace() && c != ' ') { '_' } else { c }).collect()
+/// A frame as the folded format can hold it, so that flamegraph.pl and
+/// inferno read the line as it was meant (a name is bytes others chose):
+/// [`crate::words::escaped_name`]'s escapes (controls, marks, what XML refuses, `\\`),
+/// and `\x3b` for the `;` that separates frames, `\x20` for a space a
+/// number (digits and dots) or nothing follows — else `tail 999` ends a
+/// line as two counts (a differential graph) — and `\x23` for a leading
+/// `#` (a comment line). Other spaces stay: C++ symbols have them.
+pub fn fold_safe(name: &str) -> String {
+    let escaped = crate::words::escaped_name(name.as_bytes());
+    let mut out = String::with_capacity(escaped.len());
+    for (i, c) in escaped.char_indices() {
+        let rest = &escaped[i + c.len_utf8()..];
+        match c {
+            ';' => out.push_str("\\x3b"),
+            '#' if i == 0 => out.push_str("\\x23"),
+            ' ' if i == 0 || rest.chars().all(|c| c.is_ascii_digit() || c == '.' || c == ' ') => out.push_str("\\x20"),
+            c => out.push(c),
+        }
+    }
+    out
 }
+
+/// The pseudo-stack of the calls whose stack was not kept, in folded
+/// output and the SVG: their share is drawn, so no stack claims more.
+pub const LOST_STACK: &str = "[stack not kept]";
 
 #[cfg(test)]
 mod tests {
@@ -187,6 +205,16 @@ mod tests {
     }
 
     #[test]
+    fn frames_never_read_as_counts_or_comments() {
+        assert_eq!(fold_safe("tail 999"), "tail\\x20999");
+        assert_eq!(fold_safe("f 1.5 "), "f\\x201.5\\x20");
+        assert_eq!(fold_safe("operator new(unsigned long)"), "operator new(unsigned long)");
+        assert_eq!(fold_safe("# x"), "\\x23 x");
+        assert_eq!(fold_safe(" lead"), "\\x20lead");
+        assert_eq!(fold_safe("a\u{ffff};b\\"), "a\\u{ffff}\\x3bb\\\\");
+    }
+
+    #[test]
     fn folded_lines_are_root_first_merged_and_safe() {
         let f = |s: &str| StackFrame::from(frame(1, "/bin/app", Some(s), 0));
         let row = |comm: &str, frames: Vec<StackFrame>, count, cut| StackRow {
@@ -203,7 +231,7 @@ mod tests {
         ];
         assert_eq!(
             folded(&rows),
-            [("app;main;middle;inner".to_string(), 7), ("a_b c_;[cut: no frame pointer];x_y".to_string(), 1)]
+            [("app;main;middle;inner".to_string(), 7), ("a\\x3bb c\\n;[cut: no frame pointer];x\\x3by".to_string(), 1)]
         );
     }
 }

@@ -1,19 +1,20 @@
 //! The `trace` report: counts per process, syscall and clock, judged once
 //! (which calls the vDSO should have served, findings worded here), from a
-//! window of a [`session`](crate::measure::session). `trace` renders it,
+//! window of a [`session`](crate::measure::trace::session). `trace` renders it,
 //! `check` and `serve` read it.
 
 use super::policy;
 use super::{ClockRef, Finding, Status};
 use crate::arch::{self, Abi, VdsoFn};
-use crate::measure::engine::Kind;
-use crate::measure::session::{Session, Window};
+use crate::measure::trace::session::{Session, Window};
 use crate::measure::trace::{Clock, RandomCall, Tally};
+use crate::progress::Kind;
 use crate::words::{duration_text, thousands};
 use serde::Serialize;
 use std::time::Duration;
 
-pub use crate::measure::session::{CommandInfo, ExitStatus, Target};
+pub use crate::measure::trace::session::{CommandInfo, ExitStatus};
+use crate::progress::Target;
 
 /// The `trace` report (DESIGN keys: target, engine, duration_ns, counts,
 /// vsyscall_emulations, lost, findings, command).
@@ -200,7 +201,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> Trace
         Judging { compat: !skipped_compat, fail_over, engine: session.engine },
     );
     if session.sites {
-        findings.extend(super::site::findings(&counts, tally.sites_lost));
+        findings.extend(super::site::findings(&counts, tally.sites_lost, session.engine));
     }
     let wall_start = std::time::SystemTime::now().checked_sub(start.elapsed()).unwrap_or(std::time::UNIX_EPOCH);
     TraceReport {
@@ -237,7 +238,7 @@ fn rows(
     tally: &Tally,
     kernel: Option<(u32, u32)>,
     secs_of: &dyn Fn(i32) -> f64,
-    sites: Option<(&super::site::Host, &crate::measure::sight::Sightings)>,
+    sites: Option<(&super::site::Host, &crate::measure::trace::sight::Sightings)>,
 ) -> (Vec<CountRow>, Vec<VsyscallRow>, Vec<UnattributedRow>) {
     let comm_of = |pid: i32| tally.comms.get(&pid).cloned();
     let mut counts: Vec<CountRow> = tally
@@ -322,10 +323,7 @@ impl CountRow {
 
 /// `pid 812 (python3)`, or `pid 812` without a name.
 pub(super) fn who(pid: i32, comm: &Option<String>) -> String {
-    match comm {
-        Some(c) => format!("pid {pid} ({c})"),
-        None => format!("pid {pid}"),
-    }
+    super::pid_text(pid, comm.as_deref())
 }
 
 /// A rate in syscalls/s, shown precisely enough that the number compares
@@ -409,7 +407,7 @@ pub fn findings(
                 }
             ),
             Some(match engine {
-                Kind::Bpf | Kind::Fentry => format!("the BPF count map holds {} rows (process, function, clock); trace fewer processes or for less time", crate::measure::bpf::MAX_ROWS),
+                Kind::Bpf | Kind::Fentry => format!("the BPF count map holds {} rows (process, function, clock); trace fewer processes or for less time", crate::measure::trace::engines::bpf::MAX_ROWS),
                 _ => "use the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which splits every call in the kernel".into(),
             }),
         ));
@@ -425,7 +423,10 @@ pub fn findings(
                 "{} new processes of the traced tree could not be followed (the traced set was full)",
                 thousands(tally.unfollowed)
             ),
-            Some(format!("the traced set holds {} processes; trace a smaller tree", crate::measure::bpf::MAX_PROCS)),
+            Some(format!(
+                "the traced set holds {} processes; trace a smaller tree",
+                crate::measure::trace::engines::bpf::MAX_PROCS
+            )),
         ));
     }
     if tally.scaled {
@@ -566,7 +567,7 @@ pub fn not_observed_in_full(engine: Kind, lost: u64) -> (String, String) {
     };
     let fix = match engine {
         Kind::Bpf | Kind::Fentry => {
-            format!("trace fewer processes (-p) or for less time; the BPF map holds {} rows", crate::measure::bpf::MAX_ROWS)
+            format!("trace fewer processes (-p) or for less time; the BPF map holds {} rows", crate::measure::trace::engines::bpf::MAX_ROWS)
         }
         Kind::Perf => "trace fewer processes or for less time, or use the BPF engine (root or CAP_BPF+CAP_PERFMON)".into(),
         Kind::Seccomp => "raise the open-file limit (`ulimit -n`, `prlimit --nofile`, a container's `--ulimit nofile`): vdsoctl lifts the soft limit to the hard one, not past it".into(),

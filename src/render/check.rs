@@ -115,7 +115,8 @@ impl Render for CheckReport {
 
 /// Text as XML 1.0 character data or an attribute value: the five
 /// specials escaped, characters XML cannot carry (controls but tab, newline,
-/// carriage return) dropped.
+/// carriage return; U+FFFE, U+FFFF) written as `words::escaped_name`
+/// writes them (`\x01`, `\u{ffff}`), not dropped: a name stays recognisable.
 fn xml_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -126,7 +127,9 @@ fn xml_text(s: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
             '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {}
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {
+                out.push_str(&crate::words::escaped_name(c.to_string().as_bytes()))
+            }
             c => out.push(c),
         }
     }
@@ -336,7 +339,8 @@ mod tests {
 
     #[test]
     fn junit_text_is_xml() {
-        assert_eq!(xml_text("a<b>&\"c'\u{1}\td"), "a&lt;b&gt;&amp;&quot;c&apos;\td");
+        assert_eq!(xml_text("a<b>&\"c'\u{1}\td"), "a&lt;b&gt;&amp;&quot;c&apos;\\x01\td");
+        assert_eq!(xml_text("x\u{ffff}\u{fffe}"), "x\\u{ffff}\\u{fffe}");
         let report = CheckReport {
             checks: vec![Check::new("x", Status::Fail, "bad <thing>", Some("fix & retry"))],
             ..CheckReport::default()

@@ -15,14 +15,32 @@ const EMPTY: &str = "<?xml version=\"1.0\" standalone=\"no\"?>\n\
 <text x=\"600\" y=\"36\" text-anchor=\"middle\" font-family=\"Verdana\" font-size=\"17\">\
 no clock syscalls were counted: no stacks</text></svg>\n";
 
-/// An SVG flame graph of `lines`, titled `title`.
+/// `text` with the characters XML 1.0 cannot hold (C0 controls but tab
+/// and line breaks, U+FFFE, U+FFFF) escaped as `\u{NNNN}`: the frames come
+/// escaped from `model::stacks`, the title is ours but names a command.
+fn xml_chars(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {
+                out.push_str(&format!("\\u{{{:04x}}}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// An SVG flame graph of `lines` (escaped by `model::stacks::fold_safe`,
+/// so no frame reads as a count), titled `title`.
 pub fn svg(lines: &[(String, u64)], title: &str) -> Result<Vec<u8>> {
     if lines.is_empty() {
         return Ok(EMPTY.as_bytes().to_vec());
     }
     let text: Vec<String> = lines.iter().map(|(stack, n)| format!("{stack} {n}")).collect();
     let mut opts = inferno::flamegraph::Options::default();
-    opts.title = title.to_string();
+    opts.title = xml_chars(title);
     opts.count_name = "calls".into();
     opts.subtitle = Some("clock syscalls by user stack (vdsoctl trace --stacks)".into());
     let mut out = Vec::new();
@@ -43,6 +61,11 @@ mod tests {
         assert!(svg.contains("&lt;inner&gt;") && !svg.contains("<inner>"), "frame names are XML-escaped");
         assert!(svg.contains(">main<") && svg.contains("other"));
         assert_eq!(folded_text(&lines), "app;main;<inner> 3\napp;main;other 1\n");
+        // A title naming a command with what XML refuses, and the lost calls' line.
+        let lines = [("app;main".to_string(), 1), (crate::model::stacks::LOST_STACK.to_string(), 3)];
+        let svg = String::from_utf8(super::svg(&lines, "x\u{ffff}\u{1}").unwrap()).unwrap();
+        assert!(!svg.contains('\u{ffff}') && !svg.contains('\u{1}') && svg.contains("x\\u{ffff}\\u{0001}"));
+        assert!(svg.contains("[stack not kept] (3 calls, 75.00%)"), "{svg}");
         let empty = String::from_utf8(super::svg(&[], "t").unwrap()).unwrap();
         assert!(empty.contains("<svg") && empty.contains("no clock syscalls were counted"));
     }

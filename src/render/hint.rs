@@ -112,6 +112,9 @@ impl crate::model::site::Fix {
             (SiteClass::Jit, _) => "code in anonymous executable memory (JIT or generated code)".into(),
             (SiteClass::Library, _) => "a library's own syscall instruction".into(),
             (SiteClass::Unknown, _) => "not named: the process's mappings were not read in time".into(),
+            (SiteClass::Unreadable, _) => {
+                "not named: vdsoctl may not read the process's mappings (it is not dumpable: setuid, setcap or PR_SET_DUMPABLE)".into()
+            }
         }
     }
 }
@@ -133,7 +136,9 @@ impl fmt::Display for crate::model::site::Fix {
             (SiteClass::GoRuntime, _) => f.write_str("Go reads the clock through the vDSO where the runtime can; a syscall here is a CPU-time clock, a syscall.Syscall the program makes, or a Go too old for this architecture's vDSO — update Go, and read time.Now() rather than raw syscalls"),
             (SiteClass::Jit, _) => f.write_str("code generated at run time (a JIT, a trampoline) makes the syscall: the runtime that emits it should call libc's clock_gettime() or the vDSO"),
             (SiteClass::Library, _) => write!(f, "{who} makes the syscall itself: update it, or have it call clock_gettime() through libc"),
+            (SiteClass::Unknown, _) if self.engine == crate::progress::Kind::Seccomp => f.write_str("the seccomp engine reads the mappings while the call waits, and again when an address is outside them: code mapped and unmapped again (a JIT's), or a process killed meanwhile, leaves the address only"),
             (SiteClass::Unknown, _) => f.write_str("a process that exits between two looks (50 ms, BPF engine) leaves addresses only; trace a command with --engine seccomp, which reads each process's mappings at its first call"),
+            (SiteClass::Unreadable, _) => f.write_str("reading a non-dumpable process's mappings needs CAP_SYS_PTRACE: run vdsoctl as root (any engine) to name its sites"),
         }
     }
 }

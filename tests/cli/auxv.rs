@@ -1,7 +1,7 @@
 //! `auxv` against what glibc's `LD_SHOW_AUXV=1` prints for the same process,
 //! for both word sizes.
 
-use super::common::{build_c, have_m32, run, run_json, skip, Workload};
+use super::common::{build_c, have_m32, host_fact, run, run_json, skip, vdsoctl, Workload};
 use std::process::Command;
 
 /// Parse `AT_NAME:   value` and `AT_??? (0x1b): 0x1c` lines into (key name or number, value text).
@@ -33,9 +33,24 @@ fn check_process(m32: bool) {
     cmd.env("LD_SHOW_AUXV", "1");
     let w = Workload::start(cmd);
     let theirs = ld_show_auxv(&w.preamble);
-    assert!(theirs.len() > 15, "LD_SHOW_AUXV printed too little: {:?}", w.preamble);
     let doc = run_json(&["auxv", "-p", &w.pid().to_string()]);
     assert_eq!(doc["word_bits"], if m32 { 32 } else { 64 });
+    assert_entries_equal(&theirs, &doc);
+    let ours = doc["entries"].as_array().unwrap();
+    assert_eq!(doc["sysinfo_ehdr_matches_vdso"], true);
+    let ehdr = ours.iter().find(|e| e["name"] == "AT_SYSINFO_EHDR").unwrap();
+    assert_eq!(ehdr["value"], doc["vdso_start"]);
+    // The table's DECODED says where an address lies, not the hex again.
+    let (code, table, stderr) = run(&["auxv", "-p", &w.pid().to_string()]);
+    assert_eq!(code, 0, "{stderr}");
+    let row = table.lines().find(|l| l.contains("AT_SYSINFO_EHDR ")).unwrap();
+    assert!(row.ends_with(&format!("{}  in [vdso]", ehdr["value"].as_str().unwrap())), "{row:?}");
+}
+
+/// `doc`'s entries are the vector glibc's loader printed (`theirs`), in
+/// order, value for value.
+fn assert_entries_equal(theirs: &[(String, String)], doc: &serde_json::Value) {
+    assert!(theirs.len() > 15, "LD_SHOW_AUXV printed too little: {theirs:?}");
     let ours = doc["entries"].as_array().unwrap();
     assert_eq!(ours.len(), theirs.len(), "entry count: ours {ours:?} vs LD_SHOW_AUXV {theirs:?}");
     for ((their_key, their_val), our) in theirs.iter().zip(ours) {
@@ -71,14 +86,6 @@ fn check_process(m32: bool) {
             }
         }
     }
-    assert_eq!(doc["sysinfo_ehdr_matches_vdso"], true);
-    let ehdr = ours.iter().find(|e| e["name"] == "AT_SYSINFO_EHDR").unwrap();
-    assert_eq!(ehdr["value"], doc["vdso_start"]);
-    // The table's DECODED says where an address lies, not the hex again.
-    let (code, table, stderr) = run(&["auxv", "-p", &w.pid().to_string()]);
-    assert_eq!(code, 0, "{stderr}");
-    let row = table.lines().find(|l| l.contains("AT_SYSINFO_EHDR ")).unwrap();
-    assert!(row.ends_with(&format!("{}  in [vdso]", ehdr["value"].as_str().unwrap())), "{row:?}");
 }
 
 #[test]
@@ -94,21 +101,28 @@ fn entries_equal_ld_show_auxv_32bit() {
     check_process(true);
 }
 
+/// `auxv` with no pid reads vdsoctl's own vector: the one glibc's loader
+/// prints for that very process under LD_SHOW_AUXV=1 (before vdsoctl's
+/// JSON, on the same stdout). The host facts are read, not written here:
+/// the platform from `uname -m`, the page size from `getconf PAGESIZE`.
 #[test]
-fn own_process_json_keys() {
-    let doc = run_json(&["auxv"]);
-    assert!(doc["process"]["pid"].as_i64().unwrap() > 0, "{}", doc["process"]);
+fn own_process_equals_ld_show_auxv() {
+    let out = vdsoctl().env("LD_SHOW_AUXV", "1").args(["--json", "auxv"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let json_at = stdout.find("\n{").map(|i| i + 1).expect("the JSON after the loader's lines");
+    let loader: Vec<String> = stdout[..json_at].lines().map(String::from).collect();
+    let doc: serde_json::Value = serde_json::from_str(&stdout[json_at..]).unwrap();
     assert_eq!(doc["process"]["comm"], "vdsoctl");
-    for key in ["process", "entries", "sysinfo_ehdr_matches_vdso"] {
-        assert!(doc.get(key).is_some(), "missing key {key}");
-    }
-    for key in ["key", "name", "value", "decoded"] {
-        assert!(doc["entries"][0].get(key).is_some(), "missing entries key {key}");
-    }
-    let platform = doc["entries"].as_array().unwrap().iter().find(|e| e["name"] == "AT_PLATFORM").unwrap();
-    assert_eq!(platform["decoded"], std::env::consts::ARCH);
-    let pagesz = doc["entries"].as_array().unwrap().iter().find(|e| e["name"] == "AT_PAGESZ").unwrap();
-    assert_eq!(pagesz["decoded"], 4096, "a count is a JSON number");
-    let ehdr = doc["entries"].as_array().unwrap().iter().find(|e| e["name"] == "AT_SYSINFO_EHDR").unwrap();
-    assert!(ehdr["decoded"].is_null(), "an address is `value` alone: {ehdr}");
+    let pid = doc["process"]["pid"].as_i64().unwrap();
+    assert!(pid > 0 && pid != i64::from(std::process::id()), "{}", doc["process"]);
+    assert_eq!(doc["word_bits"], usize::BITS);
+    assert_entries_equal(&ld_show_auxv(&loader), &doc);
+    let entry = |name: &str| doc["entries"].as_array().unwrap().iter().find(|e| e["name"] == name).unwrap().clone();
+    assert_eq!(entry("AT_PLATFORM")["decoded"], host_fact("uname", &["-m"]));
+    let pagesz: u64 = host_fact("getconf", &["PAGESIZE"]).parse().unwrap();
+    assert_eq!(entry("AT_PAGESZ")["decoded"], pagesz, "a count is a JSON number");
+    assert!(entry("AT_SYSINFO_EHDR")["decoded"].is_null(), "an address is `value` alone");
+    assert_eq!(doc["sysinfo_ehdr_matches_vdso"], true);
+    assert_eq!(entry("AT_SYSINFO_EHDR")["value"], doc["vdso_start"]);
 }

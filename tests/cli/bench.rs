@@ -94,12 +94,55 @@ fn preloaded_libc_bypass_is_named_and_fails_max_ns() {
     assert!(doc["findings"].to_string().contains("over --max-ns 100"));
 }
 
+/// Under a generous --max-ns the bench passes, and says what it measured:
+/// one row per function and path asked (the [vsyscall] page's path for
+/// gettimeofday where the page is mapped), each timed under the gate,
+/// a fast path (where counted) syscall-free, the syscall path one syscall
+/// a call, and no finding over the gate.
 #[test]
 fn max_ns_passes_on_a_healthy_host() {
     let _lock = super::common::system_wide_lock(); // timing: no system-wide trace beside it
     let (code, doc) =
         bench_json(None, &["--functions", "clock_gettime,gettimeofday", "--clocks", "monotonic", "--max-ns", "100000"]);
     assert_eq!(code, 0, "{doc}");
+    let vsyscall = std::fs::read_to_string("/proc/self/maps").unwrap().contains("[vsyscall]");
+    let mut want = vec![];
+    for (function, clock) in [("clock_gettime", Some("CLOCK_MONOTONIC")), ("gettimeofday", None)] {
+        for path in ["libc", "vdso", "syscall", "vsyscall"] {
+            if path != "vsyscall" || (vsyscall && function == "gettimeofday") {
+                want.push((function.to_string(), clock.map(String::from), path.to_string()));
+            }
+        }
+    }
+    let results = doc["results"].as_array().expect("results");
+    let got: Vec<_> = results
+        .iter()
+        .map(|r| {
+            (
+                r["function"].as_str().unwrap().into(),
+                r["clock"].as_str().map(String::from),
+                r["path"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want, "{doc}");
+    for r in results {
+        let ns = r["ns_per_call"].as_f64().unwrap_or_else(|| panic!("no time: {r}"));
+        assert!(ns > 0.0 && ns <= 100_000.0 && r["error"].is_null(), "{r}");
+        let per_call = r["syscalls_per_call"].as_f64();
+        match r["path"].as_str().unwrap() {
+            // A fast verdict claims no more than was counted (whether the
+            // host's clock is fast is the host's business, not a test's).
+            "libc" | "vdso" if r["verdict"] == "fast" => {
+                assert!(doc["basis"] != "counted" || per_call < Some(0.005), "{r}")
+            }
+            "syscall" => assert!(doc["basis"] != "counted" || per_call > Some(0.995), "{r}"),
+            _ => assert!(r["verdict"].is_string(), "{r}"),
+        }
+    }
+    let findings = doc["findings"].as_array().expect("findings");
+    assert!(findings.iter().all(|f| f["severity"] != "fail"), "{doc}");
+    assert!(!doc["findings"].to_string().contains("--max-ns"), "{doc}");
 }
 
 /// `--clocks` alone gates only those clocks: a CPU-time clock is an expected
@@ -123,10 +166,38 @@ fn verify_passes_on_this_host() {
     let (code, doc) = bench_json(None, &["--verify"]);
     assert_eq!(code, 0, "{doc}");
     let checks = doc["verify"].as_array().expect("verify checks");
-    assert!(checks.len() > 10, "{doc}");
+    let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, verify_names_for(&doc), "one check per function and clock measured, in order");
     assert!(checks.iter().all(|c| c["ok"] == true), "{checks:?}");
-    assert!(checks.iter().any(|c| c["name"].as_str().unwrap().starts_with("getcpu")));
-    assert!(checks.iter().any(|c| c["name"].as_str().unwrap().contains("invalid id")));
+}
+
+/// The `--verify` checks a bench must make for what its `results` measured:
+/// each clock_gettime clock agrees across paths, gettimeofday and time too,
+/// each clock_getres clock's resolutions are equal, getcpu agrees, getrandom
+/// fills its 16 bytes, and the two invalid clock ids (10, 64) give EINVAL.
+fn verify_names_for(doc: &Value) -> Vec<String> {
+    let results = doc["results"].as_array().expect("results");
+    let has = |f: &str| results.iter().any(|r| r["function"] == f);
+    let clocks = |f: &str| {
+        let mut seen: Vec<&str> = vec![];
+        for c in results.iter().filter(|r| r["function"] == f).filter_map(|r| r["clock"].as_str()) {
+            if !seen.contains(&c) {
+                seen.push(c);
+            }
+        }
+        seen
+    };
+    let mut want: Vec<String> =
+        clocks("clock_gettime").iter().map(|c| format!("clock_gettime({c}) agrees across paths")).collect();
+    want.extend(["gettimeofday", "time"].into_iter().filter(|f| has(f)).map(|f| format!("{f} agrees across paths")));
+    want.extend(clocks("clock_getres").iter().map(|c| format!("clock_getres({c}) equal")));
+    want.extend(has("getcpu").then(|| "getcpu agrees across paths".to_string()));
+    want.extend(has("getrandom").then(|| "getrandom fills 16 bytes on every path".to_string()));
+    for f in ["clock_gettime", "clock_getres"].into_iter().filter(|f| has(f)) {
+        want.extend([10, 64].map(|id| format!("{f}(invalid id {id}) gives EINVAL")));
+    }
+    assert!(want.len() >= 3 && clocks("clock_gettime").len() > 1, "the default bench measures every clock: {doc}");
+    want
 }
 
 #[test]
@@ -240,7 +311,8 @@ fn unknown_function_names_the_known_ones() {
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert_eq!(
         stderr.trim_end(),
-        "vdsoctl: unknown function \"nosuch\" — use one of clock_gettime, gettimeofday, time, clock_getres, getcpu, getrandom"
+        "vdsoctl: invalid value 'nosuch' for '--functions <LIST>': unknown function \"nosuch\" — use one of \
+         clock_gettime, gettimeofday, time, clock_getres, getcpu, getrandom"
     );
     assert!(stdout.is_empty(), "{stdout}");
 }

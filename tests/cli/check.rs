@@ -2,8 +2,8 @@
 //! and its Prometheus form through promtool.
 
 use super::common::{
-    build_c, copy_executable, glibc_version, have_m32, is_root, major_minor, own_vdso_exports, run, run_json, skip,
-    vdsoctl, vdsoctl_path, Workload,
+    build_c, copy_executable, glibc_version, have_m32, is_root, made_by_script, major_minor, own_vdso_exports, run,
+    run_json, skip, vdsoctl, vdsoctl_path, Workload,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -50,7 +50,7 @@ fn exit_code_matches_the_verdict_with_keys() {
     assert_eq!(symbols["status"], "ok", "{symbols}");
     assert!(symbols["detail"].as_str().unwrap().contains("__vdso_clock_gettime"), "{symbols}");
     let libc = check_named(&doc, "libc")["detail"].as_str().unwrap().to_string();
-    assert!(libc.contains("glibc 2."), "{libc}");
+    assert!(libc.contains(&format!("runs on glibc {} (", glibc_version())), "{libc}");
     let cs = std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource").unwrap();
     assert!(check_named(&doc, "clocksource")["detail"].as_str().unwrap().contains(cs.trim()));
 }
@@ -1093,18 +1093,15 @@ fn unprivileged_check_says_not_observed_and_never_exits_4() {
 }
 
 /// The foreign roots scripts/foreign-roots.sh unpacks from Debian's
-/// packages (.ci/run makes them in target/foreign-roots; VDSOCTL_FOREIGN_ROOTS
-/// points elsewhere). None, said as a SKIP (a panic under CI), when absent.
-fn foreign_root(arch: &str) -> Option<PathBuf> {
+/// packages in target/foreign-roots (VDSOCTL_FOREIGN_ROOTS points
+/// elsewhere), made here when absent and we are root; None, said as a
+/// SKIP with the command (a panic under CI), when they cannot be had.
+fn foreign_roots() -> Option<(PathBuf, PathBuf)> {
     let base = std::env::var_os("VDSOCTL_FOREIGN_ROOTS")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/foreign-roots"));
-    let root = base.join(arch);
-    if !root.join("bin/busybox").exists() {
-        skip(&format!("no {arch} root at {} (as root: scripts/foreign-roots.sh {})", root.display(), base.display()));
-        return None;
-    }
-    Some(root)
+    let have = || ["arm64", "armhf"].iter().all(|a| base.join(a).join("bin/busybox").exists());
+    made_by_script("foreign-roots.sh", &base, have).then(|| (base.join("arm64"), base.join("armhf")))
 }
 
 /// `tool ARGS FILES...` run once over many files, stdout as text.
@@ -1139,7 +1136,7 @@ fn readelf_headers(files: &[PathBuf]) -> Vec<[String; 4]> {
 /// the exit code the verdicts call for.
 #[test]
 fn foreign_roots_judged_for_their_architecture() {
-    let (Some(arm64), Some(armhf)) = (foreign_root("arm64"), foreign_root("armhf")) else { return };
+    let Some((arm64, armhf)) = foreign_roots() else { return };
     for (root, arch, machine, readelf_machine, file_machine) in
         [(&arm64, "arm64", "aarch64", "AArch64", "ARM aarch64"), (&armhf, "armhf", "arm", "ARM", "ARM, EABI5")]
     {
@@ -1370,21 +1367,7 @@ fn trixie_root() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/trixie");
     let lib = dir.join("root/usr/lib/x86_64-linux-gnu");
     let have = || lib.join("libc.so.6").is_file() && lib.join("ld-linux-x86-64.so.2").is_file();
-    if !have() && is_root() {
-        static TRIXIE_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let _guard = TRIXIE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-        if !have() {
-            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/trixie-root.sh");
-            let out = Command::new(script).arg(&dir).output().unwrap();
-            assert!(
-                out.status.success() || std::env::var_os("CI").is_none(),
-                "scripts/trixie-root.sh failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-    }
-    if !have() {
-        skip("no target/trixie (scripts/trixie-root.sh target/trixie, as root, makes it)");
+    if !made_by_script("trixie-root.sh", &dir, have) {
         return None;
     }
     Some(lib)

@@ -129,13 +129,57 @@ impl Drop for Workload {
 }
 
 /// A facility a test needs is missing. In CI that is a failure; elsewhere the
-/// test says so on stderr and returns early. Use as:
+/// test says so and returns early (or leaves out the part that needs it). Use as:
 /// `if let Some(why) = missing() { return skip(why); }`
+///
+/// The line goes to the test process's stderr itself, not through
+/// `eprintln!`, which libtest captures: a plain `cargo test` shows it. The
+/// skip is also recorded for the tally `tests/tests_skip_tally.rs` prints at
+/// the end of the suite.
 pub fn skip(why: &str) {
+    use std::io::Write;
     if std::env::var_os("CI").is_some() {
         panic!("required facility missing in CI: {why}");
     }
-    eprintln!("SKIP: {why}");
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("(unnamed test)");
+    let _ = std::io::stderr().lock().write_all(format!("SKIP: {test}: {why}\n").as_bytes());
+    if let Err(e) = super::skips::append(test, why) {
+        let _ = std::io::stderr().lock().write_all(format!("SKIP not recorded for the tally: {e}\n").as_bytes());
+    }
+}
+
+/// A fixture a script under scripts/ makes (`scripts/NAME DEST`): when
+/// `have()` says it is missing and we are root, the script is run (once per
+/// destination and test run, its output kept in DEST.log); still missing
+/// (not root, or the script failed), that is a `skip` saying the exact
+/// command — a failure under CI. True when the fixture is there.
+pub fn made_by_script(script: &str, dest: &Path, have: impl Fn() -> bool) -> bool {
+    static MAKING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let script = root.join("scripts").join(script);
+    let log = dest.with_extension("log");
+    if !have() && is_root() {
+        let mut tried = MAKING.lock().unwrap_or_else(|e| e.into_inner());
+        if !have() && !tried.iter().any(|d| d == dest) {
+            tried.push(dest.to_path_buf());
+            let out = Command::new(&script).arg(dest).output().expect("run a fixture script");
+            let text = [out.stdout, out.stderr].concat();
+            let _ = std::fs::write(&log, &text);
+        }
+    }
+    if have() {
+        return true;
+    }
+    let how = if is_root() {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let tail: Vec<&str> = text.lines().rev().take(5).collect();
+        format!("it failed; {}: ...{}", log.display(), tail.into_iter().rev().collect::<Vec<_>>().join(" | "))
+    } else {
+        "it needs root".to_string()
+    };
+    skip(&format!("{} is missing: run `{} {}` ({how})", dest.display(), script.display(), dest.display()));
+    false
 }
 
 /// What `trace` (and `serve`'s per-process series) need here, or why not:
@@ -145,7 +189,7 @@ pub fn missing_trace_facility() -> Option<&'static str> {
     if !is_root() {
         return Some("tracing needs root (or CAP_BPF + CAP_PERFMON; tracefs is root-only here)");
     }
-    if vdsoctl::measure::tracefs::Tracefs::find_or_mount().is_err() {
+    if vdsoctl::measure::kernel::tracefs::Tracefs::find_or_mount().is_err() {
         return Some("tracefs is not available");
     }
     None
@@ -256,12 +300,12 @@ pub fn system_wide_lock() -> SystemWide {
 /// very process, through a pidfd taken now: never another one that reused
 /// its pid after it was reaped.
 pub struct KillOnDrop {
-    pidfd: Option<vdsoctl::measure::pidfd::Pidfd>,
+    pidfd: Option<vdsoctl::measure::kernel::pidfd::Pidfd>,
 }
 
 impl KillOnDrop {
     pub fn new(pid: i32) -> KillOnDrop {
-        KillOnDrop { pidfd: vdsoctl::measure::pidfd::Pidfd::open(pid).ok() }
+        KillOnDrop { pidfd: vdsoctl::measure::kernel::pidfd::Pidfd::open(pid).ok() }
     }
 }
 
@@ -356,10 +400,23 @@ pub fn comm_of(path: &Path) -> String {
     path.file_name().unwrap().to_str().unwrap().chars().take(15).collect()
 }
 
+/// A fact about this host as a standard tool prints it (`uname -m`,
+/// `getconf PAGESIZE`): what a test compares with, never a literal.
+pub fn host_fact(tool: &str, args: &[&str]) -> String {
+    let out = Command::new(tool).args(args).output().unwrap_or_else(|e| panic!("{tool}: {e}"));
+    assert!(out.status.success(), "{tool} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The host's machine as `uname -m` says it (`x86_64`, `aarch64`): the
+/// name vdsoctl gives the host's native ABI and ELF machine.
+pub fn host_machine() -> String {
+    host_fact("uname", &["-m"])
+}
+
 /// The host glibc's version as getconf says it (`2.36`).
 pub fn glibc_version() -> String {
-    let out = std::process::Command::new("getconf").arg("GNU_LIBC_VERSION").output().unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().trim_start_matches("glibc ").to_string()
+    host_fact("getconf", &["GNU_LIBC_VERSION"]).trim_start_matches("glibc ").to_string()
 }
 
 /// (major, minor) of a `2.36`-style version.

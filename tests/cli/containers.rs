@@ -174,6 +174,8 @@ fn a_cgroup_is_counted_exactly_and_nothing_outside_it() {
     let rows = r["counts"].as_array().unwrap();
     assert_eq!(rows.len(), 1, "{r:#}");
     assert_eq!((rows[0]["count"].as_u64(), rows[0]["cgroup"].as_str()), (Some(500), Some(cg.path.as_str())), "{r:#}");
+    // Typed: the cgroup made here, in no container, no systemd unit.
+    assert_eq!(super::json::placements(&r), [(Some(cg.path.clone()), None, None)], "{r:#}");
     // Bad paths: one line each, with the documented codes.
     let bad = |args: &[&str]| {
         let out = Command::new(vdsoctl_path()).args(args).output().unwrap();

@@ -93,6 +93,18 @@ fn usage_errors_exit_2() {
     let (code, _, stderr) = run(&["--format", "junit", "trace", "--", "true"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("--format junit is only for `check`"), "{stderr}");
+    // serve, man and completions write one form: --json there is refused,
+    // not silently ignored, and before any work (serve never listens).
+    for args in [
+        &["--json", "serve", "--listen", "127.0.0.1:1"][..],
+        &["--json", "man"],
+        &["--format", "junit", "completions", "bash"],
+    ] {
+        let (code, stdout, stderr) = run(args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains("takes no --format or --json"), "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+    }
     for args in [&["maps", "-p", "0"][..], &["maps", "-p", "abc"], &["auxv", "--bogus"], &["nosuchcommand"]] {
         let (code, _, stderr) = run(args);
         assert_eq!(code, 2, "{args:?}: {stderr}");
@@ -197,7 +209,7 @@ fn facilities_missing_for_nobody() {
     if !is_root() {
         return skip("dropping privileges to nobody needs root");
     }
-    if vdsoctl::measure::tracefs::Tracefs::find_or_mount().is_err() {
+    if vdsoctl::measure::kernel::tracefs::Tracefs::find_or_mount().is_err() {
         return skip("tracefs is not available");
     }
     let out = run_as_nobody(&["trace", "-a", "-d", "0.1"]);

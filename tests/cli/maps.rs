@@ -23,7 +23,12 @@ fn proc_special_rows(pid: i32) -> Vec<(String, String, String, String)> {
 
 fn our_rows(pid: i32) -> (Vec<(String, String, String, String)>, serde_json::Value) {
     let doc = run_json(&["maps", "-p", &pid.to_string()]);
-    let rows = doc["mappings"]
+    (our_rows_of(&doc), doc)
+}
+
+/// A `maps` document's rows as (name, start, end, perms); each size checked.
+fn our_rows_of(doc: &serde_json::Value) -> Vec<(String, String, String, String)> {
+    doc["mappings"]
         .as_array()
         .unwrap()
         .iter()
@@ -38,8 +43,7 @@ fn our_rows(pid: i32) -> (Vec<(String, String, String, String)>, serde_json::Val
                 m["perms"].as_str().unwrap().to_string(),
             )
         })
-        .collect();
-    (rows, doc)
+        .collect()
 }
 
 fn check_process(m32: bool) {
@@ -87,6 +91,11 @@ fn rows_equal_proc_maps_32bit() {
     check_process(true);
 }
 
+/// `maps` with no pid reads vdsoctl's own mappings. Its kernel mappings
+/// ([vvar], [vvar_vclock], [vdso], [vsyscall]) are the kernel's for any
+/// process of this ABI: the same names in the same order, sizes and
+/// permissions as this test process's own /proc/self/maps, the [vsyscall]
+/// page at the same address, and the vsyscall mode the mapping shows.
 #[test]
 fn default_target_is_own_process_with_vdso() {
     let (code, stdout, stderr) = run(&["maps"]);
@@ -96,15 +105,30 @@ fn default_target_is_own_process_with_vdso() {
     assert!(stdout.contains("vsyscall: "), "{stdout}");
     let doc = run_json(&["maps"]);
     assert_eq!(doc["process"]["comm"], "vdsoctl");
-    for key in ["process", "mappings", "vsyscall"] {
-        assert!(doc.get(key).is_some(), "missing key {key}");
-    }
-    for key in ["name", "start", "end", "size", "perms"] {
-        assert!(doc["mappings"][0].get(key).is_some(), "missing mappings key {key}");
-    }
-    for key in ["mode", "source"] {
-        assert!(doc["vsyscall"].get(key).is_some(), "missing vsyscall key {key}");
-    }
+    let pid = doc["process"]["pid"].as_i64().unwrap();
+    assert!(pid > 0 && pid != i64::from(std::process::id()), "{}", doc["process"]);
+    let kernel = |rows: Vec<(String, String, String, String)>| -> Vec<(String, u64, String, Option<String>)> {
+        let hex = |h: &str| u64::from_str_radix(h.trim_start_matches("0x"), 16).unwrap();
+        rows.into_iter()
+            .filter(|r| r.0 != "[heap]" && r.0 != "[stack]")
+            .map(|(name, start, end, perms)| {
+                let fixed = (name == "[vsyscall]").then(|| start.clone());
+                (name, hex(&end) - hex(&start), perms, fixed)
+            })
+            .collect()
+    };
+    let ours = kernel(our_rows_of(&doc));
+    let own = kernel(proc_special_rows(std::process::id() as i32));
+    assert!(own.iter().any(|r| r.0 == "[vdso]"), "{own:?}");
+    assert_eq!(ours, own, "vdsoctl's kernel mappings are this process's: {doc}");
+    let vsys = &doc["vsyscall"];
+    let mode = match own.iter().find(|r| r.0 == "[vsyscall]") {
+        Some(r) if r.2.starts_with("--x") => "xonly",
+        Some(_) => "emulate",
+        None => "none",
+    };
+    assert_eq!((vsys["mode"].as_str(), vsys["mapping_mode"].as_str()), (Some(mode), Some(mode)), "{vsys}");
+    assert!(mode == "none" || vsys["source"].as_str().unwrap().starts_with("mapping"), "{vsys}");
 }
 
 /// A process that unmapped its vDSO: maps says every clock read is a

@@ -7,7 +7,7 @@
 use clap::ValueEnum;
 use std::path::Path;
 use std::process::Command;
-use vdsoctl::measure::engine::Choice;
+use vdsoctl::measure::trace::engine::Choice;
 
 /// The words the guest suite reports (scripts/kernel-matrix/guest-suite.sh)
 /// and the two the host adds: `skip` (not run) and `gap` (a known gap).

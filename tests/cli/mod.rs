@@ -1,10 +1,12 @@
 //! Integration tests against real processes, one module per subcommand.
 
 pub mod common;
+pub mod skips;
 
 mod auxv;
 mod bench;
 mod check;
+mod consumers;
 mod containers;
 mod deploy;
 mod dump;

@@ -499,27 +499,35 @@ fn system_wide_perf_engine_reports_what_it_lost() {
     assert!(n == 20_000 || (lost > 0 && n < 20_000), "counted {n}, lost {lost}: {r:#}");
 }
 
-/// A 200-thread process paced at 100,000 calls/s in all: `-p` reports its
-/// rate within 2% with the BPF engine (every thread counted from the same
-/// moment). The perf engine arms ~3,200 counters one ioctl at a time; its
-/// window runs from the middle of arming to the middle of disarming, which
-/// holds within 1% on a quiet host and within 5% beside busy loops (seen:
-/// +2.1%), the documented difference.
+/// A 200-thread process, every thread counted from the same moment: with
+/// `-p` armed first (the perf engine arms ~3,200 counters one ioctl at a
+/// time), the threads then make 500 calls each, and every engine counts
+/// exactly 100,000 — whatever the host's load (a paced rate measured
+/// against the wall clock held within 2% on a quiet host and missed by 5.5%
+/// at load 17: the workload, not the count, fell behind). The rate is the
+/// count over the window the report states.
 #[test]
-fn two_hundred_threads_report_the_paced_rate() {
+fn two_hundred_threads_are_counted_exactly() {
     if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
     let _lock = system_wide_lock();
     let bin = build_c("clock_loop", false, &[]);
-    let mut cmd = Command::new(bin);
-    cmd.args(["paced", "4", "500", "200"]).stderr(Stdio::null());
-    let w = Workload::start(cmd);
     for engine in ENGINES {
-        let r = trace_json(&["--engine", engine, "-p", &w.pid().to_string(), "-d", "2s"]);
+        let mut cmd = Command::new(&bin);
+        cmd.args(["raw", "4", "500", "200", "wait"]).stderr(Stdio::null());
+        let mut w = Workload::start(cmd);
+        let (trace, _, _stderr) =
+            start_armed(&["--json", "trace", "--engine", engine, "-d", "1h", "-p", &w.pid().to_string()]);
+        let _guard = KillOnDrop::new(trace.id() as i32);
+        w.go();
+        assert_eq!(w.next_line(), "done");
+        let (code, r) = interrupt(trace);
+        assert_eq!(code, Some(0), "{engine}: {r:#}");
+        assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC_RAW")), 100_000, "{engine}: {r:#}");
+        let window = r["duration_ns"].as_u64().unwrap() as f64 / 1e9;
         let rate: f64 = r["counts"].as_array().unwrap().iter().map(|x| x["per_sec"].as_f64().unwrap()).sum();
-        let tolerance = if engine == "bpf" { 0.02 } else { 0.05 };
-        assert!((rate / 100_000.0 - 1.0).abs() < tolerance, "{engine}: {rate}/s: {r:#}");
+        assert!((rate * window - 100_000.0).abs() < 1.0, "{engine}: {rate}/s over {window} s");
     }
 }
 
@@ -698,8 +706,8 @@ fn interval_prints_a_report_each_interval() {
     assert_eq!(code, 0, "{stderr}");
     let docs: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).expect("one JSON document a line")).collect();
     assert_eq!(docs.len(), 3, "{stdout}");
-    assert!(docs[..2].iter().all(|d| d["interval"]["end_ns"].as_u64().is_some()), "{stdout}");
-    assert_eq!(docs[2]["interval"], Value::Null, "the summary: {stdout}");
+    let bounds: Vec<Option<(u64, u64)>> = docs.iter().map(super::json::interval_of).collect();
+    assert_eq!(bounds, [Some((0, 300_000_000)), Some((300_000_000, 600_000_000)), None], "{stdout}");
     assert!(docs[2]["duration_ns"].as_u64().unwrap() >= 700_000_000, "the summary covers the whole run: {stdout}");
     assert!(docs.iter().all(|d| count(d, "clock_gettime", Some("CLOCK_MONOTONIC_RAW")) > 0), "{stdout}");
     // An interval that ends at the deadline is printed too: -d 600ms with

@@ -190,7 +190,8 @@ fn an_error_carrying_a_hostile_name_is_one_escaped_line() {
     assert_inert("usage error", &stderr);
     let first = stderr.lines().next().unwrap();
     assert!(
-        first.starts_with("error: invalid value '")
+        stderr.lines().count() == 1
+            && first.starts_with("vdsoctl: invalid value '")
             && first.contains(r"\n")
             && first.ends_with("for '--pid <PID>': invalid digit found in string"),
         "{stderr:?}"

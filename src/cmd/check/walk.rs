@@ -159,7 +159,8 @@ fn binary_rows(walked: &image::Walk, host: &HostFacts) -> (Vec<BinaryRow>, Vec<C
                 let key = (info.machine, info.is_64, info.libc);
                 info.libc_version = libc_versions.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
             }
-            (b.path.display().to_string(), info)
+            // Escaped so two names stay apart in JSON and JUnit (`a\nb`, `a b`, bytes not UTF-8).
+            (crate::words::escaped_name(std::os::unix::ffi::OsStrExt::as_bytes(b.path.as_os_str())), info)
         })
         .collect();
     let files: Vec<ImageFile> = infos.iter().map(|(path, info)| ImageFile { path, info }).collect();

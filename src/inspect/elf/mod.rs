@@ -264,6 +264,13 @@ pub struct Symbol {
     pub version: Option<SymVersion>,
 }
 
+impl Symbol {
+    /// A named function (STT_FUNC): what a vDSO exports to be called.
+    pub fn is_function(&self) -> bool {
+        self.kind == goblin::elf::sym::STT_FUNC && !self.name.is_empty()
+    }
+}
+
 /// A symbol's version binding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SymVersion {

@@ -11,7 +11,7 @@
 
 use crate::arch::{VdsoAbi, VdsoFn, VdsoSyscall};
 use crate::inspect::maps::Mapping;
-use crate::measure::vdso::Symbols;
+use crate::measure::bench::vdso::Symbols;
 use libc::{c_int, c_long, c_uint, c_void, clockid_t, time_t, timespec, timeval};
 
 /// `clock_gettime` / `clock_getres` signature (vDSO and libc agree).
@@ -228,7 +228,7 @@ impl VdsoImage {
     /// The clock functions of this image, named by the arch table for this
     /// process's ABI (`arch::vdso_abi`: a caller cannot pair a name with
     /// another function's signature), resolved through the ELF reader
-    /// (`measure::vdso::resolve`: a defined STT_FUNC with the ABI's version,
+    /// (`measure::bench::vdso::resolve`: a defined STT_FUNC with the ABI's version,
     /// inside a PT_LOAD segment) and bound: the only way to a [`BoundSymbol`].
     pub fn bind(&self) -> crate::Result<(Symbols, Vec<BoundSymbol>)> {
         let abi = crate::arch::vdso_abi(crate::arch::HOST_MACHINE, crate::arch::HOST_IS_64).ok_or_else(|| {
@@ -238,7 +238,7 @@ impl VdsoImage {
     }
 
     fn bind_as(&self, abi: &VdsoAbi) -> crate::Result<(Symbols, Vec<BoundSymbol>)> {
-        let syms = crate::measure::vdso::resolve(self.bytes, abi)?;
+        let syms = crate::measure::bench::vdso::resolve(self.bytes, abi)?;
         let bound = syms
             .resolved
             .iter()

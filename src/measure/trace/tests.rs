@@ -1,3 +1,4 @@
+use super::engines::perf::random_filters;
 use super::*;
 
 #[test]

@@ -1,5 +1,5 @@
-//! One face over the three ways `trace` counts: the BPF engine (in-kernel
-//! aggregation, the default), the perf engine (tracepoint counters and
+//! One face over the four ways `trace` counts: the fentry and BPF engines
+//! (in-kernel aggregation, the default; `engines/bpf`), the perf engine (tracepoint counters and
 //! sampled rings, the fallback where BPF is refused) and, for a command
 //! only, the seccomp engine (user notification: no privilege at all).
 //! `cmd::trace`, `check` and the exporter drive this, never an engine directly.
@@ -8,12 +8,13 @@ use crate::arch::Abi;
 use crate::error::{Error, Hint, Misuse, Result};
 use crate::inspect::cgroup::CgroupDir;
 use crate::inspect::Process;
-use crate::measure::bpf::{self, BpfTracer};
-use crate::measure::seccomp::SeccompTracer;
+use crate::measure::kernel::tracefs::Tracefs;
 use crate::measure::sys::seccomp::{Listener, Program};
-use crate::measure::trace::{Attach, Events, Tally, Tracer};
-use crate::measure::tracefs::Tracefs;
-pub use crate::progress::Kind;
+use crate::measure::trace::engines::bpf::{self, BpfTracer};
+use crate::measure::trace::engines::perf::{Attach, Events, Tracer};
+use crate::measure::trace::engines::seccomp::SeccompTracer;
+use crate::measure::trace::Tally;
+use crate::progress::Kind;
 
 /// Which engine the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -80,15 +81,23 @@ impl Counting {
         // Whatever the engine: perf holds fds per thread, seccomp reads
         // /proc per new process; neither should meet a soft limit first.
         raise_fd_limit();
-        if choice == Choice::Seccomp {
-            // Chosen, not fallen back to: there is no other engine's refusal to tell.
-            return Counting::open_seccomp(plan).map(|c| Opened { counting: c, fallback_reason: None });
-        }
         let perf_only = plan.native_only || plan.no_split;
-        if choice == Choice::Perf || (choice == Choice::Auto && perf_only) {
-            let reason = (choice == Choice::Auto).then(|| Misuse::PerfOnlyModes.to_string());
-            return Ok(Opened { counting: Counting::open_perf(plan)?, fallback_reason: reason });
+        // Every choice decided here: a new engine is a new arm.
+        match choice {
+            // Chosen, not fallen back to: there is no other engine's refusal to tell.
+            Choice::Seccomp => Counting::open_seccomp(plan).map(|c| Opened { counting: c, fallback_reason: None }),
+            Choice::Perf => Ok(Opened { counting: Counting::open_perf(plan)?, fallback_reason: None }),
+            Choice::Auto if perf_only => Ok(Opened {
+                counting: Counting::open_perf(plan)?,
+                fallback_reason: Some(Misuse::PerfOnlyModes.to_string()),
+            }),
+            Choice::Auto | Choice::Fentry | Choice::Bpf => Counting::open_bpf(choice, plan),
         }
+    }
+
+    /// The BPF engine (fentry first where `choice` allows it), falling back
+    /// under `auto` as [`Counting::open`] says.
+    fn open_bpf(choice: Choice, plan: &Plan) -> Result<Opened> {
         let scope = if plan.all { bpf::Scope::All } else { bpf::Scope::Trees };
         // In a PID namespace (a container) the programs count and key pids
         // as the namespace sees them (bpf_get_ns_current_pid_tgid).
@@ -294,7 +303,7 @@ impl Counting {
     /// After each look at new processes: the BPF engine's `--sites` stops
     /// reading the stack word where it names no caller
     /// ([`BpfTracer::tend_sites`]).
-    pub fn tend_sites(&mut self, seen: &crate::measure::sight::Sightings) {
+    pub fn tend_sites(&mut self, seen: &crate::measure::trace::sight::Sightings) {
         if let Counting::Bpf(t) = self {
             t.tend_sites(seen);
         }

@@ -16,8 +16,8 @@
 
 use crate::arch::{self, Abi, FnKind, VdsoFn};
 use crate::inspect::process::{blocked_syscall_sp, boottime_offset_ns, ns_per_tick, read_thread_mem, start_ticks_of};
-use crate::measure::sites::Book;
 use crate::measure::sys::seccomp::{Insn, Listener, Notification, Program, Wake};
+use crate::measure::trace::sites::Book;
 use crate::measure::trace::{Clock, Key, RandomCall, Site, Tally};
 use std::collections::HashMap;
 use std::fs::File;

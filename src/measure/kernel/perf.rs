@@ -261,7 +261,7 @@ fn ioctl_error(what: &str, e: io::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::tracefs::Tracefs;
+    use crate::measure::kernel::tracefs::Tracefs;
 
     #[test]
     fn a_refusal_keeps_its_errno_as_data() {

@@ -16,7 +16,7 @@ pub const SIGHT: Duration = Duration::from_millis(50);
 
 /// Processes kept at most (`-a` for hours on a busy host): later ones are
 /// reported without exe, command line or named frames.
-pub const MAX_SEEN: usize = crate::measure::bpf::MAX_PROCS as usize;
+pub const MAX_SEEN: usize = crate::measure::trace::engines::bpf::MAX_PROCS as usize;
 
 /// A process as first seen.
 #[derive(Debug, Clone, Default)]

@@ -46,6 +46,8 @@ pub struct Book {
     snaps: HashMap<(i32, u64), Option<Snapshot>>,
     /// Processes whose mappings were taken again (an exec), once each.
     retaken: HashSet<(i32, u64)>,
+    /// Processes whose mappings vdsoctl may not read (not dumpable).
+    refused: HashSet<(i32, u64)>,
 }
 
 impl Book {
@@ -56,7 +58,18 @@ impl Book {
         if self.snaps.contains_key(&(pid, start)) {
             return;
         }
-        let snap = if is_running(pid, start) { Snapshot::of(pid, &mut self.objects).ok() } else { None };
+        let snap = if is_running(pid, start) {
+            match Snapshot::of(pid, &mut self.objects) {
+                Ok(snap) => Some(snap),
+                Err(crate::error::Error::PermissionDenied { .. }) => {
+                    self.refused.insert((pid, start));
+                    None
+                }
+                Err(_) => None,
+            }
+        } else {
+            None
+        };
         self.snaps.insert((pid, start), snap);
     }
 
@@ -75,6 +88,9 @@ impl Book {
     /// Name a site's addresses into `tally.frames`.
     pub fn name(&mut self, tally: &mut Tally, key: &Key, site: Site) {
         self.note(key.pid, key.start);
+        if self.refused.contains(&(key.pid, key.start)) {
+            tally.maps_refused.insert((key.pid, key.start));
+        }
         let (ret, up) = site.words(key.abi.elf().1);
         for addr in [site.ip, ret, up] {
             let id = (key.pid, key.start, addr);
@@ -170,7 +186,7 @@ impl WordFilter {
         sites.sort_unstable();
         self.pending = 0;
         for (site, words) in sites {
-            let bit = crate::measure::bpf::unread_bit(site.2);
+            let bit = crate::measure::trace::engines::bpf::unread_bit(site.2);
             match self.judged.get(&site) {
                 Some(false) => continue,
                 // A leaf whose new calls came back unread: another place's bit.
@@ -281,7 +297,7 @@ fn verdict(site: (i32, u64, u64), words: &[u64], owner: Option<&String>, look: &
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::bpf::unread_bit;
+    use crate::measure::trace::engines::bpf::unread_bit;
 
     /// Code at 0x1000..0x2000 of every process, named by its address; nothing
     /// else is code. Process 9 was not looked at yet, 10 exited before it

@@ -6,12 +6,14 @@
 //! of `raw_syscalls:sys_enter` events per call on vdsoctl's own thread, which
 //! is what proves "fast" rather than guessing it from the timing.
 
+pub mod vdso;
+
 use crate::arch::{self, VdsoFn};
 use crate::error::{Error, Hint, Result};
-use crate::measure::perf::{Counter, CounterSpec, Scope};
+use crate::measure::bench::vdso::OwnVdso;
+use crate::measure::kernel::perf::{Counter, CounterSpec, Scope};
+use crate::measure::kernel::tracefs::Tracefs;
 use crate::measure::sys::call::{self, VdsoGetrandom, VsyscallPage};
-use crate::measure::tracefs::Tracefs;
-use crate::measure::vdso::OwnVdso;
 use libc::{c_uint, time_t};
 use serde::Serialize;
 use std::hint::black_box;

@@ -349,7 +349,7 @@ impl Generator {
     /// compat task also the word three up, see below); a page not present
     /// reads as 0 (no fault is taken here). A native call skips the read
     /// (the word stays 0) when the filter's bit for its ip is set: user
-    /// space sets it for sites whose word is no code (`measure::sites`) —
+    /// space sets it for sites whose word is no code (`measure::trace::sites`) —
     /// the read is the dearest part of a site.
     pub(super) fn capture_site(&self, a: &mut Asm) {
         let Some(fds) = self.sites else { return };

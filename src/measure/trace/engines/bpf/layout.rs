@@ -71,7 +71,7 @@ pub(super) mod skey {
     pub const IP: Slot = Slot::dw(24);
     /// The word at the user stack pointer at entry: a return address (a
     /// compat task: the words at sp and sp+12 packed, as
-    /// `measure::sites::Site::words` reads them); 0 when the page was not
+    /// `measure::trace::sites::Site::words` reads them); 0 when the page was not
     /// present, or when the stack-word filter ([`super::unread`]) skipped
     /// the read.
     pub const RET: Slot = Slot::dw(32);
@@ -81,7 +81,7 @@ pub(super) mod skey {
 /// [`unread::WORDS`] u64s the program only reads): bit `unread::bit(ip)`
 /// set means calls made from `ip` (the instruction pointer at entry) skip
 /// the read of the word at the stack pointer. The bit is the top 16 bits
-/// of `ip × MUL`; two sites may share one (see `measure::sites::WordFilter`).
+/// of `ip × MUL`; two sites may share one (see `measure::trace::sites::WordFilter`).
 pub mod unread {
     /// u64 words in the filter: 65,536 bits.
     pub const WORDS: u32 = 1024;

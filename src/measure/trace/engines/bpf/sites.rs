@@ -1,13 +1,13 @@
 //! `--sites` in the BPF engine, user space's half: the site rows (which
 //! hold the rows' counts then) read back, and the stack-word filter kept
-//! (`layout::unread`, judged by `measure::sites::WordFilter`).
+//! (`layout::unread`, judged by `measure::trace::sites::WordFilter`).
 
 use super::layout::{self, key, skey, unread, ABI_NATIVE};
 use super::{sum_per_cpu, sys, BpfTracer, MAX_SITES};
 use crate::arch;
 use crate::inspect::symbols::FrameKind;
-use crate::measure::sight::{Sightings, SIGHT};
-use crate::measure::sites::{RawSite, SiteLook, WordFilter};
+use crate::measure::trace::sight::{Sightings, SIGHT};
+use crate::measure::trace::sites::{RawSite, SiteLook, WordFilter};
 use crate::measure::trace::{Site, Tally};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -240,7 +240,7 @@ mod tests {
             assert_eq!(line, "done\n");
             (c, pid)
         };
-        let mut seen = crate::measure::sight::Sightings::new(true);
+        let mut seen = crate::measure::trace::sight::Sightings::new(true);
         let mut judge = |t: &mut BpfTracer| {
             seen.look(t.processes());
             t.maps.sites.as_mut().unwrap().next_look = Instant::now();

@@ -4,7 +4,7 @@
 //! malformed record ends the batch, it never panics.
 
 use crate::error::{Error, Hint, Result};
-use crate::measure::perf::PerfEvent;
+use crate::measure::kernel::perf::PerfEvent;
 use crate::measure::sys::ring::{self as sys, Mmap};
 use std::os::fd::{AsFd, BorrowedFd};
 

@@ -8,11 +8,12 @@
 use crate::arch::{self, Abi};
 use crate::error::{Error, Hint, Misuse, Result};
 use crate::inspect::Process;
-use crate::measure::engine::{Choice, Counting, Kind, Plan};
-use crate::measure::sight::{Sightings, SIGHT};
 use crate::measure::sys::spawn;
+use crate::measure::trace::engine::{Choice, Counting, Plan};
+use crate::measure::trace::sight::{Sightings, SIGHT};
 use crate::measure::trace::Tally;
-pub use crate::progress::{Progress, Target};
+use crate::progress::Kind;
+use crate::progress::{Progress, Target};
 
 mod command;
 use command::{prepare_command, PreparedCommand};
@@ -472,8 +473,10 @@ impl<'r> Waiting<'r> {
     }
 
     /// Every whole interval that ended by the deadline gets its report
-    /// (the last one too: `-d 3s --interval 1s` prints +2–3 s), however
-    /// late this wake-up is.
+    /// (the last one too: `-d 3s --interval 1s` prints +2–3 s). One report
+    /// a call: a wake-up more than an interval late (a slow reader of
+    /// stdout) merges the whole intervals it missed into one report, whose
+    /// bounds say so, so a signal or the deadline is heard between reports.
     fn intervals(
         &mut self,
         now: Instant,
@@ -481,28 +484,25 @@ impl<'r> Waiting<'r> {
         session: &Session,
         on_interval: &mut dyn FnMut(&Session, &Window<'_>) -> Result<()>,
     ) -> Result<()> {
-        while let (Some(due), Some(every)) = (self.next_interval, self.req.interval) {
-            if due > now || self.deadline.is_some_and(|d| due > d) {
-                break;
-            }
-            let tally = counting.snapshot()?;
-            if self.req.sight {
-                self.sightings.look(tally.processes());
-            }
-            let delta = tally.since(&self.last.0);
-            let window = Window {
-                tally: &delta,
-                elapsed: due - self.last.1,
-                start: self.start,
-                exited: &BTreeMap::new(),
-                interrupted: false,
-                bounds: Some((self.last.1 - self.start, due - self.start)),
-                seen: &self.sightings,
-            };
-            on_interval(session, &window)?;
-            self.last = (tally, due);
-            self.next_interval = Some(due + every);
+        let (Some(due), Some(every)) = (self.next_interval, self.req.interval) else { return Ok(()) };
+        let Some(due) = report_until(due, every, self.deadline.map_or(now, |d| d.min(now))) else { return Ok(()) };
+        let tally = counting.snapshot()?;
+        if self.req.sight {
+            self.sightings.look(tally.processes());
         }
+        let delta = tally.since(&self.last.0);
+        let window = Window {
+            tally: &delta,
+            elapsed: due - self.last.1,
+            start: self.start,
+            exited: &BTreeMap::new(),
+            interrupted: false,
+            bounds: Some((self.last.1 - self.start, due - self.start)),
+            seen: &self.sightings,
+        };
+        on_interval(session, &window)?;
+        self.last = (tally, due);
+        self.next_interval = Some(due + every);
         Ok(())
     }
 
@@ -623,9 +623,9 @@ fn open_and_arm(
             let perf_why = perf_err.to_string();
             let why = note
                 .as_deref()
-                .map(crate::measure::engine::short)
+                .map(crate::measure::trace::engine::short)
                 .into_iter()
-                .chain([crate::measure::engine::short(&perf_why)])
+                .chain([crate::measure::trace::engine::short(&perf_why)])
                 .collect::<Vec<_>>()
                 .join("; and ");
             say(Kind::Seccomp, &why);
@@ -750,4 +750,32 @@ fn watch_target(pid: i32, tx: mpsc::Sender<Event>) {
         }
         let _ = tx.send(Event::TargetExited(pid, Instant::now()));
     });
+}
+
+/// Where the next report ends: the last whole interval (`due`, `due +
+/// every`, …) that ended by `until` (now, or the deadline) — one report
+/// for every interval a late wake-up missed; `None` when none is due yet.
+fn report_until(due: Instant, every: Duration, until: Instant) -> Option<Instant> {
+    if due > until || every.is_zero() {
+        return None;
+    }
+    let missed = ((until - due).as_nanos() / every.as_nanos()).min(u128::from(u32::MAX)) as u32;
+    Some(due + every * missed)
+}
+
+#[cfg(test)]
+mod interval_tests {
+    use super::*;
+
+    #[test]
+    fn a_late_wake_up_reports_the_whole_intervals_it_missed_at_once() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        assert_eq!(report_until(t0 + ms(100), ms(100), t0 + ms(99)), None);
+        assert_eq!(report_until(t0 + ms(100), ms(100), t0 + ms(100)), Some(t0 + ms(100)));
+        assert_eq!(report_until(t0 + ms(100), ms(100), t0 + ms(199)), Some(t0 + ms(100)));
+        // 10 s late: one report, ending at the last whole interval.
+        assert_eq!(report_until(t0 + ms(100), ms(100), t0 + ms(10_050)), Some(t0 + ms(10_000)));
+        assert_eq!(report_until(t0 + ms(100), Duration::ZERO, t0 + ms(500)), None);
+    }
 }
