@@ -363,3 +363,43 @@ fn a_killed_vdsoctl_leaves_nothing_of_8000_zombies() {
     }
     eprintln!("8,000 zombies gone {:?} after vdsoctl's SIGKILL", killed.elapsed());
 }
+
+/// `-p` of a live process whose main thread exited (pthread_exit in main):
+/// any live thread is the process, for maps, auxv, check and trace.
+#[test]
+fn a_process_whose_leader_exited_is_read_through_a_live_thread() {
+    use std::io::BufRead;
+    let zlead = build_c("zlead", false, &[]);
+    struct KillOnDrop(std::process::Child);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut child = KillOnDrop(Command::new(&zlead).stdout(std::process::Stdio::piped()).spawn().expect("spawn zlead"));
+    let mut line = String::new();
+    std::io::BufReader::new(child.0.stdout.take().unwrap()).read_line(&mut line).expect("ready");
+    assert_eq!(line.trim(), "ready");
+    let pid = child.0.id().to_string();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let state = || std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    while !state().rsplit(')').next().unwrap_or("").trim_start().starts_with('Z') {
+        assert!(std::time::Instant::now() < until, "the leader never exited: {}", state());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (code, stdout, stderr) = run(&["maps", "-p", &pid]);
+    assert_eq!(code, 0, "maps: {stderr}");
+    assert!(stdout.contains("[vdso]"), "{stdout}");
+    let (code, _, stderr) = run(&["auxv", "-p", &pid]);
+    assert_eq!(code, 0, "auxv: {stderr}");
+    let (code, _, stderr) = run(&["check", "-p", &pid]);
+    assert_ne!(code, 3, "check: {stderr}");
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let r = run_json(&["trace", "-p", &pid, "-d", "1s"]);
+    let rows = rows_where(&r, "pid", pid.parse().unwrap());
+    assert!(!rows.is_empty(), "the worker's calls, under the process's pid: {r:#}");
+    assert!(rows.iter().all(|x| x["clock"] == "CLOCK_MONOTONIC"), "{r:#}");
+}
