@@ -403,3 +403,25 @@ fn a_process_whose_leader_exited_is_read_through_a_live_thread() {
     assert!(!rows.is_empty(), "the worker's calls, under the process's pid: {r:#}");
     assert!(rows.iter().all(|x| x["clock"] == "CLOCK_MONOTONIC"), "{r:#}");
 }
+
+/// A command whose own filter sends clock_gettime(CLOCK_BOOTTIME) to
+/// SECCOMP_RET_TRACE sees ENOSYS for it without vdsoctl, and the same under
+/// the seccomp engine (its child, inheriting the filter, too); every call
+/// still counted.
+#[test]
+fn a_commands_own_trace_filter_keeps_its_meaning() {
+    let bin = build_c("trace_filter", false, &[]);
+    let alone = Command::new(&bin).arg("25").output().expect("run trace_filter");
+    let expected = "enosys 25 of 25, monotonic ok 25 of 25\n".repeat(2);
+    assert_eq!(String::from_utf8_lossy(&alone.stdout), expected, "without vdsoctl");
+    let who = if is_root() { "nobody" } else { "caller" };
+    let out =
+        vdsoctl_as(who).args(["--json", "trace", "--engine", "seccomp", "--", path(&bin), "25"]).output().expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let said: String = stderr.lines().filter(|l| l.starts_with("enosys")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(said, expected, "under vdsoctl: {stderr}");
+    let r = json_of(&out);
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_BOOTTIME")), 50, "{r:#}");
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 50, "{r:#}");
+}

@@ -146,8 +146,21 @@ impl Listener {
 
     /// Let the call run as if no filter were there.
     pub fn resume(&self, id: u64) -> io::Result<()> {
-        let mut resp =
-            libc::seccomp_notif_resp { id, val: 0, error: 0, flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32 };
+        self.send(libc::seccomp_notif_resp {
+            id,
+            val: 0,
+            error: 0,
+            flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+        })
+    }
+
+    /// Answer the call without running it: it fails with `errno`.
+    pub fn fail(&self, id: u64, errno: i32) -> io::Result<()> {
+        self.send(libc::seccomp_notif_resp { id, val: 0, error: -errno, flags: 0 })
+    }
+
+    fn send(&self, resp: libc::seccomp_notif_resp) -> io::Result<()> {
+        let mut resp = resp;
         loop {
             // SAFETY: SEND reads a `struct seccomp_notif_resp` we own.
             let rc = unsafe { libc::ioctl(self.0.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp) };

@@ -18,6 +18,9 @@ use crate::arch::{self, Abi, FnKind, VdsoFn};
 use crate::inspect::process::{blocked_syscall_sp, boottime_offset_ns, ns_per_tick, read_thread_mem, start_ticks_of};
 use crate::measure::sys::seccomp::{Insn, Listener, Notification, Program, Wake};
 use crate::measure::trace::sites::Book;
+use own::Own;
+
+mod own;
 use crate::measure::trace::{Clock, Key, RandomCall, Site, Tally};
 use std::collections::HashMap;
 use std::fs::File;
@@ -53,7 +56,8 @@ fn watched_numbers(abi: Abi) -> Vec<u32> {
     let plain = abi.vdso_syscalls().iter().map(|(_, nr)| *nr as u32);
     let x32 =
         abi.x32_bit().into_iter().flat_map(|bit| abi.vdso_syscalls().iter().map(move |(_, nr)| (nr | bit) as u32));
-    plain.chain(x32).collect()
+    // seccomp(2) too: a program the command installs of its own (see [`own`]).
+    plain.chain(x32).chain([abi.seccomp_syscall() as u32]).collect()
 }
 
 fn insn(code: u16, jt: u8, jf: u8, k: u32) -> Insn {
@@ -89,14 +93,22 @@ pub fn program() -> Program {
 /// [vsyscall] emulation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Call {
-    Syscall { abi: Abi, func: VdsoFn, clock: Clock },
+    Syscall {
+        abi: Abi,
+        func: VdsoFn,
+        clock: Clock,
+    },
     Vsyscall(VdsoFn),
+    /// seccomp(2): the command installs a filter of its own.
+    Install {
+        is_64: bool,
+    },
 }
 
 impl Call {
     /// Whether deciding it read the caller (getrandom's origin, from its maps).
     fn reads_caller(self) -> bool {
-        matches!(self, Call::Syscall { clock: Clock::Random(_), .. })
+        matches!(self, Call::Syscall { clock: Clock::Random(_), .. } | Call::Install { .. })
     }
 }
 
@@ -108,6 +120,9 @@ pub fn decode(n: &Notification, in_vdso: &dyn Fn() -> bool) -> Option<Call> {
     let mut nr = i64::from(n.nr);
     if let Some(bit) = abi.x32_bit() {
         nr &= !bit;
+    }
+    if i64::from(n.nr) == abi.seccomp_syscall() {
+        return Some(Call::Install { is_64: abi.elf().1 });
     }
     let func = abi.vdso_syscall(nr)?;
     if abi == Abi::X86_64 && n.ip & !0xfff == arch::vsyscall::BASE {
@@ -418,10 +433,11 @@ impl Drop for SeccompTracer {
 fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, how: How) {
     let mut resolver = Resolver::new();
     let mut book = how.sites.then(Book::default);
+    let mut own = Own::default();
     loop {
         match listener.wait(stop.as_fd()) {
             Ok(Wake::Call) => match listener.recv() {
-                Ok(n) => answer(listener, &n, &mut resolver, shared, how.per_thread, book.as_mut()),
+                Ok(n) => answer(listener, &n, (&mut resolver, &mut own), shared, how.per_thread, book.as_mut()),
                 // The caller was killed between the wake-up and the receive.
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
                 Err(_) => return,
@@ -441,7 +457,7 @@ fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, how: How) {
 fn answer(
     listener: &Listener,
     n: &Notification,
-    resolver: &mut Resolver,
+    (resolver, own): (&mut Resolver, &mut Own),
     shared: &Shared,
     per_thread: bool,
     book: Option<&mut Book>,
@@ -452,6 +468,17 @@ fn answer(
         .resolve(n.tid, Instant::now(), &shared.tally)
         .or_else(|| resolver.resolve(n.tid, Instant::now(), &shared.tally));
     let call = decode(n, &|| crate::inspect::process::in_vdso_of(n.tid, n.ip));
+    if let Some(Call::Install { is_64 }) = call {
+        return install(listener, n, who.zip(own::read_program(n, is_64)), own);
+    }
+    // A clock call the command's own program sends to TRACE: ENOSYS.
+    let enosys = match (who, call) {
+        (Some((tgid, _)), Some(_)) if !own.is_empty() => {
+            let parent = lock(&shared.tally).parents.get(&tgid).copied();
+            own.enosys(tgid, parent, n)
+        }
+        _ => false,
+    };
     // --sites: the stack word is read while the call waits (valid if the
     // notification still is, checked next).
     let site = match (&book, call) {
@@ -460,10 +487,12 @@ fn answer(
     };
     // Only what was read of /proc (or of the caller's memory) about this
     // caller needs it still waiting; a cached answer does not.
-    if (resolver.read || call.is_some_and(|c| c.reads_caller()) || site.is_some()) && !listener.id_valid(n.id) {
+    let read = resolver.read || call.is_some_and(|c| c.reads_caller()) || site.is_some() || !own.is_empty();
+    if read && !listener.id_valid(n.id) {
         return;
     }
-    if listener.resume(n.id).is_err() {
+    let answered = if enosys { listener.fail(n.id, libc::ENOSYS) } else { listener.resume(n.id) };
+    if answered.is_err() {
         return;
     }
     let mut tally = lock(&shared.tally);
@@ -474,6 +503,7 @@ fn answer(
     };
     match call {
         Call::Vsyscall(func) => *tally.vsyscall.entry((tgid, func)).or_insert(0) += 1,
+        Call::Install { .. } => {}
         Call::Syscall { abi, func, clock } => {
             let key = Key { pid: tgid, tid: per_thread.then_some(n.tid), abi, func, clock, comm: None, start };
             *tally.counts.entry(key).or_insert(0) += 1;
@@ -488,6 +518,15 @@ fn answer(
             }
         }
     }
+}
+
+/// seccomp(2) of the command: the program it installs kept for its process
+/// (once the call is known still waiting), and the call let run.
+fn install(listener: &Listener, n: &Notification, installed: Option<((i32, u64), Vec<Insn>)>, own: &mut Own) {
+    if let Some(((tgid, _), program)) = installed.filter(|_| listener.id_valid(n.id)) {
+        own.keep(tgid, program);
+    }
+    let _ = listener.resume(n.id);
 }
 
 /// How the supervisor counts: rows per thread, split by call site.
