@@ -53,6 +53,8 @@ fn path(p: &Path) -> &str {
 /// process, nothing lost, under a hard limit of 1,024 fds.
 #[test]
 fn the_seccomp_engine_is_exact_for_thousands_of_processes_under_nofile_1024() {
+    // 10,000 forks: alone, not beside the tests that trace the whole host.
+    let _alone = system_wide_lock();
     let forker = build_c("forker", false, &[]);
     for who in identities() {
         for (n, hold) in [("1500", "0"), ("1500", "1"), ("10000", "0")] {
@@ -320,6 +322,8 @@ fn hup_int_and_term_leave_nothing_of_the_tree() {
 /// kills and reaps it all (one pass per generation, not one per zombie).
 #[test]
 fn a_killed_vdsoctl_leaves_nothing_of_8000_zombies() {
+    // 8,000 processes at once: alone, as above.
+    let _alone = system_wide_lock();
     let zombies = build_c("zombies", false, &[]);
     let who = if is_root() { "nobody" } else { "caller" };
     let mut c = vdsoctl_as(who);
