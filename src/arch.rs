@@ -594,6 +594,17 @@ impl Abi {
         [Abi::X86_64, Abi::I386, Abi::Aarch64, Abi::Arm, Abi::Riscv64].into_iter().find(|a| a.audit_arch() == arch)
     }
 
+    /// The number of seccomp(2) in this ABI's table (a command installing
+    /// a filter of its own is seen by the seccomp engine through it).
+    pub fn seccomp_syscall(self) -> i64 {
+        match self {
+            Abi::X86_64 => 317,
+            Abi::I386 => 354,
+            Abi::Aarch64 | Abi::Riscv64 => 277,
+            Abi::Arm => 383,
+        }
+    }
+
     /// The syscall-number bit of x32 tasks (`__X32_SYSCALL_BIT`): they run
     /// with the x86_64 audit arch and x86_64's numbers with this bit set.
     pub fn x32_bit(self) -> Option<i64> {

@@ -74,6 +74,9 @@ pub enum Progress<'a> {
     /// The command ran past its time limit: it got SIGTERM (SIGKILL follows
     /// after `grace` if it is still running).
     TimedOut { pid: i32, after: Duration, grace: Duration },
+    /// The command had exited, but what it started ran past the time
+    /// limit: that was killed.
+    TreeTimedOut { pid: i32, after: Duration },
     /// Counting started: for `-- CMD` before the command runs.
     Armed { target: &'a Target, duration: Option<Duration> },
 }

@@ -319,12 +319,16 @@ pub fn trace_progress(p: &Progress<'_>) {
             note(format_args!("counting with the {} engine: {}", engine.name(), sanitize(why)))
         }
         Progress::TreeLingers { pid } => note(format_args!(
-            "the command (pid {pid}) exited, but processes it started still run under its seccomp filter: counting until they exit (interrupt to stop now: they are then killed)"
+            "the command (pid {pid}) exited, but processes it started still run: counting until they exit (interrupt to stop now: they are then killed)"
         )),
         Progress::TimedOut { pid, after, grace } => note(format_args!(
             "the command (pid {pid}) ran past --timeout {}: sent SIGTERM (SIGKILL in {} if it is still running)",
             duration_text(*after),
             duration_text(*grace)
+        )),
+        Progress::TreeTimedOut { pid, after } => note(format_args!(
+            "the command (pid {pid}) exited, but processes it started ran past --timeout {}: killed",
+            duration_text(*after)
         )),
         Progress::SignalIgnored { pid, signal } => note(format_args!(
             "the command (pid {pid}) is still running after {signal}: still counting; interrupt again to kill it"

@@ -73,6 +73,24 @@ impl ExecStamp {
     }
 }
 
+/// The first live thread of a process whose leader is a zombie: its
+/// /proc/PID/task/TID directory and stat.
+fn live_thread_of(pid: i32) -> Option<(File, StatFields)> {
+    let mut tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter(|tid| *tid != pid)
+        .collect();
+    tids.sort_unstable();
+    tids.into_iter().find_map(|tid| {
+        let dir = File::open(format!("/proc/{pid}/task/{tid}")).ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
+        let fields = parse_stat(&stat)?;
+        (fields.state != 'Z' && fields.state != 'X').then_some((dir, fields))
+    })
+}
+
 impl Process {
     /// Open `pid`, or vdsoctl's own process when `None`. Fails for a PID that
     /// does not exist, a zombie and a kernel thread, each with its own error.
@@ -88,11 +106,15 @@ impl Process {
         })?;
         let mut process = Process { pid, dir, comm: String::new() };
         let stat = process.read_text("stat")?;
-        let fields =
+        let mut fields =
             parse_stat(&stat).ok_or_else(|| Error::malformed(format!("/proc/{pid}/stat"), "unexpected layout"))?;
         process.comm = fields.comm.clone();
         if fields.state == 'Z' || fields.state == 'X' {
-            return Err(Error::Zombie { pid, comm: fields.comm });
+            // A leader that exited (pthread_exit in main) while other
+            // threads run: the process lives, read through a live thread.
+            let (dir, live) = live_thread_of(pid).ok_or(Error::Zombie { pid, comm: fields.comm })?;
+            process.dir = dir;
+            fields = live;
         }
         if fields.flags & PF_KTHREAD != 0 {
             return Err(Error::KernelThread { pid, comm: fields.comm });

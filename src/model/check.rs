@@ -81,6 +81,10 @@ pub struct CheckReport {
     /// (what a baseline keeps of the trace).
     #[serde(skip)]
     pub calls: Vec<crate::model::baseline::BaselineCall>,
+    /// `-- CMD`: calls ran that the engine did not count (`lost`): what
+    /// the verdict line says after its status; JSON `not_observed_in_full`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_observed_in_full: Option<String>,
     /// The worst status among the checks (SKIP counts as OK).
     pub status: Status,
     /// Whether `--strict` made WARN fail the audit.

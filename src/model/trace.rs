@@ -416,11 +416,8 @@ pub fn findings(
         ));
     }
     if tally.lost_records > 0 {
-        out.push(Finding::new(
-            Status::Warn,
-            format!("{} events were lost (BPF: the count map and the process map were both full; perf: ring buffers overflowed): counts are short by that many", thousands(tally.lost_records)),
-            Some(format!("trace fewer processes (-p) or for less time; the BPF map holds {} rows", crate::measure::trace::engines::bpf::MAX_ROWS)),
-        ));
+        let (what, fix) = not_observed_in_full(engine, tally.lost_records);
+        out.push(Finding::new(Status::Warn, what, Some(fix)));
     }
     if tally.unfollowed > 0 {
         out.push(Finding::new(
@@ -567,6 +564,31 @@ fn group_finding(
             Finding::new(Status::Info, format!("{what}: {rate} syscalls/s from {from} — expected: {why}"), None)
         }
     }
+}
+
+/// What a loss means, whatever the engine: the trace was not observed in
+/// full (`lost` calls ran uncounted, so no verdict may call it clean),
+/// and the fix for this engine's cause.
+pub fn not_observed_in_full(engine: Kind, lost: u64) -> (String, String) {
+    let why = match engine {
+        Kind::Bpf | Kind::Fentry => "the count map and the process map were both full",
+        Kind::Perf => "ring buffers overflowed",
+        Kind::Seccomp => "vdsoctl could not read the caller's /proc entry while the call waited",
+    };
+    let fix = match engine {
+        Kind::Bpf | Kind::Fentry => {
+            format!("trace fewer processes (-p) or for less time; the BPF map holds {} rows", crate::measure::trace::engines::bpf::MAX_ROWS)
+        }
+        Kind::Perf => "trace fewer processes or for less time, or use the BPF engine (root or CAP_BPF+CAP_PERFMON)".into(),
+        Kind::Seccomp => "raise the open-file limit (`ulimit -n`, `prlimit --nofile`, a container's `--ulimit nofile`): vdsoctl lifts the soft limit to the hard one, not past it".into(),
+    };
+    (
+        format!(
+            "not observed in full: {} clock syscalls ran uncounted ({why}): counts are short by that many",
+            thousands(lost)
+        ),
+        fix,
+    )
 }
 
 #[cfg(test)]

@@ -64,11 +64,18 @@ impl Render for CheckReport {
         }
         // The verdict line says what the exit status says: a WARN that
         // --strict fails is a FAIL here (exit 1).
+        let partial = match &self.not_observed_in_full {
+            Some(why) => format!(", not observed in full ({why})"),
+            None => String::new(),
+        };
         if self.strict && self.status == Status::Warn {
-            s += &format!("verdict: {} (a WARN, and --strict fails on WARN)\n", status_label(out, Status::Fail));
+            s += &format!(
+                "verdict: {}{partial} (a WARN, and --strict fails on WARN)\n",
+                status_label(out, Status::Fail)
+            );
         } else {
             let caveat = self.not_observed.as_ref().map_or_else(String::new, |why| format!(" — {why}"));
-            s += &format!("verdict: {}{caveat}\n", status_label(out, self.status));
+            s += &format!("verdict: {}{partial}{caveat}\n", status_label(out, self.status));
         }
         s
     }
@@ -197,6 +204,13 @@ impl CheckReport {
                 count(cases, &failed),
                 count(cases, &skipped)
             );
+            // A loss is said on the suite as well as on its WARN case.
+            if let (Some(why), "vdsoctl.check") = (&self.not_observed_in_full, *name) {
+                x += &format!(
+                    "    <properties>\n      <property name=\"not_observed_in_full\" value=\"{}\"/>\n    </properties>\n",
+                    xml_text(why)
+                );
+            }
             for c in cases {
                 let head = format!("    <testcase classname=\"{}\" name=\"{}\"", c.class, xml_text(&c.name));
                 let message = format!("{}: {}", c.status.label(), c.detail);
@@ -360,5 +374,26 @@ mod tests {
         );
         assert!(x.contains(r#"<failure message="FAIL: bad &lt;thing&gt;" type="FAIL">bad &lt;thing&gt;"#), "{x}");
         assert!(x.contains("hint: fix &amp; retry</failure>"), "{x}");
+    }
+
+    /// Calls that ran uncounted: the verdict line, the JSON and the JUnit
+    /// suite all say the trace was not observed in full.
+    #[test]
+    fn a_loss_is_said_on_the_verdict_line_in_json_and_junit() {
+        let report = CheckReport {
+            checks: vec![Check::new("command_trace_lost", Status::Warn, "not observed in full: 3 ...", Some("raise"))],
+            status: Status::Warn,
+            not_observed_in_full: Some("3 clock syscalls uncounted".into()),
+            ..CheckReport::default()
+        };
+        let table = report.render_table(&Output::plain(crate::render::Format::Table));
+        assert!(table.ends_with("verdict: WARN, not observed in full (3 clock syscalls uncounted)\n"), "{table}");
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["not_observed_in_full"], "3 clock syscalls uncounted", "{json:#}");
+        let x = report.junit();
+        assert!(x.contains(r#"<property name="not_observed_in_full" value="3 clock syscalls uncounted"/>"#), "{x}");
+        let clean = CheckReport { checks: vec![], ..CheckReport::default() };
+        assert!(serde_json::to_value(&clean).unwrap().get("not_observed_in_full").is_none());
+        assert!(!clean.junit().contains("properties"));
     }
 }

@@ -27,4 +27,5 @@ mod serve;
 mod sites;
 mod stacks;
 mod trace;
+mod tree;
 mod ux;

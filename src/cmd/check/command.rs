@@ -128,14 +128,12 @@ pub(super) fn gather_command(
         )
     });
     checks.push(random_check(&report, &argv, pid, &secs));
-    if report.lost > 0 {
-        checks.push(Check::new(
-            "command_trace_lost",
-            Status::Warn,
-            format!("{} events were lost by the trace engine: counts are partial", report.lost),
-            None,
-        ));
-    }
+    // A loss, any engine's: no verdict calls the tree clean.
+    let not_observed_in_full = (report.lost > 0).then(|| {
+        let (what, fix) = crate::model::trace::not_observed_in_full(report.engine, report.lost);
+        checks.push(Check::new("command_trace_lost", Status::Warn, what, Some(&fix)));
+        format!("{} clock syscalls uncounted", thousands(report.lost))
+    });
     let worst = Status::worst(checks.iter().map(|c| c.status));
     Ok(CheckReport {
         checks,
@@ -143,6 +141,7 @@ pub(super) fn gather_command(
         strict,
         calls: calls_by_name(&report),
         command: Some(CommandRun { argv, pid, exit_status, timed_out }),
+        not_observed_in_full,
         ..CheckReport::default()
     })
 }

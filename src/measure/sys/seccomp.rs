@@ -79,10 +79,10 @@ impl Listener {
     /// to it at once (`SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP`, Linux 6.6): a
     /// notified call then costs a few µs less. Older kernels refuse; fine.
     pub fn prefer_sync_wake_up(&self) -> bool {
-        const SYNC_WAKE_UP: u64 = 1;
-        let mut flags = SYNC_WAKE_UP;
-        // SAFETY: SET_FLAGS reads one u64.
-        unsafe { libc::ioctl(self.0.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS, &mut flags) == 0 }
+        const SYNC_WAKE_UP: libc::c_ulong = 1;
+        // SAFETY: SET_FLAGS takes the flags as the argument itself (by
+        // value, not through a pointer: a pointer is refused EINVAL).
+        unsafe { libc::ioctl(self.0.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS, SYNC_WAKE_UP) == 0 }
     }
 
     /// Take the next notification (blocks; poll the fd first to wait).
@@ -146,8 +146,21 @@ impl Listener {
 
     /// Let the call run as if no filter were there.
     pub fn resume(&self, id: u64) -> io::Result<()> {
-        let mut resp =
-            libc::seccomp_notif_resp { id, val: 0, error: 0, flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32 };
+        self.send(libc::seccomp_notif_resp {
+            id,
+            val: 0,
+            error: 0,
+            flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+        })
+    }
+
+    /// Answer the call without running it: it fails with `errno`.
+    pub fn fail(&self, id: u64, errno: i32) -> io::Result<()> {
+        self.send(libc::seccomp_notif_resp { id, val: 0, error: -errno, flags: 0 })
+    }
+
+    fn send(&self, resp: libc::seccomp_notif_resp) -> io::Result<()> {
+        let mut resp = resp;
         loop {
             // SAFETY: SEND reads a `struct seccomp_notif_resp` we own.
             let rc = unsafe { libc::ioctl(self.0.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp) };

@@ -22,12 +22,14 @@ pub struct Gated {
     guardian: Option<Guardian>,
 }
 
-/// The guardian of a filtered command's tree: a process forked by vdsoctl
-/// that forks the command, is its tree's subreaper (every orphan of the
-/// tree becomes its child), holds a copy of the filter's listener, and
-/// kills the whole tree once vdsoctl is gone or gives up on it. Without it,
-/// a process the command started would outlive a killed vdsoctl with every
-/// clock syscall failing ENOSYS (nobody left to answer); with it, no clock
+/// The guardian of a command's tree (whatever the engine): a process
+/// forked by vdsoctl that forks the command, is its tree's subreaper
+/// (every orphan of the tree becomes its child, so the tree is what it
+/// reaps, and it exits when the last of it is gone), holds a copy of the
+/// seccomp filter's listener if there is one, and kills the whole tree
+/// once vdsoctl is gone or gives up on it. Without it, a process the
+/// command started would outlive a killed vdsoctl with every clock
+/// syscall failing ENOSYS (nobody left to answer); with it, no clock
 /// syscall of the tree ever fails, and nothing of it outlives vdsoctl.
 #[derive(Debug)]
 struct Guardian {
@@ -39,25 +41,56 @@ struct Guardian {
     status: OwnedFd,
 }
 
-/// How to learn that the command exited: its own `waitpid`, or (a guarded
-/// command is the guardian's child) the status the guardian hands over.
+/// How to learn that the command exited: the command is the guardian's
+/// child, which hands its status over.
 #[derive(Debug)]
-pub enum CommandWait {
-    /// The command is vdsoctl's child.
-    Child(i32),
-    /// The command is the guardian's child.
-    Guarded { guardian: i32, status: OwnedFd },
+pub struct CommandWait {
+    guardian: i32,
+    status: OwnedFd,
+}
+
+/// How to learn that the command's whole tree is gone: the guardian, its
+/// subreaper, exits once it has reaped the last process of it.
+#[derive(Debug)]
+pub struct TreeWait {
+    guardian: i32,
 }
 
 /// Kept while the command's tree may run; dropped, the guardian kills it.
 #[derive(Debug, Default)]
-pub struct TreeGuard(Option<OwnedFd>);
+pub struct TreeGuard {
+    alive: Option<OwnedFd>,
+    /// The guardian's pidfd: [`TreeGuard::nudge`] continues it.
+    guardian: Option<OwnedFd>,
+}
+
+/// What vdsoctl writes on the life line to let the tree run on without it
+/// (`-d` with an engine that needs no answer from vdsoctl).
+const RELEASE: u8 = b'r';
 
 impl TreeGuard {
     /// Kill everything left of the command's tree (SIGKILL, through the
-    /// guardian). Nothing for an unguarded command.
+    /// guardian).
     pub fn kill_tree(&mut self) {
-        self.0 = None;
+        self.alive = None;
+    }
+
+    /// Let the tree run on without vdsoctl: the guardian exits, leaving it
+    /// to the next subreaper (init). Only for a tree without a filter.
+    pub fn release(&mut self) {
+        if let Some(fd) = self.alive.take() {
+            // SAFETY: writing one byte from a valid buffer to our pipe end.
+            unsafe { libc::write(fd.as_raw_fd(), [RELEASE].as_ptr().cast(), 1) };
+        }
+    }
+
+    /// Continue the guardian if the tree stopped it (SIGSTOP to its
+    /// parent): a stopped guardian neither reaps nor hands over the
+    /// command's status, and vdsoctl would wait for ever.
+    pub fn nudge(&self) {
+        if let Some(fd) = &self.guardian {
+            let _ = pidfd_kill(fd.as_fd(), libc::SIGCONT);
+        }
     }
 }
 
@@ -79,26 +112,66 @@ impl Waited {
 }
 
 impl CommandWait {
-    /// Block until the command exits; its status. A guarded command's
-    /// guardian is reaped afterwards, once the whole tree is gone.
-    pub fn wait(self) -> io::Result<Waited> {
-        match self {
-            CommandWait::Child(pid) => waitpid_retry(pid),
-            CommandWait::Guarded { guardian, status } => {
-                let mut buf = [0u8; 4];
-                let got = read_full(status.as_fd(), &mut buf)?;
-                let waited = if got == 4 {
-                    Ok(Waited::of_raw(i32::from_ne_bytes(buf)))
-                } else {
-                    // The guardian died before the command did (it was
-                    // killed): its own end is the best there is.
-                    waitpid_retry(guardian)
-                };
-                if got == 4 {
-                    std::thread::spawn(move || waitpid_retry(guardian));
-                }
-                waited
-            }
+    /// Block until the command exits; its status, and how to wait for the
+    /// rest of its tree.
+    pub fn wait(self) -> io::Result<(Waited, TreeWait)> {
+        let CommandWait { guardian, status } = self;
+        let mut buf = [0u8; 4];
+        let got = read_full(status.as_fd(), &mut buf)?;
+        if got == 4 {
+            return Ok((Waited::of_raw(i32::from_ne_bytes(buf)), TreeWait { guardian }));
+        }
+        // The guardian died before the command did (it was killed): its
+        // own end is the best there is; the tree is ended below.
+        Ok((waitpid_retry(guardian)?, TreeWait { guardian: 0 }))
+    }
+}
+
+impl TreeWait {
+    /// Block until the whole tree is gone. A guardian killed before it
+    /// reaped the tree left its orphans to vdsoctl (a subreaper too):
+    /// they are killed, round after round, so nothing of the tree runs on
+    /// with nobody to answer its calls.
+    pub fn wait(self) {
+        let killed = self.guardian == 0 || matches!(waitpid_retry(self.guardian), Ok(Waited::Signaled(_)));
+        if killed {
+            kill_orphans();
+        }
+    }
+}
+
+/// Make vdsoctl the subreaper of what it starts: a killed guardian's
+/// orphans come to vdsoctl, not to init.
+fn become_subreaper() {
+    // SAFETY: PR_SET_CHILD_SUBREAPER takes one integer argument.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+}
+
+/// vdsoctl's children, from every thread's /proc children list.
+fn own_children() -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|text| text.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<i32>>())
+        .collect()
+}
+
+/// SIGKILL and reap vdsoctl's children until none is left (the orphans of
+/// each killed one come next round). Only once the guardian is gone:
+/// during a trace vdsoctl has no other child.
+fn kill_orphans() {
+    loop {
+        let children = own_children();
+        if children.is_empty() {
+            return;
+        }
+        for pid in &children {
+            // SAFETY: kill takes a pid and a signal number.
+            unsafe { libc::kill(*pid, libc::SIGKILL) };
+        }
+        for pid in children {
+            let _ = waitpid_retry(pid);
         }
     }
 }
@@ -230,7 +303,7 @@ struct CommandSide<'a> {
     err_w: i32,
     /// The listener goes to vdsoctl on this socket…
     to_vdsoctl: i32,
-    /// …and, guarded, to the guardian on this one.
+    /// …and to the guardian on this one.
     to_guardian: Option<i32>,
     /// The process whose death kills the command (PDEATHSIG).
     parent: libc::pid_t,
@@ -342,6 +415,22 @@ unsafe fn guardian_side(
         libc::write(c.err_w, bytes.as_ptr().cast(), bytes.len());
         libc::_exit(127);
     }
+    // Signals for vdsoctl's process group (a closed terminal's SIGHUP, ^C,
+    // ^Z) are vdsoctl's to act on: the guardian outlives them, so the tree
+    // is never left without it. Only SIGKILL ends it (or SIGSTOP stops
+    // it: vdsoctl continues it).
+    for sig in [
+        libc::SIGHUP,
+        libc::SIGINT,
+        libc::SIGQUIT,
+        libc::SIGTERM,
+        libc::SIGPIPE,
+        libc::SIGTSTP,
+        libc::SIGTTIN,
+        libc::SIGTTOU,
+    ] {
+        libc::signal(sig, libc::SIG_IGN);
+    }
     // The command's pid first; its status when it exits.
     libc::write(g.status_w, command.to_ne_bytes().as_ptr().cast(), 4);
     for fd in [c.gate_r, c.err_w, c.to_vdsoctl, c.to_guardian.unwrap_or(-1), 0, 1, 2] {
@@ -392,6 +481,12 @@ impl Tree {
                 return;
             }
             if fds[0].revents != 0 {
+                // A byte: vdsoctl lets the tree run on (it exits); EOF: it
+                // is gone or gave up, and the tree is killed.
+                let mut byte = 0u8;
+                if libc::read(alive_r, (&mut byte as *mut u8).cast(), 1) == 1 && byte == RELEASE {
+                    libc::_exit(0);
+                }
                 return;
             }
             let mut info = [0u8; 128];
@@ -412,8 +507,10 @@ impl Tree {
         }
     }
 
-    /// vdsoctl is gone (or gave up): kill every child, reap one, and again,
-    /// until none is left — the orphans of each killed one come here.
+    /// vdsoctl is gone (or gave up): kill every child, reap them all, and
+    /// again, until none is left — the orphans of each killed one come
+    /// here. Each round reads the children once and reaps every zombie
+    /// there is: linear in the tree (8,000 zombies: one round).
     ///
     /// # Safety
     /// Async-signal-safe; for the guardian only.
@@ -426,6 +523,13 @@ impl Tree {
                 self.reaped(pid, status);
             } else if *libc::__errno_location() != libc::EINTR {
                 libc::_exit(0);
+            }
+            loop {
+                let pid = libc::waitpid(-1, &mut status, libc::WNOHANG);
+                if pid <= 0 {
+                    break;
+                }
+                self.reaped(pid, status);
             }
         }
     }
@@ -470,8 +574,9 @@ unsafe fn kill_children(command: i32) {
 /// `stdout_to_stderr` points the child's stdout at our stderr (so a JSON
 /// report stays alone on stdout). With `filter`, the child sets
 /// no_new_privs and installs it with a new listener, which it hands over
-/// before waiting at the gate; and it runs under a guardian (see
-/// [`Guardian`]) so that neither it nor anything it starts outlives vdsoctl.
+/// before waiting at the gate. It runs under a guardian (see [`Guardian`])
+/// so that neither it nor anything it starts outlives vdsoctl, and vdsoctl
+/// becomes a subreaper itself (a killed guardian's orphans come to it).
 pub fn fork_gated(
     path: &CString,
     argv: &[CString],
@@ -486,7 +591,7 @@ pub fn fork_gated(
     let (gate_r, gate_w) = pipe().map_err(GateError::Fork)?;
     let (err_r, err_w) = pipe().map_err(GateError::Fork)?;
     let (sock_r, sock_w) = super::seccomp::socketpair().map_err(GateError::Fork)?;
-    let guarded = filter.is_some();
+    become_subreaper();
     let (alive_r, alive_w) = pipe().map_err(GateError::Fork)?;
     let (status_r, status_w) = pipe().map_err(GateError::Fork)?;
     let (guard_r, guard_w) = super::seccomp::socketpair().map_err(GateError::Fork)?;
@@ -504,7 +609,7 @@ pub fn fork_gated(
         gate_r: gate_r.as_raw_fd(),
         err_w: err_w.as_raw_fd(),
         to_vdsoctl: sock_w.as_raw_fd(),
-        to_guardian: guarded.then(|| guard_w.as_raw_fd()),
+        to_guardian: Some(guard_w.as_raw_fd()),
         parent: std::process::id() as libc::pid_t,
         empty,
     };
@@ -530,23 +635,12 @@ pub fn fork_gated(
     if pid == 0 {
         // SAFETY: child side; see above. Descriptors are raw ints here so no
         // destructor runs in the child.
-        unsafe {
-            if guarded {
-                guardian_side(&guardian, &mut command, &mut to_vdsoctl, &mut to_guardian);
-            }
-            for fd in
-                guardian.vdsoctl_ends.into_iter().chain([guardian.alive_r, guardian.status_w, guardian.from_command])
-            {
-                libc::close(fd);
-            }
-            libc::close(guard_w.as_raw_fd());
-            command_side(&command, &mut to_vdsoctl, &mut to_guardian);
-        }
+        unsafe { guardian_side(&guardian, &mut command, &mut to_vdsoctl, &mut to_guardian) }
     }
     drop((gate_r, err_w, sock_w, alive_r, status_w, guard_r, guard_w));
     let gated = Gated { pid, gate: Some(gate_w), errors: err_r, listener: None, guardian: None };
-    let guardian = guarded.then_some(Guardian { pid, alive: alive_w, status: status_r });
-    gated.take_over(guardian, filter.is_some().then_some(sock_r))
+    let guardian = Guardian { pid, alive: alive_w, status: status_r };
+    gated.take_over(Some(guardian), filter.is_some().then_some(sock_r))
 }
 
 /// The empty signal set (the command's mask) and {SIGCHLD} (the guardian's).
@@ -624,12 +718,11 @@ impl Gated {
     }
 
     /// After [`Gated::release`]: how to wait for the command, and the guard
-    /// whose drop kills what is left of its tree (nothing unguarded).
-    pub fn into_wait(mut self) -> (CommandWait, TreeGuard) {
-        match self.guardian.take() {
-            Some(g) => (CommandWait::Guarded { guardian: g.pid, status: g.status }, TreeGuard(Some(g.alive))),
-            None => (CommandWait::Child(self.pid), TreeGuard(None)),
-        }
+    /// whose drop kills what is left of its tree.
+    pub fn into_wait(mut self) -> io::Result<(CommandWait, TreeGuard)> {
+        let g = self.guardian.take().ok_or_else(|| io::Error::other("the command has no guardian"))?;
+        let pidfd = pidfd_open(g.pid).ok();
+        Ok((CommandWait { guardian: g.pid, status: g.status }, TreeGuard { alive: Some(g.alive), guardian: pidfd }))
     }
 
     /// Let the child exec; returns the exec's error if it failed (the child

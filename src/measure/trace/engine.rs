@@ -85,6 +85,9 @@ impl Counting {
     /// the error names both.
     pub fn open(choice: Choice, plan: &Plan) -> Result<Opened> {
         Counting::refuse_misuse(choice, plan, crate::arch::SITE_REGS.is_some())?;
+        // Whatever the engine: perf holds fds per thread, seccomp reads
+        // /proc per new process; neither should meet a soft limit first.
+        raise_fd_limit();
         let perf_only = plan.native_only || plan.no_split;
         // Every choice decided here: a new engine is a new arm.
         match choice {
@@ -204,7 +207,6 @@ impl Counting {
         if plan.per_thread {
             return Err(Error::Misuse(Misuse::PerThreadNeedsBpf));
         }
-        raise_fd_limit();
         let tracefs = Tracefs::find_or_mount()?;
         let mut tracer = Tracer::new(Events::load(&tracefs)?);
         if plan.native_only {
@@ -402,8 +404,9 @@ pub fn short(text: &str) -> &str {
     text.split(" — ").next().unwrap_or(text)
 }
 
-/// The perf engine holds a few dozen fds per thread: lift the soft limit to
-/// the hard one first (what a shell's `ulimit -n` would do).
+/// The perf engine holds a few dozen fds per thread (the seccomp engine a
+/// few while it reads a call): lift the soft limit to the hard one first
+/// (what a shell's `ulimit -n` would do).
 fn raise_fd_limit() {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
     if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {

@@ -7,7 +7,6 @@
 
 use crate::arch::{self, Abi};
 use crate::error::{Error, Hint, Misuse, Result};
-use crate::inspect::process::exe_header_of;
 use crate::inspect::Process;
 use crate::measure::sys::spawn;
 use crate::measure::trace::engine::{Choice, Counting, Plan};
@@ -15,13 +14,14 @@ use crate::measure::trace::sight::{Sightings, SIGHT};
 use crate::measure::trace::Tally;
 use crate::progress::Kind;
 use crate::progress::{Progress, Target};
+
+mod command;
+use command::{prepare_command, PreparedCommand};
 use nix::sys::signal::{SigSet, Signal};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::ffi::{CString, OsString};
+use std::ffi::OsString;
 use std::os::fd::AsFd;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -32,6 +32,8 @@ const PUMP: Duration = Duration::from_millis(20);
 /// How long a command gets to exit after a forwarded signal before the
 /// summary says it still runs.
 const GRACE: Duration = Duration::from_secs(2);
+/// How often a command's guardian is continued, should its tree stop it.
+const NUDGE: Duration = Duration::from_millis(100);
 
 /// The traced command.
 #[derive(Debug, Clone, Serialize)]
@@ -157,6 +159,8 @@ enum Event {
     Signal(Signal),
     /// The traced command ended, at this moment.
     CommandExited(ExitStatus, Instant),
+    /// The last process of the command's tree was gone, at this moment.
+    TreeGone(Instant),
     /// A `-p` target exited, at this moment.
     TargetExited(i32, Instant),
 }
@@ -246,10 +250,15 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     let mut w = Waiting::new(req, child, child_fd, start, duration, targets);
     // The command's executable names its addresses after it exited.
     if let Some(c) = command.as_ref().filter(|_| req.plan.sites || req.plan.stacks) {
-        w.sightings.add_file(std::path::Path::new(std::ffi::OsStr::from_bytes(c.path.as_bytes())));
+        w.sightings.add_file(std::path::Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(
+            c.path.as_bytes(),
+        )));
     }
+    w.tree = tree;
+    let mut at_deadline = false;
     let end = loop {
         let now = Instant::now();
+        w.tree.nudge();
         w.enforce_time_limit(now);
         if let Some(end) = w.watch_tree(now, &counting) {
             break end;
@@ -257,6 +266,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         w.say_ignored(now);
         w.intervals(now, &mut counting, &session, on_interval)?;
         if w.deadline.is_some_and(|d| now >= d) {
+            at_deadline = true;
             break None;
         }
         let event = rx.recv_timeout(w.wait(now, &counting));
@@ -273,23 +283,12 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     // else when counting stopped (the middle of the perf engine's
     // one-by-one disabling), so the rates are over the time counted.
     let stopping = Instant::now();
+    w.let_go_of_tree(at_deadline, &rx);
     counting.stop();
-    // Whatever of a guarded tree is still running (vdsoctl stopped waiting
-    // for it) is killed now, not left with nobody answering its calls.
-    let mut tree = tree;
-    tree.kill_tree();
     let end = end.unwrap_or_else(|| stopping + stopping.elapsed() / 2);
     let tally = counting.snapshot()?;
     if req.sight {
         w.sightings.look(tally.processes());
-    }
-    if child.is_some() && w.exit_status.is_none() && w.interrupted {
-        while let Ok(ev) = rx.recv_timeout(GRACE) {
-            if let Event::CommandExited(status, _) = ev {
-                w.exit_status = Some(status);
-                break;
-            }
-        }
     }
     if let (Some(c), Some(cmd)) = (child, &command) {
         session.command = Some(CommandInfo { argv: cmd.argv_text.clone(), pid: c, exit_status: w.exit_status });
@@ -327,6 +326,12 @@ struct Waiting<'r> {
     /// `-- CMD` with a time limit: when it is up, and whether it was reached.
     time_limit: Option<Instant>,
     timed_out: bool,
+    /// `-- CMD`: dropped (or killed), the guardian kills what is left of the tree.
+    tree: spawn::TreeGuard,
+    /// When the last process of the tree was gone.
+    tree_gone: Option<Instant>,
+    /// When vdsoctl had the tree killed (`--timeout`, signals).
+    tree_killed: Option<Instant>,
     sightings: Sightings,
 }
 
@@ -357,6 +362,9 @@ impl<'r> Waiting<'r> {
             said_lingers: false,
             time_limit: req.timeout.filter(|_| child.is_some()).map(|t| start + t),
             timed_out: false,
+            tree: spawn::TreeGuard::default(),
+            tree_gone: None,
+            tree_killed: None,
             sightings: Sightings::new(req.plan.stacks || req.plan.sites),
         }
     }
@@ -371,43 +379,92 @@ impl<'r> Waiting<'r> {
         }
     }
 
-    /// `--timeout`: SIGTERM when it is up, SIGKILL a grace later.
+    /// `--timeout`, a deadline for the whole tree: SIGTERM to the command
+    /// when it is up, and everything of the tree killed a grace later (at
+    /// once if the command itself has exited: what it left behind).
     fn enforce_time_limit(&mut self, now: Instant) {
-        let (Some(limit), Some(pid), None) = (self.time_limit, self.child, self.command_done) else { return };
-        match self.forwarded {
-            _ if now < limit => {}
-            None => {
-                self.timed_out = true;
+        let (Some(limit), Some(pid)) = (self.time_limit, self.child) else { return };
+        if now < limit || self.tree_gone.is_some() || self.tree_killed.is_some() {
+            return;
+        }
+        if !self.timed_out {
+            self.timed_out = true;
+            self.said_ignored = true;
+            let after = limit - self.start;
+            if self.command_done.is_some() {
+                self.say(&Progress::TreeTimedOut { pid, after });
+            } else {
+                self.say(&Progress::TimedOut { pid, after, grace: GRACE });
                 self.kill(Signal::SIGTERM as i32);
                 self.forwarded = Some((1, now, Signal::SIGTERM));
-                self.said_ignored = true;
-                self.say(&Progress::TimedOut { pid, after: limit - self.start, grace: GRACE });
+                return;
             }
-            Some((1, at, _)) if self.timed_out && now >= at + GRACE => {
-                self.kill(Signal::SIGKILL as i32);
-                self.forwarded = Some((2, now, Signal::SIGKILL));
-            }
-            Some(_) => {}
+        }
+        let since = self.forwarded.map_or(limit, |(_, at, _)| at);
+        if self.command_done.is_some() || now >= since + GRACE {
+            self.kill_tree(now);
         }
     }
 
-    /// The command exited: wait for what its tree left behind, saying so once.
+    fn kill_tree(&mut self, now: Instant) {
+        self.tree.kill_tree();
+        self.tree_killed = Some(now);
+    }
+
+    /// The command exited: wait for what its tree left behind, saying so
+    /// once; a tree vdsoctl was told to stop (a signal, `--timeout`) is
+    /// killed a grace after the command's exit. The tree is the command
+    /// and every process descended from it, whatever it does with its
+    /// session or its parent: what its guardian reaps. It ends when the
+    /// guardian has reaped the last of it (and, for the seccomp engine,
+    /// the filter's listener hung up), for every engine alike.
     fn watch_tree(&mut self, now: Instant, counting: &Counting) -> End {
         let done = self.command_done?;
-        match counting.tree_ended() {
-            Some(Some(gone)) => Some(Some(gone.max(done))),
-            // Out of time: what the command left behind is not waited
-            // for (it is killed below).
-            Some(None) if self.timed_out && now >= done + GRACE => Some(Some(done)),
-            Some(None) if !self.said_lingers && now >= done + GRACE => {
-                self.said_lingers = true;
-                if let Some(pid) = self.child {
-                    self.say(&Progress::TreeLingers { pid });
-                }
-                None
+        let gone = match counting.tree_ended() {
+            Some(ended) => ended.zip(self.tree_gone).map(|(a, b)| a.max(b)),
+            None => self.tree_gone,
+        };
+        if let Some(gone) = gone {
+            return Some(Some(gone.max(done)));
+        }
+        match self.tree_killed {
+            // Killed and still not gone a grace later: not waited for.
+            Some(at) if now >= at + GRACE => return Some(Some(done)),
+            None if self.interrupted && now >= done + GRACE => self.kill_tree(now),
+            _ => {}
+        }
+        if !self.said_lingers && self.tree_killed.is_none() && now >= done + GRACE {
+            self.said_lingers = true;
+            if let Some(pid) = self.child {
+                self.say(&Progress::TreeLingers { pid });
             }
-            Some(None) => None,
-            None => Some(Some(done)),
+        }
+        None
+    }
+
+    /// The trace ended: at `-d`, a tree that needs no answer from vdsoctl
+    /// runs on (released); else what is left of it is killed, and waited
+    /// for (a grace at most) before counting stops, so no call of it is
+    /// ever left without an answer. The command's status, if it comes.
+    fn let_go_of_tree(&mut self, at_deadline: bool, rx: &mpsc::Receiver<Event>) {
+        if self.child.is_none() || self.tree_gone.is_some() {
+            return;
+        }
+        if at_deadline && !self.timed_out {
+            self.tree.release();
+            return;
+        }
+        self.tree.kill_tree();
+        let until = Instant::now() + GRACE;
+        while let Ok(ev) = rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            match ev {
+                Event::CommandExited(status, _) => self.exit_status = self.exit_status.or(Some(status)),
+                Event::TreeGone(at) => {
+                    self.tree_gone = Some(at);
+                    return;
+                }
+                _ => {}
+            }
         }
     }
 
@@ -464,13 +521,16 @@ impl<'r> Waiting<'r> {
         if self.command_done.is_some() {
             wait = wait.min(PUMP);
         }
+        if self.child.is_some() && self.tree_gone.is_none() {
+            wait = wait.min(NUDGE);
+        }
         if let (Some((_, at, _)), false) = (self.forwarded, self.said_ignored) {
             wait = wait.min((at + GRACE).saturating_duration_since(now) + Duration::from_millis(1));
         }
-        if let (Some(limit), None) = (self.time_limit, self.command_done) {
+        if let (Some(limit), None) = (self.time_limit, self.tree_killed) {
             let next = match self.forwarded {
-                None => limit,
-                Some((_, at, _)) => at + GRACE,
+                Some((_, at, _)) if self.timed_out => at + GRACE,
+                _ => limit,
             };
             wait = wait.min(next.saturating_duration_since(now) + Duration::from_millis(1));
         }
@@ -506,6 +566,7 @@ impl<'r> Waiting<'r> {
                 self.exit_status = Some(status);
                 self.command_done = Some(at);
             }
+            Ok(Event::TreeGone(at)) => self.tree_gone = Some(at),
             Ok(Event::TargetExited(pid, at)) => {
                 self.exited.insert(pid, at);
                 if self.exited.len() == self.targets {
@@ -630,7 +691,7 @@ fn arm(
             gated.abandon();
             return Err(Error::Spawn { cmd: cmd.display.clone(), source });
         }
-        let (wait, guard) = gated.into_wait();
+        let (wait, guard) = gated.into_wait().map_err(|source| Error::Spawn { cmd: cmd.display.clone(), source })?;
         tree = guard;
         watch_child(wait, tx.clone());
         (target, Some(child))
@@ -666,71 +727,18 @@ fn started(counting: &mut Counting) -> Result<Instant> {
     Ok(before + before.elapsed() / 2)
 }
 
-/// A command resolved and turned into C strings before the fork.
-struct PreparedCommand {
-    path: CString,
-    argv: Vec<CString>,
-    envp: Vec<CString>,
-    display: String,
-    argv_text: Vec<String>,
-    comm: String,
-    abi: Option<Abi>,
-}
-
-fn prepare_command(words: &[OsString]) -> Result<PreparedCommand> {
-    let display = crate::words::shell_words(&words.iter().map(|w| w.to_string_lossy()).collect::<Vec<_>>());
-    let spawn_err = |kind: std::io::ErrorKind, why: &str| Error::Spawn {
-        cmd: display.clone(),
-        source: std::io::Error::new(kind, why.to_string()),
-    };
-    let first = words.first().ok_or_else(|| spawn_err(std::io::ErrorKind::InvalidInput, "empty command"))?;
-    let path = resolve(first).ok_or_else(|| spawn_err(std::io::ErrorKind::NotFound, "not found or not executable"))?;
-    let cstr = |b: &[u8]| CString::new(b).map_err(|_| spawn_err(std::io::ErrorKind::InvalidInput, "NUL byte"));
-    let argv = words.iter().map(|w| cstr(w.as_bytes())).collect::<Result<Vec<_>>>()?;
-    let envp = std::env::vars_os()
-        .map(|(k, v)| {
-            let mut kv = k.into_vec();
-            kv.push(b'=');
-            kv.extend(v.into_vec());
-            cstr(&kv)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let abi = exe_header_of(&path).and_then(|h| Abi::from_elf(h.is_64, h.machine));
-    let comm: String = path.file_name().map(|n| n.to_string_lossy().chars().take(15).collect()).unwrap_or_default();
-    Ok(PreparedCommand {
-        path: cstr(path.as_os_str().as_bytes())?,
-        argv,
-        envp,
-        argv_text: words.iter().map(|w| w.to_string_lossy().into_owned()).collect(),
-        display,
-        comm,
-        abi,
-    })
-}
-
-/// `execvp`'s search: a name with a slash as is, else the first executable
-/// regular file of that name on PATH.
-fn resolve(name: &OsString) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let runnable = |p: &Path| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-    if name.as_bytes().contains(&b'/') {
-        let p = PathBuf::from(name);
-        return runnable(&p).then_some(p);
-    }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| runnable(p))
-}
-
 /// Wait for the command on a thread of its own, so its end is timed when it
 /// happens rather than at the next wake-up.
 fn watch_child(wait: spawn::CommandWait, tx: mpsc::Sender<Event>) {
     std::thread::spawn(move || {
-        let status = match wait.wait() {
-            Ok(spawn::Waited::Exited(code)) => ExitStatus::Code(code),
-            Ok(spawn::Waited::Signaled(sig)) => ExitStatus::Signal(sig),
+        let (status, tree) = match wait.wait() {
+            Ok((spawn::Waited::Exited(code), tree)) => (ExitStatus::Code(code), tree),
+            Ok((spawn::Waited::Signaled(sig), tree)) => (ExitStatus::Signal(sig), tree),
             Err(_) => return,
         };
         let _ = tx.send(Event::CommandExited(status, Instant::now()));
+        tree.wait();
+        let _ = tx.send(Event::TreeGone(Instant::now()));
     });
 }
 

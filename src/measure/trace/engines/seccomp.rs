@@ -18,6 +18,9 @@ use crate::arch::{self, Abi, FnKind, VdsoFn};
 use crate::inspect::process::{blocked_syscall_sp, boottime_offset_ns, ns_per_tick, read_thread_mem, start_ticks_of};
 use crate::measure::sys::seccomp::{Insn, Listener, Notification, Program, Wake};
 use crate::measure::trace::sites::Book;
+use own::Own;
+
+mod own;
 use crate::measure::trace::{Clock, Key, RandomCall, Site, Tally};
 use std::collections::HashMap;
 use std::fs::File;
@@ -53,7 +56,8 @@ fn watched_numbers(abi: Abi) -> Vec<u32> {
     let plain = abi.vdso_syscalls().iter().map(|(_, nr)| *nr as u32);
     let x32 =
         abi.x32_bit().into_iter().flat_map(|bit| abi.vdso_syscalls().iter().map(move |(_, nr)| (nr | bit) as u32));
-    plain.chain(x32).collect()
+    // seccomp(2) too: a program the command installs of its own (see [`own`]).
+    plain.chain(x32).chain([abi.seccomp_syscall() as u32]).collect()
 }
 
 fn insn(code: u16, jt: u8, jf: u8, k: u32) -> Insn {
@@ -89,8 +93,23 @@ pub fn program() -> Program {
 /// [vsyscall] emulation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Call {
-    Syscall { abi: Abi, func: VdsoFn, clock: Clock },
+    Syscall {
+        abi: Abi,
+        func: VdsoFn,
+        clock: Clock,
+    },
     Vsyscall(VdsoFn),
+    /// seccomp(2): the command installs a filter of its own.
+    Install {
+        is_64: bool,
+    },
+}
+
+impl Call {
+    /// Whether deciding it read the caller (getrandom's origin, from its maps).
+    fn reads_caller(self) -> bool {
+        matches!(self, Call::Syscall { clock: Clock::Random(_), .. } | Call::Install { .. })
+    }
 }
 
 /// Decode a notification; `None` for a number the filter should not have
@@ -101,6 +120,9 @@ pub fn decode(n: &Notification, in_vdso: &dyn Fn() -> bool) -> Option<Call> {
     let mut nr = i64::from(n.nr);
     if let Some(bit) = abi.x32_bit() {
         nr &= !bit;
+    }
+    if i64::from(n.nr) == abi.seccomp_syscall() {
+        return Some(Call::Install { is_64: abi.elf().1 });
     }
     let func = abi.vdso_syscall(nr)?;
     if abi == Abi::X86_64 && n.ip & !0xfff == arch::vsyscall::BASE {
@@ -121,40 +143,64 @@ pub fn decode(n: &Notification, in_vdso: &dyn Fn() -> bool) -> Option<Call> {
     Some(Call::Syscall { abi, func, clock })
 }
 
-/// A thread seen before: its process, and an open `/proc/TID/comm` that
-/// stops reading (ESRCH) once that very thread is gone, so a reused tid is
-/// never taken for the old one.
+/// A thread seen before: its process, and its own start (clock ticks
+/// since boot, from /proc/TID/stat), so a reused tid is never taken for
+/// the old one. A few hot threads keep their /proc/TID/comm open (a read of
+/// it fails ESRCH once that very thread is gone: one pread per recheck);
+/// the others are read anew (open, read, close). The fds held are bounded
+/// ([`Resolver::max_held`]): a tree of 10,000 processes under
+/// `nofile=1024` is counted as exactly as one of ten.
 struct Task {
     tgid: i32,
     /// Its process's start ([`Key::start`]): a reused pid is a new process.
     start: u64,
-    probe: File,
+    /// The thread's own start ticks, read again after [`RECHECK`].
+    ticks: u64,
+    probe: Option<File>,
     checked: Instant,
 }
 
-/// A process seen before: its `/proc/TGID/comm` and the name last read.
+/// A process seen before: the name last read of `/proc/TGID/comm`, and
+/// that file kept open while fds may be held.
 struct Proc {
-    comm: File,
     name: String,
+    comm: Option<File>,
     read: Instant,
 }
 
-/// Threads seen, bounded: the cache is dropped whole when full (entries are
-/// read anew from /proc on the next call).
+/// Threads and processes remembered, bounded: a cache dropped whole when
+/// full (entries are read anew from /proc on the next call).
 const MAX_TASKS: usize = 4096;
+
+/// At most this many /proc files held open (and at most an eighth of the
+/// soft fd limit).
+const MAX_HELD: usize = 64;
 
 /// How long a thread's identity and a process's name are taken as read.
 /// A tid cannot be reused that fast: reuse needs the pid space to wrap,
 /// hundreds of forks even at the smallest pid_max (301).
 const RECHECK: std::time::Duration = std::time::Duration::from_millis(1);
 
-#[derive(Default)]
 struct Resolver {
     tasks: HashMap<i32, Task>,
     procs: HashMap<i32, Proc>,
+    /// /proc files held open now, and the most that may be.
+    held: usize,
+    max_held: usize,
+    /// Whether the last [`Resolver::resolve`] read anything of /proc (the
+    /// notification must then be checked still valid).
+    read: bool,
 }
 
-fn read_small(f: &File) -> io::Result<String> {
+/// The first line of a small /proc file, opened for this read only.
+fn read_small(path: &str) -> io::Result<String> {
+    let mut buf = [0u8; 64];
+    let n = File::open(path)?.read(&mut buf)?;
+    Ok(String::from_utf8_lossy(&buf[..n]).trim_end_matches('\n').to_string())
+}
+
+/// The first line of an open /proc file, read again from its start.
+fn reread(f: &File) -> io::Result<String> {
     let mut buf = [0u8; 64];
     let n = f.read_at(&mut buf, 0)?;
     Ok(String::from_utf8_lossy(&buf[..n]).trim_end_matches('\n').to_string())
@@ -170,60 +216,122 @@ fn ids_of(tid: i32) -> io::Result<(i32, Option<i32>)> {
 }
 
 impl Resolver {
+    fn new() -> Resolver {
+        use nix::sys::resource::{getrlimit, Resource};
+        let soft = getrlimit(Resource::RLIMIT_NOFILE).map_or(0, |(soft, _)| soft);
+        let max_held = usize::try_from(soft / 8).unwrap_or(MAX_HELD).min(MAX_HELD);
+        Resolver { tasks: HashMap::new(), procs: HashMap::new(), held: 0, max_held, read: false }
+    }
+
+    /// Open `path` to keep, if another fd may be held.
+    fn hold(&mut self, path: &str) -> Option<File> {
+        if self.held >= self.max_held {
+            return None;
+        }
+        let f = File::open(path).ok()?;
+        self.held += 1;
+        Some(f)
+    }
+
+    fn forget_task(&mut self, tid: i32) {
+        if let Some(t) = self.tasks.remove(&tid) {
+            self.held -= usize::from(t.probe.is_some());
+            self.forget_proc(t.tgid);
+        }
+    }
+
+    fn forget_proc(&mut self, tgid: i32) {
+        if let Some(p) = self.procs.remove(&tgid) {
+            self.held -= usize::from(p.comm.is_some());
+        }
+    }
+
+    /// Whether the thread `tid` seen before is still that thread.
+    fn still_same(t: &Task, tid: i32) -> bool {
+        match &t.probe {
+            Some(f) => reread(f).is_ok(),
+            None => start_ticks_of(tid) == Some(t.ticks),
+        }
+    }
+
     /// The process of `tid`, read while its call waits; a process seen for
     /// the first time gets its parent recorded in `tally`, and its name
-    /// there whenever it changed (a rename, an exec).
+    /// there whenever it changed (a rename, an exec). `None`: /proc did not
+    /// say (the thread is gone, or no fd was left to read it).
     fn resolve(&mut self, tid: i32, now: Instant, tally: &Mutex<Tally>) -> Option<(i32, u64)> {
-        let mut stale = None;
-        if let Some(t) = self.tasks.get_mut(&tid) {
-            if now > t.checked + RECHECK {
-                match read_small(&t.probe) {
-                    Ok(_) => t.checked = now,
-                    Err(_) => stale = Some(t.tgid),
-                }
+        self.read = false;
+        let stale = match self.tasks.get_mut(&tid) {
+            Some(t) if now > t.checked + RECHECK => {
+                self.read = true;
+                let same = Resolver::still_same(t, tid);
+                t.checked = now;
+                !same
             }
-        }
-        if let Some(tgid) = stale {
-            self.tasks.remove(&tid);
-            self.procs.remove(&tgid);
+            _ => false,
+        };
+        if stale {
+            self.forget_task(tid);
         }
         if !self.tasks.contains_key(&tid) {
             if self.tasks.len() >= MAX_TASKS {
                 self.tasks.clear();
                 self.procs.clear();
+                self.held = 0;
             }
-            let probe = File::open(format!("/proc/{tid}/comm")).ok()?;
-            let (tgid, ppid) = ids_of(tid).ok()?;
-            let parent = if tgid == tid { ppid } else { ids_of(tgid).ok().and_then(|(_, p)| p) };
-            if let Some(ppid) = parent {
-                lock(tally).parents.insert(tgid, ppid);
-            }
-            self.procs.remove(&tgid);
-            // ns since boot, as the kernel keeps it (a time namespace
-            // shifts /proc's value; the BPF engine keys on the kernel's).
-            let start = start_ticks_of(tgid)
-                .map_or(0, |t| (t * ns_per_tick()).saturating_add_signed(-boottime_offset_ns()).max(1));
-            self.tasks.insert(tid, Task { tgid, start, probe, checked: now });
+            self.read = true;
+            let mut task = first_sight(tid, now, tally)?;
+            task.probe = self.hold(&format!("/proc/{tid}/comm"));
+            self.forget_proc(task.tgid);
+            self.tasks.insert(tid, task);
         }
         let (tgid, start) = self.tasks.get(&tid).map(|t| (t.tgid, t.start))?;
-        let fresh = match self.procs.get_mut(&tgid) {
-            Some(p) if now <= p.read + RECHECK => None,
-            Some(p) => {
-                p.read = now;
-                read_small(&p.comm).ok().filter(|n| *n != p.name).inspect(|n| p.name.clone_from(n))
-            }
-            None => {
-                let comm = File::open(format!("/proc/{tgid}/comm")).ok()?;
-                let name = read_small(&comm).ok()?;
-                self.procs.insert(tgid, Proc { comm, name: name.clone(), read: now });
-                Some(name)
-            }
-        };
+        let fresh = self.name_of(tgid, now)?;
         if let Some(name) = fresh {
             lock(tally).comms.insert(tgid, name);
         }
         Some((tgid, start))
     }
+
+    /// `Some(Some(name))` when the process's name is new or changed,
+    /// `Some(None)` when it is as last read; `None` if it cannot be read.
+    fn name_of(&mut self, tgid: i32, now: Instant) -> Option<Option<String>> {
+        match self.procs.get_mut(&tgid) {
+            Some(p) if now <= p.read + RECHECK => Some(None),
+            Some(p) => {
+                self.read = true;
+                p.read = now;
+                let name = match &p.comm {
+                    Some(f) => reread(f),
+                    None => read_small(&format!("/proc/{tgid}/comm")),
+                };
+                Some(name.ok().filter(|n| *n != p.name).inspect(|n| p.name.clone_from(n)))
+            }
+            None => {
+                self.read = true;
+                let path = format!("/proc/{tgid}/comm");
+                let name = read_small(&path).ok()?;
+                let comm = self.hold(&path);
+                self.procs.insert(tgid, Proc { name: name.clone(), comm, read: now });
+                Some(Some(name))
+            }
+        }
+    }
+}
+
+/// A thread never seen (or seen as another): its process, that process's
+/// start and parent (recorded in `tally`), and its own start.
+fn first_sight(tid: i32, now: Instant, tally: &Mutex<Tally>) -> Option<Task> {
+    let ticks = start_ticks_of(tid)?;
+    let (tgid, ppid) = ids_of(tid).ok()?;
+    let parent = if tgid == tid { ppid } else { ids_of(tgid).ok().and_then(|(_, p)| p) };
+    if let Some(ppid) = parent {
+        lock(tally).parents.insert(tgid, ppid);
+    }
+    let process_ticks = if tgid == tid { Some(ticks) } else { start_ticks_of(tgid) };
+    // ns since boot, as the kernel keeps it (a time namespace shifts
+    // /proc's value; the BPF engine keys on the kernel's).
+    let start = process_ticks.map_or(0, |t| (t * ns_per_tick()).saturating_add_signed(-boottime_offset_ns()).max(1));
+    Some(Task { tgid, start, ticks, probe: None, checked: now })
 }
 
 fn lock(t: &Mutex<Tally>) -> std::sync::MutexGuard<'_, Tally> {
@@ -323,12 +431,13 @@ impl Drop for SeccompTracer {
 /// The supervisor: take each notified call, count it, let it run; until
 /// the listener hangs up (no process holds the filter) or `stop` closes.
 fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, how: How) {
-    let mut resolver = Resolver::default();
+    let mut resolver = Resolver::new();
     let mut book = how.sites.then(Book::default);
+    let mut own = Own::default();
     loop {
         match listener.wait(stop.as_fd()) {
             Ok(Wake::Call) => match listener.recv() {
-                Ok(n) => answer(listener, &n, &mut resolver, shared, how.per_thread, book.as_mut()),
+                Ok(n) => answer(listener, &n, (&mut resolver, &mut own), shared, how.per_thread, book.as_mut()),
                 // The caller was killed between the wake-up and the receive.
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
                 Err(_) => return,
@@ -348,29 +457,53 @@ fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, how: How) {
 fn answer(
     listener: &Listener,
     n: &Notification,
-    resolver: &mut Resolver,
+    (resolver, own): (&mut Resolver, &mut Own),
     shared: &Shared,
     per_thread: bool,
     book: Option<&mut Book>,
 ) {
-    let who = resolver.resolve(n.tid, Instant::now(), &shared.tally);
+    // A failed read (no fd left, say) is tried once more before the call
+    // is let through uncounted, and then it is `lost`, never silently.
+    let who = resolver
+        .resolve(n.tid, Instant::now(), &shared.tally)
+        .or_else(|| resolver.resolve(n.tid, Instant::now(), &shared.tally));
     let call = decode(n, &|| crate::inspect::process::in_vdso_of(n.tid, n.ip));
+    if let Some(Call::Install { is_64 }) = call {
+        return install(listener, n, who.zip(own::read_program(n, is_64)), own);
+    }
+    // A clock call the command's own program sends to TRACE: ENOSYS.
+    let enosys = match (who, call) {
+        (Some((tgid, _)), Some(_)) if !own.is_empty() => {
+            let parent = lock(&shared.tally).parents.get(&tgid).copied();
+            own.enosys(tgid, parent, n)
+        }
+        _ => false,
+    };
     // --sites: the stack word is read while the call waits (valid if the
     // notification still is, checked next).
     let site = match (&book, call) {
         (Some(_), Some(Call::Syscall { abi, .. })) => Some(site_of(n, abi)),
         _ => None,
     };
-    if !listener.id_valid(n.id) {
+    // Only what was read of /proc (or of the caller's memory) about this
+    // caller needs it still waiting; a cached answer does not.
+    let read = resolver.read || call.is_some_and(|c| c.reads_caller()) || site.is_some() || !own.is_empty();
+    if read && !listener.id_valid(n.id) {
         return;
     }
-    if listener.resume(n.id).is_err() {
+    let answered = if enosys { listener.fail(n.id, libc::ENOSYS) } else { listener.resume(n.id) };
+    if answered.is_err() {
         return;
     }
-    let (Some((tgid, start)), Some(call)) = (who, call) else { return };
     let mut tally = lock(&shared.tally);
+    let (Some((tgid, start)), Some(call)) = (who, call) else {
+        // The call ran, and was not counted: said as lost.
+        tally.lost_records += 1;
+        return;
+    };
     match call {
         Call::Vsyscall(func) => *tally.vsyscall.entry((tgid, func)).or_insert(0) += 1,
+        Call::Install { .. } => {}
         Call::Syscall { abi, func, clock } => {
             let key = Key { pid: tgid, tid: per_thread.then_some(n.tid), abi, func, clock, comm: None, start };
             *tally.counts.entry(key).or_insert(0) += 1;
@@ -385,6 +518,15 @@ fn answer(
             }
         }
     }
+}
+
+/// seccomp(2) of the command: the program it installs kept for its process
+/// (once the call is known still waiting), and the call let run.
+fn install(listener: &Listener, n: &Notification, installed: Option<((i32, u64), Vec<Insn>)>, own: &mut Own) {
+    if let Some(((tgid, _), program)) = installed.filter(|_| listener.id_valid(n.id)) {
+        own.keep(tgid, program);
+    }
+    let _ = listener.resume(n.id);
 }
 
 /// How the supervisor counts: rows per thread, split by call site.
