@@ -21,6 +21,7 @@ pub mod hint;
 pub mod maps;
 pub mod prom;
 pub mod table;
+pub mod trace;
 pub use prom::Prometheus;
 pub use table::{Cell, Color, Table};
 

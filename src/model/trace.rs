@@ -7,13 +7,15 @@ use super::policy;
 use super::{ClockRef, Finding, Status};
 use crate::arch::{self, Abi, VdsoFn};
 use crate::measure::trace::session::{Session, Window};
-use crate::measure::trace::{Clock, RandomCall, Tally};
+use crate::measure::trace::{Clock, Tally};
 use crate::progress::Kind;
 use crate::words::{duration_text, thousands};
 use serde::Serialize;
 use std::time::Duration;
 
 pub use crate::measure::trace::session::{CommandInfo, ExitStatus};
+/// A getrandom row's kind: measure's type, the report's field.
+pub use crate::measure::trace::RandomCall;
 use crate::progress::Target;
 
 /// The `trace` report (DESIGN keys: target, engine, duration_ns, counts,
