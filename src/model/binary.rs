@@ -105,6 +105,12 @@ pub enum WarnKind {
     Unproven,
 }
 
+/// A binary's hint (from [`binary_verdict`]) for one running process: its
+/// `check -p PID` names the pid.
+pub fn hint_for_process(hint: &str, pid: i32) -> String {
+    hint.replace("check -p PID", &format!("check -p {pid}"))
+}
+
 /// The verdict on one ELF file: can its clock reads reach the vDSO on this
 /// kernel? The policy, once, for `--image` and `-p`:
 /// - FAIL: a program whose code calls the fixed [vsyscall] addresses (in a

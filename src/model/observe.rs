@@ -6,6 +6,8 @@
 //! no privileges, no engine, `--trace 0` — is said as such, never as OK.
 //! `check -p`, the host `check` and `serve`'s audit all judge here.
 
+use super::binary::WarnKind;
+use super::check::Check;
 use super::trace::TraceReport;
 use super::{ClockRef, Finding, Status};
 use crate::measure::trace::session::{Session, Window};
@@ -328,6 +330,20 @@ impl Observation {
     /// unproven (static with an unknown runtime, 32-bit).
     pub fn clears_unproven(&self) -> bool {
         self.judged() == Judged::Clean
+    }
+
+    /// The binary row in the light of the observation: evidence clears a
+    /// warning that only said the path was unproven, and contrary evidence
+    /// is named on the row itself.
+    pub fn judge_binary(&self, binary: Check, warn_kind: WarnKind) -> Check {
+        let unproven = warn_kind == WarnKind::Unproven && matches!(binary.status, Status::Warn | Status::Info);
+        match self.on_binary(unproven) {
+            BinaryNote::Clears(why) => {
+                Check { status: Status::Ok, detail: format!("{}; {why}", binary.detail), hint: None, ..binary }
+            }
+            BinaryNote::Contradicts(why) => Check { detail: format!("{}; {why}", binary.detail), ..binary },
+            BinaryNote::None => binary,
+        }
     }
 
     /// What the observation adds to the row about the process's binary,

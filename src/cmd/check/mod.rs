@@ -64,11 +64,7 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
     let ExeCheck { check: binary, warn_kind, emulator, facts, random } = process_exe_check(target, &host);
     let mut mapped = mapping_checks(target, "process_");
     if let Some(tool) = &emulator {
-        // The missing [vdso] is the tool's doing: say so instead of `vdso=0`.
-        for c in mapped.iter_mut().filter(|c| c.status == Status::Fail) {
-            c.detail += &format!(" — {tool} runs it");
-            c.hint = Some(format!("expected under {tool}; audit the program run natively"));
-        }
+        crate::model::host::run_by_emulator(&mut mapped, tool);
     }
     checks.extend(mapped);
     if emulator.is_none() {
@@ -83,20 +79,6 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
         checks.push(Check::of("process_time_namespace".into(), f));
     }
     Ok((checks, bench, Some((binary, warn_kind)), facts))
-}
-
-/// The binary row in the light of the observation: evidence clears a
-/// warning that only said the path was unproven, and contrary evidence is
-/// named on the row itself.
-fn judge_binary(binary: Check, warn_kind: WarnKind, obs: &Observation) -> Check {
-    let unproven = warn_kind == WarnKind::Unproven && matches!(binary.status, Status::Warn | Status::Info);
-    match obs.on_binary(unproven) {
-        observe::BinaryNote::Clears(why) => {
-            Check { status: Status::Ok, detail: format!("{}; {why}", binary.detail), hint: None, ..binary }
-        }
-        observe::BinaryNote::Contradicts(why) => Check { detail: format!("{}; {why}", binary.detail), ..binary },
-        observe::BinaryNote::None => binary,
-    }
 }
 
 /// Validate the arguments before anything is measured.
@@ -158,7 +140,7 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
         // `-p`: the binary row says what its code is expected to do, the
         // observation row what it did.
         Some((binary, warn_kind)) => {
-            checks.push(judge_binary(binary, warn_kind, &observation));
+            checks.push(observation.judge_binary(binary, warn_kind));
             checks.push(Check::observed("process_trace", &observation, scope));
         }
         None => checks.push(Check::observed("host_trace", &observation, scope)),

@@ -78,7 +78,7 @@ pub fn process_exe_check(process: &Process, host: &HostFacts) -> ExeCheck {
     };
     let detail = format!("{}{launched}: {class} {arch_name}, {linkage}; {verdict}", who.with_exe());
     // The hint names this process, not a placeholder.
-    let hint = hint.map(|h| h.replace("check -p PID", &format!("check -p {}", process.pid())));
+    let hint = hint.map(|h| crate::model::binary::hint_for_process(h, process.pid()));
     let libc_path = rt.mapped_libc.as_ref().map(|(_, _, p)| p.display().to_string());
     let random = process_random_check(&ProcessRandom::gather(process, info, libc_path));
     ExeCheck {
