@@ -351,17 +351,10 @@ pub fn trace_progress(p: &Progress<'_>) {
 
 /// Characters that must never reach a terminal raw: C0/C1 controls and DEL,
 /// and the invisible or direction-changing marks (LRM, RLM, ALM, the bidi
-/// embeddings, overrides and isolates, zero-width and line separators, BOM).
+/// embeddings, overrides and isolates, zero-width and line separators, BOM)
+/// — [`crate::words::terminal_hostile`], the one list.
 fn hostile(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{061c}'
-                | '\u{200b}'..='\u{200f}'
-                | '\u{2028}'..='\u{202e}'
-                | '\u{2060}'..='\u{2069}'
-                | '\u{feff}'
-        )
+    crate::words::terminal_hostile(c)
 }
 
 /// Replace control and bidi characters with escapes (like fd's sanitize):

@@ -137,16 +137,17 @@ pub fn escaped_name(bytes: &[u8]) -> String {
 /// C1 controls, the invisible or direction-changing marks a terminal
 /// must not get raw, and the noncharacters XML 1.0 refuses.
 fn unsafe_mark(c: char) -> bool {
+    terminal_hostile(c) || matches!(c, '\u{fffe}' | '\u{ffff}')
+}
+
+/// Controls (C0, DEL, C1) and the invisible or direction-changing marks
+/// (LRM, RLM, ALM, the bidi embeddings, overrides and isolates, zero-width
+/// and line separators, BOM) that must never reach a terminal raw.
+pub fn terminal_hostile(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{061c}'
-                | '\u{200b}'..='\u{200f}'
-                | '\u{2028}'..='\u{202e}'
-                | '\u{2060}'..='\u{2069}'
-                | '\u{feff}'
-                | '\u{fffe}'
-                | '\u{ffff}'
+            '\u{061c}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}'
         )
 }
 
