@@ -67,31 +67,7 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
     let max_series = args.max_series as usize;
     let audit = {
         let (shared, stop) = (shared.clone(), stop.clone());
-        spawn("audit", move || {
-            let mut watch = Watch::default();
-            loop {
-                let seen = shared.published.load(std::sync::atomic::Ordering::Acquire);
-                let observed = watch.observe(&shared);
-                let pending = matches!(observed, Observation::Unseen(Unseen::NotYet));
-                let text: Arc<str> = audit_section(observed, &shared.costs).into();
-                *shared.audit.lock().unwrap_or_else(|e| e.into_inner()) = text;
-                // Before the first window, audit again as soon as the rates
-                // thread publishes, not an interval later.
-                let until = Instant::now() + interval;
-                while !(pending && shared.published.load(std::sync::atomic::Ordering::Acquire) != seen) {
-                    let left = until.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        break;
-                    }
-                    if stop.wait(if pending { TICK.min(left) } else { left }) {
-                        return;
-                    }
-                }
-                if stop.is_set() {
-                    return;
-                }
-            }
-        })?
+        spawn("audit", move || audit_loop(&shared, &stop, interval))?
     };
     let rates = {
         let (shared, stop) = (shared.clone(), stop.clone());
@@ -126,6 +102,34 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
     }
     note(format_args!("stopped"));
     Ok(Outcome::Clean)
+}
+
+/// The audit thread: the host audit every `interval`, and before the first
+/// window as soon as the rates thread publishes one.
+fn audit_loop(shared: &Shared, stop: &Stop, interval: Duration) {
+    let mut watch = Watch::default();
+    loop {
+        let seen = shared.published.load(std::sync::atomic::Ordering::Acquire);
+        let observed = watch.observe(shared);
+        let pending = matches!(observed, Observation::Unseen(Unseen::NotYet));
+        let text: Arc<str> = audit_section(observed, &shared.costs).into();
+        *shared.audit.lock().unwrap_or_else(|e| e.into_inner()) = text;
+        // Before the first window, audit again as soon as the rates
+        // thread publishes, not an interval later.
+        let until = Instant::now() + interval;
+        while !(pending && shared.published.load(std::sync::atomic::Ordering::Acquire) != seen) {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            if stop.wait(if pending { TICK.min(left) } else { left }) {
+                return;
+            }
+        }
+        if stop.is_set() {
+            return;
+        }
+    }
 }
 
 /// A named thread (its name is its comm in /proc/PID/task/TID: the bench

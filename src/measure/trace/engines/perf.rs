@@ -353,36 +353,43 @@ impl Tracer {
         }
         let compat = self.events.host.compat().filter(|_| self.compat || abi != self.events.host);
         if let Some(compat) = compat {
-            if self.cpus.is_empty() {
-                self.cpus = crate::inspect::kernel::online_cpus()?;
-            }
-            if !self.compat_roots.contains(&pid) {
-                self.compat_roots.push(pid);
-            }
-            let pages = ring::pages_per_buffer(self.cpus.len());
-            let fresh = self.sources.is_empty();
             let nrs: Vec<String> = compat.vdso_syscalls().iter().map(|(_, nr)| format!("id == {nr}")).collect();
             let s = CounterSpec { track_tasks: true, ..spec(self.events.raw_enter, Some(nrs.join(" || "))) };
-            // The kernel refuses to mmap an inherited event that is not bound
-            // to a CPU, so one sampler per task and CPU, one ring per CPU.
-            for (i, cpu) in self.cpus.clone().into_iter().enumerate() {
-                let fd = perf::open_sampler(&s, Scope::ThreadOnCpu(tid, cpu), SAMPLES, Ring::watermark(pages))?;
-                match self.sources.get(i) {
-                    Some(src) => perf::set_output(&fd, src.ring.event())?,
-                    None if fresh => {
-                        let dup = fd.try_clone().map_err(|e| Error::Facility {
-                            errno: None,
-                            what: format!("cannot duplicate a perf fd: {}", crate::error::errno_text(&e)),
-                            hint: Hint::FdLimit,
-                        })?;
-                        self.sources.push(Source { ring: Ring::new(dup, pages)?, tree: true });
-                    }
-                    None => {}
-                }
-                opened.push(Event { pid, slot: Slot::Compat, fd });
-            }
+            self.attach_compat(pid, tid, &s, &mut opened)?;
         }
         self.counters.extend(opened);
+        Ok(())
+    }
+
+    /// A compat (32-bit) task's samplers on `raw_syscalls:sys_enter`
+    /// (`s`, filtered on the compat numbers): the kernel refuses to mmap an
+    /// inherited event that is not bound to a CPU, so one sampler per task
+    /// and CPU, one ring per CPU.
+    fn attach_compat(&mut self, pid: i32, tid: i32, s: &CounterSpec, opened: &mut Vec<Event>) -> Result<()> {
+        if self.cpus.is_empty() {
+            self.cpus = crate::inspect::kernel::online_cpus()?;
+        }
+        if !self.compat_roots.contains(&pid) {
+            self.compat_roots.push(pid);
+        }
+        let pages = ring::pages_per_buffer(self.cpus.len());
+        let fresh = self.sources.is_empty();
+        for (i, cpu) in self.cpus.clone().into_iter().enumerate() {
+            let fd = perf::open_sampler(s, Scope::ThreadOnCpu(tid, cpu), SAMPLES, Ring::watermark(pages))?;
+            match self.sources.get(i) {
+                Some(src) => perf::set_output(&fd, src.ring.event())?,
+                None if fresh => {
+                    let dup = fd.try_clone().map_err(|e| Error::Facility {
+                        errno: None,
+                        what: format!("cannot duplicate a perf fd: {}", crate::error::errno_text(&e)),
+                        hint: Hint::FdLimit,
+                    })?;
+                    self.sources.push(Source { ring: Ring::new(dup, pages)?, tree: true });
+                }
+                None => {}
+            }
+            opened.push(Event { pid, slot: Slot::Compat, fd });
+        }
         Ok(())
     }
 
