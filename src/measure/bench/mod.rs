@@ -249,91 +249,122 @@ impl Callers {
         if !self.available(t, path) {
             return None;
         }
+        match t.function {
+            VdsoFn::ClockGettime | VdsoFn::ClockGetres => self.repeat_clock(t, path, n),
+            VdsoFn::Gettimeofday | VdsoFn::Time => self.repeat_wall(t, path, n),
+            VdsoFn::Getcpu | VdsoFn::Getrandom => self.repeat_other(t, path, n),
+            VdsoFn::ClockGettime64 | VdsoFn::ClockGetresTime64 => None,
+        }
+    }
+
+    /// [`Bench::repeat`] of clock_gettime and clock_getres.
+    #[inline(never)]
+    fn repeat_clock(&self, t: Target, path: Path, n: u64) -> Option<()> {
         let clock = t.clock.unwrap_or(0);
         let vdso = self.vdso.as_ref();
         let mut ts = call::zero_timespec();
-        let mut tv = call::zero_timeval();
-        let mut secs: time_t = 0;
-        let (mut cpu, mut node): (c_uint, c_uint) = (0, 0);
-        let mut buf = [0u8; RANDOM_BYTES];
-        macro_rules! run {
-            ($call:expr) => {{
-                for _ in 0..n {
-                    black_box($call);
-                }
-            }};
-        }
         match (t.function, path) {
-            (VdsoFn::ClockGettime, Path::Libc) => run!(call::libc_clock_gettime(black_box(clock), &mut ts)),
-            (VdsoFn::ClockGetres, Path::Libc) => run!(call::libc_clock_getres(black_box(clock), &mut ts)),
+            (VdsoFn::ClockGettime, Path::Libc) => times(n, || call::libc_clock_gettime(black_box(clock), &mut ts)),
+            (VdsoFn::ClockGetres, Path::Libc) => times(n, || call::libc_clock_getres(black_box(clock), &mut ts)),
             (VdsoFn::ClockGettime, Path::Vdso) => {
                 let f = vdso?.clock_gettime?;
-                run!(f.call(black_box(clock), &mut ts))
+                times(n, || f.call(black_box(clock), &mut ts))
             }
             (VdsoFn::ClockGetres, Path::Vdso) => {
                 let f = vdso?.clock_getres?;
-                run!(f.call(black_box(clock), &mut ts))
+                times(n, || f.call(black_box(clock), &mut ts))
             }
-            (VdsoFn::ClockGettime | VdsoFn::ClockGetres, Path::Syscall) => {
+            (_, Path::Syscall) => {
                 let nr = self.nr(t.function)?;
-                run!(call::syscall_clock(nr, black_box(clock), &mut ts))
+                times(n, || call::syscall_clock(nr, black_box(clock), &mut ts))
             }
-            (VdsoFn::Gettimeofday, Path::Libc) => run!(call::libc_gettimeofday(&mut tv)),
+            _ => return None,
+        }
+        black_box(&ts);
+        Some(())
+    }
+
+    /// [`Bench::repeat`] of gettimeofday and time, the vsyscall page's too.
+    #[inline(never)]
+    fn repeat_wall(&self, t: Target, path: Path, n: u64) -> Option<()> {
+        let vdso = self.vdso.as_ref();
+        let mut tv = call::zero_timeval();
+        let mut secs: time_t = 0;
+        match (t.function, path) {
+            (VdsoFn::Gettimeofday, Path::Libc) => times(n, || call::libc_gettimeofday(&mut tv)),
             (VdsoFn::Gettimeofday, Path::Vdso) => {
                 let f = vdso?.gettimeofday?;
-                run!(f.call(&mut tv))
+                times(n, || f.call(&mut tv))
             }
             (VdsoFn::Gettimeofday, Path::Syscall) => {
                 let nr = self.nr(t.function)?;
-                run!(call::syscall_gettimeofday(nr, &mut tv))
+                times(n, || call::syscall_gettimeofday(nr, &mut tv))
             }
             (VdsoFn::Gettimeofday, Path::Vsyscall) => {
                 let p = self.vsyscall?;
-                run!(p.gettimeofday(&mut tv))
+                times(n, || p.gettimeofday(&mut tv))
             }
-            (VdsoFn::Time, Path::Libc) => run!(call::libc_time(&mut secs)),
+            (VdsoFn::Time, Path::Libc) => times(n, || call::libc_time(&mut secs)),
             (VdsoFn::Time, Path::Vdso) => {
                 let f = vdso?.time?;
-                run!(f.call(&mut secs))
+                times(n, || f.call(&mut secs))
             }
             (VdsoFn::Time, Path::Syscall) => {
                 let nr = self.nr(t.function)?;
-                run!(call::syscall_time(nr, &mut secs))
+                times(n, || call::syscall_time(nr, &mut secs))
             }
             (VdsoFn::Time, Path::Vsyscall) => {
                 let p = self.vsyscall?;
-                run!(p.time(&mut secs))
+                times(n, || p.time(&mut secs))
             }
-            (VdsoFn::Getcpu, Path::Libc) => run!(call::libc_getcpu(&mut cpu, &mut node)),
+            _ => return None,
+        }
+        black_box((&tv, &secs));
+        Some(())
+    }
+
+    /// [`Bench::repeat`] of getcpu and getrandom.
+    #[inline(never)]
+    fn repeat_other(&self, t: Target, path: Path, n: u64) -> Option<()> {
+        let vdso = self.vdso.as_ref();
+        let (mut cpu, mut node): (c_uint, c_uint) = (0, 0);
+        let mut buf = [0u8; RANDOM_BYTES];
+        match (t.function, path) {
+            (VdsoFn::Getcpu, Path::Libc) => times(n, || call::libc_getcpu(&mut cpu, &mut node)),
             (VdsoFn::Getcpu, Path::Vdso) => {
                 let f = vdso?.getcpu?;
-                run!(f.call(&mut cpu, &mut node))
+                times(n, || f.call(&mut cpu, &mut node))
             }
             (VdsoFn::Getcpu, Path::Syscall) => {
                 let nr = self.nr(t.function)?;
-                run!(call::syscall_getcpu(nr, &mut cpu, &mut node))
+                times(n, || call::syscall_getcpu(nr, &mut cpu, &mut node))
             }
             (VdsoFn::Getcpu, Path::Vsyscall) => {
                 let p = self.vsyscall?;
-                run!(p.getcpu(&mut cpu, &mut node))
+                times(n, || p.getcpu(&mut cpu, &mut node))
             }
-            (VdsoFn::Getrandom, Path::Libc) => run!(call::libc_getrandom(&mut buf)),
+            (VdsoFn::Getrandom, Path::Libc) => times(n, || call::libc_getrandom(&mut buf)),
             (VdsoFn::Getrandom, Path::Vdso) => {
                 let state = self.random.as_ref()?;
-                run!(state.call(&mut buf))
+                times(n, || state.call(&mut buf))
             }
             (VdsoFn::Getrandom, Path::Syscall) => {
                 let nr = self.nr(t.function)?;
-                run!(call::syscall_getrandom(nr, &mut buf))
+                times(n, || call::syscall_getrandom(nr, &mut buf))
             }
-            (
-                VdsoFn::ClockGettime | VdsoFn::ClockGetres | VdsoFn::Getrandom | VdsoFn::ClockGettime64,
-                Path::Vsyscall,
-            )
-            | (VdsoFn::ClockGettime64 | VdsoFn::ClockGetresTime64, _) => return None,
+            _ => return None,
         }
-        black_box((&ts, &tv, &secs, &cpu, &node, &buf));
+        black_box((&cpu, &node, &buf));
         Some(())
+    }
+}
+
+/// `n` calls of `call`, each kept alive by `black_box`: the loop a C
+/// benchmark would write.
+#[inline(always)]
+fn times<R>(n: u64, mut call: impl FnMut() -> R) {
+    for _ in 0..n {
+        black_box(call());
     }
 }
 
