@@ -140,4 +140,17 @@ fn bench_baseline_of_another_kind_is_a_one_line_error() {
         assert!(!stderr.contains("panicked"), "{stderr}");
         assert!(stderr.trim_end().lines().count() <= 2, "one line (and its hint): {stderr}");
     }
+    // The mirror: a bench baseline given to check (an image of one binary).
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(root.join("usr/bin")).unwrap();
+    std::fs::copy("/bin/true", root.join("usr/bin/true")).unwrap();
+    let bench = dir.path().join("bench.json");
+    std::fs::write(&bench, r#"{"format":"vdsoctl-baseline/1","kind":"bench","bench":[]}"#).unwrap();
+    let out = vdsoctl()
+        .args(["check", "--image", root.to_str().unwrap(), "--baseline", bench.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("kind \"bench\", this compares image or command"), "{stderr}");
 }
