@@ -267,7 +267,7 @@ pub struct BenchArgs {
     pub save_baseline: Option<PathBuf>,
 
     /// Compare with a baseline FILE (--save-baseline): a row is slower when its median grew by more
-    /// than max(3 × (MAD old + MAD new), 5% of old), its syscalls/call rose, or it lost `fast`.
+    /// than max(3*(MAD old + MAD new), 5% of old), its syscalls/call rose, or it lost `fast`.
     /// Exit 1 on any slower row.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
