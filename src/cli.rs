@@ -547,6 +547,7 @@ pub const PAGES: &[Page] = &[
         examples: &[
             ("vdsoctl bench", "every clock through libc, the vDSO, the syscall and the vsyscall page"),
             ("vdsoctl bench --quick --clocks MONOTONIC --max-ns 100", "a CI gate on one clock"),
+            ("vdsoctl bench --baseline base.json", "fail only on a row slower than a baseline beyond its spread"),
         ],
     },
     Page {
