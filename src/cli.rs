@@ -260,6 +260,17 @@ pub struct BenchArgs {
     /// Fewer, shorter rounds: a few hundred milliseconds in all.
     #[arg(long)]
     pub quick: bool,
+
+    /// Write per function, clock and path the median ns/call, its spread (MAD), syscalls/call and
+    /// verdict to FILE as a baseline (stable, sorted JSON; no time, pid or host fact).
+    #[arg(long, value_name = "FILE")]
+    pub save_baseline: Option<PathBuf>,
+
+    /// Compare with a baseline FILE (--save-baseline): a row is slower when its median grew by more
+    /// than max(3*(MAD old + MAD new), 5% of old), its syscalls/call rose, or it lost `fast`.
+    /// Exit 1 on any slower row.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
 }
 
 /// A clock, by name (`MONOTONIC_RAW`, `CLOCK_BOOTTIME`) or number: a usage
@@ -536,6 +547,7 @@ pub const PAGES: &[Page] = &[
         examples: &[
             ("vdsoctl bench", "every clock through libc, the vDSO, the syscall and the vsyscall page"),
             ("vdsoctl bench --quick --clocks MONOTONIC --max-ns 100", "a CI gate on one clock"),
+            ("vdsoctl bench --baseline base.json", "fail only on a row slower than a baseline beyond its spread"),
         ],
     },
     Page {

@@ -9,7 +9,9 @@ use crate::arch::VdsoFn;
 use crate::cli::BenchArgs;
 use crate::error::Result;
 use crate::measure::bench::{self as m, BenchRequest, Path};
+use crate::model::baseline::Baseline;
 use crate::model::bench::measure_report;
+use crate::model::bench_baseline::compare;
 use crate::render::{emit, Output};
 
 /// The command line as a typed request: clap has checked every value; the
@@ -47,10 +49,24 @@ fn dedup_sorted<T: Ord + Copy>(v: &[T]) -> Vec<T> {
 
 /// `vdsoctl bench`.
 pub fn run(args: &BenchArgs, out: &Output) -> Result<Outcome> {
-    let (report, crossed) = measure_report(&select(args))?;
+    let writer = "vdsoctl bench --save-baseline FILE";
+    // Read (and reject) the baseline before measuring: a bad FILE costs nothing.
+    let old = match &args.baseline {
+        Some(path) => Some(crate::cmd::baseline_file::read(path, &["bench"], writer)?),
+        None => None,
+    };
+    let (mut report, crossed) = measure_report(&select(args))?;
+    let now = Baseline::of_bench(&report);
+    if let (Some(path), Some(old)) = (&args.baseline, &old) {
+        report.baseline = Some(compare(&path.display().to_string(), &old.bench, &now.bench));
+    }
+    if let Some(path) = &args.save_baseline {
+        crate::cmd::baseline_file::write(path, &now)?;
+    }
     emit(out, &report)?;
-    // A FAIL line (a lost fast path, --max-ns, --verify) means exit 1.
-    Ok(Outcome::from_crossed(crossed || crate::render::any_fail(&report.findings)))
+    // A FAIL line (a lost fast path, --max-ns, --verify) or a slower row means exit 1.
+    let slower = report.baseline.as_ref().is_some_and(|d| d.has_regression());
+    Ok(Outcome::from_crossed(crossed || slower || crate::render::any_fail(&report.findings)))
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::render::Output;
 
 pub mod auxv;
+pub mod baseline_file;
 pub mod bench;
 pub mod check;
 pub mod dump;

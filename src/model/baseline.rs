@@ -23,18 +23,24 @@ pub const HOST_ROWS: [&str; 2] = ["vdso_symbols", "vsyscall"];
 #[serde(deny_unknown_fields)]
 pub struct Baseline {
     pub format: String,
-    /// `image`.
+    /// `image`, `command` (`check -- CMD`) or `bench`.
     pub kind: String,
     /// Every C library and runtime of the image, `glibc 2.36`, sorted.
+    #[serde(default)]
     pub runtimes: Vec<String>,
     /// Sorted by path.
+    #[serde(default)]
     pub binaries: Vec<BaselineBinary>,
     /// The image's own findings (the command's checks), sorted by name.
+    #[serde(default)]
     pub findings: Vec<BaselineFinding>,
     /// `check -- CMD`: the syscalls counted per process name, function and
     /// clock, sorted (absent for an image).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<BaselineCall>,
+    /// `bench`: per function, clock and path, sorted (model::bench_baseline).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bench: Vec<super::bench_baseline::BaselineBench>,
 }
 
 /// `check -- CMD`: one process name's calls of one function and clock.
@@ -130,7 +136,22 @@ impl Baseline {
         let mut calls = report.calls.clone();
         calls.sort();
         let kind = if report.command.is_some() { "command" } else { "image" };
-        Baseline { format: FORMAT.into(), kind: kind.into(), runtimes, binaries, findings, calls }
+        Baseline { format: FORMAT.into(), kind: kind.into(), runtimes, binaries, findings, calls, bench: Vec::new() }
+    }
+}
+
+impl Baseline {
+    /// The baseline of a `bench` run: only its rows (no host fact, time or pid).
+    pub fn of_bench(report: &super::bench::BenchReport) -> Baseline {
+        Baseline {
+            format: FORMAT.into(),
+            kind: "bench".into(),
+            runtimes: Vec::new(),
+            binaries: Vec::new(),
+            findings: Vec::new(),
+            calls: Vec::new(),
+            bench: super::bench_baseline::rows_of(report),
+        }
     }
 }
 
@@ -329,6 +350,7 @@ mod tests {
                 .map(|(n, s)| BaselineFinding { name: (*n).into(), status: (*s).into(), detail: String::new() })
                 .collect(),
             calls: Vec::new(),
+            bench: Vec::new(),
         }
     }
 

@@ -29,6 +29,9 @@ pub struct BenchReport {
     pub plan: Plan,
     /// The paths shown, in order.
     pub paths: Vec<Path>,
+    /// `--baseline`: what moved since the baseline; absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<super::bench_baseline::BenchBaselineDiff>,
 }
 
 /// How the syscall verdicts were reached.
@@ -85,7 +88,7 @@ pub fn measure_report(req: &BenchRequest) -> Result<(BenchReport, bool)> {
         checks
     });
     let paths = req.paths.iter().copied().filter(|p| results.iter().any(|r| r.path == *p)).collect();
-    Ok((BenchReport { results, findings, basis, verify, plan, paths }, crossed))
+    Ok((BenchReport { results, findings, basis, verify, plan, paths, baseline: None }, crossed))
 }
 
 /// vdsoctl's own callable paths: its vDSO's bound symbols and the vsyscall page.

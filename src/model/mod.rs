@@ -7,6 +7,7 @@ use serde::Serialize;
 pub mod auxv;
 pub mod baseline;
 pub mod bench;
+pub mod bench_baseline;
 pub mod binary;
 pub mod cgroup;
 pub mod check;

@@ -45,3 +45,34 @@ pub fn text(d: &BaselineDiff, out: &Output) -> String {
     }
     s
 }
+
+/// `bench --baseline`: one row per function, clock and path, like benchstat.
+pub fn bench_text(d: &crate::model::bench_baseline::BenchBaselineDiff, out: &Output) -> String {
+    let mut s = format!(
+        "baseline {}: {} slower, {} faster, {} unchanged{} — {}\n",
+        out.text(&d.file),
+        d.slower,
+        d.faster,
+        d.unchanged,
+        if d.added + d.gone > 0 { format!(" ({} added, {} gone)", d.added, d.gone) } else { String::new() },
+        if d.has_regression() { "exit 1: slower" } else { "exit 0: nothing slower" }
+    );
+    let mut t = out.table(&["FUNCTION", "CLOCK", "PATH", "OLD ns", "NEW ns", "DELTA", "VERDICT"]);
+    let ns = |v: Option<f64>| v.map_or_else(|| "-".to_string(), crate::render::ns_number);
+    for r in &d.rows {
+        let delta = r.delta_pct.map_or_else(|| "-".to_string(), |p| format!("{p:+.1}%"));
+        let mut verdict = r.moved.name().to_string();
+        if !r.reasons.is_empty() {
+            verdict += &format!(" ({})", r.reasons.join(", "));
+        }
+        let clock = r.clock.strip_prefix("CLOCK_").unwrap_or(&r.clock).to_string();
+        t.add_row(vec![r.function.clone(), clock, r.path.clone(), ns(r.old_ns), ns(r.new_ns), delta, verdict]);
+    }
+    s += &format!("{t}\n");
+    s += &out.prose(
+        "rule: ",
+        "slower when new − old > max(3 × (MAD old + MAD new), 5% of old), when syscalls/call rose by 0.5 or more, \
+         or when the verdict was fast and is not; faster the mirror",
+    );
+    s
+}

@@ -93,6 +93,9 @@ impl Render for BenchReport {
             s += &format!("verify: {} checks, {} failed\n", checks.len(), failed);
         }
         s += &out.findings(&self.findings);
+        if let Some(d) = &self.baseline {
+            s += &super::baseline::bench_text(d, out);
+        }
         s
     }
 

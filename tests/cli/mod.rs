@@ -7,6 +7,7 @@ mod archive;
 mod audit;
 mod auxv;
 mod bench;
+mod bench_baseline;
 mod check;
 mod consumers;
 mod containers;

@@ -1,0 +1,43 @@
+//! Reading and writing the one baseline document (`vdsoctl-baseline/1`)
+//! for `check` and `bench`: each command says which kinds it compares.
+
+use crate::error::{Error, Hint, Result};
+use crate::model::baseline::{Baseline, FORMAT};
+use std::io::Read;
+use std::path::Path;
+
+/// A baseline larger than this is no baseline.
+const MAX_BASELINE: u64 = 256 << 20;
+
+/// The baseline at `path`, of one of `kinds`; `writer` names the command
+/// line that writes one (the hint).
+pub fn read(path: &Path, kinds: &[&str], writer: &str) -> Result<Baseline> {
+    let hint = Hint::Text(format!("pass a file written by `{writer}`"));
+    let (file, _) = crate::inspect::file::open_regular(path).map_err(|e| Error::from_io(path, e, hint))?;
+    let mut text = Vec::new();
+    file.take(MAX_BASELINE + 1).read_to_end(&mut text).map_err(|e| Error::from_io(path, e, Hint::CheckReadable))?;
+    let malformed = |detail: String| Error::Malformed { what: format!("baseline {}", path.display()), detail };
+    if text.len() as u64 > MAX_BASELINE {
+        return Err(malformed(format!("larger than {} MiB", MAX_BASELINE >> 20)));
+    }
+    let old: Baseline =
+        serde_json::from_slice(&text).map_err(|e| malformed(format!("{e} (written by `{writer}`, {FORMAT}?)")))?;
+    if old.format != FORMAT {
+        return Err(malformed(format!("format {:?}, this vdsoctl reads {FORMAT:?}", old.format)));
+    }
+    if !kinds.contains(&old.kind.as_str()) {
+        return Err(malformed(format!(
+            "kind {:?}, this compares {} — write one with `{writer}`",
+            old.kind,
+            kinds.join(" or ")
+        )));
+    }
+    Ok(old)
+}
+
+/// Write `b` to `path` (replacing it): pretty, sorted, one newline at the end.
+pub fn write(path: &Path, b: &Baseline) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(b).map_err(|e| Error::malformed("baseline", e.to_string()))?;
+    text.push('\n');
+    crate::inspect::file::write_replacing(path, text.as_bytes())
+}
