@@ -192,10 +192,14 @@ pub fn command_check(argv: &[String], exit_status: Option<ExitStatus>, limit: Op
                     None => "it had not exited yet".into(),
                 }
             ),
-            Some(&format!(
-                "the smoke command hung or is slow; vdsoctl exits with its status{}",
-                status.map_or_else(String::new, |s| format!(", {}", s.shell_code()))
-            )),
+            Some(&match status {
+                // What `check` exits with: a failed command's own status, else a FAIL's 1.
+                Some(s) if s != ExitStatus::Code(0) => {
+                    format!("the smoke command hung or is slow; vdsoctl exits with its status, {}", s.shell_code())
+                }
+                Some(_) => "what the command left running hung or is slow (it was killed); vdsoctl exits 1".into(),
+                None => "the smoke command hung or is slow; vdsoctl exits 1".into(),
+            }),
         ),
         Some(ExitStatus::Code(0)) => {
             Check::new("command", Status::Ok, format!("`{}` exited with status 0", shell_words(argv)), None)

@@ -246,6 +246,15 @@ fn timeout_is_a_deadline_for_the_whole_tree() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{who}: {stderr}");
         assert!(stderr.contains("ran past --timeout 2.00 s: killed"), "{who}: {stderr}");
+        // The hint says the exit status it is given: the command exited 0,
+        // what it left was killed, so 1 (the FAIL), not the command's 0.
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains(
+                "FAIL command: what the command left running hung or is slow (it was killed); vdsoctl exits 1"
+            ),
+            "{who}: {stdout}"
+        );
         assert_nothing_left("sleep 29.731", who);
     }
 }
