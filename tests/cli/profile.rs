@@ -237,3 +237,63 @@ fn check_p_filter_as_nobody_says_it_needs_root() {
         "{detail}"
     );
 }
+
+/// The live filter is run with the process's own ABI: a 32-bit process's
+/// filter refusing clock_gettime (i386's 265) FAILs
+/// `process_seccomp:i386:clock_gettime` and allows clock_gettime64. And a
+/// process stopped by SIGSTOP before the read stays stopped after it (the
+/// detach hands back its group-stop), then runs on at SIGCONT.
+#[test]
+fn check_p_reads_a_32_bit_and_a_stopped_process_filter() {
+    use super::common::{build_c, have_m32, is_root, skip, Workload};
+    if !is_root() {
+        return skip("reading a process's seccomp filters needs root (CAP_SYS_ADMIN)");
+    }
+    let state = |pid: i32| {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        status.lines().find(|l| l.starts_with("State:")).unwrap().to_string()
+    };
+    let judged = |pid: i32| {
+        let (code, stdout, stderr) = run(&["--json", "check", "-p", &pid.to_string(), "--trace", "0"]);
+        let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+        let rows: Vec<(String, String, String)> = doc["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["name"].as_str().unwrap().starts_with("process_seccomp"))
+            .map(|c| [&c["name"], &c["status"], &c["detail"]].map(|v| v.as_str().unwrap().to_string()).into())
+            .collect();
+        (code, rows)
+    };
+    let prog = build_c("seccomp_mode", false, &[]);
+    let mut filter = std::process::Command::new(&prog);
+    filter.arg("filter");
+    let w = Workload::start(filter);
+    let pid = nix::unistd::Pid::from_raw(w.pid());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    while !state(w.pid()).contains("(stopped)") {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let (code, rows) = judged(w.pid());
+    assert_eq!(code, 1, "{rows:?}");
+    assert!(rows.iter().any(|(n, s, _)| n.ends_with(":clock_gettime") && s == "fail"), "{rows:?}");
+    assert!(state(w.pid()).contains("(stopped)"), "a stopped process was resumed: {}", state(w.pid()));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+    while !state(w.pid()).contains("(sleeping)") {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    drop(w);
+    if !have_m32() {
+        return skip("gcc -m32 (gcc-multilib) is missing");
+    }
+    let prog = build_c("seccomp_mode", true, &[]);
+    let mut filter = std::process::Command::new(&prog);
+    filter.arg("filter");
+    let w = Workload::start(filter);
+    let (code, rows) = judged(w.pid());
+    assert_eq!(code, 1, "{rows:?}");
+    let names: Vec<(&str, &str)> = rows.iter().map(|(n, s, _)| (n.as_str(), s.as_str())).collect();
+    assert_eq!(names, [("process_seccomp:i386:clock_gettime", "fail"), ("process_seccomp:i386", "ok")]);
+    assert!(rows[1].2.starts_with("i386: allowed: clock_gettime64, "), "{rows:?}");
+    assert!(state(w.pid()).contains("(sleeping)"), "{}", state(w.pid()));
+}
