@@ -240,9 +240,15 @@ const PTRACE_EVENT_STOP: i32 = 128;
 /// length of a task's filters at 32768 instructions anyway).
 const MAX_FILTERS: libc::c_ulong = 512;
 
+/// How long a seized thread may take to stop before the read is given up
+/// (a thread in uninterruptible sleep stops only when it leaves it).
+const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A thread vdsoctl has seized with ptrace: detached when dropped, on every
 /// path, handing back the signal its stop held (if any) so the thread runs
-/// on as if never stopped.
+/// on as if never stopped. (A thread that never stopped cannot be detached
+/// by request; the kernel detaches it when vdsoctl exits, resuming it if
+/// it stopped meanwhile.)
 struct Seized {
     tid: i32,
     signal: libc::c_int,
@@ -271,16 +277,25 @@ impl Seized {
         let mut seized = Seized { tid, signal: 0 };
         // SAFETY: PTRACE_INTERRUPT takes no pointer.
         ptrace_rc(unsafe { libc::ptrace(libc::PTRACE_INTERRUPT as _, tid, 0usize, 0usize) })?;
+        let deadline = std::time::Instant::now() + STOP_WAIT;
         loop {
             let mut status = 0;
             // SAFETY: `status` is an int we own.
-            let rc = unsafe { libc::waitpid(tid, &mut status, libc::__WALL) };
+            let rc = unsafe { libc::waitpid(tid, &mut status, libc::__WALL | libc::WNOHANG) };
             if rc < 0 {
                 let e = io::Error::last_os_error();
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
                 return Err(e);
+            }
+            if rc == 0 {
+                if std::time::Instant::now() > deadline {
+                    let why = "it did not stop for the read (uninterruptible sleep?)";
+                    return Err(io::Error::new(io::ErrorKind::TimedOut, why));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                continue;
             }
             if !libc::WIFSTOPPED(status) {
                 return Err(io::Error::from_raw_os_error(libc::ESRCH));
