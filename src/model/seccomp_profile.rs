@@ -330,6 +330,23 @@ pub fn live_checks(mode: u8, count: u32, abi: Option<Abi>, filters: LiveFilters)
     }
 }
 
+/// The threads whose seccomp mode or filter count differs from the main
+/// thread's (filters installed without TSYNC): theirs were not read, so
+/// the rows above speak for the main thread only.
+pub fn other_threads(n: usize) -> Option<Check> {
+    (n > 0).then(|| {
+        Check::new(
+            "process_seccomp:other_threads",
+            Status::Info,
+            format!(
+                "{n} thread(s) run under another seccomp mode or number of filters than the main thread: \
+                 their filters are not judged, only the main thread's are"
+            ),
+            Some("install the filter with SECCOMP_FILTER_FLAG_TSYNC, or before the threads start"),
+        )
+    })
+}
+
 /// What the filters `progs` do to the fallback syscall `call` of `abi`:
 /// run on the `seccomp_data` the fallback would carry (arguments 0; each
 /// clock id the vDSO serves for a clock function; glibc's

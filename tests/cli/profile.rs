@@ -164,10 +164,6 @@ fn check_p_names_the_seccomp_mode() {
         let ours = checks.filter(|c| c["name"].as_str().unwrap().starts_with("process_seccomp"));
         ours.map(|c| [&c["name"], &c["status"], &c["detail"]].map(|v| v.as_str().unwrap().to_string()).into()).collect()
     };
-    let state = |pid: i32| {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-        status.lines().find(|l| l.starts_with("State:")).unwrap().to_string()
-    };
     let mut filter = std::process::Command::new(&prog);
     filter.arg("filter");
     let w = Workload::start(filter);
@@ -183,8 +179,7 @@ fn check_p_names_the_seccomp_mode() {
     assert_eq!(ok.len(), 1, "{rows_of:?}");
     assert!(ok[0].2.contains("getrandom") && !ok[0].2.contains("clock_gettime"), "{rows_of:?}");
     assert_eq!(code, 1, "{stdout}");
-    let after = state(w.pid());
-    assert!(after.contains("(sleeping)"), "left stopped? {after}");
+    let_go(w.pid());
     drop(w);
     let mut allow = std::process::Command::new(&prog);
     allow.arg("allow");
@@ -194,7 +189,7 @@ fn check_p_names_the_seccomp_mode() {
     assert_eq!(rows_of.len(), 1, "{rows_of:?}");
     assert_eq!(rows_of[0].1, "ok", "{rows_of:?}");
     assert!(rows_of[0].2.contains(": allowed: clock_gettime, "), "{rows_of:?}");
-    assert!(state(w.pid()).contains("(sleeping)"));
+    let_go(w.pid());
     // A process without seccomp has no such row (this test's own, unless
     // it runs under one, as in a container).
     let own = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -278,6 +273,8 @@ fn check_p_reads_a_32_bit_and_a_stopped_process_filter() {
     assert_eq!(code, 1, "{rows:?}");
     assert!(rows.iter().any(|(n, s, _)| n.ends_with(":clock_gettime") && s == "fail"), "{rows:?}");
     assert!(state(w.pid()).contains("(stopped)"), "a stopped process was resumed: {}", state(w.pid()));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", w.pid())).unwrap();
+    assert!(status.contains("\nTracerPid:\t0\n"), "still traced: {status}");
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
     while !state(w.pid()).contains("(sleeping)") {
         std::thread::sleep(std::time::Duration::from_millis(1));
@@ -295,5 +292,36 @@ fn check_p_reads_a_32_bit_and_a_stopped_process_filter() {
     let names: Vec<(&str, &str)> = rows.iter().map(|(n, s, _)| (n.as_str(), s.as_str())).collect();
     assert_eq!(names, [("process_seccomp:i386:clock_gettime", "fail"), ("process_seccomp:i386", "ok")]);
     assert!(rows[1].2.starts_with("i386: allowed: clock_gettime64, "), "{rows:?}");
-    assert!(state(w.pid()).contains("(sleeping)"), "{}", state(w.pid()));
+    let_go(w.pid());
+}
+
+/// Filters are per thread: one installed by a second thread without TSYNC
+/// is not the main thread's. `check -p` says so (INFO), and judges no
+/// filter it did not read: no FAIL, no OK row.
+#[test]
+fn check_p_says_a_thread_has_other_filters() {
+    use super::common::{build_c, Workload};
+    let prog = build_c("seccomp_mode", false, &["-pthread"]);
+    let mut thread = std::process::Command::new(&prog);
+    thread.arg("thread");
+    let w = Workload::start(thread);
+    let doc = super::common::run_json(&["check", "-p", &w.pid().to_string(), "--trace", "0"]);
+    let checks = doc["checks"].as_array().unwrap().iter();
+    let ours: Vec<_> = checks.filter(|c| c["name"].as_str().unwrap().starts_with("process_seccomp")).collect();
+    assert_eq!(ours.len(), 1, "{ours:?}");
+    assert_eq!(
+        (ours[0]["name"].as_str(), ours[0]["status"].as_str()),
+        (Some("process_seccomp:other_threads"), Some("info"))
+    );
+    let detail = ours[0]["detail"].as_str().unwrap();
+    assert!(detail.starts_with("1 thread(s) run under another seccomp mode"), "{detail}");
+}
+
+/// `pid` was let go: no tracer attached, and not stopped (neither `t`
+/// tracing stop nor `T` stopped); running or sleeping as it likes.
+fn let_go(pid: i32) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let state = status.lines().find_map(|l| l.strip_prefix("State:")).unwrap().trim();
+    assert!(!state.starts_with(['t', 'T']), "left stopped: {state}");
+    assert!(status.contains("\nTracerPid:\t0\n"), "still traced: {status}");
 }

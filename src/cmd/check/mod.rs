@@ -82,6 +82,9 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
         let abi = target.exe_header().and_then(|h| Abi::from_elf(h.is_64, h.machine)).or(arch::HOST_ABI);
         let filters = if mode == 2 { live_filters(target.pid()) } else { LiveFilters::Unreadable(String::new()) };
         checks.extend(crate::model::seccomp_profile::live_checks(mode, count, abi, filters));
+        let tids = target.tasks().unwrap_or_default();
+        let others = tids.iter().filter(|t| **t != target.pid() && target.thread_seccomp(**t) != Some((mode, count)));
+        checks.extend(crate::model::seccomp_profile::other_threads(others.count()));
     }
     if let Some(f) = target.time_namespace().map(|ns| TimeNs::of(&ns)).and_then(|ns| ns.finding(target.pid())) {
         checks.push(Check::of("process_time_namespace".into(), f));
