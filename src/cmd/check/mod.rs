@@ -80,7 +80,11 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
     checks.extend(random);
     if let Some((mode, count)) = target.seccomp() {
         let abi = target.exe_header().and_then(|h| Abi::from_elf(h.is_64, h.machine)).or(arch::HOST_ABI);
-        let filters = if mode == 2 { live_filters(target.pid()) } else { LiveFilters::Unreadable(String::new()) };
+        let filtered_self = me.seccomp().is_some_and(|(m, _)| m != 0);
+        let filters = match mode {
+            2 => live_filters(target.pid(), filtered_self),
+            _ => LiveFilters::Unreadable(String::new()),
+        };
         checks.extend(crate::model::seccomp_profile::live_checks(mode, count, abi, filters));
         let tids = target.tasks().unwrap_or_default();
         let others = tids.iter().filter(|t| **t != target.pid() && target.thread_seccomp(**t) != Some((mode, count)));
@@ -93,11 +97,17 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
 }
 
 /// The seccomp filters of `pid`'s main thread, read with
-/// PTRACE_SECCOMP_GET_FILTER (needs CAP_SYS_ADMIN: without it, not tried).
-fn live_filters(pid: i32) -> LiveFilters {
+/// PTRACE_SECCOMP_GET_FILTER (needs CAP_SYS_ADMIN: without it, not tried;
+/// nor when vdsoctl itself runs under seccomp: the kernel refuses it then).
+fn live_filters(pid: i32, filtered_self: bool) -> LiveFilters {
     const CAP_SYS_ADMIN: u64 = 1 << 21;
     if crate::inspect::process::own_capabilities().is_none_or(|c| c & CAP_SYS_ADMIN == 0) {
         return LiveFilters::NeedsRoot;
+    }
+    if filtered_self {
+        let why = "vdsoctl itself runs under seccomp, and the kernel refuses PTRACE_SECCOMP_GET_FILTER to a \
+                   filtered tracer (run it outside the container or sandbox)";
+        return LiveFilters::Unreadable(why.into());
     }
     match crate::measure::sys::seccomp::thread_filters(pid) {
         Ok(progs) => LiveFilters::Read(progs),
