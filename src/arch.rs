@@ -444,6 +444,16 @@ impl Abi {
         }
     }
 
+    /// The syscall glibc 2.41 maps its `MAP_DROPPABLE` getrandom state
+    /// with, and its number: `mmap`, or `mmap2` on 32-bit ABIs.
+    pub fn mmap_syscall(self) -> (&'static str, i64) {
+        match self {
+            Abi::X86_64 => ("mmap", 9),
+            Abi::I386 | Abi::Arm => ("mmap2", 192),
+            Abi::Aarch64 | Abi::Riscv64 => ("mmap", 222),
+        }
+    }
+
     /// The syscall-number bit of x32 tasks (`__X32_SYSCALL_BIT`): they run
     /// with the x86_64 audit arch and x86_64's numbers with this bit set.
     pub fn x32_bit(self) -> Option<i64> {

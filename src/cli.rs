@@ -316,7 +316,8 @@ fn positive_ns_arg(text: &str) -> Result<f64, String> {
 /// `check` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
-    /// Also audit this process: its vDSO mapping, ELF class, static or dynamic, libc.
+    /// Also audit this process: its vDSO mapping, ELF class, static or dynamic, libc, seccomp (as
+    /// root, its filters are read and run on each syscall the vDSO falls back to).
     #[arg(short, long, value_name = "PID", value_parser = clap::value_parser!(i32).range(1..))]
     pub pid: Option<i32>,
 
@@ -560,7 +561,7 @@ pub const PAGES: &[Page] = &[
             ("4", "with -- CMD: no engine may count the command (BPF, perf_event_open and seccomp refused)"),
             CHILD,
         ],
-        privileges: "none: without root (or CAP_BPF and CAP_PERFMON) the observation rows say \"not observed\" and the other checks decide; -p of another user's process needs root or CAP_SYS_PTRACE; -- CMD needs nothing (the seccomp engine counts without privileges)",
+        privileges: "none: without root (or CAP_BPF and CAP_PERFMON) the observation rows say \"not observed\" and the other checks decide; -p of another user's process needs root or CAP_SYS_PTRACE; reading the seccomp filters of a -p process needs root (CAP_SYS_ADMIN), without it an INFO row says so; -- CMD needs nothing (the seccomp engine counts without privileges)",
         examples: &[
             ("vdsoctl check", "the host audit and a 1 s look at every process's clock syscalls, with a verdict"),
             ("vdsoctl check -p 1234 --trace 5s", "audit one process and watch its clock syscalls for 5 s"),

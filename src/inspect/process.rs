@@ -369,7 +369,17 @@ impl Process {
     /// 2 filter) and how many filters are installed; None where the kernel
     /// does not say.
     pub fn seccomp(&self) -> Option<(u8, u32)> {
-        let status = self.read_text("status").ok()?;
+        self.seccomp_of("status")
+    }
+
+    /// [`Process::seccomp`] of one of its threads (each has its own
+    /// filters: one installed without TSYNC applies to its thread only).
+    pub fn thread_seccomp(&self, tid: i32) -> Option<(u8, u32)> {
+        self.seccomp_of(&format!("task/{tid}/status"))
+    }
+
+    fn seccomp_of(&self, file: &str) -> Option<(u8, u32)> {
+        let status = self.read_text(file).ok()?;
         let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).map(str::trim);
         let mode = field("Seccomp:")?.parse().ok()?;
         Some((mode, field("Seccomp_filters:").and_then(|n| n.parse().ok()).unwrap_or(0)))

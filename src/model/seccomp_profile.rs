@@ -18,7 +18,9 @@
 
 use super::check::Check;
 use super::Status;
-use crate::arch::{Abi, FnKind, VdsoFn, HOST_ABI};
+use crate::arch::{Abi, ClockClass, FnKind, VdsoFn, CLOCKS, HOST_ABI};
+use crate::measure::sys::seccomp::{Insn, Notification};
+use crate::measure::trace::engines::seccomp::own;
 use serde_json::Value;
 
 /// What the profile does to one syscall on one architecture.
@@ -182,8 +184,80 @@ fn when(f: VdsoFn) -> &'static str {
     }
 }
 
-/// The rows: per ABI, a FAIL or WARN row for each syscall refused (named
-/// with when the fallback happens) and one OK row for the rest.
+/// The syscalls the vDSO of `abi` falls back to, each with when it does:
+/// every function that ABI's vDSO offers and, where it offers getrandom,
+/// `mmap` (`mmap2` on 32-bit) for glibc 2.41's `MAP_DROPPABLE` state.
+pub fn fallbacks(abi: Abi) -> Vec<(&'static str, &'static str)> {
+    let mut calls: Vec<(&'static str, &'static str)> =
+        abi.vdso_syscalls().iter().filter(|(f, _)| abi.vdso_offers(*f)).map(|(f, _)| (f.name(), when(*f))).collect();
+    if abi.vdso_offers(VdsoFn::Getrandom) {
+        calls.push((
+            abi.mmap_syscall().0,
+            "glibc 2.41 maps each thread's getrandom state with mmap(MAP_DROPPABLE) on its first getrandom(); \
+             refused, every getrandom() is a syscall",
+        ));
+    }
+    calls
+}
+
+/// Who decides, for the rows' words: a profile file or a live filter.
+pub struct Source {
+    /// The rows' name prefix (`seccomp_profile`, `process_seccomp`).
+    pub prefix: &'static str,
+    /// What happens to the calls a conditional allow does not match.
+    pub rest: &'static str,
+    /// The hint of a FAIL row.
+    pub fix: &'static str,
+}
+
+/// The profile file's words.
+const PROFILE: Source = Source {
+    prefix: "seccomp_profile",
+    rest: "the rest get defaultAction",
+    fix: "allow it in the profile: the vDSO hides it from the traces allowlists are recorded from",
+};
+
+/// The one judge of both the profile and the live filter: per fallback
+/// syscall of `abi`, a FAIL or WARN row for each refused (named with when
+/// the fallback happens) and one OK row for the rest.
+pub fn rows(
+    src: &Source,
+    abi: Abi,
+    mut judge: impl FnMut(&str) -> Result<Verdict, BadProfile>,
+) -> Result<Vec<Check>, BadProfile> {
+    let (mut out, mut ok) = (Vec::new(), Vec::new());
+    for (name, when) in fallbacks(abi) {
+        let row = format!("{}:{}:{name}", src.prefix, abi.name());
+        match judge(name)? {
+            Verdict::Allowed => ok.push(name),
+            Verdict::Refused(act) => out.push(Check::new(
+                row,
+                Status::Fail,
+                format!("{name} on {}: {act} — {when}", abi.name()),
+                Some(src.fix),
+            )),
+            Verdict::OnlySome(cond) => out.push(Check::new(
+                row,
+                Status::Warn,
+                format!("{name} on {}: allowed only when {cond}, {} — {when}", abi.name(), src.rest),
+                Some("allow it without conditions, or check that the fallback's arguments match them"),
+            )),
+            Verdict::Agent => out.push(Check::new(
+                row,
+                Status::Warn,
+                format!("{name} on {}: SCMP_ACT_NOTIFY: the notify agent decides — {when}", abi.name()),
+                Some("make sure the agent allows it"),
+            )),
+        }
+    }
+    if !ok.is_empty() {
+        let detail = format!("{}: allowed: {}", abi.name(), ok.join(", "));
+        out.push(Check::new(format!("{}:{}", src.prefix, abi.name()), Status::Ok, detail, None));
+    }
+    Ok(out)
+}
+
+/// The rows of a profile file, per ABI it covers.
 pub fn checks(profile: &Value) -> Result<Vec<Check>, BadProfile> {
     if !profile.is_object() || !profile["syscalls"].is_array() && !profile["syscalls"].is_null() {
         return Err(BadProfile("not a seccomp profile: an object with defaultAction and syscalls is expected".into()));
@@ -191,49 +265,7 @@ pub fn checks(profile: &Value) -> Result<Vec<Check>, BadProfile> {
     let (abis, other) = abis(profile);
     let mut out = Vec::new();
     for abi in abis {
-        let mut calls: Vec<(String, &'static str)> = abi
-            .vdso_syscalls()
-            .iter()
-            .filter(|(f, _)| abi.vdso_offers(*f))
-            .map(|(f, _)| (f.name().to_string(), when(*f)))
-            .collect();
-        if abi.vdso_offers(VdsoFn::Getrandom) {
-            let mmap = if matches!(abi, Abi::I386 | Abi::Arm) { "mmap2" } else { "mmap" };
-            calls.push((
-                mmap.to_string(),
-                "glibc 2.41 maps each thread's getrandom state with mmap(MAP_DROPPABLE) on its first getrandom(); \
-                 refused, every getrandom() is a syscall",
-            ));
-        }
-        let mut ok = Vec::new();
-        for (name, when) in calls {
-            let row = format!("seccomp_profile:{}:{name}", abi.name());
-            match judge(profile, abi, &name)? {
-                Verdict::Allowed => ok.push(name),
-                Verdict::Refused(act) => out.push(Check::new(
-                    row,
-                    Status::Fail,
-                    format!("{name} on {}: {act} — {when}", abi.name()),
-                    Some("allow it in the profile: the vDSO hides it from the traces allowlists are recorded from"),
-                )),
-                Verdict::OnlySome(cond) => out.push(Check::new(
-                    row,
-                    Status::Warn,
-                    format!("{name} on {}: allowed only when {cond}, the rest get defaultAction — {when}", abi.name()),
-                    Some("allow it without conditions, or check that the fallback's arguments match them"),
-                )),
-                Verdict::Agent => out.push(Check::new(
-                    row,
-                    Status::Warn,
-                    format!("{name} on {}: SCMP_ACT_NOTIFY: the notify agent decides — {when}", abi.name()),
-                    Some("make sure the agent allows it"),
-                )),
-            }
-        }
-        if !ok.is_empty() {
-            let detail = format!("{}: allowed: {}", abi.name(), ok.join(", "));
-            out.push(Check::new(format!("seccomp_profile:{}", abi.name()), Status::Ok, detail, None));
-        }
+        out.extend(rows(&PROFILE, abi, |name| judge(profile, abi, name))?);
     }
     if !other.is_empty() {
         let detail = format!("not judged (vdsoctl has no syscall table for them): {}", other.join(", "));
@@ -242,30 +274,141 @@ pub fn checks(profile: &Value) -> Result<Vec<Check>, BadProfile> {
     Ok(out)
 }
 
+/// What reading a process's filters found.
+#[derive(Debug)]
+pub enum LiveFilters {
+    /// Its programs (the kernel runs them all and takes the most
+    /// restrictive action).
+    Read(Vec<Vec<Insn>>),
+    /// vdsoctl lacks CAP_SYS_ADMIN: PTRACE_SECCOMP_GET_FILTER needs it.
+    NeedsRoot,
+    /// The read failed (the process went away, ptrace refused...).
+    Unreadable(String),
+}
+
+/// The live filter's words.
+const LIVE: Source = Source {
+    prefix: "process_seccomp",
+    rest: "the rest are refused",
+    fix: "allow it in the filter the process runs under (and the profile it came from): the vDSO hides it from \
+          the traces allowlists are recorded from",
+};
+
 /// `check -p`: the process's seccomp mode, judged. Strict mode allows only
-/// read, write, _exit and sigreturn: the first fallback kills it. A filter
-/// is said, not read (that needs PTRACE_SECCOMP_GET_FILTER): INFO, pointing
-/// at the profile it came from.
-pub fn live_check(mode: u8, filters: u32) -> Option<Check> {
+/// read, write, _exit and sigreturn: the first fallback kills it. Filters,
+/// read as root, are run on each fallback syscall of the process's ABI
+/// and judged by [`rows`], as a profile is; unread, they are INFO.
+pub fn live_checks(mode: u8, count: u32, abi: Option<Abi>, filters: LiveFilters) -> Vec<Check> {
     let name = "process_seccomp";
-    match mode {
-        1 => Some(Check::new(
+    let info = |why: String, hint: &'static str| vec![Check::new(name, Status::Info, why, Some(hint))];
+    let profile_hint = "judge the profile they came from with `vdsoctl check --seccomp-profile FILE`";
+    match (mode, filters, abi) {
+        (1, ..) => vec![Check::new(
             name,
             Status::Fail,
             "seccomp strict mode: only read, write, _exit and sigreturn are allowed, so the first syscall the vDSO \
              falls back to (clock_gettime on a clocksource switch, a CPU-time clock, getrandom's key refill) kills it",
             Some("run it under a filter that allows the vDSO's fallback syscalls (`check --seccomp-profile FILE` judges one)"),
-        )),
-        2 => Some(Check::new(
-            name,
+        )],
+        (2, LiveFilters::NeedsRoot, _) => info(
+            format!(
+                "{count} seccomp filter(s) installed: reading their rules (PTRACE_SECCOMP_GET_FILTER) needs root \
+                 (CAP_SYS_ADMIN), so whether they allow the vDSO's fallback syscalls is not judged"
+            ),
+            "run vdsoctl as root, or judge the profile they came from with `vdsoctl check --seccomp-profile FILE`",
+        ),
+        (2, LiveFilters::Unreadable(e), _) => {
+            info(format!("{count} seccomp filter(s) installed: their rules could not be read: {e}"), profile_hint)
+        }
+        (2, LiveFilters::Read(_), None) => {
+            info(format!("{count} seccomp filter(s) installed: the process's ABI has no syscall table here"), profile_hint)
+        }
+        (2, LiveFilters::Read(progs), Some(abi)) => {
+            rows(&LIVE, abi, |call| live_verdict(&progs, abi, call)).unwrap_or_else(|e| info(e.0, profile_hint))
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The threads whose seccomp mode or filter count differs from the main
+/// thread's (filters installed without TSYNC): theirs were not read, so
+/// the rows above speak for the main thread only.
+pub fn other_threads(n: usize) -> Option<Check> {
+    (n > 0).then(|| {
+        Check::new(
+            "process_seccomp:other_threads",
             Status::Info,
             format!(
-                "{filters} seccomp filter(s) installed: their rules are not read here (that needs \
-                 PTRACE_SECCOMP_GET_FILTER), so whether they allow the vDSO's fallback syscalls is not judged"
+                "{n} thread(s) run under another seccomp mode or number of filters than the main thread: \
+                 their filters are not judged, only the main thread's are"
             ),
-            Some("judge the profile they came from with `vdsoctl check --seccomp-profile FILE`"),
-        )),
-        _ => None,
+            Some("install the filter with SECCOMP_FILTER_FLAG_TSYNC, or before the threads start"),
+        )
+    })
+}
+
+/// What the filters `progs` do to the fallback syscall `call` of `abi`:
+/// run on the `seccomp_data` the fallback would carry (arguments 0; each
+/// clock id the vDSO serves for a clock function; glibc's
+/// `MAP_DROPPABLE` mapping for mmap), the most restrictive action wins.
+fn live_verdict(progs: &[Vec<Insn>], abi: Abi, call: &str) -> Result<Verdict, BadProfile> {
+    const ANON_DROPPABLE: u64 = 0x02 | 0x20 | 0x08; // MAP_PRIVATE | MAP_ANONYMOUS | MAP_DROPPABLE
+    let no_fd = if abi.elf().1 { u64::MAX } else { u64::from(u32::MAX) };
+    let (nr, datas): (i64, Vec<Probe>) = if call == abi.mmap_syscall().0 {
+        (abi.mmap_syscall().1, vec![(None, [0, 4096, 3, ANON_DROPPABLE, no_fd, 0])])
+    } else {
+        let f = VdsoFn::from_name(call).ok_or_else(|| BadProfile(format!("no function behind {call}")))?;
+        let nr = abi.syscall_nr(f).ok_or_else(|| BadProfile(format!("no number for {call} on {}", abi.name())))?;
+        let clocks = CLOCKS.iter().filter(|c| c.class != ClockClass::AlwaysSyscall);
+        let datas = if f.takes_clock() {
+            clocks.map(|c| (Some(c.name), [c.id as u64, 0, 0, 0, 0, 0])).collect()
+        } else {
+            vec![(None, [0; 6])]
+        };
+        (nr, datas)
+    };
+    let (mut refused, mut agent, tried) = (Vec::<(String, Option<&str>)>::new(), false, datas.len());
+    for (clock, args) in datas {
+        let n = Notification { id: 0, tid: 0, nr: nr as i32, arch: abi.audit_arch(), ip: 0, args };
+        let ret = progs
+            .iter()
+            .map(|p| own::run(p, &n))
+            .try_fold(RET_ALLOW, |a, r| r.map(|r| if own::outranks(r, a) { r } else { a }))
+            .ok_or_else(|| BadProfile("a filter holds an instruction vdsoctl does not run: not judged".into()))?;
+        match live_action(ret) {
+            Verdict::Allowed => {}
+            Verdict::Agent => agent = true,
+            Verdict::Refused(act) => refused.push((act, clock)),
+            Verdict::OnlySome(_) => {}
+        }
+    }
+    if let Some((act, _)) = refused.first() {
+        // Name the clocks when only some are refused.
+        let clocks: Vec<&str> = refused.iter().filter_map(|(_, c)| *c).collect();
+        let some = !clocks.is_empty() && refused.len() < tried;
+        return Ok(Verdict::Refused(if some { format!("{act} for {}", clocks.join(", ")) } else { act.clone() }));
+    }
+    Ok(if agent { Verdict::Agent } else { Verdict::Allowed })
+}
+
+/// One call a fallback makes: the clock it reads (if any) and its arguments.
+type Probe = (Option<&'static str>, [u64; 6]);
+
+/// `SECCOMP_RET_ALLOW`.
+const RET_ALLOW: u32 = 0x7fff_0000;
+
+/// The verdict of a filter's return value (`SECCOMP_RET_*`).
+fn live_action(ret: u32) -> Verdict {
+    let data = ret & 0xffff;
+    match ret & 0xffff_0000 {
+        0x7fff_0000 | 0x7ffc_0000 => Verdict::Allowed,
+        0x7fc0_0000 => Verdict::Agent,
+        0x7ff0_0000 => Verdict::Refused("SECCOMP_RET_TRACE (ENOSYS without a tracer)".into()),
+        0x0005_0000 => Verdict::Refused(format!("SECCOMP_RET_ERRNO ({})", errno_name(i64::from(data)))),
+        0x0003_0000 => Verdict::Refused("SECCOMP_RET_TRAP (SIGSYS)".into()),
+        0x0000_0000 => Verdict::Refused("SECCOMP_RET_KILL_THREAD".into()),
+        0x8000_0000 => Verdict::Refused("SECCOMP_RET_KILL_PROCESS".into()),
+        other => Verdict::Refused(format!("action {other:#x} (the kernel kills)")),
     }
 }
 
@@ -299,5 +442,45 @@ mod tests {
         let warn: Vec<_> = rows.iter().filter(|c| c.status == Status::Warn).map(|c| c.name.as_str()).collect();
         assert!(warn.contains(&"seccomp_profile:x86_64:clock_gettime"), "{rows:?}");
         assert!(warn.contains(&"seccomp_profile:x86_64:gettimeofday"), "{rows:?}");
+    }
+
+    /// The live judge runs every filter on the fallback's own arguments and
+    /// keeps the most restrictive action: a filter refusing only
+    /// CLOCK_MONOTONIC names it; TRACE (no tracer) and a KILL in a second
+    /// filter refuse; mmap is judged with glibc's MAP_DROPPABLE flags.
+    #[test]
+    fn live_filters_run_on_the_fallbacks_arguments() {
+        let insn = |code, jt, jf, k| Insn { code, jt, jf, k };
+        let (ld_nr, ld_arg0, ld_arg3) = (insn(0x20, 0, 0, 0), insn(0x20, 0, 0, 16), insn(0x20, 0, 0, 40));
+        let allow = insn(0x06, 0, 0, RET_ALLOW);
+        // clock_gettime(CLOCK_MONOTONIC) → ERRNO(EPERM); mmap with MAP_DROPPABLE → TRACE.
+        let first = vec![
+            ld_nr,
+            insn(0x15, 0, 3, 228),
+            ld_arg0,
+            insn(0x15, 0, 5, 1),
+            insn(0x06, 0, 0, 0x0005_0001),
+            insn(0x15, 0, 3, 9),
+            ld_arg3,
+            insn(0x45, 0, 1, 0x08),
+            insn(0x06, 0, 0, 0x7ff0_0000),
+            allow,
+        ];
+        // getcpu → KILL_PROCESS.
+        let second = vec![ld_nr, insn(0x15, 0, 1, 309), insn(0x06, 0, 0, 0x8000_0000), allow];
+        let progs = vec![first, second];
+        let j = |name| live_verdict(&progs, Abi::X86_64, name).unwrap();
+        assert_eq!(j("clock_gettime"), Verdict::Refused("SECCOMP_RET_ERRNO (EPERM) for CLOCK_MONOTONIC".into()));
+        assert_eq!(j("mmap"), Verdict::Refused("SECCOMP_RET_TRACE (ENOSYS without a tracer)".into()));
+        assert_eq!(j("getcpu"), Verdict::Refused("SECCOMP_RET_KILL_PROCESS".into()));
+        assert_eq!(j("gettimeofday"), Verdict::Allowed);
+        let rows = live_checks(2, 2, Some(Abi::X86_64), LiveFilters::Read(progs.clone()));
+        let fail: Vec<_> = rows.iter().filter(|c| c.status == Status::Fail).map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            fail,
+            ["process_seccomp:x86_64:clock_gettime", "process_seccomp:x86_64:getcpu", "process_seccomp:x86_64:mmap"]
+        );
+        let unread = live_checks(2, 3, Some(Abi::X86_64), LiveFilters::NeedsRoot);
+        assert_eq!((unread.len(), unread[0].status), (1, Status::Info));
     }
 }

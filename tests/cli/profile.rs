@@ -138,12 +138,13 @@ fn a_file_that_is_no_profile_is_one_line_exit_3() {
     }
 }
 
-/// `check -p` says the process's seccomp mode: strict mode FAILs (the
-/// first fallback kills it); a filter (here one that refuses
-/// clock_gettime) is INFO: its rules are not read.
+/// `check -p` judges the process's seccomp: strict mode FAILs (the first
+/// fallback kills it); a filter refusing clock_gettime (EPERM), read with
+/// PTRACE_SECCOMP_GET_FILTER, FAILs naming it (exit 1) and the process is
+/// not left stopped; a filter allowing everything is OK.
 #[test]
 fn check_p_names_the_seccomp_mode() {
-    use super::common::{build_c, Workload};
+    use super::common::{build_c, is_root, skip, Workload};
     let prog = build_c("seccomp_mode", false, &[]);
     let mut strict = std::process::Command::new(&prog);
     strict.arg("strict");
@@ -155,14 +156,40 @@ fn check_p_names_the_seccomp_mode() {
     assert_eq!((code, row["status"].as_str()), (1, Some("fail")), "{row}");
     assert!(row["detail"].as_str().unwrap().starts_with("seccomp strict mode: only read, write"), "{row}");
     drop(w);
+    if !is_root() || under_seccomp() {
+        return skip("reading a process's seccomp filters needs root (CAP_SYS_ADMIN) outside seccomp");
+    }
+    let rows = |doc: &Value| -> Vec<(String, String, String)> {
+        let checks = doc["checks"].as_array().unwrap().iter();
+        let ours = checks.filter(|c| c["name"].as_str().unwrap().starts_with("process_seccomp"));
+        ours.map(|c| [&c["name"], &c["status"], &c["detail"]].map(|v| v.as_str().unwrap().to_string()).into()).collect()
+    };
     let mut filter = std::process::Command::new(&prog);
     filter.arg("filter");
     let w = Workload::start(filter);
+    let (code, stdout, stderr) = run(&["--json", "check", "-p", &w.pid().to_string(), "--trace", "0"]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    let rows_of = rows(&doc);
+    let fail: Vec<_> = rows_of.iter().filter(|(_, s, _)| s == "fail").collect();
+    assert_eq!(fail.len(), 1, "{rows_of:?}");
+    let (name, _, detail) = fail[0];
+    assert!(name.starts_with("process_seccomp:") && name.ends_with(":clock_gettime"), "{name}");
+    assert!(detail.contains("clock_gettime on ") && detail.contains(": SECCOMP_RET_ERRNO (EPERM) — "), "{detail}");
+    let ok: Vec<_> = rows_of.iter().filter(|(_, s, _)| s == "ok").collect();
+    assert_eq!(ok.len(), 1, "{rows_of:?}");
+    assert!(ok[0].2.contains("getrandom") && !ok[0].2.contains("clock_gettime"), "{rows_of:?}");
+    assert_eq!(code, 1, "{stdout}");
+    let_go(w.pid());
+    drop(w);
+    let mut allow = std::process::Command::new(&prog);
+    allow.arg("allow");
+    let w = Workload::start(allow);
     let doc = super::common::run_json(&["check", "-p", &w.pid().to_string(), "--trace", "0"]);
-    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "process_seccomp").cloned();
-    let row = row.unwrap_or_else(|| panic!("{doc}"));
-    assert_eq!(row["status"], "info", "{row}");
-    assert!(row["detail"].as_str().unwrap().starts_with("1 seccomp filter(s) installed: their rules are not read"));
+    let rows_of = rows(&doc);
+    assert_eq!(rows_of.len(), 1, "{rows_of:?}");
+    assert_eq!(rows_of[0].1, "ok", "{rows_of:?}");
+    assert!(rows_of[0].2.contains(": allowed: clock_gettime, "), "{rows_of:?}");
+    let_go(w.pid());
     // A process without seccomp has no such row (this test's own, unless
     // it runs under one, as in a container).
     let own = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -170,5 +197,138 @@ fn check_p_names_the_seccomp_mode() {
         return;
     }
     let doc = super::common::run_json(&["check", "-p", &std::process::id().to_string(), "--trace", "0"]);
-    assert!(doc["checks"].as_array().unwrap().iter().all(|c| c["name"] != "process_seccomp"), "{doc}");
+    let named = |c: &Value| c["name"].as_str().unwrap().starts_with("process_seccomp");
+    assert!(!doc["checks"].as_array().unwrap().iter().any(named), "{doc}");
+}
+
+/// As nobody, `check -p` of a nobody's process under a filter says that
+/// reading its rules needs root: INFO, not a failure.
+#[test]
+fn check_p_filter_as_nobody_says_it_needs_root() {
+    use super::common::{build_c, is_root, run_as_nobody, skip, Workload};
+    use std::os::unix::process::CommandExt;
+    if !is_root() {
+        return skip("dropping to nobody needs root");
+    }
+    let prog = build_c("seccomp_mode", false, &[]);
+    let mut filter = std::process::Command::new(&prog);
+    filter.arg("filter").uid(65534).gid(65534);
+    let w = Workload::start(filter);
+    let out = run_as_nobody(&["--json", "check", "-p", &w.pid().to_string(), "--trace", "0"]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    let ours: Vec<_> = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"].as_str().unwrap().starts_with("process_seccomp"))
+        .collect();
+    assert_eq!(ours.len(), 1, "{doc}");
+    assert_eq!(ours[0]["name"], "process_seccomp");
+    assert_eq!(ours[0]["status"], "info", "{doc}");
+    let detail = ours[0]["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("1 seccomp filter(s) installed: reading their rules (PTRACE_SECCOMP_GET_FILTER) needs root"),
+        "{detail}"
+    );
+}
+
+/// The live filter is run with the process's own ABI: a 32-bit process's
+/// filter refusing clock_gettime (i386's 265) FAILs
+/// `process_seccomp:i386:clock_gettime` and allows clock_gettime64. And a
+/// process stopped by SIGSTOP before the read stays stopped after it (the
+/// detach hands back its group-stop), then runs on at SIGCONT.
+#[test]
+fn check_p_reads_a_32_bit_and_a_stopped_process_filter() {
+    use super::common::{build_c, have_m32, is_root, skip, Workload};
+    if !is_root() || under_seccomp() {
+        return skip("reading a process's seccomp filters needs root (CAP_SYS_ADMIN) outside seccomp");
+    }
+    let state = |pid: i32| {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        status.lines().find(|l| l.starts_with("State:")).unwrap().to_string()
+    };
+    let judged = |pid: i32| {
+        let (code, stdout, stderr) = run(&["--json", "check", "-p", &pid.to_string(), "--trace", "0"]);
+        let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+        let rows: Vec<(String, String, String)> = doc["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["name"].as_str().unwrap().starts_with("process_seccomp"))
+            .map(|c| [&c["name"], &c["status"], &c["detail"]].map(|v| v.as_str().unwrap().to_string()).into())
+            .collect();
+        (code, rows)
+    };
+    let prog = build_c("seccomp_mode", false, &[]);
+    let mut filter = std::process::Command::new(&prog);
+    filter.arg("filter");
+    let w = Workload::start(filter);
+    let pid = nix::unistd::Pid::from_raw(w.pid());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    while !state(w.pid()).contains("(stopped)") {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let (code, rows) = judged(w.pid());
+    assert_eq!(code, 1, "{rows:?}");
+    assert!(rows.iter().any(|(n, s, _)| n.ends_with(":clock_gettime") && s == "fail"), "{rows:?}");
+    assert!(state(w.pid()).contains("(stopped)"), "a stopped process was resumed: {}", state(w.pid()));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", w.pid())).unwrap();
+    assert!(status.contains("\nTracerPid:\t0\n"), "still traced: {status}");
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+    while !state(w.pid()).contains("(sleeping)") {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    drop(w);
+    if !have_m32() {
+        return skip("gcc -m32 (gcc-multilib) is missing");
+    }
+    let prog = build_c("seccomp_mode", true, &[]);
+    let mut filter = std::process::Command::new(&prog);
+    filter.arg("filter");
+    let w = Workload::start(filter);
+    let (code, rows) = judged(w.pid());
+    assert_eq!(code, 1, "{rows:?}");
+    let names: Vec<(&str, &str)> = rows.iter().map(|(n, s, _)| (n.as_str(), s.as_str())).collect();
+    assert_eq!(names, [("process_seccomp:i386:clock_gettime", "fail"), ("process_seccomp:i386", "ok")]);
+    assert!(rows[1].2.starts_with("i386: allowed: clock_gettime64, "), "{rows:?}");
+    let_go(w.pid());
+}
+
+/// Filters are per thread: one installed by a second thread without TSYNC
+/// is not the main thread's. `check -p` says so (INFO), and judges no
+/// filter it did not read: no FAIL, no OK row.
+#[test]
+fn check_p_says_a_thread_has_other_filters() {
+    use super::common::{build_c, Workload};
+    let prog = build_c("seccomp_mode", false, &["-pthread"]);
+    let mut thread = std::process::Command::new(&prog);
+    thread.arg("thread");
+    let w = Workload::start(thread);
+    let doc = super::common::run_json(&["check", "-p", &w.pid().to_string(), "--trace", "0"]);
+    let checks = doc["checks"].as_array().unwrap().iter();
+    let ours: Vec<_> = checks.filter(|c| c["name"].as_str().unwrap().starts_with("process_seccomp")).collect();
+    assert_eq!(ours.len(), 1, "{ours:?}");
+    assert_eq!(
+        (ours[0]["name"].as_str(), ours[0]["status"].as_str()),
+        (Some("process_seccomp:other_threads"), Some("info"))
+    );
+    let detail = ours[0]["detail"].as_str().unwrap();
+    assert!(detail.starts_with("1 thread(s) run under another seccomp mode"), "{detail}");
+}
+
+/// `pid` was let go: no tracer attached, and not stopped (neither `t`
+/// tracing stop nor `T` stopped); running or sleeping as it likes.
+fn let_go(pid: i32) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let state = status.lines().find_map(|l| l.strip_prefix("State:")).unwrap().trim();
+    assert!(!state.starts_with(['t', 'T']), "left stopped: {state}");
+    assert!(status.contains("\nTracerPid:\t0\n"), "still traced: {status}");
+}
+
+/// Whether the tests run under seccomp (a container): the kernel refuses
+/// PTRACE_SECCOMP_GET_FILTER to a filtered tracer.
+fn under_seccomp() -> bool {
+    let own = std::fs::read_to_string("/proc/self/status").unwrap();
+    !own.lines().any(|l| l.starts_with("Seccomp:") && l.trim_end().ends_with('0'))
 }

@@ -8,6 +8,7 @@ mod process;
 mod walk;
 
 use super::Outcome;
+use crate::arch::{self, Abi};
 use crate::cli::CheckArgs;
 use crate::error::{Error, Result};
 use crate::inspect::exe::LibcKind;
@@ -18,6 +19,7 @@ use crate::model::binary::{BinaryFacts, HostFacts, WarnKind};
 pub use crate::model::check::{BinaryRow, Check, CheckReport, CommandRun, ImageSummary};
 use crate::model::host::{host_checks, mapping_checks, vdso_symbols_check};
 use crate::model::observe::{self, Observation, Scope, Unseen};
+use crate::model::seccomp_profile::LiveFilters;
 use crate::model::timens::TimeNs;
 use crate::model::trace::ExitStatus;
 use crate::model::ProcessRef;
@@ -72,13 +74,41 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
         checks.push(vdso_symbols_check(target, "process_", musl));
     }
     checks.extend(random);
-    if let Some(row) = target.seccomp().and_then(|(m, n)| crate::model::seccomp_profile::live_check(m, n)) {
-        checks.push(row);
+    if let Some((mode, count)) = target.seccomp() {
+        let abi = target.exe_header().and_then(|h| Abi::from_elf(h.is_64, h.machine)).or(arch::HOST_ABI);
+        let filtered_self = me.seccomp().is_some_and(|(m, _)| m != 0);
+        let filters = match mode {
+            2 => live_filters(target.pid(), filtered_self),
+            _ => LiveFilters::Unreadable(String::new()),
+        };
+        checks.extend(crate::model::seccomp_profile::live_checks(mode, count, abi, filters));
+        let tids = target.tasks().unwrap_or_default();
+        let others = tids.iter().filter(|t| **t != target.pid() && target.thread_seccomp(**t) != Some((mode, count)));
+        checks.extend(crate::model::seccomp_profile::other_threads(others.count()));
     }
     if let Some(f) = target.time_namespace().map(|ns| TimeNs::of(&ns)).and_then(|ns| ns.finding(target.pid())) {
         checks.push(Check::of("process_time_namespace".into(), f));
     }
     Ok((checks, bench, Some((binary, warn_kind)), facts))
+}
+
+/// The seccomp filters of `pid`'s main thread, read with
+/// PTRACE_SECCOMP_GET_FILTER (needs CAP_SYS_ADMIN: without it, not tried;
+/// nor when vdsoctl itself runs under seccomp: the kernel refuses it then).
+fn live_filters(pid: i32, filtered_self: bool) -> LiveFilters {
+    const CAP_SYS_ADMIN: u64 = 1 << 21;
+    if crate::inspect::process::own_capabilities().is_none_or(|c| c & CAP_SYS_ADMIN == 0) {
+        return LiveFilters::NeedsRoot;
+    }
+    if filtered_self {
+        let why = "vdsoctl itself runs under seccomp, and the kernel refuses PTRACE_SECCOMP_GET_FILTER to a \
+                   filtered tracer (run it outside the container or sandbox)";
+        return LiveFilters::Unreadable(why.into());
+    }
+    match crate::measure::sys::seccomp::thread_filters(pid) {
+        Ok(progs) => LiveFilters::Read(progs),
+        Err(e) => LiveFilters::Unreadable(e.to_string()),
+    }
 }
 
 /// Validate the arguments before anything is measured.

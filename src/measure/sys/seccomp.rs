@@ -231,3 +231,119 @@ pub(super) fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
     // SAFETY: socketpair just returned these two descriptors, owned by nobody else.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
+
+/// `PTRACE_SECCOMP_GET_FILTER` (`include/uapi/linux/ptrace.h`, Linux 4.4).
+const PTRACE_SECCOMP_GET_FILTER: libc::c_uint = 0x420c;
+/// `PTRACE_EVENT_STOP`: the stop `PTRACE_INTERRUPT` asks for.
+const PTRACE_EVENT_STOP: i32 = 128;
+/// The most filters read from one process (the kernel caps the total
+/// length of a task's filters at 32768 instructions anyway).
+const MAX_FILTERS: libc::c_ulong = 512;
+
+/// How long a seized thread may take to stop before the read is given up
+/// (a thread in uninterruptible sleep stops only when it leaves it).
+const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A thread vdsoctl has seized with ptrace: detached when dropped, on every
+/// path, handing back the signal its stop held (if any) so the thread runs
+/// on as if never stopped. (A thread that never stopped cannot be detached
+/// by request; the kernel detaches it when vdsoctl exits, resuming it if
+/// it stopped meanwhile.)
+struct Seized {
+    tid: i32,
+    signal: libc::c_int,
+}
+
+impl Drop for Seized {
+    fn drop(&mut self) {
+        // SAFETY: PTRACE_DETACH takes no pointer; `data` is a signal number.
+        unsafe { libc::ptrace(libc::PTRACE_DETACH as _, self.tid, 0usize, self.signal as libc::c_ulong) };
+    }
+}
+
+fn ptrace_rc(rc: libc::c_long) -> io::Result<libc::c_long> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+impl Seized {
+    /// Seize `tid` and stop it (`PTRACE_SEIZE` + `PTRACE_INTERRUPT`).
+    fn stop(tid: i32) -> io::Result<Seized> {
+        // SAFETY: PTRACE_SEIZE with no options takes no pointer.
+        ptrace_rc(unsafe { libc::ptrace(libc::PTRACE_SEIZE as _, tid, 0usize, 0usize) })?;
+        let mut seized = Seized { tid, signal: 0 };
+        // SAFETY: PTRACE_INTERRUPT takes no pointer.
+        ptrace_rc(unsafe { libc::ptrace(libc::PTRACE_INTERRUPT as _, tid, 0usize, 0usize) })?;
+        let deadline = std::time::Instant::now() + STOP_WAIT;
+        loop {
+            let mut status = 0;
+            // SAFETY: `status` is an int we own.
+            let rc = unsafe { libc::waitpid(tid, &mut status, libc::__WALL | libc::WNOHANG) };
+            if rc < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            if rc == 0 {
+                if std::time::Instant::now() > deadline {
+                    let why = "it did not stop for the read (uninterruptible sleep?)";
+                    return Err(io::Error::new(io::ErrorKind::TimedOut, why));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                continue;
+            }
+            if !libc::WIFSTOPPED(status) {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            if status >> 16 == PTRACE_EVENT_STOP {
+                return Ok(seized);
+            }
+            // A signal arrived first: keep it for the detach, and resume
+            // (with none) to reach the interrupt's stop.
+            seized.signal = libc::WSTOPSIG(status);
+            // SAFETY: PTRACE_CONT takes no pointer; data 0 is no signal.
+            ptrace_rc(unsafe { libc::ptrace(libc::PTRACE_CONT as _, tid, 0usize, 0usize) })?;
+        }
+    }
+
+    /// Filter `index` of the stopped thread (0 the newest); None past the
+    /// oldest.
+    fn filter(&self, index: libc::c_ulong) -> io::Result<Option<Vec<Insn>>> {
+        let get = |buf: *mut Insn| {
+            // SAFETY: with a null buffer the kernel only counts; otherwise
+            // `buf` has room for the count it returned for this index.
+            ptrace_rc(unsafe { libc::ptrace(PTRACE_SECCOMP_GET_FILTER as _, self.tid, index, buf) })
+        };
+        let len = match get(std::ptr::null_mut()) {
+            Ok(n) => n as usize,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let mut insns = vec![Insn { code: 0, jt: 0, jf: 0, k: 0 }; len];
+        let got = get(insns.as_mut_ptr())? as usize;
+        insns.truncate(got.min(len));
+        Ok(Some(insns))
+    }
+}
+
+/// The seccomp filters of thread `tid`, newest first, read with
+/// `PTRACE_SECCOMP_GET_FILTER`: the thread is seized, stopped for the
+/// read, and detached on every path (it never stays stopped). Needs
+/// CAP_SYS_ADMIN (EACCES without it) and ptrace access to `tid`.
+pub fn thread_filters(tid: i32) -> io::Result<Vec<Vec<Insn>>> {
+    let seized = Seized::stop(tid)?;
+    let mut out = Vec::new();
+    for index in 0..MAX_FILTERS {
+        match seized.filter(index)? {
+            Some(p) => out.push(p),
+            None => break,
+        }
+    }
+    drop(seized);
+    Ok(out)
+}

@@ -20,7 +20,7 @@ use crate::measure::sys::seccomp::{Insn, Listener, Notification, Program, Wake};
 use crate::measure::trace::sites::Book;
 use own::Own;
 
-mod own;
+pub mod own;
 use crate::measure::trace::{Clock, Key, RandomCall, Site, Tally};
 use std::collections::HashMap;
 use std::fs::File;

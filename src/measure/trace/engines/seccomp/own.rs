@@ -99,7 +99,7 @@ fn alu(op: u16, a: u32, v: u32) -> Option<u32> {
 }
 
 /// Whether action `a` outranks `b` (the kernel compares them as signed).
-fn outranks(a: u32, b: u32) -> bool {
+pub fn outranks(a: u32, b: u32) -> bool {
     ((a & ACTION_FULL) as i32) < ((b & ACTION_FULL) as i32)
 }
 
