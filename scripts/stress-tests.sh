@@ -34,6 +34,12 @@ scripts/trixie-root.sh "$WORK/vdsoctl/target/trixie" >"$LOGS/trixie-root.log" 2>
     { echo "scripts/trixie-root.sh failed (log: $LOGS/trixie-root.log)" >&2; exit 1; }
 start=$(date +%s)
 cargo test --no-run -q >/dev/null 2>&1
+# The static binary .ci/run builds before the tests: deploy/Containerfile
+# copies it from the checkout's own target/ (the image test builds that).
+host=$(rustc -vV | sed -n 's/^host: //p')
+RUSTFLAGS='-C target-feature=+crt-static' CARGO_TARGET_DIR="$WORK/vdsoctl/target" \
+    cargo build -q --release --target "$host" >"$LOGS/static-build.log" 2>&1 ||
+    { echo "the static build failed (log: $LOGS/static-build.log)" >&2; exit 1; }
 echo "build from clean: $(( $(date +%s) - start ))s${BUSY:+ (beside a raw clock loop)}"
 failed=0
 for i in $(seq "$N"); do
