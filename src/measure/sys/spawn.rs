@@ -54,6 +54,9 @@ pub struct CommandWait {
 #[derive(Debug)]
 pub struct TreeWait {
     guardian: i32,
+    /// The guardian exited before the command did because vdsoctl let the
+    /// tree run on (`-d`): what is left runs on, nothing is killed.
+    released: bool,
 }
 
 /// Kept while the command's tree may run; dropped, the guardian kills it.
@@ -119,11 +122,15 @@ impl CommandWait {
         let mut buf = [0u8; 4];
         let got = read_full(status.as_fd(), &mut buf)?;
         if got == 4 {
-            return Ok((Waited::of_raw(i32::from_ne_bytes(buf)), TreeWait { guardian }));
+            return Ok((Waited::of_raw(i32::from_ne_bytes(buf)), TreeWait { guardian, released: false }));
         }
-        // The guardian died before the command did (it was killed): its
-        // own end is the best there is; the tree is ended below.
-        Ok((waitpid_retry(guardian)?, TreeWait { guardian: 0 }))
+        // The guardian ended before the command did. Killed (a signal): its
+        // own end is the best there is, and the tree is ended below. Exited:
+        // vdsoctl released the tree at `-d` (the guardian's `_exit(0)`), and
+        // it runs on — killing it here raced vdsoctl's own exit.
+        let waited = waitpid_retry(guardian)?;
+        let released = matches!(waited, Waited::Exited(_));
+        Ok((waited, TreeWait { guardian: 0, released }))
     }
 }
 
@@ -133,7 +140,10 @@ impl TreeWait {
     /// they are killed, round after round, so nothing of the tree runs on
     /// with nobody to answer its calls.
     pub fn wait(self) {
-        let killed = self.guardian == 0 || matches!(waitpid_retry(self.guardian), Ok(Waited::Signaled(_)));
+        let killed = match self.guardian {
+            0 => !self.released,
+            guardian => matches!(waitpid_retry(guardian), Ok(Waited::Signaled(_))),
+        };
         if killed {
             kill_orphans();
         }
