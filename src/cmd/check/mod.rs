@@ -83,7 +83,9 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
         };
         checks.extend(crate::model::seccomp_profile::live_checks(mode, count, abi, filters));
         let tids = target.tasks().unwrap_or_default();
-        let others = tids.iter().filter(|t| **t != target.pid() && target.thread_seccomp(**t) != Some((mode, count)));
+        // A thread gone before its status is read is no other thread.
+        let differs = |t: &&i32| **t != target.pid() && target.thread_seccomp(**t).is_some_and(|s| s != (mode, count));
+        let others = tids.iter().filter(differs);
         checks.extend(crate::model::seccomp_profile::other_threads(others.count()));
     }
     if let Some(f) = target.time_namespace().map(|ns| TimeNs::of(&ns)).and_then(|ns| ns.finding(target.pid())) {
