@@ -22,7 +22,8 @@ pub mod exit {
 /// Everything that can stop a command before it has a report to print.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A usage problem clap cannot express (e.g. `--format prometheus` on `maps`).
+    /// A usage problem clap cannot express (an `--interval` below its floor,
+    /// a `--listen` that is no address): raised only by the resolve step.
     #[error("{0}")]
     Usage(String),
 

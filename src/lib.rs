@@ -16,6 +16,7 @@ pub mod measure;
 pub mod model;
 pub mod progress;
 pub mod render;
+pub mod resolve;
 pub mod words;
 
 pub use error::{Error, Result};

@@ -1,12 +1,13 @@
-//! vdsoctl's entry point: parse, resolve the output once, run, map the result
-//! to an exit code. Everything else is in the library.
+//! vdsoctl's entry point: parse, resolve the request and the output once
+//! (`resolve`, where every usage error is raised), run, map the result to an
+//! exit code. Everything else is in the library.
 
 use clap::FromArgMatches;
 use std::process::ExitCode;
 use vdsoctl::cli::Cli;
 use vdsoctl::cmd::{self, Outcome};
 use vdsoctl::error::exit;
-use vdsoctl::render::Output;
+use vdsoctl::resolve::{self, Refused};
 
 /// Exit through clap's own error path, with the words it quotes from the
 /// command line escaped: a value holding a newline or an escape must not
@@ -44,18 +45,23 @@ fn main() -> ExitCode {
         .try_get_matches_from(&args)
         .unwrap_or_else(|e| usage_exit(e));
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage_exit(e));
-    let format = cli.resolved_format();
-    if let Some(why) = cli.command.format_refusal(format) {
-        vdsoctl::cli::command().error(clap::error::ErrorKind::ArgumentConflict, why).exit();
-    }
-    let out = Output::resolve(format, cli.resolved_color());
-    match cmd::run(&cli, &out) {
+    let resolved = match resolve::resolve(&cli) {
+        Ok(resolved) => resolved,
+        Err(Refused::Format(why)) => {
+            vdsoctl::cli::command().error(clap::error::ErrorKind::ArgumentConflict, why).exit()
+        }
+        Err(Refused::Error(e)) => return failed(&e),
+    };
+    match cmd::run(&resolved) {
         Ok(Outcome::Clean) => ExitCode::from(exit::OK),
         Ok(Outcome::ThresholdCrossed) => ExitCode::from(exit::THRESHOLD),
         Ok(Outcome::CommandFailed(code)) => ExitCode::from(code),
-        Err(e) => {
-            vdsoctl::render::note(format_args!("{e}"));
-            ExitCode::from(e.exit_code())
-        }
+        Err(e) => failed(&e),
     }
+}
+
+/// An error as one line on stderr, and its exit code.
+fn failed(e: &vdsoctl::Error) -> ExitCode {
+    vdsoctl::render::note(format_args!("{e}"));
+    ExitCode::from(e.exit_code())
 }

@@ -448,7 +448,9 @@ fn emit_as<R: Render>(out: &Output, report: &R, one_line: bool) -> Result<()> {
 
 /// Render `report` in `out`'s format into any writer (stdout, a buffer, an
 /// HTTP body): the one place a report becomes bytes. The outer `Err` is the
-/// writer's; the inner one a report that has no form in this format.
+/// writer's; the inner one a report that has no form in this format — an
+/// internal error: the resolve step refuses such a format before any work
+/// ([`format_refusal`]), so no command line reaches it.
 pub fn write_report<R: Render>(
     out: &Output,
     report: &R,
@@ -471,7 +473,13 @@ pub fn write_report<R: Render>(
         Format::Junit => report.render_junit(),
         Format::Folded => report.render_folded(),
     };
-    let Some(text) = text else { return Ok(Err(Error::Usage(out.format.only_for()))) };
+    let Some(text) = text else {
+        return Ok(Err(Error::Facility {
+            errno: None,
+            what: format!("internal error: this report has no --format {} form", out.format.name()),
+            hint: "please report it: `resolve` should have refused the format before any work".into(),
+        }));
+    };
     w.write_all(text.as_bytes())?;
     w.flush()?;
     Ok(Ok(()))
@@ -515,7 +523,7 @@ mod tests {
     }
 
     /// One table says which command takes which format: the help lists it,
-    /// and the refusal before any work and the renderer's agree word for word.
+    /// and the refusal before any work reads it.
     #[test]
     fn the_format_table_drives_help_and_refusals() {
         assert_eq!(
@@ -536,13 +544,10 @@ mod tests {
             let why = format_refusal(quiet, Format::Json, false).unwrap();
             assert!(why.contains("takes no --format or --json"), "{why}");
         }
+        // Past the resolve step, a report without the form is vdsoctl's fault.
         let mut buf = Vec::new();
-        let Err(Error::Usage(late)) =
-            write_report(&Output::plain(Format::Junit), &Tiny { name: "x" }, false, &mut buf).unwrap()
-        else {
-            panic!("junit refused")
-        };
-        assert!(format_refusal("maps", Format::Junit, false).unwrap().starts_with(&late), "{late}");
+        let late = write_report(&Output::plain(Format::Junit), &Tiny { name: "x" }, false, &mut buf).unwrap();
+        assert!(matches!(&late, Err(e @ Error::Facility { .. }) if e.to_string().contains("internal error")));
     }
 
     /// Reports render into any writer: a buffer here, an HTTP body in serve.
@@ -556,7 +561,7 @@ mod tests {
         assert!(!buf.contains(&0x1b), "escaped on the way out: {buf:?}");
         let mut buf = Vec::new();
         let refused = write_report(&Output::plain(Format::Prometheus), &Tiny { name: "x" }, false, &mut buf).unwrap();
-        assert!(matches!(refused, Err(Error::Usage(_))));
+        assert!(matches!(refused, Err(Error::Facility { .. })));
         assert!(buf.is_empty());
     }
 

@@ -3,7 +3,6 @@
 
 use super::Outcome;
 use crate::arch;
-use crate::cli::TargetArgs;
 use crate::error::Result;
 use crate::inspect::auxv::{AuxEntry, WordSize, AT_SYSINFO_EHDR};
 use crate::inspect::maps::Mapping;
@@ -12,6 +11,7 @@ use crate::model::auxv::{AuxvReport, AuxvRow, Decoded};
 use crate::model::policy::SysinfoEhdr;
 use crate::model::ProcessRef;
 use crate::render::{emit, Output};
+use crate::resolve::ProcessRequest;
 
 /// How a key's value is best shown.
 enum Kind {
@@ -100,8 +100,8 @@ pub fn gather(process: &mut Process) -> Result<AuxvReport> {
 }
 
 /// `vdsoctl auxv [-p PID]`.
-pub fn run(args: &TargetArgs, out: &Output) -> Result<Outcome> {
-    let mut process = Process::open(args.pid)?;
+pub fn run(req: &ProcessRequest, out: &Output) -> Result<Outcome> {
+    let mut process = Process::open(req.pid)?;
     let report = gather(&mut process)?;
     emit(out, &report)?;
     // A FAIL line (no [vdso], a misplaced AT_SYSINFO_EHDR) means exit 1.

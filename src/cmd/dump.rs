@@ -10,23 +10,23 @@
 //! from a good image without parsing the output.
 
 use super::Outcome;
-use crate::cli::DumpArgs;
 use crate::error::{Error, Result};
 use crate::inspect::elf;
 use crate::inspect::{file, Process};
 use crate::model::dump::{report, Source};
 use crate::model::{ProcessRef, Status};
 use crate::render::{emit, Output};
+use crate::resolve::{DumpRequest, DumpSource};
 
 /// Read the image: the `[vdso]` mapping of a process, or a file.
-fn gather(args: &DumpArgs) -> Result<(Source, Option<u64>, String, Vec<u8>)> {
-    match &args.file {
-        Some(path) => {
+fn gather(req: &DumpRequest) -> Result<(Source, Option<u64>, String, Vec<u8>)> {
+    match &req.source {
+        DumpSource::File(path) => {
             let bytes = file::read_bounded(path, file::IMAGE_LIMIT)?;
             Ok((Source::File { file: path.display().to_string() }, None, path.display().to_string(), bytes))
         }
-        None => {
-            let mut process = Process::open(args.pid)?;
+        DumpSource::Process(pid) => {
+            let mut process = Process::open(*pid)?;
             // Where the [vdso] is and its bytes, from one program image.
             let (vdso, bytes) = process.read_consistent(|p| {
                 let vdso = p.vdso_mapping()?;
@@ -41,10 +41,10 @@ fn gather(args: &DumpArgs) -> Result<(Source, Option<u64>, String, Vec<u8>)> {
 }
 
 /// `vdsoctl dump [-p PID | --file PATH] [-o OUT.so]`.
-pub fn run(args: &DumpArgs, out: &Output) -> Result<Outcome> {
-    let (source, base, what, bytes) = gather(args)?;
+pub fn run(req: &DumpRequest, out: &Output) -> Result<Outcome> {
+    let (source, base, what, bytes) = gather(req)?;
     // Written before parsing, so an image we cannot parse can still be kept.
-    if let Some(path) = &args.output {
+    if let Some(path) = &req.output {
         file::write_replacing(path, &bytes)?;
     }
     let img = elf::parse(&bytes).map_err(|e| match e {

@@ -2,7 +2,6 @@
 
 use super::Outcome;
 use crate::arch;
-use crate::cli::TargetArgs;
 use crate::error::Result;
 use crate::inspect::kernel::{self};
 use crate::inspect::Process;
@@ -12,6 +11,7 @@ use crate::model::timens::TimeNs;
 use crate::model::vsyscall::vsyscall_mode;
 use crate::model::{Finding, ProcessRef, Status};
 use crate::render::{emit, Output};
+use crate::resolve::ProcessRequest;
 
 /// Build the report for an open process: its maps and word size read
 /// between two of its execs, never across one.
@@ -58,8 +58,8 @@ pub fn gather(process: &mut Process) -> Result<MapsReport> {
 }
 
 /// `vdsoctl maps [-p PID]`.
-pub fn run(args: &TargetArgs, out: &Output) -> Result<Outcome> {
-    let mut process = Process::open(args.pid)?;
+pub fn run(req: &ProcessRequest, out: &Output) -> Result<Outcome> {
+    let mut process = Process::open(req.pid)?;
     let report = gather(&mut process)?;
     emit(out, &report)?;
     // A FAIL line (no [vdso], a misplaced AT_SYSINFO_EHDR) means exit 1.

@@ -2,21 +2,27 @@
 //! pages of `cli::PAGES`; they touch no /proc.
 
 use super::Outcome;
-use crate::cli::{self, CompletionsArgs, ManArgs};
+use crate::cli;
 use crate::error::{Error, Result};
+use crate::resolve::ManRequest;
 
 /// Print a completion script for the shell.
-pub fn completions(args: &CompletionsArgs) -> Result<Outcome> {
+pub fn completions(shell: clap_complete::Shell) -> Result<Outcome> {
     let mut cmd = cli::command();
     let mut buf = Vec::new();
-    clap_complete::generate(args.shell, &mut cmd, "vdsoctl", &mut buf);
+    clap_complete::generate(shell, &mut cmd, "vdsoctl", &mut buf);
     write_stdout(&buf)
 }
 
 /// Print a man page (roff): vdsoctl(1), or vdsoctl-COMMAND(1).
-pub fn man(args: &ManArgs) -> Result<Outcome> {
-    let page = man_page(args.command.as_deref().unwrap_or("vdsoctl"))
-        .ok_or_else(|| Error::Usage(format!("no man page for {:?}", args.command)))?;
+pub fn man(req: &ManRequest) -> Result<Outcome> {
+    // The resolve step admits only the pages' names: a page that cannot be
+    // rendered is a fault of vdsoctl's own, not of the command line.
+    let page = man_page(req.page).ok_or_else(|| Error::Facility {
+        errno: None,
+        what: format!("internal error: the man page of {} cannot be rendered", req.page),
+        hint: "please report it".into(),
+    })?;
     write_stdout(page.as_bytes())
 }
 

@@ -2,9 +2,9 @@
 //! builds its report struct and hands it to `render::emit`. No /proc parsing
 //! or ELF bytes here.
 
-use crate::cli::{Cli, Command};
 use crate::error::Result;
 use crate::render::Output;
+use crate::resolve::{Request, Resolved};
 
 pub mod auxv;
 pub mod baseline_file;
@@ -58,17 +58,19 @@ impl Outcome {
     }
 }
 
-/// Dispatch a parsed command line.
-pub fn run(cli: &Cli, out: &Output) -> Result<Outcome> {
-    match &cli.command {
-        Command::Maps(args) => maps::run(args, out),
-        Command::Auxv(args) => auxv::run(args, out),
-        Command::Dump(args) => dump::run(args, out),
-        Command::Trace(args) => trace::run(args, out),
-        Command::Bench(args) => bench::run(args, out),
-        Command::Check(args) => check::run(args, out),
-        Command::Serve(args) => serve::run(args),
-        Command::Completions(args) => meta::completions(args),
-        Command::Man(args) => meta::man(args),
+/// Dispatch a resolved request (`resolve::resolve`): commands read only
+/// their request and the resolved output, never the command line.
+pub fn run(resolved: &Resolved) -> Result<Outcome> {
+    let out: &Output = &resolved.out;
+    match &resolved.request {
+        Request::Maps(req) => maps::run(req, out),
+        Request::Auxv(req) => auxv::run(req, out),
+        Request::Dump(req) => dump::run(req, out),
+        Request::Trace(req) => trace::run(req, out),
+        Request::Bench(req) => bench::run(req, out),
+        Request::Check(req) => check::run(req, out),
+        Request::Serve(req) => serve::run(req),
+        Request::Completions(shell) => meta::completions(*shell),
+        Request::Man(req) => meta::man(req),
     }
 }

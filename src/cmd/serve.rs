@@ -23,7 +23,6 @@ mod http;
 
 use super::Outcome;
 use crate::arch::{self, VdsoFn};
-use crate::cli::ServeArgs;
 use crate::error::{Error, Result};
 use crate::inspect::{kernel, Process};
 use crate::measure::trace::{Clock, Tally};
@@ -34,9 +33,9 @@ use crate::model::Status;
 use crate::model::{vdso_serves_call, ClockRef};
 use crate::render::prom::{Kind, Prometheus};
 use crate::render::{note, Render};
+use crate::resolve::ServeRequest;
 use book::{Book, Costs};
 use std::collections::HashMap;
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -44,13 +43,12 @@ use std::time::{Duration, Instant, SystemTime};
 const TICK: Duration = Duration::from_millis(200);
 
 /// `vdsoctl serve`.
-pub fn run(args: &ServeArgs) -> Result<Outcome> {
-    let addrs = listen_addrs(&args.listen)?;
+pub fn run(req: &ServeRequest) -> Result<Outcome> {
     // Block SIGINT/SIGTERM before any thread exists (threads inherit the
     // mask); one thread waits for them — no handler, no unsafe.
     let signals = crate::measure::trace::session::block_stop_signals()?;
-    let server = http::Server::bind(&addrs, &args.listen)?;
-    let bound = server.local_addr().map_or_else(|| args.listen.clone(), |a| a.to_string());
+    let server = http::Server::bind(&req.addrs, &req.listen)?;
+    let bound = server.local_addr().map_or_else(|| req.listen.clone(), |a| a.to_string());
 
     let shared = Arc::new(Shared::default());
     let stop = Arc::new(Stop::default());
@@ -63,8 +61,8 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
             }
         })?;
     }
-    let interval = args.interval;
-    let max_series = args.max_series as usize;
+    let interval = req.interval;
+    let max_series = req.max_series;
     let audit = {
         let (shared, stop) = (shared.clone(), stop.clone());
         spawn("audit", move || audit_loop(&shared, &stop, interval))?
@@ -140,19 +138,6 @@ fn spawn<T: Send + 'static>(name: &str, f: impl FnOnce() -> T + Send + 'static) 
         what: format!("cannot start the {name} thread: {}", crate::error::errno_text(&e)),
         hint: "raise the task limit (ulimit -u, systemd TasksMax)".into(),
     })
-}
-
-/// `--listen`: `HOST:PORT`, `[V6]:PORT`, or `:PORT` for every IPv4 interface.
-fn listen_addrs(listen: &str) -> Result<Vec<SocketAddr>> {
-    let text = if listen.starts_with(':') { format!("0.0.0.0{listen}") } else { listen.to_string() };
-    let bad = |why: String| {
-        Error::Usage(format!("--listen {listen:?}: {why} — give HOST:PORT, e.g. 127.0.0.1:10411 or :10411"))
-    };
-    let addrs: Vec<SocketAddr> = text.to_socket_addrs().map_err(|e| bad(e.to_string()))?.collect();
-    if addrs.is_empty() {
-        return Err(bad("no address".into()));
-    }
-    Ok(addrs)
 }
 
 /// The exposition's sections, each replaced whole by its refresher.
@@ -519,19 +504,4 @@ fn down_section() -> String {
     p.family("trace_up", Kind::Gauge, TRACE_UP_HELP);
     p.sample("trace_up", &[], 0u64);
     p.finish()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn listen_forms() {
-        assert_eq!(listen_addrs(":10411").unwrap(), vec!["0.0.0.0:10411".parse().unwrap()]);
-        assert_eq!(listen_addrs("127.0.0.1:0").unwrap(), vec!["127.0.0.1:0".parse().unwrap()]);
-        assert_eq!(listen_addrs("[::1]:9").unwrap(), vec!["[::1]:9".parse().unwrap()]);
-        for bad in ["10411", "127.0.0.1", "1.2.3.4:99999", ""] {
-            assert!(matches!(listen_addrs(bad), Err(Error::Usage(_))), "{bad}");
-        }
-    }
 }

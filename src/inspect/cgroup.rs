@@ -86,25 +86,32 @@ pub fn place(arg: &str, mount: &Path) -> Option<CgroupDir> {
     Some(CgroupDir { path: format!("/{}", parts.join("/")), dir: mount.join(parts.join("/")) })
 }
 
-/// Resolve a `--cgroup` argument: a usage error (2) for a path that cannot
-/// name a v2 cgroup, "cannot read" (3) for one that does not exist.
-pub fn resolve(arg: &str) -> Result<CgroupDir> {
+/// What a `--cgroup` argument names on this system.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    /// A cgroup v2 directory.
+    Found(CgroupDir),
+    /// A path that cannot name a v2 cgroup (a v1 hierarchy's directory, a
+    /// way out of the tree), with the v2 mount it was placed against.
+    NotV2 { mount: PathBuf },
+    /// A path in the v2 tree that is no cgroup directory.
+    NotACgroup { dir: PathBuf },
+}
+
+/// Look a `--cgroup` argument up: what it names ([`Lookup`]; the resolve
+/// step words a refusal as a usage error), or an error for what cannot be
+/// looked at: no v2 mount (4), no such cgroup (3).
+pub fn lookup(arg: &str) -> Result<Lookup> {
     let mount = v2_mount().ok_or_else(|| Error::Facility {
         errno: None,
         what: "--cgroup needs the cgroup v2 hierarchy, and none is mounted".into(),
         hint: "mount it (`mount -t cgroup2 none /sys/fs/cgroup/unified`) or boot with systemd's unified or hybrid hierarchy"
             .into(),
     })?;
-    let Some(dir) = place(arg, &mount) else {
-        return Err(Error::Usage(format!(
-            "--cgroup {arg}: not a cgroup v2 path — give it as /proc/PID/cgroup's `0::` line shows it, or as a \
-             directory under {}",
-            mount.display()
-        )));
-    };
+    let Some(dir) = place(arg, &mount) else { return Ok(Lookup::NotV2 { mount }) };
     match std::fs::metadata(&dir.dir) {
-        Ok(m) if m.is_dir() && dir.dir.join("cgroup.procs").exists() => Ok(dir),
-        Ok(_) => Err(Error::Usage(format!("--cgroup {arg}: {} is no cgroup directory", dir.dir.display()))),
+        Ok(m) if m.is_dir() && dir.dir.join("cgroup.procs").exists() => Ok(Lookup::Found(dir)),
+        Ok(_) => Ok(Lookup::NotACgroup { dir: dir.dir }),
         Err(e) => Err(Error::Io {
             path: dir.dir.clone(),
             source: e,

@@ -2,22 +2,22 @@
 //! FILE` and `--baseline FILE` (model::baseline judges), and
 //! `--seccomp-profile FILE` (model::seccomp_profile judges).
 
-use crate::cli::CheckArgs;
 use crate::error::{Error, Hint, Result};
 use crate::model::baseline::{compare, Baseline};
 use crate::model::check::CheckReport;
+use crate::resolve::{BaselineFiles, CheckRequest};
 use std::io::Read;
 
 /// Read the baseline to compare with before writing the new one: the same
 /// FILE may be given to both (compare, then update).
-pub(super) fn apply(args: &CheckArgs, report: &mut CheckReport) -> Result<()> {
+pub(super) fn apply(files: &BaselineFiles, report: &mut CheckReport) -> Result<()> {
     let now = Baseline::of(report, &report.hashes);
-    if let Some(path) = &args.baseline {
+    if let Some(path) = &files.compare {
         let writer = "vdsoctl check --image ... --save-baseline FILE";
         let old = crate::cmd::baseline_file::read(path, &["image", "command"], writer)?;
         report.baseline = Some(compare(&path.display().to_string(), &old, &now));
     }
-    if let Some(path) = &args.save_baseline {
+    if let Some(path) = &files.save {
         crate::cmd::baseline_file::write(path, &now)?;
     }
     Ok(())
@@ -44,13 +44,13 @@ pub(super) fn gather_profile(path: &std::path::Path, strict: bool) -> Result<Che
 
 /// `--export-json FILE` and `--export-junit FILE`: the report as `--json`
 /// and `--format junit` print it, written beside the output on stdout.
-pub(super) fn export(args: &CheckArgs, report: &CheckReport) -> Result<()> {
-    if let Some(path) = &args.export_json {
+pub(super) fn export(req: &CheckRequest, report: &CheckReport) -> Result<()> {
+    if let Some(path) = &req.export_json {
         let mut text = serde_json::to_string_pretty(report).map_err(|e| Error::malformed("report", e.to_string()))?;
         text.push('\n');
         crate::inspect::file::write_replacing(path, text.as_bytes())?;
     }
-    if let Some(path) = &args.export_junit {
+    if let Some(path) = &req.export_junit {
         crate::inspect::file::write_replacing(path, report.junit().as_bytes())?;
     }
     Ok(())

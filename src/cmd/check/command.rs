@@ -2,7 +2,7 @@
 
 use crate::arch::FnKind;
 use crate::error::Result;
-use crate::measure::trace::session::{self, TraceRequest};
+use crate::measure::trace::session::{self, TraceRequest, TraceTarget};
 use crate::model::check::{command_check, Check, CheckReport, CommandRun};
 use crate::model::random::{self, ServedRandom};
 use crate::model::trace::CountRow;
@@ -75,11 +75,10 @@ fn trace_command(command: &[OsString], timeout: Option<std::time::Duration>) -> 
     // The command's stdout goes to stderr, so vdsoctl's stdout stays the report.
     let traced = session::collect(
         &TraceRequest {
-            command: command.to_vec(),
             command_stdout_to_stderr: true,
             timeout,
             progress: Some(crate::render::trace_progress),
-            ..Default::default()
+            ..TraceRequest::new(TraceTarget::Command(command.to_vec()))
         },
         &mut |_, _| Ok(()),
     )?;

@@ -9,11 +9,10 @@ mod walk;
 
 use super::Outcome;
 use crate::arch::{self, Abi};
-use crate::cli::CheckArgs;
 use crate::error::{Error, Result};
 use crate::inspect::exe::LibcKind;
 use crate::inspect::Process;
-use crate::measure::trace::session::TraceRequest;
+use crate::measure::trace::session::{TraceRequest, TraceTarget};
 use crate::model::bench::BenchReport;
 use crate::model::binary::{BinaryFacts, HostFacts, WarnKind};
 pub use crate::model::check::{BinaryRow, Check, CheckReport, CommandRun, ImageSummary};
@@ -25,6 +24,7 @@ use crate::model::trace::ExitStatus;
 use crate::model::ProcessRef;
 pub use crate::model::Status;
 use crate::render::{emit, Output};
+use crate::resolve::{CheckForm, CheckRequest};
 use command::{gather_command, trace};
 use process::{process_exe_check, ExeCheck};
 use std::time::Duration;
@@ -35,17 +35,15 @@ use walk::gather_image;
 /// be seen. `None`: `--trace 0`.
 pub fn observe(scope: Scope, window: Option<Duration>) -> Observation {
     let Some(window) = window else { return Observation::Unseen(Unseen::Off) };
+    let target = match scope {
+        Scope::Process(pid) => TraceTarget::Pids(vec![pid]),
+        Scope::Host => TraceTarget::All,
+    };
     let req = TraceRequest {
-        pids: match scope {
-            Scope::Process(pid) => vec![pid],
-            Scope::Host => Vec::new(),
-        },
-        all: scope == Scope::Host,
-        plan: crate::measure::trace::engine::Plan { all: scope == Scope::Host, ..Default::default() },
         duration: Some(window),
         command_stdout_to_stderr: true,
         progress: Some(crate::render::trace_progress),
-        ..Default::default()
+        ..TraceRequest::new(target)
     };
     match trace(&req) {
         Ok(report) => Observation::of_report(&report, &crate::inspect::process::is_ours),
@@ -113,37 +111,32 @@ fn live_filters(pid: i32, filtered_self: bool) -> LiveFilters {
     }
 }
 
-/// Validate the arguments before anything is measured.
-fn validate(args: &CheckArgs) -> Result<()> {
-    // Bad thresholds are usage errors up front: a CI job with a typo must not
-    // go green on an audit that silently skipped its clock checks.
-    if (args.baseline.is_some() || args.save_baseline.is_some()) && args.image.is_none() && args.command.is_empty() {
-        return Err(Error::Usage(
-            "--baseline and --save-baseline need --image ROOT or -- CMD (what a baseline keeps)".into(),
-        ));
-    }
-    // A path written after the work is refused before it (exit 3).
-    for path in [&args.export_json, &args.export_junit, &args.save_baseline].into_iter().flatten() {
+/// A path written after the work is refused before it (exit 3).
+fn check_paths(req: &CheckRequest) -> Result<()> {
+    let save = req.baseline().and_then(|b| b.save.as_ref());
+    for path in [req.export_json.as_ref(), req.export_junit.as_ref(), save].into_iter().flatten() {
         crate::inspect::file::check_replaceable(path)?;
     }
     Ok(())
 }
 
-/// Gather every check.
-pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
-    validate(args)?;
-    if let Some(file) = &args.seccomp_profile {
-        return baseline::gather_profile(file, args.strict);
-    }
-    if let Some(root) = &args.image {
-        return gather_image(root, args.strict, args.save_baseline.is_some() || args.baseline.is_some());
-    }
-    if !args.command.is_empty() {
-        return gather_command(&args.command, args.timeout, args.strict);
-    }
+/// Gather every check (`out`: where the image walk may show progress).
+pub fn gather(req: &CheckRequest, out: &Output) -> Result<CheckReport> {
+    check_paths(req)?;
+    let strict = req.strict;
+    let (pid, max_ns, trace, fail_over) = match &req.form {
+        CheckForm::Profile { file } => return baseline::gather_profile(file, strict),
+        CheckForm::Image { root, baseline } => {
+            let hash = baseline.save.is_some() || baseline.compare.is_some();
+            return gather_image(root, strict, hash, out);
+        }
+        CheckForm::Command { argv, timeout, .. } => return gather_command(argv, *timeout, strict),
+        CheckForm::Process { pid, max_ns, trace } => (Some(*pid), *max_ns, *trace, None),
+        CheckForm::Host { max_ns, trace, fail_over } => (None, *max_ns, *trace, *fail_over),
+    };
     // The target first: an unreadable one is "could not inspect" (exit 3),
     // not a failed audit, and is said before any measuring.
-    let target = match args.pid {
+    let target = match pid {
         Some(pid) => {
             let target = Process::open(Some(pid))?;
             target.maps()?;
@@ -156,8 +149,8 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
     // The window runs beside the audit: vdsoctl's own syscalls (its clock
     // bench makes some on purpose) are left out of a host window.
     let (audited, observation) = std::thread::scope(|s| {
-        let watching = s.spawn(|| observe(scope, observe::window(args.trace)));
-        let audited = audit(&me, target.as_ref(), args.max_ns);
+        let watching = s.spawn(|| observe(scope, observe::window(trace)));
+        let audited = audit(&me, target.as_ref(), max_ns);
         let observation = watching
             .join()
             .unwrap_or_else(|_| Observation::Unseen(Unseen::Failed("the observing thread panicked".into())));
@@ -165,7 +158,7 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
     });
     let (mut checks, bench, binary, facts) = audited?;
     let mut observation = observation;
-    if let (Observation::Seen(seen), Some(rate)) = (&mut observation, args.fail_over) {
+    if let (Observation::Seen(seen), Some(rate)) = (&mut observation, fail_over) {
         seen.fail_over = rate;
     }
     match binary {
@@ -181,7 +174,7 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
     Ok(CheckReport {
         checks,
         status: worst,
-        strict: args.strict,
+        strict,
         not_observed: observation.caveat(scope),
         bench,
         binary: facts,
@@ -191,14 +184,16 @@ pub fn gather(args: &CheckArgs) -> Result<CheckReport> {
 }
 
 /// `vdsoctl check`.
-pub fn run(args: &CheckArgs, out: &Output) -> Result<Outcome> {
-    let mut report = gather(args)?;
-    report.quiet = args.quiet;
-    baseline::apply(args, &mut report)?;
+pub fn run(req: &CheckRequest, out: &Output) -> Result<Outcome> {
+    let mut report = gather(req, out)?;
+    report.quiet = req.quiet;
+    if let Some(files) = req.baseline() {
+        baseline::apply(files, &mut report)?;
+    }
     // A report stdout refuses (a full disk), or an export that cannot be
     // written, keeps the command's status and the verdict's.
     let mut late: Vec<_> = emit(out, &report).err().into_iter().collect();
-    late.extend(baseline::export(args, &report).err());
+    late.extend(baseline::export(req, &report).err());
     // `check -- CMD`: the command's own failure is the exit status; with a
     // baseline, what is new decides; else the verdict.
     let outcome = match report.command.as_ref().and_then(|c| c.exit_status) {
@@ -207,7 +202,7 @@ pub fn run(args: &CheckArgs, out: &Output) -> Result<Outcome> {
         _ => match &report.baseline {
             Some(diff) => Outcome::from_crossed(diff.has_new()),
             None => {
-                Outcome::from_crossed(report.status == Status::Fail || (args.strict && report.status == Status::Warn))
+                Outcome::from_crossed(report.status == Status::Fail || (req.strict && report.status == Status::Warn))
             }
         },
     };

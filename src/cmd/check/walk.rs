@@ -11,8 +11,9 @@ use crate::model::random::{image_random_checks, random_route, ImageFile};
 use crate::model::Status;
 use crate::render::thousands;
 
-/// Progress on stderr, only on a terminal and only once the walk has taken
-/// more than a second; cleared at the end.
+/// Progress on stderr, only on a terminal (the resolved `Output`'s
+/// `stderr_tty`, probed once) and only once the walk has taken more than a
+/// second; cleared at the end.
 struct Progress {
     shown: bool,
     tty: bool,
@@ -47,9 +48,13 @@ impl Progress {
 
 /// `check --image ROOT`: every ELF program and library under ROOT, judged
 /// against this kernel.
-pub(super) fn gather_image(root: &std::path::Path, strict: bool, hash: bool) -> Result<CheckReport> {
-    use std::io::IsTerminal;
-    let mut progress = Progress { shown: false, tty: std::io::stderr().is_terminal(), last: Default::default() };
+pub(super) fn gather_image(
+    root: &std::path::Path,
+    strict: bool,
+    hash: bool,
+    out: &crate::render::Output,
+) -> Result<CheckReport> {
+    let mut progress = Progress { shown: false, tty: out.stderr_tty, last: Default::default() };
     let mut tick = |e: u64, n: usize, t: std::time::Duration| progress.tick(e, n, t);
     use std::os::unix::fs::MetadataExt;
     let own = std::fs::metadata("/proc/self/exe").ok().map(|m| (m.dev(), m.ino()));

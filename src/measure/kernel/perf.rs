@@ -206,8 +206,14 @@ pub fn set_output(fd: &PerfEvent, target: &PerfEvent) -> Result<()> {
 }
 
 /// Apply an ftrace filter; the kernel rejects fields it does not know.
+/// Filters are vdsoctl's own text (`which_clock == 4`), never the user's: a
+/// NUL byte in one is an internal error, not a usage error.
 pub fn apply_filter(fd: &PerfEvent, filter: &str) -> Result<()> {
-    let c = CString::new(filter).map_err(|_| Error::Usage(format!("filter {filter:?} contains a NUL byte")))?;
+    let c = CString::new(filter).map_err(|_| Error::Facility {
+        errno: None,
+        what: format!("internal error: the tracepoint filter {filter:?} holds a NUL byte"),
+        hint: "please report it".into(),
+    })?;
     sys::set_filter(fd, &c).map_err(|e| Error::Facility {
         errno: None,
         what: format!("the kernel rejected the tracepoint filter `{filter}`: {}", errno_text(&e)),

@@ -62,15 +62,24 @@ impl ExitStatus {
     }
 }
 
-/// What to trace and how, as typed data.
-#[derive(Debug, Clone, Default)]
-pub struct TraceRequest {
+/// Whom a trace counts, stated once (the resolve step builds it from `-p`,
+/// `-a` or `-- CMD`; `check` from its own form).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TraceTarget {
     /// `-p`: these processes (a thread id stands for its process).
-    pub pids: Vec<i32>,
+    Pids(Vec<i32>),
     /// `-a`: every process.
-    pub all: bool,
+    All,
     /// `-- CMD`: start this command and trace it from its exec.
-    pub command: Vec<OsString>,
+    Command(Vec<OsString>),
+}
+
+/// What to trace and how, as typed data.
+#[derive(Debug, Clone)]
+pub struct TraceRequest {
+    /// Whom: the plan's `all` and `command` are set from it by the
+    /// session, never by the caller.
+    pub target: TraceTarget,
     /// How long; `None`: 5 s for `-p`/`-a`, until the command exits for `-- CMD`.
     pub duration: Option<Duration>,
     /// Hand a window to the caller every interval as well.
@@ -88,6 +97,24 @@ pub struct TraceRequest {
     /// Read each counted process's identity (and, with `--stacks` or
     /// `--sites`, its mappings) at first sight ([`sight`](super::sight)).
     pub sight: bool,
+}
+
+impl TraceRequest {
+    /// A request for `target` with every option at its default: the default
+    /// duration, no intervals, `auto`, a plain plan, silent.
+    pub fn new(target: TraceTarget) -> TraceRequest {
+        TraceRequest {
+            target,
+            duration: None,
+            interval: None,
+            engine: Choice::Auto,
+            plan: Plan::default(),
+            command_stdout_to_stderr: false,
+            timeout: None,
+            progress: None,
+            sight: false,
+        }
+    }
 }
 
 /// What the session traced with, for the report.
@@ -219,12 +246,11 @@ fn catch_signals(tx: mpsc::Sender<Event>) -> Result<()> {
 /// target exits, or SIGINT/SIGTERM; with an interval, `on_interval` gets
 /// each whole interval's window on the way.
 pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window<'_>) -> Result<()>) -> Result<Traced> {
-    let modes = usize::from(!req.pids.is_empty()) + usize::from(req.all) + usize::from(!req.command.is_empty());
-    if modes != 1 {
-        return Err(Error::Usage("trace needs one of -p PID[,PID..], -a, or -- CMD ARGS..".into()));
-    }
-    let processes = resolve_pids(&req.pids, req.progress)?;
-    let command = if req.command.is_empty() { None } else { Some(prepare_command(&req.command)?) };
+    let (processes, command) = match &req.target {
+        TraceTarget::Pids(pids) => (resolve_pids(pids, req.progress)?, None),
+        TraceTarget::All => (Vec::new(), None),
+        TraceTarget::Command(argv) => (Vec::new(), Some(prepare_command(argv)?)),
+    };
     let duration = match (&command, req.duration) {
         (None, None) => Some(DEFAULT),
         (_, d) => d,
@@ -602,7 +628,7 @@ fn open_and_arm(
     duration: Option<Duration>,
     tx: &mpsc::Sender<Event>,
 ) -> Result<(Counting, Option<String>, Armed)> {
-    let plan = Plan { command: command.is_some(), ..req.plan.clone() };
+    let plan = Plan { all: req.target == TraceTarget::All, command: command.is_some(), ..req.plan.clone() };
     let open = |choice: Choice| -> Result<(Counting, Option<String>)> {
         let opened = Counting::open(choice, &plan)?;
         if opened.counting.kind() == Kind::Seccomp && req.duration.is_some() {
@@ -695,7 +721,7 @@ fn arm(
         tree = guard;
         watch_child(wait, tx.clone());
         (target, Some(child))
-    } else if req.all {
+    } else if req.target == TraceTarget::All {
         start = started(counting)?;
         if let Some(say) = req.progress {
             say(&Progress::Armed { target: &Target::All, duration });
