@@ -59,6 +59,9 @@ fn trace_usage_errors() {
     let many: Vec<&str> =
         ["trace", "-a"].into_iter().chain(std::iter::repeat_n(["--cgroup", "/"], max + 1).flatten()).collect();
     assert_usage(&many, &format!("--cgroup given {} times: at most {max}", max + 1));
+    // A mode the chosen engine never has: before the pid is looked at.
+    let e = refusal(&["trace", "--engine", "perf", "--stacks", "-p", "999999999"]);
+    assert!(matches!(e, Error::Misuse(Misuse::StacksNeedBpf)), "{e:?}");
     let e = refusal(&["trace", "-p", "1", "--cgroup", "/"]);
     assert!(matches!(e, Error::Misuse(Misuse::CgroupNeedsAll)), "{e:?}");
     assert_eq!(e.exit_code(), exit::USAGE);

@@ -4,7 +4,7 @@
 use crate::cli::TraceArgs;
 use crate::error::{Error, Misuse, Result};
 use crate::inspect::cgroup::{self, CgroupDir, Lookup};
-use crate::measure::trace::engine::Plan;
+use crate::measure::trace::engine::{Counting, Plan};
 use crate::measure::trace::engines::bpf::MAX_CGROUPS;
 use crate::measure::trace::session::{TraceRequest, TraceTarget};
 use crate::render::{Format, Output};
@@ -59,6 +59,9 @@ pub(super) fn resolve(args: &TraceArgs, out: &Output) -> Result<TraceJob> {
         sight: true,
         ..TraceRequest::new(target)
     };
+    // What the chosen engine can never honour, before any work (a pid that
+    // does not exist is no reason to hide a usage error).
+    Counting::refuse_misuse(session.engine, &session.plan, crate::arch::SITE_REGS.is_some())?;
     Ok(TraceJob { session, fail_over: args.fail_over, flamegraph: args.flamegraph.clone() })
 }
 

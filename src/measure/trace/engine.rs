@@ -169,9 +169,10 @@ impl Counting {
     }
 
     /// Options the chosen engine cannot honour: a usage error before
-    /// anything is opened. `site_regs`: whether this architecture's
-    /// call-site registers are read (`arch::SITE_REGS`).
-    fn refuse_misuse(choice: Choice, plan: &Plan, site_regs: bool) -> Result<()> {
+    /// anything is opened (the resolve step asks it before any work, `open`
+    /// again for its other callers). `site_regs`: whether this
+    /// architecture's call-site registers are read (`arch::SITE_REGS`).
+    pub fn refuse_misuse(choice: Choice, plan: &Plan, site_regs: bool) -> Result<()> {
         let perf_only = plan.native_only || plan.no_split;
         if plan.sites && !site_regs {
             return Err(Error::Misuse(Misuse::SitesOffX86));
