@@ -11,6 +11,7 @@ pub mod bench_baseline;
 pub mod binary;
 pub mod cgroup;
 pub mod check;
+pub mod command;
 pub mod cost;
 pub mod dump;
 pub mod host;

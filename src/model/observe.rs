@@ -49,6 +49,13 @@ pub struct Bypass {
     pub count: u64,
     #[serde(serialize_with = "crate::model::rate")]
     pub per_sec: f64,
+    /// A call into the [vsyscall] page (emulated), not a syscall.
+    #[serde(skip)]
+    pub vsyscall: bool,
+    /// The caller's executable, when the trace knows it (a [vsyscall]
+    /// caller's is named in the advice).
+    #[serde(skip)]
+    pub exe: Option<String>,
 }
 
 impl Bypass {
@@ -59,10 +66,18 @@ impl Bypass {
     }
 
     fn who(&self) -> String {
-        match &self.comm {
-            Some(c) => format!("pid {} ({c})", self.pid),
-            None => format!("pid {}", self.pid),
-        }
+        super::pid_text(self.pid, self.comm.as_deref())
+    }
+
+    /// `pid 42 (loop) clock_gettime CLOCK_TAI ×5,000` (`check -- CMD`'s words:
+    /// a command's calls by count, `-` for a syscall without a clock id).
+    fn command_text(&self) -> String {
+        let clock = match self.clock {
+            _ if self.vsyscall => String::new(),
+            Some(c) => format!(" {}", c.text()),
+            None => " -".into(),
+        };
+        format!("{} {}{clock} ×{}", self.who(), self.call, thousands(self.count))
     }
 }
 
@@ -119,6 +134,46 @@ pub enum Observation {
     Unseen(Unseen),
 }
 
+/// Bypassing calls `check -- CMD` names (busiest first) before "and N
+/// more": a tree of 1,500 processes made a 238 KB line; `trace -- CMD`
+/// lists each.
+const COMMAND_NAMED: usize = 5;
+
+impl Seen {
+    /// `check -- CMD`'s `command_trace` row (`argv`: the command, to run
+    /// again under `trace --sites`): any bypass fails, with each process's
+    /// calls by count ([vsyscall] calls after the syscalls); a clean run
+    /// passes, saying what it did not see.
+    pub fn command_finding(&self, argv: &[String]) -> Finding {
+        let secs = duration_text(self.window);
+        if self.bypass.is_empty() {
+            return Finding::new(
+                Status::Ok,
+                format!(
+                    "in {secs}: no clock syscalls the vDSO serves here and no [vsyscall] calls ({} expected syscalls, e.g. CPU-time clocks)",
+                    thousands(self.expected)
+                ),
+                None,
+            );
+        }
+        let mut by_count: Vec<&Bypass> = self.bypass.iter().collect();
+        by_count.sort_by(|a, b| a.vsyscall.cmp(&b.vsyscall).then(b.count.cmp(&a.count)).then(a.pid.cmp(&b.pid)));
+        let lines: Vec<String> = by_count.iter().map(|b| b.command_text()).collect();
+        let named = crate::words::named_first(&lines, COMMAND_NAMED, || {
+            let calls: u64 = self.bypass.iter().map(|b| b.count).sum();
+            let pids: std::collections::BTreeSet<i32> = self.bypass.iter().map(|b| b.pid).collect();
+            format!("{} calls from {} processes in all", thousands(calls), thousands(pids.len() as u64))
+        });
+        let lead = super::lead::Lead::Command(argv.to_vec());
+        Finding::new(
+            Status::Fail,
+            format!("in {secs}: {named} — the vDSO is bypassed"),
+            Some(advice(by_count.into_iter(), lead).to_string()),
+        )
+        .of_bypass()
+    }
+}
+
 /// What the observation means for the audit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Judged {
@@ -158,7 +213,7 @@ impl Observation {
             .iter()
             // getrandom syscalls are the runtime's choice, not a lost clock:
             // counted apart (`random`), never a FAIL here.
-            .filter(|r| !r.expected && r.random.is_none() && keep(r.pid))
+            .filter(|r| !r.expected && !is_random(r) && keep(r.pid))
             .map(|r| Bypass {
                 pid: r.pid,
                 comm: r.comm.clone(),
@@ -166,6 +221,8 @@ impl Observation {
                 clock: r.clock,
                 count: r.count,
                 per_sec: r.per_sec,
+                vsyscall: false,
+                exe: r.exe.clone(),
             })
             .collect::<Vec<_>>()
             .into_iter()
@@ -176,13 +233,14 @@ impl Observation {
                 clock: None,
                 count: v.count,
                 per_sec: v.per_sec,
+                vsyscall: true,
+                exe: v.exe.clone().or_else(|| super::lead::command_file(&report.target, v.pid).map(str::to_string)),
             }))
             .collect();
         bypass.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
         let expected =
-            report.counts.iter().filter(|r| r.expected && r.random.is_none() && keep(r.pid)).map(|r| r.count).sum();
-        let random =
-            report.counts.iter().filter(|r| !r.expected && r.random.is_some() && keep(r.pid)).map(|r| r.count).sum();
+            report.counts.iter().filter(|r| r.expected && !is_random(r) && keep(r.pid)).map(|r| r.count).sum();
+        let random = report.counts.iter().filter(|r| !r.expected && is_random(r) && keep(r.pid)).map(|r| r.count).sum();
         left_out.sort_unstable();
         Observation::Seen(Seen {
             window: Duration::from_nanos(report.duration_ns),
@@ -409,16 +467,21 @@ pub fn window(trace: Option<Duration>) -> Option<Duration> {
 /// Where the bypasses of process `pid` lead ([`super::lead`]): its call
 /// sites, and what a [vsyscall] caller is when its calls are those.
 fn lead_hint(bypass: &[Bypass], pid: i32) -> String {
-    let lead = super::lead::Lead::Pid(pid);
-    let mine = bypass.iter().filter(|b| b.pid == pid);
-    let vsyscall = mine.clone().any(|b| b.call.starts_with("[vsyscall]"));
-    match (mine.clone().any(|b| !b.call.starts_with("[vsyscall]")), vsyscall) {
-        (_, false) => lead.syscall_hint(),
-        (false, true) => super::lead::vsyscall_hint(None, pid),
-        (true, true) => {
-            format!("{}; the [vsyscall] calls are {}", lead.syscall_hint(), super::lead::vsyscall_hint(None, pid))
-        }
-    }
+    advice(bypass.iter().filter(|b| b.pid == pid), super::lead::Lead::Pid(pid)).to_string()
+}
+
+/// The advice on `bypass` (one process's, or one command's): `lead` to
+/// the raw syscalls' sites, the first [vsyscall] caller's rebuild.
+fn advice<'a>(bypass: impl Iterator<Item = &'a Bypass> + Clone, lead: super::lead::Lead) -> super::lead::Advice {
+    use super::lead::{Advice, VsyscallCaller};
+    let calls = bypass.clone().any(|b| !b.vsyscall);
+    let caller = bypass.filter(|b| b.vsyscall).map(|b| VsyscallCaller { exe: b.exe.clone(), pid: b.pid }).next();
+    Advice::of(lead, calls, caller)
+}
+
+/// Whether a row is getrandom's (judged on its own, never a clock's bypass).
+fn is_random(r: &super::trace::CountRow) -> bool {
+    r.func.kind() == crate::arch::FnKind::Random
 }
 
 /// `100 calls/s, the host's FAIL threshold` (`--fail-over 0`: any call).
@@ -488,6 +551,8 @@ mod tests {
             clock: Some(ClockRef::Id(1)),
             count: per_sec as u64,
             per_sec,
+            vsyscall: false,
+            exe: None,
         }
     }
 
@@ -510,6 +575,7 @@ mod tests {
         // A [vsyscall] caller: what it is, no raw syscall() to look for.
         let mut v = mono(7, 10.0);
         v.call = "[vsyscall] time".into();
+        v.vsyscall = true;
         let hint = seen(vec![v]).finding(Scope::Process(7)).hint.unwrap();
         assert!(hint.starts_with("legacy code calling the fixed [vsyscall] address"), "{hint}");
         assert!(hint.ends_with("`vdsoctl check -p 7` names the binary and function while it runs"), "{hint}");

@@ -3,6 +3,7 @@
 //! window of a [`session`](crate::measure::trace::session). `trace` renders it,
 //! `check` and `serve` read it.
 
+use super::lead::{Advice, VsyscallCaller};
 use super::policy;
 use super::{ClockRef, Finding, Status};
 use crate::arch::{self, Abi, VdsoFn};
@@ -133,6 +134,13 @@ pub struct VsyscallRow {
     /// What the emulations cost the host (`null`: no executable
     /// [vsyscall] page in vdsoctl to measure one with).
     pub cost: Option<super::cost::Cost>,
+}
+
+/// The advice on [vsyscall] calls of `v`: its executable as first seen, or
+/// the command's own file for the command's pid.
+pub fn vsyscall_advice(target: &Target, v: &VsyscallRow) -> Advice {
+    let exe = v.exe.as_deref().or(super::lead::command_file(target, v.pid)).map(str::to_string);
+    Advice::Vsyscall(VsyscallCaller { exe, pid: v.pid })
 }
 
 /// Clock syscalls counted for a process whose split was lost.
@@ -396,7 +404,7 @@ pub fn findings(
                 "{} made {} calls ({}/s) to {} in the [vsyscall] page — each is emulated by the kernel and invisible to strace{}",
                 who(v.pid, &v.comm), thousands(v.count), rate_number(v.per_sec, fail_over), v.function, gate(v.per_sec, fail_over)
             ),
-            Some(super::lead::vsyscall_hint(v.exe.as_deref().or(super::lead::command_file(target, v.pid)), v.pid)),
+            Some(vsyscall_advice(target, v).to_string()),
         ));
     }
     for u in unattributed {
@@ -543,7 +551,7 @@ fn group_finding(
         Verdict::Bypass(sev) => Finding::new(
             sev,
             format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if has_clock { "clock id" } else { "call" }, gate(top, fail_over)),
-            Some(lead(rows[0].pid).syscall_hint()),
+            Some(Advice::RawSyscalls(lead(rows[0].pid)).to_string()),
         )
         .of_bypass(),
         Verdict::Expected => {
