@@ -12,7 +12,6 @@ use crate::error::{Error, Misuse, Result};
 use crate::measure::trace::engine::Plan;
 use crate::measure::trace::session::{self, TraceRequest};
 pub use crate::model::trace::*;
-use crate::model::ClockRef;
 use crate::render::{any_fail, emit, emit_line, Format, Output};
 use std::time::Duration;
 
@@ -23,7 +22,7 @@ pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
     // A FAIL line means exit 1, in an interval's report or the summary's;
     // FAIL is only said above --fail-over.
     let mut interval_failed = false;
-    let mut warned = std::collections::HashSet::new();
+    let mut warned = WarnedOnce::default();
     let mut per_call = PerCall::default();
     // An interval's report that cannot be written (a full disk behind
     // stdout) stops neither the trace nor the command: said at the end.
@@ -32,7 +31,7 @@ pub fn run(args: &TraceArgs, out: &Output) -> Result<Outcome> {
         let mut report = build(s, w, args.fail_over);
         per_call.apply(&mut report);
         interval_failed |= any_fail(&report.findings);
-        say_warnings_once(&mut report, &mut warned, args.fail_over);
+        warned.apply(&mut report, args.fail_over);
         if let (Err(e), true) = (emit_line(out, &report), late.is_empty()) {
             late.push(e);
         }
@@ -80,31 +79,6 @@ impl PerCall {
         }
         crate::model::cost::apply(report, &|need| self.0.get(&need).copied().flatten());
     }
-}
-
-/// A bypassing process and clock: (pid, process start, syscall, ABI, clock).
-type WarnKey = (i32, u64, &'static str, String, Option<String>);
-
-/// With `--interval`, a WARN is said once per process and clock, in the
-/// first interval that sees it, not again in every interval after (the
-/// summary, the whole trace's verdict, says it again). FAIL lines repeat:
-/// each interval's exit matters.
-fn say_warnings_once(
-    report: &mut TraceReport,
-    warned: &mut std::collections::HashSet<WarnKey>,
-    fail_over: Option<f64>,
-) {
-    let warn_rows = report
-        .counts
-        .iter()
-        .filter(|r| !r.expected && r.clock != Some(ClockRef::Any) && !fail_over.is_some_and(|rate| r.per_sec > rate));
-    let keys: Vec<WarnKey> =
-        warn_rows.map(|r| (r.pid, r.start, r.syscall, format!("{:?}", r.abi), r.clock.map(ClockRef::text))).collect();
-    let new = keys.iter().filter(|k| !warned.contains(*k)).count();
-    if new == 0 && !keys.is_empty() {
-        report.findings.retain(|f| !(f.severity == crate::model::Status::Warn && f.bypass));
-    }
-    warned.extend(keys);
 }
 
 /// The command line as a typed request.

@@ -111,6 +111,55 @@ pub fn hint_for_process(hint: &str, pid: i32) -> String {
     hint.replace("check -p PID", &format!("check -p {pid}"))
 }
 
+/// `check -p`'s `process_binary` row when the executable cannot be read:
+/// SKIP, never a verdict on what was not seen.
+pub fn unreadable_exe(e: &dyn std::fmt::Display) -> super::check::Check {
+    super::check::Check::new(PROCESS_BINARY, Status::Skip, format!("cannot read the executable: {e}"), None)
+}
+
+/// The row's name in `check -p`.
+const PROCESS_BINARY: &str = "process_binary";
+
+/// `check -p`'s row for a program run under an emulator or instrumenter
+/// (`tool`, at `path`): the tool maps no [vdso], so every clock read is a
+/// syscall — FAIL, expected there.
+pub fn under_emulator(who: &super::ProcessName, program: Option<&str>, tool: &str, path: &str) -> super::check::Check {
+    let prog = program.map_or_else(String::new, |p| format!(" {p}"));
+    super::check::Check::new(
+        PROCESS_BINARY,
+        Status::Fail,
+        format!(
+            "{} runs{prog} under {tool} ({path}): the tool maps no [vdso] for the program and serves each clock read itself, as a syscall",
+            who.text()
+        ),
+        Some("expected under an emulator or instrumenter; audit the program run natively"),
+    )
+}
+
+/// `check -p`'s `process_binary` row: the process's executable (`loader`:
+/// started as `ld.so PROG`) judged by [`binary_verdict`], its hint naming
+/// the process; and whether a WARN only says the path is unproven.
+pub fn process_binary(
+    who: &super::ProcessName,
+    loader: Option<&str>,
+    info: &ExeInfo,
+    host: &HostFacts,
+) -> (super::check::Check, WarnKind) {
+    let class = if info.is_64 { "64-bit" } else { "32-bit" };
+    let arch_name = arch::machine_name(info.machine);
+    let linkage = match info.linkage() {
+        Linkage::Dynamic => format!("dynamic ({})", info.interp.as_deref().unwrap_or("")),
+        Linkage::Static => "statically linked".to_string(),
+        Linkage::StaticPie => "statically linked (static-pie)".to_string(),
+    };
+    let (status, verdict, hint, kind) = binary_verdict(info, host);
+    let launched = loader.map_or_else(String::new, |l| format!(" (started as `{l} PROG`)"));
+    let detail = format!("{}{launched}: {class} {arch_name}, {linkage}; {verdict}", who.with_exe());
+    // The hint names this process, not a placeholder.
+    let hint = hint.map(|h| hint_for_process(h, who.pid));
+    (super::check::Check::new(PROCESS_BINARY, status, detail, hint.as_deref()), kind)
+}
+
 /// The verdict on one ELF file: can its clock reads reach the vDSO on this
 /// kernel? The policy, once, for `--image` and `-p`:
 /// - FAIL: a program whose code calls the fixed [vsyscall] addresses (in a

@@ -601,6 +601,32 @@ pub fn not_observed_in_full(engine: Kind, lost: u64) -> (String, String) {
     )
 }
 
+/// A bypassing process and clock: (pid, process start, syscall, ABI, clock).
+type WarnKey = (i32, u64, &'static str, Abi, Option<ClockRef>);
+
+/// The bypass WARNs `trace --interval` has said: a WARN is said once per
+/// process and clock, in the first interval that sees it, not again in
+/// every interval after (the summary, the whole trace's verdict, says it
+/// again). FAIL lines repeat: each interval's exit matters.
+#[derive(Debug, Default)]
+pub struct WarnedOnce(std::collections::HashSet<WarnKey>);
+
+impl WarnedOnce {
+    /// Drop an interval report's bypass WARNs when every process and clock
+    /// they stand on was warned of before (`fail_over`: `--fail-over`).
+    pub fn apply(&mut self, report: &mut TraceReport, fail_over: Option<f64>) {
+        let warn_rows = report.counts.iter().filter(|r| {
+            !r.expected && r.clock != Some(ClockRef::Any) && !fail_over.is_some_and(|rate| r.per_sec > rate)
+        });
+        let keys: Vec<WarnKey> = warn_rows.map(|r| (r.pid, r.start, r.syscall, r.abi, r.clock)).collect();
+        let new = keys.iter().filter(|k| !self.0.contains(*k)).count();
+        if new == 0 && !keys.is_empty() {
+            report.findings.retain(|f| !(f.severity == Status::Warn && f.bypass));
+        }
+        self.0.extend(keys);
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
