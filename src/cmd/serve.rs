@@ -335,7 +335,7 @@ fn audit_section(observed: &Observation, costs: &Mutex<Arc<Costs>>) -> String {
                 &[("mode", v.mode.as_str())],
             );
         }
-        if let Ok(img) = me.vdso_image() {
+        if let Some(img) = Process::own_vdso_image() {
             p.family("vdso_symbol_info", Kind::Gauge, "A function the vDSO of this host's native ABI exports.");
             for s in img.symbols.iter().filter(|s| s.is_function()) {
                 let version = s.version.as_ref().and_then(|v| v.name.clone()).unwrap_or_default();
