@@ -654,6 +654,28 @@ mod tests {
     }
 
     #[test]
+    fn a_command_names_calls_by_count_and_advises_once() {
+        let mut v = mono(9, 500.0);
+        (v.call, v.clock, v.vsyscall, v.exe) = ("[vsyscall] time".into(), None, true, Some("/opt/a/legacy".into()));
+        let Observation::Seen(s) = seen(vec![v, mono(7, 20.0)]) else { unreachable!() };
+        let f = s.command_finding(&["./run".into(), "a b".into()]);
+        assert_eq!((f.severity, f.bypass), (Status::Fail, true));
+        assert_eq!(
+            f.message,
+            "in 1.00 s: pid 7 (loop) clock_gettime CLOCK_MONOTONIC ×20, pid 9 (loop) [vsyscall] time ×500 — the vDSO is bypassed"
+        );
+        let hint = f.hint.unwrap();
+        assert!(hint.starts_with("`vdsoctl trace --sites -- ./run 'a b'` names the code that makes them"), "{hint}");
+        assert!(hint.contains("; the [vsyscall] calls are legacy code"), "{hint}");
+        assert!(hint.ends_with("`vdsoctl check --image /opt/a` names the function that calls it"), "{hint}");
+        let Observation::Seen(s) = seen((1..=7).map(|p| mono(p, 1.0)).collect()) else { unreachable!() };
+        let f = s.command_finding(&["x".into()]);
+        assert!(f.message.ends_with(", and 2 more (7 calls from 7 processes in all) — the vDSO is bypassed"), "{f:?}");
+        let Observation::Seen(s) = seen(vec![]) else { unreachable!() };
+        assert_eq!(s.command_finding(&[]).severity, Status::Ok);
+    }
+
+    #[test]
     fn many_bypasses_are_capped() {
         let o = seen((1..=8).map(|p| mono(p, 100.0 * p as f64)).collect());
         let f = o.finding(Scope::Host);
