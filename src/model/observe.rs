@@ -139,22 +139,28 @@ pub enum Observation {
 /// lists each.
 const COMMAND_NAMED: usize = 5;
 
+/// What a bypass row says its calls did, whatever its scope (as `trace`'s
+/// findings and the clock checks say it).
+const BYPASSED: &str = "the vDSO is bypassed";
+
 impl Seen {
+    /// A clean window, whatever its scope (`whom`: ` by any process` for the
+    /// host's): what it did not see, never that the reads stayed in the vDSO.
+    fn clean_text(&self, whom: &str) -> String {
+        format!(
+            "observed {}: no clock syscall the vDSO serves here and no [vsyscall] call{whom} ({} expected clock syscalls, e.g. CPU-time clocks)",
+            duration_text(self.window),
+            thousands(self.expected)
+        )
+    }
+
     /// `check -- CMD`'s `command_trace` row (`argv`: the command, to run
     /// again under `trace --sites`): any bypass fails, with each process's
     /// calls by count ([vsyscall] calls after the syscalls); a clean run
     /// passes, saying what it did not see.
     pub fn command_finding(&self, argv: &[String]) -> Finding {
-        let secs = duration_text(self.window);
         if self.bypass.is_empty() {
-            return Finding::new(
-                Status::Ok,
-                format!(
-                    "in {secs}: no clock syscalls the vDSO serves here and no [vsyscall] calls ({} expected syscalls, e.g. CPU-time clocks)",
-                    thousands(self.expected)
-                ),
-                None,
-            );
+            return Finding::new(Status::Ok, self.clean_text(""), None);
         }
         let mut by_count: Vec<&Bypass> = self.bypass.iter().collect();
         by_count.sort_by(|a, b| a.vsyscall.cmp(&b.vsyscall).then(b.count.cmp(&a.count)).then(a.pid.cmp(&b.pid)));
@@ -167,7 +173,7 @@ impl Seen {
         let lead = super::lead::Lead::Command(argv.to_vec());
         Finding::new(
             Status::Fail,
-            format!("in {secs}: {named} — the vDSO is bypassed"),
+            format!("observed {}: {named} — {BYPASSED}", duration_text(self.window)),
             Some(advice(by_count.into_iter(), lead).to_string()),
         )
         .of_bypass()
@@ -341,10 +347,14 @@ impl Observation {
             return Finding::new(
                 Status::Info,
                 format!(
-                    "observed {secs}: no clock syscall the vDSO serves here and no [vsyscall] call{whom} ({} expected clock syscalls, e.g. CPU-time clocks){}{lost}{}",
-                    thousands(s.expected),
+                    "{}{}{lost}{}",
+                    s.clean_text(whom),
                     random_text(s.random),
-                    if s.left_out.is_empty() || scope != Scope::Host { "" } else { "; vdsoctl's own processes left out" }
+                    if s.left_out.is_empty() || scope != Scope::Host {
+                        ""
+                    } else {
+                        "; vdsoctl's own processes left out"
+                    }
                 ),
                 None,
             );
@@ -362,7 +372,7 @@ impl Observation {
             let pids: Vec<String> = s.left_out.iter().map(i32::to_string).collect();
             format!(" (vdsoctl's own pids {} left out: its clock bench makes syscalls on purpose)", pids.join(","))
         };
-        let what = "the vDSO serves these here, yet they entered the kernel";
+        let what = BYPASSED;
         let hint = match scope {
             Scope::Process(pid) => lead_hint(&s.bypass, pid),
             Scope::Host => format!(
@@ -662,7 +672,7 @@ mod tests {
         assert_eq!((f.severity, f.bypass), (Status::Fail, true));
         assert_eq!(
             f.message,
-            "in 1.00 s: pid 7 (loop) clock_gettime CLOCK_MONOTONIC ×20, pid 9 (loop) [vsyscall] time ×500 — the vDSO is bypassed"
+            "observed 1.00 s: pid 7 (loop) clock_gettime CLOCK_MONOTONIC ×20, pid 9 (loop) [vsyscall] time ×500 — the vDSO is bypassed"
         );
         let hint = f.hint.unwrap();
         assert!(hint.starts_with("`vdsoctl trace --sites -- ./run 'a b'` names the code that makes them"), "{hint}");
