@@ -70,6 +70,9 @@ pub enum Advice {
     Vsyscall(VsyscallCaller),
     /// Both, of one process or command.
     Both(Lead, VsyscallCaller),
+    /// The host's: audit the `busiest` process, its own `advice`, and
+    /// every process's rates.
+    Host { busiest: i32, advice: Box<Advice> },
 }
 
 impl Advice {

@@ -374,12 +374,10 @@ impl Observation {
         };
         let what = BYPASSED;
         let hint = match scope {
-            Scope::Process(pid) => lead_hint(&s.bypass, pid),
-            Scope::Host => format!(
-                "`vdsoctl check -p {busiest}` audits the busiest; {}; `vdsoctl trace -a` shows every process's rates",
-                lead_hint(&s.bypass, busiest)
-            ),
-        };
+            Scope::Process(pid) => lead_advice(&s.bypass, pid),
+            Scope::Host => super::lead::Advice::Host { busiest, advice: Box::new(lead_advice(&s.bypass, busiest)) },
+        }
+        .to_string();
         let sep = if scope == Scope::Host { "; " } else { ", " };
         let busiest = pids.first().map_or(0.0, |p| p.1);
         let (status, gate) = match scope {
@@ -476,8 +474,8 @@ pub fn window(trace: Option<Duration>) -> Option<Duration> {
 
 /// Where the bypasses of process `pid` lead ([`super::lead`]): its call
 /// sites, and what a [vsyscall] caller is when its calls are those.
-fn lead_hint(bypass: &[Bypass], pid: i32) -> String {
-    advice(bypass.iter().filter(|b| b.pid == pid), super::lead::Lead::Pid(pid)).to_string()
+fn lead_advice(bypass: &[Bypass], pid: i32) -> super::lead::Advice {
+    advice(bypass.iter().filter(|b| b.pid == pid), super::lead::Lead::Pid(pid))
 }
 
 /// The advice on `bypass` (one process's, or one command's): `lead` to

@@ -83,6 +83,10 @@ impl fmt::Display for crate::model::lead::Advice {
                 f.write_str("; the [vsyscall] calls are ")?;
                 vsyscall(f, caller)
             }
+            Advice::Host { busiest, advice } => write!(
+                f,
+                "`vdsoctl check -p {busiest}` audits the busiest; {advice}; `vdsoctl trace -a` shows every process's rates"
+            ),
         }
     }
 }
