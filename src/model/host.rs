@@ -36,7 +36,7 @@ pub fn host_checks(max_ns: Option<f64>) -> Result<(Vec<Check>, Option<BenchRepor
     let (clocks, bench) = clock_checks(max_ns);
     checks.extend(clocks);
     if let Some(report) = &bench {
-        checks.push(getrandom_check(report, &me, libc_name, libc_version.as_deref()));
+        checks.push(getrandom_check(report, libc_name, libc_version.as_deref()));
     }
     Ok((checks, bench))
 }
@@ -254,7 +254,7 @@ pub fn libc_check(name: &str, version: Option<&str>, static_linked: bool) -> Che
 impl HostFacts {
     /// Read from vdsoctl's own process.
     pub fn gather(me: &Process) -> HostFacts {
-        let vdso_has_hash = me.vdso_image().ok().map(|img| img.has_hash);
+        let vdso_has_hash = Process::own_vdso_image().map(|img| img.has_hash);
         HostFacts { vdso_has_hash, vsyscall: host_vsyscall(me).mode }
     }
 }
@@ -324,9 +324,9 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
 /// which release on this architecture), whether the C library vdsoctl runs
 /// on reads it from there (`arch::route`), and what each path costs here,
 /// from the bench `report`. The verdict is `policy::getrandom_check`'s.
-pub fn getrandom_check(report: &BenchReport, me: &Process, libc_name: &str, libc_version: Option<&str>) -> Check {
+pub fn getrandom_check(report: &BenchReport, libc_name: &str, libc_version: Option<&str>) -> Check {
     let row = |p: Path| report.results.iter().find(|x| x.function == VdsoFn::Getrandom && x.path == p);
-    let exported = own_vdso_symbol(me, VdsoFn::Getrandom);
+    let exported = own_vdso_symbol(VdsoFn::Getrandom);
     let verdict = row(Path::Libc).and_then(|r| r.verdict);
     let offered = exported.is_some() && !matches!(verdict, Some(Verdict::NotOffered | Verdict::Missing));
     let from = arch::HOST_ABI
@@ -347,8 +347,8 @@ pub fn getrandom_check(report: &BenchReport, me: &Process, libc_name: &str, libc
 }
 
 /// The name under which vdsoctl's own vDSO exports `f`, read from the image.
-fn own_vdso_symbol(me: &Process, f: VdsoFn) -> Option<&'static str> {
-    let img = me.vdso_image().ok()?;
+fn own_vdso_symbol(f: VdsoFn) -> Option<&'static str> {
+    let img = Process::own_vdso_image()?;
     let name = arch::vdso_symbol(img.machine, img.is_64, f)?;
     img.symbols.iter().any(|s| s.name == name).then_some(name)
 }

@@ -170,16 +170,12 @@ pub fn gather(req: &CheckRequest, out: &Output) -> Result<CheckReport> {
         }
         None => checks.push(Check::observed("host_trace", &observation, scope)),
     }
-    let worst = Status::worst(checks.iter().map(|c| c.status));
     Ok(CheckReport {
-        checks,
-        status: worst,
-        strict,
         not_observed: observation.caveat(scope),
         bench,
         binary: facts,
         process: target.as_ref().map(ProcessRef::of),
-        ..CheckReport::default()
+        ..CheckReport::judged(checks, strict)
     })
 }
 
