@@ -32,6 +32,14 @@ pub fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// `vdsoctl --format folded trace --stacks --flamegraph SVG -- CMD...`:
+/// the folded stacks on stdout, the flame graph written to `svg`.
+pub fn folded_and_flamegraph(svg: &Path, cmd: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["--format", "folded", "trace", "--stacks", "--flamegraph", svg.to_str().unwrap(), "--"];
+    args.extend_from_slice(cmd);
+    run(&args)
+}
+
 /// Run vdsoctl with `--json` and parse stdout; panics with stderr on failure.
 pub fn run_json(args: &[&str]) -> serde_json::Value {
     let mut all = vec!["--json"];
@@ -57,8 +65,7 @@ pub fn build_c(name: &str, m32: bool, extra: &[&str]) -> PathBuf {
         tag.extend(e.chars().filter(|c| c.is_ascii_alphanumeric()));
     }
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(tag);
-    let fresh = out.metadata().and_then(|o| o.modified()).ok()
-        >= src.metadata().and_then(|s| s.modified()).ok().map(Some).unwrap_or(None);
+    let fresh = out.metadata().and_then(|o| o.modified()).ok() >= newest_source(&src);
     if out.exists() && fresh {
         return out;
     }
@@ -71,6 +78,14 @@ pub fn build_c(name: &str, m32: bool, extra: &[&str]) -> PathBuf {
     let status = gcc.status().expect("gcc runs");
     assert!(status.success(), "gcc failed on {} (m32={m32}); is gcc-multilib installed?", src.display());
     out
+}
+
+/// The newest modification time of `src` and of the headers beside it
+/// (fixtures/*.h, which fixtures include): a fixture is rebuilt when either changes.
+fn newest_source(src: &Path) -> Option<std::time::SystemTime> {
+    let headers = std::fs::read_dir(src.parent()?).ok()?.flatten().map(|e| e.path());
+    let headers = headers.filter(|p| p.extension().is_some_and(|x| x == "h"));
+    std::iter::once(src.to_path_buf()).chain(headers).map(|p| p.metadata().and_then(|m| m.modified()).ok()).max()?
 }
 
 /// A running fixture that prints lines and then "ready" before waiting.

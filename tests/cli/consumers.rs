@@ -9,7 +9,7 @@
 //! `check -- CMD`'s detail bounded; a non-dumpable process's call sites
 //! said as unreadable. All through real processes (fixtures/odd_frames.c).
 
-use super::common::{build_c, missing_trace_facility, run, skip, vdsoctl_path, KillOnDrop};
+use super::common::{build_c, folded_and_flamegraph, missing_trace_facility, run, skip, vdsoctl_path, KillOnDrop};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -135,19 +135,7 @@ fn frames_that_read_as_counts_or_that_xml_refuses_are_drawn_right() {
     let bin = odd_frames();
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("odd.svg");
-    let (code, stdout, stderr) = run(&[
-        "--format",
-        "folded",
-        "trace",
-        "--stacks",
-        "--flamegraph",
-        svg.to_str().unwrap(),
-        "--",
-        bin.to_str().unwrap(),
-        "names",
-        "300",
-        "100",
-    ]);
+    let (code, stdout, stderr) = folded_and_flamegraph(&svg, &[bin.to_str().unwrap(), "names", "300", "100"]);
     assert_eq!(code, 0, "{stderr}");
     // Each line is `stack count`: the count is the last word, and the stack
     // ends in a frame no reader takes for a second count.
@@ -189,9 +177,7 @@ fn lost_stacks_are_said_in_folded_output_the_svg_the_table_and_json() {
     let cmd = [bin.to_str().unwrap(), "many", "10000"];
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("many.svg");
-    let mut args = vec!["--format", "folded", "trace", "--stacks", "--flamegraph", svg.to_str().unwrap(), "--"];
-    args.extend(cmd);
-    let (code, stdout, stderr) = run(&args);
+    let (code, stdout, stderr) = folded_and_flamegraph(&svg, &cmd);
     assert_eq!(code, 0, "{stderr}");
     let (kept, lost) = folded_sums(&stdout);
     assert!(lost > 0, "the map held every stack: {kept}");

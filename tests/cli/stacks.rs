@@ -4,7 +4,7 @@
 //! graph as XML holding the chain's frames; who the process is, escaped;
 //! and the engines that keep no stacks refused.
 
-use super::common::{build_c, comm_of, copy_executable, missing_trace_facility, run, skip};
+use super::common::{build_c, comm_of, copy_executable, folded_and_flamegraph, missing_trace_facility, run, skip};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -21,18 +21,7 @@ fn folded_stacks_hold_the_call_chain_in_order_with_its_count_and_the_svg_too() {
     let bin = call_chain();
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("calls.svg");
-    let (code, stdout, stderr) = run(&[
-        "--format",
-        "folded",
-        "trace",
-        "--stacks",
-        "--flamegraph",
-        svg.to_str().unwrap(),
-        "--",
-        bin.to_str().unwrap(),
-        "1234",
-        "1000",
-    ]);
+    let (code, stdout, stderr) = folded_and_flamegraph(&svg, &[bin.to_str().unwrap(), "1234", "1000"]);
     assert_eq!(code, 0, "{stderr}");
     // One stack: `comm;<libc start>;main;outer;middle;inner 1234`.
     let lines: Vec<&str> = stdout.lines().collect();

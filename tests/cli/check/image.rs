@@ -232,15 +232,9 @@ fn command_passes_fails_and_hands_back_its_status() {
     assert_eq!(code, 3, "{stderr}");
 }
 
-/// The call sites come from the decoded code, not from byte patterns: each
-/// way of reading a clock in fixtures/call_sites.c, built here, is judged by
-/// what its code does, with the site's address and enclosing function; a
-/// copy of vdsoctl (which holds the [vsyscall] addresses as data, for its
-/// bench) and a file with the addresses only as data are OK.
-#[test]
-fn image_call_sites_from_the_code() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
+/// fixtures/call_sites.c built each way it reads a clock (and vdsoctl) into
+/// the image `root`; whether its i386 builds are there too.
+fn install_call_sites(root: &Path) -> bool {
     let cs = |flags: &[&str], m32: bool| build_c("call_sites", m32, flags);
     install(root, &vdsoctl_path(), "/usr/local/bin/vdsoctl");
     install(root, &cs(&[], false), "/bin/libc_clock");
@@ -262,6 +256,19 @@ fn image_call_sites_from_the_code() {
     } else {
         skip("gcc -m32 cannot build (install gcc-multilib): the i386 call sites are not tried");
     }
+    m32
+}
+
+/// The call sites come from the decoded code, not from byte patterns: each
+/// way of reading a clock in fixtures/call_sites.c, built here, is judged by
+/// what its code does, with the site's address and enclosing function; a
+/// copy of vdsoctl (which holds the [vsyscall] addresses as data, for its
+/// bench) and a file with the addresses only as data are OK.
+#[test]
+fn image_call_sites_from_the_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let m32 = install_call_sites(root);
     let (code, stdout, stderr) = run(&["--json", "check", "--image", root.to_str().unwrap()]);
     assert_eq!(code, 1, "{stderr}");
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
@@ -520,6 +527,23 @@ fn readelf_headers(files: &[PathBuf]) -> Vec<[String; 4]> {
     out
 }
 
+/// A raw caller of a foreign root: WARN, its site `via` in `symbol`, at an
+/// address whose instruction objdump shows as `insn`.
+fn raw_caller(root: &Path, binaries: &[serde_json::Value], path: &str, (via, symbol, insn): (&str, &str, &str)) {
+    let b = binaries.iter().find(|b| b["path"] == path).unwrap_or_else(|| panic!("no {path}"));
+    let d = b["detail"].as_str().unwrap();
+    assert_eq!(b["status"], "warn", "{path}: {d}");
+    let prefix = format!(
+        "its code makes raw clock syscalls the vDSO would serve: clock_gettime(CLOCK_MONOTONIC) by {via} at 0x"
+    );
+    assert!(d.starts_with(&prefix), "{path}: {d}");
+    let at = d[prefix.len()..].split(' ').next().unwrap();
+    assert!(d[prefix.len()..].starts_with(&format!("{at} in {symbol}: ")), "{path}: {d}");
+    let dis = over_files("objdump", &["-d"], &[root.join(path.trim_start_matches('/'))]);
+    let line = dis.lines().find(|l| l.trim_start().starts_with(&format!("{at}:"))).unwrap_or("");
+    assert!(line.contains(insn), "{path} at {at}: {line}");
+}
+
 /// An arm64 and an armhf root built from Debian's packages (libc6,
 /// busybox-static), with an arm64 Go program and arm64 raw clock callers:
 /// every binary named as `readelf -h`, `file` and `go version` name it, the
@@ -592,20 +616,8 @@ fn foreign_roots_judged_for_their_architecture() {
         assert!(binaries.iter().any(|b| b["path"] == "/usr/local/bin/hello_go"));
         // The raw callers: WARN, each site with its function, at an address
         // whose instruction objdump shows as the call or the svc.
-        let site = |path: &str, via: &str, symbol: &str, insn: &str| {
-            let b = binaries.iter().find(|b| b["path"] == path).unwrap_or_else(|| panic!("no {path}"));
-            let d = b["detail"].as_str().unwrap();
-            assert_eq!(b["status"], "warn", "{path}: {d}");
-            let prefix = format!(
-                "its code makes raw clock syscalls the vDSO would serve: clock_gettime(CLOCK_MONOTONIC) by {via} at 0x"
-            );
-            assert!(d.starts_with(&prefix), "{path}: {d}");
-            let at = d[prefix.len()..].split(' ').next().unwrap();
-            assert!(d[prefix.len()..].starts_with(&format!("{at} in {symbol}: ")), "{path}: {d}");
-            let dis = over_files("objdump", &["-d"], &[root.join(path.trim_start_matches('/'))]);
-            let line = dis.lines().find(|l| l.trim_start().starts_with(&format!("{at}:"))).unwrap_or("");
-            assert!(line.contains(insn), "{path} at {at}: {line}");
-        };
+        let site =
+            |path: &str, via: &str, symbol: &str, insn: &str| raw_caller(root, binaries, path, (via, symbol, insn));
         site("/usr/local/bin/raw_libc", "syscall()", "main", "bl\t");
         site("/usr/local/bin/raw_libc_static", "syscall()", "main", "bl\t");
         site("/usr/local/bin/svc_static", "svc #0", "read_clock", "svc\t");

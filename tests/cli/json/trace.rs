@@ -8,6 +8,25 @@ fn one_decimal(rate: f64) -> bool {
     ((rate * 10.0).round() - rate * 10.0).abs() < 1e-6
 }
 
+/// `trace --sites` of call_sites' libc `syscall()` loop: each row's sites,
+/// typed; their counts add up to the row's.
+fn assert_typed_sites() {
+    let cs = build_c("call_sites", false, &["-DRAW_LIBC_FN"]);
+    // It lingers 1 s after its calls: the BPF engine names a process at a
+    // 50 ms look while it lives.
+    let t: Trace = doc(&["trace", "--sites", "--", cs.to_str().unwrap(), "100", "1000"], &[0]);
+    let row = t.counts.iter().find(|r| r.sites.is_some()).expect("a row with sites");
+    let sites = row.sites.as_ref().unwrap();
+    assert_eq!(sites.iter().map(|s| s.count).sum::<u64>(), row.count);
+    let s = &sites[0];
+    assert_eq!((s.class.as_str(), s.fallback.as_deref(), s.clocksource.as_deref()), ("libc_syscall", None, None));
+    assert!(s.per_sec > 0.0 && addr(&s.site.address) > 0 && addr(&s.site.offset) > 0, "{s:?}");
+    assert_eq!((s.site.kind.as_str(), s.site.symbol.as_deref()), ("object", Some("syscall")));
+    assert!(s.site.object.as_deref().is_some_and(|o| o.contains("libc")) && s.site.build_id.is_some());
+    let caller = s.caller.as_ref().expect("the caller");
+    assert_eq!((caller.symbol.as_deref(), caller.kind.as_str()), (Some("raw_clock"), "object"));
+}
+
 #[test]
 fn trace_of_true_and_of_a_clock_loop() {
     if let Some(why) = missing_trace_facility() {
@@ -66,21 +85,7 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert_worst(&c);
     let t: Trace = doc(&["trace", "--", bin, "raw", "10", "100"], &[0]);
     assert!(t.counts.iter().all(|r| r.sites.is_none()), "no sites key without --sites");
-    // --sites: each row's sites, typed; their counts add up to the row's.
-    let cs = build_c("call_sites", false, &["-DRAW_LIBC_FN"]);
-    // It lingers 1 s after its calls: the BPF engine names a process at a
-    // 50 ms look while it lives.
-    let t: Trace = doc(&["trace", "--sites", "--", cs.to_str().unwrap(), "100", "1000"], &[0]);
-    let row = t.counts.iter().find(|r| r.sites.is_some()).expect("a row with sites");
-    let sites = row.sites.as_ref().unwrap();
-    assert_eq!(sites.iter().map(|s| s.count).sum::<u64>(), row.count);
-    let s = &sites[0];
-    assert_eq!((s.class.as_str(), s.fallback.as_deref(), s.clocksource.as_deref()), ("libc_syscall", None, None));
-    assert!(s.per_sec > 0.0 && addr(&s.site.address) > 0 && addr(&s.site.offset) > 0, "{s:?}");
-    assert_eq!((s.site.kind.as_str(), s.site.symbol.as_deref()), ("object", Some("syscall")));
-    assert!(s.site.object.as_deref().is_some_and(|o| o.contains("libc")) && s.site.build_id.is_some());
-    let caller = s.caller.as_ref().expect("the caller");
-    assert_eq!((caller.symbol.as_deref(), caller.kind.as_str()), (Some("raw_clock"), "object"));
+    assert_typed_sites();
     let t: Trace = doc(&["trace", "--", bin, "raw", "10", "100"], &[0]);
     let ten = t.counts.iter().find(|r| r.syscall == "clock_gettime").expect("clock id 10 row");
     assert_eq!(
