@@ -222,3 +222,67 @@ fn host_check_names_the_pid_that_bypasses_the_vdso() {
     let rate = rate_after(&detail[at..], "CLOCK_MONOTONIC");
     assert!((4_000.0..=100_000.0).contains(&rate), "{rate}/s: {detail}");
 }
+
+#[test]
+fn command_passes_fails_and_hands_back_its_status() {
+    if !is_root() {
+        return skip("check -- CMD needs root (tracefs)");
+    }
+    let lp = build_c("clock_loop", false, &[]);
+    let lp = lp.to_str().unwrap();
+    // A libc loop of a vDSO clock: OK, exit 0.
+    let doc = run_json(&["check", "--", lp, "libc", "1", "5000"]);
+    assert_eq!(doc["status"], "ok", "{doc}");
+    assert_eq!(doc["command"]["exit_status"]["code"], 0, "{doc}");
+    assert_eq!(check_named(&doc, "command_trace")["status"], "ok");
+    // 5,000 raw clock_gettime(CLOCK_TAI): FAIL naming process, clock and count.
+    let (code, stdout, stderr) = run(&["--json", "check", "--", lp, "raw", "11", "5000"]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let pid = doc["command"]["pid"].as_i64().unwrap();
+    let t = check_named(&doc, "command_trace");
+    assert_eq!(t["status"], "fail", "{t}");
+    assert!(
+        t["detail"].as_str().unwrap().contains(&format!("pid {pid} (clock_loop) clock_gettime CLOCK_TAI ×5,000")),
+        "{t}"
+    );
+    // The hint names the command with shell quoting: pasted, the shell
+    // hands `trace` the same words `check` got (here a `sh -c` script).
+    let script = format!("{lp} raw 11 100 > /dev/null; exit 0");
+    let (code, stdout, stderr) = run(&["--json", "check", "--", "sh", "-c", &script]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let hint = check_named(&doc, "command_trace")["hint"].as_str().unwrap().to_string();
+    let pasted = hint.split('`').nth(1).and_then(|h| h.strip_prefix("vdsoctl trace --sites -- ")).expect(&hint);
+    let words = Command::new("sh").args(["-c", &format!("printf '%s\\n' {pasted}")]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&words.stdout), format!("sh\n-c\n{script}\n"), "{hint}");
+    assert!(check_named(&doc, "command")["detail"].as_str().unwrap().contains(&format!("`sh -c '{script}'`")), "{doc}");
+    // Calls into the vsyscall page fail too; the hint says what such a
+    // caller is (no raw syscall() to look for), what to rebuild and the
+    // audit that names its function.
+    let (code, stdout, _) = run(&["--json", "check", "--", lp, "vsyscall", "0", "100"]);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("(clock_loop) [vsyscall] time ×100"), "{stdout}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let hint = check_named(&doc, "command_trace")["hint"].as_str().unwrap().to_string();
+    assert!(hint.starts_with("legacy code calling the fixed [vsyscall] address"), "{hint}");
+    assert!(hint.contains(&format!("rebuild `{lp}` against a current libc or runtime")), "{hint}");
+    let dir = Path::new(lp).parent().unwrap().display().to_string();
+    assert!(hint.ends_with(&format!("`vdsoctl check --image {dir}` names the function that calls it")), "{hint}");
+    assert!(!hint.contains("raw syscall"), "{hint}");
+    // CPU-time clocks are expected syscalls: still OK.
+    let (code, _, stderr) = run(&["check", "--", lp, "raw", "3", "1000"]);
+    assert_eq!(code, 0, "{stderr}");
+    // The command's own failure is the exit status, and is named.
+    let (code, stdout, _) = run(&["--json", "check", "--", "sh", "-c", "exit 7"]);
+    assert_eq!(code, 7);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(check_named(&doc, "command")["status"], "fail");
+    assert!(check_named(&doc, "command")["detail"].as_str().unwrap().contains("exited with status 7"));
+    let (code, stdout, _) = run(&["check", "--", "sh", "-c", "kill -9 $$"]);
+    assert_eq!(code, 128 + 9, "{stdout}");
+    assert!(stdout.contains("was killed by signal 9"), "{stdout}");
+    // A command that does not exist: could not start it, exit 3.
+    let (code, _, stderr) = run(&["check", "--", "/nonexistent/smoke"]);
+    assert_eq!(code, 3, "{stderr}");
+}

@@ -191,20 +191,45 @@ fn tables_claiming_more_than_a_vdso_holds_are_capped_with_findings() {
 }
 
 #[test]
-fn pipes_and_pseudo_files_are_refused_without_reading() {
-    let fifo = tmp("a-fifo");
-    let _ = std::fs::remove_file(&fifo);
-    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
-    // Nobody writes to it: a read would block forever.
-    assert_refused(
-        fifo.to_str().unwrap(),
-        "is a FIFO (its length is unknown and a read may never end), not a vDSO image file",
+fn an_elf_that_is_not_a_vdso_is_listed_under_a_fail_verdict() {
+    let mut spec = emulator_spec(true, true, 62);
+    spec.soname = "libclock.so.1";
+    spec.version = "CLOCK_1.0";
+    let path = tmp("not-a-vdso.so");
+    std::fs::write(&path, synth::build(&spec)).unwrap();
+    let (code, out, err) = run(&["--json", "dump", "--file", path.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    let json: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["symbols"].as_array().unwrap().len(), 6);
+    assert_eq!(json["versions"][1]["name"], "CLOCK_1.0");
+    let f = json["findings"].as_array().unwrap();
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0]["severity"], "fail");
+    assert!(
+        f[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("not a vDSO: its soname is libclock.so.1 (a vDSO's is linux-vdso.so.1"),
+        "{}",
+        f[0]["message"]
     );
-    std::fs::remove_file(&fifo).unwrap();
-    assert_refused("/proc/self/status", "/proc/self/status is a procfs pseudo-file");
-    for pipe in ["/sys/kernel/tracing/trace_pipe", "/sys/kernel/debug/tracing/trace_pipe"] {
-        if Path::new(pipe).exists() {
-            assert_refused(pipe, "is a tracefs pseudo-file (its size says nothing and a read may never end)");
-        }
-    }
+
+    // A real program: no soname, GLIBC versions needed, none defined.
+    let (code, out, err) = run(&["dump", "--file", "/bin/ls"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("FAIL: not a vDSO: it has no soname"), "{out}");
+    assert!(!out.contains("exports no"), "{out}");
+    assert!(out.lines().any(|l| l.contains(" FUNC ") && l.contains("*UND*")), "{out}");
+    // What it has is what binutils says it has: every symbol with its
+    // needed version in brackets, its notes (a GNU property note among them).
+    let (code, out, err) = run(&["--json", "dump", "--file", "/bin/ls"]);
+    assert_eq!(code, 1, "{err}");
+    let json: Value = serde_json::from_str(&out).unwrap();
+    let ls = Path::new("/bin/ls");
+    let (Some(t), Some(v), Some(n)) =
+        (tool("objdump", &["-T"], ls), tool("readelf", &["-V", "--wide"], ls), tool("readelf", &["-n"], ls))
+    else {
+        return skip("binutils (objdump, readelf) not installed");
+    };
+    assert_json_matches_binutils(ls, &json, &t, &v, &n);
 }
