@@ -4,8 +4,8 @@
 //! privilege, `--fail-over`, signals, and the exit-3/4 error paths.
 
 use super::common::{
-    build_c, count, have_m32, interrupt, missing_trace_facility, rows_where, run, skip, start_armed, system_wide_lock,
-    vdsoctl_path, vsyscall_count, KillOnDrop, Workload, EVERY_CLOCK_FUNCTION,
+    build_c, count, have_m32, host_machine, interrupt, missing_trace_facility, rows_where, run, skip, start_armed,
+    system_wide_lock, vdsoctl_path, vsyscall_count, KillOnDrop, Workload, EVERY_CLOCK_FUNCTION,
 };
 use serde_json::Value;
 use std::process::{Command, Stdio};
