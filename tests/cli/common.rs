@@ -32,6 +32,46 @@ pub fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// A run's stdout as JSON; a panic with its stdout and stderr when it is none.
+pub fn json_of(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "bad JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// python3 runs `script` on `input` (stdin): its stdout, or a skip.
+pub fn python(script: &str, args: &[&Path], input: &str) -> Option<String> {
+    let Ok(mut py) = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    else {
+        skip("python3 not installed: XML not read by a parser");
+        return None;
+    };
+    use std::io::Write;
+    py.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = py.wait_with_output().unwrap();
+    assert!(out.status.success(), "python3: {}\n{input}", String::from_utf8_lossy(&out.stderr));
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Every `<title>` of an SVG, as python's XML parser reads it, a line each.
+pub fn svg_titles(svg: &Path) -> Option<String> {
+    let script = "import sys, xml.etree.ElementTree as E\n\
+                  root = E.parse(sys.argv[1]).getroot()\n\
+                  print('\\n'.join(t.text or '' for t in root.iter('{http://www.w3.org/2000/svg}title')))";
+    python(script, &[svg], "")
+}
+
 /// `vdsoctl --format folded trace --stacks --flamegraph SVG -- CMD...`:
 /// the folded stacks on stdout, the flame graph written to `svg`.
 pub fn folded_and_flamegraph(svg: &Path, cmd: &[&str]) -> (i32, String, String) {
@@ -213,6 +253,14 @@ pub fn missing_trace_facility() -> Option<&'static str> {
 /// Whether we run as root (several tests need it: tracefs, raw samples, setuid).
 pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
+}
+
+/// Why a test of the [vsyscall] page cannot run here: the page is
+/// x86_64's, and a kernel booted with vsyscall=none maps none. None when
+/// it can.
+pub fn missing_vsyscall_page() -> Option<&'static str> {
+    let mapped = || std::fs::read_to_string("/proc/self/maps").is_ok_and(|m| m.contains("[vsyscall]"));
+    (!cfg!(target_arch = "x86_64") || !mapped()).then_some("no [vsyscall] page here")
 }
 
 /// Whether `gcc -m32` can build (gcc-multilib installed).

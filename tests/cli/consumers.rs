@@ -9,45 +9,18 @@
 //! `check -- CMD`'s detail bounded; a non-dumpable process's call sites
 //! said as unreadable. All through real processes (fixtures/odd_frames.c).
 
-use super::common::{build_c, folded_and_flamegraph, missing_trace_facility, run, skip, vdsoctl_path, KillOnDrop};
+use super::common::{
+    build_c, folded_and_flamegraph, missing_trace_facility, python, run, skip, svg_titles, vdsoctl_path, KillOnDrop,
+};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The fixture, built with frame pointers.
 fn odd_frames() -> PathBuf {
     build_c("odd_frames", false, &["-fno-omit-frame-pointer"])
-}
-
-/// python3 runs `script` on `input` (stdin): its stdout, or a skip.
-fn python(script: &str, args: &[&Path], input: &str) -> Option<String> {
-    let Ok(mut py) = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-    else {
-        skip("python3 not installed: XML not read by a parser");
-        return None;
-    };
-    use std::io::Write;
-    py.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = py.wait_with_output().unwrap();
-    assert!(out.status.success(), "python3: {}\n{input}", String::from_utf8_lossy(&out.stderr));
-    Some(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// Every `<title>` of an SVG, as python's XML parser reads it, a line each.
-fn svg_titles(svg: &Path) -> Option<String> {
-    let script = "import sys, xml.etree.ElementTree as E\n\
-                  root = E.parse(sys.argv[1]).getroot()\n\
-                  print('\\n'.join(t.text or '' for t in root.iter('{http://www.w3.org/2000/svg}title')))";
-    python(script, &[svg], "")
 }
 
 #[test]

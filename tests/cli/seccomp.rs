@@ -23,16 +23,6 @@ fn unprivileged(program: &Path) -> Command {
     }
 }
 
-fn json_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "bad JSON ({e}): {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
 /// `vdsoctl --json trace -- ARGS` as an unprivileged user; the engine must be seccomp.
 fn trace_unprivileged(args: &[&str]) -> Value {
     let out = unprivileged(&vdsoctl_path())

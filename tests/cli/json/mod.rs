@@ -6,8 +6,8 @@
 //! or by its number, lowercase status words, addresses as "0x..." strings.
 
 use super::common::{
-    build_c, comm_of, copy_executable, host_machine, missing_trace_facility, run, skip, start_armed, KillOnDrop,
-    Workload,
+    build_c, comm_of, copy_executable, host_machine, missing_trace_facility, missing_vsyscall_page, run, skip,
+    start_armed, KillOnDrop, Workload,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;

@@ -104,8 +104,8 @@ fn trace_pid_vsyscall_emulation_and_exited_rows() {
     if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
-    if !cfg!(target_arch = "x86_64") || !std::fs::read_to_string("/proc/self/maps").unwrap().contains("[vsyscall]") {
-        return skip("no [vsyscall] page here");
+    if let Some(why) = missing_vsyscall_page() {
+        return skip(why);
     }
     let mut cmd = Command::new(build_c("clock_loop", false, &[]));
     cmd.args(["vsyscall", "0", "100", "1", "wait"]);

@@ -4,14 +4,25 @@
 //! privilege, `--fail-over`, signals, and the exit-3/4 error paths.
 
 use super::common::{
-    build_c, count, have_m32, host_machine, interrupt, missing_trace_facility, rows_where, run, skip, start_armed,
-    system_wide_lock, vdsoctl_path, vsyscall_count, KillOnDrop, Workload, EVERY_CLOCK_FUNCTION,
+    build_c, count, have_m32, host_machine, interrupt, missing_trace_facility, missing_vsyscall_page, rows_where, run,
+    skip, start_armed, system_wide_lock, vdsoctl_path, vsyscall_count, KillOnDrop, Workload, EVERY_CLOCK_FUNCTION,
 };
 use serde_json::Value;
 use std::process::{Command, Stdio};
 
 mod process;
 mod wide;
+
+/// Why a test of both ABIs cannot run here: no tracing facility, or no
+/// `gcc -m32`. None when it can.
+fn missing_both_abis() -> Option<&'static str> {
+    missing_trace_facility().or((!have_m32()).then_some("gcc -m32 cannot build (install gcc-multilib)"))
+}
+
+/// fixtures/clock_loop.c built 64-bit and 32-bit (`-m32`).
+fn clock_loops() -> (std::path::PathBuf, std::path::PathBuf) {
+    (build_c("clock_loop", false, &[]), build_c("clock_loop", true, &[]))
+}
 
 /// Both engines: every exactness test runs with each.
 const ENGINES: [&str; 2] = ["bpf", "perf"];

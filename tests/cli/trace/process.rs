@@ -52,11 +52,8 @@ fn fentry_counts_exactly_or_says_why_not() {
 /// Every clock syscall of both ABIs, one at a time, exactly, for each engine.
 #[test]
 fn every_clock_function_of_both_abis_is_counted_exactly() {
-    if let Some(why) = missing_trace_facility() {
+    if let Some(why) = missing_both_abis() {
         return skip(why);
-    }
-    if !have_m32() {
-        return skip("gcc -m32 cannot build (install gcc-multilib)");
     }
     let cases = EVERY_CLOCK_FUNCTION;
     for engine in ENGINES {
@@ -111,11 +108,8 @@ fn libc_calls_of_a_vdso_clock_are_not_syscalls() {
 
 #[test]
 fn raw_clock_gettime_32bit_is_counted_exactly_per_clock() {
-    if let Some(why) = missing_trace_facility() {
+    if let Some(why) = missing_both_abis() {
         return skip(why);
-    }
-    if !have_m32() {
-        return skip("gcc -m32 cannot build (install gcc-multilib)");
     }
     for engine in ENGINES {
         let r = trace_cmd_with(engine, true, &["raw", "11", "10000"]);
@@ -131,8 +125,8 @@ fn vsyscall_page_calls_are_emulations() {
     if let Some(why) = missing_trace_facility() {
         return skip(why);
     }
-    if !cfg!(target_arch = "x86_64") || !std::fs::read_to_string("/proc/self/maps").unwrap().contains("[vsyscall]") {
-        return skip("no [vsyscall] page here");
+    if let Some(why) = missing_vsyscall_page() {
+        return skip(why);
     }
     for engine in ENGINES {
         let r = trace_cmd_with(engine, false, &["vsyscall", "0", "1000"]);

@@ -8,14 +8,10 @@ use super::*;
 /// and the tree's exit status is handed back.
 #[test]
 fn a_tree_gives_each_process_its_own_exact_row() {
-    if let Some(why) = missing_trace_facility() {
+    if let Some(why) = missing_both_abis() {
         return skip(why);
     }
-    if !have_m32() {
-        return skip("gcc -m32 cannot build (install gcc-multilib)");
-    }
-    let bin32 = build_c("clock_loop", true, &[]);
-    let bin64 = build_c("clock_loop", false, &[]);
+    let (bin64, bin32) = clock_loops();
     let script = format!(
         "{b64} raw 11 300 >/dev/null; {b32} raw 4 1000 >/dev/null; sh -c '{b64} raw 7 200 >/dev/null; true'; exit 7",
         b32 = bin32.display(),
@@ -49,14 +45,10 @@ fn a_tree_gives_each_process_its_own_exact_row() {
 /// are counted (the per-syscall tracepoints never see them) with the i386 ABI.
 #[test]
 fn thirty_two_bit_child_of_a_64bit_shell_is_counted() {
-    if let Some(why) = missing_trace_facility() {
+    if let Some(why) = missing_both_abis() {
         return skip(why);
     }
-    if !have_m32() {
-        return skip("gcc -m32 cannot build (install gcc-multilib)");
-    }
-    let bin32 = build_c("clock_loop", true, &[]);
-    let bin64 = build_c("clock_loop", false, &[]);
+    let (bin64, bin32) = clock_loops();
     let script = format!("{} raw 4 1000 >/dev/null; {} raw 11 300 >/dev/null; true", bin32.display(), bin64.display());
     for engine in ENGINES {
         let r = trace_json(&["--engine", engine, "--", "sh", "-c", &script]);
@@ -106,15 +98,11 @@ fn colliding_64bit_syscalls_are_not_clock_calls() {
 /// nothing lost (BPF). Short-lived processes are still named after exit.
 #[test]
 fn system_wide_is_exact_beside_busy_loops() {
-    if let Some(why) = missing_trace_facility() {
+    if let Some(why) = missing_both_abis() {
         return skip(why);
     }
-    if !have_m32() {
-        return skip("gcc -m32 cannot build (install gcc-multilib)");
-    }
     let _lock = system_wide_lock();
-    let bin64 = build_c("clock_loop", false, &[]);
-    let bin32 = build_c("clock_loop", true, &[]);
+    let (bin64, bin32) = clock_loops();
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     let busy: Vec<Workload> = (0..cpus)
         .map(|_| {
@@ -401,11 +389,8 @@ fn interval_prints_a_report_each_interval() {
 /// is its own exact row, its shell as parent.
 #[test]
 fn children_of_several_traced_processes_are_their_own_rows() {
-    if let Some(why) = missing_trace_facility() {
+    if let Some(why) = missing_both_abis() {
         return skip(why);
-    }
-    if !have_m32() {
-        return skip("gcc -m32 cannot build (install gcc-multilib)");
     }
     let bin32 = build_c("clock_loop", true, &[]);
     let dir = tempfile::tempdir().unwrap();
