@@ -1,5 +1,8 @@
 //! `check`: the host audit on this machine, on 32-bit and static targets,
-//! and its Prometheus form through promtool.
+//! and its Prometheus form through promtool (`host`); image trees and
+//! foreign roots (`image`); commands and processes (`process`); JUnit read
+//! by real consumers (`junit`); random bytes and time namespaces (`random`).
+//! Here: the helpers more than one of them, or another module, uses.
 
 use super::common::{
     build_c, copy_executable, glibc_version, have_m32, is_root, made_by_script, major_minor, own_vdso_exports, run,
