@@ -41,7 +41,7 @@ pub mod symtab;
 pub use names::*;
 use parser::Parser;
 pub use read::{Headers, Source};
-pub use records::{dt, Header, Section, Segment, SegmentKind, Sym, ET_DYN};
+pub use records::{dt, Header, Record, Section, Segment, SegmentKind, Sym, ET_DYN};
 pub use records::{SHT_DYNSYM, SHT_REL, SHT_RELA, SHT_SYMTAB};
 use records::{SHT_GNU_VERDEF, SHT_GNU_VERNEED, SHT_GNU_VERSYM};
 use records::{SHT_NOTE, SHT_STRTAB};
@@ -377,7 +377,7 @@ fn section_headers(bytes: &[u8], header: &Header, issues: &mut Vec<Issue>) -> Re
     let id = header.ident;
     let mut shdrs = Vec::new();
     if header.shoff != 0 {
-        let shent = id.section_size() as u64;
+        let shent = id.size_of(Record::Section) as u64;
         if u64::from(header.shentsize) != shent {
             return Err(bad(format!("e_shentsize is {}, not {shent}", header.shentsize)));
         }

@@ -47,7 +47,7 @@ impl<'a> Parser<'a> {
         let id = header.ident;
         let total = bytes.len();
 
-        let phent = id.segment_size() as u64;
+        let phent = id.size_of(Record::Segment) as u64;
         let phnum = u64::from(header.phnum);
         if phnum > 0 {
             if u64::from(header.phentsize) != phent {

@@ -6,7 +6,7 @@
 //! What the caller does with what is missing or short is its own policy:
 //! the headers say what was claimed and what could be read.
 
-use super::records::{self, Header, Section, Segment, SegmentKind, Sym};
+use super::records::{self, Header, Record, Section, Segment, SegmentKind, Sym};
 use super::{cstr_at, ident, Ident, Load};
 use std::io;
 
@@ -83,6 +83,10 @@ pub enum HeaderError {
     Ident,
     /// The file header does not decode (goblin's words).
     Header(String),
+    /// More program headers than [`MAX_SEGMENTS`].
+    TooManySegments(u16),
+    /// The program header table runs past the end of the file.
+    SegmentsShort,
     Io(io::Error),
 }
 
@@ -90,21 +94,23 @@ pub enum HeaderError {
 #[derive(Debug, Clone)]
 pub struct Headers {
     pub header: Header,
-    /// The program headers, at most [`MAX_SEGMENTS`]; empty when the table
-    /// is short (see [`Headers::segments_short`]).
+    /// The program headers (at most [`MAX_SEGMENTS`]).
     pub segments: Vec<Segment>,
-    /// The table claims more than [`MAX_SEGMENTS`] or runs past the file.
-    pub segments_short: bool,
-    /// The PT_LOAD segments, which map virtual addresses to file offsets.
-    pub loads: Vec<Load>,
     /// The section headers with their names; empty unless `table` is `Read`.
     pub sections: Vec<Section>,
     pub table: SectionTable,
+    /// The PT_LOAD segments, which map virtual addresses to file offsets.
+    loads: Vec<Load>,
 }
 
 impl Headers {
     pub fn ident(&self) -> Ident {
         self.header.ident
+    }
+
+    /// The PT_LOAD segments.
+    pub fn loads(&self) -> &[Load] {
+        &self.loads
     }
 
     /// The file offset of `len` bytes at virtual address `vaddr`, through
@@ -143,14 +149,11 @@ pub fn headers(src: &(impl Source + ?Sized)) -> Result<Headers, HeaderError> {
     let id = ident(&head).ok_or(HeaderError::Ident)?;
     let header = records::header(&head, id).map_err(HeaderError::Header)?;
     let count = usize::from(header.phnum);
-    let (mut segments, mut segments_short) = (Vec::new(), count > MAX_SEGMENTS);
-    if count > 0 && !segments_short {
-        let table = src.read_at(header.phoff, count * id.segment_size()).map_err(HeaderError::Io)?;
-        match records::segments(&table, count, id) {
-            Ok(s) => segments = s,
-            Err(_) => segments_short = true,
-        }
+    if count > MAX_SEGMENTS {
+        return Err(HeaderError::TooManySegments(header.phnum));
     }
+    let table = src.read_at(header.phoff, count * id.size_of(Record::Segment)).map_err(HeaderError::Io)?;
+    let segments = records::segments(&table, count, id).map_err(|_| HeaderError::SegmentsShort)?;
     let sections = read_sections(src, &header);
     let table = match &sections {
         Some(_) => SectionTable::Read,
@@ -158,17 +161,21 @@ pub fn headers(src: &(impl Source + ?Sized)) -> Result<Headers, HeaderError> {
         None => SectionTable::Unreadable,
     };
     let loads = super::loads(&segments);
-    Ok(Headers { header, segments, segments_short, loads, sections: sections.unwrap_or_default(), table })
+    Ok(Headers { header, segments, sections: sections.unwrap_or_default(), table, loads })
 }
 
 /// Section headers with their names; None when absent or unreadable.
 fn read_sections(src: &(impl Source + ?Sized), header: &Header) -> Option<Vec<Section>> {
     let id = header.ident;
     let count = usize::from(header.shnum);
-    if header.shoff == 0 || count == 0 || count > MAX_SECTIONS || usize::from(header.shentsize) != id.section_size() {
+    if header.shoff == 0
+        || count == 0
+        || count > MAX_SECTIONS
+        || usize::from(header.shentsize) != id.size_of(Record::Section)
+    {
         return None;
     }
-    let table = src.read_at(header.shoff, count * id.section_size()).ok()?;
+    let table = src.read_at(header.shoff, count * id.size_of(Record::Section)).ok()?;
     let mut sections = records::sections(&table, count, id).ok()?;
     let names = sections.get(usize::from(header.shstrndx))?;
     let names = src.read_at(names.offset, names.size.min(MAX_SECTION_NAMES) as usize).ok()?;
@@ -200,7 +207,7 @@ pub fn for_each_symbol(
     chunk: usize,
     mut f: impl FnMut(&Sym),
 ) -> io::Result<()> {
-    let entry = ident.symbol_size() as u64;
+    let entry = ident.size_of(Record::Symbol) as u64;
     let chunk = (chunk as u64 / entry).max(1) * entry;
     let mut done = 0;
     while done < size {

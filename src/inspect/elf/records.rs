@@ -9,67 +9,31 @@ use super::Ident;
 use goblin::container::{Container, Ctx, Endian};
 use goblin::elf::{Elf, Header as GHeader, ProgramHeader, SectionHeader, Sym as GSym};
 
+// The constants are the gABI's, as goblin spells them.
 /// `e_type`: a shared object or position-independent executable.
-pub const ET_DYN: u16 = 3;
-
-/// Program header types (`p_type`).
-pub const PT_LOAD: u32 = 1;
-pub const PT_DYNAMIC: u32 = 2;
-pub const PT_INTERP: u32 = 3;
-pub const PT_NOTE: u32 = 4;
-
-/// Program header flags (`p_flags`).
-pub const PF_X: u32 = 1;
-pub const PF_W: u32 = 2;
-pub const PF_R: u32 = 4;
-
+pub use goblin::elf::header::ET_DYN;
+/// Program header types (`p_type`) and flags (`p_flags`).
+pub use goblin::elf::program_header::{PF_R, PF_W, PF_X, PT_DYNAMIC, PT_INTERP, PT_LOAD, PT_NOTE};
 /// Section header types (`sh_type`).
-pub const SHT_SYMTAB: u32 = 2;
-pub const SHT_STRTAB: u32 = 3;
-pub const SHT_RELA: u32 = 4;
-pub const SHT_NOTE: u32 = 7;
-pub const SHT_NOBITS: u32 = 8;
-pub const SHT_REL: u32 = 9;
-pub const SHT_DYNSYM: u32 = 11;
-pub const SHT_GNU_VERDEF: u32 = 0x6fff_fffd;
-pub const SHT_GNU_VERNEED: u32 = 0x6fff_fffe;
-pub const SHT_GNU_VERSYM: u32 = 0x6fff_ffff;
+pub use goblin::elf::section_header::{SHT_DYNSYM, SHT_NOBITS, SHT_NOTE, SHT_REL, SHT_RELA, SHT_STRTAB, SHT_SYMTAB};
+pub use goblin::elf::section_header::{SHT_GNU_VERDEF, SHT_GNU_VERNEED, SHT_GNU_VERSYM};
+/// Symbol types (low 4 bits of `st_info`).
+pub use goblin::elf::sym::{STT_FUNC, STT_GNU_IFUNC, STT_SECTION};
 
 /// `sh_flags`: the section holds code.
-pub const SHF_EXECINSTR: u64 = 4;
+pub const SHF_EXECINSTR: u64 = goblin::elf::section_header::SHF_EXECINSTR as u64;
 
-/// Symbol types (low 4 bits of `st_info`).
-pub const STT_FUNC: u8 = 2;
-pub const STT_SECTION: u8 = 3;
-pub const STT_GNU_IFUNC: u8 = 10;
-
-/// Dynamic section tags (`d_tag`).
+/// Dynamic section tags (`d_tag`) and the DT_FLAGS_1 bit of a
+/// position-independent executable.
 pub mod dt {
-    pub const NULL: u64 = 0;
-    pub const NEEDED: u64 = 1;
-    pub const PLTRELSZ: u64 = 2;
-    pub const PLTGOT: u64 = 3;
-    pub const HASH: u64 = 4;
-    pub const STRTAB: u64 = 5;
-    pub const SYMTAB: u64 = 6;
-    pub const RELA: u64 = 7;
-    pub const RELASZ: u64 = 8;
-    pub const STRSZ: u64 = 10;
-    pub const SYMENT: u64 = 11;
-    pub const SONAME: u64 = 14;
-    pub const REL: u64 = 17;
-    pub const RELSZ: u64 = 18;
-    pub const PLTREL: u64 = 20;
-    pub const JMPREL: u64 = 23;
-    pub const GNU_HASH: u64 = 0x6fff_fef5;
-    pub const VERSYM: u64 = 0x6fff_fff0;
-    pub const FLAGS_1: u64 = 0x6fff_fffb;
-    pub const VERDEF: u64 = 0x6fff_fffc;
-    pub const VERDEFNUM: u64 = 0x6fff_fffd;
-    pub const VERNEED: u64 = 0x6fff_fffe;
-    pub const VERNEEDNUM: u64 = 0x6fff_ffff;
-    /// A DT_FLAGS_1 bit: a position-independent executable.
-    pub const DF_1_PIE: u64 = 0x0800_0000;
+    pub use goblin::elf::dynamic::DF_1_PIE;
+    pub use goblin::elf::dynamic::{DT_FLAGS_1 as FLAGS_1, DT_GNU_HASH as GNU_HASH, DT_HASH as HASH};
+    pub use goblin::elf::dynamic::{DT_JMPREL as JMPREL, DT_NEEDED as NEEDED, DT_NULL as NULL, DT_PLTGOT as PLTGOT};
+    pub use goblin::elf::dynamic::{DT_PLTREL as PLTREL, DT_PLTRELSZ as PLTRELSZ, DT_REL as REL, DT_RELA as RELA};
+    pub use goblin::elf::dynamic::{DT_RELASZ as RELASZ, DT_RELSZ as RELSZ, DT_SONAME as SONAME, DT_STRSZ as STRSZ};
+    pub use goblin::elf::dynamic::{DT_STRTAB as STRTAB, DT_SYMENT as SYMENT, DT_SYMTAB as SYMTAB};
+    pub use goblin::elf::dynamic::{DT_VERDEF as VERDEF, DT_VERDEFNUM as VERDEFNUM, DT_VERSYM as VERSYM};
+    pub use goblin::elf::dynamic::{DT_VERNEED as VERNEED, DT_VERNEEDNUM as VERNEEDNUM};
 }
 
 /// The ELF file header.
@@ -211,41 +175,32 @@ impl Ident {
         Ctx::new(container, if self.little_endian { Endian::Little } else { Endian::Big })
     }
 
-    /// Bytes of one program header.
-    pub fn segment_size(&self) -> usize {
+    /// Bytes of one record of this class.
+    pub fn size_of(&self, record: Record) -> usize {
+        let (elf32, elf64) = match record {
+            Record::Segment => (32, 56),
+            Record::Section => (40, 64),
+            Record::Symbol => (16, 24),
+            Record::Word => (4, 8),
+        };
         if self.is_64 {
-            56
+            elf64
         } else {
-            32
+            elf32
         }
     }
+}
 
-    /// Bytes of one section header.
-    pub fn section_size(&self) -> usize {
-        if self.is_64 {
-            64
-        } else {
-            40
-        }
-    }
-
-    /// Bytes of one symbol.
-    pub fn symbol_size(&self) -> usize {
-        if self.is_64 {
-            24
-        } else {
-            16
-        }
-    }
-
-    /// Bytes of a target word.
-    pub fn word_size(&self) -> usize {
-        if self.is_64 {
-            8
-        } else {
-            4
-        }
-    }
+/// The fixed-size records whose size depends on the class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record {
+    /// A program header.
+    Segment,
+    /// A section header.
+    Section,
+    Symbol,
+    /// A target word (an address, `d_val`).
+    Word,
 }
 
 /// The file header in `head` (the first 52 or 64 bytes), whose
@@ -269,7 +224,7 @@ pub fn header(head: &[u8], ident: Ident) -> Result<Header, String> {
 
 /// `count` program headers at the start of `table`; `Err` when it is short.
 pub fn segments(table: &[u8], count: usize, ident: Ident) -> Result<Vec<Segment>, String> {
-    if table.len() < count.saturating_mul(ident.segment_size()) {
+    if table.len() < count.saturating_mul(ident.size_of(Record::Segment)) {
         return Err(format!("{count} program headers need more than {} bytes", table.len()));
     }
     let phdrs = ProgramHeader::parse(table, 0, count, ident.ctx()).map_err(|e| e.to_string())?;
@@ -290,7 +245,7 @@ pub fn segments(table: &[u8], count: usize, ident: Ident) -> Result<Vec<Segment>
 /// `count` section headers at the start of `table`, unnamed; `Err` when
 /// it is short.
 pub fn sections(table: &[u8], count: usize, ident: Ident) -> Result<Vec<Section>, String> {
-    if table.len() < count.saturating_mul(ident.section_size()) {
+    if table.len() < count.saturating_mul(ident.size_of(Record::Section)) {
         return Err(format!("{count} section headers need more than {} bytes", table.len()));
     }
     // goblin reads offset 0 as "no section headers": parse behind one pad byte.
@@ -319,7 +274,7 @@ pub fn sections(table: &[u8], count: usize, ident: Ident) -> Result<Vec<Section>
 /// The symbols in a slice of a symbol table (`.symtab`, `.dynsym`):
 /// whole entries only, so any bytes are safe.
 pub fn symbols_in(bytes: &[u8], ident: Ident) -> Vec<Sym> {
-    let count = bytes.len() / ident.symbol_size();
+    let count = bytes.len() / ident.size_of(Record::Symbol);
     let syms = GSym::parse(bytes, 0, count, ident.ctx()).unwrap_or_default();
     syms.into_iter()
         .map(|s| Sym {
@@ -336,7 +291,7 @@ pub fn symbols_in(bytes: &[u8], ident: Ident) -> Vec<Sym> {
 /// A target word (4 or 8 bytes, in the file's byte order) at the start of
 /// `b`; `None` when `b` is shorter.
 pub fn word(ident: Ident, b: &[u8]) -> Option<u64> {
-    let w = ident.word_size();
+    let w = ident.size_of(Record::Word);
     let b = b.get(..w)?;
     let mut v = [0u8; 8];
     Some(if ident.little_endian {
@@ -351,7 +306,7 @@ pub fn word(ident: Ident, b: &[u8]) -> Option<u64> {
 /// The `(d_tag, d_val)` entries in the bytes of a PT_DYNAMIC segment, up
 /// to DT_NULL; whole entries only, so any bytes are safe.
 pub fn dynamic_entries(bytes: &[u8], ident: Ident) -> Vec<(u64, u64)> {
-    let w = ident.word_size();
+    let w = ident.size_of(Record::Word);
     bytes
         .chunks_exact(2 * w)
         .map(|pair| (word(ident, &pair[..w]).unwrap_or(0), word(ident, &pair[w..]).unwrap_or(0)))
@@ -361,13 +316,13 @@ pub fn dynamic_entries(bytes: &[u8], ident: Ident) -> Vec<(u64, u64)> {
 
 /// Bytes of one relocation entry (SHT_RELA when `rela`, else SHT_REL).
 pub fn relocation_size(ident: Ident, rela: bool) -> usize {
-    ident.word_size() * if rela { 3 } else { 2 }
+    ident.size_of(Record::Word) * if rela { 3 } else { 2 }
 }
 
 /// `(r_offset, symbol index)` of each entry in a slice of a relocation
 /// table (SHT_RELA when `rela`, else SHT_REL); whole entries only.
 pub fn relocations_in(bytes: &[u8], ident: Ident, rela: bool) -> Vec<(u64, u32)> {
-    let w = ident.word_size();
+    let w = ident.size_of(Record::Word);
     bytes
         .chunks_exact(relocation_size(ident, rela))
         .map(|e| {

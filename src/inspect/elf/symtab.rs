@@ -84,6 +84,8 @@ fn headers(src: &(impl Source + ?Sized)) -> Result<Headers> {
     read::headers(src).map_err(|e| match e {
         HeaderError::Header(e) => bad(format!("ELF header: {e}")),
         HeaderError::Io(e) => bad(format!("unreadable: {e}")),
+        HeaderError::TooManySegments(n) => bad(format!("{n} program headers")),
+        HeaderError::SegmentsShort => bad("program headers past the end of the file"),
         HeaderError::NotElf | HeaderError::Ident => bad("not an ELF file"),
     })
 }
@@ -122,7 +124,7 @@ pub fn object_symbols(src: &(impl Source + ?Sized)) -> Result<ObjectSymbols> {
     });
     functions.dedup_by(|b, a| a.start == b.start);
     let (ident, elf_type, build_id) = (h.ident(), h.header.elf_type, build_id(src, &h));
-    Ok(ObjectSymbols { ident, elf_type, loads: h.loads, functions, build_id, tables })
+    Ok(ObjectSymbols { ident, elf_type, loads: h.loads().to_vec(), functions, build_id, tables })
 }
 
 /// The functions of one symbol table, with its linked string table; false

@@ -62,7 +62,7 @@ pub(super) fn syscall_imports(file: &File, h: &Headers, isa: Isa, t: &mut Target
     let (Some(symtab), Some(strtab)) = (d.symtab, d.strtab) else { return Ok(()) };
     let (Some(symtab), Some(strtab)) = (h.offset_of(symtab, 1), h.offset_of(strtab, 1)) else { return Ok(()) };
     let ident = h.ident();
-    let syment = ident.symbol_size() as u64;
+    let syment = ident.size_of(elf::Record::Symbol) as u64;
     if d.syment.is_some_and(|e| e != syment) {
         return Ok(());
     }

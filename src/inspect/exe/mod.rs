@@ -245,20 +245,14 @@ fn bad(detail: impl Into<String>) -> Error {
 
 /// The headers through the one ELF reader, its refusals in this module's words.
 fn headers(file: &File) -> Result<Headers> {
-    let h = elf_read::headers(file).map_err(|e| match e {
+    elf_read::headers(file).map_err(|e| match e {
         HeaderError::NotElf => bad("not an ELF file"),
         HeaderError::Ident => bad("unknown ELF class or data encoding"),
         HeaderError::Header(e) => bad(e),
+        HeaderError::TooManySegments(count) => bad(format!("{count} program headers")),
+        HeaderError::SegmentsShort => bad("program headers past the end of the file"),
         HeaderError::Io(e) => io_error(e),
-    })?;
-    let count = h.header.phnum;
-    if usize::from(count) > elf_read::MAX_SEGMENTS {
-        return Err(bad(format!("{count} program headers")));
-    }
-    if h.segments_short {
-        return Err(bad("program headers past the end of the file"));
-    }
-    Ok(h)
+    })
 }
 
 /// Read an ELF file's headers and classify it. Total: any bytes give `Ok`
