@@ -91,7 +91,7 @@ pub enum HeaderError {
 }
 
 /// An object's headers: what every other table is found through.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Headers {
     pub header: Header,
     /// The program headers (at most [`MAX_SEGMENTS`]).
@@ -251,3 +251,7 @@ pub fn for_each_relocation(
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "read_tests.rs"]
+mod tests;
