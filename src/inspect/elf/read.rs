@@ -16,6 +16,8 @@ pub const MAX_SEGMENTS: usize = 256;
 pub const MAX_SECTIONS: usize = 4096;
 /// Bytes of the section name table read.
 const MAX_SECTION_NAMES: u64 = 1 << 20;
+/// Bytes a file read allocates ahead of what has arrived.
+const READ_STEP: usize = 4 << 20;
 /// Bytes of the PT_DYNAMIC segment read.
 pub const MAX_DYNAMIC: u64 = 64 * 1024;
 
@@ -41,20 +43,26 @@ impl Source for std::fs::File {
     fn size(&self) -> u64 {
         self.metadata().map_or(0, |m| m.len())
     }
-    /// `pread` until `len` bytes or the end of the file; never allocates
-    /// more than the file holds past `off`.
+    /// `pread` until `len` bytes or the end of the file. The buffer grows
+    /// a [`READ_STEP`] at a time as bytes arrive, so a length the file cannot
+    /// hold is never allocated, without asking the file's size each read.
     fn read_at(&self, off: u64, len: usize) -> io::Result<Vec<u8>> {
         use std::os::unix::fs::FileExt;
-        let left = self.metadata()?.len().saturating_sub(off);
-        let mut buf = vec![0u8; len.min(usize::try_from(left).unwrap_or(usize::MAX))];
+        let mut buf = Vec::new();
         let mut done = 0;
-        while done < buf.len() {
-            let Some(at) = off.checked_add(done as u64) else { break };
-            match FileExt::read_at(self, &mut buf[done..], at) {
-                Ok(0) => break,
-                Ok(n) => done += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
+        while done < len {
+            buf.resize(done + (len - done).min(READ_STEP), 0);
+            while done < buf.len() {
+                let Some(at) = off.checked_add(done as u64) else { break };
+                match FileExt::read_at(self, &mut buf[done..], at) {
+                    Ok(0) => break,
+                    Ok(n) => done += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+            if done < buf.len() {
+                break;
             }
         }
         buf.truncate(done);
