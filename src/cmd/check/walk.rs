@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::inspect::exe::{ExeInfo, LibcKind, Linkage};
+use crate::inspect::host::VdsoFacts;
 use crate::inspect::kernel::VsyscallMode;
 use crate::inspect::{archive, image, Process};
 use crate::model::binary::{binary_verdict, BinaryFacts, HostFacts};
@@ -139,7 +140,9 @@ fn content_hashes(root: &std::path::Path, walked: &image::Walk) -> std::collecti
 fn host_context() -> Result<(HostFacts, Vec<Check>)> {
     let (host, mut checks) = match Process::open(None) {
         Ok(me) => {
-            (HostFacts::gather(&me), vec![vdso_symbols_check(&me, "", false), vsyscall_check(&host_vsyscall(&me))])
+            let (own, cmdline) = (VdsoFacts::read(&me), crate::inspect::kernel::cmdline());
+            let vsyscall = vsyscall_check(&host_vsyscall(&own, cmdline.as_deref()));
+            (HostFacts::of(&own, cmdline.as_deref()), vec![vdso_symbols_check(&own, "", false), vsyscall])
         }
         Err(_) if !std::path::Path::new("/proc/self").exists() => {
             let why = "no /proc here (a chroot or a container without it): this kernel's";
