@@ -80,7 +80,10 @@ pub fn process_exe_check(process: &Process, host: &HostFacts) -> ExeCheck {
     // The hint names this process, not a placeholder.
     let hint = hint.map(|h| crate::model::binary::hint_for_process(h, process.pid()));
     let libc_path = rt.mapped_libc.as_ref().map(|(_, _, p)| p.display().to_string());
-    let random = process_random_check(&ProcessRandom::gather(process, info, libc_path));
+    let image = process.vdso_image().ok();
+    let kernel = crate::inspect::kernel::release().and_then(|r| crate::inspect::kernel::parse_version(&r));
+    let random = ProcessRandom::of(info, libc_path, image.as_ref(), kernel, process.droppable_mappings().ok());
+    let random = process_random_check(&random);
     ExeCheck {
         check: Check::new(name, status, detail, hint.as_deref()),
         warn_kind: kind,
