@@ -8,8 +8,8 @@ use crate::inspect::Process;
 use crate::model::maps::{MapsReport, SpecialMapping};
 use crate::model::policy::VdsoMapping;
 use crate::model::timens::TimeNs;
-use crate::model::vsyscall::vsyscall_mode;
-use crate::model::{Finding, ProcessRef, Status};
+use crate::model::vsyscall::{compat_process_finding, vsyscall_mode};
+use crate::model::ProcessRef;
 use crate::render::{emit, Output};
 use crate::resolve::ProcessRequest;
 
@@ -24,14 +24,7 @@ pub fn gather(process: &mut Process) -> Result<MapsReport> {
         // mode: that mode is what vdsoctl's own (64-bit) mapping says.
         let own = Process::open(None)?.maps()?;
         let (v, mut f) = vsyscall_mode(&own, cmdline.as_deref(), true);
-        f.push(Finding::new(
-            Status::Info,
-            format!(
-                "this is a 32-bit process: the kernel gives it no [vsyscall] page (the host's mode, {}, is read from vdsoctl's own mapping)",
-                v.mode.as_str()
-            ),
-            None,
-        ));
+        f.push(compat_process_finding(&v));
         (v, f)
     } else {
         vsyscall_mode(&maps, cmdline.as_deref(), target_is_64)

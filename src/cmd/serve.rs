@@ -31,7 +31,6 @@ use crate::model::bench::BenchReport;
 use crate::model::check::{Check, CheckReport};
 use crate::model::host;
 use crate::model::observe::{Observation, Scope, Unseen};
-use crate::model::Status;
 use crate::model::{vdso_serves_call, ClockRef};
 use crate::render::prom::{Kind, Prometheus};
 use crate::render::{note, Render};
@@ -277,11 +276,10 @@ fn audit_section(observed: &Observation, costs: &Mutex<Arc<Costs>>) -> String {
             let (mut checks, bench) = host::host_checks(&snap, run, None);
             let bench = Some(bench);
             checks.push(Check::observed("host_trace", observed, Scope::Host));
-            let status = Status::worst(checks.iter().map(|c| c.status));
             bench_rows = served_rows(bench.as_ref(), kernel_version);
             *costs.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(syscall_costs(bench.as_ref()));
             let pending = matches!(observed, Observation::Unseen(Unseen::NotYet));
-            let report = CheckReport { checks, status, strict: false, bench, pending, ..CheckReport::default() };
+            let report = CheckReport { bench, pending, ..CheckReport::judged(checks, false) };
             text += &report.render_prometheus().unwrap_or_default();
         }
         Err(e) => note(format_args!("audit failed: {e}")),
@@ -327,7 +325,7 @@ fn audit_section(observed: &Observation, costs: &Mutex<Arc<Costs>>) -> String {
                 &[("mode", v.mode.as_str())],
             );
         }
-        if let Ok(img) = me.vdso_image() {
+        if let Some(img) = Process::own_vdso_image() {
             p.family("vdso_symbol_info", Kind::Gauge, "A function the vDSO of this host's native ABI exports.");
             for s in img.symbols.iter().filter(|s| s.is_function()) {
                 let version = s.version.as_ref().and_then(|v| v.name.clone()).unwrap_or_default();

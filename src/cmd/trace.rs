@@ -10,7 +10,6 @@ use super::Outcome;
 use crate::error::Result;
 use crate::measure::trace::session;
 pub use crate::model::trace::*;
-use crate::model::ClockRef;
 use crate::render::{any_fail, emit, emit_line, Output};
 use crate::resolve::TraceJob;
 
@@ -20,7 +19,7 @@ pub fn run(job: &TraceJob, out: &Output) -> Result<Outcome> {
     // A FAIL line means exit 1, in an interval's report or the summary's;
     // FAIL is only said above --fail-over.
     let mut interval_failed = false;
-    let mut warned = std::collections::HashSet::new();
+    let mut warned = WarnedOnce::default();
     let mut per_call = PerCall::default();
     // An interval's report that cannot be written (a full disk behind
     // stdout) stops neither the trace nor the command: said at the end.
@@ -29,7 +28,7 @@ pub fn run(job: &TraceJob, out: &Output) -> Result<Outcome> {
         let mut report = build(s, w, fail_over);
         per_call.apply(&mut report);
         interval_failed |= any_fail(&report.findings);
-        say_warnings_once(&mut report, &mut warned, fail_over);
+        warned.apply(&mut report, fail_over);
         if let (Err(e), true) = (emit_line(out, &report), late.is_empty()) {
             late.push(e);
         }
@@ -77,29 +76,4 @@ impl PerCall {
         }
         crate::model::cost::apply(report, &|need| self.0.get(&need).copied().flatten());
     }
-}
-
-/// A bypassing process and clock: (pid, process start, syscall, ABI, clock).
-type WarnKey = (i32, u64, &'static str, String, Option<String>);
-
-/// With `--interval`, a WARN is said once per process and clock, in the
-/// first interval that sees it, not again in every interval after (the
-/// summary, the whole trace's verdict, says it again). FAIL lines repeat:
-/// each interval's exit matters.
-fn say_warnings_once(
-    report: &mut TraceReport,
-    warned: &mut std::collections::HashSet<WarnKey>,
-    fail_over: Option<f64>,
-) {
-    let warn_rows = report
-        .counts
-        .iter()
-        .filter(|r| !r.expected && r.clock != Some(ClockRef::Any) && !fail_over.is_some_and(|rate| r.per_sec > rate));
-    let keys: Vec<WarnKey> =
-        warn_rows.map(|r| (r.pid, r.start, r.syscall, format!("{:?}", r.abi), r.clock.map(ClockRef::text))).collect();
-    let new = keys.iter().filter(|k| !warned.contains(*k)).count();
-    if new == 0 && !keys.is_empty() {
-        report.findings.retain(|f| !(f.severity == crate::model::Status::Warn && f.bypass));
-    }
-    warned.extend(keys);
 }

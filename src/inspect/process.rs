@@ -238,6 +238,13 @@ impl Process {
         crate::inspect::elf::parse(&self.read_mem(vdso.start, vdso.size())?)
     }
 
+    /// vdsoctl's own `[vdso]`, read and parsed once (it cannot change
+    /// while vdsoctl runs): the one place that reads our own vDSO.
+    pub fn own_vdso_image() -> Option<&'static crate::inspect::elf::Image> {
+        static IMAGE: std::sync::OnceLock<Option<crate::inspect::elf::Image>> = std::sync::OnceLock::new();
+        IMAGE.get_or_init(|| Process::open(None).ok()?.vdso_image().ok()).as_ref()
+    }
+
     /// The ELF header of /proc/PID/exe (None when unreadable or not ELF).
     pub fn exe_header(&self) -> Option<ExeHeader> {
         let mut head = [0u8; 20];

@@ -105,10 +105,81 @@ pub enum WarnKind {
     Unproven,
 }
 
-/// A binary's hint (from [`binary_verdict`]) for one running process: its
-/// `check -p PID` names the pid.
-pub fn hint_for_process(hint: &str, pid: i32) -> String {
-    hint.replace("check -p PID", &format!("check -p {pid}"))
+/// A binary's hint, from [`binary_verdict`]: its words, or the one that
+/// names a process (`check -p PID`) when there is one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryHint {
+    Text(&'static str),
+    /// Nothing in its code proves its path: run it and see.
+    RunIt,
+}
+
+impl BinaryHint {
+    /// The hint for an image's file (`check -p PID`, a placeholder: no
+    /// process runs it).
+    pub fn text(self) -> &'static str {
+        match self {
+            BinaryHint::Text(t) => t,
+            BinaryHint::RunIt => "run it under `vdsoctl check -- PROG` (or `check -p PID` as root) to see",
+        }
+    }
+
+    /// The hint for the file running as process `pid`: it names the pid.
+    pub fn for_process(self, pid: i32) -> String {
+        match self {
+            BinaryHint::Text(t) => t.to_string(),
+            BinaryHint::RunIt => format!("run it under `vdsoctl check -- PROG` (or `check -p {pid}` as root) to see"),
+        }
+    }
+}
+
+/// `check -p`'s `process_binary` row when the executable cannot be read:
+/// SKIP, never a verdict on what was not seen.
+pub fn unreadable_exe(e: &dyn std::fmt::Display) -> super::check::Check {
+    super::check::Check::new(PROCESS_BINARY, Status::Skip, format!("cannot read the executable: {e}"), None)
+}
+
+/// The row's name in `check -p`.
+const PROCESS_BINARY: &str = "process_binary";
+
+/// `check -p`'s row for a program run under an emulator or instrumenter
+/// (`tool`, at `path`): the tool maps no [vdso], so every clock read is a
+/// syscall — FAIL, expected there.
+pub fn under_emulator(who: &super::ProcessName, program: Option<&str>, tool: &str, path: &str) -> super::check::Check {
+    let prog = program.map_or_else(String::new, |p| format!(" {p}"));
+    super::check::Check::new(
+        PROCESS_BINARY,
+        Status::Fail,
+        format!(
+            "{} runs{prog} under {tool} ({path}): the tool maps no [vdso] for the program and serves each clock read itself, as a syscall",
+            who.text()
+        ),
+        Some("expected under an emulator or instrumenter; audit the program run natively"),
+    )
+}
+
+/// `check -p`'s `process_binary` row: the process's executable (`loader`:
+/// started as `ld.so PROG`) judged by [`binary_verdict`], its hint naming
+/// the process; and whether a WARN only says the path is unproven.
+pub fn process_binary(
+    who: &super::ProcessName,
+    loader: Option<&str>,
+    info: &ExeInfo,
+    host: &HostFacts,
+) -> (super::check::Check, WarnKind) {
+    let class = if info.is_64 { "64-bit" } else { "32-bit" };
+    let arch_name = arch::machine_name(info.machine);
+    let linkage = match info.linkage() {
+        Linkage::Dynamic => format!("dynamic ({})", info.interp.as_deref().unwrap_or("")),
+        Linkage::Static => "statically linked".to_string(),
+        Linkage::StaticPie => "statically linked (static-pie)".to_string(),
+    };
+    let (status, verdict, hint, kind) = binary_verdict(info, host);
+    let launched = loader.map_or_else(String::new, |l| format!(" (started as `{l} PROG`)"));
+    let detail = format!("{}{launched}: {class} {arch_name}, {linkage}; {verdict}", who.with_exe());
+    // The hint names this process, not a placeholder.
+    let hint = hint.map(|h| h.for_process(who.pid));
+    (super::check::Check::new(PROCESS_BINARY, status, detail, hint.as_deref()), kind)
 }
 
 /// The verdict on one ELF file: can its clock reads reach the vDSO on this
@@ -138,7 +209,7 @@ pub fn hint_for_process(hint: &str, pid: i32) -> String {
 /// - OK otherwise: dynamic glibc/musl/bionic, static glibc ≥ 2.31, static
 ///   musl (vDSO lookup since musl 1.1.0), Go (its runtime calls the vDSO
 ///   itself, with or without cgo), libraries of those.
-pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Option<&'static str>, WarnKind) {
+pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Option<BinaryHint>, WarnKind) {
     let judged = judged_as(info);
     if judged == Judged::X32 {
         return (
@@ -178,7 +249,7 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
 /// reason), the first hint, and whether a warning only says "unproven".
 struct Problems {
     list: Vec<(Status, String)>,
-    hint: Option<&'static str>,
+    hint: Option<BinaryHint>,
     kind: WarnKind,
 }
 
@@ -202,11 +273,13 @@ fn vsyscall_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
             // has a vsyscall getcpu for kernels without sched_getcpu): a
             // warning; whether it runs is what `check -- CMD` shows.
             p.list.push((Status::Warn, format!("{sites}, likely a fallback path: if taken, {what}")));
-            p.hint = Some("`vdsoctl check -- <smoke test>` shows whether the fallback runs ([vsyscall] rows)");
+            p.hint = Some(BinaryHint::Text(
+                "`vdsoctl check -- <smoke test>` shows whether the fallback runs ([vsyscall] rows)",
+            ));
             p.kind = WarnKind::Unproven;
         } else {
             p.list.push((Status::Fail, format!("{sites}: {what}")));
-            p.hint = Some("rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses — in your own code, the call through 0xffffffffff600000… named above is what to remove");
+            p.hint = Some(BinaryHint::Text("rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses — in your own code, the call through 0xffffffffff600000… named above is what to remove"));
         }
     }
 }
@@ -223,7 +296,7 @@ fn site_problems(info: &ExeInfo, p: &mut Problems) {
     if let Some((status, text, hint)) = super::random::raw_site_problem(info, &random) {
         p.list.push((status, text));
         if status > Status::Ok {
-            p.hint = p.hint.or(hint);
+            p.hint = p.hint.or(hint.map(BinaryHint::Text));
         }
     }
     let (bypass, cputime): (Vec<&exe::Site>, Vec<&exe::Site>) = clocks.into_iter().partition(|s| {
@@ -242,7 +315,7 @@ fn site_problems(info: &ExeInfo, p: &mut Problems) {
                 if rest > 0 { format!(" and {rest} more") } else { String::new() }
             ),
         ));
-        p.hint = p.hint.or(Some("read clocks through the C library's clock_gettime()/gettimeofday() (the vDSO), not syscall() or an inline syscall"));
+        p.hint = p.hint.or(Some(BinaryHint::Text("read clocks through the C library's clock_gettime()/gettimeofday() (the vDSO), not syscall() or an inline syscall")));
         p.kind = WarnKind::Unproven;
     }
     if !cputime.is_empty() {
@@ -268,8 +341,9 @@ fn code_problems(info: &ExeInfo, p: &mut Problems) {
                 t.size, t.described
             ),
         ));
-        p.hint =
-            p.hint.or(Some("the file is damaged (a partial copy or download): restore it from its package or build"));
+        p.hint = p.hint.or(Some(BinaryHint::Text(
+            "the file is damaged (a partial copy or download): restore it from its package or build",
+        )));
     } else if !info.code_scanned {
         p.list.push((Status::Warn, "no executable code could be read: call sites not looked for".into()));
     }
@@ -289,9 +363,9 @@ fn code_problems(info: &ExeInfo, p: &mut Problems) {
                 Status::Warn,
                 "its section headers cannot be read (corrupt): its code was decoded from its executable segments only, its own symbols unread".into(),
             ));
-            p.hint = p
-                .hint
-                .or(Some("the file is damaged or was altered after linking: restore it from its package or build"));
+            p.hint = p.hint.or(Some(BinaryHint::Text(
+                "the file is damaged or was altered after linking: restore it from its package or build",
+            )));
         }
     }
 }
@@ -323,7 +397,7 @@ fn runtime_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
                     Status::Fail,
                     "static glibc without a vDSO lookup (glibc < 2.31 never used the vDSO in static binaries, sourceware bug 19767): every clock_gettime and gettimeofday is a syscall".into(),
                 ));
-                p.hint = p.hint.or(Some("rebuild against glibc ≥ 2.31, or link dynamically"));
+                p.hint = p.hint.or(Some(BinaryHint::Text("rebuild against glibc ≥ 2.31, or link dynamically")));
             }
         }
         LibcKind::Musl => match host.vdso_has_hash {
@@ -332,7 +406,7 @@ fn runtime_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
                     Status::Fail,
                     format!("{runtime}: musl looks vDSO symbols up through DT_HASH only and this kernel's vDSO has only DT_GNU_HASH: every clock read is a syscall"),
                 ));
-                p.hint = p.hint.or(Some("use a kernel whose vDSO keeps DT_HASH, or a glibc-based image"));
+                p.hint = p.hint.or(Some(BinaryHint::Text("use a kernel whose vDSO keeps DT_HASH, or a glibc-based image")));
             }
             Some(true) => {
                 p.list.push((Status::Ok, format!("{runtime}: expected to look the vDSO up (DT_HASH present here)")))
@@ -360,7 +434,7 @@ fn runtime_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
                 "static, runtime not recognised and no vDSO lookup found in it: its clock reads may all be syscalls"
                     .into(),
             ));
-            p.hint = p.hint.or(Some("run it under `vdsoctl check -- PROG` (or `check -p PID` as root) to see"));
+            p.hint = p.hint.or(Some(BinaryHint::RunIt));
             p.kind = WarnKind::Unproven;
         }
     }
@@ -463,7 +537,7 @@ mod tests {
         let (st, detail, hint, _) = binary_verdict(&old, &GOOD);
         assert_eq!(st, Status::Fail);
         assert!(detail.contains("glibc < 2.31") && detail.contains("bug 19767"), "{detail}");
-        assert!(hint.unwrap().contains("2.31"));
+        assert!(hint.unwrap().text().contains("2.31"));
         old.vdso_lookup = true;
         assert_eq!(binary_verdict(&old, &GOOD).0, Status::Ok);
 
@@ -517,7 +591,7 @@ mod tests {
         assert_eq!(st, Status::Warn, "{detail}");
         assert!(detail.starts_with("truncated: the file has 5000 of the 16264 bytes its headers describe"), "{detail}");
         assert!(!detail.contains("section headers cannot be read"), "said once: {detail}");
-        assert!(hint.unwrap().contains("damaged"));
+        assert!(hint.unwrap().text().contains("damaged"));
         cut.truncated = None;
         assert_eq!(binary_verdict(&cut, &GOOD).0, Status::Warn);
         cut.layout = exe::Layout::NoSections;

@@ -105,6 +105,25 @@ pub struct CheckReport {
     pub quiet: bool,
 }
 
+impl CheckReport {
+    /// A report of `checks` judged: its status the worst of them (SKIP and
+    /// INFO count as OK), and of `binaries` with `--image`.
+    pub fn judged(checks: Vec<Check>, strict: bool) -> CheckReport {
+        CheckReport::judged_with(checks, None, strict)
+    }
+
+    /// [`CheckReport::judged`] with an image's binaries, failures first.
+    pub fn judged_with(checks: Vec<Check>, binaries: Option<Vec<BinaryRow>>, strict: bool) -> CheckReport {
+        let mut binaries = binaries;
+        if let Some(rows) = &mut binaries {
+            rows.sort_by(|a, b| b.status.cmp(&a.status).then_with(|| a.path.cmp(&b.path)));
+        }
+        let rows = binaries.iter().flatten().map(|b| b.status);
+        let status = Status::worst(rows.chain(checks.iter().map(|c| c.status)));
+        CheckReport { checks, binaries, status, strict, ..CheckReport::default() }
+    }
+}
+
 /// One audited file of an image (DESIGN keys: its facts as flat keys, as
 /// they always were, and as one typed `binary` object, as `check -p` has them).
 #[derive(Debug, Clone)]

@@ -29,6 +29,53 @@ pub enum ImageProblem {
     NoHashTable,
 }
 
+/// `check --image`'s `image_walk` row: `count` entries could not be read
+/// (the first `first`, for `why`), so the audit is incomplete: a warning.
+pub fn image_walk_check(count: usize, first: &str, why: &str) -> super::check::Check {
+    super::check::Check::new(
+        "image_walk",
+        Status::Warn,
+        format!(
+            "{} entries could not be read (or parsed as ELF) and are not audited (first {first}: {why})",
+            crate::words::thousands(count as u64)
+        ),
+        Some("run as a user who can read the whole tree (root, for an unpacked image); --json lists each in image.unreadable"),
+    )
+}
+
+/// `check --image`'s rows about the runner's kernel (its vDSO's hash
+/// tables, its vsyscall mode): not production's, so INFO, said as such and
+/// left out of the image's verdict; a SKIP stays one.
+pub fn runner_context(checks: Vec<super::check::Check>) -> Vec<super::check::Check> {
+    checks
+        .into_iter()
+        .map(|c| match c.status {
+            Status::Skip => c,
+            _ => super::check::Check {
+                detail: format!("the runner's kernel, not the image's (left out of its verdict): {}", c.detail),
+                status: Status::Info,
+                ..c
+            },
+        })
+        .collect()
+}
+
+/// `check --image` with no /proc (a chroot, a bare container): the
+/// runner's kernel is not read, its rows SKIP.
+pub fn no_proc_checks() -> Vec<super::check::Check> {
+    let why = "no /proc here (a chroot or a container without it): this kernel's";
+    let hint = Some("mount proc (`mount -t proc proc /proc`) to judge the binaries against this kernel");
+    vec![
+        super::check::Check::new("vdso_symbols", Status::Skip, format!("{why} vDSO is not read"), hint),
+        super::check::Check::new(
+            "vsyscall",
+            Status::Skip,
+            format!("{why} vsyscall mode is unknown (the verdicts assume xonly, the default since 5.3)"),
+            hint,
+        ),
+    ]
+}
+
 /// Whether the image is a vDSO: a `linux-vdso*` or `linux-gate.so.1`
 /// soname, or a `LINUX_*` version definition (every kernel's vDSO has both).
 pub fn is_vdso(img: &Image) -> bool {

@@ -4,7 +4,8 @@
 //! the fixed [vsyscall] page (which `--sites` cannot place: the kernel's
 //! emulation hands a tracer no user registers), what such a caller is,
 //! what to rebuild and the audit that names its function.
-//! The policy of `trace`'s findings, `check -p`'s and `check -- CMD`'s, once.
+//! The policy of `trace`'s findings, `check -p`'s and `check -- CMD`'s, once;
+//! its words are [`Advice`]'s, in `render/hint.rs`.
 
 use crate::progress::Target;
 use crate::words::shell_words;
@@ -39,40 +40,51 @@ impl Lead {
             Lead::Shown => None,
         }
     }
+}
 
-    /// How the call sites are seen: the command to run, or the report's own.
-    fn sites_text(&self, what: &str) -> String {
-        match self.command() {
-            Some(c) => format!("`{c}` names the code that {what} (function, library and caller)"),
-            None => format!("the call sites below name the code that {what}"),
-        }
-    }
+/// A [vsyscall] caller: process `pid`, its executable `exe` when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VsyscallCaller {
+    pub exe: Option<String>,
+    pub pid: i32,
+}
 
-    /// The hint of clock syscalls the vDSO would serve that entered the kernel.
-    pub fn syscall_hint(&self) -> String {
-        format!(
-            "{}; look for a raw syscall(), a static or old libc, LD_PRELOAD, or a clocksource without a vDSO mode (`vdsoctl check`)",
-            self.sites_text("makes them")
-        )
+impl VsyscallCaller {
+    /// The directory `check --image` would audit: the executable's own.
+    pub fn dir(&self) -> Option<&str> {
+        let exe = self.exe.as_deref()?;
+        std::path::Path::new(exe).parent().and_then(|d| d.to_str()).filter(|d| !d.is_empty())
     }
 }
 
-/// The hint of calls into the fixed [vsyscall] page by process `pid`
-/// (its executable `exe`, when known): what such a caller is, what to
-/// rebuild, and the audit that names its function. `trace --sites` does
-/// not: the kernel's emulation reports no user registers to a tracer.
-pub fn vsyscall_hint(exe: Option<&str>, pid: i32) -> String {
-    let dir = exe.and_then(|e| std::path::Path::new(e).parent()).and_then(|d| d.to_str()).filter(|d| !d.is_empty());
-    let (what, find) = match (exe, dir) {
-        (Some(exe), Some(dir)) => (
-            format!("`{exe}`"),
-            format!("`vdsoctl check --image {}` names the function that calls it", shell_words(&[dir])),
-        ),
-        _ => {
-            ("its binary".to_string(), format!("`vdsoctl check -p {pid}` names the binary and function while it runs"))
+/// The advice on calls that bypassed the vDSO, as data: worded once, in
+/// `render/hint.rs` (its `Display`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Advice {
+    /// Clock syscalls the vDSO would serve entered the kernel: where the
+    /// call sites are seen, and the usual causes.
+    RawSyscalls(Lead),
+    /// Calls into the fixed [vsyscall] page: what such a caller is, what
+    /// to rebuild, the audit that names its function (`trace --sites`
+    /// cannot: the kernel's emulation reports no user registers).
+    Vsyscall(VsyscallCaller),
+    /// Both, of one process or command.
+    Both(Lead, VsyscallCaller),
+    /// The host's: audit the `busiest` process, its own `advice`, and
+    /// every process's rates.
+    Host { busiest: i32, advice: Box<Advice> },
+}
+
+impl Advice {
+    /// The advice for raw clock syscalls (`calls`) and [vsyscall] calls
+    /// (`vsyscall`, by their caller) of one finding.
+    pub fn of(lead: Lead, calls: bool, vsyscall: Option<VsyscallCaller>) -> Advice {
+        match (calls, vsyscall) {
+            (_, None) => Advice::RawSyscalls(lead),
+            (false, Some(v)) => Advice::Vsyscall(v),
+            (true, Some(v)) => Advice::Both(lead, v),
         }
-    };
-    format!("{VSYSCALL_CAUSE}: rebuild {what} against a current libc or runtime; {find}")
+    }
 }
 
 /// The file a traced command ran, for its own process `pid`: its argv[0]
@@ -84,13 +96,13 @@ pub fn command_file(target: &Target, pid: i32) -> Option<&str> {
     }
 }
 
-/// What a [vsyscall] caller is.
-pub const VSYSCALL_CAUSE: &str = "legacy code calling the fixed [vsyscall] address (0xffffffffff600000…), \
-     built against a very old static glibc or Go or hard-coding it";
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn caller(exe: Option<&str>, pid: i32) -> Advice {
+        Advice::Vsyscall(VsyscallCaller { exe: exe.map(str::to_string), pid })
+    }
 
     #[test]
     fn leads_paste_as_they_read() {
@@ -99,13 +111,16 @@ mod tests {
         assert_eq!(Lead::of(&Target::Pids(vec![42]), false, 42).command().unwrap(), "vdsoctl trace --sites -p 42");
         assert_eq!(Lead::of(&Target::All, false, 9).command().unwrap(), "vdsoctl trace --sites -p 9");
         assert_eq!(Lead::of(&Target::All, true, 9), Lead::Shown);
-        let v = vsyscall_hint(Some("/opt/old app/legacy"), 42);
+        let v = caller(Some("/opt/old app/legacy"), 42).to_string();
         assert!(v.starts_with("legacy code calling the fixed [vsyscall] address"), "{v}");
         assert!(v.contains("rebuild `/opt/old app/legacy` against"), "{v}");
         assert!(v.ends_with("`vdsoctl check --image '/opt/old app'` names the function that calls it"), "{v}");
         assert!(!v.contains("raw syscall"), "{v}");
-        let v = vsyscall_hint(None, 42);
+        let v = caller(None, 42).to_string();
         assert!(v.ends_with("`vdsoctl check -p 42` names the binary and function while it runs"), "{v}");
-        assert!(Lead::Shown.syscall_hint().starts_with("the call sites below name"));
+        assert!(Advice::RawSyscalls(Lead::Shown).to_string().starts_with("the call sites below name"));
+        let both = Advice::of(Lead::Pid(7), true, Some(VsyscallCaller { exe: None, pid: 7 })).to_string();
+        assert!(both.starts_with("`vdsoctl trace --sites -p 7` names the code that makes them"), "{both}");
+        assert!(both.contains("; the [vsyscall] calls are legacy code calling"), "{both}");
     }
 }

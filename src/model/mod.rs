@@ -11,6 +11,7 @@ pub mod bench_baseline;
 pub mod binary;
 pub mod cgroup;
 pub mod check;
+pub mod command;
 pub mod cost;
 pub mod dump;
 pub mod host;
@@ -200,8 +201,13 @@ impl ClockRef {
     /// [`ClockRef::text`] without `CLOCK_`, as a table's CLOCK column and
     /// check's `clock:` rows name it: `MONOTONIC_RAW`, `PROCESS_CPU_CLOCK`.
     pub fn short(self) -> String {
-        let t = self.text();
-        t.strip_prefix("CLOCK_").map_or_else(|| t.clone(), str::to_string)
+        ClockRef::short_of(&self.text()).to_string()
+    }
+
+    /// A clock's name as [`ClockRef::short`] prints it, from its text (a
+    /// baseline file's `CLOCK_MONOTONIC`): the one place `CLOCK_` is cut.
+    pub fn short_of(text: &str) -> &str {
+        text.strip_prefix("CLOCK_").unwrap_or(text)
     }
 }
 

@@ -49,6 +49,13 @@ pub struct Bypass {
     pub count: u64,
     #[serde(serialize_with = "crate::model::rate")]
     pub per_sec: f64,
+    /// A call into the [vsyscall] page (emulated), not a syscall.
+    #[serde(skip)]
+    pub vsyscall: bool,
+    /// The caller's executable, when the trace knows it (a [vsyscall]
+    /// caller's is named in the advice).
+    #[serde(skip)]
+    pub exe: Option<String>,
 }
 
 impl Bypass {
@@ -59,10 +66,18 @@ impl Bypass {
     }
 
     fn who(&self) -> String {
-        match &self.comm {
-            Some(c) => format!("pid {} ({c})", self.pid),
-            None => format!("pid {}", self.pid),
-        }
+        super::pid_text(self.pid, self.comm.as_deref())
+    }
+
+    /// `pid 42 (loop) clock_gettime CLOCK_TAI ×5,000` (`check -- CMD`'s words:
+    /// a command's calls by count, `-` for a syscall without a clock id).
+    fn command_text(&self) -> String {
+        let clock = match self.clock {
+            _ if self.vsyscall => String::new(),
+            Some(c) => format!(" {}", c.text()),
+            None => " -".into(),
+        };
+        format!("{} {}{clock} ×{}", self.who(), self.call, thousands(self.count))
     }
 }
 
@@ -119,6 +134,52 @@ pub enum Observation {
     Unseen(Unseen),
 }
 
+/// Bypassing calls `check -- CMD` names (busiest first) before "and N
+/// more": a tree of 1,500 processes made a 238 KB line; `trace -- CMD`
+/// lists each.
+const COMMAND_NAMED: usize = 5;
+
+/// What a bypass row says its calls did, whatever its scope (as `trace`'s
+/// findings and the clock checks say it).
+const BYPASSED: &str = "the vDSO is bypassed";
+
+impl Seen {
+    /// A clean window, whatever its scope (`whom`: ` by any process` for the
+    /// host's): what it did not see, never that the reads stayed in the vDSO.
+    fn clean_text(&self, whom: &str) -> String {
+        format!(
+            "observed {}: no clock syscall the vDSO serves here and no [vsyscall] call{whom} ({} expected clock syscalls, e.g. CPU-time clocks)",
+            duration_text(self.window),
+            thousands(self.expected)
+        )
+    }
+
+    /// `check -- CMD`'s `command_trace` row (`argv`: the command, to run
+    /// again under `trace --sites`): any bypass fails, with each process's
+    /// calls by count ([vsyscall] calls after the syscalls); a clean run
+    /// passes, saying what it did not see.
+    pub fn command_finding(&self, argv: &[String]) -> Finding {
+        if self.bypass.is_empty() {
+            return Finding::new(Status::Ok, self.clean_text(""), None);
+        }
+        let mut by_count: Vec<&Bypass> = self.bypass.iter().collect();
+        by_count.sort_by(|a, b| a.vsyscall.cmp(&b.vsyscall).then(b.count.cmp(&a.count)).then(a.pid.cmp(&b.pid)));
+        let lines: Vec<String> = by_count.iter().map(|b| b.command_text()).collect();
+        let named = crate::words::named_first(&lines, COMMAND_NAMED, || {
+            let calls: u64 = self.bypass.iter().map(|b| b.count).sum();
+            let pids: std::collections::BTreeSet<i32> = self.bypass.iter().map(|b| b.pid).collect();
+            format!("{} calls from {} processes in all", thousands(calls), thousands(pids.len() as u64))
+        });
+        let lead = super::lead::Lead::Command(argv.to_vec());
+        Finding::new(
+            Status::Fail,
+            format!("observed {}: {named} — {BYPASSED}", duration_text(self.window)),
+            Some(advice(by_count.into_iter(), lead).to_string()),
+        )
+        .of_bypass()
+    }
+}
+
 /// What the observation means for the audit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Judged {
@@ -158,7 +219,7 @@ impl Observation {
             .iter()
             // getrandom syscalls are the runtime's choice, not a lost clock:
             // counted apart (`random`), never a FAIL here.
-            .filter(|r| !r.expected && r.random.is_none() && keep(r.pid))
+            .filter(|r| !r.expected && !is_random(r) && keep(r.pid))
             .map(|r| Bypass {
                 pid: r.pid,
                 comm: r.comm.clone(),
@@ -166,6 +227,8 @@ impl Observation {
                 clock: r.clock,
                 count: r.count,
                 per_sec: r.per_sec,
+                vsyscall: false,
+                exe: r.exe.clone(),
             })
             .collect::<Vec<_>>()
             .into_iter()
@@ -176,13 +239,14 @@ impl Observation {
                 clock: None,
                 count: v.count,
                 per_sec: v.per_sec,
+                vsyscall: true,
+                exe: v.exe.clone().or_else(|| super::lead::command_file(&report.target, v.pid).map(str::to_string)),
             }))
             .collect();
         bypass.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
         let expected =
-            report.counts.iter().filter(|r| r.expected && r.random.is_none() && keep(r.pid)).map(|r| r.count).sum();
-        let random =
-            report.counts.iter().filter(|r| !r.expected && r.random.is_some() && keep(r.pid)).map(|r| r.count).sum();
+            report.counts.iter().filter(|r| r.expected && !is_random(r) && keep(r.pid)).map(|r| r.count).sum();
+        let random = report.counts.iter().filter(|r| !r.expected && is_random(r) && keep(r.pid)).map(|r| r.count).sum();
         left_out.sort_unstable();
         Observation::Seen(Seen {
             window: Duration::from_nanos(report.duration_ns),
@@ -283,10 +347,14 @@ impl Observation {
             return Finding::new(
                 Status::Info,
                 format!(
-                    "observed {secs}: no clock syscall the vDSO serves here and no [vsyscall] call{whom} ({} expected clock syscalls, e.g. CPU-time clocks){}{lost}{}",
-                    thousands(s.expected),
+                    "{}{}{lost}{}",
+                    s.clean_text(whom),
                     random_text(s.random),
-                    if s.left_out.is_empty() || scope != Scope::Host { "" } else { "; vdsoctl's own processes left out" }
+                    if s.left_out.is_empty() || scope != Scope::Host {
+                        ""
+                    } else {
+                        "; vdsoctl's own processes left out"
+                    }
                 ),
                 None,
             );
@@ -304,14 +372,12 @@ impl Observation {
             let pids: Vec<String> = s.left_out.iter().map(i32::to_string).collect();
             format!(" (vdsoctl's own pids {} left out: its clock bench makes syscalls on purpose)", pids.join(","))
         };
-        let what = "the vDSO serves these here, yet they entered the kernel";
+        let what = BYPASSED;
         let hint = match scope {
-            Scope::Process(pid) => lead_hint(&s.bypass, pid),
-            Scope::Host => format!(
-                "`vdsoctl check -p {busiest}` audits the busiest; {}; `vdsoctl trace -a` shows every process's rates",
-                lead_hint(&s.bypass, busiest)
-            ),
-        };
+            Scope::Process(pid) => lead_advice(&s.bypass, pid),
+            Scope::Host => super::lead::Advice::Host { busiest, advice: Box::new(lead_advice(&s.bypass, busiest)) },
+        }
+        .to_string();
         let sep = if scope == Scope::Host { "; " } else { ", " };
         let busiest = pids.first().map_or(0.0, |p| p.1);
         let (status, gate) = match scope {
@@ -408,17 +474,22 @@ pub fn window(trace: Option<Duration>) -> Option<Duration> {
 
 /// Where the bypasses of process `pid` lead ([`super::lead`]): its call
 /// sites, and what a [vsyscall] caller is when its calls are those.
-fn lead_hint(bypass: &[Bypass], pid: i32) -> String {
-    let lead = super::lead::Lead::Pid(pid);
-    let mine = bypass.iter().filter(|b| b.pid == pid);
-    let vsyscall = mine.clone().any(|b| b.call.starts_with("[vsyscall]"));
-    match (mine.clone().any(|b| !b.call.starts_with("[vsyscall]")), vsyscall) {
-        (_, false) => lead.syscall_hint(),
-        (false, true) => super::lead::vsyscall_hint(None, pid),
-        (true, true) => {
-            format!("{}; the [vsyscall] calls are {}", lead.syscall_hint(), super::lead::vsyscall_hint(None, pid))
-        }
-    }
+fn lead_advice(bypass: &[Bypass], pid: i32) -> super::lead::Advice {
+    advice(bypass.iter().filter(|b| b.pid == pid), super::lead::Lead::Pid(pid))
+}
+
+/// The advice on `bypass` (one process's, or one command's): `lead` to
+/// the raw syscalls' sites, the first [vsyscall] caller's rebuild.
+fn advice<'a>(bypass: impl Iterator<Item = &'a Bypass> + Clone, lead: super::lead::Lead) -> super::lead::Advice {
+    use super::lead::{Advice, VsyscallCaller};
+    let calls = bypass.clone().any(|b| !b.vsyscall);
+    let caller = bypass.filter(|b| b.vsyscall).map(|b| VsyscallCaller { exe: b.exe.clone(), pid: b.pid }).next();
+    Advice::of(lead, calls, caller)
+}
+
+/// Whether a row is getrandom's (judged on its own, never a clock's bypass).
+fn is_random(r: &super::trace::CountRow) -> bool {
+    r.func.kind() == crate::arch::FnKind::Random
 }
 
 /// `100 calls/s, the host's FAIL threshold` (`--fail-over 0`: any call).
@@ -488,6 +559,8 @@ mod tests {
             clock: Some(ClockRef::Id(1)),
             count: per_sec as u64,
             per_sec,
+            vsyscall: false,
+            exe: None,
         }
     }
 
@@ -510,6 +583,7 @@ mod tests {
         // A [vsyscall] caller: what it is, no raw syscall() to look for.
         let mut v = mono(7, 10.0);
         v.call = "[vsyscall] time".into();
+        v.vsyscall = true;
         let hint = seen(vec![v]).finding(Scope::Process(7)).hint.unwrap();
         assert!(hint.starts_with("legacy code calling the fixed [vsyscall] address"), "{hint}");
         assert!(hint.ends_with("`vdsoctl check -p 7` names the binary and function while it runs"), "{hint}");
@@ -585,6 +659,28 @@ mod tests {
         assert_eq!(window(None), Some(DEFAULT_WINDOW));
         assert_eq!(window(Some(Duration::ZERO)), None);
         assert_eq!(window(Some(Duration::from_millis(300))), Some(Duration::from_millis(300)));
+    }
+
+    #[test]
+    fn a_command_names_calls_by_count_and_advises_once() {
+        let mut v = mono(9, 500.0);
+        (v.call, v.clock, v.vsyscall, v.exe) = ("[vsyscall] time".into(), None, true, Some("/opt/a/legacy".into()));
+        let Observation::Seen(s) = seen(vec![v, mono(7, 20.0)]) else { unreachable!() };
+        let f = s.command_finding(&["./run".into(), "a b".into()]);
+        assert_eq!((f.severity, f.bypass), (Status::Fail, true));
+        assert_eq!(
+            f.message,
+            "observed 1.00 s: pid 7 (loop) clock_gettime CLOCK_MONOTONIC ×20, pid 9 (loop) [vsyscall] time ×500 — the vDSO is bypassed"
+        );
+        let hint = f.hint.unwrap();
+        assert!(hint.starts_with("`vdsoctl trace --sites -- ./run 'a b'` names the code that makes them"), "{hint}");
+        assert!(hint.contains("; the [vsyscall] calls are legacy code"), "{hint}");
+        assert!(hint.ends_with("`vdsoctl check --image /opt/a` names the function that calls it"), "{hint}");
+        let Observation::Seen(s) = seen((1..=7).map(|p| mono(p, 1.0)).collect()) else { unreachable!() };
+        let f = s.command_finding(&["x".into()]);
+        assert!(f.message.ends_with(", and 2 more (7 calls from 7 processes in all) — the vDSO is bypassed"), "{f:?}");
+        let Observation::Seen(s) = seen(vec![]) else { unreachable!() };
+        assert_eq!(s.command_finding(&[]).severity, Status::Ok);
     }
 
     #[test]

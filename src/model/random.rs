@@ -465,10 +465,7 @@ pub fn command_random_check(served: &[ServedRandom], expected: u64, secs: &str, 
             }
         };
         worst = Status::worst([worst, status]);
-        let who = match &s.row.comm {
-            Some(c) => format!("pid {} ({c})", s.row.pid),
-            None => format!("pid {}", s.row.pid),
-        };
+        let who = super::pid_text(s.row.pid, s.row.comm.as_deref());
         lines.push(format!("{who} getrandom ×{}", thousands(s.row.count)));
         if !whys.contains(&why) {
             whys.push(why);

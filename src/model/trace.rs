@@ -3,6 +3,7 @@
 //! window of a [`session`](crate::measure::trace::session). `trace` renders it,
 //! `check` and `serve` read it.
 
+use super::lead::{Advice, VsyscallCaller};
 use super::policy;
 use super::{ClockRef, Finding, Status};
 use crate::arch::{self, Abi, VdsoFn};
@@ -133,6 +134,13 @@ pub struct VsyscallRow {
     /// What the emulations cost the host (`null`: no executable
     /// [vsyscall] page in vdsoctl to measure one with).
     pub cost: Option<super::cost::Cost>,
+}
+
+/// The advice on [vsyscall] calls of `v`: its executable as first seen, or
+/// the command's own file for the command's pid.
+pub fn vsyscall_advice(target: &Target, v: &VsyscallRow) -> Advice {
+    let exe = v.exe.as_deref().or(super::lead::command_file(target, v.pid)).map(str::to_string);
+    Advice::Vsyscall(VsyscallCaller { exe, pid: v.pid })
 }
 
 /// Clock syscalls counted for a process whose split was lost.
@@ -396,7 +404,7 @@ pub fn findings(
                 "{} made {} calls ({}/s) to {} in the [vsyscall] page — each is emulated by the kernel and invisible to strace{}",
                 who(v.pid, &v.comm), thousands(v.count), rate_number(v.per_sec, fail_over), v.function, gate(v.per_sec, fail_over)
             ),
-            Some(super::lead::vsyscall_hint(v.exe.as_deref().or(super::lead::command_file(target, v.pid)), v.pid)),
+            Some(vsyscall_advice(target, v).to_string()),
         ));
     }
     for u in unattributed {
@@ -543,7 +551,7 @@ fn group_finding(
         Verdict::Bypass(sev) => Finding::new(
             sev,
             format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if has_clock { "clock id" } else { "call" }, gate(top, fail_over)),
-            Some(lead(rows[0].pid).syscall_hint()),
+            Some(Advice::RawSyscalls(lead(rows[0].pid)).to_string()),
         )
         .of_bypass(),
         Verdict::Expected => {
@@ -591,6 +599,32 @@ pub fn not_observed_in_full(engine: Kind, lost: u64) -> (String, String) {
         ),
         fix,
     )
+}
+
+/// A bypassing process and clock: (pid, process start, syscall, ABI, clock).
+type WarnKey = (i32, u64, &'static str, Abi, Option<ClockRef>);
+
+/// The bypass WARNs `trace --interval` has said: a WARN is said once per
+/// process and clock, in the first interval that sees it, not again in
+/// every interval after (the summary, the whole trace's verdict, says it
+/// again). FAIL lines repeat: each interval's exit matters.
+#[derive(Debug, Default)]
+pub struct WarnedOnce(std::collections::HashSet<WarnKey>);
+
+impl WarnedOnce {
+    /// Drop an interval report's bypass WARNs when every process and clock
+    /// they stand on was warned of before (`fail_over`: `--fail-over`).
+    pub fn apply(&mut self, report: &mut TraceReport, fail_over: Option<f64>) {
+        let warn_rows = report.counts.iter().filter(|r| {
+            !r.expected && r.clock != Some(ClockRef::Any) && !fail_over.is_some_and(|rate| r.per_sec > rate)
+        });
+        let keys: Vec<WarnKey> = warn_rows.map(|r| (r.pid, r.start, r.syscall, r.abi, r.clock)).collect();
+        let new = keys.iter().filter(|k| !self.0.contains(*k)).count();
+        if new == 0 && !keys.is_empty() {
+            report.findings.retain(|f| !(f.severity == Status::Warn && f.bypass));
+        }
+        self.0.extend(keys);
+    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,19 @@ pub struct Vsyscall {
     pub cmdline: Option<String>,
 }
 
+/// A 32-bit process's row: the kernel gives it no [vsyscall] page, and
+/// the host's mode `v` is read from vdsoctl's own (64-bit) mapping.
+pub fn compat_process_finding(v: &Vsyscall) -> Finding {
+    Finding::new(
+        Status::Info,
+        format!(
+            "this is a 32-bit process: the kernel gives it no [vsyscall] page (the host's mode, {}, is read from vdsoctl's own mapping)",
+            v.mode.as_str()
+        ),
+        None,
+    )
+}
+
 /// Decide the vsyscall mode from the mapping (what this process really has)
 /// and the kernel command line (what the host was booted with).
 pub fn vsyscall_mode(maps: &[Mapping], cmdline: Option<&str>, target_is_64: bool) -> (Vsyscall, Vec<Finding>) {

@@ -65,7 +65,7 @@ pub fn bench_text(d: &crate::model::bench_baseline::BenchBaselineDiff, out: &Out
         if !r.reasons.is_empty() {
             verdict += &format!(" ({})", r.reasons.join(", "));
         }
-        let clock = r.clock.strip_prefix("CLOCK_").unwrap_or(&r.clock).to_string();
+        let clock = crate::model::ClockRef::short_of(&r.clock).to_string();
         t.add_row(vec![r.function.clone(), clock, r.path.clone(), ns(r.old_ns), ns(r.new_ns), delta, verdict]);
     }
     s += &format!("{t}\n");

@@ -66,6 +66,60 @@ impl fmt::Display for Misuse {
     }
 }
 
+/// What a [vsyscall] caller is.
+const VSYSCALL_CAUSE: &str = "legacy code calling the fixed [vsyscall] address (0xffffffffff600000…), \
+     built against a very old static glibc or Go or hard-coding it";
+
+/// The advice on calls that bypassed the vDSO (`trace`'s findings,
+/// `check -p`'s and `check -- CMD`'s rows), worded once.
+impl fmt::Display for crate::model::lead::Advice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::model::lead::Advice;
+        match self {
+            Advice::RawSyscalls(lead) => raw_syscalls(f, lead),
+            Advice::Vsyscall(caller) => vsyscall(f, caller),
+            Advice::Both(lead, caller) => {
+                raw_syscalls(f, lead)?;
+                f.write_str("; the [vsyscall] calls are ")?;
+                vsyscall(f, caller)
+            }
+            Advice::Host { busiest, advice } => write!(
+                f,
+                "`vdsoctl check -p {busiest}` audits the busiest; {advice}; `vdsoctl trace -a` shows every process's rates"
+            ),
+        }
+    }
+}
+
+/// Clock syscalls the vDSO would serve that entered the kernel: where the
+/// call sites are seen (the command to run, or the report's own), the causes.
+fn raw_syscalls(f: &mut fmt::Formatter<'_>, lead: &crate::model::lead::Lead) -> fmt::Result {
+    let what = "makes them";
+    match lead.command() {
+        Some(c) => write!(f, "`{c}` names the code that {what} (function, library and caller)")?,
+        None => write!(f, "the call sites below name the code that {what}")?,
+    }
+    f.write_str(
+        "; look for a raw syscall(), a static or old libc, LD_PRELOAD, or a clocksource without a vDSO mode (`vdsoctl check`)",
+    )
+}
+
+/// Calls into the fixed [vsyscall] page: what such a caller is, what to
+/// rebuild, and the audit that names its function.
+fn vsyscall(f: &mut fmt::Formatter<'_>, caller: &crate::model::lead::VsyscallCaller) -> fmt::Result {
+    let (what, find) = match (&caller.exe, caller.dir()) {
+        (Some(exe), Some(dir)) => (
+            format!("`{exe}`"),
+            format!("`vdsoctl check --image {}` names the function that calls it", crate::words::shell_words(&[dir])),
+        ),
+        _ => (
+            "its binary".to_string(),
+            format!("`vdsoctl check -p {}` names the binary and function while it runs", caller.pid),
+        ),
+    };
+    write!(f, "{VSYSCALL_CAUSE}: rebuild {what} against a current libc or runtime; {find}")
+}
+
 /// For who asks: a user gets "run as the owner or root"; the owner or
 /// root, who were refused anyway, get what else refuses them.
 fn ptrace(euid: u32, owner: Option<u32>) -> String {

@@ -1588,3 +1588,33 @@ fn run_json_any(args: &[&str]) -> serde_json::Value {
     let (_, stdout, stderr) = run(&all);
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout} {stderr}"))
 }
+
+/// `check -- CMD` judges its bypasses as `check -p` does (`model::observe`)
+/// and says one advice for both kinds: a tree with one process making raw
+/// CLOCK_TAI syscalls and another calling the [vsyscall] page fails naming
+/// each with its exact count, syscalls before [vsyscall] calls, and the hint
+/// leads to the sites and then says what a [vsyscall] caller is.
+#[test]
+fn command_with_raw_and_vsyscall_calls_gives_both_advices_in_one_hint() {
+    if !is_root() {
+        return skip("check -- CMD needs root (tracefs)");
+    }
+    let lp = build_c("clock_loop", false, &[]);
+    let lp = lp.to_str().unwrap();
+    let script = format!("{lp} vsyscall 0 70 > /dev/null; {lp} raw 11 30 > /dev/null; exit 0");
+    let (code, stdout, stderr) = run(&["--json", "check", "--", "sh", "-c", &script]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let t = check_named(&doc, "command_trace");
+    assert_eq!(t["status"], "fail", "{t}");
+    let detail = t["detail"].as_str().unwrap();
+    let raw = detail.find("(clock_loop) clock_gettime CLOCK_TAI ×30").unwrap_or_else(|| panic!("{detail}"));
+    let vsyscall = detail.find("(clock_loop) [vsyscall] time ×70").unwrap_or_else(|| panic!("{detail}"));
+    assert!(raw < vsyscall, "syscalls first, whatever the counts: {detail}");
+    assert!(detail.ends_with(" — the vDSO is bypassed"), "{detail}");
+    let hint = t["hint"].as_str().unwrap();
+    let sites = format!("`vdsoctl trace --sites -- sh -c '{script}'` names the code that makes them");
+    assert!(hint.starts_with(&sites), "{hint}");
+    assert_eq!(hint.matches("; the [vsyscall] calls are legacy code calling the fixed [vsyscall] address").count(), 1);
+    assert!(hint.contains("against a current libc or runtime; `vdsoctl check "), "{hint}");
+}

@@ -38,8 +38,7 @@ pub(super) fn gather_profile(path: &std::path::Path, strict: bool) -> Result<Che
     }
     let profile: serde_json::Value = serde_json::from_slice(&text).map_err(|e| malformed(e.to_string()))?;
     let checks = crate::model::seccomp_profile::checks(&profile).map_err(|e| malformed(e.0))?;
-    let status = crate::model::Status::worst(checks.iter().map(|c| c.status));
-    Ok(CheckReport { checks, status, strict, ..CheckReport::default() })
+    Ok(CheckReport::judged(checks, strict))
 }
 
 /// `--export-json FILE` and `--export-junit FILE`: the report as `--json`

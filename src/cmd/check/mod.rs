@@ -65,7 +65,7 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
     let Some(target) = target else { return Ok((checks, bench, None, None)) };
     let host = HostFacts::of(&snap.own, snap.kernel.cmdline.as_deref());
     let vdso = VdsoFacts::read(target);
-    let ExeCheck { check: binary, warn_kind, emulator, facts, random } = process_exe_check(target, &host);
+    let ExeCheck { check: binary, warn_kind, emulator, facts, random } = process_exe_check(target, &vdso, &host);
     let mut mapped = mapping_checks(&vdso, "process_");
     if let Some(tool) = &emulator {
         crate::model::host::run_by_emulator(&mut mapped, tool);
@@ -174,16 +174,12 @@ pub fn gather(req: &CheckRequest, out: &Output) -> Result<CheckReport> {
         }
         None => checks.push(Check::observed("host_trace", &observation, scope)),
     }
-    let worst = Status::worst(checks.iter().map(|c| c.status));
     Ok(CheckReport {
-        checks,
-        status: worst,
-        strict,
         not_observed: observation.caveat(scope),
         bench,
         binary: facts,
         process: target.as_ref().map(ProcessRef::of),
-        ..CheckReport::default()
+        ..CheckReport::judged(checks, strict)
     })
 }
 

@@ -8,8 +8,8 @@ use crate::inspect::{archive, image, Process};
 use crate::model::binary::{binary_verdict, BinaryFacts, HostFacts};
 use crate::model::check::{BinaryRow, Check, CheckReport, ImageSummary};
 use crate::model::host::{host_vsyscall, vdso_symbols_check, vsyscall_check};
+use crate::model::image::{image_walk_check, no_proc_checks, runner_context};
 use crate::model::random::{image_random_checks, random_route, ImageFile};
-use crate::model::Status;
 use crate::render::thousands;
 
 /// Progress on stderr, only on a terminal (the resolved `Output`'s
@@ -79,23 +79,11 @@ pub(super) fn gather_image(
     let (_runner, mut checks) = host_context()?;
     let host = HostFacts { vdso_has_hash: None, vsyscall: VsyscallMode::Xonly };
     // What the walk could not read makes the audit incomplete: a warning.
-    if !walked.unreadable.is_empty() {
-        let (p, why) = &walked.unreadable[0];
-        checks.push(Check::new(
-            "image_walk",
-            Status::Warn,
-            format!(
-                "{} entries could not be read (or parsed as ELF) and are not audited (first {}: {why})",
-                thousands(walked.unreadable.len() as u64),
-                p.display()
-            ),
-            Some("run as a user who can read the whole tree (root, for an unpacked image); --json lists each in image.unreadable"),
-        ));
+    if let Some((p, why)) = walked.unreadable.first() {
+        checks.push(image_walk_check(walked.unreadable.len(), &p.display().to_string(), why));
     }
-    let (mut binaries, random) = binary_rows(&walked, &host);
+    let (binaries, random) = binary_rows(&walked, &host);
     checks.extend(random);
-    binaries.sort_by(|a, b| b.status.cmp(&a.status).then_with(|| a.path.cmp(&b.path)));
-    let worst = Status::worst(binaries.iter().map(|b| b.status).chain(checks.iter().map(|c| c.status)));
     let summary = ImageSummary {
         root: root.display().to_string(),
         format: opened.kind.name(),
@@ -107,15 +95,7 @@ pub(super) fn gather_image(
         excluded: walked.excluded.iter().map(|p| p.display().to_string()).collect(),
     };
     let hashes = if hash { content_hashes(&opened.root, &walked) } else { Default::default() };
-    Ok(CheckReport {
-        checks,
-        status: worst,
-        strict,
-        hashes,
-        binaries: Some(binaries),
-        image: Some(summary),
-        ..CheckReport::default()
-    })
+    Ok(CheckReport { hashes, image: Some(summary), ..CheckReport::judged_with(checks, Some(binaries), strict) })
 }
 
 /// Each binary's SHA-256, by image path (a file that cannot be read again
@@ -138,37 +118,18 @@ fn content_hashes(root: &std::path::Path, walked: &image::Walk) -> std::collecti
 /// xonly, the default since 5.3) and decide the audit with the image's
 /// own findings.
 fn host_context() -> Result<(HostFacts, Vec<Check>)> {
-    let (host, mut checks) = match Process::open(None) {
+    match Process::open(None) {
         Ok(me) => {
             let (own, cmdline) = (VdsoFacts::read(&me), crate::inspect::kernel::cmdline());
             let vsyscall = vsyscall_check(&host_vsyscall(&own, cmdline.as_deref()));
-            (HostFacts::of(&own, cmdline.as_deref()), vec![vdso_symbols_check(&own, "", false), vsyscall])
+            let host = HostFacts::of(&own, cmdline.as_deref());
+            Ok((host, runner_context(vec![vdso_symbols_check(&own, "", false), vsyscall])))
         }
         Err(_) if !std::path::Path::new("/proc/self").exists() => {
-            let why = "no /proc here (a chroot or a container without it): this kernel's";
-            let hint = Some("mount proc (`mount -t proc proc /proc`) to judge the binaries against this kernel");
-            (
-                HostFacts { vdso_has_hash: None, vsyscall: VsyscallMode::Xonly },
-                vec![
-                    Check::new("vdso_symbols", Status::Skip, format!("{why} vDSO is not read"), hint),
-                    Check::new(
-                        "vsyscall",
-                        Status::Skip,
-                        format!("{why} vsyscall mode is unknown (the verdicts assume xonly, the default since 5.3)"),
-                        hint,
-                    ),
-                ],
-            )
+            Ok((HostFacts { vdso_has_hash: None, vsyscall: VsyscallMode::Xonly }, no_proc_checks()))
         }
-        Err(e) => return Err(e),
-    };
-    for c in &mut checks {
-        if c.status != Status::Skip {
-            c.detail = format!("the runner's kernel, not the image's (left out of its verdict): {}", c.detail);
-            c.status = Status::Info;
-        }
+        Err(e) => Err(e),
     }
-    Ok((host, checks))
 }
 
 /// Each binary judged: a row with its facts and verdict; and the image's
@@ -202,6 +163,7 @@ fn binary_rows(walked: &image::Walk, host: &HostFacts) -> (Vec<BinaryRow>, Vec<C
         .iter()
         .map(|(path, info)| {
             let (status, detail, hint, _) = binary_verdict(info, host);
+            let hint = hint.map(crate::model::binary::BinaryHint::text);
             BinaryRow {
                 path: path.clone(),
                 binary: BinaryFacts::of(info),
