@@ -24,7 +24,7 @@ mod http;
 use super::Outcome;
 use crate::arch::{self, VdsoFn};
 use crate::error::{Error, Result};
-use crate::inspect::host::HostSnapshot;
+use crate::inspect::host::{HostSnapshot, KernelFacts};
 use crate::inspect::{kernel, Process};
 use crate::measure::trace::{Clock, Tally};
 use crate::model::bench::BenchReport;
@@ -250,6 +250,7 @@ impl Watch {
                             (&tally, at),
                             engine,
                             &crate::inspect::process::is_ours,
+                            &KernelFacts::read(),
                         );
                     }
                 }

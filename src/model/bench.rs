@@ -406,6 +406,7 @@ fn round(v: f64, digits: i32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::bench::PathRun;
 
     fn row(function: VdsoFn, path: Path, ns: f64, syscalls: f64) -> BenchResult {
         BenchResult {
@@ -446,6 +447,116 @@ mod tests {
 
     fn cx(kernel: (u32, u32), libc: &'static str, version: Option<&str>) -> Context {
         Context { kernel_version: Some(kernel), clocksource: None, libc: (libc, version.map(str::to_string)) }
+    }
+
+    fn path_run(path: Path, answer: Option<Result<(), i32>>, ns: Option<f64>, syscalls: Option<f64>) -> PathRun {
+        let stats = ns.and_then(|ns| Stats::of(&[ns], 1000));
+        PathRun { path, answer, shown: path != Path::Vsyscall, stats, syscalls_per_call: syscalls }
+    }
+
+    fn run_of(function: VdsoFn, clock: i32, paths: Vec<PathRun>, count_error: Option<&str>) -> BenchRun {
+        BenchRun {
+            req: BenchRequest {
+                clocks: vec![clock],
+                functions: vec![function],
+                paths: vec![Path::Libc, Path::Vdso, Path::Syscall],
+                verify: false,
+                max_ns: None,
+                quick: true,
+            },
+            libc: ("glibc", Some("2.41".into())),
+            vdso_error: None,
+            wrong_version: vec!["__vdso_time"],
+            vsyscall_page: true,
+            count_error: count_error.map(str::to_string),
+            recount_error: None,
+            plan: Plan::QUICK,
+            targets: vec![TargetRun { target: Target { function, clock: Some(clock) }, vdso_present: true, paths }],
+            verify: None,
+        }
+    }
+
+    fn kernel_6_12() -> KernelFacts {
+        let clocksource = crate::inspect::kernel::Clocksource { current: "tsc".into(), available: vec!["tsc".into()] };
+        KernelFacts { release: Some("6.12.0".into()), clocksource: Some(clocksource), cmdline: None }
+    }
+
+    /// A run handed over as data, nothing read: a libc that makes the
+    /// syscall for CLOCK_MONOTONIC while the vDSO answers without one is a
+    /// bypass, said once as a FAIL after what the run said of the vDSO's
+    /// symbols; the rows are rounded, the unshown vsyscall path left out.
+    #[test]
+    fn a_counted_run_is_judged_from_its_data_alone() {
+        let paths = vec![
+            path_run(Path::Libc, Some(Ok(())), Some(301.234), Some(1.00004)),
+            path_run(Path::Vdso, Some(Ok(())), Some(19.996), Some(0.0)),
+            path_run(Path::Syscall, Some(Ok(())), Some(298.0), Some(1.0)),
+            path_run(Path::Vsyscall, None, None, None),
+        ];
+        let (report, crossed) = judge(run_of(VdsoFn::ClockGettime, 1, paths, None), &kernel_6_12());
+        assert!(!crossed, "no --max-ns, no --verify");
+        assert_eq!(report.basis, Basis::Counted);
+        assert_eq!(report.paths, vec![Path::Libc, Path::Vdso, Path::Syscall]);
+        let rows: Vec<_> = report.results.iter().map(|r| (r.path, r.ns_per_call, r.syscalls_per_call)).collect();
+        assert_eq!(
+            rows,
+            vec![
+                (Path::Libc, Some(301.23), Some(1.0)),
+                (Path::Vdso, Some(20.0), Some(0.0)),
+                (Path::Syscall, Some(298.0), Some(1.0))
+            ]
+        );
+        assert!(report.results.iter().all(|r| r.verdict == Some(Verdict::LibcBypass)), "{:?}", report.results);
+        let said: Vec<_> = report.findings.iter().map(|f| (f.severity, f.message.as_str())).collect();
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert_eq!(
+            said[0],
+            (
+                Status::Warn,
+                "the vDSO exports __vdso_time with another version than the C library expects: it is not bound"
+            )
+        );
+        assert_eq!(
+            said[1],
+            (
+                Status::Fail,
+                "clock_gettime(CLOCK_MONOTONIC): the C library's call makes syscalls where the direct vDSO call makes none — the vDSO is bypassed"
+            )
+        );
+    }
+
+    /// Syscalls not counted: the verdicts are timing-based and said so
+    /// first; a clock id the kernel rejects on every path is EINVAL on each
+    /// row, judged unsupported, and said once at the end.
+    #[test]
+    fn an_uncounted_run_with_a_rejected_clock_says_both() {
+        let einval = Some(Err(libc::EINVAL));
+        let paths = vec![
+            path_run(Path::Libc, einval, None, None),
+            path_run(Path::Vdso, einval, None, None),
+            path_run(Path::Syscall, einval, None, None),
+            path_run(Path::Vsyscall, None, None, None),
+        ];
+        let run = run_of(VdsoFn::ClockGettime, 10, paths, Some("perf_event_open: EACCES"));
+        let (report, crossed) = judge(run, &kernel_6_12());
+        assert!(!crossed);
+        assert_eq!(report.basis, Basis::Timing);
+        assert_eq!(report.results.len(), 3);
+        assert!(report.results.iter().all(|r| r.error.as_deref() == Some("EINVAL") && r.ns_per_call.is_none()));
+        assert!(report.results.iter().all(|r| r.verdict == Some(Verdict::Unsupported)), "{:?}", report.results);
+        let f = &report.findings;
+        assert_eq!(f.len(), 3, "{f:?}");
+        assert_eq!(
+            (f[0].severity, f[0].message.as_str()),
+            (
+                Status::Warn,
+                "the vDSO exports __vdso_time with another version than the C library expects: it is not bound"
+            )
+        );
+        assert_eq!(f[1].message, "syscalls per call cannot be counted: perf_event_open: EACCES");
+        assert!(f[1].hint.as_deref().is_some_and(|h| h.starts_with("verdicts below are timing-based")), "{f:?}");
+        assert_eq!(f[2].severity, Status::Info);
+        assert!(f[2].message.ends_with("here (EINVAL): this kernel has no such clock id"), "{f:?}");
     }
 
     /// A kernel whose vDSO lacks getrandom (x86_64 before 6.11): the vdso
