@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::inspect::host::KernelFacts;
 use crate::measure::trace::session::{self, TraceRequest, TraceTarget};
 use crate::model::check::CheckReport;
-use crate::model::command::{command_report, Run};
+use crate::model::command::{command_report, random_cmdlines, Run};
 use crate::model::trace::TraceReport;
 use std::ffi::OsString;
 
@@ -40,5 +40,9 @@ pub(super) fn gather_command(
     strict: bool,
 ) -> Result<CheckReport> {
     let (report, timed_out) = trace_command(command, timeout)?;
-    Ok(command_report(&report, Run { timeout, timed_out, strict }, &crate::inspect::exe::command_info))
+    let programs = random_cmdlines(&report)
+        .into_iter()
+        .filter_map(|c| crate::inspect::exe::command_info(&c).map(|info| (c, info)))
+        .collect();
+    Ok(command_report(&report, Run { timeout, timed_out, strict }, &programs))
 }
