@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Foreign image roots from Debian's own packages, for check --image's
-# foreign-architecture test (tests/cli/check.rs, foreign_roots_*):
+# foreign-architecture test (tests/cli/check/image.rs, foreign_roots_*):
 #   DEST/arm64  libc6:arm64 and busybox-static:arm64 unpacked, plus
 #               /usr/local/bin/hello_go      fixtures/go/hello, GOARCH=arm64 CGO_ENABLED=0
 #               /usr/local/bin/raw_libc      fixtures/call_sites.c -DRAW_LIBC: syscall(SYS_clock_gettime,

@@ -354,6 +354,48 @@ fn image_summary(img: &ImageSummary, binaries: &[BinaryRow], out: &Output) -> St
     s
 }
 
+/// `check --image`'s walk progress on stderr, only on a terminal (the resolved `Output`'s
+/// `stderr_tty`, probed once) and only once the walk has taken more than a
+/// second; cleared at the end.
+pub struct ScanProgress {
+    shown: bool,
+    tty: bool,
+    last: std::time::Duration,
+}
+
+impl ScanProgress {
+    /// Shown only if `out` says stderr is a terminal.
+    pub fn new(out: &Output) -> ScanProgress {
+        ScanProgress { shown: false, tty: out.stderr_tty, last: Default::default() }
+    }
+
+    /// The walk has seen `entries` entries and `elf` ELF files in `elapsed`.
+    pub fn tick(&mut self, entries: u64, elf: usize, elapsed: std::time::Duration) {
+        use std::io::Write;
+        if !self.tty || elapsed.as_millis() < 1000 || elapsed.saturating_sub(self.last).as_millis() < 100 {
+            return;
+        }
+        self.last = elapsed;
+        self.shown = true;
+        // The summary's number style: `150,140 entries`, `2.40 s`.
+        let _ = write!(
+            std::io::stderr(),
+            "\rscanning: {} entries, {} ELF files, {}",
+            thousands(entries),
+            thousands(elf as u64),
+            super::duration_text(elapsed)
+        );
+    }
+
+    /// Clear the line, if one was drawn.
+    pub fn done(&self) {
+        use std::io::Write;
+        if self.shown {
+            let _ = write!(std::io::stderr(), "\r\x1b[K");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

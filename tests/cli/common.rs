@@ -32,6 +32,54 @@ pub fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// A run's stdout as JSON; a panic with its stdout and stderr when it is none.
+pub fn json_of(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "bad JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// python3 runs `script` on `input` (stdin): its stdout, or a skip.
+pub fn python(script: &str, args: &[&Path], input: &str) -> Option<String> {
+    let Ok(mut py) = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    else {
+        skip("python3 not installed: XML not read by a parser");
+        return None;
+    };
+    use std::io::Write;
+    py.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = py.wait_with_output().unwrap();
+    assert!(out.status.success(), "python3: {}\n{input}", String::from_utf8_lossy(&out.stderr));
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Every `<title>` of an SVG, as python's XML parser reads it, a line each.
+pub fn svg_titles(svg: &Path) -> Option<String> {
+    let script = "import sys, xml.etree.ElementTree as E\n\
+                  root = E.parse(sys.argv[1]).getroot()\n\
+                  print('\\n'.join(t.text or '' for t in root.iter('{http://www.w3.org/2000/svg}title')))";
+    python(script, &[svg], "")
+}
+
+/// `vdsoctl --format folded trace --stacks --flamegraph SVG -- CMD...`:
+/// the folded stacks on stdout, the flame graph written to `svg`.
+pub fn folded_and_flamegraph(svg: &Path, cmd: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["--format", "folded", "trace", "--stacks", "--flamegraph", svg.to_str().unwrap(), "--"];
+    args.extend_from_slice(cmd);
+    run(&args)
+}
+
 /// Run vdsoctl with `--json` and parse stdout; panics with stderr on failure.
 pub fn run_json(args: &[&str]) -> serde_json::Value {
     let mut all = vec!["--json"];
@@ -57,8 +105,7 @@ pub fn build_c(name: &str, m32: bool, extra: &[&str]) -> PathBuf {
         tag.extend(e.chars().filter(|c| c.is_ascii_alphanumeric()));
     }
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(tag);
-    let fresh = out.metadata().and_then(|o| o.modified()).ok()
-        >= src.metadata().and_then(|s| s.modified()).ok().map(Some).unwrap_or(None);
+    let fresh = out.metadata().and_then(|o| o.modified()).ok() >= newest_source(&src);
     if out.exists() && fresh {
         return out;
     }
@@ -71,6 +118,14 @@ pub fn build_c(name: &str, m32: bool, extra: &[&str]) -> PathBuf {
     let status = gcc.status().expect("gcc runs");
     assert!(status.success(), "gcc failed on {} (m32={m32}); is gcc-multilib installed?", src.display());
     out
+}
+
+/// The newest modification time of `src` and of the headers beside it
+/// (fixtures/*.h, which fixtures include): a fixture is rebuilt when either changes.
+fn newest_source(src: &Path) -> Option<std::time::SystemTime> {
+    let headers = std::fs::read_dir(src.parent()?).ok()?.flatten().map(|e| e.path());
+    let headers = headers.filter(|p| p.extension().is_some_and(|x| x == "h"));
+    std::iter::once(src.to_path_buf()).chain(headers).map(|p| p.metadata().and_then(|m| m.modified()).ok()).max()?
 }
 
 /// A running fixture that prints lines and then "ready" before waiting.
@@ -198,6 +253,14 @@ pub fn missing_trace_facility() -> Option<&'static str> {
 /// Whether we run as root (several tests need it: tracefs, raw samples, setuid).
 pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
+}
+
+/// Why a test of the [vsyscall] page cannot run here: the page is
+/// x86_64's, and a kernel booted with vsyscall=none maps none. None when
+/// it can.
+pub fn missing_vsyscall_page() -> Option<&'static str> {
+    let mapped = || std::fs::read_to_string("/proc/self/maps").is_ok_and(|m| m.contains("[vsyscall]"));
+    (!cfg!(target_arch = "x86_64") || !mapped()).then_some("no [vsyscall] page here")
 }
 
 /// Whether `gcc -m32` can build (gcc-multilib installed).

@@ -9,45 +9,18 @@
 //! `check -- CMD`'s detail bounded; a non-dumpable process's call sites
 //! said as unreadable. All through real processes (fixtures/odd_frames.c).
 
-use super::common::{build_c, missing_trace_facility, run, skip, vdsoctl_path, KillOnDrop};
+use super::common::{
+    build_c, folded_and_flamegraph, missing_trace_facility, python, run, skip, svg_titles, vdsoctl_path, KillOnDrop,
+};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The fixture, built with frame pointers.
 fn odd_frames() -> PathBuf {
     build_c("odd_frames", false, &["-fno-omit-frame-pointer"])
-}
-
-/// python3 runs `script` on `input` (stdin): its stdout, or a skip.
-fn python(script: &str, args: &[&Path], input: &str) -> Option<String> {
-    let Ok(mut py) = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-    else {
-        skip("python3 not installed: XML not read by a parser");
-        return None;
-    };
-    use std::io::Write;
-    py.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = py.wait_with_output().unwrap();
-    assert!(out.status.success(), "python3: {}\n{input}", String::from_utf8_lossy(&out.stderr));
-    Some(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// Every `<title>` of an SVG, as python's XML parser reads it, a line each.
-fn svg_titles(svg: &Path) -> Option<String> {
-    let script = "import sys, xml.etree.ElementTree as E\n\
-                  root = E.parse(sys.argv[1]).getroot()\n\
-                  print('\\n'.join(t.text or '' for t in root.iter('{http://www.w3.org/2000/svg}title')))";
-    python(script, &[svg], "")
 }
 
 #[test]
@@ -135,19 +108,7 @@ fn frames_that_read_as_counts_or_that_xml_refuses_are_drawn_right() {
     let bin = odd_frames();
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("odd.svg");
-    let (code, stdout, stderr) = run(&[
-        "--format",
-        "folded",
-        "trace",
-        "--stacks",
-        "--flamegraph",
-        svg.to_str().unwrap(),
-        "--",
-        bin.to_str().unwrap(),
-        "names",
-        "300",
-        "100",
-    ]);
+    let (code, stdout, stderr) = folded_and_flamegraph(&svg, &[bin.to_str().unwrap(), "names", "300", "100"]);
     assert_eq!(code, 0, "{stderr}");
     // Each line is `stack count`: the count is the last word, and the stack
     // ends in a frame no reader takes for a second count.
@@ -189,9 +150,7 @@ fn lost_stacks_are_said_in_folded_output_the_svg_the_table_and_json() {
     let cmd = [bin.to_str().unwrap(), "many", "10000"];
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("many.svg");
-    let mut args = vec!["--format", "folded", "trace", "--stacks", "--flamegraph", svg.to_str().unwrap(), "--"];
-    args.extend(cmd);
-    let (code, stdout, stderr) = run(&args);
+    let (code, stdout, stderr) = folded_and_flamegraph(&svg, &cmd);
     assert_eq!(code, 0, "{stderr}");
     let (kept, lost) = folded_sums(&stdout);
     assert!(lost > 0, "the map held every stack: {kept}");

@@ -108,6 +108,35 @@ impl Drop for Cgroup {
     }
 }
 
+/// Bad `--cgroup` paths (beside `cg_path`, a cgroup made by the test): one
+/// line each, with the documented codes.
+fn assert_bad_cgroup_paths(cg_path: &str) {
+    let bad = |args: &[&str]| {
+        let out = Command::new(vdsoctl_path()).args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        (out.status.code(), stderr)
+    };
+    let (code, e) = bad(&["trace", "-a", "--cgroup", "/vdsoctl-no-such-cgroup", "-d", "1s"]);
+    assert_eq!(code, Some(3), "{e}");
+    assert!(e.contains("/proc/PID/cgroup"), "{e}");
+    let (code, e) = bad(&["trace", "-a", "--cgroup", "/sys/fs/cgroup/memory/x", "-d", "1s"]);
+    assert_eq!(code, Some(2), "{e}");
+    assert!(e.contains("not a cgroup v2 path"), "{e}");
+    let (code, e) = bad(&["trace", "--cgroup", "/", "--", "true"]);
+    assert_eq!((code, e.contains("with -a")), (Some(2), true), "{e}");
+    let (code, e) = bad(&["trace", "-a", "--engine", "perf", "--cgroup", "/", "-d", "1s"]);
+    assert_eq!((code, e.contains("--engine bpf")), (Some(2), true), "{e}");
+    // A file of the hierarchy, not a cgroup; more cgroups than the program takes.
+    let file = format!("{}/cgroup.procs", cg_path);
+    let (code, e) = bad(&["trace", "-a", "--cgroup", &file, "-d", "1s"]);
+    assert_eq!((code, e.contains("is no cgroup directory")), (Some(2), true), "{e}");
+    let mut many = vec!["trace", "-a", "-d", "1s"];
+    many.extend(std::iter::repeat_n(["--cgroup", cg_path], 17).flatten());
+    let (code, e) = bad(&many);
+    assert_eq!((code, e.contains("--cgroup given 17 times: at most 16")), (Some(2), true), "{e}");
+}
+
 /// `trace -a --cgroup PATH` counts a workload started in a new cgroup
 /// exactly, and nothing of one outside it run at the same time; the row
 /// carries the cgroup. A bad PATH is one line with a hint, exit 3 (no such
@@ -176,29 +205,5 @@ fn a_cgroup_is_counted_exactly_and_nothing_outside_it() {
     assert_eq!((rows[0]["count"].as_u64(), rows[0]["cgroup"].as_str()), (Some(500), Some(cg.path.as_str())), "{r:#}");
     // Typed: the cgroup made here, in no container, no systemd unit.
     assert_eq!(super::json::placements(&r), [(Some(cg.path.clone()), None, None)], "{r:#}");
-    // Bad paths: one line each, with the documented codes.
-    let bad = |args: &[&str]| {
-        let out = Command::new(vdsoctl_path()).args(args).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-        assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        (out.status.code(), stderr)
-    };
-    let (code, e) = bad(&["trace", "-a", "--cgroup", "/vdsoctl-no-such-cgroup", "-d", "1s"]);
-    assert_eq!(code, Some(3), "{e}");
-    assert!(e.contains("/proc/PID/cgroup"), "{e}");
-    let (code, e) = bad(&["trace", "-a", "--cgroup", "/sys/fs/cgroup/memory/x", "-d", "1s"]);
-    assert_eq!(code, Some(2), "{e}");
-    assert!(e.contains("not a cgroup v2 path"), "{e}");
-    let (code, e) = bad(&["trace", "--cgroup", "/", "--", "true"]);
-    assert_eq!((code, e.contains("with -a")), (Some(2), true), "{e}");
-    let (code, e) = bad(&["trace", "-a", "--engine", "perf", "--cgroup", "/", "-d", "1s"]);
-    assert_eq!((code, e.contains("--engine bpf")), (Some(2), true), "{e}");
-    // A file of the hierarchy, not a cgroup; more cgroups than the program takes.
-    let file = format!("{}/cgroup.procs", cg.path);
-    let (code, e) = bad(&["trace", "-a", "--cgroup", &file, "-d", "1s"]);
-    assert_eq!((code, e.contains("is no cgroup directory")), (Some(2), true), "{e}");
-    let mut many = vec!["trace", "-a", "-d", "1s"];
-    many.extend(std::iter::repeat_n(["--cgroup", cg.path.as_str()], 17).flatten());
-    let (code, e) = bad(&many);
-    assert_eq!((code, e.contains("--cgroup given 17 times: at most 16")), (Some(2), true), "{e}");
+    assert_bad_cgroup_paths(&cg.path);
 }

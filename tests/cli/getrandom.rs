@@ -162,7 +162,7 @@ fn glibc_236_calls_are_counted_as_strace_counts_them_by_every_engine() {
         return skip(why);
     }
     let dynamic = argv(&build_c("getrandom_loop", false, &[]), &["libc", N_TEXT]);
-    let want = vec![row("served", "x86_64", false, N)];
+    let want = vec![row("served", &host_machine(), false, N)];
     assert_eq!(strace_count(&dynamic), N + 1);
     for engine in ["bpf", "perf"] {
         assert_eq!(kinds(&trace_rows(Some(engine), &dynamic, 1)), want, "{engine}");
@@ -194,11 +194,11 @@ fn glibc_241_reads_from_the_vdso_and_a_raw_caller_fails_the_check() {
     let prog = build_c("getrandom_loop", false, &[]);
     let libc = on_glibc_241(&root, &prog, &["libc", N_TEXT]);
     assert_eq!(strace_count(&libc), 2);
-    let want = vec![row("by_vdso", "x86_64", true, 1)];
+    let want = vec![row("by_vdso", &host_machine(), true, 1)];
     assert_eq!(kinds(&trace_rows(Some("bpf"), &libc, 1)), want);
     let raw = on_glibc_241(&root, &prog, &["raw", N_TEXT]);
     assert_eq!(strace_count(&raw), N + 1);
-    assert_eq!(kinds(&trace_rows(None, &raw, 1)), vec![row("served", "x86_64", false, N)]);
+    assert_eq!(kinds(&trace_rows(None, &raw, 1)), vec![row("served", &host_machine(), false, N)]);
     // `--sites` names the function (the seccomp engine reads the mappings
     // while the call waits: this process lives a few milliseconds).
     let mut args = vec!["--json", "trace", "--engine", "seccomp", "--sites", "--"];
@@ -212,7 +212,7 @@ fn glibc_241_reads_from_the_vdso_and_a_raw_caller_fails_the_check() {
         "{served:#}"
     );
     let badflag = on_glibc_241(&root, &prog, &["badflag", N_TEXT]);
-    assert_eq!(kinds(&trace_rows(None, &badflag, 1)), vec![row("by_vdso", "x86_64", true, N)]);
+    assert_eq!(kinds(&trace_rows(None, &badflag, 1)), vec![row("by_vdso", &host_machine(), true, N)]);
 
     let check = |argv: &[String]| {
         let mut args = vec!["--json", "check", "--"];
@@ -246,7 +246,7 @@ fn go_119_and_go_124_as_strace_counts_them() {
     let go124 = build_go_getrandom(Some(&root)).expect("trixie's Go 1.24 builds");
     let old = argv(&go119, &[N_TEXT]);
     assert_eq!(strace_count(&old), N);
-    assert_eq!(kinds(&trace_rows(None, &old, 0)), vec![row("served", "x86_64", false, N)]);
+    assert_eq!(kinds(&trace_rows(None, &old, 0)), vec![row("served", &host_machine(), false, N)]);
     // One key refill per runtime thread that calls: usually one, two when
     // the scheduler moved the goroutine (seen under load even with
     // GOMAXPROCS=1), so the count is the run's own; what is exact is that
@@ -299,9 +299,9 @@ fn the_seccomp_engine_counts_the_same_as_nobody() {
         assert_eq!(r["startup_keys"], 1, "{r:#}");
         r["counts"].as_array().unwrap().iter().filter(|c| c["syscall"] == "getrandom").cloned().collect()
     };
-    assert_eq!(kinds(&as_nobody(&argv(&prog, &["libc", N_TEXT]))), vec![row("served", "x86_64", false, N)]);
+    assert_eq!(kinds(&as_nobody(&argv(&prog, &["libc", N_TEXT]))), vec![row("served", &host_machine(), false, N)]);
     assert_eq!(
         kinds(&as_nobody(&on_glibc_241(&root, &prog, &["libc", N_TEXT]))),
-        vec![row("by_vdso", "x86_64", true, 1)]
+        vec![row("by_vdso", &host_machine(), true, 1)]
     );
 }

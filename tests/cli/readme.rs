@@ -99,6 +99,37 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// Run a block's `lines` as one `sh` script in `scratch` with `path` as
+/// PATH: its stdout, stderr and status.
+fn run_block(name: &str, lines: &[Line], scratch: &Path, path: &str) -> std::process::Output {
+    // Its own process group, so that what the block leaves running is
+    // killed when it ends; output to files, which a process left behind
+    // cannot hold open the way it would a pipe.
+    let (stdout, stderr) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
+    let mut sh = Command::new("sh")
+        .args(["-c", &script(name, lines)])
+        .current_dir(scratch)
+        .env("PATH", path)
+        .stdin(std::process::Stdio::null())
+        .stdout(stdout.try_clone().unwrap())
+        .stderr(stderr.try_clone().unwrap())
+        .process_group(0)
+        .spawn()
+        .expect("sh runs");
+    let group = nix::unistd::Pid::from_raw(sh.id() as i32);
+    let status = sh.wait().expect("sh ends");
+    // ESRCH when nothing was left: fine.
+    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+    let read = |mut f: std::fs::File| {
+        use std::io::{Read, Seek};
+        let mut text = String::new();
+        f.rewind().unwrap();
+        f.read_to_string(&mut text).unwrap_or_default();
+        text
+    };
+    std::process::Output { status, stdout: read(stdout).into_bytes(), stderr: read(stderr).into_bytes() }
+}
+
 #[test]
 fn readme_runnable_lines_run_as_written() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -139,33 +170,7 @@ fn readme_runnable_lines_run_as_written() {
                 })
                 .map(|l| Line { text: l.text.clone(), status: l.status, at: l.at })
                 .collect();
-            // Its own process group, so that what the block leaves running is
-            // killed when it ends; output to files, which a process left behind
-            // cannot hold open the way it would a pipe.
-            let (stdout, stderr) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
-            let mut sh = Command::new("sh")
-                .args(["-c", &script(name, &lines)])
-                .current_dir(scratch.path())
-                .env("PATH", &path)
-                .stdin(std::process::Stdio::null())
-                .stdout(stdout.try_clone().unwrap())
-                .stderr(stderr.try_clone().unwrap())
-                .process_group(0)
-                .spawn()
-                .expect("sh runs");
-            let group = nix::unistd::Pid::from_raw(sh.id() as i32);
-            let status = sh.wait().expect("sh ends");
-            // ESRCH when nothing was left: fine.
-            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-            let read = |mut f: std::fs::File| {
-                use std::io::{Read, Seek};
-                let mut text = String::new();
-                f.rewind().unwrap();
-                f.read_to_string(&mut text).unwrap_or_default();
-                text
-            };
-            let out =
-                std::process::Output { status, stdout: read(stdout).into_bytes(), stderr: read(stderr).into_bytes() };
+            let out = run_block(name, &lines, scratch.path(), &path);
             assert!(
                 out.status.success(),
                 "{name}: block failed ({}):\n{}\n{}{}",

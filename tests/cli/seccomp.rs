@@ -23,16 +23,6 @@ fn unprivileged(program: &Path) -> Command {
     }
 }
 
-fn json_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "bad JSON ({e}): {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
 /// `vdsoctl --json trace -- ARGS` as an unprivileged user; the engine must be seccomp.
 fn trace_unprivileged(args: &[&str]) -> Value {
     let out = unprivileged(&vdsoctl_path())
@@ -65,7 +55,7 @@ fn every_clock_function_of_both_abis_is_counted_exactly_without_privileges() {
         let what = format!("m32={m32} {mode} {clock}");
         assert_eq!(count(&r, syscall, *name), 1234, "{what}: {r:#}");
         assert_eq!(r["counts"].as_array().unwrap().len(), 1, "{what}: {r:#}");
-        assert_eq!(r["counts"][0]["abi"], if *m32 { "i386" } else { "x86_64" }, "{what}: {r:#}");
+        assert_eq!(r["counts"][0]["abi"], if *m32 { "i386".to_string() } else { host_machine() }, "{what}: {r:#}");
         let pid = r["command"]["pid"].as_i64().unwrap();
         assert_eq!(r["counts"][0]["pid"].as_i64(), Some(pid), "{what}: {r:#}");
         assert_eq!(r["lost"], 0, "{what}: {r:#}");
@@ -134,9 +124,10 @@ fn a_tree_is_counted_per_process_and_its_status_comes_back() {
             .find(|x| x["syscall"] == syscall && x["abi"] == abi)
             .unwrap_or_else(|| panic!("{syscall} {abi}: {r:#}"))
     };
-    let c64 = row("clock_gettime", "x86_64");
+    let host = host_machine();
+    let c64 = row("clock_gettime", &host);
     let c32 = row("clock_gettime", "i386");
-    let grand = row("gettimeofday", "x86_64");
+    let grand = row("gettimeofday", &host);
     assert_eq!(
         (c64["count"].as_u64(), c32["count"].as_u64(), grand["count"].as_u64()),
         (Some(100), Some(200), Some(300))
@@ -386,11 +377,11 @@ fn assert_batch(what: &str, out: &Output) {
         found[0]
     };
     for (k, (m32, mode, _, syscall, clock)) in EVERY_CLOCK_FUNCTION.iter().enumerate() {
-        let abi = if *m32 { "i386" } else { "x86_64" };
-        let child = row(abi, syscall, *clock, batch_count(k));
+        let abi = if *m32 { "i386".to_string() } else { host_machine() };
+        let child = row(&abi, syscall, *clock, batch_count(k));
         assert_eq!(child["ppid"].as_i64(), Some(shell), "{what}: {abi} {mode}, a child of the shell: {r:#}");
     }
-    let grand = row("x86_64", "gettimeofday", None, GRANDCHILD_CALLS);
+    let grand = row(&host_machine(), "gettimeofday", None, GRANDCHILD_CALLS);
     let inner = grand["ppid"].as_i64().expect("the grandchild's parent");
     assert!(inner > 0 && inner != shell, "{what}: the grandchild's parent is the inner shell: {r:#}");
     // Nothing else: the shells make no clock syscalls; every process its own row.

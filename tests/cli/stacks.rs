@@ -4,9 +4,10 @@
 //! graph as XML holding the chain's frames; who the process is, escaped;
 //! and the engines that keep no stacks refused.
 
-use super::common::{build_c, comm_of, copy_executable, missing_trace_facility, run, skip};
+use super::common::{
+    build_c, comm_of, copy_executable, folded_and_flamegraph, missing_trace_facility, run, skip, svg_titles,
+};
 use std::path::PathBuf;
-use std::process::Command;
 
 /// The fixture, built with frame pointers.
 fn call_chain() -> PathBuf {
@@ -21,18 +22,7 @@ fn folded_stacks_hold_the_call_chain_in_order_with_its_count_and_the_svg_too() {
     let bin = call_chain();
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("calls.svg");
-    let (code, stdout, stderr) = run(&[
-        "--format",
-        "folded",
-        "trace",
-        "--stacks",
-        "--flamegraph",
-        svg.to_str().unwrap(),
-        "--",
-        bin.to_str().unwrap(),
-        "1234",
-        "1000",
-    ]);
+    let (code, stdout, stderr) = folded_and_flamegraph(&svg, &[bin.to_str().unwrap(), "1234", "1000"]);
     assert_eq!(code, 0, "{stderr}");
     // One stack: `comm;<libc start>;main;outer;middle;inner 1234`.
     let lines: Vec<&str> = stdout.lines().collect();
@@ -46,12 +36,7 @@ fn folded_stacks_hold_the_call_chain_in_order_with_its_count_and_the_svg_too() {
     assert!(!stack.contains("[cut:"), "a walk through frame pointers is whole: {stdout}");
 
     // The SVG is XML (python's parser) and holds every frame of the chain.
-    let script = "import sys, xml.etree.ElementTree as E\n\
-                  root = E.parse(sys.argv[1]).getroot()\n\
-                  print('\\n'.join(t.text or '' for t in root.iter('{http://www.w3.org/2000/svg}title')))";
-    let out = Command::new("python3").args(["-c", script]).arg(&svg).output().expect("python3 runs");
-    assert!(out.status.success(), "the SVG does not parse: {}", String::from_utf8_lossy(&out.stderr));
-    let titles = String::from_utf8_lossy(&out.stdout);
+    let titles = svg_titles(&svg).expect("python3 runs");
     for f in &frames {
         assert!(titles.lines().any(|t| t.starts_with(&format!("{f} ("))), "no `{f}` in the SVG:\n{titles}");
     }
@@ -147,12 +132,7 @@ fn a_short_lived_leaf_wrappers_stack_ends_where_the_code_is() {
     assert_eq!(frames[0], comm_of(&bin), "{stdout}");
     assert_eq!(frames[frames.len() - 3..], ["main", "read_monotonic_raw", "syscall"], "{stdout}");
     assert!(frames.iter().all(|f| !f.starts_with("0x")), "every frame named (object at least): {stdout}");
-    let script = "import sys, xml.etree.ElementTree as E\n\
-                  root = E.parse(sys.argv[1]).getroot()\n\
-                  print('\\n'.join(t.text or '' for t in root.iter('{http://www.w3.org/2000/svg}title')))";
-    let out = Command::new("python3").args(["-c", script]).arg(&svg).output().expect("python3 runs");
-    assert!(out.status.success(), "the SVG does not parse: {}", String::from_utf8_lossy(&out.stderr));
-    let titles = String::from_utf8_lossy(&out.stdout);
+    let titles = svg_titles(&svg).expect("python3 runs");
     for f in ["main", "read_monotonic_raw", "syscall"] {
         assert!(titles.lines().any(|t| t.starts_with(&format!("{f} ("))), "no `{f}` in the SVG:\n{titles}");
     }

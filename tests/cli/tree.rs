@@ -2,7 +2,6 @@
 //! never call uncounted calls counted, whatever the fd limit.
 
 use super::common::*;
-use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -32,16 +31,6 @@ fn vdsoctl_limited(who: &str, args: &[&str]) -> Output {
         ]);
     }
     c.arg(vdsoctl_path()).env("NO_COLOR", "1").args(args).output().expect("run prlimit")
-}
-
-fn json_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "bad JSON ({e}): {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
 }
 
 fn path(p: &Path) -> &str {

@@ -1,4 +1,5 @@
-//! `check --image ROOT`: the walk of an image tree and its progress.
+//! `check --image ROOT`: the walk of an image tree, its progress drawn by
+//! `render::check::ScanProgress`.
 
 use crate::error::{Error, Result};
 use crate::inspect::exe::{ExeInfo, LibcKind, Linkage};
@@ -12,41 +13,6 @@ use crate::model::image::{image_walk_check, no_proc_checks, runner_context};
 use crate::model::random::{image_random_checks, random_route, ImageFile};
 use crate::render::thousands;
 
-/// Progress on stderr, only on a terminal (the resolved `Output`'s
-/// `stderr_tty`, probed once) and only once the walk has taken more than a
-/// second; cleared at the end.
-struct Progress {
-    shown: bool,
-    tty: bool,
-    last: std::time::Duration,
-}
-
-impl Progress {
-    fn tick(&mut self, entries: u64, elf: usize, elapsed: std::time::Duration) {
-        use std::io::Write;
-        if !self.tty || elapsed.as_millis() < 1000 || elapsed.saturating_sub(self.last).as_millis() < 100 {
-            return;
-        }
-        self.last = elapsed;
-        self.shown = true;
-        // The summary's number style: `150,140 entries`, `2.40 s`.
-        let _ = write!(
-            std::io::stderr(),
-            "\rscanning: {} entries, {} ELF files, {}",
-            thousands(entries),
-            thousands(elf as u64),
-            crate::render::duration_text(elapsed)
-        );
-    }
-
-    fn done(&self) {
-        use std::io::Write;
-        if self.shown {
-            let _ = write!(std::io::stderr(), "\r\x1b[K");
-        }
-    }
-}
-
 /// `check --image ROOT`: every ELF program and library under ROOT, judged
 /// against this kernel.
 pub(super) fn gather_image(
@@ -55,7 +21,7 @@ pub(super) fn gather_image(
     hash: bool,
     out: &crate::render::Output,
 ) -> Result<CheckReport> {
-    let mut progress = Progress { shown: false, tty: out.stderr_tty, last: Default::default() };
+    let mut progress = crate::render::check::ScanProgress::new(out);
     let mut tick = |e: u64, n: usize, t: std::time::Duration| progress.tick(e, n, t);
     use std::os::unix::fs::MetadataExt;
     let own = std::fs::metadata("/proc/self/exe").ok().map(|m| (m.dev(), m.ino()));

@@ -3,9 +3,9 @@
 //! notes (`readelf -n`) and which hash tables the dynamic section names.
 //!
 //! The bytes are untrusted: a file anyone handed us, or a mapping another
-//! process may have shaped. goblin parses the fixed-size records (header,
-//! program and section headers, dynamic entries, symbols), but only after
-//! this module has checked every table's offset and count against the
+//! process may have shaped. [`records`] decodes the fixed-size records
+//! (header, program and section headers, dynamic entries, symbols), but only
+//! after this module has checked every table's offset and count against the
 //! buffer; goblin's own `Elf::parse` walks hash chains and relocations with
 //! unchecked arithmetic, so it is not used. The variable-length walks
 //! (strings, version chains, notes) are done here with checked reads.
@@ -23,6 +23,10 @@
 //! of st_value) is cleared and kept as [`Symbol::thumb`]; a section symbol
 //! with no name is named by its section.
 //!
+//! Executables and libraries of any size are read through [`read`]: the
+//! same records, from a file with every read bounded. This module is the
+//! crate's one ELF reader.
+//!
 //! References: the System V gABI, `elf(5)`, and the GNU symbol versioning
 //! spec (`.gnu.version`, `.gnu.version_d`).
 
@@ -30,12 +34,18 @@ use crate::error::{Error, Result};
 
 mod names;
 mod parser;
+pub mod read;
+pub mod records;
 pub mod symtab;
 
-use goblin::container::{Container, Ctx};
-use goblin::elf::{Header, ProgramHeader, SectionHeader, Sym};
 pub use names::*;
 use parser::Parser;
+pub use read::{Headers, Source};
+pub use records::{dt, Header, Record, Section, Segment, SegmentKind, Sym, ET_DYN};
+pub use records::{SHT_DYNSYM, SHT_REL, SHT_RELA, SHT_SYMTAB};
+use records::{SHT_GNU_VERDEF, SHT_GNU_VERNEED, SHT_GNU_VERSYM};
+use records::{SHT_NOTE, SHT_STRTAB};
+use records::{STT_FUNC, STT_GNU_IFUNC, STT_SECTION};
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::ops::Range;
@@ -66,29 +76,11 @@ pub mod caps {
 }
 
 use crate::arch::machine::ARM as EM_ARM;
-const STT_FUNC: u8 = 2;
-const STT_SECTION: u8 = 3;
-const STT_GNU_IFUNC: u8 = 10;
-const PT_LOAD: u32 = 1;
-const PT_DYNAMIC: u32 = 2;
-const PT_NOTE: u32 = 4;
-const SHT_SYMTAB: u32 = 2;
-const SHT_STRTAB: u32 = 3;
-const SHT_NOTE: u32 = 7;
-const SHT_NOBITS: u32 = 8;
-const SHT_DYNSYM: u32 = 11;
-const SHT_GNU_VERDEF: u32 = 0x6fff_fffd;
-const SHT_GNU_VERNEED: u32 = 0x6fff_fffe;
-const SHT_GNU_VERSYM: u32 = 0x6fff_ffff;
 const SHN_UNDEF: usize = 0;
 const SHN_LORESERVE: usize = 0xff00;
 const SHN_ABS: usize = 0xfff1;
 const SHN_COMMON: usize = 0xfff2;
 const SHN_XINDEX: usize = 0xffff;
-use goblin::elf::dynamic::{
-    DT_GNU_HASH, DT_HASH, DT_NULL, DT_SONAME, DT_STRSZ, DT_STRTAB, DT_SYMTAB, DT_VERDEF, DT_VERDEFNUM, DT_VERNEED,
-    DT_VERNEEDNUM, DT_VERSYM,
-};
 const VERSYM_HIDDEN: u16 = 0x8000;
 pub const VER_FLG_BASE: u16 = 0x1;
 const VER_FLG_WEAK: u16 = 0x2;
@@ -157,11 +149,11 @@ pub fn offset_in(loads: &[Load], vaddr: u64, len: u64) -> Option<u64> {
 }
 
 /// The PT_LOAD segments of a program header table.
-pub fn loads(phdrs: &[ProgramHeader]) -> Vec<Load> {
-    phdrs
+pub fn loads(segments: &[Segment]) -> Vec<Load> {
+    segments
         .iter()
-        .filter(|p| p.p_type == PT_LOAD)
-        .map(|p| Load { vaddr: p.p_vaddr, offset: p.p_offset, filesz: p.p_filesz })
+        .filter(|p| p.kind == SegmentKind::Load)
+        .map(|p| Load { vaddr: p.vaddr, offset: p.offset, filesz: p.filesz })
         .collect()
 }
 
@@ -172,16 +164,6 @@ pub struct Ident {
     pub little_endian: bool,
     /// `e_machine`.
     pub machine: u16,
-}
-
-impl Ident {
-    /// goblin's parsing context for this class and byte order.
-    pub fn ctx(&self) -> Ctx {
-        let container = if self.is_64 { Container::Big } else { Container::Little };
-        let endian =
-            if self.little_endian { goblin::container::Endian::Little } else { goblin::container::Endian::Big };
-        Ctx::new(container, endian)
-    }
 }
 
 /// The identification of an ELF file from its first bytes; None when they
@@ -267,7 +249,7 @@ pub struct Symbol {
 impl Symbol {
     /// A named function (STT_FUNC): what a vDSO exports to be called.
     pub fn is_function(&self) -> bool {
-        self.kind == goblin::elf::sym::STT_FUNC && !self.name.is_empty()
+        self.kind == STT_FUNC && !self.name.is_empty()
     }
 }
 
@@ -390,47 +372,41 @@ fn cstr(table: &[u8], idx: u64, long: &Cell<usize>) -> Option<String> {
 }
 
 /// The section headers, each checked against the image; empty when there are none.
-fn section_headers(
-    bytes: &[u8],
-    header: &Header,
-    ctx: Ctx,
-    is_64: bool,
-    issues: &mut Vec<Issue>,
-) -> Result<Vec<SectionHeader>> {
+fn section_headers(bytes: &[u8], header: &Header, issues: &mut Vec<Issue>) -> Result<Vec<Section>> {
     let total = bytes.len();
+    let id = header.ident;
     let mut shdrs = Vec::new();
-    if header.e_shoff != 0 {
-        let shent: u64 = if is_64 { 64 } else { 40 };
-        if u64::from(header.e_shentsize) != shent {
-            return Err(bad(format!("e_shentsize is {}, not {shent}", header.e_shentsize)));
+    if header.shoff != 0 {
+        let shent = id.size_of(Record::Section) as u64;
+        if u64::from(header.shentsize) != shent {
+            return Err(bad(format!("e_shentsize is {}, not {shent}", header.shentsize)));
         }
-        let first = span(total, header.e_shoff, shent).ok_or_else(|| {
-            bad(format!("the section header table at offset {:#x} lies outside the {total}-byte image", header.e_shoff))
+        let first = span(total, header.shoff, shent).ok_or_else(|| {
+            bad(format!("the section header table at offset {:#x} lies outside the {total}-byte image", header.shoff))
         })?;
-        let mut shnum = u64::from(header.e_shnum);
+        let mut shnum = u64::from(header.shnum);
         if shnum == 0 {
             // Extended numbering: the count is in section 0's sh_size.
-            let zero =
-                SectionHeader::parse(bytes, first.start, 1, ctx).map_err(|e| bad(format!("section header 0: {e}")))?;
-            shnum = zero.first().map_or(0, |s| s.sh_size);
+            let zero = records::sections(&bytes[first], 1, id).map_err(|e| bad(format!("section header 0: {e}")))?;
+            shnum = zero.first().map_or(0, |s| s.size);
         }
-        let table = shnum.checked_mul(shent).and_then(|len| span(total, header.e_shoff, len));
-        if table.is_none() {
+        let table = shnum.checked_mul(shent).and_then(|len| span(total, header.shoff, len));
+        let Some(table) = table else {
             return Err(bad(format!(
                 "the section header table ({shnum} entries at offset {:#x}) runs past the end of the {total}-byte image",
-                header.e_shoff
+                header.shoff
             )));
-        }
+        };
         if shnum > caps::SECTIONS {
             issues.push(Issue::Capped { table: "section headers", claimed: shnum, kept: caps::SECTIONS });
         }
-        shdrs = SectionHeader::parse(bytes, header.e_shoff as usize, shnum.min(caps::SECTIONS) as usize, ctx)
+        shdrs = records::sections(&bytes[table], shnum.min(caps::SECTIONS) as usize, id)
             .map_err(|e| bad(format!("section headers: {e}")))?;
         for (i, sh) in shdrs.iter().enumerate() {
-            if sh.sh_type != SHT_NOBITS && sh.sh_size > 0 && span(total, sh.sh_offset, sh.sh_size).is_none() {
+            if sh.has_bytes() && sh.size > 0 && span(total, sh.offset, sh.size).is_none() {
                 return Err(bad(format!(
                     "section {i} (offset {:#x}, {} bytes) runs past the end of the {total}-byte image",
-                    sh.sh_offset, sh.sh_size
+                    sh.offset, sh.size
                 )));
             }
         }
@@ -439,21 +415,21 @@ fn section_headers(
 }
 
 /// The span of the section name table (`e_shstrndx`), if there is one.
-fn section_names(total: usize, header: &Header, shdrs: &[SectionHeader]) -> Result<Option<Range<usize>>> {
+fn section_names(total: usize, header: &Header, shdrs: &[Section]) -> Result<Option<Range<usize>>> {
     let mut shstrtab = None;
     if !shdrs.is_empty() {
-        let mut idx = usize::from(header.e_shstrndx);
+        let mut idx = usize::from(header.shstrndx);
         if idx == SHN_XINDEX {
-            idx = shdrs.first().map_or(0, |s| s.sh_link as usize);
+            idx = shdrs.first().map_or(0, |s| s.link as usize);
         }
         if idx != SHN_UNDEF {
             let sh = shdrs
                 .get(idx)
                 .ok_or_else(|| bad(format!("e_shstrndx {idx} names no section (there are {})", shdrs.len())))?;
-            if sh.sh_type != SHT_STRTAB {
-                return Err(bad(format!("e_shstrndx {idx} is not a string table (sh_type {})", sh.sh_type)));
+            if sh.kind != SHT_STRTAB {
+                return Err(bad(format!("e_shstrndx {idx} is not a string table (sh_type {})", sh.kind)));
             }
-            shstrtab = span(total, sh.sh_offset, sh.sh_size);
+            shstrtab = span(total, sh.offset, sh.size);
         }
     }
     Ok(shstrtab)
@@ -465,80 +441,7 @@ pub fn cstr_at(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes.split(|&b| b == 0).next().unwrap_or(&[])).into_owned()
 }
 
-/// A target word (4 or 8 bytes, in the file's byte order) at the start of
-/// `b`; `None` when `b` is shorter.
-pub fn word(ident: Ident, b: &[u8]) -> Option<u64> {
-    let w = if ident.is_64 { 8 } else { 4 };
-    let b = b.get(..w)?;
-    let mut v = [0u8; 8];
-    Some(if ident.little_endian {
-        v[..w].copy_from_slice(b);
-        u64::from_le_bytes(v)
-    } else {
-        v[8 - w..].copy_from_slice(b);
-        u64::from_be_bytes(v)
-    })
-}
-
-/// The `(d_tag, d_val)` entries in the bytes of a PT_DYNAMIC segment, up
-/// to DT_NULL; whole entries only, so any bytes are safe.
-pub fn dynamic_entries(bytes: &[u8], ident: Ident) -> Vec<(u64, u64)> {
-    let w = if ident.is_64 { 8 } else { 4 };
-    bytes
-        .chunks_exact(2 * w)
-        .map(|pair| (word(ident, &pair[..w]).unwrap_or(0), word(ident, &pair[w..]).unwrap_or(0)))
-        .take_while(|(tag, _)| *tag != DT_NULL)
-        .collect()
-}
-
-/// The section headers in the bytes of their table (`count` entries; `None`
-/// when the bytes are short or do not parse).
-pub fn section_table(table: &[u8], count: usize, ctx: Ctx) -> Option<Vec<SectionHeader>> {
-    if table.len() < count * SectionHeader::size(ctx) {
-        return None;
-    }
-    // goblin reads offset 0 as "no section headers": parse behind one pad byte.
-    let mut padded = Vec::with_capacity(table.len() + 1);
-    padded.push(0);
-    padded.extend_from_slice(table);
-    SectionHeader::parse(&padded, 1, count, ctx).ok()
-}
-
-/// The symbols in a slice of a symbol table (`.symtab`, `.dynsym`), as
-/// goblin reads them: whole entries only, so any bytes are safe.
-pub fn symbols_in(bytes: &[u8], ctx: Ctx) -> Vec<Sym> {
-    let size = Sym::size(ctx.container);
-    Sym::parse(bytes, 0, bytes.len() / size, ctx).unwrap_or_default()
-}
-
-/// `(r_offset, symbol index)` of each entry in a slice of a relocation
-/// table (SHT_RELA when `rela`, else SHT_REL); whole entries only.
-pub fn relocations_in(bytes: &[u8], ident: Ident, rela: bool) -> Vec<(u64, u32)> {
-    let w = if ident.is_64 { 8 } else { 4 };
-    let entry = if rela { 3 * w } else { 2 * w };
-    let word = |b: &[u8]| -> u64 {
-        let mut v = [0u8; 8];
-        if ident.little_endian {
-            v[..w].copy_from_slice(&b[..w]);
-            u64::from_le_bytes(v)
-        } else {
-            v[8 - w..].copy_from_slice(&b[..w]);
-            u64::from_be_bytes(v)
-        }
-    };
-    bytes
-        .chunks_exact(entry)
-        .map(|e| {
-            let (offset, info) = (word(e), word(&e[w..]));
-            (offset, if ident.is_64 { (info >> 32) as u32 } else { (info >> 8) as u32 })
-        })
-        .collect()
-}
-
-/// STT_FUNC or STT_GNU_IFUNC: a symbol that names code.
-pub fn is_function(sym: &Sym) -> bool {
-    matches!(sym.st_info & 0xf, STT_FUNC | STT_GNU_IFUNC)
-}
+pub use records::{dynamic_entries, relocations_in, symbols_in, word};
 
 #[cfg(test)]
 mod tests;

@@ -7,10 +7,9 @@ pub(super) struct Parser<'a> {
     bytes: &'a [u8],
     le: bool,
     is_64: bool,
-    ctx: Ctx,
     header: Header,
-    phdrs: Vec<ProgramHeader>,
-    shdrs: Vec<SectionHeader>,
+    phdrs: Vec<Segment>,
+    shdrs: Vec<Section>,
     shstrtab: Option<Range<usize>>,
     issues: Vec<Issue>,
     /// Names cut at [`caps::NAME`].
@@ -18,7 +17,7 @@ pub(super) struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
-    /// Check the identification and the header tables, then let goblin read them.
+    /// Check the identification and the header tables, then decode them.
     pub(super) fn new(bytes: &'a [u8]) -> Result<Parser<'a>> {
         if bytes.is_empty() {
             return Err(bad("the image is empty (0 bytes)"));
@@ -43,20 +42,21 @@ impl<'a> Parser<'a> {
         if bytes.len() < ehsize {
             return Err(bad(format!("truncated: {} bytes, an ELF header needs {ehsize}", bytes.len())));
         }
-        let header = goblin::elf::Elf::parse_header(bytes).map_err(|e| bad(format!("ELF header: {e}")))?;
-        let ctx = Ident { is_64, little_endian: le, machine: header.e_machine }.ctx();
+        let id = Ident { is_64, little_endian: le, machine: 0 };
+        let header = records::header(bytes, id).map_err(|e| bad(format!("ELF header: {e}")))?;
+        let id = header.ident;
         let total = bytes.len();
 
-        let phent: u64 = if is_64 { 56 } else { 32 };
-        let phnum = u64::from(header.e_phnum);
+        let phent = id.size_of(Record::Segment) as u64;
+        let phnum = u64::from(header.phnum);
         if phnum > 0 {
-            if u64::from(header.e_phentsize) != phent {
-                return Err(bad(format!("e_phentsize is {}, not {phent}", header.e_phentsize)));
+            if u64::from(header.phentsize) != phent {
+                return Err(bad(format!("e_phentsize is {}, not {phent}", header.phentsize)));
             }
-            if span(total, header.e_phoff, phnum * phent).is_none() {
+            if span(total, header.phoff, phnum * phent).is_none() {
                 return Err(bad(format!(
                     "the program header table ({phnum} entries at offset {:#x}) runs past the end of the {total}-byte image",
-                    header.e_phoff
+                    header.phoff
                 )));
             }
         }
@@ -64,20 +64,21 @@ impl<'a> Parser<'a> {
         if phnum > caps::SEGMENTS {
             issues.push(Issue::Capped { table: "program headers", claimed: phnum, kept: caps::SEGMENTS });
         }
-        let phdrs = ProgramHeader::parse(bytes, header.e_phoff as usize, phnum.min(caps::SEGMENTS) as usize, ctx)
+        let table = usize::try_from(header.phoff).ok().and_then(|at| bytes.get(at..)).unwrap_or(&[]);
+        let phdrs = records::segments(table, phnum.min(caps::SEGMENTS) as usize, id)
             .map_err(|e| bad(format!("program headers: {e}")))?;
         for (i, ph) in phdrs.iter().enumerate() {
-            if ph.p_filesz > 0 && span(total, ph.p_offset, ph.p_filesz).is_none() {
+            if ph.filesz > 0 && span(total, ph.offset, ph.filesz).is_none() {
                 return Err(bad(format!(
                     "program header {i} (offset {:#x}, {} bytes) runs past the end of the {total}-byte image",
-                    ph.p_offset, ph.p_filesz
+                    ph.offset, ph.filesz
                 )));
             }
         }
 
-        let shdrs = section_headers(bytes, &header, ctx, is_64, &mut issues)?;
+        let shdrs = section_headers(bytes, &header, &mut issues)?;
         let shstrtab = section_names(total, &header, &shdrs)?;
-        Ok(Parser { bytes, le, is_64, ctx, header, phdrs, shdrs, shstrtab, issues, long_names: Cell::new(0) })
+        Ok(Parser { bytes, le, is_64, header, phdrs, shdrs, shstrtab, issues, long_names: Cell::new(0) })
     }
 
     pub(super) fn u16_at(&self, off: u64) -> Option<u16> {
@@ -117,17 +118,17 @@ impl<'a> Parser<'a> {
         let ph = self
             .phdrs
             .iter()
-            .find(|p| p.p_type == PT_DYNAMIC)
+            .find(|p| p.kind == SegmentKind::Dynamic)
             .ok_or_else(|| bad("no PT_DYNAMIC segment: this is not a shared object, so it cannot be a vDSO"))?;
         let ent: u64 = if self.is_64 { 16 } else { 8 };
-        let count = ph.p_filesz / ent;
+        let count = ph.filesz / ent;
         let mut tags = Vec::new();
         for i in 0..count.min(caps::DYNAMIC) {
-            let at = ph.p_offset.saturating_add(i * ent);
+            let at = ph.offset.saturating_add(i * ent);
             let (Some(tag), Some(val)) = (self.word_at(at), self.word_at(at.saturating_add(ent / 2))) else {
                 return Err(bad(format!("dynamic entry {i} at offset {at:#x} runs past the end of the image")));
             };
-            if tag == DT_NULL {
+            if tag == dt::NULL {
                 return Ok(tags);
             }
             tags.push((tag, val));
@@ -142,12 +143,12 @@ impl<'a> Parser<'a> {
     pub(super) fn section_name(&self, idx: usize) -> Option<String> {
         let sh = self.shdrs.get(idx)?;
         let table = self.bytes.get(self.shstrtab.clone()?)?;
-        self.name(table, sh.sh_name as u64)
+        self.name(table, sh.name_at as u64)
     }
 
     /// The bytes of section `idx`, bounds already checked in `new`.
-    pub(super) fn section_bytes(&self, sh: &SectionHeader) -> Option<&'a [u8]> {
-        self.bytes.get(span(self.bytes.len(), sh.sh_offset, sh.sh_size)?)
+    pub(super) fn section_bytes(&self, sh: &Section) -> Option<&'a [u8]> {
+        self.bytes.get(span(self.bytes.len(), sh.offset, sh.size)?)
     }
 
     /// A virtual address of the image to a file offset, through PT_LOAD.
@@ -161,7 +162,7 @@ impl<'a> Parser<'a> {
         let tag = |t: u64| tags.iter().find(|(k, _)| *k == t).map(|(_, v)| *v);
 
         let dynstr = self.dynstr(&tag)?;
-        let soname = tag(DT_SONAME).map(|i| self.name(dynstr, i).unwrap_or_else(|| "<corrupt>".into()));
+        let soname = tag(dt::SONAME).map(|i| self.name(dynstr, i).unwrap_or_else(|| "<corrupt>".into()));
 
         let symbols_raw = self.dynsyms(&tag, dynstr)?;
         let (versions, verdef_names) = self.verdefs(&tag, dynstr)?;
@@ -189,15 +190,15 @@ impl<'a> Parser<'a> {
         Ok(Image {
             is_64: self.is_64,
             little_endian: self.le,
-            machine: self.header.e_machine,
-            elf_type: self.header.e_type,
+            machine: self.header.ident.machine,
+            elf_type: self.header.elf_type,
             soname,
             size: total as u64,
             symbols,
             versions,
             notes,
-            has_hash: tag(DT_HASH).is_some(),
-            has_gnu_hash: tag(DT_GNU_HASH).is_some(),
+            has_hash: tag(dt::HASH).is_some(),
+            has_gnu_hash: tag(dt::GNU_HASH).is_some(),
             versioned: versym.is_some(),
             loads: loads(&self.phdrs),
             issues: self.issues,
@@ -207,7 +208,7 @@ impl<'a> Parser<'a> {
     /// The dynamic string table: DT_STRTAB/DT_STRSZ, as the dynamic linker sees it.
     fn dynstr(&self, tag: &dyn Fn(u64) -> Option<u64>) -> Result<&'a [u8]> {
         let total = self.bytes.len();
-        match (tag(DT_STRTAB), tag(DT_STRSZ)) {
+        match (tag(dt::STRTAB), tag(dt::STRSZ)) {
             (Some(addr), Some(size)) => {
                 let off = self
                     .vaddr_to_offset(addr)
@@ -233,9 +234,9 @@ impl<'a> Parser<'a> {
         verdef_names: &[(u16, String)],
         needed_names: &[(u16, String)],
     ) -> Symbol {
-        let kind = sym.st_info & 0xf;
-        let mut name = self.name(strtab, sym.st_name as u64).unwrap_or_else(|| "<corrupt>".into());
-        let section = match sym.st_shndx {
+        let kind = sym.kind();
+        let mut name = self.name(strtab, sym.name as u64).unwrap_or_else(|| "<corrupt>".into());
+        let section = match sym.shndx {
             SHN_UNDEF => Some("*UND*".to_string()),
             SHN_ABS => Some("*ABS*".to_string()),
             SHN_COMMON => Some("*COM*".to_string()),
@@ -257,25 +258,25 @@ impl<'a> Parser<'a> {
             Some(SymVersion { index, name, hidden })
         });
         // objdump names a section symbol by its section.
-        if kind == STT_SECTION && name.is_empty() && sym.st_shndx != SHN_UNDEF && sym.st_shndx < SHN_LORESERVE {
+        if kind == STT_SECTION && name.is_empty() && sym.shndx != SHN_UNDEF && sym.shndx < SHN_LORESERVE {
             if let Some(sec) = &section {
                 name = sec.clone();
             }
         }
         // objdump (bfd's elf32-arm) clears the Thumb bit of a function.
-        let thumb = self.header.e_machine == EM_ARM
+        let thumb = self.header.ident.machine == EM_ARM
             && !self.is_64
             && matches!(kind, STT_FUNC | STT_GNU_IFUNC)
-            && sym.st_value & 1 == 1;
+            && sym.value & 1 == 1;
         Symbol {
             name,
-            value: if thumb { sym.st_value & !1 } else { sym.st_value },
+            value: if thumb { sym.value & !1 } else { sym.value },
             thumb,
-            size: sym.st_size,
+            size: sym.size,
             kind,
-            bind: sym.st_info >> 4,
-            visibility: sym.st_other & 0x3,
-            shndx: sym.st_shndx,
+            bind: sym.bind(),
+            visibility: sym.other & 0x3,
+            shndx: sym.shndx,
             section,
             version,
         }
@@ -291,25 +292,25 @@ impl<'a> Parser<'a> {
     ) -> Result<Vec<(Sym, &'a [u8])>> {
         let total = self.bytes.len();
         let entsize: u64 = if self.is_64 { 24 } else { 16 };
-        let (off, count, strtab) = if let Some(sh) = self.shdrs.iter().find(|s| s.sh_type == SHT_DYNSYM) {
-            if sh.sh_entsize != entsize {
-                return Err(bad(format!("the .dynsym entry size is {}, not {entsize}", sh.sh_entsize)));
+        let (off, count, strtab) = if let Some(sh) = self.shdrs.iter().find(|s| s.kind == SHT_DYNSYM) {
+            if sh.entsize != entsize {
+                return Err(bad(format!("the .dynsym entry size is {}, not {entsize}", sh.entsize)));
             }
-            let link = self.shdrs.get(sh.sh_link as usize).filter(|l| l.sh_type == SHT_STRTAB).ok_or_else(|| {
-                bad(format!(".dynsym's sh_link {} is not a string table: symbol names cannot be read", sh.sh_link))
+            let link = self.shdrs.get(sh.link as usize).filter(|l| l.kind == SHT_STRTAB).ok_or_else(|| {
+                bad(format!(".dynsym's sh_link {} is not a string table: symbol names cannot be read", sh.link))
             })?;
             let strtab = self.section_bytes(link).unwrap_or(&[]);
-            (sh.sh_offset, sh.sh_size / entsize, strtab)
+            (sh.offset, sh.size / entsize, strtab)
         } else {
             let addr =
-                tag(DT_SYMTAB).ok_or_else(|| bad("no .dynsym section and no DT_SYMTAB: there are no symbols"))?;
+                tag(dt::SYMTAB).ok_or_else(|| bad("no .dynsym section and no DT_SYMTAB: there are no symbols"))?;
             let off = self
                 .vaddr_to_offset(addr)
                 .ok_or_else(|| bad(format!("DT_SYMTAB {addr:#x} is not inside any PT_LOAD segment")))?;
-            let count = if let Some(h) = tag(DT_HASH) {
+            let count = if let Some(h) = tag(dt::HASH) {
                 let h = self.vaddr_to_offset(h).ok_or_else(|| bad("DT_HASH is not inside any PT_LOAD segment"))?;
                 u64::from(self.u32_at(h + 4).ok_or_else(|| bad("DT_HASH runs past the end of the image"))?)
-            } else if let Some(g) = tag(DT_GNU_HASH) {
+            } else if let Some(g) = tag(dt::GNU_HASH) {
                 let g = self.vaddr_to_offset(g).ok_or_else(|| bad("DT_GNU_HASH is not inside any PT_LOAD segment"))?;
                 self.gnu_hash_count(g).ok_or_else(|| bad("DT_GNU_HASH runs past the end of the image"))?
             } else {
@@ -327,8 +328,8 @@ impl<'a> Parser<'a> {
                 "the dynamic symbol table ({count} entries at offset {off:#x}) runs past the end of the {total}-byte image"
             )));
         }
-        let syms = Sym::parse(self.bytes, off as usize, count as usize, self.ctx)
-            .map_err(|e| bad(format!("dynamic symbols: {e}")))?;
+        let table = span(total, off, count * entsize).map_or(&[][..], |r| &self.bytes[r]);
+        let syms = symbols_in(table, self.header.ident);
         Ok(syms.into_iter().map(|s| (s, strtab)).collect())
     }
 
@@ -361,10 +362,10 @@ impl<'a> Parser<'a> {
 
     /// File offset of the `.gnu.version` table, if there is one.
     pub(super) fn versym_offset(&self, tag: &dyn Fn(u64) -> Option<u64>) -> Result<Option<u64>> {
-        if let Some(sh) = self.shdrs.iter().find(|s| s.sh_type == SHT_GNU_VERSYM) {
-            return Ok(Some(sh.sh_offset));
+        if let Some(sh) = self.shdrs.iter().find(|s| s.kind == SHT_GNU_VERSYM) {
+            return Ok(Some(sh.offset));
         }
-        match tag(DT_VERSYM) {
+        match tag(dt::VERSYM) {
             None => Ok(None),
             Some(addr) => self
                 .vaddr_to_offset(addr)
@@ -376,14 +377,14 @@ impl<'a> Parser<'a> {
     /// A version section of type `sh_type`: its start, end, entry count
     /// (sh_info) and the string table it links (else `dynstr`).
     pub(super) fn version_section(&self, sh_type: u32, dynstr: &'a [u8]) -> Option<(u64, u64, u64, &'a [u8])> {
-        let sh = self.shdrs.iter().find(|s| s.sh_type == sh_type)?;
+        let sh = self.shdrs.iter().find(|s| s.kind == sh_type)?;
         let strtab = self
             .shdrs
-            .get(sh.sh_link as usize)
-            .filter(|l| l.sh_type == SHT_STRTAB)
+            .get(sh.link as usize)
+            .filter(|l| l.kind == SHT_STRTAB)
             .and_then(|l| self.section_bytes(l))
             .unwrap_or(dynstr);
-        Some((sh.sh_offset, sh.sh_offset.saturating_add(sh.sh_size), u64::from(sh.sh_info), strtab))
+        Some((sh.offset, sh.offset.saturating_add(sh.size), u64::from(sh.info), strtab))
     }
 
     /// (index, name) of every `.gnu.version_r` auxiliary entry, read as far
@@ -392,8 +393,8 @@ impl<'a> Parser<'a> {
         let total = self.bytes.len() as u64;
         let (start, end, count, strtab) = if let Some(found) = self.version_section(SHT_GNU_VERNEED, dynstr) {
             found
-        } else if let Some(off) = tag(DT_VERNEED).and_then(|a| self.vaddr_to_offset(a)) {
-            (off, total, tag(DT_VERNEEDNUM).unwrap_or(0), dynstr)
+        } else if let Some(off) = tag(dt::VERNEED).and_then(|a| self.vaddr_to_offset(a)) {
+            (off, total, tag(dt::VERNEEDNUM).unwrap_or(0), dynstr)
         } else {
             return Vec::new();
         };
@@ -448,11 +449,11 @@ impl<'a> Parser<'a> {
         let total = self.bytes.len() as u64;
         let (start, end, count, strtab) = if let Some(found) = self.version_section(SHT_GNU_VERDEF, dynstr) {
             found
-        } else if let Some(addr) = tag(DT_VERDEF) {
+        } else if let Some(addr) = tag(dt::VERDEF) {
             let off = self
                 .vaddr_to_offset(addr)
                 .ok_or_else(|| bad(format!("DT_VERDEF {addr:#x} is not inside any PT_LOAD segment")))?;
-            (off, total, tag(DT_VERDEFNUM).unwrap_or(0), dynstr)
+            (off, total, tag(dt::VERDEFNUM).unwrap_or(0), dynstr)
         } else {
             return Ok((Vec::new(), Vec::new()));
         };
@@ -524,18 +525,14 @@ impl<'a> Parser<'a> {
     /// segments. Decoded as far as they go: a bad note ends its area with
     /// an [`Issue`], the notes before it are kept.
     pub(super) fn notes(&mut self) -> Vec<Note> {
-        let mut regions: Vec<(u64, u64, u64)> = self
-            .shdrs
-            .iter()
-            .filter(|s| s.sh_type == SHT_NOTE)
-            .map(|s| (s.sh_offset, s.sh_size, s.sh_addralign))
-            .collect();
+        let mut regions: Vec<(u64, u64, u64)> =
+            self.shdrs.iter().filter(|s| s.kind == SHT_NOTE).map(|s| (s.offset, s.size, s.align)).collect();
         if regions.is_empty() {
             regions = self
                 .phdrs
                 .iter()
-                .filter(|p| p.p_type == PT_NOTE)
-                .map(|p| (p.p_offset, p.p_filesz, p.p_align))
+                .filter(|p| p.kind == SegmentKind::Note)
+                .map(|p| (p.offset, p.filesz, p.align))
                 .collect();
         }
         let mut notes = Vec::new();
@@ -611,7 +608,7 @@ impl<'a> Parser<'a> {
             let owner = name.split(|&b| b == 0).next().unwrap_or(&[]);
             let owner = String::from_utf8_lossy(&owner[..owner.len().min(caps::NAME)]).into_owned();
             let (type_name, description) = if desc_len == u64::from(descsz) {
-                names::decode_note(&owner, n_type, &desc, le, self.header.e_machine, self.is_64)
+                names::decode_note(&owner, n_type, &desc, le, self.header.ident.machine, self.is_64)
             } else {
                 (None, None)
             };

@@ -11,16 +11,13 @@
 //! [`Source`] (`pread` on a file, or bytes in memory), each read bounded.
 //! Total: bad bytes give an `Err` or fewer symbols, never a panic.
 
-use super::{bad, cstr_at, ident, loads, section_table, symbols_in, Ident, Load};
-use super::{PT_NOTE, SHT_DYNSYM, SHT_NOBITS, SHT_NOTE, SHT_SYMTAB};
+use super::read::{self, HeaderError, Headers, Source};
+use super::{bad, cstr_at, symbols_in, Ident, Load, Section, SegmentKind, SHT_DYNSYM, SHT_NOTE, SHT_SYMTAB};
 use crate::error::Result;
-use goblin::elf::{ProgramHeader, SectionHeader};
 use std::io::Write;
 
 /// Bytes of one symbol or string table read at most.
 const MAX_TABLE: u64 = 64 << 20;
-/// Section headers read at most.
-const MAX_SECTIONS: usize = 4096;
 /// Bytes `.gnu_debugdata` may decompress to (a MiniDebugInfo ELF is a few MiB).
 const MAX_DEBUGDATA: usize = 64 << 20;
 /// Bytes kept of one symbol name (a long C++ name is cut, not refused).
@@ -28,38 +25,6 @@ const MAX_NAME: usize = 1024;
 
 const NT_GNU_BUILD_ID: u32 = 3;
 const STB_GLOBAL: u8 = 1;
-
-/// Where an object's bytes come from.
-pub trait Source {
-    /// The object's size in bytes.
-    fn size(&self) -> u64;
-    /// `len` bytes at `off`, fewer at the end; `None` when unreadable.
-    fn read_at(&self, off: u64, len: usize) -> Option<Vec<u8>>;
-}
-
-impl Source for [u8] {
-    fn size(&self) -> u64 {
-        self.len() as u64
-    }
-    fn read_at(&self, off: u64, len: usize) -> Option<Vec<u8>> {
-        let start = usize::try_from(off).ok()?;
-        let rest = self.get(start..)?;
-        Some(rest[..rest.len().min(len)].to_vec())
-    }
-}
-
-impl Source for std::fs::File {
-    fn size(&self) -> u64 {
-        self.metadata().map_or(0, |m| m.len())
-    }
-    fn read_at(&self, off: u64, len: usize) -> Option<Vec<u8>> {
-        use std::os::unix::fs::FileExt;
-        let len = len.min(usize::try_from(self.size().saturating_sub(off)).unwrap_or(usize::MAX));
-        let mut buf = vec![0u8; len];
-        FileExt::read_exact_at(self, &mut buf, off).ok()?;
-        Some(buf)
-    }
-}
 
 /// Which tables named an object's functions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -114,42 +79,15 @@ impl ObjectSymbols {
     }
 }
 
-/// The headers an object's tables are found through.
-struct Headers {
-    ident: Ident,
-    elf_type: u16,
-    phdrs: Vec<ProgramHeader>,
-    /// Section headers with their names.
-    shdrs: Vec<(String, SectionHeader)>,
-}
-
+/// The headers, through the one file-backed reader.
 fn headers(src: &(impl Source + ?Sized)) -> Result<Headers> {
-    let head = src.read_at(0, 64).unwrap_or_default();
-    let id = ident(&head).ok_or_else(|| bad("not an ELF file"))?;
-    let header = goblin::elf::Elf::parse_header(&head).map_err(|e| bad(format!("ELF header: {e}")))?;
-    let ctx = id.ctx();
-    let phsize = ProgramHeader::size(ctx);
-    let phnum = usize::from(header.e_phnum).min(256);
-    let phdrs = match src.read_at(header.e_phoff, phnum * phsize) {
-        Some(b) if b.len() == phnum * phsize && phnum > 0 => {
-            ProgramHeader::parse(&b, 0, phnum, ctx).map_err(|e| bad(format!("program headers: {e}")))?
-        }
-        _ => Vec::new(),
-    };
-    let shsize = SectionHeader::size(ctx);
-    let count = usize::from(header.e_shnum);
-    let mut shdrs = Vec::new();
-    if header.e_shoff != 0 && count > 0 && count <= MAX_SECTIONS && usize::from(header.e_shentsize) == shsize {
-        let table = src.read_at(header.e_shoff, count * shsize).unwrap_or_default();
-        if let Some(table) = section_table(&table, count, ctx) {
-            let names = table
-                .get(usize::from(header.e_shstrndx))
-                .and_then(|s| src.read_at(s.sh_offset, s.sh_size.min(1 << 20) as usize))
-                .unwrap_or_default();
-            shdrs = table.into_iter().map(|s| (names.get(s.sh_name..).map(cstr_at).unwrap_or_default(), s)).collect();
-        }
-    }
-    Ok(Headers { ident: id, elf_type: header.e_type, phdrs, shdrs })
+    read::headers(src).map_err(|e| match e {
+        HeaderError::Header(e) => bad(format!("ELF header: {e}")),
+        HeaderError::Io(e) => bad(format!("unreadable: {e}")),
+        HeaderError::TooManySegments(n) => bad(format!("{n} program headers")),
+        HeaderError::SegmentsShort => bad("program headers past the end of the file"),
+        HeaderError::NotElf | HeaderError::Ident => bad("not an ELF file"),
+    })
 }
 
 /// Read an object's function symbols, build-id and load segments.
@@ -158,11 +96,11 @@ pub fn object_symbols(src: &(impl Source + ?Sized)) -> Result<ObjectSymbols> {
     let mut tables = Tables::default();
     let mut functions = Vec::new();
     for (kind, flag) in [(SHT_SYMTAB, &mut tables.symtab), (SHT_DYNSYM, &mut tables.dynsym)] {
-        if let Some((_, table)) = h.shdrs.iter().find(|(_, s)| s.sh_type == kind) {
+        if let Some(table) = h.section_of(kind) {
             *flag = read_functions(src, &h, table, &mut functions);
         }
     }
-    if let Some((_, dd)) = h.shdrs.iter().find(|(n, s)| n == ".gnu_debugdata" && s.sh_type != SHT_NOBITS) {
+    if let Some(dd) = h.sections.iter().find(|s| s.name == ".gnu_debugdata" && s.has_bytes()) {
         if let Some(inner) = debugdata(src, dd) {
             if let Ok(inner) = object_symbols(&inner[..]) {
                 tables.debugdata = inner.tables.symtab;
@@ -185,37 +123,37 @@ pub fn object_symbols(src: &(impl Source + ?Sized)) -> Result<ObjectSymbols> {
         ))
     });
     functions.dedup_by(|b, a| a.start == b.start);
-    let build_id = build_id(src, &h);
-    Ok(ObjectSymbols { ident: h.ident, elf_type: h.elf_type, loads: loads(&h.phdrs), functions, build_id, tables })
+    let (ident, elf_type, build_id) = (h.ident(), h.header.elf_type, build_id(src, &h));
+    Ok(ObjectSymbols { ident, elf_type, loads: h.loads().to_vec(), functions, build_id, tables })
 }
 
 /// The functions of one symbol table, with its linked string table; false
 /// when the table could not be read.
-fn read_functions(src: &(impl Source + ?Sized), h: &Headers, table: &SectionHeader, out: &mut Vec<Function>) -> bool {
-    let Some((_, strtab)) = h.shdrs.get(table.sh_link as usize) else { return false };
-    let (Some(syms), Some(strings)) = (
-        src.read_at(table.sh_offset, table.sh_size.min(MAX_TABLE) as usize),
-        src.read_at(strtab.sh_offset, strtab.sh_size.min(MAX_TABLE) as usize),
+fn read_functions(src: &(impl Source + ?Sized), h: &Headers, table: &Section, out: &mut Vec<Function>) -> bool {
+    let Some(strtab) = h.linked(table) else { return false };
+    let (Ok(syms), Ok(strings)) = (
+        src.read_at(table.offset, table.size.min(MAX_TABLE) as usize),
+        src.read_at(strtab.offset, strtab.size.min(MAX_TABLE) as usize),
     ) else {
         return false;
     };
-    for s in symbols_in(&syms, h.ident.ctx()) {
-        if !super::is_function(&s) || s.st_shndx == 0 || s.st_value == 0 {
+    for s in symbols_in(&syms, h.ident()) {
+        if !s.is_function() || !s.is_defined() || s.value == 0 {
             continue;
         }
-        let Some(name) = strings.get(s.st_name..) else { continue };
+        let Some(name) = strings.get(s.name..) else { continue };
         let name = &name[..name.len().min(MAX_NAME + 1)];
         let name = cstr_at(&name[..name.iter().position(|&b| b == 0).unwrap_or(name.len()).min(MAX_NAME)]);
         if !name.is_empty() {
-            out.push(Function { start: s.st_value, size: s.st_size, name, global: s.st_info >> 4 == STB_GLOBAL });
+            out.push(Function { start: s.value, size: s.size, name, global: s.bind() == STB_GLOBAL });
         }
     }
     true
 }
 
 /// `.gnu_debugdata` decompressed (xz), at most [`MAX_DEBUGDATA`] bytes.
-fn debugdata(src: &(impl Source + ?Sized), sh: &SectionHeader) -> Option<Vec<u8>> {
-    let packed = src.read_at(sh.sh_offset, sh.sh_size.min(MAX_TABLE) as usize)?;
+fn debugdata(src: &(impl Source + ?Sized), sh: &Section) -> Option<Vec<u8>> {
+    let packed = src.read_at(sh.offset, sh.size.min(MAX_TABLE) as usize).ok()?;
     let mut out = Bounded(Vec::new());
     lzma_rs::xz_decompress(&mut &packed[..], &mut out).ok()?;
     Some(out.0)
@@ -241,13 +179,13 @@ impl Write for Bounded {
 /// The GNU build-id note (sections, else PT_NOTE segments), in hex.
 fn build_id(src: &(impl Source + ?Sized), h: &Headers) -> Option<String> {
     let mut regions: Vec<(u64, u64)> =
-        h.shdrs.iter().filter(|(_, s)| s.sh_type == SHT_NOTE).map(|(_, s)| (s.sh_offset, s.sh_size)).collect();
+        h.sections.iter().filter(|s| s.kind == SHT_NOTE).map(|s| (s.offset, s.size)).collect();
     if regions.is_empty() {
-        regions = h.phdrs.iter().filter(|p| p.p_type == PT_NOTE).map(|p| (p.p_offset, p.p_filesz)).collect();
+        regions = h.segments.iter().filter(|p| p.kind == SegmentKind::Note).map(|p| (p.offset, p.filesz)).collect();
     }
-    let le = h.ident.little_endian;
+    let le = h.ident().little_endian;
     regions.into_iter().find_map(|(off, size)| {
-        let region = src.read_at(off, size.min(64 << 10) as usize)?;
+        let region = src.read_at(off, size.min(64 << 10) as usize).ok()?;
         let u32_at = |at: usize| -> Option<u32> {
             let b: [u8; 4] = region.get(at..at.checked_add(4)?)?.try_into().ok()?;
             Some(if le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })

@@ -50,14 +50,6 @@ pub(super) const MAX_TABLE: u64 = 64 << 20;
 /// `.dynstr`/`.strtab` bytes searched for the name `syscall`.
 pub(super) const MAX_STRTAB: u64 = 16 << 20;
 
-pub(super) const SHT_SYMTAB: u32 = 2;
-
-pub(super) const SHT_RELA: u32 = 4;
-
-pub(super) const SHT_REL: u32 = 9;
-
-pub(super) const SHT_DYNSYM: u32 = 11;
-
 /// What the call-site scan found.
 pub(super) struct CallScan {
     pub(super) sites: Vec<Site>,
@@ -75,62 +67,51 @@ pub(super) struct Range {
 /// The executable sections (or PF_X segments of a file without sections).
 pub(super) fn code_ranges(h: &Headers) -> Vec<Range> {
     let mut ranges: Vec<Range> = h
-        .shdrs
+        .sections
         .iter()
-        .filter(|(_, s)| s.sh_flags & SHF_EXECINSTR != 0 && s.sh_type != SHT_NOBITS && s.sh_size > 0)
-        .map(|(_, s)| Range { off: s.sh_offset, size: s.sh_size, addr: s.sh_addr })
+        .filter(|s| s.is_code())
+        .map(|s| Range { off: s.offset, size: s.size, addr: s.addr })
         .collect();
     if ranges.is_empty() {
         ranges = h
-            .phdrs
+            .segments
             .iter()
-            .filter(|p| p.p_type == PT_LOAD && p.p_flags & PF_X != 0 && p.p_filesz > 0)
-            .map(|p| Range { off: p.p_offset, size: p.p_filesz, addr: p.p_vaddr })
+            .filter(|p| p.kind == SegmentKind::Load && p.executable() && p.filesz > 0)
+            .map(|p| Range { off: p.offset, size: p.filesz, addr: p.vaddr })
             .collect();
     }
     ranges
 }
 
 /// Call every symbol of a symbol table section, read in bounded chunks.
-pub(super) fn for_each_symbol(
+pub(super) fn for_each_symbol(file: &File, h: &Headers, table: &Section, f: impl FnMut(&elf::Sym)) -> Result<()> {
+    elf_read::for_each_symbol(file, h.ident(), (table.offset, table.size.min(MAX_TABLE)), TABLE_CHUNK, f)
+        .map_err(io_error)
+}
+
+/// Call every relocation of a relocation table (SHT_RELA when `rela`)
+/// `size` bytes at `offset`, read in bounded chunks.
+pub(super) fn for_each_relocation(
     file: &File,
     h: &Headers,
-    table: &SectionHeader,
-    mut f: impl FnMut(&goblin::elf::Sym),
+    table: (u64, u64, bool),
+    f: impl FnMut(u64, u32) -> std::io::Result<()>,
 ) -> Result<()> {
-    let ident = elf::Ident { machine: 0, ..h.ident };
-    let size = goblin::elf::Sym::size(ident.ctx().container) as u64;
-    let total = table.sh_size.min(MAX_TABLE);
-    let chunk = (TABLE_CHUNK as u64 / size) * size;
-    let mut done = 0;
-    while done < total {
-        let buf = pread(file, table.sh_offset.saturating_add(done), (total - done).min(chunk) as usize)?;
-        if buf.is_empty() {
-            break;
-        }
-        for sym in elf::symbols_in(&buf, ident.ctx()) {
-            f(&sym);
-        }
-        done += buf.len() as u64;
-        if (buf.len() as u64) < chunk {
-            break;
-        }
-    }
-    Ok(())
+    elf_read::for_each_relocation(file, h.ident(), table, TABLE_CHUNK, f).map_err(io_error)
 }
 
 /// The offsets of the exact name `name` in a string table section, read
 /// in bounded chunks.
-pub(super) fn name_offsets(file: &File, strtab: &SectionHeader, name: &[u8]) -> Result<Vec<usize>> {
+pub(super) fn name_offsets(file: &File, strtab: &Section, name: &[u8]) -> Result<Vec<usize>> {
     // Linkers merge a name into the tail of a longer one (`syscall` into
     // `__libc_syscall`): any occurrence followed by its NUL is the name.
     let mut needle = name.to_vec();
     needle.push(0);
-    let total = strtab.sh_size.min(MAX_STRTAB);
+    let total = strtab.size.min(MAX_STRTAB);
     let mut out = Vec::new();
     let mut done = 0u64;
     while done < total {
-        let buf = pread(file, strtab.sh_offset.saturating_add(done), (total - done).min(TABLE_CHUNK as u64) as usize)?;
+        let buf = pread(file, strtab.offset.saturating_add(done), (total - done).min(TABLE_CHUNK as u64) as usize)?;
         out.extend(memchr::memmem::find_iter(&buf, &needle).map(|i| done as usize + i));
         if buf.len() < TABLE_CHUNK || buf.len() <= needle.len() {
             break;
@@ -143,12 +124,11 @@ pub(super) fn name_offsets(file: &File, strtab: &SectionHeader, name: &[u8]) -> 
 }
 
 /// The NUL-terminated string at `at` of a string table section.
-pub(super) fn string_at(file: &File, strtab: &SectionHeader, at: u64) -> Option<String> {
-    if at >= strtab.sh_size {
+pub(super) fn string_at(file: &File, strtab: &Section, at: u64) -> Option<String> {
+    if at >= strtab.size {
         return None;
     }
-    let b = pread(file, strtab.sh_offset.checked_add(at)?, 512.min((strtab.sh_size - at) as usize)).ok()?;
-    Some(cstr_at(&b))
+    elf_read::string(file, strtab.offset.checked_add(at)?, 512.min((strtab.size - at) as usize)).ok()
 }
 
 /// Where calls of libc's `syscall()` land in this file: the function's own
@@ -157,36 +137,35 @@ pub(super) fn string_at(file: &File, strtab: &SectionHeader, at: u64) -> Option<
 /// jump through those slots.
 pub(super) fn syscall_targets(file: &File, h: &Headers, isa: Isa, fixed: bool) -> Result<Targets> {
     let mut t = Targets { vsyscall: isa.x86_64(), vsyscall_rel32: isa.x86_64() && fixed, ..Targets::default() };
-    if h.shdrs.is_empty() {
+    if h.sections.is_empty() {
         // No section headers: the imports from the dynamic section.
         dynamic::syscall_imports(file, h, isa, &mut t)?;
         return Ok(t);
     }
-    let linked = |i: u32| h.shdrs.get(i as usize).map(|(_, s)| s.clone());
     // A defined `syscall` function (static binaries, libc itself).
-    if let Some((_, symtab)) = h.shdrs.iter().find(|(_, s)| s.sh_type == SHT_SYMTAB) {
-        if let Some(strtab) = linked(symtab.sh_link) {
-            let names = name_offsets(file, &strtab, b"syscall")?;
+    if let Some(symtab) = h.section_of(SHT_SYMTAB) {
+        if let Some(strtab) = h.linked(symtab) {
+            let names = name_offsets(file, strtab, b"syscall")?;
             if !names.is_empty() {
                 for_each_symbol(file, h, symtab, |s| {
-                    if names.contains(&s.st_name) && s.st_shndx != 0 && elf::is_function(s) {
-                        t.syscall_fn.push(s.st_value);
+                    if names.contains(&s.name) && s.is_defined() && s.is_function() {
+                        t.syscall_fn.push(s.value);
                     }
                 })?;
             }
         }
     }
     // An imported one: the dynamic symbol's index, its relocations, the stubs.
-    let Some((_, dynsym)) = h.shdrs.iter().find(|(_, s)| s.sh_type == SHT_DYNSYM) else { return Ok(t) };
-    let Some(dynstr) = linked(dynsym.sh_link) else { return Ok(t) };
-    let names = name_offsets(file, &dynstr, b"syscall")?;
+    let Some(dynsym) = h.section_of(SHT_DYNSYM) else { return Ok(t) };
+    let Some(dynstr) = h.linked(dynsym) else { return Ok(t) };
+    let names = name_offsets(file, dynstr, b"syscall")?;
     if names.is_empty() {
         return Ok(t);
     }
     let mut index = 0u32;
     let mut imported = Vec::new();
     for_each_symbol(file, h, dynsym, |s| {
-        if names.contains(&s.st_name) && s.st_shndx == 0 {
+        if names.contains(&s.name) && !s.is_defined() {
             imported.push(index);
         }
         index = index.wrapping_add(1);
@@ -194,36 +173,25 @@ pub(super) fn syscall_targets(file: &File, h: &Headers, isa: Isa, fixed: bool) -
     if imported.is_empty() {
         return Ok(t);
     }
-    let ident = elf::Ident { machine: 0, ..h.ident };
-    for (_, rel) in h.shdrs.iter().filter(|(_, s)| matches!(s.sh_type, SHT_RELA | SHT_REL)) {
-        let rela = rel.sh_type == SHT_RELA;
-        let entry = if h.is_64 { 8 } else { 4 } * if rela { 3 } else { 2 };
-        let (chunk, total) = ((TABLE_CHUNK / entry * entry) as u64, rel.sh_size.min(MAX_TABLE));
-        let mut done = 0u64;
-        while done < total {
-            let bytes = pread(file, rel.sh_offset.saturating_add(done), (total - done).min(chunk) as usize)?;
-            for (slot, sym) in elf::relocations_in(&bytes, ident, rela) {
-                if imported.contains(&sym) {
-                    t.syscall_got.push(slot);
-                }
+    for rel in h.sections.iter().filter(|s| matches!(s.kind, SHT_RELA | SHT_REL)) {
+        let table = (rel.offset, rel.size.min(MAX_TABLE), rel.kind == SHT_RELA);
+        for_each_relocation(file, h, table, |slot, sym| {
+            if imported.contains(&sym) {
+                t.syscall_got.push(slot);
             }
-            if (bytes.len() as u64) < chunk {
-                break;
-            }
-            done += chunk;
-        }
+            Ok(())
+        })?;
     }
     // i386 PIC stubs jump through %ebx, which holds the .got.plt address.
-    let got_plt = h.section(".got.plt").map(|s| s.sh_addr);
-    for (name, plt) in h.shdrs.iter().filter(|(n, _)| n.starts_with(".plt")) {
-        if plt.sh_type == SHT_NOBITS || plt.sh_size > 4 << 20 {
+    let got_plt = h.section(".got.plt").map(|s| s.addr);
+    for plt in h.sections.iter().filter(|s| s.name.starts_with(".plt")) {
+        if !plt.has_bytes() || plt.size > 4 << 20 {
             continue;
         }
-        let bytes = pread(file, plt.sh_offset, plt.sh_size as usize)?;
-        let _ = name;
+        let bytes = pread(file, plt.offset, plt.size as usize)?;
         let stubs = match isa {
-            Isa::X86(bits) => code::plt_stubs(&bytes, plt.sh_addr, bits, &t.syscall_got, got_plt),
-            Isa::A64 => code_a64::plt_stubs(&bytes, plt.sh_addr, &t.syscall_got),
+            Isa::X86(bits) => code::plt_stubs(&bytes, plt.addr, bits, &t.syscall_got, got_plt),
+            Isa::A64 => code_a64::plt_stubs(&bytes, plt.addr, &t.syscall_got),
         };
         t.syscall_fn.extend(stubs);
     }
@@ -236,32 +204,27 @@ pub(super) type Func = (u64, u64, String);
 /// The function symbols enclosing each address (`.symtab`, else `.dynsym`),
 /// in the order of `addrs`.
 pub(super) fn enclosing(file: &File, h: &Headers, addrs: &[u64]) -> Result<Vec<Option<Func>>> {
-    let table = h
-        .shdrs
-        .iter()
-        .find(|(_, s)| s.sh_type == SHT_SYMTAB)
-        .or_else(|| h.shdrs.iter().find(|(_, s)| s.sh_type == SHT_DYNSYM))
-        .map(|(_, s)| s.clone());
+    let table = h.section_of(SHT_SYMTAB).or_else(|| h.section_of(SHT_DYNSYM));
     let mut best: Vec<Option<(u64, u64, usize)>> = vec![None; addrs.len()];
     let Some(table) = table else { return Ok(vec![None; addrs.len()]) };
-    for_each_symbol(file, h, &table, |s| {
-        if !elf::is_function(s) || s.st_shndx == 0 || s.st_value == 0 {
+    for_each_symbol(file, h, table, |s| {
+        if !s.is_function() || !s.is_defined() || s.value == 0 {
             return;
         }
         for (i, &a) in addrs.iter().enumerate() {
-            let inside = a >= s.st_value && (s.st_size == 0 || a - s.st_value < s.st_size);
+            let inside = a >= s.value && (s.size == 0 || a - s.value < s.size);
             // The closest start; a sized symbol over an unsized one at the same address.
-            if inside && best[i].is_none_or(|(v, _, _)| s.st_value > v) {
-                best[i] = Some((s.st_value, s.st_size, s.st_name));
+            if inside && best[i].is_none_or(|(v, _, _)| s.value > v) {
+                best[i] = Some((s.value, s.size, s.name));
             }
         }
     })?;
-    let strtab = h.shdrs.get(table.sh_link as usize).map(|(_, s)| s.clone());
+    let strtab = h.linked(table);
     Ok(best
         .into_iter()
         .map(|b| {
             let (start, size, name) = b?;
-            Some((start, size, string_at(file, strtab.as_ref()?, name as u64)?))
+            Some((start, size, string_at(file, strtab?, name as u64)?))
         })
         .collect())
 }

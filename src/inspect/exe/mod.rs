@@ -7,26 +7,23 @@
 //! x86 and [`crate::inspect::code_a64`] for arm64, each site with its
 //! address and enclosing function).
 //!
-//! The fixed-size records (header, program and section headers) are parsed
-//! by goblin, like the rest of the crate; every table is read with a bounded
-//! `pread` first, so a hostile header cannot make us allocate or read without
-//! bound, and an executable of hundreds of MiB is never read whole: markers
-//! and code are scanned in 1 MiB chunks up to [`SCAN_LIMIT`], symbol and
-//! relocation tables in 256 KiB chunks.
+//! The ELF structures (header, program and section headers, dynamic entries,
+//! symbols, relocations) are read by the crate's one ELF reader,
+//! [`crate::inspect::elf::read`], every table with a bounded `pread`, so a
+//! hostile header cannot make us allocate or read without bound, and an
+//! executable of hundreds of MiB is never read whole: markers and code are
+//! scanned in 1 MiB chunks up to [`SCAN_LIMIT`], symbol and relocation
+//! tables in 256 KiB chunks.
 
 use crate::error::{Error, Hint, Result};
 use crate::inspect::code::{self, Targets};
 pub use crate::inspect::code::{Site, Via};
 use crate::inspect::code_a64;
-use crate::inspect::elf;
+use crate::inspect::elf::read::{self as elf_read, HeaderError, Headers, SectionTable, Source};
+use crate::inspect::elf::{self, dt, Section, SegmentKind, ET_DYN, SHT_DYNSYM, SHT_REL, SHT_RELA, SHT_SYMTAB};
 use crate::inspect::Process;
-use goblin::container::Ctx;
-use goblin::elf::dynamic::{DF_1_PIE, DT_FLAGS_1, DT_NEEDED, DT_SONAME, DT_STRTAB};
-use goblin::elf::program_header::{PF_W, PF_X, PT_DYNAMIC, PT_INTERP, PT_LOAD};
-use goblin::elf::{ProgramHeader, SectionHeader};
 use serde::Serialize;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 /// The C library (or runtime) that serves a program's clock reads.
@@ -224,16 +221,8 @@ fn is_loader_name(name: &str) -> bool {
     name.starts_with("ld-linux") || name.starts_with("ld-musl") || name == "ld.so.1" || name.starts_with("ld64.so")
 }
 
-const ET_DYN: u16 = 3;
-const SHT_NOBITS: u32 = 8;
-const SHF_EXECINSTR: u64 = 4;
-
-/// Header-sized reads are capped so hostile headers cannot make us allocate.
-const MAX_PHDRS: usize = 256;
-const MAX_SHDRS: usize = 4096;
-const MAX_DYNAMIC: u64 = 64 * 1024;
+/// Bytes of the interpreter's path read.
 const MAX_STRING: usize = 4096;
-const MAX_SHSTRTAB: u64 = 64 * 1024;
 /// How much of a file we scan for markers and code, in 1 MiB chunks.
 pub const SCAN_LIMIT: u64 = 64 << 20;
 const CHUNK: usize = 1 << 20;
@@ -241,97 +230,59 @@ const CHUNK: usize = 1 << 20;
 const GO_SEARCH: usize = 64 * 1024;
 const GO_MAGIC: &[u8] = b"\xff Go buildinf:";
 
+/// `len` bytes at `offset`, fewer at the end of the file.
 fn pread(file: &File, offset: u64, len: usize) -> Result<Vec<u8>> {
-    let mut buf = vec![0u8; len];
-    let mut done = 0;
-    while done < len {
-        let Some(at) = offset.checked_add(done as u64) else { break };
-        match file.read_at(&mut buf[done..], at) {
-            Ok(0) => break,
-            Ok(n) => done += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Error::from_io("executable", e, Hint::CheckReadable)),
-        }
-    }
-    buf.truncate(done);
-    Ok(buf)
+    file.read_at(offset, len).map_err(io_error)
+}
+
+fn io_error(e: std::io::Error) -> Error {
+    Error::from_io("executable", e, Hint::CheckReadable)
 }
 
 fn bad(detail: impl Into<String>) -> Error {
     Error::malformed("executable", detail)
 }
 
-use elf::cstr_at;
-
-/// The parsed headers, for the readers below.
-struct Headers {
-    ident: elf::Ident,
-    is_64: bool,
-    phdrs: Vec<ProgramHeader>,
-    loads: Vec<elf::Load>,
-    shdrs: Vec<(String, SectionHeader)>,
-}
-
-impl Headers {
-    /// File offset of a virtual address, through the PT_LOAD that holds it.
-    fn offset_of(&self, vaddr: u64, len: u64) -> Option<u64> {
-        elf::offset_in(&self.loads, vaddr, len)
-    }
-
-    fn section(&self, name: &str) -> Option<&SectionHeader> {
-        self.shdrs.iter().find(|(n, _)| n == name).map(|(_, s)| s)
-    }
+/// The headers through the one ELF reader, its refusals in this module's words.
+fn headers(file: &File) -> Result<Headers> {
+    elf_read::headers(file).map_err(|e| match e {
+        HeaderError::NotElf => bad("not an ELF file"),
+        HeaderError::Ident => bad("unknown ELF class or data encoding"),
+        HeaderError::Header(e) => bad(e),
+        HeaderError::TooManySegments(count) => bad(format!("{count} program headers")),
+        HeaderError::SegmentsShort => bad("program headers past the end of the file"),
+        HeaderError::Io(e) => io_error(e),
+    })
 }
 
 /// Read an ELF file's headers and classify it. Total: any bytes give `Ok`
 /// or `Err(Malformed)`; reads are bounded.
 pub fn read(file: &File) -> Result<ExeInfo> {
-    let head = pread(file, 0, 64)?;
-    if head.len() < 52 || head.get(..4) != Some(b"\x7fELF".as_slice()) {
-        return Err(bad("not an ELF file"));
-    }
-    let ident = elf::ident(&head).ok_or_else(|| bad("unknown ELF class or data encoding"))?;
-    let header = goblin::elf::Elf::parse_header(&head).map_err(|e| bad(e.to_string()))?;
-    let (is_64, le, ctx) = (ident.is_64, ident.little_endian, ident.ctx());
-    let count = header.e_phnum as usize;
-    if count > MAX_PHDRS {
-        return Err(bad(format!("{count} program headers")));
-    }
-    let phsize = ProgramHeader::size(ctx);
-    let table = pread(file, header.e_phoff, count * phsize)?;
-    if table.len() < count * phsize {
-        return Err(bad("program headers past the end of the file"));
-    }
-    let phdrs = ProgramHeader::parse(&table, 0, count, ctx).map_err(|e| bad(e.to_string()))?;
-    let sections = read_sections(file, &header, ctx);
-    let layout = match &sections {
-        Some(_) => Layout::Sections,
-        None if header.e_shoff == 0 || header.e_shnum == 0 => Layout::NoSections,
-        None => Layout::BadSections,
+    let h = headers(file)?;
+    let layout = match h.table {
+        SectionTable::Read => Layout::Sections,
+        SectionTable::Absent => Layout::NoSections,
+        SectionTable::Unreadable => Layout::BadSections,
     };
-    let h = Headers { ident, is_64, loads: elf::loads(&phdrs), phdrs, shdrs: sections.unwrap_or_default() };
-    let truncated = truncation(file, &header, &h)?;
-
-    let interp = match h.phdrs.iter().find(|p| p.p_type == PT_INTERP) {
-        Some(p) => Some(cstr_at(&pread(file, p.p_offset, (p.p_filesz as usize).min(MAX_STRING))?)),
+    let truncated = truncation(file, &h)?;
+    let interp = match h.segment(SegmentKind::Interp) {
+        Some(p) => Some(elf_read::string(file, p.offset, (p.filesz as usize).min(MAX_STRING)).map_err(io_error)?),
         None => None,
     };
-    let dynamic = match h.phdrs.iter().find(|p| p.p_type == PT_DYNAMIC) {
-        Some(d) => Some(read_dynamic(file, d, &h)?),
-        None => None,
-    };
+    let dynamic = read_dynamic(file, &h)?;
     let (needed, soname, flags_1) = dynamic.clone().unwrap_or_default();
-    let debug_only = h.section(".text").is_some_and(|s| s.sh_type == SHT_NOBITS);
+    let debug_only = h.section(".text").is_some_and(|s| !s.has_bytes());
+    let (id, header) = (h.ident(), h.header);
     let mut info = ExeInfo {
-        is_64,
-        machine: header.e_machine,
-        little_endian: le,
-        flags: header.e_flags,
-        elf_type: header.e_type,
+        is_64: id.is_64,
+        machine: id.machine,
+        little_endian: id.little_endian,
+        flags: header.flags,
+        elf_type: header.elf_type,
         interp,
         needed,
         soname,
-        pie: flags_1 & DF_1_PIE != 0,
+        pie: flags_1 & dt::DF_1_PIE != 0,
         has_dynamic: dynamic.is_some(),
         debug_only,
         layout,
@@ -342,7 +293,7 @@ pub fn read(file: &File) -> Result<ExeInfo> {
         return Ok(info);
     }
     runtime(file, &h, &mut info)?;
-    if let Some(isa) = Isa::of(info.machine, is_64, le) {
+    if let Some(isa) = Isa::of(info.machine, id.is_64, id.little_endian) {
         sites(file, &h, &mut info, isa)?;
     }
     Ok(info)
@@ -392,55 +343,43 @@ fn sites(file: &File, h: &Headers, info: &mut ExeInfo, isa: Isa) -> Result<()> {
 
 /// Whether the file ends before what its headers describe: a PT_LOAD's
 /// bytes, the section header table, a section with bytes in the file.
-fn truncation(file: &File, header: &goblin::elf::Header, h: &Headers) -> Result<Option<Truncated>> {
-    let size = file.metadata().map_err(|e| Error::from_io("executable", e, Hint::CheckReadable))?.len();
-    let loads = h.phdrs.iter().filter(|p| p.p_type == PT_LOAD).map(|p| p.p_offset.saturating_add(p.p_filesz));
-    let table = (header.e_shoff != 0)
-        .then(|| header.e_shoff.saturating_add(u64::from(header.e_shnum) * u64::from(header.e_shentsize)));
-    let sections =
-        h.shdrs.iter().filter(|(_, s)| s.sh_type != SHT_NOBITS).map(|(_, s)| s.sh_offset.saturating_add(s.sh_size));
+fn truncation(file: &File, h: &Headers) -> Result<Option<Truncated>> {
+    let size = file.metadata().map_err(io_error)?.len();
+    let header = &h.header;
+    let loads = h.segments.iter().filter(|p| p.kind == SegmentKind::Load).map(|p| p.offset.saturating_add(p.filesz));
+    let table =
+        (header.shoff != 0).then(|| header.shoff.saturating_add(u64::from(header.shnum) * u64::from(header.shentsize)));
+    let sections = h.sections.iter().filter(|s| s.has_bytes()).map(|s| s.offset.saturating_add(s.size));
     let described = loads.chain(table).chain(sections).max().unwrap_or(0);
     Ok((described > size).then_some(Truncated { size, described }))
 }
 
-/// Section headers with their names; empty when absent or out of bounds
-/// (stripped binaries may have none: the readers fall back to segments).
-fn read_sections(file: &File, header: &goblin::elf::Header, ctx: Ctx) -> Option<Vec<(String, SectionHeader)>> {
-    let shsize = SectionHeader::size(ctx);
-    let count = header.e_shnum as usize;
-    if header.e_shoff == 0 || count == 0 || count > MAX_SHDRS || header.e_shentsize as usize != shsize {
-        return None;
-    }
-    let table = pread(file, header.e_shoff, count * shsize).ok()?;
-    let shdrs = elf::section_table(&table, count, ctx)?;
-    let strtab = shdrs.get(header.e_shstrndx as usize)?;
-    let names = pread(file, strtab.sh_offset, strtab.sh_size.min(MAX_SHSTRTAB) as usize).ok()?;
-    Some(shdrs.into_iter().map(|s| (names.get(s.sh_name..).map(cstr_at).unwrap_or_default(), s)).collect())
-}
-
-/// DT_NEEDED names, DT_SONAME and DT_FLAGS_1.
-fn read_dynamic(file: &File, dynamic: &ProgramHeader, h: &Headers) -> Result<(Vec<String>, Option<String>, u64)> {
-    let bytes = pread(file, dynamic.p_offset, dynamic.p_filesz.min(MAX_DYNAMIC) as usize)?;
+/// DT_NEEDED names, DT_SONAME and DT_FLAGS_1; None without PT_DYNAMIC.
+#[allow(clippy::type_complexity)]
+fn read_dynamic(file: &File, h: &Headers) -> Result<Option<(Vec<String>, Option<String>, u64)>> {
+    let Some(entries) = elf_read::dynamic(file, h).map_err(io_error)? else { return Ok(None) };
     let mut needed_offsets = Vec::new();
     let (mut strtab, mut soname, mut flags_1) = (None, None, 0);
-    for (tag, val) in elf::dynamic_entries(&bytes, h.ident) {
+    for (tag, val) in entries {
         match tag {
-            DT_NEEDED => needed_offsets.push(val),
-            DT_STRTAB => strtab = Some(val),
-            DT_SONAME => soname = Some(val),
-            DT_FLAGS_1 => flags_1 = val,
+            dt::NEEDED => needed_offsets.push(val),
+            dt::STRTAB => strtab = Some(val),
+            dt::SONAME => soname = Some(val),
+            dt::FLAGS_1 => flags_1 = val,
             _ => {}
         }
     }
     // DT_STRTAB is a virtual address: find the PT_LOAD that holds it.
-    let Some(strtab_off) = strtab.and_then(|v| h.offset_of(v, 1)) else { return Ok((Vec::new(), None, flags_1)) };
-    let string = |off: u64| -> Result<String> { Ok(cstr_at(&pread(file, strtab_off.saturating_add(off), 256)?)) };
+    let Some(strtab_off) = strtab.and_then(|v| h.offset_of(v, 1)) else {
+        return Ok(Some((Vec::new(), None, flags_1)));
+    };
+    let string = |off: u64| elf_read::string(file, strtab_off.saturating_add(off), 256).map_err(io_error);
     let mut names = Vec::new();
     for off in needed_offsets.into_iter().take(256) {
         names.push(string(off)?);
     }
     let soname = soname.map(string).transpose()?;
-    Ok((names, soname, flags_1))
+    Ok(Some((names, soname, flags_1)))
 }
 
 /// The C library from the interpreter, DT_NEEDED and DT_SONAME; None when
@@ -480,9 +419,9 @@ pub fn classify(interp: Option<&str>, needed: &[String], soname: Option<&str>) -
 ///   15) to Go string headers {data, len} for the version and module info.
 fn read_go_buildinfo(file: &File, h: &Headers) -> Result<Option<GoInfo>> {
     let data_off = match h.section(".go.buildinfo") {
-        Some(s) if s.sh_type != SHT_NOBITS => s.sh_offset,
-        _ => match h.phdrs.iter().find(|p| p.p_type == PT_LOAD && p.p_flags & PF_W != 0) {
-            Some(p) => p.p_offset,
+        Some(s) if s.has_bytes() => s.offset,
+        _ => match h.segments.iter().find(|p| p.kind == SegmentKind::Load && p.writable()) {
+            Some(p) => p.offset,
             None => return Ok(None),
         },
     };

@@ -1,4 +1,5 @@
 use super::*;
+use crate::inspect::elf::records::{PF_R, PF_W, PF_X, PT_LOAD};
 
 #[test]
 fn own_executable_is_dynamic_glibc_or_static() {
@@ -50,7 +51,7 @@ fn vsyscall_scan_counts_each_site_once_across_chunks() {
     let size = 2 * CHUNK + 300;
     f.resize(code_off + size, 0x90);
     let ph = 64;
-    f[ph + 4..ph + 8].copy_from_slice(&(PF_X | 4).to_le_bytes());
+    f[ph + 4..ph + 8].copy_from_slice(&(PF_X | PF_R).to_le_bytes());
     f[ph + 32..ph + 40].copy_from_slice(&(size as u64).to_le_bytes());
     // mov $0xffffffffff600400,%rax; call *%rax (the call 7 bytes in)
     let mov = [0x48, 0xc7, 0xc0, 0x00, 0x04, 0x60, 0xff, 0xff, 0xd0];
@@ -147,7 +148,7 @@ fn go_elf(blob: &[u8], strings: &[(u64, &[u8])]) -> Vec<u8> {
     f[56..58].copy_from_slice(&1u16.to_le_bytes()); // one phdr
     let ph = 64;
     f[ph..ph + 4].copy_from_slice(&PT_LOAD.to_le_bytes());
-    f[ph + 4..ph + 8].copy_from_slice(&(PF_W | 4).to_le_bytes());
+    f[ph + 4..ph + 8].copy_from_slice(&(PF_W | PF_R).to_le_bytes());
     f[ph + 8..ph + 16].copy_from_slice(&0x1000u64.to_le_bytes()); // p_offset
     f[ph + 16..ph + 24].copy_from_slice(&0x501000u64.to_le_bytes()); // p_vaddr
     f[ph + 32..ph + 40].copy_from_slice(&0x1000u64.to_le_bytes()); // p_filesz

@@ -176,23 +176,18 @@ impl BpfTracer {
 mod tests {
     use super::super::{Options, Scope};
     use super::*;
+    use std::io::BufRead;
 
-    /// `--sites`' stack-word filter, end to end: a site whose word is no
-    /// code (an inline syscall in a function with a frame) stops reading
-    /// it once judged — the same program run again at the same address
-    /// (`setarch -R`: no ASLR) has only unread words — while a leaf
-    /// (libc's `syscall()`) goes on reading its caller; each run's calls
-    /// are all in its row. Root, BTF and gcc: skips visibly without them,
-    /// fails in CI.
-    #[test]
-    fn sites_stop_reading_a_stack_word_that_names_no_caller() {
-        use std::io::BufRead;
-        let ci = std::env::var_os("CI").is_some();
+    /// fixtures/clock_loop.c built into a fresh directory, or None (said as
+    /// a SKIP; a failure in CI) without root, the x86_64 site registers or gcc.
+    fn clock_loop_or_skip(ci: bool) -> Option<(tempfile::TempDir, std::path::PathBuf)> {
         if !nix::unistd::geteuid().is_root() && !ci {
-            return eprintln!("SKIP: loading a BPF program needs root");
+            eprintln!("SKIP: loading a BPF program needs root");
+            return None;
         }
         if arch::SITE_REGS.is_none() {
-            return eprintln!("SKIP: --sites reads the user registers on x86_64 only");
+            eprintln!("SKIP: --sites reads the user registers on x86_64 only");
+            return None;
         }
         let dir = tempfile::tempdir().unwrap();
         let bin = dir.path().join("clock_loop");
@@ -200,66 +195,49 @@ mod tests {
         let built = std::process::Command::new("gcc").args(["-O2", "-pthread", "-o"]).arg(&bin).arg(src).status();
         if !built.is_ok_and(|s| s.success()) {
             assert!(!ci, "gcc is required in CI");
-            return eprintln!("SKIP: no gcc");
+            eprintln!("SKIP: no gcc");
+            return None;
         }
-        let o =
-            Options { scope: Scope::Trees, per_thread: false, stacks: false, cgroups: &[], sites: true, fentry: None };
-        let mut t = match BpfTracer::load(&o) {
-            Ok(t) => t,
-            Err(e) if !ci => return eprintln!("SKIP: the BPF engine cannot load here: {e}"),
-            Err(e) => panic!("required facility missing in CI: {e}"),
-        };
-        t.attach().unwrap();
-        // One run of 1,000 calls, left paused after them (alive, to be looked at).
-        /// A run, killed and reaped however the test ends.
-        struct Run(std::process::Child);
-        impl Drop for Run {
-            fn drop(&mut self) {
-                let _ = self.0.kill();
-                let _ = self.0.wait();
-            }
+        Some((dir, bin))
+    }
+
+    /// A run, killed and reaped however the test ends.
+    struct Run(std::process::Child);
+    impl Drop for Run {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
         }
-        let run = |t: &BpfTracer, mode: &str| {
-            let mut c = Run(std::process::Command::new("setarch")
-                .args(["-R"])
-                .arg(&bin)
-                .args([mode, "1", "1000", "1", "wait"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .expect("setarch (util-linux)"));
-            let mut out = std::io::BufReader::new(c.0.stdout.take().unwrap());
-            let mut line = String::new();
-            out.read_line(&mut line).unwrap();
-            assert_eq!(line, "ready\n");
-            let pid = c.0.id() as i32;
-            t.add_root(pid, None).unwrap();
-            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGUSR1).unwrap();
-            line.clear();
-            out.read_line(&mut line).unwrap();
-            assert_eq!(line, "done\n");
-            (c, pid)
-        };
-        let mut seen = crate::measure::trace::sight::Sightings::new(true);
-        let mut judge = |t: &mut BpfTracer| {
-            seen.look(t.processes());
-            t.maps.sites.as_mut().unwrap().next_look = Instant::now();
-            t.tend_sites(&seen);
-        };
-        let mut children = Vec::new();
-        let mut pids = Vec::new();
-        for mode in ["inline", "raw"] {
-            let mut runs = Vec::new();
-            for _ in 0..3 {
-                let (child, pid) = run(&t, mode);
-                judge(&mut t);
-                children.push(child);
-                runs.push(pid);
-            }
-            pids.push((mode, runs));
-        }
-        let tally = t.snapshot().unwrap();
-        drop(children);
+    }
+
+    /// One run of 1,000 calls of `mode` at a fixed address (`setarch -R`),
+    /// added as a root of `t` before its calls, left paused after them
+    /// (alive, to be looked at).
+    fn start_run(t: &BpfTracer, bin: &std::path::Path, mode: &str) -> (Run, i32) {
+        let mut c = Run(std::process::Command::new("setarch")
+            .args(["-R"])
+            .arg(bin)
+            .args([mode, "1", "1000", "1", "wait"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("setarch (util-linux)"));
+        let mut out = std::io::BufReader::new(c.0.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        assert_eq!(line, "ready\n");
+        let pid = c.0.id() as i32;
+        t.add_root(pid, None).unwrap();
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGUSR1).unwrap();
+        line.clear();
+        out.read_line(&mut line).unwrap();
+        assert_eq!(line, "done\n");
+        (c, pid)
+    }
+
+    /// Each run's 1,000 calls are all in its row; an inline syscall's word
+    /// is read until judged and not after, a leaf's caller read every run.
+    fn assert_site_words(tally: &Tally, pids: Vec<(&str, Vec<i32>)>) {
         let words = |pid: i32| -> Vec<(u64, u64)> {
             tally.sites.iter().filter(|((k, _), _)| k.pid == pid).map(|((_, s), n)| (s.ret, *n)).collect()
         };
@@ -280,5 +258,47 @@ mod tests {
                 assert!(all.iter().all(|(_, w)| *w == all[0].1), "the same caller every run: {all:x?}");
             }
         }
+    }
+
+    /// `--sites`' stack-word filter, end to end: a site whose word is no
+    /// code (an inline syscall in a function with a frame) stops reading
+    /// it once judged — the same program run again at the same address
+    /// (`setarch -R`: no ASLR) has only unread words — while a leaf
+    /// (libc's `syscall()`) goes on reading its caller; each run's calls
+    /// are all in its row. Root, BTF and gcc: skips visibly without them,
+    /// fails in CI.
+    #[test]
+    fn sites_stop_reading_a_stack_word_that_names_no_caller() {
+        let ci = std::env::var_os("CI").is_some();
+        let Some((_dir, bin)) = clock_loop_or_skip(ci) else { return };
+        let o =
+            Options { scope: Scope::Trees, per_thread: false, stacks: false, cgroups: &[], sites: true, fentry: None };
+        let mut t = match BpfTracer::load(&o) {
+            Ok(t) => t,
+            Err(e) if !ci => return eprintln!("SKIP: the BPF engine cannot load here: {e}"),
+            Err(e) => panic!("required facility missing in CI: {e}"),
+        };
+        t.attach().unwrap();
+        let mut seen = crate::measure::trace::sight::Sightings::new(true);
+        let mut judge = |t: &mut BpfTracer| {
+            seen.look(t.processes());
+            t.maps.sites.as_mut().unwrap().next_look = Instant::now();
+            t.tend_sites(&seen);
+        };
+        let mut children = Vec::new();
+        let mut pids = Vec::new();
+        for mode in ["inline", "raw"] {
+            let mut runs = Vec::new();
+            for _ in 0..3 {
+                let (child, pid) = start_run(&t, &bin, mode);
+                judge(&mut t);
+                children.push(child);
+                runs.push(pid);
+            }
+            pids.push((mode, runs));
+        }
+        let tally = t.snapshot().unwrap();
+        drop(children);
+        assert_site_words(&tally, pids);
     }
 }

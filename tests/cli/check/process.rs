@@ -1,0 +1,318 @@
+//! `check -- CMD` and `check -p PID`: commands, pid namespaces, runtimes and
+//! emulators, trace evidence and observed raw loops.
+
+use super::*;
+
+/// In a PID namespace `check -- CMD` counts with the BPF engine (no
+/// fallback note), and names the command's process by the namespace's pid.
+#[test]
+fn command_in_a_pid_namespace_is_counted_with_its_own_pids() {
+    if !is_root() {
+        return skip("unshare -p needs root");
+    }
+    let bin = build_c("clock_loop", false, &[]);
+    let out = Command::new("unshare")
+        .args(["-p", "-f", "--mount-proc", "sh", "-c"])
+        .arg(format!("{} check -- sh -c 'exec {} raw 1 500'", vdsoctl_path().display(), bin.display()))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "a bypassed clock is a FAIL: {stdout}{stderr}");
+    assert!(!stderr.contains("perf engine") && !stderr.contains("--engine"), "{stderr}");
+    // vdsoctl is pid 2 there (sh is 1), so the command is a small pid of its own.
+    let pid: i32 =
+        stdout.split(": pid ").nth(1).and_then(|t| t.split(' ').next()).and_then(|p| p.parse().ok()).unwrap();
+    assert!(pid > 2 && pid < 100, "{stdout}");
+    assert!(stdout.contains(&format!("(pid {pid})")), "the heading names the same pid: {stdout}");
+    assert!(stdout.contains("clock_gettime CLOCK_MONOTONIC ×500"), "{stdout}");
+}
+
+#[test]
+fn process_runtime_go_static_and_cgo() {
+    let (Some(plain), Some(cgo)) = (build_go("hello", false), build_go("cgo", true)) else {
+        return skip("go not installed (apt-get install golang-go)");
+    };
+    let go = go_version();
+    let w = Workload::start(Command::new(&plain));
+    let doc = run_json(&["check", "-p", &w.pid().to_string()]);
+    let bin = check_named(&doc, "process_binary");
+    let detail = bin["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&format!("statically linked; Go {go}: the Go runtime is expected to call the vDSO itself")),
+        "{detail}"
+    );
+    assert_eq!(bin["status"], "ok");
+    let w = Workload::start(Command::new(&cgo));
+    let doc = run_json(&["check", "-p", &w.pid().to_string()]);
+    let bin = check_named(&doc, "process_binary");
+    let detail = bin["detail"].as_str().unwrap();
+    assert!(detail.contains("dynamic (/lib64/ld-linux-x86-64.so.2)"), "{detail}");
+    assert!(
+        detail.contains(&format!("Go {go}, with cgo: the Go runtime is expected to call the vDSO itself")),
+        "{detail}"
+    );
+    assert_eq!(bin["status"], "ok");
+}
+
+#[test]
+fn process_runtime_through_ld_so_and_valgrind() {
+    let prog = build_c("wait_ready", false, &[]);
+    let loader = ldd(&prog).into_iter().find(|p| p.to_string_lossy().contains("ld-linux")).expect("ld.so");
+    let mut cmd = Command::new(&loader);
+    cmd.arg(&prog);
+    let w = Workload::start(cmd);
+    let doc = run_json(&["check", "-p", &w.pid().to_string()]);
+    let bin = check_named(&doc, "process_binary");
+    let detail = bin["detail"].as_str().unwrap();
+    let real = std::fs::canonicalize(&loader).unwrap();
+    assert!(
+        detail.contains(&format!("{} (started as `{} PROG`)", prog.display(), real.display())),
+        "the program, not ld.so: {detail}"
+    );
+    assert!(
+        detail.contains(&format!("glibc {}: its clock reads are expected to go through the vDSO", glibc_version())),
+        "{detail}"
+    );
+    assert_eq!(bin["status"], "ok", "not a static binary: {bin}");
+
+    if which("valgrind").is_err() {
+        return skip("valgrind not installed (apt-get install valgrind)");
+    }
+    let mut cmd = Command::new("valgrind");
+    cmd.arg("-q").arg(&prog);
+    let w = Workload::start(cmd);
+    let doc = check_process_failing(w.pid());
+    let bin = check_named(&doc, "process_binary");
+    let detail = bin["detail"].as_str().unwrap();
+    assert!(detail.contains(&format!("runs {} under valgrind (memcheck)", prog.display())), "{detail}");
+    assert_eq!(bin["status"], "fail");
+    let mapped = check_named(&doc, "process_vdso_mapped");
+    assert!(mapped["hint"].as_str().unwrap().contains("expected under valgrind (memcheck)"), "{mapped}");
+}
+
+#[test]
+fn process_runtime_of_an_unknown_emulator_names_it() {
+    // No [vdso], another program mapped: the tool is named by its executable.
+    let guest = build_c("wait_ready", false, &[]);
+    let mut cmd = Command::new(build_c("fake_emulator", false, &[]));
+    cmd.arg(&guest);
+    let w = Workload::start(cmd);
+    let doc = check_process_failing(w.pid());
+    let bin = check_named(&doc, "process_binary");
+    let detail = bin["detail"].as_str().unwrap();
+    assert!(detail.contains(&format!("runs {} under fake_emulator", guest.display())), "{detail}");
+    assert_eq!(bin["status"], "fail");
+}
+
+#[test]
+fn trace_evidence_clears_a_32bit_warning() {
+    if !is_root() {
+        return skip("check --trace needs root (tracefs)");
+    }
+    if !have_m32() {
+        return skip("gcc -m32 cannot build (install gcc-multilib)");
+    }
+    let w = Workload::start(Command::new(build_c("wait_ready", true, &[])));
+    let (code, stdout, stderr) = run(&["--json", "check", "--strict", "-p", &w.pid().to_string(), "--trace", "0.3"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    // --strict fails on a WARN row: none of the process's (its warning is
+    // cleared); the host's own may (getrandom through a glibc before 2.41).
+    let flagged: Vec<&str> = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "warn" || c["status"] == "fail")
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(flagged.iter().all(|n| !n.starts_with("process_")), "{doc}");
+    assert_eq!(code, if flagged.is_empty() { 0 } else { 1 }, "{flagged:?} {stderr}");
+    let getrandom_warns = own_vdso_exports("__vdso_getrandom") && major_minor(&glibc_version()) < (2, 41);
+    assert_eq!(flagged.contains(&"getrandom"), getrandom_warns, "{doc}");
+    let bin = check_named(&doc, "process_binary");
+    assert_eq!(bin["status"], "ok", "{bin}");
+    assert!(bin["detail"].as_str().unwrap().contains("32-bit"), "{bin}");
+    assert!(bin["detail"].as_str().unwrap().contains("cleared by the observation: observed"), "{bin}");
+    // A process that does make clock syscalls keeps its verdict and fails the trace.
+    let mut cmd = Command::new(build_c("clock_loop", true, &[]));
+    cmd.args(["raw", "1", "2000000000"]).stderr(Stdio::null());
+    let w = Workload::start(cmd);
+    let (code, stdout, _) = run(&["--json", "check", "-p", &w.pid().to_string(), "--trace", "0.3"]);
+    assert_eq!(code, 1);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(check_named(&doc, "process_binary")["status"], "warn");
+    assert_eq!(check_named(&doc, "process_trace")["status"], "fail");
+}
+
+/// The rate `check` printed after `clock` in `detail` (`... CLOCK_MONOTONIC 1,998/s ...`).
+fn rate_after(detail: &str, clock: &str) -> f64 {
+    let at = detail.find(&format!("{clock} ")).unwrap_or_else(|| panic!("no {clock} in {detail}")) + clock.len() + 1;
+    let text: String = detail[at..].chars().take_while(|c| *c != '/').filter(|c| *c != ',').collect();
+    text.parse().unwrap_or_else(|_| panic!("no rate after {clock}: {detail}"))
+}
+
+/// A raw CLOCK_MONOTONIC loop of `per_sec` calls a second (clock_loop's paced mode).
+fn raw_monotonic_loop(per_sec: u32) -> Workload {
+    let mut cmd = Command::new(build_c("clock_loop", false, &[]));
+    cmd.args(["paced", "1", &per_sec.to_string()]).stderr(Stdio::null());
+    Workload::start(cmd)
+}
+
+#[test]
+fn check_p_observes_by_default_and_fails_a_raw_loop() {
+    if let Some(why) = crate::cli::common::missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = crate::cli::common::system_wide_lock();
+    let w = raw_monotonic_loop(2000);
+    let pid = w.pid().to_string();
+    let doc = check_process_failing(w.pid());
+    let t = check_named(&doc, "process_trace");
+    assert_eq!(t["status"], "fail", "{t}");
+    let detail = t["detail"].as_str().unwrap();
+    assert!(detail.starts_with("observed 1"), "the default window is 1 s: {detail}");
+    assert!(detail.contains("clock_gettime CLOCK_MONOTONIC "), "{detail}");
+    // 2,000/s asked; the bound is loose (5x) for a busy host.
+    let rate = rate_after(detail, "CLOCK_MONOTONIC");
+    assert!((400.0..=10_000.0).contains(&rate), "{rate}/s: {detail}");
+    let sites =
+        format!("`vdsoctl trace --sites -p {pid}` names the code that makes them (function, library and caller)");
+    assert!(t["hint"].as_str().unwrap().starts_with(&sites), "{t}");
+    // The binary row says what the code is expected to do, and that the
+    // observation contradicts it; it never claims the vDSO path.
+    let bin = check_named(&doc, "process_binary")["detail"].as_str().unwrap();
+    assert!(bin.contains("expected to go through the vDSO"), "{bin}");
+    assert!(bin.contains("but observed making syscalls the vDSO serves (CLOCK_MONOTONIC)"), "{bin}");
+
+    // --trace 0 turns the window off: the row says so, as INFO.
+    let (_, stdout, stderr) = run(&["--json", "check", "-p", &pid, "--trace", "0"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let t = check_named(&doc, "process_trace");
+    assert_eq!((t["status"].as_str(), t["detail"].as_str()), (Some("info"), Some("not observed (--trace 0)")));
+    assert!(!check_named(&doc, "process_binary")["detail"].as_str().unwrap().contains("observed"), "{doc}");
+
+    // A loop of vDSO reads (the libc call of a clock the vDSO serves) stays OK.
+    let mut cmd = Command::new(build_c("clock_loop", false, &[]));
+    cmd.args(["libc", "1", "2000000000"]).stderr(Stdio::null());
+    let v = Workload::start(cmd);
+    let (_, stdout, _) = run(&["--json", "check", "-p", &v.pid().to_string(), "--trace", "500ms"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let t = check_named(&doc, "process_trace");
+    assert_eq!(t["status"], "ok", "{t}");
+    let detail = t["detail"].as_str().unwrap();
+    assert!(detail.starts_with("observed 5") && detail.contains("no clock syscall the vDSO serves"), "{detail}");
+    assert!(!detail.contains("stayed") && !detail.contains("go through"), "no claim beyond the evidence: {detail}");
+}
+
+#[test]
+fn host_check_names_the_pid_that_bypasses_the_vdso() {
+    if let Some(why) = crate::cli::common::missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = crate::cli::common::system_wide_lock();
+    let w = raw_monotonic_loop(20_000);
+    let (code, stdout, stderr) = run(&["--json", "check"]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["status"], "fail");
+    let t = check_named(&doc, "host_trace");
+    assert_eq!(t["status"], "fail", "{t}");
+    let detail = t["detail"].as_str().unwrap();
+    let ours = format!("pid {} (clock_loop): clock_gettime CLOCK_MONOTONIC ", w.pid());
+    let at = detail.find(&ours).unwrap_or_else(|| panic!("{ours} not named: {detail}"));
+    let rate = rate_after(&detail[at..], "CLOCK_MONOTONIC");
+    assert!((4_000.0..=100_000.0).contains(&rate), "{rate}/s: {detail}");
+}
+
+#[test]
+fn command_passes_fails_and_hands_back_its_status() {
+    if !is_root() {
+        return skip("check -- CMD needs root (tracefs)");
+    }
+    let lp = build_c("clock_loop", false, &[]);
+    let lp = lp.to_str().unwrap();
+    // A libc loop of a vDSO clock: OK, exit 0.
+    let doc = run_json(&["check", "--", lp, "libc", "1", "5000"]);
+    assert_eq!(doc["status"], "ok", "{doc}");
+    assert_eq!(doc["command"]["exit_status"]["code"], 0, "{doc}");
+    assert_eq!(check_named(&doc, "command_trace")["status"], "ok");
+    // 5,000 raw clock_gettime(CLOCK_TAI): FAIL naming process, clock and count.
+    let (code, stdout, stderr) = run(&["--json", "check", "--", lp, "raw", "11", "5000"]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let pid = doc["command"]["pid"].as_i64().unwrap();
+    let t = check_named(&doc, "command_trace");
+    assert_eq!(t["status"], "fail", "{t}");
+    assert!(
+        t["detail"].as_str().unwrap().contains(&format!("pid {pid} (clock_loop) clock_gettime CLOCK_TAI ×5,000")),
+        "{t}"
+    );
+    // The hint names the command with shell quoting: pasted, the shell
+    // hands `trace` the same words `check` got (here a `sh -c` script).
+    let script = format!("{lp} raw 11 100 > /dev/null; exit 0");
+    let (code, stdout, stderr) = run(&["--json", "check", "--", "sh", "-c", &script]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let hint = check_named(&doc, "command_trace")["hint"].as_str().unwrap().to_string();
+    let pasted = hint.split('`').nth(1).and_then(|h| h.strip_prefix("vdsoctl trace --sites -- ")).expect(&hint);
+    let words = Command::new("sh").args(["-c", &format!("printf '%s\\n' {pasted}")]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&words.stdout), format!("sh\n-c\n{script}\n"), "{hint}");
+    assert!(check_named(&doc, "command")["detail"].as_str().unwrap().contains(&format!("`sh -c '{script}'`")), "{doc}");
+    // Calls into the vsyscall page fail too; the hint says what such a
+    // caller is (no raw syscall() to look for), what to rebuild and the
+    // audit that names its function.
+    let (code, stdout, _) = run(&["--json", "check", "--", lp, "vsyscall", "0", "100"]);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("(clock_loop) [vsyscall] time ×100"), "{stdout}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let hint = check_named(&doc, "command_trace")["hint"].as_str().unwrap().to_string();
+    assert!(hint.starts_with("legacy code calling the fixed [vsyscall] address"), "{hint}");
+    assert!(hint.contains(&format!("rebuild `{lp}` against a current libc or runtime")), "{hint}");
+    let dir = Path::new(lp).parent().unwrap().display().to_string();
+    assert!(hint.ends_with(&format!("`vdsoctl check --image {dir}` names the function that calls it")), "{hint}");
+    assert!(!hint.contains("raw syscall"), "{hint}");
+    // CPU-time clocks are expected syscalls: still OK.
+    let (code, _, stderr) = run(&["check", "--", lp, "raw", "3", "1000"]);
+    assert_eq!(code, 0, "{stderr}");
+    // The command's own failure is the exit status, and is named.
+    let (code, stdout, _) = run(&["--json", "check", "--", "sh", "-c", "exit 7"]);
+    assert_eq!(code, 7);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(check_named(&doc, "command")["status"], "fail");
+    assert!(check_named(&doc, "command")["detail"].as_str().unwrap().contains("exited with status 7"));
+    let (code, stdout, _) = run(&["check", "--", "sh", "-c", "kill -9 $$"]);
+    assert_eq!(code, 128 + 9, "{stdout}");
+    assert!(stdout.contains("was killed by signal 9"), "{stdout}");
+    // A command that does not exist: could not start it, exit 3.
+    let (code, _, stderr) = run(&["check", "--", "/nonexistent/smoke"]);
+    assert_eq!(code, 3, "{stderr}");
+}
+
+/// `check -- CMD` judges its bypasses as `check -p` does (`model::observe`)
+/// and says one advice for both kinds: a tree with one process making raw
+/// CLOCK_TAI syscalls and another calling the [vsyscall] page fails naming
+/// each with its exact count, syscalls before [vsyscall] calls, and the hint
+/// leads to the sites and then says what a [vsyscall] caller is.
+#[test]
+fn command_with_raw_and_vsyscall_calls_gives_both_advices_in_one_hint() {
+    if !is_root() {
+        return skip("check -- CMD needs root (tracefs)");
+    }
+    let lp = build_c("clock_loop", false, &[]);
+    let lp = lp.to_str().unwrap();
+    let script = format!("{lp} vsyscall 0 70 > /dev/null; {lp} raw 11 30 > /dev/null; exit 0");
+    let (code, stdout, stderr) = run(&["--json", "check", "--", "sh", "-c", &script]);
+    assert_eq!(code, 1, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let t = check_named(&doc, "command_trace");
+    assert_eq!(t["status"], "fail", "{t}");
+    let detail = t["detail"].as_str().unwrap();
+    let raw = detail.find("(clock_loop) clock_gettime CLOCK_TAI ×30").unwrap_or_else(|| panic!("{detail}"));
+    let vsyscall = detail.find("(clock_loop) [vsyscall] time ×70").unwrap_or_else(|| panic!("{detail}"));
+    assert!(raw < vsyscall, "syscalls first, whatever the counts: {detail}");
+    assert!(detail.ends_with(" — the vDSO is bypassed"), "{detail}");
+    let hint = t["hint"].as_str().unwrap();
+    let sites = format!("`vdsoctl trace --sites -- sh -c '{script}'` names the code that makes them");
+    assert!(hint.starts_with(&sites), "{hint}");
+    assert_eq!(hint.matches("; the [vsyscall] calls are legacy code calling the fixed [vsyscall] address").count(), 1);
+    assert!(hint.contains("against a current libc or runtime; `vdsoctl check "), "{hint}");
+}

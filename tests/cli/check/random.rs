@@ -1,0 +1,185 @@
+//! `check` of random bytes (the vDSO getrandom of glibc 2.41) and time
+//! namespaces.
+
+use super::*;
+
+fn random_rows(doc: &serde_json::Value) -> Vec<&serde_json::Value> {
+    doc["checks"].as_array().unwrap().iter().filter(|c| c["name"].as_str().unwrap().starts_with("random")).collect()
+}
+
+#[test]
+fn image_random_bytes_warn_on_bookworm_not_on_trixie() {
+    let Some(trixie) = trixie_root() else { return };
+    // bookworm: this host's own glibc (2.36 on the Debian 12 builders).
+    let host = glibc_version();
+    let libs = ldd(&build_c("wait_ready", false, &[]));
+    let find = |name: &str| libs.iter().find(|p| p.file_name().is_some_and(|f| f == name)).cloned().unwrap();
+    let old = random_root(&find("libc.so.6"), &find("ld-linux-x86-64.so.2"));
+    let old_root = old.path().to_str().unwrap();
+    let (code, stdout, stderr) = run(&["--json", "check", "--image", old_root]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let host_241 = host.split('.').nth(1).and_then(|m| m.parse::<u32>().ok()).is_some_and(|m| m >= 41);
+    if host_241 {
+        skip(&format!("this host's glibc is {host}: it is no bookworm root"));
+    } else {
+        assert_eq!(code, 0, "{stdout}");
+        let rows = random_rows(&doc);
+        assert_eq!(rows.len(), 1, "one row for the image's libc: {rows:?}");
+        assert_eq!(rows[0]["name"], format!("random:glibc-{host}"));
+        assert_eq!(rows[0]["status"], "warn");
+        let detail = rows[0]["detail"].as_str().unwrap();
+        assert!(
+            detail.starts_with(&format!(
+                "random bytes take a syscall: glibc {host} makes getrandom() a syscall; glibc 2.41 reads it from the vDSO (/usr/lib/x86_64-linux-gnu/libc.so.6, loaded by 2 programs"
+            )),
+            "{detail}"
+        );
+        assert!(detail.ends_with("; raw getrandom syscalls in /usr/bin/getrandom_loop"), "{detail}");
+        // The binaries keep their clock verdicts: the raw getrandom is part of the row.
+        assert_eq!(binary(&doc, "/usr/bin/getrandom_loop")["status"], "ok");
+        assert_eq!(binary(&doc, "/usr/bin/getrandom_loop")["random"]["path"], "syscall");
+        let (_, table, _) = run(&["check", "--image", old_root]);
+        assert_eq!(table.matches("random bytes take a syscall").count(), 1, "{table}");
+    }
+
+    // trixie: glibc 2.41 reads getrandom from the vDSO: no such row; the
+    // program's own syscall(SYS_getrandom) bypasses it and fails.
+    let new = random_root(&trixie.join("libc.so.6"), &trixie.join("ld-linux-x86-64.so.2"));
+    let new_root = new.path().to_str().unwrap();
+    let (code, stdout, stderr) = run(&["--json", "check", "--image", new_root]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_eq!(code, 1, "{stdout}");
+    assert!(random_rows(&doc).is_empty(), "{}", doc["checks"]);
+    assert!(!stdout.contains("random bytes take a syscall"), "{stdout}");
+    let prog = binary(&doc, "/usr/bin/getrandom_loop");
+    assert_eq!(prog["status"], "fail", "{prog}");
+    assert_eq!(prog["runtime_version"], "2.41");
+    assert_eq!(prog["random"]["path"], "vdso");
+    let detail = prog["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("raw syscall(SYS_getrandom) bypasses the vDSO that glibc 2.41 uses: syscall() at 0x"),
+        "{detail}"
+    );
+    assert!(detail.contains(" in raw_random_bytes"), "{detail}");
+    assert_eq!(binary(&doc, "/usr/bin/wait_ready")["status"], "ok");
+}
+
+/// The kernel's vDSO serves getrandom (x86_64 from 6.11).
+fn kernel_has_vdso_getrandom() -> bool {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    vdsoctl::inspect::kernel::parse_version(release.trim()).is_some_and(|v| v >= (6, 11))
+}
+
+/// `getrandom_loop libc N pause` under trixie's glibc 2.41, once it printed "done".
+fn paused_241(trixie: &Path, n: &str) -> (std::process::Child, crate::cli::common::KillOnDrop) {
+    use std::io::BufRead;
+    let exe = build_c(
+        "getrandom_loop",
+        false,
+        &[
+            "-pthread",
+            &format!("-Wl,--dynamic-linker={}", trixie.join("ld-linux-x86-64.so.2").display()),
+            &format!("-Wl,-rpath={}", trixie.display()),
+        ],
+    );
+    let mut child =
+        Command::new(exe).args(["libc", n, "pause"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let guard = crate::cli::common::KillOnDrop::new(child.id() as i32);
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "done");
+    (child, guard)
+}
+
+#[test]
+fn check_p_random_bytes_of_a_glibc_241_process() {
+    let Some(trixie) = trixie_root() else { return };
+    if !kernel_has_vdso_getrandom() {
+        return skip("this kernel's vDSO has no getrandom (Linux 6.11)");
+    }
+    for (n, expect) in [("10", "state page at 0x"), ("0", "it has not called getrandom() yet")] {
+        let (mut child, _guard) = paused_241(&trixie, n);
+        let pid = child.id().to_string();
+        let (_, stdout, stderr) = run(&["--json", "check", "-p", &pid, "--trace", "0"]);
+        let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+        let row = check_named(&doc, "process_random");
+        assert_eq!(row["status"], "ok", "{row}");
+        let detail = row["detail"].as_str().unwrap();
+        assert!(detail.starts_with("glibc 2.41 ("), "{detail}");
+        assert!(detail.contains("reads getrandom() from the vDSO (__vdso_getrandom); "), "{detail}");
+        assert!(detail.contains(expect), "{detail}");
+        if n == "10" {
+            assert!(detail.ends_with(" (dp)"), "{detail}");
+        }
+        let symbols = check_named(&doc, "process_vdso_symbols")["detail"].as_str().unwrap().to_string();
+        assert!(symbols.contains("__vdso_getrandom"), "{symbols}");
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    // A bookworm process (this host's own glibc, before 2.41): the syscall.
+    if !glibc_version().starts_with("2.4") {
+        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+        let _guard = crate::cli::common::KillOnDrop::new(child.id() as i32);
+        let doc = run_json(&["check", "-p", &child.id().to_string(), "--trace", "0"]);
+        let row = check_named(&doc, "process_random");
+        assert_eq!(row["status"], "warn", "{row}");
+        assert!(row["detail"].as_str().unwrap().starts_with("random bytes take a syscall: glibc "), "{row}");
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+#[test]
+fn time_namespace_offsets_are_said_by_maps_and_check() {
+    if !is_root() {
+        return skip("unshare --time needs root");
+    }
+    let mut child = Command::new("unshare")
+        .args(["--time", "--monotonic", "1000", "--boottime", "2000", "--", "sleep", "30"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _guard = crate::cli::common::KillOnDrop::new(child.id() as i32);
+    // unshare forks for --time: the sleep is its child (or itself, exec'd).
+    let pid = (0..200)
+        .find_map(|_| {
+            let own = child.id();
+            let children = std::fs::read_to_string(format!("/proc/{own}/task/{own}/children")).unwrap_or_default();
+            let found = children.split_whitespace().next().map(str::to_string).or_else(|| {
+                let comm = std::fs::read_to_string(format!("/proc/{own}/comm")).unwrap_or_default();
+                (comm.trim() == "sleep").then(|| own.to_string())
+            });
+            if found.is_none() {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            found
+        })
+        .expect("the sleep under unshare --time");
+    let _sleep = crate::cli::common::KillOnDrop::new(pid.parse().unwrap());
+    let doc = run_json(&["maps", "-p", &pid]);
+    let ns = &doc["time_namespace"];
+    assert_eq!(ns["other"], true, "{ns}");
+    assert_eq!(
+        ns["offsets"],
+        serde_json::json!([
+            {"clock": "CLOCK_MONOTONIC", "seconds": 1000, "nanoseconds": 0},
+            {"clock": "CLOCK_BOOTTIME", "seconds": 2000, "nanoseconds": 0}
+        ])
+    );
+    let (code, table, _) = run(&["maps", "-p", &pid]);
+    assert_eq!(code, 0, "{table}");
+    assert!(table.contains("INFO: pid "), "{table}");
+    assert!(table.contains("CLOCK_MONOTONIC +1,000 s, CLOCK_BOOTTIME"), "{table}");
+    let doc = run_json_any(&["check", "-p", &pid, "--trace", "0"]);
+    let row = check_named(&doc, "process_time_namespace");
+    assert_eq!(row["status"], "ok", "{row}");
+    let detail = row["detail"].as_str().unwrap();
+    assert!(detail.contains("CLOCK_MONOTONIC +1,000 s, CLOCK_BOOTTIME +2,000 s"), "{detail}");
+    // vdsoctl's own: in its own namespace, nothing said.
+    let doc = run_json(&["maps"]);
+    assert_eq!(doc["time_namespace"]["other"], false);
+    assert!(!doc["findings"].to_string().contains("time namespace"));
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -1,0 +1,416 @@
+//! The JSON contract: every command's `--json` document deserializes into
+//! typed structs that refuse unknown keys (as ripgrep's `tests/json.rs`
+//! does), so a renamed, retyped or stray key fails here, not in a user's
+//! pipeline. The rule of DESIGN.md "Output" is checked on the way: one
+//! `process` {pid, comm} per per-process document, a clock named `CLOCK_*`
+//! or by its number, lowercase status words, addresses as "0x..." strings.
+
+use super::common::{
+    build_c, comm_of, copy_executable, host_machine, missing_trace_facility, missing_vsyscall_page, run, skip,
+    start_armed, KillOnDrop, Workload,
+};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use std::process::Command;
+
+mod bench;
+mod check;
+mod files;
+mod trace;
+
+/// Run `vdsoctl --json ARGS`, expect `code`, parse stdout strictly as `T`.
+fn doc<T: DeserializeOwned>(args: &[&str], codes: &[i32]) -> T {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = run(&all);
+    assert!(codes.contains(&code), "{args:?}: exit {code}\n{stdout}\n{stderr}");
+    match serde_json::from_str(&stdout) {
+        Ok(v) => v,
+        Err(e) => panic!("{args:?}: the document does not match the contract: {e}\n{stdout}"),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProcessRef {
+    pid: i32,
+    comm: String,
+}
+
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum Severity {
+    Info,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum Status {
+    Skip,
+    Info,
+    Ok,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Finding {
+    severity: Severity,
+    message: String,
+    hint: Option<String>,
+}
+
+/// A clock as every document names it.
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+enum Clock {
+    Number(i64),
+    Name(String),
+}
+
+impl Clock {
+    /// `CLOCK_*`, or the perf engine's `other`/`any` buckets.
+    fn assert_well_named(&self) {
+        if let Clock::Name(n) = self {
+            assert!(n.starts_with("CLOCK_") || n == "other" || n == "any", "clock named {n:?}");
+        }
+    }
+}
+
+/// An address: a `"0x..."` string.
+fn addr(s: &str) -> u64 {
+    let hex = s.strip_prefix("0x").unwrap_or_else(|| panic!("address {s:?} is not 0x-prefixed"));
+    u64::from_str_radix(hex, 16).unwrap()
+}
+
+// ---- check ----
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CheckDoc {
+    process: Option<ProcessRef>,
+    /// `-p`: the executable's facts.
+    binary: Option<BinaryFacts>,
+    pub(super) checks: Vec<Check>,
+    binaries: Option<Vec<Binary>>,
+    image: Option<ImageSummary>,
+    /// `--baseline`: what changed since it.
+    baseline: Option<BaselineDiff>,
+    command: Option<CommandRun>,
+    pub(super) status: Status,
+    strict: bool,
+    /// What the verdict could not see (absent when observed).
+    #[serde(default)]
+    pub(super) not_observed: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BaselineDiff {
+    file: String,
+    new: usize,
+    fixed: usize,
+    unchanged: usize,
+    added_ok: usize,
+    removed_ok: usize,
+    runtimes_was: Vec<String>,
+    runtimes_now: Vec<String>,
+    deltas: Vec<Delta>,
+}
+
+/// Parsed by the contract; its keys are read by cli::archive's baseline test.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Delta {
+    /// `new`, `fixed`, `unchanged`.
+    change: String,
+    /// `binary` or `finding`.
+    scope: String,
+    key: String,
+    was: Option<Status>,
+    now: Option<Status>,
+    detail: String,
+    rebuilt: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Check {
+    name: String,
+    status: Status,
+    detail: String,
+    hint: Option<String>,
+}
+
+/// A binary's facts as one typed object: `check -p`'s `binary`, and each
+/// `--image` row's beside its flat keys.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BinaryFacts {
+    class: String,
+    bits: u8,
+    machine: String,
+    arch: String,
+    endian: String,
+    linkage: String,
+    interpreter: Option<String>,
+    kind: String,
+    runtime: String,
+    runtime_version: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Binary {
+    path: String,
+    class: String,
+    bits: u8,
+    machine: String,
+    /// Debian's name: `amd64`, `arm64`, `armhf`, `ppc64el`...
+    arch: String,
+    /// `little` or `big`.
+    endian: String,
+    linkage: String,
+    interpreter: Option<String>,
+    kind: String,
+    runtime: String,
+    runtime_version: Option<String>,
+    binary: BinaryFacts,
+    status: Status,
+    detail: String,
+    hint: Option<String>,
+    random: RandomRoute,
+}
+
+/// What a binary's runtime does for random bytes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RandomRoute {
+    /// `glibc`, `musl`, `go`, or null.
+    runtime: Option<String>,
+    version: Option<String>,
+    /// `vdso`, `syscall`, `no_calls`, `not_on_arch`, `unknown`.
+    path: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ImageSummary {
+    root: String,
+    /// `directory`, `docker-archive`, `oci-archive`, `oci-layout`.
+    format: String,
+    layers: usize,
+    entries: u64,
+    skipped: Vec<String>,
+    unreadable: Vec<(String, String)>,
+    truncated: bool,
+    excluded: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommandRun {
+    argv: Vec<String>,
+    pid: i32,
+    exit_status: Option<ExitStatus>,
+    /// check's only: stopped at --timeout.
+    #[serde(default)]
+    timed_out: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+enum ExitStatus {
+    Code(i32),
+    Signal(i32),
+}
+
+/// The document's status is the worst of its checks (skip and info count as ok).
+fn assert_worst(c: &CheckDoc) {
+    let worst = c.checks.iter().map(|k| &k.status).max().unwrap_or(&Status::Ok);
+    assert_eq!(&c.status, worst.max(&Status::Ok), "{c:?}");
+    assert!(c.checks.iter().all(|k| !k.name.is_empty() && !k.detail.is_empty() && k.hint.as_deref() != Some("")));
+}
+
+// ---- trace ----
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Trace {
+    target: serde_json::Value,
+    engine: String,
+    engine_note: Option<String>,
+    duration_ns: u64,
+    counts: Vec<CountRow>,
+    vsyscall_emulations: Vec<VsyscallRow>,
+    unattributed: Vec<Unattributed>,
+    lost: u64,
+    /// getrandom start-up keys (one a process), summed.
+    startup_keys: u64,
+    unfollowed: u64,
+    exited: Vec<Exited>,
+    command: Option<CommandRun>,
+    interrupted: bool,
+    interval: Option<Interval>,
+    findings: Vec<Finding>,
+    stacks: Option<Vec<StackRow>>,
+    stacks_lost: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CountRow {
+    pid: i32,
+    tid: Option<i32>,
+    ppid: Option<i32>,
+    comm: Option<String>,
+    exe: Option<String>,
+    cmdline: Option<Vec<String>>,
+    cmdline_truncated: bool,
+    syscall: String,
+    abi: String,
+    clock: Option<Clock>,
+    /// getrandom's kind; `null` for the other syscalls.
+    random: Option<RandomKind>,
+    count: u64,
+    per_sec: f64,
+    expected: bool,
+    cgroup: Option<String>,
+    container: Option<Container>,
+    unit: Option<String>,
+    /// With `--sites` only.
+    sites: Option<Vec<SiteRow>>,
+    cost: Option<Cost>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum RandomKind {
+    ByVdso,
+    UnservedFlags,
+    StartupKey,
+    Served,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Container {
+    runtime: String,
+    id: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SiteRow {
+    count: u64,
+    per_sec: f64,
+    site: StackFrame,
+    caller: Option<StackFrame>,
+    class: String,
+    fallback: Option<String>,
+    clocksource: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Cost {
+    per_call_ns: f64,
+    cpu_ns: u64,
+    core_percent: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StackRow {
+    pid: i32,
+    comm: Option<String>,
+    count: u64,
+    frames: Vec<StackFrame>,
+    cut: Option<String>,
+}
+
+/// A frame as `--stacks` names it (the resolver's object, symbol, offset).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StackFrame {
+    address: String,
+    kind: String,
+    object: Option<String>,
+    symbol: Option<String>,
+    offset: String,
+    build_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VsyscallRow {
+    pid: i32,
+    comm: Option<String>,
+    exe: Option<String>,
+    cmdline: Option<Vec<String>>,
+    function: String,
+    count: u64,
+    per_sec: f64,
+    cost: Option<Cost>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Unattributed {
+    pid: i32,
+    comm: Option<String>,
+    count: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Exited {
+    pid: i32,
+    after_ns: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Interval {
+    start_ns: u64,
+    end_ns: u64,
+}
+
+/// The `unattributed` rows of a trace document, typed and checked: pid,
+/// comm and a count each. Their number, for a caller whose workload
+/// guarantees some (hostile.rs fills the rows).
+pub(super) fn unattributed_rows(doc: &serde_json::Value) -> usize {
+    let rows: Vec<Unattributed> = serde_json::from_value(doc["unattributed"].clone())
+        .unwrap_or_else(|e| panic!("unattributed does not match the contract: {e}\n{doc:#}"));
+    for u in &rows {
+        assert!(u.pid > 0 && u.count > 0 && u.comm.as_deref().is_some_and(|c| !c.is_empty()), "{u:?}");
+    }
+    rows.len()
+}
+
+/// A trace document, typed (no unknown key), and its rows' placement:
+/// a cgroup is a v2 path, a container a 64-hex id and a runtime, a unit a
+/// systemd unit name. The typed rows, for the caller's values.
+pub(super) fn placements(doc: &serde_json::Value) -> Vec<(Option<String>, Option<String>, Option<String>)> {
+    let t: Trace = serde_json::from_value(doc.clone())
+        .unwrap_or_else(|e| panic!("the document does not match the contract: {e}\n{doc:#}"));
+    for r in &t.counts {
+        assert!(r.cgroup.as_deref().is_none_or(|c| c.starts_with('/')), "{r:?}");
+        assert!(r.container.as_ref().is_none_or(|c| c.id.len() == 64 && !c.runtime.is_empty()), "{r:?}");
+        assert!(r.unit.as_deref().is_none_or(|u| u.contains('.')), "{r:?}");
+    }
+    let id = |r: &CountRow| r.container.as_ref().map(|c| c.id.clone());
+    t.counts.iter().map(|r| (r.cgroup.clone(), id(r), r.unit.clone())).collect()
+}
+
+/// A trace document's `interval`, typed: (start_ns, end_ns) from the
+/// trace's start; None for a summary.
+pub(super) fn interval_of(doc: &serde_json::Value) -> Option<(u64, u64)> {
+    let i: Option<Interval> = serde_json::from_value(doc["interval"].clone())
+        .unwrap_or_else(|e| panic!("interval does not match the contract: {e}\n{doc:#}"));
+    i.map(|i| (i.start_ns, i.end_ns))
+}
