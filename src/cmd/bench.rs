@@ -4,8 +4,10 @@
 
 use super::Outcome;
 use crate::error::Result;
+use crate::inspect::host::KernelFacts;
+use crate::measure::bench::run as measure;
 use crate::model::baseline::Baseline;
-use crate::model::bench::measure_report;
+use crate::model::bench::judge;
 use crate::model::bench_baseline::compare;
 use crate::render::{emit, Output};
 use crate::resolve::BenchJob;
@@ -18,7 +20,8 @@ pub fn run(req: &BenchJob, out: &Output) -> Result<Outcome> {
         Some(path) => Some(crate::cmd::baseline_file::read(path, &["bench"], writer)?),
         None => None,
     };
-    let (mut report, crossed) = measure_report(&req.measure)?;
+    let run = measure(&req.measure);
+    let (mut report, crossed) = judge(run, &KernelFacts::read());
     let now = Baseline::of_bench(&report);
     if let (Some(path), Some(old)) = (&req.baseline, &old) {
         report.baseline = Some(compare(&path.display().to_string(), &old.bench, &now.bench));

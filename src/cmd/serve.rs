@@ -24,10 +24,12 @@ mod http;
 use super::Outcome;
 use crate::arch::{self, VdsoFn};
 use crate::error::{Error, Result};
+use crate::inspect::host::{HostSnapshot, KernelFacts};
 use crate::inspect::{kernel, Process};
 use crate::measure::trace::{Clock, Tally};
 use crate::model::bench::BenchReport;
 use crate::model::check::{Check, CheckReport};
+use crate::model::host;
 use crate::model::observe::{Observation, Scope, Unseen};
 use crate::model::{vdso_serves_call, ClockRef};
 use crate::render::prom::{Kind, Prometheus};
@@ -248,6 +250,7 @@ impl Watch {
                             (&tally, at),
                             engine,
                             &crate::inspect::process::is_ours,
+                            &KernelFacts::read(),
                         );
                     }
                 }
@@ -268,8 +271,11 @@ fn audit_section(observed: &Observation, costs: &Mutex<Arc<Costs>>) -> String {
     let kernel_version = release.as_deref().and_then(kernel::parse_version);
     let mut text = String::new();
     let mut bench_rows = Vec::new();
-    match crate::model::host::host_checks(None) {
-        Ok((mut checks, bench)) => {
+    match Process::open(None).map(|me| HostSnapshot::read(&me)) {
+        Ok(snap) => {
+            let run = crate::measure::bench::run(&host::clock_request(None));
+            let (mut checks, bench) = host::host_checks(&snap, run, None);
+            let bench = Some(bench);
             checks.push(Check::observed("host_trace", observed, Scope::Host));
             bench_rows = served_rows(bench.as_ref(), kernel_version);
             *costs.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(syscall_costs(bench.as_ref()));

@@ -8,6 +8,7 @@
 
 use super::Outcome;
 use crate::error::Result;
+use crate::inspect::host::KernelFacts;
 use crate::measure::trace::session;
 pub use crate::model::trace::*;
 use crate::render::{any_fail, emit, emit_line, Output};
@@ -25,7 +26,7 @@ pub fn run(job: &TraceJob, out: &Output) -> Result<Outcome> {
     // stdout) stops neither the trace nor the command: said at the end.
     let mut late = Vec::new();
     let traced = session::collect(&job.session, &mut |s, w| {
-        let mut report = build(s, w, fail_over);
+        let mut report = build(s, w, fail_over, &KernelFacts::read());
         per_call.apply(&mut report);
         interval_failed |= any_fail(&report.findings);
         warned.apply(&mut report, fail_over);
@@ -34,7 +35,7 @@ pub fn run(job: &TraceJob, out: &Output) -> Result<Outcome> {
         }
         Ok(())
     })?;
-    let mut report = build(&traced.session, &traced.window(), fail_over);
+    let mut report = build(&traced.session, &traced.window(), fail_over, &KernelFacts::read());
     per_call.apply(&mut report);
     let crossed = interval_failed || any_fail(&report.findings);
     // The report first: a flame graph that cannot be written after the

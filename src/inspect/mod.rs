@@ -11,6 +11,7 @@ pub mod digest;
 pub mod elf;
 pub mod exe;
 pub mod file;
+pub mod host;
 pub mod identity;
 pub mod image;
 pub mod kernel;

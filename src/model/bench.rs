@@ -1,16 +1,14 @@
-//! The `bench` report and how it is measured and judged: shared by the
-//! `bench` command, `check`'s clock checks and `serve`'s cost gauges, so no
-//! command calls another. Timing loops and syscall counting are in
-//! `measure::bench`; the verdict rules in `model::policy`.
+//! The `bench` report and how a bench run is judged: shared by the `bench`
+//! command, `check`'s clock checks and `serve`'s cost gauges, so no command
+//! calls another. The run itself (timing loops, syscall counting, the
+//! `--verify` calls) is `measure::bench::run`'s; the verdict rules are
+//! `model::policy`'s. Nothing here reads or measures.
 
 use crate::arch::{self, VdsoFn};
-use crate::error::Result;
-use crate::inspect::kernel;
-use crate::measure::bench::vdso::OwnVdso;
+use crate::inspect::host::KernelFacts;
 /// The path a call takes (libc, vdso, syscall, vsyscall): measure's type, the report's key.
 pub use crate::measure::bench::Path;
-use crate::measure::bench::{self as m, BenchRequest, Callers, Check, Plan, Stats, SyscallCounter, Target};
-use crate::measure::sys::call::VsyscallPage;
+use crate::measure::bench::{self as m, BenchRequest, BenchRun, Check, Plan, Stats, Target, TargetRun};
 use crate::model::policy::Verdict;
 use crate::model::{policy, ClockRef, Finding, Status};
 use serde::Serialize;
@@ -63,161 +61,68 @@ pub struct BenchResult {
     pub error: Option<String>,
 }
 
-/// Measure, judge and verify what `req` asks (`bench`, `check`, `serve`).
-/// Returns the report and whether a threshold (`--max-ns`, `--verify`) was crossed.
-pub fn measure_report(req: &BenchRequest) -> Result<(BenchReport, bool)> {
-    let mut findings = Vec::new();
-    let callers = own_callers(req, &mut findings)?;
-    let counting = counting_works(&mut findings);
-    let basis = if counting { Basis::Counted } else { Basis::Timing };
-    let plan = if req.quick { Plan::QUICK } else { Plan::DEFAULT };
-    let mut measured = time_targets(&callers, req, basis, plan);
-    if counting {
-        count_syscalls(&callers, &mut measured, &mut findings);
-    }
-    let (results, mut crossed) = judge(measured, basis, req, &Context::here(), &mut findings);
+/// Judge a bench run (`measure::bench::run`) on a kernel: the report, and
+/// whether a threshold (`--max-ns`, `--verify`) was crossed.
+pub fn judge(run: BenchRun, kernel: &KernelFacts) -> (BenchReport, bool) {
+    let mut findings = run_findings(&run);
+    let basis = if run.counted() { Basis::Counted } else { Basis::Timing };
+    let cx = Context::of(kernel, run.libc.clone());
+    let req = &run.req;
+    let measured = run.targets.iter().map(Measured::of).collect();
+    let (results, mut crossed) = verdicts(measured, basis, req, &cx, &mut findings);
     if req.max_ns.is_some() && !req.paths.contains(&Path::Libc) {
         findings.push(Finding::new(Status::Warn, "--max-ns compares the libc path, which --paths left out", None));
     }
-    let verify = req.verify.then(|| {
-        let checks = m::verify(&callers, &req.clocks, &req.functions);
-        for c in checks.iter().filter(|c| !c.ok) {
-            crossed = true;
-            findings.push(Finding::new(Status::Fail, format!("verify: {} failed: {}", c.name, c.detail), None));
-        }
-        checks
-    });
+    for c in run.verify.iter().flatten().filter(|c| !c.ok) {
+        crossed = true;
+        findings.push(Finding::new(Status::Fail, format!("verify: {} failed: {}", c.name, c.detail), None));
+    }
     let paths = req.paths.iter().copied().filter(|p| results.iter().any(|r| r.path == *p)).collect();
-    Ok((BenchReport { results, findings, basis, verify, plan, paths, baseline: None }, crossed))
+    let report = BenchReport { results, findings, basis, verify: run.verify, plan: run.plan, paths, baseline: None };
+    (report, crossed)
 }
 
-/// vdsoctl's own callable paths: its vDSO's bound symbols and the vsyscall page.
-fn own_callers(req: &BenchRequest, findings: &mut Vec<Finding>) -> Result<Callers> {
-    let vdso = match OwnVdso::open() {
-        Ok(v) => Some(v),
-        Err(e) => {
-            findings.push(Finding::new(
-                Status::Fail,
-                format!("vdsoctl's own vDSO could not be used: {e}"),
-                Some("every clock read of this process is a syscall; check `vdso=` on the kernel command line".into()),
-            ));
-            None
-        }
-    };
-    if let Some(v) = &vdso {
-        for name in &v.wrong_version {
-            findings.push(Finding::new(
-                Status::Warn,
-                format!("the vDSO exports {name} with another version than the C library expects: it is not bound"),
-                None,
-            ));
-        }
+/// What the run says of vdsoctl's own paths and of counting, before any
+/// verdict: its vDSO unusable or a symbol not bound, no [vsyscall] page,
+/// syscalls not counted.
+fn run_findings(run: &BenchRun) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    if let Some(e) = &run.vdso_error {
+        findings.push(Finding::new(
+            Status::Fail,
+            format!("vdsoctl's own vDSO could not be used: {e}"),
+            Some("every clock read of this process is a syscall; check `vdso=` on the kernel command line".into()),
+        ));
     }
-    let vsyscall = VsyscallPage::own();
-    if req.paths.contains(&Path::Vsyscall) && vsyscall.is_none() && arch::HOST_MACHINE == arch::machine::X86_64 {
+    for name in &run.wrong_version {
+        findings.push(Finding::new(
+            Status::Warn,
+            format!("the vDSO exports {name} with another version than the C library expects: it is not bound"),
+            None,
+        ));
+    }
+    if run.req.paths.contains(&Path::Vsyscall) && !run.vsyscall_page && arch::HOST_MACHINE == arch::machine::X86_64 {
         findings.push(Finding::new(
             Status::Info,
             "no executable [vsyscall] page in this process (vsyscall=none): the vsyscall path is not measured",
             None,
         ));
     }
-    Ok(Callers::new(vdso, vsyscall))
+    if let Some(e) = &run.count_error {
+        findings.push(Finding::new(
+            Status::Warn,
+            format!("syscalls per call cannot be counted: {e}"),
+            Some("verdicts below are timing-based (a path costing half a raw syscall or more counts as entering the kernel)".into()),
+        ));
+    }
+    if let Some(e) = &run.recount_error {
+        findings.push(Finding::new(Status::Warn, format!("syscalls per call cannot be counted: {e}"), None));
+    }
+    findings
 }
 
-/// Whether syscalls can be counted here. An open syscall tracepoint counter
-/// puts every syscall of the system on the tracing slow path (~+100 ns
-/// here), so it is opened now only to learn whether counting works, closed
-/// for the timing, and opened again after.
-fn counting_works(findings: &mut Vec<Finding>) -> bool {
-    match SyscallCounter::open() {
-        Ok(_) => true,
-        Err(e) => {
-            findings.push(Finding::new(
-                Status::Warn,
-                format!("syscalls per call cannot be counted: {e}"),
-                Some("verdicts below are timing-based (a path costing half a raw syscall or more counts as entering the kernel)".into()),
-            ));
-            false
-        }
-    }
-}
-
-/// Time every selected function and clock on every path it has.
-fn time_targets(callers: &Callers, req: &BenchRequest, basis: Basis, plan: Plan) -> Vec<Measured> {
-    let mut targets = Vec::new();
-    for &function in &req.functions {
-        if function.takes_clock() {
-            targets.extend(req.clocks.iter().map(|&c| Target { function, clock: Some(c) }));
-        } else {
-            targets.push(Target { function, clock: None });
-        }
-    }
-
-    let mut measured = Vec::new();
-    for t in targets {
-        let mut rows: BTreeMap<Path, BenchResult> = BTreeMap::new();
-        let mut errno = None;
-        let mut answered = Vec::new();
-        let mut shown_paths = Vec::new();
-        let vdso_present = callers.available(t, Path::Vdso);
-        for path in Path::ALL {
-            let applicable = path != Path::Vsyscall || m::vsyscall_serves(t.function);
-            let shown =
-                req.paths.contains(&path) && applicable && (path != Path::Vsyscall || callers.vsyscall.is_some());
-            let probe = callers.call(t, path);
-            let error = match probe {
-                Some(Err(e)) => {
-                    errno = errno.or(Some(e));
-                    Some(m::errno_name(e))
-                }
-                _ => None,
-            };
-            let usable = matches!(probe, Some(Ok(_)));
-            if let Some(p) = probe {
-                answered.push((path, p.is_ok()));
-            }
-            let needed_for_timing = basis == Basis::Timing && path != Path::Vsyscall;
-            let stats = if usable && (shown || needed_for_timing) { m::measure(callers, t, path, plan) } else { None };
-            rows.insert(
-                path,
-                BenchResult {
-                    function: t.function,
-                    clock: t.clock.map(|c| ClockRef::Id(i64::from(c))),
-                    path,
-                    ns_per_call: stats.map(|s| round(s.median, 2)),
-                    syscalls_per_call: None,
-                    verdict: None,
-                    stats,
-                    error,
-                },
-            );
-            if shown {
-                shown_paths.push(path);
-            }
-        }
-        measured.push(Measured { t, rows, errno, answered, shown_paths, vdso_present });
-    }
-    measured
-}
-
-/// Count syscalls per call of every path that answered, timing done.
-fn count_syscalls(callers: &Callers, measured: &mut [Measured], findings: &mut Vec<Finding>) {
-    match SyscallCounter::open() {
-        Ok(mut c) => {
-            for mt in measured {
-                let t = mt.t;
-                for (path, r) in mt.rows.iter_mut().filter(|(_, r)| r.error.is_none()) {
-                    let n = r.stats.map_or(200, |s| s.batch).clamp(100, 2000);
-                    r.syscalls_per_call = m::syscalls_per_call(&mut c, callers, t, *path, n).map(|s| round(s, 4));
-                }
-            }
-        }
-        Err(e) => findings.push(Finding::new(Status::Warn, format!("syscalls per call cannot be counted: {e}"), None)),
-    }
-}
-
-/// What the verdicts depend on besides the measurements: read from this
-/// host by [`Context::here`], given by hand in tests.
+/// What the verdicts depend on besides the measurements: the kernel's
+/// facts and the C library the run went through (given by hand in tests).
 #[derive(Debug, Clone)]
 struct Context {
     kernel_version: Option<(u32, u32)>,
@@ -227,11 +132,11 @@ struct Context {
 }
 
 impl Context {
-    fn here() -> Context {
+    fn of(kernel: &KernelFacts, libc: (&'static str, Option<String>)) -> Context {
         Context {
-            kernel_version: kernel::release().as_deref().and_then(kernel::parse_version),
-            clocksource: kernel::clocksource().map(|c| c.current),
-            libc: crate::measure::sys::libc::own_libc(),
+            kernel_version: kernel.version(),
+            clocksource: kernel.clocksource.as_ref().map(|c| c.current.clone()),
+            libc,
         }
     }
 
@@ -242,7 +147,7 @@ impl Context {
 
 /// Verdicts and findings for what was measured: the rows shown, and
 /// whether `--max-ns` was crossed.
-fn judge(
+fn verdicts(
     measured: Vec<Measured>,
     basis: Basis,
     req: &BenchRequest,
@@ -457,6 +362,35 @@ struct Measured {
     vdso_present: bool,
 }
 
+impl Measured {
+    /// The rows of one measured function and clock, every path's, before
+    /// any verdict (ns to 0.01, syscalls per call to 0.0001).
+    fn of(run: &TargetRun) -> Measured {
+        let t = run.target;
+        let errno = run.paths.iter().find_map(|p| p.answer.and_then(Result::err));
+        let answered = run.paths.iter().filter_map(|p| Some((p.path, p.answer?.is_ok()))).collect();
+        let shown_paths = run.paths.iter().filter(|p| p.shown).map(|p| p.path).collect();
+        let rows = run
+            .paths
+            .iter()
+            .map(|p| {
+                let row = BenchResult {
+                    function: t.function,
+                    clock: t.clock.map(|c| ClockRef::Id(i64::from(c))),
+                    path: p.path,
+                    ns_per_call: p.stats.map(|s| round(s.median, 2)),
+                    syscalls_per_call: p.syscalls_per_call.map(|s| round(s, 4)),
+                    verdict: None,
+                    stats: p.stats,
+                    error: p.answer.and_then(Result::err).map(m::errno_name),
+                };
+                (p.path, row)
+            })
+            .collect();
+        Measured { t, rows, errno, answered, shown_paths, vdso_present: run.vdso_present }
+    }
+}
+
 fn label(t: Target) -> String {
     match t.clock {
         Some(c) => format!("{}({})", t.function.name(), arch::clock_name(i64::from(c))),
@@ -472,6 +406,7 @@ fn round(v: f64, digits: i32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::bench::PathRun;
 
     fn row(function: VdsoFn, path: Path, ns: f64, syscalls: f64) -> BenchResult {
         BenchResult {
@@ -514,6 +449,116 @@ mod tests {
         Context { kernel_version: Some(kernel), clocksource: None, libc: (libc, version.map(str::to_string)) }
     }
 
+    fn path_run(path: Path, answer: Option<Result<(), i32>>, ns: Option<f64>, syscalls: Option<f64>) -> PathRun {
+        let stats = ns.and_then(|ns| Stats::of(&[ns], 1000));
+        PathRun { path, answer, shown: path != Path::Vsyscall, stats, syscalls_per_call: syscalls }
+    }
+
+    fn run_of(function: VdsoFn, clock: i32, paths: Vec<PathRun>, count_error: Option<&str>) -> BenchRun {
+        BenchRun {
+            req: BenchRequest {
+                clocks: vec![clock],
+                functions: vec![function],
+                paths: vec![Path::Libc, Path::Vdso, Path::Syscall],
+                verify: false,
+                max_ns: None,
+                quick: true,
+            },
+            libc: ("glibc", Some("2.41".into())),
+            vdso_error: None,
+            wrong_version: vec!["__vdso_time"],
+            vsyscall_page: true,
+            count_error: count_error.map(str::to_string),
+            recount_error: None,
+            plan: Plan::QUICK,
+            targets: vec![TargetRun { target: Target { function, clock: Some(clock) }, vdso_present: true, paths }],
+            verify: None,
+        }
+    }
+
+    fn kernel_6_12() -> KernelFacts {
+        let clocksource = crate::inspect::kernel::Clocksource { current: "tsc".into(), available: vec!["tsc".into()] };
+        KernelFacts { release: Some("6.12.0".into()), clocksource: Some(clocksource), cmdline: None }
+    }
+
+    /// A run handed over as data, nothing read: a libc that makes the
+    /// syscall for CLOCK_MONOTONIC while the vDSO answers without one is a
+    /// bypass, said once as a FAIL after what the run said of the vDSO's
+    /// symbols; the rows are rounded, the unshown vsyscall path left out.
+    #[test]
+    fn a_counted_run_is_judged_from_its_data_alone() {
+        let paths = vec![
+            path_run(Path::Libc, Some(Ok(())), Some(301.234), Some(1.00004)),
+            path_run(Path::Vdso, Some(Ok(())), Some(19.996), Some(0.0)),
+            path_run(Path::Syscall, Some(Ok(())), Some(298.0), Some(1.0)),
+            path_run(Path::Vsyscall, None, None, None),
+        ];
+        let (report, crossed) = judge(run_of(VdsoFn::ClockGettime, 1, paths, None), &kernel_6_12());
+        assert!(!crossed, "no --max-ns, no --verify");
+        assert_eq!(report.basis, Basis::Counted);
+        assert_eq!(report.paths, vec![Path::Libc, Path::Vdso, Path::Syscall]);
+        let rows: Vec<_> = report.results.iter().map(|r| (r.path, r.ns_per_call, r.syscalls_per_call)).collect();
+        assert_eq!(
+            rows,
+            vec![
+                (Path::Libc, Some(301.23), Some(1.0)),
+                (Path::Vdso, Some(20.0), Some(0.0)),
+                (Path::Syscall, Some(298.0), Some(1.0))
+            ]
+        );
+        assert!(report.results.iter().all(|r| r.verdict == Some(Verdict::LibcBypass)), "{:?}", report.results);
+        let said: Vec<_> = report.findings.iter().map(|f| (f.severity, f.message.as_str())).collect();
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert_eq!(
+            said[0],
+            (
+                Status::Warn,
+                "the vDSO exports __vdso_time with another version than the C library expects: it is not bound"
+            )
+        );
+        assert_eq!(
+            said[1],
+            (
+                Status::Fail,
+                "clock_gettime(CLOCK_MONOTONIC): the C library's call makes syscalls where the direct vDSO call makes none — the vDSO is bypassed"
+            )
+        );
+    }
+
+    /// Syscalls not counted: the verdicts are timing-based and said so
+    /// first; a clock id the kernel rejects on every path is EINVAL on each
+    /// row, judged unsupported, and said once at the end.
+    #[test]
+    fn an_uncounted_run_with_a_rejected_clock_says_both() {
+        let einval = Some(Err(libc::EINVAL));
+        let paths = vec![
+            path_run(Path::Libc, einval, None, None),
+            path_run(Path::Vdso, einval, None, None),
+            path_run(Path::Syscall, einval, None, None),
+            path_run(Path::Vsyscall, None, None, None),
+        ];
+        let run = run_of(VdsoFn::ClockGettime, 10, paths, Some("perf_event_open: EACCES"));
+        let (report, crossed) = judge(run, &kernel_6_12());
+        assert!(!crossed);
+        assert_eq!(report.basis, Basis::Timing);
+        assert_eq!(report.results.len(), 3);
+        assert!(report.results.iter().all(|r| r.error.as_deref() == Some("EINVAL") && r.ns_per_call.is_none()));
+        assert!(report.results.iter().all(|r| r.verdict == Some(Verdict::Unsupported)), "{:?}", report.results);
+        let f = &report.findings;
+        assert_eq!(f.len(), 3, "{f:?}");
+        assert_eq!(
+            (f[0].severity, f[0].message.as_str()),
+            (
+                Status::Warn,
+                "the vDSO exports __vdso_time with another version than the C library expects: it is not bound"
+            )
+        );
+        assert_eq!(f[1].message, "syscalls per call cannot be counted: perf_event_open: EACCES");
+        assert!(f[1].hint.as_deref().is_some_and(|h| h.starts_with("verdicts below are timing-based")), "{f:?}");
+        assert_eq!(f[2].severity, Status::Info);
+        assert!(f[2].message.ends_with("here (EINVAL): this kernel has no such clock id"), "{f:?}");
+    }
+
     /// A kernel whose vDSO lacks getrandom (x86_64 before 6.11): the vdso
     /// path says not offered, no FAIL, the kernel that brings it is named.
     #[test]
@@ -522,7 +567,7 @@ mod tests {
             return;
         }
         let mut findings = Vec::new();
-        let (results, crossed) = judge(
+        let (results, crossed) = verdicts(
             vec![getrandom(false)],
             Basis::Counted,
             &request(),
@@ -548,7 +593,7 @@ mod tests {
             return;
         }
         let mut findings = Vec::new();
-        let (results, crossed) = judge(
+        let (results, crossed) = verdicts(
             vec![getrandom(true)],
             Basis::Counted,
             &request(),
@@ -571,12 +616,12 @@ mod tests {
         let mut fast = getrandom(true);
         fast.rows.get_mut(&Path::Libc).unwrap().syscalls_per_call = Some(0.0);
         let (results, crossed) =
-            judge(vec![fast], Basis::Counted, &request(), &cx((6, 18), "glibc", Some("2.41")), &mut findings);
+            verdicts(vec![fast], Basis::Counted, &request(), &cx((6, 18), "glibc", Some("2.41")), &mut findings);
         assert!(results.iter().all(|r| r.verdict == Some(Verdict::Fast)), "{results:?}");
         assert!(crossed, "libc 650 ns is over --max-ns 100: {findings:?}");
         // musl: no release reads it from the vDSO.
         let mut findings = Vec::new();
-        judge(vec![getrandom(true)], Basis::Counted, &request(), &cx((6, 18), "musl", None), &mut findings);
+        verdicts(vec![getrandom(true)], Basis::Counted, &request(), &cx((6, 18), "musl", None), &mut findings);
         assert!(findings[0].message.contains("no musl release reads getrandom from the vDSO"), "{findings:?}");
     }
 }

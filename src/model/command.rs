@@ -26,14 +26,11 @@ pub struct Run {
 
 /// The audit of a command run under trace: `command` (its exit),
 /// `command_trace` (its clock syscalls and [vsyscall] calls),
-/// `command_random` (its getrandom syscalls, each process's program known
-/// by `info_of` its command line) and, when the engine lost events,
-/// `command_trace_lost`.
-pub fn command_report(report: &TraceReport, run: Run, info_of: &dyn Fn(&[String]) -> Option<ExeInfo>) -> CheckReport {
-    let (argv, pid) = match &report.target {
-        Target::Command { argv, pid } => (argv.clone(), *pid),
-        _ => (Vec::new(), 0),
-    };
+/// `command_random` (its getrandom syscalls, each process's program read
+/// by the caller from its command line: [`Programs`]) and, when the engine
+/// lost events, `command_trace_lost`.
+pub fn command_report(report: &TraceReport, run: Run, programs: &Programs) -> CheckReport {
+    let (argv, pid) = command_of(report);
     let exit_status = report.command.as_ref().and_then(|c| c.exit_status);
     let limit = run.timeout.filter(|_| run.timed_out).map(duration_text);
     let mut checks = vec![command_check(&argv, exit_status, limit.as_deref())];
@@ -43,7 +40,7 @@ pub fn command_report(report: &TraceReport, run: Run, info_of: &dyn Fn(&[String]
         Observation::Unseen(_) => {}
     }
     let secs = duration_text(Duration::from_nanos(report.duration_ns));
-    checks.push(random_check(report, &argv, pid, &secs, info_of));
+    checks.push(random_check(report, &argv, pid, &secs, programs));
     // A loss, any engine's: no verdict calls the tree clean.
     let not_observed_in_full = (report.lost > 0).then(|| {
         let (what, fix) = super::trace::not_observed_in_full(report.engine, report.lost);
@@ -80,25 +77,46 @@ fn is_random(r: &CountRow) -> bool {
     r.func.kind() == FnKind::Random
 }
 
+/// The programs of a command's processes, by command line, as read by the
+/// caller (`inspect::exe::command_info`) for [`random_cmdlines`].
+pub type Programs = Vec<(Vec<String>, ExeInfo)>;
+
+/// The traced command's argv and pid (empty and 0 for another target).
+fn command_of(report: &TraceReport) -> (Vec<String>, i32) {
+    match &report.target {
+        Target::Command { argv, pid } => (argv.clone(), *pid),
+        _ => (Vec::new(), 0),
+    }
+}
+
+/// The command line of a served getrandom row: as first seen, or the
+/// command's own for its pid.
+fn row_cmdline<'a>(row: &'a CountRow, argv: &'a [String], pid: i32) -> Option<&'a [String]> {
+    row.cmdline.as_deref().or((row.pid == pid).then_some(argv))
+}
+
+/// The command lines whose programs [`command_report`] judges: one each,
+/// for the caller to read before judging.
+pub fn random_cmdlines(report: &TraceReport) -> Vec<Vec<String>> {
+    let (argv, pid) = command_of(report);
+    let mut lines: Vec<Vec<String>> = Vec::new();
+    for row in report.counts.iter().filter(|r| is_random(r) && !r.expected) {
+        if let Some(c) = row_cmdline(row, &argv, pid).filter(|c| !lines.iter().any(|l| l == c)) {
+            lines.push(c.to_vec());
+        }
+    }
+    lines
+}
+
 /// `command_random`: each process's served getrandom syscalls with the
-/// route of the program it ran — its command line as first seen, or the
-/// command's own for its pid — judged in `model::random`.
-fn random_check(
-    report: &TraceReport,
-    argv: &[String],
-    pid: i32,
-    secs: &str,
-    info_of: &dyn Fn(&[String]) -> Option<ExeInfo>,
-) -> Check {
+/// route of the program it ran, judged in `model::random`.
+fn random_check(report: &TraceReport, argv: &[String], pid: i32, secs: &str, programs: &Programs) -> Check {
+    let program = |c: &[String]| programs.iter().find(|(l, _)| l == c).map(|(_, info)| random::random_route(info));
     let served: Vec<ServedRandom> = report
         .counts
         .iter()
         .filter(|r| is_random(r) && !r.expected)
-        .map(|row| {
-            let cmdline = row.cmdline.as_deref().or((row.pid == pid).then_some(argv));
-            let route = cmdline.and_then(info_of).map(|info| random::random_route(&info));
-            ServedRandom { row, route }
-        })
+        .map(|row| ServedRandom { row, route: row_cmdline(row, argv, pid).and_then(program) })
         .collect();
     let expected: u64 = report.counts.iter().filter(|r| is_random(r) && r.expected).map(|r| r.count).sum();
     random::command_random_check(&served, expected, secs, &shell_words(argv))

@@ -1,8 +1,10 @@
-//! The host audit: what vdsoctl reads of its own process and of the kernel
-//! (clocksource, TSC, kernel version, vsyscall mode, libc), and the quick
-//! clock bench, judged. `check` and `serve` both run exactly this list.
+//! The host audit: what vdsoctl read of its own process and of the kernel
+//! (clocksource, TSC, kernel version, vsyscall mode, libc:
+//! `inspect::host::HostSnapshot`) and the quick clock bench it ran
+//! (`measure::bench::run` of [`clock_request`]), judged. `check` and
+//! `serve` both run exactly this list. Nothing here reads or measures.
 
-use super::bench::{Basis, BenchReport, BenchResult};
+use super::bench::{self, Basis, BenchReport, BenchResult};
 use super::binary::HostFacts;
 use super::check::Check;
 use super::image::{problems as image_problems, ImageProblem};
@@ -11,63 +13,60 @@ use super::policy::{self, SysinfoEhdr, VdsoMapping};
 use super::vsyscall::{vsyscall_mode, Vsyscall};
 use super::{ClockRef, Status};
 use crate::arch::{self, ClockClass, VdsoFn};
-use crate::error::Result;
-use crate::inspect::auxv::{self, AT_SYSINFO_EHDR};
+use crate::inspect::elf::Image;
+use crate::inspect::host::{HostSnapshot, KernelFacts, VdsoFacts};
 use crate::inspect::kernel::{self, Clocksource, VsyscallMode};
-use crate::inspect::Process;
-use crate::measure::bench::{BenchRequest, Path};
+use crate::measure::bench::{BenchRequest, BenchRun, Path};
 use crate::words::ns_text;
 
-/// The host audit: vdsoctl's own vDSO, the clocksource, TSC, kernel,
-/// vsyscall mode, libc, and the quick clock bench (its report is returned
-/// for the cost figures). `check` and `serve` both run exactly this list.
-pub fn host_checks(max_ns: Option<f64>) -> Result<(Vec<Check>, Option<BenchReport>)> {
-    let me = Process::open(None)?;
-    let mut checks = mapping_checks(&me, "");
-    checks.push(vdso_symbols_check(&me, "", cfg!(target_env = "musl")));
-    checks.push(clocksource_check(kernel::clocksource().as_ref()));
-    if arch::HOST_MACHINE == arch::machine::X86_64 {
-        checks.extend(tsc_checks(kernel::cpu_flags().as_deref(), &kernel::kmsg_clock_problems()));
+/// The host audit of what `snap` read and the quick clock bench `bench`
+/// ran (of [`clock_request`]`(max_ns)`): vdsoctl's own vDSO, the
+/// clocksource, TSC, kernel, vsyscall mode, libc, the clocks and getrandom
+/// (the bench's report is returned for the cost figures). `check` and
+/// `serve` both run exactly this list.
+pub fn host_checks(snap: &HostSnapshot, bench: BenchRun, max_ns: Option<f64>) -> (Vec<Check>, BenchReport) {
+    let mut checks = mapping_checks(&snap.own, "");
+    checks.push(vdso_symbols_check(&snap.own, "", cfg!(target_env = "musl")));
+    checks.push(clocksource_check(snap.kernel.clocksource.as_ref()));
+    if let Some(tsc) = &snap.tsc {
+        checks.extend(tsc_checks(tsc.flags.as_deref(), &tsc.kmsg));
     }
-    checks.push(kernel_version_check(&kernel::release().unwrap_or_default()));
-    checks.push(vsyscall_check(&host_vsyscall(&me)));
-    let (libc_name, libc_version) = crate::measure::sys::libc::own_libc();
+    checks.push(kernel_version_check(snap.kernel.release.as_deref().unwrap_or_default()));
+    checks.push(vsyscall_check(&host_vsyscall(&snap.own, snap.kernel.cmdline.as_deref())));
+    let (libc_name, libc_version) = bench.libc.clone();
     checks.push(libc_check(libc_name, libc_version.as_deref(), cfg!(target_feature = "crt-static")));
-    let (clocks, bench) = clock_checks(max_ns);
+    let (clocks, report) = clock_checks(bench, &snap.kernel, max_ns);
     checks.extend(clocks);
-    if let Some(report) = &bench {
-        checks.push(getrandom_check(report, libc_name, libc_version.as_deref()));
-    }
-    Ok((checks, bench))
+    let image = snap.own.image.as_ref().ok();
+    checks.push(getrandom_check(&report, image, libc_name, libc_version.as_deref()));
+    (checks, report)
 }
 
 /// The vDSO mapping and AT_SYSINFO_EHDR of a process, as checks.
-pub fn mapping_checks(process: &Process, who: &str) -> Vec<Check> {
+pub fn mapping_checks(process: &VdsoFacts, who: &str) -> Vec<Check> {
     let mut checks = Vec::new();
-    let maps = match process.maps() {
+    let maps = match &process.maps {
         Ok(m) => m,
         Err(e) => return vec![Check::new(format!("{who}vdso_mapped"), Status::Fail, e.to_string(), None)],
     };
     let vdso = maps.iter().find(|m| m.name() == "[vdso]");
     let vvar = maps.iter().find(|m| m.name() == "[vvar]");
-    let mapping = VdsoMapping::judge(process.pid(), vdso.map(|d| (d.start, d.size())), vvar.map(|v| v.start));
+    let mapping = VdsoMapping::judge(process.pid, vdso.map(|d| (d.start, d.size())), vvar.map(|v| v.start));
     checks.push(Check::of(format!("{who}vdso_mapped"), mapping.finding()));
-    let ehdr = process.auxv().ok().and_then(|(entries, _)| auxv::get(&entries, AT_SYSINFO_EHDR));
-    let verdict = SysinfoEhdr::judge(ehdr, vdso.map(|d| d.start));
+    let verdict = SysinfoEhdr::judge(process.sysinfo_ehdr, vdso.map(|d| d.start));
     checks.push(Check::of(format!("{who}auxv_sysinfo_ehdr"), verdict.finding()));
     checks
 }
 
 /// The vDSO image of a process exports what its C library binds.
 /// `musl`: the process uses musl, for which a missing DT_HASH is fatal.
-pub fn vdso_symbols_check(process: &Process, who: &str, musl: bool) -> Check {
+pub fn vdso_symbols_check(process: &VdsoFacts, who: &str, musl: bool) -> Check {
     let name = format!("{who}vdso_symbols");
-    let image = process.vdso_image();
-    let img = match image {
+    let img = match &process.image {
         Ok(img) => img,
         Err(e) => return Check::new(name, Status::Fail, format!("cannot read the vDSO image: {e}"), None),
     };
-    let judged = image_problems(&img);
+    let judged = image_problems(img);
     let hash = match (img.has_hash, img.has_gnu_hash) {
         (true, true) => "DT_HASH and DT_GNU_HASH",
         (true, false) => "DT_HASH",
@@ -203,11 +202,11 @@ pub fn kernel_version_check(release: &str) -> Check {
     }
 }
 
-/// The host's vsyscall mode, read from vdsoctl's own (64-bit) mapping and
-/// the kernel command line.
-pub fn host_vsyscall(me: &Process) -> Vsyscall {
-    let maps = me.maps().unwrap_or_default();
-    vsyscall_mode(&maps, kernel::cmdline().as_deref(), true).0
+/// The host's vsyscall mode, from vdsoctl's own (64-bit) mapping and the
+/// kernel command line.
+pub fn host_vsyscall(me: &VdsoFacts, cmdline: Option<&str>) -> Vsyscall {
+    let maps = me.maps.as_deref().unwrap_or_default();
+    vsyscall_mode(maps, cmdline, true).0
 }
 
 /// The vsyscall mode of the host.
@@ -252,36 +251,39 @@ pub fn libc_check(name: &str, version: Option<&str>, static_linked: bool) -> Che
 }
 
 impl HostFacts {
-    /// Read from vdsoctl's own process.
-    pub fn gather(me: &Process) -> HostFacts {
-        let vdso_has_hash = Process::own_vdso_image().map(|img| img.has_hash);
-        HostFacts { vdso_has_hash, vsyscall: host_vsyscall(me).mode }
+    /// From what was read of vdsoctl's own process and the kernel command line.
+    pub fn of(me: &VdsoFacts, cmdline: Option<&str>) -> HostFacts {
+        let vdso_has_hash = me.image.as_ref().ok().map(|img| img.has_hash);
+        HostFacts { vdso_has_hash, vsyscall: host_vsyscall(me, cmdline).mode }
     }
 }
 
-/// Per clock id (and gettimeofday/time), a quick bench through libc, the
-/// vDSO and the syscall, with syscalls/call counted: a clock that should be
-/// fast and is not fails, and so does one over `--max-ns` through libc.
-/// Returns the checks and the bench report (for the Prometheus costs).
-pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
-    let req = BenchRequest {
+/// What the host audit's quick bench measures: per clock id (and
+/// gettimeofday, time, getrandom), libc, the vDSO and the syscall.
+pub fn clock_request(max_ns: Option<f64>) -> BenchRequest {
+    BenchRequest {
         clocks: arch::CLOCKS.iter().map(|c| c.id).collect(),
         functions: vec![VdsoFn::ClockGettime, VdsoFn::Gettimeofday, VdsoFn::Time, VdsoFn::Getrandom],
         paths: vec![Path::Libc, Path::Vdso, Path::Syscall],
         verify: false,
         max_ns,
         quick: true,
-    };
-    let report = match crate::model::bench::measure_report(&req) {
-        Ok((r, _)) => r,
-        Err(e) => return (vec![Check::new("clocks", Status::Skip, format!("cannot bench: {e}"), None)], None),
-    };
+    }
+}
+
+/// Per clock id (and gettimeofday/time), the quick bench of
+/// [`clock_request`] judged, with syscalls/call counted: a clock that
+/// should be fast and is not fails, and so does one over `--max-ns`
+/// through libc. Returns the checks and the bench report (for the
+/// Prometheus costs).
+pub fn clock_checks(run: BenchRun, kernel: &KernelFacts, max_ns: Option<f64>) -> (Vec<Check>, BenchReport) {
+    let (report, _) = bench::judge(run, kernel);
     let basis = match report.basis {
         Basis::Counted => "counted",
         Basis::Timing => "timing-based: perf not permitted",
     };
-    let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
-    let clocksource = kernel::clocksource().map(|c| c.current);
+    let kernel_version = kernel.version();
+    let clocksource = kernel.clocksource.as_ref().map(|c| c.current.clone());
     let mut checks = Vec::new();
     let mut seen: Vec<(VdsoFn, Option<ClockRef>)> = Vec::new();
     // getrandom has its own row (`getrandom_check`), judged on the C library too.
@@ -317,16 +319,22 @@ pub fn clock_checks(max_ns: Option<f64>) -> (Vec<Check>, Option<BenchReport>) {
         let check = clock_check(name, &label, &detail, r.verdict, lost, over, vdso_ns);
         checks.push(check);
     }
-    (checks, Some(report))
+    (checks, report)
 }
 
 /// getrandom on this host: whether this kernel's vDSO offers it (and from
 /// which release on this architecture), whether the C library vdsoctl runs
 /// on reads it from there (`arch::route`), and what each path costs here,
 /// from the bench `report`. The verdict is `policy::getrandom_check`'s.
-pub fn getrandom_check(report: &BenchReport, libc_name: &str, libc_version: Option<&str>) -> Check {
+/// `image`: vdsoctl's own vDSO, when it could be read.
+pub fn getrandom_check(
+    report: &BenchReport,
+    image: Option<&Image>,
+    libc_name: &str,
+    libc_version: Option<&str>,
+) -> Check {
     let row = |p: Path| report.results.iter().find(|x| x.function == VdsoFn::Getrandom && x.path == p);
-    let exported = own_vdso_symbol(VdsoFn::Getrandom);
+    let exported = own_vdso_symbol(image, VdsoFn::Getrandom);
     let verdict = row(Path::Libc).and_then(|r| r.verdict);
     let offered = exported.is_some() && !matches!(verdict, Some(Verdict::NotOffered | Verdict::Missing));
     let from = arch::HOST_ABI
@@ -346,9 +354,9 @@ pub fn getrandom_check(report: &BenchReport, libc_name: &str, libc_version: Opti
     Check::new("getrandom", status, detail, hint.as_deref())
 }
 
-/// The name under which vdsoctl's own vDSO exports `f`, read from the image.
-fn own_vdso_symbol(f: VdsoFn) -> Option<&'static str> {
-    let img = Process::own_vdso_image()?;
+/// The name under which vdsoctl's own vDSO exports `f`, from its image.
+fn own_vdso_symbol(image: Option<&Image>, f: VdsoFn) -> Option<&'static str> {
+    let img = image?;
     let name = arch::vdso_symbol(img.machine, img.is_64, f)?;
     img.symbols.iter().any(|s| s.name == name).then_some(name)
 }

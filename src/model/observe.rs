@@ -260,12 +260,14 @@ impl Observation {
     }
 
     /// The observation between two snapshots of an engine that counts
-    /// every process (`serve`'s): `earlier` taken at `then`, `later` at `now`.
+    /// every process (`serve`'s): `earlier` taken at `then`, `later` at
+    /// `now`, on the `kernel` the caller read.
     pub fn between(
         earlier: (&Tally, Instant),
         later: (&Tally, Instant),
         engine: Kind,
         exclude: &dyn Fn(i32) -> bool,
+        kernel: &crate::inspect::host::KernelFacts,
     ) -> Observation {
         let delta = later.0.since(earlier.0);
         let session = Session {
@@ -286,7 +288,7 @@ impl Observation {
             bounds: None,
             seen: &Default::default(),
         };
-        Observation::of_report(&super::trace::build(&session, &window, None), exclude)
+        Observation::of_report(&super::trace::build(&session, &window, None, kernel), exclude)
     }
 
     /// What a verdict resting on this observation could not see, for its

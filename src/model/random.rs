@@ -17,8 +17,8 @@
 use super::check::Check;
 use super::Status;
 use crate::arch::{self, Runtime, VdsoFn};
+use crate::inspect::elf::Image;
 use crate::inspect::exe::{self, ExeInfo, LibcKind, Linkage, Site, Via};
-use crate::inspect::Process;
 use crate::words::thousands;
 use serde::Serialize;
 
@@ -297,16 +297,22 @@ pub struct ProcessRandom {
 }
 
 impl ProcessRandom {
-    /// Gathered from a process whose runtime is `info` (a dynamic
-    /// program's libc version filled in from the libc it mapped, at `libc_path`).
-    pub fn gather(process: &Process, info: &ExeInfo, libc_path: Option<String>) -> ProcessRandom {
+    /// What was read of a process whose runtime is `info` (a dynamic
+    /// program's libc version filled in from the libc it mapped, at
+    /// `libc_path`): its `[vdso]` `image` when readable, the `kernel`'s
+    /// version, its `dp` mappings (`state_pages`).
+    pub fn of(
+        info: &ExeInfo,
+        libc_path: Option<String>,
+        image: Option<&Image>,
+        kernel: Option<(u32, u32)>,
+        state_pages: Option<Vec<u64>>,
+    ) -> ProcessRandom {
         let symbol = arch::vdso_symbol(info.machine, info.is_64, VdsoFn::Getrandom);
-        let image = process.vdso_image();
         let vdso_offers = match (symbol, image) {
-            (Some(name), Ok(img)) => Some(img.symbols.iter().any(|s| s.name == name)),
+            (Some(name), Some(img)) => Some(img.symbols.iter().any(|s| s.name == name)),
             (None, _) => Some(false),
-            (Some(_), Err(_)) => {
-                let kernel = crate::inspect::kernel::release().and_then(|r| crate::inspect::kernel::parse_version(&r));
+            (Some(_), None) => {
                 arch::vdso_symbol_row(info.machine, info.is_64, VdsoFn::Getrandom).map(|s| s.in_kernel(kernel))
             }
         };
@@ -315,7 +321,7 @@ impl ProcessRandom {
             libc_path,
             vdso_offers,
             symbol,
-            state_pages: process.droppable_mappings().ok(),
+            state_pages,
             raw_sites: info
                 .sites
                 .iter()

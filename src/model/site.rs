@@ -67,12 +67,14 @@ pub struct Host {
 }
 
 impl Host {
-    /// This host's facts.
-    pub fn here() -> Host {
+    /// From what was read of this host's kernel.
+    pub fn of(k: &crate::inspect::host::KernelFacts) -> Host {
         use crate::inspect::kernel;
         Host {
-            kernel: kernel::release().and_then(|r| kernel::parse_version(&r)),
-            clocksource: kernel::clocksource()
+            kernel: k.version(),
+            clocksource: k
+                .clocksource
+                .as_ref()
                 .map(|c| (c.current.clone(), kernel::clocksource_has_vdso_mode(&c.current))),
         }
     }

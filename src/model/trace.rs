@@ -7,6 +7,7 @@ use super::lead::{Advice, VsyscallCaller};
 use super::policy;
 use super::{ClockRef, Finding, Status};
 use crate::arch::{self, Abi, VdsoFn};
+use crate::inspect::host::KernelFacts;
 use crate::measure::trace::session::{Session, Window};
 use crate::measure::trace::{Clock, Tally};
 use crate::progress::Kind;
@@ -162,14 +163,15 @@ pub struct ExitedRow {
 /// The report for one window of a session; a `-p` target that exited has
 /// its rate over the time it lived. A bypassed clock is a FAIL only over
 /// `fail_over` calls/s (`--fail-over`), else a WARN: a FAIL line means exit 1.
-pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>) -> TraceReport {
-    let kernel = crate::inspect::kernel::release().and_then(|r| crate::inspect::kernel::parse_version(&r));
+/// `facts`: the kernel it ran on, read by the caller.
+pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &KernelFacts) -> TraceReport {
+    let kernel = facts.version();
     let (tally, elapsed, start, exited) = (w.tally, w.elapsed, w.start, w.exited);
     let secs_of = |pid: i32| {
         let lived = exited.get(&pid).map_or(elapsed, |at| at.saturating_duration_since(start));
         lived.min(elapsed).as_secs_f64().max(1e-9)
     };
-    let host = session.sites.then(super::site::Host::here);
+    let host = session.sites.then(|| super::site::Host::of(facts));
     let sites = host.as_ref().map(|h| (h, w.seen));
     let (mut counts, mut vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of, sites);
     // A C library's start-up key (glibc's malloc makes one in every

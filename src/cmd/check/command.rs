@@ -2,9 +2,10 @@
 //! judge (`model::command`).
 
 use crate::error::Result;
+use crate::inspect::host::KernelFacts;
 use crate::measure::trace::session::{self, TraceRequest, TraceTarget};
 use crate::model::check::CheckReport;
-use crate::model::command::{command_report, Run};
+use crate::model::command::{command_report, random_cmdlines, Run};
 use crate::model::trace::TraceReport;
 use std::ffi::OsString;
 
@@ -22,13 +23,13 @@ fn trace_command(command: &[OsString], timeout: Option<std::time::Duration>) -> 
         },
         &mut |_, _| Ok(()),
     )?;
-    Ok((crate::model::trace::build(&traced.session, &traced.window(), None), traced.timed_out))
+    Ok((crate::model::trace::build(&traced.session, &traced.window(), None, &KernelFacts::read()), traced.timed_out))
 }
 
 /// Trace as `req` says (no intervals) and judge the whole window.
 pub(super) fn trace(req: &TraceRequest) -> Result<TraceReport> {
     let traced = session::collect(req, &mut |_, _| Ok(()))?;
-    Ok(crate::model::trace::build(&traced.session, &traced.window(), None))
+    Ok(crate::model::trace::build(&traced.session, &traced.window(), None, &KernelFacts::read()))
 }
 
 /// `check -- CMD ARGS`: the smoke command traced, then judged; each
@@ -39,5 +40,9 @@ pub(super) fn gather_command(
     strict: bool,
 ) -> Result<CheckReport> {
     let (report, timed_out) = trace_command(command, timeout)?;
-    Ok(command_report(&report, Run { timeout, timed_out, strict }, &crate::inspect::exe::command_info))
+    let programs = random_cmdlines(&report)
+        .into_iter()
+        .filter_map(|c| crate::inspect::exe::command_info(&c).map(|info| (c, info)))
+        .collect();
+    Ok(command_report(&report, Run { timeout, timed_out, strict }, &programs))
 }

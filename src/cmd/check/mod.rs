@@ -11,12 +11,13 @@ use super::Outcome;
 use crate::arch::{self, Abi};
 use crate::error::{Error, Result};
 use crate::inspect::exe::LibcKind;
+use crate::inspect::host::{HostSnapshot, VdsoFacts};
 use crate::inspect::Process;
 use crate::measure::trace::session::{TraceRequest, TraceTarget};
 use crate::model::bench::BenchReport;
 use crate::model::binary::{BinaryFacts, HostFacts, WarnKind};
 pub use crate::model::check::{BinaryRow, Check, CheckReport, CommandRun, ImageSummary};
-use crate::model::host::{host_checks, mapping_checks, vdso_symbols_check};
+use crate::model::host::{clock_request, host_checks, mapping_checks, vdso_symbols_check};
 use crate::model::observe::{self, Observation, Scope, Unseen};
 use crate::model::seccomp_profile::LiveFilters;
 use crate::model::timens::TimeNs;
@@ -58,18 +59,21 @@ pub fn observe(scope: Scope, window: Option<Duration>) -> Observation {
 type Audited = (Vec<Check>, Option<BenchReport>, Option<(Check, WarnKind)>, Option<BinaryFacts>);
 
 fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<Audited> {
-    let (mut checks, bench) = host_checks(max_ns)?;
+    let snap = HostSnapshot::read(me);
+    let (mut checks, bench) = host_checks(&snap, crate::measure::bench::run(&clock_request(max_ns)), max_ns);
+    let bench = Some(bench);
     let Some(target) = target else { return Ok((checks, bench, None, None)) };
-    let host = HostFacts::gather(me);
-    let ExeCheck { check: binary, warn_kind, emulator, facts, random } = process_exe_check(target, &host);
-    let mut mapped = mapping_checks(target, "process_");
+    let host = HostFacts::of(&snap.own, snap.kernel.cmdline.as_deref());
+    let vdso = VdsoFacts::read(target);
+    let ExeCheck { check: binary, warn_kind, emulator, facts, random } = process_exe_check(target, &vdso, &host);
+    let mut mapped = mapping_checks(&vdso, "process_");
     if let Some(tool) = &emulator {
         crate::model::host::run_by_emulator(&mut mapped, tool);
     }
     checks.extend(mapped);
     if emulator.is_none() {
         let musl = facts.as_ref().is_some_and(|f| f.runtime == LibcKind::Musl.name());
-        checks.push(vdso_symbols_check(target, "process_", musl));
+        checks.push(vdso_symbols_check(&vdso, "process_", musl));
     }
     checks.extend(random);
     if let Some((mode, count)) = target.seccomp() {

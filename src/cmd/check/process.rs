@@ -1,6 +1,7 @@
 //! `check -p`: what the target process's executable means for its clock reads.
 
 use crate::inspect::exe::{self, Launch};
+use crate::inspect::host::VdsoFacts;
 use crate::inspect::Process;
 use crate::model::binary::{process_binary, under_emulator, unreadable_exe, BinaryFacts, HostFacts, WarnKind};
 use crate::model::check::Check;
@@ -22,8 +23,9 @@ pub struct ExeCheck {
 
 /// What a target process's runtime means for its clock reads: the program
 /// ld.so runs rather than ld.so, the tool for a program under valgrind or
-/// qemu-user, Go by its buildinfo with or without cgo.
-pub fn process_exe_check(process: &Process, host: &HostFacts) -> ExeCheck {
+/// qemu-user, Go by its buildinfo with or without cgo. `vdso`: what was
+/// read of its vDSO (the image tells whether it offers getrandom).
+pub fn process_exe_check(process: &Process, vdso: &VdsoFacts, host: &HostFacts) -> ExeCheck {
     let rt = match exe::process_runtime(process) {
         Ok(r) => r,
         Err(e) => {
@@ -58,6 +60,9 @@ pub fn process_exe_check(process: &Process, host: &HostFacts) -> ExeCheck {
     };
     let (check, kind) = process_binary(&who, loader.as_deref(), info, host);
     let libc_path = rt.mapped_libc.as_ref().map(|(_, _, p)| p.display().to_string());
-    let random = process_random_check(&ProcessRandom::gather(process, info, libc_path));
+    let kernel = crate::inspect::kernel::release().and_then(|r| crate::inspect::kernel::parse_version(&r));
+    let random =
+        ProcessRandom::of(info, libc_path, vdso.image.as_ref().ok(), kernel, process.droppable_mappings().ok());
+    let random = process_random_check(&random);
     ExeCheck { check, warn_kind: kind, emulator: None, facts, random: Some(random) }
 }

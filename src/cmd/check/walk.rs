@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::inspect::exe::{ExeInfo, LibcKind, Linkage};
+use crate::inspect::host::VdsoFacts;
 use crate::inspect::kernel::VsyscallMode;
 use crate::inspect::{archive, image, Process};
 use crate::model::binary::{binary_verdict, BinaryFacts, HostFacts};
@@ -84,10 +85,12 @@ fn content_hashes(root: &std::path::Path, walked: &image::Walk) -> std::collecti
 /// own findings.
 fn host_context() -> Result<(HostFacts, Vec<Check>)> {
     match Process::open(None) {
-        Ok(me) => Ok((
-            HostFacts::gather(&me),
-            runner_context(vec![vdso_symbols_check(&me, "", false), vsyscall_check(&host_vsyscall(&me))]),
-        )),
+        Ok(me) => {
+            let (own, cmdline) = (VdsoFacts::read(&me), crate::inspect::kernel::cmdline());
+            let vsyscall = vsyscall_check(&host_vsyscall(&own, cmdline.as_deref()));
+            let host = HostFacts::of(&own, cmdline.as_deref());
+            Ok((host, runner_context(vec![vdso_symbols_check(&own, "", false), vsyscall])))
+        }
         Err(_) if !std::path::Path::new("/proc/self").exists() => {
             Ok((HostFacts { vdso_has_hash: None, vsyscall: VsyscallMode::Xonly }, no_proc_checks()))
         }

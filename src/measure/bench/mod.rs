@@ -1,12 +1,17 @@
 //! Timing loops, syscall counting and cross-path verification for
-//! `bench` (the verdicts on what they measure are `model::policy`'s). Each clock function is called through up to four paths — the C
-//! library, a direct call into the vDSO, the raw syscall and the x86_64
-//! vsyscall page — and each path gets a cost (median ns/call over timed
+//! `bench`: [`run`] measures a whole request into a [`BenchRun`]
+//! (`model::bench` judges it, with `model::policy`'s rules). Each clock
+//! function is called through up to four paths — the C library, a direct
+//! call into the vDSO, the raw syscall and the x86_64 vsyscall page — and
+//! each path gets a cost (median ns/call over timed
 //! batches, hyperfine-style statistics) and, when perf is available, a count
 //! of `raw_syscalls:sys_enter` events per call on vdsoctl's own thread, which
 //! is what proves "fast" rather than guessing it from the timing.
 
+mod run;
 pub mod vdso;
+
+pub use run::{run, BenchRun, PathRun, TargetRun};
 
 use crate::arch::{self, VdsoFn};
 use crate::error::{Error, Hint, Result};
