@@ -115,13 +115,22 @@ pub enum BinaryHint {
 }
 
 impl BinaryHint {
-    /// The hint for an image's file (`check -p PID`, a placeholder: no
-    /// process runs it).
-    pub fn text(self) -> &'static str {
+    /// The hint for an image's file at `path`: it names the file to run
+    /// (`check -p PID` stays a placeholder: no process runs it).
+    pub fn for_file(self, path: &str) -> String {
         match self {
-            BinaryHint::Text(t) => t,
-            BinaryHint::RunIt => "run it under `vdsoctl check -- PROG` (or `check -p PID` as root) to see",
+            BinaryHint::Text(t) => t.to_string(),
+            BinaryHint::RunIt => format!(
+                "run it under `vdsoctl check -- {}` (or `check -p PID` as root) to see",
+                crate::words::shell_words(&[path])
+            ),
         }
+    }
+
+    /// The hint's words without a file or process (the unit tests').
+    #[cfg(test)]
+    fn text(self) -> String {
+        self.for_file("PROG")
     }
 
     /// The hint for the file running as process `pid`: it names the pid.

@@ -132,7 +132,8 @@ pub struct BinaryRow {
     pub binary: BinaryFacts,
     pub status: Status,
     pub detail: String,
-    pub hint: Option<&'static str>,
+    /// Worded for this file (a command to run names it).
+    pub hint: Option<String>,
     /// What its runtime does for random bytes (JSON `random`).
     pub random: RandomRoute,
 }
@@ -147,7 +148,7 @@ impl Serialize for BinaryRow {
             binary: &'a BinaryFacts,
             status: Status,
             detail: &'a str,
-            hint: Option<&'static str>,
+            hint: Option<&'a str>,
             random: &'a RandomRoute,
         }
         Wire {
@@ -156,7 +157,7 @@ impl Serialize for BinaryRow {
             binary: &self.binary,
             status: self.status,
             detail: &self.detail,
-            hint: self.hint,
+            hint: self.hint.as_deref(),
             random: &self.random,
         }
         .serialize(s)

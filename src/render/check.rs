@@ -182,7 +182,7 @@ impl CheckReport {
                         name: b.path.clone(),
                         status: b.status,
                         detail: &b.detail,
-                        hint: b.hint,
+                        hint: b.hint.as_deref(),
                     })
                     .collect(),
             ));
@@ -273,10 +273,8 @@ impl CheckReport {
         }
         let mut s = if t.is_empty() { String::new() } else { format!("{t}\n") };
         for b in binaries.iter().filter(|b| b.status >= Status::Warn) {
-            if let Some(h) = b.hint {
-                // The hint names the file, not a placeholder.
-                let h = h.replace("-- PROG", &format!("-- {}", b.path));
-                s += &out.prose(&format!("{} {}: ", status_label(out, b.status), out.text(&b.path)), &out.text(&h));
+            if let Some(h) = &b.hint {
+                s += &out.prose(&format!("{} {}: ", status_label(out, b.status), out.text(&b.path)), &out.text(h));
             }
         }
         if let Some(img) = &self.image {

@@ -129,7 +129,7 @@ fn binary_rows(walked: &image::Walk, host: &HostFacts) -> (Vec<BinaryRow>, Vec<C
         .iter()
         .map(|(path, info)| {
             let (status, detail, hint, _) = binary_verdict(info, host);
-            let hint = hint.map(crate::model::binary::BinaryHint::text);
+            let hint = hint.map(|h| h.for_file(path));
             BinaryRow {
                 path: path.clone(),
                 binary: BinaryFacts::of(info),

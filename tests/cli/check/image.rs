@@ -561,3 +561,23 @@ fn foreign_roots_judged_for_their_architecture() {
         assert_eq!((libc["kind"].as_str(), libc["status"].as_str()), (Some("library"), Some("ok")), "{libc}");
     }
 }
+
+/// A static program with no C library its audit recognises WARNs, and its
+/// hint names the file to run, shell-quoted to paste, the same in the JSON
+/// and the table (the table used to substitute it into a placeholder, so
+/// the JSON said `-- PROG` and a path with a space came out unquoted).
+#[test]
+fn an_unrecognised_static_runtime_is_hinted_by_its_own_path() {
+    let bare = build_c("bare_static", false, &["-static", "-nostdlib"]);
+    let root = tempfile::tempdir().unwrap();
+    install(root.path(), &bare, "opt/my tools/bare");
+    let root = root.path().to_str().unwrap();
+    let doc = run_json_any(&["check", "--image", root]);
+    let b = binary(&doc, "/opt/my tools/bare");
+    assert_eq!((b["status"].as_str(), b["linkage"].as_str()), (Some("warn"), Some("static")), "{b}");
+    let hint = "run it under `vdsoctl check -- '/opt/my tools/bare'` (or `check -p PID` as root) to see";
+    assert_eq!(b["hint"], hint, "{b}");
+    let (code, stdout, stderr) = run(&["--color", "never", "check", "--image", root]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.lines().any(|l| l == format!("WARN /opt/my tools/bare: {hint}")), "{stdout}");
+}
