@@ -216,3 +216,37 @@ fn runnable_blocks_are_found() {
     assert_eq!(documented_status("vdsoctl trace -- sh -c 'true; exit 3'"), 0);
     assert_eq!(documented_status("vdsoctl trace -- sh -c 'exit 3'   # the command's status: exit 3"), 3);
 }
+
+/// A table row's check name: a line that starts unindented with a name and
+/// then a status word (`host_trace  OK  observed …`).
+fn row_name(line: &str) -> Option<&str> {
+    let mut words = line.split_whitespace();
+    let name = words.next().filter(|_| !line.starts_with(' '))?;
+    words.next().filter(|s| ["OK", "WARN", "FAIL", "INFO", "SKIP"].contains(s)).map(|_| name)
+}
+
+/// The README's `vdsoctl check` sample is what `check` prints here: the
+/// same header, every row it shows (it cuts others with `…`) named in the
+/// same order, and a verdict line last. Its details and statuses are one
+/// host's, so they are not compared.
+#[test]
+fn readme_check_sample_is_real_output() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let sample: Vec<&str> =
+        readme.lines().skip_while(|l| *l != "$ vdsoctl check").skip(1).take_while(|l| !l.starts_with("```")).collect();
+    assert!(sample.len() > 3, "README.md shows `$ vdsoctl check` and its output");
+    let _lock = super::common::system_wide_lock();
+    let out = Command::new(vdsoctl_path()).args(["--color", "never", "check"]).env("COLUMNS", "100").output().unwrap();
+    let real = String::from_utf8(out.stdout).unwrap();
+    let real: Vec<&str> = real.lines().collect();
+    let words = |l: &str| l.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(words(sample[0]), words(real[0]), "the header:\n{}", real.join("\n"));
+    let names = |ls: &[&str]| ls.iter().filter_map(|l| row_name(l).map(str::to_string)).collect::<Vec<_>>();
+    let (shown, all) = (names(&sample), names(&real));
+    let mut at = all.iter();
+    for name in &shown {
+        assert!(at.any(|n| n == name), "README's row {name} is not in `check`'s rows, in order: {all:?}");
+    }
+    assert!(sample.last().unwrap().starts_with("verdict: ") && real.last().unwrap().starts_with("verdict: "));
+}
