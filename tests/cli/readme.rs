@@ -221,7 +221,7 @@ fn runnable_blocks_are_found() {
 /// then a status word (`host_trace  OK  observed …`).
 fn row_name(line: &str) -> Option<&str> {
     let mut words = line.split_whitespace();
-    let name = words.next().filter(|_| !line.starts_with(' '))?;
+    let name = words.next().filter(|n| !line.starts_with(' ') && !n.ends_with(':'))?;
     words.next().filter(|s| ["OK", "WARN", "FAIL", "INFO", "SKIP"].contains(s)).map(|_| name)
 }
 
