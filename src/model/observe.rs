@@ -283,6 +283,7 @@ impl Observation {
             tally: &delta,
             elapsed: later.1.saturating_duration_since(earlier.1),
             start: earlier.1,
+            wall_start: None,
             exited: &BTreeMap::new(),
             interrupted: false,
             bounds: None,

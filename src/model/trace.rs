@@ -216,7 +216,6 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
     if session.sites {
         findings.extend(super::site::findings(&counts, tally.sites_lost, session.engine));
     }
-    let wall_start = std::time::SystemTime::now().checked_sub(start.elapsed()).unwrap_or(std::time::UNIX_EPOCH);
     TraceReport {
         target: session.target.clone(),
         engine: session.engine,
@@ -237,7 +236,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
         findings,
         stacks: session.stacks.then(|| super::stacks::rows(tally, w.seen)),
         stacks_lost: session.stacks.then_some(tally.stacks_lost),
-        wall_start: Some(wall_start),
+        wall_start: w.wall_start,
     }
 }
 

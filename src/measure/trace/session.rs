@@ -24,7 +24,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::os::fd::AsFd;
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Default `-d` for `-p` and `-a`.
 const DEFAULT: Duration = Duration::from_secs(5);
@@ -87,6 +87,8 @@ pub struct Window<'a> {
     pub elapsed: Duration,
     /// When counting started.
     pub start: Instant,
+    /// The wall clock then (interval headers show it); `None`: not read.
+    pub wall_start: Option<SystemTime>,
     /// `-p` targets that exited, and when.
     pub exited: &'a BTreeMap<i32, Instant>,
     /// Ended early by SIGINT or SIGTERM.
@@ -104,6 +106,8 @@ pub struct Traced {
     pub tally: Tally,
     pub elapsed: Duration,
     pub start: Instant,
+    /// The wall clock when counting started.
+    pub wall_start: SystemTime,
     pub exited: BTreeMap<i32, Instant>,
     pub interrupted: bool,
     /// `-- CMD` was stopped at its time limit.
@@ -118,6 +122,7 @@ impl Traced {
             tally: &self.tally,
             elapsed: self.elapsed,
             start: self.start,
+            wall_start: Some(self.wall_start),
             exited: &self.exited,
             interrupted: self.interrupted,
             bounds: None,
@@ -205,6 +210,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     catch_signals(tx.clone())?;
     let (mut counting, engine_note, armed) = open_and_arm(req, command.as_ref(), &processes, duration, &tx)?;
     let Armed { target, child, child_fd, tree, start } = armed;
+    let wall_start = SystemTime::now().checked_sub(start.elapsed()).unwrap_or(SystemTime::UNIX_EPOCH);
     drop(tx);
     let mut session = Session {
         target,
@@ -220,6 +226,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         _ => 0,
     };
     let mut w = Waiting::new(req, child, child_fd, start, duration, targets);
+    w.wall_start = wall_start;
     // The command's executable names its addresses after it exited.
     if let Some(c) = command.as_ref().filter(|_| req.plan.sites || req.plan.stacks) {
         w.sightings.add_file(std::path::Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(
@@ -267,7 +274,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     }
     let Waiting { exited, interrupted, timed_out, sightings: seen, .. } = w;
     let elapsed = end.saturating_duration_since(start);
-    Ok(Traced { session, tally, elapsed, start, exited, interrupted, timed_out, seen })
+    Ok(Traced { session, tally, elapsed, start, wall_start, exited, interrupted, timed_out, seen })
 }
 
 /// What ends the wait: `Some(Some(at))`, everything traced ended at `at`;
@@ -280,6 +287,7 @@ struct Waiting<'r> {
     child: Option<i32>,
     child_fd: Option<std::os::fd::OwnedFd>,
     start: Instant,
+    wall_start: SystemTime,
     deadline: Option<Instant>,
     next_interval: Option<Instant>,
     last: (Tally, Instant),
@@ -321,6 +329,7 @@ impl<'r> Waiting<'r> {
             child,
             child_fd,
             start,
+            wall_start: SystemTime::UNIX_EPOCH,
             deadline: duration.map(|d| start + d),
             next_interval: req.interval.map(|i| start + i),
             last: (Tally::default(), start),
@@ -473,6 +482,7 @@ impl<'r> Waiting<'r> {
             tally: &delta,
             elapsed: due - self.last.1,
             start: self.start,
+            wall_start: Some(self.wall_start),
             exited: &BTreeMap::new(),
             interrupted: false,
             bounds: Some((self.last.1 - self.start, due - self.start)),
