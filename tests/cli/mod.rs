@@ -23,6 +23,7 @@ mod matrix;
 mod profile;
 mod races;
 mod readme;
+mod regress;
 mod seccomp;
 mod serve;
 mod sites;

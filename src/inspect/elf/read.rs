@@ -43,11 +43,16 @@ impl Source for std::fs::File {
     fn size(&self) -> u64 {
         self.metadata().map_or(0, |m| m.len())
     }
-    /// `pread` until `len` bytes or the end of the file. The buffer grows
+    /// `pread` until `len` bytes or the end of the file (an offset past
+    /// `i64::MAX` is past it: nothing, as a slice gives). The buffer grows
     /// a [`READ_STEP`] at a time as bytes arrive, so a length the file cannot
     /// hold is never allocated, without asking the file's size each read.
     fn read_at(&self, off: u64, len: usize) -> io::Result<Vec<u8>> {
         use std::os::unix::fs::FileExt;
+        // pread refuses a read that ends past i64::MAX (EINVAL): no file
+        // has bytes there, so that is its end, as for bytes in memory.
+        let room = (i64::MAX as u64).saturating_sub(off);
+        let len = len.min(usize::try_from(room).unwrap_or(usize::MAX));
         let mut buf = Vec::new();
         let mut done = 0;
         while done < len {
