@@ -308,7 +308,7 @@ pub struct CheckArgs {
 
     /// The host's observation fails when one process bypasses the vDSO more than RATE times a
     /// second, and warns below (default 100, so a rare raw call does not fail a fleet; 0 fails any).
-    #[arg(long, value_name = "RATE", value_parser = rate_arg, conflicts_with_all = ["pid", "image", "command"])]
+    #[arg(long, value_name = "RATE", value_parser = rate_arg, conflicts_with_all = ["pid", "image", "command", "seccomp_profile"])]
     pub fail_over: Option<f64>,
 
     /// Show only the rows that are not OK, and the verdict (tables; JSON keeps every row).

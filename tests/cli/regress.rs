@@ -66,3 +66,39 @@ fn hostile_headers_to_dump_are_one_line_refusals() {
         assert!(stderr.starts_with(&format!("vdsoctl: {} is malformed: ", path.display())), "{name}: {stderr}");
     }
 }
+
+/// `check --baseline FILE -- CMD` reads FILE before the command runs: a
+/// missing or malformed baseline is refused (exit 3, one line) and the
+/// command never starts (it used to run to its end first).
+#[test]
+fn a_bad_baseline_is_refused_before_the_command_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"format\": \"not a baseline\"}\n").unwrap();
+    let missing = dir.path().join("missing.json");
+    let script = format!("touch '{}'", marker.display());
+    for baseline in [&bad, &missing] {
+        let (code, stdout, stderr) =
+            run(&["check", "--baseline", baseline.to_str().unwrap(), "--", "sh", "-c", &script]);
+        assert_eq!((code, stdout.as_str()), (3, ""), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(baseline.to_str().unwrap()), "{stderr}");
+        assert!(!marker.exists(), "the command ran before the baseline was read: {stderr}");
+    }
+}
+
+/// `--fail-over` means nothing to a seccomp profile's audit: refused with
+/// it (exit 2), as with -p, --image and -- CMD, never silently ignored.
+#[test]
+fn fail_over_with_a_seccomp_profile_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("p.json");
+    std::fs::write(&profile, "{\"defaultAction\": \"SCMP_ACT_ALLOW\"}\n").unwrap();
+    let profile = profile.to_str().unwrap();
+    let (code, _, stderr) = run(&["check", "--seccomp-profile", profile, "--fail-over", "5"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("'--fail-over <RATE>'") && stderr.contains("'--seccomp-profile <FILE>'"), "{stderr}");
+    let (code, _, stderr) = run(&["check", "--seccomp-profile", profile]);
+    assert_eq!(code, 0, "{stderr}");
+}

@@ -8,14 +8,19 @@ use crate::model::check::CheckReport;
 use crate::resolve::{BaselineFiles, CheckRequest};
 use std::io::Read;
 
-/// Read the baseline to compare with before writing the new one: the same
-/// FILE may be given to both (compare, then update).
-pub(super) fn apply(files: &BaselineFiles, report: &mut CheckReport) -> Result<()> {
+/// The baseline `--baseline FILE` names, read (and a bad one refused)
+/// before the audit or the command runs: a bad FILE costs nothing.
+pub(super) fn read_old(files: &BaselineFiles) -> Result<Option<Baseline>> {
+    let writer = "vdsoctl check --image ... --save-baseline FILE";
+    files.compare.as_ref().map(|path| crate::cmd::baseline_file::read(path, &["image", "command"], writer)).transpose()
+}
+
+/// Compare with `old` (read first, so the same FILE may be given to both:
+/// compare, then update), then write the new one.
+pub(super) fn apply(files: &BaselineFiles, old: Option<&Baseline>, report: &mut CheckReport) -> Result<()> {
     let now = Baseline::of(report, &report.hashes);
-    if let Some(path) = &files.compare {
-        let writer = "vdsoctl check --image ... --save-baseline FILE";
-        let old = crate::cmd::baseline_file::read(path, &["image", "command"], writer)?;
-        report.baseline = Some(compare(&path.display().to_string(), &old, &now));
+    if let (Some(path), Some(old)) = (&files.compare, old) {
+        report.baseline = Some(compare(&path.display().to_string(), old, &now));
     }
     if let Some(path) = &files.save {
         crate::cmd::baseline_file::write(path, &now)?;

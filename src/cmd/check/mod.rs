@@ -185,10 +185,11 @@ pub fn gather(req: &CheckRequest, out: &Output) -> Result<CheckReport> {
 
 /// `vdsoctl check`.
 pub fn run(req: &CheckRequest, out: &Output) -> Result<Outcome> {
+    let old = req.baseline().map(baseline::read_old).transpose()?.flatten();
     let mut report = gather(req, out)?;
     report.quiet = req.quiet;
     if let Some(files) = req.baseline() {
-        baseline::apply(files, &mut report)?;
+        baseline::apply(files, old.as_ref(), &mut report)?;
     }
     // A report stdout refuses (a full disk), or an export that cannot be
     // written, keeps the command's status and the verdict's.
