@@ -105,41 +105,28 @@ pub enum WarnKind {
     Unproven,
 }
 
-/// A binary's hint, from [`binary_verdict`]: its words, or the one that
-/// names a process (`check -p PID`) when there is one.
+/// A binary's hint, from [`binary_verdict`]: what would help, as data;
+/// worded in render/hint.rs, for an image's file or a running process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BinaryHint {
-    Text(&'static str),
+    /// It may call the [vsyscall] page as a fallback: a smoke test shows it.
+    SmokeTest,
+    /// It calls the fixed [vsyscall] page: rebuild it.
+    RebuildVsyscall,
+    /// Raw clock syscalls in its code: read clocks through the C library.
+    ClocksThroughLibc,
+    /// Raw getrandom syscalls where its runtime reads the vDSO.
+    RandomThroughLibc,
+    /// Its code could not be decoded: a partial copy.
+    Damaged,
+    /// Its code disagrees with its headers: altered after linking.
+    Altered,
+    /// A static glibc too old for the vDSO.
+    RebuildStaticGlibc,
+    /// musl needs DT_HASH, which this kernel's vDSO lacks.
+    MuslNeedsDtHash,
     /// Nothing in its code proves its path: run it and see.
     RunIt,
-}
-
-impl BinaryHint {
-    /// The hint for an image's file at `path`: it names the file to run
-    /// (`check -p PID` stays a placeholder: no process runs it).
-    pub fn for_file(self, path: &str) -> String {
-        match self {
-            BinaryHint::Text(t) => t.to_string(),
-            BinaryHint::RunIt => format!(
-                "run it under `vdsoctl check -- {}` (or `check -p PID` as root) to see",
-                crate::words::shell_words(&[path])
-            ),
-        }
-    }
-
-    /// The hint's words without a file or process (the unit tests').
-    #[cfg(test)]
-    fn text(self) -> String {
-        self.for_file("PROG")
-    }
-
-    /// The hint for the file running as process `pid`: it names the pid.
-    pub fn for_process(self, pid: i32) -> String {
-        match self {
-            BinaryHint::Text(t) => t.to_string(),
-            BinaryHint::RunIt => format!("run it under `vdsoctl check -- PROG` (or `check -p {pid}` as root) to see"),
-        }
-    }
 }
 
 /// `check -p`'s `process_binary` row when the executable cannot be read:
@@ -282,13 +269,11 @@ fn vsyscall_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
             // has a vsyscall getcpu for kernels without sched_getcpu): a
             // warning; whether it runs is what `check -- CMD` shows.
             p.list.push((Status::Warn, format!("{sites}, likely a fallback path: if taken, {what}")));
-            p.hint = Some(BinaryHint::Text(
-                "`vdsoctl check -- <smoke test>` shows whether the fallback runs ([vsyscall] rows)",
-            ));
+            p.hint = Some(BinaryHint::SmokeTest);
             p.kind = WarnKind::Unproven;
         } else {
             p.list.push((Status::Fail, format!("{sites}: {what}")));
-            p.hint = Some(BinaryHint::Text("rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses — in your own code, the call through 0xffffffffff600000… named above is what to remove"));
+            p.hint = Some(BinaryHint::RebuildVsyscall);
         }
     }
 }
@@ -305,7 +290,7 @@ fn site_problems(info: &ExeInfo, p: &mut Problems) {
     if let Some((status, text, hint)) = super::random::raw_site_problem(info, &random) {
         p.list.push((status, text));
         if status > Status::Ok {
-            p.hint = p.hint.or(hint.map(BinaryHint::Text));
+            p.hint = p.hint.or(hint);
         }
     }
     let (bypass, cputime): (Vec<&exe::Site>, Vec<&exe::Site>) = clocks.into_iter().partition(|s| {
@@ -324,7 +309,7 @@ fn site_problems(info: &ExeInfo, p: &mut Problems) {
                 if rest > 0 { format!(" and {rest} more") } else { String::new() }
             ),
         ));
-        p.hint = p.hint.or(Some(BinaryHint::Text("read clocks through the C library's clock_gettime()/gettimeofday() (the vDSO), not syscall() or an inline syscall")));
+        p.hint = p.hint.or(Some(BinaryHint::ClocksThroughLibc));
         p.kind = WarnKind::Unproven;
     }
     if !cputime.is_empty() {
@@ -350,9 +335,7 @@ fn code_problems(info: &ExeInfo, p: &mut Problems) {
                 t.size, t.described
             ),
         ));
-        p.hint = p.hint.or(Some(BinaryHint::Text(
-            "the file is damaged (a partial copy or download): restore it from its package or build",
-        )));
+        p.hint = p.hint.or(Some(BinaryHint::Damaged));
     } else if !info.code_scanned {
         p.list.push((Status::Warn, "no executable code could be read: call sites not looked for".into()));
     }
@@ -372,9 +355,7 @@ fn code_problems(info: &ExeInfo, p: &mut Problems) {
                 Status::Warn,
                 "its section headers cannot be read (corrupt): its code was decoded from its executable segments only, its own symbols unread".into(),
             ));
-            p.hint = p.hint.or(Some(BinaryHint::Text(
-                "the file is damaged or was altered after linking: restore it from its package or build",
-            )));
+            p.hint = p.hint.or(Some(BinaryHint::Altered));
         }
     }
 }
@@ -406,7 +387,7 @@ fn runtime_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
                     Status::Fail,
                     "static glibc without a vDSO lookup (glibc < 2.31 never used the vDSO in static binaries, sourceware bug 19767): every clock_gettime and gettimeofday is a syscall".into(),
                 ));
-                p.hint = p.hint.or(Some(BinaryHint::Text("rebuild against glibc ≥ 2.31, or link dynamically")));
+                p.hint = p.hint.or(Some(BinaryHint::RebuildStaticGlibc));
             }
         }
         LibcKind::Musl => match host.vdso_has_hash {
@@ -415,7 +396,7 @@ fn runtime_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
                     Status::Fail,
                     format!("{runtime}: musl looks vDSO symbols up through DT_HASH only and this kernel's vDSO has only DT_GNU_HASH: every clock read is a syscall"),
                 ));
-                p.hint = p.hint.or(Some(BinaryHint::Text("use a kernel whose vDSO keeps DT_HASH, or a glibc-based image")));
+                p.hint = p.hint.or(Some(BinaryHint::MuslNeedsDtHash));
             }
             Some(true) => {
                 p.list.push((Status::Ok, format!("{runtime}: expected to look the vDSO up (DT_HASH present here)")))
@@ -546,7 +527,7 @@ mod tests {
         let (st, detail, hint, _) = binary_verdict(&old, &GOOD);
         assert_eq!(st, Status::Fail);
         assert!(detail.contains("glibc < 2.31") && detail.contains("bug 19767"), "{detail}");
-        assert!(hint.unwrap().text().contains("2.31"));
+        assert_eq!(hint, Some(BinaryHint::RebuildStaticGlibc));
         old.vdso_lookup = true;
         assert_eq!(binary_verdict(&old, &GOOD).0, Status::Ok);
 
@@ -600,7 +581,7 @@ mod tests {
         assert_eq!(st, Status::Warn, "{detail}");
         assert!(detail.starts_with("truncated: the file has 5000 of the 16264 bytes its headers describe"), "{detail}");
         assert!(!detail.contains("section headers cannot be read"), "said once: {detail}");
-        assert!(hint.unwrap().text().contains("damaged"));
+        assert_eq!(hint, Some(BinaryHint::Damaged));
         cut.truncated = None;
         assert_eq!(binary_verdict(&cut, &GOOD).0, Status::Warn);
         cut.layout = exe::Layout::NoSections;

@@ -159,7 +159,10 @@ impl RandomRoute {
 /// The raw getrandom sites of a binary, and what its runtime would have
 /// done: FAIL where it reads the vDSO (the raw call bypasses it); none
 /// where it makes the syscall anyway (the image's random row says so).
-pub fn raw_site_problem(info: &ExeInfo, sites: &[&Site]) -> Option<(Status, String, Option<&'static str>)> {
+pub fn raw_site_problem(
+    info: &ExeInfo,
+    sites: &[&Site],
+) -> Option<(Status, String, Option<super::binary::BinaryHint>)> {
     if sites.is_empty() {
         return None;
     }
@@ -183,7 +186,7 @@ pub fn raw_site_problem(info: &ExeInfo, sites: &[&Site]) -> Option<(Status, Stri
         RandomPath::Vdso => Some((
             Status::Fail,
             format!("{raw} bypasses the vDSO that {runtime} uses: {}{more}", listed.join(", ")),
-            Some("call getrandom() (or arc4random()) of the C library, not syscall(SYS_getrandom): it reads the vDSO"),
+            Some(super::binary::BinaryHint::RandomThroughLibc),
         )),
         // The runtime makes the syscall too: the image's random row (and
         // `check -p`'s) says so, once.

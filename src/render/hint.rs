@@ -196,3 +196,60 @@ impl fmt::Display for crate::model::site::Fix {
         }
     }
 }
+
+/// A binary's hint, worded: for an image's file at `path` (a command to
+/// run names it, shell-quoted) or for the file running as process `pid`.
+impl crate::model::binary::BinaryHint {
+    /// The hint for an image's file at `path` (`check -p PID` stays a
+    /// placeholder: no process runs it).
+    pub fn for_file(self, path: &str) -> String {
+        match self {
+            Self::RunIt => format!(
+                "run it under `vdsoctl check -- {}` (or `check -p PID` as root) to see",
+                crate::words::shell_words(&[path])
+            ),
+            other => other.words().to_string(),
+        }
+    }
+
+    /// The hint for the file running as process `pid`: it names the pid.
+    pub fn for_process(self, pid: i32) -> String {
+        match self {
+            Self::RunIt => format!("run it under `vdsoctl check -- PROG` (or `check -p {pid}` as root) to see"),
+            other => other.words().to_string(),
+        }
+    }
+
+    /// The words of a hint that names no file or process.
+    fn words(self) -> &'static str {
+        use crate::model::binary::BinaryHint as B;
+        match self {
+            B::SmokeTest => "`vdsoctl check -- <smoke test>` shows whether the fallback runs ([vsyscall] rows)",
+            B::RebuildVsyscall => "rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses — in your own code, the call through 0xffffffffff600000… named above is what to remove",
+            B::ClocksThroughLibc => "read clocks through the C library's clock_gettime()/gettimeofday() (the vDSO), not syscall() or an inline syscall",
+            B::RandomThroughLibc => "call getrandom() (or arc4random()) of the C library, not syscall(SYS_getrandom): it reads the vDSO",
+            B::Damaged => "the file is damaged (a partial copy or download): restore it from its package or build",
+            B::Altered => "the file is damaged or was altered after linking: restore it from its package or build",
+            B::RebuildStaticGlibc => "rebuild against glibc ≥ 2.31, or link dynamically",
+            B::MuslNeedsDtHash => "use a kernel whose vDSO keeps DT_HASH, or a glibc-based image",
+            B::RunIt => "run it under `vdsoctl check -- PROG` (or `check -p PID` as root) to see",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::binary::BinaryHint;
+
+    #[test]
+    fn a_binary_hint_names_the_file_or_the_process_it_is_for() {
+        let file = BinaryHint::RunIt.for_file("/opt/my tools/bare");
+        assert_eq!(file, "run it under `vdsoctl check -- '/opt/my tools/bare'` (or `check -p PID` as root) to see");
+        assert!(BinaryHint::RunIt.for_process(42).contains("(or `check -p 42` as root)"));
+        // The others name neither, so both forms say the same words.
+        for h in [BinaryHint::Damaged, BinaryHint::RebuildStaticGlibc, BinaryHint::ClocksThroughLibc] {
+            assert_eq!(h.for_file("/x"), h.for_process(1));
+        }
+        assert_eq!(BinaryHint::RebuildStaticGlibc.for_file("/x"), "rebuild against glibc ≥ 2.31, or link dynamically");
+    }
+}
