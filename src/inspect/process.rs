@@ -549,6 +549,18 @@ pub fn own_pid_namespace() -> Option<PidNamespace> {
     Some(PidNamespace { dev: major << 20 | minor, ino: m.ino() })
 }
 
+/// vdsoctl's own executable as (device, inode), so an image walk can
+/// leave vdsoctl itself out; `None` when /proc/self/exe cannot be read.
+pub fn own_exe_identity() -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/exe").ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Whether /proc is mounted here (a bare `docker build` step may lack it).
+pub fn proc_mounted() -> bool {
+    std::path::Path::new("/proc/self").exists()
+}
+
 /// vdsoctl's own effective capabilities (`CapEff` in /proc/self/status),
 /// to name the one a refused operation lacks.
 pub fn own_capabilities() -> Option<u64> {

@@ -23,8 +23,7 @@ pub(super) fn gather_image(
 ) -> Result<CheckReport> {
     let mut progress = crate::render::check::ScanProgress::new(out);
     let mut tick = |e: u64, n: usize, t: std::time::Duration| progress.tick(e, n, t);
-    use std::os::unix::fs::MetadataExt;
-    let own = std::fs::metadata("/proc/self/exe").ok().map(|m| (m.dev(), m.ino()));
+    let own = crate::inspect::process::own_exe_identity();
     let opened = archive::open(root)?;
     let walked = image::walk(&opened.root, own, Some(&mut tick));
     progress.done();
@@ -91,7 +90,7 @@ fn host_context() -> Result<(HostFacts, Vec<Check>)> {
             let host = HostFacts::of(&own, cmdline.as_deref());
             Ok((host, runner_context(vec![vdso_symbols_check(&own, "", false), vsyscall])))
         }
-        Err(_) if !std::path::Path::new("/proc/self").exists() => {
+        Err(_) if !crate::inspect::process::proc_mounted() => {
             Ok((HostFacts { vdso_has_hash: None, vsyscall: VsyscallMode::Xonly }, no_proc_checks()))
         }
         Err(e) => Err(e),
