@@ -203,27 +203,21 @@ impl crate::model::binary::BinaryHint {
     /// The hint for an image's file at `path` (`check -p PID` stays a
     /// placeholder: no process runs it).
     pub fn for_file(self, path: &str) -> String {
-        match self {
-            Self::RunIt => format!(
-                "run it under `vdsoctl check -- {}` (or `check -p PID` as root) to see",
-                crate::words::shell_words(&[path])
-            ),
-            other => other.words().to_string(),
-        }
+        let run = || format!("`vdsoctl check -- {}` (or `check -p PID` as root)", crate::words::shell_words(&[path]));
+        self.words().map_or_else(|| format!("run it under {} to see", run()), str::to_string)
     }
 
     /// The hint for the file running as process `pid`: it names the pid.
     pub fn for_process(self, pid: i32) -> String {
-        match self {
-            Self::RunIt => format!("run it under `vdsoctl check -- PROG` (or `check -p {pid}` as root) to see"),
-            other => other.words().to_string(),
-        }
+        let run = || format!("`vdsoctl check -- PROG` (or `check -p {pid}` as root)");
+        self.words().map_or_else(|| format!("run it under {} to see", run()), str::to_string)
     }
 
-    /// The words of a hint that names no file or process.
-    fn words(self) -> &'static str {
+    /// The words of a hint that names no file or process (`None`: `RunIt`,
+    /// which names one).
+    fn words(self) -> Option<&'static str> {
         use crate::model::binary::BinaryHint as B;
-        match self {
+        Some(match self {
             B::SmokeTest => "`vdsoctl check -- <smoke test>` shows whether the fallback runs ([vsyscall] rows)",
             B::RebuildVsyscall => "rebuild it against a current libc or runtime: only very old static binaries (old glibc, early Go) call the fixed addresses — in your own code, the call through 0xffffffffff600000… named above is what to remove",
             B::ClocksThroughLibc => "read clocks through the C library's clock_gettime()/gettimeofday() (the vDSO), not syscall() or an inline syscall",
@@ -232,8 +226,8 @@ impl crate::model::binary::BinaryHint {
             B::Altered => "the file is damaged or was altered after linking: restore it from its package or build",
             B::RebuildStaticGlibc => "rebuild against glibc ≥ 2.31, or link dynamically",
             B::MuslNeedsDtHash => "use a kernel whose vDSO keeps DT_HASH, or a glibc-based image",
-            B::RunIt => "run it under `vdsoctl check -- PROG` (or `check -p PID` as root) to see",
-        }
+            B::RunIt => return None,
+        })
     }
 }
 
