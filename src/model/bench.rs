@@ -9,6 +9,7 @@ use crate::inspect::host::KernelFacts;
 /// The path a call takes (libc, vdso, syscall, vsyscall): measure's type, the report's key.
 pub use crate::measure::bench::Path;
 use crate::measure::bench::{self as m, BenchRequest, BenchRun, Check, Plan, Stats, Target, TargetRun};
+use crate::model::kind::Kind;
 use crate::model::policy::Verdict;
 use crate::model::{policy, ClockRef, Finding, Status};
 use serde::Serialize;
@@ -71,11 +72,21 @@ pub fn judge(run: BenchRun, kernel: &KernelFacts) -> (BenchReport, bool) {
     let measured = run.targets.iter().map(Measured::of).collect();
     let (results, mut crossed) = verdicts(measured, basis, req, &cx, &mut findings);
     if req.max_ns.is_some() && !req.paths.contains(&Path::Libc) {
-        findings.push(Finding::new(Status::Warn, "--max-ns compares the libc path, which --paths left out", None));
+        findings.push(Finding::new(
+            Kind::Note,
+            Status::Warn,
+            "--max-ns compares the libc path, which --paths left out",
+            None,
+        ));
     }
     for c in run.verify.iter().flatten().filter(|c| !c.ok) {
         crossed = true;
-        findings.push(Finding::new(Status::Fail, format!("verify: {} failed: {}", c.name, c.detail), None));
+        findings.push(Finding::new(
+            Kind::VerifyFailed,
+            Status::Fail,
+            format!("verify: {} failed: {}", c.name, c.detail),
+            None,
+        ));
     }
     let paths = req.paths.iter().copied().filter(|p| results.iter().any(|r| r.path == *p)).collect();
     let report = BenchReport { results, findings, basis, verify: run.verify, plan: run.plan, paths, baseline: None };
@@ -89,6 +100,7 @@ fn run_findings(run: &BenchRun) -> Vec<Finding> {
     let mut findings = Vec::new();
     if let Some(e) = &run.vdso_error {
         findings.push(Finding::new(
+            Kind::VdsoUnreadable,
             Status::Fail,
             format!("vdsoctl's own vDSO could not be used: {e}"),
             Some("every clock read of this process is a syscall; check `vdso=` on the kernel command line".into()),
@@ -96,6 +108,7 @@ fn run_findings(run: &BenchRun) -> Vec<Finding> {
     }
     for name in &run.wrong_version {
         findings.push(Finding::new(
+            Kind::VdsoExportsBroken,
             Status::Warn,
             format!("the vDSO exports {name} with another version than the C library expects: it is not bound"),
             None,
@@ -103,20 +116,26 @@ fn run_findings(run: &BenchRun) -> Vec<Finding> {
     }
     if run.req.paths.contains(&Path::Vsyscall) && !run.vsyscall_page && arch::HOST_MACHINE == arch::machine::X86_64 {
         findings.push(Finding::new(
+            Kind::Note,
             Status::Info,
             "no executable [vsyscall] page in this process (vsyscall=none): the vsyscall path is not measured",
             None,
         ));
     }
     if let Some(e) = &run.count_error {
-        findings.push(Finding::new(
+        findings.push(Finding::new(Kind::CountsUnavailable,
             Status::Warn,
             format!("syscalls per call cannot be counted: {e}"),
             Some("verdicts below are timing-based (a path costing half a raw syscall or more counts as entering the kernel)".into()),
         ));
     }
     if let Some(e) = &run.recount_error {
-        findings.push(Finding::new(Status::Warn, format!("syscalls per call cannot be counted: {e}"), None));
+        findings.push(Finding::new(
+            Kind::CountsUnavailable,
+            Status::Warn,
+            format!("syscalls per call cannot be counted: {e}"),
+            None,
+        ));
     }
     findings
 }
@@ -186,7 +205,9 @@ fn verdicts(
         match verdict {
             Some(v @ (Verdict::LibcBypass | Verdict::KernelFallback | Verdict::Missing)) => {
                 match policy::lost_fast_path(v, &label, t.function, t.clock, kernel_version, clocksource.as_deref()) {
-                    Some((message, hint)) => findings.push(Finding::new(Status::Fail, message, Some(hint))),
+                    Some((message, hint)) => {
+                        findings.push(Finding::new(Kind::ClockLostFastPath, Status::Fail, message, Some(hint)))
+                    }
                     None if v == Verdict::KernelFallback => fallback_expected.push(label.clone()),
                     None => {}
                 }
@@ -202,7 +223,16 @@ fn verdicts(
                 let ns = |p: Path| rows.get(&p).and_then(|r| r.ns_per_call);
                 let costs = policy::cost_pair(ns(Path::Libc), ns(Path::Vdso));
                 if let Some((message, hint)) = policy::libc_syscall_words(t.function, route, &costs) {
-                    findings.push(Finding::new(Status::Warn, format!("{label}: {message}"), Some(hint)));
+                    findings.push(Finding::new(
+                        if t.function.kind() == arch::FnKind::Random {
+                            Kind::RandomSyscallOldLibc
+                        } else {
+                            Kind::ClockLostFastPath
+                        },
+                        Status::Warn,
+                        format!("{label}: {message}"),
+                        Some(hint),
+                    ));
                 }
             }
             Some(Verdict::Fast) | None => {}
@@ -233,7 +263,7 @@ fn verdicts(
 fn too_new_finding(label: &str, since: (u32, u32), kernel: Option<(u32, u32)>) -> Finding {
     let arch = arch::HOST_ABI.map_or("this", arch::Abi::name);
     let this = kernel.map_or_else(|| "this kernel".into(), |(a, b)| format!("kernel {a}.{b}"));
-    Finding::new(
+    Finding::new(Kind::RandomNotOffered,
         Status::Info,
         format!(
             "{label}: not offered by {this}'s vDSO (the {arch} vDSO has it from {}.{}) — every call is a syscall, whatever the C library",
@@ -250,6 +280,7 @@ fn disagreement(label: &str, answered: &[(Path, bool)], errno: Option<i32>) -> O
     }
     let side = |ok: bool| answered.iter().filter(|a| a.1 == ok).map(|a| a.0.name()).collect::<Vec<_>>().join(", ");
     Some(Finding::new(
+        Kind::PathsDisagree,
         Status::Warn,
         format!(
             "{label}: the paths disagree — {} answer, {} fail with {}",
@@ -272,7 +303,7 @@ fn over_max_ns(
 ) -> Option<Finding> {
     let ns_of = |p: Path| rows.get(&p).and_then(|r| r.ns_per_call);
     let (max, ns) = policy::over_max_ns(max_ns, fast_expected, ns_of(Path::Libc))?;
-    Some(Finding::new(
+    Some(Finding::new(Kind::ClockOverMaxNs,
         Status::Fail,
         format!("{label}: {}/call through libc, over --max-ns {max}", crate::words::ns_text(ns)),
         Some(match (ns_of(Path::Vdso), ns_of(Path::Syscall)) {
@@ -290,6 +321,7 @@ fn over_max_ns(
 fn not_offered_finding(labels: &[String]) -> Finding {
     let arch = arch::HOST_ABI.map_or("this", arch::Abi::name);
     Finding::new(
+        Kind::ClockNotOffered,
         Status::Info,
         format!(
             "{}: the {arch} vDSO does not offer {}, by design — the C library's path is what programs get",
@@ -310,6 +342,7 @@ fn closing_findings(
 ) {
     if !fallback_expected.is_empty() {
         findings.push(Finding::new(
+            Kind::ClockAlwaysSyscall,
             Status::Info,
             format!(
                 "{} {} the kernel even through the vDSO, as on every kernel (CPU-time and alarm clocks)",
@@ -326,6 +359,7 @@ fn closing_findings(
     let names = |v: &[(String, Option<_>)]| v.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>().join(", ");
     if !alarms.is_empty() {
         findings.push(Finding::new(
+            Kind::ClockAlwaysSyscall,
             Status::Info,
             format!(
                 "the kernel rejects {} here (EINVAL): alarm clocks need an RTC that can wake the system",
@@ -336,13 +370,14 @@ fn closing_findings(
     }
     if !others.is_empty() {
         findings.push(Finding::new(
+            Kind::ClockAlwaysSyscall,
             Status::Info,
             format!("the kernel rejects {} here (EINVAL): this kernel has no such clock id", names(&others)),
             Some("clock ids 0–11 are the kernel's; `vdsoctl bench` with no --clocks measures every one".into()),
         ));
     }
     if !vsyscall_costs.is_empty() {
-        findings.push(Finding::new(
+        findings.push(Finding::new(Kind::VsyscallCost,
             Status::Info,
             format!("[vsyscall] calls cost {} with no syscall counted: the kernel emulates them, invisible to strace", vsyscall_costs.join(", ")),
             Some("`vdsoctl trace` counts vsyscall:emulate_vsyscall; rebuild legacy binaries that still call the fixed page".into()),

@@ -3,6 +3,7 @@
 //! policy once, for `check --image` and `check -p` (the command gathers,
 //! this judges).
 
+use super::kind::Kind;
 use super::Status;
 use crate::arch::{self, ClockClass};
 use crate::inspect::exe::{self, ExeInfo, LibcKind, Linkage};
@@ -132,7 +133,13 @@ pub enum BinaryHint {
 /// `check -p`'s `process_binary` row when the executable cannot be read:
 /// SKIP, never a verdict on what was not seen.
 pub fn unreadable_exe(e: &dyn std::fmt::Display) -> super::check::Check {
-    super::check::Check::new(PROCESS_BINARY, Status::Skip, format!("cannot read the executable: {e}"), None)
+    super::check::Check::new(
+        Kind::ExeUnreadable,
+        PROCESS_BINARY,
+        Status::Skip,
+        format!("cannot read the executable: {e}"),
+        None,
+    )
 }
 
 /// The row's name in `check -p`.
@@ -144,6 +151,7 @@ const PROCESS_BINARY: &str = "process_binary";
 pub fn under_emulator(who: &super::ProcessName, program: Option<&str>, tool: &str, path: &str) -> super::check::Check {
     let prog = program.map_or_else(String::new, |p| format!(" {p}"));
     super::check::Check::new(
+        Kind::UnderEmulator,
         PROCESS_BINARY,
         Status::Fail,
         format!(
@@ -170,12 +178,16 @@ pub fn process_binary(
         Linkage::Static => "statically linked".to_string(),
         Linkage::StaticPie => "statically linked (static-pie)".to_string(),
     };
-    let (status, verdict, hint, kind) = binary_verdict(info, host);
+    let v = binary_verdict(info, host);
     let launched = loader.map_or_else(String::new, |l| format!(" (started as `{l} PROG`)"));
-    let detail = format!("{}{launched}: {class} {arch_name}, {linkage}; {verdict}", who.with_exe());
+    let detail = format!("{}{launched}: {class} {arch_name}, {linkage}; {}", who.with_exe(), v.detail);
     // The hint names this process, not a placeholder.
-    let hint = hint.map(|h| h.for_process(who.pid));
-    (super::check::Check::new(PROCESS_BINARY, status, detail, hint.as_deref()), kind)
+    let hint = v.hint.map(|h| h.for_process(who.pid));
+    // In a running process a raw clock site is unproven until the window
+    // shows it: the policy's process column.
+    let status = super::gate::severity(v.kind, super::gate::Context::Process, v.status);
+    let status = if v.kind == Kind::BinaryOk { v.status } else { status };
+    (super::check::Check::new(v.kind, PROCESS_BINARY, status, detail, hint.as_deref()), v.warn_kind)
 }
 
 /// The verdict on one ELF file: can its clock reads reach the vDSO on this
@@ -205,15 +217,19 @@ pub fn process_binary(
 /// - OK otherwise: dynamic glibc/musl/bionic, static glibc ≥ 2.31, static
 ///   musl (vDSO lookup since musl 1.1.0), Go (its runtime calls the vDSO
 ///   itself, with or without cgo), libraries of those.
-pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Option<BinaryHint>, WarnKind) {
+pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> BinaryVerdict {
     let judged = judged_as(info);
     if judged == Judged::X32 {
-        return (
-            Status::Skip,
-            format!("{} x32-ABI binary (ELF32): not judged", arch::machine_name(info.machine)),
-            None,
-            WarnKind::None,
-        );
+        let detail = format!("{} x32-ABI binary (ELF32): not judged", arch::machine_name(info.machine));
+        let findings = vec![BinaryFinding::new(Kind::X32NotJudged, Status::Skip, detail.clone())];
+        return BinaryVerdict {
+            status: Status::Skip,
+            kind: Kind::X32NotJudged,
+            detail,
+            hint: None,
+            warn_kind: WarnKind::None,
+            findings,
+        };
     }
     let foreign = judged == Judged::Foreign;
     // What this host says about its kernel does not hold for another
@@ -225,26 +241,78 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> (Status, String, Opti
     code_problems(info, &mut p);
     runtime_problems(info, &host, &mut p);
     arch_problems(info, judged, &mut p);
-    let Problems { list: mut problems, hint, kind } = p;
-    // The reason for the verdict first.
-    problems.sort_by_key(|p| std::cmp::Reverse(p.0));
-    let mut status = problems.iter().map(|(s, _)| *s).max().unwrap_or(Status::Ok);
-    // Code not decoded, or a 32-bit program: INFO outranks OK (the verdict
-    // says it, never OK by inference).
-    let info_fact = foreign && !info.code_decodable() || judged == Judged::Compat && !info.is_library();
-    if status == Status::Ok && info_fact {
-        status = Status::Info;
-        problems.sort_by_key(|p| p.0 != Status::Info);
+    let Problems { list, hint, kind } = p;
+    let findings: Vec<BinaryFinding> = list.into_iter().map(|(k, s, d)| BinaryFinding::new(k, s, d)).collect();
+    let status = binary_status(&findings);
+    let findings = sorted(findings);
+    let detail = findings.iter().map(|f| f.detail.as_str()).collect::<Vec<_>>().join("; ");
+    let warn_kind = if matches!(status, Status::Warn | Status::Info) { kind } else { WarnKind::None };
+    let lead = findings.first().map_or(Kind::BinaryOk, |f| f.kind);
+    BinaryVerdict { status, kind: lead, detail, hint, warn_kind, findings }
+}
+
+/// A binary's verdict: its status, the kind of its reason (the first,
+/// worst finding), the words, the hint, and each finding.
+#[derive(Debug, Clone)]
+pub struct BinaryVerdict {
+    pub status: Status,
+    pub kind: Kind,
+    pub detail: String,
+    pub hint: Option<BinaryHint>,
+    pub warn_kind: WarnKind,
+    pub findings: Vec<BinaryFinding>,
+}
+
+/// One finding about a binary (JSON `binaries[].findings`): its kind, its
+/// status (the policy's in the audit's context, then the selection's) and
+/// its words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BinaryFinding {
+    pub kind: Kind,
+    pub status: Status,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waived: Option<super::gate::Waiver>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raised: Option<super::gate::Raise>,
+}
+
+impl BinaryFinding {
+    fn new(kind: Kind, status: Status, detail: String) -> BinaryFinding {
+        BinaryFinding { kind, status, detail, waived: None, raised: None }
     }
-    let detail = problems.into_iter().map(|(_, d)| d).collect::<Vec<_>>().join("; ");
-    let kind = if matches!(status, Status::Warn | Status::Info) { kind } else { WarnKind::None };
-    (status, detail, hint, kind)
+}
+
+/// The reason for the verdict first.
+fn sorted(mut findings: Vec<BinaryFinding>) -> Vec<BinaryFinding> {
+    findings.sort_by_key(|f| std::cmp::Reverse(f.status));
+    if findings.first().is_some_and(|f| f.status == Status::Ok) {
+        findings.sort_by_key(|f| !(f.status == Status::Info && INFO_OUTRANKS_OK.contains(&f.kind)));
+    }
+    findings
+}
+
+/// Code not decoded, or a 32-bit program: INFO outranks OK (the verdict
+/// says it, never OK by inference).
+const INFO_OUTRANKS_OK: [Kind; 2] = [Kind::Compat32Bit, Kind::ForeignNotDecoded];
+
+/// A binary's status from its findings: the worst, where INFO outranks OK
+/// for code not decoded, a 32-bit program, and a waived finding.
+pub fn binary_status(findings: &[BinaryFinding]) -> Status {
+    let worst = findings.iter().map(|f| f.status).max().unwrap_or(Status::Ok);
+    let info_fact =
+        findings.iter().any(|f| f.status == Status::Info && (INFO_OUTRANKS_OK.contains(&f.kind) || f.waived.is_some()));
+    if worst == Status::Ok && info_fact {
+        Status::Info
+    } else {
+        worst
+    }
 }
 
 /// What a binary's verdict is made of, as it is found: each (status,
 /// reason), the first hint, and whether a warning only says "unproven".
 struct Problems {
-    list: Vec<(Status, String)>,
+    list: Vec<(Kind, Status, String)>,
     hint: Option<BinaryHint>,
     kind: WarnKind,
 }
@@ -268,11 +336,15 @@ fn vsyscall_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
             // Libraries keep such calls as fallbacks (HotSpot's libjvm.so
             // has a vsyscall getcpu for kernels without sched_getcpu): a
             // warning; whether it runs is what `check -- CMD` shows.
-            p.list.push((Status::Warn, format!("{sites}, likely a fallback path: if taken, {what}")));
+            p.list.push((
+                Kind::VsyscallFallbackSite,
+                Status::Warn,
+                format!("{sites}, likely a fallback path: if taken, {what}"),
+            ));
             p.hint = Some(BinaryHint::SmokeTest);
             p.kind = WarnKind::Unproven;
         } else {
-            p.list.push((Status::Fail, format!("{sites}: {what}")));
+            p.list.push((Kind::VsyscallCallSite, Status::Fail, format!("{sites}: {what}")));
             p.hint = Some(BinaryHint::RebuildVsyscall);
         }
     }
@@ -288,7 +360,7 @@ fn site_problems(info: &ExeInfo, p: &mut Problems) {
         .filter(|s| s.via != exe::Via::Vsyscall)
         .partition(|s| s.function.is_some_and(|f| !crate::inspect::code::is_clock_read(f)));
     if let Some((status, text, hint)) = super::random::raw_site_problem(info, &random) {
-        p.list.push((status, text));
+        p.list.push((Kind::RawRandomCallSite, status, text));
         if status > Status::Ok {
             p.hint = p.hint.or(hint);
         }
@@ -302,6 +374,7 @@ fn site_problems(info: &ExeInfo, p: &mut Problems) {
         let listed: Vec<String> = bypass.iter().take(3).map(|s| site_text(s)).collect();
         let rest = bypass.len().saturating_sub(3) + more;
         p.list.push((
+            Kind::RawClockCallSite,
             Status::Warn,
             format!(
                 "its code makes raw clock syscalls the vDSO would serve: {}{}: each one enters the kernel",
@@ -315,6 +388,7 @@ fn site_problems(info: &ExeInfo, p: &mut Problems) {
     if !cputime.is_empty() {
         let listed: Vec<String> = cputime.iter().take(3).map(|s| site_text(s)).collect();
         p.list.push((
+            Kind::CputimeCallSite,
             Status::Info,
             format!("raw syscalls of clocks the vDSO never serves (always a syscall): {}", listed.join(", ")),
         ));
@@ -329,6 +403,7 @@ fn code_problems(info: &ExeInfo, p: &mut Problems) {
     }
     if let Some(t) = info.truncated {
         p.list.push((
+            Kind::BinaryTruncated,
             Status::Warn,
             format!(
                 "truncated: the file has {} of the {} bytes its headers describe; what is missing was not decoded, so call sites may be missed",
@@ -337,11 +412,16 @@ fn code_problems(info: &ExeInfo, p: &mut Problems) {
         ));
         p.hint = p.hint.or(Some(BinaryHint::Damaged));
     } else if !info.code_scanned {
-        p.list.push((Status::Warn, "no executable code could be read: call sites not looked for".into()));
+        p.list.push((
+            Kind::CodeNotRead,
+            Status::Warn,
+            "no executable code could be read: call sites not looked for".into(),
+        ));
     }
     match info.layout {
         exe::Layout::Sections => {}
         exe::Layout::NoSections => p.list.push((
+            Kind::BinaryOk,
             Status::Ok,
             format!(
                 "no section headers: its code was decoded from its executable segments (PT_LOAD){}",
@@ -352,6 +432,7 @@ fn code_problems(info: &ExeInfo, p: &mut Problems) {
         exe::Layout::BadSections if info.truncated.is_some() => {}
         exe::Layout::BadSections => {
             p.list.push((
+                Kind::SectionsCorrupt,
                 Status::Warn,
                 "its section headers cannot be read (corrupt): its code was decoded from its executable segments only, its own symbols unread".into(),
             ));
@@ -374,16 +455,18 @@ fn runtime_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
                 Some(true) if linkage == Linkage::Dynamic => ", with cgo",
                 _ => "",
             };
-            p.list.push((Status::Ok, format!("{runtime}{cgo}: the Go runtime is expected to call the vDSO itself")));
+            p.list.push((Kind::BinaryOk, Status::Ok, format!("{runtime}{cgo}: the Go runtime is expected to call the vDSO itself")));
         }
         LibcKind::Glibc if linkage != Linkage::Dynamic && !library => {
             if info.vdso_lookup {
                 p.list.push((
+                    Kind::BinaryOk,
                     Status::Ok,
                     format!("static {runtime} that looks the vDSO up (glibc ≥ 2.31 does in static binaries)"),
                 ));
             } else {
                 p.list.push((
+                    Kind::StaticGlibcNoVdso,
                     Status::Fail,
                     "static glibc without a vDSO lookup (glibc < 2.31 never used the vDSO in static binaries, sourceware bug 19767): every clock_gettime and gettimeofday is a syscall".into(),
                 ));
@@ -393,26 +476,29 @@ fn runtime_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
         LibcKind::Musl => match host.vdso_has_hash {
             Some(false) => {
                 p.list.push((
+                    Kind::MuslNoDtHash,
                     Status::Fail,
                     format!("{runtime}: musl looks vDSO symbols up through DT_HASH only and this kernel's vDSO has only DT_GNU_HASH: every clock read is a syscall"),
                 ));
                 p.hint = p.hint.or(Some(BinaryHint::MuslNeedsDtHash));
             }
             Some(true) => {
-                p.list.push((Status::Ok, format!("{runtime}: expected to look the vDSO up (DT_HASH present here)")))
+                p.list.push((Kind::BinaryOk, Status::Ok, format!("{runtime}: expected to look the vDSO up (DT_HASH present here)")))
             }
             None => p.list.push((
+                Kind::BinaryOk,
                 Status::Ok,
                 format!("{runtime}: expected to look the vDSO up (through DT_HASH, which its kernel's vDSO is not read here to confirm)"),
             )),
         },
         LibcKind::Glibc | LibcKind::Bionic => {
-            p.list.push((Status::Ok, format!("{runtime}: its clock reads are expected to go through the vDSO")))
+            p.list.push((Kind::BinaryOk, Status::Ok, format!("{runtime}: its clock reads are expected to go through the vDSO")))
         }
         LibcKind::Unknown if library => p.list
-            .push((Status::Ok, "library without a C library of its own: it reads clocks through its program's".into())),
+            .push((Kind::BinaryOk, Status::Ok, "library without a C library of its own: it reads clocks through its program's".into())),
         LibcKind::Unknown if linkage == Linkage::Dynamic => {
             p.list.push((
+                Kind::LibcUnknown,
                 Status::Warn,
                 format!("C library not recognised (interpreter {})", info.interp.as_deref().unwrap_or("?")),
             ));
@@ -420,6 +506,7 @@ fn runtime_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
         }
         LibcKind::Unknown => {
             p.list.push((
+                Kind::RuntimeUnknown,
                 Status::Warn,
                 "static, runtime not recognised and no vDSO lookup found in it: its clock reads may all be syscalls"
                     .into(),
@@ -434,11 +521,12 @@ fn runtime_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
 fn arch_problems(info: &ExeInfo, judged: Judged, p: &mut Problems) {
     let (compat, foreign, library) = (judged == Judged::Compat, judged == Judged::Foreign, info.is_library());
     if compat && library {
-        p.list.push((Status::Ok, "32-bit library: its programs get the 32-bit verdict".into()));
+        p.list.push((Kind::BinaryOk, Status::Ok, "32-bit library: its programs get the 32-bit verdict".into()));
     } else if compat {
         // Facts, not a defect: INFO, so a gate on WARN passes a correct
         // 32-bit program (its raw clock syscalls, if any, still WARN).
         p.list.push((
+            Kind::Compat32Bit,
             Status::Info,
             "32-bit: the compat vDSO (vdso32) serves its clock reads, a little slower than the 64-bit one; its clock syscalls are invisible to syscalls:sys_enter_* tracepoints".into(),
         ));
@@ -447,11 +535,12 @@ fn arch_problems(info: &ExeInfo, judged: Judged, p: &mut Problems) {
     if foreign {
         let arch = info.arch();
         if info.code_decodable() {
-            p.list.push((Status::Ok, format!("judged as {arch} code (not this host's architecture)")));
+            p.list.push((Kind::BinaryOk, Status::Ok, format!("judged as {arch} code (not this host's architecture)")));
         } else {
             // Said, and the verdict is INFO below, not OK: nothing was
             // looked for in the code.
             p.list.push((
+                Kind::ForeignNotDecoded,
                 Status::Info,
                 format!("{arch} code: call sites not decoded for this architecture (only amd64, i386 and arm64 code is), raw clock syscalls not looked for"),
             ));
@@ -493,6 +582,12 @@ pub fn judged_as(info: &ExeInfo) -> Judged {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The verdict as (status, detail, hint, warning kind).
+    fn verdict_parts(info: &ExeInfo, host: &HostFacts) -> (Status, String, Option<BinaryHint>, WarnKind) {
+        let v = binary_verdict(info, host);
+        (v.status, v.detail, v.hint, v.warn_kind)
+    }
     use crate::arch;
     use crate::inspect::exe::GoInfo;
     use crate::inspect::exe::{ExeInfo, LibcKind};
@@ -524,18 +619,18 @@ mod tests {
         // Static glibc: the vDSO lookup decides.
         let mut old = exe(LibcKind::Glibc, None);
         old.elf_type = 2;
-        let (st, detail, hint, _) = binary_verdict(&old, &GOOD);
+        let (st, detail, hint, _) = verdict_parts(&old, &GOOD);
         assert_eq!(st, Status::Fail);
         assert!(detail.contains("glibc < 2.31") && detail.contains("bug 19767"), "{detail}");
         assert_eq!(hint, Some(BinaryHint::RebuildStaticGlibc));
         old.vdso_lookup = true;
-        assert_eq!(binary_verdict(&old, &GOOD).0, Status::Ok);
+        assert_eq!(verdict_parts(&old, &GOOD).0, Status::Ok);
 
         // musl against a vDSO with only DT_GNU_HASH.
         let musl = exe(LibcKind::Musl, Some("/lib/ld-musl-x86_64.so.1"));
-        assert_eq!(binary_verdict(&musl, &GOOD).0, Status::Ok);
+        assert_eq!(verdict_parts(&musl, &GOOD).0, Status::Ok);
         let gnu_only = HostFacts { vdso_has_hash: Some(false), ..GOOD };
-        let (st, detail, _, _) = binary_verdict(&musl, &gnu_only);
+        let (st, detail, _, _) = verdict_parts(&musl, &gnu_only);
         assert_eq!(st, Status::Fail);
         assert!(detail.contains("DT_HASH only"), "{detail}");
 
@@ -544,14 +639,14 @@ mod tests {
         legacy.vsyscall_sites = 2;
         legacy.vsyscall_first = Some(0x401000);
         let none = HostFacts { vsyscall: VsyscallMode::None, ..GOOD };
-        let (st, detail, _, _) = binary_verdict(&legacy, &none);
+        let (st, detail, _, _) = verdict_parts(&legacy, &none);
         assert_eq!(st, Status::Fail);
         assert!(detail.starts_with("its code calls the fixed [vsyscall] page (2 site(s), first at 0x401000)"));
         assert!(detail.contains("crashes with SIGSEGV"), "{detail}");
         legacy.pie = false;
         legacy.interp = None;
         legacy.soname = Some("libjvm.so".into());
-        let (st, detail, _, kind) = binary_verdict(&legacy, &GOOD);
+        let (st, detail, _, kind) = verdict_parts(&legacy, &GOOD);
         assert_eq!((st, kind), (Status::Warn, WarnKind::Unproven));
         assert!(detail.contains("likely a fallback path"), "{detail}");
 
@@ -559,12 +654,12 @@ mod tests {
         let mut go = exe(LibcKind::Go, Some("/lib64/ld-linux-x86-64.so.2"));
         go.go = Some(GoInfo { version: "go1.22.1".into(), cgo: Some(true), getrandom: None });
         go.libc_version = Some("go1.22.1".into());
-        let (st, detail, _, _) = binary_verdict(&go, &GOOD);
+        let (st, detail, _, _) = verdict_parts(&go, &GOOD);
         assert_eq!(st, Status::Ok);
         assert_eq!(detail, "Go go1.22.1, with cgo: the Go runtime is expected to call the vDSO itself");
         // Built with CGO_ENABLED=1 but pure Go, so statically linked: not "with cgo".
         go.interp = None;
-        let (st, detail, _, _) = binary_verdict(&go, &GOOD);
+        let (st, detail, _, _) = verdict_parts(&go, &GOOD);
         assert_eq!(st, Status::Ok);
         assert!(!detail.contains("cgo"), "{detail}");
     }
@@ -577,19 +672,19 @@ mod tests {
         let mut cut = exe(LibcKind::Glibc, Some("/lib64/ld-linux-x86-64.so.2"));
         cut.truncated = Some(exe::Truncated { size: 5000, described: 16264 });
         cut.layout = exe::Layout::BadSections;
-        let (st, detail, hint, _) = binary_verdict(&cut, &GOOD);
+        let (st, detail, hint, _) = verdict_parts(&cut, &GOOD);
         assert_eq!(st, Status::Warn, "{detail}");
         assert!(detail.starts_with("truncated: the file has 5000 of the 16264 bytes its headers describe"), "{detail}");
         assert!(!detail.contains("section headers cannot be read"), "said once: {detail}");
         assert_eq!(hint, Some(BinaryHint::Damaged));
         cut.truncated = None;
-        assert_eq!(binary_verdict(&cut, &GOOD).0, Status::Warn);
+        assert_eq!(verdict_parts(&cut, &GOOD).0, Status::Warn);
         cut.layout = exe::Layout::NoSections;
-        let (st, detail, _, _) = binary_verdict(&cut, &GOOD);
+        let (st, detail, _, _) = verdict_parts(&cut, &GOOD);
         assert_eq!(st, Status::Ok, "judged from its segments: {detail}");
         assert!(detail.contains("no section headers: its code was decoded from its executable segments"), "{detail}");
         cut.code_scanned = false;
-        assert_eq!(binary_verdict(&cut, &GOOD).0, Status::Warn);
+        assert_eq!(verdict_parts(&cut, &GOOD).0, Status::Warn);
     }
 
     #[test]
@@ -602,14 +697,14 @@ mod tests {
         let mut m32 = exe(LibcKind::Glibc, Some("/lib/ld-linux.so.2"));
         m32.is_64 = false;
         m32.machine = arch::machine::I386;
-        let (st, _, _, kind) = binary_verdict(&m32, &GOOD);
+        let (st, _, _, kind) = verdict_parts(&m32, &GOOD);
         assert_eq!((st, kind), (Status::Info, WarnKind::Unproven));
         m32.pie = false;
         m32.interp = None;
-        assert_eq!(binary_verdict(&m32, &GOOD).0, Status::Ok);
+        assert_eq!(verdict_parts(&m32, &GOOD).0, Status::Ok);
         let mut x32 = exe(LibcKind::Glibc, Some("/libx32/ld-linux-x32.so.2"));
         x32.is_64 = false;
-        let (st, detail, _, _) = binary_verdict(&x32, &GOOD);
+        let (st, detail, _, _) = verdict_parts(&x32, &GOOD);
         assert_eq!(st, Status::Skip);
         assert!(detail.contains("x32"), "{detail}");
         // Another architecture's binary is judged for its own: arm64 code
@@ -617,21 +712,21 @@ mod tests {
         // inference); this host's DT_HASH does not decide a foreign musl.
         let mut arm = exe(LibcKind::Glibc, Some("/lib/ld-linux-aarch64.so.1"));
         arm.machine = arch::machine::AARCH64;
-        let (st, detail, _, _) = binary_verdict(&arm, &GOOD);
+        let (st, detail, _, _) = verdict_parts(&arm, &GOOD);
         assert_eq!(st, Status::Ok, "{detail}");
         assert!(detail.ends_with("; judged as arm64 code (not this host's architecture)"), "{detail}");
         let mut armhf = exe(LibcKind::Glibc, Some("/lib/ld-linux-armhf.so.3"));
         (armhf.machine, armhf.is_64, armhf.flags) = (arch::machine::ARM, false, 0x0500_0400);
-        let (st, detail, _, _) = binary_verdict(&armhf, &GOOD);
+        let (st, detail, _, _) = verdict_parts(&armhf, &GOOD);
         assert_eq!(st, Status::Info, "{detail}");
         assert!(detail.starts_with("armhf code: call sites not decoded for this architecture"), "{detail}");
         let mut musl = exe(LibcKind::Musl, None);
         musl.machine = arch::machine::AARCH64;
         let no_hash = HostFacts { vdso_has_hash: Some(false), ..GOOD };
-        assert_eq!(binary_verdict(&musl, &no_hash).0, Status::Ok);
+        assert_eq!(verdict_parts(&musl, &no_hash).0, Status::Ok);
 
         // A static program with no recognised runtime: a clearable warning.
-        let (st, _, _, kind) = binary_verdict(&exe(LibcKind::Unknown, None), &GOOD);
+        let (st, _, _, kind) = verdict_parts(&exe(LibcKind::Unknown, None), &GOOD);
         assert_eq!((st, kind), (Status::Warn, WarnKind::Unproven));
     }
 }

@@ -5,20 +5,31 @@
 use super::trace::ExitStatus;
 use super::{ProcessRef, Status};
 use crate::model::bench::BenchReport;
-use crate::model::binary::BinaryFacts;
+use crate::model::binary::{BinaryFacts, BinaryFinding};
+use crate::model::gate::{Raise, Waiver};
+use crate::model::kind::Kind;
 use crate::model::observe::{Judged, Observation, Scope};
 use crate::model::random::RandomRoute;
 use crate::words::shell_words;
 use serde::Serialize;
 
-/// One check's result (DESIGN keys: name, status, detail, hint).
+/// One check's result (DESIGN keys: name, kind, status, detail, hint,
+/// waived, raised).
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
     pub name: String,
+    /// What it found, by its stable id (doc/FINDINGS.md).
+    pub kind: Kind,
     pub status: Status,
     pub detail: String,
     /// The remediation; `null` when there is nothing to do.
     pub hint: Option<String>,
+    /// The selection that made a WARN or FAIL INFO (`null`: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waived: Option<Waiver>,
+    /// The selection that made it FAIL (`null`: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raised: Option<Raise>,
 }
 
 impl Check {
@@ -28,7 +39,7 @@ impl Check {
             Status::Info => Status::Ok,
             s => s,
         };
-        Check { name, status, detail: f.message, hint: f.hint }
+        Check::new(f.kind, name, status, f.message, f.hint.as_deref())
     }
 
     /// The observation row: a bypass fails, a clean window passes, nothing
@@ -42,12 +53,26 @@ impl Check {
             Judged::NotObserved => Status::Info,
             Judged::Broken => Status::Warn,
         };
-        Check { name: name.into(), status, detail: f.message, hint: f.hint }
+        Check::new(f.kind, name, status, f.message, f.hint.as_deref())
     }
 
-    /// A check with a hint that is ours.
-    pub(crate) fn new(name: impl Into<String>, status: Status, detail: impl Into<String>, hint: Option<&str>) -> Check {
-        Check { name: name.into(), status, detail: detail.into(), hint: hint.map(str::to_string) }
+    /// A check of `kind` with a hint that is ours.
+    pub(crate) fn new(
+        kind: Kind,
+        name: impl Into<String>,
+        status: Status,
+        detail: impl Into<String>,
+        hint: Option<&str>,
+    ) -> Check {
+        Check {
+            name: name.into(),
+            kind,
+            status,
+            detail: detail.into(),
+            hint: hint.map(str::to_string),
+            waived: None,
+            raised: None,
+        }
     }
 }
 
@@ -130,12 +155,16 @@ impl CheckReport {
 pub struct BinaryRow {
     pub path: String,
     pub binary: BinaryFacts,
+    /// The kind of its verdict's reason.
+    pub kind: Kind,
     pub status: Status,
     pub detail: String,
     /// Worded for this file (a command to run names it).
     pub hint: Option<String>,
     /// What its runtime does for random bytes (JSON `random`).
     pub random: RandomRoute,
+    /// Each finding behind the verdict, gated.
+    pub findings: Vec<BinaryFinding>,
 }
 
 impl Serialize for BinaryRow {
@@ -146,19 +175,23 @@ impl Serialize for BinaryRow {
             #[serde(flatten)]
             facts: &'a BinaryFacts,
             binary: &'a BinaryFacts,
+            kind: Kind,
             status: Status,
             detail: &'a str,
             hint: Option<&'a str>,
             random: &'a RandomRoute,
+            findings: &'a [BinaryFinding],
         }
         Wire {
             path: &self.path,
             facts: &self.binary,
             binary: &self.binary,
+            kind: self.kind,
             status: self.status,
             detail: &self.detail,
             hint: self.hint.as_deref(),
             random: &self.random,
+            findings: &self.findings,
         }
         .serialize(s)
     }
@@ -200,6 +233,7 @@ pub struct CommandRun {
 pub fn command_check(argv: &[String], exit_status: Option<ExitStatus>, limit: Option<&str>) -> Check {
     match exit_status {
         status if limit.is_some() => Check::new(
+            Kind::CommandTimeout,
             "command",
             Status::Fail,
             format!(
@@ -221,23 +255,33 @@ pub fn command_check(argv: &[String], exit_status: Option<ExitStatus>, limit: Op
                 None => "the smoke command hung or is slow; vdsoctl exits 1".into(),
             }),
         ),
-        Some(ExitStatus::Code(0)) => {
-            Check::new("command", Status::Ok, format!("`{}` exited with status 0", shell_words(argv)), None)
-        }
+        Some(ExitStatus::Code(0)) => Check::new(
+            Kind::CommandOk,
+            "command",
+            Status::Ok,
+            format!("`{}` exited with status 0", shell_words(argv)),
+            None,
+        ),
         Some(ExitStatus::Code(c)) => Check::new(
+            Kind::CommandFailed,
             "command",
             Status::Fail,
             format!("`{}` exited with status {c}", shell_words(argv)),
             Some(&format!("the smoke command itself failed; vdsoctl exits with its status, {c}")),
         ),
         Some(ExitStatus::Signal(n)) => Check::new(
+            Kind::CommandFailed,
             "command",
             Status::Fail,
             format!("`{}` was killed by signal {n}", shell_words(argv)),
             Some(&format!("the smoke command itself failed; vdsoctl exits with {}", 128 + n)),
         ),
-        None => {
-            Check::new("command", Status::Fail, format!("`{}`: interrupted before it exited", shell_words(argv)), None)
-        }
+        None => Check::new(
+            Kind::CommandFailed,
+            "command",
+            Status::Fail,
+            format!("`{}`: interrupted before it exited", shell_words(argv)),
+            None,
+        ),
     }
 }

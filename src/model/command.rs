@@ -11,6 +11,7 @@ use super::trace::{CountRow, TraceReport};
 use super::{ClockRef, Status};
 use crate::arch::FnKind;
 use crate::inspect::exe::ExeInfo;
+use crate::model::kind::Kind;
 use crate::progress::Target;
 use crate::words::{duration_text, shell_words, thousands};
 use std::time::Duration;
@@ -44,7 +45,7 @@ pub fn command_report(report: &TraceReport, run: Run, programs: &Programs) -> Ch
     // A loss, any engine's: no verdict calls the tree clean.
     let not_observed_in_full = (report.lost > 0).then(|| {
         let (what, fix) = super::trace::not_observed_in_full(report.engine, report.lost);
-        checks.push(Check::new("command_trace_lost", Status::Warn, what, Some(&fix)));
+        checks.push(Check::new(Kind::NotObservedInFull, "command_trace_lost", Status::Warn, what, Some(&fix)));
         format!("{} clock syscalls uncounted", thousands(report.lost))
     });
     CheckReport {

@@ -8,6 +8,7 @@ use super::bench::{self, Basis, BenchReport, BenchResult};
 use super::binary::HostFacts;
 use super::check::Check;
 use super::image::{problems as image_problems, ImageProblem};
+use super::kind::Kind;
 use super::policy::Verdict;
 use super::policy::{self, SysinfoEhdr, VdsoMapping};
 use super::vsyscall::{vsyscall_mode, Vsyscall};
@@ -47,7 +48,15 @@ pub fn mapping_checks(process: &VdsoFacts, who: &str) -> Vec<Check> {
     let mut checks = Vec::new();
     let maps = match &process.maps {
         Ok(m) => m,
-        Err(e) => return vec![Check::new(format!("{who}vdso_mapped"), Status::Fail, e.to_string(), None)],
+        Err(e) => {
+            return vec![Check::new(
+                Kind::MapsUnreadable,
+                format!("{who}vdso_mapped"),
+                Status::Fail,
+                e.to_string(),
+                None,
+            )]
+        }
     };
     let vdso = maps.iter().find(|m| m.name() == "[vdso]");
     let vvar = maps.iter().find(|m| m.name() == "[vvar]");
@@ -64,7 +73,15 @@ pub fn vdso_symbols_check(process: &VdsoFacts, who: &str, musl: bool) -> Check {
     let name = format!("{who}vdso_symbols");
     let img = match &process.image {
         Ok(img) => img,
-        Err(e) => return Check::new(name, Status::Fail, format!("cannot read the vDSO image: {e}"), None),
+        Err(e) => {
+            return Check::new(
+                Kind::VdsoUnreadable,
+                name,
+                Status::Fail,
+                format!("cannot read the vDSO image: {e}"),
+                None,
+            )
+        }
     };
     let judged = image_problems(img);
     let hash = match (img.has_hash, img.has_gnu_hash) {
@@ -85,10 +102,17 @@ pub fn vdso_symbols_check(process: &VdsoFacts, who: &str, musl: bool) -> Check {
         .filter(|(_, f)| f.severity >= Status::Warn)
         .collect();
     if problems.is_empty() {
-        return Check::new(name, Status::Ok, format!("exports {} ({version}); {hash}", exported.join(" ")), None);
+        return Check::new(
+            Kind::VdsoExportsOk,
+            name,
+            Status::Ok,
+            format!("exports {} ({version}); {hash}", exported.join(" ")),
+            None,
+        );
     }
     let hash_only = problems.iter().all(|(p, _)| **p == ImageProblem::GnuHashOnly);
     Check::new(
+        if hash_only { Kind::VdsoGnuHashOnly } else { Kind::VdsoExportsBroken },
         name,
         if hash_only && !musl { Status::Warn } else { Status::Fail },
         problems.iter().map(|(_, f)| f.message.as_str()).collect::<Vec<_>>().join("; "),
@@ -100,6 +124,7 @@ pub fn vdso_symbols_check(process: &VdsoFacts, who: &str, musl: bool) -> Check {
 pub fn clocksource_check(cs: Option<&Clocksource>) -> Check {
     let Some(cs) = cs else {
         return Check::new(
+            Kind::ClocksourceUnreadable,
             "clocksource",
             Status::Skip,
             "/sys/devices/system/clocksource is not readable here",
@@ -111,14 +136,14 @@ pub fn clocksource_check(cs: Option<&Clocksource>) -> Check {
         "switch with `echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource` (boot: clocksource=tsc)",
     );
     match kernel::clocksource_has_vdso_mode(&cs.current) {
-        Some(true) => Check::new("clocksource", Status::Ok, format!("{detail}; it has a vDSO mode"), None),
-        Some(false) => Check::new(
+        Some(true) => Check::new(Kind::ClocksourceVdso, "clocksource", Status::Ok, format!("{detail}; it has a vDSO mode"), None),
+        Some(false) => Check::new(Kind::ClocksourceNoVdso,
             "clocksource",
             Status::Fail,
             format!("{detail}; {} has no vDSO mode: REALTIME, MONOTONIC, BOOTTIME, TAI and MONOTONIC_RAW reads are all syscalls (COARSE clocks and time() still are not)", cs.current),
             switch_hint.or(Some("boot with a clocksource that has a vDSO mode (tsc; on VMs a stable kvm-clock or the Hyper-V TSC page)")),
         ),
-        None => Check::new(
+        None => Check::new(Kind::ClocksourceMaybeVdso,
             "clocksource",
             Status::Warn,
             format!("{detail}; {} has a vDSO mode only when the hypervisor marks it stable — the clock checks below prove which", cs.current),
@@ -135,9 +160,14 @@ pub fn tsc_checks(flags: Option<&[String]>, kmsg: &std::io::Result<Vec<String>>)
         let want = ["constant_tsc", "nonstop_tsc", "tsc_known_freq"];
         let missing: Vec<&str> = want.iter().copied().filter(|f| !flags.iter().any(|g| g == f)).collect();
         checks.push(if missing.is_empty() {
-            Check::new("tsc_flags", Status::Ok, want.join(" "), None)
+            Check::new(Kind::TscOk, "tsc_flags", Status::Ok, want.join(" "), None)
         } else {
             Check::new(
+                if missing.contains(&"constant_tsc") || missing.contains(&"nonstop_tsc") {
+                    Kind::TscUnstable
+                } else {
+                    Kind::TscOk
+                },
                 "tsc_flags",
                 if missing.contains(&"constant_tsc") || missing.contains(&"nonstop_tsc") {
                     Status::Warn
@@ -153,14 +183,14 @@ pub fn tsc_checks(flags: Option<&[String]>, kmsg: &std::io::Result<Vec<String>>)
         });
     }
     checks.push(match kmsg {
-        Ok(lines) if lines.is_empty() => Check::new("kernel_log", Status::Ok, "no TSC/clocksource instability in the kernel log", None),
-        Ok(lines) => Check::new(
+        Ok(lines) if lines.is_empty() => Check::new(Kind::TscOk, "kernel_log", Status::Ok, "no TSC/clocksource instability in the kernel log", None),
+        Ok(lines) => Check::new(Kind::TscUnstable,
             "kernel_log",
             Status::Warn,
             format!("{} line(s), last: {}", lines.len(), lines.last().map_or("", String::as_str)),
             Some("the clocksource watchdog distrusted the TSC; see `dmesg | grep -i clocksource` and check the host's TSC"),
         ),
-        Err(e) => Check::new(
+        Err(e) => Check::new(Kind::KernelUnreadable,
             "kernel_log",
             Status::Skip,
             format!("/dev/kmsg not readable ({}) — needs root or kernel.dmesg_restrict=0", crate::error::errno_text(e)),
@@ -174,7 +204,13 @@ pub fn tsc_checks(flags: Option<&[String]>, kmsg: &std::io::Result<Vec<String>>)
 /// `release`: /proc/sys/kernel/osrelease (empty when unreadable).
 pub fn kernel_version_check(release: &str) -> Check {
     let Some(version) = kernel::parse_version(release) else {
-        return Check::new("kernel_version", Status::Skip, "cannot read /proc/sys/kernel/osrelease", None);
+        return Check::new(
+            Kind::KernelUnreadable,
+            "kernel_version",
+            Status::Skip,
+            "cannot read /proc/sys/kernel/osrelease",
+            None,
+        );
     };
     let (mut served, mut not_yet) = (Vec::new(), Vec::new());
     for c in arch::CLOCKS.iter().filter(|c| c.class != ClockClass::AlwaysSyscall) {
@@ -187,6 +223,7 @@ pub fn kernel_version_check(release: &str) -> Check {
     let source = "source: the kernel's lib/vdso and arch vdso history";
     if not_yet.is_empty() {
         Check::new(
+            Kind::KernelServesClocks,
             "kernel_version",
             Status::Ok,
             format!("{release}: the vDSO serves {} ({source})", served.join(" ")),
@@ -194,6 +231,7 @@ pub fn kernel_version_check(release: &str) -> Check {
         )
     } else {
         Check::new(
+            Kind::KernelOldClocks,
             "kernel_version",
             Status::Warn,
             format!("{release}: the vDSO serves {} but not {} ({source})", served.join(" "), not_yet.join(", ")),
@@ -212,22 +250,22 @@ pub fn host_vsyscall(me: &VdsoFacts, cmdline: Option<&str>) -> Vsyscall {
 /// The vsyscall mode of the host.
 pub fn vsyscall_check(v: &Vsyscall) -> Check {
     if arch::HOST_MACHINE != arch::machine::X86_64 {
-        return Check::new("vsyscall", Status::Ok, "no vsyscall page on this architecture", None);
+        return Check::new(Kind::VsyscallMode, "vsyscall", Status::Ok, "no vsyscall page on this architecture", None);
     }
     match v.mode {
-        VsyscallMode::Xonly => Check::new(
+        VsyscallMode::Xonly => Check::new(Kind::VsyscallMode,
             "vsyscall",
             Status::Ok,
             format!("xonly (from {}): legacy calls are emulated, reads fault", v.source),
             None,
         ),
-        VsyscallMode::None => Check::new(
+        VsyscallMode::None => Check::new(Kind::VsyscallMode,
             "vsyscall",
             Status::Ok,
             format!("none (from {}): a legacy binary that calls the vsyscall page crashes", v.source),
             None,
         ),
-        VsyscallMode::Emulate => Check::new(
+        VsyscallMode::Emulate => Check::new(Kind::VsyscallEmulate,
             "vsyscall",
             super::vsyscall::EMULATE,
             format!(
@@ -243,6 +281,7 @@ pub fn vsyscall_check(v: &Vsyscall) -> Check {
 pub fn libc_check(name: &str, version: Option<&str>, static_linked: bool) -> Check {
     let linked = if static_linked { "statically linked" } else { "dynamically linked" };
     Check::new(
+        Kind::Libc,
         "libc",
         Status::Ok,
         format!("vdsoctl runs on {name} {} ({linked})", version.unwrap_or("(version unknown)")),
@@ -350,8 +389,8 @@ pub fn getrandom_check(
     if report.basis == Basis::Counted {
         costs += &format!("; syscalls/call libc {}, vDSO {}", sc(Path::Libc), sc(Path::Vdso));
     }
-    let (status, detail, hint) = policy::getrandom_check(offered, from, exported, route, verdict, &costs);
-    Check::new("getrandom", status, detail, hint.as_deref())
+    let (kind, status, detail, hint) = policy::getrandom_check(offered, from, exported, route, verdict, &costs);
+    Check::new(kind, "getrandom", status, detail, hint.as_deref())
 }
 
 /// The name under which vdsoctl's own vDSO exports `f`, from its image.
@@ -374,12 +413,12 @@ fn clock_check(
 ) -> Check {
     match (verdict, lost) {
         (_, Some((message, hint))) => {
-            Check { name, status: Status::Fail, detail: format!("{message}; {detail}"), hint: Some(hint) }
+            Check::new(Kind::ClockLostFastPath, name, Status::Fail, format!("{message}; {detail}"), Some(&hint))
         }
         (Some(Verdict::KernelFallback), None) => {
-            Check::new(name, Status::Ok, format!("{label}: always a syscall, as on every kernel; {detail}"), None)
+            Check::new(Kind::ClockAlwaysSyscall, name, Status::Ok, format!("{label}: always a syscall, as on every kernel; {detail}"), None)
         }
-        (Some(Verdict::NotOffered), None) => Check::new(
+        (Some(Verdict::NotOffered), None) => Check::new(Kind::ClockNotOffered,
             name,
             Status::Info,
             format!(
@@ -389,10 +428,10 @@ fn clock_check(
             None,
         ),
         (Some(Verdict::Unsupported), None) => {
-            Check::new(name, Status::Ok, format!("{label}: the kernel rejects it here (EINVAL)"), None)
+            Check::new(Kind::ClockAlwaysSyscall, name, Status::Ok, format!("{label}: the kernel rejects it here (EINVAL)"), None)
         }
         _ => match over {
-            Some((max, ns)) => Check::new(
+            Some((max, ns)) => Check::new(Kind::ClockOverMaxNs,
                 name,
                 Status::Fail,
                 format!("{label}: {}/call through libc, over --max-ns {max}; {detail}", ns_text(ns)),
@@ -402,9 +441,9 @@ fn clock_check(
                 )),
             ),
             None if verdict == Some(Verdict::Fast) => {
-                Check::new(name, Status::Ok, format!("{label}: fast; {detail}"), None)
+                Check::new(Kind::ClockFast, name, Status::Ok, format!("{label}: fast; {detail}"), None)
             }
-            None => Check::new(name, Status::Warn, format!("{label}: no verdict; {detail}"), None),
+            None => Check::new(Kind::ClockNoVerdict, name, Status::Warn, format!("{label}: no verdict; {detail}"), None),
         },
     }
 }

@@ -6,6 +6,7 @@
 //! the binding bench calls through: a version whose `vd_hash` is wrong is
 //! the parser's [`Issue::VersionHash`], so both read one image the same way.
 
+use super::kind::Kind;
 use super::{Finding, Status};
 use crate::arch::{self, VdsoFn};
 use crate::inspect::elf::{self, Image, Issue};
@@ -33,6 +34,7 @@ pub enum ImageProblem {
 /// (the first `first`, for `why`), so the audit is incomplete: a warning.
 pub fn image_walk_check(count: usize, first: &str, why: &str) -> super::check::Check {
     super::check::Check::new(
+        Kind::ImageIncomplete,
         "image_walk",
         Status::Warn,
         format!(
@@ -52,6 +54,7 @@ pub fn runner_context(checks: Vec<super::check::Check>) -> Vec<super::check::Che
         .map(|c| match c.status {
             Status::Skip => c,
             _ => super::check::Check {
+                kind: Kind::RunnerKernel,
                 detail: format!("the runner's kernel, not the image's (left out of its verdict): {}", c.detail),
                 status: Status::Info,
                 ..c
@@ -66,8 +69,15 @@ pub fn no_proc_checks() -> Vec<super::check::Check> {
     let why = "no /proc here (a chroot or a container without it): this kernel's";
     let hint = Some("mount proc (`mount -t proc proc /proc`) to judge the binaries against this kernel");
     vec![
-        super::check::Check::new("vdso_symbols", Status::Skip, format!("{why} vDSO is not read"), hint),
         super::check::Check::new(
+            Kind::RunnerKernel,
+            "vdso_symbols",
+            Status::Skip,
+            format!("{why} vDSO is not read"),
+            hint,
+        ),
+        super::check::Check::new(
+            Kind::RunnerKernel,
             "vsyscall",
             Status::Skip,
             format!("{why} vsyscall mode is unknown (the verdicts assume xonly, the default since 5.3)"),
@@ -137,6 +147,7 @@ impl ImageProblem {
                     None => "it has no soname".to_string(),
                 };
                 Finding::new(
+                    Kind::NotAVdso,
                     Status::Fail,
                     format!(
                         "not a vDSO: {soname} (a vDSO's is linux-vdso.so.1, linux-vdso32/64.so.1 or linux-gate.so.1) and it defines no LINUX_* version; what it has is listed above"
@@ -145,6 +156,7 @@ impl ImageProblem {
                 )
             }
             ImageProblem::NoAbiTable { machine, is_64 } => Finding::new(
+                Kind::VdsoArchUnknown,
                 Status::Info,
                 format!(
                     "no table of the C library's vDSO symbols for {} {}: exports not checked",
@@ -154,6 +166,7 @@ impl ImageProblem {
                 None,
             ),
             ImageProblem::NotExported { symbol, function } => Finding::new(
+                Kind::VdsoExportsBroken,
                 Status::Warn,
                 format!(
                     "the vDSO exports no {symbol}: {}() through the C library takes the syscall on every call",
@@ -162,6 +175,7 @@ impl ImageProblem {
                 Some("an old kernel or an emulator's synthetic vDSO; `vdsoctl bench` measures what it costs".into()),
             ),
             ImageProblem::WrongVersion { symbol, function, have, want } => Finding::new(
+                Kind::VdsoExportsBroken,
                 Status::Warn,
                 format!(
                     "{symbol} is versioned {} but the C library binds {want}: the lookup fails and {}() takes the syscall",
@@ -171,11 +185,13 @@ impl ImageProblem {
                 None,
             ),
             ImageProblem::GnuHashOnly => Finding::new(
+                Kind::VdsoGnuHashOnly,
                 Status::Warn,
                 "the vDSO has no DT_HASH, only DT_GNU_HASH: musl looks vDSO symbols up through DT_HASH only, so musl programs take the syscall for every clock read",
                 Some("glibc programs are unaffected; a kernel vDSO linked with --hash-style=both restores DT_HASH".into()),
             ),
             ImageProblem::NoHashTable => Finding::new(
+                Kind::VdsoExportsBroken,
                 Status::Fail,
                 "the vDSO has no symbol hash table (neither DT_HASH nor DT_GNU_HASH): no C library can look up its symbols",
                 None,
@@ -188,6 +204,7 @@ impl ImageProblem {
 fn issue_finding(issue: &Issue) -> Finding {
     match issue {
         Issue::Capped { table, claimed, kept } => Finding::new(
+            Kind::ElfMalformed,
             Status::Warn,
             format!(
                 "the image claims {claimed} {table}, more than a vDSO can hold: only the first {kept} were read"
@@ -195,6 +212,7 @@ fn issue_finding(issue: &Issue) -> Finding {
             Some("a damaged or crafted image; a kernel's vDSO has a few dozen of each at most".into()),
         ),
         Issue::NoteAlignment { offset, align } => Finding::new(
+            Kind::ElfMalformed,
             Status::Warn,
             format!(
                 "the note area at offset {offset:#x} has alignment {align}: readelf rejects it whole (\"Corrupt note: alignment {align}, expecting 4 or 8\"); its notes are decoded here as 4-byte aligned"
@@ -202,6 +220,7 @@ fn issue_finding(issue: &Issue) -> Finding {
             None,
         ),
         Issue::NoteTruncated { offset, namesz, descsz } => Finding::new(
+            Kind::ElfMalformed,
             Status::Warn,
             format!(
                 "the note at offset {offset:#x} (namesz {namesz:#x}, descsz {descsz:#x}) runs past its area: readelf stops there too (\"note with invalid namesz and/or descsz\"); the notes before it are listed"
@@ -209,6 +228,7 @@ fn issue_finding(issue: &Issue) -> Finding {
             None,
         ),
         Issue::NoteCut { offset, size } => Finding::new(
+            Kind::ElfMalformed,
             Status::Warn,
             format!(
                 "the note at offset {offset:#x} claims a {} descriptor: only the first {} are kept, undecoded",
@@ -218,11 +238,13 @@ fn issue_finding(issue: &Issue) -> Finding {
             None,
         ),
         Issue::LongNames { count } => Finding::new(
+            Kind::ElfMalformed,
             Status::Warn,
             format!("{count} names are longer than {} bytes and were cut there", elf::caps::NAME),
             None,
         ),
         Issue::VersionHash { name, hash, expected, others } => Finding::new(
+            Kind::ElfMalformed,
             Status::Warn,
             format!(
                 "version {name}'s vd_hash is {hash:#x}, not the ELF hash of its name ({expected:#x}){}: glibc's and Go's vDSO lookups (and bench) bind none of its symbols, so their clock reads take the syscall",

@@ -14,8 +14,10 @@ pub mod check;
 pub mod command;
 pub mod cost;
 pub mod dump;
+pub mod gate;
 pub mod host;
 pub mod image;
+pub mod kind;
 pub mod lead;
 pub mod maps;
 pub mod observe;
@@ -237,6 +239,8 @@ pub fn rate<S: serde::Serializer>(value: &f64, s: S) -> Result<S::Ok, S::Error> 
 /// A sentence an on-call engineer can act on, with the remediation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
+    /// What it found, by its stable id (doc/FINDINGS.md).
+    pub kind: kind::Kind,
     pub severity: Status,
     pub message: String,
     /// What to do about it; `null` when there is nothing to do.
@@ -249,8 +253,8 @@ pub struct Finding {
 
 impl Finding {
     /// A finding with a hint.
-    pub fn new(severity: Status, message: impl Into<String>, hint: Option<String>) -> Finding {
-        Finding { severity, message: message.into(), hint, bypass: false }
+    pub fn new(kind: kind::Kind, severity: Status, message: impl Into<String>, hint: Option<String>) -> Finding {
+        Finding { kind, severity, message: message.into(), hint, bypass: false }
     }
 
     /// The same finding, marked as one about calls that bypassed the vDSO.

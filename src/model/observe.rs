@@ -12,6 +12,7 @@ use super::trace::TraceReport;
 use super::{ClockRef, Finding, Status};
 use crate::measure::trace::session::{Session, Window};
 use crate::measure::trace::Tally;
+use crate::model::kind::Kind as FindingKind;
 use crate::progress::Kind;
 use crate::progress::Target;
 use crate::words::{duration_text, rate_text, thousands};
@@ -160,7 +161,7 @@ impl Seen {
     /// passes, saying what it did not see.
     pub fn command_finding(&self, argv: &[String]) -> Finding {
         if self.bypass.is_empty() {
-            return Finding::new(Status::Ok, self.clean_text(""), None);
+            return Finding::new(FindingKind::ObservedClean, Status::Ok, self.clean_text(""), None);
         }
         let mut by_count: Vec<&Bypass> = self.bypass.iter().collect();
         by_count.sort_by(|a, b| a.vsyscall.cmp(&b.vsyscall).then(b.count.cmp(&a.count)).then(a.pid.cmp(&b.pid)));
@@ -172,6 +173,7 @@ impl Seen {
         });
         let lead = super::lead::Lead::Command(argv.to_vec());
         Finding::new(
+            bypass_kind(&self.bypass),
             Status::Fail,
             format!("observed {}: {named} — {BYPASSED}", duration_text(self.window)),
             Some(advice(by_count.into_iter(), lead).to_string()),
@@ -348,6 +350,7 @@ impl Observation {
                 Scope::Host => " by any process",
             };
             return Finding::new(
+                FindingKind::ObservedClean,
                 Status::Info,
                 format!(
                     "{}{}{lost}{}",
@@ -389,6 +392,7 @@ impl Observation {
             Scope::Process(_) => (Status::Fail, String::new()),
         };
         Finding::new(
+            bypass_kind(&s.bypass),
             status,
             format!("observed {secs}: {}{more} — {what}{gate}{lost}{left_out}", named.join(sep)),
             Some(hint),
@@ -407,9 +411,13 @@ impl Observation {
     pub fn judge_binary(&self, binary: Check, warn_kind: WarnKind) -> Check {
         let unproven = warn_kind == WarnKind::Unproven && matches!(binary.status, Status::Warn | Status::Info);
         match self.on_binary(unproven) {
-            BinaryNote::Clears(why) => {
-                Check { status: Status::Ok, detail: format!("{}; {why}", binary.detail), hint: None, ..binary }
-            }
+            BinaryNote::Clears(why) => Check {
+                kind: FindingKind::ObservedClean,
+                status: Status::Ok,
+                detail: format!("{}; {why}", binary.detail),
+                hint: None,
+                ..binary
+            },
             BinaryNote::Contradicts(why) => Check { detail: format!("{}; {why}", binary.detail), ..binary },
             BinaryNote::None => binary,
         }
@@ -453,16 +461,22 @@ pub enum BinaryNote {
 
 fn unseen_finding(why: &Unseen) -> Finding {
     match why {
-        Unseen::Off => Finding::new(Status::Info, "not observed (--trace 0)", None),
+        Unseen::Off => Finding::new(FindingKind::NotObserved, Status::Info, "not observed (--trace 0)", None),
         Unseen::NoEngine(reason) => Finding::new(
+            FindingKind::NotObserved,
             Status::Info,
             format!("not observed ({NEEDS}): {reason}"),
             Some("run as root, or grant CAP_BPF and CAP_PERFMON, to see the clock syscalls".into()),
         ),
-        Unseen::Failed(reason) => Finding::new(Status::Warn, format!("not observed: {reason}"), None),
-        Unseen::NotYet => {
-            Finding::new(Status::Info, "not observed yet: the trace engine has not finished its first interval", None)
+        Unseen::Failed(reason) => {
+            Finding::new(FindingKind::TraceFailed, Status::Warn, format!("not observed: {reason}"), None)
         }
+        Unseen::NotYet => Finding::new(
+            FindingKind::NotObserved,
+            Status::Info,
+            "not observed yet: the trace engine has not finished its first interval",
+            None,
+        ),
     }
 }
 
@@ -536,6 +550,15 @@ fn named_bypasses(bypass: &[Bypass], scope: Scope) -> (Vec<(i32, f64)>, Vec<Stri
         }
     };
     (pids, named, rest)
+}
+
+/// The kind of a window's bypasses: [vsyscall] calls only, or syscalls.
+fn bypass_kind(bypass: &[Bypass]) -> FindingKind {
+    if bypass.iter().all(|b| b.vsyscall) {
+        FindingKind::VsyscallCall
+    } else {
+        FindingKind::RawClockSyscall
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! loses, and the `--max-ns` threshold. Every command that judges these
 //! asks here, so `maps`, `auxv`, `check`, `bench` and `trace` agree.
 
+use super::kind::Kind;
 use super::{Finding, Status};
 use crate::arch::{self, Abi, Runtime, VdsoFn};
 use crate::measure::trace::{Clock, RandomCall};
@@ -62,16 +63,19 @@ impl VdsoMapping {
     pub fn finding(self) -> Finding {
         match self {
             VdsoMapping::Mapped { start, size, vvar } => Finding::new(
+                Kind::VdsoMapped,
                 Status::Info,
                 format!("[vdso] at {start:#x} ({}), [vvar] at {vvar:#x}", crate::words::human_size(size)),
                 None,
             ),
             VdsoMapping::NoVvar => Finding::new(
+                Kind::VvarNotMapped,
                 Status::Fail,
                 "[vdso] is mapped but [vvar] is not: the vDSO has no time data page to read",
                 Some("a sandbox unmapped [vvar]; allow it in the runtime's memory policy".into()),
             ),
             VdsoMapping::NoVdso { pid } => Finding::new(
+                Kind::VdsoNotMapped,
                 Status::Fail,
                 format!("pid {pid} has no [vdso] mapping: every clock read there is a syscall"),
                 Some("check `vdso=0` on the kernel command line, or the sandbox/loader that unmaps the vDSO".into()),
@@ -119,23 +123,27 @@ impl SysinfoEhdr {
     /// The finding, with the one severity every command gives it.
     pub fn finding(self) -> Finding {
         match self {
-            SysinfoEhdr::AtVdso(a) => Finding::new(Status::Info, format!("AT_SYSINFO_EHDR {a:#x} is the start of [vdso]"), None),
+            SysinfoEhdr::AtVdso(a) => Finding::new(Kind::SysinfoEhdrOk, Status::Info, format!("AT_SYSINFO_EHDR {a:#x} is the start of [vdso]"), None),
             SysinfoEhdr::Elsewhere { ehdr, vdso } => Finding::new(
+                Kind::SysinfoEhdrWrong,
                 Status::Fail,
                 format!("AT_SYSINFO_EHDR is {ehdr:#x} but [vdso] starts at {vdso:#x}: the C library will look for the vDSO in the wrong place"),
                 Some("something remapped the vDSO after exec (CRIU restore, a sandbox); clock reads may fall back to syscalls".into()),
             ),
             SysinfoEhdr::Missing => Finding::new(
+                Kind::SysinfoEhdrWrong,
                 Status::Fail,
                 "no AT_SYSINFO_EHDR in the auxiliary vector: the C library cannot find the vDSO, so every clock read is a syscall",
                 Some("check the loader or sandbox that rewrites the auxiliary vector".into()),
             ),
             SysinfoEhdr::Dangling(_) => Finding::new(
+                Kind::SysinfoEhdrWrong,
                 Status::Fail,
                 "AT_SYSINFO_EHDR is set but no [vdso] is mapped: the vDSO was unmapped after exec",
                 Some("a sandbox or runtime unmapped it; every clock read is a syscall".into()),
             ),
             SysinfoEhdr::NoVdso => Finding::new(
+                Kind::SysinfoEhdrWrong,
                 Status::Fail,
                 "no vDSO at all: no AT_SYSINFO_EHDR and no [vdso] mapping; every clock read is a syscall",
                 Some("check `vdso=0` on the kernel command line".into()),
@@ -355,11 +363,12 @@ pub fn getrandom_check(
     route: LibcRoute,
     verdict: Option<Verdict>,
     costs: &str,
-) -> (Status, String, Option<String>) {
+) -> (Kind, Status, String, Option<String>) {
     let arch = arch::HOST_ABI.map_or("this", Abi::name);
     let since = |v: Option<(u32, u32)>| v.map_or_else(String::new, |(a, b)| format!(" from {a}.{b}"));
     if !offered {
         return (
+            Kind::RandomNotOffered,
             Status::Info,
             format!(
                 "this kernel's vDSO has no getrandom (the {arch} vDSO has it{}): every getrandom is a syscall, whatever the C library — nothing to gain here",
@@ -379,17 +388,24 @@ pub fn getrandom_check(
     };
     if verdict == Some(Verdict::LibcBypass) {
         return (
+            Kind::RandomLibcBypass,
             Status::Fail,
             format!("{offers}, but the C library's call makes syscalls where the direct vDSO call makes none ({costs} here)"),
             Some("check LD_PRELOAD and interposed libraries".into()),
         );
     }
     match (libc_syscall_words(VdsoFn::Getrandom, route, costs), route) {
-        (Some((message, hint)), _) => (Status::Warn, format!("{offers}; {message}"), Some(hint)),
-        (None, LibcRoute::Vdso) => {
-            (Status::Ok, format!("{offers} and the C library reads it from there ({costs} here)"), None)
+        (Some((message, hint)), _) => {
+            (Kind::RandomSyscallOldLibc, Status::Warn, format!("{offers}; {message}"), Some(hint))
         }
+        (None, LibcRoute::Vdso) => (
+            Kind::RandomVdso,
+            Status::Ok,
+            format!("{offers} and the C library reads it from there ({costs} here)"),
+            None,
+        ),
         (None, _) => (
+            Kind::RandomRouteUnknown,
             Status::Info,
             format!("{offers}; whether the C library reads it from there is not known ({costs} here)"),
             Some(routes_that_read(VdsoFn::Getrandom)),
@@ -548,20 +564,20 @@ mod tests {
         assert_eq!(costs, "libc 650 ns, vDSO 40.0 ns");
         let old = LibcRoute::Older { runtime: Runtime::Glibc, version: (2, 36), since: (2, 41) };
         let sym = Some("__vdso_getrandom");
-        let (st, detail, hint) = getrandom_check(true, None, sym, old, Some(Verdict::LibcSyscall), &costs);
+        let (_, st, detail, hint) = getrandom_check(true, None, sym, old, Some(Verdict::LibcSyscall), &costs);
         assert_eq!(st, Status::Warn);
         assert!(detail.contains("glibc 2.36 makes the getrandom syscall on every call"), "{detail}");
         assert!(detail.contains("(libc 650 ns, vDSO 40.0 ns here)"), "{detail}");
         assert!(hint.unwrap().starts_with("glibc 2.41 reads it from the vDSO"));
         let musl = LibcRoute::Never { runtime: Runtime::Musl };
-        let (st, detail, _) = getrandom_check(true, None, sym, musl, Some(Verdict::LibcSyscall), &costs);
+        let (_, st, detail, _) = getrandom_check(true, None, sym, musl, Some(Verdict::LibcSyscall), &costs);
         assert_eq!(st, Status::Warn);
         assert!(detail.contains("no musl release reads getrandom from the vDSO"), "{detail}");
-        let (st, _, _) = getrandom_check(true, None, sym, LibcRoute::Vdso, Some(Verdict::Fast), &costs);
+        let (_, st, _, _) = getrandom_check(true, None, sym, LibcRoute::Vdso, Some(Verdict::Fast), &costs);
         assert_eq!(st, Status::Ok);
-        let (st, _, _) = getrandom_check(true, None, sym, LibcRoute::Vdso, Some(Verdict::LibcBypass), &costs);
+        let (_, st, _, _) = getrandom_check(true, None, sym, LibcRoute::Vdso, Some(Verdict::LibcBypass), &costs);
         assert_eq!(st, Status::Fail);
-        let (st, detail, _) = getrandom_check(false, Some((6, 11)), None, old, Some(Verdict::NotOffered), &costs);
+        let (_, st, detail, _) = getrandom_check(false, Some((6, 11)), None, old, Some(Verdict::NotOffered), &costs);
         assert_eq!(st, Status::Info);
         assert!(detail.contains("has it from 6.11") && detail.contains("nothing to gain"), "{detail}");
         if arch::HOST_ABI == Some(Abi::X86_64) {

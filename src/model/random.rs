@@ -19,6 +19,7 @@ use super::Status;
 use crate::arch::{self, Runtime, VdsoFn};
 use crate::inspect::elf::Image;
 use crate::inspect::exe::{self, ExeInfo, LibcKind, Linkage, Site, Via};
+use crate::model::kind::Kind;
 use crate::words::thousands;
 use serde::Serialize;
 
@@ -276,7 +277,13 @@ pub fn image_random_checks(files: &[ImageFile]) -> Vec<Check> {
                 1 => format!("; raw getrandom syscalls in {}", g.raw[0]),
                 n => format!("; raw getrandom syscalls in {} files (e.g. {})", thousands(n as u64), g.raw[0]),
             };
-            Check::new(name, Status::Warn, format!("{} ({whose}){raw}", g.route.syscall_text()), Some(g.route.hint()))
+            Check::new(
+                Kind::RandomSyscallOldLibc,
+                name,
+                Status::Warn,
+                format!("{} ({whose}){raw}", g.route.syscall_text()),
+                Some(g.route.hint()),
+            )
         })
         .collect()
 }
@@ -357,8 +364,9 @@ pub fn process_random_check(p: &ProcessRandom) -> Check {
     let symbol = p.symbol.unwrap_or("getrandom");
     let state = p.state_pages.as_deref().and_then(state_text);
     let unread = p.state_pages.is_none();
-    let (status, detail, hint) = match p.route.path {
+    let (kind, status, detail, hint) = match p.route.path {
         RandomPath::Vdso if p.vdso_offers == Some(false) => (
+            Kind::RandomKernelTooOld,
             Status::Warn,
             format!(
                 "random bytes take a syscall: {rt} reads getrandom() from the vDSO, but this process's vDSO exports no {symbol} (Linux 6.11 added it)"
@@ -366,6 +374,7 @@ pub fn process_random_check(p: &ProcessRandom) -> Check {
             Some("a kernel ≥ 6.11 (x86_64; 6.12 on arm64) serves getrandom from the vDSO"),
         ),
         RandomPath::Vdso => (
+            Kind::RandomVdso,
             Status::Ok,
             match &state {
                 Some(s) => format!("{rt} reads getrandom() from the vDSO ({symbol}); {s}"),
@@ -388,26 +397,28 @@ pub fn process_random_check(p: &ProcessRandom) -> Check {
                 0 => String::new(),
                 n => format!("; its code makes raw getrandom syscalls too ({} site(s))", thousands(n as u64)),
             };
-            (Status::Warn, format!("{}{lib}{seen}{raw}", p.route.syscall_text()), Some(p.route.hint()))
+            (Kind::RandomSyscallOldLibc, Status::Warn, format!("{}{lib}{seen}{raw}", p.route.syscall_text()), Some(p.route.hint()))
         }
         RandomPath::NoCalls => {
-            (Status::Ok, format!("{rt}: it does not reach getrandom (no crypto/rand in it)"), None)
+            (Kind::RandomNoCalls, Status::Ok, format!("{rt}: it does not reach getrandom (no crypto/rand in it)"), None)
         }
         RandomPath::NotOnArch => (
+            Kind::RandomNotOffered,
             Status::Info,
             format!("{rt}: random bytes take a syscall on this architecture and class (no vDSO getrandom it reads)"),
             None,
         ),
         RandomPath::Unknown => match state {
-            Some(s) => (Status::Ok, format!("{rt}: it reads random bytes from the vDSO: {s}"), None),
+            Some(s) => (Kind::RandomVdso, Status::Ok, format!("{rt}: it reads random bytes from the vDSO: {s}"), None),
             None => (
+                Kind::RandomRouteUnknown,
                 Status::Info,
                 format!("{rt}: whether its random bytes come from the vDSO is not known (no state page (dp) mapped)"),
                 None,
             ),
         },
     };
-    Check::new(name, status, detail, hint)
+    Check::new(kind, name, status, detail, hint)
 }
 
 /// The hint of `trace`'s getrandom bypass line: it sees calls, not runtimes.
@@ -439,6 +450,7 @@ const NAMED: usize = 5;
 pub fn command_random_check(served: &[ServedRandom], expected: u64, secs: &str, argv: &str) -> Check {
     if served.is_empty() {
         return Check::new(
+            Kind::ObservedClean,
             "command_random",
             Status::Ok,
             format!("in {secs}: no getrandom syscall the vDSO would serve here ({} expected: the vDSO's own key refills, flags it hands to the kernel)", thousands(expected)),
@@ -475,6 +487,7 @@ pub fn command_random_check(served: &[ServedRandom], expected: u64, secs: &str, 
         }
     }
     Check::new(
+        Kind::RandomSyscallObserved,
         "command_random",
         worst,
         format!(

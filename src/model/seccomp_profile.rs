@@ -21,6 +21,7 @@ use super::Status;
 use crate::arch::{Abi, ClockClass, FnKind, VdsoFn, CLOCKS, HOST_ABI};
 use crate::measure::sys::seccomp::{Insn, Notification};
 use crate::measure::trace::engines::seccomp::own;
+use crate::model::kind::Kind;
 use serde_json::Value;
 
 /// What the profile does to one syscall on one architecture.
@@ -231,18 +232,21 @@ pub fn rows(
         match judge(name)? {
             Verdict::Allowed => ok.push(name),
             Verdict::Refused(act) => out.push(Check::new(
+                Kind::SeccompDeniesFallback,
                 row,
                 Status::Fail,
                 format!("{name} on {}: {act} — {when}", abi.name()),
                 Some(src.fix),
             )),
             Verdict::OnlySome(cond) => out.push(Check::new(
+                Kind::SeccompConditional,
                 row,
                 Status::Warn,
                 format!("{name} on {}: allowed only when {cond}, {} — {when}", abi.name(), src.rest),
                 Some("allow it without conditions, or check that the fallback's arguments match them"),
             )),
             Verdict::Agent => out.push(Check::new(
+                Kind::SeccompConditional,
                 row,
                 Status::Warn,
                 format!("{name} on {}: SCMP_ACT_NOTIFY: the notify agent decides — {when}", abi.name()),
@@ -252,7 +256,7 @@ pub fn rows(
     }
     if !ok.is_empty() {
         let detail = format!("{}: allowed: {}", abi.name(), ok.join(", "));
-        out.push(Check::new(format!("{}:{}", src.prefix, abi.name()), Status::Ok, detail, None));
+        out.push(Check::new(Kind::SeccompAllows, format!("{}:{}", src.prefix, abi.name()), Status::Ok, detail, None));
     }
     Ok(out)
 }
@@ -269,7 +273,7 @@ pub fn checks(profile: &Value) -> Result<Vec<Check>, BadProfile> {
     }
     if !other.is_empty() {
         let detail = format!("not judged (vdsoctl has no syscall table for them): {}", other.join(", "));
-        out.push(Check::new("seccomp_profile:other_arches", Status::Info, detail, None));
+        out.push(Check::new(Kind::SeccompArchUnknown, "seccomp_profile:other_arches", Status::Info, detail, None));
     }
     Ok(out)
 }
@@ -300,10 +304,12 @@ const LIVE: Source = Source {
 /// and judged by [`rows`], as a profile is; unread, they are INFO.
 pub fn live_checks(mode: u8, count: u32, abi: Option<Abi>, filters: LiveFilters) -> Vec<Check> {
     let name = "process_seccomp";
-    let info = |why: String, hint: &'static str| vec![Check::new(name, Status::Info, why, Some(hint))];
+    let info =
+        |why: String, hint: &'static str| vec![Check::new(Kind::SeccompUnread, name, Status::Info, why, Some(hint))];
     let profile_hint = "judge the profile they came from with `vdsoctl check --seccomp-profile FILE`";
     match (mode, filters, abi) {
         (1, ..) => vec![Check::new(
+            Kind::SeccompStrict,
             name,
             Status::Fail,
             "seccomp strict mode: only read, write, _exit and sigreturn are allowed, so the first syscall the vDSO \
@@ -336,6 +342,7 @@ pub fn live_checks(mode: u8, count: u32, abi: Option<Abi>, filters: LiveFilters)
 pub fn other_threads(n: usize) -> Option<Check> {
     (n > 0).then(|| {
         Check::new(
+            Kind::SeccompOtherThreads,
             "process_seccomp:other_threads",
             Status::Info,
             format!(

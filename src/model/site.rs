@@ -9,6 +9,7 @@ use crate::arch::{Abi, VdsoFn};
 use crate::inspect::symbols::{Frame, FrameKind};
 use crate::measure::trace::sight::Sightings;
 use crate::measure::trace::{Clock, Key, Site, Tally};
+use crate::model::kind::Kind;
 use crate::words::thousands;
 use serde::Serialize;
 
@@ -286,6 +287,7 @@ pub fn findings(counts: &[CountRow], sites_lost: u64, engine: crate::progress::K
                 engine,
             };
             out.push(Finding::new(
+                Kind::Note,
                 Status::Info,
                 format!("{who} {what}: {} calls from {}{by} — {}", thousands(s.count), label(&s.site), fix.cause()),
                 Some(fix.to_string()),
@@ -294,6 +296,7 @@ pub fn findings(counts: &[CountRow], sites_lost: u64, engine: crate::progress::K
     }
     if sites_lost > 0 {
         out.push(Finding::new(
+            Kind::NotObservedInFull,
             Status::Warn,
             format!(
                 "{} calls were counted in their rows but not in a call-site row (the site map was full)",

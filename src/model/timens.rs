@@ -7,6 +7,7 @@
 
 use super::{Finding, Status};
 use crate::inspect::process::TimeNamespace;
+use crate::model::kind::Kind;
 use crate::words::thousands;
 use serde::Serialize;
 
@@ -71,7 +72,7 @@ impl TimeNs {
         if !self.other {
             return None;
         }
-        Some(Finding::new(
+        Some(Finding::new(Kind::TimeNamespace,
             Status::Info,
             format!(
                 "pid {pid} is in time namespace {} (vdsoctl's is {}): {} — its vDSO adds them (a time-namespace page in its [vvar]), so its clock reads stay in the vDSO; the times it reads differ from vdsoctl's by them",

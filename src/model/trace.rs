@@ -10,6 +10,7 @@ use crate::arch::{self, Abi, VdsoFn};
 use crate::inspect::host::KernelFacts;
 use crate::measure::trace::session::{Session, Window};
 use crate::measure::trace::{Clock, Tally};
+use crate::model::kind::Kind as FindingKind;
 use crate::progress::Kind;
 use crate::words::{duration_text, thousands};
 use serde::Serialize;
@@ -399,7 +400,7 @@ pub fn findings(
     let mut out: Vec<Finding> =
         groups(counts, fail_over).into_iter().map(|(key, rows)| group_finding(key, rows, fail_over, &lead)).collect();
     for v in vsyscall {
-        out.push(Finding::new(
+        out.push(Finding::new(FindingKind::VsyscallCall,
             severity(v.per_sec, fail_over),
             format!(
                 "{} made {} calls ({}/s) to {} in the [vsyscall] page — each is emulated by the kernel and invisible to strace{}",
@@ -409,7 +410,7 @@ pub fn findings(
         ));
     }
     for u in unattributed {
-        out.push(Finding::new(
+        out.push(Finding::new(FindingKind::NotObservedInFull,
             Status::Warn,
             format!(
                 "{}: {} clock syscalls were counted in its total but not split by function and clock (the `unattributed` row): {}",
@@ -428,10 +429,11 @@ pub fn findings(
     }
     if tally.lost_records > 0 {
         let (what, fix) = not_observed_in_full(engine, tally.lost_records);
-        out.push(Finding::new(Status::Warn, what, Some(fix)));
+        out.push(Finding::new(FindingKind::NotObservedInFull, Status::Warn, what, Some(fix)));
     }
     if tally.unfollowed > 0 {
         out.push(Finding::new(
+            FindingKind::NotObservedInFull,
             Status::Warn,
             format!(
                 "{} new processes of the traced tree could not be followed (the traced set was full)",
@@ -444,10 +446,15 @@ pub fn findings(
         ));
     }
     if tally.scaled {
-        out.push(Finding::new(Status::Warn, "some counters were multiplexed and did not run the whole time", None));
+        out.push(Finding::new(
+            FindingKind::NotObservedInFull,
+            Status::Warn,
+            "some counters were multiplexed and did not run the whole time",
+            None,
+        ));
     }
     if counts.is_empty() && vsyscall.is_empty() {
-        out.push(Finding::new(
+        out.push(Finding::new(FindingKind::ObservedClean,
             Status::Info,
             if compat {
                 format!("no clock syscalls and no [vsyscall] emulations in {}: clock reads the vDSO serves, if it made any, never enter the kernel and are not counted", duration_text(Duration::from_secs_f64(secs)))
@@ -538,18 +545,18 @@ fn group_finding(
     };
     let has_clock = rows[0].clock.is_some();
     match verdict {
-        Verdict::NotSplit => Finding::new(
+        Verdict::NotSplit => Finding::new(FindingKind::RawClockSyscall,
             Status::Warn,
             format!("{syscall}: {rate} syscalls/s from {from}, clock ids not split (--no-split)"),
             Some("run without --no-split to see which clock ids enter the kernel (each clock id's counter costs ~28 ns per call more)".into()),
         ),
-        Verdict::Bypass(sev) if rows[0].random.is_some() => Finding::new(
+        Verdict::Bypass(sev) if rows[0].random.is_some() => Finding::new(FindingKind::RandomSyscallObserved,
             sev,
             format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for these random bytes{}", gate(top, fail_over)),
             Some(super::random::TRACE_HINT.into()),
         )
         .of_bypass(),
-        Verdict::Bypass(sev) => Finding::new(
+        Verdict::Bypass(sev) => Finding::new(FindingKind::RawClockSyscall,
             sev,
             format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if has_clock { "clock id" } else { "call" }, gate(top, fail_over)),
             Some(Advice::RawSyscalls(lead(rows[0].pid)).to_string()),
@@ -572,7 +579,7 @@ fn group_finding(
                 (true, true, None) => "the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)".into(),
                 (true, false, None) => "the vDSO never serves this call here".into(),
             };
-            Finding::new(Status::Info, format!("{what}: {rate} syscalls/s from {from} — expected: {why}"), None)
+            Finding::new(FindingKind::ClockAlwaysSyscall, Status::Info, format!("{what}: {rate} syscalls/s from {from} — expected: {why}"), None)
         }
     }
 }

@@ -6,6 +6,7 @@ use super::{Finding, Status};
 use crate::arch;
 use crate::inspect::kernel::{self, VsyscallMode};
 use crate::inspect::maps::Mapping;
+use crate::model::kind::Kind;
 use serde::Serialize;
 
 /// How `vsyscall=emulate` is judged, in `maps`' finding and `check`'s row
@@ -30,7 +31,7 @@ pub struct Vsyscall {
 /// A 32-bit process's row: the kernel gives it no [vsyscall] page, and
 /// the host's mode `v` is read from vdsoctl's own (64-bit) mapping.
 pub fn compat_process_finding(v: &Vsyscall) -> Finding {
-    Finding::new(
+    Finding::new(Kind::Note,
         Status::Info,
         format!(
             "this is a 32-bit process: the kernel gives it no [vsyscall] page (the host's mode, {}, is read from vdsoctl's own mapping)",
@@ -52,6 +53,7 @@ pub fn vsyscall_mode(maps: &[Mapping], cmdline: Option<&str>, target_is_64: bool
         (Some(m), Some(p)) if m == p => (m, "mapping+cmdline"),
         (Some(m), Some(p)) => {
             findings.push(Finding::new(
+                Kind::VsyscallMode,
                 Status::Warn,
                 format!(
                     "the [vsyscall] mapping says {} but vsyscall={} is on the kernel command line",
@@ -71,13 +73,14 @@ pub fn vsyscall_mode(maps: &[Mapping], cmdline: Option<&str>, target_is_64: bool
     };
     if x86_64 && !target_is_64 {
         findings.push(Finding::new(
+            Kind::Note,
             Status::Info,
             "this is a 32-bit process: the kernel gives it no [vsyscall] page",
             None,
         ));
     }
     if mode == VsyscallMode::Emulate {
-        findings.push(Finding::new(
+        findings.push(Finding::new(Kind::VsyscallEmulate,
             EMULATE,
             "vsyscall=emulate: the [vsyscall] page is readable; legacy calls into it trap into the kernel and are invisible to strace",
             Some("`vdsoctl trace -a` counts vsyscall emulations; vsyscall=xonly is the safer default since 5.3".into()),

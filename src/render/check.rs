@@ -404,7 +404,13 @@ mod tests {
         assert_eq!(xml_text("a<b>&\"c'\u{1}\td"), "a&lt;b&gt;&amp;&quot;c&apos;\\x01\td");
         assert_eq!(xml_text("x\u{ffff}\u{fffe}"), "x\\u{ffff}\\u{fffe}");
         let report = CheckReport {
-            checks: vec![Check::new("x", Status::Fail, "bad <thing>", Some("fix & retry"))],
+            checks: vec![Check::new(
+                crate::model::kind::Kind::Note,
+                "x",
+                Status::Fail,
+                "bad <thing>",
+                Some("fix & retry"),
+            )],
             ..CheckReport::default()
         };
         let x = report.junit();
@@ -421,7 +427,13 @@ mod tests {
     #[test]
     fn a_loss_is_said_on_the_verdict_line_in_json_and_junit() {
         let report = CheckReport {
-            checks: vec![Check::new("command_trace_lost", Status::Warn, "not observed in full: 3 ...", Some("raise"))],
+            checks: vec![Check::new(
+                crate::model::kind::Kind::NotObservedInFull,
+                "command_trace_lost",
+                Status::Warn,
+                "not observed in full: 3 ...",
+                Some("raise"),
+            )],
             status: Status::Warn,
             not_observed_in_full: Some("3 clock syscalls uncounted".into()),
             ..CheckReport::default()

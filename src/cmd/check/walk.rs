@@ -127,15 +127,17 @@ fn binary_rows(walked: &image::Walk, host: &HostFacts) -> (Vec<BinaryRow>, Vec<C
     let rows = infos
         .iter()
         .map(|(path, info)| {
-            let (status, detail, hint, _) = binary_verdict(info, host);
-            let hint = hint.map(|h| h.for_file(path));
+            let v = binary_verdict(info, host);
+            let hint = v.hint.map(|h| h.for_file(path));
             BinaryRow {
                 path: path.clone(),
                 binary: BinaryFacts::of(info),
-                status,
-                detail,
+                kind: v.kind,
+                status: v.status,
+                detail: v.detail,
                 hint,
                 random: random_route(info),
+                findings: v.findings,
             }
         })
         .collect();
