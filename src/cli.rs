@@ -280,6 +280,19 @@ fn rate_arg(text: &str) -> Result<f64, String> {
     }
 }
 
+/// `--fail-on KIND`: a kind of the catalogue.
+fn kind_arg(text: &str) -> Result<crate::model::kind::Kind, String> {
+    crate::model::kind::Kind::from_id(text.trim())
+        .ok_or_else(|| format!("{text} is no kind of finding — doc/FINDINGS.md lists them (e.g. raw-clock-call-site)"))
+}
+
+/// `--allow KIND[=GLOB]`.
+fn rule_arg(text: &str) -> Result<crate::model::gate::Rule, String> {
+    crate::model::gate::parse_rule(text.trim()).ok_or_else(|| {
+        format!("{text}: no kind of finding by that name — doc/FINDINGS.md lists them (e.g. raw-clock-call-site=/opt/*)")
+    })
+}
+
 /// `--max-ns`: a positive, finite number of nanoseconds.
 fn positive_ns_arg(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
@@ -305,6 +318,23 @@ pub struct CheckArgs {
     /// Exit 1 on WARN as well as on FAIL.
     #[arg(long)]
     pub strict: bool,
+
+    /// Fail on these kinds of finding (doc/FINDINGS.md) wherever they are WARN or INFO:
+    /// `--fail-on random-syscall-old-libc,compat-32bit`.
+    #[arg(long, value_name = "KIND,...", value_delimiter = ',', value_parser = kind_arg)]
+    pub fail_on: Vec<crate::model::kind::Kind>,
+
+    /// Let a kind of finding pass, everywhere or where the binary's path (else the check's
+    /// name) matches the glob: `--allow raw-clock-call-site=/opt/legacy/*`. It is still
+    /// listed, as INFO "allowed". Repeatable.
+    #[arg(long, value_name = "KIND[=GLOB]", value_parser = rule_arg)]
+    pub allow: Vec<crate::model::gate::Rule>,
+
+    /// The ignore file (default: ./.vdsoctlignore when there is one): lines
+    /// `KIND[=GLOB] [expires=YYYY-MM-DD] REASON`; an ignored finding is listed as INFO
+    /// "ignored: REASON"; an entry past its date is an error (exit 2).
+    #[arg(long, value_name = "FILE")]
+    pub ignore_file: Option<PathBuf>,
 
     /// The host's observation fails when one process bypasses the vDSO more than RATE times a
     /// second, and warns below (default 100, so a rare raw call does not fail a fleet; 0 fails any).

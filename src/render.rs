@@ -17,11 +17,13 @@ pub mod bench;
 pub mod check;
 pub mod dump;
 pub mod flame;
+pub mod gate;
 pub mod hint;
 pub mod maps;
 pub mod prom;
 pub mod table;
 pub mod trace;
+pub use gate::ignore_error;
 pub use prom::Prometheus;
 pub use table::{Cell, Color, Table};
 

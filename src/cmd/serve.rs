@@ -29,6 +29,7 @@ use crate::inspect::{kernel, Process};
 use crate::measure::trace::{Clock, Tally};
 use crate::model::bench::BenchReport;
 use crate::model::check::{Check, CheckReport};
+use crate::model::gate::{Context, Selection};
 use crate::model::host;
 use crate::model::observe::{Observation, Scope, Unseen};
 use crate::model::{vdso_serves_call, ClockRef};
@@ -280,7 +281,8 @@ fn audit_section(observed: &Observation, costs: &Mutex<Arc<Costs>>) -> String {
             bench_rows = served_rows(bench.as_ref(), kernel_version);
             *costs.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(syscall_costs(bench.as_ref()));
             let pending = matches!(observed, Observation::Unseen(Unseen::NotYet));
-            let report = CheckReport { bench, pending, ..CheckReport::judged(checks, false) };
+            let mut report = CheckReport { bench, pending, ..CheckReport::judged(checks, false) };
+            report.gate(Context::Host, &Selection::default());
             text += &report.render_prometheus().unwrap_or_default();
         }
         Err(e) => note(format_args!("audit failed: {e}")),

@@ -6,7 +6,8 @@ use super::trace::ExitStatus;
 use super::{ProcessRef, Status};
 use crate::model::bench::BenchReport;
 use crate::model::binary::{BinaryFacts, BinaryFinding};
-use crate::model::gate::{Raise, Waiver};
+use crate::model::baseline::{BaselineDiff, Change};
+use crate::model::gate::{self, Context, Raise, Selection, Waiver};
 use crate::model::kind::Kind;
 use crate::model::observe::{Judged, Observation, Scope};
 use crate::model::random::RandomRoute;
@@ -110,8 +111,10 @@ pub struct CheckReport {
     /// the verdict line says after its status; JSON `not_observed_in_full`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_observed_in_full: Option<String>,
-    /// The worst status among the checks (SKIP counts as OK).
+    /// The worst status among the checks (SKIP counts as OK), after the gate.
     pub status: Status,
+    /// Findings the gate waived: ignored, allowed, in the baseline.
+    pub waived: Waivers,
     /// Whether `--strict` made WARN fail the audit.
     pub strict: bool,
     /// What the verdict could not stand on (the clock syscalls, when no
@@ -283,5 +286,107 @@ pub fn command_check(argv: &[String], exit_status: Option<ExitStatus>, limit: Op
             format!("`{}`: interrupted before it exited", shell_words(argv)),
             None,
         ),
+    }
+}
+
+impl CheckReport {
+    /// The gate, once: each finding's status is the policy's for its kind
+    /// in `ctx`, then what `sel` selects; the verdict is the worst of them.
+    pub fn gate(&mut self, ctx: Context, sel: &Selection) {
+        for c in &mut self.checks {
+            let g = sel.gate(c.kind, &c.name, gate::severity(c.kind, ctx, c.status));
+            (c.status, c.waived, c.raised) = (g.status, g.waived, g.raised);
+        }
+        for b in self.binaries.iter_mut().flatten() {
+            for f in &mut b.findings {
+                let g = sel.gate(f.kind, &b.path, gate::severity(f.kind, ctx, f.status));
+                (f.status, f.waived, f.raised) = (g.status, g.waived, g.raised);
+            }
+            b.restate();
+        }
+        self.restate();
+    }
+
+    /// `--baseline`: what is as bad as in the baseline is waived (INFO,
+    /// "in the baseline"), what is new is raised to FAIL — so the verdict
+    /// line, JUnit and the exit code all say the gate's answer.
+    pub fn gate_on_baseline(&mut self, diff: &BaselineDiff) {
+        let change = |scope: &str, key: &str| {
+            diff.deltas.iter().find(|d| d.scope == scope && d.key == key).map(|d| d.change)
+        };
+        let file = diff.file.clone();
+        let moved = |status: &mut Status, waived: &mut Option<Waiver>, raised: &mut Option<Raise>, c: Option<Change>| {
+            match c {
+                Some(Change::New) if *status >= Status::Warn => {
+                    (*status, *raised) = (Status::Fail, Some(Raise::NewSinceBaseline));
+                }
+                Some(Change::Unchanged) if *status >= Status::Warn => {
+                    (*status, *waived) = (Status::Info, Some(Waiver::Baselined { file: file.clone() }));
+                }
+                _ => {}
+            }
+        };
+        let calls_new = diff.deltas.iter().any(|d| d.scope == "call" && d.change == Change::New);
+        let calls_old = diff.deltas.iter().any(|d| d.scope == "call" && d.change == Change::Unchanged);
+        for c in &mut self.checks {
+            let mut ch = change("finding", &c.name);
+            if c.name == "command_trace" && ch.is_none() {
+                ch = if calls_new {
+                    Some(Change::New)
+                } else if calls_old {
+                    Some(Change::Unchanged)
+                } else {
+                    None
+                };
+            }
+            moved(&mut c.status, &mut c.waived, &mut c.raised, ch);
+        }
+        for b in self.binaries.iter_mut().flatten() {
+            let ch = change("binary", &b.path);
+            for f in &mut b.findings {
+                moved(&mut f.status, &mut f.waived, &mut f.raised, ch);
+            }
+            b.restate();
+        }
+        self.restate();
+    }
+
+    /// The verdict from the rows as they stand.
+    fn restate(&mut self) {
+        let rows = self.binaries.iter().flatten().map(|b| b.status);
+        self.status = Status::worst(rows.chain(self.checks.iter().map(|c| c.status)));
+        self.waived = self.waivers();
+    }
+
+    /// How many findings a selection or a baseline waived, by why (the
+    /// verdict line's and JSON's `waived`).
+    pub fn waivers(&self) -> Waivers {
+        let binaries = self.binaries.iter().flatten().flat_map(|b| &b.findings).filter_map(|f| f.waived.as_ref());
+        let mut w = Waivers::default();
+        for waiver in binaries.chain(self.checks.iter().filter_map(|c| c.waived.as_ref())) {
+            match waiver {
+                Waiver::Ignored { .. } => w.ignored += 1,
+                Waiver::Allowed { .. } => w.allowed += 1,
+                Waiver::Baselined { .. } => w.baselined += 1,
+            }
+        }
+        w
+    }
+}
+
+/// Findings waived, by why (JSON `waived`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Waivers {
+    pub ignored: usize,
+    pub allowed: usize,
+    pub baselined: usize,
+}
+
+impl BinaryRow {
+    /// Its status and kind from its findings as they stand.
+    fn restate(&mut self) {
+        self.status = crate::model::binary::binary_status(&self.findings);
+        let lead = self.findings.iter().filter(|f| f.status == self.status).map(|f| f.kind).next();
+        self.kind = lead.or(self.findings.first().map(|f| f.kind)).unwrap_or(self.kind);
     }
 }

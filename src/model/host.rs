@@ -412,8 +412,14 @@ fn clock_check(
     vdso_ns: Option<f64>,
 ) -> Check {
     match (verdict, lost) {
-        (_, Some((message, hint))) => {
-            Check::new(Kind::ClockLostFastPath, name, Status::Fail, format!("{message}; {detail}"), Some(&hint))
+        (v, Some((message, hint))) => {
+            // The vDSO itself entering the kernel is the clocksource's doing.
+            let kind = match v {
+                Some(Verdict::KernelFallback) => Kind::ClocksourceNoVdso,
+                Some(Verdict::Missing) => Kind::VdsoExportsBroken,
+                _ => Kind::ClockLostFastPath,
+            };
+            Check::new(kind, name, Status::Fail, format!("{message}; {detail}"), Some(&hint))
         }
         (Some(Verdict::KernelFallback), None) => {
             Check::new(Kind::ClockAlwaysSyscall, name, Status::Ok, format!("{label}: always a syscall, as on every kernel; {detail}"), None)

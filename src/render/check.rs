@@ -42,7 +42,8 @@ impl Render for CheckReport {
                 hidden += 1;
                 continue;
             }
-            t.add_row(vec![Cell::new(&c.name), status_cell(c.status), Cell::new(&c.detail)]);
+            let detail = super::gate::with_note(&c.detail, c.waived.as_ref(), c.raised);
+            t.add_row(vec![Cell::new(&c.name), status_cell(c.status), Cell::new(detail)]);
         }
         if !t.is_empty() {
             s += &format!("{t}\n");
@@ -68,15 +69,9 @@ impl Render for CheckReport {
             Some(why) => format!(", not observed in full ({why})"),
             None => String::new(),
         };
-        if self.strict && self.status == Status::Warn {
-            s += &format!(
-                "verdict: {}{partial} (a WARN, and --strict fails on WARN)\n",
-                status_label(out, Status::Fail)
-            );
-        } else {
-            let caveat = self.not_observed.as_ref().map_or_else(String::new, |why| format!(" — {why}"));
-            s += &format!("verdict: {}{partial}{caveat}\n", status_label(out, self.status));
-        }
+        let caveat = self.not_observed.as_ref().map_or_else(String::new, |why| format!(" — {why}"));
+        let waived = super::gate::waived_text(&self.waived);
+        s += &format!("verdict: {}{partial}{waived}{caveat}\n", status_label(out, self.status));
         s
     }
 
@@ -104,10 +99,10 @@ impl Render for CheckReport {
                 Some(pid) if c.name.starts_with("process_") => pid.to_string(),
                 _ => String::new(),
             };
-            p.sample("check_status", &[("check", &c.name), ("pid", &pid)], c.status.gauge());
+            p.sample("check_status", &[("check", &c.name), ("kind", c.kind.id()), ("pid", &pid)], c.status.gauge());
         }
         p.family("check_failed", "gauge", "1 when the audit failed (any FAIL, or WARN with --strict).");
-        let failed = self.status == Status::Fail || (self.strict && self.status == Status::Warn);
+        let failed = self.status == Status::Fail;
         // Pending (`serve` before its first window): a FAIL is already
         // known, an OK is not, so there is no sample until it is.
         if failed || !self.pending {
@@ -155,8 +150,9 @@ impl CheckReport {
         struct Case<'a> {
             class: &'a str,
             name: String,
+            kind: &'static str,
             status: Status,
-            detail: &'a str,
+            detail: String,
             hint: Option<&'a str>,
         }
         let mut suites: Vec<(&str, Vec<Case>)> = vec![(
@@ -166,28 +162,42 @@ impl CheckReport {
                 .map(|c| Case {
                     class: "vdsoctl.check",
                     name: c.name.clone(),
+                    kind: c.kind.id(),
                     status: c.status,
-                    detail: &c.detail,
+                    detail: super::gate::with_note(&c.detail, c.waived.as_ref(), c.raised),
                     hint: c.hint.as_deref(),
                 })
                 .collect(),
         )];
         if let Some(binaries) = &self.binaries {
-            suites.push((
-                "vdsoctl.check.image",
-                binaries
-                    .iter()
-                    .map(|b| Case {
+            // One failure per failing finding (`PATH: KIND`), else one case a binary.
+            let mut cases = Vec::new();
+            for b in binaries {
+                let failing: Vec<_> = b.findings.iter().filter(|f| f.status == Status::Fail).collect();
+                if failing.is_empty() {
+                    cases.push(Case {
                         class: "vdsoctl.check.image",
                         name: b.path.clone(),
+                        kind: b.kind.id(),
                         status: b.status,
-                        detail: &b.detail,
+                        detail: b.detail.clone(),
                         hint: b.hint.as_deref(),
-                    })
-                    .collect(),
-            ));
+                    });
+                }
+                for f in failing {
+                    cases.push(Case {
+                        class: "vdsoctl.check.image",
+                        name: format!("{}: {}", b.path, f.kind),
+                        kind: f.kind.id(),
+                        status: f.status,
+                        detail: super::gate::with_note(&f.detail, f.waived.as_ref(), f.raised),
+                        hint: b.hint.as_deref(),
+                    });
+                }
+            }
+            suites.push(("vdsoctl.check.image", cases));
         }
-        let failed = |st: Status| st == Status::Fail || st == Status::Warn && self.strict;
+        let failed = |st: Status| st == Status::Fail;
         let skipped = |st: Status| st == Status::Skip || st == Status::Info;
         let count = |cases: &[Case], f: &dyn Fn(Status) -> bool| cases.iter().filter(|c| f(c.status)).count();
         let all: usize = suites.iter().map(|s| s.1.len()).sum();
@@ -213,12 +223,12 @@ impl CheckReport {
             }
             for c in cases {
                 let head = format!("    <testcase classname=\"{}\" name=\"{}\"", c.class, xml_text(&c.name));
-                let message = format!("{}: {}", c.status.label(), c.detail);
+                let message = format!("{} {}: {}", c.status.label(), c.kind, c.detail);
                 let body = match c.hint {
-                    Some(h) => format!("{}\nhint: {h}", c.detail),
-                    None => c.detail.to_string(),
+                    Some(h) => format!("{}\nkind: {}\nhint: {h}", c.detail, c.kind),
+                    None => format!("{}\nkind: {}", c.detail, c.kind),
                 };
-                x += &junit_case(&head, (failed(c.status), skipped(c.status)), c.status, &message, &body);
+                x += &junit_case(&head, (failed(c.status), skipped(c.status)), c.kind, c.status, &message, &body);
             }
             x += "  </testsuite>\n";
         }
@@ -244,7 +254,7 @@ impl CheckReport {
                 Cell::new(class_text(b)),
                 Cell::new(b.binary.linkage),
                 Cell::new(out.text(&runtime(b))),
-                Cell::new(out.text(&b.detail)),
+                Cell::new(out.text(&binary_detail(b))),
             ]);
         }
         type Group<'a> = (Status, String, &'a str, String, usize, &'a BinaryRow);
@@ -259,7 +269,7 @@ impl CheckReport {
         }
         groups.sort_by(|a, b| b.0.cmp(&a.0).then(b.4.cmp(&a.4)));
         for (st, class, linkage, rt, n, example) in groups.into_iter().filter(|g| !(self.quiet && g.0 == Status::Ok)) {
-            let (example, detail) = (&example.path, &example.detail);
+            let (detail, example) = (binary_detail(example), &example.path);
             let what =
                 if n == 1 { out.text(example).into_owned() } else { format!("{n} files (e.g. {})", out.text(example)) };
             t.add_row(vec![
@@ -268,7 +278,7 @@ impl CheckReport {
                 Cell::new(class),
                 Cell::new(linkage),
                 Cell::new(out.text(&rt)),
-                Cell::new(out.text(detail)),
+                Cell::new(out.text(&detail)),
             ]);
         }
         let mut s = if t.is_empty() { String::new() } else { format!("{t}\n") };
@@ -285,15 +295,36 @@ impl CheckReport {
     }
 }
 
+/// A binary's detail as the table says it: each finding's words, with
+/// what the gate did to it (ignored, allowed, raised).
+fn binary_detail(b: &BinaryRow) -> String {
+    if b.findings.iter().all(|f| f.waived.is_none() && f.raised.is_none()) {
+        return b.detail.clone();
+    }
+    let mut findings: Vec<_> = b.findings.iter().collect();
+    findings.sort_by_key(|f| std::cmp::Reverse((f.status, f.waived.is_some())));
+    let words: Vec<String> =
+        findings.iter().map(|f| super::gate::with_note(&f.detail, f.waived.as_ref(), f.raised)).collect();
+    words.join("; ")
+}
+
 /// One testcase's element: a `<failure>` (FAIL; WARN with --strict), a
 /// `<skipped>` (SKIP, INFO), else a pass, which says it warned with the
 /// property `vdsoctl.status=WARN` beside its `<system-out>`.
-fn junit_case(head: &str, (failed, skipped): (bool, bool), status: Status, message: &str, body: &str) -> String {
+fn junit_case(
+    head: &str,
+    (failed, skipped): (bool, bool),
+    kind: &str,
+    status: Status,
+    message: &str,
+    body: &str,
+) -> String {
     if failed {
+        // The failure's type is the finding's kind: a reporter groups by it.
         format!(
             "{head}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
             xml_text(message),
-            status.label(),
+            xml_text(kind),
             xml_text(body)
         )
     } else if skipped {

@@ -4,6 +4,7 @@
 
 use crate::cli::CheckArgs;
 use crate::error::{Error, Result};
+use crate::model::gate::Selection;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -20,6 +21,10 @@ pub struct CheckRequest {
     pub export_json: Option<PathBuf>,
     /// `--export-junit FILE`.
     pub export_junit: Option<PathBuf>,
+    /// `--fail-on`, `--allow`, `--strict` (the ignore file is read by the command).
+    pub selection: Selection,
+    /// `--ignore-file FILE`; else `./.vdsoctlignore` when there is one.
+    pub ignore_file: Option<PathBuf>,
 }
 
 /// What `check` audits. `trace` is `--trace` as typed: `None` the default
@@ -36,6 +41,20 @@ pub enum CheckForm {
     Command { argv: Vec<OsString>, timeout: Option<Duration>, baseline: BaselineFiles },
     /// `check --seccomp-profile FILE`.
     Profile { file: PathBuf },
+}
+
+impl CheckForm {
+    /// The context its findings are judged in (the policy table's column).
+    pub fn context(&self) -> crate::model::gate::Context {
+        use crate::model::gate::Context;
+        match self {
+            CheckForm::Host { .. } => Context::Host,
+            CheckForm::Process { .. } => Context::Process,
+            CheckForm::Image { .. } => Context::Image,
+            CheckForm::Command { .. } => Context::Command,
+            CheckForm::Profile { .. } => Context::Profile,
+        }
+    }
 }
 
 /// `--baseline` and `--save-baseline`: only the image and command forms
@@ -84,5 +103,12 @@ pub(super) fn resolve(args: &CheckArgs) -> Result<CheckRequest> {
         quiet: args.quiet,
         export_json: args.export_json.clone(),
         export_junit: args.export_junit.clone(),
+        selection: Selection {
+            fail_on: args.fail_on.clone(),
+            allow: args.allow.clone(),
+            ignores: Vec::new(),
+            strict: args.strict,
+        },
+        ignore_file: args.ignore_file.clone(),
     })
 }

@@ -5,6 +5,7 @@
 use crate::error::{Error, Hint, Result};
 use crate::model::baseline::{compare, Baseline};
 use crate::model::check::CheckReport;
+use crate::model::gate::{parse_ignores, today, Ignore};
 use crate::resolve::{BaselineFiles, CheckRequest};
 use std::io::Read;
 
@@ -26,6 +27,30 @@ pub(super) fn apply(files: &BaselineFiles, old: Option<&Baseline>, report: &mut 
         crate::cmd::baseline_file::write(path, &now)?;
     }
     Ok(())
+}
+
+/// An ignore file larger than this is refused.
+const MAX_IGNORE: u64 = 1 << 20;
+
+/// The ignore file: `--ignore-file FILE`, else `./.vdsoctlignore` when
+/// there is one; parsed, and an entry past its date refused (exit 2).
+pub(super) fn read_ignores(path: Option<&std::path::Path>) -> Result<Vec<Ignore>> {
+    let default = std::path::Path::new(".vdsoctlignore");
+    let path = match path {
+        Some(p) => p,
+        None if default.is_file() => default,
+        None => return Ok(Vec::new()),
+    };
+    let hint = Hint::Text("pass an ignore file: lines `KIND[=GLOB] [expires=YYYY-MM-DD] REASON`".into());
+    let file = std::fs::File::open(path).map_err(|e| Error::from_io(path, e, hint))?;
+    let mut text = Vec::new();
+    file.take(MAX_IGNORE + 1).read_to_end(&mut text).map_err(|e| Error::from_io(path, e, Hint::CheckReadable))?;
+    let name = path.display().to_string();
+    if text.len() as u64 > MAX_IGNORE {
+        return Err(Error::Usage(format!("{name}: larger than 1 MiB: no ignore file")));
+    }
+    let text = String::from_utf8_lossy(&text);
+    parse_ignores(&name, &text, today()).map_err(|e| Error::Usage(crate::render::ignore_error(&name, &e)))
 }
 
 /// A seccomp profile larger than this is no profile.

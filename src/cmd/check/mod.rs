@@ -186,10 +186,17 @@ pub fn gather(req: &CheckRequest, out: &Output) -> Result<CheckReport> {
 /// `vdsoctl check`.
 pub fn run(req: &CheckRequest, out: &Output) -> Result<Outcome> {
     let old = req.baseline().map(baseline::read_old).transpose()?.flatten();
+    // A bad or expired ignore file is refused before any work.
+    let mut selection = req.selection.clone();
+    selection.ignores = baseline::read_ignores(req.ignore_file.as_deref())?;
     let mut report = gather(req, out)?;
     report.quiet = req.quiet;
+    report.gate(req.form.context(), &selection);
     if let Some(files) = req.baseline() {
         baseline::apply(files, old.as_ref(), &mut report)?;
+        if let Some(diff) = report.baseline.clone() {
+            report.gate_on_baseline(&diff);
+        }
     }
     // A report stdout refuses (a full disk), or an export that cannot be
     // written, keeps the command's status and the verdict's.
@@ -200,12 +207,9 @@ pub fn run(req: &CheckRequest, out: &Output) -> Result<Outcome> {
     let outcome = match report.command.as_ref().and_then(|c| c.exit_status) {
         Some(ExitStatus::Code(c)) if c != 0 => Outcome::CommandFailed(u8::try_from(c).unwrap_or(1)),
         Some(ExitStatus::Signal(n)) => Outcome::CommandFailed(u8::try_from(128 + n).unwrap_or(255)),
-        _ => match &report.baseline {
-            Some(diff) => Outcome::from_crossed(diff.has_new()),
-            None => {
-                Outcome::from_crossed(report.status == Status::Fail || (req.strict && report.status == Status::Warn))
-            }
-        },
+        // The gate made every failing finding FAIL (--strict, --fail-on,
+        // what is new since --baseline): a FAIL line is exit 1, and only one.
+        _ => Outcome::from_crossed(report.status == Status::Fail),
     };
     outcome.despite(late)
 }
