@@ -475,6 +475,57 @@ fn alerting_rules_pass_promtool_tests() {
         assert!(out.status.success(), "promtool {args:?}: {text}");
         assert!(text.contains(expect), "promtool {args:?}: {text}");
     }
+    // The healthy hour's source: real scrapes, still valid exposition, of a
+    // glibc 2.36 host whose getrandom row WARNs and whose audit passes.
+    for name in ["healthy-first.prom", "healthy-last.prom"] {
+        let text = std::fs::read_to_string(deploy.join("testdata").join(name)).unwrap();
+        assert_promtool_accepts(&text);
+        for line in
+            ["vdsoctl_check_failed 0\n", "vdsoctl_check_status{check=\"getrandom\"} 1\n", "vdsoctl_trace_up 1\n"]
+        {
+            assert!(text.contains(line), "{name}: {line}");
+        }
+    }
+}
+
+/// GitHub's anchor for a Markdown heading: lowercased, spaces to `-`,
+/// other punctuation dropped.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn every_alert_links_a_runbook_section_that_exists() {
+    let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
+    let rules = std::fs::read_to_string(deploy.join("vdsoctl.rules.yml")).unwrap();
+    let readme = std::fs::read_to_string(deploy.join("README.md")).unwrap();
+    let anchors: Vec<String> = readme.lines().filter_map(|l| l.strip_prefix("### ")).map(anchor).collect();
+    let mut alerts = 0;
+    for rule in rules.split("- alert: ").skip(1) {
+        alerts += 1;
+        let name = rule.lines().next().unwrap().trim();
+        let link = rule
+            .split("Runbook: deploy/README.md#")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{name} links no runbook"))
+            .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+            .next()
+            .unwrap();
+        assert!(
+            anchors.iter().any(|a| a == link),
+            "{name} links #{link}, not a heading of deploy/README.md: {anchors:?}"
+        );
+    }
+    assert_eq!(alerts, 9, "{rules}");
 }
 
 #[test]
