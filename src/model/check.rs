@@ -178,7 +178,9 @@ impl Serialize for BinaryRow {
             #[serde(flatten)]
             facts: &'a BinaryFacts,
             binary: &'a BinaryFacts,
-            kind: Kind,
+            /// The kind of its verdict's reason (`kind` is the facts'
+            /// executable or library).
+            verdict_kind: Kind,
             status: Status,
             detail: &'a str,
             hint: Option<&'a str>,
@@ -189,7 +191,7 @@ impl Serialize for BinaryRow {
             path: &self.path,
             facts: &self.binary,
             binary: &self.binary,
-            kind: self.kind,
+            verdict_kind: self.kind,
             status: self.status,
             detail: &self.detail,
             hint: self.hint.as_deref(),

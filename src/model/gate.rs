@@ -88,7 +88,13 @@ pub fn policy(kind: Kind, ctx: Context) -> Severity {
         RandomNotOffered => [I, I, I, I, I],
         // The base image's choice (glibc < 2.41, musl, Go < 1.24): a WARN
         // naming the release that fixes it, never a FAIL by itself.
-        RandomSyscallOldLibc => [W, W, W, W, W],
+        // A process's: WARN once it is seen to call getrandom, INFO when it
+        // made none in the window (it is not warned about a call it did
+        // not make).
+        RandomSyscallOldLibc => [W, D, W, W, W],
+        // The host's own C library: the host's owner upgrades it; beside
+        // a process, a command or an image it is only the runner's fact.
+        RandomSyscallHostLibc => [W, I, I, I, I],
         RandomLibcBypass => [F, F, F, F, F],
         RandomRouteUnknown => [I, I, I, I, I],
         // Code that bypasses a vDSO its own runtime reads: the program's

@@ -146,6 +146,8 @@ kinds! {
     RandomNotOffered = "random-not-offered", Random;
     /// The C library or runtime makes the getrandom syscall by design (glibc < 2.41, musl, Go < 1.24).
     RandomSyscallOldLibc = "random-syscall-old-libc", Random;
+    /// The C library vdsoctl runs on (the host's) makes the getrandom syscall by design.
+    RandomSyscallHostLibc = "random-syscall-host-libc", Random;
     /// The C library's getrandom makes syscalls though it should read the vDSO.
     RandomLibcBypass = "random-libc-bypass", Random;
     /// The runtime reads getrandom from the vDSO, but this kernel's vDSO has none.

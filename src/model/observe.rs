@@ -91,6 +91,10 @@ pub struct Seen {
     /// getrandom syscalls the vDSO would have served: an old runtime's or
     /// raw calls, said on the row, judged by the getrandom checks.
     pub random: u64,
+    /// The getrandom syscalls the vDSO would have served, per process,
+    /// busiest first (the getrandom rows name them with their rate).
+    #[serde(skip)]
+    pub random_calls: Vec<Bypass>,
     /// Clock syscalls the vDSO never serves (CPU-time clocks, ...).
     pub expected: u64,
     /// Events the engine dropped: the counts are partial.
@@ -249,11 +253,32 @@ impl Observation {
         let expected =
             report.counts.iter().filter(|r| r.expected && !is_random(r) && keep(r.pid)).map(|r| r.count).sum();
         let random = report.counts.iter().filter(|r| !r.expected && is_random(r) && keep(r.pid)).map(|r| r.count).sum();
+        let mut random_calls: Vec<Bypass> = Vec::new();
+        for r in report.counts.iter().filter(|r| !r.expected && is_random(r) && keep(r.pid)) {
+            match random_calls.iter_mut().find(|b| b.pid == r.pid) {
+                Some(b) => {
+                    b.count += r.count;
+                    b.per_sec += r.per_sec;
+                }
+                None => random_calls.push(Bypass {
+                    pid: r.pid,
+                    comm: r.comm.clone(),
+                    call: r.syscall.to_string(),
+                    clock: None,
+                    count: r.count,
+                    per_sec: r.per_sec,
+                    vsyscall: false,
+                    exe: r.exe.clone(),
+                }),
+            }
+        }
+        random_calls.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
         left_out.sort_unstable();
         Observation::Seen(Seen {
             window: Duration::from_nanos(report.duration_ns),
             bypass,
             random,
+            random_calls,
             expected,
             lost: report.lost,
             left_out,
@@ -310,6 +335,58 @@ impl Observation {
             Observation::Unseen(Unseen::Failed(why)) => format!(": {why}"),
         };
         Some(format!("{facts}; clock syscalls not observed{}{why}", if why.starts_with('(') { " " } else { "" }))
+    }
+
+    /// The host's `host_random` row: the processes whose getrandom
+    /// syscalls the vDSO would have served, busiest first with their rate
+    /// — INFO below [`RANDOM_HOT`] calls/s of one process, WARN at it (an
+    /// older libc or runtime, or raw calls: `check -p PID` says which).
+    /// `None` when none was seen.
+    pub fn host_random(&self) -> Option<Check> {
+        let Observation::Seen(s) = self else { return None };
+        let busiest = s.random_calls.first()?;
+        let named: Vec<String> = s.random_calls.iter().take(HOST_NAMED).map(|b| format!("{} {}", b.who(), b.text())).collect();
+        let more = s.random_calls.len().saturating_sub(HOST_NAMED);
+        let more = if more > 0 { format!("; and {more} more processes") } else { String::new() };
+        let hot = busiest.per_sec >= RANDOM_HOT;
+        let status = if hot { Status::Warn } else { Status::Info };
+        let detail = format!(
+            "observed {}: {}{more} — getrandom syscalls the vDSO would serve{}",
+            duration_text(s.window),
+            named.join("; "),
+            if hot { format!(" (a hot loop: {} calls/s or more)", thousands(RANDOM_HOT as u64)) } else { String::new() }
+        );
+        let hint = format!("`vdsoctl check -p {}` names its runtime and the release that reads the vDSO", busiest.pid);
+        Some(Check::new(FindingKind::RandomSyscallObserved, "host_random", status, detail, Some(&hint)))
+    }
+
+    /// `check -p`'s `process_random` row weighed with what the window saw
+    /// of `pid`: a runtime that would make the syscall, with none seen, is
+    /// INFO (it is not warned about a call it did not make); observed
+    /// calls are the finding, with their rate — WARN, FAIL over the rate
+    /// where its runtime reads the vDSO (the calls are raw).
+    pub fn judge_random(&self, route: Check, pid: i32, reads_vdso: bool) -> Check {
+        let seen = match self {
+            Observation::Seen(s) => s,
+            Observation::Unseen(_) if route.kind == FindingKind::RandomSyscallOldLibc => {
+                return Check { status: Status::Info, detail: format!("{}; not observed", route.detail), ..route };
+            }
+            Observation::Unseen(_) => return route,
+        };
+        let window = duration_text(seen.window);
+        match seen.random_calls.iter().find(|b| b.pid == pid) {
+            None if route.kind == FindingKind::RandomSyscallOldLibc => Check {
+                status: Status::Info,
+                detail: format!("{}; it made no getrandom syscall in the {window} window", route.detail),
+                ..route
+            },
+            None => route,
+            Some(b) => {
+                let status = if reads_vdso && b.per_sec > seen.fail_over { Status::Fail } else { Status::Warn };
+                let detail = format!("observed {window}: {} — {}", b.text(), route.detail);
+                Check { kind: FindingKind::RandomSyscallObserved, status, detail, ..route }
+            }
+        }
     }
 
     /// How it counts in the audit.
@@ -504,6 +581,13 @@ fn advice<'a>(bypass: impl Iterator<Item = &'a Bypass> + Clone, lead: super::lea
     Advice::of(lead, calls, caller)
 }
 
+/// getrandom syscalls a second from one process that make a hot loop:
+/// the rate the getrandom alert fires at (deploy/vdsoctl.rules.yml).
+pub const RANDOM_HOT: f64 = 1000.0;
+
+/// Processes the host's getrandom row names before "and N more".
+const HOST_NAMED: usize = 5;
+
 /// Whether a row is getrandom's (judged on its own, never a clock's bypass).
 fn is_random(r: &super::trace::CountRow) -> bool {
     r.func.kind() == crate::arch::FnKind::Random
@@ -570,6 +654,7 @@ mod tests {
             window: Duration::from_secs(1),
             bypass,
             random: 0,
+            random_calls: Vec::new(),
             expected: 3,
             lost: 0,
             left_out: vec![],

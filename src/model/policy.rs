@@ -396,7 +396,7 @@ pub fn getrandom_check(
     }
     match (libc_syscall_words(VdsoFn::Getrandom, route, costs), route) {
         (Some((message, hint)), _) => {
-            (Kind::RandomSyscallOldLibc, Status::Warn, format!("{offers}; {message}"), Some(hint))
+            (Kind::RandomSyscallHostLibc, Status::Warn, format!("{offers}; {message}"), Some(hint))
         }
         (None, LibcRoute::Vdso) => (
             Kind::RandomVdso,

@@ -171,8 +171,16 @@ pub fn gather(req: &CheckRequest, out: &Output) -> Result<CheckReport> {
         Some((binary, warn_kind)) => {
             checks.push(observation.judge_binary(binary, warn_kind));
             checks.push(Check::observed("process_trace", &observation, scope));
+            if let (Some(i), Scope::Process(pid)) = (checks.iter().position(|c| c.name == "process_random"), scope) {
+                let reads_vdso = checks[i].kind == crate::model::kind::Kind::RandomVdso;
+                let route = checks.remove(i);
+                checks.push(observation.judge_random(route, pid, reads_vdso));
+            }
         }
-        None => checks.push(Check::observed("host_trace", &observation, scope)),
+        None => {
+            checks.push(Check::observed("host_trace", &observation, scope));
+            checks.extend(observation.host_random());
+        }
     }
     Ok(CheckReport {
         not_observed: observation.caveat(scope),

@@ -58,6 +58,8 @@ pub(super) enum Status {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Finding {
+    /// The finding's kind (doc/FINDINGS.md).
+    kind: String,
     severity: Severity,
     message: String,
     hint: Option<String>,
@@ -101,6 +103,8 @@ pub(super) struct CheckDoc {
     baseline: Option<BaselineDiff>,
     command: Option<CommandRun>,
     pub(super) status: Status,
+    /// Findings the gate waived, by why.
+    waived: Waivers,
     strict: bool,
     /// What the verdict could not see (absent when observed).
     #[serde(default)]
@@ -141,9 +145,42 @@ struct Delta {
 #[serde(deny_unknown_fields)]
 pub(super) struct Check {
     name: String,
+    /// The finding's kind (doc/FINDINGS.md).
+    pub(super) kind: String,
     status: Status,
     detail: String,
     hint: Option<String>,
+    /// What waived it: `{"by": "ignored", "reason", "file", "line"}`,
+    /// `{"by": "allowed", "rule"}`, `{"by": "baselined", "file"}`.
+    #[serde(default)]
+    waived: Option<serde_json::Value>,
+    /// What raised it to FAIL: `fail_on`, `strict`, `new_since_baseline`.
+    #[serde(default)]
+    raised: Option<String>,
+}
+
+/// Findings the gate waived, by why.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Waivers {
+    ignored: usize,
+    allowed: usize,
+    baselined: usize,
+}
+
+/// One finding behind a binary's verdict.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BinaryFinding {
+    kind: String,
+    status: Status,
+    detail: String,
+    #[serde(default)]
+    waived: Option<serde_json::Value>,
+    #[serde(default)]
+    raised: Option<String>,
 }
 
 /// A binary's facts as one typed object: `check -p`'s `binary`, and each
@@ -180,10 +217,13 @@ struct Binary {
     runtime: String,
     runtime_version: Option<String>,
     binary: BinaryFacts,
+    /// The kind of its verdict's reason.
+    verdict_kind: String,
     status: Status,
     detail: String,
     hint: Option<String>,
     random: RandomRoute,
+    findings: Vec<BinaryFinding>,
 }
 
 /// What a binary's runtime does for random bytes.
