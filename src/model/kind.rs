@@ -280,4 +280,64 @@ mod tests {
         }
         assert_eq!(Kind::from_id("raw-clock"), None);
     }
+
+    /// doc/FINDINGS.md, the page per kind CI authors read.
+    const FINDINGS: &str = include_str!("../../doc/FINDINGS.md");
+
+    /// A kind's `Severity:` line as doc/FINDINGS.md words it, from the
+    /// policy table: each context's status, `as measured` for `ByData`.
+    fn severity_line(kind: Kind) -> String {
+        use crate::model::gate::{policy, Context, Severity};
+        let cells: Vec<String> = Context::ALL
+            .iter()
+            .map(|c| match policy(kind, *c) {
+                Severity::Is(s) => format!("{} {}", c.name(), s.label()),
+                Severity::ByData => format!("{} as measured", c.name()),
+            })
+            .collect();
+        format!("Severity: {}", cells.join(", "))
+    }
+
+    /// The page's `### id` sections as (subject heading above it, id,
+    /// its `Severity:` lines), in the page's order.
+    fn sections(doc: &str) -> Vec<(String, String, Vec<String>)> {
+        let mut out: Vec<(String, String, Vec<String>)> = Vec::new();
+        let mut subject = String::new();
+        let mut in_fence = false;
+        for line in doc.lines() {
+            if line.starts_with("```") {
+                in_fence = !in_fence;
+            }
+            if in_fence {
+                continue;
+            }
+            if let Some(id) = line.strip_prefix("### ") {
+                out.push((subject.clone(), id.trim().to_string(), Vec::new()));
+            } else if let Some(s) = line.strip_prefix("## ") {
+                subject = s.trim().to_string();
+            } else if line.starts_with("Severity:") {
+                if let Some(last) = out.last_mut() {
+                    last.2.push(line.trim_end().to_string());
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn findings_md_has_one_section_per_kind_with_the_policy_s_severity() {
+        let found = sections(FINDINGS);
+        for k in Kind::ALL {
+            let n = found.iter().filter(|(_, id, _)| id == k.id()).count();
+            assert_eq!(n, 1, "doc/FINDINGS.md: `### {}` {n} times, not once", k.id());
+        }
+        for (subject, id, severity) in &found {
+            let k = Kind::from_id(id).unwrap_or_else(|| panic!("doc/FINDINGS.md: `### {id}` is no kind"));
+            assert_eq!(subject, &format!("{:?}", k.subject()), "doc/FINDINGS.md: `### {id}` under the wrong `##`");
+            assert_eq!(severity, &vec![severity_line(k)], "doc/FINDINGS.md: `### {id}`'s Severity line");
+        }
+        let order: Vec<&str> = found.iter().map(|(_, id, _)| id.as_str()).collect();
+        let catalogue: Vec<&str> = Kind::ALL.iter().map(|k| k.id()).collect();
+        assert_eq!(order, catalogue, "doc/FINDINGS.md: sections in catalogue order");
+    }
 }
