@@ -289,7 +289,9 @@ fn kind_arg(text: &str) -> Result<crate::model::kind::Kind, String> {
 /// `--allow KIND[=GLOB]`.
 fn rule_arg(text: &str) -> Result<crate::model::gate::Rule, String> {
     crate::model::gate::parse_rule(text.trim()).ok_or_else(|| {
-        format!("{text}: no kind of finding by that name — doc/FINDINGS.md lists them (e.g. raw-clock-call-site=/opt/*)")
+        format!(
+            "{text}: no kind of finding by that name — doc/FINDINGS.md lists them (e.g. raw-clock-call-site=/opt/*)"
+        )
     })
 }
 

@@ -4,9 +4,9 @@
 
 use super::trace::ExitStatus;
 use super::{ProcessRef, Status};
+use crate::model::baseline::{BaselineDiff, Change};
 use crate::model::bench::BenchReport;
 use crate::model::binary::{BinaryFacts, BinaryFinding};
-use crate::model::baseline::{BaselineDiff, Change};
 use crate::model::gate::{self, Context, Raise, Selection, Waiver};
 use crate::model::kind::Kind;
 use crate::model::observe::{Judged, Observation, Scope};
@@ -313,12 +313,11 @@ impl CheckReport {
     /// "in the baseline"), what is new is raised to FAIL — so the verdict
     /// line, JUnit and the exit code all say the gate's answer.
     pub fn gate_on_baseline(&mut self, diff: &BaselineDiff) {
-        let change = |scope: &str, key: &str| {
-            diff.deltas.iter().find(|d| d.scope == scope && d.key == key).map(|d| d.change)
-        };
+        let change =
+            |scope: &str, key: &str| diff.deltas.iter().find(|d| d.scope == scope && d.key == key).map(|d| d.change);
         let file = diff.file.clone();
-        let moved = |status: &mut Status, waived: &mut Option<Waiver>, raised: &mut Option<Raise>, c: Option<Change>| {
-            match c {
+        let moved =
+            |status: &mut Status, waived: &mut Option<Waiver>, raised: &mut Option<Raise>, c: Option<Change>| match c {
                 Some(Change::New) if *status >= Status::Warn => {
                     (*status, *raised) = (Status::Fail, Some(Raise::NewSinceBaseline));
                 }
@@ -326,8 +325,7 @@ impl CheckReport {
                     (*status, *waived) = (Status::Info, Some(Waiver::Baselined { file: file.clone() }));
                 }
                 _ => {}
-            }
-        };
+            };
         let calls_new = diff.deltas.iter().any(|d| d.scope == "call" && d.change == Change::New);
         let calls_old = diff.deltas.iter().any(|d| d.scope == "call" && d.change == Change::Unchanged);
         for c in &mut self.checks {

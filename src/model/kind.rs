@@ -230,8 +230,6 @@ kinds! {
     SeccompArchUnknown = "seccomp-arch-unknown", Seccomp;
 
     // ---- the audit itself
-    /// The image walk read everything.
-    ImageWalkOk = "image-walk-ok", Audit;
     /// The image walk could not read everything.
     ImageIncomplete = "image-incomplete", Audit;
     /// The smoke command exited 0.

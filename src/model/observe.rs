@@ -345,7 +345,8 @@ impl Observation {
     pub fn host_random(&self) -> Option<Check> {
         let Observation::Seen(s) = self else { return None };
         let busiest = s.random_calls.first()?;
-        let named: Vec<String> = s.random_calls.iter().take(HOST_NAMED).map(|b| format!("{} {}", b.who(), b.text())).collect();
+        let named: Vec<String> =
+            s.random_calls.iter().take(HOST_NAMED).map(|b| format!("{} {}", b.who(), b.text())).collect();
         let more = s.random_calls.len().saturating_sub(HOST_NAMED);
         let more = if more > 0 { format!("; and {more} more processes") } else { String::new() };
         let hot = busiest.per_sec >= RANDOM_HOT;
@@ -354,7 +355,11 @@ impl Observation {
             "observed {}: {}{more} — getrandom syscalls the vDSO would serve{}",
             duration_text(s.window),
             named.join("; "),
-            if hot { format!(" (a hot loop: {} calls/s or more)", thousands(RANDOM_HOT as u64)) } else { String::new() }
+            if hot {
+                format!(" (a hot loop: {} calls/s or more)", thousands(RANDOM_HOT as u64))
+            } else {
+                String::new()
+            }
         );
         let hint = format!("`vdsoctl check -p {}` names its runtime and the release that reads the vDSO", busiest.pid);
         Some(Check::new(FindingKind::RandomSyscallObserved, "host_random", status, detail, Some(&hint)))

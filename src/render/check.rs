@@ -449,7 +449,7 @@ mod tests {
             x.contains(r#"<testsuites name="vdsoctl check" tests="1" failures="1" errors="0" skipped="0">"#),
             "{x}"
         );
-        assert!(x.contains(r#"<failure message="FAIL: bad &lt;thing&gt;" type="FAIL">bad &lt;thing&gt;"#), "{x}");
+        assert!(x.contains(r#"<failure message="FAIL note: bad &lt;thing&gt;" type="note">bad &lt;thing&gt;"#), "{x}");
         assert!(x.contains("hint: fix &amp; retry</failure>"), "{x}");
     }
 
