@@ -259,6 +259,15 @@ struct Trace {
     findings: Vec<Finding>,
     stacks: Option<Vec<StackRow>>,
     stacks_lost: Option<u64>,
+    /// `-a`: vdsoctl's own processes, left out (`null` for other targets).
+    vdsoctl_own: Option<OwnLeftOut>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OwnLeftOut {
+    pids: Vec<i32>,
+    calls: u64,
 }
 
 #[derive(Debug, Deserialize)]
