@@ -17,9 +17,10 @@
 //! Judged on attribution, in user space, while the process lives: the
 //! session (every [`SIGHT`](super::sight::SIGHT)) and `serve` (every tick)
 //! look at the processes the engine has counted so far. A process is
-//! judged once, at its first look, by what it runs then. One that ran
-//! vdsoctl and exited before any look (a run shorter than a look apart) is
-//! not known as vdsoctl's and stays counted. Calls left out are not lost:
+//! judged at its first look by what it runs then, and one judged own again
+//! at every look while it lives (an exec to another file makes it
+//! counted). One that ran vdsoctl and exited before any look (a run
+//! shorter than a look apart) is not known as vdsoctl's and stays counted. Calls left out are not lost:
 //! [`Tally::own`] keeps them per process, and reports say how many.
 
 use crate::inspect::process::{self, ExeId};
@@ -92,18 +93,21 @@ impl Own {
         }
     }
 
-    /// Whether process (`pid`, `start`) was judged vdsoctl's own. A pid
-    /// alone (`start` 0: the perf engine, `[vsyscall]` rows) is the last
-    /// process judged with it.
+    /// Whether process (`pid`, `start`) was judged vdsoctl's own.
     pub fn is_own(&self, pid: i32, start: u64) -> bool {
-        if pid == self.me {
-            return true;
+        pid == self.me || self.judged.get(&(pid, start)) == Some(&true)
+    }
+
+    /// The pids of the processes judged vdsoctl's own, each with the start
+    /// of the latest such process: what a pid alone (`start` 0: the perf
+    /// engine, `[vsyscall]` and unattributed counts) stands for.
+    fn own_pids(&self) -> HashMap<i32, u64> {
+        let mut pids: HashMap<i32, u64> = HashMap::new();
+        for ((pid, start), _) in self.judged.iter().filter(|(_, own)| **own) {
+            pids.entry(*pid).and_modify(|s| *s = (*s).max(*start)).or_insert(*start);
         }
-        match self.judged.get(&(pid, start)) {
-            Some(own) => *own,
-            None if start == 0 => self.judged.iter().any(|((p, _), own)| *p == pid && *own),
-            None => false,
-        }
+        pids.entry(self.me).or_insert(0);
+        pids
     }
 
     /// Move the calls of vdsoctl's own processes out of `tally` (counts,
@@ -116,20 +120,15 @@ impl Own {
         let held: HashSet<(i32, u64)> = tally.processes().into_iter().collect();
         self.judged.retain(|p, _| held.contains(p));
         // The process each own pid stands for (pid-keyed tallies).
-        let mut own_pids: HashMap<i32, u64> = HashMap::new();
-        let mut found: BTreeSet<(i32, u64)> = BTreeSet::new();
-        for (pid, start) in &held {
-            if self.is_own(*pid, *start) {
-                own_pids.entry(*pid).and_modify(|s| *s = (*s).max(*start)).or_insert(*start);
-                found.insert((*pid, *start));
-            }
-        }
-        if own_pids.is_empty() {
+        let own_pids = self.own_pids();
+        let mine = |pid: i32, start: u64| self.is_own(pid, start) || start == 0 && own_pids.contains_key(&pid);
+        let found: BTreeSet<(i32, u64)> = held.iter().copied().filter(|(pid, start)| mine(*pid, *start)).collect();
+        if found.is_empty() {
             return;
         }
         let mut own = std::mem::take(&mut tally.own);
         tally.counts.retain(|k, v| {
-            let mine = self.is_own(k.pid, k.start);
+            let mine = mine(k.pid, k.start);
             if mine {
                 *own.entry((k.pid, k.start)).or_default() += *v;
             }
@@ -150,8 +149,8 @@ impl Own {
             }
             None => true,
         });
-        tally.sites.retain(|(k, _), _| !self.is_own(k.pid, k.start));
-        tally.stacks.retain(|k, _| !self.is_own(k.pid, k.start));
+        tally.sites.retain(|(k, _), _| !mine(k.pid, k.start));
+        tally.stacks.retain(|k, _| !mine(k.pid, k.start));
         tally.own = own;
         // Gone at the last strip and read again now: final.
         let gone: HashSet<(i32, u64)> = found.iter().copied().filter(|p| !process::is_running(p.0, p.1)).collect();
@@ -249,6 +248,30 @@ mod tests {
         let _ = child.wait();
         assert!(!judged);
         assert!(as_if_ours);
+    }
+
+    #[test]
+    fn a_gone_process_is_forgotten_once_final_and_its_calls_kept() {
+        // A child judged ours (as if its file were vdsoctl's), then gone.
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let pid = child.id() as i32;
+        let mut own = Own::of(std::process::id() as i32, process::exe_identity(pid));
+        own.look([(pid, 0)]);
+        let _ = child.kill();
+        let _ = child.wait();
+        let mut tally = Tally::default();
+        tally.counts.insert(key(pid, 0), 10);
+        // Found gone: not final yet.
+        own.strip(&mut tally);
+        assert!(tally.counts.is_empty() && !own.forgettable(pid, 0));
+        // Read again: final, for the engine to forget; its calls stay said.
+        let mut again = Tally::default();
+        again.counts.insert(key(pid, 0), 12);
+        own.strip(&mut again);
+        assert!(own.forgettable(pid, 0));
+        own.forgot(&again);
+        assert!(!own.forgettable(pid, 0));
+        assert_eq!(own.left_out(&Tally::default()), 12);
     }
 
     #[test]
