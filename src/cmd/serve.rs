@@ -26,6 +26,7 @@ use crate::arch::{self, VdsoFn};
 use crate::error::{Error, Result};
 use crate::inspect::host::{HostSnapshot, KernelFacts};
 use crate::inspect::{kernel, Process};
+use crate::measure::trace::own::Own;
 use crate::measure::trace::{Clock, Tally};
 use crate::model::bench::BenchReport;
 use crate::model::check::{Check, CheckReport};
@@ -246,13 +247,7 @@ impl Watch {
             Counted::At(tally, at, engine) => {
                 if let Some((last, then)) = &self.last {
                     if at > *then {
-                        self.observed = Observation::between(
-                            (last, *then),
-                            (&tally, at),
-                            engine,
-                            &crate::inspect::process::is_ours,
-                            &KernelFacts::read(),
-                        );
+                        self.observed = Observation::between((last, *then), (&tally, at), engine, &KernelFacts::read());
                     }
                 }
                 if self.last.as_ref().is_none_or(|(_, then)| at > *then) {
@@ -401,6 +396,9 @@ fn humantime(d: Duration) -> String {
 /// changing these three functions.
 struct RateSource {
     counting: crate::measure::trace::engine::Counting,
+    /// vdsoctl's own processes (this one, other vdsoctl runs), judged at
+    /// every pump and left out of every snapshot.
+    own: Own,
 }
 
 impl RateSource {
@@ -416,36 +414,54 @@ impl RateSource {
         }
         let mut counting = opened.counting;
         counting.start()?;
-        Ok(RateSource { counting })
+        Ok(RateSource { counting, own: Own::new() })
     }
 
     /// Keep the kernel's buffers moving for up to `d`: the perf engine
     /// drains its rings; the BPF engine has none and just waits.
+    /// Every tick, the processes counted so far are judged vdsoctl's own
+    /// or not while they live (a `check` lasts a second or more).
     fn pump(&mut self, d: Duration) -> Result<()> {
         std::thread::sleep(if self.counting.needs_pump() { d.min(Duration::from_millis(20)) } else { d });
         self.counting.pump();
+        self.own.look(self.counting.processes());
         Ok(())
     }
 
-    /// Counts since `open`.
+    /// Counts since `open`, vdsoctl's own moved to `own`.
     fn snapshot(&mut self) -> Result<Tally> {
-        self.counting.snapshot()
+        let mut tally = self.counting.snapshot()?;
+        self.own.strip(&mut tally);
+        Ok(tally)
+    }
+
+    /// Calls of vdsoctl's own processes left out so far (`last`: the last snapshot).
+    fn own_calls(&self, last: &Tally) -> u64 {
+        self.own.left_out(last)
     }
 
     /// Drop the rows of processes the book has read final (found gone at
     /// one refresh, read again at the next): the engine's maps stay bounded
     /// on a long-running host, and no call a process made before it exited
     /// is dropped unread — not even one that started after the snapshot.
-    fn forget(&mut self, book: &Book) {
+    /// vdsoctl's own processes are forgotten the same way, their final
+    /// counts kept in `own` (`last`: the snapshot the book just read).
+    fn forget(&mut self, book: &Book, last: &Tally) {
         // One /proc read per process, not per row.
         let seen = std::cell::RefCell::new(HashMap::new());
+        let own = &self.own;
         self.counting.forget(|pid, start| {
-            book.buried(pid, start)
-                && !*seen
-                    .borrow_mut()
-                    .entry((pid, start))
-                    .or_insert_with(|| crate::inspect::process::is_running(pid, start))
+            own.forgettable(pid, start)
+                || book.buried(pid, start)
+                    && !*seen
+                        .borrow_mut()
+                        .entry((pid, start))
+                        .or_insert_with(|| crate::inspect::process::is_running(pid, start))
         });
+        // The perf engine forgets nothing: its own rows stay, and judged.
+        if self.counting.kind() != crate::progress::Kind::Perf {
+            self.own.forgot(last);
+        }
     }
 }
 
@@ -477,8 +493,9 @@ fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usiz
         if now >= next {
             match source.snapshot() {
                 Ok(tally) => {
+                    book.own_calls(source.own_calls(&tally));
                     set(book.render(&tally, now, &costs()));
-                    source.forget(&book);
+                    source.forget(&book, &tally);
                     publish(Counted::At(Arc::new(tally), now, source.counting.kind()));
                 }
                 Err(e) => {

@@ -484,36 +484,22 @@ pub fn comm_of(pid: i32) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).trim_end_matches('\n').to_string())
 }
 
-/// Whether `pid` is one of this vdsoctl's own processes: itself or a
-/// process it started (its clock bench makes syscalls on purpose). Told by
-/// the pid set — ancestry — never by a name or an executable, which any
-/// process can choose: a raw loop copied to `vdsoctl` is audited like any
-/// other, and so is another vdsoctl's bench.
-pub fn is_ours(pid: i32) -> bool {
-    let me = std::process::id() as i32;
-    let mut p = pid;
-    // Walk up the parents; a chain deeper than this is not ours.
-    for _ in 0..64 {
-        if p == me {
-            return true;
-        }
-        if p <= 1 {
-            return false;
-        }
-        let Some(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")).ok().and_then(|t| parse_stat(&t)) else {
-            return false;
-        };
-        p = stat.ppid;
-    }
-    false
+/// An executable file's identity: (st_dev, st_ino) of what `/proc/PID/exe`
+/// names, as stat(2) gives it. Two processes running the same file have the
+/// same one, whatever their names; a copy of the file has another inode.
+pub type ExeId = (u64, u64);
+
+/// The identity of the file process `pid` runs now; `None` when it is gone,
+/// a kernel thread (no exe), or its exe is not ours to read.
+pub fn exe_identity(pid: i32) -> Option<ExeId> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(format!("/proc/{pid}/exe")).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// Whether `pid` runs this very executable file (same device and inode):
 /// `-- CMD`'s child until its exec, for one.
 pub fn runs_this_executable(pid: i32) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let id = |path: &str| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
-    id(&format!("/proc/{pid}/exe")).is_some_and(|theirs| Some(theirs) == id("/proc/self/exe"))
+    exe_identity(pid).is_some_and(|theirs| Some(theirs) == own_exe_identity())
 }
 
 /// Whether vdsoctl runs in the initial PID namespace (`false` in most
@@ -551,9 +537,8 @@ pub fn own_pid_namespace() -> Option<PidNamespace> {
 
 /// vdsoctl's own executable as (device, inode), so an image walk can
 /// leave vdsoctl itself out; `None` when /proc/self/exe cannot be read.
-pub fn own_exe_identity() -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self/exe").ok().map(|m| (m.dev(), m.ino()))
+pub fn own_exe_identity() -> Option<ExeId> {
+    exe_identity(std::process::id() as i32)
 }
 
 /// Whether /proc is mounted here (a bare `docker build` step may lack it).
@@ -718,17 +703,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn vdsoctl_is_known_by_its_pids() {
-        assert!(is_ours(std::process::id() as i32));
-        // A child is ours, whatever it runs; init and a pid that cannot
-        // exist are not.
+    fn an_executable_is_known_by_its_file() {
+        assert!(own_exe_identity().is_some());
+        assert!(runs_this_executable(std::process::id() as i32));
+        // A child running another file is not this executable, whoever
+        // started it; a pid that cannot exist has no identity.
         let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
-        let seen = is_ours(child.id() as i32);
+        let theirs = exe_identity(child.id() as i32);
+        let ours = runs_this_executable(child.id() as i32);
         let _ = child.kill();
         let _ = child.wait();
-        assert!(seen);
-        assert!(!is_ours(1));
-        assert!(!is_ours(5_000_000));
+        assert!(theirs.is_some() && theirs != own_exe_identity());
+        assert!(!ours);
+        assert_eq!(exe_identity(5_000_000), None);
     }
 
     #[test]

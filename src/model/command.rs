@@ -36,7 +36,7 @@ pub fn command_report(report: &TraceReport, run: Run, programs: &Programs) -> Ch
     let limit = run.timeout.filter(|_| run.timed_out).map(duration_text);
     let mut checks = vec![command_check(&argv, exit_status, limit.as_deref())];
     // A command's tree is all the tool's to judge: nothing left out.
-    match Observation::of_report(report, &|_| false) {
+    match Observation::of_report(report) {
         Observation::Seen(seen) => checks.push(Check::of("command_trace".into(), seen.command_finding(&argv))),
         Observation::Unseen(_) => {}
     }

@@ -99,9 +99,11 @@ pub struct Seen {
     pub expected: u64,
     /// Events the engine dropped: the counts are partial.
     pub lost: u64,
-    /// vdsoctl's own processes, left out: its clock bench makes syscalls
-    /// on purpose.
+    /// vdsoctl's own processes, left out (by executable identity): its
+    /// clock bench makes syscalls on purpose.
     pub left_out: Vec<i32>,
+    /// Their calls in the window.
+    pub left_out_calls: u64,
     /// The host row FAILs over this many calls/s of one process, WARNs at
     /// or below ([`HOST_FAIL_OVER`] unless `check --fail-over` says).
     #[serde(skip)]
@@ -149,6 +151,17 @@ const COMMAND_NAMED: usize = 5;
 const BYPASSED: &str = "the vDSO is bypassed";
 
 impl Seen {
+    /// `vdsoctl's own pid 4242 left out: 22,111 calls, ...`.
+    fn left_out_text(&self) -> String {
+        let pids: Vec<String> = self.left_out.iter().map(i32::to_string).collect();
+        let which = if pids.len() == 1 { "pid" } else { "pids" };
+        format!(
+            "vdsoctl's own {which} {} left out: {} calls, its clock bench makes syscalls on purpose",
+            pids.join(","),
+            thousands(self.left_out_calls)
+        )
+    }
+
     /// A clean window, whatever its scope (`whom`: ` by any process` for the
     /// host's): what it did not see, never that the reads stayed in the vDSO.
     fn clean_text(&self, whom: &str) -> String {
@@ -207,25 +220,17 @@ pub enum Scope {
 }
 
 impl Observation {
-    /// The bypasses of a trace report; `exclude` says which pids to leave
-    /// out (vdsoctl's own, whose clock bench makes syscalls on purpose).
-    pub fn of_report(report: &TraceReport, exclude: &dyn Fn(i32) -> bool) -> Observation {
-        let mut left_out: Vec<i32> = Vec::new();
-        let mut keep = |pid: i32| {
-            if exclude(pid) {
-                if !left_out.contains(&pid) {
-                    left_out.push(pid);
-                }
-                return false;
-            }
-            true
-        };
+    /// The bypasses of a trace report. A system-wide one has vdsoctl's own
+    /// processes left out already (`measure::trace::own`: by executable
+    /// identity; its clock bench makes syscalls on purpose): named here.
+    pub fn of_report(report: &TraceReport) -> Observation {
+        let own = report.vdsoctl_own.clone().unwrap_or_default();
         let mut bypass: Vec<Bypass> = report
             .counts
             .iter()
             // getrandom syscalls are the runtime's choice, not a lost clock:
             // counted apart (`random`), never a FAIL here.
-            .filter(|r| !r.expected && !is_random(r) && keep(r.pid))
+            .filter(|r| !r.expected && !is_random(r))
             .map(|r| Bypass {
                 pid: r.pid,
                 comm: r.comm.clone(),
@@ -238,7 +243,7 @@ impl Observation {
             })
             .collect::<Vec<_>>()
             .into_iter()
-            .chain(report.vsyscall_emulations.iter().filter(|v| keep(v.pid)).map(|v| Bypass {
+            .chain(report.vsyscall_emulations.iter().map(|v| Bypass {
                 pid: v.pid,
                 comm: v.comm.clone(),
                 call: format!("[vsyscall] {}", v.function),
@@ -250,11 +255,10 @@ impl Observation {
             }))
             .collect();
         bypass.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
-        let expected =
-            report.counts.iter().filter(|r| r.expected && !is_random(r) && keep(r.pid)).map(|r| r.count).sum();
-        let random = report.counts.iter().filter(|r| !r.expected && is_random(r) && keep(r.pid)).map(|r| r.count).sum();
+        let expected = report.counts.iter().filter(|r| r.expected && !is_random(r)).map(|r| r.count).sum();
+        let random = report.counts.iter().filter(|r| !r.expected && is_random(r)).map(|r| r.count).sum();
         let mut random_calls: Vec<Bypass> = Vec::new();
-        for r in report.counts.iter().filter(|r| !r.expected && is_random(r) && keep(r.pid)) {
+        for r in report.counts.iter().filter(|r| !r.expected && is_random(r)) {
             match random_calls.iter_mut().find(|b| b.pid == r.pid) {
                 Some(b) => {
                     b.count += r.count;
@@ -273,7 +277,6 @@ impl Observation {
             }
         }
         random_calls.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
-        left_out.sort_unstable();
         Observation::Seen(Seen {
             window: Duration::from_nanos(report.duration_ns),
             bypass,
@@ -281,7 +284,8 @@ impl Observation {
             random_calls,
             expected,
             lost: report.lost,
-            left_out,
+            left_out: own.pids,
+            left_out_calls: own.calls,
             fail_over: HOST_FAIL_OVER,
         })
     }
@@ -293,7 +297,6 @@ impl Observation {
         earlier: (&Tally, Instant),
         later: (&Tally, Instant),
         engine: Kind,
-        exclude: &dyn Fn(i32) -> bool,
         kernel: &crate::inspect::host::KernelFacts,
     ) -> Observation {
         let delta = later.0.since(earlier.0);
@@ -316,7 +319,7 @@ impl Observation {
             bounds: None,
             seen: &Default::default(),
         };
-        Observation::of_report(&super::trace::build(&session, &window, None, kernel), exclude)
+        Observation::of_report(&super::trace::build(&session, &window, None, kernel))
     }
 
     /// What a verdict resting on this observation could not see, for its
@@ -439,9 +442,9 @@ impl Observation {
                     s.clean_text(whom),
                     random_text(s.random),
                     if s.left_out.is_empty() || scope != Scope::Host {
-                        ""
+                        String::new()
                     } else {
-                        "; vdsoctl's own processes left out"
+                        format!("; {}", s.left_out_text())
                     }
                 ),
                 None,
@@ -457,8 +460,7 @@ impl Observation {
         let left_out = if s.left_out.is_empty() || scope != Scope::Host {
             String::new()
         } else {
-            let pids: Vec<String> = s.left_out.iter().map(i32::to_string).collect();
-            format!(" (vdsoctl's own pids {} left out: its clock bench makes syscalls on purpose)", pids.join(","))
+            format!(" ({})", s.left_out_text())
         };
         let what = BYPASSED;
         let hint = match scope {
@@ -663,6 +665,7 @@ mod tests {
             expected: 3,
             lost: 0,
             left_out: vec![],
+            left_out_calls: 0,
             fail_over: HOST_FAIL_OVER,
         })
     }

@@ -59,9 +59,33 @@ pub struct TraceReport {
     pub stacks: Option<Vec<super::stacks::StackRow>>,
     /// `--stacks`: counted calls whose stack was not kept (`null` without).
     pub stacks_lost: Option<u64>,
+    /// `-a`: vdsoctl's own processes (this one, and any running its
+    /// executable file), left out of every row and finding; `null` for
+    /// other targets, which count what was asked.
+    pub vdsoctl_own: Option<OwnLeftOut>,
     /// The wall clock when counting started (interval headers show it).
     #[serde(skip)]
     pub wall_start: Option<std::time::SystemTime>,
+}
+
+/// The calls of vdsoctl's own processes a system-wide window left out
+/// (`measure::trace::own`): by identity, never by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct OwnLeftOut {
+    /// The processes with calls in the window, by pid (ascending).
+    pub pids: Vec<i32>,
+    /// Their clock, getrandom and [vsyscall] calls in the window.
+    pub calls: u64,
+}
+
+impl OwnLeftOut {
+    /// From a window's [`Tally::own`].
+    pub fn of(tally: &Tally) -> OwnLeftOut {
+        let with_calls = tally.own.iter().filter(|(_, n)| **n > 0);
+        let mut pids: Vec<i32> = with_calls.clone().map(|((pid, _), _)| *pid).collect();
+        pids.dedup();
+        OwnLeftOut { pids, calls: with_calls.map(|(_, n)| *n).sum() }
+    }
 }
 
 /// An interval of `--interval`, from the start of counting.
@@ -237,6 +261,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
         findings,
         stacks: session.stacks.then(|| super::stacks::rows(tally, w.seen)),
         stacks_lost: session.stacks.then_some(tally.stacks_lost),
+        vdsoctl_own: matches!(session.target, Target::All).then(|| OwnLeftOut::of(tally)),
         wall_start: w.wall_start,
     }
 }

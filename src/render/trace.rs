@@ -7,6 +7,17 @@ use crate::progress::Target;
 use nix::sys::signal::Signal;
 use std::time::Duration;
 
+/// `vdsoctl's own processes left out: 22,111 calls (pid 4242)`.
+fn own_text(own: &OwnLeftOut) -> String {
+    let pids: Vec<String> = own.pids.iter().map(i32::to_string).collect();
+    let which = if pids.len() == 1 { "pid" } else { "pids" };
+    format!(
+        "vdsoctl's own processes left out: {} calls ({which} {}; by its executable file, not by name)",
+        thousands(own.calls),
+        pids.join(",")
+    )
+}
+
 /// The pieces of `trace`'s table output.
 impl TraceReport {
     /// The `--flamegraph` SVG of the report's stacks (`None` without
@@ -224,9 +235,16 @@ impl TraceReport {
         if self.interrupted {
             s += "interrupted (SIGINT or SIGTERM): counts cover the time until then\n";
         }
+        if let Some(own) = self.vdsoctl_own.as_ref().filter(|o| o.calls > 0) {
+            s += &out.prose("", &own_text(own));
+        }
         s
     }
 }
+
+/// `trace -a --format prometheus`'s own-calls gauge.
+const OWN_CALLS_HELP: &str = "Calls of vdsoctl's own processes (this one, and any running its executable file) \
+                              left out of the trace's series.";
 
 impl Render for TraceReport {
     fn render_table(&self, out: &Output) -> String {
@@ -295,6 +313,10 @@ impl Render for TraceReport {
             "Events the engine could not keep (BPF map full, perf records dropped).",
         );
         p.sample("trace_lost_total", &[], self.lost);
+        if let Some(own) = &self.vdsoctl_own {
+            p.family("trace_own_calls", Kind::Gauge, OWN_CALLS_HELP);
+            p.sample("trace_own_calls", &[], own.calls);
+        }
         Some(p.finish())
     }
 }

@@ -7,6 +7,8 @@
 //! fd limit, pipelining non-readers, a 64 MiB header), each ending with a
 //! SIGTERM under the attack.
 
+mod own;
+
 use super::common::{
     assert_promtool_accepts, build_c, have_promtool, missing_trace_facility, run, skip, system_wide_lock, vdsoctl_path,
     Workload,
@@ -121,6 +123,11 @@ impl Serve {
             }
         });
         Serve { child, addr, stderr }
+    }
+
+    /// The exporter's pid.
+    pub(super) fn pid(&self) -> i32 {
+        self.child.id() as i32
     }
 
     pub(super) fn get(&self, path: &str) -> Response {

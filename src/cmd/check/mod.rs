@@ -47,7 +47,7 @@ pub fn observe(scope: Scope, window: Option<Duration>) -> Observation {
         ..TraceRequest::new(target)
     };
     match trace(&req) {
-        Ok(report) => Observation::of_report(&report, &crate::inspect::process::is_ours),
+        Ok(report) => Observation::of_report(&report),
         Err(Error::Facility { what, .. }) => Observation::Unseen(Unseen::NoEngine(what)),
         Err(e) => Observation::Unseen(Unseen::Failed(e.to_string())),
     }

@@ -91,6 +91,9 @@ pub(super) struct Book {
     /// A later process's series under a final one's key: the count it
     /// starts from.
     bases: HashMap<Series, u64>,
+    /// Calls of vdsoctl's own processes left out of every series so far
+    /// (`measure::trace::own`), for `vdsoctl_trace_own_calls_total`.
+    own_calls: u64,
 }
 
 impl Book {
@@ -109,7 +112,14 @@ impl Book {
             starts: HashMap::new(),
             graves: HashMap::new(),
             bases: HashMap::new(),
+            own_calls: 0,
         }
+    }
+
+    /// How many calls of vdsoctl's own processes were left out of the
+    /// tallies so far (said at the next render).
+    pub(super) fn own_calls(&mut self, calls: u64) {
+        self.own_calls = calls;
     }
 
     /// Whether the engine may forget process (`pid`, `start`) now: found
@@ -341,7 +351,7 @@ impl Book {
             "clock_syscalls_unexported",
             Kind::Gauge,
             "Calls of live processes in no series (left out by --max-series): with every series and \
-             vdsoctl_trace_lost_total, what the kernel counted.",
+             vdsoctl_trace_lost_total and vdsoctl_trace_own_calls_total, what the kernel counted.",
         );
         p.sample("clock_syscalls_unexported", &[], unexported);
         p.family(
@@ -350,6 +360,14 @@ impl Book {
             "Clock syscalls the trace engine could not keep anywhere (BPF: no row and no process entry; perf: records dropped).",
         );
         p.sample("trace_lost_total", &[], tally.lost_records);
+        p.family(
+            "trace_own_calls_total",
+            Kind::Counter,
+            "Clock, getrandom and [vsyscall] calls of vdsoctl's own processes (this exporter, and any process \
+             running its executable file: other serve, check, bench runs), left out of every series: told by the \
+             file, not by name.",
+        );
+        p.sample("trace_own_calls_total", &[], self.own_calls);
         p.family(
             "trace_timestamp_seconds",
             Kind::Gauge,

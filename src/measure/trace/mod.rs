@@ -6,6 +6,7 @@
 
 pub mod engine;
 pub mod engines;
+pub mod own;
 pub mod session;
 pub mod sight;
 pub mod sites;
@@ -228,6 +229,10 @@ pub struct Tally {
     /// refused (not dumpable: setuid, setcap, PR_SET_DUMPABLE), so their
     /// sites stay addresses.
     pub maps_refused: std::collections::BTreeSet<(i32, u64)>,
+    /// Calls of vdsoctl's own processes (by pid and start, as
+    /// `Key::start`), moved out of every other field by
+    /// [`own::Own::strip`]: system-wide traces leave them out.
+    pub own: BTreeMap<(i32, u64), u64>,
 }
 
 /// A process and one user stack it made calls from.
@@ -279,6 +284,7 @@ impl Tally {
             stacks: self.stacks.iter().map(|(k, v)| (k.clone(), sub(*v, earlier.stacks.get(k)))).collect(),
             stacks_lost: self.stacks_lost.saturating_sub(earlier.stacks_lost),
             maps_refused: self.maps_refused.clone(),
+            own: self.own.iter().map(|(k, v)| (*k, sub(*v, earlier.own.get(k)))).collect(),
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::error::{Error, Hint, Misuse, Result};
 use crate::inspect::Process;
 use crate::measure::sys::spawn;
 use crate::measure::trace::engine::{Choice, Counting, Plan};
+use crate::measure::trace::own::Own;
 use crate::measure::trace::sight::{Sightings, SIGHT};
 use crate::measure::trace::Tally;
 use crate::progress::Kind;
@@ -250,9 +251,15 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         }
         let event = rx.recv_timeout(w.wait(now, &counting));
         counting.pump();
-        if req.sight {
-            w.sightings.look(counting.processes());
-            counting.tend_sites(&w.sightings);
+        if req.sight || w.own.is_some() {
+            let procs = counting.processes();
+            if let Some(own) = &mut w.own {
+                own.look(procs.iter().copied());
+            }
+            if req.sight {
+                w.sightings.look(procs);
+                counting.tend_sites(&w.sightings);
+            }
         }
         if let Some(end) = w.event(event) {
             break end;
@@ -265,7 +272,10 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     w.let_go_of_tree(at_deadline, &rx);
     counting.stop();
     let end = end.unwrap_or_else(|| stopping + stopping.elapsed() / 2);
-    let tally = counting.snapshot()?;
+    let mut tally = counting.snapshot()?;
+    if let Some(own) = &mut w.own {
+        own.strip(&mut tally);
+    }
     if req.sight {
         w.sightings.look(tally.processes());
     }
@@ -313,6 +323,9 @@ struct Waiting<'r> {
     /// When vdsoctl had the tree killed (`--timeout`, signals).
     tree_killed: Option<Instant>,
     sightings: Sightings,
+    /// `-a`: vdsoctl's own processes, judged while they live and left out
+    /// of every window ([`Own`]).
+    own: Option<Own>,
 }
 
 impl<'r> Waiting<'r> {
@@ -347,6 +360,7 @@ impl<'r> Waiting<'r> {
             tree_gone: None,
             tree_killed: None,
             sightings: Sightings::new(req.plan.stacks || req.plan.sites),
+            own: (req.target == TraceTarget::All).then(Own::new),
         }
     }
 
@@ -473,7 +487,10 @@ impl<'r> Waiting<'r> {
     ) -> Result<()> {
         let (Some(due), Some(every)) = (self.next_interval, self.req.interval) else { return Ok(()) };
         let Some(due) = report_until(due, every, self.deadline.map_or(now, |d| d.min(now))) else { return Ok(()) };
-        let tally = counting.snapshot()?;
+        let mut tally = counting.snapshot()?;
+        if let Some(own) = &mut self.own {
+            own.strip(&mut tally);
+        }
         if self.req.sight {
             self.sightings.look(tally.processes());
         }
@@ -497,7 +514,7 @@ impl<'r> Waiting<'r> {
     /// How long to sleep for the next event, at most until the next thing due.
     fn wait(&self, now: Instant, counting: &Counting) -> Duration {
         let mut wait = if counting.needs_pump() { PUMP } else { Duration::from_secs(3600) };
-        if self.req.sight {
+        if self.req.sight || self.own.is_some() {
             wait = wait.min(SIGHT);
         }
         if self.command_done.is_some() {

@@ -30,6 +30,21 @@ fn doc<T: DeserializeOwned>(args: &[&str], codes: &[i32]) -> T {
     }
 }
 
+/// A finding's kind: one of the catalogue's ids (doc/FINDINGS.md), or the
+/// document does not match the contract.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Kind(pub(super) String);
+
+impl<'de> Deserialize<'de> for Kind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Kind, D::Error> {
+        let id = String::deserialize(d)?;
+        match vdsoctl::model::kind::Kind::from_id(&id) {
+            Some(_) => Ok(Kind(id)),
+            None => Err(serde::de::Error::custom(format!("{id} is no kind of the catalogue"))),
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ProcessRef {
@@ -57,9 +72,10 @@ pub(super) enum Status {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[allow(dead_code)]
 struct Finding {
     /// The finding's kind (doc/FINDINGS.md).
-    kind: String,
+    kind: Kind,
     severity: Severity,
     message: String,
     hint: Option<String>,
@@ -104,6 +120,7 @@ pub(super) struct CheckDoc {
     command: Option<CommandRun>,
     pub(super) status: Status,
     /// Findings the gate waived, by why.
+    #[allow(dead_code)]
     waived: Waivers,
     strict: bool,
     /// What the verdict could not see (absent when observed).
@@ -141,22 +158,23 @@ struct Delta {
     rebuilt: bool,
 }
 
+#[allow(dead_code)]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Check {
     name: String,
     /// The finding's kind (doc/FINDINGS.md).
-    pub(super) kind: String,
+    pub(super) kind: Kind,
     status: Status,
     detail: String,
     hint: Option<String>,
     /// What waived it: `{"by": "ignored", "reason", "file", "line"}`,
     /// `{"by": "allowed", "rule"}`, `{"by": "baselined", "file"}`.
     #[serde(default)]
-    waived: Option<serde_json::Value>,
+    pub(super) waived: Option<serde_json::Value>,
     /// What raised it to FAIL: `fail_on`, `strict`, `new_since_baseline`.
     #[serde(default)]
-    raised: Option<String>,
+    pub(super) raised: Option<String>,
 }
 
 /// Findings the gate waived, by why.
@@ -174,7 +192,7 @@ struct Waivers {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct BinaryFinding {
-    kind: String,
+    kind: Kind,
     status: Status,
     detail: String,
     #[serde(default)]
@@ -200,6 +218,7 @@ struct BinaryFacts {
     runtime_version: Option<String>,
 }
 
+#[allow(dead_code)]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Binary {
@@ -218,7 +237,7 @@ struct Binary {
     runtime_version: Option<String>,
     binary: BinaryFacts,
     /// The kind of its verdict's reason.
-    verdict_kind: String,
+    verdict_kind: Kind,
     status: Status,
     detail: String,
     hint: Option<String>,
@@ -299,6 +318,15 @@ struct Trace {
     findings: Vec<Finding>,
     stacks: Option<Vec<StackRow>>,
     stacks_lost: Option<u64>,
+    /// `-a`: vdsoctl's own processes, left out (`null` for other targets).
+    vdsoctl_own: Option<OwnLeftOut>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OwnLeftOut {
+    pids: Vec<i32>,
+    calls: u64,
 }
 
 #[derive(Debug, Deserialize)]

@@ -94,6 +94,21 @@ fn trace_of_true_and_of_a_clock_loop() {
         "a clock without a name is its number"
     );
     assert!(t.stacks.is_none() && t.stacks_lost.is_none(), "no stacks without --stacks");
+    assert!(t.vdsoctl_own.is_none(), "-- CMD counts what was asked: nothing is left out");
+}
+
+/// `-a` says what it left out as vdsoctl's own: typed, present (this run
+/// itself is left out in the kernel, so there may be no pid in it).
+#[test]
+fn trace_all_says_what_it_left_out() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = super::super::common::system_wide_lock();
+    let t: Trace = doc(&["trace", "-a", "-d", "1s"], &[0]);
+    let own = t.vdsoctl_own.expect("-a reports vdsoctl_own");
+    assert!(own.pids.windows(2).all(|w| w[0] < w[1]), "{own:?}");
+    assert_eq!(own.pids.is_empty(), own.calls == 0, "{own:?}");
 }
 
 /// `-p` of a program that makes exactly 100 time() calls through the
