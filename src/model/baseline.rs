@@ -68,8 +68,12 @@ pub struct BaselineBinary {
     pub class: String,
     /// `glibc 2.36`, `go go1.24.1`, `musl`.
     pub runtime: String,
-    /// `ok`, `warn`, `fail`, `info`, `skip`.
-    pub status: String,
+    /// `ok`, `warn`, `fail`, `info`, `skip` (typed: a misspelled one is
+    /// a malformed baseline, not an OK).
+    pub status: Status,
+    /// The kinds of its findings at WARN or FAIL (doc/FINDINGS.md).
+    #[serde(default)]
+    pub kinds: Vec<String>,
     /// The verdict's words: the call sites it found are in them.
     pub detail: String,
     /// What its runtime does for random bytes: `vdso`, `syscall`, ...
@@ -80,22 +84,11 @@ pub struct BaselineBinary {
 #[serde(deny_unknown_fields)]
 pub struct BaselineFinding {
     pub name: String,
-    pub status: String,
+    /// Its kind (doc/FINDINGS.md); absent in a baseline written before kinds.
+    #[serde(default)]
+    pub kind: Option<String>,
+    pub status: Status,
     pub detail: String,
-}
-
-fn label(s: Status) -> String {
-    s.label().to_ascii_lowercase()
-}
-
-fn rank(s: &str) -> Status {
-    match s {
-        "fail" => Status::Fail,
-        "warn" => Status::Warn,
-        "info" => Status::Info,
-        "skip" => Status::Skip,
-        _ => Status::Ok,
-    }
 }
 
 impl Baseline {
@@ -109,7 +102,13 @@ impl Baseline {
                 sha256: hashes.get(&b.path).cloned().unwrap_or_default(),
                 class: format!("{} {}", b.binary.class, b.binary.machine),
                 runtime: runtime_text(b.binary.runtime, b.binary.runtime_version.as_deref()),
-                status: label(b.status),
+                status: b.status,
+                kinds: b
+                    .findings
+                    .iter()
+                    .filter(|f| f.status >= Status::Warn)
+                    .map(|f| f.kind.id().to_string())
+                    .collect(),
                 detail: b.detail.clone(),
                 random: serde_json::to_value(b.random.path)
                     .ok()
@@ -127,7 +126,8 @@ impl Baseline {
             .filter(|c| !HOST_ROWS.contains(&c.name.as_str()))
             .map(|c| BaselineFinding {
                 name: c.name.clone(),
-                status: label(c.status),
+                kind: Some(c.kind.id().to_string()),
+                status: c.status,
                 // A command's details carry its run time: its counts are in `calls`.
                 detail: if report.command.is_some() { String::new() } else { c.detail.clone() },
             })
@@ -183,9 +183,9 @@ pub struct Delta {
     /// The binary's path or the finding's name.
     pub key: String,
     /// The status in the baseline; null when it was not there.
-    pub was: Option<String>,
+    pub was: Option<Status>,
     /// The status now; null when it is gone.
-    pub now: Option<String>,
+    pub now: Option<Status>,
     /// The detail now (the baseline's when gone).
     pub detail: String,
     /// A binary whose content changed (its SHA-256 differs).
@@ -217,8 +217,8 @@ impl BaselineDiff {
 }
 
 /// One key's move from `was` to `now`; None when neither is WARN or FAIL.
-fn change(was: Option<&str>, now: Option<&str>) -> Option<Change> {
-    let (w, n) = (was.map_or(Status::Ok, rank), now.map_or(Status::Ok, rank));
+fn change(was: Option<Status>, now: Option<Status>) -> Option<Change> {
+    let (w, n) = (was.unwrap_or(Status::Ok), now.unwrap_or(Status::Ok));
     if w < Status::Warn && n < Status::Warn {
         return None;
     }
@@ -240,13 +240,13 @@ pub fn compare(file: &str, old: &Baseline, new: &Baseline) -> BaselineDiff {
     for k in keys {
         let (o, n) = (olds.get(k), news.get(k));
         let rebuilt = matches!((o, n), (Some(o), Some(n)) if o.sha256 != n.sha256);
-        match change(o.map(|b| b.status.as_str()), n.map(|b| b.status.as_str())) {
+        match change(o.map(|b| b.status), n.map(|b| b.status)) {
             Some(c) => d.deltas.push(Delta {
                 change: c,
                 scope: "binary",
                 key: k.into(),
-                was: o.map(|b| b.status.clone()),
-                now: n.map(|b| b.status.clone()),
+                was: o.map(|b| b.status),
+                now: n.map(|b| b.status),
                 detail: n.or(o).map(|b| b.detail.clone()).unwrap_or_default(),
                 rebuilt,
             }),
@@ -262,13 +262,13 @@ pub fn compare(file: &str, old: &Baseline, new: &Baseline) -> BaselineDiff {
     names.dedup();
     for k in names {
         let (o, n) = (oldf.get(k), newf.get(k));
-        if let Some(c) = change(o.map(|f| f.status.as_str()), n.map(|f| f.status.as_str())) {
+        if let Some(c) = change(o.map(|f| f.status), n.map(|f| f.status)) {
             d.deltas.push(Delta {
                 change: c,
                 scope: "finding",
                 key: k.into(),
-                was: o.map(|f| f.status.clone()),
-                now: n.map(|f| f.status.clone()),
+                was: o.map(|f| f.status),
+                now: n.map(|f| f.status),
                 detail: n.or(o).map(|f| f.detail.clone()).unwrap_or_default(),
                 rebuilt: false,
             });
@@ -315,8 +315,8 @@ fn compare_calls(old: &Baseline, new: &Baseline, d: &mut BaselineDiff) {
             change,
             scope: "call",
             key: format!("{} {} {}", key.0, key.1, key.2),
-            was: w.map(|_| "fail".to_string()),
-            now: n.map(|_| "fail".to_string()),
+            was: w.map(|_| Status::Fail),
+            now: n.map(|_| Status::Fail),
             detail: format!("syscalls the vDSO should have served: {} then, {} now", count(w), count(n)),
             rebuilt: false,
         });
@@ -327,13 +327,18 @@ fn compare_calls(old: &Baseline, new: &Baseline, d: &mut BaselineDiff) {
 mod tests {
     use super::*;
 
+    fn st(s: &str) -> Status {
+        serde_json::from_value(serde_json::Value::String(s.into())).unwrap()
+    }
+
     fn bin(path: &str, sha: &str, status: &str) -> BaselineBinary {
         BaselineBinary {
             path: path.into(),
             sha256: sha.into(),
             class: "ELF64 x86_64".into(),
             runtime: "glibc 2.36".into(),
-            status: status.into(),
+            status: st(status),
+            kinds: Vec::new(),
             detail: format!("{path} is {status}"),
             random: "syscall".into(),
         }
@@ -347,7 +352,7 @@ mod tests {
             binaries,
             findings: findings
                 .iter()
-                .map(|(n, s)| BaselineFinding { name: (*n).into(), status: (*s).into(), detail: String::new() })
+                .map(|(n, s)| BaselineFinding { name: (*n).into(), kind: None, status: st(s), detail: String::new() })
                 .collect(),
             calls: Vec::new(),
             bench: Vec::new(),
@@ -384,5 +389,8 @@ mod tests {
         let text = serde_json::to_string_pretty(&old).unwrap();
         let back: Baseline = serde_json::from_str(&text).unwrap();
         assert_eq!(back, old);
+        // A misspelled status is a malformed baseline, never an OK.
+        let typo = text.replacen("\"warn\"", "\"wran\"", 1);
+        assert!(serde_json::from_str::<Baseline>(&typo).is_err());
     }
 }

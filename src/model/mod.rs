@@ -33,7 +33,7 @@ pub use policy::vdso_serves_call;
 
 /// How one check came out, and how serious a finding is: one type for
 /// both (a finding is INFO, WARN or FAIL; a check may also be SKIP or OK).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Could not run here (e.g. needs root); never fails the audit.

@@ -5,8 +5,8 @@ use super::Output;
 use crate::model::baseline::{BaselineDiff, Change};
 use crate::render::thousands;
 
-fn status(s: Option<&str>) -> String {
-    s.map_or_else(|| "absent".to_string(), str::to_ascii_uppercase)
+fn status(s: Option<crate::model::Status>) -> String {
+    s.map_or_else(|| "absent".to_string(), |s| s.label().to_string())
 }
 
 /// The section's text.
@@ -35,8 +35,7 @@ pub fn text(d: &BaselineDiff, out: &Output) -> String {
             Change::Unchanged => "UNCHANGED",
         };
         let rebuilt = if x.rebuilt { ", rebuilt" } else { "" };
-        let head =
-            format!("{tag} {}: {} → {}{rebuilt}", out.text(&x.key), status(x.was.as_deref()), status(x.now.as_deref()));
+        let head = format!("{tag} {}: {} → {}{rebuilt}", out.text(&x.key), status(x.was), status(x.now));
         if x.detail.is_empty() {
             s += &format!("{head}\n");
         } else {

@@ -15,6 +15,7 @@ mod deploy;
 mod dump;
 mod errors;
 mod export;
+mod gate;
 mod getrandom;
 mod hostile;
 mod json;
