@@ -138,9 +138,9 @@ pub const PAGES: &[Page] = &[
     Page {
         name: "check",
         exit: &[
-            ("0", "verdict OK or WARN (WARN with --strict is 1)"),
-            ("1", "verdict FAIL: a FAIL row"),
-            USAGE,
+            ("0", "verdict OK or WARN: no FAIL row"),
+            ("1", "verdict FAIL: a FAIL row (a WARN --strict raised, a kind --fail-on names, what is new since --baseline)"),
+            ("2", "usage error, an unknown kind, or an ignore file entry that is past its expires= date or has no reason"),
             ("3", "could not inspect the process or the image (no such tree or archive, nothing to audit in it, a manifest naming a missing blob), or CMD could not be started"),
             ("4", "with -- CMD: no engine may count the command (BPF, perf_event_open and seccomp refused)"),
             CHILD,
@@ -153,6 +153,8 @@ pub const PAGES: &[Page] = &[
             ("vdsoctl check --image ./rootfs", "every ELF program and library of an unpacked container image"),
             ("vdsoctl check --image app.tar", "the same for an image saved by `podman save` or `docker save`"),
             ("vdsoctl check --image app.tar --baseline base.json", "fail only on what is new since a baseline (--save-baseline)"),
+            ("vdsoctl check --image ./rootfs --strict --allow random-syscall-old-libc", "fail on any WARN but the base image's getrandom (kinds: doc/FINDINGS.md)"),
+            ("vdsoctl check --image ./rootfs --ignore-file ci/vdsoctl.ignore", "waive findings by kind and path, each with a reason and a date (default ./.vdsoctlignore)"),
             ("vdsoctl check --seccomp-profile seccomp.json", "fail when the profile refuses a syscall the vDSO falls back to"),
             ("vdsoctl check -- ./myapp --selftest", "fail when the command's clock reads leave the vDSO"),
             ("vdsoctl check --timeout 5m -- ./selftest", "the same, and fail (killing it) if it runs past 5 minutes"),
