@@ -31,6 +31,18 @@ pub struct Check {
     /// The selection that made it FAIL (`null`: none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raised: Option<Raise>,
+    /// Calls a second, where the finding is a rate (an observation's
+    /// busiest process); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "rate_opt")]
+    pub rate: Option<f64>,
+}
+
+/// [`crate::model::rate`] for an optional rate.
+fn rate_opt<S: serde::Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) => crate::model::rate(v, s),
+        None => s.serialize_none(),
+    }
 }
 
 impl Check {
@@ -47,6 +59,7 @@ impl Check {
     /// observed is INFO (never OK by inference).
     pub fn observed(name: &str, obs: &Observation, scope: Scope) -> Check {
         let f = obs.finding(scope);
+        let rate = obs.bypass().first().map(|b| b.per_sec);
         let status = match obs.judged() {
             Judged::Clean => Status::Ok,
             // FAIL, or on the host a WARN below its rate threshold.
@@ -54,7 +67,7 @@ impl Check {
             Judged::NotObserved => Status::Info,
             Judged::Broken => Status::Warn,
         };
-        Check::new(f.kind, name, status, f.message, f.hint.as_deref())
+        Check { rate, ..Check::new(f.kind, name, status, f.message, f.hint.as_deref()) }
     }
 
     /// A check of `kind` with a hint that is ours.
@@ -73,7 +86,13 @@ impl Check {
             hint: hint.map(str::to_string),
             waived: None,
             raised: None,
+            rate: None,
         }
+    }
+
+    /// The same check, about `rate` calls a second.
+    pub fn at_rate(self, rate: f64) -> Check {
+        Check { rate: Some(rate), ..self }
     }
 }
 

@@ -365,7 +365,10 @@ impl Observation {
             }
         );
         let hint = format!("`vdsoctl check -p {}` names its runtime and the release that reads the vDSO", busiest.pid);
-        Some(Check::new(FindingKind::RandomSyscallObserved, "host_random", status, detail, Some(&hint)))
+        Some(
+            Check::new(FindingKind::RandomSyscallObserved, "host_random", status, detail, Some(&hint))
+                .at_rate(busiest.per_sec),
+        )
     }
 
     /// `check -p`'s `process_random` row weighed with what the window saw
@@ -392,7 +395,7 @@ impl Observation {
             Some(b) => {
                 let status = if reads_vdso && b.per_sec > seen.fail_over { Status::Fail } else { Status::Warn };
                 let detail = format!("observed {window}: {} — {}", b.text(), route.detail);
-                Check { kind: FindingKind::RandomSyscallObserved, status, detail, ..route }
+                Check { kind: FindingKind::RandomSyscallObserved, status, detail, rate: Some(b.per_sec), ..route }
             }
         }
     }

@@ -279,3 +279,78 @@ fn a_baseline_gate_exits_1_only_after_a_fail_line() {
     assert!(findings(&doc, "/usr/bin/myapp2").contains(&pair("raw-clock-call-site", "fail")));
     assert_eq!(s(&doc["status"]), "fail");
 }
+
+/// `check -p` of a getrandom hot loop (glibc < 2.41: a syscall a call)
+/// names it as a finding with its rate; a process that never calls
+/// getrandom, under the same glibc, gets no getrandom finding at all.
+#[test]
+fn check_p_weighs_getrandom_by_what_the_process_did() {
+    if let Some(why) = super::common::missing_trace_facility() {
+        return skip(&format!("check -p's window: {why}"));
+    }
+    if super::common::major_minor(&super::common::glibc_version()) >= (2, 41) {
+        return skip("this host's glibc reads getrandom from the vDSO: no syscall to see");
+    }
+    let hot = build_c("getrandom_loop", false, &["-pthread"]);
+    let mut child =
+        Command::new(&hot).args(["libc", "4000000000"]).stdout(std::process::Stdio::null()).spawn().unwrap();
+    let _guard = super::common::KillOnDrop::new(child.id() as i32);
+    let pid = child.id().to_string();
+    // Judged once it runs the fixture (not the fork that execs it).
+    let exe = std::fs::canonicalize(&hot).unwrap();
+    while std::fs::read_link(format!("/proc/{pid}/exe")).ok().as_ref() != Some(&exe) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let (_, doc) = gate(Path::new("/"), &["-p", &pid, "--trace", "1s"]);
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "process_random").unwrap();
+    assert_eq!((s(&row["kind"]), s(&row["status"])), pair("random-syscall-observed", "warn"), "{row:#}");
+    assert!(row["rate"].as_f64().unwrap() > 1000.0, "a hot loop, with its rate: {row:#}");
+    // vdsoctl's own C library is the runner's fact beside a process.
+    assert_eq!(rows(&doc, "random-syscall-host-libc"), [pair("getrandom", "info")], "{doc:#}");
+    let _ = child.kill();
+    let _ = child.wait();
+
+    let mut idle = Command::new("sleep").arg("30").spawn().unwrap();
+    let _guard = super::common::KillOnDrop::new(idle.id() as i32);
+    let (_, doc) = gate(Path::new("/"), &["-p", &idle.id().to_string(), "--trace", "1s"]);
+    let random: Vec<&Value> =
+        doc["checks"].as_array().unwrap().iter().filter(|c| s(&c["kind"]).starts_with("random-")).collect();
+    assert!(!random.is_empty(), "{doc:#}");
+    for c in &random {
+        assert!(
+            c["status"] == "info" || c["status"] == "ok",
+            "no getrandom finding for a process that made no call: {c:#}"
+        );
+    }
+    let _ = idle.kill();
+    let _ = idle.wait();
+}
+
+/// The host check names a getrandom hot loop with its pid and rate
+/// (`host_random`), which `host_trace` (clocks) never did.
+#[test]
+fn the_host_check_names_a_getrandom_hot_loop() {
+    if let Some(why) = super::common::missing_trace_facility() {
+        return skip(&format!("the host's window: {why}"));
+    }
+    if super::common::major_minor(&super::common::glibc_version()) >= (2, 41) {
+        return skip("this host's glibc reads getrandom from the vDSO: no syscall to see");
+    }
+    let _lock = super::common::system_wide_lock();
+    let hot = build_c("getrandom_loop", false, &["-pthread"]);
+    let mut child =
+        Command::new(&hot).args(["libc", "4000000000"]).stdout(std::process::Stdio::null()).spawn().unwrap();
+    let _guard = super::common::KillOnDrop::new(child.id() as i32);
+    let exe = std::fs::canonicalize(&hot).unwrap();
+    while std::fs::read_link(format!("/proc/{}/exe", child.id())).ok().as_ref() != Some(&exe) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let (_, doc) = gate(Path::new("/"), &["--trace", "1s"]);
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "host_random");
+    let row = row.unwrap_or_else(|| panic!("no host_random row: {doc:#}"));
+    assert_eq!((s(&row["kind"]), s(&row["status"])), pair("random-syscall-observed", "warn"), "{row:#}");
+    assert!(row["rate"].as_f64().unwrap() > 1000.0, "{row:#}");
+    assert!(s(&row["detail"]).contains(&format!("pid {} ", child.id())), "the caller is named: {row:#}");
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -175,6 +175,9 @@ pub(super) struct Check {
     /// What raised it to FAIL: `fail_on`, `strict`, `new_since_baseline`.
     #[serde(default)]
     pub(super) raised: Option<String>,
+    /// Calls a second, where the finding is a rate.
+    #[serde(default)]
+    pub(super) rate: Option<f64>,
 }
 
 /// Findings the gate waived, by why.
