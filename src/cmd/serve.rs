@@ -29,7 +29,7 @@ use crate::inspect::{kernel, Process};
 use crate::measure::trace::own::Own;
 use crate::measure::trace::{Clock, Tally};
 use crate::model::bench::BenchReport;
-use crate::model::check::{Check, CheckReport};
+use crate::model::check::CheckReport;
 use crate::model::gate::{Context, Selection};
 use crate::model::host;
 use crate::model::observe::{Observation, Scope, Unseen};
@@ -272,7 +272,7 @@ fn audit_section(observed: &Observation, costs: &Mutex<Arc<Costs>>) -> String {
             let run = crate::measure::bench::run(&host::clock_request(None));
             let (mut checks, bench) = host::host_checks(&snap, run, None);
             let bench = Some(bench);
-            checks.push(Check::observed("host_trace", observed, Scope::Host));
+            checks.push(observed.row("host_trace", Scope::Host));
             bench_rows = served_rows(bench.as_ref(), kernel_version);
             *costs.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(syscall_costs(bench.as_ref()));
             let pending = matches!(observed, Observation::Unseen(Unseen::NotYet));

@@ -8,7 +8,6 @@
 //! `image_walk`) by its name. The host-context rows (`vdso_symbols`,
 //! `vsyscall`) are the runner's, not the image's: never in a baseline.
 
-use super::check::CheckReport;
 use super::Status;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -92,55 +91,6 @@ pub struct BaselineFinding {
 }
 
 impl Baseline {
-    /// The baseline of an image audit; `hashes` by image path.
-    pub fn of(report: &CheckReport, hashes: &BTreeMap<String, String>) -> Baseline {
-        let rows = report.binaries.as_deref().unwrap_or_default();
-        let mut binaries: Vec<BaselineBinary> = rows
-            .iter()
-            .map(|b| BaselineBinary {
-                path: b.path.clone(),
-                sha256: hashes.get(&b.path).cloned().unwrap_or_default(),
-                class: format!("{} {}", b.binary.class, b.binary.machine),
-                runtime: runtime_text(b.binary.runtime, b.binary.runtime_version.as_deref()),
-                status: b.status,
-                kinds: b
-                    .findings
-                    .iter()
-                    .filter(|f| f.status >= Status::Warn)
-                    .map(|f| f.kind.id().to_string())
-                    .collect(),
-                detail: b.detail.clone(),
-                random: serde_json::to_value(b.random.path)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
-            })
-            .collect();
-        binaries.sort_by(|a, b| a.path.cmp(&b.path));
-        let mut runtimes: Vec<String> = binaries.iter().map(|b| b.runtime.clone()).collect();
-        runtimes.sort();
-        runtimes.dedup();
-        let mut findings: Vec<BaselineFinding> = report
-            .checks
-            .iter()
-            .filter(|c| !HOST_ROWS.contains(&c.name.as_str()))
-            .map(|c| BaselineFinding {
-                name: c.name.clone(),
-                kind: Some(c.kind.id().to_string()),
-                status: c.status,
-                // A command's details carry its run time: its counts are in `calls`.
-                detail: if report.command.is_some() { String::new() } else { c.detail.clone() },
-            })
-            .collect();
-        findings.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut calls = report.calls.clone();
-        calls.sort();
-        let kind = if report.command.is_some() { "command" } else { "image" };
-        Baseline { format: FORMAT.into(), kind: kind.into(), runtimes, binaries, findings, calls, bench: Vec::new() }
-    }
-}
-
-impl Baseline {
     /// The baseline of a `bench` run: only its rows (no host fact, time or pid).
     pub fn of_bench(report: &super::bench::BenchReport) -> Baseline {
         Baseline {
@@ -155,7 +105,7 @@ impl Baseline {
     }
 }
 
-fn runtime_text(runtime: &str, version: Option<&str>) -> String {
+pub fn runtime_text(runtime: &str, version: Option<&str>) -> String {
     match version {
         Some(v) => format!("{runtime} {v}"),
         None => runtime.to_string(),

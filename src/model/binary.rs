@@ -132,8 +132,8 @@ pub enum BinaryHint {
 
 /// `check -p`'s `process_binary` row when the executable cannot be read:
 /// SKIP, never a verdict on what was not seen.
-pub fn unreadable_exe(e: &dyn std::fmt::Display) -> super::check::Check {
-    super::check::Check::new(
+pub fn unreadable_exe(e: &dyn std::fmt::Display) -> super::row::Check {
+    super::row::Check::new(
         Kind::ExeUnreadable,
         PROCESS_BINARY,
         Status::Skip,
@@ -148,9 +148,9 @@ const PROCESS_BINARY: &str = "process_binary";
 /// `check -p`'s row for a program run under an emulator or instrumenter
 /// (`tool`, at `path`): the tool maps no [vdso], so every clock read is a
 /// syscall — FAIL, expected there.
-pub fn under_emulator(who: &super::ProcessName, program: Option<&str>, tool: &str, path: &str) -> super::check::Check {
+pub fn under_emulator(who: &super::ProcessName, program: Option<&str>, tool: &str, path: &str) -> super::row::Check {
     let prog = program.map_or_else(String::new, |p| format!(" {p}"));
-    super::check::Check::new(
+    super::row::Check::new(
         Kind::UnderEmulator,
         PROCESS_BINARY,
         Status::Fail,
@@ -170,7 +170,7 @@ pub fn process_binary(
     loader: Option<&str>,
     info: &ExeInfo,
     host: &HostFacts,
-) -> (super::check::Check, WarnKind) {
+) -> (super::row::Check, WarnKind) {
     let class = if info.is_64 { "64-bit" } else { "32-bit" };
     let arch_name = arch::machine_name(info.machine);
     let linkage = match info.linkage() {
@@ -187,7 +187,7 @@ pub fn process_binary(
     // shows it: the policy's process column.
     let status = super::gate::severity(v.kind, super::gate::Context::Process, v.status);
     let status = if v.kind == Kind::BinaryOk { v.status } else { status };
-    (super::check::Check::new(v.kind, PROCESS_BINARY, status, detail, hint.as_deref()), v.warn_kind)
+    (super::row::Check::new(v.kind, PROCESS_BINARY, status, detail, hint.as_deref()), v.warn_kind)
 }
 
 /// The verdict on one ELF file: can its clock reads reach the vDSO on this

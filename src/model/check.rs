@@ -2,99 +2,20 @@
 //! command run, and the audit they make — built by `check` and `serve`,
 //! rendered by the render layer.
 
+pub use super::row::Check;
 use super::trace::ExitStatus;
 use super::{ProcessRef, Status};
-use crate::model::baseline::{BaselineDiff, Change};
+use crate::model::baseline::{
+    runtime_text, Baseline, BaselineBinary, BaselineDiff, BaselineFinding, Change, FORMAT, HOST_ROWS,
+};
 use crate::model::bench::BenchReport;
 use crate::model::binary::{BinaryFacts, BinaryFinding};
 use crate::model::gate::{self, Context, Raise, Selection, Waiver};
 use crate::model::kind::Kind;
-use crate::model::observe::{Judged, Observation, Scope};
 use crate::model::random::RandomRoute;
 use crate::words::shell_words;
 use serde::Serialize;
-
-/// One check's result (DESIGN keys: name, kind, status, detail, hint,
-/// waived, raised).
-#[derive(Debug, Clone, Serialize)]
-pub struct Check {
-    pub name: String,
-    /// What it found, by its stable id (doc/FINDINGS.md).
-    pub kind: Kind,
-    pub status: Status,
-    pub detail: String,
-    /// The remediation; `null` when there is nothing to do.
-    pub hint: Option<String>,
-    /// The selection that made a WARN or FAIL INFO (`null`: none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub waived: Option<Waiver>,
-    /// The selection that made it FAIL (`null`: none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub raised: Option<Raise>,
-    /// Calls a second, where the finding is a rate (an observation's
-    /// busiest process); absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "rate_opt")]
-    pub rate: Option<f64>,
-}
-
-/// [`crate::model::rate`] for an optional rate.
-fn rate_opt<S: serde::Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    match value {
-        Some(v) => crate::model::rate(v, s),
-        None => s.serialize_none(),
-    }
-}
-
-impl Check {
-    /// A check from a finding of the policy: info passes, warn and fail stay.
-    pub(crate) fn of(name: String, f: crate::model::Finding) -> Check {
-        let status = match f.severity {
-            Status::Info => Status::Ok,
-            s => s,
-        };
-        Check::new(f.kind, name, status, f.message, f.hint.as_deref())
-    }
-
-    /// The observation row: a bypass fails, a clean window passes, nothing
-    /// observed is INFO (never OK by inference).
-    pub fn observed(name: &str, obs: &Observation, scope: Scope) -> Check {
-        let f = obs.finding(scope);
-        let rate = obs.bypass().first().map(|b| b.per_sec);
-        let status = match obs.judged() {
-            Judged::Clean => Status::Ok,
-            // FAIL, or on the host a WARN below its rate threshold.
-            Judged::Bypassed => f.severity,
-            Judged::NotObserved => Status::Info,
-            Judged::Broken => Status::Warn,
-        };
-        Check { rate, ..Check::new(f.kind, name, status, f.message, f.hint.as_deref()) }
-    }
-
-    /// A check of `kind` with a hint that is ours.
-    pub(crate) fn new(
-        kind: Kind,
-        name: impl Into<String>,
-        status: Status,
-        detail: impl Into<String>,
-        hint: Option<&str>,
-    ) -> Check {
-        Check {
-            name: name.into(),
-            kind,
-            status,
-            detail: detail.into(),
-            hint: hint.map(str::to_string),
-            waived: None,
-            raised: None,
-            rate: None,
-        }
-    }
-
-    /// The same check, about `rate` calls a second.
-    pub fn at_rate(self, rate: f64) -> Check {
-        Check { rate: Some(rate), ..self }
-    }
-}
+use std::collections::BTreeMap;
 
 /// The audit (DESIGN keys: checks, binaries with --image, status).
 #[derive(Debug, Default, Serialize)]
@@ -407,5 +328,55 @@ impl BinaryRow {
         self.status = crate::model::binary::binary_status(&self.findings);
         let lead = self.findings.iter().filter(|f| f.status == self.status).map(|f| f.kind).next();
         self.kind = lead.or(self.findings.first().map(|f| f.kind)).unwrap_or(self.kind);
+    }
+}
+
+impl CheckReport {
+    /// Its baseline (image or command); `hashes` by image path.
+    pub fn baseline_of(&self, hashes: &BTreeMap<String, String>) -> Baseline {
+        let report = self;
+        let rows = report.binaries.as_deref().unwrap_or_default();
+        let mut binaries: Vec<BaselineBinary> = rows
+            .iter()
+            .map(|b| BaselineBinary {
+                path: b.path.clone(),
+                sha256: hashes.get(&b.path).cloned().unwrap_or_default(),
+                class: format!("{} {}", b.binary.class, b.binary.machine),
+                runtime: runtime_text(b.binary.runtime, b.binary.runtime_version.as_deref()),
+                status: b.status,
+                kinds: b
+                    .findings
+                    .iter()
+                    .filter(|f| f.status >= Status::Warn)
+                    .map(|f| f.kind.id().to_string())
+                    .collect(),
+                detail: b.detail.clone(),
+                random: serde_json::to_value(b.random.path)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+            })
+            .collect();
+        binaries.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut runtimes: Vec<String> = binaries.iter().map(|b| b.runtime.clone()).collect();
+        runtimes.sort();
+        runtimes.dedup();
+        let mut findings: Vec<BaselineFinding> = report
+            .checks
+            .iter()
+            .filter(|c| !HOST_ROWS.contains(&c.name.as_str()))
+            .map(|c| BaselineFinding {
+                name: c.name.clone(),
+                kind: Some(c.kind.id().to_string()),
+                status: c.status,
+                // A command's details carry its run time: its counts are in `calls`.
+                detail: if report.command.is_some() { String::new() } else { c.detail.clone() },
+            })
+            .collect();
+        findings.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut calls = report.calls.clone();
+        calls.sort();
+        let kind = if report.command.is_some() { "command" } else { "image" };
+        Baseline { format: FORMAT.into(), kind: kind.into(), runtimes, binaries, findings, calls, bench: Vec::new() }
     }
 }

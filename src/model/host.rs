@@ -6,11 +6,11 @@
 
 use super::bench::{self, Basis, BenchReport, BenchResult};
 use super::binary::HostFacts;
-use super::check::Check;
 use super::image::{problems as image_problems, ImageProblem};
 use super::kind::Kind;
 use super::policy::Verdict;
 use super::policy::{self, SysinfoEhdr, VdsoMapping};
+use super::row::Check;
 use super::vsyscall::{vsyscall_mode, Vsyscall};
 use super::{ClockRef, Status};
 use crate::arch::{self, ClockClass, VdsoFn};

@@ -32,8 +32,8 @@ pub enum ImageProblem {
 
 /// `check --image`'s `image_walk` row: `count` entries could not be read
 /// (the first `first`, for `why`), so the audit is incomplete: a warning.
-pub fn image_walk_check(count: usize, first: &str, why: &str) -> super::check::Check {
-    super::check::Check::new(
+pub fn image_walk_check(count: usize, first: &str, why: &str) -> super::row::Check {
+    super::row::Check::new(
         Kind::ImageIncomplete,
         "image_walk",
         Status::Warn,
@@ -48,12 +48,12 @@ pub fn image_walk_check(count: usize, first: &str, why: &str) -> super::check::C
 /// `check --image`'s rows about the runner's kernel (its vDSO's hash
 /// tables, its vsyscall mode): not production's, so INFO, said as such and
 /// left out of the image's verdict; a SKIP stays one.
-pub fn runner_context(checks: Vec<super::check::Check>) -> Vec<super::check::Check> {
+pub fn runner_context(checks: Vec<super::row::Check>) -> Vec<super::row::Check> {
     checks
         .into_iter()
         .map(|c| match c.status {
             Status::Skip => c,
-            _ => super::check::Check {
+            _ => super::row::Check {
                 kind: Kind::RunnerKernel,
                 detail: format!("the runner's kernel, not the image's (left out of its verdict): {}", c.detail),
                 status: Status::Info,
@@ -65,18 +65,18 @@ pub fn runner_context(checks: Vec<super::check::Check>) -> Vec<super::check::Che
 
 /// `check --image` with no /proc (a chroot, a bare container): the
 /// runner's kernel is not read, its rows SKIP.
-pub fn no_proc_checks() -> Vec<super::check::Check> {
+pub fn no_proc_checks() -> Vec<super::row::Check> {
     let why = "no /proc here (a chroot or a container without it): this kernel's";
     let hint = Some("mount proc (`mount -t proc proc /proc`) to judge the binaries against this kernel");
     vec![
-        super::check::Check::new(
+        super::row::Check::new(
             Kind::RunnerKernel,
             "vdso_symbols",
             Status::Skip,
             format!("{why} vDSO is not read"),
             hint,
         ),
-        super::check::Check::new(
+        super::row::Check::new(
             Kind::RunnerKernel,
             "vsyscall",
             Status::Skip,

@@ -23,6 +23,7 @@ pub mod maps;
 pub mod observe;
 pub mod policy;
 pub mod random;
+pub mod row;
 pub mod seccomp_profile;
 pub mod site;
 pub mod stacks;

@@ -7,7 +7,7 @@
 //! `check -p`, the host `check` and `serve`'s audit all judge here.
 
 use super::binary::WarnKind;
-use super::check::Check;
+use super::row::Check;
 use super::trace::TraceReport;
 use super::{ClockRef, Finding, Status};
 use crate::measure::trace::session::{Session, Window};
@@ -338,6 +338,22 @@ impl Observation {
             Observation::Unseen(Unseen::Failed(why)) => format!(": {why}"),
         };
         Some(format!("{facts}; clock syscalls not observed{}{why}", if why.starts_with('(') { " " } else { "" }))
+    }
+
+    /// The observation row: a bypass fails, a clean window passes, nothing
+    /// observed is INFO (never OK by inference).
+    pub fn row(&self, name: &str, scope: Scope) -> Check {
+        let obs = self;
+        let f = obs.finding(scope);
+        let rate = obs.bypass().first().map(|b| b.per_sec);
+        let status = match obs.judged() {
+            Judged::Clean => Status::Ok,
+            // FAIL, or on the host a WARN below its rate threshold.
+            Judged::Bypassed => f.severity,
+            Judged::NotObserved => Status::Info,
+            Judged::Broken => Status::Warn,
+        };
+        Check { rate, ..Check::new(f.kind, name, status, f.message, f.hint.as_deref()) }
     }
 
     /// The host's `host_random` row: the processes whose getrandom

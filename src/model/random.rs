@@ -14,7 +14,7 @@
 //! anonymous page mapped `MAP_DROPPABLE` (smaps VmFlags `dp`), at the
 //! first call.
 
-use super::check::Check;
+use super::row::Check;
 use super::Status;
 use crate::arch::{self, Runtime, VdsoFn};
 use crate::inspect::elf::Image;

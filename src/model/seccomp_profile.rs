@@ -16,7 +16,7 @@
 //! WARN; allowed or logged is OK. A rule that needs a capability
 //! (`includes.caps`) is not counted on: a container may not have it.
 
-use super::check::Check;
+use super::row::Check;
 use super::Status;
 use crate::arch::{Abi, ClockClass, FnKind, VdsoFn, CLOCKS, HOST_ABI};
 use crate::measure::sys::seccomp::{Insn, Notification};

@@ -170,7 +170,7 @@ pub fn gather(req: &CheckRequest, out: &Output) -> Result<CheckReport> {
         // observation row what it did.
         Some((binary, warn_kind)) => {
             checks.push(observation.judge_binary(binary, warn_kind));
-            checks.push(Check::observed("process_trace", &observation, scope));
+            checks.push(observation.row("process_trace", scope));
             if let (Some(i), Scope::Process(pid)) = (checks.iter().position(|c| c.name == "process_random"), scope) {
                 let reads_vdso = checks[i].kind == crate::model::kind::Kind::RandomVdso;
                 let route = checks.remove(i);
@@ -178,7 +178,7 @@ pub fn gather(req: &CheckRequest, out: &Output) -> Result<CheckReport> {
             }
         }
         None => {
-            checks.push(Check::observed("host_trace", &observation, scope));
+            checks.push(observation.row("host_trace", scope));
             checks.extend(observation.host_random());
         }
     }
