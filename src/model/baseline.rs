@@ -14,8 +14,6 @@ use std::collections::BTreeMap;
 
 /// The document's `format`: bumped when a key changes meaning.
 pub const FORMAT: &str = "vdsoctl-baseline/1";
-/// Rows of the runner's kernel, left out of the image's verdict and baseline.
-pub const HOST_ROWS: [&str; 2] = ["vdso_symbols", "vsyscall"];
 
 /// What one audit of an image judged.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

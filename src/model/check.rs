@@ -5,9 +5,7 @@
 pub use super::row::Check;
 use super::trace::ExitStatus;
 use super::{ProcessRef, Status};
-use crate::model::baseline::{
-    runtime_text, Baseline, BaselineBinary, BaselineDiff, BaselineFinding, Change, FORMAT, HOST_ROWS,
-};
+use crate::model::baseline::{runtime_text, Baseline, BaselineBinary, BaselineDiff, BaselineFinding, Change, FORMAT};
 use crate::model::bench::BenchReport;
 use crate::model::binary::{BinaryFacts, BinaryFinding};
 use crate::model::gate::{self, Context, Raise, Selection, Waiver};
@@ -270,7 +268,8 @@ impl CheckReport {
         let calls_old = diff.deltas.iter().any(|d| d.scope == "call" && d.change == Change::Unchanged);
         for c in &mut self.checks {
             let mut ch = change("finding", &c.name);
-            if c.name == "command_trace" && ch.is_none() {
+            // The command's observation row, whose deltas are its calls.
+            if matches!(c.kind, Kind::RawClockSyscall | Kind::VsyscallCall) && ch.is_none() {
                 ch = if calls_new {
                     Some(Change::New)
                 } else if calls_old {
@@ -364,7 +363,8 @@ impl CheckReport {
         let mut findings: Vec<BaselineFinding> = report
             .checks
             .iter()
-            .filter(|c| !HOST_ROWS.contains(&c.name.as_str()))
+            // The runner's kernel is not the image's: never in its baseline.
+            .filter(|c| c.kind != Kind::RunnerKernel)
             .map(|c| BaselineFinding {
                 name: c.name.clone(),
                 kind: Some(c.kind.id().to_string()),
