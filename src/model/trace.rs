@@ -79,8 +79,9 @@ pub struct CountRow {
     pub ppid: Option<i32>,
     /// The process's name when it made the calls.
     pub comm: Option<String>,
-    /// Its executable and command line, read at first sight (`null`: it
-    /// exited before it was seen, or could not be read).
+    /// Its executable and command line, read at first sight and again
+    /// after each exec seen (`null`: it exited before it was seen, or could
+    /// not be read).
     pub exe: Option<String>,
     pub cmdline: Option<Vec<String>>,
     /// The command line was longer than what is kept (4 KiB).
@@ -181,9 +182,13 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
     counts.retain(|r| !is_startup_key(r));
     for r in &mut counts {
         if let Some(seen) = w.seen.get(r.pid, r.start) {
-            r.exe = seen.identity.exe.clone();
-            r.cmdline = seen.identity.cmdline.clone();
-            r.cmdline_truncated = seen.identity.cmdline_truncated;
+            // Read before an exec (or a rename) no look caught, the
+            // process then named otherwise: another program's identity.
+            if seen.comm.is_none() || r.comm.is_none() || seen.comm == r.comm {
+                r.exe = seen.identity.exe.clone();
+                r.cmdline = seen.identity.cmdline.clone();
+                r.cmdline_truncated = seen.identity.cmdline_truncated;
+            }
             // The cgroup at first sight, for a process gone by the report.
             if r.placement.cgroup.is_none() {
                 r.placement = crate::model::cgroup::Placement::of(seen.cgroup.as_deref());

@@ -10,7 +10,7 @@ use crate::error::{Error, Hint, Misuse, Result};
 use crate::inspect::Process;
 use crate::measure::sys::spawn;
 use crate::measure::trace::engine::{Choice, Counting, Plan};
-use crate::measure::trace::sight::{Sightings, SIGHT};
+use crate::measure::trace::sight::Sightings;
 use crate::measure::trace::Tally;
 use crate::progress::Kind;
 use crate::progress::{Progress, Target};
@@ -95,7 +95,7 @@ pub struct Window<'a> {
     pub interrupted: bool,
     /// An interval's bounds from the start of counting; `None` for the whole trace.
     pub bounds: Option<(Duration, Duration)>,
-    /// What was read of each process at first sight.
+    /// What was read of each process at first sight (again after an exec).
     pub seen: &'a Sightings,
 }
 
@@ -498,7 +498,7 @@ impl<'r> Waiting<'r> {
     fn wait(&self, now: Instant, counting: &Counting) -> Duration {
         let mut wait = if counting.needs_pump() { PUMP } else { Duration::from_secs(3600) };
         if self.req.sight {
-            wait = wait.min(SIGHT);
+            wait = wait.min(self.sightings.period(self.child.is_some()));
         }
         if self.command_done.is_some() {
             wait = wait.min(PUMP);

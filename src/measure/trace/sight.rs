@@ -1,11 +1,25 @@
-//! What `trace` reads about a process the first time it sees it counted:
-//! its identity (executable, command line) and, with `--stacks`, its
-//! executable mappings — all gone once it exits, so read while it lives.
-//! The wait loop looks every [`SIGHT`] (the BPF engine lists the processes
-//! it has counted so far); a process that starts and exits between two
-//! looks is reported without them.
+//! What `trace` reads about a process it sees counted: its identity
+//! (executable, command line) and, with `--stacks`, its executable
+//! mappings — all gone once it exits, so read while it lives. The wait loop
+//! looks every [`SIGHT`] (the BPF engine lists the processes it has counted
+//! so far); a process that starts and exits between two looks is reported
+//! without them.
+//!
+//! A process is who it is after its last exec: a wrapper script's `exec`,
+//! `env`, `sh -c` or a pyenv shim runs the program in the same process,
+//! often after the shell already made a call. So every look also checks
+//! each process seen and still alive for another image
+//! (`inspect::process::image_mark`, one read of /proc/PID/stat, whose
+//! address-space layout every exec draws anew) and reads it again when it
+//! exec'd. Chosen over the `sched_process_exec` tracepoint: it serves the
+//! three engines alike (perf and seccomp have no exec event here) and a
+//! tracepoint would still need the same read of /proc while the process
+//! lives; it costs one read per live process counted, each look, beside
+//! the engine's own listing of them. An exec after the last look (a process
+//! that exits within [`SIGHT`] of its exec) keeps what was read before.
 
 use crate::inspect::identity::Identity;
+use crate::inspect::process::{image_mark, is_running, ImageMark};
 use crate::inspect::symbols::{Frame, Objects, Snapshot};
 use crate::measure::trace::sites::MappedAt;
 use std::cell::RefCell;
@@ -20,12 +34,18 @@ fn page_size() -> u64 {
 
 /// How often the wait loop looks for new processes.
 pub const SIGHT: Duration = Duration::from_millis(50);
+/// How often it looks while a traced command's tree is small (at most
+/// [`SMALL_TREE`] processes alive): a smoke command's program may live a
+/// few milliseconds after its last exec (ld.so and 20,000 getrandom calls:
+/// 9 ms here), and a look at a few processes costs microseconds.
+pub const SIGHT_COMMAND: Duration = Duration::from_millis(5);
+pub const SMALL_TREE: usize = 64;
 
 /// Processes kept at most (`-a` for hours on a busy host): later ones are
 /// reported without exe, command line or named frames.
 pub const MAX_SEEN: usize = crate::measure::trace::engines::bpf::MAX_PROCS as usize;
 
-/// A process as first seen.
+/// A process as seen, after the last exec a look caught.
 #[derive(Debug, Clone, Default)]
 pub struct Seen {
     pub identity: Identity,
@@ -33,6 +53,12 @@ pub struct Seen {
     pub cgroup: Option<String>,
     /// Its executable mappings and their files (`--stacks`); `None`: not read.
     pub snapshot: Option<Snapshot>,
+    /// Its comm when read: a process whose calls carry another name
+    /// exec'd (or renamed itself) after the last look, and what was read
+    /// is not the program that made them.
+    pub comm: Option<String>,
+    /// The image it ran when read; `None`: gone since (not looked at again).
+    image: Option<ImageMark>,
 }
 
 /// Processes seen so far, by (pid, start as `Key::start`; 0 when the engine
@@ -67,27 +93,60 @@ impl Sightings {
     }
 
     /// Read every process of `procs` not seen yet, if it is still the one
-    /// that started at `start` (a pid used again is another process).
+    /// that started at `start` (a pid used again is another process), and
+    /// again every one seen that has exec'd since.
     pub fn look(&mut self, procs: impl IntoIterator<Item = (i32, u64)>) {
+        let procs: std::collections::BTreeSet<(i32, u64)> = procs.into_iter().collect();
         for (pid, start) in procs {
-            if self.seen.len() >= MAX_SEEN {
-                return;
-            }
-            if self.seen.contains_key(&(pid, start)) || !crate::inspect::process::is_running(pid, start) {
+            if let Some(seen) = self.seen.get(&(pid, start)) {
+                let Some(was) = &seen.image else { continue };
+                match image_mark(pid, start) {
+                    Some(now) if now == *was => {}
+                    Some(_) => self.read(pid, start),
+                    // Gone, or a zombie: what was read stays, never looked at again.
+                    None if !is_running(pid, start) => {
+                        if let Some(s) = self.seen.get_mut(&(pid, start)) {
+                            s.image = None;
+                        }
+                    }
+                    // In the middle of an exec: next look.
+                    None => {}
+                }
                 continue;
             }
-            // `-- CMD`'s child runs vdsoctl until its exec: not the command
-            // yet (looked at again next time).
-            if crate::inspect::process::runs_this_executable(pid) {
+            if self.seen.len() >= MAX_SEEN || !is_running(pid, start) {
                 continue;
             }
-            let snapshot = if self.with_maps { Snapshot::of(pid, self.objects.get_mut()).ok() } else { None };
-            let identity = Identity::of(pid);
-            let cgroup = crate::inspect::cgroup::of_process(pid);
-            // Read after: the process did not exit or hand its pid on meanwhile.
-            if crate::inspect::process::is_running(pid, start) {
-                self.seen.insert((pid, start), Seen { identity, cgroup, snapshot });
-            }
+            self.read(pid, start);
+        }
+    }
+
+    /// Read `pid` as it is now, keeping it only when its image was the same
+    /// before and after (it did not exit, hand its pid on or exec meanwhile).
+    fn read(&mut self, pid: i32, start: u64) {
+        // `-- CMD`'s child runs vdsoctl until its exec: not the command
+        // yet (looked at again next time).
+        if crate::inspect::process::runs_this_executable(pid) {
+            return;
+        }
+        let Some(image) = image_mark(pid, start) else { return };
+        let snapshot = if self.with_maps { Snapshot::of(pid, self.objects.get_mut()).ok() } else { None };
+        let identity = Identity::of(pid);
+        let cgroup = crate::inspect::cgroup::of_process(pid);
+        if image_mark(pid, start).as_ref() == Some(&image) {
+            let comm = Some(image.comm().to_string());
+            self.seen.insert((pid, start), Seen { identity, cgroup, snapshot, comm, image: Some(image) });
+        }
+    }
+
+    /// How long until the next look: [`SIGHT_COMMAND`] for a command's
+    /// small tree, else [`SIGHT`].
+    pub fn period(&self, command: bool) -> Duration {
+        let alive = self.seen.values().filter(|s| s.image.is_some()).count();
+        if command && alive <= SMALL_TREE {
+            SIGHT_COMMAND
+        } else {
+            SIGHT
         }
     }
 
@@ -256,11 +315,8 @@ mod tests {
     /// identity; an engine without start times goes by the pid alone.
     #[test]
     fn a_reused_pid_is_not_taken_for_the_process_seen_before() {
-        let named = |exe: &str| Seen {
-            identity: Identity { exe: Some(exe.into()), ..Identity::default() },
-            snapshot: None,
-            cgroup: None,
-        };
+        let named =
+            |exe: &str| Seen { identity: Identity { exe: Some(exe.into()), ..Identity::default() }, ..Seen::default() };
         let mut seen = Sightings::new(false);
         seen.seen.insert((7, 100), named("/bin/first"));
         let exe = |s: Option<&Seen>| s.and_then(|s| s.identity.exe.clone());
