@@ -311,6 +311,50 @@ mod tests {
         assert!(late.get(pid, 0).is_none() && late.resolve(pid, 0, code.start).is_none());
     }
 
+    /// A process that exec'd after it was seen is read again: its
+    /// identity is the program's, not the shell's that exec'd it.
+    #[test]
+    fn a_process_is_read_again_after_its_exec() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "read line; exec sleep 30"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let exe = || std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+        let shell = exe();
+        let argv = || std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        // The shell, once it runs (the fork runs this test until its exec).
+        for _ in 0..60_000 {
+            if argv().starts_with(b"sh\0") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut seen = Sightings::new(false);
+        seen.look([(pid, 0)]);
+        let first = seen.get(pid, 0).expect("seen").identity.clone();
+        assert_eq!(first.cmdline.as_deref().and_then(|c| c.first()).map(String::as_str), Some("sh"), "{first:?}");
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        for _ in 0..60_000 {
+            if argv() == b"sleep\x0030\x00" && exe() != shell {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        seen.look([(pid, 0)]);
+        let _ = child.kill();
+        let _ = child.wait();
+        let s = seen.get(pid, 0).expect("seen");
+        assert_eq!(s.identity.cmdline.as_deref(), Some(&["sleep".to_string(), "30".into()][..]), "{s:?}");
+        assert_eq!(s.comm.as_deref(), Some("sleep"));
+        assert_ne!(s.identity.exe, first.exe);
+        // Gone: what was read stays.
+        seen.look([(pid, 0)]);
+        assert_eq!(seen.get(pid, 0).and_then(|s| s.comm.as_deref()), Some("sleep"));
+    }
+
     /// A pid used again is another process: never given the first one's
     /// identity; an engine without start times goes by the pid alone.
     #[test]
