@@ -39,6 +39,7 @@ pub fn command_report(report: &TraceReport, run: Run, programs: &Programs) -> Ch
         Observation::Seen(seen) => checks.push(Check::of("command_trace".into(), seen.command_finding(&argv))),
         Observation::Unseen(_) => {}
     }
+    checks.extend(aux_clock_checks(report));
     let secs = duration_text(Duration::from_nanos(report.duration_ns));
     checks.push(random_check(report, &argv, pid, &secs, programs));
     // A loss, any engine's: no verdict calls the tree clean.
@@ -53,6 +54,25 @@ pub fn command_report(report: &TraceReport, run: Run, programs: &Programs) -> Ch
         not_observed_in_full,
         ..CheckReport::judged(checks, run.strict)
     }
+}
+
+/// `command_aux_clock:CLOCK_AUX+N`, INFO: an auxiliary clock the kernel
+/// serves by syscall here (disabled, or a kernel without them) — expected,
+/// not a bypass — with how the vDSO would serve it.
+fn aux_clock_checks(report: &TraceReport) -> Vec<Check> {
+    let mut by_clock: std::collections::BTreeMap<i64, u64> = Default::default();
+    for r in report.counts.iter().filter(|r| r.expected) {
+        if let Some(id) = r.clock.and_then(ClockRef::id).filter(|id| crate::arch::is_aux_clock(*id)) {
+            *by_clock.entry(id).or_insert(0) += r.count;
+        }
+    }
+    let check = |(id, n): (i64, u64)| {
+        let (why, fix) = super::trace::aux_clock_expected(id, report.aux_clocks);
+        let clock = ClockRef::Id(id).text();
+        let detail = format!("{clock}: {} syscalls — expected: {why}", thousands(n));
+        Check::new(format!("command_aux_clock:{clock}"), Status::Info, detail, Some(&fix))
+    };
+    by_clock.into_iter().map(check).collect()
 }
 
 /// The trace summed per process name, function and clock (no pid: what a
