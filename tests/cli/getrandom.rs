@@ -359,6 +359,22 @@ fn a_wrapper_exec_env_or_sh_c_changes_no_verdict() {
         assert_eq!((c, s.as_str()), (code, status.as_str()), "{how}: {argv:?}: {d}");
         assert!(d.contains("glibc 2.41 reads getrandom from the vDSO"), "{how}: {d}");
     }
+    // 200 calls: gone a millisecond after its exec, before any look. The
+    // BPF engine catches the exec itself (`sched_process_exec`): the same
+    // verdict; the other engines have only the looks.
+    let short = on_glibc_241(&root, &prog, &["raw", "200"]);
+    let script = wrapped(&short, dir.path()).swap_remove(0).1;
+    let mut args = vec!["trace", "--"];
+    args.extend(script.iter().map(String::as_str));
+    let traced = run_json(&args);
+    if matches!(traced["engine"].as_str(), Some("bpf" | "fentry")) {
+        let rows = traced["counts"].as_array().unwrap();
+        let served = rows.iter().find(|c| c["random"] == "served").unwrap_or_else(|| panic!("{traced:#}"));
+        assert_eq!(served["cmdline"], serde_json::json!(short), "{served:#}");
+        assert_eq!(served["exe"].as_str(), Some(short[0].as_str()), "{served:#}");
+        let (c, s, d) = check(&script);
+        assert_eq!((c, s.as_str()), (1, "fail"), "a script's exec of a short program: {d}");
+    }
 }
 
 /// `trace`'s `exe` and `cmdline` of a process that exec'd are the

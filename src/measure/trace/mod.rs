@@ -181,6 +181,16 @@ pub struct Key {
 
 pub use crate::measure::trace::sites::Site;
 
+/// What a process ran at its last exec, as the engine caught it there
+/// (BPF: `sched_process_exec`): the path exec was given (`None` unless
+/// absolute) and the arguments (cut at 1 KiB: `truncated`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Exec {
+    pub exe: Option<String>,
+    pub argv: Vec<String>,
+    pub truncated: bool,
+}
+
 /// Counts at one moment. Subtract two for an interval.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tally {
@@ -228,6 +238,9 @@ pub struct Tally {
     /// refused (not dumpable: setuid, setcap, PR_SET_DUMPABLE), so their
     /// sites stay addresses.
     pub maps_refused: std::collections::BTreeSet<(i32, u64)>,
+    /// What each process ran at its last exec, by (pid, start), where the
+    /// engine catches execs (BPF).
+    pub execs: BTreeMap<(i32, u64), Exec>,
 }
 
 /// A process and one user stack it made calls from.
@@ -279,6 +292,7 @@ impl Tally {
             stacks: self.stacks.iter().map(|(k, v)| (k.clone(), sub(*v, earlier.stacks.get(k)))).collect(),
             stacks_lost: self.stacks_lost.saturating_sub(earlier.stacks_lost),
             maps_refused: self.maps_refused.clone(),
+            execs: self.execs.clone(),
         }
     }
 }

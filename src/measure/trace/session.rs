@@ -268,6 +268,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     let tally = counting.snapshot()?;
     if req.sight {
         w.sightings.look(tally.processes());
+        w.sightings.after_execs(&tally.execs);
     }
     if let (Some(c), Some(cmd)) = (child, &command) {
         session.command = Some(CommandInfo { argv: cmd.argv_text.clone(), pid: c, exit_status: w.exit_status });
@@ -476,6 +477,7 @@ impl<'r> Waiting<'r> {
         let tally = counting.snapshot()?;
         if self.req.sight {
             self.sightings.look(tally.processes());
+            self.sightings.after_execs(&tally.execs);
         }
         let delta = tally.since(&self.last.0);
         let window = Window {

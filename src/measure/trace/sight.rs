@@ -7,25 +7,27 @@
 //!
 //! A process is who it is after its last exec: a wrapper script's `exec`,
 //! `env`, `sh -c` or a pyenv shim runs the program in the same process,
-//! often after the shell already made a call. So every look also checks
-//! each process seen and still alive for another image
-//! (`inspect::process::image_mark`, one read of /proc/PID/stat, whose
-//! address-space layout every exec draws anew) and reads it again when it
-//! exec'd. Chosen over the `sched_process_exec` tracepoint: it serves the
-//! three engines alike (perf and seccomp have no exec event here) and a
-//! tracepoint would still need the same read of /proc while the process
-//! lives; it costs one read per live process counted, each look, beside
-//! the engine's own listing of them. A traced command's small tree is
-//! looked at every [`SIGHT_COMMAND`]. An exec after the last look (a
-//! process that exits before the next one) is not caught: what was read
-//! before is kept with the comm it had then ([`Seen::comm`]), and a row
-//! whose calls carry another name gets no identity (`model::trace`) —
-//! unknown, never the wrapper's. Measured on this 2-core host under a load
-//! of 3–4: a program that lives ~9 ms after its exec (ld.so and 20,000
-//! getrandom calls) is caught 8–18 times in 20, one of ~70 ms always. Only
-//! a capture at the exec itself (the `sched_process_exec` tracepoint
-//! reading `bprm->filename` and `mm->arg_start..arg_end`, or a seccomp
-//! hold on `exit_group` for `-- CMD`) would catch the rest.
+//! often after the shell already made a call. Two means, together:
+//!
+//! - every look also checks each process seen and still alive for another
+//!   image (`inspect::process::image_mark`, one read of /proc/PID/stat,
+//!   whose address-space layout every exec draws anew) and reads it again
+//!   when it exec'd — any engine; one read per live process counted, each
+//!   look, beside the engine's own listing of them. A traced command's
+//!   small tree is looked at every [`SIGHT_COMMAND`];
+//! - the BPF engine catches each exec itself (`sched_process_exec`: the
+//!   path exec was given and the new image's arguments, `engines::bpf`'s
+//!   `execs`), and [`Sightings::after_execs`] names a process by it when
+//!   no look saw it after that exec: one gone milliseconds after its exec.
+//!
+//! The looks alone were measured on this 2-core host under a load of 3–4: a
+//! program that lives ~9 ms after its exec (ld.so and 20,000 getrandom
+//! calls) was caught 8–18 times in 20, one of ~70 ms always; with the
+//! capture, 20 in 20, and 20 in 20 for one that lives ~1 ms (200 calls).
+//! Where neither caught the last exec (perf, seccomp: an exec after the last
+//! look), what was read before is kept with the comm it had then
+//! ([`Seen::comm`]), and a row whose calls carry another name gets no
+//! identity (`model::trace`) — unknown, never the wrapper's.
 
 use crate::inspect::identity::Identity;
 use crate::inspect::process::{image_mark, is_running, ImageMark};
@@ -145,6 +147,32 @@ impl Sightings {
         if image_mark(pid, start).as_ref() == Some(&image) {
             let comm = Some(image.comm().to_string());
             self.seen.insert((pid, start), Seen { identity, cgroup, snapshot, comm, image: Some(image) });
+        }
+    }
+
+    /// What the engine caught at each process's last exec
+    /// ([`Tally::execs`](crate::measure::trace::Tally)): a process seen
+    /// with other arguments exec'd after the look that read it, and is
+    /// what the exec ran (its path as exec was given it, when absolute; no
+    /// name: none was read). One seen with the same is kept as read (the
+    /// executable as the kernel names it).
+    pub fn after_execs(&mut self, execs: &BTreeMap<(i32, u64), crate::measure::trace::Exec>) {
+        for (&(pid, start), e) in execs {
+            let seen = self.seen.get(&(pid, start));
+            let same = seen.and_then(|s| s.identity.cmdline.as_deref()).is_some_and(|c| {
+                if e.truncated {
+                    c.starts_with(&e.argv[..e.argv.len().saturating_sub(1)])
+                } else {
+                    c == e.argv.as_slice()
+                }
+            });
+            if same || (seen.is_none() && self.seen.len() >= MAX_SEEN) {
+                continue;
+            }
+            let identity =
+                Identity { exe: e.exe.clone(), cmdline: Some(e.argv.clone()), cmdline_truncated: e.truncated };
+            let was = self.seen.remove(&(pid, start)).unwrap_or_default();
+            self.seen.insert((pid, start), Seen { identity, comm: None, snapshot: None, ..was });
         }
     }
 
@@ -362,6 +390,43 @@ mod tests {
         // Gone: what was read stays.
         seen.look([(pid, 0)]);
         assert_eq!(seen.get(pid, 0).and_then(|s| s.comm.as_deref()), Some("sleep"));
+    }
+
+    /// An exec the engine caught after the last look names the process;
+    /// one the look already saw keeps the executable the kernel named.
+    #[test]
+    fn an_exec_caught_after_the_last_look_names_the_process() {
+        use crate::measure::trace::Exec;
+        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut seen = Sightings::new(false);
+        let shell = Identity {
+            exe: Some("/usr/bin/dash".into()),
+            cmdline: Some(argv(&["sh", "./run"])),
+            ..Identity::default()
+        };
+        seen.seen.insert(
+            (7, 100),
+            Seen { identity: shell, comm: Some("run".into()), cgroup: Some("/a".into()), ..Seen::default() },
+        );
+        let ld = Identity {
+            exe: Some("/lib/ld-real.so".into()),
+            cmdline: Some(argv(&["/lib/ld.so", "./p"])),
+            ..Identity::default()
+        };
+        seen.seen.insert((8, 100), Seen { identity: ld.clone(), ..Seen::default() });
+        let execs = [
+            ((7, 100), Exec { exe: Some("/lib/ld.so".into()), argv: argv(&["/lib/ld.so", "./p"]), truncated: false }),
+            ((8, 100), Exec { exe: Some("/lib/ld.so".into()), argv: argv(&["/lib/ld.so", "./p"]), truncated: false }),
+            ((9, 100), Exec { exe: None, argv: argv(&["./p"]), truncated: false }),
+        ];
+        seen.after_execs(&execs.into_iter().collect());
+        let s = seen.get(7, 100).unwrap();
+        assert_eq!(s.identity.exe.as_deref(), Some("/lib/ld.so"));
+        assert_eq!(s.identity.cmdline, Some(argv(&["/lib/ld.so", "./p"])));
+        assert_eq!((s.comm.as_deref(), s.cgroup.as_deref()), (None, Some("/a")), "the comm was the shell's");
+        assert_eq!(seen.get(8, 100).unwrap().identity, ld, "seen after its exec: kept as read");
+        let gone = seen.get(9, 100).unwrap();
+        assert_eq!((gone.identity.exe.as_deref(), gone.identity.cmdline.clone()), (None, Some(argv(&["./p"]))));
     }
 
     /// A pid used again is another process: never given the first one's
