@@ -347,7 +347,10 @@ impl<'r> Waiting<'r> {
             tree: spawn::TreeGuard::default(),
             tree_gone: None,
             tree_killed: None,
-            sightings: Sightings::new(req.plan.stacks || req.plan.sites),
+            sightings: match Sightings::new(req.plan.stacks || req.plan.sites) {
+                s if req.target == TraceTarget::All => s.without_rechecks(),
+                s => s,
+            },
         }
     }
 

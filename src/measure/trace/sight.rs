@@ -13,8 +13,9 @@
 //!   image (`inspect::process::image_mark`, one read of /proc/PID/stat,
 //!   whose address-space layout every exec draws anew) and reads it again
 //!   when it exec'd — any engine; one read per live process counted, each
-//!   look, beside the engine's own listing of them. A traced command's
-//!   small tree is looked at every [`SIGHT_COMMAND`];
+//!   look, beside the engine's own listing of them (not with `-a`:
+//!   [`Sightings::without_rechecks`]). A traced command's small tree is
+//!   looked at every [`SIGHT_COMMAND`];
 //! - the BPF engine catches each exec itself (`sched_process_exec`: the
 //!   path exec was given and the new image's arguments, `engines::bpf`'s
 //!   `execs`), and [`Sightings::after_execs`] names a process by it when
@@ -88,13 +89,32 @@ pub struct Sightings {
     own: Option<Snapshot>,
     /// Files opened by handle (or tried), by device and inode.
     tried: RefCell<std::collections::HashSet<(String, u64)>>,
+    /// Each look checks the processes seen for an exec since.
+    recheck: bool,
 }
 
 impl Sightings {
     pub fn new(with_maps: bool) -> Sightings {
         let mut objects = Objects::default();
         let own = if with_maps { Snapshot::of(std::process::id() as i32, &mut objects).ok() } else { None };
-        Sightings { seen: BTreeMap::new(), objects: RefCell::new(objects), with_maps, own, tried: RefCell::default() }
+        Sightings {
+            seen: BTreeMap::new(),
+            objects: RefCell::new(objects),
+            with_maps,
+            own,
+            tried: RefCell::default(),
+            recheck: true,
+        }
+    }
+
+    /// No look checks the processes seen for an exec (`-a`: a read of
+    /// /proc/PID/stat, ~6 µs here, per live process and look would cost
+    /// several times the engine's listing of them, a map key each, on a
+    /// busy host); the BPF engine's capture of each exec
+    /// ([`Sightings::after_execs`]) still names them.
+    pub fn without_rechecks(mut self) -> Sightings {
+        self.recheck = false;
+        self
     }
 
     /// Hold a file the session knows (the traced command's executable), to
@@ -110,7 +130,7 @@ impl Sightings {
         let procs: std::collections::BTreeSet<(i32, u64)> = procs.into_iter().collect();
         for (pid, start) in procs {
             if let Some(seen) = self.seen.get(&(pid, start)) {
-                let Some(was) = &seen.image else { continue };
+                let Some(was) = seen.image.as_ref().filter(|_| self.recheck) else { continue };
                 match image_mark(pid, start) {
                     Some(now) if now == *was => {}
                     Some(_) => self.read(pid, start),
