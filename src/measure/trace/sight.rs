@@ -172,10 +172,11 @@ impl Sightings {
 
     /// What the engine caught at each process's last exec
     /// ([`Tally::execs`](crate::measure::trace::Tally)): a process seen
-    /// with other arguments exec'd after the look that read it, and is
-    /// what the exec ran (its path as exec was given it, when absolute; no
-    /// name: none was read). One seen with the same is kept as read (the
-    /// executable as the kernel names it).
+    /// with other arguments and another executable exec'd after the look
+    /// that read it, and is what the exec ran (its path as exec was given
+    /// it, when absolute; no name: none was read). One seen with the same
+    /// arguments, or the same executable (a program that rewrote its
+    /// argv, as nginx and sshd do), is kept as read.
     pub fn after_execs(&mut self, execs: &BTreeMap<(i32, u64), crate::measure::trace::Exec>) {
         for (&(pid, start), e) in execs {
             let seen = self.seen.get(&(pid, start));
@@ -186,7 +187,12 @@ impl Sightings {
                     c == e.argv.as_slice()
                 }
             });
-            if same || (seen.is_none() && self.seen.len() >= MAX_SEEN) {
+            let same_exe = || {
+                let theirs = e.exe.as_ref().and_then(|p| std::fs::canonicalize(p).ok());
+                let ours = seen.and_then(|s| s.identity.exe.as_deref()).map(std::path::Path::new);
+                theirs.is_some_and(|t| ours == Some(t.as_path()))
+            };
+            if same || same_exe() || (seen.is_none() && self.seen.len() >= MAX_SEEN) {
                 continue;
             }
             let identity =
@@ -434,10 +440,15 @@ mod tests {
             ..Identity::default()
         };
         seen.seen.insert((8, 100), Seen { identity: ld.clone(), ..Seen::default() });
+        // A program that rewrote its argv (a title): the same executable, kept.
+        let sleep = std::fs::canonicalize("/bin/sleep").unwrap().display().to_string();
+        let titled = Identity { exe: Some(sleep), cmdline: Some(argv(&["sleep: worker"])), ..Identity::default() };
+        seen.seen.insert((10, 100), Seen { identity: titled.clone(), ..Seen::default() });
         let execs = [
             ((7, 100), Exec { exe: Some("/lib/ld.so".into()), argv: argv(&["/lib/ld.so", "./p"]), truncated: false }),
             ((8, 100), Exec { exe: Some("/lib/ld.so".into()), argv: argv(&["/lib/ld.so", "./p"]), truncated: false }),
             ((9, 100), Exec { exe: None, argv: argv(&["./p"]), truncated: false }),
+            ((10, 100), Exec { exe: Some("/bin/sleep".into()), argv: argv(&["sleep", "9"]), truncated: false }),
         ];
         seen.after_execs(&execs.into_iter().collect());
         let s = seen.get(7, 100).unwrap();
@@ -445,6 +456,7 @@ mod tests {
         assert_eq!(s.identity.cmdline, Some(argv(&["/lib/ld.so", "./p"])));
         assert_eq!((s.comm.as_deref(), s.cgroup.as_deref()), (None, Some("/a")), "the comm was the shell's");
         assert_eq!(seen.get(8, 100).unwrap().identity, ld, "seen after its exec: kept as read");
+        assert_eq!(seen.get(10, 100).unwrap().identity, titled);
         let gone = seen.get(9, 100).unwrap();
         assert_eq!((gone.identity.exe.as_deref(), gone.identity.cmdline.clone()), (None, Some(argv(&["./p"]))));
     }
