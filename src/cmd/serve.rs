@@ -355,7 +355,9 @@ fn served_rows(bench: Option<&BenchReport>, kernel_version: Option<(u32, u32)>) 
             None => Clock::None,
         };
         let label = r.clock.map(ClockRef::text);
-        rows.push((r.function.to_string(), label, vdso_serves_call(abi, r.function, clock, kernel_version)));
+        // (Bench's clocks: no auxiliary one.)
+        let aux = arch::AuxClocks::Unknown;
+        rows.push((r.function.to_string(), label, vdso_serves_call(abi, r.function, clock, kernel_version, aux)));
     }
     rows
 }

@@ -513,7 +513,12 @@ mod tests {
 
     fn kernel_6_12() -> KernelFacts {
         let clocksource = crate::inspect::kernel::Clocksource { current: "tsc".into(), available: vec!["tsc".into()] };
-        KernelFacts { release: Some("6.12.0".into()), clocksource: Some(clocksource), cmdline: None }
+        KernelFacts {
+            release: Some("6.12.0".into()),
+            clocksource: Some(clocksource),
+            cmdline: None,
+            ..Default::default()
+        }
     }
 
     /// A run handed over as data, nothing read: a libc that makes the

@@ -65,6 +65,8 @@ pub struct Host {
     pub kernel: Option<(u32, u32)>,
     /// The current clocksource and whether it has a vDSO mode.
     pub clocksource: Option<(String, Option<bool>)>,
+    /// Which auxiliary clocks are enabled.
+    pub aux: crate::arch::AuxClocks,
 }
 
 impl Host {
@@ -77,6 +79,7 @@ impl Host {
                 .clocksource
                 .as_ref()
                 .map(|c| (c.current.clone(), kernel::clocksource_has_vdso_mode(&c.current))),
+            aux: k.aux_clocks,
         }
     }
 }
@@ -110,7 +113,7 @@ pub fn classify(site: &Frame, abi: Abi, func: VdsoFn, clock: Clock, host: &Host)
             return (SiteClass::VdsoFallback, Some(Fallback::KeyRefill));
         }
         FrameKind::Vdso => {
-            let why = if !vdso_serves_call(abi, func, clock, host.kernel) {
+            let why = if !vdso_serves_call(abi, func, clock, host.kernel, host.aux) {
                 Fallback::ClockNotServed
             } else if host.clocksource.as_ref().is_some_and(|(_, mode)| *mode == Some(false)) {
                 Fallback::Clocksource
@@ -330,7 +333,7 @@ mod tests {
 
     #[test]
     fn each_cause_has_its_class() {
-        let host = Host { kernel: Some((6, 18)), clocksource: Some(("tsc".into(), Some(true))) };
+        let host = Host { kernel: Some((6, 18)), clocksource: Some(("tsc".into(), Some(true))), ..Host::default() };
         let c = |f: &Frame, clock: i64| classify(f, Abi::X86_64, VdsoFn::ClockGettime, Clock::Id(clock), &host);
         let vdso = frame(FrameKind::Vdso, "[vdso]", Some("__vdso_clock_gettime"), false);
         assert_eq!(c(&vdso, 2), (SiteClass::VdsoFallback, Some(Fallback::ClockNotServed)));

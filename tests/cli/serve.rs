@@ -360,6 +360,7 @@ fn prometheus_scrapes_costs_and_per_pid_syscalls() {
         vdsoctl::arch::VdsoFn::ClockGettime,
         vdsoctl::measure::trace::Clock::Id(11),
         vdsoctl::inspect::kernel::release().as_deref().and_then(vdsoctl::inspect::kernel::parse_version),
+        vdsoctl::inspect::kernel::aux_clocks(),
     );
     let expr = format!("vdsoctl_clock_syscalls_total{{pid=\"{}\",clock=\"CLOCK_TAI\"}} == 5000", burst.pid());
     let exact = prom.wait_for(&expr);

@@ -67,6 +67,8 @@ pub(super) struct Book {
     /// The engine's name, for `trace_engine_info`.
     engine: &'static str,
     kernel: Option<(u32, u32)>,
+    /// The auxiliary clocks enabled when serve started.
+    aux: crate::arch::AuxClocks,
     /// Live series' counts at the previous refresh, and when it was.
     last: HashMap<Series, u64>,
     last_at: Instant,
@@ -102,6 +104,7 @@ impl Book {
             max,
             engine,
             kernel,
+            aux: crate::inspect::kernel::aux_clocks(),
             last: HashMap::new(),
             last_at: Instant::now(),
             cpu: HashMap::new(),
@@ -279,7 +282,7 @@ impl Book {
                     Clock::Random(r) => r.name(),
                     _ => "",
                 },
-                vdso_serves: vdso_serves_call(k.abi, k.func, k.clock, self.kernel),
+                vdso_serves: vdso_serves_call(k.abi, k.func, k.clock, self.kernel, self.aux),
             }),
             Series::Unattributed(_) => {
                 Some(Aggregate { comm, cgroup, syscall: "", clock: String::new(), random: "", vdso_serves: false })
@@ -401,7 +404,7 @@ impl Book {
                 clock: clock.as_deref(),
                 random: random_of(k),
                 abi: k.abi.name(),
-                vdso_serves: vdso_serves_call(k.abi, k.func, k.clock, self.kernel),
+                vdso_serves: vdso_serves_call(k.abi, k.func, k.clock, self.kernel, self.aux),
                 count: *v,
                 placement: places.get(&k.pid),
             })
@@ -452,7 +455,10 @@ impl Book {
                 ("clock", clock.as_str()),
                 ("random", random_of(k).unwrap_or_default()),
                 ("abi", k.abi.name()),
-                ("vdso_serves", if vdso_serves_call(k.abi, k.func, k.clock, self.kernel) { "true" } else { "false" }),
+                (
+                    "vdso_serves",
+                    if vdso_serves_call(k.abi, k.func, k.clock, self.kernel, self.aux) { "true" } else { "false" },
+                ),
             ];
             p.sample("clock_syscalls_cpu_seconds_total", &labels, *secs);
         }

@@ -233,6 +233,22 @@ pub(super) struct Layout {
     /// What names a mapping without its process (`--sites`' first
     /// sightings, [`super::files`]); `None` where BTF lacks a part of it.
     pub vma: Option<VmaReach>,
+    /// What an exec ran (`sched_process_exec`, [`super::execs`]); `None`
+    /// where BTF lacks a part of it.
+    pub exec: Option<ExecReach>,
+}
+
+/// `tp_btf/sched_process_exec(struct task_struct *p, pid_t old_pid,
+/// struct linux_binprm *bprm)`: the tracepoint, `task_struct.mm`,
+/// `mm_struct.arg_start` and `.arg_end` (the new image's argv in user
+/// memory), `linux_binprm.filename` (the path exec was given).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ExecReach {
+    pub tracepoint: u32,
+    pub mm: Field,
+    pub arg_start: Field,
+    pub arg_end: Field,
+    pub filename: Field,
 }
 
 /// A mapping's file identity: `vm_area_struct.vm_start`, `.vm_pgoff`,
@@ -362,6 +378,16 @@ impl Layout {
                     saved_auxv: btf.field("mm_struct", &["saved_auxv"])?,
                 })
             })(),
+            exec: (|| {
+                let small = |f: Field| i16::try_from(f.offset).is_ok().then_some(f);
+                Some(ExecReach {
+                    tracepoint: btf.typedef_id("btf_trace_sched_process_exec")?,
+                    mm: small(btf.field("task_struct", &["mm"])?)?,
+                    arg_start: small(btf.field("mm_struct", &["arg_start"])?)?,
+                    arg_end: small(btf.field("mm_struct", &["arg_end"])?)?,
+                    filename: small(btf.field("linux_binprm", &["filename"])?)?,
+                })
+            })(),
         })
     }
 
@@ -407,6 +433,13 @@ impl Layout {
                 exe_file: f(960, 8),
                 saved_auxv: Field { offset: 400, size: 408, array: true },
             }),
+            exec: Some(ExecReach {
+                tracepoint: 103,
+                mm: f(2336, 8),
+                arg_start: f(304, 8),
+                arg_end: f(312, 8),
+                filename: f(96, 8),
+            }),
         }
     }
 
@@ -437,6 +470,7 @@ impl Layout {
             pid_numbers: None,
             site: None,
             vma: None,
+            exec: None,
         }
     }
 }

@@ -26,6 +26,10 @@
 //!   LRU map, for the ppid column of short-lived processes).
 //! - `vsyscall:emulate_vsyscall` (x86_64 only): calls into the legacy page,
 //!   which fire no syscall tracepoint.
+//! - `sched_process_exec`: what a traced process's exec ran, its path and
+//!   arguments ([`execs`]), for one gone before a look read it. Optional:
+//!   a kernel that refuses it, or vdsoctl in a pid namespace, loses only
+//!   that.
 //!
 //! Bounds: `MAX_ROWS` count rows, `MAX_PROCS` traced processes and
 //! process entries. A call whose row the full map refused still counts in
@@ -39,6 +43,7 @@
 //! gets the perf engine instead.
 
 pub mod disasm;
+mod execs;
 mod fentry;
 mod files;
 pub use fentry::FentryPoints;
@@ -117,6 +122,8 @@ struct Maps {
     /// `--sites` or `--stacks`: each address's mapping, captured at its
     /// site's or stack's first call ([`files`]).
     files: Option<sys::Map>,
+    /// What each exec ran ([`execs`]); `None` where it is not captured.
+    execs: Option<execs::ExecMaps>,
 }
 
 /// Loaded programs, attached or not, and the maps they count into.
@@ -189,6 +196,8 @@ impl Maps {
             stacks: if o.stacks { Some(stacks::StackMaps::create(map)?) } else { None },
             // Without it (a kernel without the map), addresses are named by the looks only.
             files: if o.sites || o.stacks { files::create(map).ok() } else { None },
+            // Without them, what a process ran is read by the looks only.
+            execs: execs::ExecMaps::create(map).ok(),
         })
     }
 }
@@ -200,7 +209,7 @@ impl BpfTracer {
         let (scope, per_thread, cgroups) = (o.scope, o.per_thread, o.cgroups);
         let (host, entry) = kernel_entry()?;
         let layout = Layout::read(entry)?;
-        let maps = Maps::create(o)?;
+        let mut maps = Maps::create(o)?;
         let own_tgid = std::process::id();
         let fds = MapFds {
             counts: maps.counts.raw_fd(),
@@ -226,6 +235,11 @@ impl BpfTracer {
             }),
             stacks: maps.stacks.as_ref().map(|s| s.fds(maps.files.as_ref().map(sys::Map::raw_fd))),
         };
+        // The exec capture, in the initial pid namespace (its key is the
+        // pid as numbered there); a kernel that refuses it loses only the
+        // capture: what a process ran is then read by the looks alone.
+        let exec = layout.exec.zip(maps.execs.as_ref()).filter(|_| gen.pidns.is_none());
+        let exec = exec.map(|(x, m)| (x.tracepoint, gen.exec(m.fds())));
         let progs = match load_programs(&gen, &layout, o.fentry) {
             // A kernel before bpf_find_vma (5.17) refuses the captures:
             // load without them (sites and stacks named by the looks only).
@@ -237,6 +251,11 @@ impl BpfTracer {
             }
             r => r?,
         };
+        let mut progs = progs;
+        match exec.map(|(tracepoint, insns)| load_prog("vdsoctl_exec", tracepoint, insns)) {
+            Some(Ok(prog)) => progs.push(prog),
+            _ => maps.execs = None,
+        }
         Ok(BpfTracer { maps, progs, links: Vec::new(), host, fentry: o.fentry.is_some() })
     }
 
@@ -333,6 +352,9 @@ impl BpfTracer {
         }
         if let Some(files) = &self.maps.files {
             tally.mapped = files::read(files).map_err(read_err)?;
+        }
+        if let Some(execs) = &self.maps.execs {
+            tally.execs = execs.read().map_err(read_err)?;
         }
         // Parents of the processes seen (the traced set or, for -a, forks).
         let pids = tally.pids();
