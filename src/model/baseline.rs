@@ -98,7 +98,7 @@ impl Baseline {
             binaries: Vec::new(),
             findings: Vec::new(),
             calls: Vec::new(),
-            bench: super::bench_baseline::rows_of(report),
+            bench: report.baseline_rows(),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! window of a [`session`](crate::measure::trace::session). `trace` renders it,
 //! `check` and `serve` read it.
 
+use super::cost::{Need, Via as CostVia};
 use super::lead::{Advice, VsyscallCaller};
 use super::policy;
 use super::{ClockRef, Finding, Status};
@@ -247,7 +248,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
         (&session.target, session.sites),
     );
     if session.sites {
-        findings.extend(super::site::findings(&counts, tally.sites_lost, session.engine));
+        findings.extend(site_findings(&counts, tally.sites_lost, session.engine));
     }
     TraceReport {
         target: session.target.clone(),
@@ -591,7 +592,7 @@ fn group_finding(
         Verdict::Bypass(sev) if rows[0].random.is_some() => Finding::new(FindingKind::RandomSyscallObserved,
             sev,
             format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for these random bytes{}", gate(top, fail_over)),
-            Some(super::random::TRACE_HINT.into()),
+            Some(TRACE_HINT.into()),
         )
         .of_bypass(),
         Verdict::Bypass(sev) => Finding::new(FindingKind::RawClockSyscall,
@@ -699,6 +700,108 @@ impl WarnedOnce {
         self.0.extend(keys);
     }
 }
+
+impl TraceReport {
+    /// What the rows need per-call costs for: host-ABI count rows of one
+    /// clock id or none (not compat rows, not `other` and `any`), and the
+    /// [vsyscall] emulations.
+    pub fn cost_needs(&self) -> Vec<Need> {
+        let mut out: Vec<Need> = self.counts.iter().filter_map(need).collect();
+        out.extend(self.vsyscall_emulations.iter().map(|v| (CostVia::Vsyscall, v.func, None)));
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Fill each row's cost from `per_call` (ns per call, as
+    /// [`TraceReport::cost_needs`] asked); rows it has no figure for stay `None`.
+    pub fn apply_costs(&mut self, per_call: &dyn Fn(Need) -> Option<f64>) {
+        let window = self.duration_ns;
+        for r in &mut self.counts {
+            r.cost = need(r).and_then(per_call).map(|ns| super::cost::of(r.count, ns, window));
+        }
+        for v in &mut self.vsyscall_emulations {
+            v.cost = per_call((CostVia::Vsyscall, v.func, None)).map(|ns| super::cost::of(v.count, ns, window));
+        }
+    }
+}
+
+/// A count row's need, if it has one.
+fn need(r: &CountRow) -> Option<Need> {
+    if Some(r.abi) != arch::HOST_ABI {
+        return None;
+    }
+    match r.clock {
+        None => Some((CostVia::Syscall, r.func, None)),
+        Some(c) => c.id().map(|id| (CostVia::Syscall, r.func, Some(id))),
+    }
+}
+
+/// Site classes per row worth a line each.
+const SITE_LINES: usize = 3;
+
+/// One INFO line per count row and class (its busiest site, at most
+/// [`SITE_LINES`] a row), the fix in its hint: they explain the row's
+/// verdict, they do not change it. And a WARN when site rows were lost.
+fn site_findings(counts: &[CountRow], sites_lost: u64, engine: crate::progress::Kind) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for r in counts {
+        let Some(sites) = &r.sites else { continue };
+        let mut seen: Vec<super::site::SiteClass> = Vec::new();
+        for s in sites {
+            if seen.contains(&s.class) || seen.len() == SITE_LINES {
+                continue;
+            }
+            seen.push(s.class);
+            let (what, who) = (r.what(), who(r.pid, &r.comm));
+            let caller = s.caller.as_ref().map(super::site::label);
+            let by = match (&caller, s.class) {
+                (Some(c), super::site::SiteClass::LibcSyscall) => format!(", called from {c}"),
+                _ => String::new(),
+            };
+            let fix = super::site::Fix {
+                class: s.class,
+                fallback: s.fallback,
+                what: what.clone(),
+                func: r.func,
+                who: if s.class == super::site::SiteClass::LibcSyscall { caller } else { s.site.object.clone() },
+                clocksource: s.clocksource.clone(),
+                engine,
+            };
+            out.push(Finding::new(
+                FindingKind::Note,
+                Status::Info,
+                format!(
+                    "{who} {what}: {} calls from {}{by} — {}",
+                    thousands(s.count),
+                    super::site::label(&s.site),
+                    fix.cause()
+                ),
+                Some(fix.to_string()),
+            ));
+        }
+    }
+    if sites_lost > 0 {
+        out.push(Finding::new(
+            FindingKind::NotObservedInFull,
+            Status::Warn,
+            format!(
+                "{} calls were counted in their rows but not in a call-site row (the site map was full)",
+                thousands(sites_lost)
+            ),
+            Some(format!(
+                "the site map holds {} rows; trace fewer processes or for less time",
+                crate::measure::trace::engines::bpf::MAX_SITES
+            )),
+        ));
+    }
+    out
+}
+
+/// The hint of `trace`'s getrandom bypass line: it sees calls, not runtimes.
+pub const TRACE_HINT: &str = "glibc ≥ 2.41 and Go ≥ 1.24 read getrandom from the vDSO; an older one, musl, \
+     getentropy() or a raw syscall(SYS_getrandom) enters the kernel: `vdsoctl check -- CMD` names the runtime, \
+     `trace --sites` the caller";
 
 #[cfg(test)]
 pub(crate) mod tests {
