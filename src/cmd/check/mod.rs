@@ -204,13 +204,16 @@ pub fn run(req: &CheckRequest, out: &Output) -> Result<Outcome> {
     selection.ignores = baseline::read_ignores(req.ignore_file.as_deref())?;
     let mut report = gather(req, out)?;
     report.quiet = req.quiet;
-    report.gate(req.form.context(), &selection);
+    // The baseline keeps and compares the policy's statuses; the
+    // selection comes after it, so --strict never makes a baselined WARN new.
+    report.apply_policy(req.form.context());
     if let Some(files) = req.baseline() {
         baseline::apply(files, old.as_ref(), &mut report)?;
-        if let Some(diff) = report.baseline.clone() {
-            report.gate_on_baseline(&diff);
+        if let (Some(diff), Some(old)) = (report.baseline.clone(), old.as_ref()) {
+            report.gate_on_baseline(&diff, old);
         }
     }
+    report.select(&selection);
     // A report stdout refuses (a full disk), or an export that cannot be
     // written, keeps the command's status and the verdict's.
     let mut late: Vec<_> = emit(out, &report).err().into_iter().collect();
