@@ -183,11 +183,9 @@ pub fn process_binary(
     let detail = format!("{}{launched}: {class} {arch_name}, {linkage}; {}", who.with_exe(), v.detail);
     // The hint names this process, not a placeholder.
     let hint = v.hint.map(|h| h.for_process(who.pid));
-    // In a running process a raw clock site is unproven until the window
-    // shows it: the policy's process column.
-    let status = super::gate::severity(v.kind, super::gate::Context::Process, v.status);
-    let status = if v.kind == Kind::BinaryOk { v.status } else { status };
-    (super::row::Check::new(v.kind, PROCESS_BINARY, status, detail, hint.as_deref()), v.warn_kind)
+    // The policy's process column weighs it with the rest (a raw clock
+    // site is unproven there until the window shows it).
+    (super::row::Check::new(v.kind, PROCESS_BINARY, v.status, detail, hint.as_deref()), v.warn_kind)
 }
 
 /// The verdict on one ELF file: can its clock reads reach the vDSO on this
