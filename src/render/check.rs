@@ -191,7 +191,8 @@ impl CheckReport {
                         kind: f.kind.id(),
                         status: f.status,
                         detail: super::gate::with_note(&f.detail, f.waived.as_ref(), f.raised),
-                        hint: b.hint.as_deref(),
+                        // The binary's one hint is its verdict's reason's.
+                        hint: b.hint.as_deref().filter(|_| f.kind == b.kind),
                     });
                 }
             }
