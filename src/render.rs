@@ -478,7 +478,7 @@ pub fn write_report<R: Render>(
     let Some(text) = text else {
         return Ok(Err(Error::Facility {
             errno: None,
-            what: format!("internal error: this report has no --format {} form", out.format.name()),
+            what: crate::error::Facility::NoFormatForm { format: out.format },
             hint: "please report it: `resolve` should have refused the format before any work".into(),
         }));
     };
