@@ -273,7 +273,7 @@ pub enum Facility {
     /// A man page the resolve step admitted cannot be rendered (a bug).
     ManPage { page: &'static str },
     /// A report without the form `--format` asked for (a bug: resolve refuses first).
-    NoFormatForm { format: crate::render::Format },
+    NoFormatForm { format: &'static str },
 }
 
 /// Why tracefs could not be mounted where none was.
@@ -444,7 +444,7 @@ impl fmt::Display for Facility {
             ThreadSpawn { name, source } => write!(f, "cannot start the {name} thread: {}", errno_text(source)),
             ManPage { page } => write!(f, "internal error: the man page of {page} cannot be rendered"),
             NoFormatForm { format } => {
-                write!(f, "internal error: this report has no --format {} form", format.name())
+                write!(f, "internal error: this report has no --format {format} form")
             }
         }
     }
@@ -749,7 +749,7 @@ mod tests {
                 "no trace engine here: bpf(2) is not available: the kernel lacks CONFIG_BPF_SYSCALL or seccomp blocks it; \
                  and perf_event_open is not available: the kernel lacks CONFIG_PERF_EVENTS or a seccomp policy returns ENOSYS",
             ),
-            (Facility::NoFormatForm { format: crate::render::Format::Junit }, "internal error: this report has no --format junit form"),
+            (Facility::NoFormatForm { format: "junit" }, "internal error: this report has no --format junit form"),
             (Facility::ThreadSpawn { name: "refresh".into(), source: eperm() }, "cannot start the refresh thread: operation not permitted (EPERM)"),
         ];
         for (what, words) in cases {

@@ -538,7 +538,7 @@ pub fn write_report<R: Render>(
     let Some(text) = text else {
         return Ok(Err(Error::Facility {
             errno: None,
-            what: crate::error::Facility::NoFormatForm { format: out.format },
+            what: crate::error::Facility::NoFormatForm { format: out.format.name() },
             hint: "please report it: `resolve` should have refused the format before any work".into(),
         }));
     };
