@@ -23,7 +23,7 @@ mod http;
 
 use super::Outcome;
 use crate::arch::{self, VdsoFn};
-use crate::error::{Error, Result};
+use crate::error::{Error, Facility, Result};
 use crate::inspect::host::{HostSnapshot, KernelFacts};
 use crate::inspect::{kernel, Process};
 use crate::measure::trace::own::Own;
@@ -96,7 +96,7 @@ pub fn run(req: &ServeRequest) -> Result<Outcome> {
         Err(_) => {
             return Err(Error::Facility {
                 errno: None,
-                what: "the HTTP server stopped on an internal error (see above)".into(),
+                what: Facility::ServerStopped,
                 hint: "please report it, with the message above".into(),
             })
         }
@@ -138,7 +138,7 @@ fn audit_loop(shared: &Shared, stop: &Stop, interval: Duration) {
 fn spawn<T: Send + 'static>(name: &str, f: impl FnOnce() -> T + Send + 'static) -> Result<std::thread::JoinHandle<T>> {
     std::thread::Builder::new().name(name.into()).spawn(f).map_err(|e| Error::Facility {
         errno: None,
-        what: format!("cannot start the {name} thread: {}", crate::error::errno_text(&e)),
+        what: Facility::ThreadSpawn { name: name.to_string(), source: e },
         hint: "raise the task limit (ulimit -u, systemd TasksMax)".into(),
     })
 }

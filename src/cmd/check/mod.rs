@@ -50,7 +50,7 @@ pub fn observe(scope: Scope, window: Option<Duration>) -> Observation {
     };
     match trace(&req) {
         Ok(report) => Observation::of_report(&report),
-        Err(Error::Facility { what, .. }) => Observation::Unseen(Unseen::NoEngine(what)),
+        Err(Error::Facility { what, .. }) => Observation::Unseen(Unseen::NoEngine(what.to_string())),
         Err(e) => Observation::Unseen(Unseen::Failed(e.to_string())),
     }
 }

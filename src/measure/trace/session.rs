@@ -175,7 +175,7 @@ pub fn block_stop_signals() -> Result<SigSet> {
     signals.add(Signal::SIGTERM);
     signals.thread_block().map_err(|e| Error::Facility {
         errno: Some(e as i32),
-        what: format!("cannot block SIGINT and SIGTERM: {e}"),
+        what: crate::error::Facility::Other(format!("cannot block SIGINT and SIGTERM: {e}")),
         hint: Hint::Retry,
     })?;
     Ok(signals)
@@ -670,9 +670,9 @@ fn arm(
                 spawn::GateError::Fork(source) => Error::Spawn { cmd: cmd.display.clone(), source },
                 spawn::GateError::Filter(source) => Error::Facility {
                     errno: source.raw_os_error(),
-                    what: format!(
+                    what: crate::error::Facility::Other(format!(
                         "the seccomp engine is refused: installing its filter in the command failed: {source}"
-                    ),
+                    )),
                     hint: Hint::SeccompRefused,
                 },
             })?;

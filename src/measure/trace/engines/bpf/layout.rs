@@ -7,7 +7,7 @@
 
 use super::insn::Size;
 use crate::arch::{FnKind, KernelMember, SyscallEntry, VdsoFn};
-use crate::error::{Error, Hint, Result};
+use crate::error::{Error, Facility, Hint, Result};
 use crate::inspect::btf::{Btf, Field};
 
 /// A field of a map key or value: its offset and width.
@@ -309,15 +309,11 @@ impl Layout {
     pub fn read(entry: SyscallEntry) -> Result<Layout> {
         let btf = Btf::vmlinux()?;
         let unknown = btf.unknown_kind();
-        let missing = |what: &str| {
-            let what = match unknown {
-                // Types after a kind this parser does not know were not read.
-                Some((id, kind)) => {
-                    format!("the kernel's BTF has no {what} before type {id} (kind {kind}, newer than vdsoctl)")
-                }
-                None => format!("the kernel's BTF has no {what}"),
-            };
-            Error::Facility { errno: None, what, hint: Hint::BpfNeedsBtf }
+        // Types after a kind this parser does not know were not read.
+        let missing = |what: &str| Error::Facility {
+            errno: None,
+            what: Facility::BtfMissing { what: what.to_string(), unknown },
+            hint: Hint::BpfNeedsBtf,
         };
         let field = |s: &str, path: &[&str]| -> Result<Field> {
             btf.field(s, path)
