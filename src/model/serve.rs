@@ -671,16 +671,11 @@ mod tests {
         pub(crate) fn refresh(&self, book: &mut Book, t: &Tally, at: Instant, costs: &Costs) -> Rates {
             let mut life = Life::default();
             for (pid, start) in book.look_at(t) {
-                match self.0.get(&pid) {
-                    Some((s, _)) if start != 0 => {
-                        if *s == start {
-                            life.running.insert((pid, start));
-                        }
-                    }
-                    Some((s, _)) => {
-                        life.holders.insert(pid, *s);
-                    }
-                    None => {}
+                let Some(&(now, _)) = self.0.get(&pid) else { continue };
+                if start == 0 {
+                    life.holders.insert(pid, now);
+                } else if now == start {
+                    life.running.insert((pid, start));
                 }
             }
             let live = book.sort(t, &life);
