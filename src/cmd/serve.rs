@@ -34,7 +34,7 @@ use crate::measure::trace::own::Own;
 use crate::measure::trace::Tally;
 use crate::model::host;
 use crate::model::observe::{Observation, Unseen};
-use crate::model::serve::{AuditFacts, Book, Costs, Life};
+use crate::model::serve::{AuditFacts, Book, Costs, Counted, Life, Watch};
 use crate::render::note;
 use crate::resolve::ServeRequest;
 use std::collections::HashMap;
@@ -110,7 +110,9 @@ fn audit_loop(shared: &Shared, stop: &Stop, interval: Duration) {
     let mut watch = Watch::default();
     loop {
         let seen = shared.published.load(std::sync::atomic::Ordering::Acquire);
-        let observed = watch.observe(shared);
+        let counted = shared.counted.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let kernel = watch.closes(&counted).then(KernelFacts::read);
+        let observed = watch.observe(counted, kernel.as_ref());
         let pending = matches!(observed, Observation::Unseen(Unseen::NotYet));
         let text: Arc<str> = audit_section(observed, &shared.costs).into();
         *shared.audit.lock().unwrap_or_else(|e| e.into_inner()) = text;
@@ -206,55 +208,6 @@ impl Stop {
 }
 
 // ------------------------------------------------------------------ audit
-
-/// What the rates thread counted last, as the audit reads it.
-#[derive(Debug, Clone, Default)]
-enum Counted {
-    #[default]
-    NotYet,
-    /// The engine could not start: why.
-    Down(String),
-    /// The engine started, then stopped: why.
-    Stopped(String),
-    /// Counts since the engine started, read at this moment.
-    At(Arc<Tally>, Instant, crate::progress::Kind),
-}
-
-/// The audit's view of the rates thread's counts: the observation over
-/// the last two snapshots it saw (the same engine, not a second one).
-#[derive(Debug)]
-struct Watch {
-    last: Option<(Arc<Tally>, Instant)>,
-    observed: Observation,
-}
-
-impl Default for Watch {
-    fn default() -> Watch {
-        Watch { last: None, observed: Observation::Unseen(Unseen::NotYet) }
-    }
-}
-
-impl Watch {
-    fn observe(&mut self, shared: &Shared) -> &Observation {
-        let counted = shared.counted.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        match counted {
-            Counted::NotYet => {}
-            Counted::Down(why) => self.observed = Observation::Unseen(Unseen::NoEngine(why)),
-            Counted::Stopped(why) => self.observed = Observation::Unseen(Unseen::Failed(why)),
-            Counted::At(tally, at, engine) => {
-                if let Some((last, then)) = &self.last {
-                    if at > *then {
-                        self.observed = Observation::between((last, *then), (&tally, at), engine, &KernelFacts::read());
-                    }
-                }
-                if self.last.as_ref().is_none_or(|(_, then)| at > *then) {
-                    self.last = Some((tally, at));
-                }
-            }
-        }
-        &self.observed
-    }
-}
 
 /// The host audit (with what the trace engine saw bypass the vDSO) and
 /// the facts beside it, as one section: gathered here, judged by

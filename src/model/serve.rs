@@ -28,7 +28,7 @@
 
 use crate::arch::{self, VdsoFn};
 use crate::inspect::elf::Image;
-use crate::inspect::host::HostSnapshot;
+use crate::inspect::host::{HostSnapshot, KernelFacts};
 use crate::inspect::kernel::{self, Clocksource, VsyscallMode};
 use crate::inspect::maps::Mapping;
 use crate::measure::bench::BenchRun;
@@ -41,6 +41,7 @@ use crate::model::host;
 use crate::model::observe::{Observation, Scope, Unseen};
 use crate::model::{vdso_serves_call, ClockRef};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Instant;
 
 // ------------------------------------------------------------------ audit
@@ -95,6 +96,65 @@ pub struct Audit {
     pub symbols: Option<Vec<(String, String)>>,
     /// One raw syscall's cost for the CPU series; `None` keeps the last.
     pub costs: Option<Costs>,
+}
+
+/// What the rates thread counted last, as the audit reads it.
+#[derive(Debug, Clone, Default)]
+pub enum Counted {
+    #[default]
+    NotYet,
+    /// The engine could not start: why.
+    Down(String),
+    /// The engine started, then stopped: why.
+    Stopped(String),
+    /// Counts since the engine started, read at this moment.
+    At(Arc<Tally>, Instant, crate::progress::Kind),
+}
+
+/// The audit's view of the rates thread's counts: the observation over
+/// the last two snapshots it saw (the same engine, not a second one).
+#[derive(Debug)]
+pub struct Watch {
+    last: Option<(Arc<Tally>, Instant)>,
+    observed: Observation,
+}
+
+impl Default for Watch {
+    fn default() -> Watch {
+        Watch { last: None, observed: Observation::Unseen(Unseen::NotYet) }
+    }
+}
+
+impl Watch {
+    /// Whether `counted` closes a window after the last snapshot seen: then
+    /// [`Watch::observe`] judges it, with the kernel's facts read now.
+    pub fn closes(&self, counted: &Counted) -> bool {
+        match (counted, &self.last) {
+            (Counted::At(_, at, _), Some((_, then))) => at > then,
+            _ => false,
+        }
+    }
+
+    /// The observation after `counted` (`kernel`: read when
+    /// [`Watch::closes`] said so; a window without them is not judged).
+    pub fn observe(&mut self, counted: Counted, kernel: Option<&KernelFacts>) -> &Observation {
+        match counted {
+            Counted::NotYet => {}
+            Counted::Down(why) => self.observed = Observation::Unseen(Unseen::NoEngine(why)),
+            Counted::Stopped(why) => self.observed = Observation::Unseen(Unseen::Failed(why)),
+            Counted::At(tally, at, engine) => {
+                if let (Some((last, then)), Some(kernel)) = (&self.last, kernel) {
+                    if at > *then {
+                        self.observed = Observation::between((last, *then), (&tally, at), engine, kernel);
+                    }
+                }
+                if self.last.as_ref().is_none_or(|(_, then)| at > *then) {
+                    self.last = Some((tally, at));
+                }
+            }
+        }
+        &self.observed
+    }
 }
 
 /// The host audit (with what the trace engine saw bypass the vDSO, `observed`)
@@ -884,5 +944,30 @@ mod tests {
         assert_eq!(a.clocksource, Some(("tsc".into(), Some(true))));
         assert_eq!(a.vsyscall, Some(VsyscallMode::None));
         assert_eq!(a.symbols, None);
+    }
+
+    #[test]
+    fn the_watch_judges_each_window_once_between_two_snapshots() {
+        use crate::progress::Kind;
+        let kernel = KernelFacts { release: Some("6.18.0".into()), ..KernelFacts::default() };
+        let t0 = Instant::now();
+        let mut w = Watch::default();
+        assert!(!w.closes(&Counted::NotYet));
+        assert_eq!(w.observe(Counted::NotYet, None), &Observation::Unseen(Unseen::NotYet));
+        // The first snapshot opens the window; the second closes it.
+        let first = Counted::At(Arc::new(Tally::default()), t0, Kind::Bpf);
+        assert!(!w.closes(&first), "no window before two snapshots");
+        assert_eq!(w.observe(first, None), &Observation::Unseen(Unseen::NotYet));
+        let mut t = Tally::default();
+        t.counts.insert(key(100, 1), 50);
+        let second = Counted::At(Arc::new(t), t0 + std::time::Duration::from_secs(1), Kind::Bpf);
+        assert!(w.closes(&second));
+        assert!(matches!(w.observe(second.clone(), Some(&kernel)), Observation::Seen(_)));
+        // The same snapshot again closes nothing, and keeps the judgement.
+        assert!(!w.closes(&second));
+        assert!(matches!(w.observe(second, None), Observation::Seen(_)));
+        // An engine that stopped says why.
+        let why = "gone".to_string();
+        assert_eq!(w.observe(Counted::Stopped(why.clone()), None), &Observation::Unseen(Unseen::Failed(why)));
     }
 }

@@ -226,3 +226,153 @@ fn exited_series(p: &mut Prometheus, r: &Rates) {
         p.sample("exited_clock_syscalls_total", &labels, *v);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inspect::kernel::VsyscallMode;
+    use crate::model::cgroup::Placement;
+    use crate::model::serve::{Aggregate, LiveSeries, Served, SyscallLabels};
+
+    fn families(text: &str) -> Vec<&str> {
+        text.lines().filter_map(|l| l.strip_prefix("# TYPE ")).filter_map(|l| l.split(' ').next()).collect()
+    }
+
+    fn sample_rates() -> Rates {
+        let labels = SyscallLabels {
+            syscall: "clock_gettime",
+            clock: Some("CLOCK_MONOTONIC".into()),
+            random: None,
+            abi: "x86_64",
+            vdso_serves: true,
+            placement: Placement::of(Some("/system.slice/web.service")),
+            cpu_seconds: Some(1e-4),
+        };
+        let live = |calls| LiveSeries { pid: 100, comm: "me".into(), count: 9, calls };
+        let date = Aggregate {
+            comm: "date".into(),
+            cgroup: "/system.slice/web.service".into(),
+            syscall: "clock_gettime",
+            clock: "CLOCK_MONOTONIC".into(),
+            random: "",
+            vdso_serves: true,
+        };
+        let other = Aggregate { comm: "other".into(), cgroup: String::new(), ..date.clone() };
+        Rates {
+            engine: "bpf",
+            live: vec![
+                live(Calls::Syscall(labels)),
+                live(Calls::Vsyscall { function: "time" }),
+                live(Calls::Unattributed),
+            ],
+            exited: vec![(date, 5), (other, 2)],
+            capped: 1,
+            unexported: 10,
+            lost: 2,
+            own_calls: 3,
+        }
+    }
+
+    /// The per-process section's families, in the exposition's order, and
+    /// a sample of each kind as `/metrics` has always written it.
+    #[test]
+    fn the_rates_section_keeps_its_families_labels_and_order() {
+        let text = rates(&sample_rates(), 1.5);
+        assert_eq!(
+            families(&text),
+            [
+                "vdsoctl_trace_up",
+                "vdsoctl_trace_engine_info",
+                "vdsoctl_clock_syscalls_total",
+                "vdsoctl_vsyscall_emulations_total",
+                "vdsoctl_clock_syscalls_unattributed_total",
+                "vdsoctl_clock_syscalls_cpu_seconds_total",
+                "vdsoctl_exited_clock_syscalls_total",
+                "vdsoctl_trace_series_capped",
+                "vdsoctl_clock_syscalls_unexported",
+                "vdsoctl_trace_lost_total",
+                "vdsoctl_trace_own_calls_total",
+                "vdsoctl_trace_timestamp_seconds",
+            ]
+        );
+        for line in [
+            "vdsoctl_trace_up 1\n",
+            "vdsoctl_trace_engine_info{engine=\"bpf\"} 1\n",
+            "vdsoctl_clock_syscalls_total{pid=\"100\",comm=\"me\",syscall=\"clock_gettime\",clock=\"CLOCK_MONOTONIC\",\
+             abi=\"x86_64\",vdso_serves=\"true\",cgroup=\"/system.slice/web.service\",unit=\"web.service\"} 9\n",
+            "vdsoctl_vsyscall_emulations_total{pid=\"100\",comm=\"me\",function=\"time\"} 9\n",
+            "vdsoctl_clock_syscalls_unattributed_total{pid=\"100\",comm=\"me\"} 9\n",
+            "vdsoctl_clock_syscalls_cpu_seconds_total{pid=\"100\",comm=\"me\",syscall=\"clock_gettime\",\
+             clock=\"CLOCK_MONOTONIC\",abi=\"x86_64\",vdso_serves=\"true\"} 0.0001\n",
+            "vdsoctl_exited_clock_syscalls_total{comm=\"date\",cgroup=\"/system.slice/web.service\",\
+             syscall=\"clock_gettime\",clock=\"CLOCK_MONOTONIC\",vdso_serves=\"true\"} 5\n",
+            "vdsoctl_exited_clock_syscalls_total{comm=\"other\",syscall=\"clock_gettime\",clock=\"CLOCK_MONOTONIC\",\
+             vdso_serves=\"true\"} 2\n",
+            "vdsoctl_trace_series_capped 1\n",
+            "vdsoctl_clock_syscalls_unexported 10\n",
+            "vdsoctl_trace_lost_total 2\n",
+            "vdsoctl_trace_own_calls_total 3\n",
+            "vdsoctl_trace_timestamp_seconds 1.5\n",
+        ] {
+            assert!(text.contains(line), "{line}in\n{text}");
+        }
+    }
+
+    #[test]
+    fn a_stopped_engine_is_trace_up_0_alone() {
+        let text = trace_down();
+        assert_eq!(families(&text), ["vdsoctl_trace_up"]);
+        assert!(text.ends_with("\nvdsoctl_trace_up 0\n"), "{text}");
+    }
+
+    /// The audit's facts after its report (here none: it could not run),
+    /// in the exposition's order; a function without a clock has no
+    /// clock label.
+    #[test]
+    fn the_audit_section_keeps_its_families_labels_and_order() {
+        let a = Audit {
+            report: None,
+            observed: true,
+            served: vec![
+                Served { function: "clock_gettime".into(), clock: Some("CLOCK_MONOTONIC".into()), serves: true },
+                Served { function: "time".into(), clock: None, serves: true },
+            ],
+            clocksource: Some(("kvm-clock".into(), None)),
+            release: Some("6.18.0".into()),
+            vsyscall: Some(VsyscallMode::Xonly),
+            symbols: Some(vec![("__vdso_time".into(), "LINUX_2.6".into())]),
+            costs: None,
+        };
+        let text = audit(&a, Duration::from_millis(250), 1.5);
+        assert_eq!(
+            families(&text),
+            [
+                "vdsoctl_check_observed",
+                "vdsoctl_vdso_serves",
+                "vdsoctl_clocksource_info",
+                "vdsoctl_kernel_info",
+                "vdsoctl_vsyscall_info",
+                "vdsoctl_vdso_symbol_info",
+                "vdsoctl_audit_duration_seconds",
+                "vdsoctl_audit_timestamp_seconds",
+            ]
+        );
+        for line in [
+            "vdsoctl_check_observed 1\n",
+            "vdsoctl_vdso_serves{function=\"clock_gettime\",clock=\"CLOCK_MONOTONIC\"} 1\n",
+            "vdsoctl_vdso_serves{function=\"time\"} 1\n",
+            "vdsoctl_clocksource_info{clocksource=\"kvm-clock\",vdso_mode=\"if_stable\"} 1\n",
+            "vdsoctl_kernel_info{release=\"6.18.0\"} 1\n",
+            "vdsoctl_vsyscall_info{mode=\"xonly\"} 1\n",
+            "vdsoctl_vdso_symbol_info{symbol=\"__vdso_time\",version=\"LINUX_2.6\"} 1\n",
+            "vdsoctl_audit_duration_seconds 0.25\n",
+            "vdsoctl_audit_timestamp_seconds 1.5\n",
+        ] {
+            assert!(text.contains(line), "{line}in\n{text}");
+        }
+        // Without the image or the [vsyscall] facts, no family at all.
+        let bare = Audit { symbols: None, vsyscall: None, clocksource: None, release: None, ..a };
+        let text = audit(&bare, Duration::ZERO, 0.0);
+        assert!(!text.contains("vdso_symbol_info") && !text.contains("vsyscall_info"), "{text}");
+    }
+}
