@@ -685,8 +685,8 @@ pub use auxv::{auxv_name, decode_hwcap, hwcap_bits};
 mod clocks;
 mod exports;
 pub use clocks::{
-    clock_info, clock_name, dynamic_class, is_aux_clock, parse_clock, vdso_serves, ClockClass, ClockInfo, AUX_CLOCKS,
-    CLOCKS, CLOCK_AUX,
+    aux_enable_path, clock_info, clock_name, dynamic_class, is_aux_clock, parse_clock, vdso_serves, AuxClocks,
+    AuxState, ClockClass, ClockInfo, AUX_CLOCKS, CLOCKS, CLOCK_AUX,
 };
 pub use exports::{vdso_abi, vdso_symbol, vdso_symbol_row, VdsoAbi, VdsoSymbol, VDSO_ABIS};
 

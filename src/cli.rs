@@ -15,7 +15,7 @@ pub use pages::{after_help, page, Page, ENVIRONMENT, PAGES};
 #[derive(Debug, Parser)]
 #[command(name = "vdsoctl", version, about, max_term_width = 100)]
 pub struct Cli {
-    #[arg(long, value_enum, global = true, help = crate::render::format_help(), default_value_t = Format::Table, hide_possible_values = true, hide_default_value = true, help_heading = "Global options")]
+    #[arg(long, value_enum, global = true, help = crate::render::format_help(), default_value_t = Format::default(), hide_possible_values = true, hide_default_value = true, help_heading = "Global options")]
     pub format: Format,
 
     /// Shorthand for --format json

@@ -2,6 +2,7 @@
 //! code from DESIGN.md, and its message is a single line that says what
 //! failed, on what, and what to do about it.
 
+use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
@@ -111,7 +112,7 @@ pub enum Error {
     /// A kernel facility we need is absent or refused (perf_event_open, tracefs).
     /// `errno` is the kernel's answer when one was refused (EPERM, ENOSYS, ...).
     #[error("{what} — {hint}")]
-    Facility { what: String, hint: Hint, errno: Option<i32> },
+    Facility { what: Facility, hint: Hint, errno: Option<i32> },
 
     /// A child command given to `trace -- CMD` could not be started.
     #[error("cannot start {cmd}: {} — {}", errno_text(source), spawn_hint(source))]
@@ -160,6 +161,337 @@ impl Error {
     /// Shorthand for [`Error::Malformed`].
     pub fn malformed(what: impl Into<String>, detail: impl Into<String>) -> Error {
         Error::Malformed { what: what.into(), detail: detail.into() }
+    }
+}
+
+/// What failed in a kernel facility, on what, as data: the gathering
+/// layers fill it in and [`fmt::Display`] below words it, once.
+#[derive(Debug)]
+pub enum Facility {
+    /// Already worded: only the sites in files being edited elsewhere
+    /// (`measure/trace/session.rs`) until they are turned into kinds.
+    Other(String),
+
+    // perf_event_open and its counters.
+    /// perf_event_open for a whole CPU, ESRCH.
+    PerfOpen { source: io::Error },
+    /// EACCES / EPERM, with `kernel.perf_event_paranoid` when readable.
+    PerfRefused { source: io::Error, paranoid: Option<i32> },
+    /// ENOSYS: no CONFIG_PERF_EVENTS, or a seccomp policy.
+    PerfUnavailable,
+    /// EMFILE / ENFILE.
+    PerfFdLimit { source: io::Error },
+    /// Any other refusal of perf_event_open.
+    PerfOpenFailed { source: io::Error },
+    /// A counter ioctl or read (`enable`, `disable`, `reset`, `read`, `SET_OUTPUT`).
+    PerfCounter { op: &'static str, source: io::Error },
+    /// Enabling the counters of the perf engine.
+    PerfEnable { source: io::Error },
+    /// Duplicating a perf fd for a ring of its own.
+    PerfFdDup { source: io::Error },
+    /// mmap of a perf ring buffer of `pages` pages.
+    RingMap { pages: usize, source: io::Error },
+    /// poll(2) on the perf ring buffers.
+    RingPoll { source: io::Error },
+    /// A tracepoint filter of ours with a NUL byte in it (a bug).
+    FilterNul { filter: String },
+    /// PERF_EVENT_IOC_SET_FILTER refused `filter`.
+    FilterRejected { filter: String, source: io::Error },
+    /// The baseline counter on `tracepoint` never ran.
+    CounterNeverRan { tracepoint: &'static str },
+
+    // tracefs.
+    /// tracefs mounted at `root` but closed to us.
+    TracefsRootOnly { root: PathBuf, source: io::Error },
+    /// No tracefs at any of `tried`, and why none could be mounted.
+    TracefsMissing { tried: Vec<PathBuf>, why: TracefsMount },
+    /// A tracefs event file refused with EACCES / EPERM.
+    TracefsDenied { path: PathBuf },
+    /// No tracepoint `group:name` under `root`.
+    TracepointMissing { group: String, name: String, root: PathBuf },
+    /// Any other error reading a tracefs event file.
+    TracefsRead { path: PathBuf, source: io::Error },
+
+    // The trace engines.
+    /// Neither the BPF nor the perf engine opened: both refusals.
+    NoEngine { bpf: Box<Error>, perf: Box<Error> },
+    /// `trace` knows no syscall numbers for this architecture.
+    UnknownSyscallNumbers,
+    /// A `-- CMD` child reached its exec without the seccomp filter.
+    SeccompUnfiltered,
+    /// The seccomp supervisor thread could not start.
+    SeccompSupervisor { source: io::Error },
+
+    // BPF.
+    /// bpf(2) refused `step` (EPERM / EACCES) and we lack `caps`.
+    BpfLacking { step: BpfStep, caps: Vec<&'static str> },
+    /// bpf(2) refused `step` for another reason.
+    BpfRefused { step: BpfStep, source: io::Error },
+    /// ENOSYS: no CONFIG_BPF_SYSCALL, or seccomp blocks it.
+    BpfUnavailable,
+    /// A BPF map lookup or key walk failed.
+    BpfMapRead { source: io::Error },
+    /// A program of ours did not assemble (a bug): the assembler's reason.
+    BpfAssemble { prog: String, why: String },
+    /// The verifier rejected `prog` with `reason`; its whole log saved at `log`.
+    VerifierRejected { prog: String, reason: String, log: io::Result<PathBuf> },
+    /// The kernel is older than the BPF engine's floor.
+    BelowFloor { floor: &'static str, release: Option<String> },
+    /// The kernel's BTF lacks `what`; `unknown` is the first type of a kind
+    /// this parser does not know (id, kind), after which nothing was read.
+    BtfMissing { what: String, unknown: Option<(u32, u32)> },
+    /// No syscall entry known for this machine (`uname -m`).
+    UnknownSyscallEntry { machine: Option<String> },
+    /// No user stack pointer known for this architecture.
+    UnknownStackPointer,
+
+    // fentry.
+    /// fentry knows no ABI for this kernel.
+    FentryUnknownArch,
+    /// No clock syscall functions are known for the ABI.
+    FentryNoFunctions { abi: &'static str },
+    /// The kernel's BTF lacks the function `name`.
+    FentryNoBtfFunction { name: &'static str },
+    /// The attach points came out empty.
+    FentryNoPoints,
+    /// The kernel refused an fentry program.
+    FentryRefused { cause: FentryCause },
+
+    // cgroups, serve and vdsoctl's own faults.
+    /// `--cgroup` without a cgroup v2 mount.
+    NoCgroupV2,
+    /// No address of `listen` could be bound; the last error.
+    Listen { listen: String, source: io::Error },
+    /// The HTTP server's runtime or listener could not be set up.
+    ServerStart { source: io::Error },
+    /// The accept loop ended on an internal error.
+    AcceptStopped,
+    /// The server ended on an internal error.
+    ServerStopped,
+    /// A named thread could not be spawned.
+    ThreadSpawn { name: String, source: io::Error },
+    /// A man page the resolve step admitted cannot be rendered (a bug).
+    ManPage { page: &'static str },
+    /// A report without the form `--format` asked for (a bug: resolve refuses first).
+    NoFormatForm { format: &'static str },
+}
+
+/// Why tracefs could not be mounted where none was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TracefsMount {
+    NeedsRoot,
+    /// Mounted, but no `events/` appeared.
+    NoEvents,
+    Failed {
+        target: PathBuf,
+        errno: nix::errno::Errno,
+    },
+}
+
+/// A bpf(2) step that can be refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BpfStep {
+    CreateMap,
+    AddProcess,
+    Attach,
+    /// Put the cgroup at `path` (as /proc/PID/cgroup shows it) in a map.
+    TakeCgroup {
+        path: String,
+    },
+    /// Load the program `prog`.
+    Load {
+        prog: String,
+    },
+}
+
+/// Why the kernel refused an fentry program.
+#[derive(Debug)]
+pub enum FentryCause {
+    /// EPERM: what [`Lockdown`] securityfs showed.
+    Eperm(Lockdown),
+    /// ENOTSUPP (524): no BPF trampolines.
+    NoTrampolines,
+    /// PREEMPT_RT, where trampolines are preemptible.
+    PreemptRt,
+    /// Another refusal of loading at `function`.
+    Failed { source: Box<Error>, function: String },
+}
+
+/// The lockdown mode at [`LOCKDOWN`], as read after an EPERM.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lockdown {
+    /// `[none]`: not locked down.
+    None,
+    /// Locked down in `mode` (`integrity`, `confidentiality`).
+    Mode(String),
+    /// No mode to read: the file is `present` but shows none, or absent.
+    Unread { present: bool },
+}
+
+/// Where securityfs shows the lockdown mode (`none [integrity]
+/// confidentiality`: the bracketed one is in force).
+pub const LOCKDOWN: &str = "/sys/kernel/security/lockdown";
+
+impl Lockdown {
+    /// The mode in [`LOCKDOWN`]'s text (`None`: no such file).
+    pub fn read(text: Option<&str>) -> Lockdown {
+        let mode = text.and_then(|t| t.split_whitespace().find_map(|w| w.strip_prefix('[')?.strip_suffix(']')));
+        match mode {
+            Some("none") => Lockdown::None,
+            Some(mode) => Lockdown::Mode(mode.to_string()),
+            None => Lockdown::Unread { present: text.is_some() },
+        }
+    }
+}
+
+/// The part of an error's message before its hint (` — `).
+pub fn short(text: &str) -> &str {
+    text.split(" — ").next().unwrap_or(text)
+}
+
+impl fmt::Display for Facility {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Facility::*;
+        match self {
+            Other(text) => f.write_str(text),
+            PerfOpen { source } => write!(f, "perf_event_open: {}", errno_text(source)),
+            PerfRefused { source, paranoid } => {
+                let paranoid = paranoid.map_or_else(|| "unknown".to_string(), |p| p.to_string());
+                write!(f, "perf_event_open refused: {} (kernel.perf_event_paranoid = {paranoid})", errno_text(source))
+            }
+            PerfUnavailable => f.write_str(
+                "perf_event_open is not available: the kernel lacks CONFIG_PERF_EVENTS or a seccomp policy returns ENOSYS",
+            ),
+            PerfFdLimit { source } => {
+                write!(f, "perf_event_open: {} (one counter per thread and clock id)", errno_text(source))
+            }
+            PerfOpenFailed { source } => write!(f, "perf_event_open failed: {}", errno_text(source)),
+            PerfCounter { op, source } => write!(f, "perf counter {op} failed: {}", errno_text(source)),
+            PerfEnable { source } => write!(f, "cannot enable a perf counter: {}", errno_text(source)),
+            PerfFdDup { source } => write!(f, "cannot duplicate a perf fd: {}", errno_text(source)),
+            RingMap { pages, source } => {
+                write!(f, "cannot map a {pages}-page perf ring buffer: {}", errno_text(source))
+            }
+            RingPoll { source } => write!(f, "poll on perf ring buffers failed: {}", errno_text(source)),
+            FilterNul { filter } => write!(f, "internal error: the tracepoint filter {filter:?} holds a NUL byte"),
+            FilterRejected { filter, source } => {
+                write!(f, "the kernel rejected the tracepoint filter `{filter}`: {}", errno_text(source))
+            }
+            CounterNeverRan { tracepoint } => write!(f, "the {tracepoint} counter never ran"),
+            TracefsRootOnly { root, source } => {
+                write!(f, "tracefs at {} is readable only by root here ({})", root.display(), errno_text(source))
+            }
+            TracefsMissing { tried, why } => {
+                let tried: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+                write!(f, "tracefs is not mounted (tried {}; ", tried.join(", "))?;
+                match why {
+                    TracefsMount::NeedsRoot => f.write_str("mounting it needs root")?,
+                    TracefsMount::NoEvents => f.write_str("mounted tracefs but found no events/ in it")?,
+                    TracefsMount::Failed { target, errno } => write!(f, "mounting it at {} failed: {errno}", target.display())?,
+                }
+                f.write_str(")")
+            }
+            TracefsDenied { path } => {
+                write!(f, "cannot read {}: permission denied (tracefs is readable only by root here)", path.display())
+            }
+            TracepointMissing { group, name, root } => {
+                write!(f, "tracepoint {group}:{name} does not exist in {}", root.display())
+            }
+            TracefsRead { path, source } => write!(f, "cannot read {}: {}", path.display(), errno_text(source)),
+            NoEngine { bpf, perf } => {
+                write!(f, "no trace engine here: {}; and {}", short(&bpf.to_string()), short(&perf.to_string()))
+            }
+            UnknownSyscallNumbers => f.write_str("`trace` does not know this architecture's syscall numbers"),
+            SeccompUnfiltered => f.write_str("the command started without the seccomp filter"),
+            SeccompSupervisor { source } => write!(f, "cannot start the seccomp supervisor: {source}"),
+            BpfLacking { step, caps } => write!(f, "BPF refused to {step}: {} missing", caps.join(" and ")),
+            BpfRefused { step, source } => write!(f, "BPF refused to {step}: {}", errno_text(source)),
+            BpfUnavailable => {
+                f.write_str("bpf(2) is not available: the kernel lacks CONFIG_BPF_SYSCALL or seccomp blocks it")
+            }
+            BpfMapRead { source } => write!(f, "cannot read a BPF map: {}", errno_text(source)),
+            BpfAssemble { prog, why } => write!(f, "BPF program {prog} could not be assembled: {why}"),
+            VerifierRejected { prog, reason, log } => {
+                write!(f, "the BPF verifier rejected {prog}: {reason}; ")?;
+                match log {
+                    Ok(path) => write!(f, "the verifier's whole log is in {}", path.display()),
+                    Err(e) => write!(f, "its whole log could not be saved: {}", errno_text(e)),
+                }
+            }
+            BelowFloor { floor, release } => {
+                write!(f, "the BPF engine needs {floor}; this kernel is {}", release.as_deref().unwrap_or("of an unknown release"))
+            }
+            BtfMissing { what, unknown: Some((id, kind)) } => {
+                write!(f, "the kernel's BTF has no {what} before type {id} (kind {kind}, newer than vdsoctl)")
+            }
+            BtfMissing { what, unknown: None } => write!(f, "the kernel's BTF has no {what}"),
+            UnknownSyscallEntry { machine } => write!(
+                f,
+                "the BPF engine does not know the syscall entry of this architecture ({})",
+                machine.as_deref().unwrap_or("unknown")
+            ),
+            UnknownStackPointer => f.write_str("this architecture's user stack pointer is not known"),
+            FentryUnknownArch => f.write_str("fentry: this kernel's architecture is not known"),
+            FentryNoFunctions { abi } => write!(f, "fentry: no clock syscall functions are known for {abi}"),
+            FentryNoBtfFunction { name } => write!(f, "fentry: the kernel's BTF has no function {name}"),
+            FentryNoPoints => f.write_str("fentry: no clock syscall functions"),
+            FentryRefused { cause } => write!(f, "fentry refused: {cause}"),
+            NoCgroupV2 => f.write_str("--cgroup needs the cgroup v2 hierarchy, and none is mounted"),
+            Listen { listen, source } => write!(f, "cannot listen on {listen}: {}", errno_text(source)),
+            ServerStart { source } => write!(f, "cannot start the HTTP server: {}", errno_text(source)),
+            AcceptStopped => f.write_str("the HTTP server stopped accepting on an internal error (see above)"),
+            ServerStopped => f.write_str("the HTTP server stopped on an internal error (see above)"),
+            ThreadSpawn { name, source } => write!(f, "cannot start the {name} thread: {}", errno_text(source)),
+            ManPage { page } => write!(f, "internal error: the man page of {page} cannot be rendered"),
+            NoFormatForm { format } => {
+                write!(f, "internal error: this report has no --format {format} form")
+            }
+        }
+    }
+}
+
+impl fmt::Display for BpfStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BpfStep::CreateMap => f.write_str("create a BPF map"),
+            BpfStep::AddProcess => f.write_str("add a process to the traced set"),
+            BpfStep::Attach => f.write_str("attach a BPF program"),
+            BpfStep::TakeCgroup { path } => write!(f, "take cgroup {path} (it must be in the v2 hierarchy)"),
+            BpfStep::Load { prog } => write!(f, "load {prog}"),
+        }
+    }
+}
+
+impl fmt::Display for FentryCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FentryCause::Eperm(lockdown) => write!(f, "{lockdown}"),
+            FentryCause::NoTrampolines => f.write_str("the kernel has no BPF trampolines (ENOTSUPP)"),
+            FentryCause::PreemptRt => f.write_str("PREEMPT_RT (trampolines preemptible there)"),
+            FentryCause::Failed { source, function } => match &**source {
+                Error::Facility { what, .. } => write!(f, "{what} (at {function})"),
+                other => write!(f, "{other} (at {function})"),
+            },
+        }
+    }
+}
+
+impl fmt::Display for Lockdown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Lockdown::None => write!(
+                f,
+                "EPERM with lockdown `none` in {LOCKDOWN}: likely an LSM (SELinux, AppArmor, BPF LSM) \
+                 or a missing capability (CAP_BPF, CAP_PERFMON)"
+            ),
+            Lockdown::Mode(mode) => write!(f, "the kernel is locked down (`{mode}` in {LOCKDOWN}; EPERM)"),
+            Lockdown::Unread { present } => write!(
+                f,
+                "EPERM, and no lockdown mode to read ({LOCKDOWN} {}): likely kernel lockdown \
+                 (its securityfs not mounted), an LSM, or a missing capability (CAP_BPF, CAP_PERFMON)",
+                if *present { "unreadable as a mode" } else { "absent" }
+            ),
+        }
     }
 }
 
@@ -336,5 +668,92 @@ mod tests {
         let spawn = Error::Spawn { cmd: "x".into(), source: io::Error::from_raw_os_error(libc::EMFILE) }.to_string();
         assert!(spawn.contains("(EMFILE) — too many open files"), "{spawn}");
         assert!(!spawn.contains("PATH"), "{spawn}");
+    }
+
+    /// The facility words, as they were when each site built its own
+    /// sentence: the typed kinds say exactly the same.
+    #[test]
+    fn facility_words_are_unchanged() {
+        let eperm = || io::Error::from_raw_os_error(libc::EPERM);
+        let cases: Vec<(Facility, &str)> = vec![
+            (
+                Facility::PerfRefused { source: eperm(), paranoid: Some(2) },
+                "perf_event_open refused: operation not permitted (EPERM) (kernel.perf_event_paranoid = 2)",
+            ),
+            (
+                Facility::PerfRefused { source: eperm(), paranoid: None },
+                "perf_event_open refused: operation not permitted (EPERM) (kernel.perf_event_paranoid = unknown)",
+            ),
+            (
+                Facility::PerfCounter { op: "SET_OUTPUT", source: eperm() },
+                "perf counter SET_OUTPUT failed: operation not permitted (EPERM)",
+            ),
+            (
+                Facility::TracefsMissing {
+                    tried: vec!["/sys/kernel/tracing".into(), "/sys/kernel/debug/tracing".into()],
+                    why: TracefsMount::NeedsRoot,
+                },
+                "tracefs is not mounted (tried /sys/kernel/tracing, /sys/kernel/debug/tracing; mounting it needs root)",
+            ),
+            (
+                Facility::TracefsMissing {
+                    tried: vec!["/t".into()],
+                    why: TracefsMount::Failed { target: "/t".into(), errno: nix::errno::Errno::EPERM },
+                },
+                "tracefs is not mounted (tried /t; mounting it at /t failed: EPERM: Operation not permitted)",
+            ),
+            (
+                Facility::TracepointMissing { group: "syscalls".into(), name: "sys_enter_x".into(), root: "/t".into() },
+                "tracepoint syscalls:sys_enter_x does not exist in /t",
+            ),
+            (
+                Facility::BpfLacking { step: BpfStep::TakeCgroup { path: "/a".into() }, caps: vec!["CAP_BPF", "CAP_PERFMON"] },
+                "BPF refused to take cgroup /a (it must be in the v2 hierarchy): CAP_BPF and CAP_PERFMON missing",
+            ),
+            (
+                Facility::BpfRefused { step: BpfStep::Load { prog: "p".into() }, source: eperm() },
+                "BPF refused to load p: operation not permitted (EPERM)",
+            ),
+            (
+                Facility::VerifierRejected { prog: "p".into(), reason: "R2 !read_ok".into(), log: Ok("/l".into()) },
+                "the BPF verifier rejected p: R2 !read_ok; the verifier's whole log is in /l",
+            ),
+            (
+                Facility::BtfMissing { what: "task_struct.mm".into(), unknown: Some((7, 20)) },
+                "the kernel's BTF has no task_struct.mm before type 7 (kind 20, newer than vdsoctl)",
+            ),
+            (
+                Facility::BelowFloor { floor: "Linux 5.11", release: None },
+                "the BPF engine needs Linux 5.11; this kernel is of an unknown release",
+            ),
+            (Facility::UnknownSyscallEntry { machine: None }, "the BPF engine does not know the syscall entry of this architecture (unknown)"),
+            (Facility::FentryNoBtfFunction { name: "__x64_sys_time" }, "fentry: the kernel's BTF has no function __x64_sys_time"),
+            (
+                Facility::FentryRefused { cause: FentryCause::Eperm(Lockdown::Mode("integrity".into())) },
+                "fentry refused: the kernel is locked down (`integrity` in /sys/kernel/security/lockdown; EPERM)",
+            ),
+            (
+                Facility::FentryRefused {
+                    cause: FentryCause::Failed {
+                        source: Box::new(Error::Facility { what: Facility::BpfUnavailable, hint: Hint::Retry, errno: None }),
+                        function: "f".into(),
+                    },
+                },
+                "fentry refused: bpf(2) is not available: the kernel lacks CONFIG_BPF_SYSCALL or seccomp blocks it (at f)",
+            ),
+            (
+                Facility::NoEngine {
+                    bpf: Box::new(Error::Facility { what: Facility::BpfUnavailable, hint: Hint::BpfUsePerf, errno: None }),
+                    perf: Box::new(Error::Facility { what: Facility::PerfUnavailable, hint: Hint::PerfSeccomp, errno: None }),
+                },
+                "no trace engine here: bpf(2) is not available: the kernel lacks CONFIG_BPF_SYSCALL or seccomp blocks it; \
+                 and perf_event_open is not available: the kernel lacks CONFIG_PERF_EVENTS or a seccomp policy returns ENOSYS",
+            ),
+            (Facility::NoFormatForm { format: "junit" }, "internal error: this report has no --format junit form"),
+            (Facility::ThreadSpawn { name: "refresh".into(), source: eperm() }, "cannot start the refresh thread: operation not permitted (EPERM)"),
+        ];
+        for (what, words) in cases {
+            assert_eq!(what.to_string(), words);
+        }
     }
 }

@@ -28,63 +28,105 @@ pub use gate::ignore_error;
 pub use prom::Prometheus;
 pub use table::{Cell, Color, Table};
 
-/// The output format the user asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// The output format the user asked for; its names, commands and words
+/// are rows of [`FORMATS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
-    /// Human-readable tables (default).
+    #[default]
     Table,
-    /// One JSON document with stable keys.
     Json,
-    /// Prometheus text exposition format (bench, check, trace).
     Prometheus,
-    /// JUnit XML, for CI test reporters (check).
     Junit,
-    /// Folded stacks, `comm;frame;..;frame count` root first (trace --stacks): the input of
-    /// flamegraph.pl and inferno.
     Folded,
 }
 
-/// Which command writes which format: the one table that `--format`'s help,
-/// the up-front refusal (before any work) and [`write_report`]'s refusal
-/// read. serve, completions and man write one thing and take no `--format`
-/// or `--json`; folded stacks also need `trace --stacks` ([`format_refusal`]).
-pub const COMMAND_FORMATS: &[(&str, &[Format])] = &[
-    ("dump", &[Format::Table, Format::Json]),
-    ("maps", &[Format::Table, Format::Json]),
-    ("auxv", &[Format::Table, Format::Json]),
-    ("trace", &[Format::Table, Format::Json, Format::Prometheus, Format::Folded]),
-    ("bench", &[Format::Table, Format::Json, Format::Prometheus]),
-    ("check", &[Format::Table, Format::Json, Format::Prometheus, Format::Junit]),
-    ("serve", &[Format::Table]),
-    ("completions", &[Format::Table]),
-    ("man", &[Format::Table]),
+/// One `--format`: its name, the commands that write it (`trace --stacks`:
+/// only with that flag), and a line on what it is.
+#[derive(Debug, Clone, Copy)]
+pub struct FormatRow {
+    pub format: Format,
+    pub name: &'static str,
+    pub commands: &'static [&'static str],
+    pub about: &'static str,
+}
+
+/// Which command writes which format: the one table that `--format`'s help
+/// ([`format_help`]), its completions' words, and the up-front refusal
+/// before any work ([`format_refusal`]) read. serve, completions and man
+/// write one thing (a table row only) and take no `--format` or `--json`.
+pub const FORMATS: &[FormatRow] = &[
+    FormatRow {
+        format: Format::Table,
+        name: "table",
+        commands: &["auxv", "bench", "check", "completions", "dump", "man", "maps", "serve", "trace"],
+        about: "Human-readable tables",
+    },
+    FormatRow {
+        format: Format::Json,
+        name: "json",
+        commands: &["auxv", "bench", "check", "dump", "maps", "trace"],
+        about: "One JSON document with stable keys",
+    },
+    FormatRow {
+        format: Format::Prometheus,
+        name: "prometheus",
+        commands: &["bench", "check", "trace"],
+        about: "Prometheus text exposition format",
+    },
+    FormatRow { format: Format::Junit, name: "junit", commands: &["check"], about: "JUnit XML, for CI test reporters" },
+    FormatRow {
+        format: Format::Folded,
+        name: "folded",
+        commands: &["trace --stacks"],
+        about: "Folded stacks, `comm;frame;..;frame count` root first: the input of flamegraph.pl and inferno",
+    },
 ];
 
 impl Format {
-    /// The name `--format` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Table => "table",
-            Format::Json => "json",
-            Format::Prometheus => "prometheus",
-            Format::Junit => "junit",
-            Format::Folded => "folded",
-        }
+    /// This format's row of [`FORMATS`].
+    fn row(self) -> &'static FormatRow {
+        FORMATS.iter().find(|r| r.format == self).unwrap_or(&FORMATS[0])
     }
 
-    /// The commands that write this format, sorted; folded stacks as
-    /// `trace --stacks`.
-    fn commands(self) -> Vec<&'static str> {
-        let with_flag = |c: &'static str| if self == Format::Folded && c == "trace" { "trace --stacks" } else { c };
-        let mut names: Vec<_> =
-            COMMAND_FORMATS.iter().filter(|(_, f)| f.contains(&self)).map(|(c, _)| with_flag(c)).collect();
-        names.sort_unstable();
-        names
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        self.row().name
+    }
+
+    /// Whether `command` (with `--stacks` or not) writes this format.
+    fn written_by(self, command: &str, stacks: bool) -> bool {
+        self.row().commands.iter().any(|c| {
+            let mut words = c.split(' ');
+            words.next() == Some(command) && words.all(|flag| flag == "--stacks" && stacks)
+        })
+    }
+
+    /// Whether every command that takes `--format` writes this one.
+    fn everywhere(self) -> bool {
+        let takes = |c: &str| FORMATS.iter().filter(|r| r.format.written_by(c, true)).count() > 1;
+        FORMATS
+            .iter()
+            .flat_map(|r| r.commands)
+            .map(|c| c.split(' ').next().unwrap_or(c))
+            .filter(|c| takes(c))
+            .all(|c| self.written_by(c, true))
+    }
+
+    /// What the help says after the name: `(default)`, or the commands
+    /// that write it when not all do (`(bench, check, trace)`).
+    fn qualifier(self) -> Option<String> {
+        if self == Format::default() {
+            Some("(default)".to_string())
+        } else if self.everywhere() {
+            None
+        } else {
+            Some(format!("({})", self.row().commands.join(", ")))
+        }
     }
 
     /// `--format prometheus is only for `bench`, `check` and `trace``.
     fn only_for(self) -> String {
-        let names: Vec<String> = self.commands().iter().map(|c| format!("`{c}`")).collect();
+        let names: Vec<String> = self.row().commands.iter().map(|c| format!("`{c}`")).collect();
         let list = match names.split_last() {
             Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
             _ => names.concat(),
@@ -93,28 +135,46 @@ impl Format {
     }
 }
 
-/// `--format`'s help, from [`COMMAND_FORMATS`]: `table (default), json,
+impl clap::ValueEnum for Format {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Format::Table, Format::Json, Format::Prometheus, Format::Junit, Format::Folded]
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let row = self.row();
+        let about = match self.qualifier() {
+            Some(q) => format!("{} {q}", row.about),
+            None => row.about.to_string(),
+        };
+        Some(clap::builder::PossibleValue::new(row.name).help(about))
+    }
+}
+
+/// `--format`'s help, from [`FORMATS`]: `table (default), json,
 /// prometheus (bench, check, trace), junit (check), or folded (trace --stacks)`.
 pub fn format_help() -> String {
-    let named = |f: Format| format!("{} ({})", f.name(), f.commands().join(", "));
-    format!(
-        "table (default), json, {}, {}, or {}",
-        named(Format::Prometheus),
-        named(Format::Junit),
-        named(Format::Folded)
-    )
+    let named: Vec<String> = FORMATS
+        .iter()
+        .map(|r| match r.format.qualifier() {
+            Some(q) => format!("{} {q}", r.name),
+            None => r.name.to_string(),
+        })
+        .collect();
+    match named.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{}, or {last}", rest.join(", ")),
+        _ => named.concat(),
+    }
 }
 
 /// Why `command` (with `--stacks` or not) cannot write `format`, as the
 /// usage error says it before any work; `None` when it can.
 pub fn format_refusal(command: &str, format: Format, stacks: bool) -> Option<String> {
-    let takes = COMMAND_FORMATS.iter().find(|(c, _)| *c == command).is_some_and(|(_, f)| f.contains(&format));
-    match format {
-        _ if takes && (stacks || format != Format::Folded) => None,
-        _ if !COMMAND_FORMATS.iter().any(|(c, f)| *c == command && f.contains(&Format::Json)) => {
-            Some(format!("`{command}` writes one form only and takes no --format or --json"))
-        }
-        _ => Some(format!("{}; use --format table or --json here", format.only_for())),
+    if format.written_by(command, stacks) {
+        None
+    } else if !Format::Json.written_by(command, stacks) {
+        Some(format!("`{command}` writes one form only and takes no --format or --json"))
+    } else {
+        Some(format!("{}; use --format table or --json here", format.only_for()))
     }
 }
 
@@ -479,7 +539,7 @@ pub fn write_report<R: Render>(
     let Some(text) = text else {
         return Ok(Err(Error::Facility {
             errno: None,
-            what: format!("internal error: this report has no --format {} form", out.format.name()),
+            what: crate::error::Facility::NoFormatForm { format: out.format.name() },
             hint: "please report it: `resolve` should have refused the format before any work".into(),
         }));
     };
@@ -542,6 +602,22 @@ mod tests {
             prom,
             "--format prometheus is only for `bench`, `check` and `trace`; use --format table or --json here"
         );
+        // Every command is a row of the table's, its lists sorted; the
+        // completions' words come from the same rows.
+        for row in FORMATS {
+            assert!(row.commands.windows(2).all(|w| w[0] < w[1]), "{}", row.name);
+        }
+        for c in crate::cli::command().get_subcommands().map(|c| c.get_name().to_string()) {
+            assert!(Format::Table.written_by(&c, false), "{c} is in no row of FORMATS");
+        }
+        let words =
+            |f: Format| clap::ValueEnum::to_possible_value(&f).and_then(|v| v.get_help().map(|h| h.to_string()));
+        assert_eq!(words(Format::Table).as_deref(), Some("Human-readable tables (default)"));
+        assert_eq!(
+            words(Format::Prometheus).as_deref(),
+            Some("Prometheus text exposition format (bench, check, trace)")
+        );
+        assert_eq!(words(Format::Json).as_deref(), Some("One JSON document with stable keys"));
         for quiet in ["serve", "man", "completions"] {
             assert_eq!(format_refusal(quiet, Format::Table, false), None);
             let why = format_refusal(quiet, Format::Json, false).unwrap();

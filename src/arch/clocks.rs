@@ -75,8 +75,12 @@ impl ClockInfo {
 
 /// The auxiliary clocks (`CLOCK_AUX` .. `CLOCK_AUX_LAST`,
 /// `include/uapi/linux/time.h`): ids 16–23, each enabled through
-/// /sys/kernel/time/aux_clocks/N; the generic vDSO serves them since 6.17
-/// (`vdso/auxclock.h`). Not in [`CLOCKS`]: nothing benches or audits them.
+/// /sys/kernel/time/aux_clocks/N ([`aux_enable_path`]); the generic vDSO
+/// serves them since 6.17 (`vdso/auxclock.h`), but only one that is
+/// enabled: a disabled one (they start disabled), or one a kernel lacks
+/// (before 6.17, or built without CONFIG_POSIX_AUX_CLOCKS: no
+/// aux_clocks directory), is a syscall by the kernel's design
+/// ([`AuxClocks`]). Not in [`CLOCKS`]: nothing benches or audits them.
 pub const CLOCK_AUX: i64 = 16;
 /// How many auxiliary clocks there are (`MAX_AUX_CLOCKS`).
 pub const AUX_CLOCKS: i64 = 8;
@@ -88,9 +92,56 @@ pub fn is_aux_clock(id: i64) -> bool {
     (CLOCK_AUX..CLOCK_AUX + AUX_CLOCKS).contains(&id)
 }
 
+/// The file that enables auxiliary clock `n` (`CLOCK_AUX + n`): it reads
+/// `1` when enabled; `echo 1 >` it enables the clock.
+pub fn aux_enable_path(n: i64) -> String {
+    format!("/sys/kernel/time/aux_clocks/{n}/enable")
+}
+
+/// What a host says of its auxiliary clocks, read by
+/// `inspect::kernel::aux_clocks` and handed to the judge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AuxClocks {
+    /// Not read: the kernel's version alone decides.
+    #[default]
+    Unknown,
+    /// No /sys/kernel/time/aux_clocks: a kernel before 6.17, or one built
+    /// without CONFIG_POSIX_AUX_CLOCKS. Every id is a syscall (EINVAL).
+    Absent,
+    /// The directory is there; bit `n` set: `CLOCK_AUX + n` is enabled.
+    Enabled(u8),
+}
+
+/// One auxiliary clock's state on a host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuxState {
+    Enabled,
+    /// Its `enable` reads 0 (or cannot be read).
+    Disabled,
+    /// The kernel has no auxiliary clocks.
+    Absent,
+}
+
+impl AuxClocks {
+    /// The state of clock `id`; `None` for an id that is no auxiliary
+    /// clock, or when the host was not read.
+    pub fn state(self, id: i64) -> Option<AuxState> {
+        if !is_aux_clock(id) {
+            return None;
+        }
+        match self {
+            AuxClocks::Unknown => None,
+            AuxClocks::Absent => Some(AuxState::Absent),
+            AuxClocks::Enabled(bits) if bits & (1 << (id - CLOCK_AUX)) != 0 => Some(AuxState::Enabled),
+            AuxClocks::Enabled(_) => Some(AuxState::Disabled),
+        }
+    }
+}
+
 /// Whether the vDSO of a kernel of version `kernel` on `machine` serves clock
 /// `id` in user space (CPU-time, alarm and unknown clocks: never). An unknown
-/// kernel version is taken as new enough.
+/// kernel version is taken as new enough. An auxiliary clock is served only
+/// while enabled ([`AuxClocks::state`]; the judge, `model::policy`, asks).
 pub fn vdso_serves(id: i32, machine: u16, kernel: Option<(u32, u32)>) -> bool {
     let since = if is_aux_clock(i64::from(id)) {
         matches!(machine, machine::X86_64 | machine::AARCH64).then_some(AUX_VDSO_SINCE)

@@ -3,7 +3,7 @@
 
 use super::Outcome;
 use crate::cli;
-use crate::error::{Error, Result};
+use crate::error::{Error, Facility, Result};
 use crate::resolve::ManRequest;
 
 /// Print a completion script for the shell.
@@ -20,7 +20,7 @@ pub fn man(req: &ManRequest) -> Result<Outcome> {
     // rendered is a fault of vdsoctl's own, not of the command line.
     let page = man_page(req.page).ok_or_else(|| Error::Facility {
         errno: None,
-        what: format!("internal error: the man page of {} cannot be rendered", req.page),
+        what: Facility::ManPage { page: req.page },
         hint: "please report it".into(),
     })?;
     write_stdout(page.as_bytes())

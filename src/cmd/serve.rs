@@ -27,7 +27,7 @@ mod http;
 
 use super::Outcome;
 use crate::arch;
-use crate::error::{Error, Result};
+use crate::error::{Error, Facility, Result};
 use crate::inspect::host::{HostSnapshot, KernelFacts};
 use crate::inspect::{kernel, Process};
 use crate::measure::trace::own::Own;
@@ -95,7 +95,7 @@ pub fn run(req: &ServeRequest) -> Result<Outcome> {
         Err(_) => {
             return Err(Error::Facility {
                 errno: None,
-                what: "the HTTP server stopped on an internal error (see above)".into(),
+                what: Facility::ServerStopped,
                 hint: "please report it, with the message above".into(),
             })
         }
@@ -139,7 +139,7 @@ fn audit_loop(shared: &Shared, stop: &Stop, interval: Duration) {
 fn spawn<T: Send + 'static>(name: &str, f: impl FnOnce() -> T + Send + 'static) -> Result<std::thread::JoinHandle<T>> {
     std::thread::Builder::new().name(name.into()).spawn(f).map_err(|e| Error::Facility {
         errno: None,
-        what: format!("cannot start the {name} thread: {}", crate::error::errno_text(&e)),
+        what: Facility::ThreadSpawn { name: name.to_string(), source: e },
         hint: "raise the task limit (ulimit -u, systemd TasksMax)".into(),
     })
 }
@@ -373,7 +373,8 @@ fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usiz
     };
     publish(Counted::At(Arc::new(Tally::default()), Instant::now(), source.counting.kind()));
     let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
-    let mut book = Book::new(max_series, kernel_version, source.counting.kind().name(), Instant::now());
+    let aux = kernel::aux_clocks();
+    let mut book = Book::new(max_series, kernel_version, aux, source.counting.kind().name(), Instant::now());
     let mut next = Instant::now() + interval;
     let costs = || shared.costs.lock().unwrap_or_else(|e| e.into_inner()).clone();
     set(refresh(&mut book, &Tally::default(), Instant::now(), &costs()));

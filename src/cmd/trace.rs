@@ -63,7 +63,7 @@ impl PerCall {
         use crate::measure::bench::{self, Callers, Path, Target};
         use crate::measure::sys::call::VsyscallPage;
         use crate::model::cost::Via;
-        let wanted = crate::model::cost::wanted(report);
+        let wanted = report.cost_needs();
         // vdsoctl's own [vsyscall] page times an emulation (`None` without one).
         let page = wanted.iter().any(|(via, ..)| *via == Via::Vsyscall).then(VsyscallPage::own).flatten();
         let callers = Callers::new(None, page);
@@ -75,6 +75,6 @@ impl PerCall {
                 bench::measure(&callers, target, path, bench::Plan::QUICK).map(|s| s.median)
             });
         }
-        crate::model::cost::apply(report, &|need| self.0.get(&need).copied().flatten());
+        report.apply_costs(&|need| self.0.get(&need).copied().flatten());
     }
 }

@@ -104,7 +104,7 @@ pub enum Lookup {
 pub fn lookup(arg: &str) -> Result<Lookup> {
     let mount = v2_mount().ok_or_else(|| Error::Facility {
         errno: None,
-        what: "--cgroup needs the cgroup v2 hierarchy, and none is mounted".into(),
+        what: crate::error::Facility::NoCgroupV2,
         hint: "mount it (`mount -t cgroup2 none /sys/fs/cgroup/unified`) or boot with systemd's unified or hybrid hierarchy"
             .into(),
     })?;

@@ -43,12 +43,19 @@ pub struct KernelFacts {
     pub clocksource: Option<Clocksource>,
     /// /proc/cmdline.
     pub cmdline: Option<String>,
+    /// Which auxiliary clocks are enabled (the vDSO serves only those).
+    pub aux_clocks: arch::AuxClocks,
 }
 
 impl KernelFacts {
     /// Read them from this host.
     pub fn read() -> KernelFacts {
-        KernelFacts { release: kernel::release(), clocksource: kernel::clocksource(), cmdline: kernel::cmdline() }
+        KernelFacts {
+            release: kernel::release(),
+            clocksource: kernel::clocksource(),
+            cmdline: kernel::cmdline(),
+            aux_clocks: kernel::aux_clocks(),
+        }
     }
 
     /// The kernel's (major, minor), from its release.

@@ -1,7 +1,7 @@
 //! Who a process is, beyond its 15-byte comm: its executable's path and
 //! its command line (`proc(5)`: /proc/PID/exe, /proc/PID/cmdline), so two
 //! `python3` rows can be told apart. Read while the process lives (`trace`
-//! reads it at first sight): both are gone once it exits.
+//! reads it at first sight and after each exec): both are gone once it exits.
 
 use serde::Serialize;
 

@@ -25,6 +25,23 @@ pub fn is_preempt_rt() -> bool {
     std::fs::read_to_string("/sys/kernel/realtime").is_ok_and(|v| v.trim() == "1")
 }
 
+/// The auxiliary clocks' state (`arch::AuxClocks`): which of
+/// /sys/kernel/time/aux_clocks/N/enable read `1`; absent without the
+/// directory (a kernel before 6.17 or without CONFIG_POSIX_AUX_CLOCKS).
+pub fn aux_clocks() -> crate::arch::AuxClocks {
+    aux_clocks_in(std::path::Path::new("/sys/kernel/time/aux_clocks"))
+}
+
+/// [`aux_clocks`] of a directory laid out as /sys/kernel/time/aux_clocks.
+fn aux_clocks_in(dir: &std::path::Path) -> crate::arch::AuxClocks {
+    use crate::arch::{AuxClocks, AUX_CLOCKS};
+    if !dir.is_dir() {
+        return AuxClocks::Absent;
+    }
+    let on = |n: i64| std::fs::read_to_string(dir.join(n.to_string()).join("enable")).is_ok_and(|v| v.trim() == "1");
+    AuxClocks::Enabled((0..AUX_CLOCKS).filter(|n| on(*n)).fold(0u8, |bits, n| bits | 1 << n))
+}
+
 /// The kernel release (`uname -r`).
 pub fn release() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/osrelease").ok().map(|s| s.trim().to_string())
@@ -224,6 +241,25 @@ pub fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aux_clocks_are_read_from_their_enable_files() {
+        use crate::arch::{AuxClocks, AuxState};
+        let dir = tempfile::tempdir().unwrap();
+        let aux = dir.path().join("aux_clocks");
+        assert_eq!(aux_clocks_in(&aux), AuxClocks::Absent);
+        for (n, v) in [(0, "0\n"), (1, "1\n"), (7, "1\n")] {
+            std::fs::create_dir_all(aux.join(n.to_string())).unwrap();
+            std::fs::write(aux.join(n.to_string()).join("enable"), v).unwrap();
+        }
+        let read = aux_clocks_in(&aux);
+        assert_eq!(read, AuxClocks::Enabled(0b1000_0010));
+        assert_eq!(read.state(16), Some(AuxState::Disabled));
+        assert_eq!(read.state(17), Some(AuxState::Enabled));
+        assert_eq!(read.state(18), Some(AuxState::Disabled), "no enable file");
+        assert_eq!(read.state(23), Some(AuxState::Enabled));
+        assert_eq!(read.state(1), None);
+    }
 
     #[test]
     fn cpu_lists() {

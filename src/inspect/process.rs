@@ -594,21 +594,55 @@ pub fn boottime_offset_ns() -> i64 {
 /// BPF engine records it; 0: unknown) still holds `pid`. In a time
 /// namespace the /proc value is shifted back first (±1 tick of rounding).
 pub fn is_running(pid: i32, start_ns: u64) -> bool {
-    match start_ticks_of(pid) {
-        None => false,
-        Some(_) if start_ns == 0 => true,
-        Some(ticks) => {
-            let tick = ns_per_tick() as i64;
-            let offset = boottime_offset_ns();
-            let ours = (start_ns / tick as u64) as i64;
-            let theirs = ticks as i64 - offset / tick;
-            if offset == 0 {
-                ours == theirs
-            } else {
-                (ours - theirs).abs() <= 1
-            }
-        }
+    start_ticks_of(pid).is_some_and(|ticks| started_at(ticks, start_ns))
+}
+
+/// Whether a start of `ticks` (/proc/PID/stat field 22) is the start
+/// `start_ns` an engine recorded (0: unknown, any start is).
+fn started_at(ticks: u64, start_ns: u64) -> bool {
+    if start_ns == 0 {
+        return true;
     }
+    let tick = ns_per_tick() as i64;
+    let offset = boottime_offset_ns();
+    let ours = (start_ns / tick as u64) as i64;
+    let theirs = ticks as i64 - offset / tick;
+    if offset == 0 {
+        ours == theirs
+    } else {
+        (ours - theirs).abs() <= 1
+    }
+}
+
+/// Which program image a process runs, and its name: the address-space
+/// layout of its /proc/PID/stat (the layout part of [`ExecStamp`]), which
+/// every exec draws anew — new code, a new stack, new arguments — and its
+/// comm (an exec or a rename changes it). Cheap: one read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageMark {
+    layout: Vec<u64>,
+    comm: String,
+}
+
+impl ImageMark {
+    /// The process's comm when it was read.
+    pub fn comm(&self) -> &str {
+        &self.comm
+    }
+}
+
+/// The image `pid` runs now, if it is still the process that started at
+/// `start_ns` (as [`is_running`]) and that image is wholly loaded (exec
+/// sets the start of code last). `None`: gone, another process, a zombie,
+/// or in the middle of an exec. A process vdsoctl may not ptrace-read
+/// shows a layout of its own that no exec changes.
+pub fn image_mark(pid: i32, start_ns: u64) -> Option<ImageMark> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields = parse_stat(&text)?;
+    let ticks: u64 = text.get(text.rfind(')')? + 1..)?.split_whitespace().nth(22 - 3)?.parse().ok()?;
+    let layout = stat_layout(&text);
+    let live = !matches!(fields.state, 'Z' | 'X') && layout.first().is_some_and(|&start_code| start_code != 0);
+    (live && started_at(ticks, start_ns)).then_some(ImageMark { layout, comm: fields.comm })
 }
 
 /// The address-space layout of /proc/PID/stat: start_code, end_code,

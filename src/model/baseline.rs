@@ -14,8 +14,6 @@ use std::collections::BTreeMap;
 
 /// The document's `format`: bumped when a key changes meaning.
 pub const FORMAT: &str = "vdsoctl-baseline/1";
-/// Rows of the runner's kernel, left out of the image's verdict and baseline.
-pub const HOST_ROWS: [&str; 2] = ["vdso_symbols", "vsyscall"];
 
 /// What one audit of an image judged.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -100,7 +98,7 @@ impl Baseline {
             binaries: Vec::new(),
             findings: Vec::new(),
             calls: Vec::new(),
-            bench: super::bench_baseline::rows_of(report),
+            bench: report.baseline_rows(),
         }
     }
 }
@@ -190,7 +188,15 @@ pub fn compare(file: &str, old: &Baseline, new: &Baseline) -> BaselineDiff {
     for k in keys {
         let (o, n) = (olds.get(k), news.get(k));
         let rebuilt = matches!((o, n), (Some(o), Some(n)) if o.sha256 != n.sha256);
-        match change(o.map(|b| b.status), n.map(|b| b.status)) {
+        // A kind at WARN or FAIL the baseline did not have for it is new,
+        // though the status be the same (a baseline without kinds: by status).
+        let new_kind = matches!((o, n), (Some(o), Some(n)) if !o.kinds.is_empty()
+            && n.kinds.iter().any(|k| !o.kinds.contains(k)));
+        let moved = match change(o.map(|b| b.status), n.map(|b| b.status)) {
+            Some(Change::Unchanged | Change::Fixed) if new_kind => Some(Change::New),
+            c => c,
+        };
+        match moved {
             Some(c) => d.deltas.push(Delta {
                 change: c,
                 scope: "binary",

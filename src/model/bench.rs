@@ -438,6 +438,28 @@ fn round(v: f64, digits: i32) -> f64 {
     (v * f).round() / f
 }
 
+impl BenchReport {
+    /// Its rows as a baseline keeps them, sorted by function, clock and path.
+    pub fn baseline_rows(&self) -> Vec<super::bench_baseline::BaselineBench> {
+        let report = self;
+        let mut rows: Vec<super::bench_baseline::BaselineBench> = report
+            .results
+            .iter()
+            .map(|r| super::bench_baseline::BaselineBench {
+                function: r.function.name().to_string(),
+                clock: r.clock.map_or_else(|| "-".to_string(), |c| c.text()),
+                path: r.path.name().to_string(),
+                ns_per_call: r.ns_per_call,
+                mad: r.stats.map(|s| super::bench_baseline::round2(s.mad)),
+                syscalls_per_call: r.syscalls_per_call,
+                verdict: r.verdict.map(|v| v.name().to_string()),
+            })
+            .collect();
+        rows.sort_by(|a, b| super::bench_baseline::key(a).cmp(&super::bench_baseline::key(b)));
+        rows
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -513,7 +535,12 @@ mod tests {
 
     fn kernel_6_12() -> KernelFacts {
         let clocksource = crate::inspect::kernel::Clocksource { current: "tsc".into(), available: vec!["tsc".into()] };
-        KernelFacts { release: Some("6.12.0".into()), clocksource: Some(clocksource), cmdline: None }
+        KernelFacts {
+            release: Some("6.12.0".into()),
+            clocksource: Some(clocksource),
+            cmdline: None,
+            ..Default::default()
+        }
     }
 
     /// A run handed over as data, nothing read: a libc that makes the

@@ -9,7 +9,6 @@
 //! `faster` is the mirror; else `unchanged`. Rows on one side only are
 //! `added` / `gone`. Only `slower` is a regression (exit 1).
 
-use super::bench::BenchReport;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -33,30 +32,11 @@ pub struct BaselineBench {
     pub verdict: Option<String>,
 }
 
-/// The rows of a bench report, sorted by function, clock and path.
-pub fn rows_of(report: &BenchReport) -> Vec<BaselineBench> {
-    let mut rows: Vec<BaselineBench> = report
-        .results
-        .iter()
-        .map(|r| BaselineBench {
-            function: r.function.name().to_string(),
-            clock: r.clock.map_or_else(|| "-".to_string(), |c| c.text()),
-            path: r.path.name().to_string(),
-            ns_per_call: r.ns_per_call,
-            mad: r.stats.map(|s| round2(s.mad)),
-            syscalls_per_call: r.syscalls_per_call,
-            verdict: r.verdict.map(|v| v.name().to_string()),
-        })
-        .collect();
-    rows.sort_by(|a, b| key(a).cmp(&key(b)));
-    rows
-}
-
-fn round2(x: f64) -> f64 {
+pub(super) fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
-fn key(r: &BaselineBench) -> (&str, &str, &str) {
+pub(super) fn key(r: &BaselineBench) -> (&str, &str, &str) {
     (&r.function, &r.clock, &r.path)
 }
 

@@ -183,11 +183,9 @@ pub fn process_binary(
     let detail = format!("{}{launched}: {class} {arch_name}, {linkage}; {}", who.with_exe(), v.detail);
     // The hint names this process, not a placeholder.
     let hint = v.hint.map(|h| h.for_process(who.pid));
-    // In a running process a raw clock site is unproven until the window
-    // shows it: the policy's process column.
-    let status = super::gate::severity(v.kind, super::gate::Context::Process, v.status);
-    let status = if v.kind == Kind::BinaryOk { v.status } else { status };
-    (super::row::Check::new(v.kind, PROCESS_BINARY, status, detail, hint.as_deref()), v.warn_kind)
+    // The policy's process column weighs it with the rest (a raw clock
+    // site is unproven there until the window shows it).
+    (super::row::Check::new(v.kind, PROCESS_BINARY, v.status, detail, hint.as_deref()), v.warn_kind)
 }
 
 /// The verdict on one ELF file: can its clock reads reach the vDSO on this
@@ -359,7 +357,7 @@ fn site_problems(info: &ExeInfo, p: &mut Problems) {
         .iter()
         .filter(|s| s.via != exe::Via::Vsyscall)
         .partition(|s| s.function.is_some_and(|f| !crate::inspect::code::is_clock_read(f)));
-    if let Some((status, text, hint)) = super::random::raw_site_problem(info, &random) {
+    if let Some((status, text, hint)) = raw_site_problem(info, &random) {
         p.list.push((Kind::RawRandomCallSite, status, text));
         if status > Status::Ok {
             p.hint = p.hint.or(hint);
@@ -438,6 +436,44 @@ fn code_problems(info: &ExeInfo, p: &mut Problems) {
             ));
             p.hint = p.hint.or(Some(BinaryHint::Altered));
         }
+    }
+}
+
+/// The raw getrandom sites of a binary, and what its runtime would have
+/// done: FAIL where it reads the vDSO (the raw call bypasses it); none
+/// where it makes the syscall anyway (the image's random row says so).
+fn raw_site_problem(info: &ExeInfo, sites: &[&exe::Site]) -> Option<(Status, String, Option<BinaryHint>)> {
+    if sites.is_empty() {
+        return None;
+    }
+    let route = super::random::random_route(info);
+    let listed: Vec<String> = sites
+        .iter()
+        .take(3)
+        .map(|s| {
+            format!("{} at {:#x} in {}", s.via.text(), s.addr, s.symbol.as_deref().unwrap_or("an unnamed function"))
+        })
+        .collect();
+    let more = if sites.len() > 3 {
+        format!(" and {} more", crate::words::thousands((sites.len() - 3) as u64))
+    } else {
+        String::new()
+    };
+    let raw = if sites.iter().all(|s| s.via == exe::Via::LibcSyscall) {
+        "raw syscall(SYS_getrandom)"
+    } else {
+        "raw getrandom syscalls"
+    };
+    let runtime = route.runtime_text();
+    match route.path {
+        super::random::RandomPath::Vdso => Some((
+            Status::Fail,
+            format!("{raw} bypasses the vDSO that {runtime} uses: {}{more}", listed.join(", ")),
+            Some(BinaryHint::RandomThroughLibc),
+        )),
+        // The runtime makes the syscall too: the image's random row (and
+        // `check -p`'s) says so, once.
+        _ => None,
     }
 }
 

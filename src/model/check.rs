@@ -5,9 +5,7 @@
 pub use super::row::Check;
 use super::trace::ExitStatus;
 use super::{ProcessRef, Status};
-use crate::model::baseline::{
-    runtime_text, Baseline, BaselineBinary, BaselineDiff, BaselineFinding, Change, FORMAT, HOST_ROWS,
-};
+use crate::model::baseline::{runtime_text, Baseline, BaselineBinary, BaselineDiff, BaselineFinding, Change, FORMAT};
 use crate::model::bench::BenchReport;
 use crate::model::binary::{BinaryFacts, BinaryFinding};
 use crate::model::gate::{self, Context, Raise, Selection, Waiver};
@@ -235,14 +233,37 @@ impl CheckReport {
     /// The gate, once: each finding's status is the policy's for its kind
     /// in `ctx`, then what `sel` selects; the verdict is the worst of them.
     pub fn gate(&mut self, ctx: Context, sel: &Selection) {
+        self.apply_policy(ctx);
+        self.select(sel);
+    }
+
+    /// The policy table's status for each finding's kind in `ctx`: what a
+    /// baseline keeps and compares (never what a selection made of it).
+    pub fn apply_policy(&mut self, ctx: Context) {
         for c in &mut self.checks {
-            let g = sel.gate(c.kind, &c.name, gate::severity(c.kind, ctx, c.status));
-            (c.status, c.waived, c.raised) = (g.status, g.waived, g.raised);
+            c.status = gate::severity(c.kind, ctx, c.status);
         }
         for b in self.binaries.iter_mut().flatten() {
             for f in &mut b.findings {
-                let g = sel.gate(f.kind, &b.path, gate::severity(f.kind, ctx, f.status));
-                (f.status, f.waived, f.raised) = (g.status, g.waived, g.raised);
+                f.status = gate::severity(f.kind, ctx, f.status);
+            }
+            b.restate();
+        }
+        self.restate();
+    }
+
+    /// What the CI selects on top of the policy (and of a baseline, whose
+    /// waivers stand): ignores and `--allow` waive, `--fail-on` and
+    /// `--strict` raise.
+    pub fn select(&mut self, sel: &Selection) {
+        for c in self.checks.iter_mut().filter(|c| c.waived.is_none()) {
+            let g = sel.gate(c.kind, &c.name, c.status);
+            (c.status, c.waived, c.raised) = (g.status, g.waived, g.raised.or(c.raised));
+        }
+        for b in self.binaries.iter_mut().flatten() {
+            for f in b.findings.iter_mut().filter(|f| f.waived.is_none()) {
+                let g = sel.gate(f.kind, &b.path, f.status);
+                (f.status, f.waived, f.raised) = (g.status, g.waived, g.raised.or(f.raised));
             }
             b.restate();
         }
@@ -252,7 +273,7 @@ impl CheckReport {
     /// `--baseline`: what is as bad as in the baseline is waived (INFO,
     /// "in the baseline"), what is new is raised to FAIL — so the verdict
     /// line, JUnit and the exit code all say the gate's answer.
-    pub fn gate_on_baseline(&mut self, diff: &BaselineDiff) {
+    pub fn gate_on_baseline(&mut self, diff: &BaselineDiff, old: &Baseline) {
         let change =
             |scope: &str, key: &str| diff.deltas.iter().find(|d| d.scope == scope && d.key == key).map(|d| d.change);
         let file = diff.file.clone();
@@ -270,7 +291,8 @@ impl CheckReport {
         let calls_old = diff.deltas.iter().any(|d| d.scope == "call" && d.change == Change::Unchanged);
         for c in &mut self.checks {
             let mut ch = change("finding", &c.name);
-            if c.name == "command_trace" && ch.is_none() {
+            // The command's observation row, whose deltas are its calls.
+            if matches!(c.kind, Kind::RawClockSyscall | Kind::VsyscallCall) && ch.is_none() {
                 ch = if calls_new {
                     Some(Change::New)
                 } else if calls_old {
@@ -283,7 +305,21 @@ impl CheckReport {
         }
         for b in self.binaries.iter_mut().flatten() {
             let ch = change("binary", &b.path);
+            // By kind where the baseline kept them: a finding of a kind the
+            // binary had at WARN or FAIL then is as bad as before, another
+            // is new, whatever the binary's status says.
+            let kept = old.binaries.iter().find(|o| o.path == b.path).map(|o| &o.kinds).filter(|k| !k.is_empty());
             for f in &mut b.findings {
+                let ch = match kept {
+                    Some(kinds) if f.status >= Status::Warn => {
+                        if kinds.iter().any(|k| k == f.kind.id()) {
+                            Some(Change::Unchanged)
+                        } else {
+                            Some(Change::New)
+                        }
+                    }
+                    _ => ch,
+                };
                 moved(&mut f.status, &mut f.waived, &mut f.raised, ch);
             }
             b.restate();
@@ -364,7 +400,8 @@ impl CheckReport {
         let mut findings: Vec<BaselineFinding> = report
             .checks
             .iter()
-            .filter(|c| !HOST_ROWS.contains(&c.name.as_str()))
+            // The runner's kernel is not the image's: never in its baseline.
+            .filter(|c| c.kind != Kind::RunnerKernel)
             .map(|c| BaselineFinding {
                 name: c.name.clone(),
                 kind: Some(c.kind.id().to_string()),

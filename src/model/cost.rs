@@ -4,8 +4,7 @@
 //! over the trace. A rough figure — the kernel's work per call varies with
 //! the clock and the CPU's state — but enough to tell a hot loop from noise.
 
-use super::trace::TraceReport;
-use crate::arch::{self, VdsoFn};
+use crate::arch::VdsoFn;
 use serde::Serialize;
 
 /// The cost of a row's calls.
@@ -37,40 +36,6 @@ pub enum Via {
 
 /// What a row needs a per-call cost for: the way, function and clock id.
 pub type Need = (Via, VdsoFn, Option<i64>);
-
-/// What the rows need per-call costs for: host-ABI count rows of one
-/// clock id or none (not compat rows, not `other` and `any`), and the
-/// [vsyscall] emulations.
-pub fn wanted(report: &TraceReport) -> Vec<Need> {
-    let mut out: Vec<Need> = report.counts.iter().filter_map(need).collect();
-    out.extend(report.vsyscall_emulations.iter().map(|v| (Via::Vsyscall, v.func, None)));
-    out.sort();
-    out.dedup();
-    out
-}
-
-/// A count row's need, if it has one.
-fn need(r: &super::trace::CountRow) -> Option<Need> {
-    if Some(r.abi) != arch::HOST_ABI {
-        return None;
-    }
-    match r.clock {
-        None => Some((Via::Syscall, r.func, None)),
-        Some(c) => c.id().map(|id| (Via::Syscall, r.func, Some(id))),
-    }
-}
-
-/// Fill each row's cost from `per_call` (ns per call, as [`wanted`] asked);
-/// rows it has no figure for stay `None`.
-pub fn apply(report: &mut TraceReport, per_call: &dyn Fn(Need) -> Option<f64>) {
-    let window = report.duration_ns;
-    for r in &mut report.counts {
-        r.cost = need(r).and_then(per_call).map(|ns| of(r.count, ns, window));
-    }
-    for v in &mut report.vsyscall_emulations {
-        v.cost = per_call((Via::Vsyscall, v.func, None)).map(|ns| of(v.count, ns, window));
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -294,6 +294,60 @@ mod tests {
         assert_eq!(j(ClockRef::Other), "\"other\"");
     }
 
+    /// model/'s files import each other in one direction: a row, a part
+    /// of a report, never imports the report that gathers it (the
+    /// circle `check.rs` once made through eight files).
+    #[test]
+    fn no_import_circle_in_model() {
+        use std::collections::{BTreeMap, BTreeSet};
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/model");
+        let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".rs").map(str::to_string))
+            .collect();
+        for f in &files {
+            let text = std::fs::read_to_string(dir.join(format!("{f}.rs"))).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            let mut deps = BTreeSet::new();
+            for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                for prefix in ["super::", "crate::model::"] {
+                    for (i, _) in line.match_indices(prefix) {
+                        let rest = &line[i + prefix.len()..];
+                        let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                        if files.contains(&name) && &name != f && f != "mod" {
+                            deps.insert(name);
+                        }
+                    }
+                }
+            }
+            uses.insert(f.clone(), deps);
+        }
+        // Depth-first: a module met again on the path is a circle.
+        fn visit(
+            m: &str,
+            uses: &BTreeMap<String, BTreeSet<String>>,
+            path: &mut Vec<String>,
+            done: &mut BTreeSet<String>,
+        ) {
+            if let Some(at) = path.iter().position(|p| p == m) {
+                panic!("import circle in model/: {} -> {m}", path[at..].join(" -> "));
+            }
+            if !done.insert(m.to_string()) {
+                return;
+            }
+            path.push(m.to_string());
+            for d in uses.get(m).into_iter().flatten() {
+                visit(d, uses, path, done);
+            }
+            path.pop();
+        }
+        let mut done = BTreeSet::new();
+        for m in uses.keys() {
+            visit(m, &uses, &mut Vec::new(), &mut done);
+        }
+    }
+
     #[test]
     fn a_process_is_named_as_it_has_it() {
         let n = |comm, argv0, exe| ProcessName { pid: 7, comm, argv0, exe };

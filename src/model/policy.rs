@@ -16,15 +16,26 @@ use serde::Serialize;
 /// (`trace` judges its rows the same way; `serve` labels its series with it.)
 /// A getrandom call is served when the kernel's vDSO has getrandom (6.11 on
 /// x86_64, ...) and the call is [`RandomCall::Served`]: the vDSO's own
-/// calls, flags it hands to the kernel and a start-up key are not.
-pub fn vdso_serves_call(abi: Abi, func: VdsoFn, clock: Clock, kernel: Option<(u32, u32)>) -> bool {
+/// calls, flags it hands to the kernel and a start-up key are not. An
+/// auxiliary clock is served only while `aux` (the host's, read by the
+/// caller) says it is enabled: a disabled or absent one is expected.
+pub fn vdso_serves_call(
+    abi: Abi,
+    func: VdsoFn,
+    clock: Clock,
+    kernel: Option<(u32, u32)>,
+    aux: arch::AuxClocks,
+) -> bool {
     let (machine, is_64) = abi.elf();
     if !arch::vdso_symbol_row(machine, is_64, func).is_some_and(|s| s.in_kernel(kernel)) {
         return false;
     }
     match clock {
         Clock::None => true,
-        Clock::Id(id) => i32::try_from(id).is_ok_and(|id| arch::vdso_serves(id, abi.native().elf().0, kernel)),
+        Clock::Id(id) => {
+            let served = i32::try_from(id).is_ok_and(|id| arch::vdso_serves(id, abi.native().elf().0, kernel));
+            served && aux.state(id).is_none_or(|s| s == arch::AuxState::Enabled)
+        }
         Clock::Random(call) => call == RandomCall::Served,
         Clock::Other | Clock::Any => false,
     }
@@ -35,7 +46,8 @@ pub fn vdso_serves_call(abi: Abi, func: VdsoFn, clock: Clock, kernel: Option<(u3
 pub fn should_be_fast(func: VdsoFn, clock: Option<i32>, vdso_exports: bool, kernel: Option<(u32, u32)>) -> bool {
     let Some(abi) = arch::HOST_ABI else { return false };
     let clock = clock.map_or(Clock::None, |c| Clock::Id(i64::from(c)));
-    vdso_exports && vdso_serves_call(abi, func, clock, kernel)
+    // (Bench's clocks, of [`arch::CLOCKS`]: no auxiliary one.)
+    vdso_exports && vdso_serves_call(abi, func, clock, kernel, arch::AuxClocks::Unknown)
 }
 
 /// What a process's mappings say about its vDSO.
@@ -480,20 +492,32 @@ mod tests {
     #[test]
     fn vdso_served_calls() {
         let k = Some((6, 18));
-        assert!(vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, Clock::Id(4), k));
-        assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, Clock::Id(4), Some((5, 2))));
-        assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, Clock::Id(3), k));
-        assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, Clock::Other, k));
-        assert!(vdso_serves_call(Abi::X86_64, VdsoFn::Gettimeofday, Clock::None, k));
-        assert!(vdso_serves_call(Abi::I386, VdsoFn::ClockGettime64, Clock::Id(11), k));
+        let none = arch::AuxClocks::Unknown;
+        assert!(vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, Clock::Id(4), k, none));
+        assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, Clock::Id(4), Some((5, 2)), none));
+        assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, Clock::Id(3), k, none));
+        assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, Clock::Other, k, none));
+        assert!(vdso_serves_call(Abi::X86_64, VdsoFn::Gettimeofday, Clock::None, k, none));
+        assert!(vdso_serves_call(Abi::I386, VdsoFn::ClockGettime64, Clock::Id(11), k, none));
         // getrandom: served calls, from 6.11 on x86_64, never from the i386 vDSO.
         let served = Clock::Random(RandomCall::Served);
-        assert!(vdso_serves_call(Abi::X86_64, VdsoFn::Getrandom, served, Some((6, 11))));
-        assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::Getrandom, served, Some((6, 10))));
-        assert!(!vdso_serves_call(Abi::I386, VdsoFn::Getrandom, served, Some((6, 18))));
+        assert!(vdso_serves_call(Abi::X86_64, VdsoFn::Getrandom, served, Some((6, 11)), none));
+        assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::Getrandom, served, Some((6, 10)), none));
+        assert!(!vdso_serves_call(Abi::I386, VdsoFn::Getrandom, served, Some((6, 18)), none));
         for kind in [RandomCall::ByVdso, RandomCall::UnservedFlags, RandomCall::StartupKey] {
-            assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::Getrandom, Clock::Random(kind), k), "{kind:?}");
+            assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::Getrandom, Clock::Random(kind), k, none), "{kind:?}");
         }
+        // An auxiliary clock: served by the vDSO (6.17) only while enabled.
+        let aux0 = Clock::Id(arch::CLOCK_AUX);
+        let enabled = arch::AuxClocks::Enabled(0b1);
+        assert!(vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, aux0, k, enabled));
+        assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, Clock::Id(17), k, enabled), "disabled");
+        assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, aux0, k, arch::AuxClocks::Absent), "absent");
+        assert!(!vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, aux0, Some((6, 16)), enabled), "before 6.17");
+        // Unknown (not read): the kernel's version decides, as before.
+        assert!(vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, aux0, k, none));
+        // Other clocks do not depend on it.
+        assert!(vdso_serves_call(Abi::X86_64, VdsoFn::ClockGettime, Clock::Id(1), k, arch::AuxClocks::Absent));
     }
 
     #[test]

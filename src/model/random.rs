@@ -18,7 +18,7 @@ use super::row::Check;
 use super::Status;
 use crate::arch::{self, Runtime, VdsoFn};
 use crate::inspect::elf::Image;
-use crate::inspect::exe::{self, ExeInfo, LibcKind, Linkage, Site, Via};
+use crate::inspect::exe::{self, ExeInfo, LibcKind, Linkage};
 use crate::model::kind::Kind;
 use crate::words::thousands;
 use serde::Serialize;
@@ -154,44 +154,6 @@ impl RandomRoute {
             Some(Runtime::Musl) => "only a glibc ≥ 2.41 or Go ≥ 1.24 program reads random bytes from the vDSO; fine unless it reads them in a hot loop",
             _ => "glibc ≥ 2.41 (Debian 13, Ubuntu 25.04, Fedora 42) reads getrandom() and arc4random() from the vDSO (Linux ≥ 6.11): move the image or host to it",
         }
-    }
-}
-
-/// The raw getrandom sites of a binary, and what its runtime would have
-/// done: FAIL where it reads the vDSO (the raw call bypasses it); none
-/// where it makes the syscall anyway (the image's random row says so).
-pub fn raw_site_problem(
-    info: &ExeInfo,
-    sites: &[&Site],
-) -> Option<(Status, String, Option<super::binary::BinaryHint>)> {
-    if sites.is_empty() {
-        return None;
-    }
-    let route = random_route(info);
-    let listed: Vec<String> = sites
-        .iter()
-        .take(3)
-        .map(|s| {
-            format!("{} at {:#x} in {}", s.via.text(), s.addr, s.symbol.as_deref().unwrap_or("an unnamed function"))
-        })
-        .collect();
-    let more =
-        if sites.len() > 3 { format!(" and {} more", thousands((sites.len() - 3) as u64)) } else { String::new() };
-    let raw = if sites.iter().all(|s| s.via == Via::LibcSyscall) {
-        "raw syscall(SYS_getrandom)"
-    } else {
-        "raw getrandom syscalls"
-    };
-    let runtime = route.runtime_text();
-    match route.path {
-        RandomPath::Vdso => Some((
-            Status::Fail,
-            format!("{raw} bypasses the vDSO that {runtime} uses: {}{more}", listed.join(", ")),
-            Some(super::binary::BinaryHint::RandomThroughLibc),
-        )),
-        // The runtime makes the syscall too: the image's random row (and
-        // `check -p`'s) says so, once.
-        _ => None,
     }
 }
 
@@ -420,11 +382,6 @@ pub fn process_random_check(p: &ProcessRandom) -> Check {
     };
     Check::new(kind, name, status, detail, hint)
 }
-
-/// The hint of `trace`'s getrandom bypass line: it sees calls, not runtimes.
-pub const TRACE_HINT: &str = "glibc ≥ 2.41 and Go ≥ 1.24 read getrandom from the vDSO; an older one, musl, \
-     getentropy() or a raw syscall(SYS_getrandom) enters the kernel: `vdsoctl check -- CMD` names the runtime, \
-     `trace --sites` the caller";
 
 /// Served getrandom syscalls of one process a runtime that reads the vDSO
 /// may make without a fault: seeding (OpenSSL's raw syscall, glibc's

@@ -25,10 +25,24 @@ pub struct Check {
     /// The selection that made it FAIL (`null`: none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raised: Option<Raise>,
+    /// What the row is about: the host, or the process `-p` audits (its
+    /// Prometheus series carry the pid).
+    #[serde(skip)]
+    pub about: About,
     /// Calls a second, where the finding is a rate (an observation's
     /// busiest process); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "rate_opt")]
     pub rate: Option<f64>,
+}
+
+/// What a row is about.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum About {
+    /// The host (vdsoctl's own process and kernel), an image, a command.
+    #[default]
+    Host,
+    /// The process `check -p` audits.
+    Process,
 }
 
 /// [`crate::model::rate`] for an optional rate.
@@ -65,8 +79,14 @@ impl Check {
             hint: hint.map(str::to_string),
             waived: None,
             raised: None,
+            about: About::Host,
             rate: None,
         }
+    }
+
+    /// The same check, about the audited process.
+    pub fn about_process(self) -> Check {
+        Check { about: About::Process, ..self }
     }
 
     /// The same check, about `rate` calls a second.

@@ -26,7 +26,7 @@
 //! series ([`Live`], whose [`Live::pids`] need their names read), and
 //! [`Book::keep`] caps them into the [`Rates`] to export.
 
-use crate::arch::{self, VdsoFn};
+use crate::arch::{self, AuxClocks, VdsoFn};
 use crate::inspect::elf::Image;
 use crate::inspect::host::{HostSnapshot, KernelFacts};
 use crate::inspect::kernel::{self, Clocksource, VsyscallMode};
@@ -215,7 +215,8 @@ fn served_rows(bench: Option<&BenchReport>, kernel_version: Option<(u32, u32)>) 
         rows.push(Served {
             function: r.function.to_string(),
             clock: r.clock.map(ClockRef::text),
-            serves: vdso_serves_call(abi, r.function, clock, kernel_version),
+            // (Bench's clocks: no auxiliary one.)
+            serves: vdso_serves_call(abi, r.function, clock, kernel_version, AuxClocks::Unknown),
         });
     }
     rows
@@ -283,6 +284,8 @@ pub struct Book {
     /// The engine's name, for `trace_engine_info`.
     engine: &'static str,
     kernel: Option<(u32, u32)>,
+    /// The auxiliary clocks enabled when serve started.
+    aux: AuxClocks,
     /// Live series' counts at the previous refresh, and when it was.
     last: HashMap<Series, u64>,
     last_at: Instant,
@@ -313,12 +316,14 @@ pub struct Book {
 }
 
 impl Book {
-    /// A book for `--max-series` `max`, begun `now`.
-    pub fn new(max: usize, kernel: Option<(u32, u32)>, engine: &'static str, now: Instant) -> Book {
+    /// A book for `--max-series` `max`, begun `now`; `kernel` and `aux`:
+    /// the kernel's version and auxiliary clocks, for `vdso_serves`.
+    pub fn new(max: usize, kernel: Option<(u32, u32)>, aux: AuxClocks, engine: &'static str, now: Instant) -> Book {
         Book {
             max,
             engine,
             kernel,
+            aux,
             last: HashMap::new(),
             last_at: now,
             cpu: HashMap::new(),
@@ -494,7 +499,7 @@ impl Book {
                     Clock::Random(r) => r.name(),
                     _ => "",
                 },
-                vdso_serves: vdso_serves_call(k.abi, k.func, k.clock, self.kernel),
+                vdso_serves: vdso_serves_call(k.abi, k.func, k.clock, self.kernel, self.aux),
             }),
             Series::Unattributed(_) => {
                 Some(Aggregate { comm, cgroup, syscall: "", clock: String::new(), random: "", vdso_serves: false })
@@ -564,7 +569,7 @@ impl Book {
                             clock: ClockRef::of(k.clock).map(ClockRef::text),
                             random: random_of(k),
                             abi: k.abi.name(),
-                            vdso_serves: vdso_serves_call(k.abi, k.func, k.clock, self.kernel),
+                            vdso_serves: vdso_serves_call(k.abi, k.func, k.clock, self.kernel, self.aux),
                             placement: Placement::of(tally.cgroups.get(&k.pid).map(String::as_str)),
                             cpu_seconds: self.cpu.get(s).copied(),
                         }),
@@ -762,7 +767,7 @@ mod tests {
         let (me, gone) = (100, 200);
         let world = World::with(me, 7, "me");
         let start = Instant::now();
-        let mut book = Book::new(1, Some((6, 18)), "bpf", start);
+        let mut book = Book::new(1, Some((6, 18)), AuxClocks::Unknown, "bpf", start);
         let mut t = Tally::default();
         t.counts.insert(key(me, 4), 100);
         t.counts.insert(key(me, 1), 10);
@@ -792,7 +797,7 @@ mod tests {
         let me = 100;
         let world = World::with(me, 9_000, "new");
         let start = Instant::now();
-        let mut book = Book::new(10, Some((6, 18)), "bpf", start);
+        let mut book = Book::new(10, Some((6, 18)), AuxClocks::Unknown, "bpf", start);
         let mut t = Tally::default();
         // The same pid, function and clock: the process holding it now and
         // one that held it before (started at boot).
@@ -808,7 +813,7 @@ mod tests {
         let me = 100;
         let world = World::with(me, 7, "me");
         let start = Instant::now();
-        let mut book = Book::new(10, Some((6, 18)), "bpf", start);
+        let mut book = Book::new(10, Some((6, 18)), AuxClocks::Unknown, "bpf", start);
         let mut t = Tally::default();
         t.unrecorded.insert(me, 9);
         let r = world.refresh(&mut book, &t, start + Duration::from_secs(1), &Costs::new());
@@ -819,7 +824,7 @@ mod tests {
     fn a_process_whose_name_cannot_be_read_is_unexported() {
         let me = 100;
         let start = Instant::now();
-        let mut book = Book::new(10, Some((6, 18)), "bpf", start);
+        let mut book = Book::new(10, Some((6, 18)), AuxClocks::Unknown, "bpf", start);
         let mut t = Tally::default();
         t.counts.insert(key(me, 1), 3);
         let life = Life { holders: [(me, 7)].into_iter().collect(), ..Life::default() };
@@ -835,7 +840,7 @@ mod tests {
         let gone = 200;
         let world = World::default();
         let start = Instant::now();
-        let mut book = Book::new(1, Some((6, 18)), "bpf", start);
+        let mut book = Book::new(1, Some((6, 18)), AuxClocks::Unknown, "bpf", start);
         let mut t = Tally::default();
         t.comms.insert(gone, "date".into());
         t.cgroups.insert(gone, "/system.slice/web.service".into());
@@ -875,7 +880,7 @@ mod tests {
         let me = 100;
         let world = World::with(me, 7, "me");
         let start = Instant::now();
-        let mut book = Book::new(10, Some((6, 18)), "bpf", start);
+        let mut book = Book::new(10, Some((6, 18)), AuxClocks::Unknown, "bpf", start);
         let at = |s| start + Duration::from_secs(s);
         let mut t = Tally::default();
         t.vsyscall.insert((me, VdsoFn::Time), 50);
@@ -900,7 +905,7 @@ mod tests {
         let gone = 200;
         let world = World::default();
         let start = Instant::now();
-        let mut book = Book::new(10, Some((6, 18)), "perf", start);
+        let mut book = Book::new(10, Some((6, 18)), AuxClocks::Unknown, "perf", start);
         let at = |s| start + Duration::from_secs(s);
         let mut t = Tally::default();
         t.comms.insert(gone, "date".into());
@@ -917,7 +922,7 @@ mod tests {
         let me = 100;
         let world = World::with(me, 7, "me");
         let start = Instant::now();
-        let mut book = Book::new(10, Some((6, 18)), "bpf", start);
+        let mut book = Book::new(10, Some((6, 18)), AuxClocks::Unknown, "bpf", start);
         let mut t = Tally::default();
         // The host's own ABI: a raw syscall's cost is measured for it only
         // (the kernel matrix runs these tests on arm64 too).

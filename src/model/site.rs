@@ -3,14 +3,11 @@
 //! each site classified, once, here: the cause decides the fix, and the
 //! hint is worded from the class (`render::hint`).
 
-use super::trace::CountRow;
-use super::{vdso_serves_call, Finding, Status};
+use super::vdso_serves_call;
 use crate::arch::{Abi, VdsoFn};
 use crate::inspect::symbols::{Frame, FrameKind};
 use crate::measure::trace::sight::Sightings;
 use crate::measure::trace::{Clock, Key, Site, Tally};
-use crate::model::kind::Kind;
-use crate::words::thousands;
 use serde::Serialize;
 
 /// Why a call was made where it was made.
@@ -65,6 +62,8 @@ pub struct Host {
     pub kernel: Option<(u32, u32)>,
     /// The current clocksource and whether it has a vDSO mode.
     pub clocksource: Option<(String, Option<bool>)>,
+    /// Which auxiliary clocks are enabled.
+    pub aux: crate::arch::AuxClocks,
 }
 
 impl Host {
@@ -77,6 +76,7 @@ impl Host {
                 .clocksource
                 .as_ref()
                 .map(|c| (c.current.clone(), kernel::clocksource_has_vdso_mode(&c.current))),
+            aux: k.aux_clocks,
         }
     }
 }
@@ -110,7 +110,7 @@ pub fn classify(site: &Frame, abi: Abi, func: VdsoFn, clock: Clock, host: &Host)
             return (SiteClass::VdsoFallback, Some(Fallback::KeyRefill));
         }
         FrameKind::Vdso => {
-            let why = if !vdso_serves_call(abi, func, clock, host.kernel) {
+            let why = if !vdso_serves_call(abi, func, clock, host.kernel, host.aux) {
                 Fallback::ClockNotServed
             } else if host.clocksource.as_ref().is_some_and(|(_, mode)| *mode == Some(false)) {
                 Fallback::Clocksource
@@ -255,62 +255,6 @@ pub fn label(f: &FrameRow) -> String {
     }
 }
 
-/// Site classes per row worth a line each.
-const SITE_LINES: usize = 3;
-
-/// One INFO line per count row and class (its busiest site, at most
-/// [`SITE_LINES`] a row), the fix in its hint: they explain the row's
-/// verdict, they do not change it. And a WARN when site rows were lost.
-pub fn findings(counts: &[CountRow], sites_lost: u64, engine: crate::progress::Kind) -> Vec<Finding> {
-    let mut out = Vec::new();
-    for r in counts {
-        let Some(sites) = &r.sites else { continue };
-        let mut seen: Vec<SiteClass> = Vec::new();
-        for s in sites {
-            if seen.contains(&s.class) || seen.len() == SITE_LINES {
-                continue;
-            }
-            seen.push(s.class);
-            let (what, who) = (r.what(), super::trace::who(r.pid, &r.comm));
-            let caller = s.caller.as_ref().map(label);
-            let by = match (&caller, s.class) {
-                (Some(c), SiteClass::LibcSyscall) => format!(", called from {c}"),
-                _ => String::new(),
-            };
-            let fix = Fix {
-                class: s.class,
-                fallback: s.fallback,
-                what: what.clone(),
-                func: r.func,
-                who: if s.class == SiteClass::LibcSyscall { caller } else { s.site.object.clone() },
-                clocksource: s.clocksource.clone(),
-                engine,
-            };
-            out.push(Finding::new(
-                Kind::Note,
-                Status::Info,
-                format!("{who} {what}: {} calls from {}{by} — {}", thousands(s.count), label(&s.site), fix.cause()),
-                Some(fix.to_string()),
-            ));
-        }
-    }
-    if sites_lost > 0 {
-        out.push(Finding::new(
-            Kind::NotObservedInFull,
-            Status::Warn,
-            format!(
-                "{} calls were counted in their rows but not in a call-site row (the site map was full)",
-                thousands(sites_lost)
-            ),
-            Some(format!(
-                "the site map holds {} rows; trace fewer processes or for less time",
-                crate::measure::trace::engines::bpf::MAX_SITES
-            )),
-        ));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,7 +274,7 @@ mod tests {
 
     #[test]
     fn each_cause_has_its_class() {
-        let host = Host { kernel: Some((6, 18)), clocksource: Some(("tsc".into(), Some(true))) };
+        let host = Host { kernel: Some((6, 18)), clocksource: Some(("tsc".into(), Some(true))), ..Host::default() };
         let c = |f: &Frame, clock: i64| classify(f, Abi::X86_64, VdsoFn::ClockGettime, Clock::Id(clock), &host);
         let vdso = frame(FrameKind::Vdso, "[vdso]", Some("__vdso_clock_gettime"), false);
         assert_eq!(c(&vdso, 2), (SiteClass::VdsoFallback, Some(Fallback::ClockNotServed)));

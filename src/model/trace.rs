@@ -3,6 +3,7 @@
 //! window of a [`session`](crate::measure::trace::session). `trace` renders it,
 //! `check` and `serve` read it.
 
+use super::cost::{Need, Via as CostVia};
 use super::lead::{Advice, VsyscallCaller};
 use super::policy;
 use super::{ClockRef, Finding, Status};
@@ -66,6 +67,9 @@ pub struct TraceReport {
     /// The wall clock when counting started (interval headers show it).
     #[serde(skip)]
     pub wall_start: Option<std::time::SystemTime>,
+    /// The host's auxiliary clocks, as the rows were judged.
+    #[serde(skip)]
+    pub aux_clocks: arch::AuxClocks,
 }
 
 /// The calls of vdsoctl's own processes a system-wide window left out
@@ -104,8 +108,9 @@ pub struct CountRow {
     pub ppid: Option<i32>,
     /// The process's name when it made the calls.
     pub comm: Option<String>,
-    /// Its executable and command line, read at first sight (`null`: it
-    /// exited before it was seen, or could not be read).
+    /// Its executable and command line, read at first sight and again
+    /// after each exec seen (`null`: it exited before it was seen, or could
+    /// not be read).
     pub exe: Option<String>,
     pub cmdline: Option<Vec<String>>,
     /// The command line was longer than what is kept (4 KiB).
@@ -198,7 +203,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
     };
     let host = session.sites.then(|| super::site::Host::of(facts));
     let sites = host.as_ref().map(|h| (h, w.seen));
-    let (mut counts, mut vsyscall_emulations, unattributed) = rows(tally, kernel, &secs_of, sites);
+    let (mut counts, mut vsyscall_emulations, unattributed) = rows(tally, (kernel, facts.aux_clocks), &secs_of, sites);
     // A C library's start-up key (glibc's malloc makes one in every
     // process, as a direct syscall even in glibc 2.41) is summed, not a row
     // each: `trace -a` would list every process that ever ran.
@@ -206,9 +211,13 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
     counts.retain(|r| !is_startup_key(r));
     for r in &mut counts {
         if let Some(seen) = w.seen.get(r.pid, r.start) {
-            r.exe = seen.identity.exe.clone();
-            r.cmdline = seen.identity.cmdline.clone();
-            r.cmdline_truncated = seen.identity.cmdline_truncated;
+            // Read before an exec (or a rename) no look caught, the
+            // process then named otherwise: another program's identity.
+            if seen.comm.is_none() || r.comm.is_none() || seen.comm == r.comm {
+                r.exe = seen.identity.exe.clone();
+                r.cmdline = seen.identity.cmdline.clone();
+                r.cmdline_truncated = seen.identity.cmdline_truncated;
+            }
             // The cgroup at first sight, for a process gone by the report.
             if r.placement.cgroup.is_none() {
                 r.placement = crate::model::cgroup::Placement::of(seen.cgroup.as_deref());
@@ -235,11 +244,11 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
         &unattributed,
         tally,
         elapsed.as_secs_f64(),
-        Judging { compat: !skipped_compat, fail_over, engine: session.engine },
+        Judging { compat: !skipped_compat, fail_over, engine: session.engine, aux: facts.aux_clocks },
         (&session.target, session.sites),
     );
     if session.sites {
-        findings.extend(super::site::findings(&counts, tally.sites_lost, session.engine));
+        findings.extend(site_findings(&counts, tally.sites_lost, session.engine));
     }
     TraceReport {
         target: session.target.clone(),
@@ -263,6 +272,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
         stacks_lost: session.stacks.then_some(tally.stacks_lost),
         vdsoctl_own: matches!(session.target, Target::All).then(|| OwnLeftOut::of(tally)),
         wall_start: w.wall_start,
+        aux_clocks: facts.aux_clocks,
     }
 }
 
@@ -274,7 +284,7 @@ fn is_startup_key(r: &CountRow) -> bool {
 /// The count, [vsyscall] and unattributed rows of a window, busiest first.
 fn rows(
     tally: &Tally,
-    kernel: Option<(u32, u32)>,
+    (kernel, aux): (Option<(u32, u32)>, arch::AuxClocks),
     secs_of: &dyn Fn(i32) -> f64,
     sites: Option<(&super::site::Host, &crate::measure::trace::sight::Sightings)>,
 ) -> (Vec<CountRow>, Vec<VsyscallRow>, Vec<UnattributedRow>) {
@@ -301,7 +311,7 @@ fn rows(
             },
             count: *v,
             per_sec: *v as f64 / secs_of(k.pid),
-            expected: !policy::vdso_serves_call(k.abi, k.func, k.clock, kernel),
+            expected: !policy::vdso_serves_call(k.abi, k.func, k.clock, kernel, aux),
             placement: crate::model::cgroup::Placement::of(tally.cgroups.get(&k.pid).map(String::as_str)),
             cost: None,
             start: k.start,
@@ -398,6 +408,8 @@ pub struct Judging {
     pub compat: bool,
     pub fail_over: Option<f64>,
     pub engine: Kind,
+    /// The host's auxiliary clocks (an expected one's line says why).
+    pub aux: arch::AuxClocks,
 }
 
 /// Findings of one clock (or call), ABI and verdict.
@@ -420,10 +432,12 @@ pub fn findings(
     how: Judging,
     (target, sites): (&Target, bool),
 ) -> Vec<Finding> {
-    let Judging { compat, fail_over, engine } = how;
+    let Judging { compat, fail_over, engine, aux } = how;
     let lead = |pid: i32| super::lead::Lead::of(target, sites, pid);
-    let mut out: Vec<Finding> =
-        groups(counts, fail_over).into_iter().map(|(key, rows)| group_finding(key, rows, fail_over, &lead)).collect();
+    let mut out: Vec<Finding> = groups(counts, fail_over)
+        .into_iter()
+        .map(|(key, rows)| group_finding(key, rows, (fail_over, aux), &lead))
+        .collect();
     for v in vsyscall {
         out.push(Finding::new(FindingKind::VsyscallCall,
             severity(v.per_sec, fail_over),
@@ -542,7 +556,7 @@ fn groups(counts: &[CountRow], fail_over: Option<f64>) -> Vec<(GroupKey, Vec<&Co
 fn group_finding(
     (what, syscall, abi, verdict): GroupKey,
     mut rows: Vec<&CountRow>,
-    fail_over: Option<f64>,
+    (fail_over, aux): (Option<f64>, arch::AuxClocks),
     lead: &dyn Fn(i32) -> super::lead::Lead,
 ) -> Finding {
     rows.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
@@ -578,7 +592,7 @@ fn group_finding(
         Verdict::Bypass(sev) if rows[0].random.is_some() => Finding::new(FindingKind::RandomSyscallObserved,
             sev,
             format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for these random bytes{}", gate(top, fail_over)),
-            Some(super::random::TRACE_HINT.into()),
+            Some(TRACE_HINT.into()),
         )
         .of_bypass(),
         Verdict::Bypass(sev) => Finding::new(FindingKind::RawClockSyscall,
@@ -587,6 +601,11 @@ fn group_finding(
             Some(Advice::RawSyscalls(lead(rows[0].pid)).to_string()),
         )
         .of_bypass(),
+        Verdict::Expected if rows[0].clock.and_then(ClockRef::id).is_some_and(arch::is_aux_clock) => {
+            let id = rows[0].clock.and_then(ClockRef::id).unwrap_or(arch::CLOCK_AUX);
+            let (why, fix) = aux_clock_expected(id, aux);
+            Finding::new(FindingKind::AuxClockSyscall, Status::Info, format!("{what}: {rate} syscalls/s from {from} — expected: {why}"), Some(fix))
+        }
         Verdict::Expected => {
             let offered = VdsoFn::from_name(syscall).is_none_or(|f| abi.vdso_offers(f));
             let why = match (offered, has_clock, rows[0].random) {
@@ -606,6 +625,28 @@ fn group_finding(
             };
             Finding::new(FindingKind::ClockAlwaysSyscall, Status::Info, format!("{what}: {rate} syscalls/s from {from} — expected: {why}"), None)
         }
+    }
+}
+
+/// Why an auxiliary clock's syscalls are expected (the vDSO serves one only
+/// while it is enabled), and how it would be served: (why, what to do).
+pub fn aux_clock_expected(id: i64, aux: arch::AuxClocks) -> (String, String) {
+    let n = id - arch::CLOCK_AUX;
+    let enable = format!("echo 1 > {}", arch::aux_enable_path(n));
+    match aux.state(id) {
+        Some(arch::AuxState::Disabled) => (
+            format!("the kernel serves auxiliary clock {n} by syscall while it is disabled (the vDSO reads an auxiliary clock only once enabled)"),
+            format!("if the program means to read it, enable it (as root): `{enable}`; the vDSO then serves it"),
+        ),
+        Some(arch::AuxState::Absent) => (
+            "this kernel has no auxiliary clocks (before Linux 6.17, or built without CONFIG_POSIX_AUX_CLOCKS): the kernel answers by syscall (EINVAL)".into(),
+            format!("a Linux 6.17+ kernel with CONFIG_POSIX_AUX_CLOCKS serves it from the vDSO once enabled (`{enable}`)"),
+        ),
+        // Enabled (an architecture whose vDSO lacks them) or not read.
+        _ => (
+            "the vDSO serves an auxiliary clock only on Linux 6.17+ (x86_64, arm64) and only while it is enabled".into(),
+            format!("see whether it is enabled: `cat {}` (`{enable}` enables it)", arch::aux_enable_path(n)),
+        ),
     }
 }
 
@@ -660,9 +701,125 @@ impl WarnedOnce {
     }
 }
 
+impl TraceReport {
+    /// What the rows need per-call costs for: host-ABI count rows of one
+    /// clock id or none (not compat rows, not `other` and `any`), and the
+    /// [vsyscall] emulations.
+    pub fn cost_needs(&self) -> Vec<Need> {
+        let mut out: Vec<Need> = self.counts.iter().filter_map(need).collect();
+        out.extend(self.vsyscall_emulations.iter().map(|v| (CostVia::Vsyscall, v.func, None)));
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Fill each row's cost from `per_call` (ns per call, as
+    /// [`TraceReport::cost_needs`] asked); rows it has no figure for stay `None`.
+    pub fn apply_costs(&mut self, per_call: &dyn Fn(Need) -> Option<f64>) {
+        let window = self.duration_ns;
+        for r in &mut self.counts {
+            r.cost = need(r).and_then(per_call).map(|ns| super::cost::of(r.count, ns, window));
+        }
+        for v in &mut self.vsyscall_emulations {
+            v.cost = per_call((CostVia::Vsyscall, v.func, None)).map(|ns| super::cost::of(v.count, ns, window));
+        }
+    }
+}
+
+/// A count row's need, if it has one.
+fn need(r: &CountRow) -> Option<Need> {
+    if Some(r.abi) != arch::HOST_ABI {
+        return None;
+    }
+    match r.clock {
+        None => Some((CostVia::Syscall, r.func, None)),
+        Some(c) => c.id().map(|id| (CostVia::Syscall, r.func, Some(id))),
+    }
+}
+
+/// Site classes per row worth a line each.
+const SITE_LINES: usize = 3;
+
+/// One INFO line per count row and class (its busiest site, at most
+/// [`SITE_LINES`] a row), the fix in its hint: they explain the row's
+/// verdict, they do not change it. And a WARN when site rows were lost.
+fn site_findings(counts: &[CountRow], sites_lost: u64, engine: crate::progress::Kind) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for r in counts {
+        let Some(sites) = &r.sites else { continue };
+        let mut seen: Vec<super::site::SiteClass> = Vec::new();
+        for s in sites {
+            if seen.contains(&s.class) || seen.len() == SITE_LINES {
+                continue;
+            }
+            seen.push(s.class);
+            let (what, who) = (r.what(), who(r.pid, &r.comm));
+            let caller = s.caller.as_ref().map(super::site::label);
+            let by = match (&caller, s.class) {
+                (Some(c), super::site::SiteClass::LibcSyscall) => format!(", called from {c}"),
+                _ => String::new(),
+            };
+            let fix = super::site::Fix {
+                class: s.class,
+                fallback: s.fallback,
+                what: what.clone(),
+                func: r.func,
+                who: if s.class == super::site::SiteClass::LibcSyscall { caller } else { s.site.object.clone() },
+                clocksource: s.clocksource.clone(),
+                engine,
+            };
+            out.push(Finding::new(
+                FindingKind::Note,
+                Status::Info,
+                format!(
+                    "{who} {what}: {} calls from {}{by} — {}",
+                    thousands(s.count),
+                    super::site::label(&s.site),
+                    fix.cause()
+                ),
+                Some(fix.to_string()),
+            ));
+        }
+    }
+    if sites_lost > 0 {
+        out.push(Finding::new(
+            FindingKind::NotObservedInFull,
+            Status::Warn,
+            format!(
+                "{} calls were counted in their rows but not in a call-site row (the site map was full)",
+                thousands(sites_lost)
+            ),
+            Some(format!(
+                "the site map holds {} rows; trace fewer processes or for less time",
+                crate::measure::trace::engines::bpf::MAX_SITES
+            )),
+        ));
+    }
+    out
+}
+
+/// The hint of `trace`'s getrandom bypass line: it sees calls, not runtimes.
+pub const TRACE_HINT: &str = "glibc ≥ 2.41 and Go ≥ 1.24 read getrandom from the vDSO; an older one, musl, \
+     getentropy() or a raw syscall(SYS_getrandom) enters the kernel: `vdsoctl check -- CMD` names the runtime, \
+     `trace --sites` the caller";
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// An auxiliary clock's expected syscalls say why by the host's state:
+    /// disabled (how to enable it), absent (which kernel has them), unknown.
+    #[test]
+    fn aux_clocks_say_why_they_are_expected() {
+        let (why, fix) = aux_clock_expected(17, arch::AuxClocks::Enabled(0b1));
+        assert!(why.contains("auxiliary clock 1 by syscall while it is disabled"), "{why}");
+        assert!(fix.contains("`echo 1 > /sys/kernel/time/aux_clocks/1/enable`"), "{fix}");
+        let (why, fix) = aux_clock_expected(16, arch::AuxClocks::Absent);
+        assert!(why.starts_with("this kernel has no auxiliary clocks"), "{why}");
+        assert!(fix.contains("/sys/kernel/time/aux_clocks/0/enable"), "{fix}");
+        let (why, _) = aux_clock_expected(23, arch::AuxClocks::Unknown);
+        assert!(why.contains("only while it is enabled"), "{why}");
+    }
 
     /// 100 CLOCK_MONOTONIC syscalls of process `pid` (named `p{pid}`).
     pub(crate) fn bypass_row(pid: i32, per_sec: f64) -> CountRow {
@@ -700,7 +857,7 @@ pub(crate) mod tests {
                 &[],
                 &t,
                 1.0,
-                Judging { compat: true, fail_over: over, engine: Kind::Bpf },
+                Judging { compat: true, fail_over: over, engine: Kind::Bpf, aux: arch::AuxClocks::Unknown },
                 (&Target::All, false),
             )[0]
             .severity
@@ -734,7 +891,7 @@ pub(crate) mod tests {
             &[],
             &t,
             1.0,
-            Judging { compat: true, fail_over: Some(500.0), engine: Kind::Bpf },
+            Judging { compat: true, fail_over: Some(500.0), engine: Kind::Bpf, aux: arch::AuxClocks::Unknown },
             (&Target::All, false),
         );
         assert_eq!(f.len(), 2, "{f:#?}");
@@ -754,7 +911,7 @@ pub(crate) mod tests {
     #[test]
     fn expected_rows_say_why() {
         let t = Tally::default();
-        let judging = Judging { compat: true, fail_over: None, engine: Kind::Bpf };
+        let judging = Judging { compat: true, fail_over: None, engine: Kind::Bpf, aux: arch::AuxClocks::Unknown };
         let arm = CountRow { syscall: "clock_getres_time64", abi: Abi::Arm, expected: true, ..bypass_row(7, 9.0) };
         let f = findings(&[arm], &[], &[], &t, 1.0, judging, (&Target::All, false));
         assert_eq!(f[0].severity, Status::Info);

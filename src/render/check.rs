@@ -96,7 +96,7 @@ impl Render for CheckReport {
         for c in &self.checks {
             // An empty pid (host checks) is left out by the writer.
             let pid = match self.process.as_ref().map(|p| p.pid) {
-                Some(pid) if c.name.starts_with("process_") => pid.to_string(),
+                Some(pid) if c.about == crate::model::row::About::Process => pid.to_string(),
                 _ => String::new(),
             };
             p.sample("check_status", &[("check", &c.name), ("kind", c.kind.id()), ("pid", &pid)], c.status.gauge());
@@ -191,7 +191,8 @@ impl CheckReport {
                         kind: f.kind.id(),
                         status: f.status,
                         detail: super::gate::with_note(&f.detail, f.waived.as_ref(), f.raised),
-                        hint: b.hint.as_deref(),
+                        // The binary's one hint is its verdict's reason's.
+                        hint: b.hint.as_deref().filter(|_| f.kind == b.kind),
                     });
                 }
             }

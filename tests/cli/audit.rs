@@ -33,6 +33,19 @@ fn verdict(doc: &serde_json::Value, path: &str) -> (String, String, String) {
     (text("status"), text("detail"), text("hint"))
 }
 
+/// A binary's verdict kind and its findings as (kind, status), gated.
+fn kinds(doc: &serde_json::Value, path: &str) -> (String, Vec<(String, String)>) {
+    let b = doc["binaries"].as_array().unwrap().iter().find(|b| b["path"] == path).unwrap();
+    let s = |v: &serde_json::Value| v.as_str().unwrap_or("-").to_string();
+    let findings = b["findings"].as_array().unwrap().iter().map(|f| (s(&f["kind"]), s(&f["status"]))).collect();
+    (s(&b["verdict_kind"]), findings)
+}
+
+/// The pair (kind, status) as [`kinds`] lists it.
+fn pair(kind: &str, status: &str) -> (String, String) {
+    (kind.to_string(), status.to_string())
+}
+
 /// A copy of `exe` without its symbol table (`strip`).
 fn stripped(exe: &Path) -> PathBuf {
     let out = exe.with_file_name(format!("{}-stripped", exe.file_name().unwrap().to_string_lossy()));
@@ -55,9 +68,10 @@ fn first_at(detail: &str) -> String {
 
 /// gcc -O2 loads the [vsyscall] address (or the syscall number) once,
 /// before the loop, and calls through the register in it: the audit
-/// follows the constant into the loop (FAIL / WARN, the function named,
-/// the address the call's), stripped too; the address kept in a register
-/// only as data, and vdsoctl's own binary, stay OK.
+/// follows the constant into the loop (FAIL, by kind vsyscall-call-site
+/// and raw-clock-call-site, the function named, the address the call's),
+/// stripped too; the address kept in a register only as data, and
+/// vdsoctl's own binary, stay OK.
 #[test]
 fn image_follows_a_constant_into_its_loop() {
     let dir = tempfile::tempdir().unwrap();
@@ -92,14 +106,22 @@ fn image_follows_a_constant_into_its_loop() {
     let (status, detail, _) = verdict(&doc, "/bin/vsyscall_loop_stripped");
     assert_eq!(status, "fail", "{detail}");
     assert!(detail.contains(&format!("first at 0x{at} in an unnamed function)")), "{detail}");
-    let mut warn = vec![("/bin/asm_loop", "clock_gettime(CLOCK_MONOTONIC) by syscall at 0x")];
-    if m32 {
-        warn.push(("/bin/asm_loop32", "clock_gettime(CLOCK_MONOTONIC) by int 0x80 at 0x"));
+    for path in ["/bin/vsyscall_loop", "/bin/vsyscall_loop_stripped"] {
+        let (lead, found) = kinds(&doc, path);
+        assert_eq!(lead, "vsyscall-call-site", "{path}: {found:?}");
+        assert!(found.contains(&pair("vsyscall-call-site", "fail")), "{path}: {found:?}");
     }
-    for (path, site) in warn {
+    // An image's own code making raw clock syscalls fails (issue 40's table).
+    let mut raw = vec![("/bin/asm_loop", "clock_gettime(CLOCK_MONOTONIC) by syscall at 0x")];
+    if m32 {
+        raw.push(("/bin/asm_loop32", "clock_gettime(CLOCK_MONOTONIC) by int 0x80 at 0x"));
+    }
+    for (path, site) in raw {
         let (status, detail, _) = verdict(&doc, path);
-        assert_eq!(status, "warn", "{path}: {detail}");
-        assert!(detail.starts_with("its code makes raw clock syscalls the vDSO would serve: "), "{detail}");
+        assert_eq!(status, "fail", "{path}: {detail}");
+        let (lead, found) = kinds(&doc, path);
+        assert_eq!(lead, "raw-clock-call-site", "{path}: {found:?}");
+        assert!(found.contains(&pair("raw-clock-call-site", "fail")), "{path}: {found:?}");
         assert!(detail.contains(site) && detail.contains(" in asm_loop: "), "{path}: {detail}");
         let line = objdump_at(&root.join(path.trim_start_matches('/')), &first_at(&detail));
         assert!(line.as_ref().is_none_or(|l| l.contains("syscall") || l.contains("int ")), "{line:?}");
@@ -135,8 +157,9 @@ fn addresses(detail: &str) -> Vec<String> {
 
 /// A program with no section headers (it runs) is judged from its
 /// executable segments: the same syscall() sites at the same addresses as
-/// its sectioned build, said to be unnamed; a truncated copy is never OK,
-/// whatever length it is cut to.
+/// its sectioned build, said to be unnamed (both FAIL, raw-clock-call-site,
+/// as an image's own raw clock calls do); a truncated copy is never OK,
+/// whatever length it is cut to (binary-truncated).
 #[test]
 fn image_without_sections_and_truncated() {
     let dir = tempfile::tempdir().unwrap();
@@ -166,13 +189,18 @@ fn image_without_sections_and_truncated() {
         }
     }
     let (code, doc) = audit(root);
-    assert_eq!(code, 0, "WARNs only: {doc}");
+    assert_eq!(code, 1, "the raw clock callers fail: {doc}");
     for (m32, _) in &builds {
         let tag = if *m32 { "32" } else { "" };
+        for path in [format!("/bin/raw{tag}"), format!("/bin/bare{tag}")] {
+            let (lead, found) = kinds(&doc, &path);
+            assert_eq!(lead, "raw-clock-call-site", "{path}: {found:?}");
+            assert!(found.contains(&pair("raw-clock-call-site", "fail")), "{path}: {found:?}");
+        }
         let (status, full, _) = verdict(&doc, &format!("/bin/raw{tag}"));
-        assert_eq!(status, "warn", "{full}");
+        assert_eq!(status, "fail", "{full}");
         let (status, bare, hint) = verdict(&doc, &format!("/bin/bare{tag}"));
-        assert_eq!(status, "warn", "{bare}");
+        assert_eq!(status, "fail", "{bare}");
         assert!(bare.contains("clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x"), "{bare}");
         assert!(bare.contains(" in an unnamed function"), "{bare}");
         assert!(
@@ -192,6 +220,8 @@ fn image_without_sections_and_truncated() {
         }
         let (status, detail, _) = verdict(&doc, &path);
         assert_ne!(status, "ok", "{path}: {detail}");
+        let (_, found) = kinds(&doc, &path);
+        assert!(found.contains(&pair("binary-truncated", "warn")), "{path}: {found:?}");
         assert!(detail.contains(&format!("truncated: the file has {n} of the ")), "{path}: {detail}");
         assert!(detail.contains(&format!(" of the {size} bytes its headers describe")) || n > size, "{detail}");
     }

@@ -257,6 +257,24 @@ fn image_names_that_collided_after_escaping_stay_apart_in_json_and_junit() {
     let mut sorted = want;
     sorted.sort();
     assert_eq!(paths, sorted, "five names, five paths, as escaped");
+    // JUnit's cases: one per failing finding (`PATH: KIND`), else the path.
+    let mut sorted: Vec<String> = v["binaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|b| {
+            let path = b["path"].as_str().unwrap();
+            let fails = b["findings"].as_array().unwrap().iter().filter(|f| f["status"] == "fail");
+            let names: Vec<String> = fails.map(|f| format!("{path}: {}", f["kind"].as_str().unwrap())).collect();
+            if names.is_empty() {
+                vec![path.to_string()]
+            } else {
+                names
+            }
+        })
+        .collect();
+    sorted.sort();
+    assert_eq!(sorted.len(), 5, "one failing finding each (odd_frames' raw clock calls): {sorted:?}");
 
     let (code_junit, xml, stderr) = run(&["--format", "junit", "check", "--image", root]);
     assert_eq!(code_junit, code, "{stderr}");

@@ -55,32 +55,44 @@ fn check_exports_json_and_junit_beside_the_table() {
     assert!(stderr.contains("refusing to write"), "{stderr}");
 }
 
-/// A WARN in JUnit: without --strict a passed case that carries the
-/// property `vdsoctl.status=WARN`; with --strict a failure.
+/// A WARN in JUnit (a static program of no runtime the audit knows,
+/// runtime-unknown): without --strict a passed case that carries the
+/// property `vdsoctl.status=WARN`; with --strict the finding is raised to
+/// FAIL, a failure typed by its kind in a case named `PATH: KIND`.
 #[test]
 fn junit_marks_a_warn_by_property_or_failure() {
     let dir = tempfile::tempdir().unwrap();
     let tree = dir.path().join("tree");
     std::fs::create_dir_all(tree.join("bin")).unwrap();
-    copy_executable(&build_c("call_sites", false, &["-DRAW_LIBC"]), &tree.join("bin/raw_libc")).unwrap();
-    let xml = dir.path().join("r.xml");
-    let case = |strict: bool| {
-        let mut args = vec!["check", "--image", tree.to_str().unwrap(), "--export-junit", xml.to_str().unwrap()];
+    let bare = build_c("bare_static", false, &["-static", "-nostdlib"]);
+    copy_executable(&bare, &tree.join("bin/bare")).unwrap();
+    let (xml, json) = (dir.path().join("r.xml"), dir.path().join("r.json"));
+    let case = |strict: bool, name: &str| {
+        let mut args = vec!["check", "--image", tree.to_str().unwrap()];
+        args.extend(["--export-junit", xml.to_str().unwrap(), "--export-json", json.to_str().unwrap()]);
         if strict {
             args.push("--strict");
         }
         let (code, table, _) = run(&args);
-        assert!(table.contains("WARN    /bin/raw_libc"), "{table}");
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         let junit = std::fs::read_to_string(&xml).unwrap();
-        let at = junit.find("name=\"/bin/raw_libc\"").unwrap_or_else(|| panic!("{junit}"));
+        let at = junit.find(&format!("name=\"{name}\"")).unwrap_or_else(|| panic!("{name}: {junit}"));
         let end = at + junit[at..].find("</testcase>").unwrap();
-        (code, junit[at..end].to_string())
+        (code, table, doc, junit[at..end].to_string())
     };
-    let (code, plain) = case(false);
-    assert_eq!(code, 0);
+    let (code, table, doc, plain) = case(false, "/bin/bare");
+    assert_eq!(code, 0, "{table}");
+    let f = &doc["binaries"][0]["findings"][0];
+    assert_eq!((f["kind"].as_str(), f["status"].as_str()), (Some("runtime-unknown"), Some("warn")), "{doc}");
+    assert!(table.contains("WARN    /bin/bare"), "{table}");
     assert!(plain.contains("<property name=\"vdsoctl.status\" value=\"WARN\"/>"), "{plain}");
-    assert!(plain.contains("<system-out>WARN: ") && !plain.contains("<failure"), "{plain}");
-    let (code, strict) = case(true);
-    assert_eq!(code, 1);
-    assert!(strict.contains("<failure message=\"WARN: ") && !strict.contains("<property"), "{strict}");
+    assert!(plain.contains("<system-out>WARN runtime-unknown: ") && !plain.contains("<failure"), "{plain}");
+    let (code, table, doc, strict) = case(true, "/bin/bare: runtime-unknown");
+    assert_eq!(code, 1, "{table}");
+    let f = &doc["binaries"][0]["findings"][0];
+    assert_eq!((f["kind"].as_str(), f["status"].as_str()), (Some("runtime-unknown"), Some("fail")), "{doc}");
+    assert_eq!(f["raised"], "strict", "{doc}");
+    assert!(table.contains("FAIL    /bin/bare") && table.contains("\nverdict: FAIL\n"), "{table}");
+    assert!(strict.contains("<failure message=\"FAIL runtime-unknown: ") && !strict.contains("<property"), "{strict}");
+    assert!(strict.contains(" type=\"runtime-unknown\">") && strict.contains("\nkind: runtime-unknown\n"), "{strict}");
 }

@@ -6,6 +6,7 @@ pub mod skips;
 mod archive;
 mod audit;
 mod auxv;
+mod baseline_gate;
 mod bench;
 mod bench_baseline;
 mod check;

@@ -276,6 +276,12 @@ fn check_p_reads_a_32_bit_and_a_stopped_process_filter() {
     let (code, rows) = judged(w.pid());
     assert_eq!(code, 1, "{rows:?}");
     assert!(rows.iter().any(|(n, s, _)| n.ends_with(":clock_gettime") && s == "fail"), "{rows:?}");
+    // The detach wakes the thread to re-enter its group-stop: for a moment
+    // it may read R (seen under load), then T again. Resumed, it would stay R/S.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while !state(w.pid()).contains("(stopped)") && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     assert!(state(w.pid()).contains("(stopped)"), "a stopped process was resumed: {}", state(w.pid()));
     let status = std::fs::read_to_string(format!("/proc/{}/status", w.pid())).unwrap();
     assert!(status.contains("\nTracerPid:\t0\n"), "still traced: {status}");

@@ -360,6 +360,7 @@ fn prometheus_scrapes_costs_and_per_pid_syscalls() {
         vdsoctl::arch::VdsoFn::ClockGettime,
         vdsoctl::measure::trace::Clock::Id(11),
         vdsoctl::inspect::kernel::release().as_deref().and_then(vdsoctl::inspect::kernel::parse_version),
+        vdsoctl::inspect::kernel::aux_clocks(),
     );
     let expr = format!("vdsoctl_clock_syscalls_total{{pid=\"{}\",clock=\"CLOCK_TAI\"}} == 5000", burst.pid());
     let exact = prom.wait_for(&expr);
@@ -567,19 +568,23 @@ fn check_prometheus_is_tidy() {
     let pid = w.pid().to_string();
     let (code, text, stderr) = run(&["--format", "prometheus", "check", "-p", &pid]);
     assert!(code == 0 || code == 1, "{stderr}");
-    // The audited process's checks carry its pid; the host's carry none.
+    // The audited process's checks carry its pid; the host's carry none;
+    // each carries its finding's kind.
     assert!(
-        text.contains(&format!("vdsoctl_check_status{{check=\"process_vdso_mapped\",pid=\"{pid}\"}} 0\n")),
+        text.contains(&format!(
+            "vdsoctl_check_status{{check=\"process_vdso_mapped\",kind=\"vdso-mapped\",pid=\"{pid}\"}} 0\n"
+        )),
         "{text}"
     );
-    assert!(text.contains("vdsoctl_check_status{check=\"vdso_mapped\"} 0\n"), "{text}");
+    assert!(text.contains("vdsoctl_check_status{check=\"vdso_mapped\",kind=\"vdso-mapped\"} 0\n"), "{text}");
     // time() has no clock id: no clock label (it used to be clock="").
     assert!(text.contains("vdsoctl_bench_seconds_per_call{function=\"time\",path=\"libc\"} "), "{text}");
     assert_tidy(&text);
 }
 
 /// serve's check series include what its trace engine saw bypass the
-/// vDSO: a raw CLOCK_MONOTONIC loop is a failed check (host_trace).
+/// vDSO: a raw CLOCK_MONOTONIC loop is a failed check (host_trace, kind
+/// raw-clock-syscall).
 #[test]
 fn a_raw_monotonic_loop_fails_the_check_series() {
     if let Some(why) = missing_trace_facility() {
@@ -596,7 +601,8 @@ fn a_raw_monotonic_loop_fails_the_check_series() {
     let ours = format!("vdsoctl_clock_syscalls_total{{pid=\"{}\",comm=\"clock_loop\"", raw.pid());
     let text = poll("host_trace to fail", 120, || {
         let body = serve.get("/metrics").body;
-        (body.contains("vdsoctl_check_status{check=\"host_trace\"} 2\n") && body.contains(&ours)).then_some(body)
+        let failed = body.contains("vdsoctl_check_status{check=\"host_trace\",kind=\"raw-clock-syscall\"} 2\n");
+        (failed && body.contains(&ours)).then_some(body)
     });
     assert!(text.contains("vdsoctl_check_failed 1\n"), "{text}");
 }

@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::inspect::host::KernelFacts;
 use crate::measure::trace::session::{self, TraceRequest, TraceTarget};
 use crate::model::check::CheckReport;
-use crate::model::command::{command_report, random_cmdlines, Run};
+use crate::model::command::{command_report, random_programs, Run};
 use crate::model::trace::TraceReport;
 use std::ffi::OsString;
 
@@ -14,9 +14,13 @@ use std::ffi::OsString;
 /// Whether it was stopped at `timeout` comes with it.
 fn trace_command(command: &[OsString], timeout: Option<std::time::Duration>) -> Result<(TraceReport, bool)> {
     // The command's stdout goes to stderr, so vdsoctl's stdout stays the report.
+    // Each process is read while it lives, after its last exec: what its
+    // getrandom calls are judged by is the program it ran, not the wrapper
+    // (a script's `exec`, `env`, `sh -c`) the command line names.
     let traced = session::collect(
         &TraceRequest {
             command_stdout_to_stderr: true,
+            sight: true,
             timeout,
             progress: Some(crate::render::trace_progress),
             ..TraceRequest::new(TraceTarget::Command(command.to_vec()))
@@ -33,16 +37,20 @@ pub(super) fn trace(req: &TraceRequest) -> Result<TraceReport> {
 }
 
 /// `check -- CMD ARGS`: the smoke command traced, then judged; each
-/// process's program is read from its command line for its getrandom route.
+/// process's program is read from what it ran (its executable and command
+/// line after its last exec) for its getrandom route.
 pub(super) fn gather_command(
     command: &[OsString],
     timeout: Option<std::time::Duration>,
     strict: bool,
 ) -> Result<CheckReport> {
     let (report, timed_out) = trace_command(command, timeout)?;
-    let programs = random_cmdlines(&report)
+    let programs = random_programs(&report)
         .into_iter()
-        .filter_map(|c| crate::inspect::exe::command_info(&c).map(|info| (c, info)))
+        .filter_map(|(exe, argv)| {
+            let info = crate::inspect::exe::command_info(exe.as_deref(), &argv)?;
+            Some(((exe, argv), info))
+        })
         .collect();
     Ok(command_report(&report, Run { timeout, timed_out, strict }, &programs))
 }

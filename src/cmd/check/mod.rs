@@ -18,7 +18,9 @@ use crate::model::bench::BenchReport;
 use crate::model::binary::{BinaryFacts, HostFacts, WarnKind};
 pub use crate::model::check::{BinaryRow, Check, CheckReport, CommandRun, ImageSummary};
 use crate::model::host::{clock_request, host_checks, mapping_checks, vdso_symbols_check};
+use crate::model::kind::Subject;
 use crate::model::observe::{self, Observation, Scope, Unseen};
+use crate::model::row::About;
 use crate::model::seccomp_profile::LiveFilters;
 use crate::model::timens::TimeNs;
 use crate::model::trace::ExitStatus;
@@ -48,7 +50,7 @@ pub fn observe(scope: Scope, window: Option<Duration>) -> Observation {
     };
     match trace(&req) {
         Ok(report) => Observation::of_report(&report),
-        Err(Error::Facility { what, .. }) => Observation::Unseen(Unseen::NoEngine(what)),
+        Err(Error::Facility { what, .. }) => Observation::Unseen(Unseen::NoEngine(what.to_string())),
         Err(e) => Observation::Unseen(Unseen::Failed(e.to_string())),
     }
 }
@@ -66,16 +68,17 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
     let host = HostFacts::of(&snap.own, snap.kernel.cmdline.as_deref());
     let vdso = VdsoFacts::read(target);
     let ExeCheck { check: binary, warn_kind, emulator, facts, random } = process_exe_check(target, &vdso, &host);
+    let mut target_checks = Vec::new();
     let mut mapped = mapping_checks(&vdso, "process_");
     if let Some(tool) = &emulator {
         crate::model::host::run_by_emulator(&mut mapped, tool);
     }
-    checks.extend(mapped);
+    target_checks.extend(mapped);
     if emulator.is_none() {
         let musl = facts.as_ref().is_some_and(|f| f.runtime == LibcKind::Musl.name());
-        checks.push(vdso_symbols_check(&vdso, "process_", musl));
+        target_checks.push(vdso_symbols_check(&vdso, "process_", musl));
     }
-    checks.extend(random);
+    target_checks.extend(random);
     if let Some((mode, count)) = target.seccomp() {
         let abi = target.exe_header().and_then(|h| Abi::from_elf(h.is_64, h.machine)).or(arch::HOST_ABI);
         let filtered_self = me.seccomp().is_some_and(|(m, _)| m != 0);
@@ -83,17 +86,18 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
             2 => live_filters(target.pid(), filtered_self),
             _ => LiveFilters::Unreadable(String::new()),
         };
-        checks.extend(crate::model::seccomp_profile::live_checks(mode, count, abi, filters));
+        target_checks.extend(crate::model::seccomp_profile::live_checks(mode, count, abi, filters));
         let tids = target.tasks().unwrap_or_default();
         // A thread gone before its status is read is no other thread.
         let differs = |t: &&i32| **t != target.pid() && target.thread_seccomp(**t).is_some_and(|s| s != (mode, count));
         let others = tids.iter().filter(differs);
-        checks.extend(crate::model::seccomp_profile::other_threads(others.count()));
+        target_checks.extend(crate::model::seccomp_profile::other_threads(others.count()));
     }
     if let Some(f) = target.time_namespace().map(|ns| TimeNs::of(&ns)).and_then(|ns| ns.finding(target.pid())) {
-        checks.push(Check::of("process_time_namespace".into(), f));
+        target_checks.push(Check::of("process_time_namespace".into(), f));
     }
-    Ok((checks, bench, Some((binary, warn_kind)), facts))
+    checks.extend(target_checks.into_iter().map(Check::about_process));
+    Ok((checks, bench, Some((binary.about_process(), warn_kind)), facts))
 }
 
 /// The seccomp filters of `pid`'s main thread, read with
@@ -170,8 +174,9 @@ pub fn gather(req: &CheckRequest, out: &Output) -> Result<CheckReport> {
         // observation row what it did.
         Some((binary, warn_kind)) => {
             checks.push(observation.judge_binary(binary, warn_kind));
-            checks.push(observation.row("process_trace", scope));
-            if let (Some(i), Scope::Process(pid)) = (checks.iter().position(|c| c.name == "process_random"), scope) {
+            checks.push(observation.row("process_trace", scope).about_process());
+            let random = |c: &Check| c.about == About::Process && c.kind.subject() == Subject::Random;
+            if let (Some(i), Scope::Process(pid)) = (checks.iter().position(random), scope) {
                 let reads_vdso = checks[i].kind == crate::model::kind::Kind::RandomVdso;
                 let route = checks.remove(i);
                 checks.push(observation.judge_random(route, pid, reads_vdso));
@@ -199,13 +204,16 @@ pub fn run(req: &CheckRequest, out: &Output) -> Result<Outcome> {
     selection.ignores = baseline::read_ignores(req.ignore_file.as_deref())?;
     let mut report = gather(req, out)?;
     report.quiet = req.quiet;
-    report.gate(req.form.context(), &selection);
+    // The baseline keeps and compares the policy's statuses; the
+    // selection comes after it, so --strict never makes a baselined WARN new.
+    report.apply_policy(req.form.context());
     if let Some(files) = req.baseline() {
         baseline::apply(files, old.as_ref(), &mut report)?;
-        if let Some(diff) = report.baseline.clone() {
-            report.gate_on_baseline(&diff);
+        if let (Some(diff), Some(old)) = (report.baseline.clone(), old.as_ref()) {
+            report.gate_on_baseline(&diff, old);
         }
     }
+    report.select(&selection);
     // A report stdout refuses (a full disk), or an export that cannot be
     // written, keeps the command's status and the verdict's.
     let mut late: Vec<_> = emit(out, &report).err().into_iter().collect();

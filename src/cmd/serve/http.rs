@@ -21,7 +21,7 @@
 //! A panicking connection task ends that connection only (tokio catches it;
 //! the release profile unwinds).
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Facility, Result};
 use crate::render::note;
 use crate::render::prom::CONTENT_TYPE;
 use http_body_util::Full;
@@ -89,11 +89,8 @@ impl Server {
             }
         }
         let last = last.unwrap_or_else(|| std::io::Error::from(std::io::ErrorKind::AddrNotAvailable));
-        Err(Error::Facility {
-            errno: None,
-            what: format!("cannot listen on {listen}: {}", crate::error::errno_text(&last)),
-            hint: listen_hint(&last).into(),
-        })
+        let hint = listen_hint(&last).into();
+        Err(Error::Facility { errno: None, what: Facility::Listen { listen: listen.to_string(), source: last }, hint })
     }
 
     pub fn local_addr(&self) -> Option<SocketAddr> {
@@ -108,7 +105,7 @@ impl Server {
     pub fn run(self, metrics: Metrics) -> Result<()> {
         let facility = |e: std::io::Error| Error::Facility {
             errno: e.raw_os_error(),
-            what: format!("cannot start the HTTP server: {}", crate::error::errno_text(&e)),
+            what: Facility::ServerStart { source: e },
             hint: "raise the fd and task limits (ulimit -n, systemd LimitNOFILE)".into(),
         };
         self.listener.set_nonblocking(true).map_err(facility)?;
@@ -128,7 +125,7 @@ impl Server {
                 std::pin::Pin::new(&mut accepting).poll(cx).map(|_| {
                     Err(Error::Facility {
                         errno: None,
-                        what: "the HTTP server stopped accepting on an internal error (see above)".into(),
+                        what: Facility::AcceptStopped,
                         hint: "please report it with the message above; restarting vdsoctl serve recovers".into(),
                     })
                 })

@@ -171,14 +171,17 @@ pub fn process_runtime(process: &Process) -> Result<ProcessRuntime> {
     Ok(ProcessRuntime { launch: Launch::Direct, path: exe_path, info, mapped_libc })
 }
 
-/// What a command line will run, read from its files before it runs
-/// (`check -- CMD` judges a process's getrandom syscalls by it; the
-/// process may be gone before anyone looks): `argv[0]` found on PATH, or
-/// the program a dynamic linker named as `argv[0]` runs (`ld.so
-/// --library-path DIR PROG`); a dynamic program's C library version from
-/// the libc beside its (or that) dynamic linker, as `process_runtime`
-/// fills it from the library the process mapped. `None` when unknown.
-pub fn command_info(argv: &[String]) -> Option<ExeInfo> {
+/// What a process ran, read from its files (`check -- CMD` judges a
+/// process's getrandom syscalls by it; the process may be gone by then):
+/// its executable `exe` as the trace read it after its last exec (`None`:
+/// never seen alive, or unreadable — then `argv[0]` found on PATH), or the
+/// program a dynamic linker runs, named in `argv` after the loader's
+/// options (`ld.so --library-path DIR PROG`); a dynamic program's C library
+/// version from the libc beside its (or that) dynamic linker, as
+/// `process_runtime` fills it from the library the process mapped. `None`
+/// when unknown (a script's own path: what it runs is only known once it
+/// has exec'd).
+pub fn command_info(exe: Option<&str>, argv: &[String]) -> Option<ExeInfo> {
     let find = |name: &str| -> Option<PathBuf> {
         let p = Path::new(name);
         if p.components().count() > 1 {
@@ -187,8 +190,15 @@ pub fn command_info(argv: &[String]) -> Option<ExeInfo> {
         let dirs = std::env::var_os("PATH")?;
         std::env::split_paths(&dirs).map(|d| d.join(p)).find(|p| p.is_file())
     };
-    let first = find(argv.first()?)?;
-    let first_info = read_path(&first).ok()?;
+    let seen = exe.map(PathBuf::from).and_then(|p| read_path(&p).ok().map(|info| (p, info)));
+    let (first, first_info) = match seen {
+        Some(seen) => seen,
+        None => {
+            let first = find(argv.first()?)?;
+            let info = read_path(&first).ok()?;
+            (first, info)
+        }
+    };
     let (loader, mut info) = if first_info.is_dynamic_linker() {
         let program = program_arg(argv, LOADER_OPTIONS)?;
         (first, read_path(&find(&program)?).ok()?)

@@ -485,9 +485,9 @@ impl SyscallCounter {
         let counter = Counter::open(&spec, Scope::Thread(0))?;
         let mut me = SyscallCounter { counter, baseline: 0 };
         let empty: Vec<u64> = (0..3).filter_map(|_| me.raw_count(|| ()).ok().flatten()).collect();
-        me.baseline = empty.into_iter().min().ok_or_else(|| Error::Facility {
+        me.baseline = empty.into_iter().min().ok_or(Error::Facility {
             errno: None,
-            what: "the raw_syscalls:sys_enter counter never ran".into(),
+            what: crate::error::Facility::CounterNeverRan { tracepoint: "raw_syscalls:sys_enter" },
             hint: Hint::PerfLimits,
         })?;
         Ok(me)

@@ -3,7 +3,7 @@
 //! stops, no records. The raw errno of a refusal is kept and turned into an
 //! exit-4 error that names the cause (paranoid level, capability, seccomp).
 
-use crate::error::{errno_text, Error, Hint, Result};
+use crate::error::{Error, Facility, Hint, Result};
 use crate::measure::sys::perf as sys;
 pub use crate::measure::sys::perf::PerfEvent;
 use std::ffi::CString;
@@ -211,12 +211,12 @@ pub fn set_output(fd: &PerfEvent, target: &PerfEvent) -> Result<()> {
 pub fn apply_filter(fd: &PerfEvent, filter: &str) -> Result<()> {
     let c = CString::new(filter).map_err(|_| Error::Facility {
         errno: None,
-        what: format!("internal error: the tracepoint filter {filter:?} holds a NUL byte"),
+        what: Facility::FilterNul { filter: filter.to_string() },
         hint: "please report it".into(),
     })?;
     sys::set_filter(fd, &c).map_err(|e| Error::Facility {
         errno: None,
-        what: format!("the kernel rejected the tracepoint filter `{filter}`: {}", errno_text(&e)),
+        what: Facility::FilterRejected { filter: filter.to_string(), source: e },
         hint: Hint::TracepointFields,
     })
 }
@@ -227,39 +227,38 @@ pub fn paranoid_level() -> Option<i32> {
 }
 
 fn open_error(e: io::Error, scope: Scope) -> Error {
-    let paranoid = paranoid_level().map_or_else(|| "unknown".to_string(), |p| p.to_string());
     match e.raw_os_error() {
         Some(libc::ESRCH) => match scope {
             Scope::Thread(pid) | Scope::ThreadOnCpu(pid, _) => Error::NoSuchProcess { pid },
-            Scope::Cpu(_) => Error::Facility { errno: e.raw_os_error(), what: format!("perf_event_open: {}", errno_text(&e)), hint: Hint::Retry },
+            Scope::Cpu(_) => {
+                Error::Facility { errno: e.raw_os_error(), what: Facility::PerfOpen { source: e }, hint: Hint::Retry }
+            }
         },
         Some(libc::EACCES) | Some(libc::EPERM) => Error::Facility {
-            errno: e.raw_os_error(), what: format!("perf_event_open refused: {} (kernel.perf_event_paranoid = {paranoid})", errno_text(&e)),
-            hint: if nix::unistd::geteuid().is_root() {
-                Hint::PerfRootRefused
-            } else {
-                Hint::PerfPrivilege
-            },
+            errno: e.raw_os_error(),
+            what: Facility::PerfRefused { source: e, paranoid: paranoid_level() },
+            hint: if nix::unistd::geteuid().is_root() { Hint::PerfRootRefused } else { Hint::PerfPrivilege },
         },
-        Some(libc::ENOSYS) => Error::Facility { errno: e.raw_os_error(),
-            what: "perf_event_open is not available: the kernel lacks CONFIG_PERF_EVENTS or a seccomp policy returns ENOSYS".into(),
-            hint: Hint::PerfSeccomp,
-        },
+        Some(libc::ENOSYS) => {
+            Error::Facility { errno: e.raw_os_error(), what: Facility::PerfUnavailable, hint: Hint::PerfSeccomp }
+        }
         Some(libc::EMFILE) | Some(libc::ENFILE) => Error::Facility {
-            errno: e.raw_os_error(), what: format!("perf_event_open: {} (one counter per thread and clock id)", errno_text(&e)),
+            errno: e.raw_os_error(),
+            what: Facility::PerfFdLimit { source: e },
             hint: Hint::PerfFdLimit,
         },
         _ => Error::Facility {
-            errno: e.raw_os_error(), what: format!("perf_event_open failed: {}", errno_text(&e)),
+            errno: e.raw_os_error(),
+            what: Facility::PerfOpenFailed { source: e },
             hint: Hint::PerfTracepoint,
         },
     }
 }
 
-fn ioctl_error(what: &str, e: io::Error) -> Error {
+fn ioctl_error(op: &'static str, e: io::Error) -> Error {
     Error::Facility {
         errno: e.raw_os_error(),
-        what: format!("perf counter {what} failed: {}", errno_text(&e)),
+        what: Facility::PerfCounter { op, source: e },
         hint: Hint::RetryOrReport,
     }
 }

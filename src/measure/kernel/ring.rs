@@ -3,7 +3,7 @@
 //! this module splits the copied bytes into records, totally: a short or
 //! malformed record ends the batch, it never panics.
 
-use crate::error::{Error, Hint, Result};
+use crate::error::{Error, Facility, Hint, Result};
 use crate::measure::kernel::perf::PerfEvent;
 use crate::measure::sys::ring::{self as sys, Mmap};
 use std::os::fd::{AsFd, BorrowedFd};
@@ -65,7 +65,7 @@ impl Ring {
     pub fn new(event: PerfEvent, pages: usize) -> Result<Ring> {
         let map = Mmap::new(&event, pages).map_err(|e| Error::Facility {
             errno: None,
-            what: format!("cannot map a {pages}-page perf ring buffer: {}", crate::error::errno_text(&e)),
+            what: Facility::RingMap { pages, source: e },
             hint: Hint::MlockLimit,
         })?;
         Ok(Ring { event, map, buf: Vec::new() })

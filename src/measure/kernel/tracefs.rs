@@ -5,7 +5,7 @@
 //! tracefs at /sys/kernel/tracing; otherwise the error names every path tried
 //! and the mount command.
 
-use crate::error::{Error, Hint, Result};
+use crate::error::{Error, Facility, Hint, Result, TracefsMount};
 use std::path::{Path, PathBuf};
 
 /// Where tracefs usually lives, in the order perf tries them.
@@ -58,25 +58,21 @@ impl Tracefs {
                 if matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) {
                     return Err(Error::Facility {
                         errno: None,
-                        what: format!(
-                            "tracefs at {} is readable only by root here ({})",
-                            root.display(),
-                            crate::error::errno_text(&e)
-                        ),
+                        what: Facility::TracefsRootOnly { root: root.to_path_buf(), source: e },
                         hint: Hint::TracefsRoot,
                     });
                 }
             }
         }
         if !nix::unistd::geteuid().is_root() {
-            return Err(Self::missing("mounting it needs root"));
+            return Err(Self::missing(TracefsMount::NeedsRoot));
         }
         let target = Path::new(CANDIDATES[0]);
         let mounted =
             nix::mount::mount(Some("tracefs"), target, Some("tracefs"), nix::mount::MsFlags::empty(), None::<&str>);
         match mounted {
-            Ok(()) => Self::find().ok_or_else(|| Self::missing("mounted tracefs but found no events/ in it")),
-            Err(e) => Err(Self::missing(&format!("mounting it at {} failed: {e}", target.display()))),
+            Ok(()) => Self::find().ok_or_else(|| Self::missing(TracefsMount::NoEvents)),
+            Err(errno) => Err(Self::missing(TracefsMount::Failed { target: target.to_path_buf(), errno })),
         }
     }
 
@@ -85,10 +81,10 @@ impl Tracefs {
         CANDIDATES.iter().map(Path::new).find(|p| p.join("events").is_dir()).map(Tracefs::at)
     }
 
-    fn missing(why: &str) -> Error {
+    fn missing(why: TracefsMount) -> Error {
         Error::Facility {
             errno: None,
-            what: format!("tracefs is not mounted (tried {}; {why})", CANDIDATES.join(", ")),
+            what: Facility::TracefsMissing { tried: CANDIDATES.iter().map(PathBuf::from).collect(), why },
             hint: Hint::MountTracefs,
         }
     }
@@ -98,20 +94,21 @@ impl Tracefs {
         std::fs::read_to_string(&path).map_err(|e| match e.raw_os_error() {
             Some(libc::EACCES) | Some(libc::EPERM) => Error::Facility {
                 errno: e.raw_os_error(),
-                what: format!(
-                    "cannot read {}: permission denied (tracefs is readable only by root here)",
-                    path.display()
-                ),
+                what: Facility::TracefsDenied { path },
                 hint: Hint::TracefsAccess,
             },
             Some(libc::ENOENT) => Error::Facility {
                 errno: e.raw_os_error(),
-                what: format!("tracepoint {group}:{name} does not exist in {}", self.root.display()),
+                what: Facility::TracepointMissing {
+                    group: group.to_string(),
+                    name: name.to_string(),
+                    root: self.root.clone(),
+                },
                 hint: Hint::TracepointMissing,
             },
             _ => Error::Facility {
                 errno: e.raw_os_error(),
-                what: format!("cannot read {}: {}", path.display(), crate::error::errno_text(&e)),
+                what: Facility::TracefsRead { path, source: e },
                 hint: Hint::TracefsReadable,
             },
         })

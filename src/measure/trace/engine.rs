@@ -5,7 +5,7 @@
 //! `cmd::trace`, `check` and the exporter drive this, never an engine directly.
 
 use crate::arch::Abi;
-use crate::error::{Error, Hint, Misuse, Result};
+use crate::error::{Error, Facility, Hint, Misuse, Result};
 use crate::inspect::cgroup::CgroupDir;
 use crate::inspect::Process;
 use crate::measure::kernel::tracefs::Tracefs;
@@ -158,11 +158,7 @@ impl Counting {
             }),
             Err(perf_err) => Err(Error::Facility {
                 errno: None,
-                what: format!(
-                    "no trace engine here: {}; and {}",
-                    short(&bpf_err.to_string()),
-                    short(&perf_err.to_string())
-                ),
+                what: Facility::NoEngine { bpf: Box::new(bpf_err), perf: Box::new(perf_err) },
                 hint: if nix::unistd::geteuid().is_root() { Hint::EnginesRootRefused } else { Hint::EnginesPrivilege },
             }),
         }
@@ -269,14 +265,14 @@ impl Counting {
     pub fn add_command(&mut self, pid: i32, abi: Abi, comm: &str, listener: Option<Listener>) -> Result<()> {
         match self {
             Counting::Seccomp(t) => {
-                let listener = listener.ok_or_else(|| Error::Facility {
+                let listener = listener.ok_or(Error::Facility {
                     errno: None,
-                    what: "the command started without the seccomp filter".into(),
+                    what: Facility::SeccompUnfiltered,
                     hint: Hint::RetryOrReportAgain,
                 })?;
                 t.supervise(listener, pid, std::process::id() as i32).map_err(|e| Error::Facility {
                     errno: e.raw_os_error(),
-                    what: format!("cannot start the seccomp supervisor: {e}"),
+                    what: Facility::SeccompSupervisor { source: e },
                     hint: Hint::Retry,
                 })
             }
@@ -401,9 +397,7 @@ impl Counting {
 }
 
 /// The first clause of an error's text, for a message that joins two.
-pub fn short(text: &str) -> &str {
-    text.split(" — ").next().unwrap_or(text)
-}
+pub use crate::error::short;
 
 /// The perf engine holds a few dozen fds per thread (the seccomp engine a
 /// few while it reads a call): lift the soft limit to the hard one first

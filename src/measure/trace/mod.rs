@@ -182,6 +182,16 @@ pub struct Key {
 
 pub use crate::measure::trace::sites::Site;
 
+/// What a process ran at its last exec, as the engine caught it there
+/// (BPF: `sched_process_exec`): the path exec was given (`None` unless
+/// absolute) and the arguments (cut at 1 KiB: `truncated`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Exec {
+    pub exe: Option<String>,
+    pub argv: Vec<String>,
+    pub truncated: bool,
+}
+
 /// Counts at one moment. Subtract two for an interval.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tally {
@@ -233,6 +243,9 @@ pub struct Tally {
     /// `Key::start`), moved out of every other field by
     /// [`own::Own::strip`]: system-wide traces leave them out.
     pub own: BTreeMap<(i32, u64), u64>,
+    /// What each process ran at its last exec, by (pid, start), where the
+    /// engine catches execs (BPF).
+    pub execs: BTreeMap<(i32, u64), Exec>,
 }
 
 /// A process and one user stack it made calls from.
@@ -285,6 +298,7 @@ impl Tally {
             stacks_lost: self.stacks_lost.saturating_sub(earlier.stacks_lost),
             maps_refused: self.maps_refused.clone(),
             own: self.own.iter().map(|(k, v)| (*k, sub(*v, earlier.own.get(k)))).collect(),
+            execs: self.execs.clone(),
         }
     }
 }

@@ -96,7 +96,7 @@ pub struct Window<'a> {
     pub interrupted: bool,
     /// An interval's bounds from the start of counting; `None` for the whole trace.
     pub bounds: Option<(Duration, Duration)>,
-    /// What was read of each process at first sight.
+    /// What was read of each process at first sight (again after an exec).
     pub seen: &'a Sightings,
 }
 
@@ -175,7 +175,7 @@ pub fn block_stop_signals() -> Result<SigSet> {
     signals.add(Signal::SIGTERM);
     signals.thread_block().map_err(|e| Error::Facility {
         errno: Some(e as i32),
-        what: format!("cannot block SIGINT and SIGTERM: {e}"),
+        what: crate::error::Facility::Other(format!("cannot block SIGINT and SIGTERM: {e}")),
         hint: Hint::Retry,
     })?;
     Ok(signals)
@@ -278,6 +278,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     }
     if req.sight {
         w.sightings.look(tally.processes());
+        w.sightings.after_execs(&tally.execs);
     }
     if let (Some(c), Some(cmd)) = (child, &command) {
         session.command = Some(CommandInfo { argv: cmd.argv_text.clone(), pid: c, exit_status: w.exit_status });
@@ -359,7 +360,10 @@ impl<'r> Waiting<'r> {
             tree: spawn::TreeGuard::default(),
             tree_gone: None,
             tree_killed: None,
-            sightings: Sightings::new(req.plan.stacks || req.plan.sites),
+            sightings: match Sightings::new(req.plan.stacks || req.plan.sites) {
+                s if req.target == TraceTarget::All => s.without_rechecks(),
+                s => s,
+            },
             own: (req.target == TraceTarget::All).then(Own::new),
         }
     }
@@ -493,6 +497,7 @@ impl<'r> Waiting<'r> {
         }
         if self.req.sight {
             self.sightings.look(tally.processes());
+            self.sightings.after_execs(&tally.execs);
         }
         let delta = tally.since(&self.last.0);
         let window = Window {
@@ -514,7 +519,9 @@ impl<'r> Waiting<'r> {
     /// How long to sleep for the next event, at most until the next thing due.
     fn wait(&self, now: Instant, counting: &Counting) -> Duration {
         let mut wait = if counting.needs_pump() { PUMP } else { Duration::from_secs(3600) };
-        if self.req.sight || self.own.is_some() {
+        if self.req.sight {
+            wait = wait.min(self.sightings.period(self.child.is_some()));
+        } else if self.own.is_some() {
             wait = wait.min(SIGHT);
         }
         if self.command_done.is_some() {
@@ -663,9 +670,9 @@ fn arm(
                 spawn::GateError::Fork(source) => Error::Spawn { cmd: cmd.display.clone(), source },
                 spawn::GateError::Filter(source) => Error::Facility {
                     errno: source.raw_os_error(),
-                    what: format!(
+                    what: crate::error::Facility::Other(format!(
                         "the seccomp engine is refused: installing its filter in the command failed: {source}"
-                    ),
+                    )),
                     hint: Hint::SeccompRefused,
                 },
             })?;

@@ -123,9 +123,13 @@ fn prometheus_passes_promtool() {
     // --trace 0: the other processes of this host have no say here.
     let (code, stdout, stderr) = run(&["--format", "prometheus", "check", "--trace", "0"]);
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.contains("vdsoctl_check_status{check=\"host_trace\"} -1\n"), "not observed: {stdout}");
+    // Each row carries its finding's kind as a label.
+    assert!(
+        stdout.contains("vdsoctl_check_status{check=\"host_trace\",kind=\"not-observed\"} -1\n"),
+        "not observed: {stdout}"
+    );
     assert!(stdout.contains("# TYPE vdsoctl_check_status gauge"), "{stdout}");
-    assert!(stdout.contains("vdsoctl_check_status{check=\"clocksource\"} 0"), "{stdout}");
+    assert!(stdout.contains("vdsoctl_check_status{check=\"clocksource\",kind=\"clocksource-vdso\"} 0"), "{stdout}");
     assert!(stdout.contains("vdsoctl_check_failed 0"), "{stdout}");
     assert!(
         stdout.contains(

@@ -220,31 +220,40 @@ fn image_call_sites_from_the_code() {
         assert_eq!(status(ok), "ok", "{ok}: {}", detail(ok));
         assert!(!detail(ok).contains("[vsyscall]"), "{}", detail(ok));
     }
-    // The CPU-time clock is said, not judged.
+    // A binary's findings as (kind, status), gated.
+    let kinds = |path: &str| -> Vec<(String, String)> {
+        let s = |v: &serde_json::Value| v.as_str().unwrap_or("-").to_string();
+        binary(&doc, path)["findings"].as_array().unwrap().iter().map(|f| (s(&f["kind"]), s(&f["status"]))).collect()
+    };
+    let pair = |k: &str, s: &str| (k.to_string(), s.to_string());
+    // The CPU-time clock is said (INFO), not judged.
+    assert!(kinds("/bin/cputime").contains(&pair("cputime-call-site", "info")), "{:?}", kinds("/bin/cputime"));
     assert!(
         detail("/bin/cputime").contains("clock_gettime(CLOCK_PROCESS_CPUTIME_ID) by syscall() at 0x"),
         "{}",
         detail("/bin/cputime")
     );
-    let mut warn = vec![
+    // An image's own code making raw clock syscalls the vDSO would serve FAILs.
+    let mut raw = vec![
         ("/bin/raw_libc", "clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x", "in main"),
         ("/bin/asm_static", "clock_gettime(CLOCK_MONOTONIC) by syscall at 0x", "in read_clock"),
         ("/bin/int80", "clock_gettime(CLOCK_MONOTONIC) by int 0x80 at 0x", "in read_clock"),
+        ("/bin/asm_static_stripped", "clock_gettime(CLOCK_MONOTONIC) by syscall at 0x", "in an unnamed function"),
     ];
     if m32 {
-        warn.push(("/bin/raw_libc32", "clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x", "in main"));
-        warn.push(("/bin/int80_32", "clock_gettime(CLOCK_MONOTONIC) by int 0x80 at 0x", "in read_clock"));
+        raw.push(("/bin/raw_libc32", "clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x", "in main"));
+        raw.push(("/bin/int80_32", "clock_gettime(CLOCK_MONOTONIC) by int 0x80 at 0x", "in read_clock"));
     }
-    for (path, site, symbol) in warn {
+    for (path, site, symbol) in raw {
         let d = detail(path);
-        assert_eq!(status(path), "warn", "{path}: {d}");
-        assert!(d.starts_with("its code makes raw clock syscalls the vDSO would serve: "), "{d}");
+        assert_eq!(status(path), "fail", "{path}: {d}");
+        assert_eq!(binary(&doc, path)["verdict_kind"], "raw-clock-call-site", "{path}: {d}");
+        assert!(kinds(path).contains(&pair("raw-clock-call-site", "fail")), "{path}: {:?}", kinds(path));
         assert!(d.contains(site) && d.contains(symbol), "{path}: {d}");
     }
     // Stripped, the same site is found at the same address, in no function.
     let named = detail("/bin/asm_static");
     let at = named.split(" by syscall at ").nth(1).unwrap().split(' ').next().unwrap();
-    assert_eq!(status("/bin/asm_static_stripped"), "warn");
     assert!(
         detail("/bin/asm_static_stripped")
             .contains(&format!("clock_gettime(CLOCK_MONOTONIC) by syscall at {at} in an unnamed function")),
@@ -254,6 +263,7 @@ fn image_call_sites_from_the_code() {
     junit_matches_the_json(root, &doc);
     let v = detail("/bin/vsyscall");
     assert_eq!(status("/bin/vsyscall"), "fail", "{v}");
+    assert!(kinds("/bin/vsyscall").contains(&pair("vsyscall-call-site", "fail")), "{:?}", kinds("/bin/vsyscall"));
     assert!(v.starts_with("its code calls the fixed [vsyscall] page (1 site(s), first at 0x"), "{v}");
     assert!(v.contains(" in legacy_time)"), "{v}");
     // The site's address is the call (or tail jump) instruction's, as objdump shows it.
@@ -278,17 +288,14 @@ fn stripped(exe: &Path) -> PathBuf {
 }
 
 /// `--format junit` of the same tree, read by a real XML parser (python3's
-/// xml.etree): one testcase per check and per binary, failures for the FAIL
-/// rows (and the WARN ones with --strict), with the finding and the hint.
+/// xml.etree): one testcase per check, one per failing finding of a binary
+/// (`PATH: KIND`) and one per binary with none (`PATH`), failures for the
+/// FAIL findings (and the WARN ones, raised, with --strict) typed by kind,
+/// with the finding and the hint — as many as the JSON of the same run has.
 fn junit_matches_the_json(root: &Path, doc: &serde_json::Value) {
     if which("python3").is_err() {
         return skip("python3 not installed: the JUnit document is not parsed");
     }
-    let count = |st: &str| doc["binaries"].as_array().unwrap().iter().filter(|b| b["status"] == st).count();
-    let (binaries, fails, warns) = (doc["binaries"].as_array().unwrap().len(), count("fail"), count("warn"));
-    let checks = doc["checks"].as_array().unwrap().len();
-    // The image's own rows (random bytes per libc) WARN: failures under --strict.
-    let check_warns = doc["checks"].as_array().unwrap().iter().filter(|c| c["status"] == "warn").count();
     const READ: &str = r#"
 import sys, xml.etree.ElementTree as ET
 t = ET.parse(sys.stdin).getroot()
@@ -301,9 +308,30 @@ for s in t.iter("testsuite"):
     for c in cases:
         f = c.find("failure")
         if f is not None:
-            assert f.get("message") and f.text and "hint: " in f.text, c.get("name")
+            kind = f.get("type")
+            assert c.get("name").endswith(": " + kind) or s.get("name") == "vdsoctl.check", c.get("name")
+            assert f.get("message").startswith("FAIL " + kind + ": "), f.get("message")
+            assert f.text and "hint: " in f.text and ("kind: " + kind) in f.text, c.get("name")
+            print("failure", c.get("name"))
 "#;
     for strict in [false, true] {
+        // The JSON of the same selection: --strict raises WARN findings in it too.
+        let doc = if strict {
+            let (_, stdout, _) = run(&["--json", "check", "--strict", "--image", root.to_str().unwrap()]);
+            serde_json::from_str(&stdout).unwrap()
+        } else {
+            doc.clone()
+        };
+        let binaries = doc["binaries"].as_array().unwrap();
+        let failing = |b: &serde_json::Value| -> Vec<String> {
+            let path = b["path"].as_str().unwrap();
+            let fails = b["findings"].as_array().unwrap().iter().filter(|f| f["status"] == "fail");
+            fails.map(|f| format!("{path}: {}", f["kind"].as_str().unwrap())).collect()
+        };
+        let failures: Vec<String> = binaries.iter().flat_map(failing).collect();
+        let cases = failures.len() + binaries.iter().filter(|b| failing(b).is_empty()).count();
+        let checks = doc["checks"].as_array().unwrap();
+        let check_failures = checks.iter().filter(|c| c["status"] == "fail").count();
         let mut args = vec!["--format", "junit", "check"];
         if strict {
             args.push("--strict");
@@ -313,11 +341,12 @@ for s in t.iter("testsuite"):
         assert_eq!(code, 1, "{stderr}");
         let out = python_on(READ, &xml);
         assert!(out.status.success(), "{}\n{xml}", String::from_utf8_lossy(&out.stderr));
-        let failures = if strict { fails + warns } else { fails };
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(text.contains(&format!("vdsoctl.check.image {binaries} {failures} 0\n")), "{text}");
-        let check_failures = if strict { check_warns } else { 0 };
-        assert!(text.contains(&format!("vdsoctl.check {checks} {check_failures} ")), "{text}");
+        assert!(text.contains(&format!("vdsoctl.check.image {cases} {} 0\n", failures.len())), "{text}");
+        assert!(text.contains(&format!("vdsoctl.check {} {check_failures} ", checks.len())), "{text}");
+        for f in &failures {
+            assert!(text.lines().any(|l| l == format!("failure {f}")), "{f}: {text}");
+        }
     }
 }
 
@@ -463,12 +492,15 @@ fn readelf_headers(files: &[PathBuf]) -> Vec<[String; 4]> {
     out
 }
 
-/// A raw caller of a foreign root: WARN, its site `via` in `symbol`, at an
-/// address whose instruction objdump shows as `insn`.
+/// A raw caller of a foreign root: FAIL by kind raw-clock-call-site (an
+/// image's own code), its site `via` in `symbol`, at an address whose
+/// instruction objdump shows as `insn`.
 fn raw_caller(root: &Path, binaries: &[serde_json::Value], path: &str, (via, symbol, insn): (&str, &str, &str)) {
     let b = binaries.iter().find(|b| b["path"] == path).unwrap_or_else(|| panic!("no {path}"));
-    let d = b["detail"].as_str().unwrap();
-    assert_eq!(b["status"], "warn", "{path}: {d}");
+    assert_eq!((b["status"].as_str(), b["verdict_kind"].as_str()), (Some("fail"), Some("raw-clock-call-site")), "{b}");
+    let f = b["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "raw-clock-call-site").unwrap();
+    assert_eq!(f["status"], "fail", "{path}: {f}");
+    let d = f["detail"].as_str().unwrap();
     let prefix = format!(
         "its code makes raw clock syscalls the vDSO would serve: clock_gettime(CLOCK_MONOTONIC) by {via} at 0x"
     );
@@ -550,7 +582,7 @@ fn foreign_roots_judged_for_their_architecture() {
             continue;
         }
         assert!(binaries.iter().any(|b| b["path"] == "/usr/local/bin/hello_go"));
-        // The raw callers: WARN, each site with its function, at an address
+        // The raw callers: FAIL, each site with its function, at an address
         // whose instruction objdump shows as the call or the svc.
         let site =
             |path: &str, via: &str, symbol: &str, insn: &str| raw_caller(root, binaries, path, (via, symbol, insn));

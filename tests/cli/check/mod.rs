@@ -156,7 +156,7 @@ fn python_on(script: &str, xml: &str) -> std::process::Output {
 /// What junitparser (PyPI), a JUnit consumer CI reporters are built on,
 /// reads in a document: per suite, its name, the counts its attributes
 /// say (checked by the script against its cases) and each case's name and
-/// outcome (`failed`, `skipped`, `passed`). None when junitparser is
+/// outcome (`failed`, `skipped`, `passed`), and a failure's type (its kind). None when junitparser is
 /// missing (a SKIP; a panic under CI).
 pub(super) fn junitparser_read(xml: &str) -> Option<serde_json::Value> {
     const READ: &str = r#"
@@ -170,9 +170,15 @@ for suite in doc:
         kinds = [type(r) for r in case.result]
         outcome = "failed" if Failure in kinds else "skipped" if Skipped in kinds else "passed"
         if outcome == "failed":
+            # Typed by the finding's kind: message "FAIL KIND: detail",
+            # the body the detail, "kind: KIND" and the hint.
             f = [r for r in case.result if isinstance(r, Failure)][0]
-            assert f.type in ("FAIL", "WARN") and f.message.startswith(f.type + ": "), case.name
-            assert f.message[len(f.type) + 2:] in (f.text or ""), case.name
+            head = "FAIL " + (f.type or "") + ": "
+            assert f.type and f.message.startswith(head), (case.name, f.type, f.message)
+            assert f.message[len(head):] in (f.text or ""), case.name
+            assert ("\nkind: " + f.type) in (f.text or ""), case.name
+            cases.append({"name": case.name, "outcome": outcome, "type": f.type})
+            continue
         cases.append({"name": case.name, "outcome": outcome})
     n = lambda o: sum(1 for c in cases if c["outcome"] == o)
     assert suite.tests == len(cases), (suite.name, suite.tests, len(cases))

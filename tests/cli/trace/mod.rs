@@ -47,3 +47,52 @@ fn trace_json(args: &[&str]) -> Value {
     assert_eq!(code, 0, "trace failed: {stderr}");
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}"))
 }
+
+/// The first auxiliary clock this host has not enabled (`CLOCK_AUX + n`:
+/// its `enable` file absent, as on a kernel before 6.17 or one built
+/// without CONFIG_POSIX_AUX_CLOCKS, or reading 0); None when all are on.
+fn unenabled_aux_clock() -> Option<u32> {
+    let on = |n: u32| {
+        std::fs::read_to_string(format!("/sys/kernel/time/aux_clocks/{n}/enable")).is_ok_and(|v| v.trim() == "1")
+    };
+    (0..8).find(|n| !on(*n))
+}
+
+/// `clock_gettime(CLOCK_AUX + n)` of an auxiliary clock the host has not
+/// enabled is a syscall by the kernel's design, not a bypass: `trace`'s row
+/// is `expected` with an INFO line saying so and how to enable it, and
+/// `check -- CMD` passes (exit 0) with an INFO row, never a FAIL.
+#[test]
+fn an_auxiliary_clock_not_enabled_is_expected_not_a_bypass() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let Some(n) = unenabled_aux_clock() else { return skip("every auxiliary clock is enabled here") };
+    let clock = format!("CLOCK_AUX+{n}");
+    let id = (16 + n).to_string();
+    let bin = build_c("clock_loop", false, &[]);
+    let r = trace_json(&["--", bin.to_str().unwrap(), "libc", &id, "1000"]);
+    let rows = r["counts"].as_array().unwrap();
+    let row = rows.iter().find(|c| c["clock"] == clock.as_str()).unwrap_or_else(|| panic!("no {clock} row: {r:#}"));
+    assert_eq!((row["count"].as_u64(), row["expected"].as_bool()), (Some(1000), Some(true)), "{row:#}");
+    let findings = r["findings"].as_array().unwrap();
+    let line = findings
+        .iter()
+        .find(|f| f["message"].as_str().is_some_and(|m| m.starts_with(&format!("{clock}:"))))
+        .unwrap_or_else(|| panic!("no {clock} finding: {r:#}"));
+    assert_eq!(line["severity"], "info", "{line:#}");
+    let message = line["message"].as_str().unwrap();
+    assert!(message.contains("— expected: ") && !message.contains("bypassed"), "{message}");
+    let hint = line["hint"].as_str().unwrap_or_default();
+    assert!(hint.contains(&format!("echo 1 > /sys/kernel/time/aux_clocks/{n}/enable")), "{line:#}");
+
+    let (code, out, err) = run(&["--json", "check", "--", bin.to_str().unwrap(), "libc", &id, "1000"]);
+    let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    assert_eq!((code, doc["status"].as_str()), (0, Some("ok")), "{doc:#}");
+    let checks = doc["checks"].as_array().unwrap();
+    let named = |name: &str| checks.iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("no {name}: {doc:#}"));
+    assert_eq!(named("command_trace")["status"], "ok");
+    let aux = named(&format!("command_aux_clock:{clock}"));
+    assert_eq!(aux["status"], "info", "{aux:#}");
+    assert!(aux["detail"].as_str().unwrap().starts_with(&format!("{clock}: 1,000 syscalls — expected: ")), "{aux:#}");
+}

@@ -437,7 +437,8 @@ fn engine_choices_that_cannot_be_honoured_are_refused() {
 /// its tid in it) is named as the thread CPU clock it is, expected, by
 /// every engine and on the i386 path (the perf engine's records; its
 /// 64-bit counters have no class filter: `other` there); an auxiliary
-/// clock id as `CLOCK_AUX+N`, a bypass where the vDSO serves it (6.17).
+/// clock id as `CLOCK_AUX+N`, a bypass where the vDSO serves it (6.17, and
+/// only while it is enabled: /sys/kernel/time/aux_clocks/N/enable).
 #[test]
 fn dynamic_cpu_clocks_and_aux_clocks_are_named() {
     if let Some(why) = missing_trace_facility() {
@@ -461,7 +462,8 @@ fn dynamic_cpu_clocks_and_aux_clocks_are_named() {
         }
         let r = trace_cmd_with("bpf", m32, &["raw", "17", "300"]);
         let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
-        let served = vdsoctl::inspect::kernel::parse_version(&kernel).is_some_and(|k| k >= (6, 17));
+        let enabled = std::fs::read_to_string("/sys/kernel/time/aux_clocks/1/enable").is_ok_and(|v| v.trim() == "1");
+        let served = enabled && vdsoctl::inspect::kernel::parse_version(&kernel).is_some_and(|k| k >= (6, 17));
         assert_eq!(row(&r), ("CLOCK_AUX+1".to_string(), 300, !served), "m32={m32}");
     }
 }

@@ -24,7 +24,7 @@
 //!   syscall tracepoint at all.
 
 use crate::arch::{self, Abi, FnKind, VdsoFn};
-use crate::error::{Error, Hint, Result};
+use crate::error::{Error, Facility, Hint, Result};
 use crate::inspect::Process;
 use crate::measure::kernel::perf::{
     self, CounterSpec, PerfEvent, Reading, Scope, SAMPLE_RAW, SAMPLE_REGS_USER, SAMPLE_TID,
@@ -58,9 +58,9 @@ impl Events {
     /// Look every tracepoint up; a missing syscall tracepoint is exit 4.
     pub fn load(tracefs: &Tracefs) -> Result<Events> {
         // The kernel's ABI numbers the tracepoints, whatever vdsoctl was built for.
-        let host = crate::inspect::kernel::abi().ok_or_else(|| Error::Facility {
+        let host = crate::inspect::kernel::abi().ok_or(Error::Facility {
             errno: None,
-            what: "`trace` does not know this architecture's syscall numbers".into(),
+            what: Facility::UnknownSyscallNumbers,
             hint: Hint::UnsupportedArch,
         })?;
         let mut per_syscall = Vec::new();
@@ -381,7 +381,7 @@ impl Tracer {
                 None if fresh => {
                     let dup = fd.try_clone().map_err(|e| Error::Facility {
                         errno: None,
-                        what: format!("cannot duplicate a perf fd: {}", crate::error::errno_text(&e)),
+                        what: Facility::PerfFdDup { source: e },
                         hint: Hint::FdLimit,
                     })?;
                     self.sources.push(Source { ring: Ring::new(dup, pages)?, tree: true });
@@ -444,7 +444,7 @@ impl Tracer {
         let fds: Vec<_> = rings.iter().map(|r| r.fd()).collect();
         crate::measure::sys::ring::poll_in(&fds, timeout_ms).map_err(|e| Error::Facility {
             errno: None,
-            what: format!("poll on perf ring buffers failed: {}", crate::error::errno_text(&e)),
+            what: Facility::RingPoll { source: e },
             hint: Hint::Retry,
         })?;
         self.drain();
@@ -590,7 +590,7 @@ impl Tracer {
     pub fn enable(&self) -> Result<()> {
         let fail = |e: std::io::Error| Error::Facility {
             errno: None,
-            what: format!("cannot enable a perf counter: {}", crate::error::errno_text(&e)),
+            what: Facility::PerfEnable { source: e },
             hint: Hint::Retry,
         };
         for e in &self.counters {

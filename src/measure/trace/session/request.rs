@@ -40,7 +40,8 @@ pub struct TraceRequest {
     /// it); `None`: nothing is said.
     pub progress: Option<fn(&Progress<'_>)>,
     /// Read each counted process's identity (and, with `--stacks` or
-    /// `--sites`, its mappings) at first sight ([`sight`](super::sight)).
+    /// `--sites`, its mappings) at first sight and after each exec
+    /// ([`sight`](super::sight)).
     pub sight: bool,
 }
 

@@ -15,6 +15,7 @@ fn helper(id: i32) -> String {
         14 => "bpf_get_current_pid_tgid#14".into(),
         37 => "bpf_current_task_under_cgroup#37".into(),
         113 => "bpf_probe_read_kernel#113".into(),
+        115 => "bpf_probe_read_kernel_str#115".into(),
         120 => "bpf_get_ns_current_pid_tgid#120".into(),
         112 => "bpf_probe_read_user#112".into(),
         27 => "bpf_get_stackid#27".into(),

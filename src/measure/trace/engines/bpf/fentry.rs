@@ -12,6 +12,7 @@ use super::gen::Generator;
 use super::insn::{Alu, Asm, Cond, Helper, Size, R0, R1, R2, R3, R4, R8, R9};
 use super::layout::{self, ABI_COMPAT, ABI_NATIVE};
 use crate::arch::{Abi, VdsoFn};
+use crate::error::{Facility, FentryCause};
 use crate::inspect::btf::Btf;
 
 /// `BPF_TRACE_FENTRY`.
@@ -30,14 +31,14 @@ pub(super) struct FentryPoint {
 
 /// The clock syscall functions of `host` and its compat ABI in `btf`, or
 /// the first one it lacks.
-pub(super) fn points(btf: &Btf, host: Abi) -> Result<Vec<FentryPoint>, String> {
+pub(super) fn points(btf: &Btf, host: Abi) -> Result<Vec<FentryPoint>, Facility> {
     let wanted: Vec<(u8, VdsoFn, &'static str)> = [(ABI_NATIVE, Some(host)), (ABI_COMPAT, host.compat())]
         .into_iter()
         .filter_map(|(code, abi)| Some((code, abi?)))
         .flat_map(|(code, abi)| abi.syscall_functions().iter().map(move |(f, name)| (code, *f, *name)))
         .collect();
     if wanted.is_empty() {
-        return Err(format!("no clock syscall functions are known for {}", host.name()));
+        return Err(Facility::FentryNoFunctions { abi: host.name() });
     }
     let names: Vec<&str> = wanted.iter().map(|w| w.2).collect();
     let ids = btf.func_ids(&names);
@@ -45,7 +46,7 @@ pub(super) fn points(btf: &Btf, host: Abi) -> Result<Vec<FentryPoint>, String> {
         .iter()
         .zip(ids)
         .map(|(&(abi, func, name), id)| {
-            let btf_id = id.ok_or_else(|| format!("the kernel's BTF has no function {name}"))?;
+            let btf_id = id.ok_or(Facility::FentryNoBtfFunction { name })?;
             Ok(FentryPoint { abi, func, name, btf_id })
         })
         .collect()
@@ -61,9 +62,9 @@ impl FentryPoints {
     /// Find the functions in the kernel's BTF and probe the first.
     pub fn probe() -> crate::error::Result<FentryPoints> {
         use crate::error::{Error, Hint};
-        let host = crate::inspect::kernel::abi().ok_or_else(|| Error::Facility {
+        let host = crate::inspect::kernel::abi().ok_or(Error::Facility {
             errno: None,
-            what: "fentry: this kernel's architecture is not known".into(),
+            what: Facility::FentryUnknownArch,
             hint: Hint::FentryRefused,
         })?;
         // PREEMPT_RT runs trampolines with migration, not preemption,
@@ -74,19 +75,16 @@ impl FentryPoints {
         if crate::inspect::kernel::is_preempt_rt() {
             return Err(Error::Facility {
                 errno: None,
-                what: "fentry refused: PREEMPT_RT (trampolines preemptible there)".into(),
+                what: Facility::FentryRefused { cause: FentryCause::PreemptRt },
                 hint: Hint::FentryRefused,
             });
         }
         let btf = Btf::vmlinux()?;
-        let points = points(&btf, host).map_err(|what| Error::Facility {
+        let points =
+            points(&btf, host).map_err(|what| Error::Facility { errno: None, what, hint: Hint::FentryRefused })?;
+        let first = points.first().copied().ok_or(Error::Facility {
             errno: None,
-            what: format!("fentry: {what}"),
-            hint: Hint::FentryRefused,
-        })?;
-        let first = points.first().copied().ok_or_else(|| Error::Facility {
-            errno: None,
-            what: "fentry: no clock syscall functions".into(),
+            what: Facility::FentryNoPoints,
             hint: Hint::FentryRefused,
         })?;
         let mut a = Asm::new();

@@ -186,7 +186,7 @@ impl Generator {
 
     /// The traced-set check of `count_tail`: leave unless the process in R1
     /// (start time in R7) is in the set, and is the one that was added.
-    fn traced(&self, a: &mut Asm) {
+    pub(super) fn traced(&self, a: &mut Asm) {
         put(a, SMALL, proc_key::TGID, R1);
         a.load_map(R1, self.maps.procs)
             .mov(R2, FP)
@@ -702,6 +702,8 @@ mod tests {
             ("arm64-sys_enter-trees", arm64_generator(Scope::Trees).sys_enter()),
             ("arm64-fork-trees", arm64_generator(Scope::Trees).fork()),
             ("sys_enter-trees-stacks", stacks.sys_enter()),
+            ("exec-trees", trees.exec(super::super::execs::ExecFds { execs: 7, scratch: 8 })),
+            ("exec-all", all.exec(super::super::execs::ExecFds { execs: 7, scratch: 8 })),
         ];
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bpf");
         let mut stale = Vec::new();

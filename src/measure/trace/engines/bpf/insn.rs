@@ -90,6 +90,9 @@ pub enum Helper {
     CurrentTaskUnderCgroup = 37,
     /// `bpf_probe_read_kernel` (5.5): a read through a computed address.
     ProbeReadKernel = 113,
+    /// `bpf_probe_read_kernel_str` (5.5): a NUL-terminated string, cut
+    /// at the buffer's size.
+    ProbeReadKernelStr = 115,
     /// `bpf_get_ns_current_pid_tgid` (5.7): the current task's ids in a
     /// given pid namespace.
     GetNsCurrentPidTgid = 120,

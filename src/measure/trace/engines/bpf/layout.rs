@@ -7,7 +7,7 @@
 
 use super::insn::Size;
 use crate::arch::{FnKind, KernelMember, SyscallEntry, VdsoFn};
-use crate::error::{Error, Hint, Result};
+use crate::error::{Error, Facility, Hint, Result};
 use crate::inspect::btf::{Btf, Field};
 
 /// A field of a map key or value: its offset and width.
@@ -233,6 +233,22 @@ pub(super) struct Layout {
     /// What names a mapping without its process (`--sites`' first
     /// sightings, [`super::files`]); `None` where BTF lacks a part of it.
     pub vma: Option<VmaReach>,
+    /// What an exec ran (`sched_process_exec`, [`super::execs`]); `None`
+    /// where BTF lacks a part of it.
+    pub exec: Option<ExecReach>,
+}
+
+/// `tp_btf/sched_process_exec(struct task_struct *p, pid_t old_pid,
+/// struct linux_binprm *bprm)`: the tracepoint, `task_struct.mm`,
+/// `mm_struct.arg_start` and `.arg_end` (the new image's argv in user
+/// memory), `linux_binprm.filename` (the path exec was given).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ExecReach {
+    pub tracepoint: u32,
+    pub mm: Field,
+    pub arg_start: Field,
+    pub arg_end: Field,
+    pub filename: Field,
 }
 
 /// A mapping's file identity: `vm_area_struct.vm_start`, `.vm_pgoff`,
@@ -293,15 +309,11 @@ impl Layout {
     pub fn read(entry: SyscallEntry) -> Result<Layout> {
         let btf = Btf::vmlinux()?;
         let unknown = btf.unknown_kind();
-        let missing = |what: &str| {
-            let what = match unknown {
-                // Types after a kind this parser does not know were not read.
-                Some((id, kind)) => {
-                    format!("the kernel's BTF has no {what} before type {id} (kind {kind}, newer than vdsoctl)")
-                }
-                None => format!("the kernel's BTF has no {what}"),
-            };
-            Error::Facility { errno: None, what, hint: Hint::BpfNeedsBtf }
+        // Types after a kind this parser does not know were not read.
+        let missing = |what: &str| Error::Facility {
+            errno: None,
+            what: Facility::BtfMissing { what: what.to_string(), unknown },
+            hint: Hint::BpfNeedsBtf,
         };
         let field = |s: &str, path: &[&str]| -> Result<Field> {
             btf.field(s, path)
@@ -362,6 +374,16 @@ impl Layout {
                     saved_auxv: btf.field("mm_struct", &["saved_auxv"])?,
                 })
             })(),
+            exec: (|| {
+                let small = |f: Field| i16::try_from(f.offset).is_ok().then_some(f);
+                Some(ExecReach {
+                    tracepoint: btf.typedef_id("btf_trace_sched_process_exec")?,
+                    mm: small(btf.field("task_struct", &["mm"])?)?,
+                    arg_start: small(btf.field("mm_struct", &["arg_start"])?)?,
+                    arg_end: small(btf.field("mm_struct", &["arg_end"])?)?,
+                    filename: small(btf.field("linux_binprm", &["filename"])?)?,
+                })
+            })(),
         })
     }
 
@@ -407,6 +429,13 @@ impl Layout {
                 exe_file: f(960, 8),
                 saved_auxv: Field { offset: 400, size: 408, array: true },
             }),
+            exec: Some(ExecReach {
+                tracepoint: 103,
+                mm: f(2336, 8),
+                arg_start: f(304, 8),
+                arg_end: f(312, 8),
+                filename: f(96, 8),
+            }),
         }
     }
 
@@ -437,6 +466,7 @@ impl Layout {
             pid_numbers: None,
             site: None,
             vma: None,
+            exec: None,
         }
     }
 }

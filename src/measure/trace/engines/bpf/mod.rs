@@ -26,6 +26,10 @@
 //!   LRU map, for the ppid column of short-lived processes).
 //! - `vsyscall:emulate_vsyscall` (x86_64 only): calls into the legacy page,
 //!   which fire no syscall tracepoint.
+//! - `sched_process_exec`: what a traced process's exec ran, its path and
+//!   arguments ([`execs`]), for one gone before a look read it. Optional:
+//!   a kernel that refuses it, or vdsoctl in a pid namespace, loses only
+//!   that.
 //!
 //! Bounds: `MAX_ROWS` count rows, `MAX_PROCS` traced processes and
 //! process entries. A call whose row the full map refused still counts in
@@ -39,6 +43,7 @@
 //! gets the perf engine instead.
 
 pub mod disasm;
+mod execs;
 mod fentry;
 mod files;
 pub use fentry::FentryPoints;
@@ -50,7 +55,7 @@ mod stacks;
 mod verifier;
 
 use crate::arch::{self, Abi};
-use crate::error::{Error, Hint, Result};
+use crate::error::{BpfStep, Error, Facility, FentryCause, Hint, Lockdown, Result, LOCKDOWN};
 use crate::inspect::cgroup::CgroupDir;
 use crate::measure::sys::bpf as sys;
 use crate::measure::trace::{Clock, Key, Tally};
@@ -117,6 +122,8 @@ struct Maps {
     /// `--sites` or `--stacks`: each address's mapping, captured at its
     /// site's or stack's first call ([`files`]).
     files: Option<sys::Map>,
+    /// What each exec ran ([`execs`]); `None` where it is not captured.
+    execs: Option<execs::ExecMaps>,
 }
 
 /// Loaded programs, attached or not, and the maps they count into.
@@ -157,7 +164,7 @@ impl Maps {
     /// process totals and stats always; cgroups, sites and stacks when asked.
     fn create(o: &Options<'_>) -> Result<Maps> {
         let scope = o.scope;
-        let map = |spec: sys::MapSpec<'_>| sys::map_create(&spec).map_err(|e| refused("create a BPF map", e));
+        let map = |spec: sys::MapSpec<'_>| sys::map_create(&spec).map_err(|e| refused(BpfStep::CreateMap, e));
         Ok(Maps {
             counts: map(counters(key::SIZE, MAX_ROWS, "vdsoctl_counts"))?,
             procs: map(sys::MapSpec {
@@ -189,6 +196,8 @@ impl Maps {
             stacks: if o.stacks { Some(stacks::StackMaps::create(map)?) } else { None },
             // Without it (a kernel without the map), addresses are named by the looks only.
             files: if o.sites || o.stacks { files::create(map).ok() } else { None },
+            // Without them, what a process ran is read by the looks only.
+            execs: execs::ExecMaps::create(map).ok(),
         })
     }
 }
@@ -200,7 +209,7 @@ impl BpfTracer {
         let (scope, per_thread, cgroups) = (o.scope, o.per_thread, o.cgroups);
         let (host, entry) = kernel_entry()?;
         let layout = Layout::read(entry)?;
-        let maps = Maps::create(o)?;
+        let mut maps = Maps::create(o)?;
         let own_tgid = std::process::id();
         let fds = MapFds {
             counts: maps.counts.raw_fd(),
@@ -226,6 +235,11 @@ impl BpfTracer {
             }),
             stacks: maps.stacks.as_ref().map(|s| s.fds(maps.files.as_ref().map(sys::Map::raw_fd))),
         };
+        // The exec capture, in the initial pid namespace (its key is the
+        // pid as numbered there); a kernel that refuses it loses only the
+        // capture: what a process ran is then read by the looks alone.
+        let exec = layout.exec.zip(maps.execs.as_ref()).filter(|_| gen.pidns.is_none());
+        let exec = exec.map(|(x, m)| (x.tracepoint, gen.exec(m.fds())));
         let progs = match load_programs(&gen, &layout, o.fentry) {
             // A kernel before bpf_find_vma (5.17) refuses the captures:
             // load without them (sites and stacks named by the looks only).
@@ -237,6 +251,11 @@ impl BpfTracer {
             }
             r => r?,
         };
+        let mut progs = progs;
+        match exec.map(|(tracepoint, insns)| load_prog("vdsoctl_exec", tracepoint, insns)) {
+            Some(Ok(prog)) => progs.push(prog),
+            _ => maps.execs = None,
+        }
         Ok(BpfTracer { maps, progs, links: Vec::new(), host, fentry: o.fentry.is_some() })
     }
 
@@ -261,13 +280,13 @@ impl BpfTracer {
         proc_val::ROOT.set(&mut value, u64::from(tgid as u32));
         proc_val::PARENT.set(&mut value, u64::from(ppid.unwrap_or(0) as u32));
         proc_val::START_TICKS.set(&mut value, ticks);
-        self.maps.procs.update(&key, &value, 0).map_err(|e| refused("add a process to the traced set", e))
+        self.maps.procs.update(&key, &value, 0).map_err(|e| refused(BpfStep::AddProcess, e))
     }
 
     /// Start counting: attach every program (a link each).
     pub fn attach(&mut self) -> Result<()> {
         for p in &self.progs {
-            self.links.push(sys::raw_tracepoint_open(p.as_fd()).map_err(|e| refused("attach a BPF program", e))?);
+            self.links.push(sys::raw_tracepoint_open(p.as_fd()).map_err(|e| refused(BpfStep::Attach, e))?);
         }
         Ok(())
     }
@@ -284,7 +303,7 @@ impl BpfTracer {
         let mut value = vec![0u8; self.maps.counts.value_size()];
         let read_err = |e: io::Error| Error::Facility {
             errno: None,
-            what: format!("cannot read a BPF map: {}", crate::error::errno_text(&e)),
+            what: Facility::BpfMapRead { source: e },
             hint: Hint::RetryOrReport,
         };
         for key in self.maps.counts.keys(MAX_ROWS + 1) {
@@ -333,6 +352,9 @@ impl BpfTracer {
         }
         if let Some(files) = &self.maps.files {
             tally.mapped = files::read(files).map_err(read_err)?;
+        }
+        if let Some(execs) = &self.maps.execs {
+            tally.execs = execs.read().map_err(read_err)?;
         }
         // Parents of the processes seen (the traced set or, for -a, forks).
         let pids = tally.pids();
@@ -440,7 +462,7 @@ impl EmptySysEnter {
         let btf = crate::inspect::btf::Btf::vmlinux()?;
         let id = btf.typedef_id("btf_trace_sys_enter").ok_or_else(|| Error::Facility {
             errno: None,
-            what: "the kernel's BTF has no btf_trace_sys_enter".into(),
+            what: Facility::BtfMissing { what: "btf_trace_sys_enter".into(), unknown: None },
             hint: Hint::BpfNeedsBtf,
         })?;
         let mut a = insn::Asm::new();
@@ -450,7 +472,7 @@ impl EmptySysEnter {
             let Some((_, sp)) = layout.site else {
                 return Err(Error::Facility {
                     errno: None,
-                    what: "this architecture's user stack pointer is not known".into(),
+                    what: Facility::UnknownStackPointer,
                     hint: Hint::BpfUsePerf,
                 });
             };
@@ -459,7 +481,7 @@ impl EmptySysEnter {
         }
         a.mov_imm(insn::R0, 0).exit();
         let prog = load_prog("vdsoctl_empty", id, a.finish())?;
-        let link = sys::raw_tracepoint_open(prog.as_fd()).map_err(|e| refused("attach a BPF program", e))?;
+        let link = sys::raw_tracepoint_open(prog.as_fd()).map_err(|e| refused(BpfStep::Attach, e))?;
         Ok(EmptySysEnter { _prog: prog, _link: link })
     }
 }
@@ -489,37 +511,21 @@ fn load_programs(gen: &Generator, layout: &Layout, fentry: Option<&FentryPoints>
 /// refusal says what was observed: the lockdown mode where securityfs
 /// shows it, else the errno and its likely causes.
 fn fentry_refused(function: &str, e: Error) -> Error {
-    let (errno, why) = match &e {
-        Error::Facility { errno, what, .. } => (*errno, what.clone()),
-        other => (None, other.to_string()),
+    let errno = match &e {
+        Error::Facility { errno, .. } => *errno,
+        _ => None,
     };
     let cause = match errno {
-        Some(libc::EPERM) => eperm_cause(std::fs::read_to_string(LOCKDOWN).ok().as_deref()),
-        Some(524) => "the kernel has no BPF trampolines (ENOTSUPP)".to_string(),
-        _ => format!("{why} (at {function})"),
+        Some(libc::EPERM) => FentryCause::Eperm(eperm_cause(std::fs::read_to_string(LOCKDOWN).ok().as_deref())),
+        Some(524) => FentryCause::NoTrampolines,
+        _ => FentryCause::Failed { source: Box::new(e), function: function.to_string() },
     };
-    Error::Facility { errno, what: format!("fentry refused: {cause}"), hint: Hint::FentryRefused }
+    Error::Facility { errno, what: Facility::FentryRefused { cause }, hint: Hint::FentryRefused }
 }
 
-/// Where securityfs shows the lockdown mode (`none [integrity]
-/// confidentiality`: the bracketed one is in force).
-const LOCKDOWN: &str = "/sys/kernel/security/lockdown";
-
 /// Why fentry got EPERM, from [`LOCKDOWN`]'s text (`None`: no such file).
-fn eperm_cause(lockdown: Option<&str>) -> String {
-    let mode = lockdown.and_then(|t| t.split_whitespace().find_map(|w| w.strip_prefix('[')?.strip_suffix(']')));
-    match mode {
-        Some("none") => format!(
-            "EPERM with lockdown `none` in {LOCKDOWN}: likely an LSM (SELinux, AppArmor, BPF LSM) \
-             or a missing capability (CAP_BPF, CAP_PERFMON)"
-        ),
-        Some(mode) => format!("the kernel is locked down (`{mode}` in {LOCKDOWN}; EPERM)"),
-        None => format!(
-            "EPERM, and no lockdown mode to read ({LOCKDOWN} {}): likely kernel lockdown \
-             (its securityfs not mounted), an LSM, or a missing capability (CAP_BPF, CAP_PERFMON)",
-            if lockdown.is_some() { "unreadable as a mode" } else { "absent" }
-        ),
-    }
+fn eperm_cause(lockdown: Option<&str>) -> Lockdown {
+    Lockdown::read(lockdown)
 }
 
 /// The `--cgroup` directories as a `BPF_MAP_TYPE_CGROUP_ARRAY` (a
@@ -536,7 +542,7 @@ fn cgroup_map(cgroups: &[CgroupDir]) -> Result<Option<sys::Map>> {
         flags: 0,
         name: "vdsoctl_cgroups",
     })
-    .map_err(|e| refused("create a BPF map", e))?;
+    .map_err(|e| refused(BpfStep::CreateMap, e))?;
     for (i, cg) in cgroups.iter().enumerate() {
         let dir = std::fs::File::open(&cg.dir).map_err(|e| Error::Io {
             path: cg.dir.clone(),
@@ -545,7 +551,7 @@ fn cgroup_map(cgroups: &[CgroupDir]) -> Result<Option<sys::Map>> {
         })?;
         let fd = std::os::fd::AsRawFd::as_raw_fd(&dir) as u32;
         map.update(&(i as u32).to_ne_bytes(), &fd.to_ne_bytes(), 0)
-            .map_err(|e| refused(&format!("take cgroup {} (it must be in the v2 hierarchy)", cg.path), e))?;
+            .map_err(|e| refused(BpfStep::TakeCgroup { path: cg.path.clone() }, e))?;
     }
     Ok(Some(map))
 }
@@ -555,12 +561,9 @@ fn cgroup_map(cgroups: &[CgroupDir]) -> Result<Option<sys::Map>> {
 fn kernel_entry() -> Result<(Abi, arch::SyscallEntry)> {
     let machine = crate::inspect::kernel::machine();
     let host = crate::inspect::kernel::abi();
-    host.and_then(|abi| Some((abi, abi.syscall_entry()?))).ok_or_else(|| Error::Facility {
+    host.and_then(|abi| Some((abi, abi.syscall_entry()?))).ok_or(Error::Facility {
         errno: None,
-        what: format!(
-            "the BPF engine does not know the syscall entry of this architecture ({})",
-            machine.as_deref().unwrap_or("unknown")
-        ),
+        what: Facility::UnknownSyscallEntry { machine },
         hint: Hint::BpfUsePerf,
     })
 }
@@ -570,7 +573,7 @@ fn sum_per_cpu(value: &[u8]) -> u64 {
 }
 
 /// A refused bpf(2) step, worded with the capability that is missing.
-fn refused(step: &str, e: io::Error) -> Error {
+fn refused(step: BpfStep, e: io::Error) -> Error {
     let caps = crate::inspect::process::own_capabilities();
     let lacking: Vec<&str> = [(39, "CAP_BPF"), (38, "CAP_PERFMON")]
         .into_iter()
@@ -580,17 +583,15 @@ fn refused(step: &str, e: io::Error) -> Error {
     match e.raw_os_error() {
         Some(libc::EPERM) | Some(libc::EACCES) if !lacking.is_empty() => Error::Facility {
             errno: e.raw_os_error(),
-            what: format!("BPF refused to {step}: {} missing", lacking.join(" and ")),
+            what: Facility::BpfLacking { step, caps: lacking },
             hint: Hint::BpfPrivilege,
         },
-        Some(libc::ENOSYS) => Error::Facility {
-            errno: e.raw_os_error(),
-            what: "bpf(2) is not available: the kernel lacks CONFIG_BPF_SYSCALL or seccomp blocks it".into(),
-            hint: Hint::BpfSyscallBlocked,
-        },
+        Some(libc::ENOSYS) => {
+            Error::Facility { errno: e.raw_os_error(), what: Facility::BpfUnavailable, hint: Hint::BpfSyscallBlocked }
+        }
         _ => Error::Facility {
             errno: e.raw_os_error(),
-            what: format!("BPF refused to {step}: {}", crate::error::errno_text(&e)),
+            what: Facility::BpfRefused { step, source: e },
             hint: Hint::BpfProgramRefused,
         },
     }
@@ -609,7 +610,7 @@ fn load_prog_as(
 ) -> Result<OwnedFd> {
     let insns = insns.map_err(|why| Error::Facility {
         errno: None,
-        what: format!("BPF program {name} could not be assembled: {why}"),
+        what: Facility::BpfAssemble { prog: name.to_string(), why },
         hint: "report it: this is a bug in vdsoctl".into(),
     })?;
     let funcs = files::func_info(&insns);
@@ -634,18 +635,15 @@ fn load_prog_as(
             {
                 return below_floor(release.as_deref(), e.raw_os_error());
             }
-            return refused(&format!("load {name}"), e);
+            return refused(BpfStep::Load { prog: name.to_string() }, e);
         };
         if verifier::below_floor(&reason, release.as_deref()) {
             return below_floor(release.as_deref(), None);
         }
-        let saved = match verifier::save(name, &verifier::whole(&log)) {
-            Ok(path) => format!("the verifier's whole log is in {}", path.display()),
-            Err(e) => format!("its whole log could not be saved: {}", crate::error::errno_text(&e)),
-        };
+        let log = verifier::save(name, &verifier::whole(&log));
         Error::Facility {
             errno: None,
-            what: format!("the BPF verifier rejected {name}: {reason}; {saved}"),
+            what: Facility::VerifierRejected { prog: name.to_string(), reason, log },
             hint: Hint::BpfVerifierRejected,
         }
     })
@@ -678,11 +676,7 @@ fn knows_task_btf(attach_btf_id: u32) -> bool {
 fn below_floor(release: Option<&str>, errno: Option<i32>) -> Error {
     Error::Facility {
         errno,
-        what: format!(
-            "the BPF engine needs {}; this kernel is {}",
-            verifier::FLOOR,
-            release.unwrap_or("of an unknown release")
-        ),
+        what: Facility::BelowFloor { floor: verifier::FLOOR, release: release.map(str::to_string) },
         hint: Hint::BpfUsePerf,
     }
 }
@@ -730,11 +724,11 @@ mod tests {
     /// that there was none to read — never "locked down" without it.
     #[test]
     fn an_eperm_refusal_names_what_was_observed() {
-        let locked = eperm_cause(Some("none [integrity] confidentiality\n"));
+        let locked = eperm_cause(Some("none [integrity] confidentiality\n")).to_string();
         assert!(locked.contains("locked down (`integrity` in /sys/kernel/security/lockdown; EPERM)"), "{locked}");
-        let none = eperm_cause(Some("[none] integrity confidentiality\n"));
+        let none = eperm_cause(Some("[none] integrity confidentiality\n")).to_string();
         assert!(none.contains("lockdown `none`") && none.contains("LSM") && !none.contains("locked down"), "{none}");
-        let absent = eperm_cause(None);
+        let absent = eperm_cause(None).to_string();
         assert!(absent.starts_with("EPERM, and no lockdown mode to read") && absent.contains("absent"), "{absent}");
         assert!(!absent.contains("is locked down"), "{absent}");
     }
