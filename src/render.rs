@@ -21,6 +21,7 @@ pub mod gate;
 pub mod hint;
 pub mod maps;
 pub mod prom;
+pub mod serve;
 pub mod table;
 pub mod trace;
 pub use gate::ignore_error;

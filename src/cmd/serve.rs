@@ -14,30 +14,29 @@
 //! limits no client can push past (connections, timeouts, sizes): see
 //! `serve/http.rs`.
 //!
+//! This file is the loop and the wiring: the threads, what each gathers
+//! (the host snapshot and bench, the trace engine's tallies, what /proc
+//! says of their processes) and hands to `model::serve`, which judges and
+//! keeps the books, and `render::serve`, which writes the sections.
+//!
 //! Measurement note: while the trace engine runs, every syscall of the host
 //! passes its tracepoint, so the bench's `path="syscall"` cost includes that
 //! overhead; the libc and vDSO paths make no syscall and are unaffected.
 
-mod book;
 mod http;
 
 use super::Outcome;
-use crate::arch::{self, VdsoFn};
+use crate::arch;
 use crate::error::{Error, Facility, Result};
 use crate::inspect::host::{HostSnapshot, KernelFacts};
 use crate::inspect::{kernel, Process};
 use crate::measure::trace::own::Own;
-use crate::measure::trace::{Clock, Tally};
-use crate::model::bench::BenchReport;
-use crate::model::check::CheckReport;
-use crate::model::gate::{Context, Selection};
+use crate::measure::trace::Tally;
 use crate::model::host;
-use crate::model::observe::{Observation, Scope, Unseen};
-use crate::model::{vdso_serves_call, ClockRef};
-use crate::render::prom::{Kind, Prometheus};
-use crate::render::{note, Render};
+use crate::model::observe::{Observation, Unseen};
+use crate::model::serve::{AuditFacts, Book, Costs, Counted, Life, Watch};
+use crate::render::note;
 use crate::resolve::ServeRequest;
-use book::{Book, Costs};
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -111,7 +110,9 @@ fn audit_loop(shared: &Shared, stop: &Stop, interval: Duration) {
     let mut watch = Watch::default();
     loop {
         let seen = shared.published.load(std::sync::atomic::Ordering::Acquire);
-        let observed = watch.observe(shared);
+        let counted = shared.counted.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let kernel = watch.closes(&counted).then(KernelFacts::read);
+        let observed = watch.observe(counted, kernel.as_ref());
         let pending = matches!(observed, Observation::Unseen(Unseen::NotYet));
         let text: Arc<str> = audit_section(observed, &shared.costs).into();
         *shared.audit.lock().unwrap_or_else(|e| e.into_inner()) = text;
@@ -173,9 +174,7 @@ impl Shared {
     fn metrics(&self) -> String {
         let audit = self.audit.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let rates = self.rates.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let mut p = Prometheus::default();
-        p.info("build_info", "The vdsoctl build serving these metrics.", &[("version", env!("CARGO_PKG_VERSION"))]);
-        let mut text = p.finish();
+        let mut text = crate::render::serve::build_info();
         text.reserve(audit.len() + rates.len());
         text += &audit;
         text += &rates;
@@ -210,173 +209,40 @@ impl Stop {
 
 // ------------------------------------------------------------------ audit
 
-/// What the rates thread counted last, as the audit reads it.
-#[derive(Debug, Clone, Default)]
-enum Counted {
-    #[default]
-    NotYet,
-    /// The engine could not start: why.
-    Down(String),
-    /// The engine started, then stopped: why.
-    Stopped(String),
-    /// Counts since the engine started, read at this moment.
-    At(Arc<Tally>, Instant, crate::progress::Kind),
-}
-
-/// The audit's view of the rates thread's counts: the observation over
-/// the last two snapshots it saw (the same engine, not a second one).
-#[derive(Debug)]
-struct Watch {
-    last: Option<(Arc<Tally>, Instant)>,
-    observed: Observation,
-}
-
-impl Default for Watch {
-    fn default() -> Watch {
-        Watch { last: None, observed: Observation::Unseen(Unseen::NotYet) }
-    }
-}
-
-impl Watch {
-    fn observe(&mut self, shared: &Shared) -> &Observation {
-        let counted = shared.counted.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        match counted {
-            Counted::NotYet => {}
-            Counted::Down(why) => self.observed = Observation::Unseen(Unseen::NoEngine(why)),
-            Counted::Stopped(why) => self.observed = Observation::Unseen(Unseen::Failed(why)),
-            Counted::At(tally, at, engine) => {
-                if let Some((last, then)) = &self.last {
-                    if at > *then {
-                        self.observed = Observation::between((last, *then), (&tally, at), engine, &KernelFacts::read());
-                    }
-                }
-                if self.last.as_ref().is_none_or(|(_, then)| at > *then) {
-                    self.last = Some((tally, at));
-                }
-            }
-        }
-        &self.observed
-    }
-}
-
 /// The host audit (with what the trace engine saw bypass the vDSO) and
-/// the facts beside it, as one section.
+/// the facts beside it, as one section: gathered here, judged by
+/// `model::serve`, written by `render::serve`. The bench's raw syscall
+/// costs go to `costs`, for the rates thread's CPU series.
 fn audit_section(observed: &Observation, costs: &Mutex<Arc<Costs>>) -> String {
     let started = Instant::now();
+    let facts = gather_audit();
+    let audit = crate::model::serve::judge_audit(facts, observed);
+    if let Some(c) = &audit.costs {
+        *costs.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(c.clone());
+    }
+    let took = started.elapsed();
+    crate::render::serve::audit(&audit, took, unix_now())
+}
+
+/// What the audit reads: this process's host snapshot and a clock bench,
+/// the kernel's release and clocksource, the [vsyscall] page's mode's
+/// evidence and the native vDSO image.
+fn gather_audit() -> AuditFacts {
     let release = kernel::release();
-    let kernel_version = release.as_deref().and_then(kernel::parse_version);
-    let mut text = String::new();
-    let mut bench_rows = Vec::new();
-    match Process::open(None).map(|me| HostSnapshot::read(&me)) {
-        Ok(snap) => {
-            let run = crate::measure::bench::run(&host::clock_request(None));
-            let (mut checks, bench) = host::host_checks(&snap, run, None);
-            let bench = Some(bench);
-            checks.push(observed.row("host_trace", Scope::Host));
-            bench_rows = served_rows(bench.as_ref(), kernel_version);
-            *costs.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(syscall_costs(bench.as_ref()));
-            let pending = matches!(observed, Observation::Unseen(Unseen::NotYet));
-            let mut report = CheckReport { bench, pending, ..CheckReport::judged(checks, false) };
-            report.gate(Context::Host, &Selection::default());
-            text += &report.render_prometheus().unwrap_or_default();
+    let host = match Process::open(None).map(|me| HostSnapshot::read(&me)) {
+        Ok(snap) => Some((snap, crate::measure::bench::run(&host::clock_request(None)))),
+        Err(e) => {
+            note(format_args!("audit failed: {e}"));
+            None
         }
-        Err(e) => note(format_args!("audit failed: {e}")),
-    }
-    let mut p = Prometheus::default();
-    p.family(
-        "check_observed",
-        Kind::Gauge,
-        "1 when the audit's verdict includes a window of observed clock syscalls; 0 before the first window \
-         (vdsoctl_check_failed has no sample then unless the host facts already fail) or when none can be observed.",
-    );
-    p.sample("check_observed", &[], u64::from(matches!(observed, Observation::Seen(_))));
-    p.family(
-        "vdso_serves",
-        Kind::Gauge,
-        "1 when this kernel's vDSO serves the call for vdsoctl's ABI (a syscall for it is a lost fast path), else 0.",
-    );
-    for (function, clock, serves) in &bench_rows {
-        p.sample("vdso_serves", &[("function", function), ("clock", clock.as_deref().unwrap_or(""))], *serves);
-    }
-    if let Some(cs) = kernel::clocksource() {
-        let mode = match kernel::clocksource_has_vdso_mode(&cs.current) {
-            Some(true) => "yes",
-            Some(false) => "no",
-            None => "if_stable",
-        };
-        p.info(
-            "clocksource_info",
-            "The current clocksource and whether it has a vDSO mode (yes, no, or if_stable: only when the hypervisor marks it stable).",
-            &[("clocksource", &cs.current), ("vdso_mode", mode)],
-        );
-    }
-    if let Some(release) = &release {
-        p.info("kernel_info", "The running kernel's release.", &[("release", release)]);
-    }
-    if let Ok(me) = Process::open(None) {
-        if arch::HOST_MACHINE == arch::machine::X86_64 {
-            let maps = me.maps().unwrap_or_default();
-            let (v, _) = crate::model::vsyscall::vsyscall_mode(&maps, kernel::cmdline().as_deref(), true);
-            p.info(
-                "vsyscall_info",
-                "The [vsyscall] page mode: xonly (calls emulated), emulate (readable, emulated), none.",
-                &[("mode", v.mode.as_str())],
-            );
-        }
-        if let Some(img) = Process::own_vdso_image() {
-            p.family("vdso_symbol_info", Kind::Gauge, "A function the vDSO of this host's native ABI exports.");
-            for s in img.symbols.iter().filter(|s| s.is_function()) {
-                let version = s.version.as_ref().and_then(|v| v.name.clone()).unwrap_or_default();
-                p.sample("vdso_symbol_info", &[("symbol", &s.name), ("version", &version)], 1u64);
-            }
-        }
-    }
-    p.family("audit_duration_seconds", Kind::Gauge, "How long the last audit and clock bench took.");
-    p.sample("audit_duration_seconds", &[], started.elapsed().as_secs_f64());
-    p.family("audit_timestamp_seconds", Kind::Gauge, "When the last audit finished, in seconds since the epoch.");
-    p.sample("audit_timestamp_seconds", &[], unix_now());
-    text += &p.finish();
-    text
-}
-
-/// (function, clock, whether the vDSO serves it) for each call the bench measured.
-fn served_rows(bench: Option<&BenchReport>, kernel_version: Option<(u32, u32)>) -> Vec<(String, Option<String>, bool)> {
-    let mut rows: Vec<(String, Option<String>, bool)> = Vec::new();
-    let mut seen: Vec<(VdsoFn, Option<ClockRef>)> = Vec::new();
-    let Some(abi) = arch::HOST_ABI else { return rows };
-    for r in bench.map(|b| b.results.as_slice()).unwrap_or_default() {
-        if seen.contains(&(r.function, r.clock)) {
-            continue;
-        }
-        seen.push((r.function, r.clock));
-        let clock = match r.clock {
-            Some(ClockRef::Id(id)) => Clock::Id(id),
-            Some(_) => continue,
-            None => Clock::None,
-        };
-        let label = r.clock.map(ClockRef::text);
-        // (Bench's clocks: no auxiliary one.)
-        let aux = arch::AuxClocks::Unknown;
-        rows.push((r.function.to_string(), label, vdso_serves_call(abi, r.function, clock, kernel_version, aux)));
-    }
-    rows
-}
-
-/// One raw syscall's cost in ns, by function and clock id, from the bench.
-fn syscall_costs(bench: Option<&BenchReport>) -> Costs {
-    let results = bench.map(|b| b.results.as_slice()).unwrap_or_default();
-    results
-        .iter()
-        .filter(|r| r.path == crate::measure::bench::Path::Syscall)
-        .filter_map(|r| {
-            let clock = match r.clock {
-                Some(ClockRef::Id(id)) => Some(id),
-                Some(_) => return None,
-                None => None,
-            };
-            Some(((r.function, clock), r.ns_per_call?))
-        })
-        .collect()
+    };
+    let clocksource = kernel::clocksource();
+    let me = Process::open(None).ok();
+    let vsyscall = (me.as_ref())
+        .filter(|_| arch::HOST_MACHINE == arch::machine::X86_64)
+        .map(|me| (me.maps().unwrap_or_default(), kernel::cmdline()));
+    let vdso = me.and_then(|_| Process::own_vdso_image());
+    AuditFacts { host, release, clocksource, vsyscall, vdso }
 }
 
 fn unix_now() -> f64 {
@@ -467,6 +333,27 @@ impl RateSource {
     }
 }
 
+/// One refresh of the per-process section: what /proc says of the
+/// tally's processes read as the book asks, the book kept, the section
+/// written.
+fn refresh(book: &mut Book, tally: &Tally, now: Instant, costs: &Costs) -> String {
+    let mut life = Life::default();
+    for (pid, start) in book.look_at(tally) {
+        if start != 0 {
+            if crate::inspect::process::is_running(pid, start) {
+                life.running.insert((pid, start));
+            }
+        } else if let Some(ticks) = crate::inspect::process::start_ticks_of(pid) {
+            life.holders.insert(pid, ticks);
+        }
+    }
+    let live = book.sort(tally, &life);
+    let comms: HashMap<i32, String> =
+        live.pids().into_iter().filter_map(|pid| Some((pid, crate::inspect::process::comm_of(pid)?))).collect();
+    let rates = book.keep(tally, live, &comms, now, costs);
+    crate::render::serve::rates(&rates, unix_now())
+}
+
 /// The rates thread: keep the engine drained, and every `interval` turn a
 /// snapshot into the per-process section.
 fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usize) {
@@ -480,30 +367,31 @@ fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usiz
         Err(e) => {
             note(format_args!("per-process clock syscalls are not exported: {e}"));
             publish(Counted::Down(e.to_string()));
-            set(down_section());
+            set(crate::render::serve::trace_down());
             return;
         }
     };
     publish(Counted::At(Arc::new(Tally::default()), Instant::now(), source.counting.kind()));
     let kernel_version = kernel::release().as_deref().and_then(kernel::parse_version);
-    let mut book = Book::new(max_series, kernel_version, source.counting.kind().name());
+    let aux = kernel::aux_clocks();
+    let mut book = Book::new(max_series, kernel_version, aux, source.counting.kind().name(), Instant::now());
     let mut next = Instant::now() + interval;
     let costs = || shared.costs.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    set(book.render(&Tally::default(), Instant::now(), &costs()));
+    set(refresh(&mut book, &Tally::default(), Instant::now(), &costs()));
     while !stop.is_set() {
         let now = Instant::now();
         if now >= next {
             match source.snapshot() {
                 Ok(tally) => {
                     book.own_calls(source.own_calls(&tally));
-                    set(book.render(&tally, now, &costs()));
+                    set(refresh(&mut book, &tally, now, &costs()));
                     source.forget(&book, &tally);
                     publish(Counted::At(Arc::new(tally), now, source.counting.kind()));
                 }
                 Err(e) => {
                     publish(Counted::Stopped(e.to_string()));
                     note(format_args!("tracing stopped: {e}"));
-                    set(down_section());
+                    set(crate::render::serve::trace_down());
                     return;
                 }
             }
@@ -515,18 +403,8 @@ fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usiz
         if let Err(e) = source.pump(TICK.min(next.saturating_duration_since(now))) {
             publish(Counted::Stopped(e.to_string()));
             note(format_args!("tracing stopped: {e}"));
-            set(down_section());
+            set(crate::render::serve::trace_down());
             return;
         }
     }
-}
-
-pub(super) const TRACE_UP_HELP: &str =
-    "1 when the trace engine counts clock syscalls system-wide, 0 when it could not start (see vdsoctl's stderr).";
-
-fn down_section() -> String {
-    let mut p = Prometheus::default();
-    p.family("trace_up", Kind::Gauge, TRACE_UP_HELP);
-    p.sample("trace_up", &[], 0u64);
-    p.finish()
 }

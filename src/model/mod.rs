@@ -25,6 +25,7 @@ pub mod policy;
 pub mod random;
 pub mod row;
 pub mod seccomp_profile;
+pub mod serve;
 pub mod site;
 pub mod stacks;
 pub mod timens;
