@@ -280,27 +280,35 @@ fn a_baseline_gate_exits_1_only_after_a_fail_line() {
     assert_eq!(s(&doc["status"]), "fail");
 }
 
+/// A getrandom loop through this host's glibc (< 2.41: a syscall a call),
+/// running the fixture (not the fork that execs it) when this returns;
+/// None (a SKIP) where no window can see it.
+fn getrandom_hot_loop(what: &str) -> Option<(std::process::Child, super::common::KillOnDrop)> {
+    if let Some(why) = super::common::missing_trace_facility() {
+        skip(&format!("{what}: {why}"));
+        return None;
+    }
+    if super::common::major_minor(&super::common::glibc_version()) >= (2, 41) {
+        skip("this host's glibc reads getrandom from the vDSO: no syscall to see");
+        return None;
+    }
+    let hot = build_c("getrandom_loop", false, &["-pthread"]);
+    let child = Command::new(&hot).args(["libc", "4000000000"]).stdout(std::process::Stdio::null()).spawn().unwrap();
+    let guard = super::common::KillOnDrop::new(child.id() as i32);
+    let exe = std::fs::canonicalize(&hot).unwrap();
+    while std::fs::read_link(format!("/proc/{}/exe", child.id())).ok().as_ref() != Some(&exe) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    Some((child, guard))
+}
+
 /// `check -p` of a getrandom hot loop (glibc < 2.41: a syscall a call)
 /// names it as a finding with its rate; a process that never calls
 /// getrandom, under the same glibc, gets no getrandom finding at all.
 #[test]
 fn check_p_weighs_getrandom_by_what_the_process_did() {
-    if let Some(why) = super::common::missing_trace_facility() {
-        return skip(&format!("check -p's window: {why}"));
-    }
-    if super::common::major_minor(&super::common::glibc_version()) >= (2, 41) {
-        return skip("this host's glibc reads getrandom from the vDSO: no syscall to see");
-    }
-    let hot = build_c("getrandom_loop", false, &["-pthread"]);
-    let mut child =
-        Command::new(&hot).args(["libc", "4000000000"]).stdout(std::process::Stdio::null()).spawn().unwrap();
-    let _guard = super::common::KillOnDrop::new(child.id() as i32);
+    let Some((mut child, _guard)) = getrandom_hot_loop("check -p's window") else { return };
     let pid = child.id().to_string();
-    // Judged once it runs the fixture (not the fork that execs it).
-    let exe = std::fs::canonicalize(&hot).unwrap();
-    while std::fs::read_link(format!("/proc/{pid}/exe")).ok().as_ref() != Some(&exe) {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
     let (_, doc) = gate(Path::new("/"), &["-p", &pid, "--trace", "1s"]);
     let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "process_random").unwrap();
     assert_eq!((s(&row["kind"]), s(&row["status"])), pair("random-syscall-observed", "warn"), "{row:#}");
@@ -330,21 +338,8 @@ fn check_p_weighs_getrandom_by_what_the_process_did() {
 /// (`host_random`), which `host_trace` (clocks) never did.
 #[test]
 fn the_host_check_names_a_getrandom_hot_loop() {
-    if let Some(why) = super::common::missing_trace_facility() {
-        return skip(&format!("the host's window: {why}"));
-    }
-    if super::common::major_minor(&super::common::glibc_version()) >= (2, 41) {
-        return skip("this host's glibc reads getrandom from the vDSO: no syscall to see");
-    }
     let _lock = super::common::system_wide_lock();
-    let hot = build_c("getrandom_loop", false, &["-pthread"]);
-    let mut child =
-        Command::new(&hot).args(["libc", "4000000000"]).stdout(std::process::Stdio::null()).spawn().unwrap();
-    let _guard = super::common::KillOnDrop::new(child.id() as i32);
-    let exe = std::fs::canonicalize(&hot).unwrap();
-    while std::fs::read_link(format!("/proc/{}/exe", child.id())).ok().as_ref() != Some(&exe) {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    let Some((mut child, _guard)) = getrandom_hot_loop("the host's window") else { return };
     let (_, doc) = gate(Path::new("/"), &["--trace", "1s"]);
     let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "host_random");
     let row = row.unwrap_or_else(|| panic!("no host_random row: {doc:#}"));
