@@ -14,6 +14,7 @@ use std::io::{IsTerminal, Write};
 pub mod auxv;
 pub mod baseline;
 pub mod bench;
+pub mod binary;
 pub mod check;
 pub mod dump;
 pub mod flame;

@@ -1,10 +1,12 @@
 //! The verdict on one ELF file of an image or a process, judged for the
 //! architecture it was built for: can its clock reads reach the vDSO? The
 //! policy once, for `check --image` and `check -p` (the command gathers,
-//! this judges).
+//! this judges). Each finding is a typed fact with its data
+//! ([`BinaryFact`]); its words are render/binary.rs's.
 
 use super::kind::Kind;
-use super::Status;
+use super::random::RandomRoute;
+use super::{ProcessName, Status};
 use crate::arch::{self, ClockClass};
 use crate::inspect::exe::{self, ExeInfo, LibcKind, Linkage};
 use crate::inspect::kernel::VsyscallMode;
@@ -64,37 +66,144 @@ pub struct HostFacts {
     pub vsyscall: VsyscallMode,
 }
 
-/// What a runtime is called in sentences: `glibc 2.36`, `Go go1.19.8`.
-fn runtime_text(info: &ExeInfo) -> String {
-    let name = match info.libc {
-        LibcKind::Glibc => "glibc",
-        LibcKind::Musl => "musl",
-        LibcKind::Bionic => "bionic",
-        LibcKind::Go => "Go",
-        LibcKind::Unknown => "an unrecognised runtime",
-    };
-    match &info.libc_version {
-        Some(v) => format!("{name} {v}"),
-        None => name.to_string(),
+/// A runtime as the sentences about it name it: its kind and the version
+/// the binary says (`glibc 2.36`, `Go go1.19.8`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeRef {
+    pub libc: LibcKind,
+    pub version: Option<String>,
+}
+
+impl RuntimeRef {
+    fn of(info: &ExeInfo) -> RuntimeRef {
+        RuntimeRef { libc: info.libc, version: info.libc_version.clone() }
     }
 }
 
-/// A call site's enclosing function, or `?` in stripped code.
-fn site_symbol(s: &exe::Site) -> &str {
-    s.symbol.as_deref().unwrap_or("an unnamed function")
+/// How many call sites a finding lists; the rest are counted.
+pub const SITES_LISTED: usize = 3;
+
+/// One fact a binary's verdict stands on, with its data (JSON
+/// `binaries[].findings[]`); its kind and status are the policy's
+/// ([`BinaryFact::kind`], [`BinaryFact::status`]), its words
+/// render/binary.rs's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BinaryFact {
+    /// An x32-ABI binary (ELF32 x86_64) of `machine`: not judged.
+    X32 { machine: u16 },
+    /// Its code calls the fixed [vsyscall] page: `count` sites, the first
+    /// at `first` (`site`: that call, when it was kept); a `library`'s are
+    /// likely a fallback path. `mode`: this kernel's vsyscall mode.
+    VsyscallSites { count: u32, first: Option<u64>, site: Option<exe::Site>, library: bool, mode: VsyscallMode },
+    /// Raw getrandom syscalls where its runtime (`route`) reads the vDSO:
+    /// the first [`SITES_LISTED`] sites, `more` not listed; `wrapper`: every
+    /// one through libc's `syscall()`.
+    RawRandomSites { sites: Vec<exe::Site>, more: usize, wrapper: bool, route: RandomRoute },
+    /// Raw syscalls of clocks the vDSO would serve (or of unknown ids):
+    /// the first sites, `more` not listed (kept or only counted).
+    RawClockSites { sites: Vec<exe::Site>, more: usize },
+    /// Raw syscalls of clocks the vDSO never serves: the first sites.
+    CputimeSites { sites: Vec<exe::Site> },
+    /// The file has `size` of the `described` bytes its headers describe.
+    Truncated { size: u64, described: u64 },
+    /// No executable code could be read.
+    CodeNotRead,
+    /// No section headers: decoded from its segments (and its imports from
+    /// its dynamic section, when it has one).
+    NoSections { dynamic: bool },
+    /// Section headers that cannot be read.
+    SectionsCorrupt,
+    /// Go, whose runtime calls the vDSO itself (`cgo`: linked against a C library).
+    GoRuntime { runtime: RuntimeRef, cgo: bool },
+    /// A static glibc that looks the vDSO up (≥ 2.31).
+    StaticGlibcVdso { runtime: RuntimeRef },
+    /// A static glibc without a vDSO lookup (< 2.31).
+    StaticGlibcNoVdso,
+    /// musl, and this kernel's vDSO has no DT_HASH.
+    MuslNoDtHash { runtime: RuntimeRef },
+    /// musl, expected to look the vDSO up (`confirmed`: DT_HASH is there).
+    MuslDtHash { runtime: RuntimeRef, confirmed: bool },
+    /// A dynamic glibc or bionic, or a library built on one.
+    LibcVdso { runtime: RuntimeRef },
+    /// A library without a C library of its own.
+    LibraryWithoutLibc,
+    /// A dynamic program whose C library (`interp`'s) is not recognised.
+    LibcUnknown { interp: Option<String> },
+    /// Static, runtime not recognised, no vDSO lookup found.
+    RuntimeUnknown,
+    /// A 32-bit library.
+    Compat32Library,
+    /// A 32-bit program: the compat vDSO serves it.
+    Compat32,
+    /// Another architecture's code (`arch`), decoded.
+    ForeignDecoded { arch: String },
+    /// Another architecture's code (`arch`), not decoded.
+    ForeignNotDecoded { arch: String },
 }
 
-/// `clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x1149 in main`.
-fn site_text(s: &exe::Site) -> String {
-    let f = s.function.map_or("?", |f| f.name());
-    let args = match (s.function, s.clock) {
-        (Some(f), Some(c)) if f.takes_clock() => {
-            arch::clock_info(c as i32).map_or_else(|| format!("clock {c}"), |i| i.name.to_string())
+impl BinaryFact {
+    /// What it is, by the stable id of its kind.
+    pub fn kind(&self) -> Kind {
+        use BinaryFact as F;
+        match self {
+            F::X32 { .. } => Kind::X32NotJudged,
+            F::VsyscallSites { library: true, .. } => Kind::VsyscallFallbackSite,
+            F::VsyscallSites { .. } => Kind::VsyscallCallSite,
+            F::RawRandomSites { .. } => Kind::RawRandomCallSite,
+            F::RawClockSites { .. } => Kind::RawClockCallSite,
+            F::CputimeSites { .. } => Kind::CputimeCallSite,
+            F::Truncated { .. } => Kind::BinaryTruncated,
+            F::CodeNotRead => Kind::CodeNotRead,
+            F::SectionsCorrupt => Kind::SectionsCorrupt,
+            F::StaticGlibcNoVdso => Kind::StaticGlibcNoVdso,
+            F::MuslNoDtHash { .. } => Kind::MuslNoDtHash,
+            F::LibcUnknown { .. } => Kind::LibcUnknown,
+            F::RuntimeUnknown => Kind::RuntimeUnknown,
+            F::Compat32 => Kind::Compat32Bit,
+            F::ForeignNotDecoded { .. } => Kind::ForeignNotDecoded,
+            F::NoSections { .. }
+            | F::GoRuntime { .. }
+            | F::StaticGlibcVdso { .. }
+            | F::MuslDtHash { .. }
+            | F::LibcVdso { .. }
+            | F::LibraryWithoutLibc
+            | F::Compat32Library
+            | F::ForeignDecoded { .. } => Kind::BinaryOk,
         }
-        (Some(f), None) if f.takes_clock() => "clock id not a constant".to_string(),
-        _ => String::new(),
-    };
-    format!("{f}({args}) by {} at {:#x} in {}", s.via.text(), s.addr, site_symbol(s))
+    }
+
+    /// Its status by the policy, before the gate.
+    pub fn status(&self) -> Status {
+        use BinaryFact as F;
+        match self {
+            F::X32 { .. } => Status::Skip,
+            // Libraries keep such calls as fallbacks (HotSpot's libjvm.so
+            // has a vsyscall getcpu for kernels without sched_getcpu): a
+            // warning; whether it runs is what `check -- CMD` shows.
+            F::VsyscallSites { library: true, .. } => Status::Warn,
+            F::VsyscallSites { .. } | F::RawRandomSites { .. } | F::StaticGlibcNoVdso | F::MuslNoDtHash { .. } => {
+                Status::Fail
+            }
+            F::RawClockSites { .. }
+            | F::Truncated { .. }
+            | F::CodeNotRead
+            | F::SectionsCorrupt
+            | F::LibcUnknown { .. }
+            | F::RuntimeUnknown => Status::Warn,
+            // Facts, not a defect: INFO, so a gate on WARN passes a correct
+            // 32-bit program (its raw clock syscalls, if any, still WARN);
+            // code not decoded is said, never OK by inference.
+            F::CputimeSites { .. } | F::Compat32 | F::ForeignNotDecoded { .. } => Status::Info,
+            F::NoSections { .. }
+            | F::GoRuntime { .. }
+            | F::StaticGlibcVdso { .. }
+            | F::MuslDtHash { .. }
+            | F::LibcVdso { .. }
+            | F::LibraryWithoutLibc
+            | F::Compat32Library
+            | F::ForeignDecoded { .. } => Status::Ok,
+        }
+    }
 }
 
 /// Whether a warning is one that `--trace` evidence clears: it says the
@@ -128,64 +237,93 @@ pub enum BinaryHint {
     MuslNeedsDtHash,
     /// Nothing in its code proves its path: run it and see.
     RunIt,
-}
-
-/// `check -p`'s `process_binary` row when the executable cannot be read:
-/// SKIP, never a verdict on what was not seen.
-pub fn unreadable_exe(e: &dyn std::fmt::Display) -> super::row::Check {
-    super::row::Check::new(
-        Kind::ExeUnreadable,
-        PROCESS_BINARY,
-        Status::Skip,
-        format!("cannot read the executable: {e}"),
-        None,
-    )
+    /// It runs under an emulator or instrumenter: audit the program run natively.
+    AuditNatively,
 }
 
 /// The row's name in `check -p`.
-const PROCESS_BINARY: &str = "process_binary";
+pub const PROCESS_BINARY: &str = "process_binary";
 
-/// `check -p`'s row for a program run under an emulator or instrumenter
-/// (`tool`, at `path`): the tool maps no [vdso], so every clock read is a
-/// syscall — FAIL, expected there.
-pub fn under_emulator(who: &super::ProcessName, program: Option<&str>, tool: &str, path: &str) -> super::row::Check {
-    let prog = program.map_or_else(String::new, |p| format!(" {p}"));
-    super::row::Check::new(
-        Kind::UnderEmulator,
-        PROCESS_BINARY,
-        Status::Fail,
-        format!(
-            "{} runs{prog} under {tool} ({path}): the tool maps no [vdso] for the program and serves each clock read itself, as a syscall",
-            who.text()
-        ),
-        Some("expected under an emulator or instrumenter; audit the program run natively"),
-    )
+/// `check -p`'s `process_binary` row as data: what was found of the
+/// process's executable (`who`); render/binary.rs words it into its row.
+#[derive(Debug, Clone)]
+pub enum ProcessExe<'a> {
+    /// The executable cannot be read (`error`, as its Display words it):
+    /// SKIP, never a verdict on what was not seen.
+    Unreadable { error: String },
+    /// A program run under an emulator or instrumenter (`tool`, at
+    /// `path`): the tool maps no [vdso], so every clock read is a syscall
+    /// — FAIL, expected there.
+    UnderEmulator { who: ProcessName<'a>, program: Option<&'a str>, tool: &'a str, path: &'a str },
+    /// The executable judged by [`binary_verdict`] (`loader`: started as
+    /// `ld.so PROG`), with the facts its row names.
+    Judged {
+        who: ProcessName<'a>,
+        loader: Option<&'a str>,
+        is_64: bool,
+        machine: u16,
+        linkage: Linkage,
+        interp: Option<&'a str>,
+        verdict: BinaryVerdict,
+    },
+}
+
+impl ProcessExe<'_> {
+    /// The kind of the row's reason.
+    pub fn kind(&self) -> Kind {
+        match self {
+            ProcessExe::Unreadable { .. } => Kind::ExeUnreadable,
+            ProcessExe::UnderEmulator { .. } => Kind::UnderEmulator,
+            ProcessExe::Judged { verdict, .. } => verdict.kind,
+        }
+    }
+
+    /// The row's status.
+    pub fn status(&self) -> Status {
+        match self {
+            ProcessExe::Unreadable { .. } => Status::Skip,
+            ProcessExe::UnderEmulator { .. } => Status::Fail,
+            ProcessExe::Judged { verdict, .. } => verdict.status,
+        }
+    }
+
+    /// What would help, as data.
+    pub fn hint(&self) -> Option<BinaryHint> {
+        match self {
+            ProcessExe::Unreadable { .. } => None,
+            ProcessExe::UnderEmulator { .. } => Some(BinaryHint::AuditNatively),
+            ProcessExe::Judged { verdict, .. } => verdict.hint,
+        }
+    }
+
+    /// Whether a WARN only says the path is unproven: the policy's process
+    /// column weighs it with the rest (a raw clock site is unproven there
+    /// until the window shows it).
+    pub fn warn_kind(&self) -> WarnKind {
+        match self {
+            ProcessExe::Judged { verdict, .. } => verdict.warn_kind,
+            _ => WarnKind::None,
+        }
+    }
 }
 
 /// `check -p`'s `process_binary` row: the process's executable (`loader`:
-/// started as `ld.so PROG`) judged by [`binary_verdict`], its hint naming
-/// the process; and whether a WARN only says the path is unproven.
-pub fn process_binary(
-    who: &super::ProcessName,
-    loader: Option<&str>,
-    info: &ExeInfo,
+/// started as `ld.so PROG`) judged by [`binary_verdict`].
+pub fn process_binary<'a>(
+    who: ProcessName<'a>,
+    loader: Option<&'a str>,
+    info: &'a ExeInfo,
     host: &HostFacts,
-) -> (super::row::Check, WarnKind) {
-    let class = if info.is_64 { "64-bit" } else { "32-bit" };
-    let arch_name = arch::machine_name(info.machine);
-    let linkage = match info.linkage() {
-        Linkage::Dynamic => format!("dynamic ({})", info.interp.as_deref().unwrap_or("")),
-        Linkage::Static => "statically linked".to_string(),
-        Linkage::StaticPie => "statically linked (static-pie)".to_string(),
-    };
-    let v = binary_verdict(info, host);
-    let launched = loader.map_or_else(String::new, |l| format!(" (started as `{l} PROG`)"));
-    let detail = format!("{}{launched}: {class} {arch_name}, {linkage}; {}", who.with_exe(), v.detail);
-    // The hint names this process, not a placeholder.
-    let hint = v.hint.map(|h| h.for_process(who.pid));
-    // The policy's process column weighs it with the rest (a raw clock
-    // site is unproven there until the window shows it).
-    (super::row::Check::new(v.kind, PROCESS_BINARY, v.status, detail, hint.as_deref()), v.warn_kind)
+) -> ProcessExe<'a> {
+    ProcessExe::Judged {
+        who,
+        loader,
+        is_64: info.is_64,
+        machine: info.machine,
+        linkage: info.linkage(),
+        interp: info.interp.as_deref(),
+        verdict: binary_verdict(info, host),
+    }
 }
 
 /// The verdict on one ELF file: can its clock reads reach the vDSO on this
@@ -218,15 +356,13 @@ pub fn process_binary(
 pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> BinaryVerdict {
     let judged = judged_as(info);
     if judged == Judged::X32 {
-        let detail = format!("{} x32-ABI binary (ELF32): not judged", arch::machine_name(info.machine));
-        let findings = vec![BinaryFinding::new(Kind::X32NotJudged, Status::Skip, detail.clone())];
+        let finding = BinaryFinding::of(BinaryFact::X32 { machine: info.machine });
         return BinaryVerdict {
-            status: Status::Skip,
-            kind: Kind::X32NotJudged,
-            detail,
+            status: finding.status,
+            kind: finding.kind,
             hint: None,
             warn_kind: WarnKind::None,
-            findings,
+            findings: vec![finding],
         };
     }
     let foreign = judged == Judged::Foreign;
@@ -240,22 +376,21 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> BinaryVerdict {
     runtime_problems(info, &host, &mut p);
     arch_problems(info, judged, &mut p);
     let Problems { list, hint, kind } = p;
-    let findings: Vec<BinaryFinding> = list.into_iter().map(|(k, s, d)| BinaryFinding::new(k, s, d)).collect();
+    let findings: Vec<BinaryFinding> = list.into_iter().map(BinaryFinding::of).collect();
     let status = binary_status(&findings);
     let findings = sorted(findings);
-    let detail = findings.iter().map(|f| f.detail.as_str()).collect::<Vec<_>>().join("; ");
     let warn_kind = if matches!(status, Status::Warn | Status::Info) { kind } else { WarnKind::None };
     let lead = findings.first().map_or(Kind::BinaryOk, |f| f.kind);
-    BinaryVerdict { status, kind: lead, detail, hint, warn_kind, findings }
+    BinaryVerdict { status, kind: lead, hint, warn_kind, findings }
 }
 
 /// A binary's verdict: its status, the kind of its reason (the first,
-/// worst finding), the words, the hint, and each finding.
+/// worst finding), the hint, and each finding, the reason first (its
+/// words, render/binary.rs's `verdict_detail`, join theirs).
 #[derive(Debug, Clone)]
 pub struct BinaryVerdict {
     pub status: Status,
     pub kind: Kind,
-    pub detail: String,
     pub hint: Option<BinaryHint>,
     pub warn_kind: WarnKind,
     pub findings: Vec<BinaryFinding>,
@@ -263,21 +398,21 @@ pub struct BinaryVerdict {
 
 /// One finding about a binary (JSON `binaries[].findings`): its kind, its
 /// status (the policy's in the audit's context, then the selection's) and
-/// its words.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// the fact it stands on (JSON `detail`, worded by render/binary.rs's
+/// Serialize).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BinaryFinding {
     pub kind: Kind,
     pub status: Status,
-    pub detail: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fact: BinaryFact,
     pub waived: Option<super::gate::Waiver>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub raised: Option<super::gate::Raise>,
 }
 
 impl BinaryFinding {
-    fn new(kind: Kind, status: Status, detail: String) -> BinaryFinding {
-        BinaryFinding { kind, status, detail, waived: None, raised: None }
+    /// A finding of `fact`, of its kind and status by the policy.
+    pub fn of(fact: BinaryFact) -> BinaryFinding {
+        BinaryFinding { kind: fact.kind(), status: fact.status(), fact, waived: None, raised: None }
     }
 }
 
@@ -307,45 +442,38 @@ pub fn binary_status(findings: &[BinaryFinding]) -> Status {
     }
 }
 
-/// What a binary's verdict is made of, as it is found: each (status,
-/// reason), the first hint, and whether a warning only says "unproven".
+/// What a binary's verdict is made of, as it is found: each fact, the
+/// first hint, and whether a warning only says "unproven".
 struct Problems {
-    list: Vec<(Kind, Status, String)>,
+    list: Vec<BinaryFact>,
     hint: Option<BinaryHint>,
     kind: WarnKind,
 }
 
 /// Calls into the fixed [vsyscall] page.
 fn vsyscall_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
-    let library = info.is_library();
-    if info.vsyscall_sites > 0 {
-        let what = match host.vsyscall {
-            VsyscallMode::None => "this kernel has no [vsyscall] page (vsyscall=none): the call crashes with SIGSEGV",
-            _ => "each call traps and is emulated by the kernel, invisible to strace",
-        };
-        let first = info.sites.iter().find(|s| s.via == exe::Via::Vsyscall);
-        let sites = format!(
-            "its code calls the fixed [vsyscall] page ({} site(s), first at {:#x}{})",
-            info.vsyscall_sites,
-            info.vsyscall_first.unwrap_or(0),
-            first.map_or_else(String::new, |s| format!(" in {}", site_symbol(s)))
-        );
-        if library {
-            // Libraries keep such calls as fallbacks (HotSpot's libjvm.so
-            // has a vsyscall getcpu for kernels without sched_getcpu): a
-            // warning; whether it runs is what `check -- CMD` shows.
-            p.list.push((
-                Kind::VsyscallFallbackSite,
-                Status::Warn,
-                format!("{sites}, likely a fallback path: if taken, {what}"),
-            ));
-            p.hint = Some(BinaryHint::SmokeTest);
-            p.kind = WarnKind::Unproven;
-        } else {
-            p.list.push((Kind::VsyscallCallSite, Status::Fail, format!("{sites}: {what}")));
-            p.hint = Some(BinaryHint::RebuildVsyscall);
-        }
+    if info.vsyscall_sites == 0 {
+        return;
     }
+    let library = info.is_library();
+    p.list.push(BinaryFact::VsyscallSites {
+        count: info.vsyscall_sites,
+        first: info.vsyscall_first,
+        site: info.sites.iter().find(|s| s.via == exe::Via::Vsyscall).cloned(),
+        library,
+        mode: host.vsyscall,
+    });
+    if library {
+        p.hint = Some(BinaryHint::SmokeTest);
+        p.kind = WarnKind::Unproven;
+    } else {
+        p.hint = Some(BinaryHint::RebuildVsyscall);
+    }
+}
+
+/// The first [`SITES_LISTED`] of `sites`.
+fn listed(sites: &[&exe::Site]) -> Vec<exe::Site> {
+    sites.iter().take(SITES_LISTED).map(|s| (*s).clone()).collect()
 }
 
 /// Raw clock syscalls in the code: the vDSO's clocks (and unknown ids)
@@ -357,39 +485,23 @@ fn site_problems(info: &ExeInfo, p: &mut Problems) {
         .iter()
         .filter(|s| s.via != exe::Via::Vsyscall)
         .partition(|s| s.function.is_some_and(|f| !crate::inspect::code::is_clock_read(f)));
-    if let Some((status, text, hint)) = raw_site_problem(info, &random) {
-        p.list.push((Kind::RawRandomCallSite, status, text));
-        if status > Status::Ok {
-            p.hint = p.hint.or(hint);
-        }
+    if let Some(fact) = raw_site_problem(info, &random) {
+        p.list.push(fact);
+        p.hint = p.hint.or(Some(BinaryHint::RandomThroughLibc));
     }
     let (bypass, cputime): (Vec<&exe::Site>, Vec<&exe::Site>) = clocks.into_iter().partition(|s| {
         !s.clock.is_some_and(|c| arch::clock_info(c as i32).is_some_and(|c| c.class == ClockClass::AlwaysSyscall))
     });
     if !bypass.is_empty() {
         // Sites counted but not kept (past MAX_SITES).
-        let more = (info.clock_sites as usize).saturating_sub(bypass.len() + cputime.len() + random.len());
-        let listed: Vec<String> = bypass.iter().take(3).map(|s| site_text(s)).collect();
-        let rest = bypass.len().saturating_sub(3) + more;
-        p.list.push((
-            Kind::RawClockCallSite,
-            Status::Warn,
-            format!(
-                "its code makes raw clock syscalls the vDSO would serve: {}{}: each one enters the kernel",
-                listed.join(", "),
-                if rest > 0 { format!(" and {rest} more") } else { String::new() }
-            ),
-        ));
+        let counted = (info.clock_sites as usize).saturating_sub(bypass.len() + cputime.len() + random.len());
+        let more = bypass.len().saturating_sub(SITES_LISTED) + counted;
+        p.list.push(BinaryFact::RawClockSites { sites: listed(&bypass), more });
         p.hint = p.hint.or(Some(BinaryHint::ClocksThroughLibc));
         p.kind = WarnKind::Unproven;
     }
     if !cputime.is_empty() {
-        let listed: Vec<String> = cputime.iter().take(3).map(|s| site_text(s)).collect();
-        p.list.push((
-            Kind::CputimeCallSite,
-            Status::Info,
-            format!("raw syscalls of clocks the vDSO never serves (always a syscall): {}", listed.join(", ")),
-        ));
+        p.list.push(BinaryFact::CputimeSites { sites: listed(&cputime) });
     }
 }
 
@@ -400,40 +512,18 @@ fn code_problems(info: &ExeInfo, p: &mut Problems) {
         return;
     }
     if let Some(t) = info.truncated {
-        p.list.push((
-            Kind::BinaryTruncated,
-            Status::Warn,
-            format!(
-                "truncated: the file has {} of the {} bytes its headers describe; what is missing was not decoded, so call sites may be missed",
-                t.size, t.described
-            ),
-        ));
+        p.list.push(BinaryFact::Truncated { size: t.size, described: t.described });
         p.hint = p.hint.or(Some(BinaryHint::Damaged));
     } else if !info.code_scanned {
-        p.list.push((
-            Kind::CodeNotRead,
-            Status::Warn,
-            "no executable code could be read: call sites not looked for".into(),
-        ));
+        p.list.push(BinaryFact::CodeNotRead);
     }
     match info.layout {
         exe::Layout::Sections => {}
-        exe::Layout::NoSections => p.list.push((
-            Kind::BinaryOk,
-            Status::Ok,
-            format!(
-                "no section headers: its code was decoded from its executable segments (PT_LOAD){}",
-                if info.has_dynamic { ", its imports read from its dynamic section" } else { "" }
-            ),
-        )),
+        exe::Layout::NoSections => p.list.push(BinaryFact::NoSections { dynamic: info.has_dynamic }),
         // A truncated file's section headers are what is missing: said above.
         exe::Layout::BadSections if info.truncated.is_some() => {}
         exe::Layout::BadSections => {
-            p.list.push((
-                Kind::SectionsCorrupt,
-                Status::Warn,
-                "its section headers cannot be read (corrupt): its code was decoded from its executable segments only, its own symbols unread".into(),
-            ));
+            p.list.push(BinaryFact::SectionsCorrupt);
             p.hint = p.hint.or(Some(BinaryHint::Altered));
         }
     }
@@ -442,35 +532,18 @@ fn code_problems(info: &ExeInfo, p: &mut Problems) {
 /// The raw getrandom sites of a binary, and what its runtime would have
 /// done: FAIL where it reads the vDSO (the raw call bypasses it); none
 /// where it makes the syscall anyway (the image's random row says so).
-fn raw_site_problem(info: &ExeInfo, sites: &[&exe::Site]) -> Option<(Status, String, Option<BinaryHint>)> {
+fn raw_site_problem(info: &ExeInfo, sites: &[&exe::Site]) -> Option<BinaryFact> {
     if sites.is_empty() {
         return None;
     }
     let route = super::random::random_route(info);
-    let listed: Vec<String> = sites
-        .iter()
-        .take(3)
-        .map(|s| {
-            format!("{} at {:#x} in {}", s.via.text(), s.addr, s.symbol.as_deref().unwrap_or("an unnamed function"))
-        })
-        .collect();
-    let more = if sites.len() > 3 {
-        format!(" and {} more", crate::words::thousands((sites.len() - 3) as u64))
-    } else {
-        String::new()
-    };
-    let raw = if sites.iter().all(|s| s.via == exe::Via::LibcSyscall) {
-        "raw syscall(SYS_getrandom)"
-    } else {
-        "raw getrandom syscalls"
-    };
-    let runtime = route.runtime_text();
     match route.path {
-        super::random::RandomPath::Vdso => Some((
-            Status::Fail,
-            format!("{raw} bypasses the vDSO that {runtime} uses: {}{more}", listed.join(", ")),
-            Some(BinaryHint::RandomThroughLibc),
-        )),
+        super::random::RandomPath::Vdso => Some(BinaryFact::RawRandomSites {
+            sites: listed(sites),
+            more: sites.len().saturating_sub(SITES_LISTED),
+            wrapper: sites.iter().all(|s| s.via == exe::Via::LibcSyscall),
+            route,
+        }),
         // The runtime makes the syscall too: the image's random row (and
         // `check -p`'s) says so, once.
         _ => None,
@@ -480,73 +553,39 @@ fn raw_site_problem(info: &ExeInfo, sites: &[&exe::Site]) -> Option<(Status, Str
 /// What the runtime (C library, Go) does for clock reads.
 fn runtime_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
     let library = info.is_library();
-    let runtime = runtime_text(info);
+    let runtime = RuntimeRef::of(info);
     let linkage = info.linkage();
     match info.libc {
         LibcKind::Go => {
             // CGO_ENABLED=1 is in the build info of every Go build that
             // allowed cgo, pure Go ones too: only a program linked against
             // a C library (it has an interpreter) runs with cgo.
-            let cgo = match info.go.as_ref().and_then(|g| g.cgo) {
-                Some(true) if linkage == Linkage::Dynamic => ", with cgo",
-                _ => "",
-            };
-            p.list.push((Kind::BinaryOk, Status::Ok, format!("{runtime}{cgo}: the Go runtime is expected to call the vDSO itself")));
+            let cgo = info.go.as_ref().and_then(|g| g.cgo) == Some(true) && linkage == Linkage::Dynamic;
+            p.list.push(BinaryFact::GoRuntime { runtime, cgo });
         }
         LibcKind::Glibc if linkage != Linkage::Dynamic && !library => {
             if info.vdso_lookup {
-                p.list.push((
-                    Kind::BinaryOk,
-                    Status::Ok,
-                    format!("static {runtime} that looks the vDSO up (glibc ≥ 2.31 does in static binaries)"),
-                ));
+                p.list.push(BinaryFact::StaticGlibcVdso { runtime });
             } else {
-                p.list.push((
-                    Kind::StaticGlibcNoVdso,
-                    Status::Fail,
-                    "static glibc without a vDSO lookup (glibc < 2.31 never used the vDSO in static binaries, sourceware bug 19767): every clock_gettime and gettimeofday is a syscall".into(),
-                ));
+                p.list.push(BinaryFact::StaticGlibcNoVdso);
                 p.hint = p.hint.or(Some(BinaryHint::RebuildStaticGlibc));
             }
         }
         LibcKind::Musl => match host.vdso_has_hash {
             Some(false) => {
-                p.list.push((
-                    Kind::MuslNoDtHash,
-                    Status::Fail,
-                    format!("{runtime}: musl looks vDSO symbols up through DT_HASH only and this kernel's vDSO has only DT_GNU_HASH: every clock read is a syscall"),
-                ));
+                p.list.push(BinaryFact::MuslNoDtHash { runtime });
                 p.hint = p.hint.or(Some(BinaryHint::MuslNeedsDtHash));
             }
-            Some(true) => {
-                p.list.push((Kind::BinaryOk, Status::Ok, format!("{runtime}: expected to look the vDSO up (DT_HASH present here)")))
-            }
-            None => p.list.push((
-                Kind::BinaryOk,
-                Status::Ok,
-                format!("{runtime}: expected to look the vDSO up (through DT_HASH, which its kernel's vDSO is not read here to confirm)"),
-            )),
+            has_hash => p.list.push(BinaryFact::MuslDtHash { runtime, confirmed: has_hash == Some(true) }),
         },
-        LibcKind::Glibc | LibcKind::Bionic => {
-            p.list.push((Kind::BinaryOk, Status::Ok, format!("{runtime}: its clock reads are expected to go through the vDSO")))
-        }
-        LibcKind::Unknown if library => p.list
-            .push((Kind::BinaryOk, Status::Ok, "library without a C library of its own: it reads clocks through its program's".into())),
+        LibcKind::Glibc | LibcKind::Bionic => p.list.push(BinaryFact::LibcVdso { runtime }),
+        LibcKind::Unknown if library => p.list.push(BinaryFact::LibraryWithoutLibc),
         LibcKind::Unknown if linkage == Linkage::Dynamic => {
-            p.list.push((
-                Kind::LibcUnknown,
-                Status::Warn,
-                format!("C library not recognised (interpreter {})", info.interp.as_deref().unwrap_or("?")),
-            ));
+            p.list.push(BinaryFact::LibcUnknown { interp: info.interp.clone() });
             p.kind = WarnKind::Unproven;
         }
         LibcKind::Unknown => {
-            p.list.push((
-                Kind::RuntimeUnknown,
-                Status::Warn,
-                "static, runtime not recognised and no vDSO lookup found in it: its clock reads may all be syscalls"
-                    .into(),
-            ));
+            p.list.push(BinaryFact::RuntimeUnknown);
             p.hint = p.hint.or(Some(BinaryHint::RunIt));
             p.kind = WarnKind::Unproven;
         }
@@ -557,29 +596,19 @@ fn runtime_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
 fn arch_problems(info: &ExeInfo, judged: Judged, p: &mut Problems) {
     let (compat, foreign, library) = (judged == Judged::Compat, judged == Judged::Foreign, info.is_library());
     if compat && library {
-        p.list.push((Kind::BinaryOk, Status::Ok, "32-bit library: its programs get the 32-bit verdict".into()));
+        p.list.push(BinaryFact::Compat32Library);
     } else if compat {
-        // Facts, not a defect: INFO, so a gate on WARN passes a correct
-        // 32-bit program (its raw clock syscalls, if any, still WARN).
-        p.list.push((
-            Kind::Compat32Bit,
-            Status::Info,
-            "32-bit: the compat vDSO (vdso32) serves its clock reads, a little slower than the 64-bit one; its clock syscalls are invisible to syscalls:sys_enter_* tracepoints".into(),
-        ));
+        p.list.push(BinaryFact::Compat32);
         p.kind = WarnKind::Unproven;
     }
     if foreign {
         let arch = info.arch();
         if info.code_decodable() {
-            p.list.push((Kind::BinaryOk, Status::Ok, format!("judged as {arch} code (not this host's architecture)")));
+            p.list.push(BinaryFact::ForeignDecoded { arch });
         } else {
             // Said, and the verdict is INFO below, not OK: nothing was
             // looked for in the code.
-            p.list.push((
-                Kind::ForeignNotDecoded,
-                Status::Info,
-                format!("{arch} code: call sites not decoded for this architecture (only amd64, i386 and arm64 code is), raw clock syscalls not looked for"),
-            ));
+            p.list.push(BinaryFact::ForeignNotDecoded { arch });
         }
     }
 }
@@ -619,10 +648,10 @@ pub fn judged_as(info: &ExeInfo) -> Judged {
 mod tests {
     use super::*;
 
-    /// The verdict as (status, detail, hint, warning kind).
-    fn verdict_parts(info: &ExeInfo, host: &HostFacts) -> (Status, String, Option<BinaryHint>, WarnKind) {
+    /// The verdict as (status, facts, the reason first, hint, warning kind).
+    fn verdict_parts(info: &ExeInfo, host: &HostFacts) -> (Status, Vec<BinaryFact>, Option<BinaryHint>, WarnKind) {
         let v = binary_verdict(info, host);
-        (v.status, v.detail, v.hint, v.warn_kind)
+        (v.status, v.findings.into_iter().map(|f| f.fact).collect(), v.hint, v.warn_kind)
     }
     use crate::arch;
     use crate::inspect::exe::GoInfo;
@@ -655,9 +684,9 @@ mod tests {
         // Static glibc: the vDSO lookup decides.
         let mut old = exe(LibcKind::Glibc, None);
         old.elf_type = 2;
-        let (st, detail, hint, _) = verdict_parts(&old, &GOOD);
+        let (st, facts, hint, _) = verdict_parts(&old, &GOOD);
         assert_eq!(st, Status::Fail);
-        assert!(detail.contains("glibc < 2.31") && detail.contains("bug 19767"), "{detail}");
+        assert_eq!(facts, [BinaryFact::StaticGlibcNoVdso]);
         assert_eq!(hint, Some(BinaryHint::RebuildStaticGlibc));
         old.vdso_lookup = true;
         assert_eq!(verdict_parts(&old, &GOOD).0, Status::Ok);
@@ -666,38 +695,45 @@ mod tests {
         let musl = exe(LibcKind::Musl, Some("/lib/ld-musl-x86_64.so.1"));
         assert_eq!(verdict_parts(&musl, &GOOD).0, Status::Ok);
         let gnu_only = HostFacts { vdso_has_hash: Some(false), ..GOOD };
-        let (st, detail, _, _) = verdict_parts(&musl, &gnu_only);
+        let (st, facts, _, _) = verdict_parts(&musl, &gnu_only);
         assert_eq!(st, Status::Fail);
-        assert!(detail.contains("DT_HASH only"), "{detail}");
+        assert!(matches!(facts[..], [BinaryFact::MuslNoDtHash { .. }]), "{facts:?}");
 
         // vsyscall callers: a program fails (and crashes with vsyscall=none), a library warns.
         let mut legacy = exe(LibcKind::Glibc, Some("/lib64/ld-linux-x86-64.so.2"));
         legacy.vsyscall_sites = 2;
         legacy.vsyscall_first = Some(0x401000);
         let none = HostFacts { vsyscall: VsyscallMode::None, ..GOOD };
-        let (st, detail, _, _) = verdict_parts(&legacy, &none);
+        let (st, facts, _, _) = verdict_parts(&legacy, &none);
         assert_eq!(st, Status::Fail);
-        assert!(detail.starts_with("its code calls the fixed [vsyscall] page (2 site(s), first at 0x401000)"));
-        assert!(detail.contains("crashes with SIGSEGV"), "{detail}");
+        let vsyscall = BinaryFact::VsyscallSites {
+            count: 2,
+            first: Some(0x401000),
+            site: None,
+            library: false,
+            mode: VsyscallMode::None,
+        };
+        assert_eq!(facts.first(), Some(&vsyscall), "{facts:?}");
         legacy.pie = false;
         legacy.interp = None;
         legacy.soname = Some("libjvm.so".into());
-        let (st, detail, _, kind) = verdict_parts(&legacy, &GOOD);
+        let (st, facts, _, kind) = verdict_parts(&legacy, &GOOD);
         assert_eq!((st, kind), (Status::Warn, WarnKind::Unproven));
-        assert!(detail.contains("likely a fallback path"), "{detail}");
+        assert!(matches!(facts[0], BinaryFact::VsyscallSites { library: true, .. }), "{facts:?}");
 
         // Go, with cgo too: OK.
         let mut go = exe(LibcKind::Go, Some("/lib64/ld-linux-x86-64.so.2"));
         go.go = Some(GoInfo { version: "go1.22.1".into(), cgo: Some(true), getrandom: None });
         go.libc_version = Some("go1.22.1".into());
-        let (st, detail, _, _) = verdict_parts(&go, &GOOD);
+        let (st, facts, _, _) = verdict_parts(&go, &GOOD);
         assert_eq!(st, Status::Ok);
-        assert_eq!(detail, "Go go1.22.1, with cgo: the Go runtime is expected to call the vDSO itself");
+        let runtime = RuntimeRef { libc: LibcKind::Go, version: Some("go1.22.1".into()) };
+        assert_eq!(facts, [BinaryFact::GoRuntime { runtime, cgo: true }]);
         // Built with CGO_ENABLED=1 but pure Go, so statically linked: not "with cgo".
         go.interp = None;
-        let (st, detail, _, _) = verdict_parts(&go, &GOOD);
+        let (st, facts, _, _) = verdict_parts(&go, &GOOD);
         assert_eq!(st, Status::Ok);
-        assert!(!detail.contains("cgo"), "{detail}");
+        assert!(matches!(facts[..], [BinaryFact::GoRuntime { cgo: false, .. }]), "{facts:?}");
     }
 
     #[test]
@@ -708,17 +744,17 @@ mod tests {
         let mut cut = exe(LibcKind::Glibc, Some("/lib64/ld-linux-x86-64.so.2"));
         cut.truncated = Some(exe::Truncated { size: 5000, described: 16264 });
         cut.layout = exe::Layout::BadSections;
-        let (st, detail, hint, _) = verdict_parts(&cut, &GOOD);
-        assert_eq!(st, Status::Warn, "{detail}");
-        assert!(detail.starts_with("truncated: the file has 5000 of the 16264 bytes its headers describe"), "{detail}");
-        assert!(!detail.contains("section headers cannot be read"), "said once: {detail}");
+        let (st, facts, hint, _) = verdict_parts(&cut, &GOOD);
+        assert_eq!(st, Status::Warn, "{facts:?}");
+        assert_eq!(facts[0], BinaryFact::Truncated { size: 5000, described: 16264 });
+        assert!(!facts.contains(&BinaryFact::SectionsCorrupt), "said once: {facts:?}");
         assert_eq!(hint, Some(BinaryHint::Damaged));
         cut.truncated = None;
         assert_eq!(verdict_parts(&cut, &GOOD).0, Status::Warn);
         cut.layout = exe::Layout::NoSections;
-        let (st, detail, _, _) = verdict_parts(&cut, &GOOD);
-        assert_eq!(st, Status::Ok, "judged from its segments: {detail}");
-        assert!(detail.contains("no section headers: its code was decoded from its executable segments"), "{detail}");
+        let (st, facts, _, _) = verdict_parts(&cut, &GOOD);
+        assert_eq!(st, Status::Ok, "judged from its segments: {facts:?}");
+        assert!(facts.contains(&BinaryFact::NoSections { dynamic: true }), "{facts:?}");
         cut.code_scanned = false;
         assert_eq!(verdict_parts(&cut, &GOOD).0, Status::Warn);
     }
@@ -740,22 +776,22 @@ mod tests {
         assert_eq!(verdict_parts(&m32, &GOOD).0, Status::Ok);
         let mut x32 = exe(LibcKind::Glibc, Some("/libx32/ld-linux-x32.so.2"));
         x32.is_64 = false;
-        let (st, detail, _, _) = verdict_parts(&x32, &GOOD);
+        let (st, facts, _, _) = verdict_parts(&x32, &GOOD);
         assert_eq!(st, Status::Skip);
-        assert!(detail.contains("x32"), "{detail}");
+        assert_eq!(facts, [BinaryFact::X32 { machine: arch::machine::X86_64 }]);
         // Another architecture's binary is judged for its own: arm64 code
         // is decoded (OK, said so); armhf code is not (INFO, never OK by
         // inference); this host's DT_HASH does not decide a foreign musl.
         let mut arm = exe(LibcKind::Glibc, Some("/lib/ld-linux-aarch64.so.1"));
         arm.machine = arch::machine::AARCH64;
-        let (st, detail, _, _) = verdict_parts(&arm, &GOOD);
-        assert_eq!(st, Status::Ok, "{detail}");
-        assert!(detail.ends_with("; judged as arm64 code (not this host's architecture)"), "{detail}");
+        let (st, facts, _, _) = verdict_parts(&arm, &GOOD);
+        assert_eq!(st, Status::Ok, "{facts:?}");
+        assert_eq!(facts.last(), Some(&BinaryFact::ForeignDecoded { arch: "arm64".into() }));
         let mut armhf = exe(LibcKind::Glibc, Some("/lib/ld-linux-armhf.so.3"));
         (armhf.machine, armhf.is_64, armhf.flags) = (arch::machine::ARM, false, 0x0500_0400);
-        let (st, detail, _, _) = verdict_parts(&armhf, &GOOD);
-        assert_eq!(st, Status::Info, "{detail}");
-        assert!(detail.starts_with("armhf code: call sites not decoded for this architecture"), "{detail}");
+        let (st, facts, _, _) = verdict_parts(&armhf, &GOOD);
+        assert_eq!(st, Status::Info, "{facts:?}");
+        assert_eq!(facts.first(), Some(&BinaryFact::ForeignNotDecoded { arch: "armhf".into() }));
         let mut musl = exe(LibcKind::Musl, None);
         musl.machine = arch::machine::AARCH64;
         let no_hash = HostFacts { vdso_has_hash: Some(false), ..GOOD };

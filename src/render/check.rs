@@ -190,7 +190,7 @@ impl CheckReport {
                         name: format!("{}: {}", b.path, f.kind),
                         kind: f.kind.id(),
                         status: f.status,
-                        detail: super::gate::with_note(&f.detail, f.waived.as_ref(), f.raised),
+                        detail: super::gate::with_note(&f.fact.to_string(), f.waived.as_ref(), f.raised),
                         // The binary's one hint is its verdict's reason's.
                         hint: b.hint.as_deref().filter(|_| f.kind == b.kind),
                     });
@@ -305,7 +305,7 @@ fn binary_detail(b: &BinaryRow) -> String {
     let mut findings: Vec<_> = b.findings.iter().collect();
     findings.sort_by_key(|f| std::cmp::Reverse((f.status, f.waived.is_some())));
     let words: Vec<String> =
-        findings.iter().map(|f| super::gate::with_note(&f.detail, f.waived.as_ref(), f.raised)).collect();
+        findings.iter().map(|f| super::gate::with_note(&f.fact.to_string(), f.waived.as_ref(), f.raised)).collect();
     words.join("; ")
 }
 

@@ -226,6 +226,7 @@ impl crate::model::binary::BinaryHint {
             B::Altered => "the file is damaged or was altered after linking: restore it from its package or build",
             B::RebuildStaticGlibc => "rebuild against glibc ≥ 2.31, or link dynamically",
             B::MuslNeedsDtHash => "use a kernel whose vDSO keeps DT_HASH, or a glibc-based image",
+            B::AuditNatively => "expected under an emulator or instrumenter; audit the program run natively",
             B::RunIt => return None,
         })
     }

@@ -3,10 +3,11 @@
 use crate::inspect::exe::{self, Launch};
 use crate::inspect::host::VdsoFacts;
 use crate::inspect::Process;
-use crate::model::binary::{process_binary, under_emulator, unreadable_exe, BinaryFacts, HostFacts, WarnKind};
+use crate::model::binary::{process_binary, BinaryFacts, HostFacts, ProcessExe, WarnKind};
 use crate::model::check::Check;
 use crate::model::random::{process_random_check, ProcessRandom};
 use crate::model::ProcessName;
+use crate::render::binary::process_binary_row;
 
 /// The `process_binary` row and what stands behind it.
 pub struct ExeCheck {
@@ -30,7 +31,7 @@ pub fn process_exe_check(process: &Process, vdso: &VdsoFacts, host: &HostFacts) 
         Ok(r) => r,
         Err(e) => {
             return ExeCheck {
-                check: unreadable_exe(&e),
+                check: process_binary_row(&ProcessExe::Unreadable { error: e.to_string() }),
                 warn_kind: WarnKind::None,
                 emulator: None,
                 facts: None,
@@ -47,7 +48,12 @@ pub fn process_exe_check(process: &Process, vdso: &VdsoFacts, host: &HostFacts) 
     let who = ProcessName { pid: process.pid(), comm: process.comm(), argv0: argv0.as_deref(), exe: exe.as_deref() };
     if let Launch::Emulator { tool, program } = &rt.launch {
         return ExeCheck {
-            check: under_emulator(&who, program.as_deref(), tool, &path),
+            check: process_binary_row(&ProcessExe::UnderEmulator {
+                who,
+                program: program.as_deref(),
+                tool,
+                path: &path,
+            }),
             warn_kind: WarnKind::None,
             emulator: Some(tool.clone()),
             facts,
@@ -58,7 +64,9 @@ pub fn process_exe_check(process: &Process, vdso: &VdsoFacts, host: &HostFacts) 
         Launch::Loader { loader, .. } => Some(loader.display().to_string()),
         _ => None,
     };
-    let (check, kind) = process_binary(&who, loader.as_deref(), info, host);
+    // The row's words are render's: the model judges, cmd words the row.
+    let exe = process_binary(who, loader.as_deref(), info, host);
+    let (check, kind) = (process_binary_row(&exe), exe.warn_kind());
     let libc_path = rt.mapped_libc.as_ref().map(|(_, _, p)| p.display().to_string());
     let kernel = crate::inspect::kernel::release().and_then(|r| crate::inspect::kernel::parse_version(&r));
     let random =

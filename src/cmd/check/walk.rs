@@ -134,7 +134,7 @@ fn binary_rows(walked: &image::Walk, host: &HostFacts) -> (Vec<BinaryRow>, Vec<C
                 binary: BinaryFacts::of(info),
                 kind: v.kind,
                 status: v.status,
-                detail: v.detail,
+                detail: crate::render::binary::verdict_detail(&v.findings),
                 hint,
                 random: random_route(info),
                 findings: v.findings,

@@ -1,0 +1,387 @@
+//! A binary's verdict, worded: each [`BinaryFact`] model/binary.rs finds
+//! (its Display, once), the verdict's detail they make, a finding as JSON
+//! has it, and `check -p`'s `process_binary` row. Its hints are
+//! render/hint.rs's.
+
+use crate::arch;
+use crate::inspect::exe::{LibcKind, Linkage, Site};
+use crate::inspect::kernel::VsyscallMode;
+use crate::model::binary::{BinaryFact, BinaryFinding, ProcessExe, RuntimeRef, PROCESS_BINARY};
+use crate::model::check::Check;
+use serde::{Serialize, Serializer};
+use std::fmt;
+
+/// A runtime in sentences: `glibc 2.36`, `Go go1.19.8`.
+impl fmt::Display for RuntimeRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self.libc {
+            LibcKind::Glibc => "glibc",
+            LibcKind::Musl => "musl",
+            LibcKind::Bionic => "bionic",
+            LibcKind::Go => "Go",
+            LibcKind::Unknown => "an unrecognised runtime",
+        };
+        match &self.version {
+            Some(v) => write!(f, "{name} {v}"),
+            None => f.write_str(name),
+        }
+    }
+}
+
+/// A call site's enclosing function, named where the code names it.
+fn site_symbol(s: &Site) -> &str {
+    s.symbol.as_deref().unwrap_or("an unnamed function")
+}
+
+/// `clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x1149 in main`.
+fn clock_site(s: &Site) -> String {
+    let f = s.function.map_or("?", |f| f.name());
+    let args = match (s.function, s.clock) {
+        (Some(f), Some(c)) if f.takes_clock() => {
+            arch::clock_info(c as i32).map_or_else(|| format!("clock {c}"), |i| i.name.to_string())
+        }
+        (Some(f), None) if f.takes_clock() => "clock id not a constant".to_string(),
+        _ => String::new(),
+    };
+    format!("{f}({args}) by {} at {:#x} in {}", s.via.text(), s.addr, site_symbol(s))
+}
+
+/// `syscall() at 0x1149 in main`.
+fn random_site(s: &Site) -> String {
+    format!("{} at {:#x} in {}", s.via.text(), s.addr, site_symbol(s))
+}
+
+/// Sites listed, comma-separated.
+fn sites_text(sites: &[Site], text: fn(&Site) -> String) -> String {
+    sites.iter().map(text).collect::<Vec<_>>().join(", ")
+}
+
+/// A finding's words (JSON `findings[].detail`; the verdict's detail joins them).
+impl fmt::Display for BinaryFact {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use BinaryFact as F;
+        match self {
+            F::X32 { machine } => write!(f, "{} x32-ABI binary (ELF32): not judged", arch::machine_name(*machine)),
+            F::VsyscallSites { count, first, site, library, mode } => {
+                let what = match mode {
+                    VsyscallMode::None => {
+                        "this kernel has no [vsyscall] page (vsyscall=none): the call crashes with SIGSEGV"
+                    }
+                    _ => "each call traps and is emulated by the kernel, invisible to strace",
+                };
+                write!(f, "its code calls the fixed [vsyscall] page ({count} site(s), first at {:#x}", first.unwrap_or(0))?;
+                if let Some(s) = site {
+                    write!(f, " in {}", site_symbol(s))?;
+                }
+                if *library {
+                    write!(f, "), likely a fallback path: if taken, {what}")
+                } else {
+                    write!(f, "): {what}")
+                }
+            }
+            F::RawRandomSites { sites, more, wrapper, route } => {
+                let raw = if *wrapper { "raw syscall(SYS_getrandom)" } else { "raw getrandom syscalls" };
+                write!(f, "{raw} bypasses the vDSO that {} uses: {}", route.runtime_text(), sites_text(sites, random_site))?;
+                if *more > 0 {
+                    write!(f, " and {} more", crate::words::thousands(*more as u64))?;
+                }
+                Ok(())
+            }
+            F::RawClockSites { sites, more } => {
+                write!(f, "its code makes raw clock syscalls the vDSO would serve: {}", sites_text(sites, clock_site))?;
+                if *more > 0 {
+                    write!(f, " and {more} more")?;
+                }
+                f.write_str(": each one enters the kernel")
+            }
+            F::CputimeSites { sites } => write!(
+                f,
+                "raw syscalls of clocks the vDSO never serves (always a syscall): {}",
+                sites_text(sites, clock_site)
+            ),
+            F::Truncated { size, described } => write!(
+                f,
+                "truncated: the file has {size} of the {described} bytes its headers describe; what is missing was not decoded, so call sites may be missed"
+            ),
+            F::CodeNotRead => f.write_str("no executable code could be read: call sites not looked for"),
+            F::NoSections { dynamic } => {
+                f.write_str("no section headers: its code was decoded from its executable segments (PT_LOAD)")?;
+                if *dynamic {
+                    f.write_str(", its imports read from its dynamic section")?;
+                }
+                Ok(())
+            }
+            F::SectionsCorrupt => f.write_str("its section headers cannot be read (corrupt): its code was decoded from its executable segments only, its own symbols unread"),
+            F::GoRuntime { runtime, cgo } => {
+                let cgo = if *cgo { ", with cgo" } else { "" };
+                write!(f, "{runtime}{cgo}: the Go runtime is expected to call the vDSO itself")
+            }
+            F::StaticGlibcVdso { runtime } => {
+                write!(f, "static {runtime} that looks the vDSO up (glibc ≥ 2.31 does in static binaries)")
+            }
+            F::StaticGlibcNoVdso => f.write_str("static glibc without a vDSO lookup (glibc < 2.31 never used the vDSO in static binaries, sourceware bug 19767): every clock_gettime and gettimeofday is a syscall"),
+            F::MuslNoDtHash { runtime } => write!(f, "{runtime}: musl looks vDSO symbols up through DT_HASH only and this kernel's vDSO has only DT_GNU_HASH: every clock read is a syscall"),
+            F::MuslDtHash { runtime, confirmed: true } => {
+                write!(f, "{runtime}: expected to look the vDSO up (DT_HASH present here)")
+            }
+            F::MuslDtHash { runtime, confirmed: false } => write!(
+                f,
+                "{runtime}: expected to look the vDSO up (through DT_HASH, which its kernel's vDSO is not read here to confirm)"
+            ),
+            F::LibcVdso { runtime } => write!(f, "{runtime}: its clock reads are expected to go through the vDSO"),
+            F::LibraryWithoutLibc => {
+                f.write_str("library without a C library of its own: it reads clocks through its program's")
+            }
+            F::LibcUnknown { interp } => {
+                write!(f, "C library not recognised (interpreter {})", interp.as_deref().unwrap_or("?"))
+            }
+            F::RuntimeUnknown => f.write_str(
+                "static, runtime not recognised and no vDSO lookup found in it: its clock reads may all be syscalls",
+            ),
+            F::Compat32Library => f.write_str("32-bit library: its programs get the 32-bit verdict"),
+            F::Compat32 => f.write_str("32-bit: the compat vDSO (vdso32) serves its clock reads, a little slower than the 64-bit one; its clock syscalls are invisible to syscalls:sys_enter_* tracepoints"),
+            F::ForeignDecoded { arch } => write!(f, "judged as {arch} code (not this host's architecture)"),
+            F::ForeignNotDecoded { arch } => write!(f, "{arch} code: call sites not decoded for this architecture (only amd64, i386 and arm64 code is), raw clock syscalls not looked for"),
+        }
+    }
+}
+
+/// A verdict's detail (JSON `binaries[].detail`, the table's, a
+/// baseline's): its findings' words, the reason first.
+pub fn verdict_detail(findings: &[BinaryFinding]) -> String {
+    findings.iter().map(|f| f.fact.to_string()).collect::<Vec<_>>().join("; ")
+}
+
+/// A finding as JSON has it: kind, status, its fact's words as `detail`,
+/// and the gate's `waived`/`raised` when set.
+impl Serialize for BinaryFinding {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            kind: crate::model::kind::Kind,
+            status: crate::model::Status,
+            detail: String,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            waived: Option<&'a crate::model::gate::Waiver>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            raised: Option<&'a crate::model::gate::Raise>,
+        }
+        Wire {
+            kind: self.kind,
+            status: self.status,
+            detail: self.fact.to_string(),
+            waived: self.waived.as_ref(),
+            raised: self.raised.as_ref(),
+        }
+        .serialize(s)
+    }
+}
+
+/// `check -p`'s `process_binary` row, worded: who runs what, its class,
+/// architecture and linkage, then the verdict's detail; its hint names
+/// the process.
+pub fn process_binary_row(exe: &ProcessExe<'_>) -> Check {
+    let (detail, pid) = match exe {
+        ProcessExe::Unreadable { error } => (format!("cannot read the executable: {error}"), None),
+        ProcessExe::UnderEmulator { who, program, tool, path } => {
+            let prog = program.map_or_else(String::new, |p| format!(" {p}"));
+            let detail = format!(
+                "{} runs{prog} under {tool} ({path}): the tool maps no [vdso] for the program and serves each clock read itself, as a syscall",
+                who.text()
+            );
+            (detail, Some(who.pid))
+        }
+        ProcessExe::Judged { who, loader, is_64, machine, linkage, interp, verdict } => {
+            let class = if *is_64 { "64-bit" } else { "32-bit" };
+            let linkage = match linkage {
+                Linkage::Dynamic => format!("dynamic ({})", interp.unwrap_or("")),
+                Linkage::Static => "statically linked".to_string(),
+                Linkage::StaticPie => "statically linked (static-pie)".to_string(),
+            };
+            let launched = loader.map_or_else(String::new, |l| format!(" (started as `{l} PROG`)"));
+            let detail = format!(
+                "{}{launched}: {class} {}, {linkage}; {}",
+                who.with_exe(),
+                arch::machine_name(*machine),
+                verdict_detail(&verdict.findings)
+            );
+            (detail, Some(who.pid))
+        }
+    };
+    // The hint names this process, not a placeholder.
+    let hint = exe.hint().zip(pid).map(|(h, pid)| h.for_process(pid));
+    Check::new(exe.kind(), PROCESS_BINARY, exe.status(), detail, hint.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inspect::exe::Via;
+
+    fn site(addr: u64, symbol: Option<&str>) -> Site {
+        Site {
+            addr,
+            via: Via::LibcSyscall,
+            function: Some(arch::VdsoFn::ClockGettime),
+            clock: Some(1),
+            entry: None,
+            symbol: symbol.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn facts_are_worded_once_here() {
+        let glibc = RuntimeRef { libc: LibcKind::Glibc, version: Some("2.36".into()) };
+        assert_eq!(
+            BinaryFact::LibcVdso { runtime: glibc.clone() }.to_string(),
+            "glibc 2.36: its clock reads are expected to go through the vDSO"
+        );
+        let go = RuntimeRef { libc: LibcKind::Go, version: Some("go1.22.1".into()) };
+        assert_eq!(
+            BinaryFact::GoRuntime { runtime: go, cgo: true }.to_string(),
+            "Go go1.22.1, with cgo: the Go runtime is expected to call the vDSO itself"
+        );
+        let vsyscall = BinaryFact::VsyscallSites {
+            count: 2,
+            first: Some(0x401000),
+            site: None,
+            library: false,
+            mode: VsyscallMode::None,
+        };
+        assert_eq!(
+            vsyscall.to_string(),
+            "its code calls the fixed [vsyscall] page (2 site(s), first at 0x401000): this kernel has no [vsyscall] page (vsyscall=none): the call crashes with SIGSEGV"
+        );
+        let sites = vec![site(0x10a6, Some("main")), site(0x1107, None)];
+        assert_eq!(
+            BinaryFact::RawClockSites { sites, more: 4 }.to_string(),
+            "its code makes raw clock syscalls the vDSO would serve: clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x10a6 in main, clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x1107 in an unnamed function and 4 more: each one enters the kernel"
+        );
+        assert!(BinaryFact::Truncated { size: 5000, described: 16264 }
+            .to_string()
+            .starts_with("truncated: the file has 5000 of the 16264 bytes its headers describe"));
+        assert_eq!(
+            BinaryFact::ForeignDecoded { arch: "arm64".into() }.to_string(),
+            "judged as arm64 code (not this host's architecture)"
+        );
+        assert!(BinaryFact::StaticGlibcNoVdso.to_string().contains("glibc < 2.31"));
+    }
+
+    #[test]
+    fn a_verdict_joins_its_findings_and_json_words_each() {
+        let findings = [
+            BinaryFinding::of(BinaryFact::Compat32),
+            BinaryFinding::of(BinaryFact::LibcVdso { runtime: RuntimeRef { libc: LibcKind::Glibc, version: None } }),
+        ];
+        let detail = verdict_detail(&findings);
+        assert!(
+            detail.starts_with("32-bit: the compat vDSO")
+                && detail.ends_with("; glibc: its clock reads are expected to go through the vDSO"),
+            "{detail}"
+        );
+        let json = serde_json::to_string(&findings[1]).unwrap_or_default();
+        assert_eq!(
+            json,
+            r#"{"kind":"binary-ok","status":"ok","detail":"glibc: its clock reads are expected to go through the vDSO"}"#
+        );
+    }
+
+    #[test]
+    fn the_process_binary_row_words_its_exe() {
+        use crate::model::{ProcessName, Status};
+        let who = ProcessName { pid: 42, comm: "qemu-x86_64", argv0: None, exe: None };
+        let row = process_binary_row(&ProcessExe::UnderEmulator {
+            who,
+            program: Some("/bin/true"),
+            tool: "qemu-user",
+            path: "/usr/bin/qemu-x86_64",
+        });
+        assert_eq!((row.name.as_str(), row.status), (PROCESS_BINARY, Status::Fail));
+        assert!(
+            row.detail.starts_with("pid 42 (qemu-x86_64) runs /bin/true under qemu-user (/usr/bin/qemu-x86_64): "),
+            "{}",
+            row.detail
+        );
+        assert_eq!(
+            row.hint.as_deref(),
+            Some("expected under an emulator or instrumenter; audit the program run natively")
+        );
+        let row = process_binary_row(&ProcessExe::Unreadable { error: "permission denied".into() });
+        assert_eq!(
+            (row.detail.as_str(), row.status, row.hint),
+            ("cannot read the executable: permission denied", Status::Skip, None)
+        );
+    }
+
+    /// Issue 40: model/binary.rs holds no sentence. Every string literal of
+    /// its code (its tests aside) is a name, never words: none has a space.
+    #[test]
+    fn model_binary_holds_no_prose() {
+        let src = include_str!("../model/binary.rs");
+        let code = src.split("#[cfg(test)]\nmod tests").next().unwrap_or(src);
+        let prose: Vec<String> = string_literals(code).into_iter().filter(|l| l.contains(' ')).collect();
+        assert!(prose.is_empty(), "prose in model/binary.rs: {prose:?}");
+        // The scanner finds what it should.
+        let sample =
+            "// \"a comment\"\nlet a = 'x'; let b: &'static str = \"two words\"; /* \"no\" */ r#\"raw \"q\"\"#;";
+        assert_eq!(string_literals(sample), ["two words", "raw \"q\""]);
+    }
+
+    /// The string literals of Rust source (plain, byte and raw), comments
+    /// and char literals skipped.
+    fn string_literals(src: &str) -> Vec<String> {
+        let b = src.as_bytes();
+        let (mut i, mut out) = (0, Vec::new());
+        while i < b.len() {
+            match b[i] {
+                b'/' if b.get(i + 1) == Some(&b'/') => {
+                    while i < b.len() && b[i] != b'\n' {
+                        i += 1;
+                    }
+                }
+                b'/' if b.get(i + 1) == Some(&b'*') => {
+                    i += 2;
+                    while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                        i += 1;
+                    }
+                    i += 2;
+                }
+                // A char literal ('x', '\n', '"'), not a lifetime ('a).
+                b'\'' if b.get(i + 1) == Some(&b'\\') => {
+                    i += 2;
+                    while i < b.len() && b[i] != b'\'' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                b'\'' if b.get(i + 2) == Some(&b'\'') => i += 3,
+                b'r' if (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+                    && matches!(b.get(i + 1), Some(b'"' | b'#')) =>
+                {
+                    let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+                    let open = i + 1 + hashes;
+                    if b.get(open) != Some(&b'"') {
+                        i += 1;
+                        continue;
+                    }
+                    let close = format!("\"{}", "#".repeat(hashes));
+                    let body = &src[open + 1..];
+                    let end = body.find(&close).unwrap_or(body.len());
+                    out.push(body[..end].to_string());
+                    i = open + 1 + end + close.len();
+                }
+                b'"' => {
+                    let start = i + 1;
+                    i += 1;
+                    while i < b.len() && b[i] != b'"' {
+                        i += if b[i] == b'\\' { 2 } else { 1 };
+                    }
+                    out.push(src[start..i.min(b.len())].to_string());
+                    i += 1;
+                }
+                _ => i += 1,
+            }
+        }
+        out
+    }
+}
