@@ -67,6 +67,7 @@ fn check_process(m32: bool) {
             None => "none",
         };
         assert_eq!(vsys["mode"], host, "{doc}");
+        // Needs typed data: its kind is the generic `note`; maps has no word size.
         assert!(
             doc["findings"].to_string().contains("32-bit process: the kernel gives it no [vsyscall] page"),
             "{doc}"
