@@ -93,12 +93,14 @@ fn image_follows_a_constant_into_its_loop() {
     for ok in ["/usr/local/bin/vdsoctl", "/bin/vsyscall_data"] {
         let (status, detail, _) = verdict(&doc, ok);
         assert_eq!(status, "ok", "{ok}: {detail}");
-        assert!(!detail.contains("[vsyscall]"), "{detail}");
+        let (lead, found) = kinds(&doc, ok);
+        assert_eq!(lead, "binary-ok", "{ok}: {found:?}");
+        assert!(found.iter().all(|(k, _)| !k.starts_with("vsyscall-")), "{ok}: {found:?}");
     }
     let (status, detail, _) = verdict(&doc, "/bin/vsyscall_loop");
     assert_eq!(status, "fail", "{detail}");
-    assert!(detail.starts_with("its code calls the fixed [vsyscall] page (1 site(s), first at 0x"), "{detail}");
-    assert!(detail.contains(" in legacy_loop)"), "{detail}");
+    // Needs typed data: the site count, address and function are only in the words.
+    assert!(detail.contains("(1 site(s), first at 0x") && detail.contains(" in legacy_loop)"), "{detail}");
     let at = first_at(&detail);
     if let Some(line) = objdump_at(&vloop, &at) {
         assert!(line.contains("call") && line.contains("*%r"), "{at}: {line}");
@@ -122,6 +124,7 @@ fn image_follows_a_constant_into_its_loop() {
         let (lead, found) = kinds(&doc, path);
         assert_eq!(lead, "raw-clock-call-site", "{path}: {found:?}");
         assert!(found.contains(&pair("raw-clock-call-site", "fail")), "{path}: {found:?}");
+        // Needs typed data: the call, the instruction and the function.
         assert!(detail.contains(site) && detail.contains(" in asm_loop: "), "{path}: {detail}");
         let line = objdump_at(&root.join(path.trim_start_matches('/')), &first_at(&detail));
         assert!(line.as_ref().is_none_or(|l| l.contains("syscall") || l.contains("int ")), "{line:?}");
@@ -201,14 +204,13 @@ fn image_without_sections_and_truncated() {
         assert_eq!(status, "fail", "{full}");
         let (status, bare, hint) = verdict(&doc, &format!("/bin/bare{tag}"));
         assert_eq!(status, "fail", "{bare}");
+        // Needs typed data: the call, its address, its (absent) function,
+        // and the layout (its finding is a binary-ok like the runtime's).
         assert!(bare.contains("clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x"), "{bare}");
         assert!(bare.contains(" in an unnamed function"), "{bare}");
-        assert!(
-            bare.contains("no section headers: its code was decoded from its executable segments (PT_LOAD)"),
-            "{bare}"
-        );
+        assert!(bare.contains("no section headers: "), "{bare}");
         assert_eq!(addresses(&bare), addresses(&full), "{bare} / {full}");
-        assert!(hint.contains("syscall()"), "{hint}");
+        assert!(hint.contains("syscall()"), "the call to look for: {hint}");
     }
     let unreadable: Vec<&str> = doc["image"]["unreadable"]
         .as_array()
@@ -222,8 +224,9 @@ fn image_without_sections_and_truncated() {
         assert_ne!(status, "ok", "{path}: {detail}");
         let (_, found) = kinds(&doc, &path);
         assert!(found.contains(&pair("binary-truncated", "warn")), "{path}: {found:?}");
-        assert!(detail.contains(&format!("truncated: the file has {n} of the ")), "{path}: {detail}");
-        assert!(detail.contains(&format!(" of the {size} bytes its headers describe")) || n > size, "{detail}");
+        // Needs typed data: the two lengths are only in the words.
+        assert!(detail.contains(&format!(" {n} of the ")), "{path}: {detail}");
+        assert!(detail.contains(&format!(" of the {size} bytes")) || n > size, "{detail}");
     }
 }
 
@@ -238,10 +241,10 @@ fn check_p_fails_a_loop_hoisted_vsyscall_caller() {
     assert_eq!(code, 1, "{stderr}");
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let bin = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "process_binary").unwrap();
-    assert_eq!(bin["status"], "fail", "{bin}");
+    assert_eq!((bin["kind"].as_str(), bin["status"].as_str()), (Some("vsyscall-call-site"), Some("fail")), "{bin}");
     let detail = bin["detail"].as_str().unwrap();
-    assert!(detail.contains("its code calls the fixed [vsyscall] page (1 site(s), first at 0x"), "{detail}");
-    assert!(detail.contains(" in legacy_loop)"), "{detail}");
+    // Needs typed data: the site count, address and function are only in the words.
+    assert!(detail.contains("(1 site(s), first at 0x") && detail.contains(" in legacy_loop)"), "{detail}");
 }
 
 /// The hints lead to the code: a trace's bypass names the exact
@@ -255,14 +258,17 @@ fn hints_lead_to_the_calling_code() {
     }
     let raw = build_c("call_sites", false, &["-DRAW_LIBC"]);
     let script = format!("{} 100", raw.display());
-    let hint_of = |args: &[&str]| -> String {
+    // The first finding beyond INFO: its kind and its hint.
+    let finding_of = |args: &[&str]| -> (String, String) {
         let (_, stdout, stderr) = run(args);
         let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
         let f = doc["findings"].as_array().unwrap().iter().find(|f| f["severity"] != "info").cloned();
-        f.unwrap_or_else(|| panic!("no finding: {doc}"))["hint"].as_str().unwrap().to_string()
+        let f = f.unwrap_or_else(|| panic!("no finding: {doc}"));
+        (f["kind"].as_str().unwrap().to_string(), f["hint"].as_str().unwrap().to_string())
     };
-    let hint = hint_of(&["--json", "trace", "--", "sh", "-c", &script]);
-    let sites = format!("`vdsoctl trace --sites -- sh -c '{script}'` names the code that makes them");
+    let (kind, hint) = finding_of(&["--json", "trace", "--", "sh", "-c", &script]);
+    assert_eq!(kind, "raw-clock-syscall", "{hint}");
+    let sites = format!("`vdsoctl trace --sites -- sh -c '{script}'`");
     assert!(hint.starts_with(&sites), "{hint}");
     let (code, stdout, stderr) = run(&["--json", "check", "--", "sh", "-c", &script]);
     assert_eq!(code, 1, "{stderr}");
@@ -270,17 +276,21 @@ fn hints_lead_to_the_calling_code() {
     let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "command_trace").unwrap().clone();
     assert!(row["hint"].as_str().unwrap().starts_with(&sites), "{row}");
     // With --sites on, the sites are in the report.
-    let hint = hint_of(&["--json", "trace", "--sites", "--", "sh", "-c", &script]);
-    assert!(hint.starts_with("the call sites below name the code that makes them"), "{hint}");
+    // With --sites on, the sites are in the report: no command to run for them.
+    let (kind, hint) = finding_of(&["--json", "trace", "--sites", "--", "sh", "-c", &script]);
+    assert_eq!(kind, "raw-clock-syscall", "{hint}");
+    assert!(!hint.contains("vdsoctl trace --sites"), "{hint}");
 
     // A [vsyscall] caller: what it is, where to rebuild, the audit to run.
     let dir = tempfile::tempdir().unwrap();
     let exe = install(dir.path(), &build_c("hoisted", false, &["-DVSYSCALL_LOOP"]), "/old app/legacy");
-    let hint = hint_of(&["--json", "trace", "--", exe.to_str().unwrap(), "100"]);
-    assert!(hint.starts_with("legacy code calling the fixed [vsyscall] address (0xffffffffff600000…)"), "{hint}");
-    assert!(hint.contains(&format!("rebuild `{}` against a current libc or runtime", exe.display())), "{hint}");
+    let (kind, hint) = finding_of(&["--json", "trace", "--", exe.to_str().unwrap(), "100"]);
+    assert_eq!(kind, "vsyscall-call", "{hint}");
+    // The program to rebuild and, last, the audit to run (each in backquotes);
+    // no raw syscall() to look for (advice has no id yet: words).
+    assert!(hint.contains(&format!("`{}`", exe.display())), "{hint}");
     assert!(!hint.contains("raw syscall"), "{hint}");
-    let audit = hint.rsplit_once("; `").and_then(|(_, c)| c.strip_suffix("` names the function that calls it"));
+    let audit = hint.rsplit('`').nth(1).filter(|a| a.starts_with("vdsoctl check"));
     let audit = audit.unwrap_or_else(|| panic!("{hint}"));
     assert_eq!(audit, format!("vdsoctl check --image '{}'", dir.path().join("old app").display()));
     let out = Command::new("sh")

@@ -493,3 +493,12 @@ pub fn own_vdso_exports(name: &str) -> bool {
     let doc = run_json(&["dump"]);
     doc["symbols"].as_array().expect("dump symbols").iter().any(|s| s["name"] == name)
 }
+
+/// A finding's `(kind, status)`: a `checks[]` row or a `binaries[].findings[]`
+/// entry, or `(kind, severity)` for a trace/bench/dump finding. Tests assert
+/// on these (and on data: names, pids, paths, counts), not on its words.
+pub fn kind_status(row: &Value) -> (&str, &str) {
+    let kind = row["kind"].as_str().unwrap_or_else(|| panic!("no kind: {row}"));
+    let status = row["status"].as_str().or(row["severity"].as_str());
+    (kind, status.unwrap_or_else(|| panic!("no status or severity: {row}")))
+}

@@ -66,6 +66,7 @@ fn exec_race_is_never_a_fail() {
                         let doc: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
                         let m32 = doc["process"]["comm"].as_str().expect("comm").ends_with("-m32");
                         let bits_32 = match command {
+                            // Needs typed data: maps says the word size only in a `note`'s words.
                             "maps" => doc["findings"].to_string().contains("this is a 32-bit process"),
                             "auxv" => doc["word_bits"] == 32,
                             _ => doc["elf"]["class"] == "ELF32",

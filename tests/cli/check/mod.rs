@@ -5,8 +5,8 @@
 //! Here: the helpers more than one of them, or another module, uses.
 
 use super::common::{
-    build_c, copy_executable, glibc_version, have_m32, is_root, made_by_script, major_minor, own_vdso_exports, run,
-    run_json, skip, vdsoctl, vdsoctl_path, Workload,
+    build_c, copy_executable, glibc_version, have_m32, is_root, kind_status, made_by_script, major_minor,
+    own_vdso_exports, run, run_json, skip, vdsoctl, vdsoctl_path, Workload,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
