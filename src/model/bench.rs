@@ -225,7 +225,7 @@ fn verdicts(
                 if let Some((message, hint)) = policy::libc_syscall_words(t.function, route, &costs) {
                     findings.push(Finding::new(
                         if t.function.kind() == arch::FnKind::Random {
-                            Kind::RandomSyscallOldLibc
+                            Kind::RandomSyscallHostLibc
                         } else {
                             Kind::ClockLostFastPath
                         },

@@ -289,7 +289,7 @@ fn getrandom_rows_for_libc_vdso_and_syscall() {
     assert_eq!(libc["verdict"], "libc-syscall", "{libc}");
     let findings = doc["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 1, "{doc}");
-    assert_eq!(kind_status(&findings[0]), ("random-syscall-old-libc", "warn"), "{doc}");
+    assert_eq!(kind_status(&findings[0]), ("random-syscall-host-libc", "warn"), "{doc}");
     // Needs typed data: the glibc, both costs and the release that fixes it.
     let message = findings[0]["message"].as_str().unwrap();
     assert!(message.contains(&format!("glibc {glibc} ")) && message.contains(" ns, vDSO "), "{message}");
