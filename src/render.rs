@@ -22,6 +22,9 @@ pub mod gate;
 pub mod hint;
 pub mod maps;
 pub mod prom;
+#[cfg(test)]
+pub(crate) mod prose;
+pub mod seccomp;
 pub mod serve;
 pub mod table;
 pub mod trace;

@@ -15,8 +15,11 @@
 //! tracer) is FAIL; only for some arguments, or left to a notify agent, is
 //! WARN; allowed or logged is OK. A rule that needs a capability
 //! (`includes.caps`) is not counted on: a container may not have it.
+//!
+//! Issue 40: no sentence here. Each row is a typed [`SeccompFact`] with
+//! its data (the action, the syscall, the arch, the clocks refused, the
+//! conditions, when the fallback happens); render/seccomp.rs words it.
 
-use super::row::Check;
 use super::Status;
 use crate::arch::{Abi, ClockClass, FnKind, VdsoFn, CLOCKS, HOST_ABI};
 use crate::measure::sys::seccomp::{Insn, Notification};
@@ -24,21 +27,97 @@ use crate::measure::trace::engines::seccomp::own;
 use crate::model::kind::Kind;
 use serde_json::Value;
 
+/// An action of a profile that refuses a call (`SCMP_ACT_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProfileAction {
+    /// `SCMP_ACT_ERRNO` with the errno it returns.
+    Errno(i64),
+    /// `SCMP_ACT_TRACE`: ENOSYS without a tracer.
+    Trace,
+    Kill,
+    KillThread,
+    KillProcess,
+    Trap,
+}
+
+/// A filter's return value that refuses a call (`SECCOMP_RET_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilterAction {
+    /// `SECCOMP_RET_TRACE`: ENOSYS without a tracer.
+    Trace,
+    /// `SECCOMP_RET_ERRNO` with its errno.
+    Errno(u32),
+    /// `SECCOMP_RET_TRAP`: SIGSYS.
+    Trap,
+    KillThread,
+    KillProcess,
+    /// An action no `SECCOMP_RET_*` names: the kernel kills.
+    Other(u32),
+}
+
+/// What refuses a call: a profile's action, or a live filter's with the
+/// clocks it refuses when it refuses only some.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    Profile(ProfileAction),
+    Filter { action: FilterAction, clocks: Vec<&'static str> },
+}
+
+/// A comparison of a rule's argument condition (`SCMP_CMP_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// `SCMP_CMP_MASKED_EQ`: `arg & mask == value`.
+    MaskedEq,
+    /// An op no runtime knows.
+    Unknown,
+}
+
+/// One argument condition of a rule: `arg{index} {op} {value}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Condition {
+    pub index: u64,
+    pub op: CmpOp,
+    pub value: u64,
+    /// `valueTwo`: the mask of `SCMP_CMP_MASKED_EQ`.
+    pub mask: u64,
+}
+
 /// What the profile does to one syscall on one architecture.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     Allowed,
-    /// Only calls whose arguments match these conditions are allowed.
-    OnlySome(String),
-    /// The action that refuses it (`SCMP_ACT_ERRNO (EPERM)`, `SCMP_ACT_KILL_PROCESS`...).
-    Refused(String),
+    /// Only calls whose arguments match one of these rules (each all of
+    /// its conditions) are allowed.
+    OnlySome(Vec<Vec<Condition>>),
+    /// The action that refuses it.
+    Refused(Refusal),
     /// Decided by a user-space agent (`SCMP_ACT_NOTIFY`).
     Agent,
 }
 
-/// A profile that does not parse as one: the caller's one-line error.
-#[derive(Debug)]
-pub struct BadProfile(pub String);
+/// A profile that does not parse as one, or a filter not judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadProfile {
+    /// Not an object with `syscalls` an array.
+    NotAProfile,
+    NoDefaultAction,
+    /// A rule naming this syscall has no action.
+    NoAction(String),
+    /// An action no runtime knows.
+    UnknownAction(String),
+    /// No vDSO function behind this fallback syscall.
+    NoFunction(String),
+    /// No syscall number for it on this ABI.
+    NoNumber(String, Abi),
+    /// A filter holds an instruction vdsoctl's interpreter does not run.
+    UnrunnableInsn,
+}
 
 /// The ABI of a libseccomp (`SCMP_ARCH_X86_64`) or Go (`amd64`) arch name.
 fn abi_of(name: &str) -> Option<Abi> {
@@ -93,44 +172,34 @@ fn applies(rule: &Value, abi: Abi) -> bool {
     rule["includes"]["caps"].as_array().is_none_or(|c| c.is_empty())
 }
 
-fn errno_name(n: i64) -> String {
-    match i32::try_from(n) {
-        Ok(n) if nix::errno::Errno::from_raw(n) != nix::errno::Errno::UnknownErrno => {
-            format!("{:?}", nix::errno::Errno::from_raw(n))
-        }
-        _ => format!("errno {n}"),
-    }
-}
-
 /// An action's verdict; Err for an action no runtime knows.
 fn action(act: &str, errno: Option<i64>) -> Result<Verdict, BadProfile> {
+    use ProfileAction as A;
+    let refused = |a| Verdict::Refused(Refusal::Profile(a));
     Ok(match act {
         "SCMP_ACT_ALLOW" | "SCMP_ACT_LOG" => Verdict::Allowed,
         "SCMP_ACT_NOTIFY" => Verdict::Agent,
-        "SCMP_ACT_ERRNO" => {
-            Verdict::Refused(format!("SCMP_ACT_ERRNO ({})", errno_name(errno.unwrap_or(i64::from(libc::EPERM)))))
-        }
-        "SCMP_ACT_TRACE" => Verdict::Refused("SCMP_ACT_TRACE (ENOSYS without a tracer)".into()),
-        "SCMP_ACT_KILL" | "SCMP_ACT_KILL_THREAD" | "SCMP_ACT_KILL_PROCESS" | "SCMP_ACT_TRAP" => {
-            Verdict::Refused(act.to_string())
-        }
-        other => return Err(BadProfile(format!("unknown action {other:?}"))),
+        "SCMP_ACT_ERRNO" => refused(A::Errno(errno.unwrap_or(i64::from(libc::EPERM)))),
+        "SCMP_ACT_TRACE" => refused(A::Trace),
+        "SCMP_ACT_KILL" => refused(A::Kill),
+        "SCMP_ACT_KILL_THREAD" => refused(A::KillThread),
+        "SCMP_ACT_KILL_PROCESS" => refused(A::KillProcess),
+        "SCMP_ACT_TRAP" => refused(A::Trap),
+        other => return Err(BadProfile::UnknownAction(other.to_string())),
     })
 }
 
 /// What `profile` does to syscall `name` on `abi`.
 pub fn judge(profile: &Value, abi: Abi, name: &str) -> Result<Verdict, BadProfile> {
     let default_errno = profile["defaultErrnoRet"].as_i64();
-    let default = profile["defaultAction"]
-        .as_str()
-        .ok_or_else(|| BadProfile("no defaultAction (a Docker/OCI seccomp profile has one)".into()))?;
+    let default = profile["defaultAction"].as_str().ok_or(BadProfile::NoDefaultAction)?;
     let mut conditional = Vec::new();
     for rule in profile["syscalls"].as_array().into_iter().flatten() {
         let named = rule["names"].as_array().into_iter().flatten().any(|n| n == name) || rule["name"] == name;
         if !named || !applies(rule, abi) {
             continue;
         }
-        let act = rule["action"].as_str().ok_or_else(|| BadProfile(format!("a rule for {name} has no action")))?;
+        let act = rule["action"].as_str().ok_or_else(|| BadProfile::NoAction(name.to_string()))?;
         let verdict = action(act, rule["errnoRet"].as_i64().or(default_errno))?;
         match rule["args"].as_array().filter(|a| !a.is_empty()) {
             None => return Ok(verdict),
@@ -140,140 +209,201 @@ pub fn judge(profile: &Value, abi: Abi, name: &str) -> Result<Verdict, BadProfil
     }
     let fallback = action(default, default_errno)?;
     if !conditional.is_empty() && fallback != Verdict::Allowed {
-        return Ok(Verdict::OnlySome(conditional.join(" or ")));
+        return Ok(Verdict::OnlySome(conditional));
     }
     Ok(fallback)
 }
 
-/// `arg0 == 1 and arg2 & 8 == 8`, from a rule's args.
-fn conditions(args: &[Value]) -> String {
+/// A rule's args, as conditions.
+fn conditions(args: &[Value]) -> Vec<Condition> {
     let op = |o: &str| match o {
-        "SCMP_CMP_EQ" => "==",
-        "SCMP_CMP_NE" => "!=",
-        "SCMP_CMP_LT" => "<",
-        "SCMP_CMP_LE" => "<=",
-        "SCMP_CMP_GT" => ">",
-        "SCMP_CMP_GE" => ">=",
-        "SCMP_CMP_MASKED_EQ" => "masked ==",
-        _ => "?",
+        "SCMP_CMP_EQ" => CmpOp::Eq,
+        "SCMP_CMP_NE" => CmpOp::Ne,
+        "SCMP_CMP_LT" => CmpOp::Lt,
+        "SCMP_CMP_LE" => CmpOp::Le,
+        "SCMP_CMP_GT" => CmpOp::Gt,
+        "SCMP_CMP_GE" => CmpOp::Ge,
+        "SCMP_CMP_MASKED_EQ" => CmpOp::MaskedEq,
+        _ => CmpOp::Unknown,
     };
-    let parts: Vec<String> = args
-        .iter()
-        .map(|a| {
-            let (i, v) = (a["index"].as_u64().unwrap_or(0), a["value"].as_u64().unwrap_or(0));
-            match a["op"].as_str().unwrap_or_default() {
-                "SCMP_CMP_MASKED_EQ" => format!("arg{i} & {:#x} == {v:#x}", a["valueTwo"].as_u64().unwrap_or(0)),
-                o => format!("arg{i} {} {v}", op(o)),
-            }
+    args.iter()
+        .map(|a| Condition {
+            index: a["index"].as_u64().unwrap_or(0),
+            op: op(a["op"].as_str().unwrap_or_default()),
+            value: a["value"].as_u64().unwrap_or(0),
+            mask: a["valueTwo"].as_u64().unwrap_or(0),
         })
-        .collect();
-    parts.join(" and ")
+        .collect()
+}
+
+/// When the vDSO falls back to a syscall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// A clock function's: the clocksource unreadable from user space,
+    /// CPU-time clocks, clock ids the vDSO does not know.
+    Clock,
+    /// getcpu's: the CPU number unreadable from user space.
+    Cpu,
+    /// getrandom's: its key refill (and every call on older libcs/kernels).
+    Random,
+    /// `mmap` for glibc 2.41's `MAP_DROPPABLE` getrandom state.
+    DroppableMmap,
+}
+
+/// A syscall the vDSO falls back to, and when it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fallback {
+    pub call: &'static str,
+    pub when: When,
 }
 
 /// When the vDSO falls back to `f`'s syscall.
-fn when(f: VdsoFn) -> &'static str {
+fn when(f: VdsoFn) -> When {
     match f.kind() {
-        FnKind::Clock => {
-            "the vDSO makes it when the clocksource cannot be read from user space (a switch to hpet or acpi_pm, \
-             common on VMs after a TSC warning), for CPU-time clocks and for clock ids it does not know"
-        }
-        FnKind::Cpu => "the vDSO makes it where the CPU number cannot be read from user space",
-        FnKind::Random => {
-            "the vDSO makes it to refill its key (a thread's first call, after fork, periodically); glibc before \
-             2.41, musl and kernels before 6.11 make it on every call"
-        }
+        FnKind::Clock => When::Clock,
+        FnKind::Cpu => When::Cpu,
+        FnKind::Random => When::Random,
     }
 }
 
 /// The syscalls the vDSO of `abi` falls back to, each with when it does:
 /// every function that ABI's vDSO offers and, where it offers getrandom,
 /// `mmap` (`mmap2` on 32-bit) for glibc 2.41's `MAP_DROPPABLE` state.
-pub fn fallbacks(abi: Abi) -> Vec<(&'static str, &'static str)> {
-    let mut calls: Vec<(&'static str, &'static str)> =
-        abi.vdso_syscalls().iter().filter(|(f, _)| abi.vdso_offers(*f)).map(|(f, _)| (f.name(), when(*f))).collect();
+pub fn fallbacks(abi: Abi) -> Vec<Fallback> {
+    let mut calls: Vec<Fallback> = abi
+        .vdso_syscalls()
+        .iter()
+        .filter(|(f, _)| abi.vdso_offers(*f))
+        .map(|(f, _)| Fallback { call: f.name(), when: when(*f) })
+        .collect();
     if abi.vdso_offers(VdsoFn::Getrandom) {
-        calls.push((
-            abi.mmap_syscall().0,
-            "glibc 2.41 maps each thread's getrandom state with mmap(MAP_DROPPABLE) on its first getrandom(); \
-             refused, every getrandom() is a syscall",
-        ));
+        calls.push(Fallback { call: abi.mmap_syscall().0, when: When::DroppableMmap });
     }
     calls
 }
 
-/// Who decides, for the rows' words: a profile file or a live filter.
-pub struct Source {
-    /// The rows' name prefix (`seccomp_profile`, `process_seccomp`).
-    pub prefix: &'static str,
-    /// What happens to the calls a conditional allow does not match.
-    pub rest: &'static str,
-    /// The hint of a FAIL row.
-    pub fix: &'static str,
+/// Who decides: a profile file or a live filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `check --seccomp-profile FILE`: the rest of a conditional allow get `defaultAction`.
+    Profile,
+    /// `check -p`: the filter the process runs under; the rest are refused.
+    Live,
 }
 
-/// The profile file's words.
-const PROFILE: Source = Source {
-    prefix: "seccomp_profile",
-    rest: "the rest get defaultAction",
-    fix: "allow it in the profile: the vDSO hides it from the traces allowlists are recorded from",
-};
+impl Source {
+    /// The rows' name prefix.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Source::Profile => "seccomp_profile",
+            Source::Live => "process_seccomp",
+        }
+    }
+}
+
+/// Why a process's filters were not judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unjudged {
+    /// vdsoctl lacks CAP_SYS_ADMIN.
+    NeedsRoot,
+    /// The read failed: the reader's words.
+    Unreadable(String),
+    /// The process's ABI has no syscall table here.
+    NoAbi,
+    /// Read, but not judged.
+    Bad(BadProfile),
+}
+
+/// One seccomp row, as data: render/seccomp.rs words it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SeccompFact {
+    /// A fallback syscall refused, allowed only for some arguments, or
+    /// left to a notify agent (`verdict` is never `Allowed`).
+    Fallback { source: Source, abi: Abi, fallback: Fallback, verdict: Verdict },
+    /// The fallback syscalls of `abi` allowed.
+    Allows { source: Source, abi: Abi, calls: Vec<&'static str> },
+    /// The profile's arch names vdsoctl has no syscall table for.
+    OtherArches(Vec<String>),
+    /// The process runs in seccomp strict mode.
+    Strict,
+    /// The process's `count` filters, not judged.
+    Unjudged { count: u32, why: Unjudged },
+    /// Threads under another seccomp mode or filter count than the main thread.
+    OtherThreads(usize),
+}
+
+/// `process_seccomp`: the row name of a process's mode or its unjudged filters.
+pub const PROCESS_SECCOMP: &str = "process_seccomp";
+
+impl SeccompFact {
+    /// The row's name.
+    pub fn name(&self) -> String {
+        match self {
+            SeccompFact::Fallback { source, abi, fallback, .. } => {
+                format!("{}:{}:{}", source.prefix(), abi.name(), fallback.call)
+            }
+            SeccompFact::Allows { source, abi, .. } => format!("{}:{}", source.prefix(), abi.name()),
+            SeccompFact::OtherArches(_) => "seccomp_profile:other_arches".into(),
+            SeccompFact::Strict | SeccompFact::Unjudged { .. } => PROCESS_SECCOMP.into(),
+            SeccompFact::OtherThreads(_) => "process_seccomp:other_threads".into(),
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self {
+            SeccompFact::Fallback { verdict: Verdict::Refused(_), .. } => Kind::SeccompDeniesFallback,
+            SeccompFact::Fallback { .. } => Kind::SeccompConditional,
+            SeccompFact::Allows { .. } => Kind::SeccompAllows,
+            SeccompFact::OtherArches(_) => Kind::SeccompArchUnknown,
+            SeccompFact::Strict => Kind::SeccompStrict,
+            SeccompFact::Unjudged { .. } => Kind::SeccompUnread,
+            SeccompFact::OtherThreads(_) => Kind::SeccompOtherThreads,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        match self {
+            SeccompFact::Fallback { verdict: Verdict::Refused(_), .. } | SeccompFact::Strict => Status::Fail,
+            SeccompFact::Fallback { .. } => Status::Warn,
+            SeccompFact::Allows { .. } => Status::Ok,
+            SeccompFact::OtherArches(_) | SeccompFact::Unjudged { .. } | SeccompFact::OtherThreads(_) => Status::Info,
+        }
+    }
+}
 
 /// The one judge of both the profile and the live filter: per fallback
-/// syscall of `abi`, a FAIL or WARN row for each refused (named with when
-/// the fallback happens) and one OK row for the rest.
-pub fn rows(
-    src: &Source,
+/// syscall of `abi`, a fact for each refused (with when the fallback
+/// happens) and one for the rest, allowed.
+pub fn facts(
+    source: Source,
     abi: Abi,
     mut judge: impl FnMut(&str) -> Result<Verdict, BadProfile>,
-) -> Result<Vec<Check>, BadProfile> {
+) -> Result<Vec<SeccompFact>, BadProfile> {
     let (mut out, mut ok) = (Vec::new(), Vec::new());
-    for (name, when) in fallbacks(abi) {
-        let row = format!("{}:{}:{name}", src.prefix, abi.name());
-        match judge(name)? {
-            Verdict::Allowed => ok.push(name),
-            Verdict::Refused(act) => out.push(Check::new(
-                Kind::SeccompDeniesFallback,
-                row,
-                Status::Fail,
-                format!("{name} on {}: {act} — {when}", abi.name()),
-                Some(src.fix),
-            )),
-            Verdict::OnlySome(cond) => out.push(Check::new(
-                Kind::SeccompConditional,
-                row,
-                Status::Warn,
-                format!("{name} on {}: allowed only when {cond}, {} — {when}", abi.name(), src.rest),
-                Some("allow it without conditions, or check that the fallback's arguments match them"),
-            )),
-            Verdict::Agent => out.push(Check::new(
-                Kind::SeccompConditional,
-                row,
-                Status::Warn,
-                format!("{name} on {}: SCMP_ACT_NOTIFY: the notify agent decides — {when}", abi.name()),
-                Some("make sure the agent allows it"),
-            )),
+    for fallback in fallbacks(abi) {
+        match judge(fallback.call)? {
+            Verdict::Allowed => ok.push(fallback.call),
+            verdict => out.push(SeccompFact::Fallback { source, abi, fallback, verdict }),
         }
     }
     if !ok.is_empty() {
-        let detail = format!("{}: allowed: {}", abi.name(), ok.join(", "));
-        out.push(Check::new(Kind::SeccompAllows, format!("{}:{}", src.prefix, abi.name()), Status::Ok, detail, None));
+        out.push(SeccompFact::Allows { source, abi, calls: ok });
     }
     Ok(out)
 }
 
-/// The rows of a profile file, per ABI it covers.
-pub fn checks(profile: &Value) -> Result<Vec<Check>, BadProfile> {
+/// The facts of a profile file, per ABI it covers.
+pub fn checks(profile: &Value) -> Result<Vec<SeccompFact>, BadProfile> {
     if !profile.is_object() || !profile["syscalls"].is_array() && !profile["syscalls"].is_null() {
-        return Err(BadProfile("not a seccomp profile: an object with defaultAction and syscalls is expected".into()));
+        return Err(BadProfile::NotAProfile);
     }
     let (abis, other) = abis(profile);
     let mut out = Vec::new();
     for abi in abis {
-        out.extend(rows(&PROFILE, abi, |name| judge(profile, abi, name))?);
+        out.extend(facts(Source::Profile, abi, |name| judge(profile, abi, name))?);
     }
     if !other.is_empty() {
-        let detail = format!("not judged (vdsoctl has no syscall table for them): {}", other.join(", "));
-        out.push(Check::new(Kind::SeccompArchUnknown, "seccomp_profile:other_arches", Status::Info, detail, None));
+        out.push(SeccompFact::OtherArches(other));
     }
     Ok(out)
 }
@@ -290,48 +420,19 @@ pub enum LiveFilters {
     Unreadable(String),
 }
 
-/// The live filter's words.
-const LIVE: Source = Source {
-    prefix: "process_seccomp",
-    rest: "the rest are refused",
-    fix: "allow it in the filter the process runs under (and the profile it came from): the vDSO hides it from \
-          the traces allowlists are recorded from",
-};
-
 /// `check -p`: the process's seccomp mode, judged. Strict mode allows only
 /// read, write, _exit and sigreturn: the first fallback kills it. Filters,
 /// read as root, are run on each fallback syscall of the process's ABI
-/// and judged by [`rows`], as a profile is; unread, they are INFO.
-pub fn live_checks(mode: u8, count: u32, abi: Option<Abi>, filters: LiveFilters) -> Vec<Check> {
-    let name = "process_seccomp";
-    let info =
-        |why: String, hint: &'static str| vec![Check::new(Kind::SeccompUnread, name, Status::Info, why, Some(hint))];
-    let profile_hint = "judge the profile they came from with `vdsoctl check --seccomp-profile FILE`";
+/// and judged by [`facts`], as a profile is; unread, they are INFO.
+pub fn live_checks(mode: u8, count: u32, abi: Option<Abi>, filters: LiveFilters) -> Vec<SeccompFact> {
+    let unjudged = |why| vec![SeccompFact::Unjudged { count, why }];
     match (mode, filters, abi) {
-        (1, ..) => vec![Check::new(
-            Kind::SeccompStrict,
-            name,
-            Status::Fail,
-            "seccomp strict mode: only read, write, _exit and sigreturn are allowed, so the first syscall the vDSO \
-             falls back to (clock_gettime on a clocksource switch, a CPU-time clock, getrandom's key refill) kills it",
-            Some("run it under a filter that allows the vDSO's fallback syscalls (`check --seccomp-profile FILE` judges one)"),
-        )],
-        (2, LiveFilters::NeedsRoot, _) => info(
-            format!(
-                "{count} seccomp filter(s) installed: reading their rules (PTRACE_SECCOMP_GET_FILTER) needs root \
-                 (CAP_SYS_ADMIN), so whether they allow the vDSO's fallback syscalls is not judged"
-            ),
-            "run vdsoctl as root, or judge the profile they came from with `vdsoctl check --seccomp-profile FILE`",
-        ),
-        (2, LiveFilters::Unreadable(e), _) => {
-            info(format!("{count} seccomp filter(s) installed: their rules could not be read: {e}"), profile_hint)
-        }
-        (2, LiveFilters::Read(_), None) => {
-            info(format!("{count} seccomp filter(s) installed: the process's ABI has no syscall table here"), profile_hint)
-        }
-        (2, LiveFilters::Read(progs), Some(abi)) => {
-            rows(&LIVE, abi, |call| live_verdict(&progs, abi, call)).unwrap_or_else(|e| info(e.0, profile_hint))
-        }
+        (1, ..) => vec![SeccompFact::Strict],
+        (2, LiveFilters::NeedsRoot, _) => unjudged(Unjudged::NeedsRoot),
+        (2, LiveFilters::Unreadable(e), _) => unjudged(Unjudged::Unreadable(e)),
+        (2, LiveFilters::Read(_), None) => unjudged(Unjudged::NoAbi),
+        (2, LiveFilters::Read(progs), Some(abi)) => facts(Source::Live, abi, |call| live_verdict(&progs, abi, call))
+            .unwrap_or_else(|e| unjudged(Unjudged::Bad(e))),
         _ => Vec::new(),
     }
 }
@@ -339,19 +440,8 @@ pub fn live_checks(mode: u8, count: u32, abi: Option<Abi>, filters: LiveFilters)
 /// The threads whose seccomp mode or filter count differs from the main
 /// thread's (filters installed without TSYNC): theirs were not read, so
 /// the rows above speak for the main thread only.
-pub fn other_threads(n: usize) -> Option<Check> {
-    (n > 0).then(|| {
-        Check::new(
-            Kind::SeccompOtherThreads,
-            "process_seccomp:other_threads",
-            Status::Info,
-            format!(
-                "{n} thread(s) run under another seccomp mode or number of filters than the main thread: \
-                 their filters are not judged, only the main thread's are"
-            ),
-            Some("install the filter with SECCOMP_FILTER_FLAG_TSYNC, or before the threads start"),
-        )
-    })
+pub fn other_threads(n: usize) -> Option<SeccompFact> {
+    (n > 0).then_some(SeccompFact::OtherThreads(n))
 }
 
 /// What the filters `progs` do to the fallback syscall `call` of `abi`:
@@ -364,8 +454,8 @@ fn live_verdict(progs: &[Vec<Insn>], abi: Abi, call: &str) -> Result<Verdict, Ba
     let (nr, datas): (i64, Vec<Probe>) = if call == abi.mmap_syscall().0 {
         (abi.mmap_syscall().1, vec![(None, [0, 4096, 3, ANON_DROPPABLE, no_fd, 0])])
     } else {
-        let f = VdsoFn::from_name(call).ok_or_else(|| BadProfile(format!("no function behind {call}")))?;
-        let nr = abi.syscall_nr(f).ok_or_else(|| BadProfile(format!("no number for {call} on {}", abi.name())))?;
+        let f = VdsoFn::from_name(call).ok_or_else(|| BadProfile::NoFunction(call.to_string()))?;
+        let nr = abi.syscall_nr(f).ok_or_else(|| BadProfile::NoNumber(call.to_string(), abi))?;
         let clocks = CLOCKS.iter().filter(|c| c.class != ClockClass::AlwaysSyscall);
         let datas = if f.takes_clock() {
             clocks.map(|c| (Some(c.name), [c.id as u64, 0, 0, 0, 0, 0])).collect()
@@ -374,26 +464,26 @@ fn live_verdict(progs: &[Vec<Insn>], abi: Abi, call: &str) -> Result<Verdict, Ba
         };
         (nr, datas)
     };
-    let (mut refused, mut agent, tried) = (Vec::<(String, Option<&str>)>::new(), false, datas.len());
+    let (mut refused, mut agent, tried) = (Vec::<(FilterAction, Option<&'static str>)>::new(), false, datas.len());
     for (clock, args) in datas {
         let n = Notification { id: 0, tid: 0, nr: nr as i32, arch: abi.audit_arch(), ip: 0, args };
         let ret = progs
             .iter()
             .map(|p| own::run(p, &n))
             .try_fold(RET_ALLOW, |a, r| r.map(|r| if own::outranks(r, a) { r } else { a }))
-            .ok_or_else(|| BadProfile("a filter holds an instruction vdsoctl does not run: not judged".into()))?;
+            .ok_or(BadProfile::UnrunnableInsn)?;
         match live_action(ret) {
-            Verdict::Allowed => {}
-            Verdict::Agent => agent = true,
-            Verdict::Refused(act) => refused.push((act, clock)),
-            Verdict::OnlySome(_) => {}
+            Live::Allowed => {}
+            Live::Agent => agent = true,
+            Live::Refused(act) => refused.push((act, clock)),
         }
     }
-    if let Some((act, _)) = refused.first() {
+    if let Some((action, _)) = refused.first() {
         // Name the clocks when only some are refused.
-        let clocks: Vec<&str> = refused.iter().filter_map(|(_, c)| *c).collect();
+        let clocks: Vec<&'static str> = refused.iter().filter_map(|(_, c)| *c).collect();
         let some = !clocks.is_empty() && refused.len() < tried;
-        return Ok(Verdict::Refused(if some { format!("{act} for {}", clocks.join(", ")) } else { act.clone() }));
+        let clocks = if some { clocks } else { Vec::new() };
+        return Ok(Verdict::Refused(Refusal::Filter { action: *action, clocks }));
     }
     Ok(if agent { Verdict::Agent } else { Verdict::Allowed })
 }
@@ -404,18 +494,25 @@ type Probe = (Option<&'static str>, [u64; 6]);
 /// `SECCOMP_RET_ALLOW`.
 const RET_ALLOW: u32 = 0x7fff_0000;
 
+/// What one filter run decides.
+enum Live {
+    Allowed,
+    Agent,
+    Refused(FilterAction),
+}
+
 /// The verdict of a filter's return value (`SECCOMP_RET_*`).
-fn live_action(ret: u32) -> Verdict {
+fn live_action(ret: u32) -> Live {
     let data = ret & 0xffff;
     match ret & 0xffff_0000 {
-        0x7fff_0000 | 0x7ffc_0000 => Verdict::Allowed,
-        0x7fc0_0000 => Verdict::Agent,
-        0x7ff0_0000 => Verdict::Refused("SECCOMP_RET_TRACE (ENOSYS without a tracer)".into()),
-        0x0005_0000 => Verdict::Refused(format!("SECCOMP_RET_ERRNO ({})", errno_name(i64::from(data)))),
-        0x0003_0000 => Verdict::Refused("SECCOMP_RET_TRAP (SIGSYS)".into()),
-        0x0000_0000 => Verdict::Refused("SECCOMP_RET_KILL_THREAD".into()),
-        0x8000_0000 => Verdict::Refused("SECCOMP_RET_KILL_PROCESS".into()),
-        other => Verdict::Refused(format!("action {other:#x} (the kernel kills)")),
+        0x7fff_0000 | 0x7ffc_0000 => Live::Allowed,
+        0x7fc0_0000 => Live::Agent,
+        0x7ff0_0000 => Live::Refused(FilterAction::Trace),
+        0x0005_0000 => Live::Refused(FilterAction::Errno(data)),
+        0x0003_0000 => Live::Refused(FilterAction::Trap),
+        0x0000_0000 => Live::Refused(FilterAction::KillThread),
+        0x8000_0000 => Live::Refused(FilterAction::KillProcess),
+        other => Live::Refused(FilterAction::Other(other)),
     }
 }
 
@@ -438,20 +535,36 @@ mod tests {
             ]
         });
         let j = |name| judge(&p, Abi::X86_64, name).unwrap();
-        assert_eq!(j("clock_gettime"), Verdict::OnlySome("arg0 == 1".into()));
-        assert_eq!(j("time"), Verdict::Refused("SCMP_ACT_KILL_PROCESS".into()));
+        let kill = Verdict::Refused(Refusal::Profile(ProfileAction::KillProcess));
+        let arg0_is_1 = Condition { index: 0, op: CmpOp::Eq, value: 1, mask: 0 };
+        assert_eq!(j("clock_gettime"), Verdict::OnlySome(vec![vec![arg0_is_1]]));
+        assert_eq!(j("time"), kill);
         assert_eq!(judge(&p, Abi::Aarch64, "time").unwrap(), Verdict::Allowed);
-        assert_eq!(j("getcpu"), Verdict::Refused("SCMP_ACT_KILL_PROCESS".into()), "a capability is not counted on");
-        assert_eq!(j("getrandom"), Verdict::Refused("SCMP_ACT_ERRNO (EPERM)".into()));
+        assert_eq!(j("getcpu"), kill, "a capability is not counted on");
+        assert_eq!(j("getrandom"), Verdict::Refused(Refusal::Profile(ProfileAction::Errno(1))));
         assert_eq!(j("gettimeofday"), Verdict::Agent);
         assert_eq!(j("mmap"), Verdict::Allowed);
         // Without `architectures`, the rows are the host's ABIs (the kernel
         // matrix runs these tests on arm64 too).
         let rows = checks(&p).unwrap();
         let host = HOST_ABI.expect("a known host ABI").name();
-        let warn: Vec<_> = rows.iter().filter(|c| c.status == Status::Warn).map(|c| c.name.clone()).collect();
+        let warn: Vec<_> = rows.iter().filter(|c| c.status() == Status::Warn).map(SeccompFact::name).collect();
         assert!(warn.contains(&format!("seccomp_profile:{host}:clock_gettime")), "{rows:?}");
         assert!(warn.contains(&format!("seccomp_profile:{host}:gettimeofday")), "{rows:?}");
+    }
+
+    /// A profile that is none, or names an action no runtime knows, is refused as data.
+    #[test]
+    fn bad_profiles_are_typed() {
+        let bad = |v: Value| checks(&v).unwrap_err();
+        assert_eq!(bad(serde_json::json!([1])), BadProfile::NotAProfile);
+        assert_eq!(bad(serde_json::json!({ "syscalls": [] })), BadProfile::NoDefaultAction);
+        let bogus = serde_json::json!({ "defaultAction": "SCMP_ACT_BOGUS", "syscalls": [] });
+        assert_eq!(bad(bogus), BadProfile::UnknownAction("SCMP_ACT_BOGUS".into()));
+        let no_action = serde_json::json!({ "defaultAction": "SCMP_ACT_KILL", "syscalls": [{ "names": ["getcpu"] }] });
+        assert_eq!(bad(no_action), BadProfile::NoAction("getcpu".into()));
+        let other = serde_json::json!({ "defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X32"] });
+        assert_eq!(checks(&other).unwrap(), [SeccompFact::OtherArches(vec!["SCMP_ARCH_X32".into()])]);
     }
 
     /// The live judge runs every filter on the fallback's own arguments and
@@ -480,17 +593,27 @@ mod tests {
         let second = vec![ld_nr, insn(0x15, 0, 1, 309), insn(0x06, 0, 0, 0x8000_0000), allow];
         let progs = vec![first, second];
         let j = |name| live_verdict(&progs, Abi::X86_64, name).unwrap();
-        assert_eq!(j("clock_gettime"), Verdict::Refused("SECCOMP_RET_ERRNO (EPERM) for CLOCK_MONOTONIC".into()));
-        assert_eq!(j("mmap"), Verdict::Refused("SECCOMP_RET_TRACE (ENOSYS without a tracer)".into()));
-        assert_eq!(j("getcpu"), Verdict::Refused("SECCOMP_RET_KILL_PROCESS".into()));
+        let filter =
+            |action, clocks: &[&'static str]| Verdict::Refused(Refusal::Filter { action, clocks: clocks.to_vec() });
+        assert_eq!(j("clock_gettime"), filter(FilterAction::Errno(1), &["CLOCK_MONOTONIC"]));
+        assert_eq!(j("mmap"), filter(FilterAction::Trace, &[]));
+        assert_eq!(j("getcpu"), filter(FilterAction::KillProcess, &[]));
         assert_eq!(j("gettimeofday"), Verdict::Allowed);
         let rows = live_checks(2, 2, Some(Abi::X86_64), LiveFilters::Read(progs.clone()));
-        let fail: Vec<_> = rows.iter().filter(|c| c.status == Status::Fail).map(|c| c.name.as_str()).collect();
+        let fail: Vec<_> = rows.iter().filter(|c| c.status() == Status::Fail).collect();
+        let names: Vec<_> = fail.iter().map(|c| c.name()).collect();
         assert_eq!(
-            fail,
+            names,
             ["process_seccomp:x86_64:clock_gettime", "process_seccomp:x86_64:getcpu", "process_seccomp:x86_64:mmap"]
         );
+        assert!(fail.iter().all(|c| c.kind() == Kind::SeccompDeniesFallback));
         let unread = live_checks(2, 3, Some(Abi::X86_64), LiveFilters::NeedsRoot);
-        assert_eq!((unread.len(), unread[0].status), (1, Status::Info));
+        assert_eq!(unread, [SeccompFact::Unjudged { count: 3, why: Unjudged::NeedsRoot }]);
+        assert_eq!((unread[0].status(), unread[0].kind()), (Status::Info, Kind::SeccompUnread));
+        assert_eq!(live_checks(1, 0, None, LiveFilters::NeedsRoot), [SeccompFact::Strict]);
+        assert_eq!(live_checks(0, 0, None, LiveFilters::NeedsRoot), []);
+        assert_eq!(other_threads(0), None);
+        let threads = other_threads(2).map(|f| (f.name(), f.status()));
+        assert_eq!(threads, Some(("process_seccomp:other_threads".to_string(), Status::Info)));
     }
 }

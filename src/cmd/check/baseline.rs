@@ -1,6 +1,7 @@
 //! The files `check` reads and writes beside its audit: `--save-baseline
 //! FILE` and `--baseline FILE` (model::baseline judges), and
-//! `--seccomp-profile FILE` (model::seccomp_profile judges).
+//! `--seccomp-profile FILE` (model::seccomp_profile judges, render::seccomp
+//! words its rows).
 
 use crate::error::{Error, Hint, Result};
 use crate::model::baseline::{compare, Baseline};
@@ -67,8 +68,8 @@ pub(super) fn gather_profile(path: &std::path::Path, strict: bool) -> Result<Che
         return Err(malformed(format!("larger than {} MiB", MAX_PROFILE >> 20)));
     }
     let profile: serde_json::Value = serde_json::from_slice(&text).map_err(|e| malformed(e.to_string()))?;
-    let checks = crate::model::seccomp_profile::checks(&profile).map_err(|e| malformed(e.0))?;
-    Ok(CheckReport::judged(checks, strict))
+    let facts = crate::model::seccomp_profile::checks(&profile).map_err(|e| malformed(e.to_string()))?;
+    Ok(CheckReport::judged(crate::render::seccomp::seccomp_rows(&facts), strict))
 }
 
 /// `--export-json FILE` and `--export-junit FILE`: the report as `--json`

@@ -26,6 +26,7 @@ use crate::model::timens::TimeNs;
 use crate::model::trace::ExitStatus;
 use crate::model::ProcessRef;
 pub use crate::model::Status;
+use crate::render::seccomp::{seccomp_row, seccomp_rows};
 use crate::render::{emit, Output};
 use crate::resolve::{CheckForm, CheckRequest};
 use command::{gather_command, trace};
@@ -86,12 +87,13 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
             2 => live_filters(target.pid(), filtered_self),
             _ => LiveFilters::Unreadable(String::new()),
         };
-        target_checks.extend(crate::model::seccomp_profile::live_checks(mode, count, abi, filters));
+        let facts = crate::model::seccomp_profile::live_checks(mode, count, abi, filters);
+        target_checks.extend(seccomp_rows(&facts));
         let tids = target.tasks().unwrap_or_default();
         // A thread gone before its status is read is no other thread.
         let differs = |t: &&i32| **t != target.pid() && target.thread_seccomp(**t).is_some_and(|s| s != (mode, count));
         let others = tids.iter().filter(differs);
-        target_checks.extend(crate::model::seccomp_profile::other_threads(others.count()));
+        target_checks.extend(crate::model::seccomp_profile::other_threads(others.count()).as_ref().map(seccomp_row));
     }
     if let Some(f) = target.time_namespace().map(|ns| TimeNs::of(&ns)).and_then(|ns| ns.finding(target.pid())) {
         target_checks.push(Check::of("process_time_namespace".into(), f));
