@@ -22,9 +22,12 @@ pub mod gate;
 pub mod hint;
 pub mod maps;
 pub mod prom;
+#[cfg(test)]
+pub(crate) mod prose;
 pub mod serve;
 pub mod table;
 pub mod trace;
+pub mod vdso;
 pub use gate::ignore_error;
 pub use prom::Prometheus;
 pub use table::{Cell, Color, Table};
