@@ -28,6 +28,7 @@ pub mod seccomp;
 pub mod serve;
 pub mod table;
 pub mod trace;
+pub mod vdso;
 pub use gate::ignore_error;
 pub use prom::Prometheus;
 pub use table::{Cell, Color, Table};

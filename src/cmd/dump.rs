@@ -57,5 +57,5 @@ pub fn run(req: &DumpRequest, out: &Output) -> Result<Outcome> {
     let report = report(source, base, &img);
     drop(img);
     emit(out, &report)?;
-    Ok(Outcome::from_crossed(report.findings.iter().any(|f| f.severity == Status::Fail)))
+    Ok(Outcome::from_crossed(report.findings.iter().any(|f| f.status() == Status::Fail)))
 }

@@ -8,8 +8,9 @@ use crate::inspect::Process;
 use crate::model::maps::{MapsReport, SpecialMapping};
 use crate::model::policy::VdsoMapping;
 use crate::model::timens::TimeNs;
-use crate::model::vsyscall::{compat_process_finding, vsyscall_mode};
+use crate::model::vsyscall::{compat_process_fact, vsyscall_mode};
 use crate::model::ProcessRef;
+use crate::render::vdso::{timens_finding, vsyscall_finding};
 use crate::render::{emit, Output};
 use crate::resolve::ProcessRequest;
 
@@ -19,16 +20,17 @@ pub fn gather(process: &mut Process) -> Result<MapsReport> {
     let (maps, target_is_64) =
         process.read_consistent(|p| Ok((p.maps()?, p.exe_header().map_or(arch::HOST_IS_64, |h| h.is_64))))?;
     let cmdline = kernel::cmdline();
-    let (vsyscall, mut findings) = if arch::HOST_MACHINE == arch::machine::X86_64 && !target_is_64 {
+    let (vsyscall, facts) = if arch::HOST_MACHINE == arch::machine::X86_64 && !target_is_64 {
         // A 32-bit process has no [vsyscall] page, whatever the host's
         // mode: that mode is what vdsoctl's own (64-bit) mapping says.
         let own = Process::open(None)?.maps()?;
         let (v, mut f) = vsyscall_mode(&own, cmdline.as_deref(), true);
-        f.push(compat_process_finding(&v));
+        f.push(compat_process_fact(&v));
         (v, f)
     } else {
         vsyscall_mode(&maps, cmdline.as_deref(), target_is_64)
     };
+    let mut findings: Vec<_> = facts.iter().map(vsyscall_finding).collect();
     let mappings: Vec<SpecialMapping> = maps
         .iter()
         .filter(|m| m.is_special())
@@ -46,7 +48,7 @@ pub fn gather(process: &mut Process) -> Result<MapsReport> {
         bad => findings.insert(0, bad.finding()),
     }
     let time_namespace = process.time_namespace().map(|ns| TimeNs::of(&ns));
-    findings.extend(time_namespace.as_ref().and_then(|ns| ns.finding(process.pid())));
+    findings.extend(time_namespace.as_ref().and_then(|ns| ns.fact(process.pid())).as_ref().map(timens_finding));
     Ok(MapsReport { process: ProcessRef::of(process), mappings, vsyscall, time_namespace, findings })
 }
 

@@ -35,7 +35,8 @@ pub struct AuxvRow {
     pub place: Option<String>,
 }
 
-/// An entry's value, typed by its key.
+/// An entry's value, typed by its key; the table's DECODED column words
+/// it (render/auxv.rs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decoded {
     Address(u64),
@@ -49,24 +50,6 @@ pub enum Decoded {
     Text(String),
     /// A string pointer whose bytes could not be read.
     Unreadable(u64),
-}
-
-impl Decoded {
-    /// The value as the table's DECODED column shows it, beside VALUE:
-    /// never the same hex again.
-    pub fn text(&self) -> String {
-        match self {
-            Decoded::Address(0) => "null".into(),
-            Decoded::Address(_) => "-".into(),
-            Decoded::Flags(0) => "none".into(),
-            Decoded::Flags(_) => "-".into(),
-            Decoded::Count(v) => v.to_string(),
-            Decoded::Hwcap { names, .. } if names.is_empty() => "-".into(),
-            Decoded::Hwcap { names, .. } => names.join(" "),
-            Decoded::Text(s) => s.clone(),
-            Decoded::Unreadable(_) => "unreadable".into(),
-        }
-    }
 }
 
 impl Serialize for Decoded {

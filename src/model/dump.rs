@@ -2,7 +2,7 @@
 //! and what the C library can bind in it, judged.
 
 use super::image::{self, ImageProblem};
-use super::{hex, hex_opt, Finding, ProcessRef};
+use super::{hex, hex_opt, ProcessRef};
 use crate::arch;
 use crate::inspect::elf::{self, Image};
 use serde::Serialize;
@@ -18,7 +18,9 @@ pub struct DumpReport {
     pub versions: Vec<VersionRow>,
     pub notes: Vec<NoteRow>,
     pub hash_tables: HashTables,
-    pub findings: Vec<Finding>,
+    /// What is wrong with the image, typed; JSON has each as a finding
+    /// (kind, severity, message, hint), worded in render/vdso.rs.
+    pub findings: Vec<ImageProblem>,
 }
 
 /// Where the image came from: `"process": {"pid":N,"comm":"..."}` or
@@ -56,7 +58,7 @@ pub struct ElfInfo {
 pub struct SymbolRow {
     pub name: String,
     /// The version name (`LINUX_2.6`); null when the symbol has none.
-    pub version: Option<String>,
+    pub version: Option<VersionName>,
     /// A hidden (non-default) version: objdump prints it `(LINUX_2.6)`.
     pub version_hidden: bool,
     /// st_value as `objdump -T` prints it (a 32-bit ARM function's Thumb bit cleared).
@@ -70,6 +72,14 @@ pub struct SymbolRow {
     pub bind: String,
     /// `.text`, `*ABS*`, ...; null when the index names no section.
     pub section: Option<String>,
+}
+
+/// A symbol's version: its definition's name, or the index no definition
+/// has (JSON and the table say `<index N>`, render/dump.rs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VersionName {
+    Named(String),
+    Unnamed(u16),
 }
 
 /// One version definition (readelf -V).
@@ -108,8 +118,8 @@ pub struct HashTables {
 
 /// Findings about the image: whether it is a vDSO at all, what the parser
 /// read past, and what the C library can bind in it (judged in [`model::image`]).
-pub fn findings(img: &Image) -> Vec<Finding> {
-    image::problems(img).iter().map(ImageProblem::finding).collect()
+pub fn findings(img: &Image) -> Vec<ImageProblem> {
+    image::problems(img)
 }
 
 /// Build the report from a parsed image.
@@ -119,7 +129,10 @@ pub fn report(source: Source, base: Option<u64>, img: &Image) -> DumpReport {
         .iter()
         .map(|s| SymbolRow {
             name: s.name.clone(),
-            version: s.version.as_ref().map(|v| v.name.clone().unwrap_or_else(|| format!("<index {}>", v.index))),
+            version: s
+                .version
+                .as_ref()
+                .map(|v| v.name.clone().map_or(VersionName::Unnamed(v.index), VersionName::Named)),
             version_hidden: s.version.as_ref().is_some_and(|v| v.hidden),
             value: s.value,
             thumb: s.thumb,
@@ -218,7 +231,7 @@ mod tests {
             s.version.as_mut().unwrap().name = Some("LINUX_9".into());
         }
         img.has_hash = false;
-        let f = findings(&img);
+        let f: Vec<_> = findings(&img).iter().map(ImageProblem::finding).collect();
         let text: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
         assert_eq!(f.len(), 3, "{text:?}");
         assert!(text[0].starts_with("the vDSO exports no __vdso_time: time()"), "{}", text[0]);

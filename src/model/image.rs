@@ -5,9 +5,12 @@
 //! The rules are those of [`measure::bench::vdso::bind`](crate::measure::bench::vdso::bind),
 //! the binding bench calls through: a version whose `vd_hash` is wrong is
 //! the parser's [`Issue::VersionHash`], so both read one image the same way.
+//! Each is typed, with its kind and status; render/vdso.rs words it
+//! (`ImageProblem::finding`, its Display, its JSON), and `check --image`'s
+//! rows about its walk and the runner's kernel ([`ImageRow`]).
 
 use super::kind::Kind;
-use super::{Finding, Status};
+use super::Status;
 use crate::arch::{self, VdsoFn};
 use crate::inspect::elf::{self, Image, Issue};
 
@@ -22,68 +25,61 @@ pub enum ImageProblem {
     NoAbiTable { machine: u16, is_64: bool },
     /// The C library's symbol for `function` is not exported.
     NotExported { symbol: &'static str, function: VdsoFn },
-    /// Exported, but not with the version the C library binds.
-    WrongVersion { symbol: &'static str, function: VdsoFn, have: Vec<String>, want: &'static str },
+    /// Exported, but not with the version the C library binds: `have` the
+    /// versions it is exported with (`None`: with none).
+    WrongVersion { symbol: &'static str, function: VdsoFn, have: Vec<Option<String>>, want: &'static str },
     /// DT_GNU_HASH only: musl binds nothing.
     GnuHashOnly,
     /// No hash table at all: nothing binds.
     NoHashTable,
 }
 
-/// `check --image`'s `image_walk` row: `count` entries could not be read
-/// (the first `first`, for `why`), so the audit is incomplete: a warning.
-pub fn image_walk_check(count: usize, first: &str, why: &str) -> super::row::Check {
-    super::row::Check::new(
-        Kind::ImageIncomplete,
-        "image_walk",
-        Status::Warn,
-        format!(
-            "{} entries could not be read (or parsed as ELF) and are not audited (first {first}: {why})",
-            crate::words::thousands(count as u64)
-        ),
-        Some("run as a user who can read the whole tree (root, for an unpacked image); --json lists each in image.unreadable"),
-    )
+/// `check --image`'s rows about the audit itself and about the runner's
+/// kernel, as data: render/vdso.rs words them into rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageRow {
+    /// `image_walk`: `count` entries could not be read (the first `first`,
+    /// for `why`), so the audit is incomplete: a warning.
+    Incomplete { count: usize, first: String, why: String },
+    /// No /proc (a chroot, a bare container): the runner's vDSO is not read.
+    NoProcVdso,
+    /// No /proc: the runner's vsyscall mode is unknown (xonly assumed).
+    NoProcVsyscall,
 }
 
-/// `check --image`'s rows about the runner's kernel (its vDSO's hash
-/// tables, its vsyscall mode): not production's, so INFO, said as such and
-/// left out of the image's verdict; a SKIP stays one.
-pub fn runner_context(checks: Vec<super::row::Check>) -> Vec<super::row::Check> {
-    checks
-        .into_iter()
-        .map(|c| match c.status {
-            Status::Skip => c,
-            _ => super::row::Check {
-                kind: Kind::RunnerKernel,
-                detail: format!("the runner's kernel, not the image's (left out of its verdict): {}", c.detail),
-                status: Status::Info,
-                ..c
-            },
-        })
-        .collect()
+impl ImageRow {
+    pub fn kind(&self) -> Kind {
+        match self {
+            ImageRow::Incomplete { .. } => Kind::ImageIncomplete,
+            ImageRow::NoProcVdso | ImageRow::NoProcVsyscall => Kind::RunnerKernel,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        match self {
+            ImageRow::Incomplete { .. } => Status::Warn,
+            ImageRow::NoProcVdso | ImageRow::NoProcVsyscall => Status::Skip,
+        }
+    }
+
+    /// The row's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ImageRow::Incomplete { .. } => "image_walk",
+            ImageRow::NoProcVdso => "vdso_symbols",
+            ImageRow::NoProcVsyscall => "vsyscall",
+        }
+    }
 }
 
-/// `check --image` with no /proc (a chroot, a bare container): the
-/// runner's kernel is not read, its rows SKIP.
-pub fn no_proc_checks() -> Vec<super::row::Check> {
-    let why = "no /proc here (a chroot or a container without it): this kernel's";
-    let hint = Some("mount proc (`mount -t proc proc /proc`) to judge the binaries against this kernel");
-    vec![
-        super::row::Check::new(
-            Kind::RunnerKernel,
-            "vdso_symbols",
-            Status::Skip,
-            format!("{why} vDSO is not read"),
-            hint,
-        ),
-        super::row::Check::new(
-            Kind::RunnerKernel,
-            "vsyscall",
-            Status::Skip,
-            format!("{why} vsyscall mode is unknown (the verdicts assume xonly, the default since 5.3)"),
-            hint,
-        ),
-    ]
+/// `check --image` with no /proc: the runner's kernel is not read, its rows SKIP.
+pub const NO_PROC: [ImageRow; 2] = [ImageRow::NoProcVdso, ImageRow::NoProcVsyscall];
+
+/// How `check --image` judges a row about the runner's kernel (its vDSO's
+/// hash tables, its vsyscall mode): not production's, so INFO and left out
+/// of the image's verdict; a SKIP stays one (`None`: the row as it is).
+pub fn runner_context(status: Status) -> Option<(Kind, Status)> {
+    (status != Status::Skip).then_some((Kind::RunnerKernel, Status::Info))
 }
 
 /// Whether the image is a vDSO: a `linux-vdso*` or `linux-gate.so.1`
@@ -117,7 +113,7 @@ pub fn problems(img: &Image) -> Vec<ImageProblem> {
                 if found.is_empty() {
                     out.push(ImageProblem::NotExported { symbol: want.name, function: want.function });
                 } else if !versioned {
-                    let have = found.iter().map(|s| s.version.as_ref().map_or("no version".into(), |v| v.display()));
+                    let have = found.iter().map(|s| s.version.as_ref().map(|v| v.display()));
                     out.push(ImageProblem::WrongVersion {
                         symbol: want.name,
                         function: want.function,
@@ -137,120 +133,26 @@ pub fn problems(img: &Image) -> Vec<ImageProblem> {
 }
 
 impl ImageProblem {
-    /// The finding, worded once.
-    pub fn finding(&self) -> Finding {
+    pub fn kind(&self) -> Kind {
         match self {
-            ImageProblem::Parser(issue) => issue_finding(issue),
-            ImageProblem::NotAVdso { soname } => {
-                let soname = match soname {
-                    Some(s) => format!("its soname is {s}"),
-                    None => "it has no soname".to_string(),
-                };
-                Finding::new(
-                    Kind::NotAVdso,
-                    Status::Fail,
-                    format!(
-                        "not a vDSO: {soname} (a vDSO's is linux-vdso.so.1, linux-vdso32/64.so.1 or linux-gate.so.1) and it defines no LINUX_* version; what it has is listed above"
-                    ),
-                    Some("pass a vDSO image: `vdsoctl dump -o vdso.so` writes this host's, `-p PID` reads a process's".into()),
-                )
+            ImageProblem::Parser(_) => Kind::ElfMalformed,
+            ImageProblem::NotAVdso { .. } => Kind::NotAVdso,
+            ImageProblem::NoAbiTable { .. } => Kind::VdsoArchUnknown,
+            ImageProblem::NotExported { .. } | ImageProblem::WrongVersion { .. } | ImageProblem::NoHashTable => {
+                Kind::VdsoExportsBroken
             }
-            ImageProblem::NoAbiTable { machine, is_64 } => Finding::new(
-                Kind::VdsoArchUnknown,
-                Status::Info,
-                format!(
-                    "no table of the C library's vDSO symbols for {} {}: exports not checked",
-                    arch::machine_name(*machine),
-                    if *is_64 { "64-bit" } else { "32-bit" }
-                ),
-                None,
-            ),
-            ImageProblem::NotExported { symbol, function } => Finding::new(
-                Kind::VdsoExportsBroken,
-                Status::Warn,
-                format!(
-                    "the vDSO exports no {symbol}: {}() through the C library takes the syscall on every call",
-                    function.name()
-                ),
-                Some("an old kernel or an emulator's synthetic vDSO; `vdsoctl bench` measures what it costs".into()),
-            ),
-            ImageProblem::WrongVersion { symbol, function, have, want } => Finding::new(
-                Kind::VdsoExportsBroken,
-                Status::Warn,
-                format!(
-                    "{symbol} is versioned {} but the C library binds {want}: the lookup fails and {}() takes the syscall",
-                    have.join(", "),
-                    function.name()
-                ),
-                None,
-            ),
-            ImageProblem::GnuHashOnly => Finding::new(
-                Kind::VdsoGnuHashOnly,
-                Status::Warn,
-                "the vDSO has no DT_HASH, only DT_GNU_HASH: musl looks vDSO symbols up through DT_HASH only, so musl programs take the syscall for every clock read",
-                Some("glibc programs are unaffected; a kernel vDSO linked with --hash-style=both restores DT_HASH".into()),
-            ),
-            ImageProblem::NoHashTable => Finding::new(
-                Kind::VdsoExportsBroken,
-                Status::Fail,
-                "the vDSO has no symbol hash table (neither DT_HASH nor DT_GNU_HASH): no C library can look up its symbols",
-                None,
-            ),
+            ImageProblem::GnuHashOnly => Kind::VdsoGnuHashOnly,
         }
     }
-}
 
-/// What the parser read past, as a finding.
-fn issue_finding(issue: &Issue) -> Finding {
-    match issue {
-        Issue::Capped { table, claimed, kept } => Finding::new(
-            Kind::ElfMalformed,
-            Status::Warn,
-            format!(
-                "the image claims {claimed} {table}, more than a vDSO can hold: only the first {kept} were read"
-            ),
-            Some("a damaged or crafted image; a kernel's vDSO has a few dozen of each at most".into()),
-        ),
-        Issue::NoteAlignment { offset, align } => Finding::new(
-            Kind::ElfMalformed,
-            Status::Warn,
-            format!(
-                "the note area at offset {offset:#x} has alignment {align}: readelf rejects it whole (\"Corrupt note: alignment {align}, expecting 4 or 8\"); its notes are decoded here as 4-byte aligned"
-            ),
-            None,
-        ),
-        Issue::NoteTruncated { offset, namesz, descsz } => Finding::new(
-            Kind::ElfMalformed,
-            Status::Warn,
-            format!(
-                "the note at offset {offset:#x} (namesz {namesz:#x}, descsz {descsz:#x}) runs past its area: readelf stops there too (\"note with invalid namesz and/or descsz\"); the notes before it are listed"
-            ),
-            None,
-        ),
-        Issue::NoteCut { offset, size } => Finding::new(
-            Kind::ElfMalformed,
-            Status::Warn,
-            format!(
-                "the note at offset {offset:#x} claims a {} descriptor: only the first {} are kept, undecoded",
-                crate::words::human_size(*size),
-                crate::words::human_size(elf::caps::NOTE_DESC as u64)
-            ),
-            None,
-        ),
-        Issue::LongNames { count } => Finding::new(
-            Kind::ElfMalformed,
-            Status::Warn,
-            format!("{count} names are longer than {} bytes and were cut there", elf::caps::NAME),
-            None,
-        ),
-        Issue::VersionHash { name, hash, expected, others } => Finding::new(
-            Kind::ElfMalformed,
-            Status::Warn,
-            format!(
-                "version {name}'s vd_hash is {hash:#x}, not the ELF hash of its name ({expected:#x}){}: glibc's and Go's vDSO lookups (and bench) bind none of its symbols, so their clock reads take the syscall",
-                if *others > 0 { format!(", and {others} more versions are wrong the same way") } else { String::new() }
-            ),
-            Some("a damaged or crafted image: the kernel's vDSO build writes the right hash".into()),
-        ),
+    pub fn status(&self) -> Status {
+        match self {
+            ImageProblem::Parser(_) => Status::Warn,
+            ImageProblem::NotAVdso { .. } | ImageProblem::NoHashTable => Status::Fail,
+            ImageProblem::NoAbiTable { .. } => Status::Info,
+            ImageProblem::NotExported { .. } | ImageProblem::WrongVersion { .. } | ImageProblem::GnuHashOnly => {
+                Status::Warn
+            }
+        }
     }
 }

@@ -1,8 +1,9 @@
 //! The vsyscall mode of a process and of the host, and what it means: the
 //! one place that judges it (`maps`, `check`, `serve` and the binary
-//! audit all read it from here).
+//! audit all read it from here). What it says is a [`VsyscallFact`],
+//! worded in render/vdso.rs.
 
-use super::{Finding, Status};
+use super::Status;
 use crate::arch;
 use crate::inspect::kernel::{self, VsyscallMode};
 use crate::inspect::maps::Mapping;
@@ -28,22 +29,46 @@ pub struct Vsyscall {
     pub cmdline: Option<String>,
 }
 
-/// A 32-bit process's row: the kernel gives it no [vsyscall] page, and
+/// What `maps` says about a vsyscall mode, as data: render/vdso.rs words it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VsyscallFact {
+    /// The `[vsyscall]` mapping says `mapping`, the kernel command line `cmdline`.
+    Disagree { mapping: VsyscallMode, cmdline: VsyscallMode },
+    /// A 32-bit process: the kernel gives it no `[vsyscall]` page.
+    Compat32,
+    /// A 32-bit process, the host's mode `host` read from vdsoctl's own mapping.
+    Compat32Host { host: VsyscallMode },
+    /// vsyscall=emulate: the page is readable, legacy calls trap.
+    Emulate,
+}
+
+impl VsyscallFact {
+    pub fn kind(&self) -> Kind {
+        match self {
+            VsyscallFact::Disagree { .. } => Kind::VsyscallMode,
+            VsyscallFact::Compat32 | VsyscallFact::Compat32Host { .. } => Kind::Note,
+            VsyscallFact::Emulate => Kind::VsyscallEmulate,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        match self {
+            VsyscallFact::Disagree { .. } => Status::Warn,
+            VsyscallFact::Compat32 | VsyscallFact::Compat32Host { .. } => Status::Info,
+            VsyscallFact::Emulate => EMULATE,
+        }
+    }
+}
+
+/// A 32-bit process's fact: the kernel gives it no [vsyscall] page, and
 /// the host's mode `v` is read from vdsoctl's own (64-bit) mapping.
-pub fn compat_process_finding(v: &Vsyscall) -> Finding {
-    Finding::new(Kind::Note,
-        Status::Info,
-        format!(
-            "this is a 32-bit process: the kernel gives it no [vsyscall] page (the host's mode, {}, is read from vdsoctl's own mapping)",
-            v.mode.as_str()
-        ),
-        None,
-    )
+pub fn compat_process_fact(v: &Vsyscall) -> VsyscallFact {
+    VsyscallFact::Compat32Host { host: v.mode }
 }
 
 /// Decide the vsyscall mode from the mapping (what this process really has)
 /// and the kernel command line (what the host was booted with).
-pub fn vsyscall_mode(maps: &[Mapping], cmdline: Option<&str>, target_is_64: bool) -> (Vsyscall, Vec<Finding>) {
+pub fn vsyscall_mode(maps: &[Mapping], cmdline: Option<&str>, target_is_64: bool) -> (Vsyscall, Vec<VsyscallFact>) {
     let mut findings = Vec::new();
     let mapping_mode = maps.iter().find(|m| m.name() == "[vsyscall]").and_then(|m| VsyscallMode::from_perms(&m.perms));
     let param = cmdline.and_then(|c| kernel::cmdline_param(c, "vsyscall")).map(str::to_string);
@@ -52,16 +77,7 @@ pub fn vsyscall_mode(maps: &[Mapping], cmdline: Option<&str>, target_is_64: bool
     let (mode, source) = match (mapping_mode, param_mode) {
         (Some(m), Some(p)) if m == p => (m, "mapping+cmdline"),
         (Some(m), Some(p)) => {
-            findings.push(Finding::new(
-                Kind::VsyscallMode,
-                Status::Warn,
-                format!(
-                    "the [vsyscall] mapping says {} but vsyscall={} is on the kernel command line",
-                    m.as_str(),
-                    p.as_str()
-                ),
-                Some("the mapping is what the process gets; check the boot loader's kernel parameters".into()),
-            ));
+            findings.push(VsyscallFact::Disagree { mapping: m, cmdline: p });
             (m, "mapping")
         }
         (Some(m), None) => (m, "mapping"),
@@ -72,19 +88,10 @@ pub fn vsyscall_mode(maps: &[Mapping], cmdline: Option<&str>, target_is_64: bool
         (None, _) => (VsyscallMode::None, "mapping"),
     };
     if x86_64 && !target_is_64 {
-        findings.push(Finding::new(
-            Kind::Note,
-            Status::Info,
-            "this is a 32-bit process: the kernel gives it no [vsyscall] page",
-            None,
-        ));
+        findings.push(VsyscallFact::Compat32);
     }
     if mode == VsyscallMode::Emulate {
-        findings.push(Finding::new(Kind::VsyscallEmulate,
-            EMULATE,
-            "vsyscall=emulate: the [vsyscall] page is readable; legacy calls into it trap into the kernel and are invisible to strace",
-            Some("`vdsoctl trace -a` counts vsyscall emulations; vsyscall=xonly is the safer default since 5.3".into()),
-        ));
+        findings.push(VsyscallFact::Emulate);
     }
     (Vsyscall { mode, source: source.into(), mapping_mode, cmdline: param }, findings)
 }
@@ -104,10 +111,10 @@ mod tests {
             assert_eq!(v.source, "mapping+cmdline");
             let (v, f) = vsyscall_mode(&xonly, Some("vsyscall=emulate"), true);
             assert_eq!(v.mode, VsyscallMode::Xonly);
-            assert_eq!(f[0].severity, Status::Warn);
+            assert_eq!(f[0].status(), Status::Warn);
             let (v, f) = vsyscall_mode(&[], None, false);
             assert_eq!(v.mode, VsyscallMode::None);
-            assert!(f[0].message.contains("32-bit"));
+            assert_eq!(f[0], VsyscallFact::Compat32);
         }
     }
 }

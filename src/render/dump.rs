@@ -1,7 +1,27 @@
 //! `dump`'s report as tables, like `objdump -T` and `readelf -V -n`.
 
 use super::{human_size, or_dash, Output, Render};
-use crate::model::dump::{DumpReport, Source};
+use crate::model::dump::{DumpReport, Source, VersionName};
+use crate::model::image::ImageProblem;
+use serde::{Serialize, Serializer};
+use std::fmt;
+
+/// `LINUX_2.6`, or `<index 5>` for an index no definition has.
+impl fmt::Display for VersionName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VersionName::Named(name) => f.write_str(name),
+            VersionName::Unnamed(index) => write!(f, "<index {index}>"),
+        }
+    }
+}
+
+/// JSON `symbols[].version`: the version as Display words it.
+impl Serialize for VersionName {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
 
 impl Render for DumpReport {
     fn render_table(&self, out: &Output) -> String {
@@ -29,7 +49,7 @@ impl Render for DumpReport {
         for sym in &self.symbols {
             let version = match (&sym.version, sym.version_hidden) {
                 (Some(v), true) => format!("({v})"),
-                (Some(v), false) => v.clone(),
+                (Some(v), false) => v.to_string(),
                 (None, _) => String::new(),
             };
             t.add_row(vec![
@@ -75,7 +95,7 @@ impl Render for DumpReport {
             yes(self.hash_tables.dt_hash),
             yes(self.hash_tables.dt_gnu_hash)
         );
-        s += &out.findings(&self.findings);
+        s += &out.findings(&self.findings.iter().map(ImageProblem::finding).collect::<Vec<_>>());
         s
     }
 }

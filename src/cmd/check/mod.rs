@@ -95,8 +95,9 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
         let others = tids.iter().filter(differs);
         target_checks.extend(crate::model::seccomp_profile::other_threads(others.count()).as_ref().map(seccomp_row));
     }
-    if let Some(f) = target.time_namespace().map(|ns| TimeNs::of(&ns)).and_then(|ns| ns.finding(target.pid())) {
-        target_checks.push(Check::of("process_time_namespace".into(), f));
+    if let Some(ns) = target.time_namespace().map(|ns| TimeNs::of(&ns)) {
+        let f = ns.fact(target.pid()).as_ref().map(crate::render::vdso::timens_finding);
+        target_checks.extend(f.map(|f| Check::of("process_time_namespace".into(), f)));
     }
     checks.extend(target_checks.into_iter().map(Check::about_process));
     Ok((checks, bench, Some((binary.about_process(), warn_kind)), facts))

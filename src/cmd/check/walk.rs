@@ -9,9 +9,10 @@ use crate::inspect::{archive, image, Process};
 use crate::model::binary::{binary_verdict, BinaryFacts, HostFacts};
 use crate::model::check::{BinaryRow, Check, CheckReport, ImageSummary};
 use crate::model::host::{host_vsyscall, vdso_symbols_check, vsyscall_check};
-use crate::model::image::{image_walk_check, no_proc_checks, runner_context};
+use crate::model::image::{ImageRow, NO_PROC};
 use crate::model::random::{image_random_checks, random_route, ImageFile};
 use crate::render::thousands;
+use crate::render::vdso::{image_row, runner_context};
 
 /// `check --image ROOT`: every ELF program and library under ROOT, judged
 /// against this kernel.
@@ -45,7 +46,11 @@ pub(super) fn gather_image(
     let host = HostFacts { vdso_has_hash: None, vsyscall: VsyscallMode::Xonly };
     // What the walk could not read makes the audit incomplete: a warning.
     if let Some((p, why)) = walked.unreadable.first() {
-        checks.push(image_walk_check(walked.unreadable.len(), &p.display().to_string(), why));
+        checks.push(image_row(&ImageRow::Incomplete {
+            count: walked.unreadable.len(),
+            first: p.display().to_string(),
+            why: why.to_string(),
+        }));
     }
     let (binaries, random) = binary_rows(&walked, &host);
     checks.extend(random);
@@ -90,9 +95,10 @@ fn host_context() -> Result<(HostFacts, Vec<Check>)> {
             let host = HostFacts::of(&own, cmdline.as_deref());
             Ok((host, runner_context(vec![vdso_symbols_check(&own, "", false), vsyscall])))
         }
-        Err(_) if !crate::inspect::process::proc_mounted() => {
-            Ok((HostFacts { vdso_has_hash: None, vsyscall: VsyscallMode::Xonly }, no_proc_checks()))
-        }
+        Err(_) if !crate::inspect::process::proc_mounted() => Ok((
+            HostFacts { vdso_has_hash: None, vsyscall: VsyscallMode::Xonly },
+            NO_PROC.iter().map(image_row).collect(),
+        )),
         Err(e) => Err(e),
     }
 }
