@@ -21,14 +21,18 @@ pub enum Cut {
     NoFramePointer,
 }
 
-impl Cut {
-    /// The pseudo-frame that marks a cut in folded stacks.
-    pub fn marker(self) -> &'static str {
-        match self {
-            Cut::DepthLimit => "[cut: depth limit]",
-            Cut::NoFramePointer => "[cut: no frame pointer]",
-        }
-    }
+/// Why an unmapped address has no name: what was missing to name it
+/// (JSON `unnamed`, in render/trace.rs's words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unnamed {
+    /// Mapped from a file that was not found.
+    FileNotFound,
+    /// Mapped, but not code.
+    NotCode,
+    /// The process was gone before its mappings were looked at.
+    GoneBeforeLook,
+    /// Outside every mapping seen.
+    OutsideMappings,
 }
 
 /// A frame of a stack as reported: the resolver's [`Frame`].
@@ -48,7 +52,7 @@ pub struct StackFrame {
     /// Why an address has no name (absent when it has one): what was
     /// missing to name it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub unnamed: Option<&'static str>,
+    pub unnamed: Option<Unnamed>,
 }
 
 impl From<Frame> for StackFrame {
@@ -65,17 +69,10 @@ impl From<Frame> for StackFrame {
     }
 }
 
-/// `symbol`, else `object+0xoffset`, else the address: a folded-stack frame.
+/// `symbol`, else `object+0xoffset`, else the address (and why it has no
+/// name): a folded-stack frame, as render/trace.rs words it.
 pub fn frame_name(f: &StackFrame) -> String {
-    let object = f.object.as_deref().map(|o| o.rsplit('/').next().unwrap_or(o));
-    match (&f.symbol, object) {
-        (Some(s), _) => s.clone(),
-        (None, Some(o)) => format!("{o}+{:#x}", f.offset),
-        _ => match f.unnamed {
-            Some(why) => format!("{:#x} [{why}]", f.address),
-            None => format!("{:#x}", f.address),
-        },
-    }
+    f.to_string()
 }
 
 /// Calls one process made from one stack.
@@ -114,10 +111,10 @@ pub fn rows(tally: &Tally, seen: &Sightings) -> Vec<StackRow> {
             splice_caller(&mut frames, k.word, resolve);
             for f in frames.iter_mut().filter(|f| f.kind == FrameKind::Unmapped && f.object.is_none()) {
                 f.unnamed = Some(match tally.mapped.get(&(k.pid, k.start, f.address)) {
-                    Some(m) if m.has_file() => "its file was not found",
-                    Some(_) => "not code",
-                    None if seen.get(k.pid, k.start).is_none() => "gone before a look, not captured",
-                    None => "outside the mappings seen",
+                    Some(m) if m.has_file() => Unnamed::FileNotFound,
+                    Some(_) => Unnamed::NotCode,
+                    None if seen.get(k.pid, k.start).is_none() => Unnamed::GoneBeforeLook,
+                    None => Unnamed::OutsideMappings,
                 });
             }
             StackRow { pid: k.pid, comm: tally.comms.get(&k.pid).cloned(), count: *n, frames, cut }
@@ -209,9 +206,8 @@ pub fn fold_safe(name: &str) -> String {
     out
 }
 
-/// The pseudo-stack of the calls whose stack was not kept, in folded
-/// output and the SVG: their share is drawn, so no stack claims more.
-pub const LOST_STACK: &str = "[stack not kept]";
+/// The pseudo-stack of the calls whose stack was not kept (render/trace.rs's).
+pub use crate::render::trace::LOST_STACK;
 
 #[cfg(test)]
 mod tests {
@@ -254,7 +250,7 @@ mod tests {
     fn an_unnamed_frame_says_why_and_a_leafs_caller_is_spliced_in() {
         let mut f = StackFrame::from(Frame::unmapped(0x7f00));
         assert_eq!(frame_name(&f), "0x7f00");
-        f.unnamed = Some("gone before a look, not captured");
+        f.unnamed = Some(Unnamed::GoneBeforeLook);
         assert_eq!(frame_name(&f), "0x7f00 [gone before a look, not captured]");
         let resolve = |a: u64| {
             Some(match a {

@@ -214,7 +214,7 @@ pub fn process_binary_row(exe: &ProcessExe<'_>) -> Check {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::inspect::exe::Via;
 
@@ -329,7 +329,7 @@ mod tests {
 
     /// The string literals of Rust source (plain, byte and raw), comments
     /// and char literals skipped.
-    fn string_literals(src: &str) -> Vec<String> {
+    pub(crate) fn string_literals(src: &str) -> Vec<String> {
         let b = src.as_bytes();
         let (mut i, mut out) = (0, Vec::new());
         while i < b.len() {
