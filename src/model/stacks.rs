@@ -206,8 +206,13 @@ pub fn fold_safe(name: &str) -> String {
     out
 }
 
-/// The pseudo-stack of the calls whose stack was not kept (render/trace.rs's).
-pub use crate::render::trace::LOST_STACK;
+/// The pseudo-stack of the calls whose stack was not kept, in folded
+/// output and the SVG (its words render/trace.rs's Display).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LostStack;
+
+/// The lost-stack line's pseudo-stack.
+pub const LOST_STACK: LostStack = LostStack;
 
 #[cfg(test)]
 mod tests {

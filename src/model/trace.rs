@@ -7,7 +7,7 @@
 use super::cost::{Need, Via as CostVia};
 use super::lead::{Advice, VsyscallCaller};
 use super::policy;
-use super::{ClockRef, Finding, Status};
+use super::{ClockRef, Status};
 use crate::arch::{self, Abi, VdsoFn};
 use crate::inspect::host::KernelFacts;
 use crate::measure::trace::session::{Session, Window};
@@ -54,7 +54,9 @@ pub struct TraceReport {
     /// With `--interval`, the reports before the summary: the interval's
     /// bounds from the start of counting.
     pub interval: Option<Interval>,
-    pub findings: Vec<Finding>,
+    /// Typed facts with their data; JSON and the table word them
+    /// (render/trace.rs), each as a `Finding` would be.
+    pub findings: Vec<TraceFact>,
     /// `--stacks`: calls per process and user stack, busiest first
     /// (`null` without `--stacks`).
     pub stacks: Option<Vec<super::stacks::StackRow>>,
@@ -248,7 +250,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
         (&session.target, session.sites),
     );
     if session.sites {
-        findings.extend(site_findings(&counts, tally.sites_lost, session.engine));
+        findings.extend(site_facts(&counts, tally.sites_lost, session.engine));
     }
     TraceReport {
         target: session.target.clone(),
@@ -491,7 +493,7 @@ pub enum TraceFact {
     /// call); `advice`: where to look.
     ClockBypass { group: Group, severity: Status, has_clock: bool, advice: Advice },
     /// An auxiliary clock `id`'s syscalls, expected by the host's `aux` state.
-    AuxExpected { group: Group, id: i64, aux: arch::AuxClocks },
+    AuxExpected { group: Group, clock: AuxExpected },
     /// Syscalls the vDSO never serves, and why.
     Expected { group: Group, why: ExpectedWhy },
     /// Emulated [vsyscall] calls of one process.
@@ -568,20 +570,15 @@ impl TraceFact {
     }
 }
 
-pub fn findings(
-    counts: &[CountRow],
-    vsyscall: &[VsyscallRow],
-    unattributed: &[UnattributedRow],
-    tally: &Tally,
-    secs: f64,
-    how: Judging,
-    (target, sites): (&Target, bool),
-) -> Vec<Finding> {
-    facts(counts, vsyscall, unattributed, tally, secs, how, (target, sites)).into_iter().map(Finding::from).collect()
+impl TraceReport {
+    /// A FAIL among its findings: exit 1.
+    pub fn any_fail(&self) -> bool {
+        self.findings.iter().any(|f| f.severity() == Status::Fail)
+    }
 }
 
-/// The facts [`findings`] words.
-pub fn facts(
+/// The findings of a window's rows and tally, as typed facts.
+pub fn findings(
     counts: &[CountRow],
     vsyscall: &[VsyscallRow],
     unattributed: &[UnattributedRow],
@@ -685,7 +682,7 @@ fn group_fact(
         },
         Verdict::Expected if first.clock.and_then(ClockRef::id).is_some_and(arch::is_aux_clock) => {
             let id = first.clock.and_then(ClockRef::id).unwrap_or(arch::CLOCK_AUX);
-            TraceFact::AuxExpected { group, id, aux }
+            TraceFact::AuxExpected { group, clock: AuxExpected { id, aux } }
         }
         Verdict::Expected => {
             let offered = VdsoFn::from_name(syscall).is_none_or(|f| abi.vdso_offers(f));
@@ -707,9 +704,29 @@ fn group_fact(
     }
 }
 
+/// Why an auxiliary clock's syscalls are expected (the vDSO serves one
+/// only while it is enabled) by the host's state, as data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuxExpected {
+    pub id: i64,
+    pub aux: arch::AuxClocks,
+}
+
 /// Why an auxiliary clock's syscalls are expected and how it would be
-/// served (render/trace.rs words them), and what a loss means.
-pub use crate::render::trace::{aux_clock_expected, not_observed_in_full};
+/// served, worded by render/trace.rs: (why, what to do). For
+/// model/command.rs's rows, which take words.
+pub fn aux_clock_expected(id: i64, aux: arch::AuxClocks) -> (String, String) {
+    let fact = AuxExpected { id, aux };
+    (fact.to_string(), fact.fix())
+}
+
+/// What a loss means, whatever the engine (the trace was not observed in
+/// full: no verdict may call it clean), and the fix for this engine's
+/// cause, worded by render/trace.rs: (what, fix). For model/command.rs.
+pub fn not_observed_in_full(engine: Kind, lost: u64) -> (String, String) {
+    let fact = TraceFact::Lost { engine, lost };
+    (fact.to_string(), fact.hint().unwrap_or_default())
+}
 
 /// A bypassing process and clock: (pid, process start, syscall, ABI, clock).
 type WarnKey = (i32, u64, &'static str, Abi, Option<ClockRef>);
@@ -731,7 +748,7 @@ impl WarnedOnce {
         let keys: Vec<WarnKey> = warn_rows.map(|r| (r.pid, r.start, r.syscall, r.abi, r.clock)).collect();
         let new = keys.iter().filter(|k| !self.0.contains(*k)).count();
         if new == 0 && !keys.is_empty() {
-            report.findings.retain(|f| !(f.severity == Status::Warn && f.bypass));
+            report.findings.retain(|f| !(f.severity() == Status::Warn && f.is_bypass()));
         }
         self.0.extend(keys);
     }
@@ -776,14 +793,9 @@ fn need(r: &CountRow) -> Option<Need> {
 /// Site classes per row worth a line each.
 const SITE_LINES: usize = 3;
 
-/// One INFO line per count row and class (its busiest site, at most
+/// One INFO fact per count row and class (its busiest site, at most
 /// [`SITE_LINES`] a row), the fix in its hint: they explain the row's
 /// verdict, they do not change it. And a WARN when site rows were lost.
-fn site_findings(counts: &[CountRow], sites_lost: u64, engine: crate::progress::Kind) -> Vec<Finding> {
-    site_facts(counts, sites_lost, engine).into_iter().map(Finding::from).collect()
-}
-
-/// The facts [`site_findings`] words.
 fn site_facts(counts: &[CountRow], sites_lost: u64, engine: crate::progress::Kind) -> Vec<TraceFact> {
     let mut out = Vec::new();
     for r in counts {
@@ -877,7 +889,7 @@ pub(crate) mod tests {
                 Judging { compat: true, fail_over: over, engine: Kind::Bpf, aux: arch::AuxClocks::Unknown },
                 (&Target::All, false),
             )[0]
-            .severity
+            .severity()
         };
         assert_eq!(sev(&[row(50.0)], None), Status::Warn);
         assert_eq!(sev(&[row(50.0)], Some(0.0)), Status::Fail);
@@ -912,15 +924,15 @@ pub(crate) mod tests {
             (&Target::All, false),
         );
         assert_eq!(f.len(), 2, "{f:#?}");
-        assert_eq!(f[0].severity, Status::Fail);
+        assert_eq!(f[0].severity(), Status::Fail);
         assert!(
-            f[0].message.contains(
+            f[0].to_string().contains(
                 "from 500 processes (pid 1000 (p1000) 1,000/s, pid 999 (p999) 999/s, pid 998 (p998) 998/s, 497 more)"
             ),
             "{f:#?}"
         );
-        assert_eq!(f[1].severity, Status::Warn);
-        assert!(f[1].message.contains("from 500 processes (pid 500 (p500) 500/s"), "{f:#?}");
+        assert_eq!(f[1].severity(), Status::Warn);
+        assert!(f[1].to_string().contains("from 500 processes (pid 500 (p500) 500/s"), "{f:#?}");
     }
 
     /// An expected syscall says why: a function the ABI's vDSO lacks by
@@ -931,14 +943,14 @@ pub(crate) mod tests {
         let judging = Judging { compat: true, fail_over: None, engine: Kind::Bpf, aux: arch::AuxClocks::Unknown };
         let arm = CountRow { syscall: "clock_getres_time64", abi: Abi::Arm, expected: true, ..bypass_row(7, 9.0) };
         let f = findings(&[arm], &[], &[], &t, 1.0, judging, (&Target::All, false));
-        assert_eq!(f[0].severity, Status::Info);
+        assert_eq!(f[0].severity(), Status::Info);
         assert!(
-            f[0].message
+            f[0].to_string()
                 .ends_with("from pid 7 (p7), arm ABI — expected: the arm vDSO has no clock_getres_time64, by design"),
             "{f:#?}"
         );
         let cpu = CountRow { abi: Abi::Aarch64, clock: Some(ClockRef::Id(2)), expected: true, ..bypass_row(8, 9.0) };
         let f = findings(&[cpu], &[], &[], &t, 1.0, judging, (&Target::All, false));
-        assert!(f[0].message.ends_with("from pid 8 (p8) — expected: the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)"), "{f:#?}");
+        assert!(f[0].to_string().ends_with("from pid 8 (p8) — expected: the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)"), "{f:#?}");
     }
 }

@@ -5,7 +5,7 @@
 use super::{rate_text, thousands, Output, Render};
 use crate::inspect::symbols::FrameKind;
 use crate::model::site::{Fix, FrameRow, SiteClass};
-use crate::model::stacks::{Cut, StackFrame, Unnamed};
+use crate::model::stacks::{Cut, LostStack, StackFrame, Unnamed};
 use crate::model::trace::*;
 use crate::model::{ClockRef, Finding};
 use crate::progress::Kind;
@@ -262,7 +262,7 @@ impl Render for TraceReport {
         }
         s += &self.stacks_text(out);
         s += &self.notes(out);
-        s += &out.findings(&self.findings);
+        s += &out.findings(&self.findings.iter().map(Finding::from).collect::<Vec<_>>());
         if self.interval.is_some() {
             // A blank line between one interval's report and the next.
             s.push('\n');
@@ -475,33 +475,48 @@ impl ExpectedWhy {
     }
 }
 
+impl AuxExpected {
+    /// (why, what to do): one match on the host's state words both.
+    fn words(self) -> (String, String) {
+        use crate::arch;
+        let (id, aux) = (self.id, self.aux);
+        let n = id - arch::CLOCK_AUX;
+        let enable = format!("echo 1 > {}", arch::aux_enable_path(n));
+        match aux.state(id) {
+            Some(arch::AuxState::Disabled) => (
+                format!("the kernel serves auxiliary clock {n} by syscall while it is disabled (the vDSO reads an auxiliary clock only once enabled)"),
+                format!("if the program means to read it, enable it (as root): `{enable}`; the vDSO then serves it"),
+            ),
+            Some(arch::AuxState::Absent) => (
+                "this kernel has no auxiliary clocks (before Linux 6.17, or built without CONFIG_POSIX_AUX_CLOCKS): the kernel answers by syscall (EINVAL)".into(),
+                format!("a Linux 6.17+ kernel with CONFIG_POSIX_AUX_CLOCKS serves it from the vDSO once enabled (`{enable}`)"),
+            ),
+            // Enabled (an architecture whose vDSO lacks them) or not read.
+            _ => (
+                "the vDSO serves an auxiliary clock only on Linux 6.17+ (x86_64, arm64) and only while it is enabled".into(),
+                format!("see whether it is enabled: `cat {}` (`{enable}` enables it)", arch::aux_enable_path(n)),
+            ),
+        }
+    }
+
+    /// How the vDSO would serve it.
+    pub fn fix(self) -> String {
+        self.words().1
+    }
+}
+
 /// Why an auxiliary clock's syscalls are expected (the vDSO serves one only
-/// while it is enabled), and how it would be served: (why, what to do).
-pub fn aux_clock_expected(id: i64, aux: crate::arch::AuxClocks) -> (String, String) {
-    use crate::arch;
-    let n = id - arch::CLOCK_AUX;
-    let enable = format!("echo 1 > {}", arch::aux_enable_path(n));
-    match aux.state(id) {
-        Some(arch::AuxState::Disabled) => (
-            format!("the kernel serves auxiliary clock {n} by syscall while it is disabled (the vDSO reads an auxiliary clock only once enabled)"),
-            format!("if the program means to read it, enable it (as root): `{enable}`; the vDSO then serves it"),
-        ),
-        Some(arch::AuxState::Absent) => (
-            "this kernel has no auxiliary clocks (before Linux 6.17, or built without CONFIG_POSIX_AUX_CLOCKS): the kernel answers by syscall (EINVAL)".into(),
-            format!("a Linux 6.17+ kernel with CONFIG_POSIX_AUX_CLOCKS serves it from the vDSO once enabled (`{enable}`)"),
-        ),
-        // Enabled (an architecture whose vDSO lacks them) or not read.
-        _ => (
-            "the vDSO serves an auxiliary clock only on Linux 6.17+ (x86_64, arm64) and only while it is enabled".into(),
-            format!("see whether it is enabled: `cat {}` (`{enable}` enables it)", arch::aux_enable_path(n)),
-        ),
+/// while it is enabled).
+impl fmt::Display for AuxExpected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.words().0)
     }
 }
 
 /// What a loss means, whatever the engine: the trace was not observed in
 /// full (`lost` calls ran uncounted, so no verdict may call it clean),
 /// and the fix for this engine's cause.
-pub fn not_observed_in_full(engine: Kind, lost: u64) -> (String, String) {
+fn lost_words(engine: Kind, lost: u64) -> (String, String) {
     let why = match engine {
         Kind::Bpf | Kind::Fentry => "the count map and the process map were both full",
         Kind::Perf => "ring buffers overflowed",
@@ -567,9 +582,7 @@ impl fmt::Display for TraceFact {
                 if *has_clock { "clock id" } else { "call" },
                 gate(group.top(), group.fail_over)
             ),
-            F::AuxExpected { group, id, aux } => {
-                write!(f, "{} — expected: {}", group.head(), aux_clock_expected(*id, *aux).0)
-            }
+            F::AuxExpected { group, clock } => write!(f, "{} — expected: {clock}", group.head()),
             F::Expected { group, why } => {
                 write!(f, "{} — expected: {}", group.head(), why.text(group.syscall, group.abi))
             }
@@ -591,7 +604,7 @@ impl fmt::Display for TraceFact {
                     _ => "their sampled 32-bit records were lost",
                 }
             ),
-            F::Lost { engine, lost } => f.write_str(&not_observed_in_full(*engine, *lost).0),
+            F::Lost { engine, lost } => f.write_str(&lost_words(*engine, *lost).0),
             F::Unfollowed { count } => write!(
                 f,
                 "{} new processes of the traced tree could not be followed (the traced set was full)",
@@ -641,13 +654,13 @@ impl TraceFact {
             F::NotSplit(_) => Some("run without --no-split to see which clock ids enter the kernel (each clock id's counter costs ~28 ns per call more)".into()),
             F::RandomBypass { .. } => Some(TRACE_HINT.into()),
             F::ClockBypass { advice, .. } | F::Vsyscall { advice, .. } => Some(advice.to_string()),
-            F::AuxExpected { id, aux, .. } => Some(aux_clock_expected(*id, *aux).1),
+            F::AuxExpected { clock, .. } => Some(clock.fix()),
             F::Expected { .. } | F::Multiplexed | F::Clean { .. } => None,
             F::Unattributed { engine: Kind::Bpf | Kind::Fentry, .. } => Some(format!(
                 "the BPF count map holds {MAX_ROWS} rows (process, function, clock); trace fewer processes or for less time"
             )),
             F::Unattributed { .. } => Some("use the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which splits every call in the kernel".into()),
-            F::Lost { engine, lost } => Some(not_observed_in_full(*engine, *lost).1),
+            F::Lost { engine, lost } => Some(lost_words(*engine, *lost).1),
             F::Unfollowed { .. } => Some(format!("the traced set holds {MAX_PROCS} processes; trace a smaller tree")),
             F::Site { caller, fix, .. } => Some(site_fix(fix, caller.as_ref()).to_string()),
             F::SitesLost { .. } => {
@@ -657,16 +670,29 @@ impl TraceFact {
     }
 }
 
-/// A trace fact as the report holds it: kind, severity, its words and
-/// hint, and whether it is about bypassed calls.
-impl From<TraceFact> for Finding {
-    fn from(fact: TraceFact) -> Finding {
+/// A trace fact as a finding: kind, severity, its words and hint, and
+/// whether it is about bypassed calls.
+impl From<&TraceFact> for Finding {
+    fn from(fact: &TraceFact) -> Finding {
         let finding = Finding::new(fact.kind(), fact.severity(), fact.to_string(), fact.hint());
         if fact.is_bypass() {
             finding.of_bypass()
         } else {
             finding
         }
+    }
+}
+
+/// A finding as JSON has it (`findings[]`: kind, severity, message, hint).
+impl serde::Serialize for TraceFact {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Finding::from(self).serialize(s)
+    }
+}
+
+impl fmt::Display for LostStack {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(LOST_STACK)
     }
 }
 
@@ -769,7 +795,7 @@ mod tests {
             fail_over: None,
         };
         let one = Caller { pid: 7, tid: None, comm: Some("app".into()), per_sec: 1500.0 };
-        let f = Finding::from(TraceFact::RandomBypass { group: group(vec![one.clone()]), severity: Status::Warn });
+        let f = Finding::from(&TraceFact::RandomBypass { group: group(vec![one.clone()]), severity: Status::Warn });
         assert_eq!(
             (f.kind, f.severity, f.bypass, f.hint.as_deref()),
             (FindingKind::RandomSyscallObserved, Status::Warn, true, Some(TRACE_HINT))
@@ -779,16 +805,21 @@ mod tests {
             "CLOCK_MONOTONIC: 1,500 syscalls/s from pid 7 (app) — the vDSO is bypassed for these random bytes (--fail-over 0 makes this exit 1)"
         );
         let two = vec![one.clone(), Caller { pid: 8, tid: None, comm: None, per_sec: 500.0 }];
-        let f = Finding::from(TraceFact::NotSplit(group(two)));
+        let f = Finding::from(&TraceFact::NotSplit(group(two)));
         assert_eq!((f.kind, f.severity, f.bypass), (FindingKind::RawClockSyscall, Status::Warn, false));
         assert_eq!(
             f.message,
             "clock_gettime: 2,000 syscalls/s from 2 processes (pid 7 (app) 1,500/s, pid 8 500/s), clock ids not split (--no-split)"
         );
-        let f = Finding::from(TraceFact::Expected { group: group(vec![one]), why: ExpectedWhy::StartupKey });
+        let f = Finding::from(&TraceFact::Expected { group: group(vec![one]), why: ExpectedWhy::StartupKey });
         assert_eq!((f.kind, f.severity, f.hint), (FindingKind::ClockAlwaysSyscall, Status::Info, None));
         assert!(f.message.ends_with("— expected: a C library's start-up key (glibc's malloc, once a process)"));
-        let f = Finding::from(TraceFact::Multiplexed);
+        let json = serde_json::to_string(&TraceFact::Multiplexed).unwrap_or_default();
+        assert_eq!(
+            json,
+            r#"{"kind":"not-observed-in-full","severity":"warn","message":"some counters were multiplexed and did not run the whole time","hint":null}"#
+        );
+        let f = Finding::from(&TraceFact::Multiplexed);
         assert_eq!(
             (f.kind, f.severity, f.message.as_str()),
             (
@@ -797,10 +828,10 @@ mod tests {
                 "some counters were multiplexed and did not run the whole time"
             )
         );
-        let f = Finding::from(TraceFact::Clean { compat: false, secs: 2.0 });
+        let f = Finding::from(&TraceFact::Clean { compat: false, secs: 2.0 });
         assert_eq!((f.kind, f.severity), (FindingKind::ObservedClean, Status::Info));
         assert!(f.message.ends_with("in 2.00 s — 32-bit programs were not traced (--native-only)"), "{}", f.message);
-        let f = Finding::from(TraceFact::SitesLost { count: 1234 });
+        let f = Finding::from(&TraceFact::SitesLost { count: 1234 });
         assert!(f.message.starts_with("1,234 calls were counted in their rows but not in a call-site row"));
         assert!(f.hint.is_some_and(|h| h.ends_with("rows; trace fewer processes or for less time")));
     }
