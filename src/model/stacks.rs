@@ -69,12 +69,6 @@ impl From<Frame> for StackFrame {
     }
 }
 
-/// `symbol`, else `object+0xoffset`, else the address (and why it has no
-/// name): a folded-stack frame, as render/trace.rs words it.
-pub fn frame_name(f: &StackFrame) -> String {
-    f.to_string()
-}
-
 /// Calls one process made from one stack.
 #[derive(Debug, Clone, Serialize)]
 pub struct StackRow {
@@ -165,25 +159,6 @@ pub fn name_frames(
     (frames, full.then_some(Cut::DepthLimit))
 }
 
-/// Folded stacks: `comm;root;..;innermost count` per row, a cut marked
-/// at the root end; rows of one process and stack (the same names) merged.
-pub fn folded(rows: &[StackRow]) -> Vec<(String, u64)> {
-    let mut lines: Vec<(String, u64)> = Vec::new();
-    for r in rows {
-        let mut parts = vec![fold_safe(r.comm.as_deref().unwrap_or("?"))];
-        if let Some(cut) = r.cut {
-            parts.push(cut.marker().to_string());
-        }
-        parts.extend(r.frames.iter().rev().map(|f| fold_safe(&frame_name(f))));
-        let line = parts.join(";");
-        match lines.iter_mut().find(|(l, _)| *l == line) {
-            Some((_, n)) => *n += r.count,
-            None => lines.push((line, r.count)),
-        }
-    }
-    lines
-}
-
 /// A frame as the folded format can hold it, so that flamegraph.pl and
 /// inferno read the line as it was meant (a name is bytes others chose):
 /// [`crate::words::escaped_name`]'s escapes (controls, marks, what XML refuses, `\\`),
@@ -217,6 +192,12 @@ pub const LOST_STACK: LostStack = LostStack;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::trace::folded;
+
+    /// A frame's folded name, as render/trace.rs words it.
+    fn frame_name(f: &StackFrame) -> String {
+        f.to_string()
+    }
 
     fn frame(address: u64, object: &str, symbol: Option<&str>, offset: u64) -> Frame {
         Frame {

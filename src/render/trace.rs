@@ -161,7 +161,7 @@ impl TraceReport {
     /// `--stacks` in the table view: the folded stacks, busiest first.
     fn stacks_text(&self, out: &Output) -> String {
         let Some(stacks) = &self.stacks else { return String::new() };
-        let lines = crate::model::stacks::folded(stacks);
+        let lines = folded(stacks);
         if lines.is_empty() && self.stacks_lost.unwrap_or(0) == 0 {
             return "stacks: none counted\n".into();
         }
@@ -179,7 +179,7 @@ impl TraceReport {
     /// line of their own that says so: folded output and the SVG draw
     /// every counted call (`None` without `--stacks`).
     fn folded_lines(&self) -> Option<Vec<(String, u64)>> {
-        let mut lines = crate::model::stacks::folded(self.stacks.as_ref()?);
+        let mut lines = folded(self.stacks.as_ref()?);
         if let Some(lost) = self.stacks_lost.filter(|n| *n > 0) {
             lines.push((LOST_STACK.to_string(), lost));
         }
@@ -688,6 +688,25 @@ impl serde::Serialize for TraceFact {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         Finding::from(self).serialize(s)
     }
+}
+
+/// Folded stacks: `comm;root;..;innermost count` per row, a cut marked
+/// at the root end; rows of one process and stack (the same names) merged.
+pub fn folded(rows: &[crate::model::stacks::StackRow]) -> Vec<(String, u64)> {
+    let mut lines: Vec<(String, u64)> = Vec::new();
+    for r in rows {
+        let mut parts = vec![crate::model::stacks::fold_safe(r.comm.as_deref().unwrap_or("?"))];
+        if let Some(cut) = r.cut {
+            parts.push(cut.marker().to_string());
+        }
+        parts.extend(r.frames.iter().rev().map(|f| crate::model::stacks::fold_safe(&f.to_string())));
+        let line = parts.join(";");
+        match lines.iter_mut().find(|(l, _)| *l == line) {
+            Some((_, n)) => *n += r.count,
+            None => lines.push((line, r.count)),
+        }
+    }
+    lines
 }
 
 impl fmt::Display for LostStack {
