@@ -481,8 +481,8 @@ pub enum ExpectedWhy {
 
 /// One finding of `trace`, a typed fact with its data (JSON `findings[]`):
 /// its kind and severity are the policy's ([`TraceFact::kind`],
-/// [`TraceFact::severity`]), its words render/trace.rs's (the report holds
-/// it as a [`Finding`]: `Finding::from(fact)`).
+/// [`TraceFact::severity`]), its words render/trace.rs's (its Display and
+/// hint; JSON has it as the `Finding` it words).
 #[derive(Debug, Clone, PartialEq)]
 pub enum TraceFact {
     /// `--no-split`: clock ids not told apart.
