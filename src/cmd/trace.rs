@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::inspect::host::KernelFacts;
 use crate::measure::trace::session;
 pub use crate::model::trace::*;
-use crate::render::{any_fail, emit, emit_line, Output};
+use crate::render::{emit, emit_line, Output};
 use crate::resolve::TraceJob;
 
 /// `vdsoctl trace`.
@@ -28,7 +28,7 @@ pub fn run(job: &TraceJob, out: &Output) -> Result<Outcome> {
     let traced = session::collect(&job.session, &mut |s, w| {
         let mut report = build(s, w, fail_over, &KernelFacts::read());
         per_call.apply(&mut report);
-        interval_failed |= any_fail(&report.findings);
+        interval_failed |= report.any_fail();
         warned.apply(&mut report, fail_over);
         if let (Err(e), true) = (emit_line(out, &report), late.is_empty()) {
             late.push(e);
@@ -37,7 +37,7 @@ pub fn run(job: &TraceJob, out: &Output) -> Result<Outcome> {
     })?;
     let mut report = build(&traced.session, &traced.window(), fail_over, &KernelFacts::read());
     per_call.apply(&mut report);
-    let crossed = interval_failed || any_fail(&report.findings);
+    let crossed = interval_failed || report.any_fail();
     // The report first: a flame graph that cannot be written after the
     // trace loses neither the report nor the command's exit status.
     late.extend(if job.session.interval.is_some() { emit_line(out, &report) } else { emit(out, &report) }.err());

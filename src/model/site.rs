@@ -241,20 +241,6 @@ pub struct Fix {
     pub engine: crate::progress::Kind,
 }
 
-/// `libc.so.6 syscall+0x1d`, `app +0x1139 (build-id 3f…)`, `[vdso]
-/// __vdso_clock_gettime+0x5a`, `[anon] +0x10`, `0x7f…` (unmapped).
-pub fn label(f: &FrameRow) -> String {
-    let object = f.object.as_deref().map(|o| o.rsplit('/').next().unwrap_or(o));
-    match (f.kind, object, &f.symbol) {
-        (FrameKind::Unmapped, _, _) => format!("{:#x}", f.address),
-        (_, o, Some(s)) => format!("{} {s}+{:#x}", o.unwrap_or("[anon]"), f.offset),
-        (_, o, None) => {
-            let id = f.build_id.as_deref().map(|b| format!(" (build-id {b})")).unwrap_or_default();
-            format!("{} +{:#x}{id}", o.unwrap_or("[anon]"), f.offset)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

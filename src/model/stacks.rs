@@ -21,14 +21,18 @@ pub enum Cut {
     NoFramePointer,
 }
 
-impl Cut {
-    /// The pseudo-frame that marks a cut in folded stacks.
-    pub fn marker(self) -> &'static str {
-        match self {
-            Cut::DepthLimit => "[cut: depth limit]",
-            Cut::NoFramePointer => "[cut: no frame pointer]",
-        }
-    }
+/// Why an unmapped address has no name: what was missing to name it
+/// (JSON `unnamed`, in render/trace.rs's words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unnamed {
+    /// Mapped from a file that was not found.
+    FileNotFound,
+    /// Mapped, but not code.
+    NotCode,
+    /// The process was gone before its mappings were looked at.
+    GoneBeforeLook,
+    /// Outside every mapping seen.
+    OutsideMappings,
 }
 
 /// A frame of a stack as reported: the resolver's [`Frame`].
@@ -48,7 +52,7 @@ pub struct StackFrame {
     /// Why an address has no name (absent when it has one): what was
     /// missing to name it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub unnamed: Option<&'static str>,
+    pub unnamed: Option<Unnamed>,
 }
 
 impl From<Frame> for StackFrame {
@@ -62,19 +66,6 @@ impl From<Frame> for StackFrame {
             build_id: f.build_id,
             unnamed: None,
         }
-    }
-}
-
-/// `symbol`, else `object+0xoffset`, else the address: a folded-stack frame.
-pub fn frame_name(f: &StackFrame) -> String {
-    let object = f.object.as_deref().map(|o| o.rsplit('/').next().unwrap_or(o));
-    match (&f.symbol, object) {
-        (Some(s), _) => s.clone(),
-        (None, Some(o)) => format!("{o}+{:#x}", f.offset),
-        _ => match f.unnamed {
-            Some(why) => format!("{:#x} [{why}]", f.address),
-            None => format!("{:#x}", f.address),
-        },
     }
 }
 
@@ -114,10 +105,10 @@ pub fn rows(tally: &Tally, seen: &Sightings) -> Vec<StackRow> {
             splice_caller(&mut frames, k.word, resolve);
             for f in frames.iter_mut().filter(|f| f.kind == FrameKind::Unmapped && f.object.is_none()) {
                 f.unnamed = Some(match tally.mapped.get(&(k.pid, k.start, f.address)) {
-                    Some(m) if m.has_file() => "its file was not found",
-                    Some(_) => "not code",
-                    None if seen.get(k.pid, k.start).is_none() => "gone before a look, not captured",
-                    None => "outside the mappings seen",
+                    Some(m) if m.has_file() => Unnamed::FileNotFound,
+                    Some(_) => Unnamed::NotCode,
+                    None if seen.get(k.pid, k.start).is_none() => Unnamed::GoneBeforeLook,
+                    None => Unnamed::OutsideMappings,
                 });
             }
             StackRow { pid: k.pid, comm: tally.comms.get(&k.pid).cloned(), count: *n, frames, cut }
@@ -168,25 +159,6 @@ pub fn name_frames(
     (frames, full.then_some(Cut::DepthLimit))
 }
 
-/// Folded stacks: `comm;root;..;innermost count` per row, a cut marked
-/// at the root end; rows of one process and stack (the same names) merged.
-pub fn folded(rows: &[StackRow]) -> Vec<(String, u64)> {
-    let mut lines: Vec<(String, u64)> = Vec::new();
-    for r in rows {
-        let mut parts = vec![fold_safe(r.comm.as_deref().unwrap_or("?"))];
-        if let Some(cut) = r.cut {
-            parts.push(cut.marker().to_string());
-        }
-        parts.extend(r.frames.iter().rev().map(|f| fold_safe(&frame_name(f))));
-        let line = parts.join(";");
-        match lines.iter_mut().find(|(l, _)| *l == line) {
-            Some((_, n)) => *n += r.count,
-            None => lines.push((line, r.count)),
-        }
-    }
-    lines
-}
-
 /// A frame as the folded format can hold it, so that flamegraph.pl and
 /// inferno read the line as it was meant (a name is bytes others chose):
 /// [`crate::words::escaped_name`]'s escapes (controls, marks, what XML refuses, `\\`),
@@ -210,12 +182,22 @@ pub fn fold_safe(name: &str) -> String {
 }
 
 /// The pseudo-stack of the calls whose stack was not kept, in folded
-/// output and the SVG: their share is drawn, so no stack claims more.
-pub const LOST_STACK: &str = "[stack not kept]";
+/// output and the SVG (its words render/trace.rs's Display).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LostStack;
+
+/// The lost-stack line's pseudo-stack.
+pub const LOST_STACK: LostStack = LostStack;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::trace::folded;
+
+    /// A frame's folded name, as render/trace.rs words it.
+    fn frame_name(f: &StackFrame) -> String {
+        f.to_string()
+    }
 
     fn frame(address: u64, object: &str, symbol: Option<&str>, offset: u64) -> Frame {
         Frame {
@@ -254,7 +236,7 @@ mod tests {
     fn an_unnamed_frame_says_why_and_a_leafs_caller_is_spliced_in() {
         let mut f = StackFrame::from(Frame::unmapped(0x7f00));
         assert_eq!(frame_name(&f), "0x7f00");
-        f.unnamed = Some("gone before a look, not captured");
+        f.unnamed = Some(Unnamed::GoneBeforeLook);
         assert_eq!(frame_name(&f), "0x7f00 [gone before a look, not captured]");
         let resolve = |a: u64| {
             Some(match a {

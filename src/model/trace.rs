@@ -1,21 +1,21 @@
 //! The `trace` report: counts per process, syscall and clock, judged once
-//! (which calls the vDSO should have served, findings worded here), from a
+//! (which calls the vDSO should have served: typed facts, [`TraceFact`],
+//! worded in render/trace.rs), from a
 //! window of a [`session`](crate::measure::trace::session). `trace` renders it,
 //! `check` and `serve` read it.
 
 use super::cost::{Need, Via as CostVia};
 use super::lead::{Advice, VsyscallCaller};
 use super::policy;
-use super::{ClockRef, Finding, Status};
+use super::{ClockRef, Status};
 use crate::arch::{self, Abi, VdsoFn};
 use crate::inspect::host::KernelFacts;
 use crate::measure::trace::session::{Session, Window};
 use crate::measure::trace::{Clock, Tally};
 use crate::model::kind::Kind as FindingKind;
 use crate::progress::Kind;
-use crate::words::{duration_text, thousands};
+use crate::words::thousands;
 use serde::Serialize;
-use std::time::Duration;
 
 pub use crate::measure::trace::session::{CommandInfo, ExitStatus};
 /// A getrandom row's kind: measure's type, the report's field.
@@ -54,7 +54,9 @@ pub struct TraceReport {
     /// With `--interval`, the reports before the summary: the interval's
     /// bounds from the start of counting.
     pub interval: Option<Interval>,
-    pub findings: Vec<Finding>,
+    /// Typed facts with their data; JSON and the table word them
+    /// (render/trace.rs), each as a `Finding` would be.
+    pub findings: Vec<TraceFact>,
     /// `--stacks`: calls per process and user stack, busiest first
     /// (`null` without `--stacks`).
     pub stacks: Option<Vec<super::stacks::StackRow>>,
@@ -248,7 +250,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
         (&session.target, session.sites),
     );
     if session.sites {
-        findings.extend(site_findings(&counts, tally.sites_lost, session.engine));
+        findings.extend(site_facts(&counts, tally.sites_lost, session.engine));
     }
     TraceReport {
         target: session.target.clone(),
@@ -369,11 +371,6 @@ impl CountRow {
     }
 }
 
-/// `pid 812 (python3)`, or `pid 812` without a name.
-pub(super) fn who(pid: i32, comm: &Option<String>) -> String {
-    super::pid_text(pid, comm.as_deref())
-}
-
 /// A rate in syscalls/s, shown precisely enough that the number compares
 /// with `threshold` (`--fail-over`) the way the rate does: whole numbers
 /// from 10/s (one decimal below, as the table), more decimals while
@@ -423,6 +420,164 @@ enum Verdict {
     Expected,
 }
 
+/// The calls of one process (or thread) a finding names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Caller {
+    pub pid: i32,
+    /// The thread, with `--per-thread`.
+    pub tid: Option<i32>,
+    pub comm: Option<String>,
+    pub per_sec: f64,
+}
+
+/// A group of count rows of one clock (or call), ABI and verdict, busiest
+/// first: what one line of `trace`'s findings stands on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// What the calls read ([`CountRow::what`]).
+    pub what: String,
+    pub syscall: &'static str,
+    pub abi: Abi,
+    /// Busiest first; never empty.
+    pub callers: Vec<Caller>,
+    /// `--fail-over`: the rates are shown as precisely as it needs.
+    pub fail_over: Option<f64>,
+}
+
+impl Group {
+    /// The rate the threshold compares: one process's own, or the group's sum.
+    pub fn rate(&self) -> f64 {
+        match self.callers.as_slice() {
+            [one] => one.per_sec,
+            all => all.iter().map(|c| c.per_sec).sum(),
+        }
+    }
+
+    /// The busiest caller's rate (what a FAIL stands on).
+    pub fn top(&self) -> f64 {
+        self.callers.first().map_or(0.0, |c| c.per_sec)
+    }
+}
+
+/// Why a group's syscalls are expected: the vDSO never serves them here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpectedWhy {
+    /// The ABI's vDSO has no such function, by design.
+    NotInVdso,
+    /// getrandom: the vDSO's own calls (key refill, calls it hands on).
+    RandomByVdso,
+    /// getrandom: flags the vDSO hands to the kernel.
+    RandomUnservedFlags,
+    /// getrandom: a C library's start-up key.
+    StartupKey,
+    /// getrandom: this kernel's vDSO has none (`since`: the Linux release
+    /// that brought it to the ABI's vDSO, when known).
+    NoVdsoRandom { since: Option<(u32, u32)> },
+    /// A clock id the vDSO never serves (CPU-time, alarm, fd clocks).
+    ClockNeverServed,
+    /// A call the vDSO never serves here.
+    CallNeverServed,
+}
+
+/// One finding of `trace`, a typed fact with its data (JSON `findings[]`):
+/// its kind and severity are the policy's ([`TraceFact::kind`],
+/// [`TraceFact::severity`]), its words render/trace.rs's (its Display and
+/// hint; JSON has it as the `Finding` it words).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TraceFact {
+    /// `--no-split`: clock ids not told apart.
+    NotSplit(Group),
+    /// getrandom syscalls where the vDSO would serve them.
+    RandomBypass { group: Group, severity: Status },
+    /// Clock syscalls the vDSO would serve (`has_clock`: a clock id, not a
+    /// call); `advice`: where to look.
+    ClockBypass { group: Group, severity: Status, has_clock: bool, advice: Advice },
+    /// An auxiliary clock `id`'s syscalls, expected by the host's `aux` state.
+    AuxExpected { group: Group, clock: AuxExpected },
+    /// Syscalls the vDSO never serves, and why.
+    Expected { group: Group, why: ExpectedWhy },
+    /// Emulated [vsyscall] calls of one process.
+    Vsyscall {
+        pid: i32,
+        comm: Option<String>,
+        function: &'static str,
+        count: u64,
+        per_sec: f64,
+        fail_over: Option<f64>,
+        advice: Advice,
+    },
+    /// Calls counted for a process but not split (the `unattributed` row).
+    Unattributed { pid: i32, comm: Option<String>, count: u64, engine: Kind },
+    /// `lost` calls ran uncounted, for this engine's cause.
+    Lost { engine: Kind, lost: u64 },
+    /// New processes of the tree the engine could not follow.
+    Unfollowed { count: u64 },
+    /// Perf counters multiplexed: not counting the whole time.
+    Multiplexed,
+    /// Nothing counted in `secs` (`compat`: 32-bit tasks were traced too).
+    Clean { compat: bool, secs: f64 },
+    /// `--sites`: a row's busiest site of one class, and its fix.
+    /// `fix.who` of libc's `syscall()` is its `caller`, labelled in render.
+    Site {
+        pid: i32,
+        comm: Option<String>,
+        count: u64,
+        site: super::site::FrameRow,
+        caller: Option<super::site::FrameRow>,
+        fix: super::site::Fix,
+    },
+    /// Calls counted in their rows but not in a call-site row.
+    SitesLost { count: u64 },
+}
+
+impl TraceFact {
+    /// What it is, by the stable id of its kind.
+    pub fn kind(&self) -> FindingKind {
+        use TraceFact as F;
+        match self {
+            F::NotSplit(_) | F::ClockBypass { .. } => FindingKind::RawClockSyscall,
+            F::RandomBypass { .. } => FindingKind::RandomSyscallObserved,
+            F::AuxExpected { .. } => FindingKind::AuxClockSyscall,
+            F::Expected { .. } => FindingKind::ClockAlwaysSyscall,
+            F::Vsyscall { .. } => FindingKind::VsyscallCall,
+            F::Unattributed { .. } | F::Lost { .. } | F::Unfollowed { .. } | F::Multiplexed | F::SitesLost { .. } => {
+                FindingKind::NotObservedInFull
+            }
+            F::Clean { .. } => FindingKind::ObservedClean,
+            F::Site { .. } => FindingKind::Note,
+        }
+    }
+
+    /// Its severity by the policy: a bypass is FAIL only over --fail-over.
+    pub fn severity(&self) -> Status {
+        use TraceFact as F;
+        match self {
+            F::RandomBypass { severity, .. } | F::ClockBypass { severity, .. } => *severity,
+            F::Vsyscall { per_sec, fail_over, .. } => severity(*per_sec, *fail_over),
+            F::NotSplit(_)
+            | F::Unattributed { .. }
+            | F::Lost { .. }
+            | F::Unfollowed { .. }
+            | F::Multiplexed
+            | F::SitesLost { .. } => Status::Warn,
+            F::AuxExpected { .. } | F::Expected { .. } | F::Clean { .. } | F::Site { .. } => Status::Info,
+        }
+    }
+
+    /// It says calls bypassed the vDSO (an interval says such a WARN once).
+    pub fn is_bypass(&self) -> bool {
+        matches!(self, TraceFact::RandomBypass { .. } | TraceFact::ClockBypass { .. })
+    }
+}
+
+impl TraceReport {
+    /// A FAIL among its findings: exit 1.
+    pub fn any_fail(&self) -> bool {
+        self.findings.iter().any(|f| f.severity() == Status::Fail)
+    }
+}
+
+/// The findings of a window's rows and tally, as typed facts.
 pub fn findings(
     counts: &[CountRow],
     vsyscall: &[VsyscallRow],
@@ -431,77 +586,38 @@ pub fn findings(
     secs: f64,
     how: Judging,
     (target, sites): (&Target, bool),
-) -> Vec<Finding> {
+) -> Vec<TraceFact> {
     let Judging { compat, fail_over, engine, aux } = how;
     let lead = |pid: i32| super::lead::Lead::of(target, sites, pid);
-    let mut out: Vec<Finding> = groups(counts, fail_over)
+    let mut out: Vec<TraceFact> = groups(counts, fail_over)
         .into_iter()
-        .map(|(key, rows)| group_finding(key, rows, (fail_over, aux), &lead))
+        .map(|(key, rows)| group_fact(key, rows, (fail_over, aux), &lead))
         .collect();
     for v in vsyscall {
-        out.push(Finding::new(FindingKind::VsyscallCall,
-            severity(v.per_sec, fail_over),
-            format!(
-                "{} made {} calls ({}/s) to {} in the [vsyscall] page — each is emulated by the kernel and invisible to strace{}",
-                who(v.pid, &v.comm), thousands(v.count), rate_number(v.per_sec, fail_over), v.function, gate(v.per_sec, fail_over)
-            ),
-            Some(vsyscall_advice(target, v).to_string()),
-        ));
+        out.push(TraceFact::Vsyscall {
+            pid: v.pid,
+            comm: v.comm.clone(),
+            function: v.function,
+            count: v.count,
+            per_sec: v.per_sec,
+            fail_over,
+            advice: vsyscall_advice(target, v),
+        });
     }
     for u in unattributed {
-        out.push(Finding::new(FindingKind::NotObservedInFull,
-            Status::Warn,
-            format!(
-                "{}: {} clock syscalls were counted in its total but not split by function and clock (the `unattributed` row): {}",
-                who(u.pid, &u.comm),
-                thousands(u.count),
-                match engine {
-                    Kind::Bpf | Kind::Fentry => "the count map was full",
-                    _ => "their sampled 32-bit records were lost",
-                }
-            ),
-            Some(match engine {
-                Kind::Bpf | Kind::Fentry => format!("the BPF count map holds {} rows (process, function, clock); trace fewer processes or for less time", crate::measure::trace::engines::bpf::MAX_ROWS),
-                _ => "use the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which splits every call in the kernel".into(),
-            }),
-        ));
+        out.push(TraceFact::Unattributed { pid: u.pid, comm: u.comm.clone(), count: u.count, engine });
     }
     if tally.lost_records > 0 {
-        let (what, fix) = not_observed_in_full(engine, tally.lost_records);
-        out.push(Finding::new(FindingKind::NotObservedInFull, Status::Warn, what, Some(fix)));
+        out.push(TraceFact::Lost { engine, lost: tally.lost_records });
     }
     if tally.unfollowed > 0 {
-        out.push(Finding::new(
-            FindingKind::NotObservedInFull,
-            Status::Warn,
-            format!(
-                "{} new processes of the traced tree could not be followed (the traced set was full)",
-                thousands(tally.unfollowed)
-            ),
-            Some(format!(
-                "the traced set holds {} processes; trace a smaller tree",
-                crate::measure::trace::engines::bpf::MAX_PROCS
-            )),
-        ));
+        out.push(TraceFact::Unfollowed { count: tally.unfollowed });
     }
     if tally.scaled {
-        out.push(Finding::new(
-            FindingKind::NotObservedInFull,
-            Status::Warn,
-            "some counters were multiplexed and did not run the whole time",
-            None,
-        ));
+        out.push(TraceFact::Multiplexed);
     }
     if counts.is_empty() && vsyscall.is_empty() {
-        out.push(Finding::new(FindingKind::ObservedClean,
-            Status::Info,
-            if compat {
-                format!("no clock syscalls and no [vsyscall] emulations in {}: clock reads the vDSO serves, if it made any, never enter the kernel and are not counted", duration_text(Duration::from_secs_f64(secs)))
-            } else {
-                format!("no clock syscalls from 64-bit tasks and no [vsyscall] emulations in {} — 32-bit programs were not traced (--native-only)", duration_text(Duration::from_secs_f64(secs)))
-            },
-            None,
-        ));
+        out.push(TraceFact::Clean { compat, secs });
     }
     out
 }
@@ -511,15 +627,6 @@ fn severity(per_sec: f64, fail_over: Option<f64>) -> Status {
     match fail_over {
         Some(rate) if per_sec > rate => Status::Fail,
         _ => Status::Warn,
-    }
-}
-
-/// How a rate stands against --fail-over, for the end of a line.
-fn gate(per_sec: f64, fail_over: Option<f64>) -> String {
-    match fail_over {
-        None => " (--fail-over 0 makes this exit 1)".to_string(),
-        Some(rate) if per_sec > rate => format!(", over --fail-over {rate}"),
-        Some(rate) => format!(", within --fail-over {rate}"),
     }
 }
 
@@ -551,128 +658,74 @@ fn groups(counts: &[CountRow], fail_over: Option<f64>) -> Vec<(GroupKey, Vec<&Co
     groups
 }
 
-/// One line for a group, naming its busiest processes: `-a` on a busy
+/// One fact for a group, naming its busiest processes: `-a` on a busy
 /// host gives a few lines, not one per process.
-fn group_finding(
+fn group_fact(
     (what, syscall, abi, verdict): GroupKey,
     mut rows: Vec<&CountRow>,
     (fail_over, aux): (Option<f64>, arch::AuxClocks),
     lead: &dyn Fn(i32) -> super::lead::Lead,
-) -> Finding {
+) -> TraceFact {
     rows.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
-    let total: f64 = rows.iter().map(|r| r.per_sec).sum();
-    let top = rows[0].per_sec;
-    // The rate the threshold compares: each process's own.
-    let rate = rate_number(if rows.len() == 1 { top } else { total }, fail_over);
-    // A 32-bit ABI on a 64-bit kernel is named; the kernel's own is not.
-    let abi_note = if abi.native() == abi { String::new() } else { format!(", {} ABI", abi.name()) };
-    // Per-thread rows name their thread.
-    let who = |r: &CountRow| match r.tid {
-        Some(t) => format!("{} thread {t}", who(r.pid, &r.comm)),
-        None => who(r.pid, &r.comm),
-    };
-    let noun = if rows[0].tid.is_some() { "threads" } else { "processes" };
-    let from = if rows.len() == 1 {
-        format!("{}{abi_note}", who(rows[0]))
-    } else {
-        const TOP: usize = 3;
-        let busiest: Vec<String> =
-            rows.iter().take(TOP).map(|r| format!("{} {}/s", who(r), rate_number(r.per_sec, fail_over))).collect();
-        let more =
-            if rows.len() > TOP { format!(", {} more", thousands((rows.len() - TOP) as u64)) } else { String::new() };
-        format!("{} {noun}{abi_note} ({}{more})", thousands(rows.len() as u64), busiest.join(", "))
-    };
-    let has_clock = rows[0].clock.is_some();
+    let callers =
+        rows.iter().map(|r| Caller { pid: r.pid, tid: r.tid, comm: r.comm.clone(), per_sec: r.per_sec }).collect();
+    let group = Group { what, syscall, abi, callers, fail_over };
+    let first = rows[0];
     match verdict {
-        Verdict::NotSplit => Finding::new(FindingKind::RawClockSyscall,
-            Status::Warn,
-            format!("{syscall}: {rate} syscalls/s from {from}, clock ids not split (--no-split)"),
-            Some("run without --no-split to see which clock ids enter the kernel (each clock id's counter costs ~28 ns per call more)".into()),
-        ),
-        Verdict::Bypass(sev) if rows[0].random.is_some() => Finding::new(FindingKind::RandomSyscallObserved,
-            sev,
-            format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for these random bytes{}", gate(top, fail_over)),
-            Some(TRACE_HINT.into()),
-        )
-        .of_bypass(),
-        Verdict::Bypass(sev) => Finding::new(FindingKind::RawClockSyscall,
-            sev,
-            format!("{what}: {rate} syscalls/s from {from} — the vDSO is bypassed for this {}{}", if has_clock { "clock id" } else { "call" }, gate(top, fail_over)),
-            Some(Advice::RawSyscalls(lead(rows[0].pid)).to_string()),
-        )
-        .of_bypass(),
-        Verdict::Expected if rows[0].clock.and_then(ClockRef::id).is_some_and(arch::is_aux_clock) => {
-            let id = rows[0].clock.and_then(ClockRef::id).unwrap_or(arch::CLOCK_AUX);
-            let (why, fix) = aux_clock_expected(id, aux);
-            Finding::new(FindingKind::AuxClockSyscall, Status::Info, format!("{what}: {rate} syscalls/s from {from} — expected: {why}"), Some(fix))
+        Verdict::NotSplit => TraceFact::NotSplit(group),
+        Verdict::Bypass(severity) if first.random.is_some() => TraceFact::RandomBypass { group, severity },
+        Verdict::Bypass(severity) => TraceFact::ClockBypass {
+            group,
+            severity,
+            has_clock: first.clock.is_some(),
+            advice: Advice::RawSyscalls(lead(first.pid)),
+        },
+        Verdict::Expected if first.clock.and_then(ClockRef::id).is_some_and(arch::is_aux_clock) => {
+            let id = first.clock.and_then(ClockRef::id).unwrap_or(arch::CLOCK_AUX);
+            TraceFact::AuxExpected { group, clock: AuxExpected { id, aux } }
         }
         Verdict::Expected => {
             let offered = VdsoFn::from_name(syscall).is_none_or(|f| abi.vdso_offers(f));
-            let why = match (offered, has_clock, rows[0].random) {
-                (false, _, _) => format!("the {} vDSO has no {syscall}, by design", abi.name()),
-                (true, _, Some(RandomCall::ByVdso)) => "the vDSO's own calls: its key refill into its state page, or a call it hands to the kernel (RNG not ready, flags it does not serve)".into(),
-                (true, _, Some(RandomCall::UnservedFlags)) => "flags the vDSO hands to the kernel".into(),
-                (true, _, Some(RandomCall::StartupKey)) => "a C library's start-up key (glibc's malloc, once a process)".into(),
+            let why = match (offered, first.clock.is_some(), first.random) {
+                (false, _, _) => ExpectedWhy::NotInVdso,
+                (true, _, Some(RandomCall::ByVdso)) => ExpectedWhy::RandomByVdso,
+                (true, _, Some(RandomCall::UnservedFlags)) => ExpectedWhy::RandomUnservedFlags,
+                (true, _, Some(RandomCall::StartupKey)) => ExpectedWhy::StartupKey,
                 (true, _, Some(RandomCall::Served)) => {
                     let (machine, is_64) = abi.elf();
-                    match arch::vdso_symbol_row(machine, is_64, VdsoFn::Getrandom).and_then(|s| s.since) {
-                        Some((a, b)) => format!("this kernel's vDSO has no getrandom (Linux {a}.{b} brought it to the {} vDSO)", abi.name()),
-                        None => format!("the {} vDSO has no getrandom", abi.name()),
-                    }
+                    let since = arch::vdso_symbol_row(machine, is_64, VdsoFn::Getrandom).and_then(|s| s.since);
+                    ExpectedWhy::NoVdsoRandom { since }
                 }
-                (true, true, None) => "the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)".into(),
-                (true, false, None) => "the vDSO never serves this call here".into(),
+                (true, true, None) => ExpectedWhy::ClockNeverServed,
+                (true, false, None) => ExpectedWhy::CallNeverServed,
             };
-            Finding::new(FindingKind::ClockAlwaysSyscall, Status::Info, format!("{what}: {rate} syscalls/s from {from} — expected: {why}"), None)
+            TraceFact::Expected { group, why }
         }
     }
 }
 
-/// Why an auxiliary clock's syscalls are expected (the vDSO serves one only
-/// while it is enabled), and how it would be served: (why, what to do).
+/// Why an auxiliary clock's syscalls are expected (the vDSO serves one
+/// only while it is enabled) by the host's state, as data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuxExpected {
+    pub id: i64,
+    pub aux: arch::AuxClocks,
+}
+
+/// Why an auxiliary clock's syscalls are expected and how it would be
+/// served, worded by render/trace.rs: (why, what to do). For
+/// model/command.rs's rows, which take words.
 pub fn aux_clock_expected(id: i64, aux: arch::AuxClocks) -> (String, String) {
-    let n = id - arch::CLOCK_AUX;
-    let enable = format!("echo 1 > {}", arch::aux_enable_path(n));
-    match aux.state(id) {
-        Some(arch::AuxState::Disabled) => (
-            format!("the kernel serves auxiliary clock {n} by syscall while it is disabled (the vDSO reads an auxiliary clock only once enabled)"),
-            format!("if the program means to read it, enable it (as root): `{enable}`; the vDSO then serves it"),
-        ),
-        Some(arch::AuxState::Absent) => (
-            "this kernel has no auxiliary clocks (before Linux 6.17, or built without CONFIG_POSIX_AUX_CLOCKS): the kernel answers by syscall (EINVAL)".into(),
-            format!("a Linux 6.17+ kernel with CONFIG_POSIX_AUX_CLOCKS serves it from the vDSO once enabled (`{enable}`)"),
-        ),
-        // Enabled (an architecture whose vDSO lacks them) or not read.
-        _ => (
-            "the vDSO serves an auxiliary clock only on Linux 6.17+ (x86_64, arm64) and only while it is enabled".into(),
-            format!("see whether it is enabled: `cat {}` (`{enable}` enables it)", arch::aux_enable_path(n)),
-        ),
-    }
+    let fact = AuxExpected { id, aux };
+    (fact.to_string(), fact.fix())
 }
 
-/// What a loss means, whatever the engine: the trace was not observed in
-/// full (`lost` calls ran uncounted, so no verdict may call it clean),
-/// and the fix for this engine's cause.
+/// What a loss means, whatever the engine (the trace was not observed in
+/// full: no verdict may call it clean), and the fix for this engine's
+/// cause, worded by render/trace.rs: (what, fix). For model/command.rs.
 pub fn not_observed_in_full(engine: Kind, lost: u64) -> (String, String) {
-    let why = match engine {
-        Kind::Bpf | Kind::Fentry => "the count map and the process map were both full",
-        Kind::Perf => "ring buffers overflowed",
-        Kind::Seccomp => "vdsoctl could not read the caller's /proc entry while the call waited",
-    };
-    let fix = match engine {
-        Kind::Bpf | Kind::Fentry => {
-            format!("trace fewer processes (-p) or for less time; the BPF map holds {} rows", crate::measure::trace::engines::bpf::MAX_ROWS)
-        }
-        Kind::Perf => "trace fewer processes or for less time, or use the BPF engine (root or CAP_BPF+CAP_PERFMON)".into(),
-        Kind::Seccomp => "raise the open-file limit (`ulimit -n`, `prlimit --nofile`, a container's `--ulimit nofile`): vdsoctl lifts the soft limit to the hard one, not past it".into(),
-    };
-    (
-        format!(
-            "not observed in full: {} clock syscalls ran uncounted ({why}): counts are short by that many",
-            thousands(lost)
-        ),
-        fix,
-    )
+    let fact = TraceFact::Lost { engine, lost };
+    (fact.to_string(), fact.hint().unwrap_or_default())
 }
 
 /// A bypassing process and clock: (pid, process start, syscall, ABI, clock).
@@ -695,7 +748,7 @@ impl WarnedOnce {
         let keys: Vec<WarnKey> = warn_rows.map(|r| (r.pid, r.start, r.syscall, r.abi, r.clock)).collect();
         let new = keys.iter().filter(|k| !self.0.contains(*k)).count();
         if new == 0 && !keys.is_empty() {
-            report.findings.retain(|f| !(f.severity == Status::Warn && f.bypass));
+            report.findings.retain(|f| !(f.severity() == Status::Warn && f.is_bypass()));
         }
         self.0.extend(keys);
     }
@@ -740,10 +793,10 @@ fn need(r: &CountRow) -> Option<Need> {
 /// Site classes per row worth a line each.
 const SITE_LINES: usize = 3;
 
-/// One INFO line per count row and class (its busiest site, at most
+/// One INFO fact per count row and class (its busiest site, at most
 /// [`SITE_LINES`] a row), the fix in its hint: they explain the row's
 /// verdict, they do not change it. And a WARN when site rows were lost.
-fn site_findings(counts: &[CountRow], sites_lost: u64, engine: crate::progress::Kind) -> Vec<Finding> {
+fn site_facts(counts: &[CountRow], sites_lost: u64, engine: crate::progress::Kind) -> Vec<TraceFact> {
     let mut out = Vec::new();
     for r in counts {
         let Some(sites) = &r.sites else { continue };
@@ -753,55 +806,31 @@ fn site_findings(counts: &[CountRow], sites_lost: u64, engine: crate::progress::
                 continue;
             }
             seen.push(s.class);
-            let (what, who) = (r.what(), who(r.pid, &r.comm));
-            let caller = s.caller.as_ref().map(super::site::label);
-            let by = match (&caller, s.class) {
-                (Some(c), super::site::SiteClass::LibcSyscall) => format!(", called from {c}"),
-                _ => String::new(),
-            };
             let fix = super::site::Fix {
                 class: s.class,
                 fallback: s.fallback,
-                what: what.clone(),
+                what: r.what(),
                 func: r.func,
-                who: if s.class == super::site::SiteClass::LibcSyscall { caller } else { s.site.object.clone() },
+                // libc's syscall(): its caller, labelled in render/trace.rs.
+                who: if s.class == super::site::SiteClass::LibcSyscall { None } else { s.site.object.clone() },
                 clocksource: s.clocksource.clone(),
                 engine,
             };
-            out.push(Finding::new(
-                FindingKind::Note,
-                Status::Info,
-                format!(
-                    "{who} {what}: {} calls from {}{by} — {}",
-                    thousands(s.count),
-                    super::site::label(&s.site),
-                    fix.cause()
-                ),
-                Some(fix.to_string()),
-            ));
+            out.push(TraceFact::Site {
+                pid: r.pid,
+                comm: r.comm.clone(),
+                count: s.count,
+                site: s.site.clone(),
+                caller: s.caller.clone(),
+                fix,
+            });
         }
     }
     if sites_lost > 0 {
-        out.push(Finding::new(
-            FindingKind::NotObservedInFull,
-            Status::Warn,
-            format!(
-                "{} calls were counted in their rows but not in a call-site row (the site map was full)",
-                thousands(sites_lost)
-            ),
-            Some(format!(
-                "the site map holds {} rows; trace fewer processes or for less time",
-                crate::measure::trace::engines::bpf::MAX_SITES
-            )),
-        ));
+        out.push(TraceFact::SitesLost { count: sites_lost });
     }
     out
 }
-
-/// The hint of `trace`'s getrandom bypass line: it sees calls, not runtimes.
-pub const TRACE_HINT: &str = "glibc ≥ 2.41 and Go ≥ 1.24 read getrandom from the vDSO; an older one, musl, \
-     getentropy() or a raw syscall(SYS_getrandom) enters the kernel: `vdsoctl check -- CMD` names the runtime, \
-     `trace --sites` the caller";
 
 #[cfg(test)]
 pub(crate) mod tests {
@@ -860,7 +889,7 @@ pub(crate) mod tests {
                 Judging { compat: true, fail_over: over, engine: Kind::Bpf, aux: arch::AuxClocks::Unknown },
                 (&Target::All, false),
             )[0]
-            .severity
+            .severity()
         };
         assert_eq!(sev(&[row(50.0)], None), Status::Warn);
         assert_eq!(sev(&[row(50.0)], Some(0.0)), Status::Fail);
@@ -895,15 +924,15 @@ pub(crate) mod tests {
             (&Target::All, false),
         );
         assert_eq!(f.len(), 2, "{f:#?}");
-        assert_eq!(f[0].severity, Status::Fail);
+        assert_eq!(f[0].severity(), Status::Fail);
         assert!(
-            f[0].message.contains(
+            f[0].to_string().contains(
                 "from 500 processes (pid 1000 (p1000) 1,000/s, pid 999 (p999) 999/s, pid 998 (p998) 998/s, 497 more)"
             ),
             "{f:#?}"
         );
-        assert_eq!(f[1].severity, Status::Warn);
-        assert!(f[1].message.contains("from 500 processes (pid 500 (p500) 500/s"), "{f:#?}");
+        assert_eq!(f[1].severity(), Status::Warn);
+        assert!(f[1].to_string().contains("from 500 processes (pid 500 (p500) 500/s"), "{f:#?}");
     }
 
     /// An expected syscall says why: a function the ABI's vDSO lacks by
@@ -914,14 +943,14 @@ pub(crate) mod tests {
         let judging = Judging { compat: true, fail_over: None, engine: Kind::Bpf, aux: arch::AuxClocks::Unknown };
         let arm = CountRow { syscall: "clock_getres_time64", abi: Abi::Arm, expected: true, ..bypass_row(7, 9.0) };
         let f = findings(&[arm], &[], &[], &t, 1.0, judging, (&Target::All, false));
-        assert_eq!(f[0].severity, Status::Info);
+        assert_eq!(f[0].severity(), Status::Info);
         assert!(
-            f[0].message
+            f[0].to_string()
                 .ends_with("from pid 7 (p7), arm ABI — expected: the arm vDSO has no clock_getres_time64, by design"),
             "{f:#?}"
         );
         let cpu = CountRow { abi: Abi::Aarch64, clock: Some(ClockRef::Id(2)), expected: true, ..bypass_row(8, 9.0) };
         let f = findings(&[cpu], &[], &[], &t, 1.0, judging, (&Target::All, false));
-        assert!(f[0].message.ends_with("from pid 8 (p8) — expected: the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)"), "{f:#?}");
+        assert!(f[0].to_string().ends_with("from pid 8 (p8) — expected: the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)"), "{f:#?}");
     }
 }

@@ -1,10 +1,17 @@
-//! `trace`'s report as a table, Prometheus metrics and folded stacks.
+//! `trace`'s report as a table, Prometheus metrics and folded stacks, and
+//! the words of its findings: the typed facts of model/trace.rs
+//! ([`TraceFact`]), of its call sites and its stacks.
 
 use super::{rate_text, thousands, Output, Render};
+use crate::inspect::symbols::FrameKind;
+use crate::model::site::{Fix, FrameRow, SiteClass};
+use crate::model::stacks::{Cut, LostStack, StackFrame, Unnamed};
 use crate::model::trace::*;
-use crate::model::ClockRef;
+use crate::model::{ClockRef, Finding};
+use crate::progress::Kind;
 use crate::progress::Target;
 use nix::sys::signal::Signal;
+use std::fmt;
 use std::time::Duration;
 
 /// `vdsoctl's own processes left out: 22,111 calls (pid 4242)`.
@@ -104,7 +111,6 @@ impl TraceReport {
 
     /// `--sites`: a row per count row and call site.
     fn sites_table(&self, out: &Output) -> Option<crate::render::table::Table> {
-        use crate::model::site::label;
         if !self.counts.iter().any(|r| r.sites.as_ref().is_some_and(|s| !s.is_empty())) {
             return None;
         }
@@ -155,7 +161,7 @@ impl TraceReport {
     /// `--stacks` in the table view: the folded stacks, busiest first.
     fn stacks_text(&self, out: &Output) -> String {
         let Some(stacks) = &self.stacks else { return String::new() };
-        let lines = crate::model::stacks::folded(stacks);
+        let lines = folded(stacks);
         if lines.is_empty() && self.stacks_lost.unwrap_or(0) == 0 {
             return "stacks: none counted\n".into();
         }
@@ -173,9 +179,9 @@ impl TraceReport {
     /// line of their own that says so: folded output and the SVG draw
     /// every counted call (`None` without `--stacks`).
     fn folded_lines(&self) -> Option<Vec<(String, u64)>> {
-        let mut lines = crate::model::stacks::folded(self.stacks.as_ref()?);
+        let mut lines = folded(self.stacks.as_ref()?);
         if let Some(lost) = self.stacks_lost.filter(|n| *n > 0) {
-            lines.push((crate::model::stacks::LOST_STACK.to_string(), lost));
+            lines.push((LOST_STACK.to_string(), lost));
         }
         Some(lines)
     }
@@ -256,7 +262,7 @@ impl Render for TraceReport {
         }
         s += &self.stacks_text(out);
         s += &self.notes(out);
-        s += &out.findings(&self.findings);
+        s += &out.findings(&self.findings.iter().map(Finding::from).collect::<Vec<_>>());
         if self.interval.is_some() {
             // A blank line between one interval's report and the next.
             s.push('\n');
@@ -386,9 +392,479 @@ fn per_sec_text(rate: f64) -> String {
     text.strip_suffix("/s").unwrap_or(&text).to_string()
 }
 
+/// The hint of `trace`'s getrandom bypass line: it sees calls, not runtimes.
+pub const TRACE_HINT: &str = "glibc ≥ 2.41 and Go ≥ 1.24 read getrandom from the vDSO; an older one, musl, \
+     getentropy() or a raw syscall(SYS_getrandom) enters the kernel: `vdsoctl check -- CMD` names the runtime, \
+     `trace --sites` the caller";
+
+/// The pseudo-stack of the calls whose stack was not kept, in folded
+/// output and the SVG: their share is drawn, so no stack claims more.
+pub const LOST_STACK: &str = "[stack not kept]";
+
+/// `pid 812 (python3)`, or `pid 812` without a name.
+fn who(pid: i32, comm: &Option<String>) -> String {
+    crate::model::pid_text(pid, comm.as_deref())
+}
+
+/// How a rate stands against --fail-over, for the end of a line.
+fn gate(per_sec: f64, fail_over: Option<f64>) -> String {
+    match fail_over {
+        None => " (--fail-over 0 makes this exit 1)".to_string(),
+        Some(rate) if per_sec > rate => format!(", over --fail-over {rate}"),
+        Some(rate) => format!(", within --fail-over {rate}"),
+    }
+}
+
+impl Group {
+    /// The group's rate, as precisely as --fail-over needs.
+    fn rate_text(&self) -> String {
+        rate_number(self.rate(), self.fail_over)
+    }
+
+    /// Who made the calls: one process (or thread), or how many and the
+    /// busiest three; a 32-bit ABI on a 64-bit kernel named.
+    fn callers_text(&self) -> String {
+        let abi = self.abi;
+        let abi_note = if abi.native() == abi { String::new() } else { format!(", {} ABI", abi.name()) };
+        // Per-thread rows name their thread.
+        let name = |c: &Caller| match c.tid {
+            Some(t) => format!("{} thread {t}", who(c.pid, &c.comm)),
+            None => who(c.pid, &c.comm),
+        };
+        let noun = if self.callers.first().is_some_and(|c| c.tid.is_some()) { "threads" } else { "processes" };
+        match self.callers.as_slice() {
+            [one] => format!("{}{abi_note}", name(one)),
+            all => {
+                const TOP: usize = 3;
+                let busiest: Vec<String> = all
+                    .iter()
+                    .take(TOP)
+                    .map(|c| format!("{} {}/s", name(c), rate_number(c.per_sec, self.fail_over)))
+                    .collect();
+                let more = if all.len() > TOP {
+                    format!(", {} more", thousands((all.len() - TOP) as u64))
+                } else {
+                    String::new()
+                };
+                format!("{} {noun}{abi_note} ({}{more})", thousands(all.len() as u64), busiest.join(", "))
+            }
+        }
+    }
+
+    /// `CLOCK_MONOTONIC: 1,000 syscalls/s from pid 7 (app)`.
+    fn head(&self) -> String {
+        format!("{}: {} syscalls/s from {}", self.what, self.rate_text(), self.callers_text())
+    }
+}
+
+impl ExpectedWhy {
+    /// Why, for a group of `syscall` on `abi`.
+    fn text(self, syscall: &str, abi: crate::arch::Abi) -> String {
+        match self {
+            ExpectedWhy::NotInVdso => format!("the {} vDSO has no {syscall}, by design", abi.name()),
+            ExpectedWhy::RandomByVdso => "the vDSO's own calls: its key refill into its state page, or a call it hands to the kernel (RNG not ready, flags it does not serve)".into(),
+            ExpectedWhy::RandomUnservedFlags => "flags the vDSO hands to the kernel".into(),
+            ExpectedWhy::StartupKey => "a C library's start-up key (glibc's malloc, once a process)".into(),
+            ExpectedWhy::NoVdsoRandom { since: Some((a, b)) } => {
+                format!("this kernel's vDSO has no getrandom (Linux {a}.{b} brought it to the {} vDSO)", abi.name())
+            }
+            ExpectedWhy::NoVdsoRandom { since: None } => format!("the {} vDSO has no getrandom", abi.name()),
+            ExpectedWhy::ClockNeverServed => "the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)".into(),
+            ExpectedWhy::CallNeverServed => "the vDSO never serves this call here".into(),
+        }
+    }
+}
+
+impl AuxExpected {
+    /// (why, what to do): one match on the host's state words both.
+    fn words(self) -> (String, String) {
+        use crate::arch;
+        let (id, aux) = (self.id, self.aux);
+        let n = id - arch::CLOCK_AUX;
+        let enable = format!("echo 1 > {}", arch::aux_enable_path(n));
+        match aux.state(id) {
+            Some(arch::AuxState::Disabled) => (
+                format!("the kernel serves auxiliary clock {n} by syscall while it is disabled (the vDSO reads an auxiliary clock only once enabled)"),
+                format!("if the program means to read it, enable it (as root): `{enable}`; the vDSO then serves it"),
+            ),
+            Some(arch::AuxState::Absent) => (
+                "this kernel has no auxiliary clocks (before Linux 6.17, or built without CONFIG_POSIX_AUX_CLOCKS): the kernel answers by syscall (EINVAL)".into(),
+                format!("a Linux 6.17+ kernel with CONFIG_POSIX_AUX_CLOCKS serves it from the vDSO once enabled (`{enable}`)"),
+            ),
+            // Enabled (an architecture whose vDSO lacks them) or not read.
+            _ => (
+                "the vDSO serves an auxiliary clock only on Linux 6.17+ (x86_64, arm64) and only while it is enabled".into(),
+                format!("see whether it is enabled: `cat {}` (`{enable}` enables it)", arch::aux_enable_path(n)),
+            ),
+        }
+    }
+
+    /// How the vDSO would serve it.
+    pub fn fix(self) -> String {
+        self.words().1
+    }
+}
+
+/// Why an auxiliary clock's syscalls are expected (the vDSO serves one only
+/// while it is enabled).
+impl fmt::Display for AuxExpected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.words().0)
+    }
+}
+
+/// What a loss means, whatever the engine: the trace was not observed in
+/// full (`lost` calls ran uncounted, so no verdict may call it clean),
+/// and the fix for this engine's cause.
+fn lost_words(engine: Kind, lost: u64) -> (String, String) {
+    let why = match engine {
+        Kind::Bpf | Kind::Fentry => "the count map and the process map were both full",
+        Kind::Perf => "ring buffers overflowed",
+        Kind::Seccomp => "vdsoctl could not read the caller's /proc entry while the call waited",
+    };
+    let fix = match engine {
+        Kind::Bpf | Kind::Fentry => {
+            format!("trace fewer processes (-p) or for less time; the BPF map holds {} rows", crate::measure::trace::engines::bpf::MAX_ROWS)
+        }
+        Kind::Perf => "trace fewer processes or for less time, or use the BPF engine (root or CAP_BPF+CAP_PERFMON)".into(),
+        Kind::Seccomp => "raise the open-file limit (`ulimit -n`, `prlimit --nofile`, a container's `--ulimit nofile`): vdsoctl lifts the soft limit to the hard one, not past it".into(),
+    };
+    (
+        format!(
+            "not observed in full: {} clock syscalls ran uncounted ({why}): counts are short by that many",
+            thousands(lost)
+        ),
+        fix,
+    )
+}
+
+/// `libc.so.6 syscall+0x1d`, `app +0x1139 (build-id 3f…)`, `[vdso]
+/// __vdso_clock_gettime+0x5a`, `[anon] +0x10`, `0x7f…` (unmapped).
+pub fn label(f: &FrameRow) -> String {
+    let object = f.object.as_deref().map(|o| o.rsplit('/').next().unwrap_or(o));
+    match (f.kind, object, &f.symbol) {
+        (FrameKind::Unmapped, _, _) => format!("{:#x}", f.address),
+        (_, o, Some(s)) => format!("{} {s}+{:#x}", o.unwrap_or("[anon]"), f.offset),
+        (_, o, None) => {
+            let id = f.build_id.as_deref().map(|b| format!(" (build-id {b})")).unwrap_or_default();
+            format!("{} +{:#x}{id}", o.unwrap_or("[anon]"), f.offset)
+        }
+    }
+}
+
+/// A site's fix, its caller named: libc's `syscall()` is fixed in whoever
+/// called it.
+fn site_fix(fix: &Fix, caller: Option<&FrameRow>) -> Fix {
+    let mut fix = fix.clone();
+    if fix.class == SiteClass::LibcSyscall {
+        fix.who = caller.map(label);
+    }
+    fix
+}
+
+impl fmt::Display for TraceFact {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use TraceFact as F;
+        match self {
+            F::NotSplit(g) => {
+                write!(f, "{}: {} syscalls/s from {}, clock ids not split (--no-split)", g.syscall, g.rate_text(), g.callers_text())
+            }
+            F::RandomBypass { group, .. } => write!(
+                f,
+                "{} — the vDSO is bypassed for these random bytes{}",
+                group.head(),
+                gate(group.top(), group.fail_over)
+            ),
+            F::ClockBypass { group, has_clock, .. } => write!(
+                f,
+                "{} — the vDSO is bypassed for this {}{}",
+                group.head(),
+                if *has_clock { "clock id" } else { "call" },
+                gate(group.top(), group.fail_over)
+            ),
+            F::AuxExpected { group, clock } => write!(f, "{} — expected: {clock}", group.head()),
+            F::Expected { group, why } => {
+                write!(f, "{} — expected: {}", group.head(), why.text(group.syscall, group.abi))
+            }
+            F::Vsyscall { pid, comm, function, count, per_sec, fail_over, .. } => write!(
+                f,
+                "{} made {} calls ({}/s) to {function} in the [vsyscall] page — each is emulated by the kernel and invisible to strace{}",
+                who(*pid, comm),
+                thousands(*count),
+                rate_number(*per_sec, *fail_over),
+                gate(*per_sec, *fail_over)
+            ),
+            F::Unattributed { pid, comm, count, engine } => write!(
+                f,
+                "{}: {} clock syscalls were counted in its total but not split by function and clock (the `unattributed` row): {}",
+                who(*pid, comm),
+                thousands(*count),
+                match engine {
+                    Kind::Bpf | Kind::Fentry => "the count map was full",
+                    _ => "their sampled 32-bit records were lost",
+                }
+            ),
+            F::Lost { engine, lost } => f.write_str(&lost_words(*engine, *lost).0),
+            F::Unfollowed { count } => write!(
+                f,
+                "{} new processes of the traced tree could not be followed (the traced set was full)",
+                thousands(*count)
+            ),
+            F::Multiplexed => f.write_str("some counters were multiplexed and did not run the whole time"),
+            F::Clean { compat: true, secs } => write!(
+                f,
+                "no clock syscalls and no [vsyscall] emulations in {}: clock reads the vDSO serves, if it made any, never enter the kernel and are not counted",
+                crate::render::duration_text(Duration::from_secs_f64(*secs))
+            ),
+            F::Clean { compat: false, secs } => write!(
+                f,
+                "no clock syscalls from 64-bit tasks and no [vsyscall] emulations in {} — 32-bit programs were not traced (--native-only)",
+                crate::render::duration_text(Duration::from_secs_f64(*secs))
+            ),
+            F::Site { pid, comm, count, site, caller, fix } => {
+                let by = match (caller, fix.class) {
+                    (Some(c), SiteClass::LibcSyscall) => format!(", called from {}", label(c)),
+                    _ => String::new(),
+                };
+                write!(
+                    f,
+                    "{} {}: {} calls from {}{by} — {}",
+                    who(*pid, comm),
+                    fix.what,
+                    thousands(*count),
+                    label(site),
+                    site_fix(fix, caller.as_ref()).cause()
+                )
+            }
+            F::SitesLost { count } => write!(
+                f,
+                "{} calls were counted in their rows but not in a call-site row (the site map was full)",
+                thousands(*count)
+            ),
+        }
+    }
+}
+
+impl TraceFact {
+    /// What to do about it, worded; `None` when there is nothing to do.
+    pub fn hint(&self) -> Option<String> {
+        use crate::measure::trace::engines::bpf::{MAX_PROCS, MAX_ROWS, MAX_SITES};
+        use TraceFact as F;
+        match self {
+            F::NotSplit(_) => Some("run without --no-split to see which clock ids enter the kernel (each clock id's counter costs ~28 ns per call more)".into()),
+            F::RandomBypass { .. } => Some(TRACE_HINT.into()),
+            F::ClockBypass { advice, .. } | F::Vsyscall { advice, .. } => Some(advice.to_string()),
+            F::AuxExpected { clock, .. } => Some(clock.fix()),
+            F::Expected { .. } | F::Multiplexed | F::Clean { .. } => None,
+            F::Unattributed { engine: Kind::Bpf | Kind::Fentry, .. } => Some(format!(
+                "the BPF count map holds {MAX_ROWS} rows (process, function, clock); trace fewer processes or for less time"
+            )),
+            F::Unattributed { .. } => Some("use the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which splits every call in the kernel".into()),
+            F::Lost { engine, lost } => Some(lost_words(*engine, *lost).1),
+            F::Unfollowed { .. } => Some(format!("the traced set holds {MAX_PROCS} processes; trace a smaller tree")),
+            F::Site { caller, fix, .. } => Some(site_fix(fix, caller.as_ref()).to_string()),
+            F::SitesLost { .. } => {
+                Some(format!("the site map holds {MAX_SITES} rows; trace fewer processes or for less time"))
+            }
+        }
+    }
+}
+
+/// A trace fact as a finding: kind, severity, its words and hint, and
+/// whether it is about bypassed calls.
+impl From<&TraceFact> for Finding {
+    fn from(fact: &TraceFact) -> Finding {
+        let finding = Finding::new(fact.kind(), fact.severity(), fact.to_string(), fact.hint());
+        if fact.is_bypass() {
+            finding.of_bypass()
+        } else {
+            finding
+        }
+    }
+}
+
+/// A finding as JSON has it (`findings[]`: kind, severity, message, hint).
+impl serde::Serialize for TraceFact {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Finding::from(self).serialize(s)
+    }
+}
+
+/// Folded stacks: `comm;root;..;innermost count` per row, a cut marked
+/// at the root end; rows of one process and stack (the same names) merged.
+pub fn folded(rows: &[crate::model::stacks::StackRow]) -> Vec<(String, u64)> {
+    let mut lines: Vec<(String, u64)> = Vec::new();
+    for r in rows {
+        let mut parts = vec![crate::model::stacks::fold_safe(r.comm.as_deref().unwrap_or("?"))];
+        if let Some(cut) = r.cut {
+            parts.push(cut.marker().to_string());
+        }
+        parts.extend(r.frames.iter().rev().map(|f| crate::model::stacks::fold_safe(&f.to_string())));
+        let line = parts.join(";");
+        match lines.iter_mut().find(|(l, _)| *l == line) {
+            Some((_, n)) => *n += r.count,
+            None => lines.push((line, r.count)),
+        }
+    }
+    lines
+}
+
+impl fmt::Display for LostStack {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(LOST_STACK)
+    }
+}
+
+impl Cut {
+    /// The pseudo-frame that marks a cut in folded stacks.
+    pub fn marker(self) -> &'static str {
+        match self {
+            Cut::DepthLimit => "[cut: depth limit]",
+            Cut::NoFramePointer => "[cut: no frame pointer]",
+        }
+    }
+}
+
+impl Unnamed {
+    /// Why the address has no name, as JSON's `unnamed` and the folded frame say it.
+    pub fn text(self) -> &'static str {
+        match self {
+            Unnamed::FileNotFound => "its file was not found",
+            Unnamed::NotCode => "not code",
+            Unnamed::GoneBeforeLook => "gone before a look, not captured",
+            Unnamed::OutsideMappings => "outside the mappings seen",
+        }
+    }
+}
+
+impl fmt::Display for Unnamed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.text())
+    }
+}
+
+/// JSON `frames[].unnamed`: the words.
+impl serde::Serialize for Unnamed {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.text())
+    }
+}
+
+/// `symbol`, else `object+0xoffset`, else the address (and why it has no
+/// name): a folded-stack frame.
+impl fmt::Display for StackFrame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let object = self.object.as_deref().map(|o| o.rsplit('/').next().unwrap_or(o));
+        match (&self.symbol, object) {
+            (Some(s), _) => f.write_str(s),
+            (None, Some(o)) => write!(f, "{o}+{:#x}", self.offset),
+            _ => match self.unnamed {
+                Some(why) => write!(f, "{:#x} [{why}]", self.address),
+                None => write!(f, "{:#x}", self.address),
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::kind::Kind as FindingKind;
+    use crate::model::Status;
+
+    /// The string literals of a model file's code (its tests aside) that
+    /// have a space: words, which issue 40 keeps out of model/.
+    fn prose_of(src: &str) -> Vec<String> {
+        let code = src.split("#[cfg(test)]").next().unwrap_or(src);
+        crate::render::prose::string_literals(code).into_iter().filter(|l| l.contains(' ')).collect()
+    }
+
+    /// Issue 40: model/trace.rs holds no sentence: its findings are typed
+    /// facts ([`TraceFact`]), worded here.
+    #[test]
+    fn model_trace_holds_no_prose() {
+        let prose = prose_of(include_str!("../model/trace.rs"));
+        assert!(prose.is_empty(), "prose in model/trace.rs: {prose:?}");
+    }
+
+    /// Issue 40: model/site.rs holds no sentence (a site's label is worded here).
+    #[test]
+    fn model_site_holds_no_prose() {
+        let prose = prose_of(include_str!("../model/site.rs"));
+        assert!(prose.is_empty(), "prose in model/site.rs: {prose:?}");
+    }
+
+    /// Issue 40: model/stacks.rs holds no sentence (cut markers, unnamed
+    /// frames and the lost-stack line are worded here).
+    #[test]
+    fn model_stacks_holds_no_prose() {
+        let prose = prose_of(include_str!("../model/stacks.rs"));
+        assert!(prose.is_empty(), "prose in model/stacks.rs: {prose:?}");
+    }
+
+    /// Each fact is worded here, with its kind, severity and hint from the
+    /// model's policy; a bypass is marked for the interval's WARN-once.
+    #[test]
+    fn trace_facts_are_worded_here() {
+        let group = |callers: Vec<Caller>| Group {
+            what: "CLOCK_MONOTONIC".into(),
+            syscall: "clock_gettime",
+            abi: crate::arch::HOST_ABI.unwrap_or(crate::arch::Abi::X86_64),
+            callers,
+            fail_over: None,
+        };
+        let one = Caller { pid: 7, tid: None, comm: Some("app".into()), per_sec: 1500.0 };
+        let f = Finding::from(&TraceFact::RandomBypass { group: group(vec![one.clone()]), severity: Status::Warn });
+        assert_eq!(
+            (f.kind, f.severity, f.bypass, f.hint.as_deref()),
+            (FindingKind::RandomSyscallObserved, Status::Warn, true, Some(TRACE_HINT))
+        );
+        assert_eq!(
+            f.message,
+            "CLOCK_MONOTONIC: 1,500 syscalls/s from pid 7 (app) — the vDSO is bypassed for these random bytes (--fail-over 0 makes this exit 1)"
+        );
+        let two = vec![one.clone(), Caller { pid: 8, tid: None, comm: None, per_sec: 500.0 }];
+        let f = Finding::from(&TraceFact::NotSplit(group(two)));
+        assert_eq!((f.kind, f.severity, f.bypass), (FindingKind::RawClockSyscall, Status::Warn, false));
+        assert_eq!(
+            f.message,
+            "clock_gettime: 2,000 syscalls/s from 2 processes (pid 7 (app) 1,500/s, pid 8 500/s), clock ids not split (--no-split)"
+        );
+        let f = Finding::from(&TraceFact::Expected { group: group(vec![one]), why: ExpectedWhy::StartupKey });
+        assert_eq!((f.kind, f.severity, f.hint), (FindingKind::ClockAlwaysSyscall, Status::Info, None));
+        assert!(f.message.ends_with("— expected: a C library's start-up key (glibc's malloc, once a process)"));
+        let json = serde_json::to_string(&TraceFact::Multiplexed).unwrap_or_default();
+        assert_eq!(
+            json,
+            r#"{"kind":"not-observed-in-full","severity":"warn","message":"some counters were multiplexed and did not run the whole time","hint":null}"#
+        );
+        let f = Finding::from(&TraceFact::Multiplexed);
+        assert_eq!(
+            (f.kind, f.severity, f.message.as_str()),
+            (
+                FindingKind::NotObservedInFull,
+                Status::Warn,
+                "some counters were multiplexed and did not run the whole time"
+            )
+        );
+        let f = Finding::from(&TraceFact::Clean { compat: false, secs: 2.0 });
+        assert_eq!((f.kind, f.severity), (FindingKind::ObservedClean, Status::Info));
+        assert!(f.message.ends_with("in 2.00 s — 32-bit programs were not traced (--native-only)"), "{}", f.message);
+        let f = Finding::from(&TraceFact::SitesLost { count: 1234 });
+        assert!(f.message.starts_with("1,234 calls were counted in their rows but not in a call-site row"));
+        assert!(f.hint.is_some_and(|h| h.ends_with("rows; trace fewer processes or for less time")));
+    }
+
+    /// An unnamed frame's reason is words in JSON and in its folded name.
+    #[test]
+    fn unnamed_frames_and_cuts_are_worded_here() {
+        let mut f: StackFrame = crate::inspect::symbols::Frame::unmapped(0x7f00).into();
+        f.unnamed = Some(Unnamed::NotCode);
+        assert_eq!(f.to_string(), "0x7f00 [not code]");
+        let json = serde_json::to_value(&f).unwrap_or_default();
+        assert_eq!(json["unnamed"], "not code", "{json}");
+        assert_eq!(Cut::NoFramePointer.marker(), "[cut: no frame pointer]");
+    }
 
     #[test]
     fn utc_times() {
