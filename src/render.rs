@@ -21,6 +21,7 @@ pub mod flame;
 pub mod gate;
 pub mod hint;
 pub mod maps;
+pub mod observe;
 pub mod prom;
 #[cfg(test)]
 pub(crate) mod prose;
