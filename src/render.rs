@@ -25,6 +25,7 @@ pub mod observe;
 pub mod prom;
 #[cfg(test)]
 pub(crate) mod prose;
+pub mod random;
 pub mod seccomp;
 pub mod serve;
 pub mod table;

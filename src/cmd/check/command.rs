@@ -81,7 +81,8 @@ fn command_report(report: &TraceReport, run: Run, programs: &Programs) -> CheckR
     checks.extend(aux_clock_calls(report).into_iter().map(|(id, n)| aux_clock_row(report, id, n)));
     let secs = duration_text(Duration::from_nanos(report.duration_ns));
     let (served, expected) = served_random(report, programs);
-    checks.push(random::command_random_check(&served, expected, &secs, &shell_words(&argv)));
+    let judged = random::judge_command_random(&served);
+    checks.push(crate::render::random::command_random_row(&judged, expected, &secs, &shell_words(&argv)));
     // A loss, any engine's: no verdict calls the tree clean.
     let not_observed_in_full = (report.lost > 0).then(|| {
         let (row, uncounted) = lost_row(report);
