@@ -21,9 +21,11 @@ pub mod flame;
 pub mod gate;
 pub mod hint;
 pub mod maps;
+pub mod observe;
 pub mod prom;
 #[cfg(test)]
 pub(crate) mod prose;
+pub mod random;
 pub mod seccomp;
 pub mod serve;
 pub mod table;

@@ -11,7 +11,6 @@ use crate::model::binary::{BinaryFacts, BinaryFinding};
 use crate::model::gate::{self, Context, Raise, Selection, Waiver};
 use crate::model::kind::Kind;
 use crate::model::random::RandomRoute;
-use crate::words::shell_words;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -171,61 +170,50 @@ pub struct CommandRun {
     pub timed_out: bool,
 }
 
-/// How `check -- CMD`'s command ended, judged: status 0 passes; a failure,
-/// a signal, an interruption or `--timeout` (`limit`, worded) fails.
-pub fn command_check(argv: &[String], exit_status: Option<ExitStatus>, limit: Option<&str>) -> Check {
-    match exit_status {
-        status if limit.is_some() => Check::new(
-            Kind::CommandTimeout,
-            "command",
-            Status::Fail,
-            format!(
-                "`{}` ran past --timeout {}: stopped ({})",
-                shell_words(argv),
-                limit.unwrap_or_default(),
-                match status {
-                    Some(ExitStatus::Signal(n)) => format!("killed by signal {n}"),
-                    Some(ExitStatus::Code(c)) => format!("exited with status {c}"),
-                    None => "it had not exited yet".into(),
-                }
-            ),
-            Some(&match status {
-                // What `check` exits with: a failed command's own status, else a FAIL's 1.
-                Some(s) if s != ExitStatus::Code(0) => {
-                    format!("the smoke command hung or is slow; vdsoctl exits with its status, {}", s.shell_code())
-                }
-                Some(_) => "what the command left running hung or is slow (it was killed); vdsoctl exits 1".into(),
-                None => "the smoke command hung or is slow; vdsoctl exits 1".into(),
-            }),
-        ),
-        Some(ExitStatus::Code(0)) => Check::new(
-            Kind::CommandOk,
-            "command",
-            Status::Ok,
-            format!("`{}` exited with status 0", shell_words(argv)),
-            None,
-        ),
-        Some(ExitStatus::Code(c)) => Check::new(
-            Kind::CommandFailed,
-            "command",
-            Status::Fail,
-            format!("`{}` exited with status {c}", shell_words(argv)),
-            Some(&format!("the smoke command itself failed; vdsoctl exits with its status, {c}")),
-        ),
-        Some(ExitStatus::Signal(n)) => Check::new(
-            Kind::CommandFailed,
-            "command",
-            Status::Fail,
-            format!("`{}` was killed by signal {n}", shell_words(argv)),
-            Some(&format!("the smoke command itself failed; vdsoctl exits with {}", 128 + n)),
-        ),
-        None => Check::new(
-            Kind::CommandFailed,
-            "command",
-            Status::Fail,
-            format!("`{}`: interrupted before it exited", shell_words(argv)),
-            None,
-        ),
+/// How `check -- CMD`'s command ended, as a fact: status 0 passes; a
+/// failure, a signal, an interruption or `--timeout` fails. Worded in
+/// `render/observe.rs` (`command_row`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandEnd {
+    /// Stopped at `--timeout` (`limit`, worded), with how it ended then
+    /// (`None`: it had not exited yet).
+    TimedOut { limit: String, status: Option<ExitStatus> },
+    /// Exited with status 0.
+    Passed,
+    /// Exited with a nonzero status.
+    Failed(i32),
+    /// Killed by a signal.
+    Killed(i32),
+    /// Interrupted before it exited.
+    Interrupted,
+}
+
+impl CommandEnd {
+    /// The end of a command that exited with `exit_status`, stopped at
+    /// `--timeout` `limit` when it was.
+    pub fn of(exit_status: Option<ExitStatus>, limit: Option<String>) -> CommandEnd {
+        match (exit_status, limit) {
+            (status, Some(limit)) => CommandEnd::TimedOut { limit, status },
+            (Some(ExitStatus::Code(0)), None) => CommandEnd::Passed,
+            (Some(ExitStatus::Code(c)), None) => CommandEnd::Failed(c),
+            (Some(ExitStatus::Signal(n)), None) => CommandEnd::Killed(n),
+            (None, None) => CommandEnd::Interrupted,
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self {
+            CommandEnd::TimedOut { .. } => Kind::CommandTimeout,
+            CommandEnd::Passed => Kind::CommandOk,
+            CommandEnd::Failed(_) | CommandEnd::Killed(_) | CommandEnd::Interrupted => Kind::CommandFailed,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        match self {
+            CommandEnd::Passed => Status::Ok,
+            _ => Status::Fail,
+        }
     }
 }
 
@@ -415,5 +403,24 @@ impl CheckReport {
         calls.sort();
         let kind = if report.command.is_some() { "command" } else { "image" };
         Baseline { format: FORMAT.into(), kind: kind.into(), runtimes, binaries, findings, calls, bench: Vec::new() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_end_keeps_its_kind_and_status() {
+        let limit = Some("1 s".to_string());
+        let timed_out = CommandEnd::of(Some(ExitStatus::Signal(15)), limit.clone());
+        assert_eq!((timed_out.kind(), timed_out.status()), (Kind::CommandTimeout, Status::Fail));
+        assert_eq!(CommandEnd::of(None, limit), CommandEnd::TimedOut { limit: "1 s".into(), status: None });
+        let passed = CommandEnd::of(Some(ExitStatus::Code(0)), None);
+        assert_eq!((passed.kind(), passed.status()), (Kind::CommandOk, Status::Ok));
+        for end in [CommandEnd::Failed(3), CommandEnd::Killed(9), CommandEnd::Interrupted] {
+            assert_eq!((end.kind(), end.status()), (Kind::CommandFailed, Status::Fail));
+        }
+        assert_eq!(CommandEnd::of(Some(ExitStatus::Signal(9)), None), CommandEnd::Killed(9));
     }
 }

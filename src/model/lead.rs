@@ -8,7 +8,6 @@
 //! its words are [`Advice`]'s, in `render/hint.rs`.
 
 use crate::progress::Target;
-use crate::words::shell_words;
 
 /// What a narrowing `trace --sites` would trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,15 +28,6 @@ impl Lead {
             _ if sites => Lead::Shown,
             Target::Command { argv, .. } => Lead::Command(argv.clone()),
             Target::Pids(_) | Target::All => Lead::Pid(pid),
-        }
-    }
-
-    /// `vdsoctl trace --sites -p 42`, `vdsoctl trace --sites -- ./prog 'a b'`.
-    pub fn command(&self) -> Option<String> {
-        match self {
-            Lead::Pid(pid) => Some(format!("vdsoctl trace --sites -p {pid}")),
-            Lead::Command(argv) => Some(format!("vdsoctl trace --sites -- {}", shell_words(argv))),
-            Lead::Shown => None,
         }
     }
 }
@@ -107,10 +97,13 @@ mod tests {
     #[test]
     fn leads_paste_as_they_read() {
         let cmd = Target::Command { argv: vec!["./raw loop".into(), "5000".into(), "it's".into()], pid: 7 };
-        assert_eq!(Lead::of(&cmd, false, 7).command().unwrap(), r#"vdsoctl trace --sites -- './raw loop' 5000 "it's""#);
-        assert_eq!(Lead::of(&Target::Pids(vec![42]), false, 42).command().unwrap(), "vdsoctl trace --sites -p 42");
-        assert_eq!(Lead::of(&Target::All, false, 9).command().unwrap(), "vdsoctl trace --sites -p 9");
+        assert_eq!(Lead::of(&cmd, false, 7), Lead::Command(vec!["./raw loop".into(), "5000".into(), "it's".into()]));
+        assert_eq!(Lead::of(&Target::Pids(vec![42]), false, 42), Lead::Pid(42));
+        assert_eq!(Lead::of(&Target::All, false, 9), Lead::Pid(9));
         assert_eq!(Lead::of(&Target::All, true, 9), Lead::Shown);
+        let shown = Advice::RawSyscalls(Lead::of(&cmd, false, 7)).to_string();
+        assert!(shown.starts_with(r#"`vdsoctl trace --sites -- './raw loop' 5000 "it's"` names"#), "{shown}");
+        assert!(Advice::RawSyscalls(Lead::Pid(42)).to_string().starts_with("`vdsoctl trace --sites -p 42` names"));
         let v = caller(Some("/opt/old app/legacy"), 42).to_string();
         assert!(v.starts_with("legacy code calling the fixed [vsyscall] address"), "{v}");
         assert!(v.contains("rebuild `/opt/old app/legacy` against"), "{v}");

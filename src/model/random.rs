@@ -14,13 +14,11 @@
 //! anonymous page mapped `MAP_DROPPABLE` (smaps VmFlags `dp`), at the
 //! first call.
 
-use super::row::Check;
 use super::Status;
 use crate::arch::{self, Runtime, VdsoFn};
 use crate::inspect::elf::Image;
 use crate::inspect::exe::{self, ExeInfo, LibcKind, Linkage};
 use crate::model::kind::Kind;
-use crate::words::thousands;
 use serde::Serialize;
 
 /// How a binary's random bytes are read.
@@ -100,154 +98,11 @@ pub fn random_route(info: &ExeInfo) -> RandomRoute {
     route
 }
 
-impl RandomRoute {
-    /// `glibc 2.36`, `Go go1.19.8`, `static glibc`, `musl`.
-    pub fn runtime_text(&self) -> String {
-        let name = self.runtime.map_or("an unrecognised runtime", Runtime::name);
-        let name = if self.static_libc { format!("static {name}") } else { name.to_string() };
-        match &self.version {
-            Some(v) => format!("{name} {v}"),
-            None => name,
-        }
-    }
-
-    /// The first release that reads the vDSO, as a user knows it (`glibc 2.41`, `Go 1.24`).
-    fn first_vdso_release(&self) -> Option<String> {
-        let r = arch::route(VdsoFn::Getrandom, self.runtime?)?;
-        let (major, minor) = r.since?;
-        Some(format!("{} {major}.{minor}", r.runtime.name()))
-    }
-
-    /// The sentence for a binary whose random bytes take a syscall: `random
-    /// bytes take a syscall: glibc 2.36 makes getrandom() a syscall; glibc
-    /// 2.41 reads it from the vDSO`.
-    pub fn syscall_text(&self) -> String {
-        let who = self.runtime_text();
-        let what = match self.runtime {
-            Some(Runtime::Go) => format!("{who}'s crypto/rand makes a getrandom syscall per read"),
-            Some(Runtime::Glibc) if self.static_libc && self.version.is_none() => {
-                "static glibc without a vDSO getrandom lookup (before 2.41) makes getrandom() a syscall".to_string()
-            }
-            _ => format!("{who} makes getrandom() a syscall"),
-        };
-        format!("random bytes take a syscall: {}", self.syscall_reason_of(what))
-    }
-
-    /// [`RandomRoute::syscall_text`] without its lead: `glibc 2.36 makes
-    /// getrandom() a syscall; glibc 2.41 reads it from the vDSO`.
-    pub fn syscall_reason(&self) -> String {
-        let text = self.syscall_text();
-        text.strip_prefix("random bytes take a syscall: ").unwrap_or(&text).to_string()
-    }
-
-    fn syscall_reason_of(&self, what: String) -> String {
-        match self.first_vdso_release() {
-            Some(first) => format!("{what}; {first} reads it from the vDSO"),
-            None => format!("{what}, in every release (none reads the vDSO)"),
-        }
-    }
-
-    /// The fix for [`RandomRoute::syscall_text`].
-    fn hint(&self) -> &'static str {
-        match self.runtime {
-            Some(Runtime::Go) => "rebuild with Go ≥ 1.24: its crypto/rand reads random bytes from the vDSO (Linux ≥ 6.11)",
-            Some(Runtime::Musl) => "only a glibc ≥ 2.41 or Go ≥ 1.24 program reads random bytes from the vDSO; fine unless it reads them in a hot loop",
-            _ => "glibc ≥ 2.41 (Debian 13, Ubuntu 25.04, Fedora 42) reads getrandom() and arc4random() from the vDSO (Linux ≥ 6.11): move the image or host to it",
-        }
-    }
-}
-
 /// One ELF file of an image, as the random-bytes rows see it.
 pub struct ImageFile<'a> {
     pub path: &'a str,
     /// With a dynamic program's libc version filled in from the image's libc.
     pub info: &'a ExeInfo,
-}
-
-/// The image's random-bytes rows: one per runtime release whose random
-/// bytes take a syscall (a C library with the programs and libraries that
-/// load it, a static glibc, a Go release with its programs that reach
-/// getrandom), WARN — the image's binaries keep their clock verdicts.
-/// Binaries not judged here: 32-bit and other architectures (no vDSO
-/// getrandom their runtime reads), unknown runtimes or versions.
-pub fn image_random_checks(files: &[ImageFile]) -> Vec<Check> {
-    struct Group<'a> {
-        route: RandomRoute,
-        /// The C library itself, for a dynamic glibc or musl.
-        libc: Option<&'a str>,
-        programs: Vec<&'a str>,
-        libraries: usize,
-        raw: Vec<&'a str>,
-    }
-    let mut groups: Vec<Group> = Vec::new();
-    for f in files {
-        let route = random_route(f.info);
-        if route.path != RandomPath::Syscall {
-            continue;
-        }
-        let raw = f.info.sites.iter().any(|s| s.function.is_some_and(|f| f.kind() == arch::FnKind::Random));
-        let libc_itself = f.info.is_library()
-            && f.info.soname.as_deref().is_some_and(|s| s.starts_with("libc.") || s.starts_with("ld-musl"));
-        let g = match groups.iter_mut().position(|g| g.route == route) {
-            Some(i) => &mut groups[i],
-            None => {
-                groups.push(Group { route, libc: None, programs: Vec::new(), libraries: 0, raw: Vec::new() });
-                groups.last_mut().expect("just pushed")
-            }
-        };
-        if libc_itself {
-            g.libc = Some(f.path);
-        } else if f.info.is_dynamic_linker() {
-            // Part of the C library.
-        } else if f.info.is_library() {
-            g.libraries += 1;
-        } else {
-            g.programs.push(f.path);
-        }
-        if raw {
-            g.raw.push(f.path);
-        }
-    }
-    groups
-        .into_iter()
-        .filter(|g| !g.programs.is_empty() || g.libc.is_some())
-        .map(|g| {
-            let name = match (&g.route.runtime, &g.route.version) {
-                (Some(rt), Some(v)) if g.route.static_libc => format!("random:static-{}-{v}", rt.name()),
-                (Some(rt), None) if g.route.static_libc => format!("random:static-{}", rt.name()),
-                (Some(Runtime::Go), Some(v)) => format!("random:go-{}", v.trim_start_matches("go")),
-                (Some(rt), Some(v)) => format!("random:{}-{v}", rt.name()),
-                (Some(rt), None) => format!("random:{}", rt.name()),
-                (None, _) => "random".to_string(),
-            };
-            let programs = match g.programs.len() {
-                0 => "no program".to_string(),
-                1 => format!("1 program ({})", g.programs[0]),
-                n => format!("{} programs (e.g. {})", thousands(n as u64), g.programs[0]),
-            };
-            let libraries = match g.libraries {
-                0 => String::new(),
-                1 => " and 1 library".to_string(),
-                n => format!(" and {} libraries", thousands(n as u64)),
-            };
-            let whose = match g.libc {
-                Some(libc) => format!("{libc}, loaded by {programs}{libraries}"),
-                None => programs,
-            };
-            let raw = match g.raw.len() {
-                0 => String::new(),
-                1 => format!("; raw getrandom syscalls in {}", g.raw[0]),
-                n => format!("; raw getrandom syscalls in {} files (e.g. {})", thousands(n as u64), g.raw[0]),
-            };
-            Check::new(
-                Kind::RandomSyscallOldLibc,
-                name,
-                Status::Warn,
-                format!("{} ({whose}){raw}", g.route.syscall_text()),
-                Some(g.route.hint()),
-            )
-        })
-        .collect()
 }
 
 /// What `check -p` saw of a process's random bytes.
@@ -303,84 +158,146 @@ impl ProcessRandom {
     }
 }
 
-/// `state page at 0x7f… (dp)`, `2 state pages, first at 0x7f… (dp)`.
-fn state_text(pages: &[u64]) -> Option<String> {
-    match pages {
-        [] => None,
-        [one] => Some(format!("state page at {one:#x} (dp)")),
-        [first, ..] => Some(format!("{} state pages, first at {first:#x} (dp)", thousands(pages.len() as u64))),
+/// One runtime release of an image whose random bytes take a syscall: a C
+/// library with the programs and libraries that load it, a static glibc,
+/// a Go release with its programs that reach getrandom. Worded in
+/// `render/random.rs` (`image_random_rows`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RandomGroup<'a> {
+    pub route: RandomRoute,
+    /// The C library itself, for a dynamic glibc or musl.
+    pub libc: Option<&'a str>,
+    pub programs: Vec<&'a str>,
+    pub libraries: usize,
+    /// Files with raw getrandom syscalls in their code.
+    pub raw: Vec<&'a str>,
+}
+
+impl RandomGroup<'_> {
+    pub fn kind(&self) -> Kind {
+        Kind::RandomSyscallOldLibc
+    }
+
+    /// WARN: the image's binaries keep their clock verdicts.
+    pub fn status(&self) -> Status {
+        Status::Warn
     }
 }
 
-/// `check -p`'s `process_random` row: whether the process's random bytes
-/// come from the vDSO, with its state page as evidence. A runtime that
-/// reads the vDSO but has no state page yet has not called getrandom yet
-/// (not a fault: the page is mapped at the first call).
-pub fn process_random_check(p: &ProcessRandom) -> Check {
-    let name = "process_random";
-    let rt = p.route.runtime_text();
-    let rt = match &p.libc_path {
-        Some(path) if !p.route.static_libc && p.route.runtime != Some(Runtime::Go) => format!("{rt} ({path})"),
-        _ => rt,
-    };
-    let symbol = p.symbol.unwrap_or("getrandom");
-    let state = p.state_pages.as_deref().and_then(state_text);
-    let unread = p.state_pages.is_none();
-    let (kind, status, detail, hint) = match p.route.path {
-        RandomPath::Vdso if p.vdso_offers == Some(false) => (
-            Kind::RandomKernelTooOld,
-            Status::Warn,
-            format!(
-                "random bytes take a syscall: {rt} reads getrandom() from the vDSO, but this process's vDSO exports no {symbol} (Linux 6.11 added it)"
-            ),
-            Some("a kernel ≥ 6.11 (x86_64; 6.12 on arm64) serves getrandom from the vDSO"),
-        ),
-        RandomPath::Vdso => (
-            Kind::RandomVdso,
-            Status::Ok,
-            match &state {
-                Some(s) => format!("{rt} reads getrandom() from the vDSO ({symbol}); {s}"),
-                None if unread => {
-                    format!("{rt} reads getrandom() from the vDSO ({symbol}); its smaps (the state page) could not be read")
-                }
-                None => format!(
-                    "{rt} reads getrandom() from the vDSO ({symbol}); no state page (dp) yet: it has not called getrandom() yet"
-                ),
-            },
-            None,
-        ),
-        RandomPath::Syscall => {
-            let lib = match &p.libc_path {
-                Some(path) if !p.route.static_libc && p.route.runtime != Some(Runtime::Go) => format!(" ({path})"),
-                _ => String::new(),
-            };
-            let seen = state.map_or_else(String::new, |s| format!("; yet a vDSO getrandom {s} is mapped"));
-            let raw = match p.raw_sites {
-                0 => String::new(),
-                n => format!("; its code makes raw getrandom syscalls too ({} site(s))", thousands(n as u64)),
-            };
-            (Kind::RandomSyscallOldLibc, Status::Warn, format!("{}{lib}{seen}{raw}", p.route.syscall_text()), Some(p.route.hint()))
+/// The image's random-bytes groups: one per runtime release whose random
+/// bytes take a syscall, each with a program or its C library.
+/// Binaries not judged here: 32-bit and other architectures (no vDSO
+/// getrandom their runtime reads), unknown runtimes or versions.
+pub fn image_random_groups<'a>(files: &[ImageFile<'a>]) -> Vec<RandomGroup<'a>> {
+    let mut groups: Vec<RandomGroup> = Vec::new();
+    for f in files {
+        let route = random_route(f.info);
+        if route.path != RandomPath::Syscall {
+            continue;
         }
-        RandomPath::NoCalls => {
-            (Kind::RandomNoCalls, Status::Ok, format!("{rt}: it does not reach getrandom (no crypto/rand in it)"), None)
+        let raw = f.info.sites.iter().any(|s| s.function.is_some_and(|f| f.kind() == arch::FnKind::Random));
+        let libc_itself = f.info.is_library()
+            && f.info.soname.as_deref().is_some_and(|s| s.starts_with("libc.") || s.starts_with("ld-musl"));
+        let i = match groups.iter().position(|g| g.route == route) {
+            Some(i) => i,
+            None => {
+                groups.push(RandomGroup { route, libc: None, programs: Vec::new(), libraries: 0, raw: Vec::new() });
+                groups.len() - 1
+            }
+        };
+        let g = &mut groups[i];
+        if libc_itself {
+            g.libc = Some(f.path);
+        } else if f.info.is_dynamic_linker() {
+            // Part of the C library.
+        } else if f.info.is_library() {
+            g.libraries += 1;
+        } else {
+            g.programs.push(f.path);
         }
-        RandomPath::NotOnArch => (
-            Kind::RandomNotOffered,
-            Status::Info,
-            format!("{rt}: random bytes take a syscall on this architecture and class (no vDSO getrandom it reads)"),
-            None,
-        ),
-        RandomPath::Unknown => match state {
-            Some(s) => (Kind::RandomVdso, Status::Ok, format!("{rt}: it reads random bytes from the vDSO: {s}"), None),
-            None => (
-                Kind::RandomRouteUnknown,
-                Status::Info,
-                format!("{rt}: whether its random bytes come from the vDSO is not known (no state page (dp) mapped)"),
-                None,
-            ),
-        },
-    };
-    Check::new(kind, name, status, detail, hint)
+        if raw {
+            g.raw.push(f.path);
+        }
+    }
+    groups.retain(|g| !g.programs.is_empty() || g.libc.is_some());
+    groups
+}
+
+/// What `check -p`'s `process_random` row says of a process's random
+/// bytes, as a fact (its data is the [`ProcessRandom`]'s). Worded in
+/// `render/random.rs` (`process_random_row`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessRandomVerdict {
+    /// Its runtime reads the vDSO, whose image exports no getrandom.
+    KernelTooOld,
+    /// Read from the vDSO, with its state pages: seen, not read, none yet.
+    Vdso(StatePages),
+    /// A getrandom syscall per call (an older runtime).
+    Syscall,
+    /// It does not reach getrandom.
+    NoCalls,
+    /// No vDSO getrandom its runtime reads on this architecture.
+    NotOnArch,
+    /// Runtime not known, but a state page is mapped: the vDSO's.
+    UnknownButMapped,
+    /// Runtime not known, no state page.
+    Unknown,
+}
+
+/// What the process's `dp` mappings said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatePages {
+    Mapped,
+    /// Its smaps could not be read.
+    Unread,
+    /// None yet: it has not called getrandom yet.
+    NoneYet,
+}
+
+impl ProcessRandomVerdict {
+    pub fn kind(self) -> Kind {
+        match self {
+            ProcessRandomVerdict::KernelTooOld => Kind::RandomKernelTooOld,
+            ProcessRandomVerdict::Vdso(_) | ProcessRandomVerdict::UnknownButMapped => Kind::RandomVdso,
+            ProcessRandomVerdict::Syscall => Kind::RandomSyscallOldLibc,
+            ProcessRandomVerdict::NoCalls => Kind::RandomNoCalls,
+            ProcessRandomVerdict::NotOnArch => Kind::RandomNotOffered,
+            ProcessRandomVerdict::Unknown => Kind::RandomRouteUnknown,
+        }
+    }
+
+    pub fn status(self) -> Status {
+        match self {
+            ProcessRandomVerdict::KernelTooOld | ProcessRandomVerdict::Syscall => Status::Warn,
+            ProcessRandomVerdict::Vdso(_) | ProcessRandomVerdict::UnknownButMapped | ProcessRandomVerdict::NoCalls => {
+                Status::Ok
+            }
+            ProcessRandomVerdict::NotOnArch | ProcessRandomVerdict::Unknown => Status::Info,
+        }
+    }
+}
+
+impl ProcessRandom {
+    /// Whether the process's random bytes come from the vDSO, its state
+    /// page as evidence. A runtime that reads the vDSO but has no state
+    /// page yet has not called getrandom yet (not a fault: the page is
+    /// mapped at the first call).
+    pub fn verdict(&self) -> ProcessRandomVerdict {
+        let mapped = self.state_pages.as_deref().is_some_and(|p| !p.is_empty());
+        match self.route.path {
+            RandomPath::Vdso if self.vdso_offers == Some(false) => ProcessRandomVerdict::KernelTooOld,
+            RandomPath::Vdso => ProcessRandomVerdict::Vdso(match &self.state_pages {
+                _ if mapped => StatePages::Mapped,
+                None => StatePages::Unread,
+                Some(_) => StatePages::NoneYet,
+            }),
+            RandomPath::Syscall => ProcessRandomVerdict::Syscall,
+            RandomPath::NoCalls => ProcessRandomVerdict::NoCalls,
+            RandomPath::NotOnArch => ProcessRandomVerdict::NotOnArch,
+            RandomPath::Unknown if mapped => ProcessRandomVerdict::UnknownButMapped,
+            RandomPath::Unknown => ProcessRandomVerdict::Unknown,
+        }
+    }
 }
 
 /// Served getrandom syscalls of one process a runtime that reads the vDSO
@@ -396,70 +313,60 @@ pub struct ServedRandom<'a> {
     pub route: Option<RandomRoute>,
 }
 
-/// Processes `command_random` names before "and N more".
-const NAMED: usize = 5;
+/// Why one process's served getrandom syscalls are judged as they are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RandomWhy {
+    /// Its runtime reads the vDSO: raw syscalls (or `never`, the call of
+    /// that runtime that never reads it); `seeding`: no more than
+    /// [`SEED_CALLS`].
+    VdsoRaw { route: RandomRoute, never: &'static str, seeding: bool },
+    /// An older runtime, or one that never reads the vDSO.
+    OldRuntime(RandomRoute),
+    /// The program is not known.
+    Unknown,
+}
 
-/// `command_random`: the getrandom syscalls the vDSO would have served,
-/// each judged by its program's runtime: one that reads the vDSO made them
-/// raw (or getentropy()) — FAIL over [`SEED_CALLS`], else OK; an older
-/// runtime or one that never reads it — WARN naming the release that
-/// does; not known — WARN, never more than was seen.
-pub fn command_random_check(served: &[ServedRandom], expected: u64, secs: &str, argv: &str) -> Check {
-    if served.is_empty() {
-        return Check::new(
-            Kind::ObservedClean,
-            "command_random",
-            Status::Ok,
-            format!("in {secs}: no getrandom syscall the vDSO would serve here ({} expected: the vDSO's own key refills, flags it hands to the kernel)", thousands(expected)),
-            None,
-        );
-    }
-    let mut worst = Status::Ok;
-    let mut lines = Vec::new();
-    let mut whys: Vec<String> = Vec::new();
-    for s in served {
+/// One process's served getrandom syscalls, judged.
+pub struct JudgedRandom<'a> {
+    pub row: &'a super::trace::CountRow,
+    pub status: Status,
+    pub why: RandomWhy,
+}
+
+/// `command_random`'s judgement: the getrandom syscalls the vDSO would have
+/// served, each by its program's runtime: one that reads the vDSO made
+/// them raw (or getentropy()) — FAIL over [`SEED_CALLS`], else OK; an
+/// older runtime or one that never reads it — WARN; not known — WARN,
+/// never more than was seen. Worded in `render/random.rs`.
+pub fn judge_command_random<'a>(served: &[ServedRandom<'a>]) -> Vec<JudgedRandom<'a>> {
+    let judge = |s: &ServedRandom<'a>| {
         let (status, why) = match &s.route {
             Some(route) if route.path == RandomPath::Vdso => {
                 let never = route.runtime.and_then(|rt| arch::route(VdsoFn::Getrandom, rt)).map_or("", |r| r.never);
-                let or_never =
-                    if never.is_empty() { String::new() } else { format!(" or {never}, which never reads it") };
-                let why =
-                    format!("{} reads getrandom from the vDSO: raw getrandom syscalls{or_never}", route.runtime_text());
-                if s.row.count > SEED_CALLS {
-                    (Status::Fail, why)
-                } else {
-                    (Status::Ok, format!("{why}, no more than seeding takes ({SEED_CALLS} a process)"))
-                }
+                let seeding = s.row.count <= SEED_CALLS;
+                let status = if seeding { Status::Ok } else { Status::Fail };
+                (status, RandomWhy::VdsoRaw { route: route.clone(), never, seeding })
             }
-            Some(route) if route.path == RandomPath::Syscall => (Status::Warn, route.syscall_reason()),
-            _ => {
-                (Status::Warn, "an older C library or runtime, or raw syscalls (the program is not known)".to_string())
-            }
+            Some(route) if route.path == RandomPath::Syscall => (Status::Warn, RandomWhy::OldRuntime(route.clone())),
+            _ => (Status::Warn, RandomWhy::Unknown),
         };
-        worst = Status::worst([worst, status]);
-        let who = super::pid_text(s.row.pid, s.row.comm.as_deref());
-        lines.push(format!("{who} getrandom ×{}", thousands(s.row.count)));
-        if !whys.contains(&why) {
-            whys.push(why);
-        }
+        JudgedRandom { row: s.row, status, why }
+    };
+    served.iter().map(judge).collect()
+}
+
+/// The kind of `command_random`'s row: clean when nothing was served.
+pub fn command_random_kind(judged: &[JudgedRandom]) -> Kind {
+    if judged.is_empty() {
+        Kind::ObservedClean
+    } else {
+        Kind::RandomSyscallObserved
     }
-    Check::new(
-        Kind::RandomSyscallObserved,
-        "command_random",
-        worst,
-        format!(
-            "in {secs}: {} — random bytes the vDSO would serve here: {}",
-            crate::words::named_first(&lines, NAMED, || format!(
-                "{} calls from {} processes in all",
-                thousands(served.iter().map(|s| s.row.count).sum()),
-                thousands(served.iter().map(|s| s.row.pid).collect::<std::collections::BTreeSet<_>>().len() as u64)
-            )),
-            whys.join("; ")
-        ),
-        (worst != Status::Ok)
-            .then(|| format!("`vdsoctl trace --sites -- {argv}` names the code that calls it"))
-            .as_deref(),
-    )
+}
+
+/// The status of `command_random`'s row: the worst of its processes'.
+pub fn command_random_status(judged: &[JudgedRandom]) -> Status {
+    Status::worst(judged.iter().map(|j| j.status))
 }
 
 #[cfg(test)]
@@ -507,14 +414,10 @@ mod tests {
         assert_eq!(random_route(&go("go1.24.4", None)).path, RandomPath::Vdso);
         assert_eq!(random_route(&go("go1.19.8", Some(true))).path, RandomPath::Syscall);
         assert_eq!(random_route(&go("go1.19.8", Some(false))).path, RandomPath::NoCalls);
-        assert_eq!(
-            random_route(&go("go1.19.8", Some(true))).syscall_text(),
-            "random bytes take a syscall: Go go1.19.8's crypto/rand makes a getrandom syscall per read; Go 1.24 reads it from the vDSO"
-        );
     }
 
     #[test]
-    fn one_image_row_per_libc() {
+    fn one_image_group_per_libc() {
         let mut libc = glibc(Some("2.36"), false);
         libc.soname = Some("libc.so.6".into());
         libc.interp = Some("/lib64/ld-linux-x86-64.so.2".into());
@@ -524,82 +427,39 @@ mod tests {
             ImageFile { path: "/usr/bin/a", info: &a },
             ImageFile { path: "/usr/bin/b", info: &b },
         ];
-        let rows = image_random_checks(&files);
-        assert_eq!(rows.len(), 1, "{rows:?}");
-        assert_eq!(rows[0].name, "random:glibc-2.36");
-        assert_eq!(rows[0].status, Status::Warn);
-        assert_eq!(
-            rows[0].detail,
-            "random bytes take a syscall: glibc 2.36 makes getrandom() a syscall; glibc 2.41 reads it from the vDSO (/usr/lib/x86_64-linux-gnu/libc.so.6, loaded by 2 programs (e.g. /usr/bin/a))"
-        );
+        let groups = image_random_groups(&files);
+        assert_eq!(groups.len(), 1, "{groups:?}");
+        assert_eq!(groups[0].libc, Some("/usr/lib/x86_64-linux-gnu/libc.so.6"));
+        assert_eq!(groups[0].programs, ["/usr/bin/a", "/usr/bin/b"]);
+        assert_eq!((groups[0].kind(), groups[0].status()), (Kind::RandomSyscallOldLibc, Status::Warn));
         let new = glibc(Some("2.41"), true);
-        assert!(image_random_checks(&[ImageFile { path: "/usr/bin/a", info: &new }]).is_empty());
+        assert!(image_random_groups(&[ImageFile { path: "/usr/bin/a", info: &new }]).is_empty());
     }
 
     #[test]
-    fn process_rows() {
-        let p = |v: &str, pages: Vec<u64>, offers| ProcessRandom {
+    fn process_verdicts() {
+        let p = |v: &str, pages: Option<Vec<u64>>, offers| ProcessRandom {
             route: random_route(&glibc(Some(v), true)),
-            libc_path: Some("/lib/x86_64-linux-gnu/libc.so.6".into()),
+            libc_path: None,
             vdso_offers: offers,
             symbol: Some("__vdso_getrandom"),
-            state_pages: Some(pages),
+            state_pages: pages,
             raw_sites: 0,
         };
-        let c = process_random_check(&p("2.41", vec![0x7f00_0000_0000], Some(true)));
-        assert_eq!(c.status, Status::Ok);
-        assert!(c.detail.ends_with("(__vdso_getrandom); state page at 0x7f0000000000 (dp)"), "{}", c.detail);
-        let c = process_random_check(&p("2.41", vec![], Some(true)));
-        assert_eq!(c.status, Status::Ok);
-        assert!(c.detail.contains("it has not called getrandom() yet"), "{}", c.detail);
-        assert_eq!(process_random_check(&p("2.41", vec![], Some(false))).status, Status::Warn);
-        let c = process_random_check(&p("2.36", vec![], Some(true)));
-        assert_eq!(c.status, Status::Warn);
+        let v = |p: ProcessRandom| (p.verdict(), p.verdict().kind(), p.verdict().status());
         assert_eq!(
-            c.detail,
-            "random bytes take a syscall: glibc 2.36 makes getrandom() a syscall; glibc 2.41 reads it from the vDSO (/lib/x86_64-linux-gnu/libc.so.6)"
+            v(p("2.41", Some(vec![1]), Some(true))),
+            (ProcessRandomVerdict::Vdso(StatePages::Mapped), Kind::RandomVdso, Status::Ok)
         );
-    }
-
-    /// `check -- CMD`'s getrandom row, each branch: a runtime that reads
-    /// the vDSO over and within the seeding allowance, an old one, an
-    /// unknown program, none at all.
-    #[test]
-    fn command_random_is_judged_by_each_programs_route() {
-        use crate::model::trace::{tests::bypass_row, CountRow};
-        let row = |count: u64| CountRow {
-            syscall: "getrandom",
-            func: VdsoFn::Getrandom,
-            clock: None,
-            random: Some(crate::measure::trace::RandomCall::Served),
-            count,
-            ..bypass_row(7, 1.0)
-        };
-        let route = |version: &str| RandomRoute {
-            runtime: Some(Runtime::Glibc),
-            version: Some(version.into()),
-            path: if version == "2.41" { RandomPath::Vdso } else { RandomPath::Syscall },
-            static_libc: false,
-        };
-        let judge = |count: u64, route: Option<RandomRoute>| {
-            let r = row(count);
-            let c = command_random_check(&[ServedRandom { row: &r, route }], 0, "1 s", "prog");
-            (c.status, c.detail)
-        };
-        let (status, detail) = judge(1000, Some(route("2.41")));
-        assert_eq!(status, Status::Fail);
-        assert!(
-            detail.contains("glibc 2.41 reads getrandom from the vDSO: raw getrandom syscalls or getentropy()"),
-            "{detail}"
+        assert_eq!(p("2.41", Some(vec![]), Some(true)).verdict(), ProcessRandomVerdict::Vdso(StatePages::NoneYet));
+        assert_eq!(p("2.41", None, Some(true)).verdict(), ProcessRandomVerdict::Vdso(StatePages::Unread));
+        assert_eq!(
+            v(p("2.41", Some(vec![]), Some(false))),
+            (ProcessRandomVerdict::KernelTooOld, Kind::RandomKernelTooOld, Status::Warn)
         );
-        assert_eq!(judge(SEED_CALLS, Some(route("2.41"))).0, Status::Ok, "seeding passes");
-        let (status, detail) = judge(1000, Some(route("2.36")));
-        assert_eq!(status, Status::Warn);
-        assert!(
-            detail.contains("glibc 2.36 makes getrandom() a syscall; glibc 2.41 reads it from the vDSO"),
-            "{detail}"
+        assert_eq!(
+            v(p("2.36", Some(vec![]), Some(true))),
+            (ProcessRandomVerdict::Syscall, Kind::RandomSyscallOldLibc, Status::Warn)
         );
-        assert_eq!(judge(1000, None).0, Status::Warn);
-        assert_eq!(command_random_check(&[], 2, "1 s", "prog").status, Status::Ok);
     }
 }

@@ -91,11 +91,22 @@ impl fmt::Display for crate::model::lead::Advice {
     }
 }
 
+/// The `trace --sites` a [`Lead`](crate::model::lead::Lead) points to:
+/// `vdsoctl trace --sites -p 42`, `vdsoctl trace --sites -- ./prog 'a b'`.
+fn lead_command(lead: &crate::model::lead::Lead) -> Option<String> {
+    use crate::model::lead::Lead;
+    match lead {
+        Lead::Pid(pid) => Some(format!("vdsoctl trace --sites -p {pid}")),
+        Lead::Command(argv) => Some(format!("vdsoctl trace --sites -- {}", crate::words::shell_words(argv))),
+        Lead::Shown => None,
+    }
+}
+
 /// Clock syscalls the vDSO would serve that entered the kernel: where the
 /// call sites are seen (the command to run, or the report's own), the causes.
 fn raw_syscalls(f: &mut fmt::Formatter<'_>, lead: &crate::model::lead::Lead) -> fmt::Result {
     let what = "makes them";
-    match lead.command() {
+    match lead_command(lead) {
         Some(c) => write!(f, "`{c}` names the code that {what} (function, library and caller)")?,
         None => write!(f, "the call sites below name the code that {what}")?,
     }
@@ -246,5 +257,13 @@ mod tests {
             assert_eq!(h.for_file("/x"), h.for_process(1));
         }
         assert_eq!(BinaryHint::RebuildStaticGlibc.for_file("/x"), "rebuild against glibc ≥ 2.31, or link dynamically");
+    }
+
+    /// Issue 40: model/lead.rs is the policy of where a finding leads; its
+    /// code (its tests aside) holds no sentence: `render/hint.rs` words it.
+    #[test]
+    fn model_lead_holds_no_prose() {
+        let prose = crate::render::prose::prose(include_str!("../model/lead.rs"));
+        assert!(prose.is_empty(), "prose in model/lead.rs: {prose:?}");
     }
 }

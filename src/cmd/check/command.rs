@@ -1,13 +1,20 @@
-//! `check -- CMD`: the smoke command, run under trace and handed to its
-//! judge (`model::command`).
+//! `check -- CMD`: the smoke command, run under trace; its facts
+//! (`model::command`) judged and worded into rows (`render::observe`).
 
 use crate::error::Result;
 use crate::inspect::host::KernelFacts;
 use crate::measure::trace::session::{self, TraceRequest, TraceTarget};
-use crate::model::check::CheckReport;
-use crate::model::command::{command_report, random_programs, Run};
+use crate::model::check::{Check, CheckReport, CommandEnd, CommandRun};
+use crate::model::command::{
+    aux_clock_calls, calls_by_name, command_of, random_programs, served_random, Programs, Run,
+};
+use crate::model::observe::Observation;
+use crate::model::random;
 use crate::model::trace::TraceReport;
+use crate::render::observe::{aux_clock_row, command_row, lost_row};
+use crate::words::{duration_text, shell_words};
 use std::ffi::OsString;
+use std::time::Duration;
 
 /// The one place `check -- CMD` reaches the trace engine: run the command
 /// under trace until it exits and hand back the summary.
@@ -53,4 +60,39 @@ pub(super) fn gather_command(
         })
         .collect();
     Ok(command_report(&report, Run { timeout, timed_out, strict }, &programs))
+}
+
+/// The audit of a command run under trace: `command` (its exit),
+/// `command_trace` (its clock syscalls and [vsyscall] calls),
+/// `command_aux_clock:*` (auxiliary clocks served by syscall),
+/// `command_random` (its getrandom syscalls, each process's program read
+/// by the caller from what it ran: [`Programs`]) and, when the engine
+/// lost events, `command_trace_lost`.
+fn command_report(report: &TraceReport, run: Run, programs: &Programs) -> CheckReport {
+    let (argv, pid) = command_of(report);
+    let exit_status = report.command.as_ref().and_then(|c| c.exit_status);
+    let limit = run.timeout.filter(|_| run.timed_out).map(duration_text);
+    let mut checks = vec![command_row(&argv, &CommandEnd::of(exit_status, limit))];
+    // A command's tree is all the tool's to judge: nothing left out.
+    match Observation::of_report(report) {
+        Observation::Seen(seen) => checks.push(Check::of("command_trace".into(), seen.command_finding(&argv))),
+        Observation::Unseen(_) => {}
+    }
+    checks.extend(aux_clock_calls(report).into_iter().map(|(id, n)| aux_clock_row(report, id, n)));
+    let secs = duration_text(Duration::from_nanos(report.duration_ns));
+    let (served, expected) = served_random(report, programs);
+    let judged = random::judge_command_random(&served);
+    checks.push(crate::render::random::command_random_row(&judged, expected, &secs, &shell_words(&argv)));
+    // A loss, any engine's: no verdict calls the tree clean.
+    let not_observed_in_full = (report.lost > 0).then(|| {
+        let (row, uncounted) = lost_row(report);
+        checks.push(row);
+        uncounted
+    });
+    CheckReport {
+        calls: calls_by_name(report),
+        command: Some(CommandRun { argv, pid, exit_status, timed_out: run.timed_out }),
+        not_observed_in_full,
+        ..CheckReport::judged(checks, run.strict)
+    }
 }

@@ -5,9 +5,10 @@ use crate::inspect::host::VdsoFacts;
 use crate::inspect::Process;
 use crate::model::binary::{process_binary, BinaryFacts, HostFacts, ProcessExe, WarnKind};
 use crate::model::check::Check;
-use crate::model::random::{process_random_check, ProcessRandom};
+use crate::model::random::ProcessRandom;
 use crate::model::ProcessName;
 use crate::render::binary::process_binary_row;
+use crate::render::random::process_random_row;
 
 /// The `process_binary` row and what stands behind it.
 pub struct ExeCheck {
@@ -71,6 +72,6 @@ pub fn process_exe_check(process: &Process, vdso: &VdsoFacts, host: &HostFacts) 
     let kernel = crate::inspect::kernel::release().and_then(|r| crate::inspect::kernel::parse_version(&r));
     let random =
         ProcessRandom::of(info, libc_path, vdso.image.as_ref().ok(), kernel, process.droppable_mappings().ok());
-    let random = process_random_check(&random);
+    let random = process_random_row(&random);
     ExeCheck { check, warn_kind: kind, emulator: None, facts, random: Some(random) }
 }

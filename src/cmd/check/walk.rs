@@ -10,7 +10,8 @@ use crate::model::binary::{binary_verdict, BinaryFacts, HostFacts};
 use crate::model::check::{BinaryRow, Check, CheckReport, ImageSummary};
 use crate::model::host::{host_vsyscall, vdso_symbols_check, vsyscall_check};
 use crate::model::image::{ImageRow, NO_PROC};
-use crate::model::random::{image_random_checks, random_route, ImageFile};
+use crate::model::random::{image_random_groups, random_route, ImageFile};
+use crate::render::random::image_random_rows;
 use crate::render::thousands;
 use crate::render::vdso::{image_row, runner_context};
 
@@ -129,7 +130,7 @@ fn binary_rows(walked: &image::Walk, host: &HostFacts) -> (Vec<BinaryRow>, Vec<C
         })
         .collect();
     let files: Vec<ImageFile> = infos.iter().map(|(path, info)| ImageFile { path, info }).collect();
-    let random = image_random_checks(&files);
+    let random = image_random_rows(&image_random_groups(&files));
     let rows = infos
         .iter()
         .map(|(path, info)| {
