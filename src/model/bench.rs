@@ -12,6 +12,7 @@ use crate::measure::bench::{self as m, BenchRequest, BenchRun, Check, Plan, Stat
 use crate::model::kind::Kind;
 use crate::model::policy::Verdict;
 use crate::model::{policy, ClockRef, Finding, Status};
+use crate::render;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -204,8 +205,9 @@ fn verdicts(
             policy::should_be_fast(t.function, t.clock, vdso_present, kernel_version) && route.reads_vdso();
         match verdict {
             Some(v @ (Verdict::LibcBypass | Verdict::KernelFallback | Verdict::Missing)) => {
-                match policy::lost_fast_path(v, &label, t.function, t.clock, kernel_version, clocksource.as_deref()) {
-                    Some((message, hint)) => {
+                match policy::lost_fast_path(v, t.function, t.clock, kernel_version) {
+                    Some(lost) => {
+                        let (message, hint) = render::host::lost_fast_path(lost, &label, clocksource.as_deref());
                         findings.push(Finding::new(Kind::ClockLostFastPath, Status::Fail, message, Some(hint)))
                     }
                     None if v == Verdict::KernelFallback => fallback_expected.push(label.clone()),
@@ -221,8 +223,8 @@ fn verdicts(
             },
             Some(Verdict::LibcSyscall) => {
                 let ns = |p: Path| rows.get(&p).and_then(|r| r.ns_per_call);
-                let costs = policy::cost_pair(ns(Path::Libc), ns(Path::Vdso));
-                if let Some((message, hint)) = policy::libc_syscall_words(t.function, route, &costs) {
+                let costs = render::host::cost_pair(ns(Path::Libc), ns(Path::Vdso));
+                if let Some((message, hint)) = render::host::libc_syscall_words(t.function, route, &costs) {
                     findings.push(Finding::new(
                         if t.function.kind() == arch::FnKind::Random {
                             Kind::RandomSyscallHostLibc

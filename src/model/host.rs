@@ -18,6 +18,7 @@ use crate::inspect::elf::Image;
 use crate::inspect::host::{HostSnapshot, KernelFacts, VdsoFacts};
 use crate::inspect::kernel::{self, Clocksource, VsyscallMode};
 use crate::measure::bench::{BenchRequest, BenchRun, Path};
+use crate::render;
 use crate::words::ns_text;
 
 /// The host audit of what `snap` read and the quick clock bench `bench`
@@ -351,9 +352,8 @@ pub fn clock_checks(run: BenchRun, kernel: &KernelFacts, max_ns: Option<f64>) ->
         let exported = !matches!(r.verdict, Some(Verdict::Missing | Verdict::NotOffered));
         let should_be_fast = policy::should_be_fast(r.function, clock_id, exported, kernel_version);
         let over = policy::over_max_ns(max_ns, should_be_fast, libc.and_then(|l| l.ns_per_call));
-        let lost = r.verdict.and_then(|v| {
-            policy::lost_fast_path(v, &label, r.function, clock_id, kernel_version, clocksource.as_deref())
-        });
+        let lost = r.verdict.and_then(|v| policy::lost_fast_path(v, r.function, clock_id, kernel_version));
+        let lost = lost.map(|l| render::host::lost_fast_path(l, &label, clocksource.as_deref()));
         let vdso_ns = vdso.and_then(|v| v.ns_per_call);
         let check = clock_check(name, &label, &detail, r.verdict, lost, over, vdso_ns);
         checks.push(check);
@@ -385,12 +385,13 @@ pub fn getrandom_check(
     let route = policy::LibcRoute::of(VdsoFn::Getrandom, libc_name, libc_version, arch::HOST_MACHINE);
     let ns = |p: Path| row(p).and_then(|r| r.ns_per_call);
     let sc = |p: Path| row(p).and_then(|r| r.syscalls_per_call).map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
-    let mut costs = policy::cost_pair(ns(Path::Libc), ns(Path::Vdso));
+    let mut costs = render::host::cost_pair(ns(Path::Libc), ns(Path::Vdso));
     if report.basis == Basis::Counted {
         costs += &format!("; syscalls/call libc {}, vDSO {}", sc(Path::Libc), sc(Path::Vdso));
     }
-    let (kind, status, detail, hint) = policy::getrandom_check(offered, from, exported, route, verdict, &costs);
-    Check::new(kind, "getrandom", status, detail, hint.as_deref())
+    let fact = policy::getrandom_check(offered, from, exported, route, verdict);
+    let (detail, hint) = render::host::getrandom_words(&fact, &costs);
+    Check::new(fact.kind(), "getrandom", fact.status(), detail, hint.as_deref())
 }
 
 /// The name under which vdsoctl's own vDSO exports `f`, from its image.

@@ -1,0 +1,232 @@
+//! The host subject's facts, worded: what a process's vDSO mapping and
+//! AT_SYSINFO_EHDR say ([`VdsoMapping`], [`SysinfoEhdr`]), a lost fast
+//! path ([`LostFastPath`]), a C library that makes the syscall by design
+//! ([`LibcRoute`]) and the host's getrandom ([`GetrandomFact`]), all of
+//! model/policy.rs. Each is worded here, once; its kind and status are
+//! the model's.
+
+use crate::arch::{self, Abi, VdsoFn};
+use crate::model::policy::{GetrandomFact, LibcRoute, LostFastPath, Offers, SysinfoEhdr, VdsoMapping};
+use crate::model::Finding;
+
+impl VdsoMapping {
+    /// The finding, worded (its kind and the one severity every command
+    /// gives it, the model's).
+    pub fn finding(self) -> Finding {
+        let (message, hint) = match self {
+            VdsoMapping::Mapped { start, size, vvar } => {
+                (format!("[vdso] at {start:#x} ({}), [vvar] at {vvar:#x}", crate::words::human_size(size)), None)
+            }
+            VdsoMapping::NoVvar => (
+                "[vdso] is mapped but [vvar] is not: the vDSO has no time data page to read".to_string(),
+                Some("a sandbox unmapped [vvar]; allow it in the runtime's memory policy"),
+            ),
+            VdsoMapping::NoVdso { pid } => (
+                format!("pid {pid} has no [vdso] mapping: every clock read there is a syscall"),
+                Some("check `vdso=0` on the kernel command line, or the sandbox/loader that unmaps the vDSO"),
+            ),
+        };
+        Finding::new(self.kind(), self.status(), message, hint.map(str::to_string))
+    }
+}
+
+impl SysinfoEhdr {
+    /// The finding, worded (its kind and severity the model's).
+    pub fn finding(self) -> Finding {
+        let (message, hint) = match self {
+            SysinfoEhdr::AtVdso(a) => (format!("AT_SYSINFO_EHDR {a:#x} is the start of [vdso]"), None),
+            SysinfoEhdr::Elsewhere { ehdr, vdso } => (
+                format!("AT_SYSINFO_EHDR is {ehdr:#x} but [vdso] starts at {vdso:#x}: the C library will look for the vDSO in the wrong place"),
+                Some("something remapped the vDSO after exec (CRIU restore, a sandbox); clock reads may fall back to syscalls"),
+            ),
+            SysinfoEhdr::Missing => (
+                "no AT_SYSINFO_EHDR in the auxiliary vector: the C library cannot find the vDSO, so every clock read is a syscall".to_string(),
+                Some("check the loader or sandbox that rewrites the auxiliary vector"),
+            ),
+            SysinfoEhdr::Dangling(_) => (
+                "AT_SYSINFO_EHDR is set but no [vdso] is mapped: the vDSO was unmapped after exec".to_string(),
+                Some("a sandbox or runtime unmapped it; every clock read is a syscall"),
+            ),
+            SysinfoEhdr::NoVdso => (
+                "no vDSO at all: no AT_SYSINFO_EHDR and no [vdso] mapping; every clock read is a syscall".to_string(),
+                Some("check `vdso=0` on the kernel command line"),
+            ),
+        };
+        Finding::new(self.kind(), self.status(), message, hint.map(str::to_string))
+    }
+}
+
+/// A lost fast path's sentence (after `label`) and remediation;
+/// `clocksource` is the current one, named in the hint.
+pub fn lost_fast_path(lost: LostFastPath, label: &str, clocksource: Option<&str>) -> (String, String) {
+    match lost {
+        LostFastPath::LibcBypass => (
+            format!("{label}: the C library's call makes syscalls where the direct vDSO call makes none — the vDSO is bypassed"),
+            "check LD_PRELOAD and interposed libraries, then the C library's version (a static binary keeps the libc it was built with)".into(),
+        ),
+        LostFastPath::KernelFallback => (
+            format!("{label}: the vDSO itself enters the kernel, though this kernel's vDSO serves it"),
+            format!(
+                "the clocksource ({}) has no vDSO mode; `cat /sys/devices/system/clocksource/clocksource0/available_clocksource` and switch to tsc or arch_sys_counter if offered",
+                clocksource.unwrap_or("unknown")
+            ),
+        ),
+        LostFastPath::Missing { func } => (
+            format!("{label}: the vDSO has no symbol for {} — every call is a syscall", func.name()),
+            "check `vdso=` on the kernel command line and `vdsoctl dump`".into(),
+        ),
+    }
+}
+
+/// `libc 548 ns, vDSO 67.4 ns` (what is measured of the two).
+pub fn cost_pair(libc_ns: Option<f64>, vdso_ns: Option<f64>) -> String {
+    let t = |ns: Option<f64>| ns.map_or_else(|| "-".into(), crate::words::ns_text);
+    format!("libc {}, vDSO {}", t(libc_ns), t(vdso_ns))
+}
+
+/// The sentence and hint for a C library that makes `func`'s syscall on
+/// every call though this kernel's vDSO serves it (`bench` and `check`):
+/// `None` for a route that reads the vDSO or is not known.
+pub fn libc_syscall_words(func: VdsoFn, route: LibcRoute, costs: &str) -> Option<(String, String)> {
+    let f = func.name();
+    match route {
+        LibcRoute::Older { runtime, version, since } => Some((
+            format!(
+                "{} {}.{} makes the {f} syscall on every call, though this kernel's vDSO serves it ({costs} here)",
+                runtime.name(),
+                version.0,
+                version.1
+            ),
+            format!("{} {}.{} reads it from the vDSO; upgrade the C library (a static binary keeps the one it was built with)", runtime.name(), since.0, since.1),
+        )),
+        LibcRoute::Never { runtime } => Some((
+            format!(
+                "no {} release reads {f} from the vDSO{}: every call is a syscall ({costs} here)",
+                runtime.name(),
+                if arch::route(func, runtime).is_some_and(|r| r.since.is_some()) { " on this architecture" } else { "" }
+            ),
+            routes_that_read(func),
+        )),
+        LibcRoute::Vdso | LibcRoute::Unknown => None,
+    }
+}
+
+/// `glibc 2.41 and Go 1.24 read it from the vDSO`, from `arch::ROUTES`.
+fn routes_that_read(func: VdsoFn) -> String {
+    let who: Vec<String> = arch::ROUTES
+        .iter()
+        .filter(|r| r.function == func)
+        .filter_map(|r| r.since.map(|s| format!("{} {}.{}", r.runtime.name(), s.0, s.1)))
+        .collect();
+    if who.is_empty() {
+        "no runtime vdsoctl knows reads it from the vDSO".into()
+    } else {
+        format!("{} read it from the vDSO", who.join(" and "))
+    }
+}
+
+/// `the vDSO offers __vdso_getrandom (x86_64 since 6.11)`.
+fn offers_text(o: &Offers) -> String {
+    let arch = arch::HOST_ABI.map_or("this", Abi::name);
+    match o.since {
+        Some((a, b)) => format!("the vDSO offers {} ({arch} since {a}.{b})", o.symbol),
+        None => format!("the vDSO offers {}", o.symbol),
+    }
+}
+
+/// The `getrandom` row's detail and hint, with what each path costs (`costs`).
+pub fn getrandom_words(fact: &GetrandomFact, costs: &str) -> (String, Option<String>) {
+    match fact {
+        GetrandomFact::NotOffered { from } => {
+            let arch = arch::HOST_ABI.map_or("this", Abi::name);
+            let since = from.map_or_else(String::new, |(a, b)| format!(" from {a}.{b}"));
+            (
+                format!(
+                    "this kernel's vDSO has no getrandom (the {arch} vDSO has it{since}): every getrandom is a syscall, whatever the C library — nothing to gain here"
+                ),
+                None,
+            )
+        }
+        GetrandomFact::LibcBypass { offers } => (
+            format!(
+                "{}, but the C library's call makes syscalls where the direct vDSO call makes none ({costs} here)",
+                offers_text(offers)
+            ),
+            Some("check LD_PRELOAD and interposed libraries".into()),
+        ),
+        GetrandomFact::LibcSyscall { offers, route } => {
+            let (message, hint) = libc_syscall_words(VdsoFn::Getrandom, *route, costs).unwrap_or_default();
+            (format!("{}; {message}", offers_text(offers)), Some(hint))
+        }
+        GetrandomFact::Vdso { offers } => {
+            (format!("{} and the C library reads it from there ({costs} here)", offers_text(offers)), None)
+        }
+        GetrandomFact::RouteUnknown { offers } => (
+            format!("{}; whether the C library reads it from there is not known ({costs} here)", offers_text(offers)),
+            Some(routes_that_read(VdsoFn::Getrandom)),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::Runtime;
+    use crate::model::kind::Kind;
+    use crate::model::policy::{self, Verdict};
+    use crate::model::Status;
+
+    #[test]
+    fn mapping_and_auxv_findings_are_worded_here() {
+        let f = VdsoMapping::judge(7, Some((0x1000, 8192)), None).finding();
+        assert_eq!((f.kind, f.severity), (Kind::VvarNotMapped, Status::Fail));
+        let ok = VdsoMapping::judge(7, Some((0x1000, 8192)), Some(0x3000)).finding();
+        assert_eq!((ok.kind, ok.severity), (Kind::VdsoMapped, Status::Info));
+        assert_eq!(ok.message, "[vdso] at 0x1000 (8 KiB), [vvar] at 0x3000");
+        let f = SysinfoEhdr::judge(Some(1), Some(2)).finding();
+        assert_eq!((f.kind, f.severity), (Kind::SysinfoEhdrWrong, Status::Fail));
+        assert_eq!(
+            f.message,
+            "AT_SYSINFO_EHDR is 0x1 but [vdso] starts at 0x2: the C library will look for the vDSO in the wrong place"
+        );
+        let f = SysinfoEhdr::judge(Some(0x10), Some(0x10)).finding();
+        assert_eq!((f.kind, f.severity, f.hint), (Kind::SysinfoEhdrOk, Status::Info, None));
+    }
+
+    #[test]
+    fn a_lost_fast_path_is_worded_here() {
+        let f = VdsoFn::ClockGettime;
+        let lost = policy::lost_fast_path(Verdict::KernelFallback, f, Some(1), Some((6, 18))).unwrap();
+        let (msg, hint) = lost_fast_path(lost, "CLOCK_MONOTONIC", Some("xen"));
+        assert!(msg.starts_with("CLOCK_MONOTONIC: the vDSO itself enters the kernel"), "{msg}");
+        assert!(hint.starts_with("the clocksource (xen) has no vDSO mode"), "{hint}");
+        let (msg, _) = lost_fast_path(LostFastPath::Missing { func: f }, "x", None);
+        assert_eq!(msg, "x: the vDSO has no symbol for clock_gettime — every call is a syscall");
+    }
+
+    #[test]
+    fn the_getrandom_row_is_worded_here() {
+        let costs = cost_pair(Some(650.0), Some(40.0));
+        assert_eq!(costs, "libc 650 ns, vDSO 40.0 ns");
+        let old = LibcRoute::Older { runtime: Runtime::Glibc, version: (2, 36), since: (2, 41) };
+        let sym = Some("__vdso_getrandom");
+        let fact = policy::getrandom_check(true, None, sym, old, Some(Verdict::LibcSyscall));
+        let (detail, hint) = getrandom_words(&fact, &costs);
+        assert!(detail.contains("glibc 2.36 makes the getrandom syscall on every call"), "{detail}");
+        assert!(detail.contains("(libc 650 ns, vDSO 40.0 ns here)"), "{detail}");
+        assert!(hint.unwrap_or_default().starts_with("glibc 2.41 reads it from the vDSO"));
+        let musl = LibcRoute::Never { runtime: Runtime::Musl };
+        let fact = policy::getrandom_check(true, None, sym, musl, Some(Verdict::LibcSyscall));
+        assert!(getrandom_words(&fact, &costs).0.contains("no musl release reads getrandom from the vDSO"));
+        let fact = policy::getrandom_check(false, Some((6, 11)), None, old, Some(Verdict::NotOffered));
+        let (detail, _) = getrandom_words(&fact, &costs);
+        assert!(detail.contains("has it from 6.11") && detail.contains("nothing to gain"), "{detail}");
+    }
+
+    /// Issue 40: the host subject's model files hold no sentence.
+    #[test]
+    fn model_policy_holds_no_prose() {
+        let prose = crate::render::prose::of(include_str!("../model/policy.rs"));
+        assert!(prose.is_empty(), "prose in model/policy.rs: {prose:?}");
+    }
+}
