@@ -68,57 +68,68 @@ pub fn mapping_checks(process: &VdsoFacts, who: &str) -> Vec<Check> {
     checks
 }
 
-/// The vDSO image of a process exports what its C library binds.
+/// What a process's vDSO image says of the symbols its C library binds,
+/// as data: render/host.rs words it into the `vdso_symbols` row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VdsoSymbols {
+    /// The image could not be read (`error`).
+    Unreadable { error: String },
+    /// Every symbol the C library binds is exported (`exported`, with
+    /// `version`), with these hash tables.
+    Exports { exported: Vec<&'static str>, version: &'static str, has_hash: bool, has_gnu_hash: bool },
+    /// What is wrong (WARN or worse), for a `musl` process or not;
+    /// `hash_only`: all that is wrong is a missing DT_HASH (DT_GNU_HASH only).
+    Problems { problems: Vec<ImageProblem>, hash_only: bool, musl: bool },
+}
+
+impl VdsoSymbols {
+    pub fn kind(&self) -> Kind {
+        match self {
+            VdsoSymbols::Unreadable { .. } => Kind::VdsoUnreadable,
+            VdsoSymbols::Exports { .. } => Kind::VdsoExportsOk,
+            VdsoSymbols::Problems { hash_only: true, .. } => Kind::VdsoGnuHashOnly,
+            VdsoSymbols::Problems { .. } => Kind::VdsoExportsBroken,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        match self {
+            VdsoSymbols::Exports { .. } => Status::Ok,
+            VdsoSymbols::Problems { hash_only: true, musl: false, .. } => Status::Warn,
+            VdsoSymbols::Unreadable { .. } | VdsoSymbols::Problems { .. } => Status::Fail,
+        }
+    }
+}
+
+/// Whether the vDSO image of a process exports what its C library binds.
 /// `musl`: the process uses musl, for which a missing DT_HASH is fatal.
-pub fn vdso_symbols_check(process: &VdsoFacts, who: &str, musl: bool) -> Check {
-    let name = format!("{who}vdso_symbols");
+pub fn vdso_symbols(process: &VdsoFacts, musl: bool) -> VdsoSymbols {
     let img = match &process.image {
         Ok(img) => img,
-        Err(e) => {
-            return Check::new(
-                Kind::VdsoUnreadable,
-                name,
-                Status::Fail,
-                format!("cannot read the vDSO image: {e}"),
-                None,
-            )
-        }
+        Err(e) => return VdsoSymbols::Unreadable { error: e.to_string() },
     };
-    let judged = image_problems(img);
-    let hash = match (img.has_hash, img.has_gnu_hash) {
-        (true, true) => "DT_HASH and DT_GNU_HASH",
-        (true, false) => "DT_HASH",
-        (false, true) => "DT_GNU_HASH only",
-        (false, false) => "no hash table",
-    };
-    let exported: Vec<&str> = arch::vdso_abi(img.machine, img.is_64)
-        .map(|abi| abi.symbols.iter().map(|s| s.name).filter(|n| img.symbols.iter().any(|s| &s.name == n)).collect())
-        .unwrap_or_default();
-    let version = arch::vdso_abi(img.machine, img.is_64).map_or("?", |a| a.version);
     // A missing DT_HASH only matters to musl.
-    let problems: Vec<(&ImageProblem, crate::model::Finding)> = judged
-        .iter()
-        .filter(|p| musl || **p != ImageProblem::GnuHashOnly)
-        .map(|p| (p, p.finding()))
-        .filter(|(_, f)| f.severity >= Status::Warn)
+    let problems: Vec<ImageProblem> = image_problems(img)
+        .into_iter()
+        .filter(|p| musl || *p != ImageProblem::GnuHashOnly)
+        .filter(|p| p.status() >= Status::Warn)
         .collect();
     if problems.is_empty() {
-        return Check::new(
-            Kind::VdsoExportsOk,
-            name,
-            Status::Ok,
-            format!("exports {} ({version}); {hash}", exported.join(" ")),
-            None,
-        );
+        let exported = arch::vdso_abi(img.machine, img.is_64)
+            .map(|abi| {
+                abi.symbols.iter().map(|s| s.name).filter(|n| img.symbols.iter().any(|s| &s.name == n)).collect()
+            })
+            .unwrap_or_default();
+        let version = arch::vdso_abi(img.machine, img.is_64).map_or("?", |a| a.version);
+        return VdsoSymbols::Exports { exported, version, has_hash: img.has_hash, has_gnu_hash: img.has_gnu_hash };
     }
-    let hash_only = problems.iter().all(|(p, _)| **p == ImageProblem::GnuHashOnly);
-    Check::new(
-        if hash_only { Kind::VdsoGnuHashOnly } else { Kind::VdsoExportsBroken },
-        name,
-        if hash_only && !musl { Status::Warn } else { Status::Fail },
-        problems.iter().map(|(_, f)| f.message.as_str()).collect::<Vec<_>>().join("; "),
-        problems.iter().find_map(|(_, f)| f.hint.as_deref()).or(Some("`vdsoctl dump` shows the whole image")),
-    )
+    let hash_only = problems.iter().all(|p| *p == ImageProblem::GnuHashOnly);
+    VdsoSymbols::Problems { problems, hash_only, musl }
+}
+
+/// The `{who}vdso_symbols` row of [`vdso_symbols`], worded by render/host.rs.
+pub fn vdso_symbols_check(process: &VdsoFacts, who: &str, musl: bool) -> Check {
+    render::host::vdso_symbols_row(&vdso_symbols(process, musl), who)
 }
 
 /// The clocksource and whether it has a vDSO mode.

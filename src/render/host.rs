@@ -6,7 +6,9 @@
 //! the model's.
 
 use crate::arch::{self, Abi, VdsoFn};
+use crate::model::host::VdsoSymbols;
 use crate::model::policy::{GetrandomFact, LibcRoute, LostFastPath, Offers, SysinfoEhdr, VdsoMapping};
+use crate::model::row::Check;
 use crate::model::Finding;
 
 impl VdsoMapping {
@@ -168,6 +170,31 @@ pub fn getrandom_words(fact: &GetrandomFact, costs: &str) -> (String, Option<Str
     }
 }
 
+/// The `{who}vdso_symbols` row: what the image exports, or its problems
+/// (their findings' words joined, the first hint).
+pub fn vdso_symbols_row(fact: &VdsoSymbols, who: &str) -> Check {
+    let name = format!("{who}vdso_symbols");
+    let (detail, hint) = match fact {
+        VdsoSymbols::Unreadable { error } => (format!("cannot read the vDSO image: {error}"), None),
+        VdsoSymbols::Exports { exported, version, has_hash, has_gnu_hash } => {
+            let hash = match (has_hash, has_gnu_hash) {
+                (true, true) => "DT_HASH and DT_GNU_HASH",
+                (true, false) => "DT_HASH",
+                (false, true) => "DT_GNU_HASH only",
+                (false, false) => "no hash table",
+            };
+            (format!("exports {} ({version}); {hash}", exported.join(" ")), None)
+        }
+        VdsoSymbols::Problems { problems, .. } => {
+            let findings: Vec<Finding> = problems.iter().map(|p| p.finding()).collect();
+            let detail = findings.iter().map(|f| f.message.as_str()).collect::<Vec<_>>().join("; ");
+            let hint = findings.iter().find_map(|f| f.hint.clone());
+            (detail, Some(hint.unwrap_or_else(|| "`vdsoctl dump` shows the whole image".to_string())))
+        }
+    };
+    Check::new(fact.kind(), name, fact.status(), detail, hint.as_deref())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +248,35 @@ mod tests {
         let fact = policy::getrandom_check(false, Some((6, 11)), None, old, Some(Verdict::NotOffered));
         let (detail, _) = getrandom_words(&fact, &costs);
         assert!(detail.contains("has it from 6.11") && detail.contains("nothing to gain"), "{detail}");
+    }
+
+    #[test]
+    fn the_vdso_symbols_row_is_worded_from_typed_problems() {
+        use crate::model::host::VdsoSymbols;
+        use crate::model::image::ImageProblem;
+        let gnu = VdsoSymbols::Problems { problems: vec![ImageProblem::GnuHashOnly], hash_only: true, musl: false };
+        let row = vdso_symbols_row(&gnu, "process_");
+        assert_eq!(
+            (row.name.as_str(), row.kind, row.status),
+            ("process_vdso_symbols", Kind::VdsoGnuHashOnly, Status::Warn)
+        );
+        assert_eq!(row.detail, ImageProblem::GnuHashOnly.to_string());
+        assert!(row.hint.as_deref().is_some_and(|h| h.starts_with("glibc programs are unaffected")), "{row:?}");
+        let broken = VdsoSymbols::Problems { problems: vec![ImageProblem::NoHashTable], hash_only: false, musl: true };
+        let row = vdso_symbols_row(&broken, "");
+        assert_eq!((row.kind, row.status), (Kind::VdsoExportsBroken, Status::Fail));
+        assert_eq!(row.hint.as_deref(), Some("`vdsoctl dump` shows the whole image"));
+        let ok = VdsoSymbols::Exports {
+            exported: vec!["__vdso_time"],
+            version: "LINUX_2.6",
+            has_hash: false,
+            has_gnu_hash: true,
+        };
+        let row = vdso_symbols_row(&ok, "");
+        assert_eq!(
+            (row.kind, row.status, row.detail.as_str()),
+            (Kind::VdsoExportsOk, Status::Ok, "exports __vdso_time (LINUX_2.6); DT_GNU_HASH only")
+        );
     }
 
     /// Issue 40: the host subject's model files hold no sentence.
