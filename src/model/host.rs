@@ -465,12 +465,3 @@ fn clock_check(
         },
     }
 }
-
-/// A process an emulator (valgrind, qemu-user) runs: its missing `[vdso]`
-/// is the tool's doing, said on the failing mapping rows instead of `vdso=0`.
-pub fn run_by_emulator(mapping_checks: &mut [Check], tool: &str) {
-    for c in mapping_checks.iter_mut().filter(|c| c.status == Status::Fail) {
-        c.detail += &format!(" — {tool} runs it");
-        c.hint = Some(format!("expected under {tool}; audit the program run natively"));
-    }
-}

@@ -9,7 +9,7 @@ use crate::arch::{self, Abi, VdsoFn};
 use crate::model::host::VdsoSymbols;
 use crate::model::policy::{GetrandomFact, LibcRoute, LostFastPath, Offers, SysinfoEhdr, VdsoMapping};
 use crate::model::row::Check;
-use crate::model::Finding;
+use crate::model::{Finding, Status};
 
 impl VdsoMapping {
     /// The finding, worded (its kind and the one severity every command
@@ -195,13 +195,21 @@ pub fn vdso_symbols_row(fact: &VdsoSymbols, who: &str) -> Check {
     Check::new(fact.kind(), name, fact.status(), detail, hint.as_deref())
 }
 
+/// A process an emulator (valgrind, qemu-user) runs: its missing `[vdso]`
+/// is the tool's doing, said on the failing mapping rows instead of `vdso=0`.
+pub fn run_by_emulator(mapping_checks: &mut [Check], tool: &str) {
+    for c in mapping_checks.iter_mut().filter(|c| c.status == Status::Fail) {
+        c.detail += &format!(" — {tool} runs it");
+        c.hint = Some(format!("expected under {tool}; audit the program run natively"));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::arch::Runtime;
     use crate::model::kind::Kind;
     use crate::model::policy::{self, Verdict};
-    use crate::model::Status;
 
     #[test]
     fn mapping_and_auxv_findings_are_worded_here() {
@@ -277,6 +285,18 @@ mod tests {
             (row.kind, row.status, row.detail.as_str()),
             (Kind::VdsoExportsOk, Status::Ok, "exports __vdso_time (LINUX_2.6); DT_GNU_HASH only")
         );
+    }
+
+    #[test]
+    fn an_emulator_is_said_on_the_failing_mapping_rows() {
+        let mut rows = vec![
+            Check::new(Kind::VdsoNotMapped, "process_vdso_mapped", Status::Fail, "pid 1 has no [vdso]", None),
+            Check::new(Kind::SysinfoEhdrOk, "process_auxv_sysinfo_ehdr", Status::Ok, "ok", None),
+        ];
+        run_by_emulator(&mut rows, "valgrind");
+        assert_eq!(rows[0].detail, "pid 1 has no [vdso] — valgrind runs it");
+        assert_eq!(rows[0].hint.as_deref(), Some("expected under valgrind; audit the program run natively"));
+        assert_eq!((rows[1].detail.as_str(), rows[1].hint.as_deref()), ("ok", None));
     }
 
     /// Issue 40: the host subject's model files hold no sentence.
