@@ -132,124 +132,140 @@ pub fn vdso_symbols_check(process: &VdsoFacts, who: &str, musl: bool) -> Check {
     render::host::vdso_symbols_row(&vdso_symbols(process, musl), who)
 }
 
+/// One of the host's own rows (clocksource, TSC, kernel, vsyscall, libc),
+/// judged, as data: render/host.rs words it ([`render::host::host_row`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostRow {
+    /// /sys/devices/system/clocksource is not readable.
+    ClocksourceUnreadable,
+    /// The `current` clocksource of `available`; whether it has a vDSO mode
+    /// (`None`: only when the hypervisor marks it stable).
+    Clocksource { current: String, available: Vec<String>, vdso_mode: Option<bool> },
+    /// The x86 TSC flags of [`TSC_FLAGS`] /proc/cpuinfo lacks.
+    TscFlags { missing: Vec<&'static str> },
+    /// The kernel log's clock lines that mark the TSC unstable.
+    KernelLog { lines: Vec<String> },
+    /// /dev/kmsg is not readable (`error`, as errno text).
+    KernelLogUnreadable { error: String },
+    /// /proc/sys/kernel/osrelease is not readable.
+    KernelVersionUnreadable,
+    /// The clocks this `release`'s vDSO serves, and those it serves only
+    /// from a later one.
+    KernelVersion { release: String, served: Vec<&'static str>, not_yet: Vec<(&'static str, (u32, u32))> },
+    /// No vsyscall page on this architecture.
+    NoVsyscallPage,
+    /// The vsyscall `mode`, and who said it (`source`).
+    Vsyscall { mode: VsyscallMode, source: String },
+    /// The C library vdsoctl runs on.
+    Libc { name: String, version: Option<String>, static_linked: bool },
+}
+
+/// The TSC flags that make the TSC trusted as a clocksource.
+pub const TSC_FLAGS: [&str; 3] = ["constant_tsc", "nonstop_tsc", "tsc_known_freq"];
+
+impl HostRow {
+    /// The row's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            HostRow::ClocksourceUnreadable | HostRow::Clocksource { .. } => "clocksource",
+            HostRow::TscFlags { .. } => "tsc_flags",
+            HostRow::KernelLog { .. } | HostRow::KernelLogUnreadable { .. } => "kernel_log",
+            HostRow::KernelVersionUnreadable | HostRow::KernelVersion { .. } => "kernel_version",
+            HostRow::NoVsyscallPage | HostRow::Vsyscall { .. } => "vsyscall",
+            HostRow::Libc { .. } => "libc",
+        }
+    }
+
+    /// Whether the TSC is distrusted for want of these flags.
+    fn tsc_unstable(missing: &[&str]) -> bool {
+        missing.contains(&"constant_tsc") || missing.contains(&"nonstop_tsc")
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self {
+            HostRow::ClocksourceUnreadable => Kind::ClocksourceUnreadable,
+            HostRow::Clocksource { vdso_mode: Some(true), .. } => Kind::ClocksourceVdso,
+            HostRow::Clocksource { vdso_mode: Some(false), .. } => Kind::ClocksourceNoVdso,
+            HostRow::Clocksource { vdso_mode: None, .. } => Kind::ClocksourceMaybeVdso,
+            HostRow::TscFlags { missing } if HostRow::tsc_unstable(missing) => Kind::TscUnstable,
+            HostRow::TscFlags { .. } => Kind::TscOk,
+            HostRow::KernelLog { lines } if lines.is_empty() => Kind::TscOk,
+            HostRow::KernelLog { .. } => Kind::TscUnstable,
+            HostRow::KernelLogUnreadable { .. } | HostRow::KernelVersionUnreadable => Kind::KernelUnreadable,
+            HostRow::KernelVersion { not_yet, .. } if not_yet.is_empty() => Kind::KernelServesClocks,
+            HostRow::KernelVersion { .. } => Kind::KernelOldClocks,
+            HostRow::NoVsyscallPage => Kind::VsyscallMode,
+            HostRow::Vsyscall { mode: VsyscallMode::Emulate, .. } => Kind::VsyscallEmulate,
+            HostRow::Vsyscall { .. } => Kind::VsyscallMode,
+            HostRow::Libc { .. } => Kind::Libc,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        match self {
+            HostRow::ClocksourceUnreadable | HostRow::KernelLogUnreadable { .. } | HostRow::KernelVersionUnreadable => {
+                Status::Skip
+            }
+            HostRow::Clocksource { vdso_mode: Some(true), .. } => Status::Ok,
+            HostRow::Clocksource { vdso_mode: Some(false), .. } => Status::Fail,
+            HostRow::Clocksource { vdso_mode: None, .. } => Status::Warn,
+            HostRow::TscFlags { missing } if HostRow::tsc_unstable(missing) => Status::Warn,
+            HostRow::KernelLog { lines } if !lines.is_empty() => Status::Warn,
+            HostRow::KernelVersion { not_yet, .. } if !not_yet.is_empty() => Status::Warn,
+            HostRow::Vsyscall { mode: VsyscallMode::Emulate, .. } => super::vsyscall::EMULATE,
+            HostRow::TscFlags { .. }
+            | HostRow::KernelLog { .. }
+            | HostRow::KernelVersion { .. }
+            | HostRow::NoVsyscallPage
+            | HostRow::Vsyscall { .. }
+            | HostRow::Libc { .. } => Status::Ok,
+        }
+    }
+}
+
 /// The clocksource and whether it has a vDSO mode.
 pub fn clocksource_check(cs: Option<&Clocksource>) -> Check {
-    let Some(cs) = cs else {
-        return Check::new(
-            Kind::ClocksourceUnreadable,
-            "clocksource",
-            Status::Skip,
-            "/sys/devices/system/clocksource is not readable here",
-            Some("run on the host, or mount sysfs in the container"),
-        );
+    let row = match cs {
+        None => HostRow::ClocksourceUnreadable,
+        Some(cs) => HostRow::Clocksource {
+            current: cs.current.clone(),
+            available: cs.available.clone(),
+            vdso_mode: kernel::clocksource_has_vdso_mode(&cs.current),
+        },
     };
-    let detail = format!("current {} (available: {})", cs.current, cs.available.join(" "));
-    let switch_hint = cs.available.iter().any(|c| c == "tsc").then_some(
-        "switch with `echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource` (boot: clocksource=tsc)",
-    );
-    match kernel::clocksource_has_vdso_mode(&cs.current) {
-        Some(true) => Check::new(Kind::ClocksourceVdso, "clocksource", Status::Ok, format!("{detail}; it has a vDSO mode"), None),
-        Some(false) => Check::new(Kind::ClocksourceNoVdso,
-            "clocksource",
-            Status::Fail,
-            format!("{detail}; {} has no vDSO mode: REALTIME, MONOTONIC, BOOTTIME, TAI and MONOTONIC_RAW reads are all syscalls (COARSE clocks and time() still are not)", cs.current),
-            switch_hint.or(Some("boot with a clocksource that has a vDSO mode (tsc; on VMs a stable kvm-clock or the Hyper-V TSC page)")),
-        ),
-        None => Check::new(Kind::ClocksourceMaybeVdso,
-            "clocksource",
-            Status::Warn,
-            format!("{detail}; {} has a vDSO mode only when the hypervisor marks it stable — the clock checks below prove which", cs.current),
-            switch_hint,
-        ),
-    }
+    render::host::host_row(&row)
 }
 
 /// x86 TSC flags and kernel log lines that mark it unstable.
 /// `flags`: /proc/cpuinfo's; `kmsg`: the kernel log's clock lines (x86 only).
 pub fn tsc_checks(flags: Option<&[String]>, kmsg: &std::io::Result<Vec<String>>) -> Vec<Check> {
-    let mut checks = Vec::new();
+    let mut rows = Vec::new();
     if let Some(flags) = flags {
-        let want = ["constant_tsc", "nonstop_tsc", "tsc_known_freq"];
-        let missing: Vec<&str> = want.iter().copied().filter(|f| !flags.iter().any(|g| g == f)).collect();
-        checks.push(if missing.is_empty() {
-            Check::new(Kind::TscOk, "tsc_flags", Status::Ok, want.join(" "), None)
-        } else {
-            Check::new(
-                if missing.contains(&"constant_tsc") || missing.contains(&"nonstop_tsc") {
-                    Kind::TscUnstable
-                } else {
-                    Kind::TscOk
-                },
-                "tsc_flags",
-                if missing.contains(&"constant_tsc") || missing.contains(&"nonstop_tsc") {
-                    Status::Warn
-                } else {
-                    Status::Ok
-                },
-                format!(
-                    "missing {}: the kernel may distrust the TSC and fall back to a clocksource without a vDSO mode",
-                    missing.join(" ")
-                ),
-                Some("on a VM, expose an invariant TSC to the guest (e.g. KVM `-cpu host,+invtsc`)"),
-            )
-        });
+        let missing = TSC_FLAGS.iter().copied().filter(|f| !flags.iter().any(|g| g == f)).collect();
+        rows.push(HostRow::TscFlags { missing });
     }
-    checks.push(match kmsg {
-        Ok(lines) if lines.is_empty() => Check::new(Kind::TscOk, "kernel_log", Status::Ok, "no TSC/clocksource instability in the kernel log", None),
-        Ok(lines) => Check::new(Kind::TscUnstable,
-            "kernel_log",
-            Status::Warn,
-            format!("{} line(s), last: {}", lines.len(), lines.last().map_or("", String::as_str)),
-            Some("the clocksource watchdog distrusted the TSC; see `dmesg | grep -i clocksource` and check the host's TSC"),
-        ),
-        Err(e) => Check::new(Kind::KernelUnreadable,
-            "kernel_log",
-            Status::Skip,
-            format!("/dev/kmsg not readable ({}) — needs root or kernel.dmesg_restrict=0", crate::error::errno_text(e)),
-            Some("run as root to include this check"),
-        ),
+    rows.push(match kmsg {
+        Ok(lines) => HostRow::KernelLog { lines: lines.clone() },
+        Err(e) => HostRow::KernelLogUnreadable { error: crate::error::errno_text(e) },
     });
-    checks
+    rows.iter().map(render::host::host_row).collect()
 }
 
 /// Which clock ids this kernel's vDSO serves, stated from its version.
 /// `release`: /proc/sys/kernel/osrelease (empty when unreadable).
 pub fn kernel_version_check(release: &str) -> Check {
     let Some(version) = kernel::parse_version(release) else {
-        return Check::new(
-            Kind::KernelUnreadable,
-            "kernel_version",
-            Status::Skip,
-            "cannot read /proc/sys/kernel/osrelease",
-            None,
-        );
+        return render::host::host_row(&HostRow::KernelVersionUnreadable);
     };
     let (mut served, mut not_yet) = (Vec::new(), Vec::new());
     for c in arch::CLOCKS.iter().filter(|c| c.class != ClockClass::AlwaysSyscall) {
         match c.vdso_since(arch::HOST_MACHINE) {
             Some(v) if version >= v => served.push(c.short_name()),
-            Some(v) => not_yet.push(format!("{} (from {}.{})", c.short_name(), v.0, v.1)),
+            Some(v) => not_yet.push((c.short_name(), v)),
             None => {}
         }
     }
-    let source = "source: the kernel's lib/vdso and arch vdso history";
-    if not_yet.is_empty() {
-        Check::new(
-            Kind::KernelServesClocks,
-            "kernel_version",
-            Status::Ok,
-            format!("{release}: the vDSO serves {} ({source})", served.join(" ")),
-            None,
-        )
-    } else {
-        Check::new(
-            Kind::KernelOldClocks,
-            "kernel_version",
-            Status::Warn,
-            format!("{release}: the vDSO serves {} but not {} ({source})", served.join(" "), not_yet.join(", ")),
-            Some("upgrade the kernel, or read those clocks less often"),
-        )
-    }
+    render::host::host_row(&HostRow::KernelVersion { release: release.to_string(), served, not_yet })
 }
 
 /// The host's vsyscall mode, from vdsoctl's own (64-bit) mapping and the
@@ -262,43 +278,15 @@ pub fn host_vsyscall(me: &VdsoFacts, cmdline: Option<&str>) -> Vsyscall {
 /// The vsyscall mode of the host.
 pub fn vsyscall_check(v: &Vsyscall) -> Check {
     if arch::HOST_MACHINE != arch::machine::X86_64 {
-        return Check::new(Kind::VsyscallMode, "vsyscall", Status::Ok, "no vsyscall page on this architecture", None);
+        return render::host::host_row(&HostRow::NoVsyscallPage);
     }
-    match v.mode {
-        VsyscallMode::Xonly => Check::new(Kind::VsyscallMode,
-            "vsyscall",
-            Status::Ok,
-            format!("xonly (from {}): legacy calls are emulated, reads fault", v.source),
-            None,
-        ),
-        VsyscallMode::None => Check::new(Kind::VsyscallMode,
-            "vsyscall",
-            Status::Ok,
-            format!("none (from {}): a legacy binary that calls the vsyscall page crashes", v.source),
-            None,
-        ),
-        VsyscallMode::Emulate => Check::new(Kind::VsyscallEmulate,
-            "vsyscall",
-            super::vsyscall::EMULATE,
-            format!(
-                "emulate (from {}): the page is readable; each legacy call traps into the kernel (`vdsoctl bench --paths vsyscall` measures it here) and strace cannot see it",
-                v.source
-            ),
-            Some("boot with vsyscall=xonly unless a very old binary reads the page; `vdsoctl trace -a` finds callers"),
-        ),
-    }
+    render::host::host_row(&HostRow::Vsyscall { mode: v.mode, source: v.source.clone() })
 }
 
 /// The C library vdsoctl itself runs on.
 pub fn libc_check(name: &str, version: Option<&str>, static_linked: bool) -> Check {
-    let linked = if static_linked { "statically linked" } else { "dynamically linked" };
-    Check::new(
-        Kind::Libc,
-        "libc",
-        Status::Ok,
-        format!("vdsoctl runs on {name} {} ({linked})", version.unwrap_or("(version unknown)")),
-        None,
-    )
+    let row = HostRow::Libc { name: name.to_string(), version: version.map(str::to_string), static_linked };
+    render::host::host_row(&row)
 }
 
 impl HostFacts {

@@ -6,7 +6,8 @@
 //! the model's.
 
 use crate::arch::{self, Abi, VdsoFn};
-use crate::model::host::VdsoSymbols;
+use crate::inspect::kernel::VsyscallMode;
+use crate::model::host::{HostRow, VdsoSymbols, TSC_FLAGS};
 use crate::model::policy::{GetrandomFact, LibcRoute, LostFastPath, Offers, SysinfoEhdr, VdsoMapping};
 use crate::model::row::Check;
 use crate::model::{Finding, Status};
@@ -202,6 +203,84 @@ pub fn run_by_emulator(mapping_checks: &mut [Check], tool: &str) {
         c.detail += &format!(" — {tool} runs it");
         c.hint = Some(format!("expected under {tool}; audit the program run natively"));
     }
+}
+
+/// One of the host's own rows, worded (its name, kind and status the model's).
+pub fn host_row(row: &HostRow) -> Check {
+    let (detail, hint): (String, Option<&str>) = match row {
+        HostRow::ClocksourceUnreadable => (
+            "/sys/devices/system/clocksource is not readable here".into(),
+            Some("run on the host, or mount sysfs in the container"),
+        ),
+        HostRow::Clocksource { current, available, vdso_mode } => {
+            let detail = format!("current {current} (available: {})", available.join(" "));
+            let switch_hint = available.iter().any(|c| c == "tsc").then_some(
+                "switch with `echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource` (boot: clocksource=tsc)",
+            );
+            match vdso_mode {
+                Some(true) => (format!("{detail}; it has a vDSO mode"), None),
+                Some(false) => (
+                    format!("{detail}; {current} has no vDSO mode: REALTIME, MONOTONIC, BOOTTIME, TAI and MONOTONIC_RAW reads are all syscalls (COARSE clocks and time() still are not)"),
+                    switch_hint.or(Some("boot with a clocksource that has a vDSO mode (tsc; on VMs a stable kvm-clock or the Hyper-V TSC page)")),
+                ),
+                None => (
+                    format!("{detail}; {current} has a vDSO mode only when the hypervisor marks it stable — the clock checks below prove which"),
+                    switch_hint,
+                ),
+            }
+        }
+        HostRow::TscFlags { missing } if missing.is_empty() => (TSC_FLAGS.join(" "), None),
+        HostRow::TscFlags { missing } => (
+            format!(
+                "missing {}: the kernel may distrust the TSC and fall back to a clocksource without a vDSO mode",
+                missing.join(" ")
+            ),
+            Some("on a VM, expose an invariant TSC to the guest (e.g. KVM `-cpu host,+invtsc`)"),
+        ),
+        HostRow::KernelLog { lines } if lines.is_empty() => {
+            ("no TSC/clocksource instability in the kernel log".into(), None)
+        }
+        HostRow::KernelLog { lines } => (
+            format!("{} line(s), last: {}", lines.len(), lines.last().map_or("", String::as_str)),
+            Some("the clocksource watchdog distrusted the TSC; see `dmesg | grep -i clocksource` and check the host's TSC"),
+        ),
+        HostRow::KernelLogUnreadable { error } => (
+            format!("/dev/kmsg not readable ({error}) — needs root or kernel.dmesg_restrict=0"),
+            Some("run as root to include this check"),
+        ),
+        HostRow::KernelVersionUnreadable => ("cannot read /proc/sys/kernel/osrelease".into(), None),
+        HostRow::KernelVersion { release, served, not_yet } => {
+            let source = "source: the kernel's lib/vdso and arch vdso history";
+            if not_yet.is_empty() {
+                (format!("{release}: the vDSO serves {} ({source})", served.join(" ")), None)
+            } else {
+                let not_yet: Vec<String> =
+                    not_yet.iter().map(|(c, v)| format!("{c} (from {}.{})", v.0, v.1)).collect();
+                (
+                    format!("{release}: the vDSO serves {} but not {} ({source})", served.join(" "), not_yet.join(", ")),
+                    Some("upgrade the kernel, or read those clocks less often"),
+                )
+            }
+        }
+        HostRow::NoVsyscallPage => ("no vsyscall page on this architecture".into(), None),
+        HostRow::Vsyscall { mode: VsyscallMode::Xonly, source } => {
+            (format!("xonly (from {source}): legacy calls are emulated, reads fault"), None)
+        }
+        HostRow::Vsyscall { mode: VsyscallMode::None, source } => {
+            (format!("none (from {source}): a legacy binary that calls the vsyscall page crashes"), None)
+        }
+        HostRow::Vsyscall { mode: VsyscallMode::Emulate, source } => (
+            format!(
+                "emulate (from {source}): the page is readable; each legacy call traps into the kernel (`vdsoctl bench --paths vsyscall` measures it here) and strace cannot see it"
+            ),
+            Some("boot with vsyscall=xonly unless a very old binary reads the page; `vdsoctl trace -a` finds callers"),
+        ),
+        HostRow::Libc { name, version, static_linked } => {
+            let linked = if *static_linked { "statically linked" } else { "dynamically linked" };
+            (format!("vdsoctl runs on {name} {} ({linked})", version.as_deref().unwrap_or("(version unknown)")), None)
+        }
+    };
+    Check::new(row.kind(), row.name(), row.status(), detail, hint)
 }
 
 #[cfg(test)]
