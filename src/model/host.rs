@@ -19,7 +19,6 @@ use crate::inspect::host::{HostSnapshot, KernelFacts, VdsoFacts};
 use crate::inspect::kernel::{self, Clocksource, VsyscallMode};
 use crate::measure::bench::{BenchRequest, BenchRun, Path};
 use crate::render;
-use crate::words::ns_text;
 
 /// The host audit of what `snap` read and the quick clock bench `bench`
 /// ran (of [`clock_request`]`(max_ns)`): vdsoctl's own vDSO, the
@@ -317,10 +316,6 @@ pub fn clock_request(max_ns: Option<f64>) -> BenchRequest {
 /// Prometheus costs).
 pub fn clock_checks(run: BenchRun, kernel: &KernelFacts, max_ns: Option<f64>) -> (Vec<Check>, BenchReport) {
     let (report, _) = bench::judge(run, kernel);
-    let basis = match report.basis {
-        Basis::Counted => "counted",
-        Basis::Timing => "timing-based: perf not permitted",
-    };
     let kernel_version = kernel.version();
     let clocksource = kernel.clocksource.as_ref().map(|c| c.current.clone());
     let mut checks = Vec::new();
@@ -341,20 +336,24 @@ pub fn clock_checks(run: BenchRun, kernel: &KernelFacts, max_ns: Option<f64>) ->
             Some(c) => format!("{}:{c}", r.function),
             None => r.function.to_string(),
         };
-        let cost = |x: Option<&BenchResult>| x.and_then(|x| x.ns_per_call).map_or_else(|| "-".to_string(), ns_text);
-        let sc = |x: Option<&BenchResult>| {
-            x.and_then(|x| x.syscalls_per_call).map_or_else(|| "-".to_string(), |v| format!("{v:.2}"))
-        };
-        let detail =
-            format!("libc {} ({} syscalls/call), vdso {} ({}) [{basis}]", cost(libc), sc(libc), cost(vdso), sc(vdso));
+        let ns = |x: Option<&BenchResult>| x.and_then(|x| x.ns_per_call);
+        let sc = |x: Option<&BenchResult>| x.and_then(|x| x.syscalls_per_call);
         let clock_id = r.clock.and_then(ClockRef::id).and_then(|id| i32::try_from(id).ok());
         let exported = !matches!(r.verdict, Some(Verdict::Missing | Verdict::NotOffered));
         let should_be_fast = policy::should_be_fast(r.function, clock_id, exported, kernel_version);
-        let over = policy::over_max_ns(max_ns, should_be_fast, libc.and_then(|l| l.ns_per_call));
+        let over = policy::over_max_ns(max_ns, should_be_fast, ns(libc));
         let lost = r.verdict.and_then(|v| policy::lost_fast_path(v, r.function, clock_id, kernel_version));
-        let lost = lost.map(|l| render::host::lost_fast_path(l, &label, clocksource.as_deref()));
-        let vdso_ns = vdso.and_then(|v| v.ns_per_call);
-        let check = clock_check(name, &label, &detail, r.verdict, lost, over, vdso_ns);
+        let check = render::host::clock_row(&ClockRow {
+            name,
+            label,
+            libc: (ns(libc), sc(libc)),
+            vdso: (ns(vdso), sc(vdso)),
+            counted: report.basis == Basis::Counted,
+            verdict: r.verdict,
+            lost,
+            clocksource: clocksource.clone(),
+            over,
+        });
         checks.push(check);
     }
     (checks, report)
@@ -383,11 +382,9 @@ pub fn getrandom_check(
         .and_then(|s| s.since);
     let route = policy::LibcRoute::of(VdsoFn::Getrandom, libc_name, libc_version, arch::HOST_MACHINE);
     let ns = |p: Path| row(p).and_then(|r| r.ns_per_call);
-    let sc = |p: Path| row(p).and_then(|r| r.syscalls_per_call).map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
-    let mut costs = render::host::cost_pair(ns(Path::Libc), ns(Path::Vdso));
-    if report.basis == Basis::Counted {
-        costs += &format!("; syscalls/call libc {}, vDSO {}", sc(Path::Libc), sc(Path::Vdso));
-    }
+    let sc = |p: Path| row(p).and_then(|r| r.syscalls_per_call);
+    let counted = (report.basis == Basis::Counted).then(|| (sc(Path::Libc), sc(Path::Vdso)));
+    let costs = render::host::getrandom_costs(ns(Path::Libc), ns(Path::Vdso), counted);
     let fact = policy::getrandom_check(offered, from, exported, route, verdict);
     let (detail, hint) = render::host::getrandom_words(&fact, &costs);
     Check::new(fact.kind(), "getrandom", fact.status(), detail, hint.as_deref())
@@ -400,56 +397,46 @@ fn own_vdso_symbol(image: Option<&Image>, f: VdsoFn) -> Option<&'static str> {
     img.symbols.iter().any(|s| s.name == name).then_some(name)
 }
 
-/// One clock's check from its bench verdict, a lost fast path (message and
-/// hint), and a `--max-ns` budget it is over.
-fn clock_check(
-    name: String,
-    label: &str,
-    detail: &str,
-    verdict: Option<Verdict>,
-    lost: Option<(String, String)>,
-    over: Option<(f64, f64)>,
-    vdso_ns: Option<f64>,
-) -> Check {
-    match (verdict, lost) {
-        (v, Some((message, hint))) => {
+/// One clock's row, judged from the quick bench: its costs per path
+/// (ns, syscalls/call; `counted` or timing-based), its verdict, a lost fast
+/// path (`clocksource`: the current one), a `--max-ns` budget it is over
+/// (max, ns). render/host.rs words it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClockRow {
+    pub name: String,
+    pub label: String,
+    pub libc: (Option<f64>, Option<f64>),
+    pub vdso: (Option<f64>, Option<f64>),
+    pub counted: bool,
+    pub verdict: Option<Verdict>,
+    pub lost: Option<policy::LostFastPath>,
+    pub clocksource: Option<String>,
+    pub over: Option<(f64, f64)>,
+}
+
+impl ClockRow {
+    pub fn kind(&self) -> Kind {
+        match (self.verdict, self.lost) {
             // The vDSO itself entering the kernel is the clocksource's doing.
-            let kind = match v {
-                Some(Verdict::KernelFallback) => Kind::ClocksourceNoVdso,
-                Some(Verdict::Missing) => Kind::VdsoExportsBroken,
-                _ => Kind::ClockLostFastPath,
-            };
-            Check::new(kind, name, Status::Fail, format!("{message}; {detail}"), Some(&hint))
+            (Some(Verdict::KernelFallback), Some(_)) => Kind::ClocksourceNoVdso,
+            (Some(Verdict::Missing), Some(_)) => Kind::VdsoExportsBroken,
+            (_, Some(_)) => Kind::ClockLostFastPath,
+            (Some(Verdict::KernelFallback) | Some(Verdict::Unsupported), None) => Kind::ClockAlwaysSyscall,
+            (Some(Verdict::NotOffered), None) => Kind::ClockNotOffered,
+            _ if self.over.is_some() => Kind::ClockOverMaxNs,
+            (Some(Verdict::Fast), None) => Kind::ClockFast,
+            _ => Kind::ClockNoVerdict,
         }
-        (Some(Verdict::KernelFallback), None) => {
-            Check::new(Kind::ClockAlwaysSyscall, name, Status::Ok, format!("{label}: always a syscall, as on every kernel; {detail}"), None)
-        }
-        (Some(Verdict::NotOffered), None) => Check::new(Kind::ClockNotOffered,
-            name,
-            Status::Info,
-            format!(
-                "{label}: not offered by the {} vDSO, by design; {detail}",
-                arch::HOST_ABI.map_or("this", arch::Abi::name)
-            ),
-            None,
-        ),
-        (Some(Verdict::Unsupported), None) => {
-            Check::new(Kind::ClockAlwaysSyscall, name, Status::Ok, format!("{label}: the kernel rejects it here (EINVAL)"), None)
-        }
-        _ => match over {
-            Some((max, ns)) => Check::new(Kind::ClockOverMaxNs,
-                name,
-                Status::Fail,
-                format!("{label}: {}/call through libc, over --max-ns {max}; {detail}", ns_text(ns)),
-                Some(&format!(
-                    "the direct vDSO call measured {} here; when it is as slow, the clocksource or a loaded host is why",
-                    vdso_ns.map_or_else(|| "-".into(), ns_text)
-                )),
-            ),
-            None if verdict == Some(Verdict::Fast) => {
-                Check::new(Kind::ClockFast, name, Status::Ok, format!("{label}: fast; {detail}"), None)
+    }
+
+    pub fn status(&self) -> Status {
+        match self.kind() {
+            Kind::ClocksourceNoVdso | Kind::VdsoExportsBroken | Kind::ClockLostFastPath | Kind::ClockOverMaxNs => {
+                Status::Fail
             }
-            None => Check::new(Kind::ClockNoVerdict, name, Status::Warn, format!("{label}: no verdict; {detail}"), None),
-        },
+            Kind::ClockNotOffered => Status::Info,
+            Kind::ClockNoVerdict => Status::Warn,
+            _ => Status::Ok,
+        }
     }
 }

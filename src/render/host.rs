@@ -7,7 +7,8 @@
 
 use crate::arch::{self, Abi, VdsoFn};
 use crate::inspect::kernel::VsyscallMode;
-use crate::model::host::{HostRow, VdsoSymbols, TSC_FLAGS};
+use crate::model::host::{ClockRow, HostRow, VdsoSymbols, TSC_FLAGS};
+use crate::model::policy::Verdict;
 use crate::model::policy::{GetrandomFact, LibcRoute, LostFastPath, Offers, SysinfoEhdr, VdsoMapping};
 use crate::model::row::Check;
 use crate::model::{Finding, Status};
@@ -283,12 +284,71 @@ pub fn host_row(row: &HostRow) -> Check {
     Check::new(row.kind(), row.name(), row.status(), detail, hint)
 }
 
+/// What getrandom costs here: `libc 650 ns, vDSO 40.0 ns`, and with
+/// counts (`counted`: libc's and the vDSO's syscalls/call) what each makes.
+pub fn getrandom_costs(
+    libc_ns: Option<f64>,
+    vdso_ns: Option<f64>,
+    counted: Option<(Option<f64>, Option<f64>)>,
+) -> String {
+    let mut costs = cost_pair(libc_ns, vdso_ns);
+    if let Some((libc, vdso)) = counted {
+        let sc = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
+        costs += &format!("; syscalls/call libc {}, vDSO {}", sc(libc), sc(vdso));
+    }
+    costs
+}
+
+/// One clock's row, worded (its kind and status the model's).
+pub fn clock_row(row: &ClockRow) -> Check {
+    let cost = |ns: Option<f64>| ns.map_or_else(|| "-".to_string(), crate::words::ns_text);
+    let sc = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
+    let basis = if row.counted { "counted" } else { "timing-based: perf not permitted" };
+    let detail = format!(
+        "libc {} ({} syscalls/call), vdso {} ({}) [{basis}]",
+        cost(row.libc.0),
+        sc(row.libc.1),
+        cost(row.vdso.0),
+        sc(row.vdso.1)
+    );
+    let label = &row.label;
+    let (detail, hint) = match (row.verdict, row.lost) {
+        (_, Some(lost)) => {
+            let (message, hint) = lost_fast_path(lost, label, row.clocksource.as_deref());
+            (format!("{message}; {detail}"), Some(hint))
+        }
+        (Some(Verdict::KernelFallback), None) => {
+            (format!("{label}: always a syscall, as on every kernel; {detail}"), None)
+        }
+        (Some(Verdict::NotOffered), None) => (
+            format!(
+                "{label}: not offered by the {} vDSO, by design; {detail}",
+                arch::HOST_ABI.map_or("this", Abi::name)
+            ),
+            None,
+        ),
+        (Some(Verdict::Unsupported), None) => (format!("{label}: the kernel rejects it here (EINVAL)"), None),
+        _ => match row.over {
+            Some((max, ns)) => (
+                format!("{label}: {}/call through libc, over --max-ns {max}; {detail}", crate::words::ns_text(ns)),
+                Some(format!(
+                    "the direct vDSO call measured {} here; when it is as slow, the clocksource or a loaded host is why",
+                    cost(row.vdso.0)
+                )),
+            ),
+            None if row.verdict == Some(Verdict::Fast) => (format!("{label}: fast; {detail}"), None),
+            None => (format!("{label}: no verdict; {detail}"), None),
+        },
+    };
+    Check::new(row.kind(), row.name.clone(), row.status(), detail, hint.as_deref())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::arch::Runtime;
     use crate::model::kind::Kind;
-    use crate::model::policy::{self, Verdict};
+    use crate::model::policy;
 
     #[test]
     fn mapping_and_auxv_findings_are_worded_here() {
@@ -378,7 +438,71 @@ mod tests {
         assert_eq!((rows[1].detail.as_str(), rows[1].hint.as_deref()), ("ok", None));
     }
 
+    #[test]
+    fn clock_rows_are_worded_here() {
+        let row = ClockRow {
+            name: "clock:MONOTONIC".into(),
+            label: "CLOCK_MONOTONIC".into(),
+            libc: (Some(650.0), Some(1.0)),
+            vdso: (Some(40.0), Some(0.0)),
+            counted: true,
+            verdict: Some(Verdict::KernelFallback),
+            lost: Some(LostFastPath::KernelFallback),
+            clocksource: Some("xen".into()),
+            over: None,
+        };
+        let c = clock_row(&row);
+        assert_eq!((c.kind, c.status), (Kind::ClocksourceNoVdso, Status::Fail));
+        assert!(c.detail.starts_with("CLOCK_MONOTONIC: the vDSO itself enters the kernel"), "{}", c.detail);
+        assert!(
+            c.detail.ends_with("; libc 650 ns (1.00 syscalls/call), vdso 40.0 ns (0.00) [counted]"),
+            "{}",
+            c.detail
+        );
+        let fast = ClockRow { verdict: Some(Verdict::Fast), lost: None, counted: false, ..row };
+        let c = clock_row(&fast);
+        assert_eq!((c.kind, c.status), (Kind::ClockFast, Status::Ok));
+        assert!(c.detail.ends_with("[timing-based: perf not permitted]"), "{}", c.detail);
+        let over = clock_row(&ClockRow { over: Some((1.0, 650.0)), ..fast });
+        assert_eq!((over.kind, over.status), (Kind::ClockOverMaxNs, Status::Fail));
+        assert_eq!(
+            getrandom_costs(Some(650.0), None, Some((Some(1.0), None))),
+            "libc 650 ns, vDSO -; syscalls/call libc 1.00, vDSO -"
+        );
+    }
+
+    #[test]
+    fn host_rows_are_worded_here() {
+        let c = host_row(&HostRow::TscFlags { missing: vec!["nonstop_tsc"] });
+        assert_eq!((c.name.as_str(), c.kind, c.status), ("tsc_flags", Kind::TscUnstable, Status::Warn));
+        assert!(c.detail.starts_with("missing nonstop_tsc: "), "{}", c.detail);
+        let c = host_row(&HostRow::TscFlags { missing: vec![] });
+        assert_eq!(
+            (c.kind, c.status, c.detail.as_str()),
+            (Kind::TscOk, Status::Ok, "constant_tsc nonstop_tsc tsc_known_freq")
+        );
+        let c = host_row(&HostRow::KernelVersion {
+            release: "5.2.0".into(),
+            served: vec!["REALTIME"],
+            not_yet: vec![("MONOTONIC_RAW", (5, 3))],
+        });
+        assert_eq!((c.kind, c.status), (Kind::KernelOldClocks, Status::Warn));
+        assert!(
+            c.detail.starts_with("5.2.0: the vDSO serves REALTIME but not MONOTONIC_RAW (from 5.3) ("),
+            "{}",
+            c.detail
+        );
+        let c = host_row(&HostRow::Libc { name: "musl".into(), version: None, static_linked: true });
+        assert_eq!(c.detail, "vdsoctl runs on musl (version unknown) (statically linked)");
+    }
+
     /// Issue 40: the host subject's model files hold no sentence.
+    #[test]
+    fn model_host_holds_no_prose() {
+        let prose = crate::render::prose::of(include_str!("../model/host.rs"));
+        assert!(prose.is_empty(), "prose in model/host.rs: {prose:?}");
+    }
+
     #[test]
     fn model_policy_holds_no_prose() {
         let prose = crate::render::prose::of(include_str!("../model/policy.rs"));
