@@ -20,6 +20,7 @@ pub mod dump;
 pub mod flame;
 pub mod gate;
 pub mod hint;
+pub mod host;
 pub mod maps;
 pub mod observe;
 pub mod prom;

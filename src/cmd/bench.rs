@@ -32,5 +32,7 @@ pub fn run(req: &BenchJob, out: &Output) -> Result<Outcome> {
     emit(out, &report)?;
     // A FAIL line (a lost fast path, --max-ns, --verify) or a slower row means exit 1.
     let slower = report.baseline.as_ref().is_some_and(|d| d.has_regression());
-    Ok(Outcome::from_crossed(crossed || slower || crate::render::any_fail(&report.findings)))
+    Ok(Outcome::from_crossed(
+        crossed || slower || report.findings.iter().any(|f| f.status() == crate::model::Status::Fail),
+    ))
 }

@@ -11,7 +11,7 @@ pub use crate::measure::bench::Path;
 use crate::measure::bench::{self as m, BenchRequest, BenchRun, Check, Plan, Stats, Target, TargetRun};
 use crate::model::kind::Kind;
 use crate::model::policy::Verdict;
-use crate::model::{policy, ClockRef, Finding, Status};
+use crate::model::{policy, ClockRef, Status};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -20,7 +20,8 @@ use std::collections::BTreeMap;
 pub struct BenchReport {
     /// One entry per function, clock and path measured.
     pub results: Vec<BenchResult>,
-    pub findings: Vec<Finding>,
+    /// What the run found, typed: render/bench.rs words each (`BenchFact`).
+    pub findings: Vec<BenchFact>,
     /// `counted` (perf raw_syscalls:sys_enter) or `timing` (perf unavailable).
     pub basis: Basis,
     /// The cross-path checks of `--verify`; `null` without it.
@@ -72,21 +73,11 @@ pub fn judge(run: BenchRun, kernel: &KernelFacts) -> (BenchReport, bool) {
     let measured = run.targets.iter().map(Measured::of).collect();
     let (results, mut crossed) = verdicts(measured, basis, req, &cx, &mut findings);
     if req.max_ns.is_some() && !req.paths.contains(&Path::Libc) {
-        findings.push(Finding::new(
-            Kind::Note,
-            Status::Warn,
-            "--max-ns compares the libc path, which --paths left out",
-            None,
-        ));
+        findings.push(BenchFact::MaxNsWithoutLibc);
     }
     for c in run.verify.iter().flatten().filter(|c| !c.ok) {
         crossed = true;
-        findings.push(Finding::new(
-            Kind::VerifyFailed,
-            Status::Fail,
-            format!("verify: {} failed: {}", c.name, c.detail),
-            None,
-        ));
+        findings.push(BenchFact::VerifyFailed { name: c.name.clone(), detail: c.detail.clone() });
     }
     let paths = req.paths.iter().copied().filter(|p| results.iter().any(|r| r.path == *p)).collect();
     let report = BenchReport { results, findings, basis, verify: run.verify, plan: run.plan, paths, baseline: None };
@@ -96,46 +87,22 @@ pub fn judge(run: BenchRun, kernel: &KernelFacts) -> (BenchReport, bool) {
 /// What the run says of vdsoctl's own paths and of counting, before any
 /// verdict: its vDSO unusable or a symbol not bound, no [vsyscall] page,
 /// syscalls not counted.
-fn run_findings(run: &BenchRun) -> Vec<Finding> {
+fn run_findings(run: &BenchRun) -> Vec<BenchFact> {
     let mut findings = Vec::new();
     if let Some(e) = &run.vdso_error {
-        findings.push(Finding::new(
-            Kind::VdsoUnreadable,
-            Status::Fail,
-            format!("vdsoctl's own vDSO could not be used: {e}"),
-            Some("every clock read of this process is a syscall; check `vdso=` on the kernel command line".into()),
-        ));
+        findings.push(BenchFact::VdsoUnusable { error: e.to_string() });
     }
     for name in &run.wrong_version {
-        findings.push(Finding::new(
-            Kind::VdsoExportsBroken,
-            Status::Warn,
-            format!("the vDSO exports {name} with another version than the C library expects: it is not bound"),
-            None,
-        ));
+        findings.push(BenchFact::WrongVersion { symbol: name.to_string() });
     }
     if run.req.paths.contains(&Path::Vsyscall) && !run.vsyscall_page && arch::HOST_MACHINE == arch::machine::X86_64 {
-        findings.push(Finding::new(
-            Kind::Note,
-            Status::Info,
-            "no executable [vsyscall] page in this process (vsyscall=none): the vsyscall path is not measured",
-            None,
-        ));
+        findings.push(BenchFact::NoVsyscallPage);
     }
     if let Some(e) = &run.count_error {
-        findings.push(Finding::new(Kind::CountsUnavailable,
-            Status::Warn,
-            format!("syscalls per call cannot be counted: {e}"),
-            Some("verdicts below are timing-based (a path costing half a raw syscall or more counts as entering the kernel)".into()),
-        ));
+        findings.push(BenchFact::NotCounted { error: e.clone(), recount: false });
     }
     if let Some(e) = &run.recount_error {
-        findings.push(Finding::new(
-            Kind::CountsUnavailable,
-            Status::Warn,
-            format!("syscalls per call cannot be counted: {e}"),
-            None,
-        ));
+        findings.push(BenchFact::NotCounted { error: e.clone(), recount: true });
     }
     findings
 }
@@ -171,7 +138,7 @@ fn verdicts(
     basis: Basis,
     req: &BenchRequest,
     cx: &Context,
-    findings: &mut Vec<Finding>,
+    findings: &mut Vec<BenchFact>,
 ) -> (Vec<BenchResult>, bool) {
     let kernel_version = cx.kernel_version;
     let clocksource = cx.clocksource.clone();
@@ -186,7 +153,7 @@ fn verdicts(
         let label = label(t);
         findings.extend(disagreement(&label, &answered, errno));
         if let Some(ns) = rows.get(&Path::Vsyscall).filter(|r| r.error.is_none()).and_then(|r| r.ns_per_call) {
-            vsyscall_costs.push(format!("{label} {}", crate::words::ns_text(ns)));
+            vsyscall_costs.push((label.clone(), ns));
         }
         let enters = |p: Path| -> policy::Enters {
             let r = rows.get(&p)?;
@@ -204,10 +171,12 @@ fn verdicts(
             policy::should_be_fast(t.function, t.clock, vdso_present, kernel_version) && route.reads_vdso();
         match verdict {
             Some(v @ (Verdict::LibcBypass | Verdict::KernelFallback | Verdict::Missing)) => {
-                match policy::lost_fast_path(v, &label, t.function, t.clock, kernel_version, clocksource.as_deref()) {
-                    Some((message, hint)) => {
-                        findings.push(Finding::new(Kind::ClockLostFastPath, Status::Fail, message, Some(hint)))
-                    }
+                match policy::lost_fast_path(v, t.function, t.clock, kernel_version) {
+                    Some(lost) => findings.push(BenchFact::LostFastPath {
+                        label: label.clone(),
+                        lost,
+                        clocksource: clocksource.clone(),
+                    }),
                     None if v == Verdict::KernelFallback => fallback_expected.push(label.clone()),
                     None => {}
                 }
@@ -221,18 +190,14 @@ fn verdicts(
             },
             Some(Verdict::LibcSyscall) => {
                 let ns = |p: Path| rows.get(&p).and_then(|r| r.ns_per_call);
-                let costs = policy::cost_pair(ns(Path::Libc), ns(Path::Vdso));
-                if let Some((message, hint)) = policy::libc_syscall_words(t.function, route, &costs) {
-                    findings.push(Finding::new(
-                        if t.function.kind() == arch::FnKind::Random {
-                            Kind::RandomSyscallHostLibc
-                        } else {
-                            Kind::ClockLostFastPath
-                        },
-                        Status::Warn,
-                        format!("{label}: {message}"),
-                        Some(hint),
-                    ));
+                if matches!(route, policy::LibcRoute::Older { .. } | policy::LibcRoute::Never { .. }) {
+                    findings.push(BenchFact::LibcSyscall {
+                        label: label.clone(),
+                        function: t.function,
+                        route,
+                        libc_ns: ns(Path::Libc),
+                        vdso_ns: ns(Path::Vdso),
+                    });
                 }
             }
             Some(Verdict::Fast) | None => {}
@@ -250,48 +215,26 @@ fn verdicts(
     }
     closing_findings(&fallback_expected, unsupported, &vsyscall_costs, findings);
     if !not_offered.is_empty() {
-        findings.push(not_offered_finding(&not_offered));
+        findings.push(BenchFact::NotOffered { labels: not_offered });
     }
     for (label, since) in too_new {
-        findings.push(too_new_finding(&label, since, kernel_version));
+        findings.push(BenchFact::TooNew { label, since, kernel: kernel_version });
     }
     (results, crossed)
 }
 
-/// A function this kernel's vDSO does not offer yet (getrandom before 6.11
-/// on x86_64): every call is a syscall, whatever the C library.
-fn too_new_finding(label: &str, since: (u32, u32), kernel: Option<(u32, u32)>) -> Finding {
-    let arch = arch::HOST_ABI.map_or("this", arch::Abi::name);
-    let this = kernel.map_or_else(|| "this kernel".into(), |(a, b)| format!("kernel {a}.{b}"));
-    Finding::new(Kind::RandomNotOffered,
-        Status::Info,
-        format!(
-            "{label}: not offered by {this}'s vDSO (the {arch} vDSO has it from {}.{}) — every call is a syscall, whatever the C library",
-            since.0, since.1
-        ),
-        None,
-    )
-}
-
 /// The paths disagree: some answer, some fail.
-fn disagreement(label: &str, answered: &[(Path, bool)], errno: Option<i32>) -> Option<Finding> {
+fn disagreement(label: &str, answered: &[(Path, bool)], errno: Option<i32>) -> Option<BenchFact> {
     if !(answered.iter().any(|a| a.1) && answered.iter().any(|a| !a.1)) {
         return None;
     }
-    let side = |ok: bool| answered.iter().filter(|a| a.1 == ok).map(|a| a.0.name()).collect::<Vec<_>>().join(", ");
-    Some(Finding::new(
-        Kind::PathsDisagree,
-        Status::Warn,
-        format!(
-            "{label}: the paths disagree — {} answer, {} fail with {}",
-            side(true),
-            side(false),
-            errno.map_or_else(|| "an error".into(), m::errno_name)
-        ),
-        Some(
-            "a program sees a different answer depending on how it calls; compare with `vdsoctl bench --verify`".into(),
-        ),
-    ))
+    let side = |ok: bool| answered.iter().filter(|a| a.1 == ok).map(|a| a.0).collect();
+    Some(BenchFact::PathsDisagree {
+        label: label.to_string(),
+        answer: side(true),
+        fail: side(false),
+        errno: errno.map(m::errno_name),
+    })
 }
 
 /// `--max-ns` crossed through libc by a call that should be fast here.
@@ -300,36 +243,16 @@ fn over_max_ns(
     rows: &BTreeMap<Path, BenchResult>,
     max_ns: Option<f64>,
     fast_expected: bool,
-) -> Option<Finding> {
+) -> Option<BenchFact> {
     let ns_of = |p: Path| rows.get(&p).and_then(|r| r.ns_per_call);
     let (max, ns) = policy::over_max_ns(max_ns, fast_expected, ns_of(Path::Libc))?;
-    Some(Finding::new(Kind::ClockOverMaxNs,
-        Status::Fail,
-        format!("{label}: {}/call through libc, over --max-ns {max}", crate::words::ns_text(ns)),
-        Some(match (ns_of(Path::Vdso), ns_of(Path::Syscall)) {
-            (Some(vdso), Some(sys)) => format!(
-                "the direct vDSO call measured {} here and the syscall {}: see the verdict column; a slow clocksource or a loaded host raises both",
-                crate::words::ns_text(vdso),
-                crate::words::ns_text(sys)
-            ),
-            _ => "see the verdict column: a bypass, a slow clocksource or a loaded host".into(),
-        }),
-    ))
-}
-
-/// Functions this architecture's vDSO does not offer, by design: said, not judged.
-fn not_offered_finding(labels: &[String]) -> Finding {
-    let arch = arch::HOST_ABI.map_or("this", arch::Abi::name);
-    Finding::new(
-        Kind::ClockNotOffered,
-        Status::Info,
-        format!(
-            "{}: the {arch} vDSO does not offer {}, by design — the C library's path is what programs get",
-            labels.join(", "),
-            if labels.len() == 1 { "it" } else { "them" }
-        ),
-        None,
-    )
+    Some(BenchFact::OverMaxNs {
+        label: label.to_string(),
+        max,
+        ns,
+        vdso_ns: ns_of(Path::Vdso),
+        syscall_ns: ns_of(Path::Syscall),
+    })
 }
 
 /// The findings said once for the whole run: expected kernel fallbacks,
@@ -337,51 +260,113 @@ fn not_offered_finding(labels: &[String]) -> Finding {
 fn closing_findings(
     fallback_expected: &[String],
     unsupported: Vec<(String, Option<i32>)>,
-    vsyscall_costs: &[String],
-    findings: &mut Vec<Finding>,
+    vsyscall_costs: &[(String, f64)],
+    findings: &mut Vec<BenchFact>,
 ) {
     if !fallback_expected.is_empty() {
-        findings.push(Finding::new(
-            Kind::ClockAlwaysSyscall,
-            Status::Info,
-            format!(
-                "{} {} the kernel even through the vDSO, as on every kernel (CPU-time and alarm clocks)",
-                fallback_expected.join(", "),
-                if fallback_expected.len() == 1 { "enters" } else { "enter" }
-            ),
-            None,
-        ));
+        findings.push(BenchFact::AlwaysSyscall { labels: fallback_expected.to_vec() });
     }
     // Why EINVAL, from what was asked: alarm clocks need an RTC that can
     // wake the system; any other id is one this kernel does not have.
     let (alarms, others): (Vec<_>, Vec<_>) =
         unsupported.into_iter().partition(|(_, clock)| matches!(clock, Some(8) | Some(9)));
-    let names = |v: &[(String, Option<_>)]| v.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>().join(", ");
+    let labels = |v: Vec<(String, Option<i32>)>| v.into_iter().map(|(l, _)| l).collect::<Vec<_>>();
     if !alarms.is_empty() {
-        findings.push(Finding::new(
-            Kind::ClockAlwaysSyscall,
-            Status::Info,
-            format!(
-                "the kernel rejects {} here (EINVAL): alarm clocks need an RTC that can wake the system",
-                names(&alarms)
-            ),
-            None,
-        ));
+        findings.push(BenchFact::Rejected { labels: labels(alarms), alarm: true });
     }
     if !others.is_empty() {
-        findings.push(Finding::new(
-            Kind::ClockAlwaysSyscall,
-            Status::Info,
-            format!("the kernel rejects {} here (EINVAL): this kernel has no such clock id", names(&others)),
-            Some("clock ids 0–11 are the kernel's; `vdsoctl bench` with no --clocks measures every one".into()),
-        ));
+        findings.push(BenchFact::Rejected { labels: labels(others), alarm: false });
     }
     if !vsyscall_costs.is_empty() {
-        findings.push(Finding::new(Kind::VsyscallCost,
-            Status::Info,
-            format!("[vsyscall] calls cost {} with no syscall counted: the kernel emulates them, invisible to strace", vsyscall_costs.join(", ")),
-            Some("`vdsoctl trace` counts vsyscall:emulate_vsyscall; rebuild legacy binaries that still call the fixed page".into()),
-        ));
+        findings.push(BenchFact::VsyscallCost { costs: vsyscall_costs.to_vec() });
+    }
+}
+
+/// What a bench run found, as data: render/bench.rs words it (its table
+/// lines, its JSON finding); its kind and status are here.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BenchFact {
+    /// vdsoctl's own vDSO could not be used (`error`).
+    VdsoUnusable { error: String },
+    /// The vDSO exports `symbol` with another version than the C library
+    /// expects: it is not bound.
+    WrongVersion { symbol: String },
+    /// No executable [vsyscall] page in this process: the path is not measured.
+    NoVsyscallPage,
+    /// Syscalls per call cannot be counted (`error`); `recount`: the
+    /// recount failed, after the first counts.
+    NotCounted { error: String, recount: bool },
+    /// `--max-ns` without the libc path it compares.
+    MaxNsWithoutLibc,
+    /// A `--verify` check failed.
+    VerifyFailed { name: String, detail: String },
+    /// `label` loses the fast path (`clocksource`: the current one).
+    LostFastPath { label: String, lost: policy::LostFastPath, clocksource: Option<String> },
+    /// The C library makes `function`'s syscall by design (`route`), at
+    /// these costs.
+    LibcSyscall {
+        label: String,
+        function: VdsoFn,
+        route: policy::LibcRoute,
+        libc_ns: Option<f64>,
+        vdso_ns: Option<f64>,
+    },
+    /// `label` costs `ns` through libc, over `--max-ns` `max`.
+    OverMaxNs { label: String, max: f64, ns: f64, vdso_ns: Option<f64>, syscall_ns: Option<f64> },
+    /// The architecture's vDSO does not offer these, by design.
+    NotOffered { labels: Vec<String> },
+    /// Not offered by this kernel's vDSO yet: from `since` on.
+    TooNew { label: String, since: (u32, u32), kernel: Option<(u32, u32)> },
+    /// Some paths answer, some fail (with `errno`, by name).
+    PathsDisagree { label: String, answer: Vec<Path>, fail: Vec<Path>, errno: Option<String> },
+    /// These enter the kernel even through the vDSO (CPU-time clocks).
+    AlwaysSyscall { labels: Vec<String> },
+    /// The kernel rejects these clock ids (EINVAL); `alarm`: alarm clocks.
+    Rejected { labels: Vec<String>, alarm: bool },
+    /// What [vsyscall] calls cost, per label, in ns.
+    VsyscallCost { costs: Vec<(String, f64)> },
+}
+
+impl BenchFact {
+    pub fn kind(&self) -> Kind {
+        match self {
+            BenchFact::VdsoUnusable { .. } => Kind::VdsoUnreadable,
+            BenchFact::WrongVersion { .. } => Kind::VdsoExportsBroken,
+            BenchFact::NoVsyscallPage | BenchFact::MaxNsWithoutLibc => Kind::Note,
+            BenchFact::NotCounted { .. } => Kind::CountsUnavailable,
+            BenchFact::VerifyFailed { .. } => Kind::VerifyFailed,
+            BenchFact::LostFastPath { .. } => Kind::ClockLostFastPath,
+            BenchFact::LibcSyscall { function, .. } if function.kind() == arch::FnKind::Random => {
+                Kind::RandomSyscallHostLibc
+            }
+            BenchFact::LibcSyscall { .. } => Kind::ClockLostFastPath,
+            BenchFact::OverMaxNs { .. } => Kind::ClockOverMaxNs,
+            BenchFact::NotOffered { .. } => Kind::ClockNotOffered,
+            BenchFact::TooNew { .. } => Kind::RandomNotOffered,
+            BenchFact::PathsDisagree { .. } => Kind::PathsDisagree,
+            BenchFact::AlwaysSyscall { .. } | BenchFact::Rejected { .. } => Kind::ClockAlwaysSyscall,
+            BenchFact::VsyscallCost { .. } => Kind::VsyscallCost,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        match self {
+            BenchFact::VdsoUnusable { .. }
+            | BenchFact::VerifyFailed { .. }
+            | BenchFact::LostFastPath { .. }
+            | BenchFact::OverMaxNs { .. } => Status::Fail,
+            BenchFact::WrongVersion { .. }
+            | BenchFact::NotCounted { .. }
+            | BenchFact::MaxNsWithoutLibc
+            | BenchFact::LibcSyscall { .. }
+            | BenchFact::PathsDisagree { .. } => Status::Warn,
+            BenchFact::NoVsyscallPage
+            | BenchFact::NotOffered { .. }
+            | BenchFact::TooNew { .. }
+            | BenchFact::AlwaysSyscall { .. }
+            | BenchFact::Rejected { .. }
+            | BenchFact::VsyscallCost { .. } => Status::Info,
+        }
     }
 }
 
@@ -464,6 +449,12 @@ impl BenchReport {
 mod tests {
     use super::*;
     use crate::measure::bench::PathRun;
+    use crate::model::Finding;
+
+    /// The facts worded, as render/bench.rs says them.
+    fn worded(facts: &[BenchFact]) -> Vec<Finding> {
+        facts.iter().map(crate::render::bench::finding).collect()
+    }
 
     fn row(function: VdsoFn, path: Path, ns: f64, syscalls: f64) -> BenchResult {
         BenchResult {
@@ -569,7 +560,8 @@ mod tests {
             ]
         );
         assert!(report.results.iter().all(|r| r.verdict == Some(Verdict::LibcBypass)), "{:?}", report.results);
-        let said: Vec<_> = report.findings.iter().map(|f| (f.severity, f.message.as_str())).collect();
+        let said = worded(&report.findings);
+        let said: Vec<_> = said.iter().map(|f| (f.severity, f.message.as_str())).collect();
         assert_eq!(said.len(), 2, "{said:?}");
         assert_eq!(
             said[0],
@@ -606,7 +598,7 @@ mod tests {
         assert_eq!(report.results.len(), 3);
         assert!(report.results.iter().all(|r| r.error.as_deref() == Some("EINVAL") && r.ns_per_call.is_none()));
         assert!(report.results.iter().all(|r| r.verdict == Some(Verdict::Unsupported)), "{:?}", report.results);
-        let f = &report.findings;
+        let f = &worded(&report.findings);
         assert_eq!(f.len(), 3, "{f:?}");
         assert_eq!(
             (f[0].severity, f[0].message.as_str()),
@@ -639,6 +631,7 @@ mod tests {
         assert!(!crossed, "--max-ns does not hold a syscall-only call to a budget");
         assert_eq!(results.len(), 2, "libc and syscall rows: {results:?}");
         assert!(results.iter().all(|r| r.verdict == Some(Verdict::NotOffered)), "{results:?}");
+        let findings = worded(&findings);
         assert_eq!(findings.len(), 1, "{findings:?}");
         assert_eq!(findings[0].severity, Status::Info);
         assert_eq!(
@@ -665,6 +658,7 @@ mod tests {
         assert!(!crossed);
         assert_eq!(results.len(), 3);
         assert!(results.iter().all(|r| r.verdict == Some(Verdict::LibcSyscall)), "{results:?}");
+        let findings = worded(&findings);
         assert_eq!(findings.len(), 1, "{findings:?}");
         let f = &findings[0];
         assert_eq!(f.severity, Status::Warn);
@@ -684,6 +678,7 @@ mod tests {
         // musl: no release reads it from the vDSO.
         let mut findings = Vec::new();
         verdicts(vec![getrandom(true)], Basis::Counted, &request(), &cx((6, 18), "musl", None), &mut findings);
+        let findings = worded(&findings);
         assert!(findings[0].message.contains("no musl release reads getrandom from the vDSO"), "{findings:?}");
     }
 }

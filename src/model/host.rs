@@ -18,7 +18,7 @@ use crate::inspect::elf::Image;
 use crate::inspect::host::{HostSnapshot, KernelFacts, VdsoFacts};
 use crate::inspect::kernel::{self, Clocksource, VsyscallMode};
 use crate::measure::bench::{BenchRequest, BenchRun, Path};
-use crate::words::ns_text;
+use crate::render;
 
 /// The host audit of what `snap` read and the quick clock bench `bench`
 /// ran (of [`clock_request`]`(max_ns)`): vdsoctl's own vDSO, the
@@ -67,177 +67,204 @@ pub fn mapping_checks(process: &VdsoFacts, who: &str) -> Vec<Check> {
     checks
 }
 
-/// The vDSO image of a process exports what its C library binds.
+/// What a process's vDSO image says of the symbols its C library binds,
+/// as data: render/host.rs words it into the `vdso_symbols` row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VdsoSymbols {
+    /// The image could not be read (`error`).
+    Unreadable { error: String },
+    /// Every symbol the C library binds is exported (`exported`, with
+    /// `version`), with these hash tables.
+    Exports { exported: Vec<&'static str>, version: &'static str, has_hash: bool, has_gnu_hash: bool },
+    /// What is wrong (WARN or worse), for a `musl` process or not;
+    /// `hash_only`: all that is wrong is a missing DT_HASH (DT_GNU_HASH only).
+    Problems { problems: Vec<ImageProblem>, hash_only: bool, musl: bool },
+}
+
+impl VdsoSymbols {
+    pub fn kind(&self) -> Kind {
+        match self {
+            VdsoSymbols::Unreadable { .. } => Kind::VdsoUnreadable,
+            VdsoSymbols::Exports { .. } => Kind::VdsoExportsOk,
+            VdsoSymbols::Problems { hash_only: true, .. } => Kind::VdsoGnuHashOnly,
+            VdsoSymbols::Problems { .. } => Kind::VdsoExportsBroken,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        match self {
+            VdsoSymbols::Exports { .. } => Status::Ok,
+            VdsoSymbols::Problems { hash_only: true, musl: false, .. } => Status::Warn,
+            VdsoSymbols::Unreadable { .. } | VdsoSymbols::Problems { .. } => Status::Fail,
+        }
+    }
+}
+
+/// Whether the vDSO image of a process exports what its C library binds.
 /// `musl`: the process uses musl, for which a missing DT_HASH is fatal.
-pub fn vdso_symbols_check(process: &VdsoFacts, who: &str, musl: bool) -> Check {
-    let name = format!("{who}vdso_symbols");
+pub fn vdso_symbols(process: &VdsoFacts, musl: bool) -> VdsoSymbols {
     let img = match &process.image {
         Ok(img) => img,
-        Err(e) => {
-            return Check::new(
-                Kind::VdsoUnreadable,
-                name,
-                Status::Fail,
-                format!("cannot read the vDSO image: {e}"),
-                None,
-            )
-        }
+        Err(e) => return VdsoSymbols::Unreadable { error: e.to_string() },
     };
-    let judged = image_problems(img);
-    let hash = match (img.has_hash, img.has_gnu_hash) {
-        (true, true) => "DT_HASH and DT_GNU_HASH",
-        (true, false) => "DT_HASH",
-        (false, true) => "DT_GNU_HASH only",
-        (false, false) => "no hash table",
-    };
-    let exported: Vec<&str> = arch::vdso_abi(img.machine, img.is_64)
-        .map(|abi| abi.symbols.iter().map(|s| s.name).filter(|n| img.symbols.iter().any(|s| &s.name == n)).collect())
-        .unwrap_or_default();
-    let version = arch::vdso_abi(img.machine, img.is_64).map_or("?", |a| a.version);
     // A missing DT_HASH only matters to musl.
-    let problems: Vec<(&ImageProblem, crate::model::Finding)> = judged
-        .iter()
-        .filter(|p| musl || **p != ImageProblem::GnuHashOnly)
-        .map(|p| (p, p.finding()))
-        .filter(|(_, f)| f.severity >= Status::Warn)
+    let problems: Vec<ImageProblem> = image_problems(img)
+        .into_iter()
+        .filter(|p| musl || *p != ImageProblem::GnuHashOnly)
+        .filter(|p| p.status() >= Status::Warn)
         .collect();
     if problems.is_empty() {
-        return Check::new(
-            Kind::VdsoExportsOk,
-            name,
-            Status::Ok,
-            format!("exports {} ({version}); {hash}", exported.join(" ")),
-            None,
-        );
+        let exported = arch::vdso_abi(img.machine, img.is_64)
+            .map(|abi| {
+                abi.symbols.iter().map(|s| s.name).filter(|n| img.symbols.iter().any(|s| &s.name == n)).collect()
+            })
+            .unwrap_or_default();
+        let version = arch::vdso_abi(img.machine, img.is_64).map_or("?", |a| a.version);
+        return VdsoSymbols::Exports { exported, version, has_hash: img.has_hash, has_gnu_hash: img.has_gnu_hash };
     }
-    let hash_only = problems.iter().all(|(p, _)| **p == ImageProblem::GnuHashOnly);
-    Check::new(
-        if hash_only { Kind::VdsoGnuHashOnly } else { Kind::VdsoExportsBroken },
-        name,
-        if hash_only && !musl { Status::Warn } else { Status::Fail },
-        problems.iter().map(|(_, f)| f.message.as_str()).collect::<Vec<_>>().join("; "),
-        problems.iter().find_map(|(_, f)| f.hint.as_deref()).or(Some("`vdsoctl dump` shows the whole image")),
-    )
+    let hash_only = problems.iter().all(|p| *p == ImageProblem::GnuHashOnly);
+    VdsoSymbols::Problems { problems, hash_only, musl }
+}
+
+/// The `{who}vdso_symbols` row of [`vdso_symbols`], worded by render/host.rs.
+pub fn vdso_symbols_check(process: &VdsoFacts, who: &str, musl: bool) -> Check {
+    render::host::vdso_symbols_row(&vdso_symbols(process, musl), who)
+}
+
+/// One of the host's own rows (clocksource, TSC, kernel, vsyscall, libc),
+/// judged, as data: render/host.rs words it ([`render::host::host_row`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostRow {
+    /// /sys/devices/system/clocksource is not readable.
+    ClocksourceUnreadable,
+    /// The `current` clocksource of `available`; whether it has a vDSO mode
+    /// (`None`: only when the hypervisor marks it stable).
+    Clocksource { current: String, available: Vec<String>, vdso_mode: Option<bool> },
+    /// The x86 TSC flags of [`TSC_FLAGS`] /proc/cpuinfo lacks.
+    TscFlags { missing: Vec<&'static str> },
+    /// The kernel log's clock lines that mark the TSC unstable.
+    KernelLog { lines: Vec<String> },
+    /// /dev/kmsg is not readable (`error`, as errno text).
+    KernelLogUnreadable { error: String },
+    /// /proc/sys/kernel/osrelease is not readable.
+    KernelVersionUnreadable,
+    /// The clocks this `release`'s vDSO serves, and those it serves only
+    /// from a later one.
+    KernelVersion { release: String, served: Vec<&'static str>, not_yet: Vec<(&'static str, (u32, u32))> },
+    /// No vsyscall page on this architecture.
+    NoVsyscallPage,
+    /// The vsyscall `mode`, and who said it (`source`).
+    Vsyscall { mode: VsyscallMode, source: String },
+    /// The C library vdsoctl runs on.
+    Libc { name: String, version: Option<String>, static_linked: bool },
+}
+
+/// The TSC flags that make the TSC trusted as a clocksource.
+pub const TSC_FLAGS: [&str; 3] = ["constant_tsc", "nonstop_tsc", "tsc_known_freq"];
+
+impl HostRow {
+    /// The row's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            HostRow::ClocksourceUnreadable | HostRow::Clocksource { .. } => "clocksource",
+            HostRow::TscFlags { .. } => "tsc_flags",
+            HostRow::KernelLog { .. } | HostRow::KernelLogUnreadable { .. } => "kernel_log",
+            HostRow::KernelVersionUnreadable | HostRow::KernelVersion { .. } => "kernel_version",
+            HostRow::NoVsyscallPage | HostRow::Vsyscall { .. } => "vsyscall",
+            HostRow::Libc { .. } => "libc",
+        }
+    }
+
+    /// Whether the TSC is distrusted for want of these flags.
+    fn tsc_unstable(missing: &[&str]) -> bool {
+        missing.contains(&"constant_tsc") || missing.contains(&"nonstop_tsc")
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self {
+            HostRow::ClocksourceUnreadable => Kind::ClocksourceUnreadable,
+            HostRow::Clocksource { vdso_mode: Some(true), .. } => Kind::ClocksourceVdso,
+            HostRow::Clocksource { vdso_mode: Some(false), .. } => Kind::ClocksourceNoVdso,
+            HostRow::Clocksource { vdso_mode: None, .. } => Kind::ClocksourceMaybeVdso,
+            HostRow::TscFlags { missing } if HostRow::tsc_unstable(missing) => Kind::TscUnstable,
+            HostRow::TscFlags { .. } => Kind::TscOk,
+            HostRow::KernelLog { lines } if lines.is_empty() => Kind::TscOk,
+            HostRow::KernelLog { .. } => Kind::TscUnstable,
+            HostRow::KernelLogUnreadable { .. } | HostRow::KernelVersionUnreadable => Kind::KernelUnreadable,
+            HostRow::KernelVersion { not_yet, .. } if not_yet.is_empty() => Kind::KernelServesClocks,
+            HostRow::KernelVersion { .. } => Kind::KernelOldClocks,
+            HostRow::NoVsyscallPage => Kind::VsyscallMode,
+            HostRow::Vsyscall { mode: VsyscallMode::Emulate, .. } => Kind::VsyscallEmulate,
+            HostRow::Vsyscall { .. } => Kind::VsyscallMode,
+            HostRow::Libc { .. } => Kind::Libc,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        match self {
+            HostRow::ClocksourceUnreadable | HostRow::KernelLogUnreadable { .. } | HostRow::KernelVersionUnreadable => {
+                Status::Skip
+            }
+            HostRow::Clocksource { vdso_mode: Some(true), .. } => Status::Ok,
+            HostRow::Clocksource { vdso_mode: Some(false), .. } => Status::Fail,
+            HostRow::Clocksource { vdso_mode: None, .. } => Status::Warn,
+            HostRow::TscFlags { missing } if HostRow::tsc_unstable(missing) => Status::Warn,
+            HostRow::KernelLog { lines } if !lines.is_empty() => Status::Warn,
+            HostRow::KernelVersion { not_yet, .. } if !not_yet.is_empty() => Status::Warn,
+            HostRow::Vsyscall { mode: VsyscallMode::Emulate, .. } => super::vsyscall::EMULATE,
+            HostRow::TscFlags { .. }
+            | HostRow::KernelLog { .. }
+            | HostRow::KernelVersion { .. }
+            | HostRow::NoVsyscallPage
+            | HostRow::Vsyscall { .. }
+            | HostRow::Libc { .. } => Status::Ok,
+        }
+    }
 }
 
 /// The clocksource and whether it has a vDSO mode.
 pub fn clocksource_check(cs: Option<&Clocksource>) -> Check {
-    let Some(cs) = cs else {
-        return Check::new(
-            Kind::ClocksourceUnreadable,
-            "clocksource",
-            Status::Skip,
-            "/sys/devices/system/clocksource is not readable here",
-            Some("run on the host, or mount sysfs in the container"),
-        );
+    let row = match cs {
+        None => HostRow::ClocksourceUnreadable,
+        Some(cs) => HostRow::Clocksource {
+            current: cs.current.clone(),
+            available: cs.available.clone(),
+            vdso_mode: kernel::clocksource_has_vdso_mode(&cs.current),
+        },
     };
-    let detail = format!("current {} (available: {})", cs.current, cs.available.join(" "));
-    let switch_hint = cs.available.iter().any(|c| c == "tsc").then_some(
-        "switch with `echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource` (boot: clocksource=tsc)",
-    );
-    match kernel::clocksource_has_vdso_mode(&cs.current) {
-        Some(true) => Check::new(Kind::ClocksourceVdso, "clocksource", Status::Ok, format!("{detail}; it has a vDSO mode"), None),
-        Some(false) => Check::new(Kind::ClocksourceNoVdso,
-            "clocksource",
-            Status::Fail,
-            format!("{detail}; {} has no vDSO mode: REALTIME, MONOTONIC, BOOTTIME, TAI and MONOTONIC_RAW reads are all syscalls (COARSE clocks and time() still are not)", cs.current),
-            switch_hint.or(Some("boot with a clocksource that has a vDSO mode (tsc; on VMs a stable kvm-clock or the Hyper-V TSC page)")),
-        ),
-        None => Check::new(Kind::ClocksourceMaybeVdso,
-            "clocksource",
-            Status::Warn,
-            format!("{detail}; {} has a vDSO mode only when the hypervisor marks it stable — the clock checks below prove which", cs.current),
-            switch_hint,
-        ),
-    }
+    render::host::host_row(&row)
 }
 
 /// x86 TSC flags and kernel log lines that mark it unstable.
 /// `flags`: /proc/cpuinfo's; `kmsg`: the kernel log's clock lines (x86 only).
 pub fn tsc_checks(flags: Option<&[String]>, kmsg: &std::io::Result<Vec<String>>) -> Vec<Check> {
-    let mut checks = Vec::new();
+    let mut rows = Vec::new();
     if let Some(flags) = flags {
-        let want = ["constant_tsc", "nonstop_tsc", "tsc_known_freq"];
-        let missing: Vec<&str> = want.iter().copied().filter(|f| !flags.iter().any(|g| g == f)).collect();
-        checks.push(if missing.is_empty() {
-            Check::new(Kind::TscOk, "tsc_flags", Status::Ok, want.join(" "), None)
-        } else {
-            Check::new(
-                if missing.contains(&"constant_tsc") || missing.contains(&"nonstop_tsc") {
-                    Kind::TscUnstable
-                } else {
-                    Kind::TscOk
-                },
-                "tsc_flags",
-                if missing.contains(&"constant_tsc") || missing.contains(&"nonstop_tsc") {
-                    Status::Warn
-                } else {
-                    Status::Ok
-                },
-                format!(
-                    "missing {}: the kernel may distrust the TSC and fall back to a clocksource without a vDSO mode",
-                    missing.join(" ")
-                ),
-                Some("on a VM, expose an invariant TSC to the guest (e.g. KVM `-cpu host,+invtsc`)"),
-            )
-        });
+        let missing = TSC_FLAGS.iter().copied().filter(|f| !flags.iter().any(|g| g == f)).collect();
+        rows.push(HostRow::TscFlags { missing });
     }
-    checks.push(match kmsg {
-        Ok(lines) if lines.is_empty() => Check::new(Kind::TscOk, "kernel_log", Status::Ok, "no TSC/clocksource instability in the kernel log", None),
-        Ok(lines) => Check::new(Kind::TscUnstable,
-            "kernel_log",
-            Status::Warn,
-            format!("{} line(s), last: {}", lines.len(), lines.last().map_or("", String::as_str)),
-            Some("the clocksource watchdog distrusted the TSC; see `dmesg | grep -i clocksource` and check the host's TSC"),
-        ),
-        Err(e) => Check::new(Kind::KernelUnreadable,
-            "kernel_log",
-            Status::Skip,
-            format!("/dev/kmsg not readable ({}) — needs root or kernel.dmesg_restrict=0", crate::error::errno_text(e)),
-            Some("run as root to include this check"),
-        ),
+    rows.push(match kmsg {
+        Ok(lines) => HostRow::KernelLog { lines: lines.clone() },
+        Err(e) => HostRow::KernelLogUnreadable { error: crate::error::errno_text(e) },
     });
-    checks
+    rows.iter().map(render::host::host_row).collect()
 }
 
 /// Which clock ids this kernel's vDSO serves, stated from its version.
 /// `release`: /proc/sys/kernel/osrelease (empty when unreadable).
 pub fn kernel_version_check(release: &str) -> Check {
     let Some(version) = kernel::parse_version(release) else {
-        return Check::new(
-            Kind::KernelUnreadable,
-            "kernel_version",
-            Status::Skip,
-            "cannot read /proc/sys/kernel/osrelease",
-            None,
-        );
+        return render::host::host_row(&HostRow::KernelVersionUnreadable);
     };
     let (mut served, mut not_yet) = (Vec::new(), Vec::new());
     for c in arch::CLOCKS.iter().filter(|c| c.class != ClockClass::AlwaysSyscall) {
         match c.vdso_since(arch::HOST_MACHINE) {
             Some(v) if version >= v => served.push(c.short_name()),
-            Some(v) => not_yet.push(format!("{} (from {}.{})", c.short_name(), v.0, v.1)),
+            Some(v) => not_yet.push((c.short_name(), v)),
             None => {}
         }
     }
-    let source = "source: the kernel's lib/vdso and arch vdso history";
-    if not_yet.is_empty() {
-        Check::new(
-            Kind::KernelServesClocks,
-            "kernel_version",
-            Status::Ok,
-            format!("{release}: the vDSO serves {} ({source})", served.join(" ")),
-            None,
-        )
-    } else {
-        Check::new(
-            Kind::KernelOldClocks,
-            "kernel_version",
-            Status::Warn,
-            format!("{release}: the vDSO serves {} but not {} ({source})", served.join(" "), not_yet.join(", ")),
-            Some("upgrade the kernel, or read those clocks less often"),
-        )
-    }
+    render::host::host_row(&HostRow::KernelVersion { release: release.to_string(), served, not_yet })
 }
 
 /// The host's vsyscall mode, from vdsoctl's own (64-bit) mapping and the
@@ -250,43 +277,15 @@ pub fn host_vsyscall(me: &VdsoFacts, cmdline: Option<&str>) -> Vsyscall {
 /// The vsyscall mode of the host.
 pub fn vsyscall_check(v: &Vsyscall) -> Check {
     if arch::HOST_MACHINE != arch::machine::X86_64 {
-        return Check::new(Kind::VsyscallMode, "vsyscall", Status::Ok, "no vsyscall page on this architecture", None);
+        return render::host::host_row(&HostRow::NoVsyscallPage);
     }
-    match v.mode {
-        VsyscallMode::Xonly => Check::new(Kind::VsyscallMode,
-            "vsyscall",
-            Status::Ok,
-            format!("xonly (from {}): legacy calls are emulated, reads fault", v.source),
-            None,
-        ),
-        VsyscallMode::None => Check::new(Kind::VsyscallMode,
-            "vsyscall",
-            Status::Ok,
-            format!("none (from {}): a legacy binary that calls the vsyscall page crashes", v.source),
-            None,
-        ),
-        VsyscallMode::Emulate => Check::new(Kind::VsyscallEmulate,
-            "vsyscall",
-            super::vsyscall::EMULATE,
-            format!(
-                "emulate (from {}): the page is readable; each legacy call traps into the kernel (`vdsoctl bench --paths vsyscall` measures it here) and strace cannot see it",
-                v.source
-            ),
-            Some("boot with vsyscall=xonly unless a very old binary reads the page; `vdsoctl trace -a` finds callers"),
-        ),
-    }
+    render::host::host_row(&HostRow::Vsyscall { mode: v.mode, source: v.source.clone() })
 }
 
 /// The C library vdsoctl itself runs on.
 pub fn libc_check(name: &str, version: Option<&str>, static_linked: bool) -> Check {
-    let linked = if static_linked { "statically linked" } else { "dynamically linked" };
-    Check::new(
-        Kind::Libc,
-        "libc",
-        Status::Ok,
-        format!("vdsoctl runs on {name} {} ({linked})", version.unwrap_or("(version unknown)")),
-        None,
-    )
+    let row = HostRow::Libc { name: name.to_string(), version: version.map(str::to_string), static_linked };
+    render::host::host_row(&row)
 }
 
 impl HostFacts {
@@ -317,10 +316,6 @@ pub fn clock_request(max_ns: Option<f64>) -> BenchRequest {
 /// Prometheus costs).
 pub fn clock_checks(run: BenchRun, kernel: &KernelFacts, max_ns: Option<f64>) -> (Vec<Check>, BenchReport) {
     let (report, _) = bench::judge(run, kernel);
-    let basis = match report.basis {
-        Basis::Counted => "counted",
-        Basis::Timing => "timing-based: perf not permitted",
-    };
     let kernel_version = kernel.version();
     let clocksource = kernel.clocksource.as_ref().map(|c| c.current.clone());
     let mut checks = Vec::new();
@@ -341,21 +336,24 @@ pub fn clock_checks(run: BenchRun, kernel: &KernelFacts, max_ns: Option<f64>) ->
             Some(c) => format!("{}:{c}", r.function),
             None => r.function.to_string(),
         };
-        let cost = |x: Option<&BenchResult>| x.and_then(|x| x.ns_per_call).map_or_else(|| "-".to_string(), ns_text);
-        let sc = |x: Option<&BenchResult>| {
-            x.and_then(|x| x.syscalls_per_call).map_or_else(|| "-".to_string(), |v| format!("{v:.2}"))
-        };
-        let detail =
-            format!("libc {} ({} syscalls/call), vdso {} ({}) [{basis}]", cost(libc), sc(libc), cost(vdso), sc(vdso));
+        let ns = |x: Option<&BenchResult>| x.and_then(|x| x.ns_per_call);
+        let sc = |x: Option<&BenchResult>| x.and_then(|x| x.syscalls_per_call);
         let clock_id = r.clock.and_then(ClockRef::id).and_then(|id| i32::try_from(id).ok());
         let exported = !matches!(r.verdict, Some(Verdict::Missing | Verdict::NotOffered));
         let should_be_fast = policy::should_be_fast(r.function, clock_id, exported, kernel_version);
-        let over = policy::over_max_ns(max_ns, should_be_fast, libc.and_then(|l| l.ns_per_call));
-        let lost = r.verdict.and_then(|v| {
-            policy::lost_fast_path(v, &label, r.function, clock_id, kernel_version, clocksource.as_deref())
+        let over = policy::over_max_ns(max_ns, should_be_fast, ns(libc));
+        let lost = r.verdict.and_then(|v| policy::lost_fast_path(v, r.function, clock_id, kernel_version));
+        let check = render::host::clock_row(&ClockRow {
+            name,
+            label,
+            libc: (ns(libc), sc(libc)),
+            vdso: (ns(vdso), sc(vdso)),
+            counted: report.basis == Basis::Counted,
+            verdict: r.verdict,
+            lost,
+            clocksource: clocksource.clone(),
+            over,
         });
-        let vdso_ns = vdso.and_then(|v| v.ns_per_call);
-        let check = clock_check(name, &label, &detail, r.verdict, lost, over, vdso_ns);
         checks.push(check);
     }
     (checks, report)
@@ -384,13 +382,12 @@ pub fn getrandom_check(
         .and_then(|s| s.since);
     let route = policy::LibcRoute::of(VdsoFn::Getrandom, libc_name, libc_version, arch::HOST_MACHINE);
     let ns = |p: Path| row(p).and_then(|r| r.ns_per_call);
-    let sc = |p: Path| row(p).and_then(|r| r.syscalls_per_call).map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
-    let mut costs = policy::cost_pair(ns(Path::Libc), ns(Path::Vdso));
-    if report.basis == Basis::Counted {
-        costs += &format!("; syscalls/call libc {}, vDSO {}", sc(Path::Libc), sc(Path::Vdso));
-    }
-    let (kind, status, detail, hint) = policy::getrandom_check(offered, from, exported, route, verdict, &costs);
-    Check::new(kind, "getrandom", status, detail, hint.as_deref())
+    let sc = |p: Path| row(p).and_then(|r| r.syscalls_per_call);
+    let counted = (report.basis == Basis::Counted).then(|| (sc(Path::Libc), sc(Path::Vdso)));
+    let costs = render::host::getrandom_costs(ns(Path::Libc), ns(Path::Vdso), counted);
+    let fact = policy::getrandom_check(offered, from, exported, route, verdict);
+    let (detail, hint) = render::host::getrandom_words(&fact, &costs);
+    Check::new(fact.kind(), "getrandom", fact.status(), detail, hint.as_deref())
 }
 
 /// The name under which vdsoctl's own vDSO exports `f`, from its image.
@@ -400,65 +397,46 @@ fn own_vdso_symbol(image: Option<&Image>, f: VdsoFn) -> Option<&'static str> {
     img.symbols.iter().any(|s| s.name == name).then_some(name)
 }
 
-/// One clock's check from its bench verdict, a lost fast path (message and
-/// hint), and a `--max-ns` budget it is over.
-fn clock_check(
-    name: String,
-    label: &str,
-    detail: &str,
-    verdict: Option<Verdict>,
-    lost: Option<(String, String)>,
-    over: Option<(f64, f64)>,
-    vdso_ns: Option<f64>,
-) -> Check {
-    match (verdict, lost) {
-        (v, Some((message, hint))) => {
-            // The vDSO itself entering the kernel is the clocksource's doing.
-            let kind = match v {
-                Some(Verdict::KernelFallback) => Kind::ClocksourceNoVdso,
-                Some(Verdict::Missing) => Kind::VdsoExportsBroken,
-                _ => Kind::ClockLostFastPath,
-            };
-            Check::new(kind, name, Status::Fail, format!("{message}; {detail}"), Some(&hint))
-        }
-        (Some(Verdict::KernelFallback), None) => {
-            Check::new(Kind::ClockAlwaysSyscall, name, Status::Ok, format!("{label}: always a syscall, as on every kernel; {detail}"), None)
-        }
-        (Some(Verdict::NotOffered), None) => Check::new(Kind::ClockNotOffered,
-            name,
-            Status::Info,
-            format!(
-                "{label}: not offered by the {} vDSO, by design; {detail}",
-                arch::HOST_ABI.map_or("this", arch::Abi::name)
-            ),
-            None,
-        ),
-        (Some(Verdict::Unsupported), None) => {
-            Check::new(Kind::ClockAlwaysSyscall, name, Status::Ok, format!("{label}: the kernel rejects it here (EINVAL)"), None)
-        }
-        _ => match over {
-            Some((max, ns)) => Check::new(Kind::ClockOverMaxNs,
-                name,
-                Status::Fail,
-                format!("{label}: {}/call through libc, over --max-ns {max}; {detail}", ns_text(ns)),
-                Some(&format!(
-                    "the direct vDSO call measured {} here; when it is as slow, the clocksource or a loaded host is why",
-                    vdso_ns.map_or_else(|| "-".into(), ns_text)
-                )),
-            ),
-            None if verdict == Some(Verdict::Fast) => {
-                Check::new(Kind::ClockFast, name, Status::Ok, format!("{label}: fast; {detail}"), None)
-            }
-            None => Check::new(Kind::ClockNoVerdict, name, Status::Warn, format!("{label}: no verdict; {detail}"), None),
-        },
-    }
+/// One clock's row, judged from the quick bench: its costs per path
+/// (ns, syscalls/call; `counted` or timing-based), its verdict, a lost fast
+/// path (`clocksource`: the current one), a `--max-ns` budget it is over
+/// (max, ns). render/host.rs words it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClockRow {
+    pub name: String,
+    pub label: String,
+    pub libc: (Option<f64>, Option<f64>),
+    pub vdso: (Option<f64>, Option<f64>),
+    pub counted: bool,
+    pub verdict: Option<Verdict>,
+    pub lost: Option<policy::LostFastPath>,
+    pub clocksource: Option<String>,
+    pub over: Option<(f64, f64)>,
 }
 
-/// A process an emulator (valgrind, qemu-user) runs: its missing `[vdso]`
-/// is the tool's doing, said on the failing mapping rows instead of `vdso=0`.
-pub fn run_by_emulator(mapping_checks: &mut [Check], tool: &str) {
-    for c in mapping_checks.iter_mut().filter(|c| c.status == Status::Fail) {
-        c.detail += &format!(" — {tool} runs it");
-        c.hint = Some(format!("expected under {tool}; audit the program run natively"));
+impl ClockRow {
+    pub fn kind(&self) -> Kind {
+        match (self.verdict, self.lost) {
+            // The vDSO itself entering the kernel is the clocksource's doing.
+            (Some(Verdict::KernelFallback), Some(_)) => Kind::ClocksourceNoVdso,
+            (Some(Verdict::Missing), Some(_)) => Kind::VdsoExportsBroken,
+            (_, Some(_)) => Kind::ClockLostFastPath,
+            (Some(Verdict::KernelFallback) | Some(Verdict::Unsupported), None) => Kind::ClockAlwaysSyscall,
+            (Some(Verdict::NotOffered), None) => Kind::ClockNotOffered,
+            _ if self.over.is_some() => Kind::ClockOverMaxNs,
+            (Some(Verdict::Fast), None) => Kind::ClockFast,
+            _ => Kind::ClockNoVerdict,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        match self.kind() {
+            Kind::ClocksourceNoVdso | Kind::VdsoExportsBroken | Kind::ClockLostFastPath | Kind::ClockOverMaxNs => {
+                Status::Fail
+            }
+            Kind::ClockNotOffered => Status::Info,
+            Kind::ClockNoVerdict => Status::Warn,
+            _ => Status::Ok,
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! asks here, so `maps`, `auxv`, `check`, `bench` and `trace` agree.
 
 use super::kind::Kind;
-use super::{Finding, Status};
+use super::Status;
 use crate::arch::{self, Abi, Runtime, VdsoFn};
 use crate::measure::trace::{Clock, RandomCall};
 use serde::Serialize;
@@ -71,27 +71,20 @@ impl VdsoMapping {
         }
     }
 
-    /// The finding, with the one severity every command gives it.
-    pub fn finding(self) -> Finding {
+    /// The finding's kind (render/host.rs words it).
+    pub fn kind(self) -> Kind {
         match self {
-            VdsoMapping::Mapped { start, size, vvar } => Finding::new(
-                Kind::VdsoMapped,
-                Status::Info,
-                format!("[vdso] at {start:#x} ({}), [vvar] at {vvar:#x}", crate::words::human_size(size)),
-                None,
-            ),
-            VdsoMapping::NoVvar => Finding::new(
-                Kind::VvarNotMapped,
-                Status::Fail,
-                "[vdso] is mapped but [vvar] is not: the vDSO has no time data page to read",
-                Some("a sandbox unmapped [vvar]; allow it in the runtime's memory policy".into()),
-            ),
-            VdsoMapping::NoVdso { pid } => Finding::new(
-                Kind::VdsoNotMapped,
-                Status::Fail,
-                format!("pid {pid} has no [vdso] mapping: every clock read there is a syscall"),
-                Some("check `vdso=0` on the kernel command line, or the sandbox/loader that unmaps the vDSO".into()),
-            ),
+            VdsoMapping::Mapped { .. } => Kind::VdsoMapped,
+            VdsoMapping::NoVvar => Kind::VvarNotMapped,
+            VdsoMapping::NoVdso { .. } => Kind::VdsoNotMapped,
+        }
+    }
+
+    /// The one severity every command gives it.
+    pub fn status(self) -> Status {
+        match self {
+            VdsoMapping::Mapped { .. } => Status::Info,
+            VdsoMapping::NoVvar | VdsoMapping::NoVdso { .. } => Status::Fail,
         }
     }
 }
@@ -132,68 +125,49 @@ impl SysinfoEhdr {
         }
     }
 
-    /// The finding, with the one severity every command gives it.
-    pub fn finding(self) -> Finding {
+    /// The finding's kind (render/host.rs words it).
+    pub fn kind(self) -> Kind {
         match self {
-            SysinfoEhdr::AtVdso(a) => Finding::new(Kind::SysinfoEhdrOk, Status::Info, format!("AT_SYSINFO_EHDR {a:#x} is the start of [vdso]"), None),
-            SysinfoEhdr::Elsewhere { ehdr, vdso } => Finding::new(
-                Kind::SysinfoEhdrWrong,
-                Status::Fail,
-                format!("AT_SYSINFO_EHDR is {ehdr:#x} but [vdso] starts at {vdso:#x}: the C library will look for the vDSO in the wrong place"),
-                Some("something remapped the vDSO after exec (CRIU restore, a sandbox); clock reads may fall back to syscalls".into()),
-            ),
-            SysinfoEhdr::Missing => Finding::new(
-                Kind::SysinfoEhdrWrong,
-                Status::Fail,
-                "no AT_SYSINFO_EHDR in the auxiliary vector: the C library cannot find the vDSO, so every clock read is a syscall",
-                Some("check the loader or sandbox that rewrites the auxiliary vector".into()),
-            ),
-            SysinfoEhdr::Dangling(_) => Finding::new(
-                Kind::SysinfoEhdrWrong,
-                Status::Fail,
-                "AT_SYSINFO_EHDR is set but no [vdso] is mapped: the vDSO was unmapped after exec",
-                Some("a sandbox or runtime unmapped it; every clock read is a syscall".into()),
-            ),
-            SysinfoEhdr::NoVdso => Finding::new(
-                Kind::SysinfoEhdrWrong,
-                Status::Fail,
-                "no vDSO at all: no AT_SYSINFO_EHDR and no [vdso] mapping; every clock read is a syscall",
-                Some("check `vdso=0` on the kernel command line".into()),
-            ),
+            SysinfoEhdr::AtVdso(_) => Kind::SysinfoEhdrOk,
+            _ => Kind::SysinfoEhdrWrong,
+        }
+    }
+
+    /// The one severity every command gives it.
+    pub fn status(self) -> Status {
+        match self {
+            SysinfoEhdr::AtVdso(_) => Status::Info,
+            _ => Status::Fail,
         }
     }
 }
 
-/// For a bench verdict of `func` with `clock` that loses the fast path
-/// this kernel's vDSO should give, the finding's sentence (after `label`)
-/// and remediation; `None` when nothing is lost. A missing symbol is judged
-/// against the architecture's table (it should export `func`), the rest
-/// against the clock. `clocksource` is the current one, named in the hint.
-/// `bench` and `check` both judge and say it so.
+/// How a bench verdict loses the fast path this kernel's vDSO should give
+/// (render/host.rs words it; its kind is `ClockLostFastPath`, FAIL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LostFastPath {
+    /// The C library's call makes syscalls the direct vDSO call does not.
+    LibcBypass,
+    /// The vDSO itself enters the kernel for a clock it should serve.
+    KernelFallback,
+    /// The vDSO has no symbol for `func`, which the architecture's exports.
+    Missing { func: VdsoFn },
+}
+
+/// For a bench verdict of `func` with `clock`, what fast path is lost;
+/// `None` when nothing is. A missing symbol is judged against the
+/// architecture's table (it should export `func`), the rest against the
+/// clock. `bench` and `check` both judge it so.
 pub fn lost_fast_path(
     verdict: Verdict,
-    label: &str,
     func: VdsoFn,
     clock: Option<i32>,
     kernel: Option<(u32, u32)>,
-    clocksource: Option<&str>,
-) -> Option<(String, String)> {
+) -> Option<LostFastPath> {
     match verdict {
-        Verdict::LibcBypass => Some((
-            format!("{label}: the C library's call makes syscalls where the direct vDSO call makes none — the vDSO is bypassed"),
-            "check LD_PRELOAD and interposed libraries, then the C library's version (a static binary keeps the libc it was built with)".into(),
-        )),
-        Verdict::KernelFallback if should_be_fast(func, clock, true, kernel) => Some((
-            format!("{label}: the vDSO itself enters the kernel, though this kernel's vDSO serves it"),
-            format!(
-                "the clocksource ({}) has no vDSO mode; `cat /sys/devices/system/clocksource/clocksource0/available_clocksource` and switch to tsc or arch_sys_counter if offered",
-                clocksource.unwrap_or("unknown")
-            ),
-        )),
-        Verdict::Missing if should_be_fast(func, None, true, kernel) => Some((
-            format!("{label}: the vDSO has no symbol for {} — every call is a syscall", func.name()),
-            "check `vdso=` on the kernel command line and `vdsoctl dump`".into(),
-        )),
+        Verdict::LibcBypass => Some(LostFastPath::LibcBypass),
+        Verdict::KernelFallback if should_be_fast(func, clock, true, kernel) => Some(LostFastPath::KernelFallback),
+        Verdict::Missing if should_be_fast(func, None, true, kernel) => Some(LostFastPath::Missing { func }),
         _ => None,
     }
 }
@@ -317,111 +291,79 @@ pub fn explain_libc(verdict: Option<Verdict>, route: LibcRoute) -> Option<Verdic
     }
 }
 
-/// `libc 548 ns, vDSO 67.4 ns` (what is measured of the two).
-pub fn cost_pair(libc_ns: Option<f64>, vdso_ns: Option<f64>) -> String {
-    let t = |ns: Option<f64>| ns.map_or_else(|| "-".into(), crate::words::ns_text);
-    format!("libc {}, vDSO {}", t(libc_ns), t(vdso_ns))
+/// The host's getrandom, judged (`check`'s `getrandom` row), as data:
+/// render/host.rs words it with what each path costs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GetrandomFact {
+    /// This kernel's vDSO has no getrandom (`from`: the release that brings
+    /// it on this architecture).
+    NotOffered { from: Option<(u32, u32)> },
+    /// Offered (`offers`), but the C library's call makes syscalls the
+    /// direct vDSO call does not.
+    LibcBypass { offers: Offers },
+    /// Offered, and the C library's release makes the syscall by design.
+    LibcSyscall { offers: Offers, route: LibcRoute },
+    /// Offered, and the C library reads it from there.
+    Vdso { offers: Offers },
+    /// Offered; whether the C library reads it from there is not known.
+    RouteUnknown { offers: Offers },
 }
 
-/// The sentence and hint for a C library that makes `func`'s syscall on
-/// every call though this kernel's vDSO serves it (`bench` and `check`).
-pub fn libc_syscall_words(func: VdsoFn, route: LibcRoute, costs: &str) -> Option<(String, String)> {
-    let f = func.name();
-    match route {
-        LibcRoute::Older { runtime, version, since } => Some((
-            format!(
-                "{} {}.{} makes the {f} syscall on every call, though this kernel's vDSO serves it ({costs} here)",
-                runtime.name(),
-                version.0,
-                version.1
-            ),
-            format!("{} {}.{} reads it from the vDSO; upgrade the C library (a static binary keeps the one it was built with)", runtime.name(), since.0, since.1),
-        )),
-        LibcRoute::Never { runtime } => Some((
-            format!(
-                "no {} release reads {f} from the vDSO{}: every call is a syscall ({costs} here)",
-                runtime.name(),
-                if arch::route(func, runtime).is_some_and(|r| r.since.is_some()) { " on this architecture" } else { "" }
-            ),
-            routes_that_read(func),
-        )),
-        LibcRoute::Vdso | LibcRoute::Unknown => None,
+/// What the vDSO offers: its getrandom `symbol`, and from which release
+/// (`since`) this architecture's vDSO has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offers {
+    pub symbol: String,
+    pub since: Option<(u32, u32)>,
+}
+
+impl GetrandomFact {
+    pub fn kind(&self) -> Kind {
+        match self {
+            GetrandomFact::NotOffered { .. } => Kind::RandomNotOffered,
+            GetrandomFact::LibcBypass { .. } => Kind::RandomLibcBypass,
+            GetrandomFact::LibcSyscall { .. } => Kind::RandomSyscallHostLibc,
+            GetrandomFact::Vdso { .. } => Kind::RandomVdso,
+            GetrandomFact::RouteUnknown { .. } => Kind::RandomRouteUnknown,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        match self {
+            GetrandomFact::NotOffered { .. } | GetrandomFact::RouteUnknown { .. } => Status::Info,
+            GetrandomFact::LibcBypass { .. } => Status::Fail,
+            GetrandomFact::LibcSyscall { .. } => Status::Warn,
+            GetrandomFact::Vdso { .. } => Status::Ok,
+        }
     }
 }
 
-/// `glibc 2.41 and Go 1.24 read it from the vDSO`, from `arch::ROUTES`.
-fn routes_that_read(func: VdsoFn) -> String {
-    let who: Vec<String> = arch::ROUTES
-        .iter()
-        .filter(|r| r.function == func)
-        .filter_map(|r| r.since.map(|s| format!("{} {}.{}", r.runtime.name(), s.0, s.1)))
-        .collect();
-    if who.is_empty() {
-        "no runtime vdsoctl knows reads it from the vDSO".into()
-    } else {
-        format!("{} read it from the vDSO", who.join(" and "))
-    }
-}
-
-/// The host's getrandom, judged (`check`'s `getrandom` row): whether this
-/// kernel's vDSO offers it (`offered`; `from`: the release that brings it
-/// on this architecture), whether the C library reads it from there
-/// (`route`), and, from the bench, its `verdict` and `costs`. Returns
-/// (status, detail, hint).
+/// The host's getrandom, judged: whether this kernel's vDSO offers it
+/// (`offered`; `from`: the release that brings it on this architecture),
+/// under which `symbol`, whether the C library reads it from there
+/// (`route`), and the bench's `verdict`.
 pub fn getrandom_check(
     offered: bool,
     from: Option<(u32, u32)>,
     symbol: Option<&str>,
     route: LibcRoute,
     verdict: Option<Verdict>,
-    costs: &str,
-) -> (Kind, Status, String, Option<String>) {
-    let arch = arch::HOST_ABI.map_or("this", Abi::name);
-    let since = |v: Option<(u32, u32)>| v.map_or_else(String::new, |(a, b)| format!(" from {a}.{b}"));
+) -> GetrandomFact {
     if !offered {
-        return (
-            Kind::RandomNotOffered,
-            Status::Info,
-            format!(
-                "this kernel's vDSO has no getrandom (the {arch} vDSO has it{}): every getrandom is a syscall, whatever the C library — nothing to gain here",
-                since(from)
-            ),
-            None,
-        );
+        return GetrandomFact::NotOffered { from };
     }
-    let symbol = symbol.unwrap_or("getrandom");
     let row = arch::HOST_ABI.and_then(|abi| {
         let (m, is_64) = abi.elf();
         arch::vdso_symbol_row(m, is_64, VdsoFn::Getrandom)
     });
-    let offers = match row.and_then(|r| r.since) {
-        Some((a, b)) => format!("the vDSO offers {symbol} ({arch} since {a}.{b})"),
-        None => format!("the vDSO offers {symbol}"),
-    };
+    let offers = Offers { symbol: symbol.unwrap_or("getrandom").to_string(), since: row.and_then(|r| r.since) };
     if verdict == Some(Verdict::LibcBypass) {
-        return (
-            Kind::RandomLibcBypass,
-            Status::Fail,
-            format!("{offers}, but the C library's call makes syscalls where the direct vDSO call makes none ({costs} here)"),
-            Some("check LD_PRELOAD and interposed libraries".into()),
-        );
+        return GetrandomFact::LibcBypass { offers };
     }
-    match (libc_syscall_words(VdsoFn::Getrandom, route, costs), route) {
-        (Some((message, hint)), _) => {
-            (Kind::RandomSyscallHostLibc, Status::Warn, format!("{offers}; {message}"), Some(hint))
-        }
-        (None, LibcRoute::Vdso) => (
-            Kind::RandomVdso,
-            Status::Ok,
-            format!("{offers} and the C library reads it from there ({costs} here)"),
-            None,
-        ),
-        (None, _) => (
-            Kind::RandomRouteUnknown,
-            Status::Info,
-            format!("{offers}; whether the C library reads it from there is not known ({costs} here)"),
-            Some(routes_that_read(VdsoFn::Getrandom)),
-        ),
+    match route {
+        LibcRoute::Older { .. } | LibcRoute::Never { .. } => GetrandomFact::LibcSyscall { offers, route },
+        LibcRoute::Vdso => GetrandomFact::Vdso { offers },
+        LibcRoute::Unknown => GetrandomFact::RouteUnknown { offers },
     }
 }
 
@@ -522,14 +464,14 @@ mod tests {
 
     #[test]
     fn one_mapping_verdict_one_severity() {
-        assert_eq!(VdsoMapping::judge(7, Some((0x1000, 8192)), None).finding().severity, Status::Fail);
+        assert_eq!(VdsoMapping::judge(7, Some((0x1000, 8192)), None).status(), Status::Fail);
         assert_eq!(VdsoMapping::judge(7, None, Some(0x1000)), VdsoMapping::NoVdso { pid: 7 });
         let ok = VdsoMapping::judge(7, Some((0x1000, 8192)), Some(0x3000));
-        assert_eq!(ok.finding().message, "[vdso] at 0x1000 (8 KiB), [vvar] at 0x3000");
+        assert_eq!((ok.kind(), ok.status()), (Kind::VdsoMapped, Status::Info));
         assert_eq!(SysinfoEhdr::judge(Some(1), Some(1)).matches(), Some(true));
         assert_eq!(SysinfoEhdr::judge(None, None).matches(), None);
         assert_eq!(SysinfoEhdr::judge(Some(1), None), SysinfoEhdr::Dangling(1));
-        assert_eq!(SysinfoEhdr::judge(Some(1), Some(2)).finding().severity, Status::Fail);
+        assert_eq!(SysinfoEhdr::judge(Some(1), Some(2)).status(), Status::Fail);
     }
 
     #[test]
@@ -549,15 +491,12 @@ mod tests {
         let k = Some((6, 18));
         let f = VdsoFn::ClockGettime;
         // A CPU-time clock always enters the kernel: nothing is lost.
-        assert_eq!(lost_fast_path(Verdict::KernelFallback, "x", f, Some(3), k, Some("tsc")), None);
-        let (msg, hint) =
-            lost_fast_path(Verdict::KernelFallback, "CLOCK_MONOTONIC", f, Some(1), k, Some("xen")).unwrap();
-        assert!(msg.starts_with("CLOCK_MONOTONIC: the vDSO itself enters the kernel"), "{msg}");
-        assert!(hint.starts_with("the clocksource (xen) has no vDSO mode"), "{hint}");
+        assert_eq!(lost_fast_path(Verdict::KernelFallback, f, Some(3), k), None);
+        assert_eq!(lost_fast_path(Verdict::KernelFallback, f, Some(1), k), Some(LostFastPath::KernelFallback));
         // A missing symbol the architecture exports is lost whatever the clock.
-        assert!(lost_fast_path(Verdict::Missing, "x", f, Some(3), k, None).is_some());
-        assert!(lost_fast_path(Verdict::LibcBypass, "x", f, Some(3), k, None).is_some());
-        assert_eq!(lost_fast_path(Verdict::Fast, "x", f, Some(1), k, None), None);
+        assert_eq!(lost_fast_path(Verdict::Missing, f, Some(3), k), Some(LostFastPath::Missing { func: f }));
+        assert_eq!(lost_fast_path(Verdict::LibcBypass, f, Some(3), k), Some(LostFastPath::LibcBypass));
+        assert_eq!(lost_fast_path(Verdict::Fast, f, Some(1), k), None);
     }
 
     #[test]
@@ -579,31 +518,29 @@ mod tests {
         let old = LibcRoute::of(g, "glibc", Some("2.36"), x86);
         assert_eq!(explain_libc(Some(Verdict::LibcBypass), old), Some(Verdict::LibcSyscall));
         assert_eq!(explain_libc(Some(Verdict::LibcBypass), LibcRoute::Vdso), Some(Verdict::LibcBypass));
-        assert_eq!(lost_fast_path(Verdict::LibcSyscall, "x", g, None, Some((6, 18)), None), None);
+        assert_eq!(lost_fast_path(Verdict::LibcSyscall, g, None, Some((6, 18))), None);
     }
 
     #[test]
     fn the_getrandom_check_decides_from_kernel_and_library() {
-        let costs = cost_pair(Some(650.0), Some(40.0));
-        assert_eq!(costs, "libc 650 ns, vDSO 40.0 ns");
         let old = LibcRoute::Older { runtime: Runtime::Glibc, version: (2, 36), since: (2, 41) };
         let sym = Some("__vdso_getrandom");
-        let (_, st, detail, hint) = getrandom_check(true, None, sym, old, Some(Verdict::LibcSyscall), &costs);
-        assert_eq!(st, Status::Warn);
-        assert!(detail.contains("glibc 2.36 makes the getrandom syscall on every call"), "{detail}");
-        assert!(detail.contains("(libc 650 ns, vDSO 40.0 ns here)"), "{detail}");
-        assert!(hint.unwrap().starts_with("glibc 2.41 reads it from the vDSO"));
+        let judge = |offered, from, sym, route, v| {
+            let fact = getrandom_check(offered, from, sym, route, v);
+            (fact.kind(), fact.status())
+        };
+        let warn = (Kind::RandomSyscallHostLibc, Status::Warn);
+        assert_eq!(judge(true, None, sym, old, Some(Verdict::LibcSyscall)), warn);
         let musl = LibcRoute::Never { runtime: Runtime::Musl };
-        let (_, st, detail, _) = getrandom_check(true, None, sym, musl, Some(Verdict::LibcSyscall), &costs);
-        assert_eq!(st, Status::Warn);
-        assert!(detail.contains("no musl release reads getrandom from the vDSO"), "{detail}");
-        let (_, st, _, _) = getrandom_check(true, None, sym, LibcRoute::Vdso, Some(Verdict::Fast), &costs);
-        assert_eq!(st, Status::Ok);
-        let (_, st, _, _) = getrandom_check(true, None, sym, LibcRoute::Vdso, Some(Verdict::LibcBypass), &costs);
-        assert_eq!(st, Status::Fail);
-        let (_, st, detail, _) = getrandom_check(false, Some((6, 11)), None, old, Some(Verdict::NotOffered), &costs);
-        assert_eq!(st, Status::Info);
-        assert!(detail.contains("has it from 6.11") && detail.contains("nothing to gain"), "{detail}");
+        assert_eq!(judge(true, None, sym, musl, Some(Verdict::LibcSyscall)), warn);
+        assert_eq!(judge(true, None, sym, LibcRoute::Vdso, Some(Verdict::Fast)), (Kind::RandomVdso, Status::Ok));
+        let bypass = (Kind::RandomLibcBypass, Status::Fail);
+        assert_eq!(judge(true, None, sym, LibcRoute::Vdso, Some(Verdict::LibcBypass)), bypass);
+        let unknown = (Kind::RandomRouteUnknown, Status::Info);
+        assert_eq!(judge(true, None, sym, LibcRoute::Unknown, Some(Verdict::Fast)), unknown);
+        let none = getrandom_check(false, Some((6, 11)), None, old, Some(Verdict::NotOffered));
+        assert_eq!(none, GetrandomFact::NotOffered { from: Some((6, 11)) });
+        assert_eq!((none.kind(), none.status()), (Kind::RandomNotOffered, Status::Info));
         if arch::HOST_ABI == Some(Abi::X86_64) {
             assert!(!own_vdso_offers(VdsoFn::Getrandom, Some((6, 6))));
             assert!(own_vdso_offers(VdsoFn::Getrandom, Some((6, 11))));

@@ -2,9 +2,12 @@
 
 use super::{Output, Prometheus, Render};
 use crate::arch::VdsoFn;
-use crate::model::bench::{Basis, BenchReport, BenchResult, Path};
+use crate::model::bench::{Basis, BenchFact, BenchReport, BenchResult, Path};
 use crate::model::policy::Verdict;
 use crate::model::ClockRef;
+use crate::model::Finding;
+use crate::words::ns_text;
+use serde::{Serialize, Serializer};
 
 /// `12.3`, `1,250` (ns, as the column's header says), the error, or `-`
 /// when unknown. The spread is said in the row's prose ([`spread`]), so a
@@ -92,7 +95,7 @@ impl Render for BenchReport {
             let failed = checks.iter().filter(|c| !c.ok).count();
             s += &format!("verify: {} checks, {} failed\n", checks.len(), failed);
         }
-        s += &out.findings(&self.findings);
+        s += &out.findings(&self.findings.iter().map(finding).collect::<Vec<_>>());
         if let Some(d) = &self.baseline {
             s += &super::baseline::bench_text(d, out);
         }
@@ -123,5 +126,129 @@ impl Render for BenchReport {
             }
         }
         Some(p.finish())
+    }
+}
+
+/// A bench fact's message and hint.
+fn words(fact: &BenchFact) -> (String, Option<String>) {
+    let arch = crate::arch::HOST_ABI.map_or("this", crate::arch::Abi::name);
+    match fact {
+        BenchFact::VdsoUnusable { error } => (
+            format!("vdsoctl's own vDSO could not be used: {error}"),
+            Some("every clock read of this process is a syscall; check `vdso=` on the kernel command line".into()),
+        ),
+        BenchFact::WrongVersion { symbol } => (
+            format!("the vDSO exports {symbol} with another version than the C library expects: it is not bound"),
+            None,
+        ),
+        BenchFact::NoVsyscallPage => (
+            "no executable [vsyscall] page in this process (vsyscall=none): the vsyscall path is not measured".into(),
+            None,
+        ),
+        BenchFact::NotCounted { error, recount } => (
+            format!("syscalls per call cannot be counted: {error}"),
+            (!recount).then(|| "verdicts below are timing-based (a path costing half a raw syscall or more counts as entering the kernel)".into()),
+        ),
+        BenchFact::MaxNsWithoutLibc => ("--max-ns compares the libc path, which --paths left out".into(), None),
+        BenchFact::VerifyFailed { name, detail } => (format!("verify: {name} failed: {detail}"), None),
+        BenchFact::LostFastPath { label, lost, clocksource } => {
+            let (message, hint) = super::host::lost_fast_path(*lost, label, clocksource.as_deref());
+            (message, Some(hint))
+        }
+        BenchFact::LibcSyscall { label, function, route, libc_ns, vdso_ns } => {
+            let costs = super::host::cost_pair(*libc_ns, *vdso_ns);
+            let (message, hint) = super::host::libc_syscall_words(*function, *route, &costs).unwrap_or_default();
+            (format!("{label}: {message}"), Some(hint))
+        }
+        BenchFact::OverMaxNs { label, max, ns, vdso_ns, syscall_ns } => (
+            format!("{label}: {}/call through libc, over --max-ns {max}", ns_text(*ns)),
+            Some(match (vdso_ns, syscall_ns) {
+                (Some(vdso), Some(sys)) => format!(
+                    "the direct vDSO call measured {} here and the syscall {}: see the verdict column; a slow clocksource or a loaded host raises both",
+                    ns_text(*vdso),
+                    ns_text(*sys)
+                ),
+                _ => "see the verdict column: a bypass, a slow clocksource or a loaded host".into(),
+            }),
+        ),
+        BenchFact::NotOffered { labels } => (
+            format!(
+                "{}: the {arch} vDSO does not offer {}, by design — the C library's path is what programs get",
+                labels.join(", "),
+                if labels.len() == 1 { "it" } else { "them" }
+            ),
+            None,
+        ),
+        BenchFact::TooNew { label, since, kernel } => {
+            let this = kernel.map_or_else(|| "this kernel".into(), |(a, b)| format!("kernel {a}.{b}"));
+            (
+                format!(
+                    "{label}: not offered by {this}'s vDSO (the {arch} vDSO has it from {}.{}) — every call is a syscall, whatever the C library",
+                    since.0, since.1
+                ),
+                None,
+            )
+        }
+        BenchFact::PathsDisagree { label, answer, fail, errno } => {
+            let side = |v: &[Path]| v.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ");
+            (
+                format!(
+                    "{label}: the paths disagree — {} answer, {} fail with {}",
+                    side(answer),
+                    side(fail),
+                    errno.as_deref().unwrap_or("an error")
+                ),
+                Some("a program sees a different answer depending on how it calls; compare with `vdsoctl bench --verify`".into()),
+            )
+        }
+        BenchFact::AlwaysSyscall { labels } => (
+            format!(
+                "{} {} the kernel even through the vDSO, as on every kernel (CPU-time and alarm clocks)",
+                labels.join(", "),
+                if labels.len() == 1 { "enters" } else { "enter" }
+            ),
+            None,
+        ),
+        BenchFact::Rejected { labels, alarm: true } => (
+            format!(
+                "the kernel rejects {} here (EINVAL): alarm clocks need an RTC that can wake the system",
+                labels.join(", ")
+            ),
+            None,
+        ),
+        BenchFact::Rejected { labels, alarm: false } => (
+            format!("the kernel rejects {} here (EINVAL): this kernel has no such clock id", labels.join(", ")),
+            Some("clock ids 0–11 are the kernel's; `vdsoctl bench` with no --clocks measures every one".into()),
+        ),
+        BenchFact::VsyscallCost { costs } => {
+            let costs: Vec<String> = costs.iter().map(|(label, ns)| format!("{label} {}", ns_text(*ns))).collect();
+            (
+                format!("[vsyscall] calls cost {} with no syscall counted: the kernel emulates them, invisible to strace", costs.join(", ")),
+                Some("`vdsoctl trace` counts vsyscall:emulate_vsyscall; rebuild legacy binaries that still call the fixed page".into()),
+            )
+        }
+    }
+}
+
+/// A bench fact as a finding, worded (its kind and status the model's).
+pub fn finding(fact: &BenchFact) -> Finding {
+    let (message, hint) = words(fact);
+    Finding::new(fact.kind(), fact.status(), message, hint)
+}
+
+/// A bench fact as `bench --json`'s `findings[]` has it.
+impl Serialize for BenchFact {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        finding(self).serialize(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Issue 40: model/bench.rs holds no sentence.
+    #[test]
+    fn model_bench_holds_no_prose() {
+        let prose = crate::render::prose::of(include_str!("../model/bench.rs"));
+        assert!(prose.is_empty(), "prose in model/bench.rs: {prose:?}");
     }
 }

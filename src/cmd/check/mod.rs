@@ -72,7 +72,7 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
     let mut target_checks = Vec::new();
     let mut mapped = mapping_checks(&vdso, "process_");
     if let Some(tool) = &emulator {
-        crate::model::host::run_by_emulator(&mut mapped, tool);
+        crate::render::host::run_by_emulator(&mut mapped, tool);
     }
     target_checks.extend(mapped);
     if emulator.is_none() {
