@@ -738,6 +738,11 @@ mod tests {
 
     #[test]
     fn an_executable_is_known_by_its_file() {
+        // The kernel matrix runs these unit tests in a guest without the
+        // checkout and its tools: they need the build host's.
+        if !std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml").is_file() {
+            return eprintln!("SKIP: needs the checkout (runs on the build host)");
+        }
         assert!(own_exe_identity().is_some());
         assert!(runs_this_executable(std::process::id() as i32));
         // A child running another file is not this executable, whoever

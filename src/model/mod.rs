@@ -299,6 +299,11 @@ mod tests {
     /// circle `check.rs` once made through eight files).
     #[test]
     fn no_import_circle_in_model() {
+        // The kernel matrix runs these unit tests in a guest without the
+        // checkout and its tools: they need the build host's.
+        if !std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml").is_file() {
+            return eprintln!("SKIP: needs the checkout (runs on the build host)");
+        }
         use std::collections::{BTreeMap, BTreeSet};
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/model");
         let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();

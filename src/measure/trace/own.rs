@@ -234,6 +234,11 @@ mod tests {
 
     #[test]
     fn another_file_is_not_ours_whatever_its_name() {
+        // The kernel matrix runs these unit tests in a guest without the
+        // checkout and its tools: they need the build host's.
+        if !std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml").is_file() {
+            return eprintln!("SKIP: needs the checkout (runs on the build host)");
+        }
         // A child running `sleep`: another executable, so counted.
         let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
         let pid = child.id() as i32;
@@ -276,6 +281,11 @@ mod tests {
 
     #[test]
     fn an_exec_to_another_file_is_counted_from_then() {
+        // The kernel matrix runs these unit tests in a guest without the
+        // checkout and its tools: they need the build host's.
+        if !std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml").is_file() {
+            return eprintln!("SKIP: needs the checkout (runs on the build host)");
+        }
         // A shell that execs `sleep` once told to: judged as if the shell's
         // file were vdsoctl's, it is ours until the exec, not after.
         let mut child = std::process::Command::new("sh")

@@ -378,6 +378,11 @@ mod tests {
     /// identity is the program's, not the shell's that exec'd it.
     #[test]
     fn a_process_is_read_again_after_its_exec() {
+        // The kernel matrix runs these unit tests in a guest without the
+        // checkout and its tools: they need the build host's.
+        if !std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml").is_file() {
+            return eprintln!("SKIP: needs the checkout (runs on the build host)");
+        }
         let mut child = std::process::Command::new("sh")
             .args(["-c", "read line; exec sleep 30"])
             .stdin(std::process::Stdio::piped())
