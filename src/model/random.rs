@@ -370,11 +370,13 @@ pub fn command_random_status(judged: &[JudgedRandom]) -> Status {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::inspect::exe::GoInfo;
 
-    fn glibc(version: Option<&str>, interp: bool) -> ExeInfo {
+    /// A glibc program (dynamic with `interp`) of `version`, for the
+    /// random-bytes tests here and in render/random.rs.
+    pub(crate) fn glibc(version: Option<&str>, interp: bool) -> ExeInfo {
         ExeInfo {
             is_64: true,
             little_endian: true,

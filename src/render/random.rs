@@ -248,46 +248,17 @@ mod tests {
     };
     use crate::model::Status;
 
-    fn glibc(version: Option<&str>, interp: bool) -> ExeInfo {
-        ExeInfo {
-            is_64: true,
-            little_endian: true,
-            machine: arch::machine::X86_64,
-            elf_type: 3,
-            interp: interp.then(|| "/lib64/ld-linux-x86-64.so.2".to_string()),
-            pie: interp,
-            has_dynamic: interp,
-            libc: LibcKind::Glibc,
-            libc_version: version.map(str::to_string),
-            ..ExeInfo::default()
-        }
-    }
+    use crate::model::random::tests::glibc;
 
+    /// The routes are judged in model/random.rs; here, their words.
     #[test]
-    fn routes_by_runtime_and_version() {
-        assert_eq!(random_route(&glibc(Some("2.36"), true)).path, RandomPath::Syscall);
-        assert_eq!(random_route(&glibc(Some("2.41"), true)).path, RandomPath::Vdso);
-        assert_eq!(random_route(&glibc(Some("2.42"), true)).path, RandomPath::Vdso);
-        assert_eq!(random_route(&glibc(None, true)).path, RandomPath::Unknown);
-        let mut st = glibc(None, false);
-        st.elf_type = 2;
-        assert_eq!(random_route(&st).path, RandomPath::Syscall);
-        st.random_lookup = true;
-        assert_eq!(random_route(&st).path, RandomPath::Vdso);
-        let mut m32 = glibc(Some("2.41"), true);
-        (m32.is_64, m32.machine) = (false, arch::machine::I386);
-        assert_eq!(random_route(&m32).path, RandomPath::NotOnArch);
-        let musl = ExeInfo { libc: LibcKind::Musl, ..glibc(Some("1.2.3"), true) };
-        assert_eq!(random_route(&musl).path, RandomPath::Syscall);
+    fn a_route_is_worded_with_its_runtime_and_the_release_that_fixes_it() {
         let go = |v: &str, getrandom| ExeInfo {
             libc: LibcKind::Go,
             libc_version: Some(v.into()),
             go: Some(GoInfo { version: v.into(), cgo: Some(false), getrandom }),
             ..glibc(None, false)
         };
-        assert_eq!(random_route(&go("go1.24.4", None)).path, RandomPath::Vdso);
-        assert_eq!(random_route(&go("go1.19.8", Some(true))).path, RandomPath::Syscall);
-        assert_eq!(random_route(&go("go1.19.8", Some(false))).path, RandomPath::NoCalls);
         assert_eq!(
             random_route(&go("go1.19.8", Some(true))).syscall_text(),
             "random bytes take a syscall: Go go1.19.8's crypto/rand makes a getrandom syscall per read; Go 1.24 reads it from the vDSO"

@@ -201,6 +201,22 @@ fn an_ignore_file_waives_with_a_reason_and_expires() {
     }
 }
 
+/// An ignore file that cannot be read is "could not inspect" (exit 3), one
+/// larger than 1 MiB a usage error (exit 2): one line each, nothing audited.
+#[test]
+fn an_unreadable_or_huge_ignore_file_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = dir.path().join("huge.ignore");
+    std::fs::write(&huge, vec![b'a'; (1 << 20) + 1]).unwrap();
+    let missing = dir.path().join("missing.ignore");
+    let image = dir.path().to_str().unwrap();
+    for (file, code) in [(&missing, 3), (&huge, 2)] {
+        let (got, stdout, stderr) = run(&["check", "--ignore-file", file.to_str().unwrap(), "--image", image]);
+        assert_eq!((got, stdout.as_str(), stderr.lines().count()), (code, "", 1), "{}: {stderr}", file.display());
+        assert!(stderr.contains(&*file.to_string_lossy()), "names the file: {stderr}");
+    }
+}
+
 /// JUnit as junitparser reads it: one failure per failing finding, typed
 /// by its kind — `clock_loop` has two (a raw clock site and a [vsyscall]
 /// site), `myapp` one.
