@@ -86,6 +86,11 @@ pub(crate) fn of(src: &str) -> Vec<String> {
 /// to render/ (observe.rs next), and no file may join it.
 #[test]
 fn model_holds_no_prose_but_these() {
+    // The kernel matrix runs these unit tests in a guest without the
+    // checkout: this one reads it.
+    if !std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml").is_file() {
+        return eprintln!("SKIP: needs the checkout (runs on the build host)");
+    }
     const LEFT: &[(&str, usize)] = &[
         // Observation rows and the notes they add to the binary's row.
         ("observe.rs", 56),
