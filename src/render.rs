@@ -23,10 +23,12 @@ pub mod hint;
 pub mod host;
 pub mod maps;
 pub mod observe;
+pub mod process;
 pub mod prom;
 #[cfg(test)]
 pub(crate) mod prose;
 pub mod random;
+pub mod row;
 pub mod seccomp;
 pub mod serve;
 pub mod table;

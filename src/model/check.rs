@@ -356,8 +356,9 @@ impl BinaryRow {
 }
 
 impl CheckReport {
-    /// Its baseline (image or command); `hashes` by image path.
-    pub fn baseline_of(&self, hashes: &BTreeMap<String, String>) -> Baseline {
+    /// Its baseline (image or command); `hashes` by image path, `detail`
+    /// a check's words (render's, at output).
+    pub fn baseline_of(&self, hashes: &BTreeMap<String, String>, detail: impl Fn(&Check) -> String) -> Baseline {
         let report = self;
         let rows = report.binaries.as_deref().unwrap_or_default();
         let mut binaries: Vec<BaselineBinary> = rows
@@ -395,7 +396,7 @@ impl CheckReport {
                 kind: Some(c.kind.id().to_string()),
                 status: c.status,
                 // A command's details carry its run time: its counts are in `calls`.
-                detail: if report.command.is_some() { String::new() } else { c.detail.clone() },
+                detail: if report.command.is_some() { String::new() } else { detail(c) },
             })
             .collect();
         findings.sort_by(|a, b| a.name.cmp(&b.name));

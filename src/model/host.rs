@@ -18,7 +18,6 @@ use crate::inspect::elf::Image;
 use crate::inspect::host::{HostSnapshot, KernelFacts, VdsoFacts};
 use crate::inspect::kernel::{self, Clocksource, VsyscallMode};
 use crate::measure::bench::{BenchRequest, BenchRun, Path};
-use crate::render;
 
 /// The host audit of what `snap` read and the quick clock bench `bench`
 /// ran (of [`clock_request`]`(max_ns)`): vdsoctl's own vDSO, the
@@ -61,9 +60,9 @@ pub fn mapping_checks(process: &VdsoFacts, who: &str) -> Vec<Check> {
     let vdso = maps.iter().find(|m| m.name() == "[vdso]");
     let vvar = maps.iter().find(|m| m.name() == "[vvar]");
     let mapping = VdsoMapping::judge(process.pid, vdso.map(|d| (d.start, d.size())), vvar.map(|v| v.start));
-    checks.push(Check::of(format!("{who}vdso_mapped"), mapping.finding()));
+    checks.push(Check::judged(mapping.kind(), format!("{who}vdso_mapped"), mapping.status(), mapping));
     let verdict = SysinfoEhdr::judge(process.sysinfo_ehdr, vdso.map(|d| d.start));
-    checks.push(Check::of(format!("{who}auxv_sysinfo_ehdr"), verdict.finding()));
+    checks.push(Check::judged(verdict.kind(), format!("{who}auxv_sysinfo_ehdr"), verdict.status(), verdict));
     checks
 }
 
@@ -128,11 +127,12 @@ pub fn vdso_symbols(process: &VdsoFacts, musl: bool) -> VdsoSymbols {
 
 /// The `{who}vdso_symbols` row of [`vdso_symbols`], worded by render/host.rs.
 pub fn vdso_symbols_check(process: &VdsoFacts, who: &str, musl: bool) -> Check {
-    render::host::vdso_symbols_row(&vdso_symbols(process, musl), who)
+    let fact = vdso_symbols(process, musl);
+    Check::fact(fact.kind(), format!("{who}vdso_symbols"), fact.status(), fact)
 }
 
 /// One of the host's own rows (clocksource, TSC, kernel, vsyscall, libc),
-/// judged, as data: render/host.rs words it ([`render::host::host_row`]).
+/// judged, as data: render/host.rs words it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HostRow {
     /// /sys/devices/system/clocksource is not readable.
@@ -163,6 +163,11 @@ pub enum HostRow {
 pub const TSC_FLAGS: [&str; 3] = ["constant_tsc", "nonstop_tsc", "tsc_known_freq"];
 
 impl HostRow {
+    /// The row, its fact worded at output.
+    pub fn check(self) -> Check {
+        Check::fact(self.kind(), self.name(), self.status(), self)
+    }
+
     /// The row's name.
     pub fn name(&self) -> &'static str {
         match self {
@@ -232,7 +237,7 @@ pub fn clocksource_check(cs: Option<&Clocksource>) -> Check {
             vdso_mode: kernel::clocksource_has_vdso_mode(&cs.current),
         },
     };
-    render::host::host_row(&row)
+    row.check()
 }
 
 /// x86 TSC flags and kernel log lines that mark it unstable.
@@ -247,14 +252,14 @@ pub fn tsc_checks(flags: Option<&[String]>, kmsg: &std::io::Result<Vec<String>>)
         Ok(lines) => HostRow::KernelLog { lines: lines.clone() },
         Err(e) => HostRow::KernelLogUnreadable { error: crate::error::errno_text(e) },
     });
-    rows.iter().map(render::host::host_row).collect()
+    rows.into_iter().map(HostRow::check).collect()
 }
 
 /// Which clock ids this kernel's vDSO serves, stated from its version.
 /// `release`: /proc/sys/kernel/osrelease (empty when unreadable).
 pub fn kernel_version_check(release: &str) -> Check {
     let Some(version) = kernel::parse_version(release) else {
-        return render::host::host_row(&HostRow::KernelVersionUnreadable);
+        return HostRow::KernelVersionUnreadable.check();
     };
     let (mut served, mut not_yet) = (Vec::new(), Vec::new());
     for c in arch::CLOCKS.iter().filter(|c| c.class != ClockClass::AlwaysSyscall) {
@@ -264,7 +269,7 @@ pub fn kernel_version_check(release: &str) -> Check {
             None => {}
         }
     }
-    render::host::host_row(&HostRow::KernelVersion { release: release.to_string(), served, not_yet })
+    HostRow::KernelVersion { release: release.to_string(), served, not_yet }.check()
 }
 
 /// The host's vsyscall mode, from vdsoctl's own (64-bit) mapping and the
@@ -277,15 +282,15 @@ pub fn host_vsyscall(me: &VdsoFacts, cmdline: Option<&str>) -> Vsyscall {
 /// The vsyscall mode of the host.
 pub fn vsyscall_check(v: &Vsyscall) -> Check {
     if arch::HOST_MACHINE != arch::machine::X86_64 {
-        return render::host::host_row(&HostRow::NoVsyscallPage);
+        return HostRow::NoVsyscallPage.check();
     }
-    render::host::host_row(&HostRow::Vsyscall { mode: v.mode, source: v.source.clone() })
+    HostRow::Vsyscall { mode: v.mode, source: v.source.clone() }.check()
 }
 
 /// The C library vdsoctl itself runs on.
 pub fn libc_check(name: &str, version: Option<&str>, static_linked: bool) -> Check {
     let row = HostRow::Libc { name: name.to_string(), version: version.map(str::to_string), static_linked };
-    render::host::host_row(&row)
+    row.check()
 }
 
 impl HostFacts {
@@ -343,7 +348,7 @@ pub fn clock_checks(run: BenchRun, kernel: &KernelFacts, max_ns: Option<f64>) ->
         let should_be_fast = policy::should_be_fast(r.function, clock_id, exported, kernel_version);
         let over = policy::over_max_ns(max_ns, should_be_fast, ns(libc));
         let lost = r.verdict.and_then(|v| policy::lost_fast_path(v, r.function, clock_id, kernel_version));
-        let check = render::host::clock_row(&ClockRow {
+        let row = ClockRow {
             name,
             label,
             libc: (ns(libc), sc(libc)),
@@ -353,8 +358,8 @@ pub fn clock_checks(run: BenchRun, kernel: &KernelFacts, max_ns: Option<f64>) ->
             lost,
             clocksource: clocksource.clone(),
             over,
-        });
-        checks.push(check);
+        };
+        checks.push(Check::fact(row.kind(), row.name.clone(), row.status(), row));
     }
     (checks, report)
 }
@@ -384,10 +389,19 @@ pub fn getrandom_check(
     let ns = |p: Path| row(p).and_then(|r| r.ns_per_call);
     let sc = |p: Path| row(p).and_then(|r| r.syscalls_per_call);
     let counted = (report.basis == Basis::Counted).then(|| (sc(Path::Libc), sc(Path::Vdso)));
-    let costs = render::host::getrandom_costs(ns(Path::Libc), ns(Path::Vdso), counted);
     let fact = policy::getrandom_check(offered, from, exported, route, verdict);
-    let (detail, hint) = render::host::getrandom_words(&fact, &costs);
-    Check::new(fact.kind(), "getrandom", fact.status(), detail, hint.as_deref())
+    let row = GetrandomRow { fact, libc_ns: ns(Path::Libc), vdso_ns: ns(Path::Vdso), counted };
+    Check::fact(row.fact.kind(), "getrandom", row.fact.status(), row)
+}
+
+/// The host's `getrandom` row: the fact, and what each path costs here
+/// (ns; with `counted`, libc's and the vDSO's syscalls/call).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GetrandomRow {
+    pub fact: policy::GetrandomFact,
+    pub libc_ns: Option<f64>,
+    pub vdso_ns: Option<f64>,
+    pub counted: Option<(Option<f64>, Option<f64>)>,
 }
 
 /// The name under which vdsoctl's own vDSO exports `f`, from its image.

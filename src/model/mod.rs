@@ -92,20 +92,6 @@ impl ProcessRef {
     pub fn of(p: &crate::inspect::Process) -> ProcessRef {
         ProcessRef { pid: p.pid(), comm: p.comm().to_string() }
     }
-
-    /// `pid 812 (python3)`.
-    pub fn text(&self) -> String {
-        pid_text(self.pid, Some(&self.comm))
-    }
-}
-
-/// `pid 812 (python3)`, or `pid 812` without a name: how every table,
-/// finding and hint names a process (unescaped: render escapes).
-pub fn pid_text(pid: i32, comm: Option<&str>) -> String {
-    match comm {
-        Some(c) => format!("pid {pid} ({c})"),
-        None => format!("pid {pid}"),
-    }
 }
 
 /// How a row names a process: as the process has it — its comm (what
@@ -124,39 +110,18 @@ pub struct ProcessName<'a> {
     pub exe: Option<&'a str>,
 }
 
-/// An argv[0] longer than this is cut (with `…`): the process chooses it.
-const ARGV0_SHOWN: usize = 64;
-
 impl ProcessName<'_> {
     /// argv[0] when it names the process otherwise than its comm and its
     /// executable: the file name of its first word is not the comm (nor,
     /// when the comm is the kernel's 15-byte cut, a name that starts with
     /// it), nor the executable's file name.
-    fn argv0_helps(&self) -> Option<&str> {
+    pub fn argv0_helps(&self) -> Option<&str> {
         let argv0 = self.argv0.filter(|a| !a.trim().is_empty())?;
         let first = argv0.split_whitespace().next().unwrap_or(argv0);
         let name = first.rsplit('/').next().unwrap_or(first);
         let exe_name = self.exe.and_then(|e| e.rsplit('/').next());
         let comm = name == self.comm || (self.comm.len() >= 15 && name.starts_with(self.comm));
         (!comm && exe_name != Some(name)).then_some(argv0)
-    }
-
-    /// `pid 4242 (redis-server)`, `pid 4243 (wait_ready, argv[0] myname)`.
-    pub fn text(&self) -> String {
-        match self.argv0_helps() {
-            Some(a) => {
-                let cut: String = a.chars().take(ARGV0_SHOWN).collect();
-                let more = if cut.len() < a.len() { "…" } else { "" };
-                format!("pid {} ({}, argv[0] {}{more})", self.pid, self.comm, crate::words::shell_words(&[cut]))
-            }
-            None => pid_text(self.pid, Some(self.comm)),
-        }
-    }
-
-    /// [`ProcessName::text`] and the executable: `pid 4242 (redis-server),
-    /// executable /usr/bin/redis-check-rdb`.
-    pub fn with_exe(&self) -> String {
-        format!("{}, executable {}", self.text(), self.exe.unwrap_or("?"))
     }
 }
 
@@ -351,26 +316,5 @@ mod tests {
         for m in uses.keys() {
             visit(m, &uses, &mut Vec::new(), &mut done);
         }
-    }
-
-    #[test]
-    fn a_process_is_named_as_it_has_it() {
-        let n = |comm, argv0, exe| ProcessName { pid: 7, comm, argv0, exe };
-        // redis-server: the comm is the symlink's name, argv[0] its title.
-        let redis = n("redis-server", Some("/usr/bin/redis-server 127.0.0.1:6379"), Some("/usr/bin/redis-check-rdb"));
-        assert_eq!(redis.with_exe(), "pid 7 (redis-server), executable /usr/bin/redis-check-rdb");
-        // exec -a: argv[0] says what the comm and the executable do not.
-        assert_eq!(n("wait_ready", Some("myname"), Some("/t/wait_ready")).text(), "pid 7 (wait_ready, argv[0] myname)");
-        assert_eq!(n("wait_ready", Some("my name"), None).text(), "pid 7 (wait_ready, argv[0] 'my name')");
-        // PR_SET_NAME: the new comm; argv[0] is the executable, said once.
-        assert_eq!(
-            n("worker", Some("./rename_self"), Some("/t/rename_self")).with_exe(),
-            "pid 7 (worker), executable /t/rename_self"
-        );
-        // The kernel's 15-byte cut of a longer name is the same name.
-        assert_eq!(n("a_very_long_pro", Some("./a_very_long_program"), None).text(), "pid 7 (a_very_long_pro)");
-        assert_eq!(n("sshd", None, None).text(), "pid 7 (sshd)");
-        let long = "x".repeat(100);
-        assert!(n("y", Some(&long), None).text().ends_with("…)"));
     }
 }

@@ -1,38 +1,49 @@
 //! One row of an audit: a finding of a kind about something named, its
-//! status after the gate, its words and remediation. Its own module so
-//! every judge in model/ can make one without importing the report
+//! status after the gate, and what it found — a typed fact that render/
+//! words at output time, or words render/ already gave it. Its own module
+//! so every judge in model/ can make one without importing the report
 //! (model::check) that gathers them.
 
 use crate::model::gate::{Raise, Waiver};
 use crate::model::kind::Kind;
 use crate::model::Status;
-use serde::Serialize;
+use std::sync::Arc;
 
 /// One check's result (DESIGN keys: name, kind, status, detail, hint,
-/// waived, raised).
-#[derive(Debug, Clone, Serialize)]
+/// waived, raised, rate). Its JSON is written by render/row.rs, which
+/// words [`Check::said`].
+#[derive(Debug, Clone)]
 pub struct Check {
     pub name: String,
     /// What it found, by its stable id (doc/FINDINGS.md).
     pub kind: Kind,
     pub status: Status,
-    pub detail: String,
-    /// The remediation; `null` when there is nothing to do.
-    pub hint: Option<String>,
+    /// What it found: the fact (worded at output) or its words.
+    pub said: Said,
     /// The selection that made a WARN or FAIL INFO (`null`: none).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub waived: Option<Waiver>,
     /// The selection that made it FAIL (`null`: none).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub raised: Option<Raise>,
     /// What the row is about: the host, or the process `-p` audits (its
     /// Prometheus series carry the pid).
-    #[serde(skip)]
     pub about: About,
     /// Calls a second, where the finding is a rate (an observation's
     /// busiest process); absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "rate_opt")]
     pub rate: Option<f64>,
+}
+
+/// A fact a row carries, worded by render/ (each subject's file
+/// implements it for its facts): model judges and never words.
+pub trait Worded: std::fmt::Debug + Send + Sync {
+    /// The row's detail and remediation (`None`: nothing to do).
+    fn words(&self) -> (String, Option<String>);
+}
+
+/// What a row says: a fact, or the words render/ gave it already.
+#[derive(Debug, Clone)]
+pub enum Said {
+    Fact(Arc<dyn Worded>),
+    Words { detail: String, hint: Option<String> },
 }
 
 /// What a row is about.
@@ -43,14 +54,6 @@ pub enum About {
     Host,
     /// The process `check -p` audits.
     Process,
-}
-
-/// [`crate::model::rate`] for an optional rate.
-fn rate_opt<S: serde::Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    match value {
-        Some(v) => crate::model::rate(v, s),
-        None => s.serialize_none(),
-    }
 }
 
 impl Check {
@@ -71,17 +74,27 @@ impl Check {
         detail: impl Into<String>,
         hint: Option<&str>,
     ) -> Check {
-        Check {
-            name: name.into(),
-            kind,
-            status,
-            detail: detail.into(),
-            hint: hint.map(str::to_string),
-            waived: None,
-            raised: None,
-            about: About::Host,
-            rate: None,
-        }
+        let said = Said::Words { detail: detail.into(), hint: hint.map(str::to_string) };
+        Check::said(kind, name, status, said)
+    }
+
+    /// A check of `kind` carrying `fact`, worded at output.
+    pub fn fact(kind: Kind, name: impl Into<String>, status: Status, fact: impl Worded + 'static) -> Check {
+        Check::said(kind, name, status, Said::Fact(Arc::new(fact)))
+    }
+
+    /// [`Check::fact`] of a policy finding of `severity`: info passes,
+    /// warn and fail stay.
+    pub fn judged(kind: Kind, name: impl Into<String>, severity: Status, fact: impl Worded + 'static) -> Check {
+        let status = match severity {
+            Status::Info => Status::Ok,
+            s => s,
+        };
+        Check::fact(kind, name, status, fact)
+    }
+
+    fn said(kind: Kind, name: impl Into<String>, status: Status, said: Said) -> Check {
+        Check { name: name.into(), kind, status, said, waived: None, raised: None, about: About::Host, rate: None }
     }
 
     /// The same check, about the audited process.

@@ -298,17 +298,17 @@ mod tests {
         });
         assert_eq!((row.name.as_str(), row.status), (PROCESS_BINARY, Status::Fail));
         assert!(
-            row.detail.starts_with("pid 42 (qemu-x86_64) runs /bin/true under qemu-user (/usr/bin/qemu-x86_64): "),
+            row.detail().starts_with("pid 42 (qemu-x86_64) runs /bin/true under qemu-user (/usr/bin/qemu-x86_64): "),
             "{}",
-            row.detail
+            row.detail()
         );
         assert_eq!(
-            row.hint.as_deref(),
+            row.hint().as_deref(),
             Some("expected under an emulator or instrumenter; audit the program run natively")
         );
         let row = process_binary_row(&ProcessExe::Unreadable { error: "permission denied".into() });
         assert_eq!(
-            (row.detail.as_str(), row.status, row.hint),
+            (&*row.detail(), row.status, row.hint().map(|h| h.into_owned())),
             ("cannot read the executable: permission denied", Status::Skip, None)
         );
     }

@@ -42,7 +42,7 @@ impl Render for CheckReport {
                 hidden += 1;
                 continue;
             }
-            let detail = super::gate::with_note(&c.detail, c.waived.as_ref(), c.raised);
+            let detail = super::gate::with_note(&c.detail(), c.waived.as_ref(), c.raised);
             t.add_row(vec![Cell::new(&c.name), status_cell(c.status), Cell::new(detail)]);
         }
         if !t.is_empty() {
@@ -56,7 +56,7 @@ impl Render for CheckReport {
             );
         }
         for c in self.checks.iter().filter(|c| c.status >= Status::Warn) {
-            if let Some(h) = &c.hint {
+            if let Some(h) = &c.hint() {
                 s += &out.prose(&format!("{} {}: ", status_label(out, c.status), out.text(&c.name)), &out.text(h));
             }
         }
@@ -153,7 +153,7 @@ impl CheckReport {
             kind: &'static str,
             status: Status,
             detail: String,
-            hint: Option<&'a str>,
+            hint: Option<std::borrow::Cow<'a, str>>,
         }
         let mut suites: Vec<(&str, Vec<Case>)> = vec![(
             "vdsoctl.check",
@@ -164,8 +164,8 @@ impl CheckReport {
                     name: c.name.clone(),
                     kind: c.kind.id(),
                     status: c.status,
-                    detail: super::gate::with_note(&c.detail, c.waived.as_ref(), c.raised),
-                    hint: c.hint.as_deref(),
+                    detail: super::gate::with_note(&c.detail(), c.waived.as_ref(), c.raised),
+                    hint: c.hint(),
                 })
                 .collect(),
         )];
@@ -181,7 +181,7 @@ impl CheckReport {
                         kind: b.kind.id(),
                         status: b.status,
                         detail: b.detail.clone(),
-                        hint: b.hint.as_deref(),
+                        hint: b.hint.as_deref().map(std::borrow::Cow::Borrowed),
                     });
                 }
                 for f in failing {
@@ -192,7 +192,7 @@ impl CheckReport {
                         status: f.status,
                         detail: super::gate::with_note(&f.fact.to_string(), f.waived.as_ref(), f.raised),
                         // The binary's one hint is its verdict's reason's.
-                        hint: b.hint.as_deref().filter(|_| f.kind == b.kind),
+                        hint: b.hint.as_deref().filter(|_| f.kind == b.kind).map(std::borrow::Cow::Borrowed),
                     });
                 }
             }
@@ -225,7 +225,7 @@ impl CheckReport {
             for c in cases {
                 let head = format!("    <testcase classname=\"{}\" name=\"{}\"", c.class, xml_text(&c.name));
                 let message = format!("{} {}: {}", c.status.label(), c.kind, c.detail);
-                let body = match c.hint {
+                let body = match &c.hint {
                     Some(h) => format!("{}\nkind: {}\nhint: {h}", c.detail, c.kind),
                     None => format!("{}\nkind: {}", c.detail, c.kind),
                 };

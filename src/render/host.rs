@@ -7,11 +7,50 @@
 
 use crate::arch::{self, Abi, VdsoFn};
 use crate::inspect::kernel::VsyscallMode;
-use crate::model::host::{ClockRow, HostRow, VdsoSymbols, TSC_FLAGS};
+use crate::model::host::{ClockRow, GetrandomRow, HostRow, VdsoSymbols, TSC_FLAGS};
 use crate::model::policy::Verdict;
 use crate::model::policy::{GetrandomFact, LibcRoute, LostFastPath, Offers, SysinfoEhdr, VdsoMapping};
 use crate::model::row::Check;
+use crate::model::row::Worded;
 use crate::model::{Finding, Status};
+
+impl Worded for VdsoMapping {
+    fn words(&self) -> (String, Option<String>) {
+        let f = self.finding();
+        (f.message, f.hint)
+    }
+}
+
+impl Worded for SysinfoEhdr {
+    fn words(&self) -> (String, Option<String>) {
+        let f = self.finding();
+        (f.message, f.hint)
+    }
+}
+
+impl Worded for HostRow {
+    fn words(&self) -> (String, Option<String>) {
+        host_row(self).into_words()
+    }
+}
+
+impl Worded for ClockRow {
+    fn words(&self) -> (String, Option<String>) {
+        clock_row(self).into_words()
+    }
+}
+
+impl Worded for VdsoSymbols {
+    fn words(&self) -> (String, Option<String>) {
+        vdso_symbols_row(self, "").into_words()
+    }
+}
+
+impl Worded for GetrandomRow {
+    fn words(&self) -> (String, Option<String>) {
+        getrandom_words(&self.fact, &getrandom_costs(self.libc_ns, self.vdso_ns, self.counted))
+    }
+}
 
 impl VdsoMapping {
     /// The finding, worded (its kind and the one severity every command
@@ -199,10 +238,16 @@ pub fn vdso_symbols_row(fact: &VdsoSymbols, who: &str) -> Check {
 
 /// A process an emulator (valgrind, qemu-user) runs: its missing `[vdso]`
 /// is the tool's doing, said on the failing mapping rows instead of `vdso=0`.
-pub fn run_by_emulator(mapping_checks: &mut [Check], tool: &str) {
-    for c in mapping_checks.iter_mut().filter(|c| c.status == Status::Fail) {
-        c.detail += &format!(" — {tool} runs it");
-        c.hint = Some(format!("expected under {tool}; audit the program run natively"));
+pub fn run_by_emulator(mapping_checks: &mut Vec<Check>, tool: &str) {
+    for c in std::mem::take(mapping_checks) {
+        mapping_checks.push(if c.status == Status::Fail {
+            c.reworded(|detail, hint| {
+                *detail += &format!(" — {tool} runs it");
+                *hint = Some(format!("expected under {tool}; audit the program run natively"));
+            })
+        } else {
+            c
+        });
     }
 }
 
@@ -407,12 +452,12 @@ mod tests {
             (row.name.as_str(), row.kind, row.status),
             ("process_vdso_symbols", Kind::VdsoGnuHashOnly, Status::Warn)
         );
-        assert_eq!(row.detail, ImageProblem::GnuHashOnly.to_string());
-        assert!(row.hint.as_deref().is_some_and(|h| h.starts_with("glibc programs are unaffected")), "{row:?}");
+        assert_eq!(row.detail(), ImageProblem::GnuHashOnly.to_string());
+        assert!(row.hint().as_deref().is_some_and(|h| h.starts_with("glibc programs are unaffected")), "{row:?}");
         let broken = VdsoSymbols::Problems { problems: vec![ImageProblem::NoHashTable], hash_only: false, musl: true };
         let row = vdso_symbols_row(&broken, "");
         assert_eq!((row.kind, row.status), (Kind::VdsoExportsBroken, Status::Fail));
-        assert_eq!(row.hint.as_deref(), Some("`vdsoctl dump` shows the whole image"));
+        assert_eq!(row.hint().as_deref(), Some("`vdsoctl dump` shows the whole image"));
         let ok = VdsoSymbols::Exports {
             exported: vec!["__vdso_time"],
             version: "LINUX_2.6",
@@ -421,7 +466,7 @@ mod tests {
         };
         let row = vdso_symbols_row(&ok, "");
         assert_eq!(
-            (row.kind, row.status, row.detail.as_str()),
+            (row.kind, row.status, &*row.detail()),
             (Kind::VdsoExportsOk, Status::Ok, "exports __vdso_time (LINUX_2.6); DT_GNU_HASH only")
         );
     }
@@ -433,9 +478,9 @@ mod tests {
             Check::new(Kind::SysinfoEhdrOk, "process_auxv_sysinfo_ehdr", Status::Ok, "ok", None),
         ];
         run_by_emulator(&mut rows, "valgrind");
-        assert_eq!(rows[0].detail, "pid 1 has no [vdso] — valgrind runs it");
-        assert_eq!(rows[0].hint.as_deref(), Some("expected under valgrind; audit the program run natively"));
-        assert_eq!((rows[1].detail.as_str(), rows[1].hint.as_deref()), ("ok", None));
+        assert_eq!(rows[0].detail(), "pid 1 has no [vdso] — valgrind runs it");
+        assert_eq!(rows[0].hint().as_deref(), Some("expected under valgrind; audit the program run natively"));
+        assert_eq!((&*rows[1].detail(), rows[1].hint().as_deref()), ("ok", None));
     }
 
     #[test]
@@ -453,16 +498,16 @@ mod tests {
         };
         let c = clock_row(&row);
         assert_eq!((c.kind, c.status), (Kind::ClocksourceNoVdso, Status::Fail));
-        assert!(c.detail.starts_with("CLOCK_MONOTONIC: the vDSO itself enters the kernel"), "{}", c.detail);
+        assert!(c.detail().starts_with("CLOCK_MONOTONIC: the vDSO itself enters the kernel"), "{}", c.detail());
         assert!(
-            c.detail.ends_with("; libc 650 ns (1.00 syscalls/call), vdso 40.0 ns (0.00) [counted]"),
+            c.detail().ends_with("; libc 650 ns (1.00 syscalls/call), vdso 40.0 ns (0.00) [counted]"),
             "{}",
-            c.detail
+            c.detail()
         );
         let fast = ClockRow { verdict: Some(Verdict::Fast), lost: None, counted: false, ..row };
         let c = clock_row(&fast);
         assert_eq!((c.kind, c.status), (Kind::ClockFast, Status::Ok));
-        assert!(c.detail.ends_with("[timing-based: perf not permitted]"), "{}", c.detail);
+        assert!(c.detail().ends_with("[timing-based: perf not permitted]"), "{}", c.detail());
         let over = clock_row(&ClockRow { over: Some((1.0, 650.0)), ..fast });
         assert_eq!((over.kind, over.status), (Kind::ClockOverMaxNs, Status::Fail));
         assert_eq!(
@@ -475,10 +520,10 @@ mod tests {
     fn host_rows_are_worded_here() {
         let c = host_row(&HostRow::TscFlags { missing: vec!["nonstop_tsc"] });
         assert_eq!((c.name.as_str(), c.kind, c.status), ("tsc_flags", Kind::TscUnstable, Status::Warn));
-        assert!(c.detail.starts_with("missing nonstop_tsc: "), "{}", c.detail);
+        assert!(c.detail().starts_with("missing nonstop_tsc: "), "{}", c.detail());
         let c = host_row(&HostRow::TscFlags { missing: vec![] });
         assert_eq!(
-            (c.kind, c.status, c.detail.as_str()),
+            (c.kind, c.status, &*c.detail()),
             (Kind::TscOk, Status::Ok, "constant_tsc nonstop_tsc tsc_known_freq")
         );
         let c = host_row(&HostRow::KernelVersion {
@@ -488,12 +533,12 @@ mod tests {
         });
         assert_eq!((c.kind, c.status), (Kind::KernelOldClocks, Status::Warn));
         assert!(
-            c.detail.starts_with("5.2.0: the vDSO serves REALTIME but not MONOTONIC_RAW (from 5.3) ("),
+            c.detail().starts_with("5.2.0: the vDSO serves REALTIME but not MONOTONIC_RAW (from 5.3) ("),
             "{}",
-            c.detail
+            c.detail()
         );
         let c = host_row(&HostRow::Libc { name: "musl".into(), version: None, static_linked: true });
-        assert_eq!(c.detail, "vdsoctl runs on musl (version unknown) (statically linked)");
+        assert_eq!(c.detail(), "vdsoctl runs on musl (version unknown) (statically linked)");
     }
 
     /// Issue 40: the host subject's model files hold no sentence.

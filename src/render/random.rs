@@ -213,7 +213,7 @@ pub fn command_random_row(judged: &[JudgedRandom], expected: u64, secs: &str, ar
     let mut whys: Vec<String> = Vec::new();
     for j in judged {
         let why = why_text(&j.why);
-        let who = crate::model::pid_text(j.row.pid, j.row.comm.as_deref());
+        let who = crate::render::process::pid_text(j.row.pid, j.row.comm.as_deref());
         lines.push(format!("{who} getrandom ×{}", thousands(j.row.count)));
         if !whys.contains(&why) {
             whys.push(why);
@@ -281,7 +281,7 @@ mod tests {
         assert_eq!(rows[0].name, "random:glibc-2.36");
         assert_eq!(rows[0].status, Status::Warn);
         assert_eq!(
-            rows[0].detail,
+            rows[0].detail(),
             "random bytes take a syscall: glibc 2.36 makes getrandom() a syscall; glibc 2.41 reads it from the vDSO (/usr/lib/x86_64-linux-gnu/libc.so.6, loaded by 2 programs (e.g. /usr/bin/a))"
         );
         let new = glibc(Some("2.41"), true);
@@ -300,15 +300,15 @@ mod tests {
         };
         let c = process_random_row(&p("2.41", vec![0x7f00_0000_0000], Some(true)));
         assert_eq!(c.status, Status::Ok);
-        assert!(c.detail.ends_with("(__vdso_getrandom); state page at 0x7f0000000000 (dp)"), "{}", c.detail);
+        assert!(c.detail().ends_with("(__vdso_getrandom); state page at 0x7f0000000000 (dp)"), "{}", c.detail());
         let c = process_random_row(&p("2.41", vec![], Some(true)));
         assert_eq!(c.status, Status::Ok);
-        assert!(c.detail.contains("it has not called getrandom() yet"), "{}", c.detail);
+        assert!(c.detail().contains("it has not called getrandom() yet"), "{}", c.detail());
         assert_eq!(process_random_row(&p("2.41", vec![], Some(false))).status, Status::Warn);
         let c = process_random_row(&p("2.36", vec![], Some(true)));
         assert_eq!(c.status, Status::Warn);
         assert_eq!(
-            c.detail,
+            c.detail(),
             "random bytes take a syscall: glibc 2.36 makes getrandom() a syscall; glibc 2.41 reads it from the vDSO (/lib/x86_64-linux-gnu/libc.so.6)"
         );
     }
@@ -336,7 +336,7 @@ mod tests {
         let judge = |count: u64, route: Option<RandomRoute>| {
             let r = row(count);
             let c = command_random_row(&judge_command_random(&[ServedRandom { row: &r, route }]), 0, "1 s", "prog");
-            (c.status, c.detail)
+            (c.status, c.detail().into_owned())
         };
         let (status, detail) = judge(1000, Some(route("2.41")));
         assert_eq!(status, Status::Fail);

@@ -263,23 +263,23 @@ mod tests {
             (row.name.as_str(), row.kind, row.status),
             ("seccomp_profile:x86_64:clock_gettime", Kind::SeccompDeniesFallback, Status::Fail)
         );
-        assert!(row.detail.starts_with("clock_gettime on x86_64: SCMP_ACT_KILL_PROCESS — the vDSO makes it when"));
-        assert_eq!(row.hint.as_deref(), Some(fix(Source::Profile)));
+        assert!(row.detail().starts_with("clock_gettime on x86_64: SCMP_ACT_KILL_PROCESS — the vDSO makes it when"));
+        assert_eq!(row.hint().as_deref(), Some(fix(Source::Profile)));
         let only = vec![vec![Condition { index: 0, op: CmpOp::Eq, value: 1, mask: 0 }]];
         let row = seccomp_row(&clock(Source::Live, Verdict::OnlySome(only)));
         assert_eq!((row.kind, row.status), (Kind::SeccompConditional, Status::Warn));
         assert!(row
-            .detail
+            .detail()
             .starts_with("clock_gettime on x86_64: allowed only when arg0 == 1, the rest are refused — "));
         let row =
             seccomp_row(&SeccompFact::Allows { source: Source::Live, abi: Abi::X86_64, calls: vec!["time", "getcpu"] });
         assert_eq!(
-            (row.name.as_str(), row.detail.as_str(), row.hint),
+            (row.name.as_str(), &*row.detail(), row.hint().map(|h| h.into_owned())),
             ("process_seccomp:x86_64", "x86_64: allowed: time, getcpu", None)
         );
         let row = seccomp_row(&SeccompFact::Unjudged { count: 2, why: Unjudged::Bad(BadProfile::UnrunnableInsn) });
         assert_eq!(
-            (row.name.as_str(), row.status, row.detail.as_str()),
+            (row.name.as_str(), row.status, &*row.detail()),
             (
                 "process_seccomp",
                 Status::Info,

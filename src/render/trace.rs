@@ -403,7 +403,7 @@ pub const LOST_STACK: &str = "[stack not kept]";
 
 /// `pid 812 (python3)`, or `pid 812` without a name.
 fn who(pid: i32, comm: &Option<String>) -> String {
-    crate::model::pid_text(pid, comm.as_deref())
+    crate::render::process::pid_text(pid, comm.as_deref())
 }
 
 /// How a rate stands against --fail-over, for the end of a line.

@@ -229,12 +229,9 @@ pub fn runner_context(checks: Vec<Check>) -> Vec<Check> {
         .into_iter()
         .map(|c| match image::runner_context(c.status) {
             None => c,
-            Some((kind, status)) => Check {
-                kind,
-                detail: format!("the runner's kernel, not the image's (left out of its verdict): {}", c.detail),
-                status,
-                ..c
-            },
+            Some((kind, status)) => Check { kind, status, ..c }.reworded(|detail, _| {
+                *detail = format!("the runner's kernel, not the image's (left out of its verdict): {detail}");
+            }),
         })
         .collect()
 }
@@ -306,20 +303,21 @@ mod tests {
         let row = image_row(&ImageRow::Incomplete { count: 1234, first: "/bin/x".into(), why: "EACCES".into() });
         assert_eq!((row.kind, row.name.as_str(), row.status), (Kind::ImageIncomplete, "image_walk", Status::Warn));
         assert!(
-            row.detail.starts_with("1,234 entries could not be read") && row.detail.ends_with("(first /bin/x: EACCES)")
+            row.detail().starts_with("1,234 entries could not be read")
+                && row.detail().ends_with("(first /bin/x: EACCES)")
         );
         let rows: Vec<Check> = image::NO_PROC.iter().map(image_row).collect();
         assert_eq!(
             rows.iter().map(|r| (r.name.as_str(), r.status)).collect::<Vec<_>>(),
             [("vdso_symbols", Status::Skip), ("vsyscall", Status::Skip)]
         );
-        assert!(rows[0].detail.starts_with("no /proc here") && rows[0].hint.is_some());
+        assert!(rows[0].detail().starts_with("no /proc here") && rows[0].hint().map(|h| h.into_owned()).is_some());
         let skip = Check::new(Kind::RunnerKernel, "vsyscall", Status::Skip, "x", None);
         let ok = Check::new(Kind::VsyscallMode, "vsyscall", Status::Ok, "xonly", None);
         let out = runner_context(vec![skip, ok]);
-        assert_eq!((out[0].kind, out[0].status, out[0].detail.as_str()), (Kind::RunnerKernel, Status::Skip, "x"));
+        assert_eq!((out[0].kind, out[0].status, &*out[0].detail()), (Kind::RunnerKernel, Status::Skip, "x"));
         assert_eq!((out[1].kind, out[1].status), (Kind::RunnerKernel, Status::Info));
-        assert_eq!(out[1].detail, "the runner's kernel, not the image's (left out of its verdict): xonly");
+        assert_eq!(out[1].detail(), "the runner's kernel, not the image's (left out of its verdict): xonly");
     }
 
     /// Issue 40: the vDSO image and mapping model files hold no sentence.

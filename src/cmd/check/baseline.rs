@@ -20,7 +20,7 @@ pub(super) fn read_old(files: &BaselineFiles) -> Result<Option<Baseline>> {
 /// Compare with `old` (read first, so the same FILE may be given to both:
 /// compare, then update), then write the new one.
 pub(super) fn apply(files: &BaselineFiles, old: Option<&Baseline>, report: &mut CheckReport) -> Result<()> {
-    let now = report.baseline_of(&report.hashes);
+    let now = report.baseline_of(&report.hashes, |c| c.detail().into_owned());
     if let (Some(path), Some(old)) = (&files.compare, old) {
         report.baseline = Some(compare(&path.display().to_string(), old, &now));
     }

@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::inspect::host::KernelFacts;
 use crate::measure::trace::session::{self, TraceRequest, TraceTarget};
-use crate::model::check::{Check, CheckReport, CommandEnd, CommandRun};
+use crate::model::check::{CheckReport, CommandEnd, CommandRun};
 use crate::model::command::{
     aux_clock_calls, calls_by_name, command_of, random_programs, served_random, Programs, Run,
 };
@@ -75,7 +75,7 @@ fn command_report(report: &TraceReport, run: Run, programs: &Programs) -> CheckR
     let mut checks = vec![command_row(&argv, &CommandEnd::of(exit_status, limit))];
     // A command's tree is all the tool's to judge: nothing left out.
     match Observation::of_report(report) {
-        Observation::Seen(seen) => checks.push(Check::of("command_trace".into(), seen.command_finding(&argv))),
+        Observation::Seen(seen) => checks.push(seen.command_row(&argv)),
         Observation::Unseen(_) => {}
     }
     checks.extend(aux_clock_calls(report).into_iter().map(|(id, n)| aux_clock_row(report, id, n)));

@@ -180,9 +180,8 @@ pub fn gather(req: &CheckRequest, out: &Output) -> Result<CheckReport> {
             checks.push(observation.row("process_trace", scope).about_process());
             let random = |c: &Check| c.about == About::Process && c.kind.subject() == Subject::Random;
             if let (Some(i), Scope::Process(pid)) = (checks.iter().position(random), scope) {
-                let reads_vdso = checks[i].kind == crate::model::kind::Kind::RandomVdso;
                 let route = checks.remove(i);
-                checks.push(observation.judge_random(route, pid, reads_vdso));
+                checks.push(observation.judge_random(route, pid));
             }
         }
         None => {
@@ -191,7 +190,7 @@ pub fn gather(req: &CheckRequest, out: &Output) -> Result<CheckReport> {
         }
     }
     Ok(CheckReport {
-        not_observed: observation.caveat(scope),
+        not_observed: observation.caveat(scope).map(|c| c.to_string()),
         bench,
         binary: facts,
         process: target.as_ref().map(ProcessRef::of),
