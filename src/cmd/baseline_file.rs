@@ -2,7 +2,7 @@
 //! for `check` and `bench`: each command says which kinds it compares.
 
 use crate::error::{Error, Hint, Result};
-use crate::model::baseline::{Baseline, FORMAT};
+use crate::model::baseline::{Baseline, FORMAT, READS};
 use std::io::Read;
 use std::path::Path;
 
@@ -22,8 +22,8 @@ pub fn read(path: &Path, kinds: &[&str], writer: &str) -> Result<Baseline> {
     }
     let old: Baseline =
         serde_json::from_slice(&text).map_err(|e| malformed(format!("{e} (written by `{writer}`, {FORMAT}?)")))?;
-    if old.format != FORMAT {
-        return Err(malformed(format!("format {:?}, this vdsoctl reads {FORMAT:?}", old.format)));
+    if !READS.contains(&old.format.as_str()) {
+        return Err(malformed(format!("format {:?}, this vdsoctl reads {}", old.format, READS.join(" or "))));
     }
     if !kinds.contains(&old.kind.as_str()) {
         return Err(malformed(format!(
@@ -32,7 +32,7 @@ pub fn read(path: &Path, kinds: &[&str], writer: &str) -> Result<Baseline> {
             kinds.join(" or ")
         )));
     }
-    Ok(old)
+    Ok(old.upgraded())
 }
 
 /// Write `b` to `path` (replacing it): pretty, sorted, one newline at the end.

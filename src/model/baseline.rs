@@ -12,8 +12,46 @@ use super::Status;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The document's `format`: bumped when a key changes meaning.
-pub const FORMAT: &str = "vdsoctl-baseline/1";
+/// The document's `format`: bumped when a key changes meaning (2: the
+/// runtime, class and call keys are structured, not words).
+pub const FORMAT: &str = "vdsoctl-baseline/2";
+
+/// The formats this vdsoctl reads: its own, and 1 (whose `glibc 2.36`,
+/// `ELF64 x86_64` and `[vsyscall] time` keys are read into their parts).
+pub const READS: [&str; 2] = [FORMAT, "vdsoctl-baseline/1"];
+
+/// A C library or runtime and its version (`glibc` `2.36`, `go`
+/// `go1.24.1`, `musl` without one). Format 1 wrote it as one string,
+/// `glibc 2.36`, read here into its parts.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(from = "RuntimeWire")]
+pub struct RuntimeKey {
+    pub runtime: String,
+    pub version: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RuntimeWire {
+    Parts {
+        runtime: String,
+        #[serde(default)]
+        version: Option<String>,
+    },
+    Words(String),
+}
+
+impl From<RuntimeWire> for RuntimeKey {
+    fn from(w: RuntimeWire) -> RuntimeKey {
+        match w {
+            RuntimeWire::Parts { runtime, version } => RuntimeKey { runtime, version },
+            RuntimeWire::Words(s) => match s.split_once(char::is_whitespace) {
+                Some((r, v)) => RuntimeKey { runtime: r.into(), version: Some(v.into()) },
+                None => RuntimeKey { runtime: s, version: None },
+            },
+        }
+    }
+}
 
 /// What one audit of an image judged.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -22,9 +60,9 @@ pub struct Baseline {
     pub format: String,
     /// `image`, `command` (`check -- CMD`) or `bench`.
     pub kind: String,
-    /// Every C library and runtime of the image, `glibc 2.36`, sorted.
+    /// Every C library and runtime of the image, sorted.
     #[serde(default)]
-    pub runtimes: Vec<String>,
+    pub runtimes: Vec<RuntimeKey>,
     /// Sorted by path.
     #[serde(default)]
     pub binaries: Vec<BaselineBinary>,
@@ -46,8 +84,12 @@ pub struct Baseline {
 pub struct BaselineCall {
     /// The process's comm.
     pub process: String,
-    /// `clock_gettime`, `getrandom`, `[vsyscall] time`.
+    /// `clock_gettime`, `getrandom`; `time` with `vsyscall` (format 1's
+    /// `[vsyscall] time` is read so).
     pub function: String,
+    /// A call into the [vsyscall] page (emulated), not a syscall.
+    #[serde(default)]
+    pub vsyscall: bool,
     /// `CLOCK_MONOTONIC`; `-` for a call without a clock id.
     pub clock: String,
     pub count: u64,
@@ -61,10 +103,13 @@ pub struct BaselineBinary {
     pub path: String,
     /// SHA-256 of its content.
     pub sha256: String,
-    /// `ELF64 x86_64`.
+    /// `ELF64`.
     pub class: String,
-    /// `glibc 2.36`, `go go1.24.1`, `musl`.
-    pub runtime: String,
+    /// `x86_64` (format 1 wrote it after the class: `ELF64 x86_64`).
+    #[serde(default)]
+    pub machine: String,
+    /// Its C library or runtime.
+    pub runtime: RuntimeKey,
     /// `ok`, `warn`, `fail`, `info`, `skip` (typed: a misspelled one is
     /// a malformed baseline, not an OK).
     pub status: Status,
@@ -103,10 +148,22 @@ impl Baseline {
     }
 }
 
-pub fn runtime_text(runtime: &str, version: Option<&str>) -> String {
-    match version {
-        Some(v) => format!("{runtime} {v}"),
-        None => runtime.to_string(),
+impl Baseline {
+    /// A format-1 document's worded keys read into their parts (the class's
+    /// machine, a [vsyscall] call's function), so both compare alike.
+    pub fn upgraded(mut self) -> Baseline {
+        for b in self.binaries.iter_mut().filter(|b| b.machine.is_empty()) {
+            if let Some((class, machine)) = b.class.split_once(char::is_whitespace) {
+                (b.class, b.machine) = (class.to_string(), machine.to_string());
+            }
+        }
+        for c in &mut self.calls {
+            if let Some(f) = c.function.strip_prefix("[vsyscall]") {
+                (c.function, c.vsyscall) = (f.trim_start().to_string(), true);
+            }
+        }
+        self.format = FORMAT.into();
+        self
     }
 }
 
@@ -122,14 +179,39 @@ pub enum Change {
     Unchanged,
 }
 
-/// One line of the comparison.
-#[derive(Debug, Clone, Serialize)]
+/// What a delta is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    Binary,
+    Finding,
+    /// `check -- CMD`: a process name's calls of one function and clock.
+    Call,
+}
+
+/// `check -- CMD`'s call key and its counts then and now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CallDelta {
+    pub process: String,
+    pub function: String,
+    pub vsyscall: bool,
+    pub clock: String,
+    #[serde(skip)]
+    pub was_count: Option<u64>,
+    #[serde(skip)]
+    pub now_count: Option<u64>,
+}
+
+/// One line of the comparison (its JSON, with the call's key worded, is
+/// render/baseline.rs's).
+#[derive(Debug, Clone)]
 pub struct Delta {
     pub change: Change,
-    /// `binary`, `finding` or `call` (`check -- CMD`: "comm function clock").
-    pub scope: &'static str,
-    /// The binary's path or the finding's name.
+    pub scope: Scope,
+    /// The binary's path or the finding's name (empty for a call: `call`).
     pub key: String,
+    /// The call it is about (scope `call`).
+    pub call: Option<CallDelta>,
     /// The status in the baseline; null when it was not there.
     pub was: Option<Status>,
     /// The status now; null when it is gone.
@@ -140,8 +222,8 @@ pub struct Delta {
     pub rebuilt: bool,
 }
 
-/// The comparison with a baseline (JSON `baseline`).
-#[derive(Debug, Clone, Serialize, Default)]
+/// The comparison with a baseline (JSON `baseline`, written by render/baseline.rs).
+#[derive(Debug, Clone, Default)]
 pub struct BaselineDiff {
     pub file: String,
     pub new: usize,
@@ -151,8 +233,8 @@ pub struct BaselineDiff {
     pub added_ok: usize,
     pub removed_ok: usize,
     /// The runtimes before and now, when they differ.
-    pub runtimes_was: Vec<String>,
-    pub runtimes_now: Vec<String>,
+    pub runtimes_was: Vec<RuntimeKey>,
+    pub runtimes_now: Vec<RuntimeKey>,
     /// New first, then fixed, then unchanged; each by key.
     pub deltas: Vec<Delta>,
 }
@@ -199,8 +281,9 @@ pub fn compare(file: &str, old: &Baseline, new: &Baseline) -> BaselineDiff {
         match moved {
             Some(c) => d.deltas.push(Delta {
                 change: c,
-                scope: "binary",
+                scope: Scope::Binary,
                 key: k.into(),
+                call: None,
                 was: o.map(|b| b.status),
                 now: n.map(|b| b.status),
                 detail: n.or(o).map(|b| b.detail.clone()).unwrap_or_default(),
@@ -221,8 +304,9 @@ pub fn compare(file: &str, old: &Baseline, new: &Baseline) -> BaselineDiff {
         if let Some(c) = change(o.map(|f| f.status), n.map(|f| f.status)) {
             d.deltas.push(Delta {
                 change: c,
-                scope: "finding",
+                scope: Scope::Finding,
                 key: k.into(),
+                call: None,
                 was: o.map(|f| f.status),
                 now: n.map(|f| f.status),
                 detail: n.or(o).map(|f| f.detail.clone()).unwrap_or_default(),
@@ -246,34 +330,34 @@ pub fn compare(file: &str, old: &Baseline, new: &Baseline) -> BaselineDiff {
 /// process name, function and clock is FAIL where it is counted; the
 /// expected calls are no finding.
 fn compare_calls(old: &Baseline, new: &Baseline, d: &mut BaselineDiff) {
-    type Key<'a> = (&'a str, &'a str, &'a str);
-    let bad = |b: &'_ Baseline| -> BTreeMap<(String, String, String), u64> {
+    type Key = (String, String, bool, String);
+    let bad = |b: &'_ Baseline| -> BTreeMap<Key, u64> {
         let mut m = BTreeMap::new();
         for c in b.calls.iter().filter(|c| !c.expected) {
-            *m.entry((c.process.clone(), c.function.clone(), c.clock.clone())).or_insert(0) += c.count;
+            *m.entry((c.process.clone(), c.function.clone(), c.vsyscall, c.clock.clone())).or_insert(0) += c.count;
         }
         m
     };
     let (was, now) = (bad(old), bad(new));
-    let mut keys: Vec<&(String, String, String)> = was.keys().chain(now.keys()).collect();
+    let mut keys: Vec<&Key> = was.keys().chain(now.keys()).collect();
     keys.sort();
     keys.dedup();
     for k in keys {
-        let key: Key = (&k.0, &k.1, &k.2);
-        let (w, n) = (was.get(k), now.get(k));
+        let (w, n) = (was.get(k).copied(), now.get(k).copied());
         let change = match (w, n) {
             (None, Some(_)) => Change::New,
             (Some(_), None) => Change::Fixed,
             _ => Change::Unchanged,
         };
-        let count = |c: Option<&u64>| c.map_or_else(|| "none".to_string(), |c| format!("×{c}"));
+        let (process, function, vsyscall, clock) = k.clone();
         d.deltas.push(Delta {
             change,
-            scope: "call",
-            key: format!("{} {} {}", key.0, key.1, key.2),
+            scope: Scope::Call,
+            key: String::new(),
+            call: Some(CallDelta { process, function, vsyscall, clock, was_count: w, now_count: n }),
             was: w.map(|_| Status::Fail),
             now: n.map(|_| Status::Fail),
-            detail: format!("syscalls the vDSO should have served: {} then, {} now", count(w), count(n)),
+            detail: String::new(),
             rebuilt: false,
         });
     }
@@ -291,8 +375,9 @@ mod tests {
         BaselineBinary {
             path: path.into(),
             sha256: sha.into(),
-            class: "ELF64 x86_64".into(),
-            runtime: "glibc 2.36".into(),
+            class: "ELF64".into(),
+            machine: "x86_64".into(),
+            runtime: RuntimeKey { runtime: "glibc".into(), version: Some("2.36".into()) },
             status: st(status),
             kinds: Vec::new(),
             detail: format!("{path} is {status}"),
@@ -304,7 +389,7 @@ mod tests {
         Baseline {
             format: FORMAT.into(),
             kind: "image".into(),
-            runtimes: vec!["glibc 2.36".into()],
+            runtimes: vec![RuntimeKey { runtime: "glibc".into(), version: Some("2.36".into()) }],
             binaries,
             findings: findings
                 .iter()
@@ -348,5 +433,21 @@ mod tests {
         // A misspelled status is a malformed baseline, never an OK.
         let typo = text.replacen("\"warn\"", "\"wran\"", 1);
         assert!(serde_json::from_str::<Baseline>(&typo).is_err());
+    }
+
+    /// Format 1 worded its keys; they are read into their parts.
+    #[test]
+    fn a_format_1_baseline_is_read_into_parts() {
+        let doc = r#"{"format":"vdsoctl-baseline/1","kind":"command","runtimes":["glibc 2.36","musl"],
+            "binaries":[{"path":"/a","sha256":"1","class":"ELF64 x86_64","runtime":"go go1.24.1","status":"ok",
+            "detail":"","random":"vdso"}],"findings":[],
+            "calls":[{"process":"p","function":"[vsyscall] time","clock":"-","count":3,"expected":false}]}"#;
+        let b = serde_json::from_str::<Baseline>(doc).unwrap().upgraded();
+        let key = |r: &str, v: Option<&str>| RuntimeKey { runtime: r.into(), version: v.map(str::to_string) };
+        assert_eq!(b.runtimes, [key("glibc", Some("2.36")), key("musl", None)]);
+        assert_eq!((b.binaries[0].class.as_str(), b.binaries[0].machine.as_str()), ("ELF64", "x86_64"));
+        assert_eq!(b.binaries[0].runtime, key("go", Some("go1.24.1")));
+        assert_eq!((b.calls[0].function.as_str(), b.calls[0].vsyscall), ("time", true));
+        assert_eq!(b.format, FORMAT);
     }
 }

@@ -5,7 +5,9 @@
 pub use super::row::Check;
 use super::trace::ExitStatus;
 use super::{ProcessRef, Status};
-use crate::model::baseline::{runtime_text, Baseline, BaselineBinary, BaselineDiff, BaselineFinding, Change, FORMAT};
+use crate::model::baseline::{
+    Baseline, BaselineBinary, BaselineDiff, BaselineFinding, Change, RuntimeKey, Scope as DeltaScope, FORMAT,
+};
 use crate::model::bench::BenchReport;
 use crate::model::binary::{BinaryFacts, BinaryFinding};
 use crate::model::gate::{self, Context, Raise, Selection, Waiver};
@@ -262,8 +264,9 @@ impl CheckReport {
     /// "in the baseline"), what is new is raised to FAIL — so the verdict
     /// line, JUnit and the exit code all say the gate's answer.
     pub fn gate_on_baseline(&mut self, diff: &BaselineDiff, old: &Baseline) {
-        let change =
-            |scope: &str, key: &str| diff.deltas.iter().find(|d| d.scope == scope && d.key == key).map(|d| d.change);
+        let change = |scope: DeltaScope, key: &str| {
+            diff.deltas.iter().find(|d| d.scope == scope && d.key == key).map(|d| d.change)
+        };
         let file = diff.file.clone();
         let moved =
             |status: &mut Status, waived: &mut Option<Waiver>, raised: &mut Option<Raise>, c: Option<Change>| match c {
@@ -275,24 +278,33 @@ impl CheckReport {
                 }
                 _ => {}
             };
-        let calls_new = diff.deltas.iter().any(|d| d.scope == "call" && d.change == Change::New);
-        let calls_old = diff.deltas.iter().any(|d| d.scope == "call" && d.change == Change::Unchanged);
+        let calls = |c: Change| diff.deltas.iter().any(|d| d.scope == DeltaScope::Call && d.change == c);
+        let (calls_new, calls_old) = (calls(Change::New), calls(Change::Unchanged));
         for c in &mut self.checks {
-            let mut ch = change("finding", &c.name);
-            // The command's observation row, whose deltas are its calls.
-            if matches!(c.kind, Kind::RawClockSyscall | Kind::VsyscallCall) && ch.is_none() {
+            let was = old.findings.iter().find(|f| f.name == c.name);
+            // A finding of another kind than the baseline's, though at the
+            // same status, is new (as a binary's kinds are).
+            let new_kind = was.and_then(|f| f.kind.as_deref()).is_some_and(|k| k != c.kind.id());
+            let mut ch = match change(DeltaScope::Finding, &c.name) {
+                Some(Change::Unchanged) if new_kind => Some(Change::New),
+                ch => ch,
+            };
+            // The command's observation row: its calls are its deltas, by
+            // process name, function and clock — a call bypassed now and
+            // not then is new whatever the row's status was.
+            if c.name == "command_trace" && ch != Some(Change::New) {
                 ch = if calls_new {
                     Some(Change::New)
                 } else if calls_old {
                     Some(Change::Unchanged)
                 } else {
-                    None
+                    ch
                 };
             }
             moved(&mut c.status, &mut c.waived, &mut c.raised, ch);
         }
         for b in self.binaries.iter_mut().flatten() {
-            let ch = change("binary", &b.path);
+            let ch = change(DeltaScope::Binary, &b.path);
             // By kind where the baseline kept them: a finding of a kind the
             // binary had at WARN or FAIL then is as bad as before, another
             // is new, whatever the binary's status says.
@@ -366,8 +378,12 @@ impl CheckReport {
             .map(|b| BaselineBinary {
                 path: b.path.clone(),
                 sha256: hashes.get(&b.path).cloned().unwrap_or_default(),
-                class: format!("{} {}", b.binary.class, b.binary.machine),
-                runtime: runtime_text(b.binary.runtime, b.binary.runtime_version.as_deref()),
+                class: b.binary.class.to_string(),
+                machine: b.binary.machine.to_string(),
+                runtime: RuntimeKey {
+                    runtime: b.binary.runtime.to_string(),
+                    version: b.binary.runtime_version.clone(),
+                },
                 status: b.status,
                 kinds: b
                     .findings
@@ -383,7 +399,7 @@ impl CheckReport {
             })
             .collect();
         binaries.sort_by(|a, b| a.path.cmp(&b.path));
-        let mut runtimes: Vec<String> = binaries.iter().map(|b| b.runtime.clone()).collect();
+        let mut runtimes: Vec<RuntimeKey> = binaries.iter().map(|b| b.runtime.clone()).collect();
         runtimes.sort();
         runtimes.dedup();
         let mut findings: Vec<BaselineFinding> = report

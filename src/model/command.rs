@@ -38,17 +38,25 @@ pub fn aux_clock_calls(report: &TraceReport) -> std::collections::BTreeMap<i64, 
 /// The trace summed per process name, function and clock (no pid: what a
 /// baseline compares run to run).
 pub fn calls_by_name(report: &TraceReport) -> Vec<BaselineCall> {
-    let mut sums: std::collections::BTreeMap<(String, String, String, bool), u64> = Default::default();
+    type Key = (String, String, bool, String, bool);
+    let mut sums: std::collections::BTreeMap<Key, u64> = Default::default();
     let comm = |c: &Option<String>| c.clone().unwrap_or_else(|| "?".into());
     for r in &report.counts {
         let clock = r.clock.map_or_else(|| "-".to_string(), ClockRef::text);
-        *sums.entry((comm(&r.comm), r.syscall.to_string(), clock, r.expected)).or_insert(0) += r.count;
+        *sums.entry((comm(&r.comm), r.syscall.to_string(), false, clock, r.expected)).or_insert(0) += r.count;
     }
     for v in &report.vsyscall_emulations {
-        *sums.entry((comm(&v.comm), format!("[vsyscall] {}", v.function), "-".into(), false)).or_insert(0) += v.count;
+        *sums.entry((comm(&v.comm), v.function.to_string(), true, "-".into(), false)).or_insert(0) += v.count;
     }
     sums.into_iter()
-        .map(|((process, function, clock, expected), count)| BaselineCall { process, function, clock, count, expected })
+        .map(|((process, function, vsyscall, clock, expected), count)| BaselineCall {
+            process,
+            function,
+            vsyscall,
+            clock,
+            count,
+            expected,
+        })
         .collect()
 }
 

@@ -306,7 +306,10 @@ impl Source {
 pub enum Unjudged {
     /// vdsoctl lacks CAP_SYS_ADMIN.
     NeedsRoot,
-    /// The read failed: the reader's words.
+    /// vdsoctl runs under seccomp itself, and the kernel refuses the read
+    /// to a filtered tracer.
+    FilteredTracer,
+    /// The read failed: the error's words.
     Unreadable(String),
     /// The process's ABI has no syscall table here.
     NoAbi,
@@ -416,8 +419,14 @@ pub enum LiveFilters {
     Read(Vec<Vec<Insn>>),
     /// vdsoctl lacks CAP_SYS_ADMIN: PTRACE_SECCOMP_GET_FILTER needs it.
     NeedsRoot,
-    /// The read failed (the process went away, ptrace refused...).
+    /// vdsoctl itself runs under seccomp: the kernel refuses
+    /// PTRACE_SECCOMP_GET_FILTER to a filtered tracer.
+    FilteredTracer,
+    /// The read failed (the process went away, ptrace refused...): the
+    /// error, as its Display says it.
     Unreadable(String),
+    /// Not read: the process is not in filter mode.
+    NotFiltered,
 }
 
 /// `check -p`: the process's seccomp mode, judged. Strict mode allows only
@@ -429,7 +438,9 @@ pub fn live_checks(mode: u8, count: u32, abi: Option<Abi>, filters: LiveFilters)
     match (mode, filters, abi) {
         (1, ..) => vec![SeccompFact::Strict],
         (2, LiveFilters::NeedsRoot, _) => unjudged(Unjudged::NeedsRoot),
+        (2, LiveFilters::FilteredTracer, _) => unjudged(Unjudged::FilteredTracer),
         (2, LiveFilters::Unreadable(e), _) => unjudged(Unjudged::Unreadable(e)),
+        (2, LiveFilters::NotFiltered, _) => unjudged(Unjudged::Unreadable(String::new())),
         (2, LiveFilters::Read(_), None) => unjudged(Unjudged::NoAbi),
         (2, LiveFilters::Read(progs), Some(abi)) => facts(Source::Live, abi, |call| live_verdict(&progs, abi, call))
             .unwrap_or_else(|e| unjudged(Unjudged::Bad(e))),

@@ -172,6 +172,10 @@ impl fmt::Display for SeccompFact {
                         "reading their rules (PTRACE_SECCOMP_GET_FILTER) needs root (CAP_SYS_ADMIN), so whether they \
                          allow the vDSO's fallback syscalls is not judged",
                     ),
+                    Unjudged::FilteredTracer => f.write_str(
+                        "their rules could not be read: vdsoctl itself runs under seccomp, and the kernel refuses \
+                         PTRACE_SECCOMP_GET_FILTER to a filtered tracer (run it outside the container or sandbox)",
+                    ),
                     Unjudged::Unreadable(e) => write!(f, "their rules could not be read: {e}"),
                     Unjudged::NoAbi => f.write_str("the process's ABI has no syscall table here"),
                     Unjudged::Bad(e) => e.fmt(f),

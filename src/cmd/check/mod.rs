@@ -85,7 +85,7 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
         let filtered_self = me.seccomp().is_some_and(|(m, _)| m != 0);
         let filters = match mode {
             2 => live_filters(target.pid(), filtered_self),
-            _ => LiveFilters::Unreadable(String::new()),
+            _ => LiveFilters::NotFiltered,
         };
         let facts = crate::model::seccomp_profile::live_checks(mode, count, abi, filters);
         target_checks.extend(seccomp_rows(&facts));
@@ -112,9 +112,7 @@ fn live_filters(pid: i32, filtered_self: bool) -> LiveFilters {
         return LiveFilters::NeedsRoot;
     }
     if filtered_self {
-        let why = "vdsoctl itself runs under seccomp, and the kernel refuses PTRACE_SECCOMP_GET_FILTER to a \
-                   filtered tracer (run it outside the container or sandbox)";
-        return LiveFilters::Unreadable(why.into());
+        return LiveFilters::FilteredTracer;
     }
     match crate::measure::sys::seccomp::thread_filters(pid) {
         Ok(progs) => LiveFilters::Read(progs),
