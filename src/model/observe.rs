@@ -9,7 +9,7 @@
 //! [`CommandTrace`], [`Noted`]), worded in render/observe.rs.
 
 use super::binary::WarnKind;
-use super::row::{Check, Said};
+use super::row::{CallSeen, Check, Observed, Said};
 use super::trace::TraceReport;
 use super::{ClockRef, Status};
 use crate::measure::trace::session::{Session, Window};
@@ -133,7 +133,27 @@ impl CommandTrace {
     }
 }
 
+impl Bypass {
+    fn seen(&self) -> CallSeen {
+        CallSeen {
+            pid: self.pid,
+            comm: self.comm.clone(),
+            function: self.call.clone(),
+            vsyscall: self.vsyscall,
+            clock: self.clock,
+            count: self.count,
+            per_sec: self.per_sec,
+        }
+    }
+}
+
 impl Seen {
+    /// The window and `calls`, as a row's data.
+    fn observed<'a>(&self, calls: impl IntoIterator<Item = &'a Bypass>) -> Observed {
+        let window_ns = u64::try_from(self.window.as_nanos()).unwrap_or(u64::MAX);
+        Observed { window_ns, calls: calls.into_iter().map(Bypass::seen).collect() }
+    }
+
     /// `check -- CMD`'s `command_trace` row (`argv`: the command, to run
     /// again under `trace --sites`): any bypass fails, with each process's
     /// calls by count; a clean run passes, saying what it did not see.
@@ -142,7 +162,8 @@ impl Seen {
             true => (FindingKind::ObservedClean, Status::Ok),
             false => (bypass_kind(&self.bypass), Status::Fail),
         };
-        Check::fact(kind, "command_trace", status, CommandTrace { seen: self.clone(), argv: argv.to_vec() })
+        let row = Check::fact(kind, "command_trace", status, CommandTrace { seen: self.clone(), argv: argv.to_vec() });
+        row.seen(self.observed(&self.bypass))
     }
 }
 
@@ -374,7 +395,11 @@ impl Observation {
             Judged::NotObserved => Status::Info,
             Judged::Broken => Status::Warn,
         };
-        Check { rate, ..Check::fact(kind, name, status, fact) }
+        let row = Check { rate, ..Check::fact(kind, name, status, fact) };
+        match self {
+            Observation::Seen(s) => row.seen(s.observed(&s.bypass)),
+            Observation::Unseen(_) => row,
+        }
     }
 
     /// The host's `host_random` row: the processes whose getrandom
@@ -387,12 +412,14 @@ impl Observation {
         let Observation::Seen(s) = self else { return None };
         let Some(busiest) = s.random_calls.first() else {
             let fact = HostRandom { seen: s.clone(), hot: false };
-            return Some(Check::fact(FindingKind::ObservedClean, "host_random", Status::Ok, fact));
+            let row = Check::fact(FindingKind::ObservedClean, "host_random", Status::Ok, fact);
+            return Some(row.seen(s.observed(&s.random_calls)));
         };
         let hot = busiest.per_sec >= RANDOM_HOT;
         let status = if hot { Status::Warn } else { Status::Info };
         let fact = HostRandom { seen: s.clone(), hot };
-        Some(Check::fact(FindingKind::RandomSyscallObserved, "host_random", status, fact).at_rate(busiest.per_sec))
+        let row = Check::fact(FindingKind::RandomSyscallObserved, "host_random", status, fact);
+        Some(row.at_rate(busiest.per_sec).seen(s.observed(&s.random_calls)))
     }
 
     /// `check -p`'s `process_random` row, judged once from the route the
@@ -417,13 +444,16 @@ impl Observation {
             Observation::Unseen(_) => return route,
         };
         match seen.random_calls.iter().find(|b| b.pid == pid) {
-            None if old_libc => noted(Check { status: Status::Info, ..route }, Note::NoRandomIn(seen.window)),
+            None if old_libc => {
+                let row = noted(Check { status: Status::Info, ..route }, Note::NoRandomIn(seen.window));
+                row.seen(seen.observed([]))
+            }
             None => route,
             Some(b) => {
                 let status = if reads_vdso && b.per_sec > seen.fail_over { Status::Fail } else { Status::Warn };
                 let kind = FindingKind::RandomSyscallObserved;
                 let note = Note::RandomObserved { window: seen.window, calls: b.clone() };
-                noted(Check { kind, status, rate: Some(b.per_sec), ..route }, note)
+                noted(Check { kind, status, rate: Some(b.per_sec), ..route }, note).seen(seen.observed([b]))
             }
         }
     }

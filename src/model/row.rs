@@ -30,6 +30,31 @@ pub struct Check {
     /// Calls a second, where the finding is a rate (an observation's
     /// busiest process); absent otherwise.
     pub rate: Option<f64>,
+    /// An observation row's window and the calls it names (JSON
+    /// `window_ns`, `calls`): what its words say, as data.
+    pub observed: Option<Observed>,
+}
+
+/// What an observation row saw, as data (its words are render's).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Observed {
+    pub window_ns: u64,
+    pub calls: Vec<CallSeen>,
+}
+
+/// One process's calls of one function (and clock) in a window.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CallSeen {
+    pub pid: i32,
+    pub comm: Option<String>,
+    /// `clock_gettime`, `getrandom`; `time` with `vsyscall`.
+    pub function: String,
+    /// A call into the [vsyscall] page (emulated), not a syscall.
+    pub vsyscall: bool,
+    pub clock: Option<crate::model::ClockRef>,
+    pub count: u64,
+    #[serde(serialize_with = "crate::model::rate")]
+    pub per_sec: f64,
 }
 
 /// A fact a row carries, worded by render/ (each subject's file
@@ -94,12 +119,27 @@ impl Check {
     }
 
     fn said(kind: Kind, name: impl Into<String>, status: Status, said: Said) -> Check {
-        Check { name: name.into(), kind, status, said, waived: None, raised: None, about: About::Host, rate: None }
+        Check {
+            name: name.into(),
+            kind,
+            status,
+            said,
+            waived: None,
+            raised: None,
+            about: About::Host,
+            rate: None,
+            observed: None,
+        }
     }
 
     /// The same check, about the audited process.
     pub fn about_process(self) -> Check {
         Check { about: About::Process, ..self }
+    }
+
+    /// The same check, with what its window saw.
+    pub fn seen(self, observed: Observed) -> Check {
+        Check { observed: Some(observed), ..self }
     }
 
     /// The same check, about `rate` calls a second.

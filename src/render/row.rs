@@ -70,6 +70,10 @@ impl Serialize for Check {
             raised: Option<&'a crate::model::gate::Raise>,
             #[serde(skip_serializing_if = "Option::is_none", serialize_with = "rate_opt")]
             rate: Option<f64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            window_ns: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            calls: Option<&'a [crate::model::row::CallSeen]>,
         }
         let (detail, hint) = self.words();
         Wire {
@@ -81,6 +85,8 @@ impl Serialize for Check {
             waived: self.waived.as_ref(),
             raised: self.raised.as_ref(),
             rate: self.rate,
+            window_ns: self.observed.as_ref().map(|o| o.window_ns),
+            calls: self.observed.as_ref().map(|o| o.calls.as_slice()),
         }
         .serialize(s)
     }

@@ -240,9 +240,11 @@ fn a_baseline_shows_what_an_upgrade_changed() {
         assert_eq!(std::fs::read_to_string(&again).unwrap(), text, "{}", other.display());
     }
     let doc: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(doc["format"], "vdsoctl-baseline/1");
+    assert_eq!(doc["format"], "vdsoctl-baseline/2");
     assert!(!text.contains("vdso_symbols") && !text.contains("\"vsyscall\""), "no host rows: {text}");
-    assert_eq!(doc["runtimes"], serde_json::json!([format!("glibc {}", super::common::glibc_version())]));
+    let glibc = serde_json::json!({"runtime": "glibc", "version": super::common::glibc_version()});
+    assert_eq!(doc["runtimes"], serde_json::json!([glibc]));
+    assert!(doc["binaries"].as_array().unwrap().iter().all(|b| b["runtime"].is_object() && b["machine"].is_string()));
 
     // The upgrade, from its OCI archive.
     let (code, stdout, stderr) =
@@ -355,7 +357,7 @@ fn a_command_baseline_counts_per_name_function_and_clock() {
     let call = calls.iter().find(|c| c["clock"] == "CLOCK_MONOTONIC").unwrap_or_else(|| panic!("{doc}"));
     assert_eq!(
         call,
-        &serde_json::json!({"process": "clock_loop", "function": "clock_gettime",
+        &serde_json::json!({"process": "clock_loop", "function": "clock_gettime", "vsyscall": false,
         "clock": "CLOCK_MONOTONIC", "count": 250, "expected": false})
     );
     let compare = |base: &Path, mode: &str| {
@@ -377,6 +379,22 @@ fn a_command_baseline_counts_per_name_function_and_clock() {
     assert_eq!(
         compare(&raw, "libc"),
         (0, vec![row("fixed", call, "fail", "-"), row("fixed", "command_trace", "fail", "ok")])
+    );
+    // Another clock bypassed by the same command: command_trace was FAIL
+    // and is FAIL, but its calls say what is new (the gate judged the
+    // row by its status alone before: exit 0, "in the baseline").
+    let (code, stdout, stderr) =
+        run(&["--json", "check", "--baseline", raw.to_str().unwrap(), "--", p, "raw", "0", "250"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let trace = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "command_trace").unwrap();
+    assert_eq!((trace["status"].as_str(), trace["raised"].as_str()), (Some("fail"), Some("new_since_baseline")));
+    let new: Vec<&Value> =
+        doc["baseline"]["deltas"].as_array().unwrap().iter().filter(|d| d["change"] == "new").collect();
+    assert_eq!(new.len(), 1, "{:#}", doc["baseline"]);
+    assert_eq!(
+        new[0]["call"],
+        serde_json::json!({"process": "clock_loop", "function": "clock_gettime", "vsyscall": false, "clock": "CLOCK_REALTIME"})
     );
     // Neither an image nor a command: a usage error.
     let (code, _, stderr) = run(&["check", "--baseline", raw.to_str().unwrap()]);

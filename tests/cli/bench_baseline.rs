@@ -48,7 +48,7 @@ fn bench_baseline_saves_compares_and_gates() {
     let (code, _) = bench(&["--save-baseline", saved.to_str().unwrap()]);
     assert_eq!(code, 0);
     let base = load(&saved);
-    assert_eq!((base["format"].as_str(), base["kind"].as_str()), (Some("vdsoctl-baseline/1"), Some("bench")));
+    assert_eq!((base["format"].as_str(), base["kind"].as_str()), (Some("vdsoctl-baseline/2"), Some("bench")));
     let rows = base["bench"].as_array().unwrap();
     // clock_gettime MONOTONIC and time, each on libc, vdso and syscall at least.
     assert!(rows.len() >= 6, "{base}");

@@ -172,14 +172,19 @@ fn check_p_observes_by_default_and_fails_a_raw_loop() {
     let doc = check_process_failing(w.pid());
     let t = check_named(&doc, "process_trace");
     assert_eq!(kind_status(t), ("raw-clock-syscall", "fail"), "{t}");
-    let detail = t["detail"].as_str().unwrap();
-    // Needs typed data: the window's length is only in the words.
-    assert!(detail.starts_with("observed 1"), "the default window is 1 s: {detail}");
-    assert!(detail.contains("clock_gettime CLOCK_MONOTONIC "), "{detail}");
+    // The default window is 1 s (at least: the engine's interval ends it).
+    assert!(t["window_ns"].as_u64().is_some_and(|w| w >= 1_000_000_000), "{t}");
+    let call = &t["calls"][0];
+    assert_eq!(
+        (call["function"].as_str(), call["clock"].as_str(), call["vsyscall"].as_bool()),
+        (Some("clock_gettime"), Some("CLOCK_MONOTONIC"), Some(false)),
+        "{t}"
+    );
+    assert_eq!(call["pid"].as_i64(), Some(i64::from(w.pid())), "{t}");
     // 2,000/s asked; the bound is loose (5x) for a busy host.
-    let rate = rate_after(detail, "CLOCK_MONOTONIC");
-    assert!((400.0..=10_000.0).contains(&rate), "{rate}/s: {detail}");
-    assert!(t["hint"].as_str().unwrap().starts_with(&format!("`vdsoctl trace --sites -p {pid}`")), "{t}");
+    let rate = call["per_sec"].as_f64().unwrap();
+    assert!((400.0..=10_000.0).contains(&rate), "{rate}/s: {t}");
+    assert_eq!(t["rate"].as_f64(), Some(rate), "{t}");
     // The binary row keeps its verdict (what the code is expected to do),
     // and names the clock the observation contradicts it with and the row
     // that has it (needs typed data: the note has no field of its own).
@@ -208,9 +213,9 @@ fn check_p_observes_by_default_and_fails_a_raw_loop() {
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let t = check_named(&doc, "process_trace");
     assert_eq!(kind_status(t), ("observed-clean", "ok"), "{t}");
-    let detail = t["detail"].as_str().unwrap();
-    assert!(detail.starts_with("observed 5"), "the 500 ms window (needs typed data): {detail}");
-    assert!(!detail.contains("stayed") && !detail.contains("go through"), "no claim beyond the evidence: {detail}");
+    let window = t["window_ns"].as_u64().unwrap_or_else(|| panic!("{t}"));
+    assert!((500_000_000..1_000_000_000).contains(&window), "the 500 ms window: {t}");
+    assert_eq!(t["calls"].as_array().map(Vec::len), Some(0), "{t}");
 }
 
 #[test]
@@ -252,10 +257,13 @@ fn command_passes_fails_and_hands_back_its_status() {
     let pid = doc["command"]["pid"].as_i64().unwrap();
     let t = check_named(&doc, "command_trace");
     assert_eq!(kind_status(t), ("raw-clock-syscall", "fail"), "{t}");
-    assert!(
-        t["detail"].as_str().unwrap().contains(&format!("pid {pid} (clock_loop) clock_gettime CLOCK_TAI ×5,000")),
+    let call = &t["calls"][0];
+    assert_eq!(
+        (call["pid"].as_i64(), call["comm"].as_str(), call["function"].as_str(), call["clock"].as_str()),
+        (Some(pid), Some("clock_loop"), Some("clock_gettime"), Some("CLOCK_TAI")),
         "{t}"
     );
+    assert_eq!(call["count"].as_u64(), Some(5000), "{t}");
     // The hint names the command with shell quoting: pasted, the shell
     // hands `trace` the same words `check` got (here a `sh -c` script).
     let script = format!("{lp} raw 11 100 > /dev/null; exit 0");

@@ -142,6 +142,17 @@ struct BaselineDiff {
     deltas: Vec<Delta>,
 }
 
+/// A call delta's key (`check -- CMD --baseline`).
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CallKey {
+    pub(super) process: String,
+    pub(super) function: String,
+    pub(super) vsyscall: bool,
+    pub(super) clock: String,
+}
+
 /// Parsed by the contract; its keys are read by cli::archive's baseline test.
 #[allow(dead_code)]
 #[derive(Debug, Deserialize)]
@@ -149,9 +160,12 @@ struct BaselineDiff {
 struct Delta {
     /// `new`, `fixed`, `unchanged`.
     change: String,
-    /// `binary` or `finding`.
+    /// `binary`, `finding` or `call`.
     scope: String,
     key: String,
+    /// scope `call`: the call's key, typed.
+    #[serde(default)]
+    call: Option<CallKey>,
     was: Option<Status>,
     now: Option<Status>,
     detail: String,
@@ -178,6 +192,27 @@ pub(super) struct Check {
     /// Calls a second, where the finding is a rate.
     #[serde(default)]
     pub(super) rate: Option<f64>,
+    /// An observation row's window, ns.
+    #[serde(default)]
+    pub(super) window_ns: Option<u64>,
+    /// The calls an observation row names.
+    #[serde(default)]
+    pub(super) calls: Option<Vec<CallSeen>>,
+}
+
+/// One process's calls an observation row names.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CallSeen {
+    pub(super) pid: i32,
+    pub(super) comm: Option<String>,
+    pub(super) function: String,
+    pub(super) vsyscall: bool,
+    /// `CLOCK_*`, a number, or null.
+    pub(super) clock: Option<serde_json::Value>,
+    pub(super) count: u64,
+    pub(super) per_sec: f64,
 }
 
 /// Findings the gate waived, by why.
