@@ -1,4 +1,4 @@
-//! Reading and writing the one baseline document (`vdsoctl-baseline/1`)
+//! Reading and writing the one baseline document (`vdsoctl-baseline/2`)
 //! for `check` and `bench`: each command says which kinds it compares.
 
 use crate::error::{Error, Hint, Result};

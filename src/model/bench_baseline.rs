@@ -1,6 +1,6 @@
 //! `bench --save-baseline` and `--baseline`: per function, clock and path
 //! the median ns/call, its spread (MAD), syscalls/call and verdict, as the
-//! `bench` kind of the one baseline document (`vdsoctl-baseline/1`), and
+//! `bench` kind of the one baseline document (`vdsoctl-baseline/2`), and
 //! what moved against one, the way benchstat shows a delta.
 //!
 //! The rule: with `d = new − old` and `t = max(3 × (mad_old + mad_new),

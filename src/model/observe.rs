@@ -151,7 +151,8 @@ impl Seen {
     /// The window and `calls`, as a row's data.
     fn observed<'a>(&self, calls: impl IntoIterator<Item = &'a Bypass>) -> Observed {
         let window_ns = u64::try_from(self.window.as_nanos()).unwrap_or(u64::MAX);
-        Observed { window_ns, calls: calls.into_iter().map(Bypass::seen).collect() }
+        let calls = calls.into_iter().map(Bypass::seen).collect();
+        Observed { window_ns, calls, left_out: Vec::new(), fail_over: None }
     }
 
     /// `check -- CMD`'s `command_trace` row (`argv`: the command, to run
@@ -397,6 +398,11 @@ impl Observation {
         };
         let row = Check { rate, ..Check::fact(kind, name, status, fact) };
         match self {
+            Observation::Seen(s) if scope == Scope::Host => {
+                let data =
+                    Observed { left_out: s.left_out.clone(), fail_over: Some(s.fail_over), ..s.observed(&s.bypass) };
+                row.seen(data)
+            }
             Observation::Seen(s) => row.seen(s.observed(&s.bypass)),
             Observation::Unseen(_) => row,
         }

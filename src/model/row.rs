@@ -40,6 +40,10 @@ pub struct Check {
 pub struct Observed {
     pub window_ns: u64,
     pub calls: Vec<CallSeen>,
+    /// The host's window: vdsoctl's own pids, left out of it.
+    pub left_out: Vec<i32>,
+    /// The host's window: it FAILs over this many calls/s of one process.
+    pub fail_over: Option<f64>,
 }
 
 /// One process's calls of one function (and clock) in a window.

@@ -99,3 +99,35 @@ impl Render for DumpReport {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every prefix of every committed image that parses is reported and
+    /// rendered (JSON, the table on a pipe and on a terminal) without a
+    /// panic: a lazy accessor or a renderer indexing what a cut image lacks.
+    #[test]
+    fn every_prefix_of_every_image_renders() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vdso");
+        let mut images = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "so") {
+                continue;
+            }
+            images += 1;
+            let bytes = std::fs::read(&path).unwrap();
+            for len in 0..=bytes.len() {
+                let Ok(img) = crate::inspect::elf::parse(&bytes[..len]) else { continue };
+                let report =
+                    crate::model::dump::report(crate::model::dump::Source::File { file: "x".into() }, Some(1), &img);
+                let _ = serde_json::to_string(&report).unwrap();
+                for tty in [false, true] {
+                    let mut out = crate::render::Output::plain(crate::render::Format::Table);
+                    out.stdout_tty = tty;
+                    let _ = crate::render::Render::render_table(&report, &out);
+                }
+            }
+        }
+        assert!(images >= 12, "the committed images: {images}");
+    }
+}

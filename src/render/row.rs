@@ -74,6 +74,10 @@ impl Serialize for Check {
             window_ns: Option<u64>,
             #[serde(skip_serializing_if = "Option::is_none")]
             calls: Option<&'a [crate::model::row::CallSeen]>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            left_out: Option<&'a [i32]>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            fail_over: Option<f64>,
         }
         let (detail, hint) = self.words();
         Wire {
@@ -87,6 +91,8 @@ impl Serialize for Check {
             rate: self.rate,
             window_ns: self.observed.as_ref().map(|o| o.window_ns),
             calls: self.observed.as_ref().map(|o| o.calls.as_slice()),
+            left_out: self.observed.as_ref().and_then(|o| o.fail_over.map(|_| o.left_out.as_slice())),
+            fail_over: self.observed.as_ref().and_then(|o| o.fail_over),
         }
         .serialize(s)
     }

@@ -87,12 +87,18 @@ fn the_daemonset_holds_what_its_readme_promises() {
 /// `check --json`'s host_trace row (status, detail) and the exit code.
 /// The host_trace row's `KIND STATUS`, its detail and check's exit code.
 fn host_trace() -> (String, String, i32) {
+    let (status, row, code) = host_trace_row();
+    (status, row["detail"].as_str().unwrap().to_string(), code)
+}
+
+/// [`host_trace`], its row as JSON.
+fn host_trace_row() -> (String, Value, i32) {
     let out = Command::new(vdsoctl_path()).args(["check", "--json"]).output().expect("run check");
     let doc: Value = serde_json::from_slice(&out.stdout).expect("check JSON");
     let row =
         doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "host_trace").cloned().expect("host_trace");
     let status = format!("{} {}", row["kind"].as_str().unwrap(), row["status"].as_str().unwrap());
-    (status, row["detail"].as_str().unwrap().to_string(), out.status.code().unwrap_or(-1))
+    (status, row, out.status.code().unwrap_or(-1))
 }
 
 /// A raw clock loop: `clock_loop MODE CLOCK N` under `name`.
@@ -113,11 +119,17 @@ fn a_raw_loop_named_vdsoctl_is_failed_by_check_with_its_pid() {
     let dir = tempfile::tempdir().unwrap();
     // Its name and executable's name are vdsoctl; its pid is not ours.
     let raw = clock_loop(dir.path(), "vdsoctl", &["raw", "1", "4000000000"]);
-    let (status, detail, code) = host_trace();
-    assert_eq!((status.as_str(), code), ("raw-clock-syscall fail", 1), "{detail}");
-    assert!(detail.contains(&format!("pid {} (vdsoctl): clock_gettime CLOCK_MONOTONIC", raw.pid())), "{detail}");
-    // Needs typed data: the pids left out as vdsoctl's own are only in the words.
-    assert!(!detail.contains("left out"), "nothing of ours made clock syscalls beside it: {detail}");
+    let (status, row, code) = host_trace_row();
+    assert_eq!((status.as_str(), code), ("raw-clock-syscall fail", 1), "{row:#}");
+    let pid = i64::from(raw.pid());
+    let named = row["calls"].as_array().unwrap().iter().find(|c| c["pid"].as_i64() == Some(pid)).cloned();
+    let named = named.unwrap_or_else(|| panic!("{row:#}"));
+    assert_eq!(
+        (named["comm"].as_str(), named["clock"].as_str()),
+        (Some("vdsoctl"), Some("CLOCK_MONOTONIC")),
+        "{row:#}"
+    );
+    assert!(!row["left_out"].as_array().unwrap().contains(&pid.into()), "counted, not left out: {row:#}");
 }
 
 #[test]
@@ -139,8 +151,8 @@ fn a_host_fails_on_a_busy_loop_and_warns_on_two_calls_a_second() {
     let warn = status == "raw-clock-syscall warn";
     assert!(warn || (status == "raw-clock-syscall fail" && !first.starts_with(&ours)), "{status}: {detail}");
     if warn {
-        // Needs typed data: the threshold it stayed under is only in the words.
-        assert!(detail.contains(" 100 calls/s"), "{detail}");
+        let (_, row, _) = host_trace_row();
+        assert_eq!(row["fail_over"].as_f64(), Some(100.0), "the host's threshold: {row:#}");
     }
     // `--fail-over 0`: any bypass fails the host, ours too.
     let out = Command::new(vdsoctl_path()).args(["check", "--json", "--fail-over", "0"]).output().unwrap();
@@ -149,9 +161,15 @@ fn a_host_fails_on_a_busy_loop_and_warns_on_two_calls_a_second() {
     assert_eq!((row["status"].as_str(), out.status.code()), (Some("fail"), Some(1)), "{row}");
     drop(slow);
     let busy = clock_loop(dir.path(), "busy_loop", &["paced", "1", "100000"]);
-    let (status, detail, code) = host_trace();
-    assert_eq!((status.as_str(), code), ("raw-clock-syscall fail", 1), "{detail}");
-    assert!(detail.contains(&format!("pid {} (busy_loop)", busy.pid())), "{detail}");
+    let (status, row, code) = host_trace_row();
+    assert_eq!((status.as_str(), code), ("raw-clock-syscall fail", 1), "{row:#}");
+    let busy_pid = i64::from(busy.pid());
+    let named = row["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["pid"].as_i64() == Some(busy_pid) && c["comm"] == "busy_loop");
+    assert!(named, "{row:#}");
 }
 
 #[test]

@@ -361,7 +361,11 @@ fn the_host_check_names_a_getrandom_hot_loop() {
     let row = row.unwrap_or_else(|| panic!("no host_random row: {doc:#}"));
     assert_eq!((s(&row["kind"]), s(&row["status"])), pair("random-syscall-observed", "warn"), "{row:#}");
     assert!(row["rate"].as_f64().unwrap() > 1000.0, "{row:#}");
-    assert!(s(&row["detail"]).contains(&format!("pid {} ", child.id())), "the caller is named: {row:#}");
+    let pid = i64::from(child.id());
+    let calls = row["calls"].as_array().unwrap_or_else(|| panic!("{row:#}"));
+    let named = calls.iter().find(|c| c["pid"].as_i64() == Some(pid)).unwrap_or_else(|| panic!("not named: {row:#}"));
+    assert_eq!(named["function"], "getrandom", "{row:#}");
+    assert!(named["per_sec"].as_f64().unwrap() > 1000.0, "{row:#}");
     let _ = child.kill();
     let _ = child.wait();
 }

@@ -198,6 +198,12 @@ pub(super) struct Check {
     /// The calls an observation row names.
     #[serde(default)]
     pub(super) calls: Option<Vec<CallSeen>>,
+    /// `host_trace`: vdsoctl's own pids, left out.
+    #[serde(default)]
+    pub(super) left_out: Option<Vec<i32>>,
+    /// `host_trace`: the rate it FAILs over.
+    #[serde(default)]
+    pub(super) fail_over: Option<f64>,
 }
 
 /// One process's calls an observation row names.
