@@ -390,8 +390,21 @@ pub fn getrandom_check(
     let sc = |p: Path| row(p).and_then(|r| r.syscalls_per_call);
     let counted = (report.basis == Basis::Counted).then(|| (sc(Path::Libc), sc(Path::Vdso)));
     let fact = policy::getrandom_check(offered, from, exported, route, verdict);
+    let fixed_in = match &fact {
+        policy::GetrandomFact::LibcSyscall { route: policy::LibcRoute::Older { since, .. }, .. } => {
+            Some(format!("{}.{}", since.0, since.1))
+        }
+        _ => None,
+    };
+    let costs = super::row::Costs {
+        libc_ns: ns(Path::Libc),
+        vdso_ns: ns(Path::Vdso),
+        libc_syscalls_per_call: counted.and_then(|c| c.0),
+        vdso_syscalls_per_call: counted.and_then(|c| c.1),
+        fixed_in,
+    };
     let row = GetrandomRow { fact, libc_ns: ns(Path::Libc), vdso_ns: ns(Path::Vdso), counted };
-    Check::fact(row.fact.kind(), "getrandom", row.fact.status(), row)
+    Check { costs: Some(costs), ..Check::fact(row.fact.kind(), "getrandom", row.fact.status(), row) }
 }
 
 /// The host's `getrandom` row: the fact, and what each path costs here

@@ -33,6 +33,23 @@ pub struct Check {
     /// An observation row's window and the calls it names (JSON
     /// `window_ns`, `calls`): what its words say, as data.
     pub observed: Option<Observed>,
+    /// What a measured row's paths cost here (JSON `costs`): the host's
+    /// `getrandom` row.
+    pub costs: Option<Costs>,
+}
+
+/// What the C library's call and the direct vDSO call cost here, ns, and
+/// the syscalls each made a call (`None`: not measured, or not counted).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Costs {
+    pub libc_ns: Option<f64>,
+    pub vdso_ns: Option<f64>,
+    pub libc_syscalls_per_call: Option<f64>,
+    pub vdso_syscalls_per_call: Option<f64>,
+    /// The release of the C library that reads it from the vDSO, where
+    /// an older one is the finding (`2.41`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed_in: Option<String>,
 }
 
 /// What an observation row saw, as data (its words are render's).
@@ -133,6 +150,7 @@ impl Check {
             about: About::Host,
             rate: None,
             observed: None,
+            costs: None,
         }
     }
 

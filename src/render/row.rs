@@ -78,6 +78,8 @@ impl Serialize for Check {
             left_out: Option<&'a [i32]>,
             #[serde(skip_serializing_if = "Option::is_none")]
             fail_over: Option<f64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            costs: Option<&'a crate::model::row::Costs>,
         }
         let (detail, hint) = self.words();
         Wire {
@@ -93,6 +95,7 @@ impl Serialize for Check {
             calls: self.observed.as_ref().map(|o| o.calls.as_slice()),
             left_out: self.observed.as_ref().and_then(|o| o.fail_over.map(|_| o.left_out.as_slice())),
             fail_over: self.observed.as_ref().and_then(|o| o.fail_over),
+            costs: self.costs.as_ref(),
         }
         .serialize(s)
     }

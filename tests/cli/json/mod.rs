@@ -204,6 +204,22 @@ pub(super) struct Check {
     /// `host_trace`: the rate it FAILs over.
     #[serde(default)]
     pub(super) fail_over: Option<f64>,
+    /// The host's `getrandom` row: what each path costs here.
+    #[serde(default)]
+    pub(super) costs: Option<Costs>,
+}
+
+/// What the C library's call and the direct vDSO call cost here.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Costs {
+    pub(super) libc_ns: Option<f64>,
+    pub(super) vdso_ns: Option<f64>,
+    pub(super) libc_syscalls_per_call: Option<f64>,
+    pub(super) vdso_syscalls_per_call: Option<f64>,
+    #[serde(default)]
+    pub(super) fixed_in: Option<String>,
 }
 
 /// One process's calls an observation row names.
