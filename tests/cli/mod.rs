@@ -22,6 +22,7 @@ mod hostile;
 mod json;
 mod maps;
 mod matrix;
+mod outputs;
 mod profile;
 mod races;
 mod readme;
