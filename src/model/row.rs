@@ -36,6 +36,9 @@ pub struct Check {
     /// What a measured row's paths cost here (JSON `costs`): the host's
     /// `getrandom` row.
     pub costs: Option<Costs>,
+    /// `check -p`'s `process_binary` row: the findings of the executable's
+    /// verdict, typed as `--image`'s `binaries[].findings` (JSON `findings`).
+    pub findings: Option<Vec<crate::model::binary::BinaryFinding>>,
 }
 
 /// What the C library's call and the direct vDSO call cost here, ns, and
@@ -151,6 +154,7 @@ impl Check {
             rate: None,
             observed: None,
             costs: None,
+            findings: None,
         }
     }
 

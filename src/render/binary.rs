@@ -165,15 +165,101 @@ impl Serialize for BinaryFinding {
             waived: Option<&'a crate::model::gate::Waiver>,
             #[serde(skip_serializing_if = "Option::is_none")]
             raised: Option<&'a crate::model::gate::Raise>,
+            /// A call-site finding's sites listed (the first ones).
+            #[serde(skip_serializing_if = "Option::is_none")]
+            sites: Option<Vec<SiteWire<'a>>>,
+            /// A call-site finding's sites in all, listed or not.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            site_count: Option<u64>,
+            /// `binary-truncated`: the file's bytes and those its headers describe.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            size: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            described: Option<u64>,
         }
+        let (sites, site_count) = fact_sites(&self.fact);
+        let (size, described) = match self.fact {
+            BinaryFact::Truncated { size, described } => (Some(size), Some(described)),
+            _ => (None, None),
+        };
         Wire {
             kind: self.kind,
             status: self.status,
             detail: self.fact.to_string(),
             waived: self.waived.as_ref(),
             raised: self.raised.as_ref(),
+            sites: sites.map(|v| v.into_iter().map(SiteWire::of).collect()),
+            site_count,
+            size,
+            described,
         }
         .serialize(s)
+    }
+}
+
+/// A call site as a finding's JSON has it: `address` (`"0x..."`), `via`
+/// (`syscall`, `int80`, `sysenter`, `libc_syscall`, `svc`, `vsyscall`),
+/// `function` (`clock_gettime`...; `null` for a [vsyscall] call), `clock`
+/// (by name, a number when undefined; `null` when not a constant or none)
+/// and `symbol` (the enclosing function; `null` in stripped code).
+#[derive(Serialize)]
+struct SiteWire<'a> {
+    #[serde(serialize_with = "crate::model::hex")]
+    address: u64,
+    via: crate::inspect::exe::Via,
+    function: Option<&'static str>,
+    clock: Option<crate::model::ClockRef>,
+    symbol: Option<&'a str>,
+}
+
+impl<'a> SiteWire<'a> {
+    fn of(s: std::borrow::Cow<'a, Site>) -> SiteWire<'a> {
+        match s {
+            std::borrow::Cow::Borrowed(s) => SiteWire {
+                address: s.addr,
+                via: s.via,
+                function: s.function.map(|f| f.name()),
+                clock: s.clock.map(crate::model::ClockRef::Id),
+                symbol: s.symbol.as_deref(),
+            },
+            std::borrow::Cow::Owned(s) => SiteWire {
+                address: s.addr,
+                via: s.via,
+                function: s.function.map(|f| f.name()),
+                clock: s.clock.map(crate::model::ClockRef::Id),
+                symbol: None,
+            },
+        }
+    }
+}
+
+/// A call-site finding's listed sites and its count of sites (`None`:
+/// not a call-site finding). A [vsyscall] finding whose first call was
+/// not kept lists its address alone.
+fn fact_sites(fact: &BinaryFact) -> (Option<Vec<std::borrow::Cow<'_, Site>>>, Option<u64>) {
+    use std::borrow::Cow;
+    let all = |sites: &[Site], more: usize| (sites.len() + more) as u64;
+    match fact {
+        BinaryFact::VsyscallSites { count, first, site, .. } => {
+            let listed = match (site, first) {
+                (Some(s), _) => vec![Cow::Borrowed(s)],
+                (None, Some(addr)) => vec![Cow::Owned(Site {
+                    addr: *addr,
+                    via: crate::inspect::exe::Via::Vsyscall,
+                    function: None,
+                    clock: None,
+                    entry: None,
+                    symbol: None,
+                })],
+                (None, None) => Vec::new(),
+            };
+            (Some(listed), Some(u64::from(*count)))
+        }
+        BinaryFact::RawRandomSites { sites, more, .. } | BinaryFact::RawClockSites { sites, more } => {
+            (Some(sites.iter().map(Cow::Borrowed).collect()), Some(all(sites, *more)))
+        }
+        BinaryFact::CputimeSites { sites } => (Some(sites.iter().map(Cow::Borrowed).collect()), Some(all(sites, 0))),
+        _ => (None, None),
     }
 }
 
@@ -210,7 +296,11 @@ pub fn process_binary_row(exe: &ProcessExe<'_>) -> Check {
     };
     // The hint names this process, not a placeholder.
     let hint = exe.hint().zip(pid).map(|(h, pid)| h.for_process(pid));
-    Check::new(exe.kind(), PROCESS_BINARY, exe.status(), detail, hint.as_deref())
+    let findings = match exe {
+        ProcessExe::Judged { verdict, .. } => Some(verdict.findings.clone()),
+        _ => None,
+    };
+    Check { findings, ..Check::new(exe.kind(), PROCESS_BINARY, exe.status(), detail, hint.as_deref()) }
 }
 
 #[cfg(test)]

@@ -80,6 +80,8 @@ impl Serialize for Check {
             fail_over: Option<f64>,
             #[serde(skip_serializing_if = "Option::is_none")]
             costs: Option<&'a crate::model::row::Costs>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            findings: Option<&'a [crate::model::binary::BinaryFinding]>,
         }
         let (detail, hint) = self.words();
         Wire {
@@ -96,6 +98,7 @@ impl Serialize for Check {
             left_out: self.observed.as_ref().and_then(|o| o.fail_over.map(|_| o.left_out.as_slice())),
             fail_over: self.observed.as_ref().and_then(|o| o.fail_over),
             costs: self.costs.as_ref(),
+            findings: self.findings.as_deref(),
         }
         .serialize(s)
     }

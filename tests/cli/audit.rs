@@ -61,9 +61,18 @@ fn objdump_at(exe: &Path, addr: &str) -> Option<String> {
     text.lines().find(|l| l.trim_start().starts_with(&format!("{addr}:"))).map(str::to_string)
 }
 
-/// The first `at 0x…` address in a detail.
-fn first_at(detail: &str) -> String {
-    detail.split(" at 0x").nth(1).unwrap().split(|c: char| !c.is_ascii_hexdigit()).next().unwrap().to_string()
+/// A binary's finding of `kind` in an audit.
+fn finding<'a>(doc: &'a serde_json::Value, path: &str, kind: &str) -> &'a serde_json::Value {
+    let b = doc["binaries"].as_array().unwrap().iter().find(|b| b["path"] == path).unwrap();
+    let f = b["findings"].as_array().unwrap().iter().find(|f| f["kind"] == kind);
+    f.unwrap_or_else(|| panic!("{path}: no {kind} finding: {b}"))
+}
+
+/// A finding's first listed site, and its address as objdump prints it (hex, no 0x).
+fn first_site(f: &serde_json::Value) -> (&serde_json::Value, String) {
+    let site = &f["sites"][0];
+    let at = site["address"].as_str().unwrap_or_else(|| panic!("no site: {f}"));
+    (site, at.trim_start_matches("0x").to_string())
 }
 
 /// gcc -O2 loads the [vsyscall] address (or the syscall number) once,
@@ -99,34 +108,51 @@ fn image_follows_a_constant_into_its_loop() {
     }
     let (status, detail, _) = verdict(&doc, "/bin/vsyscall_loop");
     assert_eq!(status, "fail", "{detail}");
-    // Needs typed data: the site count, address and function are only in the words.
-    assert!(detail.contains("(1 site(s), first at 0x") && detail.contains(" in legacy_loop)"), "{detail}");
-    let at = first_at(&detail);
+    let f = finding(&doc, "/bin/vsyscall_loop", "vsyscall-call-site");
+    let (site, at) = first_site(f);
+    assert_eq!(
+        (f["site_count"].as_u64(), site["symbol"].as_str(), site["via"].as_str()),
+        (Some(1), Some("legacy_loop"), Some("vsyscall")),
+        "{f}"
+    );
     if let Some(line) = objdump_at(&vloop, &at) {
         assert!(line.contains("call") && line.contains("*%r"), "{at}: {line}");
     }
     let (status, detail, _) = verdict(&doc, "/bin/vsyscall_loop_stripped");
     assert_eq!(status, "fail", "{detail}");
-    assert!(detail.contains(&format!("first at 0x{at} in an unnamed function)")), "{detail}");
+    let f = finding(&doc, "/bin/vsyscall_loop_stripped", "vsyscall-call-site");
+    let (site, stripped_at) = first_site(f);
+    assert_eq!(
+        (stripped_at.as_str(), &site["symbol"], f["site_count"].as_u64()),
+        (at.as_str(), &serde_json::Value::Null, Some(1)),
+        "{f}"
+    );
     for path in ["/bin/vsyscall_loop", "/bin/vsyscall_loop_stripped"] {
         let (lead, found) = kinds(&doc, path);
         assert_eq!(lead, "vsyscall-call-site", "{path}: {found:?}");
         assert!(found.contains(&pair("vsyscall-call-site", "fail")), "{path}: {found:?}");
     }
     // An image's own code making raw clock syscalls fails (issue 40's table).
-    let mut raw = vec![("/bin/asm_loop", "clock_gettime(CLOCK_MONOTONIC) by syscall at 0x")];
+    let mut raw = vec![("/bin/asm_loop", "syscall")];
     if m32 {
-        raw.push(("/bin/asm_loop32", "clock_gettime(CLOCK_MONOTONIC) by int 0x80 at 0x"));
+        raw.push(("/bin/asm_loop32", "int80"));
     }
-    for (path, site) in raw {
+    for (path, via) in raw {
         let (status, detail, _) = verdict(&doc, path);
         assert_eq!(status, "fail", "{path}: {detail}");
         let (lead, found) = kinds(&doc, path);
         assert_eq!(lead, "raw-clock-call-site", "{path}: {found:?}");
         assert!(found.contains(&pair("raw-clock-call-site", "fail")), "{path}: {found:?}");
-        // Needs typed data: the call, the instruction and the function.
-        assert!(detail.contains(site) && detail.contains(" in asm_loop: "), "{path}: {detail}");
-        let line = objdump_at(&root.join(path.trim_start_matches('/')), &first_at(&detail));
+        // The call, the instruction and the function.
+        let f = finding(&doc, path, "raw-clock-call-site");
+        let (site, at) = first_site(f);
+        let call = |k: &str| site[k].as_str();
+        assert_eq!(
+            (call("function"), call("clock"), call("via"), call("symbol")),
+            (Some("clock_gettime"), Some("CLOCK_MONOTONIC"), Some(via), Some("asm_loop")),
+            "{path}: {f}"
+        );
+        let line = objdump_at(&root.join(path.trim_start_matches('/')), &at);
         assert!(line.as_ref().is_none_or(|l| l.contains("syscall") || l.contains("int ")), "{line:?}");
     }
 }
@@ -147,15 +173,6 @@ fn write_program(to: &Path, bytes: &[u8]) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::write(to, bytes).unwrap();
     std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-/// Every `at 0x…` address of a detail.
-fn addresses(detail: &str) -> Vec<String> {
-    detail
-        .split(" at 0x")
-        .skip(1)
-        .map(|s| s.split(|c: char| !c.is_ascii_hexdigit()).next().unwrap().to_string())
-        .collect()
 }
 
 /// A program with no section headers (it runs) is judged from its
@@ -204,12 +221,20 @@ fn image_without_sections_and_truncated() {
         assert_eq!(status, "fail", "{full}");
         let (status, bare, hint) = verdict(&doc, &format!("/bin/bare{tag}"));
         assert_eq!(status, "fail", "{bare}");
-        // Needs typed data: the call, its address, its (absent) function,
-        // and the layout (its finding is a binary-ok like the runtime's).
-        assert!(bare.contains("clock_gettime(CLOCK_MONOTONIC) by syscall() at 0x"), "{bare}");
-        assert!(bare.contains(" in an unnamed function"), "{bare}");
+        // The call, its address, its (absent) function; needs typed data:
+        // the layout (its finding is a binary-ok like the runtime's).
+        let sites = |path: &str| finding(&doc, path, "raw-clock-call-site")["sites"].as_array().unwrap().clone();
+        let (bare_sites, full_sites) = (sites(&format!("/bin/bare{tag}")), sites(&format!("/bin/raw{tag}")));
+        let call = |s: &serde_json::Value| (s["function"].clone(), s["clock"].clone(), s["via"].clone());
+        assert_eq!(
+            call(&bare_sites[0]),
+            call(&serde_json::json!({"function": "clock_gettime", "clock": "CLOCK_MONOTONIC", "via": "libc_syscall"})),
+            "{bare_sites:?}"
+        );
+        assert!(bare_sites.iter().all(|s| s["symbol"].is_null()), "{bare_sites:?}");
         assert!(bare.contains("no section headers: "), "{bare}");
-        assert_eq!(addresses(&bare), addresses(&full), "{bare} / {full}");
+        let at = |v: &[serde_json::Value]| v.iter().map(|s| s["address"].clone()).collect::<Vec<_>>();
+        assert_eq!(at(&bare_sites), at(&full_sites), "{bare} / {full}");
         assert!(hint.contains("syscall()"), "the call to look for: {hint}");
     }
     let unreadable: Vec<&str> = doc["image"]["unreadable"]
@@ -224,9 +249,9 @@ fn image_without_sections_and_truncated() {
         assert_ne!(status, "ok", "{path}: {detail}");
         let (_, found) = kinds(&doc, &path);
         assert!(found.contains(&pair("binary-truncated", "warn")), "{path}: {found:?}");
-        // Needs typed data: the two lengths are only in the words.
-        assert!(detail.contains(&format!(" {n} of the ")), "{path}: {detail}");
-        assert!(detail.contains(&format!(" of the {size} bytes")) || n > size, "{detail}");
+        // The two lengths: what the file has and what its headers describe.
+        let f = finding(&doc, &path, "binary-truncated");
+        assert_eq!((f["size"].as_u64(), f["described"].as_u64()), (Some(n as u64), Some(size as u64)), "{path}: {f}");
     }
 }
 
@@ -242,9 +267,10 @@ fn check_p_fails_a_loop_hoisted_vsyscall_caller() {
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let bin = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "process_binary").unwrap();
     assert_eq!((bin["kind"].as_str(), bin["status"].as_str()), (Some("vsyscall-call-site"), Some("fail")), "{bin}");
-    let detail = bin["detail"].as_str().unwrap();
-    // Needs typed data: the site count, address and function are only in the words.
-    assert!(detail.contains("(1 site(s), first at 0x") && detail.contains(" in legacy_loop)"), "{detail}");
+    // The site count, address and function, as `--image` has them.
+    let f = bin["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "vsyscall-call-site").unwrap();
+    let (site, _) = first_site(f);
+    assert_eq!((f["site_count"].as_u64(), site["symbol"].as_str()), (Some(1), Some("legacy_loop")), "{f}");
 }
 
 /// The hints lead to the code: a trace's bypass names the exact

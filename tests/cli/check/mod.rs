@@ -130,6 +130,13 @@ pub(super) fn image_tree() -> Option<(tempfile::TempDir, String)> {
     Some((dir, go_version()))
 }
 
+/// The first listed site of a binary's finding of `kind` in an audit.
+fn first_site<'a>(doc: &'a serde_json::Value, path: &str, kind: &str) -> &'a serde_json::Value {
+    let b = binary(doc, path);
+    let f = b["findings"].as_array().unwrap().iter().find(|f| f["kind"] == kind);
+    &f.unwrap_or_else(|| panic!("{path}: no {kind} finding: {b}"))["sites"][0]
+}
+
 fn binary<'a>(doc: &'a serde_json::Value, path: &str) -> &'a serde_json::Value {
     doc["binaries"]
         .as_array()

@@ -52,9 +52,11 @@ fn image_random_bytes_warn_on_bookworm_not_on_trixie() {
     assert_eq!(prog["verdict_kind"], "raw-random-call-site", "{prog}");
     assert_eq!(prog["runtime_version"], "2.41");
     assert_eq!(prog["random"]["path"], "vdso");
-    let detail = prog["detail"].as_str().unwrap();
-    // Needs typed data: the call, its address and its function.
-    assert!(detail.contains("syscall() at 0x") && detail.contains(" in raw_random_bytes"), "{detail}");
+    // The call, its address and its function.
+    let site = first_site(&doc, "/usr/bin/getrandom_loop", "raw-random-call-site");
+    assert_eq!((site["function"].as_str(), site["via"].as_str()), (Some("getrandom"), Some("libc_syscall")), "{site}");
+    assert_eq!(site["symbol"], "raw_random_bytes", "{site}");
+    assert!(site["address"].as_str().is_some_and(|a| a.starts_with("0x")), "{site}");
     assert_eq!(binary(&doc, "/usr/bin/wait_ready")["status"], "ok");
 }
 

@@ -207,6 +207,9 @@ pub(super) struct Check {
     /// The host's `getrandom` row: what each path costs here.
     #[serde(default)]
     pub(super) costs: Option<Costs>,
+    /// `check -p`'s `process_binary`: the findings of its verdict.
+    #[serde(default)]
+    findings: Option<Vec<BinaryFinding>>,
 }
 
 /// What the C library's call and the direct vDSO call cost here.
@@ -259,6 +262,32 @@ struct BinaryFinding {
     waived: Option<serde_json::Value>,
     #[serde(default)]
     raised: Option<String>,
+    /// A call-site finding's sites listed (the first ones).
+    #[serde(default)]
+    sites: Option<Vec<CodeSite>>,
+    /// A call-site finding's sites in all, listed or not.
+    #[serde(default)]
+    site_count: Option<u64>,
+    /// `binary-truncated`: the file's bytes, and those its headers describe.
+    #[serde(default)]
+    size: Option<u64>,
+    #[serde(default)]
+    described: Option<u64>,
+}
+
+/// A call site in a binary's code.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CodeSite {
+    /// `"0x..."`.
+    address: String,
+    /// `syscall`, `int80`, `sysenter`, `libc_syscall`, `svc`, `vsyscall`.
+    via: String,
+    function: Option<String>,
+    /// `CLOCK_*`, a number, or null.
+    clock: Option<serde_json::Value>,
+    symbol: Option<String>,
 }
 
 /// A binary's facts as one typed object: `check -p`'s `binary`, and each
