@@ -244,6 +244,14 @@ pub fn hex_opt<S: serde::Serializer>(value: &Option<u64>, s: S) -> Result<S::Ok,
     }
 }
 
+/// [`hex`] for an optional list of addresses; `None` stays `null`.
+pub fn hex_list_opt<S: serde::Serializer>(value: &Option<Vec<u64>>, s: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) => s.collect_seq(v.iter().map(|a| format!("{a:#x}"))),
+        None => s.serialize_none(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

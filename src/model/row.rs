@@ -39,6 +39,38 @@ pub struct Check {
     /// `check -p`'s `process_binary` row: the findings of the executable's
     /// verdict, typed as `--image`'s `binaries[].findings` (JSON `findings`).
     pub findings: Option<Vec<crate::model::binary::BinaryFinding>>,
+    /// A random-bytes row's facts (JSON `random`): `--image`'s
+    /// `random:*` rows and `check -p`'s `process_random`.
+    pub random: Option<RandomFacts>,
+}
+
+/// What a random-bytes row stands on (JSON `random`): the runtime's route
+/// (`runtime`, `version`, `path`, as a binary's `random`), the C library,
+/// and the image's files or the process's state pages.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RandomFacts {
+    #[serde(flatten)]
+    pub route: crate::model::random::RandomRoute,
+    /// The C library's path: the image's, or the one the process mapped.
+    pub libc: Option<String>,
+    #[serde(flatten)]
+    pub of: RandomOf,
+}
+
+/// An image's random row's files, or a process's state pages.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(untagged)]
+pub enum RandomOf {
+    /// `--image`: the programs and libraries that load the C library (or
+    /// run the runtime), and the files with raw getrandom syscalls in their code.
+    Image { programs: usize, libraries: usize, raw: Vec<String> },
+    /// `check -p`: the `dp` state pages' addresses (`null`: its smaps not
+    /// read), and the raw getrandom call sites in its code.
+    Process {
+        #[serde(serialize_with = "crate::model::hex_list_opt")]
+        state_pages: Option<Vec<u64>>,
+        raw_sites: usize,
+    },
 }
 
 /// What the C library's call and the direct vDSO call cost here, ns, and
@@ -155,6 +187,7 @@ impl Check {
             observed: None,
             costs: None,
             findings: None,
+            random: None,
         }
     }
 

@@ -10,6 +10,7 @@ use crate::model::random::{
     command_random_kind, command_random_status, JudgedRandom, ProcessRandom, ProcessRandomVerdict, RandomGroup,
     RandomRoute, RandomWhy, StatePages, SEED_CALLS,
 };
+use crate::model::row::{RandomFacts, RandomOf};
 use crate::words::thousands;
 
 impl RandomRoute {
@@ -102,13 +103,23 @@ pub fn image_random_rows(groups: &[RandomGroup]) -> Vec<Check> {
                 1 => format!("; raw getrandom syscalls in {}", g.raw[0]),
                 n => format!("; raw getrandom syscalls in {} files (e.g. {})", thousands(n as u64), g.raw[0]),
             };
-            Check::new(
+            let random = RandomFacts {
+                route: g.route.clone(),
+                libc: g.libc.map(str::to_string),
+                of: RandomOf::Image {
+                    programs: g.programs.len(),
+                    libraries: g.libraries,
+                    raw: g.raw.iter().map(|p| p.to_string()).collect(),
+                },
+            };
+            let row = Check::new(
                 g.kind(),
                 name,
                 g.status(),
                 format!("{} ({whose}){raw}", g.route.syscall_text()),
                 Some(g.route.hint()),
-            )
+            );
+            Check { random: Some(random), ..row }
         })
         .collect()
 }
@@ -172,7 +183,12 @@ pub fn process_random_row(p: &ProcessRandom) -> Check {
             None,
         ),
     };
-    Check::new(verdict.kind(), "process_random", verdict.status(), detail, hint)
+    let random = RandomFacts {
+        route: p.route.clone(),
+        libc: p.libc_path.clone(),
+        of: RandomOf::Process { state_pages: p.state_pages.clone(), raw_sites: p.raw_sites },
+    };
+    Check { random: Some(random), ..Check::new(verdict.kind(), "process_random", verdict.status(), detail, hint) }
 }
 
 /// Processes `command_random` names before "and N more".

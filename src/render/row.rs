@@ -82,6 +82,8 @@ impl Serialize for Check {
             costs: Option<&'a crate::model::row::Costs>,
             #[serde(skip_serializing_if = "Option::is_none")]
             findings: Option<&'a [crate::model::binary::BinaryFinding]>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            random: Option<&'a crate::model::row::RandomFacts>,
         }
         let (detail, hint) = self.words();
         Wire {
@@ -99,6 +101,7 @@ impl Serialize for Check {
             fail_over: self.observed.as_ref().and_then(|o| o.fail_over),
             costs: self.costs.as_ref(),
             findings: self.findings.as_deref(),
+            random: self.random.as_ref(),
         }
         .serialize(s)
     }

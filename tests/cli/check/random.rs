@@ -27,10 +27,12 @@ fn image_random_bytes_warn_on_bookworm_not_on_trixie() {
         assert_eq!(rows.len(), 1, "one row for the image's libc: {rows:?}");
         assert_eq!(rows[0]["name"], format!("random:glibc-{host}"));
         assert_eq!(kind_status(rows[0]), ("random-syscall-old-libc", "warn"), "{}", rows[0]);
-        // Needs typed data: the library, its programs' count and the raw caller.
-        let detail = rows[0]["detail"].as_str().unwrap();
-        assert!(detail.contains("(/usr/lib/x86_64-linux-gnu/libc.so.6, loaded by 2 programs"), "{detail}");
-        assert!(detail.ends_with(" /usr/bin/getrandom_loop"), "{detail}");
+        // The library, its programs' count and the raw caller.
+        let random = &rows[0]["random"];
+        assert_eq!(random["libc"], "/usr/lib/x86_64-linux-gnu/libc.so.6", "{random}");
+        assert_eq!((random["programs"].as_u64(), random["libraries"].as_u64()), (Some(2), Some(0)), "{random}");
+        assert_eq!(random["raw"], serde_json::json!(["/usr/bin/getrandom_loop"]), "{random}");
+        assert_eq!((random["runtime"].as_str(), random["version"].as_str()), (Some("glibc"), Some(host.as_str())));
         // The binaries keep their clock verdicts: the raw getrandom is part of the row.
         assert_eq!(binary(&doc, "/usr/bin/getrandom_loop")["status"], "ok");
         assert_eq!(binary(&doc, "/usr/bin/getrandom_loop")["random"]["path"], "syscall");
@@ -93,21 +95,21 @@ fn check_p_random_bytes_of_a_glibc_241_process() {
     if !kernel_has_vdso_getrandom() {
         return skip("this kernel's vDSO has no getrandom (Linux 6.11)");
     }
-    for (n, expect) in [("10", "state page at 0x"), ("0", "it has not called getrandom() yet")] {
+    for (n, pages) in [("10", 1), ("0", 0)] {
         let (mut child, _guard) = paused_241(&trixie, n);
         let pid = child.id().to_string();
         let (_, stdout, stderr) = run(&["--json", "check", "-p", &pid, "--trace", "0"]);
         let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
         let row = check_named(&doc, "process_random");
         assert_eq!(kind_status(row), ("random-vdso", "ok"), "{row}");
-        let detail = row["detail"].as_str().unwrap();
-        // Needs typed data: the glibc, the state page's address (or that
-        // there is none yet) and its mapping's flags are only in the words.
-        assert!(detail.starts_with("glibc 2.41 ("), "{detail}");
-        assert!(detail.contains(expect), "{detail}");
-        if n == "10" {
-            assert!(detail.ends_with(" (dp)"), "{detail}");
-        }
+        // The glibc, the C library mapped, and its state page (a `dp`
+        // mapping) once it called getrandom, none before.
+        let random = &row["random"];
+        assert_eq!((random["runtime"].as_str(), random["version"].as_str()), (Some("glibc"), Some("2.41")), "{row}");
+        assert!(random["libc"].as_str().is_some_and(|l| l.ends_with("/libc.so.6")), "{row}");
+        let state = random["state_pages"].as_array().unwrap_or_else(|| panic!("smaps read: {row}"));
+        assert_eq!(state.len(), pages, "{row}");
+        assert!(state.iter().all(|a| a.as_str().is_some_and(|a| a.starts_with("0x"))), "{row}");
         let symbols = check_named(&doc, "process_vdso_symbols")["detail"].as_str().unwrap().to_string();
         assert!(symbols.contains("__vdso_getrandom"), "{symbols}");
         let _ = child.kill();

@@ -210,6 +210,33 @@ pub(super) struct Check {
     /// `check -p`'s `process_binary`: the findings of its verdict.
     #[serde(default)]
     findings: Option<Vec<BinaryFinding>>,
+    /// A random-bytes row's facts (`random:*`, `process_random`).
+    #[serde(default)]
+    random: Option<RandomFacts>,
+}
+
+/// What a random-bytes row stands on: the route, the C library, and an
+/// image's files or a process's state pages.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RandomFacts {
+    runtime: Option<String>,
+    version: Option<String>,
+    path: String,
+    libc: Option<String>,
+    /// `--image`: the programs and libraries loading it, the raw callers.
+    #[serde(default)]
+    programs: Option<usize>,
+    #[serde(default)]
+    libraries: Option<usize>,
+    #[serde(default)]
+    raw: Option<Vec<String>>,
+    /// `check -p`: the `dp` state pages (`null`: smaps not read), raw sites.
+    #[serde(default)]
+    state_pages: Option<Vec<String>>,
+    #[serde(default)]
+    raw_sites: Option<usize>,
 }
 
 /// What the C library's call and the direct vDSO call cost here.
