@@ -42,6 +42,9 @@ pub struct Check {
     /// A random-bytes row's facts (JSON `random`): `--image`'s
     /// `random:*` rows and `check -p`'s `process_random`.
     pub random: Option<RandomFacts>,
+    /// `check -p`'s `process_time_namespace`: the namespace, as `maps -p`'s
+    /// `time_namespace` (JSON `time_namespace`).
+    pub time_namespace: Option<crate::model::timens::TimeNs>,
 }
 
 /// What a random-bytes row stands on (JSON `random`): the runtime's route
@@ -188,6 +191,7 @@ impl Check {
             costs: None,
             findings: None,
             random: None,
+            time_namespace: None,
         }
     }
 

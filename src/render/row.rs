@@ -84,6 +84,8 @@ impl Serialize for Check {
             findings: Option<&'a [crate::model::binary::BinaryFinding]>,
             #[serde(skip_serializing_if = "Option::is_none")]
             random: Option<&'a crate::model::row::RandomFacts>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            time_namespace: Option<&'a crate::model::timens::TimeNs>,
         }
         let (detail, hint) = self.words();
         Wire {
@@ -102,6 +104,7 @@ impl Serialize for Check {
             costs: self.costs.as_ref(),
             findings: self.findings.as_deref(),
             random: self.random.as_ref(),
+            time_namespace: self.time_namespace.as_ref(),
         }
         .serialize(s)
     }

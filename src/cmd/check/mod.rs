@@ -97,7 +97,8 @@ fn audit(me: &Process, target: Option<&Process>, max_ns: Option<f64>) -> Result<
     }
     if let Some(ns) = target.time_namespace().map(|ns| TimeNs::of(&ns)) {
         let f = ns.fact(target.pid()).as_ref().map(crate::render::vdso::timens_finding);
-        target_checks.extend(f.map(|f| Check::of("process_time_namespace".into(), f)));
+        let row = f.map(|f| Check::of("process_time_namespace".into(), f));
+        target_checks.extend(row.map(|row| Check { time_namespace: Some(ns.clone()), ..row }));
     }
     checks.extend(target_checks.into_iter().map(Check::about_process));
     Ok((checks, bench, Some((binary.about_process(), warn_kind)), facts))

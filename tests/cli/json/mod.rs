@@ -213,6 +213,30 @@ pub(super) struct Check {
     /// A random-bytes row's facts (`random:*`, `process_random`).
     #[serde(default)]
     random: Option<RandomFacts>,
+    /// `process_time_namespace`: the namespace, as `maps -p` has it.
+    #[serde(default)]
+    time_namespace: Option<TimeNs>,
+}
+
+/// A process's time namespace (`maps -p`'s `time_namespace`).
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TimeNs {
+    inode: u64,
+    vdsoctl_inode: Option<u64>,
+    other: bool,
+    offsets: Vec<TimeOffset>,
+}
+
+/// One clock's offset in a time namespace.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TimeOffset {
+    clock: String,
+    seconds: i64,
+    nanoseconds: i64,
 }
 
 /// What a random-bytes row stands on: the route, the C library, and an
