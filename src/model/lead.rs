@@ -90,30 +90,15 @@ pub fn command_file(target: &Target, pid: i32) -> Option<&str> {
 mod tests {
     use super::*;
 
-    fn caller(exe: Option<&str>, pid: i32) -> Advice {
-        Advice::Vsyscall(VsyscallCaller { exe: exe.map(str::to_string), pid })
-    }
-
     #[test]
-    fn leads_paste_as_they_read() {
+    fn leads_follow_the_target() {
         let cmd = Target::Command { argv: vec!["./raw loop".into(), "5000".into(), "it's".into()], pid: 7 };
         assert_eq!(Lead::of(&cmd, false, 7), Lead::Command(vec!["./raw loop".into(), "5000".into(), "it's".into()]));
         assert_eq!(Lead::of(&Target::Pids(vec![42]), false, 42), Lead::Pid(42));
         assert_eq!(Lead::of(&Target::All, false, 9), Lead::Pid(9));
         assert_eq!(Lead::of(&Target::All, true, 9), Lead::Shown);
-        let shown = Advice::RawSyscalls(Lead::of(&cmd, false, 7)).to_string();
-        assert!(shown.starts_with(r#"`vdsoctl trace --sites -- './raw loop' 5000 "it's"` names"#), "{shown}");
-        assert!(Advice::RawSyscalls(Lead::Pid(42)).to_string().starts_with("`vdsoctl trace --sites -p 42` names"));
-        let v = caller(Some("/opt/old app/legacy"), 42).to_string();
-        assert!(v.starts_with("legacy code calling the fixed [vsyscall] address"), "{v}");
-        assert!(v.contains("rebuild `/opt/old app/legacy` against"), "{v}");
-        assert!(v.ends_with("`vdsoctl check --image '/opt/old app'` names the function that calls it"), "{v}");
-        assert!(!v.contains("raw syscall"), "{v}");
-        let v = caller(None, 42).to_string();
-        assert!(v.ends_with("`vdsoctl check -p 42` names the binary and function while it runs"), "{v}");
-        assert!(Advice::RawSyscalls(Lead::Shown).to_string().starts_with("the call sites below name"));
-        let both = Advice::of(Lead::Pid(7), true, Some(VsyscallCaller { exe: None, pid: 7 })).to_string();
-        assert!(both.starts_with("`vdsoctl trace --sites -p 7` names the code that makes them"), "{both}");
-        assert!(both.contains("; the [vsyscall] calls are legacy code calling"), "{both}");
+        let caller = VsyscallCaller { exe: Some("/opt/old app/legacy".into()), pid: 42 };
+        assert_eq!(caller.dir(), Some("/opt/old app"));
+        assert_eq!(Advice::of(Lead::Pid(7), false, Some(caller.clone())), Advice::Vsyscall(caller));
     }
 }

@@ -213,6 +213,10 @@ pub struct Finding {
     pub message: String,
     /// What to do about it; `null` when there is nothing to do.
     pub hint: Option<String>,
+    /// The vdsoctl command the hint says to run next, as its argv (`trace
+    /// --sites`, `check --image DIR`, `check -p PID`); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<Vec<String>>,
     /// It says calls bypassed the vDSO (trace's interval reports say such a
     /// WARN once): a fact for code, never read from the words.
     #[serde(skip)]
@@ -222,7 +226,7 @@ pub struct Finding {
 impl Finding {
     /// A finding with a hint.
     pub fn new(kind: kind::Kind, severity: Status, message: impl Into<String>, hint: Option<String>) -> Finding {
-        Finding { kind, severity, message: message.into(), hint, bypass: false }
+        Finding { kind, severity, message: message.into(), hint, next: None, bypass: false }
     }
 
     /// The same finding, marked as one about calls that bypassed the vDSO.

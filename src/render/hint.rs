@@ -91,14 +91,45 @@ impl fmt::Display for crate::model::lead::Advice {
     }
 }
 
-/// The `trace --sites` a [`Lead`](crate::model::lead::Lead) points to:
-/// `vdsoctl trace --sites -p 42`, `vdsoctl trace --sites -- ./prog 'a b'`.
-fn lead_command(lead: &crate::model::lead::Lead) -> Option<String> {
+/// The `trace --sites` a [`Lead`](crate::model::lead::Lead) points to, as
+/// argv: `vdsoctl trace --sites -p 42`, `vdsoctl trace --sites -- ./prog 'a b'`.
+fn lead_argv(lead: &crate::model::lead::Lead) -> Option<Vec<String>> {
     use crate::model::lead::Lead;
+    let sites = ["vdsoctl", "trace", "--sites"].map(String::from);
     match lead {
-        Lead::Pid(pid) => Some(format!("vdsoctl trace --sites -p {pid}")),
-        Lead::Command(argv) => Some(format!("vdsoctl trace --sites -- {}", crate::words::shell_words(argv))),
+        Lead::Pid(pid) => Some(sites.into_iter().chain(["-p".into(), pid.to_string()]).collect()),
+        Lead::Command(argv) => Some(sites.into_iter().chain(["--".into()]).chain(argv.iter().cloned()).collect()),
         Lead::Shown => None,
+    }
+}
+
+/// The audit a [vsyscall] caller's advice names, as argv: `check --image`
+/// of its executable's directory, else `check -p` of the process.
+fn vsyscall_argv(caller: &crate::model::lead::VsyscallCaller) -> Vec<String> {
+    match (&caller.exe, caller.dir()) {
+        (Some(_), Some(dir)) => ["vdsoctl", "check", "--image", dir].map(String::from).to_vec(),
+        _ => vec!["vdsoctl".into(), "check".into(), "-p".into(), caller.pid.to_string()],
+    }
+}
+
+/// `lead_argv`'s command, shell-quoted to paste.
+fn lead_command(lead: &crate::model::lead::Lead) -> Option<String> {
+    lead_argv(lead).map(|argv| crate::words::shell_words(&argv))
+}
+
+impl crate::model::lead::Advice {
+    /// The vdsoctl command the advice says to run first, as argv (JSON
+    /// `findings[].next`); `None` when the report already shows it all.
+    pub fn command(&self) -> Option<Vec<String>> {
+        use crate::model::lead::Advice;
+        match self {
+            Advice::RawSyscalls(lead) => lead_argv(lead),
+            Advice::Vsyscall(caller) => Some(vsyscall_argv(caller)),
+            Advice::Both(lead, caller) => lead_argv(lead).or_else(|| Some(vsyscall_argv(caller))),
+            Advice::Host { busiest, .. } => {
+                Some(vec!["vdsoctl".into(), "check".into(), "-p".into(), busiest.to_string()])
+            }
+        }
     }
 }
 
@@ -118,15 +149,10 @@ fn raw_syscalls(f: &mut fmt::Formatter<'_>, lead: &crate::model::lead::Lead) -> 
 /// Calls into the fixed [vsyscall] page: what such a caller is, what to
 /// rebuild, and the audit that names its function.
 fn vsyscall(f: &mut fmt::Formatter<'_>, caller: &crate::model::lead::VsyscallCaller) -> fmt::Result {
+    let audit = crate::words::shell_words(&vsyscall_argv(caller));
     let (what, find) = match (&caller.exe, caller.dir()) {
-        (Some(exe), Some(dir)) => (
-            format!("`{exe}`"),
-            format!("`vdsoctl check --image {}` names the function that calls it", crate::words::shell_words(&[dir])),
-        ),
-        _ => (
-            "its binary".to_string(),
-            format!("`vdsoctl check -p {}` names the binary and function while it runs", caller.pid),
-        ),
+        (Some(exe), Some(_)) => (format!("`{exe}`"), format!("`{audit}` names the function that calls it")),
+        _ => ("its binary".to_string(), format!("`{audit}` names the binary and function while it runs")),
     };
     write!(f, "{VSYSCALL_CAUSE}: rebuild {what} against a current libc or runtime; {find}")
 }
@@ -246,6 +272,46 @@ impl crate::model::binary::BinaryHint {
 #[cfg(test)]
 mod tests {
     use crate::model::binary::BinaryHint;
+
+    /// The advice on bypassed calls, worded as it pastes: each command
+    /// shell-quoted, the [vsyscall] caller's program and audit named, no
+    /// raw syscall() to look for where there is none (moved here from
+    /// tests/cli/audit.rs: words are tested where they live).
+    #[test]
+    fn leads_paste_as_they_read() {
+        use crate::model::lead::{Advice, Lead, VsyscallCaller};
+        use crate::progress::Target;
+        let caller =
+            |exe: Option<&str>, pid: i32| Advice::Vsyscall(VsyscallCaller { exe: exe.map(str::to_string), pid });
+        let cmd = Target::Command { argv: vec!["./raw loop".into(), "5000".into(), "it's".into()], pid: 7 };
+        let shown = Advice::RawSyscalls(Lead::of(&cmd, false, 7));
+        assert!(
+            shown.to_string().starts_with(r#"`vdsoctl trace --sites -- './raw loop' 5000 "it's"` names"#),
+            "{shown}"
+        );
+        let argv = shown.command().unwrap();
+        assert_eq!(argv, ["vdsoctl", "trace", "--sites", "--", "./raw loop", "5000", "it's"]);
+        assert!(Advice::RawSyscalls(Lead::Pid(42)).to_string().starts_with("`vdsoctl trace --sites -p 42` names"));
+        let v = caller(Some("/opt/old app/legacy"), 42);
+        assert_eq!(v.command().unwrap(), ["vdsoctl", "check", "--image", "/opt/old app"]);
+        let v = v.to_string();
+        assert!(v.starts_with("legacy code calling the fixed [vsyscall] address"), "{v}");
+        assert!(v.contains("rebuild `/opt/old app/legacy` against"), "{v}");
+        assert!(v.ends_with("`vdsoctl check --image '/opt/old app'` names the function that calls it"), "{v}");
+        assert!(!v.contains("raw syscall"), "{v}");
+        let v = caller(None, 42);
+        assert_eq!(v.command().unwrap(), ["vdsoctl", "check", "-p", "42"]);
+        assert!(v.to_string().ends_with("`vdsoctl check -p 42` names the binary and function while it runs"), "{v}");
+        let shown = Advice::RawSyscalls(Lead::Shown);
+        assert!(shown.to_string().starts_with("the call sites below name"));
+        assert!(!shown.to_string().contains("vdsoctl trace --sites"), "{shown}");
+        assert_eq!(shown.command(), None);
+        let both = Advice::of(Lead::Pid(7), true, Some(VsyscallCaller { exe: None, pid: 7 }));
+        assert_eq!(both.command().unwrap(), ["vdsoctl", "trace", "--sites", "-p", "7"]);
+        let both = both.to_string();
+        assert!(both.starts_with("`vdsoctl trace --sites -p 7` names the code that makes them"), "{both}");
+        assert!(both.contains("; the [vsyscall] calls are legacy code calling"), "{both}");
+    }
 
     #[test]
     fn a_binary_hint_names_the_file_or_the_process_it_is_for() {

@@ -742,7 +742,10 @@ impl TraceFact {
 /// whether it is about bypassed calls.
 impl From<&TraceFact> for Finding {
     fn from(fact: &TraceFact) -> Finding {
-        let finding = Finding::new(fact.kind(), fact.severity(), fact.to_string(), fact.hint());
+        let mut finding = Finding::new(fact.kind(), fact.severity(), fact.to_string(), fact.hint());
+        if let TraceFact::ClockBypass { advice, .. } | TraceFact::Vsyscall { advice, .. } = fact {
+            finding.next = advice.command();
+        }
         if fact.is_bypass() {
             finding.of_bypass()
         } else {

@@ -79,6 +79,9 @@ struct Finding {
     severity: Severity,
     message: String,
     hint: Option<String>,
+    /// The vdsoctl command the hint says to run next, as argv.
+    #[serde(default)]
+    next: Option<Vec<String>>,
 }
 
 /// A clock as every document names it.
