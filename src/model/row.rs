@@ -45,6 +45,20 @@ pub struct Check {
     /// `check -p`'s `process_time_namespace`: the namespace, as `maps -p`'s
     /// `time_namespace` (JSON `time_namespace`).
     pub time_namespace: Option<crate::model::timens::TimeNs>,
+    /// `check -p`'s `process_binary`: how the process runs its program
+    /// (JSON `exe`).
+    pub exe: Option<ExeRun>,
+}
+
+/// How a process runs the program its `process_binary` row judges: the
+/// program, the loader it was started through (`ld.so PROG`), or the
+/// emulator or instrumenter (`tool`, at `tool_path`) that runs it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ExeRun {
+    pub program: Option<String>,
+    pub loader: Option<String>,
+    pub tool: Option<String>,
+    pub tool_path: Option<String>,
 }
 
 /// What a random-bytes row stands on (JSON `random`): the runtime's route
@@ -121,6 +135,12 @@ pub struct CallSeen {
 pub trait Worded: std::fmt::Debug + Send + Sync {
     /// The row's detail and remediation (`None`: nothing to do).
     fn words(&self) -> (String, Option<String>);
+
+    /// The vdsoctl command the remediation says to run next, as argv
+    /// (JSON `next`); `None` where it names none.
+    fn next(&self) -> Option<Vec<String>> {
+        None
+    }
 }
 
 /// What a row says: a fact, or the words render/ gave it already.
@@ -192,6 +212,7 @@ impl Check {
             findings: None,
             random: None,
             time_namespace: None,
+            exe: None,
         }
     }
 

@@ -8,6 +8,7 @@ use crate::inspect::exe::{LibcKind, Linkage, Site};
 use crate::inspect::kernel::VsyscallMode;
 use crate::model::binary::{BinaryFact, BinaryFinding, ProcessExe, RuntimeRef, PROCESS_BINARY};
 use crate::model::check::Check;
+use crate::model::row::ExeRun;
 use serde::{Serialize, Serializer};
 use std::fmt;
 
@@ -176,6 +177,9 @@ impl Serialize for BinaryFinding {
             size: Option<u64>,
             #[serde(skip_serializing_if = "Option::is_none")]
             described: Option<u64>,
+            /// A Go program's: linked against a C library (it runs with cgo).
+            #[serde(skip_serializing_if = "Option::is_none")]
+            cgo: Option<bool>,
         }
         let (sites, site_count) = fact_sites(&self.fact);
         let (size, described) = match self.fact {
@@ -192,6 +196,10 @@ impl Serialize for BinaryFinding {
             site_count,
             size,
             described,
+            cgo: match self.fact {
+                BinaryFact::GoRuntime { cgo, .. } => Some(cgo),
+                _ => None,
+            },
         }
         .serialize(s)
     }
@@ -296,11 +304,20 @@ pub fn process_binary_row(exe: &ProcessExe<'_>) -> Check {
     };
     // The hint names this process, not a placeholder.
     let hint = exe.hint().zip(pid).map(|(h, pid)| h.for_process(pid));
-    let findings = match exe {
-        ProcessExe::Judged { verdict, .. } => Some(verdict.findings.clone()),
-        _ => None,
+    let own = |s: Option<&str>| s.map(str::to_string);
+    let (findings, run) = match exe {
+        ProcessExe::Judged { verdict, who, loader, .. } => {
+            let run = ExeRun { program: own(who.exe), loader: own(*loader), tool: None, tool_path: None };
+            (Some(verdict.findings.clone()), Some(run))
+        }
+        ProcessExe::UnderEmulator { program, tool, path, .. } => {
+            let run =
+                ExeRun { program: own(*program), loader: None, tool: own(Some(tool)), tool_path: own(Some(path)) };
+            (None, Some(run))
+        }
+        ProcessExe::Unreadable { .. } => (None, None),
     };
-    Check { findings, ..Check::new(exe.kind(), PROCESS_BINARY, exe.status(), detail, hint.as_deref()) }
+    Check { findings, exe: run, ..Check::new(exe.kind(), PROCESS_BINARY, exe.status(), detail, hint.as_deref()) }
 }
 
 #[cfg(test)]

@@ -220,6 +220,13 @@ impl Worded for ObservedRow {
         let detail = format!("observed {secs}: {}{more} — {BYPASSED}{gate}{lost}{own}", named.join(sep));
         (detail, Some(self.advice().to_string()))
     }
+
+    fn next(&self) -> Option<Vec<String>> {
+        match &self.obs {
+            Observation::Seen(s) if !s.bypass.is_empty() => self.advice().command(),
+            _ => None,
+        }
+    }
 }
 
 impl Worded for CommandTrace {
@@ -235,6 +242,10 @@ impl Worded for CommandTrace {
             format!("{} calls from {} processes in all", thousands(calls), thousands(pids.len() as u64))
         });
         (format!("observed {}: {named} — {BYPASSED}", duration_text(s.window)), Some(self.advice().to_string()))
+    }
+
+    fn next(&self) -> Option<Vec<String>> {
+        (!self.seen.bypass.is_empty()).then(|| self.advice().command()).flatten()
     }
 }
 

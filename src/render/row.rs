@@ -86,6 +86,10 @@ impl Serialize for Check {
             random: Option<&'a crate::model::row::RandomFacts>,
             #[serde(skip_serializing_if = "Option::is_none")]
             time_namespace: Option<&'a crate::model::timens::TimeNs>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            next: Option<Vec<String>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            exe: Option<&'a crate::model::row::ExeRun>,
         }
         let (detail, hint) = self.words();
         Wire {
@@ -105,6 +109,11 @@ impl Serialize for Check {
             findings: self.findings.as_deref(),
             random: self.random.as_ref(),
             time_namespace: self.time_namespace.as_ref(),
+            next: match &self.said {
+                Said::Fact(f) => f.next(),
+                Said::Words { .. } => None,
+            },
+            exe: self.exe.as_ref(),
         }
         .serialize(s)
     }

@@ -219,6 +219,23 @@ pub(super) struct Check {
     /// `process_time_namespace`: the namespace, as `maps -p` has it.
     #[serde(default)]
     time_namespace: Option<TimeNs>,
+    /// The vdsoctl command the hint says to run next, as argv.
+    #[serde(default)]
+    next: Option<Vec<String>>,
+    /// `process_binary`: how the process runs its program.
+    #[serde(default)]
+    exe: Option<ExeRun>,
+}
+
+/// How a process runs the program `process_binary` judges.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExeRun {
+    program: Option<String>,
+    loader: Option<String>,
+    tool: Option<String>,
+    tool_path: Option<String>,
 }
 
 /// A process's time namespace (`maps -p`'s `time_namespace`).
@@ -327,6 +344,9 @@ struct BinaryFinding {
     size: Option<u64>,
     #[serde(default)]
     described: Option<u64>,
+    /// A Go program's: it runs with cgo.
+    #[serde(default)]
+    cgo: Option<bool>,
 }
 
 /// A call site in a binary's code.
