@@ -217,6 +217,14 @@ pub struct Finding {
     /// --sites`, `check --image DIR`, `check -p PID`); absent when none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next: Option<Vec<String>>,
+    /// The clock a finding is about, where it is one clock's (an
+    /// auxiliary clock's `aux-clock-syscall`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock: Option<ClockRef>,
+    /// An auxiliary clock's state on this host: `enabled`, `disabled`,
+    /// `absent` (no auxiliary clocks), `null` (not read); absent on others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aux_state: Option<Option<&'static str>>,
     /// It says calls bypassed the vDSO (trace's interval reports say such a
     /// WARN once): a fact for code, never read from the words.
     #[serde(skip)]
@@ -226,7 +234,16 @@ pub struct Finding {
 impl Finding {
     /// A finding with a hint.
     pub fn new(kind: kind::Kind, severity: Status, message: impl Into<String>, hint: Option<String>) -> Finding {
-        Finding { kind, severity, message: message.into(), hint, next: None, bypass: false }
+        Finding {
+            kind,
+            severity,
+            message: message.into(),
+            hint,
+            next: None,
+            clock: None,
+            aux_state: None,
+            bypass: false,
+        }
     }
 
     /// The same finding, marked as one about calls that bypassed the vDSO.

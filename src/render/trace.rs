@@ -746,6 +746,14 @@ impl From<&TraceFact> for Finding {
         if let TraceFact::ClockBypass { advice, .. } | TraceFact::Vsyscall { advice, .. } = fact {
             finding.next = advice.command();
         }
+        if let TraceFact::AuxExpected { clock, .. } = fact {
+            finding.clock = Some(crate::model::ClockRef::Id(clock.id));
+            finding.aux_state = Some(clock.aux.state(clock.id).map(|s| match s {
+                crate::arch::AuxState::Enabled => "enabled",
+                crate::arch::AuxState::Disabled => "disabled",
+                crate::arch::AuxState::Absent => "absent",
+            }));
+        }
         if fact.is_bypass() {
             finding.of_bypass()
         } else {
@@ -850,6 +858,19 @@ mod tests {
     use super::*;
     use crate::model::kind::Kind as FindingKind;
     use crate::model::Status;
+
+    /// An auxiliary clock's hint names the command that enables it, whatever
+    /// the host's state (moved here from tests/cli/trace: words are tested
+    /// where they live).
+    #[test]
+    fn an_aux_clock_says_how_to_enable_it() {
+        let id = crate::arch::CLOCK_AUX + 3;
+        use crate::arch::AuxClocks;
+        for aux in [AuxClocks::Enabled(0), AuxClocks::Absent, AuxClocks::Unknown] {
+            let fix = AuxExpected { id, aux }.fix();
+            assert!(fix.contains("`echo 1 > /sys/kernel/time/aux_clocks/3/enable`"), "{fix}");
+        }
+    }
 
     /// The string literals of a model file's code (its tests aside) that
     /// have a space: words, which issue 40 keeps out of model/.

@@ -82,6 +82,11 @@ struct Finding {
     /// The vdsoctl command the hint says to run next, as argv.
     #[serde(default)]
     next: Option<Vec<String>>,
+    /// `aux-clock-syscall`: its clock, and its state on this host.
+    #[serde(default)]
+    clock: Option<String>,
+    #[serde(default)]
+    aux_state: Option<String>,
 }
 
 /// A clock as every document names it.
