@@ -120,11 +120,82 @@ impl ImageProblem {
     }
 }
 
-/// A problem as `dump`'s JSON has it: a finding (kind, severity, message, hint).
+/// A problem as `dump`'s JSON has it: a finding (kind, severity, message,
+/// hint), and what the parser read past as `issue` (an `elf-malformed`'s).
 impl Serialize for ImageProblem {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.finding().serialize(s)
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            #[serde(flatten)]
+            finding: Finding,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            issue: Option<IssueWire<'a>>,
+        }
+        let issue = match self {
+            ImageProblem::Parser(i) => Some(IssueWire::of(i)),
+            _ => None,
+        };
+        Wire { finding: self.finding(), issue }.serialize(s)
     }
+}
+
+/// What the parser read past, typed (JSON `findings[].issue`): `what`
+/// names it; offsets and hashes are `"0x..."` strings.
+#[derive(Serialize)]
+#[serde(tag = "what", rename_all = "snake_case")]
+enum IssueWire<'a> {
+    Capped {
+        table: &'static str,
+        claimed: u64,
+        kept: u64,
+    },
+    NoteAlignment {
+        #[serde(serialize_with = "crate::model::hex")]
+        offset: u64,
+        align: u64,
+    },
+    NoteTruncated {
+        #[serde(serialize_with = "crate::model::hex")]
+        offset: u64,
+        namesz: u32,
+        descsz: u32,
+    },
+    NoteCut {
+        #[serde(serialize_with = "crate::model::hex")]
+        offset: u64,
+        size: u64,
+    },
+    LongNames {
+        count: usize,
+    },
+    VersionHash {
+        version: &'a str,
+        #[serde(serialize_with = "hex32")]
+        hash: u32,
+        #[serde(serialize_with = "hex32")]
+        expected: u32,
+        others: usize,
+    },
+}
+
+impl<'a> IssueWire<'a> {
+    fn of(issue: &'a Issue) -> IssueWire<'a> {
+        match *issue {
+            Issue::Capped { table, claimed, kept } => IssueWire::Capped { table, claimed, kept },
+            Issue::NoteAlignment { offset, align } => IssueWire::NoteAlignment { offset, align },
+            Issue::NoteTruncated { offset, namesz, descsz } => IssueWire::NoteTruncated { offset, namesz, descsz },
+            Issue::NoteCut { offset, size } => IssueWire::NoteCut { offset, size },
+            Issue::LongNames { count } => IssueWire::LongNames { count },
+            Issue::VersionHash { ref name, hash, expected, others } => {
+                IssueWire::VersionHash { version: name, hash, expected, others }
+            }
+        }
+    }
+}
+
+/// A 32-bit hash as a `"0x..."` string.
+fn hex32<S: Serializer>(value: &u32, s: S) -> Result<S::Ok, S::Error> {
+    crate::model::hex(&u64::from(*value), s)
 }
 
 /// What `maps` says of a vsyscall mode.

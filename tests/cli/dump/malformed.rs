@@ -94,9 +94,13 @@ fn note_with_bad_sizes_ends_its_area_with_a_finding() {
     let f = json["findings"].as_array().unwrap();
     assert_eq!(f.len(), 1, "{f:?}");
     assert_eq!((f[0]["kind"].as_str(), f[0]["severity"].as_str()), (Some("elf-malformed"), Some("warn")), "{f:?}");
-    // Needs typed data: the note's offset and sizes are only in the words.
-    let message = f[0]["message"].as_str().unwrap();
-    assert!(message.contains(" 0x5c0 (namesz 0xfffffff0, descsz 0x1e) "), "{message}");
+    // The note's offset and sizes.
+    let issue = &f[0]["issue"];
+    assert_eq!(
+        *issue,
+        serde_json::json!({"what": "note_truncated", "offset": "0x5c0", "namesz": 0xfffffff0_u32, "descsz": 0x1e}),
+        "{f:?}"
+    );
     if let Some((out, err)) = tool_with_stderr("readelf", &["-n"], &path) {
         assert!(err.contains("note with invalid namesz and/or descsz"), "{err}");
         assert_eq!(parse_readelf_n(&out).len(), 1, "{out}");

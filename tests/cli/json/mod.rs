@@ -87,6 +87,9 @@ struct Finding {
     clock: Option<String>,
     #[serde(default)]
     aux_state: Option<String>,
+    /// `dump`'s `elf-malformed`: what the parser read past, by `what`.
+    #[serde(default)]
+    issue: Option<serde_json::Value>,
 }
 
 /// A clock as every document names it.
