@@ -225,6 +225,10 @@ pub struct Finding {
     /// `absent` (no auxiliary clocks), `null` (not read); absent on others.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aux_state: Option<Option<&'static str>>,
+    /// The processes a trace finding names, busiest first; absent on
+    /// findings about no process.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pids: Option<Vec<i32>>,
     /// It says calls bypassed the vDSO (trace's interval reports say such a
     /// WARN once): a fact for code, never read from the words.
     #[serde(skip)]
@@ -242,6 +246,7 @@ impl Finding {
             next: None,
             clock: None,
             aux_state: None,
+            pids: None,
             bypass: false,
         }
     }

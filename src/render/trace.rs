@@ -746,6 +746,29 @@ impl From<&TraceFact> for Finding {
         if let TraceFact::ClockBypass { advice, .. } | TraceFact::Vsyscall { advice, .. } = fact {
             finding.next = advice.command();
         }
+        finding.pids = match fact {
+            TraceFact::NotSplit(group)
+            | TraceFact::RandomBypass { group, .. }
+            | TraceFact::ClockBypass { group, .. }
+            | TraceFact::AuxExpected { group, .. }
+            | TraceFact::Expected { group, .. } => {
+                let mut pids: Vec<i32> = Vec::new();
+                for c in &group.callers {
+                    if !pids.contains(&c.pid) {
+                        pids.push(c.pid);
+                    }
+                }
+                Some(pids)
+            }
+            TraceFact::Vsyscall { pid, .. } | TraceFact::Unattributed { pid, .. } | TraceFact::Site { pid, .. } => {
+                Some(vec![*pid])
+            }
+            TraceFact::Lost { .. }
+            | TraceFact::Unfollowed { .. }
+            | TraceFact::Multiplexed
+            | TraceFact::Clean { .. }
+            | TraceFact::SitesLost { .. } => None,
+        };
         if let TraceFact::AuxExpected { clock, .. } = fact {
             finding.clock = Some(crate::model::ClockRef::Id(clock.id));
             finding.aux_state = Some(clock.aux.state(clock.id).map(|s| match s {

@@ -90,6 +90,9 @@ struct Finding {
     /// `dump`'s `elf-malformed`: what the parser read past, by `what`.
     #[serde(default)]
     issue: Option<serde_json::Value>,
+    /// A trace finding's processes, busiest first.
+    #[serde(default)]
+    pids: Option<Vec<i32>>,
 }
 
 /// A clock as every document names it.
