@@ -229,6 +229,11 @@ pub struct Finding {
     /// findings about no process.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pids: Option<Vec<i32>>,
+    /// `trace --sites`' site finding: its site's class and calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<site::SiteClass>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
     /// It says calls bypassed the vDSO (trace's interval reports say such a
     /// WARN once): a fact for code, never read from the words.
     #[serde(skip)]
@@ -247,6 +252,8 @@ impl Finding {
             clock: None,
             aux_state: None,
             pids: None,
+            class: None,
+            count: None,
             bypass: false,
         }
     }

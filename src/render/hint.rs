@@ -273,6 +273,25 @@ impl crate::model::binary::BinaryHint {
 mod tests {
     use crate::model::binary::BinaryHint;
 
+    /// An unreadable site's cause and fix: not dumpable, and root names it
+    /// with any engine (moved here from tests/cli/consumers.rs).
+    #[test]
+    fn an_unreadable_site_says_why_and_what_names_it() {
+        use crate::model::site::{Fix, SiteClass};
+        let fix = Fix {
+            class: SiteClass::Unreadable,
+            fallback: None,
+            what: "CLOCK_MONOTONIC".into(),
+            func: crate::arch::VdsoFn::ClockGettime,
+            who: None,
+            clocksource: None,
+            engine: crate::progress::Kind::Bpf,
+        };
+        let (cause, hint) = (fix.cause(), fix.to_string());
+        assert!(cause.contains("it is not dumpable"), "{cause}");
+        assert!(hint.contains("CAP_SYS_PTRACE") && !hint.contains("--engine seccomp"), "{hint}");
+    }
+
     /// The advice on bypassed calls, worded as it pastes: each command
     /// shell-quoted, the [vsyscall] caller's program and audit named, no
     /// raw syscall() to look for where there is none (moved here from

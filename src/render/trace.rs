@@ -769,6 +769,10 @@ impl From<&TraceFact> for Finding {
             | TraceFact::Clean { .. }
             | TraceFact::SitesLost { .. } => None,
         };
+        if let TraceFact::Site { count, fix, .. } = fact {
+            finding.class = Some(fix.class);
+            finding.count = Some(*count);
+        }
         if let TraceFact::AuxExpected { clock, .. } = fact {
             finding.clock = Some(crate::model::ClockRef::Id(clock.id));
             finding.aux_state = Some(clock.aux.state(clock.id).map(|s| match s {

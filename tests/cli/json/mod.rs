@@ -93,6 +93,11 @@ struct Finding {
     /// A trace finding's processes, busiest first.
     #[serde(default)]
     pids: Option<Vec<i32>>,
+    /// `trace --sites`' site finding: its site's class and calls.
+    #[serde(default)]
+    class: Option<String>,
+    #[serde(default)]
+    count: Option<u64>,
 }
 
 /// A clock as every document names it.
