@@ -48,6 +48,8 @@ pub struct Check {
     /// `check -p`'s `process_binary`: how the process runs its program
     /// (JSON `exe`).
     pub exe: Option<ExeRun>,
+    /// A seccomp row's fact (JSON `seccomp`: its action, filters, threads).
+    pub seccomp: Option<crate::model::seccomp_profile::SeccompFact>,
 }
 
 /// How a process runs the program its `process_binary` row judges: the
@@ -213,6 +215,7 @@ impl Check {
             random: None,
             time_namespace: None,
             exe: None,
+            seccomp: None,
         }
     }
 

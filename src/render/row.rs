@@ -90,6 +90,8 @@ impl Serialize for Check {
             next: Option<Vec<String>>,
             #[serde(skip_serializing_if = "Option::is_none")]
             exe: Option<&'a crate::model::row::ExeRun>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            seccomp: Option<crate::render::seccomp::SeccompWire>,
         }
         let (detail, hint) = self.words();
         Wire {
@@ -114,6 +116,7 @@ impl Serialize for Check {
                 Said::Words { .. } => None,
             },
             exe: self.exe.as_ref(),
+            seccomp: self.seccomp.as_ref().map(crate::render::seccomp::SeccompWire::of),
         }
         .serialize(s)
     }

@@ -217,7 +217,57 @@ fn hint(fact: &SeccompFact) -> Option<&'static str> {
 
 /// A fact's row: its name, kind and status the model's, its words here.
 pub fn seccomp_row(fact: &SeccompFact) -> Check {
-    Check::new(fact.kind(), fact.name(), fact.status(), fact.to_string(), hint(fact))
+    let row = Check::new(fact.kind(), fact.name(), fact.status(), fact.to_string(), hint(fact));
+    Check { seccomp: Some(fact.clone()), ..row }
+}
+
+/// A seccomp row's fact as JSON has it (`seccomp`): the action that
+/// refuses the call (`SECCOMP_RET_ERRNO`, `SCMP_ACT_KILL`...) and its
+/// `errno`, a process's filters not judged, or its threads under another
+/// mode or filter count; each absent where it is not the row's.
+#[derive(Debug, serde::Serialize)]
+pub struct SeccompWire {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    action: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    errno: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    filters: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    threads: Option<usize>,
+}
+
+impl SeccompWire {
+    pub fn of(fact: &SeccompFact) -> SeccompWire {
+        let mut w = SeccompWire { action: None, errno: None, filters: None, threads: None };
+        match fact {
+            SeccompFact::Fallback { verdict: Verdict::Refused(refusal), .. } => {
+                let (action, errno) = match refusal {
+                    Refusal::Profile(a) => match a {
+                        ProfileAction::Errno(e) => ("SCMP_ACT_ERRNO", Some(*e)),
+                        ProfileAction::Trace => ("SCMP_ACT_TRACE", None),
+                        ProfileAction::Kill => ("SCMP_ACT_KILL", None),
+                        ProfileAction::KillThread => ("SCMP_ACT_KILL_THREAD", None),
+                        ProfileAction::KillProcess => ("SCMP_ACT_KILL_PROCESS", None),
+                        ProfileAction::Trap => ("SCMP_ACT_TRAP", None),
+                    },
+                    Refusal::Filter { action, .. } => match action {
+                        FilterAction::Errno(e) => ("SECCOMP_RET_ERRNO", Some(i64::from(*e))),
+                        FilterAction::Trace => ("SECCOMP_RET_TRACE", None),
+                        FilterAction::Trap => ("SECCOMP_RET_TRAP", None),
+                        FilterAction::KillThread => ("SECCOMP_RET_KILL_THREAD", None),
+                        FilterAction::KillProcess => ("SECCOMP_RET_KILL_PROCESS", None),
+                        FilterAction::Other(_) => ("other", None),
+                    },
+                };
+                (w.action, w.errno) = (Some(action), errno);
+            }
+            SeccompFact::Unjudged { count, .. } => w.filters = Some(*count),
+            SeccompFact::OtherThreads(n) => w.threads = Some(*n),
+            _ => {}
+        }
+        w
+    }
 }
 
 /// Facts' rows, in order.

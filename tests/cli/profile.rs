@@ -180,8 +180,13 @@ fn check_p_names_the_seccomp_mode() {
     let (name, _, detail, kind) = fail[0];
     assert_eq!(kind, "seccomp-denies-fallback", "{rows_of:?}");
     assert!(name.starts_with("process_seccomp:") && name.ends_with(":clock_gettime"), "{name}");
-    // Needs typed data: the filter's action is only in the words.
-    assert!(detail.contains("SECCOMP_RET_ERRNO (EPERM)"), "{detail}");
+    // The filter's action and its errno (EPERM).
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == name.as_str()).unwrap();
+    assert_eq!(
+        (row["seccomp"]["action"].as_str(), row["seccomp"]["errno"].as_i64()),
+        (Some("SECCOMP_RET_ERRNO"), Some(1)),
+        "{detail}"
+    );
     let ok: Vec<_> = rows_of.iter().filter(|(_, s, _, _)| s == "ok").collect();
     assert_eq!(ok.len(), 1, "{rows_of:?}");
     assert_eq!(ok[0].3, "seccomp-allows", "{rows_of:?}");
@@ -239,8 +244,8 @@ fn check_p_filter_as_nobody_says_it_needs_root() {
     assert_eq!(ours.len(), 1, "{doc}");
     assert_eq!(ours[0]["name"], "process_seccomp");
     assert_eq!((ours[0]["kind"].as_str(), ours[0]["status"].as_str()), (Some("seccomp-unread"), Some("info")), "{doc}");
-    // Needs typed data: the number of filters is only in the words.
-    assert!(ours[0]["detail"].as_str().unwrap().starts_with("1 "), "{doc}");
+    // The number of filters.
+    assert_eq!(ours[0]["seccomp"]["filters"].as_u64(), Some(1), "{doc}");
 }
 
 /// The live filter is run with the process's own ABI: a 32-bit process's
@@ -335,8 +340,8 @@ fn check_p_says_a_thread_has_other_filters() {
         (Some("process_seccomp:other_threads"), Some("info"))
     );
     assert_eq!(ours[0]["kind"], "seccomp-other-threads", "{ours:?}");
-    // Needs typed data: the number of threads is only in the words.
-    assert!(ours[0]["detail"].as_str().unwrap().starts_with("1 "), "{ours:?}");
+    // The number of threads.
+    assert_eq!(ours[0]["seccomp"]["threads"].as_u64(), Some(1), "{ours:?}");
 }
 
 /// `pid` was let go: no tracer attached, and not stopped (neither `t`

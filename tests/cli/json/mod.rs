@@ -241,6 +241,24 @@ pub(super) struct Check {
     /// `process_binary`: how the process runs its program.
     #[serde(default)]
     exe: Option<ExeRun>,
+    /// A seccomp row's action and errno, filters or threads.
+    #[serde(default)]
+    seccomp: Option<SeccompRow>,
+}
+
+/// A seccomp row's fact.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeccompRow {
+    #[serde(default)]
+    action: Option<String>,
+    #[serde(default)]
+    errno: Option<i64>,
+    #[serde(default)]
+    filters: Option<u32>,
+    #[serde(default)]
+    threads: Option<usize>,
 }
 
 /// How a process runs the program `process_binary` judges.
