@@ -234,6 +234,13 @@ pub struct Finding {
     pub class: Option<site::SiteClass>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
+    /// `bench`'s C-library-syscall finding: what each path cost, and the
+    /// release that reads it from the vDSO (`fixed_in`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub costs: Option<row::Costs>,
+    /// The C library's release such a finding is about (`2.36`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub libc_version: Option<String>,
     /// It says calls bypassed the vDSO (trace's interval reports say such a
     /// WARN once): a fact for code, never read from the words.
     #[serde(skip)]
@@ -254,6 +261,8 @@ impl Finding {
             pids: None,
             class: None,
             count: None,
+            costs: None,
+            libc_version: None,
             bypass: false,
         }
     }

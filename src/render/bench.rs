@@ -233,7 +233,24 @@ fn words(fact: &BenchFact) -> (String, Option<String>) {
 /// A bench fact as a finding, worded (its kind and status the model's).
 pub fn finding(fact: &BenchFact) -> Finding {
     let (message, hint) = words(fact);
-    Finding::new(fact.kind(), fact.status(), message, hint)
+    let mut finding = Finding::new(fact.kind(), fact.status(), message, hint);
+    if let BenchFact::LibcSyscall { route, libc_ns, vdso_ns, .. } = fact {
+        let (version, fixed_in) = match route {
+            crate::model::policy::LibcRoute::Older { version, since, .. } => {
+                (Some(format!("{}.{}", version.0, version.1)), Some(format!("{}.{}", since.0, since.1)))
+            }
+            _ => (None, None),
+        };
+        finding.costs = Some(crate::model::row::Costs {
+            libc_ns: *libc_ns,
+            vdso_ns: *vdso_ns,
+            libc_syscalls_per_call: None,
+            vdso_syscalls_per_call: None,
+            fixed_in,
+        });
+        finding.libc_version = version;
+    }
+    finding
 }
 
 /// A bench fact as `bench --json`'s `findings[]` has it.

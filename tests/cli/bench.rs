@@ -290,10 +290,14 @@ fn getrandom_rows_for_libc_vdso_and_syscall() {
     let findings = doc["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 1, "{doc}");
     assert_eq!(kind_status(&findings[0]), ("random-syscall-host-libc", "warn"), "{doc}");
-    // Needs typed data: the glibc, both costs and the release that fixes it.
-    let message = findings[0]["message"].as_str().unwrap();
-    assert!(message.contains(&format!("glibc {glibc} ")) && message.contains(" ns, vDSO "), "{message}");
-    assert!(findings[0]["hint"].as_str().unwrap().starts_with("glibc 2.41 "), "{doc}");
+    // The glibc, both costs and the release that fixes it.
+    let f = &findings[0];
+    let (major, minor) = major_minor(&glibc);
+    assert_eq!(f["libc_version"].as_str(), Some(format!("{major}.{minor}").as_str()), "{f}");
+    let costs = &f["costs"];
+    assert!(costs["libc_ns"].as_f64().is_some_and(|n| n > 0.0), "{f}");
+    assert!(costs["vdso_ns"].as_f64().is_some_and(|n| n > 0.0), "{f}");
+    assert_eq!(costs["fixed_in"], "2.41", "{f}");
     // The table says the same, with no clock wording.
     let (code, table, _) = run(&["bench", "--quick", "--functions", "getrandom", "--paths", "libc,vdso,syscall"]);
     assert_eq!(code, 0, "{table}");

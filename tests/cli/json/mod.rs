@@ -98,6 +98,11 @@ struct Finding {
     class: Option<String>,
     #[serde(default)]
     count: Option<u64>,
+    /// `bench`'s C-library-syscall finding: each path's cost, the fix.
+    #[serde(default)]
+    costs: Option<Costs>,
+    #[serde(default)]
+    libc_version: Option<String>,
 }
 
 /// A clock as every document names it.
