@@ -272,6 +272,11 @@ pub enum Abi {
     /// 32-bit ARM (native, or compat on arm64).
     Arm,
     Riscv64,
+    /// 64-bit POWER (Debian's ppc64el; a big-endian build of vdsoctl
+    /// takes its big-endian audit arch, [`Abi::audit_arch`]).
+    Ppc64,
+    /// 64-bit IBM Z, big-endian.
+    S390x,
 }
 
 impl Abi {
@@ -283,6 +288,8 @@ impl Abi {
             (true, machine::AARCH64) => Some(Abi::Aarch64),
             (false, machine::ARM) => Some(Abi::Arm),
             (true, machine::RISCV) => Some(Abi::Riscv64),
+            (true, machine::PPC64) => Some(Abi::Ppc64),
+            (true, machine::S390) => Some(Abi::S390x),
             _ => None,
         }
     }
@@ -295,6 +302,8 @@ impl Abi {
             Abi::Aarch64 => "aarch64",
             Abi::Arm => "arm",
             Abi::Riscv64 => "riscv64",
+            Abi::Ppc64 => "ppc64",
+            Abi::S390x => "s390x",
         }
     }
 
@@ -306,6 +315,8 @@ impl Abi {
             Abi::Aarch64 => (machine::AARCH64, true),
             Abi::Arm => (machine::ARM, false),
             Abi::Riscv64 => (machine::RISCV, true),
+            Abi::Ppc64 => (machine::PPC64, true),
+            Abi::S390x => (machine::S390, true),
         }
     }
 
@@ -377,6 +388,23 @@ impl Abi {
                 (VdsoFn::Getcpu, 345),
                 (VdsoFn::Getrandom, 384),
             ],
+            // arch/powerpc/kernel/syscalls/syscall.tbl
+            Abi::Ppc64 => &[
+                (VdsoFn::ClockGettime, 246),
+                (VdsoFn::Gettimeofday, 78),
+                (VdsoFn::Time, 13),
+                (VdsoFn::ClockGetres, 247),
+                (VdsoFn::Getcpu, 302),
+                (VdsoFn::Getrandom, 359),
+            ],
+            // arch/s390/kernel/syscalls/syscall.tbl: no 64-bit `time`
+            Abi::S390x => &[
+                (VdsoFn::ClockGettime, 260),
+                (VdsoFn::Gettimeofday, 78),
+                (VdsoFn::ClockGetres, 261),
+                (VdsoFn::Getcpu, 311),
+                (VdsoFn::Getrandom, 349),
+            ],
         }
     }
 
@@ -419,18 +447,36 @@ impl Abi {
         self.vdso_syscalls().iter().find(|(g, _)| *g == f).map(|(_, n)| *n)
     }
 
+    /// Every ABI vdsoctl knows.
+    pub const ALL: [Abi; 7] = [Abi::X86_64, Abi::I386, Abi::Aarch64, Abi::Arm, Abi::Riscv64, Abi::Ppc64, Abi::S390x];
+
+    /// Whether this ABI's processes are little-endian: s390x never is;
+    /// ppc64 is as this build is on POWER (a ppc64el kernel runs no
+    /// big-endian processes, a big-endian one no little-endian ones) and
+    /// little-endian elsewhere (Debian's ppc64el).
+    pub const fn little_endian(self) -> bool {
+        match self {
+            Abi::X86_64 | Abi::I386 | Abi::Aarch64 | Abi::Arm | Abi::Riscv64 => true,
+            Abi::Ppc64 => !cfg!(target_arch = "powerpc64") || HOST_LITTLE_ENDIAN,
+            Abi::S390x => false,
+        }
+    }
+
     /// The `AUDIT_ARCH_*` value seccomp reports for a syscall made with this
-    /// ABI (`include/uapi/linux/audit.h`: EM_* | 64BIT | LE).
+    /// ABI (`include/uapi/linux/audit.h`: EM_* | 64BIT | LE, the last only
+    /// for a little-endian ABI: `AUDIT_ARCH_S390X` is `0x80000016`).
     pub fn audit_arch(self) -> u32 {
         const ARCH_64: u32 = 0x8000_0000;
         const LE: u32 = 0x4000_0000;
         let (machine, is_64) = self.elf();
-        u32::from(machine) | if is_64 { ARCH_64 } else { 0 } | LE
+        u32::from(machine) | if is_64 { ARCH_64 } else { 0 } | if self.little_endian() { LE } else { 0 }
     }
 
-    /// The ABI behind an `AUDIT_ARCH_*` value, among the ones vdsoctl knows.
+    /// The ABI behind an `AUDIT_ARCH_*` value, among the ones vdsoctl knows
+    /// (`AUDIT_ARCH_PPC64` and `AUDIT_ARCH_PPC64LE` both ppc64).
     pub fn from_audit_arch(arch: u32) -> Option<Abi> {
-        [Abi::X86_64, Abi::I386, Abi::Aarch64, Abi::Arm, Abi::Riscv64].into_iter().find(|a| a.audit_arch() == arch)
+        const LE: u32 = 0x4000_0000;
+        Abi::ALL.into_iter().find(|a| a.audit_arch() == arch || (*a == Abi::Ppc64 && a.audit_arch() ^ LE == arch))
     }
 
     /// The number of seccomp(2) in this ABI's table (a command installing
@@ -441,6 +487,8 @@ impl Abi {
             Abi::I386 => 354,
             Abi::Aarch64 | Abi::Riscv64 => 277,
             Abi::Arm => 383,
+            Abi::Ppc64 => 358,
+            Abi::S390x => 348,
         }
     }
 
@@ -451,6 +499,7 @@ impl Abi {
             Abi::X86_64 => ("mmap", 9),
             Abi::I386 | Abi::Arm => ("mmap2", 192),
             Abi::Aarch64 | Abi::Riscv64 => ("mmap", 222),
+            Abi::Ppc64 | Abi::S390x => ("mmap", 90),
         }
     }
 
@@ -460,6 +509,11 @@ impl Abi {
         (self == Abi::X86_64).then_some(0x4000_0000)
     }
 }
+
+/// Whether this build's raw `clone(2)` takes the new stack pointer before
+/// the flags: s390 (`CONFIG_CLONE_BACKWARDS2`); every other architecture
+/// vdsoctl builds for takes the flags first.
+pub const CLONE_STACK_FIRST: bool = cfg!(target_arch = "s390x");
 
 /// The ABI vdsoctl itself runs with.
 pub const HOST_ABI: Option<Abi> = if cfg!(target_arch = "x86_64") {
@@ -472,6 +526,10 @@ pub const HOST_ABI: Option<Abi> = if cfg!(target_arch = "x86_64") {
     Some(Abi::Arm)
 } else if cfg!(target_arch = "riscv64") {
     Some(Abi::Riscv64)
+} else if cfg!(target_arch = "powerpc64") {
+    Some(Abi::Ppc64)
+} else if cfg!(target_arch = "s390x") {
+    Some(Abi::S390x)
 } else {
     None
 };
@@ -503,7 +561,7 @@ pub struct SyscallEntry {
     pub args12_compat: [KernelMember; 2],
     /// `pt_regs` member with the user instruction pointer (getrandom: was
     /// the syscall made inside the vDSO?).
-    pub user_ip: &'static str,
+    pub user_ip: &'static [&'static str],
     /// `task_struct` member whose bit marks a compat syscall.
     pub compat_flags: KernelMember,
     /// That bit's mask.
@@ -520,7 +578,7 @@ const X86_64_ENTRY: SyscallEntry = SyscallEntry {
     arg0_compat: KernelMember { path: &["bx"], part: 0 },
     args12_native: [KernelMember { path: &["si"], part: 0 }, KernelMember { path: &["dx"], part: 0 }],
     args12_compat: [KernelMember { path: &["cx"], part: 0 }, KernelMember { path: &["dx"], part: 0 }],
-    user_ip: "ip",
+    user_ip: &["ip"],
     compat_flags: KernelMember { path: &["thread_info", "status"], part: 0 },
     compat_mask: 0x0002,
     vsyscall: true,
@@ -555,20 +613,66 @@ const AARCH64_ENTRY: SyscallEntry = SyscallEntry {
     arg0_compat: KernelMember { path: &["regs"], part: 0 },
     args12_native: [KernelMember { path: &["regs"], part: 8 }, KernelMember { path: &["regs"], part: 16 }],
     args12_compat: [KernelMember { path: &["regs"], part: 8 }, KernelMember { path: &["regs"], part: 16 }],
-    user_ip: "pc",
+    user_ip: &["pc"],
     compat_flags: KernelMember { path: &["thread_info", "flags"], part: 0 },
     compat_mask: 1 << 22,
     vsyscall: false,
 };
 
+/// riscv64: `a0`..`a2` (the syscall's arguments, `a0` not yet the
+/// return value at `sys_enter`), `epc`. No compat ABI is traced (vdsoctl
+/// knows no rv32 one): the mask is 0, no task is marked.
+const RISCV64_ENTRY: SyscallEntry = SyscallEntry {
+    arg0_native: KernelMember { path: &["a0"], part: 0 },
+    arg0_compat: KernelMember { path: &["a0"], part: 0 },
+    args12_native: [KernelMember { path: &["a1"], part: 0 }, KernelMember { path: &["a2"], part: 0 }],
+    args12_compat: [KernelMember { path: &["a1"], part: 0 }, KernelMember { path: &["a2"], part: 0 }],
+    user_ip: &["epc"],
+    compat_flags: KernelMember { path: &["thread_info", "flags"], part: 0 },
+    compat_mask: 0,
+    vsyscall: false,
+};
+
+/// ppc64: `gpr[3]`..`gpr[5]` (r3 holds the first argument, and the
+/// return value only after the call), `nip`. No compat ABI traced
+/// (ppc64el has no 32-bit user space): mask 0.
+const PPC64_ENTRY: SyscallEntry = SyscallEntry {
+    arg0_native: KernelMember { path: &["gpr"], part: 24 },
+    arg0_compat: KernelMember { path: &["gpr"], part: 24 },
+    args12_native: [KernelMember { path: &["gpr"], part: 32 }, KernelMember { path: &["gpr"], part: 40 }],
+    args12_compat: [KernelMember { path: &["gpr"], part: 32 }, KernelMember { path: &["gpr"], part: 40 }],
+    user_ip: &["nip"],
+    compat_flags: KernelMember { path: &["thread_info", "flags"], part: 0 },
+    compat_mask: 0,
+    vsyscall: false,
+};
+
+/// s390x: `orig_gpr2` holds the first argument (`do_syscall` has put the
+/// syscall number in `gprs[2]` by `sys_enter`), `gprs[3]` and `gprs[4]`
+/// the next; the user address is `psw.addr`. No compat ABI traced: mask 0.
+const S390X_ENTRY: SyscallEntry = SyscallEntry {
+    arg0_native: KernelMember { path: &["orig_gpr2"], part: 0 },
+    arg0_compat: KernelMember { path: &["orig_gpr2"], part: 0 },
+    args12_native: [KernelMember { path: &["gprs"], part: 24 }, KernelMember { path: &["gprs"], part: 32 }],
+    args12_compat: [KernelMember { path: &["gprs"], part: 24 }, KernelMember { path: &["gprs"], part: 32 }],
+    user_ip: &["psw", "addr"],
+    compat_flags: KernelMember { path: &["thread_info", "flags"], part: 0 },
+    compat_mask: 0,
+    vsyscall: false,
+};
+
 impl Abi {
     /// The syscall entry facts of a kernel of this ABI, where the BPF
-    /// engine knows them.
+    /// engine knows them (a 32-bit kernel: none, the engine refuses it
+    /// by name).
     pub fn syscall_entry(self) -> Option<SyscallEntry> {
         match self {
             Abi::X86_64 => Some(X86_64_ENTRY),
             Abi::Aarch64 => Some(AARCH64_ENTRY),
-            _ => None,
+            Abi::Riscv64 => Some(RISCV64_ENTRY),
+            Abi::Ppc64 => Some(PPC64_ENTRY),
+            Abi::S390x => Some(S390X_ENTRY),
+            Abi::I386 | Abi::Arm => None,
         }
     }
 
@@ -582,6 +686,8 @@ impl Abi {
             "aarch64" => Some(Abi::Aarch64),
             m if m.starts_with("armv") => Some(Abi::Arm),
             "riscv64" => Some(Abi::Riscv64),
+            "ppc64le" | "ppc64" => Some(Abi::Ppc64),
+            "s390x" => Some(Abi::S390x),
             _ => None,
         }
     }
