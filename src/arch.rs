@@ -109,109 +109,94 @@ pub const HOST_MACHINE: u16 = if cfg!(target_arch = "x86_64") {
 /// Whether this binary is a 64-bit process (its vDSO is the 64-bit one).
 pub const HOST_IS_64: bool = cfg!(target_pointer_width = "64");
 
-/// A function a vDSO may serve. Adding one: a row here, and the compiler
-/// names every place that must decide (no match has a wildcard arm).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum VdsoFn {
-    ClockGettime,
-    ClockGettime64,
-    Gettimeofday,
-    Time,
-    ClockGetres,
-    ClockGetresTime64,
-    Getcpu,
+/// The function table: each row declares a [`VdsoFn`] variant and every
+/// fact about it at once — its C name, what it serves, the C library
+/// function a program should call, whether it takes a clock id — so
+/// [`VdsoFn::ALL`], [`VdsoFn::index`], the names `--functions` and the
+/// parsers accept, and every per-function match are derived from one list:
+/// a row cannot be half-added (`arch::tests::a_row_is_all_it_takes`).
+macro_rules! vdso_functions {
+    ($( $(#[$doc:meta])* $variant:ident: $name:literal, $kind:ident, libc $libc:literal, clock $clock:literal, bench $bench:literal; )*) => {
+        /// A function a vDSO may serve. Adding one: a row of the
+        /// `vdso_functions!` table, and the compiler names every place that
+        /// must decide (no match on it or on [`FnKind`] has a wildcard arm).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum VdsoFn {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl VdsoFn {
+            /// Every function, in the order of the table.
+            pub const ALL: [VdsoFn; 0 $( + { let _ = stringify!($variant); 1 } )*] = [$( VdsoFn::$variant, )*];
+
+            /// The function's place in [`VdsoFn::ALL`].
+            pub const fn index(self) -> usize {
+                self as usize
+            }
+
+            /// What the function serves: a clock read, the CPU number, or random
+            /// bytes (decides the words and which verdicts apply).
+            pub const fn kind(self) -> FnKind {
+                match self {
+                    $( VdsoFn::$variant => FnKind::$kind, )*
+                }
+            }
+
+            /// The C name of the function / syscall.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $( VdsoFn::$variant => $name, )*
+                }
+            }
+
+            /// The C library's function for this call (what a program should call
+            /// rather than the raw syscall; the time64 syscalls are libc's
+            /// `clock_gettime` and `clock_getres` on 32-bit targets).
+            pub const fn libc_function(self) -> &'static str {
+                match self {
+                    $( VdsoFn::$variant => $libc, )*
+                }
+            }
+
+            /// Whether the function's first argument is a clock id.
+            pub const fn takes_clock(self) -> bool {
+                match self {
+                    $( VdsoFn::$variant => $clock, )*
+                }
+            }
+
+            /// Whether `bench` times it (`--functions`): not the 32-bit
+            /// time64 syscalls, which are libc's `clock_gettime` and
+            /// `clock_getres` there.
+            pub const fn benched(self) -> bool {
+                match self {
+                    $( VdsoFn::$variant => $bench, )*
+                }
+            }
+        }
+    };
+}
+
+vdso_functions! {
+    ClockGettime: "clock_gettime", Clock, libc "clock_gettime", clock true, bench true;
+    ClockGettime64: "clock_gettime64", Clock, libc "clock_gettime", clock true, bench false;
+    Gettimeofday: "gettimeofday", Clock, libc "gettimeofday", clock false, bench true;
+    Time: "time", Clock, libc "time", clock false, bench true;
+    ClockGetres: "clock_getres", Clock, libc "clock_getres", clock true, bench true;
+    ClockGetresTime64: "clock_getres_time64", Clock, libc "clock_getres", clock true, bench false;
+    Getcpu: "getcpu", Cpu, libc "sched_getcpu", clock false, bench true;
     /// Random bytes (Linux 6.11 on x86_64, 6.12 on arm64, powerpc, s390
     /// and loongarch, 6.16 on riscv64): the vDSO fills the buffer from a
     /// per-thread state the caller maps (`MAP_DROPPABLE`), and enters the
     /// kernel itself only to refill that state's key.
-    Getrandom,
+    Getrandom: "getrandom", Random, libc "getrandom", clock false, bench true;
 }
 
 impl VdsoFn {
-    /// Every function, in the order of the enum. The array's length is the
-    /// number of variants: [`VdsoFn::index`] fails to build when a variant
-    /// is missing here.
-    pub const ALL: [VdsoFn; 8] = [
-        VdsoFn::ClockGettime,
-        VdsoFn::ClockGettime64,
-        VdsoFn::Gettimeofday,
-        VdsoFn::Time,
-        VdsoFn::ClockGetres,
-        VdsoFn::ClockGetresTime64,
-        VdsoFn::Getcpu,
-        VdsoFn::Getrandom,
-    ];
-
-    /// The function's place in [`VdsoFn::ALL`] (exhaustive: a new variant
-    /// must be given its place).
-    pub const fn index(self) -> usize {
-        match self {
-            VdsoFn::ClockGettime => 0,
-            VdsoFn::ClockGettime64 => 1,
-            VdsoFn::Gettimeofday => 2,
-            VdsoFn::Time => 3,
-            VdsoFn::ClockGetres => 4,
-            VdsoFn::ClockGetresTime64 => 5,
-            VdsoFn::Getcpu => 6,
-            VdsoFn::Getrandom => 7,
-        }
-    }
-
-    /// What the function serves: a clock read, the CPU number, or random
-    /// bytes (decides the words and which verdicts apply).
-    pub const fn kind(self) -> FnKind {
-        match self {
-            VdsoFn::ClockGettime
-            | VdsoFn::ClockGettime64
-            | VdsoFn::Gettimeofday
-            | VdsoFn::Time
-            | VdsoFn::ClockGetres
-            | VdsoFn::ClockGetresTime64 => FnKind::Clock,
-            VdsoFn::Getcpu => FnKind::Cpu,
-            VdsoFn::Getrandom => FnKind::Random,
-        }
-    }
-
     /// The function of a C name (`clock_gettime`).
     pub fn from_name(name: &str) -> Option<VdsoFn> {
         VdsoFn::ALL.into_iter().find(|f| f.name() == name)
-    }
-
-    /// The C name of the function / syscall.
-    pub fn name(self) -> &'static str {
-        match self {
-            VdsoFn::ClockGettime => "clock_gettime",
-            VdsoFn::ClockGettime64 => "clock_gettime64",
-            VdsoFn::Gettimeofday => "gettimeofday",
-            VdsoFn::Time => "time",
-            VdsoFn::ClockGetres => "clock_getres",
-            VdsoFn::ClockGetresTime64 => "clock_getres_time64",
-            VdsoFn::Getcpu => "getcpu",
-            VdsoFn::Getrandom => "getrandom",
-        }
-    }
-
-    /// The C library's function for this call (what a program should call
-    /// rather than the raw syscall; the time64 syscalls are libc's
-    /// `clock_gettime` and `clock_getres` on 32-bit targets).
-    pub fn libc_function(self) -> &'static str {
-        match self {
-            VdsoFn::ClockGettime | VdsoFn::ClockGettime64 => "clock_gettime",
-            VdsoFn::ClockGetres | VdsoFn::ClockGetresTime64 => "clock_getres",
-            VdsoFn::Gettimeofday => "gettimeofday",
-            VdsoFn::Time => "time",
-            VdsoFn::Getcpu => "sched_getcpu",
-            VdsoFn::Getrandom => "getrandom",
-        }
-    }
-
-    /// Whether the function's first argument is a clock id.
-    pub fn takes_clock(self) -> bool {
-        match self {
-            VdsoFn::ClockGettime | VdsoFn::ClockGettime64 | VdsoFn::ClockGetres | VdsoFn::ClockGetresTime64 => true,
-            VdsoFn::Gettimeofday | VdsoFn::Time | VdsoFn::Getcpu | VdsoFn::Getrandom => false,
-        }
     }
 }
 

@@ -202,3 +202,22 @@ fn getrandom_numbers_and_the_kernels_that_brought_it() {
     assert_eq!(route(VdsoFn::Getrandom, Runtime::Go).and_then(|r| r.since), Some((1, 24)));
     assert_eq!(route(VdsoFn::Getrandom, Runtime::Musl).and_then(|r| r.since), None);
 }
+
+/// A new function is one row of `vdso_functions!`: `ALL`, `index`, the
+/// names the parsers take and bench's list all come from it, so none can
+/// miss a row (the enum's variants are `ALL`, in order, by construction).
+#[test]
+fn a_row_is_all_it_takes() {
+    assert_eq!(VdsoFn::ALL.len(), VdsoFn::Getrandom.index() + 1, "the last row is the last index");
+    let mut names: Vec<&str> = VdsoFn::ALL.iter().map(|f| f.name()).collect();
+    names.dedup();
+    assert_eq!(names.len(), VdsoFn::ALL.len(), "one name a row");
+    for (i, f) in VdsoFn::ALL.into_iter().enumerate() {
+        assert_eq!((f.index(), VdsoFn::from_name(f.name())), (i, Some(f)));
+        // Serialized as the table names it.
+        assert_eq!(serde_json::to_value(f).unwrap(), serde_json::json!(f.name()));
+    }
+    let benched: Vec<VdsoFn> = crate::measure::bench::functions();
+    assert_eq!(benched, VdsoFn::ALL.into_iter().filter(|f| f.benched()).collect::<Vec<_>>());
+    assert!(benched.contains(&VdsoFn::Getrandom), "bench --functions takes getrandom");
+}

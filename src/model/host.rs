@@ -321,7 +321,11 @@ pub fn clock_checks(run: BenchRun, kernel: &KernelFacts, max_ns: Option<f64>) ->
     let mut checks = Vec::new();
     let mut seen: Vec<(VdsoFn, Option<ClockRef>)> = Vec::new();
     // getrandom has its own row (`getrandom_check`), judged on the C library too.
-    for r in report.results.iter().filter(|r| r.function.kind() == arch::FnKind::Clock) {
+    let clock_row = |f: VdsoFn| match f.kind() {
+        arch::FnKind::Clock => true,
+        arch::FnKind::Cpu | arch::FnKind::Random => false,
+    };
+    for r in report.results.iter().filter(|r| clock_row(r.function)) {
         let key = (r.function, r.clock);
         if seen.contains(&key) {
             continue;

@@ -620,7 +620,11 @@ const HOST_NAMED: usize = 5;
 
 /// Whether a row is getrandom's (judged on its own, never a clock's bypass).
 fn is_random(r: &super::trace::CountRow) -> bool {
-    r.func.kind() == crate::arch::FnKind::Random
+    use crate::arch::FnKind;
+    match r.func.kind() {
+        FnKind::Random => true,
+        FnKind::Clock | FnKind::Cpu => false,
+    }
 }
 
 /// `100 calls/s, the host's FAIL threshold` (`--fail-over 0`: any call).

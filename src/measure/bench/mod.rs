@@ -81,9 +81,11 @@ pub struct BenchRequest {
     pub quick: bool,
 }
 
-/// The functions `bench` knows, in table order.
-pub const FUNCTIONS: [VdsoFn; 6] =
-    [VdsoFn::ClockGettime, VdsoFn::Gettimeofday, VdsoFn::Time, VdsoFn::ClockGetres, VdsoFn::Getcpu, VdsoFn::Getrandom];
+/// The functions `bench` knows, in table order (the arch table's
+/// `bench` column).
+pub fn functions() -> Vec<VdsoFn> {
+    VdsoFn::ALL.into_iter().filter(|f| f.benched()).collect()
+}
 
 /// Bytes one getrandom call asks for (a 128-bit key, the common request).
 pub const RANDOM_BYTES: usize = 16;
