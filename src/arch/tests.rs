@@ -221,3 +221,28 @@ fn a_row_is_all_it_takes() {
     assert_eq!(benched, VdsoFn::ALL.into_iter().filter(|f| f.benched()).collect::<Vec<_>>());
     assert!(benched.contains(&VdsoFn::Getrandom), "bench --functions takes getrandom");
 }
+
+/// Which clocks each 64-bit architecture's vDSO serves, and from when:
+/// riscv64, ppc64 and s390x too (a raw MONOTONIC loop there is a bypass,
+/// not "the vDSO never serves this clock id").
+#[test]
+fn every_64_bit_arch_has_its_clock_history() {
+    let kernels = [Some((6, 1)), Some((6, 12)), Some((7, 2)), None];
+    for m in [machine::X86_64, machine::AARCH64, machine::RISCV, machine::PPC64, machine::S390, machine::LOONGARCH] {
+        for c in CLOCKS {
+            let fast = c.class != ClockClass::AlwaysSyscall;
+            for k in kernels {
+                assert_eq!(vdso_serves(c.id, m, k), fast, "{} on machine {m}, kernel {k:?}", c.name);
+            }
+        }
+    }
+    // Before the generic vDSO.
+    assert!(!vdso_serves(1, machine::RISCV, Some((5, 7))) && vdso_serves(1, machine::RISCV, Some((5, 8))));
+    assert!(vdso_serves(1, machine::PPC64, Some((4, 19))) && !vdso_serves(4, machine::PPC64, Some((5, 10))));
+    assert!(vdso_serves(4, machine::PPC64, Some((5, 11))) && vdso_serves(6, machine::PPC64, Some((4, 16))));
+    assert!(!vdso_serves(7, machine::S390, Some((5, 9))) && vdso_serves(7, machine::S390, Some((5, 10))));
+    assert!(vdso_serves(0, machine::S390, Some((4, 19))));
+    // An architecture without a history: nothing is claimed.
+    assert!(!vdso_serves(1, machine::MIPS, Some((6, 12))));
+    assert!(!vdso_serves(2, machine::RISCV, None), "CPU-time clocks: never");
+}
