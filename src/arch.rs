@@ -200,6 +200,17 @@ impl VdsoFn {
     }
 }
 
+/// How a vDSO function returns an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VdsoErrors {
+    /// `-errno`, as the syscall does (x86, arm, riscv64, s390x).
+    NegativeErrno,
+    /// ppc64: the errno, positive, with CR0.SO set (`__kernel_clock_gettime(8)`
+    /// returns 22, EINVAL); a function whose success is 0 says an error
+    /// by any other value.
+    PositiveErrno,
+}
+
 /// What a vDSO function serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -309,9 +320,19 @@ impl Abi {
     /// the kernel's `vdso.lds.S`): arm64's has no `time` and no `getcpu`
     /// by design, so a C library serves them otherwise (time() through
     /// clock_gettime, getcpu as a syscall) and that is no finding.
+    /// riscv64's getcpu entry is exported but makes the syscall by design
+    /// ([`VdsoSymbol::fast`]): not offered either.
     pub fn vdso_offers(self, f: VdsoFn) -> bool {
         let (machine, is_64) = self.elf();
-        vdso_symbol(machine, is_64, f).is_some()
+        vdso_symbol_row(machine, is_64, f).is_some_and(|s| s.fast)
+    }
+
+    /// How this ABI's vDSO functions say an error ([`VdsoErrors`]).
+    pub const fn vdso_errors(self) -> VdsoErrors {
+        match self {
+            Abi::Ppc64 => VdsoErrors::PositiveErrno,
+            Abi::X86_64 | Abi::I386 | Abi::Aarch64 | Abi::Arm | Abi::Riscv64 | Abi::S390x => VdsoErrors::NegativeErrno,
+        }
     }
 
     /// The 64-bit ABI whose vDSO table answers for this one: the compat vDSO

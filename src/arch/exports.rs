@@ -12,6 +12,10 @@ pub struct VdsoSymbol {
     /// (major, minor) of the first kernel whose vDSO on this architecture
     /// exports it; `None`: as old as this vDSO's clock functions.
     pub since: Option<(u32, u32)>,
+    /// Whether the vDSO serves it in user space: `false` for an entry
+    /// that makes the syscall by design (riscv64's `__vdso_getcpu`, an
+    /// `ecall`), which is no lost fast path.
+    pub fast: bool,
 }
 
 impl VdsoSymbol {
@@ -38,12 +42,17 @@ pub struct VdsoAbi {
 }
 
 const fn sym(function: VdsoFn, name: &'static str) -> VdsoSymbol {
-    VdsoSymbol { function, name, since: None }
+    VdsoSymbol { function, name, since: None, fast: true }
 }
 
 /// A symbol a later kernel added to the vDSO.
 const fn sym_since(function: VdsoFn, name: &'static str, since: (u32, u32)) -> VdsoSymbol {
-    VdsoSymbol { function, name, since: Some(since) }
+    VdsoSymbol { function, name, since: Some(since), fast: true }
+}
+
+/// An entry that makes the syscall itself, by design.
+const fn sym_syscall(function: VdsoFn, name: &'static str) -> VdsoSymbol {
+    VdsoSymbol { function, name, since: None, fast: false }
 }
 
 /// vDSO export tables per architecture and class.
@@ -107,7 +116,8 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
             sym(VdsoFn::ClockGettime, "__vdso_clock_gettime"),
             sym(VdsoFn::Gettimeofday, "__vdso_gettimeofday"),
             sym(VdsoFn::ClockGetres, "__vdso_clock_getres"),
-            sym(VdsoFn::Getcpu, "__vdso_getcpu"),
+            // arch/riscv/kernel/vdso/getcpu.S: `li a7, __NR_getcpu; ecall`.
+            sym_syscall(VdsoFn::Getcpu, "__vdso_getcpu"),
             sym_since(VdsoFn::Getrandom, "__vdso_getrandom", (6, 16)),
         ],
     },
