@@ -126,13 +126,19 @@ use_suite() {
   mapfile -d '' -t apt_opts <"$dir/opts"
 }
 
-# deb_of PACKAGE[:ARCH]: download the package's candidate into $cache (once)
+# deb_of PACKAGE[:ARCH] [VERSION]: download the package's candidate (or
+# VERSION) into $cache (once)
 # and print the .deb's path; fails when it is not indexed or not downloadable.
 deb_of() {
-  local pkg=$1 name ver arch
+  local pkg=$1 want=${2:-} name ver arch
   name=${pkg%%:*}
-  read -r ver arch < <(apt-cache "${apt_opts[@]}" show --no-all-versions "$pkg" 2>/dev/null |
-    awk '/^Version: / { v = $2 } /^Architecture: / { a = $2 } END { print v, a }')
+  # The candidate, or the version asked for (VERSION, the second argument).
+  local all=()
+  [ -n "$want" ] || all=(--no-all-versions)
+  read -r ver arch < <(apt-cache "${apt_opts[@]}" show "${all[@]}" "$pkg" 2>/dev/null |
+    awk -v want="$want" '/^Package: / { v = ""; a = "" } /^Version: / { v = $2 } /^Architecture: / { a = $2 }
+      /^$/ && v != "" && (want == "" || v == want) && !done { print v, a; done = 1 }
+      END { if (!done && v != "" && (want == "" || v == want)) print v, a }')
   [ -n "$ver" ] && [ -n "$arch" ] || return 1
   local deb=$cache/${name}_${ver//:/%3a}_$arch.deb
   echo "$deb" >>"$run/cache-used"
@@ -147,15 +153,22 @@ deb_of() {
 # (decompressed when gzip'd, as arm64's is) as DIR/kernel and its version as
 # DIR/version; fails when it can't be had.
 kernel_of() {
-  local meta=$1 dir=$2 image image_pkg arch deb
-  # The metapackage's first image dependency: 7.x metapackages name
-  # linux-base-* first, so the first linux-image-* is taken.
-  image=$(apt-cache "${apt_opts[@]}" show --no-all-versions "$meta" 2>/dev/null |
-    sed -n 's/^Depends: //p' | head -n 1 | tr ',' '\n' | sed 's/^ *//; s/ .*//' | grep -m1 '^linux-image-')
-  [ -n "$image" ] || return 1
+  local meta=$1 dir=$2 image="" image_pkg arch deb="" cand
   arch=${meta#*:}
-  [ "$arch" = "$meta" ] && image_pkg=$image || image_pkg=$image:$arch
-  deb=$(deb_of "$image_pkg") || return 1
+  # The metapackage's first image dependency: 7.x metapackages name
+  # linux-base-* first, so the first linux-image-* is taken. Each indexed
+  # version of the metapackage, newest first: a mirror that indexes a
+  # security update it does not serve yet (seen: trixie-security's
+  # 6.12.118 for s390x and ppc64el, 404) falls back to the release's.
+  for cand in $(apt-cache "${apt_opts[@]}" show "$meta" 2>/dev/null | sed -n 's/^Depends: //p' |
+    while read -r deps; do echo "$deps" | tr ',' '\n' | sed 's/^ *//; s/ (= /=/; s/)$//; s/ .*//' | grep -m1 '^linux-image-'; done |
+    sort -t= -k2 -V -r -u); do
+    image=${cand%%=*}
+    [ "$arch" = "$meta" ] && image_pkg=$image || image_pkg=$image:$arch
+    deb=$(deb_of "$image_pkg" "${cand#*=}") && break
+    deb=""
+  done
+  [ -n "$deb" ] || return 1
   local x=$cache/$(basename "$deb" .deb)
   if [ ! -s "$x/kernel" ]; then
     rm -rf "$x" && mkdir -p "$x/tree"

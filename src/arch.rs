@@ -800,7 +800,10 @@ pub use clocks::{
     aux_enable_path, clock_info, clock_name, dynamic_class, is_aux_clock, parse_clock, vdso_serves, AuxClocks,
     AuxState, ClockClass, ClockInfo, AUX_CLOCKS, CLOCKS, CLOCK_AUX,
 };
-pub use exports::{vdso_abi, vdso_symbol, vdso_symbol_row, VdsoAbi, VdsoSymbol, VDSO_ABIS};
+pub use exports::{
+    export_role, vdso_abi, vdso_symbol, vdso_symbol_row, ExportRole, NotASyscall, VdsoAbi, VdsoSymbol, OTHER_EXPORTS,
+    VDSO_ABIS,
+};
 
 #[cfg(test)]
 mod tests;
