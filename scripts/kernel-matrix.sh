@@ -101,7 +101,8 @@ apt_state() {
   mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
   {
     echo "deb [arch=$arches signed-by=$keyring] $main_uri $suite main"
-    echo "deb [arch=$arches signed-by=$keyring] $security_uri $suite-security main"
+    # sid has no -security suite.
+    [ "$suite" = sid ] || echo "deb [arch=$arches signed-by=$keyring] $security_uri $suite-security main"
     [ "$suite" != bookworm ] || echo "deb [arch=$arches signed-by=$keyring] $main_uri bookworm-backports main"
   } >"$dir/sources.list"
   local -a opts=(-qq -o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/nonexistent
