@@ -274,7 +274,7 @@ fn clock_arg(text: &str) -> Result<i32, String> {
 /// `--functions`' help: the functions `bench` times, from the arch table.
 fn bench_functions_help() -> String {
     let names: Vec<&str> = bench_functions().iter().map(|f| f.name()).collect();
-    format!("Functions to measure: {}.", names.join(", "))
+    format!("Functions to measure: {}", names.join(", "))
 }
 
 fn bench_function_arg(text: &str) -> Result<VdsoFn, String> {
