@@ -625,12 +625,13 @@ const AARCH64_ENTRY: SyscallEntry = SyscallEntry {
     vsyscall: false,
 };
 
-/// riscv64: `a0`..`a2` (the syscall's arguments, `a0` not yet the
-/// return value at `sys_enter`), `epc`. No compat ABI is traced (vdsoctl
-/// knows no rv32 one): the mask is 0, no task is marked.
+/// riscv64: `orig_a0`, `a1`, `a2`, `epc`. `do_trap_ecall_u` saves a0 in
+/// `orig_a0` and sets a0 to -ENOSYS before `sys_enter` (seen in the kernel
+/// matrix on 6.12: a0 read every MONOTONIC call as a CPU-time clock, -38).
+/// No compat ABI is traced (vdsoctl knows no rv32 one): the mask is 0.
 const RISCV64_ENTRY: SyscallEntry = SyscallEntry {
-    arg0_native: KernelMember { path: &["a0"], part: 0 },
-    arg0_compat: KernelMember { path: &["a0"], part: 0 },
+    arg0_native: KernelMember { path: &["orig_a0"], part: 0 },
+    arg0_compat: KernelMember { path: &["orig_a0"], part: 0 },
     args12_native: [KernelMember { path: &["a1"], part: 0 }, KernelMember { path: &["a2"], part: 0 }],
     args12_compat: [KernelMember { path: &["a1"], part: 0 }, KernelMember { path: &["a2"], part: 0 }],
     user_ip: &["epc"],

@@ -159,6 +159,7 @@ fn kernel_abis_and_their_syscall_entries() {
     }
     let s390 = Abi::S390x.syscall_entry().unwrap();
     assert_eq!((s390.arg0_native.path, s390.user_ip), (&["orig_gpr2"][..], &["psw", "addr"][..]));
+    assert_eq!(Abi::Riscv64.syscall_entry().unwrap().arg0_native.path, ["orig_a0"], "a0 is -ENOSYS at sys_enter");
     let ppc = Abi::Ppc64.syscall_entry().unwrap();
     assert_eq!((ppc.arg0_native.path, ppc.arg0_native.part, ppc.args12_native[1].part), (&["gpr"][..], 24, 40));
 }
