@@ -796,6 +796,7 @@ impl Cut {
         match self {
             Cut::DepthLimit => "[cut: depth limit]",
             Cut::NoFramePointer => "[cut: no frame pointer]",
+            Cut::Unverified => "[cut: unverified frame]",
         }
     }
 }
