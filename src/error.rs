@@ -216,7 +216,9 @@ pub enum Facility {
     /// Neither the BPF nor the perf engine opened: both refusals.
     NoEngine { bpf: Box<Error>, perf: Box<Error> },
     /// `trace` knows no syscall numbers for this architecture.
-    UnknownSyscallNumbers,
+    /// No syscall table known for this kernel's machine (`uname -m`):
+    /// no engine counts by another architecture's numbers.
+    UnknownSyscallNumbers { machine: Option<String> },
     /// A `-- CMD` child reached its exec without the seccomp filter.
     SeccompUnfiltered,
     /// The seccomp supervisor thread could not start.
@@ -401,7 +403,11 @@ impl fmt::Display for Facility {
             NoEngine { bpf, perf } => {
                 write!(f, "no trace engine here: {}; and {}", short(&bpf.to_string()), short(&perf.to_string()))
             }
-            UnknownSyscallNumbers => f.write_str("`trace` does not know this architecture's syscall numbers"),
+            UnknownSyscallNumbers { machine } => write!(
+                f,
+                "`trace` does not know this architecture's syscall numbers ({})",
+                machine.as_deref().unwrap_or("unknown")
+            ),
             SeccompUnfiltered => f.write_str("the command started without the seccomp filter"),
             SeccompSupervisor { source } => write!(f, "cannot start the seccomp supervisor: {source}"),
             BpfLacking { step, caps } => write!(f, "BPF refused to {step}: {} missing", caps.join(" and ")),

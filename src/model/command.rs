@@ -62,7 +62,10 @@ pub fn calls_by_name(report: &TraceReport) -> Vec<BaselineCall> {
 
 /// Whether a row is getrandom's.
 fn is_random(r: &CountRow) -> bool {
-    r.func.kind() == FnKind::Random
+    match r.func.kind() {
+        FnKind::Random => true,
+        FnKind::Clock | FnKind::Cpu => false,
+    }
 }
 
 /// What a process ran, as the trace read it after its last exec: its

@@ -127,6 +127,8 @@ fn abi_of(name: &str) -> Option<Abi> {
         "aarch64" | "arm64" => Some(Abi::Aarch64),
         "arm" => Some(Abi::Arm),
         "riscv64" => Some(Abi::Riscv64),
+        "ppc64le" | "ppc64" => Some(Abi::Ppc64),
+        "s390x" => Some(Abi::S390x),
         _ => None,
     }
 }

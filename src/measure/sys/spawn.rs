@@ -413,7 +413,13 @@ unsafe fn guardian_side(
     // The raw clone, not libc's fork: this process is the child of a
     // multi-threaded one, where fork's atfork handlers may wait for a lock
     // some thread that is not here held at the first fork.
-    let command = libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_long, 0, 0, 0, 0) as libc::pid_t;
+    // s390's clone takes the new stack first, the flags second.
+    let (first, second) = if crate::arch::CLONE_STACK_FIRST {
+        (0, libc::SIGCHLD as libc::c_long)
+    } else {
+        (libc::SIGCHLD as libc::c_long, 0)
+    };
+    let command = libc::syscall(libc::SYS_clone, first, second, 0, 0, 0) as libc::pid_t;
     if command == 0 {
         libc::close(g.alive_r);
         libc::close(g.status_w);

@@ -197,7 +197,7 @@ impl Counting {
         }
         // The filter's fd is made in the command's child, before its exec:
         // nothing is opened here, and a refusal is known at the fork.
-        Ok(Counting::Seccomp(Box::new(SeccompTracer::new(plan.per_thread, plan.sites))))
+        Ok(Counting::Seccomp(Box::new(SeccompTracer::new(plan.per_thread, plan.sites)?)))
     }
 
     fn open_perf(plan: &Plan) -> Result<Counting> {

@@ -60,7 +60,7 @@ impl Events {
         // The kernel's ABI numbers the tracepoints, whatever vdsoctl was built for.
         let host = crate::inspect::kernel::abi().ok_or(Error::Facility {
             errno: None,
-            what: Facility::UnknownSyscallNumbers,
+            what: Facility::UnknownSyscallNumbers { machine: crate::inspect::kernel::machine() },
             hint: Hint::UnsupportedArch,
         })?;
         let mut per_syscall = Vec::new();

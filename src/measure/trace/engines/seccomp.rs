@@ -44,9 +44,15 @@ const RET_USER_NOTIF: u32 = 0x7fc0_0000;
 
 /// The ABIs a filter on this host watches: the kernel's and its compat ABI
 /// (the kernel's, not the build's: an i386 vdsoctl may run x86_64 children).
-fn watched_abis() -> Vec<Abi> {
-    let host = crate::inspect::kernel::abi().or(arch::HOST_ABI).unwrap_or(Abi::X86_64);
-    std::iter::once(host).chain(host.compat()).collect()
+/// An architecture the table does not know is refused, by name: a filter
+/// on another architecture's numbers would let every clock call through.
+fn watched_abis() -> crate::error::Result<Vec<Abi>> {
+    let host = crate::inspect::kernel::abi().or(arch::HOST_ABI).ok_or_else(|| crate::error::Error::Facility {
+        errno: None,
+        what: crate::error::Facility::UnknownSyscallNumbers { machine: crate::inspect::kernel::machine() },
+        hint: crate::error::Hint::UnsupportedArch,
+    })?;
+    Ok(std::iter::once(host).chain(host.compat()).collect())
 }
 
 /// The syscall numbers notified for `abi`: its clock syscalls, and on
@@ -66,9 +72,9 @@ fn insn(code: u16, jt: u8, jf: u8, k: u32) -> Insn {
 
 /// The filter: per watched ABI, a block that loads the syscall number and
 /// jumps to the notify return on a clock syscall; everything else is allowed.
-pub fn program() -> Program {
+pub fn program() -> crate::error::Result<Program> {
     let blocks: Vec<(u32, Vec<u32>)> =
-        watched_abis().into_iter().map(|a| (a.audit_arch(), watched_numbers(a))).collect();
+        watched_abis()?.into_iter().map(|a| (a.audit_arch(), watched_numbers(a))).collect();
     let len: usize = blocks.iter().map(|(_, nrs)| 4 + nrs.len()).sum::<usize>() + 2;
     let notify = len - 1;
     let mut insns = Vec::with_capacity(len);
@@ -86,7 +92,7 @@ pub fn program() -> Program {
     insns.push(insn(RET_K, 0, 0, RET_ALLOW));
     insns.push(insn(RET_K, 0, 0, RET_USER_NOTIF));
     debug_assert_eq!(insns.len(), len);
-    Program::new(insns)
+    Ok(Program::new(insns))
 }
 
 /// What a notified call is, decoded: which function of which ABI, or a
@@ -370,15 +376,15 @@ impl std::fmt::Debug for SharedHandle {
 
 impl SeccompTracer {
     /// An engine ready to give its filter to a command.
-    pub fn new(per_thread: bool, sites: bool) -> SeccompTracer {
-        SeccompTracer {
+    pub fn new(per_thread: bool, sites: bool) -> crate::error::Result<SeccompTracer> {
+        Ok(SeccompTracer {
             per_thread,
             sites,
-            program: program(),
+            program: program()?,
             shared: Arc::new(SharedHandle(Shared::default())),
             worker: None,
             stop: None,
-        }
+        })
     }
 
     /// The filter the command installs before its exec.
@@ -580,10 +586,10 @@ mod tests {
 
     #[test]
     fn clock_syscalls_notify_and_everything_else_runs() {
-        let program = program();
+        let program = program().unwrap();
         let p = program.insns();
         assert!(p.len() < 255, "jump offsets are one byte");
-        for abi in watched_abis() {
+        for abi in watched_abis().unwrap() {
             for (_, nr) in abi.vdso_syscalls() {
                 assert_eq!(run(p, abi.audit_arch(), *nr as u32), RET_USER_NOTIF, "{abi:?} {nr}");
             }
