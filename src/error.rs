@@ -215,6 +215,10 @@ pub enum Facility {
     // The trace engines.
     /// Neither the BPF nor the perf engine opened: both refusals.
     NoEngine { bpf: Box<Error>, perf: Box<Error> },
+    /// Neither engine opened because a seccomp filter vdsoctl runs under
+    /// (a container engine's default profile) refuses their syscalls: not
+    /// a capability (`render::hint` words it).
+    FilterRefuses { refusal: crate::measure::kernel::filter::FilterRefusal },
     /// `trace` knows no syscall numbers for this architecture.
     UnknownSyscallNumbers,
     /// A `-- CMD` child reached its exec without the seccomp filter.
@@ -401,6 +405,7 @@ impl fmt::Display for Facility {
             NoEngine { bpf, perf } => {
                 write!(f, "no trace engine here: {}; and {}", short(&bpf.to_string()), short(&perf.to_string()))
             }
+            FilterRefuses { refusal } => crate::render::hint::filter_refusal(f, refusal),
             UnknownSyscallNumbers => f.write_str("`trace` does not know this architecture's syscall numbers"),
             SeccompUnfiltered => f.write_str("the command started without the seccomp filter"),
             SeccompSupervisor { source } => write!(f, "cannot start the seccomp supervisor: {source}"),
@@ -561,6 +566,8 @@ pub enum Hint {
     BpfNeedsBtf,
     /// The verifier rejected a program: its log is saved.
     BpfVerifierRejected,
+    /// A seccomp filter refuses the engines' syscalls: the profile to run under.
+    SeccompProfile,
 }
 
 impl From<&str> for Hint {

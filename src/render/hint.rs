@@ -44,6 +44,7 @@ impl fmt::Display for Hint {
             Hint::BpfProgramRefused => "use `--engine perf`; a kernel older than 5.11 or a locked-down one may refuse tp_btf programs",
             Hint::BpfNeedsBtf => "use `--engine perf` (the BPF engine needs Linux 5.11+ with CONFIG_DEBUG_INFO_BTF: tp_btf and bpf_get_current_task_btf)",
             Hint::BpfVerifierRejected => "use `--engine perf`, and report the kernel version with that log",
+            Hint::SeccompProfile => "run it under deploy/seccomp-vdsoctl.json, the container engine's default profile plus bpf and perf_event_open (podman or docker: `--security-opt seccomp=seccomp-vdsoctl.json`; Kubernetes: `seccompProfile: {type: Localhost, localhostProfile: vdsoctl/seccomp-vdsoctl.json}`, the file in the kubelet's seccomp directory)",
         };
         f.write_str(text)
     }
@@ -63,6 +64,24 @@ impl fmt::Display for Misuse {
             Misuse::StacksNeedBpf => "--stacks needs the BPF engine (--engine bpf or auto): the perf and seccomp engines keep no stacks",
             Misuse::SeccompNoDuration => "-d cannot cut the seccomp engine off: the command's clock syscalls wait for vdsoctl's answer, so it counts until the command's tree exits (stop it with Ctrl-C)",
         })
+    }
+}
+
+/// A seccomp filter's refusal of the trace engines' syscalls, told from a
+/// missing capability by a probe the kernel itself answers with EINVAL.
+pub fn filter_refusal(f: &mut fmt::Formatter<'_>, r: &crate::measure::kernel::filter::FilterRefusal) -> fmt::Result {
+    let calls: Vec<String> = r.syscalls.iter().map(|s| format!("{s}(2)")).collect();
+    let errno = r.errno.map(|e| format!(" ({:?})", nix::errno::Errno::from_raw(e))).unwrap_or_default();
+    let filters = if r.filters == 1 { "1 filter".to_string() } else { format!("{} filters", r.filters) };
+    write!(
+        f,
+        "no trace engine here: the seccomp profile vdsoctl runs under ({filters}) refuses {}{errno}",
+        calls.join(" and ")
+    )?;
+    if r.caps_held {
+        f.write_str(", not its capabilities: it holds CAP_BPF and CAP_PERFMON")
+    } else {
+        f.write_str(", before any capability is checked (it lacks CAP_BPF or CAP_PERFMON too)")
     }
 }
 

@@ -126,11 +126,29 @@ pub fn rates(r: &Rates, at: f64) -> String {
     p.finish()
 }
 
-/// The per-process section when the engine could not start or stopped.
-pub fn trace_down() -> String {
+/// The per-process section when the engine could not start or stopped
+/// (`why`: its error): `trace_up 0`, and what refused it —
+/// `seccomp_profile` when a seccomp filter vdsoctl runs under refuses the
+/// engines' syscalls (the fix is a profile, not capabilities), else
+/// `refused` (the log says why).
+pub fn trace_down(why: &crate::error::Error) -> String {
+    use crate::error::{Error, Facility};
     let mut p = Prometheus::default();
     p.family("trace_up", Kind::Gauge, TRACE_UP_HELP);
     p.sample("trace_up", &[], 0u64);
+    let (reason, syscalls) = match why {
+        Error::Facility { what: Facility::FilterRefuses { refusal }, .. } => {
+            ("seccomp_profile", refusal.syscalls.join(","))
+        }
+        _ => ("refused", String::new()),
+    };
+    p.info(
+        "trace_down_info",
+        "Why the trace engine does not count: seccomp_profile (a seccomp filter vdsoctl runs under refuses the \
+         syscalls named, whatever its capabilities: run it under deploy/seccomp-vdsoctl.json) or refused (see \
+         vdsoctl's stderr).",
+        &[("reason", reason), ("syscalls", &syscalls)],
+    );
     p.finish()
 }
 
@@ -210,14 +228,20 @@ fn exited_series(p: &mut Prometheus, r: &Rates) {
     p.family(
         "exited_clock_syscalls_total",
         Kind::Counter,
-        "Syscalls of the vDSO's functions made by processes that have exited, per name, cgroup, syscall \
-         and clock (at most --max-series names; the rest under comm=\"other\"); no syscall label: calls \
-         whose split was lost.",
+        "Syscalls of the vDSO's functions made by processes that have exited, per name, cgroup (and the \
+         container and pod it names), syscall and clock (at most --max-series names; the rest under \
+         comm=\"other\"); no syscall label: calls whose split was lost.",
     );
     for (a, v) in &r.exited {
+        // The container and pod the cgroup names: a function of the
+        // cgroup, so they add no series.
+        let place = crate::model::cgroup::Placement::of(Some(a.cgroup.as_str()).filter(|c| !c.is_empty()));
+        let (container, pod_uid) = prom::container_labels(&place);
         let labels = [
             ("comm", a.comm.as_str()),
             ("cgroup", a.cgroup.as_str()),
+            ("container_id", container.as_str()),
+            ("pod_uid", pod_uid.as_str()),
             ("syscall", a.syscall),
             ("clock", a.clock.as_str()),
             ("random", a.random),
@@ -319,10 +343,38 @@ mod tests {
     }
 
     #[test]
-    fn a_stopped_engine_is_trace_up_0_alone() {
-        let text = trace_down();
-        assert_eq!(families(&text), ["vdsoctl_trace_up"]);
-        assert!(text.ends_with("\nvdsoctl_trace_up 0\n"), "{text}");
+    fn a_stopped_engine_is_trace_up_0_and_why() {
+        use crate::error::{Error, Facility, Hint};
+        use crate::measure::kernel::filter::FilterRefusal;
+        let other = Error::Facility { what: Facility::PerfUnavailable, hint: Hint::PerfSeccomp, errno: None };
+        let text = trace_down(&other);
+        assert_eq!(families(&text), ["vdsoctl_trace_up", "vdsoctl_trace_down_info"]);
+        assert!(text.contains("\nvdsoctl_trace_up 0\n"), "{text}");
+        assert!(text.ends_with("\nvdsoctl_trace_down_info{reason=\"refused\"} 1\n"), "{text}");
+        let refusal = FilterRefusal {
+            syscalls: vec!["bpf", "perf_event_open"],
+            filters: 1,
+            errno: Some(libc::EPERM),
+            caps_held: true,
+        };
+        let filtered =
+            Error::Facility { what: Facility::FilterRefuses { refusal }, hint: Hint::SeccompProfile, errno: None };
+        let text = trace_down(&filtered);
+        assert!(
+            text.ends_with(
+                "\nvdsoctl_trace_down_info{reason=\"seccomp_profile\",syscalls=\"bpf,perf_event_open\"} 1\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(
+            filtered.to_string(),
+            "no trace engine here: the seccomp profile vdsoctl runs under (1 filter) refuses bpf(2) and \
+             perf_event_open(2) (EPERM), not its capabilities: it holds CAP_BPF and CAP_PERFMON — run it under \
+             deploy/seccomp-vdsoctl.json, the container engine's default profile plus bpf and perf_event_open \
+             (podman or docker: `--security-opt seccomp=seccomp-vdsoctl.json`; Kubernetes: `seccompProfile: \
+             {type: Localhost, localhostProfile: vdsoctl/seccomp-vdsoctl.json}`, the file in the kubelet's seccomp \
+             directory)"
+        );
     }
 
     /// The audit's facts after its report (here none: it could not run),

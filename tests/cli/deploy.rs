@@ -55,6 +55,12 @@ fn the_daemonset_holds_what_its_readme_promises() {
     assert_eq!(sc["capabilities"]["add"], serde_json::json!(["BPF", "PERFMON"]));
     assert_eq!((&sc["privileged"], &sc["allowPrivilegeEscalation"]), (&Value::Bool(false), &Value::Bool(false)));
     assert_eq!(sc["readOnlyRootFilesystem"], true);
+    // The shipped profile, by the path the README installs it at.
+    assert_eq!(
+        sc["seccompProfile"],
+        serde_json::json!({"type": "Localhost", "localhostProfile": "vdsoctl/seccomp-vdsoctl.json"})
+    );
+    assert_eq!(m["metadata"]["namespace"], "monitoring");
     for kind in ["requests", "limits"] {
         for what in ["cpu", "memory"] {
             assert!(c["resources"][kind][what].is_string(), "resources.{kind}.{what}: {c:#}");
@@ -210,13 +216,20 @@ fn serve_names_its_engine_and_waits_for_its_first_window() {
 
 /// deploy/'s scrape config and rules, as a test runs them: scraping
 /// `target` every second, `for:` shortened to 2 s.
-fn deploy_config(target: &str) -> tempfile::TempDir {
+pub(super) fn deploy_config(target: &str) -> tempfile::TempDir {
     let deploy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
     let dir = tempfile::tempdir().unwrap();
     let config = std::fs::read_to_string(deploy.join("prometheus.yml")).unwrap();
     assert!(config.contains("localhost:10411") && config.contains("interval: 15s"), "{config}");
     let config = config.replace("localhost:10411", target).replace("interval: 15s", "interval: 1s");
     std::fs::write(dir.path().join("prometheus.yml"), config).unwrap();
+    std::fs::write(dir.path().join("vdsoctl.rules.yml"), shortened_rules()).unwrap();
+    dir
+}
+
+/// deploy/vdsoctl.rules.yml with every `for:` shortened to 2 s.
+pub(super) fn shortened_rules() -> String {
+    let deploy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
     let rules = std::fs::read_to_string(deploy.join("vdsoctl.rules.yml")).unwrap();
     let shortened: String = rules
         .lines()
@@ -226,18 +239,23 @@ fn deploy_config(target: &str) -> tempfile::TempDir {
         })
         .collect();
     assert_ne!(shortened, rules, "the rules have for: clauses to shorten");
-    std::fs::write(dir.path().join("vdsoctl.rules.yml"), shortened).unwrap();
-    dir
+    shortened
 }
 
-/// Every `expr` of deploy/grafana-dashboard.json, `$instance` matching all.
+/// Every `expr` of deploy/grafana-dashboard.json, `$node` matching all.
 fn dashboard_queries() -> Vec<(String, String)> {
+    dashboard_queries_for(".*")
+}
+
+/// Every `expr` of deploy/grafana-dashboard.json with `$node` as `node`
+/// (a regex, as Grafana substitutes it).
+pub(super) fn dashboard_queries_for(node: &str) -> Vec<(String, String)> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/grafana-dashboard.json");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).expect("dashboard JSON");
     let mut out = Vec::new();
     for panel in doc["panels"].as_array().expect("panels") {
         for t in panel["targets"].as_array().expect("targets") {
-            let expr = t["expr"].as_str().expect("expr").replace("$instance", ".*");
+            let expr = t["expr"].as_str().expect("expr").replace("$node", node);
             out.push((panel["title"].as_str().unwrap().to_string(), expr));
         }
     }
@@ -264,7 +282,7 @@ fn the_dashboard_and_the_bypass_alert_work_on_a_real_prometheus() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let prom = PromServer::start_in(deploy_config(&serve.addr), format!("127.0.0.1:{port}"));
     let queries = dashboard_queries();
-    assert_eq!(queries.len(), 8, "{queries:?}");
+    assert_eq!(queries.len(), 9, "{queries:?}");
     for (title, expr) in &queries {
         let got = prom.wait_for(expr);
         eprintln!("{title}: {} series", got.len());
