@@ -313,6 +313,11 @@ pub struct Book {
     /// Calls of vdsoctl's own processes left out of every series so far
     /// (`measure::trace::own`), for `vdsoctl_trace_own_calls_total`.
     own_calls: u64,
+    /// The cgroup each process of the engine's rows had when last seen
+    /// alive: a snapshot reads /proc/PID/cgroup, which an exited process
+    /// no longer has, so its aggregate takes the one seen here. Kept for
+    /// the pids the engine still holds rows of.
+    cgroups: HashMap<i32, String>,
 }
 
 impl Book {
@@ -335,6 +340,7 @@ impl Book {
             graves: HashMap::new(),
             bases: HashMap::new(),
             own_calls: 0,
+            cgroups: HashMap::new(),
         }
     }
 
@@ -364,6 +370,9 @@ impl Book {
     /// live ones are returned.
     /// `life`: what was read of [`Book::look_at`]'s processes since `tally`.
     pub fn sort(&mut self, tally: &Tally, life: &Life) -> Live {
+        let held: HashSet<i32> = tally.pids().into_iter().collect();
+        self.cgroups.retain(|pid, _| held.contains(pid));
+        self.cgroups.extend(tally.cgroups.iter().map(|(pid, c)| (*pid, c.clone())));
         let counts = self.counted(tally);
         // Every process the snapshot holds (start-up keys too), by state.
         let (buried, rest): (HashSet<_>, HashSet<_>) =
@@ -488,7 +497,7 @@ impl Book {
             _ => None,
         };
         let comm = comm.or_else(|| tally.comms.get(&pid).cloned()).unwrap_or_else(|| "?".into());
-        let cgroup = tally.cgroups.get(&pid).cloned().unwrap_or_default();
+        let cgroup = tally.cgroups.get(&pid).or_else(|| self.cgroups.get(&pid)).cloned().unwrap_or_default();
         match s {
             Series::Syscall(k) => Some(Aggregate {
                 comm,

@@ -304,10 +304,15 @@ fn a_podman_containers_series_carry_its_container_id_after_it_exits_too() {
     assert!(live.0["cgroup"].ends_with(&format!("libpod-{id}")), "{live:?}");
     assert!(!live.0.contains_key("pod_uid"), "no kubelet, no pod: {live:?}");
     podman.remove(&id);
-    let exited = poll("the exited aggregate", 240, || {
+    let mut last = Vec::new();
+    let exited = (0..240).find_map(|_| {
         let s = samples(&serve.get("/metrics").body, "vdsoctl_exited_clock_syscalls_total");
-        s.into_iter().find(|(l, _)| l.get("container_id") == Some(&want))
+        let found = s.iter().find(|(l, _)| l.get("container_id") == Some(&want)).cloned();
+        last = s;
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        found
     });
+    let exited = exited.unwrap_or_else(|| panic!("no exited aggregate with {want}: {last:?}"));
     assert_eq!((exited.0["comm"].as_str(), exited.1), ("clock_loop", 1000.0), "{exited:?}");
     assert_eq!(exited.0["cgroup"], live.0["cgroup"]);
 }
