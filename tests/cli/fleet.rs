@@ -523,3 +523,77 @@ fn the_pod_discovery_keeps_the_daemonsets_pods_and_their_node() {
     let built = prom.wait_for("vdsoctl_build_info");
     assert_eq!(built[0]["metric"]["node"], "worker-7", "{built:?}");
 }
+
+/// scripts/image.sh: the multi-arch image of deploy/Containerfile, built
+/// offline from the static binaries wherever cargo put them; its manifest
+/// list names amd64 and arm64, and on x86_64 it runs `check` (host facts
+/// only in a default container) and `serve` (answering /metrics).
+#[test]
+fn the_multi_arch_image_lists_amd64_and_arm64_and_runs_check_and_serve() {
+    let Some(podman) = Podman::new() else { return };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    for triple in ["x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"] {
+        if !target.join(triple).join("release/vdsoctl").is_file() {
+            return skip(&format!(
+                "no static {triple} binary under {}: build both as scripts/image.sh's header says (.ci/run and the kernel matrix do)",
+                target.display()
+            ));
+        }
+    }
+    let name = format!("localhost/vdsoctl-fleet-test-{}:multiarch", std::process::id());
+    let store = podman.dir.path();
+    let cmd = format!(
+        "podman --root {} --runroot {} --storage-driver vfs --runtime /usr/sbin/runc --cgroup-manager cgroupfs",
+        store.join("store").display(),
+        store.join("run").display()
+    );
+    let out = Command::new(root.join("scripts/image.sh")).arg(&name).env("PODMAN", &cmd).output().unwrap();
+    assert!(
+        out.status.success(),
+        "scripts/image.sh: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let inspect: Value = serde_json::from_slice(&podman.ok(&["manifest", "inspect", &name]).stdout).unwrap();
+    let mut arches: Vec<&str> = inspect["manifests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["platform"]["architecture"].as_str())
+        .collect();
+    arches.sort();
+    assert_eq!(arches, ["amd64", "arm64"], "{inspect}");
+    if std::env::consts::ARCH != "x86_64" {
+        return;
+    }
+    let out = podman
+        .cmd()
+        .args(["run", "--rm", "--pull=never", "--network", "none", "--platform", "linux/amd64"])
+        .args(LIMITS)
+        .args([&name, "check"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let verdict = text.lines().find(|l| l.starts_with("verdict: ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(verdict.contains(" — host facts only; clock syscalls not observed"), "{verdict}");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let id = podman.run(&[
+        "--network",
+        "host",
+        "--read-only",
+        "--platform",
+        "linux/amd64",
+        &name,
+        "serve",
+        "--listen",
+        &listen,
+        "--interval",
+        "1s",
+    ]);
+    let body =
+        poll("serve in the image to answer", 240, || get(&listen).filter(|b| b.contains("vdsoctl_check_status{")));
+    assert!(body.contains("vdsoctl_build_info{version=\""), "{body}");
+    podman.remove(&id);
+}
