@@ -844,6 +844,28 @@ mod tests {
         assert_eq!((r.capped, r.unexported), (1, 3));
     }
 
+    /// A process seen alive in a container, then gone: the snapshot that
+    /// finds it gone has no cgroup for it (/proc/PID/cgroup went with it);
+    /// its aggregate keeps the one it was seen in.
+    #[test]
+    fn an_exited_process_keeps_the_cgroup_it_was_seen_alive_in() {
+        let pid = 300;
+        let start = Instant::now();
+        let mut book = Book::new(10, Some((6, 18)), AuxClocks::Unknown, "bpf", start);
+        let cgroup = "/libpod_parent/libpod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+        let mut t = Tally::default();
+        t.comms.insert(pid, "job".into());
+        t.cgroups.insert(pid, cgroup.into());
+        t.counts.insert(key(pid, 1), 4);
+        let alive = World::with(pid, 7, "job");
+        let r = alive.refresh(&mut book, &t, start + Duration::from_secs(1), &Costs::new());
+        assert_eq!(r.live.len(), 1, "{r:?}");
+        t.cgroups.clear();
+        let r = World::default().refresh(&mut book, &t, start + Duration::from_secs(2), &Costs::new());
+        let agg = exited(&r, "job");
+        assert_eq!((agg.len(), agg[0].0.cgroup.as_str(), agg[0].1), (1, cgroup, 4), "{r:?}");
+    }
+
     #[test]
     fn an_exited_process_is_folded_whole_then_forgotten() {
         let gone = 200;

@@ -262,6 +262,8 @@ mod tests {
         text.lines().filter_map(|l| l.strip_prefix("# TYPE ")).filter_map(|l| l.split(' ').next()).collect()
     }
 
+    const KUBE_CGROUP: &str = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod5f3f4a8e_6d3c_4b21_9a3e_0c8f5a3b9d10.slice/cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope";
+
     fn sample_rates() -> Rates {
         let labels = SyscallLabels {
             syscall: "clock_gettime",
@@ -282,6 +284,7 @@ mod tests {
             vdso_serves: true,
         };
         let other = Aggregate { comm: "other".into(), cgroup: String::new(), ..date.clone() };
+        let pod = Aggregate { comm: "job".into(), cgroup: KUBE_CGROUP.into(), ..date.clone() };
         Rates {
             engine: "bpf",
             live: vec![
@@ -289,7 +292,7 @@ mod tests {
                 live(Calls::Vsyscall { function: "time" }),
                 live(Calls::Unattributed),
             ],
-            exited: vec![(date, 5), (other, 2)],
+            exited: vec![(date, 5), (other, 2), (pod, 3)],
             capped: 1,
             unexported: 10,
             lost: 2,
@@ -332,6 +335,12 @@ mod tests {
              syscall=\"clock_gettime\",clock=\"CLOCK_MONOTONIC\",vdso_serves=\"true\"} 5\n",
             "vdsoctl_exited_clock_syscalls_total{comm=\"other\",syscall=\"clock_gettime\",clock=\"CLOCK_MONOTONIC\",\
              vdso_serves=\"true\"} 2\n",
+            &format!(
+                "vdsoctl_exited_clock_syscalls_total{{comm=\"job\",cgroup=\"{KUBE_CGROUP}\",\
+                 container_id=\"containerd://0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\",\
+                 pod_uid=\"5f3f4a8e-6d3c-4b21-9a3e-0c8f5a3b9d10\",syscall=\"clock_gettime\",clock=\"CLOCK_MONOTONIC\",\
+                 vdso_serves=\"true\"}} 3\n"
+            ),
             "vdsoctl_trace_series_capped 1\n",
             "vdsoctl_clock_syscalls_unexported 10\n",
             "vdsoctl_trace_lost_total 2\n",
