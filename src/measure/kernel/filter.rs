@@ -19,6 +19,9 @@ pub struct FilterRefusal {
     pub caps_held: bool,
 }
 
+/// A probe of `measure::sys::probe`: `Err` when a filter answered.
+type Probe = fn() -> std::io::Result<()>;
+
 /// CAP_PERFMON and CAP_BPF (Linux 5.8), bits of `CapEff`.
 const CAP_PERFMON: u32 = 38;
 const CAP_BPF: u32 = 39;
@@ -33,7 +36,7 @@ pub fn refusal() -> Option<FilterRefusal> {
         return None;
     }
     let filters = field("Seccomp_filters:").and_then(|n| n.parse().ok()).unwrap_or(0);
-    let probes: [(&'static str, fn() -> std::io::Result<()>); 2] = [
+    let probes: [(&'static str, Probe); 2] = [
         ("bpf", crate::measure::sys::probe::bpf_reaches_kernel),
         ("perf_event_open", crate::measure::sys::probe::perf_event_open_reaches_kernel),
     ];
