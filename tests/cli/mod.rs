@@ -19,6 +19,7 @@ mod export;
 mod fleet;
 mod gate;
 mod getrandom;
+mod groups;
 mod hostile;
 mod json;
 mod maps;
