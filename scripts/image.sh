@@ -28,7 +28,7 @@ for pair in amd64:x86_64 arm64:aarch64; do
   arch=${pair%%:*} triple=${pair#*:}-unknown-linux-gnu
   bin=$target/$triple/release/vdsoctl
   [ -x "$bin" ] || { echo "no $bin: build it as this script's header says" >&2; exit 1; }
-  file -L "$bin" | grep -q 'statically linked' || { echo "$bin is not statically linked" >&2; exit 1; }
+  file -L "$bin" | grep -Eq 'statically linked|static-pie linked' || { echo "$bin is not statically linked" >&2; exit 1; }
   mkdir -p "$stage/$arch" && cp "$bin" "$stage/$arch/vdsoctl"
   $podman build -q --pull=never --platform "linux/$arch" --manifest "$name" \
     -f "$here/deploy/Containerfile" "$stage/$arch" >/dev/null
