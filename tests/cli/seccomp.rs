@@ -681,3 +681,49 @@ fn auto_says_it_fell_back_to_seccomp_and_why() {
     assert!(stderr.contains("counting with the seccomp engine") && stderr.contains(note), "{stderr}");
     assert_eq!(count(&doc, "clock_gettime", Some("CLOCK_MONOTONIC")), 100, "{doc}");
 }
+
+/// `TracerPid:` of a live process's status; `None` once it is gone.
+fn tracer_of(pid: u32) -> Option<i64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix("TracerPid:")).and_then(|v| v.trim().parse().ok())
+}
+
+/// Issue 42: the audited tree cannot reach its auditor. As an
+/// unprivileged user (same uid as the tree) `grab` PTRACE_SEIZEs its
+/// parent (the seccomp engine's guardian) or its grandparent (vdsoctl)
+/// and would hold it for 20 s / 600 s: the seize is refused (vdsoctl and
+/// the guardian are not dumpable), vdsoctl's TracerPid stays 0 all along,
+/// and `--timeout 2s` ends the tree within the timeout plus the 2 s grace
+/// (on c980fa5: 20.2 s, and vdsoctl stopped, traced by the grabber).
+#[test]
+fn the_audited_tree_cannot_ptrace_its_auditor() {
+    let bin = build_c("grab", false, &[]);
+    for (who, secs) in [("parent", "20"), ("gparent", "600")] {
+        let t0 = Instant::now();
+        let mut child = unprivileged(&vdsoctl_path())
+            .env("NO_COLOR", "1")
+            .args(["--json", "check", "--timeout", "2s", "--", path(&bin), who, secs])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run vdsoctl");
+        let _guard = KillOnDrop::new(child.id() as i32);
+        let mut tracers = Vec::new();
+        while child.try_wait().expect("wait").is_none() && t0.elapsed() < Duration::from_secs(60) {
+            tracers.extend(tracer_of(child.id()));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().expect("vdsoctl output");
+        let took = t0.elapsed();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("refused "), "grab {who}: the seize is refused: {stderr}");
+        assert!(!stderr.contains("seized "), "grab {who}: {stderr}");
+        assert!(tracers.iter().all(|t| *t == 0), "grab {who}: vdsoctl's TracerPid {tracers:?}");
+        assert!(!tracers.is_empty(), "grab {who}: vdsoctl's status was read while it ran");
+        // --timeout 2 s, SIGTERM (grab dies of it), a 2 s grace at most:
+        // well under the 20 s the grab would hold.
+        assert!(took < Duration::from_secs(12), "grab {who} {secs}: vdsoctl ran {took:?}: {stderr}");
+        let doc = json_of(&out);
+        assert_eq!(doc["command"]["timed_out"], true, "grab {who}: {doc}");
+    }
+}

@@ -150,6 +150,17 @@ impl TreeWait {
     }
 }
 
+/// Make vdsoctl not dumpable (`PR_SET_DUMPABLE` 0): a process of the same
+/// uid may then neither ptrace it (`PTRACE_SEIZE` fails EPERM) nor read
+/// its memory, so a command vdsoctl audits cannot stop, read or rewrite
+/// vdsoctl or its guardian (which inherits it). vdsoctl reads its own
+/// /proc as before (a process always may). Root's tree keeps
+/// CAP_SYS_PTRACE, which no flag of vdsoctl's can take away.
+pub fn out_of_reach() {
+    // SAFETY: PR_SET_DUMPABLE takes one integer argument.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+}
+
 /// Make vdsoctl the subreaper of what it starts: a killed guardian's
 /// orphans come to vdsoctl, not to init.
 fn become_subreaper() {
@@ -331,6 +342,9 @@ unsafe fn command_side(c: &CommandSide<'_>, to_vdsoctl: &mut FdMessage, to_guard
         libc::write(c.err_w, bytes.as_ptr().cast(), bytes.len());
         libc::_exit(127);
     };
+    // The command is the user's program, dumpable as it would be alone
+    // (its exec sets that again; until then vdsoctl reads its /proc).
+    libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
     if !c.fprog.is_null() {
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
             fail(*libc::__errno_location());
@@ -605,6 +619,10 @@ pub fn fork_gated(
     let (alive_r, alive_w) = pipe().map_err(GateError::Fork)?;
     let (status_r, status_w) = pipe().map_err(GateError::Fork)?;
     let (guard_r, guard_w) = super::seccomp::socketpair().map_err(GateError::Fork)?;
+    // The tree must not reach its auditor: vdsoctl (and the guardian,
+    // which inherits it) leave ptrace and /proc/PID/mem reach of the
+    // processes of the same uid they audit.
+    out_of_reach();
     let fprog = filter.map(super::seccomp::Program::fprog);
     let fprog_ptr: *const libc::sock_fprog = fprog.as_ref().map_or(std::ptr::null(), |f| f as *const _);
     let mut to_vdsoctl = FdMessage::new();
