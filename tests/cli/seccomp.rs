@@ -727,3 +727,118 @@ fn the_audited_tree_cannot_ptrace_its_auditor() {
         assert_eq!(doc["command"]["timed_out"], true, "grab {who}: {doc}");
     }
 }
+
+/// clock_gettime syscalls `strace -f -c` counts for `argv` run alone
+/// (None, with a SKIP, when strace is missing).
+fn strace_clock_calls(argv: &[&str]) -> Option<u64> {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let Ok(out) = Command::new("strace")
+        .args(["-f", "-c", "-e", "trace=clock_gettime", "-o"])
+        .arg(log.path())
+        .args(argv)
+        .stdout(Stdio::null())
+        .output()
+    else {
+        skip("strace not installed: the signal tests' counts are not compared with strace's");
+        return None;
+    };
+    assert!(out.status.success(), "strace {argv:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(log.path()).unwrap();
+    let line = text.lines().find(|l| l.trim_end().ends_with(" clock_gettime")).unwrap_or_else(|| panic!("{text}"));
+    // `% time seconds usecs/call calls [errors] syscall`
+    Some(line.split_whitespace().nth(3).and_then(|c| c.parse().ok()).unwrap_or_else(|| panic!("{line}")))
+}
+
+/// A number after `word` in a fixture's `calls N eintr E ...` line.
+fn said(text: &str, word: &str) -> u64 {
+    let line = text.lines().find(|l| l.starts_with("calls ")).unwrap_or_else(|| panic!("no summary: {text}"));
+    let mut it = line.split_whitespace();
+    it.by_ref().find(|w| *w == word).unwrap_or_else(|| panic!("{word}: {line}"));
+    it.next().and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{word}: {line}"))
+}
+
+/// `fixtures/go/preempt` built with golang-go (None, with a SKIP, without it).
+fn build_go_preempt() -> Option<std::path::PathBuf> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let out = tmp.join("go-preempt");
+    let Ok(status) = Command::new("go")
+        .args(["build", "-o"])
+        .arg(&out)
+        .arg(".")
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/go/preempt"))
+        .env("GOCACHE", tmp.join("go/cache"))
+        .env("GOPATH", tmp.join("go/path"))
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "-mod=mod")
+        .env("CGO_ENABLED", "0")
+        .status()
+    else {
+        skip("go not installed (golang-go): the Go preemption case is not run");
+        return None;
+    };
+    assert!(status.success(), "go build of fixtures/go/preempt failed");
+    Some(out)
+}
+
+/// Issue 42, do no harm: clock syscalls under signal storms, as nobody
+/// and as root (`--engine seccomp`). Every call a program makes is
+/// accounted for: counted once it ran, or withdrawn by a signal while it
+/// waited for vdsoctl (the kernel lets a signal interrupt a notified call
+/// until vdsoctl has received it), which vdsoctl counts from the gaps in
+/// the notification ids and says as `calls-withdrawn-by-signal`. So
+/// counted + failed == strace's count alone, the withdrawn calls are at
+/// least the program's EINTRs, and a runtime whose handlers restart (Go's
+/// preemption signals) is counted exactly as strace counts it, with no
+/// call failing. (On c980fa5 the withdrawn calls were neither counted nor
+/// said: 196,549 of 200,000, OK.) What the seccomp engine cannot do is
+/// keep a signal from withdrawing a waiting call: EINTR under it is not
+/// the 0 it is alone (doc/TRACE-ENGINE.md).
+#[test]
+fn signal_storms_leave_every_call_accounted_for() {
+    let storm = build_c("sigstorm", false, &[]);
+    let go = build_go_preempt();
+    let mut cases: Vec<Vec<String>> = vec![
+        vec![path(&storm).into(), "alarm".into(), "50000".into(), "200".into()],
+        vec![path(&storm).into(), "chld".into(), "20000".into(), "3000".into()],
+    ];
+    if let Some(go) = &go {
+        cases.push(vec![path(go).into(), "4".into(), "20000".into()]);
+    }
+    let mut runs: Vec<(&str, bool)> = vec![("nobody", false)];
+    if is_root() {
+        runs.push(("root", true));
+    }
+    for argv in &cases {
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let Some(alone) = strace_clock_calls(&argv) else { return };
+        for (who, root) in &runs {
+            let mut cmd = if *root { Command::new(vdsoctl_path()) } else { unprivileged(&vdsoctl_path()) };
+            let out = cmd
+                .env("NO_COLOR", "1")
+                .args(["--json", "trace", "--engine", "seccomp", "--"])
+                .args(&argv)
+                .output()
+                .expect("run vdsoctl");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let r = json_of(&out);
+            assert_eq!(r["engine"], "seccomp", "{who} {argv:?}: {r:#}");
+            let counted = count(&r, "clock_gettime", Some("CLOCK_PROCESS_CPUTIME_ID"));
+            let withdrawn = r["withdrawn"].as_u64().expect("withdrawn");
+            let failed =
+                if argv.len() == 4 { said(&stderr, "eintr") + said(&stderr, "other") } else { said(&stderr, "failed") };
+            let what =
+                format!("{who} {argv:?}: strace {alone}, counted {counted}, withdrawn {withdrawn}, failed {failed}");
+            assert_eq!(counted + failed, alone, "{what}");
+            assert!(withdrawn >= failed, "{what}");
+            let said_so = r["findings"].as_array().unwrap().iter().any(|f| f["kind"] == "calls-withdrawn-by-signal");
+            assert_eq!(said_so, withdrawn > 0, "{what}: {r:#}");
+            if argv.len() == 3 {
+                // Go's handlers restart: nothing fails, every call counted.
+                assert_eq!((failed, counted), (0, alone), "{what}");
+            }
+            eprintln!("{what}");
+        }
+    }
+}

@@ -209,6 +209,11 @@ pub struct Tally {
     /// New processes of a traced tree the engine could not follow (its
     /// traced set was full).
     pub unfollowed: u64,
+    /// Seccomp engine: clock syscalls a signal withdrew while they waited
+    /// for vdsoctl, uncounted (the gaps in the notification ids). Each
+    /// failed EINTR where the handler lacks SA_RESTART (else it ran again
+    /// and was counted then), or its task was killed.
+    pub withdrawn: u64,
     /// `--sites`: calls counted in their row whose site row found no room.
     pub sites_lost: u64,
     /// Parent of each process the engine saw fork.
@@ -287,6 +292,7 @@ impl Tally {
             scaled: self.scaled,
             unrecorded: self.unrecorded.iter().map(|(k, v)| (*k, sub(*v, earlier.unrecorded.get(k)))).collect(),
             unfollowed: self.unfollowed.saturating_sub(earlier.unfollowed),
+            withdrawn: self.withdrawn.saturating_sub(earlier.withdrawn),
             sites_lost: self.sites_lost.saturating_sub(earlier.sites_lost),
             parents: self.parents.clone(),
             comms: self.comms.clone(),

@@ -406,6 +406,9 @@ impl<'r> Waiting<'r> {
     }
 
     fn kill_tree(&mut self, now: Instant) {
+        // By pid too, not only through the guardian (which a tree run as
+        // root may have stopped): the command itself, through its pidfd.
+        self.kill(Signal::SIGKILL as i32);
         self.tree.kill_tree();
         self.tree_killed = Some(now);
     }
