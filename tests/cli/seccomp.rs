@@ -842,3 +842,53 @@ fn signal_storms_leave_every_call_accounted_for() {
         }
     }
 }
+
+/// Issue 42, bytes not strings: a program whose name is not UTF-8
+/// (`caf\xe9`) or a long UTF-8 name an exec cuts mid-letter at 15 bytes
+/// (`тестсервер` → comm `тестсер\xd0`) is counted as any other — 3
+/// processes × 10 raw clock_gettime, FAIL, exactly 30 calls in 3 rows —
+/// as nobody (the seccomp engine) and as root. (On c980fa5 as nobody:
+/// `command_trace OK`, 31 calls "uncounted", exit 0: /proc/PID/stat was
+/// read with read_to_string.) The rows name it as `words::escaped_name`
+/// writes it.
+#[test]
+fn names_that_are_not_utf8_are_counted_exactly() {
+    use std::os::unix::ffi::OsStrExt;
+    let forker = build_c("forker", false, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let names: [(&[u8], &str); 2] = [(b"caf\xe9", "caf\\xe9"), ("тестсервер".as_bytes(), "тестсер\\xd0")];
+    for (raw, comm) in names {
+        let exe = dir.path().join(std::ffi::OsStr::from_bytes(raw));
+        copy_executable(&forker, &exe).unwrap();
+        let mut runs = vec![("nobody", unprivileged(&vdsoctl_path()))];
+        if is_root() {
+            runs.push(("root", Command::new(vdsoctl_path())));
+        }
+        for (who, mut cmd) in runs {
+            let out =
+                cmd.env("NO_COLOR", "1").args(["--json", "check", "--"]).arg(&exe).args(["3", "10", "0"]).output();
+            let out = out.expect("run vdsoctl");
+            let doc = json_of(&out);
+            let what = format!("{who} {comm}: {doc:#}");
+            assert_eq!(out.status.code(), Some(1), "{what}");
+            let trace = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "command_trace").unwrap();
+            assert_eq!(
+                (trace["kind"].as_str(), trace["status"].as_str()),
+                (Some("raw-clock-syscall"), Some("fail")),
+                "{what}"
+            );
+            assert!(
+                !doc["checks"].as_array().unwrap().iter().any(|c| c["kind"] == "not-observed-in-full"),
+                "nothing uncounted: {what}"
+            );
+            let mut trace = if who == "root" { Command::new(vdsoctl_path()) } else { unprivileged(&vdsoctl_path()) };
+            let out = trace.args(["--json", "trace", "--"]).arg(&exe).args(["3", "10", "0"]).output().expect("run");
+            let r = json_of(&out);
+            let rows: Vec<&Value> = r["counts"].as_array().unwrap().iter().collect();
+            assert_eq!(rows.len(), 3, "{who} {comm}: {r:#}");
+            assert!(rows.iter().all(|row| row["count"] == 10 && row["comm"] == comm), "{who} {comm}: {r:#}");
+            assert_eq!((r["lost"].as_u64(), r["withdrawn"].as_u64()), (Some(0), Some(0)), "{who} {comm}: {r:#}");
+        }
+    }
+}

@@ -147,8 +147,10 @@ impl Comm {
 
 impl std::fmt::Display for Comm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // As /proc's comm is read (`inspect::process::comm_of`): bytes that
+        // are not UTF-8 as `\xNN`, so every engine names a process alike.
         let end = self.0.iter().position(|&b| b == 0).unwrap_or(16);
-        f.write_str(&String::from_utf8_lossy(&self.0[..end]))
+        f.write_str(&crate::words::escaped_name(&self.0[..end]))
     }
 }
 

@@ -192,24 +192,34 @@ struct Resolver {
     read: bool,
 }
 
-/// The first line of a small /proc file, opened for this read only.
+/// A comm as read (`/proc/PID/comm`: its bytes and a line feed), kept as
+/// [`crate::words::escaped_name`] writes it: a name that is not UTF-8
+/// (`PR_SET_NAME`; a long UTF-8 name an exec cut at 15 bytes) is a name
+/// like any other, apart from every other.
+fn comm_text(bytes: &[u8]) -> String {
+    crate::words::escaped_name(bytes.strip_suffix(b"\n").unwrap_or(bytes))
+}
+
+/// The comm of a small /proc file, opened for this read only.
 fn read_small(path: &str) -> io::Result<String> {
     let mut buf = [0u8; 64];
     let n = File::open(path)?.read(&mut buf)?;
-    Ok(String::from_utf8_lossy(&buf[..n]).trim_end_matches('\n').to_string())
+    Ok(comm_text(&buf[..n]))
 }
 
-/// The first line of an open /proc file, read again from its start.
+/// The comm of an open /proc file, read again from its start.
 fn reread(f: &File) -> io::Result<String> {
     let mut buf = [0u8; 64];
     let n = f.read_at(&mut buf, 0)?;
-    Ok(String::from_utf8_lossy(&buf[..n]).trim_end_matches('\n').to_string())
+    Ok(comm_text(&buf[..n]))
 }
 
-/// `Tgid:` and `PPid:` of `/proc/TID/status`.
+/// `Tgid:` and `PPid:` of `/proc/TID/status` (read as bytes: its `Name:`
+/// line is the comm, whatever bytes it holds).
 fn ids_of(tid: i32) -> io::Result<(i32, Option<i32>)> {
-    let mut text = String::new();
-    File::open(format!("/proc/{tid}/status"))?.take(4096).read_to_string(&mut text)?;
+    let mut bytes = Vec::new();
+    File::open(format!("/proc/{tid}/status"))?.take(4096).read_to_end(&mut bytes)?;
+    let text = String::from_utf8_lossy(&bytes);
     let field = |name: &str| text.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse::<i32>().ok());
     let tgid = field("Tgid:").ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no Tgid"))?;
     Ok((tgid, field("PPid:").filter(|p| *p > 0)))

@@ -180,8 +180,9 @@ pub fn read_program(n: &Notification, is_64: bool) -> Option<Vec<Insn>> {
 
 /// Whether a tracer is attached to `tid` (`TracerPid:` of its status).
 fn traced(tid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{tid}/status"))
+    std::fs::read(format!("/proc/{tid}/status"))
         .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
         .and_then(|s| s.lines().find_map(|l| l.strip_prefix("TracerPid:")).map(|v| v.trim() != "0"))
         .unwrap_or(false)
 }
