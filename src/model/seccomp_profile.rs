@@ -60,7 +60,14 @@ pub enum FilterAction {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     Profile(ProfileAction),
-    Filter { action: FilterAction, clocks: Vec<&'static str> },
+    /// `by_ip`: the filters read the call's instruction pointer and refuse
+    /// it from some of the addresses it may be made from (vdsoctl does not
+    /// know which the process's code uses): see [`CANDIDATE_IPS`].
+    Filter {
+        action: FilterAction,
+        clocks: Vec<&'static str>,
+        by_ip: bool,
+    },
 }
 
 /// A comparison of a rule's argument condition (`SCMP_CMP_*`).
@@ -465,14 +472,24 @@ fn live_verdict(progs: &[Vec<Insn>], abi: Abi, call: &str) -> Result<Verdict, Ba
         (nr, datas)
     };
     let (mut refused, mut agent, tried) = (Vec::<(FilterAction, Option<&'static str>)>::new(), false, datas.len());
+    // A filter that reads `instruction_pointer` is run from every address
+    // the call may come from; one that does not, from one (it cannot tell).
+    let reads_ip = progs.iter().flatten().any(|i| i.code == LD_W_ABS && (i.k == DATA_IP || i.k == DATA_IP + 4));
+    let ips = if reads_ip { candidate_ips(abi) } else { &[0][..] };
     for (clock, args) in datas {
-        let n = Notification { id: 0, tid: 0, nr: nr as i32, arch: abi.audit_arch(), ip: 0, args };
-        let ret = progs
-            .iter()
-            .map(|p| own::run(p, &n))
-            .try_fold(RET_ALLOW, |a, r| r.map(|r| if own::outranks(r, a) { r } else { a }))
-            .ok_or(BadProfile::UnrunnableInsn)?;
-        match live_action(ret) {
+        let mut worst = RET_ALLOW;
+        for &ip in ips {
+            let n = Notification { id: 0, tid: 0, nr: nr as i32, arch: abi.audit_arch(), ip, args };
+            let ret = progs
+                .iter()
+                .map(|p| own::run(p, &n))
+                .try_fold(RET_ALLOW, |a, r| r.map(|r| if own::outranks(r, a) { r } else { a }))
+                .ok_or(BadProfile::UnrunnableInsn)?;
+            if own::outranks(ret, worst) {
+                worst = ret;
+            }
+        }
+        match live_action(worst) {
             Live::Allowed => {}
             Live::Agent => agent = true,
             Live::Refused(act) => refused.push((act, clock)),
@@ -483,9 +500,29 @@ fn live_verdict(progs: &[Vec<Insn>], abi: Abi, call: &str) -> Result<Verdict, Ba
         let clocks: Vec<&'static str> = refused.iter().filter_map(|(_, c)| *c).collect();
         let some = !clocks.is_empty() && refused.len() < tried;
         let clocks = if some { clocks } else { Vec::new() };
-        return Ok(Verdict::Refused(Refusal::Filter { action: *action, clocks }));
+        return Ok(Verdict::Refused(Refusal::Filter { action: *action, clocks, by_ip: reads_ip }));
     }
     Ok(if agent { Verdict::Agent } else { Verdict::Allowed })
+}
+
+/// `BPF_LD | BPF_W | BPF_ABS`, and `offsetof(struct seccomp_data,
+/// instruction_pointer)` (its low word; the high word is 4 further).
+const LD_W_ABS: u16 = 0x20;
+const DATA_IP: u32 = 8;
+
+/// The addresses a fallback syscall may be made from, by the layouts the
+/// kernel gives (the real one is the process's code, which a filter read
+/// does not show): a non-PIE program's text, a PIE's, shared objects and
+/// the vDSO near the top of user space, and the `[vsyscall]` page.
+pub const CANDIDATE_IPS: &[u64] = &[0x40_1000, 0x5555_5555_5000, 0x7fff_f7fc_1000, 0xffff_ffff_ff60_0000];
+const CANDIDATE_IPS_32: &[u64] = &[0x0804_9000, 0x5655_6000, 0xf7fc_1000];
+
+fn candidate_ips(abi: Abi) -> &'static [u64] {
+    if abi.elf().1 {
+        CANDIDATE_IPS
+    } else {
+        CANDIDATE_IPS_32
+    }
 }
 
 /// One call a fallback makes: the clock it reads (if any) and its arguments.
@@ -598,8 +635,9 @@ mod tests {
         let second = vec![ld_nr, insn(0x15, 0, 1, 309), insn(0x06, 0, 0, 0x8000_0000), allow];
         let progs = vec![first, second];
         let j = |name| live_verdict(&progs, Abi::X86_64, name).unwrap();
-        let filter =
-            |action, clocks: &[&'static str]| Verdict::Refused(Refusal::Filter { action, clocks: clocks.to_vec() });
+        let filter = |action, clocks: &[&'static str]| {
+            Verdict::Refused(Refusal::Filter { action, clocks: clocks.to_vec(), by_ip: false })
+        };
         assert_eq!(j("clock_gettime"), filter(FilterAction::Errno(1), &["CLOCK_MONOTONIC"]));
         assert_eq!(j("mmap"), filter(FilterAction::Trace, &[]));
         assert_eq!(j("getcpu"), filter(FilterAction::KillProcess, &[]));

@@ -349,3 +349,47 @@ fn under_seccomp() -> bool {
     let own = std::fs::read_to_string("/proc/self/status").unwrap();
     !own.lines().any(|l| l.starts_with("Seccomp:") && l.trim_end().ends_with('0'))
 }
+
+/// Issue 42: `check -p` runs every filter, as the kernel does, with the
+/// instruction pointer the call may have. fixtures/secf.c: `manylast 512`
+/// puts a KILL for clock_gettime on top of 512 filters that allow all (on
+/// c980fa5, read the 512 oldest: `OK … allowed: clock_gettime`); `ipkill`
+/// KILLs clock_gettime made from above 4 GiB (judged with ip 0 on
+/// c980fa5: OK). Both FAIL `process_seccomp:x86_64:clock_gettime`, and
+/// the ground truth: at its first call the process dies of SIGSYS.
+#[test]
+fn check_p_runs_every_filter_with_the_calls_instruction_pointer() {
+    use super::common::{build_c, is_root, skip, Workload};
+    use std::os::unix::process::ExitStatusExt;
+    if !is_root() || under_seccomp() {
+        return skip("reading a process's seccomp filters needs root (CAP_SYS_ADMIN) outside seccomp");
+    }
+    if vdsoctl::arch::HOST_ABI != Some(vdsoctl::arch::Abi::X86_64) {
+        return skip("fixtures/secf.c's filters are x86_64's");
+    }
+    let prog = build_c("secf", false, &[]);
+    for (args, by_ip) in [(&["manylast", "512"][..], false), (&["ipkill"][..], true)] {
+        let mut cmd = std::process::Command::new(&prog);
+        cmd.args(args);
+        let mut w = Workload::start(cmd);
+        let (code, stdout, stderr) = run(&["--json", "check", "-p", &w.pid().to_string(), "--trace", "0"]);
+        let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+        let row = doc["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "process_seccomp:x86_64:clock_gettime")
+            .unwrap_or_else(|| panic!("{args:?}: no clock_gettime row: {doc:#}"));
+        assert_eq!(
+            (row["kind"].as_str(), row["status"].as_str()),
+            (Some("seccomp-denies-fallback"), Some("fail")),
+            "{row}"
+        );
+        assert_eq!(code, 1, "{args:?}: {doc:#}");
+        let detail = row["detail"].as_str().unwrap();
+        assert_eq!(detail.contains("instruction pointer"), by_ip, "{detail}");
+        w.go();
+        let status = w.child.wait().expect("wait");
+        assert_eq!(status.signal(), Some(libc::SIGSYS), "{args:?}: the kernel kills it at its first call");
+    }
+}
