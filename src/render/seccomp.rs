@@ -162,6 +162,9 @@ impl fmt::Display for SeccompFact {
                         rest(*source)
                     ),
                     Verdict::Agent => write!(f, "{call} on {abi}: SCMP_ACT_NOTIFY: the notify agent decides — {when}"),
+                    Verdict::RefusedWhen { refusal, rules } => {
+                        write!(f, "{call} on {abi}: {refusal} when {} — {when}", rules_text(rules))
+                    }
                     Verdict::Allowed => write!(f, "{call} on {abi}: allowed"),
                 }
             }
@@ -203,6 +206,9 @@ fn hint(fact: &SeccompFact) -> Option<&'static str> {
             Some("allow it without conditions, or check that the fallback's arguments match them")
         }
         SeccompFact::Fallback { verdict: Verdict::Agent, .. } => Some("make sure the agent allows it"),
+        SeccompFact::Fallback { verdict: Verdict::RefusedWhen { .. }, .. } => {
+            Some("drop the rule's refusal, or check that the fallback's arguments never match it")
+        }
         SeccompFact::Fallback { verdict: Verdict::Allowed, .. }
         | SeccompFact::Allows { .. }
         | SeccompFact::OtherArches(_) => None,
