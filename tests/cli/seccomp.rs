@@ -892,3 +892,44 @@ fn names_that_are_not_utf8_are_counted_exactly() {
         }
     }
 }
+
+/// Issue 42: the command's own SECCOMP_RET_TRACE filters are modelled as
+/// the kernel keeps them — per thread (one installed by another thread
+/// without TSYNC), at fork (a child forked before the filter), a filter
+/// the kernel refused dropped, and an orphan that holds one: clock calls
+/// succeed under vdsoctl exactly when they do alone (fixtures/own_trace.c:
+/// 10, 10, 10 and 0 of 10; on c980fa5 0, 0, 0 and 10), as nobody and as
+/// root with `--engine seccomp`.
+#[test]
+fn the_commands_own_trace_filters_act_as_alone() {
+    let bin = build_c("own_trace", false, &[]);
+    let ok_of = |text: &str| -> String {
+        text.lines().find(|l| l.starts_with("ok ")).unwrap_or_else(|| panic!("no result: {text}")).to_string()
+    };
+    let vdsoctl = |root: bool| if root { Command::new(vdsoctl_path()) } else { unprivileged(&vdsoctl_path()) };
+    let mut runs = vec![("nobody", false)];
+    if is_root() {
+        runs.push(("root", true));
+    }
+    for (mode, want) in [("thread", 10), ("fork", 10), ("refused", 10), ("orphan", 0)] {
+        // (The orphan holds stdout open: output() waits for it too.)
+        let alone = Command::new(&bin).args([mode, "10"]).output().expect("run alone");
+        assert_eq!(ok_of(&String::from_utf8_lossy(&alone.stdout)), format!("ok {want} of 10"), "{mode} alone");
+        for (who, root) in &runs {
+            let out = vdsoctl(*root)
+                .args(["--json", "trace", "--engine", "seccomp", "--"])
+                .arg(&bin)
+                .args([mode, "10"])
+                .output()
+                .expect("run vdsoctl");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(ok_of(&stderr), format!("ok {want} of 10"), "{who} {mode} under vdsoctl: {stderr}");
+            let r = json_of(&out);
+            assert_eq!(
+                count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")),
+                10,
+                "{who} {mode}: every call counted: {r:#}"
+            );
+        }
+    }
+}

@@ -443,7 +443,7 @@ impl Drop for SeccompTracer {
 fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, how: How) {
     let mut resolver = Resolver::new();
     let mut book = how.sites.then(Book::default);
-    let mut own = Own::default();
+    let mut own = Own::new();
     let mut ids = Ids::default();
     loop {
         match listener.wait(stop.as_fd()) {
@@ -564,7 +564,7 @@ fn answer(
 /// (once the call is known still waiting), and the call let run.
 fn install(listener: &Listener, n: &Notification, installed: Option<((i32, u64), Vec<Insn>)>, own: &mut Own) {
     if let Some(((tgid, _), program)) = installed.filter(|_| listener.id_valid(n.id)) {
-        own.keep(tgid, program);
+        own.keep(n.tid, tgid, program, n.args[1]);
     }
     let _ = listener.resume(n.id);
 }
