@@ -479,13 +479,13 @@ pub fn parse_timens_offsets(text: &str) -> Vec<(i32, i64, i64)> {
 /// exec; a traced command is renamed from its shell's name to its own).
 /// `None` only when the task is gone: a comm that is not UTF-8 (any process
 /// may prctl(PR_SET_NAME) one; an exec cuts a long UTF-8 name at 15 bytes)
-/// is kept as [`crate::words::escaped_name`] writes it, apart from others.
+/// is kept as [`crate::words::bytes_text`] writes it, apart from others.
 pub fn comm_of(pid: i32) -> Option<String> {
     let mut bytes = std::fs::read(format!("/proc/{pid}/comm")).ok()?;
     if bytes.last() == Some(&b'\n') {
         bytes.pop();
     }
-    Some(crate::words::escaped_name(&bytes))
+    Some(crate::words::bytes_text(&bytes))
 }
 
 /// An executable file's identity: (st_dev, st_ino) of what `/proc/PID/exe`
@@ -685,7 +685,7 @@ fn stat_parts(bytes: &[u8]) -> Option<(&[u8], Vec<&str>)> {
 }
 
 /// Parse /proc/PID/stat (its bytes: see [`stat_parts`]). The comm is kept
-/// as [`crate::words::escaped_name`] writes it: a byte that is not UTF-8
+/// as [`crate::words::bytes_text`] writes it: a byte that is not UTF-8
 /// is `\xNN`, so two names never read the same.
 pub fn parse_stat(bytes: impl AsRef<[u8]>) -> Option<StatFields> {
     let (comm, rest) = stat_parts(bytes.as_ref())?;
@@ -693,7 +693,7 @@ pub fn parse_stat(bytes: impl AsRef<[u8]>) -> Option<StatFields> {
     // after state: ppid pgrp session tty_nr tpgid flags
     let ppid = rest.get(1)?.parse().ok()?;
     let flags = rest.get(6)?.parse().ok()?;
-    Some(StatFields { comm: crate::words::escaped_name(comm), state, ppid, flags })
+    Some(StatFields { comm: crate::words::bytes_text(comm), state, ppid, flags })
 }
 
 /// /proc/PID/stat's bytes (a few hundred; read at most 4 KiB).

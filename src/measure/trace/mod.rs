@@ -150,7 +150,7 @@ impl std::fmt::Display for Comm {
         // As /proc's comm is read (`inspect::process::comm_of`): bytes that
         // are not UTF-8 as `\xNN`, so every engine names a process alike.
         let end = self.0.iter().position(|&b| b == 0).unwrap_or(16);
-        f.write_str(&crate::words::escaped_name(&self.0[..end]))
+        f.write_str(&crate::words::bytes_text(&self.0[..end]))
     }
 }
 

@@ -193,11 +193,11 @@ struct Resolver {
 }
 
 /// A comm as read (`/proc/PID/comm`: its bytes and a line feed), kept as
-/// [`crate::words::escaped_name`] writes it: a name that is not UTF-8
+/// [`crate::words::bytes_text`] writes it: a name that is not UTF-8
 /// (`PR_SET_NAME`; a long UTF-8 name an exec cut at 15 bytes) is a name
 /// like any other, apart from every other.
 fn comm_text(bytes: &[u8]) -> String {
-    crate::words::escaped_name(bytes.strip_suffix(b"\n").unwrap_or(bytes))
+    crate::words::bytes_text(bytes.strip_suffix(b"\n").unwrap_or(bytes))
 }
 
 /// The comm of a small /proc file, opened for this read only.
