@@ -8,8 +8,9 @@
 //! memory and kept per thread as the kernel keeps it ([`Own`]: confirmed
 //! by the kernel's `Seccomp_filters` count, so a refused one is dropped, a
 //! thread or child that never got it has none, an orphan keeps its own);
-//! and a clock syscall of a thread with programs of its own runs them here: TRACE with no tracer attached is answered ENOSYS,
-//! as the kernel would. (A KILL, TRAP or ERRNO of theirs outranks
+//! and a clock syscall of a thread with programs of its own runs them
+//! here: TRACE with no tracer attached is answered ENOSYS, as the kernel
+//! would. (A KILL, TRAP or ERRNO of theirs outranks
 //! USER_NOTIF: the kernel acts on it and vdsoctl never sees the call.)
 
 use crate::measure::sys::seccomp::{Insn, Notification};
@@ -131,6 +132,10 @@ pub struct Own {
     base: Option<u32>,
 }
 
+/// The most threads [`Own`] remembers before it forgets those without
+/// programs of the tree's own.
+const MAX_THREADS: usize = 16_384;
+
 /// `SECCOMP_FILTER_FLAG_TSYNC`.
 const FLAG_TSYNC: u64 = 1;
 
@@ -197,6 +202,13 @@ impl Own {
 
     /// The tree's own programs thread `tid` of `tgid` holds now.
     fn chain_of(&mut self, tid: i32, tgid: i32, parent: Option<i32>) -> Vec<Vec<Insn>> {
+        if self.tgids.len() >= MAX_THREADS {
+            // Bounded: threads that hold none of the tree's programs are
+            // forgotten (read anew from their count when they call again).
+            let (chains, pending) = (&mut self.chains, &self.pending);
+            chains.retain(|t, c| !c.is_empty() || pending.contains_key(t));
+            self.tgids.retain(|t, _| chains.contains_key(t) || pending.contains_key(t));
+        }
         self.tgids.insert(tid, tgid);
         let (Some(base), Some(count)) = (self.base, filters_of(&format!("/proc/{tid}/status"))) else {
             // No count: a process's chain, its parent's when first asked.
