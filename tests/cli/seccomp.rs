@@ -841,6 +841,22 @@ fn signal_storms_leave_every_call_accounted_for() {
             eprintln!("{what}");
         }
     }
+    // `check -- CMD` says it too: a row of its own, WARN, whenever the
+    // program saw an EINTR (so at least one call was withdrawn).
+    let out = unprivileged(&vdsoctl_path())
+        .env("NO_COLOR", "1")
+        .args(["--json", "check", "--"])
+        .arg(&storm)
+        .args(["alarm", "50000", "200"])
+        .output()
+        .expect("run vdsoctl");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let doc = json_of(&out);
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "command_trace_withdrawn");
+    if said(&stderr, "eintr") > 0 {
+        let row = row.unwrap_or_else(|| panic!("the EINTRs are said: {doc:#}"));
+        assert_eq!((row["kind"].as_str(), row["status"].as_str()), (Some("calls-withdrawn-by-signal"), Some("warn")));
+    }
 }
 
 /// Issue 42, bytes not strings: a program whose name is not UTF-8
