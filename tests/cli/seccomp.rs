@@ -726,6 +726,20 @@ fn the_audited_tree_cannot_ptrace_its_auditor() {
         let doc = json_of(&out);
         assert_eq!(doc["command"]["timed_out"], true, "grab {who}: {doc}");
     }
+    // As root the tree keeps CAP_SYS_PTRACE and seizes vdsoctl itself; the
+    // guardian keeps the deadline then (on c980fa5: 20 s for `gparent 20`).
+    if is_root() {
+        for who in ["parent", "gparent"] {
+            let t0 = Instant::now();
+            let out = Command::new(vdsoctl_path())
+                .args(["--json", "check", "--timeout", "2s", "--", path(&bin), who, "20"])
+                .output()
+                .expect("run vdsoctl");
+            let took = t0.elapsed();
+            assert!(took < Duration::from_secs(12), "root grab {who} 20: vdsoctl ran {took:?}");
+            assert_eq!(json_of(&out)["command"]["timed_out"], true, "root grab {who}");
+        }
+    }
 }
 
 /// clock_gettime syscalls `strace -f -c` counts for `argv` run alone
