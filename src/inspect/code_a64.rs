@@ -56,6 +56,13 @@ fn cond_target(w: u32, pc: u64) -> Option<u64> {
     Some(pc.wrapping_add(((imm as i32) >> shift) as i64 as u64))
 }
 
+/// The target of the `bl` that ends just before return address `ret`
+/// (`before`: the 4 bytes there), if that instruction is one.
+pub fn bl_before(before: &[u8], ret: u64) -> Option<u64> {
+    let w = word(before, before.len().checked_sub(4)?)?;
+    is_bl(w).then(|| branch26(w, ret.wrapping_sub(4)))
+}
+
 fn is_bl(w: u32) -> bool {
     w & 0xfc00_0000 == 0x9400_0000
 }

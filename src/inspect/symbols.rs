@@ -13,6 +13,7 @@
 //! process exited, and parses an object at its first use.
 
 use crate::error::Result;
+use crate::inspect::elf::read;
 use crate::inspect::elf::symtab::{object_symbols, ObjectSymbols};
 use crate::inspect::maps::Mapping;
 use crate::inspect::Process;
@@ -59,6 +60,11 @@ pub struct Frame {
     pub build_id: Option<String>,
     /// The object is the process's executable.
     pub program: bool,
+    /// When the address is a return address: the function in the same
+    /// object that the direct call just before it calls (`call f`, `bl f`).
+    /// A caller whose call names a function that does not hold the frame
+    /// below made a tail call through it (`f` ended in `jmp syscall`).
+    pub called: Option<String>,
 }
 
 impl Frame {
@@ -72,6 +78,7 @@ impl Frame {
             offset: address,
             build_id: None,
             program: false,
+            called: None,
         }
     }
 
@@ -97,21 +104,46 @@ pub struct Objects {
 enum Entry {
     /// Opened, not parsed yet.
     Open(File),
-    /// Parsed (`None`: could not be opened or is not ELF).
-    Parsed(Option<Arc<ObjectSymbols>>),
+    /// Parsed (`None`: could not be opened or is not ELF), the file kept
+    /// to read a return address's call instruction from.
+    Parsed(Option<Arc<ObjectSymbols>>, Option<File>),
 }
 
 impl Objects {
     /// The parsed symbols of an object, parsing it on first use.
     fn symbols(&mut self, id: &ObjectId) -> Option<Arc<ObjectSymbols>> {
         let entry = self.files.get_mut(id)?;
-        if let Entry::Open(file) = entry {
-            *entry = Entry::Parsed(object_symbols(file).ok().map(Arc::new));
+        if let Entry::Open(_) = entry {
+            if let Entry::Open(file) = std::mem::replace(entry, Entry::Parsed(None, None)) {
+                let symbols = object_symbols(&file).ok().map(Arc::new);
+                let keep = symbols.is_some().then_some(file);
+                *entry = Entry::Parsed(symbols, keep);
+            }
         }
         match entry {
-            Entry::Parsed(p) => p.clone(),
+            Entry::Parsed(p, _) => p.clone(),
             Entry::Open(_) => None,
         }
+    }
+
+    /// The function that the direct call ending at ELF address `ret` of
+    /// object `id` calls, named from the object's symbols; `None` when the
+    /// instruction there is no direct call, or its target is no function of
+    /// this object (a PLT stub: a call into another object).
+    fn called_before(&mut self, id: &ObjectId, symbols: &ObjectSymbols, in_file: u64, ret: u64) -> Option<String> {
+        let Some(Entry::Parsed(_, Some(file))) = self.files.get(id) else { return None };
+        let x86 = matches!(symbols.ident.machine, crate::arch::machine::X86_64 | crate::arch::machine::I386);
+        let len = if x86 { 5 } else { 4 };
+        let before = read::Source::read_at(file, in_file.checked_sub(len)?, len as usize).ok()?;
+        let target = match symbols.ident.machine {
+            crate::arch::machine::X86_64 | crate::arch::machine::I386 => {
+                crate::inspect::code::direct_call_before(&before, ret, if symbols.ident.is_64 { 64 } else { 32 })?
+            }
+            crate::arch::machine::AARCH64 => crate::inspect::code_a64::bl_before(&before, ret)?,
+            _ => return None,
+        };
+        let (f, 0) = symbols.function_at(target)? else { return None };
+        Some(demangle(&f.name))
     }
 
     /// Hold the file at `path` (the traced command's executable), as if a
@@ -159,10 +191,12 @@ impl Objects {
             offset: in_file,
             build_id: None,
             program,
+            called: None,
         };
         let Some(symbols) = self.symbols(&id) else { return Some(frame) };
         frame.build_id = symbols.build_id.clone();
         name_in(&symbols, in_file, &mut frame);
+        frame.called = symbols.vaddr_of_offset(in_file).and_then(|ret| self.called_before(&id, &symbols, in_file, ret));
         Some(frame)
     }
 
@@ -226,7 +260,7 @@ impl Snapshot {
                     if !objects.files.contains_key(&id) {
                         let entry = match process.open_mapped(m) {
                             Some(f) => Entry::Open(f),
-                            None => Entry::Parsed(None),
+                            None => Entry::Parsed(None, None),
                         };
                         objects.files.insert(id.clone(), entry);
                     }
@@ -265,6 +299,7 @@ impl Snapshot {
             offset: address - r.start,
             build_id: None,
             program: r.program,
+            called: None,
         };
         let symbols = match r.kind {
             FrameKind::Vdso => self.vdso.clone(),
@@ -277,6 +312,10 @@ impl Snapshot {
         let in_file = address - r.start + r.file_offset;
         frame.build_id = symbols.build_id.clone();
         name_in(&symbols, in_file, &mut frame);
+        if let Some(id) = r.object.as_ref() {
+            frame.called =
+                symbols.vaddr_of_offset(in_file).and_then(|ret| objects.called_before(id, &symbols, in_file, ret));
+        }
         frame
     }
 
@@ -292,9 +331,29 @@ fn name_in(symbols: &ObjectSymbols, in_file: u64, frame: &mut Frame) {
     let Some(vaddr) = symbols.vaddr_of_offset(in_file) else { return };
     frame.offset = vaddr;
     if let Some((f, off)) = symbols.function_at(vaddr) {
-        frame.symbol = Some(f.name.clone());
+        frame.symbol = Some(demangle(&f.name));
         frame.offset = off;
     }
+}
+
+/// Bytes a demangled name may take (a 1 KiB mangled C++ name with
+/// substitutions can expand far past that): longer, it stays mangled.
+const MAX_DEMANGLED: usize = 4096;
+
+/// A Rust (legacy or v0) or C++ (Itanium) symbol as its source names it,
+/// as `perf report` and `c++filt` show it; Rust's hash suffix left out.
+/// Any other name, or one that does not decode, as it is.
+pub fn demangle(name: &str) -> String {
+    if let Ok(d) = rustc_demangle::try_demangle(name) {
+        return format!("{d:#}");
+    }
+    if name.starts_with("_Z") {
+        let text = cpp_demangle::Symbol::new(name.as_bytes()).ok().and_then(|s| s.demangle().ok());
+        if let Some(text) = text.filter(|t| t.len() <= MAX_DEMANGLED) {
+            return text;
+        }
+    }
+    name.to_string()
 }
 
 /// A `dev_t` as /proc/PID/maps prints it (`fd:01`: major, minor in hex).

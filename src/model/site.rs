@@ -196,11 +196,16 @@ pub fn rows_of(tally: &Tally, key: &Key, secs: f64, host: &Host, seen: &Sighting
             if class == SiteClass::Unknown && tally.maps_refused.contains(&(key.pid, key.start)) {
                 class = SiteClass::Unreadable;
             }
+            let site = FrameRow::from(at.clone());
+            let caller = caller.map(FrameRow::from).map(|mut c| {
+                c.note_tail_call(&site);
+                c
+            });
             SiteRow {
                 count: *n,
                 per_sec: *n as f64 / secs,
-                site: FrameRow::from(at.clone()),
-                caller: caller.map(FrameRow::from),
+                site,
+                caller,
                 class,
                 fallback,
                 clocksource: (fallback == Some(Fallback::Clocksource))
@@ -255,6 +260,7 @@ mod tests {
             offset: 0,
             build_id: None,
             program,
+            called: None,
         }
     }
 

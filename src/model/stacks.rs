@@ -53,6 +53,23 @@ pub struct StackFrame {
     /// missing to name it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unnamed: Option<Unnamed>,
+    /// A return address whose call named another function than the frame
+    /// below: that function, which ended in a tail call (`jmp syscall`)
+    /// and so left no frame of its own. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail_call: Option<String>,
+    /// What the direct call before this (return) address calls, to find a
+    /// tail call against the frame below.
+    #[serde(skip)]
+    pub called: Option<String>,
+}
+
+impl StackFrame {
+    /// Mark a tail call when this return address's call named a function
+    /// that does not hold `below` (the frame it returns from).
+    pub fn note_tail_call(&mut self, below: &StackFrame) {
+        self.tail_call = self.called.clone().filter(|f| below.symbol.as_deref() != Some(f.as_str()));
+    }
 }
 
 impl From<Frame> for StackFrame {
@@ -65,6 +82,8 @@ impl From<Frame> for StackFrame {
             offset: f.offset,
             build_id: f.build_id,
             unnamed: None,
+            tail_call: None,
+            called: f.called,
         }
     }
 }
@@ -103,6 +122,10 @@ pub fn rows(tally: &Tally, seen: &Sightings) -> Vec<StackRow> {
             };
             let (mut frames, cut) = name_frames(&k.frames, resolve, k.full);
             splice_caller(&mut frames, k.word, resolve);
+            for i in 1..frames.len() {
+                let (below, above) = frames.split_at_mut(i);
+                above[0].note_tail_call(&below[i - 1]);
+            }
             for f in frames.iter_mut().filter(|f| f.kind == FrameKind::Unmapped && f.object.is_none()) {
                 f.unnamed = Some(match tally.mapped.get(&(k.pid, k.start, f.address)) {
                     Some(m) if m.has_file() => Unnamed::FileNotFound,

@@ -528,8 +528,8 @@ pub enum TraceFact {
         pid: i32,
         comm: Option<String>,
         count: u64,
-        site: super::site::FrameRow,
-        caller: Option<super::site::FrameRow>,
+        site: Box<super::site::FrameRow>,
+        caller: Option<Box<super::site::FrameRow>>,
         fix: super::site::Fix,
     },
     /// Calls counted in their rows but not in a call-site row.
@@ -831,8 +831,8 @@ fn site_facts(counts: &[CountRow], sites_lost: u64, engine: crate::progress::Kin
                 pid: r.pid,
                 comm: r.comm.clone(),
                 count: s.count,
-                site: s.site.clone(),
-                caller: s.caller.clone(),
+                site: Box::new(s.site.clone()),
+                caller: s.caller.clone().map(Box::new),
                 fix,
             });
         }

@@ -121,8 +121,8 @@ impl TraceReport {
                     r.pid.to_string(),
                     r.clock.map_or_else(|| r.syscall.to_string(), |c| c.short()),
                     thousands(s.count),
-                    out.text(&label(&s.site)).into_owned(),
-                    s.caller.as_ref().map_or_else(|| "-".to_string(), |c| out.text(&label(c)).into_owned()),
+                    out.text(&short_label(&s.site)).into_owned(),
+                    s.caller.as_ref().map_or_else(|| "-".to_string(), |c| out.text(&short_label(c)).into_owned()),
                     crate::render::site_class_text(s.class).to_string(),
                 ]);
             }
@@ -544,11 +544,34 @@ pub fn label(f: &FrameRow) -> String {
     let object = f.object.as_deref().map(|o| o.rsplit('/').next().unwrap_or(o));
     match (f.kind, object, &f.symbol) {
         (FrameKind::Unmapped, _, _) => format!("{:#x}", f.address),
-        (_, o, Some(s)) => format!("{} {s}+{:#x}", o.unwrap_or("[anon]"), f.offset),
+        (_, o, Some(s)) => match &f.tail_call {
+            Some(t) => format!("{} {t} (tail call, returns to {s}+{:#x})", o.unwrap_or("[anon]"), f.offset),
+            None => format!("{} {s}+{:#x}", o.unwrap_or("[anon]"), f.offset),
+        },
         (_, o, None) => {
             let id = f.build_id.as_deref().map(|b| format!(" (build-id {b})")).unwrap_or_default();
             format!("{} +{:#x}{id}", o.unwrap_or("[anon]"), f.offset)
         }
+    }
+}
+
+/// Characters of a function's name a table shows (JSON has it whole): a
+/// demangled Rust or C++ name runs to hundreds.
+const SYMBOL_SHOWN: usize = 40;
+
+/// [`label`] for a table column: a long function name cut, its `+0x…`
+/// offset kept, so the column stays narrow and the place stays exact.
+fn short_label(f: &FrameRow) -> String {
+    match &f.symbol {
+        Some(s)
+            if s.chars().count() > SYMBOL_SHOWN
+                || f.tail_call.as_ref().is_some_and(|t| t.chars().count() > SYMBOL_SHOWN) =>
+        {
+            let short =
+                |n: &String| if n.chars().count() > SYMBOL_SHOWN { cut(n, SYMBOL_SHOWN - 1, false) } else { n.clone() };
+            label(&FrameRow { symbol: Some(short(s)), tail_call: f.tail_call.as_ref().map(short), ..f.clone() })
+        }
+        _ => label(f),
     }
 }
 
@@ -638,7 +661,7 @@ impl fmt::Display for TraceFact {
                     fix.what,
                     thousands(*count),
                     label(site),
-                    site_fix(fix, caller.as_ref()).cause()
+                    site_fix(fix, caller.as_deref()).cause()
                 )
             }
             F::SitesLost { count } => write!(
@@ -668,7 +691,7 @@ impl TraceFact {
             F::Lost { engine, lost } => Some(lost_words(*engine, *lost).1),
             F::Unfollowed { .. } => Some(format!("the traced set holds {MAX_PROCS} processes; trace a smaller tree")),
             F::Withdrawn { .. } => Some("count with the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which never makes a call wait".into()),
-            F::Site { caller, fix, .. } => Some(site_fix(fix, caller.as_ref()).to_string()),
+            F::Site { caller, fix, .. } => Some(site_fix(fix, caller.as_deref()).to_string()),
             F::SitesLost { .. } => {
                 Some(format!("the site map holds {MAX_SITES} rows; trace fewer processes or for less time"))
             }
@@ -705,7 +728,14 @@ pub fn folded(rows: &[crate::model::stacks::StackRow]) -> Vec<(String, u64)> {
         if let Some(cut) = r.cut {
             parts.push(cut.marker().to_string());
         }
-        parts.extend(r.frames.iter().rev().map(|f| crate::model::stacks::fold_safe(&f.to_string())));
+        // A tail call left no frame: its function, marked, between the
+        // caller it returns to and the frame it jumped to.
+        for f in r.frames.iter().rev() {
+            parts.push(crate::model::stacks::fold_safe(&f.to_string()));
+            if let Some(t) = &f.tail_call {
+                parts.push(crate::model::stacks::fold_safe(&format!("{t} [tail call]")));
+            }
+        }
         let line = parts.join(";");
         match lines.iter_mut().find(|(l, _)| *l == line) {
             Some((_, n)) => *n += r.count,

@@ -378,3 +378,40 @@ fn a_churn_of_short_lived_processes_under_all_is_named() {
         assert_eq!(names[..3], ["syscall", "read_monotonic_raw", "main"], "{s:#}");
     }
 }
+
+/// Issue 43: gcc -O2 compiles `read_monotonic_raw`'s `return syscall(…)`
+/// into `jmp syscall@plt` (checked with objdump): no frame of its own, so
+/// the return address is `main`'s, where no syscall() is written. The
+/// call just before it calls `read_monotonic_raw`, which does not hold
+/// the site: the caller is that function (`tail_call`), the return address
+/// beside it — with both engines, the process exiting at once.
+#[test]
+fn a_tail_call_names_the_function_that_made_it() {
+    let bin = build_c("tail_call", false, &[]);
+    let body = Command::new("objdump").args(["-d", "--disassemble=read_monotonic_raw"]).arg(&bin).output().unwrap();
+    let body = String::from_utf8_lossy(&body.stdout);
+    assert!(body.lines().any(|l| l.contains("jmp") && l.contains("<syscall@plt>")), "not a tail call:\n{body}");
+    let ret = return_into(&bin, "main", "<read_monotonic_raw>");
+    for engine in engines() {
+        let r = sites(engine, &[p(&bin), "1000"]);
+        let (count_row, s) = row(&r, &comm_of(&bin), "CLOCK_MONOTONIC_RAW");
+        assert_eq!((count_row["count"].as_u64(), s.len()), (Some(1000), 1), "{engine}: {r:#}");
+        assert_eq!((s[0]["count"].as_u64(), s[0]["class"].as_str()), (Some(1000), Some("libc_syscall")), "{r:#}");
+        assert_eq!(s[0]["site"]["symbol"], "syscall", "{r:#}");
+        let caller = &s[0]["caller"];
+        assert_eq!(
+            (caller["symbol"].as_str(), caller["tail_call"].as_str()),
+            (Some("main"), Some("read_monotonic_raw"))
+        );
+        assert_eq!(hex(&caller["offset"]), ret, "{engine}: returns where objdump's call does: {caller:#}");
+    }
+    // A direct call is no tail call: short_clock's read_monotonic_raw
+    // calls syscall() and checks the result.
+    let direct = build_c("short_clock", false, &[]);
+    for engine in engines() {
+        let r = sites(engine, &[p(&direct), "raw", "100"]);
+        let (_, s) = row(&r, &comm_of(&direct), "CLOCK_MONOTONIC_RAW");
+        let caller = &s[0]["caller"];
+        assert_eq!((caller["symbol"].as_str(), caller.get("tail_call")), (Some("read_monotonic_raw"), None), "{r:#}");
+    }
+}

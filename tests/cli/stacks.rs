@@ -137,3 +137,20 @@ fn a_short_lived_leaf_wrappers_stack_ends_where_the_code_is() {
         assert!(titles.lines().any(|t| t.starts_with(&format!("{f} ("))), "no `{f}` in the SVG:\n{titles}");
     }
 }
+
+/// Issue 43: a tail call left no frame; the folded stack names it between
+/// the caller it returns to and the frame it jumped to, marked, as
+/// `--sites` does: `main;read_monotonic_raw [tail call];syscall`.
+#[test]
+fn a_tail_call_is_named_in_the_stack() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let bin = build_c("tail_call", false, &["-fno-omit-frame-pointer"]);
+    let (code, stdout, stderr) = run(&["--format", "folded", "trace", "--stacks", "--", bin.to_str().unwrap(), "1000"]);
+    assert_eq!(code, 0, "{stderr}");
+    let line = stdout.lines().find(|l| l.ends_with(" 1000")).unwrap_or_else(|| panic!("{stdout}"));
+    let (stack, _) = line.rsplit_once(' ').unwrap();
+    let frames: Vec<&str> = stack.split(';').collect();
+    assert_eq!(frames[frames.len() - 3..], ["main", "read_monotonic_raw [tail call]", "syscall"], "{stdout}");
+}

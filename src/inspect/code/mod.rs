@@ -89,6 +89,19 @@ pub struct Targets {
     pub syscall_got: Vec<u64>,
 }
 
+/// The target of the direct `call rel32` (`e8`) that ends just before
+/// return address `ret` (`before`: the 5 bytes there), if that instruction
+/// is one; `bits`: 32 wraps the target as the CPU does.
+pub fn direct_call_before(before: &[u8], ret: u64, bits: u32) -> Option<u64> {
+    let b = before.get(before.len().checked_sub(5)?..)?;
+    if b[0] != 0xe8 {
+        return None;
+    }
+    let rel = i32::from_le_bytes([b[1], b[2], b[3], b[4]]) as i64 as u64;
+    let target = ret.wrapping_add(rel);
+    Some(if bits == 32 { target & 0xffff_ffff } else { target })
+}
+
 /// Offsets in `code` (loaded at `base`) where a site may be, sorted.
 pub fn candidates(code: &[u8], base: u64, bits: u32, t: &Targets) -> Vec<usize> {
     let mut out = Vec::new();

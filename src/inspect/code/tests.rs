@@ -239,3 +239,32 @@ fn a_number_hoisted_far_before_its_syscall() {
         );
     }
 }
+
+/// A return address's call, decoded as objdump shows it: `e8 rel32` from
+/// the return address (32-bit targets wrap), and nothing else.
+#[test]
+fn the_direct_call_before_a_return_address() {
+    use super::direct_call_before;
+    // 1083: call 11c0 <read_monotonic_raw>; returns to 1088.
+    assert_eq!(direct_call_before(&[0xe8, 0x38, 0x01, 0x00, 0x00], 0x1088, 64), Some(0x11c0));
+    // A backward call: rel32 -0x50.
+    assert_eq!(direct_call_before(&[0x90, 0xe8, 0xb0, 0xff, 0xff, 0xff], 0x1000, 64), Some(0xfb0));
+    assert_eq!(direct_call_before(&[0xe8, 0x00, 0x00, 0x00, 0x80], 0x1000, 32), Some(0x8000_1000));
+    assert_eq!(direct_call_before(&[0xe8, 0xf0, 0xff, 0xff, 0xff], 0x8, 32), Some(0xffff_fff8));
+    // call *%rax (ff d0), a short buffer: no direct call.
+    assert_eq!(direct_call_before(&[0x90, 0x90, 0x90, 0xff, 0xd0], 0x1000, 64), None);
+    assert_eq!(direct_call_before(&[0xe8, 0x00], 0x1000, 64), None);
+}
+
+/// `bl` before an aarch64 return address: the target from the `bl`'s own address.
+#[test]
+fn the_bl_before_an_aarch64_return_address() {
+    use crate::inspect::code_a64::bl_before;
+    // 0x1000: bl 0x2000 (imm26 = 0x400), returns to 0x1004.
+    assert_eq!(bl_before(&0x9400_0400u32.to_le_bytes(), 0x1004), Some(0x2000));
+    // bl -8 (imm26 = 0x3fffffe).
+    assert_eq!(bl_before(&0x97ff_fffeu32.to_le_bytes(), 0x1004), Some(0xff8));
+    // b 0x2000 and blr x0 are no bl.
+    assert_eq!(bl_before(&0x1400_0400u32.to_le_bytes(), 0x1004), None);
+    assert_eq!(bl_before(&0xd63f_0000u32.to_le_bytes(), 0x1004), None);
+}

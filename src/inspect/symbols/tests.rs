@@ -147,3 +147,24 @@ fn bad_bytes_are_an_error_or_fewer_symbols_never_a_panic() {
     }
     let _ = object_symbols(&flipped[..]);
 }
+
+/// Rust (legacy and v0) and C++ names come out as their source names
+/// them, as `c++filt` and `perf report` show them; C names and names that
+/// do not decode stay as they are.
+#[test]
+fn names_are_demangled_as_cxxfilt_does() {
+    use super::demangle;
+    assert_eq!(
+        demangle("_ZN7vdsoctl7measure5bench7Callers12repeat_clock17h0123456789abcdefE"),
+        "vdsoctl::measure::bench::Callers::repeat_clock"
+    );
+    assert_eq!(demangle("_RNvCs1234_7mycrate4main"), "mycrate::main");
+    assert_eq!(demangle("_ZN5space3fooEibc"), "space::foo(int, bool, char)");
+    assert_eq!(
+        demangle("_ZNSt6vectorIiSaIiEE9push_backEOi"),
+        "std::vector<int, std::allocator<int> >::push_back(int&&)"
+    );
+    for plain in ["clock_gettime", "main", "runtime.nanotime1", "_Z", "_ZZZ not a name", ""] {
+        assert_eq!(demangle(plain), plain);
+    }
+}
