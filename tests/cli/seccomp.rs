@@ -802,8 +802,8 @@ fn build_go_preempt() -> Option<std::path::PathBuf> {
 /// waited for vdsoctl (the kernel lets a signal interrupt a notified call
 /// until vdsoctl has received it), which vdsoctl counts from the gaps in
 /// the notification ids and says as `calls-withdrawn-by-signal`. So
-/// counted + failed == strace's count alone, the withdrawn calls are at
-/// least the program's EINTRs, and a runtime whose handlers restart (Go's
+/// counted + failed == strace's count alone, the withdrawn calls are the
+/// program's EINTRs (but for a last one that leaves no gap), and a runtime whose handlers restart (Go's
 /// preemption signals) is counted exactly as strace counts it, with no
 /// call failing. (On c980fa5 the withdrawn calls were neither counted nor
 /// said: 196,549 of 200,000, OK.) What the seccomp engine cannot do is
@@ -845,7 +845,10 @@ fn signal_storms_leave_every_call_accounted_for() {
             let what =
                 format!("{who} {argv:?}: strace {alone}, counted {counted}, withdrawn {withdrawn}, failed {failed}");
             assert_eq!(counted + failed, alone, "{what}");
-            assert!(withdrawn >= failed, "{what}");
+            // A call withdrawn after the last notification vdsoctl received
+            // leaves no gap behind it: sigstorm's one calling thread may
+            // hide its last one so.
+            assert!(withdrawn + 1 >= failed, "{what}");
             let said_so = r["findings"].as_array().unwrap().iter().any(|f| f["kind"] == "calls-withdrawn-by-signal");
             assert_eq!(said_so, withdrawn > 0, "{what}: {r:#}");
             if argv.len() == 3 {

@@ -404,9 +404,16 @@ impl SeccompTracer {
         let (stop_r, stop_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(io::Error::from)?;
         let shared = Arc::clone(&self.shared);
         let how = How { per_thread: self.per_thread, sites: self.sites };
-        let worker = std::thread::Builder::new()
-            .name("seccomp".into())
-            .spawn(move || serve_calls(&listener, &stop_r, &shared.0, how))?;
+        // The supervisor is up before the command may run: a call waiting
+        // for a supervisor not yet there can be withdrawn by a signal
+        // before any id was received, and such a gap could not be seen.
+        let (up_tx, up_rx) = std::sync::mpsc::channel::<()>();
+        let worker = std::thread::Builder::new().name("seccomp".into()).spawn(move || {
+            let serving = Serving::new();
+            let _ = up_tx.send(());
+            serve_calls(&listener, &stop_r, &shared.0, how, serving)
+        })?;
+        let _ = up_rx.recv_timeout(std::time::Duration::from_secs(5));
         self.worker = Some(worker);
         self.stop = Some(stop_w);
         Ok(())
@@ -440,10 +447,9 @@ impl Drop for SeccompTracer {
 
 /// The supervisor: take each notified call, count it, let it run; until
 /// the listener hangs up (no process holds the filter) or `stop` closes.
-fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, how: How) {
-    let mut resolver = Resolver::new();
+fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, how: How, serving: Serving) {
+    let Serving { mut resolver, mut own } = serving;
     let mut book = how.sites.then(Book::default);
-    let mut own = Own::new();
     let mut ids = Ids::default();
     loop {
         match listener.wait(stop.as_fd()) {
@@ -466,6 +472,18 @@ fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, how: How) {
             Ok(Wake::Again) => {}
             Ok(Wake::Stop) | Err(_) => return,
         }
+    }
+}
+
+/// What the supervisor reads before it says it is up.
+struct Serving {
+    resolver: Resolver,
+    own: Own,
+}
+
+impl Serving {
+    fn new() -> Serving {
+        Serving { resolver: Resolver::new(), own: Own::new() }
     }
 }
 
@@ -528,11 +546,15 @@ fn answer(
     // Only what was read of /proc (or of the caller's memory) about this
     // caller needs it still waiting; a cached answer does not.
     let read = resolver.read || call.is_some_and(|c| c.reads_caller()) || site.is_some() || !own.is_empty();
+    // Gone while vdsoctl held it (a signal, or its task killed): withdrawn
+    // too, though its id was received (no gap says it).
     if read && !listener.id_valid(n.id) {
+        lock(&shared.tally).withdrawn += 1;
         return;
     }
     let answered = if enosys { listener.fail(n.id, libc::ENOSYS) } else { listener.resume(n.id) };
     if answered.is_err() {
+        lock(&shared.tally).withdrawn += 1;
         return;
     }
     let mut tally = lock(&shared.tally);
