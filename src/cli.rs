@@ -169,6 +169,17 @@ pub struct TraceArgs {
     #[arg(long, value_name = "FILE.svg", requires = "stacks")]
     pub flamegraph: Option<std::path::PathBuf>,
 
+    /// Fold the rows by program (or --by KEY) and show the N busiest: a busy host in a few
+    /// lines, each group's calls summed and its cost beside them (JSON keeps every row, and adds
+    /// `groups`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub top: Option<u32>,
+
+    /// What rows are folded by: `exe` (the program, the default with --top), `comm` (the name, as
+    /// bpftrace's `@[comm]`), `cgroup` (its container or unit). Alone, it folds without a limit.
+    #[arg(long, value_enum, value_name = "KEY")]
+    pub by: Option<crate::model::group::GroupBy>,
+
     /// Command to start and trace from its exec, with its threads and children.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,

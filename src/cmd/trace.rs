@@ -28,6 +28,9 @@ pub fn run(job: &TraceJob, out: &Output) -> Result<Outcome> {
     let traced = session::collect(&job.session, &mut |s, w| {
         let mut report = build(s, w, fail_over, &KernelFacts::read());
         per_call.apply(&mut report);
+        if let Some(g) = job.grouping {
+            report.group(g);
+        }
         interval_failed |= report.any_fail();
         warned.apply(&mut report, fail_over);
         if let (Err(e), true) = (emit_line(out, &report), late.is_empty()) {
@@ -37,6 +40,9 @@ pub fn run(job: &TraceJob, out: &Output) -> Result<Outcome> {
     })?;
     let mut report = build(&traced.session, &traced.window(), fail_over, &KernelFacts::read());
     per_call.apply(&mut report);
+    if let Some(g) = job.grouping {
+        report.group(g);
+    }
     let crossed = interval_failed || report.any_fail();
     // The report first: a flame graph that cannot be written after the
     // trace loses neither the report nor the command's exit status.

@@ -15,6 +15,7 @@ pub mod command;
 pub mod cost;
 pub mod dump;
 pub mod gate;
+pub mod group;
 pub mod host;
 pub mod image;
 pub mod kind;

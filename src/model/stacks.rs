@@ -19,6 +19,10 @@ pub enum Cut {
     /// address outside the process's executable mappings (what follows
     /// is dropped).
     NoFramePointer,
+    /// The walk yielded a return address nothing could check: the process
+    /// exited before its mappings were read, and the kernel captured none
+    /// there (what follows is dropped, never guessed).
+    Unverified,
 }
 
 /// Why an unmapped address has no name: what was missing to name it
@@ -120,7 +124,7 @@ pub fn rows(tally: &Tally, seen: &Sightings) -> Vec<StackRow> {
                     }
                 }
             };
-            let (mut frames, cut) = name_frames(&k.frames, resolve, k.full);
+            let (mut frames, mut cut) = name_frames(&k.frames, resolve, k.full);
             splice_caller(&mut frames, k.word, resolve);
             for i in 1..frames.len() {
                 let (below, above) = frames.split_at_mut(i);
@@ -134,11 +138,41 @@ pub fn rows(tally: &Tally, seen: &Sightings) -> Vec<StackRow> {
                     None => Unnamed::OutsideMappings,
                 });
             }
+            cut_unverified(&mut frames, &mut cut);
             StackRow { pid: k.pid, comm: tally.comms.get(&k.pid).cloned(), count: *n, frames, cut }
         })
         .collect();
-    rows.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)));
-    rows
+    // Stacks that differed only past a cut are one stack: one site's
+    // calls, one row.
+    let mut merged: Vec<StackRow> = Vec::with_capacity(rows.len());
+    for r in rows.drain(..) {
+        match merged.iter_mut().find(|m| m.pid == r.pid && m.cut == r.cut && m.frames == r.frames) {
+            Some(m) => m.count = m.count.saturating_add(r.count),
+            None => merged.push(r),
+        }
+    }
+    merged.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)));
+    merged
+}
+
+/// A stack never holds a frame nothing showed to be code: past the
+/// innermost (the instruction itself), the first return address that is
+/// no code of the process (mapped data, or outside the mappings read)
+/// ends the stack as cut by a frame without a frame pointer, and one that
+/// nothing could check (the process exited before a look and the kernel
+/// captured no mapping there) as unverified. -O2 code keeps data in %rbp:
+/// the walk then reads numbers as return addresses, a different one each
+/// call, and would make one stack per call of one site.
+fn cut_unverified(frames: &mut Vec<StackFrame>, cut: &mut Option<Cut>) {
+    let at = frames.iter().enumerate().skip(1).find_map(|(i, f)| match f.unnamed {
+        Some(Unnamed::NotCode | Unnamed::OutsideMappings) => Some((i, Cut::NoFramePointer)),
+        Some(Unnamed::GoneBeforeLook) => Some((i, Cut::Unverified)),
+        _ => None,
+    });
+    if let Some((i, why)) = at {
+        frames.truncate(i);
+        *cut = Some(why);
+    }
 }
 
 /// A leaf wrapper (libc's `syscall()`) sets up no frame: the frame-pointer
@@ -308,5 +342,30 @@ mod tests {
             folded(&rows),
             [("app;main;middle;inner".to_string(), 7), ("a\\x3bb c\\n;[cut: no frame pointer];x\\x3by".to_string(), 1)]
         );
+    }
+
+    /// Past the instruction, a return address that is no code ends the
+    /// stack (no frame pointer), one nothing could check ends it too
+    /// (unverified); a file not found is still a frame.
+    #[test]
+    fn a_frame_nothing_shows_is_code_cuts_the_stack() {
+        let named = |a| StackFrame::from(frame(a, "/bin/a", Some("main"), 0));
+        let unnamed = |a, why| StackFrame { unnamed: Some(why), ..StackFrame::from(Frame::unmapped(a)) };
+        for (why, cut) in [
+            (Unnamed::NotCode, Some(Cut::NoFramePointer)),
+            (Unnamed::OutsideMappings, Some(Cut::NoFramePointer)),
+            (Unnamed::GoneBeforeLook, Some(Cut::Unverified)),
+            (Unnamed::FileNotFound, None),
+        ] {
+            let mut frames = vec![named(0x10), unnamed(0x1000, why), named(0x30)];
+            let mut got = None;
+            cut_unverified(&mut frames, &mut got);
+            assert_eq!((got, frames.len()), (cut, if cut.is_some() { 1 } else { 3 }), "{why:?}");
+        }
+        // The instruction itself is never cut away.
+        let mut frames = vec![unnamed(0x10, Unnamed::GoneBeforeLook)];
+        let mut got = None;
+        cut_unverified(&mut frames, &mut got);
+        assert_eq!((got, frames.len()), (None, 1));
     }
 }

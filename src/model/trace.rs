@@ -69,6 +69,9 @@ pub struct TraceReport {
     /// executable file), left out of every row and finding; `null` for
     /// other targets, which count what was asked.
     pub vdsoctl_own: Option<OwnLeftOut>,
+    /// `--top N` / `--by KEY`: the rows folded by program, name or cgroup
+    /// (`null` without either; `counts` keeps every row).
+    pub groups: Option<super::group::Groups>,
     /// The wall clock when counting started (interval headers show it).
     #[serde(skip)]
     pub wall_start: Option<std::time::SystemTime>,
@@ -277,6 +280,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
         stacks: session.stacks.then(|| super::stacks::rows(tally, w.seen)),
         stacks_lost: session.stacks.then_some(tally.stacks_lost),
         vdsoctl_own: matches!(session.target, Target::All).then(|| OwnLeftOut::of(tally)),
+        groups: None,
         wall_start: w.wall_start,
         aux_clocks: facts.aux_clocks,
     }
@@ -579,6 +583,36 @@ impl TraceFact {
 }
 
 impl TraceReport {
+    /// `--top`/`--by`: fold the rows by `g` (after their costs are known).
+    pub fn group(&mut self, g: super::group::Grouping) {
+        use super::group::{fold, key_of, Item};
+        let counts = self.counts.iter().map(|r| Item {
+            pid: r.pid,
+            start: r.start,
+            key: key_of(g.by, &r.comm, &r.exe, Some(&r.placement)),
+            syscall: r.syscall,
+            vsyscall: false,
+            clock: r.clock,
+            random: r.random,
+            count: r.count,
+            per_sec: r.per_sec,
+            cost: r.cost.as_ref(),
+        });
+        let vsyscall = self.vsyscall_emulations.iter().map(|v| Item {
+            pid: v.pid,
+            start: 0,
+            key: key_of(g.by, &v.comm, &v.exe, None),
+            syscall: v.function,
+            vsyscall: true,
+            clock: None,
+            random: None,
+            count: v.count,
+            per_sec: v.per_sec,
+            cost: v.cost.as_ref(),
+        });
+        self.groups = Some(fold(g, counts.chain(vsyscall)));
+    }
+
     /// A FAIL among its findings: exit 1.
     pub fn any_fail(&self) -> bool {
         self.findings.iter().any(|f| f.severity() == Status::Fail)

@@ -254,9 +254,15 @@ const OWN_CALLS_HELP: &str = "Calls of vdsoctl's own processes (this one, and an
 
 impl Render for TraceReport {
     fn render_table(&self, out: &Output) -> String {
-        let mut s = format!("{}\n{}\n", self.heading(out), self.table(out));
-        // Who each row's process is, under its table.
-        s += &self.processes(out);
+        let mut s = match &self.groups {
+            // --top/--by: a row per group, its cost in the row; who each
+            // process is stays in JSON.
+            Some(g) => format!("{}\n{}\n{}", self.heading(out), groups_table(g, out), rest_line(g)),
+            None => {
+                // Who each row's process is, under its table.
+                format!("{}\n{}\n{}", self.heading(out), self.table(out), self.processes(out))
+            }
+        };
         if let Some(sites) = self.sites_table(out) {
             s += &format!("\ncall sites\n{sites}\n");
         }
@@ -555,6 +561,45 @@ pub fn label(f: &FrameRow) -> String {
     }
 }
 
+/// `--top`/`--by`: a row per group and call, its processes, calls and
+/// their CPU cost (the share of one core, summed).
+fn groups_table(g: &crate::model::group::Groups, out: &Output) -> crate::render::table::Table {
+    use crate::model::group::GroupBy;
+    let key = match g.by {
+        GroupBy::Exe => "PROGRAM",
+        GroupBy::Comm => "COMM",
+        GroupBy::Cgroup => "CGROUP",
+    };
+    let mut t = out.table(&[key, "PROCS", "SYSCALL", "CLOCK", "COUNT", "PER SEC", "CPU"]);
+    for r in &g.rows {
+        t.add_row(vec![
+            out.text(r.key.as_deref().unwrap_or("-")).into_owned(),
+            thousands(r.processes as u64),
+            if r.vsyscall { format!("[vsyscall] {}", r.syscall) } else { r.syscall.to_string() },
+            r.clock.map_or_else(|| r.random.map_or_else(|| "-".into(), |k| format!("({})", k.name())), |c| c.short()),
+            thousands(r.count),
+            per_sec_text(r.per_sec),
+            r.core_percent.map_or_else(|| "-".into(), core_text),
+        ]);
+    }
+    t
+}
+
+/// What `--top` left out, summed, under the groups table.
+fn rest_line(g: &crate::model::group::Groups) -> String {
+    match &g.rest {
+        Some(r) => format!(
+            "  and {} more {} ({} calls from {} processes): --top {} shows the busiest; JSON `counts` has every row\n",
+            thousands(r.groups as u64),
+            if r.groups == 1 { "group" } else { "groups" },
+            thousands(r.count),
+            thousands(r.processes as u64),
+            g.top.unwrap_or(0),
+        ),
+        None => String::new(),
+    }
+}
+
 /// Characters of a function's name a table shows (JSON has it whole): a
 /// demangled Rust or C++ name runs to hundreds.
 const SYMBOL_SHOWN: usize = 40;
@@ -757,6 +802,7 @@ impl Cut {
         match self {
             Cut::DepthLimit => "[cut: depth limit]",
             Cut::NoFramePointer => "[cut: no frame pointer]",
+            Cut::Unverified => "[cut: unverified frame]",
         }
     }
 }

@@ -7,6 +7,7 @@ use crate::inspect::cgroup::{self, CgroupDir, Lookup};
 use crate::measure::trace::engine::{Counting, Plan};
 use crate::measure::trace::engines::bpf::MAX_CGROUPS;
 use crate::measure::trace::session::{TraceRequest, TraceTarget};
+use crate::model::group::Grouping;
 use crate::render::{Format, Output};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -20,6 +21,8 @@ pub struct TraceJob {
     pub fail_over: Option<f64>,
     /// `--flamegraph FILE.svg` (only with `--stacks`).
     pub flamegraph: Option<PathBuf>,
+    /// `--top N` / `--by KEY`: the rows folded into groups.
+    pub grouping: Option<Grouping>,
 }
 
 /// The shortest `--interval`: each interval snapshots every count and
@@ -62,7 +65,9 @@ pub(super) fn resolve(args: &TraceArgs, out: &Output) -> Result<TraceJob> {
     // What the chosen engine can never honour, before any work (a pid that
     // does not exist is no reason to hide a usage error).
     Counting::refuse_misuse(session.engine, &session.plan, crate::arch::SITE_REGS.is_some())?;
-    Ok(TraceJob { session, fail_over: args.fail_over, flamegraph: args.flamegraph.clone() })
+    let grouping = (args.top.is_some() || args.by.is_some())
+        .then(|| Grouping { by: args.by.unwrap_or_default(), top: args.top.map(|n| n as usize) });
+    Ok(TraceJob { session, fail_over: args.fail_over, flamegraph: args.flamegraph.clone(), grouping })
 }
 
 /// What clap cannot check: `--interval`'s floor and `--cgroup`'s form,

@@ -18,6 +18,7 @@ mod errors;
 mod export;
 mod gate;
 mod getrandom;
+mod groups;
 mod hostile;
 mod json;
 mod maps;

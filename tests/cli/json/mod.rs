@@ -325,6 +325,42 @@ struct Trace {
     stacks_lost: Option<u64>,
     /// `-a`: vdsoctl's own processes, left out (`null` for other targets).
     vdsoctl_own: Option<OwnLeftOut>,
+    /// `--top`/`--by`: the rows folded (`null` without).
+    groups: Option<Groups>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Groups {
+    by: String,
+    top: Option<u64>,
+    rows: Vec<GroupRow>,
+    rest: Option<GroupRest>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct GroupRow {
+    key: Option<String>,
+    processes: u64,
+    syscall: String,
+    vsyscall: bool,
+    clock: Option<serde_json::Value>,
+    random: Option<String>,
+    count: u64,
+    per_sec: f64,
+    cpu_ns: Option<u64>,
+    core_percent: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct GroupRest {
+    groups: u64,
+    processes: u64,
+    count: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -416,6 +452,10 @@ struct StackFrame {
     symbol: Option<String>,
     offset: String,
     build_id: Option<String>,
+    /// A caller's tail-called function (absent when none).
+    #[allow(dead_code)]
+    #[serde(default)]
+    tail_call: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -126,7 +126,7 @@ fn trace_pid_vsyscall_emulation_and_exited_rows() {
     cmd.args(["vsyscall", "0", "100", "1", "wait"]);
     let mut w = Workload::start(cmd);
     let pid = w.pid();
-    let (trace, _, _stderr) = start_armed(&["--json", "trace", "-d", "1h", "-p", &pid.to_string()]);
+    let (trace, _, _stderr) = start_armed(&["--json", "trace", "--by", "comm", "-d", "1h", "-p", &pid.to_string()]);
     let _guard = KillOnDrop::new(trace.id() as i32);
     w.go();
     assert_eq!(w.next_line(), "done");
@@ -139,6 +139,14 @@ fn trace_pid_vsyscall_emulation_and_exited_rows() {
     assert!(t.counts.is_empty() && t.unattributed.is_empty(), "{t:?}");
     let [v] = &t.vsyscall_emulations[..] else { panic!("one emulation row: {t:?}") };
     assert_eq!((v.pid, v.comm.as_deref(), v.function.as_str(), v.count), (pid, Some("clock_loop"), "time", 100));
+    // --by comm: the emulations folded by name, typed.
+    let g = t.groups.as_ref().expect("groups with --by");
+    let [row] = &g.rows[..] else { panic!("one group row: {g:?}") };
+    assert_eq!((g.by.as_str(), g.top, g.rest.is_none()), ("comm", None, true));
+    assert_eq!(
+        (row.key.as_deref(), row.processes, row.syscall.as_str(), row.vsyscall, row.count),
+        (Some("clock_loop"), 1, "time", true, 100)
+    );
     // Named (exe, cmdline) only when a look caught it alive: then this program.
     let bin = build_c("clock_loop", false, &[]);
     assert!(v.exe.as_deref().is_none_or(|e| std::path::Path::new(e) == bin), "{v:?}");
