@@ -13,7 +13,7 @@ const MAX_BASELINE: u64 = 256 << 20;
 /// line that writes one (the hint).
 pub fn read(path: &Path, kinds: &[&str], writer: &str) -> Result<Baseline> {
     let hint = Hint::Text(format!("pass a file written by `{writer}`"));
-    let (file, _) = crate::inspect::file::open_regular(path).map_err(|e| Error::from_io(path, e, hint))?;
+    let (file, _) = crate::inspect::file::open_named(path).map_err(|e| Error::from_io(path, e, hint))?;
     let mut text = Vec::new();
     file.take(MAX_BASELINE + 1).read_to_end(&mut text).map_err(|e| Error::from_io(path, e, Hint::CheckReadable))?;
     let malformed = |detail: String| Error::Malformed { what: format!("baseline {}", path.display()), detail };

@@ -20,19 +20,23 @@ pub fn run(req: &BenchJob, out: &Output) -> Result<Outcome> {
         Some(path) => Some(crate::cmd::baseline_file::read(path, &["bench"], writer)?),
         None => None,
     };
+    // Where the baseline goes is checked before measuring, too.
+    if let Some(path) = &req.save_baseline {
+        crate::inspect::file::check_replaceable(path)?;
+    }
     let run = measure(&req.measure);
     let (mut report, crossed) = judge(run, &KernelFacts::read());
     let now = Baseline::of_bench(&report);
     if let (Some(path), Some(old)) = (&req.baseline, &old) {
         report.baseline = Some(compare(&path.display().to_string(), &old.bench, &now.bench));
     }
+    // The report first: a baseline that cannot be written loses neither it nor the verdict.
+    let mut late: Vec<_> = emit(out, &report).err().into_iter().collect();
     if let Some(path) = &req.save_baseline {
-        crate::cmd::baseline_file::write(path, &now)?;
+        late.extend(crate::cmd::baseline_file::write(path, &now).err());
     }
-    emit(out, &report)?;
     // A FAIL line (a lost fast path, --max-ns, --verify) or a slower row means exit 1.
     let slower = report.baseline.as_ref().is_some_and(|d| d.has_regression());
-    Ok(Outcome::from_crossed(
-        crossed || slower || report.findings.iter().any(|f| f.status() == crate::model::Status::Fail),
-    ))
+    Outcome::from_crossed(crossed || slower || report.findings.iter().any(|f| f.status() == crate::model::Status::Fail))
+        .despite(late)
 }

@@ -42,11 +42,15 @@ fn gather(req: &DumpRequest) -> Result<(Source, Option<u64>, String, Vec<u8>)> {
 
 /// `vdsoctl dump [-p PID | --file PATH] [-o OUT.so]`.
 pub fn run(req: &DumpRequest, out: &Output) -> Result<Outcome> {
-    let (source, base, what, bytes) = gather(req)?;
-    // Written before parsing, so an image we cannot parse can still be kept.
+    // Where the image goes is checked before it is read.
     if let Some(path) = &req.output {
-        file::write_replacing(path, &bytes)?;
+        file::check_replaceable(path)?;
     }
+    let (source, base, what, bytes) = gather(req)?;
+    // Written before parsing, so an image we cannot parse can still be
+    // kept; a write that fails is said after the report.
+    let late: Vec<_> =
+        req.output.as_ref().and_then(|path| file::write_replacing(path, &bytes).err()).into_iter().collect();
     let img = elf::parse(&bytes).map_err(|e| match e {
         Error::Malformed { detail, .. } => Error::malformed(what, detail),
         other => other,
@@ -56,6 +60,7 @@ pub fn run(req: &DumpRequest, out: &Output) -> Result<Outcome> {
     drop(bytes);
     let report = report(source, base, &img);
     drop(img);
-    emit(out, &report)?;
-    Ok(Outcome::from_crossed(report.findings.iter().any(|f| f.status() == Status::Fail)))
+    let mut late = late;
+    late.splice(0..0, emit(out, &report).err());
+    Outcome::from_crossed(report.findings.iter().any(|f| f.status() == Status::Fail)).despite(late)
 }

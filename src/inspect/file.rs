@@ -108,17 +108,52 @@ pub fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Met
     Ok((file, meta))
 }
 
+/// Open a file the *user* named (`--baseline`, `--seccomp-profile`, an
+/// image archive): a link is followed, as every tool follows the links its
+/// user names (a Kubernetes ConfigMap mount is `..data` links), and the
+/// rest is [`open_regular`]'s: `O_NONBLOCK`, `O_NOCTTY`, then `fstat`, and
+/// only a regular file is returned (EINVAL otherwise). Names found inside
+/// an image are opened with [`open_regular`], never followed.
+pub fn open_named(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    Ok((file, meta))
+}
+
 /// What [`write_replacing`] would refuse, found before any work: a CI run
 /// must not audit for minutes and then refuse its `--export-json` path.
+/// The target must be absent or a regular file, and its directory must
+/// exist, be a directory, and be writable (a missing, read-only or
+/// read-only-mounted directory is `Error::Write`, exit 3, before the work).
 pub fn check_replaceable(path: &Path) -> Result<()> {
     let refuse = |kind: &str| Error::WriteRefused { path: path.to_path_buf(), kind: kind.to_string() };
+    let werr = |source: std::io::Error| Error::Write { path: path.to_path_buf(), source };
     if path.file_name().is_none() {
         return Err(refuse("a directory name (it ends in / or ..), not a file name"));
     }
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) => kind_of(meta.file_type()).map_or(Ok(()), |kind| Err(refuse(kind))),
-        Err(_) => Ok(()),
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if let Some(kind) = kind_of(meta.file_type()) {
+            return Err(refuse(kind));
+        }
     }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let meta = std::fs::metadata(dir).map_err(werr)?;
+    if !meta.is_dir() {
+        return Err(werr(std::io::Error::from_raw_os_error(libc::ENOTDIR)));
+    }
+    // The effective ids, as the write will have them; a read-only mount is EROFS.
+    use nix::unistd::AccessFlags;
+    nix::unistd::faccessat(None, dir, AccessFlags::W_OK | AccessFlags::X_OK, nix::fcntl::AtFlags::AT_EACCESS)
+        .map_err(|e| werr(e.into()))
 }
 
 /// Write `bytes` to `path` atomically: a new temporary file in the same
@@ -131,13 +166,18 @@ pub fn write_replacing(path: &Path, bytes: &[u8]) -> Result<()> {
     let Some(name) = path.file_name() else {
         return Err(refuse("a directory name (it ends in / or ..), not a file name"));
     };
-    // The file being replaced keeps its permission bits.
+    // The file being replaced keeps its permission bits only when it is
+    // vdsoctl's user's own, and never its setuid, setgid or sticky bit:
+    // another user's file (a `-rwsrwsrwx` planted for root to fill) gets
+    // vdsoctl's own mode, 0644 less the umask.
     let keep = match std::fs::symlink_metadata(path) {
         Ok(meta) => {
             if let Some(kind) = kind_of(meta.file_type()) {
                 return Err(refuse(kind));
             }
-            Some(meta.permissions())
+            use std::os::unix::fs::{MetadataExt, PermissionsExt};
+            (meta.uid() == nix::unistd::geteuid().as_raw())
+                .then(|| std::fs::Permissions::from_mode(meta.mode() & 0o777))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(werr(e)),

@@ -40,9 +40,11 @@ fn moves(doc: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// 1000 s in ns: a median or spread no run of `bench --quick` comes near.
+const WIDE: f64 = 1e12;
+
 #[test]
 fn bench_baseline_saves_compares_and_gates() {
-    let _lock = super::common::system_wide_lock(); // timing: no system-wide trace beside it
     let dir = tempfile::tempdir().unwrap();
     let saved = dir.path().join("bench.json");
     let (code, _) = bench(&["--save-baseline", saved.to_str().unwrap()]);
@@ -65,30 +67,23 @@ fn bench_baseline_saves_compares_and_gates() {
     assert!(rows.iter().all(|r| r["ns_per_call"].as_f64().unwrap() > 0.0 && r["mad"].is_number()), "{base}");
     assert!(!std::fs::read_to_string(&saved).unwrap().contains("pid"), "no host noise");
 
-    // The same run's rows, each spread widened to its median: the host's
-    // speed between two runs is not what this checks, the round trip is.
+    // No comparison of two runs' speeds (the host's load decides those;
+    // the rule itself is `model::bench_baseline`'s unit tests): every
+    // edit below is beyond what any run can measure. The same rows with
+    // a spread of 1000 s: unchanged, whatever this run's time.
     let same = dir.path().join("same.json");
-    save_edited(&base, &same, |r| r["mad"] = r["ns_per_call"].clone());
+    save_edited(&base, &same, |r| r["mad"] = WIDE.into());
     let (code, doc) = bench(&["--baseline", same.to_str().unwrap()]);
     assert_eq!(code, 0, "{}", doc["baseline"]);
     assert_eq!(doc["baseline"]["slower"], 0);
     assert_eq!((doc["baseline"]["added"].as_u64(), doc["baseline"]["gone"].as_u64()), (Some(0), Some(0)));
     assert_eq!(moves(&doc).len(), rows.len());
 
-    // An old median 10× smaller: every row slower, exit 1.
-    let fast_then = dir.path().join("fast.json");
-    save_edited(&base, &fast_then, |r| {
-        r["ns_per_call"] = (r["ns_per_call"].as_f64().unwrap() / 10.0).into();
-        r["mad"] = 0.0.into();
-    });
-    let (code, doc) = bench(&["--baseline", fast_then.to_str().unwrap()]);
-    assert_eq!(code, 1, "{}", doc["baseline"]);
-    assert!(moves(&doc).iter().all(|(_, m)| m == "slower"), "{:?}", moves(&doc));
-
-    // An old median 10× larger: every row faster, exit 0.
+    // An old median of 1000 s a call: every row faster (unless this run's
+    // spread were above 300 s a call), exit 0.
     let slow_then = dir.path().join("slow.json");
     save_edited(&base, &slow_then, |r| {
-        r["ns_per_call"] = (r["ns_per_call"].as_f64().unwrap() * 10.0).into();
+        r["ns_per_call"] = WIDE.into();
         r["mad"] = 0.0.into();
     });
     let (code, doc) = bench(&["--baseline", slow_then.to_str().unwrap()]);
@@ -96,14 +91,14 @@ fn bench_baseline_saves_compares_and_gates() {
     assert!(moves(&doc).iter().all(|(_, m)| m == "faster"), "{:?}", moves(&doc));
     assert_eq!(doc["baseline"]["slower"], 0);
 
-    // The syscall path made no syscall then and one per call now: slower,
-    // at an unchanged (widened-spread) time.
+    // The syscall path made no syscall then and one per call now: slower
+    // (the gate that exits 1), at an unchanged (1000 s spread) time.
     if base["bench"][0]["syscalls_per_call"].is_null() {
         return skip("perf cannot count syscalls here: the syscalls/call gate is not tested");
     }
     let no_syscalls = dir.path().join("nosys.json");
     save_edited(&base, &no_syscalls, |r| {
-        r["mad"] = r["ns_per_call"].clone();
+        r["mad"] = WIDE.into();
         if r["path"] == "syscall" {
             r["syscalls_per_call"] = 0.0.into();
         }

@@ -189,7 +189,7 @@ impl Drop for Workload {
 ///
 /// The line goes to the test process's stderr itself, not through
 /// `eprintln!`, which libtest captures: a plain `cargo test` shows it. The
-/// skip is also recorded for the tally `tests/tests_skip_tally.rs` prints at
+/// skip is also recorded for the tally `tests/cli/skips.rs` prints at
 /// the end of the suite.
 pub fn skip(why: &str) {
     use std::io::Write;
@@ -501,4 +501,59 @@ pub fn kind_status(row: &Value) -> (&str, &str) {
     let kind = row["kind"].as_str().unwrap_or_else(|| panic!("no kind: {row}"));
     let status = row["status"].as_str().or(row["severity"].as_str());
     (kind, status.unwrap_or_else(|| panic!("no status or severity: {row}")))
+}
+
+/// podman (rootful, runc, cgroupfs, as CI runs it) with a store of the
+/// test's own: `--root`, `--runroot` and `--tmpdir` in a private directory
+/// under the cargo target tmpdir, the vfs driver (no mounts left behind),
+/// no events. Tests running beside each other, or a user's own images
+/// (`ghcr.io/vdsoctl/vdsoctl:latest` among them), are never seen, built
+/// over or removed. Dropped, its containers are removed and its store deleted.
+pub struct Podman {
+    store: tempfile::TempDir,
+}
+
+impl Podman {
+    /// A private store, or None (a SKIP, a failure under CI) without root
+    /// or podman.
+    pub fn new() -> Option<Podman> {
+        if !is_root() {
+            skip("podman (rootful) needs root");
+            return None;
+        }
+        if !Command::new("podman").arg("--version").output().is_ok_and(|o| o.status.success()) {
+            skip("podman is missing (apt-get install podman runc)");
+            return None;
+        }
+        let store = tempfile::Builder::new()
+            .prefix("podman-")
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .expect("a private podman store");
+        Some(Podman { store })
+    }
+
+    /// `podman` with the private store's flags.
+    pub fn cmd(&self) -> Command {
+        let s = self.store.path();
+        let mut c = Command::new("podman");
+        c.arg("--root").arg(s.join("root")).arg("--runroot").arg(s.join("run")).arg("--tmpdir").arg(s.join("tmp"));
+        c.args(["--storage-driver", "vfs", "--events-backend", "none"]);
+        c.args(["--runtime", "/usr/sbin/runc", "--cgroup-manager", "cgroupfs"]);
+        c
+    }
+
+    /// `podman ARGS`, which must succeed: its stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let o = self.cmd().args(args).output().expect("run podman");
+        assert!(o.status.success(), "podman {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+}
+
+impl Drop for Podman {
+    fn drop(&mut self) {
+        // Not `system reset`: that also deletes the host's network configs.
+        let _ = self.cmd().args(["rm", "-a", "-f", "-t", "0"]).output();
+        let _ = self.cmd().args(["rmi", "-a", "-f"]).output();
+    }
 }

@@ -278,57 +278,58 @@ fn the_dashboard_and_the_bypass_alert_work_on_a_real_prometheus() {
     assert_eq!(alert[0]["metric"]["comm"], "raw_loop", "{alert:?}");
 }
 
-/// podman with runc and cgroupfs, as CI runs it.
-fn podman() -> Command {
-    let mut c = Command::new("podman");
-    c.args(["--runtime", "/usr/sbin/runc", "--cgroup-manager", "cgroupfs"]);
-    c
-}
-
-/// Removes a container and an image tag when dropped.
-struct Podman {
-    container: String,
-    image: String,
-}
-
-impl Drop for Podman {
-    fn drop(&mut self) {
-        let _ = podman().args(["rm", "-f", "-t", "0", &self.container]).output();
-        let _ = podman().args(["rmi", &self.image]).output();
-    }
+/// The static binary (`cargo build --release --target
+/// x86_64-unknown-linux-gnu`) in the target directory this suite was built
+/// in (CARGO_TARGET_DIR or the checkout's `target/`), or in a
+/// CARGO_TARGET_DIR set for this run.
+fn static_binary() -> Option<std::path::PathBuf> {
+    let built_in = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).parent().map(|p| p.to_path_buf());
+    let now = std::env::var_os("CARGO_TARGET_DIR").map(std::path::PathBuf::from);
+    [built_in, now]
+        .into_iter()
+        .flatten()
+        .map(|t| t.join("x86_64-unknown-linux-gnu/release/vdsoctl"))
+        .find(|b| b.is_file())
 }
 
 #[test]
 fn the_image_builds_offline_and_runs_check_and_serve() {
-    if !is_root() {
-        return skip("podman (rootful) needs root");
-    }
-    if podman().arg("--version").output().is_err() {
-        return skip("podman is missing (apt-get install podman runc)");
-    }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let binary = root.join("target/x86_64-unknown-linux-gnu/release/vdsoctl");
-    if !binary.is_file() {
+    let Some(binary) = static_binary() else {
         return skip("no static binary: RUSTFLAGS='-C target-feature=+crt-static' cargo build --release --target x86_64-unknown-linux-gnu");
-    }
+    };
     // The name the DaemonSet runs, and the Containerfile's recipe tags.
     let manifest = std::fs::read_to_string(root.join("deploy/daemonset.yaml")).unwrap();
-    let image = manifest.lines().find_map(|l| l.trim().strip_prefix("image: ")).expect("image:").trim().to_string();
+    let published = manifest.lines().find_map(|l| l.trim().strip_prefix("image: ")).expect("image:").trim().to_string();
     let containerfile = std::fs::read_to_string(root.join("deploy/Containerfile")).unwrap();
-    assert!(containerfile.contains(&format!("-t {image} .")), "the recipe tags {image}: {containerfile}");
-    let guard = Podman { container: format!("vdsoctl-deploy-test-{}", std::process::id()), image: image.clone() };
-    let build = podman()
-        .args(["build", "--pull=never", "-f", "deploy/Containerfile"])
-        .args(["--ignorefile", "deploy/Containerfile.containerignore", "-t", &image, "."])
-        .current_dir(root)
+    assert!(containerfile.contains(&format!("-t {published} .")), "the recipe tags {published}: {containerfile}");
+    // Built under a name of the test's own, in a store of its own: the
+    // published tag (a user's own image, perhaps) is never built over or removed.
+    let Some(podman) = super::common::Podman::new() else { return };
+    let image = "localhost/vdsoctl-deploy-test:1";
+    // The build context as the checkout has it: the binary at the path
+    // the Containerfile copies, wherever the target directory is.
+    let context = tempfile::tempdir().unwrap();
+    let at = context.path().join("target/x86_64-unknown-linux-gnu/release");
+    std::fs::create_dir_all(&at).unwrap();
+    std::fs::copy(&binary, at.join("vdsoctl")).unwrap();
+    let build = podman
+        .cmd()
+        .args(["build", "--pull=never", "-f"])
+        .arg(root.join("deploy/Containerfile"))
+        .arg("--ignorefile")
+        .arg(root.join("deploy/Containerfile.containerignore"))
+        .args(["-t", image, "."])
+        .current_dir(context.path())
         .output()
         .expect("podman build");
     let said = format!("{}{}", String::from_utf8_lossy(&build.stdout), String::from_utf8_lossy(&build.stderr));
     assert!(build.status.success(), "podman build: {said}");
+    let container = "vdsoctl-deploy-test";
     let limits = ["--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"];
     // check, in a default container (no CAP_BPF, CAP_PERFMON): host facts.
     let out =
-        podman().args(["run", "--rm", "--network", "none"]).args(limits).args([&image, "check"]).output().unwrap();
+        podman.cmd().args(["run", "--rm", "--network", "none"]).args(limits).args([image, "check"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(matches!(out.status.code(), Some(0 | 1)), "{text}{}", String::from_utf8_lossy(&out.stderr));
     let verdict = text.lines().find(|l| l.starts_with("verdict: ")).unwrap_or_else(|| panic!("{text}"));
@@ -336,10 +337,11 @@ fn the_image_builds_offline_and_runs_check_and_serve() {
     // serve, answering /metrics from inside it.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let listen = format!("127.0.0.1:{port}");
-    let run = podman()
-        .args(["run", "-d", "--name", &guard.container, "--network", "host", "--read-only"])
+    let run = podman
+        .cmd()
+        .args(["run", "-d", "--name", container, "--network", "host", "--read-only"])
         .args(limits)
-        .args([&image, "serve", "--listen", &listen, "--interval", "1s"])
+        .args([image, "serve", "--listen", &listen, "--interval", "1s"])
         .output()
         .unwrap();
     assert!(run.status.success(), "podman run: {}", String::from_utf8_lossy(&run.stderr));
@@ -351,5 +353,4 @@ fn the_image_builds_offline_and_runs_check_and_serve() {
         body.contains("vdsoctl_check_status{").then_some(body)
     });
     assert!(body.contains("vdsoctl_build_info{version=\""), "{body}");
-    drop(guard);
 }

@@ -5,7 +5,7 @@
 //! junitparser and a baseline. Every assertion is on kinds, statuses and
 //! exit codes, never on a finding's words.
 
-use super::common::{build_c, is_root, made_by_script, python, run, skip, vdsoctl};
+use super::common::{build_c, made_by_script, python, run, skip, vdsoctl};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,40 +35,22 @@ fn image(root: &Path, extra: &[(&Path, &str)]) -> tempfile::TempDir {
 }
 
 /// `root` as `podman save` writes it, docker-archive and oci-archive, from
-/// a podman store of the test's own (`--root`/`--runroot` under `out`), so
+/// a podman store of the call's own ([`super::common::Podman`]), so
 /// no other test's or user's image is touched. None without podman.
 fn saved(root: &Path, out: &Path, name: &str) -> Option<Vec<PathBuf>> {
-    let have = is_root() && Command::new("podman").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !have {
-        skip("podman (as root) is needed to build and save images");
-        return None;
-    }
-    let store = out.join(format!("{name}.store"));
-    let podman = |args: &[&str]| {
-        let o = Command::new("podman")
-            .arg("--root")
-            .arg(store.join("root"))
-            .arg("--runroot")
-            .arg(store.join("run"))
-            .args(["--storage-driver", "vfs"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "podman {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    };
+    let podman = super::common::Podman::new()?;
     let layer = out.join(format!("{name}.rootfs.tar"));
     let o = Command::new("tar").arg("-C").arg(root).arg("-cf").arg(&layer).arg(".").output().unwrap();
     assert!(o.status.success(), "tar: {}", String::from_utf8_lossy(&o.stderr));
     let tag = format!("localhost/vdsoctl-gate-{name}:1");
-    podman(&["import", "-q", layer.to_str().unwrap(), &tag]);
+    podman.ok(&["import", "-q", layer.to_str().unwrap(), &tag]);
     let mut paths = Vec::new();
     for format in ["docker-archive", "oci-archive"] {
         let p = out.join(format!("{name}.{format}.tar"));
-        podman(&["save", "-q", "--format", format, "-o", p.to_str().unwrap(), &tag]);
+        podman.ok(&["save", "-q", "--format", format, "-o", p.to_str().unwrap(), &tag]);
         paths.push(p);
     }
     let _ = std::fs::remove_file(&layer);
-    let _ = Command::new("rm").arg("-rf").arg(&store).output();
     Some(paths)
 }
 

@@ -23,6 +23,7 @@ mod hostile;
 mod json;
 mod maps;
 mod matrix;
+mod outputs;
 mod profile;
 mod races;
 mod readme;

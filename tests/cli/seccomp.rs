@@ -470,48 +470,31 @@ fn image_tree() -> tempfile::TempDir {
     root
 }
 
-fn podman() -> Command {
-    let mut c = Command::new("podman");
-    c.args(["--runtime", "/usr/sbin/runc", "--cgroup-manager", "cgroupfs"]);
-    c
-}
-
 /// The real place: a container with the default seccomp profile and
 /// capability set (what a `docker build` RUN step gets), as root and as
 /// uid 65534 inside it: the batch of [`write_batch`], one container run per
 /// user (static workloads, dash as the tree's shell).
 #[test]
 fn exact_inside_a_default_podman_container() {
-    if !is_root() {
-        return skip("podman (rootful) needs root");
-    }
-    if Command::new("podman").arg("--version").output().is_err() {
-        return skip("podman is missing (apt-get install podman runc)");
-    }
     if !have_m32() {
         return skip("gcc -m32 cannot build (install gcc-multilib)");
     }
+    let Some(podman) = super::common::Podman::new() else { return };
     let tree = image_tree();
-    let tag = format!("localhost/vdsoctl-seccomp-test:{}", std::process::id());
+    let tag = "localhost/vdsoctl-seccomp-test:1";
     let mut tar =
         Command::new("tar").arg("-C").arg(tree.path()).args(["-c", "."]).stdout(Stdio::piped()).spawn().unwrap();
     let import =
-        podman().args(["import", "-", &tag]).stdin(tar.stdout.take().unwrap()).output().expect("podman import");
+        podman.cmd().args(["import", "-", tag]).stdin(tar.stdout.take().unwrap()).output().expect("podman import");
     assert!(tar.wait().unwrap().success());
     assert!(import.status.success(), "podman import: {}", String::from_utf8_lossy(&import.stderr));
-    struct Image(String);
-    impl Drop for Image {
-        fn drop(&mut self) {
-            let _ = podman().args(["rmi", "-f", &self.0]).output();
-        }
-    }
-    let image = Image(tag);
     // One container run per user, each the whole batch.
     for user in ["0", "65534"] {
-        let out = podman()
+        let out = podman
+            .cmd()
             .args(["run", "--rm", "--network", "none"])
             .args(["--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"])
-            .args(["--user", user, &image.0, "/bin/sh", "/bin/run.sh"])
+            .args(["--user", user, tag, "/bin/sh", "/bin/run.sh"])
             .output()
             .expect("podman run");
         assert_batch(&format!("podman, user {user}"), &out);

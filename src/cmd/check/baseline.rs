@@ -18,7 +18,8 @@ pub(super) fn read_old(files: &BaselineFiles) -> Result<Option<Baseline>> {
 }
 
 /// Compare with `old` (read first, so the same FILE may be given to both:
-/// compare, then update), then write the new one.
+/// compare, then update), then write the new one. A write that fails is
+/// returned for after the report (which is printed all the same).
 pub(super) fn apply(files: &BaselineFiles, old: Option<&Baseline>, report: &mut CheckReport) -> Result<()> {
     let now = report.baseline_of(&report.hashes);
     if let (Some(path), Some(old)) = (&files.compare, old) {
@@ -60,7 +61,7 @@ const MAX_PROFILE: u64 = 16 << 20;
 /// `check --seccomp-profile FILE`: the profile's rows, and the verdict.
 pub(super) fn gather_profile(path: &std::path::Path, strict: bool) -> Result<CheckReport> {
     let hint = Hint::Text("pass a Docker/OCI seccomp profile, e.g. /usr/share/containers/seccomp.json".into());
-    let (file, _) = crate::inspect::file::open_regular(path).map_err(|e| Error::from_io(path, e, hint))?;
+    let (file, _) = crate::inspect::file::open_named(path).map_err(|e| Error::from_io(path, e, hint))?;
     let mut text = Vec::new();
     file.take(MAX_PROFILE + 1).read_to_end(&mut text).map_err(|e| Error::from_io(path, e, Hint::CheckReadable))?;
     let malformed = |detail: String| Error::Malformed { what: format!("seccomp profile {}", path.display()), detail };

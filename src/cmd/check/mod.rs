@@ -210,8 +210,9 @@ pub fn run(req: &CheckRequest, out: &Output) -> Result<Outcome> {
     // The baseline keeps and compares the policy's statuses; the
     // selection comes after it, so --strict never makes a baselined WARN new.
     report.apply_policy(req.form.context());
+    let mut late = Vec::new();
     if let Some(files) = req.baseline() {
-        baseline::apply(files, old.as_ref(), &mut report)?;
+        late.extend(baseline::apply(files, old.as_ref(), &mut report).err());
         if let (Some(diff), Some(old)) = (report.baseline.clone(), old.as_ref()) {
             report.gate_on_baseline(&diff, old);
         }
@@ -219,7 +220,9 @@ pub fn run(req: &CheckRequest, out: &Output) -> Result<Outcome> {
     report.select(&selection);
     // A report stdout refuses (a full disk), or an export that cannot be
     // written, keeps the command's status and the verdict's.
-    let mut late: Vec<_> = emit(out, &report).err().into_iter().collect();
+    // The report first: a baseline or export that cannot be written loses
+    // neither it nor the verdict.
+    late.splice(0..0, emit(out, &report).err());
     late.extend(baseline::export(req, &report).err());
     // `check -- CMD`: the command's own failure is the exit status; with a
     // baseline, what is new decides; else the verdict.

@@ -27,7 +27,7 @@ pub(super) fn gather_image(
     let mut tick = |e: u64, n: usize, t: std::time::Duration| progress.tick(e, n, t);
     let own = crate::inspect::process::own_exe_identity();
     let opened = archive::open(root)?;
-    let walked = image::walk(&opened.root, own, Some(&mut tick));
+    let walked = image::walk(&opened.root, own, hash, Some(&mut tick));
     progress.done();
     let mut walked = walked?;
     // What applying the layers refused or could not read is unreadable too.
@@ -65,22 +65,16 @@ pub(super) fn gather_image(
         truncated: walked.truncated,
         excluded: walked.excluded.iter().map(|p| p.display().to_string()).collect(),
     };
-    let hashes = if hash { content_hashes(&opened.root, &walked) } else { Default::default() };
+    let hashes = if hash { content_hashes(&walked) } else { Default::default() };
     Ok(CheckReport { hashes, image: Some(summary), ..CheckReport::judged_with(checks, Some(binaries), strict) })
 }
 
-/// Each binary's SHA-256, by image path (a file that cannot be read again
-/// has none: its baseline entry says so with an empty hash).
-fn content_hashes(root: &std::path::Path, walked: &image::Walk) -> std::collections::BTreeMap<String, String> {
-    walked
-        .binaries
-        .iter()
-        .filter_map(|b| {
-            let at = root.join(b.path.strip_prefix("/").unwrap_or(&b.path));
-            let (file, _) = crate::inspect::file::open_regular(&at).ok()?;
-            Some((b.path.display().to_string(), crate::inspect::digest::sha256(file).ok()?))
-        })
-        .collect()
+/// Each binary's SHA-256, by image path, as the walk read it from the
+/// descriptor it judged (never the path again: a tree changed since would
+/// hash what was not judged). One not read has none: its baseline entry
+/// says so with an empty hash.
+fn content_hashes(walked: &image::Walk) -> std::collections::BTreeMap<String, String> {
+    walked.binaries.iter().filter_map(|b| Some((b.path.display().to_string(), b.sha256.clone()?))).collect()
 }
 
 /// The runner's kernel, from /proc (a chroot or a bare container may have

@@ -41,7 +41,7 @@ pub(super) struct TarBlobs {
 
 impl TarBlobs {
     pub(super) fn index(path: &Path) -> Result<TarBlobs> {
-        let file = crate::inspect::file::open_regular(path)
+        let file = crate::inspect::file::open_named(path)
             .map_err(|e| crate::error::Error::from_io(path, e, crate::error::Hint::ImageRoot))?
             .0;
         let not_tar =
