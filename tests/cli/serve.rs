@@ -846,3 +846,48 @@ fn attack_64_mib_header() {
     std::thread::sleep(Duration::from_millis(300));
     serve.terminate_under("64 MiB headers");
 }
+
+/// Issue 42, bytes not strings: processes whose names are not UTF-8
+/// (`caf\xe9`; `тестсервер`, whose comm an exec cut to `тестсер\xd0`) get
+/// their per-process series while they run, counted exactly, named as
+/// `words::escaped_name` writes them (on c980fa5 they had none: their
+/// /proc/PID/stat was read with read_to_string, so they were never seen
+/// alive).
+#[test]
+fn processes_whose_names_are_not_utf8_have_their_series() {
+    use std::os::unix::ffi::OsStrExt;
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let lp = build_c("clock_loop", false, &[]);
+    let mut loops = Vec::new();
+    for (raw, comm) in [(b"caf\xe9".as_slice(), "caf\\\\xe9"), ("тестсервер".as_bytes(), "тестсер\\\\xd0")]
+    {
+        let exe = dir.path().join(std::ffi::OsStr::from_bytes(raw));
+        super::common::copy_executable(&lp, &exe).unwrap();
+        let mut cmd = Command::new(&exe);
+        cmd.args(["raw", "11", "700", "1", "wait"]).stderr(Stdio::null());
+        loops.push((Workload::start(cmd), comm));
+    }
+    let serve = Serve::start(&["--max-series", "1000"]);
+    serve.ready_metrics();
+    for (w, _) in &mut loops {
+        w.go();
+        assert_eq!(w.next_line(), "done");
+    }
+    for (w, comm) in &loops {
+        let want = format!("pid=\"{}\"", w.pid());
+        let line = poll("the series of a process whose name is not UTF-8", 80, || {
+            let body = serve.get("/metrics").body;
+            body.lines()
+                .find(|l| {
+                    l.starts_with("vdsoctl_clock_syscalls_total{") && l.contains(&want) && l.contains("CLOCK_TAI")
+                })
+                .map(str::to_string)
+        });
+        assert!(line.ends_with(" 700"), "counted exactly: {line}");
+        assert!(line.contains(&format!("comm=\"{comm}\"")), "{line}");
+    }
+}

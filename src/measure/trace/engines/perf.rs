@@ -494,7 +494,7 @@ impl Tracer {
                 return;
             }
             Record::Comm { pid, comm } => {
-                self.comms.insert(pid as i32, Some(String::from_utf8_lossy(comm).into_owned()));
+                self.comms.insert(pid as i32, Some(crate::words::bytes_text(comm)));
                 return;
             }
             Record::Sample { pid, raw, abi, .. } => (pid as i32, raw, abi),
