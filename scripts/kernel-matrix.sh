@@ -169,9 +169,13 @@ kernel_of() {
   # version of the metapackage, newest first: a mirror that indexes a
   # security update it does not serve yet (seen: trixie-security's
   # 6.12.118 for s390x and ppc64el, 404) falls back to the release's.
-  for cand in $(apt-cache "${apt_opts[@]}" show "$meta" 2>/dev/null | sed -n 's/^Depends: //p' |
-    while read -r deps; do echo "$deps" | tr ',' '\n' | sed 's/^ *//; s/ (= /=/; s/)$//; s/ .*//' | grep -m1 '^linux-image-'; done |
-    sort -t= -k2 -V -r -u); do
+  # The candidate first (apt's pins: bookworm's 6.1 over backports' 6.12
+  # for linux-image-amd64), then every indexed version, newest first.
+  images() {
+    apt-cache "${apt_opts[@]}" show "$@" "$meta" 2>/dev/null | sed -n 's/^Depends: //p' |
+      while read -r deps; do echo "$deps" | tr ',' '\n' | sed 's/^ *//; s/ (= /=/; s/)$//; s/ .*//' | grep -m1 '^linux-image-'; done
+  }
+  for cand in $({ images --no-all-versions; images | sort -t= -k2 -V -r -u; } | awk '!seen[$0]++'); do
     image=${cand%%=*}
     [ "$arch" = "$meta" ] && image_pkg=$image || image_pkg=$image:$arch
     deb=$(deb_of "$image_pkg" "${cand#*=}") && break
