@@ -2,7 +2,13 @@
 # The kernel matrix (issues 22 and 25): Debian's kernels booted under QEMU
 # with the static vdsoctl and a suite run in the guest, exact counts asserted.
 #
-#   scripts/kernel-matrix.sh [-j JOBS] [--kernels GLOB] [--timeout SECONDS]
+#   scripts/kernel-matrix.sh [-j JOBS] [--kernels GLOB | --all] [--timeout SECONDS]
+#
+# With neither --kernels nor --all it boots the every-run set, bookworm's
+# kernels (the kernels file's rows without a SUITE): what CI runs, in a few
+# minutes. --all adds the on-demand rows (trixie's and sid's riscv64,
+# ppc64el and s390x kernels: 5-30 min each under TCG here); --kernels GLOB
+# picks from every row by name.
 #
 # For each kernel of scripts/kernel-matrix/kernels (GLOB picks some by name):
 # resolves the newest image package of its metapackage in a private apt state
@@ -39,11 +45,13 @@ data=$here/scripts/kernel-matrix
 jobs=$(nproc)
 [ "$jobs" -le 4 ] || jobs=4
 only='*'
+picked=
 boot_timeout=300
 while [ $# -gt 0 ]; do
   case $1 in
   -j) jobs=${2:?-j wants a number}; shift 2 ;;
-  --kernels) only=${2:?--kernels wants a glob}; shift 2 ;;
+  --kernels) only=${2:?--kernels wants a glob} picked=1; shift 2 ;;
+  --all) picked=1; shift ;;
   --timeout) boot_timeout=${2:?--timeout wants seconds}; shift 2 ;;
   -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
   *) echo "kernel-matrix: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -86,31 +94,60 @@ security_uri=$(host_apt_uri "$codename-security" | sed -n 1p) || true
   exit 4
 }
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-{
-  echo "deb [arch=amd64,arm64 signed-by=$keyring] $main_uri bookworm main"
-  echo "deb [arch=amd64,arm64 signed-by=$keyring] $security_uri bookworm-security main"
-  echo "deb [arch=amd64,arm64 signed-by=$keyring] $main_uri bookworm-backports main"
-} >"$top/apt/sources.list"
-apt_opts=(-qq -o Dir::Etc::SourceList="$top/apt/sources.list" -o Dir::Etc::SourceParts=/nonexistent
-  -o Dir::State::Lists="$top/apt/lists" -o Dir::Cache="$top/apt/cache" -o Acquire::Languages=none
-  -o Dir::Cache::pkgcache="$top/apt/pkgcache.bin" -o Dir::Cache::srcpkgcache="$top/apt/srcpkgcache.bin"
-  -o APT::Architectures::=amd64 -o APT::Architectures::=arm64 -o APT::Sandbox::User=root)
-stage "package lists (private apt state in $top/apt)"
-# A mirror caught mid-sync fails an index now and then: try again, then go
-# on with what was indexed (a kernel not indexed is a SKIP below).
-for try in 1 2 3; do
-  apt-get "${apt_opts[@]}" update >"$top/apt/update.log" 2>&1 && break
-  echo "kernel-matrix: apt-get update failed (try $try of 3; $top/apt/update.log)" >&2
-  [ "$try" = 3 ] || sleep 15
-done
+# One private apt state per Debian release a kernel comes from (the
+# kernels file's SUITE column): in one state the newest release's
+# metapackage would win, and bookworm's kernels would be trixie's.
+# bookworm's arches are amd64 and arm64; trixie adds riscv64, ppc64el and
+# s390x (riscv64 is a release arch from trixie on).
+apt_state() {
+  local suite=$1 dir=$top/apt-$1 arches
+  [ "$suite" = bookworm ] && dir=$top/apt
+  case $suite in
+  bookworm) arches=amd64,arm64 ;;
+  *) arches=amd64,arm64,riscv64,ppc64el,s390x ;;
+  esac
+  mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+  {
+    echo "deb [arch=$arches signed-by=$keyring] $main_uri $suite main"
+    # sid has no -security suite.
+    [ "$suite" = sid ] || echo "deb [arch=$arches signed-by=$keyring] $security_uri $suite-security main"
+    [ "$suite" != bookworm ] || echo "deb [arch=$arches signed-by=$keyring] $main_uri bookworm-backports main"
+  } >"$dir/sources.list"
+  local -a opts=(-qq -o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+    -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" -o Acquire::Languages=none
+    -o Dir::Cache::pkgcache="$dir/pkgcache.bin" -o Dir::Cache::srcpkgcache="$dir/srcpkgcache.bin"
+    -o APT::Sandbox::User=root)
+  local a
+  for a in ${arches//,/ }; do opts+=(-o "APT::Architectures::=$a"); done
+  printf '%s\0' "${opts[@]}" >"$dir/opts"
+  # A mirror caught mid-sync fails an index now and then: try again, then go
+  # on with what was indexed (a kernel not indexed is a SKIP below).
+  for try in 1 2 3; do
+    apt-get "${opts[@]}" update >"$dir/update.log" 2>&1 && break
+    echo "kernel-matrix: apt-get update of $suite failed (try $try of 3; $dir/update.log)" >&2
+    [ "$try" = 3 ] || sleep 15
+  done
+}
+# use_suite SUITE: apt_opts for that release's state.
+use_suite() {
+  local dir=$top/apt-$1
+  [ "$1" = bookworm ] && dir=$top/apt
+  mapfile -d '' -t apt_opts <"$dir/opts"
+}
 
-# deb_of PACKAGE[:ARCH]: download the package's candidate into $cache (once)
+# deb_of PACKAGE[:ARCH] [VERSION]: download the package's candidate (or
+# VERSION) into $cache (once)
 # and print the .deb's path; fails when it is not indexed or not downloadable.
 deb_of() {
-  local pkg=$1 name ver arch
+  local pkg=$1 want=${2:-} name ver arch
   name=${pkg%%:*}
-  read -r ver arch < <(apt-cache "${apt_opts[@]}" show --no-all-versions "$pkg" 2>/dev/null |
-    awk '/^Version: / { v = $2 } /^Architecture: / { a = $2 } END { print v, a }')
+  # The candidate, or the version asked for (VERSION, the second argument).
+  local all=()
+  [ -n "$want" ] || all=(--no-all-versions)
+  read -r ver arch < <(apt-cache "${apt_opts[@]}" show "${all[@]}" "$pkg" 2>/dev/null |
+    awk -v want="$want" '/^Package: / { v = ""; a = "" } /^Version: / { v = $2 } /^Architecture: / { a = $2 }
+      /^$/ && v != "" && (want == "" || v == want) && !done { print v, a; done = 1 }
+      END { if (!done && v != "" && (want == "" || v == want)) print v, a }')
   [ -n "$ver" ] && [ -n "$arch" ] || return 1
   local deb=$cache/${name}_${ver//:/%3a}_$arch.deb
   echo "$deb" >>"$run/cache-used"
@@ -125,28 +162,54 @@ deb_of() {
 # (decompressed when gzip'd, as arm64's is) as DIR/kernel and its version as
 # DIR/version; fails when it can't be had.
 kernel_of() {
-  local meta=$1 dir=$2 image image_pkg arch deb
-  image=$(apt-cache "${apt_opts[@]}" show --no-all-versions "$meta" 2>/dev/null |
-    sed -n 's/^Depends: \([^ ,]*\).*/\1/p' | head -n 1)
-  [ -n "$image" ] || return 1
+  local meta=$1 dir=$2 image="" image_pkg arch deb="" cand
   arch=${meta#*:}
-  [ "$arch" = "$meta" ] && image_pkg=$image || image_pkg=$image:$arch
-  deb=$(deb_of "$image_pkg") || return 1
+  # The metapackage's first image dependency: 7.x metapackages name
+  # linux-base-* first, so the first linux-image-* is taken. Each indexed
+  # version of the metapackage, newest first: a mirror that indexes a
+  # security update it does not serve yet (seen: trixie-security's
+  # 6.12.118 for s390x and ppc64el, 404) falls back to the release's.
+  # The candidate first (apt's pins: bookworm's 6.1 over backports' 6.12
+  # for linux-image-amd64), then every indexed version, newest first.
+  images() {
+    apt-cache "${apt_opts[@]}" show "$@" "$meta" 2>/dev/null | sed -n 's/^Depends: //p' |
+      while read -r deps; do echo "$deps" | tr ',' '\n' | sed 's/^ *//; s/ (= /=/; s/)$//; s/ .*//' | grep -m1 '^linux-image-'; done
+  }
+  for cand in $({ images --no-all-versions; images | sort -t= -k2 -V -r -u; } | awk '!seen[$0]++'); do
+    image=${cand%%=*}
+    [ "$arch" = "$meta" ] && image_pkg=$image || image_pkg=$image:$arch
+    deb=$(deb_of "$image_pkg" "${cand#*=}") && break
+    deb=""
+  done
+  [ -n "$deb" ] || return 1
   local x=$cache/$(basename "$deb" .deb)
   if [ ! -s "$x/kernel" ]; then
     rm -rf "$x" && mkdir -p "$x/tree"
     # --occurrence: stop reading the (large) data archive once found.
     dpkg-deb --fsys-tarfile "$deb" 2>/dev/null |
-      tar -x -C "$x/tree" --wildcards --occurrence=1 './boot/vmlinuz-*' 2>/dev/null || true
+      tar -x -C "$x/tree" --wildcards --occurrence=1 './boot/vmlinu[xz]-*' 2>/dev/null || true
+    # ppc64el's kernel is an ELF vmlinux, the others' a vmlinuz.
     local vmlinuz
-    vmlinuz=$(ls "$x"/tree/boot/vmlinuz-* 2>/dev/null | head -n 1)
+    vmlinuz=$(ls "$x"/tree/boot/vmlinu[xz]-* 2>/dev/null | head -n 1)
+    # 7.x: linux-image-VER-FLAVOUR is a stub; the kernel is
+    # ./usr/lib/modules/VER/vmlinuz in linux-binary-VER-FLAVOUR.
+    if [ -z "$vmlinuz" ] && ! dpkg-deb -c "$deb" | grep -q '/vmlinuz'; then
+      local binary=${image_pkg/linux-image-/linux-binary-}
+      deb=$(deb_of "$binary") || return 1
+      local ver
+      ver=${image#linux-image-}
+      mkdir -p "$x/tree/boot"
+      dpkg-deb --fsys-tarfile "$deb" 2>/dev/null |
+        tar -x -O --wildcards --occurrence=1 "./usr/lib/modules/*/vmlinuz" >"$x/tree/boot/vmlinuz-$ver" 2>/dev/null || true
+      [ -s "$x/tree/boot/vmlinuz-$ver" ] && vmlinuz=$x/tree/boot/vmlinuz-$ver
+    fi
     [ -n "$vmlinuz" ] || return 1
     if [ "$(head -c 2 "$vmlinuz" | od -An -tx1 | tr -d ' ')" = 1f8b ]; then
       zcat "$vmlinuz" >"$x/kernel"
     else
       cp "$vmlinuz" "$x/kernel"
     fi
-    basename "$vmlinuz" | sed 's/^vmlinuz-//' >"$x/release"
+    basename "$vmlinuz" | sed 's/^vmlinu[xz]-//' >"$x/release"
     dpkg-deb -f "$deb" Version >"$x/version"
     rm -rf "$x/tree"
   fi
@@ -155,15 +218,22 @@ kernel_of() {
 }
 
 # ---- the kernels picked, and what each needs
-declare -a k_name k_arch k_meta
-while read -r name arch meta; do
+declare -a k_name k_arch k_meta k_suite
+while read -r name arch meta suite; do
   case $name in '' | '#'*) continue ;; esac
   # shellcheck disable=SC2053
   [[ $name == $only ]] || continue
-  k_name+=("$name") k_arch+=("$arch") k_meta+=("$meta")
+  # The on-demand rows (another suite's) only when asked for.
+  [ -n "$picked" ] || [ -z "$suite" ] || [ "$suite" = bookworm ] || continue
+  k_name+=("$name") k_arch+=("$arch") k_meta+=("$meta") k_suite+=("${suite:-bookworm}")
 done <"$data/kernels"
 [ ${#k_name[@]} -gt 0 ] || { echo "kernel-matrix: no kernel in $data/kernels matches '$only'" >&2; exit 2; }
 arches=$(printf '%s\n' "${k_arch[@]}" | sort -u)
+
+stage "package lists (private apt states in $top/apt*)"
+for suite in $(printf '%s\n' bookworm "${k_suite[@]}" | sort -u); do
+  apt_state "$suite"
+done
 
 stage "kernels (cache $cache)"
 declare -A skipped
@@ -171,6 +241,7 @@ n_skipped=0
 for i in "${!k_name[@]}"; do
   d=$run/${k_name[$i]}
   mkdir -p "$d"
+  use_suite "${k_suite[$i]}"
   if kernel_of "${k_meta[$i]}" "$d"; then
     echo "  ${k_name[$i]}: $(cat "$d/version")"
   else
@@ -195,7 +266,23 @@ build_vdsoctl() {
       cargo build -q --release --target aarch64-unknown-linux-gnu)
     echo "$here/target/aarch64-unknown-linux-gnu/release/vdsoctl"
     ;;
+  riscv64 | ppc64le | s390x)
+    local rt ct
+    rt=$(rust_target "$1") ct=$(clang_target "$1")
+    (cd "$here" && env "CARGO_TARGET_$(echo "$rt" | tr 'a-z-' 'A-Z_')_LINKER=clang" \
+      RUSTFLAGS="-C target-feature=+crt-static -C link-arg=--target=$ct" \
+      cargo build -q --release --target "$rt")
+    echo "$here/target/$rt/release/vdsoctl"
+    ;;
   esac
+}
+
+# The 64-bit-only arches' Rust and clang targets.
+rust_target() {
+  case $1 in riscv64) echo riscv64gc-unknown-linux-gnu ;; ppc64le) echo powerpc64le-unknown-linux-gnu ;; s390x) echo s390x-unknown-linux-gnu ;; esac
+}
+clang_target() {
+  case $1 in riscv64) echo riscv64-linux-gnu ;; ppc64le) echo powerpc64le-linux-gnu ;; s390x) echo s390x-linux-gnu ;; esac
 }
 
 # build_workloads ARCH DIR: the fixtures, static, for the arch's 64-bit and
@@ -205,11 +292,13 @@ build_workloads() {
   case $1 in
   x86_64) cc64=(gcc) cc32=(gcc -m32) ;;
   aarch64) cc64=(clang --target=aarch64-linux-gnu) cc32=(clang --target=arm-linux-gnueabihf) ;;
+  # No 32-bit ABI on these (Debian has none).
+  riscv64 | ppc64le | s390x) cc64=(clang "--target=$(clang_target "$1")") cc32=() ;;
   esac
   local f
   for f in clock_loop wait_ready getrandom_loop; do
     "${cc64[@]}" -O2 -Wall -pthread -static -o "$2/$f" "$here/fixtures/$f.c"
-    "${cc32[@]}" -O2 -Wall -pthread -static -o "$2/${f}32" "$here/fixtures/$f.c"
+    [ ${#cc32[@]} = 0 ] || "${cc32[@]}" -O2 -Wall -pthread -static -o "$2/${f}32" "$here/fixtures/$f.c"
   done
 }
 
@@ -233,10 +322,21 @@ build_unit_tests() {
 # newc); each kernel's plan is an archive of its own in front of it.
 initramfs() {
   local arch=$1 root=$top/root-$1 debarch vdsoctl busybox_deb
-  case $arch in x86_64) debarch=amd64 ;; aarch64) debarch=arm64 ;; esac
+  local suite=bookworm
+  case $arch in
+  x86_64) debarch=amd64 ;;
+  aarch64) debarch=arm64 ;;
+  riscv64) debarch=riscv64 suite=trixie ;;
+  ppc64le) debarch=ppc64el suite=trixie ;;
+  s390x) debarch=s390x suite=trixie ;;
+  esac
+  use_suite "$suite"
   rm -rf "$root" && mkdir -p "$root/bin" "$root/matrix"
   busybox_deb=$(deb_of "busybox-static:$debarch") || { echo "kernel-matrix: busybox-static:$debarch not downloadable" >&2; return 1; }
-  dpkg-deb --fsys-tarfile "$busybox_deb" | tar -x -O ./bin/busybox >"$root/bin/busybox"
+  # bookworm's busybox-static keeps it at ./bin/busybox, later releases
+  # (merged /usr) at ./usr/bin/busybox.
+  dpkg-deb --fsys-tarfile "$busybox_deb" | tar -x -O ./bin/busybox >"$root/bin/busybox" 2>/dev/null ||
+    dpkg-deb --fsys-tarfile "$busybox_deb" | tar -x -O ./usr/bin/busybox >"$root/bin/busybox"
   chmod +x "$root/bin/busybox"
   vdsoctl=$(build_vdsoctl "$arch")
   file "$vdsoctl" | grep -q 'static' || { echo "kernel-matrix: $vdsoctl is not static" >&2; return 1; }
@@ -322,6 +422,20 @@ boot() {
   aarch64)
     qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -accel tcg,thread=single -smp 2 -m 1G
       -append "console=ttyAMA0 panic=-1 quiet")
+    ;;
+  riscv64)
+    # -bios default: OpenSBI, which the kernel needs under it.
+    qemu=(qemu-system-riscv64 -M virt -bios default -accel tcg,thread=single -smp 2 -m 1G
+      -append "console=ttyS0 panic=-1 quiet")
+    ;;
+  ppc64le)
+    # x-vof=on: QEMU's own Open Firmware, no SLOF to boot first.
+    qemu=(qemu-system-ppc64 -M pseries,x-vof=on -accel tcg,thread=single -smp 2 -m 1G
+      -append "console=hvc0 panic=-1 quiet")
+    ;;
+  s390x)
+    qemu=(qemu-system-s390x -M s390-ccw-virtio -cpu max -accel tcg,thread=single -smp 2 -m 1G
+      -append "console=ttysclp0 panic=-1 quiet")
     ;;
   esac
   local t0 rc=0 watcher

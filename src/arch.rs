@@ -109,110 +109,106 @@ pub const HOST_MACHINE: u16 = if cfg!(target_arch = "x86_64") {
 /// Whether this binary is a 64-bit process (its vDSO is the 64-bit one).
 pub const HOST_IS_64: bool = cfg!(target_pointer_width = "64");
 
-/// A function a vDSO may serve. Adding one: a row here, and the compiler
-/// names every place that must decide (no match has a wildcard arm).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum VdsoFn {
-    ClockGettime,
-    ClockGettime64,
-    Gettimeofday,
-    Time,
-    ClockGetres,
-    ClockGetresTime64,
-    Getcpu,
+/// The function table: each row declares a [`VdsoFn`] variant and every
+/// fact about it at once — its C name, what it serves, the C library
+/// function a program should call, whether it takes a clock id — so
+/// [`VdsoFn::ALL`], [`VdsoFn::index`], the names `--functions` and the
+/// parsers accept, and every per-function match are derived from one list:
+/// a row cannot be half-added (`arch::tests::a_row_is_all_it_takes`).
+macro_rules! vdso_functions {
+    ($( $(#[$doc:meta])* $variant:ident: $name:literal, $kind:ident, libc $libc:literal, clock $clock:literal, bench $bench:literal; )*) => {
+        /// A function a vDSO may serve. Adding one: a row of the
+        /// `vdso_functions!` table, and the compiler names every place that
+        /// must decide (no match on it or on [`FnKind`] has a wildcard arm).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum VdsoFn {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl VdsoFn {
+            /// Every function, in the order of the table.
+            pub const ALL: [VdsoFn; 0 $( + { let _ = stringify!($variant); 1 } )*] = [$( VdsoFn::$variant, )*];
+
+            /// The function's place in [`VdsoFn::ALL`].
+            pub const fn index(self) -> usize {
+                self as usize
+            }
+
+            /// What the function serves: a clock read, the CPU number, or random
+            /// bytes (decides the words and which verdicts apply).
+            pub const fn kind(self) -> FnKind {
+                match self {
+                    $( VdsoFn::$variant => FnKind::$kind, )*
+                }
+            }
+
+            /// The C name of the function / syscall.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $( VdsoFn::$variant => $name, )*
+                }
+            }
+
+            /// The C library's function for this call (what a program should call
+            /// rather than the raw syscall; the time64 syscalls are libc's
+            /// `clock_gettime` and `clock_getres` on 32-bit targets).
+            pub const fn libc_function(self) -> &'static str {
+                match self {
+                    $( VdsoFn::$variant => $libc, )*
+                }
+            }
+
+            /// Whether the function's first argument is a clock id.
+            pub const fn takes_clock(self) -> bool {
+                match self {
+                    $( VdsoFn::$variant => $clock, )*
+                }
+            }
+
+            /// Whether `bench` times it (`--functions`): not the 32-bit
+            /// time64 syscalls, which are libc's `clock_gettime` and
+            /// `clock_getres` there.
+            pub const fn benched(self) -> bool {
+                match self {
+                    $( VdsoFn::$variant => $bench, )*
+                }
+            }
+        }
+    };
+}
+
+vdso_functions! {
+    ClockGettime: "clock_gettime", Clock, libc "clock_gettime", clock true, bench true;
+    ClockGettime64: "clock_gettime64", Clock, libc "clock_gettime", clock true, bench false;
+    Gettimeofday: "gettimeofday", Clock, libc "gettimeofday", clock false, bench true;
+    Time: "time", Clock, libc "time", clock false, bench true;
+    ClockGetres: "clock_getres", Clock, libc "clock_getres", clock true, bench true;
+    ClockGetresTime64: "clock_getres_time64", Clock, libc "clock_getres", clock true, bench false;
+    Getcpu: "getcpu", Cpu, libc "sched_getcpu", clock false, bench true;
     /// Random bytes (Linux 6.11 on x86_64, 6.12 on arm64, powerpc, s390
     /// and loongarch, 6.16 on riscv64): the vDSO fills the buffer from a
     /// per-thread state the caller maps (`MAP_DROPPABLE`), and enters the
     /// kernel itself only to refill that state's key.
-    Getrandom,
+    Getrandom: "getrandom", Random, libc "getrandom", clock false, bench true;
 }
 
 impl VdsoFn {
-    /// Every function, in the order of the enum. The array's length is the
-    /// number of variants: [`VdsoFn::index`] fails to build when a variant
-    /// is missing here.
-    pub const ALL: [VdsoFn; 8] = [
-        VdsoFn::ClockGettime,
-        VdsoFn::ClockGettime64,
-        VdsoFn::Gettimeofday,
-        VdsoFn::Time,
-        VdsoFn::ClockGetres,
-        VdsoFn::ClockGetresTime64,
-        VdsoFn::Getcpu,
-        VdsoFn::Getrandom,
-    ];
-
-    /// The function's place in [`VdsoFn::ALL`] (exhaustive: a new variant
-    /// must be given its place).
-    pub const fn index(self) -> usize {
-        match self {
-            VdsoFn::ClockGettime => 0,
-            VdsoFn::ClockGettime64 => 1,
-            VdsoFn::Gettimeofday => 2,
-            VdsoFn::Time => 3,
-            VdsoFn::ClockGetres => 4,
-            VdsoFn::ClockGetresTime64 => 5,
-            VdsoFn::Getcpu => 6,
-            VdsoFn::Getrandom => 7,
-        }
-    }
-
-    /// What the function serves: a clock read, the CPU number, or random
-    /// bytes (decides the words and which verdicts apply).
-    pub const fn kind(self) -> FnKind {
-        match self {
-            VdsoFn::ClockGettime
-            | VdsoFn::ClockGettime64
-            | VdsoFn::Gettimeofday
-            | VdsoFn::Time
-            | VdsoFn::ClockGetres
-            | VdsoFn::ClockGetresTime64 => FnKind::Clock,
-            VdsoFn::Getcpu => FnKind::Cpu,
-            VdsoFn::Getrandom => FnKind::Random,
-        }
-    }
-
     /// The function of a C name (`clock_gettime`).
     pub fn from_name(name: &str) -> Option<VdsoFn> {
         VdsoFn::ALL.into_iter().find(|f| f.name() == name)
     }
+}
 
-    /// The C name of the function / syscall.
-    pub fn name(self) -> &'static str {
-        match self {
-            VdsoFn::ClockGettime => "clock_gettime",
-            VdsoFn::ClockGettime64 => "clock_gettime64",
-            VdsoFn::Gettimeofday => "gettimeofday",
-            VdsoFn::Time => "time",
-            VdsoFn::ClockGetres => "clock_getres",
-            VdsoFn::ClockGetresTime64 => "clock_getres_time64",
-            VdsoFn::Getcpu => "getcpu",
-            VdsoFn::Getrandom => "getrandom",
-        }
-    }
-
-    /// The C library's function for this call (what a program should call
-    /// rather than the raw syscall; the time64 syscalls are libc's
-    /// `clock_gettime` and `clock_getres` on 32-bit targets).
-    pub fn libc_function(self) -> &'static str {
-        match self {
-            VdsoFn::ClockGettime | VdsoFn::ClockGettime64 => "clock_gettime",
-            VdsoFn::ClockGetres | VdsoFn::ClockGetresTime64 => "clock_getres",
-            VdsoFn::Gettimeofday => "gettimeofday",
-            VdsoFn::Time => "time",
-            VdsoFn::Getcpu => "sched_getcpu",
-            VdsoFn::Getrandom => "getrandom",
-        }
-    }
-
-    /// Whether the function's first argument is a clock id.
-    pub fn takes_clock(self) -> bool {
-        match self {
-            VdsoFn::ClockGettime | VdsoFn::ClockGettime64 | VdsoFn::ClockGetres | VdsoFn::ClockGetresTime64 => true,
-            VdsoFn::Gettimeofday | VdsoFn::Time | VdsoFn::Getcpu | VdsoFn::Getrandom => false,
-        }
-    }
+/// How a vDSO function returns an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VdsoErrors {
+    /// `-errno`, as the syscall does (x86, arm, riscv64, s390x).
+    NegativeErrno,
+    /// ppc64: the errno, positive, with CR0.SO set (`__kernel_clock_gettime(8)`
+    /// returns 22, EINVAL); a function whose success is 0 says an error
+    /// by any other value.
+    PositiveErrno,
 }
 
 /// What a vDSO function serves.
@@ -272,6 +268,11 @@ pub enum Abi {
     /// 32-bit ARM (native, or compat on arm64).
     Arm,
     Riscv64,
+    /// 64-bit POWER (Debian's ppc64el; a big-endian build of vdsoctl
+    /// takes its big-endian audit arch, [`Abi::audit_arch`]).
+    Ppc64,
+    /// 64-bit IBM Z, big-endian.
+    S390x,
 }
 
 impl Abi {
@@ -283,6 +284,8 @@ impl Abi {
             (true, machine::AARCH64) => Some(Abi::Aarch64),
             (false, machine::ARM) => Some(Abi::Arm),
             (true, machine::RISCV) => Some(Abi::Riscv64),
+            (true, machine::PPC64) => Some(Abi::Ppc64),
+            (true, machine::S390) => Some(Abi::S390x),
             _ => None,
         }
     }
@@ -295,6 +298,8 @@ impl Abi {
             Abi::Aarch64 => "aarch64",
             Abi::Arm => "arm",
             Abi::Riscv64 => "riscv64",
+            Abi::Ppc64 => "ppc64",
+            Abi::S390x => "s390x",
         }
     }
 
@@ -306,6 +311,8 @@ impl Abi {
             Abi::Aarch64 => (machine::AARCH64, true),
             Abi::Arm => (machine::ARM, false),
             Abi::Riscv64 => (machine::RISCV, true),
+            Abi::Ppc64 => (machine::PPC64, true),
+            Abi::S390x => (machine::S390, true),
         }
     }
 
@@ -313,9 +320,19 @@ impl Abi {
     /// the kernel's `vdso.lds.S`): arm64's has no `time` and no `getcpu`
     /// by design, so a C library serves them otherwise (time() through
     /// clock_gettime, getcpu as a syscall) and that is no finding.
+    /// riscv64's getcpu entry is exported but makes the syscall by design
+    /// ([`VdsoSymbol::fast`]): not offered either.
     pub fn vdso_offers(self, f: VdsoFn) -> bool {
         let (machine, is_64) = self.elf();
-        vdso_symbol(machine, is_64, f).is_some()
+        vdso_symbol_row(machine, is_64, f).is_some_and(|s| s.fast)
+    }
+
+    /// How this ABI's vDSO functions say an error ([`VdsoErrors`]).
+    pub const fn vdso_errors(self) -> VdsoErrors {
+        match self {
+            Abi::Ppc64 => VdsoErrors::PositiveErrno,
+            Abi::X86_64 | Abi::I386 | Abi::Aarch64 | Abi::Arm | Abi::Riscv64 | Abi::S390x => VdsoErrors::NegativeErrno,
+        }
     }
 
     /// The 64-bit ABI whose vDSO table answers for this one: the compat vDSO
@@ -377,6 +394,23 @@ impl Abi {
                 (VdsoFn::Getcpu, 345),
                 (VdsoFn::Getrandom, 384),
             ],
+            // arch/powerpc/kernel/syscalls/syscall.tbl
+            Abi::Ppc64 => &[
+                (VdsoFn::ClockGettime, 246),
+                (VdsoFn::Gettimeofday, 78),
+                (VdsoFn::Time, 13),
+                (VdsoFn::ClockGetres, 247),
+                (VdsoFn::Getcpu, 302),
+                (VdsoFn::Getrandom, 359),
+            ],
+            // arch/s390/kernel/syscalls/syscall.tbl: no 64-bit `time`
+            Abi::S390x => &[
+                (VdsoFn::ClockGettime, 260),
+                (VdsoFn::Gettimeofday, 78),
+                (VdsoFn::ClockGetres, 261),
+                (VdsoFn::Getcpu, 311),
+                (VdsoFn::Getrandom, 349),
+            ],
         }
     }
 
@@ -419,18 +453,36 @@ impl Abi {
         self.vdso_syscalls().iter().find(|(g, _)| *g == f).map(|(_, n)| *n)
     }
 
+    /// Every ABI vdsoctl knows.
+    pub const ALL: [Abi; 7] = [Abi::X86_64, Abi::I386, Abi::Aarch64, Abi::Arm, Abi::Riscv64, Abi::Ppc64, Abi::S390x];
+
+    /// Whether this ABI's processes are little-endian: s390x never is;
+    /// ppc64 is as this build is on POWER (a ppc64el kernel runs no
+    /// big-endian processes, a big-endian one no little-endian ones) and
+    /// little-endian elsewhere (Debian's ppc64el).
+    pub const fn little_endian(self) -> bool {
+        match self {
+            Abi::X86_64 | Abi::I386 | Abi::Aarch64 | Abi::Arm | Abi::Riscv64 => true,
+            Abi::Ppc64 => !cfg!(target_arch = "powerpc64") || HOST_LITTLE_ENDIAN,
+            Abi::S390x => false,
+        }
+    }
+
     /// The `AUDIT_ARCH_*` value seccomp reports for a syscall made with this
-    /// ABI (`include/uapi/linux/audit.h`: EM_* | 64BIT | LE).
+    /// ABI (`include/uapi/linux/audit.h`: EM_* | 64BIT | LE, the last only
+    /// for a little-endian ABI: `AUDIT_ARCH_S390X` is `0x80000016`).
     pub fn audit_arch(self) -> u32 {
         const ARCH_64: u32 = 0x8000_0000;
         const LE: u32 = 0x4000_0000;
         let (machine, is_64) = self.elf();
-        u32::from(machine) | if is_64 { ARCH_64 } else { 0 } | LE
+        u32::from(machine) | if is_64 { ARCH_64 } else { 0 } | if self.little_endian() { LE } else { 0 }
     }
 
-    /// The ABI behind an `AUDIT_ARCH_*` value, among the ones vdsoctl knows.
+    /// The ABI behind an `AUDIT_ARCH_*` value, among the ones vdsoctl knows
+    /// (`AUDIT_ARCH_PPC64` and `AUDIT_ARCH_PPC64LE` both ppc64).
     pub fn from_audit_arch(arch: u32) -> Option<Abi> {
-        [Abi::X86_64, Abi::I386, Abi::Aarch64, Abi::Arm, Abi::Riscv64].into_iter().find(|a| a.audit_arch() == arch)
+        const LE: u32 = 0x4000_0000;
+        Abi::ALL.into_iter().find(|a| a.audit_arch() == arch || (*a == Abi::Ppc64 && a.audit_arch() ^ LE == arch))
     }
 
     /// The number of seccomp(2) in this ABI's table (a command installing
@@ -441,6 +493,8 @@ impl Abi {
             Abi::I386 => 354,
             Abi::Aarch64 | Abi::Riscv64 => 277,
             Abi::Arm => 383,
+            Abi::Ppc64 => 358,
+            Abi::S390x => 348,
         }
     }
 
@@ -451,6 +505,7 @@ impl Abi {
             Abi::X86_64 => ("mmap", 9),
             Abi::I386 | Abi::Arm => ("mmap2", 192),
             Abi::Aarch64 | Abi::Riscv64 => ("mmap", 222),
+            Abi::Ppc64 | Abi::S390x => ("mmap", 90),
         }
     }
 
@@ -460,6 +515,11 @@ impl Abi {
         (self == Abi::X86_64).then_some(0x4000_0000)
     }
 }
+
+/// Whether this build's raw `clone(2)` takes the new stack pointer before
+/// the flags: s390 (`CONFIG_CLONE_BACKWARDS2`); every other architecture
+/// vdsoctl builds for takes the flags first.
+pub const CLONE_STACK_FIRST: bool = cfg!(target_arch = "s390x");
 
 /// The ABI vdsoctl itself runs with.
 pub const HOST_ABI: Option<Abi> = if cfg!(target_arch = "x86_64") {
@@ -472,6 +532,10 @@ pub const HOST_ABI: Option<Abi> = if cfg!(target_arch = "x86_64") {
     Some(Abi::Arm)
 } else if cfg!(target_arch = "riscv64") {
     Some(Abi::Riscv64)
+} else if cfg!(target_arch = "powerpc64") {
+    Some(Abi::Ppc64)
+} else if cfg!(target_arch = "s390x") {
+    Some(Abi::S390x)
 } else {
     None
 };
@@ -503,7 +567,7 @@ pub struct SyscallEntry {
     pub args12_compat: [KernelMember; 2],
     /// `pt_regs` member with the user instruction pointer (getrandom: was
     /// the syscall made inside the vDSO?).
-    pub user_ip: &'static str,
+    pub user_ip: &'static [&'static str],
     /// `task_struct` member whose bit marks a compat syscall.
     pub compat_flags: KernelMember,
     /// That bit's mask.
@@ -520,7 +584,7 @@ const X86_64_ENTRY: SyscallEntry = SyscallEntry {
     arg0_compat: KernelMember { path: &["bx"], part: 0 },
     args12_native: [KernelMember { path: &["si"], part: 0 }, KernelMember { path: &["dx"], part: 0 }],
     args12_compat: [KernelMember { path: &["cx"], part: 0 }, KernelMember { path: &["dx"], part: 0 }],
-    user_ip: "ip",
+    user_ip: &["ip"],
     compat_flags: KernelMember { path: &["thread_info", "status"], part: 0 },
     compat_mask: 0x0002,
     vsyscall: true,
@@ -555,20 +619,67 @@ const AARCH64_ENTRY: SyscallEntry = SyscallEntry {
     arg0_compat: KernelMember { path: &["regs"], part: 0 },
     args12_native: [KernelMember { path: &["regs"], part: 8 }, KernelMember { path: &["regs"], part: 16 }],
     args12_compat: [KernelMember { path: &["regs"], part: 8 }, KernelMember { path: &["regs"], part: 16 }],
-    user_ip: "pc",
+    user_ip: &["pc"],
     compat_flags: KernelMember { path: &["thread_info", "flags"], part: 0 },
     compat_mask: 1 << 22,
     vsyscall: false,
 };
 
+/// riscv64: `orig_a0`, `a1`, `a2`, `epc`. `do_trap_ecall_u` saves a0 in
+/// `orig_a0` and sets a0 to -ENOSYS before `sys_enter` (seen in the kernel
+/// matrix on 6.12: a0 read every MONOTONIC call as a CPU-time clock, -38).
+/// No compat ABI is traced (vdsoctl knows no rv32 one): the mask is 0.
+const RISCV64_ENTRY: SyscallEntry = SyscallEntry {
+    arg0_native: KernelMember { path: &["orig_a0"], part: 0 },
+    arg0_compat: KernelMember { path: &["orig_a0"], part: 0 },
+    args12_native: [KernelMember { path: &["a1"], part: 0 }, KernelMember { path: &["a2"], part: 0 }],
+    args12_compat: [KernelMember { path: &["a1"], part: 0 }, KernelMember { path: &["a2"], part: 0 }],
+    user_ip: &["epc"],
+    compat_flags: KernelMember { path: &["thread_info", "flags"], part: 0 },
+    compat_mask: 0,
+    vsyscall: false,
+};
+
+/// ppc64: `gpr[3]`..`gpr[5]` (r3 holds the first argument, and the
+/// return value only after the call), `nip`. No compat ABI traced
+/// (ppc64el has no 32-bit user space): mask 0.
+const PPC64_ENTRY: SyscallEntry = SyscallEntry {
+    arg0_native: KernelMember { path: &["gpr"], part: 24 },
+    arg0_compat: KernelMember { path: &["gpr"], part: 24 },
+    args12_native: [KernelMember { path: &["gpr"], part: 32 }, KernelMember { path: &["gpr"], part: 40 }],
+    args12_compat: [KernelMember { path: &["gpr"], part: 32 }, KernelMember { path: &["gpr"], part: 40 }],
+    user_ip: &["nip"],
+    compat_flags: KernelMember { path: &["thread_info", "flags"], part: 0 },
+    compat_mask: 0,
+    vsyscall: false,
+};
+
+/// s390x: `orig_gpr2` holds the first argument (`do_syscall` has put the
+/// syscall number in `gprs[2]` by `sys_enter`), `gprs[3]` and `gprs[4]`
+/// the next; the user address is `psw.addr`. No compat ABI traced: mask 0.
+const S390X_ENTRY: SyscallEntry = SyscallEntry {
+    arg0_native: KernelMember { path: &["orig_gpr2"], part: 0 },
+    arg0_compat: KernelMember { path: &["orig_gpr2"], part: 0 },
+    args12_native: [KernelMember { path: &["gprs"], part: 24 }, KernelMember { path: &["gprs"], part: 32 }],
+    args12_compat: [KernelMember { path: &["gprs"], part: 24 }, KernelMember { path: &["gprs"], part: 32 }],
+    user_ip: &["psw", "addr"],
+    compat_flags: KernelMember { path: &["thread_info", "flags"], part: 0 },
+    compat_mask: 0,
+    vsyscall: false,
+};
+
 impl Abi {
     /// The syscall entry facts of a kernel of this ABI, where the BPF
-    /// engine knows them.
+    /// engine knows them (a 32-bit kernel: none, the engine refuses it
+    /// by name).
     pub fn syscall_entry(self) -> Option<SyscallEntry> {
         match self {
             Abi::X86_64 => Some(X86_64_ENTRY),
             Abi::Aarch64 => Some(AARCH64_ENTRY),
-            _ => None,
+            Abi::Riscv64 => Some(RISCV64_ENTRY),
+            Abi::Ppc64 => Some(PPC64_ENTRY),
+            Abi::S390x => Some(S390X_ENTRY),
+            Abi::I386 | Abi::Arm => None,
         }
     }
 
@@ -582,6 +693,8 @@ impl Abi {
             "aarch64" => Some(Abi::Aarch64),
             m if m.starts_with("armv") => Some(Abi::Arm),
             "riscv64" => Some(Abi::Riscv64),
+            "ppc64le" | "ppc64" => Some(Abi::Ppc64),
+            "s390x" => Some(Abi::S390x),
             _ => None,
         }
     }
@@ -688,7 +801,10 @@ pub use clocks::{
     aux_enable_path, clock_info, clock_name, dynamic_class, is_aux_clock, parse_clock, vdso_serves, AuxClocks,
     AuxState, ClockClass, ClockInfo, AUX_CLOCKS, CLOCKS, CLOCK_AUX,
 };
-pub use exports::{vdso_abi, vdso_symbol, vdso_symbol_row, VdsoAbi, VdsoSymbol, VDSO_ABIS};
+pub use exports::{
+    export_role, vdso_abi, vdso_symbol, vdso_symbol_row, ExportRole, NotASyscall, VdsoAbi, VdsoSymbol, OTHER_EXPORTS,
+    VDSO_ABIS,
+};
 
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
 //! The command line, in clap derive form. A field's doc comment is its help.
 
 use crate::arch::{self, VdsoFn};
-use crate::measure::bench::{Path as BenchPath, FUNCTIONS as BENCH_FUNCTIONS};
+use crate::measure::bench::{functions as bench_functions, Path as BenchPath};
 use crate::render::{ColorChoice, Format};
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
@@ -229,8 +229,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = clock_arg)]
     pub clocks: Vec<i32>,
 
-    /// Time functions to measure: clock_gettime, gettimeofday, time, clock_getres, getcpu.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = bench_function_arg)]
+    /// Functions to measure (the arch table's, listed by bench_functions_help).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = bench_function_arg, help = bench_functions_help())]
     pub functions: Vec<VdsoFn>,
 
     /// Paths to measure: libc, vdso, syscall, vsyscall.
@@ -271,9 +271,15 @@ fn clock_arg(text: &str) -> Result<i32, String> {
 }
 
 /// A function bench can time.
+/// `--functions`' help: the functions `bench` times, from the arch table.
+fn bench_functions_help() -> String {
+    let names: Vec<&str> = bench_functions().iter().map(|f| f.name()).collect();
+    format!("Functions to measure: {}", names.join(", "))
+}
+
 fn bench_function_arg(text: &str) -> Result<VdsoFn, String> {
-    BENCH_FUNCTIONS.into_iter().find(|f| f.name().eq_ignore_ascii_case(text.trim())).ok_or_else(|| {
-        let names: Vec<_> = BENCH_FUNCTIONS.iter().map(|f| f.name()).collect();
+    bench_functions().into_iter().find(|f| f.name().eq_ignore_ascii_case(text.trim())).ok_or_else(|| {
+        let names: Vec<_> = bench_functions().iter().map(|f| f.name()).collect();
         format!("unknown function {text:?} — use one of {}", names.join(", "))
     })
 }

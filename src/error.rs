@@ -215,8 +215,14 @@ pub enum Facility {
     // The trace engines.
     /// Neither the BPF nor the perf engine opened: both refusals.
     NoEngine { bpf: Box<Error>, perf: Box<Error> },
+    /// Neither engine opened because a seccomp filter vdsoctl runs under
+    /// (a container engine's default profile) refuses their syscalls: not
+    /// a capability (`render::hint` words it).
+    FilterRefuses { refusal: crate::measure::kernel::filter::FilterRefusal },
     /// `trace` knows no syscall numbers for this architecture.
-    UnknownSyscallNumbers,
+    /// No syscall table known for this kernel's machine (`uname -m`):
+    /// no engine counts by another architecture's numbers.
+    UnknownSyscallNumbers { machine: Option<String> },
     /// A `-- CMD` child reached its exec without the seccomp filter.
     SeccompUnfiltered,
     /// The seccomp supervisor thread could not start.
@@ -401,7 +407,12 @@ impl fmt::Display for Facility {
             NoEngine { bpf, perf } => {
                 write!(f, "no trace engine here: {}; and {}", short(&bpf.to_string()), short(&perf.to_string()))
             }
-            UnknownSyscallNumbers => f.write_str("`trace` does not know this architecture's syscall numbers"),
+            FilterRefuses { refusal } => filter_refusal(f, refusal),
+            UnknownSyscallNumbers { machine } => write!(
+                f,
+                "`trace` does not know this architecture's syscall numbers ({})",
+                machine.as_deref().unwrap_or("unknown")
+            ),
             SeccompUnfiltered => f.write_str("the command started without the seccomp filter"),
             SeccompSupervisor { source } => write!(f, "cannot start the seccomp supervisor: {source}"),
             BpfLacking { step, caps } => write!(f, "BPF refused to {step}: {} missing", caps.join(" and ")),
@@ -561,6 +572,8 @@ pub enum Hint {
     BpfNeedsBtf,
     /// The verifier rejected a program: its log is saved.
     BpfVerifierRejected,
+    /// A seccomp filter refuses the engines' syscalls: the profile to run under.
+    SeccompProfile,
 }
 
 impl From<&str> for Hint {
@@ -622,6 +635,24 @@ pub fn errno_text(e: &io::Error) -> String {
             format!("{desc} ({errno:?})")
         }
         None => e.to_string(),
+    }
+}
+
+/// A seccomp filter's refusal of the trace engines' syscalls, told from a
+/// missing capability by a probe the kernel itself answers with EINVAL.
+fn filter_refusal(f: &mut fmt::Formatter<'_>, r: &crate::measure::kernel::filter::FilterRefusal) -> fmt::Result {
+    let calls: Vec<String> = r.syscalls.iter().map(|s| format!("{s}(2)")).collect();
+    let errno = r.errno.map(|e| format!(" ({:?})", nix::errno::Errno::from_raw(e))).unwrap_or_default();
+    let filters = if r.filters == 1 { "1 filter".to_string() } else { format!("{} filters", r.filters) };
+    write!(
+        f,
+        "no trace engine here: the seccomp profile vdsoctl runs under ({filters}) refuses {}{errno}",
+        calls.join(" and ")
+    )?;
+    if r.caps_held {
+        f.write_str(", not its capabilities: it holds CAP_BPF and CAP_PERFMON")
+    } else {
+        f.write_str(", before any capability is checked (it lacks CAP_BPF or CAP_PERFMON too)")
     }
 }
 

@@ -134,6 +134,22 @@ pub fn escaped_name(bytes: &[u8]) -> String {
     out
 }
 
+/// Bytes the kernel names something with (a comm, a path) as text, before
+/// any printing: what is UTF-8 kept as it is (controls too: the renderers
+/// escape them where they print), a byte that is not `\xNN`, so a name
+/// that is not UTF-8 is neither lost nor taken for another that is
+/// U+FFFD.
+pub fn bytes_text(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
 /// C1 controls, the invisible or direction-changing marks a terminal
 /// must not get raw, and the noncharacters XML 1.0 refuses.
 fn unsafe_mark(c: char) -> bool {
@@ -195,6 +211,14 @@ mod tests {
         let items: Vec<String> = (1..=7).map(|i| format!("p{i}")).collect();
         assert_eq!(named_first(&items[..5], 5, || unreachable!()), "p1, p2, p3, p4, p5");
         assert_eq!(named_first(&items, 5, || "7 in all".into()), "p1, p2, p3, p4, p5, and 2 more (7 in all)");
+    }
+
+    #[test]
+    fn bytes_text_keeps_utf8_and_marks_the_rest() {
+        assert_eq!(bytes_text(b"caf\xe9"), "caf\\xe9");
+        assert_eq!(bytes_text("тестсер".as_bytes()), "тестсер");
+        assert_eq!(bytes_text(&"тестсервер".as_bytes()[..15]), "тестсер\\xd0");
+        assert_eq!(bytes_text(b"\x1b]0;X\x07"), "\x1b]0;X\x07", "controls are the renderers' to escape");
     }
 
     #[test]

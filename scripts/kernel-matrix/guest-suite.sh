@@ -29,6 +29,10 @@ arch=$2
 case $arch in
 x86_64) abi64=x86_64 abi32=i386 ;;
 aarch64) abi64=aarch64 abi32=arm ;;
+# 64-bit only: Debian's riscv64, ppc64el and s390x have no 32-bit ABI.
+riscv64) abi64=riscv64 abi32= ;;
+ppc64le) abi64=ppc64 abi32= ;;
+s390x) abi64=s390x abi32= ;;
 *) echo "guest-suite: unknown arch '$arch'" >&2; exit 2 ;;
 esac
 # 100,000 raw calls take about half a second under TCG.
@@ -36,6 +40,11 @@ N=100000
 
 trace_cases="raw64 raw32 tree pid all threads sites random"
 host_cases="check check-cmd bench maps maps32 dump dump32"
+# Without a 32-bit ABI: the cases of the 64-bit one (raw64, pid, threads).
+if [ -z "$abi32" ]; then
+	trace_cases="raw64 pid threads"
+	host_cases="check check-cmd bench maps dump"
+fi
 [ "$arch" = x86_64 ] && trace_cases="$trace_cases vsyscall"
 [ "$arch" = aarch64 ] && host_cases="$host_cases unit"
 

@@ -12,6 +12,10 @@ pub struct VdsoSymbol {
     /// (major, minor) of the first kernel whose vDSO on this architecture
     /// exports it; `None`: as old as this vDSO's clock functions.
     pub since: Option<(u32, u32)>,
+    /// Whether the vDSO serves it in user space: `false` for an entry
+    /// that makes the syscall by design (riscv64's `__vdso_getcpu`, an
+    /// `ecall`), which is no lost fast path.
+    pub fast: bool,
 }
 
 impl VdsoSymbol {
@@ -38,12 +42,17 @@ pub struct VdsoAbi {
 }
 
 const fn sym(function: VdsoFn, name: &'static str) -> VdsoSymbol {
-    VdsoSymbol { function, name, since: None }
+    VdsoSymbol { function, name, since: None, fast: true }
 }
 
 /// A symbol a later kernel added to the vDSO.
 const fn sym_since(function: VdsoFn, name: &'static str, since: (u32, u32)) -> VdsoSymbol {
-    VdsoSymbol { function, name, since: Some(since) }
+    VdsoSymbol { function, name, since: Some(since), fast: true }
+}
+
+/// An entry that makes the syscall itself, by design.
+const fn sym_syscall(function: VdsoFn, name: &'static str) -> VdsoSymbol {
+    VdsoSymbol { function, name, since: None, fast: false }
 }
 
 /// vDSO export tables per architecture and class.
@@ -107,7 +116,8 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
             sym(VdsoFn::ClockGettime, "__vdso_clock_gettime"),
             sym(VdsoFn::Gettimeofday, "__vdso_gettimeofday"),
             sym(VdsoFn::ClockGetres, "__vdso_clock_getres"),
-            sym(VdsoFn::Getcpu, "__vdso_getcpu"),
+            // arch/riscv/kernel/vdso/getcpu.S: `li a7, __NR_getcpu; ecall`.
+            sym_syscall(VdsoFn::Getcpu, "__vdso_getcpu"),
             sym_since(VdsoFn::Getrandom, "__vdso_getrandom", (6, 16)),
         ],
     },
@@ -154,6 +164,8 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
         version: "LINUX_2.6",
         symbols: &[
             sym(VdsoFn::ClockGettime, "__vdso_clock_gettime"),
+            // o32 and n32 (arch/mips/vdso/vdso.lds.S, 5.1: not on n64).
+            sym(VdsoFn::ClockGettime64, "__vdso_clock_gettime64"),
             sym(VdsoFn::Gettimeofday, "__vdso_gettimeofday"),
             sym(VdsoFn::ClockGetres, "__vdso_clock_getres"),
         ],
@@ -195,4 +207,117 @@ pub fn vdso_symbol(machine: u16, is_64: bool, function: VdsoFn) -> Option<&'stat
 /// The vDSO table's row for `function` on `machine`/`is_64`.
 pub fn vdso_symbol_row(machine: u16, is_64: bool, function: VdsoFn) -> Option<&'static VdsoSymbol> {
     vdso_abi(machine, is_64)?.symbols.iter().find(|s| s.function == function)
+}
+
+/// What a symbol a vDSO exports is for: every export is accounted for,
+/// the functions of the table above and the rest, so `check`, `dump` and
+/// `maps` can name each and say "unknown to vdsoctl" for a new one rather
+/// than drop it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "role", content = "of", rename_all = "snake_case")]
+pub enum ExportRole {
+    /// A function of [`VDSO_ABIS`] (its fast path is judged and timed).
+    Function(VdsoFn),
+    /// A weak alias of one (x86's `clock_gettime` beside `__vdso_clock_gettime`).
+    Alias(VdsoFn),
+    /// Another syscall's fast path, which vdsoctl names but does not trace:
+    /// the syscall it serves and the kernel that brought it.
+    FastPath { syscall: &'static str, since: Option<(u32, u32)> },
+    /// No syscall's fast path: what it is.
+    NotASyscall(NotASyscall),
+    /// Not in vdsoctl's table: a function a newer kernel added.
+    Unknown,
+}
+
+/// The exports that are no syscall's fast path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotASyscall {
+    /// A signal-return trampoline (the kernel points a handler's return at it).
+    SigreturnTrampoline,
+    /// x86_64's `__vdso_sgx_enter_enclave`: enters an SGX enclave.
+    SgxEnterEnclave,
+    /// ppc64's `__kernel_get_syscall_map`: which syscalls the vDSO has.
+    SyscallMap,
+    /// ppc64's `__kernel_get_tbfreq`: the timebase frequency.
+    TimebaseFrequency,
+    /// ppc64's `__kernel_sync_dicache`: syncs the instruction cache.
+    SyncDicache,
+    /// s390x's `__kernel_restart_syscall`: the restart trampoline.
+    RestartSyscall,
+}
+
+/// The exports beside the functions: (machine, 64-bit, name, role), from
+/// each architecture's `vdso.lds.S` (x86_64 `arch/x86/entry/vdso/vdso.lds.S`,
+/// 7.2's robust-futex unlock among them; ppc64 `vdso64.lds.S`; s390x
+/// `vdso.lds.S`; riscv64 `vdso.lds.S`; arm64 and AArch32 theirs).
+pub const OTHER_EXPORTS: &[(u16, bool, &str, ExportRole)] = {
+    use ExportRole::{FastPath, NotASyscall as Not};
+    use NotASyscall::*;
+    &[
+        (machine::X86_64, true, "__vdso_sgx_enter_enclave", Not(SgxEnterEnclave)),
+        // 7.2: robust futex unlock; the fallback is futex(op | FUTEX_ROBUST_UNLOCK).
+        (
+            machine::X86_64,
+            true,
+            "__vdso_futex_robust_list64_try_unlock",
+            FastPath { syscall: "futex", since: Some((7, 2)) },
+        ),
+        (
+            machine::X86_64,
+            true,
+            "__vdso_futex_robust_list32_try_unlock",
+            FastPath { syscall: "futex", since: Some((7, 2)) },
+        ),
+        (
+            machine::I386,
+            false,
+            "__kernel_vsyscall",
+            FastPath { syscall: "any (the int 0x80 / sysenter entry)", since: None },
+        ),
+        (machine::I386, false, "__kernel_sigreturn", Not(SigreturnTrampoline)),
+        (machine::I386, false, "__kernel_rt_sigreturn", Not(SigreturnTrampoline)),
+        // 7.0: glibc's i386 clock_getres still makes the syscall.
+        (
+            machine::I386,
+            false,
+            "__vdso_clock_getres_time64",
+            FastPath { syscall: "clock_getres_time64", since: Some((7, 0)) },
+        ),
+        (machine::AARCH64, true, "__kernel_rt_sigreturn", Not(SigreturnTrampoline)),
+        (machine::ARM, false, "__vdso_sigreturn", Not(SigreturnTrampoline)),
+        (machine::RISCV, true, "__vdso_rt_sigreturn", Not(SigreturnTrampoline)),
+        (machine::RISCV, true, "__vdso_flush_icache", FastPath { syscall: "riscv_flush_icache", since: None }),
+        (machine::RISCV, true, "__vdso_riscv_hwprobe", FastPath { syscall: "riscv_hwprobe", since: Some((6, 5)) }),
+        (machine::PPC64, true, "__kernel_get_syscall_map", Not(SyscallMap)),
+        (machine::PPC64, true, "__kernel_get_tbfreq", Not(TimebaseFrequency)),
+        (machine::PPC64, true, "__kernel_sync_dicache", Not(SyncDicache)),
+        (machine::PPC64, true, "__kernel_sigtramp_rt64", Not(SigreturnTrampoline)),
+        (machine::S390, true, "__kernel_restart_syscall", Not(RestartSyscall)),
+        (machine::S390, true, "__kernel_rt_sigreturn", Not(SigreturnTrampoline)),
+        (machine::S390, true, "__kernel_sigreturn", Not(SigreturnTrampoline)),
+        // s390's compat (31-bit) vDSO: trampolines only.
+        (machine::S390, false, "__kernel_compat_sigreturn", Not(SigreturnTrampoline)),
+        (machine::S390, false, "__kernel_compat_rt_sigreturn", Not(SigreturnTrampoline)),
+        (machine::S390, false, "__kernel_compat_restart_syscall", Not(RestartSyscall)),
+        (machine::LOONGARCH, true, "__vdso_rt_sigreturn", Not(SigreturnTrampoline)),
+    ]
+};
+
+/// What the export `name` of a vDSO of `machine`/`is_64` is for.
+pub fn export_role(machine: u16, is_64: bool, name: &str) -> ExportRole {
+    if let Some(s) = vdso_abi(machine, is_64).and_then(|a| a.symbols.iter().find(|s| s.name == name)) {
+        return ExportRole::Function(s.function);
+    }
+    if let Some((_, _, _, role)) = OTHER_EXPORTS.iter().find(|(m, b, n, _)| *m == machine && *b == is_64 && *n == name)
+    {
+        return *role;
+    }
+    // x86's vDSOs export each function under its C name too (a weak alias).
+    if matches!(machine, machine::X86_64 | machine::I386) {
+        if let Some(s) = vdso_abi(machine, is_64).and_then(|a| a.symbols.iter().find(|s| s.function.name() == name)) {
+            return ExportRole::Alias(s.function);
+        }
+    }
+    ExportRole::Unknown
 }

@@ -42,7 +42,34 @@ fn audit_arches_are_the_kernels() {
     assert_eq!(Abi::Arm.audit_arch(), 0x4000_0028);
     assert_eq!(Abi::Riscv64.audit_arch(), 0xC000_00F3);
     assert_eq!(Abi::from_audit_arch(0x4000_0003), Some(Abi::I386));
-    assert_eq!(Abi::from_audit_arch(0x8000_0016), None);
+    // Big-endian: no LE bit (AUDIT_ARCH_S390X); ppc64 either way round.
+    assert_eq!(Abi::S390x.audit_arch(), 0x8000_0016);
+    assert_eq!(Abi::from_audit_arch(0x8000_0016), Some(Abi::S390x));
+    assert_eq!(Abi::from_audit_arch(0xC000_0016), None);
+    if !cfg!(all(target_arch = "powerpc64", target_endian = "big")) {
+        assert_eq!(Abi::Ppc64.audit_arch(), 0xC000_0015, "AUDIT_ARCH_PPC64LE");
+    }
+    assert_eq!(Abi::from_audit_arch(0xC000_0015), Some(Abi::Ppc64));
+    assert_eq!(Abi::from_audit_arch(0x8000_0015), Some(Abi::Ppc64), "AUDIT_ARCH_PPC64");
+    assert_eq!(Abi::from_audit_arch(0x4000_0008), None, "mips: not known");
+    for abi in Abi::ALL {
+        assert_eq!(Abi::from_audit_arch(abi.audit_arch()), Some(abi));
+    }
+}
+
+/// ppc64 and s390x: their syscall tables (`arch/*/kernel/syscalls/syscall.tbl`,
+/// as the cross libcs' `asm/unistd_64.h` have them).
+#[test]
+fn ppc64_and_s390x_numbers() {
+    let nrs = |abi: Abi| VdsoFn::ALL.map(|f| abi.syscall_nr(f));
+    // clock_gettime, clock_gettime64, gettimeofday, time, clock_getres, clock_getres_time64, getcpu, getrandom
+    assert_eq!(nrs(Abi::Ppc64)[..8], [Some(246), None, Some(78), Some(13), Some(247), None, Some(302), Some(359)]);
+    assert_eq!(nrs(Abi::S390x)[..8], [Some(260), None, Some(78), None, Some(261), None, Some(311), Some(349)]);
+    assert_eq!((Abi::Ppc64.seccomp_syscall(), Abi::S390x.seccomp_syscall()), (358, 348));
+    assert_eq!((Abi::Ppc64.mmap_syscall(), Abi::S390x.mmap_syscall()), (("mmap", 90), ("mmap", 90)));
+    assert_eq!(Abi::from_elf(true, machine::S390), Some(Abi::S390x));
+    assert_eq!(Abi::from_elf(true, machine::PPC64), Some(Abi::Ppc64));
+    assert_eq!(Abi::from_elf(false, machine::S390), None, "31-bit s390: not known");
 }
 
 #[test]
@@ -111,7 +138,11 @@ fn kernel_abis_and_their_syscall_entries() {
     assert_eq!(Abi::of_kernel("aarch64"), Some(Abi::Aarch64));
     assert_eq!(Abi::of_kernel("x86_64"), Some(Abi::X86_64));
     assert_eq!(Abi::of_kernel("armv7l"), Some(Abi::Arm));
-    assert_eq!(Abi::of_kernel("s390x"), None);
+    assert_eq!(Abi::of_kernel("s390x"), Some(Abi::S390x));
+    assert_eq!(Abi::of_kernel("ppc64le"), Some(Abi::Ppc64));
+    assert_eq!(Abi::of_kernel("riscv64"), Some(Abi::Riscv64));
+    assert_eq!(Abi::of_kernel("mips64"), None);
+    assert_eq!(Abi::of_kernel("loongarch64"), None);
     let arm64 = Abi::Aarch64.syscall_entry().unwrap();
     assert_eq!(
         (arm64.compat_flags.path, arm64.compat_mask, arm64.vsyscall),
@@ -119,6 +150,18 @@ fn kernel_abis_and_their_syscall_entries() {
     );
     assert_eq!(Abi::X86_64.syscall_entry().unwrap().compat_flags.path, ["thread_info", "status"]);
     assert!(Abi::Arm.syscall_entry().is_none(), "a 32-bit kernel: no BPF engine");
+    // Every 64-bit kernel ABI has its entry; none traces a compat ABI it
+    // does not know (mask 0: no task is marked).
+    for abi in Abi::ALL.into_iter().filter(|a| a.elf().1) {
+        let e = abi.syscall_entry().unwrap_or_else(|| panic!("{abi:?} has no syscall entry"));
+        assert_eq!(e.compat_mask == 0, abi.compat().is_none(), "{abi:?}");
+        assert_eq!(e.vsyscall, abi == Abi::X86_64);
+    }
+    let s390 = Abi::S390x.syscall_entry().unwrap();
+    assert_eq!((s390.arg0_native.path, s390.user_ip), (&["orig_gpr2"][..], &["psw", "addr"][..]));
+    assert_eq!(Abi::Riscv64.syscall_entry().unwrap().arg0_native.path, ["orig_a0"], "a0 is -ENOSYS at sys_enter");
+    let ppc = Abi::Ppc64.syscall_entry().unwrap();
+    assert_eq!((ppc.arg0_native.path, ppc.arg0_native.part, ppc.args12_native[1].part), (&["gpr"][..], 24, 40));
 }
 
 /// Every function has its place in `ALL`, a name that parses back, and a
@@ -128,7 +171,7 @@ fn every_function_row_is_whole() {
     for (i, f) in VdsoFn::ALL.iter().enumerate() {
         assert_eq!(f.index(), i, "{f} out of place in VdsoFn::ALL");
         assert_eq!(VdsoFn::from_name(f.name()), Some(*f));
-        for abi in [Abi::X86_64, Abi::I386, Abi::Aarch64, Abi::Arm, Abi::Riscv64] {
+        for abi in Abi::ALL {
             if abi.vdso_offers(*f) {
                 assert!(abi.syscall_nr(*f).is_some(), "{f} offered by the {} vDSO has no syscall", abi.name());
             }
@@ -159,4 +202,48 @@ fn getrandom_numbers_and_the_kernels_that_brought_it() {
     assert_eq!(route(VdsoFn::Getrandom, Runtime::Glibc).and_then(|r| r.since), Some((2, 41)));
     assert_eq!(route(VdsoFn::Getrandom, Runtime::Go).and_then(|r| r.since), Some((1, 24)));
     assert_eq!(route(VdsoFn::Getrandom, Runtime::Musl).and_then(|r| r.since), None);
+}
+
+/// A new function is one row of `vdso_functions!`: `ALL`, `index`, the
+/// names the parsers take and bench's list all come from it, so none can
+/// miss a row (the enum's variants are `ALL`, in order, by construction).
+#[test]
+fn a_row_is_all_it_takes() {
+    assert_eq!(VdsoFn::ALL.len(), VdsoFn::Getrandom.index() + 1, "the last row is the last index");
+    let mut names: Vec<&str> = VdsoFn::ALL.iter().map(|f| f.name()).collect();
+    names.dedup();
+    assert_eq!(names.len(), VdsoFn::ALL.len(), "one name a row");
+    for (i, f) in VdsoFn::ALL.into_iter().enumerate() {
+        assert_eq!((f.index(), VdsoFn::from_name(f.name())), (i, Some(f)));
+        // Serialized as the table names it.
+        assert_eq!(serde_json::to_value(f).unwrap(), serde_json::json!(f.name()));
+    }
+    let benched: Vec<VdsoFn> = crate::measure::bench::functions();
+    assert_eq!(benched, VdsoFn::ALL.into_iter().filter(|f| f.benched()).collect::<Vec<_>>());
+    assert!(benched.contains(&VdsoFn::Getrandom), "bench --functions takes getrandom");
+}
+
+/// Which clocks each 64-bit architecture's vDSO serves, and from when:
+/// riscv64, ppc64 and s390x too (a raw MONOTONIC loop there is a bypass,
+/// not "the vDSO never serves this clock id").
+#[test]
+fn every_64_bit_arch_has_its_clock_history() {
+    let kernels = [Some((6, 1)), Some((6, 12)), Some((7, 2)), None];
+    for m in [machine::X86_64, machine::AARCH64, machine::RISCV, machine::PPC64, machine::S390, machine::LOONGARCH] {
+        for c in CLOCKS {
+            let fast = c.class != ClockClass::AlwaysSyscall;
+            for k in kernels {
+                assert_eq!(vdso_serves(c.id, m, k), fast, "{} on machine {m}, kernel {k:?}", c.name);
+            }
+        }
+    }
+    // Before the generic vDSO.
+    assert!(!vdso_serves(1, machine::RISCV, Some((5, 7))) && vdso_serves(1, machine::RISCV, Some((5, 8))));
+    assert!(vdso_serves(1, machine::PPC64, Some((4, 19))) && !vdso_serves(4, machine::PPC64, Some((5, 10))));
+    assert!(vdso_serves(4, machine::PPC64, Some((5, 11))) && vdso_serves(6, machine::PPC64, Some((4, 16))));
+    assert!(!vdso_serves(7, machine::S390, Some((5, 9))) && vdso_serves(7, machine::S390, Some((5, 10))));
+    assert!(vdso_serves(0, machine::S390, Some((4, 19))));
+    // An architecture without a history: nothing is claimed.
+    assert!(!vdso_serves(1, machine::MIPS, Some((6, 12))));
+    assert!(!vdso_serves(2, machine::RISCV, None), "CPU-time clocks: never");
 }

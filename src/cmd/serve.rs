@@ -367,7 +367,7 @@ fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usiz
         Err(e) => {
             note(format_args!("per-process clock syscalls are not exported: {e}"));
             publish(Counted::Down(e.to_string()));
-            set(crate::render::serve::trace_down());
+            set(crate::render::serve::trace_down(&e));
             return;
         }
     };
@@ -391,7 +391,7 @@ fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usiz
                 Err(e) => {
                     publish(Counted::Stopped(e.to_string()));
                     note(format_args!("tracing stopped: {e}"));
-                    set(crate::render::serve::trace_down());
+                    set(crate::render::serve::trace_down(&e));
                     return;
                 }
             }
@@ -403,7 +403,7 @@ fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usiz
         if let Err(e) = source.pump(TICK.min(next.saturating_duration_since(now))) {
             publish(Counted::Stopped(e.to_string()));
             note(format_args!("tracing stopped: {e}"));
-            set(crate::render::serve::trace_down());
+            set(crate::render::serve::trace_down(&e));
             return;
         }
     }

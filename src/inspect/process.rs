@@ -85,7 +85,7 @@ fn live_thread_of(pid: i32) -> Option<(File, StatFields)> {
     tids.sort_unstable();
     tids.into_iter().find_map(|tid| {
         let dir = File::open(format!("/proc/{pid}/task/{tid}")).ok()?;
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
+        let stat = read_stat(&format!("/proc/{pid}/task/{tid}/stat"))?;
         let fields = parse_stat(&stat)?;
         (fields.state != 'Z' && fields.state != 'X').then_some((dir, fields))
     })
@@ -105,7 +105,7 @@ impl Process {
             _ => Error::from_io(&path, e, ptrace_hint(pid)),
         })?;
         let mut process = Process { pid, dir, comm: String::new() };
-        let stat = process.read_text("stat")?;
+        let stat = process.read_file("stat")?;
         let mut fields =
             parse_stat(&stat).ok_or_else(|| Error::malformed(format!("/proc/{pid}/stat"), "unexpected layout"))?;
         process.comm = fields.comm.clone();
@@ -136,7 +136,7 @@ impl Process {
     /// and its comm. Fails only when the process is gone or a zombie.
     pub fn exec_stamp(&self) -> Result<(ExecStamp, String)> {
         use std::os::unix::fs::MetadataExt;
-        let stat = self.read_text("stat")?;
+        let stat = self.read_file("stat")?;
         let fields = parse_stat(&stat)
             .ok_or_else(|| Error::malformed(self.proc_path("stat").display().to_string(), "unexpected layout"))?;
         if fields.state == 'Z' || fields.state == 'X' {
@@ -478,10 +478,14 @@ pub fn parse_timens_offsets(text: &str) -> Vec<(i32, i64, i64)> {
 /// The current comm of any task, without opening a handle (it changes at
 /// exec; a traced command is renamed from its shell's name to its own).
 /// `None` only when the task is gone: a comm that is not UTF-8 (any process
-/// may prctl(PR_SET_NAME) one) is decoded lossily.
+/// may prctl(PR_SET_NAME) one; an exec cuts a long UTF-8 name at 15 bytes)
+/// is kept as [`crate::words::bytes_text`] writes it, apart from others.
 pub fn comm_of(pid: i32) -> Option<String> {
-    let bytes = std::fs::read(format!("/proc/{pid}/comm")).ok()?;
-    Some(String::from_utf8_lossy(&bytes).trim_end_matches('\n').to_string())
+    let mut bytes = std::fs::read(format!("/proc/{pid}/comm")).ok()?;
+    if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+    }
+    Some(crate::words::bytes_text(&bytes))
 }
 
 /// An executable file's identity: (st_dev, st_ino) of what `/proc/PID/exe`
@@ -549,23 +553,27 @@ pub fn proc_mounted() -> bool {
 /// vdsoctl's own effective capabilities (`CapEff` in /proc/self/status),
 /// to name the one a refused operation lacks.
 pub fn own_capabilities() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    // Bytes: the Name line is the comm, which need not be UTF-8.
+    let status = String::from_utf8_lossy(&std::fs::read("/proc/self/status").ok()?).into_owned();
     let hex = status.lines().find_map(|l| l.strip_prefix("CapEff:"))?.trim();
     u64::from_str_radix(hex, 16).ok()
 }
 
 /// The parent of any task, if it still exists.
 pub fn parent_of(pid: i32) -> Option<i32> {
-    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?).map(|f| f.ppid)
+    parse_stat(read_stat(&format!("/proc/{pid}/stat"))?).map(|f| f.ppid)
 }
 
 /// When a process started, in clock ticks since boot (/proc/PID/stat
 /// field 22): with its pid, what tells it from a later process that
 /// reuses the pid.
 pub fn start_ticks_of(pid: i32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the comm's closing parenthesis start at field 3 (state).
-    text.get(text.rfind(')')? + 1..)?.split_whitespace().nth(22 - 3)?.parse().ok()
+    start_ticks_in(&read_stat(&format!("/proc/{pid}/stat"))?)
+}
+
+/// Field 22 of a /proc/PID/stat (the fields after the comm start at 3).
+fn start_ticks_in(stat: &[u8]) -> Option<u64> {
+    stat_parts(stat)?.1.get(22 - 3)?.parse().ok()
 }
 
 /// Nanoseconds per clock tick of /proc/PID/stat's times (USER_HZ).
@@ -637,9 +645,9 @@ impl ImageMark {
 /// or in the middle of an exec. A process vdsoctl may not ptrace-read
 /// shows a layout of its own that no exec changes.
 pub fn image_mark(pid: i32, start_ns: u64) -> Option<ImageMark> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let text = read_stat(&format!("/proc/{pid}/stat"))?;
     let fields = parse_stat(&text)?;
-    let ticks: u64 = text.get(text.rfind(')')? + 1..)?.split_whitespace().nth(22 - 3)?.parse().ok()?;
+    let ticks = start_ticks_in(&text)?;
     let layout = stat_layout(&text);
     let live = !matches!(fields.state, 'Z' | 'X') && layout.first().is_some_and(|&start_code| start_code != 0);
     (live && started_at(ticks, start_ns)).then_some(ImageMark { layout, comm: fields.comm })
@@ -648,10 +656,9 @@ pub fn image_mark(pid: i32, start_ns: u64) -> Option<ImageMark> {
 /// The address-space layout of /proc/PID/stat: start_code, end_code,
 /// start_stack (fields 26-28), then start_data .. env_end (fields 45-51).
 /// Missing fields (an older kernel) are left out.
-fn stat_layout(text: &str) -> Vec<u64> {
-    let Some(close) = text.rfind(')') else { return Vec::new() };
+fn stat_layout(text: impl AsRef<[u8]>) -> Vec<u64> {
+    let Some((_, rest)) = stat_parts(text.as_ref()) else { return Vec::new() };
     // After the comm, field 3 (state) is index 0.
-    let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
     (23..=25).chain(42..=48).filter_map(|i| rest.get(i)?.parse().ok()).collect()
 }
 
@@ -664,17 +671,36 @@ pub struct StatFields {
     pub flags: u64,
 }
 
-/// Parse /proc/PID/stat; comm may hold spaces and ')' so split at the last ')'.
-pub fn parse_stat(text: &str) -> Option<StatFields> {
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let comm = text.get(open + 1..close)?.to_string();
-    let mut rest = text.get(close + 1..)?.split_whitespace();
-    let state = rest.next()?.chars().next()?;
+/// /proc/PID/stat split at its comm, as bytes: the comm is what lies
+/// between the first `(` and the LAST `)` (a process may name itself with
+/// both, with spaces, and with bytes that are not UTF-8: `PR_SET_NAME`, or
+/// an exec cutting a long UTF-8 name at 15 bytes), the fields after it
+/// (field 3, the state, first) are ASCII.
+fn stat_parts(bytes: &[u8]) -> Option<(&[u8], Vec<&str>)> {
+    let open = bytes.iter().position(|&b| b == b'(')?;
+    let close = bytes.iter().rposition(|&b| b == b')')?;
+    let comm = bytes.get(open + 1..close)?;
+    let rest = std::str::from_utf8(bytes.get(close + 1..)?).ok()?;
+    Some((comm, rest.split_whitespace().collect()))
+}
+
+/// Parse /proc/PID/stat (its bytes: see [`stat_parts`]). The comm is kept
+/// as [`crate::words::bytes_text`] writes it: a byte that is not UTF-8
+/// is `\xNN`, so two names never read the same.
+pub fn parse_stat(bytes: impl AsRef<[u8]>) -> Option<StatFields> {
+    let (comm, rest) = stat_parts(bytes.as_ref())?;
+    let state = rest.first()?.chars().next()?;
     // after state: ppid pgrp session tty_nr tpgid flags
-    let ppid = rest.next()?.parse().ok()?;
-    let flags = rest.nth(4)?.parse().ok()?;
-    Some(StatFields { comm, state, ppid, flags })
+    let ppid = rest.get(1)?.parse().ok()?;
+    let flags = rest.get(6)?.parse().ok()?;
+    Some(StatFields { comm: crate::words::bytes_text(comm), state, ppid, flags })
+}
+
+/// /proc/PID/stat's bytes (a few hundred; read at most 4 KiB).
+fn read_stat(path: &str) -> Option<Vec<u8>> {
+    let mut buf = Vec::new();
+    File::open(path).ok()?.take(4096).read_to_end(&mut buf).ok()?;
+    Some(buf)
 }
 
 /// The ELF header of an executable file on disk (None when unreadable or not ELF).
@@ -767,6 +793,12 @@ mod tests {
         assert_eq!(f.ppid, 1);
         assert!(parse_stat("garbage").is_none());
         assert!(parse_stat("1 (x) S").is_none());
+        // A comm that is not UTF-8, holding `) (`: the fields after the
+        // LAST `)` are read, the comm kept apart from a lossy one.
+        let raw = b"42 (caf\xe9) (\xd0) S 7 42 42 0 -1 4194560 1 2 3 4 5 6 7 8 20 0 1 0 123456 0 0";
+        let f = parse_stat(&raw[..]).unwrap();
+        assert_eq!((f.comm.as_str(), f.state, f.ppid, f.flags), ("caf\\xe9) (\\xd0", 'S', 7, 4194560));
+        assert_eq!(start_ticks_in(raw), Some(123456));
     }
 
     #[test]

@@ -62,7 +62,10 @@ pub fn calls_by_name(report: &TraceReport) -> Vec<BaselineCall> {
 
 /// Whether a row is getrandom's.
 fn is_random(r: &CountRow) -> bool {
-    r.func.kind() == FnKind::Random
+    match r.func.kind() {
+        FnKind::Random => true,
+        FnKind::Clock | FnKind::Cpu => false,
+    }
 }
 
 /// What a process ran, as the trace read it after its last exec: its
@@ -95,10 +98,16 @@ fn row_ran(row: &CountRow, argv: &[String], pid: i32) -> Option<Ran> {
 }
 
 /// The comm an exec of `path` gives (the kernel's: its file name, at most
-/// 15 bytes).
+/// 15 bytes, cut mid-letter if need be), as /proc's comm is read
+/// (`words::bytes_text`). A path that holds a `\\` was escaped already
+/// (a word that is not UTF-8): its cut is taken as it is.
 fn exec_comm(path: &str) -> String {
     let name = path.rsplit('/').next().unwrap_or(path).as_bytes();
-    String::from_utf8_lossy(&name[..name.len().min(15)]).into_owned()
+    let cut = &name[..name.len().min(15)];
+    if name.contains(&b'\\') {
+        return String::from_utf8_lossy(cut).into_owned();
+    }
+    crate::words::bytes_text(cut)
 }
 
 /// What the processes whose programs [`command_report`] judges ran: one

@@ -72,6 +72,10 @@ pub struct SymbolRow {
     pub bind: String,
     /// `.text`, `*ABS*`, ...; null when the index names no section.
     pub section: Option<String>,
+    /// What a defined function symbol is for (`arch::export_role`: a
+    /// function of the table, an alias, another syscall's fast path, no
+    /// syscall's, or `unknown`); null for the other symbols.
+    pub serves: Option<crate::arch::ExportRole>,
 }
 
 /// A symbol's version: its definition's name, or the index no definition
@@ -140,6 +144,8 @@ pub fn report(source: Source, base: Option<u64>, img: &Image) -> DumpReport {
             kind: elf::type_name(s.kind),
             bind: elf::bind_name(s.bind),
             section: s.section.clone(),
+            serves: (s.shndx != 0 && matches!(s.kind, 0 | 2) && !s.name.is_empty())
+                .then(|| crate::arch::export_role(img.machine, img.is_64, &s.name)),
         })
         .collect();
     let versions = img
@@ -187,6 +193,55 @@ mod tests {
     fn fixture(name: &str) -> Image {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vdso").join(name);
         elf::parse(&std::fs::read(path).unwrap()).unwrap()
+    }
+
+    /// Every export of every committed image is accounted for: each
+    /// defined function has a role, none is unknown to vdsoctl (ppc64's
+    /// get_syscall_map, get_tbfreq, sync_dicache and sigtramp; riscv64's
+    /// hwprobe, flush_icache and rt_sigreturn; s390x's restart and
+    /// sigreturn trampolines; x86's aliases).
+    #[test]
+    fn every_export_of_every_image_has_its_role() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vdso");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "so") {
+                continue;
+            }
+            let img = elf::parse(&std::fs::read(&path).unwrap()).unwrap();
+            let r = report(Source::File { file: "x".into() }, None, &img);
+            for sym in &r.symbols {
+                if let Some(role) = sym.serves {
+                    seen += 1;
+                    assert_ne!(role, crate::arch::ExportRole::Unknown, "{} in {}", sym.name, path.display());
+                }
+            }
+        }
+        assert!(seen > 40, "{seen} exports");
+        let role = |name| crate::arch::export_role(crate::arch::machine::PPC64, true, name);
+        assert_eq!(
+            role("__kernel_get_syscall_map"),
+            crate::arch::ExportRole::NotASyscall(crate::arch::NotASyscall::SyscallMap)
+        );
+        assert_eq!(
+            role("__kernel_clock_gettime"),
+            crate::arch::ExportRole::Function(crate::arch::VdsoFn::ClockGettime)
+        );
+        assert_eq!(role("__kernel_new_thing"), crate::arch::ExportRole::Unknown);
+        let x86 = |name| crate::arch::export_role(crate::arch::machine::X86_64, true, name);
+        assert!(matches!(
+            x86("__vdso_futex_robust_list64_try_unlock"),
+            crate::arch::ExportRole::FastPath { syscall: "futex", since: Some((7, 2)) }
+        ));
+        assert!(matches!(
+            x86("__vdso_futex_robust_list32_try_unlock"),
+            crate::arch::ExportRole::FastPath { syscall: "futex", .. }
+        ));
+        let rv = crate::arch::export_role(crate::arch::machine::RISCV, true, "__vdso_riscv_hwprobe");
+        assert!(matches!(rv, crate::arch::ExportRole::FastPath { syscall: "riscv_hwprobe", .. }));
+        // JSON: typed, the role and what it is of.
+        assert_eq!(serde_json::to_value(rv).unwrap()["role"], "fast_path");
     }
 
     #[test]

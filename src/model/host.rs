@@ -73,8 +73,16 @@ pub enum VdsoSymbols {
     /// The image could not be read (`error`).
     Unreadable { error: String },
     /// Every symbol the C library binds is exported (`exported`, with
-    /// `version`), with these hash tables.
-    Exports { exported: Vec<&'static str>, version: &'static str, has_hash: bool, has_gnu_hash: bool },
+    /// `version`), with these hash tables; `others`: every other function
+    /// the image exports and what it is for (an alias, another syscall's
+    /// fast path, no syscall's, or unknown to vdsoctl) — none dropped.
+    Exports {
+        exported: Vec<&'static str>,
+        version: &'static str,
+        has_hash: bool,
+        has_gnu_hash: bool,
+        others: Vec<(String, arch::ExportRole)>,
+    },
     /// What is wrong (WARN or worse), for a `musl` process or not;
     /// `hash_only`: all that is wrong is a missing DT_HASH (DT_GNU_HASH only).
     Problems { problems: Vec<ImageProblem>, hash_only: bool, musl: bool },
@@ -119,10 +127,35 @@ pub fn vdso_symbols(process: &VdsoFacts, musl: bool) -> VdsoSymbols {
             })
             .unwrap_or_default();
         let version = arch::vdso_abi(img.machine, img.is_64).map_or("?", |a| a.version);
-        return VdsoSymbols::Exports { exported, version, has_hash: img.has_hash, has_gnu_hash: img.has_gnu_hash };
+        let others = other_exports(img);
+        return VdsoSymbols::Exports {
+            exported,
+            version,
+            has_hash: img.has_hash,
+            has_gnu_hash: img.has_gnu_hash,
+            others,
+        };
     }
     let hash_only = problems.iter().all(|p| *p == ImageProblem::GnuHashOnly);
     VdsoSymbols::Problems { problems, hash_only, musl }
+}
+
+/// Every defined function (or untyped) symbol of the image that is not a
+/// function of the table, with its role, in the image's order.
+pub fn other_exports(img: &crate::inspect::elf::Image) -> Vec<(String, arch::ExportRole)> {
+    const STT_NOTYPE: u8 = 0;
+    const STT_FUNC: u8 = 2;
+    let mut out: Vec<(String, arch::ExportRole)> = Vec::new();
+    for s in
+        img.symbols.iter().filter(|s| s.shndx != 0 && matches!(s.kind, STT_FUNC | STT_NOTYPE) && !s.name.is_empty())
+    {
+        let role = arch::export_role(img.machine, img.is_64, &s.name);
+        if matches!(role, arch::ExportRole::Function(_)) || out.iter().any(|(n, _)| *n == s.name) {
+            continue;
+        }
+        out.push((s.name.clone(), role));
+    }
+    out
 }
 
 /// The `{who}vdso_symbols` row of [`vdso_symbols`], worded by render/host.rs.
@@ -326,7 +359,11 @@ pub fn clock_checks(run: BenchRun, kernel: &KernelFacts, max_ns: Option<f64>) ->
     let mut checks = Vec::new();
     let mut seen: Vec<(VdsoFn, Option<ClockRef>)> = Vec::new();
     // getrandom has its own row (`getrandom_check`), judged on the C library too.
-    for r in report.results.iter().filter(|r| r.function.kind() == arch::FnKind::Clock) {
+    let clock_row = |f: VdsoFn| match f.kind() {
+        arch::FnKind::Clock => true,
+        arch::FnKind::Cpu | arch::FnKind::Random => false,
+    };
+    for r in report.results.iter().filter(|r| clock_row(r.function)) {
         let key = (r.function, r.clock);
         if seen.contains(&key) {
             continue;

@@ -208,6 +208,8 @@ kinds! {
     NotObserved = "not-observed", Observed;
     /// The engine let calls run uncounted.
     NotObservedInFull = "not-observed-in-full", Observed;
+    /// Seccomp engine: a signal withdrew clock syscalls waiting for vdsoctl.
+    CallsWithdrawnBySignal = "calls-withdrawn-by-signal", Observed;
     /// The trace broke.
     TraceFailed = "trace-failed", Observed;
     /// A clock the kernel serves by syscall by design (an aux clock not enabled).

@@ -554,7 +554,11 @@ pub const HOST_NAMED: usize = 5;
 
 /// Whether a row is getrandom's (judged on its own, never a clock's bypass).
 fn is_random(r: &super::trace::CountRow) -> bool {
-    r.func.kind() == crate::arch::FnKind::Random
+    use crate::arch::FnKind;
+    match r.func.kind() {
+        FnKind::Random => true,
+        FnKind::Clock | FnKind::Cpu => false,
+    }
 }
 
 /// The processes of `bypass`, each with its calls a second summed,

@@ -374,7 +374,9 @@ pub fn verdict(errno: Option<i32>, offered: bool, vdso_present: bool, libc: Ente
     if errno == Some(libc::EINVAL) {
         return Some(Verdict::Unsupported);
     }
-    if !offered && !vdso_present {
+    // Not offered: no symbol by design (arm64's time), or one that makes
+    // the syscall by design (riscv64's getcpu) — never a lost fast path.
+    if !offered {
         return Some(Verdict::NotOffered);
     }
     if !vdso_present {
@@ -422,6 +424,8 @@ mod tests {
         // arm64's time and getcpu: not a lost symbol, whatever libc does.
         assert_eq!(verdict(None, false, false, Some(true), None), Some(Verdict::NotOffered));
         assert_eq!(verdict(None, false, false, Some(false), None), Some(Verdict::NotOffered));
+        // riscv64's getcpu: exported, and a syscall by design.
+        assert_eq!(verdict(None, false, true, Some(true), Some(true)), Some(Verdict::NotOffered));
         assert_eq!(verdict(None, true, true, Some(true), Some(true)), Some(Verdict::KernelFallback));
         assert_eq!(verdict(None, true, true, Some(true), Some(false)), Some(Verdict::LibcBypass));
         assert_eq!(verdict(None, true, true, Some(false), Some(false)), Some(Verdict::Fast));

@@ -10,11 +10,13 @@
 //! per-thread getrandom state with `MAP_DROPPABLE`) is looked up as
 //! runc/crun apply the profile: the first rule naming it for that
 //! architecture without argument conditions decides; rules with conditions
-//! allow only some calls (the rest get `defaultAction`); no rule means
-//! `defaultAction`. Killed, trapped, errored or traced (ENOSYS without a
-//! tracer) is FAIL; only for some arguments, or left to a notify agent, is
-//! WARN; allowed or logged is OK. A rule that needs a capability
-//! (`includes.caps`) is not counted on: a container may not have it.
+//! allow only some calls (the rest get `defaultAction`), or refuse some
+//! (whatever allows the rest); no rule means `defaultAction`. Killed,
+//! trapped, errored or traced (ENOSYS without a tracer) is FAIL; only for
+//! some arguments (allowed or refused), or left to a notify agent, is
+//! WARN; allowed or logged is OK. `includes`/`excludes` are applied as
+//! moby does ([`applies`]: arches, caps against the default set,
+//! `minKernel` against the host's release).
 //!
 //! Issue 40: no sentence here. Each row is a typed [`SeccompFact`] with
 //! its data (the action, the syscall, the arch, the clocks refused, the
@@ -60,7 +62,14 @@ pub enum FilterAction {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     Profile(ProfileAction),
-    Filter { action: FilterAction, clocks: Vec<&'static str> },
+    /// `by_ip`: the filters read the call's instruction pointer and refuse
+    /// it from some of the addresses it may be made from (vdsoctl does not
+    /// know which the process's code uses): see [`CANDIDATE_IPS`].
+    Filter {
+        action: FilterAction,
+        clocks: Vec<&'static str>,
+        by_ip: bool,
+    },
 }
 
 /// A comparison of a rule's argument condition (`SCMP_CMP_*`).
@@ -99,6 +108,13 @@ pub enum Verdict {
     Refused(Refusal),
     /// Decided by a user-space agent (`SCMP_ACT_NOTIFY`).
     Agent,
+    /// Refused (`refusal`) for the calls matching one of these rules (each
+    /// all of its conditions): `clock_gettime` KILLed when arg0 ==
+    /// CLOCK_REALTIME. At least WARN; the rest as the other rules say.
+    RefusedWhen {
+        refusal: Refusal,
+        rules: Vec<Vec<Condition>>,
+    },
 }
 
 /// A profile that does not parse as one, or a filter not judged.
@@ -127,6 +143,8 @@ fn abi_of(name: &str) -> Option<Abi> {
         "aarch64" | "arm64" => Some(Abi::Aarch64),
         "arm" => Some(Abi::Arm),
         "riscv64" => Some(Abi::Riscv64),
+        "ppc64le" | "ppc64" => Some(Abi::Ppc64),
+        "s390x" => Some(Abi::S390x),
         _ => None,
     }
 }
@@ -156,20 +174,57 @@ fn abis(profile: &Value) -> (Vec<Abi>, Vec<String>) {
     (abis, other)
 }
 
-/// Whether `rule` applies to `abi` (its `includes`/`excludes` arches; a
-/// rule that needs a capability is not counted on).
-fn applies(rule: &Value, abi: Abi) -> bool {
+/// The capabilities a container gets unless told otherwise (moby's and
+/// podman's default set): what `includes.caps` / `excludes.caps` are
+/// judged against.
+pub const DEFAULT_CAPS: &[&str] = &[
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_FSETID",
+    "CAP_FOWNER",
+    "CAP_MKNOD",
+    "CAP_NET_RAW",
+    "CAP_SETGID",
+    "CAP_SETUID",
+    "CAP_SETFCAP",
+    "CAP_SETPCAP",
+    "CAP_NET_BIND_SERVICE",
+    "CAP_SYS_CHROOT",
+    "CAP_KILL",
+    "CAP_AUDIT_WRITE",
+];
+
+/// Whether `rule` applies to `abi` on a kernel of release `kernel`, as
+/// moby (`profiles/seccomp`) and the OCI runtimes apply a profile:
+/// `excludes` first (its arch, any of its caps held, a `minKernel` the
+/// kernel reaches skip the rule), then `includes` (its arches, all of its
+/// caps held, a `minKernel` the kernel reaches). Caps are the default set
+/// ([`DEFAULT_CAPS`]): a rule that needs another is not counted on. An
+/// unknown kernel release reaches no `minKernel`.
+fn applies(rule: &Value, abi: Abi, kernel: Option<(u32, u32)>) -> bool {
     let arches = |v: &Value| -> Vec<Option<Abi>> {
         v["arches"].as_array().into_iter().flatten().filter_map(|a| a.as_str()).map(abi_of).collect()
     };
-    let inc = arches(&rule["includes"]);
-    if !inc.is_empty() && !inc.contains(&Some(abi)) {
+    let caps = |v: &Value| -> Vec<String> {
+        v["caps"].as_array().into_iter().flatten().filter_map(|c| c.as_str()).map(|c| c.to_ascii_uppercase()).collect()
+    };
+    let held = |c: &String| DEFAULT_CAPS.iter().any(|d| *d == c || d.strip_prefix("CAP_") == Some(c.as_str()));
+    let reached = |v: &Value| match v["minKernel"].as_str() {
+        Some(min) => match (crate::inspect::kernel::parse_version(min), kernel) {
+            (Some(min), Some(k)) => Some(k >= min),
+            _ => Some(false),
+        },
+        None => None,
+    };
+    let (inc, exc) = (&rule["includes"], &rule["excludes"]);
+    if arches(exc).contains(&Some(abi)) || caps(exc).iter().any(held) || reached(exc) == Some(true) {
         return false;
     }
-    if arches(&rule["excludes"]).contains(&Some(abi)) {
+    let inc_arches = arches(inc);
+    if !inc_arches.is_empty() && !inc_arches.contains(&Some(abi)) {
         return false;
     }
-    rule["includes"]["caps"].as_array().is_none_or(|c| c.is_empty())
+    caps(inc).iter().all(held) && reached(inc) != Some(false)
 }
 
 /// An action's verdict; Err for an action no runtime knows.
@@ -189,29 +244,58 @@ fn action(act: &str, errno: Option<i64>) -> Result<Verdict, BadProfile> {
     })
 }
 
-/// What `profile` does to syscall `name` on `abi`.
+/// What `profile` does to syscall `name` on `abi`, the kernel's release
+/// unknown (no `minKernel` reached).
 pub fn judge(profile: &Value, abi: Abi, name: &str) -> Result<Verdict, BadProfile> {
+    judge_on(profile, abi, name, None)
+}
+
+/// [`judge`] on a kernel of release `kernel` (`includes.minKernel`).
+/// A rule with argument conditions that refuses (KILL when arg0 ==
+/// CLOCK_REALTIME) refuses the calls it matches whatever allows the rest:
+/// [`Verdict::RefusedWhen`], naming its conditions.
+pub fn judge_on(profile: &Value, abi: Abi, name: &str, kernel: Option<(u32, u32)>) -> Result<Verdict, BadProfile> {
     let default_errno = profile["defaultErrnoRet"].as_i64();
     let default = profile["defaultAction"].as_str().ok_or(BadProfile::NoDefaultAction)?;
     let mut conditional = Vec::new();
+    let mut denied: Option<(Refusal, Vec<Vec<Condition>>)> = None;
+    let mut base = None;
     for rule in profile["syscalls"].as_array().into_iter().flatten() {
         let named = rule["names"].as_array().into_iter().flatten().any(|n| n == name) || rule["name"] == name;
-        if !named || !applies(rule, abi) {
+        if !named || !applies(rule, abi, kernel) {
             continue;
         }
         let act = rule["action"].as_str().ok_or_else(|| BadProfile::NoAction(name.to_string()))?;
         let verdict = action(act, rule["errnoRet"].as_i64().or(default_errno))?;
-        match rule["args"].as_array().filter(|a| !a.is_empty()) {
-            None => return Ok(verdict),
-            Some(args) if verdict == Verdict::Allowed => conditional.push(conditions(args)),
-            Some(_) => {}
+        match (rule["args"].as_array().filter(|a| !a.is_empty()), verdict) {
+            (None, verdict) => {
+                base = Some(verdict);
+                break;
+            }
+            (Some(args), Verdict::Allowed) => conditional.push(conditions(args)),
+            (Some(args), Verdict::Refused(r)) => {
+                let (_, rules) = denied.get_or_insert_with(|| (r, Vec::new()));
+                rules.push(conditions(args));
+            }
+            (Some(_), Verdict::Agent | Verdict::OnlySome(_) | Verdict::RefusedWhen { .. }) => {}
         }
     }
-    let fallback = action(default, default_errno)?;
-    if !conditional.is_empty() && fallback != Verdict::Allowed {
-        return Ok(Verdict::OnlySome(conditional));
-    }
-    Ok(fallback)
+    let verdict = match base {
+        Some(v) => v,
+        None => {
+            let fallback = action(default, default_errno)?;
+            if !conditional.is_empty() && fallback != Verdict::Allowed {
+                Verdict::OnlySome(conditional)
+            } else {
+                fallback
+            }
+        }
+    };
+    Ok(match (denied, verdict) {
+        (_, refused @ Verdict::Refused(_)) => refused,
+        (Some((refusal, rules)), _) => Verdict::RefusedWhen { refusal, rules },
+        (None, v) => v,
+    })
 }
 
 /// A rule's args, as conditions.
@@ -395,15 +479,16 @@ pub fn facts(
     Ok(out)
 }
 
-/// The facts of a profile file, per ABI it covers.
-pub fn checks(profile: &Value) -> Result<Vec<SeccompFact>, BadProfile> {
+/// The facts of a profile file, per ABI it covers, on a kernel of release
+/// `kernel` (the host's: `includes.minKernel` and `excludes.minKernel`).
+pub fn checks(profile: &Value, kernel: Option<(u32, u32)>) -> Result<Vec<SeccompFact>, BadProfile> {
     if !profile.is_object() || !profile["syscalls"].is_array() && !profile["syscalls"].is_null() {
         return Err(BadProfile::NotAProfile);
     }
     let (abis, other) = abis(profile);
     let mut out = Vec::new();
     for abi in abis {
-        out.extend(facts(Source::Profile, abi, |name| judge(profile, abi, name))?);
+        out.extend(facts(Source::Profile, abi, |name| judge_on(profile, abi, name, kernel))?);
     }
     if !other.is_empty() {
         out.push(SeccompFact::OtherArches(other));
@@ -476,14 +561,24 @@ fn live_verdict(progs: &[Vec<Insn>], abi: Abi, call: &str) -> Result<Verdict, Ba
         (nr, datas)
     };
     let (mut refused, mut agent, tried) = (Vec::<(FilterAction, Option<&'static str>)>::new(), false, datas.len());
+    // A filter that reads `instruction_pointer` is run from every address
+    // the call may come from; one that does not, from one (it cannot tell).
+    let reads_ip = progs.iter().flatten().any(|i| i.code == LD_W_ABS && (i.k == DATA_IP || i.k == DATA_IP + 4));
+    let ips = if reads_ip { candidate_ips(abi) } else { &[0][..] };
     for (clock, args) in datas {
-        let n = Notification { id: 0, tid: 0, nr: nr as i32, arch: abi.audit_arch(), ip: 0, args };
-        let ret = progs
-            .iter()
-            .map(|p| own::run(p, &n))
-            .try_fold(RET_ALLOW, |a, r| r.map(|r| if own::outranks(r, a) { r } else { a }))
-            .ok_or(BadProfile::UnrunnableInsn)?;
-        match live_action(ret) {
+        let mut worst = RET_ALLOW;
+        for &ip in ips {
+            let n = Notification { id: 0, tid: 0, nr: nr as i32, arch: abi.audit_arch(), ip, args };
+            let ret = progs
+                .iter()
+                .map(|p| own::run(p, &n))
+                .try_fold(RET_ALLOW, |a, r| r.map(|r| if own::outranks(r, a) { r } else { a }))
+                .ok_or(BadProfile::UnrunnableInsn)?;
+            if own::outranks(ret, worst) {
+                worst = ret;
+            }
+        }
+        match live_action(worst) {
             Live::Allowed => {}
             Live::Agent => agent = true,
             Live::Refused(act) => refused.push((act, clock)),
@@ -494,9 +589,29 @@ fn live_verdict(progs: &[Vec<Insn>], abi: Abi, call: &str) -> Result<Verdict, Ba
         let clocks: Vec<&'static str> = refused.iter().filter_map(|(_, c)| *c).collect();
         let some = !clocks.is_empty() && refused.len() < tried;
         let clocks = if some { clocks } else { Vec::new() };
-        return Ok(Verdict::Refused(Refusal::Filter { action: *action, clocks }));
+        return Ok(Verdict::Refused(Refusal::Filter { action: *action, clocks, by_ip: reads_ip }));
     }
     Ok(if agent { Verdict::Agent } else { Verdict::Allowed })
+}
+
+/// `BPF_LD | BPF_W | BPF_ABS`, and `offsetof(struct seccomp_data,
+/// instruction_pointer)` (its low word; the high word is 4 further).
+const LD_W_ABS: u16 = 0x20;
+const DATA_IP: u32 = 8;
+
+/// The addresses a fallback syscall may be made from, by the layouts the
+/// kernel gives (the real one is the process's code, which a filter read
+/// does not show): a non-PIE program's text, a PIE's, shared objects and
+/// the vDSO near the top of user space, and the `[vsyscall]` page.
+pub const CANDIDATE_IPS: &[u64] = &[0x40_1000, 0x5555_5555_5000, 0x7fff_f7fc_1000, 0xffff_ffff_ff60_0000];
+const CANDIDATE_IPS_32: &[u64] = &[0x0804_9000, 0x5655_6000, 0xf7fc_1000];
+
+fn candidate_ips(abi: Abi) -> &'static [u64] {
+    if abi.elf().1 {
+        CANDIDATE_IPS
+    } else {
+        CANDIDATE_IPS_32
+    }
 }
 
 /// One call a fallback makes: the clock it reads (if any) and its arguments.
@@ -557,11 +672,51 @@ mod tests {
         assert_eq!(j("mmap"), Verdict::Allowed);
         // Without `architectures`, the rows are the host's ABIs (the kernel
         // matrix runs these tests on arm64 too).
-        let rows = checks(&p).unwrap();
+        let rows = checks(&p, None).unwrap();
         let host = HOST_ABI.expect("a known host ABI").name();
         let warn: Vec<_> = rows.iter().filter(|c| c.status() == Status::Warn).map(SeccompFact::name).collect();
         assert!(warn.contains(&format!("seccomp_profile:{host}:clock_gettime")), "{rows:?}");
         assert!(warn.contains(&format!("seccomp_profile:{host}:gettimeofday")), "{rows:?}");
+    }
+
+    /// Issue 42: a conditional rule that refuses is judged (at least WARN,
+    /// naming its condition), whatever allows the rest; `includes` and
+    /// `excludes` (minKernel, caps, arches) are applied as moby applies them.
+    #[test]
+    fn conditional_denials_and_includes_excludes() {
+        let p = serde_json::json!({
+            "defaultAction": "SCMP_ACT_ALLOW",
+            "syscalls": [
+                { "names": ["clock_gettime"], "action": "SCMP_ACT_KILL",
+                  "args": [{ "index": 0, "value": 0, "op": "SCMP_CMP_EQ" }] },
+                { "names": ["clock_getres"], "action": "SCMP_ACT_ERRNO", "includes": { "minKernel": "4.8" } },
+                { "names": ["time"], "action": "SCMP_ACT_KILL", "excludes": { "caps": ["CAP_KILL"] } },
+                { "names": ["getcpu"], "action": "SCMP_ACT_KILL", "excludes": { "caps": ["CAP_SYS_ADMIN"] } },
+                { "names": ["gettimeofday"], "action": "SCMP_ACT_KILL", "excludes": { "minKernel": "5.0" } },
+                { "names": ["getrandom"], "action": "SCMP_ACT_KILL", "includes": { "caps": ["CAP_SETUID"] } }
+            ]
+        });
+        let on = |k, name| judge_on(&p, Abi::X86_64, name, k).unwrap();
+        let kill = Verdict::Refused(Refusal::Profile(ProfileAction::Kill));
+        let realtime = Condition { index: 0, op: CmpOp::Eq, value: 0, mask: 0 };
+        assert_eq!(
+            on(Some((6, 1)), "clock_gettime"),
+            Verdict::RefusedWhen { refusal: Refusal::Profile(ProfileAction::Kill), rules: vec![vec![realtime]] }
+        );
+        assert_eq!(on(Some((6, 1)), "clock_getres"), Verdict::Refused(Refusal::Profile(ProfileAction::Errno(1))));
+        assert_eq!(on(Some((4, 4)), "clock_getres"), Verdict::Allowed, "below minKernel the rule is not there");
+        assert_eq!(on(Some((6, 1)), "time"), Verdict::Allowed, "excluded: the default caps hold CAP_KILL");
+        assert_eq!(on(Some((6, 1)), "getcpu"), kill, "CAP_SYS_ADMIN is not a default cap");
+        assert_eq!(on(Some((6, 1)), "gettimeofday"), Verdict::Allowed);
+        assert_eq!(on(Some((4, 19)), "gettimeofday"), kill);
+        assert_eq!(on(Some((6, 1)), "getrandom"), kill, "CAP_SETUID is a default cap");
+        let row = SeccompFact::Fallback {
+            source: Source::Profile,
+            abi: Abi::X86_64,
+            fallback: Fallback { call: "clock_gettime", when: When::Clock },
+            verdict: on(Some((6, 1)), "clock_gettime"),
+        };
+        assert_eq!((row.kind(), row.status()), (Kind::SeccompConditional, Status::Warn));
     }
 
     /// A profile that is none, or names an action no runtime knows, is refused as data.
@@ -572,7 +727,7 @@ mod tests {
         if !std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml").is_file() {
             return eprintln!("SKIP: needs the checkout (runs on the build host)");
         }
-        let bad = |v: Value| checks(&v).unwrap_err();
+        let bad = |v: Value| checks(&v, None).unwrap_err();
         assert_eq!(bad(serde_json::json!([1])), BadProfile::NotAProfile);
         assert_eq!(bad(serde_json::json!({ "syscalls": [] })), BadProfile::NoDefaultAction);
         let bogus = serde_json::json!({ "defaultAction": "SCMP_ACT_BOGUS", "syscalls": [] });
@@ -580,7 +735,7 @@ mod tests {
         let no_action = serde_json::json!({ "defaultAction": "SCMP_ACT_KILL", "syscalls": [{ "names": ["getcpu"] }] });
         assert_eq!(bad(no_action), BadProfile::NoAction("getcpu".into()));
         let other = serde_json::json!({ "defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X32"] });
-        assert_eq!(checks(&other).unwrap(), [SeccompFact::OtherArches(vec!["SCMP_ARCH_X32".into()])]);
+        assert_eq!(checks(&other, None).unwrap(), [SeccompFact::OtherArches(vec!["SCMP_ARCH_X32".into()])]);
     }
 
     /// The live judge runs every filter on the fallback's own arguments and
@@ -609,8 +764,9 @@ mod tests {
         let second = vec![ld_nr, insn(0x15, 0, 1, 309), insn(0x06, 0, 0, 0x8000_0000), allow];
         let progs = vec![first, second];
         let j = |name| live_verdict(&progs, Abi::X86_64, name).unwrap();
-        let filter =
-            |action, clocks: &[&'static str]| Verdict::Refused(Refusal::Filter { action, clocks: clocks.to_vec() });
+        let filter = |action, clocks: &[&'static str]| {
+            Verdict::Refused(Refusal::Filter { action, clocks: clocks.to_vec(), by_ip: false })
+        };
         assert_eq!(j("clock_gettime"), filter(FilterAction::Errno(1), &["CLOCK_MONOTONIC"]));
         assert_eq!(j("mmap"), filter(FilterAction::Trace, &[]));
         assert_eq!(j("getcpu"), filter(FilterAction::KillProcess, &[]));

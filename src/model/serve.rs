@@ -313,6 +313,11 @@ pub struct Book {
     /// Calls of vdsoctl's own processes left out of every series so far
     /// (`measure::trace::own`), for `vdsoctl_trace_own_calls_total`.
     own_calls: u64,
+    /// The cgroup each process of the engine's rows had when last seen
+    /// alive: a snapshot reads /proc/PID/cgroup, which an exited process
+    /// no longer has, so its aggregate takes the one seen here. Kept for
+    /// the pids the engine still holds rows of.
+    cgroups: HashMap<i32, String>,
 }
 
 impl Book {
@@ -335,6 +340,7 @@ impl Book {
             graves: HashMap::new(),
             bases: HashMap::new(),
             own_calls: 0,
+            cgroups: HashMap::new(),
         }
     }
 
@@ -364,6 +370,9 @@ impl Book {
     /// live ones are returned.
     /// `life`: what was read of [`Book::look_at`]'s processes since `tally`.
     pub fn sort(&mut self, tally: &Tally, life: &Life) -> Live {
+        let held: HashSet<i32> = tally.pids().into_iter().collect();
+        self.cgroups.retain(|pid, _| held.contains(pid));
+        self.cgroups.extend(tally.cgroups.iter().map(|(pid, c)| (*pid, c.clone())));
         let counts = self.counted(tally);
         // Every process the snapshot holds (start-up keys too), by state.
         let (buried, rest): (HashSet<_>, HashSet<_>) =
@@ -488,7 +497,7 @@ impl Book {
             _ => None,
         };
         let comm = comm.or_else(|| tally.comms.get(&pid).cloned()).unwrap_or_else(|| "?".into());
-        let cgroup = tally.cgroups.get(&pid).cloned().unwrap_or_default();
+        let cgroup = tally.cgroups.get(&pid).or_else(|| self.cgroups.get(&pid)).cloned().unwrap_or_default();
         match s {
             Series::Syscall(k) => Some(Aggregate {
                 comm,
@@ -833,6 +842,28 @@ mod tests {
         let r = book.keep(&t, live, &HashMap::new(), start + Duration::from_secs(1), &Costs::new());
         assert!(r.live.is_empty(), "{r:?}");
         assert_eq!((r.capped, r.unexported), (1, 3));
+    }
+
+    /// A process seen alive in a container, then gone: the snapshot that
+    /// finds it gone has no cgroup for it (/proc/PID/cgroup went with it);
+    /// its aggregate keeps the one it was seen in.
+    #[test]
+    fn an_exited_process_keeps_the_cgroup_it_was_seen_alive_in() {
+        let pid = 300;
+        let start = Instant::now();
+        let mut book = Book::new(10, Some((6, 18)), AuxClocks::Unknown, "bpf", start);
+        let cgroup = "/libpod_parent/libpod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+        let mut t = Tally::default();
+        t.comms.insert(pid, "job".into());
+        t.cgroups.insert(pid, cgroup.into());
+        t.counts.insert(key(pid, 1), 4);
+        let alive = World::with(pid, 7, "job");
+        let r = alive.refresh(&mut book, &t, start + Duration::from_secs(1), &Costs::new());
+        assert_eq!(r.live.len(), 1, "{r:?}");
+        t.cgroups.clear();
+        let r = World::default().refresh(&mut book, &t, start + Duration::from_secs(2), &Costs::new());
+        let agg = exited(&r, "job");
+        assert_eq!((agg.len(), agg[0].0.cgroup.as_str(), agg[0].1), (1, cgroup, 4), "{r:?}");
     }
 
     #[test]

@@ -45,6 +45,9 @@ pub struct TraceReport {
     pub startup_keys: u64,
     /// Processes of a traced tree the engine could not follow.
     pub unfollowed: u64,
+    /// Seccomp engine: clock syscalls a signal withdrew while they waited
+    /// for vdsoctl (uncounted; the program saw EINTR or ran them again).
+    pub withdrawn: u64,
     /// Traced processes (`-p`) that exited during the trace.
     pub exited: Vec<ExitedRow>,
     /// `-- CMD`: the command and how it ended.
@@ -266,6 +269,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
         lost: tally.lost_records,
         startup_keys,
         unfollowed: tally.unfollowed,
+        withdrawn: tally.withdrawn,
         exited: exited_rows,
         // The command is said once, here (`target` only says "command"):
         // an interval's report has it still running (no exit status yet).
@@ -516,6 +520,8 @@ pub enum TraceFact {
     Lost { engine: Kind, lost: u64 },
     /// New processes of the tree the engine could not follow.
     Unfollowed { count: u64 },
+    /// Seccomp engine: clock syscalls a signal withdrew while they waited.
+    Withdrawn { count: u64 },
     /// Perf counters multiplexed: not counting the whole time.
     Multiplexed,
     /// Nothing counted in `secs` (`compat`: 32-bit tasks were traced too).
@@ -549,6 +555,7 @@ impl TraceFact {
             }
             F::Clean { .. } => FindingKind::ObservedClean,
             F::Site { .. } => FindingKind::Note,
+            F::Withdrawn { .. } => FindingKind::CallsWithdrawnBySignal,
         }
     }
 
@@ -562,6 +569,7 @@ impl TraceFact {
             | F::Unattributed { .. }
             | F::Lost { .. }
             | F::Unfollowed { .. }
+            | F::Withdrawn { .. }
             | F::Multiplexed
             | F::SitesLost { .. } => Status::Warn,
             F::AuxExpected { .. } | F::Expected { .. } | F::Clean { .. } | F::Site { .. } => Status::Info,
@@ -646,6 +654,9 @@ pub fn findings(
     }
     if tally.unfollowed > 0 {
         out.push(TraceFact::Unfollowed { count: tally.unfollowed });
+    }
+    if tally.withdrawn > 0 {
+        out.push(TraceFact::Withdrawn { count: tally.withdrawn });
     }
     if tally.scaled {
         out.push(TraceFact::Multiplexed);

@@ -27,7 +27,12 @@ impl fmt::Display for Hint {
             Hint::PerfTracepoint => "check that the tracepoint exists and perf is enabled (kernel.perf_event_paranoid)",
             Hint::PerfLimits => "check perf_event_open limits (kernel.perf_event_paranoid, seccomp)",
             Hint::MlockLimit => "raise kernel.perf_event_mlock_kb or `ulimit -l`, or run as root",
-            Hint::UnsupportedArch => "run on x86_64, aarch64 or riscv64",
+            Hint::UnsupportedArch => {
+                // The architectures the arch table knows, in its order.
+                let names: Vec<&str> = crate::arch::Abi::ALL.iter().map(|a| a.name()).collect();
+                let (last, rest) = names.split_last().unwrap_or((&"", &[]));
+                return write!(f, "run on {} or {last}", rest.join(", "));
+            }
             Hint::FdLimit => "raise `ulimit -n`",
             Hint::EnginesRootRefused => "root is refused too: a container's seccomp profile or capability bounding set blocks bpf(2) and perf_event_open; run on the host, or allow them (`docker run --cap-add BPF --cap-add PERFMON`)",
             Hint::EnginesPrivilege => "run as root, or grant CAP_BPF and CAP_PERFMON (`setpriv --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon vdsoctl trace ...`)",
@@ -44,6 +49,7 @@ impl fmt::Display for Hint {
             Hint::BpfProgramRefused => "use `--engine perf`; a kernel older than 5.11 or a locked-down one may refuse tp_btf programs",
             Hint::BpfNeedsBtf => "use `--engine perf` (the BPF engine needs Linux 5.11+ with CONFIG_DEBUG_INFO_BTF: tp_btf and bpf_get_current_task_btf)",
             Hint::BpfVerifierRejected => "use `--engine perf`, and report the kernel version with that log",
+            Hint::SeccompProfile => "run it under deploy/seccomp-vdsoctl.json, the container engine's default profile plus bpf and perf_event_open (podman or docker: `--security-opt seccomp=seccomp-vdsoctl.json`; Kubernetes: `seccompProfile: {type: Localhost, localhostProfile: vdsoctl/seccomp-vdsoctl.json}`, the file in the kubelet's seccomp directory)",
         };
         f.write_str(text)
     }

@@ -211,20 +211,54 @@ pub fn getrandom_words(fact: &GetrandomFact, costs: &str) -> (String, Option<Str
     }
 }
 
+/// What an export is for, in words (check's `vdso_symbols` row, dump's
+/// `serves`): `clock_gettime` for a function of the table, `futex's fast
+/// path, not traced by vdsoctl`, `a sigreturn trampoline, no syscall's
+/// fast path`, `unknown to vdsoctl`.
+pub fn export_role_words(role: crate::arch::ExportRole) -> String {
+    use crate::arch::{ExportRole, NotASyscall};
+    match role {
+        ExportRole::Function(f) => format!("{f}'s fast path"),
+        ExportRole::Alias(f) => format!("an alias of {f}"),
+        ExportRole::FastPath { syscall, since } => match since {
+            Some((a, b)) => format!("{syscall}'s fast path since Linux {a}.{b}, not traced by vdsoctl"),
+            None => format!("{syscall}'s fast path, not traced by vdsoctl"),
+        },
+        ExportRole::NotASyscall(what) => {
+            let what = match what {
+                NotASyscall::SigreturnTrampoline => "a signal-return trampoline",
+                NotASyscall::SgxEnterEnclave => "SGX enclave entry",
+                NotASyscall::SyscallMap => "the map of syscalls the vDSO has",
+                NotASyscall::TimebaseFrequency => "the timebase frequency",
+                NotASyscall::SyncDicache => "an instruction-cache sync",
+                NotASyscall::RestartSyscall => "the syscall-restart trampoline",
+            };
+            format!("{what}, no syscall's fast path")
+        }
+        ExportRole::Unknown => "unknown to vdsoctl".to_string(),
+    }
+}
+
 /// The `{who}vdso_symbols` row: what the image exports, or its problems
 /// (their findings' words joined, the first hint).
 pub fn vdso_symbols_row(fact: &VdsoSymbols, who: &str) -> Check {
     let name = format!("{who}vdso_symbols");
     let (detail, hint) = match fact {
         VdsoSymbols::Unreadable { error } => (format!("cannot read the vDSO image: {error}"), None),
-        VdsoSymbols::Exports { exported, version, has_hash, has_gnu_hash } => {
+        VdsoSymbols::Exports { exported, version, has_hash, has_gnu_hash, others } => {
             let hash = match (has_hash, has_gnu_hash) {
                 (true, true) => "DT_HASH and DT_GNU_HASH",
                 (true, false) => "DT_HASH",
                 (false, true) => "DT_GNU_HASH only",
                 (false, false) => "no hash table",
             };
-            (format!("exports {} ({version}); {hash}", exported.join(" ")), None)
+            let mut detail = format!("exports {} ({version}); {hash}", exported.join(" "));
+            if !others.is_empty() {
+                let named: Vec<String> =
+                    others.iter().map(|(n, role)| format!("{n} ({})", export_role_words(*role))).collect();
+                detail.push_str(&format!("; also {}", named.join(", ")));
+            }
+            (detail, None)
         }
         VdsoSymbols::Problems { problems, .. } => {
             let findings: Vec<Finding> = problems.iter().map(|p| p.finding()).collect();
@@ -463,6 +497,7 @@ mod tests {
             version: "LINUX_2.6",
             has_hash: false,
             has_gnu_hash: true,
+            others: vec![],
         };
         let row = vdso_symbols_row(&ok, "");
         assert_eq!(

@@ -59,6 +59,14 @@ pub fn lost_row(report: &TraceReport) -> (Check, String) {
     (row, format!("{} clock syscalls uncounted", thousands(report.lost)))
 }
 
+/// `command_trace_withdrawn`, WARN: clock syscalls a signal withdrew while
+/// they waited for the seccomp engine (each ran again, or failed EINTR).
+pub fn withdrawn_row(report: &TraceReport) -> Check {
+    let fact = crate::model::trace::TraceFact::Withdrawn { count: report.withdrawn };
+    let fix = fact.hint();
+    Check::new(Kind::CallsWithdrawnBySignal, "command_trace_withdrawn", Status::Warn, fact.to_string(), fix.as_deref())
+}
+
 /// `command_aux_clock:CLOCK_AUX+N`, INFO: auxiliary clock `id`'s `n`
 /// syscalls, expected here, with how the vDSO would serve it.
 pub fn aux_clock_row(report: &TraceReport, id: i64, n: u64) -> Check {

@@ -212,7 +212,8 @@ pub struct SyscallSeries<'a> {
     pub vdso_serves: bool,
     pub count: u64,
     /// The process's cgroup, container and unit: `cgroup`, `container_id`
-    /// (`RUNTIME://ID`, as kube-state-metrics writes it) and `unit` labels.
+    /// (`RUNTIME://ID`, as kube-state-metrics writes it), `pod_uid` (a
+    /// Kubernetes pod's) and `unit` labels.
     /// One process has one at a time, so they add no series.
     pub placement: Option<&'a Placement>,
 }
@@ -232,7 +233,7 @@ pub fn clock_syscalls(p: &mut Prometheus, help_scope: &str, rows: &[SyscallSerie
     for r in rows {
         let pid = r.pid.to_string();
         let place = r.placement.cloned().unwrap_or_default();
-        let container = place.container.map(|c| format!("{}://{}", c.runtime, c.id)).unwrap_or_default();
+        let (container, pod_uid) = container_labels(&place);
         let tid = r.tid.map(|t| t.to_string()).unwrap_or_default();
         let start = r.start.map(|t| format_value(Value::Float(t))).unwrap_or_default();
         let labels = [
@@ -247,10 +248,22 @@ pub fn clock_syscalls(p: &mut Prometheus, help_scope: &str, rows: &[SyscallSerie
             ("vdso_serves", if r.vdso_serves { "true" } else { "false" }),
             ("cgroup", place.cgroup.as_deref().unwrap_or_default()),
             ("container_id", container.as_str()),
+            ("pod_uid", pod_uid.as_str()),
             ("unit", place.unit.as_deref().unwrap_or_default()),
         ];
         p.sample("clock_syscalls_total", &labels, r.count);
     }
+}
+
+/// The `container_id` (`RUNTIME://ID`, as kube-state-metrics writes it) and
+/// `pod_uid` (the Kubernetes pod's UID, as kube-state-metrics' `uid`) labels
+/// of a placement; empty (no label) when the cgroup names none.
+pub fn container_labels(place: &Placement) -> (String, String) {
+    let container = place.container.as_ref();
+    (
+        container.map(|c| format!("{}://{}", c.runtime, c.id)).unwrap_or_default(),
+        container.and_then(|c| c.pod_uid.clone()).unwrap_or_default(),
+    )
 }
 
 /// One process's emulated calls into the [vsyscall] page.

@@ -52,8 +52,16 @@ impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Refusal::Profile(a) => a.fmt(f),
-            Refusal::Filter { action, clocks } if clocks.is_empty() => action.fmt(f),
-            Refusal::Filter { action, clocks } => write!(f, "{action} for {}", clocks.join(", ")),
+            Refusal::Filter { action, clocks, by_ip } => {
+                action.fmt(f)?;
+                if !clocks.is_empty() {
+                    write!(f, " for {}", clocks.join(", "))?;
+                }
+                if *by_ip {
+                    f.write_str(" from some of the addresses it may be made from (the filter reads the instruction pointer; the call's own is not known here)")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -154,6 +162,9 @@ impl fmt::Display for SeccompFact {
                         rest(*source)
                     ),
                     Verdict::Agent => write!(f, "{call} on {abi}: SCMP_ACT_NOTIFY: the notify agent decides — {when}"),
+                    Verdict::RefusedWhen { refusal, rules } => {
+                        write!(f, "{call} on {abi}: {refusal} when {} — {when}", rules_text(rules))
+                    }
                     Verdict::Allowed => write!(f, "{call} on {abi}: allowed"),
                 }
             }
@@ -199,6 +210,9 @@ fn hint(fact: &SeccompFact) -> Option<&'static str> {
             Some("allow it without conditions, or check that the fallback's arguments match them")
         }
         SeccompFact::Fallback { verdict: Verdict::Agent, .. } => Some("make sure the agent allows it"),
+        SeccompFact::Fallback { verdict: Verdict::RefusedWhen { .. }, .. } => {
+            Some("drop the rule's refusal, or check that the fallback's arguments never match it")
+        }
         SeccompFact::Fallback { verdict: Verdict::Allowed, .. }
         | SeccompFact::Allows { .. }
         | SeccompFact::OtherArches(_) => None,
@@ -299,8 +313,11 @@ mod tests {
         assert_eq!(ProfileAction::Trace.to_string(), "SCMP_ACT_TRACE (ENOSYS without a tracer)");
         assert_eq!(FilterAction::Trap.to_string(), "SECCOMP_RET_TRAP (SIGSYS)");
         assert_eq!(FilterAction::Other(0x1234_0000).to_string(), "action 0x12340000 (the kernel kills)");
-        let some =
-            Refusal::Filter { action: FilterAction::Errno(1), clocks: vec!["CLOCK_MONOTONIC", "CLOCK_BOOTTIME"] };
+        let some = Refusal::Filter {
+            action: FilterAction::Errno(1),
+            clocks: vec!["CLOCK_MONOTONIC", "CLOCK_BOOTTIME"],
+            by_ip: false,
+        };
         assert_eq!(some.to_string(), "SECCOMP_RET_ERRNO (EPERM) for CLOCK_MONOTONIC, CLOCK_BOOTTIME");
         let eq = Condition { index: 0, op: CmpOp::Eq, value: 1, mask: 0 };
         let masked = Condition { index: 2, op: CmpOp::MaskedEq, value: 8, mask: 8 };

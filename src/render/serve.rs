@@ -126,11 +126,29 @@ pub fn rates(r: &Rates, at: f64) -> String {
     p.finish()
 }
 
-/// The per-process section when the engine could not start or stopped.
-pub fn trace_down() -> String {
+/// The per-process section when the engine could not start or stopped
+/// (`why`: its error): `trace_up 0`, and what refused it —
+/// `seccomp_profile` when a seccomp filter vdsoctl runs under refuses the
+/// engines' syscalls (the fix is a profile, not capabilities), else
+/// `refused` (the log says why).
+pub fn trace_down(why: &crate::error::Error) -> String {
+    use crate::error::{Error, Facility};
     let mut p = Prometheus::default();
     p.family("trace_up", Kind::Gauge, TRACE_UP_HELP);
     p.sample("trace_up", &[], 0u64);
+    let (reason, syscalls) = match why {
+        Error::Facility { what: Facility::FilterRefuses { refusal }, .. } => {
+            ("seccomp_profile", refusal.syscalls.join(","))
+        }
+        _ => ("refused", String::new()),
+    };
+    p.info(
+        "trace_down_info",
+        "Why the trace engine does not count: seccomp_profile (a seccomp filter vdsoctl runs under refuses the \
+         syscalls named, whatever its capabilities: run it under deploy/seccomp-vdsoctl.json) or refused (see \
+         vdsoctl's stderr).",
+        &[("reason", reason), ("syscalls", &syscalls)],
+    );
     p.finish()
 }
 
@@ -210,14 +228,20 @@ fn exited_series(p: &mut Prometheus, r: &Rates) {
     p.family(
         "exited_clock_syscalls_total",
         Kind::Counter,
-        "Syscalls of the vDSO's functions made by processes that have exited, per name, cgroup, syscall \
-         and clock (at most --max-series names; the rest under comm=\"other\"); no syscall label: calls \
-         whose split was lost.",
+        "Syscalls of the vDSO's functions made by processes that have exited, per name, cgroup (and the \
+         container and pod it names), syscall and clock (at most --max-series names; the rest under \
+         comm=\"other\"); no syscall label: calls whose split was lost.",
     );
     for (a, v) in &r.exited {
+        // The container and pod the cgroup names: a function of the
+        // cgroup, so they add no series.
+        let place = crate::model::cgroup::Placement::of(Some(a.cgroup.as_str()).filter(|c| !c.is_empty()));
+        let (container, pod_uid) = prom::container_labels(&place);
         let labels = [
             ("comm", a.comm.as_str()),
             ("cgroup", a.cgroup.as_str()),
+            ("container_id", container.as_str()),
+            ("pod_uid", pod_uid.as_str()),
             ("syscall", a.syscall),
             ("clock", a.clock.as_str()),
             ("random", a.random),
@@ -237,6 +261,8 @@ mod tests {
     fn families(text: &str) -> Vec<&str> {
         text.lines().filter_map(|l| l.strip_prefix("# TYPE ")).filter_map(|l| l.split(' ').next()).collect()
     }
+
+    const KUBE_CGROUP: &str = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod5f3f4a8e_6d3c_4b21_9a3e_0c8f5a3b9d10.slice/cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope";
 
     fn sample_rates() -> Rates {
         let labels = SyscallLabels {
@@ -258,6 +284,7 @@ mod tests {
             vdso_serves: true,
         };
         let other = Aggregate { comm: "other".into(), cgroup: String::new(), ..date.clone() };
+        let pod = Aggregate { comm: "job".into(), cgroup: KUBE_CGROUP.into(), ..date.clone() };
         Rates {
             engine: "bpf",
             live: vec![
@@ -265,7 +292,7 @@ mod tests {
                 live(Calls::Vsyscall { function: "time" }),
                 live(Calls::Unattributed),
             ],
-            exited: vec![(date, 5), (other, 2)],
+            exited: vec![(date, 5), (other, 2), (pod, 3)],
             capped: 1,
             unexported: 10,
             lost: 2,
@@ -308,6 +335,12 @@ mod tests {
              syscall=\"clock_gettime\",clock=\"CLOCK_MONOTONIC\",vdso_serves=\"true\"} 5\n",
             "vdsoctl_exited_clock_syscalls_total{comm=\"other\",syscall=\"clock_gettime\",clock=\"CLOCK_MONOTONIC\",\
              vdso_serves=\"true\"} 2\n",
+            &format!(
+                "vdsoctl_exited_clock_syscalls_total{{comm=\"job\",cgroup=\"{KUBE_CGROUP}\",\
+                 container_id=\"containerd://0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\",\
+                 pod_uid=\"5f3f4a8e-6d3c-4b21-9a3e-0c8f5a3b9d10\",syscall=\"clock_gettime\",clock=\"CLOCK_MONOTONIC\",\
+                 vdso_serves=\"true\"}} 3\n"
+            ),
             "vdsoctl_trace_series_capped 1\n",
             "vdsoctl_clock_syscalls_unexported 10\n",
             "vdsoctl_trace_lost_total 2\n",
@@ -319,10 +352,38 @@ mod tests {
     }
 
     #[test]
-    fn a_stopped_engine_is_trace_up_0_alone() {
-        let text = trace_down();
-        assert_eq!(families(&text), ["vdsoctl_trace_up"]);
-        assert!(text.ends_with("\nvdsoctl_trace_up 0\n"), "{text}");
+    fn a_stopped_engine_is_trace_up_0_and_why() {
+        use crate::error::{Error, Facility, Hint};
+        use crate::measure::kernel::filter::FilterRefusal;
+        let other = Error::Facility { what: Facility::PerfUnavailable, hint: Hint::PerfSeccomp, errno: None };
+        let text = trace_down(&other);
+        assert_eq!(families(&text), ["vdsoctl_trace_up", "vdsoctl_trace_down_info"]);
+        assert!(text.contains("\nvdsoctl_trace_up 0\n"), "{text}");
+        assert!(text.ends_with("\nvdsoctl_trace_down_info{reason=\"refused\"} 1\n"), "{text}");
+        let refusal = FilterRefusal {
+            syscalls: vec!["bpf", "perf_event_open"],
+            filters: 1,
+            errno: Some(libc::EPERM),
+            caps_held: true,
+        };
+        let filtered =
+            Error::Facility { what: Facility::FilterRefuses { refusal }, hint: Hint::SeccompProfile, errno: None };
+        let text = trace_down(&filtered);
+        assert!(
+            text.ends_with(
+                "\nvdsoctl_trace_down_info{reason=\"seccomp_profile\",syscalls=\"bpf,perf_event_open\"} 1\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(
+            filtered.to_string(),
+            "no trace engine here: the seccomp profile vdsoctl runs under (1 filter) refuses bpf(2) and \
+             perf_event_open(2) (EPERM), not its capabilities: it holds CAP_BPF and CAP_PERFMON — run it under \
+             deploy/seccomp-vdsoctl.json, the container engine's default profile plus bpf and perf_event_open \
+             (podman or docker: `--security-opt seccomp=seccomp-vdsoctl.json`; Kubernetes: `seccompProfile: \
+             {type: Localhost, localhostProfile: vdsoctl/seccomp-vdsoctl.json}`, the file in the kubelet's seccomp \
+             directory)"
+        );
     }
 
     /// The audit's facts after its report (here none: it could not run),

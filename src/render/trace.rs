@@ -678,6 +678,11 @@ impl fmt::Display for TraceFact {
                 "{} new processes of the traced tree could not be followed (the traced set was full)",
                 thousands(*count)
             ),
+            F::Withdrawn { count } => write!(
+                f,
+                "{} clock syscalls were withdrawn by a signal while they waited for vdsoctl: each ran again (and was counted then) or, where the handler lacks SA_RESTART, failed EINTR, which it never does alone",
+                thousands(*count)
+            ),
             F::Multiplexed => f.write_str("some counters were multiplexed and did not run the whole time"),
             F::Clean { compat: true, secs } => write!(
                 f,
@@ -730,6 +735,7 @@ impl TraceFact {
             F::Unattributed { .. } => Some("use the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which splits every call in the kernel".into()),
             F::Lost { engine, lost } => Some(lost_words(*engine, *lost).1),
             F::Unfollowed { .. } => Some(format!("the traced set holds {MAX_PROCS} processes; trace a smaller tree")),
+            F::Withdrawn { .. } => Some("count with the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which never makes a call wait".into()),
             F::Site { caller, fix, .. } => Some(site_fix(fix, caller.as_deref()).to_string()),
             F::SitesLost { .. } => {
                 Some(format!("the site map holds {MAX_SITES} rows; trace fewer processes or for less time"))

@@ -166,9 +166,9 @@ fn bench(args: &BenchArgs) -> BenchJob {
     } else if !args.clocks.is_empty() {
         // `--clocks` alone names what to measure and gate: the functions that
         // take a clock, not gettimeofday, time and getcpu beside them.
-        bench::FUNCTIONS.into_iter().filter(|f| f.takes_clock()).collect()
+        bench::functions().into_iter().filter(|f| f.takes_clock()).collect()
     } else {
-        bench::FUNCTIONS.to_vec()
+        bench::functions()
     };
     let paths = if args.paths.is_empty() { BenchPath::ALL.to_vec() } else { dedup_sorted(&args.paths) };
     let measure =

@@ -55,6 +55,12 @@ fn the_daemonset_holds_what_its_readme_promises() {
     assert_eq!(sc["capabilities"]["add"], serde_json::json!(["BPF", "PERFMON"]));
     assert_eq!((&sc["privileged"], &sc["allowPrivilegeEscalation"]), (&Value::Bool(false), &Value::Bool(false)));
     assert_eq!(sc["readOnlyRootFilesystem"], true);
+    // The shipped profile, by the path the README installs it at.
+    assert_eq!(
+        sc["seccompProfile"],
+        serde_json::json!({"type": "Localhost", "localhostProfile": "vdsoctl/seccomp-vdsoctl.json"})
+    );
+    assert_eq!(m["metadata"]["namespace"], "monitoring");
     for kind in ["requests", "limits"] {
         for what in ["cpu", "memory"] {
             assert!(c["resources"][kind][what].is_string(), "resources.{kind}.{what}: {c:#}");
@@ -228,13 +234,20 @@ fn serve_names_its_engine_and_waits_for_its_first_window() {
 
 /// deploy/'s scrape config and rules, as a test runs them: scraping
 /// `target` every second, `for:` shortened to 2 s.
-fn deploy_config(target: &str) -> tempfile::TempDir {
+pub(super) fn deploy_config(target: &str) -> tempfile::TempDir {
     let deploy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
     let dir = tempfile::tempdir().unwrap();
     let config = std::fs::read_to_string(deploy.join("prometheus.yml")).unwrap();
     assert!(config.contains("localhost:10411") && config.contains("interval: 15s"), "{config}");
     let config = config.replace("localhost:10411", target).replace("interval: 15s", "interval: 1s");
     std::fs::write(dir.path().join("prometheus.yml"), config).unwrap();
+    std::fs::write(dir.path().join("vdsoctl.rules.yml"), shortened_rules()).unwrap();
+    dir
+}
+
+/// deploy/vdsoctl.rules.yml with every `for:` shortened to 2 s.
+pub(super) fn shortened_rules() -> String {
+    let deploy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
     let rules = std::fs::read_to_string(deploy.join("vdsoctl.rules.yml")).unwrap();
     let shortened: String = rules
         .lines()
@@ -244,18 +257,23 @@ fn deploy_config(target: &str) -> tempfile::TempDir {
         })
         .collect();
     assert_ne!(shortened, rules, "the rules have for: clauses to shorten");
-    std::fs::write(dir.path().join("vdsoctl.rules.yml"), shortened).unwrap();
-    dir
+    shortened
 }
 
-/// Every `expr` of deploy/grafana-dashboard.json, `$instance` matching all.
+/// Every `expr` of deploy/grafana-dashboard.json, `$node` matching all.
 fn dashboard_queries() -> Vec<(String, String)> {
+    dashboard_queries_for(".*")
+}
+
+/// Every `expr` of deploy/grafana-dashboard.json with `$node` as `node`
+/// (a regex, as Grafana substitutes it).
+pub(super) fn dashboard_queries_for(node: &str) -> Vec<(String, String)> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/grafana-dashboard.json");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).expect("dashboard JSON");
     let mut out = Vec::new();
     for panel in doc["panels"].as_array().expect("panels") {
         for t in panel["targets"].as_array().expect("targets") {
-            let expr = t["expr"].as_str().expect("expr").replace("$instance", ".*");
+            let expr = t["expr"].as_str().expect("expr").replace("$node", node);
             out.push((panel["title"].as_str().unwrap().to_string(), expr));
         }
     }
@@ -282,7 +300,7 @@ fn the_dashboard_and_the_bypass_alert_work_on_a_real_prometheus() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let prom = PromServer::start_in(deploy_config(&serve.addr), format!("127.0.0.1:{port}"));
     let queries = dashboard_queries();
-    assert_eq!(queries.len(), 8, "{queries:?}");
+    assert_eq!(queries.len(), 9, "{queries:?}");
     for (title, expr) in &queries {
         let got = prom.wait_for(expr);
         eprintln!("{title}: {} series", got.len());
@@ -294,81 +312,4 @@ fn the_dashboard_and_the_bypass_alert_work_on_a_real_prometheus() {
     let firing = format!("ALERTS{{alertname=\"VdsoBypassedByProcess\",alertstate=\"firing\",pid=\"{}\"}}", raw.pid());
     let alert = prom.wait_for(&firing);
     assert_eq!(alert[0]["metric"]["comm"], "raw_loop", "{alert:?}");
-}
-
-/// The static binary (`cargo build --release --target
-/// x86_64-unknown-linux-gnu`) in the target directory this suite was built
-/// in (CARGO_TARGET_DIR or the checkout's `target/`), or in a
-/// CARGO_TARGET_DIR set for this run.
-fn static_binary() -> Option<std::path::PathBuf> {
-    let built_in = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).parent().map(|p| p.to_path_buf());
-    let now = std::env::var_os("CARGO_TARGET_DIR").map(std::path::PathBuf::from);
-    [built_in, now]
-        .into_iter()
-        .flatten()
-        .map(|t| t.join("x86_64-unknown-linux-gnu/release/vdsoctl"))
-        .find(|b| b.is_file())
-}
-
-#[test]
-fn the_image_builds_offline_and_runs_check_and_serve() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let Some(binary) = static_binary() else {
-        return skip("no static binary: RUSTFLAGS='-C target-feature=+crt-static' cargo build --release --target x86_64-unknown-linux-gnu");
-    };
-    // The name the DaemonSet runs, and the Containerfile's recipe tags.
-    let manifest = std::fs::read_to_string(root.join("deploy/daemonset.yaml")).unwrap();
-    let published = manifest.lines().find_map(|l| l.trim().strip_prefix("image: ")).expect("image:").trim().to_string();
-    let containerfile = std::fs::read_to_string(root.join("deploy/Containerfile")).unwrap();
-    assert!(containerfile.contains(&format!("-t {published} .")), "the recipe tags {published}: {containerfile}");
-    // Built under a name of the test's own, in a store of its own: the
-    // published tag (a user's own image, perhaps) is never built over or removed.
-    let Some(podman) = super::common::Podman::new() else { return };
-    let image = "localhost/vdsoctl-deploy-test:1";
-    // The build context as the checkout has it: the binary at the path
-    // the Containerfile copies, wherever the target directory is.
-    let context = tempfile::tempdir().unwrap();
-    let at = context.path().join("target/x86_64-unknown-linux-gnu/release");
-    std::fs::create_dir_all(&at).unwrap();
-    std::fs::copy(&binary, at.join("vdsoctl")).unwrap();
-    let build = podman
-        .cmd()
-        .args(["build", "--pull=never", "-f"])
-        .arg(root.join("deploy/Containerfile"))
-        .arg("--ignorefile")
-        .arg(root.join("deploy/Containerfile.containerignore"))
-        .args(["-t", image, "."])
-        .current_dir(context.path())
-        .output()
-        .expect("podman build");
-    let said = format!("{}{}", String::from_utf8_lossy(&build.stdout), String::from_utf8_lossy(&build.stderr));
-    assert!(build.status.success(), "podman build: {said}");
-    let container = "vdsoctl-deploy-test";
-    let limits = ["--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"];
-    // check, in a default container (no CAP_BPF, CAP_PERFMON): host facts.
-    let out =
-        podman.cmd().args(["run", "--rm", "--network", "none"]).args(limits).args([image, "check"]).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{text}{}", String::from_utf8_lossy(&out.stderr));
-    let verdict = text.lines().find(|l| l.starts_with("verdict: ")).unwrap_or_else(|| panic!("{text}"));
-    assert!(verdict.contains(" — host facts only; clock syscalls not observed"), "{verdict}");
-    // serve, answering /metrics from inside it.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let listen = format!("127.0.0.1:{port}");
-    let run = podman
-        .cmd()
-        .args(["run", "-d", "--name", container, "--network", "host", "--read-only"])
-        .args(limits)
-        .args([image, "serve", "--listen", &listen, "--interval", "1s"])
-        .output()
-        .unwrap();
-    assert!(run.status.success(), "podman run: {}", String::from_utf8_lossy(&run.stderr));
-    let body = poll("serve in the image to answer", 160, || {
-        let mut s = std::net::TcpStream::connect(&listen).ok()?;
-        std::io::Write::write_all(&mut s, b"GET /metrics HTTP/1.0\r\n\r\n").ok()?;
-        let mut body = String::new();
-        std::io::Read::read_to_string(&mut s, &mut body).ok()?;
-        body.contains("vdsoctl_check_status{").then_some(body)
-    });
-    assert!(body.contains("vdsoctl_build_info{version=\""), "{body}");
 }

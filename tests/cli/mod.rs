@@ -16,6 +16,7 @@ mod deploy;
 mod dump;
 mod errors;
 mod export;
+mod fleet;
 mod gate;
 mod getrandom;
 mod groups;

@@ -359,3 +359,92 @@ fn under_seccomp() -> bool {
     let own = std::fs::read_to_string("/proc/self/status").unwrap();
     !own.lines().any(|l| l.starts_with("Seccomp:") && l.trim_end().ends_with('0'))
 }
+
+/// Issue 42: `check -p` runs every filter, as the kernel does, with the
+/// instruction pointer the call may have. fixtures/secf.c: `manylast 512`
+/// puts a KILL for clock_gettime on top of 512 filters that allow all (on
+/// c980fa5, read the 512 oldest: `OK … allowed: clock_gettime`); `ipkill`
+/// KILLs clock_gettime made from above 4 GiB (judged with ip 0 on
+/// c980fa5: OK). Both FAIL `process_seccomp:x86_64:clock_gettime`, and
+/// the ground truth: at its first call the process dies of SIGSYS.
+#[test]
+fn check_p_runs_every_filter_with_the_calls_instruction_pointer() {
+    use super::common::{build_c, is_root, skip, Workload};
+    use std::os::unix::process::ExitStatusExt;
+    if !is_root() || under_seccomp() {
+        return skip("reading a process's seccomp filters needs root (CAP_SYS_ADMIN) outside seccomp");
+    }
+    if vdsoctl::arch::HOST_ABI != Some(vdsoctl::arch::Abi::X86_64) {
+        return skip("fixtures/secf.c's filters are x86_64's");
+    }
+    let prog = build_c("secf", false, &[]);
+    for (args, by_ip) in [(&["manylast", "512"][..], false), (&["ipkill"][..], true)] {
+        let mut cmd = std::process::Command::new(&prog);
+        cmd.args(args);
+        let mut w = Workload::start(cmd);
+        let (code, stdout, stderr) = run(&["--json", "check", "-p", &w.pid().to_string(), "--trace", "0"]);
+        let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+        let row = doc["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "process_seccomp:x86_64:clock_gettime")
+            .unwrap_or_else(|| panic!("{args:?}: no clock_gettime row: {doc:#}"));
+        assert_eq!(
+            (row["kind"].as_str(), row["status"].as_str()),
+            (Some("seccomp-denies-fallback"), Some("fail")),
+            "{row}"
+        );
+        assert_eq!(code, 1, "{args:?}: {doc:#}");
+        let detail = row["detail"].as_str().unwrap();
+        assert_eq!(detail.contains("instruction pointer"), by_ip, "{detail}");
+        w.go();
+        let status = w.child.wait().expect("wait");
+        assert_eq!(status.signal(), Some(libc::SIGSYS), "{args:?}: the kernel kills it at its first call");
+    }
+}
+
+/// Issue 42: `check --seccomp-profile` judges a rule with conditions that
+/// refuses (clock_gettime KILLed when arg0 == CLOCK_REALTIME: runc kills
+/// the program at that call) as WARN naming the condition, and applies
+/// `includes.minKernel` and `excludes.caps` as moby and the runtimes do
+/// (on c980fa5: the conditional KILL was dropped, OK; the includes and
+/// excludes ignored). Podman's default profile with such rules in front.
+#[test]
+fn conditional_denials_and_includes_excludes_are_applied() {
+    let Some(profile) = default_profile() else { return };
+    let with = |rules: Value| {
+        let mut p = profile.clone();
+        let syscalls = p["syscalls"].as_array_mut().unwrap();
+        for (i, r) in rules.as_array().unwrap().iter().enumerate() {
+            syscalls.insert(i, r.clone());
+        }
+        judged(&p)
+    };
+    let row = |rows: &[(String, String, String, String)], name: &str| {
+        rows.iter().find(|r| r.0 == name).map(|r| (r.1.clone(), r.3.clone(), r.2.clone()))
+    };
+    let (_, rows) = with(serde_json::json!([{ "names": ["clock_gettime"], "action": "SCMP_ACT_KILL",
+        "args": [{ "index": 0, "value": 0, "op": "SCMP_CMP_EQ" }] }]));
+    let (status, kind, detail) =
+        row(&rows, "seccomp_profile:x86_64:clock_gettime").unwrap_or_else(|| panic!("{rows:?}"));
+    assert_eq!((status.as_str(), kind.as_str()), ("warn", "seccomp-conditional"), "{detail}");
+    assert!(
+        detail.contains("SCMP_ACT_KILL") && detail.contains("arg0"),
+        "names the action and the condition: {detail}"
+    );
+
+    let kernel = vdsoctl::inspect::kernel::release().as_deref().and_then(vdsoctl::inspect::kernel::parse_version);
+    let kernel = kernel.expect("this kernel's release");
+    let reached = format!("{}.{}", kernel.0, kernel.1);
+    for (min, refused) in [(reached.as_str(), true), ("99.0", false)] {
+        let (_, rows) = with(serde_json::json!([{ "names": ["getrandom"], "action": "SCMP_ACT_ERRNO",
+            "includes": { "minKernel": min } }]));
+        let got = row(&rows, "seccomp_profile:x86_64:getrandom").map(|r| r.0);
+        assert_eq!(got.as_deref() == Some("fail"), refused, "minKernel {min}: {rows:?}");
+    }
+    // Excluded for a container holding CAP_KILL (a default capability).
+    let (_, rows) = with(serde_json::json!([{ "names": ["getcpu"], "action": "SCMP_ACT_KILL",
+        "excludes": { "caps": ["CAP_KILL"] } }]));
+    assert!(row(&rows, "seccomp_profile:x86_64:getcpu").is_none(), "excluded, so allowed: {rows:?}");
+}

@@ -230,12 +230,27 @@ impl PromServer {
     /// Prometheus with the configuration `dir/prometheus.yml` (and what it
     /// names beside it), listening on `addr`.
     pub(super) fn start_in(dir: tempfile::TempDir, addr: String) -> PromServer {
+        PromServer::start_with(dir, addr, &[], &[])
+    }
+
+    /// [`PromServer::start_in`] with more flags (agent mode: its storage
+    /// flag instead of the TSDB's) and environment variables.
+    pub(super) fn start_with(
+        dir: tempfile::TempDir,
+        addr: String,
+        flags: &[String],
+        env: &[(&str, &str)],
+    ) -> PromServer {
         let config = dir.path().join("prometheus.yml");
         let log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
+        let agent = flags.iter().any(|f| f.contains("--enable-feature=agent"));
+        let storage = if agent { "--storage.agent.path" } else { "--storage.tsdb.path" };
         let child = Command::new("prometheus")
             .arg(format!("--config.file={}", config.display()))
-            .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
+            .arg(format!("{storage}={}", dir.path().join("data").display()))
             .arg(format!("--web.listen-address={addr}"))
+            .args(flags)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
@@ -474,9 +489,14 @@ fn alerting_rules_pass_promtool_tests() {
     }
     let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
     for (args, expect) in [
-        (&["check", "rules", "vdsoctl.rules.yml"][..], "SUCCESS: 9 rules found"),
+        (&["check", "rules", "vdsoctl.rules.yml"][..], "SUCCESS: 12 rules found"),
         (&["test", "rules", "vdsoctl.rules.test.yml"], "SUCCESS"),
+        (&["test", "rules", "vdsoctl.rules.node.test.yml"], "SUCCESS"),
         (&["check", "config", "prometheus.yml"], "is valid prometheus config file syntax"),
+        // prometheus-kubernetes.yml: Debian's promtool knows no
+        // kubernetes_sd_configs; cli::fleet runs its relabelling instead.
+        (&["check", "config", "--syntax-only", "prometheus-agent.yml"], "is valid prometheus config file syntax"),
+        (&["check", "config", "prometheus-central.yml"], "is valid prometheus config file syntax"),
     ] {
         let out = Command::new("promtool").args(args).current_dir(&deploy).output().expect("promtool");
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
@@ -825,4 +845,49 @@ fn attack_64_mib_header() {
     });
     std::thread::sleep(Duration::from_millis(300));
     serve.terminate_under("64 MiB headers");
+}
+
+/// Issue 42, bytes not strings: processes whose names are not UTF-8
+/// (`caf\xe9`; `тестсервер`, whose comm an exec cut to `тестсер\xd0`) get
+/// their per-process series while they run, counted exactly, named as
+/// `words::escaped_name` writes them (on c980fa5 they had none: their
+/// /proc/PID/stat was read with read_to_string, so they were never seen
+/// alive).
+#[test]
+fn processes_whose_names_are_not_utf8_have_their_series() {
+    use std::os::unix::ffi::OsStrExt;
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let lp = build_c("clock_loop", false, &[]);
+    let mut loops = Vec::new();
+    for (raw, comm) in [(b"caf\xe9".as_slice(), "caf\\\\xe9"), ("тестсервер".as_bytes(), "тестсер\\\\xd0")]
+    {
+        let exe = dir.path().join(std::ffi::OsStr::from_bytes(raw));
+        super::common::copy_executable(&lp, &exe).unwrap();
+        let mut cmd = Command::new(&exe);
+        cmd.args(["raw", "11", "700", "1", "wait"]).stderr(Stdio::null());
+        loops.push((Workload::start(cmd), comm));
+    }
+    let serve = Serve::start(&["--max-series", "1000"]);
+    serve.ready_metrics();
+    for (w, _) in &mut loops {
+        w.go();
+        assert_eq!(w.next_line(), "done");
+    }
+    for (w, comm) in &loops {
+        let want = format!("pid=\"{}\"", w.pid());
+        let line = poll("the series of a process whose name is not UTF-8", 80, || {
+            let body = serve.get("/metrics").body;
+            body.lines()
+                .find(|l| {
+                    l.starts_with("vdsoctl_clock_syscalls_total{") && l.contains(&want) && l.contains("CLOCK_TAI")
+                })
+                .map(str::to_string)
+        });
+        assert!(line.ends_with(" 700"), "counted exactly: {line}");
+        assert!(line.contains(&format!("comm=\"{comm}\"")), "{line}");
+    }
 }

@@ -69,7 +69,8 @@ pub(super) fn gather_profile(path: &std::path::Path, strict: bool) -> Result<Che
         return Err(malformed(format!("larger than {} MiB", MAX_PROFILE >> 20)));
     }
     let profile: serde_json::Value = serde_json::from_slice(&text).map_err(|e| malformed(e.to_string()))?;
-    let facts = crate::model::seccomp_profile::checks(&profile).map_err(|e| malformed(e.to_string()))?;
+    let kernel = crate::inspect::kernel::release().as_deref().and_then(crate::inspect::kernel::parse_version);
+    let facts = crate::model::seccomp_profile::checks(&profile, kernel).map_err(|e| malformed(e.to_string()))?;
     Ok(CheckReport::judged(crate::render::seccomp::seccomp_rows(&facts), strict))
 }
 

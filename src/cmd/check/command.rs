@@ -11,7 +11,7 @@ use crate::model::command::{
 use crate::model::observe::Observation;
 use crate::model::random;
 use crate::model::trace::TraceReport;
-use crate::render::observe::{aux_clock_row, command_row, lost_row};
+use crate::render::observe::{aux_clock_row, command_row, lost_row, withdrawn_row};
 use crate::words::{duration_text, shell_words};
 use std::ffi::OsString;
 use std::time::Duration;
@@ -83,6 +83,11 @@ fn command_report(report: &TraceReport, run: Run, programs: &Programs) -> CheckR
     let (served, expected) = served_random(report, programs);
     let judged = random::judge_command_random(&served);
     checks.push(crate::render::random::command_random_row(&judged, expected, &secs, &shell_words(&argv)));
+    // Calls a signal withdrew (seccomp engine): the program may have seen
+    // EINTR it would not alone.
+    if report.withdrawn > 0 {
+        checks.push(withdrawn_row(report));
+    }
     // A loss, any engine's: no verdict calls the tree clean.
     let not_observed_in_full = (report.lost > 0).then(|| {
         let (row, uncounted) = lost_row(report);

@@ -81,9 +81,11 @@ pub struct BenchRequest {
     pub quick: bool,
 }
 
-/// The functions `bench` knows, in table order.
-pub const FUNCTIONS: [VdsoFn; 6] =
-    [VdsoFn::ClockGettime, VdsoFn::Gettimeofday, VdsoFn::Time, VdsoFn::ClockGetres, VdsoFn::Getcpu, VdsoFn::Getrandom];
+/// The functions `bench` knows, in table order (the arch table's
+/// `bench` column).
+pub fn functions() -> Vec<VdsoFn> {
+    VdsoFn::ALL.into_iter().filter(|f| f.benched()).collect()
+}
 
 /// Bytes one getrandom call asks for (a 128-bit key, the common request).
 pub const RANDOM_BYTES: usize = 16;
@@ -122,9 +124,16 @@ pub fn vsyscall_serves(f: VdsoFn) -> bool {
 /// Turn a return code into Ok/Err(errno): the vDSO returns `-errno`, libc and
 /// syscall(2) return -1 and set errno.
 fn rc(r: i64, path: Path) -> std::result::Result<(), i32> {
-    match (r, path) {
-        (0.., _) => Ok(()),
-        (_, Path::Vdso | Path::Vsyscall) => Err(i32::try_from(-r).unwrap_or(i32::MAX)),
+    rc_as(r, path, arch::HOST_ABI.map_or(arch::VdsoErrors::NegativeErrno, arch::Abi::vdso_errors))
+}
+
+/// [`rc`] for a function whose success is 0, with the ABI's vDSO error
+/// convention: ppc64's vDSO says EINVAL as 22, not -22.
+fn rc_as(r: i64, path: Path, errors: arch::VdsoErrors) -> std::result::Result<(), i32> {
+    match (r, path, errors) {
+        (1.., Path::Vdso, arch::VdsoErrors::PositiveErrno) => Err(i32::try_from(r).unwrap_or(i32::MAX)),
+        (0.., _, _) => Ok(()),
+        (_, Path::Vdso | Path::Vsyscall, _) => Err(i32::try_from(-r).unwrap_or(i32::MAX)),
         _ => Err(call::last_errno()),
     }
 }
@@ -240,7 +249,8 @@ impl Callers {
                     Path::Syscall => call::syscall_getrandom(self.nr(t.function)?, &mut buf),
                     Path::Vsyscall => return None,
                 };
-                rc(r, path).map(|()| Reading::Bytes(usize::try_from(r).unwrap_or(0)))
+                rc_as(r, path, arch::VdsoErrors::NegativeErrno)
+                    .map(|()| Reading::Bytes(usize::try_from(r).unwrap_or(0)))
             }
             VdsoFn::ClockGettime64 | VdsoFn::ClockGetresTime64 => return None,
         })
@@ -737,5 +747,25 @@ mod tests {
         assert!(einval.ok);
         let mixed = agreement("x", &[("syscall", Some(Err(22))), ("vdso", ns(1))], 1, true);
         assert!(!mixed.ok);
+    }
+}
+
+#[cfg(test)]
+mod error_convention_tests {
+    use super::*;
+
+    /// ppc64's vDSO says an error as a positive errno: `__kernel_clock_gettime(8)`
+    /// returns 22 (EINVAL), never an answer; elsewhere it is -22.
+    #[test]
+    fn each_abi_reads_its_vdso_errors() {
+        use arch::VdsoErrors::*;
+        assert_eq!(rc_as(22, Path::Vdso, PositiveErrno), Err(libc::EINVAL));
+        assert_eq!(rc_as(0, Path::Vdso, PositiveErrno), Ok(()));
+        assert_eq!(rc_as(-22, Path::Vdso, NegativeErrno), Err(libc::EINVAL));
+        assert_eq!(rc_as(22, Path::Vdso, NegativeErrno), Ok(()));
+        assert_eq!(arch::Abi::Ppc64.vdso_errors(), PositiveErrno);
+        for abi in arch::Abi::ALL.into_iter().filter(|a| *a != arch::Abi::Ppc64) {
+            assert_eq!(abi.vdso_errors(), NegativeErrno, "{abi:?}");
+        }
     }
 }

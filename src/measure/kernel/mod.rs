@@ -2,6 +2,7 @@
 //! counters and their ring buffers, tracefs (event ids and formats), and
 //! pidfds.
 
+pub mod filter;
 pub mod perf;
 pub mod pidfd;
 pub mod ring;

@@ -585,6 +585,7 @@ mod tests {
                 function: VdsoFn::ClockGettime,
                 name: "__vdso_no_such_clock",
                 since: None,
+                fast: true,
             }],
             ..*host
         };

@@ -11,6 +11,7 @@ pub mod call;
 pub mod handle;
 pub mod libc;
 pub mod perf;
+pub mod probe;
 pub mod ring;
 pub mod seccomp;
 pub mod spawn;

@@ -236,9 +236,11 @@ pub(super) fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
 const PTRACE_SECCOMP_GET_FILTER: libc::c_uint = 0x420c;
 /// `PTRACE_EVENT_STOP`: the stop `PTRACE_INTERRUPT` asks for.
 const PTRACE_EVENT_STOP: i32 = 128;
-/// The most filters read from one process (the kernel caps the total
-/// length of a task's filters at 32768 instructions anyway).
-const MAX_FILTERS: libc::c_ulong = 512;
+/// The most filters read from one process: more than a task can hold (the
+/// kernel caps the total length of a task's filters at 32768 instructions,
+/// each filter counted 4 more than its length: at most 6,553 filters), so
+/// every filter is read.
+const MAX_FILTERS: libc::c_ulong = 8192;
 
 /// How long a seized thread may take to stop before the read is given up
 /// (a thread in uninterruptible sleep stops only when it leaves it).
@@ -311,8 +313,8 @@ impl Seized {
         }
     }
 
-    /// Filter `index` of the stopped thread (0 the newest); None past the
-    /// oldest.
+    /// Filter `index` of the stopped thread (0 the OLDEST: the kernel's
+    /// `get_nth_filter` counts back from the newest); None past the newest.
     fn filter(&self, index: libc::c_ulong) -> io::Result<Option<Vec<Insn>>> {
         let get = |buf: *mut Insn| {
             // SAFETY: with a null buffer the kernel only counts; otherwise
@@ -331,8 +333,8 @@ impl Seized {
     }
 }
 
-/// The seccomp filters of thread `tid`, newest first, read with
-/// `PTRACE_SECCOMP_GET_FILTER`: the thread is seized, stopped for the
+/// The seccomp filters of thread `tid`, every one, newest first, read
+/// with `PTRACE_SECCOMP_GET_FILTER`: the thread is seized, stopped for the
 /// read, and detached on every path (it never stays stopped). Needs
 /// CAP_SYS_ADMIN (EACCES without it) and ptrace access to `tid`.
 pub fn thread_filters(tid: i32) -> io::Result<Vec<Vec<Insn>>> {
@@ -345,5 +347,6 @@ pub fn thread_filters(tid: i32) -> io::Result<Vec<Vec<Insn>>> {
         }
     }
     drop(seized);
+    out.reverse();
     Ok(out)
 }

@@ -71,6 +71,10 @@ pub struct TreeGuard {
 /// (`-d` with an engine that needs no answer from vdsoctl).
 const RELEASE: u8 = b'r';
 
+/// What vdsoctl writes on the life line, with 4 bytes of milliseconds
+/// after it, to give the guardian a deadline of its own.
+const DEADLINE: u8 = b'd';
+
 impl TreeGuard {
     /// Kill everything left of the command's tree (SIGKILL, through the
     /// guardian).
@@ -148,6 +152,17 @@ impl TreeWait {
             kill_orphans();
         }
     }
+}
+
+/// Make vdsoctl not dumpable (`PR_SET_DUMPABLE` 0): a process of the same
+/// uid may then neither ptrace it (`PTRACE_SEIZE` fails EPERM) nor read
+/// its memory, so a command vdsoctl audits cannot stop, read or rewrite
+/// vdsoctl or its guardian (which inherits it). vdsoctl reads its own
+/// /proc as before (a process always may). Root's tree keeps
+/// CAP_SYS_PTRACE, which no flag of vdsoctl's can take away.
+pub fn out_of_reach() {
+    // SAFETY: PR_SET_DUMPABLE takes one integer argument.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
 }
 
 /// Make vdsoctl the subreaper of what it starts: a killed guardian's
@@ -331,6 +346,9 @@ unsafe fn command_side(c: &CommandSide<'_>, to_vdsoctl: &mut FdMessage, to_guard
         libc::write(c.err_w, bytes.as_ptr().cast(), bytes.len());
         libc::_exit(127);
     };
+    // The command is the user's program, dumpable as it would be alone
+    // (its exec sets that again; until then vdsoctl reads its /proc).
+    libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
     if !c.fprog.is_null() {
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
             fail(*libc::__errno_location());
@@ -413,7 +431,13 @@ unsafe fn guardian_side(
     // The raw clone, not libc's fork: this process is the child of a
     // multi-threaded one, where fork's atfork handlers may wait for a lock
     // some thread that is not here held at the first fork.
-    let command = libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_long, 0, 0, 0, 0) as libc::pid_t;
+    // s390's clone takes the new stack first, the flags second.
+    let (first, second) = if crate::arch::CLONE_STACK_FIRST {
+        (0, libc::SIGCHLD as libc::c_long)
+    } else {
+        (libc::SIGCHLD as libc::c_long, 0)
+    };
+    let command = libc::syscall(libc::SYS_clone, first, second, 0, 0, 0) as libc::pid_t;
     if command == 0 {
         libc::close(g.alive_r);
         libc::close(g.status_w);
@@ -480,22 +504,37 @@ impl Tree {
     /// # Safety
     /// Async-signal-safe; for the guardian only.
     unsafe fn reap_while_watched(&mut self, alive_r: i32, chld_fd: i32) {
+        // The deadline vdsoctl may give (ms on CLOCK_MONOTONIC), 0: none.
+        let mut deadline: i64 = 0;
         loop {
             let mut fds = [
                 libc::pollfd { fd: alive_r, events: libc::POLLIN, revents: 0 },
                 libc::pollfd { fd: chld_fd, events: libc::POLLIN, revents: 0 },
             ];
             // Without a signalfd, look for exits every 50 ms.
-            let timeout = if chld_fd < 0 { 50 } else { -1 };
+            let mut timeout: i32 = if chld_fd < 0 { 50 } else { -1 };
+            if deadline > 0 {
+                let left = (deadline - monotonic_ms()).max(0);
+                if left == 0 {
+                    return;
+                }
+                timeout = if timeout < 0 { left.min(i64::from(i32::MAX)) as i32 } else { timeout.min(left as i32) };
+            }
             if libc::poll(fds.as_mut_ptr(), 2, timeout) < 0 && *libc::__errno_location() != libc::EINTR {
                 return;
             }
             if fds[0].revents != 0 {
-                // A byte: vdsoctl lets the tree run on (it exits); EOF: it
-                // is gone or gave up, and the tree is killed.
-                let mut byte = 0u8;
-                if libc::read(alive_r, (&mut byte as *mut u8).cast(), 1) == 1 && byte == RELEASE {
+                // A byte: vdsoctl lets the tree run on (it exits) or sets a
+                // deadline; EOF: it is gone or gave up, and the tree is killed.
+                let mut msg = [0u8; 5];
+                let n = libc::read(alive_r, msg.as_mut_ptr().cast(), 1);
+                if n == 1 && msg[0] == RELEASE {
                     libc::_exit(0);
+                }
+                if n == 1 && msg[0] == DEADLINE && libc::read(alive_r, msg[1..].as_mut_ptr().cast(), 4) == 4 {
+                    let ms = u32::from_ne_bytes([msg[1], msg[2], msg[3], msg[4]]);
+                    deadline = monotonic_ms() + i64::from(ms);
+                    continue;
                 }
                 return;
             }
@@ -517,7 +556,7 @@ impl Tree {
         }
     }
 
-    /// vdsoctl is gone (or gave up): kill every child, reap them all, and
+    /// vdsoctl is gone (or gave up, or the deadline passed): kill every child, reap them all, and
     /// again, until none is left — the orphans of each killed one come
     /// here. Each round reads the children once and reaps every zombie
     /// there is: linear in the tree (8,000 zombies: one round).
@@ -543,6 +582,16 @@ impl Tree {
             }
         }
     }
+}
+
+/// CLOCK_MONOTONIC in milliseconds (clock_gettime is async-signal-safe).
+///
+/// # Safety
+/// Async-signal-safe; for the guardian only.
+unsafe fn monotonic_ms() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+    ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000
 }
 
 /// SIGKILL every child of the calling (single-threaded) process, as
@@ -605,6 +654,10 @@ pub fn fork_gated(
     let (alive_r, alive_w) = pipe().map_err(GateError::Fork)?;
     let (status_r, status_w) = pipe().map_err(GateError::Fork)?;
     let (guard_r, guard_w) = super::seccomp::socketpair().map_err(GateError::Fork)?;
+    // The tree must not reach its auditor: vdsoctl (and the guardian,
+    // which inherits it) leave ptrace and /proc/PID/mem reach of the
+    // processes of the same uid they audit.
+    out_of_reach();
     let fprog = filter.map(super::seccomp::Program::fprog);
     let fprog_ptr: *const libc::sock_fprog = fprog.as_ref().map_or(std::ptr::null(), |f| f as *const _);
     let mut to_vdsoctl = FdMessage::new();
@@ -733,6 +786,24 @@ impl Gated {
         let g = self.guardian.take().ok_or_else(|| io::Error::other("the command has no guardian"))?;
         let pidfd = pidfd_open(g.pid).ok();
         Ok((CommandWait { guardian: g.pid, status: g.status }, TreeGuard { alive: Some(g.alive), guardian: pidfd }))
+    }
+
+    /// A deadline the guardian keeps itself, `after` from now: past it, it
+    /// kills the whole tree whatever became of vdsoctl. A root tree may
+    /// hold vdsoctl in a ptrace stop (CAP_SYS_PTRACE passes over its
+    /// not-dumpable mark) and so keep it from its own `--timeout`; vdsoctl
+    /// gives the guardian the moment of its own SIGKILL, before the command
+    /// may run (so before it can be stopped), and the tree ends (and the
+    /// grabber with it) even then.
+    pub fn guardian_deadline(&self, after: std::time::Duration) {
+        if let Some(fd) = self.guardian.as_ref().map(|g| &g.alive) {
+            let ms = u32::try_from(after.as_millis()).unwrap_or(u32::MAX);
+            let mut msg = [DEADLINE, 0, 0, 0, 0];
+            msg[1..].copy_from_slice(&ms.to_ne_bytes());
+            // SAFETY: writing five bytes from a valid buffer to our pipe end
+            // (a pipe write this small is atomic).
+            unsafe { libc::write(fd.as_raw_fd(), msg.as_ptr().cast(), msg.len()) };
+        }
     }
 
     /// Let the child exec; returns the exec's error if it failed (the child

@@ -156,10 +156,24 @@ impl Counting {
                 counting: Counting::open_seccomp(plan)?,
                 fallback_reason: Some(format!("{}; and {}", short(&bpf_err.to_string()), short(&perf_err.to_string()))),
             }),
-            Err(perf_err) => Err(Error::Facility {
-                errno: None,
-                what: Facility::NoEngine { bpf: Box::new(bpf_err), perf: Box::new(perf_err) },
-                hint: if nix::unistd::geteuid().is_root() { Hint::EnginesRootRefused } else { Hint::EnginesPrivilege },
+            // A seccomp filter in front of both (a container's default
+            // profile) answers EPERM as a missing capability would: the
+            // probe tells them apart, and the fix is the profile.
+            Err(perf_err) => Err(match crate::measure::kernel::filter::refusal() {
+                Some(refusal) => Error::Facility {
+                    errno: refusal.errno,
+                    what: Facility::FilterRefuses { refusal },
+                    hint: Hint::SeccompProfile,
+                },
+                None => Error::Facility {
+                    errno: None,
+                    what: Facility::NoEngine { bpf: Box::new(bpf_err), perf: Box::new(perf_err) },
+                    hint: if nix::unistd::geteuid().is_root() {
+                        Hint::EnginesRootRefused
+                    } else {
+                        Hint::EnginesPrivilege
+                    },
+                },
             }),
         }
     }
@@ -197,7 +211,7 @@ impl Counting {
         }
         // The filter's fd is made in the command's child, before its exec:
         // nothing is opened here, and a refusal is known at the fork.
-        Ok(Counting::Seccomp(Box::new(SeccompTracer::new(plan.per_thread, plan.sites))))
+        Ok(Counting::Seccomp(Box::new(SeccompTracer::new(plan.per_thread, plan.sites)?)))
     }
 
     fn open_perf(plan: &Plan) -> Result<Counting> {

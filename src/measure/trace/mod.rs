@@ -147,8 +147,10 @@ impl Comm {
 
 impl std::fmt::Display for Comm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // As /proc's comm is read (`inspect::process::comm_of`): bytes that
+        // are not UTF-8 as `\xNN`, so every engine names a process alike.
         let end = self.0.iter().position(|&b| b == 0).unwrap_or(16);
-        f.write_str(&String::from_utf8_lossy(&self.0[..end]))
+        f.write_str(&crate::words::bytes_text(&self.0[..end]))
     }
 }
 
@@ -209,6 +211,11 @@ pub struct Tally {
     /// New processes of a traced tree the engine could not follow (its
     /// traced set was full).
     pub unfollowed: u64,
+    /// Seccomp engine: clock syscalls a signal withdrew while they waited
+    /// for vdsoctl, uncounted (the gaps in the notification ids). Each
+    /// failed EINTR where the handler lacks SA_RESTART (else it ran again
+    /// and was counted then), or its task was killed.
+    pub withdrawn: u64,
     /// `--sites`: calls counted in their row whose site row found no room.
     pub sites_lost: u64,
     /// Parent of each process the engine saw fork.
@@ -287,6 +294,7 @@ impl Tally {
             scaled: self.scaled,
             unrecorded: self.unrecorded.iter().map(|(k, v)| (*k, sub(*v, earlier.unrecorded.get(k)))).collect(),
             unfollowed: self.unfollowed.saturating_sub(earlier.unfollowed),
+            withdrawn: self.withdrawn.saturating_sub(earlier.withdrawn),
             sites_lost: self.sites_lost.saturating_sub(earlier.sites_lost),
             parents: self.parents.clone(),
             comms: self.comms.clone(),

@@ -406,6 +406,9 @@ impl<'r> Waiting<'r> {
     }
 
     fn kill_tree(&mut self, now: Instant) {
+        // By pid too, not only through the guardian (which a tree run as
+        // root may have stopped): the command itself, through its pidfd.
+        self.kill(Signal::SIGKILL as i32);
         self.tree.kill_tree();
         self.tree_killed = Some(now);
     }
@@ -693,12 +696,20 @@ fn arm(
         // The window is exec to exit: start the clock before the child may
         // run, and take the end from the moment waitpid returned.
         start = Instant::now();
+        // vdsoctl's own --timeout is SIGTERM, a grace, SIGKILL; the
+        // guardian's backstop is that SIGKILL's moment (a margin later:
+        // its clock starts now), should vdsoctl be held then (a root tree
+        // can ptrace-stop it). Given before the command may run.
+        if let Some(t) = req.timeout {
+            gated.guardian_deadline(t + GRACE + Duration::from_millis(250));
+        }
         if let Err(source) = gated.release() {
             gated.abandon();
             return Err(Error::Spawn { cmd: cmd.display.clone(), source });
         }
         let (wait, guard) = gated.into_wait().map_err(|source| Error::Spawn { cmd: cmd.display.clone(), source })?;
         tree = guard;
+
         watch_child(wait, tx.clone());
         (target, Some(child))
     } else if req.target == TraceTarget::All {

@@ -313,3 +313,34 @@ fn dump_to(target: &Path) -> (i32, String) {
         run(&["dump", "--file", fixture("x86_64.so").to_str().unwrap(), "-o", target.to_str().unwrap()]);
     (code, err)
 }
+
+/// `dump --json` says what every export of a foreign image is for, typed:
+/// ppc64's get_syscall_map and sigtramp are no syscall's fast path,
+/// riscv64's hwprobe is riscv_hwprobe's (6.5), its getcpu a function of
+/// the table; none is unknown, and a non-function symbol has `null`.
+#[test]
+fn dump_json_names_what_every_export_serves() {
+    let serves = |image: &str, name: &str| {
+        let doc = run_json(&["dump", "--file", fixture(image).to_str().unwrap()]);
+        let syms = doc["symbols"].as_array().unwrap().clone();
+        assert!(
+            syms.iter()
+                .filter(|s| s["type"] == "FUNC")
+                .all(|s| s["serves"].is_object() && s["serves"]["role"] != "unknown"),
+            "{image}: {syms:?}"
+        );
+        syms.into_iter().find(|s| s["name"] == name).unwrap_or_else(|| panic!("{name} in {image}"))["serves"].clone()
+    };
+    assert_eq!(
+        serves("ppc64el.so", "__kernel_get_syscall_map"),
+        serde_json::json!({"role": "not_a_syscall", "of": "syscall_map"})
+    );
+    assert_eq!(serves("ppc64el.so", "__kernel_sigtramp_rt64")["of"], "sigreturn_trampoline");
+    assert_eq!(serves("ppc64el.so", "LINUX_2.6.15"), Value::Null);
+    assert_eq!(
+        serves("riscv64.so", "__vdso_riscv_hwprobe"),
+        serde_json::json!({"role": "fast_path", "of": {"syscall": "riscv_hwprobe", "since": [6, 5]}})
+    );
+    assert_eq!(serves("riscv64.so", "__vdso_getcpu"), serde_json::json!({"role": "function", "of": "getcpu"}));
+    assert_eq!(serves("x86_64.so", "time"), serde_json::json!({"role": "alias", "of": "time"}));
+}

@@ -513,6 +513,8 @@ struct Trace {
     /// getrandom start-up keys (one a process), summed.
     startup_keys: u64,
     unfollowed: u64,
+    /// Seccomp engine: calls a signal withdrew while they waited.
+    withdrawn: u64,
     exited: Vec<Exited>,
     command: Option<CommandRun>,
     interrupted: bool,

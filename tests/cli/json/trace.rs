@@ -42,7 +42,7 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert!(t.engine == "perf" || t.engine_note.as_deref().is_none_or(|n| n.starts_with("fentry refused: ")));
     assert!(["fentry", "bpf", "perf"].contains(&t.engine.as_str()));
     assert!(!t.interrupted && t.interval.is_none() && t.exited.is_empty() && t.unattributed.is_empty());
-    assert_eq!((t.lost, t.unfollowed), (0, 0));
+    assert_eq!((t.lost, t.unfollowed, t.withdrawn), (0, 0, 0));
     assert!(t.duration_ns > 0);
     assert!(t.vsyscall_emulations.is_empty());
     // Nothing counted is said, and what it cannot prove.

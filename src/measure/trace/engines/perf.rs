@@ -60,7 +60,7 @@ impl Events {
         // The kernel's ABI numbers the tracepoints, whatever vdsoctl was built for.
         let host = crate::inspect::kernel::abi().ok_or(Error::Facility {
             errno: None,
-            what: Facility::UnknownSyscallNumbers,
+            what: Facility::UnknownSyscallNumbers { machine: crate::inspect::kernel::machine() },
             hint: Hint::UnsupportedArch,
         })?;
         let mut per_syscall = Vec::new();
@@ -494,7 +494,7 @@ impl Tracer {
                 return;
             }
             Record::Comm { pid, comm } => {
-                self.comms.insert(pid as i32, Some(String::from_utf8_lossy(comm).into_owned()));
+                self.comms.insert(pid as i32, Some(crate::words::bytes_text(comm)));
                 return;
             }
             Record::Sample { pid, raw, abi, .. } => (pid as i32, raw, abi),

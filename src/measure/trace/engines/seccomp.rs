@@ -44,9 +44,15 @@ const RET_USER_NOTIF: u32 = 0x7fc0_0000;
 
 /// The ABIs a filter on this host watches: the kernel's and its compat ABI
 /// (the kernel's, not the build's: an i386 vdsoctl may run x86_64 children).
-fn watched_abis() -> Vec<Abi> {
-    let host = crate::inspect::kernel::abi().or(arch::HOST_ABI).unwrap_or(Abi::X86_64);
-    std::iter::once(host).chain(host.compat()).collect()
+/// An architecture the table does not know is refused, by name: a filter
+/// on another architecture's numbers would let every clock call through.
+fn watched_abis() -> crate::error::Result<Vec<Abi>> {
+    let host = crate::inspect::kernel::abi().or(arch::HOST_ABI).ok_or_else(|| crate::error::Error::Facility {
+        errno: None,
+        what: crate::error::Facility::UnknownSyscallNumbers { machine: crate::inspect::kernel::machine() },
+        hint: crate::error::Hint::UnsupportedArch,
+    })?;
+    Ok(std::iter::once(host).chain(host.compat()).collect())
 }
 
 /// The syscall numbers notified for `abi`: its clock syscalls, and on
@@ -66,9 +72,9 @@ fn insn(code: u16, jt: u8, jf: u8, k: u32) -> Insn {
 
 /// The filter: per watched ABI, a block that loads the syscall number and
 /// jumps to the notify return on a clock syscall; everything else is allowed.
-pub fn program() -> Program {
+pub fn program() -> crate::error::Result<Program> {
     let blocks: Vec<(u32, Vec<u32>)> =
-        watched_abis().into_iter().map(|a| (a.audit_arch(), watched_numbers(a))).collect();
+        watched_abis()?.into_iter().map(|a| (a.audit_arch(), watched_numbers(a))).collect();
     let len: usize = blocks.iter().map(|(_, nrs)| 4 + nrs.len()).sum::<usize>() + 2;
     let notify = len - 1;
     let mut insns = Vec::with_capacity(len);
@@ -86,7 +92,7 @@ pub fn program() -> Program {
     insns.push(insn(RET_K, 0, 0, RET_ALLOW));
     insns.push(insn(RET_K, 0, 0, RET_USER_NOTIF));
     debug_assert_eq!(insns.len(), len);
-    Program::new(insns)
+    Ok(Program::new(insns))
 }
 
 /// What a notified call is, decoded: which function of which ABI, or a
@@ -192,24 +198,34 @@ struct Resolver {
     read: bool,
 }
 
-/// The first line of a small /proc file, opened for this read only.
+/// A comm as read (`/proc/PID/comm`: its bytes and a line feed), kept as
+/// [`crate::words::bytes_text`] writes it: a name that is not UTF-8
+/// (`PR_SET_NAME`; a long UTF-8 name an exec cut at 15 bytes) is a name
+/// like any other, apart from every other.
+fn comm_text(bytes: &[u8]) -> String {
+    crate::words::bytes_text(bytes.strip_suffix(b"\n").unwrap_or(bytes))
+}
+
+/// The comm of a small /proc file, opened for this read only.
 fn read_small(path: &str) -> io::Result<String> {
     let mut buf = [0u8; 64];
     let n = File::open(path)?.read(&mut buf)?;
-    Ok(String::from_utf8_lossy(&buf[..n]).trim_end_matches('\n').to_string())
+    Ok(comm_text(&buf[..n]))
 }
 
-/// The first line of an open /proc file, read again from its start.
+/// The comm of an open /proc file, read again from its start.
 fn reread(f: &File) -> io::Result<String> {
     let mut buf = [0u8; 64];
     let n = f.read_at(&mut buf, 0)?;
-    Ok(String::from_utf8_lossy(&buf[..n]).trim_end_matches('\n').to_string())
+    Ok(comm_text(&buf[..n]))
 }
 
-/// `Tgid:` and `PPid:` of `/proc/TID/status`.
+/// `Tgid:` and `PPid:` of `/proc/TID/status` (read as bytes: its `Name:`
+/// line is the comm, whatever bytes it holds).
 fn ids_of(tid: i32) -> io::Result<(i32, Option<i32>)> {
-    let mut text = String::new();
-    File::open(format!("/proc/{tid}/status"))?.take(4096).read_to_string(&mut text)?;
+    let mut bytes = Vec::new();
+    File::open(format!("/proc/{tid}/status"))?.take(4096).read_to_end(&mut bytes)?;
+    let text = String::from_utf8_lossy(&bytes);
     let field = |name: &str| text.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse::<i32>().ok());
     let tgid = field("Tgid:").ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no Tgid"))?;
     Ok((tgid, field("PPid:").filter(|p| *p > 0)))
@@ -370,15 +386,15 @@ impl std::fmt::Debug for SharedHandle {
 
 impl SeccompTracer {
     /// An engine ready to give its filter to a command.
-    pub fn new(per_thread: bool, sites: bool) -> SeccompTracer {
-        SeccompTracer {
+    pub fn new(per_thread: bool, sites: bool) -> crate::error::Result<SeccompTracer> {
+        Ok(SeccompTracer {
             per_thread,
             sites,
-            program: program(),
+            program: program()?,
             shared: Arc::new(SharedHandle(Shared::default())),
             worker: None,
             stop: None,
-        }
+        })
     }
 
     /// The filter the command installs before its exec.
@@ -394,9 +410,16 @@ impl SeccompTracer {
         let (stop_r, stop_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(io::Error::from)?;
         let shared = Arc::clone(&self.shared);
         let how = How { per_thread: self.per_thread, sites: self.sites };
-        let worker = std::thread::Builder::new()
-            .name("seccomp".into())
-            .spawn(move || serve_calls(&listener, &stop_r, &shared.0, how))?;
+        // The supervisor is up before the command may run: a call waiting
+        // for a supervisor not yet there can be withdrawn by a signal
+        // before any id was received, and such a gap could not be seen.
+        let (up_tx, up_rx) = std::sync::mpsc::channel::<()>();
+        let worker = std::thread::Builder::new().name("seccomp".into()).spawn(move || {
+            let serving = Serving::new();
+            let _ = up_tx.send(());
+            serve_calls(&listener, &stop_r, &shared.0, how, serving)
+        })?;
+        let _ = up_rx.recv_timeout(std::time::Duration::from_secs(5));
         self.worker = Some(worker);
         self.stop = Some(stop_w);
         Ok(())
@@ -430,14 +453,20 @@ impl Drop for SeccompTracer {
 
 /// The supervisor: take each notified call, count it, let it run; until
 /// the listener hangs up (no process holds the filter) or `stop` closes.
-fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, how: How) {
-    let mut resolver = Resolver::new();
+fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, how: How, serving: Serving) {
+    let Serving { mut resolver, mut own } = serving;
     let mut book = how.sites.then(Book::default);
-    let mut own = Own::default();
+    let mut ids = Ids::default();
     loop {
         match listener.wait(stop.as_fd()) {
             Ok(Wake::Call) => match listener.recv() {
-                Ok(n) => answer(listener, &n, (&mut resolver, &mut own), shared, how.per_thread, book.as_mut()),
+                Ok(n) => {
+                    let withdrawn = ids.next(n.id);
+                    if withdrawn > 0 {
+                        lock(&shared.tally).withdrawn += withdrawn;
+                    }
+                    answer(listener, &n, (&mut resolver, &mut own), shared, how.per_thread, book.as_mut())
+                }
                 // The caller was killed between the wake-up and the receive.
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
                 Err(_) => return,
@@ -449,6 +478,41 @@ fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, how: How) {
             Ok(Wake::Again) => {}
             Ok(Wake::Stop) | Err(_) => return,
         }
+    }
+}
+
+/// What the supervisor reads before it says it is up.
+struct Serving {
+    resolver: Resolver,
+    own: Own,
+}
+
+impl Serving {
+    fn new() -> Serving {
+        Serving { resolver: Resolver::new(), own: Own::new() }
+    }
+}
+
+/// The notification ids received so far. The kernel numbers a filter's
+/// notifications in order, one a call (`seccomp_next_notify_id`), and
+/// vdsoctl's one supervisor receives them in that order, so an id skipped
+/// is a call that left before it was received: a signal withdrew it while
+/// it waited (the ERESTARTSYS path of seccomp_do_user_notification; with
+/// `SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV` only until it is received).
+#[derive(Debug, Default)]
+struct Ids {
+    last: Option<u64>,
+}
+
+impl Ids {
+    /// Take `id`; how many ids before it were never received.
+    fn next(&mut self, id: u64) -> u64 {
+        let skipped = match self.last {
+            Some(last) if id > last => id - last - 1,
+            _ => 0,
+        };
+        self.last = Some(self.last.map_or(id, |l| l.max(id)));
+        skipped
     }
 }
 
@@ -488,11 +552,15 @@ fn answer(
     // Only what was read of /proc (or of the caller's memory) about this
     // caller needs it still waiting; a cached answer does not.
     let read = resolver.read || call.is_some_and(|c| c.reads_caller()) || site.is_some() || !own.is_empty();
+    // Gone while vdsoctl held it (a signal, or its task killed): withdrawn
+    // too, though its id was received (no gap says it).
     if read && !listener.id_valid(n.id) {
+        lock(&shared.tally).withdrawn += 1;
         return;
     }
     let answered = if enosys { listener.fail(n.id, libc::ENOSYS) } else { listener.resume(n.id) };
     if answered.is_err() {
+        lock(&shared.tally).withdrawn += 1;
         return;
     }
     let mut tally = lock(&shared.tally);
@@ -524,7 +592,7 @@ fn answer(
 /// (once the call is known still waiting), and the call let run.
 fn install(listener: &Listener, n: &Notification, installed: Option<((i32, u64), Vec<Insn>)>, own: &mut Own) {
     if let Some(((tgid, _), program)) = installed.filter(|_| listener.id_valid(n.id)) {
-        own.keep(tgid, program);
+        own.keep(n.tid, tgid, program, n.args[1]);
     }
     let _ = listener.resume(n.id);
 }
@@ -580,10 +648,10 @@ mod tests {
 
     #[test]
     fn clock_syscalls_notify_and_everything_else_runs() {
-        let program = program();
+        let program = program().unwrap();
         let p = program.insns();
         assert!(p.len() < 255, "jump offsets are one byte");
-        for abi in watched_abis() {
+        for abi in watched_abis().unwrap() {
             for (_, nr) in abi.vdso_syscalls() {
                 assert_eq!(run(p, abi.audit_arch(), *nr as u32), RET_USER_NOTIF, "{abi:?} {nr}");
             }
@@ -602,6 +670,15 @@ mod tests {
         }
         // An arch the filter does not know runs untouched.
         assert_eq!(run(p, 0x8000_0016, 228), RET_ALLOW);
+    }
+
+    /// Gaps in the ids are calls withdrawn before they were received; an
+    /// id received again (or late) is no gap.
+    #[test]
+    fn skipped_notification_ids_are_withdrawn_calls() {
+        let mut ids = Ids::default();
+        let got: Vec<u64> = [7, 8, 9, 12, 13, 13, 20, 15].iter().map(|id| ids.next(*id)).collect();
+        assert_eq!(got, [0, 0, 0, 2, 0, 0, 6, 0]);
     }
 
     #[test]

@@ -38,12 +38,19 @@ pub(super) fn prepare_command(words: &[OsString]) -> Result<PreparedCommand> {
         })
         .collect::<Result<Vec<_>>>()?;
     let abi = exe_header_of(&path).and_then(|h| Abi::from_elf(h.is_64, h.machine));
-    let comm: String = path.file_name().map(|n| n.to_string_lossy().chars().take(15).collect()).unwrap_or_default();
+    // The kernel's: the file name's first 15 bytes (a UTF-8 name may be cut
+    // mid-letter), written as /proc's comm is read (`words::bytes_text`).
+    let comm: String =
+        path.file_name().map(|n| crate::words::bytes_text(&n.as_bytes()[..n.len().min(15)])).unwrap_or_default();
     Ok(PreparedCommand {
         path: cstr(path.as_os_str().as_bytes())?,
         argv,
         envp,
-        argv_text: words.iter().map(|w| w.to_string_lossy().into_owned()).collect(),
+        // A word that is not UTF-8 keeps its bytes apart (`\xNN`), not U+FFFD.
+        argv_text: words
+            .iter()
+            .map(|w| w.to_str().map_or_else(|| crate::words::bytes_text(w.as_bytes()), str::to_string))
+            .collect(),
         display,
         comm,
         abi,

@@ -106,7 +106,11 @@ impl Generator {
         self.skip_vsyscall_emulation(&mut a, p);
         a.call(Helper::GetCurrentTaskBtf).mov(R9, R0);
         Self::zero_key(&mut a);
-        if p.func.kind() == crate::arch::FnKind::Random {
+        let random = match p.func.kind() {
+            crate::arch::FnKind::Random => true,
+            crate::arch::FnKind::Clock | crate::arch::FnKind::Cpu => false,
+        };
+        if random {
             a.mov_imm(R4, layout::key_word(p.abi, p.func));
             self.random_key(&mut a, p.abi == ABI_COMPAT, "tail");
             a.label("tail");

@@ -460,7 +460,10 @@ impl Generator {
         Self::part(&mut a, R3, R8, l.arg0_native);
         for (f, n) in native {
             let word = layout::key_word(layout::ABI_NATIVE, *f);
-            let to = if f.kind() == FnKind::Random { "random_native" } else { "have" };
+            let to = match f.kind() {
+                FnKind::Random => "random_native",
+                FnKind::Clock | FnKind::Cpu => "have",
+            };
             a.jump_imm(Cond::Ne, R7, *n as i32, &format!("n{n}")).mov_imm(R4, word).goto(to);
             a.label(&format!("n{n}"));
         }
@@ -469,16 +472,20 @@ impl Generator {
         Self::part(&mut a, R3, R8, l.arg0_compat);
         for (f, n) in compat {
             let word = layout::key_word(layout::ABI_COMPAT, *f);
-            let to = if f.kind() == FnKind::Random { "random_compat" } else { "have" };
+            let to = match f.kind() {
+                FnKind::Random => "random_compat",
+                FnKind::Clock | FnKind::Cpu => "have",
+            };
             a.jump_imm(Cond::Ne, R7, *n as i32, &format!("c{n}")).mov_imm(R4, word).goto(to);
             a.label(&format!("c{n}"));
         }
         a.goto("out");
-        if native.iter().any(|(f, _)| f.kind() == FnKind::Random) {
+        let random = |fs: &[(arch::VdsoFn, i64)]| fs.iter().any(|(f, _)| matches!(f.kind(), FnKind::Random));
+        if random(native) {
             a.label("random_native");
             self.random_key(&mut a, false, "tail");
         }
-        if compat.iter().any(|(f, _)| f.kind() == FnKind::Random) {
+        if random(compat) {
             a.label("random_compat");
             self.random_key(&mut a, true, "tail");
         }

@@ -334,7 +334,7 @@ impl Layout {
             vdso: (|| {
                 let len = crate::inspect::maps::own_vdso_len()?;
                 Some(VdsoReach {
-                    ip: btf.field("pt_regs", &[entry.user_ip])?,
+                    ip: btf.field("pt_regs", entry.user_ip)?,
                     mm: btf.field("task_struct", &["mm"])?,
                     vdso: btf.field("mm_struct", &["context", "vdso"])?,
                     len: u32::try_from(len).ok()?,
