@@ -249,11 +249,15 @@ pub struct SeccompWire {
     filters: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     threads: Option<usize>,
+    /// A live filter's refusal: it reads the call's instruction pointer
+    /// and refuses it from some of the addresses it may be made from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    by_ip: Option<bool>,
 }
 
 impl SeccompWire {
     pub fn of(fact: &SeccompFact) -> SeccompWire {
-        let mut w = SeccompWire { action: None, errno: None, filters: None, threads: None };
+        let mut w = SeccompWire { action: None, errno: None, filters: None, threads: None, by_ip: None };
         match fact {
             SeccompFact::Fallback { verdict: Verdict::Refused(refusal), .. } => {
                 let (action, errno) = match refusal {
@@ -265,14 +269,17 @@ impl SeccompWire {
                         ProfileAction::KillProcess => ("SCMP_ACT_KILL_PROCESS", None),
                         ProfileAction::Trap => ("SCMP_ACT_TRAP", None),
                     },
-                    Refusal::Filter { action, .. } => match action {
-                        FilterAction::Errno(e) => ("SECCOMP_RET_ERRNO", Some(i64::from(*e))),
-                        FilterAction::Trace => ("SECCOMP_RET_TRACE", None),
-                        FilterAction::Trap => ("SECCOMP_RET_TRAP", None),
-                        FilterAction::KillThread => ("SECCOMP_RET_KILL_THREAD", None),
-                        FilterAction::KillProcess => ("SECCOMP_RET_KILL_PROCESS", None),
-                        FilterAction::Other(_) => ("other", None),
-                    },
+                    Refusal::Filter { action, by_ip, .. } => {
+                        w.by_ip = Some(*by_ip);
+                        match action {
+                            FilterAction::Errno(e) => ("SECCOMP_RET_ERRNO", Some(i64::from(*e))),
+                            FilterAction::Trace => ("SECCOMP_RET_TRACE", None),
+                            FilterAction::Trap => ("SECCOMP_RET_TRAP", None),
+                            FilterAction::KillThread => ("SECCOMP_RET_KILL_THREAD", None),
+                            FilterAction::KillProcess => ("SECCOMP_RET_KILL_PROCESS", None),
+                            FilterAction::Other(_) => ("other", None),
+                        }
+                    }
                 };
                 (w.action, w.errno) = (Some(action), errno);
             }

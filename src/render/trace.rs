@@ -770,6 +770,7 @@ impl From<&TraceFact> for Finding {
                 Some(vec![*pid])
             }
             TraceFact::Lost { .. }
+            | TraceFact::Withdrawn { .. }
             | TraceFact::Unfollowed { .. }
             | TraceFact::Multiplexed
             | TraceFact::Clean { .. }

@@ -264,6 +264,8 @@ struct SeccompRow {
     filters: Option<u32>,
     #[serde(default)]
     threads: Option<usize>,
+    #[serde(default)]
+    by_ip: Option<bool>,
 }
 
 /// How a process runs the program `process_binary` judges.
