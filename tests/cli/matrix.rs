@@ -69,16 +69,23 @@ fn cases(arch: &str) -> Vec<(String, String)> {
 
 #[test]
 fn kernel_matrix_kernels_are_well_formed() {
-    let kernels = records(&data("kernels"), 3);
+    let kernels = records(&data("kernels"), 4);
     assert!(kernels.len() >= 6, "{kernels:?}");
     let mut names = std::collections::HashSet::new();
     for k in &kernels {
-        assert_eq!(k.len(), 3, "NAME ARCH METAPACKAGE: {k:?}");
+        assert!(k.len() == 3 || k.len() == 4, "NAME ARCH METAPACKAGE [SUITE]: {k:?}");
+        // The SUITE column: the Debian release it comes from (bookworm when absent).
+        if let Some(suite) = k.get(3) {
+            assert!(["bookworm", "trixie", "trixie-backports", "sid"].contains(&suite.as_str()), "{k:?}");
+        }
         assert!(names.insert(k[0].clone()), "{} twice", k[0]);
         // expect's globs tell the arches apart by the Debian flavour's suffix.
         let (suffix, debarch) = match k[1].as_str() {
             "x86_64" => ("-amd64", None),
             "aarch64" => ("-arm64", Some(":arm64")),
+            "riscv64" => ("-riscv64", Some(":riscv64")),
+            "ppc64le" => ("-ppc64el", Some(":ppc64el")),
+            "s390x" => ("-s390x", Some(":s390x")),
             other => panic!("{}: unknown arch {other}", k[0]),
         };
         assert!(k[0].ends_with(suffix), "{} ({}) should end in {suffix}", k[0], k[1]);
@@ -93,7 +100,7 @@ fn kernel_matrix_kernels_are_well_formed() {
 
 #[test]
 fn kernel_matrix_expectations_name_what_exists_and_cover_every_case() {
-    let kernels = records(&data("kernels"), 3);
+    let kernels = records(&data("kernels"), 4);
     let expect = records(&data("expect"), 5);
     let engines: Vec<String> = Choice::value_variants()
         .iter()
@@ -101,7 +108,7 @@ fn kernel_matrix_expectations_name_what_exists_and_cover_every_case() {
         .map(|v| v.get_name().to_string())
         .collect();
     let catalog: Vec<(String, Vec<(String, String)>)> =
-        ["x86_64", "aarch64"].iter().map(|a| (a.to_string(), cases(a))).collect();
+        ["x86_64", "aarch64", "riscv64", "ppc64le", "s390x"].iter().map(|a| (a.to_string(), cases(a))).collect();
     let arch_cases = |arch: &str| &catalog.iter().find(|(a, _)| a == arch).expect("known arch").1;
     for line in &expect {
         assert!(line.len() >= 4, "KERNEL ENGINE CASE OUTCOME [WHY]: {line:?}");

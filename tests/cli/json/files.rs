@@ -44,6 +44,18 @@ struct DumpSymbol {
     kind: String,
     bind: String,
     section: Option<String>,
+    /// What a defined function export is for ({`role`, `of`}); `null` otherwise.
+    #[serde(default)]
+    serves: Option<ExportRole>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ExportRole {
+    role: String,
+    #[serde(default)]
+    of: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -93,6 +105,7 @@ fn dump_of_a_process_and_of_a_file() {
     assert_eq!(base, start, "the base is where /proc/PID/maps has [vdso]");
     let cg = d.symbols.iter().find(|s| s.name.contains("clock_gettime")).expect("clock_gettime exported");
     assert_eq!((cg.kind.as_str(), cg.thumb), ("FUNC", false));
+    assert!(cg.serves.as_ref().is_some_and(|r| ["function", "alias"].contains(&r.role.as_str())), "{cg:?}");
     assert!(["GLOBAL", "WEAK"].contains(&cg.bind.as_str()), "{cg:?}");
     assert!(cg.version.as_deref().is_some_and(|v| v.starts_with("LINUX_")) && !cg.version_hidden);
     assert!(addr(&cg.value) > 0 && cg.size > 0 && cg.section.as_deref() == Some(".text"));
