@@ -73,7 +73,25 @@ pub fn aux_clock_row(report: &TraceReport, id: i64, n: u64) -> Check {
     let (why, fix) = crate::model::trace::aux_clock_expected(id, report.aux_clocks);
     let clock = ClockRef::Id(id).text();
     let detail = format!("{clock}: {} syscalls — expected: {why}", thousands(n));
+    // The calls its words count, as data (JSON `window_ns`, `calls`).
+    let calls = report
+        .counts
+        .iter()
+        .filter(|r| r.clock == Some(ClockRef::Id(id)))
+        .map(|r| crate::model::row::CallSeen {
+            pid: r.pid,
+            comm: r.comm.clone(),
+            function: r.syscall.to_string(),
+            vsyscall: false,
+            clock: r.clock,
+            count: r.count,
+            per_sec: r.per_sec,
+        })
+        .collect();
+    let observed =
+        crate::model::row::Observed { window_ns: report.duration_ns, calls, left_out: Vec::new(), fail_over: None };
     Check::new(Kind::AuxClockSyscall, format!("command_aux_clock:{clock}"), Status::Info, detail, Some(&fix))
+        .seen(observed)
 }
 
 // The observation window's rows (model/observe.rs's facts), worded.

@@ -214,8 +214,22 @@ fn why_text(why: &RandomWhy) -> String {
 
 /// `command_random`: the judged getrandom syscalls of the command `argv`
 /// (shell words) over `secs`, `expected` more the vDSO hands the kernel.
-pub fn command_random_row(judged: &[JudgedRandom], expected: u64, secs: &str, argv: &str) -> Check {
+pub fn command_random_row(judged: &[JudgedRandom], expected: u64, secs: &str, argv: &str, window_ns: u64) -> Check {
     let (kind, worst) = (command_random_kind(judged), command_random_status(judged));
+    // The calls its words name, as data (JSON `window_ns`, `calls`).
+    let calls = judged
+        .iter()
+        .map(|j| crate::model::row::CallSeen {
+            pid: j.row.pid,
+            comm: j.row.comm.clone(),
+            function: j.row.syscall.to_string(),
+            vsyscall: false,
+            clock: None,
+            count: j.row.count,
+            per_sec: j.row.per_sec,
+        })
+        .collect();
+    let observed = crate::model::row::Observed { window_ns, calls, left_out: Vec::new(), fail_over: None };
     if judged.is_empty() {
         return Check::new(
             kind,
@@ -223,7 +237,8 @@ pub fn command_random_row(judged: &[JudgedRandom], expected: u64, secs: &str, ar
             worst,
             format!("in {secs}: no getrandom syscall the vDSO would serve here ({} expected: the vDSO's own key refills, flags it hands to the kernel)", thousands(expected)),
             None,
-        );
+        )
+        .seen(observed);
     }
     let mut lines = Vec::new();
     let mut whys: Vec<String> = Vec::new();
@@ -252,6 +267,7 @@ pub fn command_random_row(judged: &[JudgedRandom], expected: u64, secs: &str, ar
             .then(|| format!("`vdsoctl trace --sites -- {argv}` names the code that calls it"))
             .as_deref(),
     )
+    .seen(observed)
 }
 
 #[cfg(test)]
@@ -351,7 +367,13 @@ mod tests {
         };
         let judge = |count: u64, route: Option<RandomRoute>| {
             let r = row(count);
-            let c = command_random_row(&judge_command_random(&[ServedRandom { row: &r, route }]), 0, "1 s", "prog");
+            let c = command_random_row(
+                &judge_command_random(&[ServedRandom { row: &r, route }]),
+                0,
+                "1 s",
+                "prog",
+                1_000_000_000,
+            );
             (c.status, c.detail().into_owned())
         };
         let (status, detail) = judge(1000, Some(route("2.41")));
@@ -368,7 +390,7 @@ mod tests {
             "{detail}"
         );
         assert_eq!(judge(1000, None).0, Status::Warn);
-        assert_eq!(command_random_row(&[], 2, "1 s", "prog").status, Status::Ok);
+        assert_eq!(command_random_row(&[], 2, "1 s", "prog", 1_000_000_000).status, Status::Ok);
     }
 
     /// Issue 40: model/random.rs judges random bytes into typed facts; its

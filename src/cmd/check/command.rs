@@ -82,7 +82,13 @@ fn command_report(report: &TraceReport, run: Run, programs: &Programs) -> CheckR
     let secs = duration_text(Duration::from_nanos(report.duration_ns));
     let (served, expected) = served_random(report, programs);
     let judged = random::judge_command_random(&served);
-    checks.push(crate::render::random::command_random_row(&judged, expected, &secs, &shell_words(&argv)));
+    checks.push(crate::render::random::command_random_row(
+        &judged,
+        expected,
+        &secs,
+        &shell_words(&argv),
+        report.duration_ns,
+    ));
     // Calls a signal withdrew (seccomp engine): the program may have seen
     // EINTR it would not alone.
     if report.withdrawn > 0 {

@@ -97,6 +97,8 @@ fn an_auxiliary_clock_not_enabled_is_expected_not_a_bypass() {
     assert_eq!(kind_status(named("command_trace")), ("observed-clean", "ok"));
     let aux = named(&format!("command_aux_clock:{clock}"));
     assert_eq!(kind_status(aux), ("aux-clock-syscall", "info"), "{aux:#}");
-    // Needs typed data: the count is only in the words.
-    assert!(aux["detail"].as_str().unwrap().starts_with(&format!("{clock}: 1,000 ")), "{aux:#}");
+    // Its calls, typed: the command's 1,000 of that clock.
+    let calls = aux["calls"].as_array().unwrap_or_else(|| panic!("calls: {aux:#}"));
+    assert!(calls.iter().all(|c| c["clock"] == clock.as_str()), "{aux:#}");
+    assert_eq!(calls.iter().map(|c| c["count"].as_u64().unwrap()).sum::<u64>(), 1000, "{aux:#}");
 }
