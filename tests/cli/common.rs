@@ -525,10 +525,9 @@ impl Podman {
             skip("podman is missing (apt-get install podman runc)");
             return None;
         }
-        let store = tempfile::Builder::new()
-            .prefix("podman-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-            .expect("a private podman store");
+        // Under /tmp, not the target directory: podman refuses a runroot
+        // path over 50 characters (a checkout under a long path has one).
+        let store = tempfile::Builder::new().prefix("vdsoctl-podman-").tempdir().expect("a private podman store");
         Some(Podman { store })
     }
 
