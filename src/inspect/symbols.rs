@@ -89,6 +89,10 @@ impl Frame {
     }
 }
 
+/// Decodes the call before a return address: (its bytes, the return
+/// address, 64-bit) → the call's target.
+type CallDecoder = fn(&[u8], u64, bool) -> Option<u64>;
+
 /// Which parsed object a mapping maps: the file's device and inode.
 type ObjectId = (String, u64);
 
@@ -132,16 +136,17 @@ impl Objects {
     /// this object (a PLT stub: a call into another object).
     fn called_before(&mut self, id: &ObjectId, symbols: &ObjectSymbols, in_file: u64, ret: u64) -> Option<String> {
         let Some(Entry::Parsed(_, Some(file))) = self.files.get(id) else { return None };
-        let x86 = matches!(symbols.ident.machine, crate::arch::machine::X86_64 | crate::arch::machine::I386);
-        let len = if x86 { 5 } else { 4 };
-        let before = read::Source::read_at(file, in_file.checked_sub(len)?, len as usize).ok()?;
-        let target = match symbols.ident.machine {
-            crate::arch::machine::X86_64 | crate::arch::machine::I386 => {
-                crate::inspect::code::direct_call_before(&before, ret, if symbols.ident.is_64 { 64 } else { 32 })?
+        use crate::arch::machine::{AARCH64, I386, X86_64};
+        // The call's length before the return address, and its decoder.
+        let (len, decode): (u64, CallDecoder) = match symbols.ident.machine {
+            X86_64 | I386 => {
+                (5, |b, ret, is_64| crate::inspect::code::direct_call_before(b, ret, if is_64 { 64 } else { 32 }))
             }
-            crate::arch::machine::AARCH64 => crate::inspect::code_a64::bl_before(&before, ret)?,
+            AARCH64 => (4, |b, ret, _| crate::inspect::code_a64::bl_before(b, ret)),
             _ => return None,
         };
+        let before = read::Source::read_at(file, in_file.checked_sub(len)?, len as usize).ok()?;
+        let target = decode(&before, ret, symbols.ident.is_64)?;
         let (f, 0) = symbols.function_at(target)? else { return None };
         Some(demangle(&f.name))
     }

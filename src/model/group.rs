@@ -106,10 +106,22 @@ pub fn key_of(
     }
 }
 
+/// One group's calls of one function and clock, summed as they fold.
+#[derive(Default)]
+struct Calls {
+    /// (pid, start time) of each process.
+    processes: HashSet<(i32, u64)>,
+    count: u64,
+    per_sec: f64,
+    cpu_ns: u64,
+    core_percent: f64,
+    /// Every row folded in had a cost.
+    costed: bool,
+}
+
 /// Fold the rows (`model::trace` hands them over as [`Item`]s) by `g`.
 pub fn fold<'a>(g: Grouping, items: impl Iterator<Item = Item<'a>>) -> Groups {
-    // key → (syscall, clock, random) → (processes, count, rate, cost, every row costed).
-    type Calls = (HashSet<(i32, u64)>, u64, f64, u64, f64, bool);
+    // key → what was called → its calls.
     type What = (bool, &'static str, Option<ClockRef>, Option<RandomCall>);
     let mut groups: BTreeMap<Option<String>, BTreeMap<What, Calls>> = BTreeMap::new();
     for it in items {
@@ -117,17 +129,16 @@ pub fn fold<'a>(g: Grouping, items: impl Iterator<Item = Item<'a>>) -> Groups {
             .entry(it.key)
             .or_default()
             .entry((it.vsyscall, it.syscall, it.clock, it.random))
-            .or_insert_with(|| (HashSet::new(), 0, 0.0, 0, 0.0, true));
-        let c = calls;
-        c.0.insert((it.pid, it.start));
-        c.1 = c.1.saturating_add(it.count);
-        c.2 += it.per_sec;
+            .or_insert_with(|| Calls { costed: true, ..Calls::default() });
+        calls.processes.insert((it.pid, it.start));
+        calls.count = calls.count.saturating_add(it.count);
+        calls.per_sec += it.per_sec;
         match it.cost {
             Some(cost) => {
-                c.3 = c.3.saturating_add(cost.cpu_ns);
-                c.4 += cost.core_percent;
+                calls.cpu_ns = calls.cpu_ns.saturating_add(cost.cpu_ns);
+                calls.core_percent += cost.core_percent;
             }
-            None => c.5 = false,
+            None => calls.costed = false,
         }
     }
     // key, its calls, its rows, its processes.
@@ -138,19 +149,19 @@ pub fn fold<'a>(g: Grouping, items: impl Iterator<Item = Item<'a>>) -> Groups {
             let mut pids = HashSet::new();
             let mut rows: Vec<GroupRow> = calls
                 .into_iter()
-                .map(|((vsyscall, syscall, clock, random), (procs, count, per_sec, cpu, core, costed))| {
-                    pids.extend(procs.iter().copied());
+                .map(|((vsyscall, syscall, clock, random), c)| {
+                    pids.extend(c.processes.iter().copied());
                     GroupRow {
                         key: key.clone(),
-                        processes: procs.len(),
+                        processes: c.processes.len(),
                         syscall,
                         vsyscall,
                         clock,
                         random,
-                        count,
-                        per_sec,
-                        cpu_ns: costed.then_some(cpu),
-                        core_percent: costed.then_some(core),
+                        count: c.count,
+                        per_sec: c.per_sec,
+                        cpu_ns: c.costed.then_some(c.cpu_ns),
+                        core_percent: c.costed.then_some(c.core_percent),
                     }
                 })
                 .collect();
