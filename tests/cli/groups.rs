@@ -116,3 +116,14 @@ fn a_churn_folds_into_one_row_per_program_with_bpftraces_counts() {
     let cells: Vec<&str> = row.split_whitespace().collect();
     assert_eq!((cells[1], cells[4]), ("200", "20,000"), "{row}");
 }
+
+/// `--top 0` and an unknown `--by` are usage errors (exit 2), one line
+/// each, before any tracing.
+#[test]
+fn a_bad_top_or_by_is_a_usage_error() {
+    for args in [&["trace", "-a", "--top", "0"][..], &["trace", "-a", "--by", "uid"]] {
+        let (code, _, stderr) = run(args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.lines().next().is_some_and(|l| l.contains("invalid value")), "{args:?}: {stderr}");
+    }
+}
