@@ -162,9 +162,10 @@ impl Objects {
         self.files.entry(id).or_insert(Entry::Open(file));
     }
 
-    /// Whether the file with device `dev` and inode `ino` is held.
+    /// Whether the file with device `dev` and inode `ino` is held (open,
+    /// or tried and parsed); a name alone is not the file.
     pub fn knows(&self, dev: &str, ino: u64) -> bool {
-        self.paths.contains_key(&(dev.to_string(), ino))
+        self.files.contains_key(&(dev.to_string(), ino))
     }
 
     /// Hold an open file by its identity (opened by handle: no process
@@ -262,12 +263,13 @@ impl Snapshot {
                 Some(p) if p.starts_with('/') && m.inode != 0 => {
                     let id = (m.dev.clone(), m.inode);
                     objects.paths.entry(id.clone()).or_insert_with(|| p.to_string());
+                    // A file that would not open (the process exited
+                    // mid-read) is not held as unreadable: the next process
+                    // mapping it, or a capture's open by handle, opens it.
                     if !objects.files.contains_key(&id) {
-                        let entry = match process.open_mapped(m) {
-                            Some(f) => Entry::Open(f),
-                            None => Entry::Parsed(None, None),
-                        };
-                        objects.files.insert(id.clone(), entry);
+                        if let Some(f) = process.open_mapped(m) {
+                            objects.files.insert(id.clone(), Entry::Open(f));
+                        }
                     }
                     (FrameKind::Object, Some(id))
                 }

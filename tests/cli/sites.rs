@@ -359,7 +359,8 @@ fn a_churn_of_short_lived_processes_under_all_is_named() {
             assert_eq!(s[0]["site"]["symbol"], symbol, "{row:#}");
             assert_eq!(
                 (s[0]["caller"]["object"].as_str(), s[0]["caller"]["symbol"].as_str()),
-                (Some(p(bin)), Some(caller))
+                (Some(p(bin)), Some(caller)),
+                "{row:#}"
             );
         }
     }

@@ -82,6 +82,29 @@ fn anonymous_and_unmapped_addresses_say_so() {
     assert_eq!(snap.resolve(0x7f00_0000_1000, &mut objects).kind, FrameKind::Unmapped, "past its end");
 }
 
+/// A process that exits while its mappings are read leaves its files
+/// unopened: that is no verdict on the file. The next process mapping it
+/// names its functions (a churn of one program under `trace -a --sites`
+/// named no caller once the first run raced its exit).
+#[test]
+fn a_file_that_would_not_open_is_opened_by_the_next_process_mapping_it() {
+    use std::os::unix::fs::MetadataExt;
+    let process = Process::open(None).unwrap();
+    let exe = std::fs::metadata("/proc/self/exe").unwrap().ino();
+    let maps = process.maps().unwrap();
+    let text = maps.iter().find(|m| m.executable() && m.inode == exe).expect("the test's own text mapped");
+    // As a process gone mid-read leaves it: no map_files entry, no path.
+    let gone = Mapping { start: 0x1000, end: 0x2000, path: Some("/nonexistent/vdsoctl-gone".into()), ..text.clone() };
+    let mut objects = Objects::default();
+    let first = Snapshot::from_maps(&process, &[gone], &mut objects);
+    let f = first.resolve(0x1010, &mut objects);
+    assert_eq!((f.object.as_deref(), f.symbol.as_deref()), (Some("/nonexistent/vdsoctl-gone"), None), "{f:?}");
+    assert!(!objects.knows(&text.dev, text.inode), "a file never opened is not held");
+    let snap = Snapshot::of(std::process::id() as i32, &mut objects).unwrap();
+    let f = snap.resolve(a_function_of_this_test as *const () as usize as u64, &mut objects);
+    assert!(f.symbol.as_deref().is_some_and(|s| s.contains("a_function_of_this_test")), "{f:?}");
+}
+
 fn tool(cmd: &mut Command) -> bool {
     cmd.status().is_ok_and(|s| s.success())
 }
