@@ -361,7 +361,7 @@ pub fn clock_checks(run: BenchRun, kernel: &KernelFacts, max_ns: Option<f64>) ->
     // getrandom has its own row (`getrandom_check`), judged on the C library too.
     let clock_row = |f: VdsoFn| match f.kind() {
         arch::FnKind::Clock => true,
-        arch::FnKind::Cpu | arch::FnKind::Random => false,
+        arch::FnKind::Cpu | arch::FnKind::Random | arch::FnKind::Futex => false,
     };
     for r in report.results.iter().filter(|r| clock_row(r.function)) {
         let key = (r.function, r.clock);
