@@ -144,8 +144,7 @@ pub fn report(source: Source, base: Option<u64>, img: &Image) -> DumpReport {
             kind: elf::type_name(s.kind),
             bind: elf::bind_name(s.bind),
             section: s.section.clone(),
-            serves: (s.shndx != 0 && matches!(s.kind, 0 | 2) && !s.name.is_empty())
-                .then(|| crate::arch::export_role(img.machine, img.is_64, &s.name)),
+            serves: super::host::is_export(s).then(|| crate::arch::export_role(img.machine, img.is_64, &s.name)),
         })
         .collect();
     let versions = img
