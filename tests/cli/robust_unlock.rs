@@ -18,20 +18,9 @@ const PLAIN: u64 = 1000;
 
 /// futex syscalls `strace -f -c` counts for `program ARGS`.
 fn strace_futex(program: &Path, args: &[&str]) -> u64 {
-    let log = tempfile::NamedTempFile::new().unwrap();
-    let out = Command::new("strace")
-        .args(["-f", "-c", "-e", "trace=futex", "-o"])
-        .arg(log.path())
-        .arg(program)
-        .args(args)
-        .output()
-        .expect("strace runs (apt-get install strace)");
-    assert!(out.status.success(), "strace: {}", String::from_utf8_lossy(&out.stderr));
-    let text = std::fs::read_to_string(log.path()).unwrap();
-    // "100.00    0.003204           5       600       500 futex"
-    text.lines()
-        .find(|l| l.trim_end().ends_with(" futex"))
-        .map_or(0, |l| l.split_whitespace().nth(3).and_then(|c| c.parse().ok()).expect("strace's calls column"))
+    let argv: Vec<String> =
+        std::iter::once(program.display().to_string()).chain(args.iter().map(|a| a.to_string())).collect();
+    strace_calls("futex", &argv)
 }
 
 /// (syscall, abi, expected, count) of each futex row of a trace of
