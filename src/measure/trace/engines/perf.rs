@@ -548,7 +548,14 @@ impl Tracer {
             self.note_process(pid);
             self.abis.insert(pid, abi);
         }
-        let Some(func) = abi.vdso_call(nr, arg1) else { return };
+        let Some(func) = abi.vdso_call(nr, arg1) else {
+            // A futex call that is no robust unlock (the samplers filter on
+            // the number only): delivered, and not ours to count.
+            if tree {
+                *self.host_records.entry(pid).or_default() += 1;
+            }
+            return;
+        };
         let clock = match func.kind() {
             FnKind::Clock if func.takes_clock() => {
                 // A 32-bit task's clockid_t is an int in the low half of the slot.
