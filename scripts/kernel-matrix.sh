@@ -5,10 +5,11 @@
 #   scripts/kernel-matrix.sh [-j JOBS] [--kernels GLOB | --all] [--timeout SECONDS]
 #
 # With neither --kernels nor --all it boots the every-run set, bookworm's
-# kernels (the kernels file's rows without a SUITE): what CI runs, in a few
+# kernels (the kernels file's rows without a SUITE or with bookworm's: the
+# 6.12 boot variants with their BOOT ARGS too): what CI runs, in a few
 # minutes. --all adds the on-demand rows (trixie's and sid's riscv64,
-# ppc64el and s390x kernels: 5-30 min each under TCG here); --kernels GLOB
-# picks from every row by name.
+# ppc64el and s390x kernels: 5-30 min each under TCG here; trixie-backports'
+# 7.3 amd64); --kernels GLOB picks from every row by name.
 #
 # For each kernel of scripts/kernel-matrix/kernels (GLOB picks some by name):
 # resolves the newest image package of its metapackage in a private apt state
