@@ -376,13 +376,14 @@ fn a_churn_of_short_lived_processes_under_all_is_named() {
     }
     // --stacks: each PIE run's one stack, named innermost first down to
     // main, the leaf wrapper's caller spliced in. Under -a the stack map
-    // is the host's: a run whose stack the kernel did not keep (a hash
-    // collision with another process's stack) is in stacks_lost, all 100
-    // of its calls.
+    // is the host's, and ~5% of the runs' stacks once lost their bucket
+    // to another's (issue 43): those are kept by content now, so every
+    // run's stack is there with all 100 of its calls. (stacks_lost is the
+    // host's, other processes' included: not asserted here.)
     let stacks: Vec<&Value> =
         r["stacks"].as_array().unwrap().iter().filter(|s| s["comm"] == comm_of(&pie) && s["count"] == 100).collect();
     let lost = r["stacks_lost"].as_u64().unwrap();
-    assert!(100 - stacks.len() as u64 <= lost / 100, "{} stacks, {lost} calls lost", stacks.len());
+    assert_eq!(stacks.len(), 100, "{} stacks, {lost} calls lost", stacks.len());
     for s in stacks {
         let names: Vec<&str> =
             s["frames"].as_array().unwrap().iter().map(|f| f["symbol"].as_str().unwrap_or("?")).collect();

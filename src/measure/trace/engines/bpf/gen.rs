@@ -679,7 +679,15 @@ mod tests {
         let mut in_cgroups = generator(Scope::All, false);
         (in_cgroups.maps.cgroups, in_cgroups.cgroup_count) = (Some(7), 2);
         let stacks = Generator {
-            stacks: Some(super::super::stacks::StackFds { rows: 7, traces: 8, buf: 9, words: 10, files: Some(11) }),
+            stacks: Some(super::super::stacks::StackFds {
+                rows: 7,
+                traces: 8,
+                buf: 9,
+                words: 10,
+                files: Some(11),
+                over: 12,
+                next: 13,
+            }),
             ..generator(Scope::Trees, false)
         };
         let programs = [
