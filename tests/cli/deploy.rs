@@ -183,6 +183,46 @@ fn a_host_fails_on_a_busy_loop_and_warns_on_two_calls_a_second() {
     assert!(named, "{row:#}");
 }
 
+/// Issue 43: `check` beside a churn of one program's short-lived raw
+/// callers (`clock_loop raw 1 100`, one after another) folds them into one
+/// group by program in `host_trace`'s `groups`, its counts the exact sums
+/// of the per-pid `calls` JSON keeps, and its detail one line among the
+/// check's.
+#[test]
+fn check_folds_a_churn_into_one_program() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("churn_check");
+    copy_executable(&build_c("clock_loop", false, &[]), &exe).unwrap();
+    let script = format!("for i in $(seq 5000); do {} raw 1 100 >/dev/null; done", exe.display());
+    let mut churn = Command::new("sh").args(["-c", &script]).spawn().unwrap();
+    let out = Command::new(vdsoctl_path()).args(["check", "--json"]).output().expect("run check");
+    let text = Command::new(vdsoctl_path()).env("NO_COLOR", "1").args(["check"]).output().unwrap();
+    let _ = churn.kill();
+    let _ = churn.wait();
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("check JSON");
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "host_trace").expect("host_trace");
+    let calls: Vec<&Value> = row["calls"].as_array().unwrap().iter().filter(|c| c["comm"] == "churn_check").collect();
+    let pids: std::collections::BTreeSet<i64> = calls.iter().map(|c| c["pid"].as_i64().unwrap()).collect();
+    assert!(pids.len() >= 10, "a churn in the window: {row:#}");
+    let groups: Vec<&Value> = row["groups"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["key"].as_str().is_some_and(|k| k.ends_with("churn_check")))
+        .collect();
+    assert_eq!(groups.len(), 1, "one program, one group: {row:#}");
+    let sum: u64 = calls.iter().map(|c| c["count"].as_u64().unwrap()).sum();
+    assert_eq!((groups[0]["processes"].as_u64(), groups[0]["count"].as_u64()), (Some(pids.len() as u64), Some(sum)));
+    assert_eq!(row["groups"]["by"], "exe", "{row:#}");
+    // The table: the program once (its row's detail), not a line a pid.
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.lines().filter(|l| l.contains("churn_check")).count() <= 2, "{text}");
+}
+
 #[test]
 fn non_root_check_says_what_it_could_not_observe() {
     if !is_root() {
