@@ -278,6 +278,13 @@ impl Counting {
     /// the seccomp engine takes the listener of the filter it installed.
     pub fn add_command(&mut self, pid: i32, abi: Abi, comm: &str, listener: Option<Listener>) -> Result<()> {
         match self {
+            Counting::Seccomp(t) if t.is_traced() => {
+                t.supervise_traced(pid, std::process::id() as i32).map_err(|e| Error::Facility {
+                    errno: e.raw_os_error(),
+                    what: Facility::SeccompSupervisor { source: e },
+                    hint: Hint::PtraceRefused,
+                })
+            }
             Counting::Seccomp(t) => {
                 let listener = listener.ok_or(Error::Facility {
                     errno: None,
