@@ -251,6 +251,15 @@ impl Counting {
         }
     }
 
+    /// Seccomp engine: after its ptrace seize was refused, count through
+    /// a listener instead (the command is forked again); whether it will.
+    pub fn fall_back_from_ptrace(&mut self) -> bool {
+        match self {
+            Counting::Seccomp(t) if t.is_traced() => t.use_listener().is_ok(),
+            _ => false,
+        }
+    }
+
     /// Seccomp engine: when the last process of the command's tree was gone
     /// (`None` while one lives). Other engines do not hold the tree up.
     pub fn tree_ended(&self) -> Option<Option<std::time::Instant>> {

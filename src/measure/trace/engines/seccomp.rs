@@ -444,6 +444,14 @@ impl SeccompTracer {
         })
     }
 
+    /// Count through a listener, not ptrace (before any command is given
+    /// the filter).
+    pub fn use_listener(&mut self) -> crate::error::Result<()> {
+        self.program = program(false)?;
+        self.traced = false;
+        Ok(())
+    }
+
     /// Whether it counts through ptrace (the command is seized, no
     /// listener is handed over).
     pub fn is_traced(&self) -> bool {
