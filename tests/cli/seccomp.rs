@@ -953,13 +953,14 @@ fn names_that_are_not_utf8_are_counted_exactly() {
     }
 }
 
-/// Issue 42: the command's own SECCOMP_RET_TRACE filters are modelled as
-/// the kernel keeps them — per thread (one installed by another thread
+/// Issue 42: the command's own SECCOMP_RET_TRACE filters act as the
+/// kernel keeps them (traced, the kernel runs them itself) — per thread (one installed by another thread
 /// without TSYNC), at fork (a child forked before the filter), a filter
 /// the kernel refused dropped, and an orphan that holds one: clock calls
 /// succeed under vdsoctl exactly when they do alone (fixtures/own_trace.c:
 /// 10, 10, 10 and 0 of 10; on c980fa5 0, 0, 0 and 10), as nobody and as
-/// root with `--engine seccomp`.
+/// root with `--engine seccomp`; a TRACEd clock_gettime and getppid (a call
+/// vdsoctl does not watch) fail ENOSYS, 10 and 10 of 10, as alone.
 #[test]
 fn the_commands_own_trace_filters_act_as_alone() {
     let bin = build_c("own_trace", false, &[]);
@@ -971,7 +972,7 @@ fn the_commands_own_trace_filters_act_as_alone() {
     if is_root() {
         runs.push(("root", true));
     }
-    for (mode, want) in [("thread", 10), ("fork", 10), ("refused", 10), ("orphan", 0)] {
+    for (mode, want) in [("thread", 10), ("fork", 10), ("refused", 10), ("orphan", 0), ("enosys", 0)] {
         // (The orphan holds stdout open: output() waits for it too.)
         let alone = Command::new(&bin).args([mode, "10"]).output().expect("run alone");
         assert_eq!(ok_of(&String::from_utf8_lossy(&alone.stdout)), format!("ok {want} of 10"), "{mode} alone");
@@ -984,6 +985,12 @@ fn the_commands_own_trace_filters_act_as_alone() {
                 .expect("run vdsoctl");
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(ok_of(&stderr), format!("ok {want} of 10"), "{who} {mode} under vdsoctl: {stderr}");
+            if mode == "enosys" {
+                // Its TRACEd clock_gettime and getppid fail ENOSYS, as alone.
+                let alone = String::from_utf8_lossy(&alone.stdout);
+                assert!(alone.lines().any(|l| l == "enosys 10 10"), "alone: {alone}");
+                assert!(stderr.lines().any(|l| l == "enosys 10 10"), "{who} under vdsoctl: {stderr}");
+            }
             let r = json_of(&out);
             assert_eq!(
                 count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")),

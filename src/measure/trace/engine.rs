@@ -29,7 +29,7 @@ pub enum Choice {
     Bpf,
     /// Tracepoint counters and sampled records (needs CAP_PERFMON, tracefs).
     Perf,
-    /// seccomp user notification, `-- CMD` only (needs no privilege; each clock syscall waits ~10 µs for vdsoctl).
+    /// seccomp-stops, `-- CMD` only (needs no privilege; each clock syscall stops ~10 µs for vdsoctl).
     Seccomp,
 }
 

@@ -1,18 +1,23 @@
 //! The seccomp engine: counting a command's clock syscalls without any
 //! privilege. A filter installed in the command before its exec (inherited
-//! by everything it forks) returns `SECCOMP_RET_USER_NOTIF` for the clock
-//! syscalls of the host ABI and its compat ABI and ALLOW for every other
-//! syscall; a thread of vdsoctl receives each notified call, counts it, and
-//! lets it run (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`). Exact, per process,
-//! clock id and ABI, and for [vsyscall] emulations too (the kernel runs
-//! seccomp for them, with the slot as the instruction pointer).
+//! by everything it forks) stops the clock syscalls of the host ABI and its
+//! compat ABI and allows every other syscall. Traced (the default): it
+//! returns vdsoctl's `SECCOMP_RET_TRACE`, and a thread of vdsoctl that
+//! seized the command at its gate takes each seccomp-stop, counts the call
+//! and lets it run; a signal meanwhile waits for the call to end, as alone
+//! (issue 42). Where ptrace is refused: `SECCOMP_RET_USER_NOTIF`, a
+//! listener thread receives each call and lets it run
+//! (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`), and the calls a signal withdrew
+//! are counted and said. Exact, per process, clock id and ABI, and for
+//! [vsyscall] emulations too (the kernel runs seccomp for them, with the
+//! slot as the instruction pointer).
 //!
-//! Its limits are the mechanism's: every notified call waits for vdsoctl
-//! (about 5–10 µs), so vdsoctl answers until the whole tree has exited (no
-//! `-d`), and the command dies with vdsoctl (PR_SET_PDEATHSIG) rather than
-//! run on with clock syscalls failing; no_new_privs makes setuid programs
-//! in the tree run without their privileges; a command that installs a
-//! filter with a listener of its own gets EBUSY.
+//! Its limits are the mechanism's: every stopped call waits for vdsoctl, so
+//! vdsoctl answers until the whole tree has exited (no `-d`), and the
+//! command dies with vdsoctl (PR_SET_PDEATHSIG, PTRACE_O_EXITKILL) rather
+//! than run on with clock syscalls failing; no_new_privs makes setuid
+//! programs in the tree run without their privileges; traced, a program
+//! of the tree cannot ptrace its own children (already traced).
 
 use crate::arch::{self, Abi, FnKind, VdsoFn};
 use crate::inspect::process::{blocked_syscall_sp, boottime_offset_ns, ns_per_tick, read_thread_mem, start_ticks_of};
