@@ -788,8 +788,10 @@ fn build_go_preempt() -> Option<std::path::PathBuf> {
 }
 
 /// Issue 42, do no harm: clock syscalls under signal storms (a 200 µs
-/// SIGALRM and a SIGCHLD storm, handlers without SA_RESTART; Go's
-/// preemption signals) see under vdsoctl what they see alone. As nobody
+/// SIGALRM, a SIGCHLD storm and 2,000 sigqueue()d real-time signals,
+/// handlers without SA_RESTART; Go's preemption signals) see under vdsoctl
+/// what they see alone (each queued signal delivered in order with its
+/// siginfo). As nobody
 /// and as root with `--engine seccomp` (seccomp-stops: a signal waits for
 /// the call to end, as alone), and as root with each engine the host
 /// offers (bpf, perf): the program's own EINTR count is its count alone,
@@ -802,10 +804,15 @@ fn signal_storms_leave_every_call_accounted_for() {
     let mut cases: Vec<Vec<String>> = vec![
         vec![path(&storm).into(), "alarm".into(), "50000".into(), "200".into()],
         vec![path(&storm).into(), "chld".into(), "20000".into(), "3000".into()],
+        vec![path(&storm).into(), "queue".into(), "20000".into(), "2000".into()],
     ];
     if let Some(go) = &go {
         cases.push(vec![path(go).into(), "4".into(), "20000".into()]);
     }
+    // sigqueue()d signals: each delivered, in order, with its siginfo.
+    let siginfo = |argv: &[&str], text: &str| {
+        argv[1] != "queue" || text.lines().any(|l| l == format!("siginfo {} of {}", argv[3], argv[3]))
+    };
     let mut runs: Vec<(&str, bool, &str)> = vec![("nobody", false, "seccomp")];
     if is_root() {
         runs.push(("root", true, "seccomp"));
@@ -827,7 +834,9 @@ fn signal_storms_leave_every_call_accounted_for() {
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
         let Some(traced) = strace_clock_calls(&argv) else { return };
         let alone = Command::new(argv[0]).args(&argv[1..]).output().expect("run alone");
-        assert_eq!(failed_of(&argv, &String::from_utf8_lossy(&alone.stdout)), 0, "{argv:?} alone");
+        let alone = String::from_utf8_lossy(&alone.stdout);
+        assert_eq!(failed_of(&argv, &alone), 0, "{argv:?} alone");
+        assert!(siginfo(&argv, &alone), "{argv:?} alone: {alone}");
         for (who, root, engine) in &runs {
             let mut cmd = if *root { Command::new(vdsoctl_path()) } else { unprivileged(&vdsoctl_path()) };
             let out = cmd
@@ -846,6 +855,7 @@ fn signal_storms_leave_every_call_accounted_for() {
                 "{who} {engine} {argv:?}: strace {traced}, counted {counted}, withdrawn {withdrawn}, failed {failed}"
             );
             assert_eq!((failed, withdrawn, counted), (0, 0, traced), "{what}");
+            assert!(siginfo(&argv, &stderr), "{what}: {stderr}");
             assert_eq!(r["lost"], 0, "{what}: {r:#}");
             let said_so = r["findings"].as_array().unwrap().iter().any(|f| f["kind"] == "calls-withdrawn-by-signal");
             assert!(!said_so, "{what}: {r:#}");

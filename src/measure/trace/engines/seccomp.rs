@@ -848,6 +848,22 @@ mod tests {
         assert_eq!(run(p, 0x8000_0016, 228), RET_ALLOW);
     }
 
+    /// Traced, the same calls stop with vdsoctl's RET_TRACE data, and
+    /// seccomp(2) is not watched (the kernel runs the command's programs).
+    #[test]
+    fn the_traced_filter_stops_clock_syscalls_with_vdsoctls_data() {
+        let program = program(true).unwrap();
+        assert!(!program.wants_listener());
+        let p = program.insns();
+        for abi in watched_abis().unwrap() {
+            for (_, nr) in abi.vdso_syscalls() {
+                assert_eq!(run(p, abi.audit_arch(), *nr as u32), own::RET_TRACE | TRACE_DATA, "{abi:?} {nr}");
+            }
+            assert_eq!(run(p, abi.audit_arch(), abi.seccomp_syscall() as u32), RET_ALLOW, "{abi:?} seccomp(2)");
+        }
+        assert!(super::program(false).unwrap().wants_listener());
+    }
+
     /// Gaps in the ids are calls withdrawn before they were received; an
     /// id received again (or late) is no gap.
     #[test]
