@@ -1010,3 +1010,30 @@ fn the_commands_own_trace_filters_act_as_alone() {
         }
     }
 }
+
+/// Issue 42: job control in the tree is the tree's, as alone. A child
+/// stops itself; its parent sees the stop (WUNTRACED), continues it and
+/// sees that (WCONTINUED); the child's one raw clock call is counted and
+/// its exit code comes back (fixtures/jobctl.c) — the seccomp engine's
+/// tracer leaves the group-stop to job control (PTRACE_LISTEN), as nobody
+/// and as root.
+#[test]
+fn job_control_in_the_tree_is_as_alone() {
+    let bin = build_c("jobctl", false, &[]);
+    let alone = Command::new(&bin).output().expect("run alone");
+    let alone = String::from_utf8_lossy(&alone.stdout);
+    let want = ["stopped 1 sig 19", "continued 1", "exited 1 code 7"];
+    assert_eq!(alone.lines().collect::<Vec<_>>(), want, "alone");
+    let mut runs = vec![("nobody", false)];
+    if is_root() {
+        runs.push(("root", true));
+    }
+    for (who, root) in runs {
+        let mut cmd = if root { Command::new(vdsoctl_path()) } else { unprivileged(&vdsoctl_path()) };
+        let out = cmd.args(["--json", "trace", "--engine", "seccomp", "--"]).arg(&bin).output().expect("run vdsoctl");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(want.iter().all(|w| stderr.lines().any(|l| l == *w)), "{who}: {stderr}");
+        let r = json_of(&out);
+        assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 1, "{who}: {r:#}");
+    }
+}
