@@ -251,6 +251,11 @@ impl Counting {
         }
     }
 
+    /// Seccomp engine counting through a listener (ptrace refused).
+    pub fn seccomp_listener(&self) -> bool {
+        matches!(self, Counting::Seccomp(t) if !t.is_traced())
+    }
+
     /// Seccomp engine: after its ptrace seize was refused, count through
     /// a listener instead (the command is forked again); whether it will.
     pub fn fall_back_from_ptrace(&mut self) -> bool {

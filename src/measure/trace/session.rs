@@ -703,6 +703,9 @@ fn arm(
         };
         let child = gated.pid;
         child_fd = spawn::pidfd_open(child).ok();
+        if let Some(say) = req.progress.filter(|_| counting.seccomp_listener()) {
+            say(&Progress::SeccompListener);
+        }
         let target = Target::Command { argv: cmd.argv_text.clone(), pid: child };
         // Said before the command runs, so its own output comes after.
         if let Some(say) = req.progress {
