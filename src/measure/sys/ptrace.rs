@@ -71,7 +71,7 @@ pub enum Stop {
 
 /// A task traced by the calling thread, stopped (only [`wait`] makes one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tracee(pub i32);
+pub struct Tracee(i32);
 
 fn check(rc: libc::c_long) -> io::Result<()> {
     if rc < 0 {
