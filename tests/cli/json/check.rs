@@ -27,6 +27,32 @@ fn check_of_the_host_and_of_a_process() {
     assert_worst(&p);
 }
 
+/// The host check beside a raw caller: its `host_trace` row carries the
+/// calls folded by program (`groups`, trace's shape), the program's count
+/// the sum of its calls — always, not only when the host happens to hold
+/// a bypass.
+#[test]
+fn the_host_check_folds_its_calls_by_program() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = super::super::common::system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("raw_caller");
+    copy_executable(&build_c("clock_loop", false, &[]), &exe).unwrap();
+    let mut cmd = Command::new(&exe);
+    cmd.args(["paced", "1", "500"]);
+    let _w = Workload::start(cmd);
+    let host: CheckDoc = doc(&["check"], &[0, 1]);
+    let row = host.checks.iter().find(|c| c.name == "host_trace").expect("a host_trace row as root");
+    let groups = row.groups.as_ref().unwrap_or_else(|| panic!("host_trace carries groups: {row:?}"));
+    let mine = groups.rows.iter().find(|g| g.key.as_deref() == exe.to_str()).unwrap_or_else(|| panic!("{groups:?}"));
+    let calls = row.calls.as_ref().expect("calls");
+    let sum: u64 = calls.iter().filter(|c| c.comm.as_deref() == Some("raw_caller")).map(|c| c.count).sum();
+    assert_eq!((mine.processes, mine.count), (1, sum), "{groups:?}");
+    assert!(sum > 0, "{calls:?}");
+}
+
 #[test]
 fn check_of_a_small_image_tree() {
     let dir = tempfile::tempdir().unwrap();

@@ -228,6 +228,9 @@ pub(super) struct Check {
     /// `host_trace`: the rate it FAILs over.
     #[serde(default)]
     pub(super) fail_over: Option<f64>,
+    /// `host_trace`: its calls folded by program, `trace`'s `groups` shape.
+    #[serde(default)]
+    groups: Option<Groups>,
     /// The host's `getrandom` row: what each path costs here.
     #[serde(default)]
     pub(super) costs: Option<Costs>,
