@@ -31,6 +31,9 @@ pub struct TraceReport {
     pub engine: Kind,
     /// Why it is not the BPF engine, when it is not.
     pub engine_note: Option<String>,
+    /// Seccomp engine: how it heard of the calls (`ptrace` or `listener`)
+    /// and why a listener; `null` for the other engines.
+    pub seccomp_channel: Option<crate::measure::trace::engines::seccomp::ChannelUsed>,
     pub duration_ns: u64,
     pub counts: Vec<CountRow>,
     pub vsyscall_emulations: Vec<VsyscallRow>,
@@ -262,6 +265,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
         target: session.target.clone(),
         engine: session.engine,
         engine_note: session.engine_note.clone(),
+        seccomp_channel: session.seccomp_channel,
         duration_ns: elapsed.as_nanos() as u64,
         counts,
         vsyscall_emulations,

@@ -20,9 +20,11 @@
 //! of the tree cannot ptrace its own children (already traced).
 
 use crate::arch::{self, Abi, FnKind, VdsoFn};
+use crate::inspect::exe::PtraceUser;
 use crate::inspect::process::{blocked_syscall_sp, boottime_offset_ns, ns_per_tick, read_thread_mem, start_ticks_of};
 use crate::measure::sys::ptrace::{self, Stop, Tracee};
 use crate::measure::sys::seccomp::{Insn, Listener, Notification, Program, Wake};
+use crate::measure::trace::engine::Channel;
 use crate::measure::trace::sites::Book;
 use own::Own;
 
@@ -382,6 +384,41 @@ struct Shared {
     ended: Mutex<Option<Instant>>,
 }
 
+/// Why the seccomp engine counts through a listener, not ptrace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListenerWhy {
+    /// The host or a sandbox refuses vdsoctl's ptrace of the command
+    /// (YAMA, seccomp, vdsoctl traced itself).
+    PtraceRefused,
+    /// `--seccomp-channel listener`.
+    Asked,
+    /// The command is a sanitizer build that stops the world by ptrace:
+    /// traced, its leak check would fail.
+    Sanitizer,
+    /// The command is a tracer (strace, gdb, ltrace, rr): traced, its
+    /// ptrace calls would fail EPERM.
+    Tracer,
+}
+
+impl From<PtraceUser> for ListenerWhy {
+    fn from(user: PtraceUser) -> ListenerWhy {
+        match user {
+            PtraceUser::Sanitizer => ListenerWhy::Sanitizer,
+            PtraceUser::Tracer => ListenerWhy::Tracer,
+        }
+    }
+}
+
+/// How the seccomp engine heard of the calls, for the report (`seccomp_channel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct ChannelUsed {
+    /// `ptrace` (seccomp-stops) or `listener`.
+    pub channel: Channel,
+    /// The listener's reason (`null` under ptrace).
+    pub why: Option<ListenerWhy>,
+}
+
 /// The seccomp engine, before and while it supervises a command's tree.
 #[derive(Debug)]
 pub struct SeccompTracer {
@@ -392,6 +429,8 @@ pub struct SeccompTracer {
     /// Counting through ptrace (a seccomp-stop per call), not through a
     /// listener: see [`ptrace_allowed`].
     traced: bool,
+    /// Not traced: why.
+    listener_why: Option<ListenerWhy>,
     shared: Arc<SharedHandle>,
     worker: Option<JoinHandle<()>>,
     /// Closing this (dropping it) tells the supervisor to stop.
@@ -435,13 +474,26 @@ impl std::fmt::Debug for SharedHandle {
 
 impl SeccompTracer {
     /// An engine ready to give its filter to a command.
-    pub fn new(per_thread: bool, sites: bool) -> crate::error::Result<SeccompTracer> {
-        let traced = ptrace_allowed();
+    /// `channel` as asked; `ptrace_user`: the command ptraces its own tree.
+    pub fn new(
+        per_thread: bool,
+        sites: bool,
+        channel: Channel,
+        ptrace_user: Option<PtraceUser>,
+    ) -> crate::error::Result<SeccompTracer> {
+        let listener_why = match (channel, ptrace_user) {
+            (Channel::Listener, _) => Some(ListenerWhy::Asked),
+            (_, _) if !ptrace_allowed() => Some(ListenerWhy::PtraceRefused),
+            (Channel::Auto, Some(user)) => Some(user.into()),
+            _ => None,
+        };
+        let traced = listener_why.is_none();
         Ok(SeccompTracer {
             per_thread,
             sites,
             program: program(traced)?,
             traced,
+            listener_why,
             shared: Arc::new(SharedHandle(Shared::default())),
             worker: None,
             stop: None,
@@ -454,7 +506,19 @@ impl SeccompTracer {
     pub fn use_listener(&mut self) -> crate::error::Result<()> {
         self.program = program(false)?;
         self.traced = false;
+        self.listener_why = Some(ListenerWhy::PtraceRefused);
         Ok(())
+    }
+
+    /// Counting through a listener: why.
+    pub fn listener_why(&self) -> Option<ListenerWhy> {
+        self.listener_why
+    }
+
+    /// The channel it counts through, and why.
+    pub fn channel(&self) -> ChannelUsed {
+        let channel = if self.traced { Channel::Ptrace } else { Channel::Listener };
+        ChannelUsed { channel, why: self.listener_why }
     }
 
     /// Whether it counts through ptrace (the command is seized, no
