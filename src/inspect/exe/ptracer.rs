@@ -99,3 +99,23 @@ fn find_library(name: &str) -> Option<std::io::Result<File>> {
         .find(|p| p.is_file())
         .map(|p| open(&p))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tracers_by_name_and_plain_programs_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let strace = dir.path().join("strace");
+        std::fs::write(&strace, b"#!/bin/sh\n").unwrap();
+        assert_eq!(ptrace_user(&strace), Some(PtraceUser::Tracer));
+        // A link named otherwise to it is the tracer too.
+        let link = dir.path().join("st");
+        std::os::unix::fs::symlink(&strace, &link).unwrap();
+        assert_eq!(ptrace_user(&link), Some(PtraceUser::Tracer));
+        // This test binary: no sanitizer runtime in it or what it loads.
+        assert_eq!(ptrace_user(&std::env::current_exe().unwrap()), None);
+        assert_eq!(ptrace_user(&dir.path().join("missing")), None);
+    }
+}

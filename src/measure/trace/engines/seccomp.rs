@@ -17,7 +17,9 @@
 //! command dies with vdsoctl (PR_SET_PDEATHSIG, PTRACE_O_EXITKILL) rather
 //! than run on with clock syscalls failing; no_new_privs makes setuid
 //! programs in the tree run without their privileges; traced, a program
-//! of the tree cannot ptrace its own children (already traced).
+//! of the tree cannot ptrace its own children (already traced): a command
+//! known to (a sanitizer build, a tracer: `inspect::exe::ptrace_user`)
+//! counts through the listener instead.
 
 use crate::arch::{self, Abi, FnKind, VdsoFn};
 use crate::inspect::exe::PtraceUser;
