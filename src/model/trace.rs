@@ -526,6 +526,9 @@ pub enum TraceFact {
     Unfollowed { count: u64 },
     /// Seccomp engine: clock syscalls a signal withdrew while they waited.
     Withdrawn { count: u64 },
+    /// Seccomp engine, traced: ptrace requests of the tree that take a task
+    /// as their tracer (one vdsoctl traces refuses them).
+    PtraceRequests { count: u64 },
     /// Perf counters multiplexed: not counting the whole time.
     Multiplexed,
     /// Nothing counted in `secs` (`compat`: 32-bit tasks were traced too).
@@ -560,6 +563,7 @@ impl TraceFact {
             F::Clean { .. } => FindingKind::ObservedClean,
             F::Site { .. } => FindingKind::Note,
             F::Withdrawn { .. } => FindingKind::CallsWithdrawnBySignal,
+            F::PtraceRequests { .. } => FindingKind::PtraceInTracedTree,
         }
     }
 
@@ -574,6 +578,7 @@ impl TraceFact {
             | F::Lost { .. }
             | F::Unfollowed { .. }
             | F::Withdrawn { .. }
+            | F::PtraceRequests { .. }
             | F::Multiplexed
             | F::SitesLost { .. } => Status::Warn,
             F::AuxExpected { .. } | F::Expected { .. } | F::Clean { .. } | F::Site { .. } => Status::Info,
@@ -661,6 +666,9 @@ pub fn findings(
     }
     if tally.withdrawn > 0 {
         out.push(TraceFact::Withdrawn { count: tally.withdrawn });
+    }
+    if tally.ptrace_requests > 0 {
+        out.push(TraceFact::PtraceRequests { count: tally.ptrace_requests });
     }
     if tally.scaled {
         out.push(TraceFact::Multiplexed);

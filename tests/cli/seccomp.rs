@@ -1111,6 +1111,19 @@ fn sanitizer_builds_and_tracers_in_the_tree_run_as_alone() {
         (Some("listener"), Some("tracer")),
         "{r:#}"
     );
+    let kinds = |r: &Value| -> Vec<String> {
+        r["findings"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap().to_string()).collect()
+    };
+    assert!(!kinds(&r).contains(&"ptrace-in-traced-tree".to_string()), "{r:#}");
+    // Traced anyway (asked): strace's PTRACE_TRACEME fails, and that is said.
+    let out = unprivileged(&vdsoctl_path())
+        .args(["--json", "trace", "--seccomp-channel", "ptrace", "--", "strace", "-f", "-o", "/dev/null"])
+        .args([path(&bin), "raw", "1", "100"])
+        .output()
+        .expect("run vdsoctl");
+    let r = json_of(&out);
+    assert_ne!(r["command"]["exit_status"]["code"], 0, "{r:#}");
+    assert!(kinds(&r).contains(&"ptrace-in-traced-tree".to_string()), "{r:#}");
     // --seccomp-channel listener is said as asked; with another engine it is a usage error.
     let out = unprivileged(&vdsoctl_path())
         .args(["--json", "trace", "--seccomp-channel", "listener", "--", path(&bin), "raw", "1", "10"])

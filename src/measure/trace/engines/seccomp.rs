@@ -81,7 +81,10 @@ fn watched_numbers(abi: Abi, traced: bool) -> Vec<u32> {
     // [`own`]). Traced, the kernel itself runs the command's programs
     // beside vdsoctl's, as alone: nothing to model.
     let install = (!traced).then_some(abi.seccomp_syscall() as u32);
-    plain.chain(x32).chain(install).collect()
+    // Traced, ptrace(2) too: a request that takes a task as its tracer
+    // finds it traced by vdsoctl (EPERM), and is said (`ptrace_requests`).
+    let ptrace = traced.then_some(abi.ptrace_syscall() as u32);
+    plain.chain(x32).chain(install).chain(ptrace).collect()
 }
 
 fn insn(code: u16, jt: u8, jf: u8, k: u32) -> Insn {
@@ -689,6 +692,14 @@ fn traced_call(
     let n = Notification { id: 0, tid: c.tid, nr: c.nr, arch: c.arch, ip: c.ip, args: c.args };
     let call = decode(&n, &|| crate::inspect::process::in_vdso_of(n.tid, n.ip));
     let ours = c.ret_data == TRACE_DATA;
+    if ours && Abi::from_audit_arch(n.arch).is_some_and(|abi| i64::from(n.nr) == abi.ptrace_syscall()) {
+        // PTRACE_TRACEME, PTRACE_ATTACH, PTRACE_SEIZE: the task to trace
+        // may be one vdsoctl traces (EPERM, where alone it is not).
+        if matches!(n.args[0], 0 | 16 | 0x4206) {
+            lock(&shared.tally).ptrace_requests += 1;
+        }
+        return t.resume(0);
+    }
     if !ours && call.is_none() {
         // Another call a program of the command's own traces: alone, with
         // no tracer, the kernel fails it ENOSYS.
