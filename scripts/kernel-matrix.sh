@@ -5,10 +5,11 @@
 #   scripts/kernel-matrix.sh [-j JOBS] [--kernels GLOB | --all] [--timeout SECONDS]
 #
 # With neither --kernels nor --all it boots the every-run set, bookworm's
-# kernels (the kernels file's rows without a SUITE): what CI runs, in a few
+# kernels (the kernels file's rows without a SUITE or with bookworm's: the
+# 6.12 boot variants with their BOOT ARGS too): what CI runs, in a few
 # minutes. --all adds the on-demand rows (trixie's and sid's riscv64,
-# ppc64el and s390x kernels: 5-30 min each under TCG here); --kernels GLOB
-# picks from every row by name.
+# ppc64el and s390x kernels: 5-30 min each under TCG here; trixie-backports'
+# 7.3 amd64); --kernels GLOB picks from every row by name.
 #
 # For each kernel of scripts/kernel-matrix/kernels (GLOB picks some by name):
 # resolves the newest image package of its metapackage in a private apt state
@@ -104,13 +105,14 @@ apt_state() {
   [ "$suite" = bookworm ] && dir=$top/apt
   case $suite in
   bookworm) arches=amd64,arm64 ;;
+  trixie-backports) arches=amd64 ;;
   *) arches=amd64,arm64,riscv64,ppc64el,s390x ;;
   esac
   mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
   {
     echo "deb [arch=$arches signed-by=$keyring] $main_uri $suite main"
-    # sid has no -security suite.
-    [ "$suite" = sid ] || echo "deb [arch=$arches signed-by=$keyring] $security_uri $suite-security main"
+    # sid and trixie-backports have no -security suite.
+    [ "$suite" = sid ] || [ "$suite" = trixie-backports ] || echo "deb [arch=$arches signed-by=$keyring] $security_uri $suite-security main"
     [ "$suite" != bookworm ] || echo "deb [arch=$arches signed-by=$keyring] $main_uri bookworm-backports main"
   } >"$dir/sources.list"
   local -a opts=(-qq -o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/nonexistent
@@ -218,14 +220,14 @@ kernel_of() {
 }
 
 # ---- the kernels picked, and what each needs
-declare -a k_name k_arch k_meta k_suite
-while read -r name arch meta suite; do
+declare -a k_name k_arch k_meta k_suite k_append
+while read -r name arch meta suite append; do
   case $name in '' | '#'*) continue ;; esac
   # shellcheck disable=SC2053
   [[ $name == $only ]] || continue
   # The on-demand rows (another suite's) only when asked for.
   [ -n "$picked" ] || [ -z "$suite" ] || [ "$suite" = bookworm ] || continue
-  k_name+=("$name") k_arch+=("$arch") k_meta+=("$meta") k_suite+=("${suite:-bookworm}")
+  k_name+=("$name") k_arch+=("$arch") k_meta+=("$meta") k_suite+=("${suite:-bookworm}") k_append+=("${append:-}")
 done <"$data/kernels"
 [ ${#k_name[@]} -gt 0 ] || { echo "kernel-matrix: no kernel in $data/kernels matches '$only'" >&2; exit 2; }
 arches=$(printf '%s\n' "${k_arch[@]}" | sort -u)
@@ -296,7 +298,10 @@ build_workloads() {
   riscv64 | ppc64le | s390x) cc64=(clang "--target=$(clang_target "$1")") cc32=() ;;
   esac
   local f
-  for f in clock_loop wait_ready getrandom_loop; do
+  local more=""
+  # The robust-futex unlock's fallback: x86_64's (Linux 7.2).
+  [ "$1" != x86_64 ] || more=robust_unlock
+  for f in clock_loop wait_ready getrandom_loop $more; do
     "${cc64[@]}" -O2 -Wall -pthread -static -o "$2/$f" "$here/fixtures/$f.c"
     [ ${#cc32[@]} = 0 ] || "${cc32[@]}" -O2 -Wall -pthread -static -o "$2/${f}32" "$here/fixtures/$f.c"
   done
@@ -400,9 +405,11 @@ plan() {
 }
 
 # ---- boot
-# boot KERNEL ARCH: one QEMU run; the console in $run/KERNEL/console.log.
+# boot KERNEL ARCH [BOOT ARGS]: one QEMU run; the console in
+# $run/KERNEL/console.log. BOOT ARGS go after the arch's own (the last of
+# a kind wins: clocksource=hpet over clocksource=tsc).
 boot() {
-  local d=$run/$1 arch=$2 qemu
+  local d=$run/$1 arch=$2 extra=${3:-} qemu
   awk '{ print $1, $2 }' "$d/plan" >"$d/plan-root/matrix/plan"
   (cd "$d/plan-root" && find . | cpio -o -H newc --quiet -R 0:0) >"$d/plan.cpio"
   # The uncompressed archive first, as early microcode is: after a compressed
@@ -417,7 +424,7 @@ boot() {
     # TCG's timer can miss the IO-APIC check's ticks, and the kernel panics
     # ("IO-APIC + timer doesn't work!", seen once with 6.12 cloud-amd64).
     qemu=(qemu-system-x86_64 -accel tcg,thread=single -cpu max -smp 2 -m 1G
-      -append "console=ttyS0 clocksource=tsc tsc=reliable vsyscall=xonly no_timer_check panic=-1 quiet")
+      -append "console=ttyS0 clocksource=tsc tsc=reliable vsyscall=xonly no_timer_check panic=-1 quiet $extra")
     ;;
   aarch64)
     qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -accel tcg,thread=single -smp 2 -m 1G
@@ -475,7 +482,7 @@ for i in "${!k_name[@]}"; do
     wait -n || true
     running=$((running - 1))
   fi
-  boot "$k" "${k_arch[$i]}" &
+  boot "$k" "${k_arch[$i]}" "${k_append[$i]}" &
   running=$((running + 1))
 done
 wait || true

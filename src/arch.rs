@@ -191,12 +191,62 @@ vdso_functions! {
     /// per-thread state the caller maps (`MAP_DROPPABLE`), and enters the
     /// kernel itself only to refill that state's key.
     Getrandom: "getrandom", Random, libc "getrandom", clock false, bench true;
+    /// Robust-futex unlock (Linux 7.2, x86_64's vDSO and its compat
+    /// vDSO): `__vdso_futex_robust_list64_try_unlock(lock, tid, pending)`
+    /// releases an uncontended lock and clears the robust list's pending
+    /// op in user space; its fallback is `futex(op | FUTEX_ROBUST_UNLOCK)`
+    /// ([`FutexOp`]), which the kernel makes atomic with the unlock.
+    FutexRobustList64TryUnlock: "futex_robust_list64_try_unlock", Futex, libc "pthread_mutex_unlock", clock false, bench false;
+    /// Its 32-bit robust list's twin (`FUTEX_ROBUST_LIST32` in the op).
+    FutexRobustList32TryUnlock: "futex_robust_list32_try_unlock", Futex, libc "pthread_mutex_unlock", clock false, bench false;
 }
+
+/// The `futex(2)` op bits that make a call a robust-futex unlock's fallback
+/// (`include/uapi/linux/futex.h` of Linux 7.2 and 7.3, as Debian's
+/// linux-libc-dev 7.2.13-1 and 7.3.4-1~bpo13+1 have it): a call is one
+/// when `op & MASK == VALUE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FutexOp {
+    pub mask: u32,
+    pub value: u32,
+}
+
+/// `FUTEX_ROBUST_UNLOCK`: unlock, clear the robust list's pending op, wake.
+pub const FUTEX_ROBUST_UNLOCK: u32 = 512;
+/// `FUTEX_ROBUST_LIST32`: the robust list is a 32-bit one.
+pub const FUTEX_ROBUST_LIST32: u32 = 1024;
 
 impl VdsoFn {
     /// The function of a C name (`clock_gettime`).
     pub fn from_name(name: &str) -> Option<VdsoFn> {
         VdsoFn::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The syscall its fallback makes (`syscalls:sys_enter_<this>`): its
+    /// own name, but `futex` for a robust-futex unlock.
+    pub const fn syscall_name(self) -> &'static str {
+        match self.kind() {
+            FnKind::Futex => "futex",
+            FnKind::Clock | FnKind::Cpu | FnKind::Random => self.name(),
+        }
+    }
+
+    /// The futex op bits that tell this function's fallback from every
+    /// other `futex(2)` call (`None`: the syscall number alone decides).
+    pub const fn futex_op(self) -> Option<FutexOp> {
+        const MASK: u32 = FUTEX_ROBUST_UNLOCK | FUTEX_ROBUST_LIST32;
+        match self {
+            VdsoFn::FutexRobustList64TryUnlock => Some(FutexOp { mask: MASK, value: FUTEX_ROBUST_UNLOCK }),
+            VdsoFn::FutexRobustList32TryUnlock => Some(FutexOp { mask: MASK, value: MASK }),
+            VdsoFn::ClockGettime
+            | VdsoFn::ClockGettime64
+            | VdsoFn::Gettimeofday
+            | VdsoFn::Time
+            | VdsoFn::ClockGetres
+            | VdsoFn::ClockGetresTime64
+            | VdsoFn::Getcpu
+            | VdsoFn::Getrandom => None,
+        }
     }
 }
 
@@ -221,6 +271,9 @@ pub enum FnKind {
     Cpu,
     /// Random bytes.
     Random,
+    /// A lock's release (robust-futex unlock): its fallback is one kind
+    /// of `futex(2)` call, told apart by its op ([`VdsoFn::futex_op`]).
+    Futex,
 }
 
 impl std::fmt::Display for VdsoFn {
@@ -367,6 +420,8 @@ impl Abi {
                 (VdsoFn::ClockGetres, 229),
                 (VdsoFn::Getcpu, 309),
                 (VdsoFn::Getrandom, 318),
+                (VdsoFn::FutexRobustList64TryUnlock, 202),
+                (VdsoFn::FutexRobustList32TryUnlock, 202),
             ],
             Abi::I386 => &[
                 (VdsoFn::ClockGettime, 265),
@@ -377,6 +432,8 @@ impl Abi {
                 (VdsoFn::ClockGetresTime64, 406),
                 (VdsoFn::Getcpu, 318),
                 (VdsoFn::Getrandom, 355),
+                (VdsoFn::FutexRobustList64TryUnlock, 240),
+                (VdsoFn::FutexRobustList32TryUnlock, 240),
             ],
             Abi::Aarch64 | Abi::Riscv64 => &[
                 (VdsoFn::ClockGettime, 113),
@@ -428,6 +485,9 @@ impl Abi {
                 (VdsoFn::ClockGetres, "__x64_sys_clock_getres"),
                 (VdsoFn::Getcpu, "__x64_sys_getcpu"),
                 (VdsoFn::Getrandom, "__x64_sys_getrandom"),
+                // One program each on the same function, each on its op.
+                (VdsoFn::FutexRobustList64TryUnlock, "__x64_sys_futex"),
+                (VdsoFn::FutexRobustList32TryUnlock, "__x64_sys_futex"),
             ],
             Abi::I386 => &[
                 (VdsoFn::ClockGettime, "__ia32_sys_clock_gettime32"),
@@ -438,14 +498,39 @@ impl Abi {
                 (VdsoFn::ClockGetresTime64, "__ia32_sys_clock_getres"),
                 (VdsoFn::Getcpu, "__ia32_sys_getcpu"),
                 (VdsoFn::Getrandom, "__ia32_sys_getrandom"),
+                // i386's 240 is futex_time32 (422, futex_time64, is `__ia32_sys_futex`).
+                (VdsoFn::FutexRobustList64TryUnlock, "__ia32_sys_futex_time32"),
+                (VdsoFn::FutexRobustList32TryUnlock, "__ia32_sys_futex_time32"),
             ],
             _ => &[],
         }
     }
 
-    /// The function behind a syscall number of this ABI, if the vDSO can serve it.
+    /// The function behind a syscall number of this ABI, if the vDSO can
+    /// serve it and the number alone says which (not `futex`: see
+    /// [`Abi::vdso_call`]).
     pub fn vdso_syscall(self, nr: i64) -> Option<VdsoFn> {
-        self.vdso_syscalls().iter().find(|(_, n)| *n == nr).map(|(f, _)| *f)
+        self.vdso_syscalls().iter().find(|(f, n)| *n == nr && f.futex_op().is_none()).map(|(f, _)| *f)
+    }
+
+    /// The function behind a syscall of this ABI, by its number and its
+    /// second argument (a futex call's op: a robust unlock's fallback
+    /// carries `FUTEX_ROBUST_UNLOCK`; any other futex call is none).
+    pub fn vdso_call(self, nr: i64, arg1: u64) -> Option<VdsoFn> {
+        let op = arg1 as u32;
+        self.vdso_syscalls()
+            .iter()
+            .find(|(f, n)| *n == nr && f.futex_op().is_none_or(|m| op & m.mask == m.value))
+            .map(|(f, _)| *f)
+    }
+
+    /// The numbers of this ABI's vDSO syscalls, each once (the two
+    /// robust-futex unlocks share `futex`'s).
+    pub fn vdso_numbers(self) -> Vec<i64> {
+        let mut nrs: Vec<i64> = self.vdso_syscalls().iter().map(|(_, n)| *n).collect();
+        nrs.sort_unstable();
+        nrs.dedup();
+        nrs
     }
 
     /// The number of a vDSO function's syscall in this ABI.
@@ -769,10 +854,20 @@ pub struct Route {
 const RANDOM_MACHINES: &[u16] = &[machine::X86_64, machine::AARCH64, machine::LOONGARCH, machine::PPC64, machine::S390];
 
 /// Which runtimes call which function through the vDSO, from which
-/// release. Only getrandom is here: every glibc, musl and Go release
-/// vdsoctl meets reads the clocks through the vDSO, and the clock verdicts
-/// are about syscalls seen, not versions.
+/// release. Getrandom, and i386's `clock_getres_time64` (Linux 7.0's
+/// compat vDSO has it; no glibc release looks it up: its `clock_getres`
+/// makes the syscall): every other glibc, musl and Go clock call goes
+/// through the vDSO, and the clock verdicts are about syscalls seen, not
+/// versions.
 pub const ROUTES: &[Route] = &[
+    Route {
+        function: VdsoFn::ClockGetresTime64,
+        runtime: Runtime::Glibc,
+        since: None,
+        machines: &[],
+        entry: "clock_getres() on i386",
+        never: "",
+    },
     Route {
         function: VdsoFn::Getrandom,
         runtime: Runtime::Glibc,

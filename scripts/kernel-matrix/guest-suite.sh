@@ -23,7 +23,8 @@
 # Workloads (static, in /bin): clock_loop and clock_loop32 are
 # fixtures/clock_loop.c built for the guest's 64-bit and 32-bit ABIs,
 # wait_ready and wait_ready32 fixtures/wait_ready.c, getrandom_loop and
-# getrandom_loop32 fixtures/getrandom_loop.c.
+# getrandom_loop32 fixtures/getrandom_loop.c; on x86_64 robust_unlock and
+# robust_unlock32 fixtures/robust_unlock.c.
 
 arch=$2
 case $arch in
@@ -37,6 +38,10 @@ s390x) abi64=s390x abi32= ;;
 esac
 # 100,000 raw calls take about half a second under TCG.
 N=100000
+# clock_loop times itself with two clock_gettime(MONOTONIC) through libc:
+# syscalls too where the clocksource has no vDSO mode (x86_64 on hpet).
+own=0
+[ "$arch" = x86_64 ] && [ "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)" != tsc ] && own=2
 
 trace_cases="raw64 raw32 tree pid all threads sites random"
 host_cases="check check-cmd bench maps maps32 dump dump32"
@@ -45,7 +50,8 @@ if [ -z "$abi32" ]; then
 	trace_cases="raw64 pid threads"
 	host_cases="check check-cmd bench maps dump"
 fi
-[ "$arch" = x86_64 ] && trace_cases="$trace_cases vsyscall"
+[ "$arch" = x86_64 ] && trace_cases="$trace_cases vsyscall robust robust32 libc64"
+[ "$arch" = x86_64 ] && host_cases="$host_cases vsyscall-mode"
 [ "$arch" = aarch64 ] && host_cases="$host_cases unit"
 
 now() { cut -d' ' -f1 /proc/uptime; }
@@ -228,7 +234,7 @@ run_trace_case() {
 	e=$1
 	case $2 in
 	raw64)
-		want "row clock_loop $abi64 clock_gettime CLOCK_MONOTONIC $N"
+		want "row clock_loop $abi64 clock_gettime CLOCK_MONOTONIC $((N + own))"
 		trace_cmd "$e" raw64 -- clock_loop raw 1 $N
 		;;
 	raw32)
@@ -281,6 +287,26 @@ run_trace_case() {
 		# Booted with vsyscall=xonly (Debian's default is none).
 		want "vsyscall clock_loop time 10000"
 		trace_cmd "$e" vsyscall -- clock_loop vsyscall 0 10000
+		;;
+	robust | robust32)
+		# The robust-futex unlock's fallback (Linux 7.2): futex calls with
+		# FUTEX_ROBUST_UNLOCK in the op, list64 and list32, each its row;
+		# the FUTEX_WAKE_PRIVATE calls beside them in none. Before 7.2 the
+		# calls fail (ENOSYS) and are counted all the same.
+		p=robust_unlock abi=$abi64
+		[ "$2" = robust ] || p=robust_unlock32 abi=$abi32
+		want "row $p $abi futex_robust_list64_try_unlock null 30000" \
+			"row $p $abi futex_robust_list32_try_unlock null 20000"
+		trace_cmd "$e" "$2" -- sh -c "exec >/dev/null 2>&1; $p 30000 20000 10000"
+		;;
+	libc64)
+		# clock_gettime through the C library: no syscall where the
+		# clocksource has a vDSO mode (tsc), every call one where it has
+		# none (hpet: the vDSO's own fallback, counted all the same).
+		: >/tmp/want
+		cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
+		[ "$cs" = tsc ] || want "row clock_loop $abi64 clock_gettime CLOCK_MONOTONIC $((N + own))"
+		trace_cmd "$e" libc64 -- clock_loop libc 1 $N
 		;;
 	sites)
 		# --sites (issue 21; x86_64's registers: elsewhere exit 2): a row's
@@ -480,8 +506,25 @@ case_unit() {
 	fi
 }
 
+# vsyscall-mode: the mode `maps` reads (from the [vsyscall] mapping or the
+# command line): mode:xonly, mode:emulate, mode:none, each as booted.
+case_vsyscall_mode() {
+	t0=$(now)
+	timeout 60 vdsoctl --json maps >/tmp/vs.json 2>/tmp/err
+	rc=$?
+	mode=$(awk '/"vsyscall": \{/ { on = 1 } on && /"mode":/ { v = $2; gsub(/[",]/, "", v); print v; exit }' /tmp/vs.json)
+	have=absent
+	grep -q '\[vsyscall\]' /proc/self/maps && have=mapped
+	if [ $rc != 0 ]; then
+		result - vsyscall-mode error "$t0" "exit $rc: $(tail -n 1 /tmp/err)"
+	else
+		result - vsyscall-mode "mode:${mode:-null}" "$t0" "[vsyscall] $have; cmdline: $(tr ' ' '\n' </proc/cmdline | grep '^vsyscall=' | tr '\n' ' ')"
+	fi
+}
+
 run_host_case() {
 	case $1 in
+	vsyscall-mode) case_vsyscall_mode ;;
 	check) case_check ;;
 	check-cmd) case_check_cmd ;;
 	bench) case_bench ;;

@@ -69,6 +69,9 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
             sym(VdsoFn::ClockGetres, "__vdso_clock_getres"),
             // arch/x86/entry/vdso/vgetrandom.c (6.11); 64-bit only: vdso32 has none.
             sym_since(VdsoFn::Getrandom, "__vdso_getrandom", (6, 11)),
+            // 7.2 (seen in Debian's 7.3.4 image: fixtures/vdso/x86_64-7.3.so).
+            sym_since(VdsoFn::FutexRobustList64TryUnlock, "__vdso_futex_robust_list64_try_unlock", (7, 2)),
+            sym_since(VdsoFn::FutexRobustList32TryUnlock, "__vdso_futex_robust_list32_try_unlock", (7, 2)),
         ],
     },
     VdsoAbi {
@@ -83,6 +86,11 @@ pub const VDSO_ABIS: &[VdsoAbi] = &[
             sym(VdsoFn::ClockGetres, "__vdso_clock_getres"),
             // arch/x86/entry/vdso/vdso32/vdso32.lds.S exports it (seen in this host's image)
             sym(VdsoFn::Getcpu, "__vdso_getcpu"),
+            // 7.0; glibc's i386 clock_getres still makes the syscall
+            // (`arch::ROUTES`). Seen in Debian's 7.3.4 (fixtures/vdso/i386-7.3.so).
+            sym_since(VdsoFn::ClockGetresTime64, "__vdso_clock_getres_time64", (7, 0)),
+            // 7.2: the 32-bit robust list's unlock only (no list64 in vdso32).
+            sym_since(VdsoFn::FutexRobustList32TryUnlock, "__vdso_futex_robust_list32_try_unlock", (7, 2)),
         ],
     },
     VdsoAbi {
@@ -256,19 +264,6 @@ pub const OTHER_EXPORTS: &[(u16, bool, &str, ExportRole)] = {
     use NotASyscall::*;
     &[
         (machine::X86_64, true, "__vdso_sgx_enter_enclave", Not(SgxEnterEnclave)),
-        // 7.2: robust futex unlock; the fallback is futex(op | FUTEX_ROBUST_UNLOCK).
-        (
-            machine::X86_64,
-            true,
-            "__vdso_futex_robust_list64_try_unlock",
-            FastPath { syscall: "futex", since: Some((7, 2)) },
-        ),
-        (
-            machine::X86_64,
-            true,
-            "__vdso_futex_robust_list32_try_unlock",
-            FastPath { syscall: "futex", since: Some((7, 2)) },
-        ),
         (
             machine::I386,
             false,
@@ -277,13 +272,6 @@ pub const OTHER_EXPORTS: &[(u16, bool, &str, ExportRole)] = {
         ),
         (machine::I386, false, "__kernel_sigreturn", Not(SigreturnTrampoline)),
         (machine::I386, false, "__kernel_rt_sigreturn", Not(SigreturnTrampoline)),
-        // 7.0: glibc's i386 clock_getres still makes the syscall.
-        (
-            machine::I386,
-            false,
-            "__vdso_clock_getres_time64",
-            FastPath { syscall: "clock_getres_time64", since: Some((7, 0)) },
-        ),
         (machine::AARCH64, true, "__kernel_rt_sigreturn", Not(SigreturnTrampoline)),
         (machine::ARM, false, "__vdso_sigreturn", Not(SigreturnTrampoline)),
         (machine::RISCV, true, "__vdso_rt_sigreturn", Not(SigreturnTrampoline)),

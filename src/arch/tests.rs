@@ -164,6 +164,34 @@ fn kernel_abis_and_their_syscall_entries() {
     assert_eq!((ppc.arg0_native.path, ppc.arg0_native.part, ppc.args12_native[1].part), (&["gpr"][..], 24, 40));
 }
 
+/// The robust-futex unlocks (7.2): x86_64's vDSO has both, i386's the
+/// list32 one (Debian 7.3.4's images, fixtures/vdso/*-7.3.so); their
+/// fallback is `futex`, told apart by the op (uapi `linux/futex.h`:
+/// FUTEX_ROBUST_UNLOCK 512, FUTEX_ROBUST_LIST32 1024).
+#[test]
+fn robust_futex_unlocks_are_futex_calls_by_their_op() {
+    let (l64, l32) = (VdsoFn::FutexRobustList64TryUnlock, VdsoFn::FutexRobustList32TryUnlock);
+    assert_eq!((l64.syscall_name(), l32.syscall_name()), ("futex", "futex"));
+    assert_eq!((Abi::X86_64.syscall_nr(l64), Abi::I386.syscall_nr(l32)), (Some(202), Some(240)));
+    // FUTEX_UNLOCK_WAKE_LIST64_PRIVATE, ..._LIST32_PRIVATE, FUTEX_UNLOCK_PI_LIST64.
+    assert_eq!(Abi::X86_64.vdso_call(202, 512 | 128 | 1), Some(l64));
+    assert_eq!(Abi::X86_64.vdso_call(202, 1024 | 512 | 128 | 1), Some(l32));
+    assert_eq!(Abi::X86_64.vdso_call(202, 512 | 7), Some(l64));
+    // FUTEX_WAKE_PRIVATE, FUTEX_WAIT, and a LIST32 bit without ROBUST_UNLOCK: none.
+    for op in [129, 0, 1024 | 1] {
+        assert_eq!(Abi::X86_64.vdso_call(202, op), None, "op {op}");
+    }
+    assert_eq!(Abi::X86_64.vdso_syscall(202), None, "the number alone says no function");
+    assert_eq!(Abi::X86_64.vdso_call(228, 0), Some(VdsoFn::ClockGettime));
+    assert_eq!(Abi::X86_64.vdso_numbers().iter().filter(|n| **n == 202).count(), 1);
+    let since = |m, is_64, f| vdso_symbol_row(m, is_64, f).and_then(|s| s.since);
+    assert_eq!((since(machine::X86_64, true, l64), since(machine::X86_64, true, l32)), (Some((7, 2)), Some((7, 2))));
+    assert_eq!((since(machine::I386, false, l64), since(machine::I386, false, l32)), (None, Some((7, 2))));
+    assert!(!Abi::I386.vdso_offers(l64) && Abi::I386.vdso_offers(l32));
+    assert!(!Abi::Aarch64.vdso_offers(l64) && Abi::Aarch64.syscall_nr(l64).is_none());
+    assert!(!l64.benched() && !l64.takes_clock());
+}
+
 /// Every function has its place in `ALL`, a name that parses back, and a
 /// syscall in every ABI whose vDSO offers it.
 #[test]
@@ -193,12 +221,15 @@ fn getrandom_numbers_and_the_kernels_that_brought_it() {
     assert_eq!(since(machine::RISCV, true), Some((6, 16)));
     let row = vdso_symbol_row(machine::X86_64, true, VdsoFn::Getrandom).unwrap();
     assert!(row.in_kernel(Some((6, 11))) && !row.in_kernel(Some((6, 10))) && row.in_kernel(None));
-    // Every clock symbol is as old as its vDSO.
+    // Every clock symbol is as old as its vDSO, but i386's
+    // clock_getres_time64 (7.0); the robust-futex unlocks are 7.2's.
     assert!(VDSO_ABIS
         .iter()
         .flat_map(|a| a.symbols)
-        .filter(|s| s.function != VdsoFn::Getrandom)
+        .filter(|s| s.function.kind() == FnKind::Clock && s.function != VdsoFn::ClockGetresTime64)
         .all(|s| s.since.is_none()));
+    assert_eq!(vdso_symbol_row(machine::I386, false, VdsoFn::ClockGetresTime64).and_then(|s| s.since), Some((7, 0)));
+    assert_eq!(route(VdsoFn::ClockGetresTime64, Runtime::Glibc).map(|r| r.since), Some(None), "no glibc reads it");
     assert_eq!(route(VdsoFn::Getrandom, Runtime::Glibc).and_then(|r| r.since), Some((2, 41)));
     assert_eq!(route(VdsoFn::Getrandom, Runtime::Go).and_then(|r| r.since), Some((1, 24)));
     assert_eq!(route(VdsoFn::Getrandom, Runtime::Musl).and_then(|r| r.since), None);
@@ -209,7 +240,7 @@ fn getrandom_numbers_and_the_kernels_that_brought_it() {
 /// miss a row (the enum's variants are `ALL`, in order, by construction).
 #[test]
 fn a_row_is_all_it_takes() {
-    assert_eq!(VdsoFn::ALL.len(), VdsoFn::Getrandom.index() + 1, "the last row is the last index");
+    assert_eq!(VdsoFn::ALL.len(), VdsoFn::FutexRobustList32TryUnlock.index() + 1, "the last row is the last index");
     let mut names: Vec<&str> = VdsoFn::ALL.iter().map(|f| f.name()).collect();
     names.dedup();
     assert_eq!(names.len(), VdsoFn::ALL.len(), "one name a row");

@@ -5,7 +5,7 @@ use crate::arch;
 use crate::error::Result;
 use crate::inspect::kernel::{self};
 use crate::inspect::Process;
-use crate::model::maps::{MapsReport, SpecialMapping};
+use crate::model::maps::{MapsReport, SpecialMapping, VdsoExport};
 use crate::model::policy::VdsoMapping;
 use crate::model::timens::TimeNs;
 use crate::model::vsyscall::{compat_process_fact, vsyscall_mode};
@@ -49,7 +49,9 @@ pub fn gather(process: &mut Process) -> Result<MapsReport> {
     }
     let time_namespace = process.time_namespace().map(|ns| TimeNs::of(&ns));
     findings.extend(time_namespace.as_ref().and_then(|ns| ns.fact(process.pid())).as_ref().map(timens_finding));
-    Ok(MapsReport { process: ProcessRef::of(process), mappings, vsyscall, time_namespace, findings })
+    // A side field: a [vdso] that cannot be read is `null`, not a failure.
+    let vdso_exports = process.vdso_image().ok().map(|img| VdsoExport::all(&img));
+    Ok(MapsReport { process: ProcessRef::of(process), mappings, vsyscall, time_namespace, vdso_exports, findings })
 }
 
 /// `vdsoctl maps [-p PID]`.

@@ -209,7 +209,8 @@ impl Btf {
                 continue;
             }
             let name = self.str_at(t.name);
-            if let Some(i) = names.iter().position(|n| *n == name) {
+            // Every place a name is asked for (two programs may attach to one function).
+            for (i, _) in names.iter().enumerate().filter(|(_, n)| **n == name) {
                 ids[i].get_or_insert(id);
             }
         }

@@ -64,7 +64,7 @@ pub fn calls_by_name(report: &TraceReport) -> Vec<BaselineCall> {
 fn is_random(r: &CountRow) -> bool {
     match r.func.kind() {
         FnKind::Random => true,
-        FnKind::Clock | FnKind::Cpu => false,
+        FnKind::Clock | FnKind::Cpu | FnKind::Futex => false,
     }
 }
 

@@ -144,8 +144,7 @@ pub fn report(source: Source, base: Option<u64>, img: &Image) -> DumpReport {
             kind: elf::type_name(s.kind),
             bind: elf::bind_name(s.bind),
             section: s.section.clone(),
-            serves: (s.shndx != 0 && matches!(s.kind, 0 | 2) && !s.name.is_empty())
-                .then(|| crate::arch::export_role(img.machine, img.is_64, &s.name)),
+            serves: super::host::is_export(s).then(|| crate::arch::export_role(img.machine, img.is_64, &s.name)),
         })
         .collect();
     let versions = img
@@ -230,14 +229,14 @@ mod tests {
         );
         assert_eq!(role("__kernel_new_thing"), crate::arch::ExportRole::Unknown);
         let x86 = |name| crate::arch::export_role(crate::arch::machine::X86_64, true, name);
-        assert!(matches!(
+        assert_eq!(
             x86("__vdso_futex_robust_list64_try_unlock"),
-            crate::arch::ExportRole::FastPath { syscall: "futex", since: Some((7, 2)) }
-        ));
-        assert!(matches!(
+            crate::arch::ExportRole::Function(crate::arch::VdsoFn::FutexRobustList64TryUnlock)
+        );
+        assert_eq!(
             x86("__vdso_futex_robust_list32_try_unlock"),
-            crate::arch::ExportRole::FastPath { syscall: "futex", .. }
-        ));
+            crate::arch::ExportRole::Function(crate::arch::VdsoFn::FutexRobustList32TryUnlock)
+        );
         let rv = crate::arch::export_role(crate::arch::machine::RISCV, true, "__vdso_riscv_hwprobe");
         assert!(matches!(rv, crate::arch::ExportRole::FastPath { syscall: "riscv_hwprobe", .. }));
         // JSON: typed, the role and what it is of.

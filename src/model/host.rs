@@ -143,17 +143,25 @@ pub fn vdso_symbols(process: &VdsoFacts, musl: bool) -> VdsoSymbols {
 /// Every defined function (or untyped) symbol of the image that is not a
 /// function of the table, with its role, in the image's order.
 pub fn other_exports(img: &crate::inspect::elf::Image) -> Vec<(String, arch::ExportRole)> {
+    exports(img).into_iter().filter(|(_, role)| !matches!(role, arch::ExportRole::Function(_))).collect()
+}
+
+/// Whether a symbol is one a vDSO exports: defined, a function (or
+/// untyped), named.
+pub fn is_export(s: &crate::inspect::elf::Symbol) -> bool {
     const STT_NOTYPE: u8 = 0;
     const STT_FUNC: u8 = 2;
+    s.shndx != 0 && matches!(s.kind, STT_FUNC | STT_NOTYPE) && !s.name.is_empty()
+}
+
+/// Every export of the image, each once, with its role, in the image's
+/// order: none is dropped (a name the table lacks is `Unknown`).
+pub fn exports(img: &crate::inspect::elf::Image) -> Vec<(String, arch::ExportRole)> {
     let mut out: Vec<(String, arch::ExportRole)> = Vec::new();
-    for s in
-        img.symbols.iter().filter(|s| s.shndx != 0 && matches!(s.kind, STT_FUNC | STT_NOTYPE) && !s.name.is_empty())
-    {
-        let role = arch::export_role(img.machine, img.is_64, &s.name);
-        if matches!(role, arch::ExportRole::Function(_)) || out.iter().any(|(n, _)| *n == s.name) {
-            continue;
+    for s in img.symbols.iter().filter(|s| is_export(s)) {
+        if !out.iter().any(|(n, _)| *n == s.name) {
+            out.push((s.name.clone(), arch::export_role(img.machine, img.is_64, &s.name)));
         }
-        out.push((s.name.clone(), role));
     }
     out
 }
@@ -361,7 +369,7 @@ pub fn clock_checks(run: BenchRun, kernel: &KernelFacts, max_ns: Option<f64>) ->
     // getrandom has its own row (`getrandom_check`), judged on the C library too.
     let clock_row = |f: VdsoFn| match f.kind() {
         arch::FnKind::Clock => true,
-        arch::FnKind::Cpu | arch::FnKind::Random => false,
+        arch::FnKind::Cpu | arch::FnKind::Random | arch::FnKind::Futex => false,
     };
     for r in report.results.iter().filter(|r| clock_row(r.function)) {
         let key = (r.function, r.clock);

@@ -14,7 +14,26 @@ pub struct MapsReport {
     pub vsyscall: Vsyscall,
     /// Its time namespace and clock offsets; `null` where the kernel has none.
     pub time_namespace: Option<TimeNs>,
+    /// Every function its `[vdso]` exports and what each serves (a
+    /// syscall's fast path, or not one; `unknown` to vdsoctl), none
+    /// dropped; `null` when the `[vdso]` could not be read.
+    pub vdso_exports: Option<Vec<VdsoExport>>,
     pub findings: Vec<Finding>,
+}
+
+/// One export of the process's `[vdso]`.
+#[derive(Debug, Serialize)]
+pub struct VdsoExport {
+    pub name: String,
+    /// What it serves: `{role, of}` as `dump --json`'s `symbols[].serves`.
+    pub serves: crate::arch::ExportRole,
+}
+
+impl VdsoExport {
+    /// Every export of `img` ([`super::host::exports`]).
+    pub fn all(img: &crate::inspect::elf::Image) -> Vec<VdsoExport> {
+        super::host::exports(img).into_iter().map(|(name, serves)| VdsoExport { name, serves }).collect()
+    }
 }
 
 /// One bracketed kernel mapping.

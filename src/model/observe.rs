@@ -562,7 +562,7 @@ fn is_random(r: &super::trace::CountRow) -> bool {
     use crate::arch::FnKind;
     match r.func.kind() {
         FnKind::Random => true,
-        FnKind::Clock | FnKind::Cpu => false,
+        FnKind::Clock | FnKind::Cpu | FnKind::Futex => false,
     }
 }
 

@@ -41,6 +41,20 @@ pub fn vdso_serves_call(
     }
 }
 
+/// Whether a call is one the vDSO makes a syscall of when the clocksource
+/// has no vDSO mode: clock_gettime of a fine-grained clock, gettimeofday
+/// (the COARSE clocks, time() and clock_getres stay in user space).
+pub fn clocksource_bound(func: VdsoFn, clock: Clock) -> bool {
+    let fine = |id: i64| {
+        i32::try_from(id).ok().and_then(arch::clock_info).is_some_and(|c| c.class == arch::ClockClass::HighRes)
+    };
+    match (func, clock) {
+        (VdsoFn::Gettimeofday, Clock::None) => true,
+        (VdsoFn::ClockGettime | VdsoFn::ClockGettime64, Clock::Id(id)) => fine(id),
+        _ => false,
+    }
+}
+
 /// Whether the running kernel's vDSO should serve `func` with `clock` for
 /// vdsoctl itself, given whether its own vDSO exports the function.
 pub fn should_be_fast(func: VdsoFn, clock: Option<i32>, vdso_exports: bool, kernel: Option<(u32, u32)>) -> bool {
@@ -416,6 +430,20 @@ pub fn enters_by_timing(ns: Option<f64>, syscall_ns: Option<f64>) -> Enters {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// On a clocksource without a vDSO mode the vDSO makes a syscall of
+    /// the fine-grained clocks and gettimeofday, not of the COARSE ones,
+    /// time() or the CPU-time clocks (always syscalls anyway).
+    #[test]
+    fn clocksource_bound_calls_are_the_fine_grained_reads() {
+        assert!(clocksource_bound(VdsoFn::ClockGettime, Clock::Id(1)));
+        assert!(clocksource_bound(VdsoFn::ClockGettime64, Clock::Id(7)));
+        assert!(clocksource_bound(VdsoFn::Gettimeofday, Clock::None));
+        assert!(!clocksource_bound(VdsoFn::ClockGettime, Clock::Id(6)), "MONOTONIC_COARSE");
+        assert!(!clocksource_bound(VdsoFn::ClockGettime, Clock::Id(2)), "PROCESS_CPUTIME_ID");
+        assert!(!clocksource_bound(VdsoFn::Time, Clock::None));
+        assert!(!clocksource_bound(VdsoFn::ClockGetres, Clock::Id(1)));
+    }
 
     #[test]
     fn verdicts() {

@@ -332,6 +332,8 @@ pub enum When {
     Random,
     /// `mmap` for glibc 2.41's `MAP_DROPPABLE` getrandom state.
     DroppableMmap,
+    /// A robust-futex unlock's: the lock has waiters to wake.
+    Futex,
 }
 
 /// A syscall the vDSO falls back to, and when it does.
@@ -347,6 +349,7 @@ fn when(f: VdsoFn) -> When {
         FnKind::Clock => When::Clock,
         FnKind::Cpu => When::Cpu,
         FnKind::Random => When::Random,
+        FnKind::Futex => When::Futex,
     }
 }
 
@@ -358,7 +361,12 @@ pub fn fallbacks(abi: Abi) -> Vec<Fallback> {
         .vdso_syscalls()
         .iter()
         .filter(|(f, _)| abi.vdso_offers(*f))
-        .map(|(f, _)| Fallback { call: f.name(), when: when(*f) })
+        // Not yet the robust-futex unlock's `futex` (7.2+): a profile is
+        // judged on a call's number and clock id, and a futex call's op
+        // decides whether it is that fallback; no profile denies futex to
+        // a program that runs at all.
+        .filter(|(f, _)| f.futex_op().is_none())
+        .map(|(f, _)| Fallback { call: f.syscall_name(), when: when(*f) })
         .collect();
     if abi.vdso_offers(VdsoFn::Getrandom) {
         calls.push(Fallback { call: abi.mmap_syscall().0, when: When::DroppableMmap });

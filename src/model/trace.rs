@@ -214,7 +214,9 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
     };
     let host = session.sites.then(|| super::site::Host::of(facts));
     let sites = host.as_ref().map(|h| (h, w.seen));
-    let (mut counts, mut vsyscall_emulations, unattributed) = rows(tally, (kernel, facts.aux_clocks), &secs_of, sites);
+    let cs = clocksource_no_vdso(facts);
+    let (mut counts, mut vsyscall_emulations, unattributed) =
+        rows(tally, (kernel, facts.aux_clocks, cs), &secs_of, sites);
     // A C library's start-up key (glibc's malloc makes one in every
     // process, as a direct syscall even in glibc 2.41) is summed, not a row
     // each: `trace -a` would list every process that ever ran.
@@ -255,7 +257,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
         &unattributed,
         tally,
         elapsed.as_secs_f64(),
-        Judging { compat: !skipped_compat, fail_over, engine: session.engine, aux: facts.aux_clocks },
+        Judging { compat: !skipped_compat, fail_over, engine: session.engine, aux: facts.aux_clocks, clocksource: cs },
         (&session.target, session.sites),
     );
     if session.sites {
@@ -298,7 +300,7 @@ fn is_startup_key(r: &CountRow) -> bool {
 /// The count, [vsyscall] and unattributed rows of a window, busiest first.
 fn rows(
     tally: &Tally,
-    (kernel, aux): (Option<(u32, u32)>, arch::AuxClocks),
+    (kernel, aux, cs): (Option<(u32, u32)>, arch::AuxClocks, bool),
     secs_of: &dyn Fn(i32) -> f64,
     sites: Option<(&super::site::Host, &crate::measure::trace::sight::Sightings)>,
 ) -> (Vec<CountRow>, Vec<VsyscallRow>, Vec<UnattributedRow>) {
@@ -325,7 +327,8 @@ fn rows(
             },
             count: *v,
             per_sec: *v as f64 / secs_of(k.pid),
-            expected: !policy::vdso_serves_call(k.abi, k.func, k.clock, kernel, aux),
+            expected: !policy::vdso_serves_call(k.abi, k.func, k.clock, kernel, aux)
+                || (cs && policy::clocksource_bound(k.func, k.clock)),
             placement: crate::model::cgroup::Placement::of(tally.cgroups.get(&k.pid).map(String::as_str)),
             cost: None,
             start: k.start,
@@ -419,6 +422,17 @@ pub struct Judging {
     pub engine: Kind,
     /// The host's auxiliary clocks (an expected one's line says why).
     pub aux: arch::AuxClocks,
+    /// The clocksource has no vDSO mode (hpet, acpi_pm): a fine-grained
+    /// clock read is the clocksource's syscall, not the program's bypass.
+    pub clocksource: bool,
+}
+
+/// Whether the host's clocksource is known to have no vDSO mode.
+fn clocksource_no_vdso(facts: &KernelFacts) -> bool {
+    facts
+        .clocksource
+        .as_ref()
+        .is_some_and(|c| crate::inspect::kernel::clocksource_has_vdso_mode(&c.current) == Some(false))
 }
 
 /// Findings of one clock (or call), ABI and verdict.
@@ -489,6 +503,9 @@ pub enum ExpectedWhy {
     ClockNeverServed,
     /// A call the vDSO never serves here.
     CallNeverServed,
+    /// A fine-grained clock read on a clocksource without a vDSO mode:
+    /// the vDSO's own fallback, the clocksource's syscall.
+    ClocksourceNoVdso,
 }
 
 /// One finding of `trace`, a typed fact with its data (JSON `findings[]`):
@@ -638,11 +655,11 @@ pub fn findings(
     how: Judging,
     (target, sites): (&Target, bool),
 ) -> Vec<TraceFact> {
-    let Judging { compat, fail_over, engine, aux } = how;
+    let Judging { compat, fail_over, engine, aux, clocksource } = how;
     let lead = |pid: i32| super::lead::Lead::of(target, sites, pid);
     let mut out: Vec<TraceFact> = groups(counts, fail_over)
         .into_iter()
-        .map(|(key, rows)| group_fact(key, rows, (fail_over, aux), &lead))
+        .map(|(key, rows)| group_fact(key, rows, (fail_over, aux, clocksource), &lead))
         .collect();
     for v in vsyscall {
         out.push(TraceFact::Vsyscall {
@@ -720,7 +737,7 @@ fn groups(counts: &[CountRow], fail_over: Option<f64>) -> Vec<(GroupKey, Vec<&Co
 fn group_fact(
     (what, syscall, abi, verdict): GroupKey,
     mut rows: Vec<&CountRow>,
-    (fail_over, aux): (Option<f64>, arch::AuxClocks),
+    (fail_over, aux, clocksource): (Option<f64>, arch::AuxClocks, bool),
     lead: &dyn Fn(i32) -> super::lead::Lead,
 ) -> TraceFact {
     rows.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
@@ -743,7 +760,13 @@ fn group_fact(
         }
         Verdict::Expected => {
             let offered = VdsoFn::from_name(syscall).is_none_or(|f| abi.vdso_offers(f));
+            let by_clocksource = clocksource
+                && policy::clocksource_bound(
+                    first.func,
+                    first.clock.and_then(ClockRef::id).map_or(Clock::None, Clock::Id),
+                );
             let why = match (offered, first.clock.is_some(), first.random) {
+                _ if by_clocksource => ExpectedWhy::ClocksourceNoVdso,
                 (false, _, _) => ExpectedWhy::NotInVdso,
                 (true, _, Some(RandomCall::ByVdso)) => ExpectedWhy::RandomByVdso,
                 (true, _, Some(RandomCall::UnservedFlags)) => ExpectedWhy::RandomUnservedFlags,
@@ -944,7 +967,13 @@ pub(crate) mod tests {
                 &[],
                 &t,
                 1.0,
-                Judging { compat: true, fail_over: over, engine: Kind::Bpf, aux: arch::AuxClocks::Unknown },
+                Judging {
+                    compat: true,
+                    fail_over: over,
+                    engine: Kind::Bpf,
+                    aux: arch::AuxClocks::Unknown,
+                    clocksource: false,
+                },
                 (&Target::All, false),
             )[0]
             .severity()
@@ -978,7 +1007,13 @@ pub(crate) mod tests {
             &[],
             &t,
             1.0,
-            Judging { compat: true, fail_over: Some(500.0), engine: Kind::Bpf, aux: arch::AuxClocks::Unknown },
+            Judging {
+                compat: true,
+                fail_over: Some(500.0),
+                engine: Kind::Bpf,
+                aux: arch::AuxClocks::Unknown,
+                clocksource: false,
+            },
             (&Target::All, false),
         );
         assert_eq!(f.len(), 2, "{f:#?}");
@@ -998,7 +1033,13 @@ pub(crate) mod tests {
     #[test]
     fn expected_rows_say_why() {
         let t = Tally::default();
-        let judging = Judging { compat: true, fail_over: None, engine: Kind::Bpf, aux: arch::AuxClocks::Unknown };
+        let judging = Judging {
+            compat: true,
+            fail_over: None,
+            engine: Kind::Bpf,
+            aux: arch::AuxClocks::Unknown,
+            clocksource: false,
+        };
         let arm = CountRow { syscall: "clock_getres_time64", abi: Abi::Arm, expected: true, ..bypass_row(7, 9.0) };
         let f = findings(&[arm], &[], &[], &t, 1.0, judging, (&Target::All, false));
         assert_eq!(f[0].severity(), Status::Info);

@@ -103,6 +103,10 @@ impl fmt::Display for When {
                 "the vDSO makes it to refill its key (a thread's first call, after fork, periodically); glibc before \
                  2.41, musl and kernels before 6.11 make it on every call"
             }
+            When::Futex => {
+                "the vDSO's robust-futex unlock leaves it to the kernel when the lock has waiters to wake \
+                 (futex with FUTEX_ROBUST_UNLOCK in its op, Linux 7.2)"
+            }
             When::DroppableMmap => {
                 "glibc 2.41 maps each thread's getrandom state with mmap(MAP_DROPPABLE) on its first getrandom(); \
                  refused, every getrandom() is a syscall"

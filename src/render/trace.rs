@@ -477,6 +477,9 @@ impl ExpectedWhy {
             ExpectedWhy::NoVdsoRandom { since: None } => format!("the {} vDSO has no getrandom", abi.name()),
             ExpectedWhy::ClockNeverServed => "the vDSO never serves this clock id (CPU-time, alarm and fd clocks always enter the kernel)".into(),
             ExpectedWhy::CallNeverServed => "the vDSO never serves this call here".into(),
+            ExpectedWhy::ClocksourceNoVdso => {
+                "the clocksource has no vDSO mode: the vDSO makes this read a syscall itself (`vdsoctl check`'s clocksource row)".into()
+            }
         }
     }
 }

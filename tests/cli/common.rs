@@ -556,3 +556,21 @@ impl Drop for Podman {
         let _ = self.cmd().args(["rmi", "-a", "-f"]).output();
     }
 }
+
+/// How many `syscall` calls `strace -f -c` counts for `argv` (0: none).
+pub fn strace_calls(syscall: &str, argv: &[String]) -> u64 {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let out = std::process::Command::new("strace")
+        .args(["-f", "-c", "-e", &format!("trace={syscall}"), "-o"])
+        .arg(log.path())
+        .args(argv)
+        .output()
+        .expect("strace runs (apt-get install strace)");
+    assert!(out.status.success(), "strace {argv:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(log.path()).unwrap();
+    // "% time seconds usecs/call calls [errors] syscall": calls is the fourth column.
+    let tail = format!(" {syscall}");
+    text.lines()
+        .find(|l| l.trim_end().ends_with(&tail))
+        .map_or(0, |l| l.split_whitespace().nth(3).and_then(|c| c.parse().ok()).expect("strace's calls column"))
+}

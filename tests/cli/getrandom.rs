@@ -70,19 +70,7 @@ fn build_go_getrandom(root: Option<&Path>) -> Option<PathBuf> {
 
 /// getrandom syscalls `strace -f -c` counts for `argv`.
 fn strace_count(argv: &[String]) -> u64 {
-    let log = tempfile::NamedTempFile::new().unwrap();
-    let out = Command::new("strace")
-        .args(["-f", "-c", "-e", "trace=getrandom", "-o"])
-        .arg(log.path())
-        .args(argv)
-        .output()
-        .expect("strace runs (apt-get install strace)");
-    assert!(out.status.success(), "strace {argv:?}: {}", String::from_utf8_lossy(&out.stderr));
-    let text = std::fs::read_to_string(log.path()).unwrap();
-    // "100.00    0.001464           1      1000           getrandom"; no line: none.
-    text.lines()
-        .find(|l| l.trim_end().ends_with(" getrandom"))
-        .map_or(0, |l| l.split_whitespace().rev().nth(1).and_then(|c| c.parse().ok()).expect("strace's calls column"))
+    strace_calls("getrandom", argv)
 }
 
 /// `vdsoctl --json trace [--engine E] -- argv` (as root), its getrandom rows;

@@ -172,3 +172,43 @@ fn unmapped_vdso_is_named_by_maps_auxv_and_check() {
         assert!(stdout.lines().any(|l| l.starts_with("FAIL: ")), "{cmd}: {stdout}");
     }
 }
+
+/// `maps` names every function the process's `[vdso]` exports, as
+/// `objdump -T` of that very image (`dump -p PID -o`) lists them, each
+/// with what it serves and none unknown to vdsoctl on this kernel; the
+/// 32-bit process's compat vDSO too.
+#[test]
+fn maps_names_every_vdso_export_as_objdump_lists_it() {
+    let mut progs = vec![build_c("wait_ready", false, &[])];
+    if have_m32() {
+        progs.push(build_c("wait_ready", true, &[]));
+    } else {
+        skip("gcc -m32 cannot build (install gcc-multilib): the compat vDSO's exports");
+    }
+    for prog in progs {
+        let w = Workload::start(Command::new(&prog));
+        let pid = w.pid().to_string();
+        let doc = run_json(&["maps", "-p", &pid]);
+        let image = tempfile::NamedTempFile::new().unwrap();
+        let out = image.path().display().to_string();
+        let (code, _, err) = run(&["dump", "-p", &pid, "-o", &out]);
+        assert_eq!(code, 0, "{err}");
+        let objdump = Command::new("objdump").arg("-T").arg(image.path()).output().expect("objdump runs");
+        // "0000000000000c90  w   DF .text  0000000000000369  LINUX_2.6   clock_gettime": defined (not *UND*) functions.
+        let mut want: Vec<String> = String::from_utf8_lossy(&objdump.stdout)
+            .lines()
+            .filter(|l| l.contains(" DF ") && !l.contains("*UND*"))
+            .filter_map(|l| l.split_whitespace().last().map(str::to_string))
+            .collect();
+        want.sort();
+        want.dedup();
+        let exports = doc["vdso_exports"].as_array().unwrap_or_else(|| panic!("{doc:#}"));
+        let mut got: Vec<String> = exports.iter().map(|e| e["name"].as_str().unwrap().to_string()).collect();
+        got.sort();
+        assert!(!want.is_empty());
+        assert_eq!(got, want, "{}", prog.display());
+        for e in exports {
+            assert_ne!(e["serves"]["role"], "unknown", "{e}");
+        }
+    }
+}

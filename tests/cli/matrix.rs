@@ -69,11 +69,11 @@ fn cases(arch: &str) -> Vec<(String, String)> {
 
 #[test]
 fn kernel_matrix_kernels_are_well_formed() {
-    let kernels = records(&data("kernels"), 4);
+    let kernels = records(&data("kernels"), 5);
     assert!(kernels.len() >= 6, "{kernels:?}");
     let mut names = std::collections::HashSet::new();
     for k in &kernels {
-        assert!(k.len() == 3 || k.len() == 4, "NAME ARCH METAPACKAGE [SUITE]: {k:?}");
+        assert!((3..=5).contains(&k.len()), "NAME ARCH METAPACKAGE [SUITE [BOOT ARGS]]: {k:?}");
         // The SUITE column: the Debian release it comes from (bookworm when absent).
         if let Some(suite) = k.get(3) {
             assert!(["bookworm", "trixie", "trixie-backports", "sid"].contains(&suite.as_str()), "{k:?}");
@@ -100,7 +100,7 @@ fn kernel_matrix_kernels_are_well_formed() {
 
 #[test]
 fn kernel_matrix_expectations_name_what_exists_and_cover_every_case() {
-    let kernels = records(&data("kernels"), 4);
+    let kernels = records(&data("kernels"), 5);
     let expect = records(&data("expect"), 5);
     let engines: Vec<String> = Choice::value_variants()
         .iter()
@@ -124,7 +124,7 @@ fn kernel_matrix_expectations_name_what_exists_and_cover_every_case() {
             "{line:?}: CASE matches no {kind} case of guest-suite.sh on those kernels"
         );
         let known = OUTCOMES.contains(&outcome.as_str())
-            || ["warn:", "fail:"].iter().any(|p| outcome.strip_prefix(p).is_some_and(|rest| !rest.is_empty()));
+            || ["warn:", "fail:", "mode:"].iter().any(|p| outcome.strip_prefix(p).is_some_and(|rest| !rest.is_empty()));
         assert!(known, "{line:?}: OUTCOME is none of {OUTCOMES:?}, warn:CHECKS or fail:CHECKS");
         if !["exact", "ok"].contains(&outcome.as_str()) {
             assert!(line.len() == 5, "{line:?}: an outcome other than exact or ok says why");

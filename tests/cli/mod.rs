@@ -29,6 +29,7 @@ mod profile;
 mod races;
 mod readme;
 mod regress;
+mod robust_unlock;
 mod seccomp;
 mod serve;
 mod sites;

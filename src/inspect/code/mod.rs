@@ -447,7 +447,7 @@ pub(crate) fn clock_fn(abi: Abi, nr: Option<u64>) -> Option<VdsoFn> {
 pub(crate) fn is_clock_read(f: VdsoFn) -> bool {
     match f.kind() {
         FnKind::Clock => true,
-        FnKind::Cpu | FnKind::Random => false,
+        FnKind::Cpu | FnKind::Random | FnKind::Futex => false,
     }
 }
 
@@ -456,7 +456,8 @@ pub(crate) fn is_clock_read(f: VdsoFn) -> bool {
 pub(crate) fn is_site_fn(f: VdsoFn) -> bool {
     match f.kind() {
         FnKind::Clock | FnKind::Random => true,
-        FnKind::Cpu => false,
+        // A futex call's op is seldom a constant before it: not a site.
+        FnKind::Cpu | FnKind::Futex => false,
     }
 }
 

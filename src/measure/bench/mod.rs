@@ -117,7 +117,9 @@ pub fn vsyscall_serves(f: VdsoFn) -> bool {
         | VdsoFn::ClockGettime64
         | VdsoFn::ClockGetres
         | VdsoFn::ClockGetresTime64
-        | VdsoFn::Getrandom => false,
+        | VdsoFn::Getrandom
+        | VdsoFn::FutexRobustList64TryUnlock
+        | VdsoFn::FutexRobustList32TryUnlock => false,
     }
 }
 
@@ -166,6 +168,10 @@ impl Callers {
 
     /// Whether `path` can call `t.function` here.
     pub fn available(&self, t: Target, path: Path) -> bool {
+        // A robust-futex unlock is not timed: its fast path writes a lock.
+        if t.function.futex_op().is_some() {
+            return false;
+        }
         match path {
             Path::Libc => true,
             Path::Vdso => self.vdso.as_ref().is_some_and(|v| match t.function {
@@ -176,7 +182,10 @@ impl Callers {
                 VdsoFn::Getcpu => v.getcpu.is_some(),
                 VdsoFn::Getrandom => self.random.is_some(),
                 // The time64 calls are a 32-bit ABI's; bench calls the native ones.
-                VdsoFn::ClockGettime64 | VdsoFn::ClockGetresTime64 => false,
+                VdsoFn::ClockGettime64
+                | VdsoFn::ClockGetresTime64
+                | VdsoFn::FutexRobustList64TryUnlock
+                | VdsoFn::FutexRobustList32TryUnlock => false,
             }),
             Path::Syscall => self.nr(t.function).is_some(),
             Path::Vsyscall => self.vsyscall.is_some() && vsyscall_serves(t.function),
@@ -252,7 +261,10 @@ impl Callers {
                 rc_as(r, path, arch::VdsoErrors::NegativeErrno)
                     .map(|()| Reading::Bytes(usize::try_from(r).unwrap_or(0)))
             }
-            VdsoFn::ClockGettime64 | VdsoFn::ClockGetresTime64 => return None,
+            VdsoFn::ClockGettime64
+            | VdsoFn::ClockGetresTime64
+            | VdsoFn::FutexRobustList64TryUnlock
+            | VdsoFn::FutexRobustList32TryUnlock => return None,
         })
     }
 
@@ -268,7 +280,10 @@ impl Callers {
             VdsoFn::ClockGettime | VdsoFn::ClockGetres => self.repeat_clock(t, path, n),
             VdsoFn::Gettimeofday | VdsoFn::Time => self.repeat_wall(t, path, n),
             VdsoFn::Getcpu | VdsoFn::Getrandom => self.repeat_other(t, path, n),
-            VdsoFn::ClockGettime64 | VdsoFn::ClockGetresTime64 => None,
+            VdsoFn::ClockGettime64
+            | VdsoFn::ClockGetresTime64
+            | VdsoFn::FutexRobustList64TryUnlock
+            | VdsoFn::FutexRobustList32TryUnlock => None,
         }
     }
 

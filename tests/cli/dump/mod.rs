@@ -204,9 +204,11 @@ fn assert_json_matches_binutils(path: &Path, json: &Value, objdump_t: &str, read
 
 /// Every committed image: this host's two, and the ones carved out of
 /// Debian kernel packages (fixtures/vdso/README.md).
-const FIXTURES: [&str; 14] = [
+const FIXTURES: [&str; 16] = [
     "x86_64",
     "i386",
+    "x86_64-7.3",
+    "i386-7.3",
     "aarch64",
     "aarch64-compat",
     "aarch64-6.12",

@@ -130,7 +130,16 @@ struct Maps {
     mappings: Vec<Mapping>,
     vsyscall: Vsyscall,
     time_namespace: Option<TimeNamespace>,
+    vdso_exports: Option<Vec<VdsoExport>>,
     findings: Vec<Finding>,
+}
+
+/// One export of the process's `[vdso]` and what it serves (`maps`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VdsoExport {
+    name: String,
+    serves: ExportRole,
 }
 
 /// A process's time namespace (`maps`), `null` before Linux 5.6.
@@ -187,6 +196,9 @@ fn maps_of_a_process() {
     assert!(m.vsyscall.mapping_mode.as_deref().is_none_or(|x| ["emulate", "xonly", "none"].contains(&x)));
     assert!(m.vsyscall.cmdline.as_deref() != Some(""));
     assert!(m.findings.iter().all(|f| !f.message.is_empty()));
+    let exports = m.vdso_exports.as_ref().expect("the [vdso] is readable");
+    let cg = exports.iter().find(|e| e.name.ends_with("clock_gettime")).expect("a clock_gettime export");
+    assert!(["function", "alias"].contains(&cg.serves.role.as_str()) && cg.serves.of.is_some(), "{cg:?}");
     // The workload shares vdsoctl's time namespace: nothing said about it.
     if let Some(ns) = &m.time_namespace {
         assert!(!ns.other && ns.vdsoctl_inode.is_some(), "{ns:?}");

@@ -65,7 +65,7 @@ impl Events {
         })?;
         let mut per_syscall = Vec::new();
         for (f, _) in host.vdso_syscalls() {
-            per_syscall.push((*f, tracefs.event_id("syscalls", &format!("sys_enter_{}", f.name()))?));
+            per_syscall.push((*f, tracefs.event_id("syscalls", &format!("sys_enter_{}", f.syscall_name()))?));
         }
         let raw_enter = tracefs.event_id("raw_syscalls", "sys_enter")?;
         let format = tracefs.event_format("raw_syscalls", "sys_enter")?;
@@ -142,6 +142,17 @@ pub(in crate::measure::trace) fn random_filters(len: &str) -> [(RandomCall, Stri
 }
 
 /// `nr` of `vsyscall:emulate_vsyscall` (the slot: 0, 1, 2).
+/// A `syscalls:sys_enter_futex` filter on the `op` field: the bits of
+/// `op.value` set, the rest of `op.mask` clear (`op & 512 && !(op & 1024)`).
+fn futex_filter(op: arch::FutexOp) -> String {
+    (0..32)
+        .map(|b| 1u32 << b)
+        .filter(|bit| op.mask & bit != 0)
+        .map(|bit| if op.value & bit != 0 { format!("op & {bit}") } else { format!("!(op & {bit})") })
+        .collect::<Vec<_>>()
+        .join(" && ")
+}
+
 fn vsyscall_fn(nr: u64) -> Option<VdsoFn> {
     arch::vsyscall::SLOTS.get(usize::try_from(nr).ok()?).copied()
 }
@@ -334,6 +345,11 @@ impl Tracer {
                     let filter = Some(format!("which_clock == {c}"));
                     opened.push(self.counter(pid, Slot::Count(f, Clock::Id(c)), &spec(id, filter), scope)?);
                 }
+            } else if let Some(op) = f.futex_op() {
+                // sys_enter_futex, only the calls whose op makes them this
+                // robust unlock's fallback.
+                let filter = Some(futex_filter(op));
+                opened.push(self.counter(pid, Slot::Count(f, Clock::None), &spec(id, filter), scope)?);
             } else if f.kind() == FnKind::Random {
                 // One filtered counter per kind the arguments decide (the
                 // perf engine sees no instruction pointer: no `by_vdso`).
@@ -353,7 +369,7 @@ impl Tracer {
         }
         let compat = self.events.host.compat().filter(|_| self.compat || abi != self.events.host);
         if let Some(compat) = compat {
-            let nrs: Vec<String> = compat.vdso_syscalls().iter().map(|(_, nr)| format!("id == {nr}")).collect();
+            let nrs: Vec<String> = compat.vdso_numbers().iter().map(|nr| format!("id == {nr}")).collect();
             let s = CounterSpec { track_tasks: true, ..spec(self.events.raw_enter, Some(nrs.join(" || "))) };
             self.attach_compat(pid, tid, &s, &mut opened)?;
         }
@@ -532,14 +548,21 @@ impl Tracer {
             self.note_process(pid);
             self.abis.insert(pid, abi);
         }
-        let Some(func) = abi.vdso_syscall(nr) else { return };
+        let Some(func) = abi.vdso_call(nr, arg1) else {
+            // A futex call that is no robust unlock (the samplers filter on
+            // the number only): delivered, and not ours to count.
+            if tree {
+                *self.host_records.entry(pid).or_default() += 1;
+            }
+            return;
+        };
         let clock = match func.kind() {
             FnKind::Clock if func.takes_clock() => {
                 // A 32-bit task's clockid_t is an int in the low half of the slot.
                 let id = if abi == host { arg0 as i64 } else { i64::from(arg0 as u32 as i32) };
                 Clock::of_id(id)
             }
-            FnKind::Clock | FnKind::Cpu => Clock::None,
+            FnKind::Clock | FnKind::Cpu | FnKind::Futex => Clock::None,
             // A record has no user instruction pointer: the vDSO's own
             // calls count as served (doc/DESIGN.md, "getrandom").
             FnKind::Random => Clock::Random(RandomCall::of_args(arg1, arg2, false)),

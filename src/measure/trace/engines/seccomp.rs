@@ -44,10 +44,18 @@ use std::time::Instant;
 /// Classic BPF opcodes (`include/uapi/linux/bpf_common.h`).
 const LD_W_ABS: u16 = 0x20;
 const JEQ_K: u16 = 0x15;
+const JSET_K: u16 = 0x45;
 const RET_K: u16 = 0x06;
-/// `offsetof(struct seccomp_data, nr)` and `arch`.
+/// `offsetof(struct seccomp_data, nr)`, `arch` and `args`.
 const DATA_NR: u32 = 0;
 const DATA_ARCH: u32 = 4;
+const DATA_ARGS: u32 = 16;
+
+/// The offset of the low 32 bits of syscall argument `i` (a u64 in the
+/// kernel's byte order) in `struct seccomp_data`.
+fn arg_low(abi: Abi, i: u32) -> u32 {
+    DATA_ARGS + 8 * i + if abi.little_endian() { 0 } else { 4 }
+}
 /// The seccomp actions used (`include/uapi/linux/seccomp.h`).
 const RET_ALLOW: u32 = 0x7fff_0000;
 const RET_USER_NOTIF: u32 = 0x7fc0_0000;
@@ -70,13 +78,14 @@ fn watched_abis() -> crate::error::Result<Vec<Abi>> {
     Ok(std::iter::once(host).chain(host.compat()).collect())
 }
 
-/// The syscall numbers notified for `abi`: its clock syscalls, and on
-/// x86_64 the same numbers with the x32 bit (x32 tasks run with the x86_64
-/// audit arch; their calls are counted as x86_64 rows).
+/// The syscall numbers notified for `abi` whatever their arguments: its
+/// clock syscalls, and on x86_64 the same numbers with the x32 bit (x32
+/// tasks run with the x86_64 audit arch; their calls are counted as x86_64
+/// rows). Not `futex` ([`watched_futex`]).
 fn watched_numbers(abi: Abi, traced: bool) -> Vec<u32> {
-    let plain = abi.vdso_syscalls().iter().map(|(_, nr)| *nr as u32);
-    let x32 =
-        abi.x32_bit().into_iter().flat_map(|bit| abi.vdso_syscalls().iter().map(move |(_, nr)| (nr | bit) as u32));
+    let by_nr = || abi.vdso_syscalls().iter().filter(|(f, _)| f.futex_op().is_none());
+    let plain = by_nr().map(|(_, nr)| *nr as u32);
+    let x32 = abi.x32_bit().into_iter().flat_map(|bit| by_nr().map(move |(_, nr)| (nr | bit) as u32));
     // seccomp(2) too: a program the command installs of its own (see
     // [`own`]). Traced, the kernel itself runs the command's programs
     // beside vdsoctl's, as alone: nothing to model.
@@ -87,24 +96,43 @@ fn watched_numbers(abi: Abi, traced: bool) -> Vec<u32> {
     plain.chain(x32).chain(install).chain(ptrace).collect()
 }
 
+/// The `futex` numbers of `abi` notified only when the op (the second
+/// argument) carries `FUTEX_ROBUST_UNLOCK`: a robust unlock's fallback
+/// ([`arch::VdsoFn::futex_op`]); every other futex call runs untouched.
+fn watched_futex(abi: Abi) -> Vec<u32> {
+    let mut nrs: Vec<u32> =
+        abi.vdso_syscalls().iter().filter(|(f, _)| f.futex_op().is_some()).map(|(_, nr)| *nr as u32).collect();
+    nrs.dedup();
+    nrs
+}
+
 fn insn(code: u16, jt: u8, jf: u8, k: u32) -> Insn {
     Insn { code, jt, jf, k }
 }
 
 /// The filter: per watched ABI, a block that loads the syscall number and
 /// jumps to the notify return (`traced`: vdsoctl's RET_TRACE) on a clock
-/// syscall; everything else is allowed.
+/// syscall (a `futex` one only with `FUTEX_ROBUST_UNLOCK` in its op);
+/// everything else is allowed.
 pub fn program(traced: bool) -> crate::error::Result<Program> {
-    let blocks: Vec<(u32, Vec<u32>)> =
-        watched_abis()?.into_iter().map(|a| (a.audit_arch(), watched_numbers(a, traced))).collect();
-    let len: usize = blocks.iter().map(|(_, nrs)| 4 + nrs.len()).sum::<usize>() + 2;
+    let blocks: Vec<(Abi, Vec<u32>, Vec<u32>)> =
+        watched_abis()?.into_iter().map(|a| (a, watched_numbers(a, traced), watched_futex(a))).collect();
+    let len: usize = blocks.iter().map(|(_, nrs, fx)| 4 + nrs.len() + 4 * fx.len()).sum::<usize>() + 2;
     let notify = len - 1;
     let mut insns = Vec::with_capacity(len);
-    for (arch, nrs) in &blocks {
+    for (abi, nrs, futex) in &blocks {
         insns.push(insn(LD_W_ABS, 0, 0, DATA_ARCH));
         // Not this ABI: skip the number load, the tests and the ALLOW.
-        insns.push(insn(JEQ_K, 0, (nrs.len() + 2) as u8, *arch));
+        insns.push(insn(JEQ_K, 0, (nrs.len() + 4 * futex.len() + 2) as u8, abi.audit_arch()));
         insns.push(insn(LD_W_ABS, 0, 0, DATA_NR));
+        for nr in futex {
+            // Not this number: past the op's test and its ALLOW.
+            insns.push(insn(JEQ_K, 0, 3, *nr));
+            insns.push(insn(LD_W_ABS, 0, 0, arg_low(*abi, 1)));
+            let to_notify = notify - (insns.len() + 1);
+            insns.push(insn(JSET_K, to_notify as u8, 0, arch::FUTEX_ROBUST_UNLOCK));
+            insns.push(insn(RET_K, 0, 0, RET_ALLOW));
+        }
         for nr in nrs {
             let to_notify = notify - (insns.len() + 1);
             insns.push(insn(JEQ_K, to_notify as u8, 0, *nr));
@@ -157,7 +185,7 @@ pub fn decode(n: &Notification, in_vdso: &dyn Fn() -> bool) -> Option<Call> {
     if i64::from(n.nr) == abi.seccomp_syscall() {
         return Some(Call::Install { is_64: abi.elf().1 });
     }
-    let func = abi.vdso_syscall(nr)?;
+    let func = abi.vdso_call(nr, n.args[1])?;
     if abi == Abi::X86_64 && n.ip & !0xfff == arch::vsyscall::BASE {
         return Some(Call::Vsyscall(func));
     }
@@ -165,7 +193,7 @@ pub fn decode(n: &Notification, in_vdso: &dyn Fn() -> bool) -> Option<Call> {
     // processes are negative ids; they fold into `Other`, as in every engine).
     let clock = match func.kind() {
         FnKind::Clock if func.takes_clock() => Clock::of_id(i64::from(n.args[0] as u32 as i32)),
-        FnKind::Clock | FnKind::Cpu => Clock::None,
+        FnKind::Clock | FnKind::Cpu | FnKind::Futex => Clock::None,
         // Only a native task's vDSO has getrandom.
         FnKind::Random => Clock::Random(RandomCall::of_args(
             n.args[1],
@@ -884,13 +912,21 @@ fn site_of(n: &Notification, abi: Abi, sp: Option<u64>) -> Site {
 mod tests {
     use super::*;
 
-    /// A classic-BPF interpreter for the three opcodes the filter uses.
+    /// A classic-BPF interpreter for the opcodes the filter uses.
     fn run(p: &[Insn], arch: u32, nr: u32) -> u32 {
+        run_op(p, arch, nr, 0)
+    }
+
+    /// [`run`] of a call whose second argument is `op`.
+    fn run_op(p: &[Insn], arch: u32, nr: u32, op: u32) -> u32 {
         let (mut pc, mut a) = (0usize, 0u32);
+        let op_at = Abi::from_audit_arch(arch).map(|abi| arg_low(abi, 1));
         loop {
             let i = p[pc];
             match i.code {
+                LD_W_ABS if Some(i.k) == op_at => a = op,
                 LD_W_ABS => a = if i.k == DATA_ARCH { arch } else { nr },
+                JSET_K => pc += usize::from(if a & i.k != 0 { i.jt } else { i.jf }),
                 JEQ_K => pc += usize::from(if a == i.k { i.jt } else { i.jf }),
                 RET_K => return i.k,
                 c => panic!("opcode {c:#x}"),
@@ -905,8 +941,14 @@ mod tests {
         let p = program.insns();
         assert!(p.len() < 255, "jump offsets are one byte");
         for abi in watched_abis().unwrap() {
-            for (_, nr) in abi.vdso_syscalls() {
-                assert_eq!(run(p, abi.audit_arch(), *nr as u32), RET_USER_NOTIF, "{abi:?} {nr}");
+            for (f, nr) in abi.vdso_syscalls() {
+                let op = f.futex_op().map_or(0, |op| op.value | 1);
+                assert_eq!(run_op(p, abi.audit_arch(), *nr as u32, op), RET_USER_NOTIF, "{abi:?} {nr}");
+                if f.futex_op().is_some() {
+                    // FUTEX_WAKE_PRIVATE, FUTEX_WAIT: not a robust unlock.
+                    assert_eq!(run_op(p, abi.audit_arch(), *nr as u32, 129), RET_ALLOW, "{abi:?} {nr}");
+                    assert_eq!(run_op(p, abi.audit_arch(), *nr as u32, 0), RET_ALLOW, "{abi:?} {nr}");
+                }
             }
             // Some syscall numbers that are not clock syscalls in this ABI.
             for nr in [0u32, 1, 39, 60, 231, 500] {
@@ -933,8 +975,9 @@ mod tests {
         assert!(!program.wants_listener());
         let p = program.insns();
         for abi in watched_abis().unwrap() {
-            for (_, nr) in abi.vdso_syscalls() {
-                assert_eq!(run(p, abi.audit_arch(), *nr as u32), own::RET_TRACE | TRACE_DATA, "{abi:?} {nr}");
+            for (f, nr) in abi.vdso_syscalls() {
+                let op = f.futex_op().map_or(0, |op| op.value | 1);
+                assert_eq!(run_op(p, abi.audit_arch(), *nr as u32, op), own::RET_TRACE | TRACE_DATA, "{abi:?} {nr}");
             }
             assert_eq!(run(p, abi.audit_arch(), abi.seccomp_syscall() as u32), RET_ALLOW, "{abi:?} seccomp(2)");
         }
@@ -986,6 +1029,16 @@ mod tests {
             Some(Call::Syscall { abi: Abi::X86_64, func: VdsoFn::Gettimeofday, clock: Clock::None })
         );
         assert_eq!(decode(&n(x64, 1, 0x401000, 0)), None);
+        // futex: a robust unlock's fallback by its op, list64 or list32.
+        let futex = |arch: u32, nr: i32, op: u64| {
+            let n = Notification { id: 1, tid: 1, nr, arch, ip: 0x401000, args: [0x1000, op, 0, 0, 0, 0] };
+            super::decode(&n, &|| false)
+        };
+        let robust = |abi: Abi, func: VdsoFn| Some(Call::Syscall { abi, func, clock: Clock::None });
+        assert_eq!(futex(x64, 202, 512 | 128 | 1), robust(Abi::X86_64, VdsoFn::FutexRobustList64TryUnlock));
+        assert_eq!(futex(x64, 202, 1024 | 512 | 7), robust(Abi::X86_64, VdsoFn::FutexRobustList32TryUnlock));
+        assert_eq!(futex(x64, 202, 129), None, "FUTEX_WAKE_PRIVATE");
+        assert_eq!(futex(Abi::I386.audit_arch(), 240, 1536 | 1), robust(Abi::I386, VdsoFn::FutexRobustList32TryUnlock));
     }
 
     /// getrandom: each kind from its arguments and origin; only a native

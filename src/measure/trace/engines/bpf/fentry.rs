@@ -104,11 +104,17 @@ impl Generator {
         self.keep_ctx(&mut a);
         a.load(Size::Dw, R8, R1, 0);
         self.skip_vsyscall_emulation(&mut a, p);
+        // `futex`: only the calls whose op makes them this robust unlock's fallback.
+        if let Some(op) = p.func.futex_op() {
+            let [arg1, _] = if p.abi == ABI_COMPAT { l.args12_compat } else { l.args12_native };
+            Self::part(&mut a, R2, R8, arg1).alu_imm(Alu::And, R2, op.mask as i32);
+            a.jump_imm(Cond::Ne, R2, op.value as i32, "out");
+        }
         a.call(Helper::GetCurrentTaskBtf).mov(R9, R0);
         Self::zero_key(&mut a);
         let random = match p.func.kind() {
             crate::arch::FnKind::Random => true,
-            crate::arch::FnKind::Clock | crate::arch::FnKind::Cpu => false,
+            crate::arch::FnKind::Clock | crate::arch::FnKind::Cpu | crate::arch::FnKind::Futex => false,
         };
         if random {
             a.mov_imm(R4, layout::key_word(p.abi, p.func));

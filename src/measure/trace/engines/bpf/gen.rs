@@ -453,7 +453,24 @@ impl Generator {
         let mut all: Vec<i64> = native.iter().chain(compat).map(|(_, n)| *n).collect();
         all.sort_unstable();
         all.dedup();
-        for n in &all {
+        // `futex` is hot: a call without FUTEX_ROBUST_UNLOCK in its op
+        // leaves here too, unless its number is another function's in the
+        // other ABI (then the dispatch below decides).
+        let mut prechecked: Vec<i64> = Vec::new();
+        for (fs, other, [op, _]) in [(native, compat, l.args12_native), (compat, native, l.args12_compat)] {
+            for (_, n) in fs.iter().filter(|(f, _)| f.futex_op().is_some()) {
+                if prechecked.contains(n) || other.iter().any(|(_, m)| m == n) {
+                    continue;
+                }
+                prechecked.push(*n);
+                let skip = format!("pre{n}");
+                a.jump_imm(Cond::Ne, R7, *n as i32, &skip).load(Size::Dw, R8, R6, 0);
+                Self::part(&mut a, R2, R8, op).alu_imm(Alu::And, R2, arch::FUTEX_ROBUST_UNLOCK as i32);
+                a.jump_imm(Cond::Ne, R2, 0, "clock").mov_imm(R0, 0).exit();
+                a.label(&skip);
+            }
+        }
+        for n in all.iter().filter(|n| !prechecked.contains(n)) {
             a.jump_imm(Cond::Eq, R7, *n as i32, "clock");
         }
         a.mov_imm(R0, 0).exit();
@@ -464,28 +481,10 @@ impl Generator {
         Self::part(&mut a, R2, R9, l.compat_flags).alu_imm(Alu::And, R2, l.compat_mask);
         a.jump_imm(Cond::Ne, R2, 0, "compat");
         Self::part(&mut a, R3, R8, l.arg0_native);
-        for (f, n) in native {
-            let word = layout::key_word(layout::ABI_NATIVE, *f);
-            let to = match f.kind() {
-                FnKind::Random => "random_native",
-                FnKind::Clock | FnKind::Cpu => "have",
-            };
-            a.jump_imm(Cond::Ne, R7, *n as i32, &format!("n{n}")).mov_imm(R4, word).goto(to);
-            a.label(&format!("n{n}"));
-        }
-        a.goto("out");
+        self.dispatch(&mut a, native, false);
         a.label("compat");
         Self::part(&mut a, R3, R8, l.arg0_compat);
-        for (f, n) in compat {
-            let word = layout::key_word(layout::ABI_COMPAT, *f);
-            let to = match f.kind() {
-                FnKind::Random => "random_compat",
-                FnKind::Clock | FnKind::Cpu => "have",
-            };
-            a.jump_imm(Cond::Ne, R7, *n as i32, &format!("c{n}")).mov_imm(R4, word).goto(to);
-            a.label(&format!("c{n}"));
-        }
-        a.goto("out");
+        self.dispatch(&mut a, compat, true);
         let random = |fs: &[(arch::VdsoFn, i64)]| fs.iter().any(|(f, _)| matches!(f.kind(), FnKind::Random));
         if random(native) {
             a.label("random_native");
@@ -500,6 +499,47 @@ impl Generator {
         self.capture_site(&mut a);
         self.count_tail(&mut a);
         a.finish()
+    }
+
+    /// With R7 the syscall number (R8 the registers, R3 the first
+    /// argument): R4 the key word of the function it is, then on to its
+    /// kind's label; a number of none, or a `futex` call that is no
+    /// robust unlock's fallback, to `out`. The functions that share a
+    /// number (the robust-futex unlocks, `futex`) are told apart by their
+    /// op, the second argument ([`arch::VdsoFn::futex_op`]).
+    fn dispatch(&self, a: &mut Asm, fs: &[(arch::VdsoFn, i64)], compat: bool) {
+        let (abi, tag) = if compat { (layout::ABI_COMPAT, "c") } else { (layout::ABI_NATIVE, "n") };
+        let mut futex: Vec<i64> = Vec::new();
+        for (f, n) in fs {
+            let to = match f.kind() {
+                FnKind::Random if compat => "random_compat",
+                FnKind::Random => "random_native",
+                FnKind::Clock | FnKind::Cpu => "have",
+                FnKind::Futex => {
+                    if !futex.contains(n) {
+                        futex.push(*n);
+                        a.jump_imm(Cond::Eq, R7, *n as i32, &format!("{tag}futex{n}"));
+                    }
+                    continue;
+                }
+            };
+            a.jump_imm(Cond::Ne, R7, *n as i32, &format!("{tag}{n}")).mov_imm(R4, layout::key_word(abi, *f)).goto(to);
+            a.label(&format!("{tag}{n}"));
+        }
+        a.goto("out");
+        let [op, _] = if compat { self.layout.args12_compat } else { self.layout.args12_native };
+        for n in futex {
+            a.label(&format!("{tag}futex{n}"));
+            Self::part(a, R2, R8, op);
+            for (f, _) in fs.iter().filter(|(_, m)| *m == n) {
+                let Some(op) = f.futex_op() else { continue };
+                a.mov(R1, R2).alu_imm(Alu::And, R1, op.mask as i32);
+                a.jump_imm(Cond::Ne, R1, op.value as i32, &format!("{tag}futex{n}_{}", f.index()));
+                a.mov_imm(R4, layout::key_word(abi, *f)).goto("have");
+                a.label(&format!("{tag}futex{n}_{}", f.index()));
+            }
+            a.goto("out");
+        }
     }
 
     /// With R4 the key word and R3 the first argument: store the clock id

@@ -160,7 +160,7 @@ pub(super) fn key_word(abi: u8, f: VdsoFn) -> i32 {
     let kind = match f.kind() {
         FnKind::Random => CLOCK_RANDOM,
         FnKind::Clock if f.takes_clock() => CLOCK_ID,
-        FnKind::Clock | FnKind::Cpu => CLOCK_NONE,
+        FnKind::Clock | FnKind::Cpu | FnKind::Futex => CLOCK_NONE,
     };
     i32::from(abi) | i32::from(fn_code(f)) << 8 | i32::from(kind) << KIND_SHIFT
 }
