@@ -583,6 +583,16 @@ impl Abi {
         }
     }
 
+    /// ptrace(2)'s number: the seccomp engine's ptrace channel watches it
+    /// (a program of the tree that ptraces finds its tasks traced).
+    pub fn ptrace_syscall(self) -> i64 {
+        match self {
+            Abi::X86_64 => 101,
+            Abi::Aarch64 | Abi::Riscv64 => 117,
+            Abi::I386 | Abi::Arm | Abi::Ppc64 | Abi::S390x => 26,
+        }
+    }
+
     /// The syscall glibc 2.41 maps its `MAP_DROPPABLE` getrandom state
     /// with, and its number: `mmap`, or `mmap2` on 32-bit ABIs.
     pub fn mmap_syscall(self) -> (&'static str, i64) {

@@ -132,6 +132,13 @@ pub struct TraceArgs {
     #[arg(long, value_enum, default_value_t = crate::measure::trace::engine::Choice::Auto)]
     pub engine: crate::measure::trace::engine::Choice,
 
+    /// Seccomp engine: how it hears of a clock syscall. ptrace (seccomp-stops: a signal never
+    /// fails a call, but the command cannot ptrace its own children or threads), listener (the
+    /// command may ptrace, but a signal can fail a waiting call EINTR: counted as withdrawn), or
+    /// auto (ptrace, unless the command is a sanitizer build or a tracer such as strace or gdb).
+    #[arg(long, value_enum, value_name = "CHANNEL", default_value_t = crate::measure::trace::engine::Channel::Auto)]
+    pub seccomp_channel: crate::measure::trace::engine::Channel,
+
     /// One row per thread instead of per process (BPF engine).
     #[arg(long)]
     pub per_thread: bool,

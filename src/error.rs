@@ -599,6 +599,8 @@ pub enum Misuse {
     PerThreadNeedsBpf,
     SeccompNotPid,
     SeccompNoDuration,
+    /// `--seccomp-channel` with an engine other than seccomp.
+    ChannelNeedsSeccomp,
     CgroupNeedsBpf,
     CgroupNeedsAll,
     /// `--sites` with the perf engine, which keeps no registers per call.

@@ -130,7 +130,7 @@ pub fn policy(kind: Kind, ctx: Context) -> Severity {
         // it; a process or a command: every call is FAIL.
         RawClockSyscall | VsyscallCall => [D, D, D, D, D],
         NotObserved => [I, I, I, I, I],
-        NotObservedInFull | CallsWithdrawnBySignal | TraceFailed => [W, W, W, W, W],
+        NotObservedInFull | CallsWithdrawnBySignal | PtraceInTracedTree | TraceFailed => [W, W, W, W, W],
         AuxClockSyscall => [I, I, I, I, I],
         SeccompAllows => [O, O, O, O, O],
         SeccompDeniesFallback | SeccompStrict => [F, F, F, F, F],

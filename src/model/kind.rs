@@ -210,6 +210,8 @@ kinds! {
     NotObservedInFull = "not-observed-in-full", Observed;
     /// Seccomp engine: a signal withdrew clock syscalls waiting for vdsoctl.
     CallsWithdrawnBySignal = "calls-withdrawn-by-signal", Observed;
+    /// Seccomp engine, traced: the tree asked to ptrace a task (EPERM).
+    PtraceInTracedTree = "ptrace-in-traced-tree", Observed;
     /// The trace broke.
     TraceFailed = "trace-failed", Observed;
     /// A clock the kernel serves by syscall by design (an aux clock not enabled).

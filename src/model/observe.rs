@@ -359,6 +359,7 @@ impl Observation {
             command: None,
             sites: false,
             stacks: false,
+            seccomp_channel: None,
         };
         let window = Window {
             tally: &delta,

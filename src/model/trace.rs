@@ -31,6 +31,9 @@ pub struct TraceReport {
     pub engine: Kind,
     /// Why it is not the BPF engine, when it is not.
     pub engine_note: Option<String>,
+    /// Seccomp engine: how it heard of the calls (`ptrace` or `listener`)
+    /// and why a listener; `null` for the other engines.
+    pub seccomp_channel: Option<crate::measure::trace::engines::seccomp::ChannelUsed>,
     pub duration_ns: u64,
     pub counts: Vec<CountRow>,
     pub vsyscall_emulations: Vec<VsyscallRow>,
@@ -264,6 +267,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
         target: session.target.clone(),
         engine: session.engine,
         engine_note: session.engine_note.clone(),
+        seccomp_channel: session.seccomp_channel,
         duration_ns: elapsed.as_nanos() as u64,
         counts,
         vsyscall_emulations,
@@ -539,6 +543,9 @@ pub enum TraceFact {
     Unfollowed { count: u64 },
     /// Seccomp engine: clock syscalls a signal withdrew while they waited.
     Withdrawn { count: u64 },
+    /// Seccomp engine, traced: ptrace requests of the tree that take a task
+    /// as their tracer (one vdsoctl traces refuses them).
+    PtraceRequests { count: u64 },
     /// Perf counters multiplexed: not counting the whole time.
     Multiplexed,
     /// Nothing counted in `secs` (`compat`: 32-bit tasks were traced too).
@@ -573,6 +580,7 @@ impl TraceFact {
             F::Clean { .. } => FindingKind::ObservedClean,
             F::Site { .. } => FindingKind::Note,
             F::Withdrawn { .. } => FindingKind::CallsWithdrawnBySignal,
+            F::PtraceRequests { .. } => FindingKind::PtraceInTracedTree,
         }
     }
 
@@ -587,6 +595,7 @@ impl TraceFact {
             | F::Lost { .. }
             | F::Unfollowed { .. }
             | F::Withdrawn { .. }
+            | F::PtraceRequests { .. }
             | F::Multiplexed
             | F::SitesLost { .. } => Status::Warn,
             F::AuxExpected { .. } | F::Expected { .. } | F::Clean { .. } | F::Site { .. } => Status::Info,
@@ -674,6 +683,9 @@ pub fn findings(
     }
     if tally.withdrawn > 0 {
         out.push(TraceFact::Withdrawn { count: tally.withdrawn });
+    }
+    if tally.ptrace_requests > 0 {
+        out.push(TraceFact::PtraceRequests { count: tally.ptrace_requests });
     }
     if tally.scaled {
         out.push(TraceFact::Multiplexed);

@@ -68,6 +68,7 @@ impl fmt::Display for Misuse {
             Misuse::SitesNeedRegisters => "--sites needs the BPF engine (--engine bpf), or the seccomp engine for `-- CMD` (--engine seccomp): the perf engine counts calls without their registers, so it cannot tell where they were made",
             Misuse::SitesOffX86 => "--sites names call sites on x86_64 hosts only: on this architecture a leaf's caller is in the link register, which no engine reads yet",
             Misuse::StacksNeedBpf => "--stacks needs the BPF engine (--engine bpf or auto): the perf and seccomp engines keep no stacks",
+            Misuse::ChannelNeedsSeccomp => "--seccomp-channel chooses how the seccomp engine counts: use it with --engine seccomp or auto",
             Misuse::SeccompNoDuration => "-d cannot cut the seccomp engine off: the command's clock syscalls wait for vdsoctl's answer, so it counts until the command's tree exits (stop it with Ctrl-C)",
         })
     }

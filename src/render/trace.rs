@@ -686,6 +686,11 @@ impl fmt::Display for TraceFact {
                 "{} clock syscalls were withdrawn by a signal while they waited for vdsoctl: each ran again (and was counted then) or, where the handler lacks SA_RESTART, failed EINTR, which it never does alone",
                 thousands(*count)
             ),
+            F::PtraceRequests { count } => write!(
+                f,
+                "the traced tree asked {} times to ptrace a task (PTRACE_TRACEME, ATTACH or SEIZE): a task vdsoctl traces refuses that (EPERM) where alone it would not, so the counts stand but the program may have run otherwise",
+                thousands(*count)
+            ),
             F::Multiplexed => f.write_str("some counters were multiplexed and did not run the whole time"),
             F::Clean { compat: true, secs } => write!(
                 f,
@@ -739,6 +744,7 @@ impl TraceFact {
             F::Lost { engine, lost } => Some(lost_words(*engine, *lost).1),
             F::Unfollowed { .. } => Some(format!("the traced set holds {MAX_PROCS} processes; trace a smaller tree")),
             F::Withdrawn { .. } => Some("count with the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which never makes a call wait".into()),
+            F::PtraceRequests { .. } => Some("run it with --seccomp-channel listener (it may then ptrace), or count with the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON)".into()),
             F::Site { caller, fix, .. } => Some(site_fix(fix, caller.as_deref()).to_string()),
             F::SitesLost { .. } => {
                 Some(format!("the site map holds {MAX_SITES} rows; trace fewer processes or for less time"))
@@ -774,6 +780,7 @@ impl From<&TraceFact> for Finding {
             }
             TraceFact::Lost { .. }
             | TraceFact::Withdrawn { .. }
+            | TraceFact::PtraceRequests { .. }
             | TraceFact::Unfollowed { .. }
             | TraceFact::Multiplexed
             | TraceFact::Clean { .. }

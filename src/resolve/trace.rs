@@ -55,6 +55,7 @@ pub(super) fn resolve(args: &TraceArgs, out: &Output) -> Result<TraceJob> {
             no_split: args.no_split,
             cgroups,
             stacks: args.stacks,
+            channel: args.seccomp_channel,
             ..Plan::default()
         },
         command_stdout_to_stderr: out.format != Format::Table,

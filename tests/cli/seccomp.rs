@@ -736,6 +736,11 @@ fn the_audited_tree_cannot_ptrace_its_auditor() {
 /// clock_gettime syscalls `strace -f -c` counts for `argv` run alone
 /// (None, with a SKIP, when strace is missing).
 fn strace_clock_calls(argv: &[&str]) -> Option<u64> {
+    strace_clock_calls_exiting(argv, 0)
+}
+
+/// [`strace_clock_calls`] of a program that exits `code` alone.
+fn strace_clock_calls_exiting(argv: &[&str], code: i32) -> Option<u64> {
     let log = tempfile::NamedTempFile::new().unwrap();
     let Ok(out) = Command::new("strace")
         .args(["-f", "-c", "-e", "trace=clock_gettime", "-o"])
@@ -747,7 +752,7 @@ fn strace_clock_calls(argv: &[&str]) -> Option<u64> {
         skip("strace not installed: the signal tests' counts are not compared with strace's");
         return None;
     };
-    assert!(out.status.success(), "strace {argv:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(code), "strace {argv:?}: {}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(log.path()).unwrap();
     let line = text.lines().find(|l| l.trim_end().ends_with(" clock_gettime")).unwrap_or_else(|| panic!("{text}"));
     // `% time seconds usecs/call calls [errors] syscall`
@@ -1036,4 +1041,100 @@ fn job_control_in_the_tree_is_as_alone() {
         let r = json_of(&out);
         assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 1, "{who}: {r:#}");
     }
+}
+
+/// Issue 42: a program that ptraces its own tree runs as alone. An ASan
+/// build (fixtures/leaky.c: 100 raw clock_gettime, then a leak) alone
+/// prints its leak report and exits 1; under vdsoctl — as nobody, and as
+/// root with `--engine seccomp` — the same report and exit code, every
+/// call counted as `strace -f -c` counts them (100 of its own and the
+/// runtime's few), the report's `seccomp_channel` the listener for a
+/// sanitizer build. Traced through ptrace (main before this, or
+/// `--seccomp-channel ptrace`) LeakSanitizer's stop-the-world fails and no
+/// leak is reported. `strace -f` under vdsoctl as nobody works (exit 0)
+/// and its program's 100 raw calls are counted.
+#[test]
+fn sanitizer_builds_and_tracers_in_the_tree_run_as_alone() {
+    let leaky = build_c("leaky", false, &["-O0", "-fsanitize=address"]);
+    let argv = [path(&leaky), "100"];
+    let alone = Command::new(&leaky).arg("100").output().expect("run alone");
+    let leaked = |stderr: &str| stderr.contains("ERROR: LeakSanitizer: detected memory leaks");
+    let alone_err = String::from_utf8_lossy(&alone.stderr);
+    assert!(leaked(&alone_err), "alone: {alone_err}");
+    assert_eq!(String::from_utf8_lossy(&alone.stdout), "ok 100 of 100\n");
+    let code = alone.status.code().expect("exit code");
+    assert_ne!(code, 0, "a leak fails the program alone");
+    let Some(calls) = strace_clock_calls_exiting(&argv, code) else { return };
+    assert!(calls >= 100, "strace: {calls}");
+    let mut runs = vec![("nobody", unprivileged(&vdsoctl_path()))];
+    if is_root() {
+        runs.push(("root", Command::new(vdsoctl_path())));
+    }
+    for (who, mut cmd) in runs {
+        let out = cmd.args(["--json", "trace", "--engine", "seccomp", "--"]).args(argv).output().expect("run vdsoctl");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(leaked(&stderr), "{who}: {stderr}");
+        assert!(stderr.lines().any(|l| l == "ok 100 of 100"), "{who}: {stderr}");
+        let r = json_of(&out);
+        let what = format!("{who}: {r:#}");
+        assert_eq!(r["command"]["exit_status"]["code"].as_i64(), Some(i64::from(code)), "{what}");
+        assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), calls, "{what}");
+        assert_eq!(r["seccomp_channel"]["channel"], "listener", "{what}");
+        assert_eq!(r["seccomp_channel"]["why"], "sanitizer", "{what}");
+    }
+    // Asked for, the ptrace channel is used (and its harm is the one this avoids).
+    let out = unprivileged(&vdsoctl_path())
+        .args(["--json", "trace", "--seccomp-channel", "ptrace", "--"])
+        .args(argv)
+        .output()
+        .expect("run vdsoctl");
+    let r = json_of(&out);
+    assert_eq!(r["seccomp_channel"]["channel"], "ptrace", "{r:#}");
+    assert!(r["seccomp_channel"]["why"].is_null(), "{r:#}");
+    assert!(!leaked(&String::from_utf8_lossy(&out.stderr)), "LSan cannot stop a traced world");
+
+    // A tracer in the tree: strace -f works under vdsoctl as nobody.
+    let bin = build_c("clock_loop", false, &[]);
+    if Command::new("strace").arg("-V").output().is_err() {
+        return skip("strace not installed: a tracer in the tree is not run");
+    }
+    let out = unprivileged(&vdsoctl_path())
+        .args(["--json", "trace", "--", "strace", "-f", "-o", "/dev/null", path(&bin), "raw", "1", "100"])
+        .output()
+        .expect("run vdsoctl");
+    let r = json_of(&out);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(r["command"]["exit_status"]["code"], 0, "{r:#}");
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 100, "{r:#}");
+    assert_eq!(
+        (r["seccomp_channel"]["channel"].as_str(), r["seccomp_channel"]["why"].as_str()),
+        (Some("listener"), Some("tracer")),
+        "{r:#}"
+    );
+    let kinds = |r: &Value| -> Vec<String> {
+        r["findings"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap().to_string()).collect()
+    };
+    assert!(!kinds(&r).contains(&"ptrace-in-traced-tree".to_string()), "{r:#}");
+    // Traced anyway (asked): strace's PTRACE_TRACEME fails, and that is said.
+    let out = unprivileged(&vdsoctl_path())
+        .args(["--json", "trace", "--seccomp-channel", "ptrace", "--", "strace", "-f", "-o", "/dev/null"])
+        .args([path(&bin), "raw", "1", "100"])
+        .output()
+        .expect("run vdsoctl");
+    let r = json_of(&out);
+    assert_ne!(r["command"]["exit_status"]["code"], 0, "{r:#}");
+    assert!(kinds(&r).contains(&"ptrace-in-traced-tree".to_string()), "{r:#}");
+    // --seccomp-channel listener is said as asked; with another engine it is a usage error.
+    let out = unprivileged(&vdsoctl_path())
+        .args(["--json", "trace", "--seccomp-channel", "listener", "--", path(&bin), "raw", "1", "10"])
+        .output()
+        .expect("run vdsoctl");
+    let r = json_of(&out);
+    assert_eq!(count(&r, "clock_gettime", Some("CLOCK_MONOTONIC")), 10, "{r:#}");
+    assert_eq!(r["seccomp_channel"]["why"], "asked", "{r:#}");
+    let out = Command::new(vdsoctl_path())
+        .args(["trace", "--engine", "perf", "--seccomp-channel", "listener", "--", path(&bin), "raw", "1", "10"])
+        .output()
+        .expect("run vdsoctl");
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -617,9 +617,11 @@ pub fn read_path(path: &Path) -> Result<ExeInfo> {
 
 mod calls;
 mod dynamic;
+mod ptracer;
 mod runtime;
 
 pub use calls::*;
+pub use ptracer::{ptrace_user, PtraceUser};
 pub use runtime::*;
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use crate::measure::kernel::tracefs::Tracefs;
 use crate::measure::sys::seccomp::{Listener, Program};
 use crate::measure::trace::engines::bpf::{self, BpfTracer};
 use crate::measure::trace::engines::perf::{Attach, Events, Tracer};
-use crate::measure::trace::engines::seccomp::SeccompTracer;
+use crate::measure::trace::engines::seccomp::{ChannelUsed, ListenerWhy, SeccompTracer};
 use crate::measure::trace::Tally;
 use crate::progress::Kind;
 
@@ -31,6 +31,22 @@ pub enum Choice {
     Perf,
     /// seccomp-stops, `-- CMD` only (needs no privilege; each clock syscall stops ~10 µs for vdsoctl).
     Seccomp,
+}
+
+/// How the seccomp engine hears of a clock syscall (`--seccomp-channel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Channel {
+    /// ptrace where the host allows it, unless the command ptraces its own tree (a sanitizer
+    /// build, a tracer): then the listener.
+    #[default]
+    Auto,
+    /// seccomp-stops taken through ptrace: a signal never fails a clock call, but the
+    /// command's own ptrace calls fail EPERM.
+    Ptrace,
+    /// A seccomp listener: the command may ptrace its own tree, but a signal may withdraw a
+    /// waiting clock call (EINTR; counted as withdrawn).
+    Listener,
 }
 
 /// What to count.
@@ -55,6 +71,11 @@ pub struct Plan {
     /// Count each call's user stack too (`--stacks`, BPF engine only: no
     /// fallback to an engine that would drop them).
     pub stacks: bool,
+    /// Seccomp engine: the channel asked for.
+    pub channel: Channel,
+    /// Seccomp engine: the command ptraces its own tree (read from its
+    /// files before it runs).
+    pub ptrace_user: Option<crate::inspect::exe::PtraceUser>,
 }
 
 /// An engine with its targets, counting or about to.
@@ -196,6 +217,9 @@ impl Counting {
         if plan.sites && (matches!(choice, Choice::Perf) || (perf_only && choice != Choice::Seccomp)) {
             return Err(Error::Misuse(Misuse::SitesNeedRegisters));
         }
+        if plan.channel != Channel::Auto && !matches!(choice, Choice::Auto | Choice::Seccomp) {
+            return Err(Error::Misuse(Misuse::ChannelNeedsSeccomp));
+        }
         if plan.stacks && perf_only {
             return Err(Error::Misuse(Misuse::StacksNeedBpf));
         }
@@ -211,7 +235,12 @@ impl Counting {
         }
         // The filter's fd is made in the command's child, before its exec:
         // nothing is opened here, and a refusal is known at the fork.
-        Ok(Counting::Seccomp(Box::new(SeccompTracer::new(plan.per_thread, plan.sites)?)))
+        Ok(Counting::Seccomp(Box::new(SeccompTracer::new(
+            plan.per_thread,
+            plan.sites,
+            plan.channel,
+            plan.ptrace_user,
+        )?)))
     }
 
     fn open_perf(plan: &Plan) -> Result<Counting> {
@@ -251,9 +280,20 @@ impl Counting {
         }
     }
 
-    /// Seccomp engine counting through a listener (ptrace refused).
-    pub fn seccomp_listener(&self) -> bool {
-        matches!(self, Counting::Seccomp(t) if !t.is_traced())
+    /// Seccomp engine: the channel it counts through, and why.
+    pub fn seccomp_channel(&self) -> Option<ChannelUsed> {
+        match self {
+            Counting::Seccomp(t) => Some(t.channel()),
+            _ => None,
+        }
+    }
+
+    /// Seccomp engine counting through a listener: why.
+    pub fn seccomp_listener(&self) -> Option<ListenerWhy> {
+        match self {
+            Counting::Seccomp(t) => t.listener_why(),
+            _ => None,
+        }
     }
 
     /// Seccomp engine: after its ptrace seize was refused, count through

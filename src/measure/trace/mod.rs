@@ -216,6 +216,10 @@ pub struct Tally {
     /// failed EINTR where the handler lacks SA_RESTART (else it ran again
     /// and was counted then), or its task was killed.
     pub withdrawn: u64,
+    /// Seccomp engine, traced: ptrace(2) requests of the tree that take a
+    /// task as their tracer (TRACEME, ATTACH, SEIZE): one vdsoctl traces
+    /// refuses them (EPERM), where alone it would not.
+    pub ptrace_requests: u64,
     /// `--sites`: calls counted in their row whose site row found no room.
     pub sites_lost: u64,
     /// Parent of each process the engine saw fork.
@@ -295,6 +299,7 @@ impl Tally {
             unrecorded: self.unrecorded.iter().map(|(k, v)| (*k, sub(*v, earlier.unrecorded.get(k)))).collect(),
             unfollowed: self.unfollowed.saturating_sub(earlier.unfollowed),
             withdrawn: self.withdrawn.saturating_sub(earlier.withdrawn),
+            ptrace_requests: self.ptrace_requests.saturating_sub(earlier.ptrace_requests),
             sites_lost: self.sites_lost.saturating_sub(earlier.sites_lost),
             parents: self.parents.clone(),
             comms: self.comms.clone(),

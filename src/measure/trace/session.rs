@@ -79,6 +79,8 @@ pub struct Session {
     pub sites: bool,
     /// Stacks were counted (`--stacks`).
     pub stacks: bool,
+    /// Seccomp engine: the channel it counted through, and why.
+    pub seccomp_channel: Option<crate::measure::trace::engines::seccomp::ChannelUsed>,
 }
 
 /// One window of counts: an interval, or the whole trace.
@@ -221,6 +223,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         command: None,
         sites: req.plan.sites,
         stacks: req.plan.stacks,
+        seccomp_channel: counting.seccomp_channel(),
     };
     let targets = match &session.target {
         Target::Pids(p) => p.len(),
@@ -611,7 +614,12 @@ fn open_and_arm(
     duration: Option<Duration>,
     tx: &mpsc::Sender<Event>,
 ) -> Result<(Counting, Option<String>, Armed)> {
-    let plan = Plan { all: req.target == TraceTarget::All, command: command.is_some(), ..req.plan.clone() };
+    let plan = Plan {
+        all: req.target == TraceTarget::All,
+        command: command.is_some(),
+        ptrace_user: command.and_then(|c| c.ptrace_user),
+        ..req.plan.clone()
+    };
     let open = |choice: Choice| -> Result<(Counting, Option<String>)> {
         let opened = Counting::open(choice, &plan)?;
         if opened.counting.kind() == Kind::Seccomp && req.duration.is_some() {
@@ -703,8 +711,8 @@ fn arm(
         };
         let child = gated.pid;
         child_fd = spawn::pidfd_open(child).ok();
-        if let Some(say) = req.progress.filter(|_| counting.seccomp_listener()) {
-            say(&Progress::SeccompListener);
+        if let (Some(say), Some(why)) = (req.progress, counting.seccomp_listener()) {
+            say(&Progress::SeccompListener { why });
         }
         let target = Target::Command { argv: cmd.argv_text.clone(), pid: child };
         // Said before the command runs, so its own output comes after.

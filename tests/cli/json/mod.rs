@@ -504,12 +504,38 @@ fn assert_worst(c: &CheckDoc) {
 
 // ---- trace ----
 
+/// `seccomp_channel`: `ptrace` (no reason) or `listener` (with one).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeccompChannel {
+    channel: Channel,
+    why: Option<ListenerWhy>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum Channel {
+    Ptrace,
+    Listener,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum ListenerWhy {
+    PtraceRefused,
+    Asked,
+    Sanitizer,
+    Tracer,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Trace {
     target: serde_json::Value,
     engine: String,
     engine_note: Option<String>,
+    /// Seccomp engine: how it heard of the calls (`null` for the others).
+    seccomp_channel: Option<SeccompChannel>,
     duration_ns: u64,
     counts: Vec<CountRow>,
     vsyscall_emulations: Vec<VsyscallRow>,

@@ -41,6 +41,15 @@ fn trace_of_true_and_of_a_clock_loop() {
     // A note says why an engine was passed over: perf (BPF refused) or bpf (fentry refused).
     assert!(t.engine == "perf" || t.engine_note.as_deref().is_none_or(|n| n.starts_with("fentry refused: ")));
     assert!(["fentry", "bpf", "perf"].contains(&t.engine.as_str()));
+    assert!(t.seccomp_channel.is_none(), "only the seccomp engine has a channel");
+    // The seccomp engine says its channel: seccomp-stops where ptrace is
+    // allowed (as here), the listener asked for with its reason.
+    let s: Trace = doc(&["trace", "--engine", "seccomp", "--", "true"], &[0]);
+    let ch = s.seccomp_channel.as_ref().expect("seccomp_channel");
+    assert!(ch.channel == Channel::Ptrace && ch.why.is_none() || ch.why == Some(ListenerWhy::PtraceRefused), "{ch:?}");
+    let s: Trace = doc(&["trace", "--seccomp-channel", "listener", "--engine", "seccomp", "--", "true"], &[0]);
+    let ch = s.seccomp_channel.as_ref().expect("seccomp_channel");
+    assert_eq!((&ch.channel, &ch.why), (&Channel::Listener, &Some(ListenerWhy::Asked)), "{ch:?}");
     assert!(!t.interrupted && t.interval.is_none() && t.exited.is_empty() && t.unattributed.is_empty());
     assert_eq!((t.lost, t.unfollowed, t.withdrawn), (0, 0, 0));
     assert!(t.duration_ns > 0);

@@ -17,12 +17,16 @@
 //! command dies with vdsoctl (PR_SET_PDEATHSIG, PTRACE_O_EXITKILL) rather
 //! than run on with clock syscalls failing; no_new_privs makes setuid
 //! programs in the tree run without their privileges; traced, a program
-//! of the tree cannot ptrace its own children (already traced).
+//! of the tree cannot ptrace its own children (already traced): a command
+//! known to (a sanitizer build, a tracer: `inspect::exe::ptrace_user`)
+//! counts through the listener instead.
 
 use crate::arch::{self, Abi, FnKind, VdsoFn};
+use crate::inspect::exe::PtraceUser;
 use crate::inspect::process::{blocked_syscall_sp, boottime_offset_ns, ns_per_tick, read_thread_mem, start_ticks_of};
 use crate::measure::sys::ptrace::{self, Stop, Tracee};
 use crate::measure::sys::seccomp::{Insn, Listener, Notification, Program, Wake};
+use crate::measure::trace::engine::Channel;
 use crate::measure::trace::sites::Book;
 use own::Own;
 
@@ -86,7 +90,10 @@ fn watched_numbers(abi: Abi, traced: bool) -> Vec<u32> {
     // [`own`]). Traced, the kernel itself runs the command's programs
     // beside vdsoctl's, as alone: nothing to model.
     let install = (!traced).then_some(abi.seccomp_syscall() as u32);
-    plain.chain(x32).chain(install).collect()
+    // Traced, ptrace(2) too: a request that takes a task as its tracer
+    // finds it traced by vdsoctl (EPERM), and is said (`ptrace_requests`).
+    let ptrace = traced.then_some(abi.ptrace_syscall() as u32);
+    plain.chain(x32).chain(install).chain(ptrace).collect()
 }
 
 /// The `futex` numbers of `abi` notified only when the op (the second
@@ -410,6 +417,41 @@ struct Shared {
     ended: Mutex<Option<Instant>>,
 }
 
+/// Why the seccomp engine counts through a listener, not ptrace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListenerWhy {
+    /// The host or a sandbox refuses vdsoctl's ptrace of the command
+    /// (YAMA, seccomp, vdsoctl traced itself).
+    PtraceRefused,
+    /// `--seccomp-channel listener`.
+    Asked,
+    /// The command is a sanitizer build that stops the world by ptrace:
+    /// traced, its leak check would fail.
+    Sanitizer,
+    /// The command is a tracer (strace, gdb, ltrace, rr): traced, its
+    /// ptrace calls would fail EPERM.
+    Tracer,
+}
+
+impl From<PtraceUser> for ListenerWhy {
+    fn from(user: PtraceUser) -> ListenerWhy {
+        match user {
+            PtraceUser::Sanitizer => ListenerWhy::Sanitizer,
+            PtraceUser::Tracer => ListenerWhy::Tracer,
+        }
+    }
+}
+
+/// How the seccomp engine heard of the calls, for the report (`seccomp_channel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct ChannelUsed {
+    /// `ptrace` (seccomp-stops) or `listener`.
+    pub channel: Channel,
+    /// The listener's reason (`null` under ptrace).
+    pub why: Option<ListenerWhy>,
+}
+
 /// The seccomp engine, before and while it supervises a command's tree.
 #[derive(Debug)]
 pub struct SeccompTracer {
@@ -420,6 +462,8 @@ pub struct SeccompTracer {
     /// Counting through ptrace (a seccomp-stop per call), not through a
     /// listener: see [`ptrace_allowed`].
     traced: bool,
+    /// Not traced: why.
+    listener_why: Option<ListenerWhy>,
     shared: Arc<SharedHandle>,
     worker: Option<JoinHandle<()>>,
     /// Closing this (dropping it) tells the supervisor to stop.
@@ -463,13 +507,26 @@ impl std::fmt::Debug for SharedHandle {
 
 impl SeccompTracer {
     /// An engine ready to give its filter to a command.
-    pub fn new(per_thread: bool, sites: bool) -> crate::error::Result<SeccompTracer> {
-        let traced = ptrace_allowed();
+    /// `channel` as asked; `ptrace_user`: the command ptraces its own tree.
+    pub fn new(
+        per_thread: bool,
+        sites: bool,
+        channel: Channel,
+        ptrace_user: Option<PtraceUser>,
+    ) -> crate::error::Result<SeccompTracer> {
+        let listener_why = match (channel, ptrace_user) {
+            (Channel::Listener, _) => Some(ListenerWhy::Asked),
+            (_, _) if !ptrace_allowed() => Some(ListenerWhy::PtraceRefused),
+            (Channel::Auto, Some(user)) => Some(user.into()),
+            _ => None,
+        };
+        let traced = listener_why.is_none();
         Ok(SeccompTracer {
             per_thread,
             sites,
             program: program(traced)?,
             traced,
+            listener_why,
             shared: Arc::new(SharedHandle(Shared::default())),
             worker: None,
             stop: None,
@@ -482,7 +539,19 @@ impl SeccompTracer {
     pub fn use_listener(&mut self) -> crate::error::Result<()> {
         self.program = program(false)?;
         self.traced = false;
+        self.listener_why = Some(ListenerWhy::PtraceRefused);
         Ok(())
+    }
+
+    /// Counting through a listener: why.
+    pub fn listener_why(&self) -> Option<ListenerWhy> {
+        self.listener_why
+    }
+
+    /// The channel it counts through, and why.
+    pub fn channel(&self) -> ChannelUsed {
+        let channel = if self.traced { Channel::Ptrace } else { Channel::Listener };
+        ChannelUsed { channel, why: self.listener_why }
     }
 
     /// Whether it counts through ptrace (the command is seized, no
@@ -651,6 +720,14 @@ fn traced_call(
     let n = Notification { id: 0, tid: c.tid, nr: c.nr, arch: c.arch, ip: c.ip, args: c.args };
     let call = decode(&n, &|| crate::inspect::process::in_vdso_of(n.tid, n.ip));
     let ours = c.ret_data == TRACE_DATA;
+    if ours && Abi::from_audit_arch(n.arch).is_some_and(|abi| i64::from(n.nr) == abi.ptrace_syscall()) {
+        // PTRACE_TRACEME, PTRACE_ATTACH, PTRACE_SEIZE: the task to trace
+        // may be one vdsoctl traces (EPERM, where alone it is not).
+        if matches!(n.args[0], 0 | 16 | 0x4206) {
+            lock(&shared.tally).ptrace_requests += 1;
+        }
+        return t.resume(0);
+    }
     if !ours && call.is_none() {
         // Another call a program of the command's own traces: alone, with
         // no tracer, the kernel fails it ENOSYS.

@@ -17,6 +17,9 @@ pub(super) struct PreparedCommand {
     pub(super) argv_text: Vec<String>,
     pub(super) comm: String,
     pub(super) abi: Option<Abi>,
+    /// It ptraces its own tree (a sanitizer build, a tracer): the seccomp
+    /// engine then counts through a listener.
+    pub(super) ptrace_user: Option<crate::inspect::exe::PtraceUser>,
 }
 
 pub(super) fn prepare_command(words: &[OsString]) -> Result<PreparedCommand> {
@@ -38,6 +41,7 @@ pub(super) fn prepare_command(words: &[OsString]) -> Result<PreparedCommand> {
         })
         .collect::<Result<Vec<_>>>()?;
     let abi = exe_header_of(&path).and_then(|h| Abi::from_elf(h.is_64, h.machine));
+    let ptrace_user = crate::inspect::exe::ptrace_user(&path);
     // The kernel's: the file name's first 15 bytes (a UTF-8 name may be cut
     // mid-letter), written as /proc's comm is read (`words::bytes_text`).
     let comm: String =
@@ -54,6 +58,7 @@ pub(super) fn prepare_command(words: &[OsString]) -> Result<PreparedCommand> {
         display,
         comm,
         abi,
+        ptrace_user,
     })
 }
 
