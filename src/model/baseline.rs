@@ -76,6 +76,46 @@ pub struct Baseline {
     /// `bench`: per function, clock and path, sorted (model::bench_baseline).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bench: Vec<super::bench_baseline::BaselineBench>,
+    /// The machine (`uname -m`: `x86_64`, `aarch64`) a `bench` or a
+    /// `check -- CMD` ran on: its times and counts are that machine's, and
+    /// a baseline of another is refused. Absent for an image (each binary
+    /// keeps its own `machine`) and in a baseline written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<String>,
+}
+
+impl Baseline {
+    /// An empty baseline of `kind`.
+    pub fn of_kind(kind: &str) -> Baseline {
+        Baseline {
+            format: FORMAT.into(),
+            kind: kind.into(),
+            runtimes: Vec::new(),
+            binaries: Vec::new(),
+            findings: Vec::new(),
+            calls: Vec::new(),
+            bench: Vec::new(),
+            arch: None,
+        }
+    }
+
+    /// The machines of an image baseline's binaries, sorted (none for
+    /// another kind).
+    pub fn machines(&self) -> Vec<&str> {
+        let mut m: Vec<&str> = self.binaries.iter().map(|b| b.machine.as_str()).filter(|m| !m.is_empty()).collect();
+        m.sort_unstable();
+        m.dedup();
+        m
+    }
+
+    /// Whether `self` (read) was measured on, or is of, another
+    /// architecture than `now`: two runs' machines differ, or two images
+    /// share no machine. Unknown on either side: not said to differ.
+    pub fn other_arch(&self, now: &Baseline) -> bool {
+        let runs = matches!((&self.arch, &now.arch), (Some(a), Some(b)) if a != b);
+        let (was, is) = (self.machines(), now.machines());
+        runs || !was.is_empty() && !is.is_empty() && !was.iter().any(|m| is.contains(m))
+    }
 }
 
 /// `check -- CMD`: one process name's calls of one function and clock.
@@ -144,6 +184,7 @@ impl Baseline {
             findings: Vec::new(),
             calls: Vec::new(),
             bench: report.baseline_rows(),
+            arch: None,
         }
     }
 }
@@ -397,6 +438,7 @@ mod tests {
                 .collect(),
             calls: Vec::new(),
             bench: Vec::new(),
+            arch: None,
         }
     }
 
