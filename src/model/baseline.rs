@@ -375,7 +375,10 @@ fn compare_calls(old: &Baseline, new: &Baseline, d: &mut BaselineDiff) {
     let bad = |b: &'_ Baseline| -> BTreeMap<Key, u64> {
         let mut m = BTreeMap::new();
         for c in b.calls.iter().filter(|c| !c.expected) {
-            *m.entry((c.process.clone(), c.function.clone(), c.vsyscall, c.clock.clone())).or_insert(0) += c.count;
+            super::add(
+                m.entry((c.process.clone(), c.function.clone(), c.vsyscall, c.clock.clone())).or_insert(0u64),
+                c.count,
+            );
         }
         m
     };
@@ -491,5 +494,26 @@ mod tests {
         assert_eq!(b.binaries[0].runtime, key("go", Some("go1.24.1")));
         assert_eq!((b.calls[0].function.as_str(), b.calls[0].vsyscall), ("time", true));
         assert_eq!(b.format, FORMAT);
+    }
+
+    /// Calls at u64::MAX summed per name (two processes of one name): the
+    /// sum saturates, and the same bypass on both sides is not new.
+    #[test]
+    fn calls_at_u64_max_saturate() {
+        let call = |count| BaselineCall {
+            process: "hot".into(),
+            function: "clock_gettime".into(),
+            vsyscall: false,
+            clock: "CLOCK_MONOTONIC_RAW".into(),
+            count,
+            expected: false,
+        };
+        let mut old = base(Vec::new(), &[]);
+        old.kind = "command".into();
+        old.calls = vec![call(u64::MAX), call(u64::MAX)];
+        let mut now = old.clone();
+        now.calls = vec![call(u64::MAX)];
+        let d = compare("b.json", &old, &now);
+        assert_eq!(d.new, 0, "{d:?}");
     }
 }
