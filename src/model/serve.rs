@@ -587,7 +587,13 @@ impl Book {
                     Series::Vsyscall(pid, f) => (*pid, Calls::Vsyscall { function: f.name() }),
                     Series::Unattributed(pid) => (*pid, Calls::Unattributed),
                 };
-                LiveSeries { pid, comm: comm.clone(), count: *count, calls }
+                // The process's start: the key's, else that of the pid's
+                // holder this book first saw (what it told processes apart by).
+                let start = match s.process() {
+                    (_, 0) => self.starts.get(&pid).copied().unwrap_or(0),
+                    (_, start) => start,
+                };
+                LiveSeries { pid, start, comm: comm.clone(), count: *count, calls }
             })
             .collect();
         Rates {
@@ -660,6 +666,10 @@ pub struct Rates {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveSeries {
     pub pid: i32,
+    /// The process's start (clock ticks after boot, /proc/PID/stat's 22nd
+    /// field); 0 when not known. With the pid, it names one process: a pid
+    /// reused is another series, never a counter that dropped.
+    pub start: u64,
     /// The process's current name.
     pub comm: String,
     pub count: u64,
@@ -849,7 +859,7 @@ mod tests {
         let mut t = Tally::default();
         t.unrecorded.insert(me, 9);
         let r = world.refresh(&mut book, &t, start + Duration::from_secs(1), &Costs::new());
-        assert_eq!(r.live, [LiveSeries { pid: me, comm: "me".into(), count: 9, calls: Calls::Unattributed }]);
+        assert_eq!(r.live, [LiveSeries { pid: me, start: 7, comm: "me".into(), count: 9, calls: Calls::Unattributed }]);
     }
 
     #[test]
@@ -946,10 +956,11 @@ mod tests {
         let r = world.refresh(&mut book, &t, at(2), &Costs::new());
         assert!(r.live.is_empty(), "{r:?}");
         assert!(book.buried(me, 0), "forgotten now");
-        // The engine forgot the old rows; what it counts now is ours.
+        // The engine forgot the old rows; what it counts now is ours, labelled with our start.
         t.vsyscall.insert((me, VdsoFn::Time), 3);
         let r = world.refresh(&mut book, &t, at(3), &Costs::new());
-        let want = LiveSeries { pid: me, comm: "me".into(), count: 3, calls: Calls::Vsyscall { function: "time" } };
+        let want =
+            LiveSeries { pid: me, start: 7, comm: "me".into(), count: 3, calls: Calls::Vsyscall { function: "time" } };
         assert_eq!(r.live, [want]);
     }
 
