@@ -32,7 +32,34 @@ pub fn read(path: &Path, kinds: &[&str], writer: &str) -> Result<Baseline> {
             kinds.join(" or ")
         )));
     }
-    Ok(old.upgraded())
+    let old = old.upgraded();
+    // Times and counts of another architecture compare with nothing here.
+    let here = Baseline { arch: crate::inspect::kernel::machine(), ..Baseline::of_kind(&old.kind) };
+    refuse_other_arch(path, &old, &here, writer)?;
+    Ok(old)
+}
+
+/// The one-line refusal of a baseline `old` of another architecture than
+/// `now` (the machine it ran on, or an image's binaries).
+pub fn refuse_other_arch(path: &Path, old: &Baseline, now: &Baseline, writer: &str) -> Result<()> {
+    if !old.other_arch(now) {
+        return Ok(());
+    }
+    let names = |b: &Baseline| b.arch.clone().unwrap_or_else(|| b.machines().join(", "));
+    Err(Error::Malformed {
+        what: format!("baseline {}", path.display()),
+        detail: format!(
+            "of {}, this is {}: another architecture's results compare with nothing here — save one here with `{writer}`",
+            names(old),
+            names(now)
+        ),
+    })
+}
+
+/// The machine this runs on (`uname -m`), kept in a `bench` or `check --
+/// CMD` baseline.
+pub fn here() -> Option<String> {
+    crate::inspect::kernel::machine()
 }
 
 /// Write `b` to `path` (replacing it): pretty, sorted, one newline at the end.

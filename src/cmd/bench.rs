@@ -26,7 +26,7 @@ pub fn run(req: &BenchJob, out: &Output) -> Result<Outcome> {
     }
     let run = measure(&req.measure);
     let (mut report, crossed) = judge(run, &KernelFacts::read());
-    let now = Baseline::of_bench(&report);
+    let now = Baseline { arch: crate::cmd::baseline_file::here(), ..Baseline::of_bench(&report) };
     if let (Some(path), Some(old)) = (&req.baseline, &old) {
         report.baseline = Some(compare(&path.display().to_string(), &old.bench, &now.bench));
     }

@@ -252,12 +252,97 @@ pub fn branch_targets(code: &[u8], base: u64) -> Vec<u64> {
 const X0: usize = 0;
 const X1: usize = 1;
 const X8: usize = 8;
+const FP: usize = 29;
+const SP: usize = 31;
+
+/// A constant in a stack slot: `size` bytes at `[base, #off]`, base sp or
+/// x29 (what clang and gcc -O0 keep a local in).
+#[derive(Clone, Copy, PartialEq, Debug)]
+struct Slot {
+    base: usize,
+    off: i64,
+    size: u32,
+    value: u64,
+}
+
+/// A load or store of one register at an immediate offset from sp or x29
+/// (STR/LDR unsigned offset, STUR/LDUR, LDRSW/LDURSW, 32 or 64 bits).
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Access {
+    Store { rt: usize, base: usize, off: i64, size: u32 },
+    Load { rt: usize, base: usize, off: i64, size: u32, signed: bool },
+}
+
+fn access(w: u32) -> Option<Access> {
+    let (rt, rn) = ((w & 0x1f) as usize, ((w >> 5) & 0x1f) as usize);
+    let scaled = i64::from((w >> 10) & 0xfff);
+    let unscaled = i64::from((((w >> 12) & 0x1ff) << 23) as i32 >> 23);
+    // (kind: 0 store, 1 load, 2 load signed word; size; offset)
+    let (kind, size, off) = match w & 0xffc0_0000 {
+        0xb900_0000 => (0, 4, scaled * 4),
+        0xf900_0000 => (0, 8, scaled * 8),
+        0xb940_0000 => (1, 4, scaled * 4),
+        0xf940_0000 => (1, 8, scaled * 8),
+        0xb980_0000 => (2, 4, scaled * 4),
+        _ => match w & 0xffe0_0c00 {
+            0xb800_0000 => (0, 4, unscaled),
+            0xf800_0000 => (0, 8, unscaled),
+            0xb840_0000 => (1, 4, unscaled),
+            0xf840_0000 => (1, 8, unscaled),
+            0xb880_0000 => (2, 4, unscaled),
+            _ => return None,
+        },
+    };
+    if rn != SP && rn != FP {
+        return None;
+    }
+    Some(match kind {
+        0 => Access::Store { rt, base: rn, off, size },
+        k => Access::Load { rt, base: rn, off, size, signed: k == 2 },
+    })
+}
+
+/// Whether `w` is in the loads-and-stores encoding group.
+fn is_load_store(w: u32) -> bool {
+    w & 0x0a00_0000 == 0x0800_0000
+}
+
+/// What a modelled access does to the registers and slots of a block: a
+/// store keeps the register's constant (xzr/wzr: 0) in its slot and
+/// forgets what it overlaps; a load reads a slot stored at the same place
+/// at least as wide.
+fn follow(a: Access, regs: &mut [Option<u64>; 32], slots: &mut Vec<Slot>) {
+    match a {
+        Access::Store { rt, base, off, size } => {
+            let end = off + i64::from(size);
+            slots.retain(|s| s.base != base || s.off + i64::from(s.size) <= off || s.off >= end);
+            let v = if rt == 31 { Some(0) } else { regs[rt] };
+            if let Some(v) = v {
+                if slots.len() < 32 {
+                    slots.push(Slot { base, off, size, value: if size == 4 { v & 0xffff_ffff } else { v } });
+                }
+            }
+        }
+        Access::Load { rt, base, off, size, signed } => {
+            let v =
+                slots.iter().find(|s| s.base == base && s.off == off && s.size >= size).map(|s| match (size, signed) {
+                    (4, true) => s.value as u32 as i32 as i64 as u64,
+                    (4, false) => s.value & 0xffff_ffff,
+                    _ => s.value,
+                });
+            if rt != 31 {
+                regs[rt] = v;
+            }
+        }
+    }
+}
 
 /// The sites in `code[from..to]` (loaded at `base`), with the constants of
 /// each basic block tracked; `block_starts` (sorted) are branch targets.
 pub fn analyze(code: &[u8], base: u64, from: usize, to: usize, t: &Targets, block_starts: &[u64]) -> Vec<Site> {
     let mut out = Vec::new();
     let mut regs: [Option<u64>; 32] = [None; 32];
+    let mut slots: Vec<Slot> = Vec::new();
     let mut written = Vec::with_capacity(4);
     let mut at = align_up(base, from);
     while at < to {
@@ -266,6 +351,7 @@ pub fn analyze(code: &[u8], base: u64, from: usize, to: usize, t: &Targets, bloc
         at += 4;
         if block_starts.binary_search(&pc).is_ok() {
             regs = [None; 32];
+            slots.clear();
         }
         let site = |via, function: VdsoFn, clock| Site {
             addr: pc,
@@ -281,6 +367,7 @@ pub fn analyze(code: &[u8], base: u64, from: usize, to: usize, t: &Targets, bloc
                 out.push(site(Via::Svc, f, clock_of(f, regs[X0])));
             }
             regs[X0] = None; // the result
+            slots.clear(); // the kernel wrote through the arguments
             continue;
         }
         if is_bl(w) || is_b(w) {
@@ -290,16 +377,25 @@ pub fn analyze(code: &[u8], base: u64, from: usize, to: usize, t: &Targets, bloc
                 }
             }
             regs = [None; 32];
+            slots.clear();
             continue;
         }
         if is_indirect(w) || is_bcond(w) || is_cbz(w) || is_tbz(w) || is_trap(w) || w & 0xff00_0000 == 0xd400_0000 {
             regs = [None; 32];
+            slots.clear();
+            continue;
+        }
+        if let Some(a) = access(w) {
+            follow(a, &mut regs, &mut slots);
             continue;
         }
         match constant(w, &regs) {
             Some((rd, v)) => {
                 if rd != 31 {
                     regs[rd] = v;
+                }
+                if rd == FP {
+                    slots.retain(|s| s.base != FP);
                 }
             }
             None => {
@@ -309,6 +405,15 @@ pub fn analyze(code: &[u8], base: u64, from: usize, to: usize, t: &Targets, bloc
                     if let Some(slot) = regs.get_mut(r) {
                         *slot = None;
                     }
+                    // sp or x29 moved (or a store we do not model, below).
+                    if r == SP || r == FP {
+                        slots.retain(|s| s.base != r);
+                    }
+                }
+                if is_load_store(w) {
+                    // Any other store (a pair, a byte, through another
+                    // pointer, with writeback) may write any slot.
+                    slots.clear();
                 }
             }
         }

@@ -76,6 +76,46 @@ pub struct Baseline {
     /// `bench`: per function, clock and path, sorted (model::bench_baseline).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bench: Vec<super::bench_baseline::BaselineBench>,
+    /// The machine (`uname -m`: `x86_64`, `aarch64`) a `bench` or a
+    /// `check -- CMD` ran on: its times and counts are that machine's, and
+    /// a baseline of another is refused. Absent for an image (each binary
+    /// keeps its own `machine`) and in a baseline written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<String>,
+}
+
+impl Baseline {
+    /// An empty baseline of `kind`.
+    pub fn of_kind(kind: &str) -> Baseline {
+        Baseline {
+            format: FORMAT.into(),
+            kind: kind.into(),
+            runtimes: Vec::new(),
+            binaries: Vec::new(),
+            findings: Vec::new(),
+            calls: Vec::new(),
+            bench: Vec::new(),
+            arch: None,
+        }
+    }
+
+    /// The machines of an image baseline's binaries, sorted (none for
+    /// another kind).
+    pub fn machines(&self) -> Vec<&str> {
+        let mut m: Vec<&str> = self.binaries.iter().map(|b| b.machine.as_str()).filter(|m| !m.is_empty()).collect();
+        m.sort_unstable();
+        m.dedup();
+        m
+    }
+
+    /// Whether `self` (read) was measured on, or is of, another
+    /// architecture than `now`: two runs' machines differ, or two images
+    /// share no machine. Unknown on either side: not said to differ.
+    pub fn other_arch(&self, now: &Baseline) -> bool {
+        let runs = matches!((&self.arch, &now.arch), (Some(a), Some(b)) if a != b);
+        let (was, is) = (self.machines(), now.machines());
+        runs || !was.is_empty() && !is.is_empty() && !was.iter().any(|m| is.contains(m))
+    }
 }
 
 /// `check -- CMD`: one process name's calls of one function and clock.
@@ -144,6 +184,7 @@ impl Baseline {
             findings: Vec::new(),
             calls: Vec::new(),
             bench: report.baseline_rows(),
+            arch: None,
         }
     }
 }
@@ -334,7 +375,10 @@ fn compare_calls(old: &Baseline, new: &Baseline, d: &mut BaselineDiff) {
     let bad = |b: &'_ Baseline| -> BTreeMap<Key, u64> {
         let mut m = BTreeMap::new();
         for c in b.calls.iter().filter(|c| !c.expected) {
-            *m.entry((c.process.clone(), c.function.clone(), c.vsyscall, c.clock.clone())).or_insert(0) += c.count;
+            super::add(
+                m.entry((c.process.clone(), c.function.clone(), c.vsyscall, c.clock.clone())).or_insert(0u64),
+                c.count,
+            );
         }
         m
     };
@@ -397,6 +441,7 @@ mod tests {
                 .collect(),
             calls: Vec::new(),
             bench: Vec::new(),
+            arch: None,
         }
     }
 
@@ -449,5 +494,26 @@ mod tests {
         assert_eq!(b.binaries[0].runtime, key("go", Some("go1.24.1")));
         assert_eq!((b.calls[0].function.as_str(), b.calls[0].vsyscall), ("time", true));
         assert_eq!(b.format, FORMAT);
+    }
+
+    /// Calls at u64::MAX summed per name (two processes of one name): the
+    /// sum saturates, and the same bypass on both sides is not new.
+    #[test]
+    fn calls_at_u64_max_saturate() {
+        let call = |count| BaselineCall {
+            process: "hot".into(),
+            function: "clock_gettime".into(),
+            vsyscall: false,
+            clock: "CLOCK_MONOTONIC_RAW".into(),
+            count,
+            expected: false,
+        };
+        let mut old = base(Vec::new(), &[]);
+        old.kind = "command".into();
+        old.calls = vec![call(u64::MAX), call(u64::MAX)];
+        let mut now = old.clone();
+        now.calls = vec![call(u64::MAX)];
+        let d = compare("b.json", &old, &now);
+        assert_eq!(d.new, 0, "{d:?}");
     }
 }

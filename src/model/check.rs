@@ -419,7 +419,16 @@ impl CheckReport {
         let mut calls = report.calls.clone();
         calls.sort();
         let kind = if report.command.is_some() { "command" } else { "image" };
-        Baseline { format: FORMAT.into(), kind: kind.into(), runtimes, binaries, findings, calls, bench: Vec::new() }
+        Baseline {
+            format: FORMAT.into(),
+            kind: kind.into(),
+            runtimes,
+            binaries,
+            findings,
+            calls,
+            bench: Vec::new(),
+            arch: None,
+        }
     }
 }
 

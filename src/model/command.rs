@@ -29,7 +29,7 @@ pub fn aux_clock_calls(report: &TraceReport) -> std::collections::BTreeMap<i64, 
     let mut by_clock: std::collections::BTreeMap<i64, u64> = Default::default();
     for r in report.counts.iter().filter(|r| r.expected) {
         if let Some(id) = r.clock.and_then(ClockRef::id).filter(|id| crate::arch::is_aux_clock(*id)) {
-            *by_clock.entry(id).or_insert(0) += r.count;
+            super::add(by_clock.entry(id).or_insert(0), r.count);
         }
     }
     by_clock
@@ -43,10 +43,10 @@ pub fn calls_by_name(report: &TraceReport) -> Vec<BaselineCall> {
     let comm = |c: &Option<String>| c.clone().unwrap_or_else(|| "?".into());
     for r in &report.counts {
         let clock = r.clock.map_or_else(|| "-".to_string(), ClockRef::text);
-        *sums.entry((comm(&r.comm), r.syscall.to_string(), false, clock, r.expected)).or_insert(0) += r.count;
+        super::add(sums.entry((comm(&r.comm), r.syscall.to_string(), false, clock, r.expected)).or_insert(0), r.count);
     }
     for v in &report.vsyscall_emulations {
-        *sums.entry((comm(&v.comm), v.function.to_string(), true, "-".into(), false)).or_insert(0) += v.count;
+        super::add(sums.entry((comm(&v.comm), v.function.to_string(), true, "-".into(), false)).or_insert(0), v.count);
     }
     sums.into_iter()
         .map(|((process, function, vsyscall, clock, expected), count)| BaselineCall {
@@ -135,6 +135,6 @@ pub fn served_random<'a>(report: &'a TraceReport, programs: &Programs) -> (Vec<S
         .filter(|r| is_random(r) && !r.expected)
         .map(|row| ServedRandom { row, route: row_ran(row, &argv, pid).and_then(program) })
         .collect();
-    let expected = report.counts.iter().filter(|r| is_random(r) && r.expected).map(|r| r.count).sum();
+    let expected = super::sum(report.counts.iter().filter(|r| is_random(r) && r.expected).map(|r| r.count));
     (served, expected)
 }

@@ -63,5 +63,10 @@ mod tests {
         assert_eq!(of(5, 100.0, 0).core_percent, 0.0);
         // A busy loop on two cores is 200% of one.
         assert_eq!(of(8_000_000, 250.0, 1_000_000_000).core_percent, 200.0);
+        // u64::MAX calls: the CPU time saturates (a float cast does), the share stays a number.
+        let c = of(u64::MAX, 1_000.0, 1);
+        assert_eq!(c.cpu_ns, u64::MAX);
+        assert!(c.core_percent.is_finite());
+        assert_eq!(of(u64::MAX, f64::NAN, 0).cpu_ns, 0);
     }
 }

@@ -239,4 +239,20 @@ mod tests {
         let exe = fold_rows(Grouping { by: GroupBy::Exe, top: None }, &rows);
         assert_eq!(exe.rows[2].key.as_deref(), Some("other"));
     }
+
+    /// Counts at u64::MAX: a group's sum, its CPU time and the rest stay
+    /// at the top, never wrap or panic.
+    #[test]
+    fn counts_at_u64_max_saturate_in_groups() {
+        let rows: Vec<Row> = (0..3)
+            .map(|i| row(10 + i, "a", Some("/bin/a"), u64::MAX))
+            .chain((0..2).map(|i| row(20 + i, "b", Some("/bin/b"), u64::MAX)))
+            .collect();
+        let g = fold_rows(Grouping { by: GroupBy::Exe, top: Some(1) }, &rows);
+        let r = &g.rows[0];
+        // Both sums at the top: the tie is broken by key, as any tie.
+        assert_eq!((r.key.as_deref(), r.processes, r.count, r.cpu_ns), (Some("/bin/a"), 3, u64::MAX, Some(u64::MAX)));
+        assert!(r.per_sec.is_finite() && r.core_percent.is_some_and(f64::is_finite), "{r:?}");
+        assert_eq!(g.rest, Some(Rest { groups: 1, processes: 2, count: u64::MAX }));
+    }
 }

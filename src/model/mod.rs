@@ -294,9 +294,31 @@ pub fn hex_list_opt<S: serde::Serializer>(value: &Option<Vec<u64>>, s: S) -> Res
     }
 }
 
+/// Counts add up saturating: a count at `u64::MAX` (a counter the kernel
+/// let run, a hostile baseline) stays there, never wraps or panics.
+pub fn add(total: &mut u64, n: u64) {
+    *total = total.saturating_add(n);
+}
+
+/// The saturating sum of counts ([`add`]).
+pub fn sum(counts: impl IntoIterator<Item = u64>) -> u64 {
+    counts.into_iter().fold(0, u64::saturating_add)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_at_u64_max_saturate() {
+        assert_eq!(sum([u64::MAX, 1, u64::MAX]), u64::MAX);
+        assert_eq!(sum([u64::MAX - 1, 1]), u64::MAX);
+        let mut t = u64::MAX;
+        add(&mut t, u64::MAX);
+        assert_eq!(t, u64::MAX);
+        // Exact below the top: a JSON consumer gets the integer.
+        assert_eq!(sum([u64::MAX / 2, u64::MAX / 2]), u64::MAX - 1);
+    }
 
     #[test]
     fn clocks_are_named_or_numbered() {

@@ -306,13 +306,13 @@ impl Observation {
             }))
             .collect();
         bypass.sort_by(|a, b| b.per_sec.total_cmp(&a.per_sec).then(a.pid.cmp(&b.pid)));
-        let expected = report.counts.iter().filter(|r| r.expected && !is_random(r)).map(|r| r.count).sum();
-        let random = report.counts.iter().filter(|r| !r.expected && is_random(r)).map(|r| r.count).sum();
+        let expected = super::sum(report.counts.iter().filter(|r| r.expected && !is_random(r)).map(|r| r.count));
+        let random = super::sum(report.counts.iter().filter(|r| !r.expected && is_random(r)).map(|r| r.count));
         let mut random_calls: Vec<Bypass> = Vec::new();
         for r in report.counts.iter().filter(|r| !r.expected && is_random(r)) {
             match random_calls.iter_mut().find(|b| b.pid == r.pid) {
                 Some(b) => {
-                    b.count += r.count;
+                    b.count = b.count.saturating_add(r.count);
                     b.per_sec += r.per_sec;
                 }
                 None => random_calls.push(Bypass {

@@ -26,6 +26,7 @@
 //! series ([`Live`], whose [`Live::pids`] need their names read), and
 //! [`Book::keep`] caps them into the [`Rates`] to export.
 
+use super::add;
 use crate::arch::{self, AuxClocks, VdsoFn};
 use crate::inspect::elf::Image;
 use crate::inspect::host::{HostSnapshot, KernelFacts};
@@ -383,7 +384,7 @@ impl Book {
             let process = s.process();
             if buried.contains(&process) {
                 match self.folded.remove(&s) {
-                    Some((before, agg)) => *self.exited.entry(agg).or_default() += v.saturating_sub(before),
+                    Some((before, agg)) => add(self.exited.entry(agg).or_default(), v.saturating_sub(before)),
                     None => gone.push((s, v, true)),
                 }
                 // Final: the perf engine keeps its rows, which are not new.
@@ -463,7 +464,7 @@ impl Book {
             gone.into_iter().filter_map(|(s, v, fin)| Some((s, v, fin, self.aggregate(s, tally)?))).collect();
         for (_, v, _, agg) in &keyed {
             match new.iter_mut().find(|(a, _)| a == agg) {
-                Some(n) => n.1 += v,
+                Some(n) => add(&mut n.1, *v),
                 None => new.push((agg.clone(), *v)),
             }
         }
@@ -482,7 +483,7 @@ impl Book {
         }
         for (s, v, fin, agg) in keyed {
             let to = target[&agg].clone();
-            *self.exited.entry(to.clone()).or_default() += v;
+            add(self.exited.entry(to.clone()).or_default(), v);
             if !fin {
                 self.folded.insert(s, (v, to));
             }
@@ -554,7 +555,7 @@ impl Book {
                 Some(comm) if kept.len() < self.max => kept.push((*s, *count, comm.clone())),
                 _ => {
                     capped += u64::from(*rate > 0.0);
-                    unexported += count;
+                    add(&mut unexported, *count);
                 }
             }
         }
@@ -586,7 +587,13 @@ impl Book {
                     Series::Vsyscall(pid, f) => (*pid, Calls::Vsyscall { function: f.name() }),
                     Series::Unattributed(pid) => (*pid, Calls::Unattributed),
                 };
-                LiveSeries { pid, comm: comm.clone(), count: *count, calls }
+                // The process's start: the key's, else that of the pid's
+                // holder this book first saw (what it told processes apart by).
+                let start = match s.process() {
+                    (_, 0) => self.starts.get(&pid).copied().unwrap_or(0),
+                    (_, start) => start,
+                };
+                LiveSeries { pid, start, comm: comm.clone(), count: *count, calls }
             })
             .collect();
         Rates {
@@ -659,6 +666,10 @@ pub struct Rates {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveSeries {
     pub pid: i32,
+    /// The process's start (clock ticks after boot, /proc/PID/stat's 22nd
+    /// field); 0 when not known. With the pid, it names one process: a pid
+    /// reused is another series, never a counter that dropped.
+    pub start: u64,
     /// The process's current name.
     pub comm: String,
     pub count: u64,
@@ -818,6 +829,28 @@ mod tests {
         assert_eq!(r.exited.iter().map(|(_, v)| v).sum::<u64>(), 7, "{r:?}");
     }
 
+    /// Counters at u64::MAX: the unexported sum and the exited aggregate
+    /// saturate (two gone processes of one name), the rate stays a number;
+    /// Prometheus reads the value as a float (exact to 2^53).
+    #[test]
+    fn counts_at_u64_max_saturate_in_serve() {
+        let me = 100;
+        let world = World::with(me, 7, "me");
+        let start = Instant::now();
+        let mut book = Book::new(1, Some((6, 18)), AuxClocks::Unknown, "bpf", start);
+        let mut t = Tally::default();
+        t.counts.insert(key(me, 4), u64::MAX);
+        t.counts.insert(key(me, 1), u64::MAX);
+        t.counts.insert(key(me, 7), u64::MAX);
+        t.counts.insert(key(200, 4), u64::MAX);
+        t.counts.insert(key(201, 4), u64::MAX);
+        let r = world.refresh(&mut book, &t, start + Duration::from_secs(1), &Costs::new());
+        assert_eq!(r.unexported, u64::MAX, "{r:?}");
+        let agg = exited(&r, "?");
+        assert_eq!(agg.iter().map(|a| a.1).collect::<Vec<_>>(), [u64::MAX], "{r:?}");
+        assert!(r.live.iter().all(|s| s.count == u64::MAX), "{r:?}");
+    }
+
     #[test]
     fn book_exports_calls_that_found_no_row() {
         let me = 100;
@@ -827,7 +860,7 @@ mod tests {
         let mut t = Tally::default();
         t.unrecorded.insert(me, 9);
         let r = world.refresh(&mut book, &t, start + Duration::from_secs(1), &Costs::new());
-        assert_eq!(r.live, [LiveSeries { pid: me, comm: "me".into(), count: 9, calls: Calls::Unattributed }]);
+        assert_eq!(r.live, [LiveSeries { pid: me, start: 7, comm: "me".into(), count: 9, calls: Calls::Unattributed }]);
     }
 
     #[test]
@@ -924,10 +957,11 @@ mod tests {
         let r = world.refresh(&mut book, &t, at(2), &Costs::new());
         assert!(r.live.is_empty(), "{r:?}");
         assert!(book.buried(me, 0), "forgotten now");
-        // The engine forgot the old rows; what it counts now is ours.
+        // The engine forgot the old rows; what it counts now is ours, labelled with our start.
         t.vsyscall.insert((me, VdsoFn::Time), 3);
         let r = world.refresh(&mut book, &t, at(3), &Costs::new());
-        let want = LiveSeries { pid: me, comm: "me".into(), count: 3, calls: Calls::Vsyscall { function: "time" } };
+        let want =
+            LiveSeries { pid: me, start: 7, comm: "me".into(), count: 3, calls: Calls::Vsyscall { function: "time" } };
         assert_eq!(r.live, [want]);
     }
 

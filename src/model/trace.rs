@@ -99,7 +99,7 @@ impl OwnLeftOut {
         let with_calls = tally.own.iter().filter(|(_, n)| **n > 0);
         let mut pids: Vec<i32> = with_calls.clone().map(|((pid, _), _)| *pid).collect();
         pids.dedup();
-        OwnLeftOut { pids, calls: with_calls.map(|(_, n)| *n).sum() }
+        OwnLeftOut { pids, calls: super::sum(with_calls.map(|(_, n)| *n)) }
     }
 }
 
@@ -220,7 +220,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
     // A C library's start-up key (glibc's malloc makes one in every
     // process, as a direct syscall even in glibc 2.41) is summed, not a row
     // each: `trace -a` would list every process that ever ran.
-    let startup_keys: u64 = counts.iter().filter(|r| is_startup_key(r)).map(|r| r.count).sum();
+    let startup_keys: u64 = super::sum(counts.iter().filter(|r| is_startup_key(r)).map(|r| r.count));
     counts.retain(|r| !is_startup_key(r));
     for r in &mut counts {
         if let Some(seen) = w.seen.get(r.pid, r.start) {

@@ -270,9 +270,21 @@ pub fn container_labels(place: &Placement) -> (String, String) {
 #[derive(Debug, Clone, Copy)]
 pub struct VsyscallSeries<'a> {
     pub pid: i32,
+    /// The process's start (clock ticks after boot); 0: not known, no label.
+    pub start: u64,
     pub comm: Option<&'a str>,
     pub function: &'a str,
     pub count: u64,
+}
+
+/// The `start` label of a process started `start` clock ticks after boot;
+/// empty (no label) when not known (0).
+pub fn start_label(start: u64) -> String {
+    if start == 0 {
+        String::new()
+    } else {
+        start.to_string()
+    }
 }
 
 /// `vdsoctl_vsyscall_emulations_total`, one sample per series.
@@ -283,8 +295,13 @@ pub fn vsyscall_emulations(p: &mut Prometheus, help_scope: &str, rows: &[Vsyscal
         &format!("Calls into the legacy [vsyscall] page, emulated by the kernel (a trap each, hundreds of ns: vdsoctl bench measures it; invisible to strace), per process {help_scope}."),
     );
     for r in rows {
-        let pid = r.pid.to_string();
-        let labels = [("pid", pid.as_str()), ("comm", r.comm.unwrap_or_default()), ("function", r.function)];
+        let (pid, start) = (r.pid.to_string(), start_label(r.start));
+        let labels = [
+            ("pid", pid.as_str()),
+            ("start", start.as_str()),
+            ("comm", r.comm.unwrap_or_default()),
+            ("function", r.function),
+        ];
         p.sample("vsyscall_emulations_total", &labels, r.count);
     }
 }
@@ -373,7 +390,7 @@ mod tests {
         vsyscall_emulations(
             &mut p,
             "during the trace",
-            &[VsyscallSeries { pid: 9, comm: None, function: "time", count: 3 }],
+            &[VsyscallSeries { pid: 9, start: 0, comm: None, function: "time", count: 3 }],
         );
         let t = p.finish();
         assert!(t.contains("# TYPE vdsoctl_clock_syscalls_total counter\n"), "{t}");

@@ -159,7 +159,7 @@ fn processes(p: &mut Prometheus, r: &Rates) {
             Calls::Syscall(l) => Some(SyscallSeries {
                 pid: s.pid,
                 tid: None,
-                start: None,
+                start: (s.start != 0).then_some(s.start as f64),
                 comm: Some(&s.comm),
                 syscall: l.syscall,
                 clock: l.clock.as_deref(),
@@ -175,7 +175,7 @@ fn processes(p: &mut Prometheus, r: &Rates) {
     let vrows: Vec<VsyscallSeries<'_>> = (r.live.iter())
         .filter_map(|s| match &s.calls {
             Calls::Vsyscall { function } => {
-                Some(VsyscallSeries { pid: s.pid, comm: Some(&s.comm), function, count: s.count })
+                Some(VsyscallSeries { pid: s.pid, start: s.start, comm: Some(&s.comm), function, count: s.count })
             }
             Calls::Syscall(_) | Calls::Unattributed => None,
         })
@@ -190,8 +190,12 @@ fn processes(p: &mut Prometheus, r: &Rates) {
     );
     for s in &r.live {
         if let Calls::Unattributed = s.calls {
-            let pid = s.pid.to_string();
-            p.sample("clock_syscalls_unattributed_total", &[("pid", &pid), ("comm", &s.comm)], s.count);
+            let (pid, start) = (s.pid.to_string(), prom::start_label(s.start));
+            p.sample(
+                "clock_syscalls_unattributed_total",
+                &[("pid", &pid), ("start", &start), ("comm", &s.comm)],
+                s.count,
+            );
         }
     }
 }
@@ -209,9 +213,10 @@ fn cpu_series(p: &mut Prometheus, r: &Rates) {
     for s in &r.live {
         let Calls::Syscall(l) = &s.calls else { continue };
         let Some(secs) = l.cpu_seconds else { continue };
-        let pid = s.pid.to_string();
+        let (pid, start) = (s.pid.to_string(), prom::start_label(s.start));
         let labels = [
             ("pid", pid.as_str()),
+            ("start", start.as_str()),
             ("comm", s.comm.as_str()),
             ("syscall", l.syscall),
             ("clock", l.clock.as_deref().unwrap_or_default()),
@@ -274,7 +279,7 @@ mod tests {
             placement: Placement::of(Some("/system.slice/web.service")),
             cpu_seconds: Some(1e-4),
         };
-        let live = |calls| LiveSeries { pid: 100, comm: "me".into(), count: 9, calls };
+        let live = |calls| LiveSeries { pid: 100, start: 0, comm: "me".into(), count: 9, calls };
         let date = Aggregate {
             comm: "date".into(),
             cgroup: "/system.slice/web.service".into(),

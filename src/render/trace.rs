@@ -316,7 +316,13 @@ impl Render for TraceReport {
         let vrows: Vec<VsyscallSeries<'_>> = self
             .vsyscall_emulations
             .iter()
-            .map(|v| VsyscallSeries { pid: v.pid, comm: v.comm.as_deref(), function: v.function, count: v.count })
+            .map(|v| VsyscallSeries {
+                pid: v.pid,
+                start: 0,
+                comm: v.comm.as_deref(),
+                function: v.function,
+                count: v.count,
+            })
             .collect();
         prom::vsyscall_emulations(&mut p, "during the trace", &vrows);
         p.family(

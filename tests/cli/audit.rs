@@ -157,6 +157,115 @@ fn image_follows_a_constant_into_its_loop() {
     }
 }
 
+/// The sites objdump shows in `exe`: (address, instruction) of each line
+/// in `func` whose instruction contains `insn`.
+fn objdump_sites(exe: &Path, func: &str, insn: &str) -> Vec<(String, String)> {
+    let o = Command::new("objdump").arg("-d").arg(exe).output().expect("objdump runs (binutils)");
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let mut inside = false;
+    let mut out = Vec::new();
+    for l in text.lines() {
+        if l.ends_with(">:") {
+            inside = l.ends_with(&format!("<{func}>:"));
+        } else if let Some((at, rest)) = l.trim_start().split_once(':').filter(|_| inside) {
+            if rest.contains(insn) {
+                out.push((at.to_string(), rest.trim().to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// A build's raw clock sites and [vsyscall] calls as (symbol, via,
+/// clock, address without 0x), sorted by address.
+fn sites_of(doc: &serde_json::Value, path: &str) -> Vec<(String, String, String, String)> {
+    let b = doc["binaries"].as_array().unwrap().iter().find(|b| b["path"] == path).unwrap();
+    let s = |v: &serde_json::Value| v.as_str().unwrap_or("-").to_string();
+    let mut out: Vec<_> = b["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "raw-clock-call-site" || f["kind"] == "vsyscall-call-site")
+        .flat_map(|f| {
+            assert_eq!(f["site_count"].as_u64(), f["sites"].as_array().map(|a| a.len() as u64), "{path}: {f}");
+            f["sites"].as_array().unwrap().clone()
+        })
+        .map(|x| (s(&x["symbol"]), s(&x["via"]), s(&x["clock"]), s(&x["address"]).trim_start_matches("0x").to_string()))
+        .collect();
+    out.sort_by_key(|x| u64::from_str_radix(&x.3, 16).unwrap_or(0));
+    out
+}
+
+/// gcc -O0 (and clang -O0) keeps each local in a stack slot: the clock id,
+/// the syscall number and the [vsyscall] pointer stored there, then
+/// reloaded into the argument register before the call
+/// (fixtures/slots.c). The audit follows them through the frame as it
+/// does registers: the -O0 build names the same functions and clocks as
+/// the -O2 build (x86_64, and aarch64 built with clang --target when it
+/// links), each site at the address objdump shows its call, syscall or svc
+/// at; the id stored on two paths with two values is no constant (clock
+/// null), never a guess.
+#[test]
+fn image_follows_a_constant_through_a_stack_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mut builds = Vec::new();
+    for opt in ["-O0", "-O2"] {
+        let exe = install(root, &build_c("slots", false, &[opt]), &format!("/bin/slots{opt}"));
+        builds.push((exe, format!("/bin/slots{opt}"), true));
+    }
+    let arm = root.join("bin");
+    for opt in ["-O0", "-O2"] {
+        let out = arm.join(format!("slots-a64{opt}"));
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/slots.c");
+        let built = Command::new("clang")
+            .args(["--target=aarch64-linux-gnu", opt, "-Wall", "-o"])
+            .arg(&out)
+            .arg(&src)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !built {
+            skip("clang --target=aarch64-linux-gnu cannot link (libc6-dev-arm64-cross): the arm64 build is not tried");
+            break;
+        }
+        builds.push((out, format!("/bin/slots-a64{opt}"), false));
+    }
+    let (code, doc) = audit(root);
+    assert_eq!(code, 1, "{doc}");
+    for (exe, path, x86) in &builds {
+        let (status, detail, _) = verdict(&doc, path);
+        assert_eq!(status, "fail", "{path}: {detail}");
+        let found = sites_of(&doc, path);
+        let named: Vec<(&str, &str, &str)> =
+            found.iter().map(|(s, v, c, _)| (s.as_str(), v.as_str(), c.as_str())).collect();
+        let mut want = vec![
+            ("by_libc", "libc_syscall", "CLOCK_MONOTONIC"),
+            ("by_asm", if *x86 { "syscall" } else { "svc" }, "CLOCK_MONOTONIC"),
+            ("two_paths", "libc_syscall", "-"),
+        ];
+        if *x86 {
+            want.insert(2, ("by_vsyscall", "vsyscall", "-"));
+        }
+        assert_eq!(named, want, "{path}: {found:?}");
+        // Each site is the instruction objdump shows there, the only one of
+        // its kind in its function.
+        for (symbol, via, _, at) in &found {
+            let insn = match via.as_str() {
+                "syscall" => "syscall",
+                "svc" => "svc",
+                _ if *x86 => "call",
+                _ => "bl\t",
+            };
+            let shown = objdump_sites(exe, symbol, insn);
+            assert_eq!(
+                shown.iter().map(|(a, _)| a.as_str()).collect::<Vec<_>>(),
+                [at.as_str()],
+                "{path} {symbol}: {shown:?}"
+            );
+        }
+    }
+}
+
 /// The ELF header's section header fields zeroed (`e_shoff`, `e_shnum`,
 /// `e_shstrndx`): a program the loader still runs, with no sections.
 fn without_sections(from: &Path, to: &Path) {

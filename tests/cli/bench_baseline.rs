@@ -147,5 +147,67 @@ fn bench_baseline_of_another_kind_is_a_one_line_error() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains("kind \"bench\", this compares image or command"), "{stderr}");
+    assert!(stderr.contains("kind \"bench\", this compares image"), "{stderr}");
+}
+
+/// A baseline saved on another architecture (an aarch64 host's `bench`,
+/// an aarch64 `check -- CMD`, an arm64 image's audit) read here is
+/// refused: one line and its hint, exit 3, before anything is measured
+/// or run (the image: once its binaries are known, nothing saved); a
+/// saved baseline keeps the machine it ran on, as `uname -m` names it; a
+/// command's baseline given to `check --image` is of another kind.
+#[test]
+fn a_baseline_of_another_architecture_is_refused() {
+    let here = super::common::host_machine();
+    let other = if here == "aarch64" { "x86_64" } else { "aarch64" };
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, doc: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, doc).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let bench =
+        file("bench.json", &format!(r#"{{"format":"vdsoctl-baseline/2","kind":"bench","bench":[],"arch":"{other}"}}"#));
+    let command = file(
+        "command.json",
+        &format!(r#"{{"format":"vdsoctl-baseline/2","kind":"command","findings":[],"calls":[],"arch":"{other}"}}"#),
+    );
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(root.join("usr/bin")).unwrap();
+    std::fs::copy("/bin/true", root.join("usr/bin/true")).unwrap();
+    let image = file(
+        "image.json",
+        &format!(
+            r#"{{"format":"vdsoctl-baseline/2","kind":"image","runtimes":[],"findings":[],"binaries":[{{"path":"/usr/bin/true","sha256":"00","class":"ELF64","machine":"{other}","runtime":{{"runtime":"glibc","version":"2.36"}},"status":"ok","kinds":[],"detail":"","random":"vdso"}}]}}"#
+        ),
+    );
+    let marker = dir.path().join("ran");
+    let root = root.to_str().unwrap();
+    let said = format!("of {other}, this is {here}");
+    let cases: [(Vec<&str>, &str); 4] = [
+        (vec!["bench", "--quick", "--baseline", &bench], said.as_str()),
+        (vec!["check", "--baseline", &command, "--", "touch", marker.to_str().unwrap()], said.as_str()),
+        (vec!["check", "--image", root, "--baseline", &image, "--save-baseline", &image], said.as_str()),
+        (vec!["check", "--image", root, "--baseline", &command], "kind \"command\", this compares image"),
+    ];
+    for (args, words) in cases {
+        let out = vdsoctl().args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(stderr.contains(words), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        let lines: Vec<&str> =
+            stderr.trim_end().lines().filter(|l| l.contains(&*dir.path().to_string_lossy())).collect();
+        assert_eq!(lines.len(), 1, "one line (and its hint): {stderr}");
+        if args[0] == "bench" || args.contains(&"--") {
+            assert!(out.stdout.is_empty(), "nothing measured or run: {}", String::from_utf8_lossy(&out.stdout));
+        }
+    }
+    assert!(!marker.exists(), "the command did not run");
+    assert!(std::fs::read_to_string(&image).unwrap().contains(other), "the refused baseline was not overwritten");
+    // A baseline saved here says where it ran.
+    let saved = dir.path().join("saved.json");
+    let out = vdsoctl().args(["check", "--save-baseline", saved.to_str().unwrap(), "--", "true"]).output().unwrap();
+    assert!(out.status.code().is_some_and(|c| c < 2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(load(&saved)["arch"], here.as_str());
 }

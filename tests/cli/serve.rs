@@ -618,11 +618,12 @@ fn a_raw_monotonic_loop_fails_the_check_series() {
     // The audit judges the engine's last whole interval: a few refreshes.
     // (Other processes of a shared host may fail it too; ours is counted
     // by the same engine, as its per-process series shows.)
-    let ours = format!("vdsoctl_clock_syscalls_total{{pid=\"{}\",comm=\"clock_loop\"", raw.pid());
+    let ours = format!("vdsoctl_clock_syscalls_total{{pid=\"{}\",", raw.pid());
     let text = poll("host_trace to fail", 120, || {
         let body = serve.get("/metrics").body;
         let failed = body.contains("vdsoctl_check_status{check=\"host_trace\",kind=\"raw-clock-syscall\"} 2\n");
-        (failed && body.contains(&ours)).then_some(body)
+        let counted = body.lines().any(|l| l.starts_with(&ours) && l.contains(",comm=\"clock_loop\","));
+        (failed && counted).then_some(body)
     });
     assert!(text.contains("vdsoctl_check_failed 1\n"), "{text}");
 }
@@ -890,4 +891,82 @@ fn processes_whose_names_are_not_utf8_have_their_series() {
         assert!(line.ends_with(" 700"), "counted exactly: {line}");
         assert!(line.contains(&format!("comm=\"{comm}\"")), "{line}");
     }
+}
+
+/// The `[vsyscall]` series of `pid` in a scrape: (start label, count).
+fn vsyscall_series(body: &str, pid: i32) -> Vec<(String, u64)> {
+    let tag = format!("vdsoctl_vsyscall_emulations_total{{pid=\"{pid}\",");
+    body.lines()
+        .filter(|l| l.starts_with(&tag))
+        .filter_map(|l| {
+            let start = l.split("start=\"").nth(1)?.split('"').next()?.to_string();
+            Some((start, l.rsplit_once(' ')?.1.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Start `cmd` (a [`Workload`]) as pid `pid`, through
+/// /proc/sys/kernel/ns_last_pid under its lock; None when another process
+/// took the pid first.
+fn workload_as(pid: i32, cmd: Command) -> Option<Workload> {
+    let f = std::fs::OpenOptions::new().write(true).open("/proc/sys/kernel/ns_last_pid").ok()?;
+    let lock = nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive).ok()?;
+    (&*lock).write_all((pid - 1).to_string().as_bytes()).ok()?;
+    let w = Workload::start(cmd);
+    drop(lock);
+    (w.pid() == pid).then_some(w)
+}
+
+/// serve keys every series by pid and start: a process of the same name
+/// that takes an exited one's pid (ns_last_pid, a real reuse) is a new
+/// series with its own `start` label and its own count (7), never the old
+/// one (50) continued to 57 nor dropped to 7 as a counter reset under the
+/// same labels; promtool accepts the exposition.
+#[test]
+fn a_reused_pid_is_a_new_series_never_the_old_one_continued() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    if !Path::new("/proc/sys/kernel/ns_last_pid").exists() {
+        return skip("no /proc/sys/kernel/ns_last_pid (CONFIG_CHECKPOINT_RESTORE): no pid can be reused on demand");
+    }
+    let _lock = system_wide_lock();
+    let exe = build_c("hoisted", false, &["-DVSYSCALL_LOOP"]);
+    let calls = |n: &str| {
+        let mut c = Command::new(&exe);
+        c.args([n, "wait"]);
+        c
+    };
+    let serve = Serve::start(&["--max-series", "1000"]);
+    serve.ready_metrics();
+    let first = Workload::start(calls("50"));
+    let pid = first.pid();
+    let (start1, _) = poll("the first process's 50 [vsyscall] calls", 80, || {
+        vsyscall_series(&serve.get("/metrics").body, pid).into_iter().find(|(_, v)| *v == 50)
+    });
+    drop(first);
+    let Some(second) = (0..50).find_map(|_| workload_as(pid, calls("7"))) else {
+        return skip("could not take the exited process's pid (ns_last_pid) in 50 tries");
+    };
+    // Until the old series is folded away: never a count of the pid but
+    // the old process's 50 under its start and the new one's 7 under another.
+    let body = poll("the second process's series alone", 80, || {
+        let body = serve.get("/metrics").body;
+        let now = vsyscall_series(&body, pid);
+        for (s, v) in &now {
+            assert!((*s == start1 && *v == 50) || (*s != start1 && *v == 7), "{now:?} (the first started at {start1})");
+        }
+        (now.len() == 1 && now[0].0 != start1).then_some(body)
+    });
+    // Every later scrape: the old series gone, the new one exactly 7.
+    for _ in 0..3 {
+        let now = vsyscall_series(&serve.get("/metrics").body, pid);
+        assert_eq!(now.len(), 1, "{now:?}");
+        assert!(now[0].0 != start1 && now[0].1 == 7, "{now:?} (the first started at {start1})");
+        std::thread::sleep(Duration::from_millis(600));
+    }
+    if have_promtool() {
+        assert_promtool_accepts(&body);
+    }
+    drop(second);
 }

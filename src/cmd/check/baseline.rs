@@ -12,17 +12,33 @@ use std::io::Read;
 
 /// The baseline `--baseline FILE` names, read (and a bad one refused)
 /// before the audit or the command runs: a bad FILE costs nothing.
-pub(super) fn read_old(files: &BaselineFiles) -> Result<Option<Baseline>> {
-    let writer = "vdsoctl check --image ... --save-baseline FILE";
-    files.compare.as_ref().map(|path| crate::cmd::baseline_file::read(path, &["image", "command"], writer)).transpose()
+/// An image's baseline is compared with an image's audit, a command's
+/// with a command's run (`command`: the `-- CMD` form).
+pub(super) fn read_old(files: &BaselineFiles, command: bool) -> Result<Option<Baseline>> {
+    let (kind, writer) = writer(command);
+    files.compare.as_ref().map(|path| crate::cmd::baseline_file::read(path, &[kind], writer)).transpose()
+}
+
+/// The kind a form compares, and the command line that writes one.
+fn writer(command: bool) -> (&'static str, &'static str) {
+    if command {
+        ("command", "vdsoctl check --save-baseline FILE -- CMD")
+    } else {
+        ("image", "vdsoctl check --image ... --save-baseline FILE")
+    }
 }
 
 /// Compare with `old` (read first, so the same FILE may be given to both:
 /// compare, then update), then write the new one. A write that fails is
 /// returned for after the report (which is printed all the same).
 pub(super) fn apply(files: &BaselineFiles, old: Option<&Baseline>, report: &mut CheckReport) -> Result<()> {
-    let now = report.baseline_of(&report.hashes, |c| c.detail().into_owned());
+    let mut now = report.baseline_of(&report.hashes, |c| c.detail().into_owned());
+    if report.command.is_some() {
+        now.arch = crate::cmd::baseline_file::here();
+    }
     if let (Some(path), Some(old)) = (&files.compare, old) {
+        // An image of another architecture: said once its binaries are known.
+        crate::cmd::baseline_file::refuse_other_arch(path, old, &now, writer(report.command.is_some()).1)?;
         report.baseline = Some(compare(&path.display().to_string(), old, &now));
     }
     if let Some(path) = &files.save {

@@ -199,7 +199,8 @@ pub fn gather(req: &CheckRequest, out: &Output) -> Result<CheckReport> {
 
 /// `vdsoctl check`.
 pub fn run(req: &CheckRequest, out: &Output) -> Result<Outcome> {
-    let old = req.baseline().map(baseline::read_old).transpose()?.flatten();
+    let command = matches!(req.form, crate::resolve::CheckForm::Command { .. });
+    let old = req.baseline().map(|f| baseline::read_old(f, command)).transpose()?.flatten();
     // A bad or expired ignore file is refused before any work.
     let mut selection = req.selection.clone();
     selection.ignores = baseline::read_ignores(req.ignore_file.as_deref())?;

@@ -118,6 +118,9 @@ pub fn candidates(code: &[u8], base: u64, bits: u32, t: &Targets) -> Vec<usize> 
         // REX.W C7 C0+r imm32 (the `60 ff` 5 bytes in), REX.W B8+r imm64 (4 bytes in).
         let rex = |b: u8| b == 0x48 || b == 0x49;
         for j in memchr::memmem::find_iter(code, b"\x60\xff") {
+            // gcc -O0's `movq $0xffffffffff600000,-0x8(%rbp)`: REX.W C7
+            // modrm [disp8 | disp32] imm32, the pointer kept in the frame.
+            out.extend((j.saturating_sub(10)..j.saturating_sub(3)).filter(|&c| stores_entry(code, c, j)));
             if let Some(c) = j.checked_sub(5).filter(|&i| i + 7 <= n) {
                 let imm = u32::from_le_bytes([code[c + 3], code[c + 4], code[c + 5], code[c + 6]]) as i32 as i64 as u64;
                 if rex(code[c]) && code[c + 1] == 0xc7 && code[c + 2] & 0xf8 == 0xc0 && VSYSCALL_ENTRIES.contains(&imm)
@@ -197,9 +200,41 @@ pub fn reach_after(code: &[u8], c: usize) -> usize {
     c + if is_load(code, c) { REACH } else { AFTER }
 }
 
-/// Whether the candidate at `c` is a register load of a [vsyscall] entry.
+/// Whether the candidate at `c` is a register load of a [vsyscall] entry
+/// (or its store into a frame slot, [`stores_entry`]).
 fn is_load(code: &[u8], c: usize) -> bool {
     matches!(code.get(c), Some(0x48 | 0x49)) && code.get(c + 1).is_some_and(|&b| b == 0xc7 || b & 0xf8 == 0xb8)
+}
+
+/// Whether the instruction decoded at `c` (64-bit) is a `mov` of a
+/// [vsyscall] entry into a frame slot, `disp(%rbp)`, whose immediate holds
+/// the `60 ff` bytes found at `j`.
+fn stores_entry(code: &[u8], c: usize, j: usize) -> bool {
+    let Some(bytes) = code.get(c..(c + 15).min(code.len())) else { return false };
+    if !matches!(bytes.first(), Some(0x48 | 0x49)) || bytes.get(1) != Some(&0xc7) {
+        return false;
+    }
+    let ins = Decoder::new(64, bytes, DecoderOptions::NONE).decode();
+    !ins.is_invalid()
+        && ins.mnemonic() == Mnemonic::Mov
+        && c + ins.len() == j + 2
+        && frame_disp(&ins, 0, 64).is_some()
+        && imm(&ins, 1).is_some_and(|v| VSYSCALL_ENTRIES.contains(&v))
+}
+
+/// The displacement of operand `op` when it is a frame slot: memory at
+/// `disp(%rbp)` (`%ebp` in 32-bit code), with no index.
+fn frame_disp(ins: &Instruction, op: u32, bits: u32) -> Option<i64> {
+    let frame = if bits == 64 { Register::RBP } else { Register::EBP };
+    (ins.op_kind(op) == OpKind::Memory && ins.memory_base() == frame && ins.memory_index() == Register::None).then(
+        || {
+            if bits == 64 {
+                ins.memory_displacement64() as i64
+            } else {
+                ins.memory_displacement32() as i32 as i64
+            }
+        },
+    )
 }
 
 /// Where the window decode of the candidate at `c` starts: [`BEFORE`]
@@ -376,11 +411,73 @@ struct State {
     pushes: Vec<Option<u64>>,
     /// i386: constants stored at [esp], [esp+4].
     esp: [Option<u64>; 2],
+    /// Constants stored in the frame's slots, `disp(%rbp)` (`%ebp`),
+    /// sorted by displacement: what gcc -O0 keeps a local in.
+    slots: Vec<Slot>,
+    /// The lowest frame displacement whose address was taken (`lea
+    /// disp(%rbp)`; `i64::MIN` once %rbp itself was copied): a callee or a
+    /// store through a pointer may write any slot at or above it.
+    escaped: Option<i64>,
 }
+
+/// A constant in the frame: `size` bytes at `disp(%rbp)`.
+#[derive(Clone, Copy, PartialEq, Debug)]
+struct Slot {
+    disp: i64,
+    size: u32,
+    value: u64,
+}
+
+/// How many frame slots are followed at once (a -O0 function's locals).
+const MAX_SLOTS: usize = 32;
 
 impl State {
     fn reset(&mut self) {
         *self = State::default();
+    }
+
+    /// The constant a `size`-byte load from `disp(%rbp)` reads: a slot
+    /// stored at the same place at least as wide (little-endian: the low bytes).
+    fn load(&self, disp: i64, size: u32) -> Option<u64> {
+        let s = self.slots.iter().find(|s| s.disp == disp)?;
+        match size {
+            _ if size > s.size => None,
+            8 => Some(s.value),
+            4 => Some(s.value & 0xffff_ffff),
+            _ => None,
+        }
+    }
+
+    /// A write of `size` bytes at `disp(%rbp)` (`value` when a constant):
+    /// the slots it overlaps are forgotten.
+    fn store(&mut self, disp: i64, size: u32, value: Option<u64>) {
+        let end = disp.saturating_add(i64::from(size.max(1)));
+        self.slots.retain(|s| s.disp.saturating_add(i64::from(s.size)) <= disp || s.disp >= end);
+        if let Some(value) = value.filter(|_| matches!(size, 4 | 8)) {
+            if self.slots.len() < MAX_SLOTS {
+                let at = self.slots.partition_point(|s| s.disp < disp);
+                self.slots.insert(at, Slot { disp, size, value });
+            }
+        }
+    }
+
+    /// The address of `disp(%rbp)` (or of the frame: `i64::MIN`) escaped.
+    fn escape(&mut self, disp: i64) {
+        self.escaped = Some(self.escaped.map_or(disp, |e| e.min(disp)));
+    }
+
+    /// A write through a pointer that may point into the frame (a callee,
+    /// a store through another register): the slots whose address escaped go.
+    fn clobber_escaped(&mut self) {
+        if let Some(e) = self.escaped {
+            self.slots.retain(|s| s.disp < e);
+        }
+    }
+
+    /// %rbp changed (a new frame, `leave`): nothing is known of its slots.
+    fn new_frame(&mut self) {
+        self.slots.clear();
+        self.escaped = None;
     }
 
     /// After a call: the callee-saved registers keep their constants (the
@@ -392,7 +489,9 @@ impl State {
         for &r in keep {
             regs[r] = self.regs[r];
         }
-        *self = State { regs, ..State::default() };
+        self.clobber_escaped();
+        let (slots, escaped) = (std::mem::take(&mut self.slots), self.escaped);
+        *self = State { regs, slots, escaped, ..State::default() };
     }
 
     /// The constants both `self` and `other` know, in `self`; whether
@@ -417,6 +516,11 @@ impl State {
             if *a != b {
                 *a = None;
             }
+        }
+        // A slot keeps its constant only when every path stored the same one.
+        self.slots.retain(|s| other.slots.contains(s));
+        if let Some(e) = other.escaped {
+            self.escape(e);
         }
         *self != before
     }
@@ -611,16 +715,114 @@ fn clobbers_implicitly(m: Mnemonic) -> bool {
     )
 }
 
+/// Instructions whose first operand, memory, is read and not written.
+fn reads_op0_only(m: Mnemonic) -> bool {
+    matches!(
+        m,
+        Mnemonic::Cmp
+            | Mnemonic::Test
+            | Mnemonic::Bt
+            | Mnemonic::Push
+            | Mnemonic::Nop
+            | Mnemonic::Prefetchnta
+            | Mnemonic::Prefetcht0
+            | Mnemonic::Prefetcht1
+            | Mnemonic::Prefetcht2
+            | Mnemonic::Prefetchw
+            | Mnemonic::Clflush
+            | Mnemonic::Clflushopt
+    )
+}
+
+/// The size in bytes of a `mov`'s source operand `op` (a register or an
+/// immediate); None for anything else.
+fn source_size(ins: &Instruction, op: u32) -> Option<u32> {
+    match ins.op_kind(op) {
+        OpKind::Register => gpr(ins.op_register(op)).map(|(_, size)| size),
+        OpKind::Immediate8 => Some(1),
+        OpKind::Immediate16 => Some(2),
+        OpKind::Immediate32 => Some(4),
+        OpKind::Immediate64 | OpKind::Immediate32to64 => Some(8),
+        _ => None,
+    }
+}
+
+/// What a write of the memory operand 0 does to the frame's slots: a
+/// `mov` of a constant (an immediate, a register holding one) into a slot
+/// keeps it; any other write to the frame forgets what it overlaps (all
+/// of it when indexed or through the stack pointer, whose distance to the
+/// frame is not followed); a write through another pointer forgets the
+/// slots whose address escaped.
+fn write_memory(st: &mut State, ins: &Instruction, bits: u32) {
+    let stack = if bits == 64 { Register::RSP } else { Register::ESP };
+    let frame = if bits == 64 { Register::RBP } else { Register::EBP };
+    if let Some(d) = frame_disp(ins, 0, bits) {
+        let mov = ins.mnemonic() == Mnemonic::Mov;
+        let (size, value) = match source_size(ins, 1).filter(|_| mov) {
+            Some(size) => {
+                let v = match ins.op1_kind() {
+                    OpKind::Register => slot(ins.op1_register()).and_then(|r| st.regs[r]),
+                    _ => imm(ins, 1),
+                };
+                (size, v.map(|v| if size == 4 { v & 0xffff_ffff } else { v }))
+            }
+            // A size this decoder does not say (no instr_info): the widest store, a cache line.
+            None => (64, None),
+        };
+        st.store(d, size, value);
+    } else if matches!(ins.memory_base(), b if b == stack || b == frame) {
+        st.slots.clear();
+    } else {
+        st.clobber_escaped();
+    }
+}
+
+/// Whether `ins` reads the frame pointer's value (not as an address
+/// base): `mov %rbp,%rax`, `push %rbp` — the frame's address escapes.
+fn copies_frame(ins: &Instruction, bits: u32) -> bool {
+    let frame = if bits == 64 { Register::RBP } else { Register::EBP };
+    let first = if ins.mnemonic() == Mnemonic::Push { 0 } else { 1 };
+    (first..ins.op_count()).any(|op| ins.op_kind(op) == OpKind::Register && ins.op_register(op) == frame)
+}
+
 fn step(st: &mut State, ins: &Instruction, bits: u32) {
     let m = ins.mnemonic();
     let reg0 = if ins.op_count() > 0 && ins.op0_kind() == OpKind::Register { slot(ins.op0_register()) } else { None };
+    if ins.op_count() > 0 && ins.op0_kind() == OpKind::Memory && !reads_op0_only(m) {
+        write_memory(st, ins, bits);
+    }
+    if copies_frame(ins, bits) {
+        st.escape(i64::MIN);
+    }
+    if m == Mnemonic::Lea {
+        match frame_disp(ins, 1, bits) {
+            Some(d) => st.escape(d),
+            None if ins.memory_base() == if bits == 64 { Register::RBP } else { Register::EBP } => st.escape(i64::MIN),
+            None => {}
+        }
+    }
+    step_regs(st, ins, bits, reg0);
+    if reg0 == Some(RBP) && !reads_op0_only(m) || matches!(m, Mnemonic::Leave | Mnemonic::Enter) {
+        st.new_frame();
+    }
+}
+
+/// What `ins` does to the registers (and i386's argument area).
+fn step_regs(st: &mut State, ins: &Instruction, bits: u32, reg0: Option<usize>) {
+    let m = ins.mnemonic();
     match m {
         Mnemonic::Mov if reg0.is_some() => {
             let r = ins.op0_register();
             let v = match ins.op1_kind() {
                 OpKind::Register => slot(ins.op1_register()).and_then(|s| st.regs[s]),
+                OpKind::Memory => frame_disp(ins, 1, bits).and_then(|d| st.load(d, gpr(r).map_or(0, |g| g.1))),
                 _ => imm(ins, 1),
             };
+            st.regs[reg0.unwrap_or(0)] = v.and_then(|v| sized(r, v));
+        }
+        Mnemonic::Movsxd if reg0.is_some() => {
+            let r = ins.op0_register();
+            let v = frame_disp(ins, 1, bits).and_then(|d| st.load(d, 4)).map(|v| v as u32 as i32 as i64 as u64);
             st.regs[reg0.unwrap_or(0)] = v.and_then(|v| sized(r, v));
         }
         Mnemonic::Mov if bits == 32 && ins.op0_kind() == OpKind::Memory => {
@@ -639,6 +841,7 @@ fn step(st: &mut State, ins: &Instruction, bits: u32) {
         Mnemonic::Push => {
             let v = match ins.op0_kind() {
                 OpKind::Register => slot(ins.op0_register()).and_then(|s| st.regs[s]),
+                OpKind::Memory => frame_disp(ins, 0, bits).and_then(|d| st.load(d, bits / 8)),
                 _ => imm(ins, 0).map(|v| if bits == 32 { v & 0xffff_ffff } else { v }),
             };
             st.pushes.push(v);
@@ -656,6 +859,8 @@ fn step(st: &mut State, ins: &Instruction, bits: u32) {
             st.regs = [None; 16];
         }
         _ if clobbers_implicitly(m) => {
+            // String stores write through %rdi/%edi: wherever it points.
+            st.clobber_escaped();
             st.regs[RAX] = None;
             st.regs[RCX] = None;
             st.regs[RDX] = None;
