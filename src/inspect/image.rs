@@ -86,14 +86,22 @@ struct Pending {
 /// unreadable below it is listed in `unreadable`. `exclude` is a file
 /// (st_dev, st_ino) left out: vdsoctl itself, whose `bench` calls the
 /// [vsyscall] page on purpose. With `hash`, each binary's SHA-256 is taken
-/// from the descriptor it was judged from.
+/// from the descriptor it was judged from. With `consume` (a tree that is
+/// vdsoctl's own private copy of an archive) each file is unlinked once
+/// judged, so what a SIGKILL leaves is what was not judged yet.
 ///
 /// Below the root nothing is opened by path: each directory is opened from
 /// its parent's descriptor by its one name (`O_NOFOLLOW|O_DIRECTORY`) and
 /// must be the (st_dev, st_ino) its `lstat` saw; each file the same way
 /// (`O_NOFOLLOW|O_NONBLOCK`, then `fstat`). A name swapped for a link, or a
 /// directory swapped for another, mid-walk, is skipped as vanished.
-pub fn walk(root: &Path, exclude: Option<(u64, u64)>, hash: bool, mut progress: Option<Progress<'_>>) -> Result<Walk> {
+pub fn walk(
+    root: &Path,
+    exclude: Option<(u64, u64)>,
+    hash: bool,
+    consume: bool,
+    mut progress: Option<Progress<'_>>,
+) -> Result<Walk> {
     let hint = Hint::ImageRoot;
     let meta = std::fs::metadata(root).map_err(|e| Error::from_io(root, e, hint.clone()))?;
     if !meta.is_dir() {
@@ -126,6 +134,7 @@ pub fn walk(root: &Path, exclude: Option<(u64, u64)>, hash: bool, mut progress: 
             (dir, names, p.path, p.depth)
         };
         for name in names {
+            crate::inspect::archive::cleanup::checkpoint();
             out.entries += 1;
             if out.entries as usize >= MAX_FILES {
                 out.truncated = true;
@@ -161,6 +170,13 @@ pub fn walk(root: &Path, exclude: Option<(u64, u64)>, hash: bool, mut progress: 
             }
             if kind == libc::S_IFREG && m.st_size >= 52 {
                 read_file(&dir, &name, at, exclude, hash, &mut seen, &mut out);
+            }
+            if consume && kind == libc::S_IFREG {
+                let _ = nix::unistd::unlinkat(
+                    Some(dir.as_raw_fd()),
+                    name.as_c_str(),
+                    nix::unistd::UnlinkatFlags::NoRemoveDir,
+                );
             }
         }
     }
@@ -258,8 +274,10 @@ fn read_file(
             return;
         }
     };
-    // Hard links are remembered (only they can be met twice).
-    if m.len() < 52 || m.nlink() > 1 && !seen.insert((m.dev(), m.ino())) {
+    // Hard links are remembered (only they can be met twice; a link the
+    // walk unlinked leaves the next with one link, still remembered).
+    let id = (m.dev(), m.ino());
+    if m.len() < 52 || seen.contains(&id) || m.nlink() > 1 && !seen.insert(id) {
         return;
     }
     if exclude == Some((m.dev(), m.ino())) {
@@ -343,7 +361,7 @@ mod tests {
                     }
                 }))
             });
-            let w = walk(&root, None, true, None).unwrap();
+            let w = walk(&root, None, true, false, None).unwrap();
             BETWEEN.with(|b| *b.borrow_mut() = None);
             let paths: Vec<_> = w.binaries.iter().map(|b| b.path.to_string_lossy().into_owned()).collect();
             assert_eq!(paths, ["/a/inside"], "{swap}");
@@ -371,14 +389,14 @@ mod tests {
         std::fs::write(root.join("usr/bin/script"), "#!/bin/sh\necho hi there this is not an ELF file at all\n")
             .unwrap();
         let me = std::fs::metadata(root.join("usr/bin/script")).unwrap();
-        let w = walk(root, Some((me.dev(), me.ino())), false, None).unwrap();
+        let w = walk(root, Some((me.dev(), me.ino())), false, false, None).unwrap();
         let paths: Vec<_> = w.binaries.iter().map(|b| b.path.to_string_lossy().into_owned()).collect();
         assert_eq!(paths.len(), 1, "{paths:?}");
         assert!(paths[0] == "/usr/bin/me" || paths[0] == "/usr/bin/me2", "{paths:?}");
         assert_eq!(w.skipped_dirs, vec![PathBuf::from("/proc")]);
         assert_eq!(w.excluded, vec![PathBuf::from("/usr/bin/script")]);
-        let e = walk(&root.join("usr/bin/me"), None, false, None).unwrap_err();
+        let e = walk(&root.join("usr/bin/me"), None, false, false, None).unwrap_err();
         assert!(e.to_string().contains("not a directory (ENOTDIR) — pass the directory"), "{e}");
-        assert!(walk(&root.join("nonexistent"), None, false, None).is_err());
+        assert!(walk(&root.join("nonexistent"), None, false, false, None).is_err());
     }
 }

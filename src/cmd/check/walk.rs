@@ -27,7 +27,7 @@ pub(super) fn gather_image(
     let mut tick = |e: u64, n: usize, t: std::time::Duration| progress.tick(e, n, t);
     let own = crate::inspect::process::own_exe_identity();
     let opened = archive::open(root)?;
-    let walked = image::walk(&opened.root, own, hash, Some(&mut tick));
+    let walked = image::walk(&opened.root, own, hash, opened.is_private(), Some(&mut tick));
     progress.done();
     let mut walked = walked?;
     // What applying the layers refused or could not read is unreadable too.

@@ -16,6 +16,7 @@
 //! never read), [`MAX_WRITTEN`] in all, [`MAX_BLOB_ENTRIES`] archive
 //! members, [`MAX_JSON`] per manifest, and the walk's own entry bound.
 
+pub(crate) mod cleanup;
 mod layer;
 mod manifest;
 
@@ -66,8 +67,17 @@ pub struct Opened {
     pub layers: usize,
     /// Entries refused or not read, as (image path or layer, why).
     pub refused: Vec<(PathBuf, String)>,
-    /// Held so the private directory lives as long as the walk.
-    _dir: Option<tempfile::TempDir>,
+    /// Held so the private directory lives as long as the walk (and goes
+    /// on a stop signal).
+    dir: Option<cleanup::Guarded>,
+}
+
+impl Opened {
+    /// The tree is vdsoctl's own private copy: the walk may unlink each
+    /// file once judged.
+    pub fn is_private(&self) -> bool {
+        self.dir.is_some()
+    }
 }
 
 /// The one-line error for an archive that cannot be audited at all (exit 3).
@@ -86,7 +96,7 @@ pub fn open(path: &Path) -> Result<Opened> {
                 root: path.to_path_buf(),
                 layers: 0,
                 refused: Vec::new(),
-                _dir: None,
+                dir: None,
             });
         }
         Box::new(manifest::LayoutDir::new(path))
@@ -96,10 +106,14 @@ pub fn open(path: &Path) -> Result<Opened> {
         return Err(Error::from_io(path, std::io::Error::from_raw_os_error(libc::ENOTDIR), Hint::ImageRoot));
     };
     let (kind, layers) = manifest::layers(path, blobs.as_ref())?;
+    // Armed before the directory exists: a stop signal from here on
+    // removes it.
+    cleanup::arm();
     let dir = tempfile::Builder::new()
         .prefix("vdsoctl-image-")
         .tempdir()
         .map_err(|e| Error::Write { path: std::env::temp_dir(), source: e })?;
+    let dir = cleanup::Guarded::new(dir);
     let mut state = layer::State::new(dir.path());
     for (i, digest) in layers.iter().enumerate() {
         let what = format!("layer {} ({digest})", i + 1);
@@ -108,7 +122,7 @@ pub fn open(path: &Path) -> Result<Opened> {
             Err(why) => return Err(bad(path, format!("{what}: {why}"))),
         }
     }
-    Ok(Opened { kind, root: dir.path().to_path_buf(), layers: layers.len(), refused: state.refused, _dir: Some(dir) })
+    Ok(Opened { kind, root: dir.path().to_path_buf(), layers: layers.len(), refused: state.refused, dir: Some(dir) })
 }
 
 /// A byte range of a file, read with `pread`: each blob of an archive is

@@ -1,0 +1,165 @@
+//! `check --image ARCHIVE` against archives built here byte for byte (the
+//! tar crate, flate2): stop signals mid-extraction, names that are not
+//! UTF-8, archives of several images, and the memory bound under inputs
+//! that claim much (a member of 8 GiB, a million members, a huge manifest,
+//! a gzip bomb), read at exit through wait4's ru_maxrss.
+
+use super::common::{run, vdsoctl_path};
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A tar header for `name` (raw bytes: any name, `..` too), GNU format (sizes
+/// past 8 GiB), mode 0755.
+fn header(name: &[u8], kind: tar::EntryType, size: u64) -> tar::Header {
+    let mut h = tar::Header::new_gnu();
+    h.as_gnu_mut().unwrap().name[..name.len()].copy_from_slice(name);
+    h.set_entry_type(kind);
+    h.set_size(size);
+    h.set_mode(0o755);
+    h.set_cksum();
+    h
+}
+
+/// A layer tar of regular files (name, bytes), ended.
+fn layer(files: &[(&[u8], &[u8])]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, data) in files {
+        b.append(&header(name, tar::EntryType::Regular, data.len() as u64), *data).unwrap();
+    }
+    b.into_inner().unwrap()
+}
+
+/// A small ELF program the audit judges (this host's `true`).
+fn elf() -> Vec<u8> {
+    std::fs::read("/bin/true").unwrap()
+}
+
+fn gz(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+/// A docker-archive at `out`: one image per entry of `images`, each a list
+/// of layer blobs (stored as `I-L.tar`), in one manifest.json.
+fn docker_archive(out: &Path, images: &[Vec<Vec<u8>>]) -> PathBuf {
+    let mut b = tar::Builder::new(std::fs::File::create(out).unwrap());
+    let mut manifest = Vec::new();
+    for (i, layers) in images.iter().enumerate() {
+        let mut names = Vec::new();
+        for (l, blob) in layers.iter().enumerate() {
+            let name = format!("{i}-{l}.tar");
+            b.append(&header(name.as_bytes(), tar::EntryType::Regular, blob.len() as u64), &blob[..]).unwrap();
+            names.push(name);
+        }
+        manifest.push(serde_json::json!({"Config": format!("{i}.json"), "RepoTags": [format!("localhost/img{i}:1")], "Layers": names}));
+    }
+    let text = serde_json::to_vec(&manifest).unwrap();
+    b.append(&header(b"manifest.json", tar::EntryType::Regular, text.len() as u64), &text[..]).unwrap();
+    b.into_inner().unwrap().flush().unwrap();
+    out.to_path_buf()
+}
+
+/// A gzip layer that is an ELF program then a member of `gib` GiB of zeros
+/// (not ELF: read through, never written), as concatenated gzip members:
+/// a few MiB that take seconds to read.
+fn bomb_layer(gib: u64) -> Vec<u8> {
+    let head = layer(&[(b"usr/bin/first", &elf())]);
+    // The layer's end (two zero blocks) is the big member's own zeros.
+    let mut start = head[..head.len() - 1024].to_vec();
+    start.extend_from_slice(header(b"big", tar::EntryType::Regular, gib << 30).as_bytes());
+    let mut out = gz(&start);
+    let chunk = gz(&vec![0u8; 256 << 20]);
+    for _ in 0..gib * 4 {
+        out.extend_from_slice(&chunk);
+    }
+    out.extend_from_slice(&gz(&[0u8; 1024]));
+    out
+}
+
+/// The private directories under `tmp` (vdsoctl's TMPDIR) and the bytes in them.
+fn left_in(tmp: &Path) -> (usize, u64) {
+    let mut dirs = 0;
+    let mut bytes = 0;
+    let mut stack = vec![tmp.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let m = e.metadata().unwrap();
+            if m.is_dir() {
+                dirs += usize::from(d == tmp);
+                stack.push(e.path());
+            } else {
+                bytes += m.len();
+            }
+        }
+    }
+    (dirs, bytes)
+}
+
+/// Wait (bounded) until `tmp` holds a private directory with a file in it:
+/// the marker that the audit is mid-extraction.
+fn wait_for_extraction(tmp: &Path, child: &mut std::process::Child) {
+    let start = Instant::now();
+    loop {
+        let (dirs, bytes) = left_in(tmp);
+        if dirs == 1 && bytes > 0 {
+            return;
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            panic!("vdsoctl ended before the marker: {st}");
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "no private directory appeared in {}", tmp.display());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Each catchable stop signal sent mid-extraction: the private directory
+/// is gone, and the exit status is 128+N. SIGPIPE is ignored (the run goes
+/// on; a SIGTERM then ends it the same way).
+#[test]
+fn a_stop_signal_mid_extraction_removes_the_private_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = docker_archive(&dir.path().join("big.tar"), &[vec![bomb_layer(8)]]);
+    let archive_size = std::fs::metadata(&image).unwrap().len();
+    for (sig, name) in [
+        (libc::SIGINT, "INT"),
+        (libc::SIGTERM, "TERM"),
+        (libc::SIGHUP, "HUP"),
+        (libc::SIGQUIT, "QUIT"),
+        (libc::SIGPIPE, "PIPE"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = Command::new(vdsoctl_path())
+            .args(["--json", "check", "--image"])
+            .arg(&image)
+            .env("TMPDIR", tmp.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_for_extraction(tmp.path(), &mut child);
+        let (_, peak) = left_in(tmp.path());
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        let send = |s: i32| nix::sys::signal::kill(pid, nix::sys::signal::Signal::try_from(s).unwrap()).unwrap();
+        send(sig);
+        let want = if sig == libc::SIGPIPE {
+            // Ignored: still running, its directory still there; then TERM.
+            std::thread::sleep(Duration::from_millis(200));
+            assert!(child.try_wait().unwrap().is_none(), "SIGPIPE ended vdsoctl");
+            assert_eq!(left_in(tmp.path()).0, 1, "the directory stays while the audit runs");
+            send(libc::SIGTERM);
+            128 + libc::SIGTERM
+        } else {
+            128 + sig
+        };
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        eprintln!("SIG{name}: {peak} bytes in the private directory at the signal ({archive_size} in the archive)");
+        assert_eq!(out.status.code(), Some(want), "SIG{name}: {stderr}");
+        assert_eq!(left_in(tmp.path()), (0, 0), "SIG{name} left the private directory");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
