@@ -149,6 +149,10 @@ pub struct ImageSummary {
     pub format: &'static str,
     /// Layers applied (0 for a directory).
     pub layers: usize,
+    /// Which image of the archive was audited, of how many (absent for a
+    /// directory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected: Option<crate::inspect::archive::Chosen>,
     /// Directory entries looked at.
     pub entries: u64,
     /// Directories not entered (other filesystems, /proc /sys /dev, too deep).
