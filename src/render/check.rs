@@ -365,6 +365,11 @@ fn image_summary(img: &ImageSummary, binaries: &[BinaryRow], out: &Output) -> St
             format!(", {} unreadable", thousands(img.unreadable.len() as u64))
         }
     );
+    if let Some(c) = img.selected.as_ref().filter(|c| c.of > 1) {
+        let name = c.name.as_deref().map_or("unnamed".to_string(), |n| out.text(n).to_string());
+        let platform = c.platform.as_deref().map(|p| format!(" ({})", out.text(p))).unwrap_or_default();
+        s += &format!("image {} of {}: {name}{platform}; the others not audited (--image-index N)\n", c.index, c.of);
+    }
     for p in &img.excluded {
         s += &format!("{}: vdsoctl itself, left out (its `bench` calls the [vsyscall] page on purpose)\n", out.text(p));
     }

@@ -163,3 +163,144 @@ fn a_stop_signal_mid_extraction_removes_the_private_directory() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// `check --image` with `extra` flags: (exit code, JSON report or None, stderr).
+fn audit(image: &Path, extra: &[&str]) -> (i32, Option<Value>, String) {
+    let mut args = vec!["--json", "check", "--image", image.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let (code, stdout, stderr) = run(&args);
+    (code, serde_json::from_str(&stdout).ok(), stderr)
+}
+
+fn paths(doc: &Value) -> Vec<String> {
+    doc["binaries"].as_array().unwrap().iter().map(|b| b["path"].as_str().unwrap().to_string()).collect()
+}
+
+/// Exit 2, one line naming each image listed in `names`.
+fn assert_asks_for_a_choice(image: &Path, extra: &[&str], names: &[&str]) {
+    let (code, doc, stderr) = audit(image, extra);
+    assert_eq!(code, 2, "{doc:?} {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    for n in names {
+        assert!(stderr.contains(n), "{n:?} in {stderr}");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// A docker-archive of two images (built here, each with its config's
+/// platform): no choice is a usage error listing both; `--image-index N`
+/// and `--platform` each audit the one named, and the report says which.
+#[test]
+fn a_docker_archive_of_two_images_is_never_a_silent_pick() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("two.tar");
+    let mut b = tar::Builder::new(std::fs::File::create(&path).unwrap());
+    let mut add = |name: &str, data: &[u8]| {
+        b.append(&header(name.as_bytes(), tar::EntryType::Regular, data.len() as u64), data).unwrap();
+    };
+    add("zero.tar", &layer(&[(b"usr/bin/zero", &elf())]));
+    add("one.tar", &layer(&[(b"usr/bin/one", &elf())]));
+    add("zero.json", br#"{"os":"linux","architecture":"amd64","rootfs":{}}"#);
+    add("one.json", br#"{"os":"linux","architecture":"arm64","variant":"v8"}"#);
+    let manifest = r#"[{"Config":"zero.json","RepoTags":["localhost/zero:1"],"Layers":["zero.tar"]},
+                       {"Config":"one.json","RepoTags":["localhost/one:1"],"Layers":["one.tar"]}]"#;
+    add("manifest.json", manifest.as_bytes());
+    drop(add);
+    b.into_inner().unwrap().flush().unwrap();
+    let listed = ["it holds 2 images", "1: localhost/zero:1 (linux/amd64)", "2: localhost/one:1 (linux/arm64/v8)"];
+    assert_asks_for_a_choice(&path, &[], &listed);
+    assert_asks_for_a_choice(&path, &["--image-index", "3"], &["--image-index 3, but it holds 2 (1 to 2)"]);
+    assert_asks_for_a_choice(&path, &["--platform", "linux/s390x"], &["no image for linux/s390x of the 2"]);
+    for (extra, want, index) in [
+        (&["--image-index", "1"][..], "/usr/bin/zero", 1),
+        (&["--image-index", "2"][..], "/usr/bin/one", 2),
+        (&["--platform", "linux/arm64"][..], "/usr/bin/one", 2),
+        (&["--platform", "linux/amd64"][..], "/usr/bin/zero", 1),
+    ] {
+        let (code, doc, stderr) = audit(&path, extra);
+        let doc = doc.unwrap_or_else(|| panic!("{extra:?}: {stderr}"));
+        assert_eq!(code, 0, "{extra:?}: {doc}");
+        assert_eq!(paths(&doc), [want], "{extra:?}");
+        assert_eq!(doc["image"]["selected"]["index"], index, "{extra:?}");
+        assert_eq!(doc["image"]["selected"]["of"], 2, "{extra:?}");
+    }
+    // A usage error before any work: a platform that is none.
+    let (code, _, stderr) = audit(&path, &["--platform", "amd64"]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+/// An OCI archive whose index names two manifests, two platforms: a usage
+/// error listing both without a choice; `--platform` picks one.
+#[test]
+fn an_oci_index_of_two_platforms_asks_which() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("oci.tar");
+    let mut b = tar::Builder::new(std::fs::File::create(&path).unwrap());
+    let mut add = |name: &str, data: &[u8]| {
+        b.append(&header(name.as_bytes(), tar::EntryType::Regular, data.len() as u64), data).unwrap();
+    };
+    let hex = |c: char| c.to_string().repeat(64);
+    add("oci-layout", br#"{"imageLayoutVersion":"1.0.0"}"#);
+    let mut index = Vec::new();
+    for (c, l, arch, file) in [('a', 'c', "amd64", "usr/bin/amd"), ('b', 'd', "arm64", "usr/bin/arm")] {
+        add(&format!("blobs/sha256/{}", hex(l)), &gz(&layer(&[(file.as_bytes(), &elf())])));
+        let manifest = serde_json::json!({"schemaVersion": 2, "layers": [{"digest": format!("sha256:{}", hex(l))}]});
+        add(&format!("blobs/sha256/{}", hex(c)), manifest.to_string().as_bytes());
+        index.push(serde_json::json!({
+            "digest": format!("sha256:{}", hex(c)),
+            "platform": {"os": "linux", "architecture": arch},
+            "annotations": {"org.opencontainers.image.ref.name": format!("app-{arch}")},
+        }));
+    }
+    // buildx's attestation manifest: no image, not counted.
+    index.push(serde_json::json!({"digest": format!("sha256:{}", hex('e')), "platform": {"os": "unknown", "architecture": "unknown"},
+        "annotations": {"vnd.docker.reference.type": "attestation-manifest"}}));
+    add("index.json", serde_json::json!({"schemaVersion": 2, "manifests": index}).to_string().as_bytes());
+    drop(add);
+    b.into_inner().unwrap().flush().unwrap();
+    assert_asks_for_a_choice(
+        &path,
+        &[],
+        &["it holds 2 images", "1: app-amd64 (linux/amd64)", "2: app-arm64 (linux/arm64)"],
+    );
+    let (code, doc, stderr) = audit(&path, &["--platform", "linux/arm64"]);
+    let doc = doc.unwrap_or_else(|| panic!("{stderr}"));
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(paths(&doc), ["/usr/bin/arm"]);
+    assert_eq!(doc["image"]["format"], "oci-archive");
+    assert_eq!(doc["image"]["selected"]["platform"], "linux/arm64");
+    assert_eq!(doc["image"]["selected"]["name"], "app-arm64");
+}
+
+/// `podman save -m` of two images: the same choice, on the archive podman
+/// writes.
+#[test]
+fn podman_save_of_two_images_audits_the_one_named() {
+    let Some(podman) = super::common::Podman::new() else {
+        assert!(std::env::var_os("CI").is_none(), "CI needs podman and root for the image archive tests");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut tags = Vec::new();
+    for name in ["zero", "one"] {
+        let rootfs = dir.path().join(format!("{name}.rootfs.tar"));
+        std::fs::write(&rootfs, layer(&[(format!("usr/bin/{name}").as_bytes(), &elf())])).unwrap();
+        let tag = format!("localhost/vdsoctl-test-two-{name}:1");
+        podman.ok(&["import", "-q", rootfs.to_str().unwrap(), &tag]);
+        tags.push(tag);
+    }
+    let saved = dir.path().join("two.docker.tar");
+    podman.ok(&["save", "-q", "-m", "--format", "docker-archive", "-o", saved.to_str().unwrap(), &tags[0], &tags[1]]);
+    assert_asks_for_a_choice(
+        &saved,
+        &[],
+        &["it holds 2 images", &format!("1: {}", tags[0]), &format!("2: {}", tags[1])],
+    );
+    for (i, name) in [(1, "zero"), (2, "one")] {
+        let (code, doc, stderr) = audit(&saved, &["--image-index", &i.to_string()]);
+        let doc = doc.unwrap_or_else(|| panic!("{stderr}"));
+        assert_eq!(code, 0, "{doc}");
+        assert_eq!(paths(&doc), [format!("/usr/bin/{name}")]);
+        assert_eq!(doc["image"]["selected"]["name"], tags[i - 1].as_str());
+    }
+}
