@@ -304,3 +304,36 @@ fn podman_save_of_two_images_audits_the_one_named() {
         assert_eq!(doc["image"]["selected"]["name"], tags[i - 1].as_str());
     }
 }
+
+/// Member names as the bytes they are: `bin/\xff` (a raw clock caller)
+/// and `bin/\xfe` (clean) stay two files, each judged; `usr/bin/caf\xe9`
+/// is audited; each is printed escaped (`\xNN`, as every name vdsoctl did
+/// not choose), in JSON and the table alike, and a refused name too.
+#[test]
+fn member_names_that_are_not_utf8_stay_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = std::fs::read(super::common::build_c("hoisted", false, &["-DASM_LOOP"])).unwrap();
+    let clean = elf();
+    let blob =
+        layer(&[(b"bin/\xff", &raw), (b"bin/\xfe", &clean), (b"usr/bin/caf\xe9", &clean), (b"../caf\xe9", &clean)]);
+    let image = docker_archive(&dir.path().join("bytes.tar"), &[vec![blob]]);
+    let (code, doc, stderr) = audit(&image, &[]);
+    let doc = doc.unwrap_or_else(|| panic!("{stderr}"));
+    assert_eq!(code, 1, "{doc}");
+    let mut all = paths(&doc);
+    all.sort();
+    assert_eq!(all, ["/bin/\\xfe", "/bin/\\xff", "/usr/bin/caf\\xe9"]);
+    let status = |p: &str| {
+        let b = doc["binaries"].as_array().unwrap().iter().find(|b| b["path"] == p).unwrap();
+        (b["status"].as_str().unwrap().to_string(), b["verdict_kind"].as_str().unwrap().to_string())
+    };
+    assert_eq!(status("/bin/\\xff"), ("fail".into(), "raw-clock-call-site".into()));
+    assert_eq!(status("/bin/\\xfe").0, "ok");
+    assert_eq!(status("/usr/bin/caf\\xe9").0, "ok");
+    assert_eq!(doc["image"]["unreadable"][0][0], "../caf\\xe9", "{}", doc["image"]);
+    let (_, table, _) = run(&["check", "--image", image.to_str().unwrap()]);
+    // (OK files of one verdict are grouped in the table: the FAIL is named.)
+    for name in ["FAIL    /bin/\\xff ", "unreadable: ../caf\\xe9"] {
+        assert!(table.contains(name), "{name} in {table}");
+    }
+}
