@@ -40,6 +40,57 @@ pub const MAX_DEPTH: usize = 64;
 /// Entries (files and directories) looked at, at most.
 pub const MAX_FILES: usize = 2_000_000;
 
+/// Entries of a list the walk keeps (what could not be read, directories
+/// not entered), at most: every one is counted, the first ones kept, so a
+/// tree of a million unreadable names holds a hundred.
+pub const KEPT: usize = 100;
+
+/// A list that keeps its first [`KEPT`] entries and counts every one.
+#[derive(Debug, Clone)]
+pub struct Capped<T> {
+    kept: Vec<T>,
+    count: usize,
+}
+
+impl<T> Default for Capped<T> {
+    fn default() -> Self {
+        Capped { kept: Vec::new(), count: 0 }
+    }
+}
+
+impl<T> Capped<T> {
+    pub fn push(&mut self, item: T) {
+        self.count += 1;
+        if self.kept.len() < KEPT {
+            self.kept.push(item);
+        }
+    }
+    /// Every entry pushed, kept or not.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+    pub fn first(&self) -> Option<&T> {
+        self.kept.first()
+    }
+    /// The entries kept, in order.
+    pub fn iter(&self) -> std::slice::Iter<'_, T> {
+        self.kept.iter()
+    }
+    /// `earlier`'s entries first, then this list's.
+    pub fn after(&mut self, earlier: Capped<T>) {
+        let mine = std::mem::replace(self, earlier);
+        self.count += mine.count;
+        for item in mine.kept {
+            if self.kept.len() < KEPT {
+                self.kept.push(item);
+            }
+        }
+    }
+}
+
 /// One ELF file found under the root.
 #[derive(Debug, Clone)]
 pub struct Found {
@@ -57,11 +108,11 @@ pub struct Walk {
     pub binaries: Vec<Found>,
     /// What could not be read: directories not listed, files not opened
     /// or read, ELF files that did not parse: (image path, why).
-    pub unreadable: Vec<(PathBuf, String)>,
+    pub unreadable: Capped<(PathBuf, String)>,
     /// Entries looked at.
     pub entries: u64,
     /// Directories not entered: other filesystems, proc/sys/dev, too deep.
-    pub skipped_dirs: Vec<PathBuf>,
+    pub skipped_dirs: Capped<PathBuf>,
     /// The walk stopped at MAX_FILES.
     pub truncated: bool,
     /// Files left out because they are the `exclude` file (vdsoctl itself).
@@ -393,7 +444,7 @@ mod tests {
         let paths: Vec<_> = w.binaries.iter().map(|b| b.path.to_string_lossy().into_owned()).collect();
         assert_eq!(paths.len(), 1, "{paths:?}");
         assert!(paths[0] == "/usr/bin/me" || paths[0] == "/usr/bin/me2", "{paths:?}");
-        assert_eq!(w.skipped_dirs, vec![PathBuf::from("/proc")]);
+        assert_eq!(w.skipped_dirs.iter().collect::<Vec<_>>(), [&PathBuf::from("/proc")]);
         assert_eq!(w.excluded, vec![PathBuf::from("/usr/bin/script")]);
         let e = walk(&root.join("usr/bin/me"), None, false, false, None).unwrap_err();
         assert!(e.to_string().contains("not a directory (ENOTDIR) — pass the directory"), "{e}");

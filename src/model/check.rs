@@ -160,6 +160,9 @@ pub struct ImageSummary {
     /// What could not be read (directories not listed, files not opened,
     /// ELF files that did not parse), with why.
     pub unreadable: Vec<(String, String)>,
+    /// Every entry that could not be read; `unreadable` keeps the first
+    /// [`crate::inspect::image::KEPT`].
+    pub unreadable_count: usize,
     /// The walk stopped at its entry cap.
     pub truncated: bool,
     /// vdsoctl's own executable, left out (its `bench` calls [vsyscall] on purpose).

@@ -362,7 +362,7 @@ fn image_summary(img: &ImageSummary, binaries: &[BinaryRow], out: &Output) -> St
         if img.unreadable.is_empty() {
             String::new()
         } else {
-            format!(", {} unreadable", thousands(img.unreadable.len() as u64))
+            format!(", {} unreadable", thousands(img.unreadable_count as u64))
         }
     );
     if let Some(c) = img.selected.as_ref().filter(|c| c.of > 1) {
@@ -377,10 +377,11 @@ fn image_summary(img: &ImageSummary, binaries: &[BinaryRow], out: &Output) -> St
     for (p, why) in img.unreadable.iter().take(LISTED) {
         s += &format!("unreadable: {}: {}\n", out.text(p), out.text(why));
     }
-    if img.unreadable.len() > LISTED {
+    if img.unreadable_count > LISTED {
         s += &format!(
-            "unreadable: {} more (`--json` lists each in image.unreadable)\n",
-            thousands((img.unreadable.len() - LISTED) as u64)
+            "unreadable: {} more (`--json` lists the first {} in image.unreadable)\n",
+            thousands((img.unreadable_count - LISTED) as u64),
+            crate::inspect::image::KEPT
         );
     }
     if img.truncated {

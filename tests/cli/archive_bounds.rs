@@ -23,11 +23,21 @@ fn header(name: &[u8], kind: tar::EntryType, size: u64) -> tar::Header {
     h
 }
 
+/// One regular member; a name past the header's 100 bytes goes before it
+/// as GNU tar writes it (a `././@LongLink` entry).
+fn append<W: Write>(b: &mut tar::Builder<W>, name: &[u8], data: &[u8]) {
+    if name.len() > 100 {
+        let long = [name, b"\0"].concat();
+        b.append(&header(b"././@LongLink", tar::EntryType::GNULongName, long.len() as u64), &long[..]).unwrap();
+    }
+    b.append(&header(&name[..name.len().min(100)], tar::EntryType::Regular, data.len() as u64), data).unwrap();
+}
+
 /// A layer tar of regular files (name, bytes), ended.
 fn layer(files: &[(&[u8], &[u8])]) -> Vec<u8> {
     let mut b = tar::Builder::new(Vec::new());
     for (name, data) in files {
-        b.append(&header(name, tar::EntryType::Regular, data.len() as u64), *data).unwrap();
+        append(&mut b, name, data);
     }
     b.into_inner().unwrap()
 }
@@ -63,6 +73,17 @@ fn docker_archive(out: &Path, images: &[Vec<Vec<u8>>]) -> PathBuf {
     out.to_path_buf()
 }
 
+/// A docker-archive of one image whose one layer is the file `layer`.
+fn docker_archive_of_file(out: &Path, layer: &Path) -> PathBuf {
+    let mut b = tar::Builder::new(std::fs::File::create(out).unwrap());
+    let size = std::fs::metadata(layer).unwrap().len();
+    b.append(&header(b"0.tar", tar::EntryType::Regular, size), std::fs::File::open(layer).unwrap()).unwrap();
+    let text = br#"[{"Config":"0.json","RepoTags":["localhost/big:1"],"Layers":["0.tar"]}]"#;
+    b.append(&header(b"manifest.json", tar::EntryType::Regular, text.len() as u64), &text[..]).unwrap();
+    b.into_inner().unwrap().flush().unwrap();
+    out.to_path_buf()
+}
+
 /// A gzip layer that is an ELF program then a member of `gib` GiB of zeros
 /// (not ELF: read through, never written), as concatenated gzip members:
 /// a few MiB that take seconds to read.
@@ -72,8 +93,8 @@ fn bomb_layer(gib: u64) -> Vec<u8> {
     let mut start = head[..head.len() - 1024].to_vec();
     start.extend_from_slice(header(b"big", tar::EntryType::Regular, gib << 30).as_bytes());
     let mut out = gz(&start);
-    let chunk = gz(&vec![0u8; 256 << 20]);
-    for _ in 0..gib * 4 {
+    let chunk = gz(&vec![0u8; 16 << 20]);
+    for _ in 0..gib * 64 {
         out.extend_from_slice(&chunk);
     }
     out.extend_from_slice(&gz(&[0u8; 1024]));
@@ -335,5 +356,97 @@ fn member_names_that_are_not_utf8_stay_apart() {
     // (OK files of one verdict are grouped in the table: the FAIL is named.)
     for name in ["FAIL    /bin/\\xff ", "unreadable: ../caf\\xe9"] {
         assert!(table.contains(name), "{name} in {table}");
+    }
+}
+
+/// `vdsoctl ARGS` run to its end: (exit code, peak RSS in KiB from wait4's
+/// ru_maxrss, which is VmHWM at exit).
+fn peak_kib(args: &[&std::ffi::OsStr]) -> Option<(i32, u64)> {
+    let script = "import os, subprocess, sys\n\
+                  p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n\
+                  _, st, ru = os.wait4(p.pid, 0)\n\
+                  print(os.waitstatus_to_exitcode(st), ru.ru_maxrss)\n";
+    let out = Command::new("python3").arg("-c").arg(script).arg(vdsoctl_path()).args(args).output();
+    let Ok(out) = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()) else {
+        super::common::skip("python3 (for os.wait4) is missing: peak memory not read");
+        return None;
+    };
+    let mut it = out.split_whitespace().map(|w| w.parse::<i64>().unwrap());
+    Some((it.next().unwrap() as i32, it.next().unwrap() as u64))
+}
+
+/// Inputs that claim much hold little: a gzip bomb with a 1 GiB member,
+/// a layer of a million members, an archive of a million members, a
+/// manifest at the 1 MiB bound and one past it, 10,000 names too long to
+/// create. Each run's peak RSS (VmHWM at exit, wait4's ru_maxrss) stays
+/// within the design's bound over the same binary's peak on a one-file
+/// image (a debug build maps more of itself than a release one does).
+#[test]
+fn memory_stays_bounded_whatever_the_archive_claims() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let check = |image: &Path| {
+        let tmp = tempfile::tempdir().unwrap();
+        let args: Vec<&std::ffi::OsStr> =
+            vec!["--json".as_ref(), "check".as_ref(), "--image".as_ref(), image.as_os_str()];
+        let got = peak_kib(&args);
+        assert_eq!(left_in(tmp.path()), (0, 0));
+        got
+    };
+    let built = Instant::now();
+    let one = docker_archive(&d.join("one.tar"), &[vec![layer(&[(b"usr/bin/one", &elf())])]]);
+    let Some((code, base)) = check(&one) else { return };
+    assert_eq!(code, 0);
+    // A layer of a million empty members, beside one ELF file (not
+    // compressed: a debug build's inflate would take the time).
+    let million_layer = d.join("million.layer");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&million_layer).unwrap());
+    let one_file = layer(&[(b"usr/bin/one", &elf())]);
+    w.write_all(&one_file[..one_file.len() - 1024]).unwrap();
+    for i in 0..1_000_000u32 {
+        w.write_all(header(format!("d/{}/{i}", i % 1000).as_bytes(), tar::EntryType::Regular, 0).as_bytes()).unwrap();
+    }
+    w.write_all(&[0u8; 1024]).unwrap();
+    drop(w);
+    let million = docker_archive_of_file(&d.join("million-in-layer.tar"), &million_layer);
+    std::fs::remove_file(&million_layer).unwrap();
+    // 10,000 ELF members whose names are too long to create (4,000 bytes).
+    let long: Vec<Vec<u8>> = (0..10_000).map(|i| format!("{i:05}/{}", "n".repeat(3994)).into_bytes()).collect();
+    let (small, stub) = (elf(), [&b"\x7fELF"[..], &[0u8; 60]].concat());
+    let mut files: Vec<(&[u8], &[u8])> = vec![(b"usr/bin/one", &small[..])];
+    files.extend(long.iter().map(|n| (&n[..], &stub[..])));
+    let long_names = docker_archive(&d.join("long-names.tar"), &[vec![layer(&files)]]);
+    // Manifests: 256 layer names of 4,000 bytes (within 1 MiB), a million
+    // one-letter layers, and 64 MiB of one JSON string.
+    let manifest = |name: &str, text: Vec<u8>| {
+        let path = d.join(name);
+        let mut b = tar::Builder::new(std::fs::File::create(&path).unwrap());
+        b.append(&header(b"manifest.json", tar::EntryType::Regular, text.len() as u64), &text[..]).unwrap();
+        b.into_inner().unwrap().flush().unwrap();
+        path
+    };
+    let wide: Vec<String> = (0..256).map(|i| format!("{i:03}{}", "l".repeat(3997))).collect();
+    let wide = manifest("wide.tar", serde_json::to_vec(&serde_json::json!([{"Layers": wide}])).unwrap());
+    let many = manifest("many.tar", serde_json::to_vec(&serde_json::json!([{"Layers": vec!["a"; 1 << 20]}])).unwrap());
+    let huge = manifest("huge.tar", [&b"[{\"Layers\":[\""[..], &vec![b'x'; 64 << 20], b"\"]}]"].concat());
+    eprintln!("built in {:.1?}", built.elapsed());
+    let cases = [
+        ("a gzip bomb with a 1 GiB member", docker_archive(&d.join("bomb.tar"), &[vec![bomb_layer(1)]]), 0),
+        ("a layer of 1,000,000 members", million, 0),
+        ("10,000 names too long to write", long_names, 0),
+        ("a manifest of 256 layer names of 4,000 bytes", wide, 3),
+        ("a manifest of 1,048,576 layers", many, 3),
+        ("a manifest of 64 MiB", huge, 3),
+    ];
+    for (what, image, want) in cases {
+        let t = Instant::now();
+        let (code, peak) = check(&image).unwrap();
+        let took = t.elapsed();
+        eprintln!(
+            "{what}: peak {peak} KiB, {base} KiB for one file ({} KiB more; {took:.1?})",
+            peak.saturating_sub(base)
+        );
+        assert_eq!(code, want, "{what}");
+        assert!(peak <= base + 4 * 1024, "{what}: peak {peak} KiB against {base} KiB for one file");
     }
 }

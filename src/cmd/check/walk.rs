@@ -32,7 +32,7 @@ pub(super) fn gather_image(
     progress.done();
     let mut walked = walked?;
     // What applying the layers refused or could not read is unreadable too.
-    walked.unreadable.splice(0..0, opened.refused.iter().cloned());
+    walked.unreadable.after(opened.refused.clone());
     if walked.binaries.is_empty() {
         let unreadable = match walked.unreadable.first() {
             Some((p, why)) => {
@@ -64,6 +64,7 @@ pub(super) fn gather_image(
         entries: walked.entries,
         skipped: walked.skipped_dirs.iter().map(|p| shown(p)).collect(),
         unreadable: walked.unreadable.iter().map(|(p, e)| (shown(p), e.clone())).collect(),
+        unreadable_count: walked.unreadable.len(),
         truncated: walked.truncated,
         excluded: walked.excluded.iter().map(|p| shown(p)).collect(),
     };

@@ -3,7 +3,7 @@
 
 use super::cleanup::checkpoint;
 use super::{MAX_MEMBER, MAX_WRITTEN};
-use crate::inspect::image::MAX_FILES;
+use crate::inspect::image::{Capped, MAX_FILES};
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::io::{Read, Write};
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 pub(super) struct State {
     root: PathBuf,
     /// (image path or layer, why): entries refused or not read.
-    pub(super) refused: Vec<(PathBuf, String)>,
+    pub(super) refused: Capped<(PathBuf, String)>,
     written: u64,
     entries: usize,
     /// Names this layer wrote on disk (directories and ELF files, never
@@ -30,6 +30,9 @@ enum Name {
     Refused(String),
 }
 
+/// The longest name of one directory entry (Linux's NAME_MAX).
+const NAME_MAX: usize = 255;
+
 /// A member's name as the bytes it is (never made UTF-8: `bin/\xff` and
 /// `bin/\xfe` stay two files), cleaned of `.` and empty parts.
 fn name_of(raw: &[u8]) -> Name {
@@ -43,10 +46,20 @@ fn name_of(raw: &[u8]) -> Name {
             b".." => {
                 return Name::Refused("a name with `..` (it would leave the image): refused, nothing written".into())
             }
+            p if p.len() > NAME_MAX => return Name::Refused(format!(
+                "a name with a part of {} bytes, past the {NAME_MAX} any filesystem holds: refused, nothing written",
+                p.len()
+            )),
             p => parts.push(p),
         }
     }
     Name::Clean(parts.join(&b'/'))
+}
+
+/// A name as listed: whole up to PATH_MAX, cut there past it (a tar may
+/// name a member with megabytes; no file has such a path).
+fn shown(name: &[u8]) -> &[u8] {
+    &name[..name.len().min(libc::PATH_MAX as usize)]
 }
 
 /// Bytes as a path (lossless).
@@ -64,11 +77,17 @@ fn split(name: &[u8]) -> (&[u8], &[u8]) {
 
 impl State {
     pub(super) fn new(root: &Path) -> State {
-        State { root: root.to_path_buf(), refused: Vec::new(), written: 0, entries: 0, this_layer: HashSet::new() }
+        State {
+            root: root.to_path_buf(),
+            refused: Capped::default(),
+            written: 0,
+            entries: 0,
+            this_layer: HashSet::new(),
+        }
     }
 
     fn refuse(&mut self, name: &[u8], what: &str, why: impl std::fmt::Display) {
-        self.refused.push((Path::new("/").join(path(name)), format!("{why} (in {what})")));
+        self.refused.push((Path::new("/").join(path(shown(name))), format!("{why} (in {what})")));
     }
 
     /// Apply one layer blob. A layer that is not a tar (or stops being
@@ -103,7 +122,7 @@ impl State {
                 Name::Clean(n) if n.is_empty() => continue,
                 Name::Clean(n) => n,
                 Name::Refused(why) => {
-                    let shown = PathBuf::from(OsStr::from_bytes(&entry.path_bytes()));
+                    let shown = PathBuf::from(OsStr::from_bytes(shown(&entry.path_bytes())));
                     self.refused.push((shown, format!("{why} (in {what})")));
                     continue;
                 }
@@ -121,15 +140,12 @@ impl State {
         let kind = entry.header().entry_type();
         let is_dir = kind.is_dir();
         self.remove(&at, is_dir);
-        if let Some(parent) = at.parent() {
-            if let Err(e) = std::fs::create_dir_all(parent) {
-                return self.refuse(name, what, format!("not written: {}", crate::error::errno_text(&e)));
-            }
-        }
         if is_dir {
-            match std::fs::create_dir_all(&at) {
-                Ok(()) => drop(self.this_layer.insert(name.to_vec())),
-                Err(e) => self.refuse(name, what, format!("not written: {}", crate::error::errno_text(&e))),
+            // Directories are made only on the way to an ELF file written
+            // (a layer of a million directories makes none); one a lower
+            // layer made is this layer's too, for its opaque whiteout.
+            if std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir()) {
+                self.this_layer.insert(name.to_vec());
             }
         } else if kind.is_hard_link() {
             self.hard_link(what, name, &at, entry);
@@ -160,6 +176,15 @@ impl State {
         }
     }
 
+    /// The directories above `at`, made where missing (each a real
+    /// directory: nothing written here is a link).
+    fn parents(&self, at: &Path) -> std::io::Result<()> {
+        match at.parent() {
+            Some(parent) if parent != self.root => std::fs::create_dir_all(parent),
+            _ => Ok(()),
+        }
+    }
+
     /// What a lower layer left at `at` goes; a directory stays for a directory.
     fn remove(&self, at: &Path, keep_dir: bool) {
         match std::fs::symlink_metadata(at) {
@@ -175,7 +200,7 @@ impl State {
             Some(Name::Clean(t)) if !t.is_empty() => {
                 let from = self.root.join(path(&t));
                 if std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_file()) {
-                    match std::fs::hard_link(&from, at) {
+                    match self.parents(at).and_then(|()| std::fs::hard_link(&from, at)) {
                         Ok(()) => drop(self.this_layer.insert(name.to_vec())),
                         Err(e) => self.refuse(name, what, format!("not linked: {}", crate::error::errno_text(&e))),
                     }
@@ -204,6 +229,9 @@ impl State {
                 crate::words::human_size(bound)
             );
             return self.refuse(name, what, why);
+        }
+        if let Err(e) = self.parents(at) {
+            return self.refuse(name, what, format!("not written: {}", crate::error::errno_text(&e)));
         }
         let mode = entry.header().mode().unwrap_or(0o755) & 0o700;
         let written = std::fs::OpenOptions::new()

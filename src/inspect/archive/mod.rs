@@ -136,7 +136,7 @@ pub struct Opened {
     /// Layers applied.
     pub layers: usize,
     /// Entries refused or not read, as (image path or layer, why).
-    pub refused: Vec<(PathBuf, String)>,
+    pub refused: crate::inspect::image::Capped<(PathBuf, String)>,
     /// Which image of the archive (None for a directory).
     pub chosen: Option<Chosen>,
     /// Held so the private directory lives as long as the walk (and goes
@@ -167,7 +167,7 @@ pub fn open(path: &Path, select: &Select) -> Result<Opened> {
                 kind: Kind::Tree,
                 root: path.to_path_buf(),
                 layers: 0,
-                refused: Vec::new(),
+                refused: Default::default(),
                 chosen: None,
                 dir: None,
             });

@@ -173,8 +173,8 @@ fn a_layer_that_is_no_tar_is_listed_and_the_others_applied() {
     let opened = open(&path, &Select::default()).unwrap();
     assert_eq!(tree(&opened.root), ["usr/bin/a"]);
     assert_eq!(opened.refused.len(), 1, "{:?}", opened.refused);
-    assert_eq!(opened.refused[0].0, PathBuf::from("layer 2 (1/layer.tar)"));
-    assert!(opened.refused[0].1.starts_with("not a tar"), "{:?}", opened.refused);
+    assert_eq!(opened.refused.first().unwrap().0, PathBuf::from("layer 2 (1/layer.tar)"));
+    assert!(opened.refused.first().unwrap().1.starts_with("not a tar"), "{:?}", opened.refused);
 }
 
 #[test]
@@ -212,7 +212,7 @@ fn an_oversized_elf_member_is_listed_never_read() {
     let path = docker_archive(dir.path(), &[data], None);
     let opened = open(&path, &Select::default()).unwrap();
     assert_eq!(tree(&opened.root), ["ok"]);
-    let (p, why) = &opened.refused[0];
+    let (p, why) = opened.refused.first().unwrap();
     assert_eq!(p, &PathBuf::from("/big"));
     assert!(why.starts_with("an ELF file of 10 GiB, past the 1 GiB bound per file: not read"), "{why}");
 }
