@@ -450,3 +450,49 @@ fn memory_stays_bounded_whatever_the_archive_claims() {
         assert!(peak <= base + 4 * 1024, "{what}: peak {peak} KiB against {base} KiB for one file");
     }
 }
+
+/// A 4,000-byte path (16 parts of 249 bytes, a raw clock caller: a FAIL
+/// row of its own) and a refused name past NAME_MAX: the table at 80
+/// columns keeps its rows within them, the path cut around `…` with its
+/// start and its file name; JSON keeps it whole.
+#[test]
+fn a_long_path_is_cut_in_the_table_and_whole_in_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = std::fs::read(super::common::build_c("hoisted", false, &["-DASM_LOOP"])).unwrap();
+    let parts: Vec<String> = (0..16).map(|i| format!("{i:02}{}", "p".repeat(247))).collect();
+    let long = format!("{}/tail_name", parts.join("/"));
+    assert!(long.len() > 4000 && long.len() < 4096, "{}", long.len());
+    let refused = format!("x/{}", "q".repeat(300));
+    let blob = layer(&[(long.as_bytes(), &raw), (b"usr/bin/true", &elf()), (refused.as_bytes(), &elf())]);
+    let image = docker_archive(&dir.path().join("long.tar"), &[vec![blob]]);
+    let (code, doc, stderr) = audit(&image, &[]);
+    let doc = doc.unwrap_or_else(|| panic!("{stderr}"));
+    assert_eq!(code, 1, "{doc}");
+    let whole = format!("/{long}");
+    assert!(paths(&doc).contains(&whole), "JSON keeps the path whole");
+    assert_eq!(doc["image"]["unreadable_count"], 1);
+    let out = Command::new(vdsoctl_path())
+        .args(["check", "--image"])
+        .arg(&image)
+        .env("COLUMNS", "80")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The binaries' table: its head, rule, rows and the details under them
+    // (the hint lines after it are prose, the summary a line each).
+    let table: Vec<&str> = text
+        .lines()
+        .take_while(|l| ["STATUS", "─", "FAIL  ", "OK  ", "   "].iter().any(|p| l.starts_with(p)))
+        .collect();
+    assert!(table.len() >= 4, "{text}");
+    for line in &table {
+        assert!(line.chars().count() <= 80, "{} columns: {line:?}\n{text}", line.chars().count());
+    }
+    let cut = format!("/00{}…", "p".repeat(8));
+    let row = table.iter().find(|l| l.starts_with("FAIL")).unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains(&cut) && row.contains("/tail_name  "), "{row}");
+    for line in text.lines() {
+        assert!(line.chars().count() < 400, "{} columns: {line:?}", line.chars().count());
+    }
+}

@@ -46,10 +46,12 @@ fn name_of(raw: &[u8]) -> Name {
             b".." => {
                 return Name::Refused("a name with `..` (it would leave the image): refused, nothing written".into())
             }
-            p if p.len() > NAME_MAX => return Name::Refused(format!(
+            p if p.len() > NAME_MAX => {
+                return Name::Refused(format!(
                 "a name with a part of {} bytes, past the {NAME_MAX} any filesystem holds: refused, nothing written",
                 p.len()
-            )),
+            ))
+            }
             p => parts.push(p),
         }
     }
