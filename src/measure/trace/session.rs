@@ -661,8 +661,14 @@ fn arm(
     duration: Option<Duration>,
     tx: &mpsc::Sender<Event>,
 ) -> Result<Armed> {
-    // A process whose ABI is unknown is taken as the kernel's own.
-    let host = crate::inspect::kernel::abi().or(arch::HOST_ABI).unwrap_or(Abi::X86_64);
+    // A process whose ABI is unknown is taken as the kernel's own; a
+    // kernel of an architecture the table lacks is an error, never
+    // another architecture's numbers.
+    let host = crate::inspect::kernel::abi().or(arch::HOST_ABI).ok_or_else(|| Error::Facility {
+        errno: None,
+        what: crate::error::Facility::UnknownSyscallNumbers { machine: crate::inspect::kernel::machine() },
+        hint: Hint::UnsupportedArch,
+    })?;
     let start;
     let mut child_fd = None;
     let mut tree = spawn::TreeGuard::default();
