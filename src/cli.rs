@@ -297,9 +297,9 @@ fn rate_arg(text: &str) -> Result<f64, String> {
     }
 }
 
-/// `--platform OS/ARCH[/VARIANT]`.
-fn platform_arg(text: &str) -> Result<crate::inspect::archive::Platform, String> {
-    crate::inspect::archive::Platform::parse(text.trim())
+/// `--platform OS/ARCH[/VARIANT]`, checked here, parsed again by resolve.
+fn platform_arg(text: &str) -> Result<String, String> {
+    crate::inspect::archive::Platform::parse(text.trim()).map(|_| text.trim().to_string())
 }
 
 /// `--fail-on KIND`: a kind of the catalogue.
@@ -391,7 +391,7 @@ pub struct CheckArgs {
     /// With --image, an archive holding several images: audit the one built for this platform
     /// (linux/arm64, linux/arm/v7; the variant only when given).
     #[arg(long, value_name = "OS/ARCH[/VARIANT]", requires = "image", value_parser = platform_arg)]
-    pub platform: Option<crate::inspect::archive::Platform>,
+    pub platform: Option<String>,
 
     /// Also write the report as JSON (what --json prints) to FILE, beside the output on stdout.
     #[arg(long, value_name = "FILE")]

@@ -85,7 +85,12 @@ pub(super) fn resolve(args: &CheckArgs) -> Result<CheckRequest> {
     let form = if let Some(file) = &args.seccomp_profile {
         CheckForm::Profile { file: file.clone() }
     } else if let Some(root) = &args.image {
-        let select = crate::inspect::archive::Select { index: args.image_index, platform: args.platform.clone() };
+        let platform = match args.platform.as_deref().map(crate::inspect::archive::Platform::parse) {
+            Some(Err(why)) => return Err(Error::Usage(why)),
+            Some(Ok(p)) => Some(p),
+            None => None,
+        };
+        let select = crate::inspect::archive::Select { index: args.image_index, platform };
         CheckForm::Image { root: root.clone(), baseline, select }
     } else if !args.command.is_empty() {
         CheckForm::Command { argv: args.command.clone(), timeout: args.timeout, baseline }

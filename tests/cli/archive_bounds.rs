@@ -53,6 +53,16 @@ fn gz(data: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
+/// A tar at `out` of regular members (name, bytes), in order.
+fn tar_of(out: &Path, members: &[(String, Vec<u8>)]) -> PathBuf {
+    let mut b = tar::Builder::new(std::fs::File::create(out).unwrap());
+    for (name, data) in members {
+        b.append(&header(name.as_bytes(), tar::EntryType::Regular, data.len() as u64), &data[..]).unwrap();
+    }
+    b.into_inner().unwrap().flush().unwrap();
+    out.to_path_buf()
+}
+
 /// A docker-archive at `out`: one image per entry of `images`, each a list
 /// of layer blobs (stored as `I-L.tar`), in one manifest.json.
 fn docker_archive(out: &Path, images: &[Vec<Vec<u8>>]) -> PathBuf {
@@ -214,20 +224,18 @@ fn assert_asks_for_a_choice(image: &Path, extra: &[&str], names: &[&str]) {
 #[test]
 fn a_docker_archive_of_two_images_is_never_a_silent_pick() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("two.tar");
-    let mut b = tar::Builder::new(std::fs::File::create(&path).unwrap());
-    let mut add = |name: &str, data: &[u8]| {
-        b.append(&header(name.as_bytes(), tar::EntryType::Regular, data.len() as u64), data).unwrap();
-    };
-    add("zero.tar", &layer(&[(b"usr/bin/zero", &elf())]));
-    add("one.tar", &layer(&[(b"usr/bin/one", &elf())]));
-    add("zero.json", br#"{"os":"linux","architecture":"amd64","rootfs":{}}"#);
-    add("one.json", br#"{"os":"linux","architecture":"arm64","variant":"v8"}"#);
     let manifest = r#"[{"Config":"zero.json","RepoTags":["localhost/zero:1"],"Layers":["zero.tar"]},
                        {"Config":"one.json","RepoTags":["localhost/one:1"],"Layers":["one.tar"]}]"#;
-    add("manifest.json", manifest.as_bytes());
-    drop(add);
-    b.into_inner().unwrap().flush().unwrap();
+    let path = tar_of(
+        &dir.path().join("two.tar"),
+        &[
+            ("zero.tar".into(), layer(&[(b"usr/bin/zero", &elf())])),
+            ("one.tar".into(), layer(&[(b"usr/bin/one", &elf())])),
+            ("zero.json".into(), br#"{"os":"linux","architecture":"amd64","rootfs":{}}"#.to_vec()),
+            ("one.json".into(), br#"{"os":"linux","architecture":"arm64","variant":"v8"}"#.to_vec()),
+            ("manifest.json".into(), manifest.as_bytes().to_vec()),
+        ],
+    );
     let listed = ["it holds 2 images", "1: localhost/zero:1 (linux/amd64)", "2: localhost/one:1 (linux/arm64/v8)"];
     assert_asks_for_a_choice(&path, &[], &listed);
     assert_asks_for_a_choice(&path, &["--image-index", "3"], &["--image-index 3, but it holds 2 (1 to 2)"]);
@@ -255,18 +263,15 @@ fn a_docker_archive_of_two_images_is_never_a_silent_pick() {
 #[test]
 fn an_oci_index_of_two_platforms_asks_which() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("oci.tar");
-    let mut b = tar::Builder::new(std::fs::File::create(&path).unwrap());
-    let mut add = |name: &str, data: &[u8]| {
-        b.append(&header(name.as_bytes(), tar::EntryType::Regular, data.len() as u64), data).unwrap();
-    };
     let hex = |c: char| c.to_string().repeat(64);
-    add("oci-layout", br#"{"imageLayoutVersion":"1.0.0"}"#);
+    let mut members: Vec<(String, Vec<u8>)> =
+        vec![("oci-layout".into(), br#"{"imageLayoutVersion":"1.0.0"}"#.to_vec())];
+    let mut add = |name: String, data: Vec<u8>| members.push((name, data));
     let mut index = Vec::new();
     for (c, l, arch, file) in [('a', 'c', "amd64", "usr/bin/amd"), ('b', 'd', "arm64", "usr/bin/arm")] {
-        add(&format!("blobs/sha256/{}", hex(l)), &gz(&layer(&[(file.as_bytes(), &elf())])));
+        add(format!("blobs/sha256/{}", hex(l)), gz(&layer(&[(file.as_bytes(), &elf())])));
         let manifest = serde_json::json!({"schemaVersion": 2, "layers": [{"digest": format!("sha256:{}", hex(l))}]});
-        add(&format!("blobs/sha256/{}", hex(c)), manifest.to_string().as_bytes());
+        add(format!("blobs/sha256/{}", hex(c)), manifest.to_string().into_bytes());
         index.push(serde_json::json!({
             "digest": format!("sha256:{}", hex(c)),
             "platform": {"os": "linux", "architecture": arch},
@@ -276,9 +281,8 @@ fn an_oci_index_of_two_platforms_asks_which() {
     // buildx's attestation manifest: no image, not counted.
     index.push(serde_json::json!({"digest": format!("sha256:{}", hex('e')), "platform": {"os": "unknown", "architecture": "unknown"},
         "annotations": {"vnd.docker.reference.type": "attestation-manifest"}}));
-    add("index.json", serde_json::json!({"schemaVersion": 2, "manifests": index}).to_string().as_bytes());
-    drop(add);
-    b.into_inner().unwrap().flush().unwrap();
+    add("index.json".into(), serde_json::json!({"schemaVersion": 2, "manifests": index}).to_string().into_bytes());
+    let path = tar_of(&dir.path().join("oci.tar"), &members);
     assert_asks_for_a_choice(
         &path,
         &[],
@@ -418,13 +422,7 @@ fn memory_stays_bounded_whatever_the_archive_claims() {
     let long_names = docker_archive(&d.join("long-names.tar"), &[vec![layer(&files)]]);
     // Manifests: 256 layer names of 4,000 bytes (within 1 MiB), a million
     // one-letter layers, and 64 MiB of one JSON string.
-    let manifest = |name: &str, text: Vec<u8>| {
-        let path = d.join(name);
-        let mut b = tar::Builder::new(std::fs::File::create(&path).unwrap());
-        b.append(&header(b"manifest.json", tar::EntryType::Regular, text.len() as u64), &text[..]).unwrap();
-        b.into_inner().unwrap().flush().unwrap();
-        path
-    };
+    let manifest = |name: &str, text: Vec<u8>| tar_of(&d.join(name), &[("manifest.json".into(), text)]);
     let wide: Vec<String> = (0..256).map(|i| format!("{i:03}{}", "l".repeat(3997))).collect();
     let wide = manifest("wide.tar", serde_json::to_vec(&serde_json::json!([{"Layers": wide}])).unwrap());
     let many = manifest("many.tar", serde_json::to_vec(&serde_json::json!([{"Layers": vec!["a"; 1 << 20]}])).unwrap());
