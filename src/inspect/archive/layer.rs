@@ -100,7 +100,7 @@ impl State {
             Ok(s) => s,
             Err(e) => return self.refused.push((PathBuf::from(what), format!("not read: {e}"))),
         };
-        let mut archive = tar::Archive::new(stream);
+        let mut archive = tar::Archive::new(super::framed::Framed::new(stream));
         let entries = match archive.entries() {
             Ok(e) => e,
             Err(e) => return self.refused.push((PathBuf::from(what), format!("not a tar: {e}"))),

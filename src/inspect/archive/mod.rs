@@ -17,6 +17,7 @@
 //! members, [`MAX_JSON`] per manifest, and the walk's own entry bound.
 
 pub(crate) mod cleanup;
+mod framed;
 mod layer;
 mod manifest;
 
