@@ -304,6 +304,11 @@ fn rate_arg(text: &str) -> Result<f64, String> {
     }
 }
 
+/// `--platform OS/ARCH[/VARIANT]`, checked here, parsed again by resolve.
+fn platform_arg(text: &str) -> Result<String, String> {
+    crate::inspect::archive::Platform::parse(text.trim()).map(|_| text.trim().to_string())
+}
+
 /// `--fail-on KIND`: a kind of the catalogue.
 fn kind_arg(text: &str) -> Result<crate::model::kind::Kind, String> {
     crate::model::kind::Kind::from_id(text.trim())
@@ -383,6 +388,17 @@ pub struct CheckArgs {
     /// OCI archive tar (`podman save`, `docker save`) or an OCI layout directory, told by content.
     #[arg(long, value_name = "ROOT", conflicts_with_all = ["pid", "trace", "max_ns", "command", "timeout"])]
     pub image: Option<PathBuf>,
+
+    /// With --image, an archive holding several images (`podman save -m`, a multi-platform OCI
+    /// index): audit the Nth (1 for the first). Without it or --platform, such an archive is a
+    /// usage error that lists its images.
+    #[arg(long, value_name = "N", requires = "image", conflicts_with = "platform")]
+    pub image_index: Option<usize>,
+
+    /// With --image, an archive holding several images: audit the one built for this platform
+    /// (linux/arm64, linux/arm/v7; the variant only when given).
+    #[arg(long, value_name = "OS/ARCH[/VARIANT]", requires = "image", value_parser = platform_arg)]
+    pub platform: Option<String>,
 
     /// Also write the report as JSON (what --json prints) to FILE, beside the output on stdout.
     #[arg(long, value_name = "FILE")]

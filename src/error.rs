@@ -96,6 +96,11 @@ pub enum Error {
     #[error("cannot audit {} as an image: {detail} — pass a directory an image is unpacked in, an OCI layout directory, or a tar written by `podman save` / `docker save`", path.display())]
     Image { path: PathBuf, detail: String },
 
+    /// `check --image` of an archive holding several images, none chosen
+    /// (or one that is not there): a usage error, never a silent pick.
+    #[error("cannot choose the image to audit in {}: {detail}", path.display())]
+    ImageChoice { path: PathBuf, detail: String },
+
     #[error("{} is {kind}, not a vDSO image file — pass a regular file, e.g. one written by `vdsoctl dump -o vdso.so`", path.display())]
     NotAFile { path: PathBuf, kind: String },
 
@@ -127,7 +132,7 @@ impl Error {
     /// The process exit code DESIGN.md assigns to this error.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Usage(_) | Error::Misuse(_) => exit::USAGE,
+            Error::Usage(_) | Error::Misuse(_) | Error::ImageChoice { .. } => exit::USAGE,
             Error::Facility { .. } => exit::FACILITY,
             Error::NoSuchProcess { .. }
             | Error::Zombie { .. }

@@ -571,6 +571,30 @@ pub fn write_report<R: Render>(
 }
 
 /// `-` for unknown values in tables (unknown is not zero).
+/// Characters of a path a table or a line under it shows (`--json` has
+/// it whole): past them, its start and its end with `…` between, so the
+/// file's own name stays (a 4,000-byte path is no 4,000-column row).
+pub const PATH_SHOWN: usize = 72;
+
+/// `path` as a line shows it: whole up to [`PATH_SHOWN`] characters, else
+/// its first third and last two thirds around `…`.
+pub fn shown_path(path: &str) -> Cow<'_, str> {
+    cut_path(path, PATH_SHOWN)
+}
+
+/// `path` in at most `max` characters (at least 16), cut around `…`.
+pub fn cut_path(path: &str, max: usize) -> Cow<'_, str> {
+    let max = max.max(16);
+    let n = path.chars().count();
+    if n <= max {
+        return Cow::Borrowed(path);
+    }
+    let head_len = (max - 1) / 3;
+    let head: String = path.chars().take(head_len).collect();
+    let tail: String = path.chars().skip(n - (max - 1 - head_len)).collect();
+    Cow::Owned(format!("{head}…{tail}"))
+}
+
 pub fn or_dash<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_string(), |v| v.to_string())
 }

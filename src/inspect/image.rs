@@ -40,6 +40,57 @@ pub const MAX_DEPTH: usize = 64;
 /// Entries (files and directories) looked at, at most.
 pub const MAX_FILES: usize = 2_000_000;
 
+/// Entries of a list the walk keeps (what could not be read, directories
+/// not entered), at most: every one is counted, the first ones kept, so a
+/// tree of a million unreadable names holds a hundred.
+pub const KEPT: usize = 100;
+
+/// A list that keeps its first [`KEPT`] entries and counts every one.
+#[derive(Debug, Clone)]
+pub struct Capped<T> {
+    kept: Vec<T>,
+    count: usize,
+}
+
+impl<T> Default for Capped<T> {
+    fn default() -> Self {
+        Capped { kept: Vec::new(), count: 0 }
+    }
+}
+
+impl<T> Capped<T> {
+    pub fn push(&mut self, item: T) {
+        self.count += 1;
+        if self.kept.len() < KEPT {
+            self.kept.push(item);
+        }
+    }
+    /// Every entry pushed, kept or not.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+    pub fn first(&self) -> Option<&T> {
+        self.kept.first()
+    }
+    /// The entries kept, in order.
+    pub fn iter(&self) -> std::slice::Iter<'_, T> {
+        self.kept.iter()
+    }
+    /// `earlier`'s entries first, then this list's.
+    pub fn after(&mut self, earlier: Capped<T>) {
+        let mine = std::mem::replace(self, earlier);
+        self.count += mine.count;
+        for item in mine.kept {
+            if self.kept.len() < KEPT {
+                self.kept.push(item);
+            }
+        }
+    }
+}
+
 /// One ELF file found under the root.
 #[derive(Debug, Clone)]
 pub struct Found {
@@ -57,11 +108,11 @@ pub struct Walk {
     pub binaries: Vec<Found>,
     /// What could not be read: directories not listed, files not opened
     /// or read, ELF files that did not parse: (image path, why).
-    pub unreadable: Vec<(PathBuf, String)>,
+    pub unreadable: Capped<(PathBuf, String)>,
     /// Entries looked at.
     pub entries: u64,
     /// Directories not entered: other filesystems, proc/sys/dev, too deep.
-    pub skipped_dirs: Vec<PathBuf>,
+    pub skipped_dirs: Capped<PathBuf>,
     /// The walk stopped at MAX_FILES.
     pub truncated: bool,
     /// Files left out because they are the `exclude` file (vdsoctl itself).
@@ -86,14 +137,22 @@ struct Pending {
 /// unreadable below it is listed in `unreadable`. `exclude` is a file
 /// (st_dev, st_ino) left out: vdsoctl itself, whose `bench` calls the
 /// [vsyscall] page on purpose. With `hash`, each binary's SHA-256 is taken
-/// from the descriptor it was judged from.
+/// from the descriptor it was judged from. With `consume` (a tree that is
+/// vdsoctl's own private copy of an archive) each file is unlinked once
+/// judged, so what a SIGKILL leaves is what was not judged yet.
 ///
 /// Below the root nothing is opened by path: each directory is opened from
 /// its parent's descriptor by its one name (`O_NOFOLLOW|O_DIRECTORY`) and
 /// must be the (st_dev, st_ino) its `lstat` saw; each file the same way
 /// (`O_NOFOLLOW|O_NONBLOCK`, then `fstat`). A name swapped for a link, or a
 /// directory swapped for another, mid-walk, is skipped as vanished.
-pub fn walk(root: &Path, exclude: Option<(u64, u64)>, hash: bool, mut progress: Option<Progress<'_>>) -> Result<Walk> {
+pub fn walk(
+    root: &Path,
+    exclude: Option<(u64, u64)>,
+    hash: bool,
+    consume: bool,
+    mut progress: Option<Progress<'_>>,
+) -> Result<Walk> {
     let hint = Hint::ImageRoot;
     let meta = std::fs::metadata(root).map_err(|e| Error::from_io(root, e, hint.clone()))?;
     if !meta.is_dir() {
@@ -126,6 +185,7 @@ pub fn walk(root: &Path, exclude: Option<(u64, u64)>, hash: bool, mut progress: 
             (dir, names, p.path, p.depth)
         };
         for name in names {
+            crate::inspect::archive::cleanup::checkpoint();
             out.entries += 1;
             if out.entries as usize >= MAX_FILES {
                 out.truncated = true;
@@ -161,6 +221,13 @@ pub fn walk(root: &Path, exclude: Option<(u64, u64)>, hash: bool, mut progress: 
             }
             if kind == libc::S_IFREG && m.st_size >= 52 {
                 read_file(&dir, &name, at, exclude, hash, &mut seen, &mut out);
+            }
+            if consume && kind == libc::S_IFREG {
+                let _ = nix::unistd::unlinkat(
+                    Some(dir.as_raw_fd()),
+                    name.as_c_str(),
+                    nix::unistd::UnlinkatFlags::NoRemoveDir,
+                );
             }
         }
     }
@@ -258,8 +325,10 @@ fn read_file(
             return;
         }
     };
-    // Hard links are remembered (only they can be met twice).
-    if m.len() < 52 || m.nlink() > 1 && !seen.insert((m.dev(), m.ino())) {
+    // Hard links are remembered (only they can be met twice; a link the
+    // walk unlinked leaves the next with one link, still remembered).
+    let id = (m.dev(), m.ino());
+    if m.len() < 52 || seen.contains(&id) || m.nlink() > 1 && !seen.insert(id) {
         return;
     }
     if exclude == Some((m.dev(), m.ino())) {
@@ -343,7 +412,7 @@ mod tests {
                     }
                 }))
             });
-            let w = walk(&root, None, true, None).unwrap();
+            let w = walk(&root, None, true, false, None).unwrap();
             BETWEEN.with(|b| *b.borrow_mut() = None);
             let paths: Vec<_> = w.binaries.iter().map(|b| b.path.to_string_lossy().into_owned()).collect();
             assert_eq!(paths, ["/a/inside"], "{swap}");
@@ -371,14 +440,14 @@ mod tests {
         std::fs::write(root.join("usr/bin/script"), "#!/bin/sh\necho hi there this is not an ELF file at all\n")
             .unwrap();
         let me = std::fs::metadata(root.join("usr/bin/script")).unwrap();
-        let w = walk(root, Some((me.dev(), me.ino())), false, None).unwrap();
+        let w = walk(root, Some((me.dev(), me.ino())), false, false, None).unwrap();
         let paths: Vec<_> = w.binaries.iter().map(|b| b.path.to_string_lossy().into_owned()).collect();
         assert_eq!(paths.len(), 1, "{paths:?}");
         assert!(paths[0] == "/usr/bin/me" || paths[0] == "/usr/bin/me2", "{paths:?}");
-        assert_eq!(w.skipped_dirs, vec![PathBuf::from("/proc")]);
+        assert_eq!(w.skipped_dirs.iter().collect::<Vec<_>>(), [&PathBuf::from("/proc")]);
         assert_eq!(w.excluded, vec![PathBuf::from("/usr/bin/script")]);
-        let e = walk(&root.join("usr/bin/me"), None, false, None).unwrap_err();
+        let e = walk(&root.join("usr/bin/me"), None, false, false, None).unwrap_err();
         assert!(e.to_string().contains("not a directory (ENOTDIR) — pass the directory"), "{e}");
-        assert!(walk(&root.join("nonexistent"), None, false, None).is_err());
+        assert!(walk(&root.join("nonexistent"), None, false, false, None).is_err());
     }
 }

@@ -149,6 +149,10 @@ pub struct ImageSummary {
     pub format: &'static str,
     /// Layers applied (0 for a directory).
     pub layers: usize,
+    /// Which image of the archive was audited, of how many (absent for a
+    /// directory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected: Option<crate::inspect::archive::Chosen>,
     /// Directory entries looked at.
     pub entries: u64,
     /// Directories not entered (other filesystems, /proc /sys /dev, too deep).
@@ -156,6 +160,9 @@ pub struct ImageSummary {
     /// What could not be read (directories not listed, files not opened,
     /// ELF files that did not parse), with why.
     pub unreadable: Vec<(String, String)>,
+    /// Every entry that could not be read; `unreadable` keeps the first
+    /// [`crate::inspect::image::KEPT`].
+    pub unreadable_count: usize,
     /// The walk stopped at its entry cap.
     pub truncated: bool,
     /// vdsoctl's own executable, left out (its `bench` calls [vsyscall] on purpose).

@@ -244,6 +244,10 @@ impl CheckReport {
         let mut t = out.table(&["STATUS", "PATH", "CLASS", "LINKAGE", "RUNTIME", "DETAIL"]);
         // PATH wraps only in a group's "3 files (e.g. /lib/…)" cell: a path is one word.
         t.wrap("PATH").wrap("DETAIL");
+        // A path is one word: past what the width leaves beside the other
+        // columns (STATUS, CLASS, LINKAGE, RUNTIME: about 44), it is cut.
+        let room = out.width.map_or(crate::render::PATH_SHOWN, |w| w.saturating_sub(44).min(crate::render::PATH_SHOWN));
+        let cell_path = |p: &str| crate::render::cut_path(p, room).into_owned();
         let runtime = |b: &BinaryRow| match &b.binary.runtime_version {
             Some(v) => format!("{} {v}", b.binary.runtime),
             None => b.binary.runtime.to_string(),
@@ -251,7 +255,7 @@ impl CheckReport {
         for b in binaries.iter().filter(|b| b.status >= Status::Warn) {
             t.add_row(vec![
                 status_cell(b.status),
-                Cell::new(out.text(&b.path)),
+                Cell::new(out.text(&cell_path(&b.path))),
                 Cell::new(class_text(b)),
                 Cell::new(b.binary.linkage),
                 Cell::new(out.text(&runtime(b))),
@@ -270,9 +274,12 @@ impl CheckReport {
         }
         groups.sort_by(|a, b| b.0.cmp(&a.0).then(b.4.cmp(&a.4)));
         for (st, class, linkage, rt, n, example) in groups.into_iter().filter(|g| !(self.quiet && g.0 == Status::Ok)) {
-            let (detail, example) = (binary_detail(example), &example.path);
-            let what =
-                if n == 1 { out.text(example).into_owned() } else { format!("{n} files (e.g. {})", out.text(example)) };
+            let (detail, example) = (binary_detail(example), cell_path(&example.path));
+            let what = if n == 1 {
+                out.text(&example).into_owned()
+            } else {
+                format!("{n} files (e.g. {})", out.text(&example))
+            };
             t.add_row(vec![
                 status_cell(st),
                 Cell::new(what),
@@ -285,7 +292,8 @@ impl CheckReport {
         let mut s = if t.is_empty() { String::new() } else { format!("{t}\n") };
         for b in binaries.iter().filter(|b| b.status >= Status::Warn) {
             if let Some(h) = &b.hint {
-                s += &out.prose(&format!("{} {}: ", status_label(out, b.status), out.text(&b.path)), &out.text(h));
+                let path = crate::render::shown_path(&b.path);
+                s += &out.prose(&format!("{} {}: ", status_label(out, b.status), out.text(&path)), &out.text(h));
             }
         }
         if let Some(img) = &self.image {
@@ -362,20 +370,28 @@ fn image_summary(img: &ImageSummary, binaries: &[BinaryRow], out: &Output) -> St
         if img.unreadable.is_empty() {
             String::new()
         } else {
-            format!(", {} unreadable", thousands(img.unreadable.len() as u64))
+            format!(", {} unreadable", thousands(img.unreadable_count as u64))
         }
     );
+    if let Some(c) = img.selected.as_ref().filter(|c| c.of > 1) {
+        let name = c.name.as_deref().map_or("unnamed".to_string(), |n| out.text(n).to_string());
+        let platform = c.platform.as_deref().map(|p| format!(" ({})", out.text(p))).unwrap_or_default();
+        s += &format!("image {} of {}: {name}{platform}; the others not audited (--image-index N)\n", c.index, c.of);
+    }
     for p in &img.excluded {
-        s += &format!("{}: vdsoctl itself, left out (its `bench` calls the [vsyscall] page on purpose)\n", out.text(p));
+        let p = crate::render::shown_path(p);
+        s +=
+            &format!("{}: vdsoctl itself, left out (its `bench` calls the [vsyscall] page on purpose)\n", out.text(&p));
     }
     const LISTED: usize = 10;
     for (p, why) in img.unreadable.iter().take(LISTED) {
-        s += &format!("unreadable: {}: {}\n", out.text(p), out.text(why));
+        s += &format!("unreadable: {}: {}\n", out.text(&crate::render::shown_path(p)), out.text(why));
     }
-    if img.unreadable.len() > LISTED {
+    if img.unreadable_count > LISTED {
         s += &format!(
-            "unreadable: {} more (`--json` lists each in image.unreadable)\n",
-            thousands((img.unreadable.len() - LISTED) as u64)
+            "unreadable: {} more (`--json` lists the first {} in image.unreadable)\n",
+            thousands((img.unreadable_count - LISTED) as u64),
+            crate::inspect::image::KEPT
         );
     }
     if img.truncated {

@@ -276,10 +276,11 @@ pub fn image_row(row: &ImageRow) -> Check {
     let (detail, hint) = match row {
         ImageRow::Incomplete { count, first, why } => (
             format!(
-                "{} entries could not be read (or parsed as ELF) and are not audited (first {first}: {why})",
-                thousands(*count as u64)
+                "{} entries could not be read (or parsed as ELF) and are not audited (first {}: {why})",
+                thousands(*count as u64),
+                crate::render::shown_path(first)
             ),
-            "run as a user who can read the whole tree (root, for an unpacked image); --json lists each in image.unreadable",
+            "run as a user who can read the whole tree (root, for an unpacked image); --json lists the first 100 in image.unreadable",
         ),
         ImageRow::NoProcVdso => (
             format!("{NO_PROC} vDSO is not read"),

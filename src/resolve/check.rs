@@ -36,7 +36,7 @@ pub enum CheckForm {
     /// `check -p PID`: the host and one process, and a window on it.
     Process { pid: i32, max_ns: Option<f64>, trace: Option<Duration> },
     /// `check --image ROOT`: every ELF file of an image.
-    Image { root: PathBuf, baseline: BaselineFiles },
+    Image { root: PathBuf, baseline: BaselineFiles, select: crate::inspect::archive::Select },
     /// `check -- CMD`: a smoke command under trace.
     Command { argv: Vec<OsString>, timeout: Option<Duration>, baseline: BaselineFiles },
     /// `check --seccomp-profile FILE`.
@@ -85,7 +85,13 @@ pub(super) fn resolve(args: &CheckArgs) -> Result<CheckRequest> {
     let form = if let Some(file) = &args.seccomp_profile {
         CheckForm::Profile { file: file.clone() }
     } else if let Some(root) = &args.image {
-        CheckForm::Image { root: root.clone(), baseline }
+        let platform = match args.platform.as_deref().map(crate::inspect::archive::Platform::parse) {
+            Some(Err(why)) => return Err(Error::Usage(why)),
+            Some(Ok(p)) => Some(p),
+            None => None,
+        };
+        let select = crate::inspect::archive::Select { index: args.image_index, platform };
+        CheckForm::Image { root: root.clone(), baseline, select }
     } else if !args.command.is_empty() {
         CheckForm::Command { argv: args.command.clone(), timeout: args.timeout, baseline }
     } else if baseline != BaselineFiles::default() {

@@ -119,7 +119,10 @@ fn check_forms_and_its_usage_error() {
         CheckForm::Process { pid: 7, max_ns: None, trace: Some(Duration::ZERO) }
     );
     let baseline = BaselineFiles { compare: Some("b".into()), save: None };
-    assert_eq!(form(&["check", "--image", "/r", "--baseline", "b"]), CheckForm::Image { root: "/r".into(), baseline });
+    assert_eq!(
+        form(&["check", "--image", "/r", "--baseline", "b"]),
+        CheckForm::Image { root: "/r".into(), baseline, select: Default::default() }
+    );
     assert!(matches!(form(&["check", "--", "true"]), CheckForm::Command { timeout: None, .. }));
     assert_eq!(form(&["check", "--seccomp-profile", "p.json"]), CheckForm::Profile { file: "p.json".into() });
 }

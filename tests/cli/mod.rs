@@ -4,6 +4,7 @@ pub mod common;
 pub mod skips;
 
 mod archive;
+mod archive_bounds;
 mod audit;
 mod auxv;
 mod baseline_gate;

@@ -136,9 +136,9 @@ pub fn gather(req: &CheckRequest, out: &Output) -> Result<CheckReport> {
     let strict = req.strict;
     let (pid, max_ns, trace, fail_over) = match &req.form {
         CheckForm::Profile { file } => return baseline::gather_profile(file, strict),
-        CheckForm::Image { root, baseline } => {
+        CheckForm::Image { root, baseline, select } => {
             let hash = baseline.save.is_some() || baseline.compare.is_some();
-            return gather_image(root, strict, hash, out);
+            return gather_image(root, select, strict, hash, out);
         }
         CheckForm::Command { argv, timeout, .. } => return gather_command(argv, *timeout, strict),
         CheckForm::Process { pid, max_ns, trace } => (Some(*pid), *max_ns, *trace, None),

@@ -19,6 +19,7 @@ use crate::render::vdso::{image_row, runner_context};
 /// against this kernel.
 pub(super) fn gather_image(
     root: &std::path::Path,
+    select: &archive::Select,
     strict: bool,
     hash: bool,
     out: &crate::render::Output,
@@ -26,16 +27,16 @@ pub(super) fn gather_image(
     let mut progress = crate::render::check::ScanProgress::new(out);
     let mut tick = |e: u64, n: usize, t: std::time::Duration| progress.tick(e, n, t);
     let own = crate::inspect::process::own_exe_identity();
-    let opened = archive::open(root)?;
-    let walked = image::walk(&opened.root, own, hash, Some(&mut tick));
+    let opened = archive::open(root, select)?;
+    let walked = image::walk(&opened.root, own, hash, opened.is_private(), Some(&mut tick));
     progress.done();
     let mut walked = walked?;
     // What applying the layers refused or could not read is unreadable too.
-    walked.unreadable.splice(0..0, opened.refused.iter().cloned());
+    walked.unreadable.after(opened.refused.clone());
     if walked.binaries.is_empty() {
         let unreadable = match walked.unreadable.first() {
             Some((p, why)) => {
-                format!(" ({} unreadable, first {}: {why})", thousands(walked.unreadable.len() as u64), p.display())
+                format!(" ({} unreadable, first {}: {why})", thousands(walked.unreadable.len() as u64), shown(p))
             }
             None => String::new(),
         };
@@ -49,7 +50,7 @@ pub(super) fn gather_image(
     if let Some((p, why)) = walked.unreadable.first() {
         checks.push(image_row(&ImageRow::Incomplete {
             count: walked.unreadable.len(),
-            first: p.display().to_string(),
+            first: shown(p),
             why: why.to_string(),
         }));
     }
@@ -59,14 +60,22 @@ pub(super) fn gather_image(
         root: root.display().to_string(),
         format: opened.kind.name(),
         layers: opened.layers,
+        selected: opened.chosen.clone(),
         entries: walked.entries,
-        skipped: walked.skipped_dirs.iter().map(|p| p.display().to_string()).collect(),
-        unreadable: walked.unreadable.iter().map(|(p, e)| (p.display().to_string(), e.clone())).collect(),
+        skipped: walked.skipped_dirs.iter().map(|p| shown(p)).collect(),
+        unreadable: walked.unreadable.iter().map(|(p, e)| (shown(p), e.clone())).collect(),
+        unreadable_count: walked.unreadable.len(),
         truncated: walked.truncated,
-        excluded: walked.excluded.iter().map(|p| p.display().to_string()).collect(),
+        excluded: walked.excluded.iter().map(|p| shown(p)).collect(),
     };
     let hashes = if hash { content_hashes(&walked) } else { Default::default() };
     Ok(CheckReport { hashes, image: Some(summary), ..CheckReport::judged_with(checks, Some(binaries), strict) })
+}
+
+/// An image path as text: escaped (`\xNN` for a byte that is not UTF-8),
+/// so two names stay apart in JSON and JUnit (`a\nb`, `a b`, `\xff`, `\xfe`).
+fn shown(p: &std::path::Path) -> String {
+    crate::words::escaped_name(std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()))
 }
 
 /// Each binary's SHA-256, by image path, as the walk read it from the
@@ -74,7 +83,7 @@ pub(super) fn gather_image(
 /// hash what was not judged). One not read has none: its baseline entry
 /// says so with an empty hash.
 fn content_hashes(walked: &image::Walk) -> std::collections::BTreeMap<String, String> {
-    walked.binaries.iter().filter_map(|b| Some((b.path.display().to_string(), b.sha256.clone()?))).collect()
+    walked.binaries.iter().filter_map(|b| Some((shown(&b.path), b.sha256.clone()?))).collect()
 }
 
 /// The runner's kernel, from /proc (a chroot or a bare container may have
@@ -119,8 +128,7 @@ fn binary_rows(walked: &image::Walk, host: &HostFacts) -> (Vec<BinaryRow>, Vec<C
                 let key = (info.machine, info.is_64, info.libc);
                 info.libc_version = libc_versions.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
             }
-            // Escaped so two names stay apart in JSON and JUnit (`a\nb`, `a b`, bytes not UTF-8).
-            (crate::words::escaped_name(std::os::unix::ffi::OsStrExt::as_bytes(b.path.as_os_str())), info)
+            (shown(&b.path), info)
         })
         .collect();
     let files: Vec<ImageFile> = infos.iter().map(|(path, info)| ImageFile { path, info }).collect();

@@ -1,11 +1,13 @@
 //! One layer (a tar stream) applied to the private directory, with its
 //! whiteouts; only directories and ELF files are written there.
 
-use super::manifest::clean;
+use super::cleanup::checkpoint;
 use super::{MAX_MEMBER, MAX_WRITTEN};
-use crate::inspect::image::MAX_FILES;
+use crate::inspect::image::{Capped, MAX_FILES};
 use std::collections::HashSet;
+use std::ffi::OsStr;
 use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -13,37 +15,81 @@ use std::path::{Path, PathBuf};
 pub(super) struct State {
     root: PathBuf,
     /// (image path or layer, why): entries refused or not read.
-    pub(super) refused: Vec<(PathBuf, String)>,
+    pub(super) refused: Capped<(PathBuf, String)>,
     written: u64,
     entries: usize,
-    /// Names this layer wrote: its own opaque whiteout spares them.
-    this_layer: HashSet<String>,
+    /// Names this layer wrote on disk (directories and ELF files, never
+    /// the other members, so a layer of a million small files holds
+    /// none): its own opaque whiteout spares them.
+    this_layer: HashSet<Vec<u8>>,
 }
 
 /// Takes what an entry's name asks for, once its name is clean.
 enum Name {
-    Clean(String),
+    Clean(Vec<u8>),
     Refused(String),
 }
 
+/// The longest name of one directory entry (Linux's NAME_MAX).
+const NAME_MAX: usize = 255;
+
+/// A member's name as the bytes it is (never made UTF-8: `bin/\xff` and
+/// `bin/\xfe` stay two files), cleaned of `.` and empty parts.
 fn name_of(raw: &[u8]) -> Name {
-    let text = String::from_utf8_lossy(raw);
-    if text.starts_with('/') {
+    if raw.starts_with(b"/") {
         return Name::Refused("an absolute name: refused, nothing written".into());
     }
-    match clean(&text) {
-        Some(n) => Name::Clean(n),
-        None => Name::Refused("a name with `..` (it would leave the image): refused, nothing written".into()),
+    let mut parts: Vec<&[u8]> = Vec::new();
+    for p in raw.split(|&b| b == b'/') {
+        match p {
+            b"" | b"." => {}
+            b".." => {
+                return Name::Refused("a name with `..` (it would leave the image): refused, nothing written".into())
+            }
+            p if p.len() > NAME_MAX => {
+                return Name::Refused(format!(
+                "a name with a part of {} bytes, past the {NAME_MAX} any filesystem holds: refused, nothing written",
+                p.len()
+            ))
+            }
+            p => parts.push(p),
+        }
+    }
+    Name::Clean(parts.join(&b'/'))
+}
+
+/// A name as listed: whole up to PATH_MAX, cut there past it (a tar may
+/// name a member with megabytes; no file has such a path).
+fn shown(name: &[u8]) -> &[u8] {
+    &name[..name.len().min(libc::PATH_MAX as usize)]
+}
+
+/// Bytes as a path (lossless).
+fn path(name: &[u8]) -> &Path {
+    Path::new(OsStr::from_bytes(name))
+}
+
+/// `dir/base` of a clean name (`""` for a top-level name's dir).
+fn split(name: &[u8]) -> (&[u8], &[u8]) {
+    match name.iter().rposition(|&b| b == b'/') {
+        Some(i) => (&name[..i], &name[i + 1..]),
+        None => (b"", name),
     }
 }
 
 impl State {
     pub(super) fn new(root: &Path) -> State {
-        State { root: root.to_path_buf(), refused: Vec::new(), written: 0, entries: 0, this_layer: HashSet::new() }
+        State {
+            root: root.to_path_buf(),
+            refused: Capped::default(),
+            written: 0,
+            entries: 0,
+            this_layer: HashSet::new(),
+        }
     }
 
-    fn refuse(&mut self, name: &str, what: &str, why: impl std::fmt::Display) {
-        self.refused.push((PathBuf::from(format!("/{name}")), format!("{why} (in {what})")));
+    fn refuse(&mut self, name: &[u8], what: &str, why: impl std::fmt::Display) {
+        self.refused.push((Path::new("/").join(path(shown(name))), format!("{why} (in {what})")));
     }
 
     /// Apply one layer blob. A layer that is not a tar (or stops being
@@ -54,12 +100,13 @@ impl State {
             Ok(s) => s,
             Err(e) => return self.refused.push((PathBuf::from(what), format!("not read: {e}"))),
         };
-        let mut archive = tar::Archive::new(stream);
+        let mut archive = tar::Archive::new(super::framed::Framed::new(stream));
         let entries = match archive.entries() {
             Ok(e) => e,
             Err(e) => return self.refused.push((PathBuf::from(what), format!("not a tar: {e}"))),
         };
         for (seen, entry) in entries.enumerate() {
+            checkpoint();
             let mut entry = match entry {
                 Ok(e) => e,
                 Err(e) => {
@@ -77,8 +124,8 @@ impl State {
                 Name::Clean(n) if n.is_empty() => continue,
                 Name::Clean(n) => n,
                 Name::Refused(why) => {
-                    let shown = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-                    self.refused.push((PathBuf::from(shown), format!("{why} (in {what})")));
+                    let shown = PathBuf::from(OsStr::from_bytes(shown(&entry.path_bytes())));
+                    self.refused.push((shown, format!("{why} (in {what})")));
                     continue;
                 }
             };
@@ -86,24 +133,21 @@ impl State {
         }
     }
 
-    fn entry<R: Read>(&mut self, what: &str, name: &str, entry: &mut tar::Entry<'_, R>) {
-        let (dir, base) = name.rsplit_once('/').unwrap_or(("", name));
-        if let Some(hidden) = base.strip_prefix(".wh.") {
+    fn entry<R: Read>(&mut self, what: &str, name: &[u8], entry: &mut tar::Entry<'_, R>) {
+        let (dir, base) = split(name);
+        if let Some(hidden) = base.strip_prefix(b".wh.") {
             return self.whiteout(dir, hidden);
         }
-        let at = self.root.join(name);
+        let at = self.root.join(path(name));
         let kind = entry.header().entry_type();
         let is_dir = kind.is_dir();
         self.remove(&at, is_dir);
-        self.this_layer.insert(name.to_string());
-        if let Some(parent) = at.parent() {
-            if let Err(e) = std::fs::create_dir_all(parent) {
-                return self.refuse(name, what, format!("not written: {}", crate::error::errno_text(&e)));
-            }
-        }
         if is_dir {
-            if let Err(e) = std::fs::create_dir_all(&at) {
-                self.refuse(name, what, format!("not written: {}", crate::error::errno_text(&e)));
+            // Directories are made only on the way to an ELF file written
+            // (a layer of a million directories makes none); one a lower
+            // layer made is this layer's too, for its opaque whiteout.
+            if std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir()) {
+                self.this_layer.insert(name.to_vec());
             }
         } else if kind.is_hard_link() {
             self.hard_link(what, name, &at, entry);
@@ -115,22 +159,31 @@ impl State {
 
     /// `.wh..wh..opq` hides what lower layers put in `dir`; `.wh.NAME`
     /// hides `dir/NAME`.
-    fn whiteout(&mut self, dir: &str, hidden: &str) {
-        let at = self.root.join(dir);
-        if hidden == ".wh..opq" {
+    fn whiteout(&mut self, dir: &[u8], hidden: &[u8]) {
+        let at = self.root.join(path(dir));
+        if hidden == b".wh..opq" {
             let Ok(list) = std::fs::read_dir(&at) else { return };
             for e in list.flatten() {
                 let child = if dir.is_empty() {
-                    e.file_name().to_string_lossy().into_owned()
+                    e.file_name().as_bytes().to_vec()
                 } else {
-                    format!("{dir}/{}", e.file_name().to_string_lossy())
+                    [dir, b"/", e.file_name().as_bytes()].concat()
                 };
                 if !self.this_layer.contains(&child) {
                     self.remove(&e.path(), false);
                 }
             }
-        } else if !hidden.is_empty() && hidden != "." && hidden != ".." {
-            self.remove(&at.join(hidden), false);
+        } else if !hidden.is_empty() && hidden != b"." && hidden != b".." {
+            self.remove(&at.join(path(hidden)), false);
+        }
+    }
+
+    /// The directories above `at`, made where missing (each a real
+    /// directory: nothing written here is a link).
+    fn parents(&self, at: &Path) -> std::io::Result<()> {
+        match at.parent() {
+            Some(parent) if parent != self.root => std::fs::create_dir_all(parent),
+            _ => Ok(()),
         }
     }
 
@@ -143,14 +196,15 @@ impl State {
         }
     }
 
-    fn hard_link<R: Read>(&mut self, what: &str, name: &str, at: &Path, entry: &tar::Entry<'_, R>) {
+    fn hard_link<R: Read>(&mut self, what: &str, name: &[u8], at: &Path, entry: &tar::Entry<'_, R>) {
         let target = entry.link_name_bytes().map(|t| name_of(&t));
         match target {
             Some(Name::Clean(t)) if !t.is_empty() => {
-                let from = self.root.join(&t);
+                let from = self.root.join(path(&t));
                 if std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_file()) {
-                    if let Err(e) = std::fs::hard_link(&from, at) {
-                        self.refuse(name, what, format!("not linked: {}", crate::error::errno_text(&e)));
+                    match self.parents(at).and_then(|()| std::fs::hard_link(&from, at)) {
+                        Ok(()) => drop(self.this_layer.insert(name.to_vec())),
+                        Err(e) => self.refuse(name, what, format!("not linked: {}", crate::error::errno_text(&e))),
                     }
                 }
             }
@@ -160,7 +214,7 @@ impl State {
     }
 
     /// A regular file: written only when it is an ELF file within bounds.
-    fn file<R: Read>(&mut self, what: &str, name: &str, at: &Path, entry: &mut tar::Entry<'_, R>) {
+    fn file<R: Read>(&mut self, what: &str, name: &[u8], at: &Path, entry: &mut tar::Entry<'_, R>) {
         let size = entry.size();
         if size < 52 {
             return;
@@ -178,6 +232,9 @@ impl State {
             );
             return self.refuse(name, what, why);
         }
+        if let Err(e) = self.parents(at) {
+            return self.refuse(name, what, format!("not written: {}", crate::error::errno_text(&e)));
+        }
         let mode = entry.header().mode().unwrap_or(0o755) & 0o700;
         let written = std::fs::OpenOptions::new()
             .write(true)
@@ -187,14 +244,36 @@ impl State {
             .open(at)
             .and_then(|mut f| {
                 f.write_all(&magic)?;
-                std::io::copy(&mut entry.take(size - 4), &mut f)
+                copy(&mut entry.take(size - 4), &mut f)
             });
         match written {
-            Ok(n) => self.written += n + 4,
+            Ok(n) => {
+                self.written += n + 4;
+                self.this_layer.insert(name.to_vec());
+            }
             Err(e) => {
                 let _ = std::fs::remove_file(at);
                 self.refuse(name, what, format!("not read: {}", crate::error::errno_text(&e)));
             }
+        }
+    }
+}
+
+/// `std::io::copy` with a checkpoint every 1 MiB: a stop signal during a
+/// 1 GiB member stops the write within a chunk.
+fn copy(from: &mut impl Read, to: &mut impl Write) -> std::io::Result<u64> {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut n = 0u64;
+    loop {
+        checkpoint();
+        match from.read(&mut buf) {
+            Ok(0) => return Ok(n),
+            Ok(got) => {
+                to.write_all(&buf[..got])?;
+                n += got as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
 }

@@ -16,6 +16,8 @@
 //! never read), [`MAX_WRITTEN`] in all, [`MAX_BLOB_ENTRIES`] archive
 //! members, [`MAX_JSON`] per manifest, and the walk's own entry bound.
 
+pub(crate) mod cleanup;
+mod framed;
 mod layer;
 mod manifest;
 
@@ -31,8 +33,78 @@ pub const MAX_MEMBER: u64 = 1 << 30;
 pub const MAX_WRITTEN: u64 = 8 << 30;
 /// Members of the outer archive looked at, at most.
 pub const MAX_BLOB_ENTRIES: usize = 1_000_000;
-/// A manifest, index or config larger than this is refused.
-pub const MAX_JSON: u64 = 4 << 20;
+/// A manifest, index or config larger than this is refused (read as a
+/// stream, never held whole).
+pub const MAX_JSON: u64 = 1 << 20;
+/// Images an archive may hold (`podman save -m`, an OCI index's manifests).
+pub const MAX_IMAGES: usize = 64;
+/// Layers an image may have (overlayfs stacks 128 at most).
+pub const MAX_LAYERS: usize = 256;
+
+/// Which image of an archive holding several to audit: `--image-index N`
+/// (1 for the first) or `--platform OS/ARCH[/VARIANT]`; neither with more
+/// than one image is a usage error listing them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Select {
+    pub index: Option<usize>,
+    pub platform: Option<Platform>,
+}
+
+/// An OCI platform: `linux/arm64`, `linux/arm/v7`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Platform {
+    pub os: String,
+    pub arch: String,
+    pub variant: Option<String>,
+}
+
+impl Platform {
+    /// `OS/ARCH[/VARIANT]`, each part a plain lowercase name.
+    pub fn parse(text: &str) -> std::result::Result<Platform, String> {
+        let parts: Vec<&str> = text.split('/').collect();
+        let plain = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        match parts.as_slice() {
+            [os, arch, rest @ ..] if rest.len() <= 1 && parts.iter().all(plain) => Ok(Platform {
+                os: os.to_string(),
+                arch: arch.to_string(),
+                variant: rest.first().map(|v| v.to_string()),
+            }),
+            _ => Err(format!(
+                "{text:?} is no platform: OS/ARCH or OS/ARCH/VARIANT is expected (linux/arm64, linux/arm/v7)"
+            )),
+        }
+    }
+
+    /// What an image says it is matches what was asked: the same OS and
+    /// architecture, and the variant when one was asked.
+    pub fn matches(&self, image: &Platform) -> bool {
+        self.os == image.os
+            && self.arch == image.arch
+            && self.variant.as_ref().is_none_or(|v| image.variant.as_ref() == Some(v))
+    }
+}
+
+impl std::fmt::Display for Platform {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.os, self.arch)?;
+        match &self.variant {
+            Some(v) => write!(f, "/{v}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The image audited, of how many the archive holds.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Chosen {
+    /// 1 for the first.
+    pub index: usize,
+    pub of: usize,
+    /// Its tag or reference name, where the archive gives one.
+    pub name: Option<String>,
+    /// `linux/amd64`, where the archive says.
+    pub platform: Option<String>,
+}
 
 /// What `--image PATH` is, from its content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,9 +137,20 @@ pub struct Opened {
     /// Layers applied.
     pub layers: usize,
     /// Entries refused or not read, as (image path or layer, why).
-    pub refused: Vec<(PathBuf, String)>,
-    /// Held so the private directory lives as long as the walk.
-    _dir: Option<tempfile::TempDir>,
+    pub refused: crate::inspect::image::Capped<(PathBuf, String)>,
+    /// Which image of the archive (None for a directory).
+    pub chosen: Option<Chosen>,
+    /// Held so the private directory lives as long as the walk (and goes
+    /// on a stop signal).
+    dir: Option<cleanup::Guarded>,
+}
+
+impl Opened {
+    /// The tree is vdsoctl's own private copy: the walk may unlink each
+    /// file once judged.
+    pub fn is_private(&self) -> bool {
+        self.dir.is_some()
+    }
 }
 
 /// The one-line error for an archive that cannot be audited at all (exit 3).
@@ -77,7 +160,7 @@ pub(crate) fn bad(path: &Path, detail: impl Into<String>) -> Error {
 
 /// Open `path` as an image: a plain directory is walked as it is; an
 /// archive or an OCI layout is applied to a private directory first.
-pub fn open(path: &Path) -> Result<Opened> {
+pub fn open(path: &Path, select: &Select) -> Result<Opened> {
     let meta = std::fs::metadata(path).map_err(|e| Error::from_io(path, e, Hint::ImageRoot))?;
     let blobs: Box<dyn manifest::Blobs> = if meta.is_dir() {
         if !path.join("oci-layout").exists() || !path.join("index.json").exists() {
@@ -85,8 +168,9 @@ pub fn open(path: &Path) -> Result<Opened> {
                 kind: Kind::Tree,
                 root: path.to_path_buf(),
                 layers: 0,
-                refused: Vec::new(),
-                _dir: None,
+                refused: Default::default(),
+                chosen: None,
+                dir: None,
             });
         }
         Box::new(manifest::LayoutDir::new(path))
@@ -95,11 +179,15 @@ pub fn open(path: &Path) -> Result<Opened> {
     } else {
         return Err(Error::from_io(path, std::io::Error::from_raw_os_error(libc::ENOTDIR), Hint::ImageRoot));
     };
-    let (kind, layers) = manifest::layers(path, blobs.as_ref())?;
+    let (kind, layers, chosen) = manifest::layers(path, blobs.as_ref(), select)?;
+    // Armed before the directory exists: a stop signal from here on
+    // removes it.
+    cleanup::arm();
     let dir = tempfile::Builder::new()
         .prefix("vdsoctl-image-")
         .tempdir()
         .map_err(|e| Error::Write { path: std::env::temp_dir(), source: e })?;
+    let dir = cleanup::Guarded::new(dir);
     let mut state = layer::State::new(dir.path());
     for (i, digest) in layers.iter().enumerate() {
         let what = format!("layer {} ({digest})", i + 1);
@@ -108,7 +196,14 @@ pub fn open(path: &Path) -> Result<Opened> {
             Err(why) => return Err(bad(path, format!("{what}: {why}"))),
         }
     }
-    Ok(Opened { kind, root: dir.path().to_path_buf(), layers: layers.len(), refused: state.refused, _dir: Some(dir) })
+    Ok(Opened {
+        kind,
+        root: dir.path().to_path_buf(),
+        layers: layers.len(),
+        refused: state.refused,
+        chosen: Some(chosen),
+        dir: Some(dir),
+    })
 }
 
 /// A byte range of a file, read with `pread`: each blob of an archive is

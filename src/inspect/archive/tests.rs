@@ -123,7 +123,7 @@ fn layers_apply_in_order_with_whiteouts() {
     let third = layer(&[E::File("srv/z", elf())]);
     let zst = ruzstd::encoding::compress_to_vec(&third[..], ruzstd::encoding::CompressionLevel::Fastest);
     let path = docker_archive(dir.path(), &[lower, gz.finish().unwrap(), zst], None);
-    let opened = open(&path).unwrap();
+    let opened = open(&path, &Select::default()).unwrap();
     assert_eq!(opened.kind, Kind::DockerArchive);
     assert_eq!(opened.layers, 3);
     assert!(opened.refused.is_empty(), "{:?}", opened.refused);
@@ -148,7 +148,7 @@ fn hostile_names_and_links_are_refused_and_nothing_leaves_the_directory() {
         E::File("ok", elf()),
     ]);
     let path = docker_archive(dir.path(), &[evil], None);
-    let opened = open(&path).unwrap();
+    let opened = open(&path, &Select::default()).unwrap();
     assert_eq!(tree(&opened.root), ["ok", "out/through"]);
     let refused: Vec<String> = opened.refused.iter().map(|(p, why)| format!("{}: {why}", p.display())).collect();
     assert_eq!(refused.len(), 4, "{refused:?}");
@@ -170,11 +170,11 @@ fn a_layer_that_is_no_tar_is_listed_and_the_others_applied() {
     let junk = b"this is no tar archive at all ".repeat(40);
     let good = layer(&[E::File("usr/bin/a", elf())]);
     let path = docker_archive(dir.path(), &[good, junk], None);
-    let opened = open(&path).unwrap();
+    let opened = open(&path, &Select::default()).unwrap();
     assert_eq!(tree(&opened.root), ["usr/bin/a"]);
     assert_eq!(opened.refused.len(), 1, "{:?}", opened.refused);
-    assert_eq!(opened.refused[0].0, PathBuf::from("layer 2 (1/layer.tar)"));
-    assert!(opened.refused[0].1.starts_with("not a tar"), "{:?}", opened.refused);
+    assert_eq!(opened.refused.first().unwrap().0, PathBuf::from("layer 2 (1/layer.tar)"));
+    assert!(opened.refused.first().unwrap().1.starts_with("not a tar"), "{:?}", opened.refused);
 }
 
 #[test]
@@ -186,14 +186,14 @@ fn a_manifest_naming_a_missing_blob_or_a_path_out_is_an_error() {
         std::slice::from_ref(&good),
         Some(vec!["0/layer.tar".into(), "nope/layer.tar".into()]),
     );
-    let e = open(&path).unwrap_err();
+    let e = open(&path, &Select::default()).unwrap_err();
     assert_eq!(e.exit_code(), crate::error::exit::INSPECT);
     assert!(e.to_string().contains(": the manifest names nope/layer.tar, which the image does not hold — "), "{e}");
     let path = docker_archive(dir.path(), &[good], Some(vec!["../../etc/passwd".into()]));
-    let e = open(&path).unwrap_err();
+    let e = open(&path, &Select::default()).unwrap_err();
     assert!(e.to_string().contains("manifest.json names a layer that is not a plain name"), "{e}");
     std::fs::write(dir.path().join("plain"), b"not a tar, not a directory").unwrap();
-    let e = open(&dir.path().join("plain")).unwrap_err();
+    let e = open(&dir.path().join("plain"), &Select::default()).unwrap_err();
     assert!(e.to_string().contains("not an image: neither a directory nor a tar archive"), "{e}");
 }
 
@@ -210,9 +210,9 @@ fn an_oversized_elf_member_is_listed_never_read() {
     data.extend_from_slice(&elf());
     data.resize(data.len() + 512 - 64, 0);
     let path = docker_archive(dir.path(), &[data], None);
-    let opened = open(&path).unwrap();
+    let opened = open(&path, &Select::default()).unwrap();
     assert_eq!(tree(&opened.root), ["ok"]);
-    let (p, why) = &opened.refused[0];
+    let (p, why) = opened.refused.first().unwrap();
     assert_eq!(p, &PathBuf::from("/big"));
     assert!(why.starts_with("an ELF file of 10 GiB, past the 1 GiB bound per file: not read"), "{why}");
 }

@@ -105,6 +105,7 @@ fn check_of_a_small_image_tree() {
     let image = c.image.as_ref().unwrap();
     assert_eq!(image.root, root);
     assert!(image.entries >= 3 && !image.truncated && image.unreadable.is_empty(), "{image:?}");
+    assert_eq!((image.unreadable_count, image.selected.is_none()), (0, true), "{image:?}");
     assert!(image.skipped.iter().chain(&image.excluded).all(|s| !s.is_empty()));
     assert_worst(&c);
 }

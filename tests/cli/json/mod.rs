@@ -470,11 +470,26 @@ struct ImageSummary {
     /// `directory`, `docker-archive`, `oci-archive`, `oci-layout`.
     format: String,
     layers: usize,
+    /// An archive's: which image of how many (absent for a directory).
+    #[serde(default)]
+    selected: Option<SelectedImage>,
     entries: u64,
     skipped: Vec<String>,
+    /// The first 100; `unreadable_count` counts every one.
     unreadable: Vec<(String, String)>,
+    unreadable_count: usize,
     truncated: bool,
     excluded: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct SelectedImage {
+    index: usize,
+    of: usize,
+    name: Option<String>,
+    platform: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
