@@ -96,7 +96,7 @@ fn check_flags(args: &TraceArgs) -> Result<()> {
 
 /// A `--cgroup PATH` looked up: a path that names no v2 cgroup is a usage
 /// error; one that does not exist (3) or no v2 mount (4) are not.
-fn cgroup_dir(arg: &str) -> Result<CgroupDir> {
+pub(super) fn cgroup_dir(arg: &str) -> Result<CgroupDir> {
     match cgroup::lookup(arg)? {
         Lookup::Found(dir) => Ok(dir),
         Lookup::NotV2 { mount } => Err(Error::Usage(format!(
