@@ -37,6 +37,9 @@ pub struct ProcessSamples {
     /// Samples in the kernel inside a fallback syscall: the function it
     /// falls back for, the ABI it was made in (compat: 32-bit), its clock.
     pub kernel: Vec<(VdsoFn, bool, Option<i64>, u64)>,
+    /// Samples in the kernel elsewhere (another syscall, an interrupt);
+    /// `None` where the kernel is not seen.
+    pub kernel_other: Option<u64>,
 }
 
 /// Who is sampled.
@@ -65,6 +68,10 @@ pub struct UserSeen {
     /// Samples per offset in its [vdso].
     offsets: HashMap<u64, u64>,
     comm: Option<String>,
+    /// Its [vdso] image, read at its first sample (vdsoctl's own may be
+    /// unreadable: it is not dumpable, and unprivileged it cannot read
+    /// its own /proc/self/mem then).
+    image: Option<crate::inspect::elf::Image>,
 }
 
 /// `PERF_SAMPLE_IP | PERF_SAMPLE_TID`.
@@ -152,7 +159,8 @@ impl Sampling {
                         let s = seen.entry(pid).or_insert_with(|| {
                             let p = Process::open(Some(pid)).ok();
                             let vdso = p.as_ref().and_then(|p| p.vdso_mapping().ok()).map(|m| (m.start, m.end));
-                            UserSeen { vdso, comm: p.map(|p| p.comm().to_string()), ..UserSeen::default() }
+                            let image = p.as_ref().and_then(|p| p.vdso_image().ok());
+                            UserSeen { vdso, image, comm: p.map(|p| p.comm().to_string()), ..UserSeen::default() }
                         });
                         s.total += 1;
                         if let Some((start, end)) = s.vdso.filter(|(s, e)| (*s..*e).contains(&ip)) {
@@ -171,27 +179,26 @@ impl Sampling {
         self.drain();
         match self {
             Sampling::Bpf { sampler, .. } => Ok(attribute(&sampler.read()?)),
-            Sampling::User { seen, .. } => {
-                let native = Process::own_vdso_image();
-                Ok(seen
-                    .iter()
-                    .map(|(pid, s)| {
-                        let mut vdso: HashMap<Option<String>, u64> = HashMap::new();
-                        for (off, n) in &s.offsets {
-                            *vdso.entry(native.and_then(|i| function_at(i, *off))).or_default() += n;
-                        }
-                        ProcessSamples {
-                            pid: *pid,
-                            comm: s.comm.clone(),
-                            exe: exe_of(*pid),
-                            cgroup: crate::inspect::cgroup::of_process(*pid),
-                            total: s.total,
-                            vdso: vdso.into_iter().collect(),
-                            kernel: Vec::new(),
-                        }
-                    })
-                    .collect())
-            }
+            Sampling::User { seen, .. } => Ok(seen
+                .iter()
+                .map(|(pid, s)| {
+                    let mut vdso: HashMap<Option<String>, u64> = HashMap::new();
+                    for (off, n) in &s.offsets {
+                        let image = s.image.as_ref().or_else(|| Process::own_vdso_image());
+                        *vdso.entry(image.and_then(|i| function_at(i, *off))).or_default() += n;
+                    }
+                    ProcessSamples {
+                        pid: *pid,
+                        comm: s.comm.clone(),
+                        exe: exe_of(*pid),
+                        cgroup: crate::inspect::cgroup::of_process(*pid),
+                        total: s.total,
+                        vdso: vdso.into_iter().collect(),
+                        kernel: Vec::new(),
+                        kernel_other: None,
+                    }
+                })
+                .collect()),
         }
     }
 }
@@ -229,10 +236,12 @@ pub fn attribute(t: &SampleTally) -> Vec<ProcessSamples> {
             comm: crate::inspect::process::comm_of(*pid).or_else(|| t.comms.get(pid).cloned()),
             exe: exe_of(*pid),
             cgroup: crate::inspect::cgroup::of_process(*pid),
+            kernel_other: Some(0),
             ..ProcessSamples::default()
         });
         match *kind {
             SampleKind::Total => p.total += n,
+            SampleKind::KernelOther => *p.kernel_other.get_or_insert(0) += n,
             SampleKind::Vdso { compat, offset } => {
                 let f = if compat {
                     let image = compat_images
@@ -268,6 +277,7 @@ pub fn difference(now: &[ProcessSamples], before: &[ProcessSamples]) -> Vec<Proc
             let Some(o) = old.get(&p.pid) else { return p.clone() };
             let mut d = p.clone();
             d.total = p.total.saturating_sub(o.total);
+            d.kernel_other = p.kernel_other.map(|n| n.saturating_sub(o.kernel_other.unwrap_or(0)));
             for (f, n) in &mut d.vdso {
                 let was = o.vdso.iter().find(|(g, _)| g == f).map_or(0, |x| x.1);
                 *n = n.saturating_sub(was);

@@ -83,6 +83,10 @@ pub struct TopGroup {
     /// In the kernel inside a fallback syscall, and per syscall and clock.
     pub kernel: Share,
     pub kernel_calls: Vec<KernelShare>,
+    /// In the kernel elsewhere: other syscalls, interrupts, exceptions
+    /// (`null` when the kernel is not seen). `kernel` plus this is what
+    /// `perf report` puts in `[kernel.kallsyms]`.
+    pub kernel_other: Option<Share>,
 }
 
 /// One process, exact (JSON).
@@ -94,6 +98,7 @@ pub struct TopProcess {
     pub samples: u64,
     pub vdso: Share,
     pub kernel: Share,
+    pub kernel_other: Option<Share>,
 }
 
 /// What the N busiest groups leave out.
@@ -146,6 +151,7 @@ pub fn build(
     struct Acc {
         pids: BTreeSet<i32>,
         samples: u64,
+        kernel_other: Option<u64>,
         vdso: BTreeMap<Option<String>, u64>,
         kernel: BTreeMap<(&'static str, bool, Option<i64>), u64>,
     }
@@ -153,13 +159,19 @@ pub fn build(
     let mut rows = Vec::new();
     for p in &processes {
         let (v, k) = (vdso_samples(p), kernel_samples(p));
-        if v + k == 0 {
+        // The host: the processes that read the time or random bytes. A
+        // command seen in user mode only: each of its processes (a raw
+        // caller's time is all in the unseen kernel half).
+        if v + k == 0 && (sight == Sight::Full || p.total == 0) {
             continue;
         }
         let placement = super::cgroup::Placement::of(p.cgroup.as_deref());
         let acc = groups.entry(key_of(g.by, &p.comm, &p.exe, Some(&placement))).or_default();
         acc.pids.insert(p.pid);
         acc.samples += p.total;
+        if let Some(n) = p.kernel_other {
+            *acc.kernel_other.get_or_insert(0) += n;
+        }
         for (f, n) in &p.vdso {
             *acc.vdso.entry(f.clone()).or_default() += n;
         }
@@ -173,6 +185,7 @@ pub fn build(
             samples: p.total,
             vdso: share(v, p.total),
             kernel: share(k, p.total),
+            kernel_other: p.kernel_other.map(|n| share(n, p.total)),
         });
     }
     let mut ranked: Vec<TopGroup> = groups
@@ -202,6 +215,7 @@ pub fn build(
                 vdso_functions,
                 kernel: share(k, a.samples),
                 kernel_calls,
+                kernel_other: a.kernel_other.map(|n| share(n, a.samples)),
             }
         })
         .collect();
@@ -245,6 +259,7 @@ mod tests {
             total,
             vdso: if vdso > 0 { vec![(Some("__vdso_clock_gettime".into()), vdso)] } else { vec![] },
             kernel: if kernel > 0 { vec![(crate::arch::VdsoFn::ClockGettime, false, Some(4), kernel)] } else { vec![] },
+            kernel_other: Some(0),
         }
     }
 

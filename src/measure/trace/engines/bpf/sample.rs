@@ -12,7 +12,9 @@
 //!   `thread_info.status & TS_COMPAT` as the trace engine tells it) counts
 //!   at the syscall's number, with its clock id for the clock syscalls.
 //!
-//! Other samples count in the total only. Each new process's name is kept
+//! Other kernel-mode samples count as the process's other kernel time (a
+//! syscall of its own, an interrupt, an exception), other user-mode ones
+//! in the total only. Each new process's name is kept
 //! (its first sample's `comm`), so a process that exited before the report
 //! is still named. Loads from the context are 8-byte (what the verifier
 //! admits for `bpf_user_pt_regs_t`); loads through task pointers are
@@ -56,6 +58,8 @@ pub enum SampleKind {
     /// Kernel mode inside this syscall (its number in the task's ABI), with
     /// the clock id of a clock syscall.
     Syscall { compat: bool, nr: u64, clock: Option<i32> },
+    /// Kernel mode anywhere else: another syscall, an interrupt, an exception.
+    KernelOther,
 }
 
 impl SampleKind {
@@ -67,6 +71,7 @@ impl SampleKind {
             SampleKind::Vdso { compat: true, .. } => 2,
             SampleKind::Syscall { compat: false, .. } => 3,
             SampleKind::Syscall { compat: true, .. } => 4,
+            SampleKind::KernelOther => 5,
         }
     }
 
@@ -79,6 +84,7 @@ impl SampleKind {
                 let clock = takes_clock(compat, addr).then_some(clock as u32 as i32);
                 SampleKind::Syscall { compat, nr: addr, clock }
             }
+            5 => SampleKind::KernelOther,
             _ => return None,
         })
     }
@@ -232,7 +238,7 @@ fn program(l: &SampleLayout, abi: Abi, regs: SampleRegs, fds: SampleFds) -> std:
         for (f, nr) in calls {
             a.jump_imm(Cond::Eq, R3, *nr as i32, &format!("{tag}_{}", f.name()));
         }
-        a.goto("out");
+        a.goto("kernel_other");
         for (f, _) in calls {
             a.label(&format!("{tag}_{}", f.name()));
             if f.takes_clock() {
@@ -246,6 +252,11 @@ fn program(l: &SampleLayout, abi: Abi, regs: SampleRegs, fds: SampleFds) -> std:
         key(&mut a, kind);
         a.store(Size::Dw, FP, KEY + 8, R3).store(Size::Dw, FP, KEY + 16, R4).goto("record");
     }
+    // Kernel mode outside a fallback syscall: another syscall, an
+    // interrupt, an exception.
+    a.label("kernel_other");
+    key(&mut a, 5);
+    a.store_imm(Size::Dw, FP, KEY + 8, 0).store_imm(Size::Dw, FP, KEY + 16, 0);
     a.label("record");
     Generator::bump_or_insert(&mut a, fds.rows, (KEY, ONE), ["row_insert", "out", "out"]);
     a.label("out").mov_imm(R0, 0).exit();
@@ -383,9 +394,10 @@ mod tests {
             SampleKind::Vdso { compat: true, offset: 0x6a0 },
             SampleKind::Syscall { compat: false, nr: 228, clock: Some(4) },
             SampleKind::Syscall { compat: false, nr: 318, clock: None },
+            SampleKind::KernelOther,
         ] {
             let (addr, clock) = match k {
-                SampleKind::Total => (0, 0),
+                SampleKind::Total | SampleKind::KernelOther => (0, 0),
                 SampleKind::Vdso { offset, .. } => (offset, 0),
                 SampleKind::Syscall { nr, clock, .. } => (nr, clock.unwrap_or(0) as u64),
             };
