@@ -336,6 +336,11 @@ const DRAIN_EVERY: Duration = Duration::from_millis(100);
 pub fn run(req: &TopRequest, on_window: &mut dyn FnMut(&Window) -> Result<()>) -> Result<()> {
     use crate::measure::sys::spawn;
     use crate::measure::trace::session::ExitStatus;
+    // `-p`: each must exist (exit 3 otherwise); a thread stands for its process.
+    let mut pids = Vec::new();
+    for pid in &req.pids {
+        pids.push(Process::open(Some(*pid))?.tgid()?);
+    }
     let (tx, rx) = mpsc::channel::<Event>();
     let signals = crate::measure::trace::session::block_stop_signals()?;
     let stx = tx.clone();
@@ -387,10 +392,10 @@ pub fn run(req: &TopRequest, on_window: &mut dyn FnMut(&Window) -> Result<()>) -
         sampling
     };
     let keep = |ps: Vec<ProcessSamples>| -> Vec<ProcessSamples> {
-        if req.pids.is_empty() {
+        if pids.is_empty() {
             ps
         } else {
-            ps.into_iter().filter(|p| req.pids.contains(&p.pid)).collect()
+            ps.into_iter().filter(|p| pids.contains(&p.pid)).collect()
         }
     };
     let start = Instant::now();

@@ -193,7 +193,7 @@ pub fn build(
         .map(|(key, a)| {
             let mut vdso_functions: Vec<VdsoShare> =
                 a.vdso.into_iter().map(|(function, n)| VdsoShare { function, share: share(n, a.samples) }).collect();
-            vdso_functions.sort_by(|x, y| y.share.samples.cmp(&x.share.samples));
+            vdso_functions.sort_by_key(|f| std::cmp::Reverse(f.share.samples));
             let mut kernel_calls: Vec<KernelShare> = a
                 .kernel
                 .into_iter()
@@ -204,7 +204,7 @@ pub fn build(
                     share: share(n, a.samples),
                 })
                 .collect();
-            kernel_calls.sort_by(|x, y| y.share.samples.cmp(&x.share.samples));
+            kernel_calls.sort_by_key(|c| std::cmp::Reverse(c.share.samples));
             let v = vdso_functions.iter().map(|f| f.share.samples).sum();
             let k = kernel_calls.iter().map(|c| c.share.samples).sum();
             TopGroup {
@@ -229,7 +229,7 @@ pub fn build(
         vdso_samples: left.iter().map(|t| t.vdso.samples).sum(),
         kernel_samples: left.iter().map(|t| t.kernel.samples).sum(),
     });
-    rows.sort_by(|a, b| (b.vdso.samples + b.kernel.samples).cmp(&(a.vdso.samples + a.kernel.samples)));
+    rows.sort_by_key(|p| std::cmp::Reverse(p.vdso.samples + p.kernel.samples));
     TopReport {
         duration_s,
         frequency_hz,

@@ -99,6 +99,16 @@ fn add_round(ours: &mut HashMap<String, Ours>, r: &Value) {
     }
 }
 
+/// A child killed and reaped when dropped (getrandom_loop prints no "ready").
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn pct(part: u64, all: u64) -> f64 {
     100.0 * part as f64 / all.max(1) as f64
 }
@@ -140,8 +150,7 @@ fn shares_match_perf_report_in_the_same_window() {
     });
     let mut g = Command::new(&grnd);
     g.args(["raw", forever]).stdout(Stdio::null()).stderr(Stdio::null());
-    let grnd_loop = g.spawn().unwrap();
-    let _grnd = KillOnDrop::new(grnd_loop.id() as i32);
+    let _grnd = Reaped(g.spawn().unwrap());
     // The churn: short-lived raw callers, one after another, all along.
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let churn = {
