@@ -367,7 +367,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_program_assembles_for_x86_64() {
+    fn the_program_matches_its_golden_disassembly() {
         let f = |offset, size| Field { offset, size, array: false };
         let l = SampleLayout {
             ip: 128,
@@ -382,8 +382,18 @@ mod tests {
             vdso_len: 8192,
         };
         let regs = Abi::X86_64.sample_regs().unwrap();
-        let p = program(&l, Abi::X86_64, regs, SampleFds { rows: 3, names: 4, cgroups: Some((5, 2)) }).unwrap();
-        assert!(p.len() > 50 && p.len() < 400, "{}", p.len());
+        for (name, cgroups) in [("sample-perf_event", None), ("sample-perf_event-cgroups", Some((5, 2)))] {
+            let p = program(&l, Abi::X86_64, regs, SampleFds { rows: 3, names: 4, cgroups }).unwrap();
+            assert!(p.len() > 50 && p.len() < 400, "{}", p.len());
+            // Golden like the trace programs' (`bpf::gen`): the diff is the review.
+            let text = super::super::disasm::format(&p);
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("fixtures/bpf/{name}.txt"));
+            if std::env::var_os("VDSOCTL_REGEN_GOLDEN").is_some() {
+                std::fs::write(&path, &text).unwrap();
+            }
+            let golden = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(golden == text, "{name} differs from {} (VDSOCTL_REGEN_GOLDEN=1 to rewrite)", path.display());
+        }
     }
 
     #[test]
