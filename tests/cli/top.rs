@@ -262,3 +262,52 @@ fn as_nobody_a_command_is_sampled_in_user_mode_and_says_what_it_cannot_see() {
     assert_eq!((g["vdso"]["samples"].as_u64(), g["kernel"]["samples"].as_u64()), (Some(0), Some(0)), "{g:#}");
     assert!(g["samples"].as_u64().unwrap() > 0 && g["kernel_other"].is_null(), "{g:#}");
 }
+
+/// Bad input: one line, the documented exit code, before any sampling.
+#[test]
+fn bad_input_is_a_one_line_error_with_its_exit_code() {
+    for (args, want) in [
+        (&["top", "--interval", "10ms"][..], 2),
+        (&["top", "-F", "0"], 2),
+        (&["top", "-F", "20001"], 2),
+        (&["top", "--top", "0"], 2),
+        (&["top", "--by", "pid"], 2),
+        (&["top", "--cgroup", ""], 2),
+        (&["--format", "prometheus", "top"], 2),
+        (&["top", "-p", "1", "--", "true"], 2),
+        (&["top", "-d", "1s", "-p", "2147483646"], 3),
+        (&["top", "--", "/nonexistent/top-cmd"], 3),
+    ] {
+        let (code, stdout, stderr) = run(args);
+        assert_eq!(code, want, "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    if is_root() {
+        // The host without privilege: a facility refused (4), said once.
+        let out = run_as_nobody(&["top", "-d", "1s"]);
+        assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+    }
+}
+
+/// `--interval` gives a report per interval, JSON Lines, then the last one
+/// at -d.
+#[test]
+fn an_interval_gives_one_json_line_per_window() {
+    if !is_root() {
+        return skip("top samples every CPU with a BPF program: root (or CAP_BPF + CAP_PERFMON)");
+    }
+    if std::env::consts::ARCH != "x86_64" {
+        return skip("top's sampler knows x86_64's registers only");
+    }
+    let _lock = system_wide_lock();
+    let (code, stdout, stderr) = run(&["--json", "top", "--interval", "100ms", "-d", "2s"]);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(lines.len() >= 2, "a line per interval, then the last: {stdout}");
+    for r in &lines {
+        assert!(r["duration_s"].as_f64().unwrap() > 0.0, "{r:#}");
+        assert_eq!((r["sight"].as_str(), r["frequency_hz"].as_u64()), (Some("full"), Some(999)), "{r:#}");
+    }
+}
