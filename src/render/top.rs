@@ -53,6 +53,7 @@ impl Render for TopReport {
             s += "no process was sampled reading the time or random bytes\n";
         } else {
             let mut t = out.table(&[key, "PROCS", "SAMPLES", "VDSO", "KERNEL", "WHERE", "SHARE"]);
+            t.wrap("WHERE");
             for g in &self.groups {
                 let d = details(g);
                 let (first, rest) = d.split_first().map_or((None, &[][..]), |(f, r)| (Some(f), r));
@@ -83,33 +84,42 @@ impl Render for TopReport {
             }
         }
         if let Some(r) = &self.rest {
-            s += &format!(
-                "  and {} more {} ({} processes, {} vDSO and {} fallback-syscall samples): --top N shows more; JSON `processes` has each\n",
+            s += &out.prose("  ", &format!(
+                "and {} more {} ({} processes, {} vDSO and {} fallback-syscall samples): --top N shows more; JSON `processes` has each",
                 thousands(r.groups as u64),
                 if r.groups == 1 { "group" } else { "groups" },
                 thousands(r.processes as u64),
                 thousands(r.vdso_samples),
                 thousands(r.kernel_samples),
-            );
+            ));
         }
         match self.sight {
             Sight::UserOnly => {
-                s += "user-mode samples only (perf_event_open without privilege): time in the kernel's fallback \
-                      syscalls is not seen — as root, or with CAP_BPF and CAP_PERFMON, top samples both halves\n"
+                s += &out.prose(
+                    "",
+                    "user-mode samples only (perf_event_open without privilege): time in the kernel's fallback \
+                     syscalls is not seen — as root, or with CAP_BPF and CAP_PERFMON, top samples both halves",
+                )
             }
             Sight::Full => {
                 if self.groups.iter().any(|g| g.kernel.samples > 0) {
-                    s += "KERNEL is time inside fallback syscalls: `vdsoctl check -p PID` says why the vDSO is \
-                          bypassed, `vdsoctl trace --sites -p PID` which code calls\n";
+                    s += &out.prose(
+                        "",
+                        "KERNEL is time inside fallback syscalls: `vdsoctl check -p PID` says why the vDSO is \
+                         bypassed, `vdsoctl trace --sites -p PID` which code calls",
+                    );
                 }
             }
         }
         if self.groups.iter().any(|g| g.vdso.samples > 0) {
-            s += "VDSO is time on the fast path: a high share is a high call rate or a slow clocksource \
-                  (`vdsoctl check` names the clocksource, `vdsoctl bench` its cost per call)\n";
+            s += &out.prose(
+                "",
+                "VDSO is time on the fast path: a high share is a high call rate or a slow clocksource \
+                 (`vdsoctl check` names the clocksource, `vdsoctl bench` its cost per call)",
+            );
         }
         if self.interrupted {
-            s += "interrupted (SIGINT or SIGTERM): the samples cover the time until then\n";
+            s += &out.prose("", "interrupted (SIGINT or SIGTERM): the samples cover the time until then");
         }
         s
     }
