@@ -311,3 +311,52 @@ fn an_interval_gives_one_json_line_per_window() {
         assert_eq!((r["sight"].as_str(), r["frequency_hz"].as_u64()), (Some("full"), Some(999)), "{r:#}");
     }
 }
+
+/// A 32-bit process: its fallback syscalls in the compat ABI, its vDSO
+/// functions named from its own (compat) image.
+#[test]
+fn a_32_bit_process_is_split_by_its_own_abi_and_image() {
+    if !is_root() {
+        return skip("top samples every CPU with a BPF program: root (or CAP_BPF + CAP_PERFMON)");
+    }
+    if std::env::consts::ARCH != "x86_64" {
+        return skip("top's sampler knows x86_64's registers only");
+    }
+    if !have_m32() {
+        return skip("gcc -m32 (gcc-multilib) is missing");
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let (raw, libc) = (dir.path().join("top_raw32"), dir.path().join("top_libc32"));
+    copy_executable(&build_c("clock_loop", true, &[]), &raw).unwrap();
+    copy_executable(&build_c("clock_loop", true, &[]), &libc).unwrap();
+    let forever = "1000000000000";
+    let _raw = Workload::start({
+        let mut c = Command::new(&raw);
+        c.args(["raw", "4", forever]);
+        c
+    });
+    let _libc = Workload::start({
+        let mut c = Command::new(&libc);
+        c.args(["libc", "1", forever]);
+        c
+    });
+    let r = run_json(&["top", "-d", "2s", "--by", "comm", "--top", "50"]);
+    let group = |key: &str| {
+        r["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["key"] == key)
+            .cloned()
+            .unwrap_or_else(|| panic!("{key}: {r:#}"))
+    };
+    let g = group("top_raw32");
+    let call = &g["kernel_calls"][0];
+    assert_eq!((call["syscall"].as_str(), call["compat"].as_bool()), (Some("clock_gettime"), Some(true)), "{g:#}");
+    assert_eq!(call["clock"], "CLOCK_MONOTONIC_RAW", "{g:#}");
+    let g = group("top_libc32");
+    assert_eq!(g["kernel"]["samples"], 0, "{g:#}");
+    let f = g["vdso_functions"][0]["function"].as_str().unwrap_or_default();
+    assert!(f.starts_with("__vdso_clock_gettime"), "the compat image's name: {g:#}");
+}
