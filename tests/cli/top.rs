@@ -203,6 +203,8 @@ fn shares_match_perf_report_in_the_same_window() {
             pct(kernel, all)
         );
     }
+    // The figures, for `--nocapture` (the commit quotes them).
+    eprintln!("{said}");
     for l in loops {
         let o = &ours[l];
         let (all, vdso, kernel) = theirs[l];
