@@ -71,7 +71,8 @@ struct Ours {
     kernel: u64,
     kernel_other: u64,
     calls: Vec<(String, Option<String>)>,
-    functions: Vec<Option<String>>,
+    /// Samples per vDSO function (`None`: an address no symbol holds).
+    functions: HashMap<Option<String>, u64>,
 }
 
 fn add_round(ours: &mut HashMap<String, Ours>, r: &Value) {
@@ -91,10 +92,7 @@ fn add_round(ours: &mut HashMap<String, Ours>, r: &Value) {
             }
         }
         for f in g["vdso_functions"].as_array().unwrap() {
-            let f = f["function"].as_str().map(str::to_string);
-            if !o.functions.contains(&f) {
-                o.functions.push(f);
-            }
+            *o.functions.entry(f["function"].as_str().map(str::to_string)).or_default() += n(f);
         }
     }
 }
@@ -218,7 +216,8 @@ fn shares_match_perf_report_in_the_same_window() {
     // inside their fallback syscall.
     let (r, c, g) = (&ours["top_raw"], &ours["top_libc"], &ours["top_grnd"]);
     assert!(pct(c.vdso, c.samples) > 50.0 && c.kernel == 0, "{said}");
-    assert_eq!(c.functions, [Some("__vdso_clock_gettime".to_string())], "{said}");
+    let named = c.functions.get(&Some("__vdso_clock_gettime".to_string())).copied().unwrap_or(0);
+    assert!(named * 10 >= c.vdso * 9, "clock_gettime is its vDSO time: {:?}\n{said}", c.functions);
     assert!(pct(r.kernel, r.samples) > 50.0 && r.vdso == 0, "{said}");
     assert_eq!(r.calls, [("clock_gettime".to_string(), Some("CLOCK_MONOTONIC_RAW".to_string()))], "{said}");
     assert!(pct(g.kernel, g.samples) > 50.0 && g.vdso == 0, "{said}");
