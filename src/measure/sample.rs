@@ -174,9 +174,17 @@ impl Sampling {
         }
     }
 
-    /// Every sample so far, per process, named and attributed (cumulative).
+    /// Every sample so far, per process, named and attributed (cumulative);
+    /// vdsoctl itself is left out: it is never its own finding.
     pub fn read(&mut self) -> Result<Vec<ProcessSamples>> {
         self.drain();
+        let own = std::process::id() as i32;
+        let mut all = self.read_all()?;
+        all.retain(|p| p.pid != own);
+        Ok(all)
+    }
+
+    fn read_all(&mut self) -> Result<Vec<ProcessSamples>> {
         match self {
             Sampling::Bpf { sampler, .. } => Ok(attribute(&sampler.read()?)),
             Sampling::User { seen, .. } => Ok(seen

@@ -124,3 +124,27 @@ impl Render for TopReport {
         s
     }
 }
+
+const SHARE_HELP: &str = "Of a program's CPU samples over serve's last interval (top's sampler: a BPF program \
+     at 999 Hz on every CPU), the % in the vDSO (half=\"vdso\") and in the kernel inside a fallback syscall \
+     (half=\"kernel\"); the programs that spend the most there, at most --max-series.";
+const SAMPLES_HELP: &str = "CPU samples of the program over serve's last interval, the shares' denominator.";
+
+/// `serve`'s CPU-share section: per program (its executable), the vDSO and
+/// fallback-syscall shares of its samples, and its samples.
+pub fn prometheus(r: &TopReport) -> String {
+    use crate::render::prom::{Kind, Prometheus};
+    let mut p = Prometheus::default();
+    p.family("cpu_share_percent", Kind::Gauge, SHARE_HELP);
+    for g in &r.groups {
+        let exe = g.key.as_deref().unwrap_or_default();
+        for (half, s) in [("vdso", g.vdso), ("kernel", g.kernel)] {
+            p.sample("cpu_share_percent", &[("exe", exe), ("half", half)], s.percent.unwrap_or(0.0));
+        }
+    }
+    p.family("cpu_samples", Kind::Gauge, SAMPLES_HELP);
+    for g in &r.groups {
+        p.sample("cpu_samples", &[("exe", g.key.as_deref().unwrap_or_default())], g.samples);
+    }
+    p.finish()
+}

@@ -361,3 +361,48 @@ fn a_32_bit_process_is_split_by_its_own_abi_and_image() {
     let f = g["vdso_functions"][0]["function"].as_str().unwrap_or_default();
     assert!(f.starts_with("__vdso_clock_gettime"), "the compat image's name: {g:#}");
 }
+
+/// `serve` exports the same shares: per program, its vDSO and its
+/// fallback-syscall share over the last interval.
+#[test]
+fn serve_exports_each_programs_shares() {
+    if !is_root() {
+        return skip("top's sampler in serve needs root (or CAP_BPF + CAP_PERFMON)");
+    }
+    if std::env::consts::ARCH != "x86_64" {
+        return skip("top's sampler knows x86_64's registers only");
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let (raw, libc) = (dir.path().join("top_srv_raw"), dir.path().join("top_srv_libc"));
+    copy_executable(&build_c("clock_loop", false, &[]), &raw).unwrap();
+    copy_executable(&build_c("clock_loop", false, &[]), &libc).unwrap();
+    let forever = "1000000000000";
+    let _raw = Workload::start({
+        let mut c = Command::new(&raw);
+        c.args(["raw", "4", forever]);
+        c
+    });
+    let _libc = Workload::start({
+        let mut c = Command::new(&libc);
+        c.args(["libc", "1", forever]);
+        c
+    });
+    let serve = super::serve::Serve::start(&[]);
+    let share = |text: &str, exe: &Path, half: &str| {
+        let head = format!("vdsoctl_cpu_share_percent{{exe=\"{}\",half=\"{half}\"}} ", exe.display());
+        text.lines().find_map(|l| l.strip_prefix(head.as_str())).and_then(|v| v.parse::<f64>().ok())
+    };
+    let text = super::serve::poll("both loops' shares", 100, || {
+        let text = serve.get("/metrics").body;
+        (share(&text, &libc, "vdso").is_some() && share(&text, &raw, "kernel").is_some()).then_some(text)
+    });
+    assert!(share(&text, &libc, "vdso").unwrap() > 50.0, "{text}");
+    assert_eq!(share(&text, &libc, "kernel"), Some(0.0), "{text}");
+    assert!(share(&text, &raw, "kernel").unwrap() > 50.0, "{text}");
+    assert_eq!(share(&text, &raw, "vdso"), Some(0.0), "{text}");
+    assert!(!text.contains(&format!("exe=\"{}\"", vdsoctl_path().display())), "serve is not its own series: {text}");
+    if have_promtool() {
+        assert_promtool_accepts(&text);
+    }
+}
