@@ -21,6 +21,7 @@ pub fn run(job: &TopJob, out: &Output) -> Result<Outcome> {
         let mut report = build(w.processes.clone(), job.grouping, w.seconds, req.freq_hz, sight);
         report.exit_status = w.exit_status;
         report.interrupted = w.interrupted;
+        (report.monotonic_start_ns, report.monotonic_end_ns) = w.monotonic_ns;
         exit = w.exit_status;
         if refresh && !w.last {
             crate::render::clear_screen();

@@ -241,9 +241,6 @@ pub fn attribute(t: &SampleTally) -> Vec<ProcessSamples> {
     for ((pid, kind), n) in &t.rows {
         let p = out.entry(*pid).or_insert_with(|| ProcessSamples {
             pid: *pid,
-            comm: crate::inspect::process::comm_of(*pid).or_else(|| t.comms.get(pid).cloned()),
-            exe: exe_of(*pid),
-            cgroup: crate::inspect::cgroup::of_process(*pid),
             kernel_other: Some(0),
             ..ProcessSamples::default()
         });
@@ -273,6 +270,13 @@ pub fn attribute(t: &SampleTally) -> Vec<ProcessSamples> {
         if let Some(p) = out.get_mut(&pid) {
             p.vdso.push((f, n));
         }
+    }
+    // Names only for the processes that read the time or random bytes: a
+    // busy host's others are counted, never looked up (3 reads each).
+    for p in out.values_mut().filter(|p| !p.vdso.is_empty() || !p.kernel.is_empty()) {
+        p.comm = crate::inspect::process::comm_of(p.pid).or_else(|| t.comms.get(&p.pid).cloned());
+        p.exe = exe_of(p.pid);
+        p.cgroup = crate::inspect::cgroup::of_process(p.pid);
     }
     out.into_values().collect()
 }
@@ -329,6 +333,17 @@ pub struct Window {
     /// The command's exit status (`-- CMD`, when it exited).
     pub exit_status: Option<crate::measure::trace::session::ExitStatus>,
     pub interrupted: bool,
+    /// The window's start and end, CLOCK_MONOTONIC ns: what `perf record
+    /// -k monotonic` stamps its samples with, so `perf report --time` can
+    /// take the same window.
+    pub monotonic_ns: (u64, u64),
+}
+
+/// CLOCK_MONOTONIC now, in ns.
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    crate::measure::sys::call::libc_clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec as u64)
 }
 
 enum Event {
@@ -409,6 +424,7 @@ pub fn run(req: &TopRequest, on_window: &mut dyn FnMut(&Window) -> Result<()>) -
     let start = Instant::now();
     let end = req.duration.map(|d| start + d);
     let mut last_at = start;
+    let mut last_ns = monotonic_ns();
     let mut before: Vec<ProcessSamples> = Vec::new();
     let mut next = req.interval.map(|i| start + i);
     let (mut exit_status, mut interrupted) = (None, false);
@@ -435,6 +451,7 @@ pub fn run(req: &TopRequest, on_window: &mut dyn FnMut(&Window) -> Result<()>) -
         if let (Some(at), Some(every)) = (next, req.interval) {
             if now >= at {
                 let all = sampling.read()?;
+                let now_ns = monotonic_ns();
                 let w = Window {
                     processes: keep(difference(&all, &before)),
                     seconds: now.duration_since(last_at).as_secs_f64(),
@@ -442,14 +459,17 @@ pub fn run(req: &TopRequest, on_window: &mut dyn FnMut(&Window) -> Result<()>) -
                     last: false,
                     exit_status: None,
                     interrupted: false,
+                    monotonic_ns: (last_ns, now_ns),
                 };
                 on_window(&w)?;
                 before = all;
                 last_at = now;
+                last_ns = now_ns;
                 next = Some(at + every);
             }
         }
     }
+    let now_ns = monotonic_ns();
     let all = sampling.read()?;
     let sees_kernel = sampling.sees_kernel();
     drop(sampling);
@@ -461,6 +481,7 @@ pub fn run(req: &TopRequest, on_window: &mut dyn FnMut(&Window) -> Result<()>) -
         last: true,
         exit_status,
         interrupted,
+        monotonic_ns: (last_ns, now_ns),
     };
     on_window(&w)
 }

@@ -135,6 +135,10 @@ pub struct TopReport {
     pub exit_status: Option<crate::measure::trace::session::ExitStatus>,
     /// Ended early by SIGINT or SIGTERM.
     pub interrupted: bool,
+    /// The window, CLOCK_MONOTONIC ns (`perf record -k monotonic`'s
+    /// timestamps; `perf report --time START,END` in seconds).
+    pub monotonic_start_ns: u64,
+    pub monotonic_end_ns: u64,
 }
 
 /// Build the report: `processes` as gathered, grouped by `g`.
@@ -243,6 +247,8 @@ pub fn build(
         processes: rows,
         exit_status: None,
         interrupted: false,
+        monotonic_start_ns: 0,
+        monotonic_end_ns: 0,
     }
 }
 
