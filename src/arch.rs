@@ -611,6 +611,22 @@ pub struct SiteRegs {
 pub const SITE_REGS: Option<SiteRegs> =
     if cfg!(target_arch = "x86_64") { Some(SiteRegs { ip: "ip", sp: "sp", insn_len: 2 }) } else { None };
 
+/// Where a ptrace tracer sets a stopped call's number and return value
+/// to skip it (`PTRACE_POKEUSER` byte offsets in `struct user_regs_struct`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SkipRegs {
+    /// The syscall number the kernel dispatches on (x86: `orig_ax`).
+    pub nr: usize,
+    /// The return value (x86: `ax`).
+    pub ret: usize,
+}
+
+/// The host's [`SkipRegs`]: x86_64's `orig_rax` (15th word) and `rax`
+/// (10th), for 64-bit and compat tracees alike. Elsewhere the seccomp
+/// engine asks `PTRACE_SET_SYSCALL_INFO` (Linux 6.16).
+pub const SKIP_REGS: Option<SkipRegs> =
+    if cfg!(target_arch = "x86_64") { Some(SkipRegs { nr: 15 * 8, ret: 10 * 8 }) } else { None };
+
 /// arm64: `regs[0]` in both ABIs (AArch32's r0 is saved in x0), and
 /// `thread_info.flags & _TIF_32BIT` (bit 22, `asm/thread_info.h`): an
 /// AArch32 task makes only AArch32 syscalls, so the task flag is exact.

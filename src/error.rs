@@ -554,6 +554,8 @@ pub enum Hint {
     EnginesRootRefused,
     EnginesPrivilege,
     SeccompRefused,
+    /// The seccomp engine's ptrace seize was refused.
+    PtraceRefused,
     TracefsRoot,
     MountTracefs,
     TracefsAccess,

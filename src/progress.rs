@@ -68,6 +68,9 @@ pub enum Progress<'a> {
     /// The command is still running some time after a forwarded signal
     /// (SIGINT, SIGTERM): counting goes on until it exits or another signal.
     SignalIgnored { pid: i32, signal: &'static str },
+    /// Seccomp engine: the command could not be ptraced, so its calls are
+    /// counted through a listener, where a signal can withdraw one.
+    SeccompListener,
     /// Seccomp engine: the command exited, but processes it started still
     /// hold its filter; counting goes on until they exit or a signal.
     TreeLingers { pid: i32 },

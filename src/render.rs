@@ -393,6 +393,9 @@ pub fn trace_progress(p: &Progress<'_>) {
         Progress::Fallback { engine, why } => {
             note(format_args!("counting with the {} engine: {}", engine.name(), sanitize(why)))
         }
+        Progress::SeccompListener => note(format_args!(
+            "the seccomp engine may not ptrace the command here (YAMA ptrace_scope, a sandbox, or vdsoctl traced itself): it counts through a listener, where a signal can make a waiting clock call fail EINTR; such calls are counted as withdrawn and said"
+        )),
         Progress::TreeLingers { pid } => note(format_args!(
             "the command (pid {pid}) exited, but processes it started still run: counting until they exit (interrupt to stop now: they are then killed)"
         )),

@@ -37,6 +37,7 @@ impl fmt::Display for Hint {
             Hint::EnginesRootRefused => "root is refused too: a container's seccomp profile or capability bounding set blocks bpf(2) and perf_event_open; run on the host, or allow them (`docker run --cap-add BPF --cap-add PERFMON`)",
             Hint::EnginesPrivilege => "run as root, or grant CAP_BPF and CAP_PERFMON (`setpriv --inh-caps +bpf,+perfmon --ambient-caps +bpf,+perfmon vdsoctl trace ...`)",
             Hint::SeccompRefused => "seccomp(2) with a user-notification listener needs Linux 5.5 and a sandbox that allows seccomp(2); elsewhere use --engine bpf or perf (root, or CAP_BPF + CAP_PERFMON)",
+            Hint::PtraceRefused => "the seccomp engine seizes the command with ptrace: vdsoctl must not be traced itself, and ptrace must be allowed here (YAMA ptrace_scope 0 or 1, a sandbox that allows ptrace); elsewhere use --engine bpf or perf (root, or CAP_BPF + CAP_PERFMON)",
             Hint::TracefsRoot => "run vdsoctl as root (tracepoint ids and filters live in tracefs)",
             Hint::MountTracefs => "as root run `mount -t tracefs nodev /sys/kernel/tracing`, then retry",
             Hint::TracefsAccess => "run vdsoctl as root, or grant access with `chmod -R go+rX` on the tracefs events you need",

@@ -12,6 +12,7 @@ pub mod handle;
 pub mod libc;
 pub mod perf;
 pub mod probe;
+pub mod ptrace;
 pub mod ring;
 pub mod seccomp;
 pub mod spawn;

@@ -15,13 +15,28 @@ pub type Insn = libc::sock_filter;
 #[derive(Debug, Clone)]
 pub struct Program {
     insns: Vec<Insn>,
+    /// Installed with a listener of its own (USER_NOTIF), or without
+    /// (SECCOMP_RET_TRACE: the calls go to a ptrace tracer).
+    listener: bool,
 }
 
 impl Program {
-    /// A program of these instructions. The kernel checks it (jump targets,
-    /// lengths) when the child installs it; a bad one is refused there.
+    /// A program of these instructions, installed with a listener. The
+    /// kernel checks it (jump targets, lengths) when the child installs
+    /// it; a bad one is refused there.
     pub fn new(insns: Vec<Insn>) -> Program {
-        Program { insns }
+        Program { insns, listener: true }
+    }
+
+    /// A program whose calls go to the command's ptrace tracer: installed
+    /// without a listener.
+    pub fn traced(insns: Vec<Insn>) -> Program {
+        Program { insns, listener: false }
+    }
+
+    /// Whether the child installs it with a listener to hand over.
+    pub fn wants_listener(&self) -> bool {
+        self.listener
     }
 
     /// The `struct sock_fprog` the kernel takes. It points into `self`: keep

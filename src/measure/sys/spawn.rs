@@ -324,6 +324,9 @@ struct CommandSide<'a> {
     envp: *const *const libc::c_char,
     stdout_to_stderr: bool,
     fprog: *const libc::sock_fprog,
+    /// The filter is installed with a listener to hand over (else its
+    /// calls go to vdsoctl's ptrace tracer: nothing to hand over).
+    listener: bool,
     gate_r: i32,
     err_w: i32,
     /// The listener goes to vdsoctl on this socket…
@@ -353,6 +356,18 @@ unsafe fn command_side(c: &CommandSide<'_>, to_vdsoctl: &mut FdMessage, to_guard
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
             fail(*libc::__errno_location());
         }
+        if !c.listener {
+            // SECCOMP_RET_TRACE: no listener; vdsoctl seizes this process
+            // while it waits at the gate (no clock call is made before).
+            if libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, 0, c.fprog) != 0 {
+                fail(*libc::__errno_location());
+            }
+            if let Some(sock) = c.to_guardian {
+                libc::close(sock);
+            }
+        }
+    }
+    if !c.fprog.is_null() && c.listener {
         // WAIT_KILLABLE_RECV (5.19): once vdsoctl holds a call, only a
         // fatal signal interrupts it, so no call is seen twice.
         let mut flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
@@ -374,9 +389,11 @@ unsafe fn command_side(c: &CommandSide<'_>, to_vdsoctl: &mut FdMessage, to_guard
             libc::close(sock);
         }
         libc::close(fd as libc::c_int);
-        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 || libc::getppid() != c.parent {
-            libc::_exit(127);
-        }
+    }
+    if !c.fprog.is_null()
+        && (libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 || libc::getppid() != c.parent)
+    {
+        libc::_exit(127);
     }
     libc::close(c.to_vdsoctl);
     let mut byte = 0u8;
@@ -669,6 +686,7 @@ pub fn fork_gated(
         envp: envp_ptrs.as_ptr(),
         stdout_to_stderr,
         fprog: fprog_ptr,
+        listener: filter.is_some_and(super::seccomp::Program::wants_listener),
         gate_r: gate_r.as_raw_fd(),
         err_w: err_w.as_raw_fd(),
         to_vdsoctl: sock_w.as_raw_fd(),
@@ -703,7 +721,8 @@ pub fn fork_gated(
     drop((gate_r, err_w, sock_w, alive_r, status_w, guard_r, guard_w));
     let gated = Gated { pid, gate: Some(gate_w), errors: err_r, listener: None, guardian: None };
     let guardian = Guardian { pid, alive: alive_w, status: status_r };
-    gated.take_over(Some(guardian), filter.is_some().then_some(sock_r))
+    let listener = filter.map(super::seccomp::Program::wants_listener);
+    gated.take_over(Some(guardian), listener.map(|wants| (sock_r, wants)))
 }
 
 /// The empty signal set (the command's mask) and {SIGCHLD} (the guardian's).
@@ -722,7 +741,11 @@ fn signal_sets() -> (libc::sigset_t, libc::sigset_t) {
 impl Gated {
     /// The parent's side after the fork: with a guardian, learn the
     /// command's pid from it; with a filter, receive the listener.
-    fn take_over(mut self, guardian: Option<Guardian>, listener_sock: Option<OwnedFd>) -> Result<Gated, GateError> {
+    fn take_over(
+        mut self,
+        guardian: Option<Guardian>,
+        listener_sock: Option<(OwnedFd, bool)>,
+    ) -> Result<Gated, GateError> {
         if let Some(g) = guardian {
             // The guardian says the command's pid first (EOF: it could not fork).
             let mut buf = [0u8; 4];
@@ -737,7 +760,17 @@ impl Gated {
             self.pid = i32::from_ne_bytes(buf);
             self.guardian = Some(g);
         }
-        if let Some(sock) = listener_sock {
+        if let Some((sock, false)) = &listener_sock {
+            // A traced filter: the socket's EOF says the command installed
+            // it (and is dumpable, to be seized) or failed (its errno came
+            // first, on the error pipe).
+            let _ = super::seccomp::recv_fd(sock.as_fd());
+            if let Some(err) = self.child_errno_now() {
+                self.abandon();
+                return Err(GateError::Filter(err));
+            }
+        }
+        if let Some((sock, true)) = listener_sock {
             match super::seccomp::recv_fd(sock.as_fd()) {
                 Ok(Some(fd)) => self.listener = Some(super::seccomp::Listener::from_fd(fd)),
                 got => {
@@ -763,6 +796,19 @@ impl Gated {
         let mut buf = [0u8; 4];
         (read_full(self.errors.as_fd(), &mut buf).ok() == Some(4))
             .then(|| io::Error::from_raw_os_error(i32::from_ne_bytes(buf)))
+    }
+
+    /// The errno the child wrote, if it is there now (never blocks: the
+    /// error pipe stays open while the child waits at the gate).
+    fn child_errno_now(&self) -> Option<io::Error> {
+        let mut fds = [libc::pollfd { fd: self.errors.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
+        // SAFETY: polling one valid pollfd, without waiting.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) } == 1;
+        if ready {
+            self.child_errno()
+        } else {
+            None
+        }
     }
 
     /// Give up before the exec: the child exits at the closed gate, and it

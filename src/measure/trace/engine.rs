@@ -29,7 +29,7 @@ pub enum Choice {
     Bpf,
     /// Tracepoint counters and sampled records (needs CAP_PERFMON, tracefs).
     Perf,
-    /// seccomp user notification, `-- CMD` only (needs no privilege; each clock syscall waits ~10 µs for vdsoctl).
+    /// seccomp-stops, `-- CMD` only (needs no privilege; each clock syscall stops ~10 µs for vdsoctl).
     Seccomp,
 }
 
@@ -251,6 +251,20 @@ impl Counting {
         }
     }
 
+    /// Seccomp engine counting through a listener (ptrace refused).
+    pub fn seccomp_listener(&self) -> bool {
+        matches!(self, Counting::Seccomp(t) if !t.is_traced())
+    }
+
+    /// Seccomp engine: after its ptrace seize was refused, count through
+    /// a listener instead (the command is forked again); whether it will.
+    pub fn fall_back_from_ptrace(&mut self) -> bool {
+        match self {
+            Counting::Seccomp(t) if t.is_traced() => t.use_listener().is_ok(),
+            _ => false,
+        }
+    }
+
     /// Seccomp engine: when the last process of the command's tree was gone
     /// (`None` while one lives). Other engines do not hold the tree up.
     pub fn tree_ended(&self) -> Option<Option<std::time::Instant>> {
@@ -278,6 +292,13 @@ impl Counting {
     /// the seccomp engine takes the listener of the filter it installed.
     pub fn add_command(&mut self, pid: i32, abi: Abi, comm: &str, listener: Option<Listener>) -> Result<()> {
         match self {
+            Counting::Seccomp(t) if t.is_traced() => {
+                t.supervise_traced(pid, std::process::id() as i32).map_err(|e| Error::Facility {
+                    errno: e.raw_os_error(),
+                    what: Facility::SeccompSupervisor { source: e },
+                    hint: Hint::PtraceRefused,
+                })
+            }
             Counting::Seccomp(t) => {
                 let listener = listener.ok_or(Error::Facility {
                     errno: None,

@@ -673,26 +673,38 @@ fn arm(
     let mut child_fd = None;
     let mut tree = spawn::TreeGuard::default();
     let (target, child) = if let Some(cmd) = command {
-        let filter = counting.command_filter();
-        let mut gated = spawn::fork_gated(&cmd.path, &cmd.argv, &cmd.envp, req.command_stdout_to_stderr, filter)
-            .map_err(|e| match e {
-                spawn::GateError::Fork(source) => Error::Spawn { cmd: cmd.display.clone(), source },
-                spawn::GateError::Filter(source) => Error::Facility {
-                    errno: source.raw_os_error(),
-                    what: crate::error::Facility::Other(format!(
-                        "the seccomp engine is refused: installing its filter in the command failed: {source}"
-                    )),
-                    hint: Hint::SeccompRefused,
-                },
-            })?;
+        let mut gated = loop {
+            let filter = counting.command_filter();
+            let mut gated = spawn::fork_gated(&cmd.path, &cmd.argv, &cmd.envp, req.command_stdout_to_stderr, filter)
+                .map_err(|e| match e {
+                    spawn::GateError::Fork(source) => Error::Spawn { cmd: cmd.display.clone(), source },
+                    spawn::GateError::Filter(source) => Error::Facility {
+                        errno: source.raw_os_error(),
+                        what: crate::error::Facility::Other(format!(
+                            "the seccomp engine is refused: installing its filter in the command failed: {source}"
+                        )),
+                        hint: Hint::SeccompRefused,
+                    },
+                })?;
+            let listener = gated.listener.take();
+            let armed = counting
+                .add_command(gated.pid, cmd.abi.unwrap_or(host), &cmd.comm, listener)
+                .and_then(|()| counting.start());
+            match armed {
+                Ok(()) => break gated,
+                // The seize refused (vdsoctl traced itself, a sandbox
+                // without ptrace): once more, counting through a listener.
+                Err(_) if counting.fall_back_from_ptrace() => gated.abandon(),
+                Err(e) => {
+                    gated.abandon(); // closes the gate: the child exits without exec
+                    return Err(e);
+                }
+            }
+        };
         let child = gated.pid;
         child_fd = spawn::pidfd_open(child).ok();
-        let listener = gated.listener.take();
-        let armed =
-            counting.add_command(child, cmd.abi.unwrap_or(host), &cmd.comm, listener).and_then(|()| counting.start());
-        if let Err(e) = armed {
-            gated.abandon(); // closes the gate: the child exits without exec
-            return Err(e);
+        if let Some(say) = req.progress.filter(|_| counting.seccomp_listener()) {
+            say(&Progress::SeccompListener);
         }
         let target = Target::Command { argv: cmd.argv_text.clone(), pid: child };
         // Said before the command runs, so its own output comes after.

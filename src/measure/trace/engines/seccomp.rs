@@ -1,21 +1,27 @@
 //! The seccomp engine: counting a command's clock syscalls without any
 //! privilege. A filter installed in the command before its exec (inherited
-//! by everything it forks) returns `SECCOMP_RET_USER_NOTIF` for the clock
-//! syscalls of the host ABI and its compat ABI and ALLOW for every other
-//! syscall; a thread of vdsoctl receives each notified call, counts it, and
-//! lets it run (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`). Exact, per process,
-//! clock id and ABI, and for [vsyscall] emulations too (the kernel runs
-//! seccomp for them, with the slot as the instruction pointer).
+//! by everything it forks) stops the clock syscalls of the host ABI and its
+//! compat ABI and allows every other syscall. Traced (the default): it
+//! returns vdsoctl's `SECCOMP_RET_TRACE`, and a thread of vdsoctl that
+//! seized the command at its gate takes each seccomp-stop, counts the call
+//! and lets it run; a signal meanwhile waits for the call to end, as alone
+//! (issue 42). Where ptrace is refused: `SECCOMP_RET_USER_NOTIF`, a
+//! listener thread receives each call and lets it run
+//! (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`), and the calls a signal withdrew
+//! are counted and said. Exact, per process, clock id and ABI, and for
+//! [vsyscall] emulations too (the kernel runs seccomp for them, with the
+//! slot as the instruction pointer).
 //!
-//! Its limits are the mechanism's: every notified call waits for vdsoctl
-//! (about 5–10 µs), so vdsoctl answers until the whole tree has exited (no
-//! `-d`), and the command dies with vdsoctl (PR_SET_PDEATHSIG) rather than
-//! run on with clock syscalls failing; no_new_privs makes setuid programs
-//! in the tree run without their privileges; a command that installs a
-//! filter with a listener of its own gets EBUSY.
+//! Its limits are the mechanism's: every stopped call waits for vdsoctl, so
+//! vdsoctl answers until the whole tree has exited (no `-d`), and the
+//! command dies with vdsoctl (PR_SET_PDEATHSIG, PTRACE_O_EXITKILL) rather
+//! than run on with clock syscalls failing; no_new_privs makes setuid
+//! programs in the tree run without their privileges; traced, a program
+//! of the tree cannot ptrace its own children (already traced).
 
 use crate::arch::{self, Abi, FnKind, VdsoFn};
 use crate::inspect::process::{blocked_syscall_sp, boottime_offset_ns, ns_per_tick, read_thread_mem, start_ticks_of};
+use crate::measure::sys::ptrace::{self, Stop, Tracee};
 use crate::measure::sys::seccomp::{Insn, Listener, Notification, Program, Wake};
 use crate::measure::trace::sites::Book;
 use own::Own;
@@ -41,6 +47,11 @@ const DATA_ARCH: u32 = 4;
 /// The seccomp actions used (`include/uapi/linux/seccomp.h`).
 const RET_ALLOW: u32 = 0x7fff_0000;
 const RET_USER_NOTIF: u32 = 0x7fc0_0000;
+/// vdsoctl's `SECCOMP_RET_TRACE`: its data (the low 16 bits) tells a stop
+/// of vdsoctl's filter from one of the command's own (`RET_TRACE` of
+/// theirs, with other data, or a newer filter of theirs that ties).
+const TRACE_DATA: u32 = 0x7664;
+const RET_TRACE_OURS: u32 = own::RET_TRACE | TRACE_DATA;
 
 /// The ABIs a filter on this host watches: the kernel's and its compat ABI
 /// (the kernel's, not the build's: an i386 vdsoctl may run x86_64 children).
@@ -58,12 +69,15 @@ fn watched_abis() -> crate::error::Result<Vec<Abi>> {
 /// The syscall numbers notified for `abi`: its clock syscalls, and on
 /// x86_64 the same numbers with the x32 bit (x32 tasks run with the x86_64
 /// audit arch; their calls are counted as x86_64 rows).
-fn watched_numbers(abi: Abi) -> Vec<u32> {
+fn watched_numbers(abi: Abi, traced: bool) -> Vec<u32> {
     let plain = abi.vdso_syscalls().iter().map(|(_, nr)| *nr as u32);
     let x32 =
         abi.x32_bit().into_iter().flat_map(|bit| abi.vdso_syscalls().iter().map(move |(_, nr)| (nr | bit) as u32));
-    // seccomp(2) too: a program the command installs of its own (see [`own`]).
-    plain.chain(x32).chain([abi.seccomp_syscall() as u32]).collect()
+    // seccomp(2) too: a program the command installs of its own (see
+    // [`own`]). Traced, the kernel itself runs the command's programs
+    // beside vdsoctl's, as alone: nothing to model.
+    let install = (!traced).then_some(abi.seccomp_syscall() as u32);
+    plain.chain(x32).chain(install).collect()
 }
 
 fn insn(code: u16, jt: u8, jf: u8, k: u32) -> Insn {
@@ -71,10 +85,11 @@ fn insn(code: u16, jt: u8, jf: u8, k: u32) -> Insn {
 }
 
 /// The filter: per watched ABI, a block that loads the syscall number and
-/// jumps to the notify return on a clock syscall; everything else is allowed.
-pub fn program() -> crate::error::Result<Program> {
+/// jumps to the notify return (`traced`: vdsoctl's RET_TRACE) on a clock
+/// syscall; everything else is allowed.
+pub fn program(traced: bool) -> crate::error::Result<Program> {
     let blocks: Vec<(u32, Vec<u32>)> =
-        watched_abis()?.into_iter().map(|a| (a.audit_arch(), watched_numbers(a))).collect();
+        watched_abis()?.into_iter().map(|a| (a.audit_arch(), watched_numbers(a, traced))).collect();
     let len: usize = blocks.iter().map(|(_, nrs)| 4 + nrs.len()).sum::<usize>() + 2;
     let notify = len - 1;
     let mut insns = Vec::with_capacity(len);
@@ -90,6 +105,11 @@ pub fn program() -> crate::error::Result<Program> {
         insns.push(insn(RET_K, 0, 0, RET_ALLOW));
     }
     insns.push(insn(RET_K, 0, 0, RET_ALLOW));
+    if traced {
+        insns.push(insn(RET_K, 0, 0, RET_TRACE_OURS));
+        debug_assert_eq!(insns.len(), len);
+        return Ok(Program::traced(insns));
+    }
     insns.push(insn(RET_K, 0, 0, RET_USER_NOTIF));
     debug_assert_eq!(insns.len(), len);
     Ok(Program::new(insns))
@@ -369,10 +389,39 @@ pub struct SeccompTracer {
     /// `--sites`: each call's site read while it waits.
     sites: bool,
     program: Program,
+    /// Counting through ptrace (a seccomp-stop per call), not through a
+    /// listener: see [`ptrace_allowed`].
+    traced: bool,
     shared: Arc<SharedHandle>,
     worker: Option<JoinHandle<()>>,
     /// Closing this (dropping it) tells the supervisor to stop.
     stop: Option<OwnedFd>,
+    /// Traced: closed when the tracer thread is done.
+    done: Option<std::sync::mpsc::Receiver<()>>,
+}
+
+/// Whether this host lets vdsoctl ptrace the command it starts: YAMA's
+/// `ptrace_scope` 0 or 1 (vdsoctl is the command's ancestor), 2 with
+/// CAP_SYS_PTRACE; no YAMA at all. Elsewhere (scope 3; 2 unprivileged)
+/// the engine counts through a listener, and says what that costs
+/// (`calls-withdrawn-by-signal`).
+pub fn ptrace_allowed() -> bool {
+    let scope = std::fs::read("/proc/sys/kernel/yama/ptrace_scope").ok();
+    match scope.as_deref().map(|b| b.trim_ascii()) {
+        None | Some(b"0") | Some(b"1") => true,
+        Some(b"2") => has_cap_sys_ptrace(),
+        Some(_) => false,
+    }
+}
+
+/// CAP_SYS_PTRACE (19) in vdsoctl's effective set.
+fn has_cap_sys_ptrace() -> bool {
+    let status = std::fs::read("/proc/self/status").unwrap_or_default();
+    String::from_utf8_lossy(&status)
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << 19) != 0)
 }
 
 /// `Shared` behind a Debug-able handle.
@@ -387,14 +436,61 @@ impl std::fmt::Debug for SharedHandle {
 impl SeccompTracer {
     /// An engine ready to give its filter to a command.
     pub fn new(per_thread: bool, sites: bool) -> crate::error::Result<SeccompTracer> {
+        let traced = ptrace_allowed();
         Ok(SeccompTracer {
             per_thread,
             sites,
-            program: program()?,
+            program: program(traced)?,
+            traced,
             shared: Arc::new(SharedHandle(Shared::default())),
             worker: None,
             stop: None,
+            done: None,
         })
+    }
+
+    /// Count through a listener, not ptrace (before any command is given
+    /// the filter).
+    pub fn use_listener(&mut self) -> crate::error::Result<()> {
+        self.program = program(false)?;
+        self.traced = false;
+        Ok(())
+    }
+
+    /// Whether it counts through ptrace (the command is seized, no
+    /// listener is handed over).
+    pub fn is_traced(&self) -> bool {
+        self.traced
+    }
+
+    /// Trace the tree of `root` (held at its gate, the traced filter
+    /// installed): a thread of vdsoctl seizes it, then takes every
+    /// seccomp-stop of its tree; `ppid` is its parent (vdsoctl). The seize's
+    /// refusal is returned.
+    pub fn supervise_traced(&mut self, root: i32, ppid: i32) -> io::Result<()> {
+        lock(&self.shared.0.tally).parents.insert(root, ppid);
+        let shared = Arc::clone(&self.shared);
+        let how = How { per_thread: self.per_thread, sites: self.sites };
+        let (up_tx, up_rx) = std::sync::mpsc::channel::<io::Result<()>>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let worker = std::thread::Builder::new().name("seccomp".into()).spawn(move || {
+            let resolver = Resolver::new();
+            let seized = ptrace::seize(root);
+            let ok = seized.is_ok();
+            let _ = up_tx.send(seized);
+            if ok {
+                trace_tree(&shared.0, how, resolver);
+            }
+            drop(done_tx);
+        })?;
+        let seized = up_rx.recv().unwrap_or_else(|_| Err(io::Error::other("the tracer thread ended")));
+        if seized.is_err() {
+            let _ = worker.join();
+            return seized;
+        }
+        self.worker = Some(worker);
+        self.done = Some(done_rx);
+        Ok(())
     }
 
     /// The filter the command installs before its exec.
@@ -434,6 +530,15 @@ impl SeccompTracer {
     /// syscalls: the session calls this once the tree is gone, or gives up).
     pub fn stop(&mut self) {
         self.stop = None;
+        // Traced, the thread ends when the last tracee is gone (the
+        // session has killed what was left): waited for a while, never
+        // for ever (should it outlive vdsoctl, EXITKILL ends the tree).
+        if let Some(done) = self.done.take() {
+            let ended = done.recv_timeout(std::time::Duration::from_secs(5));
+            if matches!(ended, Err(std::sync::mpsc::RecvTimeoutError::Timeout)) {
+                self.worker = None;
+            }
+        }
         if let Some(w) = self.worker.take() {
             let _ = w.join();
         }
@@ -479,6 +584,65 @@ fn serve_calls(listener: &Listener, stop: &OwnedFd, shared: &Shared, how: How, s
             Ok(Wake::Stop) | Err(_) => return,
         }
     }
+}
+
+/// The tracer thread: take every stop of the tree it seized until no
+/// tracee is left. A seccomp-stop is a call (counted, then let run, or,
+/// stopped by a program of the command's own, skipped with ENOSYS as alone);
+/// a signal is delivered as it came (its siginfo untouched); a group-stop
+/// stays stopped until SIGCONT (PTRACE_LISTEN), as alone.
+fn trace_tree(shared: &Shared, how: How, mut resolver: Resolver) {
+    let mut book = how.sites.then(Book::default);
+    loop {
+        // A tracee killed meanwhile (ESRCH) has nothing left to resume.
+        let _ = match ptrace::wait() {
+            Ok(Stop::Seccomp(t)) => traced_call(t, &mut resolver, shared, how.per_thread, book.as_mut()),
+            Ok(Stop::Group(t)) => t.listen(),
+            Ok(Stop::Signal(t, sig)) => t.resume(sig),
+            Ok(Stop::Event(t)) => t.resume(0),
+            Ok(Stop::Gone(_)) => Ok(()),
+            Ok(Stop::NoneLeft) | Err(_) => break,
+        };
+    }
+    *shared.ended.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+}
+
+/// One call at its seccomp-stop: who made it and what it is (read while it
+/// is stopped), let run or skipped, and counted once it was let go.
+fn traced_call(
+    t: Tracee,
+    resolver: &mut Resolver,
+    shared: &Shared,
+    per_thread: bool,
+    book: Option<&mut Book>,
+) -> io::Result<()> {
+    let Ok(c) = t.call() else {
+        lock(&shared.tally).lost_records += 1;
+        return t.resume(0);
+    };
+    let n = Notification { id: 0, tid: c.tid, nr: c.nr, arch: c.arch, ip: c.ip, args: c.args };
+    let call = decode(&n, &|| crate::inspect::process::in_vdso_of(n.tid, n.ip));
+    let ours = c.ret_data == TRACE_DATA;
+    if !ours && call.is_none() {
+        // Another call a program of the command's own traces: alone, with
+        // no tracer, the kernel fails it ENOSYS.
+        return t.skip_enosys(&c);
+    }
+    let who = resolver
+        .resolve(n.tid, Instant::now(), &shared.tally)
+        .or_else(|| resolver.resolve(n.tid, Instant::now(), &shared.tally));
+    let site = match (&book, call) {
+        (Some(_), Some(Call::Syscall { abi, .. })) => Some(site_of(&n, abi, Some(c.sp))),
+        _ => None,
+    };
+    // A clock call of theirs is made (and counted) and fails ENOSYS, as alone.
+    if ours {
+        t.resume(0)?;
+    } else {
+        t.skip_enosys(&c)?;
+    }
+    record(&mut lock(&shared.tally), who, call, (n.tid, per_thread), book, site);
+    Ok(())
 }
 
 /// What the supervisor reads before it says it is up.
@@ -546,7 +710,7 @@ fn answer(
     // --sites: the stack word is read while the call waits (valid if the
     // notification still is, checked next).
     let site = match (&book, call) {
-        (Some(_), Some(Call::Syscall { abi, .. })) => Some(site_of(n, abi)),
+        (Some(_), Some(Call::Syscall { abi, .. })) => Some(site_of(n, abi, None)),
         _ => None,
     };
     // Only what was read of /proc (or of the caller's memory) about this
@@ -563,7 +727,19 @@ fn answer(
         lock(&shared.tally).withdrawn += 1;
         return;
     }
-    let mut tally = lock(&shared.tally);
+    record(&mut lock(&shared.tally), who, call, (n.tid, per_thread), book, site);
+}
+
+/// A call that ran: counted for its process (and thread, `per_thread`),
+/// or said as lost when who made it or what it was is unknown.
+fn record(
+    tally: &mut Tally,
+    who: Option<(i32, u64)>,
+    call: Option<Call>,
+    (tid, per_thread): (i32, bool),
+    book: Option<&mut Book>,
+    site: Option<Site>,
+) {
     let (Some((tgid, start)), Some(call)) = (who, call) else {
         // The call ran, and was not counted: said as lost.
         tally.lost_records += 1;
@@ -573,7 +749,7 @@ fn answer(
         Call::Vsyscall(func) => *tally.vsyscall.entry((tgid, func)).or_insert(0) += 1,
         Call::Install { .. } => {}
         Call::Syscall { abi, func, clock } => {
-            let key = Key { pid: tgid, tid: per_thread.then_some(n.tid), abi, func, clock, comm: None, start };
+            let key = Key { pid: tgid, tid: per_thread.then_some(tid), abi, func, clock, comm: None, start };
             *tally.counts.entry(key).or_insert(0) += 1;
             if let (Some(book), Some(site)) = (book, site) {
                 book.note(tgid, start);
@@ -581,7 +757,7 @@ fn answer(
                 if !book.maps(tgid, start, site.ip) {
                     book.retake(tgid, start);
                 }
-                book.name(&mut tally, &key, site);
+                book.name(tally, &key, site);
                 *tally.sites.entry((key, site)).or_insert(0) += 1;
             }
         }
@@ -609,10 +785,10 @@ struct How {
 /// /proc/TID/syscall shows while the thread is blocked in the call (`nr
 /// args... sp pc`), read through /proc/TID/mem — for a compat call the
 /// word at sp and three up ([`Site::words`]). A word that cannot be read is 0.
-fn site_of(n: &Notification, abi: Abi) -> Site {
+fn site_of(n: &Notification, abi: Abi, sp: Option<u64>) -> Site {
     let ip = n.ip.saturating_sub(arch::SITE_REGS.map_or(0, |r| r.insn_len));
     let word = || -> Option<u64> {
-        let sp = blocked_syscall_sp(n.tid)?;
+        let sp = sp.or_else(|| blocked_syscall_sp(n.tid))?;
         if abi.elf().1 {
             let mut buf = [0u8; 8];
             read_thread_mem(n.tid, sp, &mut buf)?;
@@ -648,7 +824,7 @@ mod tests {
 
     #[test]
     fn clock_syscalls_notify_and_everything_else_runs() {
-        let program = program().unwrap();
+        let program = program(false).unwrap();
         let p = program.insns();
         assert!(p.len() < 255, "jump offsets are one byte");
         for abi in watched_abis().unwrap() {
@@ -670,6 +846,22 @@ mod tests {
         }
         // An arch the filter does not know runs untouched.
         assert_eq!(run(p, 0x8000_0016, 228), RET_ALLOW);
+    }
+
+    /// Traced, the same calls stop with vdsoctl's RET_TRACE data, and
+    /// seccomp(2) is not watched (the kernel runs the command's programs).
+    #[test]
+    fn the_traced_filter_stops_clock_syscalls_with_vdsoctls_data() {
+        let program = program(true).unwrap();
+        assert!(!program.wants_listener());
+        let p = program.insns();
+        for abi in watched_abis().unwrap() {
+            for (_, nr) in abi.vdso_syscalls() {
+                assert_eq!(run(p, abi.audit_arch(), *nr as u32), own::RET_TRACE | TRACE_DATA, "{abi:?} {nr}");
+            }
+            assert_eq!(run(p, abi.audit_arch(), abi.seccomp_syscall() as u32), RET_ALLOW, "{abi:?} seccomp(2)");
+        }
+        assert!(super::program(false).unwrap().wants_listener());
     }
 
     /// Gaps in the ids are calls withdrawn before they were received; an

@@ -1,5 +1,6 @@
-//! A command's own seccomp filters, as the seccomp engine keeps their
-//! meaning. The kernel runs every filter of a task and takes the action
+//! A command's own seccomp filters, as the seccomp engine's listener
+//! channel keeps their meaning (traced, the kernel runs them beside
+//! vdsoctl's TRACE itself, and a stop of theirs is skipped ENOSYS). The kernel runs every filter of a task and takes the action
 //! of highest precedence, and it ranks USER_NOTIF (vdsoctl's) above TRACE:
 //! a clock syscall the command's filter sends to `SECCOMP_RET_TRACE`
 //! would reach vdsoctl, and vdsoctl's CONTINUE would run it, where
