@@ -101,6 +101,13 @@ fn add_round(ours: &mut HashMap<String, Ours>, r: &Value) {
     }
 }
 
+/// A clock_loop run until the test drops it (it prints "ready" first).
+fn looping(bin: &Path, args: &[&str]) -> Workload {
+    let mut c = Command::new(bin);
+    c.args(args);
+    Workload::start(c)
+}
+
 /// A child killed and reaped when dropped (getrandom_loop prints no "ready").
 struct Reaped(std::process::Child);
 
@@ -140,16 +147,8 @@ fn shares_match_perf_report_in_the_same_window() {
         bin("short_clock", "top_churn"),
     );
     let forever = "1000000000000";
-    let _raw = Workload::start({
-        let mut c = Command::new(&raw);
-        c.args(["raw", "4", forever]);
-        c
-    });
-    let _libc = Workload::start({
-        let mut c = Command::new(&libc);
-        c.args(["libc", "1", forever]);
-        c
-    });
+    let _raw = looping(&raw, &["raw", "4", forever]);
+    let _libc = looping(&libc, &["libc", "1", forever]);
     let mut g = Command::new(&grnd);
     g.args(["raw", forever]).stdout(Stdio::null()).stderr(Stdio::null());
     let _grnd = Reaped(g.spawn().unwrap());
@@ -346,16 +345,8 @@ fn a_32_bit_process_is_split_by_its_own_abi_and_image() {
     copy_executable(&build_c("clock_loop", true, &[]), &raw).unwrap();
     copy_executable(&build_c("clock_loop", true, &[]), &libc).unwrap();
     let forever = "1000000000000";
-    let _raw = Workload::start({
-        let mut c = Command::new(&raw);
-        c.args(["raw", "4", forever]);
-        c
-    });
-    let _libc = Workload::start({
-        let mut c = Command::new(&libc);
-        c.args(["libc", "1", forever]);
-        c
-    });
+    let _raw = looping(&raw, &["raw", "4", forever]);
+    let _libc = looping(&libc, &["libc", "1", forever]);
     let r = run_json(&["top", "-d", "2s", "--by", "comm", "--top", "50"]);
     let group = |key: &str| {
         r["groups"]
@@ -392,16 +383,8 @@ fn serve_exports_each_programs_shares() {
     copy_executable(&build_c("clock_loop", false, &[]), &raw).unwrap();
     copy_executable(&build_c("clock_loop", false, &[]), &libc).unwrap();
     let forever = "1000000000000";
-    let _raw = Workload::start({
-        let mut c = Command::new(&raw);
-        c.args(["raw", "4", forever]);
-        c
-    });
-    let _libc = Workload::start({
-        let mut c = Command::new(&libc);
-        c.args(["libc", "1", forever]);
-        c
-    });
+    let _raw = looping(&raw, &["raw", "4", forever]);
+    let _libc = looping(&libc, &["libc", "1", forever]);
     let serve = super::serve::Serve::start(&[]);
     let share = |text: &str, exe: &Path, half: &str| {
         let head = format!("vdsoctl_cpu_share_percent{{exe=\"{}\",half=\"{half}\"}} ", exe.display());
