@@ -37,6 +37,15 @@ pub enum Via {
 /// What a row needs a per-call cost for: the way, function and clock id.
 pub type Need = (Via, VdsoFn, Option<i64>);
 
+/// Whether a row of this ABI is costed: the host's own, and its compat ABI
+/// (an i386 task on x86_64, arm on arm64), whose call is costed at the
+/// host ABI's syscall of the same function and clock — vdsoctl times only
+/// its own ABI's entry, and the compat entry (`int 0x80`, `sysenter`) does
+/// the same work behind a slightly dearer door, so the figure is a floor.
+pub fn costed(abi: crate::arch::Abi) -> bool {
+    crate::arch::HOST_ABI.is_some_and(|host| abi == host || host.compat() == Some(abi))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,7 +33,7 @@ pub struct Grouping {
 }
 
 /// One group's calls of one function and clock.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GroupRow {
     /// The group's key: a path, a name or a cgroup label; `null` when the
     /// processes were never seen (no cgroup read, no name).
@@ -65,7 +65,7 @@ pub struct Rest {
 }
 
 /// The groups of one report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Groups {
     pub by: GroupBy,
     pub top: Option<usize>,

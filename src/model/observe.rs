@@ -42,7 +42,7 @@ pub struct Bypass {
     pub comm: Option<String>,
     /// `clock_gettime`, `gettimeofday`, ...; the function (`time`) of an
     /// emulated call into the legacy page (`vsyscall`).
-    pub call: String,
+    pub call: &'static str,
     /// The clock id, for calls that take one.
     pub clock: Option<ClockRef>,
     pub count: u64,
@@ -138,7 +138,7 @@ impl Bypass {
         CallSeen {
             pid: self.pid,
             comm: self.comm.clone(),
-            function: self.call.clone(),
+            function: self.call.to_string(),
             vsyscall: self.vsyscall,
             clock: self.clock,
             count: self.count,
@@ -152,7 +152,7 @@ impl Seen {
     fn observed<'a>(&self, calls: impl IntoIterator<Item = &'a Bypass>) -> Observed {
         let window_ns = u64::try_from(self.window.as_nanos()).unwrap_or(u64::MAX);
         let calls = calls.into_iter().map(Bypass::seen).collect();
-        Observed { window_ns, calls, left_out: Vec::new(), fail_over: None }
+        Observed { window_ns, calls, left_out: Vec::new(), fail_over: None, groups: None }
     }
 
     /// `check -- CMD`'s `command_trace` row (`argv`: the command, to run
@@ -285,7 +285,7 @@ impl Observation {
             .map(|r| Bypass {
                 pid: r.pid,
                 comm: r.comm.clone(),
-                call: r.syscall.to_string(),
+                call: r.syscall,
                 clock: r.clock,
                 count: r.count,
                 per_sec: r.per_sec,
@@ -297,7 +297,7 @@ impl Observation {
             .chain(report.vsyscall_emulations.iter().map(|v| Bypass {
                 pid: v.pid,
                 comm: v.comm.clone(),
-                call: v.function.to_string(),
+                call: v.function,
                 clock: None,
                 count: v.count,
                 per_sec: v.per_sec,
@@ -318,7 +318,7 @@ impl Observation {
                 None => random_calls.push(Bypass {
                     pid: r.pid,
                     comm: r.comm.clone(),
-                    call: r.syscall.to_string(),
+                    call: r.syscall,
                     clock: None,
                     count: r.count,
                     per_sec: r.per_sec,
@@ -399,8 +399,12 @@ impl Observation {
         let row = Check { rate, ..Check::fact(kind, name, status, fact) };
         match self {
             Observation::Seen(s) if scope == Scope::Host => {
-                let data =
-                    Observed { left_out: s.left_out.clone(), fail_over: Some(s.fail_over), ..s.observed(&s.bypass) };
+                let data = Observed {
+                    left_out: s.left_out.clone(),
+                    fail_over: Some(s.fail_over),
+                    groups: Some(by_program(&s.bypass)),
+                    ..s.observed(&s.bypass)
+                };
                 row.seen(data)
             }
             Observation::Seen(s) => row.seen(s.observed(&s.bypass)),
@@ -563,6 +567,26 @@ fn is_random(r: &super::trace::CountRow) -> bool {
 
 /// The processes of `bypass`, each with its calls a second summed,
 /// busiest first.
+/// The host's bypasses folded by program (its executable, its name when
+/// never seen), as `trace --by exe` folds count rows: a churn of one
+/// program's short-lived processes is one group, its counts summed.
+pub fn by_program(bypass: &[Bypass]) -> super::group::Groups {
+    use super::group::{fold, key_of, GroupBy, Grouping, Item};
+    let items = bypass.iter().map(|b| Item {
+        pid: b.pid,
+        start: 0,
+        key: key_of(GroupBy::Exe, &b.comm, &b.exe, None),
+        syscall: b.call,
+        vsyscall: b.vsyscall,
+        clock: b.clock,
+        random: None,
+        count: b.count,
+        per_sec: b.per_sec,
+        cost: None,
+    });
+    fold(Grouping { by: GroupBy::Exe, top: None }, items)
+}
+
 pub fn busiest_pids(bypass: &[Bypass]) -> Vec<(i32, f64)> {
     let mut pids: Vec<(i32, f64)> = Vec::new();
     for b in bypass {
@@ -606,7 +630,7 @@ pub(crate) mod tests {
         Bypass {
             pid,
             comm: Some("loop".into()),
-            call: "clock_gettime".into(),
+            call: "clock_gettime",
             clock: Some(ClockRef::Id(1)),
             count: per_sec as u64,
             per_sec,
@@ -627,7 +651,7 @@ pub(crate) mod tests {
         let row = o.row("process_trace", Scope::Process(42));
         assert_eq!((row.kind, row.status, row.rate), (FindingKind::RawClockSyscall, Status::Fail, Some(94_000.0)));
         let mut v = mono(7, 10.0);
-        (v.call, v.vsyscall) = ("time".into(), true);
+        (v.call, v.vsyscall) = ("time", true);
         assert_eq!(judge(&seen(vec![v]), Scope::Process(7)).0, FindingKind::VsyscallCall);
     }
 
@@ -704,7 +728,7 @@ pub(crate) mod tests {
         assert_eq!((quiet.kind, quiet.status), (FindingKind::RandomSyscallOldLibc, Status::Info));
         // A hot loop of raw calls where the runtime reads the vDSO: FAIL with its rate.
         let mut hot = mono(7, 298_455.0);
-        hot.call = "getrandom".into();
+        hot.call = "getrandom";
         s.random_calls = vec![hot];
         let obs = Observation::Seen(s);
         let row = obs.judge_random(route(FindingKind::RandomVdso), 7);

@@ -115,6 +115,10 @@ pub struct Observed {
     pub left_out: Vec<i32>,
     /// The host's window: it FAILs over this many calls/s of one process.
     pub fail_over: Option<f64>,
+    /// The host's window: `calls` folded by program (`trace --by exe`'s
+    /// groups), busiest first; what its words name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups: Option<crate::model::group::Groups>,
 }
 
 /// One process's calls of one function (and clock) in a window.

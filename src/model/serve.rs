@@ -687,7 +687,7 @@ pub struct SyscallLabels {
     pub vdso_serves: bool,
     pub placement: Placement,
     /// CPU seconds its calls cost so far (`None`: no raw syscall cost is
-    /// known for it, e.g. another ABI than the host's).
+    /// known for it: a clock the bench did not time, an ABI neither the host's nor its compat one).
     pub cpu_seconds: Option<f64>,
 }
 
@@ -699,10 +699,11 @@ fn random_of(k: &Key) -> Option<&'static str> {
     }
 }
 
-/// One call's cost in ns, for a host-ABI syscall series.
+/// One call's cost in ns, for a syscall series of the host's ABI or its
+/// compat one ([`super::cost::costed`]).
 fn cost_of(s: Series, costs: &Costs) -> Option<f64> {
     let Series::Syscall(k) = s else { return None };
-    if Some(k.abi) != crate::arch::HOST_ABI {
+    if !super::cost::costed(k.abi) {
         return None;
     }
     let clock = match k.clock {

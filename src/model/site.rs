@@ -184,12 +184,16 @@ pub fn rows_of(tally: &Tally, key: &Key, secs: f64, host: &Host, seen: &Sighting
             let (ret, up) = site.words(key.abi.elf().1);
             let mut at = frame(site.ip).unwrap_or_else(|| Frame::unmapped(site.ip));
             // A stack word is a caller only when it points into code.
-            let mut caller = code(ret);
+            let mut caller = if is_64 { code(ret) } else { None };
             // i386: a call through the vDSO's entry trampoline (libc's
-            // syscall(), the vDSO's own fallback) is made where it returns.
+            // syscall(), the vDSO's own fallback) is made where it returns;
+            // glibc's syscall() wrapper is called from where the word past
+            // its four pushed registers returns to.
             if at.kind == FrameKind::Vdso && at.symbol.as_deref() == Some("__kernel_vsyscall") {
                 if let Some(f) = code(up) {
-                    (at, caller) = (f, None);
+                    let wrapper = f.symbol.as_deref().is_some_and(is_syscall_wrapper);
+                    caller = if wrapper { code(ret) } else { None };
+                    at = f;
                 }
             }
             let (mut class, fallback) = classify(&at, key.abi, key.func, key.clock, host);

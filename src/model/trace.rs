@@ -800,8 +800,9 @@ impl WarnedOnce {
 }
 
 impl TraceReport {
-    /// What the rows need per-call costs for: host-ABI count rows of one
-    /// clock id or none (not compat rows, not `other` and `any`), and the
+    /// What the rows need per-call costs for: count rows of the host's ABI
+    /// or its compat one ([`super::cost::costed`]) of one clock id or none
+    /// (not `other` and `any`), and the
     /// [vsyscall] emulations.
     pub fn cost_needs(&self) -> Vec<Need> {
         let mut out: Vec<Need> = self.counts.iter().filter_map(need).collect();
@@ -826,7 +827,7 @@ impl TraceReport {
 
 /// A count row's need, if it has one.
 fn need(r: &CountRow) -> Option<Need> {
-    if Some(r.abi) != arch::HOST_ABI {
+    if !super::cost::costed(r.abi) {
         return None;
     }
     match r.clock {

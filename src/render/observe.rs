@@ -4,6 +4,7 @@
 //! [`Check`] row here, once.
 
 use crate::model::check::{Check, CommandEnd};
+use crate::model::group::{key_of, GroupBy, GroupRow};
 use crate::model::kind::Kind;
 use crate::model::observe::{
     busiest_pids, Bypass, Caveat, CommandTrace, HostRandom, Note, Noted, Observation, ObservedRow, Scope, Seen, Unseen,
@@ -88,8 +89,13 @@ pub fn aux_clock_row(report: &TraceReport, id: i64, n: u64) -> Check {
             per_sec: r.per_sec,
         })
         .collect();
-    let observed =
-        crate::model::row::Observed { window_ns: report.duration_ns, calls, left_out: Vec::new(), fail_over: None };
+    let observed = crate::model::row::Observed {
+        window_ns: report.duration_ns,
+        calls,
+        left_out: Vec::new(),
+        fail_over: None,
+        groups: None,
+    };
     Check::new(Kind::AuxClockSyscall, format!("command_aux_clock:{clock}"), Status::Info, detail, Some(&fix))
         .seen(observed)
 }
@@ -108,14 +114,19 @@ fn call_text(b: &Bypass) -> String {
     if b.vsyscall {
         format!("[vsyscall] {}", b.call)
     } else {
-        b.call.clone()
+        b.call.to_string()
     }
 }
 
 /// `clock_gettime CLOCK_MONOTONIC 94.1k/s (×94,123)`.
 fn bypass_text(b: &Bypass) -> String {
-    let clock = b.clock.map_or_else(String::new, |c| format!(" {}", c.text()));
-    format!("{}{clock} {} (×{})", call_text(b), rate_text(b.per_sec), thousands(b.count))
+    calls_text(&call_text(b), b.clock, b.per_sec, b.count)
+}
+
+/// `CALL CLOCK RATE (×COUNT)`, a process's or a program's.
+fn calls_text(call: &str, clock: Option<ClockRef>, per_sec: f64, count: u64) -> String {
+    let clock = clock.map_or_else(String::new, |c| format!(" {}", c.text()));
+    format!("{call}{clock} {} (×{})", rate_text(per_sec), thousands(count))
 }
 
 fn who(b: &Bypass) -> String {
@@ -183,19 +194,52 @@ fn named_bypasses(bypass: &[Bypass], scope: Scope) -> (Vec<String>, usize) {
             (bypass.iter().take(NAMED).map(bypass_text).collect::<Vec<_>>(), bypass.len().saturating_sub(NAMED))
         }
         Scope::Host => {
-            let named = pids
+            // By program (a churn of one program's short-lived processes is
+            // one entry); a program of one process is named by its pid.
+            let groups = crate::model::observe::by_program(bypass);
+            let mut keys: Vec<&Option<String>> = Vec::new();
+            for r in &groups.rows {
+                if keys.last() != Some(&&r.key) {
+                    keys.push(&r.key);
+                }
+            }
+            let mut shown = 0;
+            let named = keys
                 .iter()
                 .take(NAMED)
-                .map(|(pid, _)| {
-                    let calls: Vec<&Bypass> = bypass.iter().filter(|b| b.pid == *pid).collect();
-                    let texts: Vec<String> = calls.iter().take(3).map(|b| bypass_text(b)).collect();
-                    let more = if calls.len() > 3 { format!(" and {} more", calls.len() - 3) } else { String::new() };
-                    format!("{}: {}{more}", who(calls[0]), texts.join(", "))
+                .map(|key| {
+                    let rows: Vec<&GroupRow> = groups.rows.iter().filter(|r| &r.key == *key).collect();
+                    let members: Vec<&Bypass> =
+                        bypass.iter().filter(|b| &key_of(GroupBy::Exe, &b.comm, &b.exe, None) == *key).collect();
+                    let procs: std::collections::BTreeSet<i32> = members.iter().map(|b| b.pid).collect();
+                    shown += procs.len();
+                    let (head, texts): (String, Vec<String>) = match procs.len() {
+                        1 => (who(members[0]), members.iter().take(3).map(|b| bypass_text(b)).collect()),
+                        n => (
+                            format!(
+                                "{} ({} processes, the busiest pid {})",
+                                key.as_deref().unwrap_or("-"),
+                                thousands(n as u64),
+                                pids.iter().find(|p| procs.contains(&p.0)).map_or(0, |p| p.0)
+                            ),
+                            rows.iter().take(3).map(|r| group_text(r)).collect(),
+                        ),
+                    };
+                    let lines = if procs.len() == 1 { members.len() } else { rows.len() };
+                    let more = if lines > 3 { format!(" and {} more", lines - 3) } else { String::new() };
+                    format!("{head}: {}{more}", texts.join(", "))
                 })
                 .collect();
-            (named, pids.len().saturating_sub(NAMED))
+            (named, pids.len().saturating_sub(shown))
         }
     }
+}
+
+/// A program's calls of one function and clock, summed:
+/// `clock_gettime CLOCK_MONOTONIC 35.7k/s (×35,700)`.
+fn group_text(r: &GroupRow) -> String {
+    let call = if r.vsyscall { format!("[vsyscall] {}", r.syscall) } else { r.syscall.to_string() };
+    calls_text(&call, r.clock, r.per_sec, r.count)
 }
 
 fn unseen_words(why: &Unseen) -> (String, Option<String>) {
@@ -370,7 +414,7 @@ mod tests {
         );
         // A [vsyscall] caller: what it is, no raw syscall() to look for.
         let mut v = mono(7, 10.0);
-        (v.call, v.vsyscall) = ("time".into(), true);
+        (v.call, v.vsyscall) = ("time", true);
         let hint = words(&seen(vec![v]).row("process_trace", Scope::Process(7))).1.unwrap();
         assert!(hint.starts_with("legacy code calling the fixed [vsyscall] address"), "{hint}");
         assert!(hint.ends_with("`vdsoctl check -p 7` names the binary and function while it runs"), "{hint}");
@@ -426,16 +470,26 @@ mod tests {
         strict.fail_over = 0.0;
         let (detail, _) = words(&Observation::Seen(strict).row("host_trace", Scope::Host));
         assert!(detail.ends_with("; over --fail-over 0 calls/s"), "{detail}");
-        let o = seen((1..=8).map(|p| mono(p, 100.0 * p as f64)).collect());
+        let named = |p: i32| Bypass { comm: Some(format!("loop{p}")), ..mono(p, 100.0 * p as f64) };
+        let o = seen((1..=8).map(named).collect());
         let (detail, _) = words(&o.row("host_trace", Scope::Host));
         assert!(detail.contains("; and 3 more processes"), "{detail}");
-        assert!(detail.starts_with("observed 1.00 s: pid 8 (loop)"), "busiest first: {detail}");
+        assert!(detail.starts_with("observed 1.00 s: pid 8 (loop8)"), "busiest first: {detail}");
+        // One program's eight processes: one entry, its calls summed.
+        let o = seen((1..=8).map(|p| mono(p, 100.0 * p as f64)).collect());
+        let (detail, _) = words(&o.row("host_trace", Scope::Host));
+        assert!(
+            detail.starts_with(
+                "observed 1.00 s: loop (8 processes, the busiest pid 8): clock_gettime CLOCK_MONOTONIC 3,600/s (×3,600) —"
+            ),
+            "{detail}"
+        );
     }
 
     #[test]
     fn a_command_names_calls_by_count_and_advises_once() {
         let mut v = mono(9, 500.0);
-        (v.call, v.clock, v.vsyscall, v.exe) = ("time".into(), None, true, Some("/opt/a/legacy".into()));
+        (v.call, v.clock, v.vsyscall, v.exe) = ("time", None, true, Some("/opt/a/legacy".into()));
         let Observation::Seen(s) = seen(vec![v, mono(7, 20.0)]) else { unreachable!() };
         let (detail, hint) = words(&s.command_row(&["./run".into(), "a b".into()]));
         assert_eq!(
@@ -461,7 +515,7 @@ mod tests {
         );
         let Observation::Seen(mut s) = seen(vec![]) else { unreachable!() };
         let mut hot = mono(7, 2_000.0);
-        (hot.call, hot.clock) = ("getrandom".into(), None);
+        (hot.call, hot.clock) = ("getrandom", None);
         s.random_calls = vec![hot];
         let (detail, _) = words(&Observation::Seen(s).judge_random(route, 7));
         assert!(detail.starts_with("observed 1.00 s: getrandom 2"), "{detail}");

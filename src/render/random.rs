@@ -229,7 +229,8 @@ pub fn command_random_row(judged: &[JudgedRandom], expected: u64, secs: &str, ar
             per_sec: j.row.per_sec,
         })
         .collect();
-    let observed = crate::model::row::Observed { window_ns, calls, left_out: Vec::new(), fail_over: None };
+    let observed =
+        crate::model::row::Observed { window_ns, calls, left_out: Vec::new(), fail_over: None, groups: None };
     if judged.is_empty() {
         return Check::new(
             kind,

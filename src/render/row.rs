@@ -79,6 +79,8 @@ impl Serialize for Check {
             #[serde(skip_serializing_if = "Option::is_none")]
             fail_over: Option<f64>,
             #[serde(skip_serializing_if = "Option::is_none")]
+            groups: Option<&'a crate::model::group::Groups>,
+            #[serde(skip_serializing_if = "Option::is_none")]
             costs: Option<&'a crate::model::row::Costs>,
             #[serde(skip_serializing_if = "Option::is_none")]
             findings: Option<&'a [crate::model::binary::BinaryFinding]>,
@@ -107,6 +109,7 @@ impl Serialize for Check {
             calls: self.observed.as_ref().map(|o| o.calls.as_slice()),
             left_out: self.observed.as_ref().and_then(|o| o.fail_over.map(|_| o.left_out.as_slice())),
             fail_over: self.observed.as_ref().and_then(|o| o.fail_over),
+            groups: self.observed.as_ref().and_then(|o| o.groups.as_ref()),
             costs: self.costs.as_ref(),
             findings: self.findings.as_deref(),
             random: self.random.as_ref(),

@@ -6,8 +6,8 @@
 //! rate a FAIL needs; `serve`'s engine and first window).
 
 use super::common::{
-    build_c, copy_executable, is_root, missing_trace_facility, run_as_nobody, skip, system_wide_lock, vdsoctl_path,
-    Workload,
+    build_c, copy_executable, have_m32, is_root, missing_trace_facility, run_as_nobody, skip, system_wide_lock,
+    vdsoctl_path, Workload,
 };
 use super::serve::{have_prometheus, poll, PromServer, Serve};
 use serde_json::Value;
@@ -109,8 +109,13 @@ fn host_trace_row() -> (String, Value, i32) {
 
 /// A raw clock loop: `clock_loop MODE CLOCK N` under `name`.
 fn clock_loop(dir: &std::path::Path, name: &str, args: &[&str]) -> Workload {
+    clock_loop_of(false, dir, name, args)
+}
+
+/// The same, built for i386 when `m32`.
+fn clock_loop_of(m32: bool, dir: &std::path::Path, name: &str, args: &[&str]) -> Workload {
     let exe = dir.join(name);
-    copy_executable(&build_c("clock_loop", false, &[]), &exe).expect("copy clock_loop");
+    copy_executable(&build_c("clock_loop", m32, &[]), &exe).expect("copy clock_loop");
     let mut cmd = Command::new(&exe);
     cmd.args(args);
     Workload::start(cmd)
@@ -176,6 +181,46 @@ fn a_host_fails_on_a_busy_loop_and_warns_on_two_calls_a_second() {
         .iter()
         .any(|c| c["pid"].as_i64() == Some(busy_pid) && c["comm"] == "busy_loop");
     assert!(named, "{row:#}");
+}
+
+/// Issue 43: `check` beside a churn of one program's short-lived raw
+/// callers (`clock_loop raw 1 100`, one after another) folds them into one
+/// group by program in `host_trace`'s `groups`, its counts the exact sums
+/// of the per-pid `calls` JSON keeps, and its detail one line among the
+/// check's.
+#[test]
+fn check_folds_a_churn_into_one_program() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("churn_check");
+    copy_executable(&build_c("clock_loop", false, &[]), &exe).unwrap();
+    let script = format!("for i in $(seq 5000); do {} raw 1 100 >/dev/null; done", exe.display());
+    let mut churn = Command::new("sh").args(["-c", &script]).spawn().unwrap();
+    let out = Command::new(vdsoctl_path()).args(["check", "--json"]).output().expect("run check");
+    let text = Command::new(vdsoctl_path()).env("NO_COLOR", "1").args(["check"]).output().unwrap();
+    let _ = churn.kill();
+    let _ = churn.wait();
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("check JSON");
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "host_trace").expect("host_trace");
+    let calls: Vec<&Value> = row["calls"].as_array().unwrap().iter().filter(|c| c["comm"] == "churn_check").collect();
+    let pids: std::collections::BTreeSet<i64> = calls.iter().map(|c| c["pid"].as_i64().unwrap()).collect();
+    assert!(pids.len() >= 10, "a churn in the window: {row:#}");
+    let groups: Vec<&Value> = row["groups"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["key"].as_str().is_some_and(|k| k.ends_with("churn_check")))
+        .collect();
+    assert_eq!(groups.len(), 1, "one program, one group: {row:#}");
+    let sum: u64 = calls.iter().map(|c| c["count"].as_u64().unwrap()).sum();
+    assert_eq!((groups[0]["processes"].as_u64(), groups[0]["count"].as_u64()), (Some(pids.len() as u64), Some(sum)));
+    assert_eq!(row["groups"]["by"], "exe", "{row:#}");
+    // The table: the program once (its row's detail), not a line a pid.
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.lines().filter(|l| l.contains("churn_check")).count() <= 2, "{text}");
 }
 
 #[test]
@@ -291,6 +336,8 @@ fn the_dashboard_and_the_bypass_alert_work_on_a_real_prometheus() {
     let _lock = system_wide_lock();
     let dir = tempfile::tempdir().unwrap();
     let raw = clock_loop(dir.path(), "raw_loop", &["raw", "1", "4000000000"]);
+    // Issue 43: an i386 raw loop is costed and shown like a 64-bit one.
+    let raw32 = have_m32().then(|| clock_loop_of(true, dir.path(), "raw_loop32", &["raw", "1", "4000000000"]));
     // A process that exited (in the exited aggregate) before Prometheus starts.
     let serve = Serve::start(&["--max-series", "1000"]);
     serve.ready_metrics();
@@ -309,6 +356,18 @@ fn the_dashboard_and_the_bypass_alert_work_on_a_real_prometheus() {
     let top = prom.wait_for(&queries.iter().find(|(t, _)| t.starts_with("Top processes")).unwrap().1);
     let pid = raw.pid().to_string();
     assert!(top.iter().any(|s| s["metric"]["pid"].as_str() == Some(pid.as_str())), "{top:?}");
+    // Both loops in the CPU-cost panel, the i386 one with its ABI label.
+    let cost = &queries.iter().find(|(t, _)| t.starts_with("Their CPU cost")).unwrap().1;
+    let has = |pid: &str| prom.query(cost).iter().any(|s| s["metric"]["pid"].as_str() == Some(pid)).then_some(());
+    poll("the raw loop in the CPU-cost panel", 120, || has(&pid));
+    match &raw32 {
+        Some(w) => {
+            poll("the i386 raw loop in the CPU-cost panel", 120, || has(&w.pid().to_string()));
+            let series = format!("vdsoctl_clock_syscalls_cpu_seconds_total{{pid=\"{}\",abi=\"i386\"}}", w.pid());
+            assert!(!prom.wait_for(&series).is_empty(), "{series}");
+        }
+        None => skip("gcc -m32 cannot build (install gcc-multilib): no i386 loop in the CPU-cost panel"),
+    }
     let firing = format!("ALERTS{{alertname=\"VdsoBypassedByProcess\",alertstate=\"firing\",pid=\"{}\"}}", raw.pid());
     let alert = prom.wait_for(&firing);
     assert_eq!(alert[0]["metric"]["comm"], "raw_loop", "{alert:?}");

@@ -160,9 +160,9 @@ fn a_tail_call_is_named_in_the_stack() {
 /// (fixtures/garbage_frames.c: 1,000 calls from one inline `syscall` in
 /// main, exiting at once). Before: 953 distinct invented stacks. Now one
 /// stack, cut where nothing shows the walk is still in code, and every
-/// call accounted for: in that stack, or in `stacks_lost` (the kernel's
-/// stack map keeps one entry per distinct raw walk; a hash collision
-/// there loses the call's stack, never its count).
+/// call in that stack: the kernel's stack map keeps one entry per bucket,
+/// and a walk whose bucket another holds is kept by content in the
+/// overflow map, so no call's stack is lost (before: ~60 of the 1,000).
 #[test]
 fn a_walk_through_data_is_cut_not_invented() {
     if let Some(why) = missing_trace_facility() {
@@ -187,8 +187,8 @@ fn a_walk_through_data_is_cut_not_invented() {
         + r["startup_keys"].as_u64().unwrap();
     let stacked: u64 = stacks.iter().map(|s| s["count"].as_u64().unwrap()).sum();
     let lost = r["stacks_lost"].as_u64().unwrap();
-    assert_eq!(stacked + lost, counted, "{r:#}");
-    assert!(s["count"].as_u64().unwrap() + lost >= 1000, "{s:#} and {lost} lost");
+    assert_eq!((stacked, lost), (counted, 0), "{r:#}");
+    assert_eq!(s["count"].as_u64(), Some(1000), "{s:#}");
     // Folded: one line for the site.
     let (_, folded, _) = run(&["--format", "folded", "trace", "--stacks", "--", bin.to_str().unwrap(), "1000"]);
     let lines: Vec<&str> = folded.lines().filter(|l| l.contains(";main ")).collect();

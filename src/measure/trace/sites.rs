@@ -21,14 +21,19 @@ pub struct Site {
     /// The word at the user stack pointer at entry — the return address
     /// into the caller when the call came through a leaf wrapper such as
     /// libc's `syscall()`; 0 when it could not be read. A 32-bit task's
-    /// holds two words: at sp (low half) and three words up (high half),
-    /// where the vDSO's `__kernel_vsyscall` returns to ([`Site::words`]).
+    /// holds two words ([`Site::words`]): three words up (high half), where
+    /// the vDSO's `__kernel_vsyscall` (which pushed three registers)
+    /// returns to, and eight up (low half), where glibc's i386 `syscall()`
+    /// (which pushed four more before its call) returns to. The word at sp
+    /// itself names nothing on i386: a wrapper that loads its arguments
+    /// into registers has pushed `ebx` (callee-saved) first.
     pub ret: u64,
 }
 
 impl Site {
-    /// The stack words as addresses: (at sp, three words up — 0 for a
-    /// 64-bit task).
+    /// The stack words as addresses: (64-bit: at sp; 32-bit: eight words
+    /// up, the wrapper's return), and (32-bit: three words up, the vDSO
+    /// entry's return; 0 for a 64-bit task).
     pub fn words(self, is_64: bool) -> (u64, u64) {
         if is_64 {
             (self.ret, 0)

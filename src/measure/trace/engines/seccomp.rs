@@ -784,7 +784,7 @@ struct How {
 /// pointer is past it) and the word at its stack pointer, which
 /// /proc/TID/syscall shows while the thread is blocked in the call (`nr
 /// args... sp pc`), read through /proc/TID/mem — for a compat call the
-/// word at sp and three up ([`Site::words`]). A word that cannot be read is 0.
+/// words eight and three up ([`Site::words`]). A word that cannot be read is 0.
 fn site_of(n: &Notification, abi: Abi, sp: Option<u64>) -> Site {
     let ip = n.ip.saturating_sub(arch::SITE_REGS.map_or(0, |r| r.insn_len));
     let word = || -> Option<u64> {
@@ -794,11 +794,11 @@ fn site_of(n: &Notification, abi: Abi, sp: Option<u64>) -> Site {
             read_thread_mem(n.tid, sp, &mut buf)?;
             return Some(u64::from_ne_bytes(buf));
         }
-        // 32-bit: the word at sp and three up, as the BPF engine packs them.
-        let mut buf = [0u8; 16];
+        // 32-bit: the words eight and three up, as the BPF engine packs them.
+        let mut buf = [0u8; 36];
         read_thread_mem(n.tid, sp, &mut buf)?;
         let word = |at: usize| u64::from(u32::from_ne_bytes(buf[at..at + 4].try_into().unwrap_or([0; 4])));
-        Some(word(0) | word(12) << 32)
+        Some(word(32) | word(12) << 32)
     };
     Site { ip, ret: word().unwrap_or(0) }
 }

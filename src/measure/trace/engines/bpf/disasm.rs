@@ -99,6 +99,9 @@ fn one(insn: u64, next: Option<u64>) -> (String, usize) {
         0x02 if code & 0xe0 == 0x60 => format!("*({} *){} = {imm}", size(code), mem(dst, off)),
         0x03 if code & 0xe0 == 0x60 => format!("*({} *){} = r{src}", size(code), mem(dst, off)),
         0x03 if code & 0xe0 == 0xc0 && imm == 0 => format!("lock *({} *){} += r{src}", size(code), mem(dst, off)),
+        0x03 if code & 0xe0 == 0xc0 && imm == 1 => {
+            format!("r{src} = atomic64_fetch_add((u64 *){}, r{src})", mem(dst, off))
+        }
         0x07 => match (alu(code & 0xf0), code & 0x08) {
             (Some(op), 0) => format!("r{dst} {op} {imm}"),
             (Some(op), _) => format!("r{dst} {op} r{src}"),

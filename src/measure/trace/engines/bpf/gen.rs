@@ -26,8 +26,11 @@ const NSINFO: i16 = -96;
 /// The call-site key (`--sites`): the row key copied, then ip and return
 /// address; below `--stacks`' slots ([`super::stacks`]), as both may run.
 pub(super) const SITE_KEY: i16 = -168;
-/// `--sites`, compat tasks: the four words at the stack pointer.
+/// `--sites`, native tasks: the stack-word filter's key and bit.
 const SITE_WORDS: i16 = -184;
+/// `--sites`, compat tasks: the nine words at the stack pointer (36 bytes,
+/// below `--stacks`' slots: -328..-292).
+const SITE_COMPAT_WORDS: i16 = -328;
 /// Stack slots of the `fork` program: the traced-set key and value, and the
 /// parent's key for its lookup.
 const FORK_KEY: i16 = -32;
@@ -350,7 +353,7 @@ impl Generator {
     /// `--sites`, at `sys_enter`'s tail (R8 the registers, R4 the key
     /// word, kept): the user instruction pointer, and the word at the user
     /// stack pointer read with `bpf_probe_read_user` (8 bytes; for a
-    /// compat task also the word three up, see below); a page not present
+    /// compat task the words three and eight up instead, see below); a page not present
     /// reads as 0 (no fault is taken here). A native call skips the read
     /// (the word stays 0) when the filter's bit for its ip is set: user
     /// space sets it for sites whose word is no code (`measure::trace::sites`) —
@@ -363,14 +366,17 @@ impl Generator {
         put(a, SITE_KEY, skey::IP, R1);
         a.store_imm(Size::Dw, FP, SITE_KEY + skey::RET.off, 0);
         a.alu_imm(Alu::And, R4, 0xff).jump_imm(Cond::Ne, R4, i32::from(layout::ABI_COMPAT), "site_native");
-        // A compat task: the word at sp (low half) and three words up (high
-        // half), where the vDSO's __kernel_vsyscall, which pushed three
-        // registers, returns to — its caller: one read of 16 bytes.
+        // A compat task: three words up (high half), where the vDSO's
+        // __kernel_vsyscall, which pushed three registers, returns to — its
+        // caller; and eight up (low half), past the four registers glibc's
+        // syscall() pushed before it called in: where that returns to
+        // (`measure::trace::sites::Site::words`). One read of 36 bytes.
         Self::member(a, Size::Dw, R3, R8, sp, 0);
-        a.mov(R1, FP).alu_imm(Alu::Add, R1, i32::from(SITE_WORDS)).mov_imm(R2, 16).call(Helper::ProbeReadUser);
+        let words = SITE_COMPAT_WORDS;
+        a.mov(R1, FP).alu_imm(Alu::Add, R1, i32::from(words)).mov_imm(R2, 36).call(Helper::ProbeReadUser);
         let ret = SITE_KEY + skey::RET.off;
-        a.load(Size::W, R1, FP, SITE_WORDS).store(Size::W, FP, ret, R1);
-        a.load(Size::W, R1, FP, SITE_WORDS + 12).store(Size::W, FP, ret + 4, R1);
+        a.load(Size::W, R1, FP, words + 32).store(Size::W, FP, ret, R1);
+        a.load(Size::W, R1, FP, words + 12).store(Size::W, FP, ret + 4, R1);
         a.goto("site_read");
         // The filter's word for this ip (an array lookup: inlined by the
         // verifier), then its bit (layout::unread::bit).
@@ -673,7 +679,15 @@ mod tests {
         let mut in_cgroups = generator(Scope::All, false);
         (in_cgroups.maps.cgroups, in_cgroups.cgroup_count) = (Some(7), 2);
         let stacks = Generator {
-            stacks: Some(super::super::stacks::StackFds { rows: 7, traces: 8, buf: 9, words: 10, files: Some(11) }),
+            stacks: Some(super::super::stacks::StackFds {
+                rows: 7,
+                traces: 8,
+                buf: 9,
+                words: 10,
+                files: Some(11),
+                over: 12,
+                next: 13,
+            }),
             ..generator(Scope::Trees, false)
         };
         let programs = [

@@ -72,7 +72,11 @@ pub enum Cond {
     Eq = 0x10,
     /// Unsigned `>`.
     Gt = 0x20,
+    /// Unsigned `>=`.
+    Ge = 0x30,
     Ne = 0x50,
+    /// Signed `>=`.
+    Sge = 0x70,
     /// Signed `<`.
     Slt = 0xc0,
     /// Signed `<=`.
@@ -198,6 +202,12 @@ impl Asm {
     /// CPU shares).
     pub fn atomic_add(&mut self, dst: Reg, off: i16, src: Reg) -> &mut Asm {
         self.push(encode(STX | ATOMIC | Size::Dw as u8, dst, src, off, 0))
+    }
+
+    /// `src = atomic_fetch_add(*(u64 *)(dst + off), src)` (`BPF_ADD |
+    /// BPF_FETCH`, Linux 5.12): the value before the add into `src`.
+    pub fn atomic_fetch_add(&mut self, dst: Reg, off: i16, src: Reg) -> &mut Asm {
+        self.push(encode(STX | ATOMIC | Size::Dw as u8, dst, src, off, 1))
     }
 
     /// `dst = map` (a 64-bit immediate the kernel turns into the map's address).

@@ -70,7 +70,7 @@ pub(super) mod skey {
     /// The user instruction pointer at the syscall's entry (past the instruction).
     pub const IP: Slot = Slot::dw(24);
     /// The word at the user stack pointer at entry: a return address (a
-    /// compat task: the words at sp and sp+12 packed, as
+    /// compat task: the words at sp+32 and sp+12 packed, as
     /// `measure::trace::sites::Site::words` reads them); 0 when the page was not
     /// present, or when the stack-word filter ([`super::unread`]) skipped
     /// the read.

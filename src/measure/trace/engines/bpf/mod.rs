@@ -489,22 +489,40 @@ impl EmptySysEnter {
 
 /// The programs: on the clock syscall functions (`fentry`) or on
 /// `sys_enter`, then `sched_process_fork` and the vsyscall emulation.
+/// The vsyscall program is verified on a thread of its own while the
+/// others load: with `--sites` and `--stacks` both carry the capture, and
+/// the kernel verifies the two at once (issue 43: the start's dearest step;
+/// doc/BENCHMARKS.md).
 fn load_programs(gen: &Generator, layout: &Layout, fentry: Option<&FentryPoints>) -> Result<Vec<OwnedFd>> {
-    let mut progs = Vec::new();
-    if let Some(points) = fentry {
-        for p in &points.0 {
-            let name = format!("vdsoctl_fe{}_{}", p.abi, layout::fn_code(p.func));
-            let prog = load_prog_as(&name, ATTACH_TRACE_FENTRY, p.btf_id, gen.fentry(p));
-            progs.push(prog.map_err(|e| fentry_refused(p.name, e))?);
+    let vsys = layout.vsyscall.map(|id| (id, gen.vsyscall()));
+    std::thread::scope(|s| {
+        let vsys = vsys.map(|(id, insns)| s.spawn(move || load_prog("vdsoctl_vsys", id, insns)));
+        let mut progs = Vec::new();
+        if let Some(points) = fentry {
+            for p in &points.0 {
+                let name = format!("vdsoctl_fe{}_{}", p.abi, layout::fn_code(p.func));
+                let prog = load_prog_as(&name, ATTACH_TRACE_FENTRY, p.btf_id, gen.fentry(p));
+                progs.push(prog.map_err(|e| fentry_refused(p.name, e))?);
+            }
+        } else {
+            progs.push(load_prog("vdsoctl_enter", layout.sys_enter, gen.sys_enter())?);
         }
-    } else {
-        progs.push(load_prog("vdsoctl_enter", layout.sys_enter, gen.sys_enter())?);
-    }
-    progs.push(load_prog("vdsoctl_fork", layout.fork, gen.fork())?);
-    if let Some(id) = layout.vsyscall {
-        progs.push(load_prog("vdsoctl_vsys", id, gen.vsyscall())?);
-    }
-    Ok(progs)
+        progs.push(load_prog("vdsoctl_fork", layout.fork, gen.fork())?);
+        if let Some(loading) = vsys {
+            let loaded = loading.join().unwrap_or_else(|_| {
+                Err(Error::Facility {
+                    errno: None,
+                    what: Facility::BpfAssemble {
+                        prog: "vdsoctl_vsys".into(),
+                        why: "its loader thread panicked".into(),
+                    },
+                    hint: "report it: this is a bug in vdsoctl".into(),
+                })
+            });
+            progs.push(loaded?);
+        }
+        Ok(progs)
+    })
 }
 
 /// An fentry program the kernel refused: a locked-down kernel refuses
