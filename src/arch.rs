@@ -779,6 +779,32 @@ const S390X_ENTRY: SyscallEntry = SyscallEntry {
     vsyscall: false,
 };
 
+/// What `top`'s sampler reads on a kernel of one ABI: a perf_event BPF
+/// program's context starts with the interrupted registers
+/// (`bpf_user_pt_regs_t`), and in a kernel-mode sample the task's own user
+/// registers (`bpf_task_pt_regs`) hold the syscall it is inside. Members by
+/// their `pt_regs` names, offsets from BTF.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleRegs {
+    /// The instruction pointer.
+    pub ip: &'static str,
+    /// The member whose low bits say the privilege level, and the mask and
+    /// value of user mode (x86: `cs & 3 == 3`).
+    pub mode: &'static str,
+    pub user_mask: i32,
+    pub user_value: i32,
+    /// `mode`'s value (under 0xffff) in a 32-bit (compat) user task: its
+    /// [vdso] is the compat image.
+    pub compat_mode: i32,
+    /// The syscall number at the syscall's entry (-1 outside a syscall:
+    /// an interrupt or exception frame).
+    pub nr: &'static str,
+}
+
+/// x86_64: `cs` (`__USER_CS` 0x33, `__USER32_CS` 0x23), `orig_ax`.
+const X86_64_SAMPLE: SampleRegs =
+    SampleRegs { ip: "ip", mode: "cs", user_mask: 3, user_value: 3, compat_mode: 0x23, nr: "orig_ax" };
+
 impl Abi {
     /// The syscall entry facts of a kernel of this ABI, where the BPF
     /// engine knows them (a 32-bit kernel: none, the engine refuses it
@@ -791,6 +817,15 @@ impl Abi {
             Abi::Ppc64 => Some(PPC64_ENTRY),
             Abi::S390x => Some(S390X_ENTRY),
             Abi::I386 | Abi::Arm => None,
+        }
+    }
+
+    /// What `top`'s sampler reads on a kernel of this ABI, where it knows
+    /// it (arm64's perf_event context is `user_pt_regs`, not `pt_regs`).
+    pub fn sample_regs(self) -> Option<SampleRegs> {
+        match self {
+            Abi::X86_64 => Some(X86_64_SAMPLE),
+            _ => None,
         }
     }
 

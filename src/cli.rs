@@ -45,6 +45,9 @@ pub enum Command {
     Auxv(TargetArgs),
     /// Count clock syscalls and [vsyscall] emulations per process and clock id, in the kernel (no ptrace stops).
     Trace(TraceArgs),
+    /// Of each process's CPU, the share spent reading time and random bytes: in the vDSO (per
+    /// function) and in the kernel's fallback syscalls (per syscall and clock), sampled.
+    Top(TopArgs),
     /// ns/call of each clock through libc, the vDSO, the raw syscall and the vsyscall page, with syscalls/call counted.
     Bench(BenchArgs),
     /// The whole host audit, one process, a container image's binaries, or a smoke command under
@@ -66,6 +69,7 @@ impl Command {
             Command::Maps(_) => "maps",
             Command::Auxv(_) => "auxv",
             Command::Trace(_) => "trace",
+            Command::Top(_) => "top",
             Command::Bench(_) => "bench",
             Command::Check(_) => "check",
             Command::Serve(_) => "serve",
@@ -188,6 +192,44 @@ pub struct TraceArgs {
     pub by: Option<crate::model::group::GroupBy>,
 
     /// Command to start and trace from its exec, with its threads and children.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+/// `top` arguments.
+#[derive(Debug, Clone, Default, Args)]
+pub struct TopArgs {
+    /// Report only these processes (comma-separated; the host is sampled).
+    #[arg(short, long, value_name = "PID[,PID..]", value_delimiter = ',', value_parser = clap::value_parser!(i32).range(1..), conflicts_with = "command")]
+    pub pid: Vec<i32>,
+
+    /// Sample for DURATION and print one report (500ms, 2s, 1m). Without it: a report every
+    /// --interval until interrupted (or, with `-- CMD`, until it exits).
+    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+
+    /// A report every DURATION (100ms or more; default 2s without -d; JSON Lines with --json).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub interval: Option<Duration>,
+
+    /// Samples per second of CPU time on each CPU (fixed period, as `perf record -F`).
+    #[arg(short = 'F', long, value_name = "HZ", default_value_t = 999, value_parser = clap::value_parser!(u32).range(1..=20_000))]
+    pub freq: u32,
+
+    /// The N groups that spend the most CPU reading time and random bytes (JSON keeps every process).
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub top: u32,
+
+    /// What processes are grouped by: `exe` (the program, the default), `comm` (the name), `cgroup`.
+    #[arg(long, value_enum, value_name = "KEY", default_value_t = crate::model::group::GroupBy::Exe)]
+    pub by: crate::model::group::GroupBy,
+
+    /// Sample only tasks in this cgroup v2 or below it, filtered in the kernel (repeatable).
+    #[arg(long, value_name = "PATH", conflicts_with = "command")]
+    pub cgroup: Vec<String>,
+
+    /// Command to start and sample from its exec, with its threads and children (unprivileged:
+    /// its user-mode samples only).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }

@@ -581,6 +581,8 @@ pub enum Hint {
     BpfVerifierRejected,
     /// A seccomp filter refuses the engines' syscalls: the profile to run under.
     SeccompProfile,
+    /// `top`'s sampler does not know this architecture's sample registers.
+    TopUnknownArch,
 }
 
 impl From<&str> for Hint {

@@ -32,6 +32,7 @@ pub mod row;
 pub mod seccomp;
 pub mod serve;
 pub mod table;
+pub mod top;
 pub mod trace;
 pub mod vdso;
 pub use gate::ignore_error;
@@ -68,13 +69,13 @@ pub const FORMATS: &[FormatRow] = &[
     FormatRow {
         format: Format::Table,
         name: "table",
-        commands: &["auxv", "bench", "check", "completions", "dump", "man", "maps", "serve", "trace"],
+        commands: &["auxv", "bench", "check", "completions", "dump", "man", "maps", "serve", "top", "trace"],
         about: "Human-readable tables",
     },
     FormatRow {
         format: Format::Json,
         name: "json",
-        commands: &["auxv", "bench", "check", "dump", "maps", "trace"],
+        commands: &["auxv", "bench", "check", "dump", "maps", "top", "trace"],
         about: "One JSON document with stable keys",
     },
     FormatRow {
@@ -508,6 +509,11 @@ pub trait Render: Serialize {
     fn render_folded(&self) -> Option<String> {
         None
     }
+}
+
+/// Clear a terminal before a refreshed report (`top` on a tty).
+pub fn clear_screen() {
+    let _ = std::io::stdout().lock().write_all(b"\x1b[H\x1b[2J");
 }
 
 /// Write a report to stdout in the resolved format. A closed pipe

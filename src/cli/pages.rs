@@ -121,6 +121,25 @@ pub const PAGES: &[Page] = &[
         ],
     },
     Page {
+        name: "top",
+        exit: &[
+            ("0", "sampled and reported"),
+            USAGE,
+            ("3", "no such process, or CMD could not be started; or the report could not be written"),
+            ("4", "sampling is refused here: no BPF (root, or CAP_BPF and CAP_PERFMON) for the host, no perf_event_open"),
+            CHILD,
+        ],
+        privileges: "the host, -p and --cgroup: root, or CAP_BPF and CAP_PERFMON (a BPF program on a \
+                     cpu-clock event per CPU); -- CMD: nothing (perf_event_open on the command, user-mode \
+                     samples only: its time in the kernel's fallback syscalls is not seen)",
+        examples: &[
+            ("vdsoctl top", "which programs spend CPU reading the clock, refreshed every 2 s"),
+            ("vdsoctl top -d 5s --by comm", "one report after 5 s, by process name"),
+            ("vdsoctl --json top -d 10s -p 1234", "one process's vDSO and fallback-syscall shares, as JSON"),
+            ("vdsoctl top -- ./myapp", "a command's shares, from its exec to its exit"),
+        ],
+    },
+    Page {
         name: "bench",
         exit: &[
             ("0", "measured; no FAIL line"),

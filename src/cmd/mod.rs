@@ -14,6 +14,7 @@ pub mod dump;
 pub mod maps;
 pub mod meta;
 pub mod serve;
+pub mod top;
 pub mod trace;
 
 /// How a command that ran to the end came out (errors are `Err`).
@@ -67,6 +68,7 @@ pub fn run(resolved: &Resolved) -> Result<Outcome> {
         Request::Auxv(req) => auxv::run(req, out),
         Request::Dump(req) => dump::run(req, out),
         Request::Trace(req) => trace::run(req, out),
+        Request::Top(req) => top::run(req, out),
         Request::Bench(req) => bench::run(req, out),
         Request::Check(req) => check::run(req, out),
         Request::Serve(req) => serve::run(req),

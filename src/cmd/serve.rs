@@ -73,6 +73,10 @@ pub fn run(req: &ServeRequest) -> Result<Outcome> {
         let (shared, stop) = (shared.clone(), stop.clone());
         spawn("rates", move || rates_loop(&shared, &stop, interval, max_series))?
     };
+    let shares = {
+        let (shared, stop) = (shared.clone(), stop.clone());
+        spawn("shares", move || shares_loop(&shared, &stop, interval, max_series))?
+    };
     note(format_args!(
         "serving http://{bound}/metrics (refreshed every {}, at most {max_series} per-process series)",
         humantime(interval)
@@ -88,6 +92,7 @@ pub fn run(req: &ServeRequest) -> Result<Outcome> {
     // The rates thread drops the trace engine on its way out: every perf
     // event is closed, nothing stays attached.
     let _ = rates.join();
+    let _ = shares.join();
     let _ = audit.join();
     match served {
         Ok(Ok(())) => {}
@@ -149,6 +154,8 @@ fn spawn<T: Send + 'static>(name: &str, f: impl FnOnce() -> T + Send + 'static) 
 struct Shared {
     audit: Mutex<Arc<str>>,
     rates: Mutex<Arc<str>>,
+    /// `top`'s CPU shares per program (empty where the sampler is refused).
+    shares: Mutex<Arc<str>>,
     /// The rates thread's last snapshot, for the audit's observation.
     counted: Mutex<Counted>,
     /// How many times `counted` was published.
@@ -162,6 +169,7 @@ impl Default for Shared {
         Shared {
             audit: Mutex::new(Arc::from("")),
             rates: Mutex::new(Arc::from("")),
+            shares: Mutex::new(Arc::from("")),
             counted: Mutex::new(Counted::NotYet),
             published: std::sync::atomic::AtomicU64::new(0),
             costs: Mutex::new(Arc::new(Costs::new())),
@@ -174,10 +182,12 @@ impl Shared {
     fn metrics(&self) -> String {
         let audit = self.audit.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let rates = self.rates.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let shares = self.shares.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let mut text = crate::render::serve::build_info();
-        text.reserve(audit.len() + rates.len());
+        text.reserve(audit.len() + rates.len() + shares.len());
         text += &audit;
         text += &rates;
+        text += &shares;
         text
     }
 }
@@ -406,5 +416,45 @@ fn rates_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usiz
             set(crate::render::serve::trace_down(&e));
             return;
         }
+    }
+}
+
+/// The shares thread: `top`'s sampler on every CPU, and every `interval`
+/// the last interval's shares per program. Refused (no BPF, an unknown
+/// architecture), the section stays empty and says why once on stderr.
+fn shares_loop(shared: &Shared, stop: &Stop, interval: Duration, max_series: usize) {
+    use crate::measure::sample::{difference, SampleScope, Sampling};
+    use crate::model::group::{GroupBy, Grouping};
+    const FREQ: u32 = 999;
+    let mut sampling = match Sampling::start_bpf(SampleScope::Host, FREQ, &[]) {
+        Ok(s) => s,
+        Err(e) => {
+            note(format_args!("CPU shares (top) are not exported: {e}"));
+            return;
+        }
+    };
+    let mut before = Vec::new();
+    let mut last = Instant::now();
+    while !stop.wait(interval) {
+        let all = match sampling.read() {
+            Ok(all) => all,
+            Err(e) => {
+                note(format_args!("CPU shares (top) stopped: {e}"));
+                *shared.shares.lock().unwrap_or_else(|e| e.into_inner()) = Arc::from("");
+                return;
+            }
+        };
+        let now = Instant::now();
+        let grouping = Grouping { by: GroupBy::Exe, top: Some(max_series) };
+        let report = crate::model::top::build(
+            difference(&all, &before),
+            grouping,
+            now.duration_since(last).as_secs_f64(),
+            FREQ,
+            crate::model::top::Sight::Full,
+        );
+        *shared.shares.lock().unwrap_or_else(|e| e.into_inner()) = crate::render::top::prometheus(&report).into();
+        before = all;
+        last = now;
     }
 }

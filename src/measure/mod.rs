@@ -9,5 +9,6 @@
 
 pub mod bench;
 pub mod kernel;
+pub mod sample;
 pub(crate) mod sys;
 pub mod trace;

@@ -30,6 +30,7 @@ pub mod serve;
 pub mod site;
 pub mod stacks;
 pub mod timens;
+pub mod top;
 pub mod trace;
 pub mod vsyscall;
 pub use policy::vdso_serves_call;

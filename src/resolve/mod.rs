@@ -10,9 +10,11 @@
 mod check;
 #[cfg(test)]
 mod tests;
+mod top;
 mod trace;
 
 pub use check::{BaselineFiles, CheckForm, CheckRequest};
+pub use top::TopJob;
 pub use trace::{TraceJob, MIN_INTERVAL};
 
 use crate::arch::{self, VdsoFn};
@@ -31,6 +33,7 @@ pub enum Request {
     Maps(ProcessRequest),
     Auxv(ProcessRequest),
     Trace(TraceJob),
+    Top(TopJob),
     Bench(BenchJob),
     Check(CheckRequest),
     Serve(ServeRequest),
@@ -132,6 +135,7 @@ pub fn resolve(cli: &Cli) -> Result<Resolved, Refused> {
         Command::Maps(args) => Request::Maps(ProcessRequest { pid: args.pid }),
         Command::Auxv(args) => Request::Auxv(ProcessRequest { pid: args.pid }),
         Command::Trace(args) => Request::Trace(trace::resolve(args, &out)?),
+        Command::Top(args) => Request::Top(top::resolve(args, &out)?),
         Command::Bench(args) => Request::Bench(bench(args)),
         Command::Check(args) => Request::Check(check::resolve(args)?),
         Command::Serve(args) => Request::Serve(serve(args)?),

@@ -74,30 +74,43 @@ pub(super) fn resolve(args: &TraceArgs, out: &Output) -> Result<TraceJob> {
 /// What clap cannot check: `--interval`'s floor and `--cgroup`'s form,
 /// target and count.
 fn check_flags(args: &TraceArgs) -> Result<()> {
-    if let Some(every) = args.interval.filter(|i| *i < MIN_INTERVAL) {
-        return Err(Error::Usage(format!(
-            "--interval {} is below its floor of 100ms: each interval reads every count and prints a report — use --interval 100ms or more (e.g. 1s)",
-            crate::render::duration_text(every),
-        )));
-    }
-    // An empty PATH would name the root cgroup: the whole host, silently.
-    if args.cgroup.iter().any(|c| c.trim().is_empty()) {
-        return Err(Error::Usage(
-            "--cgroup wants a cgroup v2 path (as /proc/PID/cgroup's `0::` line shows it), got an empty one — to count every process, leave --cgroup out (`--cgroup /` says the whole host on purpose)".into(),
-        ));
-    }
+    check_interval_and_cgroups(args.interval, &args.cgroup, ("count", "count"))?;
     if !args.cgroup.is_empty() && !args.all {
         return Err(Error::Misuse(Misuse::CgroupNeedsAll));
     }
-    if args.cgroup.len() > MAX_CGROUPS {
-        return Err(Error::Usage(format!("--cgroup given {} times: at most {MAX_CGROUPS}", args.cgroup.len())));
+    Ok(())
+}
+
+/// `--interval`'s floor and `--cgroup`'s form and count, as `trace` and
+/// `top` take them (`what`: what an interval reads, and what the command
+/// does to every process).
+pub(super) fn check_interval_and_cgroups(
+    interval: Option<Duration>,
+    cgroups: &[String],
+    (read, verb): (&str, &str),
+) -> Result<()> {
+    if let Some(every) = interval.filter(|i| *i < MIN_INTERVAL) {
+        return Err(Error::Usage(format!(
+            "--interval {} is below its floor of 100ms: each interval reads every {} and prints a report — use --interval 100ms or more (e.g. 1s)",
+            crate::render::duration_text(every),
+            read,
+        )));
+    }
+    // An empty PATH would name the root cgroup: the whole host, silently.
+    if cgroups.iter().any(|c| c.trim().is_empty()) {
+        return Err(Error::Usage(format!(
+            "--cgroup wants a cgroup v2 path (as /proc/PID/cgroup's `0::` line shows it), got an empty one — to {verb} every process, leave --cgroup out (`--cgroup /` says the whole host on purpose)"
+        )));
+    }
+    if cgroups.len() > MAX_CGROUPS {
+        return Err(Error::Usage(format!("--cgroup given {} times: at most {MAX_CGROUPS}", cgroups.len())));
     }
     Ok(())
 }
 
 /// A `--cgroup PATH` looked up: a path that names no v2 cgroup is a usage
 /// error; one that does not exist (3) or no v2 mount (4) are not.
-fn cgroup_dir(arg: &str) -> Result<CgroupDir> {
+pub(super) fn cgroup_dir(arg: &str) -> Result<CgroupDir> {
     match cgroup::lookup(arg)? {
         Lookup::Found(dir) => Ok(dir),
         Lookup::NotV2 { mount } => Err(Error::Usage(format!(

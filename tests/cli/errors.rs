@@ -125,7 +125,7 @@ fn broken_pipe_is_not_an_error() {
 fn help_and_generated_docs() {
     let (code, stdout, _) = run(&["--help"]);
     assert_eq!(code, 0);
-    for cmd in ["dump", "maps", "auxv", "trace", "bench", "check", "serve"] {
+    for cmd in ["dump", "maps", "auxv", "trace", "top", "bench", "check", "serve"] {
         assert!(stdout.contains(cmd), "--help lists {cmd}");
     }
     let (code, stdout, _) = run(&["completions", "bash"]);
@@ -147,6 +147,7 @@ fn help_snapshot() {
         &["maps", "--help"],
         &["auxv", "--help"],
         &["trace", "--help"],
+        &["top", "--help"],
         &["bench", "--help"],
         &["check", "--help"],
         &["serve", "--help"],

@@ -35,6 +35,7 @@ mod seccomp;
 mod serve;
 mod sites;
 mod stacks;
+mod top;
 mod trace;
 mod tree;
 mod ux;

@@ -506,7 +506,7 @@ fn man_page_snapshots() {
     if regen {
         std::fs::create_dir_all(&dir).unwrap();
     }
-    let pages = ["vdsoctl", "dump", "maps", "auxv", "trace", "bench", "check", "serve"];
+    let pages = ["vdsoctl", "dump", "maps", "auxv", "trace", "top", "bench", "check", "serve"];
     for name in pages {
         let (args, file) = match name {
             "vdsoctl" => (vec!["man"], "vdsoctl.1".to_string()),
@@ -540,7 +540,7 @@ fn man_pages_are_valid_roff() {
     if Command::new("groff").arg("--version").output().is_err() {
         return skip("groff is not installed (apt-get install groff-base)");
     }
-    for page in ["vdsoctl", "dump", "maps", "auxv", "trace", "bench", "check", "serve"] {
+    for page in ["vdsoctl", "dump", "maps", "auxv", "trace", "top", "bench", "check", "serve"] {
         let args: Vec<&str> = if page == "vdsoctl" { vec!["man"] } else { vec!["man", page] };
         let (_, text, _) = run(&args);
         let mut groff = Command::new("groff")

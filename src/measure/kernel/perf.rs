@@ -149,6 +149,55 @@ pub fn open_sampler(spec: &CounterSpec, scope: Scope, sample_type: u64, watermar
     open_filtered(attr, spec, scope)
 }
 
+/// `PERF_TYPE_SOFTWARE` and its `PERF_COUNT_SW_CPU_CLOCK` (a CPU's time,
+/// whoever runs) and `PERF_COUNT_SW_TASK_CLOCK` (a task's time).
+const TYPE_SOFTWARE: u32 = 1;
+const SW_CPU_CLOCK: u64 = 0;
+const SW_TASK_CLOCK: u64 = 1;
+
+/// What `top` samples with: a clock event firing every `period_ns` of CPU
+/// time (a fixed period, not perf's adaptive `freq`: the same rate on every
+/// CPU whatever runs), opened disabled so a program or ring is in place
+/// before the first sample. The task clock for one task (and, `inherit`,
+/// its descendants), the CPU clock for a CPU; `exclude_kernel` for the
+/// unprivileged path (user-mode samples only).
+#[derive(Debug, Clone, Copy)]
+pub struct ClockSampling {
+    pub period_ns: u64,
+    pub inherit: bool,
+    pub exclude_kernel: bool,
+    /// `PERF_SAMPLE_*` bits of each record (0: a BPF program takes the samples).
+    pub sample_type: u64,
+}
+
+/// Open a [`ClockSampling`] event in `scope`.
+pub fn open_clock_sampler(s: &ClockSampling, scope: Scope) -> Result<PerfEvent> {
+    let task_clock = !matches!(scope, Scope::Cpu(_));
+    let config = if task_clock { SW_TASK_CLOCK } else { SW_CPU_CLOCK };
+    let mut attr = sys::Attr { type_: TYPE_SOFTWARE, config, ..Default::default() };
+    attr.sample_type = s.sample_type;
+    attr.__bindgen_anon_1.sample_period = s.period_ns;
+    attr.set_disabled(1);
+    attr.set_inherit(u64::from(s.inherit));
+    attr.set_exclude_kernel(u64::from(s.exclude_kernel));
+    attr.set_exclude_hv(1);
+    if s.sample_type != 0 {
+        // Wake the reader per 64 records at most: it reads on its own clock.
+        attr.__bindgen_anon_2.wakeup_events = 64;
+    }
+    open_attr(&attr, scope)
+}
+
+/// Attach a perf_event BPF program to an event (`PERF_EVENT_IOC_SET_BPF`).
+pub fn set_bpf(fd: &PerfEvent, prog: std::os::fd::BorrowedFd<'_>) -> Result<()> {
+    sys::set_bpf(fd, prog).map_err(|e| ioctl_error("set BPF program on", e))
+}
+
+/// Start an event opened disabled.
+pub fn enable(fd: &PerfEvent) -> Result<()> {
+    sys::enable(fd).map_err(|e| ioctl_error("enable", e))
+}
+
 /// Open with the filter in place before the event counts anything: a
 /// filtered event is opened disabled, filtered, then enabled — opened
 /// enabled, it would count every hit until the filter lands (seen as stray

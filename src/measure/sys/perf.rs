@@ -82,3 +82,10 @@ pub fn set_output(fd: &PerfEvent, target: &PerfEvent) -> io::Result<()> {
     // SAFETY: both are live perf event fds.
     check(unsafe { pes::ioctls::SET_OUTPUT(fd.0.as_raw_fd(), target.0.as_raw_fd()) })
 }
+
+/// PERF_EVENT_IOC_SET_BPF: run the BPF_PROG_TYPE_PERF_EVENT program `prog`
+/// at each of the event's samples (the event keeps its own reference).
+pub fn set_bpf(fd: &PerfEvent, prog: BorrowedFd<'_>) -> io::Result<()> {
+    // SAFETY: fd is a live perf event fd; the argument is a program fd by value.
+    check(unsafe { pes::ioctls::SET_BPF(fd.0.as_raw_fd(), prog.as_raw_fd() as u32) })
+}

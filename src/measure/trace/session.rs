@@ -16,7 +16,7 @@ use crate::measure::trace::Tally;
 use crate::progress::Kind;
 use crate::progress::{Progress, Target};
 
-mod command;
+pub(crate) mod command;
 mod request;
 use command::{prepare_command, PreparedCommand};
 use nix::sys::signal::{SigSet, Signal};

@@ -9,20 +9,20 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 /// A command resolved and turned into C strings before the fork.
-pub(super) struct PreparedCommand {
-    pub(super) path: CString,
-    pub(super) argv: Vec<CString>,
-    pub(super) envp: Vec<CString>,
-    pub(super) display: String,
-    pub(super) argv_text: Vec<String>,
-    pub(super) comm: String,
-    pub(super) abi: Option<Abi>,
+pub(crate) struct PreparedCommand {
+    pub(crate) path: CString,
+    pub(crate) argv: Vec<CString>,
+    pub(crate) envp: Vec<CString>,
+    pub(crate) display: String,
+    pub(crate) argv_text: Vec<String>,
+    pub(crate) comm: String,
+    pub(crate) abi: Option<Abi>,
     /// It ptraces its own tree (a sanitizer build, a tracer): the seccomp
     /// engine then counts through a listener.
-    pub(super) ptrace_user: Option<crate::inspect::exe::PtraceUser>,
+    pub(crate) ptrace_user: Option<crate::inspect::exe::PtraceUser>,
 }
 
-pub(super) fn prepare_command(words: &[OsString]) -> Result<PreparedCommand> {
+pub(crate) fn prepare_command(words: &[OsString]) -> Result<PreparedCommand> {
     let display = crate::words::shell_words(&words.iter().map(|w| w.to_string_lossy()).collect::<Vec<_>>());
     let spawn_err = |kind: std::io::ErrorKind, why: &str| Error::Spawn {
         cmd: display.clone(),

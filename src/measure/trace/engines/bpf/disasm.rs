@@ -13,6 +13,7 @@ fn helper(id: i32) -> String {
         1 => "bpf_map_lookup_elem#1".into(),
         2 => "bpf_map_update_elem#2".into(),
         14 => "bpf_get_current_pid_tgid#14".into(),
+        16 => "bpf_get_current_comm#16".into(),
         37 => "bpf_current_task_under_cgroup#37".into(),
         113 => "bpf_probe_read_kernel#113".into(),
         115 => "bpf_probe_read_kernel_str#115".into(),
@@ -21,6 +22,7 @@ fn helper(id: i32) -> String {
         27 => "bpf_get_stackid#27".into(),
         67 => "bpf_get_stack#67".into(),
         158 => "bpf_get_current_task_btf#158".into(),
+        175 => "bpf_task_pt_regs#175".into(),
         180 => "bpf_find_vma#180".into(),
         n => format!("unknown#{n}"),
     }

@@ -108,6 +108,10 @@ pub enum Helper {
     /// into `buf`; the bytes written.
     GetStack = 67,
     GetCurrentTaskBtf = 158,
+    /// `bpf_get_current_comm(buf, size)`.
+    GetCurrentComm = 16,
+    /// `bpf_task_pt_regs(task)` (5.15): the task's user registers, BTF-typed.
+    TaskPtRegs = 175,
     /// `bpf_find_vma(task, addr, callback, ctx, 0)` (5.17): calls
     /// `callback(task, vma, ctx)` with the task's mapping that holds `addr`
     /// (under its mmap lock, taken with a trylock); -ENOENT when none does.

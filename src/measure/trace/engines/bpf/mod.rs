@@ -50,6 +50,7 @@ pub use fentry::FentryPoints;
 mod gen;
 pub mod insn;
 mod layout;
+pub mod sample;
 mod sites;
 mod stacks;
 mod verifier;
@@ -626,6 +627,17 @@ fn load_prog_as(
     attach_btf_id: u32,
     insns: std::result::Result<Vec<u64>, String>,
 ) -> Result<OwnedFd> {
+    load_prog_typed(name, PROG_TRACING, expected_attach_type, attach_btf_id, insns)
+}
+
+/// Load a program of `prog_type` (a tracing one, or `top`'s perf_event one).
+fn load_prog_typed(
+    name: &str,
+    prog_type: u32,
+    expected_attach_type: u32,
+    attach_btf_id: u32,
+    insns: std::result::Result<Vec<u64>, String>,
+) -> Result<OwnedFd> {
     let insns = insns.map_err(|why| Error::Facility {
         errno: None,
         what: Facility::BpfAssemble { prog: name.to_string(), why },
@@ -633,7 +645,7 @@ fn load_prog_as(
     })?;
     let funcs = files::func_info(&insns);
     let spec = sys::ProgSpec {
-        prog_type: PROG_TRACING,
+        prog_type,
         insns: &insns,
         expected_attach_type,
         attach_btf_id,
