@@ -18,11 +18,11 @@ impl Render for MapsReport {
         let mut s = format!("{}\n{t}\n", out.text(&self.process.text()));
         s += &format!("vsyscall: {} (from {})\n", self.vsyscall.mode.as_str(), self.vsyscall.source);
         if let Some(exports) = &self.vdso_exports {
-            let each: Vec<String> = exports
-                .iter()
-                .map(|e| format!("{} ({})", out.text(&e.name), super::host::export_role_words(e.serves)))
-                .collect();
-            s += &format!("vdso exports: {}\n", each.join(", "));
+            // One export a line: a vDSO exports a dozen, too many for one row.
+            s += "vdso exports:\n";
+            for e in exports {
+                s += &format!("  {} ({})\n", out.text(&e.name), super::host::export_role_words(e.serves));
+            }
         }
         s += &out.findings(&self.findings);
         s
