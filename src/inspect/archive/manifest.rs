@@ -191,20 +191,45 @@ impl Blobs for LayoutDir {
     }
 }
 
+/// Why a JSON blob was not read: typed, so a caller words its own case
+/// (manifest.json's shape) without reading a sentence back.
+enum JsonFault {
+    /// Not opened, in the blob store's words.
+    Open(String),
+    TooLarge,
+    /// JSON, but not the shape `T` reads.
+    Shape(serde_json::Error),
+    NotJson(serde_json::Error),
+}
+
 /// A JSON blob, at most MAX_JSON bytes, read as `T` straight from its
 /// stream (never held as text, nor as a generic tree: what `T` does not
 /// name is skipped, and its lists are bounded).
-fn json<T: serde::de::DeserializeOwned>(path: &Path, blobs: &dyn Blobs, name: &str) -> Result<T> {
-    let reader = blobs.open(name).map_err(|why| bad(path, why))?;
+fn read_json<T: serde::de::DeserializeOwned>(blobs: &dyn Blobs, name: &str) -> std::result::Result<T, JsonFault> {
+    let reader = blobs.open(name).map_err(JsonFault::Open)?;
     let mut counted = Counted { inner: reader.take(MAX_JSON + 1), n: 0 };
     let parsed = serde_json::from_reader(std::io::BufReader::new(&mut counted));
     if counted.n > MAX_JSON {
-        return Err(bad(path, format!("{name} is larger than {} MiB: not a manifest", MAX_JSON >> 20)));
+        return Err(JsonFault::TooLarge);
     }
     parsed.map_err(|e| match e.classify() {
-        serde_json::error::Category::Data => bad(path, format!("{name} is not what an image holds: {e}")),
-        _ => bad(path, format!("{name} is not JSON: {e}")),
+        serde_json::error::Category::Data => JsonFault::Shape(e),
+        _ => JsonFault::NotJson(e),
     })
+}
+
+/// [`read_json`], its fault worded as the archive's error.
+fn json<T: serde::de::DeserializeOwned>(path: &Path, blobs: &dyn Blobs, name: &str) -> Result<T> {
+    read_json(blobs, name).map_err(|f| json_error(path, name, f))
+}
+
+fn json_error(path: &Path, name: &str, fault: JsonFault) -> crate::error::Error {
+    match fault {
+        JsonFault::Open(why) => bad(path, why),
+        JsonFault::TooLarge => bad(path, format!("{name} is larger than {} MiB: not a manifest", MAX_JSON >> 20)),
+        JsonFault::Shape(e) => bad(path, format!("{name} is not what an image holds: {e}")),
+        JsonFault::NotJson(e) => bad(path, format!("{name} is not JSON: {e}")),
+    }
 }
 
 /// A reader that counts what it gave.
@@ -421,11 +446,9 @@ fn docker_platform(path: &Path, blobs: &dyn Blobs, c: &mut Candidate) {
 
 fn docker_images(path: &Path, blobs: &dyn Blobs) -> Result<Vec<Candidate>> {
     let shape = "manifest.json names no image (an array of objects with Layers is expected)";
-    let manifest: Bounded<DockerEntry, MAX_IMAGES> = json(path, blobs, "manifest.json").map_err(|e| match e {
-        crate::error::Error::Image { detail, .. } if detail.contains("is not what an image holds") => {
-            bad(path, format!("{shape}: {}", detail.rsplit(": ").next().unwrap_or_default()))
-        }
-        e => e,
+    let manifest: Bounded<DockerEntry, MAX_IMAGES> = read_json(blobs, "manifest.json").map_err(|f| match f {
+        JsonFault::Shape(e) => bad(path, format!("{shape}: {e}")),
+        f => json_error(path, "manifest.json", f),
     })?;
     if manifest.0.is_empty() {
         return Err(bad(path, shape));
