@@ -602,7 +602,7 @@ impl Book {
             exited: self.exited.iter().map(|(a, v)| (a.clone(), *v)).collect(),
             capped,
             unexported,
-            lost: tally.lost_records,
+            lost: tally.lost_records + tally.skipped_runs,
             own_calls: self.own_calls,
         }
     }

@@ -272,7 +272,9 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
         counts,
         vsyscall_emulations,
         unattributed,
-        lost: tally.lost_records,
+        // Calls lost, and program runs the kernel skipped (each perhaps a
+        // call): what the counts may be short by.
+        lost: tally.lost_records + tally.skipped_runs,
         startup_keys,
         unfollowed: tally.unfollowed,
         withdrawn: tally.withdrawn,
@@ -539,6 +541,9 @@ pub enum TraceFact {
     Unattributed { pid: i32, comm: Option<String>, count: u64, engine: Kind },
     /// `lost` calls ran uncounted, for this engine's cause.
     Lost { engine: Kind, lost: u64 },
+    /// BPF engine: `runs` of its counting programs the kernel skipped (its
+    /// recursion guard), each perhaps a traced call.
+    Skipped { runs: u64 },
     /// New processes of the tree the engine could not follow.
     Unfollowed { count: u64 },
     /// Seccomp engine: clock syscalls a signal withdrew while they waited.
@@ -574,9 +579,12 @@ impl TraceFact {
             F::AuxExpected { .. } => FindingKind::AuxClockSyscall,
             F::Expected { .. } => FindingKind::ClockAlwaysSyscall,
             F::Vsyscall { .. } => FindingKind::VsyscallCall,
-            F::Unattributed { .. } | F::Lost { .. } | F::Unfollowed { .. } | F::Multiplexed | F::SitesLost { .. } => {
-                FindingKind::NotObservedInFull
-            }
+            F::Unattributed { .. }
+            | F::Lost { .. }
+            | F::Skipped { .. }
+            | F::Unfollowed { .. }
+            | F::Multiplexed
+            | F::SitesLost { .. } => FindingKind::NotObservedInFull,
             F::Clean { .. } => FindingKind::ObservedClean,
             F::Site { .. } => FindingKind::Note,
             F::Withdrawn { .. } => FindingKind::CallsWithdrawnBySignal,
@@ -593,6 +601,7 @@ impl TraceFact {
             F::NotSplit(_)
             | F::Unattributed { .. }
             | F::Lost { .. }
+            | F::Skipped { .. }
             | F::Unfollowed { .. }
             | F::Withdrawn { .. }
             | F::PtraceRequests { .. }
@@ -677,6 +686,9 @@ pub fn findings(
     }
     if tally.lost_records > 0 {
         out.push(TraceFact::Lost { engine, lost: tally.lost_records });
+    }
+    if tally.skipped_runs > 0 {
+        out.push(TraceFact::Skipped { runs: tally.skipped_runs });
     }
     if tally.unfollowed > 0 {
         out.push(TraceFact::Unfollowed { count: tally.unfollowed });
@@ -954,6 +966,31 @@ pub(crate) mod tests {
             start: 0,
             sites: None,
         }
+    }
+
+    /// Program runs the kernel skipped (its recursion guard, on a kernel
+    /// that runs the programs preemptible) are said, never silent: the
+    /// trace is not observed in full, a WARN, with its own cause.
+    #[test]
+    fn skipped_program_runs_are_a_loss_said_with_their_cause() {
+        let t = Tally { skipped_runs: 6_461, ..Tally::default() };
+        let judging = Judging {
+            compat: true,
+            fail_over: None,
+            engine: Kind::Bpf,
+            aux: arch::AuxClocks::Unknown,
+            clocksource: false,
+        };
+        let facts = findings(&[bypass_row(7, 50.0)], &[], &[], &t, 1.0, judging, (&Target::All, false));
+        let skipped = facts.iter().find(|f| matches!(f, TraceFact::Skipped { runs: 6_461 })).expect("a Skipped fact");
+        assert_eq!(skipped.kind(), FindingKind::NotObservedInFull);
+        assert_eq!(skipped.severity(), Status::Warn);
+        let words = skipped.to_string();
+        assert!(words.contains("skipped 6,461 runs") && words.contains("recursion_misses"), "{words}");
+        assert!(skipped.hint().is_some_and(|h| h.contains("--engine seccomp")));
+        // None skipped: no such fact.
+        let facts = findings(&[bypass_row(7, 50.0)], &[], &[], &Tally::default(), 1.0, judging, (&Target::All, false));
+        assert!(!facts.iter().any(|f| matches!(f, TraceFact::Skipped { .. })));
     }
 
     #[test]

@@ -682,6 +682,11 @@ impl fmt::Display for TraceFact {
                 }
             ),
             F::Lost { engine, lost } => f.write_str(&lost_words(*engine, *lost).0),
+            F::Skipped { runs } => write!(
+                f,
+                "not observed in full: the kernel skipped {} runs of vdsoctl's BPF programs (another run of the same program was under way on that CPU, preempted: `recursion_misses`), each perhaps a traced clock syscall: counts may be short by up to that many",
+                thousands(*runs)
+            ),
             F::Unfollowed { count } => write!(
                 f,
                 "{} new processes of the traced tree could not be followed (the traced set was full)",
@@ -748,6 +753,7 @@ impl TraceFact {
             )),
             F::Unattributed { .. } => Some("use the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which splits every call in the kernel".into()),
             F::Lost { engine, lost } => Some(lost_words(*engine, *lost).1),
+            F::Skipped { .. } => Some("this kernel runs the programs preemptible (syscall tracepoints since 7.x, fentry trampolines on a preemptible kernel): count a command with --engine seccomp, which skips no call, or trace with fewer busy threads per CPU".into()),
             F::Unfollowed { .. } => Some(format!("the traced set holds {MAX_PROCS} processes; trace a smaller tree")),
             F::Withdrawn { .. } => Some("count with the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which never makes a call wait".into()),
             F::PtraceRequests { .. } => Some("run it with --seccomp-channel listener (it may then ptrace), or count with the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON)".into()),
@@ -785,6 +791,7 @@ impl From<&TraceFact> for Finding {
                 Some(vec![*pid])
             }
             TraceFact::Lost { .. }
+            | TraceFact::Skipped { .. }
             | TraceFact::Withdrawn { .. }
             | TraceFact::PtraceRequests { .. }
             | TraceFact::Unfollowed { .. }

@@ -15,6 +15,7 @@ const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
 const BPF_MAP_DELETE_ELEM: libc::c_long = 3;
 const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
 const BPF_PROG_LOAD: libc::c_long = 5;
+const BPF_OBJ_GET_INFO_BY_FD: libc::c_long = 15;
 const BPF_RAW_TRACEPOINT_OPEN: libc::c_long = 17;
 const BPF_BTF_LOAD: libc::c_long = 18;
 
@@ -287,6 +288,49 @@ pub fn prog_load(spec: &ProgSpec<'_>, log: &mut [u8]) -> io::Result<OwnedFd> {
     }
 }
 
+/// What BPF_OBJ_GET_INFO_BY_FD says of a loaded program (`struct
+/// bpf_prog_info`): its name and `recursion_misses` (5.12), the runs the
+/// kernel skipped because another run of the same program was under way on
+/// that CPU (`bpf_prog_inc_misses_counter` in kernel/trace/bpf_trace.c's
+/// `__bpf_trace_run` and kernel/bpf/trampoline.c's
+/// `__bpf_prog_enter_recur`): 0 on a kernel before 5.12, whose info ends
+/// earlier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgInfo {
+    pub name: String,
+    pub recursion_misses: u64,
+}
+
+/// `offsetof(struct bpf_prog_info, name)`, `recursion_misses`, and the
+/// length asked for (up to `recursion_misses`' end: a longer info the
+/// kernel truncates to this, a shorter one it fills as far as it knows).
+const INFO_NAME: usize = 64;
+const INFO_RECURSION_MISSES: usize = 208;
+const INFO_LEN: usize = INFO_RECURSION_MISSES + 8;
+
+/// BPF_OBJ_GET_INFO_BY_FD on a program.
+pub fn prog_info(prog: BorrowedFd<'_>) -> io::Result<ProgInfo> {
+    let mut info = [0u8; INFO_LEN];
+    let mut a = Attr::new();
+    a.u32(0, prog.as_raw_fd() as u32).u32(4, INFO_LEN as u32).u64(8, info.as_mut_ptr() as u64);
+    bpf(BPF_OBJ_GET_INFO_BY_FD, &mut a)?;
+    // The kernel writes back how much it filled.
+    let filled = u32::from_ne_bytes(a.0[4..8].try_into().unwrap_or_default()) as usize;
+    Ok(parse_prog_info(&info, filled))
+}
+
+/// The fields of a `bpf_prog_info` the kernel filled `filled` bytes of.
+fn parse_prog_info(info: &[u8; INFO_LEN], filled: usize) -> ProgInfo {
+    let name = &info[INFO_NAME..INFO_NAME + 16];
+    let name = String::from_utf8_lossy(&name[..name.iter().position(|b| *b == 0).unwrap_or(16)]).into_owned();
+    let recursion_misses = if filled >= INFO_LEN {
+        u64::from_ne_bytes(info[INFO_RECURSION_MISSES..INFO_LEN].try_into().unwrap_or_default())
+    } else {
+        0
+    };
+    ProgInfo { name, recursion_misses }
+}
+
 /// BPF_RAW_TRACEPOINT_OPEN: attach a `tp_btf` program (no name: the kernel
 /// takes the attach point from the program) and return the link; closing
 /// it detaches (no RCU wait in the caller, unlike a perf tracepoint event).
@@ -304,6 +348,17 @@ mod tests {
     /// refuse before any syscall reaches it.
     fn fake(key_size: usize, value_size: usize) -> Map {
         Map { fd: std::fs::File::open("/dev/null").unwrap().into(), key_size, value_size }
+    }
+
+    #[test]
+    fn prog_info_reads_the_name_and_the_misses_where_the_kernel_filled_them() {
+        let mut info = [0u8; INFO_LEN];
+        info[INFO_NAME..INFO_NAME + 13].copy_from_slice(b"vdsoctl_enter");
+        info[INFO_RECURSION_MISSES..INFO_LEN].copy_from_slice(&7181u64.to_ne_bytes());
+        let got = parse_prog_info(&info, INFO_LEN);
+        assert_eq!(got, ProgInfo { name: "vdsoctl_enter".into(), recursion_misses: 7181 });
+        // A kernel before 5.12 fills less: no misses field, none read.
+        assert_eq!(parse_prog_info(&info, 192).recursion_misses, 0);
     }
 
     #[test]

@@ -222,6 +222,12 @@ pub struct Tally {
     pub ptrace_requests: u64,
     /// `--sites`: calls counted in their row whose site row found no room.
     pub sites_lost: u64,
+    /// BPF engine: runs of its counting programs the kernel skipped
+    /// (`bpf_prog_info.recursion_misses`: another run of the same program
+    /// was under way on that CPU, preempted, as on a preemptible 7.x
+    /// kernel). Each may have been a traced clock syscall: the counts are
+    /// short by at most this many.
+    pub skipped_runs: u64,
     /// Parent of each process the engine saw fork.
     pub parents: BTreeMap<i32, i32>,
     /// A name for pids whose rows carry none (`Key::comm` is `None`): the
@@ -301,6 +307,7 @@ impl Tally {
             withdrawn: self.withdrawn.saturating_sub(earlier.withdrawn),
             ptrace_requests: self.ptrace_requests.saturating_sub(earlier.ptrace_requests),
             sites_lost: self.sites_lost.saturating_sub(earlier.sites_lost),
+            skipped_runs: self.skipped_runs.saturating_sub(earlier.skipped_runs),
             parents: self.parents.clone(),
             comms: self.comms.clone(),
             cgroups: self.cgroups.clone(),

@@ -127,9 +127,14 @@ impl Generator {
         }
     }
 
-    /// `*(u64 *)R0 += 1`.
+    /// `lock *(u64 *)R0 += 1` (`BPF_ATOMIC | BPF_ADD`). A per-CPU value is
+    /// not enough to make a load, add and store safe: where the programs
+    /// run preemptible (migrate_disable only: 7.x's syscall tracepoints,
+    /// fentry trampolines), two programs sharing the map (`sys_enter` and
+    /// `vsyscall`, the fentry programs of two functions) can interleave on
+    /// one CPU, and a plain read-modify-write loses one of the two adds.
     fn bump(a: &mut Asm) {
-        a.load(Size::Dw, R1, R0, 0).alu_imm(Alu::Add, R1, 1).store(Size::Dw, R0, 0, R1);
+        a.mov_imm(R1, 1).atomic_add(R0, 0, R1);
     }
 
     /// Bump the per-CPU counter the key at stack slot `key` names in `map`,

@@ -348,6 +348,7 @@ impl BpfTracer {
                 }
             }
         }
+        self.read_skips(&mut tally).map_err(read_err)?;
         if let Some(stacks) = &self.maps.stacks {
             stacks.read(&mut tally).map_err(read_err)?;
         }
@@ -374,6 +375,27 @@ impl BpfTracer {
             }
         }
         Ok(tally)
+    }
+
+    /// The runs of the programs the kernel skipped since they were loaded
+    /// (`recursion_misses`): a counting program's are calls perhaps not
+    /// counted (`skipped_runs`), the fork program's new processes perhaps
+    /// not followed (`unfollowed`); the exec capture's lose only a name.
+    /// Linux skips a run when another run of the same program is under way
+    /// on that CPU: where the programs run preemptible (7.x's syscall
+    /// tracepoints and every fentry trampoline take migrate_disable, not
+    /// preempt_disable; PREEMPT_RT), a task preempted inside one makes the
+    /// others on its CPU skip it until it runs again.
+    fn read_skips(&self, tally: &mut Tally) -> io::Result<()> {
+        for p in &self.progs {
+            let info = sys::prog_info(p.as_fd())?;
+            match info.name.as_str() {
+                "vdsoctl_fork" => tally.unfollowed += info.recursion_misses,
+                "vdsoctl_exec" => {}
+                _ => tally.skipped_runs += info.recursion_misses,
+            }
+        }
+        Ok(())
     }
 
     /// The processes counted so far, as (tgid, start): the keys of the

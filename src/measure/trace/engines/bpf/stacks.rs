@@ -259,7 +259,7 @@ impl Generator {
             // A stack seen before: bumped, as without the capture.
             a.load_map(R1, fds.rows).mov(R2, FP).alu_imm(Alu::Add, R2, i32::from(STACK_KEY));
             a.call(Helper::MapLookupElem).jump_imm(Cond::Eq, R0, 0, "stack_new");
-            a.load(Size::Dw, R1, R0, 0).alu_imm(Alu::Add, R1, 1).store(Size::Dw, R0, 0, R1);
+            a.mov_imm(R1, 1).atomic_add(R0, 0, R1);
             a.goto("stack_done").label("stack_new");
             self.capture_stack(a, fds);
         }
