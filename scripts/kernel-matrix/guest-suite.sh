@@ -128,15 +128,16 @@ nocomm() {
 # accounted WANT GOT: the shortfall of GOT's rows against WANT's when it is
 # no more than GOT's `lost` (no row over, none WANT lacks, as many rows or
 # fewer of each, the engine and unfollowed as wanted); fails otherwise. A
-# row's count is its last numeric field.
+# row's count is its last numeric field, made a number (busybox awk
+# compares a returned field as a string).
 accounted() {
 	awk '
 		function count(   i, c) {
-			for (i = NF; i > 1; i--) if ($i ~ /^[0-9]+$/) { c = $i; $i = "#"; return c }
+			for (i = NF; i > 1; i--) if ($i ~ /^[0-9]+$/) { c = $i + 0; $i = "#"; return c }
 			return -1
 		}
 		$1 == "engine" || $1 == "unfollowed" { v[FILENAME == want ? "w" $1 : "g" $1] = $2; next }
-		$1 == "lost" { if (FILENAME != want) lost = $2; next }
+		$1 == "lost" { if (FILENAME != want) lost = $2 + 0; next }
 		FILENAME == want { c = count(); ws[$0] += c; wn[$0]++; wmax[$0] = c; next }
 		{ c = count(); if (!($0 in wmax) || c > wmax[$0]) bad = 1; gs[$0] += c; gn[$0]++ }
 		END {
