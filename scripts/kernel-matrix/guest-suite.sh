@@ -144,7 +144,7 @@ accounted() {
 			if (v["wengine"] != v["gengine"] || v["gunfollowed"] != 0) bad = 1
 			for (k in gn) if (gn[k] > wn[k]) bad = 1
 			for (k in ws) short += ws[k] - gs[k]
-			if (bad || short <= 0 || short > lost) exit 1
+			if (bad || short > lost) exit 1
 			print short, lost
 		}
 	' want="$1" "$1" "$2"
