@@ -6,6 +6,8 @@
 #                                    aarch64): "trace CASE" lines, run once per
 #                                    engine, and "- CASE" lines, run once
 #   guest-suite.sh run ARCH PLAN     run each "ENGINE CASE" line of PLAN
+#   guest-suite.sh accounted ARCH WANT GOT   the `accounted` outcome's test
+#                                    of two sorted row files (see judge)
 #
 # It measures and says what it saw; the host compares that with
 # scripts/kernel-matrix/expect. One line per case on the console:
@@ -574,6 +576,11 @@ cases)
 	for c in $trace_cases; do echo "trace $c"; done
 	for c in $host_cases; do echo "- $c"; done
 	;;
+accounted)
+	# The judge's accounting alone (tests/cli/matrix.rs): WANT GOT as rows
+	# prints: the shortfall and the lost, or fails.
+	accounted "$3" "$4"
+	;;
 run)
 	export NO_COLOR=1 COLUMNS=0
 	while read -r engine name; do
@@ -585,7 +592,7 @@ run)
 	done <"$3"
 	;;
 *)
-	echo "usage: guest-suite.sh cases|run ARCH [PLAN]" >&2
+	echo "usage: guest-suite.sh cases|run|accounted ARCH [PLAN | WANT GOT]" >&2
 	exit 2
 	;;
 esac

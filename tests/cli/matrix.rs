@@ -158,6 +158,39 @@ fn kernel_matrix_expectations_name_what_exists_and_cover_every_case() {
     }
 }
 
+/// The guest's `accounted` outcome: rows short of the expected by no more
+/// than the report's `lost` (0 short included: a `sys_enter` run skipped
+/// for another syscall is reported too), never a row over or one not
+/// expected. Counts are compared as numbers (busybox awk compared a
+/// returned field as a string: 6,359 "over" 10,000).
+#[test]
+fn accounted_takes_a_shortfall_within_the_reported_loss_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let row = |n: u32| format!("row clock_loop x86_64 clock_gettime CLOCK_REALTIME {n} thread");
+    let file = |name: &str, lost: u32, counts: &[u32]| {
+        let mut lines = vec!["engine bpf".to_string(), format!("lost {lost}"), "unfollowed 0".to_string()];
+        lines.extend(counts.iter().map(|n| row(*n)));
+        lines.sort();
+        let path = dir.path().join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let want = file("want", 0, &[10_000; 4]);
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/kernel-matrix/guest-suite.sh");
+    let judge = |got: &Path| {
+        let out = Command::new("sh").arg(&suite).args(["accounted", "x86_64"]).arg(&want).arg(got).output().unwrap();
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    // The 7.3 run's: short by 6,626 with 6,636 skipped runs reported.
+    assert_eq!(judge(&file("short", 6_636, &[10_000, 10_000, 5_608, 7_766])).as_deref(), Some("6626 6636"));
+    // Every row exact, runs of other syscalls skipped: accounted, 0 short.
+    assert_eq!(judge(&file("exact", 40, &[10_000; 4])).as_deref(), Some("0 40"));
+    // Short by more than reported, a row over, a thread too many: not.
+    assert_eq!(judge(&file("under", 5_000, &[10_000, 10_000, 5_608, 7_766])), None);
+    assert_eq!(judge(&file("over", 9_000, &[10_001, 10_000, 5_608, 7_766])), None);
+    assert_eq!(judge(&file("more", 9_000, &[10_000, 10_000, 5_608, 7_766, 1])), None);
+}
+
 #[test]
 fn glob_matches_as_the_shell_does() {
     assert!(glob(b"*-amd64", b"6.1-cloud-amd64"));
