@@ -644,9 +644,10 @@ fn load_prog_typed(
         hint: "report it: this is a bug in vdsoctl".into(),
     })?;
     let funcs = files::func_info(&insns);
+    let wire = insn::wire(&insns);
     let spec = sys::ProgSpec {
         prog_type,
-        insns: &insns,
+        insns: &wire,
         expected_attach_type,
         attach_btf_id,
         name,
@@ -687,6 +688,7 @@ fn knows_task_btf(attach_btf_id: u32) -> bool {
     let mut a = insn::Asm::new();
     a.call(insn::Helper::GetCurrentTaskBtf).mov_imm(insn::R0, 0).exit();
     let Ok(insns) = a.finish() else { return true };
+    let insns = insn::wire(&insns);
     let spec = sys::ProgSpec {
         prog_type: PROG_TRACING,
         insns: &insns,
