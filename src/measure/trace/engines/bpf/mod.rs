@@ -657,7 +657,8 @@ fn load_prog_typed(
     sys::prog_load(&spec, &mut log).map_err(|e| {
         let log = String::from_utf8_lossy(&log);
         let release = crate::inspect::kernel::release();
-        let Some(reason) = verifier::reason(&log) else {
+        // A refusal by a later step than the verifier: its errno says why.
+        let Some(reason) = verifier::reason(&log).filter(|_| verifier::refused_by_it(e.raw_os_error())) else {
             // An old kernel refuses what it does not know (tp_btf, the
             // helper) with EINVAL; a missing capability is worded as such.
             if e.raw_os_error() == Some(libc::EINVAL)
