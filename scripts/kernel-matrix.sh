@@ -178,7 +178,25 @@ kernel_of() {
     apt-cache "${apt_opts[@]}" show "$@" "$meta" 2>/dev/null | sed -n 's/^Depends: //p' |
       while read -r deps; do echo "$deps" | tr ',' '\n' | sed 's/^ *//; s/ (= /=/; s/)$//; s/ .*//' | grep -m1 '^linux-image-'; done
   }
-  for cand in $({ images --no-all-versions; images | sort -t= -k2 -V -r -u; } | awk '!seen[$0]++'); do
+  # Then the older images of that series and flavour the index still
+  # names (trixie's 6.12.113 for s390x and ppc64el, served where 6.12.115
+  # to 6.12.118 answer 404): linux-image-6.12.N+debX-FLAVOUR, newest first.
+  older() {
+    local first series flavour p v
+    first=$(images --no-all-versions | head -n 1)
+    first=${first%%=*}
+    [ -n "$first" ] || return 0
+    series=$(echo "$first" | sed -n 's/^\(linux-image-[0-9]*\.[0-9]*\.\).*/\1/p')
+    flavour=${first##*+deb}
+    flavour=-${flavour#*-}
+    [ -n "$series" ] || return 0
+    apt-cache "${apt_opts[@]}" pkgnames "$series" 2>/dev/null | grep -- "+deb.*$flavour\$" |
+      while read -r p; do
+        [ "$arch" = "$meta" ] && q=$p || q=$p:$arch
+        apt-cache "${apt_opts[@]}" show "$q" 2>/dev/null | sed -n "s/^Version: /$p=/p"
+      done | sort -t= -k2 -V -r -u
+  }
+  for cand in $({ images --no-all-versions; images | sort -t= -k2 -V -r -u; older; } | awk '!seen[$0]++'); do
     image=${cand%%=*}
     [ "$arch" = "$meta" ] && image_pkg=$image || image_pkg=$image:$arch
     deb=$(deb_of "$image_pkg" "${cand#*=}") && break
@@ -474,7 +492,9 @@ boot() {
   wait "$watcher" || true
   awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f\n", b - a }' >"$d/wall"
   # Without the carriage returns and the firmware's terminal escapes.
-  tr -d '\r' <"$d/console.raw" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' >"$d/console.log"
+  # Without NULs too (a verifier log's tail carried one: grep took the log
+  # for binary and found no result).
+  tr -d '\r\000' <"$d/console.raw" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' >"$d/console.log"
   echo "  $1: QEMU exited $rc after $(cat "$d/wall") s"
 }
 
