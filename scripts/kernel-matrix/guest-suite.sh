@@ -160,6 +160,9 @@ judge() {
 	rows /tmp/out.json "$5" >/tmp/got
 	if [ "$rc" = 4 ]; then
 		log_file "$e $c stderr" /tmp/err
+		# A verifier's refusal names its whole log: its tail to the console.
+		vlog=$(grep -o '/tmp/vdsoctl-verifier-[^ ]*\.log' /tmp/err | head -n 1)
+		[ -n "$vlog" ] && tail -n 40 "$vlog" >/tmp/vlog && log_file "$e $c verifier" /tmp/vlog
 		result "$e" "$c" refused "$t0" "exit 4: $(tail -n 1 /tmp/err)"
 	elif [ "$rc" = 2 ]; then
 		result "$e" "$c" usage "$t0" "exit 2: $(grep -m1 . /tmp/err)"

@@ -69,6 +69,9 @@ pub struct Btf {
     starts: Vec<u32>,
     /// The first type of a kind this parser does not know: (its id, kind).
     unknown: Option<(u32, u32)>,
+    /// The blob's byte order: big-endian (s390x, ppc64 BE) when its magic
+    /// reads byte-swapped.
+    big: bool,
 }
 
 /// A struct member's place and size: what a program may load from it.
@@ -87,8 +90,10 @@ fn malformed(why: &str) -> Error {
     Error::malformed(VMLINUX, why)
 }
 
-fn u32_at(b: &[u8], off: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(off..off.checked_add(4)?)?.try_into().ok()?))
+/// The word at `off`, in the blob's byte order (`big`: big-endian).
+fn u32_at(b: &[u8], off: usize, big: bool) -> Option<u32> {
+    let w: [u8; 4] = b.get(off..off.checked_add(4)?)?.try_into().ok()?;
+    Some(if big { u32::from_be_bytes(w) } else { u32::from_le_bytes(w) })
 }
 
 impl Btf {
@@ -107,14 +112,16 @@ impl Btf {
         Btf::parse(bytes)
     }
 
-    /// Parse a little-endian BTF blob (the only byte order of kernels
-    /// vdsoctl traces on: x86_64, aarch64, riscv64).
+    /// Parse a BTF blob of either byte order: the kernel writes its own
+    /// (little-endian on x86_64, aarch64, riscv64 and ppc64el; big-endian
+    /// on s390x), and the magic 0xeB9F tells which.
     pub fn parse(b: Vec<u8>) -> Result<Btf> {
-        let magic = b.get(0..2).map(|m| u16::from_le_bytes([m[0], m[1]]));
-        if magic != Some(MAGIC) {
-            return Err(malformed("not BTF (bad magic or byte order)"));
-        }
-        let field = |off: usize| u32_at(&b, off).ok_or_else(|| malformed("truncated header"));
+        let big = match b.get(0..2) {
+            Some(m) if u16::from_le_bytes([m[0], m[1]]) == MAGIC => false,
+            Some(m) if u16::from_be_bytes([m[0], m[1]]) == MAGIC => true,
+            _ => return Err(malformed("not BTF (bad magic)")),
+        };
+        let field = |off: usize| u32_at(&b, off, big).ok_or_else(|| malformed("truncated header"));
         let hdr_len = field(4)? as usize;
         let (type_off, type_len) = (field(8)? as usize, field(12)? as usize);
         let (str_off, str_len) = (field(16)? as usize, field(20)? as usize);
@@ -131,7 +138,7 @@ impl Btf {
         let mut unknown = None;
         let mut at = 0usize;
         while at < raw.len() {
-            let word = |i: usize| u32_at(raw, at + 4 * i).ok_or_else(|| malformed("truncated type"));
+            let word = |i: usize| u32_at(raw, at + 4 * i, big).ok_or_else(|| malformed("truncated type"));
             let info = word(1)?;
             let kind = (info >> 24) & 0x1f;
             let vlen = (info & 0xffff) as usize;
@@ -155,7 +162,7 @@ impl Btf {
             }
             at += extra;
         }
-        Ok(Btf { bytes: b, types_at, strings_at, starts, unknown })
+        Ok(Btf { bytes: b, types_at, strings_at, starts, unknown, big })
     }
 
     /// The first type of a kind this parser does not know, as (id, kind):
@@ -168,7 +175,7 @@ impl Btf {
     fn ty(&self, id: u32) -> Option<Type> {
         let at = *self.starts.get(id as usize).filter(|a| **a != u32::MAX)? as usize;
         let raw = &self.bytes[self.types_at.0..self.types_at.1];
-        let (name, info, target) = (u32_at(raw, at)?, u32_at(raw, at + 4)?, u32_at(raw, at + 8)?);
+        let (name, info, target) = (self.u32_at(raw, at)?, self.u32_at(raw, at + 4)?, self.u32_at(raw, at + 8)?);
         Some(Type {
             kind: ((info >> 24) & 0x1f) as u8,
             kflag: info >> 31 == 1,
@@ -177,6 +184,10 @@ impl Btf {
             target,
             body: at as u32 + 12,
         })
+    }
+
+    fn u32_at(&self, raw: &[u8], off: usize) -> Option<u32> {
+        u32_at(raw, off, self.big)
     }
 
     fn str_at(&self, off: u32) -> &str {
@@ -260,7 +271,7 @@ impl Btf {
             KIND_PTR => Some(8),
             KIND_ARRAY if depth < 8 => {
                 let raw = &self.bytes[self.types_at.0..self.types_at.1];
-                let (elem, n) = (u32_at(raw, t.body as usize)?, u32_at(raw, t.body as usize + 8)?);
+                let (elem, n) = (self.u32_at(raw, t.body as usize)?, self.u32_at(raw, t.body as usize + 8)?);
                 self.size_of(elem, depth + 1)?.checked_mul(n)
             }
             _ => None,
@@ -276,7 +287,7 @@ impl Btf {
         let raw = &self.bytes[self.types_at.0..self.types_at.1];
         (0..t.vlen as usize)
             .filter_map(|i| {
-                let w = |j: usize| u32_at(raw, t.body as usize + 12 * i + 4 * j);
+                let w = |j: usize| self.u32_at(raw, t.body as usize + 12 * i + 4 * j);
                 // With kflag the offset's top byte is a bitfield size.
                 let off = if t.kflag { w(2)? & 0x00ff_ffff } else { w(2)? };
                 let bitfield = t.kflag && w(2)? >> 24 != 0;
@@ -406,6 +417,61 @@ mod tests {
         assert_eq!(btf.unknown_kind(), Some((2, 31)));
         assert_eq!(btf.typedef_id("btf_trace_x"), None);
         assert!(Btf::parse(blob()).unwrap().unknown_kind().is_none());
+    }
+
+    /// `b` (little-endian BTF) in the other byte order, as a big-endian
+    /// kernel (s390x) writes it: the magic, the header's words and every
+    /// word of the type section swapped (BTF types are all 32-bit words);
+    /// the strings as they are.
+    fn byte_swapped(b: &[u8]) -> Vec<u8> {
+        let w = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+        let (hdr_len, type_off, type_len) = (w(4) as usize, w(8) as usize, w(12) as usize);
+        let mut out = b.to_vec();
+        out[0..2].copy_from_slice(&MAGIC.to_be_bytes());
+        let types = hdr_len + type_off..hdr_len + type_off + type_len;
+        for o in (4..hdr_len).step_by(4).chain(types.step_by(4)) {
+            out[o..o + 4].copy_from_slice(&w(o).to_be_bytes());
+        }
+        out
+    }
+
+    #[test]
+    fn big_endian_blobs_read_as_little_endian_ones() {
+        let be = byte_swapped(&blob());
+        assert_eq!(&be[0..2], b"\xeb\x9f");
+        let btf = Btf::parse(be.clone()).unwrap();
+        assert_eq!(btf.typedef_id("btf_trace_x"), Some(3));
+        assert_eq!(btf.field("outer", &["ti", "status"]), Some(Field { offset: 8, size: 4, array: false }));
+        assert_eq!(btf.struct_size("outer"), Some(12));
+        // Truncated big-endian blobs are errors as little-endian ones are.
+        for n in 0..be.len() {
+            let _ = Btf::parse(be[..n].to_vec());
+        }
+        assert!(Btf::parse(be[..30].to_vec()).is_err());
+        assert!(Btf::parse(b"\xeb\x9e\x01\x00".to_vec()).is_err());
+    }
+
+    /// The host's own BTF, byte-swapped: every lookup the BPF engine makes
+    /// gives what the little-endian original gives.
+    #[test]
+    fn the_hosts_btf_byte_swapped_reads_the_same() {
+        let Ok(le) = std::fs::read(VMLINUX) else { return eprintln!("SKIP: no {VMLINUX} to byte-swap") };
+        let (a, b) = (Btf::parse(le.clone()).unwrap(), Btf::parse(byte_swapped(&le)).unwrap());
+        assert!(!a.big && b.big);
+        assert_eq!(a.starts.len(), b.starts.len(), "every type located");
+        assert_eq!(a.unknown_kind(), b.unknown_kind());
+        for t in ["btf_trace_sys_enter", "btf_trace_sched_process_fork", "btf_trace_sched_process_exit"] {
+            assert_eq!(a.typedef_id(t), b.typedef_id(t), "{t}");
+            assert!(a.typedef_id(t).is_some(), "{t}");
+        }
+        let names = ["__x64_sys_clock_gettime", "__arm64_sys_clock_gettime", "do_exit"];
+        assert_eq!(a.func_ids(&names), b.func_ids(&names));
+        assert_eq!(a.struct_size("task_struct"), b.struct_size("task_struct"));
+        assert_eq!(a.struct_size("pt_regs"), b.struct_size("pt_regs"));
+        for path in [&["thread_info", "flags"][..], &["pid"], &["tgid"]] {
+            assert_eq!(a.field("task_struct", path), b.field("task_struct", path), "{path:?}");
+            assert!(a.field("task_struct", path).is_some(), "{path:?}");
+        }
     }
 
     /// The running kernel's BTF, where there is one: what the BPF engine reads.

@@ -234,8 +234,11 @@ impl Generator {
             return;
         };
         Self::ns_ids(a, ns, NSINFO);
-        // bpf_pidns_info { u32 pid; u32 tgid; }: get_current_pid_tgid's layout.
-        a.load(Size::Dw, R0, FP, NSINFO);
+        // bpf_pidns_info { u32 pid; u32 tgid; } into get_current_pid_tgid's
+        // tgid << 32 | pid, word by word (one u64 load is that only on a
+        // little-endian host).
+        a.load(Size::W, R0, FP, NSINFO + 4).alu_imm(Alu::Lsh, R0, 32);
+        a.load(Size::W, R1, FP, NSINFO).alu_reg(Alu::Or, R0, R1);
     }
 
     /// `bpf_get_ns_current_pid_tgid(dev, ino, fp + at, 8)`, leaving unless it

@@ -135,6 +135,22 @@ fn encode(code: u8, dst: Reg, src: Reg, off: i16, imm: i32) -> u64 {
         | u64::from(imm as u32) << 32
 }
 
+/// Instructions as the kernel reads them (`struct bpf_insn` in the host's
+/// byte order): `Asm` keeps each as `code | dst << 8 | src << 12 | off << 16
+/// | imm << 32`, which is that struct's memory on a little-endian host. On
+/// a big-endian one (s390x) the struct's bytes are code, `dst << 4 | src`
+/// (bitfields fill from the top there), then `off` and `imm` big-endian.
+pub fn wire(insns: &[u64]) -> Vec<u64> {
+    insns.iter().map(|&i| if cfg!(target_endian = "big") { big_endian(i) } else { i }).collect()
+}
+
+/// One instruction's `struct bpf_insn` as a big-endian host's u64.
+fn big_endian(i: u64) -> u64 {
+    let (code, dst, src) = (i & 0xff, (i >> 8) & 0xf, (i >> 12) & 0xf);
+    let (off, imm) = ((i >> 16) & 0xffff, i >> 32);
+    code << 56 | (dst << 4 | src) << 48 | off << 32 | imm
+}
+
 /// A program being assembled; jumps name labels resolved by `finish`.
 #[derive(Debug, Default)]
 pub struct Asm {
@@ -302,6 +318,24 @@ impl Asm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `r3 = *(u64 *)(r6 + 8)` and `r0 = -2` as s390x's clang writes
+    /// them (`llvm-objdump -d` of a `bpfeb` object): code, then
+    /// `dst << 4 | src`, then `off` and `imm` big-endian.
+    #[test]
+    fn big_endian_hosts_get_the_big_endian_struct() {
+        let mut a = Asm::new();
+        a.load(Size::Dw, R3, R6, 8).mov_imm(R0, -2);
+        let insns = a.finish().unwrap();
+        let bytes: Vec<[u8; 8]> = insns.iter().map(|&i| big_endian(i).to_be_bytes()).collect();
+        assert_eq!(bytes[0], [0x79, 0x36, 0x00, 0x08, 0, 0, 0, 0]);
+        assert_eq!(bytes[1], [0xb7, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xfe]);
+        // A little-endian host's bytes are the same fields in its order.
+        assert_eq!(insns[0].to_le_bytes(), [0x79, 0x63, 0x08, 0x00, 0, 0, 0, 0]);
+        if cfg!(target_endian = "little") {
+            assert_eq!(wire(&insns), insns);
+        }
+    }
 
     #[test]
     fn encodes_like_the_kernel_macros() {

@@ -666,9 +666,10 @@ fn load_prog_typed(
         hint: "report it: this is a bug in vdsoctl".into(),
     })?;
     let funcs = files::func_info(&insns);
+    let wire = insn::wire(&insns);
     let spec = sys::ProgSpec {
         prog_type,
-        insns: &insns,
+        insns: &wire,
         expected_attach_type,
         attach_btf_id,
         name,
@@ -678,7 +679,8 @@ fn load_prog_typed(
     sys::prog_load(&spec, &mut log).map_err(|e| {
         let log = String::from_utf8_lossy(&log);
         let release = crate::inspect::kernel::release();
-        let Some(reason) = verifier::reason(&log) else {
+        // A refusal by a later step than the verifier: its errno says why.
+        let Some(reason) = verifier::reason(&log).filter(|_| verifier::refused_by_it(e.raw_os_error())) else {
             // An old kernel refuses what it does not know (tp_btf, the
             // helper) with EINVAL; a missing capability is worded as such.
             if e.raw_os_error() == Some(libc::EINVAL)
@@ -709,6 +711,7 @@ fn knows_task_btf(attach_btf_id: u32) -> bool {
     let mut a = insn::Asm::new();
     a.call(insn::Helper::GetCurrentTaskBtf).mov_imm(insn::R0, 0).exit();
     let Ok(insns) = a.finish() else { return true };
+    let insns = insn::wire(&insns);
     let spec = sys::ProgSpec {
         prog_type: PROG_TRACING,
         insns: &insns,

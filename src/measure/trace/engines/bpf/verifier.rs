@@ -46,6 +46,15 @@ pub(super) fn reason(log: &str) -> Option<String> {
     }
 }
 
+/// Whether a load that failed with `errno` was refused by the verifier:
+/// EACCES or EINVAL (E2BIG: too complex). Another errno is a later step's
+/// (the JIT's ENOTSUPP, 524; a map's ENOMEM), whose log ends with a
+/// verification that passed: its last line is no reason, the errno is
+/// (seen on 7.2 riscv64, where "from 194 to 195: safe" was shown as why).
+pub(super) fn refused_by_it(errno: Option<i32>) -> bool {
+    matches!(errno, Some(libc::EACCES | libc::EINVAL | libc::E2BIG))
+}
+
 /// Save `log` for `program`; the path it went to.
 pub(super) fn save(program: &str, log: &str) -> io::Result<PathBuf> {
     let dir = std::env::temp_dir();
@@ -86,6 +95,13 @@ mod tests {
         assert_eq!(reason("invalid argument\n").as_deref(), Some("invalid argument"));
         assert_eq!(reason("processed 0 insns\nverification time 5 usec\nstack depth 0\n\0"), None);
         assert_eq!(reason(""), None);
+    }
+
+    #[test]
+    fn only_the_verifiers_errnos_make_its_log_the_reason() {
+        assert!(refused_by_it(Some(libc::EACCES)) && refused_by_it(Some(libc::EINVAL)));
+        assert!(!refused_by_it(Some(524)), "ENOTSUPP: the JIT's");
+        assert!(!refused_by_it(Some(libc::ENOMEM)) && !refused_by_it(None));
     }
 
     #[test]
