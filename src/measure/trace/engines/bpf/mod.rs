@@ -630,6 +630,11 @@ fn load_prog_as(
     load_prog_typed(name, PROG_TRACING, expected_attach_type, attach_btf_id, insns)
 }
 
+/// Set, each program's verifier statistics (its time, instructions
+/// processed, states; `BPF_LOG_STATS`) go to stderr as it loads:
+/// scripts/bench-start.sh reads them.
+pub const VERIFIER_STATS: &str = "VDSOCTL_VERIFIER_STATS";
+
 /// Load a program of `prog_type` (a tracing one, or `top`'s perf_event one).
 fn load_prog_typed(
     name: &str,
@@ -651,9 +656,16 @@ fn load_prog_typed(
         attach_btf_id,
         name,
         funcs: funcs.as_ref().map(|(blob, records)| (&blob[..], &records[..])),
+        stats: std::env::var_os(VERIFIER_STATS).is_some(),
     };
     let mut log = vec![0u8; 1 << 18];
-    sys::prog_load(&spec, &mut log).map_err(|e| {
+    let loaded = sys::prog_load(&spec, &mut log);
+    if spec.stats && loaded.is_ok() {
+        let text = String::from_utf8_lossy(&log);
+        let text = text.trim_end_matches('\0').split_whitespace().collect::<Vec<_>>().join(" ");
+        eprintln!("vdsoctl: verifier: {name} ({} insns): {text}", insns.len());
+    }
+    loaded.map_err(|e| {
         let log = String::from_utf8_lossy(&log);
         let release = crate::inspect::kernel::release();
         let Some(reason) = verifier::reason(&log) else {
@@ -694,6 +706,7 @@ fn knows_task_btf(attach_btf_id: u32) -> bool {
         attach_btf_id,
         name: "vdsoctl_probe",
         funcs: None,
+        stats: false,
     };
     let mut log = vec![0u8; 1 << 12];
     match sys::prog_load(&spec, &mut log) {

@@ -312,7 +312,7 @@ impl Generator {
         let Some(files) = fds.files else { return };
         let tgid = super::gen::PKEY + pkey::TGID.off;
         a.load(pkey::TGID.size, R1, FP, tgid);
-        self.file_key(a);
+        self.file_key(a, "sfacts");
         if let Some((_, sp)) = self.layout.site.filter(|_| a.regs_at_ctx) {
             a.store_imm(Size::Dw, FP, WORD_AT, 0);
             a.load(Size::Dw, R1, FP, CTX).load(Size::Dw, R1, R1, 0);
