@@ -50,7 +50,7 @@ for _ in $(seq "$RUNS"); do
         # shellcheck disable=SC2086
         VDSOCTL_VERIFIER_STATS=1 wall_ms ${WAYS[$way]} /bin/true >>"$WORK/$way.ms"
         # One line per program: "vdsoctl: verifier: NAME (N insns): verification time U usec ... processed P insns ..."
-        grep '^vdsoctl: verifier:' "$WORK/err" | sed 's/^vdsoctl: verifier: //' >>"$WORK/$way.progs" || true
+        grep -a "^vdsoctl: verifier:" "$WORK/err" | sed 's/^vdsoctl: verifier: //' >>"$WORK/$way.progs" || true
     done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -15,7 +15,7 @@
 //! ptrace exit stop: it serves `-- CMD` only, not `-a`.
 
 use super::gen::{Generator, KEY, SITE_KEY};
-use super::insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R5, R9};
+use super::insn::{Alu, Asm, Cond, Helper, Reg, Size, FP, R0, R1, R2, R3, R4, R5, R9};
 use super::layout::{key, skey, ABI_COMPAT};
 use super::sys;
 use crate::measure::trace::sites::{Mapped, MappedAt};
@@ -38,6 +38,9 @@ const FILE_VAL: i16 = -256;
 const TASK_VDSO: i16 = -336;
 const TASK_EXE_INO: i16 = -344;
 const TASK_SYSINFO: i16 = -352;
+/// The deepest slot of the capture: `--stacks`' frame loop's context
+/// points there (every slot above it at a positive offset).
+pub(super) const CAPTURE_BASE: i16 = TASK_SYSINFO;
 /// Value flags: the mapping has a file; that file is the executable.
 const HAS_FILE: i32 = 1;
 const IS_EXE: i32 = 2;
@@ -139,28 +142,36 @@ impl Generator {
     /// R1 an address (0: none): its mapping, by `bpf_find_vma`, into the
     /// map, with the task's facts ([`Generator::file_key`]).
     pub(super) fn capture_one(&self, a: &mut Asm, fd: i32, tag: &str) {
+        self.capture_one_at(a, fd, tag, (FP, 0));
+    }
+
+    /// [`Generator::capture_one`] with the capture's slots at `base +
+    /// slot + delta` (`(FP, 0)`: this frame's; in `--stacks`' frame loop,
+    /// the program's frame through the loop's context) and R9 the task.
+    pub(super) fn capture_one_at(&self, a: &mut Asm, fd: i32, tag: &str, (base, delta): (Reg, i16)) {
+        let at = |slot: i16| slot + delta;
         let skip = format!("{tag}_skip");
-        a.jump_imm(Cond::Eq, R1, 0, &skip).store(Size::Dw, FP, FILE_KEY + 16, R1);
+        a.jump_imm(Cond::Eq, R1, 0, &skip).store(Size::Dw, base, at(FILE_KEY + 16), R1);
         for i in 0..(VAL_SIZE as i16 / 8) {
-            a.store_imm(Size::Dw, FP, FILE_VAL + 8 * i, 0);
+            a.store_imm(Size::Dw, base, at(FILE_VAL + 8 * i), 0);
         }
         a.mov(R2, R1).mov(R1, R9).load_func(R3, "vma_cb");
-        a.mov(R4, FP).alu_imm(Alu::Add, R4, i32::from(FILE_VAL)).mov_imm(R5, 0).call(Helper::FindVma);
+        a.mov(R4, base).alu_imm(Alu::Add, R4, i32::from(at(FILE_VAL))).mov_imm(R5, 0).call(Helper::FindVma);
         a.jump_imm(Cond::Ne, R0, 0, &skip);
         if self.layout.vdso.is_some() {
-            a.load(Size::Dw, R1, FP, TASK_VDSO).store(Size::Dw, FP, FILE_VAL + 32, R1);
-            a.load(Size::W, R1, FP, TASK_SYSINFO).store(Size::W, FP, FILE_VAL + 44, R1);
+            a.load(Size::Dw, R1, base, at(TASK_VDSO)).store(Size::Dw, base, at(FILE_VAL + 32), R1);
+            a.load(Size::W, R1, base, at(TASK_SYSINFO)).store(Size::W, base, at(FILE_VAL + 44), R1);
             // The executable: the same inode and device as mm->exe_file's.
             let other = format!("{tag}_other");
-            a.load(Size::W, R1, FP, FILE_VAL + 28).jump_imm(Cond::Ne, R1, IS_CODE | HAS_FILE, &other);
-            a.load(Size::Dw, R1, FP, TASK_EXE_INO).jump_imm(Cond::Eq, R1, 0, &other);
-            a.load(Size::Dw, R2, FP, FILE_VAL + 16).jump_reg(Cond::Ne, R1, R2, &other);
-            a.load(Size::W, R1, FP, TASK_SYSINFO + 4).load(Size::W, R2, FP, FILE_VAL + 24);
-            a.jump_reg(Cond::Ne, R1, R2, &other).store_imm(Size::W, FP, FILE_VAL + 28, IS_CODE | HAS_FILE | IS_EXE);
-            a.label(&other);
+            a.load(Size::W, R1, base, at(FILE_VAL + 28)).jump_imm(Cond::Ne, R1, IS_CODE | HAS_FILE, &other);
+            a.load(Size::Dw, R1, base, at(TASK_EXE_INO)).jump_imm(Cond::Eq, R1, 0, &other);
+            a.load(Size::Dw, R2, base, at(FILE_VAL + 16)).jump_reg(Cond::Ne, R1, R2, &other);
+            a.load(Size::W, R1, base, at(TASK_SYSINFO + 4)).load(Size::W, R2, base, at(FILE_VAL + 24));
+            a.jump_reg(Cond::Ne, R1, R2, &other);
+            a.store_imm(Size::W, base, at(FILE_VAL + 28), IS_CODE | HAS_FILE | IS_EXE).label(&other);
         }
-        a.load_map(R1, fd).mov(R2, FP).alu_imm(Alu::Add, R2, i32::from(FILE_KEY));
-        a.mov(R3, FP).alu_imm(Alu::Add, R3, i32::from(FILE_VAL)).mov_imm(R4, super::gen::NOEXIST);
+        a.load_map(R1, fd).mov(R2, base).alu_imm(Alu::Add, R2, i32::from(at(FILE_KEY)));
+        a.mov(R3, base).alu_imm(Alu::Add, R3, i32::from(at(FILE_VAL))).mov_imm(R4, super::gen::NOEXIST);
         a.call(Helper::MapUpdateElem).label(&skip);
     }
 

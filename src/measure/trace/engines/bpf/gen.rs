@@ -353,6 +353,7 @@ impl Generator {
         a.label("dropped").mov_imm(R1, 1).atomic_add(R6, pval::DROPPED.off, R1);
         a.label("out").mov_imm(R0, 0).exit();
         self.vma_callback(a);
+        self.frames_callback(a);
     }
 
     /// `--sites`, at `sys_enter`'s tail (R8 the registers, R4 the key
@@ -748,7 +749,12 @@ mod tests {
                 files: Some(11),
                 over: 12,
                 next: 13,
+                looped: true,
             }),
+            ..generator(Scope::Trees, false)
+        };
+        let unrolled = Generator {
+            stacks: stacks.stacks.map(|s| super::super::stacks::StackFds { looped: false, ..s }),
             ..generator(Scope::Trees, false)
         };
         let programs = [
@@ -784,6 +790,7 @@ mod tests {
             ("arm64-sys_enter-trees", arm64_generator(Scope::Trees).sys_enter()),
             ("arm64-fork-trees", arm64_generator(Scope::Trees).fork()),
             ("sys_enter-trees-stacks", stacks.sys_enter()),
+            ("sys_enter-trees-stacks-unrolled", unrolled.sys_enter()),
             ("exec-trees", trees.exec(super::super::execs::ExecFds { execs: 7, scratch: 8 })),
             ("exec-all", all.exec(super::super::execs::ExecFds { execs: 7, scratch: 8 })),
         ];

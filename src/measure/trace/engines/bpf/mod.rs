@@ -243,12 +243,24 @@ impl BpfTracer {
         let exec = exec.map(|(x, m)| (x.tracepoint, gen.exec(m.fds())));
         let progs = match load_programs(&gen, &layout, o.fentry) {
             // A kernel before bpf_find_vma (5.17) refuses the captures:
-            // load without them (sites and stacks named by the looks only).
+            // load without them (sites and stacks named by the looks only);
+            // one that refuses only `--stacks`' frame loop (a callback's
+            // own callback), with the frames' capture unrolled first.
             Err(e) if maps.files.is_some() => {
                 let mut gen = gen;
-                gen.sites = gen.sites.map(|s| gen::SiteFds { files: None, ..s });
-                gen.stacks = gen.stacks.map(|s| stacks::StackFds { files: None, ..s });
-                load_programs(&gen, &layout, o.fentry).map_err(|_| e)?
+                let unrolled = gen.stacks.filter(|s| s.looped).map(|s| stacks::StackFds { looped: false, ..s });
+                let retried = unrolled.and_then(|s| {
+                    gen.stacks = Some(s);
+                    load_programs(&gen, &layout, o.fentry).ok()
+                });
+                match retried {
+                    Some(progs) => progs,
+                    None => {
+                        gen.sites = gen.sites.map(|s| gen::SiteFds { files: None, ..s });
+                        gen.stacks = gen.stacks.map(|s| stacks::StackFds { files: None, ..s });
+                        load_programs(&gen, &layout, o.fentry).map_err(|_| e)?
+                    }
+                }
             }
             r => r?,
         };
@@ -661,8 +673,9 @@ fn load_prog_typed(
     let mut log = vec![0u8; 1 << 18];
     let loaded = sys::prog_load(&spec, &mut log);
     if spec.stats && loaded.is_ok() {
-        let text = String::from_utf8_lossy(&log);
-        let text = text.trim_end_matches('\0').split_whitespace().collect::<Vec<_>>().join(" ");
+        // The log is a C string: what follows its NUL is not the log's.
+        let text = String::from_utf8_lossy(log.split(|b| *b == 0).next().unwrap_or_default());
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
         eprintln!("vdsoctl: verifier: {name} ({} insns): {text}", insns.len());
     }
     loaded.map_err(|e| {
