@@ -295,6 +295,11 @@ NAMES=(syscall-heavy vdso-only)
 if [ "$ONLY" = --overhead-only ]; then
     ORDER=(bare vdsoctl-bpf bpf-stacks perf-stat)
     NAMES=(syscall-heavy)
+    # BASE=/path/to/vdsoctl: that build's BPF engine in the same rounds.
+    if [ -n "${BASE:-}" ]; then
+        WAYS[base-bpf]="$BASE trace --engine bpf --"
+        ORDER+=(base-bpf)
+    fi
 fi
 echo "# trace overhead, median of $RUNS interleaved rounds ($(uname -r), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg))"
 printf '%-14s' workload; for w in "${ORDER[@]}"; do printf ' %13s' "$w"; done; echo

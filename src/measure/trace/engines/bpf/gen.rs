@@ -309,9 +309,6 @@ impl Generator {
         put(a, KEY, key::START, R7);
         a.store_imm(pkey::PAD.size, FP, PKEY + pkey::PAD.off, 0);
         put(a, PKEY, pkey::START, R7);
-        if self.scope == Scope::Trees {
-            self.traced(a);
-        }
         // The process's entry: find or make it.
         let proc_lookup = |a: &mut Asm| {
             a.load_map(R1, self.maps.totals)
@@ -321,6 +318,14 @@ impl Generator {
         };
         proc_lookup(a);
         a.jump_imm(Cond::Ne, R0, 0, "have_proc");
+        // An entry is made only for a process the traced-set check let
+        // through, keyed by its start too, and both go at once (`forget`):
+        // so a process with an entry is traced, and only one without is
+        // checked — one hash lookup a call fewer (issue 43: the cost).
+        if self.scope == Scope::Trees {
+            a.load(pkey::TGID.size, R1, FP, PKEY + pkey::TGID.off);
+            self.traced(a);
+        }
         for i in 0..(pval::SIZE as i16 / 8) {
             a.store_imm(Size::Dw, FP, PVAL + 8 * i, 0);
         }
