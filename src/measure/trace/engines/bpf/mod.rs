@@ -136,6 +136,8 @@ pub struct BpfTracer {
     host: Abi,
     /// Attached to the clock syscall functions (`fentry`), not `sys_enter`.
     fentry: bool,
+    /// `--stacks`' frames captured in a `bpf_loop` (not unrolled, not dropped).
+    frames_looped: bool,
 }
 
 /// What [`BpfTracer::load`] builds.
@@ -241,6 +243,8 @@ impl BpfTracer {
         // capture: what a process ran is then read by the looks alone.
         let exec = layout.exec.zip(maps.execs.as_ref()).filter(|_| gen.pidns.is_none());
         let exec = exec.map(|(x, m)| (x.tracepoint, gen.exec(m.fds())));
+        // Whether `--stacks`' frames are captured in the loop (the fallbacks below unset it).
+        let mut frames_looped = gen.stacks.is_some_and(|s| s.looped && s.files.is_some());
         let progs = match load_programs(&gen, &layout, o.fentry) {
             // A kernel before bpf_find_vma (5.17) refuses the captures:
             // load without them (sites and stacks named by the looks only);
@@ -249,6 +253,7 @@ impl BpfTracer {
             Err(e) if maps.files.is_some() => {
                 let mut gen = gen;
                 let unrolled = gen.stacks.filter(|s| s.looped).map(|s| stacks::StackFds { looped: false, ..s });
+                frames_looped = false;
                 let retried = unrolled.and_then(|s| {
                     gen.stacks = Some(s);
                     load_programs(&gen, &layout, o.fentry).ok()
@@ -269,7 +274,13 @@ impl BpfTracer {
             Some(Ok(prog)) => progs.push(prog),
             _ => maps.execs = None,
         }
-        Ok(BpfTracer { maps, progs, links: Vec::new(), host, fentry: o.fentry.is_some() })
+        Ok(BpfTracer { maps, progs, links: Vec::new(), host, fentry: o.fentry.is_some(), frames_looped })
+    }
+
+    /// Whether `--stacks`' frames are captured in a `bpf_loop` (false:
+    /// unrolled or not captured, a kernel refused the loop).
+    pub fn frames_looped(&self) -> bool {
+        self.frames_looped
     }
 
     /// Whether the programs are on the clock syscall functions (`fentry`).
@@ -774,6 +785,26 @@ mod tests {
         assert!(log.contains("R2 !read_ok") && !log.contains("processed "), "{log}");
         // This kernel is past the floor: the probe says so.
         assert!(knows_task_btf(attach));
+    }
+
+    /// `--stacks` loads with its frames' capture in the `bpf_loop` on this
+    /// kernel (6.18), not through a fallback: the loop is what keeps the
+    /// start short (doc/BENCHMARKS.md). Needs root and BTF: skips visibly
+    /// without them, fails in CI.
+    #[test]
+    fn stacks_load_with_the_frames_loop() {
+        let ci = std::env::var_os("CI").is_some();
+        if !nix::unistd::geteuid().is_root() && !ci {
+            return eprintln!("SKIP: loading a BPF program needs root");
+        }
+        if let Err(e) = crate::inspect::btf::Btf::vmlinux() {
+            assert!(!ci, "required facility missing in CI: {e}");
+            return eprintln!("SKIP: no kernel BTF here: {e}");
+        }
+        let o =
+            Options { scope: Scope::Trees, per_thread: false, stacks: true, cgroups: &[], sites: true, fentry: None };
+        let t = BpfTracer::load(&o).expect("--sites --stacks load");
+        assert!(t.frames_looped(), "the frames' capture fell back from bpf_loop");
     }
 
     /// fentry's EPERM says what was seen: the mode securityfs shows, or
