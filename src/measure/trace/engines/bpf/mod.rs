@@ -801,6 +801,12 @@ mod tests {
             assert!(!ci, "required facility missing in CI: {e}");
             return eprintln!("SKIP: no kernel BTF here: {e}");
         }
+        // bpf_loop and bpf_find_vma came in 5.17: before, no loop to assert.
+        let release = crate::inspect::kernel::release().unwrap_or_default();
+        let mut v = release.split(|c: char| !c.is_ascii_digit()).filter_map(|n| n.parse::<u32>().ok());
+        if (v.next().unwrap_or(0), v.next().unwrap_or(0)) < (5, 17) {
+            return eprintln!("SKIP: Linux {release} has no bpf_loop (5.17)");
+        }
         let o =
             Options { scope: Scope::Trees, per_thread: false, stacks: true, cgroups: &[], sites: true, fentry: None };
         let t = BpfTracer::load(&o).expect("--sites --stacks load");
