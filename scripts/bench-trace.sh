@@ -50,7 +50,10 @@
 # others; over 10 × RUNS processes per way, interleaved: the default
 # trace, --sites and --stacks, median first call and median later call.
 # Needs root (the privileged engines), gcc, strace, perf (linux-perf).
-# Usage: scripts/bench-trace.sh [RUNS] [--seccomp-only | --sites-only | --stacks-only | --first-only]
+# `--overhead-only`: the syscall-heavy row alone (bare, the BPF engine with
+# and without --stacks, perf stat; no strace, no perf engine) and the fixed
+# cost: the budget's figures in seconds, not minutes.
+# Usage: scripts/bench-trace.sh [RUNS] [--seccomp-only | --sites-only | --stacks-only | --first-only | --overhead-only]
 set -euo pipefail
 RUNS=${1:-7}
 ONLY=${2:-}
@@ -288,9 +291,19 @@ if [ "$ONLY" = --stacks-only ]; then
     exit 0
 fi
 
-echo "# trace overhead, median of $RUNS interleaved rounds ($(uname -r), $(nproc) CPUs)"
+NAMES=(syscall-heavy vdso-only)
+if [ "$ONLY" = --overhead-only ]; then
+    ORDER=(bare vdsoctl-bpf bpf-stacks perf-stat)
+    NAMES=(syscall-heavy)
+    # BASE=/path/to/vdsoctl: that build's BPF engine in the same rounds.
+    if [ -n "${BASE:-}" ]; then
+        WAYS[base-bpf]="$BASE trace --engine bpf --"
+        ORDER+=(base-bpf)
+    fi
+fi
+echo "# trace overhead, median of $RUNS interleaved rounds ($(uname -r), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg))"
 printf '%-14s' workload; for w in "${ORDER[@]}"; do printf ' %13s' "$w"; done; echo
-for name in syscall-heavy vdso-only; do
+for name in "${NAMES[@]}"; do
     case $name in
         syscall-heavy) W=("$WORK/clock_loop" raw 1 1000000) ;;
         vdso-only) W=("$WORK/clock_loop" libc 1 50000000) ;;
@@ -318,6 +331,10 @@ for _ in $(seq "$RUNS"); do
 done
 fv=$(median <"$WORK/fix.v"); fp=$(median <"$WORK/fix.p")
 echo "fixed cost (-- /bin/true, wall): vdsoctl ${fv}ms, perf stat ${fp}ms: ×$(ratio "$fv" "$fp") of perf stat"
+if [ "$ONLY" = --overhead-only ]; then
+    echo "budget: syscall-heavy vdsoctl(bpf) ×$R_syscall_heavy_bpf ≤ 1.05 × perf stat ×$R_syscall_heavy_perf ($(ratio "$R_syscall_heavy_bpf" "$R_syscall_heavy_perf")); load after $(cut -d' ' -f1-3 /proc/loadavg)"
+    exit 0
+fi
 
 tax_part
 echo "budgets: syscall-heavy vdsoctl(bpf) ×$R_syscall_heavy_bpf ≤ 1.10 × perf stat ×$R_syscall_heavy_perf ($(ratio "$R_syscall_heavy_bpf" "$R_syscall_heavy_perf")); vdso-only ×$R_vdso_only_bpf ≤ 1.05; fixed cost ×$(ratio "$fv" "$fp") ≤ 1.5"

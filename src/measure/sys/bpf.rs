@@ -242,6 +242,9 @@ pub struct ProgSpec<'a> {
     /// ([`btf_load`]'d here) and `bpf_func_info` records (instruction
     /// offset, FUNC type id), one per subprogram, the program first.
     pub funcs: Option<(&'a [u8], &'a [[u32; 2]])>,
+    /// Ask the verifier for its statistics (`BPF_LOG_STATS`: its time,
+    /// instructions processed, states) into the log on the first load.
+    pub stats: bool,
 }
 
 /// BPF_BTF_LOAD: a BTF blob the kernel checks and keeps while a program
@@ -252,7 +255,11 @@ pub fn btf_load(blob: &[u8]) -> io::Result<OwnedFd> {
     bpf(BPF_BTF_LOAD, &mut a).map(owned)
 }
 
-/// BPF_PROG_LOAD; on failure the verifier's log is left in `log`.
+/// `BPF_LOG_STATS`: the verifier's statistics alone, no instruction trace.
+const BPF_LOG_STATS: u32 = 4;
+
+/// BPF_PROG_LOAD; on failure the verifier's log is left in `log` (with
+/// `spec.stats`, on success its statistics).
 pub fn prog_load(spec: &ProgSpec<'_>, log: &mut [u8]) -> io::Result<OwnedFd> {
     let license = c"GPL";
     let mut a = Attr::new();
@@ -272,6 +279,9 @@ pub fn prog_load(spec: &ProgSpec<'_>, log: &mut [u8]) -> io::Result<OwnedFd> {
         }
         None => None,
     };
+    if spec.stats && !log.is_empty() {
+        a.u32(24, BPF_LOG_STATS).u32(28, log.len() as u32).u64(32, log.as_mut_ptr() as u64);
+    }
     let first = bpf(BPF_PROG_LOAD, &mut a);
     let _held = btf;
     match first {

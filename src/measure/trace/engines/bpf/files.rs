@@ -15,7 +15,7 @@
 //! ptrace exit stop: it serves `-- CMD` only, not `-a`.
 
 use super::gen::{Generator, KEY, SITE_KEY};
-use super::insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R5, R9};
+use super::insn::{Alu, Asm, Cond, Helper, Reg, Size, FP, R0, R1, R2, R3, R4, R5, R9};
 use super::layout::{key, skey, ABI_COMPAT};
 use super::sys;
 use crate::measure::trace::sites::{Mapped, MappedAt};
@@ -32,6 +32,15 @@ const VAL_SIZE: usize = 48;
 /// Stack slots of the capture (below `gen.rs`' SITE_WORDS).
 const FILE_KEY: i16 = -208;
 const FILE_VAL: i16 = -256;
+/// The task's facts, read once a capture ([`Generator::file_key`]): its
+/// vDSO base, its executable's inode, a compat task's AT_SYSINFO and the
+/// executable's device (below `stacks.rs`' and `gen.rs`' slots).
+const TASK_VDSO: i16 = -336;
+const TASK_EXE_INO: i16 = -344;
+const TASK_SYSINFO: i16 = -352;
+/// The deepest slot of the capture: `--stacks`' frame loop's context
+/// points there (every slot above it at a positive offset).
+pub(super) const CAPTURE_BASE: i16 = TASK_SYSINFO;
 /// Value flags: the mapping has a file; that file is the executable.
 const HAS_FILE: i32 = 1;
 const IS_EXE: i32 = 2;
@@ -80,7 +89,7 @@ impl Generator {
             return;
         }
         a.load(key::TGID.size, R1, FP, KEY + key::TGID.off);
-        self.file_key(a);
+        self.file_key(a, "ffacts");
         a.load(Size::Dw, R1, FP, SITE_KEY + skey::IP.off);
         self.capture_one(a, fd, "fip");
         let ret = SITE_KEY + skey::RET.off;
@@ -96,39 +105,73 @@ impl Generator {
         a.label("files_done");
     }
 
-    /// With R1 the tgid and R7 the process's start: the key's first part.
-    pub(super) fn file_key(&self, a: &mut Asm) {
+    /// With R1 the tgid and R7 the process's start (R9 the current task):
+    /// the key's first part, and what every address of the capture shares,
+    /// read once — the task's vDSO base and a compat task's AT_SYSINFO
+    /// (the value's), its executable's inode and device (to mark the
+    /// mapping of that file). Each load of a pointer from a task or a
+    /// mapping costs the verifier a search of the kernel's BTF by name
+    /// (`btf_nested_type_is_trusted`: 82% of `--stacks`' load time when
+    /// every address read them again; issue 43). Clobbers R1–R5.
+    pub(super) fn file_key(&self, a: &mut Asm, tag: &str) {
         a.store(Size::W, FP, FILE_KEY, R1).store_imm(Size::W, FP, FILE_KEY + 4, 0);
         a.store(Size::Dw, FP, FILE_KEY + 8, super::insn::R7);
+        for slot in [TASK_VDSO, TASK_EXE_INO, TASK_SYSINFO] {
+            a.store_imm(Size::Dw, FP, slot, 0);
+        }
+        let (Some(v), Some(m)) = (self.layout.vdso, self.layout.vma) else { return };
+        let (exe, done) = (format!("{tag}_exe"), format!("{tag}_facts"));
+        Self::member(a, Size::Dw, R1, R9, v.mm, 0).jump_imm(Cond::Eq, R1, 0, &done);
+        Self::member(a, Size::Dw, R2, R1, v.vdso, 0).store(Size::Dw, FP, TASK_VDSO, R2);
+        // A compat task's auxv is saved as 32-bit pairs, AT_SYSINFO
+        // (`__kernel_vsyscall`, the vDSO entry libc calls) first: kept,
+        // to name that entry without the compat vDSO's image.
+        Self::member(a, Size::Dw, R2, R1, m.saved_auxv, 0).mov(R3, R2).alu_imm(Alu::Lsh, R3, 32);
+        a.alu_imm(Alu::Rsh, R3, 32).jump_imm(Cond::Ne, R3, AT_SYSINFO, &exe);
+        a.alu_imm(Alu::Rsh, R2, 32).store(Size::W, FP, TASK_SYSINFO, R2);
+        // The executable: mm->exe_file's inode and its device.
+        a.label(&exe);
+        Self::member(a, Size::Dw, R1, R1, m.exe_file, 0).jump_imm(Cond::Eq, R1, 0, &done);
+        Self::member(a, Size::Dw, R1, R1, m.f_inode, 0).jump_imm(Cond::Eq, R1, 0, &done);
+        Self::member(a, Size::Dw, R2, R1, m.i_ino, 0).store(Size::Dw, FP, TASK_EXE_INO, R2);
+        Self::member(a, Size::Dw, R1, R1, m.i_sb, 0).jump_imm(Cond::Eq, R1, 0, &done);
+        Self::member(a, Size::W, R2, R1, m.s_dev, 0).store(Size::W, FP, TASK_SYSINFO + 4, R2);
+        a.label(&done);
     }
 
-    /// R1 an address (0: none): its mapping, by `bpf_find_vma`, into the map.
+    /// R1 an address (0: none): its mapping, by `bpf_find_vma`, into the
+    /// map, with the task's facts ([`Generator::file_key`]).
     pub(super) fn capture_one(&self, a: &mut Asm, fd: i32, tag: &str) {
+        self.capture_one_at(a, fd, tag, (FP, 0));
+    }
+
+    /// [`Generator::capture_one`] with the capture's slots at `base +
+    /// slot + delta` (`(FP, 0)`: this frame's; in `--stacks`' frame loop,
+    /// the program's frame through the loop's context) and R9 the task.
+    pub(super) fn capture_one_at(&self, a: &mut Asm, fd: i32, tag: &str, (base, delta): (Reg, i16)) {
+        let at = |slot: i16| slot + delta;
         let skip = format!("{tag}_skip");
-        a.jump_imm(Cond::Eq, R1, 0, &skip).store(Size::Dw, FP, FILE_KEY + 16, R1);
+        a.jump_imm(Cond::Eq, R1, 0, &skip).store(Size::Dw, base, at(FILE_KEY + 16), R1);
         for i in 0..(VAL_SIZE as i16 / 8) {
-            a.store_imm(Size::Dw, FP, FILE_VAL + 8 * i, 0);
+            a.store_imm(Size::Dw, base, at(FILE_VAL + 8 * i), 0);
         }
         a.mov(R2, R1).mov(R1, R9).load_func(R3, "vma_cb");
-        a.mov(R4, FP).alu_imm(Alu::Add, R4, i32::from(FILE_VAL)).mov_imm(R5, 0).call(Helper::FindVma);
+        a.mov(R4, base).alu_imm(Alu::Add, R4, i32::from(at(FILE_VAL))).mov_imm(R5, 0).call(Helper::FindVma);
         a.jump_imm(Cond::Ne, R0, 0, &skip);
-        if let Some(v) = self.layout.vdso {
-            let none = format!("{tag}_novdso");
-            Self::member(a, Size::Dw, R1, R9, v.mm, 0).jump_imm(Cond::Eq, R1, 0, &none);
-            Self::member(a, Size::Dw, R1, R1, v.vdso, 0).store(Size::Dw, FP, FILE_VAL + 32, R1);
-            // A compat task's auxv is saved as 32-bit pairs, AT_SYSINFO
-            // (`__kernel_vsyscall`, the vDSO entry libc calls) first: kept,
-            // to name that entry without the compat vDSO's image.
-            if let Some(auxv) = self.layout.vma.map(|m| m.saved_auxv) {
-                Self::member(a, Size::Dw, R1, R9, v.mm, 0);
-                Self::member(a, Size::Dw, R1, R1, auxv, 0).mov(R2, R1).alu_imm(Alu::Lsh, R2, 32);
-                a.alu_imm(Alu::Rsh, R2, 32).jump_imm(Cond::Ne, R2, AT_SYSINFO, &none);
-                a.alu_imm(Alu::Rsh, R1, 32).store(Size::W, FP, FILE_VAL + 44, R1);
-            }
-            a.label(&none);
+        if self.layout.vdso.is_some() {
+            a.load(Size::Dw, R1, base, at(TASK_VDSO)).store(Size::Dw, base, at(FILE_VAL + 32), R1);
+            a.load(Size::W, R1, base, at(TASK_SYSINFO)).store(Size::W, base, at(FILE_VAL + 44), R1);
+            // The executable: the same inode and device as mm->exe_file's.
+            let other = format!("{tag}_other");
+            a.load(Size::W, R1, base, at(FILE_VAL + 28)).jump_imm(Cond::Ne, R1, IS_CODE | HAS_FILE, &other);
+            a.load(Size::Dw, R1, base, at(TASK_EXE_INO)).jump_imm(Cond::Eq, R1, 0, &other);
+            a.load(Size::Dw, R2, base, at(FILE_VAL + 16)).jump_reg(Cond::Ne, R1, R2, &other);
+            a.load(Size::W, R1, base, at(TASK_SYSINFO + 4)).load(Size::W, R2, base, at(FILE_VAL + 24));
+            a.jump_reg(Cond::Ne, R1, R2, &other);
+            a.store_imm(Size::W, base, at(FILE_VAL + 28), IS_CODE | HAS_FILE | IS_EXE).label(&other);
         }
-        a.load_map(R1, fd).mov(R2, FP).alu_imm(Alu::Add, R2, i32::from(FILE_KEY));
-        a.mov(R3, FP).alu_imm(Alu::Add, R3, i32::from(FILE_VAL)).mov_imm(R4, super::gen::NOEXIST);
+        a.load_map(R1, fd).mov(R2, base).alu_imm(Alu::Add, R2, i32::from(at(FILE_KEY)));
+        a.mov(R3, base).alu_imm(Alu::Add, R3, i32::from(at(FILE_VAL))).mov_imm(R4, super::gen::NOEXIST);
         a.call(Helper::MapUpdateElem).label(&skip);
     }
 
@@ -147,14 +190,6 @@ impl Generator {
         Self::member(a, Size::Dw, R5, R4, v.i_ino, 0).store(Size::Dw, R3, 16, R5);
         Self::member(a, Size::W, R5, R4, v.i_generation, 0).store(Size::W, R3, 40, R5);
         a.store_imm(Size::W, R3, 28, IS_CODE | HAS_FILE);
-        // The executable: the same inode as the task's mm->exe_file.
-        if let Some(m) = self.layout.vdso {
-            Self::member(a, Size::Dw, R5, R1, m.mm, 0).jump_imm(Cond::Eq, R5, 0, "vma_cb_dev");
-            Self::member(a, Size::Dw, R5, R5, v.exe_file, 0).jump_imm(Cond::Eq, R5, 0, "vma_cb_dev");
-            Self::member(a, Size::Dw, R5, R5, v.f_inode, 0).jump_reg(Cond::Ne, R5, R4, "vma_cb_dev");
-            a.store_imm(Size::W, R3, 28, IS_CODE | HAS_FILE | IS_EXE);
-        }
-        a.label("vma_cb_dev");
         Self::member(a, Size::Dw, R4, R4, v.i_sb, 0).jump_imm(Cond::Eq, R4, 0, "vma_cb_out");
         Self::member(a, Size::W, R5, R4, v.s_dev, 0).store(Size::W, R3, 24, R5);
         a.label("vma_cb_out").mov_imm(R0, 0).exit();

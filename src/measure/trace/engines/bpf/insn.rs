@@ -116,6 +116,10 @@ pub enum Helper {
     /// `callback(task, vma, ctx)` with the task's mapping that holds `addr`
     /// (under its mmap lock, taken with a trylock); -ENOENT when none does.
     FindVma = 180,
+    /// `bpf_loop(n, callback, ctx, 0)` (5.17): calls `callback(i, ctx)` for
+    /// i in 0..n until it returns 1; the verifier checks the callback's
+    /// body once, not n times (and inlines the loop).
+    Loop = 181,
 }
 
 /// `BPF_ATOMIC` mode (`BPF_XADD` before Linux 5.12: the same encoding).

@@ -136,6 +136,8 @@ pub struct BpfTracer {
     host: Abi,
     /// Attached to the clock syscall functions (`fentry`), not `sys_enter`.
     fentry: bool,
+    /// `--stacks`' frames captured in a `bpf_loop` (not unrolled, not dropped).
+    frames_looped: bool,
 }
 
 /// What [`BpfTracer::load`] builds.
@@ -241,14 +243,29 @@ impl BpfTracer {
         // capture: what a process ran is then read by the looks alone.
         let exec = layout.exec.zip(maps.execs.as_ref()).filter(|_| gen.pidns.is_none());
         let exec = exec.map(|(x, m)| (x.tracepoint, gen.exec(m.fds())));
+        // Whether `--stacks`' frames are captured in the loop (the fallbacks below unset it).
+        let mut frames_looped = gen.stacks.is_some_and(|s| s.looped && s.files.is_some());
         let progs = match load_programs(&gen, &layout, o.fentry) {
             // A kernel before bpf_find_vma (5.17) refuses the captures:
-            // load without them (sites and stacks named by the looks only).
+            // load without them (sites and stacks named by the looks only);
+            // one that refuses only `--stacks`' frame loop (a callback's
+            // own callback), with the frames' capture unrolled first.
             Err(e) if maps.files.is_some() => {
                 let mut gen = gen;
-                gen.sites = gen.sites.map(|s| gen::SiteFds { files: None, ..s });
-                gen.stacks = gen.stacks.map(|s| stacks::StackFds { files: None, ..s });
-                load_programs(&gen, &layout, o.fentry).map_err(|_| e)?
+                let unrolled = gen.stacks.filter(|s| s.looped).map(|s| stacks::StackFds { looped: false, ..s });
+                frames_looped = false;
+                let retried = unrolled.and_then(|s| {
+                    gen.stacks = Some(s);
+                    load_programs(&gen, &layout, o.fentry).ok()
+                });
+                match retried {
+                    Some(progs) => progs,
+                    None => {
+                        gen.sites = gen.sites.map(|s| gen::SiteFds { files: None, ..s });
+                        gen.stacks = gen.stacks.map(|s| stacks::StackFds { files: None, ..s });
+                        load_programs(&gen, &layout, o.fentry).map_err(|_| e)?
+                    }
+                }
             }
             r => r?,
         };
@@ -257,7 +274,13 @@ impl BpfTracer {
             Some(Ok(prog)) => progs.push(prog),
             _ => maps.execs = None,
         }
-        Ok(BpfTracer { maps, progs, links: Vec::new(), host, fentry: o.fentry.is_some() })
+        Ok(BpfTracer { maps, progs, links: Vec::new(), host, fentry: o.fentry.is_some(), frames_looped })
+    }
+
+    /// Whether `--stacks`' frames are captured in a `bpf_loop` (false:
+    /// unrolled or not captured, a kernel refused the loop).
+    pub fn frames_looped(&self) -> bool {
+        self.frames_looped
     }
 
     /// Whether the programs are on the clock syscall functions (`fentry`).
@@ -652,6 +675,11 @@ fn load_prog_as(
     load_prog_typed(name, PROG_TRACING, expected_attach_type, attach_btf_id, insns)
 }
 
+/// Set, each program's verifier statistics (its time, instructions
+/// processed, states; `BPF_LOG_STATS`) go to stderr as it loads:
+/// scripts/bench-start.sh reads them.
+pub const VERIFIER_STATS: &str = "VDSOCTL_VERIFIER_STATS";
+
 /// Load a program of `prog_type` (a tracing one, or `top`'s perf_event one).
 fn load_prog_typed(
     name: &str,
@@ -674,9 +702,17 @@ fn load_prog_typed(
         attach_btf_id,
         name,
         funcs: funcs.as_ref().map(|(blob, records)| (&blob[..], &records[..])),
+        stats: std::env::var_os(VERIFIER_STATS).is_some(),
     };
     let mut log = vec![0u8; 1 << 18];
-    sys::prog_load(&spec, &mut log).map_err(|e| {
+    let loaded = sys::prog_load(&spec, &mut log);
+    if spec.stats && loaded.is_ok() {
+        // The log is a C string: what follows its NUL is not the log's.
+        let text = String::from_utf8_lossy(log.split(|b| *b == 0).next().unwrap_or_default());
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        eprintln!("vdsoctl: verifier: {name} ({} insns): {text}", insns.len());
+    }
+    loaded.map_err(|e| {
         let log = String::from_utf8_lossy(&log);
         let release = crate::inspect::kernel::release();
         // A refusal by a later step than the verifier: its errno says why.
@@ -719,6 +755,7 @@ fn knows_task_btf(attach_btf_id: u32) -> bool {
         attach_btf_id,
         name: "vdsoctl_probe",
         funcs: None,
+        stats: false,
     };
     let mut log = vec![0u8; 1 << 12];
     match sys::prog_load(&spec, &mut log) {
@@ -773,6 +810,32 @@ mod tests {
         assert!(log.contains("R2 !read_ok") && !log.contains("processed "), "{log}");
         // This kernel is past the floor: the probe says so.
         assert!(knows_task_btf(attach));
+    }
+
+    /// `--stacks` loads with its frames' capture in the `bpf_loop` on this
+    /// kernel (6.18), not through a fallback: the loop is what keeps the
+    /// start short (doc/BENCHMARKS.md). Needs root and BTF: skips visibly
+    /// without them, fails in CI.
+    #[test]
+    fn stacks_load_with_the_frames_loop() {
+        let ci = std::env::var_os("CI").is_some();
+        if !nix::unistd::geteuid().is_root() && !ci {
+            return eprintln!("SKIP: loading a BPF program needs root");
+        }
+        if let Err(e) = crate::inspect::btf::Btf::vmlinux() {
+            assert!(!ci, "required facility missing in CI: {e}");
+            return eprintln!("SKIP: no kernel BTF here: {e}");
+        }
+        // bpf_loop and bpf_find_vma came in 5.17: before, no loop to assert.
+        let release = crate::inspect::kernel::release().unwrap_or_default();
+        let mut v = release.split(|c: char| !c.is_ascii_digit()).filter_map(|n| n.parse::<u32>().ok());
+        if (v.next().unwrap_or(0), v.next().unwrap_or(0)) < (5, 17) {
+            return eprintln!("SKIP: Linux {release} has no bpf_loop (5.17)");
+        }
+        let o =
+            Options { scope: Scope::Trees, per_thread: false, stacks: true, cgroups: &[], sites: true, fentry: None };
+        let t = BpfTracer::load(&o).expect("--sites --stacks load");
+        assert!(t.frames_looped(), "the frames' capture fell back from bpf_loop");
     }
 
     /// fentry's EPERM says what was seen: the mode securityfs shows, or

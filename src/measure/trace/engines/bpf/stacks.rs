@@ -29,8 +29,9 @@
 //! [`Generator::keep_ctx`] and [`Generator::count_stack`]), so the default
 //! programs and their golden disassembly are unchanged.
 
+use super::files::CAPTURE_BASE;
 use super::gen::Generator;
-use super::insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R7, R8};
+use super::insn::{Alu, Asm, Cond, Helper, Size, FP, R0, R1, R2, R3, R4, R6, R7, R8, R9};
 use super::layout::{pkey, Slot};
 use super::sum_per_cpu;
 use crate::measure::sys::bpf as sys;
@@ -105,6 +106,9 @@ pub(super) struct StackFds {
     /// Stacks kept by content (frames → id) and the id counter (one u64).
     pub over: i32,
     pub next: i32,
+    /// The frames' capture in a `bpf_loop` (5.17; else unrolled: its load
+    /// takes the verifier CAPTURED times as long).
+    pub looped: bool,
 }
 
 /// The maps of `--stacks`.
@@ -174,6 +178,7 @@ impl StackMaps {
             files,
             over: self.over.raw_fd(),
             next: self.next.raw_fd(),
+            looped: true,
         }
     }
 
@@ -312,7 +317,7 @@ impl Generator {
         let Some(files) = fds.files else { return };
         let tgid = super::gen::PKEY + pkey::TGID.off;
         a.load(pkey::TGID.size, R1, FP, tgid);
-        self.file_key(a);
+        self.file_key(a, "sfacts");
         if let Some((_, sp)) = self.layout.site.filter(|_| a.regs_at_ctx) {
             a.store_imm(Size::Dw, FP, WORD_AT, 0);
             a.load(Size::Dw, R1, FP, CTX).load(Size::Dw, R1, R1, 0);
@@ -329,12 +334,42 @@ impl Generator {
         a.jump_imm(Cond::Eq, R0, 0, "sframes_done").store(Size::Dw, FP, BUF_AT, R0);
         a.load(Size::Dw, R1, FP, CTX).mov(R2, R0).mov_imm(R3, (DEPTH * 8) as i32).mov_imm(R4, USER_STACK);
         a.call(Helper::GetStack).jump_imm(Cond::Sle, R0, 0, "sframes_done").store(Size::Dw, FP, BUF_LEN, R0);
-        for i in 0..CAPTURED as i32 {
-            a.load(Size::Dw, R1, FP, BUF_LEN).jump_imm(Cond::Sle, R1, 8 * i, "sframes_done");
-            a.load(Size::Dw, R1, FP, BUF_AT).load(Size::Dw, R1, R1, (8 * i) as i16);
-            self.capture_one(a, files, &format!("sf{i}"));
+        if fds.looped {
+            // Each frame's capture in `bpf_loop`'s callback: verified once,
+            // not CAPTURED times (issue 43: the start of `--stacks`).
+            a.mov_imm(R1, CAPTURED as i32).load_func(R2, "sframe_cb");
+            a.mov(R3, FP).alu_imm(Alu::Add, R3, i32::from(CAPTURE_BASE)).mov_imm(R4, 0).call(Helper::Loop);
+        } else {
+            for i in 0..CAPTURED as i32 {
+                a.load(Size::Dw, R1, FP, BUF_LEN).jump_imm(Cond::Sle, R1, 8 * i, "sframes_done");
+                a.load(Size::Dw, R1, FP, BUF_AT).load(Size::Dw, R1, R1, (8 * i) as i16);
+                self.capture_one(a, files, &format!("sf{i}"));
+            }
         }
         a.label("sframes_done").store_imm(Size::W, FP, CAPTURED_FLAG, 1);
+    }
+}
+
+impl Generator {
+    /// `bpf_loop`'s callback for a stack's frames (R1 the frame's index,
+    /// R2 the program's frame at [`CAPTURE_BASE`]), after the program's
+    /// last `exit`: the frame's mapping captured as
+    /// [`Generator::capture_one`] does, through the context; 1 (stop)
+    /// past the frames `bpf_get_stack` wrote.
+    pub(super) fn frames_callback(&self, a: &mut Asm) {
+        let Some(fds) = self.stacks.filter(|s| s.looped) else { return };
+        let (Some(files), Some(_)) = (fds.files, self.layout.vma) else { return };
+        let at = |slot: i16| slot - CAPTURE_BASE;
+        a.label("sframe_cb").mov(R6, R2).mov(R7, R1);
+        a.jump_imm(Cond::Gt, R7, CAPTURED as i32 - 1, "sframe_stop");
+        a.mov(R2, R7).alu_imm(Alu::Lsh, R2, 3);
+        a.load(Size::Dw, R1, R6, at(BUF_LEN)).jump_reg(Cond::Sle, R1, R2, "sframe_stop");
+        a.call(Helper::GetCurrentTaskBtf).mov(R9, R0);
+        a.mov(R2, R7).alu_imm(Alu::Lsh, R2, 3);
+        a.load(Size::Dw, R1, R6, at(BUF_AT)).alu_reg(Alu::Add, R1, R2).load(Size::Dw, R1, R1, 0);
+        self.capture_one_at(a, files, "sfl", (R6, -CAPTURE_BASE));
+        a.mov_imm(R0, 0).exit();
+        a.label("sframe_stop").mov_imm(R0, 1).exit();
     }
 }
 
