@@ -233,6 +233,18 @@ impl BinaryFact {
     }
 }
 
+impl BinaryFact {
+    /// The runtime a carried-runtime fact is about.
+    pub fn carried(&self) -> Option<&exe::Carried> {
+        match self {
+            BinaryFact::CarriedVdso { runtime, .. }
+            | BinaryFact::CarriedSyscall { runtime, .. }
+            | BinaryFact::CarriedUnknown { runtime, .. } => Some(runtime),
+            _ => None,
+        }
+    }
+}
+
 /// Whether a warning is one that `--trace` evidence clears: it says the
 /// path is unknown or costlier, not that it is lost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
