@@ -900,4 +900,65 @@ mod tests {
         let (st, _, _, kind) = verdict_parts(&exe(LibcKind::Unknown, None), &GOOD);
         assert_eq!((st, kind), (Status::Warn, WarnKind::Unproven));
     }
+
+    /// A raw getrandom site in a carried runtime's own function is its
+    /// row's: under a glibc that reads the vDSO, libuv's `uv__getrandom`
+    /// is INFO (no libuv release reads it), not the program's FAIL bypass;
+    /// the same site in the program's `main` still FAILs.
+    #[test]
+    fn a_carried_runtime_owns_its_raw_sites() {
+        if arch::HOST_MACHINE != arch::machine::X86_64 {
+            return;
+        }
+        let site = |symbol: &str| exe::Site {
+            addr: 0x18bf30f,
+            via: exe::Via::LibcSyscall,
+            function: Some(arch::VdsoFn::Getrandom),
+            clock: None,
+            entry: None,
+            symbol: Some(symbol.into()),
+        };
+        let mut node = exe(LibcKind::Glibc, Some("/lib64/ld-linux-x86-64.so.2"));
+        node.libc_version = Some("2.41".into());
+        node.carried = vec![exe::Carried { runtime: arch::Runtime::Libuv, version: None }];
+        node.sites = vec![site("uv__getrandom")];
+        node.clock_sites = 1;
+        let (st, facts, _, _) = verdict_parts(&node, &GOOD);
+        assert_eq!(st, Status::Ok, "{facts:?}");
+        let libuv = facts.iter().find(|f| matches!(f, BinaryFact::CarriedSyscall { .. })).unwrap();
+        assert_eq!(libuv.kind(), Kind::RuntimeNoVdsoRelease);
+        assert!(matches!(libuv, BinaryFact::CarriedSyscall { fixed_in: None, sites, .. } if sites.len() == 1));
+        node.sites = vec![site("main")];
+        let (st, facts, _, _) = verdict_parts(&node, &GOOD);
+        assert_eq!(st, Status::Fail, "{facts:?}");
+        assert!(facts.iter().any(|f| matches!(f, BinaryFact::RawRandomSites { .. })), "{facts:?}");
+    }
+
+    /// The getrandom crate 0.2 makes a syscall per call: WARN, naming 0.3
+    /// (its first release through the C library); with its release not in
+    /// the file, the path is not known (INFO); 0.3 goes through libc (OK).
+    #[test]
+    fn the_getrandom_crate_is_judged_by_its_release() {
+        let mut prog = exe(LibcKind::Glibc, Some("/lib64/ld-linux-x86-64.so.2"));
+        let crate_at =
+            |v: Option<&str>| exe::Carried { runtime: arch::Runtime::GetrandomCrate, version: v.map(str::to_string) };
+        prog.carried = vec![crate_at(Some("0.2.15"))];
+        let v = binary_verdict(&prog, &GOOD);
+        let f = v.findings.iter().find(|f| f.fact.carried().is_some()).unwrap();
+        assert_eq!((f.kind, f.status), (Kind::RuntimeSyscallFixed, Status::Warn));
+        assert!(matches!(f.fact, BinaryFact::CarriedSyscall { fixed_in: Some((0, 3)), .. }));
+        assert_eq!(
+            f.fact.to_string(),
+            "the getrandom crate 0.2.15's getrandom::getrandom makes a getrandom syscall every call, whatever the C library: \
+             the getrandom crate ≥ 0.3 calls the C library's getrandom(), which glibc ≥ 2.41 reads from the vDSO"
+        );
+        prog.carried = vec![crate_at(None)];
+        let v = binary_verdict(&prog, &GOOD);
+        let f = v.findings.iter().find(|f| f.fact.carried().is_some()).unwrap();
+        assert_eq!((f.kind, f.status), (Kind::RandomRouteUnknown, Status::Info));
+        prog.carried = vec![crate_at(Some("0.3.4"))];
+        let v = binary_verdict(&prog, &GOOD);
+        let f = v.findings.iter().find(|f| f.fact.carried().is_some()).unwrap();
+        assert_eq!((f.kind, f.status), (Kind::BinaryOk, Status::Ok));
+    }
 }
