@@ -152,8 +152,9 @@ pub const PATHS: &[PathRow] = &[
         entry: "getrandom::fill",
     },
     // Zig std without libc: std.os.linux.clock_gettime looks up the vDSO's
-    // symbol itself; std.crypto.random seeds a per-thread ChaCha from the
-    // getrandom syscall.
+    // symbol itself (Zig 0.17.1: os.linux.vdso_clock_gettime; strace -f -c
+    // counts no clock_gettime of fixtures/zig/clock_loop.zig);
+    // std.crypto.random seeds a per-thread ChaCha from the getrandom syscall.
     PathRow {
         runtime: Runtime::Zig,
         function: VdsoFn::ClockGettime,
@@ -351,7 +352,7 @@ pub const SIGNATURES: &[Signature] = &[
     Signature {
         runtime: Runtime::Zig,
         crate_dir: None,
-        markers: &[Marker::Suffix("os.linux.vdso.lookup")],
+        markers: &[Marker::Suffix("linux.vdso_clock_gettime"), Marker::Suffix("os.linux.vdso.lookup")],
         libraries: &[],
         banner: None,
         site_symbols: &["os.linux.", "posix."],

@@ -160,3 +160,47 @@ fn which(name: &str) -> Option<PathBuf> {
     let paths = std::env::var_os("PATH")?;
     std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| p.is_file())
 }
+
+/// `zig` to build with: `$ZIG`, `zig` on PATH, or the `ziglang` wheel's
+/// (`python3 -m ziglang`, what .ci/run installs: Debian packages no Zig).
+fn zig() -> Option<Vec<String>> {
+    if let Some(z) = std::env::var_os("ZIG") {
+        return Some(vec![z.to_string_lossy().into_owned()]);
+    }
+    if let Some(z) = which("zig") {
+        return Some(vec![z.display().to_string()]);
+    }
+    let wheel = Command::new("python3").args(["-m", "ziglang", "version"]).output().ok()?;
+    wheel.status.success().then(|| ["python3", "-m", "ziglang"].map(String::from).to_vec())
+}
+
+/// Zig's std without libc looks the vDSO up itself: fixtures/zig/
+/// clock_loop.zig's 1,000 CLOCK_MONOTONIC reads make no clock_gettime
+/// syscall (`strace -f -c`), and `check --image` names Zig std reading
+/// clock_gettime from the vDSO itself, OK.
+#[test]
+fn zig_std_reads_the_vdso_itself() {
+    let Some(zig) = zig() else { return skip("no zig (ZIG, PATH, or `pip install ziglang`)") };
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let out = tmp.join("zig-clock-loop");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/zig/clock_loop.zig");
+    let status = Command::new(&zig[0])
+        .args(&zig[1..])
+        .args(["build-exe", "-O", "ReleaseSafe", "--cache-dir"])
+        .arg(tmp.join("zig-cache"))
+        .arg("--global-cache-dir")
+        .arg(tmp.join("zig-global-cache"))
+        .arg(format!("-femit-bin={}", out.display()))
+        .arg(&src)
+        .status()
+        .expect("zig");
+    assert!(status.success(), "zig build-exe {} failed", src.display());
+    let calls = super::common::strace_calls("clock_gettime", &[out.display().to_string()]);
+    assert_eq!(calls, 0, "strace -f -c counts clock_gettime syscalls of a Zig std program");
+    let dir = tempfile::tempdir().unwrap();
+    install(dir.path(), &out, "/usr/bin/zig_clock");
+    let doc = audit(dir.path());
+    let found = carried(&doc, "/usr/bin/zig_clock", "zig");
+    let ok = found.iter().find(|f| f["kind"] == "binary-ok").unwrap_or_else(|| panic!("no Zig: {doc}"));
+    assert_eq!(path_of(ok, "clock_gettime").unwrap()["path"], "own_vdso", "{ok}");
+}
