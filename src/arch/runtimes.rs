@@ -54,6 +54,11 @@ pub struct PathRow {
     pub path: RoutePath,
     /// The entry point this is about, as a user knows it.
     pub entry: &'static str,
+    /// A symbol that is there when the entry is linked in (`None`: the
+    /// runtime is the entry): where the file has the runtime's symbols and
+    /// not this one, the row is not its (rustix built for `fs` alone has
+    /// no `vdso_wrappers` and no `rand`).
+    pub linked: Option<Marker>,
 }
 
 impl PathRow {
@@ -93,6 +98,10 @@ const RUSTIX_CLOCK: &[u16] = &[
 const RUSTIX_GETCPU: &[u16] =
     &[machine::X86_64, machine::I386, machine::RISCV, machine::PPC64, machine::PPC, machine::S390];
 
+/// rustix's vDSO code (`backend::vdso_wrappers`, its `#[cold]` init
+/// never inlined), legacy-mangled: there when `time` or `thread` is used.
+const RUSTIX_VDSO: &str = "_ZN6rustix7backend13vdso_wrappers";
+
 /// Every release: (0, 0) onwards.
 const ALWAYS: (u32, u32) = (0, 0);
 
@@ -108,6 +117,7 @@ pub const PATHS: &[PathRow] = &[
         machines: RUSTIX_CLOCK,
         path: RoutePath::OwnVdso,
         entry: "rustix::time::clock_gettime",
+        linked: Some(Marker::Prefix(RUSTIX_VDSO)),
     },
     PathRow {
         runtime: Runtime::Rustix,
@@ -117,6 +127,7 @@ pub const PATHS: &[PathRow] = &[
         machines: RUSTIX_GETCPU,
         path: RoutePath::OwnVdso,
         entry: "rustix::thread::sched_getcpu",
+        linked: Some(Marker::Prefix(RUSTIX_VDSO)),
     },
     // rustix's rand::getrandom is the raw syscall (backend/linux_raw/rand).
     PathRow {
@@ -127,6 +138,7 @@ pub const PATHS: &[PathRow] = &[
         machines: &[],
         path: RoutePath::Syscall,
         entry: "rustix::rand::getrandom",
+        linked: Some(Marker::Prefix("_ZN6rustix7backend4rand")),
     },
     // getrandom 0.1/0.2: libc::syscall(SYS_getrandom) (linux_android.rs).
     PathRow {
@@ -137,6 +149,7 @@ pub const PATHS: &[PathRow] = &[
         machines: &[],
         path: RoutePath::Syscall,
         entry: "getrandom::getrandom",
+        linked: None,
     },
     // getrandom 0.3 and 0.4 with a C library: dlsym("getrandom") (glibc),
     // libc::getrandom (musl) — linux_android_with_fallback.rs; the
@@ -150,11 +163,13 @@ pub const PATHS: &[PathRow] = &[
         machines: &[],
         path: RoutePath::Libc,
         entry: "getrandom::fill",
+        linked: None,
     },
     // Zig std without libc: std.os.linux.clock_gettime looks up the vDSO's
     // symbol itself (Zig 0.17.1: os.linux.vdso_clock_gettime; strace -f -c
-    // counts no clock_gettime of fixtures/zig/clock_loop.zig);
-    // std.crypto.random seeds a per-thread ChaCha from the getrandom syscall.
+    // counts no clock_gettime of fixtures/zig/clock_loop.zig); without
+    // libc, std.Io.randomSecure is std.os.linux.getrandom, the raw syscall
+    // (Zig 0.17.1's lib/std/Io/Threaded.zig; with libc, libc's getrandom).
     PathRow {
         runtime: Runtime::Zig,
         function: VdsoFn::ClockGettime,
@@ -163,6 +178,7 @@ pub const PATHS: &[PathRow] = &[
         machines: &[],
         path: RoutePath::OwnVdso,
         entry: "std.time, std.posix.clock_gettime",
+        linked: None,
     },
     PathRow {
         runtime: Runtime::Zig,
@@ -170,8 +186,9 @@ pub const PATHS: &[PathRow] = &[
         from: ALWAYS,
         until: None,
         machines: &[],
-        path: RoutePath::Seed,
-        entry: "std.crypto.random",
+        path: RoutePath::Syscall,
+        entry: "std.Io.randomSecure",
+        linked: Some(Marker::Suffix("Threaded.randomSecure")),
     },
     // OpenSSL 1.1.1 and 3.x: the DRBG seeds from getentropy() (glibc's is
     // the syscall, never the vDSO) or syscall(SYS_getrandom)
@@ -184,6 +201,7 @@ pub const PATHS: &[PathRow] = &[
         machines: &[],
         path: RoutePath::Seed,
         entry: "RAND_bytes",
+        linked: None,
     },
     // libuv: uv_random → uv__getrandom = syscall(SYS_getrandom) (Node
     // 20.20.2's, objdump -d).
@@ -195,6 +213,7 @@ pub const PATHS: &[PathRow] = &[
         machines: &[],
         path: RoutePath::Syscall,
         entry: "uv_random",
+        linked: None,
     },
     // CPython: os.urandom → libc getrandom() (Python/bootstrap_hash.c,
     // HAVE_GETRANDOM); time.time/monotonic → libc clock_gettime.
@@ -206,6 +225,7 @@ pub const PATHS: &[PathRow] = &[
         machines: &[],
         path: RoutePath::Libc,
         entry: "os.urandom, secrets",
+        linked: None,
     },
     PathRow {
         runtime: Runtime::Cpython,
@@ -215,6 +235,7 @@ pub const PATHS: &[PathRow] = &[
         machines: &[],
         path: RoutePath::Libc,
         entry: "time.time, time.monotonic",
+        linked: None,
     },
     // .NET: System.Native's random bytes are arc4random_buf/getrandom of
     // the C library; its clocks are clock_gettime.
@@ -226,6 +247,7 @@ pub const PATHS: &[PathRow] = &[
         machines: &[],
         path: RoutePath::Libc,
         entry: "RandomNumberGenerator, Random",
+        linked: None,
     },
     PathRow {
         runtime: Runtime::Dotnet,
@@ -235,6 +257,7 @@ pub const PATHS: &[PathRow] = &[
         machines: &[],
         path: RoutePath::Libc,
         entry: "Stopwatch, DateTime.UtcNow",
+        linked: None,
     },
     // glibc's per-architecture gaps: i386's clock_getres makes the
     // syscall (no release looks up __vdso_clock_getres_time64); arm64's
@@ -248,6 +271,7 @@ pub const PATHS: &[PathRow] = &[
         machines: &[machine::I386],
         path: RoutePath::Syscall,
         entry: "clock_getres() on i386",
+        linked: None,
     },
     PathRow {
         runtime: Runtime::Glibc,
@@ -257,6 +281,7 @@ pub const PATHS: &[PathRow] = &[
         machines: &[machine::AARCH64],
         path: RoutePath::OwnVdso,
         entry: "time() on arm64 (CLOCK_REALTIME_COARSE through __kernel_clock_gettime)",
+        linked: None,
     },
     PathRow {
         runtime: Runtime::Glibc,
@@ -266,6 +291,7 @@ pub const PATHS: &[PathRow] = &[
         machines: &[],
         path: RoutePath::Rseq,
         entry: "sched_getcpu() (rseq's cpu_id first)",
+        linked: None,
     },
 ];
 

@@ -663,6 +663,8 @@ fn carried_problems(info: &ExeInfo, p: &mut Problems) {
             }
             let known = arch::PATHS.iter().any(|r| r.runtime == c.runtime && r.function == f);
             match arch::path_of(c.runtime, f, c.release(), info.machine) {
+                // Its symbols say the entry is not linked in.
+                Some(row) if !c.links(row) => {}
                 Some(row) if row.path.reads_vdso() => vdso.push(row),
                 Some(row) => {
                     let sites = info
@@ -685,7 +687,10 @@ fn carried_problems(info: &ExeInfo, p: &mut Problems) {
                 None => {}
             }
         }
-        if !vdso.is_empty() {
+        // Named even where none of its entries is linked in (rustix built
+        // for `fs` alone): with no rows, as its words say.
+        let said = p.list.iter().any(|f| f.carried() == Some(c));
+        if !vdso.is_empty() || !said {
             p.list.push(BinaryFact::CarriedVdso { runtime: c.clone(), rows: vdso });
         }
     }
@@ -920,7 +925,7 @@ mod tests {
         };
         let mut node = exe(LibcKind::Glibc, Some("/lib64/ld-linux-x86-64.so.2"));
         node.libc_version = Some("2.41".into());
-        node.carried = vec![exe::Carried { runtime: arch::Runtime::Libuv, version: None }];
+        node.carried = vec![exe::Carried::new(arch::Runtime::Libuv, None)];
         node.sites = vec![site("uv__getrandom")];
         node.clock_sites = 1;
         let (st, facts, _, _) = verdict_parts(&node, &GOOD);
@@ -940,8 +945,7 @@ mod tests {
     #[test]
     fn the_getrandom_crate_is_judged_by_its_release() {
         let mut prog = exe(LibcKind::Glibc, Some("/lib64/ld-linux-x86-64.so.2"));
-        let crate_at =
-            |v: Option<&str>| exe::Carried { runtime: arch::Runtime::GetrandomCrate, version: v.map(str::to_string) };
+        let crate_at = |v: Option<&str>| exe::Carried::new(arch::Runtime::GetrandomCrate, v);
         prog.carried = vec![crate_at(Some("0.2.15"))];
         let v = binary_verdict(&prog, &GOOD);
         let f = v.findings.iter().find(|f| f.fact.carried().is_some()).unwrap();

@@ -157,6 +157,13 @@ impl fmt::Display for BinaryFact {
                 if !rseq.is_empty() {
                     parts.push(format!("reads {} from rseq first", row_list(&rseq)));
                 }
+                if parts.is_empty() {
+                    return write!(
+                        f,
+                        "{}: none of its entries that read the vDSO or make their own syscall is linked in (its symbols say)",
+                        carried_text(runtime)
+                    );
+                }
                 write!(f, "{}: {}", carried_text(runtime), parts.join("; "))
             }
             F::CarriedSyscall { runtime, row, fixed_in, sites } => {

@@ -19,6 +19,26 @@ pub struct Carried {
     pub runtime: Runtime,
     /// `0.3.4`, `3` (a library's soname), `3.0.19` (a banner).
     pub version: Option<String>,
+    /// The file names it by its symbols (a string table has them).
+    pub symbols: bool,
+    /// Of its rows' [`crate::arch::PathRow::linked`] symbols, those found.
+    pub linked: Vec<&'static str>,
+}
+
+impl Carried {
+    /// A runtime found with `version`, by no symbol.
+    pub fn new(runtime: Runtime, version: Option<&str>) -> Carried {
+        Carried { runtime, version: version.map(str::to_string), symbols: false, linked: Vec::new() }
+    }
+
+    /// Whether `row`'s entry is in the file: said by its `linked` symbol
+    /// where the file has the runtime's symbols, else taken to be.
+    pub fn links(&self, row: &crate::arch::PathRow) -> bool {
+        match row.linked {
+            Some(m) if self.symbols => self.linked.contains(&m.text()),
+            _ => true,
+        }
+    }
 }
 
 impl Carried {
@@ -59,7 +79,15 @@ fn banner_release(b: &[u8]) -> Option<String> {
 #[derive(Default)]
 struct Found {
     named: bool,
+    symbols: bool,
     versions: Vec<String>,
+    linked: Vec<&'static str>,
+}
+
+/// Whether `m` is in `buf` as a string table holds a name.
+fn has_marker(buf: &[u8], m: crate::arch::Marker) -> bool {
+    let text = m.text().as_bytes();
+    memchr::memmem::find_iter(buf, text).any(|i| m.delimited(buf, i, text.len()))
 }
 
 /// The runtimes `file` (described by `info`) carries, one per release
@@ -76,10 +104,16 @@ pub fn scan_carried(file: &File, info: &ExeInfo) -> Result<Vec<Carried>> {
     while offset < SCAN_LIMIT {
         let buf = pread(file, offset, CHUNK)?;
         for ((sig, f), dir) in SIGNATURES.iter().zip(found.iter_mut()).zip(&dirs) {
-            f.named |= sig.markers.iter().any(|m| {
-                let text = m.text().as_bytes();
-                memchr::memmem::find_iter(&buf, text).any(|i| m.delimited(&buf, i, text.len()))
-            });
+            if sig.markers.iter().any(|m| has_marker(&buf, *m)) {
+                f.named = true;
+                f.symbols = true;
+            }
+            let rows = crate::arch::PATHS.iter().filter(|r| r.runtime == sig.runtime);
+            for m in rows.filter_map(|r| r.linked) {
+                if !f.linked.contains(&m.text()) && has_marker(&buf, m) {
+                    f.linked.push(m.text());
+                }
+            }
             if let Some(dir) = dir {
                 for i in memchr::memmem::find_iter(&buf, dir) {
                     if let Some(v) = release_at(&buf[i + dir.len()..], b"/src/") {
@@ -102,14 +136,21 @@ pub fn scan_carried(file: &File, info: &ExeInfo) -> Result<Vec<Carried>> {
         offset += CHUNK as u64 - overlap;
     }
     let mut out = Vec::new();
-    for (sig, f) in SIGNATURES.iter().zip(found) {
+    for (sig, mut f) in SIGNATURES.iter().zip(found) {
+        f.linked.sort();
+        let one = |version: Option<String>| Carried {
+            runtime: sig.runtime,
+            version,
+            symbols: f.symbols,
+            linked: f.linked.clone(),
+        };
         if f.versions.is_empty() {
             if f.named {
-                out.push(Carried { runtime: sig.runtime, version: None });
+                out.push(one(None));
             }
             continue;
         }
-        out.extend(f.versions.into_iter().map(|v| Carried { runtime: sig.runtime, version: Some(v) }));
+        out.extend(f.versions.iter().cloned().map(|v| one(Some(v))));
     }
     out.sort();
     out.dedup();
@@ -173,7 +214,7 @@ mod tests {
 
     #[test]
     fn a_soname_release_gives_way_to_the_banner() {
-        let c = |v: &str| Carried { runtime: Runtime::Openssl, version: Some(v.into()) };
+        let c = |v: &str| Carried::new(Runtime::Openssl, Some(v));
         assert_eq!(drop_shadowed(vec![c("3"), c("3.0.19")]), [c("3.0.19")]);
         assert_eq!(drop_shadowed(vec![c("3"), c("30.1")]), [c("3"), c("30.1")]);
     }
