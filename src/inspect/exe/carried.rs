@@ -10,6 +10,7 @@
 use super::{pread, ExeInfo, CHUNK, SCAN_LIMIT};
 use crate::arch::{Runtime, Signature, SIGNATURES};
 use crate::error::Result;
+use crate::inspect::elf::read::Headers;
 use serde::Serialize;
 use std::fs::File;
 
@@ -84,15 +85,49 @@ struct Found {
     linked: Vec<&'static str>,
 }
 
+/// The names of `sig`'s runtime in a symbol string table `buf`, and its
+/// rows' `linked` symbols.
+fn symbol_names(buf: &[u8], sig: &Signature, f: &mut Found) {
+    if sig.markers.iter().any(|m| has_marker(buf, *m)) {
+        f.named = true;
+        f.symbols = true;
+    }
+    let rows = crate::arch::PATHS.iter().filter(|r| r.runtime == sig.runtime);
+    for m in rows.filter_map(|r| r.linked) {
+        if !f.linked.contains(&m.text()) && has_marker(buf, m) {
+            f.linked.push(m.text());
+        }
+    }
+}
+
 /// Whether `m` is in `buf` as a string table holds a name.
 fn has_marker(buf: &[u8], m: crate::arch::Marker) -> bool {
     let text = m.text().as_bytes();
     memchr::memmem::find_iter(buf, text).any(|i| m.delimited(buf, i, text.len()))
 }
 
-/// The runtimes `file` (described by `info`) carries, one per release
-/// found (two getrandom releases in one program are two), sorted.
-pub fn scan_carried(file: &File, info: &ExeInfo) -> Result<Vec<Carried>> {
+/// The sections the names and strings are in: the symbol string tables
+/// (`.dynstr`, `.strtab`) and `.rodata` (panic locations, banners) —
+/// never the debug info, most of a debug build; a file without readable
+/// section headers, whole (its first [`SCAN_LIMIT`] bytes).
+fn regions(h: &Headers) -> Vec<(u64, u64, bool, bool)> {
+    if h.sections.is_empty() {
+        return vec![(0, SCAN_LIMIT, true, true)];
+    }
+    h.sections
+        .iter()
+        .filter(|s| s.has_bytes())
+        .filter_map(|s| match s.name.as_str() {
+            ".dynstr" | ".strtab" => Some((s.offset, s.size.min(SCAN_LIMIT), true, false)),
+            ".rodata" => Some((s.offset, s.size.min(SCAN_LIMIT), false, true)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The runtimes `file` (described by `h` and `info`) carries, one per
+/// release found (two getrandom releases in one program are two), sorted.
+pub fn scan_carried(file: &File, h: &Headers, info: &ExeInfo) -> Result<Vec<Carried>> {
     let mut found: Vec<Found> = SIGNATURES.iter().map(|_| Found::default()).collect();
     for (sig, f) in SIGNATURES.iter().zip(found.iter_mut()) {
         libraries(sig, info, f);
@@ -100,19 +135,19 @@ pub fn scan_carried(file: &File, info: &ExeInfo) -> Result<Vec<Carried>> {
     let dirs: Vec<Option<Vec<u8>>> =
         SIGNATURES.iter().map(|s| s.crate_dir.map(|d| format!("/{d}").into_bytes())).collect();
     let overlap = 128u64;
-    let mut offset = 0u64;
-    while offset < SCAN_LIMIT {
-        let buf = pread(file, offset, CHUNK)?;
+    let chunks = regions(h).into_iter().flat_map(|(start, len, names, strings)| {
+        let step = CHUNK as u64 - overlap;
+        (0..len.div_ceil(step).max(1))
+            .map(move |i| (start + i * step, (len - i * step).min(CHUNK as u64), names, strings))
+    });
+    for (offset, len, names, strings) in chunks {
+        let buf = pread(file, offset, len as usize)?;
         for ((sig, f), dir) in SIGNATURES.iter().zip(found.iter_mut()).zip(&dirs) {
-            if sig.markers.iter().any(|m| has_marker(&buf, *m)) {
-                f.named = true;
-                f.symbols = true;
+            if names {
+                symbol_names(&buf, sig, f);
             }
-            let rows = crate::arch::PATHS.iter().filter(|r| r.runtime == sig.runtime);
-            for m in rows.filter_map(|r| r.linked) {
-                if !f.linked.contains(&m.text()) && has_marker(&buf, m) {
-                    f.linked.push(m.text());
-                }
+            if !strings {
+                continue;
             }
             if let Some(dir) = dir {
                 for i in memchr::memmem::find_iter(&buf, dir) {
@@ -130,10 +165,6 @@ pub fn scan_carried(file: &File, info: &ExeInfo) -> Result<Vec<Carried>> {
                 }
             }
         }
-        if buf.len() < CHUNK {
-            break;
-        }
-        offset += CHUNK as u64 - overlap;
     }
     let mut out = Vec::new();
     for (sig, mut f) in SIGNATURES.iter().zip(found) {

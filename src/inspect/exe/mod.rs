@@ -297,7 +297,7 @@ pub fn read(file: &File) -> Result<ExeInfo> {
         return Ok(info);
     }
     runtime(file, &h, &mut info)?;
-    info.carried = scan_carried(file, &info)?;
+    info.carried = scan_carried(file, &h, &info)?;
     if let Some(isa) = Isa::of(info.machine, id.is_64, id.little_endian) {
         sites(file, &h, &mut info, isa)?;
     }
