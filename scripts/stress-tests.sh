@@ -32,6 +32,8 @@ scripts/foreign-roots.sh "$WORK/vdsoctl/target/foreign-roots" >"$LOGS/foreign-ro
 # trixie's glibc 2.41 and Go 1.24, as .ci/run fetches them (tests/cli/getrandom.rs).
 scripts/trixie-root.sh "$WORK/vdsoctl/target/trixie" >"$LOGS/trixie-root.log" 2>&1 ||
     { echo "scripts/trixie-root.sh failed (log: $LOGS/trixie-root.log)" >&2; exit 1; }
+scripts/sid-root.sh "$WORK/vdsoctl/target/sid" >"$LOGS/sid-root.log" 2>&1 ||
+    { echo "scripts/sid-root.sh failed (log: $LOGS/sid-root.log)" >&2; exit 1; }
 # The bookworm image root of the gate tests (tests/cli/gate.rs).
 scripts/bookworm-root.sh "$WORK/vdsoctl/target/bookworm" >"$LOGS/bookworm-root.log" 2>&1 ||
     { echo "scripts/bookworm-root.sh failed (log: $LOGS/bookworm-root.log)" >&2; exit 1; }

@@ -854,6 +854,20 @@ pub enum Runtime {
     Musl,
     /// Go's runtime and standard library (static programs make their own calls).
     Go,
+    /// The rustix crate (its `linux_raw` backend finds the vDSO itself).
+    Rustix,
+    /// The `getrandom` crate (its backend by release).
+    GetrandomCrate,
+    /// Zig's standard library (its own vDSO lookup without libc).
+    Zig,
+    /// OpenSSL's libcrypto (its DRBG seeds itself).
+    Openssl,
+    /// libuv (`uv_random`; Node embeds it).
+    Libuv,
+    /// CPython (`os.urandom`, `time`).
+    Cpython,
+    /// .NET's runtime (`System.Native`).
+    Dotnet,
 }
 
 impl Runtime {
@@ -863,6 +877,13 @@ impl Runtime {
             Runtime::Glibc => "glibc",
             Runtime::Musl => "musl",
             Runtime::Go => "Go",
+            Runtime::Rustix => "rustix",
+            Runtime::GetrandomCrate => "the getrandom crate",
+            Runtime::Zig => "Zig std",
+            Runtime::Openssl => "OpenSSL",
+            Runtime::Libuv => "libuv",
+            Runtime::Cpython => "CPython",
+            Runtime::Dotnet => ".NET",
         }
     }
 }
@@ -950,7 +971,9 @@ pub mod vsyscall {
 }
 
 mod auxv;
+mod runtimes;
 pub use auxv::{auxv_name, decode_hwcap, hwcap_bits};
+pub use runtimes::{path_of, Marker, PathRow, RoutePath, Signature, PATHS, SIGNATURES};
 mod clocks;
 mod exports;
 pub use clocks::{

@@ -278,3 +278,55 @@ fn every_64_bit_arch_has_its_clock_history() {
     assert!(!vdso_serves(1, machine::MIPS, Some((6, 12))));
     assert!(!vdso_serves(2, machine::RISCV, None), "CPU-time clocks: never");
 }
+
+/// The runtimes a program carries: each one's path by release and
+/// architecture, and the release that fixes a syscall path derived from
+/// the table (none where no release reads the vDSO yet).
+#[test]
+fn runtime_paths_by_release_and_arch() {
+    let x86 = machine::X86_64;
+    let path = |rt, f, v, m| path_of(rt, f, v, m).map(|r| r.path);
+    // The getrandom crate: 0.2 a raw syscall, 0.3 and 0.4 the C library's.
+    let old = path_of(Runtime::GetrandomCrate, VdsoFn::Getrandom, Some((0, 2)), x86).unwrap();
+    assert_eq!((old.path, old.fixed_in()), (RoutePath::Syscall, Some((0, 3))));
+    assert_eq!(path(Runtime::GetrandomCrate, VdsoFn::Getrandom, Some((0, 3)), x86), Some(RoutePath::Libc));
+    assert_eq!(path(Runtime::GetrandomCrate, VdsoFn::Getrandom, Some((0, 4)), x86), Some(RoutePath::Libc));
+    assert_eq!(path(Runtime::GetrandomCrate, VdsoFn::Getrandom, None, x86), None, "the release decides");
+    // rustix finds the vDSO itself; arm64's vDSO has no getcpu.
+    assert_eq!(path(Runtime::Rustix, VdsoFn::ClockGettime, Some((1, 1)), machine::AARCH64), Some(RoutePath::OwnVdso));
+    assert_eq!(path(Runtime::Rustix, VdsoFn::ClockGettime, None, machine::S390), Some(RoutePath::OwnVdso));
+    assert_eq!(path(Runtime::Rustix, VdsoFn::Getcpu, None, machine::RISCV), Some(RoutePath::OwnVdso));
+    assert_eq!(path(Runtime::Rustix, VdsoFn::Getcpu, None, machine::AARCH64), None);
+    // No release reads the vDSO yet: libuv's uv_random, OpenSSL's seeding.
+    for rt in [Runtime::Libuv, Runtime::Openssl, Runtime::Rustix, Runtime::Zig] {
+        let r = path_of(rt, VdsoFn::Getrandom, None, x86).unwrap();
+        assert!(matches!(r.path, RoutePath::Syscall | RoutePath::Seed) && r.fixed_in().is_none(), "{rt:?}");
+    }
+    for rt in [Runtime::Cpython, Runtime::Dotnet] {
+        assert_eq!(path(rt, VdsoFn::Getrandom, None, x86), Some(RoutePath::Libc), "{rt:?} follows the C library");
+    }
+    // glibc's per-arch gaps.
+    assert_eq!(path(Runtime::Glibc, VdsoFn::ClockGetres, None, machine::I386), Some(RoutePath::Syscall));
+    assert_eq!(path(Runtime::Glibc, VdsoFn::ClockGetres, None, x86), None);
+    assert_eq!(path(Runtime::Glibc, VdsoFn::Time, None, machine::AARCH64), Some(RoutePath::OwnVdso));
+    assert_eq!(path(Runtime::Glibc, VdsoFn::Getcpu, Some((2, 36)), x86), Some(RoutePath::Rseq));
+    assert_eq!(path(Runtime::Glibc, VdsoFn::Getcpu, Some((2, 34)), x86), None);
+    // Every runtime the table has a path for is recognisable in a binary.
+    for r in PATHS.iter().filter(|r| r.runtime != Runtime::Glibc) {
+        assert!(SIGNATURES.iter().any(|s| s.runtime == r.runtime), "{:?} has no signature", r.runtime);
+    }
+}
+
+/// A marker is a symbol name in a string table, never a literal inside
+/// other bytes (vdsoctl's own table of them).
+#[test]
+fn markers_take_nul_delimited_names_only() {
+    let m = Marker::Name("uv_random");
+    let at = |buf: &[u8]| memchr::memmem::find(buf, b"uv_random").is_some_and(|i| m.delimited(buf, i, 9));
+    assert!(at(b"\0uv_random\0"));
+    assert!(!at(b"\0uv_random_x\0") && !at(b"xuv_random\0"));
+    let p = Marker::Prefix("_ZN6rustix");
+    assert!(p.delimited(b"\0_ZN6rustix2fs", 1, 10) && !p.delimited(b"a_ZN6rustix", 1, 10));
+    let s = Marker::Suffix("os.linux.vdso.lookup");
+    assert!(s.delimited(b"std.os.linux.vdso.lookup\0", 4, 20));
+}

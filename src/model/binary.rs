@@ -139,6 +139,22 @@ pub enum BinaryFact {
     ForeignDecoded { arch: String },
     /// Another architecture's code (`arch`), not decoded.
     ForeignNotDecoded { arch: String },
+    /// A runtime it carries reaches these functions through the vDSO,
+    /// itself or through the C library (rustix's clock_gettime and getcpu,
+    /// CPython's os.urandom): each with the row that says how.
+    CarriedVdso { runtime: exe::Carried, rows: Vec<&'static arch::PathRow> },
+    /// A runtime it carries makes `row.function`'s syscall (every call, or
+    /// to seed itself): `fixed_in`, the first release of it that reads the
+    /// vDSO (`None`: none yet); `sites`: its own raw sites in the code.
+    CarriedSyscall {
+        runtime: exe::Carried,
+        row: &'static arch::PathRow,
+        fixed_in: Option<(u32, u32)>,
+        sites: Vec<exe::Site>,
+    },
+    /// A runtime it carries whose path to `function` depends on a release
+    /// the file does not say.
+    CarriedUnknown { runtime: exe::Carried, function: arch::VdsoFn },
 }
 
 impl BinaryFact {
@@ -161,7 +177,13 @@ impl BinaryFact {
             F::RuntimeUnknown => Kind::RuntimeUnknown,
             F::Compat32 => Kind::Compat32Bit,
             F::ForeignNotDecoded { .. } => Kind::ForeignNotDecoded,
-            F::NoSections { .. }
+            F::CarriedSyscall { fixed_in: Some(_), row, .. } if row.path == arch::RoutePath::Syscall => {
+                Kind::RuntimeSyscallFixed
+            }
+            F::CarriedSyscall { .. } => Kind::RuntimeNoVdsoRelease,
+            F::CarriedUnknown { .. } => Kind::RandomRouteUnknown,
+            F::CarriedVdso { .. }
+            | F::NoSections { .. }
             | F::GoRuntime { .. }
             | F::StaticGlibcVdso { .. }
             | F::MuslDtHash { .. }
@@ -194,7 +216,12 @@ impl BinaryFact {
             // 32-bit program (its raw clock syscalls, if any, still WARN);
             // code not decoded is said, never OK by inference.
             F::CputimeSites { .. } | F::Compat32 | F::ForeignNotDecoded { .. } => Status::Info,
-            F::NoSections { .. }
+            // A later release of the runtime fixes it: WARN; none does
+            // yet, or it only seeds itself: said (INFO).
+            F::CarriedSyscall { fixed_in: Some(_), row, .. } if row.path == arch::RoutePath::Syscall => Status::Warn,
+            F::CarriedSyscall { .. } | F::CarriedUnknown { .. } => Status::Info,
+            F::CarriedVdso { .. }
+            | F::NoSections { .. }
             | F::GoRuntime { .. }
             | F::StaticGlibcVdso { .. }
             | F::MuslDtHash { .. }
@@ -202,6 +229,18 @@ impl BinaryFact {
             | F::LibraryWithoutLibc
             | F::Compat32Library
             | F::ForeignDecoded { .. } => Status::Ok,
+        }
+    }
+}
+
+impl BinaryFact {
+    /// The runtime a carried-runtime fact is about.
+    pub fn carried(&self) -> Option<&exe::Carried> {
+        match self {
+            BinaryFact::CarriedVdso { runtime, .. }
+            | BinaryFact::CarriedSyscall { runtime, .. }
+            | BinaryFact::CarriedUnknown { runtime, .. } => Some(runtime),
+            _ => None,
         }
     }
 }
@@ -374,6 +413,7 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> BinaryVerdict {
     site_problems(info, &mut p);
     code_problems(info, &mut p);
     runtime_problems(info, &host, &mut p);
+    carried_problems(info, &mut p);
     arch_problems(info, judged, &mut p);
     let Problems { list, hint, kind } = p;
     let findings: Vec<BinaryFinding> = list.into_iter().map(BinaryFinding::of).collect();
@@ -483,7 +523,7 @@ fn site_problems(info: &ExeInfo, p: &mut Problems) {
     let (random, clocks): (Vec<&exe::Site>, Vec<&exe::Site>) = info
         .sites
         .iter()
-        .filter(|s| s.via != exe::Via::Vsyscall)
+        .filter(|s| s.via != exe::Via::Vsyscall && carried_site(info, s).is_none())
         .partition(|s| s.function.is_some_and(|f| !crate::inspect::code::is_clock_read(f)));
     if let Some(fact) = raw_site_problem(info, &random) {
         p.list.push(fact);
@@ -588,6 +628,70 @@ fn runtime_problems(info: &ExeInfo, host: &HostFacts, p: &mut Problems) {
             p.list.push(BinaryFact::RuntimeUnknown);
             p.hint = p.hint.or(Some(BinaryHint::RunIt));
             p.kind = WarnKind::Unproven;
+        }
+    }
+}
+
+/// The runtime a raw syscall site belongs to, by its enclosing function
+/// (`uv__getrandom`, `getrandom::…`), when the program carries it and its
+/// row says it makes that syscall: judged by that row, not as the
+/// program's own bypass.
+fn carried_site<'a>(info: &'a ExeInfo, s: &exe::Site) -> Option<&'a exe::Carried> {
+    let symbol = s.symbol.as_deref()?;
+    let function = s.function?;
+    info.carried.iter().find(|c| {
+        let owns = arch::SIGNATURES
+            .iter()
+            .filter(|sig| sig.runtime == c.runtime)
+            .any(|sig| sig.site_symbols.iter().any(|p| symbol.starts_with(p)));
+        owns && arch::path_of(c.runtime, function, c.release(), info.machine)
+            .is_some_and(|r| matches!(r.path, arch::RoutePath::Syscall | arch::RoutePath::Seed))
+    })
+}
+
+/// The runtimes the program carries ([`exe::Carried`]), each judged by its
+/// row of `arch::PATHS` for the functions this architecture's vDSO has:
+/// through the vDSO (OK), a syscall a later release fixes (WARN), one no
+/// release fixes yet or only to seed itself (INFO), a release not said
+/// where the path depends on it (INFO).
+fn carried_problems(info: &ExeInfo, p: &mut Problems) {
+    for c in &info.carried {
+        let mut vdso = Vec::new();
+        for f in arch::VdsoFn::ALL {
+            if arch::vdso_symbol(info.machine, info.is_64, f).is_none() {
+                continue;
+            }
+            let known = arch::PATHS.iter().any(|r| r.runtime == c.runtime && r.function == f);
+            match arch::path_of(c.runtime, f, c.release(), info.machine) {
+                // Its symbols say the entry is not linked in.
+                Some(row) if !c.links(row) => {}
+                Some(row) if row.path.reads_vdso() => vdso.push(row),
+                Some(row) => {
+                    let sites = info
+                        .sites
+                        .iter()
+                        .filter(|s| s.function == Some(f) && carried_site(info, s).is_some_and(|o| o == c))
+                        .take(SITES_LISTED)
+                        .cloned()
+                        .collect();
+                    p.list.push(BinaryFact::CarriedSyscall {
+                        runtime: c.clone(),
+                        row,
+                        fixed_in: row.fixed_in(),
+                        sites,
+                    });
+                }
+                None if known && c.release().is_none() => {
+                    p.list.push(BinaryFact::CarriedUnknown { runtime: c.clone(), function: f });
+                }
+                None => {}
+            }
+        }
+        // Named even where none of its entries is linked in (rustix built
+        // for `fs` alone): with no rows, as its words say.
+        let said = p.list.iter().any(|f| f.carried() == Some(c));
+        if !vdso.is_empty() || !said {
+            p.list.push(BinaryFact::CarriedVdso { runtime: c.clone(), rows: vdso });
         }
     }
 }
@@ -800,5 +904,65 @@ mod tests {
         // A static program with no recognised runtime: a clearable warning.
         let (st, _, _, kind) = verdict_parts(&exe(LibcKind::Unknown, None), &GOOD);
         assert_eq!((st, kind), (Status::Warn, WarnKind::Unproven));
+    }
+
+    /// A raw getrandom site in a carried runtime's own function is its
+    /// row's: under a glibc that reads the vDSO, libuv's `uv__getrandom`
+    /// is INFO (no libuv release reads it), not the program's FAIL bypass;
+    /// the same site in the program's `main` still FAILs.
+    #[test]
+    fn a_carried_runtime_owns_its_raw_sites() {
+        if arch::HOST_MACHINE != arch::machine::X86_64 {
+            return;
+        }
+        let site = |symbol: &str| exe::Site {
+            addr: 0x18bf30f,
+            via: exe::Via::LibcSyscall,
+            function: Some(arch::VdsoFn::Getrandom),
+            clock: None,
+            entry: None,
+            symbol: Some(symbol.into()),
+        };
+        let mut node = exe(LibcKind::Glibc, Some("/lib64/ld-linux-x86-64.so.2"));
+        node.libc_version = Some("2.41".into());
+        node.carried = vec![exe::Carried::new(arch::Runtime::Libuv, None)];
+        node.sites = vec![site("uv__getrandom")];
+        node.clock_sites = 1;
+        let (st, facts, _, _) = verdict_parts(&node, &GOOD);
+        assert_eq!(st, Status::Ok, "{facts:?}");
+        let libuv = facts.iter().find(|f| matches!(f, BinaryFact::CarriedSyscall { .. })).unwrap();
+        assert_eq!(libuv.kind(), Kind::RuntimeNoVdsoRelease);
+        assert!(matches!(libuv, BinaryFact::CarriedSyscall { fixed_in: None, sites, .. } if sites.len() == 1));
+        node.sites = vec![site("main")];
+        let (st, facts, _, _) = verdict_parts(&node, &GOOD);
+        assert_eq!(st, Status::Fail, "{facts:?}");
+        assert!(facts.iter().any(|f| matches!(f, BinaryFact::RawRandomSites { .. })), "{facts:?}");
+    }
+
+    /// The getrandom crate 0.2 makes a syscall per call: WARN, naming 0.3
+    /// (its first release through the C library); with its release not in
+    /// the file, the path is not known (INFO); 0.3 goes through libc (OK).
+    #[test]
+    fn the_getrandom_crate_is_judged_by_its_release() {
+        let mut prog = exe(LibcKind::Glibc, Some("/lib64/ld-linux-x86-64.so.2"));
+        let crate_at = |v: Option<&str>| exe::Carried::new(arch::Runtime::GetrandomCrate, v);
+        prog.carried = vec![crate_at(Some("0.2.15"))];
+        let v = binary_verdict(&prog, &GOOD);
+        let f = v.findings.iter().find(|f| f.fact.carried().is_some()).unwrap();
+        assert_eq!((f.kind, f.status), (Kind::RuntimeSyscallFixed, Status::Warn));
+        assert!(matches!(f.fact, BinaryFact::CarriedSyscall { fixed_in: Some((0, 3)), .. }));
+        assert_eq!(
+            f.fact.to_string(),
+            "the getrandom crate 0.2.15's getrandom::getrandom makes a getrandom syscall every call, whatever the C library: \
+             the getrandom crate ≥ 0.3 calls the C library's getrandom(), which glibc ≥ 2.41 reads from the vDSO"
+        );
+        prog.carried = vec![crate_at(None)];
+        let v = binary_verdict(&prog, &GOOD);
+        let f = v.findings.iter().find(|f| f.fact.carried().is_some()).unwrap();
+        assert_eq!((f.kind, f.status), (Kind::RandomRouteUnknown, Status::Info));
+        prog.carried = vec![crate_at(Some("0.3.4"))];
+        let v = binary_verdict(&prog, &GOOD);
+        let f = v.findings.iter().find(|f| f.fact.carried().is_some()).unwrap();
+        assert_eq!((f.kind, f.status), (Kind::BinaryOk, Status::Ok));
     }
 }

@@ -113,6 +113,10 @@ pub fn policy(kind: Kind, ctx: Context) -> Severity {
         // A hot loop: WARN, FAIL over --fail-over where the runtime reads the vDSO.
         RandomSyscallObserved => [D, D, D, D, D],
         BinaryOk => [O, O, O, O, O],
+        // A runtime the program carries: an upgrade of it fixes the path
+        // (WARN); no release reads the vDSO yet (INFO: said, nothing to do).
+        RuntimeSyscallFixed => [W, W, W, W, W],
+        RuntimeNoVdsoRelease => [I, I, I, I, I],
         // Found in an image's program code: its owner rebuilds it (FAIL);
         // in a running process the trace window proves or clears it.
         RawClockCallSite => [W, W, W, F, W],

@@ -180,6 +180,12 @@ kinds! {
     LibcUnknown = "libc-unknown", Binary;
     /// A static program whose runtime is not recognised.
     RuntimeUnknown = "runtime-unknown", Binary;
+    /// A runtime it carries (the getrandom crate 0.2...) makes a syscall
+    /// per call where a later release of it reads the vDSO.
+    RuntimeSyscallFixed = "runtime-syscall-fixed", Binary;
+    /// A runtime it carries (libuv, OpenSSL's seeding...) makes the
+    /// syscall, and no release of it reads the vDSO yet.
+    RuntimeNoVdsoRelease = "runtime-no-vdso-release", Binary;
     /// The file is shorter than its headers describe.
     BinaryTruncated = "binary-truncated", Binary;
     /// No executable code could be read.

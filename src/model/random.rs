@@ -75,7 +75,15 @@ pub fn random_route(info: &ExeInfo) -> RandomRoute {
     }
     let version = match r.runtime {
         Runtime::Go => info.libc_version.as_deref().and_then(exe::go_version),
-        Runtime::Glibc | Runtime::Musl => info.libc_version.as_deref().and_then(crate::inspect::kernel::parse_version),
+        Runtime::Glibc
+        | Runtime::Musl
+        | Runtime::Rustix
+        | Runtime::GetrandomCrate
+        | Runtime::Zig
+        | Runtime::Openssl
+        | Runtime::Libuv
+        | Runtime::Cpython
+        | Runtime::Dotnet => info.libc_version.as_deref().and_then(crate::inspect::kernel::parse_version),
     };
     route.path = match (r.runtime, version) {
         (_, Some(v)) if v >= since => RandomPath::Vdso,

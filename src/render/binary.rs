@@ -3,7 +3,7 @@
 //! has it, and `check -p`'s `process_binary` row. Its hints are
 //! render/hint.rs's.
 
-use crate::arch;
+use crate::arch::{self, RoutePath};
 use crate::inspect::exe::{LibcKind, Linkage, Site};
 use crate::inspect::kernel::VsyscallMode;
 use crate::model::binary::{BinaryFact, BinaryFinding, ProcessExe, RuntimeRef, PROCESS_BINARY};
@@ -143,7 +143,123 @@ impl fmt::Display for BinaryFact {
             F::Compat32 => f.write_str("32-bit: the compat vDSO (vdso32) serves its clock reads, a little slower than the 64-bit one; its clock syscalls are invisible to syscalls:sys_enter_* tracepoints"),
             F::ForeignDecoded { arch } => write!(f, "judged as {arch} code (not this host's architecture)"),
             F::ForeignNotDecoded { arch } => write!(f, "{arch} code: call sites not decoded for this architecture (only amd64, i386 and arm64 code is), raw clock syscalls not looked for"),
+            F::CarriedVdso { runtime, rows } => {
+                let own: Vec<&&arch::PathRow> = rows.iter().filter(|r| r.path == RoutePath::OwnVdso).collect();
+                let libc: Vec<&&arch::PathRow> = rows.iter().filter(|r| r.path == RoutePath::Libc).collect();
+                let rseq: Vec<&&arch::PathRow> = rows.iter().filter(|r| r.path == RoutePath::Rseq).collect();
+                let mut parts = Vec::new();
+                if !own.is_empty() {
+                    parts.push(format!("where it reads {}, it reads the vDSO itself, whatever the C library", row_list(&own)));
+                }
+                if !libc.is_empty() {
+                    parts.push(format!("where it reads {}, it calls the C library: its path is the C library's", row_list(&libc)));
+                }
+                if !rseq.is_empty() {
+                    parts.push(format!("reads {} from rseq first", row_list(&rseq)));
+                }
+                if parts.is_empty() {
+                    return write!(
+                        f,
+                        "{}: none of its entries that read the vDSO or make their own syscall is linked in (its symbols say)",
+                        carried_text(runtime)
+                    );
+                }
+                write!(f, "{}: {}", carried_text(runtime), parts.join("; "))
+            }
+            F::CarriedSyscall { runtime, row, fixed_in, sites } => {
+                let who = carried_text(runtime);
+                let call = row.function.syscall_name();
+                match row.path {
+                    RoutePath::Seed => write!(f, "{who}'s {} seeds its own generator with {call} syscalls, a few a process", row.entry)?,
+                    _ => write!(f, "{who}'s {} makes a {call} syscall every call, whatever the C library", row.entry)?,
+                }
+                if !sites.is_empty() {
+                    write!(f, " — {}", sites_text(sites, random_site))?;
+                }
+                let name = runtime.runtime.name();
+                match fixed_in {
+                    Some((a, b)) if fix_path(row) == Some(RoutePath::Libc) => {
+                        write!(f, ": {name} ≥ {a}.{b} calls the C library's {}(){}", row.function.libc_function(), libc_fix(row.function))
+                    }
+                    Some((a, b)) => write!(f, ": {name} ≥ {a}.{b} reads it from the vDSO"),
+                    None => write!(f, ": no {name} release reads the vDSO yet"),
+                }
+            }
+            F::CarriedUnknown { runtime, function } => {
+                let paths: Vec<String> = arch::PATHS
+                    .iter()
+                    .filter(|r| r.runtime == runtime.runtime && r.function == *function)
+                    .map(|r| format!("{}: {}", releases(r), path_text(r.path)))
+                    .collect();
+                write!(
+                    f,
+                    "{} (its release not said in the file): its {function} path depends on it ({})",
+                    carried_text(runtime),
+                    paths.join("; ")
+                )
+            }
         }
+    }
+}
+
+/// `the getrandom crate 0.3.4`, `OpenSSL 3.0.19`, `libuv`.
+fn carried_text(c: &crate::inspect::exe::Carried) -> String {
+    match &c.version {
+        Some(v) => format!("{} {v}", c.runtime.name()),
+        None => c.runtime.name().to_string(),
+    }
+}
+
+/// `clock_gettime (rustix::time::clock_gettime) and getcpu (…)`.
+fn row_list(rows: &[&&arch::PathRow]) -> String {
+    let items: Vec<String> = rows.iter().map(|r| format!("{} ({})", r.function, r.entry)).collect();
+    and_list(&items)
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// The path of the row that fixes `row` (its runtime's first later one
+/// that reads the vDSO).
+fn fix_path(row: &arch::PathRow) -> Option<RoutePath> {
+    let since = row.fixed_in()?;
+    arch::PATHS
+        .iter()
+        .find(|r| r.runtime == row.runtime && r.function == row.function && r.from == since)
+        .map(|r| r.path)
+}
+
+/// `, which glibc ≥ 2.41 reads from the vDSO` (the C library's own row).
+fn libc_fix(function: arch::VdsoFn) -> String {
+    match arch::route(function, arch::Runtime::Glibc).and_then(|r| r.since) {
+        Some((a, b)) => format!(", which glibc ≥ {a}.{b} reads from the vDSO"),
+        None => String::new(),
+    }
+}
+
+/// `0.3 and later`, `before 0.3`, `every release`.
+fn releases(r: &arch::PathRow) -> String {
+    match (r.from, r.until) {
+        ((0, 0), None) => "every release".into(),
+        ((0, 0), Some((a, b))) => format!("before {a}.{b}"),
+        ((a, b), None) => format!("{a}.{b} and later"),
+        ((a, b), Some((c, d))) => format!("{a}.{b} to before {c}.{d}"),
+    }
+}
+
+fn path_text(p: RoutePath) -> &'static str {
+    match p {
+        RoutePath::OwnVdso => "the vDSO, looked up itself",
+        RoutePath::Libc => "the C library's function",
+        RoutePath::Syscall => "a syscall every call",
+        RoutePath::Seed => "a syscall to seed itself",
+        RoutePath::Rseq => "rseq first",
     }
 }
 
@@ -180,7 +296,40 @@ impl Serialize for BinaryFinding {
             /// A Go program's: linked against a C library (it runs with cgo).
             #[serde(skip_serializing_if = "Option::is_none")]
             cgo: Option<bool>,
+            /// A runtime the program carries: which, its release, and its
+            /// path to each function its finding is about.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            carried: Option<CarriedWire<'a>>,
         }
+        #[derive(Serialize)]
+        struct CarriedWire<'a> {
+            runtime: arch::Runtime,
+            version: Option<&'a str>,
+            paths: Vec<PathWire>,
+        }
+        #[derive(Serialize)]
+        struct PathWire {
+            function: arch::VdsoFn,
+            path: Option<RoutePath>,
+            entry: Option<&'static str>,
+            /// The first release of the runtime whose path reads the vDSO.
+            fixed_in: Option<String>,
+        }
+        let path = |r: &arch::PathRow| PathWire {
+            function: r.function,
+            path: Some(r.path),
+            entry: Some(r.entry),
+            fixed_in: r.fixed_in().map(|(a, b)| format!("{a}.{b}")),
+        };
+        let carried = match &self.fact {
+            BinaryFact::CarriedVdso { runtime, rows } => Some((runtime, rows.iter().map(|r| path(r)).collect())),
+            BinaryFact::CarriedSyscall { runtime, row, .. } => Some((runtime, vec![path(row)])),
+            BinaryFact::CarriedUnknown { runtime, function } => {
+                Some((runtime, vec![PathWire { function: *function, path: None, entry: None, fixed_in: None }]))
+            }
+            _ => None,
+        }
+        .map(|(c, paths)| CarriedWire { runtime: c.runtime, version: c.version.as_deref(), paths });
         let (sites, site_count) = fact_sites(&self.fact);
         let (size, described) = match self.fact {
             BinaryFact::Truncated { size, described } => (Some(size), Some(described)),
@@ -200,6 +349,7 @@ impl Serialize for BinaryFinding {
                 BinaryFact::GoRuntime { cgo, .. } => Some(cgo),
                 _ => None,
             },
+            carried,
         }
         .serialize(s)
     }

@@ -264,10 +264,19 @@ impl CheckReport {
         }
         type Group<'a> = (Status, String, &'a str, String, usize, &'a BinaryRow);
         let mut groups: Vec<Group> = Vec::new();
+        // The runtimes a binary carries are named in its detail: a group
+        // holds binaries that carry the same ones, or its example's detail
+        // would name them for all.
+        let carried = |b: &BinaryRow| -> Vec<String> {
+            b.findings.iter().filter(|f| f.fact.carried().is_some()).map(|f| f.fact.to_string()).collect()
+        };
         for b in binaries.iter().filter(|b| b.status < Status::Warn) {
             let class = class_text(b);
             let rt = runtime(b);
-            match groups.iter_mut().find(|g| g.0 == b.status && g.1 == class && g.2 == b.binary.linkage && g.3 == rt) {
+            let same = |g: &Group| {
+                g.0 == b.status && g.1 == class && g.2 == b.binary.linkage && g.3 == rt && carried(g.5) == carried(b)
+            };
+            match groups.iter_mut().find(|g| same(g)) {
                 Some(g) => g.4 += 1,
                 None => groups.push((b.status, class, b.binary.linkage, rt, 1, b)),
             }

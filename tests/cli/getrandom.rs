@@ -389,3 +389,85 @@ fn trace_names_a_process_by_its_last_exec() {
         assert_eq!(served["cmdline"], serde_json::json!(direct), "{how}: {served:#}");
     }
 }
+
+/// sid's root (glibc 2.43, Go 1.27), or why not.
+fn sid() -> Result<PathBuf, &'static str> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/sid/root");
+    if root.join("usr/lib/x86_64-linux-gnu/libc.so.6").is_file() && root.join("usr/lib/go-1.27/bin/go").is_file() {
+        Ok(root)
+    } else {
+        Err("sid's glibc 2.43 and Go 1.27 are not unpacked: run `scripts/sid-root.sh target/sid` as root")
+    }
+}
+
+/// The newest releases Debian ships, judged from their own files: sid's
+/// libc.so.6 says 2.43 and a program loading it reads getrandom from the
+/// vDSO (glibc ≥ 2.41); fixtures/go/getrandom built with sid's Go 1.27
+/// says go1.27 in its build info and does too (Go ≥ 1.24) — no image
+/// `random:*` row warns, as `go version` and the loader's `--version` say.
+#[test]
+fn sid_glibc_243_and_go_127_read_the_vdso() {
+    let root = match sid() {
+        Ok(r) => r,
+        Err(why) => return skip(why),
+    };
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let goroot = root.join("usr/lib/go-1.27");
+    let go = tmp.join("go-getrandom-127");
+    let status = Command::new(goroot.join("bin/go"))
+        .env("GOROOT", &goroot)
+        .args(["build", "-o"])
+        .arg(&go)
+        .arg(".")
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/go/getrandom"))
+        .env("GOCACHE", tmp.join("go/cache127"))
+        .env("GOPATH", tmp.join("go/path"))
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "-mod=mod")
+        .env("CGO_ENABLED", "0")
+        .status()
+        .expect("sid's go");
+    assert!(status.success(), "Go 1.27 build of fixtures/go/getrandom failed");
+    let go_says = Command::new(goroot.join("bin/go")).env("GOROOT", &goroot).arg("version").arg(&go).output().unwrap();
+    let go_says = String::from_utf8_lossy(&go_says.stdout).into_owned();
+    let go_version = go_says.split_whitespace().nth(1).unwrap_or("").to_string();
+    assert!(go_version.starts_with("go1.27"), "{go_says}");
+    let lib = root.join("usr/lib/x86_64-linux-gnu");
+    let loader = Command::new(lib.join("ld-linux-x86-64.so.2")).arg("--version").output().unwrap();
+    let loader = String::from_utf8_lossy(&loader.stdout).into_owned();
+    assert!(loader.lines().next().unwrap_or("").contains("version 2.43"), "{loader}");
+
+    let image = tempfile::tempdir().unwrap();
+    let put = |from: &Path, at: &str| {
+        let to = image.path().join(at);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(from, &to).unwrap();
+    };
+    put(&lib.join("libc.so.6"), "usr/lib/x86_64-linux-gnu/libc.so.6");
+    put(&go, "usr/bin/getrandom_go");
+    put(&build_c("getrandom_loop", false, &[]), "usr/bin/getrandom_loop");
+    let (_, stdout, stderr) = run(&["--json", "check", "--image", image.path().to_str().unwrap()]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}{stderr}"));
+    let binary = |path: &str| {
+        doc["binaries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["path"] == path)
+            .unwrap_or_else(|| panic!("{path}: {doc}"))
+    };
+    let random = |path: &str| {
+        let r = &binary(path)["random"];
+        (
+            r["runtime"].as_str().unwrap_or("-").to_string(),
+            r["version"].as_str().unwrap_or("-").to_string(),
+            r["path"].as_str().unwrap_or("-").to_string(),
+        )
+    };
+    let vdso = |rt: &str, v: &str| (rt.to_string(), v.to_string(), "vdso".to_string());
+    assert_eq!(random("/usr/lib/x86_64-linux-gnu/libc.so.6"), vdso("glibc", "2.43"));
+    assert_eq!(random("/usr/bin/getrandom_loop"), vdso("glibc", "2.43"));
+    assert_eq!(random("/usr/bin/getrandom_go"), vdso("go", &go_version));
+    let rows: Vec<&str> = doc["checks"].as_array().unwrap().iter().filter_map(|c| c["name"].as_str()).collect();
+    assert!(!rows.iter().any(|n| n.starts_with("random:")), "{rows:?}");
+}

@@ -31,6 +31,7 @@ mod races;
 mod readme;
 mod regress;
 mod robust_unlock;
+mod runtimes;
 mod seccomp;
 mod serve;
 mod sites;

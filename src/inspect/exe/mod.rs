@@ -172,6 +172,10 @@ pub struct ExeInfo {
     pub truncated: Option<Truncated>,
     /// A separate debug-info file (its code sections are NOBITS): not a program.
     pub debug_only: bool,
+    /// The runtimes it carries beside its C library (rustix, the getrandom
+    /// crate, OpenSSL, libuv, CPython...), each with its release where the
+    /// file says it ([`scan_carried`]).
+    pub carried: Vec<Carried>,
 }
 
 impl ExeInfo {
@@ -293,6 +297,7 @@ pub fn read(file: &File) -> Result<ExeInfo> {
         return Ok(info);
     }
     runtime(file, &h, &mut info)?;
+    info.carried = scan_carried(file, &h, &info)?;
     if let Some(isa) = Isa::of(info.machine, id.is_64, id.little_endian) {
         sites(file, &h, &mut info, isa)?;
     }
@@ -616,11 +621,13 @@ pub fn read_path(path: &Path) -> Result<ExeInfo> {
 }
 
 mod calls;
+mod carried;
 mod dynamic;
 mod ptracer;
 mod runtime;
 
 pub use calls::*;
+pub use carried::{release, scan_carried, Carried};
 pub use ptracer::{ptrace_user, PtraceUser};
 pub use runtime::*;
 
