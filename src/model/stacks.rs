@@ -273,6 +273,26 @@ mod tests {
         }
     }
 
+    /// Stacks of one process that differ only past a cut are one row, their
+    /// counts summed; another process's same stack stays its own row; the
+    /// busiest first, a tie by pid.
+    #[test]
+    fn stacks_equal_up_to_a_cut_are_one_row() {
+        use crate::measure::trace::{StackKey, Tally};
+        let mut tally = Tally::default();
+        let key = |pid: i32, frames: &[u64]| StackKey { pid, start: 1, frames: frames.to_vec(), full: false, word: 0 };
+        tally.stacks.insert(key(7, &[0x1000, 0x2000]), 3);
+        tally.stacks.insert(key(7, &[0x1000, 0x3000]), 4);
+        tally.stacks.insert(key(7, &[0x1111]), 5);
+        tally.stacks.insert(key(8, &[0x1000, 0x2000]), 7);
+        tally.stacks.insert(key(9, &[0x1000]), 0);
+        let got = rows(&tally, &Sightings::new(false));
+        let rows: Vec<(i32, u64, Vec<u64>, Option<Cut>)> =
+            got.iter().map(|r| (r.pid, r.count, r.frames.iter().map(|f| f.address).collect(), r.cut)).collect();
+        let cut = Some(Cut::Unverified);
+        assert_eq!(rows, [(7, 7, vec![0x1000], cut), (8, 7, vec![0x1000], cut), (7, 5, vec![0x1111], None)]);
+    }
+
     #[test]
     fn a_frame_outside_the_mappings_cuts_the_stack() {
         let resolve = |a: u64| {
