@@ -8,9 +8,11 @@ use crate::inspect::symbols::{Frame, FrameKind};
 use crate::measure::trace::sight::Sightings;
 use crate::measure::trace::Tally;
 use serde::Serialize;
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
 
 /// Why a stack is shorter than the code's call chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Cut {
     /// The walk filled every slot (`measure::trace::engines::bpf` keeps 127 frames).
@@ -27,7 +29,7 @@ pub enum Cut {
 
 /// Why an unmapped address has no name: what was missing to name it
 /// (JSON `unnamed`, in render/trace.rs's words).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Unnamed {
     /// Mapped from a file that was not found.
     FileNotFound,
@@ -40,7 +42,7 @@ pub enum Unnamed {
 }
 
 /// A frame of a stack as reported: the resolver's [`Frame`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct StackFrame {
     #[serde(serialize_with = "crate::model::hex")]
     pub address: u64,
@@ -143,12 +145,17 @@ pub fn rows(tally: &Tally, seen: &Sightings) -> Vec<StackRow> {
         })
         .collect();
     // Stacks that differed only past a cut are one stack: one site's
-    // calls, one row.
+    // calls, one row. Found through a map (in the order first met): a
+    // search of the rows so far made 16,384 stacks 134 million compares.
     let mut merged: Vec<StackRow> = Vec::with_capacity(rows.len());
+    let mut at: HashMap<(i32, Option<Cut>, Vec<StackFrame>), usize> = HashMap::with_capacity(rows.len());
     for r in rows.drain(..) {
-        match merged.iter_mut().find(|m| m.pid == r.pid && m.cut == r.cut && m.frames == r.frames) {
-            Some(m) => m.count = m.count.saturating_add(r.count),
-            None => merged.push(r),
+        match at.entry((r.pid, r.cut, r.frames.clone())) {
+            Entry::Occupied(i) => merged[*i.get()].count = merged[*i.get()].count.saturating_add(r.count),
+            Entry::Vacant(v) => {
+                v.insert(merged.len());
+                merged.push(r);
+            }
         }
     }
     merged.sort_by(|a, b| b.count.cmp(&a.count).then(a.pid.cmp(&b.pid)));
@@ -264,6 +271,26 @@ mod tests {
             offset,
             ..Frame::unmapped(address)
         }
+    }
+
+    /// Stacks of one process that differ only past a cut are one row, their
+    /// counts summed; another process's same stack stays its own row; the
+    /// busiest first, a tie by pid.
+    #[test]
+    fn stacks_equal_up_to_a_cut_are_one_row() {
+        use crate::measure::trace::{StackKey, Tally};
+        let mut tally = Tally::default();
+        let key = |pid: i32, frames: &[u64]| StackKey { pid, start: 1, frames: frames.to_vec(), full: false, word: 0 };
+        tally.stacks.insert(key(7, &[0x1000, 0x2000]), 3);
+        tally.stacks.insert(key(7, &[0x1000, 0x3000]), 4);
+        tally.stacks.insert(key(7, &[0x1111]), 5);
+        tally.stacks.insert(key(8, &[0x1000, 0x2000]), 7);
+        tally.stacks.insert(key(9, &[0x1000]), 0);
+        let got = rows(&tally, &Sightings::new(false));
+        let rows: Vec<(i32, u64, Vec<u64>, Option<Cut>)> =
+            got.iter().map(|r| (r.pid, r.count, r.frames.iter().map(|f| f.address).collect(), r.cut)).collect();
+        let cut = Some(Cut::Unverified);
+        assert_eq!(rows, [(7, 7, vec![0x1000], cut), (8, 7, vec![0x1000], cut), (7, 5, vec![0x1111], None)]);
     }
 
     #[test]
