@@ -968,19 +968,19 @@ pub(crate) mod tests {
         }
     }
 
+    /// A BPF trace's judging: compat counted, no --fail-over, aux clocks
+    /// unknown, a clocksource with a vDSO mode.
+    fn bpf_judging() -> Judging {
+        Judging { compat: true, fail_over: None, engine: Kind::Bpf, aux: arch::AuxClocks::Unknown, clocksource: false }
+    }
+
     /// Program runs the kernel skipped (its recursion guard, on a kernel
     /// that runs the programs preemptible) are said, never silent: the
     /// trace is not observed in full, a WARN, with its own cause.
     #[test]
     fn skipped_program_runs_are_a_loss_said_with_their_cause() {
         let t = Tally { skipped_runs: 6_461, ..Tally::default() };
-        let judging = Judging {
-            compat: true,
-            fail_over: None,
-            engine: Kind::Bpf,
-            aux: arch::AuxClocks::Unknown,
-            clocksource: false,
-        };
+        let judging = bpf_judging();
         let facts = findings(&[bypass_row(7, 50.0)], &[], &[], &t, 1.0, judging, (&Target::All, false));
         let skipped = facts.iter().find(|f| matches!(f, TraceFact::Skipped { runs: 6_461 })).expect("a Skipped fact");
         assert_eq!(skipped.kind(), FindingKind::NotObservedInFull);
@@ -1070,13 +1070,7 @@ pub(crate) mod tests {
     #[test]
     fn expected_rows_say_why() {
         let t = Tally::default();
-        let judging = Judging {
-            compat: true,
-            fail_over: None,
-            engine: Kind::Bpf,
-            aux: arch::AuxClocks::Unknown,
-            clocksource: false,
-        };
+        let judging = bpf_judging();
         let arm = CountRow { syscall: "clock_getres_time64", abi: Abi::Arm, expected: true, ..bypass_row(7, 9.0) };
         let f = findings(&[arm], &[], &[], &t, 1.0, judging, (&Target::All, false));
         assert_eq!(f[0].severity(), Status::Info);

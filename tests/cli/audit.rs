@@ -2,7 +2,7 @@
 //! hoists out of a loop (fixtures/hoisted.c), a program without section
 //! headers, truncated files, and `check -p` of the same code.
 
-use super::common::{build_c, copy_executable, have_m32, run, skip, vdsoctl_path, Workload};
+use super::common::{self, build_c, copy_executable, have_m32, run, skip, vdsoctl_path, Workload};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -23,12 +23,7 @@ fn audit(root: &Path) -> (i32, serde_json::Value) {
 
 /// A binary's (status, detail, hint) in an audit.
 fn verdict(doc: &serde_json::Value, path: &str) -> (String, String, String) {
-    let b = doc["binaries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["path"] == path)
-        .unwrap_or_else(|| panic!("no binary {path}: {doc}"));
+    let b = common::binary(doc, path);
     let text = |k: &str| b[k].as_str().unwrap_or("").to_string();
     (text("status"), text("detail"), text("hint"))
 }

@@ -191,6 +191,17 @@ impl Drop for Workload {
 /// `eprintln!`, which libtest captures: a plain `cargo test` shows it. The
 /// skip is also recorded for the tally `tests/cli/skips.rs` prints at
 /// the end of the suite.
+/// The one binary at `path` in a `check --image` report (panics, naming
+/// the report, when it is not there).
+pub fn binary<'a>(doc: &'a Value, path: &str) -> &'a Value {
+    doc["binaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["path"] == path)
+        .unwrap_or_else(|| panic!("no binary {path}: {doc}"))
+}
+
 pub fn skip(why: &str) {
     use std::io::Write;
     if std::env::var_os("CI").is_some() {

@@ -448,14 +448,7 @@ fn sid_glibc_243_and_go_127_read_the_vdso() {
     put(&build_c("getrandom_loop", false, &[]), "usr/bin/getrandom_loop");
     let (_, stdout, stderr) = run(&["--json", "check", "--image", image.path().to_str().unwrap()]);
     let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}{stderr}"));
-    let binary = |path: &str| {
-        doc["binaries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|b| b["path"] == path)
-            .unwrap_or_else(|| panic!("{path}: {doc}"))
-    };
+    let binary = |path: &str| super::common::binary(&doc, path);
     let random = |path: &str| {
         let r = &binary(path)["random"];
         (

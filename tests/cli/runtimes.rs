@@ -5,7 +5,7 @@
 //! with its libuv, CPython, OpenSSL's CLI and libcrypto (their releases
 //! checked against `openssl version`), each site against `objdump -d`.
 
-use super::common::{run, skip, vdsoctl_path};
+use super::common::{self, run, skip, vdsoctl_path};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -28,12 +28,7 @@ fn audit(root: &Path) -> serde_json::Value {
 
 /// The findings of `path` that name carried runtime `runtime`.
 fn carried<'a>(doc: &'a serde_json::Value, path: &str, runtime: &str) -> Vec<&'a serde_json::Value> {
-    let b = doc["binaries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["path"] == path)
-        .unwrap_or_else(|| panic!("no binary {path}: {doc}"));
+    let b = common::binary(doc, path);
     b["findings"].as_array().unwrap().iter().filter(|f| f["carried"]["runtime"] == runtime).collect()
 }
 

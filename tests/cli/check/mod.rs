@@ -5,7 +5,7 @@
 //! Here: the helpers more than one of them, or another module, uses.
 
 use super::common::{
-    build_c, copy_executable, glibc_version, have_m32, is_root, kind_status, made_by_script, major_minor,
+    binary, build_c, copy_executable, glibc_version, have_m32, is_root, kind_status, made_by_script, major_minor,
     own_vdso_exports, run, run_json, skip, vdsoctl, vdsoctl_path, Workload,
 };
 use std::path::{Path, PathBuf};
@@ -135,15 +135,6 @@ fn first_site<'a>(doc: &'a serde_json::Value, path: &str, kind: &str) -> &'a ser
     let b = binary(doc, path);
     let f = b["findings"].as_array().unwrap().iter().find(|f| f["kind"] == kind);
     &f.unwrap_or_else(|| panic!("{path}: no {kind} finding: {b}"))["sites"][0]
-}
-
-fn binary<'a>(doc: &'a serde_json::Value, path: &str) -> &'a serde_json::Value {
-    doc["binaries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["path"] == path)
-        .unwrap_or_else(|| panic!("no binary {path}: {doc}"))
 }
 
 /// `python3 -c SCRIPT` with `xml` on its stdin: what a JUnit consumer made of it.
