@@ -41,15 +41,39 @@ fn records(text: &str, n: usize) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// A shell glob with `*` and `?`, as the script matches with `[[ x == $glob ]]`.
+/// A shell glob with `*`, `?` and `[...]`, as the script matches with `[[ x == $glob ]]`.
 fn glob(pattern: &[u8], text: &[u8]) -> bool {
     match (pattern.first(), text.first()) {
         (None, _) => text.is_empty(),
         (Some(b'*'), _) => glob(&pattern[1..], text) || (!text.is_empty() && glob(pattern, &text[1..])),
         (Some(b'?'), Some(_)) => glob(&pattern[1..], &text[1..]),
+        // A bracket set, as the shell's: `[23]`, `[a-z]`.
+        (Some(b'['), Some(&t)) => match pattern.iter().position(|&c| c == b']') {
+            Some(end) if end > 1 => in_set(&pattern[1..end], t) && glob(&pattern[end + 1..], &text[1..]),
+            _ => t == b'[' && glob(&pattern[1..], &text[1..]),
+        },
         (Some(p), Some(t)) if p == t => glob(&pattern[1..], &text[1..]),
         _ => false,
     }
+}
+
+/// Whether `t` is in a bracket set's body (`23`, `a-z`).
+fn in_set(set: &[u8], t: u8) -> bool {
+    let mut i = 0;
+    while i < set.len() {
+        if set.get(i + 1) == Some(&b'-') && i + 2 < set.len() {
+            if (set[i]..=set[i + 2]).contains(&t) {
+                return true;
+            }
+            i += 3;
+        } else {
+            if set[i] == t {
+                return true;
+            }
+            i += 1;
+        }
+    }
+    false
 }
 
 /// The suite's cases for an arch, as `sh guest-suite.sh cases ARCH` lists
@@ -198,4 +222,7 @@ fn glob_matches_as_the_shell_does() {
     assert!(glob(b"*", b""));
     assert!(glob(b"raw?2", b"raw32"));
     assert!(!glob(b"raw", b"raw32"));
+    assert!(glob(b"7.[23]-amd64", b"7.2-amd64") && glob(b"7.[23]-amd64", b"7.3-amd64"));
+    assert!(!glob(b"7.[23]-amd64", b"7.1-amd64"));
+    assert!(glob(b"*-[rs][i3][s9]*", b"7.2-s390x") && glob(b"[a-c]x", b"bx") && !glob(b"[a-c]x", b"dx"));
 }
