@@ -255,6 +255,12 @@ mod tests {
     /// with its release by a panic location.
     #[test]
     fn this_test_binary_carries_rustix_and_getrandom() {
+        // What the binary carries is the build host's (an aarch64 static
+        // build links no rustix path: seen in the kernel matrix), and the
+        // check reads Cargo.lock: the matrix's guests have no checkout.
+        if !std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock")).is_file() {
+            return eprintln!("SKIP: needs the checkout (runs on the build host)");
+        }
         let exe = std::env::current_exe().unwrap();
         let info = super::super::read_path(&exe).unwrap();
         let rustix: Vec<_> = info.carried.iter().filter(|c| c.runtime == Runtime::Rustix).collect();

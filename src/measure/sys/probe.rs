@@ -9,12 +9,24 @@ use std::io;
 /// bpf(2) with a command no kernel defines, no attribute and size 0: the
 /// kernel's answer is EINVAL (`__sys_bpf`'s `default:` case; the size and
 /// the empty attribute pass its checks). Older kernels checked
-/// `unprivileged_bpf_disabled` first: EPERM there without CAP_BPF.
+/// `unprivileged_bpf_disabled` first: EPERM there without CAP_BPF. The
+/// command keeps to the low 15 bits: 7.x reads a flag in the high ones
+/// (common attributes in the 4th and 5th arguments; seen: 0x7fff_fff0
+/// answered E2BIG on sid's 7.2 arm64), and those arguments are 0.
 pub fn bpf_reaches_kernel() -> io::Result<()> {
-    const NO_SUCH_COMMAND: libc::c_long = 0x7fff_fff0;
-    // SAFETY: a null attribute pointer with size 0: the kernel copies
-    // nothing from it and writes nothing back.
-    let rc = unsafe { libc::syscall(libc::SYS_bpf, NO_SUCH_COMMAND, std::ptr::null_mut::<u8>(), 0 as libc::c_uint) };
+    const NO_SUCH_COMMAND: libc::c_long = 0x7fff;
+    // SAFETY: a null attribute pointer with size 0, and no common
+    // attributes: the kernel copies nothing and writes nothing back.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            NO_SUCH_COMMAND,
+            std::ptr::null_mut::<u8>(),
+            0 as libc::c_uint,
+            std::ptr::null_mut::<u8>(),
+            0 as libc::c_uint,
+        )
+    };
     answer(rc)
 }
 
