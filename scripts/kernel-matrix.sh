@@ -9,7 +9,7 @@
 # 6.12 boot variants with their BOOT ARGS too): what CI runs, in a few
 # minutes. --all adds the on-demand rows (trixie's and sid's riscv64,
 # ppc64el and s390x kernels: 5-30 min each under TCG here; trixie-backports'
-# 7.3 amd64); --kernels GLOB picks from every row by name.
+# 7.3 amd64; sid's 7.2 amd64 and arm64); --kernels GLOB picks from every row by name.
 #
 # For each kernel of scripts/kernel-matrix/kernels (GLOB picks some by name):
 # resolves the newest image package of its metapackage in a private apt state
