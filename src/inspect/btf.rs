@@ -375,13 +375,18 @@ mod tests {
         assert_eq!(btf.offset_of("outer", &["missing"]), None);
     }
 
-    #[test]
-    fn truncated_or_foreign_blobs_are_errors() {
-        let b = blob();
+    /// Every prefix of `b` parses without a panic, and one cut inside the
+    /// header is an error.
+    fn truncations_are_errors(b: &[u8]) {
         for n in 0..b.len() {
             let _ = Btf::parse(b[..n].to_vec());
         }
         assert!(Btf::parse(b[..30].to_vec()).is_err());
+    }
+
+    #[test]
+    fn truncated_or_foreign_blobs_are_errors() {
+        truncations_are_errors(&blob());
         assert!(Btf::parse(b"\x9f\xeb\x01\x00".to_vec()).is_err());
     }
 
@@ -444,10 +449,7 @@ mod tests {
         assert_eq!(btf.field("outer", &["ti", "status"]), Some(Field { offset: 8, size: 4, array: false }));
         assert_eq!(btf.struct_size("outer"), Some(12));
         // Truncated big-endian blobs are errors as little-endian ones are.
-        for n in 0..be.len() {
-            let _ = Btf::parse(be[..n].to_vec());
-        }
-        assert!(Btf::parse(be[..30].to_vec()).is_err());
+        truncations_are_errors(&be);
         assert!(Btf::parse(b"\xeb\x9e\x01\x00".to_vec()).is_err());
     }
 
