@@ -321,6 +321,10 @@ pub struct Signature {
     pub libraries: &'static [&'static str],
     /// A banner with its release after it (`OpenSSL 3.0.19`).
     pub banner: Option<&'static str>,
+    /// Symbols only one line of releases has, with that line, for a file
+    /// that names no release (a release build keeps no panic location of
+    /// the crate): its version then says the line (`0.1/0.2`).
+    pub lines: &'static [(Marker, &'static str)],
     /// The enclosing functions (demangled prefixes) of its own raw
     /// syscalls: a site in one is the runtime's, judged by its row.
     pub site_symbols: &'static [&'static str],
@@ -365,6 +369,7 @@ pub const SIGNATURES: &[Signature] = &[
         markers: &[Marker::Prefix("_ZN6rustix")],
         libraries: &[],
         banner: None,
+        lines: &[],
         site_symbols: &["rustix::"],
     },
     Signature {
@@ -373,6 +378,12 @@ pub const SIGNATURES: &[Signature] = &[
         markers: &[Marker::Prefix("_ZN9getrandom")],
         libraries: &[],
         banner: None,
+        // 0.1 and 0.2 keep their Linux code in `imp` (`#[path]` modules);
+        // 0.3 moved it to `backends` (0.2.17 and 0.4.3 checked with nm).
+        lines: &[
+            (Marker::Prefix("_ZN9getrandom3imp"), "0.1/0.2"),
+            (Marker::Prefix("_ZN9getrandom8backends"), "0.3 or later"),
+        ],
         site_symbols: &["getrandom::"],
     },
     Signature {
@@ -381,6 +392,7 @@ pub const SIGNATURES: &[Signature] = &[
         markers: &[Marker::Suffix("linux.vdso_clock_gettime"), Marker::Suffix("os.linux.vdso.lookup")],
         libraries: &[],
         banner: None,
+        lines: &[],
         site_symbols: &["os.linux.", "posix."],
     },
     Signature {
@@ -389,6 +401,7 @@ pub const SIGNATURES: &[Signature] = &[
         markers: &[],
         libraries: &["libcrypto.so."],
         banner: Some("OpenSSL "),
+        lines: &[],
         site_symbols: &["syscall_random", "ossl_pool_acquire_entropy", "ossl_prov_get_entropy"],
     },
     Signature {
@@ -397,6 +410,7 @@ pub const SIGNATURES: &[Signature] = &[
         markers: &[Marker::Name("uv__getrandom"), Marker::Name("uv_random")],
         libraries: &["libuv.so."],
         banner: None,
+        lines: &[],
         site_symbols: &["uv__getrandom", "uv__random"],
     },
     Signature {
@@ -405,6 +419,7 @@ pub const SIGNATURES: &[Signature] = &[
         markers: &[Marker::Name("Py_Initialize")],
         libraries: &["libpython"],
         banner: None,
+        lines: &[],
         site_symbols: &[],
     },
     Signature {
@@ -413,6 +428,7 @@ pub const SIGNATURES: &[Signature] = &[
         markers: &[Marker::Name("SystemNative_GetCryptographicallySecureRandomBytes")],
         libraries: &["libcoreclr.so", "libSystem.Native.so"],
         banner: None,
+        lines: &[],
         site_symbols: &[],
     },
 ];

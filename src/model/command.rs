@@ -128,12 +128,15 @@ pub fn random_programs(report: &TraceReport) -> Vec<Ran> {
 /// what `command_random` judges in `model::random`.
 pub fn served_random<'a>(report: &'a TraceReport, programs: &Programs) -> (Vec<ServedRandom<'a>>, u64) {
     let (argv, pid) = command_of(report);
-    let program = |r: Ran| programs.iter().find(|(p, _)| *p == r).map(|(_, info)| random::random_route(info));
+    let program = |r: Ran| programs.iter().find(|(p, _)| *p == r).map(|(_, info)| info);
     let served = report
         .counts
         .iter()
         .filter(|r| is_random(r) && !r.expected)
-        .map(|row| ServedRandom { row, route: row_ran(row, &argv, pid).and_then(program) })
+        .map(|row| {
+            let info = row_ran(row, &argv, pid).and_then(program);
+            ServedRandom { row, route: info.map(random::random_route), carried: info.and_then(random::carried_random) }
+        })
         .collect();
     let expected = super::sum(report.counts.iter().filter(|r| is_random(r) && r.expected).map(|r| r.count));
     (served, expected)

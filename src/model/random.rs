@@ -319,6 +319,25 @@ pub const SEED_CALLS: u64 = 16;
 pub struct ServedRandom<'a> {
     pub row: &'a super::trace::CountRow,
     pub route: Option<RandomRoute>,
+    /// A runtime the program carries that makes its own getrandom
+    /// syscalls (the getrandom crate before 0.3): what made them.
+    pub carried: Option<CarriedRandom>,
+}
+
+/// A carried runtime's own getrandom path, raw syscalls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CarriedRandom {
+    pub runtime: crate::inspect::exe::Carried,
+    pub row: &'static arch::PathRow,
+}
+
+/// The runtime `info` carries that makes raw getrandom syscalls every
+/// call, by its row of `arch::PATHS` (linked in where its symbols say).
+pub fn carried_random(info: &ExeInfo) -> Option<CarriedRandom> {
+    info.carried.iter().find_map(|c| {
+        let row = arch::path_of(c.runtime, VdsoFn::Getrandom, c.release(), info.machine)?;
+        (row.path == arch::RoutePath::Syscall && c.links(row)).then(|| CarriedRandom { runtime: c.clone(), row })
+    })
 }
 
 /// Why one process's served getrandom syscalls are judged as they are.
@@ -330,6 +349,8 @@ pub enum RandomWhy {
     VdsoRaw { route: RandomRoute, never: &'static str, seeding: bool },
     /// An older runtime, or one that never reads the vDSO.
     OldRuntime(RandomRoute),
+    /// A runtime the program carries makes them, whatever the C library.
+    Carried(CarriedRandom),
     /// The program is not known.
     Unknown,
 }
@@ -348,14 +369,22 @@ pub struct JudgedRandom<'a> {
 /// never more than was seen. Worded in `render/random.rs`.
 pub fn judge_command_random<'a>(served: &[ServedRandom<'a>]) -> Vec<JudgedRandom<'a>> {
     let judge = |s: &ServedRandom<'a>| {
-        let (status, why) = match &s.route {
-            Some(route) if route.path == RandomPath::Vdso => {
+        let (status, why) = match (&s.route, &s.carried) {
+            // Judged as before (never weaker), the carried runtime named.
+            (Some(route), Some(carried)) => {
+                let over = route.path == RandomPath::Vdso && s.row.count > SEED_CALLS;
+                let status = if over { Status::Fail } else { Status::Warn };
+                (status, RandomWhy::Carried(carried.clone()))
+            }
+            (Some(route), None) if route.path == RandomPath::Vdso => {
                 let never = route.runtime.and_then(|rt| arch::route(VdsoFn::Getrandom, rt)).map_or("", |r| r.never);
                 let seeding = s.row.count <= SEED_CALLS;
                 let status = if seeding { Status::Ok } else { Status::Fail };
                 (status, RandomWhy::VdsoRaw { route: route.clone(), never, seeding })
             }
-            Some(route) if route.path == RandomPath::Syscall => (Status::Warn, RandomWhy::OldRuntime(route.clone())),
+            (Some(route), None) if route.path == RandomPath::Syscall => {
+                (Status::Warn, RandomWhy::OldRuntime(route.clone()))
+            }
             _ => (Status::Warn, RandomWhy::Unknown),
         };
         JudgedRandom { row: s.row, status, why }

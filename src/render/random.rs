@@ -208,6 +208,13 @@ fn why_text(why: &RandomWhy) -> String {
             }
         }
         RandomWhy::OldRuntime(route) => route.syscall_reason(),
+        RandomWhy::Carried(c) => crate::model::binary::BinaryFact::CarriedSyscall {
+            runtime: c.runtime.clone(),
+            row: c.row,
+            fixed_in: c.row.fixed_in(),
+            sites: Vec::new(),
+        }
+        .to_string(),
         RandomWhy::Unknown => "an older C library or runtime, or raw syscalls (the program is not known)".to_string(),
     }
 }
@@ -369,7 +376,7 @@ mod tests {
         let judge = |count: u64, route: Option<RandomRoute>| {
             let r = row(count);
             let c = command_random_row(
-                &judge_command_random(&[ServedRandom { row: &r, route }]),
+                &judge_command_random(&[ServedRandom { row: &r, route, carried: None }]),
                 0,
                 "1 s",
                 "prog",

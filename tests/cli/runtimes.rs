@@ -206,3 +206,62 @@ fn zig_std_reads_the_vdso_itself() {
     let ok = found.iter().find(|f| f["kind"] == "binary-ok").unwrap_or_else(|| panic!("no Zig: {doc}"));
     assert_eq!(path_of(ok, "clock_gettime").unwrap()["path"], "own_vdso", "{ok}");
 }
+
+/// The getrandom crate 0.2 (fixtures/rust/getrandom02, 0.2.17 pinned),
+/// built here: a release build keeps no panic location of the crate, so
+/// its release line comes from its symbols (`getrandom::imp`, which 0.3
+/// renamed `backends`). Its `getrandom::getrandom` is a raw syscall every
+/// call: N + 1 of its own (a 0-byte probe first), equal to strace's count
+/// less glibc's start-up key; `check --image` and `check -- CMD` both name
+/// the crate and 0.3 as the fix, not the C library.
+#[test]
+fn the_getrandom_crate_02_is_named_with_its_fix() {
+    const N: u64 = 1000;
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/rust/getrandom02/Cargo.toml");
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("getrandom02");
+    let built = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--locked", "--offline", "--quiet", "--manifest-path"])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(&target)
+        .output()
+        .expect("cargo");
+    if !built.status.success() {
+        let why = String::from_utf8_lossy(&built.stderr);
+        return skip(&format!(
+            "getrandom 0.2.17 not in the registry cache (cargo fetch --manifest-path {}): {}",
+            manifest.display(),
+            why.lines().next().unwrap_or("")
+        ));
+    }
+    let exe = target.join("release/getrandom02");
+    let argv = [exe.display().to_string(), N.to_string()];
+    let traced = run(&["--json", "trace", "--engine", "seccomp", "--", &argv[0], &argv[1]]);
+    let report: serde_json::Value = serde_json::from_str(&traced.1).unwrap_or_else(|e| panic!("{e}: {traced:?}"));
+    let own: u64 = report["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["syscall"] == "getrandom")
+        .map(|c| c["count"].as_u64().unwrap())
+        .sum();
+    let keys = report["startup_keys"].as_u64().unwrap();
+    assert_eq!(own, N + 1, "{report:#}");
+    assert_eq!(own + keys, super::common::strace_calls("getrandom", &argv), "vdsoctl against strace -f -c");
+
+    let dir = tempfile::tempdir().unwrap();
+    install(dir.path(), &exe, "/usr/bin/getrandom02");
+    let doc = audit(dir.path());
+    let found = carried(&doc, "/usr/bin/getrandom02", "getrandom_crate");
+    let f = found.iter().find(|f| f["kind"] == "runtime-syscall-fixed").unwrap_or_else(|| panic!("{doc}"));
+    assert_eq!((f["status"].as_str(), f["carried"]["version"].as_str()), (Some("warn"), Some("0.1/0.2")), "{f}");
+    let p = path_of(f, "getrandom").unwrap();
+    assert_eq!((p["path"].as_str(), p["fixed_in"].as_str()), (Some("syscall"), Some("0.3")), "{f}");
+
+    let (_, stdout, stderr) = run(&["--json", "check", "--", &argv[0], &argv[1]]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    let row = doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "command_random").unwrap();
+    let detail = row["detail"].as_str().unwrap();
+    assert_ne!(row["status"], "ok", "{row}");
+    assert!(detail.contains("the getrandom crate 0.1/0.2") && detail.contains("≥ 0.3"), "{row}");
+}

@@ -82,6 +82,8 @@ struct Found {
     named: bool,
     symbols: bool,
     versions: Vec<String>,
+    /// The release lines its symbols say (`Signature::lines`).
+    lines: Vec<String>,
     linked: Vec<&'static str>,
 }
 
@@ -91,6 +93,11 @@ fn symbol_names(buf: &[u8], sig: &Signature, f: &mut Found) {
     if sig.markers.iter().any(|m| has_marker(buf, *m)) {
         f.named = true;
         f.symbols = true;
+    }
+    for (m, line) in sig.lines {
+        if has_marker(buf, *m) {
+            push(&mut f.lines, line.to_string());
+        }
     }
     let rows = crate::arch::PATHS.iter().filter(|r| r.runtime == sig.runtime);
     for m in rows.filter_map(|r| r.linked) {
@@ -175,6 +182,9 @@ pub fn scan_carried(file: &File, h: &Headers, info: &ExeInfo) -> Result<Vec<Carr
             symbols: f.symbols,
             linked: f.linked.clone(),
         };
+        if f.versions.is_empty() {
+            f.versions = std::mem::take(&mut f.lines);
+        }
         if f.versions.is_empty() {
             if f.named {
                 out.push(one(None));
