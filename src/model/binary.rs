@@ -414,6 +414,7 @@ pub fn binary_verdict(info: &ExeInfo, host: &HostFacts) -> BinaryVerdict {
     code_problems(info, &mut p);
     runtime_problems(info, &host, &mut p);
     carried_problems(info, &mut p);
+    libc_gap_problems(info, &mut p);
     arch_problems(info, judged, &mut p);
     let Problems { list, hint, kind } = p;
     let findings: Vec<BinaryFinding> = list.into_iter().map(BinaryFinding::of).collect();
@@ -692,6 +693,28 @@ fn carried_problems(info: &ExeInfo, p: &mut Problems) {
         let said = p.list.iter().any(|f| f.carried() == Some(c));
         if !vdso.is_empty() || !said {
             p.list.push(BinaryFact::CarriedVdso { runtime: c.clone(), rows: vdso });
+        }
+    }
+}
+
+/// glibc's per-architecture gaps (its rows of `arch::PATHS`) in a program
+/// that imports the entry: i386's `clock_getres()` is a syscall every
+/// call, whatever the kernel's vDSO offers. A row whose path reads the vDSO
+/// (arm64's `time()`, `sched_getcpu()`'s rseq) is no problem and not said.
+fn libc_gap_problems(info: &ExeInfo, p: &mut Problems) {
+    if info.libc != LibcKind::Glibc {
+        return;
+    }
+    let glibc = exe::Carried::new(arch::Runtime::Glibc, info.libc_version.as_deref());
+    for &f in &info.imports {
+        let Some(row) = arch::path_of(arch::Runtime::Glibc, f, glibc.release(), info.machine) else { continue };
+        if !row.path.reads_vdso() {
+            p.list.push(BinaryFact::CarriedSyscall {
+                runtime: glibc.clone(),
+                row,
+                fixed_in: row.fixed_in(),
+                sites: Vec::new(),
+            });
         }
     }
 }

@@ -171,6 +171,10 @@ impl fmt::Display for BinaryFact {
                 let call = row.function.syscall_name();
                 match row.path {
                     RoutePath::Seed => write!(f, "{who}'s {} seeds its own generator with {call} syscalls, a few a process", row.entry)?,
+                    // The C library's own gap: no other library to blame.
+                    _ if runtime.runtime == arch::Runtime::Glibc => {
+                        write!(f, "{who}'s {} makes a {call} syscall every call", row.entry)?
+                    }
                     _ => write!(f, "{who}'s {} makes a {call} syscall every call, whatever the C library", row.entry)?,
                 }
                 if !sites.is_empty() {

@@ -5,7 +5,7 @@
 //! with its libuv, CPython, OpenSSL's CLI and libcrypto (their releases
 //! checked against `openssl version`), each site against `objdump -d`.
 
-use super::common::{self, run, skip, vdsoctl_path};
+use super::common::{self, build_c, run, skip, vdsoctl_path};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -264,4 +264,31 @@ fn the_getrandom_crate_02_is_named_with_its_fix() {
     let detail = row["detail"].as_str().unwrap();
     assert_ne!(row["status"], "ok", "{row}");
     assert!(detail.contains("the getrandom crate 0.1/0.2") && detail.contains("≥ 0.3"), "{row}");
+}
+
+/// glibc's per-architecture gap, from a real program: i386's
+/// `clock_getres()` makes the clock_getres_time64 syscall every call
+/// (`strace -f -c`: N of N), x86_64's reads the vDSO (0). `check --image`
+/// names it on the i386 build that imports `clock_getres` — INFO, no
+/// glibc release to move to — and on the x86_64 build says nothing of it.
+#[test]
+fn glibc_i386_clock_getres_is_named_as_a_syscall() {
+    const N: u64 = 1000;
+    let m32 = build_c("getres_loop", true, &[]);
+    let m64 = build_c("getres_loop", false, &[]);
+    let calls = |exe: &Path| {
+        let argv = [exe.display().to_string(), N.to_string()];
+        common::strace_calls("clock_getres_time64", &argv) + common::strace_calls("clock_getres", &argv)
+    };
+    assert_eq!((calls(&m32), calls(&m64)), (N, 0), "strace -f -c of the i386 and x86_64 builds");
+    let dir = tempfile::tempdir().unwrap();
+    install(dir.path(), &m32, "/usr/bin/getres32");
+    install(dir.path(), &m64, "/usr/bin/getres64");
+    let doc = audit(dir.path());
+    let found = carried(&doc, "/usr/bin/getres32", "glibc");
+    let f = found.iter().find(|f| f["kind"] == "runtime-no-vdso-release").unwrap_or_else(|| panic!("{doc}"));
+    assert_eq!(f["status"], "info", "{f}");
+    let p = path_of(f, "clock_getres").unwrap_or_else(|| panic!("{f}"));
+    assert_eq!((p["path"].as_str(), p["fixed_in"].as_str()), (Some("syscall"), None), "{f}");
+    assert!(carried(&doc, "/usr/bin/getres64", "glibc").is_empty(), "{doc}");
 }

@@ -198,6 +198,36 @@ pub(super) fn syscall_targets(file: &File, h: &Headers, isa: Isa, fixed: bool) -
     Ok(t)
 }
 
+/// The vDSO functions whose C library entry (`VdsoFn::libc_function`) the
+/// file imports: undefined in `.dynsym`, by exact name (a name merged into
+/// a longer one's tail, `time` in `mktime`, is another symbol's only when
+/// its `st_name` points there).
+pub fn imported_entries(file: &File, h: &Headers) -> Result<Vec<crate::arch::VdsoFn>> {
+    let mut out = Vec::new();
+    let Some(dynsym) = h.section_of(SHT_DYNSYM) else { return Ok(out) };
+    let Some(dynstr) = h.linked(dynsym) else { return Ok(out) };
+    let mut wanted = Vec::new();
+    for f in crate::arch::VdsoFn::ALL {
+        for at in name_offsets(file, dynstr, f.libc_function().as_bytes())? {
+            wanted.push((at, f));
+        }
+    }
+    if wanted.is_empty() {
+        return Ok(out);
+    }
+    for_each_symbol(file, h, dynsym, |s| {
+        if s.is_defined() {
+            return;
+        }
+        for (at, f) in &wanted {
+            if *at == s.name && !out.contains(f) {
+                out.push(*f);
+            }
+        }
+    })?;
+    Ok(out)
+}
+
 /// A function symbol: start, size (0: not said) and name.
 pub(super) type Func = (u64, u64, String);
 

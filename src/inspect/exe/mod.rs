@@ -176,6 +176,10 @@ pub struct ExeInfo {
     /// crate, OpenSSL, libuv, CPython...), each with its release where the
     /// file says it ([`scan_carried`]).
     pub carried: Vec<Carried>,
+    /// The vDSO functions whose C library entry (`clock_getres`,
+    /// `sched_getcpu`) it imports (undefined in `.dynsym`): where the C
+    /// library's own path has a per-architecture gap ([`imported_entries`]).
+    pub imports: Vec<crate::arch::VdsoFn>,
 }
 
 impl ExeInfo {
@@ -298,6 +302,7 @@ pub fn read(file: &File) -> Result<ExeInfo> {
     }
     runtime(file, &h, &mut info)?;
     info.carried = scan_carried(file, &h, &info)?;
+    info.imports = imported_entries(file, &h)?;
     if let Some(isa) = Isa::of(info.machine, id.is_64, id.little_endian) {
         sites(file, &h, &mut info, isa)?;
     }
