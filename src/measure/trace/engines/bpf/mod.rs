@@ -708,12 +708,12 @@ fn load_prog_typed(
     let loaded = sys::prog_load(&spec, &mut log);
     if spec.stats && loaded.is_ok() {
         // The log is a C string: what follows its NUL is not the log's.
-        let text = String::from_utf8_lossy(log.split(|b| *b == 0).next().unwrap_or_default());
+        let text = verifier::text(&log);
         let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
         eprintln!("vdsoctl: verifier: {name} ({} insns): {text}", insns.len());
     }
     loaded.map_err(|e| {
-        let log = String::from_utf8_lossy(&log);
+        let log = verifier::text(&log);
         let release = crate::inspect::kernel::release();
         // A refusal by a later step than the verifier: its errno says why.
         let Some(reason) = verifier::reason(&log).filter(|_| verifier::refused_by_it(e.raw_os_error())) else {
@@ -760,7 +760,7 @@ fn knows_task_btf(attach_btf_id: u32) -> bool {
     let mut log = vec![0u8; 1 << 12];
     match sys::prog_load(&spec, &mut log) {
         Ok(_) => true,
-        Err(_) => !verifier::reason(&String::from_utf8_lossy(&log)).is_some_and(|r| verifier::below_floor(&r, None)),
+        Err(_) => !verifier::reason(&verifier::text(&log)).is_some_and(|r| verifier::below_floor(&r, None)),
     }
 }
 
