@@ -55,6 +55,21 @@ pub(super) fn reason(log: &str) -> Option<String> {
     }
 }
 
+/// Whether `log` ends as a verification that went on, not with a reason:
+/// its last line (statistics aside) a pruning note, "from 191 to 192:
+/// safe", "from 7 to 9 (speculative execution): safe" or "12: safe".
+pub(super) fn passed(log: &str) -> bool {
+    let Some(last) = log.lines().map(str::trim).rfind(|l| !l.is_empty() && !statistics(l)) else {
+        return false;
+    };
+    let Some(at) = last.strip_suffix(": safe") else { return false };
+    let numbers = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match at.strip_prefix("from ").and_then(|r| r.split_once(" to ")) {
+        Some((from, to)) => numbers(from) && to.split(' ').next().is_some_and(numbers),
+        None => numbers(at),
+    }
+}
+
 /// Whether a load that failed with `errno` was refused by the verifier:
 /// EACCES or EINVAL (E2BIG: too complex). Another errno is a later step's
 /// (the JIT's ENOTSUPP, 524; a map's ENOMEM), whose log ends with a
@@ -117,6 +132,17 @@ mod tests {
         );
         assert_eq!(text(b"\0\0"), "");
         assert_eq!(text(b"no nul"), "no nul");
+    }
+
+    #[test]
+    fn a_log_that_ends_on_a_pruning_note_passed() {
+        let pruned = "190: (bf) r2 = r10\n191: (85) call bpf_map_lookup_elem#1\nfrom 191 to 192: safe\nprocessed 900 insns (limit 1000000)\n";
+        assert!(passed(pruned));
+        assert!(passed("from 7 to 9 (speculative execution): safe\n"));
+        assert!(passed("12: safe\n"));
+        assert!(!passed(LOG), "a reason");
+        assert!(!passed("R0 leaks addr as return value: safe\n"));
+        assert!(!passed("") && !passed("processed 0 insns\n"));
     }
 
     #[test]
