@@ -584,6 +584,8 @@ pub enum Hint {
     BpfNeedsBtf,
     /// The verifier rejected a program: its log is saved.
     BpfVerifierRejected,
+    /// The verifier wants the JIT, which is off (`bpf_jit_enable` 0).
+    BpfJitOff,
     /// A seccomp filter refuses the engines' syscalls: the profile to run under.
     SeccompProfile,
     /// `top`'s sampler does not know this architecture's sample registers.

@@ -740,10 +740,12 @@ fn load_prog_typed(
 fn rejected(name: &str, e: std::io::Error, log: &str) -> Error {
     let saved = verifier::save(name, &verifier::whole(log));
     match verifier::reason(log) {
+        // 7.2 riscv64 (Debian's, under QEMU): "program requires BPF JIT
+        // compiler but it is not available", the JIT off.
         Some(reason) if !verifier::passed(log) => Error::Facility {
             errno: None,
+            hint: if reason.contains("requires BPF JIT") { Hint::BpfJitOff } else { Hint::BpfVerifierRejected },
             what: Facility::VerifierRejected { prog: name.to_string(), reason, log: saved },
-            hint: Hint::BpfVerifierRejected,
         },
         // The verification went on to its end: the errno is a later
         // step's word, the log no reason.
@@ -845,6 +847,12 @@ mod tests {
         assert!(e.starts_with("the BPF verifier rejected vdsoctl_reason: R2 !read_ok (at 0: "), "{e}");
         let path = e.rsplit("the verifier's whole log is in ").next().unwrap().split([' ', ';']).next().unwrap();
         let _ = std::fs::remove_file(path);
+        let log = "program requires BPF JIT compiler but it is not available\n";
+        let e = rejected("vdsoctl_nojit", std::io::Error::from_raw_os_error(libc::EINVAL), log);
+        assert!(matches!(e, Error::Facility { hint: Hint::BpfJitOff, .. }), "{e}");
+        if let Error::Facility { what: Facility::VerifierRejected { log: Ok(path), .. }, .. } = &e {
+            let _ = std::fs::remove_file(path);
+        }
     }
 
     /// `--stacks` loads with its frames' capture in the `bpf_loop` on this
