@@ -252,7 +252,11 @@ done <"$data/kernels"
 arches=$(printf '%s\n' "${k_arch[@]}" | sort -u)
 
 stage "package lists (private apt states in $top/apt*)"
-for suite in $(printf '%s\n' bookworm "${k_suite[@]}" | sort -u); do
+# riscv64, ppc64le and s390x take busybox-static from trixie (initramfs):
+# its state too, whichever suite their kernels are from.
+bases=bookworm
+grep -qxE 'riscv64|ppc64le|s390x' <<<"$arches" && bases+=" trixie"
+for suite in $(printf '%s\n' $bases "${k_suite[@]}" | sort -u); do
   apt_state "$suite"
 done
 

@@ -246,6 +246,10 @@ pub enum Facility {
     BpfAssemble { prog: String, why: String },
     /// The verifier rejected `prog` with `reason`; its whole log saved at `log`.
     VerifierRejected { prog: String, reason: String, log: io::Result<PathBuf> },
+    /// bpf(2) refused `prog` with `source` (a verifier's errno) though its
+    /// log ends as a pass that went on (a pruning note): the errno is all
+    /// it says; the whole log saved at `log`.
+    RefusedAfterVerifier { prog: String, source: io::Error, log: io::Result<PathBuf> },
     /// The kernel is older than the BPF engine's floor.
     BelowFloor { floor: &'static str, release: Option<String> },
     /// The kernel's BTF lacks `what`; `unknown` is the first type of a kind
@@ -429,10 +433,11 @@ impl fmt::Display for Facility {
             BpfAssemble { prog, why } => write!(f, "BPF program {prog} could not be assembled: {why}"),
             VerifierRejected { prog, reason, log } => {
                 write!(f, "the BPF verifier rejected {prog}: {reason}; ")?;
-                match log {
-                    Ok(path) => write!(f, "the verifier's whole log is in {}", path.display()),
-                    Err(e) => write!(f, "its whole log could not be saved: {}", errno_text(e)),
-                }
+                saved_log(f, log)
+            }
+            RefusedAfterVerifier { prog, source, log } => {
+                write!(f, "BPF refused to load {prog} after its verification passed: {}; ", errno_text(source))?;
+                saved_log(f, log)
             }
             BelowFloor { floor, release } => {
                 write!(f, "the BPF engine needs {floor}; this kernel is {}", release.as_deref().unwrap_or("of an unknown release"))
@@ -579,6 +584,8 @@ pub enum Hint {
     BpfNeedsBtf,
     /// The verifier rejected a program: its log is saved.
     BpfVerifierRejected,
+    /// The verifier wants the JIT, which is off (`bpf_jit_enable` 0).
+    BpfJitOff,
     /// A seccomp filter refuses the engines' syscalls: the profile to run under.
     SeccompProfile,
     /// `top`'s sampler does not know this architecture's sample registers.
@@ -631,6 +638,14 @@ pub fn ptrace_hint(pid: i32) -> Hint {
 
 /// An OS error as a person reads it: `permission denied (EPERM)`, without
 /// Rust's `(os error 1)` suffix.
+/// Where a verifier's whole log went (or why it is nowhere).
+fn saved_log(f: &mut fmt::Formatter<'_>, log: &io::Result<PathBuf>) -> fmt::Result {
+    match log {
+        Ok(path) => write!(f, "the verifier's whole log is in {}", path.display()),
+        Err(e) => write!(f, "its whole log could not be saved: {}", errno_text(e)),
+    }
+}
+
 pub fn errno_text(e: &io::Error) -> String {
     match e.raw_os_error() {
         Some(n) => {
@@ -759,6 +774,14 @@ mod tests {
             (
                 Facility::VerifierRejected { prog: "p".into(), reason: "R2 !read_ok".into(), log: Ok("/l".into()) },
                 "the BPF verifier rejected p: R2 !read_ok; the verifier's whole log is in /l",
+            ),
+            (
+                Facility::RefusedAfterVerifier {
+                    prog: "p".into(),
+                    source: io::Error::from_raw_os_error(libc::EINVAL),
+                    log: Ok("/l".into()),
+                },
+                "BPF refused to load p after its verification passed: invalid argument (EINVAL); the verifier's whole log is in /l",
             ),
             (
                 Facility::BtfMissing { what: "task_struct.mm".into(), unknown: Some((7, 20)) },

@@ -50,6 +50,7 @@ impl fmt::Display for Hint {
             Hint::BpfProgramRefused => "use `--engine perf`; a kernel older than 5.11 or a locked-down one may refuse tp_btf programs",
             Hint::BpfNeedsBtf => "use `--engine perf` (the BPF engine needs Linux 5.11+ with CONFIG_DEBUG_INFO_BTF: tp_btf and bpf_get_current_task_btf)",
             Hint::BpfVerifierRejected => "use `--engine perf`, and report the kernel version with that log",
+            Hint::BpfJitOff => "turn the BPF JIT on (`sysctl -w net.core.bpf_jit_enable=1`), or use `--engine perf`",
             Hint::TopUnknownArch => "run `vdsoctl trace` for the syscall half (top samples on x86_64 kernels only)",
             Hint::SeccompProfile => "run it under deploy/seccomp-vdsoctl.json, the container engine's default profile plus bpf and perf_event_open (podman or docker: `--security-opt seccomp=seccomp-vdsoctl.json`; Kubernetes: `seccompProfile: {type: Localhost, localhostProfile: vdsoctl/seccomp-vdsoctl.json}`, the file in the kubelet's seccomp directory)",
         };

@@ -708,12 +708,12 @@ fn load_prog_typed(
     let loaded = sys::prog_load(&spec, &mut log);
     if spec.stats && loaded.is_ok() {
         // The log is a C string: what follows its NUL is not the log's.
-        let text = String::from_utf8_lossy(log.split(|b| *b == 0).next().unwrap_or_default());
+        let text = verifier::text(&log);
         let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
         eprintln!("vdsoctl: verifier: {name} ({} insns): {text}", insns.len());
     }
     loaded.map_err(|e| {
-        let log = String::from_utf8_lossy(&log);
+        let log = verifier::text(&log);
         let release = crate::inspect::kernel::release();
         // A refusal by a later step than the verifier: its errno says why.
         let Some(reason) = verifier::reason(&log).filter(|_| verifier::refused_by_it(e.raw_os_error())) else {
@@ -730,13 +730,31 @@ fn load_prog_typed(
         if verifier::below_floor(&reason, release.as_deref()) {
             return below_floor(release.as_deref(), None);
         }
-        let log = verifier::save(name, &verifier::whole(&log));
-        Error::Facility {
-            errno: None,
-            what: Facility::VerifierRejected { prog: name.to_string(), reason, log },
-            hint: Hint::BpfVerifierRejected,
-        }
+        rejected(name, e, &log)
     })
+}
+
+/// A load the verifier's errno refused, `log` its log (with a reason): the
+/// reason, or, when the log ends as a pass that went on (a pruning note),
+/// the errno; the whole log saved either way.
+fn rejected(name: &str, e: std::io::Error, log: &str) -> Error {
+    let saved = verifier::save(name, &verifier::whole(log));
+    match verifier::reason(log) {
+        // 7.2 riscv64 (Debian's, under QEMU): "program requires BPF JIT
+        // compiler but it is not available", the JIT off.
+        Some(reason) if !verifier::passed(log) => Error::Facility {
+            errno: None,
+            hint: if reason.contains("requires BPF JIT") { Hint::BpfJitOff } else { Hint::BpfVerifierRejected },
+            what: Facility::VerifierRejected { prog: name.to_string(), reason, log: saved },
+        },
+        // The verification went on to its end: the errno is a later
+        // step's word, the log no reason.
+        _ => Error::Facility {
+            errno: e.raw_os_error(),
+            what: Facility::RefusedAfterVerifier { prog: name.to_string(), source: e, log: saved },
+            hint: Hint::BpfVerifierRejected,
+        },
+    }
 }
 
 /// The probe for the floor: whether the verifier accepts a call of
@@ -760,7 +778,7 @@ fn knows_task_btf(attach_btf_id: u32) -> bool {
     let mut log = vec![0u8; 1 << 12];
     match sys::prog_load(&spec, &mut log) {
         Ok(_) => true,
-        Err(_) => !verifier::reason(&String::from_utf8_lossy(&log)).is_some_and(|r| verifier::below_floor(&r, None)),
+        Err(_) => !verifier::reason(&verifier::text(&log)).is_some_and(|r| verifier::below_floor(&r, None)),
     }
 }
 
@@ -810,6 +828,31 @@ mod tests {
         assert!(log.contains("R2 !read_ok") && !log.contains("processed "), "{log}");
         // This kernel is past the floor: the probe says so.
         assert!(knows_task_btf(attach));
+    }
+
+    /// A refusal whose log ends on a pruning note (7.2 riscv64's) names
+    /// the errno, not the note, and still saves the log; one with a reason
+    /// names the reason.
+    #[test]
+    fn a_refusal_after_a_passed_verification_names_the_errno() {
+        let log = "191: (85) call bpf_map_lookup_elem#1\nfrom 191 to 192: safe\nprocessed 900 insns (limit 1000000)\n";
+        let e = rejected("vdsoctl_pruned", std::io::Error::from_raw_os_error(libc::EINVAL), log).to_string();
+        assert!(e.starts_with("BPF refused to load vdsoctl_pruned after its verification passed: invalid argument (EINVAL); the verifier's whole log is in "), "{e}");
+        let path = e.rsplit("the verifier's whole log is in ").next().unwrap().split([' ', ';']).next().unwrap();
+        let saved = std::fs::read_to_string(path).unwrap();
+        let _ = std::fs::remove_file(path);
+        assert_eq!(saved, "191: (85) call bpf_map_lookup_elem#1\nfrom 191 to 192: safe\n");
+        let log = "0: (79) r0 = *(u64 *)(r2 +0)\nR2 !read_ok\n";
+        let e = rejected("vdsoctl_reason", std::io::Error::from_raw_os_error(libc::EACCES), log).to_string();
+        assert!(e.starts_with("the BPF verifier rejected vdsoctl_reason: R2 !read_ok (at 0: "), "{e}");
+        let path = e.rsplit("the verifier's whole log is in ").next().unwrap().split([' ', ';']).next().unwrap();
+        let _ = std::fs::remove_file(path);
+        let log = "program requires BPF JIT compiler but it is not available\n";
+        let e = rejected("vdsoctl_nojit", std::io::Error::from_raw_os_error(libc::EINVAL), log);
+        assert!(matches!(e, Error::Facility { hint: Hint::BpfJitOff, .. }), "{e}");
+        if let Error::Facility { what: Facility::VerifierRejected { log: Ok(path), .. }, .. } = &e {
+            let _ = std::fs::remove_file(path);
+        }
     }
 
     /// `--stacks` loads with its frames' capture in the `bpf_loop` on this

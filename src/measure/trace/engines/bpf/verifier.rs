@@ -14,6 +14,15 @@ use std::path::PathBuf;
 /// every program calls: the BPF engine's floor.
 pub(super) const FLOOR: &str = "Linux 5.11 (bpf_get_current_task_btf, helper 158)";
 
+/// The log in `buf` as the kernel ends it, at its first NUL. What follows
+/// is no part of it: the verifier takes back what it logged of a path it
+/// abandons (`bpf_vlog_reset` writes a NUL at the point it goes back to),
+/// and the text it took back stays in the buffer after that NUL (on 7.2
+/// riscv64 a pruning note, "from 194 to 195: safe", was read from there).
+pub(super) fn text(buf: &[u8]) -> String {
+    String::from_utf8_lossy(buf.split(|b| *b == 0).next().unwrap_or_default()).into_owned()
+}
+
 /// The statistics lines a log ends with.
 fn statistics(l: &str) -> bool {
     ["processed ", "verification time ", "stack depth ", "max_states_per_insn "].iter().any(|p| l.starts_with(p))
@@ -43,6 +52,21 @@ pub(super) fn reason(log: &str) -> Option<String> {
             Some(format!("{reason} (at {at})"))
         }
         _ => Some(reason.to_string()),
+    }
+}
+
+/// Whether `log` ends as a verification that went on, not with a reason:
+/// its last line (statistics aside) a pruning note, "from 191 to 192:
+/// safe", "from 7 to 9 (speculative execution): safe" or "12: safe".
+pub(super) fn passed(log: &str) -> bool {
+    let Some(last) = log.lines().map(str::trim).rfind(|l| !l.is_empty() && !statistics(l)) else {
+        return false;
+    };
+    let Some(at) = last.strip_suffix(": safe") else { return false };
+    let numbers = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match at.strip_prefix("from ").and_then(|r| r.split_once(" to ")) {
+        Some((from, to)) => numbers(from) && to.split(' ').next().is_some_and(numbers),
+        None => numbers(at),
     }
 }
 
@@ -95,6 +119,30 @@ mod tests {
         assert_eq!(reason("invalid argument\n").as_deref(), Some("invalid argument"));
         assert_eq!(reason("processed 0 insns\nverification time 5 usec\nstack depth 0\n\0"), None);
         assert_eq!(reason(""), None);
+    }
+
+    #[test]
+    fn the_log_ends_at_its_first_nul() {
+        // What the verifier took back (bpf_vlog_reset) stays after the NUL.
+        let buf = b"0: (85) call bpf_map_lookup_elem#1\nR1 type=ctx expected=map_ptr\n\0from 191 to 192: safe\n\0\0";
+        assert_eq!(text(buf), "0: (85) call bpf_map_lookup_elem#1\nR1 type=ctx expected=map_ptr\n");
+        assert_eq!(
+            reason(&text(buf)).as_deref(),
+            Some("R1 type=ctx expected=map_ptr (at 0: (85) call bpf_map_lookup_elem#1)")
+        );
+        assert_eq!(text(b"\0\0"), "");
+        assert_eq!(text(b"no nul"), "no nul");
+    }
+
+    #[test]
+    fn a_log_that_ends_on_a_pruning_note_passed() {
+        let pruned = "190: (bf) r2 = r10\n191: (85) call bpf_map_lookup_elem#1\nfrom 191 to 192: safe\nprocessed 900 insns (limit 1000000)\n";
+        assert!(passed(pruned));
+        assert!(passed("from 7 to 9 (speculative execution): safe\n"));
+        assert!(passed("12: safe\n"));
+        assert!(!passed(LOG), "a reason");
+        assert!(!passed("R0 leaks addr as return value: safe\n"));
+        assert!(!passed("") && !passed("processed 0 insns\n"));
     }
 
     #[test]
