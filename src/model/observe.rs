@@ -143,6 +143,7 @@ impl Bypass {
             clock: self.clock,
             count: self.count,
             per_sec: self.per_sec,
+            carried: None,
         }
     }
 }

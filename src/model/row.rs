@@ -134,6 +134,19 @@ pub struct CallSeen {
     pub count: u64,
     #[serde(serialize_with = "crate::model::rate")]
     pub per_sec: f64,
+    /// The runtime the program carries that made these calls itself
+    /// (`command_random`: the getrandom crate before 0.3), not its C library.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub carried: Option<CarriedCalls>,
+}
+
+/// A carried runtime that made a row's calls: its release where the file
+/// says it, and the release that reads the vDSO (`None`: none yet).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CarriedCalls {
+    pub runtime: crate::arch::Runtime,
+    pub version: Option<String>,
+    pub fixed_in: Option<String>,
 }
 
 /// A fact a row carries, worded by render/ (each subject's file

@@ -87,6 +87,7 @@ pub fn aux_clock_row(report: &TraceReport, id: i64, n: u64) -> Check {
             clock: r.clock,
             count: r.count,
             per_sec: r.per_sec,
+            carried: None,
         })
         .collect();
     let observed = crate::model::row::Observed {

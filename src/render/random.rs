@@ -234,6 +234,14 @@ pub fn command_random_row(judged: &[JudgedRandom], expected: u64, secs: &str, ar
             clock: None,
             count: j.row.count,
             per_sec: j.row.per_sec,
+            carried: match &j.why {
+                RandomWhy::Carried(c) => Some(crate::model::row::CarriedCalls {
+                    runtime: c.runtime.runtime,
+                    version: c.runtime.version.clone(),
+                    fixed_in: c.row.fixed_in().map(|(a, b)| format!("{a}.{b}")),
+                }),
+                _ => None,
+            },
         })
         .collect();
     let observed =
