@@ -564,6 +564,52 @@ pub fn parent_of(pid: i32) -> Option<i32> {
     parse_stat(read_stat(&format!("/proc/{pid}/stat"))?).map(|f| f.ppid)
 }
 
+/// Each task of process `pid` a tracer holds: (tid, the tracer's pid), from
+/// `TracerPid:` in /proc/PID/task/TID/status (read as bytes: the `Name:`
+/// line is the comm, which need not be UTF-8). Empty when none is held or
+/// the process is gone.
+pub fn held_tasks(pid: i32) -> Vec<(i32, i32)> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .flatten()
+        .filter_map(|t| {
+            let tid: i32 = t.file_name().to_str()?.parse().ok()?;
+            let status = read_stat(&format!("/proc/{pid}/task/{tid}/status"))?;
+            Some((tid, status_number(&status, b"TracerPid:")?)).filter(|(_, tracer)| *tracer > 0)
+        })
+        .collect()
+}
+
+/// The process a task belongs to (`Tgid:` of its status): a tracer is
+/// named by its thread, a signal goes to its process.
+pub fn tgid_of(tid: i32) -> Option<i32> {
+    status_number(&read_stat(&format!("/proc/{tid}/status"))?, b"Tgid:")
+}
+
+/// A number field of a status file's bytes (4 KiB read: `Tgid:` and
+/// `TracerPid:` are among its first ten lines).
+fn status_number(status: &[u8], field: &[u8]) -> Option<i32> {
+    status
+        .split(|b| *b == b'\n')
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse().ok())
+}
+
+/// Whether `pid` descends from `ancestor` (its parent's parent's … is it),
+/// walking /proc up to init; a process gone on the way does not.
+pub fn descends_from(pid: i32, ancestor: i32) -> bool {
+    let mut at = pid;
+    // A bound of its own: pid_max is at most 2^22.
+    for _ in 0..(1 << 22) {
+        match parent_of(at) {
+            Some(p) if p == ancestor => return true,
+            Some(p) if p > 1 && p != at => at = p,
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// When a process started, in clock ticks since boot (/proc/PID/stat
 /// field 22): with its pid, what tells it from a later process that
 /// reuses the pid.
@@ -751,6 +797,15 @@ pub fn read_thread_mem(tid: i32, addr: u64, buf: &mut [u8]) -> Option<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_status_number_is_read_past_a_name_that_is_not_utf8() {
+        let status =
+            b"Name:\tcaf\xe9\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\nPid:\t4243\nPPid:\t1\nTracerPid:\t77\n";
+        assert_eq!(super::status_number(status, b"TracerPid:"), Some(77));
+        assert_eq!(super::status_number(status, b"Tgid:"), Some(4242));
+        assert_eq!(super::status_number(b"Name:\tx\n", b"TracerPid:"), None);
+    }
+
     #[test]
     fn a_blocked_syscall_has_a_stack_pointer_and_nothing_else_does() {
         let blocked = "228 0x1 0x7ffd0a10 0x0 0x0 0x0 0x0 0x7ffd09f8 0x7f3a12345e5d\n";

@@ -135,6 +135,8 @@ pub fn policy(kind: Kind, ctx: Context) -> Severity {
         RawClockSyscall | VsyscallCall => [D, D, D, D, D],
         NotObserved => [I, I, I, I, I],
         NotObservedInFull | CallsWithdrawnBySignal | PtraceInTracedTree | TraceFailed => [W, W, W, W, W],
+        // A command that held its auditor: nothing counted can be trusted.
+        AuditorPtraced => [F, F, F, F, F],
         AuxClockSyscall => [I, I, I, I, I],
         SeccompAllows => [O, O, O, O, O],
         SeccompDeniesFallback | SeccompStrict => [F, F, F, F, F],

@@ -216,6 +216,8 @@ kinds! {
     NotObservedInFull = "not-observed-in-full", Observed;
     /// Seccomp engine: a signal withdrew clock syscalls waiting for vdsoctl.
     CallsWithdrawnBySignal = "calls-withdrawn-by-signal", Observed;
+    /// `-- CMD`: a process of the tree traced vdsoctl or its guardian.
+    AuditorPtraced = "auditor-ptraced", Observed;
     /// Seccomp engine, traced: the tree asked to ptrace a task (EPERM).
     PtraceInTracedTree = "ptrace-in-traced-tree", Observed;
     /// The trace broke.

@@ -369,6 +369,7 @@ impl Observation {
             wall_start: None,
             exited: &BTreeMap::new(),
             interrupted: false,
+            seized: &[],
             bounds: None,
             seen: &Default::default(),
         };

@@ -10,6 +10,7 @@ use super::policy;
 use super::{ClockRef, Status};
 use crate::arch::{self, Abi, VdsoFn};
 use crate::inspect::host::KernelFacts;
+use crate::measure::trace::reach::Seizure;
 use crate::measure::trace::session::{Session, Window};
 use crate::measure::trace::{Clock, Tally};
 use crate::model::kind::Kind as FindingKind;
@@ -51,6 +52,10 @@ pub struct TraceReport {
     /// Seccomp engine: clock syscalls a signal withdrew while they waited
     /// for vdsoctl (uncounted; the program saw EINTR or ran them again).
     pub withdrawn: u64,
+    /// `-- CMD`: processes of the tree found tracing vdsoctl or its
+    /// guardian (each killed at sight): what vdsoctl counted may not be
+    /// what the tree did.
+    pub auditor_seized: Vec<Seizure>,
     /// Traced processes (`-p`) that exited during the trace.
     pub exited: Vec<ExitedRow>,
     /// `-- CMD`: the command and how it ended.
@@ -260,6 +265,8 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
         Judging { compat: !skipped_compat, fail_over, engine: session.engine, aux: facts.aux_clocks, clocksource: cs },
         (&session.target, session.sites),
     );
+    // The auditor held first: it is why nothing after it can be trusted.
+    findings.splice(0..0, w.seized.iter().cloned().map(TraceFact::AuditorSeized));
     if session.sites {
         findings.extend(site_facts(&counts, tally.sites_lost, session.engine));
     }
@@ -278,6 +285,7 @@ pub fn build(session: &Session, w: &Window<'_>, fail_over: Option<f64>, facts: &
         startup_keys,
         unfollowed: tally.unfollowed,
         withdrawn: tally.withdrawn,
+        auditor_seized: w.seized.to_vec(),
         exited: exited_rows,
         // The command is said once, here (`target` only says "command"):
         // an interval's report has it still running (no exit status yet).
@@ -567,6 +575,8 @@ pub enum TraceFact {
     },
     /// Calls counted in their rows but not in a call-site row.
     SitesLost { count: u64 },
+    /// `-- CMD`: a process of the tree traced vdsoctl or its guardian.
+    AuditorSeized(Seizure),
 }
 
 impl TraceFact {
@@ -589,6 +599,7 @@ impl TraceFact {
             F::Site { .. } => FindingKind::Note,
             F::Withdrawn { .. } => FindingKind::CallsWithdrawnBySignal,
             F::PtraceRequests { .. } => FindingKind::PtraceInTracedTree,
+            F::AuditorSeized(_) => FindingKind::AuditorPtraced,
         }
     }
 
@@ -597,6 +608,7 @@ impl TraceFact {
         use TraceFact as F;
         match self {
             F::RandomBypass { severity, .. } | F::ClockBypass { severity, .. } => *severity,
+            F::AuditorSeized(_) => Status::Fail,
             F::Vsyscall { per_sec, fail_over, .. } => severity(*per_sec, *fail_over),
             F::NotSplit(_)
             | F::Unattributed { .. }

@@ -68,6 +68,16 @@ pub fn withdrawn_row(report: &TraceReport) -> Check {
     Check::new(Kind::CallsWithdrawnBySignal, "command_trace_withdrawn", Status::Warn, fact.to_string(), fix.as_deref())
 }
 
+/// `command_auditor`, FAIL: a process of the tree traced vdsoctl or its
+/// guardian (each such tracer's words, one after another).
+pub fn seized_row(report: &TraceReport) -> Option<Check> {
+    let facts: Vec<_> =
+        report.auditor_seized.iter().cloned().map(crate::model::trace::TraceFact::AuditorSeized).collect();
+    let first = facts.first()?;
+    let what = facts.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
+    Some(Check::new(Kind::AuditorPtraced, "command_auditor", Status::Fail, what, first.hint().as_deref()))
+}
+
 /// `command_aux_clock:CLOCK_AUX+N`, INFO: auxiliary clock `id`'s `n`
 /// syscalls, expected here, with how the vDSO would serve it.
 pub fn aux_clock_row(report: &TraceReport, id: i64, n: u64) -> Check {

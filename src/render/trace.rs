@@ -703,6 +703,19 @@ impl fmt::Display for TraceFact {
                 thousands(*count)
             ),
             F::Multiplexed => f.write_str("some counters were multiplexed and did not run the whole time"),
+            F::AuditorSeized(s) => {
+                let held = match s.held {
+                    crate::measure::trace::reach::Held::Auditor => format!("vdsoctl itself (task {})", s.tid),
+                    crate::measure::trace::reach::Held::Guardian => format!("vdsoctl's guardian of the tree (pid {})", s.tid),
+                };
+                let end = if s.killed { "it was killed at sight" } else { "it was gone before vdsoctl's SIGKILL" };
+                write!(
+                    f,
+                    "pid {} ({}) of the traced tree ptraced {held}, which only a tracer with CAP_SYS_PTRACE can: {end}, but while it held it the counts were its to stop, read and rewrite, so none of them is a verdict",
+                    s.tracer,
+                    s.comm,
+                )
+            }
             F::Clean { compat: true, secs } => write!(
                 f,
                 "no clock syscalls and no [vsyscall] emulations in {}: clock reads the vDSO serves, if it made any, never enter the kernel and are not counted",
@@ -756,6 +769,7 @@ impl TraceFact {
             F::Skipped { .. } => Some("this kernel runs the programs preemptible (syscall tracepoints since 7.x, fentry trampolines on a preemptible kernel): count a command with --engine seccomp, which skips no call, or trace with fewer busy threads per CPU".into()),
             F::Unfollowed { .. } => Some(format!("the traced set holds {MAX_PROCS} processes; trace a smaller tree")),
             F::Withdrawn { .. } => Some("count with the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON), which never makes a call wait".into()),
+            F::AuditorSeized(_) => Some("audit a command that needs CAP_SYS_PTRACE as a user without it (setpriv --reuid … --inh-caps=-all), or leave vdsoctl and its parent out of what it traces".into()),
             F::PtraceRequests { .. } => Some("run it with --seccomp-channel listener (it may then ptrace), or count with the BPF engine (--engine bpf, root or CAP_BPF+CAP_PERFMON)".into()),
             F::Site { caller, fix, .. } => Some(site_fix(fix, caller.as_deref()).to_string()),
             F::SitesLost { .. } => {
@@ -798,6 +812,7 @@ impl From<&TraceFact> for Finding {
             | TraceFact::Multiplexed
             | TraceFact::Clean { .. }
             | TraceFact::SitesLost { .. } => None,
+            TraceFact::AuditorSeized(s) => Some(vec![s.tracer]),
         };
         if let TraceFact::Site { count, fix, .. } = fact {
             finding.class = Some(fix.class);

@@ -11,7 +11,7 @@ use crate::model::command::{
 use crate::model::observe::Observation;
 use crate::model::random;
 use crate::model::trace::TraceReport;
-use crate::render::observe::{aux_clock_row, command_row, lost_row, withdrawn_row};
+use crate::render::observe::{aux_clock_row, command_row, lost_row, seized_row, withdrawn_row};
 use crate::words::{duration_text, shell_words};
 use std::ffi::OsString;
 use std::time::Duration;
@@ -73,6 +73,7 @@ fn command_report(report: &TraceReport, run: Run, programs: &Programs) -> CheckR
     let exit_status = report.command.as_ref().and_then(|c| c.exit_status);
     let limit = run.timeout.filter(|_| run.timed_out).map(duration_text);
     let mut checks = vec![command_row(&argv, &CommandEnd::of(exit_status, limit))];
+    checks.extend(seized_row(report));
     // A command's tree is all the tool's to judge: nothing left out.
     match Observation::of_report(report) {
         Observation::Seen(seen) => checks.push(seen.command_row(&argv)),

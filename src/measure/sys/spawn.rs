@@ -834,6 +834,11 @@ impl Gated {
         Ok((CommandWait { guardian: g.pid, status: g.status }, TreeGuard { alive: Some(g.alive), guardian: pidfd }))
     }
 
+    /// The guardian's pid (the tree's subreaper), before the command runs.
+    pub fn guardian_pid(&self) -> Option<i32> {
+        self.guardian.as_ref().map(|g| g.pid)
+    }
+
     /// A deadline the guardian keeps itself, `after` from now: past it, it
     /// kills the whole tree whatever became of vdsoctl. A root tree may
     /// hold vdsoctl in a ptrace stop (CAP_SYS_PTRACE passes over its

@@ -7,6 +7,7 @@
 pub mod engine;
 pub mod engines;
 pub mod own;
+pub mod reach;
 pub mod session;
 pub mod sight;
 pub mod sites;

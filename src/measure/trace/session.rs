@@ -11,6 +11,7 @@ use crate::inspect::Process;
 use crate::measure::sys::spawn;
 use crate::measure::trace::engine::{Choice, Counting, Plan};
 use crate::measure::trace::own::Own;
+use crate::measure::trace::reach::{ReachWatch, Seizure};
 use crate::measure::trace::sight::{Sightings, SIGHT};
 use crate::measure::trace::Tally;
 use crate::progress::Kind;
@@ -100,6 +101,9 @@ pub struct Window<'a> {
     pub bounds: Option<(Duration, Duration)>,
     /// What was read of each process at first sight (again after an exec).
     pub seen: &'a Sightings,
+    /// `-- CMD`: tracers of the tree found holding vdsoctl or its guardian
+    /// (the whole trace's; an interval's window has none).
+    pub seized: &'a [Seizure],
 }
 
 /// The whole trace once it ended.
@@ -116,6 +120,8 @@ pub struct Traced {
     /// `-- CMD` was stopped at its time limit.
     pub timed_out: bool,
     pub seen: Sightings,
+    /// `-- CMD`: tracers of the tree found holding vdsoctl or its guardian.
+    pub seized: Vec<Seizure>,
 }
 
 impl Traced {
@@ -128,6 +134,7 @@ impl Traced {
             wall_start: Some(self.wall_start),
             exited: &self.exited,
             interrupted: self.interrupted,
+            seized: &self.seized,
             bounds: None,
             seen: &self.seen,
         }
@@ -212,7 +219,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     let (tx, rx) = mpsc::channel::<Event>();
     catch_signals(tx.clone())?;
     let (mut counting, engine_note, armed) = open_and_arm(req, command.as_ref(), &processes, duration, &tx)?;
-    let Armed { target, child, child_fd, tree, start } = armed;
+    let Armed { target, child, child_fd, tree, reach, start } = armed;
     let wall_start = SystemTime::now().checked_sub(start.elapsed()).unwrap_or(SystemTime::UNIX_EPOCH);
     drop(tx);
     let mut session = Session {
@@ -238,6 +245,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
         )));
     }
     w.tree = tree;
+    w.reach = reach;
     let mut at_deadline = false;
     let end = loop {
         let now = Instant::now();
@@ -273,6 +281,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     // one-by-one disabling), so the rates are over the time counted.
     let stopping = Instant::now();
     w.let_go_of_tree(at_deadline, &rx);
+    let seized = w.reach.take().map(ReachWatch::finish).unwrap_or_default();
     counting.stop();
     let end = end.unwrap_or_else(|| stopping + stopping.elapsed() / 2);
     let mut tally = counting.snapshot()?;
@@ -288,7 +297,7 @@ pub fn collect(req: &TraceRequest, on_interval: &mut dyn FnMut(&Session, &Window
     }
     let Waiting { exited, interrupted, timed_out, sightings: seen, .. } = w;
     let elapsed = end.saturating_duration_since(start);
-    Ok(Traced { session, tally, elapsed, start, wall_start, exited, interrupted, timed_out, seen })
+    Ok(Traced { session, tally, elapsed, start, wall_start, exited, interrupted, timed_out, seen, seized })
 }
 
 /// What ends the wait: `Some(Some(at))`, everything traced ended at `at`;
@@ -322,6 +331,9 @@ struct Waiting<'r> {
     timed_out: bool,
     /// `-- CMD`: dropped (or killed), the guardian kills what is left of the tree.
     tree: spawn::TreeGuard,
+    /// `-- CMD`: who of the tree traces vdsoctl or the guardian, looked at
+    /// while it runs.
+    reach: Option<ReachWatch>,
     /// When the last process of the tree was gone.
     tree_gone: Option<Instant>,
     /// When vdsoctl had the tree killed (`--timeout`, signals).
@@ -361,6 +373,7 @@ impl<'r> Waiting<'r> {
             time_limit: req.timeout.filter(|_| child.is_some()).map(|t| start + t),
             timed_out: false,
             tree: spawn::TreeGuard::default(),
+            reach: None,
             tree_gone: None,
             tree_killed: None,
             sightings: match Sightings::new(req.plan.stacks || req.plan.sites) {
@@ -513,6 +526,7 @@ impl<'r> Waiting<'r> {
             wall_start: Some(self.wall_start),
             exited: &BTreeMap::new(),
             interrupted: false,
+            seized: &[],
             bounds: Some((self.last.1 - self.start, due - self.start)),
             seen: &self.sightings,
         };
@@ -600,6 +614,8 @@ struct Armed {
     child_fd: Option<std::os::fd::OwnedFd>,
     /// Dropped, what is left of a guarded command's tree is killed.
     tree: spawn::TreeGuard,
+    /// `-- CMD`: the look at who traces vdsoctl, started before the command ran.
+    reach: Option<ReachWatch>,
     start: Instant,
 }
 
@@ -680,6 +696,7 @@ fn arm(
     let start;
     let mut child_fd = None;
     let mut tree = spawn::TreeGuard::default();
+    let mut reach = None;
     let (target, child) = if let Some(cmd) = command {
         let mut gated = loop {
             let filter = counting.command_filter();
@@ -729,6 +746,9 @@ fn arm(
         if let Some(t) = req.timeout {
             gated.guardian_deadline(t + GRACE + Duration::from_millis(250));
         }
+        // Looking before the command may run: a tree that stops vdsoctl's
+        // main thread at once is seen by this other one.
+        reach = gated.guardian_pid().and_then(ReachWatch::start);
         if let Err(source) = gated.release() {
             gated.abandon();
             return Err(Error::Spawn { cmd: cmd.display.clone(), source });
@@ -759,7 +779,7 @@ fn arm(
         }
         (target, None)
     };
-    Ok(Armed { target, child, child_fd, tree, start })
+    Ok(Armed { target, child, child_fd, tree, reach, start })
 }
 
 /// Start counting; the window starts in the middle of the arming (the
