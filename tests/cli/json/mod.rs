@@ -545,6 +545,24 @@ enum ListenerWhy {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Seizure {
+    tracer: i32,
+    comm: String,
+    held: Held,
+    tid: i32,
+    killed: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Held {
+    Auditor,
+    Guardian,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Trace {
     target: serde_json::Value,
     engine: String,
@@ -561,6 +579,8 @@ struct Trace {
     unfollowed: u64,
     /// Seccomp engine: calls a signal withdrew while they waited.
     withdrawn: u64,
+    /// `-- CMD`: tracers of the tree found holding vdsoctl or its guardian.
+    auditor_seized: Vec<Seizure>,
     exited: Vec<Exited>,
     command: Option<CommandRun>,
     interrupted: bool,

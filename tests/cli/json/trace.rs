@@ -52,6 +52,7 @@ fn trace_of_true_and_of_a_clock_loop() {
     assert_eq!((&ch.channel, &ch.why), (&Channel::Listener, &Some(ListenerWhy::Asked)), "{ch:?}");
     assert!(!t.interrupted && t.interval.is_none() && t.exited.is_empty() && t.unattributed.is_empty());
     assert_eq!((t.lost, t.unfollowed, t.withdrawn), (0, 0, 0));
+    assert!(t.auditor_seized.is_empty(), "a clean command held nothing: {:?}", t.auditor_seized);
     assert!(t.duration_ns > 0);
     assert!(t.vsyscall_emulations.is_empty());
     // Nothing counted is said, and what it cannot prove.
