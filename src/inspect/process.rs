@@ -364,11 +364,9 @@ impl Process {
     /// The thread-group id: the process a thread id belongs to (itself for a
     /// process). /proc/TID exists for every thread, so `-p TID` opens fine.
     pub fn tgid(&self) -> Result<i32> {
-        let status = self.read_text("status")?;
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("Tgid:"))
-            .and_then(|v| v.trim().parse().ok())
+        let status = self.read_file("status")?;
+        status_field(&status, b"Tgid:")
+            .and_then(|v| v.parse().ok())
             .ok_or_else(|| Error::malformed(self.proc_path("status").display().to_string(), "no Tgid line"))
     }
 
@@ -386,10 +384,9 @@ impl Process {
     }
 
     fn seccomp_of(&self, file: &str) -> Option<(u8, u32)> {
-        let status = self.read_text(file).ok()?;
-        let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).map(str::trim);
-        let mode = field("Seccomp:")?.parse().ok()?;
-        Some((mode, field("Seccomp_filters:").and_then(|n| n.parse().ok()).unwrap_or(0)))
+        let status = self.read_file(file).ok()?;
+        let mode = status_field(&status, b"Seccomp:")?.parse().ok()?;
+        Some((mode, status_field(&status, b"Seccomp_filters:").and_then(|n| n.parse().ok()).unwrap_or(0)))
     }
 
     /// The start addresses of the anonymous mappings /proc/PID/smaps flags
@@ -553,10 +550,8 @@ pub fn proc_mounted() -> bool {
 /// vdsoctl's own effective capabilities (`CapEff` in /proc/self/status),
 /// to name the one a refused operation lacks.
 pub fn own_capabilities() -> Option<u64> {
-    // Bytes: the Name line is the comm, which need not be UTF-8.
-    let status = String::from_utf8_lossy(&std::fs::read("/proc/self/status").ok()?).into_owned();
-    let hex = status.lines().find_map(|l| l.strip_prefix("CapEff:"))?.trim();
-    u64::from_str_radix(hex, 16).ok()
+    let status = std::fs::read("/proc/self/status").ok()?;
+    u64::from_str_radix(status_field(&status, b"CapEff:")?, 16).ok()
 }
 
 /// The parent of any task, if it still exists.
@@ -589,10 +584,15 @@ pub fn tgid_of(tid: i32) -> Option<i32> {
 /// A number field of a status file's bytes (4 KiB read: `Tgid:` and
 /// `TracerPid:` are among its first ten lines).
 fn status_number(status: &[u8], field: &[u8]) -> Option<i32> {
-    status
-        .split(|b| *b == b'\n')
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse().ok())
+    status_field(status, field)?.parse().ok()
+}
+
+/// The value of a /proc status field (`field` with its colon), trimmed,
+/// read from the bytes: the `Name:` line is the comm, which need not be
+/// UTF-8, and no other line is taken lossily.
+fn status_field<'a>(status: &'a [u8], field: &[u8]) -> Option<&'a str> {
+    let line = status.split(|b| *b == b'\n').find_map(|l| l.strip_prefix(field))?;
+    Some(std::str::from_utf8(line).ok()?.trim())
 }
 
 /// Whether `pid` descends from `ancestor` (its parent's parent's … is it),

@@ -4,6 +4,7 @@
 
 use super::{rate_text, thousands, Output, Render};
 use crate::inspect::symbols::FrameKind;
+use crate::measure::trace::reach::Held;
 use crate::model::site::{Fix, FrameRow, SiteClass};
 use crate::model::stacks::{Cut, LostStack, StackFrame, Unnamed};
 use crate::model::trace::*;
@@ -705,8 +706,8 @@ impl fmt::Display for TraceFact {
             F::Multiplexed => f.write_str("some counters were multiplexed and did not run the whole time"),
             F::AuditorSeized(s) => {
                 let held = match s.held {
-                    crate::measure::trace::reach::Held::Auditor => format!("vdsoctl itself (task {})", s.tid),
-                    crate::measure::trace::reach::Held::Guardian => format!("vdsoctl's guardian of the tree (pid {})", s.tid),
+                    Held::Auditor => format!("vdsoctl itself (task {})", s.tid),
+                    Held::Guardian => format!("vdsoctl's guardian of the tree (pid {})", s.tid),
                 };
                 let end = if s.killed { "it was killed at sight" } else { "it was gone before vdsoctl's SIGKILL" };
                 write!(
