@@ -147,7 +147,7 @@ pub const PAGES: &[Page] = &[
             USAGE,
             ("3", "vdsoctl's own process could not be read"),
         ],
-        privileges: "none; counting syscalls per call uses perf_event_open, else verdicts are timing-based",
+        privileges: "none; syscalls per call are counted with perf_event_open, else under a seccomp filter in a child, else verdicts are timing-based",
         examples: &[
             ("vdsoctl bench", "every clock through libc, the vDSO, the syscall and the vsyscall page"),
             ("vdsoctl bench --quick --clocks MONOTONIC --max-ns 100", "a CI gate on one clock"),

@@ -8,7 +8,7 @@ use crate::arch::{self, VdsoFn};
 use crate::inspect::host::KernelFacts;
 /// The path a call takes (libc, vdso, syscall, vsyscall): measure's type, the report's key.
 pub use crate::measure::bench::Path;
-use crate::measure::bench::{self as m, BenchRequest, BenchRun, Check, Plan, Stats, Target, TargetRun};
+use crate::measure::bench::{self as m, BenchRequest, BenchRun, Check, CountedBy, Plan, Stats, Target, TargetRun};
 use crate::model::kind::Kind;
 use crate::model::policy::Verdict;
 use crate::model::{policy, ClockRef, Status};
@@ -22,8 +22,13 @@ pub struct BenchReport {
     pub results: Vec<BenchResult>,
     /// What the run found, typed: render/bench.rs words each (`BenchFact`).
     pub findings: Vec<BenchFact>,
-    /// `counted` (perf raw_syscalls:sys_enter) or `timing` (perf unavailable).
+    /// `counted` or `timing` (nothing could count).
     pub basis: Basis,
+    /// What counted: `perf` (raw_syscalls:sys_enter, every syscall of the
+    /// path), `seccomp` (a filter in a forked child, where perf is refused:
+    /// the calls that entered through the function's own syscall); `null`
+    /// when timing-based.
+    pub counted_by: Option<CountedBy>,
     /// The cross-path checks of `--verify`; `null` without it.
     pub verify: Option<Vec<Check>>,
     pub plan: Plan,
@@ -38,7 +43,7 @@ pub struct BenchReport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Basis {
-    /// Syscalls counted by a perf tracepoint counter.
+    /// Syscalls counted (perf, or a seccomp filter: `counted_by`).
     Counted,
     /// Inferred from cost next to the raw syscall's cost.
     Timing,
@@ -53,7 +58,7 @@ pub struct BenchResult {
     pub path: Path,
     /// Median ns per call; `null` when not measured (path missing, error).
     pub ns_per_call: Option<f64>,
-    /// Syscalls per call counted by perf; `null` when perf is unavailable.
+    /// Syscalls per call counted; `null` when not counted.
     pub syscalls_per_call: Option<f64>,
     /// The verdict for the function and clock (the same on each of its paths).
     pub verdict: Option<Verdict>,
@@ -80,7 +85,9 @@ pub fn judge(run: BenchRun, kernel: &KernelFacts) -> (BenchReport, bool) {
         findings.push(BenchFact::VerifyFailed { name: c.name.clone(), detail: c.detail.clone() });
     }
     let paths = req.paths.iter().copied().filter(|p| results.iter().any(|r| r.path == *p)).collect();
-    let report = BenchReport { results, findings, basis, verify: run.verify, plan: run.plan, paths, baseline: None };
+    let counted_by = if basis == Basis::Counted { run.counted_by } else { None };
+    let report =
+        BenchReport { results, findings, basis, counted_by, verify: run.verify, plan: run.plan, paths, baseline: None };
     (report, crossed)
 }
 
@@ -517,6 +524,7 @@ mod tests {
             wrong_version: vec!["__vdso_time"],
             vsyscall_page: true,
             count_error: count_error.map(str::to_string),
+            counted_by: count_error.is_none().then_some(CountedBy::Perf),
             recount_error: None,
             plan: Plan::QUICK,
             targets: vec![TargetRun { target: Target { function, clock: Some(clock) }, vdso_present: true, paths }],

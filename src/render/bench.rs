@@ -87,7 +87,7 @@ impl Render for BenchReport {
                 first.map_or(self.plan.rounds as usize, |st| st.rounds),
                 match self.basis {
                     Basis::Counted => "syscalls/call counted by perf (raw_syscalls:sys_enter) on vdsoctl's own thread",
-                    Basis::Timing => "verdicts are timing-based: perf could not count syscalls here",
+                    Basis::Timing => "verdicts are timing-based: neither perf nor seccomp could count syscalls here",
                 }
             ),
         );

@@ -382,7 +382,7 @@ pub fn getrandom_costs(
 pub fn clock_row(row: &ClockRow) -> Check {
     let cost = |ns: Option<f64>| ns.map_or_else(|| "-".to_string(), crate::words::ns_text);
     let sc = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
-    let basis = if row.counted { "counted" } else { "timing-based: perf not permitted" };
+    let basis = if row.counted { "counted" } else { "timing-based: perf and seccomp refused" };
     let detail = format!(
         "libc {} ({} syscalls/call), vdso {} ({}) [{basis}]",
         cost(row.libc.0),
@@ -542,7 +542,7 @@ mod tests {
         let fast = ClockRow { verdict: Some(Verdict::Fast), lost: None, counted: false, ..row };
         let c = clock_row(&fast);
         assert_eq!((c.kind, c.status), (Kind::ClockFast, Status::Ok));
-        assert!(c.detail().ends_with("[timing-based: perf not permitted]"), "{}", c.detail());
+        assert!(c.detail().ends_with("[timing-based: perf and seccomp refused]"), "{}", c.detail());
         let over = clock_row(&ClockRow { over: Some((1.0, 650.0)), ..fast });
         assert_eq!((over.kind, over.status), (Kind::ClockOverMaxNs, Status::Fail));
         assert_eq!(

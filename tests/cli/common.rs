@@ -299,6 +299,12 @@ pub fn run_as_nobody(args: &[&str]) -> std::process::Output {
     Command::new(vdsoctl_path()).args(args).env("NO_COLOR", "1").uid(65534).gid(65534).output().expect("run vdsoctl")
 }
 
+/// `program ARGS...` as nobody (a wrapper that runs vdsoctl, say).
+pub fn run_as_nobody_via(program: &std::path::Path, args: &[&str]) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    Command::new(program).args(args).env("NO_COLOR", "1").uid(65534).gid(65534).output().expect("run as nobody")
+}
+
 /// Whether `promtool` (Debian's prometheus package) is on PATH.
 pub fn have_promtool() -> bool {
     Command::new("promtool").arg("--version").output().is_ok()

@@ -1,7 +1,7 @@
 //! Error paths: each is one line on stderr with a hint and the exit code
 //! from DESIGN.md, never a panic.
 
-use super::common::{is_root, run, run_as_nobody, skip, vdsoctl_path};
+use super::common::{build_c, is_root, run, run_as_nobody, run_as_nobody_via, skip, vdsoctl_path};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -204,7 +204,10 @@ fn dump_of_a_fifo_without_writer_does_not_hang() {
 
 /// Without root, tracefs (mode 0700 here) and tracepoint counting are out of
 /// reach: `trace -a` exits 4 saying so (a command would be counted by the
-/// seccomp engine: tests/cli/seccomp.rs); `bench` still runs, timing-based.
+/// seccomp engine: tests/cli/seccomp.rs). `bench` still counts, exactly:
+/// a seccomp filter in a child marks the calls that enter the kernel. Only
+/// where seccomp(2) is refused too (fixtures/no_seccomp.c) is it
+/// timing-based, and said so.
 #[test]
 fn facilities_missing_for_nobody() {
     if !is_root() {
@@ -218,11 +221,32 @@ fn facilities_missing_for_nobody() {
     assert_eq!(out.status.code(), Some(4), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("root"), "{stderr}");
-    let out = run_as_nobody(&["--json", "bench", "--quick", "--functions", "clock_gettime", "--clocks", "MONOTONIC"]);
+    let bench = ["--json", "bench", "--quick", "--functions", "clock_gettime", "--clocks", "MONOTONIC"];
+    let out = run_as_nobody(&bench);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((doc["basis"].as_str(), doc["counted_by"].as_str()), (Some("counted"), Some("seccomp")), "{doc}");
+    let per_call: Vec<(&str, f64)> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["path"].as_str().unwrap(), r["syscalls_per_call"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(per_call, vec![("libc", 0.0), ("vdso", 0.0), ("syscall", 1.0)], "{doc}");
+    assert_eq!(doc["findings"], serde_json::json!([]), "{doc}");
+    // seccomp(2) and perf_event_open refused as well: timing-based, said.
+    let wrapper = build_c("no_seccomp", false, &[]);
+    let mut argv = vec![vdsoctl_path().to_str().unwrap().to_string()];
+    argv.extend(bench.iter().map(|a| a.to_string()));
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let out = run_as_nobody_via(&wrapper, &argv);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["basis"], "timing", "{doc}");
+    assert!(doc["counted_by"].is_null(), "{doc}");
     assert!(doc["results"][0]["syscalls_per_call"].is_null(), "unknown is null: {doc}");
+    let said = doc["findings"][0]["message"].as_str().unwrap_or_default();
+    assert!(said.contains("no seccomp count: seccomp(2) refused: operation not permitted (EPERM)"), "{doc}");
 }
 
 /// `check -p` of a process nobody may read is "could not inspect" (exit 3),

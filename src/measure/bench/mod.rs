@@ -4,14 +4,16 @@
 //! function is called through up to four paths — the C library, a direct
 //! call into the vDSO, the raw syscall and the x86_64 vsyscall page — and
 //! each path gets a cost (median ns/call over timed
-//! batches, hyperfine-style statistics) and, when perf is available, a count
-//! of `raw_syscalls:sys_enter` events per call on vdsoctl's own thread, which
-//! is what proves "fast" rather than guessing it from the timing.
+//! batches, hyperfine-style statistics) and a count of its syscalls per
+//! call, which is what proves "fast" rather than guessing it from the
+//! timing: `raw_syscalls:sys_enter` events on vdsoctl's own thread where
+//! perf may count them (root), else the calls a seccomp filter in a forked
+//! child marks ([`count_marked`]): exact without any privilege.
 
 mod run;
 pub mod vdso;
 
-pub use run::{run, BenchRun, PathRun, TargetRun};
+pub use run::{run, BenchRun, CountedBy, PathRun, TargetRun};
 
 use crate::arch::{self, VdsoFn};
 use crate::error::{Error, Hint, Result};
@@ -551,6 +553,46 @@ pub fn syscalls_per_call(
         .ok()
         .flatten()?;
     ran.then(|| v as f64 / n as f64)
+}
+
+/// The errno the counting filter gives every clock syscall: none of these
+/// calls returns it by itself, so a call that comes back with it entered
+/// the kernel.
+pub const MARK_ERRNO: i32 = libc::EHWPOISON;
+
+/// One path to count under the filter: what, how, and how many calls.
+#[derive(Debug, Clone, Copy)]
+pub struct MarkJob {
+    pub target: Target,
+    pub path: Path,
+    pub calls: u64,
+}
+
+/// How many of each job's calls entered the kernel, counted in a forked
+/// child under `program` (a `marking_program(MARK_ERRNO)`): one entry a
+/// call at most, which is what the verdicts' threshold asks. Each path is
+/// called once before the filter (a getrandom state is wiped by the fork
+/// and refilled on its first call). Needs no privilege, only seccomp.
+pub fn count_marked(
+    callers: &Callers,
+    jobs: &[MarkJob],
+    program: &crate::measure::sys::seccomp::Program,
+) -> std::io::Result<Vec<u64>> {
+    let mut out = vec![0u64; jobs.len()];
+    let prime = || {
+        for j in jobs {
+            black_box(callers.call(j.target, j.path));
+        }
+    };
+    let work = |out: &mut [u64]| {
+        for (slot, j) in out.iter_mut().zip(jobs) {
+            *slot = (0..j.calls)
+                .filter(|_| matches!(callers.call(j.target, j.path), Some(Err(e)) if e == MARK_ERRNO))
+                .count() as u64;
+        }
+    };
+    crate::measure::sys::spawn::run_filtered(program, &mut out, prime, work)?;
+    Ok(out)
 }
 
 // ------------------------------------------------------------------ verify

@@ -4,9 +4,10 @@
 //! `--verify`. `model::bench::judge` turns a [`BenchRun`] into the report.
 
 use super::vdso::OwnVdso;
+use super::{count_marked, MarkJob, SyscallCounter, Target, MARK_ERRNO};
 use super::{measure, syscalls_per_call, verify, vsyscall_serves, BenchRequest, Callers, Check, Path, Plan, Stats};
-use super::{SyscallCounter, Target};
 use crate::measure::sys::call::VsyscallPage;
+use crate::measure::sys::seccomp::Program;
 
 /// What a bench run measured, for `model::bench::judge`.
 #[derive(Debug)]
@@ -26,6 +27,8 @@ pub struct BenchRun {
     /// Why syscalls could not be counted (asked before the timing), if not:
     /// the verdicts are then timing-based.
     pub count_error: Option<String>,
+    /// How they were counted (`None`: not).
+    pub counted_by: Option<CountedBy>,
     /// Why the counter could not be opened again once the timing was done.
     pub recount_error: Option<String>,
     pub plan: Plan,
@@ -33,6 +36,18 @@ pub struct BenchRun {
     pub targets: Vec<TargetRun>,
     /// The cross-path checks of `--verify`; `None` without it.
     pub verify: Option<Vec<Check>>,
+}
+
+/// What counted the syscalls of each path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CountedBy {
+    /// perf's `raw_syscalls:sys_enter` on vdsoctl's own thread: every
+    /// syscall the path made.
+    Perf,
+    /// A seccomp filter in a forked child (perf refused): the calls that
+    /// entered the kernel through the function's own syscall.
+    Seccomp,
 }
 
 /// One function and clock, measured on every path.
@@ -72,12 +87,24 @@ pub fn run(req: &BenchRequest) -> BenchRun {
     // An open syscall tracepoint counter puts every syscall of the system
     // on the tracing slow path (~+100 ns here), so it is opened now only to
     // learn whether counting works, closed for the timing, opened again after.
-    let count_error = SyscallCounter::open().err().map(|e| e.to_string());
+    // Without perf (no privilege), a seccomp filter in a child counts.
+    let perf_error = SyscallCounter::open().err().map(|e| e.to_string());
+    let (counted_by, marking, count_error) = match perf_error {
+        None => (Some(CountedBy::Perf), None, None),
+        // Tried once with nothing to count (a fork, ~1 ms): a filter
+        // vdsoctl runs under may refuse seccomp(2), and the timing then
+        // needs the raw syscall's cost.
+        Some(perf) => match marking_probe(&callers) {
+            Ok(p) => (Some(CountedBy::Seccomp), Some(p), None),
+            Err(e) => (None, None, Some(format!("{perf}; and no seccomp count: {e}"))),
+        },
+    };
     let plan = if req.quick { Plan::QUICK } else { Plan::DEFAULT };
-    let mut targets = time_targets(&callers, req, count_error.is_none(), plan);
-    let recount_error = match count_error {
-        None => count_syscalls(&callers, &mut targets).err(),
-        Some(_) => None,
+    let mut targets = time_targets(&callers, req, counted_by.is_some(), plan);
+    let recount_error = match (&counted_by, &marking) {
+        (Some(CountedBy::Perf), _) => count_syscalls(&callers, &mut targets).err(),
+        (Some(CountedBy::Seccomp), Some(p)) => count_filtered(&callers, &mut targets, p).err(),
+        _ => None,
     };
     let checks = req.verify.then(|| verify(&callers, &req.clocks, &req.functions));
     BenchRun {
@@ -87,6 +114,7 @@ pub fn run(req: &BenchRequest) -> BenchRun {
         wrong_version,
         vsyscall_page: callers.vsyscall.is_some(),
         count_error,
+        counted_by: if recount_error.is_some() { None } else { counted_by },
         recount_error,
         plan,
         targets,
@@ -138,6 +166,44 @@ fn time_targets(callers: &Callers, req: &BenchRequest, counting: bool, plan: Pla
         measured.push(TargetRun { target: t, vdso_present: callers.available(t, Path::Vdso), paths });
     }
     measured
+}
+
+/// The marking filter, once a child has installed it.
+fn marking_probe(callers: &Callers) -> Result<Program, String> {
+    let p = crate::measure::trace::engines::seccomp::marking_program(MARK_ERRNO as u16).map_err(|e| e.to_string())?;
+    count_marked(callers, &[], &p).map_err(|e| format!("seccomp(2) refused: {}", crate::error::errno_text(&e)))?;
+    Ok(p)
+}
+
+/// [`count_syscalls`] without perf: every path that did not fail but the
+/// vsyscall page's (its emulation runs the filter too, where perf sees no
+/// syscall), counted under the marking filter in a child. The raw syscall
+/// path must come back marked on every call, or the count is not trusted.
+fn count_filtered(callers: &Callers, measured: &mut [TargetRun], program: &Program) -> Result<(), String> {
+    let mut jobs = Vec::new();
+    for mt in measured.iter() {
+        for p in mt.paths.iter().filter(|p| matches!(p.answer, Some(Ok(()))) && p.path != Path::Vsyscall) {
+            let calls = p.stats.map_or(200, |s| s.batch).clamp(100, 2000);
+            jobs.push(MarkJob { target: mt.target, path: p.path, calls });
+        }
+    }
+    let marked = count_marked(callers, &jobs, program)
+        .map_err(|e| format!("the seccomp count failed: {}", crate::error::errno_text(&e)))?;
+    let unseen = jobs.iter().zip(&marked).find(|(j, m)| j.path == Path::Syscall && **m != j.calls);
+    if let Some((j, m)) = unseen {
+        return Err(format!("the seccomp count saw {m} of {} raw {} syscalls", j.calls, j.target.function.name()));
+    }
+    for (j, m) in jobs.iter().zip(marked) {
+        let p = measured
+            .iter_mut()
+            .filter(|mt| mt.target == j.target)
+            .flat_map(|mt| mt.paths.iter_mut())
+            .find(|p| p.path == j.path);
+        if let Some(p) = p {
+            p.syscalls_per_call = Some(m as f64 / j.calls as f64);
+        }
+    }
+    Ok(())
 }
 
 /// Count syscalls per call of every path that did not fail, timing done.

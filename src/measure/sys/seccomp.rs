@@ -34,6 +34,12 @@ impl Program {
         Program { insns, listener: false }
     }
 
+    /// A program whose returns act in the kernel alone (`SECCOMP_RET_ERRNO`):
+    /// installed without a listener.
+    pub fn plain(insns: Vec<Insn>) -> Program {
+        Program { insns, listener: false }
+    }
+
     /// Whether the child installs it with a listener to hand over.
     pub fn wants_listener(&self) -> bool {
         self.listener

@@ -900,3 +900,82 @@ pub fn pidfd_kill(pidfd: BorrowedFd<'_>, signal: i32) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Run `work` in a forked child under `program` (installed with no
+/// listener, after `prime`), and return what it wrote into `out`. The
+/// parent's `out` is left as it was: the child fills its own copy and
+/// sends it back through a pipe. Both closures run after a fork of a
+/// process that may have other threads, so they must not allocate or take
+/// a lock (vDSO and libc time calls, raw syscalls, stack buffers only). The
+/// child dies with vdsoctl (PDEATHSIG) and is reaped here.
+pub fn run_filtered(
+    program: &super::seccomp::Program,
+    out: &mut [u64],
+    prime: impl FnOnce(),
+    work: impl FnOnce(&mut [u64]),
+) -> io::Result<()> {
+    let (r, w) = pipe()?;
+    let fprog = program.fprog();
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the child only makes the calls below on memory prepared
+    // before the fork, runs the caller's non-allocating closures, writes
+    // to the pipe and _exits; the parent continues normally.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if pid == 0 {
+        // SAFETY: async-signal-safe calls on prepared memory, then _exit.
+        unsafe {
+            let w = w.as_raw_fd();
+            let send = |bytes: &[u8]| {
+                let mut sent = 0;
+                while sent < bytes.len() {
+                    let n = libc::write(w, bytes[sent..].as_ptr().cast(), bytes.len() - sent);
+                    if n <= 0 {
+                        libc::_exit(3);
+                    }
+                    sent += n as usize;
+                }
+            };
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 || libc::getppid() != parent {
+                libc::_exit(2);
+            }
+            prime();
+            let mut status: u64 = 0;
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, 0, &fprog) != 0
+            {
+                status = (*libc::__errno_location()).max(1) as u64;
+            }
+            send(&status.to_ne_bytes());
+            if status == 0 {
+                work(out);
+                let bytes = std::slice::from_raw_parts(out.as_ptr().cast::<u8>(), std::mem::size_of_val(out));
+                send(bytes);
+            }
+            libc::_exit(0);
+        }
+    }
+    drop(w);
+    let mut head = [0u8; 8];
+    let got = read_full(r.as_fd(), &mut head);
+    let mut copy = vec![0u8; std::mem::size_of_val(out)];
+    let body_got = match got {
+        Ok(8) if u64::from_ne_bytes(head) == 0 => read_full(r.as_fd(), &mut copy),
+        _ => Ok(0),
+    };
+    let waited = waitpid_retry(pid)?;
+    match (got?, u64::from_ne_bytes(head)) {
+        (8, 0) => {}
+        (8, errno) => return Err(io::Error::from_raw_os_error(errno as i32)),
+        _ => return Err(io::Error::other(format!("the counting child ended early ({waited:?})"))),
+    }
+    if body_got? != copy.len() {
+        return Err(io::Error::other(format!("the counting child ended early ({waited:?})")));
+    }
+    for (v, bytes) in out.iter_mut().zip(copy.chunks_exact(8)) {
+        *v = u64::from_ne_bytes(bytes.try_into().expect("8 bytes"));
+    }
+    Ok(())
+}

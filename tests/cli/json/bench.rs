@@ -10,6 +10,7 @@ struct Bench {
     results: Vec<BenchResult>,
     findings: Vec<Finding>,
     basis: String,
+    counted_by: Option<String>,
     verify: Option<Vec<serde_json::Value>>,
     plan: BenchPlan,
     paths: Vec<String>,
@@ -53,6 +54,14 @@ fn bench_quick() {
     let _lock = crate::cli::common::system_wide_lock();
     let b: Bench = doc(&["bench", "--quick"], &[0]);
     assert!(["counted", "timing"].contains(&b.basis.as_str()));
+    // Counted by something named, or by nothing; root here counts with perf.
+    match (b.basis.as_str(), b.counted_by.as_deref()) {
+        ("counted", Some("perf" | "seccomp")) | ("timing", None) => {}
+        other => panic!("basis and counted_by disagree: {other:?}"),
+    }
+    if crate::cli::common::is_root() {
+        assert_eq!(b.counted_by.as_deref(), Some("perf"));
+    }
     assert!(b.verify.is_none());
     assert!(b.plan.batch_ns > 0 && b.plan.rounds > 0);
     assert!(b.paths.iter().all(|p| ["libc", "vdso", "syscall", "vsyscall"].contains(&p.as_str())));

@@ -59,6 +59,7 @@ fn arg_low(abi: Abi, i: u32) -> u32 {
 /// The seccomp actions used (`include/uapi/linux/seccomp.h`).
 const RET_ALLOW: u32 = 0x7fff_0000;
 const RET_USER_NOTIF: u32 = 0x7fc0_0000;
+const RET_ERRNO: u32 = 0x0005_0000;
 /// vdsoctl's `SECCOMP_RET_TRACE`: its data (the low 16 bits) tells a stop
 /// of vdsoctl's filter from one of the command's own (`RET_TRACE` of
 /// theirs, with other data, or a newer filter of theirs that ties).
@@ -115,6 +116,21 @@ fn insn(code: u16, jt: u8, jf: u8, k: u32) -> Insn {
 /// syscall (a `futex` one only with `FUTEX_ROBUST_UNLOCK` in its op);
 /// everything else is allowed.
 pub fn program(traced: bool) -> crate::error::Result<Program> {
+    if traced {
+        return Ok(Program::traced(filter(traced, RET_TRACE_OURS)?));
+    }
+    Ok(Program::new(filter(traced, RET_USER_NOTIF)?))
+}
+
+/// A filter that fails every clock syscall with `errno`, for a process of
+/// vdsoctl's own: `bench` counts without perf by how many calls of a path
+/// come back with it (`measure::bench`).
+pub fn marking_program(errno: u16) -> crate::error::Result<Program> {
+    Ok(Program::plain(filter(true, RET_ERRNO | u32::from(errno))?))
+}
+
+/// [`program`]'s instructions, `ret` the watched calls' return.
+fn filter(traced: bool, ret: u32) -> crate::error::Result<Vec<Insn>> {
     let blocks: Vec<(Abi, Vec<u32>, Vec<u32>)> =
         watched_abis()?.into_iter().map(|a| (a, watched_numbers(a, traced), watched_futex(a))).collect();
     let len: usize = blocks.iter().map(|(_, nrs, fx)| 4 + nrs.len() + 4 * fx.len()).sum::<usize>() + 2;
@@ -140,14 +156,9 @@ pub fn program(traced: bool) -> crate::error::Result<Program> {
         insns.push(insn(RET_K, 0, 0, RET_ALLOW));
     }
     insns.push(insn(RET_K, 0, 0, RET_ALLOW));
-    if traced {
-        insns.push(insn(RET_K, 0, 0, RET_TRACE_OURS));
-        debug_assert_eq!(insns.len(), len);
-        return Ok(Program::traced(insns));
-    }
-    insns.push(insn(RET_K, 0, 0, RET_USER_NOTIF));
+    insns.push(insn(RET_K, 0, 0, ret));
     debug_assert_eq!(insns.len(), len);
-    Ok(Program::new(insns))
+    Ok(insns)
 }
 
 /// What a notified call is, decoded: which function of which ABI, or a
