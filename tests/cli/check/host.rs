@@ -159,7 +159,9 @@ fn non_root_runs_what_it_can() {
             .as_array()
             .unwrap()
             .iter()
-            .filter(|c| c["name"].as_str().is_some_and(|n| n.starts_with("clock:") || n == "gettimeofday" || n == "time"))
+            .filter(|c| {
+                c["name"].as_str().is_some_and(|n| n.starts_with("clock:") || n == "gettimeofday" || n == "time")
+            })
             .map(|c| (c["name"].as_str().unwrap().to_string(), c["kind"].as_str().unwrap().to_string()))
             .collect()
     };
