@@ -219,7 +219,7 @@ pub fn export_role_words(role: crate::arch::ExportRole) -> String {
     use crate::arch::{ExportRole, NotASyscall};
     match role {
         ExportRole::Function(f) => format!("{f}'s fast path"),
-        ExportRole::Alias(f) => format!("an alias of {f}"),
+        ExportRole::Alias(symbol) => format!("a weak alias of {symbol}"),
         ExportRole::FastPath { syscall, since } => match since {
             Some((a, b)) => format!("{syscall}'s fast path since Linux {a}.{b}, not traced by vdsoctl"),
             None => format!("{syscall}'s fast path, not traced by vdsoctl"),
@@ -253,9 +253,17 @@ pub fn vdso_symbols_row(fact: &VdsoSymbols, who: &str) -> Check {
                 (false, false) => "no hash table",
             };
             let mut detail = format!("exports {} ({version}); {hash}", exported.join(" "));
-            if !others.is_empty() {
+            // x86's weak aliases by their names alone: each is its
+            // `__vdso_` function's C name (`clock_gettime`).
+            let (aliases, rest): (Vec<_>, Vec<_>) =
+                others.iter().partition(|(_, role)| matches!(role, crate::arch::ExportRole::Alias(_)));
+            if !aliases.is_empty() {
+                let names: Vec<&str> = aliases.iter().map(|(n, _)| n.as_str()).collect();
+                detail.push_str(&format!("; and their weak aliases {}", names.join(" ")));
+            }
+            if !rest.is_empty() {
                 let named: Vec<String> =
-                    others.iter().map(|(n, role)| format!("{n} ({})", export_role_words(*role))).collect();
+                    rest.iter().map(|(n, role)| format!("{n} ({})", export_role_words(*role))).collect();
                 detail.push_str(&format!("; also {}", named.join(", ")));
             }
             (detail, None)
