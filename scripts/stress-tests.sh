@@ -34,6 +34,9 @@ scripts/trixie-root.sh "$WORK/vdsoctl/target/trixie" >"$LOGS/trixie-root.log" 2>
     { echo "scripts/trixie-root.sh failed (log: $LOGS/trixie-root.log)" >&2; exit 1; }
 scripts/sid-root.sh "$WORK/vdsoctl/target/sid" >"$LOGS/sid-root.log" 2>&1 ||
     { echo "scripts/sid-root.sh failed (log: $LOGS/sid-root.log)" >&2; exit 1; }
+# .NET's System.Native.so (tests/cli/runtimes.rs), as .ci/run fetches it.
+scripts/dotnet-native.sh "$WORK/vdsoctl/target/dotnet" >"$LOGS/dotnet-native.log" 2>&1 ||
+    { echo "scripts/dotnet-native.sh failed (log: $LOGS/dotnet-native.log)" >&2; exit 1; }
 # The bookworm image root of the gate tests (tests/cli/gate.rs).
 scripts/bookworm-root.sh "$WORK/vdsoctl/target/bookworm" >"$LOGS/bookworm-root.log" 2>&1 ||
     { echo "scripts/bookworm-root.sh failed (log: $LOGS/bookworm-root.log)" >&2; exit 1; }

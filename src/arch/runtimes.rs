@@ -5,7 +5,7 @@
 //! version in `model::random`); the rows here are the runtimes a program
 //! carries on top of them — rustix and Zig find the vDSO themselves, the
 //! getrandom crate, libuv and OpenSSL make their own getrandom syscalls,
-//! CPython and .NET follow the C library — and glibc's per-architecture
+//! CPython follows the C library, .NET reads /dev/urandom — and glibc's per-architecture
 //! gaps.
 //!
 //! Read from the sources (each row says which) and, where a binary was at
@@ -32,6 +32,9 @@ pub enum RoutePath {
     /// glibc's `sched_getcpu()`: the rseq area's `cpu_id` first, neither
     /// the vDSO nor a syscall while rseq is registered (glibc ≥ 2.35).
     Rseq,
+    /// A `read` of `/dev/urandom` every call: a syscall, but not the
+    /// function's own (no getrandom syscall is counted for it).
+    DeviceRead,
 }
 
 impl RoutePath {
@@ -237,16 +240,21 @@ pub const PATHS: &[PathRow] = &[
         entry: "time.time, time.monotonic",
         linked: None,
     },
-    // .NET: System.Native's random bytes are arc4random_buf/getrandom of
-    // the C library; its clocks are clock_gettime.
+    // .NET: System.Native's secure random bytes (pal_random.c, 5.0 to
+    // 10: RandomNumberGenerator, Guid.NewGuid) are a read(2) of a
+    // /dev/urandom descriptor it opens once, whatever the C library;
+    // Microsoft's builds (older glibc) take its non-secure bytes
+    // (Random's seed) from /dev/urandom too: 3.1.23's System.Native.so
+    // imports open/read, no getrandom or arc4random_buf. Its clocks are
+    // the C library's clock_gettime.
     PathRow {
         runtime: Runtime::Dotnet,
         function: VdsoFn::Getrandom,
         from: ALWAYS,
         until: None,
         machines: &[],
-        path: RoutePath::Libc,
-        entry: "RandomNumberGenerator, Random",
+        path: RoutePath::DeviceRead,
+        entry: "System.Native (RandomNumberGenerator from 5.0, Random's seed)",
         linked: None,
     },
     PathRow {
@@ -425,7 +433,11 @@ pub const SIGNATURES: &[Signature] = &[
     Signature {
         runtime: Runtime::Dotnet,
         crate_dir: None,
-        markers: &[Marker::Name("SystemNative_GetCryptographicallySecureRandomBytes")],
+        // 5.0 and later export both; 3.1 the non-secure one alone.
+        markers: &[
+            Marker::Name("SystemNative_GetCryptographicallySecureRandomBytes"),
+            Marker::Name("SystemNative_GetNonCryptographicallySecureRandomBytes"),
+        ],
         libraries: &["libcoreclr.so", "libSystem.Native.so"],
         banner: None,
         lines: &[],

@@ -302,9 +302,11 @@ fn runtime_paths_by_release_and_arch() {
         let r = path_of(rt, VdsoFn::Getrandom, None, x86).unwrap();
         assert!(matches!(r.path, RoutePath::Syscall | RoutePath::Seed) && r.fixed_in().is_none(), "{rt:?}");
     }
-    for rt in [Runtime::Cpython, Runtime::Dotnet] {
-        assert_eq!(path(rt, VdsoFn::Getrandom, None, x86), Some(RoutePath::Libc), "{rt:?} follows the C library");
-    }
+    assert_eq!(path(Runtime::Cpython, VdsoFn::Getrandom, None, x86), Some(RoutePath::Libc), "follows the C library");
+    // .NET reads /dev/urandom, whatever the C library, every release.
+    let dotnet = path_of(Runtime::Dotnet, VdsoFn::Getrandom, Some((8, 0)), x86).unwrap();
+    assert_eq!((dotnet.path, dotnet.fixed_in()), (RoutePath::DeviceRead, None));
+    assert!(!RoutePath::DeviceRead.reads_vdso());
     // glibc's per-arch gaps.
     assert_eq!(path(Runtime::Glibc, VdsoFn::ClockGetres, None, machine::I386), Some(RoutePath::Syscall));
     assert_eq!(path(Runtime::Glibc, VdsoFn::ClockGetres, None, x86), None);

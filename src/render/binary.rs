@@ -171,6 +171,11 @@ impl fmt::Display for BinaryFact {
                 let call = row.function.syscall_name();
                 match row.path {
                     RoutePath::Seed => write!(f, "{who}'s {} seeds its own generator with {call} syscalls, a few a process", row.entry)?,
+                    RoutePath::DeviceRead => write!(
+                        f,
+                        "{who}'s {} reads /dev/urandom every call (a read syscall, not {call}), whatever the C library",
+                        row.entry
+                    )?,
                     // The C library's own gap: no other library to blame.
                     _ if runtime.runtime == arch::Runtime::Glibc => {
                         write!(f, "{who}'s {} makes a {call} syscall every call", row.entry)?
@@ -264,6 +269,7 @@ fn path_text(p: RoutePath) -> &'static str {
         RoutePath::Syscall => "a syscall every call",
         RoutePath::Seed => "a syscall to seed itself",
         RoutePath::Rseq => "rseq first",
+        RoutePath::DeviceRead => "a read of /dev/urandom every call",
     }
 }
 

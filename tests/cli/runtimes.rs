@@ -297,3 +297,44 @@ fn glibc_i386_clock_getres_is_named_as_a_syscall() {
     assert_eq!((p["path"].as_str(), p["fixed_in"].as_str()), (Some("syscall"), None), "{f}");
     assert!(carried(&doc, "/usr/bin/getres64", "glibc").is_empty(), "{doc}");
 }
+
+/// .NET's own native library, Microsoft's build (System.Native.so of .NET
+/// Core 3.1.23, `scripts/dotnet-native.sh target/dotnet`): its random
+/// bytes are a `read` of `/dev/urandom` — `objdump -T` shows it imports
+/// `open` and `read` and none of `getrandom`, `getentropy` or
+/// `arc4random_buf` — whatever the C library, so no getrandom count shows
+/// them and no glibc upgrade moves them to the vDSO. `check --image` names
+/// .NET, says so (INFO, no release to move to), and keeps its clocks the
+/// C library's.
+#[test]
+fn dotnet_reads_dev_urandom_whatever_the_c_library() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dotnet");
+    let lib = dir.join("System.Native.so");
+    if !common::made_by_script("dotnet-native.sh", &dir, || lib.is_file()) {
+        return;
+    }
+    let dynsym = Command::new("objdump").arg("-T").arg(&lib).output().expect("objdump");
+    let dynsym = String::from_utf8_lossy(&dynsym.stdout);
+    let imports: Vec<&str> =
+        dynsym.lines().filter(|l| l.contains("*UND*")).filter_map(|l| l.split_whitespace().last()).collect();
+    for name in ["open", "read"] {
+        assert!(imports.contains(&name), "objdump -T: {name} not imported: {imports:?}");
+    }
+    for name in ["getrandom", "getentropy", "arc4random_buf"] {
+        assert!(!imports.contains(&name), "objdump -T: {name} imported: {imports:?}");
+    }
+    let root = tempfile::tempdir().unwrap();
+    let at = "/usr/share/dotnet/shared/Microsoft.NETCore.App/3.1.23/System.Native.so";
+    install(root.path(), &lib, at);
+    let doc = audit(root.path());
+    let found = carried(&doc, at, "dotnet");
+    let random = found.iter().find(|f| path_of(f, "getrandom").is_some()).unwrap_or_else(|| panic!("{doc}"));
+    assert_eq!((random["kind"].as_str(), random["status"].as_str()), (Some("runtime-no-vdso-release"), Some("info")));
+    let p = path_of(random, "getrandom").unwrap();
+    assert_eq!((p["path"].as_str(), p["fixed_in"].as_str()), (Some("device_read"), None), "{random}");
+    let detail = random["detail"].as_str().unwrap();
+    assert!(detail.contains("reads /dev/urandom every call") && detail.ends_with("no .NET release reads the vDSO yet"));
+    let clock = found.iter().find_map(|f| path_of(f, "clock_gettime")).unwrap_or_else(|| panic!("{doc}"));
+    assert_eq!(clock["path"], "libc", "{doc}");
+    assert_eq!(common::binary(&doc, at)["status"], "ok", "{doc}");
+}
