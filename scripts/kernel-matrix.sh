@@ -451,21 +451,21 @@ boot() {
     ;;
   aarch64)
     qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -accel tcg,thread=single -smp 2 -m 1G
-      -append "console=ttyAMA0 panic=-1 quiet")
+      -append "console=ttyAMA0 panic=-1 quiet $extra")
     ;;
   riscv64)
     # -bios default: OpenSBI, which the kernel needs under it.
     qemu=(qemu-system-riscv64 -M virt -bios default -accel tcg,thread=single -smp 2 -m 1G
-      -append "console=ttyS0 panic=-1 quiet")
+      -append "console=ttyS0 panic=-1 quiet $extra")
     ;;
   ppc64le)
     # x-vof=on: QEMU's own Open Firmware, no SLOF to boot first.
     qemu=(qemu-system-ppc64 -M pseries,x-vof=on -accel tcg,thread=single -smp 2 -m 1G
-      -append "console=hvc0 panic=-1 quiet")
+      -append "console=hvc0 panic=-1 quiet $extra")
     ;;
   s390x)
     qemu=(qemu-system-s390x -M s390-ccw-virtio -cpu max -accel tcg,thread=single -smp 2 -m 1G
-      -append "console=ttysclp0 panic=-1 quiet")
+      -append "console=ttysclp0 panic=-1 quiet $extra")
     ;;
   esac
   # Each boot's limit: --timeout, else the arch's. TCG runs riscv64,
