@@ -247,14 +247,17 @@ fn shares_match_perf_report_in_the_same_window() {
         assert!(dk.abs() <= tol_k, "{l}: kernel share {dk:+.2} pp from perf's (allowed {tol_k:.2}):\n{said}");
     }
     // Which half: the libc loop is vDSO time, the raw loops kernel time
-    // inside their fallback syscall.
+    // inside their fallback syscall. How big each half is depends on the
+    // host (a raw loop's kernel share was 76% on one machine, 49% on a
+    // fresh one, perf agreeing each time): that is the comparison with
+    // perf's above, not a threshold here.
     let (r, c, g) = (&ours["top_raw"], &ours["top_libc"], &ours["top_grnd"]);
-    assert!(pct(c.vdso, c.samples) > 50.0 && c.kernel == 0, "{said}");
+    assert!(c.vdso > 0 && c.kernel == 0, "{said}");
     let named = c.functions.get(&Some("__vdso_clock_gettime".to_string())).copied().unwrap_or(0);
     assert!(named * 10 >= c.vdso * 9, "clock_gettime is its vDSO time: {:?}\n{said}", c.functions);
-    assert!(pct(r.kernel, r.samples) > 50.0 && r.vdso == 0, "{said}");
+    assert!(r.kernel > 0 && r.vdso == 0, "{said}");
     assert_eq!(r.calls, [("clock_gettime".to_string(), Some("CLOCK_MONOTONIC_RAW".to_string()))], "{said}");
-    assert!(pct(g.kernel, g.samples) > 50.0 && g.vdso == 0, "{said}");
+    assert!(g.kernel > 0 && g.vdso == 0, "{said}");
     assert_eq!(g.calls, [("getrandom".to_string(), None)], "{said}");
     // The fallback syscall is nearly all of the raw loops' kernel time.
     for o in [r, g] {
@@ -283,7 +286,7 @@ fn as_nobody_a_command_is_sampled_in_user_mode_and_says_what_it_cannot_see() {
     assert_eq!(r["sight"], "user_only", "{r:#}");
     assert_eq!(r["exit_status"], serde_json::json!({"code": 0}), "{r:#}");
     let g = r["groups"].as_array().unwrap().iter().find(|g| g["key"] == "top_user").expect("the command's group");
-    assert!(g["vdso"]["percent"].as_f64().unwrap() > 50.0, "{g:#}");
+    assert!(g["vdso"]["samples"].as_u64().unwrap() > 0, "{g:#}");
     assert_eq!(g["kernel"]["samples"], 0, "{g:#}");
     assert!(g["kernel_other"].is_null(), "the kernel is not seen, so not 0: {g:#}");
     // A raw loop's kernel half is not seen: no fallback share, said so.
@@ -415,9 +418,10 @@ fn serve_exports_each_programs_shares() {
         let text = serve.get("/metrics").body;
         (share(&text, &libc, "vdso").is_some() && share(&text, &raw, "kernel").is_some()).then_some(text)
     });
-    assert!(share(&text, &libc, "vdso").unwrap() > 50.0, "{text}");
+    // Which half each is (how big, perf's comparison in the test above).
+    assert!(share(&text, &libc, "vdso").unwrap() > 0.0, "{text}");
     assert_eq!(share(&text, &libc, "kernel"), Some(0.0), "{text}");
-    assert!(share(&text, &raw, "kernel").unwrap() > 50.0, "{text}");
+    assert!(share(&text, &raw, "kernel").unwrap() > 0.0, "{text}");
     assert_eq!(share(&text, &raw, "vdso"), Some(0.0), "{text}");
     assert!(!text.contains(&format!("exe=\"{}\"", vdsoctl_path().display())), "serve is not its own series: {text}");
     if have_promtool() {
