@@ -226,9 +226,9 @@ pub fn vdso_symbol_row(machine: u16, is_64: bool, function: VdsoFn) -> Option<&'
 pub enum ExportRole {
     /// A function of [`VDSO_ABIS`] (its fast path is judged and timed).
     Function(VdsoFn),
-    /// A weak alias of one, by its symbol (x86's `clock_gettime` beside
-    /// `__vdso_clock_gettime`).
-    Alias(&'static str),
+    /// A weak alias of one (x86's `clock_gettime` beside
+    /// `__vdso_clock_gettime`; x86 alone has them).
+    Alias(VdsoFn),
     /// Another syscall's fast path, which vdsoctl names but does not trace:
     /// the syscall it serves and the kernel that brought it.
     FastPath { syscall: &'static str, since: Option<(u32, u32)> },
@@ -305,7 +305,7 @@ pub fn export_role(machine: u16, is_64: bool, name: &str) -> ExportRole {
     // x86's vDSOs export each function under its C name too (a weak alias).
     if matches!(machine, machine::X86_64 | machine::I386) {
         if let Some(s) = vdso_abi(machine, is_64).and_then(|a| a.symbols.iter().find(|s| s.function.name() == name)) {
-            return ExportRole::Alias(s.name);
+            return ExportRole::Alias(s.function);
         }
     }
     ExportRole::Unknown

@@ -219,7 +219,8 @@ pub fn export_role_words(role: crate::arch::ExportRole) -> String {
     use crate::arch::{ExportRole, NotASyscall};
     match role {
         ExportRole::Function(f) => format!("{f}'s fast path"),
-        ExportRole::Alias(symbol) => format!("a weak alias of {symbol}"),
+        // x86's, the one arch with aliases: each is `__vdso_` + its name.
+        ExportRole::Alias(f) => format!("a weak alias of __vdso_{f}"),
         ExportRole::FastPath { syscall, since } => match since {
             Some((a, b)) => format!("{syscall}'s fast path since Linux {a}.{b}, not traced by vdsoctl"),
             None => format!("{syscall}'s fast path, not traced by vdsoctl"),
