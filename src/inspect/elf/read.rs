@@ -16,8 +16,11 @@ pub const MAX_SEGMENTS: usize = 256;
 pub const MAX_SECTIONS: usize = 4096;
 /// Bytes of the section name table read.
 const MAX_SECTION_NAMES: u64 = 1 << 20;
-/// Bytes a file read allocates ahead of what has arrived.
+/// Bytes a file read allocates ahead of what has arrived, at most.
 const READ_STEP: usize = 4 << 20;
+/// The first step: a 1 MiB scan of a 10 KiB file zeroes 64 KiB, not 1 MiB
+/// (each step doubles, up to [`READ_STEP`]).
+const FIRST_READ_STEP: usize = 64 << 10;
 /// Bytes of the PT_DYNAMIC segment read.
 pub const MAX_DYNAMIC: u64 = 64 * 1024;
 
@@ -45,8 +48,9 @@ impl Source for std::fs::File {
     }
     /// `pread` until `len` bytes or the end of the file (an offset past
     /// `i64::MAX` is past it: nothing, as a slice gives). The buffer grows
-    /// a [`READ_STEP`] at a time as bytes arrive, so a length the file cannot
-    /// hold is never allocated, without asking the file's size each read.
+    /// a step at a time as bytes arrive (from [`FIRST_READ_STEP`], doubling
+    /// up to [`READ_STEP`]), so a length the file cannot hold is never
+    /// allocated, without asking the file's size each read.
     fn read_at(&self, off: u64, len: usize) -> io::Result<Vec<u8>> {
         use std::os::unix::fs::FileExt;
         // pread refuses a read that ends past i64::MAX (EINVAL): no file
@@ -54,9 +58,10 @@ impl Source for std::fs::File {
         let room = (i64::MAX as u64).saturating_sub(off);
         let len = len.min(usize::try_from(room).unwrap_or(usize::MAX));
         let mut buf = Vec::new();
-        let mut done = 0;
+        let (mut done, mut step) = (0, FIRST_READ_STEP);
         while done < len {
-            buf.resize(done + (len - done).min(READ_STEP), 0);
+            buf.resize(done + (len - done).min(step), 0);
+            step = (step * 2).min(READ_STEP);
             while done < buf.len() {
                 let Some(at) = off.checked_add(done as u64) else { break };
                 match FileExt::read_at(self, &mut buf[done..], at) {
