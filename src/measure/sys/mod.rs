@@ -15,4 +15,5 @@ pub mod probe;
 pub mod ptrace;
 pub mod ring;
 pub mod seccomp;
+pub mod signals;
 pub mod spawn;

@@ -336,6 +336,8 @@ struct CommandSide<'a> {
     /// The process whose death kills the command (PDEATHSIG).
     parent: libc::pid_t,
     empty: libc::sigset_t,
+    /// The signals vdsoctl was started with ignored (`signals`).
+    ignored: u64,
 }
 
 /// The command's side of the fork: install the filter and hand its
@@ -407,6 +409,9 @@ unsafe fn command_side(c: &CommandSide<'_>, to_vdsoctl: &mut FdMessage, to_guard
     // defaults, as from a shell.
     libc::sigprocmask(libc::SIG_SETMASK, &c.empty, std::ptr::null_mut());
     libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    // What vdsoctl was started with ignored, the command is too (alone,
+    // `cmd &` ignores SIGINT): vdsoctl took those back for itself.
+    super::signals::ignore_again(c.ignored);
     if c.stdout_to_stderr {
         libc::dup2(2, 1);
     }
@@ -693,6 +698,7 @@ pub fn fork_gated(
         to_guardian: Some(guard_w.as_raw_fd()),
         parent: std::process::id() as libc::pid_t,
         empty,
+        ignored: super::signals::ignored_at_start(),
     };
     let guardian = GuardianSide {
         alive_r: alive_r.as_raw_fd(),

@@ -187,6 +187,15 @@ pub fn block_stop_signals() -> Result<SigSet> {
         what: crate::error::Facility::Other(format!("cannot block SIGINT and SIGTERM: {e}")),
         hint: Hint::Retry,
     })?;
+    // Started with them ignored (`vdsoctl … &` from a script), they would
+    // be dropped when sent: taken back, now that they are blocked.
+    crate::measure::sys::signals::take_back_ignored(&[Signal::SIGINT as i32, Signal::SIGTERM as i32]).map_err(|e| {
+        Error::Facility {
+            errno: e.raw_os_error(),
+            what: crate::error::Facility::Other(format!("cannot take back an ignored SIGINT or SIGTERM: {e}")),
+            hint: Hint::Retry,
+        }
+    })?;
     Ok(signals)
 }
 

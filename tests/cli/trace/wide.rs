@@ -343,6 +343,65 @@ fn sigint_is_forwarded_and_the_summary_still_comes() {
     }
 }
 
+/// Started with SIGINT ignored (a shell's `&` without job control does
+/// that, and an ignored signal is dropped even while blocked), vdsoctl
+/// still acts on SIGINT, as `perf record` does. The command keeps the
+/// ignored SIGINT it would have alone, so the forwarded one does not end
+/// it: vdsoctl says so, and a second SIGINT kills the command. `-d 120s`
+/// ends a vdsoctl that dropped the signal, so the test fails instead of
+/// hanging.
+#[test]
+fn sigint_stops_a_trace_started_with_sigint_ignored() {
+    if let Some(why) = missing_trace_facility() {
+        return skip(why);
+    }
+    let _lock = system_wide_lock();
+    let bin = build_c("clock_loop", false, &[]);
+    let mut trace = Command::new("sh")
+        .args(["-c", "trap '' INT; exec \"$0\" \"$@\""])
+        .arg(vdsoctl_path())
+        .args(["--json", "trace", "-d", "120s", "--"])
+        .args([bin.to_str().unwrap(), "raw", "4", "4000000000"])
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh");
+    let _trace_guard = KillOnDrop::new(trace.id() as i32);
+    use std::io::BufRead;
+    let mut stderr = std::io::BufReader::new(trace.stderr.take().unwrap());
+    let mut line = String::new();
+    let mut next_line = |line: &mut String| {
+        line.clear();
+        stderr.read_line(line).expect("read stderr")
+    };
+    while !line.contains("tracing") {
+        assert!(next_line(&mut line) > 0, "trace ended before arming");
+    }
+    let child_pid: i32 = line.split("(pid ").nth(1).and_then(|s| s.split(')').next()).unwrap().parse().unwrap();
+    let _child_guard = KillOnDrop::new(child_pid);
+    let sigint_ignored = |pid: i32| {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let mask = status.lines().find_map(|l| l.strip_prefix("SigIgn:")).unwrap().trim();
+        u64::from_str_radix(mask, 16).unwrap() & (1 << (libc::SIGINT - 1)) != 0
+    };
+    assert!(!sigint_ignored(trace.id() as i32), "vdsoctl takes SIGINT back");
+    assert!(sigint_ignored(child_pid), "the command ignores SIGINT, as it would alone");
+    use nix::sys::signal::{kill, Signal};
+    let sigint = || kill(nix::unistd::Pid::from_raw(trace.id() as i32), Signal::SIGINT).unwrap();
+    sigint();
+    while !line.contains("is still running after SIGINT") {
+        assert!(next_line(&mut line) > 0, "vdsoctl never acted on SIGINT (its -d deadline ended it)");
+    }
+    sigint();
+    let out = trace.wait_with_output().unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("bad JSON ({e})"));
+    assert_eq!(r["interrupted"], true, "{r:#}");
+    // The command's own status, as it died: killed (128 + 9).
+    assert_eq!(r["command"]["exit_status"]["signal"], 9, "{r:#}");
+    assert_eq!(out.status.code(), Some(137), "{r:#}");
+}
+
 /// `--interval`: a table per whole interval before the deadline, each with
 /// its rows and a timestamp, then the summary; JSON Lines with `--json`.
 #[test]
