@@ -532,6 +532,13 @@ mod tests {
             "judged as arm64 code (not this host's architecture)"
         );
         assert!(BinaryFact::StaticGlibcNoVdso.to_string().contains("glibc < 2.31"));
+        // .NET's /dev/urandom: a read, not the function's own syscall.
+        let row = arch::path_of(arch::Runtime::Dotnet, arch::VdsoFn::Getrandom, None, arch::machine::X86_64).unwrap();
+        let dotnet = crate::inspect::exe::Carried::new(arch::Runtime::Dotnet, None);
+        assert_eq!(
+            BinaryFact::CarriedSyscall { runtime: dotnet, row, fixed_in: None, sites: Vec::new() }.to_string(),
+            ".NET's System.Native (RandomNumberGenerator from 5.0, Random's seed) reads /dev/urandom every call (a read syscall, not getrandom), whatever the C library: no .NET release reads the vDSO yet"
+        );
     }
 
     #[test]
