@@ -215,28 +215,35 @@ pub fn skip(why: &str) {
     }
 }
 
-/// A fixture a script under scripts/ makes (`scripts/NAME DEST`): when
-/// `have()` says it is missing and we are root, the script is run (once per
-/// destination and test run, its output kept in DEST.log); still missing
-/// (not root, or the script failed), that is a `skip` saying the exact
-/// command — a failure under CI. True when the fixture is there.
-pub fn made_by_script(script: &str, dest: &Path, have: impl Fn() -> bool) -> bool {
+/// Run `scripts/SCRIPT DEST` (as root, once per DEST in this run, its
+/// output in DEST.log) where `have` says DEST is missing; whether it is
+/// there now. Says nothing: callers with their own words use this.
+pub fn make_by_script(script: &str, dest: &Path, have: impl Fn() -> bool) -> bool {
     static MAKING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let script = root.join("scripts").join(script);
-    let log = dest.with_extension("log");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts").join(script);
     if !have() && is_root() {
         let mut tried = MAKING.lock().unwrap_or_else(|e| e.into_inner());
         if !have() && !tried.iter().any(|d| d == dest) {
             tried.push(dest.to_path_buf());
             let out = Command::new(&script).arg(dest).output().expect("run a fixture script");
             let text = [out.stdout, out.stderr].concat();
-            let _ = std::fs::write(&log, &text);
+            let _ = std::fs::write(dest.with_extension("log"), &text);
         }
     }
-    if have() {
+    have()
+}
+
+/// A fixture a script under scripts/ makes (`scripts/NAME DEST`): when
+/// `have()` says it is missing and we are root, the script is run (once per
+/// destination and test run, its output kept in DEST.log); still missing
+/// (not root, or the script failed), that is a `skip` saying the exact
+/// command — a failure under CI. True when the fixture is there.
+pub fn made_by_script(script: &str, dest: &Path, have: impl Fn() -> bool) -> bool {
+    if make_by_script(script, dest, &have) {
         return true;
     }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts").join(script);
+    let log = dest.with_extension("log");
     let how = if is_root() {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
         let tail: Vec<&str> = text.lines().rev().take(5).collect();

@@ -17,11 +17,13 @@ const N_TEXT: &str = "1000";
 
 /// trixie's root (glibc 2.41, Go 1.24), or why not.
 fn trixie() -> Result<PathBuf, &'static str> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/trixie/root");
-    if root.join("usr/lib/x86_64-linux-gnu/libc.so.6").is_file() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/trixie");
+    let root = dir.join("root");
+    // As root, made here when missing (as check's trixie tests do).
+    if make_by_script("trixie-root.sh", &dir, || root.join("usr/lib/x86_64-linux-gnu/libc.so.6").is_file()) {
         Ok(root)
     } else {
-        Err("trixie's glibc 2.41 and Go 1.24 are not unpacked: run `scripts/trixie-root.sh target/trixie` as root")
+        Err("trixie's glibc 2.41 and Go 1.24 are not unpacked: run `scripts/trixie-root.sh target/trixie` as root (target/trixie.log says why it failed)")
     }
 }
 
@@ -392,11 +394,14 @@ fn trace_names_a_process_by_its_last_exec() {
 
 /// sid's root (glibc 2.43, Go 1.27), or why not.
 fn sid() -> Result<PathBuf, &'static str> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/sid/root");
-    if root.join("usr/lib/x86_64-linux-gnu/libc.so.6").is_file() && root.join("usr/lib/go-1.27/bin/go").is_file() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/sid");
+    let root = dir.join("root");
+    let have =
+        || root.join("usr/lib/x86_64-linux-gnu/libc.so.6").is_file() && root.join("usr/lib/go-1.27/bin/go").is_file();
+    if make_by_script("sid-root.sh", &dir, have) {
         Ok(root)
     } else {
-        Err("sid's glibc 2.43 and Go 1.27 are not unpacked: run `scripts/sid-root.sh target/sid` as root")
+        Err("sid's glibc 2.43 and Go 1.27 are not unpacked: run `scripts/sid-root.sh target/sid` as root (target/sid.log says why it failed)")
     }
 }
 

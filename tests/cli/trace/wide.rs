@@ -380,6 +380,11 @@ fn sigint_stops_a_trace_started_with_sigint_ignored() {
     }
     let child_pid: i32 = line.split("(pid ").nth(1).and_then(|s| s.split(')').next()).unwrap().parse().unwrap();
     let _child_guard = KillOnDrop::new(child_pid);
+    // Armed is said before the command execs: its "ready" (on vdsoctl's
+    // stderr with --json) comes after, with its own dispositions.
+    while line.trim_end() != "ready" {
+        assert!(next_line(&mut line) > 0, "the command never said ready");
+    }
     let sigint_ignored = |pid: i32| {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
         let mask = status.lines().find_map(|l| l.strip_prefix("SigIgn:")).unwrap().trim();
